@@ -1,0 +1,2 @@
+@_exported import RegionKitCore
+@_exported import RegionKitEngine

@@ -1,0 +1,226 @@
+import RegionKitCore
+import RegionKitEngine
+import Synchronization
+
+/// The public facade, with Core Location's vocabulary: monitor regions, range beacons, receive
+/// callbacks through a delegate or an `AsyncStream`.
+///
+/// Input sources (Bluetooth scanner, gpsd, simulator, replay) call ``ingest(_:)-(BeaconObservation)``,
+/// ``ingest(_:)-(LocationFix)`` and ``setSourceStatus(_:for:)``. Events are delivered one at a time,
+/// in order; a delegate may call back into the manager (its events are delivered after the
+/// current one).
+///
+/// ```swift
+/// let manager = LocationManager(profile: .coreLocation, sources: [.beacon: .authorized])
+/// manager.delegate = myDelegate
+/// manager.startMonitoring(for: try BeaconRegion(identifier: "lobby", uuidString: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0"))
+/// for await event in manager.events() { print(event.typeName) }
+/// ```
+public final class LocationManager: Sendable {
+    private struct State: Sendable {
+        var engine: MonitoringEngine
+        weak var delegate: (any LocationManagerDelegate)?
+        var continuations: [Int: AsyncStream<LocationEvent>.Continuation] = [:]
+        var nextContinuationID = 0
+        var timer: ScheduledTimer?
+        var timerDeadline: Timestamp?
+        var pending: [LocationEvent] = []
+        var delivering = false
+    }
+
+    public let clock: any MonitoringClock
+    private let state: Mutex<State>
+
+    /// - Parameters:
+    ///   - profile: timings and thresholds (``MonitoringProfile/responsive`` by default).
+    ///   - automation: opt-in helpers (request state on start, range while inside, wake, retry).
+    ///   - clock: ``SystemClock`` for real time, ``VirtualClock`` for tests and simulation.
+    ///   - sources: the current status of the source for each region kind; missing = none configured.
+    public init(profile: MonitoringProfile = .responsive, automation: Automation = Automation(),
+                clock: any MonitoringClock = SystemClock(), sources: [RegionKind: AuthorizationStatus] = [:]) {
+        self.clock = clock
+        self.state = Mutex(State(engine: MonitoringEngine(profile: profile, automation: automation, sources: sources, start: clock.now)))
+    }
+
+    /// Receives callbacks; held weakly, as in Core Location.
+    public var delegate: (any LocationManagerDelegate)? {
+        get { state.withLock { $0.delegate } }
+        set { state.withLock { $0.delegate = newValue } }
+    }
+
+    // MARK: - Capabilities
+
+    /// Whether a source for `kind` regions is configured (it may still be switched off: see
+    /// ``authorizationStatus(for:)``).
+    public func isMonitoringAvailable(for kind: RegionKind) -> Bool {
+        state.withLock { $0.engine.hasSource(for: kind) }
+    }
+
+    /// Whether beacon ranging is possible now.
+    public var isRangingAvailable: Bool { authorizationStatus(for: .beacon).isAuthorized }
+
+    /// The largest radius accepted for a circular region, metres.
+    public var maximumRegionMonitoringDistance: Double { state.withLock { $0.engine.profile.maximumRegionMonitoringDistance } }
+
+    /// Whether this process may use the source for `kind` now, with the reason when not.
+    public func authorizationStatus(for kind: RegionKind) -> AuthorizationStatus {
+        state.withLock { $0.engine.sourceStatus(for: kind) }
+    }
+
+    /// The status of the beacon source if one is configured, else of the location source.
+    public var authorizationStatus: AuthorizationStatus {
+        state.withLock { $0.engine.sourceStatus(for: $0.engine.hasSource(for: .beacon) ? .beacon : .circular) }
+    }
+
+    // MARK: - Monitoring
+
+    /// Monitored regions, in registration order.
+    public var monitoredRegions: [Region] { state.withLock { $0.engine.monitoredRegions } }
+
+    /// Constraints currently ranged.
+    public var rangedBeaconConstraints: [BeaconIdentityConstraint] { state.withLock { $0.engine.rangedConstraints } }
+
+    /// The last known state of a monitored region (`nil` if not monitored).
+    public func state(for region: Region) -> RegionState? { state.withLock { $0.engine.state(of: region.identifier) } }
+
+    public func startMonitoring(for region: Region) {
+        run { $0.startMonitoring(region, at: $1) }
+    }
+
+    public func startMonitoring(for region: BeaconRegion) { startMonitoring(for: .beacon(region)) }
+    public func startMonitoring(for region: CircularRegion) { startMonitoring(for: .circular(region)) }
+
+    public func stopMonitoring(for region: Region) {
+        run { $0.stopMonitoring(identifier: region.identifier, at: $1) }
+    }
+
+    /// Asks for `didDetermineState` for `region`.
+    public func requestState(for region: Region) {
+        run { $0.requestState(for: region, at: $1) }
+    }
+
+    public func startRangingBeacons(satisfying constraint: BeaconIdentityConstraint) {
+        run { $0.startRanging(constraint, at: $1) }
+    }
+
+    /// Ranges the beacons of `region`, reporting deliveries under the region's identifier.
+    public func startRangingBeacons(in region: BeaconRegion) {
+        run { $0.startRanging(region.constraint, label: region.identifier, at: $1) }
+    }
+
+    public func stopRangingBeacons(satisfying constraint: BeaconIdentityConstraint) {
+        run { $0.stopRanging(constraint, at: $1) }
+    }
+
+    /// The device "woke" (display on, app activated, operator signal): see ``MonitoringEngine/wake(at:)``.
+    public func wake() {
+        run { $0.wake(at: $1) }
+    }
+
+    // MARK: - Inputs
+
+    /// A sighting from a scanner (its timestamp is used, not the clock's).
+    public func ingest(_ observation: BeaconObservation) {
+        run { engine, _ in engine.ingest(observation) }
+    }
+
+    /// A fix from a location source (its timestamp is used, not the clock's).
+    public func ingest(_ fix: LocationFix) {
+        run { engine, _ in engine.ingest(fix) }
+    }
+
+    /// A source became usable or unusable.
+    public func setSourceStatus(_ status: AuthorizationStatus, for kind: RegionKind) {
+        run { $0.setSourceStatus(status, for: kind, at: $1) }
+    }
+
+    /// A snapshot of the engine (for inspection and persistence).
+    public var engineSnapshot: MonitoringEngine { state.withLock { $0.engine } }
+
+    // MARK: - Events
+
+    /// A new stream of every event from now on; it ends when the manager is deallocated.
+    public func events(bufferingPolicy: AsyncStream<LocationEvent>.Continuation.BufferingPolicy = .unbounded) -> AsyncStream<LocationEvent> {
+        let (stream, continuation) = AsyncStream.makeStream(of: LocationEvent.self, bufferingPolicy: bufferingPolicy)
+        let id = state.withLock { state in
+            state.nextContinuationID += 1
+            state.continuations[state.nextContinuationID] = continuation
+            return state.nextContinuationID
+        }
+        continuation.onTermination = { [weak self] _ in
+            _ = self?.state.withLock { $0.continuations.removeValue(forKey: id) }
+        }
+        return stream
+    }
+
+    deinit {
+        state.withLock { state in
+            state.timer?.cancel()
+            for continuation in state.continuations.values { continuation.finish() }
+        }
+    }
+
+    // MARK: - Driving the engine
+
+    private func run(_ body: (inout MonitoringEngine, Timestamp) -> [LocationEvent]) {
+        let now = clock.now
+        let shouldDeliver = state.withLock { state -> Bool in
+            let events = body(&state.engine, now)
+            state.pending += events
+            reschedule(&state)
+            guard !state.delivering, !state.pending.isEmpty else { return false }
+            state.delivering = true
+            return true
+        }
+        if shouldDeliver { drain() }
+    }
+
+    private func tick() {
+        // The timer that called us is spent: forget it so the next deadline is always scheduled,
+        // even if this wake-up came a hair early and the same deadline is still pending.
+        state.withLock { state in
+            state.timer = nil
+            state.timerDeadline = nil
+        }
+        run { $0.advance(to: $1) }
+    }
+
+    private func reschedule(_ state: inout State) {
+        let deadline = state.engine.nextDeadline
+        guard deadline != state.timerDeadline else { return }
+        state.timer?.cancel()
+        state.timerDeadline = deadline
+        state.timer = deadline.map { clock.schedule(at: $0) { [weak self] in self?.tick() } }
+    }
+
+    /// Delivers pending events one at a time, in order, outside the lock; only one caller drains.
+    private func drain() {
+        while true {
+            let next = state.withLock { state -> (LocationEvent, (any LocationManagerDelegate)?, [AsyncStream<LocationEvent>.Continuation])? in
+                guard !state.pending.isEmpty else {
+                    state.delivering = false
+                    return nil
+                }
+                let event = state.pending.removeFirst()
+                return (event, state.delegate, Array(state.continuations.values))
+            }
+            guard let (event, delegate, continuations) = next else { return }
+            for continuation in continuations { continuation.yield(event) }
+            if let delegate { Self.dispatch(event, to: delegate, from: self) }
+        }
+    }
+
+    private static func dispatch(_ event: LocationEvent, to delegate: any LocationManagerDelegate, from manager: LocationManager) {
+        delegate.locationManager(manager, didReceive: event)
+        switch event.kind {
+        case .didStartMonitoring(let region): delegate.locationManager(manager, didStartMonitoringFor: region)
+        case .monitoringDidFail(let region, let error): delegate.locationManager(manager, monitoringDidFailFor: region, withError: error)
+        case .didEnterRegion(let region): delegate.locationManager(manager, didEnterRegion: region)
+        case .didExitRegion(let region): delegate.locationManager(manager, didExitRegion: region)
+        case .didDetermineState(let state, let region): delegate.locationManager(manager, didDetermineState: state, for: region)
+        case .didRangeBeacons(let beacons, let constraint, _): delegate.locationManager(manager, didRange: beacons, satisfying: constraint)
+        case .didFailRanging(let constraint, _, let error): delegate.locationManager(manager, didFailRangingFor: constraint, error: error)
+        case .didChangeAuthorization: delegate.locationManagerDidChangeAuthorization(manager)
+        }
+    }
+}

@@ -1,0 +1,30 @@
+/// One sighting of an iBeacon frame by a scanner: what every radio, simulator and replay produces.
+///
+/// ```swift
+/// let seen = BeaconObservation(identity: id, rssi: -67, measuredPower: -59, timestamp: now, scannerID: "Room201")
+/// ```
+public struct BeaconObservation: Hashable, Sendable, Codable {
+    public var identity: BeaconIdentity
+    /// Received signal strength in dBm.
+    public var rssi: Int
+    /// Expected RSSI at 1 m as transmitted in the frame, in dBm; `nil` when the frame carries none
+    /// (or 0, "not set"): `IBeaconFrame.defaultMeasuredPower` is used then.
+    public var measuredPower: Int?
+    public var timestamp: Timestamp
+    /// Which scanner heard it (gateway deployments); `nil` for a single local radio.
+    public var scannerID: String?
+
+    public init(identity: BeaconIdentity, rssi: Int, measuredPower: Int? = nil, timestamp: Timestamp, scannerID: String? = nil) {
+        self.identity = identity
+        self.rssi = rssi
+        self.measuredPower = measuredPower
+        self.timestamp = timestamp
+        self.scannerID = scannerID
+    }
+
+    /// The measured power to use for distance estimates.
+    public var effectiveMeasuredPower: Int {
+        guard let measuredPower, measuredPower != 0 else { return IBeaconFrame.defaultMeasuredPower }
+        return measuredPower
+    }
+}

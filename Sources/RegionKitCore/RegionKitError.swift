@@ -1,0 +1,58 @@
+/// The error every RegionKit layer reports: a stable code, a message naming what and where, and
+/// an optional underlying cause.
+///
+/// Codes are open-ended `RawRepresentable` values (a code written by a newer version is still a
+/// value, never a crash), in the style of swift-nio's `FileSystemError`.
+///
+/// ```swift
+/// do {
+///     _ = try BeaconRegion(identifier: "door", uuidString: "not-a-uuid")
+/// } catch let error as RegionKitError where error.code == .invalidRegion {
+///     print(error.message) // "region 'door': proximity UUID 'not-a-uuid' is not a UUID ..."
+/// }
+/// ```
+public struct RegionKitError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// A stable, machine-readable error code.
+    public struct Code: RawRepresentable, Hashable, Sendable, Codable, CustomStringConvertible {
+        public var rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+
+        /// A region value is invalid (bad UUID, minor without major, bad coordinates, radius...).
+        public static let invalidRegion = Code(rawValue: "invalidRegion")
+        /// Core Location's `regionMonitoringFailure`: the monitored-region limit was reached.
+        public static let regionMonitoringFailure = Code(rawValue: "regionMonitoringFailure")
+        /// The region's radius exceeds `maximumRegionMonitoringDistance`.
+        public static let radiusTooLarge = Code(rawValue: "radiusTooLarge")
+        /// The source a region kind needs (Bluetooth adapter, location source) is unavailable.
+        public static let sourceUnavailable = Code(rawValue: "sourceUnavailable")
+        /// The operation names a region that is not monitored.
+        public static let regionNotMonitored = Code(rawValue: "regionNotMonitored")
+        /// Ranging failed (no source, source went away).
+        public static let rangingUnavailable = Code(rawValue: "rangingUnavailable")
+        /// Bytes that were expected to be an iBeacon frame are not one.
+        public static let malformedFrame = Code(rawValue: "malformedFrame")
+        /// A scenario, configuration or input file is malformed.
+        public static let malformedInput = Code(rawValue: "malformedInput")
+        /// A command-line or API argument is invalid.
+        public static let invalidArgument = Code(rawValue: "invalidArgument")
+
+        public var description: String { rawValue }
+    }
+
+    public var code: Code
+    /// What went wrong, naming the value and where it came from.
+    public var message: String
+    /// A lower-level error description that caused this one, if any.
+    public var cause: String?
+
+    public init(_ code: Code, _ message: String, cause: String? = nil) {
+        self.code = code
+        self.message = message
+        self.cause = cause
+    }
+
+    public var description: String {
+        if let cause { return "\(code): \(message) (\(cause))" }
+        return "\(code): \(message)"
+    }
+}

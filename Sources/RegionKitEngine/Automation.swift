@@ -1,0 +1,43 @@
+import RegionKitCore
+/// Opt-in helpers for the patterns the field reports wrote by hand (spec §2, §5).
+///
+/// ```swift
+/// var automation = Automation()
+/// automation.requestStateOnStart = true       // learn "inside" when started inside
+/// automation.rangeWhileInside = true          // range on inside, stop on outside
+/// automation.wakeRequestDelay = 1             // after wake(), wait 1 s, request every state
+/// automation.retry = .init(delay: 1, maximumAttempts: 5)
+/// ```
+public struct Automation: Hashable, Sendable, Codable {
+    /// Retry registration after `monitoringDidFail` caused by an unavailable source.
+    public struct Retry: Hashable, Sendable, Codable {
+        /// Seconds to wait before each retry.
+        public var delay: Double
+        /// Failures tolerated per region before giving up; reset by a successful start.
+        public var maximumAttempts: Int
+
+        public init(delay: Double = 1, maximumAttempts: Int = 5) {
+            self.delay = delay
+            self.maximumAttempts = maximumAttempts
+        }
+    }
+
+    /// On `didStartMonitoring`, request the region's state.
+    public var requestStateOnStart = false
+    /// Start ranging a beacon region's constraint when it is inside; stop when outside/unknown.
+    public var rangeWhileInside = false
+    /// After `wake()`, wait this many seconds and request the state of every monitored region.
+    public var wakeRequestDelay: Double?
+    /// Retry policy after failures; `nil` = no retries (Core Location's own behaviour).
+    public var retry: Retry?
+
+    public init(requestStateOnStart: Bool = false, rangeWhileInside: Bool = false, wakeRequestDelay: Double? = nil, retry: Retry? = nil) {
+        self.requestStateOnStart = requestStateOnStart
+        self.rangeWhileInside = rangeWhileInside
+        self.wakeRequestDelay = wakeRequestDelay
+        self.retry = retry
+    }
+
+    /// Every helper on, with the field reports' timings (1 s waits, 5 attempts).
+    public static let all = Automation(requestStateOnStart: true, rangeWhileInside: true, wakeRequestDelay: 1, retry: Retry())
+}

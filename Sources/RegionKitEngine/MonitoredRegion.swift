@@ -1,0 +1,41 @@
+import RegionKitCore
+/// The engine's plain-value state for one monitored region (storable, shardable).
+///
+/// ```swift
+/// engine.monitoredRegion("lobby")?.state // .inside
+/// ```
+public struct MonitoredRegion: Hashable, Sendable, Codable {
+    /// A sighting stream: one beacon identity as heard by one scanner.
+    public struct StreamKey: Hashable, Sendable, Codable, Comparable {
+        public var identity: BeaconIdentity
+        public var scannerID: String?
+
+        public static func < (lhs: StreamKey, rhs: StreamKey) -> Bool {
+            if lhs.identity != rhs.identity { return lhs.identity < rhs.identity }
+            return (lhs.scannerID ?? "") < (rhs.scannerID ?? "")
+        }
+    }
+
+    public var region: Region
+    public var state: RegionState
+    public var registeredAt: Timestamp
+    /// When the state last changed (or was first determined).
+    public var stateSince: Timestamp?
+    /// A `requestState` is waiting for the state to be determined.
+    public var stateRequested: Bool
+    /// Beacon regions: the streams currently present.
+    public var streams: [StreamKey: ReceptionEstimator]
+    /// Circular regions: the side the position is heading to, and since when.
+    public var candidate: RegionState?
+    public var candidateSince: Timestamp?
+    /// Circular regions: distance from the centre at the latest fix, metres.
+    public var lastDistance: Double?
+
+    public init(region: Region, registeredAt: Timestamp) {
+        self.region = region
+        self.state = .unknown
+        self.registeredAt = registeredAt
+        self.stateRequested = false
+        self.streams = [:]
+    }
+}

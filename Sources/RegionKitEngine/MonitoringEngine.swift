@@ -1,0 +1,383 @@
+import RegionKitCore
+import Foundation
+
+/// Core Location's region-monitoring and ranging state machine, as a pure value.
+///
+/// The engine does no I/O and reads no clock: every input carries its time, and timers (exits,
+/// dwell times, ranging deliveries, retries) fire when the driver calls ``advance(to:)``. Each
+/// call returns the delegate events it produced, in order. The same inputs always give the same
+/// events, so tests run in virtual time and the state can be stored or moved between processes.
+///
+/// ```swift
+/// var engine = MonitoringEngine(profile: .coreLocation, sources: [.beacon: .authorized])
+/// let lobby = Region.beacon(try BeaconRegion(identifier: "lobby", uuidString: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0"))
+/// engine.startMonitoring(lobby, at: .zero)                 // [didStartMonitoring]
+/// engine.ingest(BeaconObservation(identity: id, rssi: -60, timestamp: Timestamp(seconds: 5)))
+/// engine.advance(to: Timestamp(seconds: 60))               // [didExitRegion, didDetermineState(outside)]
+/// ```
+public struct MonitoringEngine: Sendable {
+    public var profile: MonitoringProfile
+    public var automation: Automation
+    /// The latest time the engine has been advanced to.
+    public private(set) var now: Timestamp
+    /// The latest usable location fix.
+    public internal(set) var lastFix: LocationFix?
+
+    var regions: [String: MonitoredRegion] = [:]
+    var order: [String] = []
+    var beaconIndex: [UUID: [String]] = [:]
+    var circularIDs: [String] = []
+    var sessions: [RangingSession] = []
+    var sources: [RegionKind: AuthorizationStatus]
+    var retries: [PendingRetry] = []
+    var failureCounts: [String: Int] = [:]
+    var wakeRequestAt: Timestamp?
+
+    struct PendingRetry: Sendable {
+        var region: Region
+        var due: Timestamp
+    }
+
+    /// - Parameters:
+    ///   - sources: the status of the input source for each region kind; a kind without an entry
+    ///     has no source configured and its regions fail with `sourceUnavailable`.
+    public init(profile: MonitoringProfile = .responsive, automation: Automation = Automation(),
+                sources: [RegionKind: AuthorizationStatus] = [:], start: Timestamp = .zero) {
+        self.profile = profile
+        self.automation = automation
+        self.sources = sources
+        self.now = start
+    }
+
+    // MARK: - Queries
+
+    /// Monitored regions in registration order.
+    public var monitoredRegions: [Region] { order.compactMap { regions[$0]?.region } }
+
+    /// The engine's state record of a monitored region.
+    public func monitoredRegion(_ identifier: String) -> MonitoredRegion? { regions[identifier] }
+
+    /// The current state of a monitored region, `nil` when it is not monitored.
+    public func state(of identifier: String) -> RegionState? { regions[identifier]?.state }
+
+    /// Constraints being ranged, in the order ranging started.
+    public var rangedConstraints: [BeaconIdentityConstraint] { sessions.map(\.constraint) }
+
+    /// The ranging sessions (constraint, label, tracked beacons).
+    public var rangingSessions: [RangingSession] { sessions }
+
+    /// Whether a source is configured for `kind` regions (usable or not).
+    public func hasSource(for kind: RegionKind) -> Bool { sources[kind] != nil }
+
+    /// The status of the source feeding `kind` regions.
+    public func sourceStatus(for kind: RegionKind) -> AuthorizationStatus {
+        sources[kind] ?? .restricted(reason: "no \(kind == .beacon ? "Bluetooth scanner" : "location source") is configured")
+    }
+
+    /// When the engine next needs ``advance(to:)`` to be called, if ever.
+    public var nextDeadline: Timestamp? { nextDue()?.time }
+
+    // MARK: - Commands
+
+    /// Registers `region` (replacing one with the same identifier): `didStartMonitoring`, or
+    /// `monitoringDidFail` when the limit is reached, the radius is too large or the source is off.
+    public mutating func startMonitoring(_ region: Region, at time: Timestamp) -> [LocationEvent] {
+        var events = advance(to: time)
+        events += register(region)
+        return events
+    }
+
+    /// Stops monitoring the region with `identifier` (no event, as in Core Location).
+    public mutating func stopMonitoring(identifier: String, at time: Timestamp) -> [LocationEvent] {
+        var events = advance(to: time)
+        retries.removeAll { $0.region.identifier == identifier }
+        failureCounts[identifier] = nil
+        events += remove(identifier)
+        return events
+    }
+
+    /// Asks for `didDetermineState`: at once when the state is known, else when it is determined.
+    public mutating func requestState(for region: Region, at time: Timestamp) -> [LocationEvent] {
+        var events = advance(to: time)
+        events += requestState(region)
+        return events
+    }
+
+    /// Starts `didRangeBeacons` deliveries every ranging interval for beacons satisfying `constraint`.
+    /// - Parameter label: the region identifier to report deliveries under (default: the constraint).
+    public mutating func startRanging(_ constraint: BeaconIdentityConstraint, label: String? = nil, at time: Timestamp) -> [LocationEvent] {
+        var events = advance(to: time)
+        events += beginRanging(constraint, label: label ?? constraint.description, automatic: false)
+        return events
+    }
+
+    /// Stops ranging `constraint`.
+    public mutating func stopRanging(_ constraint: BeaconIdentityConstraint, at time: Timestamp) -> [LocationEvent] {
+        let events = advance(to: time)
+        sessions.removeAll { $0.constraint == constraint }
+        return events
+    }
+
+    /// The device "woke" (display on / app activated): regions with `notifyEntryStateOnDisplay`
+    /// get their state at once, and with `automation.wakeRequestDelay` every region's state is
+    /// requested after that delay (spec §5, "infinite ranging" fix).
+    public mutating func wake(at time: Timestamp) -> [LocationEvent] {
+        var events = advance(to: time)
+        for id in order {
+            guard let monitored = regions[id], monitored.region.beaconRegion?.notifyEntryStateOnDisplay == true else { continue }
+            events += requestState(monitored.region)
+        }
+        if let delay = automation.wakeRequestDelay {
+            wakeRequestAt = now + delay
+        }
+        return events
+    }
+
+    /// The source for `kind` changed status. When it stops being usable every region of that kind
+    /// fails with `sourceUnavailable` (and is retried with `automation.retry`), and ranging fails.
+    public mutating func setSourceStatus(_ status: AuthorizationStatus, for kind: RegionKind, at time: Timestamp) -> [LocationEvent] {
+        var events = advance(to: time)
+        guard sources[kind] != status else { return events }
+        sources[kind] = status
+        events.append(LocationEvent(timestamp: now, kind: .didChangeAuthorization(kind, status)))
+        guard !status.isAuthorized else { return events }
+        let error = RegionKitError(.sourceUnavailable, "the \(kind == .beacon ? "Bluetooth scanner" : "location source") is unavailable: \(status)")
+        for id in order {
+            guard let monitored = regions[id], monitored.region.kind == kind else { continue }
+            events += remove(id)
+            events += fail(monitored.region, error)
+        }
+        if kind == .beacon {
+            for session in sessions {
+                let rangingError = RegionKitError(.rangingUnavailable, "ranging \(session.label) stopped: \(error.message)")
+                events.append(LocationEvent(timestamp: now, kind: .didFailRanging(session.constraint, label: session.label, rangingError)))
+            }
+            sessions.removeAll()
+        }
+        return events
+    }
+
+    // MARK: - Time
+
+    /// Fires every timer due at or before `time`, in time order, and moves the engine's clock there.
+    /// Times earlier than ``now`` are treated as ``now``.
+    public mutating func advance(to time: Timestamp) -> [LocationEvent] {
+        var events: [LocationEvent] = []
+        while let due = nextDue(), due.time <= time {
+            now = max(now, due.time)
+            events += fire(due.item)
+        }
+        now = max(now, time)
+        return events
+    }
+
+    // MARK: - Internals
+
+    enum DueItem: Sendable {
+        case initialWindow(String)
+        case exit(String)
+        case geoDwell(String)
+        case ranging(Int)
+        case retry(Int)
+        case wake
+    }
+
+    func nextDue() -> (time: Timestamp, item: DueItem)? {
+        var best: (time: Timestamp, item: DueItem)?
+        func consider(_ time: Timestamp, _ item: DueItem) {
+            if best == nil || time < best!.time { best = (time, item) }
+        }
+        for id in order {
+            guard let monitored = regions[id] else { continue }
+            switch monitored.region {
+            case .beacon:
+                if monitored.state == .unknown && monitored.streams.isEmpty {
+                    consider(monitored.registeredAt + profile.initialDeterminationWindow, .initialWindow(id))
+                } else if monitored.state == .inside, let deadline = exitDeadline(of: monitored)?.time {
+                    consider(deadline, .exit(id))
+                }
+            case .circular:
+                if let candidate = monitored.candidate, candidate != monitored.state, let since = monitored.candidateSince {
+                    consider(since + profile.geoHysteresis.dwell, .geoDwell(id))
+                }
+            }
+        }
+        for (index, session) in sessions.enumerated() { consider(session.nextDelivery, .ranging(index)) }
+        for (index, retry) in retries.enumerated() { consider(retry.due, .retry(index)) }
+        if let wakeRequestAt { consider(wakeRequestAt, .wake) }
+        return best
+    }
+
+    /// When the last present stream of a beacon region counts as gone, with that stream.
+    func exitDeadline(of monitored: MonitoredRegion) -> (time: Timestamp, stream: ReceptionEstimator)? {
+        var latest: (time: Timestamp, stream: ReceptionEstimator)?
+        for stream in monitored.streams.values {
+            let deadline = profile.exitDetector.goneDeadline(for: stream, gridOrigin: monitored.registeredAt)
+            if latest == nil || deadline > latest!.time { latest = (deadline, stream) }
+        }
+        return latest
+    }
+
+    mutating func fire(_ item: DueItem) -> [LocationEvent] {
+        switch item {
+        case .initialWindow(let id):
+            return setState(id, .outside, crossing: false,
+                            evidence: EventEvidence(reason: "no sighting within \(profile.initialDeterminationWindow) s of registration"))
+        case .exit(let id):
+            guard let monitored = regions[id], let (_, stream) = exitDeadline(of: monitored) else { return [] }
+            let lastSighting = monitored.streams.values.map(\.lastSighting).max() ?? stream.lastSighting
+            regions[id]?.streams = [:]
+            return setState(id, .outside, crossing: true, evidence: EventEvidence(
+                rssi: stream.lastRSSI, lastSightingAge: now - lastSighting,
+                exitThreshold: profile.exitDetector.silenceThreshold(for: stream),
+                reason: "no sighting for \(Self.format(now - lastSighting)) s"))
+        case .geoDwell(let id):
+            guard let monitored = regions[id], let candidate = monitored.candidate, let since = monitored.candidateSince else { return [] }
+            regions[id]?.candidate = nil
+            regions[id]?.candidateSince = nil
+            return setState(id, candidate, crossing: true, evidence: EventEvidence(
+                distance: monitored.lastDistance, horizontalAccuracy: lastFix?.horizontalAccuracy, dwell: now - since,
+                reason: "held \(candidate == .inside ? "inside" : "outside") the boundary buffer for \(Self.format(now - since)) s"))
+        case .ranging(let index):
+            let beacons = sessions[index].deliver(at: now, profile: profile)
+            let session = sessions[index]
+            return [LocationEvent(timestamp: now, kind: .didRangeBeacons(beacons, session.constraint, label: session.label))]
+        case .retry(let index):
+            let retry = retries.remove(at: index)
+            return register(retry.region)
+        case .wake:
+            wakeRequestAt = nil
+            var events: [LocationEvent] = []
+            for id in order {
+                if let region = regions[id]?.region { events += requestState(region) }
+            }
+            return events
+        }
+    }
+
+    mutating func register(_ region: Region) -> [LocationEvent] {
+        let status = sourceStatus(for: region.kind)
+        guard status.isAuthorized else {
+            return fail(region, RegionKitError(.sourceUnavailable,
+                "region '\(region.identifier)': no usable \(region.kind == .beacon ? "Bluetooth scanner" : "location source"): \(status)"))
+        }
+        if case .circular(let circle) = region, circle.radius > profile.maximumRegionMonitoringDistance {
+            return fail(region, RegionKitError(.radiusTooLarge,
+                "region '\(region.identifier)': radius \(circle.radius) m exceeds maximumRegionMonitoringDistance \(profile.maximumRegionMonitoringDistance) m"))
+        }
+        if let limit = profile.regionLimit, regions[region.identifier] == nil, regions.count >= limit {
+            return fail(region, RegionKitError(.regionMonitoringFailure,
+                "region '\(region.identifier)': the limit of \(limit) monitored regions is reached (profile \(profile.name))"))
+        }
+        var events = remove(region.identifier)
+        regions[region.identifier] = MonitoredRegion(region: region, registeredAt: now)
+        order.append(region.identifier)
+        switch region {
+        case .beacon(let beacon): beaconIndex[beacon.uuid, default: []].append(region.identifier)
+        case .circular: circularIDs.append(region.identifier)
+        }
+        failureCounts[region.identifier] = nil
+        events.append(LocationEvent(timestamp: now, kind: .didStartMonitoring(region)))
+        if case .circular = region, let lastFix {
+            events += evaluate(lastFix, regionID: region.identifier)
+        }
+        if automation.requestStateOnStart {
+            events += requestState(region)
+        }
+        return events
+    }
+
+    mutating func remove(_ identifier: String) -> [LocationEvent] {
+        guard let monitored = regions.removeValue(forKey: identifier) else { return [] }
+        order.removeAll { $0 == identifier }
+        switch monitored.region {
+        case .beacon(let beacon):
+            beaconIndex[beacon.uuid]?.removeAll { $0 == identifier }
+            if beaconIndex[beacon.uuid]?.isEmpty == true { beaconIndex[beacon.uuid] = nil }
+        case .circular:
+            circularIDs.removeAll { $0 == identifier }
+        }
+        sessions.removeAll { $0.automatic && $0.label == identifier }
+        return []
+    }
+
+    mutating func fail(_ region: Region, _ error: RegionKitError) -> [LocationEvent] {
+        var events = [LocationEvent(timestamp: now, kind: .monitoringDidFail(region, error))]
+        if error.code == .sourceUnavailable, let retry = automation.retry {
+            let count = failureCounts[region.identifier, default: 0] + 1
+            failureCounts[region.identifier] = count
+            if count <= retry.maximumAttempts {
+                retries.removeAll { $0.region.identifier == region.identifier }
+                retries.append(PendingRetry(region: region, due: now + retry.delay))
+            } else {
+                events[0].evidence = EventEvidence(reason: "giving up after \(count) failures (retry limit \(retry.maximumAttempts))")
+            }
+        }
+        return events
+    }
+
+    mutating func requestState(_ region: Region) -> [LocationEvent] {
+        guard let monitored = regions[region.identifier] else {
+            return [LocationEvent(timestamp: now, kind: .monitoringDidFail(region,
+                RegionKitError(.regionNotMonitored, "requestState: region '\(region.identifier)' is not monitored")))]
+        }
+        if monitored.state == .unknown {
+            regions[region.identifier]?.stateRequested = true
+            return []
+        }
+        return [LocationEvent(timestamp: now, kind: .didDetermineState(monitored.state, monitored.region),
+                              evidence: EventEvidence(reason: "requested"))]
+    }
+
+    /// Changes a region's state. A crossing (inside ↔ outside) gives didEnter/didExit (per the
+    /// notify flags) and didDetermineState; a first determination only answers a pending request.
+    mutating func setState(_ id: String, _ state: RegionState, crossing: Bool, evidence: EventEvidence?) -> [LocationEvent] {
+        guard var monitored = regions[id] else { return [] }
+        let region = monitored.region
+        var events: [LocationEvent] = []
+        let crossed = crossing && monitored.state != .unknown && monitored.state != state
+        if crossed {
+            if state == .inside && region.notifyOnEntry {
+                events.append(LocationEvent(timestamp: now, kind: .didEnterRegion(region), evidence: evidence))
+            }
+            if state == .outside && region.notifyOnExit {
+                events.append(LocationEvent(timestamp: now, kind: .didExitRegion(region), evidence: evidence))
+            }
+        }
+        if crossed || monitored.stateRequested {
+            events.append(LocationEvent(timestamp: now, kind: .didDetermineState(state, region), evidence: evidence))
+            monitored.stateRequested = false
+        }
+        if monitored.state != state {
+            monitored.state = state
+            monitored.stateSince = now
+        }
+        regions[id] = monitored
+        if automation.rangeWhileInside, case .beacon(let beacon) = region {
+            if state == .inside {
+                events += beginRanging(beacon.constraint, label: id, automatic: true)
+            } else {
+                sessions.removeAll { $0.automatic && $0.label == id }
+            }
+        }
+        return events
+    }
+
+    mutating func beginRanging(_ constraint: BeaconIdentityConstraint, label: String, automatic: Bool) -> [LocationEvent] {
+        let status = sourceStatus(for: .beacon)
+        guard status.isAuthorized else {
+            return [LocationEvent(timestamp: now, kind: .didFailRanging(constraint, label: label,
+                RegionKitError(.rangingUnavailable, "cannot range \(label): no usable Bluetooth scanner: \(status)")))]
+        }
+        if let index = sessions.firstIndex(where: { $0.constraint == constraint }) {
+            if !automatic { sessions[index].automatic = false }
+            return []
+        }
+        sessions.append(RangingSession(constraint: constraint, label: label, startedAt: now, interval: profile.rangingInterval, automatic: automatic))
+        return []
+    }
+
+    static func format(_ seconds: Double) -> String {
+        String(format: "%.1f", seconds)
+    }
+}

@@ -1,0 +1,100 @@
+import RegionKitCore
+/// Every timing and threshold of the engine, as one value. Two presets: ``coreLocation``
+/// reproduces the iOS figures of the spec; ``responsive`` (the default) is faster.
+///
+/// ```swift
+/// var profile = MonitoringProfile.responsive
+/// profile.regionLimit = 100
+/// let engine = MonitoringEngine(profile: profile)
+/// ```
+public struct MonitoringProfile: Sendable {
+    /// A name for logs and JSON (`"corelocation"`, `"responsive"`).
+    public var name: String
+    /// Maximum monitored regions (Core Location: 20); `nil` = no limit.
+    public var regionLimit: Int?
+    /// Largest accepted circular-region radius, metres.
+    public var maximumRegionMonitoringDistance: Double
+    /// When a silent beacon stream counts as gone.
+    public var exitDetector: ExitDetector
+    /// After registration, a beacon region with no sighting for this long is determined outside.
+    public var initialDeterminationWindow: Double
+    /// Seconds between `didRangeBeacons` deliveries.
+    public var rangingInterval: Double
+    /// A ranged beacon not heard for this long is dropped from the list (Core Location: ~10 s).
+    public var rangingRetention: Double
+    /// Smoothing of RSSI before the distance estimate.
+    public var rssiFilter: RSSIFilter
+    public var distanceModel: any DistanceModel
+    public var proximityThresholds: ProximityThresholds
+    public var geoHysteresis: GeoHysteresis
+
+    public init(
+        name: String,
+        regionLimit: Int?,
+        maximumRegionMonitoringDistance: Double,
+        exitDetector: ExitDetector,
+        initialDeterminationWindow: Double,
+        rangingInterval: Double,
+        rangingRetention: Double,
+        rssiFilter: RSSIFilter,
+        distanceModel: any DistanceModel,
+        proximityThresholds: ProximityThresholds,
+        geoHysteresis: GeoHysteresis
+    ) {
+        self.name = name
+        self.regionLimit = regionLimit
+        self.maximumRegionMonitoringDistance = maximumRegionMonitoringDistance
+        self.exitDetector = exitDetector
+        self.initialDeterminationWindow = initialDeterminationWindow
+        self.rangingInterval = rangingInterval
+        self.rangingRetention = rangingRetention
+        self.rssiFilter = rssiFilter
+        self.distanceModel = distanceModel
+        self.proximityThresholds = proximityThresholds
+        self.geoHysteresis = geoHysteresis
+    }
+
+    /// The iOS behaviour measured in the spec (§2, §3): 20 regions; exit 30–40 s after the last
+    /// sighting (30 s of silence on a 10 s grid); ranging every 1 s, a silent beacon listed with
+    /// rssi 0 for 10 s; geofences need a ~200 m band and 20 s dwell. The 400 km radius ceiling is
+    /// RegionKit's choice (iOS reports a device-specific value).
+    public static let coreLocation = MonitoringProfile(
+        name: "corelocation",
+        regionLimit: 20,
+        maximumRegionMonitoringDistance: 400_000,
+        exitDetector: .fixedSilence(seconds: 30, evaluationInterval: 10),
+        initialDeterminationWindow: 3,
+        rangingInterval: 1,
+        rangingRetention: 10,
+        rssiFilter: .movingAverage(window: 5),
+        distanceModel: CurveDistanceModel.coreLocation,
+        proximityThresholds: ProximityThresholds(immediate: 0.5, near: 3),
+        geoHysteresis: .coreLocation
+    )
+
+    /// RegionKit's default: no region limit; a stream is gone when its silence has probability
+    /// < 1e-4 under its own learned reception rate (≥ 1 s, ≤ 60 s); ranging drops silent beacons
+    /// after 5 s; geofences need 10 m (or the fix's accuracy) past the boundary held 5 s.
+    public static let responsive = MonitoringProfile(
+        name: "responsive",
+        regionLimit: nil,
+        maximumRegionMonitoringDistance: 10_000_000,
+        exitDetector: .adaptive(falseExitProbability: 1e-4, minimumSilence: 1, maximumSilence: 60, priorInterval: 1),
+        initialDeterminationWindow: 3,
+        rangingInterval: 1,
+        rangingRetention: 5,
+        rssiFilter: .movingAverage(window: 3),
+        distanceModel: CurveDistanceModel.coreLocation,
+        proximityThresholds: ProximityThresholds(immediate: 0.5, near: 3),
+        geoHysteresis: .responsive
+    )
+
+    /// The preset named `name` (`corelocation`/`core-location`/`ios`, `responsive`), or `nil`.
+    public static func named(_ name: String) -> MonitoringProfile? {
+        switch name.lowercased() {
+        case "corelocation", "core-location", "ios": .coreLocation
+        case "responsive", "default": .responsive
+        default: nil
+        }
+    }
+}

@@ -1,0 +1,88 @@
+import RegionKitCore
+/// How a stream of RSSI samples is smoothed before a distance is estimated.
+///
+/// The filter is a plain description; its running state is an ``RSSIFilterState`` value, so both
+/// can be stored and moved between processes.
+///
+/// ```swift
+/// var state = RSSIFilterState()
+/// let filter = RSSIFilter.movingAverage(window: 5)
+/// filter.add(-70, at: Timestamp(seconds: 1), to: &state)
+/// filter.add(-74, at: Timestamp(seconds: 2), to: &state)
+/// filter.value(of: state, at: Timestamp(seconds: 2)) // -72
+/// ```
+public enum RSSIFilter: Hashable, Sendable, Codable {
+    /// The most recent sample.
+    case latest
+    /// Mean of the samples of the last `window` seconds.
+    case movingAverage(window: Double)
+    /// Mean of the samples of the last `window` seconds after dropping `trimFraction` of the
+    /// lowest and of the highest (the Android Beacon Library's running average uses 20 s, 10 %).
+    case trimmedMean(window: Double, trimFraction: Double)
+    /// Exponential smoothing whose weight halves every `halfLife` seconds.
+    case exponential(halfLife: Double)
+
+    /// Adds a sample (in dBm) taken at `time`.
+    public func add(_ rssi: Double, at time: Timestamp, to state: inout RSSIFilterState) {
+        switch self {
+        case .latest:
+            state.samples = [RSSIFilterState.Sample(time: time, rssi: rssi)]
+        case .movingAverage(let window), .trimmedMean(let window, _):
+            state.samples.append(RSSIFilterState.Sample(time: time, rssi: rssi))
+            let horizon = time - window
+            if let first = state.samples.firstIndex(where: { $0.time > horizon }), first > 0 {
+                state.samples.removeFirst(first)
+            }
+        case .exponential(let halfLife):
+            if let previous = state.smoothed, let last = state.smoothedAt, halfLife > 0 {
+                let keep = pow2(-(max(0, time - last)) / halfLife)
+                state.smoothed = previous * keep + rssi * (1 - keep)
+            } else {
+                state.smoothed = rssi
+            }
+            state.smoothedAt = time
+        }
+    }
+
+    /// The filtered RSSI at `now`, or `nil` when no sample is recent enough.
+    public func value(of state: RSSIFilterState, at now: Timestamp) -> Double? {
+        switch self {
+        case .latest:
+            return state.samples.last?.rssi
+        case .movingAverage(let window):
+            let recent = state.samples.filter { $0.time > now - window }
+            guard !recent.isEmpty else { return nil }
+            return recent.reduce(0) { $0 + $1.rssi } / Double(recent.count)
+        case .trimmedMean(let window, let trimFraction):
+            let recent = state.samples.filter { $0.time > now - window }.map(\.rssi).sorted()
+            guard !recent.isEmpty else { return nil }
+            let drop = Int(Double(recent.count) * min(max(trimFraction, 0), 0.49))
+            let kept = recent[drop..<(recent.count - drop)]
+            return kept.reduce(0, +) / Double(kept.count)
+        case .exponential:
+            return state.smoothed
+        }
+    }
+
+    private func pow2(_ x: Double) -> Double { exp2(x) }
+}
+
+/// The running state of an ``RSSIFilter`` for one beacon: recent samples or a smoothed value.
+public struct RSSIFilterState: Hashable, Sendable, Codable {
+    public struct Sample: Hashable, Sendable, Codable {
+        public var time: Timestamp
+        public var rssi: Double
+    }
+
+    public var samples: [Sample] = []
+    public var smoothed: Double?
+    public var smoothedAt: Timestamp?
+
+    public init() {}
+}
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
