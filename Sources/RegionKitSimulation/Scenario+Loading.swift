@@ -1,0 +1,108 @@
+import Foundation
+import RegionKit
+
+extension Scenario {
+    /// Decodes and validates a scenario from JSON; errors name the file, the field path and why.
+    ///
+    /// ```swift
+    /// let scenario = try Scenario.load(from: URL(fileURLWithPath: "hall.json"))
+    /// ```
+    public static func decode(_ data: Data, source: String) throws -> Scenario {
+        let scenario: Scenario
+        do {
+            scenario = try JSONDecoder().decode(Scenario.self, from: data)
+        } catch let error as DecodingError {
+            throw RegionKitError(.malformedInput, "\(source): \(describe(error))")
+        } catch {
+            throw RegionKitError(.malformedInput, "\(source): not valid JSON", cause: "\(error)")
+        }
+        try scenario.validate(source: source)
+        return scenario
+    }
+
+    public static func load(from url: URL) throws -> Scenario {
+        let data: Data
+        do {
+            data = try Data(contentsOf: url)
+        } catch {
+            throw RegionKitError(.malformedInput, "\(url.path): cannot read the scenario file", cause: error.localizedDescription)
+        }
+        return try decode(data, source: url.path)
+    }
+
+    /// The scenario as pretty-printed JSON (the file format).
+    public func jsonData() throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        return try encoder.encode(self)
+    }
+
+    /// Checks every value a decoder cannot: times, positions, regions, references.
+    public func validate(source: String) throws {
+        func bad(_ message: String) -> RegionKitError { RegionKitError(.malformedInput, "\(source): \(message)") }
+        guard duration.isFinite, duration > 0 else { throw bad("duration \(duration) must be > 0 seconds") }
+        if let profile, MonitoringProfile.named(profile) == nil {
+            throw bad("profile '\(profile)' is not one of corelocation, responsive")
+        }
+        try radio?.validate("\(source): radio")
+        guard !path.isEmpty else { throw bad("path needs at least one waypoint") }
+        for (index, point) in path.enumerated() {
+            guard point.t.isFinite, point.x.isFinite, point.y.isFinite else { throw bad("path[\(index)] has a non-finite value") }
+            if index > 0, point.t < path[index - 1].t { throw bad("path[\(index)].t \(point.t) is earlier than path[\(index - 1)].t") }
+        }
+        for (index, beacon) in beacons.enumerated() {
+            guard UUID(flexibleString: beacon.uuid) != nil else { throw bad("beacons[\(index)].uuid '\(beacon.uuid)' is not a UUID") }
+            guard beacon.x.isFinite, beacon.y.isFinite else { throw bad("beacons[\(index)] position is not finite") }
+            if let interval = beacon.advertisingInterval, !(interval.isFinite && interval >= 0.02) {
+                throw bad("beacons[\(index)].advertisingInterval \(interval) must be >= 0.02 s (BLE allows 20 ms at the fastest)")
+            }
+            if let power = beacon.measuredPower, !(-127...20).contains(power) {
+                throw bad("beacons[\(index)].measuredPower \(power) must be within -127...20 dBm")
+            }
+            for (w, window) in (beacon.on ?? []).enumerated() where !(window.from.isFinite && window.to.isFinite && window.from <= window.to) {
+                throw bad("beacons[\(index)].on[\(w)] must have from <= to")
+            }
+        }
+        var identifiers = Set<String>()
+        for (index, spec) in regions.enumerated() {
+            do { _ = try spec.region() } catch let error as RegionKitError { throw bad("regions[\(index)]: \(error.message)") }
+            guard identifiers.insert(spec.identifier).inserted else { throw bad("regions[\(index)]: identifier '\(spec.identifier)' is used twice") }
+            if spec.latitude != nil && geo == nil { throw bad("regions[\(index)] is circular but the scenario has no geo settings (origin and fixes)") }
+        }
+        for id in monitorAtStart ?? [] where !identifiers.contains(id) { throw bad("monitorAtStart names unknown region '\(id)'") }
+        for (index, action) in (actions ?? []).enumerated() {
+            guard action.at.isFinite, action.at >= 0 else { throw bad("actions[\(index)].at must be >= 0") }
+            switch action.action {
+            case .startMonitoring, .stopMonitoring, .requestState, .startRanging, .stopRanging:
+                guard let id = action.region else { throw bad("actions[\(index)] (\(action.action.rawValue)) needs a region") }
+                guard identifiers.contains(id) else { throw bad("actions[\(index)] names unknown region '\(id)'") }
+            default:
+                break
+            }
+        }
+        if let geo {
+            guard (-90...90).contains(geo.latitude), (-180...180).contains(geo.longitude) else { throw bad("geo origin is outside valid coordinates") }
+            if let interval = geo.fixInterval, !(interval.isFinite && interval > 0) { throw bad("geo.fixInterval must be > 0") }
+            if let accuracy = geo.horizontalAccuracy, !(accuracy.isFinite && accuracy >= 0) { throw bad("geo.horizontalAccuracy must be >= 0") }
+        }
+    }
+
+    static func describe(_ error: DecodingError) -> String {
+        func path(_ context: DecodingError.Context) -> String {
+            let text = context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
+            return text.isEmpty ? "top level" : String(text.drop(while: { $0 == "." }))
+        }
+        switch error {
+        case .keyNotFound(let key, let context):
+            return "missing field '\(key.stringValue)' at \(path(context))"
+        case .typeMismatch(let type, let context):
+            return "\(path(context)): expected \(type) — \(context.debugDescription)"
+        case .valueNotFound(let type, let context):
+            return "\(path(context)): expected \(type), found null"
+        case .dataCorrupted(let context):
+            return "\(path(context)): \(context.debugDescription)"
+        @unknown default:
+            return "\(error)"
+        }
+    }
+}

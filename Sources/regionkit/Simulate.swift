@@ -1,0 +1,89 @@
+import ArgumentParser
+import Foundation
+import RegionKit
+import RegionKitSimulation
+
+struct Simulate: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Run a simulated scenario (built-in name or JSON file) through the monitoring engine.",
+        discussion: """
+        Built-in scenarios: \(Scenario.builtInNames.joined(separator: ", ")). `regionkit scenarios show NAME` \
+        prints one as JSON to start your own file from.
+        With --json, one JSON object per line: {"t", "type", "region", "state"?, "beacons"?, "error"?, "evidence"?}; \
+        only the six Core Location callback types unless --all-events.
+        """
+    )
+
+    @Argument(help: "A built-in scenario name or a path to a scenario JSON file.")
+    var scenario: String
+
+    @Flag(help: "Print one JSON object per line instead of a timeline.")
+    var json = false
+
+    @Flag(help: "Run virtual time as fast as possible instead of in real time.")
+    var instant = false
+
+    @Option(help: "Virtual seconds per real second when not --instant.")
+    var speed: Double = 1
+
+    @Option(help: "Monitoring profile: corelocation or responsive (default: the scenario's, else responsive).")
+    var profile: ProfileOption?
+
+    @Option(help: "Random seed for the radio model (default: the scenario's, else 1).")
+    var seed: UInt64?
+
+    @Flag(help: "Also print authorization changes, ranging failures and the app's actions in --json output.")
+    var allEvents = false
+
+    func validate() throws {
+        guard speed.isFinite, speed > 0 else { throw ValidationError("--speed must be a positive number, got \(speed)") }
+    }
+
+    func run() async throws {
+        try await Console.reportingErrors {
+            let loaded = try Self.loadScenario(scenario)
+            let runner = try SimulationRunner(scenario: loaded, profile: profile?.profile, seed: seed)
+            let printer = EventPrinter(json: json, allEvents: allEvents)
+            if !json {
+                Console.line("Scenario \(loaded.name) — profile \(runner.profile.name), seed \(runner.seed)")
+                if let description = loaded.description { Console.line(description) }
+            }
+            try await runner.run(pace: instant ? nil : speed) { printer.print($0) }
+        }
+    }
+
+    /// A built-in name, or a JSON file path.
+    static func loadScenario(_ nameOrPath: String) throws -> Scenario {
+        if let builtIn = Scenario.builtIn(nameOrPath) { return builtIn }
+        guard FileManager.default.fileExists(atPath: nameOrPath) else {
+            throw RegionKitError(.invalidArgument,
+                "'\(nameOrPath)' is neither a built-in scenario (\(Scenario.builtInNames.joined(separator: ", "))) nor an existing file")
+        }
+        return try Scenario.load(from: URL(fileURLWithPath: nameOrPath))
+    }
+}
+
+/// Prints simulation events as JSON lines or as a readable timeline.
+final class EventPrinter: @unchecked Sendable {
+    private let json: Bool
+    private let allEvents: Bool
+    private let lock = NSLock()
+    private var timeline = TimelineFormatter()
+
+    init(json: Bool, allEvents: Bool) {
+        self.json = json
+        self.allEvents = allEvents
+    }
+
+    func print(_ event: SimulationEvent) {
+        lock.lock()
+        defer { lock.unlock() }
+        if json {
+            if case .location(let location) = event, !allEvents, !LocationEvent.contractTypes.contains(location.typeName) { return }
+            if case .app = event, !allEvents { return }
+            Console.line(event.jsonLine(origin: .zero))
+        } else if let line = timeline.line(for: event) {
+            Console.line(line)
+        }
+    }
+}
