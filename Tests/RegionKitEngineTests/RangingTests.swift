@@ -1,0 +1,175 @@
+import Foundation
+import Testing
+@testable import RegionKitEngine
+
+@Suite("Ranging (spec §3)")
+struct RangingTests {
+    static let constraint = try! BeaconIdentityConstraint(uuid: Fixture.uuid)
+
+    @Test("§3 a delivery every 1 s while ranging, even when no beacon is in range")
+    func deliveriesEverySecondEvenEmpty() {
+        var engine = Fixture.engine(.coreLocation)
+        _ = engine.startRanging(Self.constraint, label: "hall", at: Timestamp(seconds: 2))
+        let events = engine.advance(to: Timestamp(seconds: 7.5))
+        #expect(events.rangings.map(\.time) == [3, 4, 5, 6, 7])
+        #expect(events.rangings.allSatisfy { $0.beacons.isEmpty })
+        #expect(events.allSatisfy { $0.regionIdentifier == "hall" })
+        _ = engine.stopRanging(Self.constraint, at: Timestamp(seconds: 7.5))
+        #expect(engine.advance(to: Timestamp(seconds: 20)).isEmpty)
+    }
+
+    @Test("§3 beacons sorted nearest first, unknown last; accuracy from the distance curve; proximity classes")
+    func sortingAndEstimates() {
+        var engine = Fixture.engine(.coreLocation)
+        _ = engine.startRanging(Self.constraint, at: .zero)
+        let near = BeaconIdentity(uuid: Fixture.uuid, major: 1, minor: 1)
+        let far = BeaconIdentity(uuid: Fixture.uuid, major: 1, minor: 2)
+        let immediate = BeaconIdentity(uuid: Fixture.uuid, major: 1, minor: 3)
+        let silent = BeaconIdentity(uuid: Fixture.uuid, major: 1, minor: 4)
+        _ = engine.ingest(Fixture.seen(silent, at: 0.05, rssi: -70))
+        _ = engine.advance(to: Timestamp(seconds: 1.5))
+        for t in stride(from: 1.6, to: 2.0, by: 0.1) {
+            _ = engine.ingest(Fixture.seen(far, at: t, rssi: -80))
+            _ = engine.ingest(Fixture.seen(near, at: t, rssi: -62))
+            _ = engine.ingest(Fixture.seen(immediate, at: t, rssi: -45))
+        }
+        let delivery = engine.advance(to: Timestamp(seconds: 2)).rangings.last!.beacons
+        #expect(delivery.map(\.identity) == [immediate, near, far, silent])
+        #expect(delivery.map(\.proximity) == [.immediate, .near, .far, .unknown])
+        // The curve: 0.89976 · (rssi/power)^7.7095 + 0.111, (rssi/power)^10 below a ratio of 1.
+        let expectedFar = 0.89976 * pow(80.0 / 59.0, 7.7095) + 0.111
+        let expectedImmediate = pow(45.0 / 59.0, 10)
+        #expect(abs(delivery[2].accuracy - expectedFar) < 1e-9)
+        #expect(abs(delivery[0].accuracy - expectedImmediate) < 1e-9)
+        #expect(delivery[2].rssi == -80)
+        #expect(delivery[3].rssi == 0 && delivery[3].accuracy == -1)
+    }
+
+    @Test("§3 a silent beacon stays listed with rssi 0, accuracy −1, unknown, then disappears (~10 s, Core Location)")
+    func silentBeaconRetention() {
+        var engine = Fixture.engine(.coreLocation)
+        _ = engine.startRanging(Self.constraint, at: .zero)
+        let events = Fixture.feed(&engine, Fixture.stream(Fixture.a, from: 0.1, to: 5, every: 0.1)) + engine.advance(to: Timestamp(seconds: 25))
+        let listed = events.rangings.filter { !$0.beacons.isEmpty }
+        let heard = listed.filter { $0.beacons[0].isHeard }.map(\.time)
+        let silent = listed.filter { !$0.beacons[0].isHeard }
+        #expect(heard == [1, 2, 3, 4, 5])
+        #expect(silent.allSatisfy { $0.beacons[0].accuracy == -1 && $0.beacons[0].proximity == .unknown && $0.beacons[0].rssi == 0 })
+        // Last heard at 4.9 s; listed while now − 4.9 ≤ 10 s → last listed at 14 s, gone from 15 s.
+        #expect(silent.map(\.time).last == 14)
+        let dropAfter = (events.rangings.first { $0.time > 5 && $0.beacons.isEmpty }?.time ?? 0) - 4.9
+        #expect(dropAfter > 9 && dropAfter < 11, "count drops \(dropAfter) s after leaving (spec §2: ~10 s)")
+    }
+
+    @Test("§3 the reported RSSI is the mean of the interval; accuracy uses the filtered RSSI")
+    func intervalMeanRSSI() {
+        var engine = Fixture.engine(.coreLocation)
+        _ = engine.startRanging(Self.constraint, at: .zero)
+        _ = engine.ingest(Fixture.seen(Fixture.a, at: 0.2, rssi: -60))
+        _ = engine.ingest(Fixture.seen(Fixture.a, at: 0.4, rssi: -70))
+        let first = engine.advance(to: Timestamp(seconds: 1)).rangings[0].beacons[0]
+        #expect(first.rssi == -65)
+        #expect(first.timestamp == Timestamp(seconds: 0.4))
+    }
+
+    @Test("Ranging without a usable scanner fails with didFailRanging")
+    func rangingWithoutSource() {
+        var engine = Fixture.engine(sources: [:])
+        let events = engine.startRanging(Self.constraint, at: .zero)
+        #expect(events.map(\.typeName) == ["didFailRanging"])
+        #expect(engine.rangedConstraints.isEmpty)
+    }
+
+    @Test("rangeWhileInside starts ranging on inside and stops on outside (spec §2 pattern)")
+    func rangeWhileInside() {
+        var engine = Fixture.engine(.coreLocation, automation: Automation(requestStateOnStart: true, rangeWhileInside: true))
+        _ = engine.startMonitoring(Fixture.region("lobby"), at: .zero)
+        _ = engine.ingest(Fixture.seen(Fixture.a, at: 0.5))
+        #expect(engine.rangedConstraints.count == 1)
+        let events = engine.advance(to: Timestamp(seconds: 100))
+        let exit = events.of("didExitRegion").first!.timestamp
+        #expect(engine.rangedConstraints.isEmpty)
+        #expect(events.rangings.first?.time == 1.5)
+        #expect(events.rangings.last!.time < exit.seconds + 0.001, "no delivery after the exit")
+    }
+}
+
+@Suite("Distance models, RSSI filters, exit detectors")
+struct ModelTests {
+    @Test func iosCurve() {
+        let model = CurveDistanceModel.coreLocation
+        #expect(abs(model.distance(rssi: -59, measuredPower: -59)! - (0.89976 + 0.111)) < 1e-12)
+        #expect(abs(model.distance(rssi: -30, measuredPower: -59)! - pow(30.0 / 59.0, 10)) < 1e-12)
+        #expect(model.distance(rssi: 0, measuredPower: -59) == nil)
+        #expect(model.distance(rssi: -70, measuredPower: 0) == nil)
+    }
+
+    @Test func androidCurve() {
+        let d = CurveDistanceModel.androidNexus5.distance(rssi: -75, measuredPower: -59)!
+        #expect(abs(d - (0.42093 * pow(75.0 / 59.0, 6.9476) + 0.54992)) < 1e-12)
+    }
+
+    @Test func logDistance() {
+        #expect(abs(LogDistanceModel(exponent: 2.7).distance(rssi: -86, measuredPower: -59)! - 10) < 1e-9)
+        #expect(abs(LogDistanceModel(exponent: 2).distance(rssi: -59, measuredPower: -59)! - 1) < 1e-12)
+    }
+
+    @Test func proximityThresholds() {
+        let thresholds = ProximityThresholds(immediate: 0.5, near: 3)
+        #expect(thresholds.proximity(forAccuracy: 0.2) == .immediate)
+        #expect(thresholds.proximity(forAccuracy: 0.5) == .near)
+        #expect(thresholds.proximity(forAccuracy: 2.99) == .near)
+        #expect(thresholds.proximity(forAccuracy: 3) == .far)
+        #expect(thresholds.proximity(forAccuracy: -1) == .unknown)
+        #expect(thresholds.proximity(forAccuracy: .nan) == .unknown)
+    }
+
+    @Test func movingAverageForgetsOldSamples() {
+        var state = RSSIFilterState()
+        let filter = RSSIFilter.movingAverage(window: 2)
+        filter.add(-90, at: Timestamp(seconds: 0), to: &state)
+        filter.add(-70, at: Timestamp(seconds: 1.5), to: &state)
+        filter.add(-60, at: Timestamp(seconds: 2.5), to: &state)
+        #expect(filter.value(of: state, at: Timestamp(seconds: 2.5)) == -65)
+        #expect(filter.value(of: state, at: Timestamp(seconds: 10)) == nil)
+        #expect(state.samples.count == 2, "samples outside the window are dropped")
+    }
+
+    @Test func trimmedMeanDropsOutliers() {
+        var state = RSSIFilterState()
+        let filter = RSSIFilter.trimmedMean(window: 20, trimFraction: 0.1)
+        for (index, rssi) in [-70.0, -70, -70, -70, -70, -70, -70, -70, -70, -20].enumerated() {
+            filter.add(rssi, at: Timestamp(seconds: Double(index)), to: &state)
+        }
+        #expect(filter.value(of: state, at: Timestamp(seconds: 9)) == -70)
+    }
+
+    @Test func exponentialHalfLife() {
+        var state = RSSIFilterState()
+        let filter = RSSIFilter.exponential(halfLife: 1)
+        filter.add(-80, at: Timestamp(seconds: 0), to: &state)
+        filter.add(-60, at: Timestamp(seconds: 1), to: &state)
+        #expect(abs(filter.value(of: state, at: Timestamp(seconds: 1))! - -70) < 1e-9)
+    }
+
+    @Test func adaptiveThresholdFollowsTheStreamRate() {
+        let detector = ExitDetector.adaptive(falseExitProbability: 1e-4, minimumSilence: 1, maximumSilence: 60, priorInterval: 1)
+        var fast = ReceptionEstimator(firstSighting: .zero, priorInterval: 1)
+        for step in 1...200 { fast.record(at: Timestamp(seconds: Double(step) * 0.1)) }
+        #expect(abs(fast.meanInterval - 0.1) < 0.01)
+        #expect(abs(detector.silenceThreshold(for: fast) - 0.1 * log(1e4)) < 0.1)
+        var slow = ReceptionEstimator(firstSighting: .zero, priorInterval: 1)
+        for step in 1...200 { slow.record(at: Timestamp(seconds: Double(step) * 5)) }
+        #expect(abs(detector.silenceThreshold(for: slow) - 5 * log(1e4)) < 1)
+        var glacial = ReceptionEstimator(firstSighting: .zero, priorInterval: 1)
+        for step in 1...50 { glacial.record(at: Timestamp(seconds: Double(step) * 30)) }
+        #expect(detector.silenceThreshold(for: glacial) == 60, "clamped to the maximum")
+    }
+
+    @Test func fixedSilenceOnAGrid() {
+        let detector = ExitDetector.fixedSilence(seconds: 30, evaluationInterval: 10)
+        let stream = ReceptionEstimator(firstSighting: Timestamp(seconds: 12.3), priorInterval: 30)
+        #expect(detector.goneDeadline(for: stream, gridOrigin: Timestamp(seconds: 2)) == Timestamp(seconds: 52))
+        #expect(ExitDetector.fixedSilence(seconds: 30, evaluationInterval: nil).goneDeadline(for: stream, gridOrigin: .zero) == Timestamp(seconds: 42.3))
+    }
+}

@@ -1,0 +1,77 @@
+import Foundation
+import Testing
+@testable import RegionKitEngine
+
+@Suite("Robustness helpers (spec §5) and authorization")
+struct RobustnessTests {
+    @Test("§5 adapter off → monitoringDidFail; retried every 1 s; recovers when the adapter is back")
+    func retryAfterAdapterToggle() {
+        var engine = Fixture.engine(.coreLocation, automation: Automation(requestStateOnStart: true, retry: .init(delay: 1, maximumAttempts: 5)))
+        _ = engine.startMonitoring(Fixture.region("room"), at: .zero)
+        _ = engine.ingest(Fixture.seen(Fixture.a, at: 0.5))
+        var events = engine.setSourceStatus(.restricted(reason: "adapter off"), for: .beacon, at: Timestamp(seconds: 10))
+        #expect(events.summary == ["didChangeAuthorization:-", "monitoringDidFail:room"])
+        #expect(engine.monitoredRegions.isEmpty)
+        events = engine.advance(to: Timestamp(seconds: 12.5))
+        #expect(events.summary == ["monitoringDidFail:room", "monitoringDidFail:room"])
+        #expect(events.map(\.timestamp.seconds) == [11, 12])
+        events = engine.setSourceStatus(.authorized, for: .beacon, at: Timestamp(seconds: 12.7))
+        events += engine.advance(to: Timestamp(seconds: 13.5))
+        #expect(events.summary == ["didChangeAuthorization:-", "didStartMonitoring:room"])
+        events = engine.ingest(Fixture.seen(Fixture.a, at: 13.6))
+        #expect(events.summary == ["didDetermineState:room:inside"], "re-determined, no spurious didEnter")
+    }
+
+    @Test("§5 retries stop after the maximum failure count")
+    func retryLimit() {
+        var engine = Fixture.engine(.coreLocation, automation: Automation(retry: .init(delay: 1, maximumAttempts: 3)))
+        _ = engine.startMonitoring(Fixture.region("room"), at: .zero)
+        var events = engine.setSourceStatus(.restricted(reason: "adapter off"), for: .beacon, at: Timestamp(seconds: 1))
+        events += engine.advance(to: Timestamp(seconds: 60))
+        let failures = events.of("monitoringDidFail")
+        #expect(failures.count == 4, "the failure plus 3 retries")
+        #expect(failures.last?.evidence?.reason?.contains("giving up") == true)
+        #expect(engine.nextDeadline == nil)
+    }
+
+    @Test("Without the retry helper a failed region stays failed (Core Location's own behaviour)")
+    func noRetryByDefault() {
+        var engine = Fixture.engine(.coreLocation)
+        _ = engine.startMonitoring(Fixture.region("room"), at: .zero)
+        var events = engine.setSourceStatus(.restricted(reason: "off"), for: .beacon, at: Timestamp(seconds: 1))
+        events += engine.setSourceStatus(.authorized, for: .beacon, at: Timestamp(seconds: 2))
+        events += engine.advance(to: Timestamp(seconds: 60))
+        #expect(events.of("didStartMonitoring").isEmpty)
+        #expect(engine.monitoredRegions.isEmpty)
+    }
+
+    @Test("§5 wake: notifyEntryStateOnDisplay regions get their state at once; every state is re-requested 1 s later")
+    func wake() {
+        var engine = Fixture.engine(.coreLocation, automation: Automation(wakeRequestDelay: 1))
+        _ = engine.startMonitoring(Fixture.region("plain"), at: .zero)
+        _ = engine.startMonitoring(Fixture.region("display") { $0.notifyEntryStateOnDisplay = true }, at: .zero)
+        _ = Fixture.feed(&engine, Fixture.stream(Fixture.a, from: 0.5, to: 20, every: 0.5))
+        var events = engine.wake(at: Timestamp(seconds: 20))
+        #expect(events.summary == ["didDetermineState:display:inside"])
+        events = engine.advance(to: Timestamp(seconds: 21.5))
+        #expect(events.summary == ["didDetermineState:plain:inside", "didDetermineState:display:inside"])
+        #expect(events.allSatisfy { $0.timestamp == Timestamp(seconds: 21) })
+    }
+
+    @Test("Ranging fails when the scanner goes away")
+    func rangingFailsWithTheSource() {
+        var engine = Fixture.engine()
+        _ = engine.startRanging(try! BeaconIdentityConstraint(uuid: Fixture.uuid), label: "hall", at: .zero)
+        let events = engine.setSourceStatus(.denied(reason: "needs CAP_NET_RAW"), for: .beacon, at: Timestamp(seconds: 0.5))
+        #expect(events.map(\.typeName) == ["didChangeAuthorization", "didFailRanging"])
+        #expect(engine.rangedConstraints.isEmpty)
+    }
+
+    @Test("An unchanged source status reports nothing")
+    func unchangedStatus() {
+        var engine = Fixture.engine()
+        #expect(engine.setSourceStatus(.authorized, for: .beacon, at: .zero).isEmpty)
+        #expect(engine.sourceStatus(for: .beacon) == .authorized)
+        #expect(!Fixture.engine(sources: [:]).sourceStatus(for: .circular).isAuthorized)
+    }
+}
