@@ -11,6 +11,8 @@ let package = Package(
         .library(name: "RegionKitEngine", targets: ["RegionKitEngine"]),
         .library(name: "RegionKit", targets: ["RegionKit"]),
         .library(name: "RegionKitSimulation", targets: ["RegionKitSimulation"]),
+        .library(name: "RegionKitGateway", targets: ["RegionKitGateway"]),
+        .library(name: "RegionKitHCI", targets: ["RegionKitHCI"]),
         .executable(name: "regionkit", targets: ["regionkit"]),
     ],
     dependencies: [
@@ -21,10 +23,13 @@ let package = Package(
         .target(name: "RegionKitEngine", dependencies: ["RegionKitCore"]),
         .target(name: "RegionKit", dependencies: ["RegionKitCore", "RegionKitEngine"]),
         .target(name: "RegionKitSimulation", dependencies: ["RegionKitCore", "RegionKitEngine", "RegionKit"]),
+        .systemLibrary(name: "CZlib", providers: [.apt(["zlib1g-dev"])]),
+        .target(name: "RegionKitGateway", dependencies: ["RegionKitCore", "CZlib"]),
+        .target(name: "RegionKitHCI"),
         .executableTarget(
             name: "regionkit",
             dependencies: [
-                "RegionKitCore", "RegionKitEngine", "RegionKit", "RegionKitSimulation",
+                "RegionKitCore", "RegionKitEngine", "RegionKit", "RegionKitSimulation", "RegionKitGateway",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -32,6 +37,8 @@ let package = Package(
         .testTarget(name: "RegionKitEngineTests", dependencies: ["RegionKitCore", "RegionKitEngine"]),
         .testTarget(name: "RegionKitTests", dependencies: ["RegionKitCore", "RegionKitEngine", "RegionKit"]),
         .testTarget(name: "RegionKitSimulationTests", dependencies: ["RegionKitCore", "RegionKitEngine", "RegionKit", "RegionKitSimulation"]),
+        .testTarget(name: "RegionKitGatewayTests", dependencies: ["RegionKitCore", "RegionKit", "RegionKitGateway", "RegionKitSimulation"]),
+        .testTarget(name: "RegionKitHCITests", dependencies: ["RegionKitHCI"]),
         .testTarget(name: "regionkitTests", dependencies: ["regionkit"]),
     ],
     swiftLanguageModes: [.v6]

@@ -33,6 +33,10 @@ extension LocationEvent {
         case .didChangeAuthorization(let kind, let status):
             line.add("source", kind.rawValue)
             line.add("status", status.description)
+        case .didChangeNearestScanner(let beacon, let scanner, let previous):
+            line.add("beacon", beacon.description)
+            if let scanner { line.add("scanner", scanner) }
+            if let previous { line.add("previous", previous) }
         case .didStartMonitoring, .didEnterRegion, .didExitRegion:
             break
         }

@@ -221,6 +221,7 @@ public final class LocationManager: Sendable {
         case .didRangeBeacons(let beacons, let constraint, _): delegate.locationManager(manager, didRange: beacons, satisfying: constraint)
         case .didFailRanging(let constraint, _, let error): delegate.locationManager(manager, didFailRangingFor: constraint, error: error)
         case .didChangeAuthorization: delegate.locationManagerDidChangeAuthorization(manager)
+        case .didChangeNearestScanner: break
         }
     }
 }

@@ -18,6 +18,8 @@ public struct LocationEvent: Hashable, Sendable {
         case didRangeBeacons([Beacon], BeaconIdentityConstraint, label: String)
         case didFailRanging(BeaconIdentityConstraint, label: String, RegionKitError)
         case didChangeAuthorization(RegionKind, AuthorizationStatus)
+        /// The scanner a beacon is nearest to changed (gateway deployments; see ``NearestScannerPolicy``).
+        case didChangeNearestScanner(BeaconIdentity, scannerID: String?, previous: String?)
     }
 
     public var timestamp: Timestamp
@@ -42,6 +44,7 @@ public struct LocationEvent: Hashable, Sendable {
         case .didRangeBeacons: "didRangeBeacons"
         case .didFailRanging: "didFailRanging"
         case .didChangeAuthorization: "didChangeAuthorization"
+        case .didChangeNearestScanner: "didChangeNearestScanner"
         }
     }
 
@@ -52,7 +55,7 @@ public struct LocationEvent: Hashable, Sendable {
             r.identifier
         case .didRangeBeacons(_, _, let label), .didFailRanging(_, let label, _):
             label
-        case .didChangeAuthorization:
+        case .didChangeAuthorization, .didChangeNearestScanner:
             nil
         }
     }

@@ -29,6 +29,16 @@ extension MonitoringEngine {
                     reason: previous == .unknown ? "first sighting after registration" : "sighting"))
             }
         }
+        if let policy = profile.nearestScanner, let scanner = observation.scannerID {
+            var state = nearest[observation.identity] ?? NearestScannerState()
+            var stamped = observation
+            stamped.timestamp = time
+            if let change = state.record(stamped, scanner: scanner, policy: policy, detector: profile.exitDetector) {
+                events.append(LocationEvent(timestamp: time, kind: .didChangeNearestScanner(observation.identity, scannerID: change.to, previous: change.from),
+                                            evidence: EventEvidence(rssi: observation.rssi, scannerID: scanner, beacon: observation.identity)))
+            }
+            nearest[observation.identity] = state
+        }
         for index in sessions.indices where sessions[index].constraint.matches(observation.identity) {
             sessions[index].record(observation, filter: profile.rssiFilter)
         }

@@ -32,6 +32,7 @@ public struct MonitoringEngine: Sendable {
     var retries: [PendingRetry] = []
     var failureCounts: [String: Int] = [:]
     var wakeRequestAt: Timestamp?
+    var nearest: [BeaconIdentity: NearestScannerState] = [:]
 
     struct PendingRetry: Sendable {
         var region: Region
@@ -73,6 +74,9 @@ public struct MonitoringEngine: Sendable {
     public func sourceStatus(for kind: RegionKind) -> AuthorizationStatus {
         sources[kind] ?? .restricted(reason: "no \(kind == .beacon ? "Bluetooth scanner" : "location source") is configured")
     }
+
+    /// The scanner `identity` is nearest to now, when the profile tracks it (``NearestScannerPolicy``).
+    public func nearestScanner(for identity: BeaconIdentity) -> String? { nearest[identity]?.current }
 
     /// When the engine next needs ``advance(to:)`` to be called, if ever.
     public var nextDeadline: Timestamp? { nextDue()?.time }

@@ -27,6 +27,8 @@ public struct MonitoringProfile: Sendable {
     public var distanceModel: any DistanceModel
     public var proximityThresholds: ProximityThresholds
     public var geoHysteresis: GeoHysteresis
+    /// When set, the engine tracks which scanner each beacon is nearest (gateway deployments).
+    public var nearestScanner: NearestScannerPolicy?
 
     public init(
         name: String,
@@ -39,7 +41,8 @@ public struct MonitoringProfile: Sendable {
         rssiFilter: RSSIFilter,
         distanceModel: any DistanceModel,
         proximityThresholds: ProximityThresholds,
-        geoHysteresis: GeoHysteresis
+        geoHysteresis: GeoHysteresis,
+        nearestScanner: NearestScannerPolicy? = nil
     ) {
         self.name = name
         self.regionLimit = regionLimit
@@ -52,6 +55,7 @@ public struct MonitoringProfile: Sendable {
         self.distanceModel = distanceModel
         self.proximityThresholds = proximityThresholds
         self.geoHysteresis = geoHysteresis
+        self.nearestScanner = nearestScanner
     }
 
     /// The iOS behaviour measured in the spec (§2, §3): 20 regions; exit 30–40 s after the last

@@ -87,7 +87,7 @@ extension Scenario {
         }
     }
 
-    static func describe(_ error: DecodingError) -> String {
+    public static func describe(_ error: DecodingError) -> String {
         func path(_ context: DecodingError.Context) -> String {
             let text = context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
             return text.isEmpty ? "top level" : String(text.drop(while: { $0 == "." }))

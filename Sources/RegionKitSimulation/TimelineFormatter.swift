@@ -59,6 +59,8 @@ public struct TimelineFormatter: Sendable {
             return "FAIL   ranging \(label): \(error.message)"
         case .didChangeAuthorization(let kind, let status):
             return "AUTH   \(kind.rawValue) source \(status)"
+        case .didChangeNearestScanner(let beacon, let scanner, let previous):
+            return "ROOM   \(beacon.major).\(beacon.minor) nearest \(scanner ?? "none") (was \(previous ?? "none"))"
         }
     }
 
