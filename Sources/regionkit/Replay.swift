@@ -46,11 +46,15 @@ struct Replay: AsyncParsableCommand {
     @Option(help: "Seconds to keep the clock running after the last sighting, so exits at the end fire.")
     var tail: Double = 60
 
+    @Option(help: "Seconds of out-of-order arrival to put back in time order (gateway scanners upload in batches).")
+    var reorderWindow: Double = 2
+
     @Flag(help: "Also print nearest-scanner changes and authorization changes in --json output.")
     var allEvents = false
 
     func validate() throws {
         guard speed.isFinite, speed > 0 else { throw ValidationError("--speed must be a positive number, got \(speed)") }
+        guard reorderWindow.isFinite, reorderWindow >= 0 else { throw ValidationError("--reorder-window must be >= 0 seconds, got \(reorderWindow)") }
         guard tail.isFinite, tail >= 0 else { throw ValidationError("--tail must be >= 0 seconds, got \(tail)") }
         if format == nil && !(file.hasSuffix(".json") || file.hasSuffix(".json.gz")) {
             throw ValidationError("cannot tell the format of '\(file)' from its name: give --format (\(Format.allCases.map(\.rawValue).joined(separator: ", ")))")
@@ -74,16 +78,25 @@ struct Replay: AsyncParsableCommand {
                 pending.removeAll(keepingCapacity: true)
             }
             var failure: Error?
+            var buffer = ReorderBuffer<BeaconObservation>(window: reorderWindow)
+            func accept(_ observation: BeaconObservation) {
+                if instant { session.feed(observation) } else { pending.append(observation) }
+            }
             do {
                 try reader.forEach { sighting in
                     if origin == nil { origin = sighting.timeMilliseconds }
                     let observation = sighting.observation(originMilliseconds: origin!)
-                    if instant { session.feed(observation) } else { pending.append(observation) }
+                    buffer.insert(observation, at: observation.timestamp).forEach(accept)
                 }
             } catch {
                 failure = error
             }
+            // What was read before any damage is still replayed.
+            buffer.drain().forEach(accept)
             await drain()
+            if buffer.tooLate > 0 {
+                Console.error("warning: \(buffer.tooLate) sightings arrived more than \(reorderWindow) s out of order (--reorder-window)")
+            }
             session.finish(tail: failure == nil ? tail : 0)
             if let failure { throw failure }
         }

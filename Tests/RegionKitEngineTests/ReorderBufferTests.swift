@@ -1,0 +1,48 @@
+import Testing
+@testable import RegionKitEngine
+
+@Suite("ReorderBuffer")
+struct ReorderBufferTests {
+    @Test func releasesInTimeOrderOnceOlderThanTheWindow() {
+        var buffer = ReorderBuffer<String>(window: 2)
+        #expect(buffer.insert("a", at: Timestamp(seconds: 1.0)).isEmpty)   // horizon −1.0
+        #expect(buffer.insert("b", at: Timestamp(seconds: 0.5)).isEmpty)   // late, within the window
+        #expect(buffer.insert("c", at: Timestamp(seconds: 2.4)).isEmpty)   // horizon 0.4 < 0.5
+        #expect(buffer.insert("d", at: Timestamp(seconds: 3.2)) == ["b", "a"]) // horizon 1.2
+        #expect(buffer.insert("e", at: Timestamp(seconds: 3.0)).isEmpty)
+        #expect(buffer.count == 3)
+        #expect(buffer.drain() == ["c", "e", "d"])
+        #expect(buffer.tooLate == 0)
+    }
+
+    @Test func inputsLaterThanTheWindowAreCountedAndReleasedAtOnce() {
+        var buffer = ReorderBuffer<String>(window: 1)
+        _ = buffer.insert("a", at: Timestamp(seconds: 5))
+        #expect(buffer.insert("b", at: Timestamp(seconds: 7)) == ["a"])
+        #expect(buffer.insert("late", at: Timestamp(seconds: 4)) == ["late"])
+        #expect(buffer.tooLate == 1)
+    }
+
+    @Test func tiesKeepArrivalOrderAndAZeroWindowPassesThrough() {
+        var buffer = ReorderBuffer<Int>(window: 0)
+        #expect(buffer.insert(1, at: Timestamp(seconds: 1)) == [1])
+        var ties = ReorderBuffer<Int>(window: 10)
+        for value in 0..<50 { _ = ties.insert(value, at: Timestamp(seconds: Double(value % 3))) }
+        let drained = ties.drain()
+        #expect(drained == (0..<50).filter { $0 % 3 == 0 } + (0..<50).filter { $0 % 3 == 1 } + (0..<50).filter { $0 % 3 == 2 })
+    }
+
+    @Test func sortsALargeShuffledStream() {
+        var random = SystemRandomNumberGenerator()
+        var buffer = ReorderBuffer<Double>(window: 2)
+        var released: [Double] = []
+        for index in 0..<5_000 {
+            let time = Double(index) * 0.01 + Double.random(in: 0..<1.9, using: &random)
+            released += buffer.insert(time, at: Timestamp(seconds: time))
+        }
+        released += buffer.drain()
+        #expect(released.count == 5_000)
+        #expect(released == released.sorted())
+        #expect(buffer.tooLate == 0)
+    }
+}
