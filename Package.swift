@@ -12,11 +12,17 @@ let package = Package(
         .library(name: "RegionKit", targets: ["RegionKit"]),
         .library(name: "RegionKitSimulation", targets: ["RegionKitSimulation"]),
         .library(name: "RegionKitGateway", targets: ["RegionKitGateway"]),
+        .library(name: "RegionKitStore", targets: ["RegionKitStore"]),
+        .library(name: "RegionKitService", targets: ["RegionKitService"]),
         .library(name: "RegionKitHCI", targets: ["RegionKitHCI"]),
+        .library(name: "RegionKitLocation", targets: ["RegionKitLocation"]),
         .executable(name: "regionkit", targets: ["regionkit"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.0.0"),
+        .package(url: "https://github.com/jpsim/Yams", from: "6.0.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
     ],
     targets: [
         .target(name: "RegionKitCore"),
@@ -26,11 +32,23 @@ let package = Package(
         .systemLibrary(name: "CZlib", providers: [.apt(["zlib1g-dev"])]),
         .target(name: "RegionKitGateway", dependencies: ["RegionKitCore", "CZlib"]),
         .target(name: "RegionKitHCI"),
+        .target(name: "RegionKitLocation", dependencies: ["RegionKitCore"]),
+        .executableTarget(name: "loc-bench", dependencies: ["RegionKitLocation"]),
+        .target(name: "RegionKitBluetooth", dependencies: ["RegionKitCore", "RegionKitHCI", "RegionKit"]),
+        // The only module importing GRDB.
+        .target(name: "RegionKitStore", dependencies: ["RegionKitCore", "RegionKitEngine", "RegionKit", .product(name: "GRDB", package: "GRDB.swift")]),
+        .target(name: "RegionKitService", dependencies: [
+            "RegionKitCore", "RegionKitEngine", "RegionKit", "RegionKitStore",
+            .product(name: "Logging", package: "swift-log"),
+        ]),
         .executableTarget(
             name: "regionkit",
             dependencies: [
                 "RegionKitCore", "RegionKitEngine", "RegionKit", "RegionKitSimulation", "RegionKitGateway",
+                "RegionKitStore", "RegionKitService", "RegionKitBluetooth",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Yams", package: "Yams"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .testTarget(name: "RegionKitCoreTests", dependencies: ["RegionKitCore"]),
@@ -39,6 +57,10 @@ let package = Package(
         .testTarget(name: "RegionKitSimulationTests", dependencies: ["RegionKitCore", "RegionKitEngine", "RegionKit", "RegionKitSimulation"]),
         .testTarget(name: "RegionKitGatewayTests", dependencies: ["RegionKitCore", "RegionKit", "RegionKitGateway", "RegionKitSimulation"]),
         .testTarget(name: "RegionKitHCITests", dependencies: ["RegionKitHCI"]),
+        .testTarget(name: "RegionKitLocationTests", dependencies: ["RegionKitCore", "RegionKitLocation"]),
+        .testTarget(name: "RegionKitBluetoothTests", dependencies: ["RegionKitCore", "RegionKitHCI", "RegionKit", "RegionKitBluetooth", "RegionKitSimulation"]),
+        .testTarget(name: "RegionKitStoreTests", dependencies: ["RegionKitCore", "RegionKit", "RegionKitStore"]),
+        .testTarget(name: "RegionKitServiceTests", dependencies: ["RegionKitCore", "RegionKit", "RegionKitStore", "RegionKitService"]),
         .testTarget(name: "regionkitTests", dependencies: ["regionkit"]),
     ],
     swiftLanguageModes: [.v6]

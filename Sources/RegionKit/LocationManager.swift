@@ -80,6 +80,9 @@ public final class LocationManager: Sendable {
     /// Constraints currently ranged.
     public var rangedBeaconConstraints: [BeaconIdentityConstraint] { state.withLock { $0.engine.rangedConstraints } }
 
+    /// The engine's record of a monitored region (state, since when, evidence streams).
+    public func monitoredRegion(_ identifier: String) -> MonitoredRegion? { state.withLock { $0.engine.monitoredRegion(identifier) } }
+
     /// The last known state of a monitored region (`nil` if not monitored).
     public func state(for region: Region) -> RegionState? { state.withLock { $0.engine.state(of: region.identifier) } }
 
@@ -89,6 +92,12 @@ public final class LocationManager: Sendable {
 
     public func startMonitoring(for region: BeaconRegion) { startMonitoring(for: .beacon(region)) }
     public func startMonitoring(for region: CircularRegion) { startMonitoring(for: .circular(region)) }
+
+    /// Re-registers a region with the state stored before a restart (see
+    /// ``MonitoringEngine/restore(_:state:since:at:)``): no `didStartMonitoring`, no spurious enter.
+    public func restoreMonitoring(for region: Region, state: RegionState, since: Timestamp?) {
+        run { $0.restore(region, state: state, since: since, at: $1) }
+    }
 
     public func stopMonitoring(for region: Region) {
         run { $0.stopMonitoring(identifier: region.identifier, at: $1) }

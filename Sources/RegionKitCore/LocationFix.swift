@@ -19,7 +19,8 @@ public struct LocationFix: Hashable, Sendable, Codable {
     public var latitude: Double
     /// Degrees, WGS 84, positive east.
     public var longitude: Double
-    /// Estimated horizontal error in metres (1 sigma-ish); `nil` when the source does not say.
+    /// Estimated horizontal error in metres at 95 % confidence (gpsd's `eph`; from NMEA, HDOP × 19 m,
+    /// or × 4.75 m with DGPS, as gpsd does); `nil` when the source does not say.
     public var horizontalAccuracy: Double?
     /// Metres above mean sea level, when known.
     public var altitude: Double?

@@ -30,6 +30,11 @@ public struct MonitoredRegion: Hashable, Sendable, Codable {
     public var candidateSince: Timestamp?
     /// Circular regions: distance from the centre at the latest fix, metres.
     public var lastDistance: Double?
+    /// Set when the state was restored from storage and no fresh evidence has confirmed it yet.
+    public var restoredAt: Timestamp?
+
+    /// Whether the state is a stored one not yet confirmed by fresh observations.
+    public var isStale: Bool { restoredAt != nil }
 
     public init(region: Region, registeredAt: Timestamp) {
         self.region = region

@@ -21,6 +21,7 @@ extension MonitoringEngine {
                     monitored.streams[key] = ReceptionEstimator(firstSighting: time, priorInterval: profile.exitDetector.priorInterval, rssi: observation.rssi)
                 }
                 if monitored.streams.count > 4 { prune(&monitored) }
+                monitored.restoredAt = nil
                 let previous = monitored.state
                 regions[id] = monitored
                 guard previous != .inside else { continue }
@@ -78,6 +79,15 @@ extension MonitoringEngine {
                 distance: distance, horizontalAccuracy: fix.horizontalAccuracy, reason: "first fix after registration"))
         case .inside, .outside:
             let side = profile.geoHysteresis.side(distance: distance, radius: circle.radius, accuracy: fix.horizontalAccuracy)
+            if monitored.restoredAt != nil {
+                // The first fix after a restart: a stored state contradicted beyond the buffer
+                // changed while we were stopped, so it crosses at once (no dwell to wait for).
+                monitored.restoredAt = nil
+                regions[id] = monitored
+                guard side != .unknown, side != monitored.state else { return [] }
+                return setState(id, side, crossing: true, evidence: EventEvidence(
+                    distance: distance, horizontalAccuracy: fix.horizontalAccuracy, reason: "changed while stopped: first fix after the restart"))
+            }
             if side != .unknown && side != monitored.state {
                 if monitored.candidate != side {
                     monitored.candidate = side

@@ -91,6 +91,26 @@ public struct MonitoringEngine: Sendable {
         return events
     }
 
+    /// Re-registers a region whose state was stored before a restart, without `didStartMonitoring`
+    /// (it never stopped being monitored, as after an iOS relaunch). The stored state is kept but
+    /// marked stale until fresh evidence reconciles it: a sighting (or fix) confirming it gives no
+    /// event, so there is no spurious enter; a beacon region stored inside and not heard again
+    /// exits once, with the reason, after the profile's silence threshold; a circular region whose
+    /// first fix is clearly on the other side crosses at once.
+    public mutating func restore(_ region: Region, state: RegionState, since: Timestamp?, at time: Timestamp) -> [LocationEvent] {
+        var events = advance(to: time)
+        if let failure = validate(region) { return events + fail(region, failure) }
+        events += remove(region.identifier)
+        insert(region)
+        regions[region.identifier]?.state = state
+        regions[region.identifier]?.stateSince = since
+        regions[region.identifier]?.restoredAt = state == .unknown ? nil : now
+        if state == .inside, automation.rangeWhileInside, case .beacon(let beacon) = region {
+            events += beginRanging(beacon.constraint, label: region.identifier, automatic: true)
+        }
+        return events
+    }
+
     /// Stops monitoring the region with `identifier` (no event, as in Core Location).
     public mutating func stopMonitoring(identifier: String, at time: Timestamp) -> [LocationEvent] {
         var events = advance(to: time)
@@ -197,7 +217,7 @@ public struct MonitoringEngine: Sendable {
             case .beacon:
                 if monitored.state == .unknown && monitored.streams.isEmpty {
                     consider(monitored.registeredAt + profile.initialDeterminationWindow, .initialWindow(id))
-                } else if monitored.state == .inside, let deadline = exitDeadline(of: monitored)?.time {
+                } else if monitored.state == .inside, let deadline = exitDeadline(of: monitored)?.time ?? restoredExitDeadline(of: monitored) {
                     consider(deadline, .exit(id))
                 }
             case .circular:
@@ -210,6 +230,13 @@ public struct MonitoringEngine: Sendable {
         for (index, retry) in retries.enumerated() { consider(retry.due, .retry(index)) }
         if let wakeRequestAt { consider(wakeRequestAt, .wake) }
         return best
+    }
+
+    /// A restored "inside" beacon region not heard since the restart exits as if last seen then.
+    func restoredExitDeadline(of monitored: MonitoredRegion) -> Timestamp? {
+        guard let restoredAt = monitored.restoredAt, monitored.streams.isEmpty else { return nil }
+        let stream = ReceptionEstimator(firstSighting: restoredAt, priorInterval: profile.exitDetector.priorInterval)
+        return profile.exitDetector.goneDeadline(for: stream, gridOrigin: monitored.registeredAt)
     }
 
     /// When the last present stream of a beacon region counts as gone, with that stream.
@@ -228,7 +255,14 @@ public struct MonitoringEngine: Sendable {
             return setState(id, .outside, crossing: false,
                             evidence: EventEvidence(reason: "no sighting within \(profile.initialDeterminationWindow) s of registration"))
         case .exit(let id):
-            guard let monitored = regions[id], let (_, stream) = exitDeadline(of: monitored) else { return [] }
+            guard let monitored = regions[id] else { return [] }
+            if let restoredAt = monitored.restoredAt, monitored.streams.isEmpty {
+                regions[id]?.restoredAt = nil
+                return setState(id, .outside, crossing: true, evidence: EventEvidence(
+                    lastSightingAge: now - restoredAt, exitThreshold: now - restoredAt,
+                    reason: "not seen since the restart \(Self.format(now - restoredAt)) s ago (stored state was inside)"))
+            }
+            guard let (_, stream) = exitDeadline(of: monitored) else { return [] }
             let lastSighting = monitored.streams.values.map(\.lastSighting).max() ?? stream.lastSighting
             regions[id]?.streams = [:]
             return setState(id, .outside, crossing: true, evidence: EventEvidence(
@@ -259,21 +293,26 @@ public struct MonitoringEngine: Sendable {
         }
     }
 
-    mutating func register(_ region: Region) -> [LocationEvent] {
+    /// Why `region` cannot be registered now, if it cannot.
+    func validate(_ region: Region) -> RegionKitError? {
         let status = sourceStatus(for: region.kind)
         guard status.isAuthorized else {
-            return fail(region, RegionKitError(.sourceUnavailable,
-                "region '\(region.identifier)': no usable \(region.kind == .beacon ? "Bluetooth scanner" : "location source"): \(status)"))
+            return RegionKitError(.sourceUnavailable,
+                "region '\(region.identifier)': no usable \(region.kind == .beacon ? "Bluetooth scanner" : "location source"): \(status)")
         }
         if case .circular(let circle) = region, circle.radius > profile.maximumRegionMonitoringDistance {
-            return fail(region, RegionKitError(.radiusTooLarge,
-                "region '\(region.identifier)': radius \(circle.radius) m exceeds maximumRegionMonitoringDistance \(profile.maximumRegionMonitoringDistance) m"))
+            return RegionKitError(.radiusTooLarge,
+                "region '\(region.identifier)': radius \(circle.radius) m exceeds maximumRegionMonitoringDistance \(profile.maximumRegionMonitoringDistance) m")
         }
         if let limit = profile.regionLimit, regions[region.identifier] == nil, regions.count >= limit {
-            return fail(region, RegionKitError(.regionMonitoringFailure,
-                "region '\(region.identifier)': the limit of \(limit) monitored regions is reached (profile \(profile.name))"))
+            return RegionKitError(.regionMonitoringFailure,
+                "region '\(region.identifier)': the limit of \(limit) monitored regions is reached (profile \(profile.name))")
         }
-        var events = remove(region.identifier)
+        return nil
+    }
+
+    /// Adds a fresh record for `region` (any previous one must have been removed).
+    mutating func insert(_ region: Region) {
         regions[region.identifier] = MonitoredRegion(region: region, registeredAt: now)
         order.append(region.identifier)
         switch region {
@@ -281,6 +320,12 @@ public struct MonitoringEngine: Sendable {
         case .circular: circularIDs.append(region.identifier)
         }
         failureCounts[region.identifier] = nil
+    }
+
+    mutating func register(_ region: Region) -> [LocationEvent] {
+        if let failure = validate(region) { return fail(region, failure) }
+        var events = remove(region.identifier)
+        insert(region)
         events.append(LocationEvent(timestamp: now, kind: .didStartMonitoring(region)))
         if case .circular = region, let lastFix {
             events += evaluate(lastFix, regionID: region.identifier)

@@ -8,7 +8,7 @@ import RegionKit
 ///
 /// ```swift
 /// let replay = ReplaySession(profile: .responsive, regions: regions) { print($0.jsonLine(origin: .zero)) }
-/// for observation in recorded { await replay.feed(observation, pace: nil) }
+/// for observation in recorded { replay.feed(observation) }        // or `await replay.feed(observation, pace: 1)`
 /// replay.finish(tail: 60)
 /// ```
 public final class ReplaySession: Sendable {
@@ -35,15 +35,14 @@ public final class ReplaySession: Sendable {
         for region in regions { manager.startMonitoring(for: region) }
     }
 
-    /// Moves virtual time to the observation (firing due timers) and ingests it. With `pace`,
-    /// first sleeps so that `pace` recorded seconds pass per real second.
-    public func feed(_ observation: BeaconObservation, pace: Double? = nil) async {
-        if let pace, pace > 0 { await wait(until: observation.timestamp, pace: pace) }
+    /// Sleeps so that `pace` recorded seconds pass per real second, then feeds the observation.
+    public func feed(_ observation: BeaconObservation, pace: Double) async {
+        if pace > 0 { await wait(until: observation.timestamp, pace: pace) }
         clock.advance(to: observation.timestamp)
         manager.ingest(observation)
     }
 
-    /// Synchronous feed for instant replays.
+    /// Moves virtual time to the observation (firing due timers) and ingests it (instant replay).
     public func feed(_ observation: BeaconObservation) {
         clock.advance(to: observation.timestamp)
         manager.ingest(observation)

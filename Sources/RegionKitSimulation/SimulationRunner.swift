@@ -18,7 +18,7 @@ public final class SimulationRunner: Sendable {
     public let seed: UInt64
 
     /// What the world does at one instant.
-    enum Item: Sendable {
+    public enum Item: Sendable {
         case observation(BeaconObservation)
         case fix(LocationFix)
         case action(Scenario.Action)
@@ -133,8 +133,10 @@ public final class SimulationRunner: Sendable {
         }
     }
 
-    /// Every world item in time order: sightings, fixes, scripted actions (stable for equal times).
-    func timeline() -> [(Double, Item)] {
+    /// Every world item in time order (seconds since the start): sightings, fixes, scripted
+    /// actions (stable for equal times). Drivers other than the virtual clock (the daemon's
+    /// real-time simulator source) play these.
+    public func timeline() -> [(Double, Item)] {
         var items: [(Double, Int, Item)] = []
         var order = 0
         func add(_ time: Double, _ item: Item) {

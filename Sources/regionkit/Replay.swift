@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import RegionKit
+import RegionKitBluetooth
 import RegionKitGateway
 import RegionKitSimulation
 
@@ -9,20 +10,31 @@ struct Replay: AsyncParsableCommand {
         abstract: "Replay a recording through the monitoring engine at recorded timing or instantly.",
         discussion: """
         Formats: gateway (concatenated JSON sightings from beacon gateways, optionally gzip: \
-        scannerID, uuid, major, minor, calibratedPower/power, rssi, messageType, time in ms). \
-        `t` in the JSON lines is the recording's own time in seconds since its first sighting. \
+        scannerID, uuid, major, minor, calibratedPower/power, rssi, messageType, time in ms); \
+        btsnoop (HCI captures: `regionkit scan/monitor --capture`, Android's btsnoop_hci.log, Bumble snoop files; \
+        their LE advertising reports, legacy and extended, with scan-response repeats dropped). \
+        `t` in the JSON lines is the recording's own time in seconds since its first sighting (gateway) \
+        or its first record (btsnoop). \
         With --all-events the nearest-scanner (room) changes are printed as didChangeNearestScanner.
         """
     )
 
     enum Format: String, ExpressibleByArgument, CaseIterable {
         case gateway
+        case btsnoop
+
+        /// The format a file name implies, if any.
+        static func inferred(from path: String) -> Format? {
+            if path.hasSuffix(".json") || path.hasSuffix(".json.gz") { return .gateway }
+            if path.hasSuffix(".btsnoop") || path.hasSuffix(".log") || path.hasSuffix(".cfa") { return .btsnoop }
+            return nil
+        }
     }
 
     @Argument(help: "The recording to replay.")
     var file: String
 
-    @Option(help: "Input format (default: from the file name; .json and .json.gz are gateway recordings).")
+    @Option(help: "Input format (default: from the file name; .json and .json.gz are gateway recordings, .btsnoop, .log and .cfa btsnoop captures).")
     var format: Format?
 
     @Option(name: .customLong("region"), help: "A beacon region ID:UUID[:MAJOR[:MINOR]][@SCANNER] (repeatable); @SCANNER binds it to one scanner.")
@@ -56,7 +68,7 @@ struct Replay: AsyncParsableCommand {
         guard speed.isFinite, speed > 0 else { throw ValidationError("--speed must be a positive number, got \(speed)") }
         guard reorderWindow.isFinite, reorderWindow >= 0 else { throw ValidationError("--reorder-window must be >= 0 seconds, got \(reorderWindow)") }
         guard tail.isFinite, tail >= 0 else { throw ValidationError("--tail must be >= 0 seconds, got \(tail)") }
-        if format == nil && !(file.hasSuffix(".json") || file.hasSuffix(".json.gz")) {
+        if format == nil && Format.inferred(from: file) == nil {
             throw ValidationError("cannot tell the format of '\(file)' from its name: give --format (\(Format.allCases.map(\.rawValue).joined(separator: ", ")))")
         }
     }
@@ -69,12 +81,16 @@ struct Replay: AsyncParsableCommand {
             chosen.nearestScanner = chosen.nearestScanner ?? NearestScannerPolicy()
             let printer = EventPrinter(json: json, allEvents: allEvents)
             let session = ReplaySession(profile: chosen, regions: regionList) { printer.print(.location($0)) }
+            if (format ?? Format.inferred(from: file)) == .btsnoop {
+                try await replayCapture(session)
+                return
+            }
             let reader = GatewayFileReader(path: file)
             var origin: Int64?
             var pending: [BeaconObservation] = []
             // The reader is synchronous; pacing needs `await`, so sightings are fed in small batches.
             func drain() async {
-                for observation in pending { await session.feed(observation, pace: instant ? nil : speed) }
+                for observation in pending { await session.feed(observation, pace: speed) }
                 pending.removeAll(keepingCapacity: true)
             }
             var failure: Error?
@@ -100,6 +116,20 @@ struct Replay: AsyncParsableCommand {
             session.finish(tail: failure == nil ? tail : 0)
             if let failure { throw failure }
         }
+    }
+}
+
+extension Replay {
+    /// Replays the advertising reports of a btsnoop capture (timestamps: seconds since its first record).
+    func replayCapture(_ session: ReplaySession) async throws {
+        let log = try ControllerOptions.bluetooth { () throws(BluetoothError) in try BTSnoopAdvertisingLog(contentsOfFile: file) }
+        if let truncation = log.truncation {
+            FileHandle.standardError.write(Data("regionkit: warning: \(file): \(truncation); replaying the \(log.records) intact record(s) before it\n".utf8))
+        }
+        for observation in log.observations(scannerID: nil) {
+            if instant { session.feed(observation) } else { await session.feed(observation, pace: speed) }
+        }
+        session.finish(tail: tail)
     }
 }
 

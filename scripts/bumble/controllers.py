@@ -25,6 +25,18 @@ Patches applied to Bumble (checked against the pinned version, see setup.sh):
 controllers, so they deliver legacy LE Advertising Reports (subevent 0x02)
 instead of extended ones (0x0D).
 
+Beacon control: ``--beacons-paused`` sets the beacons up without advertising;
+SIGUSR1 starts every beacon's advertising (prints ``BEACONS-STARTED``), SIGUSR2
+stops it (prints ``BEACONS-STOPPED``), so a test can make a beacon appear and
+disappear while its scanner stays connected.
+
+``--scan-json`` adds an unexposed controller driven by an in-process Bumble host
+that scans passively and prints one line ``ADV <json>`` per advertising report:
+``{"t": monotonic seconds, "address", "address_type", "rssi", "tx_power",
+"legacy", "connectable", "scannable", "scan_response", "data": hex}`` (data is
+the report's own bytes, not Bumble's merge with the previous advertisement).
+It is an independent receiver for testing an advertising host.
+
 Prints one line ``READY <json>`` on stdout when every port listens and every
 beacon advertises. Do not probe the ports by connecting: each serves one host.
 SIGTERM or SIGINT closes the transports and exits 0.
@@ -136,6 +148,37 @@ def ibeacon_advertising_data(spec: str) -> bytes:
     return bytes([0x02, 0x01, 0x06, len(payload) + 1, 0xFF]) + payload
 
 
+def print_line(text: str) -> None:
+    """One stdout line, flushed at once (the test harness reads them as they come)."""
+    print(text, flush=True)
+
+
+async def start_scanner(link: LocalLink) -> dict:
+    """An unexposed controller + Bumble host scanning passively, printing ADV lines."""
+    address = "D0:00:00:00:00:01"
+    controller = Controller("scanner", link=link, public_address=address)
+    device = Device(address=hci.Address(address), host=Host(controller, AsyncPipeSink(controller)))
+
+    def on_advertisement(advertisement) -> None:
+        print_line("ADV " + json.dumps({
+            "t": round(asyncio.get_running_loop().time(), 6),
+            "address": str(advertisement.address).split("/")[0],
+            "address_type": int(advertisement.address.address_type),
+            "rssi": advertisement.rssi,
+            "tx_power": advertisement.tx_power,
+            "legacy": bool(advertisement.is_legacy),
+            "connectable": bool(advertisement.is_connectable),
+            "scannable": bool(advertisement.is_scannable),
+            "scan_response": bool(advertisement.is_scan_response),
+            "data": bytes(advertisement.data_bytes).hex(),
+        }))
+
+    device.on("advertisement", on_advertisement)
+    await device.power_on()
+    await device.start_scanning(active=False, filter_duplicates=False, own_address_type=hci.OwnAddressType.PUBLIC)
+    return {"address": address}
+
+
 async def run(arguments: argparse.Namespace) -> int:
     apply_patches()
     link = LocalLink()
@@ -156,6 +199,7 @@ async def run(arguments: argparse.Namespace) -> int:
         exposed.append({"spec": spec, "address": address})
 
     beacons = []
+    beacon_devices = []
     for index, spec in enumerate(arguments.advertise_ibeacon or []):
         address = f"C0:FF:EE:00:00:{index + 1:02X}"
         controller = Controller(f"beacon{index}", link=link, public_address=address)
@@ -163,21 +207,46 @@ async def run(arguments: argparse.Namespace) -> int:
         controller.le_features &= ~hci.LeFeatureMask.LE_EXTENDED_ADVERTISING
         device = Device(address=hci.Address(address), host=Host(controller, AsyncPipeSink(controller)))
         await device.power_on()
-        await device.start_advertising(
-            advertising_type=AdvertisingType.UNDIRECTED,  # ADV_NONCONN_IND
-            own_address_type=hci.OwnAddressType.PUBLIC,
-            advertising_data=ibeacon_advertising_data(spec),
-            advertising_interval_min=arguments.interval_ms,
-            advertising_interval_max=arguments.interval_ms,
-        )
+        beacon_devices.append((device, ibeacon_advertising_data(spec)))
         beacons.append({"ibeacon": spec, "address": address, "interval_ms": arguments.interval_ms})
+
+    async def start_beacons() -> None:
+        for device, data in beacon_devices:
+            await device.start_advertising(
+                advertising_type=AdvertisingType.UNDIRECTED,  # ADV_NONCONN_IND
+                own_address_type=hci.OwnAddressType.PUBLIC,
+                advertising_data=data,
+                advertising_interval_min=arguments.interval_ms,
+                advertising_interval_max=arguments.interval_ms,
+            )
+
+    async def stop_beacons() -> None:
+        for device, _ in beacon_devices:
+            await device.stop_advertising()
+
+    if not arguments.beacons_paused:
+        await start_beacons()
+    scanner = await start_scanner(link) if arguments.scan_json else None
 
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signal_number in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signal_number, stop.set)
+
+    def control(coroutine_function, done_line: str) -> None:
+        async def act() -> None:
+            try:
+                await coroutine_function()
+                print_line(done_line)
+            except Exception as error:  # report, keep serving the other controllers
+                print(f"controllers.py: {done_line}: {error}", file=sys.stderr, flush=True)
+        asyncio.ensure_future(act())
+
+    loop.add_signal_handler(signal.SIGUSR1, control, start_beacons, "BEACONS-STARTED")
+    loop.add_signal_handler(signal.SIGUSR2, control, stop_beacons, "BEACONS-STOPPED")
     ready = {"bumble": bumble.__version__, "controllers": exposed, "beacons": beacons,
-             "legacy_only": arguments.legacy_only}
+             "legacy_only": arguments.legacy_only, "beacons_paused": arguments.beacons_paused,
+             "scanner": scanner}
     print("READY " + json.dumps(ready), flush=True)
 
     await stop.wait()
@@ -191,6 +260,11 @@ async def run(arguments: argparse.Namespace) -> int:
 
 
 def main() -> int:
+    # A launcher may start us with signals blocked: Swift's Foundation.Process on Linux passes on
+    # the spawning thread's signal mask, and test runners' worker threads block most signals. The
+    # SIGTERM/SIGINT/SIGUSR1/SIGUSR2 handlers below would then never run (SIGTERM degrading to the
+    # caller's SIGKILL fallback), so unblock them first.
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM, signal.SIGINT, signal.SIGUSR1, signal.SIGUSR2})
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("specs", nargs="+", help="tcp-server:127.0.0.1:PORT, one per exposed controller")
     parser.add_argument("--legacy-only", action="store_true",
@@ -198,6 +272,10 @@ def main() -> int:
     parser.add_argument("--advertise-ibeacon", action="append", metavar="UUID:MAJOR:MINOR:POWER",
                         help="add an unexposed controller advertising this iBeacon (repeatable)")
     parser.add_argument("--interval-ms", type=float, default=100.0, help="beacon advertising interval (default 100)")
+    parser.add_argument("--beacons-paused", action="store_true",
+                        help="set the beacons up without advertising; SIGUSR1 starts them, SIGUSR2 stops them")
+    parser.add_argument("--scan-json", action="store_true",
+                        help="add an in-process Bumble scanner printing 'ADV <json>' per advertising report")
     parser.add_argument("--log-level", default="WARNING")
     arguments = parser.parse_args()
     logging.basicConfig(level=arguments.log_level.upper(), stream=sys.stderr)

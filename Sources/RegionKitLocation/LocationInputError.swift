@@ -1,0 +1,88 @@
+/// An error from a location input (NMEA, gpsd JSON, GPX, gpsd socket), in the style of
+/// swift-nio's `FileSystemError`: a stable ``Code`` to switch on, a human-readable message,
+/// and where in the input it happened.
+///
+/// Parsers never trap on bad input: they return or throw one of these.
+///
+/// ```swift
+/// let result = NMEAReader.read("$GPGGA,123519,4807.038,N*00\n")
+/// for error in result.diagnostics {
+///     print(error)   // "line 1:25: badChecksum: checksum *00 does not match computed *27"
+///     if error.code == .badChecksum { /* count it */ }
+/// }
+/// ```
+public struct LocationInputError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// A stable, switchable category of failure.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private enum Base: String, Hashable, Sendable {
+            case badFraming, badChecksum, unsupportedSentence, missingField, badField
+            case malformedJSON, unknownClass, malformedXML, missingAttribute
+            case connectionFailed, connectionClosed, timedOut, invalidArgument
+        }
+        private let base: Base
+        private init(_ base: Base) { self.base = base }
+
+        /// A line that is not `$...*hh` / `!...*hh` NMEA framing (binary junk, truncated line).
+        public static let badFraming = Code(.badFraming)
+        /// The `*hh` checksum does not match the XOR of the sentence body.
+        public static let badChecksum = Code(.badChecksum)
+        /// A well-formed sentence this reader does not decode (reported only when asked for).
+        public static let unsupportedSentence = Code(.unsupportedSentence)
+        /// A sentence has fewer fields than its type requires.
+        public static let missingField = Code(.missingField)
+        /// A field is present but out of range or not parseable (latitude 95°, hour 25, ...).
+        public static let badField = Code(.badField)
+        /// A gpsd JSON line that is not a JSON object with a `class` member.
+        public static let malformedJSON = Code(.malformedJSON)
+        /// A gpsd JSON object whose `class` this decoder does not know (informational).
+        public static let unknownClass = Code(.unknownClass)
+        /// GPX that is not well-formed XML.
+        public static let malformedXML = Code(.malformedXML)
+        /// A GPX point without a required attribute (`lat`, `lon`) or with an invalid one.
+        public static let missingAttribute = Code(.missingAttribute)
+        /// A socket could not be opened or connected.
+        public static let connectionFailed = Code(.connectionFailed)
+        /// The peer closed the connection.
+        public static let connectionClosed = Code(.connectionClosed)
+        /// A bounded wait ran out.
+        public static let timedOut = Code(.timedOut)
+        /// A caller-supplied argument is invalid (negative speed, port out of range, ...).
+        public static let invalidArgument = Code(.invalidArgument)
+
+        public var description: String { base.rawValue }
+    }
+
+    /// What went wrong, as a stable category.
+    public var code: Code
+    /// A human-readable explanation.
+    public var message: String
+    /// 1-based line in the input, when known.
+    public var line: Int?
+    /// 1-based column (or byte offset within the line), when known.
+    public var column: Int?
+    /// The offending input, truncated to 120 characters, when useful.
+    public var excerpt: String?
+
+    public init(code: Code, message: String, line: Int? = nil, column: Int? = nil, excerpt: String? = nil) {
+        self.code = code
+        self.message = message
+        self.line = line
+        self.column = column
+        if let excerpt {
+            self.excerpt = excerpt.count > 120 ? String(excerpt.prefix(120)) + "…" : excerpt
+        } else {
+            self.excerpt = nil
+        }
+    }
+
+    public var description: String {
+        var s = ""
+        if let line {
+            s += "line \(line)"
+            if let column { s += ":\(column)" }
+            s += ": "
+        }
+        s += "\(code): \(message)"
+        return s
+    }
+}

@@ -1,0 +1,60 @@
+import RegionKit
+
+/// What to run when events happen: shell commands on enter/exit and webhooks (HTTP POST of the
+/// event JSON), with timeouts, retries and a bounded queue.
+///
+/// ```swift
+/// var hooks = HookConfiguration()
+/// hooks.onEnter = ["logger -t regionkit entered $REGIONKIT_REGION"]
+/// hooks.webhooks = [.init(url: "http://127.0.0.1:8080/events")]
+/// ```
+public struct HookConfiguration: Hashable, Sendable, Codable {
+    public struct Webhook: Hashable, Sendable, Codable {
+        public var url: String
+        /// Event types to send (default: didEnterRegion, didExitRegion).
+        public var events: [String]?
+
+        public init(url: String, events: [String]? = nil) {
+            self.url = url
+            self.events = events
+        }
+
+        public var types: Set<String> { Set(events ?? ["didEnterRegion", "didExitRegion"]) }
+    }
+
+    /// Shell commands run (`/bin/sh -c`) for each didEnterRegion.
+    public var onEnter: [String]
+    /// Shell commands run for each didExitRegion.
+    public var onExit: [String]
+    public var webhooks: [Webhook]
+    /// Seconds a command or request may take before it counts as failed (default 10).
+    public var timeout: Double?
+    /// Attempts per delivery before giving up (default 30).
+    public var maxAttempts: Int?
+    /// First retry delay in seconds, doubled per attempt up to 60 s (default 1).
+    public var retryDelay: Double?
+    /// Most pending deliveries kept; older ones are dropped (default 10,000).
+    public var maxPending: Int?
+
+    public init(onEnter: [String] = [], onExit: [String] = [], webhooks: [Webhook] = [], timeout: Double? = nil,
+                maxAttempts: Int? = nil, retryDelay: Double? = nil, maxPending: Int? = nil) {
+        self.onEnter = onEnter
+        self.onExit = onExit
+        self.webhooks = webhooks
+        self.timeout = timeout
+        self.maxAttempts = maxAttempts
+        self.retryDelay = retryDelay
+        self.maxPending = maxPending
+    }
+
+    public var isEmpty: Bool { onEnter.isEmpty && onExit.isEmpty && webhooks.isEmpty }
+
+    /// The hook names an event of `type` is delivered to. Names are stable across restarts.
+    public func hooks(for type: String) -> [String] {
+        var names: [String] = []
+        if type == "didEnterRegion" { names += onEnter.map { "command:\($0)" } }
+        if type == "didExitRegion" { names += onExit.map { "command:\($0)" } }
+        names += webhooks.filter { $0.types.contains(type) }.map { "webhook:\($0.url)" }
+        return names
+    }
+}

@@ -1,0 +1,145 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Logging
+import Synchronization
+import RegionKit
+import RegionKitStore
+
+/// Delivers logged events to their hooks from the store's durable queue: runs commands (event in
+/// environment variables and as JSON on stdin) and POSTs webhooks, each with a timeout; a failed
+/// attempt is retried with exponential backoff; every outcome is recorded in the store, so a
+/// restart resumes undelivered ones and never repeats a delivered one.
+///
+/// A webhook request carries `X-RegionKit-Event-ID` so a receiver can also de-duplicate on its
+/// side (a crash between a successful POST and its commit would resend once).
+///
+/// ```swift
+/// let runner = HookRunner(store: store, configuration: hooks)
+/// let task = Task { await runner.run() }   // until cancelled
+/// ```
+public final class HookRunner: Sendable {
+    public let store: RegionStore
+    public let configuration: HookConfiguration
+    private let logger: Logger
+    private let now: @Sendable () -> Double
+
+    public init(store: RegionStore, configuration: HookConfiguration, logger: Logger = Logger(label: "regionkit.hooks"),
+                now: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 }) {
+        self.store = store
+        self.configuration = configuration
+        self.logger = logger
+        self.now = now
+    }
+
+    var timeout: Double { configuration.timeout ?? 10 }
+    var maxAttempts: Int { configuration.maxAttempts ?? 30 }
+    var retryDelay: Double { configuration.retryDelay ?? 1 }
+    var maxPending: Int { configuration.maxPending ?? 10_000 }
+
+    /// Delivers until the task is cancelled, polling the queue every `pollInterval` seconds.
+    public func run(pollInterval: Double = 0.2) async {
+        while !Task.isCancelled {
+            let worked = (try? await deliverDue()) ?? 0
+            if worked == 0 { try? await Task.sleep(for: .milliseconds(Int(pollInterval * 1000))) }
+        }
+    }
+
+    /// One pass: delivers every due delivery (up to `limit`); returns how many were attempted.
+    @discardableResult
+    public func deliverDue(limit: Int = 32) async throws -> Int {
+        let dropped = try store.trimPendingDeliveries(toAtMost: maxPending)
+        if dropped > 0 { logger.warning("hook queue full: dropped the oldest deliveries", metadata: ["dropped": "\(dropped)"]) }
+        let due = try store.dueDeliveries(now: now(), limit: limit)
+        for delivery in due {
+            guard let event = try store.events(afterID: delivery.eventID - 1, limit: 1).first, event.id == delivery.eventID else {
+                try store.markAttemptFailed(delivery.id, error: "event \(delivery.eventID) is missing", retryAt: nil)
+                continue
+            }
+            let outcome = await attempt(delivery.hook, event: event)
+            switch outcome {
+            case .success:
+                try store.markDelivered(delivery.id, at: now())
+                logger.info("hook delivered", metadata: ["hook": "\(delivery.hook)", "event": "\(event.id)"])
+            case .failure(let message):
+                let attempts = delivery.attempts + 1
+                let retryAt = attempts < maxAttempts ? now() + min(retryDelay * pow(2, Double(attempts - 1)), 60) : nil
+                try store.markAttemptFailed(delivery.id, error: message, retryAt: retryAt)
+                logger.warning("hook attempt failed", metadata: ["hook": "\(delivery.hook)", "event": "\(event.id)",
+                                                                "attempt": "\(attempts)", "error": "\(message)", "giving-up": "\(retryAt == nil)"])
+            }
+        }
+        return due.count
+    }
+
+    enum Outcome {
+        case success
+        case failure(String)
+    }
+
+    func attempt(_ hook: String, event: StoredEvent) async -> Outcome {
+        if hook.hasPrefix("command:") { return await runCommand(String(hook.dropFirst("command:".count)), event: event) }
+        if hook.hasPrefix("webhook:") { return await post(String(hook.dropFirst("webhook:".count)), event: event) }
+        return .failure("unknown hook kind '\(hook)'")
+    }
+
+    func runCommand(_ command: String, event: StoredEvent) async -> Outcome {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        process.arguments = ["-c", command]
+        var environment = ProcessInfo.processInfo.environment
+        environment["REGIONKIT_EVENT"] = event.type
+        environment["REGIONKIT_EVENT_ID"] = String(event.id)
+        environment["REGIONKIT_REGION"] = event.region ?? ""
+        environment["REGIONKIT_STATE"] = event.state ?? ""
+        environment["REGIONKIT_TIME"] = String(event.time)
+        environment["REGIONKIT_REASON"] = event.reason ?? ""
+        process.environment = environment
+        let input = Pipe()
+        process.standardInput = input
+        process.standardOutput = FileHandle.nullDevice
+        let errors = Pipe()
+        process.standardError = errors
+        let finished = AsyncStream<Int32>.makeStream()
+        process.terminationHandler = { finished.continuation.yield($0.terminationStatus); finished.continuation.finish() }
+        do {
+            try process.run()
+        } catch {
+            return .failure("cannot start /bin/sh: \(error.localizedDescription)")
+        }
+        input.fileHandleForWriting.write(Data((event.json + "\n").utf8))
+        try? input.fileHandleForWriting.close()
+        let timeout = self.timeout
+        let killer = Task {
+            try await Task.sleep(for: .milliseconds(Int(timeout * 1000)))
+            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        }
+        var status: Int32 = -1
+        for await code in finished.stream { status = code }
+        killer.cancel()
+        let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile().prefix(300), as: UTF8.self)
+        if process.terminationReason == .uncaughtSignal {
+            return .failure("command killed by signal \(status)\(status == SIGKILL ? " (timeout \(timeout) s)" : "")")
+        }
+        return status == 0 ? .success : .failure("command exited with status \(status): \(stderr)")
+    }
+
+    func post(_ url: String, event: StoredEvent) async -> Outcome {
+        guard let target = URL(string: url), target.scheme == "http" || target.scheme == "https" else {
+            return .failure("'\(url)' is not an http(s) URL")
+        }
+        var request = URLRequest(url: target, timeoutInterval: timeout)
+        request.httpMethod = "POST"
+        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        request.setValue(String(event.id), forHTTPHeaderField: "X-RegionKit-Event-ID")
+        request.httpBody = Data(event.json.utf8)
+        do {
+            let (_, response) = try await URLSession.shared.data(for: request)
+            let code = (response as? HTTPURLResponse)?.statusCode ?? 0
+            return (200..<300).contains(code) ? .success : .failure("HTTP \(code)")
+        } catch {
+            return .failure(error.localizedDescription)
+        }
+    }
+}

@@ -1,0 +1,177 @@
+import Foundation
+import Logging
+import Synchronization
+import RegionKit
+import RegionKitStore
+
+/// RegionKit as a long-running service: a ``LocationManager`` whose monitored regions and states
+/// survive restarts, every event logged with its reasons, and hooks fired once per event.
+///
+/// On ``start(regions:)`` the stored regions come back with their stored states marked stale;
+/// fresh observations reconcile them without a spurious enter, and with one exit (logged with
+/// the reason) for a region left while the service was down.
+///
+/// ```swift
+/// let service = try MonitoringService(store: RegionStore(path: path), profile: .responsive, sources: [.beacon: .authorized])
+/// try service.start(regions: configuredRegions)
+/// service.manager.ingest(observation)
+/// service.stop()
+/// ```
+public final class MonitoringService: Sendable {
+    public let manager: LocationManager
+    public let store: RegionStore
+    public let hooks: HookConfiguration
+    private let logger: Logger
+    private let recorder: Recorder
+    private let onLogged: (@Sendable (StoredEvent) -> Void)?
+
+    /// Persists every event the manager delivers.
+    final class Recorder: LocationManagerDelegate {
+        let store: RegionStore
+        let hooks: HookConfiguration
+        let logger: Logger
+        let onLogged: (@Sendable (StoredEvent) -> Void)?
+        let rangedCounts = Mutex<[String: Int]>([:])
+        let failures = Mutex<Int>(0)
+
+        init(store: RegionStore, hooks: HookConfiguration, logger: Logger, onLogged: (@Sendable (StoredEvent) -> Void)?) {
+            self.store = store
+            self.hooks = hooks
+            self.logger = logger
+            self.onLogged = onLogged
+        }
+
+        func locationManager(_ manager: LocationManager, didReceive event: LocationEvent) {
+            do {
+                try persist(event, from: manager)
+            } catch {
+                failures.withLock { $0 += 1 }
+                logger.error("cannot persist event", metadata: ["type": "\(event.typeName)", "error": "\(error)"])
+            }
+        }
+
+        func persist(_ event: LocationEvent, from manager: LocationManager) throws {
+            let time = event.timestamp.seconds
+            switch event.kind {
+            case .didStartMonitoring(let region):
+                try store.saveRegion(region, at: time)
+            case .didEnterRegion(let region), .didExitRegion(let region):
+                _ = region // the state row is written by the didDetermineState that accompanies every crossing
+            case .didDetermineState(let state, let region):
+                let since = manager.monitoredRegion(region.identifier)?.stateSince?.seconds
+                try store.saveState(region.identifier, state: state, since: since ?? time, evidence: event.evidence, at: time)
+            case .didRangeBeacons(let beacons, _, let label):
+                // Log count changes only (the field app's "ranged beacon count changed").
+                let changed = rangedCounts.withLock { counts -> Bool in
+                    defer { counts[label] = beacons.count }
+                    return counts[label] != beacons.count
+                }
+                guard changed else { return }
+                var line = JSONLine()
+                line.add("t", time)
+                line.add("type", "rangedBeaconCountChanged")
+                line.add("region", label)
+                line.add("count", beacons.count)
+                try log(time: time, type: "rangedBeaconCountChanged", region: label, state: nil, reason: "\(beacons.count) beacons ranged", json: line.text)
+                return
+            default:
+                break
+            }
+            try log(time: time, type: event.typeName, region: event.regionIdentifier, state: Self.state(of: event),
+                    reason: event.evidence?.reason ?? Self.errorMessage(of: event), json: event.jsonLine(origin: .zero))
+        }
+
+        func log(time: Double, type: String, region: String?, state: String?, reason: String?, json: String) throws {
+            let id = try store.append(time: time, type: type, region: region, state: state, reason: reason, json: json, hooks: hooks.hooks(for: type))
+            onLogged?(StoredEvent(id: id, time: time, type: type, region: region, state: state, reason: reason, json: json))
+        }
+
+        static func state(of event: LocationEvent) -> String? {
+            switch event.kind {
+            case .didDetermineState(let state, _): state.rawValue
+            case .didEnterRegion: RegionState.inside.rawValue
+            case .didExitRegion: RegionState.outside.rawValue
+            default: nil
+            }
+        }
+
+        static func errorMessage(of event: LocationEvent) -> String? {
+            switch event.kind {
+            case .monitoringDidFail(_, let error), .didFailRanging(_, _, let error): error.message
+            default: nil
+            }
+        }
+    }
+
+    /// - Parameter onLogged: called after each event is durably written (its acknowledgement).
+    public init(store: RegionStore, profile: MonitoringProfile = .responsive, automation: Automation = .all,
+                clock: any MonitoringClock = SystemClock(), sources: [RegionKind: AuthorizationStatus],
+                hooks: HookConfiguration = HookConfiguration(), logger: Logger = Logger(label: "regionkit.service"),
+                onLogged: (@Sendable (StoredEvent) -> Void)? = nil) {
+        self.store = store
+        self.hooks = hooks
+        self.logger = logger
+        self.onLogged = onLogged
+        manager = LocationManager(profile: profile, automation: automation, clock: clock, sources: sources)
+        recorder = Recorder(store: store, hooks: hooks, logger: logger, onLogged: onLogged)
+        manager.delegate = recorder
+    }
+
+    /// Events that could not be written (each was logged as an error).
+    public var persistenceFailures: Int { recorder.failures.withLock { $0 } }
+
+    /// Logs "process started" and brings the regions back.
+    /// - Parameter regions: the configured regions; `nil` restores every stored region. Stored
+    ///   regions that are no longer configured are stopped; changed ones start afresh.
+    public func start(regions configured: [Region]? = nil) throws {
+        let now = manager.clock.now.seconds
+        try recorder.log(time: now, type: "processStarted", region: nil, state: nil, reason: "pid \(ProcessInfo.processInfo.processIdentifier)",
+                         json: Self.line(now, "processStarted"))
+        let stored = try store.regions()
+        let states = try store.states()
+        let storedByID = Dictionary(stored.map { ($0.identifier, $0) }, uniquingKeysWith: { $1 })
+        for region in configured ?? stored {
+            if storedByID[region.identifier] == region, let saved = states[region.identifier] {
+                logger.info("restoring region", metadata: ["region": "\(region.identifier)", "state": "\(saved.state.rawValue)"])
+                manager.restoreMonitoring(for: region, state: saved.state, since: saved.since.map { Timestamp(seconds: $0) })
+            } else {
+                manager.startMonitoring(for: region)
+            }
+        }
+        if let configured {
+            let keep = Set(configured.map(\.identifier))
+            for region in stored where !keep.contains(region.identifier) {
+                try stopMonitoring(region, reason: "no longer in the configuration")
+            }
+        }
+    }
+
+    public func startMonitoring(_ region: Region) {
+        manager.startMonitoring(for: region)
+    }
+
+    /// Stops monitoring and forgets the region (its log stays).
+    public func stopMonitoring(_ region: Region, reason: String = "requested") throws {
+        manager.stopMonitoring(for: region)
+        try store.removeRegion(region.identifier)
+        let now = manager.clock.now.seconds
+        var line = JSONLine()
+        line.add("t", now)
+        line.add("type", "monitoringStopped")
+        line.add("region", region.identifier)
+        try recorder.log(time: now, type: "monitoringStopped", region: region.identifier, state: nil, reason: reason, json: line.text)
+    }
+
+    /// Logs "process stopped". The store is consistent after every event, so nothing else is pending.
+    public func stop(reason: String = "stopped") throws {
+        let now = manager.clock.now.seconds
+        try recorder.log(time: now, type: "processStopped", region: nil, state: nil, reason: reason, json: Self.line(now, "processStopped"))
+    }
+
+    static func line(_ time: Double, _ type: String) -> String {
+        var line = JSONLine()
+        line.add("t", time)
+        line.add("type", type)
+        return line.text
+    }
+}

@@ -1,0 +1,54 @@
+import Dispatch
+import Foundation
+import Synchronization
+
+/// Waits for termination signals (SIGTERM from systemd or `kill`, SIGINT from Ctrl-C) without
+/// killing the process, so the service can stop cleanly.
+///
+/// ```swift
+/// let watcher = SignalWatcher(signals: [SIGTERM, SIGINT])
+/// let signal = await watcher.next()
+/// ```
+final class SignalWatcher: Sendable {
+    // Dispatch sources are thread-safe; they are only kept alive here.
+    nonisolated(unsafe) private let sources: [any DispatchSourceSignal]
+    private let state = Mutex<(last: Int32?, waiters: [CheckedContinuation<Int32, Never>])>((nil, []))
+
+    init(signals: [Int32]) {
+        var sources: [any DispatchSourceSignal] = []
+        for number in signals {
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            sources.append(source)
+        }
+        self.sources = sources
+        for (source, number) in zip(sources, signals) {
+            source.setEventHandler { [weak self] in self?.deliver(number) }
+            source.resume()
+        }
+    }
+
+    var received: Bool { state.withLock { $0.last != nil } }
+    var lastSignal: Int32? { state.withLock { $0.last } }
+
+    /// The next signal (or the one already received).
+    func next() async -> Int32 {
+        await withCheckedContinuation { continuation in
+            let already = state.withLock { state -> Int32? in
+                if let last = state.last { return last }
+                state.waiters.append(continuation)
+                return nil
+            }
+            if let already { continuation.resume(returning: already) }
+        }
+    }
+
+    private func deliver(_ number: Int32) {
+        let waiters = state.withLock { state -> [CheckedContinuation<Int32, Never>] in
+            state.last = number
+            defer { state.waiters.removeAll() }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.resume(returning: number) }
+    }
+}

@@ -1,0 +1,105 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import RegionKitBluetooth
+
+@Suite("btsnoop capture (host's direction bits, incremental) and replay of its advertising reports")
+struct CaptureTests {
+    static func temporaryPath(_ name: String) -> String {
+        FileManager.default.temporaryDirectory.appendingPathComponent("regionkit-\(getpid())-\(name)").path
+    }
+
+    @Test("Commands are recorded as sent (flags 0b10), events as received (0b11), each on disk before close()")
+    func directionBitsAndIncrementalWrites() async throws {
+        let path = Self.temporaryPath("directions.btsnoop")
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let micros = Atomic<Int64>(1_700_000_000_000_000)
+        let capture = try BTSnoopCaptureFile(path: path) { micros.add(1000, ordering: .sequentiallyConsistent).newValue }
+        let controller = FakeController()
+        let transport = CapturingTransport(wrapping: controller, capture: capture)
+        let channel = HCICommandChannel(transport: transport, onEvent: { _ in }, onFailure: { _ in })
+        try await channel.execute(.reset)
+
+        // Readable now, while the capture is still open.
+        let midway = try BTSnoopFile(decoding: Array(try Data(contentsOf: URL(fileURLWithPath: path))))
+        #expect(midway.datalink == .h4)
+        #expect(midway.records.count == 2)
+        let command = midway.records[0], event = midway.records[1]
+        #expect(command.flags.rawValue == 0b10)         // bit 0 clear: host → controller; bit 1: command/event
+        #expect(command.data.first == 0x01)              // H4 command
+        #expect(try command.packet(datalink: .h4).command() == .reset)
+        #expect(event.flags.rawValue == 0b11)           // bit 0 set: controller → host
+        #expect(event.data.first == 0x04)                // H4 event
+        #expect(event.unixMicroseconds > command.unixMicroseconds)
+
+        controller.inject(Sample.legacyReport(.advNonconnInd))
+        try await eventually("3 records") { capture.recordCount == 3 }
+        await channel.close()
+        capture.close()
+        capture.record(H4Packet(command: .reset), direction: .sent) // after close: ignored, no crash
+        let final = try BTSnoopFile(decoding: Array(try Data(contentsOf: URL(fileURLWithPath: path))))
+        #expect(final.records.count == 3)
+        #expect(capture.writeError == nil)
+    }
+
+    @Test("An unwritable capture path is a typed error naming the path")
+    func unwritable() {
+        #expect(throws: BluetoothError.self) { try BTSnoopCaptureFile(path: "/nonexistent-dir/x.btsnoop") }
+        do { _ = try BTSnoopCaptureFile(path: "/nonexistent-dir/x.btsnoop") } catch {
+            #expect(error.code == .captureFailed && error.message.contains("/nonexistent-dir/x.btsnoop"))
+        }
+    }
+
+    static func record(_ event: HCIEvent, at micros: Int64, direction: BTSnoopRecord.Direction = .received) -> BTSnoopRecord {
+        BTSnoopRecord(packet: H4Packet(event: event, advertisingReportLayout: .reportByReport), direction: direction, unixMicroseconds: micros)
+    }
+
+    @Test("Replay log: recorded times from the first record, repeats dropped, commands and other events skipped")
+    func advertisingLog() throws {
+        let start: Int64 = 1_700_000_000_000_000
+        var writer = BTSnoopWriter()
+        writer.append(packet: H4Packet(command: .reset), direction: .sent, unixMicroseconds: start)
+        writer.append(Self.record(.commandComplete(numPackets: 1, opcode: .reset, returnParameters: [0]), at: start + 500))
+        writer.append(Self.record(Sample.legacyReport(.advInd), at: start + 2_000_000))
+        writer.append(Self.record(Sample.legacyReport(.scanRsp), at: start + 2_000_150))
+        writer.append(Self.record(Sample.extendedReport([.connectable], rssi: -61), at: start + 2_100_000))
+        writer.append(H4Packet(type: .acl, payload: [0x01, 0x20, 0x00, 0x00]).encodedRecord(at: start + 2_200_000))
+        let log = try BTSnoopAdvertisingLog(bytes: writer.bytes)
+        #expect(log.records == 6)
+        #expect(log.reports == 3 && log.scanResponseRepeats == 1 && log.skippedRecords == 0)
+        #expect(log.sightings.map(\.timestamp.seconds) == [2.0, 2.1])
+        let observations = log.observations(scannerID: "lab")
+        #expect(observations.map(\.rssi) == [-50, -61])
+        #expect(observations.allSatisfy { $0.identity == Sample.identity && $0.measuredPower == -59 && $0.scannerID == "lab" })
+        let absolute = try BTSnoopAdvertisingLog(bytes: writer.bytes, timeOrigin: .unixEpoch)
+        #expect(absolute.sightings.first?.timestamp.seconds == 1_700_000_002.0)
+    }
+
+    @Test("Android-style 1001 datalink, a garbled event and a capture cut mid-record: what is intact is used")
+    func damagedAndUnencapsulated() throws {
+        let start: Int64 = 1_600_000_000_000_000
+        var writer = BTSnoopWriter(datalink: .unencapsulatedHCI)
+        func event(_ bytes: [UInt8], at micros: Int64) -> BTSnoopRecord {
+            // Datalink 1001: no H4 type byte; the flags say command/event and direction.
+            BTSnoopRecord(originalLength: UInt32(bytes.count), flags: [.received, .commandOrEvent],
+                          timestamp: start + micros + BTSnoopRecord.unixEpochOffset, data: bytes)
+        }
+        let report = Sample.legacyReport(.advNonconnInd).encoded(advertisingReportLayout: .reportByReport)
+        writer.append(event(report, at: 0))
+        writer.append(event([0x3E, 0x09, 0x02, 0x01], at: 1000)) // length byte lies: skipped, counted
+        writer.append(event(report, at: 100_000))
+        let cut = Array(writer.bytes.dropLast(7))
+        let log = try BTSnoopAdvertisingLog(bytes: cut)
+        #expect(log.sightings.count == 1)
+        #expect(log.skippedRecords == 1)
+        #expect(log.truncation?.code == .truncated)
+        #expect(throws: BluetoothError.self) { try BTSnoopAdvertisingLog(bytes: Array("not a capture".utf8)) }
+    }
+}
+
+extension H4Packet {
+    /// A received-direction H4 record of this packet (test helper).
+    func encodedRecord(at micros: Int64) -> BTSnoopRecord {
+        BTSnoopRecord(packet: self, direction: .received, unixMicroseconds: micros)
+    }
+}

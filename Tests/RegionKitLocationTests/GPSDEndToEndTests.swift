@@ -1,0 +1,131 @@
+import Foundation
+import Testing
+import RegionKitCore
+@testable import RegionKitLocation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Runs a real gpsd through `gpsfake` (Debian: `apt-get install -y gpsd gpsd-clients`) replaying a
+/// regression log, reads it with GPSDClient and compares with the log's .chk TPVs.
+/// Skipped loudly when gpsfake is not on PATH or the fixtures are missing.
+@Suite("gpsd client end-to-end with gpsfake", .serialized)
+struct GPSDEndToEndTests {
+    static let gpsfake: String? = {
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+        for dir in path.split(separator: ":") {
+            let p = "\(dir)/gpsfake"
+            if FileManager.default.isExecutableFile(atPath: p) { return p }
+        }
+        return nil
+    }()
+
+    static func freePort() -> UInt16? {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let ok = withUnsafeMutablePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, len) == 0 && getsockname(fd, $0, &len) == 0 }
+        }
+        return ok ? UInt16(bigEndian: addr.sin_port) : nil
+    }
+
+    /// Child processes of `pid` (gpsfake runs gpsd as its child).
+    static func children(of pid: Int32) -> [Int32] {
+        guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return [] }
+        return entries.compactMap { name -> Int32? in
+            guard let child = Int32(name), let stat = try? String(contentsOfFile: "/proc/\(name)/stat", encoding: .utf8),
+                  let close = stat.lastIndex(of: ")") else { return nil }
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            return fields.count > 1 && Int32(fields[1]) == pid ? child : nil
+        }
+    }
+
+    /// Stops gpsfake by PID. SIGINT lets it stop its gpsd and exit; gpsfake only notices it
+    /// between reads, and with -1 it lingers ~50 s after the log for a drain timeout, so after 3 s
+    /// its gpsd child and then gpsfake get SIGTERM, and SIGKILL after 2 more seconds.
+    static func stop(_ process: Process) {
+        guard process.isRunning else { return }
+        let pid = process.processIdentifier
+        let kids = children(of: pid)
+        func wait(_ seconds: Double) {
+            let deadline = Date().addingTimeInterval(seconds)
+            while process.isRunning, Date() < deadline { usleep(50_000) }
+        }
+        kill(pid, SIGINT)
+        wait(3)
+        if process.isRunning {
+            for k in kids where kill(k, 0) == 0 { kill(k, SIGTERM) }
+            kill(pid, SIGTERM)
+            wait(2)
+        }
+        if process.isRunning { kill(pid, SIGKILL) }
+        for k in kids where kill(k, 0) == 0 { kill(k, SIGKILL) }
+        wait(2)
+    }
+
+    @Test(
+        "bt451.log through gpsfake + gpsd matches the .chk TPVs",
+        .enabled(if: gpsfake != nil, "gpsfake not on PATH: apt-get install -y gpsd gpsd-clients"),
+        .enabled(if: Fixtures.has("gpsd/bt451.log.chk"), "gpsd fixtures missing (set REGIONKIT_FIXTURES)"),
+        .timeLimit(.minutes(2)))
+    func bt451() async throws {
+        let log = try #require(Fixtures.url("gpsd/bt451.log"))
+        let port = try #require(GPSDEndToEndTests.freePort())
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: GPSDEndToEndTests.gpsfake!)
+        // -P port, -1 play the log once, -c 0.05 s between sentences, -q quiet. gpsfake starts
+        // `gpsd -b -N -S port` on loopback and waits for the first client before feeding.
+        process.arguments = ["-P", String(port), "-1", "-c", "0.05", "-q", log.path]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        defer { GPSDEndToEndTests.stop(process) }
+
+        // Wait (bounded) for gpsd to listen; the client's own reconnect loop covers the race too.
+        let client = GPSDClient(configuration: .init(
+            port: port, initialBackoff: 0.2, maximumBackoff: 1, maximumReconnectAttempts: 15, dropRepeats: true))
+        let oracle = GPSDOracle(chk: Data(try Fixtures.bytes("gpsd/bt451.log.chk")), log: [])
+        let truth = oracle.timedCycles
+        let wanted = truth.count
+        // Read until every timed cycle of the log has been seen (or 45 s pass).
+        let events = await collect(client.events(), count: 10_000, timeout: 45) { events in
+            var times = Set<String>()
+            for case .fix(_, let tpv) in events { if let t = tpv.time { times.insert(t) } }
+            return times.count >= wanted
+        }
+        var tpvs: [GPSDMessage.TPV] = []
+        for case .fix(_, let tpv) in events { tpvs.append(tpv) }
+        print("E2E: \(events.count) events, \(tpvs.count) TPVs from live gpsd")
+        // Live gpsd differs from its regression mode in the date: it treats a 2009 date from a
+        // receiver as a GPS week rollover (+1024 weeks → 2029) and may add a day when the log
+        // jumps back in time-of-day (segment splice, read as a midnight wrap). So compare
+        // time of day exactly and require the date offset to be 0 or 1024 weeks ± 1 day.
+        let rollover = 1024.0 * 7 * 86_400
+        let live = GPSDOracle.lastOfRuns(tpvs.filter { $0.timestamp != nil }, key: \.timestamp)
+        var matched = 0
+        var problems: [String] = []
+        for t in live {
+            let ts = t.timestamp!.seconds
+            let sod = ts.truncatingRemainder(dividingBy: 86_400)
+            guard let c = truth.first(where: { abs($0.time!.seconds.truncatingRemainder(dividingBy: 86_400) - sod) < 1e-6 }) else {
+                problems.append("no .chk cycle at time of day of \(t.time ?? "?")"); continue
+            }
+            let offset = ts - c.time!.seconds
+            let offsetOK = [0.0, rollover, rollover + 86_400, rollover - 86_400].contains { abs(offset - $0) < 1e-3 }
+            let same = t.mode == c.mode && abs((t.lat ?? .nan) - (c.lat ?? .nan)) <= 1e-6 && abs((t.lon ?? .nan) - (c.lon ?? .nan)) <= 1e-6
+            if offsetOK && same { matched += 1 } else { problems.append("\(t.time ?? "?"): live \(t.mode) \(t.lat ?? .nan),\(t.lon ?? .nan) vs chk \(c.mode) \(c.lat ?? .nan),\(c.lon ?? .nan)") }
+        }
+        print("E2E: \(matched)/\(live.count) live timed cycles match .chk (of \(truth.count) in .chk)")
+        #expect(problems.isEmpty, "\(problems)")
+        #expect(matched == wanted, "all \(wanted) timed cycles of the log should arrive")
+        // The log starts indoors: gpsd reports mode 1 and the client turns it into "unavailable".
+        #expect(tpvs.contains { $0.mode <= 1 })
+        var sawUnavailable = false
+        for case .fix(let f, let tpv) in events where tpv.mode <= 1 { sawUnavailable = f.mode == .noFix }
+        #expect(sawUnavailable)
+    }
+}

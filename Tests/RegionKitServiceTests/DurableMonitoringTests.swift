@@ -1,0 +1,113 @@
+import Foundation
+import Testing
+import RegionKit
+import RegionKitStore
+@testable import RegionKitService
+
+func temporaryStorePath() -> String {
+    FileManager.default.temporaryDirectory.appendingPathComponent("rk-service-\(UUID().uuidString)/regionkit.sqlite").path
+}
+
+/// Spec §6: monitored regions and states survive restarts; reconciliation after a restart.
+@Suite("Durable monitoring across restarts (spec §6)")
+struct DurableMonitoringTests {
+    static let uuid = UUID(uuidString: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0")!
+    static let beacon = BeaconIdentity(uuid: uuid, major: 1, minor: 1)
+    static let lobby = Region.beacon(try! BeaconRegion(identifier: "lobby", uuid: uuid))
+
+    static func service(_ path: String, clock: VirtualClock, profile: MonitoringProfile = .responsive) throws -> MonitoringService {
+        try MonitoringService(store: RegionStore(path: path), profile: profile, automation: Automation(requestStateOnStart: true),
+                              clock: clock, sources: [.beacon: .authorized])
+    }
+
+    static func sight(_ service: MonitoringService, _ clock: VirtualClock, from: Double, to: Double) {
+        for t in stride(from: from, to: to, by: 0.1) {
+            clock.advance(to: Timestamp(seconds: t))
+            service.manager.ingest(BeaconObservation(identity: beacon, rssi: -60, measuredPower: -59, timestamp: Timestamp(seconds: t)))
+        }
+    }
+
+    @Test("§6 a new manager on the same store has the same monitoredRegions")
+    func regionsPersist() throws {
+        let path = temporaryStorePath()
+        let first = try MonitoringService(store: RegionStore(path: path), clock: VirtualClock(), sources: [.beacon: .authorized, .circular: .authorized])
+        try first.start(regions: [])
+        first.startMonitoring(Self.lobby)
+        first.startMonitoring(.circular(try CircularRegion(identifier: "park", latitude: 1, longitude: 2, radius: 40)))
+        try first.stop()
+        let second = try MonitoringService(store: RegionStore(path: path), clock: VirtualClock(), sources: [.beacon: .authorized, .circular: .authorized])
+        try second.start()
+        #expect(second.manager.monitoredRegions.map(\.identifier) == ["lobby", "park"])
+    }
+
+    @Test("§6 stopped while inside, restarted while still inside: no spurious didEnterRegion")
+    func restartInside() throws {
+        let path = temporaryStorePath()
+        let clock = VirtualClock()
+        let first = try Self.service(path, clock: clock)
+        try first.start(regions: [Self.lobby])
+        clock.advance(by: 5)
+        Self.sight(first, clock, from: 5, to: 20)
+        #expect(first.manager.state(for: Self.lobby) == .inside)
+        try first.stop()
+
+        let clock2 = VirtualClock(start: Timestamp(seconds: 100))
+        let second = try Self.service(path, clock: clock2)
+        try second.start(regions: [Self.lobby])
+        #expect(second.manager.state(for: Self.lobby) == .inside, "the stored state is back at once")
+        Self.sight(second, clock2, from: 100.5, to: 130)
+        clock2.advance(to: Timestamp(seconds: 130))
+        let after = try second.store.events(since: 100).map(\.type)
+        #expect(!after.contains("didEnterRegion"))
+        #expect(!after.contains("didExitRegion"))
+        #expect(after.first == "processStarted")
+    }
+
+    @Test("§6 stopped while inside, left while down, restarted: exactly one exit, logged with the reason")
+    func restartAfterLeaving() throws {
+        for profile in [MonitoringProfile.responsive, .coreLocation] {
+            let path = temporaryStorePath()
+            let clock = VirtualClock()
+            let first = try Self.service(path, clock: clock, profile: profile)
+            try first.start(regions: [Self.lobby])
+            Self.sight(first, clock, from: 1, to: 20)
+            try first.stop()
+
+            let clock2 = VirtualClock(start: Timestamp(seconds: 500))
+            let second = try Self.service(path, clock: clock2, profile: profile)
+            try second.start(regions: [Self.lobby])
+            clock2.advance(by: 120)
+            let exits = try second.store.events(since: 500).filter { $0.type == "didExitRegion" }
+            #expect(exits.count == 1, "profile \(profile.name)")
+            #expect(exits.first?.reason?.contains("not seen since the restart") == true, "\(exits.first?.reason ?? "")")
+            #expect(try second.store.states()["lobby"]?.state == .outside)
+            #expect(try second.store.events(since: 500).filter { $0.type == "didEnterRegion" }.isEmpty)
+        }
+    }
+
+    @Test("Every event is logged with its reason; ranged counts only when they change")
+    func eventLogWithReasons() throws {
+        let path = temporaryStorePath()
+        let clock = VirtualClock()
+        let service = try MonitoringService(store: RegionStore(path: path), profile: .coreLocation, automation: Automation(rangeWhileInside: true),
+                                            clock: clock, sources: [.beacon: .authorized])
+        try service.start(regions: [Self.lobby])
+        clock.advance(by: 5)
+        Self.sight(service, clock, from: 5, to: 15)
+        clock.advance(by: 60)
+        try service.stopMonitoring(Self.lobby)
+        try service.stop()
+        let events = try service.store.events()
+        #expect(events.map(\.type) == [
+            "processStarted", "didStartMonitoring", "didEnterRegion", "didDetermineState", "rangedBeaconCountChanged",
+            "rangedBeaconCountChanged", // 1 → 0 about 10 s after the last sighting, before the exit (spec §2)
+            "didExitRegion", "didDetermineState", "monitoringStopped", "processStopped",
+        ])
+        let exit = try #require(events.first { $0.type == "didExitRegion" })
+        #expect(exit.reason?.hasPrefix("no sighting for") == true)
+        #expect(exit.json.contains("\"exitThreshold\":30"))
+        let enter = try #require(events.first { $0.type == "didEnterRegion" })
+        #expect(enter.json.contains("\"rssi\":-60"))
+        #expect(try service.store.regions().isEmpty)
+    }
+}
