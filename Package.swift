@@ -33,7 +33,8 @@ let package = Package(
         .target(name: "RegionKitGateway", dependencies: ["RegionKitCore", "CZlib"]),
         .target(name: "RegionKitHCI"),
         .target(name: "RegionKitLocation", dependencies: ["RegionKitCore"]),
-        .executableTarget(name: "loc-bench", dependencies: ["RegionKitLocation"]),
+        // Benchmark (not a test): fixes/s through MonitoringEngine and index queries/s at 1k–1M regions.
+        .executableTarget(name: "loc-bench", dependencies: ["RegionKitCore", "RegionKitEngine"]),
         .target(name: "RegionKitBluetooth", dependencies: ["RegionKitCore", "RegionKitHCI", "RegionKit"]),
         // The only module importing GRDB.
         .target(name: "RegionKitStore", dependencies: ["RegionKitCore", "RegionKitEngine", "RegionKit", .product(name: "GRDB", package: "GRDB.swift")]),
@@ -57,11 +58,11 @@ let package = Package(
         .testTarget(name: "RegionKitSimulationTests", dependencies: ["RegionKitCore", "RegionKitEngine", "RegionKit", "RegionKitSimulation"]),
         .testTarget(name: "RegionKitGatewayTests", dependencies: ["RegionKitCore", "RegionKit", "RegionKitGateway", "RegionKitSimulation"]),
         .testTarget(name: "RegionKitHCITests", dependencies: ["RegionKitHCI"]),
-        .testTarget(name: "RegionKitLocationTests", dependencies: ["RegionKitCore", "RegionKitLocation"]),
+        .testTarget(name: "RegionKitLocationTests", dependencies: ["RegionKitCore", "RegionKitEngine", "RegionKit", "RegionKitLocation"]),
         .testTarget(name: "RegionKitBluetoothTests", dependencies: ["RegionKitCore", "RegionKitHCI", "RegionKit", "RegionKitBluetooth", "RegionKitSimulation"]),
         .testTarget(name: "RegionKitStoreTests", dependencies: ["RegionKitCore", "RegionKit", "RegionKitStore"]),
         .testTarget(name: "RegionKitServiceTests", dependencies: ["RegionKitCore", "RegionKit", "RegionKitStore", "RegionKitService"]),
-        .testTarget(name: "regionkitTests", dependencies: ["regionkit"]),
+        .testTarget(name: "regionkitTests", dependencies: ["regionkit", "RegionKitStore"]),
     ],
     swiftLanguageModes: [.v6]
 )

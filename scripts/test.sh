@@ -3,8 +3,11 @@
 #   - Debian packages: zlib and SQLite headers (build), tshark (btsnoop checks), gpsd + gpsd-clients (gpsfake)
 #   - a Python venv with Bumble (virtual Bluetooth controllers for the HCI end-to-end tests)
 # Tests whose tool could not be installed are reported as skipped, with the reason.
-# Usage: ./scripts/test.sh [extra swift test arguments]
-set -euo pipefail
+# Phase 1 runs the in-process tests in parallel; phase 2 runs the end-to-end suites that start
+# processes (Bumble, gpsd, the daemon, the CLI, a webhook listener) one suite at a time, so that
+# on a 2-core machine they never starve each other.
+# Usage: ./scripts/test.sh
+set -uo pipefail
 cd "$(dirname "$0")/.."
 
 missing=()
@@ -34,5 +37,24 @@ export REGIONKIT_FIXTURES="${REGIONKIT_FIXTURES:-$(cd .. && pwd)/shared/fixtures
 [ -d "$REGIONKIT_FIXTURES" ] || echo "== WARNING: fixtures not found at $REGIONKIT_FIXTURES: tests that need them will be skipped"
 
 echo "== $(swift --version 2>&1 | head -1)"
-swift build --build-tests
-swift test "$@"
+swift build --build-tests || exit 1
+
+# End-to-end suites, run one at a time in phase 2.
+E2E_SUITES=(
+  "RegionKitHCITests.BumbleEndToEndTests"
+  "RegionKitHCITests.TCPTransportTests"
+  "RegionKitBluetoothTests"
+  "RegionKitLocationTests.GPSDEndToEndTests"
+  "RegionKitServiceTests.HookTests"
+  "regionkitTests.DaemonTests"
+  "regionkitTests.CommandLineTests"
+)
+skip=$(IFS='|'; echo "${E2E_SUITES[*]}")
+status=0
+echo "== phase 1: in-process tests (parallel)"
+timeout 1800 swift test --skip-build --skip "$skip" || status=1
+for suite in "${E2E_SUITES[@]}"; do
+  echo "== phase 2: $suite"
+  timeout 900 swift test --skip-build --filter "$suite" || status=1
+done
+exit $status

@@ -1,14 +1,21 @@
 import RegionKitCore
 import RegionKitEngine
+import Dispatch
 import Foundation
 import Synchronization
 
-/// Real time: timestamps are seconds since the Unix epoch; timers sleep on the continuous clock.
+/// Real time: timestamps are seconds since the Unix epoch; timers run on a Dispatch queue.
+///
+/// Timers deliberately do not use `Task.sleep`: Swift concurrency's cooperative pool has one
+/// thread per core, and any code blocking one of them (a synchronous read, a child process wait)
+/// would delay every monitoring timer. Dispatch has its own threads.
 ///
 /// ```swift
 /// let manager = LocationManager(clock: SystemClock(), sources: [.beacon: .authorized])
 /// ```
 public final class SystemClock: MonitoringClock {
+    private let queue = DispatchQueue(label: "regionkit.system-clock")
+
     public init() {}
 
     public var now: Timestamp { Timestamp(seconds: Date().timeIntervalSince1970) }
@@ -16,11 +23,17 @@ public final class SystemClock: MonitoringClock {
     public func schedule(at deadline: Timestamp, _ work: @escaping @Sendable () -> Void) -> ScheduledTimer {
         // 1 ms of slack so the wake-up is never before the deadline on the wall clock.
         let delay = max(0, deadline - now) + 0.001
-        let task = Task {
-            try? await Task.sleep(for: .nanoseconds(Int64(delay * 1e9)), clock: .continuous)
-            guard !Task.isCancelled else { return }
-            work()
+        let flag = CancellationFlag()
+        queue.asyncAfter(deadline: .now() + .nanoseconds(Int(delay * 1e9))) {
+            if !flag.isCancelled { work() }
         }
-        return ScheduledTimer { task.cancel() }
+        return ScheduledTimer { flag.cancel() }
+    }
+
+    /// A cancelled timer still wakes up once, and then does nothing.
+    private final class CancellationFlag: Sendable {
+        private let cancelled = Mutex(false)
+        var isCancelled: Bool { cancelled.withLock { $0 } }
+        func cancel() { cancelled.withLock { $0 = true } }
     }
 }

@@ -28,7 +28,9 @@ public struct MonitoredRegion: Hashable, Sendable, Codable {
     /// Circular regions: the side the position is heading to, and since when.
     public var candidate: RegionState?
     public var candidateSince: Timestamp?
-    /// Circular regions: distance from the centre at the latest fix, metres.
+    /// Circular regions: distance from the centre at the latest fix that evaluated the region,
+    /// metres (fixes far from an outside region with nothing pending skip it: see
+    /// ``MonitoringEngine/ingest(_:)-(LocationFix)``).
     public var lastDistance: Double?
     /// Set when the state was restored from storage and no fresh evidence has confirmed it yet.
     public var restoredAt: Timestamp?

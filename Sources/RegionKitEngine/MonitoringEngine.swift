@@ -18,6 +18,12 @@ import Foundation
 public struct MonitoringEngine: Sendable {
     public var profile: MonitoringProfile
     public var automation: Automation
+    /// Whether fixes are tested only against circular regions near them (through a spatial
+    /// index) and timers are looked up among pending ones only: the default. `false` evaluates
+    /// every circular region on every fix and scans every region for timers, the O(n) reference
+    /// behaviour; both give identical events and states (the property tests check it), so this
+    /// exists for those tests and for benchmarks.
+    public var usesSpatialIndex = true
     /// The latest time the engine has been advanced to.
     public private(set) var now: Timestamp
     /// The latest usable location fix.
@@ -26,7 +32,20 @@ public struct MonitoringEngine: Sendable {
     var regions: [String: MonitoredRegion] = [:]
     var order: [String] = []
     var beaconIndex: [UUID: [String]] = [:]
-    var circularIDs: [String] = []
+    /// Registration sequence number of every monitored region: sorting by it gives `order`.
+    var sequence: [String: Int] = [:]
+    var nextSequence = 0
+    /// Every circular region by centre and radius, so a fix is tested only against regions near
+    /// it. Derived from `regions` (rebuilt by `insert`), never persisted.
+    var circularIndex = RegionIndex()
+    /// Circular regions each fix must evaluate wherever it is: state unknown or inside (an exit
+    /// can come from any distance), a crossing pending its dwell, or a restored state to confirm.
+    var geoActive: Set<String> = []
+    /// Circular regions with a crossing waiting for its dwell time (the only circular timers).
+    var geoPending: Set<String> = []
+    /// Circular regions the index refused (only possible for a decoded, unvalidated region):
+    /// evaluated on every fix, so nothing is ever silently unmonitored.
+    var geoUnindexed: Set<String> = []
     var sessions: [RangingSession] = []
     var sources: [RegionKind: AuthorizationStatus]
     var retries: [PendingRetry] = []
@@ -105,6 +124,7 @@ public struct MonitoringEngine: Sendable {
         regions[region.identifier]?.state = state
         regions[region.identifier]?.stateSince = since
         regions[region.identifier]?.restoredAt = state == .unknown ? nil : now
+        trackGeo(region.identifier)
         if state == .inside, automation.rangeWhileInside, case .beacon(let beacon) = region {
             events += beginRanging(beacon.constraint, label: region.identifier, automatic: true)
         }
@@ -211,25 +231,47 @@ public struct MonitoringEngine: Sendable {
         func consider(_ time: Timestamp, _ item: DueItem) {
             if best == nil || time < best!.time { best = (time, item) }
         }
-        for id in order {
-            guard let monitored = regions[id] else { continue }
-            switch monitored.region {
-            case .beacon:
-                if monitored.state == .unknown && monitored.streams.isEmpty {
-                    consider(monitored.registeredAt + profile.initialDeterminationWindow, .initialWindow(id))
-                } else if monitored.state == .inside, let deadline = exitDeadline(of: monitored)?.time ?? restoredExitDeadline(of: monitored) {
-                    consider(deadline, .exit(id))
+        if usesSpatialIndex {
+            // The earliest region timer, ties going to the earliest registered region: exactly
+            // what the scan of `order` below picks, without visiting idle circular regions.
+            var region: (time: Timestamp, sequence: Int, item: DueItem)?
+            func considerRegion(_ id: String) {
+                guard let monitored = regions[id], let due = dueItem(of: monitored, id: id) else { return }
+                let rank = sequence[id] ?? .max
+                if region == nil || due.time < region!.time || (due.time == region!.time && rank < region!.sequence) {
+                    region = (due.time, rank, due.item)
                 }
-            case .circular:
-                if let candidate = monitored.candidate, candidate != monitored.state, let since = monitored.candidateSince {
-                    consider(since + profile.geoHysteresis.dwell, .geoDwell(id))
-                }
+            }
+            for ids in beaconIndex.values { for id in ids { considerRegion(id) } }
+            for id in geoPending { considerRegion(id) }
+            if let region { best = (region.time, region.item) }
+        } else {
+            for id in order {
+                guard let monitored = regions[id], let due = dueItem(of: monitored, id: id) else { continue }
+                consider(due.time, due.item)
             }
         }
         for (index, session) in sessions.enumerated() { consider(session.nextDelivery, .ranging(index)) }
         for (index, retry) in retries.enumerated() { consider(retry.due, .retry(index)) }
         if let wakeRequestAt { consider(wakeRequestAt, .wake) }
         return best
+    }
+
+    /// The timer a monitored region is waiting for, if any.
+    func dueItem(of monitored: MonitoredRegion, id: String) -> (time: Timestamp, item: DueItem)? {
+        switch monitored.region {
+        case .beacon:
+            if monitored.state == .unknown && monitored.streams.isEmpty {
+                return (monitored.registeredAt + profile.initialDeterminationWindow, .initialWindow(id))
+            } else if monitored.state == .inside, let deadline = exitDeadline(of: monitored)?.time ?? restoredExitDeadline(of: monitored) {
+                return (deadline, .exit(id))
+            }
+        case .circular:
+            if let candidate = monitored.candidate, candidate != monitored.state, let since = monitored.candidateSince {
+                return (since + profile.geoHysteresis.dwell, .geoDwell(id))
+            }
+        }
+        return nil
     }
 
     /// A restored "inside" beacon region not heard since the restart exits as if last seen then.
@@ -273,6 +315,7 @@ public struct MonitoringEngine: Sendable {
             guard let monitored = regions[id], let candidate = monitored.candidate, let since = monitored.candidateSince else { return [] }
             regions[id]?.candidate = nil
             regions[id]?.candidateSince = nil
+            trackGeo(id)
             return setState(id, candidate, crossing: true, evidence: EventEvidence(
                 distance: monitored.lastDistance, horizontalAccuracy: lastFix?.horizontalAccuracy, dwell: now - since,
                 reason: "held \(candidate == .inside ? "inside" : "outside") the boundary buffer for \(Self.format(now - since)) s"))
@@ -315,9 +358,17 @@ public struct MonitoringEngine: Sendable {
     mutating func insert(_ region: Region) {
         regions[region.identifier] = MonitoredRegion(region: region, registeredAt: now)
         order.append(region.identifier)
+        sequence[region.identifier] = nextSequence
+        nextSequence += 1
         switch region {
         case .beacon(let beacon): beaconIndex[beacon.uuid, default: []].append(region.identifier)
-        case .circular: circularIDs.append(region.identifier)
+        case .circular(let circle):
+            do {
+                try circularIndex.insert(IndexedRegion(id: circle.identifier, latitude: circle.latitude, longitude: circle.longitude, radius: circle.radius))
+            } catch {
+                geoUnindexed.insert(circle.identifier)
+            }
+            trackGeo(region.identifier)
         }
         failureCounts[region.identifier] = nil
     }
@@ -339,12 +390,16 @@ public struct MonitoringEngine: Sendable {
     mutating func remove(_ identifier: String) -> [LocationEvent] {
         guard let monitored = regions.removeValue(forKey: identifier) else { return [] }
         order.removeAll { $0 == identifier }
+        sequence[identifier] = nil
         switch monitored.region {
         case .beacon(let beacon):
             beaconIndex[beacon.uuid]?.removeAll { $0 == identifier }
             if beaconIndex[beacon.uuid]?.isEmpty == true { beaconIndex[beacon.uuid] = nil }
         case .circular:
-            circularIDs.removeAll { $0 == identifier }
+            circularIndex.remove(id: identifier)
+            geoActive.remove(identifier)
+            geoPending.remove(identifier)
+            geoUnindexed.remove(identifier)
         }
         sessions.removeAll { $0.automatic && $0.label == identifier }
         return []
@@ -402,6 +457,7 @@ public struct MonitoringEngine: Sendable {
             monitored.stateSince = now
         }
         regions[id] = monitored
+        if case .circular = region { trackGeo(id) }
         if automation.rangeWhileInside, case .beacon(let beacon) = region {
             if state == .inside {
                 events += beginRanging(beacon.constraint, label: id, automatic: true)
@@ -424,6 +480,25 @@ public struct MonitoringEngine: Sendable {
         }
         sessions.append(RangingSession(constraint: constraint, label: label, startedAt: now, interval: profile.rangingInterval, automatic: automatic))
         return []
+    }
+
+    /// Files a circular region under `geoActive` / `geoPending` according to its current record.
+    mutating func trackGeo(_ id: String) {
+        guard let monitored = regions[id], case .circular = monitored.region else {
+            geoActive.remove(id)
+            geoPending.remove(id)
+            return
+        }
+        if monitored.state != .outside || monitored.candidate != nil || monitored.restoredAt != nil {
+            geoActive.insert(id)
+        } else {
+            geoActive.remove(id)
+        }
+        if monitored.candidate != nil && monitored.candidate != monitored.state && monitored.candidateSince != nil {
+            geoPending.insert(id)
+        } else {
+            geoPending.remove(id)
+        }
     }
 
     static func format(_ seconds: Double) -> String {

@@ -143,7 +143,7 @@ public enum GPXReader {
         for (i, p) in points.enumerated() {
             if i > 0 {
                 let q = points[i - 1]
-                travelled += GreatCircle.distance(latitude1: q.latitude, longitude1: q.longitude, latitude2: p.latitude, longitude2: p.longitude)
+                travelled += Geodesy.distance(latitude1: q.latitude, longitude1: q.longitude, latitude2: p.latitude, longitude2: p.longitude)
             }
             let time: Timestamp
             if useRecorded {
@@ -156,7 +156,7 @@ public enum GPXReader {
             if course == nil, i + 1 < points.count {
                 let n = points[i + 1]
                 if n.latitude != p.latitude || n.longitude != p.longitude {
-                    course = GreatCircle.initialBearing(latitude1: p.latitude, longitude1: p.longitude, latitude2: n.latitude, longitude2: n.longitude)
+                    course = Geodesy.initialBearing(latitude1: p.latitude, longitude1: p.longitude, latitude2: n.latitude, longitude2: n.longitude)
                 }
             }
             out.append(LocationFix(

@@ -14,6 +14,7 @@ import Yams
 /// sources:
 ///   - simulator: {scenario: museum, speed: 1, repeat: true}
 ///   - gateway: {file: /data/run.json.gz, speed: 1}
+///   - hci: {device: hci0, scannerID: lobby}
 /// hooks:
 ///   onEnter: ["logger -t regionkit entered $REGIONKIT_REGION"]
 ///   webhooks: [{url: "http://127.0.0.1:8080/events"}]
@@ -34,8 +35,16 @@ struct DaemonConfiguration: Decodable, Sendable {
             var reorderWindow: Double?
         }
 
+        /// A Bluetooth controller: `hci0`, `tcp:HOST:PORT` or `serial:PATH[:BAUD]`.
+        struct HCI: Decodable, Sendable {
+            var device: String
+            /// Reported as the scanner of each sighting (a room, for scanner-bound regions).
+            var scannerID: String?
+        }
+
         var simulator: Simulator?
         var gateway: Gateway?
+        var hci: HCI?
     }
 
     var store: String?
@@ -64,10 +73,10 @@ struct DaemonConfiguration: Decodable, Sendable {
     func validate(_ path: String) throws {
         func bad(_ message: String) -> RegionKitError { RegionKitError(.malformedInput, "\(path): \(message)") }
         if let profile, MonitoringProfile.named(profile) == nil { throw bad("profile '\(profile)' is not one of corelocation, responsive") }
-        guard !sources.isEmpty else { throw bad("sources: give at least one source (simulator or gateway)") }
+        guard !sources.isEmpty else { throw bad("sources: give at least one source (simulator, gateway or hci)") }
         for (index, source) in sources.enumerated() {
-            let kinds = [source.simulator != nil, source.gateway != nil].filter { $0 }.count
-            guard kinds == 1 else { throw bad("sources[\(index)] must be exactly one of: simulator, gateway") }
+            let kinds = [source.simulator != nil, source.gateway != nil, source.hci != nil].filter { $0 }.count
+            guard kinds == 1 else { throw bad("sources[\(index)] must be exactly one of: simulator, gateway, hci") }
             if let speed = source.simulator?.speed ?? source.gateway?.speed, !(speed.isFinite && speed > 0) {
                 throw bad("sources[\(index)].speed must be > 0")
             }

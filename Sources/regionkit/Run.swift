@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import RegionKit
+import RegionKitBluetooth
 import RegionKitGateway
 import RegionKitService
 import RegionKitSimulation
@@ -43,7 +44,9 @@ struct Run: AsyncParsableCommand {
             let printJSON = json
             let service = MonitoringService(
                 store: database, profile: profile, automation: configuration.automation ?? .all,
-                sources: [.beacon: .authorized], hooks: hooks, logger: logger,
+                // A Bluetooth controller reports its own availability once it is scanning.
+                sources: [.beacon: configuration.sources.contains { $0.hci != nil } ? .notDetermined : .authorized],
+                hooks: hooks, logger: logger,
                 onLogged: { event in if printJSON { Console.line(Events.jsonLine(event)) } })
             try service.start(regions: try (configuration.regions ?? []).map { try $0.region() })
             logger.info("started", metadata: ["store": "\(path)", "profile": "\(profile.name)", "regions": "\(service.manager.monitoredRegions.count)"])
@@ -107,6 +110,27 @@ struct Run: AsyncParsableCommand {
                 if remaining > 0 { try await Task.sleep(for: .milliseconds(Int(remaining * 1000))) }
             } while simulator.repeat == true && !Task.isCancelled
             try await Task.sleep(for: .seconds(86_400 * 365))
+        }
+        if let hci = source.hci {
+            let specification: HCITransportSpecification
+            do {
+                specification = try HCITransportSpecification(parsing: hci.device)
+            } catch {
+                throw RegionKitError(.invalidArgument, "hci source '\(hci.device)': \(error)")
+            }
+            var configuration = BeaconScanner.Configuration()
+            configuration.scannerID = hci.scannerID
+            // The scanner reports availability to the manager (monitoringDidFail while the
+            // controller is gone) and reconnects by itself.
+            let scanner = BeaconScanner(specification: specification, manager: manager, configuration: configuration)
+            try await ControllerOptions.bluetooth { () async throws(BluetoothError) in try await scanner.start() }
+            logger.info("scanning", metadata: ["device": "\(hci.device)"])
+            do {
+                try await Task.sleep(for: .seconds(86_400 * 365))
+            } catch {
+                await scanner.stop()
+                throw error
+            }
         }
         if let gateway = source.gateway {
             let speed = gateway.speed ?? 1

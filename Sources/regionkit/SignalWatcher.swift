@@ -15,6 +15,12 @@ final class SignalWatcher: Sendable {
     private let state = Mutex<(last: Int32?, waiters: [CheckedContinuation<Int32, Never>])>((nil, []))
 
     init(signals: [Int32]) {
+        // A parent (a test runner, some supervisors) may hand us these signals blocked; a blocked
+        // signal is never delivered, so unblock them first.
+        var mask = sigset_t()
+        sigemptyset(&mask)
+        for number in signals { sigaddset(&mask, number) }
+        pthread_sigmask(SIG_UNBLOCK, &mask, nil)
         var sources: [any DispatchSourceSignal] = []
         for number in signals {
             signal(number, SIG_IGN)

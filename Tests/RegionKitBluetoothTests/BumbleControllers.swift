@@ -102,14 +102,14 @@ final class BumbleControllers: @unchecked Sendable {
     func startBeacons() async throws {
         let index = lines.count
         kill(process.processIdentifier, SIGUSR1)
-        try await waitForLine("BEACONS-STARTED", after: index, timeout: .seconds(5))
+        try await waitForLine("BEACONS-STARTED", after: index, timeout: .seconds(20))
     }
 
     /// SIGUSR2: the beacons stop advertising. Returns when the launcher confirms.
     func stopBeacons() async throws {
         let index = lines.count
         kill(process.processIdentifier, SIGUSR2)
-        try await waitForLine("BEACONS-STOPPED", after: index, timeout: .seconds(5))
+        try await waitForLine("BEACONS-STOPPED", after: index, timeout: .seconds(20))
     }
 
     /// SIGTERM by PID, wait up to 5 s, then SIGKILL.
@@ -117,7 +117,7 @@ final class BumbleControllers: @unchecked Sendable {
         guard process.isRunning else { return }
         let pid = process.processIdentifier
         kill(pid, SIGTERM)
-        let deadline = ContinuousClock.now + .seconds(5)
+        let deadline = ContinuousClock.now + .seconds(20)
         while process.isRunning, ContinuousClock.now < deadline { usleep(20_000) }
         if process.isRunning {
             kill(pid, SIGKILL)

@@ -64,12 +64,12 @@ struct BumbleEndToEndTests {
         let region = try Self.region()
         manager.startMonitoring(for: region)
         manager.startRangingBeacons(in: region)
-        try await eventually(timeout: .seconds(5), "region determined outside") { manager.state(for: .beacon(region)) == .outside }
+        try await eventually(timeout: .seconds(20), "region determined outside") { manager.state(for: .beacon(region)) == .outside }
         try await Task.sleep(for: .milliseconds(500))
 
         let signalled = Date().timeIntervalSince1970
         try await bumble.startBeacons()
-        try await eventually(timeout: .seconds(5), "didEnterRegion") { log.types("lobby").contains("didEnterRegion") }
+        try await eventually(timeout: .seconds(20), "didEnterRegion") { log.types("lobby").contains("didEnterRegion") }
         let enter = try #require(log.events.first { $0.typeName == "didEnterRegion" })
         let enterDelivered = try #require(log.deliveryTime(of: "didEnterRegion"))
         let first = try #require(sightings.all.first { $0.iBeacon != nil })
@@ -239,11 +239,11 @@ struct BumbleEndToEndTests {
         try await scanner.start()
         let region = try Self.region()
         manager.startMonitoring(for: region)
-        try await eventually(timeout: .seconds(5), "inside") { manager.state(for: .beacon(region)) == .inside }
+        try await eventually(timeout: .seconds(20), "inside") { manager.state(for: .beacon(region)) == .inside }
 
         first.stop() // SIGTERM: Bumble closes its transports, our TCP link drops
         let killedAt = ContinuousClock.now
-        try await eventually(timeout: .seconds(5), "monitoringDidFail") { log.types("lobby").contains("monitoringDidFail") }
+        try await eventually(timeout: .seconds(20), "monitoringDidFail") { log.types("lobby").contains("monitoringDidFail") }
         #expect(!scanner.isScanning)
         guard case .restricted(let reason) = manager.authorizationStatus(for: .beacon) else {
             throw TestFailure("beacon source is \(manager.authorizationStatus(for: .beacon)), expected restricted")

@@ -139,7 +139,7 @@ actor EventInbox {
     }
 
     /// Removes and returns the first event matching `predicate`, waiting up to `timeout`.
-    func take(timeout: Duration = .seconds(5), where predicate: @Sendable (HCIEvent) -> Bool) async throws -> HCIEvent {
+    func take(timeout: Duration = .seconds(20), where predicate: @Sendable (HCIEvent) -> Bool) async throws -> HCIEvent {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             if let index = events.firstIndex(where: { predicate($0.event) }) {

@@ -43,7 +43,7 @@ final class LoopbackPeer: @unchecked Sendable {
     }
 
     /// Waits (at most `timeoutMilliseconds`) for the host to connect.
-    func accept(timeoutMilliseconds: Int32 = 5_000) async -> Bool {
+    func accept(timeoutMilliseconds: Int32 = 20_000) async -> Bool {
         let listener = self.listener
         let accepted = await offThread { () -> Int32 in
             var fds = [pollfd(fd: listener, events: Int16(POLLIN), revents: 0)]
@@ -55,7 +55,7 @@ final class LoopbackPeer: @unchecked Sendable {
     }
 
     /// Reads exactly `count` bytes from the host, or fewer on timeout/EOF.
-    func read(_ count: Int, timeoutMilliseconds: Int32 = 5_000) async -> [UInt8] {
+    func read(_ count: Int, timeoutMilliseconds: Int32 = 20_000) async -> [UInt8] {
         let client = lock.withLock { self.client }
         return await offThread { () -> [UInt8] in
             var result: [UInt8] = []

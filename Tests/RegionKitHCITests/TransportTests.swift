@@ -114,6 +114,13 @@ import Glibc
         peer.write(Array(stream[1..<20]))
         try await Task.sleep(for: .milliseconds(20))
         peer.write(Array(stream[20...]))
+        // Bounded: if the packets never come, closing the transport ends the stream and the
+        // expectations below fail instead of the test hanging.
+        let watchdog = Task {
+            try await Task.sleep(for: .seconds(10))
+            await transport.close()
+        }
+        defer { watchdog.cancel() }
         var iterator = transport.packets.makeAsyncIterator()
         let first = try await iterator.next()
         #expect(try first?.event() == .commandComplete(numPackets: 1, opcode: .reset, returnParameters: [0]))
@@ -281,6 +288,11 @@ import Glibc
             0x0A, 0x0D, 0x11, 0x13, 0x00, 0x00, 0x00, 0x00, // features, including bytes a cooked tty would mangle (LF, CR, XON, XOFF)
         ]
         _ = reply.withUnsafeBytes { write(master, $0.baseAddress, $0.count) }
+        let watchdog = Task { // bounded: closing ends the stream, so a lost reply fails the expectation
+            try await Task.sleep(for: .seconds(10))
+            await transport.close()
+        }
+        defer { watchdog.cancel() }
         var iterator = transport.packets.makeAsyncIterator()
         let packet = try await iterator.next()
         #expect(packet?.encoded == reply)

@@ -22,20 +22,6 @@ struct DocExampleTests {
 
         #expect(UTCCalendar.timestamp(year: 2009, month: 12, day: 9, secondsOfDay: 55505)?.seconds == 1_260_372_305)
 
-        let d = GreatCircle.distance(latitude1: 48.8566, longitude1: 2.3522, latitude2: 51.5074, longitude2: -0.1278)
-        #expect(abs(d - 343_557) < 1)
-        #expect(abs(GreatCircle.initialBearing(latitude1: 48.8566, longitude1: 2.3522, latitude2: 51.5074, longitude2: -0.1278) - 330) < 0.1)
-
-        let office = IndexedRegion(id: "office", latitude: 35.6812, longitude: 139.7671, radius: 150)
-        #expect(office.contains(latitude: 35.6815, longitude: 139.7670))
-
-        var index = RegionIndex()
-        try index.insert(IndexedRegion(id: "home", latitude: 51.5007, longitude: -0.1246, radius: 100))
-        #expect(index.regions(nearLatitude: 51.5010, longitude: -0.1246).map(\.region.id) == ["home"])
-        #expect(index.regions(nearLatitude: 51.5030, longitude: -0.1246, within: 200).count == 1)
-        #expect(index.regions(nearLatitude: 51.5030, longitude: -0.1246, within: 150).isEmpty)
-        #expect(index.remove(id: "home") != nil && index.count == 0)
-
         var splitter = LineSplitter(maximumLineLength: 1024)
         splitter.append(Array("{\"class\":\"TPV\"}\n{\"cla".utf8))
         #expect(splitter.nextLine() == .line("{\"class\":\"TPV\"}"))

@@ -77,7 +77,7 @@ struct GPXReaderTests {
         #expect(rec.usedRecordedTimes && rec.fixes.count == 2)
         // Route without times: constant speed along the great circle.
         let route = GPXReader.fixes(doc.routes[0].points, timing: .constantSpeed(metresPerSecond: 1, start: Timestamp(seconds: 5)))
-        let d = GreatCircle.distance(latitude1: -33.8523, longitude1: 151.2108, latitude2: -33.8568, longitude2: 151.2153)
+        let d = Geodesy.distance(latitude1: -33.8523, longitude1: 151.2108, latitude2: -33.8568, longitude2: 151.2153)
         #expect(route.fixes.map(\.timestamp.seconds) == [5, 5 + d])
         #expect(GPXReader.fixes(pts, timing: .constantSpeed(metresPerSecond: 0, start: .zero)).fixes.isEmpty)
     }

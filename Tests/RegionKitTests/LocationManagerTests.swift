@@ -127,13 +127,26 @@ struct LocationManagerTests {
         let stream = manager.events()
         manager.startRangingBeacons(satisfying: Self.lobby.constraint)
         let started = Date()
-        var deliveries = 0
-        for await event in stream where event.typeName == "didRangeBeacons" {
-            deliveries += 1
-            if deliveries == 2 { break }
+        // Two 1 s deliveries, or give up after 30 s so a broken clock fails instead of hanging.
+        let deliveries = await withTaskGroup(of: Int.self) { group in
+            group.addTask {
+                var count = 0
+                for await event in stream where event.typeName == "didRangeBeacons" {
+                    count += 1
+                    if count == 2 { break }
+                }
+                return count
+            }
+            group.addTask {
+                try? await Task.sleep(for: .seconds(30))
+                return -1
+            }
+            let first = await group.next() ?? -1
+            group.cancelAll()
+            return first
         }
-        let elapsed = Date().timeIntervalSince(started)
-        #expect(elapsed > 1.5 && elapsed < 10, "two 1 s deliveries took \(elapsed) s")
+        #expect(deliveries == 2, "no two ranging deliveries within 30 s")
+        #expect(Date().timeIntervalSince(started) >= 1.9, "deliveries are 1 s apart, not early")
     }
 }
 

@@ -21,7 +21,17 @@ struct CLI {
         return packageRoot.appendingPathComponent(".build/debug/regionkit")
     }
 
-    static func run(_ arguments: [String], timeout: TimeInterval = 60) throws -> Result {
+    /// Runs the command on a Dispatch thread: blocking waits must never occupy Swift
+    /// concurrency's cooperative threads (one per core), or every other async test stalls.
+    static func run(_ arguments: [String], timeout: TimeInterval = 60) async throws -> Result {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async {
+                continuation.resume(with: Swift.Result { try runBlocking(arguments, timeout: timeout) })
+            }
+        }
+    }
+
+    static func runBlocking(_ arguments: [String], timeout: TimeInterval) throws -> Result {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
@@ -51,8 +61,8 @@ struct CommandLineTests {
     }
 
     @Test("simulate two-beacons --json --instant: one contract object per line, spec §1 behaviour")
-    func simulateJSON() throws {
-        let result = try CLI.run(["simulate", "two-beacons", "--json", "--instant"])
+    func simulateJSON() async throws {
+        let result = try await CLI.run(["simulate", "two-beacons", "--json", "--instant"])
         #expect(result.status == 0, "\(result.stderr)")
         let objects = try Self.objects(result.stdout)
         #expect(objects.count >= 8)
@@ -69,10 +79,10 @@ struct CommandLineTests {
     }
 
     @Test("Every built-in runs under both profiles; ranging objects carry the beacon fields")
-    func everyBuiltIn() throws {
+    func everyBuiltIn() async throws {
         for name in ["museum", "store-coupon", "start-inside", "flaky-radio", "geofence-walk"] {
             for profile in ["corelocation", "responsive"] {
-                let result = try CLI.run(["simulate", name, "--json", "--instant", "--profile", profile, "--seed", "3"])
+                let result = try await CLI.run(["simulate", name, "--json", "--instant", "--profile", profile, "--seed", "3"])
                 #expect(result.status == 0, "\(name) \(profile): \(result.stderr)")
                 let objects = try Self.objects(result.stdout)
                 #expect(!objects.isEmpty)
@@ -92,15 +102,15 @@ struct CommandLineTests {
     }
 
     @Test("--all-events adds app actions and authorization changes")
-    func allEvents() throws {
-        let result = try CLI.run(["simulate", "store-coupon", "--json", "--instant", "--all-events"])
+    func allEvents() async throws {
+        let result = try await CLI.run(["simulate", "store-coupon", "--json", "--instant", "--all-events"])
         let types = Set(try Self.objects(result.stdout).compactMap { $0["type"] as? String })
         #expect(types.contains("appAction"))
     }
 
     @Test("The human timeline shows what the field report's app showed")
-    func timeline() throws {
-        let result = try CLI.run(["simulate", "museum", "--instant"])
+    func timeline() async throws {
+        let result = try await CLI.run(["simulate", "museum", "--instant"])
         #expect(result.status == 0)
         for expected in ["START  monitoring museum", "STATE  museum is outside", "ENTER  museum", "RANGE  museum", "exhibit 1 shown", "EXIT   museum"] {
             #expect(result.stdout.contains(expected), "missing \(expected)")
@@ -108,44 +118,44 @@ struct CommandLineTests {
     }
 
     @Test("A scenario printed by `scenarios show` runs from a file")
-    func scenarioFile() throws {
-        let shown = try CLI.run(["scenarios", "show", "start-inside"])
+    func scenarioFile() async throws {
+        let shown = try await CLI.run(["scenarios", "show", "start-inside"])
         #expect(shown.status == 0)
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("rk-\(UUID().uuidString).json")
         defer { try? FileManager.default.removeItem(at: file) }
         try Data(shown.stdout.utf8).write(to: file)
-        let fromFile = try CLI.run(["simulate", file.path, "--json", "--instant"])
-        let builtIn = try CLI.run(["simulate", "start-inside", "--json", "--instant"])
+        let fromFile = try await CLI.run(["simulate", file.path, "--json", "--instant"])
+        let builtIn = try await CLI.run(["simulate", "start-inside", "--json", "--instant"])
         #expect(fromFile.status == 0)
         #expect(fromFile.stdout == builtIn.stdout)
     }
 
     @Test("Bad arguments and files: a clear message on stderr and a non-zero exit")
-    func errors() throws {
-        let unknown = try CLI.run(["simulate", "atlantis", "--instant"])
+    func errors() async throws {
+        let unknown = try await CLI.run(["simulate", "atlantis", "--instant"])
         #expect(unknown.status == 1)
         #expect(unknown.stderr.contains("'atlantis' is neither a built-in scenario"))
         #expect(unknown.stdout.isEmpty)
 
-        let profile = try CLI.run(["simulate", "museum", "--profile", "android"])
+        let profile = try await CLI.run(["simulate", "museum", "--profile", "android"])
         #expect(profile.status != 0)
         #expect(profile.stderr.contains("android"))
 
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("rk-bad-\(UUID().uuidString).json")
         defer { try? FileManager.default.removeItem(at: file) }
         try Data(#"{"name": "bad", "duration": 10, "beacons": [], "path": [{"t": 0, "x": 0}], "regions": []}"#.utf8).write(to: file)
-        let bad = try CLI.run(["simulate", file.path, "--instant"])
+        let bad = try await CLI.run(["simulate", file.path, "--instant"])
         #expect(bad.status == 1)
         #expect(bad.stderr.contains(file.path) && bad.stderr.contains("missing field 'y' at path[0]"), "\(bad.stderr)")
 
-        let speed = try CLI.run(["simulate", "museum", "--speed", "0"])
+        let speed = try await CLI.run(["simulate", "museum", "--speed", "0"])
         #expect(speed.status != 0)
         #expect(speed.stderr.contains("--speed"))
     }
 
     @Test("demo runs the museum live and finishes")
-    func demo() throws {
-        let result = try CLI.run(["demo", "--speed", "400"], timeout: 60)
+    func demo() async throws {
+        let result = try await CLI.run(["demo", "--speed", "400"], timeout: 60)
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.contains("RegionKit demo"))
         #expect(result.stdout.contains("exhibit 4 shown"))

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import RegionKitLocation
+@testable import RegionKitEngine
 
 @Suite("Region index")
 struct RegionIndexTests {
@@ -63,7 +63,7 @@ struct RegionIndexTests {
         // Remove half by id, move some (re-insert with the same id), and check again.
         for r in regions.prefix(2000) {
             let removed = index.remove(id: r.id)
-            #expect(removed?.id == r.id && removed?.longitude == GreatCircle.normalizedLongitude(r.longitude))
+            #expect(removed?.id == r.id && removed?.longitude == Geodesy.normalizedLongitude(r.longitude))
         }
         #expect(index.remove(id: "r0") == nil)
         regions.removeFirst(2000)
@@ -97,9 +97,18 @@ struct RegionIndexTests {
         #expect(hits.first?.region.id == "world" && hits.first!.isInside && hits.first!.distanceToBoundary < 0)
         for bad in [IndexedRegion(id: "a", latitude: 95, longitude: 0, radius: 1), IndexedRegion(id: "b", latitude: 0, longitude: .nan, radius: 1),
                     IndexedRegion(id: "c", latitude: 0, longitude: 0, radius: -1), IndexedRegion(id: "d", latitude: 0, longitude: 0, radius: .infinity)] {
-            #expect(throws: LocationInputError.self) { try index.insert(bad) }
+            #expect(throws: RegionKitError.self) { try index.insert(bad) }
         }
         #expect(index.count == 4)
+        // The example in the DocC comment.
+        var home = RegionIndex()
+        try home.insert(IndexedRegion(id: "home", latitude: 51.5007, longitude: -0.1246, radius: 100))
+        #expect(home.regions(nearLatitude: 51.5010, longitude: -0.1246).map(\.region.id) == ["home"])
+        #expect(home.regions(nearLatitude: 51.5030, longitude: -0.1246, within: 200).count == 1)
+        #expect(home.regions(nearLatitude: 51.5030, longitude: -0.1246, within: 150).isEmpty)
+        #expect(home.remove(id: "home") != nil && home.count == 0)
+        let office = IndexedRegion(id: "office", latitude: 35.6812, longitude: 139.7671, radius: 150)
+        #expect(office.contains(latitude: 35.6815, longitude: 139.7670))
         // Longitudes outside [-180, 180) are normalised on insert.
         try index.insert(IndexedRegion(id: "wrapped", latitude: 0, longitude: 360.5, radius: 10))
         #expect(index.region(id: "wrapped")?.longitude == 0.5)

@@ -1,5 +1,6 @@
+import RegionKitCore
 /// A circular geofence as ``RegionIndex`` stores it: centre (WGS 84 degrees) and radius in
-/// metres on the ``GreatCircle/meanEarthRadius`` sphere. A deliberately small value type so the
+/// metres on RegionKitCore's `Geodesy` sphere. A deliberately small value type so the
 /// index does not depend on the engine's region model; from RegionKitCore's `CircularRegion`:
 /// `IndexedRegion(id: r.identifier, latitude: r.latitude, longitude: r.longitude, radius: r.radius)`.
 ///
@@ -23,7 +24,7 @@ public struct IndexedRegion: Hashable, Sendable, Codable {
 
     /// Great-circle distance from the centre, metres.
     public func distance(toLatitude lat: Double, longitude lon: Double) -> Double {
-        GreatCircle.distance(latitude1: latitude, longitude1: longitude, latitude2: lat, longitude2: lon)
+        Geodesy.distance(latitude1: latitude, longitude1: longitude, latitude2: lat, longitude2: lon)
     }
 
     /// Whether the point is inside the circle or within `margin` metres of its edge.

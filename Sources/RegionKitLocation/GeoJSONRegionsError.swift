@@ -1,0 +1,79 @@
+/// Why a GeoJSON region file could not be imported: every problem found, each with the feature it
+/// is in (`features[3]`), the region identifier when known, a stable ``Code`` and a message.
+///
+/// ```swift
+/// do {
+///     _ = try GeoJSONRegions.decode(data)
+/// } catch {
+///     for problem in error.problems { print(problem) }
+///     // features[1] ('gate'): missingRadius: Point feature needs a numeric "radius" property in metres
+/// }
+/// ```
+public struct GeoJSONRegionsError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// A stable, switchable category of problem.
+    public enum Code: String, Hashable, Sendable, CustomStringConvertible {
+        /// The bytes are not JSON.
+        case malformedJSON
+        /// The top level is not a `FeatureCollection` (or a single `Feature`).
+        case notAFeatureCollection
+        /// A feature is not an object of type `Feature` with a `geometry`.
+        case malformedFeature
+        /// No identifier in `properties.identifier`, the feature `id` or `properties.name`.
+        case missingIdentifier
+        /// Two features have the same identifier.
+        case duplicateIdentifier
+        /// A Point feature has no `radius` property.
+        case missingRadius
+        /// `radius` is not a finite number of metres ≥ 0.
+        case badRadius
+        /// Coordinates are missing, not numbers, or outside longitude −180...180 / latitude −90...90.
+        case badCoordinates
+        /// A geometry other than Point (or Polygon, when approximation is enabled).
+        case unsupportedGeometry
+        /// An optional property (`notifyOnEntry`, `notifyOnExit`) has the wrong type.
+        case badProperty
+        /// The values form no valid region (identifier rules of `CircularRegion`).
+        case invalidRegion
+
+        public var description: String { rawValue }
+    }
+
+    /// One problem in the file.
+    public struct Problem: Error, Hashable, Sendable, CustomStringConvertible {
+        /// 0-based index in `features` (`nil` for problems with the whole document).
+        public var featureIndex: Int?
+        /// The region identifier, when it could be read.
+        public var identifier: String?
+        public var code: Code
+        public var message: String
+
+        public init(featureIndex: Int?, identifier: String? = nil, code: Code, message: String) {
+            self.featureIndex = featureIndex
+            self.identifier = identifier
+            self.code = code
+            self.message = message
+        }
+
+        public var description: String {
+            var where_ = featureIndex.map { "features[\($0)]" } ?? "document"
+            if let identifier { where_ += " ('\(identifier)')" }
+            return "\(where_): \(code): \(message)"
+        }
+    }
+
+    /// Every problem, in document order (never empty).
+    public var problems: [Problem]
+    /// The file, when read from one.
+    public var path: String?
+
+    public init(problems: [Problem], path: String? = nil) {
+        self.problems = problems
+        self.path = path
+    }
+
+    public var description: String {
+        let head = (path.map { "\($0): " } ?? "") + "GeoJSON regions: "
+        if problems.count == 1 { return head + problems[0].description }
+        return head + "\(problems.count) problems:\n" + problems.map { "  \($0)" }.joined(separator: "\n")
+    }
+}

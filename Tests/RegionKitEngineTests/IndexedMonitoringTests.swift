@@ -1,0 +1,219 @@
+import Foundation
+import Testing
+@testable import RegionKitEngine
+
+/// The engine tests fixes only against circular regions near them (spatial index) plus the ones
+/// that must always be evaluated (unknown, inside, crossing pending, restored). These property
+/// tests drive that engine and a brute-force reference (`usesSpatialIndex = false`: every region
+/// evaluated on every fix, every region scanned for timers) with the same seeded random inputs —
+/// noisy random walks with accuracy swings, teleports, gaps, no-fix reports, and regions added,
+/// moved, stopped and restored on the way — and require identical events, states and deadlines
+/// after every step.
+@Suite("Spatial index in the engine: identical to brute force")
+struct IndexedMonitoringTests {
+    struct Area {
+        var name: String
+        var latitude: Double
+        var longitude: Double
+    }
+
+    /// A city, one straddling the antimeridian, one near the North Pole.
+    static let areas = [
+        Area(name: "city", latitude: 48.8566, longitude: 2.3522),
+        Area(name: "antimeridian", latitude: -16.5, longitude: 179.995),
+        Area(name: "polar", latitude: 89.97, longitude: 30),
+    ]
+
+    static func point(near area: Area, within metres: Double, _ rng: inout SeededRandom) -> (latitude: Double, longitude: Double) {
+        Geodesy.destination(latitude: area.latitude, longitude: area.longitude,
+                            distance: metres * Double.random(in: 0...1, using: &rng).squareRoot(),
+                            bearing: Double.random(in: 0..<360, using: &rng))
+    }
+
+    static func randomRegion(_ id: String, near area: Area, _ rng: inout SeededRandom) -> Region {
+        let centre = point(near: area, within: 3_000, &rng)
+        let radius: Double
+        switch Int.random(in: 0..<40, using: &rng) {
+        case 0: radius = 0
+        case 1: radius = Double.random(in: 3_000...6_000, using: &rng)   // covers the whole area
+        default: radius = exp(Double.random(in: log(15.0)...log(600.0), using: &rng))
+        }
+        // Longitudes may come out as exactly ±180 across the antimeridian: both are valid.
+        let circle = try! CircularRegion(identifier: id, latitude: centre.latitude, longitude: centre.longitude, radius: radius,
+                                         notifyOnEntry: Int.random(in: 0..<8, using: &rng) != 0,
+                                         notifyOnExit: Int.random(in: 0..<8, using: &rng) != 0)
+        return .circular(circle)
+    }
+
+    /// Records without `lastDistance`, which the indexed engine does not refresh for skipped regions.
+    static func records(_ engine: MonitoringEngine) -> [MonitoredRegion] {
+        engine.monitoredRegions.compactMap { region in
+            var record = engine.monitoredRegion(region.identifier)
+            record?.lastDistance = nil
+            return record
+        }
+    }
+
+    /// Runs `steps` random inputs through an indexed engine and a brute-force one; returns the
+    /// number of enter/exit events seen (so a run that never crosses anything is noticed).
+    static func compare(profile: MonitoringProfile, automation: Automation, area: Area, seed: UInt64,
+                        regionCount: Int, steps: Int) -> (crossings: Int, evaluatedFraction: Double) {
+        var rng = SeededRandom(seed: seed)
+        var indexed = MonitoringEngine(profile: profile, automation: automation, sources: [.circular: .authorized])
+        var brute = indexed
+        brute.usesSpatialIndex = false
+        var crossings = 0
+        var evaluated = 0, possible = 0
+        var t = 0.0
+        func apply(_ label: String, _ body: (inout MonitoringEngine) -> [LocationEvent]) -> Bool {
+            let a = body(&indexed)
+            let b = body(&brute)
+            crossings += a.filter { if case .didEnterRegion = $0.kind { true } else if case .didExitRegion = $0.kind { true } else { false } }.count
+            guard a == b else {
+                Issue.record("\(area.name) seed \(seed) t=\(t) \(label): indexed \(a.summary) vs brute \(b.summary)")
+                return false
+            }
+            guard records(indexed) == records(brute), indexed.nextDeadline == brute.nextDeadline else {
+                Issue.record("\(area.name) seed \(seed) t=\(t) \(label): states or deadlines differ")
+                return false
+            }
+            return true
+        }
+        for i in 0..<regionCount {
+            let region = randomRegion("r\(i)", near: area, &rng)
+            guard apply("start r\(i)", { $0.startMonitoring(region, at: Timestamp(seconds: t)) }) else { return (crossings, 0) }
+        }
+        var position = point(near: area, within: 3_000, &rng)
+        var heading = Double.random(in: 0..<360, using: &rng)
+        var speed = 5.0
+        var nextID = regionCount
+        for _ in 0..<steps {
+            let roll = Int.random(in: 0..<1000, using: &rng)
+            t += [0.5, 1, 1, 1, 2, 3, 7].randomElement(using: &rng)!
+            let time = Timestamp(seconds: t)
+            let ok: Bool
+            switch roll {
+            case 0..<10:     // a gap: timers fire with no fix
+                t += Double.random(in: 5...40, using: &rng)
+                ok = apply("advance", { $0.advance(to: Timestamp(seconds: t)) })
+            case 10..<20:    // register a new region or move an existing one (same identifier)
+                let id = Bool.random(using: &rng) ? "r\(nextID)" : "r\(Int.random(in: 0..<nextID, using: &rng))"
+                nextID += 1
+                let region = randomRegion(id, near: area, &rng)
+                ok = apply("start \(id)", { $0.startMonitoring(region, at: time) })
+            case 20..<26:
+                let id = "r\(Int.random(in: 0..<nextID, using: &rng))"
+                ok = apply("stop \(id)", { $0.stopMonitoring(identifier: id, at: time) })
+            case 26..<32:    // a restart restored a region with some stored state
+                let region = randomRegion("r\(Int.random(in: 0..<nextID, using: &rng))", near: area, &rng)
+                let state = [RegionState.inside, .outside, .unknown].randomElement(using: &rng)!
+                ok = apply("restore \(region.identifier) \(state)", { $0.restore(region, state: state, since: time, at: time) })
+            case 32..<40:
+                let ids = indexed.monitoredRegions
+                guard let region = ids.randomElement(using: &rng) else { continue }
+                ok = apply("requestState \(region.identifier)", { $0.requestState(for: region, at: time) })
+            case 40..<55:    // location unavailable
+                let fix = LocationFix(timestamp: time, latitude: position.latitude, longitude: position.longitude, mode: .noFix)
+                ok = apply("noFix", { $0.ingest(fix) })
+            default:
+                // Walk: wandering heading, speed from standing still to driving, rare teleports
+                // (far away, then back into the area), plus position noise and accuracy swings.
+                if roll >= 985 {
+                    position = Int.random(in: 0..<2, using: &rng) == 0
+                        ? Geodesy.destination(latitude: area.latitude, longitude: area.longitude, distance: 20_000, bearing: Double.random(in: 0..<360, using: &rng))
+                        : point(near: area, within: 3_000, &rng)
+                } else {
+                    heading += Double.random(in: -40...40, using: &rng)
+                    speed = min(20, max(0, speed + Double.random(in: -2...2, using: &rng)))
+                    position = Geodesy.destination(latitude: position.latitude, longitude: position.longitude, distance: speed, bearing: heading)
+                }
+                let noise = [0.0, 2, 5, 10, 30, 80].randomElement(using: &rng)!
+                let reported = Geodesy.destination(latitude: position.latitude, longitude: position.longitude,
+                                                   distance: Double.random(in: 0...noise, using: &rng), bearing: Double.random(in: 0..<360, using: &rng))
+                let accuracy: Double? = [nil, 3, 5, 10, 25, 60, 150].randomElement(using: &rng)!
+                let fix = LocationFix(timestamp: time, latitude: reported.latitude, longitude: reported.longitude, horizontalAccuracy: accuracy)
+                possible += indexed.monitoredRegions.count
+                evaluated += indexed.circularRegionsToEvaluate(for: fix).count
+                ok = apply("fix \(reported)", { $0.ingest(fix) })
+            }
+            if !ok { break }
+        }
+        return (crossings, possible == 0 ? 0 : Double(evaluated) / Double(possible))
+    }
+
+    @Test("both profiles, three areas (city, antimeridian, pole), request-state on and off",
+          arguments: ["coreLocation", "responsive"])
+    func identicalToBruteForce(profileName: String) {
+        let profile = profileName == "responsive" ? MonitoringProfile.responsive : .coreLocation
+        var unlimited = profile
+        unlimited.regionLimit = nil                      // also stress the Core Location timings with many regions
+        var totalCrossings = 0
+        for (areaIndex, area) in Self.areas.enumerated() {
+            for (variant, p) in [profile, unlimited].enumerated() {
+                let seed = UInt64(1000 * areaIndex + 10 * variant + (profileName == "responsive" ? 1 : 0))
+                let automation = Automation(requestStateOnStart: seed % 2 == 0)
+                let result = Self.compare(profile: p, automation: automation, area: area, seed: seed, regionCount: 150, steps: 2_500)
+                totalCrossings += result.crossings
+                if p.regionLimit == nil {
+                    // The point of the index: most regions are not evaluated on a fix.
+                    #expect(result.evaluatedFraction < 0.5, "\(area.name): evaluated \(result.evaluatedFraction) of the regions per fix")
+                }
+            }
+        }
+        #expect(totalCrossings > 100, "the walks should cross many boundaries (\(totalCrossings))")
+        print("IndexedMonitoringTests \(profileName): \(totalCrossings) enter/exit events, identical with and without the index")
+    }
+
+    @Test("an inside region far from a fix still exits; idle far regions are not evaluated")
+    func insideRegionsAreAlwaysEvaluated() {
+        var engine = Fixture.engine(.responsive)
+        let home = Region.circular(try! CircularRegion(identifier: "home", latitude: 48.8566, longitude: 2.3522, radius: 100))
+        let far = Region.circular(try! CircularRegion(identifier: "far", latitude: 40.0, longitude: -3.0, radius: 100))
+        _ = engine.startMonitoring(home, at: .zero)
+        _ = engine.startMonitoring(far, at: .zero)
+        let inside = LocationFix(timestamp: Timestamp(seconds: 1), latitude: 48.8566, longitude: 2.3522, horizontalAccuracy: 5)
+        #expect(engine.circularRegionsToEvaluate(for: inside) == ["home", "far"], "unknown regions are evaluated wherever they are")
+        _ = engine.ingest(inside)
+        #expect(engine.state(of: "home") == .inside && engine.state(of: "far") == .outside)
+        // 10 km away: "far" (outside, nothing pending) is skipped, "home" (inside) is not.
+        let away = Geodesy.destination(latitude: 48.8566, longitude: 2.3522, distance: 10_000, bearing: 0)
+        var events: [LocationEvent] = []
+        for t in 2...10 {
+            let fix = LocationFix(timestamp: Timestamp(seconds: Double(t)), latitude: away.latitude, longitude: away.longitude, horizontalAccuracy: 5)
+            // Until the exit fires (at 7 s, before that fix is evaluated) "home" is inside.
+            #expect(engine.circularRegionsToEvaluate(for: fix) == (t <= 7 ? ["home"] : []), "t=\(t)")
+            events += engine.ingest(fix)
+        }
+        #expect(events.summary == ["didExitRegion:home", "didDetermineState:home:outside"])
+        #expect(events.first?.timestamp == Timestamp(seconds: 7), "crossed at 2 s, responsive dwell 5 s")
+        let later = LocationFix(timestamp: Timestamp(seconds: 11), latitude: away.latitude, longitude: away.longitude, horizontalAccuracy: 5)
+        #expect(engine.circularRegionsToEvaluate(for: later).isEmpty)
+        #expect(engine.geoActive.isEmpty && engine.geoPending.isEmpty)
+        // Stopping removes it from the index too.
+        _ = engine.stopMonitoring(identifier: "home", at: Timestamp(seconds: 12))
+        #expect(engine.circularIndex.count == 1 && engine.circularIndex.region(id: "home") == nil)
+    }
+
+    @Test("invalid fixes (latitude beyond ±90, longitude beyond ±180) are ignored, not evaluated")
+    func invalidFixesAreIgnored() {
+        var engine = Fixture.engine(.responsive)
+        _ = engine.startMonitoring(.circular(try! CircularRegion(identifier: "p", latitude: 0, longitude: 0, radius: 100)), at: .zero)
+        #expect(engine.ingest(LocationFix(timestamp: Timestamp(seconds: 1), latitude: 95, longitude: 0)).isEmpty)
+        #expect(engine.ingest(LocationFix(timestamp: Timestamp(seconds: 2), latitude: 0, longitude: 360)).isEmpty)
+        #expect(engine.state(of: "p") == .unknown && engine.lastFix == nil)
+    }
+
+    @Test("after the first fix determines thousands of regions, the always-evaluated set is compacted")
+    func activeSetIsCompacted() {
+        var engine = Fixture.engine(.responsive)
+        for i in 0..<5_000 {
+            let p = Geodesy.destination(latitude: 48, longitude: 2, distance: Double(i) * 50, bearing: 90)
+            _ = engine.startMonitoring(.circular(try! CircularRegion(identifier: "r\(i)", latitude: p.latitude, longitude: p.longitude, radius: 30)), at: .zero)
+        }
+        #expect(engine.geoActive.count == 5_000, "all unknown")
+        _ = engine.ingest(LocationFix(timestamp: Timestamp(seconds: 1), latitude: 48, longitude: 2, horizontalAccuracy: 5))
+        #expect(engine.geoActive == ["r0"])
+        #expect(engine.geoActive.capacity < 1_024, "a fix must not scan a 5,000-bucket table for one member")
+        #expect(engine.circularIndex.count == 5_000)
+    }
+}

@@ -1,0 +1,161 @@
+import Foundation
+import Synchronization
+import Testing
+import RegionKit
+import RegionKitStore
+@testable import RegionKitService
+
+/// A loopback HTTP listener (Python's http.server) that appends "<event id> <body>" per POST to a file.
+final class WebhookListener {
+    let port: Int
+    let output: URL
+    private var process: Process?
+
+    static let script = """
+    import http.server, sys
+    port, out = int(sys.argv[1]), sys.argv[2]
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):
+            body = self.rfile.read(int(self.headers.get('Content-Length', 0)))
+            with open(out, 'a') as f:
+                f.write(self.headers.get('X-RegionKit-Event-ID', '?') + ' ' + body.decode() + '\\n')
+            self.send_response(200)
+            self.end_headers()
+        def log_message(self, *args):
+            pass
+    http.server.HTTPServer(('127.0.0.1', port), Handler).serve_forever()
+    """
+
+    init() throws {
+        let probe = Process()
+        probe.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        probe.arguments = ["python3", "-c", "import socket; s = socket.socket(); s.bind(('127.0.0.1', 0)); print(s.getsockname()[1])"]
+        let pipe = Pipe()
+        probe.standardOutput = pipe
+        try probe.run()
+        probe.waitUntilExit()
+        port = Int(String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+        output = FileManager.default.temporaryDirectory.appendingPathComponent("rk-webhook-\(UUID().uuidString).log")
+    }
+
+    var url: String { "http://127.0.0.1:\(port)/events" }
+
+    func start() throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", "-c", Self.script, String(port), output.path]
+        try process.run()
+        self.process = process
+    }
+
+    /// SIGKILL: children inherit the test runner's blocked SIGTERM/SIGINT, so a polite signal
+    /// might never arrive and the wait would hang.
+    func stop() {
+        guard let process, process.isRunning else { return }
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+
+    var lines: [String] {
+        ((try? String(contentsOf: output, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
+    }
+
+    deinit {
+        stop()
+        try? FileManager.default.removeItem(at: output)
+    }
+}
+
+@Suite("Hooks: commands and webhooks, once per event (spec §6)", .serialized)
+struct HookTests {
+    static let uuid = UUID(uuidString: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0")!
+    static let lobby = Region.beacon(try! BeaconRegion(identifier: "lobby", uuid: uuid))
+
+    /// Enters and exits `lobby` once, on a virtual clock.
+    static func enterAndExit(_ service: MonitoringService, _ clock: VirtualClock) throws {
+        try service.start(regions: [Self.lobby])
+        clock.advance(by: 4)
+        for t in stride(from: 4.0, to: 8, by: 0.1) {
+            clock.advance(to: Timestamp(seconds: t))
+            service.manager.ingest(BeaconObservation(identity: BeaconIdentity(uuid: uuid, major: 1, minor: 1), rssi: -60, timestamp: Timestamp(seconds: t)))
+        }
+        clock.advance(by: 60)
+    }
+
+    /// Runs delivery passes until `done` or `seconds` pass.
+    static func deliver(_ runner: HookRunner, for seconds: Double, until done: () throws -> Bool = { false }) async throws {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            try await runner.deliverDue()
+            if try done() { return }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+    }
+
+    @Test("A webhook whose target is down is delivered after it comes back, exactly once; restarts do not resend")
+    func webhookOutageAndRestart() async throws {
+        let listener = try WebhookListener()
+        let path = temporaryStorePath()
+        let hooks = HookConfiguration(webhooks: [.init(url: listener.url)], timeout: 2, maxAttempts: 100, retryDelay: 0.1)
+        let clock = VirtualClock()
+        let service = try MonitoringService(store: RegionStore(path: path), profile: .responsive, automation: Automation(),
+                                            clock: clock, sources: [.beacon: .authorized], hooks: hooks)
+        try Self.enterAndExit(service, clock)
+        let runner = HookRunner(store: service.store, configuration: hooks)
+        try await Self.deliver(runner, for: 1.5) // the listener is down: every attempt is refused
+        let waiting = try service.store.deliveries(status: .pending)
+        #expect(waiting.count == 2, "enter and exit are queued")
+        #expect(waiting.allSatisfy { $0.attempts >= 1 && $0.lastError != nil }, "refused attempts are recorded")
+
+        try listener.start()
+        defer { listener.stop() }
+        try await Self.deliver(runner, for: 20) { try service.store.deliveries(status: .delivered).count == 2 }
+        #expect(try service.store.deliveries(status: .delivered).count == 2)
+        let ids = listener.lines.map { $0.split(separator: " ").first.map(String.init) ?? "" }
+        #expect(ids.count == 2 && Set(ids).count == 2, "each event exactly once: \(listener.lines)")
+        #expect(listener.lines.contains { $0.contains("\"type\":\"didEnterRegion\"") && $0.contains("\"region\":\"lobby\"") })
+        #expect(listener.lines.contains { $0.contains("\"type\":\"didExitRegion\"") })
+
+        // A new runner on the same store (a restart) has nothing to resend.
+        let restarted = HookRunner(store: try RegionStore(path: path), configuration: hooks)
+        #expect(try await restarted.deliverDue() == 0)
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(listener.lines.count == 2)
+    }
+
+    @Test("Command hooks get the event in the environment and as JSON on stdin")
+    func commandHook() async throws {
+        let output = FileManager.default.temporaryDirectory.appendingPathComponent("rk-hook-\(UUID().uuidString).log")
+        defer { try? FileManager.default.removeItem(at: output) }
+        let command = "printf '%s|%s|%s|' \"$REGIONKIT_EVENT\" \"$REGIONKIT_REGION\" \"$REGIONKIT_STATE\" >> \(output.path); cat >> \(output.path)"
+        let hooks = HookConfiguration(onEnter: [command], onExit: [command], timeout: 5)
+        let clock = VirtualClock()
+        let service = try MonitoringService(store: RegionStore(path: temporaryStorePath()), profile: .responsive, automation: Automation(),
+                                            clock: clock, sources: [.beacon: .authorized], hooks: hooks)
+        try Self.enterAndExit(service, clock)
+        let runner = HookRunner(store: service.store, configuration: hooks)
+        try await Self.deliver(runner, for: 10) { try service.store.deliveries(status: .delivered).count == 2 }
+        let text = try String(contentsOf: output, encoding: .utf8)
+        let lines = text.split(separator: "\n")
+        #expect(lines.count == 2)
+        #expect(lines[0].hasPrefix("didEnterRegion|lobby|inside|{"))
+        #expect(lines[1].hasPrefix("didExitRegion|lobby|outside|{"))
+        #expect(try await runner.deliverDue() == 0, "delivered hooks never fire again")
+    }
+
+    @Test("A command that outlives its timeout is killed and the failure recorded; failing commands give up after maxAttempts")
+    func commandTimeoutAndFailure() async throws {
+        let hooks = HookConfiguration(onEnter: ["sleep 30"], onExit: ["echo broken >&2; exit 3"], timeout: 0.5, maxAttempts: 1)
+        let clock = VirtualClock()
+        let service = try MonitoringService(store: RegionStore(path: temporaryStorePath()), profile: .responsive, automation: Automation(),
+                                            clock: clock, sources: [.beacon: .authorized], hooks: hooks)
+        try Self.enterAndExit(service, clock)
+        let started = Date()
+        try await HookRunner(store: service.store, configuration: hooks).deliverDue()
+        #expect(Date().timeIntervalSince(started) < 10, "the sleeping command was killed")
+        let failed = try service.store.deliveries(status: .failed)
+        #expect(failed.count == 2)
+        #expect(failed.contains { $0.lastError?.contains("timeout") == true })
+        #expect(failed.contains { $0.lastError?.contains("status 3") == true && $0.lastError?.contains("broken") == true })
+    }
+}

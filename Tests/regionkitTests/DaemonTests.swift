@@ -1,0 +1,168 @@
+import Foundation
+import Synchronization
+import Testing
+import RegionKitStore
+
+/// The daemon as a real process: start, read its acknowledged events, stop or kill it.
+final class Daemon: @unchecked Sendable {
+    /// Text arriving on a pipe, split into complete lines.
+    final class Collector: Sendable {
+        private let state = Mutex<(lines: [String], partial: String, raw: String)>(([], "", ""))
+
+        func append(_ chunk: String) {
+            state.withLock { state in
+                state.raw += chunk
+                var parts = (state.partial + chunk).split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+                state.partial = parts.removeLast()
+                state.lines += parts
+            }
+        }
+
+        var lines: [String] { state.withLock { $0.lines } }
+        var text: String { state.withLock { $0.raw } }
+    }
+
+    let process = Process()
+    private let lines = Collector()
+    private let errors = Collector()
+
+    init(config: String, store: String) throws {
+        process.executableURL = CLI.executable
+        process.arguments = ["run", "--config", config, "--store", store, "--json", "--log-level", "warning"]
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        // Plain reader threads until end of file. (FileHandle.readabilityHandler is a dispatch
+        // source on Linux; one still registered when its pipe is closed crashed libdispatch.)
+        for (handle, collector) in [(out.fileHandleForReading, lines), (err.fileHandleForReading, errors)] {
+            Thread.detachNewThread {
+                while true {
+                    let data = handle.availableData
+                    if data.isEmpty { return }
+                    collector.append(String(decoding: data, as: UTF8.self))
+                }
+            }
+        }
+    }
+
+    /// Ids of the events the daemon printed, i.e. acknowledged as durably stored.
+    var acknowledged: [Int64] {
+        lines.lines.compactMap { line in
+            guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else { return nil }
+            return (object["id"] as? NSNumber)?.int64Value
+        }
+    }
+
+    var stderr: String { errors.text }
+
+    func waitForAcknowledgements(_ count: Int, timeout: Double) async -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if acknowledged.count >= count { return true }
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        return false
+    }
+
+    /// Sends `number` and waits (without blocking a thread) for the exit; SIGKILL after `timeout`.
+    func signal(_ number: Int32, timeout: Double = 15) async -> Int32? {
+        kill(process.processIdentifier, number)
+        let deadline = Date().addingTimeInterval(timeout)
+        while process.isRunning && Date() < deadline { try? await Task.sleep(for: .milliseconds(20)) }
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            while process.isRunning { try? await Task.sleep(for: .milliseconds(20)) }
+            return nil
+        }
+        return process.terminationStatus
+    }
+}
+
+@Suite("regionkit run: the daemon", .serialized)
+struct DaemonTests {
+    static func writeConfig(_ text: String) throws -> String {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("rk-config-\(UUID().uuidString).yaml")
+        try Data(text.utf8).write(to: url)
+        return url.path
+    }
+
+    static func temporaryStore() -> String {
+        FileManager.default.temporaryDirectory.appendingPathComponent("rk-daemon-\(UUID().uuidString)/regionkit.sqlite").path
+    }
+
+    /// The museum visit at 40× speed, looping: a steady flow of enters, exits and ranging changes.
+    static let busyConfig = """
+    profile: responsive
+    regions:
+      - {identifier: museum, uuid: 5A4BCFCE-174E-4BAC-A814-092E77F6B7E5}
+      - {identifier: exhibit-2, uuid: 5A4BCFCE-174E-4BAC-A814-092E77F6B7E5, major: 2}
+    sources:
+      - simulator: {scenario: museum, speed: 40, repeat: true}
+    """
+
+    @Test("SIGTERM: flushes, logs the stop and exits 0")
+    func gracefulStop() async throws {
+        let store = Self.temporaryStore()
+        let daemon = try Daemon(config: try Self.writeConfig(Self.busyConfig), store: store)
+        #expect(await daemon.waitForAcknowledgements(5, timeout: 30), "stderr: \(daemon.stderr)")
+        #expect(await daemon.signal(SIGTERM) == 0, "stderr: \(daemon.stderr)")
+        let events = try RegionStore(path: store).events()
+        #expect(events.first?.type == "processStarted")
+        #expect(events.last?.type == "processStopped")
+        #expect(events.contains { $0.type == "didStartMonitoring" })
+    }
+
+    @Test("kill -9 at random moments: every acknowledged event survives and the database passes integrity_check")
+    func crashSafety() async throws {
+        let store = Self.temporaryStore()
+        let config = try Self.writeConfig(Self.busyConfig)
+        var random = SystemRandomNumberGenerator()
+        var acknowledged: Set<Int64> = []
+        for round in 0..<5 {
+            let daemon = try Daemon(config: config, store: store)
+            #expect(await daemon.waitForAcknowledgements(3, timeout: 30), "round \(round): \(daemon.stderr)")
+            try await Task.sleep(for: .milliseconds(Int.random(in: 200...1_500, using: &random)))
+            _ = await daemon.signal(SIGKILL)
+            acknowledged.formUnion(daemon.acknowledged)
+            let database = try RegionStore(path: store)
+            #expect(try database.integrityCheck() == "ok", "round \(round)")
+            let stored = Set(try database.events().map(\.id))
+            let missing = acknowledged.subtracting(stored)
+            #expect(missing.isEmpty, "round \(round): acknowledged but missing \(missing.sorted().prefix(10))")
+        }
+        #expect(acknowledged.count >= 15, "at least 3 acknowledged events per round (\(acknowledged.count) events)")
+        // Restarts reuse the stored regions: each start logs processStarted, no region is registered twice.
+        let events = try RegionStore(path: store).events()
+        #expect(events.filter { $0.type == "processStarted" }.count == 5)
+        #expect(try RegionStore(path: store).regions().map(\.identifier) == ["museum", "exhibit-2"])
+    }
+
+    @Test("Configuration errors name the file and the field")
+    func badConfiguration() async throws {
+        let config = try Self.writeConfig("profile: responsive\nsources:\n  - simulator: {speed: 2}\n")
+        let result = try await CLI.run(["run", "--config", config, "--store", Self.temporaryStore()])
+        #expect(result.status == 1)
+        #expect(result.stderr.contains(config) && result.stderr.contains("scenario"), "\(result.stderr)")
+        let none = try await CLI.run(["run", "--config", "/nonexistent/regionkit.yaml"])
+        #expect(none.status == 1 && none.stderr.contains("cannot read"))
+    }
+
+    @Test("events shows the log as a timeline and as JSON, filtered by region and time")
+    func eventsCommand() async throws {
+        let store = Self.temporaryStore()
+        let daemon = try Daemon(config: try Self.writeConfig(Self.busyConfig), store: store)
+        #expect(await daemon.waitForAcknowledgements(8, timeout: 30))
+        _ = await daemon.signal(SIGTERM)
+        let timeline = try await CLI.run(["events", "--store", store])
+        #expect(timeline.status == 0)
+        #expect(timeline.stdout.contains("LAUNCH") && timeline.stdout.contains("START  museum"))
+        let json = try await CLI.run(["events", "--store", store, "--json", "--region", "museum"])
+        let objects = json.stdout.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        #expect(!objects.isEmpty && objects.allSatisfy { $0["region"] as? String == "museum" && $0["id"] is NSNumber && $0["time"] is String })
+        let future = try await CLI.run(["events", "--store", store, "--since", "2100-01-01T00:00:00Z"])
+        #expect(future.status == 0 && future.stdout.isEmpty)
+        let bad = try await CLI.run(["events", "--store", store, "--since", "yesterday-ish"])
+        #expect(bad.status == 1 && bad.stderr.contains("--since"))
+    }
+}
