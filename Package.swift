@@ -46,7 +46,7 @@ let package = Package(
             name: "regionkit",
             dependencies: [
                 "RegionKitCore", "RegionKitEngine", "RegionKit", "RegionKitSimulation", "RegionKitGateway",
-                "RegionKitStore", "RegionKitService", "RegionKitBluetooth",
+                "RegionKitStore", "RegionKitService", "RegionKitBluetooth", "RegionKitLocation",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Logging", package: "swift-log"),

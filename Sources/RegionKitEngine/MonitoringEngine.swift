@@ -49,6 +49,9 @@ public struct MonitoringEngine: Sendable {
     var sessions: [RangingSession] = []
     var sources: [RegionKind: AuthorizationStatus]
     var retries: [PendingRetry] = []
+    /// Regions whose retries ran out while their source was unavailable (retry helper on): they are
+    /// registered again as soon as that source is usable, however long the outage lasted.
+    var abandoned: [Region] = []
     var failureCounts: [String: Int] = [:]
     var wakeRequestAt: Timestamp?
     var nearest: [BeaconIdentity: NearestScannerState] = [:]
@@ -135,6 +138,7 @@ public struct MonitoringEngine: Sendable {
     public mutating func stopMonitoring(identifier: String, at time: Timestamp) -> [LocationEvent] {
         var events = advance(to: time)
         retries.removeAll { $0.region.identifier == identifier }
+        abandoned.removeAll { $0.identifier == identifier }
         failureCounts[identifier] = nil
         events += remove(identifier)
         return events
@@ -184,7 +188,15 @@ public struct MonitoringEngine: Sendable {
         guard sources[kind] != status else { return events }
         sources[kind] = status
         events.append(LocationEvent(timestamp: now, kind: .didChangeAuthorization(kind, status)))
-        guard !status.isAuthorized else { return events }
+        if status.isAuthorized {
+            let resuming = abandoned.filter { $0.kind == kind }
+            abandoned.removeAll { $0.kind == kind }
+            for region in resuming {
+                failureCounts[region.identifier] = nil
+                events += register(region)
+            }
+            return events
+        }
         let error = RegionKitError(.sourceUnavailable, "the \(kind == .beacon ? "Bluetooth scanner" : "location source") is unavailable: \(status)")
         for id in order {
             guard let monitored = regions[id], monitored.region.kind == kind else { continue }
@@ -414,7 +426,9 @@ public struct MonitoringEngine: Sendable {
                 retries.removeAll { $0.region.identifier == region.identifier }
                 retries.append(PendingRetry(region: region, due: now + retry.delay))
             } else {
-                events[0].evidence = EventEvidence(reason: "giving up after \(count) failures (retry limit \(retry.maximumAttempts))")
+                events[0].evidence = EventEvidence(reason: "retries exhausted after \(count) failures (limit \(retry.maximumAttempts)); registering again when the source is back")
+                abandoned.removeAll { $0.identifier == region.identifier }
+                abandoned.append(region)
             }
         }
         return events

@@ -15,6 +15,7 @@ import Yams
 ///   - simulator: {scenario: museum, speed: 1, repeat: true}
 ///   - gateway: {file: /data/run.json.gz, speed: 1}
 ///   - hci: {device: hci0, scannerID: lobby}
+///   - gpsd: {host: 127.0.0.1, port: 2947}
 /// hooks:
 ///   onEnter: ["logger -t regionkit entered $REGIONKIT_REGION"]
 ///   webhooks: [{url: "http://127.0.0.1:8080/events"}]
@@ -42,9 +43,16 @@ struct DaemonConfiguration: Decodable, Sendable {
             var scannerID: String?
         }
 
+        /// A gpsd daemon (default 127.0.0.1:2947): fixes for the circular regions.
+        struct GPSD: Decodable, Sendable {
+            var host: String?
+            var port: UInt16?
+        }
+
         var simulator: Simulator?
         var gateway: Gateway?
         var hci: HCI?
+        var gpsd: GPSD?
     }
 
     var store: String?
@@ -73,10 +81,10 @@ struct DaemonConfiguration: Decodable, Sendable {
     func validate(_ path: String) throws {
         func bad(_ message: String) -> RegionKitError { RegionKitError(.malformedInput, "\(path): \(message)") }
         if let profile, MonitoringProfile.named(profile) == nil { throw bad("profile '\(profile)' is not one of corelocation, responsive") }
-        guard !sources.isEmpty else { throw bad("sources: give at least one source (simulator, gateway or hci)") }
+        guard !sources.isEmpty else { throw bad("sources: give at least one source (simulator, gateway, hci or gpsd)") }
         for (index, source) in sources.enumerated() {
-            let kinds = [source.simulator != nil, source.gateway != nil, source.hci != nil].filter { $0 }.count
-            guard kinds == 1 else { throw bad("sources[\(index)] must be exactly one of: simulator, gateway, hci") }
+            let kinds = [source.simulator != nil, source.gateway != nil, source.hci != nil, source.gpsd != nil].filter { $0 }.count
+            guard kinds == 1 else { throw bad("sources[\(index)] must be exactly one of: simulator, gateway, hci, gpsd") }
             if let speed = source.simulator?.speed ?? source.gateway?.speed, !(speed.isFinite && speed > 0) {
                 throw bad("sources[\(index)].speed must be > 0")
             }

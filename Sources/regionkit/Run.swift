@@ -4,6 +4,7 @@ import Logging
 import RegionKit
 import RegionKitBluetooth
 import RegionKitGateway
+import RegionKitLocation
 import RegionKitService
 import RegionKitSimulation
 import RegionKitStore
@@ -44,8 +45,8 @@ struct Run: AsyncParsableCommand {
             let printJSON = json
             let service = MonitoringService(
                 store: database, profile: profile, automation: configuration.automation ?? .all,
-                // A Bluetooth controller reports its own availability once it is scanning.
-                sources: [.beacon: configuration.sources.contains { $0.hci != nil } ? .notDetermined : .authorized],
+                // A Bluetooth controller and gpsd report their own availability once connected.
+                sources: Self.initialSources(configuration),
                 hooks: hooks, logger: logger,
                 onLogged: { event in if printJSON { Console.line(Events.jsonLine(event)) } })
             try service.start(regions: try (configuration.regions ?? []).map { try $0.region() })
@@ -74,6 +75,24 @@ struct Run: AsyncParsableCommand {
             try service.stop(reason: "signal \(stop.lastSignal ?? 0)")
             logger.info("stopped", metadata: ["store": "\(path)", "persistence-failures": "\(service.persistenceFailures)"])
         }
+    }
+
+    static func initialSources(_ configuration: DaemonConfiguration) -> [RegionKind: AuthorizationStatus] {
+        var sources: [RegionKind: AuthorizationStatus] = [:]
+        let simulatedGeo = configuration.sources.contains { source in
+            source.simulator.flatMap { try? Simulate.loadScenario($0.scenario).geo } != nil
+        }
+        if configuration.sources.contains(where: { $0.hci != nil }) {
+            sources[.beacon] = .notDetermined
+        } else if configuration.sources.contains(where: { $0.simulator != nil || $0.gateway != nil }) {
+            sources[.beacon] = .authorized
+        }
+        if configuration.sources.contains(where: { $0.gpsd != nil }) {
+            sources[.circular] = .notDetermined
+        } else if simulatedGeo {
+            sources[.circular] = .authorized
+        }
+        return sources
     }
 
     /// Feeds one source into the service in real time until cancelled (a file ends by itself).
@@ -130,6 +149,25 @@ struct Run: AsyncParsableCommand {
             } catch {
                 await scanner.stop()
                 throw error
+            }
+        }
+        if let gpsd = source.gpsd {
+            let host = gpsd.host ?? "127.0.0.1", port = gpsd.port ?? 2947
+            let client = GPSDClient(host: host, port: port)
+            for await event in client.events() {
+                switch event {
+                case .connected:
+                    manager.setSourceStatus(.authorized, for: .circular)
+                case .disconnected(let error, _):
+                    manager.setSourceStatus(.restricted(reason: "gpsd at \(host):\(port) unreachable: \(error)"), for: .circular)
+                case .fix(var fix, _):
+                    // Stamped on arrival: gpsd's own time can be a GPS week rollover away.
+                    fix.timestamp = manager.clock.now
+                    manager.ingest(fix)
+                default:
+                    break
+                }
+                if Task.isCancelled { break }
             }
         }
         if let gateway = source.gateway {

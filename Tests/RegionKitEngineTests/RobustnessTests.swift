@@ -30,8 +30,17 @@ struct RobustnessTests {
         events += engine.advance(to: Timestamp(seconds: 60))
         let failures = events.of("monitoringDidFail")
         #expect(failures.count == 4, "the failure plus 3 retries")
-        #expect(failures.last?.evidence?.reason?.contains("giving up") == true)
+        #expect(failures.last?.evidence?.reason?.contains("retries exhausted") == true)
         #expect(engine.nextDeadline == nil)
+        // However long the outage, the region comes back with its source.
+        let back = engine.setSourceStatus(.authorized, for: .beacon, at: Timestamp(seconds: 600))
+        #expect(back.summary == ["didChangeAuthorization:-", "didStartMonitoring:room"])
+        #expect(engine.monitoredRegions.map(\.identifier) == ["room"])
+        // A region stopped meanwhile is not resurrected.
+        _ = engine.setSourceStatus(.restricted(reason: "off"), for: .beacon, at: Timestamp(seconds: 601))
+        _ = engine.advance(to: Timestamp(seconds: 700))
+        _ = engine.stopMonitoring(identifier: "room", at: Timestamp(seconds: 701))
+        #expect(engine.setSourceStatus(.authorized, for: .beacon, at: Timestamp(seconds: 702)).summary == ["didChangeAuthorization:-"])
     }
 
     @Test("Without the retry helper a failed region stays failed (Core Location's own behaviour)")
