@@ -3,6 +3,7 @@ import Foundation
 import RegionKit
 import RegionKitBluetooth
 import RegionKitGateway
+import RegionKitLocation
 import RegionKitSimulation
 
 struct Replay: AsyncParsableCommand {
@@ -22,11 +23,20 @@ struct Replay: AsyncParsableCommand {
     enum Format: String, ExpressibleByArgument, CaseIterable {
         case gateway
         case btsnoop
+        case nmea
+        case gpx
 
-        /// The format a file name implies, if any.
+        /// The format a file name implies, if any. A `.log` is a btsnoop capture when it starts
+        /// with btsnoop's magic (Android's btsnoop_hci.log), else an NMEA log (gpsd's regression logs).
         static func inferred(from path: String) -> Format? {
             if path.hasSuffix(".json") || path.hasSuffix(".json.gz") { return .gateway }
-            if path.hasSuffix(".btsnoop") || path.hasSuffix(".log") || path.hasSuffix(".cfa") { return .btsnoop }
+            if path.hasSuffix(".btsnoop") || path.hasSuffix(".cfa") { return .btsnoop }
+            if path.hasSuffix(".nmea") { return .nmea }
+            if path.hasSuffix(".gpx") { return .gpx }
+            if path.hasSuffix(".log") {
+                let magic = FileHandle(forReadingAtPath: path).flatMap { try? $0.read(upToCount: 8) } ?? Data()
+                return magic == Data("btsnoop\0".utf8) ? .btsnoop : .nmea
+            }
             return nil
         }
     }
@@ -40,8 +50,17 @@ struct Replay: AsyncParsableCommand {
     @Option(name: .customLong("region"), help: "A beacon region ID:UUID[:MAJOR[:MINOR]][@SCANNER] (repeatable); @SCANNER binds it to one scanner.")
     var regionSpecifiers: [String] = []
 
-    @Option(help: "A JSON file of regions (an array, or an object with a \"regions\" array, in the scenario format).")
+    @Option(name: .customLong("geofence"), help: "A circular region ID:LAT,LON,RADIUS (metres; repeatable).")
+    var geofences: [String] = []
+
+    @Option(help: "A regions file: GeoJSON (Point features with a radius property in metres), or JSON in the scenario's region format.")
     var regions: String?
+
+    @Flag(help: "Import GeoJSON Polygon features as their minimum enclosing circle (each approximation is reported).")
+    var approximatePolygons = false
+
+    @Option(help: "Walking speed in m/s for GPX tracks without usable timestamps.")
+    var gpxSpeed: Double = 1.4
 
     @Flag(help: "Print one JSON object per line instead of a timeline.")
     var json = false
@@ -76,14 +95,21 @@ struct Replay: AsyncParsableCommand {
     func run() async throws {
         try await Console.reportingErrors {
             var regionList = try regionSpecifiers.map { Region.beacon(try BeaconRegion(specifier: $0)) }
-            if let regions { regionList += try RegionFile.load(regions) }
+            regionList += try geofences.map { Region.circular(try CircularRegion(specifier: $0)) }
+            if let regions { regionList += try RegionFile.load(regions, approximatePolygons: approximatePolygons) }
             var chosen = profile?.profile ?? .responsive
             chosen.nearestScanner = chosen.nearestScanner ?? NearestScannerPolicy()
             let printer = EventPrinter(json: json, allEvents: allEvents)
             let session = ReplaySession(profile: chosen, regions: regionList) { printer.print(.location($0)) }
-            if (format ?? Format.inferred(from: file)) == .btsnoop {
+            switch format ?? Format.inferred(from: file) {
+            case .btsnoop:
                 try await replayCapture(session)
                 return
+            case .nmea, .gpx:
+                try await replayFixes(session, format: (format ?? Format.inferred(from: file))!)
+                return
+            default:
+                break
             }
             let reader = GatewayFileReader(path: file)
             var origin: Int64?
@@ -133,11 +159,20 @@ extension Replay {
     }
 }
 
-/// Loads regions from a JSON file in the scenario's region format.
+/// Loads regions from a GeoJSON file or a JSON file in the scenario's region format.
 enum RegionFile {
-    static func load(_ path: String) throws -> [Region] {
+    static func load(_ path: String, approximatePolygons: Bool = false) throws -> [Region] {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw RegionKitError(.malformedInput, "\(path): cannot read the regions file")
+        }
+        if path.hasSuffix(".geojson") || String(decoding: data.prefix(4096), as: UTF8.self).contains("FeatureCollection") {
+            do {
+                let document = try GeoJSONRegions.read(contentsOf: URL(fileURLWithPath: path), options: .init(approximatePolygons: approximatePolygons))
+                for approximation in document.approximations { Console.error("note: \(approximation.description)") }
+                return document.regions.map(Region.circular)
+            } catch {
+                throw RegionKitError(.malformedInput, "\(path): \(error.description)")
+            }
         }
         struct Wrapper: Decodable { var regions: [Scenario.RegionSpec] }
         let specs: [Scenario.RegionSpec]
@@ -157,5 +192,41 @@ enum RegionFile {
                 throw RegionKitError(.malformedInput, "\(path): regions[\(index)]: \(error.message)")
             }
         }
+    }
+}
+
+extension Replay {
+    /// Replays location fixes from an NMEA log or a GPX track; `t` = seconds since the first fix.
+    func replayFixes(_ session: ReplaySession, format: Format) async throws {
+        guard let data = FileManager.default.contents(atPath: file) else {
+            throw RegionKitError(.malformedInput, "\(file): cannot read the recording")
+        }
+        var fixes: [LocationFix]
+        if format == .nmea {
+            let result = NMEAReader.read(bytes: Array(data))
+            for diagnostic in result.diagnostics.prefix(20) { Console.error("warning: \(file): \(diagnostic)") }
+            if result.diagnostics.count > 20 { Console.error("warning: \(file): \(result.diagnostics.count - 20) more malformed lines") }
+            fixes = result.fixes
+        } else {
+            let document: GPXReader.Document
+            do { document = try GPXReader.read(data: data) } catch { throw RegionKitError(.malformedInput, "\(file): \(error)") }
+            let points = !document.tracks.isEmpty ? document.tracks.flatMap(\.points)
+                : !document.routes.isEmpty ? document.routes.flatMap(\.points) : document.waypoints
+            fixes = GPXReader.fixes(points, timing: .automatic(speed: gpxSpeed, start: .zero)).fixes
+        }
+        guard let first = fixes.first(where: { $0.timestamp.seconds.isFinite }) else {
+            throw RegionKitError(.malformedInput, "\(file): no position fixes in the recording")
+        }
+        let origin = first.timestamp
+        var previous = 0.0
+        for var fix in fixes where fix.timestamp.seconds.isFinite {
+            fix.timestamp = Timestamp(seconds: fix.timestamp - origin)
+            if !instant, fix.timestamp.seconds > previous {
+                try await Task.sleep(for: .milliseconds(Int((fix.timestamp.seconds - previous) / speed * 1000)))
+            }
+            previous = max(previous, fix.timestamp.seconds)
+            session.feed(fix)
+        }
+        session.finish(tail: tail)
     }
 }

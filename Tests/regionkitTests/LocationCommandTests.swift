@@ -1,0 +1,77 @@
+import Foundation
+import Testing
+
+/// The location paths of the CLI: replaying NMEA logs and GPX tracks through geofences, GeoJSON
+/// region files, and `monitor --gpsd` argument checks. Real recordings from shared/fixtures.
+@Suite("regionkit: location replay and region files")
+struct LocationCommandTests {
+    static let fixtures: URL = {
+        if let path = ProcessInfo.processInfo.environment["REGIONKIT_FIXTURES"], !path.isEmpty { return URL(fileURLWithPath: path) }
+        return URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("shared/fixtures")
+    }()
+    static var available: Bool { FileManager.default.fileExists(atPath: fixtures.appendingPathComponent("gpsd/bt451.log").path) }
+
+    static func objects(_ text: String) -> [[String: Any]] {
+        text.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+    }
+
+    static func summary(_ objects: [[String: Any]]) -> [String] {
+        objects.map { "\($0["type"] as? String ?? "?"):\($0["region"] as? String ?? "-")" }
+    }
+
+    @Test("replay of gpsd's bt451.log (a car, ~1.9 km): exit the start geofence, enter the end one, nothing far away",
+          .enabled(if: available, "fixtures not found (set REGIONKIT_FIXTURES): SKIPPED, not passed"))
+    func replayNMEA() async throws {
+        let log = Self.fixtures.appendingPathComponent("gpsd/bt451.log").path
+        // Centres: the first and the last position gpsd reports for this log (bt451.log.chk).
+        let result = try await CLI.run(["replay", log, "--instant", "--json",
+                                        "--geofence", "start:55.797017833,23.569022,200",
+                                        "--geofence", "end:55.780329167,23.578434,200",
+                                        "--geofence", "far:55.9,23.9,300"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let events = Self.summary(Self.objects(result.stdout))
+        #expect(events.filter { $0 == "didExitRegion:start" }.count == 1)
+        #expect(events.filter { $0 == "didEnterRegion:end" }.count == 1)
+        #expect(!events.contains { $0.hasSuffix(":far") && !$0.hasPrefix("didStartMonitoring") })
+        let exit = try #require(Self.objects(result.stdout).first { $0["type"] as? String == "didExitRegion" })
+        #expect((exit["evidence"] as? [String: Any])?["dwell"] as? Double == 5, "responsive dwell")
+    }
+
+    @Test("replay of a GPX hike (no usable timestamps: timed at walking speed) through a GeoJSON region file",
+          .enabled(if: available, "fixtures not found (set REGIONKIT_FIXTURES): SKIPPED, not passed"))
+    func replayGPXWithGeoJSON() async throws {
+        let gpx = Self.fixtures.appendingPathComponent("gpx/Mojstrovka.gpx").path
+        let regions = FileManager.default.temporaryDirectory.appendingPathComponent("rk-\(UUID().uuidString).geojson")
+        defer { try? FileManager.default.removeItem(at: regions) }
+        // A circle around the summit part of the track (its middle point) and one 50 km away.
+        try Data("""
+        {"type": "FeatureCollection", "features": [
+          {"type": "Feature", "geometry": {"type": "Point", "coordinates": [13.741512, 46.43143]}, "properties": {"identifier": "summit", "radius": 150}},
+          {"type": "Feature", "geometry": {"type": "Point", "coordinates": [14.3, 46.1]}, "properties": {"identifier": "ljubljana", "radius": 500}}
+        ]}
+        """.utf8).write(to: regions)
+        let result = try await CLI.run(["replay", gpx, "--instant", "--json", "--regions", regions.path])
+        #expect(result.status == 0, "\(result.stderr)")
+        let events = Self.summary(Self.objects(result.stdout))
+        #expect(events.contains("didStartMonitoring:summit") && events.contains("didStartMonitoring:ljubljana"))
+        #expect(events.contains("didEnterRegion:summit"), "\(events)")
+        #expect(!events.contains("didEnterRegion:ljubljana"))
+    }
+
+    @Test("Bad region files and arguments: clear errors naming what and where")
+    func errors() async throws {
+        let bad = FileManager.default.temporaryDirectory.appendingPathComponent("rk-\(UUID().uuidString).geojson")
+        defer { try? FileManager.default.removeItem(at: bad) }
+        try Data(#"{"type": "FeatureCollection", "features": [{"type": "Feature", "geometry": {"type": "Point", "coordinates": [13.7, 46.4]}, "properties": {"identifier": "x"}}]}"#.utf8).write(to: bad)
+        let missingRadius = try await CLI.run(["replay", "x.nmea", "--instant", "--regions", bad.path])
+        #expect(missingRadius.status == 1)
+        #expect(missingRadius.stderr.contains(bad.path) && missingRadius.stderr.contains("radius"), "\(missingRadius.stderr)")
+        let geofence = try await CLI.run(["replay", "x.nmea", "--geofence", "park:46.4,abc,100"])
+        #expect(geofence.status == 1 && geofence.stderr.contains("longitude 'abc'"), "\(geofence.stderr)")
+        let noSource = try await CLI.run(["monitor", "--geofence", "park:46.4,13.7,100"])
+        #expect(noSource.status != 0 && noSource.stderr.contains("--gpsd"), "\(noSource.stderr)")
+        let badPort = try await CLI.run(["monitor", "--gpsd", "127.0.0.1:99999", "--geofence", "park:46.4,13.7,100"])
+        #expect(badPort.status == 1 && badPort.stderr.contains("port '99999'"), "\(badPort.stderr)")
+    }
+}
