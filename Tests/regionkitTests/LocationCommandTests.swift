@@ -74,4 +74,29 @@ struct LocationCommandTests {
         let badPort = try await CLI.run(["monitor", "--gpsd", "127.0.0.1:99999", "--geofence", "park:46.4,13.7,100"])
         #expect(badPort.status == 1 && badPort.stderr.contains("port '99999'"), "\(badPort.stderr)")
     }
+
+    @Test("regions convert: GeoJSON → scenario JSON → GeoJSON keeps every circle")
+    func convertRoundTrip() async throws {
+        let source = FileManager.default.temporaryDirectory.appendingPathComponent("rk-\(UUID().uuidString).geojson")
+        let middle = FileManager.default.temporaryDirectory.appendingPathComponent("rk-\(UUID().uuidString).json")
+        defer { try? FileManager.default.removeItem(at: source); try? FileManager.default.removeItem(at: middle) }
+        try Data("""
+        {"type": "FeatureCollection", "features": [
+          {"type": "Feature", "geometry": {"type": "Point", "coordinates": [139.7671, 35.6812]}, "properties": {"identifier": "station", "radius": 150}},
+          {"type": "Feature", "geometry": {"type": "Point", "coordinates": [-0.1276, 51.5072]}, "properties": {"identifier": "london", "radius": 2000, "notifyOnExit": false}}
+        ]}
+        """.utf8).write(to: source)
+        let json = try await CLI.run(["regions", "convert", source.path, "--to", "json"])
+        #expect(json.status == 0, "\(json.stderr)")
+        try Data(json.stdout.utf8).write(to: middle)
+        let back = try await CLI.run(["regions", "convert", middle.path, "--to", "geojson"])
+        #expect(back.status == 0, "\(back.stderr)")
+        let collection = try #require(try JSONSerialization.jsonObject(with: Data(back.stdout.utf8)) as? [String: Any])
+        let features = try #require(collection["features"] as? [[String: Any]])
+        #expect(features.count == 2)
+        let london = try #require(features.first { (($0["properties"] as? [String: Any])?["identifier"] as? String) == "london" })
+        let properties = try #require(london["properties"] as? [String: Any])
+        #expect(properties["radius"] as? Double == 2000)
+        #expect((london["geometry"] as? [String: Any])?["coordinates"] as? [Double] == [-0.1276, 51.5072])
+    }
 }
