@@ -86,8 +86,18 @@ public final class HookRunner: Sendable {
 
     func runCommand(_ command: String, event: StoredEvent) async -> Outcome {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", command]
+        // coreutils `timeout` puts the command in its own process group and signals the whole
+        // group (TERM, then KILL a second later): killing /bin/sh alone would leave its children
+        // running, holding our pipes open.
+        let timeout = self.timeout
+        let supervisor = ["/usr/bin/timeout", "/bin/timeout"].first { FileManager.default.isExecutableFile(atPath: $0) }
+        if let supervisor {
+            process.executableURL = URL(fileURLWithPath: supervisor)
+            process.arguments = ["--kill-after=1", String(format: "%.3f", timeout), "/bin/sh", "-c", command]
+        } else {
+            process.executableURL = URL(fileURLWithPath: "/bin/sh")
+            process.arguments = ["-c", command]
+        }
         var environment = ProcessInfo.processInfo.environment
         environment["REGIONKIT_EVENT"] = event.type
         environment["REGIONKIT_EVENT_ID"] = String(event.id)
@@ -110,9 +120,9 @@ public final class HookRunner: Sendable {
         }
         input.fileHandleForWriting.write(Data((event.json + "\n").utf8))
         try? input.fileHandleForWriting.close()
-        let timeout = self.timeout
+        // Backstop for a missing `timeout` binary: kill the direct child.
         let killer = Task {
-            try await Task.sleep(for: .milliseconds(Int(timeout * 1000)))
+            try await Task.sleep(for: .milliseconds(Int((timeout + 2) * 1000)))
             if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         }
         var status: Int32 = -1
@@ -121,6 +131,9 @@ public final class HookRunner: Sendable {
         let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile().prefix(300), as: UTF8.self)
         if process.terminationReason == .uncaughtSignal {
             return .failure("command killed by signal \(status)\(status == SIGKILL ? " (timeout \(timeout) s)" : "")")
+        }
+        if supervisor != nil && (status == 124 || status == 137) {
+            return .failure("command timed out after \(timeout) s (timeout) and was killed")
         }
         return status == 0 ? .success : .failure("command exited with status \(status): \(stderr)")
     }
