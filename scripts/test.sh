@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs every RegionKit test, installing what the tests need first. CI (.ci/run) calls exactly this.
-#   - Debian packages: zlib and SQLite headers (build), tshark (btsnoop checks), gpsd + gpsd-clients (gpsfake)
+#   - Debian packages: zlib and SQLite headers (build), tshark and bluez's btmon (btsnoop checks), gpsd + gpsd-clients (gpsfake)
 #   - a Python venv with Bumble (virtual Bluetooth controllers for the HCI end-to-end tests)
 # Tests whose tool could not be installed are reported as skipped, with the reason.
 # Phase 1 runs the in-process tests in parallel; phase 2 runs the end-to-end suites that start
@@ -14,6 +14,7 @@ missing=()
 [ -f /usr/include/zlib.h ] || missing+=(zlib1g-dev)
 [ -f /usr/include/sqlite3.h ] || missing+=(libsqlite3-dev)
 command -v tshark >/dev/null 2>&1 || missing+=(tshark)
+command -v btmon >/dev/null 2>&1 || missing+=(bluez)
 command -v gpsfake >/dev/null 2>&1 || missing+=(gpsd gpsd-clients)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "== installing Debian packages: ${missing[*]}"
