@@ -16,6 +16,10 @@ public struct JSONLine: Sendable {
 
     public mutating func add(_ key: String, _ value: String) { parts.append("\(Self.quote(key)):\(Self.quote(value))") }
     public mutating func add(_ key: String, _ value: Double) { parts.append("\(Self.quote(key)):\(Self.number(value))") }
+    /// A number rounded to `decimals`; a non-finite value is written as `fallback`.
+    public mutating func add(_ key: String, _ value: Double, decimals: Int, fallback: Double = 0) {
+        parts.append("\(Self.quote(key)):\(Self.number(value.isFinite ? value : fallback, decimals: decimals))")
+    }
     public mutating func add(_ key: String, _ value: Int) { parts.append("\(Self.quote(key)):\(value)") }
     public mutating func add(_ key: String, _ value: Bool) { parts.append("\(Self.quote(key)):\(value)") }
     public mutating func add(_ key: String, object: JSONLine) { parts.append("\(Self.quote(key)):\(object.text)") }

@@ -16,7 +16,7 @@ extension LocationEvent {
     /// - Parameter origin: the time reported as `t = 0`.
     public func jsonLine(origin: Timestamp) -> String {
         var line = JSONLine()
-        line.add("t", Double(JSONLine.number(timestamp - origin, decimals: 3)) ?? 0)
+        line.add("t", timestamp - origin, decimals: 3)
         line.add("type", typeName)
         if let region = regionIdentifier { line.add("region", region) }
         switch kind {
@@ -50,7 +50,7 @@ extension LocationEvent {
         object.add("major", Int(beacon.major))
         object.add("minor", Int(beacon.minor))
         object.add("proximity", beacon.proximity.rawValue)
-        object.add("accuracy", Double(JSONLine.number(beacon.accuracy, decimals: 3)) ?? -1)
+        object.add("accuracy", beacon.accuracy, decimals: 3, fallback: -1)
         object.add("rssi", beacon.rssi)
         return object
     }
@@ -61,11 +61,11 @@ extension LocationEvent {
         if let rssi = evidence.rssi { object.add("rssi", rssi) }
         if let scanner = evidence.scannerID { object.add("scanner", scanner) }
         if let beacon = evidence.beacon { object.add("beacon", beacon.description) }
-        if let age = evidence.lastSightingAge { object.add("lastSightingAge", Double(JSONLine.number(age, decimals: 3)) ?? 0) }
-        if let threshold = evidence.exitThreshold { object.add("exitThreshold", Double(JSONLine.number(threshold, decimals: 3)) ?? 0) }
-        if let distance = evidence.distance { object.add("distance", Double(JSONLine.number(distance, decimals: 1)) ?? 0) }
+        if let age = evidence.lastSightingAge { object.add("lastSightingAge", age, decimals: 3) }
+        if let threshold = evidence.exitThreshold { object.add("exitThreshold", threshold, decimals: 3) }
+        if let distance = evidence.distance { object.add("distance", distance, decimals: 1) }
         if let accuracy = evidence.horizontalAccuracy { object.add("horizontalAccuracy", accuracy) }
-        if let dwell = evidence.dwell { object.add("dwell", Double(JSONLine.number(dwell, decimals: 3)) ?? 0) }
+        if let dwell = evidence.dwell { object.add("dwell", dwell, decimals: 3) }
         return object.isEmpty ? nil : object
     }
 }

@@ -45,7 +45,7 @@ extension AdvertisementSighting {
     /// ```
     public func jsonLine(origin: Timestamp) -> String {
         var line = JSONLine()
-        line.add("t", Double(JSONLine.number(timestamp - origin, decimals: 3)) ?? 0)
+        line.add("t", timestamp - origin, decimals: 3)
         line.add("address", advertisement.address.description)
         line.add("addressType", advertisement.addressType.description)
         line.add("eventType", advertisement.kind.description)

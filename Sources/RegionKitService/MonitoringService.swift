@@ -55,8 +55,8 @@ public final class MonitoringService: Sendable {
             switch event.kind {
             case .didStartMonitoring(let region):
                 try store.saveRegion(region, at: time)
-            case .didEnterRegion(let region), .didExitRegion(let region):
-                _ = region // the state row is written by the didDetermineState that accompanies every crossing
+            case .didEnterRegion, .didExitRegion:
+                break // the state row is written by the didDetermineState that accompanies every crossing
             case .didDetermineState(let state, let region):
                 let since = manager.monitoredRegion(region.identifier)?.stateSince?.seconds
                 try store.saveState(region.identifier, state: state, since: since ?? time, evidence: event.evidence, at: time)

@@ -23,7 +23,7 @@ public enum SimulationEvent: Hashable, Sendable {
             return event.jsonLine(origin: origin)
         case .app(let action):
             var line = JSONLine()
-            line.add("t", Double(JSONLine.number(action.timestamp - origin, decimals: 3)) ?? 0)
+            line.add("t", action.timestamp - origin, decimals: 3)
             line.add("type", "appAction")
             if let region = action.region { line.add("region", region) }
             line.add("action", action.name)

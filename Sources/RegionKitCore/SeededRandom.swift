@@ -1,7 +1,6 @@
-import RegionKit
 import Foundation
 
-/// A small, fast, seedable random generator (SplitMix64) so simulations are reproducible across
+/// A small, fast, seedable random generator (SplitMix64) so simulations and randomized tests are reproducible across
 /// runs and platforms, with a Gaussian draw (Box–Muller).
 ///
 /// ```swift
