@@ -87,23 +87,8 @@ struct Monitor: AsyncParsableCommand {
             if let scanner {
                 try await ControllerOptions.bluetooth { () async throws(BluetoothError) in try await scanner.start() }
             }
-            // gpsd: reachability drives the circular source's status; fixes are stamped on arrival
-            // (gpsd's own time can be a GPS week rollover away).
             let location = endpoint.map { endpoint in
-                Task {
-                    for await event in GPSDClient(host: endpoint.host, port: endpoint.port).events() {
-                        switch event {
-                        case .connected: manager.setSourceStatus(.authorized, for: .circular)
-                        case .disconnected(let error, _):
-                            manager.setSourceStatus(.restricted(reason: "gpsd at \(endpoint.host):\(endpoint.port) unreachable: \(error)"), for: .circular)
-                        case .fix(var fix, _):
-                            fix.timestamp = manager.clock.now
-                            manager.ingest(fix)
-                        default: break
-                        }
-                        if Task.isCancelled { break }
-                    }
-                }
+                Task { await GPSDFeed.run(host: endpoint.host, port: endpoint.port, into: manager) }
             }
             for region in regionList {
                 manager.startMonitoring(for: region)

@@ -153,22 +153,7 @@ struct Run: AsyncParsableCommand {
         }
         if let gpsd = source.gpsd {
             let host = gpsd.host ?? "127.0.0.1", port = gpsd.port ?? 2947
-            let client = GPSDClient(host: host, port: port)
-            for await event in client.events() {
-                switch event {
-                case .connected:
-                    manager.setSourceStatus(.authorized, for: .circular)
-                case .disconnected(let error, _):
-                    manager.setSourceStatus(.restricted(reason: "gpsd at \(host):\(port) unreachable: \(error)"), for: .circular)
-                case .fix(var fix, _):
-                    // Stamped on arrival: gpsd's own time can be a GPS week rollover away.
-                    fix.timestamp = manager.clock.now
-                    manager.ingest(fix)
-                default:
-                    break
-                }
-                if Task.isCancelled { break }
-            }
+            await GPSDFeed.run(host: host, port: port, into: manager)
         }
         if let gateway = source.gateway {
             let speed = gateway.speed ?? 1
