@@ -9,27 +9,24 @@ extension MonitoringEngine {
     public mutating func ingest(_ observation: BeaconObservation) -> [LocationEvent] {
         var events = advance(to: observation.timestamp)
         let time = now
-        if let ids = beaconIndex[observation.identity.uuid] {
-            for id in ids {
-                guard var monitored = regions[id], let beacon = monitored.region.beaconRegion,
-                      beacon.matches(observation.identity, scanner: observation.scannerID) else { continue }
-                let key = MonitoredRegion.StreamKey(identity: observation.identity, scannerID: observation.scannerID)
-                if var stream = monitored.streams[key] {
-                    stream.record(at: time, rssi: observation.rssi)
-                    monitored.streams[key] = stream
-                } else {
-                    monitored.streams[key] = ReceptionEstimator(firstSighting: time, priorInterval: profile.exitDetector.priorInterval, rssi: observation.rssi)
-                }
-                if monitored.streams.count > 4 { prune(&monitored) }
-                monitored.restoredAt = nil
-                let previous = monitored.state
-                regions[id] = monitored
-                guard previous != .inside else { continue }
-                events += setState(id, .inside, crossing: previous == .outside, evidence: EventEvidence(
-                    rssi: observation.rssi, scannerID: observation.scannerID, beacon: observation.identity,
-                    reason: previous == .unknown ? "first sighting after registration" : "sighting"))
-            }
+        let identity = observation.identity
+        // Regions whose constraint can match: UUID only, UUID+major, UUID+major+minor, each list
+        // in registration order; merged so events come in registration order across lists.
+        let any = beaconIndex[BeaconMatchKey(uuid: identity.uuid, major: -1, minor: -1)] ?? []
+        let major = beaconIndex[BeaconMatchKey(uuid: identity.uuid, major: Int32(identity.major), minor: -1)] ?? []
+        let exact = beaconIndex[BeaconMatchKey(uuid: identity.uuid, major: Int32(identity.major), minor: Int32(identity.minor))] ?? []
+        var (a, b, c) = (0, 0, 0)
+        while a < any.count || b < major.count || c < exact.count {
+            var next = any.count > a ? any[a] : nil
+            if b < major.count, next == nil || major[b].sequence < next!.sequence { next = major[b] }
+            if c < exact.count, next == nil || exact[c].sequence < next!.sequence { next = exact[c] }
+            guard let registered = next else { break }
+            if a < any.count && any[a].sequence == registered.sequence { a += 1 }
+            else if b < major.count && major[b].sequence == registered.sequence { b += 1 }
+            else { c += 1 }
+            events += record(observation, in: registered, at: time)
         }
+        if timersDirty { settleTimers() }
         if let policy = profile.nearestScanner, let scanner = observation.scannerID {
             var state = nearest[observation.identity] ?? NearestScannerState()
             var stamped = observation
@@ -46,6 +43,84 @@ extension MonitoringEngine {
         return events
     }
 
+    /// Records a sighting in one candidate region (in place: no copy of the region's record).
+    private mutating func record(_ observation: BeaconObservation, in registered: RegisteredID, at time: Timestamp) -> [LocationEvent] {
+        guard let index = regions.index(forKey: registered.id),
+              let beacon = regions.values[index].region.beaconRegion,
+              beacon.matches(observation.identity, scanner: observation.scannerID) else { return [] }
+        let key = MonitoredRegion.StreamKey(identity: observation.identity, scannerID: observation.scannerID)
+        let previous = regions.values[index].state
+        let registeredAt = regions.values[index].registeredAt
+        if let stream = regions.values[index].streams.index(forKey: key) {
+            regions.values[index].streams.values[stream].record(at: time, rssi: observation.rssi)
+            if previous == .inside {
+                // A sighting usually pushes the exit later (lazy: nothing to do unless this
+                // region's entry is the queue's minimum); when it brings this stream's deadline
+                // before the scheduled one (a faster learned rate), lower the entry.
+                let deadline = profile.exitDetector.goneDeadline(for: regions.values[index].streams.values[stream], gridOrigin: registeredAt)
+                if regions.values[index].streams.count > Self.exitCacheThreshold {
+                    updateExitCache(registered.sequence, index: index, key: key, deadline: deadline, at: time)
+                }
+                if let scheduledTime = scheduled[registered.sequence], deadline >= scheduledTime {
+                    if timers.min?.sequence == registered.sequence { timersDirty = true }
+                } else {
+                    lowerTimer(registered.sequence, to: deadline)
+                }
+            }
+        } else {
+            regions.values[index].streams[key] = ReceptionEstimator(firstSighting: time, priorInterval: profile.exitDetector.priorInterval, rssi: observation.rssi)
+            let count = regions.values[index].streams.count
+            if count > 4 && count > pruneWatermarks[registered.sequence, default: 0] {
+                let detector = profile.exitDetector
+                Self.prune(&regions.values[index], detector: detector, now: time)
+                exitCache[registered.sequence] = nil
+                // Prune again when the count has doubled: amortised O(1) per new stream.
+                pruneWatermarks[registered.sequence] = 2 * regions.values[index].streams.count
+            }
+            if previous == .inside {
+                if regions.values[index].streams.count > Self.exitCacheThreshold {
+                    let stream = regions.values[index].streams[key]!
+                    let deadline = profile.exitDetector.goneDeadline(for: stream, gridOrigin: registeredAt)
+                    updateExitCache(registered.sequence, index: index, key: key, deadline: deadline, at: time)
+                }
+                if timers.min?.sequence == registered.sequence { timersDirty = true }
+            }
+        }
+        if regions.values[index].restoredAt != nil {
+            regions.values[index].restoredAt = nil
+            timersDirty = true
+        }
+        guard previous != .inside else { return [] }
+        return setState(registered.id, .inside, crossing: previous == .outside, evidence: EventEvidence(
+            rssi: observation.rssi, scannerID: observation.scannerID, beacon: observation.identity,
+            reason: previous == .unknown ? "first sighting after registration" : "sighting"))
+    }
+
+    /// Keeps the latest-deadline stream of a many-stream region current after stream `key` was
+    /// heard at `time` (its deadline now `deadline`), with ``exitDeadline(of:id:)``'s tie rule.
+    private mutating func updateExitCache(_ number: Int, index: Dictionary<String, MonitoredRegion>.Index,
+                                          key: MonitoredRegion.StreamKey, deadline: Timestamp, at time: Timestamp) {
+        guard let cached = exitCache[number] else {
+            let monitored = regions.values[index]
+            if let found = Self.scanExitDeadline(of: monitored, detector: profile.exitDetector) {
+                exitCache[number] = ExitCacheEntry(time: found.time, key: found.key, lastSighting: found.stream.lastSighting)
+            }
+            return
+        }
+        let sighting = regions.values[index].streams[key]?.lastSighting ?? time
+        if cached.key == key {
+            // The leader itself: still the leader unless its deadline came earlier.
+            if deadline >= cached.time {
+                exitCache[number] = ExitCacheEntry(time: deadline, key: key, lastSighting: sighting)
+            } else {
+                exitCache[number] = nil
+            }
+        } else if deadline > cached.time || (deadline == cached.time && (sighting > cached.lastSighting
+                    || (sighting == cached.lastSighting && key < cached.key))) {
+            exitCache[number] = ExitCacheEntry(time: deadline, key: key, lastSighting: sighting)
+        }
+    }
+
     /// A location fix: determines or crosses circular regions with the profile's hysteresis.
     /// A `noFix` report is "location unavailable" and changes nothing, as does a position outside
     /// the WGS 84 ranges (latitude −90...90, longitude −180...180).
@@ -59,6 +134,7 @@ extension MonitoringEngine {
     /// evaluating every region. The one visible difference: ``MonitoredRegion/lastDistance`` is
     /// not updated for the skipped regions.
     public mutating func ingest(_ fix: LocationFix) -> [LocationEvent] {
+        defer { settleTimers() }
         var events = advance(to: fix.timestamp)
         guard fix.mode != .noFix, fix.latitude.isFinite, fix.longitude.isFinite,
               abs(fix.latitude) <= 90, abs(fix.longitude) <= 180 else { return events }
@@ -109,11 +185,10 @@ extension MonitoringEngine {
     }
 
     /// Drops streams of a region that are already gone (keeps memory flat when beacons churn).
-    mutating func prune(_ monitored: inout MonitoredRegion) {
-        let time = now
+    static func prune(_ monitored: inout MonitoredRegion, detector: ExitDetector, now time: Timestamp) {
         let registeredAt = monitored.registeredAt
         monitored.streams = monitored.streams.filter { _, stream in
-            profile.exitDetector.goneDeadline(for: stream, gridOrigin: registeredAt) > time
+            detector.goneDeadline(for: stream, gridOrigin: registeredAt) > time
         }
     }
 
