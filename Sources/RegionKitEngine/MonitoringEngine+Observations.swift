@@ -43,57 +43,72 @@ extension MonitoringEngine {
         return events
     }
 
-    /// Records a sighting in one candidate region (in place: no copy of the region's record).
+    /// Records a sighting in one candidate region.
     private mutating func record(_ observation: BeaconObservation, in registered: RegisteredID, at time: Timestamp) -> [LocationEvent] {
-        guard let index = regions.index(forKey: registered.id),
-              let beacon = regions.values[index].region.beaconRegion,
-              beacon.matches(observation.identity, scanner: observation.scannerID) else { return [] }
-        let key = MonitoredRegion.StreamKey(identity: observation.identity, scannerID: observation.scannerID)
-        let previous = regions.values[index].state
-        let registeredAt = regions.values[index].registeredAt
-        if let stream = regions.values[index].streams.index(forKey: key) {
-            regions.values[index].streams.values[stream].record(at: time, rssi: observation.rssi)
-            if previous == .inside {
-                // A sighting usually pushes the exit later (lazy: nothing to do unless this
-                // region's entry is the queue's minimum); when it brings this stream's deadline
-                // before the scheduled one (a faster learned rate), lower the entry.
-                let deadline = profile.exitDetector.goneDeadline(for: regions.values[index].streams.values[stream], gridOrigin: registeredAt)
-                if regions.values[index].streams.count > Self.exitCacheThreshold {
-                    updateExitCache(registered.sequence, index: index, key: key, deadline: deadline, at: time)
-                }
-                if let scheduledTime = scheduled[registered.sequence], deadline >= scheduledTime {
-                    if timers.min?.sequence == registered.sequence { timersDirty = true }
-                } else {
-                    lowerTimer(registered.sequence, to: deadline)
-                }
+        guard let index = regions.index(forKey: registered.id) else { return [] }
+        let detector = profile.exitDetector
+        // One in-place access to the record (reading fields one by one would copy it each time).
+        guard let sighting = Self.recordSighting(observation, in: &regions.values[index], at: time, detector: detector) else { return [] }
+        let number = registered.sequence
+        if sighting.previous == .inside {
+            if sighting.streamCount > Self.exitCacheThreshold {
+                updateExitCache(number, index: index, key: sighting.key, deadline: sighting.deadline, at: time)
             }
-        } else {
-            regions.values[index].streams[key] = ReceptionEstimator(firstSighting: time, priorInterval: profile.exitDetector.priorInterval, rssi: observation.rssi)
-            let count = regions.values[index].streams.count
-            if count > 4 && count > pruneWatermarks[registered.sequence, default: 0] {
-                let detector = profile.exitDetector
-                Self.prune(&regions.values[index], detector: detector, now: time)
-                exitCache[registered.sequence] = nil
-                // Prune again when the count has doubled: amortised O(1) per new stream.
-                pruneWatermarks[registered.sequence] = 2 * regions.values[index].streams.count
-            }
-            if previous == .inside {
-                if regions.values[index].streams.count > Self.exitCacheThreshold {
-                    let stream = regions.values[index].streams[key]!
-                    let deadline = profile.exitDetector.goneDeadline(for: stream, gridOrigin: registeredAt)
-                    updateExitCache(registered.sequence, index: index, key: key, deadline: deadline, at: time)
-                }
-                if timers.min?.sequence == registered.sequence { timersDirty = true }
+            // A sighting usually pushes the exit later (lazy: nothing to do unless this region's
+            // entry is the queue's minimum); when it brings this stream's deadline before the
+            // scheduled one (a faster learned rate), lower the entry.
+            if let scheduledTime = scheduled[number], sighting.deadline >= scheduledTime {
+                if timers.min?.sequence == number { timersDirty = true }
+            } else {
+                lowerTimer(number, to: sighting.deadline)
             }
         }
-        if regions.values[index].restoredAt != nil {
-            regions.values[index].restoredAt = nil
+        if sighting.newStream, sighting.streamCount > 4, sighting.streamCount > pruneWatermarks[number, default: 0] {
+            Self.prune(&regions.values[index], detector: detector, now: time)
+            exitCache[number] = nil
+            // Prune again when the count has doubled: amortised O(1) per new stream.
+            pruneWatermarks[number] = 2 * regions.values[index].streams.count
             timersDirty = true
         }
-        guard previous != .inside else { return [] }
-        return setState(registered.id, .inside, crossing: previous == .outside, evidence: EventEvidence(
+        if sighting.wasRestored { timersDirty = true }
+        guard sighting.previous != .inside else { return [] }
+        return setState(registered.id, .inside, crossing: sighting.previous == .outside, evidence: EventEvidence(
             rssi: observation.rssi, scannerID: observation.scannerID, beacon: observation.identity,
-            reason: previous == .unknown ? "first sighting after registration" : "sighting"))
+            reason: sighting.previous == .unknown ? "first sighting after registration" : "sighting"))
+    }
+
+    /// What recording a sighting in a region's record changed.
+    struct RecordedSighting {
+        var previous: RegionState
+        var key: MonitoredRegion.StreamKey
+        var newStream: Bool
+        var streamCount: Int
+        /// The stream's gone-deadline after the sighting.
+        var deadline: Timestamp
+        var wasRestored: Bool
+    }
+
+    /// Records `observation` in `monitored` when the region matches it; nil when it does not.
+    static func recordSighting(_ observation: BeaconObservation, in monitored: inout MonitoredRegion, at time: Timestamp,
+                               detector: ExitDetector) -> RecordedSighting? {
+        guard case .beacon(let beacon) = monitored.region, beacon.matches(observation.identity, scanner: observation.scannerID) else { return nil }
+        let key = MonitoredRegion.StreamKey(identity: observation.identity, scannerID: observation.scannerID)
+        let newStream: Bool
+        let deadline: Timestamp
+        if let stream = monitored.streams.index(forKey: key) {
+            monitored.streams.values[stream].record(at: time, rssi: observation.rssi)
+            deadline = detector.goneDeadline(for: monitored.streams.values[stream], gridOrigin: monitored.registeredAt)
+            newStream = false
+        } else {
+            let stream = ReceptionEstimator(firstSighting: time, priorInterval: detector.priorInterval, rssi: observation.rssi)
+            monitored.streams[key] = stream
+            deadline = detector.goneDeadline(for: stream, gridOrigin: monitored.registeredAt)
+            newStream = true
+        }
+        let wasRestored = monitored.restoredAt != nil
+        if wasRestored { monitored.restoredAt = nil }
+        return RecordedSighting(previous: monitored.state, key: key, newStream: newStream, streamCount: monitored.streams.count,
+                                deadline: deadline, wasRestored: wasRestored)
     }
 
     /// Keeps the latest-deadline stream of a many-stream region current after stream `key` was
@@ -107,7 +122,7 @@ extension MonitoringEngine {
             }
             return
         }
-        let sighting = regions.values[index].streams[key]?.lastSighting ?? time
+        let sighting = time   // the engine's clock never goes back: the stream was just heard now
         if cached.key == key {
             // The leader itself: still the leader unless its deadline came earlier.
             if deadline >= cached.time {

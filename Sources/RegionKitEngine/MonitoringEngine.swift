@@ -281,7 +281,7 @@ public struct MonitoringEngine: Sendable {
     public mutating func advance(to time: Timestamp) -> [LocationEvent] {
         var events: [LocationEvent] = []
         settleTimers()
-        while let due = nextDue(), due.time <= time {
+        while let dueTime = nextDueTime(), dueTime <= time, let due = nextDue() {
             now = max(now, due.time)
             events += fire(due.item)
             settleTimers()
@@ -299,6 +299,20 @@ public struct MonitoringEngine: Sendable {
         case ranging(Int)
         case retry(Int)
         case wake
+    }
+
+    /// The time of ``nextDue()``, cheaply: with the timer queue settled its minimum is exact,
+    /// so no region record is read (the common case on every sighting: nothing is due).
+    func nextDueTime() -> Timestamp? {
+        guard usesSpatialIndex else { return nextDue()?.time }
+        var best = timers.min?.time
+        func consider(_ time: Timestamp) {
+            if best == nil || time < best! { best = time }
+        }
+        for session in sessions { consider(session.nextDelivery) }
+        for retry in retries { consider(retry.due) }
+        if let wakeRequestAt { consider(wakeRequestAt) }
+        return best
     }
 
     func nextDue() -> (time: Timestamp, item: DueItem)? {
