@@ -107,11 +107,15 @@ struct IngestRun {
         var offsets: [Int] = [0]
         buffer.reserveCapacity(reports * 44)
         offsets.reserveCapacity(reports + 1)
+        // One template event per beacon (and a few other advertisers); each report is a copy
+        // with its own RSSI byte (the last byte of a one-report legacy event).
+        let templates = (0..<beacons).map { event(beacon: $0, rssi: -60) }
+        let others = (0..<16).map { otherEvent($0, rssi: -60) }
         for index in 0..<reports {
-            let rssi = Int8(-60 - Int(random.uniform() * 20))
-            let bytes = index % 16 == 15 ? otherEvent(index, rssi: rssi)
-                : event(beacon: index < beacons ? index : Int(random.uniform() * Double(beacons)), rssi: rssi)
-            buffer += bytes
+            let rssi = UInt8(bitPattern: Int8(-60 - Int(random.uniform() * 20)))
+            let beacon = index < beacons ? index : Int(random.uniform() * Double(beacons))
+            buffer += index % 16 == 15 ? others[beacon % 16] : templates[beacon]
+            buffer[buffer.count - 1] = rssi
             offsets.append(buffer.count)
         }
         let step = 1 / (10 * Double(beacons))
