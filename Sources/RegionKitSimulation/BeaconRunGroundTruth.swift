@@ -24,6 +24,12 @@ public struct BeaconRunGroundTruth: Sendable {
         public var scannerID: String
         /// The README sentence this row comes from.
         public var readme: String
+
+        public init(identity: BeaconIdentity, scannerID: String, readme: String) {
+            self.identity = identity
+            self.scannerID = scannerID
+            self.readme = readme
+        }
     }
 
     /// Where a carried beacon was from `start` to `end` (Unix epoch milliseconds; `nil` = the
@@ -35,6 +41,14 @@ public struct BeaconRunGroundTruth: Sendable {
         public var room: String?
         /// The README sentence this row comes from.
         public var readme: String
+
+        public init(identity: BeaconIdentity, start: Int64?, end: Int64?, room: String?, readme: String) {
+            self.identity = identity
+            self.start = start
+            self.end = end
+            self.room = room
+            self.readme = readme
+        }
     }
 
     /// The recording's file name as in shared/fixtures/beacon-runs.
@@ -43,6 +57,14 @@ public struct BeaconRunGroundTruth: Sendable {
     public var periods: [Period]
     /// What the README tells that could not honestly be made into scored ground truth, and why.
     public var notScored: [String]
+
+    /// Ground truth for a recording of your own (the checked-in ones are in ``all``).
+    public init(fileName: String, stationary: [StationaryBeacon], periods: [Period], notScored: [String] = []) {
+        self.fileName = fileName
+        self.stationary = stationary
+        self.periods = periods
+        self.notScored = notScored
+    }
 
     /// The beacons with a room timeline (not stationary).
     public var carried: [BeaconIdentity] {

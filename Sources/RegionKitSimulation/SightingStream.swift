@@ -32,6 +32,11 @@ public struct SightingStream: Hashable, Sendable {
     public struct Silence: Hashable, Sendable {
         public var lastSighting: Double
         public var resumed: Double?
+
+        public init(lastSighting: Double, resumed: Double?) {
+            self.lastSighting = lastSighting
+            self.resumed = resumed
+        }
     }
 
     public var key: Key
