@@ -21,20 +21,22 @@ extension ReplayEvaluation {
         settings.add("tolerance_s", options.tolerance)
         line.add("options", object: settings)
 
-        if let falseExits {
+        for (key, countKey, exits) in [("false_exits", "stationary_streams", falseExits), ("stay_exits", "stays", stayExits)] {
+            guard let exits else {
+                line.addRaw(key, json: "null")
+                continue
+            }
             var object = JSONLine()
-            object.add("count", falseExits.count)
-            object.add("stationary_streams", falseExits.streams)
-            object.add("beacon_hours", falseExits.beaconHours, decimals: 4)
-            Self.add(&object, "per_1000_beacon_hours", falseExits.perThousandBeaconHours, decimals: 2)
-            object.add("events", array: falseExits.events.map { event in
+            object.add("count", exits.count)
+            object.add(countKey, exits.streams)
+            object.add("beacon_hours", exits.beaconHours, decimals: 4)
+            Self.add(&object, "per_1000_beacon_hours", exits.perThousandBeaconHours, decimals: 2)
+            object.add("events", array: exits.events.map { event in
                 var item = Self.stream(event.key)
                 item.add("t", event.time, decimals: 3)
                 return item
             })
-            line.add("false_exits", object: object)
-        } else {
-            line.addRaw("false_exits", json: "null")
+            line.add(key, object: object)
         }
 
         var latency = JSONLine()

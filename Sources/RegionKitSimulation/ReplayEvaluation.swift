@@ -97,6 +97,10 @@ public struct ReplayEvaluation: Sendable {
     public var streams: [Stream]
     /// `nil` when the ground truth names no stationary beacon for this recording.
     public var falseExits: FalseExits?
+    /// Exits of carried beacons at the scanner of the room the timeline has them sitting in
+    /// (each stay minus the tolerance at both ends); `streams` counts the stays scored and
+    /// `beaconHours` their length. `nil` without a timeline.
+    public var stayExits: FalseExits?
     public var ends: [StreamEnd]
     public var flaps: [Flap]
     /// Carried beacons against the README's timeline; `nil` without a timeline.

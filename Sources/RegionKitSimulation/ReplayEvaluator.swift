@@ -10,7 +10,8 @@ import RegionKit
 /// 22 streams, Core Location's limit is 20: the limit is not what is measured) and, when it has
 /// none, the default ``NearestScannerPolicy`` is used. From the events it computes (see
 /// ``ReplayEvaluation``):
-/// - false exits of the stationary beacons at their own scanner (``ReplayMetrics/falseExits(exits:lastSighting:)``);
+/// - false exits of the stationary beacons at their own scanner (``ReplayMetrics/falseExits(exits:lastSighting:)``),
+///   and exits of carried beacons at the scanner of the room the timeline has them sitting in;
 /// - exit latency for every stream end: a silence of at least ``Options/silence`` seconds, or the
 ///   stream's last sighting (the replay runs ``Options/tail`` seconds past the recording);
 /// - flaps: exits undone by a re-entry within ``Options/flapWindow`` seconds, on every stream;
@@ -145,6 +146,24 @@ public struct ReplayEvaluator: Sendable {
             falseExits = found
         }
 
+        // Exits of carried beacons while the timeline has them sitting in a scanner's room.
+        var stayExits: ReplayEvaluation.FalseExits?
+        if let truth = groundTruth, !truth.periods.isEmpty {
+            var found = ReplayEvaluation.FalseExits(events: [], beaconHours: 0, streams: 0)
+            for period in truth.periods {
+                guard let room = period.room else { continue }
+                let from = max(start, (period.start.map { Double($0 - originMilliseconds) / 1000 } ?? start) + options.tolerance)
+                let until = min(end, (period.end.map { Double($0 - originMilliseconds) / 1000 } ?? end) - options.tolerance)
+                guard until > from else { continue }
+                let key = SightingStream.Key(identity: period.identity, scannerID: room)
+                found.streams += 1
+                found.beaconHours += (until - from) / 3600
+                found.events += (exits[key.description] ?? []).filter { $0 >= from && $0 <= until }
+                    .map { ReplayEvaluation.FalseExit(key: key, time: $0) }
+            }
+            stayExits = found
+        }
+
         // Room assignment against the timeline.
         var carriedRooms: ReplayEvaluation.RoomAssignment?
         var stationaryRooms: ReplayEvaluation.RoomAssignment?
@@ -166,7 +185,7 @@ public struct ReplayEvaluator: Sendable {
         }
 
         return ReplayEvaluation(recording: name, profile: profile.name, options: options, sightings: ordered.count, duration: end - start,
-                                streams: summaries, falseExits: falseExits, ends: ends, flaps: flaps,
+                                streams: summaries, falseExits: falseExits, stayExits: stayExits, ends: ends, flaps: flaps,
                                 carriedRooms: carriedRooms, stationaryRooms: stationaryRooms, notes: notes)
     }
 }

@@ -129,6 +129,11 @@ struct EvalReplay: AsyncParsableCommand {
             rows.append(["  per 1000 beacon-hours (\(exits.streams) streams, \(String(format: "%.2f", exits.beaconHours)) h)"]
                         + results.map { $0.falseExits?.perThousandBeaconHours.map { String(format: "%.0f", $0) } ?? "n/a" })
         }
+        rows.append(["exits of carried beacons during README stays"] + results.map { $0.stayExits.map { "\($0.count)" } ?? "n/a" })
+        if let stays = first.stayExits {
+            rows.append(["  per 1000 beacon-hours (\(stays.streams) stays, \(String(format: "%.2f", stays.beaconHours)) h)"]
+                        + results.map { $0.stayExits?.perThousandBeaconHours.map { String(format: "%.0f", $0) } ?? "n/a" })
+        }
         for rateClass in StreamRateClass.allCases {
             rows.append(["exit latency \(rateClass.label), p50/p95/max s (ends)"] + results.map { result in
                 let summary = result.latency(rateClass)

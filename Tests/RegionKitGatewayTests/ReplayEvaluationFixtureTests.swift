@@ -56,6 +56,12 @@ struct ReplayEvaluationFixtureTests {
         #expect(carried.total.scored > 2_500 && carried.total.scored < 4_500)
         #expect((carried.total.fraction ?? 0) > 0.9, "nearest-scanner decisions mostly follow the README: \(carried.total)")
         #expect(result.stationaryRooms?.beacons.count == 4)
+        // The carried beacons' stays (transitions and tolerance removed): 18 room periods, of which the
+        // 15 s and 23 s ones vanish inside the tolerance.
+        let stays = try #require(result.stayExits)
+        #expect(stays.streams == 14)
+        #expect(stays.beaconHours > 0.5 && stays.beaconHours < 1)
+        #expect(stays.events.allSatisfy { $0.key.identity.major < 201 })
     }
 
     @Test("Core Location's exits on the real recordings come 30–40 s after the last sighting (spec §2)")
@@ -92,7 +98,7 @@ struct ReplayEvaluationFixtureTests {
     func beacon5() throws {
         let (_, result) = try Self.evaluate("FourScannersBeacon5Run1-2015-03-13.json.gz", .responsive)
         #expect(result.streams.count == 4)
-        #expect(result.falseExits == nil && result.carriedRooms == nil && result.stationaryRooms == nil)
+        #expect(result.falseExits == nil && result.stayExits == nil && result.carriedRooms == nil && result.stationaryRooms == nil)
         #expect(!result.notes.isEmpty)
         #expect(!result.ends.isEmpty)
     }

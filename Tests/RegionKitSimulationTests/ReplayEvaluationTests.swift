@@ -127,12 +127,13 @@ struct ReplayEvaluationTests {
     }
 
     /// - stationary: at A, 10 Hz for 300 s, with a 6 s hole at 100 s (one false exit, one flap);
-    /// - carried: 10 Hz at A until 120 s, carried (120–130 s), 10 Hz at B from 130 s;
+    /// - carried: 10 Hz at A until 120 s, carried (120–130 s), 10 Hz at B from 130 s with a 10 s hole
+    ///   at 200 s (an exit during its stay in B, and a flap);
     /// - slow: 1 Hz at A until 200 s; slowest: every 5 s at B until 200 s (flaps at every sighting).
     static var scenario: [BeaconObservation] {
         let all = sightings(stationary, "A", every: 1, from: 0, to: 3000, rssi: -50, skipping: 1001..<1060)
             + sightings(carried, "A", every: 1, from: 0, to: 1200, rssi: -60)
-            + sightings(carried, "B", every: 1, from: 1300, to: 3000, rssi: -55)
+            + sightings(carried, "B", every: 1, from: 1300, to: 3000, rssi: -55, skipping: 2000..<2100)
             + sightings(slow, "A", every: 10, from: 0, to: 2001, rssi: -70)
             + sightings(slowest, "B", every: 50, from: 0, to: 2001, rssi: -80)
         var random = SeededRandom(seed: 7)
@@ -166,8 +167,16 @@ struct ReplayEvaluationTests {
         #expect(abs(falseExits.beaconHours - 299.9 / 3600) < 1e-9)
         #expect(abs((falseExits.perThousandBeaconHours ?? 0) - 1000 / (299.9 / 3600)) < 1e-6)
 
-        // Flaps: the stationary one (103 → 106), and the every-5-s stream after each of its 40 first sightings.
-        #expect(result.flapCount(.tenHertz) == 1)
+        // The carried beacon's exit in the middle of its stay in B: last sighting 199.9 s, exit 202.9 s.
+        let stays = try #require(result.stayExits)
+        #expect(stays.streams == 2)
+        #expect(abs(stays.beaconHours - ((115 - 5) + (294.9 - 135)) / 3600) < 1e-9)
+        #expect(stays.events.map { ($0.time * 1000).rounded() / 1000 } == [202.9])
+        #expect(stays.events.first?.key == .init(identity: Self.carried, scannerID: "B"))
+
+        // Flaps: the stationary one (103 → 106), the carried one (202.9 → 210), and the every-5-s
+        // stream after each of its 40 first sightings.
+        #expect(result.flapCount(.tenHertz) == 2)
         #expect(result.flapCount(.oneHertz) == 0)
         #expect(result.flapCount(.fifthHertz) == 40)
         #expect(result.flaps.first { $0.rateClass == .tenHertz }.map { ($0.exit * 1000).rounded() / 1000 } == 103)
