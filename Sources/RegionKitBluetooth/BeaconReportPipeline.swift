@@ -31,7 +31,10 @@ public struct BeaconReportPipeline: Sendable {
     /// the full ``HCIEvent`` decoder. Both give the same observations and statistics.
     public mutating func process(event: UnsafeRawBufferPointer, at time: Timestamp, _ observation: (BeaconObservation) -> Void) {
         if processSingleReport(event, at: time, observation) { return }
-        guard let decoded = try? HCIEvent(decoding: Array(event), advertisingReportLayout: layout) else { return }
+        guard let decoded = try? HCIEvent(decoding: Array(event), advertisingReportLayout: layout) else {
+            statistics.malformedEvents += 1
+            return
+        }
         process(decoded, at: time, sighting: nil, observation)
     }
 

@@ -70,11 +70,13 @@ struct BeaconReportPipelineTests {
                 event.withUnsafeBytes { fast.process(event: $0, at: time) { fastSeen.append($0) } }
                 if let decoded = try? HCIEvent(decoding: event, advertisingReportLayout: .reportByReport) {
                     full.process(decoded, at: time, sighting: nil) { fullSeen.append($0) }
+                } else {
+                    full.statistics.malformedEvents += 1
                 }
             }
             #expect(fastSeen == fullSeen, "seed \(seed)")
             #expect(fast.statistics == full.statistics, "seed \(seed)")
-            #expect(fast.statistics.scanResponseRepeats > 50 && fast.statistics.observations > 500,
+            #expect(fast.statistics.scanResponseRepeats > 50 && fast.statistics.observations > 500 && fast.statistics.malformedEvents > 20,
                     "seed \(seed): the stream exercised too little: \(fast.statistics)")
         }
     }
