@@ -86,7 +86,7 @@ public struct DistanceCalibration: Hashable, Sendable {
             var cumulative = 0.0, intercept = residuals.last?.value ?? 0
             for residual in residuals {
                 cumulative += residual.weight
-                if cumulative >= total / 2 { intercept = residual.value; break }
+                if cumulative >= total / 2 * (1 - 1e-12) { intercept = residual.value; break }
             }
             return (intercept, residuals.reduce(0) { $0 + $1.weight * abs($1.value - intercept) })
         }

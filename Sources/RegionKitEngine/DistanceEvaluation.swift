@@ -65,7 +65,7 @@ public struct DistanceEvaluation: Sendable {
         var cumulative = 0.0
         for index in errors.indices {
             cumulative += weights[index]
-            if cumulative >= total / 2 { return errors[index] }
+            if cumulative >= total / 2 * (1 - 1e-12) { return errors[index] }
         }
         return .nan
     }
