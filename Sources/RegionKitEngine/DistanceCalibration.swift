@@ -11,7 +11,7 @@ import RegionKitCore
 ///    kept ≥ 0 (a weaker signal never means nearer).
 ///
 /// ```swift
-/// let calibration = try DistanceCalibration.fit([samples], filter: .median(window: 20))
+/// let calibration = try DistanceCalibration.fit([samples], filter: .median(window: 5))
 /// calibration.model.distance(rssi: -70, measuredPower: calibration.referencePower)
 /// ```
 public struct DistanceCalibration: Hashable, Sendable {

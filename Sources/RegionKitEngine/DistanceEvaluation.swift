@@ -7,7 +7,7 @@ import RegionKitCore
 /// whose quantiles are over all their samples.
 ///
 /// ```swift
-/// let filter = RSSIFilter.median(window: 20)
+/// let filter = RSSIFilter.median(window: 5)
 /// let result = DistanceEvaluation(model: LogDistanceModel(exponent: 2.7), filter: filter, measuredPower: -64,
 ///                                 samples: samples, filtered: filter.filtered(samples))
 /// result.medianAbsoluteError // metres
@@ -15,7 +15,7 @@ import RegionKitCore
 public struct DistanceEvaluation: Sendable {
     /// The model's name (`ios-curve`, `regionkit-linear`...).
     public var model: String
-    /// The RSSI filter's label (`raw`, `median(20s)`...).
+    /// The RSSI filter's label (`raw`, `median(5s)`...).
     public var filter: String
     /// Absolute errors, metres, one per estimated sample, in ascending order.
     public private(set) var errors: [Double] = []

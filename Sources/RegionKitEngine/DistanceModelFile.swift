@@ -11,7 +11,7 @@ import RegionKitCore
 ///   "version": 1,
 ///   "reference_power_dbm": -64,
 ///   "model": {"type": "linear", "intercept_m": 0.93, "slope_m_per_db": 0.073},
-///   "filter": {"type": "median", "window_s": 20},
+///   "filter": {"type": "median", "window_s": 5},
 ///   "calibration": {"files": ["a.csv"], "samples": 64775, "reference_distance_m": 1,
 ///                   "median_abs_error_m": 0.12, "p90_abs_error_m": 0.61}
 /// }

@@ -4,7 +4,7 @@ extension RSSIFilter {
     /// (only that sample and earlier ones), over the series' own timestamps.
     ///
     /// ```swift
-    /// let smoothed = RSSIFilter.median(window: 20).filtered(samples)
+    /// let smoothed = RSSIFilter.median(window: 5).filtered(samples)
     /// smoothed.count == samples.count // true
     /// ```
     public func filtered(_ samples: [DistanceSample]) -> [Double] {

@@ -10,8 +10,13 @@ struct Calibrate: AsyncParsableCommand {
         are fitted together (each filtered as its own time series).
         The fit: measured power = median raw RSSI at the recorded distance nearest 1 m; RSSI smoothed by --filter; then \
         distance = intercept + slope · (power − rssi) by least absolute deviations, every recorded distance weighing the same.
-        The model file (JSON, version 1; fields in `DistanceModelFile`) is read by `eval distance --model`, \
-        `monitor`/`simulate --distance-model` and the `run` configuration's `distanceModel:`.
+        The model file is JSON: {"format": "regionkit-distance-model", "version": 1, "reference_power_dbm", \
+        "model": {"type": "linear", "intercept_m", "slope_m_per_db"}, "filter": {"type": "median", "window_s"}, \
+        "calibration": {"files", "samples", "reference_distance_m", "median_abs_error_m", "p90_abs_error_m"}}; \
+        model types linear, log-distance (exponent), curve (coefficient, exponent, offset); filter types raw, mean, \
+        median (window_s), trimmed-mean (window_s, trim_fraction), exponential (half_life_s). It is read by \
+        `eval distance --model`, `monitor`/`simulate --distance-model` and the `run` configuration's `distanceModel:` \
+        (the engine uses its model and filter, with each beacon's advertised measured power).
         """
     )
 

@@ -13,7 +13,7 @@ struct EvalDistance: AsyncParsableCommand {
         Measured power (RSSI at 1 m), the same rule for every model: the median raw RSSI of the fit file at its recorded \
         distance nearest 1 m (with --model, the file's reference_power_dbm).
         Every model is evaluated on raw RSSI and after RegionKit's filter (--filter), so the anchors get the same smoothing.
-        Errors are |estimate − truth| in metres over samples; "bal. median" weighs every (test file, distance) equally. \
+        Errors are |estimate − truth| in metres over samples; "bal.med" is the median when every (test file, distance) weighs the same. \
         Proximity classes: immediate < 0.5 m, near < 3 m, else far; the truth class comes from the known distance.
         With --json, one object per line per model, filter and pairing: {"model", "n", "median_abs_error_m", \
         "p90_abs_error_m", "filter", "pairing", "fit"?, "test"?, "reference_power_dbm"?, \
@@ -126,6 +126,12 @@ struct EvalDistance: AsyncParsableCommand {
             Console.line("")
             Console.line("\(ours.model) + \(ours.filter): median \(Self.format(ours.medianAbsoluteError, 3)) m vs best anchor \(best.model) + \(best.filter): "
                 + "\(Self.format(best.medianAbsoluteError, 3)) m → \(Self.format(gain * 100, 0))% lower (issue goal: ≥ 20%): \(gain >= 0.2 ? "reached" : "NOT reached")")
+            if let balanced = report.aggregate.filter({ $0.model != ours.model }).min(by: { $0.balancedMedianAbsoluteError < $1.balancedMedianAbsoluteError }),
+               balanced.balancedMedianAbsoluteError > 0 {
+                let balancedGain = 1 - ours.balancedMedianAbsoluteError / balanced.balancedMedianAbsoluteError
+                Console.line("  every (file, distance) weighing the same: \(Self.format(ours.balancedMedianAbsoluteError, 3)) m vs best anchor "
+                    + "\(balanced.model) + \(balanced.filter): \(Self.format(balanced.balancedMedianAbsoluteError, 3)) m → \(Self.format(balancedGain * 100, 0))% lower")
+            }
         }
     }
 
@@ -186,5 +192,15 @@ struct RSSIFilterOption: ExpressibleByArgument {
         }
     }
 
-    var defaultValueDescription: String { filter.label }
+    /// The filter in this option's own syntax (`median:5`).
+    var defaultValueDescription: String {
+        func number(_ value: Double) -> String { value == value.rounded() && abs(value) < 1e9 ? "\(Int(value))" : "\(value)" }
+        switch filter {
+        case .latest: return "raw"
+        case .median(let window): return "median:\(number(window))"
+        case .movingAverage(let window): return "mean:\(number(window))"
+        case .exponential(let halfLife): return "exponential:\(number(halfLife))"
+        case .trimmedMean(let window, let trim): return "trimmed-mean:\(number(window)):\(number(trim))"
+        }
+    }
 }

@@ -204,7 +204,7 @@ struct DistanceFixtureTests {
         let report = try DistanceBenchmark.crossValidate(recordings)
         #expect(report.pairings.count == 6)
         let (ours, best) = try #require(report.comparison)
-        #expect(ours.model == "regionkit-linear" && ours.filter == "median(20s)")
+        #expect(ours.model == "regionkit-linear" && ours.filter == "median(5s)")
         // Every held-out sample is counted: each recording is tested against the two others.
         #expect(ours.n == 2 * (64_775 + 75_633 + 48_005))
         #expect(ours.medianAbsoluteError <= 0.8 * best.medianAbsoluteError,

@@ -29,14 +29,14 @@ struct DistanceCommandTests {
         let result = try await CLI.run(["eval", "distance", "--model", model, Self.recording("20210103-1026-A.csv"), "--json"], timeout: 120)
         #expect(result.status == 0, "\(result.stderr)")
         let lines = result.stdout.split(separator: "\n").map(String.init)
-        // 4 models × (raw, median(20s)) for the file, and again as the aggregate.
+        // 4 models × (raw, median(5s)) for the file, and again as the aggregate.
         #expect(lines.count == 16, "\(result.stdout)")
         for line in lines {
             #expect(line.range(of: #"^\{"model":"[^"]+","n":\d+,"median_abs_error_m":[0-9.]+,"p90_abs_error_m":[0-9.]+,"#, options: .regularExpression) != nil, "\(line)")
         }
         let objects = lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
         #expect(Set(objects.compactMap { $0["model"] as? String }) == ["ios-curve", "android-nexus5", "log-distance(2.7)", "regionkit-linear"])
-        let ours = try #require(objects.first { $0["model"] as? String == "regionkit-linear" && $0["filter"] as? String == "median(20s)" && $0["pairing"] as? String == "aggregate" })
+        let ours = try #require(objects.first { $0["model"] as? String == "regionkit-linear" && $0["filter"] as? String == "median(5s)" && $0["pairing"] as? String == "aggregate" })
         #expect(ours["n"] as? Int == 64_775)
         let confusion = try #require(ours["confusion"] as? [String: [String: Int]])
         #expect(confusion.values.flatMap(\.values).reduce(0, +) == 64_775)
@@ -45,13 +45,13 @@ struct DistanceCommandTests {
     @Test("eval distance cross-file table: every pairing, the aggregate and the verdict against the issue goal",
           .enabled(if: available, "fixtures not found (set REGIONKIT_FIXTURES): SKIPPED, not passed"))
     func crossFileTable() async throws {
-        let result = try await CLI.run(["eval", "distance", Self.recording("20210103-1026-A.csv"), Self.recording("20210107-1123-A.csv"), "--filter", "median:20"], timeout: 180)
+        let result = try await CLI.run(["eval", "distance", Self.recording("20210103-1026-A.csv"), Self.recording("20210107-1123-A.csv"), "--filter", "median:5"], timeout: 180)
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.contains("fit 20210103-1026-A.csv → test 20210107-1123-A.csv"))
         #expect(result.stdout.contains("fit 20210107-1123-A.csv → test 20210103-1026-A.csv"))
         #expect(result.stdout.contains("Aggregate over all 2 held-out pairings"))
         #expect(result.stdout.contains("median raw RSSI of the fit file at its distance nearest 1 m"))
-        #expect(result.stdout.contains("regionkit-linear + median(20s): median"), "\(result.stdout)")
+        #expect(result.stdout.contains("regionkit-linear + median(5s): median"), "\(result.stdout)")
     }
 
     @Test("Bad recordings, model files and arguments: clear errors naming the file and the line or field")
