@@ -15,7 +15,8 @@ import RegionKitCore
 public enum DistanceSampleParser {
     /// The samples of `text`; `source` names it in errors (a file path).
     public static func parse(_ text: String, source: String) throws -> [DistanceSample] {
-        var columns: (time: Int, rssi: Int, distance: Int)? = nil
+        var columns = (time: 0, rssi: 1, distance: 2)
+        var firstRow = true
         var samples: [DistanceSample] = []
         var lineNumber = 0
         for rawLine in text.utf8.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false) {
@@ -26,14 +27,13 @@ public enum DistanceSampleParser {
             func bad(_ message: String) -> RegionKitError {
                 RegionKitError(.malformedInput, "\(source):\(lineNumber): \(message)")
             }
-            if columns == nil {
-                columns = (0, 1, 2)
+            if firstRow {
+                firstRow = false
                 if let header = try headerColumns(fields, bad: bad) {
                     columns = header
                     continue
                 }
             }
-            guard let columns else { continue }
             let needed = max(columns.time, columns.rssi, columns.distance) + 1
             guard fields.count >= needed else {
                 throw bad("expected \(needed) comma-separated fields (time,rssi,distance), found \(fields.count)")
