@@ -1,9 +1,9 @@
 import ArgumentParser
 
-/// `regionkit eval`: the detection-quality instruments (issue "Measure and win").
+/// `regionkit eval`: measurement instruments that print tables (or JSON lines).
 struct Eval: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Measure detection quality: exits, false exits, flaps, room assignment.",
-        subcommands: [EvalReplay.self]
+        abstract: "Evaluate RegionKit against the tools users pick today: distance estimates, exits on real gateway recordings.",
+        subcommands: [EvalReplay.self, EvalDistance.self]
     )
 }
