@@ -100,6 +100,12 @@ public struct MonitoringEngine: Sendable {
             self.major = major
             self.minor = minor
         }
+
+        func hash(into hasher: inout Hasher) {
+            let words = withUnsafeBytes(of: uuid.uuid) { ($0.loadUnaligned(as: UInt64.self), $0.loadUnaligned(fromByteOffset: 8, as: UInt64.self)) }
+            hasher.combine(words.0)
+            hasher.combine(words.1 ^ (UInt64(UInt32(bitPattern: major)) << 32 | UInt64(UInt32(bitPattern: minor))) &* 0x9E37_79B9_7F4A_7C15)
+        }
     }
 
     /// A region identifier with its registration sequence number.
