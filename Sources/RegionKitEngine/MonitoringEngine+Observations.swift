@@ -18,7 +18,7 @@ extension MonitoringEngine {
                     stream.record(at: time, rssi: observation.rssi)
                     monitored.streams[key] = stream
                 } else {
-                    monitored.streams[key] = ReceptionEstimator(firstSighting: time, priorInterval: profile.exitDetector.priorInterval, rssi: observation.rssi)
+                    monitored.streams[key] = profile.exitDetector.stream(resuming: monitored.departedStreams.removeValue(forKey: key), at: time, rssi: observation.rssi)
                 }
                 if monitored.streams.count > 4 { prune(&monitored) }
                 monitored.restoredAt = nil

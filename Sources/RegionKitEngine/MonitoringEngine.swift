@@ -318,6 +318,7 @@ public struct MonitoringEngine: Sendable {
             }
             guard let (_, stream) = exitDeadline(of: monitored) else { return [] }
             let lastSighting = monitored.streams.values.map(\.lastSighting).max() ?? stream.lastSighting
+            regions[id]?.departedStreams = monitored.streams
             regions[id]?.streams = [:]
             return setState(id, .outside, crossing: true, evidence: EventEvidence(
                 rssi: stream.lastRSSI, lastSightingAge: now - lastSighting,

@@ -21,13 +21,17 @@ public enum RSSIFilter: Hashable, Sendable, Codable {
     case trimmedMean(window: Double, trimFraction: Double)
     /// Exponential smoothing whose weight halves every `halfLife` seconds.
     case exponential(halfLife: Double)
+    /// The Android Beacon Library's `RunningAverageRssiFilter`: the samples of the last `window`
+    /// seconds (its default: 20), sorted, and with more than two of them ⌊n/10⌋ + 1 dropped from
+    /// each end before averaging (n = 10 keeps the middle 6; n = 3 keeps the median).
+    case altBeaconRunningAverage(window: Double)
 
     /// Adds a sample (in dBm) taken at `time`.
     public func add(_ rssi: Double, at time: Timestamp, to state: inout RSSIFilterState) {
         switch self {
         case .latest:
             state.samples = [RSSIFilterState.Sample(time: time, rssi: rssi)]
-        case .movingAverage(let window), .trimmedMean(let window, _):
+        case .movingAverage(let window), .trimmedMean(let window, _), .altBeaconRunningAverage(let window):
             state.samples.append(RSSIFilterState.Sample(time: time, rssi: rssi))
             let horizon = time - window
             if let first = state.samples.firstIndex(where: { $0.time > horizon }), first > 0 {
@@ -57,6 +61,12 @@ public enum RSSIFilter: Hashable, Sendable, Codable {
             let recent = state.samples.filter { $0.time > now - window }.map(\.rssi).sorted()
             guard !recent.isEmpty else { return nil }
             let drop = Int(Double(recent.count) * min(max(trimFraction, 0), 0.49))
+            let kept = recent[drop..<(recent.count - drop)]
+            return kept.reduce(0, +) / Double(kept.count)
+        case .altBeaconRunningAverage(let window):
+            let recent = state.samples.filter { $0.time > now - window }.map(\.rssi).sorted()
+            guard !recent.isEmpty else { return nil }
+            let drop = recent.count > 2 ? recent.count / 10 + 1 : 0
             let kept = recent[drop..<(recent.count - drop)]
             return kept.reduce(0, +) / Double(kept.count)
         case .exponential:
