@@ -48,7 +48,7 @@ struct EvalDetection: AsyncParsableCommand {
     var burstShare: Double = 0.5
 
     @Option(help: "Beacons monitored by each engine.")
-    var beaconsPerEngine: Int = 32
+    var beaconsPerEngine: Int = 4
 
     @Option(help: "Shards simulated at once (default: the number of cores).")
     var jobs: Int?

@@ -6,28 +6,28 @@ import RegionKitSimulation
 /// The detection-quality sweep (`regionkit eval detection`) and its loss channel.
 @Suite("Detection sweep: loss channels, seeded figures, responsive vs Core Location")
 struct DetectionSweepTests {
-    /// Frames sent every 100 ms for `seconds` through `channel`: lost share, and the mean length
-    /// of runs of consecutive losses.
-    static func measure(_ channel: LossChannel, seconds: Double, seed: UInt64 = 3) -> (loss: Double, meanRun: Double) {
+    /// Frames sent every 100 ms for `seconds` through `channel`: the lost share, and the share of
+    /// lost frames that belong to runs of at least 10 consecutive losses (1 s of silence).
+    static func measure(_ channel: LossChannel, seconds: Double, seed: UInt64 = 3) -> (loss: Double, inLongRuns: Double) {
         var random = SeededRandom(seed: seed)
         var link = channel.link(random: &random)
-        var lost = 0, sent = 0, runs = 0, run = 0
+        var lost = 0, sent = 0, inLongRuns = 0, run = 0
         var t = 0.0
         while t < seconds {
             sent += 1
             if link.isLost(at: t, random: &random) {
                 lost += 1
                 run += 1
-            } else if run > 0 {
-                runs += 1
+            } else {
+                if run >= 10 { inLongRuns += run }
                 run = 0
             }
             t += 0.1
         }
-        return (Double(lost) / Double(sent), Double(lost) / Double(max(runs, 1)))
+        return (Double(lost) / Double(sent), Double(inLongRuns) / Double(max(lost, 1)))
     }
 
-    @Test("A bursty channel has the requested average loss, in much longer runs than independent losses", arguments: [0.1, 0.3, 0.7])
+    @Test("A bursty channel has the requested average loss, much more of it in long runs than independent losses", arguments: [0.1, 0.3, 0.7])
     func burstyChannel(loss: Double) {
         let bursty = LossChannel.bursty(lossRate: loss, meanBurst: 1, burstShare: 0.5)
         #expect(abs(bursty.lossRate - loss) < 1e-12)
@@ -35,9 +35,11 @@ struct DetectionSweepTests {
         #expect(abs(measured.loss - loss) < 0.01, "measured \(measured.loss)")
         let independent = Self.measure(.independent(lossRate: loss), seconds: 200_000)
         #expect(abs(independent.loss - loss) < 0.01)
-        // Independent runs average 1/(1 − loss) frames; blackouts of 1 s hold ~10 frames at 10 Hz.
-        #expect(abs(independent.meanRun - 1 / (1 - loss)) < 0.05)
-        #expect(measured.meanRun > 2 * independent.meanRun, "bursty runs \(measured.meanRun) vs \(independent.meanRun)")
+        // Independent losses: a frame is in a run of ≥ 10 with probability q⁹(1 + 9(1 − q)).
+        let expected = pow(loss, 9) * (1 + 9 * (1 - loss))
+        #expect(abs(independent.inLongRuns - expected) < 0.01, "\(independent.inLongRuns) vs \(expected)")
+        // Half the losses fall in blackouts of 1 s on average (10 frames).
+        #expect(measured.inLongRuns > 0.25 && measured.inLongRuns > 2 * independent.inLongRuns, "bursty \(measured.inLongRuns)")
     }
 
     @Test("Bad channel and sweep parameters are refused with the parameter named")
