@@ -54,8 +54,10 @@ public enum ExitDetector: Hashable, Sendable, Codable {
     ///   spread of the excesses) plus, after k tail intervals, a margin of 1/√k times the part of
     ///   it beyond m: bursts make the tail heavier than m predicts, and a scale learned from few
     ///   bursts is uncertain;
-    /// - the prior interval fading as 30/(30 + n) over the first n intervals: a new stream has
-    ///   shown no bursts yet, and neither has it shown that it has none.
+    /// - the prior interval fading as 30/(30 + n) over the first n intervals, and no faster than
+    ///   10/(10 + t) over the first t seconds: a new stream has shown no bursts yet, and neither
+    ///   has it shown that it has none. Bursts come on their own time scale (a person passing,
+    ///   a Wi-Fi burst), whatever the advertising rate, hence the seconds.
     ///
     /// The tail share is floored at 1/2000 (what its memory can resolve). The silence is never
     /// shorter than the longest interval seen recently (forgotten e-fold per hour), so a tail
@@ -77,7 +79,8 @@ public enum ExitDetector: Hashable, Sendable, Codable {
             // The learned excess, with an upper margin of 1/√k on the part beyond the Poisson scale.
             let tailScale = stream.tailScale
             let learned = tail > 0 ? tailScale + max(tailScale - mean, 0) / min(tail, ReceptionEstimator.tailExcessMemory).squareRoot() : 0
-            let fading = prior * Self.priorIntervals / (Self.priorIntervals + intervals)
+            let age = stream.lastSighting - stream.firstSighting
+            let fading = prior * max(Self.priorIntervals / (Self.priorIntervals + intervals), Self.priorSeconds / (Self.priorSeconds + age))
             let scale = max(learned, mean, fading)
             let share = max(stream.tailShare, 1 / ReceptionEstimator.tailShareMemory)
             let tailPerHour = share * 3600 / mean
@@ -109,6 +112,8 @@ public enum ExitDetector: Hashable, Sendable, Codable {
 
     /// Intervals over which the prior interval's weight as a tail scale halves.
     static let priorIntervals = 30.0
+    /// Seconds of stream over which the prior interval's weight as a tail scale halves.
+    static let priorSeconds = 10.0
 
     /// When `stream` will count as gone if nothing more is heard.
     /// - Parameter gridOrigin: origin of the evaluation grid (the region's registration time).

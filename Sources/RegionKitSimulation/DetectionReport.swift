@@ -21,6 +21,9 @@ public struct DetectionReport: Hashable, Sendable {
     public var outsideAtDeparture: Int
     /// Exits of stationary beacons.
     public var falseExits: Int
+    /// Exits of stationary beacons after their first ``DetectionSweep/settlingTime`` seconds
+    /// (what a long-lived beacon sees once its stream is known).
+    public var settledFalseExits: Int
     /// Beacon-hours of stationary beacons.
     public var stationaryHours: Double
     /// Exits of departing beacons while they were still present.
@@ -33,7 +36,7 @@ public struct DetectionReport: Hashable, Sendable {
     public var absence: Double
 
     public init(condition: DetectionSweep.Condition, profile: String, latencies: [Double] = [], missedExits: Int = 0,
-                outsideAtDeparture: Int = 0, falseExits: Int = 0, stationaryHours: Double = 0,
+                outsideAtDeparture: Int = 0, falseExits: Int = 0, settledFalseExits: Int = 0, stationaryHours: Double = 0,
                 arrivalFalseExits: Int = 0, arrivals: Int = 0, arrivalHours: Double = 0, absence: Double = 180) {
         self.condition = condition
         self.profile = profile
@@ -41,6 +44,7 @@ public struct DetectionReport: Hashable, Sendable {
         self.missedExits = missedExits
         self.outsideAtDeparture = outsideAtDeparture
         self.falseExits = falseExits
+        self.settledFalseExits = settledFalseExits
         self.stationaryHours = stationaryHours
         self.arrivalFalseExits = arrivalFalseExits
         self.arrivals = arrivals
@@ -76,6 +80,7 @@ public struct DetectionReport: Hashable, Sendable {
         missedExits += other.missedExits
         outsideAtDeparture += other.outsideAtDeparture
         falseExits += other.falseExits
+        settledFalseExits += other.settledFalseExits
         stationaryHours += other.stationaryHours
         arrivalFalseExits += other.arrivalFalseExits
         arrivals += other.arrivals
@@ -84,7 +89,8 @@ public struct DetectionReport: Hashable, Sendable {
 
     /// One JSON object: `profile`, `interval_s`, `loss`, `shadowing`, `departures`,
     /// `exit_p50_s`, `exit_p95_s` (null when there is none or it was missed), `missed_exits`,
-    /// `outside_at_departure`, `false_exits`, `beacon_hours`, `false_exits_per_1000h`,
+    /// `outside_at_departure`, `false_exits`, `settled_false_exits` (after each stationary
+    /// beacon's first 10 minutes), `beacon_hours`, `false_exits_per_1000h`,
     /// `arrivals`, `arrival_false_exits`, `arrival_false_exits_per_1000`.
     public var jsonLine: JSONLine {
         var line = JSONLine()
@@ -98,6 +104,7 @@ public struct DetectionReport: Hashable, Sendable {
         line.add("missed_exits", missedExits)
         line.add("outside_at_departure", outsideAtDeparture)
         line.add("false_exits", falseExits)
+        line.add("settled_false_exits", settledFalseExits)
         line.add("beacon_hours", stationaryHours, decimals: 1)
         line.addRaw("false_exits_per_1000h", json: JSONLine.number(falseExitsPer1000Hours ?? .nan, decimals: 3))
         line.add("arrivals", arrivals)

@@ -20,6 +20,9 @@ extension DetectionSweep {
         public var lastBeaconDepartures: Int
     }
 
+    /// Seconds after which a stationary beacon's false exits also count as "settled".
+    public static let settlingTime = 600.0
+
     /// Departures simulated per departing beacon (each a fresh arrival, stay and departure).
     static let departuresPerBeacon = 16
 
@@ -296,7 +299,9 @@ extension DetectionSweep {
                 let events = crossings[profile][beacon]
                 switch kind {
                 case .stationary:
-                    report.falseExits += events.filter { $0.exit && $0.time < end }.count
+                    let exits = events.filter { $0.exit && $0.time < end }
+                    report.falseExits += exits.count
+                    report.settledFalseExits += exits.filter { $0.time >= list[0].from + DetectionSweep.settlingTime }.count
                     report.stationaryHours += list.reduce(0) { $0 + ($1.to - $1.from) } / 3600
                 case .departing:
                     var next = 0

@@ -56,9 +56,12 @@ struct ExitDetectorTests {
         var stream = ReceptionEstimator(firstSighting: .zero, priorInterval: 1)
         let first = Self.detector.silenceThreshold(for: stream)
         #expect(first > 10, "one sighting: \(first) s")
-        for step in 1...300 { stream.record(at: Timestamp(seconds: Double(step) * 0.1)) }
+        for step in 1...100 { stream.record(at: Timestamp(seconds: Double(step) * 0.1)) }
+        let tenSeconds = Self.detector.silenceThreshold(for: stream)
+        for step in 101...600 { stream.record(at: Timestamp(seconds: Double(step) * 0.1)) }
         let settled = Self.detector.silenceThreshold(for: stream)
-        #expect(settled >= 1 && settled <= 3, "300 sightings at 10 Hz: \(settled) s")
+        #expect(tenSeconds > 5 && tenSeconds < first, "10 s at 10 Hz: \(tenSeconds) s")
+        #expect(settled >= 1 && settled <= 3, "60 s at 10 Hz: \(settled) s")
     }
 
     @Test("Blackouts seen in a stream lengthen its threshold past the longest one")
