@@ -127,13 +127,14 @@ public struct DistanceModelFile: Hashable, Sendable {
         case "raw": self.filter = .latest
         case "mean": self.filter = .movingAverage(window: try positive("window_s"))
         case "median": self.filter = .median(window: try positive("window_s"))
+        case "altbeacon-running-average": self.filter = .altBeaconRunningAverage(window: try positive("window_s"))
         case "exponential": self.filter = .exponential(halfLife: try positive("half_life_s"))
         case "trimmed-mean":
             let trim = try filter.number("trim_fraction")
             guard (0..<0.5).contains(trim) else { throw filter.error("trim_fraction", "must be in [0, 0.5), got \(trim)") }
             self.filter = .trimmedMean(window: try positive("window_s"), trimFraction: trim)
         case let other:
-            throw filter.error("type", "'\(other)' is not one of raw, mean, trimmed-mean, exponential, median")
+            throw filter.error("type", "'\(other)' is not one of raw, mean, trimmed-mean, exponential, median, altbeacon-running-average")
         }
 
         if root.has("calibration") {
@@ -178,6 +179,7 @@ public struct DistanceModelFile: Hashable, Sendable {
         case .latest: filterText = #"{"type": "raw"}"#
         case .movingAverage(let window): filterText = #"{"type": "mean", "window_s": \#(number(window))}"#
         case .median(let window): filterText = #"{"type": "median", "window_s": \#(number(window))}"#
+        case .altBeaconRunningAverage(let window): filterText = #"{"type": "altbeacon-running-average", "window_s": \#(number(window))}"#
         case .exponential(let halfLife): filterText = #"{"type": "exponential", "half_life_s": \#(number(halfLife))}"#
         case .trimmedMean(let window, let trim):
             filterText = #"{"type": "trimmed-mean", "window_s": \#(number(window)), "trim_fraction": \#(number(trim))}"#

@@ -6,8 +6,11 @@ import Foundation
 /// ```swift
 /// // Core Location: 30 s of silence, noticed on a 10 s evaluation grid → exits 30–40 s after the last sighting.
 /// let ios = ExitDetector.fixedSilence(seconds: 30, evaluationInterval: 10)
-/// // Responsive: silence improbable (p < 1e-4) under the stream's own reception rate.
-/// let fast = ExitDetector.adaptive(falseExitProbability: 1e-4, minimumSilence: 1, maximumSilence: 60, priorInterval: 1)
+/// // Silence improbable (p < 1e-4) under the stream's own mean reception rate.
+/// let poisson = ExitDetector.adaptive(falseExitProbability: 1e-4, minimumSilence: 1, maximumSilence: 60, priorInterval: 1)
+/// // Responsive: silence improbable under the stream's learned gap distribution, at most
+/// // 1 false exit per 10,000 stream-hours.
+/// let fast = ExitDetector.learnedGaps(falseExitsPerHour: 1e-4, minimumSilence: 1, maximumSilence: 60, priorInterval: 1)
 /// ```
 public enum ExitDetector: Hashable, Sendable, Codable {
     /// Gone after `seconds` without a sighting; when `evaluationInterval` is set the decision is
@@ -18,16 +21,50 @@ public enum ExitDetector: Hashable, Sendable, Codable {
     /// mean interval m: P(silence ≥ s) = e^(−s/m), so s = m · ln(1/p)), clamped to
     /// `minimumSilence...maximumSilence`. `priorInterval` seeds m before any interval is seen.
     case adaptive(falseExitProbability: Double, minimumSilence: Double, maximumSilence: Double, priorInterval: Double)
+    /// Gone when a silence this long would come at most `falseExitsPerHour` times per hour of a
+    /// stream that is still there, under the stream's learned gap distribution (``ReceptionEstimator``),
+    /// clamped to `minimumSilence...maximumSilence`. `priorInterval` seeds the mean interval and
+    /// the tail scale of new streams. See ``silenceThreshold(for:)`` for the model.
+    case learnedGaps(falseExitsPerHour: Double, minimumSilence: Double, maximumSilence: Double, priorInterval: Double)
 
     /// The prior mean interval new streams start from.
     public var priorInterval: Double {
         switch self {
         case .fixedSilence(let seconds, _): seconds
-        case .adaptive(_, _, _, let prior): prior
+        case .adaptive(_, _, _, let prior), .learnedGaps(_, _, _, let prior): prior
         }
     }
 
     /// The silence, in seconds, after which `stream` counts as gone.
+    ///
+    /// For ``learnedGaps(falseExitsPerHour:minimumSilence:maximumSilence:priorInterval:)`` the
+    /// intervals between sightings are modelled as a body (up to u = 3 m, m the mean interval) and
+    /// an exponential tail beyond u (peaks over a threshold): a share f of the intervals reach the
+    /// tail and their excess over u has scale e, so P(interval > s) = f · e^(−(s − u)/e). The
+    /// stream sends 3600/m intervals an hour, of which λ = f · 3600/m reach the tail; a silence s
+    /// is then exceeded λ · e^(−(s − u)/e) times an hour. Setting that to the target rate r:
+    ///
+    ///     s = u + e · ln(λ / r)
+    ///
+    /// The scale e is the largest of:
+    /// - the mean interval m, the scale if sightings were a Poisson process. Independent losses
+    ///   on a fixed advertising interval give a geometric tail, lighter than that, so for them m
+    ///   is a safe scale and the learned tail share f already captures how light the tail is;
+    /// - the tail's learned scale (``ReceptionEstimator/tailScale``: the mean or, if larger, the
+    ///   spread of the excesses) plus, after k tail intervals, a margin of 1/√k times the part of
+    ///   it beyond m: bursts make the tail heavier than m predicts, and a scale learned from few
+    ///   bursts is uncertain;
+    /// - the prior interval fading as 30/(30 + n) over the first n intervals, and no faster than
+    ///   10/(10 + t) over the first t seconds: a new stream has shown no bursts yet, and neither
+    ///   has it shown that it has none. Bursts come on their own time scale (a person passing,
+    ///   a Wi-Fi burst), whatever the advertising rate, hence the seconds.
+    ///
+    /// The tail share is floored at 1/2000 (what its memory can resolve). The silence is never
+    /// shorter than the longest interval seen recently (forgotten e-fold per hour), so a tail
+    /// heavier than exponential that has already shown itself is respected.
+    ///
+    /// With the defaults of ``MonitoringProfile/responsive`` (r = 1e-4/h): 10 Hz at 30 %
+    /// independent loss ≈ 2.6 s; 1 Hz at 30 % ≈ 22 s; 10 Hz with 1 s blackouts every 7 s ≈ 16 s.
     public func silenceThreshold(for stream: ReceptionEstimator) -> Double {
         switch self {
         case .fixedSilence(let seconds, _):
@@ -35,8 +72,48 @@ public enum ExitDetector: Hashable, Sendable, Codable {
         case .adaptive(let probability, let minimum, let maximum, _):
             let p = min(max(probability, 1e-12), 0.5)
             return min(max(stream.meanInterval * log(1 / p), minimum), maximum)
+        case .learnedGaps(let rate, let minimum, let maximum, let prior):
+            let mean = max(stream.meanInterval, 1e-6)
+            let intervals = Double(stream.intervals)
+            let tail = Double(stream.tailIntervals)
+            // The learned excess, with an upper margin of 1/√k on the part beyond the Poisson scale.
+            let tailScale = stream.tailScale
+            let learned = tail > 0 ? tailScale + max(tailScale - mean, 0) / min(tail, ReceptionEstimator.tailExcessMemory).squareRoot() : 0
+            let age = stream.lastSighting - stream.firstSighting
+            let fading = prior * max(Self.priorIntervals / (Self.priorIntervals + intervals), Self.priorSeconds / (Self.priorSeconds + age))
+            let scale = max(learned, mean, fading)
+            let share = max(stream.tailShare, 1 / ReceptionEstimator.tailShareMemory)
+            let tailPerHour = share * 3600 / mean
+            let silence = ReceptionEstimator.tailStart * mean + scale * log(max(tailPerHour / max(rate, 1e-12), 1))
+            return min(max(silence, stream.longestInterval, minimum), maximum)
         }
     }
+
+    /// The stream for a sighting at `time` of a beacon whose stream was declared gone
+    /// (`departed`, when the region exited with it).
+    ///
+    /// With ``learnedGaps(falseExitsPerHour:minimumSilence:maximumSilence:priorInterval:)``, a
+    /// stream heard again within twice its silence threshold was not gone: the exit was false. It
+    /// resumes with everything learned about it and the silence recorded as one of its intervals,
+    /// so a silence of that length is expected next time (a scanner pausing 3 s every 20 s exits
+    /// once, not every 20 s). Anything later is a new arrival and starts a new stream, as it
+    /// always does with the other detectors.
+    ///
+    /// ```swift
+    /// let stream = detector.stream(resuming: departed, at: now, rssi: -70)
+    /// ```
+    public func stream(resuming departed: ReceptionEstimator?, at time: Timestamp, rssi: Int?) -> ReceptionEstimator {
+        if case .learnedGaps = self, var stream = departed, time - stream.lastSighting <= 2 * silenceThreshold(for: stream) {
+            stream.record(at: time, rssi: rssi)
+            return stream
+        }
+        return ReceptionEstimator(firstSighting: time, priorInterval: priorInterval, rssi: rssi)
+    }
+
+    /// Intervals over which the prior interval's weight as a tail scale halves.
+    static let priorIntervals = 30.0
+    /// Seconds of stream over which the prior interval's weight as a tail scale halves.
+    static let priorSeconds = 10.0
 
     /// When `stream` will count as gone if nothing more is heard.
     /// - Parameter gridOrigin: origin of the evaluation grid (the region's registration time).

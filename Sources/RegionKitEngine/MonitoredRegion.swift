@@ -25,6 +25,11 @@ public struct MonitoredRegion: Hashable, Sendable, Codable {
     public var stateRequested: Bool
     /// Beacon regions: the streams currently present.
     public var streams: [StreamKey: ReceptionEstimator]
+    /// Beacon regions: the streams present when the region last exited. A stream heard again
+    /// soon after was not gone (the exit was false) and resumes with what was learned about it
+    /// (``ExitDetector/stream(resuming:at:rssi:)``), so a stream's blackouts are learned instead of
+    /// exiting again and again.
+    public var departedStreams: [StreamKey: ReceptionEstimator]
     /// Circular regions: the side the position is heading to, and since when.
     public var candidate: RegionState?
     public var candidateSince: Timestamp?
@@ -44,5 +49,6 @@ public struct MonitoredRegion: Hashable, Sendable, Codable {
         self.registeredAt = registeredAt
         self.stateRequested = false
         self.streams = [:]
+        self.departedStreams = [:]
     }
 }

@@ -100,7 +100,7 @@ extension MonitoringEngine {
             deadline = detector.goneDeadline(for: monitored.streams.values[stream], gridOrigin: monitored.registeredAt)
             newStream = false
         } else {
-            let stream = ReceptionEstimator(firstSighting: time, priorInterval: detector.priorInterval, rssi: observation.rssi)
+            let stream = detector.stream(resuming: monitored.departedStreams.removeValue(forKey: key), at: time, rssi: observation.rssi)
             monitored.streams[key] = stream
             deadline = detector.goneDeadline(for: stream, gridOrigin: monitored.registeredAt)
             newStream = true

@@ -411,6 +411,7 @@ public struct MonitoringEngine: Sendable {
             }
             guard let (_, stream) = exitDeadline(of: monitored, id: id) else { return [] }
             let lastSighting = monitored.streams.values.map(\.lastSighting).max() ?? stream.lastSighting
+            regions[id]?.departedStreams = monitored.streams
             regions[id]?.streams = [:]
             if let number = sequence[id] { exitCache[number] = nil }
             return setState(id, .outside, crossing: true, evidence: EventEvidence(

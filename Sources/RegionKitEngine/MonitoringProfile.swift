@@ -1,6 +1,7 @@
 import RegionKitCore
-/// Every timing and threshold of the engine, as one value. Two presets: ``coreLocation``
-/// reproduces the iOS figures of the spec; ``responsive`` (the default) is faster.
+/// Every timing and threshold of the engine, as one value. Three presets: ``coreLocation``
+/// reproduces the iOS figures of the spec; ``altBeacon`` the Android Beacon Library's defaults (a
+/// baseline for comparisons); ``responsive`` (the default) is faster than both.
 ///
 /// ```swift
 /// var profile = MonitoringProfile.responsive
@@ -8,7 +9,7 @@ import RegionKitCore
 /// let engine = MonitoringEngine(profile: profile)
 /// ```
 public struct MonitoringProfile: Sendable {
-    /// A name for logs and JSON (`"corelocation"`, `"responsive"`).
+    /// A name for logs and JSON (`"corelocation"`, `"altbeacon"`, `"responsive"`).
     public var name: String
     /// Maximum monitored regions (Core Location: 20); `nil` = no limit.
     public var regionLimit: Int?
@@ -76,14 +77,43 @@ public struct MonitoringProfile: Sendable {
         geoHysteresis: .coreLocation
     )
 
-    /// RegionKit's default: no region limit; a stream is gone when its silence has probability
-    /// < 1e-4 under its own learned reception rate (≥ 1 s, ≤ 60 s); ranging drops silent beacons
-    /// after 5 s; geofences need 10 m (or the fix's accuracy) past the boundary held 5 s.
+    /// The Android Beacon Library's defaults, as a baseline: a region is exited when no matching
+    /// beacon was seen for 10 s (`regionExitPeriod`), checked at the end of each 1.1 s foreground
+    /// scan cycle (so exits come 10–11.1 s after the last sighting); ranging delivers once per
+    /// scan cycle, keeps a silent beacon 5 s (`RangedBeacon`'s tracking age), smooths RSSI with its
+    /// `RunningAverageRssiFilter` (20 s, trimmed) and estimates distance with its default curve
+    /// (Nexus 5 coefficients).
+    ///
+    /// Not modelled: the scan cycle's effect on *reception* (every sighting reaches the engine at
+    /// once, as with `setBackgroundBetweenScanPeriod(0)` in the foreground; background cycles of
+    /// 10 s scanning every 5 min are not simulated), Android's scan throttling and duplicate
+    /// filtering, and the library's persistence of region state across app restarts. The library
+    /// has no geofencing: circular regions use RegionKit's responsive hysteresis, and its region
+    /// count is not limited here. The first determination ("outside" when nothing is heard) uses
+    /// the same 3 s window as the other presets.
+    public static let altBeacon = MonitoringProfile(
+        name: "altbeacon",
+        regionLimit: nil,
+        maximumRegionMonitoringDistance: 10_000_000,
+        exitDetector: .fixedSilence(seconds: 10, evaluationInterval: 1.1),
+        initialDeterminationWindow: 3,
+        rangingInterval: 1.1,
+        rangingRetention: 5,
+        rssiFilter: .altBeaconRunningAverage(window: 20),
+        distanceModel: CurveDistanceModel.androidNexus5,
+        proximityThresholds: ProximityThresholds(immediate: 0.5, near: 3),
+        geoHysteresis: .responsive
+    )
+
+    /// RegionKit's default: no region limit; a stream is gone when a silence that long would come
+    /// less than once per 10,000 hours of a stream that is still there, under the stream's own
+    /// learned gap distribution (≥ 1 s, ≤ 60 s; see ``ExitDetector``); ranging drops silent
+    /// beacons after 5 s; geofences need 10 m (or the fix's accuracy) past the boundary held 5 s.
     public static let responsive = MonitoringProfile(
         name: "responsive",
         regionLimit: nil,
         maximumRegionMonitoringDistance: 10_000_000,
-        exitDetector: .adaptive(falseExitProbability: 1e-4, minimumSilence: 1, maximumSilence: 60, priorInterval: 1),
+        exitDetector: .learnedGaps(falseExitsPerHour: 1e-4, minimumSilence: 1, maximumSilence: 60, priorInterval: 1),
         initialDeterminationWindow: 3,
         rangingInterval: 1,
         rangingRetention: 5,
@@ -93,10 +123,12 @@ public struct MonitoringProfile: Sendable {
         geoHysteresis: .responsive
     )
 
-    /// The preset named `name` (`corelocation`/`core-location`/`ios`, `responsive`), or `nil`.
+    /// The preset named `name` (`corelocation`/`core-location`/`ios`,
+    /// `altbeacon`/`android-beacon-library`, `responsive`), or `nil`.
     public static func named(_ name: String) -> MonitoringProfile? {
         switch name.lowercased() {
         case "corelocation", "core-location", "ios": .coreLocation
+        case "altbeacon", "android-beacon-library": .altBeacon
         case "responsive", "default": .responsive
         default: nil
         }

@@ -24,13 +24,17 @@ public enum RSSIFilter: Hashable, Sendable, Codable {
     /// Median of the samples of the last `window` seconds (the mean of the two middle ones for an
     /// even count): robust to the deep, short multipath fades of a phone held still.
     case median(window: Double)
+    /// The Android Beacon Library's `RunningAverageRssiFilter`: the samples of the last `window`
+    /// seconds (its default: 20), sorted, and with more than two of them ⌊n/10⌋ + 1 dropped from
+    /// each end before averaging (n = 10 keeps the middle 6; n = 3 keeps the median).
+    case altBeaconRunningAverage(window: Double)
 
     /// Adds a sample (in dBm) taken at `time`.
     public func add(_ rssi: Double, at time: Timestamp, to state: inout RSSIFilterState) {
         switch self {
         case .latest:
             state.samples = [RSSIFilterState.Sample(time: time, rssi: rssi)]
-        case .movingAverage(let window), .trimmedMean(let window, _), .median(let window):
+        case .movingAverage(let window), .trimmedMean(let window, _), .median(let window), .altBeaconRunningAverage(let window):
             state.samples.append(RSSIFilterState.Sample(time: time, rssi: rssi))
             let horizon = time - window
             if let first = state.samples.firstIndex(where: { $0.time > horizon }), first > 0 {
@@ -62,6 +66,12 @@ public enum RSSIFilter: Hashable, Sendable, Codable {
             let drop = Int(Double(recent.count) * min(max(trimFraction, 0), 0.49))
             let kept = recent[drop..<(recent.count - drop)]
             return kept.reduce(0, +) / Double(kept.count)
+        case .altBeaconRunningAverage(let window):
+            let recent = state.samples.filter { $0.time > now - window }.map(\.rssi).sorted()
+            guard !recent.isEmpty else { return nil }
+            let drop = recent.count > 2 ? recent.count / 10 + 1 : 0
+            let kept = recent[drop..<(recent.count - drop)]
+            return kept.reduce(0, +) / Double(kept.count)
         case .exponential:
             return state.smoothed
         case .median(let window):
@@ -86,6 +96,7 @@ public enum RSSIFilter: Hashable, Sendable, Codable {
         case .trimmedMean(let window, let trim): return "trimmed-mean(\(seconds(window)),\(trim))"
         case .exponential(let halfLife): return "exponential(\(seconds(halfLife)))"
         case .median(let window): return "median(\(seconds(window)))"
+        case .altBeaconRunningAverage(let window): return "altbeacon-running-average(\(seconds(window)))"
         }
     }
 }

@@ -42,7 +42,7 @@ extension Scenario {
         func bad(_ message: String) -> RegionKitError { RegionKitError(.malformedInput, "\(source): \(message)") }
         guard duration.isFinite, duration > 0 else { throw bad("duration \(duration) must be > 0 seconds") }
         if let profile, MonitoringProfile.named(profile) == nil {
-            throw bad("profile '\(profile)' is not one of corelocation, responsive")
+            throw bad("profile '\(profile)' is not one of corelocation, altbeacon, responsive")
         }
         try radio?.validate("\(source): radio")
         guard !path.isEmpty else { throw bad("path needs at least one waypoint") }

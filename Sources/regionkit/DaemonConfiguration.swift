@@ -96,7 +96,7 @@ struct DaemonConfiguration: Decodable, Sendable {
 
     func validate(_ path: String) throws {
         func bad(_ message: String) -> RegionKitError { RegionKitError(.malformedInput, "\(path): \(message)") }
-        if let profile, MonitoringProfile.named(profile) == nil { throw bad("profile '\(profile)' is not one of corelocation, responsive") }
+        if let profile, MonitoringProfile.named(profile) == nil { throw bad("profile '\(profile)' is not one of corelocation, altbeacon, responsive") }
         _ = try monitoringProfile(path)
         guard !sources.isEmpty else { throw bad("sources: give at least one source (simulator, gateway, hci or gpsd)") }
         for (index, source) in sources.enumerated() {

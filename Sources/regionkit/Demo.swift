@@ -10,7 +10,7 @@ struct Demo: AsyncParsableCommand {
     @Option(help: "Virtual seconds per real second.")
     var speed: Double = 8
 
-    @Option(help: "Monitoring profile: corelocation or responsive.")
+    @Option(help: "Monitoring profile: corelocation, altbeacon or responsive.")
     var profile: ProfileOption?
 
     func validate() throws {

@@ -185,6 +185,7 @@ struct RSSIFilterOption: ExpressibleByArgument {
         switch (parts.first, numbers.count) {
         case ("raw", 0): filter = .latest
         case ("median", 1) where numbers[0] > 0: filter = .median(window: numbers[0])
+        case ("altbeacon-running-average", 1) where numbers[0] > 0: filter = .altBeaconRunningAverage(window: numbers[0])
         case ("mean", 1) where numbers[0] > 0: filter = .movingAverage(window: numbers[0])
         case ("exponential", 1) where numbers[0] > 0: filter = .exponential(halfLife: numbers[0])
         case ("trimmed-mean", 2) where numbers[0] > 0 && (0..<0.5).contains(numbers[1]): filter = .trimmedMean(window: numbers[0], trimFraction: numbers[1])
@@ -198,6 +199,7 @@ struct RSSIFilterOption: ExpressibleByArgument {
         switch filter {
         case .latest: return "raw"
         case .median(let window): return "median:\(number(window))"
+        case .altBeaconRunningAverage(let window): return "altbeacon-running-average:\(number(window))"
         case .movingAverage(let window): return "mean:\(number(window))"
         case .exponential(let halfLife): return "exponential:\(number(halfLife))"
         case .trimmedMean(let window, let trim): return "trimmed-mean:\(number(window)):\(number(trim))"

@@ -41,7 +41,7 @@ struct Monitor: AsyncParsableCommand {
     @Flag(help: "Print one JSON object per line instead of a timeline.")
     var json = false
 
-    @Option(help: "Monitoring profile: corelocation or responsive.")
+    @Option(help: "Monitoring profile: corelocation, altbeacon or responsive.")
     var profile: ProfileOption?
 
     @Option(help: "A distance model file from `regionkit calibrate` (its model and RSSI filter replace the profile's).")

@@ -54,5 +54,5 @@ struct ProfileOption: ExpressibleByArgument {
         self.profile = profile
     }
 
-    static var allValueStrings: [String] { ["corelocation", "responsive"] }
+    static var allValueStrings: [String] { ["corelocation", "altbeacon", "responsive"] }
 }

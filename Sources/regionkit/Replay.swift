@@ -71,7 +71,7 @@ struct Replay: AsyncParsableCommand {
     @Option(help: "Recorded seconds per real second when not --instant.")
     var speed: Double = 1
 
-    @Option(help: "Monitoring profile: corelocation or responsive.")
+    @Option(help: "Monitoring profile: corelocation, altbeacon or responsive.")
     var profile: ProfileOption?
 
     @Option(help: "Seconds to keep the clock running after the last sighting, so exits at the end fire.")

@@ -26,7 +26,7 @@ struct Simulate: AsyncParsableCommand {
     @Option(help: "Virtual seconds per real second when not --instant.")
     var speed: Double = 1
 
-    @Option(help: "Monitoring profile: corelocation or responsive (default: the scenario's, else responsive).")
+    @Option(help: "Monitoring profile: corelocation, altbeacon or responsive (default: the scenario's, else responsive).")
     var profile: ProfileOption?
 
     @Option(help: "A distance model file from `regionkit calibrate` (its model and RSSI filter replace the profile's).")

@@ -104,13 +104,18 @@ struct BuiltInScenarioTests {
         #expect(entered >= crossing + profile.geoHysteresis.dwell - 1 && entered <= crossing + profile.geoHysteresis.dwell + 15)
     }
 
-    @Test("Exit delay per profile: Core Location 30–40 s after the last sighting; responsive a few seconds")
+    /// Responsive waits in proportion to what each stream has shown: a few seconds for a beacon
+    /// heard steadily until it went out of range (two-beacons, store-coupon), longer when the last
+    /// streams lingered at the edge of range with gaps of several seconds (museum: exhibits 1–4
+    /// heard every 1–6 s for 20–40 s), and sooner than Core Location in every case.
+    @Test("Exit delay per profile: Core Location 30–40 s after the last sighting; responsive a few seconds, longer after an edge-of-range fade")
     func exitDelays() throws {
-        for name in ["two-beacons", "store-coupon", "museum"] {
+        for (name, limit) in [("two-beacons", 8.0), ("store-coupon", 8.0), ("museum", 30.0)] {
             let ios = try run(name, .coreLocation).of("didExitRegion").compactMap(\.evidence?.lastSightingAge)
             let fast = try run(name, .responsive).of("didExitRegion").compactMap(\.evidence?.lastSightingAge)
             #expect(!ios.isEmpty && ios.allSatisfy { $0 >= 30 && $0 <= 40 }, "\(name): \(ios)")
-            #expect(!fast.isEmpty && fast.allSatisfy { $0 >= 1 && $0 <= 12 }, "\(name): \(fast)")
+            #expect(!fast.isEmpty && fast.allSatisfy { $0 >= 1 && $0 <= limit }, "\(name): \(fast)")
+            #expect((fast.max() ?? .infinity) < (ios.min() ?? 0), "\(name): responsive \(fast) vs Core Location \(ios)")
         }
     }
 

@@ -1,0 +1,113 @@
+import ArgumentParser
+import Foundation
+import RegionKit
+import RegionKitSimulation
+
+/// `regionkit eval detection`: the simulated sweep of ``DetectionSweep``, one row per condition × profile.
+struct EvalDetection: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "detection",
+        abstract: "Exit latency and false exits per profile, simulated across advertising intervals, loss rates and loss patterns.",
+        discussion: """
+        Drives the real monitoring engine (one per profile, all fed the same sightings) with many \
+        beacons per engine. Stationary beacons never leave: each of their exits is false (rate per \
+        1000 beacon-hours; "0 in N h" shows the resolution). Departing beacons stay 60–300 s, stop \
+        being heard at once and come back 180 s later: exit p50/p95 is the time from stopping to \
+        didExitRegion; "false exits after arrival" counts exits while they were still there. \
+        Shadowing "bursty" is a Gilbert–Elliott channel with the same average loss: blackouts of \
+        --burst-mean seconds on average carry --burst-share of the losses. Seeded: the same options \
+        give the same figures, whatever --jobs.
+        """
+    )
+
+    @Option(name: .customLong("profile"), help: "A profile to evaluate (repeatable; default: corelocation, altbeacon, responsive).")
+    var profiles: [ProfileOption] = []
+
+    @Option(help: "Stationary beacon-hours per condition (sets the false-exit resolution).")
+    var hours: Double = 1_000
+
+    @Option(help: "Departures (exit-latency samples) per condition.")
+    var departures: Int = 1_000
+
+    @Option(help: "Seed of every random draw.")
+    var seed: UInt64 = 1
+
+    @Option(name: .customLong("interval"), help: "Advertising interval in seconds (repeatable; default: 0.1 and 1).")
+    var intervals: [Double] = []
+
+    @Option(name: .customLong("loss"), help: "Average frame loss, 0..<1 (repeatable; default: 0.1, 0.3, 0.5, 0.7).")
+    var losses: [Double] = []
+
+    @Option(name: .customLong("shadowing"), help: "Loss pattern: none (independent) or bursty (repeatable; default: both).")
+    var shadowings: [DetectionSweep.Shadowing] = []
+
+    @Option(help: "Bursty shadowing: mean blackout length in seconds.")
+    var burstMean: Double = 1
+
+    @Option(help: "Bursty shadowing: share of the lost frames that fall in blackouts, 0...1.")
+    var burstShare: Double = 0.5
+
+    @Option(help: "Beacons monitored by each engine.")
+    var beaconsPerEngine: Int = 4
+
+    @Option(help: "Shards simulated at once (default: the number of cores).")
+    var jobs: Int?
+
+    @Flag(help: "Print one JSON object per line per profile and condition instead of a table.")
+    var json = false
+
+    func run() async throws {
+        try await Console.reportingErrors {
+            let chosen = profiles.isEmpty ? [MonitoringProfile.coreLocation, .altBeacon, .responsive] : profiles.map(\.profile)
+            let conditions = (intervals.isEmpty ? [0.1, 1] : intervals).flatMap { interval in
+                (shadowings.isEmpty ? DetectionSweep.Shadowing.allCases : shadowings).flatMap { shadowing in
+                    (losses.isEmpty ? [0.1, 0.3, 0.5, 0.7] : losses).map {
+                        DetectionSweep.Condition(advertisingInterval: interval, lossRate: $0, shadowing: shadowing)
+                    }
+                }
+            }
+            var sweep = DetectionSweep(conditions: conditions, profiles: chosen, seed: seed)
+            sweep.stationaryHours = hours
+            sweep.departures = departures
+            sweep.meanBurst = burstMean
+            sweep.burstShare = burstShare
+            sweep.beaconsPerEngine = beaconsPerEngine
+            try sweep.validate()
+            let concurrency = jobs ?? ProcessInfo.processInfo.activeProcessorCount
+            guard concurrency > 0 else { throw RegionKitError(.invalidArgument, "--jobs \(concurrency) must be > 0") }
+
+            if !json {
+                let lifetime = sweep.shards.first { $0.kind == .stationary }?.lifetime
+                Console.line("Detection sweep, seed \(seed): per condition \(DetectionReport.hours(hours)) stationary beacon-hours"
+                             + (lifetime.map { String(format: " (%.1f h per beacon)", $0 / 3600) } ?? "")
+                             + ", \(departures) departures; \(beaconsPerEngine) beacons per engine.")
+                Console.line("Bursty shadowing: blackouts of \(burstMean) s on average carrying \(Int((burstShare * 100).rounded()))% of the losses.")
+                Console.line("")
+                Console.line(DetectionReport.tableHeader)
+            }
+            let interactive = isatty(STDERR_FILENO) != 0
+            let started = ContinuousClock.now
+            let reports = await sweep.run(concurrency: concurrency) { done, total in
+                if interactive { FileHandle.standardError.write(Data("\r  \(done)/\(total) shards".utf8)) }
+            }
+            if interactive { FileHandle.standardError.write(Data("\r".utf8)) }
+            var previous: DetectionSweep.Condition?
+            for report in reports {
+                if json {
+                    Console.line(report.jsonLine.text)
+                } else {
+                    if let previous, previous != report.condition { Console.line("") }
+                    Console.line(report.tableRow)
+                    previous = report.condition
+                }
+            }
+            if !json {
+                let elapsed = started.duration(to: .now)
+                Console.line("")
+                Console.line(String(format: "%.0f s with %d jobs.", Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18, concurrency))
+            }
+        }
+    }
+}
+
+extension DetectionSweep.Shadowing: ExpressibleByArgument {}

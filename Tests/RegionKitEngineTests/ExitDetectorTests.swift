@@ -1,0 +1,156 @@
+import Foundation
+import Testing
+@testable import RegionKitEngine
+
+/// The exit-timing policies: the learned-gap detector's maths and the Android Beacon Library baseline.
+@Suite("Exit detectors: learned gaps, AltBeacon baseline")
+struct ExitDetectorTests {
+    static let detector = ExitDetector.learnedGaps(falseExitsPerHour: 1e-4, minimumSilence: 1, maximumSilence: 60, priorInterval: 1)
+
+    /// A stream advertising every `interval` seconds (+0–10 ms advertising delay) whose frames are
+    /// lost independently with probability `loss`, recorded for `count` sightings.
+    static func stream(interval: Double, loss: Double, count: Int, seed: UInt64 = 1) -> ReceptionEstimator {
+        var random = SeededRandom(seed: seed)
+        var t = 0.0
+        var stream = ReceptionEstimator(firstSighting: .zero, priorInterval: 1)
+        var recorded = 1
+        while recorded < count {
+            t += interval + random.uniform() * 0.01
+            if random.uniform() >= loss {
+                stream.record(at: Timestamp(seconds: t))
+                recorded += 1
+            }
+        }
+        return stream
+    }
+
+    @Test("The threshold follows the formula s = u + e · ln(λ/r) from the stream's own statistics")
+    func thresholdFormula() {
+        let stream = Self.stream(interval: 0.1, loss: 0.3, count: 20_000)
+        let m = stream.meanInterval
+        #expect(abs(m - 0.105 / 0.7) < 0.01, "mean interval \(m)")
+        // Independent losses: the learned tail is lighter than exponential, so the Poisson scale m rules.
+        #expect(stream.tailScale < m)
+        let perHour = stream.tailShare * 3600 / m
+        let expected = 3 * m + m * log(perHour / 1e-4)
+        #expect(abs(Self.detector.silenceThreshold(for: stream) - expected) < 1e-9)
+    }
+
+    @Test("Known rates: 10 Hz at 30 % loss is gone after 1.8–3 s; 1 Hz takes proportionally longer")
+    func thresholdsForKnownRates() {
+        // Exact requirement for 1 false exit per 10,000 h with independent losses: k silent
+        // intervals with 0.3^(k−1) · 25,200 sightings/h ≤ 1e-4 → k = 18 → 1.8 s at 10 Hz.
+        let fast = Self.detector.silenceThreshold(for: Self.stream(interval: 0.1, loss: 0.3, count: 20_000))
+        #expect(fast >= 1.8 && fast <= 3, "10 Hz, 30 % loss: \(fast) s")
+        let slow = Self.detector.silenceThreshold(for: Self.stream(interval: 1, loss: 0.3, count: 20_000))
+        #expect(slow >= 16 && slow <= 30, "1 Hz, 30 % loss: \(slow) s")
+        #expect(slow / fast > 7 && slow / fast < 13, "about ten times longer: \(slow / fast)")
+        let clean = Self.detector.silenceThreshold(for: Self.stream(interval: 0.1, loss: 0, count: 20_000))
+        #expect(clean >= 1 && clean < fast, "no loss: \(clean) s")
+        let glacial = Self.detector.silenceThreshold(for: Self.stream(interval: 30, loss: 0.1, count: 500))
+        #expect(glacial == 60, "clamped to the maximum")
+    }
+
+    @Test("A new stream starts cautious (prior interval) and speeds up as it shows its rate")
+    func priorFades() {
+        var stream = ReceptionEstimator(firstSighting: .zero, priorInterval: 1)
+        let first = Self.detector.silenceThreshold(for: stream)
+        #expect(first > 10, "one sighting: \(first) s")
+        for step in 1...100 { stream.record(at: Timestamp(seconds: Double(step) * 0.1)) }
+        let tenSeconds = Self.detector.silenceThreshold(for: stream)
+        for step in 101...600 { stream.record(at: Timestamp(seconds: Double(step) * 0.1)) }
+        let settled = Self.detector.silenceThreshold(for: stream)
+        #expect(tenSeconds > 5 && tenSeconds < first, "10 s at 10 Hz: \(tenSeconds) s")
+        #expect(settled >= 1 && settled <= 3, "60 s at 10 Hz: \(settled) s")
+    }
+
+    @Test("Blackouts seen in a stream lengthen its threshold past the longest one")
+    func burstsAreLearned() {
+        // 10 Hz with a 3 s blackout every 20 s.
+        var stream = ReceptionEstimator(firstSighting: .zero, priorInterval: 1)
+        var t = 0.0
+        for _ in 0..<60 {
+            for _ in 0..<170 {
+                t += 0.1
+                stream.record(at: Timestamp(seconds: t))
+            }
+            t += 3
+        }
+        #expect(stream.tailIntervals == 59, "the last blackout is never ended by a sighting")
+        #expect(abs(stream.longestInterval - 3.1) < 0.05)
+        let threshold = Self.detector.silenceThreshold(for: stream)
+        #expect(threshold > 3.1 * 2, "\(threshold) s")
+        // The Poisson-only detector would exit during every blackout.
+        let poisson = ExitDetector.adaptive(falseExitProbability: 1e-4, minimumSilence: 1, maximumSilence: 60, priorInterval: 1)
+        #expect(poisson.silenceThreshold(for: stream) < 3)
+    }
+
+    @Test("Engine: a 10 Hz stream that blacks out for 3 s every 20 s exits only when it stops")
+    func engineToleratesLearnedBlackouts() {
+        var engine = Fixture.engine(.responsive)
+        _ = engine.startMonitoring(Fixture.region("lobby"), at: .zero)
+        var times: [Double] = []
+        var t = 0.5
+        while t < 600 {
+            times.append(t)
+            t += 0.1
+            if times.count % 170 == 0 { t += 3 }
+        }
+        let events = Fixture.feed(&engine, times.map { Fixture.seen(Fixture.a, at: $0) })
+        // The first blackouts come before anything was learned; after the first minute none exits.
+        #expect(events.of("didExitRegion").allSatisfy { $0.timestamp.seconds < 60 }, "\(events.of("didExitRegion").map(\.timestamp))")
+        let exit = try! #require(engine.advance(to: Timestamp(seconds: 700)).of("didExitRegion").first)
+        #expect(exit.timestamp.seconds - times.last! > 3.1, "not before a blackout's length")
+    }
+
+    @Test("AltBeacon baseline: exit 10–11.1 s after the last sighting (10 s exit period, 1.1 s scan cycle)", arguments: [0.0, 0.37, 0.81])
+    func altBeaconExit(phase: Double) {
+        var engine = Fixture.engine(.altBeacon)
+        _ = engine.startMonitoring(Fixture.region("lobby"), at: .zero)
+        let last = 20 + phase
+        _ = Fixture.feed(&engine, Fixture.stream(Fixture.a, from: 0.5, to: last, every: 0.1) + [Fixture.seen(Fixture.a, at: last)])
+        #expect(engine.advance(to: Timestamp(seconds: last + 9.99)).isEmpty)
+        let events = engine.advance(to: Timestamp(seconds: 100))
+        #expect(events.summary == ["didExitRegion:lobby", "didDetermineState:lobby:outside"])
+        let delay = events[0].timestamp - Timestamp(seconds: last)
+        #expect(delay >= 10 && delay <= 11.1 + 1e-9, "exit \(delay) s after the last sighting")
+        #expect(events[0].evidence?.exitThreshold == 10)
+    }
+
+    @Test("AltBeacon baseline: a 1 Hz stream missing 9 s in a row stays inside; 11 s exits")
+    func altBeaconTolerance() {
+        var engine = Fixture.engine(.altBeacon)
+        _ = engine.startMonitoring(Fixture.region("lobby"), at: .zero)
+        var events = Fixture.feed(&engine, [1, 2, 3, 12, 13, 24.2].map { Fixture.seen(Fixture.a, at: $0) })
+        #expect(events.of("didExitRegion").count == 1, "13 → 24.2: 11.2 s of silence")
+        events = engine.advance(to: Timestamp(seconds: 100))
+        #expect(events.of("didExitRegion").count == 1)
+    }
+
+    @Test("AltBeacon baseline: named, ranges with its running-average filter and Nexus 5 curve")
+    func altBeaconPreset() {
+        let profile = try! #require(MonitoringProfile.named("altbeacon"))
+        #expect(profile.name == "altbeacon")
+        #expect(MonitoringProfile.named("android-beacon-library")?.name == "altbeacon")
+        #expect(profile.rssiFilter == .altBeaconRunningAverage(window: 20))
+        #expect(profile.distanceModel.name == "android-nexus5")
+        #expect(profile.rangingInterval == 1.1)
+    }
+
+    @Test("AltBeacon running average: 20 s of samples, ⌊n/10⌋ + 1 dropped at each end")
+    func altBeaconRunningAverage() {
+        let filter = RSSIFilter.altBeaconRunningAverage(window: 20)
+        var state = RSSIFilterState()
+        // Ten samples: the two lowest and two highest go, the middle six are averaged.
+        for (index, rssi) in [-90.0, -20, -70, -72, -68, -71, -69, -95, -30, -70].enumerated() {
+            filter.add(rssi, at: Timestamp(seconds: Double(index)), to: &state)
+        }
+        #expect(filter.value(of: state, at: Timestamp(seconds: 9)) == -70)
+        // Three samples keep the median; two are averaged; samples older than 20 s are gone.
+        var few = RSSIFilterState()
+        for (index, rssi) in [-60.0, -90, -70].enumerated() { filter.add(rssi, at: Timestamp(seconds: Double(index)), to: &few) }
+        #expect(filter.value(of: few, at: Timestamp(seconds: 2)) == -70)
+        #expect(filter.value(of: few, at: Timestamp(seconds: 20.5)) == -80, "only the last two remain")
+        #expect(filter.value(of: few, at: Timestamp(seconds: 30)) == nil)
+    }
+}
