@@ -31,7 +31,7 @@ extension MonitoringEngine {
             var state = nearest[observation.identity] ?? NearestScannerState()
             var stamped = observation
             stamped.timestamp = time
-            if let change = state.record(stamped, scanner: scanner, policy: policy, detector: profile.exitDetector) {
+            if let change = state.record(stamped, scanner: scanner, policy: policy) {
                 events.append(LocationEvent(timestamp: time, kind: .didChangeNearestScanner(observation.identity, scannerID: change.to, previous: change.from),
                                             evidence: EventEvidence(rssi: observation.rssi, scannerID: scanner, beacon: observation.identity)))
             }
