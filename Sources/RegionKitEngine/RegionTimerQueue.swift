@@ -47,34 +47,28 @@ struct RegionTimerQueue: Sendable {
         let last = entries.removeLast()
         guard !entries.isEmpty else { return first }
         entries[0] = last
-        var parent = 0
+        siftDown(from: 0)
+        return first
+    }
+
+    /// Moves the entry at `start` down until neither child precedes it.
+    private mutating func siftDown(from start: Int) {
+        var parent = start
         while true {
             let left = 2 * parent + 1
-            guard left < entries.count else { break }
+            guard left < entries.count else { return }
             let right = left + 1
             let child = right < entries.count && Entry.precedes(entries[right], entries[left]) ? right : left
-            guard Entry.precedes(entries[child], entries[parent]) else { break }
+            guard Entry.precedes(entries[child], entries[parent]) else { return }
             entries.swapAt(child, parent)
             parent = child
         }
-        return first
     }
 
     /// Replaces the contents with `entries` (heapified in O(n)).
     mutating func rebuild(_ newEntries: [Entry]) {
         entries = newEntries
         guard entries.count > 1 else { return }
-        for start in stride(from: entries.count / 2 - 1, through: 0, by: -1) {
-            var parent = start
-            while true {
-                let left = 2 * parent + 1
-                guard left < entries.count else { break }
-                let right = left + 1
-                let child = right < entries.count && Entry.precedes(entries[right], entries[left]) ? right : left
-                guard Entry.precedes(entries[child], entries[parent]) else { break }
-                entries.swapAt(child, parent)
-                parent = child
-            }
-        }
+        for start in stride(from: entries.count / 2 - 1, through: 0, by: -1) { siftDown(from: start) }
     }
 }
