@@ -100,8 +100,8 @@ public final class BeaconScanner: Sendable {
         var state: State = .idle
         var generation = 0
         var channel: HCICommandChannel?
-        var deduplicator: ScanResponseDeduplicator
-        var statistics = ScanStatistics()
+        /// Statistics, scan-response de-duplication and iBeacon decoding of every report.
+        var pipeline: BeaconReportPipeline
         var lastError: BluetoothError?
         var recovery: Task<Void, Never>?
         var stopping = false
@@ -133,7 +133,9 @@ public final class BeaconScanner: Sendable {
         self.capture = capture
         self.transportName = transportName
         self.makeTransport = transportFactory
-        inner = Mutex(Inner(deduplicator: ScanResponseDeduplicator(window: configuration.repeatWindow)))
+        inner = Mutex(Inner(pipeline: BeaconReportPipeline(scannerID: configuration.scannerID,
+                                                           deduplicator: ScanResponseDeduplicator(window: configuration.repeatWindow),
+                                                           layout: configuration.reportLayout)))
     }
 
     /// Scans through the transport `specification` names (`hci0`, `tcp:HOST:PORT`, `serial:PATH`).
@@ -154,7 +156,7 @@ public final class BeaconScanner: Sendable {
         return false
     }
 
-    public var statistics: ScanStatistics { inner.withLock { $0.statistics } }
+    public var statistics: ScanStatistics { inner.withLock { $0.pipeline.statistics } }
 
     /// The latest failure, if any (kept after recovery, for diagnostics).
     public var lastError: BluetoothError? { inner.withLock { $0.lastError } }
@@ -255,6 +257,7 @@ public final class BeaconScanner: Sendable {
         let transport: any HCITransport = capture.map { CapturingTransport(wrapping: opened, capture: $0) } ?? opened
         let channel = HCICommandChannel(
             transport: transport, name: transportName, layout: configuration.reportLayout,
+            onAdvertisingReport: { [weak self] packet in self?.handleReport(packet, generation: generation) ?? true },
             onEvent: { [weak self] event in self?.handle(event, generation: generation) },
             onFailure: { [weak self] error in self?.sessionFailed(error, generation: generation) }
         )
@@ -309,8 +312,8 @@ public final class BeaconScanner: Sendable {
     private func didStartScanning(_ mode: ScanningMode, generation: Int) {
         let current = inner.withLock { inner -> Bool in
             guard inner.generation == generation, !inner.stopping else { return false }
-            inner.statistics.scanningStarts += 1
-            inner.deduplicator.reset()
+            inner.pipeline.statistics.scanningStarts += 1
+            inner.pipeline.deduplicator.reset()
             return true
         }
         guard current else { return }
@@ -322,7 +325,7 @@ public final class BeaconScanner: Sendable {
     private func sessionFailed(_ error: BluetoothError, generation: Int) {
         let act = inner.withLock { inner -> Bool in
             guard inner.generation == generation, !inner.stopping, case .scanning = inner.state else { return false }
-            inner.statistics.failures += 1
+            inner.pipeline.statistics.failures += 1
             inner.lastError = error
             return true
         }
@@ -377,32 +380,31 @@ public final class BeaconScanner: Sendable {
 
     // MARK: - Reports
 
-    private func handle(_ event: HCIEvent, generation: Int) {
-        let advertisements = event.advertisements
-        guard !advertisements.isEmpty else { return }
+    /// The fast path: an advertising report packet decoded in place, when nobody listens for
+    /// raw sightings (those need the decoded advertisement: false sends the packet to `handle`).
+    private func handleReport(_ packet: [UInt8], generation: Int) -> Bool {
         let now = clock.now
-        let scannerID = configuration.scannerID
+        var observations: [BeaconObservation] = []
+        let handled = inner.withLock { inner -> Bool in
+            guard inner.continuations.isEmpty else { return false }
+            guard inner.generation == generation, !inner.stopping else { return true }
+            packet.withUnsafeBytes { bytes in
+                inner.pipeline.process(event: bytes, at: now) { observations.append($0) }
+            }
+            return true
+        }
+        for observation in observations { manager?.ingest(observation) }
+        return handled
+    }
+
+    private func handle(_ event: HCIEvent, generation: Int) {
+        guard !event.advertisements.isEmpty else { return }
+        let now = clock.now
         let (sightings, observations, continuations) = inner.withLock { inner -> ([AdvertisementSighting], [BeaconObservation], [AsyncStream<Event>.Continuation]) in
             guard inner.generation == generation, !inner.stopping else { return ([], [], []) }
             var sightings: [AdvertisementSighting] = []
             var observations: [BeaconObservation] = []
-            for advertisement in advertisements {
-                inner.statistics.reports += 1
-                if inner.deduplicator.isRepeat(advertisement, at: now) {
-                    inner.statistics.scanResponseRepeats += 1
-                    continue
-                }
-                inner.statistics.frames += 1
-                if inner.statistics.firstFrame == nil { inner.statistics.firstFrame = now }
-                inner.statistics.lastFrame = now
-                let sighting = AdvertisementSighting(advertisement: advertisement, timestamp: now)
-                if sighting.iBeacon != nil { inner.statistics.iBeaconFrames += 1 }
-                if let observation = sighting.observation(scannerID: scannerID) {
-                    inner.statistics.observations += 1
-                    observations.append(observation)
-                }
-                sightings.append(sighting)
-            }
+            inner.pipeline.process(event, at: now, sighting: { sightings.append($0) }) { observations.append($0) }
             return (sightings, observations, Array(inner.continuations.values))
         }
         for sighting in sightings {

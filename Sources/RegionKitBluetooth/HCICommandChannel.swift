@@ -41,6 +41,7 @@ public final class HCICommandChannel: Sendable {
     public let name: String
     private let layout: LEAdvertisingReportLayout
     private let onEvent: @Sendable (HCIEvent) -> Void
+    private let onAdvertisingReport: (@Sendable ([UInt8]) -> Bool)?
     private let onFailure: @Sendable (BluetoothError) -> Void
     private let state = Mutex(State())
     private let reader = Mutex<Task<Void, Never>?>(nil)
@@ -51,11 +52,16 @@ public final class HCICommandChannel: Sendable {
     ///     controllers, BlueZ, Zephyr, Bumble and tshark do.
     ///   - onEvent: every event that is not the answer to a command, on the reader task.
     ///   - onFailure: called at most once, when the link fails (not after ``close()``).
+    ///   - onAdvertisingReport: offered every LE (Extended) Advertising Report event packet
+    ///     (event code, length, parameters) before it is decoded; returning true means it was
+    ///     handled (the scanner's allocation-free path), false sends it on to `onEvent` decoded.
     public init(transport: any HCITransport, name: String = "controller", layout: LEAdvertisingReportLayout = .reportByReport,
+                onAdvertisingReport: (@Sendable ([UInt8]) -> Bool)? = nil,
                 onEvent: @escaping @Sendable (HCIEvent) -> Void, onFailure: @escaping @Sendable (BluetoothError) -> Void) {
         self.transport = transport
         self.name = name
         self.layout = layout
+        self.onAdvertisingReport = onAdvertisingReport
         self.onEvent = onEvent
         self.onFailure = onFailure
         let task = Task { [weak self] in
@@ -142,6 +148,10 @@ public final class HCICommandChannel: Sendable {
 
     private func handle(_ packet: H4Packet) {
         guard packet.type == .event else { return } // ACL/SCO/ISO: nothing a scanner or advertiser asked for
+        if let onAdvertisingReport, packet.payload.count >= 3, packet.payload[0] == HCIEvent.leMetaCode,
+           packet.payload[2] == 0x02 || packet.payload[2] == 0x0D, onAdvertisingReport(packet.payload) {
+            return
+        }
         let event: HCIEvent
         do {
             event = try packet.event(advertisingReportLayout: layout)

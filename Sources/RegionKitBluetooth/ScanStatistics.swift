@@ -19,6 +19,8 @@ public struct ScanStatistics: Hashable, Sendable {
     public var iBeaconFrames = 0
     /// iBeacon frames handed to the ``LocationManager`` (those with an RSSI).
     public var observations = 0
+    /// Advertising report events that could not be decoded (damaged packets).
+    public var malformedEvents = 0
     /// Successful (re)starts of scanning; 1 after the first start.
     public var scanningStarts = 0
     /// Failures of the controller or transport while scanning.

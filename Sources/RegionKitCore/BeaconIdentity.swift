@@ -24,4 +24,12 @@ public struct BeaconIdentity: Hashable, Sendable, Codable, Comparable, CustomStr
     }
 
     public var description: String { "\(uuid.uuidString):\(major):\(minor)" }
+
+    /// Hashes the UUID as two words and major/minor as one (cheaper than hashing the UUID's 16
+    /// bytes one by one: identities are hashed on every sighting).
+    public func hash(into hasher: inout Hasher) {
+        let words = withUnsafeBytes(of: uuid.uuid) { ($0.loadUnaligned(as: UInt64.self), $0.loadUnaligned(fromByteOffset: 8, as: UInt64.self)) }
+        hasher.combine(words.0)
+        hasher.combine(words.1 ^ (UInt64(major) << 16 | UInt64(minor)) &* 0x9E37_79B9_7F4A_7C15)
+    }
 }

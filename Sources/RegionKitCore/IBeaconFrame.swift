@@ -104,65 +104,122 @@ public struct IBeaconFrame: Hashable, Sendable, Codable {
     /// structure — are rejected with the reason and the byte offset.
     public static func decode(_ data: some Collection<UInt8>) throws(IBeaconDecodingError) -> IBeaconFrame {
         let bytes = Array(data)
+        let outcome = bytes.withUnsafeBytes { scan($0) }
+        switch outcome {
+        case .found(let identity, let power, let name):
+            return IBeaconFrame(identity: identity, measuredPower: power,
+                                localName: name.map { String(decoding: bytes[$0], as: UTF8.self) })
+        case .truncated(let offset, let length):
+            throw IBeaconDecodingError(.truncatedStructure, at: offset,
+                "AD structure at offset \(offset) declares \(length) bytes but only \(bytes.count - offset - 1) follow")
+        case .notFound(let nearMiss?):
+            throw nearMiss.error
+        case .notFound(nil):
+            throw IBeaconDecodingError(.noManufacturerData, at: bytes.count,
+                "no Manufacturer Specific Data AD structure in \(bytes.count) bytes")
+        }
+    }
+
+    /// The identity and measured power of the iBeacon in `data`, or `nil` where ``decode(_:)``
+    /// would throw: the same checks, without allocating (the scanner's per-report fast path).
+    ///
+    /// ```swift
+    /// frame.advertisingData().withUnsafeBytes { IBeaconFrame.identity(in: $0)?.identity } // == frame.identity
+    /// ```
+    @inlinable
+    public static func identity(in data: UnsafeRawBufferPointer) -> (identity: BeaconIdentity, measuredPower: Int8)? {
+        guard case .found(let identity, let power, _) = scan(data) else { return nil }
+        return (identity, power)
+    }
+
+    /// Where a walk of the AD structures ended.
+    @usableFromInline
+    enum ScanOutcome {
+        case found(BeaconIdentity, Int8, name: Range<Int>?)
+        case truncated(offset: Int, length: Int)
+        case notFound(NearMiss?)
+    }
+
+    /// Why a Manufacturer Specific Data structure was not an iBeacon (the message is only built
+    /// when ``decode(_:)`` reports it).
+    @usableFromInline
+    struct NearMiss {
+        @usableFromInline enum Kind { case short(Int), company(UInt16), shortApple, type(UInt8), lengthByte(UInt8), payload(Int) }
+        @usableFromInline var kind: Kind
+        /// Offset of the AD structure's length byte.
+        @usableFromInline var offset: Int
+
+        @usableFromInline init(_ kind: Kind, at offset: Int) {
+            self.kind = kind
+            self.offset = offset
+        }
+
+        var error: IBeaconDecodingError {
+            switch kind {
+            case .short(let count):
+                IBeaconDecodingError(.truncatedStructure, at: offset, "manufacturer data at offset \(offset) has \(count) bytes, too short for a company identifier")
+            case .company(let company):
+                IBeaconDecodingError(.wrongCompany, at: offset + 2, String(format: "company identifier 0x%04X at offset %d is not Apple's 0x004C", company, offset + 2))
+            case .shortApple:
+                IBeaconDecodingError(.truncatedStructure, at: offset, "Apple manufacturer data at offset \(offset) ends before the iBeacon type and length")
+            case .type(let type):
+                IBeaconDecodingError(.wrongType, at: offset + 4, String(format: "Apple data type 0x%02X at offset %d is not iBeacon (0x02)", type, offset + 4))
+            case .lengthByte(let length):
+                IBeaconDecodingError(.wrongLength, at: offset + 5, "iBeacon payload length byte at offset \(offset + 5) is \(length), expected 21")
+            case .payload(let count):
+                IBeaconDecodingError(.wrongLength, at: offset, "iBeacon AD structure at offset \(offset) carries \(count) payload bytes, expected 21")
+            }
+        }
+    }
+
+    /// Walks the AD structures of `bytes`: the first Manufacturer Specific Data structure that
+    /// is an iBeacon wins; the first near-miss is kept for the error; a local name is noted.
+    @usableFromInline
+    static func scan(_ bytes: UnsafeRawBufferPointer) -> ScanOutcome {
         var offset = 0
-        var localName: String?
+        var name: Range<Int>?
         var found: (identity: BeaconIdentity, power: Int8)?
-        var nearMiss: IBeaconDecodingError?
+        var nearMiss: NearMiss?
         while offset < bytes.count {
             let length = Int(bytes[offset])
             if length == 0 { break }
-            guard offset + 1 + length <= bytes.count else {
-                throw IBeaconDecodingError(.truncatedStructure, at: offset,
-                    "AD structure at offset \(offset) declares \(length) bytes but only \(bytes.count - offset - 1) follow")
-            }
+            guard offset + 1 + length <= bytes.count else { return .truncated(offset: offset, length: length) }
             let type = bytes[offset + 1]
-            let body = Array(bytes[(offset + 2)..<(offset + 1 + length)])
+            let body = offset + 2
+            let count = length - 1
             switch type {
             case adTypeCompleteLocalName, adTypeShortenedLocalName:
-                localName = String(decoding: body, as: UTF8.self)
+                name = body..<(body + count)
             case adTypeManufacturerSpecific where found == nil:
-                do {
-                    found = try decodeManufacturerData(body, at: offset)
-                } catch {
-                    if nearMiss == nil { nearMiss = error }
+                let miss: NearMiss.Kind?
+                if count < 2 {
+                    miss = .short(count)
+                } else if UInt16(bytes[body]) | UInt16(bytes[body + 1]) << 8 != appleCompanyID {
+                    miss = .company(UInt16(bytes[body]) | UInt16(bytes[body + 1]) << 8)
+                } else if count < 4 {
+                    miss = .shortApple
+                } else if bytes[body + 2] != beaconType {
+                    miss = .type(bytes[body + 2])
+                } else if bytes[body + 3] != beaconPayloadLength {
+                    miss = .lengthByte(bytes[body + 3])
+                } else if count != 4 + Int(beaconPayloadLength) {
+                    miss = .payload(count - 4)
+                } else {
+                    miss = nil
+                    let u = body + 4
+                    let uuid = UUID(uuid: (bytes[u], bytes[u + 1], bytes[u + 2], bytes[u + 3], bytes[u + 4], bytes[u + 5], bytes[u + 6], bytes[u + 7],
+                                           bytes[u + 8], bytes[u + 9], bytes[u + 10], bytes[u + 11], bytes[u + 12], bytes[u + 13], bytes[u + 14], bytes[u + 15]))
+                    let major = UInt16(bytes[body + 20]) << 8 | UInt16(bytes[body + 21])
+                    let minor = UInt16(bytes[body + 22]) << 8 | UInt16(bytes[body + 23])
+                    found = (BeaconIdentity(uuid: uuid, major: major, minor: minor), Int8(bitPattern: bytes[body + 24]))
                 }
+                if let miss, nearMiss == nil { nearMiss = NearMiss(miss, at: offset) }
             default:
                 break
             }
             offset += 1 + length
         }
-        if let found {
-            return IBeaconFrame(identity: found.identity, measuredPower: found.power, localName: localName)
-        }
-        throw nearMiss ?? IBeaconDecodingError(.noManufacturerData, at: bytes.count,
-            "no Manufacturer Specific Data AD structure in \(bytes.count) bytes")
-    }
-
-    /// Decodes the body of a Manufacturer Specific Data AD structure (after its type byte).
-    static func decodeManufacturerData(_ body: [UInt8], at offset: Int) throws(IBeaconDecodingError) -> (identity: BeaconIdentity, power: Int8) {
-        guard body.count >= 2 else {
-            throw IBeaconDecodingError(.truncatedStructure, at: offset, "manufacturer data at offset \(offset) has \(body.count) bytes, too short for a company identifier")
-        }
-        let company = UInt16(body[0]) | UInt16(body[1]) << 8
-        guard company == appleCompanyID else {
-            throw IBeaconDecodingError(.wrongCompany, at: offset + 2, String(format: "company identifier 0x%04X at offset %d is not Apple's 0x004C", company, offset + 2))
-        }
-        guard body.count >= 4 else {
-            throw IBeaconDecodingError(.truncatedStructure, at: offset, "Apple manufacturer data at offset \(offset) ends before the iBeacon type and length")
-        }
-        guard body[2] == beaconType else {
-            throw IBeaconDecodingError(.wrongType, at: offset + 4, String(format: "Apple data type 0x%02X at offset %d is not iBeacon (0x02)", body[2], offset + 4))
-        }
-        guard body[3] == beaconPayloadLength else {
-            throw IBeaconDecodingError(.wrongLength, at: offset + 5, "iBeacon payload length byte at offset \(offset + 5) is \(body[3]), expected 21")
-        }
-        guard body.count == 4 + Int(beaconPayloadLength) else {
-            throw IBeaconDecodingError(.wrongLength, at: offset, "iBeacon AD structure at offset \(offset) carries \(body.count - 4) payload bytes, expected 21")
-        }
-        let u = Array(body[4..<20])
-        let uuid = UUID(uuid: (u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15]))
-        let major = UInt16(body[20]) << 8 | UInt16(body[21])
-        let minor = UInt16(body[22]) << 8 | UInt16(body[23])
-        return (BeaconIdentity(uuid: uuid, major: major, minor: minor), Int8(bitPattern: body[24]))
+        if let found { return .found(found.identity, found.power, name: name) }
+        return .notFound(nearMiss)
     }
 }

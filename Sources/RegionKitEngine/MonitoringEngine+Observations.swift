@@ -9,32 +9,29 @@ extension MonitoringEngine {
     public mutating func ingest(_ observation: BeaconObservation) -> [LocationEvent] {
         var events = advance(to: observation.timestamp)
         let time = now
-        if let ids = beaconIndex[observation.identity.uuid] {
-            for id in ids {
-                guard var monitored = regions[id], let beacon = monitored.region.beaconRegion,
-                      beacon.matches(observation.identity, scanner: observation.scannerID) else { continue }
-                let key = MonitoredRegion.StreamKey(identity: observation.identity, scannerID: observation.scannerID)
-                if var stream = monitored.streams[key] {
-                    stream.record(at: time, rssi: observation.rssi)
-                    monitored.streams[key] = stream
-                } else {
-                    monitored.streams[key] = profile.exitDetector.stream(resuming: monitored.departedStreams.removeValue(forKey: key), at: time, rssi: observation.rssi)
-                }
-                if monitored.streams.count > 4 { prune(&monitored) }
-                monitored.restoredAt = nil
-                let previous = monitored.state
-                regions[id] = monitored
-                guard previous != .inside else { continue }
-                events += setState(id, .inside, crossing: previous == .outside, evidence: EventEvidence(
-                    rssi: observation.rssi, scannerID: observation.scannerID, beacon: observation.identity,
-                    reason: previous == .unknown ? "first sighting after registration" : "sighting"))
-            }
+        let identity = observation.identity
+        // Regions whose constraint can match: UUID only, UUID+major, UUID+major+minor, each list
+        // in registration order; merged so events come in registration order across lists.
+        let any = beaconIndex[BeaconMatchKey(uuid: identity.uuid, major: -1, minor: -1)] ?? []
+        let major = beaconIndex[BeaconMatchKey(uuid: identity.uuid, major: Int32(identity.major), minor: -1)] ?? []
+        let exact = beaconIndex[BeaconMatchKey(uuid: identity.uuid, major: Int32(identity.major), minor: Int32(identity.minor))] ?? []
+        var (a, b, c) = (0, 0, 0)
+        while a < any.count || b < major.count || c < exact.count {
+            var next = any.count > a ? any[a] : nil
+            if b < major.count, next == nil || major[b].sequence < next!.sequence { next = major[b] }
+            if c < exact.count, next == nil || exact[c].sequence < next!.sequence { next = exact[c] }
+            guard let registered = next else { break }
+            if a < any.count && any[a].sequence == registered.sequence { a += 1 }
+            else if b < major.count && major[b].sequence == registered.sequence { b += 1 }
+            else { c += 1 }
+            events += record(observation, in: registered, at: time)
         }
+        if timersDirty { settleTimers() }
         if let policy = profile.nearestScanner, let scanner = observation.scannerID {
             var state = nearest[observation.identity] ?? NearestScannerState()
             var stamped = observation
             stamped.timestamp = time
-            if let change = state.record(stamped, scanner: scanner, policy: policy, detector: profile.exitDetector) {
+            if let change = state.record(stamped, scanner: scanner, policy: policy) {
                 events.append(LocationEvent(timestamp: time, kind: .didChangeNearestScanner(observation.identity, scannerID: change.to, previous: change.from),
                                             evidence: EventEvidence(rssi: observation.rssi, scannerID: scanner, beacon: observation.identity)))
             }
@@ -44,6 +41,99 @@ extension MonitoringEngine {
             sessions[index].record(observation, filter: profile.rssiFilter)
         }
         return events
+    }
+
+    /// Records a sighting in one candidate region.
+    private mutating func record(_ observation: BeaconObservation, in registered: RegisteredID, at time: Timestamp) -> [LocationEvent] {
+        guard let index = regions.index(forKey: registered.id) else { return [] }
+        let detector = profile.exitDetector
+        // One in-place access to the record (reading fields one by one would copy it each time).
+        guard let sighting = Self.recordSighting(observation, in: &regions.values[index], at: time, detector: detector) else { return [] }
+        let number = registered.sequence
+        if sighting.previous == .inside {
+            if sighting.streamCount > Self.exitCacheThreshold {
+                updateExitCache(number, index: index, key: sighting.key, deadline: sighting.deadline, at: time)
+            }
+            // A sighting usually pushes the exit later (lazy: nothing to do unless this region's
+            // entry is the queue's minimum); when it brings this stream's deadline before the
+            // scheduled one (a faster learned rate), lower the entry.
+            if let scheduledTime = scheduled[number], sighting.deadline >= scheduledTime {
+                if timers.min?.sequence == number { timersDirty = true }
+            } else {
+                lowerTimer(number, to: sighting.deadline)
+            }
+        }
+        if sighting.newStream, sighting.streamCount > 4, sighting.streamCount > pruneWatermarks[number, default: 0] {
+            Self.prune(&regions.values[index], detector: detector, now: time)
+            exitCache[number] = nil
+            // Prune again when the count has doubled: amortised O(1) per new stream.
+            pruneWatermarks[number] = 2 * regions.values[index].streams.count
+            timersDirty = true
+        }
+        if sighting.wasRestored { timersDirty = true }
+        guard sighting.previous != .inside else { return [] }
+        return setState(registered.id, .inside, crossing: sighting.previous == .outside, evidence: EventEvidence(
+            rssi: observation.rssi, scannerID: observation.scannerID, beacon: observation.identity,
+            reason: sighting.previous == .unknown ? "first sighting after registration" : "sighting"))
+    }
+
+    /// What recording a sighting in a region's record changed.
+    struct RecordedSighting {
+        var previous: RegionState
+        var key: MonitoredRegion.StreamKey
+        var newStream: Bool
+        var streamCount: Int
+        /// The stream's gone-deadline after the sighting.
+        var deadline: Timestamp
+        var wasRestored: Bool
+    }
+
+    /// Records `observation` in `monitored` when the region matches it; nil when it does not.
+    static func recordSighting(_ observation: BeaconObservation, in monitored: inout MonitoredRegion, at time: Timestamp,
+                               detector: ExitDetector) -> RecordedSighting? {
+        guard case .beacon(let beacon) = monitored.region, beacon.matches(observation.identity, scanner: observation.scannerID) else { return nil }
+        let key = MonitoredRegion.StreamKey(identity: observation.identity, scannerID: observation.scannerID)
+        let newStream: Bool
+        let deadline: Timestamp
+        if let stream = monitored.streams.index(forKey: key) {
+            monitored.streams.values[stream].record(at: time, rssi: observation.rssi)
+            deadline = detector.goneDeadline(for: monitored.streams.values[stream], gridOrigin: monitored.registeredAt)
+            newStream = false
+        } else {
+            let stream = detector.stream(resuming: monitored.departedStreams.removeValue(forKey: key), at: time, rssi: observation.rssi)
+            monitored.streams[key] = stream
+            deadline = detector.goneDeadline(for: stream, gridOrigin: monitored.registeredAt)
+            newStream = true
+        }
+        let wasRestored = monitored.restoredAt != nil
+        if wasRestored { monitored.restoredAt = nil }
+        return RecordedSighting(previous: monitored.state, key: key, newStream: newStream, streamCount: monitored.streams.count,
+                                deadline: deadline, wasRestored: wasRestored)
+    }
+
+    /// Keeps the latest-deadline stream of a many-stream region current after stream `key` was
+    /// heard at `time` (its deadline now `deadline`), with ``exitDeadline(of:id:)``'s tie rule.
+    private mutating func updateExitCache(_ number: Int, index: Dictionary<String, MonitoredRegion>.Index,
+                                          key: MonitoredRegion.StreamKey, deadline: Timestamp, at time: Timestamp) {
+        guard let cached = exitCache[number] else {
+            let monitored = regions.values[index]
+            if let found = Self.scanExitDeadline(of: monitored, detector: profile.exitDetector) {
+                exitCache[number] = ExitCacheEntry(time: found.time, key: found.key, lastSighting: found.stream.lastSighting)
+            }
+            return
+        }
+        let sighting = time   // the engine's clock never goes back: the stream was just heard now
+        if cached.key == key {
+            // The leader itself: still the leader unless its deadline came earlier.
+            if deadline >= cached.time {
+                exitCache[number] = ExitCacheEntry(time: deadline, key: key, lastSighting: sighting)
+            } else {
+                exitCache[number] = nil
+            }
+        } else if deadline > cached.time || (deadline == cached.time && (sighting > cached.lastSighting
+                    || (sighting == cached.lastSighting && key < cached.key))) {
+            exitCache[number] = ExitCacheEntry(time: deadline, key: key, lastSighting: sighting)
+        }
     }
 
     /// A location fix: determines or crosses circular regions with the profile's hysteresis.
@@ -59,6 +149,7 @@ extension MonitoringEngine {
     /// evaluating every region. The one visible difference: ``MonitoredRegion/lastDistance`` is
     /// not updated for the skipped regions.
     public mutating func ingest(_ fix: LocationFix) -> [LocationEvent] {
+        defer { settleTimers() }
         var events = advance(to: fix.timestamp)
         guard fix.mode != .noFix, fix.latitude.isFinite, fix.longitude.isFinite,
               abs(fix.latitude) <= 90, abs(fix.longitude) <= 180 else { return events }
@@ -109,11 +200,10 @@ extension MonitoringEngine {
     }
 
     /// Drops streams of a region that are already gone (keeps memory flat when beacons churn).
-    mutating func prune(_ monitored: inout MonitoredRegion) {
-        let time = now
+    static func prune(_ monitored: inout MonitoredRegion, detector: ExitDetector, now time: Timestamp) {
         let registeredAt = monitored.registeredAt
         monitored.streams = monitored.streams.filter { _, stream in
-            profile.exitDetector.goneDeadline(for: stream, gridOrigin: registeredAt) > time
+            detector.goneDeadline(for: stream, gridOrigin: registeredAt) > time
         }
     }
 

@@ -16,7 +16,10 @@ import Foundation
 /// engine.advance(to: Timestamp(seconds: 60))               // [didExitRegion, didDetermineState(outside)]
 /// ```
 public struct MonitoringEngine: Sendable {
-    public var profile: MonitoringProfile
+    /// The timings and thresholds in force. Changing it re-plans every region timer.
+    public var profile: MonitoringProfile {
+        didSet { rebuildTimers() }
+    }
     public var automation: Automation
     /// Whether fixes are tested only against circular regions near them (through a spatial
     /// index) and timers are looked up among pending ones only: the default. `false` evaluates
@@ -31,7 +34,31 @@ public struct MonitoringEngine: Sendable {
 
     var regions: [String: MonitoredRegion] = [:]
     var order: [String] = []
-    var beaconIndex: [UUID: [String]] = [:]
+    /// Beacon regions by constraint (UUID, UUID+major, UUID+major+minor), each list in
+    /// registration order: a sighting looks up at most three keys, whatever the region count.
+    var beaconIndex: [BeaconMatchKey: [RegisteredID]] = [:]
+    /// Region timers (exit, initial determination window, geofence dwell) by due time. Each
+    /// region's live entry is the one at `scheduled[sequence]`, never later than the region's
+    /// real deadline (``dueItem(of:id:)``); after ``settleTimers()`` the minimum is exact.
+    var timers = RegionTimerQueue()
+    var scheduled: [Int: Timestamp] = [:]
+    var idBySequence: [Int: String] = [:]
+    /// Beacon regions with many streams are pruned of gone streams when their count doubles.
+    var pruneWatermarks: [Int: Int] = [:]
+    /// Beacon regions with more than ``exitCacheThreshold`` streams (a UUID-wide region tracking
+    /// many beacons): the stream with the latest gone-deadline, kept up to date by sightings so
+    /// the region's exit deadline costs O(1) instead of a visit of every stream. Absent = unknown.
+    var exitCache: [Int: ExitCacheEntry] = [:]
+    static let exitCacheThreshold = 8
+
+    struct ExitCacheEntry: Sendable {
+        var time: Timestamp
+        var key: MonitoredRegion.StreamKey
+        var lastSighting: Timestamp
+    }
+
+    /// The queue's minimum may be stale or early: ``settleTimers()`` has work to do.
+    var timersDirty = false
     /// Registration sequence number of every monitored region: sorting by it gives `order`.
     var sequence: [String: Int] = [:]
     var nextSequence = 0
@@ -55,6 +82,37 @@ public struct MonitoringEngine: Sendable {
     var failureCounts: [String: Int] = [:]
     var wakeRequestAt: Timestamp?
     var nearest: [BeaconIdentity: NearestScannerState] = [:]
+
+    /// A beacon-index key: `major`/`minor` are −1 for "any".
+    struct BeaconMatchKey: Hashable, Sendable {
+        var uuid: UUID
+        var major: Int32
+        var minor: Int32
+
+        init(_ constraint: BeaconIdentityConstraint) {
+            uuid = constraint.uuid
+            major = constraint.major.map(Int32.init) ?? -1
+            minor = constraint.minor.map(Int32.init) ?? -1
+        }
+
+        init(uuid: UUID, major: Int32, minor: Int32) {
+            self.uuid = uuid
+            self.major = major
+            self.minor = minor
+        }
+
+        func hash(into hasher: inout Hasher) {
+            let words = withUnsafeBytes(of: uuid.uuid) { ($0.loadUnaligned(as: UInt64.self), $0.loadUnaligned(fromByteOffset: 8, as: UInt64.self)) }
+            hasher.combine(words.0)
+            hasher.combine(words.1 ^ (UInt64(UInt32(bitPattern: major)) << 32 | UInt64(UInt32(bitPattern: minor))) &* 0x9E37_79B9_7F4A_7C15)
+        }
+    }
+
+    /// A region identifier with its registration sequence number.
+    struct RegisteredID: Sendable {
+        var sequence: Int
+        var id: String
+    }
 
     struct PendingRetry: Sendable {
         var region: Region
@@ -108,6 +166,7 @@ public struct MonitoringEngine: Sendable {
     /// Registers `region` (replacing one with the same identifier): `didStartMonitoring`, or
     /// `monitoringDidFail` when the limit is reached, the radius is too large or the source is off.
     public mutating func startMonitoring(_ region: Region, at time: Timestamp) -> [LocationEvent] {
+        defer { settleTimers() }
         var events = advance(to: time)
         events += register(region)
         return events
@@ -120,6 +179,7 @@ public struct MonitoringEngine: Sendable {
     /// exits once, with the reason, after the profile's silence threshold; a circular region whose
     /// first fix is clearly on the other side crosses at once.
     public mutating func restore(_ region: Region, state: RegionState, since: Timestamp?, at time: Timestamp) -> [LocationEvent] {
+        defer { settleTimers() }
         var events = advance(to: time)
         if let failure = validate(region) { return events + fail(region, failure) }
         events += remove(region.identifier)
@@ -128,6 +188,7 @@ public struct MonitoringEngine: Sendable {
         regions[region.identifier]?.stateSince = since
         regions[region.identifier]?.restoredAt = state == .unknown ? nil : now
         trackGeo(region.identifier)
+        reschedule(region.identifier)
         if state == .inside, automation.rangeWhileInside, case .beacon(let beacon) = region {
             events += beginRanging(beacon.constraint, label: region.identifier, automatic: true)
         }
@@ -136,6 +197,7 @@ public struct MonitoringEngine: Sendable {
 
     /// Stops monitoring the region with `identifier` (no event, as in Core Location).
     public mutating func stopMonitoring(identifier: String, at time: Timestamp) -> [LocationEvent] {
+        defer { settleTimers() }
         var events = advance(to: time)
         retries.removeAll { $0.region.identifier == identifier }
         abandoned.removeAll { $0.identifier == identifier }
@@ -146,6 +208,7 @@ public struct MonitoringEngine: Sendable {
 
     /// Asks for `didDetermineState`: at once when the state is known, else when it is determined.
     public mutating func requestState(for region: Region, at time: Timestamp) -> [LocationEvent] {
+        defer { settleTimers() }
         var events = advance(to: time)
         events += requestState(region)
         return events
@@ -154,6 +217,7 @@ public struct MonitoringEngine: Sendable {
     /// Starts `didRangeBeacons` deliveries every ranging interval for beacons satisfying `constraint`.
     /// - Parameter label: the region identifier to report deliveries under (default: the constraint).
     public mutating func startRanging(_ constraint: BeaconIdentityConstraint, label: String? = nil, at time: Timestamp) -> [LocationEvent] {
+        defer { settleTimers() }
         var events = advance(to: time)
         events += beginRanging(constraint, label: label ?? constraint.description, automatic: false)
         return events
@@ -161,6 +225,7 @@ public struct MonitoringEngine: Sendable {
 
     /// Stops ranging `constraint`.
     public mutating func stopRanging(_ constraint: BeaconIdentityConstraint, at time: Timestamp) -> [LocationEvent] {
+        defer { settleTimers() }
         let events = advance(to: time)
         sessions.removeAll { $0.constraint == constraint }
         return events
@@ -170,6 +235,7 @@ public struct MonitoringEngine: Sendable {
     /// get their state at once, and with `automation.wakeRequestDelay` every region's state is
     /// requested after that delay (spec §5, "infinite ranging" fix).
     public mutating func wake(at time: Timestamp) -> [LocationEvent] {
+        defer { settleTimers() }
         var events = advance(to: time)
         for id in order {
             guard let monitored = regions[id], monitored.region.beaconRegion?.notifyEntryStateOnDisplay == true else { continue }
@@ -184,6 +250,7 @@ public struct MonitoringEngine: Sendable {
     /// The source for `kind` changed status. When it stops being usable every region of that kind
     /// fails with `sourceUnavailable` (and is retried with `automation.retry`), and ranging fails.
     public mutating func setSourceStatus(_ status: AuthorizationStatus, for kind: RegionKind, at time: Timestamp) -> [LocationEvent] {
+        defer { settleTimers() }
         var events = advance(to: time)
         guard sources[kind] != status else { return events }
         sources[kind] = status
@@ -219,9 +286,11 @@ public struct MonitoringEngine: Sendable {
     /// Times earlier than ``now`` are treated as ``now``.
     public mutating func advance(to time: Timestamp) -> [LocationEvent] {
         var events: [LocationEvent] = []
-        while let due = nextDue(), due.time <= time {
+        settleTimers()
+        while let dueTime = nextDueTime(), dueTime <= time, let due = nextDue() {
             now = max(now, due.time)
             events += fire(due.item)
+            settleTimers()
         }
         now = max(now, time)
         return events
@@ -238,6 +307,20 @@ public struct MonitoringEngine: Sendable {
         case wake
     }
 
+    /// The time of ``nextDue()``, cheaply: with the timer queue settled its minimum is exact,
+    /// so no region record is read (the common case on every sighting: nothing is due).
+    func nextDueTime() -> Timestamp? {
+        guard usesSpatialIndex else { return nextDue()?.time }
+        var best = timers.min?.time
+        func consider(_ time: Timestamp) {
+            if best == nil || time < best! { best = time }
+        }
+        for session in sessions { consider(session.nextDelivery) }
+        for retry in retries { consider(retry.due) }
+        if let wakeRequestAt { consider(wakeRequestAt) }
+        return best
+    }
+
     func nextDue() -> (time: Timestamp, item: DueItem)? {
         var best: (time: Timestamp, item: DueItem)?
         func consider(_ time: Timestamp, _ item: DueItem) {
@@ -246,17 +329,11 @@ public struct MonitoringEngine: Sendable {
         if usesSpatialIndex {
             // The earliest region timer, ties going to the earliest registered region: exactly
             // what the scan of `order` below picks, without visiting idle circular regions.
-            var region: (time: Timestamp, sequence: Int, item: DueItem)?
-            func considerRegion(_ id: String) {
-                guard let monitored = regions[id], let due = dueItem(of: monitored, id: id) else { return }
-                let rank = sequence[id] ?? .max
-                if region == nil || due.time < region!.time || (due.time == region!.time && rank < region!.sequence) {
-                    region = (due.time, rank, due.item)
-                }
+            // (The queue's minimum is exact: every mutation ends with settleTimers().)
+            if let first = timers.min, let id = idBySequence[first.sequence], let monitored = regions[id],
+               let due = dueItem(of: monitored, id: id) {
+                best = due
             }
-            for ids in beaconIndex.values { for id in ids { considerRegion(id) } }
-            for id in geoPending { considerRegion(id) }
-            if let region { best = (region.time, region.item) }
         } else {
             for id in order {
                 guard let monitored = regions[id], let due = dueItem(of: monitored, id: id) else { continue }
@@ -275,7 +352,7 @@ public struct MonitoringEngine: Sendable {
         case .beacon:
             if monitored.state == .unknown && monitored.streams.isEmpty {
                 return (monitored.registeredAt + profile.initialDeterminationWindow, .initialWindow(id))
-            } else if monitored.state == .inside, let deadline = exitDeadline(of: monitored)?.time ?? restoredExitDeadline(of: monitored) {
+            } else if monitored.state == .inside, let deadline = exitDeadline(of: monitored, id: id)?.time ?? restoredExitDeadline(of: monitored) {
                 return (deadline, .exit(id))
             }
         case .circular:
@@ -293,12 +370,28 @@ public struct MonitoringEngine: Sendable {
         return profile.exitDetector.goneDeadline(for: stream, gridOrigin: monitored.registeredAt)
     }
 
-    /// When the last present stream of a beacon region counts as gone, with that stream.
-    func exitDeadline(of monitored: MonitoredRegion) -> (time: Timestamp, stream: ReceptionEstimator)? {
-        var latest: (time: Timestamp, stream: ReceptionEstimator)?
-        for stream in monitored.streams.values {
-            let deadline = profile.exitDetector.goneDeadline(for: stream, gridOrigin: monitored.registeredAt)
-            if latest == nil || deadline > latest!.time { latest = (deadline, stream) }
+    /// When the last present stream of a beacon region counts as gone, with that stream. Ties
+    /// (common on Core Location's 10 s grid) go to the stream heard last, then to the smallest
+    /// stream key, so the evidence does not depend on dictionary iteration order.
+    func exitDeadline(of monitored: MonitoredRegion, id: String) -> (time: Timestamp, stream: ReceptionEstimator)? {
+        if usesSpatialIndex, monitored.streams.count > Self.exitCacheThreshold, let number = sequence[id], let cached = exitCache[number],
+           let stream = monitored.streams[cached.key] {
+            return (cached.time, stream)
+        }
+        return Self.scanExitDeadline(of: monitored, detector: profile.exitDetector).map { ($0.time, $0.stream) }
+    }
+
+    /// ``exitDeadline(of:id:)`` by visiting every stream, with the winning stream's key.
+    static func scanExitDeadline(of monitored: MonitoredRegion, detector: ExitDetector)
+        -> (time: Timestamp, key: MonitoredRegion.StreamKey, stream: ReceptionEstimator)? {
+        var latest: (time: Timestamp, key: MonitoredRegion.StreamKey, stream: ReceptionEstimator)?
+        for (key, stream) in monitored.streams {
+            let deadline = detector.goneDeadline(for: stream, gridOrigin: monitored.registeredAt)
+            if let current = latest {
+                guard deadline > current.time || (deadline == current.time && (stream.lastSighting > current.stream.lastSighting
+                    || (stream.lastSighting == current.stream.lastSighting && key < current.key))) else { continue }
+            }
+            latest = (deadline, key, stream)
         }
         return latest
     }
@@ -316,10 +409,11 @@ public struct MonitoringEngine: Sendable {
                     lastSightingAge: now - restoredAt, exitThreshold: now - restoredAt,
                     reason: "not seen since the restart \(Self.format(now - restoredAt)) s ago (stored state was inside)"))
             }
-            guard let (_, stream) = exitDeadline(of: monitored) else { return [] }
+            guard let (_, stream) = exitDeadline(of: monitored, id: id) else { return [] }
             let lastSighting = monitored.streams.values.map(\.lastSighting).max() ?? stream.lastSighting
             regions[id]?.departedStreams = monitored.streams
             regions[id]?.streams = [:]
+            if let number = sequence[id] { exitCache[number] = nil }
             return setState(id, .outside, crossing: true, evidence: EventEvidence(
                 rssi: stream.lastRSSI, lastSightingAge: now - lastSighting,
                 exitThreshold: profile.exitDetector.silenceThreshold(for: stream),
@@ -371,10 +465,14 @@ public struct MonitoringEngine: Sendable {
     mutating func insert(_ region: Region) {
         regions[region.identifier] = MonitoredRegion(region: region, registeredAt: now)
         order.append(region.identifier)
-        sequence[region.identifier] = nextSequence
+        let registered = RegisteredID(sequence: nextSequence, id: region.identifier)
+        sequence[region.identifier] = registered.sequence
+        idBySequence[registered.sequence] = region.identifier
         nextSequence += 1
         switch region {
-        case .beacon(let beacon): beaconIndex[beacon.uuid, default: []].append(region.identifier)
+        case .beacon(let beacon):
+            beaconIndex[BeaconMatchKey(beacon.constraint), default: []].append(registered)
+            reschedule(region.identifier)
         case .circular(let circle):
             do {
                 try circularIndex.insert(IndexedRegion(id: circle.identifier, latitude: circle.latitude, longitude: circle.longitude, radius: circle.radius))
@@ -403,11 +501,17 @@ public struct MonitoringEngine: Sendable {
     mutating func remove(_ identifier: String) -> [LocationEvent] {
         guard let monitored = regions.removeValue(forKey: identifier) else { return [] }
         order.removeAll { $0 == identifier }
-        sequence[identifier] = nil
+        if let number = sequence.removeValue(forKey: identifier) {
+            idBySequence[number] = nil
+            pruneWatermarks[number] = nil
+            exitCache[number] = nil
+            if scheduled.removeValue(forKey: number) != nil { timersDirty = true }   // its entry is dropped lazily
+        }
         switch monitored.region {
         case .beacon(let beacon):
-            beaconIndex[beacon.uuid]?.removeAll { $0 == identifier }
-            if beaconIndex[beacon.uuid]?.isEmpty == true { beaconIndex[beacon.uuid] = nil }
+            let key = BeaconMatchKey(beacon.constraint)
+            beaconIndex[key]?.removeAll { $0.id == identifier }
+            if beaconIndex[key]?.isEmpty == true { beaconIndex[key] = nil }
         case .circular:
             circularIndex.remove(id: identifier)
             geoActive.remove(identifier)
@@ -472,7 +576,10 @@ public struct MonitoringEngine: Sendable {
             monitored.stateSince = now
         }
         regions[id] = monitored
-        if case .circular = region { trackGeo(id) }
+        switch region {
+        case .circular: trackGeo(id)
+        case .beacon: reschedule(id)
+        }
         if automation.rangeWhileInside, case .beacon(let beacon) = region {
             if state == .inside {
                 events += beginRanging(beacon.constraint, label: id, automatic: true)
@@ -514,6 +621,70 @@ public struct MonitoringEngine: Sendable {
         } else {
             geoPending.remove(id)
         }
+        reschedule(id)
+    }
+
+    // MARK: - Timer queue
+
+    /// Brings region `id`'s timer entry in line with its record after a change: pushes the exact
+    /// deadline when it is earlier than the scheduled one; a later or vanished deadline is left
+    /// to ``settleTimers()`` (lazy), so moving a deadline later costs no heap operation.
+    mutating func reschedule(_ id: String) {
+        guard let number = sequence[id], let monitored = regions[id] else { return }
+        let current = scheduled[number]
+        guard let due = dueItem(of: monitored, id: id)?.time else {
+            if current != nil { timersDirty = true }
+            return
+        }
+        if let current, current <= due {
+            if current < due { timersDirty = true }
+            return
+        }
+        lowerTimer(number, to: due)
+    }
+
+    /// Records that region `number` may be due as early as `time` (a lower bound is enough).
+    mutating func lowerTimer(_ number: Int, to time: Timestamp) {
+        scheduled[number] = time
+        timers.push(.init(time: time, sequence: number))
+        timersDirty = true
+    }
+
+    /// Makes the queue's minimum exact: drops stale entries and moves early ones to their
+    /// region's real deadline, until the minimum is a live, exact entry.
+    mutating func settleTimers() {
+        guard timersDirty else { return }
+        timersDirty = false
+        while let first = timers.min {
+            guard scheduled[first.sequence] == first.time, let id = idBySequence[first.sequence], let monitored = regions[id] else {
+                timers.popMin()
+                continue
+            }
+            guard let due = dueItem(of: monitored, id: id)?.time else {
+                timers.popMin()
+                scheduled[first.sequence] = nil
+                continue
+            }
+            if due == first.time { break }
+            timers.popMin()
+            scheduled[first.sequence] = due
+            timers.push(.init(time: due, sequence: first.sequence))
+        }
+        if timers.count > 1_024 && timers.count > 4 * scheduled.count {
+            timers.rebuild(scheduled.map { .init(time: $0.value, sequence: $0.key) })
+        }
+    }
+
+    /// Recomputes every region's timer (after a profile change).
+    mutating func rebuildTimers() {
+        scheduled = [:]
+        exitCache = [:]
+        for (id, monitored) in regions {
+            guard let number = sequence[id], let due = dueItem(of: monitored, id: id) else { continue }
+            scheduled[number] = due.time
+        }
+        timers.rebuild(scheduled.map { .init(time: $0.value, sequence: $0.key) })
+        timersDirty = false
     }
 
     static func format(_ seconds: Double) -> String {

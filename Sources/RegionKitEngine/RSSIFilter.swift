@@ -21,6 +21,9 @@ public enum RSSIFilter: Hashable, Sendable, Codable {
     case trimmedMean(window: Double, trimFraction: Double)
     /// Exponential smoothing whose weight halves every `halfLife` seconds.
     case exponential(halfLife: Double)
+    /// Median of the samples of the last `window` seconds (the mean of the two middle ones for an
+    /// even count): robust to the deep, short multipath fades of a phone held still.
+    case median(window: Double)
     /// The Android Beacon Library's `RunningAverageRssiFilter`: the samples of the last `window`
     /// seconds (its default: 20), sorted, and with more than two of them ⌊n/10⌋ + 1 dropped from
     /// each end before averaging (n = 10 keeps the middle 6; n = 3 keeps the median).
@@ -31,7 +34,7 @@ public enum RSSIFilter: Hashable, Sendable, Codable {
         switch self {
         case .latest:
             state.samples = [RSSIFilterState.Sample(time: time, rssi: rssi)]
-        case .movingAverage(let window), .trimmedMean(let window, _), .altBeaconRunningAverage(let window):
+        case .movingAverage(let window), .trimmedMean(let window, _), .median(let window), .altBeaconRunningAverage(let window):
             state.samples.append(RSSIFilterState.Sample(time: time, rssi: rssi))
             let horizon = time - window
             if let first = state.samples.firstIndex(where: { $0.time > horizon }), first > 0 {
@@ -71,10 +74,31 @@ public enum RSSIFilter: Hashable, Sendable, Codable {
             return kept.reduce(0, +) / Double(kept.count)
         case .exponential:
             return state.smoothed
+        case .median(let window):
+            let recent = state.samples.filter { $0.time > now - window }.map(\.rssi).sorted()
+            guard !recent.isEmpty else { return nil }
+            let middle = recent.count / 2
+            return recent.count % 2 == 1 ? recent[middle] : (recent[middle - 1] + recent[middle]) / 2
         }
     }
 
     private func pow2(_ x: Double) -> Double { exp2(x) }
+
+    /// A short label for tables and JSON: `raw`, `mean(3s)`, `trimmed-mean(20s,0.1)`,
+    /// `exponential(2s)`, `median(20s)`.
+    public var label: String {
+        func seconds(_ value: Double) -> String {
+            value == value.rounded() && abs(value) < 1e9 ? "\(Int(value))s" : "\(value)s"
+        }
+        switch self {
+        case .latest: return "raw"
+        case .movingAverage(let window): return "mean(\(seconds(window)))"
+        case .trimmedMean(let window, let trim): return "trimmed-mean(\(seconds(window)),\(trim))"
+        case .exponential(let halfLife): return "exponential(\(seconds(halfLife)))"
+        case .median(let window): return "median(\(seconds(window)))"
+        case .altBeaconRunningAverage(let window): return "altbeacon-running-average(\(seconds(window)))"
+        }
+    }
 }
 
 /// The running state of an ``RSSIFilter`` for one beacon: recent samples or a smoothed value.

@@ -9,6 +9,7 @@ import Yams
 /// ```yaml
 /// store: /var/lib/regionkit/regionkit.sqlite
 /// profile: responsive
+/// distanceModel: /etc/regionkit/model.json   # from `regionkit calibrate` (optional)
 /// regions:
 ///   - {identifier: lobby, uuid: E2C56DB5-DFFB-48D2-B060-D0F5A71096E0, major: 1}
 /// sources:
@@ -57,6 +58,8 @@ struct DaemonConfiguration: Decodable, Sendable {
 
     var store: String?
     var profile: String?
+    /// A distance model file from `regionkit calibrate`: its model and RSSI filter replace the profile's.
+    var distanceModel: String?
     var automation: Automation?
     var regions: [Scenario.RegionSpec]?
     var sources: [Source]
@@ -78,9 +81,23 @@ struct DaemonConfiguration: Decodable, Sendable {
         return configuration
     }
 
+    /// The configured profile with the configured distance model file applied.
+    func monitoringProfile(_ path: String) throws -> MonitoringProfile {
+        var chosen = profile.flatMap(MonitoringProfile.named) ?? .responsive
+        if let distanceModel {
+            do {
+                chosen.use(try DistanceModelFile.load(path: distanceModel))
+            } catch let error as RegionKitError {
+                throw RegionKitError(.malformedInput, "\(path): distanceModel: \(error.message)")
+            }
+        }
+        return chosen
+    }
+
     func validate(_ path: String) throws {
         func bad(_ message: String) -> RegionKitError { RegionKitError(.malformedInput, "\(path): \(message)") }
         if let profile, MonitoringProfile.named(profile) == nil { throw bad("profile '\(profile)' is not one of corelocation, altbeacon, responsive") }
+        _ = try monitoringProfile(path)
         guard !sources.isEmpty else { throw bad("sources: give at least one source (simulator, gateway, hci or gpsd)") }
         for (index, source) in sources.enumerated() {
             let kinds = [source.simulator != nil, source.gateway != nil, source.hci != nil, source.gpsd != nil].filter { $0 }.count

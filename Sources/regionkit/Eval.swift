@@ -1,9 +1,10 @@
 import ArgumentParser
 
-/// `regionkit eval`: instruments that measure detection quality (run them from a release build).
+/// `regionkit eval`: measurement instruments that print tables or JSON lines (run them from a
+/// release build: `swift run -c release regionkit eval ...`).
 struct Eval: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Measure detection quality: exit latency, false exits (run a release build: swift run -c release regionkit eval ...).",
-        subcommands: [EvalDetection.self]
+        abstract: "Measure detection and distance quality: exits and false exits in simulation and on real recordings, distance error.",
+        subcommands: [EvalDetection.self, EvalReplay.self, EvalDistance.self]
     )
 }

@@ -44,6 +44,9 @@ struct Monitor: AsyncParsableCommand {
     @Option(help: "Monitoring profile: corelocation, altbeacon or responsive.")
     var profile: ProfileOption?
 
+    @Option(help: "A distance model file from `regionkit calibrate` (its model and RSSI filter replace the profile's).")
+    var distanceModel: String?
+
     @Option(help: "Stop after this many seconds (default: run until interrupted).")
     var duration: Double?
 
@@ -72,13 +75,15 @@ struct Monitor: AsyncParsableCommand {
             var regionList = try regionSpecifiers.map { Region.beacon(try BeaconRegion(specifier: $0)) }
             regionList += try geofences.map { Region.circular(try CircularRegion(specifier: $0)) }
             if let regions { regionList += try RegionFile.load(regions, approximatePolygons: approximatePolygons) }
+            var monitoringProfile = profile?.profile ?? .responsive
+            if let distanceModel { monitoringProfile.use(try DistanceModelFile.load(path: distanceModel)) }
             let captureFile = try capture.map { path in try ControllerOptions.bluetooth { () throws(BluetoothError) in try BTSnoopCaptureFile(path: path) } }
             defer { captureFile?.close() }
             let clock = ElapsedClock()
             var sources: [RegionKind: AuthorizationStatus] = [:]
             if specification != nil { sources[.beacon] = .notDetermined }
             if endpoint != nil { sources[.circular] = .notDetermined }
-            let manager = LocationManager(profile: profile?.profile ?? .responsive,
+            let manager = LocationManager(profile: monitoringProfile,
                                           automation: Automation(requestStateOnStart: true, retry: Automation.Retry()),
                                           clock: clock, sources: sources)
             let forwarder = PrintingDelegate(printer: EventPrinter(json: json, allEvents: allEvents))

@@ -40,7 +40,7 @@ struct Run: AsyncParsableCommand {
             }()
             let path = store ?? configuration.store ?? RegionStore.defaultPath()
             let database = try RegionStore(path: path)
-            let profile = configuration.profile.flatMap(MonitoringProfile.named) ?? .responsive
+            let profile = try configuration.monitoringProfile(config)
             let hooks = configuration.hooks ?? HookConfiguration()
             let printJSON = json
             let service = MonitoringService(

@@ -29,6 +29,9 @@ struct Simulate: AsyncParsableCommand {
     @Option(help: "Monitoring profile: corelocation, altbeacon or responsive (default: the scenario's, else responsive).")
     var profile: ProfileOption?
 
+    @Option(help: "A distance model file from `regionkit calibrate` (its model and RSSI filter replace the profile's).")
+    var distanceModel: String?
+
     @Option(help: "Random seed for the radio model (default: the scenario's, else 1).")
     var seed: UInt64?
 
@@ -42,7 +45,13 @@ struct Simulate: AsyncParsableCommand {
     func run() async throws {
         try await Console.reportingErrors {
             let loaded = try Self.loadScenario(scenario)
-            let runner = try SimulationRunner(scenario: loaded, profile: profile?.profile, seed: seed)
+            var chosenProfile = profile?.profile
+            if let distanceModel {
+                var withModel = chosenProfile ?? loaded.profile.flatMap(MonitoringProfile.named) ?? .responsive
+                withModel.use(try DistanceModelFile.load(path: distanceModel))
+                chosenProfile = withModel
+            }
+            let runner = try SimulationRunner(scenario: loaded, profile: chosenProfile, seed: seed)
             let printer = EventPrinter(json: json, allEvents: allEvents)
             if !json {
                 Console.line("Scenario \(loaded.name) — profile \(runner.profile.name), seed \(runner.seed)")

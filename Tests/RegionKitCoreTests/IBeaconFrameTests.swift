@@ -180,3 +180,32 @@ struct IBeaconFrameTests {
         #expect(String(decoding: data[2...], as: UTF8.self) == String(repeating: "a", count: 28))
     }
 }
+
+/// ``IBeaconFrame/identity(in:)`` is the scanner's allocation-free path: it must accept exactly
+/// what ``IBeaconFrame/decode(_:)`` accepts, with the same identity and power.
+@Suite("iBeacon fast path agrees with decode")
+struct IBeaconFastPathTests {
+    @Test("seeded mutations of real frames: same verdict, identity and power")
+    func agreesWithDecode() {
+        var rng = SeededRandom(seed: 42)
+        var accepted = 0
+        for index in 0..<20_000 {
+            let identity = BeaconIdentity(uuid: UUID(), major: UInt16(index % 7), minor: UInt16(index % 5))
+            var data = IBeaconFrame(identity: identity, measuredPower: -59, localName: index % 3 == 0 ? "kiosk" : nil).advertisingData()
+            if index % 3 == 0 { data += IBeaconFrame(identity: identity, localName: "kiosk").scanResponseData() }
+            for _ in 0..<Int.random(in: 0...3, using: &rng) {
+                switch Int.random(in: 0..<4, using: &rng) {
+                case 0 where !data.isEmpty: data[Int.random(in: 0..<data.count, using: &rng)] = UInt8.random(in: 0...255, using: &rng)
+                case 1 where !data.isEmpty: data.removeLast(Int.random(in: 1...data.count, using: &rng))
+                case 2: data.insert(UInt8.random(in: 0...30, using: &rng), at: Int.random(in: 0...data.count, using: &rng))
+                default: data += [0x00, 0x00]
+                }
+            }
+            let full = try? IBeaconFrame.decode(data)
+            let fast = data.withUnsafeBytes { IBeaconFrame.identity(in: $0) }
+            #expect(fast?.identity == full?.identity && fast?.measuredPower == full?.measuredPower, "\(data)")
+            if full != nil { accepted += 1 }
+        }
+        #expect(accepted > 2_000, "too few valid frames survived the mutations (\(accepted)): the test exercised little")
+    }
+}

@@ -1,0 +1,111 @@
+import RegionKitCore
+import RegionKitHCI
+
+/// Turns HCI LE advertising report events into beacon observations: the scanner's per-event work
+/// (statistics, scan-response de-duplication, iBeacon decoding), as a plain value.
+///
+/// ```swift
+/// var pipeline = BeaconReportPipeline(scannerID: "hall")
+/// pipeline.process(event: eventBytes, at: now) { observation in manager.ingest(observation) }
+/// ```
+public struct BeaconReportPipeline: Sendable {
+    public var scannerID: String?
+    public var deduplicator: ScanResponseDeduplicator
+    public var statistics = ScanStatistics()
+    /// How legacy reports with several reports per event are laid out (see ``LEAdvertisingReportLayout``).
+    public var layout: LEAdvertisingReportLayout
+
+    public init(scannerID: String?, deduplicator: ScanResponseDeduplicator = ScanResponseDeduplicator(),
+                layout: LEAdvertisingReportLayout = .fieldArrays) {
+        self.scannerID = scannerID
+        self.deduplicator = deduplicator
+        self.layout = layout
+    }
+
+    /// Processes one HCI event packet (event code, length, parameters): every iBeacon it reports
+    /// is passed to `observation`. Events that are not advertising reports, and malformed ones,
+    /// are ignored (the command channel reports those).
+    ///
+    /// The common shape — an LE Advertising Report or LE Extended Advertising Report event
+    /// carrying one report — is read in place without allocating; anything else goes through
+    /// the full ``HCIEvent`` decoder. Both give the same observations and statistics.
+    public mutating func process(event: UnsafeRawBufferPointer, at time: Timestamp, _ observation: (BeaconObservation) -> Void) {
+        if processSingleReport(event, at: time, observation) { return }
+        guard let decoded = try? HCIEvent(decoding: Array(event), advertisingReportLayout: layout) else {
+            statistics.malformedEvents += 1
+            return
+        }
+        process(decoded, at: time, sighting: nil, observation)
+    }
+
+    /// Handles a one-report advertising event in place; false when `event` has another shape.
+    private mutating func processSingleReport(_ event: UnsafeRawBufferPointer, at time: Timestamp,
+                                              _ observation: (BeaconObservation) -> Void) -> Bool {
+        // 0x3E LE Meta, parameter length, subevent, Num_Reports = 1.
+        guard event.count >= 4, event[0] == HCIEvent.leMetaCode, Int(event[1]) == event.count - 2, event[3] == 1 else { return false }
+        let addressStart: Int, addressType: UInt8, isScanResponse: Bool, rawRSSI: Int8, dataStart: Int
+        switch event[2] {
+        case 0x02:
+            // Event_Type, Address_Type, Address (6, LSB first), Data_Length, Data, RSSI.
+            guard event.count >= 14, event.count == 14 + Int(event[12]) else { return false }
+            isScanResponse = event[4] == LEAdvertisingReport.EventType.scanRsp.rawValue
+            addressType = event[5]
+            addressStart = 6
+            dataStart = 13
+            rawRSSI = Int8(bitPattern: event[event.count - 1])
+        case 0x0D:
+            // Event_Type (2), Address_Type, Address (6), Primary_PHY, Secondary_PHY, SID,
+            // TX_Power, RSSI, Periodic_Advertising_Interval (2), Direct_Address_Type,
+            // Direct_Address (6), Data_Length, Data.
+            guard event.count >= 28, event.count == 28 + Int(event[27]) else { return false }
+            isScanResponse = event[4] & UInt8(LEExtendedAdvertisingReport.EventType.scanResponse.rawValue) != 0
+            addressType = event[6]
+            addressStart = 7
+            dataStart = 28
+            rawRSSI = Int8(bitPattern: event[17])
+        default:
+            return false
+        }
+        var address: UInt64 = 0
+        for index in (addressStart..<addressStart + 6).reversed() { address = address << 8 | UInt64(event[index]) }
+        let data = UnsafeRawBufferPointer(rebasing: event[dataStart..<(event[2] == 0x02 ? event.count - 1 : event.count)])
+        statistics.reports += 1
+        if deduplicator.isRepeat(address: address, addressType: addressType, isScanResponse: isScanResponse, data: data, at: time) {
+            statistics.scanResponseRepeats += 1
+            return true
+        }
+        statistics.frames += 1
+        if statistics.firstFrame == nil { statistics.firstFrame = time }
+        statistics.lastFrame = time
+        guard let beacon = IBeaconFrame.identity(in: data) else { return true }
+        statistics.iBeaconFrames += 1
+        guard rawRSSI != 127 else { return true }   // RSSI not available
+        statistics.observations += 1
+        observation(BeaconObservation(identity: beacon.identity, rssi: Int(rawRSSI), measuredPower: Int(beacon.measuredPower),
+                                      timestamp: time, scannerID: scannerID))
+        return true
+    }
+
+    /// Processes a decoded event; `sighting` also receives every advertisement that is not a
+    /// repeated scan response (for `regionkit scan`-style listings).
+    public mutating func process(_ event: HCIEvent, at time: Timestamp, sighting: ((AdvertisementSighting) -> Void)?,
+                                 _ observation: (BeaconObservation) -> Void) {
+        for advertisement in event.advertisements {
+            statistics.reports += 1
+            if deduplicator.isRepeat(advertisement, at: time) {
+                statistics.scanResponseRepeats += 1
+                continue
+            }
+            statistics.frames += 1
+            if statistics.firstFrame == nil { statistics.firstFrame = time }
+            statistics.lastFrame = time
+            let decoded = AdvertisementSighting(advertisement: advertisement, timestamp: time)
+            if decoded.iBeacon != nil { statistics.iBeaconFrames += 1 }
+            if let found = decoded.observation(scannerID: scannerID) {
+                statistics.observations += 1
+                observation(found)
+            }
+            sighting?(decoded)
+        }
+    }
+}

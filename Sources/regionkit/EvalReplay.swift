@@ -1,0 +1,207 @@
+import ArgumentParser
+import Foundation
+import RegionKit
+import RegionKitGateway
+import RegionKitSimulation
+
+/// `regionkit eval replay`: detection quality of each profile on real gateway recordings.
+struct EvalReplay: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "replay",
+        abstract: "Detection quality on real gateway recordings: false exits, exit latency, flaps, room assignment.",
+        discussion: """
+        Replays each recording (concatenated JSON sightings, optionally gzip) through the monitoring engine in \
+        virtual time, once per profile, with one beacon region per stream (each beacon identity bound to each \
+        scanner that heard it, UUID:MAJOR:MINOR@SCANNER; no region limit) and nearest-scanner tracking on. \
+        It reports: false exits of the beacons the README says never moved, at their own scanner (count and per \
+        1000 beacon-hours); exit latency from a stream's last sighting to didExitRegion, p50/p95/max per measured \
+        rate class (≈10 Hz, ≈1 Hz, ≈0.2 Hz), for every silence of at least --silence seconds and every stream's \
+        last sighting; flaps (an exit undone by a re-entry within --flap-window seconds) on every stream; and the \
+        share of time the nearest-scanner decision names the room of the README's timeline (transitions \
+        excluded, --tolerance seconds dropped at each end of every period). \
+        Without FILE: every *.json.gz in $REGIONKIT_FIXTURES/beacon-runs (default ../shared/fixtures). \
+        Without --profile: corelocation, responsive, and altbeacon when that profile exists. \
+        With --json, one object per line per recording × profile.
+        """
+    )
+
+    @Argument(help: "Gateway recordings (.json or .json.gz). Default: the beacon runs in the fixtures folder.")
+    var files: [String] = []
+
+    @Option(name: .customLong("profile"), help: "A monitoring profile name (repeatable). Default: corelocation, responsive (and altbeacon if defined).")
+    var profiles: [String] = []
+
+    @Flag(help: "Print one JSON object per line per recording × profile instead of tables.")
+    var json = false
+
+    @Option(help: "Seconds without a sighting that count as a stream ending (shorter gaps are reception).")
+    var silence: Double = 60
+
+    @Option(help: "Seconds the replay runs past the last sighting so exits at the end can fire.")
+    var tail: Double = 300
+
+    @Option(help: "An exit followed by a re-entry within this many seconds is a flap.")
+    var flapWindow: Double = 30
+
+    @Option(help: "Seconds each ground-truth room period gives up at both ends (the README's times are rough).")
+    var tolerance: Double = 15
+
+    /// Profiles tried when none is named; those the build does not define are skipped.
+    static let defaultProfileNames = ["corelocation", "responsive", "altbeacon"]
+
+    func validate() throws {
+        guard silence.isFinite, silence > 0 else { throw ValidationError("--silence must be a positive number of seconds, got \(silence)") }
+        guard tail.isFinite, tail >= 0 else { throw ValidationError("--tail must be >= 0 seconds, got \(tail)") }
+        guard flapWindow.isFinite, flapWindow >= 0 else { throw ValidationError("--flap-window must be >= 0 seconds, got \(flapWindow)") }
+        guard tolerance.isFinite, tolerance >= 0 else { throw ValidationError("--tolerance must be >= 0 seconds, got \(tolerance)") }
+        for name in profiles where MonitoringProfile.named(name) == nil {
+            let known = Self.defaultProfileNames.filter { MonitoringProfile.named($0) != nil }
+            throw ValidationError("unknown profile '\(name)' (known: \(known.joined(separator: ", ")))")
+        }
+    }
+
+    func run() async throws {
+        try await Console.reportingErrors {
+            let chosen = (profiles.isEmpty ? Self.defaultProfileNames : profiles).compactMap(MonitoringProfile.named)
+            let paths = try files.isEmpty ? Self.defaultRecordings() : files
+            // Read every file first: a missing or damaged one stops the run before any output.
+            let recordings = try paths.map { try GatewayRecording(path: $0) }
+            let options = ReplayEvaluator.Options(silence: silence, tail: tail, flapWindow: flapWindow, tolerance: tolerance)
+            if !json { Console.line(Self.legend(options)) }
+            for recording in recordings {
+                let truth = BeaconRunGroundTruth.forRecording(named: recording.fileName)
+                let results = try chosen.map { profile in
+                    try ReplayEvaluator(profile: profile, options: options).evaluate(
+                        recording: recording.fileName, observations: recording.observations,
+                        originMilliseconds: recording.originMilliseconds, groundTruth: truth)
+                }
+                if json {
+                    for result in results {
+                        var line = result.jsonLine()
+                        line.add("max_out_of_order_s", recording.maximumLateness, decimals: 3)
+                        var lateness = JSONLine()
+                        for (scanner, value) in recording.medianLateness.sorted(by: { $0.key < $1.key }) { lateness.add(scanner, value, decimals: 3) }
+                        line.add("median_lateness_s", object: lateness)
+                        Console.line(line.text)
+                    }
+                } else {
+                    Console.line(Self.table(recording, results))
+                }
+            }
+        }
+    }
+
+    /// The beacon runs in the fixtures folder ($REGIONKIT_FIXTURES, else ../shared/fixtures).
+    static func defaultRecordings() throws -> [String] {
+        let root = ProcessInfo.processInfo.environment["REGIONKIT_FIXTURES"].flatMap { $0.isEmpty ? nil : $0 } ?? "../shared/fixtures"
+        let folder = (root as NSString).appendingPathComponent("beacon-runs")
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+        let recordings = names.filter { $0.hasSuffix(".json.gz") || $0.hasSuffix(".json") }.sorted()
+        guard !recordings.isEmpty else {
+            throw RegionKitError(.malformedInput, "no FILE given and no gateway recordings (*.json.gz) in \(folder): name the files, or set REGIONKIT_FIXTURES to the shared fixtures folder")
+        }
+        return recordings.map { (folder as NSString).appendingPathComponent($0) }
+    }
+
+    // MARK: - Tables
+
+    static func legend(_ options: ReplayEvaluator.Options) -> String {
+        """
+        Detection quality on gateway recordings (one region per beacon × scanner stream, virtual time, no region limit).
+        Stream end: a silence ≥ \(number(options.silence)) s, or a stream's last sighting (the replay runs \(number(options.tail)) s on); \
+        latency = last sighting → didExitRegion. Flap: an exit undone by a re-entry within \(number(options.flapWindow)) s. \
+        Room: share of labelled time (transitions excluded, \(number(options.tolerance)) s dropped at each end of a period) \
+        the nearest-scanner decision names the README's room.
+        """
+    }
+
+    static func table(_ recording: GatewayRecording, _ results: [ReplayEvaluation]) -> String {
+        guard let first = results.first else { return "\(recording.fileName): no profile to evaluate" }
+        let classes = StreamRateClass.allCases.map { "\(first.streamCount($0)) \($0.label)" }.joined(separator: ", ")
+        let lateness = recording.medianLateness.sorted { $0.key < $1.key }.map { "\($0.key) \(String(format: "%.2f", $0.value))" }.joined(separator: ", ")
+        var out = "\n\(recording.fileName): \(first.sightings) sightings over \(String(format: "%.1f", first.duration)) s, "
+        out += "\(first.streams.count) streams (\(classes))\n"
+        out += "  file order: sightings up to \(String(format: "%.2f", recording.maximumLateness)) s behind newer ones; median per scanner (s): \(lateness)\n\n"
+
+        var rows: [[String]] = [["", ] + results.map(\.profile)]
+        rows.append(["false exits, stationary beacons at own scanner"] + results.map { $0.falseExits.map { "\($0.count)" } ?? "n/a" })
+        if let exits = first.falseExits {
+            rows.append(["  per 1000 beacon-hours (\(exits.streams) streams, \(String(format: "%.2f", exits.beaconHours)) h)"]
+                        + results.map { $0.falseExits?.perThousandBeaconHours.map { String(format: "%.0f", $0) } ?? "n/a" })
+        }
+        rows.append(["exits of carried beacons during README stays"] + results.map { $0.stayExits.map { "\($0.count)" } ?? "n/a" })
+        if let stays = first.stayExits {
+            rows.append(["  per 1000 beacon-hours (\(stays.streams) stays, \(String(format: "%.2f", stays.beaconHours)) h)"]
+                        + results.map { $0.stayExits?.perThousandBeaconHours.map { String(format: "%.0f", $0) } ?? "n/a" })
+        }
+        for rateClass in StreamRateClass.allCases {
+            rows.append(["exit latency \(rateClass.label), p50/p95/max s (ends)"] + results.map { result in
+                let summary = result.latency(rateClass)
+                guard summary.ends > 0 else { return "-" }
+                var cell = "-"
+                if let p50 = summary.p50, let p95 = summary.p95, let max = summary.max {
+                    cell = String(format: "%.1f/%.1f/%.1f", p50, p95, max)
+                }
+                cell += " (\(summary.ends)\(summary.missed > 0 ? ", \(summary.missed) no exit" : ""))"
+                return cell
+            })
+        }
+        rows.append(["flaps (re-entry ≤ \(number(first.options.flapWindow)) s), ≈10/≈1/≈0.2 Hz"] + results.map { result in
+            StreamRateClass.allCases.map { "\(result.flapCount($0))" }.joined(separator: "/")
+        })
+        for (label, pick) in [("room assignment, carried beacons", \ReplayEvaluation.carriedRooms),
+                              ("room assignment, stationary beacons", \ReplayEvaluation.stationaryRooms)] {
+            rows.append([label] + results.map { result in
+                guard let rooms = result[keyPath: pick] else { return "n/a" }
+                let total = rooms.total
+                guard let fraction = total.fraction else { return "nothing scored" }
+                return String(format: "%.1f%% of %.0f s", fraction * 100, total.scored)
+            })
+        }
+        out += render(rows)
+
+        if let carried = first.carriedRooms, !carried.beacons.isEmpty {
+            out += "\n  room assignment per carried beacon:\n"
+            var perBeacon: [[String]] = [["  beacon (scored s)"] + results.map(\.profile)]
+            for identity in carried.beacons.keys.sorted() {
+                let scored = carried.beacons[identity]?.scored ?? 0
+                perBeacon.append(["  \(identity) (\(String(format: "%.0f", scored)))"] + results.map { result in
+                    result.carriedRooms?.beacons[identity]?.fraction.map { String(format: "%.1f%%", $0 * 100) } ?? "-"
+                })
+            }
+            out += render(perBeacon)
+        }
+
+        out += "\n  streams (beacon @ scanner):\n"
+        var streams: [[String]] = [["  stream", "sightings", "first s", "last s", "rate Hz", "median interval s", "class"]]
+        for stream in first.streams {
+            streams.append(["  \(stream.key.identity) @ \(stream.key.scannerID ?? "-")", "\(stream.sightings)",
+                            String(format: "%.1f", stream.first), String(format: "%.1f", stream.last),
+                            String(format: "%.2f", stream.rate), stream.medianInterval.map { String(format: "%.3f", $0) } ?? "-",
+                            stream.rateClass.label])
+        }
+        out += render(streams)
+
+        var notes: [String] = []
+        for note in results.flatMap(\.notes) where !notes.contains(note) { notes.append(note) }
+        for note in notes { out += "  note: \(note)\n" }
+        return out
+    }
+
+    /// Left-aligned first column, the others right-aligned, two spaces apart.
+    static func render(_ rows: [[String]]) -> String {
+        let columns = rows.map(\.count).max() ?? 0
+        var widths = [Int](repeating: 0, count: columns)
+        for row in rows { for (index, cell) in row.enumerated() { widths[index] = max(widths[index], cell.count) } }
+        return rows.map { row in
+            row.enumerated().map { index, cell in
+                let padding = String(repeating: " ", count: widths[index] - cell.count)
+                return index == 0 ? cell + padding : padding + cell
+            }.joined(separator: "  ")
+        }.joined(separator: "\n") + "\n"
+    }
+
+    static func number(_ value: Double) -> String {
+        value == value.rounded() ? String(Int(value)) : String(value)
+    }
+}

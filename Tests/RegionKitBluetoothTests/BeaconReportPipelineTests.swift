@@ -1,0 +1,106 @@
+import Foundation
+import Testing
+@testable import RegionKitBluetooth
+import RegionKitCore
+import RegionKitHCI
+
+/// The pipeline reads one-report advertising events in place (no allocation) and sends every
+/// other shape through the full HCIEvent decoder. Both paths must give the same observations and
+/// statistics: seeded random event streams — legacy and extended, scan responses repeating an
+/// advertisement or not, iBeacons, near-misses, other advertisers, truncated data, RSSI not
+/// available, several reports per event, damaged packets — go through both and are compared.
+@Suite("Beacon report pipeline: fast path identical to the full decoder")
+struct BeaconReportPipelineTests {
+    static let uuid = UUID(uuidString: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0")!
+
+    static func randomData(_ rng: inout SeededRandom) -> [UInt8] {
+        let identity = BeaconIdentity(uuid: uuid, major: UInt16.random(in: 0...3, using: &rng), minor: UInt16.random(in: 0...3, using: &rng))
+        var data = IBeaconFrame(identity: identity, measuredPower: Int8.random(in: -70 ... -50, using: &rng)).advertisingData()
+        switch Int.random(in: 0..<10, using: &rng) {
+        case 0: data[6] = 0x4D                                    // another company
+        case 1: data[7] = 0x03                                    // another Apple type
+        case 2: data = Array(data.prefix(Int.random(in: 0..<data.count, using: &rng)))   // cut short
+        case 3: data = [0x02, 0x01, 0x06, 0x03, 0x03, 0xAA, 0xFE] // not a beacon at all
+        case 4: data += [0x05, 0x09, 0x61, 0x62, 0x63, 0x64]      // plus a local name
+        case 5: data[Int.random(in: 0..<data.count, using: &rng)] = UInt8.random(in: 0...255, using: &rng)
+        default: break
+        }
+        return data
+    }
+
+    static func randomEvent(_ rng: inout SeededRandom, previous: inout [UInt8]) -> [UInt8] {
+        let address = BluetoothAddress(bytes: [0xC0, 0, 0, 0, 0, UInt8.random(in: 0...3, using: &rng)])!
+        // Often a scan response repeating the previous data (Bumble reports every frame twice).
+        let data = Int.random(in: 0..<3, using: &rng) == 0 ? previous : randomData(&rng)
+        previous = data
+        let rssi: Int8 = Int.random(in: 0..<12, using: &rng) == 0 ? 127 : Int8.random(in: -95 ... -40, using: &rng)
+        let count = Int.random(in: 0..<8, using: &rng) == 0 ? 2 : 1
+        var bytes: [UInt8]
+        if Bool.random(using: &rng) {
+            let reports = (0..<count).map { _ in
+                LEAdvertisingReport(eventType: [.advInd, .advNonconnInd, .scanRsp, .advScanInd].randomElement(using: &rng)!,
+                                    addressType: .random, address: address, data: data, rawRSSI: rssi)
+            }
+            bytes = HCIEvent.leMeta(.advertisingReport(reports)).encoded(advertisingReportLayout: .reportByReport)
+        } else {
+            let reports = (0..<count).map { _ in
+                LEExtendedAdvertisingReport(eventType: [.legacy, [.scannable, .scanResponse], .connectable, []].randomElement(using: &rng)!,
+                                            addressType: .random, address: address, rawRSSI: rssi, data: data)
+            }
+            bytes = HCIEvent.leMeta(.extendedAdvertisingReport(reports)).encoded()
+        }
+        if Int.random(in: 0..<30, using: &rng) == 0 {   // damaged: a wrong length byte or a lost tail
+            if Bool.random(using: &rng) { bytes[1] &+= 1 } else { bytes.removeLast() }
+        }
+        return bytes
+    }
+
+    @Test("seeded random event streams give the same observations and statistics on both paths")
+    func fastPathMatchesDecoder() {
+        for seed in UInt64(1)...5 {
+            var rng = SeededRandom(seed: seed)
+            var fast = BeaconReportPipeline(scannerID: "hall", layout: .reportByReport)
+            var full = fast
+            var fastSeen: [BeaconObservation] = []
+            var fullSeen: [BeaconObservation] = []
+            var previous: [UInt8] = []
+            for step in 0..<3_000 {
+                let event = Self.randomEvent(&rng, previous: &previous)
+                let time = Timestamp(seconds: Double(step) * 0.01)
+                event.withUnsafeBytes { fast.process(event: $0, at: time) { fastSeen.append($0) } }
+                if let decoded = try? HCIEvent(decoding: event, advertisingReportLayout: .reportByReport) {
+                    full.process(decoded, at: time, sighting: nil) { fullSeen.append($0) }
+                } else {
+                    full.statistics.malformedEvents += 1
+                }
+            }
+            #expect(fastSeen == fullSeen, "seed \(seed)")
+            #expect(fast.statistics == full.statistics, "seed \(seed)")
+            #expect(fast.statistics.scanResponseRepeats > 50 && fast.statistics.observations > 500 && fast.statistics.malformedEvents > 20,
+                    "seed \(seed): the stream exercised too little: \(fast.statistics)")
+        }
+    }
+
+    @Test("one legacy report, byte by byte: an iBeacon observation with its RSSI and measured power")
+    func legacyReportBytes() {
+        let frame = IBeaconFrame(identity: BeaconIdentity(uuid: Self.uuid, major: 7, minor: 9), measuredPower: -61)
+        let data = frame.advertisingData()
+        let event: [UInt8] = [
+            0x3E,                               // LE Meta event
+            UInt8(12 + data.count),             // parameter length
+            0x02,                               // LE Advertising Report subevent
+            0x01,                               // Num_Reports
+            0x03,                               // Event_Type: ADV_NONCONN_IND
+            0x01,                               // Address_Type: random
+            0x06, 0x05, 0x04, 0x03, 0x02, 0xC1, // Address C1:02:03:04:05:06, LSB first
+            UInt8(data.count),                  // Data_Length
+        ] + data + [
+            0xBA,                               // RSSI −70 dBm
+        ]
+        var pipeline = BeaconReportPipeline(scannerID: "hall")
+        var seen: [BeaconObservation] = []
+        event.withUnsafeBytes { pipeline.process(event: $0, at: Timestamp(seconds: 3)) { seen.append($0) } }
+        #expect(seen == [BeaconObservation(identity: frame.identity, rssi: -70, measuredPower: -61, timestamp: Timestamp(seconds: 3), scannerID: "hall")])
+        #expect(pipeline.statistics.iBeaconFrames == 1 && pipeline.statistics.frames == 1)
+    }
+}
