@@ -49,7 +49,7 @@ struct EvalDetection: AsyncParsableCommand {
     var burstShare: Double = 0.5
 
     @Option(help: "Beacons monitored by each engine.")
-    var beaconsPerEngine: Int = 4
+    var beaconsPerEngine: Int = 32
 
     @Option(help: "Shards simulated at once (default: the number of cores).")
     var jobs: Int?
