@@ -51,9 +51,10 @@ public enum ExitDetector: Hashable, Sendable, Codable {
     ///   on a fixed advertising interval give a geometric tail, lighter than that, so for them m
     ///   is a safe scale and the learned tail share f already captures how light the tail is;
     /// - the tail's learned scale (``ReceptionEstimator/tailScale``: the mean or, if larger, the
-    ///   spread of the excesses) plus, after k tail intervals, a margin of 1/√k times the part of
-    ///   it beyond m: bursts make the tail heavier than m predicts, and a scale learned from few
-    ///   bursts is uncertain;
+    ///   spread of the excesses), once it exceeds m by more than its relative uncertainty 1/√k
+    ///   after k tail intervals, plus a margin of 1/√k times the part of it beyond m: bursts make
+    ///   the tail heavier than m predicts, and a scale learned from few bursts is uncertain (but
+    ///   a few long-ish gaps of an independent-loss stream do not count as bursts);
     /// - the prior interval fading as 30/(30 + n) over the first n intervals, and no faster than
     ///   10/(10 + t) over the first t seconds: a new stream has shown no bursts yet, and neither
     ///   has it shown that it has none. Bursts come on their own time scale (a person passing,
@@ -76,9 +77,11 @@ public enum ExitDetector: Hashable, Sendable, Codable {
             let mean = max(stream.meanInterval, 1e-6)
             let intervals = Double(stream.intervals)
             let tail = Double(stream.tailIntervals)
-            // The learned excess, with an upper margin of 1/√k on the part beyond the Poisson scale.
+            // The learned tail scale counts once it exceeds the Poisson scale by more than its own
+            // uncertainty (1/√k), and then with that margin added to the part beyond it.
             let tailScale = stream.tailScale
-            let learned = tail > 0 ? tailScale + max(tailScale - mean, 0) / min(tail, ReceptionEstimator.tailExcessMemory).squareRoot() : 0
+            let root = min(tail, ReceptionEstimator.tailExcessMemory).squareRoot()
+            let learned = tail > 0 && tailScale > mean * (1 + 1 / root) ? tailScale + (tailScale - mean) / root : 0
             let age = stream.lastSighting - stream.firstSighting
             let fading = prior * max(Self.priorIntervals / (Self.priorIntervals + intervals), Self.priorSeconds / (Self.priorSeconds + age))
             let scale = max(learned, mean, fading)

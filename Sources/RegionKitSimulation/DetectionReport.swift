@@ -118,7 +118,8 @@ public struct DetectionReport: Hashable, Sendable {
         row(["interval", "loss", "shadowing", "profile", "exit p50", "exit p95", "false exits /1000 h", "false exits after arrival"])
     }
 
-    /// A fixed-width row: the false-exit rate shows its resolution ("0 in 1000 h", "2.0 (2 in 1000 h)").
+    /// A fixed-width row: the false-exit rate shows its resolution ("0 in 1000 h", "2.00 (2 in
+    /// 1000 h, 1 settled)": of which 1 after the beacon's first 10 minutes).
     public var tableRow: String {
         func seconds(_ value: Double?) -> String {
             guard let value else { return "-" }
@@ -132,7 +133,8 @@ public struct DetectionReport: Hashable, Sendable {
             stationary = "0 in \(hours) h"
         } else {
             let rate = falseExitsPer1000Hours ?? 0
-            stationary = String(format: rate < 10 ? "%.2f" : rate < 100 ? "%.1f" : "%.0f", rate) + " (\(falseExits) in \(hours) h)"
+            stationary = String(format: rate < 10 ? "%.2f" : rate < 100 ? "%.1f" : "%.0f", rate)
+                + " (\(falseExits) in \(hours) h, \(settledFalseExits) settled)"
         }
         let arrival = arrivals > 0 ? "\(arrivalFalseExits) in \(arrivals) arrivals" : "-"
         return Self.row(["\(DetectionSweep.Condition.format(condition.advertisingInterval)) s", "\(Int((condition.lossRate * 100).rounded()))%",
@@ -140,7 +142,7 @@ public struct DetectionReport: Hashable, Sendable {
                          stationary, arrival])
     }
 
-    static let columns: [(width: Int, right: Bool)] = [(8, false), (5, false), (9, false), (12, false), (9, true), (9, true), (26, false), (0, false)]
+    static let columns: [(width: Int, right: Bool)] = [(8, false), (5, false), (9, false), (12, false), (9, true), (9, true), (36, false), (0, false)]
 
     static func row(_ cells: [String]) -> String {
         zip(cells, columns).map { cell, column in

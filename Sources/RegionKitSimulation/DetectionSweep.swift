@@ -75,7 +75,7 @@ public struct DetectionSweep: Sendable {
     /// Departures (exit-latency samples) per condition.
     public var departures: Int = 1_000
     /// Beacons monitored by each engine.
-    public var beaconsPerEngine: Int = 4
+    public var beaconsPerEngine: Int = 32
     public var seed: UInt64
     /// Longest time one stationary beacon is simulated, seconds (default 24 h).
     public var maximumLifetime: Double = 24 * 3600

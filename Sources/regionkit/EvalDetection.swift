@@ -11,7 +11,8 @@ struct EvalDetection: AsyncParsableCommand {
         discussion: """
         Drives the real monitoring engine (one per profile, all fed the same sightings) with many \
         beacons per engine. Stationary beacons never leave: each of their exits is false (rate per \
-        1000 beacon-hours; "0 in N h" shows the resolution). Departing beacons stay 60–300 s, stop \
+        1000 beacon-hours; "0 in N h" shows the resolution; "settled" counts those after a beacon's \
+        first 10 minutes). Departing beacons stay 60–300 s, stop \
         being heard at once and come back 180 s later: exit p50/p95 is the time from stopping to \
         didExitRegion; "false exits after arrival" counts exits while they were still there. \
         Shadowing "bursty" is a Gilbert–Elliott channel with the same average loss: blackouts of \
@@ -48,7 +49,7 @@ struct EvalDetection: AsyncParsableCommand {
     var burstShare: Double = 0.5
 
     @Option(help: "Beacons monitored by each engine.")
-    var beaconsPerEngine: Int = 4
+    var beaconsPerEngine: Int = 32
 
     @Option(help: "Shards simulated at once (default: the number of cores).")
     var jobs: Int?

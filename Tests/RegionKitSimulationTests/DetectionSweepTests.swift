@@ -118,8 +118,9 @@ struct DetectionSweepTests {
         let none = DetectionReport(condition: condition, profile: "responsive", latencies: [2, 1, 3], stationaryHours: 1000, arrivals: 3)
         #expect(none.tableRow.contains("0 in 1000 h"))
         #expect(none.exitLatency(percentile: 0.5) == 2)
-        let some = DetectionReport(condition: condition, profile: "altbeacon", latencies: [1], missedExits: 1, falseExits: 2, stationaryHours: 1000)
-        #expect(some.tableRow.contains("2.00 (2 in 1000 h)"))
+        let some = DetectionReport(condition: condition, profile: "altbeacon", latencies: [1], missedExits: 1, falseExits: 2,
+                                   settledFalseExits: 1, stationaryHours: 1000)
+        #expect(some.tableRow.contains("2.00 (2 in 1000 h, 1 settled)"))
         #expect(some.exitLatency(percentile: 0.95) == .infinity, "a missed exit is later than any measured one")
         #expect(some.jsonLine.text.contains("\"exit_p95_s\":null"))
     }
