@@ -14,15 +14,19 @@ import RegionKitCore
 /// for observation in buffer.drain() { manager.ingest(observation) }   // at the end
 /// ```
 public struct ReorderBuffer<Element: Sendable>: Sendable {
-    private struct Entry: Sendable {
+    /// Ordered by time, then arrival (the sequence is unique, so it alone decides equality).
+    private struct Entry: Comparable, Sendable {
         var time: Timestamp
         var sequence: Int
         var element: Element
+
+        static func < (lhs: Entry, rhs: Entry) -> Bool { (lhs.time, lhs.sequence) < (rhs.time, rhs.sequence) }
+        static func == (lhs: Entry, rhs: Entry) -> Bool { lhs.sequence == rhs.sequence }
     }
 
     /// Seconds of lateness tolerated.
     public let window: Double
-    private var heap: [Entry] = []
+    private var heap = MinHeap<Entry>()
     private var sequence = 0
     private var newest: Timestamp?
     /// Inputs that arrived later than the window allows (released at once, out of order).
@@ -38,7 +42,7 @@ public struct ReorderBuffer<Element: Sendable>: Sendable {
     /// Adds an input and returns the inputs now old enough to release, in time order.
     public mutating func insert(_ element: Element, at time: Timestamp) -> [Element] {
         if let lastReleased, time < lastReleased { tooLate += 1 }
-        push(Entry(time: time, sequence: sequence, element: element))
+        heap.push(Entry(time: time, sequence: sequence, element: element))
         sequence += 1
         newest = max(newest ?? time, time)
         return release(upTo: newest! - window)
@@ -51,43 +55,11 @@ public struct ReorderBuffer<Element: Sendable>: Sendable {
 
     private mutating func release(upTo horizon: Timestamp) -> [Element] {
         var released: [Element] = []
-        while let top = heap.first, top.time <= horizon {
-            released.append(pop().element)
+        while let top = heap.min, top.time <= horizon {
+            heap.popMin()
+            released.append(top.element)
             lastReleased = top.time
         }
         return released
-    }
-
-    // A binary min-heap on (time, sequence).
-    private static func less(_ a: Entry, _ b: Entry) -> Bool { (a.time, a.sequence) < (b.time, b.sequence) }
-
-    private mutating func push(_ entry: Entry) {
-        heap.append(entry)
-        var child = heap.count - 1
-        while child > 0 {
-            let parent = (child - 1) / 2
-            guard Self.less(heap[child], heap[parent]) else { break }
-            heap.swapAt(child, parent)
-            child = parent
-        }
-    }
-
-    private mutating func pop() -> Entry {
-        let top = heap[0]
-        let last = heap.removeLast()
-        if !heap.isEmpty {
-            heap[0] = last
-            var parent = 0
-            while true {
-                let left = 2 * parent + 1, right = left + 1
-                var smallest = parent
-                if left < heap.count && Self.less(heap[left], heap[smallest]) { smallest = left }
-                if right < heap.count && Self.less(heap[right], heap[smallest]) { smallest = right }
-                if smallest == parent { break }
-                heap.swapAt(parent, smallest)
-                parent = smallest
-            }
-        }
-        return top
     }
 }

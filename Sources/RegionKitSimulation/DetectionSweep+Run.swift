@@ -150,21 +150,21 @@ extension DetectionSweep {
             let link = channel.link(random: &random)
             return Transmitter(random: random, link: link, windows: windows[beacon], interval: interval)
         }
-        var heap = SightingHeap()
+        var heap = MinHeap<NextSighting>()
         for beacon in transmitters.indices {
-            if let t = transmitters[beacon].nextSighting() { heap.push(t, beacon) }
+            if let t = transmitters[beacon].nextSighting() { heap.push(NextSighting(time: t, beacon: beacon)) }
         }
         let radio = RadioModel(pathLossExponent: 2.2, shadowingSigma: 4, lossRate: 0, sensitivity: -200)
         let meanRSSI = radio.meanRSSI(measuredPower: -59, distance: 3)
         var log = EventLog(profiles: profiles.count, beacons: shard.beacons)
-        while let (time, beacon) = heap.pop() {
+        while let (time, beacon) = heap.popMin().map({ ($0.time, $0.beacon) }) {
             let rssi = Int((meanRSSI + transmitters[beacon].random.gaussian(sigma: radio.shadowingSigma)).rounded())
             let observation = BeaconObservation(identity: identities[beacon], rssi: rssi, measuredPower: -59, timestamp: Timestamp(seconds: time))
             for index in engines.indices {
                 let events = engines[index].ingest(observation)
                 if !events.isEmpty { log.record(events, profile: index) }
             }
-            if let next = transmitters[beacon].nextSighting() { heap.push(next, beacon) }
+            if let next = transmitters[beacon].nextSighting() { heap.push(NextSighting(time: next, beacon: beacon)) }
         }
         for index in engines.indices {
             log.record(engines[index].advance(to: Timestamp(seconds: end)), profile: index)
@@ -231,42 +231,13 @@ extension DetectionSweep {
         }
     }
 
-    /// A binary min-heap of (time, beacon); ties go to the lower beacon index.
-    struct SightingHeap {
-        private var items: [(time: Double, beacon: Int)] = []
+    /// A transmitter's next sighting; ties go to the lower beacon index.
+    struct NextSighting: Comparable, Sendable {
+        var time: Double
+        var beacon: Int
 
-        private func less(_ a: Int, _ b: Int) -> Bool {
-            items[a].time < items[b].time || (items[a].time == items[b].time && items[a].beacon < items[b].beacon)
-        }
-
-        mutating func push(_ time: Double, _ beacon: Int) {
-            items.append((time, beacon))
-            var child = items.count - 1
-            while child > 0 {
-                let parent = (child - 1) / 2
-                guard less(child, parent) else { break }
-                items.swapAt(child, parent)
-                child = parent
-            }
-        }
-
-        mutating func pop() -> (Double, Int)? {
-            guard let top = items.first else { return nil }
-            let last = items.removeLast()
-            if !items.isEmpty {
-                items[0] = last
-                var parent = 0
-                while true {
-                    let left = 2 * parent + 1, right = left + 1
-                    var smallest = parent
-                    if left < items.count && less(left, smallest) { smallest = left }
-                    if right < items.count && less(right, smallest) { smallest = right }
-                    guard smallest != parent else { break }
-                    items.swapAt(parent, smallest)
-                    parent = smallest
-                }
-            }
-            return (top.time, top.beacon)
+        static func < (lhs: NextSighting, rhs: NextSighting) -> Bool {
+            lhs.time < rhs.time || (lhs.time == rhs.time && lhs.beacon < rhs.beacon)
         }
     }
 

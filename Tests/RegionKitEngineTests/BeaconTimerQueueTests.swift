@@ -136,23 +136,23 @@ struct BeaconTimerQueueTests {
         #expect(exits == ["exact", "all", "major"])
     }
 
-    @Test("the heap orders by time, then registration sequence")
+    @Test("the timer heap orders by time, then registration sequence; heapify gives the same order")
     func heapOrder() {
         var queue = RegionTimerQueue()
         var rng = SeededRandom(seed: 9)
-        var entries: [RegionTimerQueue.Entry] = []
+        var entries: [RegionTimer] = []
         for sequence in 0..<500 {
-            let entry = RegionTimerQueue.Entry(time: Timestamp(seconds: Double(Int.random(in: 0..<50, using: &rng))), sequence: sequence)
+            let entry = RegionTimer(time: Timestamp(seconds: Double(Int.random(in: 0..<50, using: &rng))), sequence: sequence)
             entries.append(entry)
             queue.push(entry)
         }
-        var popped: [RegionTimerQueue.Entry] = []
+        var popped: [RegionTimer] = []
         while let entry = queue.popMin() { popped.append(entry) }
-        #expect(popped == entries.sorted(by: RegionTimerQueue.Entry.precedes))
+        #expect(popped == entries.sorted(by: <))
         queue.rebuild(entries.reversed())
         popped = []
         while let entry = queue.popMin() { popped.append(entry) }
-        #expect(popped == entries.sorted(by: RegionTimerQueue.Entry.precedes))
+        #expect(popped == entries.sorted(by: <))
     }
 
     @Test("a UUID-wide region tracking thousands of beacons prunes gone streams in amortised time")
