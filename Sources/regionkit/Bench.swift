@@ -37,7 +37,7 @@ struct Bench: AsyncParsableCommand {
                                     state: index % 2 == 0 ? "inside" : "outside", reason: "sighting", json: line, hooks: hookNames)
             }
             let elapsed = started.duration(to: .now)
-            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+            let seconds = elapsed.inSeconds
             Console.line("store write throughput: \(events) events (\(hooks) hook deliveries each), one transaction per event, WAL")
             Console.line(String(format: "  %.0f events/s   %.1f µs/event   journal=%@   integrity=%@",
                                 Double(events) / seconds, seconds / Double(events) * 1e6, try database.journalMode(), try database.integrityCheck()))

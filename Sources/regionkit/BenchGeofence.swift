@@ -87,8 +87,8 @@ struct BenchGeofence: AsyncParsableCommand {
             return Self.enginePass(&engine, rest, timeShift: Double(pass) * span)
         }
         let engineFixes = enginePasses * rest.count
-        let indexRate = Double(indexPasses * fixList.count) / Self.seconds(indexTime)
-        let engineRate = Double(engineFixes) / Self.seconds(engineTime)
+        let indexRate = Double(indexPasses * fixList.count) / indexTime.inSeconds
+        let engineRate = Double(engineFixes) / engineTime.inSeconds
 
         if json {
             var line = JSONLine()
@@ -97,12 +97,12 @@ struct BenchGeofence: AsyncParsableCommand {
             line.add("pairs", containment.pairs)
             line.add("fixes_with_hits", containment.fixesWithHits)
             line.add("checksum", containment.checksum)
-            line.add("index_build_seconds", Self.seconds(indexBuild))
+            line.add("index_build_seconds", indexBuild.inSeconds)
             line.add("index_fixes_per_second", indexRate, decimals: 0)
             line.add("index_fixes_timed", indexPasses * fixList.count)
             line.add("index_hits_timed", indexHits)
-            line.add("register_seconds", Self.seconds(registration))
-            line.add("first_fix_seconds", Self.seconds(firstFixTime))
+            line.add("register_seconds", registration.inSeconds)
+            line.add("first_fix_seconds", firstFixTime.inSeconds)
             line.add("first_fix_inside", firstInside)
             line.add("first_fix_index_inside", firstExpected)
             line.add("engine_fixes_per_second", engineRate, decimals: 0)
@@ -114,14 +114,10 @@ struct BenchGeofence: AsyncParsableCommand {
         Console.line("bench geofence: \(input.regions.count) regions, \(fixList.count) fixes (\(regions), \(fixes))")
         Console.line("  containing pairs \(containment.pairs), fixes in >= 1 region \(containment.fixesWithHits), checksum \(containment.checksum)")
         Console.line(String(format: "  index  (RegionIndex.forEachMatch)      %12.0f fixes/s  %8.3f µs/fix   build %.2f s, %d fixes timed",
-                            indexRate, 1e6 / indexRate, Self.seconds(indexBuild), indexPasses * fixList.count))
+                            indexRate, 1e6 / indexRate, indexBuild.inSeconds, indexPasses * fixList.count))
         Console.line(String(format: "  engine (MonitoringEngine.ingest(fix))  %12.0f fixes/s  %8.3f µs/fix   register %.2f s, first fix %.3f s (%d inside, index says %d), %d fixes timed, %d events",
-                            engineRate, 1e6 / engineRate, Self.seconds(registration), Self.seconds(firstFixTime),
+                            engineRate, 1e6 / engineRate, registration.inSeconds, firstFixTime.inSeconds,
                             firstInside, firstExpected, engineFixes, engineEvents + firstEvents))
-    }
-
-    static func seconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) * 1e-18
     }
 
     /// Runs `body` until at least `minimumSeconds` have passed (at least once): passes, time, Σ results.
@@ -131,7 +127,7 @@ struct BenchGeofence: AsyncParsableCommand {
         repeat {
             elapsed += clock.measure { total &+= body() }
             passes += 1
-        } while seconds(elapsed) < minimumSeconds
+        } while elapsed.inSeconds < minimumSeconds
         return (passes, elapsed, total)
     }
 

@@ -136,6 +136,6 @@ struct IngestRun {
         let elapsed = start.duration(to: .now)
         events += engine.advance(to: Timestamp(seconds: Double(reports) * step + 120)).count
         return IngestRun(reports: reports, observations: observations, events: events,
-                         seconds: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+                         seconds: elapsed.inSeconds)
     }
 }

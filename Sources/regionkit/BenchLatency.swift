@@ -57,17 +57,13 @@ extension Bench {
                     Console.error("expected didEnterRegion for b\(index), got \(arrival.region)")
                     throw ExitCode(1)
                 }
-                latencies.append(Self.microseconds(start.duration(to: arrival.time)))
+                latencies.append(start.duration(to: arrival.time).inSeconds * 1e6)
             }
             await scanner.stop()
             latencies.sort()
             func percentile(_ p: Double) -> Double { latencies[min(latencies.count - 1, Int((p * Double(latencies.count)).rounded(.up)) - 1)] }
             Console.line("HCI report → didEnterRegion, \(latencies.count) reports, in-memory controller, one at a time")
             Console.line(String(format: "  p50 %.1f µs   p90 %.1f µs   p99 %.1f µs   max %.1f µs", percentile(0.5), percentile(0.9), percentile(0.99), latencies.last ?? 0))
-        }
-
-        static func microseconds(_ duration: Duration) -> Double {
-            Double(duration.components.seconds) * 1e6 + Double(duration.components.attoseconds) / 1e12
         }
     }
 }

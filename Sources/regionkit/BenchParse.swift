@@ -79,7 +79,7 @@ struct BenchParse: AsyncParsableCommand {
         let ingestTime = clock.measure { produced = Self.ingestPass(events, engine: &engine, interval: 1 / rate) }
         let inside = monitored.filter { engine.state(of: $0.identifier) == .inside }.count
 
-        let parseSeconds = Self.seconds(parseTime), ingestSeconds = Self.seconds(ingestTime)
+        let parseSeconds = parseTime.inSeconds, ingestSeconds = ingestTime.inSeconds
         if json {
             var line = JSONLine()
             line.add("events", tally.events)
@@ -105,10 +105,6 @@ struct BenchParse: AsyncParsableCommand {
         Console.line(String(format: "  ingest (decode + observation + engine, %4d regions) %8.0f reports/s  %8.1f ns/report   %d observations, %d delegate events, %d regions inside",
                             monitored.count, Double(tally.reports) / ingestSeconds, ingestSeconds / Double(tally.reports) * 1e9,
                             produced.observations, produced.events, inside))
-    }
-
-    static func seconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) * 1e-18
     }
 
     /// Event decode and iBeacon decode of every report, through the scanner's own

@@ -105,7 +105,7 @@ struct EvalDetection: AsyncParsableCommand {
             if !json {
                 let elapsed = started.duration(to: .now)
                 Console.line("")
-                Console.line(String(format: "%.0f s with %d jobs.", Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18, concurrency))
+                Console.line(String(format: "%.0f s with %d jobs.", elapsed.inSeconds, concurrency))
             }
         }
     }
