@@ -61,7 +61,8 @@ public struct BTSnoopAdvertisingLog: Sendable {
         records = decoded.file.records.count
         firstRecordUnixMicroseconds = decoded.file.records.first?.unixMicroseconds
         let origin = timeOrigin == .firstRecord ? (firstRecordUnixMicroseconds ?? 0) : 0
-        var deduplicator = ScanResponseDeduplicator(window: repeatWindow)
+        var found: [AdvertisementSighting] = []
+        var pipeline = BeaconReportPipeline(scannerID: nil, deduplicator: ScanResponseDeduplicator(window: repeatWindow), layout: layout)
         for record in decoded.file.records {
             guard let packet = try? record.packet(datalink: datalink) else {
                 skippedRecords += 1
@@ -72,18 +73,12 @@ public struct BTSnoopAdvertisingLog: Sendable {
                 skippedRecords += 1
                 continue
             }
-            let advertisements = event.advertisements
-            guard !advertisements.isEmpty else { continue }
             let time = Timestamp(seconds: Double(record.unixMicroseconds - origin) / 1_000_000)
-            for advertisement in advertisements {
-                reports += 1
-                if deduplicator.isRepeat(advertisement, at: time) {
-                    scanResponseRepeats += 1
-                } else {
-                    sightings.append(AdvertisementSighting(advertisement: advertisement, timestamp: time))
-                }
-            }
+            pipeline.process(event, at: time, sighting: { found.append($0) }) { _ in }
         }
+        sightings = found
+        reports = pipeline.statistics.reports
+        scanResponseRepeats = pipeline.statistics.scanResponseRepeats
     }
 
     /// Reads and decodes the capture at `path`.

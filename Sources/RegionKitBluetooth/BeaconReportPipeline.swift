@@ -69,20 +69,9 @@ public struct BeaconReportPipeline: Sendable {
         var address: UInt64 = 0
         for index in (addressStart..<addressStart + 6).reversed() { address = address << 8 | UInt64(event[index]) }
         let data = UnsafeRawBufferPointer(rebasing: event[dataStart..<(event[2] == 0x02 ? event.count - 1 : event.count)])
-        statistics.reports += 1
-        if deduplicator.isRepeat(address: address, addressType: addressType, isScanResponse: isScanResponse, data: data, at: time) {
-            statistics.scanResponseRepeats += 1
-            return true
-        }
-        statistics.frames += 1
-        if statistics.firstFrame == nil { statistics.firstFrame = time }
-        statistics.lastFrame = time
-        guard let beacon = IBeaconFrame.identity(in: data) else { return true }
-        statistics.iBeaconFrames += 1
-        guard rawRSSI != 127 else { return true }   // RSSI not available
-        statistics.observations += 1
-        observation(BeaconObservation(identity: beacon.identity, rssi: Int(rawRSSI), measuredPower: Int(beacon.measuredPower),
-                                      timestamp: time, scannerID: scannerID))
+        let isRepeat = deduplicator.isRepeat(address: address, addressType: addressType, isScanResponse: isScanResponse, data: data, at: time)
+        guard admitFrame(isRepeat: isRepeat, at: time), let beacon = IBeaconFrame.identity(in: data) else { return true }
+        emit(beacon.identity, measuredPower: beacon.measuredPower, rssi: rawRSSI == 127 ? nil : rawRSSI, at: time, observation)
         return true
     }
 
@@ -91,21 +80,34 @@ public struct BeaconReportPipeline: Sendable {
     public mutating func process(_ event: HCIEvent, at time: Timestamp, sighting: ((AdvertisementSighting) -> Void)?,
                                  _ observation: (BeaconObservation) -> Void) {
         for advertisement in event.advertisements {
-            statistics.reports += 1
-            if deduplicator.isRepeat(advertisement, at: time) {
-                statistics.scanResponseRepeats += 1
-                continue
-            }
-            statistics.frames += 1
-            if statistics.firstFrame == nil { statistics.firstFrame = time }
-            statistics.lastFrame = time
+            guard admitFrame(isRepeat: deduplicator.isRepeat(advertisement, at: time), at: time) else { continue }
             let decoded = AdvertisementSighting(advertisement: advertisement, timestamp: time)
-            if decoded.iBeacon != nil { statistics.iBeaconFrames += 1 }
-            if let found = decoded.observation(scannerID: scannerID) {
-                statistics.observations += 1
-                observation(found)
+            if let beacon = decoded.iBeacon {
+                emit(beacon.identity, measuredPower: beacon.measuredPower, rssi: advertisement.rssi, at: time, observation)
             }
             sighting?(decoded)
         }
+    }
+
+    /// Counts a report; false when it is a scan-response repeat (dropped), else counts the frame.
+    private mutating func admitFrame(isRepeat: Bool, at time: Timestamp) -> Bool {
+        statistics.reports += 1
+        if isRepeat {
+            statistics.scanResponseRepeats += 1
+            return false
+        }
+        statistics.frames += 1
+        if statistics.firstFrame == nil { statistics.firstFrame = time }
+        statistics.lastFrame = time
+        return true
+    }
+
+    /// Counts an iBeacon frame and, when the controller reported its RSSI, passes on its observation.
+    private mutating func emit(_ identity: BeaconIdentity, measuredPower: Int8, rssi: Int8?, at time: Timestamp,
+                               _ observation: (BeaconObservation) -> Void) {
+        statistics.iBeaconFrames += 1
+        guard let rssi else { return }
+        statistics.observations += 1
+        observation(BeaconObservation(identity: identity, rssi: Int(rssi), measuredPower: Int(measuredPower), timestamp: time, scannerID: scannerID))
     }
 }
