@@ -78,6 +78,13 @@ public final class RegionStore: Sendable {
                 t.uniqueKey(["event_id", "hook"])
             }
         }
+        migrator.registerMigration("output-cursors") { db in
+            // How far each output (e.g. the MQTT events topic of one site) has handed the log on.
+            try db.create(table: "output_cursor") { t in
+                t.primaryKey("output", .text)
+                t.column("event_id", .integer).notNull()
+            }
+        }
         return migrator
     }
 
@@ -263,7 +270,7 @@ public final class RegionStore: Sendable {
 
     // MARK: - Helpers
 
-    private func write<T>(_ body: (Database) throws -> T) throws -> T {
+    func write<T>(_ body: (Database) throws -> T) throws -> T {
         do {
             return try pool.write(body)
         } catch let error as RegionKitError {
@@ -273,7 +280,7 @@ public final class RegionStore: Sendable {
         }
     }
 
-    private func read<T>(_ body: (Database) throws -> T) throws -> T {
+    func read<T>(_ body: (Database) throws -> T) throws -> T {
         do {
             return try pool.read(body)
         } catch let error as RegionKitError {
