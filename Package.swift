@@ -40,7 +40,10 @@ let package = Package(
         .target(name: "RegionKitStore", dependencies: ["RegionKitCore", "RegionKitEngine", "RegionKit", .product(name: "GRDB", package: "GRDB.swift")]),
         .target(name: "RegionKitService", dependencies: [
             "RegionKitCore", "RegionKitEngine", "RegionKit", "RegionKitStore",
+            // The daemon's edge: the sources it feeds from.
+            "RegionKitSimulation", "RegionKitGateway", "RegionKitBluetooth", "RegionKitLocation",
             .product(name: "Logging", package: "swift-log"),
+            .product(name: "Yams", package: "Yams"),
         ]),
         .executableTarget(
             name: "regionkit",
@@ -61,7 +64,7 @@ let package = Package(
         .testTarget(name: "RegionKitLocationTests", dependencies: ["RegionKitCore", "RegionKitEngine", "RegionKit", "RegionKitLocation"]),
         .testTarget(name: "RegionKitBluetoothTests", dependencies: ["RegionKitCore", "RegionKitHCI", "RegionKit", "RegionKitBluetooth", "RegionKitSimulation"]),
         .testTarget(name: "RegionKitStoreTests", dependencies: ["RegionKitCore", "RegionKit", "RegionKitStore"]),
-        .testTarget(name: "RegionKitServiceTests", dependencies: ["RegionKitCore", "RegionKit", "RegionKitStore", "RegionKitService"]),
+        .testTarget(name: "RegionKitServiceTests", dependencies: ["RegionKitCore", "RegionKit", "RegionKitStore", "RegionKitService", "RegionKitSimulation"]),
         .testTarget(name: "regionkitTests", dependencies: ["regionkit", "RegionKitStore"]),
     ],
     swiftLanguageModes: [.v6]

@@ -3,9 +3,15 @@ import RegionKitLocation
 
 /// Feeds gpsd into a manager until cancelled: gpsd's reachability drives the circular source's
 /// status, and fixes are stamped on arrival (gpsd's own time can be a GPS week rollover away).
-/// Shared by `monitor --gpsd` and the daemon's gpsd source.
-enum GPSDFeed {
-    static func run(host: String, port: UInt16, into manager: LocationManager) async {
+/// Shared by `regionkit monitor --gpsd` and the service's ``ServiceSource/gpsd(_:)`` source.
+///
+/// ```swift
+/// let feed = Task { await GPSDFeed.run(host: "127.0.0.1", port: 2947, into: manager) }
+/// // …
+/// feed.cancel()
+/// ```
+public enum GPSDFeed {
+    public static func run(host: String, port: UInt16, into manager: LocationManager) async {
         for await event in GPSDClient(host: host, port: port).events() {
             switch event {
             case .connected:
