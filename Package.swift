@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "RegionKitService", targets: ["RegionKitService"]),
         .library(name: "RegionKitHCI", targets: ["RegionKitHCI"]),
         .library(name: "RegionKitLocation", targets: ["RegionKitLocation"]),
+        .library(name: "RegionKitMQTT", targets: ["RegionKitMQTT"]),
         .executable(name: "regionkit", targets: ["regionkit"]),
     ],
     dependencies: [
@@ -23,6 +24,8 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.0.0"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.0.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
     ],
     targets: [
         .target(name: "RegionKitCore"),
@@ -33,6 +36,13 @@ let package = Package(
         .target(name: "RegionKitGateway", dependencies: ["RegionKitCore", "CZlib"]),
         .target(name: "RegionKitHCI"),
         .target(name: "RegionKitLocation", dependencies: ["RegionKitCore"]),
+        // MQTT 3.1.1 client on SwiftNIO; depends on no other RegionKit module.
+        .target(name: "RegionKitMQTT", dependencies: [
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
         // Benchmark (not a test): fixes/s through MonitoringEngine and index queries/s at 1k–1M regions.
         .executableTarget(name: "loc-bench", dependencies: ["RegionKitCore", "RegionKitEngine"]),
         .target(name: "RegionKitBluetooth", dependencies: ["RegionKitCore", "RegionKitHCI", "RegionKit"]),
@@ -41,7 +51,7 @@ let package = Package(
         .target(name: "RegionKitService", dependencies: [
             "RegionKitCore", "RegionKitEngine", "RegionKit", "RegionKitStore",
             // The daemon's edge: the sources it feeds from.
-            "RegionKitSimulation", "RegionKitGateway", "RegionKitBluetooth", "RegionKitLocation",
+            "RegionKitSimulation", "RegionKitGateway", "RegionKitBluetooth", "RegionKitLocation", "RegionKitMQTT",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Yams", package: "Yams"),
         ]),
@@ -64,7 +74,15 @@ let package = Package(
         .testTarget(name: "RegionKitLocationTests", dependencies: ["RegionKitCore", "RegionKitEngine", "RegionKit", "RegionKitLocation"]),
         .testTarget(name: "RegionKitBluetoothTests", dependencies: ["RegionKitCore", "RegionKitHCI", "RegionKit", "RegionKitBluetooth", "RegionKitSimulation"]),
         .testTarget(name: "RegionKitStoreTests", dependencies: ["RegionKitCore", "RegionKit", "RegionKitStore"]),
-        .testTarget(name: "RegionKitServiceTests", dependencies: ["RegionKitCore", "RegionKit", "RegionKitStore", "RegionKitService", "RegionKitSimulation"]),
+        .testTarget(name: "RegionKitServiceTests", dependencies: [
+            "RegionKitCore", "RegionKit", "RegionKitStore", "RegionKitService", "RegionKitSimulation", "RegionKitGateway", "RegionKitMQTT",
+        ]),
+        .testTarget(name: "RegionKitMQTTTests", dependencies: [
+            "RegionKitMQTT",
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOEmbedded", package: "swift-nio"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
         .testTarget(name: "regionkitTests", dependencies: ["regionkit", "RegionKitStore"]),
     ],
     swiftLanguageModes: [.v6]
