@@ -44,6 +44,9 @@ public struct SourceRunner: Sendable {
         case .gateway(let settings): try await runGateway(settings)
         case .hci(let settings): try await runHCI(settings)
         case .gpsd(let settings): await runGPSD(settings)
+        // Served together, on one broker connection, by the PresenceHub the daemon runs beside
+        // its source runners; nothing to do here.
+        case .mqtt: try await Self.untilCancelled()
         }
     }
 

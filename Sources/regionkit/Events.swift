@@ -51,12 +51,7 @@ struct Events: AsyncParsableCommand {
     }
 
     /// The stored JSON with the log id and wall-clock time added.
-    static func jsonLine(_ event: StoredEvent) -> String {
-        var text = event.json
-        guard text.hasPrefix("{") else { return text }
-        text.removeFirst()
-        return "{\"id\":\(event.id),\"time\":\(JSONLine.quote(iso(event.time)))," + text
-    }
+    static func jsonLine(_ event: StoredEvent) -> String { event.jsonLine }
 
     static func timelineLine(_ event: StoredEvent) -> String {
         let label: String = switch event.type {
@@ -77,11 +72,7 @@ struct Events: AsyncParsableCommand {
         return text
     }
 
-    static func iso(_ seconds: Double) -> String {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return formatter.string(from: Date(timeIntervalSince1970: seconds))
-    }
+    static func iso(_ seconds: Double) -> String { StoredEvent.iso(seconds) }
 
     static func parseTime(_ text: String, now: Date) throws -> Double {
         if let seconds = Double(text) { return seconds }

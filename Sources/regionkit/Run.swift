@@ -4,6 +4,7 @@ import Logging
 import RegionKit
 import RegionKitService
 import RegionKitStore
+import Synchronization
 
 struct Run: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -39,18 +40,30 @@ struct Run: AsyncParsableCommand {
             let profile = try configuration.monitoringProfile(config)
             let hooks = configuration.hooks ?? HookConfiguration()
             let printJSON = json
+            // The hub needs the service and the service's log callback wakes the hub.
+            let hubBox = Mutex<PresenceHub?>(nil)
             let service = MonitoringService(
                 store: database, profile: profile, automation: configuration.automation ?? .all,
-                // A Bluetooth controller and gpsd report their own availability once connected.
+                // A Bluetooth controller, gpsd and a broker report their own availability once connected.
                 sources: configuration.initialSourceStatuses,
                 hooks: hooks, logger: logger,
-                onLogged: { event in if printJSON { Console.line(Events.jsonLine(event)) } })
+                onLogged: { event in
+                    if printJSON { Console.line(event.jsonLine) }
+                    hubBox.withLock { $0 }?.eventLogged()
+                })
+            let hub = try configuration.mqtt.map { mqtt in
+                try PresenceHub(configuration: mqtt, homeAssistant: configuration.homeAssistant, sources: configuration.mqttSources,
+                                service: service, logger: logger)
+            }
+            hubBox.withLock { $0 = hub }
+            try hub?.prepare()
+            let hubTask = hub.map { hub in Task { await hub.run() } }
             try service.start(regions: try configuration.monitoredRegions())
             logger.info("started", metadata: ["store": "\(path)", "profile": "\(profile.name)", "regions": "\(service.manager.monitoredRegions.count)"])
 
             let stop = SignalWatcher(signals: [SIGTERM, SIGINT])
             try await withThrowingTaskGroup(of: Void.self) { group in
-                for source in configuration.sources {
+                for source in configuration.sources where source.kind != .mqtt {
                     let runner = SourceRunner(source: source, configuration: configuration, service: service, logger: logger)
                     group.addTask { try await runner.run() }
                 }
@@ -70,6 +83,11 @@ struct Run: AsyncParsableCommand {
                 group.cancelAll()
             }
             try service.stop(reason: "signal \(stop.lastSignal ?? 0)")
+            if let hub, let hubTask {
+                await hub.shutdown()          // publishes what was logged up to "process stopped", then offline
+                hubTask.cancel()
+                await hubTask.value
+            }
             logger.info("stopped", metadata: ["store": "\(path)", "persistence-failures": "\(service.persistenceFailures)"])
         }
     }
