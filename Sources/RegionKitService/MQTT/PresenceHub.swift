@@ -38,6 +38,7 @@ public final class PresenceHub: Sendable {
     let wake = WakeSignal()
     let counters = Mutex(Counters())
     let publisherTask = Mutex<Task<Void, Never>?>(nil)
+    let stopping = Mutex(false)
     /// The id of the last event the broker acknowledged (loaded from the store on first use).
     let cursor = Mutex<Int64?>(nil)
     /// The store cursor's name: one per site, so two hubs of different sites on one store do not share it.
@@ -124,12 +125,14 @@ public final class PresenceHub: Sendable {
         }
         let publisher = Task { await self.publishEvents() }
         publisherTask.withLock { $0 = publisher }
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask { await self.client.run() }
-            group.addTask { await withTaskCancellationHandler { await publisher.value } onCancel: { publisher.cancel() } }
-            group.addTask { await self.publishRanging() }
-            await group.next()
-            group.cancelAll()
+        // The client's run ends on shutdown() or cancellation; then the other loops stop too.
+        await withTaskGroup(of: Bool.self) { group in
+            group.addTask { await self.client.run(); return true }
+            group.addTask { await withTaskCancellationHandler { await publisher.value } onCancel: { publisher.cancel() }; return false }
+            group.addTask { await self.publishRanging(); return false }
+            for await clientEnded in group where clientEnded {
+                group.cancelAll()
+            }
         }
     }
 
@@ -137,6 +140,8 @@ public final class PresenceHub: Sendable {
     /// one is "process stopped"; at most `drainTimeout`), then `offline` (retained), and
     /// disconnects cleanly. Cancel ``run()``'s task afterwards.
     public func shutdown(drainTimeout: Duration = .seconds(3)) async {
+        // The disconnection below is ours: it must not read as the beacon source failing.
+        stopping.withLock { $0 = true }
         // The publisher loop stops first, so the drain below is the only one publishing.
         if let publisher = publisherTask.withLock({ $0.take() }) {
             publisher.cancel()
@@ -149,7 +154,11 @@ public final class PresenceHub: Sendable {
                 await group.next()
                 group.cancelAll()
             }
-            try? await client.publish(MQTTMessage(topic: topics.status, payload: Array("offline".utf8), qos: .atLeastOnce, retain: true))
+            do {
+                try await client.publish(MQTTMessage(topic: topics.status, payload: Array("offline".utf8), qos: .atLeastOnce, retain: true))
+            } catch {
+                logger.warning("cannot publish offline status (the broker's will does on an unclean end only)", metadata: ["error": "\(error)"])
+            }
         }
         await client.shutdown()
     }
@@ -184,8 +193,12 @@ public final class PresenceHub: Sendable {
             }
         case .disconnected(let error):
             counters.withLock { $0.disconnections += 1 }
-            logger.warning("MQTT disconnected", metadata: ["broker": "\(configuration.url)", "error": "\(error.map { "\($0)" } ?? "none")"])
-            if ingest != nil {
+            if let error {
+                logger.warning("MQTT disconnected", metadata: ["broker": "\(configuration.url)", "error": "\(error)"])
+            } else {
+                logger.info("MQTT disconnected", metadata: ["broker": "\(configuration.url)"])
+            }
+            if ingest != nil && !stopping.withLock({ $0 }) {
                 service.manager.setSourceStatus(.restricted(reason: "MQTT broker \(configuration.url) unreachable"), for: .beacon)
             }
         }
