@@ -2,6 +2,8 @@ import Foundation
 import Synchronization
 import Testing
 @testable import RegionKitBluetooth
+import RegionKitTestSupport
+import RegionKitHCITesting
 
 /// The scanner against an in-memory controller: command sequence, mode choice, counting, and the
 /// mapping of every failure to a typed error and a source status (spec §2 monitoringDidFail, §5 retry).
@@ -10,9 +12,9 @@ struct BeaconScannerTests {
     /// A factory handing out the given fakes in order (the last one again if it runs out).
     final class Factory: @unchecked Sendable {
         private let lock = NSLock()
-        private var queue: [Result<FakeController, HCIError>]
+        private var queue: [Result<InMemoryHCIController, HCIError>]
         private(set) var opened = 0
-        init(_ queue: [Result<FakeController, HCIError>]) { self.queue = queue }
+        init(_ queue: [Result<InMemoryHCIController, HCIError>]) { self.queue = queue }
         func open() throws -> any HCITransport {
             try lock.withLock {
                 opened += 1
@@ -33,7 +35,7 @@ struct BeaconScannerTests {
     @Test("Start: reset, event masks, features, then extended scan commands on a BT5 controller, legacy on a 4.x one")
     func startSequence() async throws {
         for extended in [true, false] {
-            let controller = FakeController(extended: extended)
+            let controller = InMemoryHCIController(supportsExtendedAdvertising: extended)
             let scanner = Self.scanner(Factory([.success(controller)]), manager: nil, clock: VirtualClock())
             try await scanner.start()
             let expectedScan: [HCIOpcode] = extended ? [.leSetExtendedScanParameters, .leSetExtendedScanEnable] : [.leSetScanParameters, .leSetScanEnable]
@@ -51,14 +53,14 @@ struct BeaconScannerTests {
 
     @Test("Mode override: legacy on a BT5 controller; extended on a 4.x controller fails as unsupported")
     func modeOverride() async throws {
-        let controller = FakeController(extended: true)
+        let controller = InMemoryHCIController(supportsExtendedAdvertising: true)
         let legacy = Self.scanner(Factory([.success(controller)]), manager: nil, clock: VirtualClock()) { $0.mode = .legacy }
         try await legacy.start()
         #expect(controller.sentOpcodes.contains(.leSetScanEnable) && !controller.sentOpcodes.contains(.leSetExtendedScanEnable))
         await legacy.stop()
 
         let manager = LocationManager(clock: VirtualClock(), sources: [.beacon: .authorized])
-        let old = Self.scanner(Factory([.success(FakeController(extended: false))]), manager: manager, clock: VirtualClock()) { $0.mode = .extended }
+        let old = Self.scanner(Factory([.success(InMemoryHCIController(supportsExtendedAdvertising: false))]), manager: manager, clock: VirtualClock()) { $0.mode = .extended }
         await #expect(throws: BluetoothError.self) { try await old.start() }
         #expect(old.lastError?.code == .unsupported)
         #expect(!old.isScanning)
@@ -67,7 +69,7 @@ struct BeaconScannerTests {
 
     @Test("Reports: a Bumble-style ADV + SCAN_RSP pair is one frame, one observation on the injected clock; non-iBeacons are sightings only")
     func countsFramesOnce() async throws {
-        let controller = FakeController()
+        let controller = InMemoryHCIController()
         let clock = VirtualClock(start: Timestamp(seconds: 50))
         let manager = LocationManager(clock: clock, sources: [.beacon: .authorized])
         let log = EventLog()
@@ -102,8 +104,8 @@ struct BeaconScannerTests {
 
     @Test("Command timeout: typed error naming the command, source restricted, monitoringDidFail, never 'scanning'", .timeLimit(.minutes(1)))
     func commandTimeout() async throws {
-        let controller = FakeController()
-        controller.state.withLock { $0.silent = [.leSetScanParameters, .leSetExtendedScanParameters] }
+        let controller = InMemoryHCIController()
+        controller.silentOpcodes = [.leSetScanParameters, .leSetExtendedScanParameters]
         let clock = VirtualClock()
         let manager = LocationManager(clock: clock, sources: [.beacon: .authorized])
         let log = EventLog()
@@ -132,8 +134,8 @@ struct BeaconScannerTests {
 
     @Test("Controller error status and missing permission map to controllerError/.restricted and permissionDenied/.denied")
     func errorMapping() async throws {
-        let controller = FakeController()
-        controller.state.withLock { $0.failing = [.leSetExtendedScanEnable: .commandDisallowed] }
+        let controller = InMemoryHCIController()
+        controller.failingOpcodes = [.leSetExtendedScanEnable: .commandDisallowed]
         let manager = LocationManager(clock: VirtualClock(), sources: [.beacon: .authorized])
         let refused = Self.scanner(Factory([.success(controller)]), manager: manager, clock: VirtualClock())
         await #expect(throws: BluetoothError.self) { try await refused.start() }
@@ -158,7 +160,7 @@ struct BeaconScannerTests {
 
     @Test("Dropped transport mid-scan: recovering + restricted + monitoringDidFail; reconnect → authorized, region registered again (retry)")
     func dropAndRecover() async throws {
-        let first = FakeController(), second = FakeController()
+        let first = InMemoryHCIController(), second = InMemoryHCIController()
         let refused = HCIError(code: .connectionFailed, message: "nothing listens there")
         let factory = Factory([.success(first), .failure(refused), .success(second)])
         let clock = VirtualClock()
@@ -203,7 +205,7 @@ struct BeaconScannerTests {
 
     @Test("A Hardware Error event is a failure too; with reconnects exhausted the scanner ends failed")
     func hardwareErrorGivesUp() async throws {
-        let controller = FakeController()
+        let controller = InMemoryHCIController()
         let refused = HCIError(code: .connectionFailed, message: "nothing listens there")
         let factory = Factory([.success(controller), .failure(refused)])
         let scanner = Self.scanner(factory, manager: nil, clock: VirtualClock()) { $0.reconnect = ReconnectPolicy(initialDelay: 0.01, maximumDelay: 0.01, maximumAttempts: 2) }
@@ -219,7 +221,7 @@ struct BeaconScannerTests {
 
     @Test("Bad scan parameters are refused before touching the controller")
     func badParameters() async throws {
-        let controller = FakeController()
+        let controller = InMemoryHCIController()
         let scanner = Self.scanner(Factory([.success(controller)]), manager: nil, clock: VirtualClock()) {
             $0.intervalMilliseconds = 50
             $0.windowMilliseconds = 80

@@ -4,6 +4,7 @@ import Testing
 import Glibc
 #endif
 @testable import RegionKitBluetooth
+import RegionKitTestSupport
 
 /// `regionkit scan / advertise / monitor / replay FILE.btsnoop`, run as a user would.
 @Suite("regionkit Bluetooth commands", .serialized)
@@ -64,7 +65,7 @@ struct BluetoothCommandLineTests {
 
     @Test("Nothing listening on the TCP port: a clear error and exit 1, not a hang")
     func nothingListening() async throws {
-        let port = try BumbleControllers.freePort()
+        let port = try Loopback.freePort()
         let started = ContinuousClock.now
         let result = try await Self.regionkit(["scan", "--hci", "tcp:127.0.0.1:\(port)", "--json"])
         #expect(result.status == 1)

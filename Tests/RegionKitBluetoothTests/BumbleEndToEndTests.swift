@@ -3,6 +3,7 @@ import Synchronization
 import Testing
 @testable import RegionKitBluetooth
 import RegionKitSimulation
+import RegionKitTestSupport
 
 /// RegionKit's scanner and advertiser against Bumble's software controllers (an independent HCI
 /// peer nobody here wrote), on 127.0.0.1. Needs REGIONKIT_BUMBLE_PYTHON; skipped loudly otherwise.

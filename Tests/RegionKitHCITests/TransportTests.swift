@@ -4,6 +4,7 @@ import Testing
 import Glibc
 #endif
 @testable import RegionKitHCI
+import RegionKitTestSupport
 
 @Suite struct HCITransportSpecificationTests {
     @Test(arguments: [

@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
+import RegionKitTestSupport
 import RegionKit
 import RegionKitStore
 @testable import RegionKitService
@@ -27,14 +28,7 @@ final class WebhookListener {
     """
 
     init() throws {
-        let probe = Process()
-        probe.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        probe.arguments = ["python3", "-c", "import socket; s = socket.socket(); s.bind(('127.0.0.1', 0)); print(s.getsockname()[1])"]
-        let pipe = Pipe()
-        probe.standardOutput = pipe
-        try probe.run()
-        probe.waitUntilExit()
-        port = Int(String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+        port = Int(try Loopback.freePort())
         output = FileManager.default.temporaryDirectory.appendingPathComponent("rk-webhook-\(UUID().uuidString).log")
     }
 
