@@ -24,12 +24,13 @@ struct BeaconScannerTests {
         }
     }
 
-    static func scanner(_ factory: Factory, manager: LocationManager?, clock: VirtualClock, configure: (inout BeaconScanner.Configuration) -> Void = { _ in }) -> BeaconScanner {
+    static func scanner(_ factory: Factory, manager: LocationManager?, clock: VirtualClock, delayClock: any Clock<Duration> = ContinuousClock(),
+                        configure: (inout BeaconScanner.Configuration) -> Void = { _ in }) -> BeaconScanner {
         var configuration = BeaconScanner.Configuration()
         configuration.commandTimeout = .milliseconds(200)
         configuration.reconnect = ReconnectPolicy(initialDelay: 0.02, maximumDelay: 0.05)
         configure(&configuration)
-        return BeaconScanner(manager: manager, clock: clock, configuration: configuration, transportName: "fake") { try factory.open() }
+        return BeaconScanner(manager: manager, clock: clock, delayClock: delayClock, configuration: configuration, transportName: "fake") { try factory.open() }
     }
 
     @Test("Start: reset, event masks, features, then extended scan commands on a BT5 controller, legacy on a 4.x one")
@@ -102,7 +103,7 @@ struct BeaconScannerTests {
         #expect(sightings[1].iBeacon == nil)
     }
 
-    @Test("Command timeout: typed error naming the command, source restricted, monitoringDidFail, never 'scanning'", .timeLimit(.minutes(1)))
+    @Test("Command timeout (virtual time): typed error naming the command at exactly 200 ms, source restricted, monitoringDidFail, never 'scanning'", .timeLimit(.minutes(1)))
     func commandTimeout() async throws {
         let controller = InMemoryHCIController()
         controller.silentOpcodes = [.leSetScanParameters, .leSetExtendedScanParameters]
@@ -111,19 +112,25 @@ struct BeaconScannerTests {
         let log = EventLog()
         manager.delegate = log
         manager.startMonitoring(for: try BeaconRegion(identifier: "lobby", uuidString: Sample.uuid.uuidString))
-        let scanner = Self.scanner(Factory([.success(controller)]), manager: manager, clock: clock)
-        let started = ContinuousClock.now
+        // The 200 ms command timeout runs on a test clock: no real waiting.
+        let delays = TestClock()
+        let scanner = Self.scanner(Factory([.success(controller)]), manager: manager, clock: clock, delayClock: delays)
+        let starting = Task { try await scanner.start() }
+        try await eventually("the scan parameters sent") { controller.sentOpcodes.contains(.leSetExtendedScanParameters) }
+        try await delays.waitForSleepers(1)
+        delays.advance(by: .milliseconds(199))
+        #expect(delays.sleepers == 1, "still waiting 1 ms before the timeout")
+        #expect(!scanner.isScanning)
+        delays.advance(by: .milliseconds(1))
         do {
-            try await scanner.start()
+            try await starting.value
             Issue.record("start() succeeded against a silent controller")
-        } catch {
+        } catch let error as BluetoothError {
             #expect(error.code == .commandTimedOut)
             #expect(error.opcode == .leSetExtendedScanParameters)
             #expect(error.message.contains("HCI_LE_Set_Extended_Scan_Parameters"))
+            #expect(error.message.contains("within 0.2 seconds"), "\(error.message)")
         }
-        // It waited for the 200 ms command timeout, and no unbounded time (loaded CI machines are slow).
-        let elapsed = ContinuousClock.now - started
-        #expect(elapsed >= .milliseconds(200) && elapsed < .seconds(15), "start() took \(elapsed)")
         #expect(!scanner.isScanning)
         guard case .restricted = manager.authorizationStatus(for: .beacon) else {
             Issue.record("status \(manager.authorizationStatus(for: .beacon))")
@@ -158,7 +165,7 @@ struct BeaconScannerTests {
         #expect(unavailable.lastError?.authorizationStatus == .restricted(reason: "cannot open fake: no Bluetooth support in this kernel"))
     }
 
-    @Test("Dropped transport mid-scan: recovering + restricted + monitoringDidFail; reconnect → authorized, region registered again (retry)")
+    @Test("Dropped transport mid-scan (reconnect backoff in virtual time): recovering + restricted + monitoringDidFail; reconnect → authorized, region registered again (retry)")
     func dropAndRecover() async throws {
         let first = InMemoryHCIController(), second = InMemoryHCIController()
         let refused = HCIError(code: .connectionFailed, message: "nothing listens there")
@@ -167,7 +174,8 @@ struct BeaconScannerTests {
         let manager = LocationManager(automation: Automation(retry: Automation.Retry(delay: 1, maximumAttempts: 5)), clock: clock, sources: [.beacon: .notDetermined])
         let log = EventLog()
         manager.delegate = log
-        let scanner = Self.scanner(factory, manager: manager, clock: clock)
+        let delays = TestClock()
+        let scanner = Self.scanner(factory, manager: manager, clock: clock, delayClock: delays)
         let states = Mutex<[String]>([])
         let events = scanner.events()
         let watcher = Task {
@@ -185,6 +193,16 @@ struct BeaconScannerTests {
             #expect(error.code == .sourceUnavailable)
             #expect(error.message.contains("fake"))
         }
+        // The reconnect backoff runs on the test clock: attempt 1 after 20 ms (refused), attempt 2
+        // after 40 ms more.
+        try await delays.waitForSleepers(1)
+        #expect(factory.opened == 1)
+        delays.advance(by: .milliseconds(20))
+        try await eventually("attempt 1") { factory.opened == 2 }
+        try await delays.waitForSleepers(1)
+        delays.advance(by: .milliseconds(39))
+        #expect(factory.opened == 2 && !scanner.isScanning, "attempt 2 waits its 40 ms")
+        delays.advance(by: .milliseconds(1))
         try await eventually("scanning again") { scanner.isScanning }
         #expect(factory.opened == 3) // refused once, then back
         #expect(manager.authorizationStatus(for: .beacon) == .authorized)
