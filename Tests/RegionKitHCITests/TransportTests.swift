@@ -191,7 +191,7 @@ import RegionKitTestSupport
         let connecting = Task { () -> Bool in
             // The transport lives only inside this task; nothing keeps it once the task returns.
             let transport = try await TCPTransport.connect(host: "127.0.0.1", port: port)
-            return transport.port == port
+            return transport.specification == .tcp(host: "127.0.0.1", port: port) && transport.name == "tcp:127.0.0.1:\(port)"
         }
         #expect(await peer.accept())
         #expect(try await connecting.value)
@@ -228,7 +228,7 @@ import RegionKitTestSupport
     @Test func connectTimeout() async throws {
         let peer = try LoopbackPeer(backlog: 0)
         defer { peer.shutdown() }
-        var transports: [TCPTransport] = []
+        var transports: [DescriptorTransport] = []
         var timedOut: HCIError?
         let start = ContinuousClock.now
         for _ in 0..<8 {
