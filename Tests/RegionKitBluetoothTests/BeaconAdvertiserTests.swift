@@ -78,13 +78,11 @@ struct BeaconAdvertiserTests {
         await second.stop()
     }
 
-    @Test("Intervals outside 20...10240 ms are refused before any command")
-    func badInterval() async throws {
-        for interval in [10.0, 20_000, .nan] {
-            let controller = InMemoryHCIController()
-            let advertiser = BeaconAdvertiser(transport: controller, configuration: .init(frame: Self.frame, intervalMilliseconds: interval))
-            await #expect(throws: BluetoothError.self) { try await advertiser.start() }
-            #expect(controller.sent.isEmpty)
-        }
+    @Test("Intervals outside 20...10240 ms are refused before any command", arguments: [10.0, 20_000, .nan])
+    func badInterval(interval: Double) async throws {
+        let controller = InMemoryHCIController()
+        let advertiser = BeaconAdvertiser(transport: controller, configuration: .init(frame: Self.frame, intervalMilliseconds: interval))
+        await #expect(throws: BluetoothError.self) { try await advertiser.start() }
+        #expect(controller.sent.isEmpty)
     }
 }

@@ -33,23 +33,21 @@ struct BeaconScannerTests {
         return BeaconScanner(manager: manager, clock: clock, delayClock: delayClock, configuration: configuration, transportName: "fake") { try factory.open() }
     }
 
-    @Test("Start: reset, event masks, features, then extended scan commands on a BT5 controller, legacy on a 4.x one")
-    func startSequence() async throws {
-        for extended in [true, false] {
-            let controller = InMemoryHCIController(supportsExtendedAdvertising: extended)
-            let scanner = Self.scanner(Factory([.success(controller)]), manager: nil, clock: VirtualClock())
-            try await scanner.start()
-            let expectedScan: [HCIOpcode] = extended ? [.leSetExtendedScanParameters, .leSetExtendedScanEnable] : [.leSetScanParameters, .leSetScanEnable]
-            #expect(controller.sentOpcodes == [.reset, .setEventMask, .leReadLocalSupportedFeatures, .leSetEventMask] + expectedScan)
-            #expect(scanner.isScanning)
-            if case .scanning(let mode) = scanner.state { #expect(mode == (extended ? .extended : .legacy)) }
-            // LE Meta (bit 61) must be unmasked or no advertising report ever arrives.
-            #expect(controller.sent[1].parameters[7] & 0x20 != 0)
-            await scanner.stop()
-            #expect(!scanner.isScanning)
-            #expect(controller.sentOpcodes.last == (extended ? .leSetExtendedScanEnable : .leSetScanEnable))
-            #expect(controller.sent.last?.parameters.first == 0x00) // disabled before closing
-        }
+    @Test("Start: reset, event masks, features, then extended scan commands on a BT5 controller, legacy on a 4.x one", arguments: [true, false])
+    func startSequence(extended: Bool) async throws {
+        let controller = InMemoryHCIController(supportsExtendedAdvertising: extended)
+        let scanner = Self.scanner(Factory([.success(controller)]), manager: nil, clock: VirtualClock())
+        try await scanner.start()
+        let expectedScan: [HCIOpcode] = extended ? [.leSetExtendedScanParameters, .leSetExtendedScanEnable] : [.leSetScanParameters, .leSetScanEnable]
+        #expect(controller.sentOpcodes == [.reset, .setEventMask, .leReadLocalSupportedFeatures, .leSetEventMask] + expectedScan)
+        #expect(scanner.isScanning)
+        if case .scanning(let mode) = scanner.state { #expect(mode == (extended ? .extended : .legacy)) }
+        // LE Meta (bit 61) must be unmasked or no advertising report ever arrives.
+        #expect(controller.sent[1].parameters[7] & 0x20 != 0)
+        await scanner.stop()
+        #expect(!scanner.isScanning)
+        #expect(controller.sentOpcodes.last == (extended ? .leSetExtendedScanEnable : .leSetScanEnable))
+        #expect(controller.sent.last?.parameters.first == 0x00) // disabled before closing
     }
 
     @Test("Mode override: legacy on a BT5 controller; extended on a 4.x controller fails as unsupported")

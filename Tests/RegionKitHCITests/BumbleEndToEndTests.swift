@@ -5,7 +5,7 @@ import RegionKitTestSupport
 
 /// End-to-end against Bumble's software controllers (an independent HCI peer).
 /// Needs REGIONKIT_BUMBLE_PYTHON (see BumbleControllers.skipMessage); skipped otherwise.
-@Suite(.serialized, .enabled(if: BumbleControllers.python != nil, BumbleControllers.skipMessage))
+@Suite(.serialized, .tags(.endToEnd), .enabled(if: BumbleControllers.python != nil, BumbleControllers.skipMessage))
 struct BumbleEndToEndTests {
     static let beacon = "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0:1:2:-59"
     /// Company 0x004C (LE), iBeacon type 0x02, length 0x15, then the UUID.

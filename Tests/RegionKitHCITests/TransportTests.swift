@@ -50,10 +50,9 @@ import RegionKitTestSupport
         #expect(error?.message.contains("'\(text)'") == true) // the whole input is quoted too
     }
 
-    @Test func descriptionRoundTrips() throws {
-        for text in ["hci0:user", "hci3:raw", "tcp:127.0.0.1:9000", "tcp:[::1]:9", "serial:/dev/ttyUSB0:921600"] {
-            #expect(try HCITransportSpecification(parsing: text).description == text)
-        }
+    @Test(arguments: ["hci0:user", "hci3:raw", "tcp:127.0.0.1:9000", "tcp:[::1]:9", "serial:/dev/ttyUSB0:921600"])
+    func descriptionRoundTrips(text: String) throws {
+        #expect(try HCITransportSpecification(parsing: text).description == text)
     }
 }
 
@@ -95,7 +94,7 @@ import RegionKitTestSupport
     }
 }
 
-@Suite(.serialized) struct TCPTransportTests {
+@Suite(.serialized, .tags(.endToEnd)) struct TCPTransportTests {
     @Test func exchangesPacketsWithAFakeController() async throws {
         let peer = try LoopbackPeer()
         defer { peer.shutdown() }

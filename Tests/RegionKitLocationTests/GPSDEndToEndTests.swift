@@ -10,7 +10,7 @@ import RegionKitTestSupport
 /// Runs a real gpsd through `gpsfake` (Debian: `apt-get install -y gpsd gpsd-clients`) replaying a
 /// regression log, reads it with GPSDClient and compares with the log's .chk TPVs.
 /// Skipped loudly when gpsfake is not on PATH or the fixtures are missing.
-@Suite("gpsd client end-to-end with gpsfake", .serialized)
+@Suite("gpsd client end-to-end with gpsfake", .serialized, .tags(.endToEnd))
 struct GPSDEndToEndTests {
     static let gpsfake: String? = {
         let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"

@@ -60,7 +60,7 @@ final class WebhookListener {
     }
 }
 
-@Suite("Hooks: commands and webhooks, once per event (spec §6)", .serialized)
+@Suite("Hooks: commands and webhooks, once per event (spec §6)", .serialized, .tags(.endToEnd))
 struct HookTests {
     static let uuid = UUID(uuidString: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0")!
     static let lobby = Region.beacon(try! BeaconRegion(identifier: "lobby", uuid: uuid))
