@@ -15,6 +15,8 @@ let package = Package(
         .library(name: "RegionKitStore", targets: ["RegionKitStore"]),
         .library(name: "RegionKitService", targets: ["RegionKitService"]),
         .library(name: "RegionKitHCI", targets: ["RegionKitHCI"]),
+        // Test doubles for users' tests (like NIOEmbedded): an in-memory HCI controller.
+        .library(name: "RegionKitHCITesting", targets: ["RegionKitHCITesting"]),
         .library(name: "RegionKitLocation", targets: ["RegionKitLocation"]),
         .library(name: "RegionKitMQTT", targets: ["RegionKitMQTT"]),
         .executable(name: "regionkit", targets: ["regionkit"]),
@@ -35,6 +37,10 @@ let package = Package(
         .systemLibrary(name: "CZlib", providers: [.apt(["zlib1g-dev"])]),
         .target(name: "RegionKitGateway", dependencies: ["RegionKitCore", "CZlib"]),
         .target(name: "RegionKitHCI"),
+        .target(name: "RegionKitHCITesting", dependencies: ["RegionKitHCI"]),
+        // Helpers only the test targets use: loopback peers, the Bumble harness, a fake gpsd, the
+        // tool runner (tshark, btmon), test tags. Not a product.
+        .target(name: "RegionKitTestSupport", path: "Tests/RegionKitTestSupport"),
         .target(name: "RegionKitLocation", dependencies: ["RegionKitCore"]),
         // MQTT 3.1.1 client on SwiftNIO; depends on no other RegionKit module.
         .target(name: "RegionKitMQTT", dependencies: [
@@ -60,6 +66,7 @@ let package = Package(
             dependencies: [
                 "RegionKitCore", "RegionKitEngine", "RegionKit", "RegionKitSimulation", "RegionKitGateway",
                 "RegionKitStore", "RegionKitService", "RegionKitBluetooth", "RegionKitLocation",
+                "RegionKitHCITesting", // bench latency runs the host stack over the in-memory controller
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Logging", package: "swift-log"),
@@ -70,14 +77,15 @@ let package = Package(
         .testTarget(name: "RegionKitTests", dependencies: ["RegionKitCore", "RegionKitEngine", "RegionKit"]),
         .testTarget(name: "RegionKitSimulationTests", dependencies: ["RegionKitCore", "RegionKitEngine", "RegionKit", "RegionKitSimulation"]),
         .testTarget(name: "RegionKitGatewayTests", dependencies: ["RegionKitCore", "RegionKit", "RegionKitGateway", "RegionKitSimulation"]),
-        .testTarget(name: "RegionKitHCITests", dependencies: ["RegionKitHCI"]),
-        .testTarget(name: "RegionKitLocationTests", dependencies: ["RegionKitCore", "RegionKitEngine", "RegionKit", "RegionKitLocation"]),
-        .testTarget(name: "RegionKitBluetoothTests", dependencies: ["RegionKitCore", "RegionKitHCI", "RegionKit", "RegionKitBluetooth", "RegionKitSimulation"]),
+        .testTarget(name: "RegionKitHCITests", dependencies: ["RegionKitHCI", "RegionKitTestSupport"]),
+        .testTarget(name: "RegionKitLocationTests", dependencies: ["RegionKitCore", "RegionKitEngine", "RegionKit", "RegionKitLocation", "RegionKitTestSupport"]),
+        .testTarget(name: "RegionKitBluetoothTests", dependencies: ["RegionKitCore", "RegionKitHCI", "RegionKit", "RegionKitBluetooth", "RegionKitSimulation", "RegionKitHCITesting", "RegionKitTestSupport"]),
         .testTarget(name: "RegionKitStoreTests", dependencies: ["RegionKitCore", "RegionKit", "RegionKitStore"]),
         .testTarget(name: "RegionKitServiceTests", dependencies: [
             "RegionKitCore", "RegionKit", "RegionKitStore", "RegionKitService", "RegionKitSimulation", "RegionKitGateway", "RegionKitMQTT",
+            "RegionKitTestSupport",
         ]),
-        .testTarget(name: "regionkitTests", dependencies: ["regionkit", "RegionKitStore"]),
+        .testTarget(name: "regionkitTests", dependencies: ["regionkit", "RegionKitStore", "RegionKitTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

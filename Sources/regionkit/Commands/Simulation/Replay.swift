@@ -62,8 +62,7 @@ struct Replay: AsyncParsableCommand {
     @Option(help: "Walking speed in m/s for GPX tracks without usable timestamps.")
     var gpxSpeed: Double = 1.4
 
-    @Flag(help: "Print one JSON object per line instead of a timeline.")
-    var json = false
+    @OptionGroup var output: EventOutputOptions
 
     @Flag(help: "Replay as fast as possible instead of at recorded timing.")
     var instant = false
@@ -79,9 +78,6 @@ struct Replay: AsyncParsableCommand {
 
     @Option(help: "Seconds of out-of-order arrival to put back in time order (gateway scanners upload in batches).")
     var reorderWindow: Double = 2
-
-    @Flag(help: "Also print nearest-scanner changes and authorization changes in --json output.")
-    var allEvents = false
 
     func validate() throws {
         guard speed.isFinite, speed > 0 else { throw ValidationError("--speed must be a positive number, got \(speed)") }
@@ -99,7 +95,7 @@ struct Replay: AsyncParsableCommand {
             if let regions { regionList += try RegionFile.load(regions, approximatePolygons: approximatePolygons) }
             var chosen = profile?.profile ?? .responsive
             chosen.nearestScanner = chosen.nearestScanner ?? NearestScannerPolicy()
-            let printer = EventPrinter(json: json, allEvents: allEvents)
+            let printer = output.printer()
             let session = ReplaySession(profile: chosen, regions: regionList) { printer.print(.location($0)) }
             switch format ?? Format.inferred(from: file) {
             case .btsnoop:
@@ -137,7 +133,7 @@ struct Replay: AsyncParsableCommand {
             buffer.drain().forEach(accept)
             await drain()
             if buffer.tooLate > 0 {
-                Console.error("warning: \(buffer.tooLate) sightings arrived more than \(reorderWindow) s out of order (--reorder-window)")
+                Console.warning("\(buffer.tooLate) sightings arrived more than \(reorderWindow) s out of order (--reorder-window)")
             }
             session.finish(tail: failure == nil ? tail : 0)
             if let failure { throw failure }
@@ -150,48 +146,12 @@ extension Replay {
     func replayCapture(_ session: ReplaySession) async throws {
         let log = try BluetoothError.bridged { () throws(BluetoothError) in try BTSnoopAdvertisingLog(contentsOfFile: file) }
         if let truncation = log.truncation {
-            FileHandle.standardError.write(Data("regionkit: warning: \(file): \(truncation); replaying the \(log.records) intact record(s) before it\n".utf8))
+            Console.warning("\(file): \(truncation); replaying the \(log.records) intact record(s) before it")
         }
         for observation in log.observations(scannerID: nil) {
             if instant { session.feed(observation) } else { await session.feed(observation, pace: speed) }
         }
         session.finish(tail: tail)
-    }
-}
-
-/// Loads regions from a GeoJSON file or a JSON file in the scenario's region format.
-enum RegionFile {
-    static func load(_ path: String, approximatePolygons: Bool = false) throws -> [Region] {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw RegionKitError(.malformedInput, "\(path): cannot read the regions file")
-        }
-        if path.hasSuffix(".geojson") || String(decoding: data.prefix(4096), as: UTF8.self).contains("FeatureCollection") {
-            do {
-                let document = try GeoJSONRegions.read(contentsOf: URL(fileURLWithPath: path), options: .init(approximatePolygons: approximatePolygons))
-                for approximation in document.approximations { Console.error("note: \(approximation.description)") }
-                return document.regions.map(Region.circular)
-            } catch {
-                throw RegionKitError(.malformedInput, "\(path): \(error.description)")
-            }
-        }
-        struct Wrapper: Decodable { var regions: [Scenario.RegionSpec] }
-        let specs: [Scenario.RegionSpec]
-        do {
-            if let list = try? JSONDecoder().decode([Scenario.RegionSpec].self, from: data) {
-                specs = list
-            } else {
-                specs = try JSONDecoder().decode(Wrapper.self, from: data).regions
-            }
-        } catch let error as DecodingError {
-            throw RegionKitError(.malformedInput, "\(path): \(Scenario.describe(error))")
-        } catch {
-            throw RegionKitError(.malformedInput, "\(path): not valid JSON", cause: "\(error)")
-        }
-        return try specs.enumerated().map { index, spec in
-            do { return try spec.region() } catch let error as RegionKitError {
-                throw RegionKitError(.malformedInput, "\(path): regions[\(index)]: \(error.message)")
-            }
-        }
     }
 }
 
@@ -204,8 +164,8 @@ extension Replay {
         var fixes: [LocationFix]
         if format == .nmea {
             let result = NMEAReader.read(bytes: Array(data))
-            for diagnostic in result.diagnostics.prefix(20) { Console.error("warning: \(file): \(diagnostic)") }
-            if result.diagnostics.count > 20 { Console.error("warning: \(file): \(result.diagnostics.count - 20) more malformed lines") }
+            for diagnostic in result.diagnostics.prefix(20) { Console.warning("\(file): \(diagnostic)") }
+            if result.diagnostics.count > 20 { Console.warning("\(file): \(result.diagnostics.count - 20) more malformed lines") }
             fixes = result.fixes
         } else {
             let document: GPXReader.Document

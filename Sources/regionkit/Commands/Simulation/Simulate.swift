@@ -18,8 +18,7 @@ struct Simulate: AsyncParsableCommand {
     @Argument(help: "A built-in scenario name or a path to a scenario JSON file.")
     var scenario: String
 
-    @Flag(help: "Print one JSON object per line instead of a timeline.")
-    var json = false
+    @OptionGroup var output: EventOutputOptions
 
     @Flag(help: "Run virtual time as fast as possible instead of in real time.")
     var instant = false
@@ -36,9 +35,6 @@ struct Simulate: AsyncParsableCommand {
     @Option(help: "Random seed for the radio model (default: the scenario's, else 1).")
     var seed: UInt64?
 
-    @Flag(help: "Also print authorization changes, ranging failures and the app's actions in --json output.")
-    var allEvents = false
-
     func validate() throws {
         guard speed.isFinite, speed > 0 else { throw ValidationError("--speed must be a positive number, got \(speed)") }
     }
@@ -53,37 +49,12 @@ struct Simulate: AsyncParsableCommand {
                 chosenProfile = withModel
             }
             let runner = try SimulationRunner(scenario: loaded, profile: chosenProfile, seed: seed)
-            let printer = EventPrinter(json: json, allEvents: allEvents)
-            if !json {
+            let printer = output.printer()
+            if !output.json {
                 Console.line("Scenario \(loaded.name) — profile \(runner.profile.name), seed \(runner.seed)")
                 if let description = loaded.description { Console.line(description) }
             }
             try await runner.run(pace: instant ? nil : speed) { printer.print($0) }
-        }
-    }
-}
-
-/// Prints simulation events as JSON lines or as a readable timeline.
-final class EventPrinter: @unchecked Sendable {
-    private let json: Bool
-    private let allEvents: Bool
-    private let lock = NSLock()
-    private var timeline = TimelineFormatter()
-
-    init(json: Bool, allEvents: Bool) {
-        self.json = json
-        self.allEvents = allEvents
-    }
-
-    func print(_ event: SimulationEvent) {
-        lock.lock()
-        defer { lock.unlock() }
-        if json {
-            if case .location(let location) = event, !allEvents, !LocationEvent.contractTypes.contains(location.typeName) { return }
-            if case .app = event, !allEvents { return }
-            Console.line(event.jsonLine(origin: .zero))
-        } else if let line = timeline.line(for: event) {
-            Console.line(line)
         }
     }
 }

@@ -43,7 +43,7 @@ struct Regions: ParsableCommand {
             case .geojson:
                 let circles = regions.compactMap(\.circularRegion)
                 if circles.count < regions.count {
-                    Console.error("note: \(regions.count - circles.count) beacon region(s) have no GeoJSON form and were left out")
+                    Console.note("\(regions.count - circles.count) beacon region(s) have no GeoJSON form and were left out")
                 }
                 Console.line(String(decoding: GeoJSONRegions.encode(circles), as: UTF8.self))
             case .json:

@@ -35,8 +35,7 @@ struct BenchGeofence: AsyncParsableCommand {
     @Option(help: "Minimum seconds for each timed measurement (the fixes are run again until it is reached).")
     var minSeconds: Double = 2
 
-    @Flag(help: "Print one JSON object instead of text.")
-    var json = false
+    @OptionGroup var output: OutputOptions
 
     func validate() throws {
         guard minSeconds >= 0, minSeconds.isFinite else { throw ValidationError("--min-seconds must be a finite number >= 0") }
@@ -90,7 +89,7 @@ struct BenchGeofence: AsyncParsableCommand {
         let indexRate = Double(indexPasses * fixList.count) / indexTime.inSeconds
         let engineRate = Double(engineFixes) / engineTime.inSeconds
 
-        if json {
+        if output.json {
             var line = JSONLine()
             line.add("regions", input.regions.count)
             line.add("fixes", fixList.count)

@@ -17,8 +17,7 @@ struct Scan: AsyncParsableCommand {
 
     @OptionGroup var controller: ControllerOptions
 
-    @Flag(help: "Print one JSON object per line instead of a readable line.")
-    var json = false
+    @OptionGroup var output: OutputOptions
 
     @Option(help: "Stop after this many seconds (default: run until interrupted).")
     var duration: Double?
@@ -48,8 +47,8 @@ struct Scan: AsyncParsableCommand {
             let scanner = BeaconScanner(specification: specification, manager: nil, clock: clock, configuration: configuration, capture: captureFile)
             let events = scanner.events()
             try await BluetoothError.bridged { () async throws(BluetoothError) in try await scanner.start() }
-            if !json { Console.line("Scanning on \(specification) (\(scanner.state)); Ctrl-C to stop") }
-            let json = self.json
+            if !output.json { Console.line("Scanning on \(specification) (\(scanner.state)); Ctrl-C to stop") }
+            let json = output.json
             let printer = Task {
                 for await event in events {
                     switch event {
@@ -84,53 +83,5 @@ struct Scan: AsyncParsableCommand {
             text += "  \(advertisement.data.count) data byte(s)"
         }
         return text
-    }
-}
-
-extension ScanningMode: ExpressibleByArgument {}
-
-extension BeaconScanner {
-    /// True when the scanner gave up (its first start failed or reconnects ran out).
-    var lastErrorIsFinal: Bool {
-        if case .failed = state { return true }
-        return false
-    }
-}
-
-/// `--hci SPEC`, shared by scan, advertise and monitor, and the helpers they share.
-struct ControllerOptions: ParsableArguments {
-    @Option(name: .customLong("hci"), help: "The controller: hciN[:user|:raw], tcp:HOST:PORT or serial:PATH[:BAUD].")
-    var hci: String
-
-    func specification() throws -> HCITransportSpecification {
-        do {
-            return try HCITransportSpecification(parsing: hci)
-        } catch {
-            throw RegionKitError(.invalidArgument, "--hci \(error.message)")
-        }
-    }
-
-    /// Sleeps for `duration` seconds (forever when nil) while `healthy()` holds, checking 10 times a second.
-    static func wait(duration: Double?, while healthy: () -> Bool) async throws {
-        let end = duration.map { ContinuousClock.now + .milliseconds(Int64($0 * 1000)) }
-        while healthy() {
-            if let end, ContinuousClock.now >= end { return }
-            try await Task.sleep(for: .milliseconds(100))
-        }
-    }
-}
-
-/// Real time counted from when the command started, so `t` in the output is seconds since start
-/// (the same convention as `simulate`, whose printer reports times from zero).
-final class ElapsedClock: MonitoringClock {
-    private let system = SystemClock()
-    private let origin: Timestamp
-
-    init() { origin = system.now }
-
-    var now: Timestamp { Timestamp(seconds: system.now - origin) }
-
-    func schedule(at deadline: Timestamp, _ work: @escaping @Sendable () -> Void) -> ScheduledTimer {
-        system.schedule(at: deadline + origin.seconds, work)
     }
 }

@@ -2,26 +2,26 @@ import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
-@testable import RegionKitHCI
 
-/// Runs blocking work on its own thread, so tests never block Swift concurrency threads.
-func offThread<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
-    await withCheckedContinuation { continuation in
-        Thread { continuation.resume(returning: work()) }.start()
-    }
-}
-
-/// A scripted fake controller on 127.0.0.1: listens on a free port, accepts one
-/// host, and lets the test read what the host sent and write raw bytes back.
-final class LoopbackPeer: @unchecked Sendable {
-    let listener: Int32
-    let port: UInt16
+/// A scripted peer on 127.0.0.1 (a fake controller for the TCP transport, say): listens on a free
+/// port, accepts one host, and lets the test read what the host sent and write raw bytes back.
+///
+/// ```swift
+/// let peer = try LoopbackPeer()
+/// defer { peer.shutdown() }
+/// async let connected = peer.accept()
+/// let transport = try await TCPTransport.connect(host: "127.0.0.1", port: peer.port)
+/// #expect(await connected)
+/// ```
+public final class LoopbackPeer: @unchecked Sendable {
+    public let listener: Int32
+    public let port: UInt16
     private let lock = NSLock()
     private var client: Int32 = -1
 
-    init(backlog: Int32 = 1) throws {
+    public init(backlog: Int32 = 1) throws {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard descriptor >= 0 else { throw SystemCallError(call: "socket", errno: errno) }
+        guard descriptor >= 0 else { throw TestFailure("socket() failed: errno \(errno)") }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = 0
@@ -32,7 +32,7 @@ final class LoopbackPeer: @unchecked Sendable {
         guard bound == 0, listen(descriptor, backlog) == 0 else {
             let code = errno
             _ = close(descriptor)
-            throw SystemCallError(call: "bind/listen", errno: code)
+            throw TestFailure("bind/listen on 127.0.0.1 failed: errno \(code)")
         }
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         _ = withUnsafeMutablePointer(to: &address) {
@@ -43,7 +43,7 @@ final class LoopbackPeer: @unchecked Sendable {
     }
 
     /// Waits (at most `timeoutMilliseconds`) for the host to connect.
-    func accept(timeoutMilliseconds: Int32 = 20_000) async -> Bool {
+    public func accept(timeoutMilliseconds: Int32 = 20_000) async -> Bool {
         let listener = self.listener
         let accepted = await offThread { () -> Int32 in
             var fds = [pollfd(fd: listener, events: Int16(POLLIN), revents: 0)]
@@ -55,7 +55,7 @@ final class LoopbackPeer: @unchecked Sendable {
     }
 
     /// Reads exactly `count` bytes from the host, or fewer on timeout/EOF.
-    func read(_ count: Int, timeoutMilliseconds: Int32 = 20_000) async -> [UInt8] {
+    public func read(_ count: Int, timeoutMilliseconds: Int32 = 20_000) async -> [UInt8] {
         let client = lock.withLock { self.client }
         return await offThread { () -> [UInt8] in
             var result: [UInt8] = []
@@ -71,20 +71,20 @@ final class LoopbackPeer: @unchecked Sendable {
         }
     }
 
-    func write(_ bytes: [UInt8]) {
+    public func write(_ bytes: [UInt8]) {
         let client = lock.withLock { self.client }
         _ = bytes.withUnsafeBytes { send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
     }
 
     /// Closes the host connection (the controller "goes away").
-    func dropClient() {
+    public func dropClient() {
         lock.withLock {
             if client >= 0 { _ = close(client) }
             client = -1
         }
     }
 
-    func shutdown() {
+    public func shutdown() {
         dropClient()
         _ = close(listener)
     }

@@ -39,8 +39,7 @@ struct Monitor: AsyncParsableCommand {
     @Flag(help: "Also range the beacons of every region (didRangeBeacons every second).")
     var range = false
 
-    @Flag(help: "Print one JSON object per line instead of a timeline.")
-    var json = false
+    @OptionGroup var output: EventOutputOptions
 
     @Option(help: "Monitoring profile: corelocation, altbeacon or responsive.")
     var profile: ProfileOption?
@@ -53,9 +52,6 @@ struct Monitor: AsyncParsableCommand {
 
     @Option(help: "Record every HCI packet to this btsnoop file (replay it with `regionkit replay FILE`).")
     var capture: String?
-
-    @Flag(help: "Also print authorization changes and ranging failures in --json output.")
-    var allEvents = false
 
     func validate() throws {
         guard hci != nil || gpsd != nil else { throw ValidationError("give --hci SPEC (beacon regions) and/or --gpsd HOST:PORT (circular regions)") }
@@ -87,7 +83,7 @@ struct Monitor: AsyncParsableCommand {
             let manager = LocationManager(profile: monitoringProfile,
                                           automation: Automation(requestStateOnStart: true, retry: Automation.Retry()),
                                           clock: clock, sources: sources)
-            let forwarder = PrintingDelegate(printer: EventPrinter(json: json, allEvents: allEvents))
+            let forwarder = PrintingDelegate(printer: output.printer())
             manager.delegate = forwarder
             let scanner = specification.map { BeaconScanner(specification: $0, manager: manager, capture: captureFile) }
             if let scanner {
@@ -129,20 +125,5 @@ struct Monitor: AsyncParsableCommand {
         }
         guard !host.isEmpty else { throw RegionKitError(.invalidArgument, "--gpsd '\(text)': empty host") }
         return (String(host), port)
-    }
-}
-
-/// Forwards every manager event to an ``EventPrinter`` until closed.
-final class PrintingDelegate: LocationManagerDelegate, Sendable {
-    private let printer: EventPrinter
-    private let open = Atomic<Bool>(true)
-
-    init(printer: EventPrinter) { self.printer = printer }
-
-    func close() { open.store(false, ordering: .sequentiallyConsistent) }
-
-    func locationManager(_ manager: LocationManager, didReceive event: LocationEvent) {
-        guard open.load(ordering: .sequentiallyConsistent) else { return }
-        printer.print(.location(event))
     }
 }

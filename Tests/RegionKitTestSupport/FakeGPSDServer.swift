@@ -5,16 +5,21 @@ import Glibc
 
 /// A scripted TCP server on 127.0.0.1 (ephemeral port) that plays gpsd for client tests.
 /// Each accepted connection gets the next script: lines to send, then the connection closes.
-final class FakeGPSDServer: @unchecked Sendable {
-    let port: UInt16
+///
+/// ```swift
+/// let server = try FakeGPSDServer(scripts: [[#"{"class":"VERSION","release":"3.25"}"#]])
+/// let events = await collect(GPSDClient(host: "127.0.0.1", port: server.port).events(), count: 2, timeout: 5)
+/// ```
+public final class FakeGPSDServer: @unchecked Sendable {
+    public let port: UInt16
     private let listener: Int32
     private let lock = NSLock()
     private var _received: [String] = []
     private var scripts: [[String]]
 
-    var received: [String] { lock.lock(); defer { lock.unlock() }; return _received }
+    public var received: [String] { lock.lock(); defer { lock.unlock() }; return _received }
 
-    init(scripts: [[String]]) throws {
+    public init(scripts: [[String]]) throws {
         self.scripts = scripts
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         var yes: Int32 = 1
@@ -67,7 +72,7 @@ final class FakeGPSDServer: @unchecked Sendable {
 }
 
 /// Collects up to `count` elements of an async sequence, giving up after `seconds`.
-func collect<S: AsyncSequence & Sendable>(
+public func collect<S: AsyncSequence & Sendable>(
     _ sequence: S, count: Int, timeout seconds: Double, until done: @escaping @Sendable ([S.Element]) -> Bool = { _ in false }
 ) async -> [S.Element]
 where S.Element: Sendable {

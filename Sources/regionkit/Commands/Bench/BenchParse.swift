@@ -39,8 +39,7 @@ struct BenchParse: AsyncParsableCommand {
     @Option(help: "Aggregate reports per second used to timestamp the ingest pass.")
     var rate: Double = 10_000
 
-    @Flag(help: "Print one JSON object instead of text.")
-    var json = false
+    @OptionGroup var output: OutputOptions
 
     func validate() throws {
         guard regions >= 1 else { throw ValidationError("--regions must be >= 1") }
@@ -80,7 +79,7 @@ struct BenchParse: AsyncParsableCommand {
         let inside = monitored.filter { engine.state(of: $0.identifier) == .inside }.count
 
         let parseSeconds = parseTime.inSeconds, ingestSeconds = ingestTime.inSeconds
-        if json {
+        if output.json {
             var line = JSONLine()
             line.add("events", tally.events)
             line.add("reports", tally.reports)

@@ -3,6 +3,7 @@ import Foundation
 import RegionKit
 import RegionKitBluetooth
 import RegionKitHCI
+import RegionKitHCITesting
 
 extension Bench {
     /// `regionkit bench latency`: time from an HCI advertising report reaching the host stack to
@@ -28,7 +29,7 @@ extension Bench {
             let probe = LatencyProbe()
             let manager = LocationManager(profile: .responsive)
             manager.delegate = probe
-            let controller = InMemoryHCIController()
+            let controller = InMemoryHCIController(supportsExtendedAdvertising: false)
             let scanner = BeaconScanner(manager: manager, transportName: "memory") { controller }
             try await BluetoothError.bridged { () async throws(BluetoothError) in try await scanner.start() }
             let regions = try (0..<reports).map { index -> Region in
