@@ -142,6 +142,16 @@ public final class PresenceHub: Sendable {
     public func shutdown(drainTimeout: Duration = .seconds(3)) async {
         // The disconnection below is ours: it must not read as the beacon source failing.
         stopping.withLock { $0 = true }
+        if let statistics = ingest?.statistics {
+            let rejected = statistics.rejected.sorted { $0.key < $1.key }.map { "\($0.key):\($0.value)" }.joined(separator: ",")
+            let metadata: Logger.Metadata = [
+                "messages": "\(statistics.messages)", "sightings": "\(statistics.sightings)",
+                "ignored": "\(statistics.ignored.values.reduce(0, +))", "rejected": "\(statistics.rejectedTotal)",
+                "rejected-by-kind": "\(rejected)", "unrouted": "\(statistics.unrouted)",
+            ]
+            // A warning when messages were rejected, so it shows at the daemon's usual log levels.
+            logger.log(level: statistics.rejectedTotal > 0 ? .warning : .info, "MQTT sources: totals since start", metadata: metadata)
+        }
         // The publisher loop stops first, so the drain below is the only one publishing.
         if let publisher = publisherTask.withLock({ $0.take() }) {
             publisher.cancel()
