@@ -76,6 +76,7 @@ let package = Package(
             "RegionKitMQTT",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOEmbedded", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "Logging", package: "swift-log"),
         ]),
         .testTarget(name: "regionkitTests", dependencies: ["regionkit", "RegionKitStore"]),
