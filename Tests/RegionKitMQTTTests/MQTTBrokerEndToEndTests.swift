@@ -56,7 +56,8 @@ struct MQTTBrokerEndToEndTests {
         #expect(got.count == count + 2)
         #expect(got.prefix(2).map(\.payload) == ["zero", "one"])
         #expect(got.prefix(2).map(\.qos) == [0, 1])
-        #expect(Set(got.dropFirst(2).map(\.payload)) == Set((0..<count).map { "\($0)" }))
+        let missing = Set((0..<count).map { "\($0)" }).subtracting(got.dropFirst(2).map(\.payload))
+        #expect(missing.isEmpty, "\(missing.count) of the pipelined messages missing")
 
         // Unsubscribed: nothing more arrives.
         try await probe.client.unsubscribe("rk/in/#")

@@ -166,6 +166,8 @@ final class MosquittoBroker: @unchecked Sendable {
             "listener \(port) 127.0.0.1",
             "allow_anonymous \(configuration.allowAnonymous)",
             "persistence false",
+            // The default (1000) silently drops QoS 1 messages queued for a slow subscriber (a loaded test machine).
+            "max_queued_messages 0",
             "log_dest file \(logFile)",
             "log_type error",
             "log_type warning",
