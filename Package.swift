@@ -85,6 +85,13 @@ let package = Package(
             "RegionKitCore", "RegionKit", "RegionKitStore", "RegionKitService", "RegionKitSimulation", "RegionKitGateway", "RegionKitMQTT",
             "RegionKitTestSupport",
         ]),
+        .testTarget(name: "RegionKitMQTTTests", dependencies: [
+            "RegionKitMQTT", "RegionKitTestSupport",
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOEmbedded", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
         .testTarget(name: "regionkitTests", dependencies: ["regionkit", "RegionKitStore", "RegionKitTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
