@@ -4,7 +4,7 @@ import Testing
 import RegionKitTestSupport
 import RegionKitHCITesting
 
-@Suite("BeaconAdvertiser without a radio (spec §4)")
+@Suite("BeaconAdvertiser without a radio (spec §4)", .tags(.realTime))
 struct BeaconAdvertiserTests {
     static let frame = IBeaconFrame(identity: Sample.identity, measuredPower: -63)
 
