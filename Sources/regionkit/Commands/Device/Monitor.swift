@@ -37,8 +37,7 @@ struct Monitor: AsyncParsableCommand {
     @Option(help: "A distance model file from `regionkit calibrate` (its model and RSSI filter replace the profile's).")
     var distanceModel: String?
 
-    @Option(help: "Stop after this many seconds (default: run until interrupted).")
-    var duration: Double?
+    @OptionGroup var runFor: DurationOptions
 
     @Option(help: "Record every HCI packet to this btsnoop file (replay it with `regionkit replay FILE`).")
     var capture: String?
@@ -50,7 +49,6 @@ struct Monitor: AsyncParsableCommand {
         }
         if !regionOptions.beaconSpecifiers.isEmpty && hci == nil { throw ValidationError("--region needs --hci (a Bluetooth controller)") }
         if !regionOptions.geofenceSpecifiers.isEmpty && gpsd == nil { throw ValidationError("--geofence needs --gpsd (a location source)") }
-        if let duration { guard duration.isFinite, duration > 0 else { throw ValidationError("--duration must be a positive number of seconds, got \(duration)") } }
     }
 
     func run() async throws {
@@ -84,7 +82,7 @@ struct Monitor: AsyncParsableCommand {
                 manager.startMonitoring(for: region)
                 if range, case .beacon(let beacon) = region { manager.startRangingBeacons(in: beacon) }
             }
-            try await ControllerOptions.wait(duration: duration) { !(scanner?.lastErrorIsFinal ?? false) }
+            try await runFor.wait { !(scanner?.lastErrorIsFinal ?? false) }
             forwarder.close() // the sources' own shutdown is not a monitoring failure worth printing
             location?.cancel()
             let finalState = scanner?.state
