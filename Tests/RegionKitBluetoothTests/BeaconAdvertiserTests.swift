@@ -44,6 +44,28 @@ struct BeaconAdvertiserTests {
         await advertiser.stop()
     }
 
+    @Test("A controller that never answers: the command times out after the configured 2 s of (virtual) time")
+    func enableUnanswered() async throws {
+        let controller = InMemoryHCIController()
+        controller.silentOpcodes = [.leSetAdvertisingData]
+        let clock = TestClock()
+        let advertiser = BeaconAdvertiser(transport: controller, clock: clock, configuration: .init(frame: Self.frame))
+        let starting = Task { try await advertiser.start() }
+        try await eventually("the advertising data sent") { controller.sentOpcodes.contains(.leSetAdvertisingData) }
+        try await clock.waitForSleepers(1)
+        clock.advance(by: .milliseconds(1_999))
+        #expect(clock.sleepers == 1 && !advertiser.isAdvertising)
+        clock.advance(by: .milliseconds(1))
+        do {
+            try await starting.value
+            Issue.record("start() succeeded although the controller never answered")
+        } catch let error as BluetoothError {
+            #expect(error.code == .commandTimedOut && error.opcode == .leSetAdvertisingData, "\(error)")
+        }
+        #expect(!controller.sentOpcodes.contains(.leSetAdvertisingEnable))
+        await advertiser.stop()
+    }
+
     @Test("The controller refusing to enable: typed error, isAdvertising false")
     func enableRefused() async throws {
         let controller = InMemoryHCIController()
