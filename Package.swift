@@ -2,7 +2,8 @@
 import PackageDescription
 
 // Dependencies point inward: RegionKitCore (pure values) <- RegionKitEngine (pure state machines)
-// <- RegionKit (facade, clocks) <- RegionKitSimulation (virtual world) <- regionkit (CLI wiring).
+// <- RegionKit (facade, clocks) <- RegionKitSimulation (virtual world) <- RegionKitEvaluation
+// (measuring detection and distance quality) <- regionkit (CLI wiring).
 let package = Package(
     name: "RegionKit",
     platforms: [.macOS(.v15)],
@@ -11,6 +12,7 @@ let package = Package(
         .library(name: "RegionKitEngine", targets: ["RegionKitEngine"]),
         .library(name: "RegionKit", targets: ["RegionKit"]),
         .library(name: "RegionKitSimulation", targets: ["RegionKitSimulation"]),
+        .library(name: "RegionKitEvaluation", targets: ["RegionKitEvaluation"]),
         .library(name: "RegionKitGateway", targets: ["RegionKitGateway"]),
         .library(name: "RegionKitStore", targets: ["RegionKitStore"]),
         .library(name: "RegionKitService", targets: ["RegionKitService"]),
@@ -29,6 +31,13 @@ let package = Package(
         .target(name: "RegionKitEngine", dependencies: ["RegionKitCore"]),
         .target(name: "RegionKit", dependencies: ["RegionKitCore", "RegionKitEngine"]),
         .target(name: "RegionKitSimulation", dependencies: ["RegionKitCore", "RegionKitEngine", "RegionKit"]),
+        // Offline measurement: distance models against labelled RSSI, detection quality on gateway
+        // recordings (ground truth as data) and in seeded simulation sweeps.
+        .target(
+            name: "RegionKitEvaluation",
+            dependencies: ["RegionKitCore", "RegionKitEngine", "RegionKit", "RegionKitSimulation"],
+            resources: [.copy("Resources/beacon-runs-ground-truth.json")]
+        ),
         .systemLibrary(name: "CZlib", providers: [.apt(["zlib1g-dev"])]),
         .target(name: "RegionKitGateway", dependencies: ["RegionKitCore", "CZlib"]),
         .target(name: "RegionKitHCI"),
@@ -45,8 +54,8 @@ let package = Package(
         .executableTarget(
             name: "regionkit",
             dependencies: [
-                "RegionKitCore", "RegionKitEngine", "RegionKit", "RegionKitSimulation", "RegionKitGateway",
-                "RegionKitStore", "RegionKitService", "RegionKitBluetooth", "RegionKitLocation",
+                "RegionKitCore", "RegionKitEngine", "RegionKit", "RegionKitSimulation", "RegionKitEvaluation",
+                "RegionKitGateway", "RegionKitStore", "RegionKitService", "RegionKitBluetooth", "RegionKitLocation",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Logging", package: "swift-log"),
@@ -56,6 +65,7 @@ let package = Package(
         .testTarget(name: "RegionKitEngineTests", dependencies: ["RegionKitCore", "RegionKitEngine"]),
         .testTarget(name: "RegionKitTests", dependencies: ["RegionKitCore", "RegionKitEngine", "RegionKit"]),
         .testTarget(name: "RegionKitSimulationTests", dependencies: ["RegionKitCore", "RegionKitEngine", "RegionKit", "RegionKitSimulation"]),
+        .testTarget(name: "RegionKitEvaluationTests", dependencies: ["RegionKitCore", "RegionKitEngine", "RegionKit", "RegionKitSimulation", "RegionKitGateway", "RegionKitEvaluation"]),
         .testTarget(name: "RegionKitGatewayTests", dependencies: ["RegionKitCore", "RegionKit", "RegionKitGateway", "RegionKitSimulation"]),
         .testTarget(name: "RegionKitHCITests", dependencies: ["RegionKitHCI"]),
         .testTarget(name: "RegionKitLocationTests", dependencies: ["RegionKitCore", "RegionKitEngine", "RegionKit", "RegionKitLocation"]),

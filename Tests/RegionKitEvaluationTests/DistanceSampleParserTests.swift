@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-@testable import RegionKitEngine
+import RegionKitEngine
+@testable import RegionKitEvaluation
 
 @Suite("Distance samples: CSV time,rssi,distance (cm)")
 struct DistanceSampleParserTests {

@@ -8,19 +8,6 @@
 /// ReplayMetrics.percentile([1, 2, 3, 4], 0.5)                              // 2 (nearest rank)
 /// ```
 public enum ReplayMetrics {
-    /// A labelled stretch of time: the beacon was in `room` (a scanner ID) from `start` to `end`.
-    public struct RoomPeriod: Hashable, Sendable {
-        public var start: Double
-        public var end: Double
-        public var room: String
-
-        public init(start: Double, end: Double, room: String) {
-            self.start = start
-            self.end = end
-            self.room = room
-        }
-    }
-
     /// A nearest-scanner decision: from `time` on, the engine said the beacon is at `room`.
     public struct RoomDecision: Hashable, Sendable {
         public var time: Double
@@ -76,17 +63,19 @@ public enum ReplayMetrics {
     /// Scores nearest-scanner decisions against labelled periods. Each period loses `tolerance`
     /// seconds at both ends (the labels' times are rough) and is clipped to `within`; what is left
     /// is scored, and the part of it where the latest decision names the period's room is correct.
-    /// Time before the first decision counts as wrong. Unlabelled time is not scored.
+    /// Time before the first decision counts as wrong. Unlabelled time and transitions (`room ==
+    /// nil`) are not scored; an open start or end is the bound of `within`.
     public static func roomScore(decisions: [RoomDecision], periods: [RoomPeriod], tolerance: Double,
                                  within bounds: ClosedRange<Double>) -> RoomScore {
         let decisions = decisions.sorted { $0.time < $1.time }
         var score = RoomScore()
         for period in periods {
-            let start = max(period.start + tolerance, bounds.lowerBound)
-            let end = min(period.end - tolerance, bounds.upperBound)
+            guard let room = period.room else { continue }
+            let start = max((period.start ?? bounds.lowerBound) + tolerance, bounds.lowerBound)
+            let end = min((period.end ?? bounds.upperBound) - tolerance, bounds.upperBound)
             guard end > start else { continue }
             score.scored += end - start
-            for (index, decision) in decisions.enumerated() where decision.room == period.room {
+            for (index, decision) in decisions.enumerated() where decision.room == room {
                 let until = index + 1 < decisions.count ? decisions[index + 1].time : Double.infinity
                 let overlap = min(until, end) - max(decision.time, start)
                 if overlap > 0 { score.correct += overlap }

@@ -1,5 +1,6 @@
 import Foundation
 import RegionKit
+import RegionKitSimulation
 
 /// Detection quality in simulation: how late each profile notices that a beacon left, and how
 /// often it says a beacon left that never did, across advertising intervals, loss rates and

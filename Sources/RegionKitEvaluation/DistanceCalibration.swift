@@ -1,4 +1,4 @@
-import RegionKitCore
+import RegionKitEngine
 /// Fits RegionKit's ``LinearDistanceModel`` to RSSI samples taken at known distances.
 ///
 /// The rule, the same for every model RegionKit evaluates:

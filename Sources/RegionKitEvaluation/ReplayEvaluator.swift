@@ -1,5 +1,6 @@
 import Synchronization
 import RegionKit
+import RegionKitSimulation
 
 /// Measures a monitoring profile's detection quality on a recording of gateway sightings, by
 /// replaying it through a real ``LocationManager`` / `MonitoringEngine` in virtual time
@@ -22,7 +23,7 @@ import RegionKit
 /// let result = try ReplayEvaluator(profile: .responsive).evaluate(
 ///     recording: recording.fileName, observations: recording.observations,
 ///     originMilliseconds: recording.originMilliseconds,
-///     groundTruth: BeaconRunGroundTruth.forRecording(named: recording.fileName))
+///     groundTruth: try GroundTruthCatalog.beaconRuns().truth(forRecording: recording.fileName))
 /// print(result.falseExits?.count ?? 0, result.latency(.tenHertz).p50 ?? .nan)
 /// ```
 public struct ReplayEvaluator: Sendable {
@@ -148,14 +149,15 @@ public struct ReplayEvaluator: Sendable {
 
         // Exits of carried beacons while the timeline has them sitting in a scanner's room.
         var stayExits: ReplayEvaluation.FalseExits?
-        if let truth = groundTruth, !truth.periods.isEmpty {
+        if let truth = groundTruth, !truth.labels.isEmpty {
             var found = ReplayEvaluation.FalseExits(events: [], beaconHours: 0, streams: 0)
-            for period in truth.periods {
+            for label in truth.labels {
+                let period = label.period.onRecordingClock(originMilliseconds: originMilliseconds)
                 guard let room = period.room else { continue }
-                let from = max(start, (period.start.map { Double($0 - originMilliseconds) / 1000 } ?? start) + options.tolerance)
-                let until = min(end, (period.end.map { Double($0 - originMilliseconds) / 1000 } ?? end) - options.tolerance)
+                let from = max(start, (period.start ?? start) + options.tolerance)
+                let until = min(end, (period.end ?? end) - options.tolerance)
                 guard until > from else { continue }
-                let key = SightingStream.Key(identity: period.identity, scannerID: room)
+                let key = SightingStream.Key(identity: label.identity, scannerID: room)
                 found.streams += 1
                 found.beaconHours += (until - from) / 3600
                 found.events += (exits[key.description] ?? []).filter { $0 >= from && $0 <= until }
@@ -177,7 +179,7 @@ public struct ReplayEvaluator: Sendable {
                                                     tolerance: options.tolerance, within: start...max(start, end))
                 if carried.contains(identity) { carriedScores[identity] = score } else { stationaryScores[identity] = score }
             }
-            if !truth.periods.isEmpty { carriedRooms = ReplayEvaluation.RoomAssignment(beacons: carriedScores) }
+            if !truth.labels.isEmpty { carriedRooms = ReplayEvaluation.RoomAssignment(beacons: carriedScores) }
             if !truth.stationary.isEmpty { stationaryRooms = ReplayEvaluation.RoomAssignment(beacons: stationaryScores) }
             notes += truth.notScored
         } else {

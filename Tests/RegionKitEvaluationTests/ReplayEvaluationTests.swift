@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import RegionKit
 import RegionKitSimulation
+@testable import RegionKitEvaluation
 
 /// The measures of `regionkit eval replay` on small hand-made sighting sequences: pure metric
 /// functions first, then whole replays through the real engine with a fixed 3 s exit threshold
@@ -41,9 +42,9 @@ struct ReplayEvaluationTests {
 
     @Test("Room scoring: tolerance trims each period, unlabelled transitions are not scored, time before a decision is wrong")
     func roomScoring() {
-        let periods = [ReplayMetrics.RoomPeriod(start: 0, end: 100, room: "A"),
+        let periods = [RoomPeriod(start: 0, end: 100, room: "A"),
                        // 100...160: carried, not labelled.
-                       ReplayMetrics.RoomPeriod(start: 160, end: 300, room: "B")]
+                       RoomPeriod(start: 160, end: 300, room: "B")]
         let decisions = [ReplayMetrics.RoomDecision(time: 20, room: "A"),
                          ReplayMetrics.RoomDecision(time: 130, room: "B"),   // inside the transition: no penalty
                          ReplayMetrics.RoomDecision(time: 250, room: "A")]   // wrong from 250 on
@@ -82,20 +83,26 @@ struct ReplayEvaluationTests {
         #expect(stream.silences(atLeast: 60) == [.init(lastSighting: 1, resumed: 101), .init(lastSighting: 102, resumed: nil)])
     }
 
-    @Test("The README's wall-clock times convert to the recording's epoch (PST = UTC−8)")
-    func wallClock() {
+    @Test("The ground-truth file's ISO 8601 times are the recording's epoch (PST = UTC−8), moved onto its clock in whole milliseconds")
+    func groundTruthTimes() throws {
         // FourScannersRun1-2015-03-07 starts at 1425757567417 ms = 11:46:07.417 PST.
-        #expect(BeaconRunGroundTruth.wallClock("2015-03-07 11:46:07", utcOffsetHours: -8) == 1_425_757_567_000)
-        #expect(BeaconRunGroundTruth.wallClock("1970-01-01 00:00:00", utcOffsetHours: 0) == 0)
-        #expect(BeaconRunGroundTruth.wallClock("2000-03-01 00:00:00", utcOffsetHours: 0) == 951_868_800_000)
+        #expect(try GroundTruthCatalog.time("2015-03-07T11:46:07-08:00", "test") == 1_425_757_567)
+        #expect(try GroundTruthCatalog.time("1970-01-01T00:00:00Z", "test") == 0)
+        #expect(try GroundTruthCatalog.time("2000-03-01T00:00:00+00:00", "test") == 951_868_800)
+        let period = RoomPeriod(start: 1_425_757_571, end: nil, room: "Room201").onRecordingClock(originMilliseconds: 1_425_757_567_417)
+        #expect(period.start == 3.583 && period.end == nil && period.room == "Room201")
     }
 
     @Test("The transcribed timelines are consistent: each beacon's periods follow each other, rooms alternate with transitions")
     func groundTruthTable() throws {
-        let four = try #require(BeaconRunGroundTruth.forRecording(named: "/x/FourScannersRun#1-2015-03-07.json"))
+        let catalog = try GroundTruthCatalog.beaconRuns()
+        #expect(catalog.recordings.count == 3)
+        let four = try #require(catalog.truth(forRecording: "/x/FourScannersRun#1-2015-03-07.json"))
         #expect(four.stationary.count == 4 && four.carried.count == 6)
+        // Heartbeat beacons: UUID DAF246CEF[RRR]11E4B116123B93F75CBA, major RRR, minor 20.
+        #expect(four.stationary.map(\.identity.description).first == "DAF246CE-F201-11E4-B116-123B93F75CBA:201:20")
         for identity in four.carried {
-            let periods = four.periods.filter { $0.identity == identity }
+            let periods = four.labels.filter { $0.identity == identity }.map(\.period)
             #expect(periods.count == 5, "\(identity)")
             for (previous, next) in zip(periods, periods.dropFirst()) {
                 #expect(previous.end == next.start, "\(identity): gap or overlap at \(String(describing: previous.end))")
@@ -103,9 +110,24 @@ struct ReplayEvaluationTests {
                 #expect(try #require(previous.start) < (try #require(previous.end)))
             }
             #expect(periods.first?.room == "Room201" && periods.last?.room == "Room201", "all beacons start and end in 201")
+            // 11:46:11 to 11:58:43 PST.
+            #expect(periods.first?.start == 1_425_757_571 && periods.last?.end == 1_425_758_323)
         }
-        #expect(BeaconRunGroundTruth.forRecording(named: "TwoScannersRun1-2015-03-03.json.gz")?.stationary.count == 3)
-        #expect(BeaconRunGroundTruth.forRecording(named: "unknown.json.gz") == nil)
+        #expect(catalog.truth(forRecording: "TwoScannersRun1-2015-03-03.json.gz")?.stationary.count == 3)
+        #expect(catalog.truth(forRecording: "unknown.json.gz") == nil)
+    }
+
+    @Test("A malformed ground-truth file is a malformedInput error naming the row")
+    func malformedGroundTruth() throws {
+        let badBeacon = #"{"recordings":[{"file":"r.json","stationary":[{"beacon":"nope:1:2","scanner":"A","readme":"x"}],"periods":[]}]}"#
+        let error = try #require(throws: RegionKitError.self) { try GroundTruthCatalog(data: Data(badBeacon.utf8), source: "t.json") }
+        #expect(error.code == .malformedInput && error.message.contains("stationary[0]") && error.message.contains("nope:1:2"))
+        let badTime = #"{"recordings":[{"file":"r.json","stationary":[],"periods":[{"beacon":"E2C56DB5-DFFB-48D2-B060-D0F5A71096E0:1:2","start":"11:46","room":"A","readme":"x"}]}]}"#
+        let timeError = try #require(throws: RegionKitError.self) { try GroundTruthCatalog(data: Data(badTime.utf8), source: "t.json") }
+        #expect(timeError.message.contains("periods[0].start"))
+        let backwards = #"{"recordings":[{"file":"r.json","stationary":[],"periods":[{"beacon":"E2C56DB5-DFFB-48D2-B060-D0F5A71096E0:1:2","start":"2015-03-07T11:46:11Z","end":"2015-03-07T11:46:10Z","readme":"x"}]}]}"#
+        #expect(throws: RegionKitError.self) { try GroundTruthCatalog(data: Data(backwards.utf8), source: "t.json") }
+        #expect(throws: RegionKitError.self) { try GroundTruthCatalog(data: Data("[]".utf8), source: "t.json") }
     }
 
     // MARK: - Whole replays through the engine
@@ -141,13 +163,13 @@ struct ReplayEvaluationTests {
     }
 
     static func truth(carriedInBFrom roomBStart: Double) -> BeaconRunGroundTruth {
-        func ms(_ seconds: Double) -> Int64 { origin + Int64(seconds * 1000) }
+        func epoch(_ seconds: Double) -> Double { Double(origin) / 1000 + seconds }
         return BeaconRunGroundTruth(
             fileName: "synthetic.json",
             stationary: [.init(identity: stationary, scannerID: "A", readme: "sat on A")],
-            periods: [.init(identity: carried, start: nil, end: ms(120), room: "A", readme: "in A"),
-                      .init(identity: carried, start: ms(120), end: ms(roomBStart), room: nil, readme: "carried"),
-                      .init(identity: carried, start: ms(roomBStart), end: nil, room: "B", readme: "in B")])
+            labels: [.init(identity: carried, period: RoomPeriod(start: nil, end: epoch(120), room: "A"), readme: "in A"),
+                     .init(identity: carried, period: RoomPeriod(start: epoch(120), end: epoch(roomBStart), room: nil), readme: "carried"),
+                     .init(identity: carried, period: RoomPeriod(start: epoch(roomBStart), end: nil, room: "B"), readme: "in B")])
     }
 
     @Test("A replay counts the false exit and the flap, measures latency per rate class, scores rooms")

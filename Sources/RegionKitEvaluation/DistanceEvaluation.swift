@@ -1,4 +1,4 @@
-import RegionKitCore
+import RegionKitEngine
 /// How well one model (after one RSSI filter) estimates known distances: absolute errors, their
 /// median and 90th percentile, and the proximity-class confusion.
 ///

@@ -1,4 +1,4 @@
-import RegionKitCore
+import RegionKitEngine
 /// Counts of true proximity class (from the known distance) against the class of the estimate.
 ///
 /// ```swift

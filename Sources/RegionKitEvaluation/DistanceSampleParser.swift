@@ -1,4 +1,4 @@
-import RegionKitCore
+import RegionKitEngine
 /// Reads calibration recordings: CSV rows `time,rssi,distance` with the distance in centimetres,
 /// as in the Herald reference data (`2021-01-03 10:26:48,-54.0,20`).
 ///

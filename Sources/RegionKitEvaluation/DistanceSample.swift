@@ -1,4 +1,4 @@
-import RegionKitCore
+import RegionKitEngine
 /// One RSSI reading taken at a known distance: a row of a calibration recording.
 ///
 /// ```swift

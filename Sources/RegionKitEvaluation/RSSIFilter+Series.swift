@@ -1,4 +1,4 @@
-import RegionKitCore
+import RegionKitEngine
 extension RSSIFilter {
     /// The filtered RSSI right after each sample of a time series, as ranging computes it: causal
     /// (only that sample and earlier ones), over the series' own timestamps.

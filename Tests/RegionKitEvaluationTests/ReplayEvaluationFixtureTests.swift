@@ -3,6 +3,7 @@ import Testing
 import RegionKit
 import RegionKitGateway
 import RegionKitSimulation
+import RegionKitEvaluation
 
 /// `regionkit eval replay`'s measures on the real gateway recordings (shared/fixtures/beacon-runs):
 /// the structure and sanity of the result, not the figures (those come from a release build).
@@ -10,7 +11,7 @@ import RegionKitSimulation
 struct ReplayEvaluationFixtureTests {
     static func evaluate(_ name: String, _ profile: MonitoringProfile) throws -> (GatewayRecording, ReplayEvaluation) {
         let recording = try GatewayRecording(path: Fixtures.beaconRun(name))
-        let truth = BeaconRunGroundTruth.forRecording(named: recording.fileName)
+        let truth = try GroundTruthCatalog.beaconRuns().truth(forRecording: recording.fileName)
         #expect(truth != nil, "\(name) is described by the README")
         let result = try ReplayEvaluator(profile: profile).evaluate(recording: recording.fileName, observations: recording.observations,
                                                                     originMilliseconds: recording.originMilliseconds, groundTruth: truth)

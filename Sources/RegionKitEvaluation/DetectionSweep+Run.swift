@@ -1,5 +1,6 @@
 import Foundation
 import RegionKit
+import RegionKitSimulation
 
 /// Running a ``DetectionSweep``: independent, seeded shards (one group of engines each), run in
 /// any order or concurrently, merged per condition and profile.

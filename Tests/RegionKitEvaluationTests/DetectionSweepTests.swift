@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import RegionKit
 import RegionKitSimulation
+import RegionKitEvaluation
 
 /// The detection-quality sweep (`regionkit eval detection`) and its loss channel.
 @Suite("Detection sweep: loss channels, seeded figures, responsive vs Core Location")

@@ -1,4 +1,4 @@
-import RegionKitCore
+import RegionKitEngine
 /// Cross-file evaluation of distance models on recordings at known distances.
 ///
 /// Every ordered pair of recordings (fit, test) is one pairing: RegionKit's model is calibrated on
