@@ -17,6 +17,7 @@ let package = Package(
         .library(name: "RegionKitStore", targets: ["RegionKitStore"]),
         .library(name: "RegionKitService", targets: ["RegionKitService"]),
         .library(name: "RegionKitHCI", targets: ["RegionKitHCI"]),
+        .library(name: "RegionKitBluetooth", targets: ["RegionKitBluetooth"]),
         .library(name: "RegionKitLocation", targets: ["RegionKitLocation"]),
         .executable(name: "regionkit", targets: ["regionkit"]),
     ],
@@ -42,8 +43,6 @@ let package = Package(
         .target(name: "RegionKitGateway", dependencies: ["RegionKitCore", "CZlib"]),
         .target(name: "RegionKitHCI"),
         .target(name: "RegionKitLocation", dependencies: ["RegionKitCore"]),
-        // Benchmark (not a test): fixes/s through MonitoringEngine and index queries/s at 1k–1M regions.
-        .executableTarget(name: "loc-bench", dependencies: ["RegionKitCore", "RegionKitEngine"]),
         .target(name: "RegionKitBluetooth", dependencies: ["RegionKitCore", "RegionKitHCI", "RegionKit"]),
         // The only module importing GRDB.
         .target(name: "RegionKitStore", dependencies: ["RegionKitCore", "RegionKitEngine", "RegionKit", .product(name: "GRDB", package: "GRDB.swift")]),
