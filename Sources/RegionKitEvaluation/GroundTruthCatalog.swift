@@ -32,7 +32,7 @@ public struct GroundTruthCatalog: Hashable, Sendable {
         do {
             data = try Data(contentsOf: url)
         } catch {
-            throw RegionKitError(.malformedInput, "ground truth \(url.path): cannot be read", cause: String(describing: error))
+            throw RegionKitError(.malformedInput, "ground truth \(url.path): cannot be read", cause: error)
         }
         try self.init(data: data, source: url.lastPathComponent)
     }
@@ -43,7 +43,7 @@ public struct GroundTruthCatalog: Hashable, Sendable {
         do {
             file = try JSONDecoder().decode(File.self, from: data)
         } catch {
-            throw RegionKitError(.malformedInput, "ground truth \(source): not the ground-truth JSON format", cause: String(describing: error))
+            throw RegionKitError(.malformedInput, "ground truth \(source): not the ground-truth JSON format", cause: error)
         }
         recordings = try file.recordings.map { recording in
             let place = "ground truth \(source), recording \(recording.file)"
