@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import RegionKitTestSupport
 import RegionKit
 import RegionKitGateway
 import RegionKitSimulation
@@ -7,10 +8,10 @@ import RegionKitEvaluation
 
 /// `regionkit eval replay`'s measures on the real gateway recordings (shared/fixtures/beacon-runs):
 /// the structure and sanity of the result, not the figures (those come from a release build).
-@Suite(.enabled(if: Fixtures.available, Fixtures.skipMessage))
+@Suite(.enabled(if: SharedFixtures.available, SharedFixtures.skipMessage))
 struct ReplayEvaluationFixtureTests {
     static func evaluate(_ name: String, _ profile: MonitoringProfile) throws -> (GatewayRecording, ReplayEvaluation) {
-        let recording = try GatewayRecording(path: Fixtures.beaconRun(name))
+        let recording = try GatewayRecording(path: SharedFixtures.beaconRun(name))
         let truth = try GroundTruthCatalog.beaconRuns().truth(forRecording: recording.fileName)
         #expect(truth != nil, "\(name) is described by the README")
         let result = try ReplayEvaluator(profile: profile).evaluate(recording: recording.fileName, observations: recording.observations,
