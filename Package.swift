@@ -2,7 +2,10 @@
 import PackageDescription
 
 // Dependencies point inward: RegionKitCore (pure values) <- RegionKitEngine (pure state machines)
-// <- RegionKit (facade, clocks) <- RegionKitSimulation (virtual world) <- regionkit (CLI wiring).
+// <- RegionKit (facade, clocks) <- RegionKitSimulation (virtual world) <- RegionKitEvaluation
+// (measuring detection and distance quality). At the edges: HCI/Bluetooth, Location, Gateway
+// (recordings and scanner message formats), Store (GRDB), MQTT (protocol client), Service (the
+// daemon: sources, outputs, hooks, the MQTT presence hub) and regionkit (CLI wiring).
 let package = Package(
     name: "RegionKit",
     platforms: [.macOS(.v15)],
@@ -11,12 +14,14 @@ let package = Package(
         .library(name: "RegionKitEngine", targets: ["RegionKitEngine"]),
         .library(name: "RegionKit", targets: ["RegionKit"]),
         .library(name: "RegionKitSimulation", targets: ["RegionKitSimulation"]),
+        .library(name: "RegionKitEvaluation", targets: ["RegionKitEvaluation"]),
         .library(name: "RegionKitGateway", targets: ["RegionKitGateway"]),
         .library(name: "RegionKitStore", targets: ["RegionKitStore"]),
         .library(name: "RegionKitService", targets: ["RegionKitService"]),
         .library(name: "RegionKitHCI", targets: ["RegionKitHCI"]),
         // Test doubles for users' tests (like NIOEmbedded): an in-memory HCI controller.
         .library(name: "RegionKitHCITesting", targets: ["RegionKitHCITesting"]),
+        .library(name: "RegionKitBluetooth", targets: ["RegionKitBluetooth"]),
         .library(name: "RegionKitLocation", targets: ["RegionKitLocation"]),
         .library(name: "RegionKitMQTT", targets: ["RegionKitMQTT"]),
         .executable(name: "regionkit", targets: ["regionkit"]),
@@ -34,12 +39,19 @@ let package = Package(
         .target(name: "RegionKitEngine", dependencies: ["RegionKitCore"]),
         .target(name: "RegionKit", dependencies: ["RegionKitCore", "RegionKitEngine"]),
         .target(name: "RegionKitSimulation", dependencies: ["RegionKitCore", "RegionKitEngine", "RegionKit"]),
+        // Offline measurement: distance models against labelled RSSI, detection quality on gateway
+        // recordings (ground truth as data) and in seeded simulation sweeps.
+        .target(
+            name: "RegionKitEvaluation",
+            dependencies: ["RegionKitCore", "RegionKitEngine", "RegionKit", "RegionKitSimulation"],
+            resources: [.copy("Resources/beacon-runs-ground-truth.json")]
+        ),
         .systemLibrary(name: "CZlib", providers: [.apt(["zlib1g-dev"])]),
         .target(name: "RegionKitGateway", dependencies: ["RegionKitCore", "CZlib"]),
         .target(name: "RegionKitHCI"),
         .target(name: "RegionKitHCITesting", dependencies: ["RegionKitHCI"]),
-        // Helpers only the test targets use: loopback peers, the Bumble harness, a fake gpsd, the
-        // tool runner (tshark, btmon), test tags. Not a product.
+        // Helpers only the test targets use: loopback peers, the Bumble harness, a fake gpsd, a
+        // private Mosquitto, the tool runner (tshark, btmon), the shared fixtures, test tags. Not a product.
         .target(name: "RegionKitTestSupport", path: "Tests/RegionKitTestSupport"),
         .target(name: "RegionKitLocation", dependencies: ["RegionKitCore"]),
         // MQTT 3.1.1 client on SwiftNIO; depends on no other RegionKit module.
@@ -49,14 +61,12 @@ let package = Package(
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
             .product(name: "Logging", package: "swift-log"),
         ]),
-        // Benchmark (not a test): fixes/s through MonitoringEngine and index queries/s at 1k–1M regions.
-        .executableTarget(name: "loc-bench", dependencies: ["RegionKitCore", "RegionKitEngine"]),
         .target(name: "RegionKitBluetooth", dependencies: ["RegionKitCore", "RegionKitHCI", "RegionKit"]),
         // The only module importing GRDB.
         .target(name: "RegionKitStore", dependencies: ["RegionKitCore", "RegionKitEngine", "RegionKit", .product(name: "GRDB", package: "GRDB.swift")]),
         .target(name: "RegionKitService", dependencies: [
             "RegionKitCore", "RegionKitEngine", "RegionKit", "RegionKitStore",
-            // The daemon's edge: the sources it feeds from.
+            // The daemon's edge: the sources it feeds from and the broker it talks to.
             "RegionKitSimulation", "RegionKitGateway", "RegionKitBluetooth", "RegionKitLocation", "RegionKitMQTT",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Yams", package: "Yams"),
@@ -64,8 +74,9 @@ let package = Package(
         .executableTarget(
             name: "regionkit",
             dependencies: [
-                "RegionKitCore", "RegionKitEngine", "RegionKit", "RegionKitSimulation", "RegionKitGateway",
-                "RegionKitStore", "RegionKitService", "RegionKitBluetooth", "RegionKitLocation",
+                "RegionKitCore", "RegionKitEngine", "RegionKit", "RegionKitSimulation", "RegionKitEvaluation",
+                "RegionKitGateway", "RegionKitStore", "RegionKitService", "RegionKitBluetooth", "RegionKitLocation",
+                "RegionKitMQTT",
                 "RegionKitHCITesting", // bench latency runs the host stack over the in-memory controller
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Yams", package: "Yams"),
@@ -76,7 +87,8 @@ let package = Package(
         .testTarget(name: "RegionKitEngineTests", dependencies: ["RegionKitCore", "RegionKitEngine"]),
         .testTarget(name: "RegionKitTests", dependencies: ["RegionKitCore", "RegionKitEngine", "RegionKit"]),
         .testTarget(name: "RegionKitSimulationTests", dependencies: ["RegionKitCore", "RegionKitEngine", "RegionKit", "RegionKitSimulation"]),
-        .testTarget(name: "RegionKitGatewayTests", dependencies: ["RegionKitCore", "RegionKit", "RegionKitGateway", "RegionKitSimulation"]),
+        .testTarget(name: "RegionKitEvaluationTests", dependencies: ["RegionKitCore", "RegionKitEngine", "RegionKit", "RegionKitSimulation", "RegionKitGateway", "RegionKitEvaluation", "RegionKitTestSupport"]),
+        .testTarget(name: "RegionKitGatewayTests", dependencies: ["RegionKitCore", "RegionKit", "RegionKitGateway", "RegionKitSimulation", "RegionKitTestSupport"]),
         .testTarget(name: "RegionKitHCITests", dependencies: ["RegionKitHCI", "RegionKitTestSupport"]),
         .testTarget(name: "RegionKitLocationTests", dependencies: ["RegionKitCore", "RegionKitEngine", "RegionKit", "RegionKitLocation", "RegionKitTestSupport"]),
         .testTarget(name: "RegionKitBluetoothTests", dependencies: ["RegionKitCore", "RegionKitHCI", "RegionKit", "RegionKitBluetooth", "RegionKitSimulation", "RegionKitHCITesting", "RegionKitTestSupport"]),

@@ -97,7 +97,7 @@ public struct BluetoothError: Error, Sendable, CustomStringConvertible {
     /// The same error as a ``RegionKitError`` (`sourceUnavailable`), for layers that report those.
     public var regionKitError: RegionKitError {
         // An HCIError's message is already part of ours; its own cause (the failing system call) is not.
-        let underlying: String? = if let hci = cause as? HCIError { hci.cause.map { "\($0)" } } else { cause.map { "\($0)" } }
+        let underlying: (any Error)? = if let hci = cause as? HCIError { hci.cause } else { cause }
         return RegionKitError(.sourceUnavailable, message, cause: underlying)
     }
 

@@ -2,29 +2,35 @@
 ///
 /// ```swift
 /// do { _ = try IBeaconFrame.decode(bytes) }
-/// catch { print(error.reason, error.offset, error.message) }
+/// catch { print(error.code, error.offset, error.message) }
 /// ```
 public struct IBeaconDecodingError: Error, Hashable, Sendable, CustomStringConvertible {
-    public enum Reason: String, Hashable, Sendable {
+    /// Why the bytes are not an iBeacon: an open set, compare against the static members.
+    public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+        public var rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+
         /// An AD structure's length runs past the end of the data.
-        case truncatedStructure
+        public static let truncatedStructure = Code(rawValue: "truncatedStructure")
         /// No Manufacturer Specific Data AD structure at all.
-        case noManufacturerData
+        public static let noManufacturerData = Code(rawValue: "noManufacturerData")
         /// Manufacturer data from another company.
-        case wrongCompany
+        public static let wrongCompany = Code(rawValue: "wrongCompany")
         /// Apple manufacturer data of another type (e.g. not 0x02).
-        case wrongType
+        public static let wrongType = Code(rawValue: "wrongType")
         /// iBeacon type but the wrong payload length.
-        case wrongLength
+        public static let wrongLength = Code(rawValue: "wrongLength")
+
+        public var description: String { rawValue }
     }
 
-    public var reason: Reason
+    public var code: Code
     /// Byte offset in the advertising data where the problem was found.
     public var offset: Int
     public var message: String
 
-    public init(_ reason: Reason, at offset: Int, _ message: String) {
-        self.reason = reason
+    public init(_ code: Code, at offset: Int, _ message: String) {
+        self.code = code
         self.offset = offset
         self.message = message
     }

@@ -1,8 +1,10 @@
 /// The error every RegionKit layer reports: a stable code, a message naming what and where, and
 /// an optional underlying cause.
 ///
-/// Codes are open-ended `RawRepresentable` values (a code written by a newer version is still a
-/// value, never a crash), in the style of swift-nio's `FileSystemError`.
+/// Codes are open-ended `RawRepresentable` values with named constants (a code written by a newer
+/// version is still a value, never a crash), as GRDB's `ResultCode`; the cause is the underlying
+/// error itself, so callers can still inspect it (`error.cause as? DecodingError`). Every RegionKit
+/// error type follows this shape: `code`, `message`, optional `cause: (any Error)?`.
 ///
 /// ```swift
 /// do {
@@ -31,8 +33,10 @@ public struct RegionKitError: Error, Hashable, Sendable, CustomStringConvertible
         public static let rangingUnavailable = Code(rawValue: "rangingUnavailable")
         /// Bytes that were expected to be an iBeacon frame are not one.
         public static let malformedFrame = Code(rawValue: "malformedFrame")
-        /// A scenario, configuration or input file is malformed.
+        /// A scenario, configuration or input file (or a stored row) is malformed.
         public static let malformedInput = Code(rawValue: "malformedInput")
+        /// The store could not be opened, read or written (I/O, locking, a full disk, SQLite).
+        public static let storeFailed = Code(rawValue: "storeFailed")
         /// A command-line or API argument is invalid.
         public static let invalidArgument = Code(rawValue: "invalidArgument")
 
@@ -42,13 +46,23 @@ public struct RegionKitError: Error, Hashable, Sendable, CustomStringConvertible
     public var code: Code
     /// What went wrong, naming the value and where it came from.
     public var message: String
-    /// A lower-level error description that caused this one, if any.
-    public var cause: String?
+    /// The lower-level error that caused this one, if any.
+    public var cause: (any Error)?
 
-    public init(_ code: Code, _ message: String, cause: String? = nil) {
+    public init(_ code: Code, _ message: String, cause: (any Error)? = nil) {
         self.code = code
         self.message = message
         self.cause = cause
+    }
+
+    /// Equal when code, message and the cause's description are (an `any Error` has no equality).
+    public static func == (lhs: RegionKitError, rhs: RegionKitError) -> Bool {
+        lhs.code == rhs.code && lhs.message == rhs.message && lhs.cause.map { "\($0)" } == rhs.cause.map { "\($0)" }
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(code)
+        hasher.combine(message)
     }
 
     public var description: String {

@@ -88,7 +88,7 @@ public struct DistanceModelFile: Hashable, Sendable {
         do {
             object = try JSONDecoder().decode(Value.self, from: Data(json.utf8))
         } catch {
-            throw RegionKitError(.malformedInput, "\(source): not valid JSON", cause: "\(error)")
+            throw RegionKitError(.malformedInput, "\(source): not valid JSON", cause: error)
         }
         let root = Fields(object, path: "", source: source)
         guard try root.string("format") == Self.format else {

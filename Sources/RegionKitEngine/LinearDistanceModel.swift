@@ -5,8 +5,8 @@ import RegionKitCore
 /// Over the 0–3 m range that proximity classes care about, multipath and the three advertising
 /// channels make RSSI undulate around a trend that is closer to a straight line in dB than to the
 /// logarithmic path-loss curve (Herald's reference measurements reach the same conclusion), and a
-/// straight line extrapolates gently where the power-law curves explode. ``DistanceCalibration``
-/// fits both parameters to samples at known distances.
+/// straight line extrapolates gently where the power-law curves explode. `DistanceCalibration`
+/// (RegionKitEvaluation) fits both parameters to samples at known distances.
 ///
 /// ```swift
 /// let model = LinearDistanceModel(intercept: 1.0, slope: 0.08)

@@ -1,7 +1,8 @@
 /// A binary min-heap: the smallest element first, O(log n) push and pop, O(n) heapify.
 ///
 /// The engine's timers, the reorder buffer and the detection sweep's merge of transmitters all
-/// order by (time, tie-breaker) through this one type.
+/// order by (time, tie-breaker) through this one type: `package` access, an implementation detail
+/// shared inside RegionKit, not API.
 ///
 /// ```swift
 /// var heap = MinHeap<Int>()
@@ -9,18 +10,18 @@
 /// heap.popMin() // 1
 /// heap.min      // 2
 /// ```
-public struct MinHeap<Element: Comparable>: Sendable where Element: Sendable {
+package struct MinHeap<Element: Comparable>: Sendable where Element: Sendable {
     /// The elements in heap order (the first is the smallest; the rest are not sorted).
-    public private(set) var elements: [Element] = []
+    package private(set) var elements: [Element] = []
 
-    public init() {}
+    package init() {}
 
-    public var count: Int { elements.count }
-    public var isEmpty: Bool { elements.isEmpty }
+    package var count: Int { elements.count }
+    package var isEmpty: Bool { elements.isEmpty }
     /// The smallest element, if any.
-    public var min: Element? { elements.first }
+    package var min: Element? { elements.first }
 
-    public mutating func push(_ element: Element) {
+    package mutating func push(_ element: Element) {
         elements.append(element)
         var child = elements.count - 1
         while child > 0 {
@@ -33,7 +34,7 @@ public struct MinHeap<Element: Comparable>: Sendable where Element: Sendable {
 
     /// Removes and returns the smallest element.
     @discardableResult
-    public mutating func popMin() -> Element? {
+    package mutating func popMin() -> Element? {
         guard !elements.isEmpty else { return nil }
         let first = elements[0]
         let last = elements.removeLast()
@@ -44,7 +45,7 @@ public struct MinHeap<Element: Comparable>: Sendable where Element: Sendable {
     }
 
     /// Replaces the contents with `newElements`, heapified in O(n).
-    public mutating func rebuild(_ newElements: [Element]) {
+    package mutating func rebuild(_ newElements: [Element]) {
         elements = newElements
         guard elements.count > 1 else { return }
         for start in stride(from: elements.count / 2 - 1, through: 0, by: -1) { siftDown(from: start) }

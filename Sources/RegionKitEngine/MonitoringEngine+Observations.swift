@@ -12,9 +12,9 @@ extension MonitoringEngine {
         let identity = observation.identity
         // Regions whose constraint can match: UUID only, UUID+major, UUID+major+minor, each list
         // in registration order; merged so events come in registration order across lists.
-        let any = beaconIndex[BeaconMatchKey(uuid: identity.uuid, major: -1, minor: -1)] ?? []
-        let major = beaconIndex[BeaconMatchKey(uuid: identity.uuid, major: Int32(identity.major), minor: -1)] ?? []
-        let exact = beaconIndex[BeaconMatchKey(uuid: identity.uuid, major: Int32(identity.major), minor: Int32(identity.minor))] ?? []
+        let any = beaconIndex[BeaconMatchKey(uuid: identity.uuid, major: nil, minor: nil)] ?? []
+        let major = beaconIndex[BeaconMatchKey(uuid: identity.uuid, major: identity.major, minor: nil)] ?? []
+        let exact = beaconIndex[BeaconMatchKey(uuid: identity.uuid, major: identity.major, minor: identity.minor)] ?? []
         var (a, b, c) = (0, 0, 0)
         while a < any.count || b < major.count || c < exact.count {
             var next = any.count > a ? any[a] : nil
@@ -26,7 +26,7 @@ extension MonitoringEngine {
             else { c += 1 }
             events += record(observation, in: registered, at: time)
         }
-        if timersDirty { settleTimers() }
+        if schedule.isDirty { settleTimers() }
         if let policy = profile.nearestScanner, let scanner = observation.scannerID {
             var state = nearest[observation.identity] ?? NearestScannerState()
             var stamped = observation
@@ -51,26 +51,23 @@ extension MonitoringEngine {
         guard let sighting = Self.recordSighting(observation, in: &regions.values[index], at: time, detector: detector) else { return [] }
         let number = registered.sequence
         if sighting.previous == .inside {
-            if sighting.streamCount > Self.exitCacheThreshold {
+            if sighting.streamCount > RegionSchedule.exitCacheThreshold {
                 updateExitCache(number, index: index, key: sighting.key, deadline: sighting.deadline, at: time)
             }
             // A sighting usually pushes the exit later (lazy: nothing to do unless this region's
             // entry is the queue's minimum); when it brings this stream's deadline before the
             // scheduled one (a faster learned rate), lower the entry.
-            if let scheduledTime = scheduled[number], sighting.deadline >= scheduledTime {
-                if timers.min?.sequence == number { timersDirty = true }
+            if let scheduledTime = schedule.scheduledTime(of: number), sighting.deadline >= scheduledTime {
+                if schedule.earliest?.sequence == number { schedule.invalidate() }
             } else {
-                lowerTimer(number, to: sighting.deadline)
+                schedule.lower(number, to: sighting.deadline)
             }
         }
-        if sighting.newStream, sighting.streamCount > 4, sighting.streamCount > pruneWatermarks[number, default: 0] {
+        if sighting.newStream, schedule.needsPruning(number, streamCount: sighting.streamCount) {
             Self.prune(&regions.values[index], detector: detector, now: time)
-            exitCache[number] = nil
-            // Prune again when the count has doubled: amortised O(1) per new stream.
-            pruneWatermarks[number] = 2 * regions.values[index].streams.count
-            timersDirty = true
+            schedule.pruned(number, remaining: regions.values[index].streams.count)
         }
-        if sighting.wasRestored { timersDirty = true }
+        if sighting.wasRestored { schedule.invalidate() }
         guard sighting.previous != .inside else { return [] }
         return setState(registered.id, .inside, crossing: sighting.previous == .outside, evidence: EventEvidence(
             rssi: observation.rssi, scannerID: observation.scannerID, beacon: observation.identity,
@@ -115,25 +112,14 @@ extension MonitoringEngine {
     /// heard at `time` (its deadline now `deadline`), with ``exitDeadline(of:id:)``'s tie rule.
     private mutating func updateExitCache(_ number: Int, index: Dictionary<String, MonitoredRegion>.Index,
                                           key: MonitoredRegion.StreamKey, deadline: Timestamp, at time: Timestamp) {
-        guard let cached = exitCache[number] else {
+        guard let cached = schedule.exitLeader(of: number) else {
             let monitored = regions.values[index]
             if let found = Self.scanExitDeadline(of: monitored, detector: profile.exitDetector) {
-                exitCache[number] = ExitCacheEntry(time: found.time, key: found.key, lastSighting: found.stream.lastSighting)
+                schedule.setExitLeader(RegionSchedule.ExitLeader(time: found.time, key: found.key, lastSighting: found.stream.lastSighting), of: number)
             }
             return
         }
-        let sighting = time   // the engine's clock never goes back: the stream was just heard now
-        if cached.key == key {
-            // The leader itself: still the leader unless its deadline came earlier.
-            if deadline >= cached.time {
-                exitCache[number] = ExitCacheEntry(time: deadline, key: key, lastSighting: sighting)
-            } else {
-                exitCache[number] = nil
-            }
-        } else if deadline > cached.time || (deadline == cached.time && (sighting > cached.lastSighting
-                    || (sighting == cached.lastSighting && key < cached.key))) {
-            exitCache[number] = ExitCacheEntry(time: deadline, key: key, lastSighting: sighting)
-        }
+        schedule.updateExitLeader(of: number, cached: cached, key: key, deadline: deadline, at: time)
     }
 
     /// A location fix: determines or crosses circular regions with the profile's hysteresis.
@@ -175,11 +161,11 @@ extension MonitoringEngine {
         }
         var ranked: [(rank: Int, id: String)] = []
         ranked.reserveCapacity(geoActive.count + geoUnindexed.count + 8)
-        for id in geoActive { ranked.append((sequence[id] ?? .max, id)) }
-        for id in geoUnindexed where !geoActive.contains(id) { ranked.append((sequence[id] ?? .max, id)) }
+        for id in geoActive { ranked.append((schedule.number(of: id) ?? .max, id)) }
+        for id in geoUnindexed where !geoActive.contains(id) { ranked.append((schedule.number(of: id) ?? .max, id)) }
         circularIndex.forEachMatch(latitude: fix.latitude, longitude: fix.longitude, within: margin) { match in
             let id = match.region.id
-            if !geoActive.contains(id) && !geoUnindexed.contains(id) { ranked.append((sequence[id] ?? .max, id)) }
+            if !geoActive.contains(id) && !geoUnindexed.contains(id) { ranked.append((schedule.number(of: id) ?? .max, id)) }
         }
         ranked.sort { $0.rank < $1.rank }
         return ranked.map(\.id)

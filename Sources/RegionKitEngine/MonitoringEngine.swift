@@ -24,9 +24,9 @@ public struct MonitoringEngine: Sendable {
     /// Whether fixes are tested only against circular regions near them (through a spatial
     /// index) and timers are looked up among pending ones only: the default. `false` evaluates
     /// every circular region on every fix and scans every region for timers, the O(n) reference
-    /// behaviour; both give identical events and states (the property tests check it), so this
-    /// exists for those tests and for benchmarks.
-    public var usesSpatialIndex = true
+    /// behaviour; both give identical events and states, which the property tests check: this
+    /// switch exists for them only (`@testable`).
+    var usesSpatialIndex = true
     /// The latest time the engine has been advanced to.
     public private(set) var now: Timestamp
     /// The latest usable location fix.
@@ -37,31 +37,10 @@ public struct MonitoringEngine: Sendable {
     /// Beacon regions by constraint (UUID, UUID+major, UUID+major+minor), each list in
     /// registration order: a sighting looks up at most three keys, whatever the region count.
     var beaconIndex: [BeaconMatchKey: [RegisteredID]] = [:]
-    /// Region timers (exit, initial determination window, geofence dwell) by due time. Each
-    /// region's live entry is the one at `scheduled[sequence]`, never later than the region's
+    /// Region timers (exit, initial determination window, geofence dwell), registration sequence
+    /// numbers and the many-stream exit cache. Each region's live timer is never later than its
     /// real deadline (``dueItem(of:id:)``); after ``settleTimers()`` the minimum is exact.
-    var timers = RegionTimerQueue()
-    var scheduled: [Int: Timestamp] = [:]
-    var idBySequence: [Int: String] = [:]
-    /// Beacon regions with many streams are pruned of gone streams when their count doubles.
-    var pruneWatermarks: [Int: Int] = [:]
-    /// Beacon regions with more than ``exitCacheThreshold`` streams (a UUID-wide region tracking
-    /// many beacons): the stream with the latest gone-deadline, kept up to date by sightings so
-    /// the region's exit deadline costs O(1) instead of a visit of every stream. Absent = unknown.
-    var exitCache: [Int: ExitCacheEntry] = [:]
-    static let exitCacheThreshold = 8
-
-    struct ExitCacheEntry: Sendable {
-        var time: Timestamp
-        var key: MonitoredRegion.StreamKey
-        var lastSighting: Timestamp
-    }
-
-    /// The queue's minimum may be stale or early: ``settleTimers()`` has work to do.
-    var timersDirty = false
-    /// Registration sequence number of every monitored region: sorting by it gives `order`.
-    var sequence: [String: Int] = [:]
-    var nextSequence = 0
+    var schedule = RegionSchedule()
     /// Every circular region by centre and radius, so a fix is tested only against regions near
     /// it. Derived from `regions` (rebuilt by `insert`), never persisted.
     var circularIndex = RegionIndex()
@@ -83,28 +62,31 @@ public struct MonitoringEngine: Sendable {
     var wakeRequestAt: Timestamp?
     var nearest: [BeaconIdentity: NearestScannerState] = [:]
 
-    /// A beacon-index key: `major`/`minor` are −1 for "any".
+    /// A beacon-index key: a constraint's UUID, major and minor (`nil`: any).
     struct BeaconMatchKey: Hashable, Sendable {
         var uuid: UUID
-        var major: Int32
-        var minor: Int32
+        var major: UInt16?
+        var minor: UInt16?
 
         init(_ constraint: BeaconIdentityConstraint) {
             uuid = constraint.uuid
-            major = constraint.major.map(Int32.init) ?? -1
-            minor = constraint.minor.map(Int32.init) ?? -1
+            major = constraint.major
+            minor = constraint.minor
         }
 
-        init(uuid: UUID, major: Int32, minor: Int32) {
+        init(uuid: UUID, major: UInt16?, minor: UInt16?) {
             self.uuid = uuid
             self.major = major
             self.minor = minor
         }
 
+        /// One mix of the UUID's two words with major and minor (an absent one hashes as
+        /// 0xFFFF_FFFF, outside the UInt16 range): cheaper than hashing five fields apart.
         func hash(into hasher: inout Hasher) {
             let words = withUnsafeBytes(of: uuid.uuid) { ($0.loadUnaligned(as: UInt64.self), $0.loadUnaligned(fromByteOffset: 8, as: UInt64.self)) }
+            let major = UInt64(major.map(UInt32.init) ?? .max), minor = UInt64(minor.map(UInt32.init) ?? .max)
             hasher.combine(words.0)
-            hasher.combine(words.1 ^ (UInt64(UInt32(bitPattern: major)) << 32 | UInt64(UInt32(bitPattern: minor))) &* 0x9E37_79B9_7F4A_7C15)
+            hasher.combine(words.1 ^ (major << 32 | minor) &* 0x9E37_79B9_7F4A_7C15)
         }
     }
 
@@ -298,104 +280,6 @@ public struct MonitoringEngine: Sendable {
 
     // MARK: - Internals
 
-    enum DueItem: Sendable {
-        case initialWindow(String)
-        case exit(String)
-        case geoDwell(String)
-        case ranging(Int)
-        case retry(Int)
-        case wake
-    }
-
-    /// The time of ``nextDue()``, cheaply: with the timer queue settled its minimum is exact,
-    /// so no region record is read (the common case on every sighting: nothing is due).
-    func nextDueTime() -> Timestamp? {
-        guard usesSpatialIndex else { return nextDue()?.time }
-        var best = timers.min?.time
-        func consider(_ time: Timestamp) {
-            if best == nil || time < best! { best = time }
-        }
-        for session in sessions { consider(session.nextDelivery) }
-        for retry in retries { consider(retry.due) }
-        if let wakeRequestAt { consider(wakeRequestAt) }
-        return best
-    }
-
-    func nextDue() -> (time: Timestamp, item: DueItem)? {
-        var best: (time: Timestamp, item: DueItem)?
-        func consider(_ time: Timestamp, _ item: DueItem) {
-            if best == nil || time < best!.time { best = (time, item) }
-        }
-        if usesSpatialIndex {
-            // The earliest region timer, ties going to the earliest registered region: exactly
-            // what the scan of `order` below picks, without visiting idle circular regions.
-            // (The queue's minimum is exact: every mutation ends with settleTimers().)
-            if let first = timers.min, let id = idBySequence[first.sequence], let monitored = regions[id],
-               let due = dueItem(of: monitored, id: id) {
-                best = due
-            }
-        } else {
-            for id in order {
-                guard let monitored = regions[id], let due = dueItem(of: monitored, id: id) else { continue }
-                consider(due.time, due.item)
-            }
-        }
-        for (index, session) in sessions.enumerated() { consider(session.nextDelivery, .ranging(index)) }
-        for (index, retry) in retries.enumerated() { consider(retry.due, .retry(index)) }
-        if let wakeRequestAt { consider(wakeRequestAt, .wake) }
-        return best
-    }
-
-    /// The timer a monitored region is waiting for, if any.
-    func dueItem(of monitored: MonitoredRegion, id: String) -> (time: Timestamp, item: DueItem)? {
-        switch monitored.region {
-        case .beacon:
-            if monitored.state == .unknown && monitored.streams.isEmpty {
-                return (monitored.registeredAt + profile.initialDeterminationWindow, .initialWindow(id))
-            } else if monitored.state == .inside, let deadline = exitDeadline(of: monitored, id: id)?.time ?? restoredExitDeadline(of: monitored) {
-                return (deadline, .exit(id))
-            }
-        case .circular:
-            if let candidate = monitored.candidate, candidate != monitored.state, let since = monitored.candidateSince {
-                return (since + profile.geoHysteresis.dwell, .geoDwell(id))
-            }
-        }
-        return nil
-    }
-
-    /// A restored "inside" beacon region not heard since the restart exits as if last seen then.
-    func restoredExitDeadline(of monitored: MonitoredRegion) -> Timestamp? {
-        guard let restoredAt = monitored.restoredAt, monitored.streams.isEmpty else { return nil }
-        let stream = ReceptionEstimator(firstSighting: restoredAt, priorInterval: profile.exitDetector.priorInterval)
-        return profile.exitDetector.goneDeadline(for: stream, gridOrigin: monitored.registeredAt)
-    }
-
-    /// When the last present stream of a beacon region counts as gone, with that stream. Ties
-    /// (common on Core Location's 10 s grid) go to the stream heard last, then to the smallest
-    /// stream key, so the evidence does not depend on dictionary iteration order.
-    func exitDeadline(of monitored: MonitoredRegion, id: String) -> (time: Timestamp, stream: ReceptionEstimator)? {
-        if usesSpatialIndex, monitored.streams.count > Self.exitCacheThreshold, let number = sequence[id], let cached = exitCache[number],
-           let stream = monitored.streams[cached.key] {
-            return (cached.time, stream)
-        }
-        return Self.scanExitDeadline(of: monitored, detector: profile.exitDetector).map { ($0.time, $0.stream) }
-    }
-
-    /// ``exitDeadline(of:id:)`` by visiting every stream, with the winning stream's key.
-    static func scanExitDeadline(of monitored: MonitoredRegion, detector: ExitDetector)
-        -> (time: Timestamp, key: MonitoredRegion.StreamKey, stream: ReceptionEstimator)? {
-        var latest: (time: Timestamp, key: MonitoredRegion.StreamKey, stream: ReceptionEstimator)?
-        for (key, stream) in monitored.streams {
-            let deadline = detector.goneDeadline(for: stream, gridOrigin: monitored.registeredAt)
-            if let current = latest {
-                guard deadline > current.time || (deadline == current.time && (stream.lastSighting > current.stream.lastSighting
-                    || (stream.lastSighting == current.stream.lastSighting && key < current.key))) else { continue }
-            }
-            latest = (deadline, key, stream)
-        }
-        return latest
-    }
-
     mutating func fire(_ item: DueItem) -> [LocationEvent] {
         switch item {
         case .initialWindow(let id):
@@ -413,7 +297,7 @@ public struct MonitoringEngine: Sendable {
             let lastSighting = monitored.streams.values.map(\.lastSighting).max() ?? stream.lastSighting
             regions[id]?.departedStreams = monitored.streams
             regions[id]?.streams = [:]
-            if let number = sequence[id] { exitCache[number] = nil }
+            if let number = schedule.number(of: id) { schedule.setExitLeader(nil, of: number) }
             return setState(id, .outside, crossing: true, evidence: EventEvidence(
                 rssi: stream.lastRSSI, lastSightingAge: now - lastSighting,
                 exitThreshold: profile.exitDetector.silenceThreshold(for: stream),
@@ -465,10 +349,7 @@ public struct MonitoringEngine: Sendable {
     mutating func insert(_ region: Region) {
         regions[region.identifier] = MonitoredRegion(region: region, registeredAt: now)
         order.append(region.identifier)
-        let registered = RegisteredID(sequence: nextSequence, id: region.identifier)
-        sequence[region.identifier] = registered.sequence
-        idBySequence[registered.sequence] = region.identifier
-        nextSequence += 1
+        let registered = RegisteredID(sequence: schedule.register(region.identifier), id: region.identifier)
         switch region {
         case .beacon(let beacon):
             beaconIndex[BeaconMatchKey(beacon.constraint), default: []].append(registered)
@@ -501,12 +382,7 @@ public struct MonitoringEngine: Sendable {
     mutating func remove(_ identifier: String) -> [LocationEvent] {
         guard let monitored = regions.removeValue(forKey: identifier) else { return [] }
         order.removeAll { $0 == identifier }
-        if let number = sequence.removeValue(forKey: identifier) {
-            idBySequence[number] = nil
-            pruneWatermarks[number] = nil
-            exitCache[number] = nil
-            if scheduled.removeValue(forKey: number) != nil { timersDirty = true }   // its entry is dropped lazily
-        }
+        schedule.unregister(identifier)   // its timer entry is dropped lazily
         switch monitored.region {
         case .beacon(let beacon):
             let key = BeaconMatchKey(beacon.constraint)
@@ -622,69 +498,6 @@ public struct MonitoringEngine: Sendable {
             geoPending.remove(id)
         }
         reschedule(id)
-    }
-
-    // MARK: - Timer queue
-
-    /// Brings region `id`'s timer entry in line with its record after a change: pushes the exact
-    /// deadline when it is earlier than the scheduled one; a later or vanished deadline is left
-    /// to ``settleTimers()`` (lazy), so moving a deadline later costs no heap operation.
-    mutating func reschedule(_ id: String) {
-        guard let number = sequence[id], let monitored = regions[id] else { return }
-        let current = scheduled[number]
-        guard let due = dueItem(of: monitored, id: id)?.time else {
-            if current != nil { timersDirty = true }
-            return
-        }
-        if let current, current <= due {
-            if current < due { timersDirty = true }
-            return
-        }
-        lowerTimer(number, to: due)
-    }
-
-    /// Records that region `number` may be due as early as `time` (a lower bound is enough).
-    mutating func lowerTimer(_ number: Int, to time: Timestamp) {
-        scheduled[number] = time
-        timers.push(.init(time: time, sequence: number))
-        timersDirty = true
-    }
-
-    /// Makes the queue's minimum exact: drops stale entries and moves early ones to their
-    /// region's real deadline, until the minimum is a live, exact entry.
-    mutating func settleTimers() {
-        guard timersDirty else { return }
-        timersDirty = false
-        while let first = timers.min {
-            guard scheduled[first.sequence] == first.time, let id = idBySequence[first.sequence], let monitored = regions[id] else {
-                timers.popMin()
-                continue
-            }
-            guard let due = dueItem(of: monitored, id: id)?.time else {
-                timers.popMin()
-                scheduled[first.sequence] = nil
-                continue
-            }
-            if due == first.time { break }
-            timers.popMin()
-            scheduled[first.sequence] = due
-            timers.push(.init(time: due, sequence: first.sequence))
-        }
-        if timers.count > 1_024 && timers.count > 4 * scheduled.count {
-            timers.rebuild(scheduled.map { .init(time: $0.value, sequence: $0.key) })
-        }
-    }
-
-    /// Recomputes every region's timer (after a profile change).
-    mutating func rebuildTimers() {
-        scheduled = [:]
-        exitCache = [:]
-        for (id, monitored) in regions {
-            guard let number = sequence[id], let due = dueItem(of: monitored, id: id) else { continue }
-            scheduled[number] = due.time
-        }
-        timers.rebuild(scheduled.map { .init(time: $0.value, sequence: $0.key) })
-        timersDirty = false
     }
 
     static func format(_ seconds: Double) -> String {

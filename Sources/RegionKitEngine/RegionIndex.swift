@@ -4,9 +4,10 @@ import RegionKitCore
 /// A spatial index of ``IndexedRegion``s answering "which regions contain this point, or come
 /// within D metres of it", with per-query cost independent of how many regions are stored
 /// elsewhere: measured 1.5 µs per query at 1 k and 2.5 µs at 1 M regions spread over a
-/// 1,000 km box (`loc-bench`, release; the growth is cache misses and ~1.5 hits per query at
-/// 1 M). ``MonitoringEngine`` keeps its circular regions in one, so a fix is evaluated only
-/// against nearby regions. Distances are RegionKitCore's `Geodesy` haversine.
+/// 1,000 km box (release build; the growth is cache misses and ~1.5 hits per query at 1 M;
+/// `regionkit bench geofence` measures it on any region and fix files). ``MonitoringEngine``
+/// keeps its circular regions in one, so a fix is evaluated only against nearby regions.
+/// Distances are RegionKitCore's `Geodesy` haversine.
 ///
 /// **Structure.** Several grid levels with square-ish cells of side 100 m, 400 m, 1.6 km, …,
 /// ×4 up to 1,638 km. A region lives in exactly one cell: the one containing its centre, on the

@@ -3,7 +3,7 @@ import RegionKitCore
 /// A region timer in the engine's queue: due time, then registration sequence (ties go to the
 /// earliest registered region — the order in which the engine fires them).
 ///
-/// The engine keeps its queue lazily: an entry may be stale (its region gone, or superseded by
+/// The schedule (``RegionSchedule``) keeps its queue lazily: an entry may be stale (its region gone, or superseded by
 /// an earlier entry) or early (the region's real deadline moved later since it was pushed); the
 /// engine checks the minimum against the region's record before using it. That keeps the hot
 /// path — a sighting that pushes an exit deadline later — free of heap operations.

@@ -41,7 +41,7 @@ public struct GatewayFileReader: Sendable {
             do {
                 chunk = try handle.read(upToCount: chunkSize) ?? Data()
             } catch {
-                throw RegionKitError(.malformedInput, "\(path): read error after \(delivered) sightings", cause: error.localizedDescription)
+                throw RegionKitError(.malformedInput, "\(path): read error after \(delivered) sightings", cause: error)
             }
             if chunk.isEmpty { break }
             let plain = try inflater?.inflate(Array(chunk)) ?? Array(chunk)

@@ -15,91 +15,49 @@
 /// }
 /// ```
 public struct HCIError: Error, Sendable, CustomStringConvertible {
-    /// What kind of failure this is. Extensible: compare against the static members.
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
-        private enum Wrapped: Hashable, Sendable {
-            case truncated
-            case lengthMismatch
-            case countOverrun
-            case dataLengthOverrun
-            case unknownPacketType
-            case invalidValue
-            case invalidParameter
-            case malformedFile
-            case unsupported
-            case invalidTransportSpecification
-            case noBluetoothSupport
-            case noSuchAdapter
-            case permissionDenied
-            case connectionFailed
-            case timedOut
-            case connectionClosed
-            case io
-            case closed
-        }
-
-        private let wrapped: Wrapped
-        private init(_ wrapped: Wrapped) { self.wrapped = wrapped }
+    /// What kind of failure this is: an open set, compare against the static members.
+    public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+        public var rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
 
         /// The input ended before a complete header, field or packet.
-        public static let truncated = Code(.truncated)
+        public static let truncated = Code(rawValue: "truncated")
         /// A declared length does not match the bytes present.
-        public static let lengthMismatch = Code(.lengthMismatch)
+        public static let lengthMismatch = Code(rawValue: "lengthMismatch")
         /// A declared item count needs more bytes than there are.
-        public static let countOverrun = Code(.countOverrun)
+        public static let countOverrun = Code(rawValue: "countOverrun")
         /// A declared data length runs past the end of its container.
-        public static let dataLengthOverrun = Code(.dataLengthOverrun)
+        public static let dataLengthOverrun = Code(rawValue: "dataLengthOverrun")
         /// An H4 packet type byte that is not 0x01...0x05.
-        public static let unknownPacketType = Code(.unknownPacketType)
+        public static let unknownPacketType = Code(rawValue: "unknownPacketType")
         /// A field holds a value the specification does not allow.
-        public static let invalidValue = Code(.invalidValue)
+        public static let invalidValue = Code(rawValue: "invalidValue")
         /// A command builder was given a parameter out of its allowed range.
-        public static let invalidParameter = Code(.invalidParameter)
+        public static let invalidParameter = Code(rawValue: "invalidParameter")
         /// A capture file is not a btsnoop file or is garbled.
-        public static let malformedFile = Code(.malformedFile)
+        public static let malformedFile = Code(rawValue: "malformedFile")
         /// Valid input this implementation does not handle.
-        public static let unsupported = Code(.unsupported)
+        public static let unsupported = Code(rawValue: "unsupported")
         /// A transport specification string (`hci0`, `tcp:…`, `serial:…`) is invalid.
-        public static let invalidTransportSpecification = Code(.invalidTransportSpecification)
+        public static let invalidTransportSpecification = Code(rawValue: "invalidTransportSpecification")
         /// The kernel has no AF_BLUETOOTH socket family.
-        public static let noBluetoothSupport = Code(.noBluetoothSupport)
+        public static let noBluetoothSupport = Code(rawValue: "noBluetoothSupport")
         /// The requested HCI adapter (`hciN`) does not exist.
-        public static let noSuchAdapter = Code(.noSuchAdapter)
+        public static let noSuchAdapter = Code(rawValue: "noSuchAdapter")
         /// The process lacks a needed privilege (CAP_NET_RAW, device permissions).
-        public static let permissionDenied = Code(.permissionDenied)
+        public static let permissionDenied = Code(rawValue: "permissionDenied")
         /// A connection could not be established.
-        public static let connectionFailed = Code(.connectionFailed)
+        public static let connectionFailed = Code(rawValue: "connectionFailed")
         /// An operation did not finish within its time limit.
-        public static let timedOut = Code(.timedOut)
+        public static let timedOut = Code(rawValue: "timedOut")
         /// The peer closed the connection, or the device went away.
-        public static let connectionClosed = Code(.connectionClosed)
+        public static let connectionClosed = Code(rawValue: "connectionClosed")
         /// A read or write on the transport failed.
-        public static let io = Code(.io)
+        public static let io = Code(rawValue: "io")
         /// The transport was used after ``HCITransport/close()``.
-        public static let closed = Code(.closed)
+        public static let closed = Code(rawValue: "closed")
 
-        public var description: String {
-            switch wrapped {
-            case .truncated: "truncated"
-            case .lengthMismatch: "lengthMismatch"
-            case .countOverrun: "countOverrun"
-            case .dataLengthOverrun: "dataLengthOverrun"
-            case .unknownPacketType: "unknownPacketType"
-            case .invalidValue: "invalidValue"
-            case .invalidParameter: "invalidParameter"
-            case .malformedFile: "malformedFile"
-            case .unsupported: "unsupported"
-            case .invalidTransportSpecification: "invalidTransportSpecification"
-            case .noBluetoothSupport: "noBluetoothSupport"
-            case .noSuchAdapter: "noSuchAdapter"
-            case .permissionDenied: "permissionDenied"
-            case .connectionFailed: "connectionFailed"
-            case .timedOut: "timedOut"
-            case .connectionClosed: "connectionClosed"
-            case .io: "io"
-            case .closed: "closed"
-            }
-        }
+        public var description: String { rawValue }
     }
 
     /// The kind of failure.

@@ -11,29 +11,32 @@
 /// ```
 public struct GeoJSONRegionsError: Error, Hashable, Sendable, CustomStringConvertible {
     /// A stable, switchable category of problem.
-    public enum Code: String, Hashable, Sendable, CustomStringConvertible {
+    public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+        public var rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+
         /// The bytes are not JSON.
-        case malformedJSON
+        public static let malformedJSON = Code(rawValue: "malformedJSON")
         /// The top level is not a `FeatureCollection` (or a single `Feature`).
-        case notAFeatureCollection
+        public static let notAFeatureCollection = Code(rawValue: "notAFeatureCollection")
         /// A feature is not an object of type `Feature` with a `geometry`.
-        case malformedFeature
+        public static let malformedFeature = Code(rawValue: "malformedFeature")
         /// No identifier in `properties.identifier`, the feature `id` or `properties.name`.
-        case missingIdentifier
+        public static let missingIdentifier = Code(rawValue: "missingIdentifier")
         /// Two features have the same identifier.
-        case duplicateIdentifier
+        public static let duplicateIdentifier = Code(rawValue: "duplicateIdentifier")
         /// A Point feature has no `radius` property.
-        case missingRadius
+        public static let missingRadius = Code(rawValue: "missingRadius")
         /// `radius` is not a finite number of metres ≥ 0.
-        case badRadius
+        public static let badRadius = Code(rawValue: "badRadius")
         /// Coordinates are missing, not numbers, or outside longitude −180...180 / latitude −90...90.
-        case badCoordinates
+        public static let badCoordinates = Code(rawValue: "badCoordinates")
         /// A geometry other than Point (or Polygon, when approximation is enabled).
-        case unsupportedGeometry
+        public static let unsupportedGeometry = Code(rawValue: "unsupportedGeometry")
         /// An optional property (`notifyOnEntry`, `notifyOnExit`) has the wrong type.
-        case badProperty
+        public static let badProperty = Code(rawValue: "badProperty")
         /// The values form no valid region (identifier rules of `CircularRegion`).
-        case invalidRegion
+        public static let invalidRegion = Code(rawValue: "invalidRegion")
 
         public var description: String { rawValue }
     }

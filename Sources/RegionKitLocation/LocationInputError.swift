@@ -13,43 +13,38 @@
 /// ```
 public struct LocationInputError: Error, Hashable, Sendable, CustomStringConvertible {
     /// A stable, switchable category of failure.
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
-        private enum Base: String, Hashable, Sendable {
-            case badFraming, badChecksum, unsupportedSentence, missingField, badField
-            case malformedJSON, unknownClass, malformedXML, missingAttribute
-            case connectionFailed, connectionClosed, timedOut, invalidArgument
-        }
-        private let base: Base
-        private init(_ base: Base) { self.base = base }
+    public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+        public var rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
 
         /// A line that is not `$...*hh` / `!...*hh` NMEA framing (binary junk, truncated line).
-        public static let badFraming = Code(.badFraming)
+        public static let badFraming = Code(rawValue: "badFraming")
         /// The `*hh` checksum does not match the XOR of the sentence body.
-        public static let badChecksum = Code(.badChecksum)
+        public static let badChecksum = Code(rawValue: "badChecksum")
         /// A well-formed sentence this reader does not decode (reported only when asked for).
-        public static let unsupportedSentence = Code(.unsupportedSentence)
+        public static let unsupportedSentence = Code(rawValue: "unsupportedSentence")
         /// A sentence has fewer fields than its type requires.
-        public static let missingField = Code(.missingField)
+        public static let missingField = Code(rawValue: "missingField")
         /// A field is present but out of range or not parseable (latitude 95°, hour 25, ...).
-        public static let badField = Code(.badField)
+        public static let badField = Code(rawValue: "badField")
         /// A gpsd JSON line that is not a JSON object with a `class` member.
-        public static let malformedJSON = Code(.malformedJSON)
+        public static let malformedJSON = Code(rawValue: "malformedJSON")
         /// A gpsd JSON object whose `class` this decoder does not know (informational).
-        public static let unknownClass = Code(.unknownClass)
+        public static let unknownClass = Code(rawValue: "unknownClass")
         /// GPX that is not well-formed XML.
-        public static let malformedXML = Code(.malformedXML)
+        public static let malformedXML = Code(rawValue: "malformedXML")
         /// A GPX point without a required attribute (`lat`, `lon`) or with an invalid one.
-        public static let missingAttribute = Code(.missingAttribute)
+        public static let missingAttribute = Code(rawValue: "missingAttribute")
         /// A socket could not be opened or connected.
-        public static let connectionFailed = Code(.connectionFailed)
+        public static let connectionFailed = Code(rawValue: "connectionFailed")
         /// The peer closed the connection.
-        public static let connectionClosed = Code(.connectionClosed)
+        public static let connectionClosed = Code(rawValue: "connectionClosed")
         /// A bounded wait ran out.
-        public static let timedOut = Code(.timedOut)
+        public static let timedOut = Code(rawValue: "timedOut")
         /// A caller-supplied argument is invalid (negative speed, port out of range, ...).
-        public static let invalidArgument = Code(.invalidArgument)
+        public static let invalidArgument = Code(rawValue: "invalidArgument")
 
-        public var description: String { base.rawValue }
+        public var description: String { rawValue }
     }
 
     /// What went wrong, as a stable category.

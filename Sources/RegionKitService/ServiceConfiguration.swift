@@ -75,7 +75,7 @@ public struct ServiceConfiguration: Codable, Sendable {
         } catch let error as DecodingError {
             throw RegionKitError(.malformedInput, "\(path): \(Scenario.describe(error))")
         } catch {
-            throw RegionKitError(.malformedInput, "\(path): not valid YAML or JSON", cause: "\(error)")
+            throw RegionKitError(.malformedInput, "\(path): not valid YAML or JSON", cause: error)
         }
         try configuration.validate(path)
         return configuration

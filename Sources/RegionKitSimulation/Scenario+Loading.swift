@@ -14,7 +14,7 @@ extension Scenario {
         } catch let error as DecodingError {
             throw RegionKitError(.malformedInput, "\(source): \(describe(error))")
         } catch {
-            throw RegionKitError(.malformedInput, "\(source): not valid JSON", cause: "\(error)")
+            throw RegionKitError(.malformedInput, "\(source): not valid JSON", cause: error)
         }
         try scenario.validate(source: source)
         return scenario
@@ -25,7 +25,7 @@ extension Scenario {
         do {
             data = try Data(contentsOf: url)
         } catch {
-            throw RegionKitError(.malformedInput, "\(url.path): cannot read the scenario file", cause: error.localizedDescription)
+            throw RegionKitError(.malformedInput, "\(url.path): cannot read the scenario file", cause: error)
         }
         return try decode(data, source: url.path)
     }

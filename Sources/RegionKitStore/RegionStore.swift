@@ -36,7 +36,7 @@ public final class RegionStore: Sendable {
             pool = try DatabasePool(path: path, configuration: configuration)
             try Self.migrator.migrate(pool)
         } catch {
-            throw RegionKitError(.malformedInput, "store \(path): cannot open the database", cause: "\(error)")
+            throw RegionKitError(.storeFailed, "store \(path): cannot open the database", cause: error)
         }
     }
 
@@ -121,7 +121,7 @@ public final class RegionStore: Sendable {
             do {
                 return try JSONDecoder().decode(Region.self, from: Data(definition.utf8))
             } catch {
-                throw RegionKitError(.malformedInput, "store \(path): monitored region '\(identifier)' cannot be decoded", cause: "\(error)")
+                throw RegionKitError(.malformedInput, "store \(path): monitored region '\(identifier)' cannot be decoded", cause: error)
             }
         }
     }
@@ -276,7 +276,7 @@ public final class RegionStore: Sendable {
         } catch let error as RegionKitError {
             throw error
         } catch {
-            throw RegionKitError(.malformedInput, "store \(path): write failed", cause: "\(error)")
+            throw RegionKitError(.storeFailed, "store \(path): write failed", cause: error)
         }
     }
 
@@ -286,7 +286,7 @@ public final class RegionStore: Sendable {
         } catch let error as RegionKitError {
             throw error
         } catch {
-            throw RegionKitError(.malformedInput, "store \(path): read failed", cause: "\(error)")
+            throw RegionKitError(.storeFailed, "store \(path): read failed", cause: error)
         }
     }
 

@@ -85,7 +85,7 @@ struct IBeaconFrameTests {
         bytes[5] = 0x59 // company 0x0059 instead of 0x004C
         #expect(throws: IBeaconDecodingError.self) { try IBeaconFrame.decode(bytes) }
         do { _ = try IBeaconFrame.decode(bytes) } catch {
-            #expect(error.reason == .wrongCompany)
+            #expect(error.code == .wrongCompany)
             #expect(error.offset == 5)
             #expect(error.message.contains("0x0059"))
         }
@@ -95,7 +95,7 @@ struct IBeaconFrameTests {
         var bytes = Self.reference
         bytes[7] = 0x10 // Apple "Nearby" type, not iBeacon
         do { _ = try IBeaconFrame.decode(bytes); Issue.record("decoded a non-iBeacon Apple frame") } catch {
-            #expect(error.reason == .wrongType)
+            #expect(error.code == .wrongType)
             #expect(error.offset == 7)
         }
     }
@@ -104,7 +104,7 @@ struct IBeaconFrameTests {
         var bytes = Self.reference
         bytes[8] = 0x14 // says 20 payload bytes
         do { _ = try IBeaconFrame.decode(bytes); Issue.record("accepted a wrong length byte") } catch {
-            #expect(error.reason == .wrongLength)
+            #expect(error.code == .wrongLength)
             #expect(error.offset == 8)
         }
     }
@@ -114,7 +114,7 @@ struct IBeaconFrameTests {
         var bytes = Array(Self.reference[0..<29])
         bytes[3] = 0x19
         do { _ = try IBeaconFrame.decode(bytes); Issue.record("accepted a short payload") } catch {
-            #expect(error.reason == .wrongLength)
+            #expect(error.code == .wrongLength)
         }
     }
 
@@ -123,7 +123,7 @@ struct IBeaconFrameTests {
         for cut in 4..<Self.reference.count {
             let bytes = Array(Self.reference[0..<cut])
             do { _ = try IBeaconFrame.decode(bytes); Issue.record("accepted data truncated at \(cut)") } catch {
-                #expect(error.reason == .truncatedStructure, "cut at \(cut)")
+                #expect(error.code == .truncatedStructure, "cut at \(cut)")
                 #expect(error.offset == 3, "cut at \(cut)")
             }
         }
@@ -131,17 +131,17 @@ struct IBeaconFrameTests {
 
     @Test func rejectsDataWithoutManufacturerData() {
         do { _ = try IBeaconFrame.decode([0x02, 0x01, 0x06]); Issue.record("accepted flags only") } catch {
-            #expect(error.reason == .noManufacturerData)
+            #expect(error.code == .noManufacturerData)
         }
         do { _ = try IBeaconFrame.decode([]); Issue.record("accepted empty data") } catch {
-            #expect(error.reason == .noManufacturerData)
+            #expect(error.code == .noManufacturerData)
         }
     }
 
     @Test func rejectsManufacturerDataTooShortForACompany() {
         let bytes: [UInt8] = [0x02, 0xFF, 0x4C] // AD length 2: type + one byte of company id
         do { _ = try IBeaconFrame.decode(bytes); Issue.record("accepted 1-byte company") } catch {
-            #expect(error.reason == .truncatedStructure)
+            #expect(error.code == .truncatedStructure)
         }
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import RegionKitTestSupport
 import RegionKitCore
 @testable import RegionKitGateway
 
@@ -119,14 +120,14 @@ struct GatewayReaderTests {
         #expect(delivered > 500 && delivered < 2000)
     }
 
-    @Test(.enabled(if: Fixtures.available, Fixtures.skipMessage))
+    @Test(.enabled(if: SharedFixtures.available, SharedFixtures.skipMessage))
     func readsTheRealRecordings() throws {
         // Counts from the recordings' README.
         for (name, count) in [("TwoScannersRun1-2015-03-03.json.gz", 39_802), ("FourScannersRun1-2015-03-07.json.gz", 38_942)] {
             var delivered = 0
             var previous: Int64 = 0
             var ordered = true
-            try GatewayFileReader(path: Fixtures.beaconRun(name)).forEach { sighting in
+            try GatewayFileReader(path: SharedFixtures.beaconRun(name)).forEach { sighting in
                 delivered += 1
                 if sighting.timeMilliseconds < previous - 5_000 { ordered = false }
                 previous = max(previous, sighting.timeMilliseconds)

@@ -1,12 +1,13 @@
 import Foundation
 import Synchronization
 import Testing
+import RegionKitTestSupport
 import RegionKit
 import RegionKitGateway
 import RegionKitSimulation
 
 /// Replays of the real gateway recordings (README in shared/fixtures/beacon-runs) through the engine.
-@Suite(.enabled(if: Fixtures.available, Fixtures.skipMessage))
+@Suite(.enabled(if: SharedFixtures.available, SharedFixtures.skipMessage))
 struct GatewayReplayTests {
     static let movers = "DAF246CE836311E4B116123B93F75CBA"
 
@@ -20,7 +21,7 @@ struct GatewayReplayTests {
         var origin: Int64?
         // Scanners upload in batches: put sightings back in time order first (see ReorderBuffer).
         var buffer = ReorderBuffer<BeaconObservation>(window: 2)
-        try GatewayFileReader(path: Fixtures.beaconRun(name)).forEach { sighting in
+        try GatewayFileReader(path: SharedFixtures.beaconRun(name)).forEach { sighting in
             if origin == nil { origin = sighting.timeMilliseconds }
             let observation = sighting.observation(originMilliseconds: origin!)
             buffer.insert(observation, at: observation.timestamp).forEach(session.feed)

@@ -85,6 +85,10 @@ struct RegionStoreTests {
         try Data("this is not sqlite, just text that is long enough to be read as a header".utf8).write(to: URL(fileURLWithPath: path))
         #expect {
             _ = try RegionStore(path: path)
-        } throws: { ($0 as? RegionKitError)?.message.contains("cannot open the database") == true }
+        } throws: { error in
+            // A store failure has its own code (not malformedInput) and keeps SQLite's error as its cause.
+            guard let error = error as? RegionKitError else { return false }
+            return error.code == .storeFailed && error.message.contains("cannot open the database") && error.cause != nil
+        }
     }
 }

@@ -29,7 +29,7 @@ enum RegionFile {
         } catch let error as DecodingError {
             throw RegionKitError(.malformedInput, "\(path): \(Scenario.describe(error))")
         } catch {
-            throw RegionKitError(.malformedInput, "\(path): not valid JSON", cause: "\(error)")
+            throw RegionKitError(.malformedInput, "\(path): not valid JSON", cause: error)
         }
         return try specs.enumerated().map { index, spec in
             do { return try spec.region() } catch let error as RegionKitError {

@@ -31,7 +31,7 @@ struct AdvertisingReportFile {
         do {
             data = try Data(contentsOf: URL(fileURLWithPath: path))
         } catch {
-            throw RegionKitError(.malformedInput, "\(path): cannot read the reports file", cause: error.localizedDescription)
+            throw RegionKitError(.malformedInput, "\(path): cannot read the reports file", cause: error)
         }
         try self.init(bytes: [UInt8](data), path: path)
     }

@@ -9,7 +9,9 @@ import RegionKit
 ///   haversine distance to the centre ≤ radius) — the containment query itself;
 /// - **engine**: `MonitoringEngine.ingest(fix)` with every region registered (responsive
 ///   profile): index query, hysteresis, dwell timers and state updates. The first fix, which
-///   determines every region's state once, is timed apart.
+///   determines every region's state once, is timed apart. After the timed passes, an untimed
+///   one counts the regions the engine evaluates per fix (`circularRegionsToEvaluate`): what the
+///   index leaves of the whole set.
 ///
 /// Timed passes run over the fixes again (shifted in time) until `--min-seconds` is reached,
 /// single thread, input preloaded. An untimed pass computes the containing (fix, region)
@@ -85,6 +87,13 @@ struct BenchGeofence: AsyncParsableCommand {
             defer { pass += 1 }
             return Self.enginePass(&engine, rest, timeShift: Double(pass) * span)
         }
+        var evaluated = 0
+        for var fix in rest {
+            fix.timestamp = fix.timestamp + Double(pass) * span
+            evaluated += engine.circularRegionsToEvaluate(for: fix).count
+            _ = engine.ingest(fix)
+        }
+        let evaluatedPerFix = Double(evaluated) / Double(rest.count)
         let engineFixes = enginePasses * rest.count
         let indexRate = Double(indexPasses * fixList.count) / indexTime.inSeconds
         let engineRate = Double(engineFixes) / engineTime.inSeconds
@@ -107,6 +116,7 @@ struct BenchGeofence: AsyncParsableCommand {
             line.add("engine_fixes_per_second", engineRate, decimals: 0)
             line.add("engine_fixes_timed", engineFixes)
             line.add("engine_events", engineEvents)
+            line.add("engine_regions_evaluated_per_fix", evaluatedPerFix, decimals: 2)
             Console.line(line.text)
             return
         }
@@ -114,9 +124,9 @@ struct BenchGeofence: AsyncParsableCommand {
         Console.line("  containing pairs \(containment.pairs), fixes in >= 1 region \(containment.fixesWithHits), checksum \(containment.checksum)")
         Console.line(String(format: "  index  (RegionIndex.forEachMatch)      %12.0f fixes/s  %8.3f µs/fix   build %.2f s, %d fixes timed",
                             indexRate, 1e6 / indexRate, indexBuild.inSeconds, indexPasses * fixList.count))
-        Console.line(String(format: "  engine (MonitoringEngine.ingest(fix))  %12.0f fixes/s  %8.3f µs/fix   register %.2f s, first fix %.3f s (%d inside, index says %d), %d fixes timed, %d events",
+        Console.line(String(format: "  engine (MonitoringEngine.ingest(fix))  %12.0f fixes/s  %8.3f µs/fix   register %.2f s, first fix %.3f s (%d inside, index says %d), %d fixes timed, %d events, %.2f regions evaluated/fix",
                             engineRate, 1e6 / engineRate, registration.inSeconds, firstFixTime.inSeconds,
-                            firstInside, firstExpected, engineFixes, engineEvents + firstEvents))
+                            firstInside, firstExpected, engineFixes, engineEvents + firstEvents, evaluatedPerFix))
     }
 
     /// Runs `body` until at least `minimumSeconds` have passed (at least once): passes, time, Σ results.

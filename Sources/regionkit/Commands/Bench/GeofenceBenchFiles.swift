@@ -77,7 +77,7 @@ struct GeofenceBenchFiles {
         do {
             return try String(contentsOfFile: path, encoding: .utf8)
         } catch {
-            throw RegionKitError(.malformedInput, "\(path): cannot read the file", cause: error.localizedDescription)
+            throw RegionKitError(.malformedInput, "\(path): cannot read the file", cause: error)
         }
     }
 

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import RegionKit
+import RegionKitEvaluation
 
 struct Calibrate: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -50,7 +51,7 @@ struct Calibrate: AsyncParsableCommand {
             do {
                 try Data(file.json.utf8).write(to: URL(fileURLWithPath: output))
             } catch {
-                throw RegionKitError(.invalidArgument, "\(output): cannot write the model file", cause: "\(error)")
+                throw RegionKitError(.invalidArgument, "\(output): cannot write the model file", cause: error)
             }
             Console.line("\(output): \(calibration.model.name), distance = \(EvalDistance.format(calibration.model.intercept, 3)) m + "
                 + "\(EvalDistance.format(calibration.model.slope, 4)) m/dB · (power − rssi), filter \(calibration.filter.label)")

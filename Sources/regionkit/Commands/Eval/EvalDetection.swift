@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import RegionKit
+import RegionKitEvaluation
 import RegionKitSimulation
 
 /// `regionkit eval detection`: the simulated sweep of ``DetectionSweep``, one row per condition × profile.

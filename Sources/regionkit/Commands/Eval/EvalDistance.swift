@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import RegionKit
+import RegionKitEvaluation
 
 struct EvalDistance: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import RegionKit
+import RegionKitEvaluation
 import RegionKitGateway
 import RegionKitSimulation
 
@@ -66,10 +67,11 @@ struct EvalReplay: AsyncParsableCommand {
             let paths = try files.isEmpty ? Self.defaultRecordings() : files
             // Read every file first: a missing or damaged one stops the run before any output.
             let recordings = try paths.map { try GatewayRecording(path: $0) }
+            let groundTruth = try GroundTruthCatalog.beaconRuns()
             let options = ReplayEvaluator.Options(silence: silence, tail: tail, flapWindow: flapWindow, tolerance: tolerance)
             if !json { Console.line(Self.legend(options)) }
             for recording in recordings {
-                let truth = BeaconRunGroundTruth.forRecording(named: recording.fileName)
+                let truth = groundTruth.truth(forRecording: recording.fileName)
                 let results = try chosen.map { profile in
                     try ReplayEvaluator(profile: profile, options: options).evaluate(
                         recording: recording.fileName, observations: recording.observations,

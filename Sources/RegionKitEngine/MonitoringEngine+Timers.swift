@@ -1,0 +1,153 @@
+import RegionKitCore
+
+/// When the engine is next due, and the region timers kept in its ``RegionSchedule``.
+extension MonitoringEngine {
+    enum DueItem: Sendable {
+        case initialWindow(String)
+        case exit(String)
+        case geoDwell(String)
+        case ranging(Int)
+        case retry(Int)
+        case wake
+    }
+
+    /// The time of ``nextDue()``, cheaply: with the timer queue settled its minimum is exact,
+    /// so no region record is read (the common case on every sighting: nothing is due).
+    func nextDueTime() -> Timestamp? {
+        guard usesSpatialIndex else { return nextDue()?.time }
+        var best = schedule.earliest?.time
+        func consider(_ time: Timestamp) {
+            if best == nil || time < best! { best = time }
+        }
+        for session in sessions { consider(session.nextDelivery) }
+        for retry in retries { consider(retry.due) }
+        if let wakeRequestAt { consider(wakeRequestAt) }
+        return best
+    }
+
+    func nextDue() -> (time: Timestamp, item: DueItem)? {
+        var best: (time: Timestamp, item: DueItem)?
+        func consider(_ time: Timestamp, _ item: DueItem) {
+            if best == nil || time < best!.time { best = (time, item) }
+        }
+        if usesSpatialIndex {
+            // The earliest region timer, ties going to the earliest registered region: exactly
+            // what the scan of `order` below picks, without visiting idle circular regions.
+            // (The queue's minimum is exact: every mutation ends with settleTimers().)
+            if let first = schedule.earliest, let id = schedule.id(of: first.sequence), let monitored = regions[id],
+               let due = dueItem(of: monitored, id: id) {
+                best = due
+            }
+        } else {
+            for id in order {
+                guard let monitored = regions[id], let due = dueItem(of: monitored, id: id) else { continue }
+                consider(due.time, due.item)
+            }
+        }
+        for (index, session) in sessions.enumerated() { consider(session.nextDelivery, .ranging(index)) }
+        for (index, retry) in retries.enumerated() { consider(retry.due, .retry(index)) }
+        if let wakeRequestAt { consider(wakeRequestAt, .wake) }
+        return best
+    }
+
+    /// The timer a monitored region is waiting for, if any.
+    func dueItem(of monitored: MonitoredRegion, id: String) -> (time: Timestamp, item: DueItem)? {
+        switch monitored.region {
+        case .beacon:
+            if monitored.state == .unknown && monitored.streams.isEmpty {
+                return (monitored.registeredAt + profile.initialDeterminationWindow, .initialWindow(id))
+            } else if monitored.state == .inside, let deadline = exitDeadline(of: monitored, id: id)?.time ?? restoredExitDeadline(of: monitored) {
+                return (deadline, .exit(id))
+            }
+        case .circular:
+            if let candidate = monitored.candidate, candidate != monitored.state, let since = monitored.candidateSince {
+                return (since + profile.geoHysteresis.dwell, .geoDwell(id))
+            }
+        }
+        return nil
+    }
+
+    /// A restored "inside" beacon region not heard since the restart exits as if last seen then.
+    func restoredExitDeadline(of monitored: MonitoredRegion) -> Timestamp? {
+        guard let restoredAt = monitored.restoredAt, monitored.streams.isEmpty else { return nil }
+        let stream = ReceptionEstimator(firstSighting: restoredAt, priorInterval: profile.exitDetector.priorInterval)
+        return profile.exitDetector.goneDeadline(for: stream, gridOrigin: monitored.registeredAt)
+    }
+
+    /// When the last present stream of a beacon region counts as gone, with that stream. Ties
+    /// (common on Core Location's 10 s grid) go to the stream heard last, then to the smallest
+    /// stream key, so the evidence does not depend on dictionary iteration order.
+    func exitDeadline(of monitored: MonitoredRegion, id: String) -> (time: Timestamp, stream: ReceptionEstimator)? {
+        if usesSpatialIndex, monitored.streams.count > RegionSchedule.exitCacheThreshold, let number = schedule.number(of: id),
+           let cached = schedule.exitLeader(of: number),
+           let stream = monitored.streams[cached.key] {
+            return (cached.time, stream)
+        }
+        return Self.scanExitDeadline(of: monitored, detector: profile.exitDetector).map { ($0.time, $0.stream) }
+    }
+
+    /// ``exitDeadline(of:id:)`` by visiting every stream, with the winning stream's key.
+    static func scanExitDeadline(of monitored: MonitoredRegion, detector: ExitDetector)
+        -> (time: Timestamp, key: MonitoredRegion.StreamKey, stream: ReceptionEstimator)? {
+        var latest: (time: Timestamp, key: MonitoredRegion.StreamKey, stream: ReceptionEstimator)?
+        for (key, stream) in monitored.streams {
+            let deadline = detector.goneDeadline(for: stream, gridOrigin: monitored.registeredAt)
+            if let current = latest {
+                guard deadline > current.time || (deadline == current.time && (stream.lastSighting > current.stream.lastSighting
+                    || (stream.lastSighting == current.stream.lastSighting && key < current.key))) else { continue }
+            }
+            latest = (deadline, key, stream)
+        }
+        return latest
+    }
+
+    // MARK: - Timer queue
+
+    /// Brings region `id`'s timer entry in line with its record after a change: pushes the exact
+    /// deadline when it is earlier than the scheduled one; a later or vanished deadline is left
+    /// to ``settleTimers()`` (lazy), so moving a deadline later costs no heap operation.
+    mutating func reschedule(_ id: String) {
+        guard let number = schedule.number(of: id), let monitored = regions[id] else { return }
+        let current = schedule.scheduledTime(of: number)
+        guard let due = dueItem(of: monitored, id: id)?.time else {
+            if current != nil { schedule.invalidate() }
+            return
+        }
+        if let current, current <= due {
+            if current < due { schedule.invalidate() }
+            return
+        }
+        schedule.lower(number, to: due)
+    }
+
+    /// Makes the queue's minimum exact: drops stale entries and moves early ones to their
+    /// region's real deadline, until the minimum is a live, exact entry.
+    mutating func settleTimers() {
+        guard schedule.isDirty else { return }
+        schedule.isDirty = false
+        while let first = schedule.earliest {
+            guard schedule.isLive(first), let id = schedule.id(of: first.sequence), let monitored = regions[id] else {
+                schedule.dropEarliest()
+                continue
+            }
+            guard let due = dueItem(of: monitored, id: id)?.time else {
+                schedule.cancelEarliest()
+                continue
+            }
+            if due == first.time { break }
+            schedule.moveEarliest(to: due)
+        }
+        schedule.compactIfSparse()
+    }
+
+    /// Recomputes every region's timer (after a profile change).
+    mutating func rebuildTimers() {
+        schedule.replaceAll(with: [:])   // forgets the exit cache before deadlines are computed
+        var deadlines: [Int: Timestamp] = [:]
+        for (id, monitored) in regions {
+            guard let number = schedule.number(of: id), let due = dueItem(of: monitored, id: id) else { continue }
+            deadlines[number] = due.time
+        }
+        schedule.replaceAll(with: deadlines)
+    }
+}
