@@ -8,7 +8,7 @@ import RegionKitTestSupport
 /// answers CONNECT with fixed bytes: malformed or oversized packets from a broker end the
 /// connection with a typed error, are logged at error level with what and where, and the client
 /// keeps reconnecting. Packets before the bad one are still delivered.
-@Suite("MQTT client against a misbehaving broker")
+@Suite("MQTT client against a misbehaving broker", .tags(.realTime))
 struct MQTTClientFakeBrokerTests {
     /// Replies `reply` to the first bytes of every connection.
     final class ReplyHandler: ChannelInboundHandler, Sendable {

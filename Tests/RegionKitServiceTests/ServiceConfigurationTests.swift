@@ -11,7 +11,7 @@ import RegionKitSimulation
 struct ServiceConfigurationTests {
     static let path = "/etc/regionkit/test.yaml"
 
-    @Test("The documented example decodes to the four source kinds, in order")
+    @Test("The documented example decodes to the five source kinds, in order, with the broker and Home Assistant blocks")
     func documentedExample() throws {
         let configuration = try ServiceConfiguration.decode("""
         store: /var/lib/regionkit/regionkit.sqlite
@@ -23,6 +23,9 @@ struct ServiceConfigurationTests {
           - gateway: {file: /data/run.json.gz, speed: 1, reorderWindow: 3}
           - hci: {device: "tcp:127.0.0.1:1234", scannerID: lobby}
           - gpsd: {host: 127.0.0.1, port: 2947}
+          - mqtt: {format: theengs, topic: "home/+/BTtoMQTT/+", scanner: garage}
+        mqtt: {url: "mqtt://127.0.0.1:1883", site: home, username: hub}
+        homeAssistant: {discovery: true, mqttRoom: true}
         hooks:
           onEnter: ["logger -t regionkit entered $REGIONKIT_REGION"]
           webhooks: [{url: "http://127.0.0.1:8080/events"}]
@@ -35,8 +38,13 @@ struct ServiceConfigurationTests {
             .gateway(.init(file: "/data/run.json.gz", speed: 1, reorderWindow: 3)),
             .hci(.init(device: "tcp:127.0.0.1:1234", scannerID: "lobby")),
             .gpsd(.init(host: "127.0.0.1", port: 2947)),
+            .mqtt(.init(format: .theengs, topic: "home/+/BTtoMQTT/+", scanner: "garage")),
         ])
         #expect(configuration.sources.map(\.kind) == ServiceSource.Kind.allCases)
+        #expect(configuration.mqtt?.siteName == "home" && configuration.mqtt?.username == "hub")
+        #expect(configuration.homeAssistant == HomeAssistantConfiguration(discovery: true, mqttRoom: true))
+        #expect(configuration.initialSourceStatuses[.beacon] == .notDetermined, "the broker reports the MQTT source's availability")
+        #expect(try configuration.monitoringProfile(Self.path).nearestScanner != nil, "rooms are tracked with many-scanner sources")
         #expect(configuration.hooks?.webhooks.map(\.url) == ["http://127.0.0.1:8080/events"])
     }
 
@@ -63,9 +71,15 @@ struct ServiceConfigurationTests {
 
     @Test("Errors name the file and the field", arguments: [
         ("sources:\n  - simulator: {speed: 2}\n", "missing field 'scenario' at sources[0].simulator"),
-        ("sources:\n  - {simulator: {scenario: museum}, gpsd: {}}\n", "sources[0]: must be exactly one of: simulator, gateway, hci, gpsd"),
-        ("sources:\n  - {radio: {}}\n", "sources[0]: must be exactly one of: simulator, gateway, hci, gpsd"),
-        ("sources: []\n", "sources: give at least one source (simulator, gateway, hci, gpsd)"),
+        ("sources:\n  - {simulator: {scenario: museum}, gpsd: {}}\n", "sources[0]: must be exactly one of: simulator, gateway, hci, gpsd, mqtt"),
+        ("sources:\n  - {radio: {}}\n", "sources[0]: must be exactly one of: simulator, gateway, hci, gpsd, mqtt"),
+        ("sources:\n  - mqtt: {format: espresense}\n", "sources[0].mqtt needs the broker"),
+        ("sources:\n  - mqtt: {format: espresense, topic: \"a/#/b\"}\nmqtt: {url: \"mqtt://h\"}\n", "sources[0].mqtt.topic"),
+        ("sources:\n  - mqtt: {format: zigbee}\nmqtt: {url: \"mqtt://h\"}\n", "sources[0]"),
+        ("sources:\n  - gpsd: {}\nmqtt: {url: \"http://h\"}\n", "mqtt.url 'http://h' must start with mqtt:// or mqtts://"),
+        ("sources:\n  - gpsd: {}\nmqtt: {url: \"mqtt://h\", password: hunter2}\n", "mqtt.password: do not write the password in the configuration"),
+        ("sources:\n  - gpsd: {}\nhomeAssistant: {discovery: true}\n", "homeAssistant needs the broker"),
+        ("sources: []\n", "sources: give at least one source (simulator, gateway, hci, gpsd, mqtt)"),
         ("sources:\n  - simulator: {scenario: museum, speed: 0}\n", "sources[0].simulator.speed must be > 0"),
         ("sources:\n  - gpsd: {}\n  - gateway: {file: x, speed: -1}\n", "sources[1].gateway.speed must be > 0"),
         ("sources:\n  - gateway: {file: x, reorderWindow: -1}\n", "sources[0].gateway.reorderWindow must be >= 0"),
