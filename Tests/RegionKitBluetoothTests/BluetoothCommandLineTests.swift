@@ -5,6 +5,7 @@ import Glibc
 #endif
 @testable import RegionKitBluetooth
 import RegionKitTestSupport
+import RegionKitGateway
 
 /// `regionkit scan / advertise / monitor / replay FILE.btsnoop`, run as a user would.
 @Suite("regionkit Bluetooth commands", .serialized, .tags(.endToEnd))
@@ -145,5 +146,34 @@ struct BluetoothCommandLineTests {
         let ours = bumble.lines.dropFirst(before).filter { $0.text.hasPrefix("ADV ") && $0.text.contains("\"F0:00:00:00:00:03\"") && $0.text.contains("\"scan_response\": false") }
         #expect(ours.count >= 10, "Bumble received \(ours.count) frames from `regionkit advertise` in 1.5 s")
         #expect(ours.allSatisfy { $0.text.contains("0201061aff4c000215fda50693a4e24fb1afcfc6eb0764782500030004ba") })
+    }
+
+    @Test("scan --publish: the sightings reach the broker as RegionKit scanner batches with the scanner's name",
+          .enabled(if: BumbleControllers.python != nil && MosquittoBroker.isAvailable, "needs Bumble and mosquitto"), .timeLimit(.minutes(2)))
+    func scanPublishes() async throws {
+        let broker = try MosquittoBroker()
+        try broker.start()
+        defer { broker.stop() }
+        let bumble = try BumbleControllers(controllers: 1, iBeacons: ["E2C56DB5-DFFB-48D2-B060-D0F5A71096E0:1:2:-59"], scanJSON: true)
+        defer { bumble.stop() }
+        try await bumble.waitUntilReady()
+        let subscriber = try await broker.subscribe(topic: "regionkit/scanners/+", count: 1000, timeout: 30)
+        defer { subscriber.terminate() }
+        let scan = try await Self.regionkit(["scan", "--hci", "tcp:127.0.0.1:\(bumble.ports[0])", "--duration", "2",
+                                             "--publish", broker.url, "--scanner", "kitchen"])
+        #expect(scan.status == 0, "\(scan.stderr)")
+        #expect(scan.stderr.contains("to regionkit/scanners/kitchen; 0 dropped"), "\(scan.stderr)")
+        let messages = await subscriber.waitForMessages(5, timeout: 5)
+        let batches = try messages.map { try ScannerBatch(json: Array($0.payload.utf8)) }
+        #expect(messages.allSatisfy { $0.topic == "regionkit/scanners/kitchen" })
+        #expect(batches.allSatisfy { $0.scanner == "kitchen" })
+        let sightings = batches.flatMap(\.sightings)
+        #expect(sightings.count >= 10, "\(sightings.count) sightings in 2 s at 100 ms")
+        #expect(sightings.allSatisfy { $0.identity.major == 1 && $0.identity.minor == 2 && $0.rssi == -50 && $0.measuredPower == -59 && $0.offset <= 0 })
+        // Published counts on stderr match what arrived.
+        #expect(scan.stderr.contains("published \(sightings.count) sighting(s)"), "\(scan.stderr) vs \(sightings.count)")
+
+        let refused = try await Self.regionkit(["scan", "--hci", "tcp:127.0.0.1:9", "--publish", broker.url])
+        #expect(refused.status != 0 && refused.stderr.contains("--publish needs --scanner"), "\(refused.stderr)")
     }
 }

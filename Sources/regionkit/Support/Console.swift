@@ -1,6 +1,7 @@
 import Foundation
 import RegionKit
 import ArgumentParser
+import Logging
 
 /// Shared output helpers: unbuffered lines on stdout; errors, warnings and notes on stderr
 /// (`regionkit: error: …` with a non-zero exit, `regionkit: warning: …`, `regionkit: note: …`).
@@ -21,6 +22,13 @@ enum Console {
     /// Information about how the input was read (a polygon approximated, regions left out).
     static func note(_ text: String) {
         write("regionkit: note: \(text)\n", to: STDERR_FILENO)
+    }
+
+    /// A logger writing to stderr at `level` (for library components a command runs: an MQTT client, say).
+    static func logger(label: String, level: Logger.Level = .warning) -> Logger {
+        var logger = Logger(label: label) { StreamLogHandler.standardError(label: $0) }
+        logger.logLevel = level
+        return logger
     }
 
     /// Writes straight to the file descriptor: no buffering, so piped JSON lines arrive at once.

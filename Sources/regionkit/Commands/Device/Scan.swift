@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import RegionKit
 import RegionKitBluetooth
+import RegionKitService
 
 struct Scan: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -11,7 +12,10 @@ struct Scan: AsyncParsableCommand {
         e.g. a Bumble virtual controller) or serial:PATH[:BAUD] (H4 over a UART). \
         With --json, one object per advertising frame: {"t", "address", "addressType", "eventType", "rssi", \
         "txPower", "data", "ibeacon"?: {"uuid", "major", "minor", "measuredPower"}}; a scan response that only \
-        repeats the advertisement is not printed (it is not a second frame). A summary goes to stderr at the end.
+        repeats the advertisement is not printed (it is not a second frame). A summary goes to stderr at the end. \
+        With --publish mqtt://HOST[:PORT] (or mqtts://) the iBeacon sightings also go to that broker, batched every \
+        100 ms on regionkit/scanners/SCANNER, for a central `regionkit run` with `- mqtt: {format: regionkit}`; \
+        credentials come from REGIONKIT_MQTT_USERNAME and REGIONKIT_MQTT_PASSWORD, never from the command line.
         """
     )
 
@@ -30,6 +34,20 @@ struct Scan: AsyncParsableCommand {
     @Option(help: "Scanning commands: automatic (by the controller's LE features), legacy or extended.")
     var mode: ScanningMode = .automatic
 
+    @Option(help: "Also publish the iBeacon sightings to this MQTT broker (mqtt://HOST[:PORT] or mqtts://).")
+    var publish: String?
+
+    @Option(help: "This scanner's name in published sightings (a room, for the hub's rooms and scanner-bound regions).")
+    var scanner: String?
+
+    @Option(help: "A PEM CA certificate for an mqtts:// broker.")
+    var caFile: String?
+
+    func validate() throws {
+        if publish == nil && (scanner != nil || caFile != nil) { throw ValidationError("--scanner and --ca-file go with --publish") }
+        if publish != nil && scanner == nil { throw ValidationError("--publish needs --scanner NAME (the room this scanner is in)") }
+    }
+
     func run() async throws {
         try await Console.reportingErrors {
             let specification = try controller.specification()
@@ -41,6 +59,10 @@ struct Scan: AsyncParsableCommand {
             configuration.mode = mode
             let scanner = BeaconScanner(specification: specification, manager: nil, clock: clock, configuration: configuration, capture: captureFile)
             let events = scanner.events()
+            let publisher = try publish.map { url in
+                try ScannerPublisher(url: url, scanner: self.scanner ?? "", caFile: caFile, logger: Console.logger(label: "regionkit.scan"))
+            }
+            let publishing = publisher.map { publisher in Task { await publisher.run() } }
             try await BluetoothError.bridged { () async throws(BluetoothError) in try await scanner.start() }
             if !output.json { Console.line("Scanning on \(specification) (\(scanner.state)); Ctrl-C to stop") }
             let json = output.json
@@ -49,6 +71,10 @@ struct Scan: AsyncParsableCommand {
                     switch event {
                     case .sighting(let sighting):
                         Console.line(json ? sighting.jsonLine(origin: .zero) : Self.describe(sighting))
+                        if let publisher, let frame = sighting.iBeacon, let rssi = sighting.advertisement.rssi {
+                            let power = Int(frame.measuredPower)
+                            publisher.add(frame.identity, rssi: Int(rssi), measuredPower: power == 0 ? nil : power, at: Date().timeIntervalSince1970)
+                        }
                     case .stateChanged(let state):
                         FileHandle.standardError.write(Data("regionkit: scanner \(state)\n".utf8))
                     }
@@ -57,6 +83,13 @@ struct Scan: AsyncParsableCommand {
             try await runFor.wait { !(scanner.lastErrorIsFinal) }
             await scanner.stop()
             await printer.value
+            if let publisher, let publishing {
+                await publisher.shutdown()
+                publishing.cancel()
+                await publishing.value
+                let counts = publisher.counts
+                FileHandle.standardError.write(Data("regionkit: published \(counts.published) sighting(s) in \(counts.batches) batch(es) to \(publisher.topic); \(counts.dropped) dropped while the broker was unreachable\n".utf8))
+            }
             let statistics = scanner.statistics
             let rate = statistics.framesPerSecond.map { String(format: "%.1f", $0) } ?? "n/a"
             FileHandle.standardError.write(Data("""
