@@ -46,6 +46,15 @@ else
     section "Report → delegate latency" "$RK" bench latency
     section "Detection in simulation" "$RK" eval detection
 fi
+if command -v mosquitto >/dev/null 2>&1 || [ -x /usr/sbin/mosquitto ]; then
+    if ((QUICK)); then
+        section "MQTT presence hub" "$RK" bench mqtt --messages 50000 --samples 100
+    else
+        section "MQTT presence hub" "$RK" bench mqtt
+    fi
+else
+    echo "## MQTT presence hub: SKIPPED (mosquitto not installed: apt-get install mosquitto mosquitto-clients)"
+fi
 section "Detection on real gateway recordings" "$RK" eval replay "$FIXTURES"/beacon-runs/*.json.gz
 section "Distance (cross-file)" "$RK" eval distance "$FIXTURES"/rssi-distance/*.csv
 if ((PEERS)); then
