@@ -78,20 +78,8 @@ public final class MosquittoBroker: @unchecked Sendable {
     public static let isTLSAvailable = isAvailable && openssl != nil
     public static let tlsSkipReason: Comment = "mosquitto or openssl not found: apt-get install -y mosquitto mosquitto-clients openssl"
 
-    /// A TCP port on 127.0.0.1 that was free a moment ago.
-    public static func freePort() -> Int? {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let ok = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
-        }
-        return ok ? Int(UInt16(bigEndian: address.sin_port)) : nil
-    }
+    /// A TCP port on 127.0.0.1 that was free a moment ago (``Loopback/freePort()``).
+    public static func freePort() -> Int? { (try? Loopback.freePort()).map(Int.init) }
 
     /// Whether something accepts TCP connections on 127.0.0.1:`port`.
     public static func isListening(port: Int) -> Bool {

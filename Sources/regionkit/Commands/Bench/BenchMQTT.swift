@@ -163,7 +163,7 @@ struct BenchMQTT: AsyncParsableCommand {
         let hubBox = Mutex<PresenceHub?>(nil)
         var profile = MonitoringProfile.responsive
         profile.nearestScanner = NearestScannerPolicy()
-        let service = MonitoringService(store: store, profile: profile, automation: Automation(), sources: [.beacon: .notDetermined],
+        let service = MonitoringService(store: store, profile: profile, automation: Automation(), sources: [.beacon: .authorized],
                                         logger: logger, onLogged: { _ in hubBox.withLock { $0 }?.eventLogged() })
         let hub = try PresenceHub(configuration: MQTTHubConfiguration(url: broker.url, site: "bench"), homeAssistant: nil,
                                   sources: [MQTTSourceConfiguration(format: .espresense)], service: service, logger: logger)

@@ -31,7 +31,9 @@ final class PrivateBroker {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("rk-bench-mqtt-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         port = try Self.freePort()
-        var lines = ["listener \(port) 127.0.0.1", "allow_anonymous true", "persistence false",
+        // set_tcp_nodelay: Mosquitto leaves Nagle on by default, which holds small packets up to the
+        // receiver's delayed ACK (~40 ms); a presence broker should set it (see README).
+        var lines = ["listener \(port) 127.0.0.1", "allow_anonymous true", "persistence false", "set_tcp_nodelay true",
                      "max_queued_messages 0", "max_inflight_messages 0", "log_dest none"]
         if geteuid() == 0 { lines.append("user root") }
         try (lines.joined(separator: "\n") + "\n").write(toFile: directory + "/mosquitto.conf", atomically: true, encoding: .utf8)
