@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "RegionKitService", targets: ["RegionKitService"]),
         .library(name: "RegionKitHCI", targets: ["RegionKitHCI"]),
         .library(name: "RegionKitLocation", targets: ["RegionKitLocation"]),
+        .library(name: "RegionKitHTTP", targets: ["RegionKitHTTP"]),
         .executable(name: "regionkit", targets: ["regionkit"]),
     ],
     dependencies: [
@@ -23,6 +24,9 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.0.0"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.0.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.0.0"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.0.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.0.0"),
     ],
     targets: [
         .target(name: "RegionKitCore"),
@@ -40,6 +44,14 @@ let package = Package(
         .target(name: "RegionKitStore", dependencies: ["RegionKitCore", "RegionKitEngine", "RegionKit", .product(name: "GRDB", package: "GRDB.swift")]),
         .target(name: "RegionKitService", dependencies: [
             "RegionKitCore", "RegionKitEngine", "RegionKit", "RegionKitStore",
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+        // HTTP API, dashboard and metrics for the daemon (the only module importing Hummingbird).
+        .target(name: "RegionKitHTTP", dependencies: [
+            "RegionKitCore", "RegionKitEngine", "RegionKit", "RegionKitStore", "RegionKitService",
+            .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "HTTPTypes", package: "swift-http-types"),
+            .product(name: "Prometheus", package: "swift-prometheus"),
             .product(name: "Logging", package: "swift-log"),
         ]),
         .executableTarget(
@@ -62,6 +74,11 @@ let package = Package(
         .testTarget(name: "RegionKitBluetoothTests", dependencies: ["RegionKitCore", "RegionKitHCI", "RegionKit", "RegionKitBluetooth", "RegionKitSimulation"]),
         .testTarget(name: "RegionKitStoreTests", dependencies: ["RegionKitCore", "RegionKit", "RegionKitStore"]),
         .testTarget(name: "RegionKitServiceTests", dependencies: ["RegionKitCore", "RegionKit", "RegionKitStore", "RegionKitService"]),
+        .testTarget(name: "RegionKitHTTPTests", dependencies: [
+            "RegionKitCore", "RegionKit", "RegionKitStore", "RegionKitService", "RegionKitHTTP",
+            .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "HummingbirdTesting", package: "hummingbird"),
+        ]),
         .testTarget(name: "regionkitTests", dependencies: ["regionkit", "RegionKitStore"]),
     ],
     swiftLanguageModes: [.v6]
