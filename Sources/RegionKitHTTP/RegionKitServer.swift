@@ -4,6 +4,7 @@ import Logging
 import RegionKit
 import RegionKitService
 import RegionKitStore
+import ServiceLifecycle
 
 /// The daemon's HTTP server: the versioned JSON API (`/v1/…`), live events over Server-Sent
 /// Events, health and readiness probes, Prometheus metrics, the OpenAPI document and the dashboard.
@@ -49,7 +50,8 @@ public final class RegionKitServer: Sendable {
         return router
     }
 
-    /// Serves until the task is cancelled.
+    /// Serves until the task is cancelled; then stops accepting connections, ends the event
+    /// streams and lets requests in flight finish (a graceful shutdown).
     /// - Parameter onListening: called with the bound port once the server accepts connections.
     public func run(onListening: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
         let configuration = self.configuration
@@ -60,12 +62,18 @@ public final class RegionKitServer: Sendable {
             configuration: ApplicationConfiguration(address: .hostname(configuration.host, port: configuration.port), serverName: "regionkit"),
             onServerRunning: { channel in await onListening(channel.localAddress?.port ?? configuration.port) },
             logger: serverLogger)
-        defer { events.finishAll() }
+        let group = ServiceGroup(configuration: ServiceGroupConfiguration(services: [app], gracefulShutdownSignals: [], logger: serverLogger))
+        let events = self.events
+        // The group runs outside this task's cancellation: cancelling `run` asks for a graceful
+        // shutdown instead of tearing the channels down mid-response.
+        let running = Task { try await group.run() }
         try await withTaskCancellationHandler {
-            try await app.runService(gracefulShutdownSignals: [])
+            try await running.value
         } onCancel: {
             events.finishAll()
+            Task { await group.triggerGracefulShutdown() }
         }
+        events.finishAll()
     }
 
     // MARK: - Helpers shared by the routes

@@ -73,8 +73,12 @@ struct HTTPAPITests {
         #expect(list.compactMap { $0["identifier"] as? String } == ["lobby", "shop"])
         #expect(list.first?["origin"] as? String == "config")
         #expect(try client.request("GET", "/v1/regions/shop").json["radius"] as? Double == 100)
-        #expect(try client.request("POST", "/v1/regions/lobby/request-state").status == 202)
-        #expect(try daemon.service.store.events(region: "lobby", type: "didDetermineState").count >= 1)
+        daemon.sight(from: 1, to: 3)
+        let determined = try daemon.service.store.events(region: "lobby", type: "didDetermineState").count
+        let requested = try client.request("POST", "/v1/regions/lobby/request-state")
+        #expect(requested.status == 202)
+        #expect(requested.json["state"] as? String == "inside")
+        #expect(try daemon.service.store.events(region: "lobby", type: "didDetermineState").count == determined + 1)
         #expect(try client.request("DELETE", "/v1/regions/shop").status == 204)
         let gone = try client.request("GET", "/v1/regions/shop")
         #expect(gone.status == 404)
@@ -151,13 +155,18 @@ struct HTTPAPITests {
     func eventsPaged() async throws {
         let daemon = try await TestDaemon()
         defer { Task { try? await daemon.stop() } }
+        // Inside (determined at the first sighting), out after a long silence, in again.
         daemon.sight(from: 1, to: 4)
-        daemon.advance(to: 40)
-        daemon.sight(from: 41, to: 44)
+        daemon.advance(to: 120)
+        daemon.sight(from: 121, to: 124)
         let client = daemon.client()
-        let enters = try client.request("GET", "/v1/events?type=didEnterRegion&region=lobby").json["events"] as? [[String: Any]] ?? []
-        #expect(enters.count == 2)
-        #expect(enters.allSatisfy { ($0["reason"] as? String)?.isEmpty == false })
+        for type in ["didEnterRegion", "didExitRegion"] {
+            let events = try client.request("GET", "/v1/events?type=\(type)&region=lobby").json["events"] as? [[String: Any]] ?? []
+            #expect(events.count == 1, "\(type)")
+            #expect(events.allSatisfy { ($0["reason"] as? String)?.isEmpty == false && $0["type"] as? String == type })
+            #expect(events.allSatisfy { ($0["event"] as? [String: Any])?["type"] as? String == type })
+        }
+        #expect((try client.request("GET", "/v1/events?region=nowhere").json["events"] as? [Any])?.isEmpty == true)
         let all = try daemon.service.store.events().map(\.id)
         var seen: [Int64] = []
         var cursor: String?
@@ -167,8 +176,8 @@ struct HTTPAPITests {
             cursor = page["nextCursor"] as? String
         } while cursor != nil
         #expect(seen == all)
-        let since = try client.request("GET", "/v1/events?since=1700000040").json["events"] as? [[String: Any]] ?? []
-        #expect(since.allSatisfy { ($0["time"] as? Double ?? 0) >= 1_700_000_040 })
+        let since = try client.request("GET", "/v1/events?since=1700000120").json["events"] as? [[String: Any]] ?? []
+        #expect(since.allSatisfy { ($0["time"] as? Double ?? 0) >= 1_700_000_120 })
         #expect(!since.isEmpty)
         for (query, field) in [("limit=0", "limit"), ("limit=abc", "limit"), ("cursor=-1", "cursor"), ("since=yesterday", "since")] {
             let bad = try client.request("GET", "/v1/events?\(query)")
@@ -194,10 +203,12 @@ struct HTTPAPITests {
         // The client drops; events are logged while it is away.
         let lastSeen = live.id
         _ = consume first
-        daemon.advance(to: 40)
-        daemon.sight(from: 41, to: 44)
+        daemon.advance(to: 120)
+        daemon.sight(from: 121, to: 124)
         try await Task.sleep(for: .milliseconds(100))
         let missed = try daemon.service.store.events(afterID: lastSeen).map(\.id)
+        #expect(try daemon.service.store.events(type: "didExitRegion").count == 1)
+        #expect(try daemon.service.store.events(type: "didEnterRegion").count == 1)
         #expect(missed.count >= 3)
         let second = try EventStreamReader(port: daemon.port, token: "test-token", lastEventID: lastSeen)
         var again: [Int64] = []
@@ -234,21 +245,22 @@ struct HTTPAPITests {
         let sources = try client.request("GET", "/v1/sources").json["sources"] as? [[String: Any]] ?? []
         #expect(sources.first?["name"] as? String == "test")
         #expect(try client.request("GET", "/readyz").status == 200)
-        daemon.sourceStates.withLock { $0 = [SourceStatus(name: "hci0", kind: "hci", state: .down, detail: "controller gone", reconnects: 3,
-                                                          decodeErrors: ["truncated": 2])] }
+        daemon.sources.set([SourceStatus(name: "hci0", kind: "hci", state: .down, detail: "controller gone", reconnects: 3,
+                                         decodeErrors: ["truncated": 2])])
         let notReady = try client.request("GET", "/readyz")
         #expect(notReady.status == 503)
         #expect(notReady.text.contains("controller gone"))
         let metrics = try client.request("GET", "/metrics")
         #expect(metrics.status == 200)
         #expect(metrics.headers["content-type"]?.hasPrefix("text/plain") == true)
-        #expect(metrics.text.contains(#"regionkit_events_total{type="didEnterRegion"} 1"#))
-        #expect(metrics.text.contains(#"regionkit_regions{state="inside"} 1"#))
+        #expect(metrics.text.contains(#"regionkit_events_total{type="didDetermineState"} 1"#))
+        #expect(metrics.text.contains(#"regionkit_events_total{type="processStarted"} 1"#))
+        #expect(metrics.text.contains(#"regionkit_regions{state="inside"} 1.0"#))
         #expect(metrics.text.contains(#"regionkit_source_decode_errors_total{source="hci0",kind="hci",error="truncated"} 2"#))
         #expect(metrics.text.contains(#"regionkit_source_reconnects_total{source="hci0",kind="hci"} 3"#))
         #expect(metrics.text.contains("regionkit_http_requests_total{route=\"/v1/beacons\",method=\"GET\",status=\"200\"} 1"))
         #expect(metrics.text.contains("regionkit_store_operation_duration_seconds_bucket"))
-        #expect(metrics.text.contains("regionkit_hook_deliveries{status=\"pending\"} 0"))
+        #expect(metrics.text.contains("regionkit_hook_deliveries{status=\"pending\"} 0.0"))
         let page = try daemon.client(token: nil).request("GET", "/")
         #expect(page.status == 200)
         #expect(page.text.contains("<title>RegionKit</title>"))

@@ -17,7 +17,13 @@ final class TestDaemon: Sendable {
     let server: RegionKitServer
     let port: Int
     let task: Task<Void, any Error>
-    let sourceStates: Mutex<[SourceStatus]>
+    let sources = SourceBox()
+
+    final class SourceBox: Sendable {
+        let states = Mutex<[SourceStatus]>([SourceStatus(name: "test", kind: "simulator", state: .up, sightings: 0)])
+        func set(_ value: [SourceStatus]) { states.withLock { $0 = value } }
+        var current: [SourceStatus] { states.withLock { $0 } }
+    }
 
     static func temporaryPath() -> String {
         FileManager.default.temporaryDirectory.appendingPathComponent("rk-http-\(UUID().uuidString)/regionkit.sqlite").path
@@ -31,11 +37,10 @@ final class TestDaemon: Sendable {
         service = MonitoringService(store: try RegionStore(path: path), profile: .responsive, automation: .all, clock: clock,
                                     sources: [.beacon: .authorized, .circular: .authorized], onLogged: events.publish)
         try service.start(regions: configured)
-        let states = Mutex<[SourceStatus]>([SourceStatus(name: "test", kind: "simulator", state: .up, sightings: 0)])
-        sourceStates = states
+        let box = sources
         server = RegionKitServer(service: service, configuration: HTTPConfiguration(host: "127.0.0.1", port: 0, token: token, isPublic: isPublic,
                                                                                     maxBodyBytes: 1_024, keepAliveInterval: 0.2),
-                                 events: events, sources: { states.withLock { $0 } })
+                                 events: events, sources: { box.current })
         let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
         let server = self.server
         task = Task { try await server.run { port in continuation.yield(port) } }
