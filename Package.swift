@@ -17,6 +17,7 @@ let package = Package(
         .library(name: "RegionKitHCI", targets: ["RegionKitHCI"]),
         .library(name: "RegionKitLocation", targets: ["RegionKitLocation"]),
         .library(name: "RegionKitHTTP", targets: ["RegionKitHTTP"]),
+        .library(name: "RegionKitMQTT", targets: ["RegionKitMQTT"]),
         .executable(name: "regionkit", targets: ["regionkit"]),
     ],
     dependencies: [
@@ -28,6 +29,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-http-types", from: "1.0.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.0.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.0.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
     ],
     targets: [
         .target(name: "RegionKitCore"),
@@ -38,6 +41,13 @@ let package = Package(
         .target(name: "RegionKitGateway", dependencies: ["RegionKitCore", "CZlib"]),
         .target(name: "RegionKitHCI"),
         .target(name: "RegionKitLocation", dependencies: ["RegionKitCore"]),
+        // MQTT 3.1.1 client on SwiftNIO; depends on no other RegionKit module.
+        .target(name: "RegionKitMQTT", dependencies: [
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
         // Benchmark (not a test): fixes/s through MonitoringEngine and index queries/s at 1k–1M regions.
         .executableTarget(name: "loc-bench", dependencies: ["RegionKitCore", "RegionKitEngine"]),
         .target(name: "RegionKitBluetooth", dependencies: ["RegionKitCore", "RegionKitHCI", "RegionKit"]),
@@ -45,7 +55,10 @@ let package = Package(
         .target(name: "RegionKitStore", dependencies: ["RegionKitCore", "RegionKitEngine", "RegionKit", .product(name: "GRDB", package: "GRDB.swift")]),
         .target(name: "RegionKitService", dependencies: [
             "RegionKitCore", "RegionKitEngine", "RegionKit", "RegionKitStore",
+            // The daemon's edge: the sources it feeds from.
+            "RegionKitSimulation", "RegionKitGateway", "RegionKitBluetooth", "RegionKitLocation", "RegionKitMQTT",
             .product(name: "Logging", package: "swift-log"),
+            .product(name: "Yams", package: "Yams"),
         ]),
         // HTTP API, dashboard and metrics for the daemon (the only module importing Hummingbird).
         .target(name: "RegionKitHTTP", dependencies: [
@@ -60,7 +73,7 @@ let package = Package(
             name: "regionkit",
             dependencies: [
                 "RegionKitCore", "RegionKitEngine", "RegionKit", "RegionKitSimulation", "RegionKitGateway",
-                "RegionKitStore", "RegionKitService", "RegionKitBluetooth", "RegionKitLocation",
+                "RegionKitStore", "RegionKitService", "RegionKitHTTP", "RegionKitBluetooth", "RegionKitLocation",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Logging", package: "swift-log"),
@@ -75,7 +88,15 @@ let package = Package(
         .testTarget(name: "RegionKitLocationTests", dependencies: ["RegionKitCore", "RegionKitEngine", "RegionKit", "RegionKitLocation"]),
         .testTarget(name: "RegionKitBluetoothTests", dependencies: ["RegionKitCore", "RegionKitHCI", "RegionKit", "RegionKitBluetooth", "RegionKitSimulation"]),
         .testTarget(name: "RegionKitStoreTests", dependencies: ["RegionKitCore", "RegionKit", "RegionKitStore"]),
-        .testTarget(name: "RegionKitServiceTests", dependencies: ["RegionKitCore", "RegionKit", "RegionKitStore", "RegionKitService"]),
+        .testTarget(name: "RegionKitServiceTests", dependencies: [
+            "RegionKitCore", "RegionKit", "RegionKitStore", "RegionKitService", "RegionKitSimulation", "RegionKitGateway", "RegionKitMQTT",
+        ]),
+        .testTarget(name: "RegionKitMQTTTests", dependencies: [
+            "RegionKitMQTT",
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOEmbedded", package: "swift-nio"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
         .testTarget(name: "RegionKitHTTPTests", dependencies: [
             "RegionKitCore", "RegionKit", "RegionKitStore", "RegionKitService", "RegionKitHTTP",
             .product(name: "Hummingbird", package: "hummingbird"),

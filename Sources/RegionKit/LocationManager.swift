@@ -143,6 +143,9 @@ public final class LocationManager: Sendable {
         run { $0.setSourceStatus(status, for: kind, at: $1) }
     }
 
+    /// The scanner (room) `identity` is nearest to now, when the profile tracks nearest scanners.
+    public func nearestScanner(for identity: BeaconIdentity) -> String? { state.withLock { $0.engine.nearestScanner(for: identity) } }
+
     /// A snapshot of the engine (for inspection and persistence).
     public var engineSnapshot: MonitoringEngine { state.withLock { $0.engine } }
 

@@ -47,6 +47,18 @@ public struct HookConfiguration: Hashable, Sendable, Codable {
         self.maxPending = maxPending
     }
 
+    /// Every field is optional in a file: `hooks: {onEnter: [...]}` alone is a valid block.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(onEnter: try container.decodeIfPresent([String].self, forKey: .onEnter) ?? [],
+                  onExit: try container.decodeIfPresent([String].self, forKey: .onExit) ?? [],
+                  webhooks: try container.decodeIfPresent([Webhook].self, forKey: .webhooks) ?? [],
+                  timeout: try container.decodeIfPresent(Double.self, forKey: .timeout),
+                  maxAttempts: try container.decodeIfPresent(Int.self, forKey: .maxAttempts),
+                  retryDelay: try container.decodeIfPresent(Double.self, forKey: .retryDelay),
+                  maxPending: try container.decodeIfPresent(Int.self, forKey: .maxPending))
+    }
+
     public var isEmpty: Bool { onEnter.isEmpty && onExit.isEmpty && webhooks.isEmpty }
 
     /// The hook names an event of `type` is delivered to. Names are stable across restarts.

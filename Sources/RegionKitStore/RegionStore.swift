@@ -78,7 +78,14 @@ public final class RegionStore: Sendable {
                 t.uniqueKey(["event_id", "hook"])
             }
         }
-        migrator.registerMigration("v2-region-origin") { db in
+        migrator.registerMigration("output-cursors") { db in
+            // How far each output (e.g. the MQTT events topic of one site) has handed the log on.
+            try db.create(table: "output_cursor") { t in
+                t.primaryKey("output", .text)
+                t.column("event_id", .integer).notNull()
+            }
+        }
+        migrator.registerMigration("region-origin") { db in
             // Where each monitored region came from: the configuration (the initial set, kept in
             // step with it at start) or the HTTP API (kept across restarts whatever the configuration says).
             try db.alter(table: "monitored_region") { t in
@@ -322,7 +329,7 @@ public final class RegionStore: Sendable {
 
     // MARK: - Helpers
 
-    private func write<T>(_ body: (Database) throws -> T) throws -> T {
+    func write<T>(_ body: (Database) throws -> T) throws -> T {
         do {
             return try pool.write(body)
         } catch let error as RegionKitError {
@@ -332,7 +339,7 @@ public final class RegionStore: Sendable {
         }
     }
 
-    private func read<T>(_ body: (Database) throws -> T) throws -> T {
+    func read<T>(_ body: (Database) throws -> T) throws -> T {
         do {
             return try pool.read(body)
         } catch let error as RegionKitError {

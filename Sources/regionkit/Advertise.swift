@@ -53,7 +53,7 @@ struct Advertise: AsyncParsableCommand {
             guard let proximityUUID = UUID(uuidString: uuid) else { throw RegionKitError(.invalidArgument, "--uuid '\(uuid)' is not a UUID") }
             let frame = IBeaconFrame(identity: BeaconIdentity(uuid: proximityUUID, major: major, minor: minor),
                                      measuredPower: measuredPower.map { Int8($0) }, localName: name)
-            let transport = try await ControllerOptions.bluetooth { () async throws(BluetoothError) -> any HCITransport in
+            let transport = try await BluetoothError.bridged { () async throws(BluetoothError) -> any HCITransport in
                 do { return try await specification.open(timeout: .seconds(3)) } catch {
                     throw BluetoothError(transport: error, "cannot open \(specification)")
                 }

@@ -30,7 +30,7 @@ extension Bench {
             manager.delegate = probe
             let controller = InMemoryHCIController()
             let scanner = BeaconScanner(manager: manager, transportName: "memory") { controller }
-            try await ControllerOptions.bluetooth { () async throws(BluetoothError) in try await scanner.start() }
+            try await BluetoothError.bridged { () async throws(BluetoothError) in try await scanner.start() }
             let regions = try (0..<reports).map { index -> Region in
                 let identity = IngestRun.identity(index)
                 return .beacon(try BeaconRegion(identifier: "b\(index)", uuid: identity.uuid, major: identity.major, minor: identity.minor))

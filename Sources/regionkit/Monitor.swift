@@ -3,6 +3,7 @@ import Foundation
 import RegionKit
 import RegionKitBluetooth
 import RegionKitLocation
+import RegionKitService
 import RegionKitSimulation
 import Synchronization
 
@@ -77,7 +78,7 @@ struct Monitor: AsyncParsableCommand {
             if let regions { regionList += try RegionFile.load(regions, approximatePolygons: approximatePolygons) }
             var monitoringProfile = profile?.profile ?? .responsive
             if let distanceModel { monitoringProfile.use(try DistanceModelFile.load(path: distanceModel)) }
-            let captureFile = try capture.map { path in try ControllerOptions.bluetooth { () throws(BluetoothError) in try BTSnoopCaptureFile(path: path) } }
+            let captureFile = try capture.map { path in try BluetoothError.bridged { () throws(BluetoothError) in try BTSnoopCaptureFile(path: path) } }
             defer { captureFile?.close() }
             let clock = ElapsedClock()
             var sources: [RegionKind: AuthorizationStatus] = [:]
@@ -90,7 +91,7 @@ struct Monitor: AsyncParsableCommand {
             manager.delegate = forwarder
             let scanner = specification.map { BeaconScanner(specification: $0, manager: manager, capture: captureFile) }
             if let scanner {
-                try await ControllerOptions.bluetooth { () async throws(BluetoothError) in try await scanner.start() }
+                try await BluetoothError.bridged { () async throws(BluetoothError) in try await scanner.start() }
             }
             let location = endpoint.map { endpoint in
                 Task { await GPSDFeed.run(host: endpoint.host, port: endpoint.port, into: manager) }

@@ -148,7 +148,7 @@ struct Replay: AsyncParsableCommand {
 extension Replay {
     /// Replays the advertising reports of a btsnoop capture (timestamps: seconds since its first record).
     func replayCapture(_ session: ReplaySession) async throws {
-        let log = try ControllerOptions.bluetooth { () throws(BluetoothError) in try BTSnoopAdvertisingLog(contentsOfFile: file) }
+        let log = try BluetoothError.bridged { () throws(BluetoothError) in try BTSnoopAdvertisingLog(contentsOfFile: file) }
         if let truncation = log.truncation {
             FileHandle.standardError.write(Data("regionkit: warning: \(file): \(truncation); replaying the \(log.records) intact record(s) before it\n".utf8))
         }

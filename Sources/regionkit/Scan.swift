@@ -39,7 +39,7 @@ struct Scan: AsyncParsableCommand {
     func run() async throws {
         try await Console.reportingErrors {
             let specification = try controller.specification()
-            let captureFile = try capture.map { path in try ControllerOptions.bluetooth { () throws(BluetoothError) in try BTSnoopCaptureFile(path: path) } }
+            let captureFile = try capture.map { path in try BluetoothError.bridged { () throws(BluetoothError) in try BTSnoopCaptureFile(path: path) } }
             defer { captureFile?.close() }
             let clock = ElapsedClock()
             var configuration = BeaconScanner.Configuration()
@@ -47,7 +47,7 @@ struct Scan: AsyncParsableCommand {
             configuration.mode = mode
             let scanner = BeaconScanner(specification: specification, manager: nil, clock: clock, configuration: configuration, capture: captureFile)
             let events = scanner.events()
-            try await ControllerOptions.bluetooth { () async throws(BluetoothError) in try await scanner.start() }
+            try await BluetoothError.bridged { () async throws(BluetoothError) in try await scanner.start() }
             if !json { Console.line("Scanning on \(specification) (\(scanner.state)); Ctrl-C to stop") }
             let json = self.json
             let printer = Task {
@@ -108,15 +108,6 @@ struct ControllerOptions: ParsableArguments {
         } catch {
             throw RegionKitError(.invalidArgument, "--hci \(error.message)")
         }
-    }
-
-    /// Runs `body`, turning a BluetoothError into the RegionKitError the console reports.
-    static func bluetooth<T>(_ body: () async throws(BluetoothError) -> T) async throws -> T {
-        do { return try await body() } catch { throw error.regionKitError }
-    }
-
-    static func bluetooth<T>(_ body: () throws(BluetoothError) -> T) throws -> T {
-        do { return try body() } catch { throw error.regionKitError }
     }
 
     /// Sleeps for `duration` seconds (forever when nil) while `healthy()` holds, checking 10 times a second.

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import RegionKit
+import RegionKitService
 import RegionKitSimulation
 
 struct Simulate: AsyncParsableCommand {
@@ -44,7 +45,7 @@ struct Simulate: AsyncParsableCommand {
 
     func run() async throws {
         try await Console.reportingErrors {
-            let loaded = try Self.loadScenario(scenario)
+            let loaded = try Scenario.builtInOrFile(scenario)
             var chosenProfile = profile?.profile
             if let distanceModel {
                 var withModel = chosenProfile ?? loaded.profile.flatMap(MonitoringProfile.named) ?? .responsive
@@ -59,16 +60,6 @@ struct Simulate: AsyncParsableCommand {
             }
             try await runner.run(pace: instant ? nil : speed) { printer.print($0) }
         }
-    }
-
-    /// A built-in name, or a JSON file path.
-    static func loadScenario(_ nameOrPath: String) throws -> Scenario {
-        if let builtIn = Scenario.builtIn(nameOrPath) { return builtIn }
-        guard FileManager.default.fileExists(atPath: nameOrPath) else {
-            throw RegionKitError(.invalidArgument,
-                "'\(nameOrPath)' is neither a built-in scenario (\(Scenario.builtInNames.joined(separator: ", "))) nor an existing file")
-        }
-        return try Scenario.load(from: URL(fileURLWithPath: nameOrPath))
     }
 }
 

@@ -1,5 +1,5 @@
 import Foundation
-import RegionKitCore
+import RegionKitService
 
 /// How the daemon's HTTP server listens and who may use it.
 ///
@@ -36,21 +36,7 @@ public struct HTTPConfiguration: Sendable {
 
     /// - Parameter listen: `HOST:PORT` (`[::1]:8080` for IPv6).
     public init(listen: String, token: String? = nil, isPublic: Bool = false) throws {
-        let (host, port) = try Self.parseListen(listen)
+        let (host, port) = try HTTPSettings.parseListen(listen)
         self.init(host: host, port: port, token: token, isPublic: isPublic)
-    }
-
-    /// Splits `HOST:PORT`, with a clear error naming what is wrong.
-    public static func parseListen(_ text: String) throws -> (host: String, port: Int) {
-        guard let colon = text.lastIndex(of: ":") else {
-            throw RegionKitError(.invalidArgument, "http.listen '\(text)' must be HOST:PORT, e.g. 127.0.0.1:8080")
-        }
-        var host = String(text[..<colon])
-        if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
-        guard !host.isEmpty else { throw RegionKitError(.invalidArgument, "http.listen '\(text)': the host is empty") }
-        guard let port = Int(text[text.index(after: colon)...]), (0...65_535).contains(port) else {
-            throw RegionKitError(.invalidArgument, "http.listen '\(text)': the port must be a number from 0 to 65535")
-        }
-        return (host, port)
     }
 }

@@ -1,6 +1,7 @@
 /// One input source of the daemon as reported by `GET /v1/sources`, `/readyz` and `/metrics`.
 ///
-/// The daemon hands the server a closure returning these (see ``RegionKitServer``); counters are
+/// ``SourceActivity`` records one while its ``SourceRunner`` runs; the HTTP server asks for them
+/// through a closure. Counters are
 /// totals since the process started.
 ///
 /// ```swift

@@ -3,17 +3,30 @@ import RegionKitLocation
 
 /// Feeds gpsd into a manager until cancelled: gpsd's reachability drives the circular source's
 /// status, and fixes are stamped on arrival (gpsd's own time can be a GPS week rollover away).
-/// Shared by `monitor --gpsd` and the daemon's gpsd source.
-enum GPSDFeed {
-    static func run(host: String, port: UInt16, into manager: LocationManager) async {
+/// Shared by `regionkit monitor --gpsd` and the service's ``ServiceSource/gpsd(_:)`` source.
+///
+/// ```swift
+/// let feed = Task { await GPSDFeed.run(host: "127.0.0.1", port: 2947, into: manager) }
+/// // …
+/// feed.cancel()
+/// ```
+public enum GPSDFeed {
+    /// - Parameter activity: records connections, reconnects and fixes (the daemon's source status).
+    public static func run(host: String, port: UInt16, into manager: LocationManager, activity: SourceActivity? = nil) async {
+        var connections = 0
         for await event in GPSDClient(host: host, port: port).events() {
             switch event {
             case .connected:
+                connections += 1
+                if connections > 1 { activity?.recordReconnect() }
+                activity?.set(.up)
                 manager.setSourceStatus(.authorized, for: .circular)
             case .disconnected(let error, _):
+                activity?.set(.connecting, detail: "gpsd at \(host):\(port) unreachable: \(error)")
                 manager.setSourceStatus(.restricted(reason: "gpsd at \(host):\(port) unreachable: \(error)"), for: .circular)
             case .fix(var fix, _):
                 fix.timestamp = manager.clock.now
+                activity?.recordInput(at: fix.timestamp.seconds)
                 manager.ingest(fix)
             default:
                 break

@@ -1,0 +1,143 @@
+import Foundation
+import RegionKitCore
+
+/// RegionKit's own scanner-to-hub message: what `regionkit scan --publish` sends, a batch of the
+/// sightings one scanner made in the last moments, on `regionkit/scanners/<scanner>`.
+///
+/// ```json
+/// {"v":1,"scanner":"lobby","time":1763884800.250,
+///  "sightings":[{"uuid":"E2C56DB5-DFFB-48D2-B060-D0F5A71096E0","major":1,"minor":2,"rssi":-67,"power":-59,"dt":-0.180}]}
+/// ```
+/// `time` is the scanner's clock when it sent the batch (Unix seconds) and `dt` each sighting's
+/// time relative to it (≤ 0). The hub does not trust the scanner's absolute clock: a sighting is
+/// timed at the batch's arrival plus its `dt`, so the spacing the scanner saw is kept and clock
+/// skew between machines does not matter.
+///
+/// ```swift
+/// var batch = ScannerBatch(scanner: "lobby", time: 1763884800.25)
+/// batch.sightings.append(.init(identity: id, rssi: -67, measuredPower: -59, offset: -0.18))
+/// let bytes = batch.json()
+/// ```
+public struct ScannerBatch: Hashable, Sendable {
+    public struct Sighting: Hashable, Sendable {
+        public var identity: BeaconIdentity
+        public var rssi: Int
+        public var measuredPower: Int?
+        /// Seconds relative to the batch's ``ScannerBatch/time`` (≤ 0).
+        public var offset: Double
+
+        public init(identity: BeaconIdentity, rssi: Int, measuredPower: Int?, offset: Double) {
+            self.identity = identity
+            self.rssi = rssi
+            self.measuredPower = measuredPower
+            self.offset = offset
+        }
+    }
+
+    /// The format version written in `v`.
+    public static let version = 1
+    /// How far back a sighting may lie before its batch, seconds (older ones are rejected).
+    public static let maximumAge = 60.0
+
+    public var scanner: String
+    /// The scanner's clock when the batch was sent, Unix seconds.
+    public var time: Double
+    public var sightings: [Sighting]
+
+    public init(scanner: String, time: Double, sightings: [Sighting] = []) {
+        self.scanner = scanner
+        self.time = time
+        self.sightings = sightings
+    }
+
+    /// The topic a scanner publishes its batches on.
+    public static func topic(scanner: String, prefix: String = "regionkit/scanners") -> String { "\(prefix)/\(scanner)" }
+
+    /// The JSON payload.
+    public func json() -> [UInt8] {
+        var text = #"{"v":\#(Self.version),"scanner":"# + Self.quoted(scanner) + #","time":"# + String(format: "%.3f", time) + #","sightings":["#
+        for (index, sighting) in sightings.enumerated() {
+            if index > 0 { text += "," }
+            text += #"{"uuid":""# + sighting.identity.uuid.uuidString + #"","major":\#(sighting.identity.major),"minor":\#(sighting.identity.minor),"rssi":\#(sighting.rssi)"#
+            if let power = sighting.measuredPower { text += #","power":\#(power)"# }
+            text += #","dt":"# + String(format: "%.3f", sighting.offset) + "}"
+        }
+        text += "]}"
+        return Array(text.utf8)
+    }
+
+    static func quoted(_ text: String) -> String {
+        var result = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": result += "\\\""
+            case "\\": result += "\\\\"
+            case "\u{00}"..."\u{1F}": result += String(format: "\\u%04x", scalar.value)
+            default: result.unicodeScalars.append(scalar)
+            }
+        }
+        return result + "\""
+    }
+
+    struct Wire: Decodable {
+        var v: JSONScalar?
+        var scanner: JSONScalar?
+        var time: JSONScalar?
+        var sightings: [SightingWire]?
+    }
+
+    struct SightingWire: Decodable {
+        var uuid: JSONScalar?
+        var major: JSONScalar?
+        var minor: JSONScalar?
+        var rssi: JSONScalar?
+        var power: JSONScalar?
+        var dt: JSONScalar?
+    }
+
+    /// Decodes a batch; errors name the sighting's index and field.
+    public init(json payload: [UInt8]) throws(SightingMessageError) {
+        let wire = try SightingMessageDecoder.object(Wire.self, from: payload)
+        let version = try SightingMessageDecoder.integer(wire.v, "v", in: 0...Int(Int32.max))
+        guard version == Self.version else {
+            throw SightingMessageError(.outOfRange, "field 'v' = \(version): only version \(Self.version) is understood")
+        }
+        guard let scanner = try SightingMessageDecoder.optionalString(wire.scanner, "scanner") else {
+            throw SightingMessageError(.missingField, "missing field 'scanner'")
+        }
+        guard case .number(let time)? = wire.time, time.isFinite, time >= 0, time < 1e11 else {
+            throw SightingMessageError(wire.time == nil ? .missingField : .outOfRange, "field 'time' must be Unix seconds")
+        }
+        guard let list = wire.sightings else { throw SightingMessageError(.missingField, "missing field 'sightings'") }
+        var sightings: [Sighting] = []
+        sightings.reserveCapacity(list.count)
+        for (index, item) in list.enumerated() {
+            func field(_ name: String) -> String { "sightings[\(index)].\(name)" }
+            guard let uuidText = try SightingMessageDecoder.optionalString(item.uuid, field("uuid")) else {
+                throw SightingMessageError(.missingField, "missing field '\(field("uuid"))'")
+            }
+            guard let uuid = UUID(flexibleString: uuidText) else {
+                throw SightingMessageError(.malformedField, "field '\(field("uuid"))' is not a UUID")
+            }
+            let major = try SightingMessageDecoder.integer(item.major, field("major"), in: 0...65535)
+            let minor = try SightingMessageDecoder.integer(item.minor, field("minor"), in: 0...65535)
+            let rssi = try SightingMessageDecoder.integer(item.rssi, field("rssi"), in: SightingMessageDecoder.rssiRange)
+            let power = try SightingMessageDecoder.measuredPower(item.power, field("power"))
+            guard case .number(let offset)? = item.dt, offset.isFinite, offset <= 0, offset >= -Self.maximumAge else {
+                throw SightingMessageError(item.dt == nil ? .missingField : .outOfRange,
+                                           "field '\(field("dt"))' must be seconds before the batch's time (-\(Int(Self.maximumAge))...0)")
+            }
+            sightings.append(Sighting(identity: BeaconIdentity(uuid: uuid, major: UInt16(major), minor: UInt16(minor)),
+                                      rssi: rssi, measuredPower: power, offset: offset))
+        }
+        self.init(scanner: try SightingMessageDecoder.scannerName(scanner, from: "scanner"), time: time, sightings: sightings)
+    }
+
+    static func decodeObservations(topic: String, payload: [UInt8], receivedAt now: Timestamp, scanner: String?) throws(SightingMessageError) -> SightingMessageDecoder.Outcome {
+        let batch = try ScannerBatch(json: payload)
+        let name = scanner ?? batch.scanner
+        return .sightings(batch.sightings.map {
+            BeaconObservation(identity: $0.identity, rssi: $0.rssi, measuredPower: $0.measuredPower, timestamp: now + $0.offset, scannerID: name)
+        })
+    }
+}

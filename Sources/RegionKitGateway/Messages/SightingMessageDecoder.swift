@@ -1,0 +1,140 @@
+import Foundation
+import RegionKitCore
+
+/// Turns one MQTT message from a scanner into engine observations, for each
+/// ``SightingMessageFormat``. Pure: no I/O, no clock (the arrival time is passed in).
+///
+/// Every sighting keeps its scanner (the ESPresense room, the Theengs gateway, the RegionKit
+/// scanner name), so scanner-bound regions and the nearest-scanner (room) decision work as in a
+/// replay. Messages about devices that are not iBeacons (phones, tags with other frames, ids the
+/// format does not map to an iBeacon) are ``Outcome/ignored(_:)``, not errors; damaged messages
+/// throw a ``SightingMessageError`` naming the field.
+///
+/// ```swift
+/// let decoder = SightingMessageDecoder(format: .espresense)
+/// let outcome = try decoder.decode(topic: "espresense/devices/iBeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0-1-2/kitchen",
+///                                  payload: Array(#"{"id":"iBeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0-1-2","rssi":-71.5,"rssi@1m":-59}"#.utf8),
+///                                  receivedAt: now)
+/// // .sightings([BeaconObservation(identity: …:1:2, rssi: -72, measuredPower: -59, timestamp: now, scannerID: "kitchen")])
+/// ```
+public struct SightingMessageDecoder: Sendable {
+    /// What one message gave.
+    public enum Outcome: Hashable, Sendable {
+        case sightings([BeaconObservation])
+        /// A well-formed message about something that is not an iBeacon sighting (why, for counting).
+        case ignored(String)
+    }
+
+    public var format: SightingMessageFormat
+    /// The scanner to report for every sighting instead of the one the topic or payload names.
+    public var scannerOverride: String?
+    /// Larger payloads are rejected unread.
+    public var maximumPayloadSize: Int
+
+    public init(format: SightingMessageFormat, scannerOverride: String? = nil, maximumPayloadSize: Int? = nil) {
+        self.format = format
+        self.scannerOverride = scannerOverride
+        self.maximumPayloadSize = maximumPayloadSize ?? (format == .regionkit ? 1 << 20 : 16 << 10)
+    }
+
+    /// Decodes one message received at `now` (the engine clock's time of arrival).
+    public func decode(topic: String, payload: [UInt8], receivedAt now: Timestamp) throws(SightingMessageError) -> Outcome {
+        guard payload.count <= maximumPayloadSize else {
+            throw SightingMessageError(.tooLarge, "payload of \(payload.count) bytes exceeds the \(maximumPayloadSize)-byte limit for \(format.rawValue) messages")
+        }
+        guard String(validating: payload, as: UTF8.self) != nil else {
+            throw SightingMessageError(.invalidUTF8, "payload is not valid UTF-8")
+        }
+        switch format {
+        case .espresense: return try ESPresenseMessage.decode(topic: topic, payload: payload, receivedAt: now, scanner: scannerOverride)
+        case .theengs: return try TheengsMessage.decode(topic: topic, payload: payload, receivedAt: now, scanner: scannerOverride)
+        case .regionkit: return try ScannerBatch.decodeObservations(topic: topic, payload: payload, receivedAt: now, scanner: scannerOverride)
+        }
+    }
+}
+
+extension SightingMessageDecoder {
+    /// Decodes a JSON object into `Wire`, mapping syntax errors to ``SightingMessageError``.
+    static func object<Wire: Decodable>(_ type: Wire.Type, from payload: [UInt8]) throws(SightingMessageError) -> Wire {
+        do {
+            return try JSONDecoder().decode(Wire.self, from: Data(payload))
+        } catch let DecodingError.typeMismatch(_, context) where context.codingPath.isEmpty {
+            throw SightingMessageError(.invalidJSON, "payload is not a JSON object")
+        } catch let DecodingError.typeMismatch(_, context) {
+            throw SightingMessageError(.wrongType, "field '\(path(context.codingPath))' has the wrong type")
+        } catch let DecodingError.keyNotFound(key, context) {
+            throw SightingMessageError(.missingField, "missing field '\(path(context.codingPath + [key]))'")
+        } catch let DecodingError.valueNotFound(_, context) {
+            throw SightingMessageError(.wrongType, "field '\(path(context.codingPath))' is null")
+        } catch let DecodingError.dataCorrupted(context) {
+            throw SightingMessageError(.invalidJSON, "invalid JSON: \(context.debugDescription.prefix(120))")
+        } catch {
+            throw SightingMessageError(.invalidJSON, "invalid JSON")
+        }
+    }
+
+    static func path(_ keys: [any CodingKey]) -> String {
+        keys.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".")
+    }
+
+    /// A required integer-valued field within `range` (fractions are rounded: ESPresense sends filtered RSSI with decimals).
+    static func integer(_ value: JSONScalar?, _ field: String, in range: ClosedRange<Int>) throws(SightingMessageError) -> Int {
+        guard let value else { throw SightingMessageError(.missingField, "missing field '\(field)'") }
+        guard let result = try optionalInteger(value, field, in: range) else {
+            throw SightingMessageError(.wrongType, "field '\(field)' is null")
+        }
+        return result
+    }
+
+    /// An optional integer-valued field within `range`; `nil` when absent or null.
+    static func optionalInteger(_ value: JSONScalar?, _ field: String, in range: ClosedRange<Int>) throws(SightingMessageError) -> Int? {
+        switch value {
+        case nil, .null?:
+            return nil
+        case .number(let number)?:
+            guard number.isFinite, number >= Double(range.lowerBound) - 0.5, number <= Double(range.upperBound) + 0.5 else {
+                throw SightingMessageError(.outOfRange, "field '\(field)' = \(number) is outside \(range.lowerBound)...\(range.upperBound)")
+            }
+            return min(max(Int(number.rounded()), range.lowerBound), range.upperBound)
+        case .string(let text)?:
+            // Some gateways quote numbers; accept a quoted integer, nothing looser.
+            guard let number = Int(text.trimmingCharacters(in: .whitespaces)) else {
+                throw SightingMessageError(.wrongType, "field '\(field)' is not a number")
+            }
+            guard range.contains(number) else {
+                throw SightingMessageError(.outOfRange, "field '\(field)' = \(number) is outside \(range.lowerBound)...\(range.upperBound)")
+            }
+            return number
+        case let other?:
+            throw SightingMessageError(.wrongType, "field '\(field)' is \(other.typeName), not a number")
+        }
+    }
+
+    /// An optional string field.
+    static func optionalString(_ value: JSONScalar?, _ field: String) throws(SightingMessageError) -> String? {
+        switch value {
+        case nil, .null?: return nil
+        case .string(let text)?: return text
+        case let other?: throw SightingMessageError(.wrongType, "field '\(field)' is \(other.typeName), not a string")
+        }
+    }
+
+    /// The RSSI range accepted from any scanner, dBm.
+    static let rssiRange = -127...20
+    /// Measured power at 1 m as scanners report it, dBm (0 = not set).
+    static let measuredPowerRange = -127...20
+
+    /// A measured power field, `nil` when absent or 0 ("not set").
+    static func measuredPower(_ value: JSONScalar?, _ field: String) throws(SightingMessageError) -> Int? {
+        let power = try optionalInteger(value, field, in: measuredPowerRange)
+        return power == 0 ? nil : power
+    }
+
+    /// A scanner name from a topic level or payload: non-empty, at most 128 bytes.
+    static func scannerName(_ text: String, from origin: String) throws(SightingMessageError) -> String {
+        guard !text.isEmpty, text.utf8.count <= 128 else {
+            throw SightingMessageError(.badTopic, "\(origin) '\(text.prefix(40))' is not a scanner name (1–128 bytes)")
+        }
+        return text
+    }
+}

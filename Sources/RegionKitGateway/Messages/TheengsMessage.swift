@@ -1,0 +1,92 @@
+import Foundation
+import RegionKitCore
+
+/// A Theengs Gateway / OpenMQTTGateway advertisement: topic `home/<gateway>/BTtoMQTT/<mac>`, a JSON
+/// object with `id` (the MAC), `rssi`, and either the raw `manufacturerdata` (hex, company id
+/// first, little-endian: an iBeacon starts `4c000215`), decoded here with RegionKit's own iBeacon
+/// codec, or the decoder's fields `uuid` (32 hex digits), `major`, `minor`, `txpower`. The gateway
+/// (topic level before `BTtoMQTT`) is the scanner unless the configuration names one.
+///
+/// ```swift
+/// try TheengsMessage.iBeacon(manufacturerData: "4c000215e2c56db5dffb48d2b060d0f5a71096e000010002c5")?.identity   // …:1:2
+/// ```
+public enum TheengsMessage {
+    struct Wire: Decodable {
+        var rssi: JSONScalar?
+        var manufacturerdata: JSONScalar?
+        var uuid: JSONScalar?
+        var major: JSONScalar?
+        var minor: JSONScalar?
+        var txpower: JSONScalar?
+    }
+
+    static func decode(topic: String, payload: [UInt8], receivedAt now: Timestamp, scanner: String?) throws(SightingMessageError) -> SightingMessageDecoder.Outcome {
+        let levels = topic.split(separator: "/", omittingEmptySubsequences: false)
+        let marker = levels.lastIndex { $0 == "BTtoMQTT" }
+        let wire = try SightingMessageDecoder.object(Wire.self, from: payload)
+        var frame: IBeaconFrame?
+        if let hex = try SightingMessageDecoder.optionalString(wire.manufacturerdata, "manufacturerdata") {
+            frame = try iBeacon(manufacturerData: hex)
+        }
+        if frame == nil, let uuidText = try SightingMessageDecoder.optionalString(wire.uuid, "uuid") {
+            guard let uuid = UUID(flexibleString: uuidText) else {
+                throw SightingMessageError(.malformedField, "field 'uuid' '\(uuidText.prefix(80))' is not 32 hex digits")
+            }
+            let major = try SightingMessageDecoder.integer(wire.major, "major", in: 0...65535)
+            let minor = try SightingMessageDecoder.integer(wire.minor, "minor", in: 0...65535)
+            let power = try SightingMessageDecoder.measuredPower(wire.txpower, "txpower")
+            frame = IBeaconFrame(identity: BeaconIdentity(uuid: uuid, major: UInt16(major), minor: UInt16(minor)),
+                                 measuredPower: power.map { Int8($0) })
+        }
+        guard let frame else { return .ignored("not an iBeacon advertisement") }
+        let rssi = try SightingMessageDecoder.integer(wire.rssi, "rssi", in: SightingMessageDecoder.rssiRange)
+        let name: String
+        if let scanner {
+            name = scanner
+        } else {
+            guard let marker, marker > levels.startIndex else {
+                throw SightingMessageError(.badTopic, "topic '\(topic.prefix(80))' has no gateway level before BTtoMQTT (set the source's scanner)")
+            }
+            name = try SightingMessageDecoder.scannerName(String(levels[marker - 1]), from: "gateway")
+        }
+        let power = Int(frame.measuredPower)
+        return .sightings([BeaconObservation(identity: frame.identity, rssi: rssi, measuredPower: power == 0 ? nil : power,
+                                             timestamp: now, scannerID: name)])
+    }
+
+    /// The iBeacon in Theengs' `manufacturerdata` hex (the Manufacturer Specific Data AD structure's
+    /// content), `nil` when it is another company's or another Apple frame; throws on bad hex.
+    public static func iBeacon(manufacturerData hex: String) throws(SightingMessageError) -> IBeaconFrame? {
+        let digits = Array(hex.utf8)
+        guard digits.count % 2 == 0, digits.count <= 2 * 254 else {
+            throw SightingMessageError(.malformedField, "field 'manufacturerdata' is not an even number of hex digits (at most 254 bytes)")
+        }
+        var structure: [UInt8] = [UInt8(digits.count / 2 + 1), IBeaconFrame.adTypeManufacturerSpecific]
+        structure.reserveCapacity(2 + digits.count / 2)
+        var index = 0
+        while index < digits.count {
+            guard let high = hexValue(digits[index]), let low = hexValue(digits[index + 1]) else {
+                throw SightingMessageError(.malformedField, "field 'manufacturerdata' has a non-hex digit at position \(index)")
+            }
+            structure.append(high << 4 | low)
+            index += 2
+        }
+        return try? IBeaconFrame.decode(structure)
+    }
+
+    static func hexValue(_ digit: UInt8) -> UInt8? {
+        switch digit {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): digit - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+
+    /// The `manufacturerdata` hex Theengs publishes for an iBeacon frame (lowercase).
+    public static func manufacturerData(for frame: IBeaconFrame) -> String {
+        let prefix: [UInt8] = [UInt8(IBeaconFrame.appleCompanyID & 0xFF), UInt8(IBeaconFrame.appleCompanyID >> 8),
+                               IBeaconFrame.beaconType, IBeaconFrame.beaconPayloadLength]
+        return (prefix + frame.payload).map { String(format: "%02x", $0) }.joined()
+    }
+}

@@ -1,0 +1,487 @@
+import Logging
+import NIOCore
+import NIOPosix
+import NIOSSL
+import Synchronization
+
+/// An MQTT 3.1.1 client that stays connected: `run()` connects, reconnects with exponential backoff
+/// and jitter, re-subscribes every remembered filter after each reconnect, pings every keepalive and
+/// reconnects when the PINGRESP is late, until its task is cancelled or `shutdown()` is called.
+///
+/// ```swift
+/// let client = MQTTClient(configuration: try MQTTClientConfiguration(url: "mqtt://127.0.0.1:1883"),
+///                         onMessage: { message in print(message.topic, message.payload.count) })
+/// let running = Task { await client.run() }
+/// try await client.subscribe("espresense/devices/+/+", qos: .atMostOnce)
+/// try await client.waitUntilConnected()
+/// try await client.publish(MQTTMessage(topic: "regionkit/home/status", payload: Array("online".utf8),
+///                                      qos: .atLeastOnce, retain: true))
+/// await client.shutdown()
+/// await running.value
+/// ```
+///
+/// `onMessage` is called on the connection's event loop for each incoming PUBLISH, in order (keep it
+/// cheap; QoS 1 messages are acknowledged after it returns). `onConnectionEvent` is called from the
+/// task running `run()`. Neither may wait for `shutdown()`.
+public final class MQTTClient: Sendable {
+    /// The live connection (after CONNACK).
+    struct Connection: Sendable {
+        let channel: any Channel
+        let handler: NIOLoopBoundBox<MQTTConnectionHandler?>
+    }
+
+    private struct State: ~Copyable {
+        var subscriptions: [MQTTPacket.Subscription] = []
+        var connection: Connection?
+        /// The channel from TCP connect until it is closed (also before CONNACK).
+        var channel: (any Channel)?
+        var running = false
+        var runFinished = false
+        var shutdownRequested = false
+        var nextWaiterID: UInt64 = 0
+        var connectedWaiters: [UInt64: CheckedContinuation<Result<Void, MQTTError>, Never>] = [:]
+        var runEndWaiters: [CheckedContinuation<Void, Never>] = []
+        var sleeper: (id: UInt64, continuation: CheckedContinuation<Void, Never>)?
+    }
+
+    public let configuration: MQTTClientConfiguration
+    private let logger: Logger
+    private let onMessage: @Sendable (MQTTMessage) -> Void
+    private let onConnectionEvent: @Sendable (MQTTConnectionEvent) -> Void
+    private let group: any EventLoopGroup
+    private let state = Mutex(State())
+
+    public init(configuration: MQTTClientConfiguration, logger: Logger = Logger(label: "regionkit.mqtt"),
+                onMessage: @escaping @Sendable (MQTTMessage) -> Void,
+                onConnectionEvent: @escaping @Sendable (MQTTConnectionEvent) -> Void = { _ in }) {
+        self.configuration = configuration
+        var logger = logger
+        logger[metadataKey: "broker"] = "\(configuration.useTLS ? "mqtts" : "mqtt")://\(configuration.host):\(configuration.port)"
+        logger[metadataKey: "clientID"] = "\(configuration.clientID)"
+        self.logger = logger
+        self.onMessage = onMessage
+        self.onConnectionEvent = onConnectionEvent
+        self.group = MultiThreadedEventLoopGroup.singleton
+    }
+
+    /// Whether a CONNACK accepted the current connection.
+    public var isConnected: Bool { state.withLock { $0.connection != nil } }
+
+    // MARK: Running
+
+    /// Connects and stays connected until the task is cancelled or `shutdown()` is called; then
+    /// sends DISCONNECT, closes, reports `.disconnected(nil)` and returns. Call it once.
+    public func run() async {
+        let alreadyRunning = state.withLock { state in
+            defer { state.running = true }
+            return state.running
+        }
+        guard !alreadyRunning else {
+            logger.error("MQTTClient.run() called while already running")
+            return
+        }
+        await withTaskCancellationHandler {
+            await runLoop()
+        } onCancel: {
+            beginShutdown()
+        }
+        let (waiters, endWaiters) = state.withLock { state in
+            state.runFinished = true
+            state.shutdownRequested = true
+            defer { state.connectedWaiters.removeAll(); state.runEndWaiters.removeAll() }
+            return (Array(state.connectedWaiters.values), state.runEndWaiters)
+        }
+        for waiter in waiters { waiter.resume(returning: .failure(.shutdown)) }
+        for waiter in endWaiters { waiter.resume() }
+    }
+
+    /// Sends DISCONNECT, closes the connection and waits until `run()` has returned (when it runs).
+    /// The will is not published.
+    public func shutdown() async {
+        beginShutdown()
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let waiting = state.withLock { state in
+                guard state.running, !state.runFinished else { return false }
+                state.runEndWaiters.append(continuation)
+                return true
+            }
+            if !waiting { continuation.resume() }
+        }
+    }
+
+    /// Returns once connected; throws `.shutdown` after `shutdown()` (or the end of `run()`) and
+    /// `.cancelled` when the waiting task is cancelled.
+    public func waitUntilConnected() async throws(MQTTError) {
+        let id = state.withLock { state in
+            defer { state.nextWaiterID += 1 }
+            return state.nextWaiterID
+        }
+        let result = await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Result<Void, MQTTError>, Never>) in
+                let immediate: Result<Void, MQTTError>? = state.withLock { state in
+                    if state.connection != nil { return .success(()) }
+                    if state.shutdownRequested { return .failure(.shutdown) }
+                    if Task.isCancelled { return .failure(.cancelled) }
+                    state.connectedWaiters[id] = continuation
+                    return nil
+                }
+                if let immediate { continuation.resume(returning: immediate) }
+            }
+        } onCancel: {
+            state.withLock { $0.connectedWaiters.removeValue(forKey: id) }?.resume(returning: .failure(.cancelled))
+        }
+        try result.get()
+    }
+
+    // MARK: Requests
+
+    /// Subscribes to `filter`, remembered for re-subscription after every reconnect. When connected,
+    /// waits for the SUBACK and throws `.subscriptionFailed` (and forgets the filter) on 0x80; when not
+    /// connected (or the connection drops first) it returns and the filter is subscribed on the next
+    /// connection. Subscribing again to a remembered filter replaces its QoS.
+    public func subscribe(_ filter: String, qos: MQTTQoS) async throws(MQTTError) {
+        try MQTTTopicFilter.validateFilter(filter)
+        let connection = try state.withLock { (state) throws(MQTTError) -> Connection? in
+            guard !state.shutdownRequested else { throw .shutdown }
+            if let index = state.subscriptions.firstIndex(where: { $0.filter == filter }) {
+                state.subscriptions[index].qos = qos
+            } else {
+                state.subscriptions.append(.init(filter: filter, qos: qos))
+            }
+            return state.connection
+        }
+        guard let connection else { return }
+        let codes: [UInt8]
+        do {
+            codes = try await perform(on: connection) { handler, promise in
+                handler.subscribe([.init(filter: filter, qos: qos)], promise: promise)
+            }
+        } catch .notConnected {
+            return
+        }
+        if codes.first == MQTTPacket.SubAck.failure {
+            state.withLock { $0.subscriptions.removeAll { $0.filter == filter } }
+            logger.error("the broker refused a subscription", metadata: ["filter": "\(filter)"])
+            throw .subscriptionFailed(filter: filter)
+        }
+    }
+
+    /// Forgets `filter`; when connected, sends UNSUBSCRIBE and waits for the UNSUBACK.
+    public func unsubscribe(_ filter: String) async throws(MQTTError) {
+        try MQTTTopicFilter.validateFilter(filter)
+        let connection = state.withLock { state in
+            state.subscriptions.removeAll { $0.filter == filter }
+            return state.connection
+        }
+        guard let connection else { return }
+        do {
+            try await perform(on: connection) { handler, promise in handler.unsubscribe([filter], promise: promise) }
+        } catch .notConnected {
+            return
+        }
+    }
+
+    /// Publishes `message`. QoS 0 returns once written to the socket, QoS 1 after the PUBACK (many
+    /// may be in flight at once). Throws `.notConnected` at once when there is no connection, or when
+    /// it drops before the PUBACK: callers with a durable outbox retry after the next `.connected`.
+    public func publish(_ message: MQTTMessage) async throws(MQTTError) {
+        try MQTTTopicFilter.validateTopicName(message.topic)
+        let size = 2 + message.topic.utf8.count + (message.qos == .atLeastOnce ? 2 : 0) + message.payload.count
+        guard size <= MQTTPacket.maximumRemainingLength else {
+            throw .packetTooLarge(size: size, maximum: MQTTPacket.maximumRemainingLength)
+        }
+        guard let connection = state.withLock({ $0.connection }) else { throw .notConnected }
+        try await perform(on: connection) { handler, promise in handler.publish(message, promise: promise) }
+    }
+
+    /// Runs `body` with the connection's handler on its event loop and waits for the promise.
+    private func perform<T: Sendable>(
+        on connection: Connection,
+        _ body: @escaping @Sendable (MQTTConnectionHandler, EventLoopPromise<T>) -> Void
+    ) async throws(MQTTError) -> T {
+        let loop = connection.channel.eventLoop
+        let promise = loop.makePromise(of: T.self)
+        let box = connection.handler
+        if loop.inEventLoop {
+            if let handler = box.value { body(handler, promise) } else { promise.fail(MQTTError.notConnected) }
+        } else {
+            loop.execute {
+                if let handler = box.value { body(handler, promise) } else { promise.fail(MQTTError.notConnected) }
+            }
+        }
+        do {
+            return try await promise.futureResult.get()
+        } catch {
+            throw Self.mqttError(from: error)
+        }
+    }
+
+    // MARK: Connection loop
+
+    private var shutdownRequested: Bool { state.withLock { $0.shutdownRequested } }
+
+    private func beginShutdown() {
+        let (connection, channel, sleeper, waiters) = state.withLock { state in
+            state.shutdownRequested = true
+            defer { state.sleeper = nil; state.connectedWaiters.removeAll() }
+            return (state.connection, state.channel, state.sleeper?.continuation, Array(state.connectedWaiters.values))
+        }
+        sleeper?.resume()
+        for waiter in waiters { waiter.resume(returning: .failure(.shutdown)) }
+        if let connection {
+            let box = connection.handler
+            connection.channel.eventLoop.execute {
+                if let handler = box.value { handler.disconnectAndClose() } else { connection.channel.close(promise: nil) }
+            }
+        } else if let channel {
+            channel.close(promise: nil)
+        }
+    }
+
+    private func runLoop() async {
+        var failures = 0
+        while !shutdownRequested {
+            if await connectOnce() { failures = 0 }
+            if shutdownRequested { break }
+            let delay = backoffDelay(afterFailures: failures)
+            failures += 1
+            logger.debug("reconnecting after a delay", metadata: ["delay": "\(delay)"])
+            await sleep(for: delay)
+        }
+    }
+
+    /// min · 2^failures, capped at the maximum, drawn uniformly from [delay/2, delay].
+    func backoffDelay(afterFailures failures: Int) -> Duration {
+        let minimum = max(0, configuration.reconnectMinimumDelay.seconds)
+        let maximum = max(minimum, configuration.reconnectMaximumDelay.seconds)
+        let base = min(maximum, minimum * Double(1 << min(failures, 30)))
+        return .seconds(Double.random(in: (base / 2)...max(base / 2, base)))
+    }
+
+    /// Sleeps for `delay` unless shutdown begins (which wakes it at once).
+    private func sleep(for delay: Duration) async {
+        let id = state.withLock { state in
+            defer { state.nextWaiterID += 1 }
+            return state.nextWaiterID
+        }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let sleeping = state.withLock { state in
+                guard !state.shutdownRequested else { return false }
+                state.sleeper = (id, continuation)
+                return true
+            }
+            guard sleeping else { return continuation.resume() }
+            group.next().scheduleTask(in: TimeAmount(delay)) { [self] in
+                let sleeper = state.withLock { state -> CheckedContinuation<Void, Never>? in
+                    guard let sleeper = state.sleeper, sleeper.id == id else { return nil }
+                    state.sleeper = nil
+                    return sleeper.continuation
+                }
+                sleeper?.resume()
+            }
+        }
+    }
+
+    /// One connection attempt and, when a CONNACK accepts it, the connection's whole life.
+    /// Returns whether it was accepted.
+    private func connectOnce() async -> Bool {
+        let loop = group.next()
+        let connAck = loop.makePromise(of: Bool.self)
+        let closed = loop.makePromise(of: MQTTError?.self)
+        let box = NIOLoopBoundBox.makeEmptyBox(valueType: MQTTConnectionHandler.self, eventLoop: loop)
+        func abandon(_ error: MQTTError) {
+            connAck.fail(error)
+            closed.succeed(error)
+        }
+
+        var sslContext: NIOSSLContext?
+        if configuration.useTLS {
+            do {
+                sslContext = try makeSSLContext()
+            } catch {
+                logger.error("cannot set up TLS", metadata: ["error": "\(error)"])
+                abandon(error)
+                onConnectionEvent(.disconnected(error))
+                return false
+            }
+        }
+        let configuration = configuration
+        let logger = logger
+        let onMessage = onMessage
+        let serverHostname = Self.isIPAddress(configuration.host) ? nil : configuration.host
+        let connect = MQTTPacket.Connect(
+            clientID: configuration.clientID, cleanSession: configuration.cleanSession,
+            keepAliveSeconds: configuration.keepAliveSeconds, will: configuration.will,
+            username: configuration.username, password: configuration.password.map { Array($0.utf8) })
+        let keepAlive = TimeAmount.seconds(Int64(configuration.keepAliveSeconds))
+        let bootstrap = ClientBootstrap(group: loop)
+            .connectTimeout(TimeAmount(configuration.connectTimeout))
+            .channelOption(.socketOption(.tcp_nodelay), value: 1)
+            .channelInitializer { [sslContext] channel in
+                do {
+                    let pipeline = channel.pipeline.syncOperations
+                    if let sslContext {
+                        try pipeline.addHandler(NIOSSLClientHandler(context: sslContext, serverHostname: serverHostname))
+                    }
+                    try pipeline.addHandler(ByteToMessageHandler(MQTTDecoder(maximumPacketSize: configuration.maximumIncomingPacketSize)))
+                    try pipeline.addHandler(MessageToByteHandler(MQTTEncoder()))
+                    let handler = MQTTConnectionHandler(
+                        connect: connect, keepAlive: keepAlive, connectTimeout: TimeAmount(configuration.connectTimeout),
+                        logger: logger, onMessage: onMessage, connAckPromise: connAck, closedPromise: closed)
+                    try pipeline.addHandler(handler)
+                    box.value = handler
+                    return channel.eventLoop.makeSucceededVoidFuture()
+                } catch {
+                    return channel.eventLoop.makeFailedFuture(error)
+                }
+            }
+
+        let channel: any Channel
+        do {
+            channel = try await bootstrap.connect(host: configuration.host, port: configuration.port).get()
+        } catch {
+            let mqttError = Self.mqttError(from: error)
+            abandon(mqttError)
+            logger.info("cannot connect to the broker", metadata: ["error": "\(mqttError)"])
+            onConnectionEvent(.disconnected(mqttError))
+            return false
+        }
+        let abort = state.withLock { state in
+            if state.shutdownRequested { return true }
+            state.channel = channel
+            return false
+        }
+        if abort {
+            channel.close(promise: nil)
+            _ = try? await closed.futureResult.get()
+            return false
+        }
+
+        let sessionPresent: Bool
+        do {
+            sessionPresent = try await connAck.futureResult.get()
+        } catch {
+            let mqttError = Self.mqttError(from: error)
+            channel.close(promise: nil)
+            let closedReason = (try? await closed.futureResult.get()) ?? nil
+            let reason: MQTTError? = closedReason ?? (shutdownRequested ? nil : mqttError)
+            state.withLock { $0.channel = nil }
+            if let reason {
+                logger.warning("connection attempt failed", metadata: ["error": "\(reason)"])
+            }
+            onConnectionEvent(.disconnected(reason))
+            return false
+        }
+
+        let connection = Connection(channel: channel, handler: box)
+        let (subscriptions, waiters, shuttingDown) = state.withLock { state in
+            state.connection = connection
+            defer { state.connectedWaiters.removeAll() }
+            return (state.subscriptions, Array(state.connectedWaiters.values), state.shutdownRequested)
+        }
+        if shuttingDown { beginShutdown() }
+        logger.info("connected to the broker", metadata: ["sessionPresent": "\(sessionPresent)"])
+        for waiter in waiters { waiter.resume(returning: .success(())) }
+        resubscribe(subscriptions, on: connection)
+        onConnectionEvent(.connected(sessionPresent: sessionPresent))
+
+        let reason = (try? await closed.futureResult.get()) ?? nil
+        state.withLock { state in
+            state.connection = nil
+            state.channel = nil
+        }
+        if let reason {
+            logger.info("disconnected from the broker", metadata: ["reason": "\(reason)"])
+        } else {
+            logger.info("disconnected from the broker (shutdown)")
+        }
+        onConnectionEvent(.disconnected(reason))
+        return true
+    }
+
+    /// Re-sends the remembered subscriptions (64 filters per SUBSCRIBE). The packets are queued on
+    /// the event loop before this returns; their SUBACKs are checked in the background.
+    private func resubscribe(_ subscriptions: [MQTTPacket.Subscription], on connection: Connection) {
+        guard !subscriptions.isEmpty else { return }
+        let box = connection.handler
+        let logger = logger
+        for start in stride(from: 0, to: subscriptions.count, by: 64) {
+            let chunk = Array(subscriptions[start..<min(start + 64, subscriptions.count)])
+            let promise = connection.channel.eventLoop.makePromise(of: [UInt8].self)
+            connection.channel.eventLoop.execute {
+                if let handler = box.value { handler.subscribe(chunk, promise: promise) } else { promise.fail(MQTTError.notConnected) }
+            }
+            promise.futureResult.whenComplete { [weak self] result in
+                guard case .success(let codes) = result else { return }
+                for (subscription, code) in zip(chunk, codes) where code == MQTTPacket.SubAck.failure {
+                    logger.error("the broker refused a subscription", metadata: ["filter": "\(subscription.filter)"])
+                    self?.state.withLock { $0.subscriptions.removeAll { $0.filter == subscription.filter } }
+                }
+            }
+        }
+    }
+
+    private func makeSSLContext() throws(MQTTError) -> NIOSSLContext {
+        var tls = TLSConfiguration.makeClientConfiguration()
+        if let caFile = configuration.caFile {
+            do {
+                tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(caFile))
+            } catch {
+                throw .invalidConfiguration("cannot read the CA file '\(caFile)': \(error)")
+            }
+        }
+        do {
+            return try NIOSSLContext(configuration: tls)
+        } catch {
+            throw .tls("cannot create the TLS context: \(error)")
+        }
+    }
+
+    /// Test hook: closes the connection without DISCONNECT (the broker then publishes the will), as
+    /// a crash or a network failure would; the client reconnects as after any other loss.
+    func dropConnectionWithoutDisconnect() {
+        if let channel = state.withLock({ $0.channel }) { channel.close(promise: nil) }
+    }
+
+    static func isIPAddress(_ host: String) -> Bool {
+        host.contains(":") || (!host.isEmpty && host.allSatisfy { $0 == "." || $0.isASCII && $0.isNumber })
+    }
+
+    /// Maps NIO's, NIOSSL's and the system's errors to `MQTTError`.
+    static func mqttError(from error: any Error) -> MQTTError {
+        switch error {
+        case let error as MQTTError:
+            return error
+        case let error as ByteToMessageDecoderError:
+            if case .dataReceivedInErrorState(let inner, _) = error { return mqttError(from: inner) }
+            return .connectionFailed("\(error)")
+        case let error as NIOSSLError:
+            return .tls("\(error)")
+        case let error as BoringSSLError:
+            return .tls("\(error)")
+        case let error as NIOSSLExtraError:
+            return .tls("\(error)")
+        case let error as ChannelError:
+            switch error {
+            case .connectTimeout: return .connectTimeout
+            case .ioOnClosedChannel, .alreadyClosed, .outputClosed: return .notConnected
+            case .eof: return .connectionClosed
+            default: return .connectionFailed("\(error)")
+            }
+        case let error as NIOConnectionError:
+            let reasons = error.connectionErrors.map { "\($0.target): \($0.error)" }
+            return .connectionFailed(reasons.isEmpty ? "\(error)" : reasons.joined(separator: "; "))
+        case let error as IOError:
+            return .connectionFailed(error.description)
+        default:
+            return .connectionFailed("\(error)")
+        }
+    }
+}
+
+extension Duration {
+    /// The duration in seconds as a `Double`.
+    var seconds: Double {
+        Double(components.seconds) + Double(components.attoseconds) / 1e18
+    }
+}

@@ -1,0 +1,273 @@
+import Logging
+import NIOCore
+
+/// One connection's protocol state, on its event loop: sends CONNECT, waits for CONNACK, delivers
+/// PUBLISHes (PUBACKing QoS 1 after `onMessage` returns), matches acknowledgements to the requests in
+/// flight by packet id, pings every keepalive and closes the connection when the answer is late or
+/// the broker sends something malformed. `MQTTClient` makes one per connection.
+final class MQTTConnectionHandler: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = MQTTPacket
+    typealias OutboundOut = MQTTPacket
+
+    /// A request waiting for its acknowledgement.
+    private enum Pending {
+        case publish(EventLoopPromise<Void>)
+        case subscribe(count: Int, EventLoopPromise<[UInt8]>)
+        case unsubscribe(EventLoopPromise<Void>)
+
+        func fail(_ error: MQTTError) {
+            switch self {
+            case .publish(let promise): promise.fail(error)
+            case .subscribe(_, let promise): promise.fail(error)
+            case .unsubscribe(let promise): promise.fail(error)
+            }
+        }
+    }
+
+    private let connectPacket: MQTTPacket.Connect
+    private let keepAlive: TimeAmount
+    private let connectTimeout: TimeAmount
+    private let onMessage: @Sendable (MQTTMessage) -> Void
+    private let logger: Logger
+    /// Succeeds with "session present" on an accepting CONNACK; fails otherwise.
+    let connAckPromise: EventLoopPromise<Bool>
+    /// Succeeds when the connection is gone: `nil` after `disconnectAndClose()`, else the reason.
+    let closedPromise: EventLoopPromise<MQTTError?>
+
+    private var context: ChannelHandlerContext?
+    private(set) var isConnected = false
+    private var pending: [UInt16: Pending] = [:]
+    private var lastPacketID: UInt16 = 0
+    private var pingTimer: Scheduled<Void>?
+    private var pingDeadline: Scheduled<Void>?
+    private var connectDeadline: Scheduled<Void>?
+    private var heardSincePing = true
+    private var closeReason: MQTTError?
+    private var closingCleanly = false
+    private var needsFlush = false
+    private var flushScheduled = false
+    private var finished = false
+
+    init(connect: MQTTPacket.Connect, keepAlive: TimeAmount, connectTimeout: TimeAmount, logger: Logger,
+         onMessage: @escaping @Sendable (MQTTMessage) -> Void,
+         connAckPromise: EventLoopPromise<Bool>, closedPromise: EventLoopPromise<MQTTError?>) {
+        self.connectPacket = connect
+        self.keepAlive = keepAlive
+        self.connectTimeout = connectTimeout
+        self.logger = logger
+        self.onMessage = onMessage
+        self.connAckPromise = connAckPromise
+        self.closedPromise = closedPromise
+    }
+
+    // MARK: Channel events
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+        if context.channel.isActive { start(context: context) }
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        finish()
+        self.context = nil
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        start(context: context)
+        context.fireChannelActive()
+    }
+
+    private func start(context: ChannelHandlerContext) {
+        guard connectDeadline == nil, !finished else { return }
+        context.writeAndFlush(wrapOutboundOut(.connect(connectPacket)), promise: nil)
+        connectDeadline = context.eventLoop.assumeIsolated().scheduleTask(in: connectTimeout) { [self] in
+            guard !isConnected, let context = self.context else { return }
+            logger.warning("no CONNACK from the broker in time; closing the connection")
+            closeReason = closeReason ?? .connectTimeout
+            context.close(promise: nil)
+        }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        finish()
+        context.fireChannelInactive()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        heardSincePing = true
+        switch unwrapInboundIn(data) {
+        case .publish(let publish):
+            guard isConnected else { return protocolFailure(context, "PUBLISH before CONNACK") }
+            onMessage(publish.message)
+            if let packetID = publish.packetID {
+                context.write(wrapOutboundOut(.puback(packetID: packetID)), promise: nil)
+                needsFlush = true
+            }
+        case .puback(let packetID):
+            if case .publish(let promise)? = pending.removeValue(forKey: packetID) {
+                promise.succeed()
+            } else {
+                logger.debug("PUBACK for a packet id not in flight", metadata: ["packetID": "\(packetID)"])
+            }
+        case .suback(let suback):
+            guard case .subscribe(let count, let promise)? = pending.removeValue(forKey: suback.packetID) else {
+                logger.debug("SUBACK for a packet id not in flight", metadata: ["packetID": "\(suback.packetID)"])
+                return
+            }
+            guard suback.returnCodes.count == count else {
+                promise.fail(MQTTError.notConnected)
+                return protocolFailure(context, "SUBACK with \(suback.returnCodes.count) return codes for \(count) filters")
+            }
+            promise.succeed(suback.returnCodes)
+        case .unsuback(let packetID):
+            if case .unsubscribe(let promise)? = pending.removeValue(forKey: packetID) {
+                promise.succeed()
+            } else {
+                logger.debug("UNSUBACK for a packet id not in flight", metadata: ["packetID": "\(packetID)"])
+            }
+        case .pingresp:
+            pingDeadline?.cancel()
+            pingDeadline = nil
+        case .connack(let connack):
+            guard !isConnected else { return protocolFailure(context, "a second CONNACK") }
+            connectDeadline?.cancel()
+            if connack.returnCode == .accepted {
+                isConnected = true
+                schedulePing(context: context)
+                connAckPromise.succeed(connack.sessionPresent)
+            } else {
+                closeReason = .connectionRefused(connack.returnCode)
+                connAckPromise.fail(MQTTError.connectionRefused(connack.returnCode))
+                context.close(promise: nil)
+            }
+        case .connect, .subscribe, .unsubscribe, .pingreq, .disconnect:
+            protocolFailure(context, "a client-to-server packet (type \(unwrapInboundIn(data).typeNumber)) from the broker")
+        }
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        if needsFlush {
+            needsFlush = false
+            context.flush()
+        }
+        context.fireChannelReadComplete()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        let mqttError = MQTTClient.mqttError(from: error)
+        if case .protocolError(let detail) = mqttError {
+            logger.error("malformed packet from the broker; closing the connection",
+                         metadata: ["what": "\(detail.what)", "offset": "\(detail.offset)", "kind": "\(detail.kind)"])
+        } else {
+            logger.error("connection error; closing the connection", metadata: ["error": "\(mqttError)"])
+        }
+        closeReason = closeReason ?? mqttError
+        context.close(promise: nil)
+    }
+
+    private func protocolFailure(_ context: ChannelHandlerContext, _ what: String) {
+        let error = MQTTProtocolError(kind: .unexpectedPacket, what: what, offset: 0)
+        logger.error("unexpected packet from the broker; closing the connection", metadata: ["what": "\(what)"])
+        closeReason = closeReason ?? .protocolError(error)
+        context.close(promise: nil)
+    }
+
+    /// Fails everything in flight and reports the end of the connection (once).
+    private func finish() {
+        guard !finished else { return }
+        finished = true
+        isConnected = false
+        pingTimer?.cancel()
+        pingDeadline?.cancel()
+        connectDeadline?.cancel()
+        let inFlight = pending
+        pending.removeAll()
+        for request in inFlight.values { request.fail(.notConnected) }
+        let reason = closingCleanly ? nil : (closeReason ?? .connectionClosed)
+        connAckPromise.fail(reason ?? .shutdown)
+        closedPromise.succeed(reason)
+    }
+
+    // MARK: Keepalive
+
+    private func schedulePing(context: ChannelHandlerContext) {
+        pingTimer = context.eventLoop.assumeIsolated().scheduleTask(in: keepAlive) { [self] in
+            sendPing()
+        }
+    }
+
+    private func sendPing() {
+        guard isConnected, let context else { return }
+        heardSincePing = false
+        context.writeAndFlush(wrapOutboundOut(.pingreq), promise: nil)
+        pingDeadline?.cancel()
+        pingDeadline = context.eventLoop.assumeIsolated().scheduleTask(in: .nanoseconds(keepAlive.nanoseconds / 2)) { [self] in
+            guard isConnected, !heardSincePing, let context = self.context else { return }
+            logger.error("no PINGRESP from the broker within half a keepalive; closing the connection")
+            closeReason = closeReason ?? .keepAliveTimeout
+            context.close(promise: nil)
+        }
+        schedulePing(context: context)
+    }
+
+    // MARK: Requests (call on the event loop)
+
+    /// QoS 0: `promise` succeeds once written to the socket. QoS 1: once the PUBACK arrives.
+    func publish(_ message: MQTTMessage, promise: EventLoopPromise<Void>) {
+        guard isConnected, let context else { return promise.fail(MQTTError.notConnected) }
+        if message.qos == .atMostOnce {
+            context.write(wrapOutboundOut(.publish(.init(message: message))), promise: promise)
+        } else {
+            guard let packetID = nextPacketID() else { return promise.fail(MQTTError.tooManyInFlight) }
+            pending[packetID] = .publish(promise)
+            context.write(wrapOutboundOut(.publish(.init(message: message, packetID: packetID))), promise: nil)
+        }
+        scheduleFlush(context)
+    }
+
+    /// `promise` succeeds with the SUBACK's return codes, one per subscription.
+    func subscribe(_ subscriptions: [MQTTPacket.Subscription], promise: EventLoopPromise<[UInt8]>) {
+        guard isConnected, let context else { return promise.fail(MQTTError.notConnected) }
+        guard let packetID = nextPacketID() else { return promise.fail(MQTTError.tooManyInFlight) }
+        pending[packetID] = .subscribe(count: subscriptions.count, promise)
+        context.write(wrapOutboundOut(.subscribe(.init(packetID: packetID, subscriptions: subscriptions))), promise: nil)
+        scheduleFlush(context)
+    }
+
+    func unsubscribe(_ filters: [String], promise: EventLoopPromise<Void>) {
+        guard isConnected, let context else { return promise.fail(MQTTError.notConnected) }
+        guard let packetID = nextPacketID() else { return promise.fail(MQTTError.tooManyInFlight) }
+        pending[packetID] = .unsubscribe(promise)
+        context.write(wrapOutboundOut(.unsubscribe(.init(packetID: packetID, filters: filters))), promise: nil)
+        scheduleFlush(context)
+    }
+
+    /// Sends DISCONNECT (when connected) and closes; the will is not published.
+    func disconnectAndClose() {
+        guard let context, !finished else { return }
+        closingCleanly = true
+        guard isConnected else { return context.close(promise: nil) }
+        context.writeAndFlush(wrapOutboundOut(.disconnect)).assumeIsolated().whenComplete { _ in
+            context.close(promise: nil)
+        }
+    }
+
+    /// The next packet id not in flight, cycling through 1…65535; `nil` when all are in flight.
+    private func nextPacketID() -> UInt16? {
+        guard pending.count < Int(UInt16.max) else { return nil }
+        repeat {
+            lastPacketID = lastPacketID == UInt16.max ? 1 : lastPacketID + 1
+        } while pending[lastPacketID] != nil
+        return lastPacketID
+    }
+
+    /// Writes made in the same event-loop turn share one flush (one syscall for a burst of publishes).
+    private func scheduleFlush(_ context: ChannelHandlerContext) {
+        guard !flushScheduled else { return }
+        flushScheduled = true
+        context.eventLoop.assumeIsolated().execute { [self] in
+            flushScheduled = false
+            self.context?.flush()
+        }
+    }
+}

@@ -1,0 +1,115 @@
+import RegionKit
+import RegionKitCore
+
+/// Home Assistant MQTT discovery for one site: a `binary_sensor` (device class `presence`) per
+/// beacon region, a `device_tracker` (source type `bluetooth_le`, state = room or `not_home`) and
+/// a distance `sensor` per tracked beacon, all with unique ids, a device block and availability on
+/// the daemon's status topic. Config topics are retained; an empty retained payload removes an
+/// entity. Keys follow Home Assistant's MQTT integration documentation.
+///
+/// ```swift
+/// let discovery = HomeAssistantDiscovery(topics: PresenceTopics(site: "home"))
+/// discovery.regionConfig(region)      // homeassistant/binary_sensor/regionkit_home/lobby/config
+/// discovery.regionRemoval("lobby")    // same topic, empty retained payload
+/// ```
+public struct HomeAssistantDiscovery: Hashable, Sendable {
+    public var topics: PresenceTopics
+    /// The discovery prefix (`homeassistant` by default).
+    public var prefix: String
+    /// The version reported in the device block.
+    public var softwareVersion: String
+
+    public init(topics: PresenceTopics, prefix: String = "homeassistant", softwareVersion: String = "regionkit") {
+        self.topics = topics
+        self.prefix = prefix
+        self.softwareVersion = softwareVersion
+    }
+
+    /// Home Assistant's own availability topic: `online` when it (re)starts → re-send discovery.
+    public var statusTopic: String { prefix + "/status" }
+    /// The node id grouping this site's entities.
+    public var nodeID: String { "regionkit_" + PresenceTopics.level(topics.site) }
+
+    var hubDevice: JSONLine {
+        var device = JSONLine()
+        device.addRaw("identifiers", json: "[\(JSONLine.quote(nodeID))]")
+        device.add("name", "RegionKit \(topics.site)")
+        device.add("manufacturer", "RegionKit")
+        device.add("model", "regionkit run")
+        device.add("sw_version", softwareVersion)
+        return device
+    }
+
+    func common(_ line: inout JSONLine, uniqueID: String, name: String) {
+        line.add("unique_id", uniqueID)
+        line.add("object_id", uniqueID)
+        line.add("name", name)
+        line.add("availability_topic", topics.status)
+        line.add("payload_available", "online")
+        line.add("payload_not_available", "offline")
+    }
+
+    // MARK: Regions
+
+    func regionTopic(_ identifier: String) -> String {
+        "\(prefix)/binary_sensor/\(nodeID)/\(PresenceTopics.level(identifier))/config"
+    }
+
+    /// The presence `binary_sensor` of a beacon region (state `ON` inside, `OFF` outside).
+    public func regionConfig(_ region: Region) -> PresenceMessage {
+        var line = JSONLine()
+        common(&line, uniqueID: "\(nodeID)_region_\(PresenceTopics.level(region.identifier))", name: region.identifier)
+        line.add("device_class", "presence")
+        line.add("state_topic", topics.regionState(region.identifier))
+        // The state topic carries inside / outside / unknown; unknown shows as unknown, not off.
+        line.add("value_template", "{% if value == 'inside' %}ON{% elif value == 'outside' %}OFF{% else %}None{% endif %}")
+        line.add("payload_on", "ON")
+        line.add("payload_off", "OFF")
+        line.add("device", object: hubDevice)
+        return PresenceMessage(topic: regionTopic(region.identifier), text: line.text, qos: 1, retain: true)
+    }
+
+    /// Removes a region's entity (empty retained config).
+    public func regionRemoval(_ identifier: String) -> PresenceMessage {
+        PresenceMessage(topic: regionTopic(identifier), payload: [], qos: 1, retain: true)
+    }
+
+    // MARK: Beacons
+
+    func beaconObject(_ identity: BeaconIdentity) -> String { "ibeacon_" + PresenceTopics.beaconKey(identity) }
+
+    func beaconDevice(_ identity: BeaconIdentity) -> JSONLine {
+        var device = JSONLine()
+        device.addRaw("identifiers", json: "[\(JSONLine.quote("\(nodeID)_\(beaconObject(identity))"))]")
+        device.add("name", "iBeacon \(identity.major)/\(identity.minor)")
+        device.add("manufacturer", "iBeacon")
+        device.add("model", identity.uuid.uuidString)
+        device.add("via_device", nodeID)
+        return device
+    }
+
+    /// The `device_tracker` (state: the room, or `not_home`) and the distance `sensor` of a beacon.
+    public func beaconConfigs(_ identity: BeaconIdentity) -> [PresenceMessage] {
+        let object = beaconObject(identity)
+        var tracker = JSONLine()
+        common(&tracker, uniqueID: "\(nodeID)_\(object)", name: "iBeacon \(identity.major)/\(identity.minor)")
+        tracker.add("state_topic", topics.beaconRoom(identity))
+        tracker.add("payload_home", "home")
+        tracker.add("payload_not_home", "not_home")
+        tracker.add("source_type", "bluetooth_le")
+        tracker.add("json_attributes_topic", topics.beaconAttributes(identity))
+        tracker.add("device", object: beaconDevice(identity))
+        var distance = JSONLine()
+        common(&distance, uniqueID: "\(nodeID)_\(object)_distance", name: "Distance")
+        distance.add("state_topic", topics.beaconDistance(identity))
+        distance.add("device_class", "distance")
+        distance.add("unit_of_measurement", "m")
+        distance.add("state_class", "measurement")
+        distance.add("suggested_display_precision", 1)
+        distance.add("device", object: beaconDevice(identity))
+        return [
+            PresenceMessage(topic: "\(prefix)/device_tracker/\(nodeID)/\(object)/config", text: tracker.text, qos: 1, retain: true),
+            PresenceMessage(topic: "\(prefix)/sensor/\(nodeID)/\(object)_distance/config", text: distance.text, qos: 1, retain: true),
+        ]
+    }
+}

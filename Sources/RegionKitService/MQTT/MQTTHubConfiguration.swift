@@ -1,0 +1,114 @@
+import Foundation
+import RegionKitCore
+import RegionKitGateway
+
+/// The `mqtt:` block of the daemon's configuration: one broker, used for the MQTT sources and for
+/// the outputs. Credentials never come from the command line: the username may be written here
+/// or in `REGIONKIT_MQTT_USERNAME`, the password only in `passwordFile` or `REGIONKIT_MQTT_PASSWORD`.
+///
+/// ```yaml
+/// mqtt: {url: "mqtts://broker.lan:8883", site: home, username: regionkit, passwordFile: /etc/regionkit/mqtt.pass, caFile: /etc/regionkit/ca.pem}
+/// ```
+public struct MQTTHubConfiguration: Decodable, Sendable, Hashable {
+    /// `mqtt://HOST[:PORT]` or `mqtts://HOST[:PORT]`.
+    public var url: String
+    /// Names the output topics: `regionkit/<site>/…` (default `regionkit`).
+    public var site: String?
+    public var clientID: String?
+    public var username: String?
+    public var passwordFile: String?
+    /// A PEM CA certificate for `mqtts://` (default: the system's trust roots).
+    public var caFile: String?
+    /// Seconds (default 30).
+    public var keepAlive: Double?
+    /// Publish every logged event on `regionkit/<site>/events` (default true).
+    public var publishEvents: Bool?
+    /// Rejected with a clear message: the password belongs in `passwordFile` or the environment.
+    var password: String?
+
+    public init(url: String, site: String? = nil) {
+        self.url = url
+        self.site = site
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case url, site, clientID, username, passwordFile, caFile, keepAlive, publishEvents, password
+    }
+
+    public var siteName: String { site ?? "regionkit" }
+
+    /// The username and password to connect with: from this block, its password file and the environment.
+    public func credentials(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> (username: String?, password: String?) {
+        let user = username ?? environment["REGIONKIT_MQTT_USERNAME"].flatMap { $0.isEmpty ? nil : $0 }
+        var secret = environment["REGIONKIT_MQTT_PASSWORD"].flatMap { $0.isEmpty ? nil : $0 }
+        if let passwordFile {
+            guard let data = FileManager.default.contents(atPath: passwordFile) else {
+                throw RegionKitError(.invalidArgument, "mqtt.passwordFile: cannot read \(passwordFile)")
+            }
+            // One line; a trailing newline (echo > file) is not part of the password.
+            secret = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .newlines)
+        }
+        if secret != nil && user == nil {
+            throw RegionKitError(.invalidArgument, "mqtt: a password is set but no username (mqtt.username or REGIONKIT_MQTT_USERNAME)")
+        }
+        return (user, secret)
+    }
+
+    /// Checks what can be checked without connecting; messages name the field.
+    public func validate() throws {
+        func bad(_ message: String) -> RegionKitError { RegionKitError(.malformedInput, "mqtt.\(message)") }
+        if password != nil {
+            throw bad("password: do not write the password in the configuration; put it in a file named by mqtt.passwordFile (mode 0600) or in REGIONKIT_MQTT_PASSWORD")
+        }
+        guard url.hasPrefix("mqtt://") || url.hasPrefix("mqtts://") else {
+            throw bad("url '\(url)' must start with mqtt:// or mqtts://")
+        }
+        if let site, site.isEmpty || site.utf8.count > 64 { throw bad("site must be 1–64 characters") }
+        if let keepAlive, !(keepAlive.isFinite && keepAlive >= 1 && keepAlive <= 65535) { throw bad("keepAlive must be 1...65535 seconds") }
+        if caFile != nil && !url.hasPrefix("mqtts://") { throw bad("caFile is only used with an mqtts:// url") }
+        if let caFile, !FileManager.default.isReadableFile(atPath: caFile) { throw bad("caFile: cannot read \(caFile)") }
+        if let passwordFile, !FileManager.default.isReadableFile(atPath: passwordFile) { throw bad("passwordFile: cannot read \(passwordFile)") }
+    }
+}
+
+/// The `homeAssistant:` block: MQTT discovery of RegionKit's regions and beacons.
+///
+/// ```yaml
+/// homeAssistant: {discovery: true, prefix: homeassistant, mqttRoom: true}
+/// ```
+public struct HomeAssistantConfiguration: Decodable, Sendable, Hashable {
+    public var discovery: Bool?
+    /// Discovery prefix (default `homeassistant`).
+    public var prefix: String?
+    /// Also publish `mqtt_room`-compatible `{id, name, distance}` on `regionkit/<site>/mqtt_room/<room>`.
+    public var mqttRoom: Bool?
+
+    public init(discovery: Bool? = true, prefix: String? = nil, mqttRoom: Bool? = nil) {
+        self.discovery = discovery
+        self.prefix = prefix
+        self.mqttRoom = mqttRoom
+    }
+}
+
+/// One MQTT source: sightings in a scanner format on a topic filter of the `mqtt:` broker.
+///
+/// ```yaml
+/// sources:
+///   - mqtt: {format: espresense}                                  # espresense/devices/+/+
+///   - mqtt: {format: theengs, topic: "home/+/BTtoMQTT/+", scanner: garage}
+/// ```
+public struct MQTTSourceConfiguration: Decodable, Sendable, Hashable {
+    public var format: SightingMessageFormat
+    /// The subscription filter (default: the format's usual topics).
+    public var topic: String?
+    /// Report every sighting of this source as heard by this scanner (instead of the topic's room/gateway).
+    public var scanner: String?
+
+    public init(format: SightingMessageFormat, topic: String? = nil, scanner: String? = nil) {
+        self.format = format
+        self.topic = topic
+        self.scanner = scanner
+    }
+
+    public var topicFilter: String { topic ?? format.defaultTopicFilter }
+}

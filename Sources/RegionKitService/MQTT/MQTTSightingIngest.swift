@@ -1,0 +1,90 @@
+import Logging
+import Synchronization
+import RegionKit
+import RegionKitCore
+import RegionKitGateway
+import RegionKitMQTT
+
+/// The MQTT sources' receiving end: routes each message to the decoder of the source whose topic
+/// filter matches it, feeds the sightings to the manager with their scanner, and counts the rest.
+/// A damaged message never stops the stream: it is counted by kind and logged once per kind and
+/// source (with the topic and the reason); the good messages around it are processed.
+///
+/// ```swift
+/// let ingest = MQTTSightingIngest(sources: [.init(format: .espresense)], manager: manager, logger: logger)
+/// ingest.handle(topic: "espresense/devices/iBeacon:…-1-2/kitchen", payload: bytes)
+/// ingest.statistics.sightings   // 1
+/// ```
+public final class MQTTSightingIngest: Sendable {
+    /// Counters since start.
+    public struct Statistics: Hashable, Sendable {
+        public var messages = 0
+        public var sightings = 0
+        /// Well-formed messages that are not iBeacon sightings, by reason.
+        public var ignored: [String: Int] = [:]
+        /// Damaged messages by kind.
+        public var rejected: [SightingMessageError.Kind: Int] = [:]
+        /// Messages on a topic no source's filter matches (none expected).
+        public var unrouted = 0
+
+        public var rejectedTotal: Int { rejected.values.reduce(0, +) }
+    }
+
+    struct Route: Sendable {
+        var filter: String
+        var decoder: SightingMessageDecoder
+    }
+
+    let routes: [Route]
+    let manager: LocationManager
+    let logger: Logger
+    private let state = Mutex<(statistics: Statistics, logged: Set<String>)>((Statistics(), []))
+
+    public init(sources: [MQTTSourceConfiguration], manager: LocationManager, logger: Logger) {
+        routes = sources.map { Route(filter: $0.topicFilter, decoder: SightingMessageDecoder(format: $0.format, scannerOverride: $0.scanner)) }
+        self.manager = manager
+        self.logger = logger
+    }
+
+    /// The topic filters to subscribe to (one per source, duplicates removed).
+    public var topicFilters: [String] {
+        var seen = Set<String>()
+        return routes.map(\.filter).filter { seen.insert($0).inserted }
+    }
+
+    public var statistics: Statistics { state.withLock { $0.statistics } }
+
+    /// Handles one received message (called in arrival order).
+    public func handle(topic: String, payload: [UInt8]) {
+        guard let route = routes.first(where: { MQTTTopicFilter.matches(filter: $0.filter, topic: topic) }) else {
+            state.withLock { $0.statistics.unrouted += 1 }
+            return
+        }
+        do {
+            switch try route.decoder.decode(topic: topic, payload: payload, receivedAt: manager.clock.now) {
+            case .sightings(let observations):
+                for observation in observations { manager.ingest(observation) }
+                state.withLock {
+                    $0.statistics.messages += 1
+                    $0.statistics.sightings += observations.count
+                }
+            case .ignored(let reason):
+                state.withLock {
+                    $0.statistics.messages += 1
+                    $0.statistics.ignored[reason, default: 0] += 1
+                }
+            }
+        } catch {
+            let first = state.withLock { state -> Bool in
+                state.statistics.messages += 1
+                state.statistics.rejected[error.kind, default: 0] += 1
+                return state.logged.insert("\(error.kind)|\(route.filter)").inserted
+            }
+            if first {
+                logger.warning("rejected an MQTT sighting message (further ones of this kind on this source are only counted)",
+                               metadata: ["topic": "\(topic.prefix(200))", "format": "\(route.decoder.format.rawValue)",
+                                          "kind": "\(error.kind)", "error": "\(error.message)"])
+            }
+        }
+    }
+}

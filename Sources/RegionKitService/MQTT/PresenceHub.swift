@@ -1,0 +1,270 @@
+import Foundation
+import Logging
+import Synchronization
+import RegionKit
+import RegionKitCore
+import RegionKitMQTT
+import RegionKitStore
+
+/// RegionKit as a presence hub on an MQTT broker: sightings in from the scanners' topics (the
+/// ``MQTTSightingIngest``), and out, from the durable event log so that a broker outage loses
+/// nothing, every event (QoS 1, in log order, each once per acknowledgement), retained region
+/// states and beacon rooms, the daemon's availability (retained `online`, will `offline`), beacon
+/// distances, and Home Assistant discovery.
+///
+/// The events output keeps a cursor in the store (the id of the last event the broker
+/// acknowledged): after a broker restart the events of the outage are published once, in order;
+/// after a crash at most the events in flight are published again (QoS 1's "at least once").
+///
+/// While the broker is unreachable the MQTT sources hear nothing, which is not the same as every
+/// beacon leaving: the beacon source is reported unavailable (`monitoringDidFail`, like a
+/// Bluetooth controller that went away) and monitoring resumes on reconnection.
+///
+/// ```swift
+/// let hub = try PresenceHub(configuration: mqtt, homeAssistant: ha, sources: [.init(format: .espresense)], service: service, logger: logger)
+/// try hub.prepare()                 // before service.start(): the cursor starts at the log's end
+/// let service = MonitoringService(…, onLogged: { _ in hub.eventLogged() })
+/// await hub.run()                   // until cancelled
+/// ```
+public final class PresenceHub: Sendable {
+    public let configuration: MQTTHubConfiguration
+    public let topics: PresenceTopics
+    public let ingest: MQTTSightingIngest?
+    let service: MonitoringService
+    let logger: Logger
+    let client: MQTTClient
+    let homeAssistant: HomeAssistantConfiguration?
+    let outputs: Mutex<PresenceOutputs>
+    let wake: AsyncStream<Void>.Continuation
+    let wakeups: AsyncStream<Void>
+    let counters = Mutex(Counters())
+    /// The store cursor's name: one per site, so two hubs of different sites on one store do not share it.
+    let outputName: String
+
+    /// What the hub has done since start.
+    public struct Counters: Hashable, Sendable {
+        public var eventsPublished = 0
+        public var connections = 0
+        public var disconnections = 0
+        public var discoveryRounds = 0
+    }
+
+    public var counts: Counters { counters.withLock { $0 } }
+    public var isConnected: Bool { client.isConnected }
+
+    public init(configuration: MQTTHubConfiguration, homeAssistant: HomeAssistantConfiguration?, sources: [MQTTSourceConfiguration],
+                service: MonitoringService, logger: Logger, environment: [String: String] = ProcessInfo.processInfo.environment) throws {
+        try configuration.validate()
+        self.configuration = configuration
+        self.homeAssistant = homeAssistant
+        self.service = service
+        self.logger = logger
+        topics = PresenceTopics(site: configuration.siteName)
+        outputName = "mqtt:" + configuration.siteName
+        let discovery = homeAssistant?.discovery == true
+            ? HomeAssistantDiscovery(topics: topics, prefix: homeAssistant?.prefix ?? "homeassistant") : nil
+        outputs = Mutex(PresenceOutputs(topics: topics, discovery: discovery))
+        ingest = sources.isEmpty ? nil : MQTTSightingIngest(sources: sources, manager: service.manager, logger: logger)
+        (wakeups, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+
+        var clientConfiguration: MQTTClientConfiguration
+        do {
+            clientConfiguration = try MQTTClientConfiguration(url: configuration.url)
+        } catch {
+            throw RegionKitError(.malformedInput, "mqtt.url: \(error)")
+        }
+        let credentials = try configuration.credentials(environment: environment)
+        clientConfiguration.username = credentials.username
+        clientConfiguration.password = credentials.password
+        clientConfiguration.caFile = configuration.caFile
+        if let clientID = configuration.clientID { clientConfiguration.clientID = clientID }
+        if let keepAlive = configuration.keepAlive { clientConfiguration.keepAlive = .milliseconds(Int64(keepAlive * 1000)) }
+        clientConfiguration.will = MQTTMessage(topic: topics.status, payload: Array("offline".utf8), qos: .atLeastOnce, retain: true)
+
+        let box = HubBox()
+        client = MQTTClient(configuration: clientConfiguration, logger: logger,
+                            onMessage: { message in box.hub?.received(message) },
+                            onConnectionEvent: { event in box.hub?.connectionChanged(event) })
+        box.hub = self
+    }
+
+    /// Breaks the init-time cycle between the client's callbacks and the hub.
+    final class HubBox: @unchecked Sendable {
+        weak var hub: PresenceHub?
+    }
+
+    /// Creates the events cursor at the log's current end if this site has none yet (a new output
+    /// does not replay an old log). Call before the service logs its start.
+    public func prepare() throws {
+        _ = try service.store.outputCursor(outputName, createAtEnd: true)
+    }
+
+    /// Tells the publisher an event was logged (call from the service's `onLogged`).
+    public func eventLogged() {
+        wake.yield()
+    }
+
+    /// Connects, subscribes, publishes until the task is cancelled; then publishes `offline` and disconnects.
+    public func run() async {
+        for filter in ingest?.topicFilters ?? [] {
+            Task { [client, logger] in
+                do { try await client.subscribe(filter, qos: .atMostOnce) } catch {
+                    logger.error("cannot subscribe", metadata: ["filter": "\(filter)", "error": "\(error)"])
+                }
+            }
+        }
+        if let discovery = outputs.withLock({ $0.discovery }) {
+            let filter = discovery.statusTopic
+            Task { [client, logger] in
+                do { try await client.subscribe(filter, qos: .atMostOnce) } catch {
+                    logger.error("cannot subscribe", metadata: ["filter": "\(filter)", "error": "\(error)"])
+                }
+            }
+        }
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await self.client.run() }
+            group.addTask { await self.publishEvents() }
+            group.addTask { await self.publishRanging() }
+            await group.next()
+            group.cancelAll()
+        }
+    }
+
+    /// Publishes `offline` (retained) and disconnects cleanly.
+    public func shutdown() async {
+        if client.isConnected {
+            try? await client.publish(MQTTMessage(topic: topics.status, payload: Array("offline".utf8), qos: .atLeastOnce, retain: true))
+        }
+        await client.shutdown()
+    }
+
+    // MARK: Incoming
+
+    func received(_ message: MQTTMessage) {
+        if let discovery = outputs.withLock({ $0.discovery }), message.topic == discovery.statusTopic {
+            if message.payload == Array("online".utf8) {
+                logger.info("Home Assistant is online: re-sending discovery")
+                Task { try? await Task.sleep(for: .milliseconds(Int.random(in: 100...1000))); await self.sendDiscovery() }
+            }
+            return
+        }
+        ingest?.handle(topic: message.topic, payload: message.payload)
+    }
+
+    func connectionChanged(_ event: MQTTConnectionEvent) {
+        switch event {
+        case .connected:
+            counters.withLock { $0.connections += 1 }
+            logger.info("MQTT connected", metadata: ["broker": "\(configuration.url)"])
+            if ingest != nil { service.manager.setSourceStatus(.authorized, for: .beacon) }
+            Task {
+                do {
+                    try await self.client.publish(MQTTMessage(topic: self.topics.status, payload: Array("online".utf8), qos: .atLeastOnce, retain: true))
+                } catch {
+                    self.logger.warning("cannot publish online status", metadata: ["error": "\(error)"])
+                }
+                await self.sendDiscovery()
+                self.wake.yield()
+            }
+        case .disconnected(let error):
+            counters.withLock { $0.disconnections += 1 }
+            logger.warning("MQTT disconnected", metadata: ["broker": "\(configuration.url)", "error": "\(error.map { "\($0)" } ?? "none")"])
+            if ingest != nil {
+                service.manager.setSourceStatus(.restricted(reason: "MQTT broker \(configuration.url) unreachable"), for: .beacon)
+            }
+        }
+    }
+
+    func sendDiscovery() async {
+        let messages = outputs.withLock { $0.discoveryMessages(regions: service.manager.monitoredRegions) }
+        guard !messages.isEmpty else { return }
+        counters.withLock { $0.discoveryRounds += 1 }
+        for message in messages {
+            do { try await client.publish(Self.mqtt(message)) } catch {
+                logger.warning("discovery not sent (will be re-sent on reconnection)", metadata: ["error": "\(error)"])
+                return
+            }
+        }
+    }
+
+    static func mqtt(_ message: PresenceMessage) -> MQTTMessage {
+        MQTTMessage(topic: message.topic, payload: message.payload, qos: message.qos == 0 ? .atMostOnce : .atLeastOnce, retain: message.retain)
+    }
+
+    // MARK: Events from the log
+
+    /// Publishes logged events after the cursor, in order, advancing the cursor per acknowledged
+    /// event; waits for a connection or a new event when there is nothing to do.
+    func publishEvents() async {
+        let store = service.store
+        var cursor: Int64
+        do {
+            cursor = try store.outputCursor(outputName, createAtEnd: true)
+        } catch {
+            logger.error("MQTT events output disabled: cannot read its cursor", metadata: ["error": "\(error)"])
+            return
+        }
+        var wakeups = self.wakeups.makeAsyncIterator()
+        while !Task.isCancelled {
+            guard client.isConnected else {
+                do { try await client.waitUntilConnected() } catch { return }
+                continue
+            }
+            let batch: [StoredEvent]
+            do {
+                batch = try store.events(afterID: cursor, limit: 256)
+            } catch {
+                logger.error("cannot read the event log", metadata: ["error": "\(error)"])
+                try? await Task.sleep(for: .seconds(1))
+                continue
+            }
+            if batch.isEmpty {
+                // A new event or a reconnection wakes us; the timeout covers events logged by another process.
+                await withTaskGroup(of: Void.self) { group in
+                    group.addTask { _ = await wakeups.next() }
+                    group.addTask { try? await Task.sleep(for: .seconds(1)) }
+                    await group.next()
+                    group.cancelAll()
+                }
+                continue
+            }
+            for event in batch {
+                let messages = outputs.withLock { outputs in
+                    outputs.messages(for: event) { self.service.manager.monitoredRegion($0)?.region }
+                }
+                var published = true
+                for message in messages where configuration.publishEvents != false || message.topic != topics.events {
+                    do {
+                        try await client.publish(Self.mqtt(message))
+                    } catch {
+                        published = false
+                        break
+                    }
+                }
+                guard published else { break }
+                cursor = event.id
+                counters.withLock { $0.eventsPublished += 1 }
+                do { try store.setOutputCursor(outputName, to: cursor) } catch {
+                    logger.error("cannot save the MQTT events cursor (events may be published again after a restart)", metadata: ["error": "\(error)"])
+                }
+            }
+        }
+    }
+
+    // MARK: Ranging → distances
+
+    /// Beacon distances and attributes from the ranging updates (QoS 0, retained; skipped while disconnected).
+    func publishRanging() async {
+        var tracker = PresenceRangingTracker(topics: topics, mqttRoom: homeAssistant?.mqttRoom == true)
+        for await event in service.manager.events(bufferingPolicy: .bufferingNewest(4096)) {
+            guard case .didRangeBeacons(let beacons, _, _) = event.kind, client.isConnected else { continue }
+            let engine = service.manager
+            let messages = tracker.messages(for: beacons, at: event.timestamp) { identity in
+                engine.nearestScanner(for: identity)
+            }
+            for message in messages {
+                try? await client.publish(Self.mqtt(message))
+            }
+        }
+    }
+}

@@ -1,0 +1,75 @@
+import Foundation
+import RegionKit
+import RegionKitCore
+import RegionKitStore
+
+/// What the hub publishes for each logged event, in log order: the event itself (QoS 1 on the
+/// events topic, the same JSON object `regionkit run --json` prints, with its log id), then what
+/// the event changes: a region's retained state, a beacon's retained room, Home Assistant
+/// entities (discovered when a region starts or a beacon is first placed, removed when a region
+/// is stopped). Pure: the hub feeds it events from the durable log and publishes the result.
+///
+/// ```swift
+/// var outputs = PresenceOutputs(topics: PresenceTopics(site: "home"), discovery: nil)
+/// let messages = outputs.messages(for: storedEvent) { manager.monitoredRegion($0)?.region }
+/// ```
+public struct PresenceOutputs: Sendable {
+    public var topics: PresenceTopics
+    public var discovery: HomeAssistantDiscovery?
+    /// Beacons whose Home Assistant entities were announced (re-sent when HA restarts).
+    public private(set) var announcedBeacons: Set<BeaconIdentity> = []
+
+    public init(topics: PresenceTopics, discovery: HomeAssistantDiscovery?) {
+        self.topics = topics
+        self.discovery = discovery
+    }
+
+    /// The messages for one logged event.
+    /// - Parameter region: the monitored region with this identifier, if still monitored.
+    public mutating func messages(for event: StoredEvent, region: (String) -> Region?) -> [PresenceMessage] {
+        var messages = [PresenceMessage(topic: topics.events, text: event.jsonLine, qos: 1, retain: false)]
+        switch event.type {
+        case "didDetermineState":
+            if let identifier = event.region, let state = event.state {
+                messages.append(PresenceMessage(topic: topics.regionState(identifier), text: state, qos: 1, retain: true))
+            }
+        case "didStartMonitoring":
+            if let identifier = event.region, let discovery, let monitored = region(identifier), monitored.kind == .beacon {
+                messages.append(discovery.regionConfig(monitored))
+            }
+        case "monitoringStopped":
+            if let identifier = event.region {
+                messages.append(PresenceMessage(topic: topics.regionState(identifier), payload: [], qos: 1, retain: true))
+                if let discovery { messages.append(discovery.regionRemoval(identifier)) }
+            }
+        case "didChangeNearestScanner":
+            if let change = Self.nearestScannerChange(event.json) {
+                if let discovery, !announcedBeacons.contains(change.beacon) {
+                    announcedBeacons.insert(change.beacon)
+                    messages += discovery.beaconConfigs(change.beacon)
+                }
+                messages.append(PresenceMessage(topic: topics.beaconRoom(change.beacon), text: change.scanner ?? "not_home", qos: 1, retain: true))
+            }
+        default:
+            break
+        }
+        return messages
+    }
+
+    /// Everything Home Assistant needs to (re)discover: every beacon region and announced beacon.
+    public func discoveryMessages(regions: [Region]) -> [PresenceMessage] {
+        guard let discovery else { return [] }
+        return regions.filter { $0.kind == .beacon }.map(discovery.regionConfig)
+            + announcedBeacons.sorted().flatMap(discovery.beaconConfigs)
+    }
+
+    /// The beacon and new scanner of a logged `didChangeNearestScanner` event.
+    static func nearestScannerChange(_ json: String) -> (beacon: BeaconIdentity, scanner: String?)? {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any],
+              let beacon = object["beacon"] as? String else { return nil }
+        let parts = beacon.split(separator: ":")
+        guard parts.count == 3, let uuid = UUID(uuidString: String(parts[0])),
+              let major = UInt16(parts[1]), let minor = UInt16(parts[2]) else { return nil }
+        return (BeaconIdentity(uuid: uuid, major: major, minor: minor), object["scanner"] as? String)
+    }
+}

@@ -1,0 +1,63 @@
+import RegionKit
+import RegionKitCore
+
+/// Turns ranging updates into beacon distance messages for the hub, without flooding the broker:
+/// a beacon's distance (retained, QoS 0) and JSON attributes are published when the distance moved
+/// by at least ``minimumChange`` metres, its room changed, or ``refreshInterval`` seconds passed.
+/// Silent beacons (rssi 0, accuracy −1) publish nothing.
+///
+/// ```swift
+/// var tracker = PresenceRangingTracker(topics: PresenceTopics(site: "home"), mqttRoom: false)
+/// tracker.messages(for: rangedBeacons, at: now) { manager.nearestScanner(for: $0) }
+/// ```
+public struct PresenceRangingTracker: Sendable {
+    public var topics: PresenceTopics
+    /// Also publish Home Assistant `mqtt_room` payloads `{id, name, distance}` on `<mqttRoom>/<room>`.
+    public var mqttRoom: Bool
+    public var minimumChange = 0.1
+    public var refreshInterval = 30.0
+
+    struct Published: Hashable, Sendable {
+        var distance: Double
+        var room: String?
+        var time: Timestamp
+    }
+
+    var published: [BeaconIdentity: Published] = [:]
+
+    public init(topics: PresenceTopics, mqttRoom: Bool) {
+        self.topics = topics
+        self.mqttRoom = mqttRoom
+    }
+
+    public mutating func messages(for beacons: [Beacon], at time: Timestamp, room: (BeaconIdentity) -> String?) -> [PresenceMessage] {
+        var messages: [PresenceMessage] = []
+        for beacon in beacons where beacon.isHeard && beacon.accuracy >= 0 && beacon.accuracy.isFinite {
+            let nearest = room(beacon.identity)
+            if let last = published[beacon.identity], abs(last.distance - beacon.accuracy) < minimumChange,
+               last.room == nearest, time - last.time < refreshInterval {
+                continue
+            }
+            published[beacon.identity] = Published(distance: beacon.accuracy, room: nearest, time: time)
+            let distance = JSONLine.number((beacon.accuracy * 100).rounded() / 100)
+            messages.append(PresenceMessage(topic: topics.beaconDistance(beacon.identity), text: distance, qos: 0, retain: true))
+            var attributes = JSONLine()
+            attributes.add("uuid", beacon.uuid.uuidString)
+            attributes.add("major", Int(beacon.major))
+            attributes.add("minor", Int(beacon.minor))
+            attributes.add("rssi", beacon.rssi)
+            attributes.add("proximity", beacon.proximity.description)
+            attributes.addRaw("distance", json: distance)
+            if let nearest { attributes.add("room", nearest) }
+            messages.append(PresenceMessage(topic: topics.beaconAttributes(beacon.identity), text: attributes.text, qos: 0, retain: true))
+            if mqttRoom, let nearest {
+                var payload = JSONLine()
+                payload.add("id", PresenceTopics.beaconKey(beacon.identity))
+                payload.add("name", "iBeacon \(beacon.major)/\(beacon.minor)")
+                payload.addRaw("distance", json: distance)
+                messages.append(PresenceMessage(topic: topics.mqttRoom + "/" + PresenceTopics.level(nearest), text: payload.text, qos: 0, retain: false))
+            }
+        }
+        return messages
+    }
+}

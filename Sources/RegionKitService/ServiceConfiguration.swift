@@ -1,0 +1,134 @@
+import Foundation
+import RegionKit
+import RegionKitSimulation
+import Yams
+
+/// The `regionkit run` configuration file (YAML or JSON): the store, the monitoring profile, the
+/// regions, the sources (see ``ServiceSource``) and the hooks.
+///
+/// ```yaml
+/// store: /var/lib/regionkit/regionkit.sqlite
+/// profile: responsive
+/// distanceModel: /etc/regionkit/model.json   # from `regionkit calibrate` (optional)
+/// regions:
+///   - {identifier: lobby, uuid: E2C56DB5-DFFB-48D2-B060-D0F5A71096E0, major: 1}
+/// sources:
+///   - simulator: {scenario: museum, speed: 1, repeat: true}
+///   - gateway: {file: /data/run.json.gz, speed: 1}
+///   - hci: {device: hci0, scannerID: lobby}
+///   - gpsd: {host: 127.0.0.1, port: 2947}
+/// hooks:
+///   onEnter: ["logger -t regionkit entered $REGIONKIT_REGION"]
+///   webhooks: [{url: "http://127.0.0.1:8080/events"}]
+/// http: {listen: "127.0.0.1:8080", tokenFile: /etc/regionkit/api-token, public: false}
+/// ```
+///
+/// ```swift
+/// let configuration = try ServiceConfiguration.load("/etc/regionkit/regionkit.yaml")
+/// let profile = try configuration.monitoringProfile("/etc/regionkit/regionkit.yaml")
+/// ```
+///
+/// Every error names the file and the field. A new top-level block is a property here (optional,
+/// so older files stay valid) and, if it has rules, a check in ``validate(_:)``.
+public struct ServiceConfiguration: Codable, Sendable {
+    /// The SQLite store (default: `$REGIONKIT_STORE`, else `$XDG_DATA_HOME/regionkit/regionkit.sqlite`).
+    public var store: String?
+    /// corelocation, altbeacon or responsive (default responsive).
+    public var profile: String?
+    /// A distance model file from `regionkit calibrate`: its model and RSSI filter replace the profile's.
+    public var distanceModel: String?
+    public var automation: Automation?
+    public var regions: [Scenario.RegionSpec]?
+    public var sources: [ServiceSource]
+    public var hooks: HookConfiguration?
+    /// The HTTP API, dashboard and metrics (off when absent); see ``HTTPSettings``.
+    public var http: HTTPSettings?
+
+    public init(store: String? = nil, profile: String? = nil, distanceModel: String? = nil, automation: Automation? = nil,
+                regions: [Scenario.RegionSpec]? = nil, sources: [ServiceSource], hooks: HookConfiguration? = nil, http: HTTPSettings? = nil) {
+        self.store = store
+        self.profile = profile
+        self.distanceModel = distanceModel
+        self.automation = automation
+        self.regions = regions
+        self.sources = sources
+        self.hooks = hooks
+        self.http = http
+    }
+
+    /// Reads, decodes and validates the file at `path`.
+    public static func load(_ path: String) throws -> ServiceConfiguration {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw RegionKitError(.invalidArgument, "\(path): cannot read the configuration file")
+        }
+        return try decode(String(decoding: data, as: UTF8.self), path: path)
+    }
+
+    /// Decodes and validates `text` (YAML or JSON); errors name `path`.
+    public static func decode(_ text: String, path: String) throws -> ServiceConfiguration {
+        let configuration: ServiceConfiguration
+        do {
+            configuration = try YAMLDecoder().decode(ServiceConfiguration.self, from: text)
+        } catch let error as DecodingError {
+            throw RegionKitError(.malformedInput, "\(path): \(Scenario.describe(error))")
+        } catch {
+            throw RegionKitError(.malformedInput, "\(path): not valid YAML or JSON", cause: "\(error)")
+        }
+        try configuration.validate(path)
+        return configuration
+    }
+
+    /// The configured profile with the configured distance model file applied.
+    public func monitoringProfile(_ path: String) throws -> MonitoringProfile {
+        var chosen = profile.flatMap(MonitoringProfile.named) ?? .responsive
+        if let distanceModel {
+            do {
+                chosen.use(try DistanceModelFile.load(path: distanceModel))
+            } catch let error as RegionKitError {
+                throw RegionKitError(.malformedInput, "\(path): distanceModel: \(error.message)")
+            }
+        }
+        return chosen
+    }
+
+    /// The configured regions, validated.
+    public func monitoredRegions() throws -> [Region] {
+        try (regions ?? []).map { try $0.region() }
+    }
+
+    /// The status of each region kind before the sources run (``MonitoringService``'s `sources:`):
+    /// a device that reports its own availability (`.notDetermined`) wins over a source available
+    /// from the start; kinds no source feeds are absent.
+    public var initialSourceStatuses: [RegionKind: AuthorizationStatus] {
+        var statuses: [RegionKind: AuthorizationStatus] = [:]
+        for source in sources {
+            for (kind, status) in source.initialStatuses where statuses[kind] != .notDetermined {
+                statuses[kind] = status
+            }
+        }
+        return statuses
+    }
+
+    public func validate(_ path: String) throws {
+        func bad(_ message: String) -> RegionKitError { RegionKitError(.malformedInput, "\(path): \(message)") }
+        if let profile, MonitoringProfile.named(profile) == nil { throw bad("profile '\(profile)' is not one of corelocation, altbeacon, responsive") }
+        _ = try monitoringProfile(path)
+        guard !sources.isEmpty else {
+            throw bad("sources: give at least one source (\(ServiceSource.Kind.allCases.map(\.rawValue).joined(separator: ", ")))")
+        }
+        for (index, source) in sources.enumerated() {
+            if let problem = source.problem { throw bad("sources[\(index)].\(source.kind.rawValue).\(problem)") }
+        }
+        for (index, spec) in (regions ?? []).enumerated() {
+            do { _ = try spec.region() } catch let error as RegionKitError { throw bad("regions[\(index)]: \(error.message)") }
+        }
+        for hook in hooks?.webhooks ?? [] {
+            guard let url = URL(string: hook.url), url.scheme == "http" || url.scheme == "https" else {
+                throw bad("hooks.webhooks: '\(hook.url)' is not an http(s) URL")
+            }
+        }
+        if let http {
+            do { try http.validate() } catch let error as RegionKitError { throw bad(error.message) }
+        }
+    }
+}

@@ -1,0 +1,35 @@
+import GRDB
+
+extension RegionStore {
+    /// The id of the last logged event that `output` has durably handed on (0: none yet).
+    ///
+    /// - Parameter createAtEnd: when the output has no cursor yet, create it at the log's current
+    ///   end, so a newly configured output starts with the events logged from now on instead of
+    ///   replaying the whole history.
+    ///
+    /// ```swift
+    /// var cursor = try store.outputCursor("mqtt:home", createAtEnd: true)
+    /// for event in try store.events(afterID: cursor, limit: 100) { publish(event); try store.setOutputCursor("mqtt:home", to: event.id) }
+    /// ```
+    public func outputCursor(_ output: String, createAtEnd: Bool = false) throws -> Int64 {
+        try write { db in
+            if let id = try Int64.fetchOne(db, sql: "SELECT event_id FROM output_cursor WHERE output = ?", arguments: [output]) {
+                return id
+            }
+            guard createAtEnd else { return 0 }
+            let end = try Int64.fetchOne(db, sql: "SELECT COALESCE(MAX(id), 0) FROM event_log") ?? 0
+            try db.execute(sql: "INSERT INTO output_cursor (output, event_id) VALUES (?, ?)", arguments: [output, end])
+            return end
+        }
+    }
+
+    /// Records that `output` has handed on every event up to `id`.
+    public func setOutputCursor(_ output: String, to id: Int64) throws {
+        try write { db in
+            try db.execute(sql: """
+                INSERT INTO output_cursor (output, event_id) VALUES (?, ?)
+                ON CONFLICT(output) DO UPDATE SET event_id = excluded.event_id
+                """, arguments: [output, id])
+        }
+    }
+}

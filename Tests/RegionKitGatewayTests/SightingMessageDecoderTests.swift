@@ -1,0 +1,163 @@
+import Foundation
+import Testing
+import RegionKitCore
+@testable import RegionKitGateway
+
+@Suite("MQTT sighting messages: ESPresense, Theengs, RegionKit batches")
+struct SightingMessageDecoderTests {
+    static let uuid = UUID(uuidString: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0")!
+    static let identity = BeaconIdentity(uuid: uuid, major: 1, minor: 2)
+    static let now = Timestamp(seconds: 1000)
+
+    func decode(_ format: SightingMessageFormat, _ topic: String, _ json: String, scanner: String? = nil) throws -> SightingMessageDecoder.Outcome {
+        try SightingMessageDecoder(format: format, scannerOverride: scanner).decode(topic: topic, payload: Array(json.utf8), receivedAt: Self.now)
+    }
+
+    func error(_ format: SightingMessageFormat, _ topic: String, _ payload: [UInt8]) -> SightingMessageError? {
+        do {
+            _ = try SightingMessageDecoder(format: format).decode(topic: topic, payload: payload, receivedAt: Self.now)
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    // MARK: ESPresense
+
+    @Test func espresenseIBeaconWithRoomAsScanner() throws {
+        // A v4 payload as BleFingerprint::fill() writes it (extra fields are ignored).
+        let json = #"{"mac":"c3ad6e1f3a21","id":"iBeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0-1-2","int":102,"rxAdj":0,"rssi@1m":-59,"rssi":-71.56,"rssiVar":1.2,"raw":3.1,"distance":3.05,"var":0.1}"#
+        let outcome = try decode(.espresense, "espresense/devices/iBeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0-1-2/kitchen", json)
+        #expect(outcome == .sightings([BeaconObservation(identity: Self.identity, rssi: -72, measuredPower: -59, timestamp: Self.now, scannerID: "kitchen")]))
+    }
+
+    @Test func espresenseOldFirmwareIntegerRSSIAndNoPower() throws {
+        let outcome = try decode(.espresense, "espresense/devices/x/hall", #"{"id":"iBeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0-1-2","rssi":-80}"#)
+        #expect(outcome == .sightings([BeaconObservation(identity: Self.identity, rssi: -80, measuredPower: nil, timestamp: Self.now, scannerID: "hall")]))
+    }
+
+    @Test(arguments: [
+        #"{"id":"apple:1005:9-26","rssi":-60}"#,          // a phone's fingerprint
+        #"{"id":"altBeacon:abc-1-2","rssi":-60}"#,
+        #"{"id":"my-keys","rssi":-60}"#,                  // a user alias
+    ])
+    func espresenseOtherIdsAreIgnored(json: String) throws {
+        guard case .ignored = try decode(.espresense, "espresense/devices/x/hall", json) else {
+            Issue.record("expected ignored")
+            return
+        }
+    }
+
+    @Test(arguments: [
+        (#"{"rssi":-60}"#, SightingMessageError.Kind.missingField, "id"),
+        (#"{"id":"iBeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0-1-2"}"#, .missingField, "rssi"),
+        (#"{"id":"iBeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0-1-2","rssi":"loud"}"#, .wrongType, "rssi"),
+        (#"{"id":"iBeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0-1-2","rssi":1e300}"#, .outOfRange, "rssi"),
+        (#"{"id":"iBeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0-1-2","rssi":-60,"rssi@1m":[1]}"#, .wrongType, "rssi@1m"),
+        (#"{"id":"iBeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0-70000-2","rssi":-60}"#, .malformedField, "id"),
+        (#"{"id":"iBeacon:zz-1-2","rssi":-60}"#, .malformedField, "id"),
+        (#"{"id":42,"rssi":-60}"#, .wrongType, "id"),
+        (#"{"id":"iBeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0-1-2","rssi":-60"#, .invalidJSON, "JSON"),
+        (#"[1,2]"#, .invalidJSON, "object"),
+        (#""#, .invalidJSON, "JSON"),
+    ])
+    func espresenseDamageNamesTheField(json: String, kind: SightingMessageError.Kind, mention: String) {
+        let error = error(.espresense, "espresense/devices/x/hall", Array(json.utf8))
+        #expect(error?.kind == kind, "\(json)")
+        #expect(error?.message.contains(mention) == true, "\(error?.message ?? "no error")")
+    }
+
+    @Test func invalidUTF8AndOversizedPayloadsAreRejectedUnread() {
+        #expect(error(.espresense, "espresense/devices/x/hall", [0x7B, 0xFF, 0xFE, 0x7D])?.kind == .invalidUTF8)
+        #expect(error(.theengs, "home/gw/BTtoMQTT/AA", Array(repeating: 0x20, count: 1 << 20))?.kind == .tooLarge)
+    }
+
+    @Test func espresenseIdRoundTrip() {
+        #expect(ESPresenseMessage.id(for: Self.identity) == "iBeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0-1-2")
+        #expect(ESPresenseMessage.identity(fromID: ESPresenseMessage.id(for: Self.identity)) == Self.identity)
+        #expect(ESPresenseMessage.identity(fromID: "iBeacon:E2C56DB5DFFB48D2B060D0F5A71096E0-1-2") == Self.identity)
+    }
+
+    // MARK: Theengs
+
+    @Test func theengsRawManufacturerDataDecodedWithOurCodec() throws {
+        // 4c00 = Apple (little-endian), 02 = iBeacon, 15 = 21 bytes: UUID, major 0001, minor 0002, power c5 (-59).
+        let json = #"{"id":"60:87:57:4C:9B:C2","mac_type":1,"rssi":-78,"manufacturerdata":"4c000215e2c56db5dffb48d2b060d0f5a71096e000010002c5"}"#
+        let outcome = try decode(.theengs, "home/TheengsGateway/BTtoMQTT/6087574C9BC2", json)
+        #expect(outcome == .sightings([BeaconObservation(identity: Self.identity, rssi: -78, measuredPower: -59, timestamp: Self.now, scannerID: "TheengsGateway")]))
+        #expect(TheengsMessage.manufacturerData(for: IBeaconFrame(identity: Self.identity, measuredPower: -59)) == "4c000215e2c56db5dffb48d2b060d0f5a71096e000010002c5")
+    }
+
+    @Test func theengsDecodedFieldsAndScannerOverride() throws {
+        // OpenMQTTGateway's decoded form.
+        let json = #"{"id":"60:87:57:4C:9B:C2","rssi":-78,"distance":7.85,"model_id":"IBEACON","mfid":"4c00","uuid":"e2c56db5dffb48d2b060d0f5a71096e0","major":1,"minor":2,"txpower":-66}"#
+        let outcome = try decode(.theengs, "home/OMG_ESP32/BTtoMQTT/6087574C9BC2", json, scanner: "garage")
+        #expect(outcome == .sightings([BeaconObservation(identity: Self.identity, rssi: -78, measuredPower: -66, timestamp: Self.now, scannerID: "garage")]))
+    }
+
+    @Test func theengsNonIBeaconIgnoredAndBadHexRejected() throws {
+        guard case .ignored = try decode(.theengs, "home/gw/BTtoMQTT/AA", #"{"id":"AA","rssi":-70,"manufacturerdata":"06000109"}"#) else {
+            Issue.record("a Microsoft frame is not an iBeacon")
+            return
+        }
+        #expect(error(.theengs, "home/gw/BTtoMQTT/AA", Array(#"{"rssi":-70,"manufacturerdata":"4c0g"}"#.utf8))?.kind == .malformedField)
+        #expect(error(.theengs, "home/gw/BTtoMQTT/AA", Array(#"{"rssi":-70,"manufacturerdata":"4c0"}"#.utf8))?.kind == .malformedField)
+        #expect(error(.theengs, "somewhere/else", Array(#"{"rssi":-70,"uuid":"e2c56db5dffb48d2b060d0f5a71096e0","major":1,"minor":2}"#.utf8))?.kind == .badTopic)
+    }
+
+    // MARK: RegionKit batches
+
+    @Test func batchRoundTripKeepsSpacingRelativeToArrival() throws {
+        let batch = ScannerBatch(scanner: "lobby \"A\"", time: 1_763_884_800.25, sightings: [
+            .init(identity: Self.identity, rssi: -67, measuredPower: -59, offset: -0.18),
+            .init(identity: Self.identity, rssi: -70, measuredPower: nil, offset: 0),
+        ])
+        #expect(try ScannerBatch(json: batch.json()) == batch)
+        let outcome = try SightingMessageDecoder(format: .regionkit).decode(topic: "regionkit/scanners/lobby", payload: batch.json(), receivedAt: Self.now)
+        guard case .sightings(let observations) = outcome else { Issue.record("no sightings"); return }
+        #expect(observations.map(\.timestamp.seconds) == [999.82, 1000])
+        #expect(observations.map(\.scannerID) == ["lobby \"A\"", "lobby \"A\""])
+    }
+
+    @Test(arguments: [
+        (#"{"v":2,"scanner":"a","time":1,"sightings":[]}"#, SightingMessageError.Kind.outOfRange, "'v'"),
+        (#"{"v":1,"time":1,"sightings":[]}"#, .missingField, "scanner"),
+        (#"{"v":1,"scanner":"a","time":-1,"sightings":[]}"#, .outOfRange, "time"),
+        (#"{"v":1,"scanner":"a","time":1,"sightings":[{"uuid":"E2C56DB5-DFFB-48D2-B060-D0F5A71096E0","major":1,"minor":2,"rssi":-60,"dt":5}]}"#, .outOfRange, "sightings[0].dt"),
+        (#"{"v":1,"scanner":"a","time":1,"sightings":[{"uuid":"x","major":1,"minor":2,"rssi":-60,"dt":0}]}"#, .malformedField, "sightings[0].uuid"),
+        (#"{"v":1,"scanner":"a","time":1,"sightings":[{"uuid":"E2C56DB5-DFFB-48D2-B060-D0F5A71096E0","major":-1,"minor":2,"rssi":-60,"dt":0}]}"#, .outOfRange, "sightings[0].major"),
+        (#"{"v":1,"scanner":"","time":1,"sightings":[]}"#, .badTopic, "scanner"),
+    ])
+    func batchDamageNamesTheSighting(json: String, kind: SightingMessageError.Kind, mention: String) {
+        let error = error(.regionkit, "regionkit/scanners/a", Array(json.utf8))
+        #expect(error?.kind == kind, "\(json)")
+        #expect(error?.message.contains(mention) == true, "\(error?.message ?? "no error")")
+    }
+
+    @Test func seededGarbageNeverCrashes() {
+        var random = SeededRandom(seed: 7)
+        let base = Array(#"{"id":"iBeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0-1-2","rssi":-71.5,"rssi@1m":-59}"#.utf8)
+        var decoded = 0, rejected = 0
+        for _ in 0..<3000 {
+            var bytes = base
+            for _ in 0..<(1 + Int(random.next() % 4)) {
+                let index = Int(random.next() % UInt64(bytes.count))
+                switch random.next() % 3 {
+                case 0: bytes[index] = UInt8(truncatingIfNeeded: random.next())
+                case 1: bytes.remove(at: index)
+                default: bytes.insert(UInt8(truncatingIfNeeded: random.next()), at: index)
+                }
+            }
+            for format in SightingMessageFormat.allCases {
+                do {
+                    _ = try SightingMessageDecoder(format: format).decode(topic: "espresense/devices/x/hall", payload: bytes, receivedAt: Self.now)
+                    decoded += 1
+                } catch {
+                    rejected += 1   // typed: a SightingMessageError with a kind, never a trap
+                }
+            }
+        }
+        // Small mutations leave some ESPresense messages decodable and break many others.
+        #expect(decoded > 100 && rejected > 3000, "decoded \(decoded), rejected \(rejected)")
+    }
+}

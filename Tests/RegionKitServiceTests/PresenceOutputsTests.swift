@@ -1,0 +1,147 @@
+import Foundation
+import Testing
+import RegionKit
+import RegionKitCore
+import RegionKitStore
+@testable import RegionKitService
+
+@Suite("Presence hub outputs: events, retained states and rooms, Home Assistant discovery")
+struct PresenceOutputsTests {
+    static let uuid = UUID(uuidString: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0")!
+    static let beacon = BeaconIdentity(uuid: uuid, major: 1, minor: 2)
+    static let lobby = Region.beacon(try! BeaconRegion(identifier: "lobby/main+1", uuid: uuid))
+    static let topics = PresenceTopics(site: "home")
+
+    static func event(_ id: Int64, _ type: String, region: String? = nil, state: String? = nil, json: String) -> StoredEvent {
+        StoredEvent(id: id, time: 1_763_877_600, type: type, region: region, state: state, reason: nil, json: json)
+    }
+
+    static func object(_ message: PresenceMessage) throws -> [String: Any] {
+        try #require(JSONSerialization.jsonObject(with: Data(message.payload)) as? [String: Any])
+    }
+
+    @Test func topicLevelsCannotEscapeTheirLevel() {
+        #expect(PresenceTopics.level("lobby/main+1") == "lobby_main_1")
+        #expect(PresenceTopics.level("#") == "_")
+        #expect(PresenceTopics.level("") == "_")
+        #expect(Self.topics.regionState("a/b") == "regionkit/home/regions/a_b/state")
+        #expect(Self.topics.beaconRoom(Self.beacon) == "regionkit/home/beacons/e2c56db5-dffb-48d2-b060-d0f5a71096e0-1-2/room")
+    }
+
+    @Test func everyEventGoesOutAsItsJSONLineWithItsID() throws {
+        var outputs = PresenceOutputs(topics: Self.topics, discovery: nil)
+        let enter = Self.event(7, "didEnterRegion", region: "lobby", json: #"{"t":1,"type":"didEnterRegion","region":"lobby"}"#)
+        let messages = outputs.messages(for: enter) { _ in nil }
+        #expect(messages.count == 1)
+        #expect(messages[0].topic == "regionkit/home/events")
+        #expect(messages[0].qos == 1 && !messages[0].retain)
+        let object = try Self.object(messages[0])
+        #expect(object["id"] as? Int == 7)
+        #expect(object["type"] as? String == "didEnterRegion")
+        #expect(object["time"] as? String == "2025-11-23T06:00:00.000Z")
+    }
+
+    @Test func stateAndRoomAreRetained() {
+        var outputs = PresenceOutputs(topics: Self.topics, discovery: nil)
+        let state = outputs.messages(for: Self.event(1, "didDetermineState", region: "lobby", state: "inside", json: "{}")) { _ in nil }
+        #expect(state.dropFirst().map { [$0.topic, $0.text, "\($0.retain)"] } == [["regionkit/home/regions/lobby/state", "inside", "true"]])
+        let json = #"{"t":3,"type":"didChangeNearestScanner","beacon":"E2C56DB5-DFFB-48D2-B060-D0F5A71096E0:1:2","scanner":"kitchen"}"#
+        let room = outputs.messages(for: Self.event(2, "didChangeNearestScanner", json: json)) { _ in nil }
+        #expect(room.dropFirst().map { [$0.topic, $0.text, "\($0.retain)"] } == [[Self.topics.beaconRoom(Self.beacon), "kitchen", "true"]])
+        let gone = outputs.messages(for: Self.event(3, "didChangeNearestScanner", json: #"{"beacon":"E2C56DB5-DFFB-48D2-B060-D0F5A71096E0:1:2","previous":"kitchen"}"#)) { _ in nil }
+        #expect(gone.last?.text == "not_home")
+        let stopped = outputs.messages(for: Self.event(4, "monitoringStopped", region: "lobby", json: "{}")) { _ in nil }
+        #expect(stopped.dropFirst().map { [$0.topic, $0.text, "\($0.retain)"] } == [["regionkit/home/regions/lobby/state", "", "true"]])
+    }
+
+    @Test func homeAssistantEntitiesAppearAndDisappear() throws {
+        let discovery = HomeAssistantDiscovery(topics: Self.topics)
+        var outputs = PresenceOutputs(topics: Self.topics, discovery: discovery)
+        let started = outputs.messages(for: Self.event(1, "didStartMonitoring", region: Self.lobby.identifier, json: "{}")) { id in
+            id == Self.lobby.identifier ? Self.lobby : nil
+        }
+        let config = try #require(started.last)
+        #expect(config.topic == "homeassistant/binary_sensor/regionkit_home/lobby_main_1/config")
+        #expect(config.retain)
+        let sensor = try Self.object(config)
+        #expect(sensor["device_class"] as? String == "presence")
+        #expect(sensor["state_topic"] as? String == "regionkit/home/regions/lobby_main_1/state")
+        #expect(sensor["unique_id"] as? String == "regionkit_home_region_lobby_main_1")
+        #expect(sensor["availability_topic"] as? String == "regionkit/home/status")
+        #expect((sensor["device"] as? [String: Any])?["identifiers"] as? [String] == ["regionkit_home"])
+
+        let json = #"{"type":"didChangeNearestScanner","beacon":"E2C56DB5-DFFB-48D2-B060-D0F5A71096E0:1:2","scanner":"kitchen"}"#
+        let first = outputs.messages(for: Self.event(2, "didChangeNearestScanner", json: json)) { _ in nil }
+        let tracker = try Self.object(try #require(first.first { $0.topic.hasPrefix("homeassistant/device_tracker/") }))
+        #expect(tracker["source_type"] as? String == "bluetooth_le")
+        #expect(tracker["state_topic"] as? String == Self.topics.beaconRoom(Self.beacon))
+        #expect(tracker["payload_not_home"] as? String == "not_home")
+        #expect(first.contains { $0.topic == "homeassistant/sensor/regionkit_home/ibeacon_e2c56db5-dffb-48d2-b060-d0f5a71096e0-1-2_distance/config" })
+        // Announced once; a later room change publishes only the room.
+        let second = outputs.messages(for: Self.event(3, "didChangeNearestScanner", json: json)) { _ in nil }
+        #expect(second.count == 2)
+        #expect(outputs.discoveryMessages(regions: [Self.lobby]).count == 3, "region + tracker + distance, re-sent when HA restarts")
+
+        let removed = outputs.messages(for: Self.event(4, "monitoringStopped", region: Self.lobby.identifier, json: "{}")) { _ in nil }
+        #expect(removed.last?.topic == config.topic)
+        #expect(removed.last?.payload == [] && removed.last?.retain == true)
+        // Every id Home Assistant sees is in [a-zA-Z0-9_-].
+        for message in started + first {
+            guard message.topic.hasPrefix("homeassistant/"), let object = try? Self.object(message), let id = object["unique_id"] as? String else { continue }
+            #expect(id.unicodeScalars.allSatisfy { CharacterSet.alphanumerics.contains($0) || $0 == "_" || $0 == "-" }, "\(id)")
+        }
+    }
+
+    @Test func circularRegionsAreNotBinarySensors() {
+        var outputs = PresenceOutputs(topics: Self.topics, discovery: HomeAssistantDiscovery(topics: Self.topics))
+        let park = Region.circular(try! CircularRegion(identifier: "park", latitude: 1, longitude: 2, radius: 50))
+        #expect(outputs.messages(for: Self.event(1, "didStartMonitoring", region: "park", json: "{}")) { _ in park }.count == 1)
+    }
+
+    @Test func distancesArePublishedOnChangeNotEverySecond() {
+        var tracker = PresenceRangingTracker(topics: Self.topics, mqttRoom: true)
+        func ranged(_ accuracy: Double, rssi: Int = -70) -> [Beacon] {
+            [Beacon(identity: Self.beacon, proximity: .near, accuracy: accuracy, rssi: rssi, timestamp: .zero)]
+        }
+        let first = tracker.messages(for: ranged(2.0), at: Timestamp(seconds: 1)) { _ in "kitchen" }
+        #expect(first.map(\.topic) == [Self.topics.beaconDistance(Self.beacon), Self.topics.beaconAttributes(Self.beacon), "regionkit/home/mqtt_room/kitchen"])
+        #expect(first[0].text == "2" && first[0].retain)
+        #expect(tracker.messages(for: ranged(2.05), at: Timestamp(seconds: 2)) { _ in "kitchen" }.isEmpty)
+        #expect(tracker.messages(for: ranged(2.2), at: Timestamp(seconds: 3)) { _ in "kitchen" }.count == 3)
+        #expect(tracker.messages(for: ranged(2.2), at: Timestamp(seconds: 4)) { _ in "hall" }.count == 3, "a room change publishes at once")
+        #expect(tracker.messages(for: ranged(2.2), at: Timestamp(seconds: 40)) { _ in "hall" }.count == 3, "refreshed every 30 s")
+        #expect(tracker.messages(for: ranged(-1, rssi: 0), at: Timestamp(seconds: 80)) { _ in "hall" }.isEmpty, "a silent beacon publishes nothing")
+    }
+
+    @Test func configurationRejectsInlinePasswordsAndReadsTheFile() throws {
+        let yaml = Data(#"{"url":"mqtt://127.0.0.1:1883","username":"rk","password":"hunter2"}"#.utf8)
+        let inline = try JSONDecoder().decode(MQTTHubConfiguration.self, from: yaml)
+        #expect(throws: RegionKitError.self) { try inline.validate() }
+        do { try inline.validate() } catch let error as RegionKitError {
+            #expect(error.message.contains("passwordFile"))
+            #expect(!error.message.contains("hunter2"))
+        }
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("rk-pass-\(UUID().uuidString)").path
+        try "s3cret\n".write(toFile: file, atomically: true, encoding: .utf8)
+        var configuration = MQTTHubConfiguration(url: "mqtt://127.0.0.1:1883")
+        configuration.username = "rk"
+        configuration.passwordFile = file
+        try configuration.validate()
+        #expect(try configuration.credentials(environment: [:]) == ("rk", "s3cret"))
+        let fromEnvironment = MQTTHubConfiguration(url: "mqtt://127.0.0.1")
+        #expect(try fromEnvironment.credentials(environment: ["REGIONKIT_MQTT_USERNAME": "u", "REGIONKIT_MQTT_PASSWORD": "p"]) == ("u", "p"))
+        #expect(throws: RegionKitError.self) { try fromEnvironment.credentials(environment: ["REGIONKIT_MQTT_PASSWORD": "p"]) }
+        #expect(throws: RegionKitError.self) { try MQTTHubConfiguration(url: "http://x").validate() }
+    }
+
+    @Test func outputCursorStartsAtTheLogsEndAndPersists() throws {
+        let path = temporaryStorePath()
+        let store = try RegionStore(path: path)
+        for index in 0..<3 { try store.append(time: Double(index), type: "processStarted", region: nil, state: nil, reason: nil, json: "{}") }
+        #expect(try store.outputCursor("mqtt:home") == 0)
+        #expect(try store.outputCursor("mqtt:home", createAtEnd: true) == 3)
+        try store.setOutputCursor("mqtt:home", to: 2)
+        #expect(try RegionStore(path: path).outputCursor("mqtt:home", createAtEnd: true) == 2)
+        #expect(try store.outputCursor("mqtt:office", createAtEnd: true) == 3)
+    }
+}

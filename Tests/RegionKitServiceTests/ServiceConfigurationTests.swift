@@ -1,0 +1,92 @@
+import Foundation
+import Testing
+import RegionKit
+import RegionKitStore
+import RegionKitSimulation
+@testable import RegionKitService
+
+/// The `regionkit run` configuration file: its shape, its errors (file and field named), and what
+/// it implies for the sources' initial availability.
+@Suite("Service configuration")
+struct ServiceConfigurationTests {
+    static let path = "/etc/regionkit/test.yaml"
+
+    @Test("The documented example decodes to the four source kinds, in order")
+    func documentedExample() throws {
+        let configuration = try ServiceConfiguration.decode("""
+        store: /var/lib/regionkit/regionkit.sqlite
+        profile: altbeacon
+        regions:
+          - {identifier: lobby, uuid: E2C56DB5-DFFB-48D2-B060-D0F5A71096E0, major: 1}
+        sources:
+          - simulator: {scenario: museum, speed: 2, repeat: true, seed: 7}
+          - gateway: {file: /data/run.json.gz, speed: 1, reorderWindow: 3}
+          - hci: {device: "tcp:127.0.0.1:1234", scannerID: lobby}
+          - gpsd: {host: 127.0.0.1, port: 2947}
+        hooks:
+          onEnter: ["logger -t regionkit entered $REGIONKIT_REGION"]
+          webhooks: [{url: "http://127.0.0.1:8080/events"}]
+        """, path: Self.path)
+        #expect(configuration.store == "/var/lib/regionkit/regionkit.sqlite")
+        #expect(try configuration.monitoringProfile(Self.path).name == "altbeacon")
+        #expect(try configuration.monitoredRegions().map(\.identifier) == ["lobby"])
+        #expect(configuration.sources == [
+            .simulator(.init(scenario: "museum", speed: 2, repeat: true, seed: 7)),
+            .gateway(.init(file: "/data/run.json.gz", speed: 1, reorderWindow: 3)),
+            .hci(.init(device: "tcp:127.0.0.1:1234", scannerID: "lobby")),
+            .gpsd(.init(host: "127.0.0.1", port: 2947)),
+        ])
+        #expect(configuration.sources.map(\.kind) == ServiceSource.Kind.allCases)
+        #expect(configuration.hooks?.webhooks.map(\.url) == ["http://127.0.0.1:8080/events"])
+    }
+
+    @Test("JSON is YAML too, and a source round-trips through its encoding")
+    func jsonAndRoundTrip() throws {
+        let configuration = try ServiceConfiguration.decode(#"{"sources": [{"gpsd": {}}]}"#, path: Self.path)
+        #expect(configuration.sources == [.gpsd(.init())])
+        let source = ServiceSource.simulator(.init(scenario: "museum", speed: 4))
+        let data = try JSONEncoder().encode(source)
+        #expect(String(decoding: data, as: UTF8.self).hasPrefix(#"{"simulator":"#))
+        #expect(try JSONDecoder().decode(ServiceSource.self, from: data) == source)
+    }
+
+    @Test("Errors name the file and the field", arguments: [
+        ("sources:\n  - simulator: {speed: 2}\n", "missing field 'scenario' at sources[0].simulator"),
+        ("sources:\n  - {simulator: {scenario: museum}, gpsd: {}}\n", "sources[0]: must be exactly one of: simulator, gateway, hci, gpsd"),
+        ("sources:\n  - {radio: {}}\n", "sources[0]: must be exactly one of: simulator, gateway, hci, gpsd"),
+        ("sources: []\n", "sources: give at least one source (simulator, gateway, hci, gpsd)"),
+        ("sources:\n  - simulator: {scenario: museum, speed: 0}\n", "sources[0].simulator.speed must be > 0"),
+        ("sources:\n  - gpsd: {}\n  - gateway: {file: x, speed: -1}\n", "sources[1].gateway.speed must be > 0"),
+        ("sources:\n  - gateway: {file: x, reorderWindow: -1}\n", "sources[0].gateway.reorderWindow must be >= 0"),
+        ("sources:\n  - gpsd: {port: 70000}\n", "sources[0].gpsd.port"),
+        ("profile: fast\nsources:\n  - gpsd: {}\n", "profile 'fast' is not one of corelocation, altbeacon, responsive"),
+        ("sources:\n  - gpsd: {}\nregions:\n  - {identifier: x}\n", "regions[0]:"),
+        ("sources:\n  - gpsd: {}\nhooks: {onEnter: [], onExit: [], webhooks: [{url: 'ftp://x'}]}\n", "hooks.webhooks: 'ftp://x' is not an http(s) URL"),
+        ("sources: [\n", "not valid YAML"),
+    ])
+    func errors(text: String, expected: String) throws {
+        let error = #expect(throws: RegionKitError.self) { try ServiceConfiguration.decode(text, path: Self.path) }
+        #expect(error?.message.hasPrefix("\(Self.path): ") == true, "\(String(describing: error))")
+        #expect(error?.message.contains(expected) == true, "\(String(describing: error))")
+    }
+
+    @Test("An unreadable file is named")
+    func unreadable() {
+        let error = #expect(throws: RegionKitError.self) { try ServiceConfiguration.load("/nonexistent/regionkit.yaml") }
+        #expect(error?.message == "/nonexistent/regionkit.yaml: cannot read the configuration file")
+    }
+
+    @Test("Initial availability: devices report their own (notDetermined wins), simulations and files start authorized", arguments: [
+        ([ServiceSource.gateway(.init(file: "x"))], [RegionKind.beacon: AuthorizationStatus.authorized]),
+        ([.hci(.init(device: "hci0")), .gateway(.init(file: "x"))], [.beacon: .notDetermined]),
+        ([.gateway(.init(file: "x")), .hci(.init(device: "hci0"))], [.beacon: .notDetermined]),
+        ([.gpsd(.init())], [.circular: .notDetermined]),
+        // The museum walk has no map path; geofence-walk does.
+        ([.simulator(.init(scenario: "museum"))], [.beacon: .authorized]),
+        ([.simulator(.init(scenario: "geofence-walk")), .gpsd(.init())], [.beacon: .authorized, .circular: .notDetermined]),
+        ([.simulator(.init(scenario: "geofence-walk"))], [.beacon: .authorized, .circular: .authorized]),
+    ])
+    func initialStatuses(sources: [ServiceSource], expected: [RegionKind: AuthorizationStatus]) {
+        #expect(ServiceConfiguration(sources: sources).initialSourceStatuses == expected)
+    }
+}

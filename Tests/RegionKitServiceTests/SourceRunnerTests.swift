@@ -1,0 +1,71 @@
+import Foundation
+import Testing
+import RegionKit
+import RegionKitStore
+@testable import RegionKitService
+
+@Suite("Source runner")
+struct SourceRunnerTests {
+    @Test("untilCancelled suspends until its task is cancelled, then throws CancellationError")
+    func waitsForCancellation() async {
+        let (started, startedContinuation) = AsyncStream<Void>.makeStream()
+        let waiter = Task {
+            startedContinuation.yield()
+            try await SourceRunner.untilCancelled()
+        }
+        for await _ in started { break }
+        waiter.cancel()
+        await #expect(throws: CancellationError.self) { try await waiter.value }
+    }
+
+    @Test("untilCancelled in an already cancelled task throws at once")
+    func alreadyCancelled() async {
+        let waiter = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            try await SourceRunner.untilCancelled()
+        }
+        await #expect(throws: CancellationError.self) { try await waiter.value }
+    }
+
+    @Test("A simulator source feeds the service (museum at 400×): the visitor is found inside the museum; cancelling stops it")
+    func simulatorFeedsService() async throws {
+        let configuration = try ServiceConfiguration.decode("""
+        regions:
+          - {identifier: museum, uuid: 5A4BCFCE-174E-4BAC-A814-092E77F6B7E5}
+        sources:
+          - simulator: {scenario: museum, speed: 400}
+        """, path: "test.yaml")
+        let store = try RegionStore(path: temporaryStorePath())
+        let service = MonitoringService(store: store, sources: configuration.initialSourceStatuses)
+        try service.start(regions: try configuration.monitoredRegions())
+        let runner = SourceRunner(source: configuration.sources[0], configuration: configuration, service: service)
+        let task = Task { try await runner.run() }
+        // The museum walk lasts 240 virtual s, 0.6 real s at 400×; the visitor starts among the exhibits.
+        let deadline = ContinuousClock.now + .seconds(30)
+        while ContinuousClock.now < deadline, try !store.events().contains(where: Self.foundInside) {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        task.cancel()
+        await #expect(throws: CancellationError.self) { try await task.value }
+        let events = try store.events()
+        #expect(events.contains(where: Self.foundInside), "\(events.map { "\($0.type) \($0.region ?? "")" })")
+    }
+
+    static func foundInside(_ event: StoredEvent) -> Bool {
+        event.type == "didDetermineState" && event.region == "museum" && event.state == "inside"
+    }
+
+    @Test("A source that cannot start reports why: unknown scenario, bad device")
+    func unusableSources() async throws {
+        let service = MonitoringService(store: try RegionStore(path: temporaryStorePath()), sources: [:])
+        for (source, expected) in [
+            (ServiceSource.simulator(.init(scenario: "nowhere")), "'nowhere' is neither a built-in scenario"),
+            (.hci(.init(device: "bogus:1")), "hci source 'bogus:1'"),
+            (.gateway(.init(file: "/nonexistent/run.json")), "/nonexistent/run.json"),
+        ] {
+            let runner = SourceRunner(source: source, configuration: ServiceConfiguration(sources: [source]), service: service)
+            let error = await #expect(throws: RegionKitError.self) { try await runner.run() }
+            #expect(error?.message.contains(expected) == true, "\(String(describing: error))")
+        }
+    }
+}
