@@ -91,12 +91,6 @@ let package = Package(
         .testTarget(name: "RegionKitServiceTests", dependencies: [
             "RegionKitCore", "RegionKit", "RegionKitStore", "RegionKitService", "RegionKitSimulation", "RegionKitGateway", "RegionKitMQTT",
         ]),
-        .testTarget(name: "RegionKitMQTTTests", dependencies: [
-            "RegionKitMQTT",
-            .product(name: "NIOCore", package: "swift-nio"),
-            .product(name: "NIOEmbedded", package: "swift-nio"),
-            .product(name: "Logging", package: "swift-log"),
-        ]),
         .testTarget(name: "RegionKitHTTPTests", dependencies: [
             "RegionKitCore", "RegionKit", "RegionKitStore", "RegionKitService", "RegionKitHTTP",
             .product(name: "Hummingbird", package: "hummingbird"),

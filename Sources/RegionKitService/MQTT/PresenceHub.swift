@@ -35,8 +35,7 @@ public final class PresenceHub: Sendable {
     let client: MQTTClient
     let homeAssistant: HomeAssistantConfiguration?
     let outputs: Mutex<PresenceOutputs>
-    let wake: AsyncStream<Void>.Continuation
-    let wakeups: AsyncStream<Void>
+    let wake = WakeSignal()
     let counters = Mutex(Counters())
     /// The store cursor's name: one per site, so two hubs of different sites on one store do not share it.
     let outputName: String
@@ -65,7 +64,6 @@ public final class PresenceHub: Sendable {
             ? HomeAssistantDiscovery(topics: topics, prefix: homeAssistant?.prefix ?? "homeassistant") : nil
         outputs = Mutex(PresenceOutputs(topics: topics, discovery: discovery))
         ingest = sources.isEmpty ? nil : MQTTSightingIngest(sources: sources, manager: service.manager, logger: logger)
-        (wakeups, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
 
         var clientConfiguration: MQTTClientConfiguration
         do {
@@ -101,7 +99,7 @@ public final class PresenceHub: Sendable {
 
     /// Tells the publisher an event was logged (call from the service's `onLogged`).
     public func eventLogged() {
-        wake.yield()
+        wake.signal()
     }
 
     /// Connects, subscribes, publishes until the task is cancelled; then publishes `offline` and disconnects.
@@ -164,7 +162,7 @@ public final class PresenceHub: Sendable {
                     self.logger.warning("cannot publish online status", metadata: ["error": "\(error)"])
                 }
                 await self.sendDiscovery()
-                self.wake.yield()
+                self.wake.signal()
             }
         case .disconnected(let error):
             counters.withLock { $0.disconnections += 1 }
@@ -204,7 +202,6 @@ public final class PresenceHub: Sendable {
             logger.error("MQTT events output disabled: cannot read its cursor", metadata: ["error": "\(error)"])
             return
         }
-        var wakeups = self.wakeups.makeAsyncIterator()
         while !Task.isCancelled {
             guard client.isConnected else {
                 do { try await client.waitUntilConnected() } catch { return }
@@ -220,12 +217,7 @@ public final class PresenceHub: Sendable {
             }
             if batch.isEmpty {
                 // A new event or a reconnection wakes us; the timeout covers events logged by another process.
-                await withTaskGroup(of: Void.self) { group in
-                    group.addTask { _ = await wakeups.next() }
-                    group.addTask { try? await Task.sleep(for: .seconds(1)) }
-                    await group.next()
-                    group.cancelAll()
-                }
+                await wake.wait(timeout: .seconds(1))
                 continue
             }
             for event in batch {

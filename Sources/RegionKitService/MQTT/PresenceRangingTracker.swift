@@ -46,7 +46,7 @@ public struct PresenceRangingTracker: Sendable {
             attributes.add("major", Int(beacon.major))
             attributes.add("minor", Int(beacon.minor))
             attributes.add("rssi", beacon.rssi)
-            attributes.add("proximity", beacon.proximity.description)
+            attributes.add("proximity", beacon.proximity.rawValue)
             attributes.addRaw("distance", json: distance)
             if let nearest { attributes.add("room", nearest) }
             messages.append(PresenceMessage(topic: topics.beaconAttributes(beacon.identity), text: attributes.text, qos: 0, retain: true))
