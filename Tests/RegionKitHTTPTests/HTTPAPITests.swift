@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import RegionKit
 import RegionKitHTTP
+import RegionKitService
 import RegionKitStore
 
 @Suite("HTTP API over loopback", .serialized)
