@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every RegionKit test, installing what the tests need first. CI (.ci/run) calls exactly this.
-#   - Debian packages: zlib and SQLite headers (build), tshark and bluez's btmon (btsnoop checks), gpsd + gpsd-clients (gpsfake)
+#   - Debian packages: zlib and SQLite headers (build), tshark and bluez's btmon (btsnoop checks), gpsd + gpsd-clients (gpsfake),
+#     chromium + chromium-driver (the dashboard in a real headless browser)
 #   - a Python venv with Bumble (virtual Bluetooth controllers for the HCI end-to-end tests)
 # Tests whose tool could not be installed are reported as skipped, with the reason.
 # Phase 1 runs the in-process tests in parallel; phase 2 runs the end-to-end suites that start
@@ -16,6 +17,8 @@ missing=()
 command -v tshark >/dev/null 2>&1 || missing+=(tshark)
 command -v btmon >/dev/null 2>&1 || missing+=(bluez)
 command -v gpsfake >/dev/null 2>&1 || missing+=(gpsd gpsd-clients)
+command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+command -v chromedriver >/dev/null 2>&1 || missing+=(chromium-driver)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "== installing Debian packages: ${missing[*]}"
   if [ "$(id -u)" = 0 ]; then
@@ -49,6 +52,7 @@ E2E_SUITES=(
   "RegionKitServiceTests.HookTests"
   "regionkitTests.DaemonTests"
   "regionkitTests.CommandLineTests"
+  "RegionKitHTTPTests.DashboardBrowserTests"
 )
 skip=$(IFS='|'; echo "${E2E_SUITES[*]}")
 status=0

@@ -29,7 +29,7 @@ enum DashboardPage {
   </section>
 
   <section class="card wide" id="beacons-card">
-    <div class="card-head"><h2>Beacons</h2><span class="muted small">RSSI (dBm) and distance (m), last 5 minutes</span></div>
+    <div class="card-head"><h2>Beacons</h2><span class="muted small">filtered RSSI (dBm) and distance (m), up to the last 5 minutes</span></div>
     <div id="beacons" class="beacons"></div>
     <p id="beacons-empty" class="muted" hidden>No beacon heard yet.</p>
   </section>

@@ -234,7 +234,9 @@ function plot(series, now) {
     grid.setAttribute("stroke", "var(--line)"); grid.setAttribute("stroke-width", "1");
     svg.append(grid);
   }
-  const x = (t) => 300 - ((now - t) / HISTORY_SECONDS) * 300;
+  // The window grows with the data, up to HISTORY_SECONDS.
+  const span = Math.min(HISTORY_SECONDS, Math.max(30, series.length ? now - series[0].t : 0));
+  const x = (t) => 300 - ((now - t) / span) * 300;
   const rssiY = (r) => 90 - ((Math.min(-30, Math.max(-105, r)) + 105) / 75) * 86 - 2;
   const distances = series.map((p) => p.distance).filter((d) => d !== undefined && d !== null);
   const maxDistance = Math.max(2, ...distances) * 1.1;
@@ -243,13 +245,13 @@ function plot(series, now) {
   const distance = polyline(series.filter((p) => p.distance !== undefined && p.distance !== null).map((p) => [x(p.t), distanceY(p.distance)]), "#f59e0b");
   if (rssi) svg.append(rssi);
   if (distance) svg.append(distance);
-  return { svg, maxDistance };
+  return { svg, maxDistance, span };
 }
 function renderBeacons(now) {
   const container = $("#beacons");
   container.replaceChildren(...state.beacons.map((beacon) => {
     const series = state.history.get(keyOf(beacon)) || [];
-    const { svg, maxDistance } = plot(series, now);
+    const { svg, maxDistance, span } = plot(series, now);
     const numbers = el("div", { class: "numbers" },
       el("span", {}, "RSSI ", el("b", {}, beacon.rssi ?? "–"), " dBm"),
       el("span", {}, "filtered ", el("b", {}, beacon.filteredRSSI !== undefined ? beacon.filteredRSSI.toFixed(1) : "–")),
@@ -262,7 +264,8 @@ function renderBeacons(now) {
       numbers, svg,
       el("div", { class: "legend" },
         el("span", {}, el("span", { class: "swatch", style: "background:#2f6fed" }), "RSSI −105…−30 dBm"),
-        el("span", {}, el("span", { class: "swatch", style: "background:#f59e0b" }), "distance 0…" + maxDistance.toFixed(1) + " m")));
+        el("span", {}, el("span", { class: "swatch", style: "background:#f59e0b" }), "distance 0…" + maxDistance.toFixed(1) + " m"),
+        el("span", {}, "last " + (span >= 90 ? Math.round(span / 60) + " min" : Math.round(span) + " s"))));
   }));
   $("#beacons-empty").hidden = state.beacons.length > 0;
 }
@@ -284,7 +287,7 @@ function renderRooms(now) {
 
 // ---- timeline ----------------------------------------------------------------------------
 const LABELS = {
-  processStarted: ["⏻", "Launched"], processStopped: ["⏻", "Stopped"],
+  processStarted: ["▲", "Launched"], processStopped: ["▼", "Stopped"],
   didStartMonitoring: ["▶", "Monitoring started"], monitoringStopped: ["■", "Monitoring stopped"],
   monitoringDidFail: ["✕", "Monitoring failed"], didEnterRegion: ["→", "Entered"], didExitRegion: ["←", "Exited"],
   didDetermineState: ["●", "State determined"], rangedBeaconCountChanged: ["≋", "Ranged beacon count changed"],

@@ -63,6 +63,7 @@ select, input { font: inherit; color: var(--ink); background: var(--card); borde
 .event.enter .icon { color: var(--inside); }
 .event.exit .icon { color: var(--bad); }
 dialog { border: 1px solid var(--line); border-radius: 14px; padding: 1.2rem; width: min(440px, 94vw); background: var(--card); color: var(--ink); }
+dialog h2 { margin-bottom: .9rem; }
 dialog::backdrop { background: rgb(0 0 0 / .35); }
 .field { display: flex; flex-direction: column; gap: .2rem; margin-bottom: .6rem; flex: 1; min-width: 0; }
 .field label { font-size: .8rem; color: var(--muted); }
