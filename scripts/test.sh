@@ -36,6 +36,13 @@ else
   echo "== WARNING: Bumble could not be installed; the HCI end-to-end tests will be skipped"
 fi
 
+echo "== schemathesis (OpenAPI conformance) in .venv"
+if [ -x .venv/bin/pip ]; then
+  .venv/bin/python -c "import schemathesis" 2>/dev/null \
+    || .venv/bin/pip install --quiet --disable-pip-version-check "schemathesis==4.32.5" \
+    || echo "== WARNING: schemathesis could not be installed; the OpenAPI conformance test will be skipped"
+fi
+
 # The real recorded data the tests read in place (override with REGIONKIT_FIXTURES).
 export REGIONKIT_FIXTURES="${REGIONKIT_FIXTURES:-$(cd .. && pwd)/shared/fixtures}"
 [ -d "$REGIONKIT_FIXTURES" ] || echo "== WARNING: fixtures not found at $REGIONKIT_FIXTURES: tests that need them will be skipped"
@@ -53,6 +60,7 @@ E2E_SUITES=(
   "regionkitTests.DaemonTests"
   "regionkitTests.CommandLineTests"
   "RegionKitHTTPTests.DashboardBrowserTests"
+  "RegionKitHTTPTests.SchemathesisTests"
 )
 skip=$(IFS='|'; echo "${E2E_SUITES[*]}")
 status=0

@@ -163,12 +163,26 @@ public final class MonitoringService: Sendable {
     /// Creates or replaces a region on request (the HTTP API): saved with origin
     /// ``RegionOrigin/api`` before monitoring (re)starts, so it is durable when this returns and
     /// survives restarts. Replacing restarts monitoring (a fresh `didStartMonitoring`).
+    /// When the engine refuses the region (`monitoringDidFail`: no source for its kind, the
+    /// region limit), the store is put back as it was (a replaced region keeps being monitored)
+    /// and the error, with the logged reason, is thrown.
     /// - Returns: whether a region with this identifier was already monitored.
     @discardableResult
     public func putRegion(_ region: Region) throws -> Bool {
+        let previous = try store.storedRegions().first { $0.region.identifier == region.identifier }
         let existed = manager.monitoredRegion(region.identifier) != nil
-        try store.saveRegion(region, at: manager.clock.now.seconds, origin: .api)
+        let now = manager.clock.now.seconds
+        try store.saveRegion(region, at: now, origin: .api)
         manager.startMonitoring(for: region)
+        guard manager.monitoredRegion(region.identifier)?.region == region else {
+            if let previous {
+                try store.saveRegion(previous.region, at: previous.registeredAt, origin: previous.origin)
+            } else {
+                try store.removeRegion(region.identifier)
+            }
+            let reason = try store.events(region: region.identifier, type: "monitoringDidFail", afterID: nil).last?.reason
+            throw RegionKitError(.regionMonitoringFailure, "monitoring '\(region.identifier)' failed: \(reason ?? "refused by the engine")")
+        }
         return existed
     }
 

@@ -105,6 +105,7 @@ struct HTTPAPITests {
         (#"{"latitude": 1, "longitude": 1, "radius": -1}"#, 400, "radius"),
         (#"{"latitude": 1, "longitude": 1, "radius": 1e9}"#, 400, "radius"),
         (#"{"latitude": 1, "longitude": 1, "radius": 5, "notifyOnEntry": "yes"}"#, 400, "notifyOnEntry"),
+        (#"{"uuid": "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0", "notifyEntryStateOnDisplay": null}"#, 400, "notifyEntryStateOnDisplay"),
         (#"{}"#, 400, "uuid"),
         (#"[1, 2]"#, 400, "body"),
         (#"{"uuid": "#, 400, "body"),
@@ -118,6 +119,43 @@ struct HTTPAPITests {
         #expect(response.headers["content-type"] == "application/problem+json")
         #expect(response.json["field"] as? String == field, "\(response.text)")
         #expect(try daemon.service.store.regions().map(\.identifier) == ["lobby"], "nothing was stored")
+    }
+
+    @Test("A region the daemon cannot monitor (no source for its kind) is refused with 409 and not stored; a replaced one stays")
+    func refusedByTheEngine() async throws {
+        let daemon = try await TestDaemon(sources: [.beacon: .authorized])
+        defer { Task { try? await daemon.stop() } }
+        let client = daemon.client()
+        let refused = try client.request("PUT", "/v1/regions/park", body: #"{"latitude": 1, "longitude": 2, "radius": 50}"#)
+        #expect(refused.status == 409)
+        #expect(refused.json["field"] as? String == "latitude")
+        #expect((refused.json["detail"] as? String)?.contains("failed") == true, "\(refused.text)")
+        #expect(try daemon.service.store.regions().map(\.identifier) == ["lobby"])
+        // Replacing the beacon region "lobby" by a circular one fails too: lobby is kept as it was.
+        #expect(try client.request("PUT", "/v1/regions/lobby", body: #"{"latitude": 1, "longitude": 2, "radius": 50}"#).status == 409)
+        let lobby = try client.request("GET", "/v1/regions/lobby").json
+        #expect(lobby["kind"] as? String == "beacon")
+        #expect(try daemon.service.store.storedRegions().first?.origin == .configuration)
+    }
+
+    @Test("A known path asked with another method → 405 with Allow")
+    func methodNotAllowed() async throws {
+        let daemon = try await TestDaemon()
+        defer { Task { try? await daemon.stop() } }
+        let response = try daemon.client().request("POST", "/v1/regions")
+        #expect(response.status == 405)
+        #expect(response.headers["allow"] == "GET")
+        #expect(try daemon.client().request("TRACE", "/v1/regions/lobby").headers["allow"] == "GET, PUT, DELETE")
+        #expect(try daemon.client().request("GET", "/v1/regions/lobby/elsewhere").status == 404)
+    }
+
+    @Test("The OpenAPI document carries the daemon's radius limit")
+    func openAPIRadius() async throws {
+        let daemon = try await TestDaemon()
+        defer { Task { try? await daemon.stop() } }
+        let text = try daemon.client(token: nil).request("GET", "/openapi.yaml").text
+        #expect(text.contains("maximum: \(daemon.service.manager.maximumRegionMonitoringDistance)"))
+        #expect(!text.contains("MAXIMUM_RADIUS"))
     }
 
     @Test("A body sent as text/plain is refused with 415")

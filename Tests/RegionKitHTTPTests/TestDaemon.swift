@@ -30,14 +30,15 @@ final class TestDaemon: Sendable {
     }
 
     init(path: String = TestDaemon.temporaryPath(), token: String? = "test-token", isPublic: Bool = false,
-         configured: [Region] = [TestDaemon.lobby], clock: VirtualClock = VirtualClock(start: Timestamp(seconds: 1_700_000_000))) async throws {
+         configured: [Region] = [TestDaemon.lobby],
+         sources: [RegionKind: AuthorizationStatus] = [.beacon: .authorized, .circular: .authorized], clock: VirtualClock = VirtualClock(start: Timestamp(seconds: 1_700_000_000))) async throws {
         self.path = path
         self.clock = clock
         let events = EventBroadcaster()
         service = MonitoringService(store: try RegionStore(path: path), profile: .responsive, automation: .all, clock: clock,
-                                    sources: [.beacon: .authorized, .circular: .authorized], onLogged: events.publish)
+                                    sources: sources, onLogged: events.publish)
         try service.start(regions: configured)
-        let box = sources
+        let box = self.sources
         server = RegionKitServer(service: service, configuration: HTTPConfiguration(host: "127.0.0.1", port: 0, token: token, isPublic: isPublic,
                                                                                     maxBodyBytes: 1_024, keepAliveInterval: 0.2),
                                  events: events, sources: { box.current })

@@ -39,25 +39,25 @@ public enum RegionBody {
         }
         func string(_ key: String) throws -> String? {
             switch object[key] {
-            case nil, .null?: return nil
+            case nil: return nil
             case .string(let text)?: return text
-            default: throw Problem(.badRequest, "\(key) must be a string", field: key)
+            default: throw Problem(.badRequest, "\(key) must be a string (leave it out rather than null)", field: key)
             }
         }
         func bool(_ key: String) throws -> Bool? {
             switch object[key] {
-            case nil, .null?: return nil
+            case nil: return nil
             case .bool(let value)?: return value
-            default: throw Problem(.badRequest, "\(key) must be true or false", field: key)
+            default: throw Problem(.badRequest, "\(key) must be true or false (leave it out rather than null)", field: key)
             }
         }
         func number(_ key: String) throws -> Double? {
             switch object[key] {
-            case nil, .null?: return nil
+            case nil: return nil
             case .number(let value)?:
                 guard value.isFinite else { throw Problem(.badRequest, "\(key) must be a finite number", field: key) }
                 return value
-            default: throw Problem(.badRequest, "\(key) must be a number", field: key)
+            default: throw Problem(.badRequest, "\(key) must be a number (leave it out rather than null)", field: key)
             }
         }
         func uint16(_ key: String) throws -> UInt16? {

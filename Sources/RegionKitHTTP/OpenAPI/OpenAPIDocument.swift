@@ -1,6 +1,13 @@
 /// The OpenAPI 3.1 description of the HTTP API, served at `/openapi.yaml`.
+import Foundation
+
 enum OpenAPIDocument {
-    static let yaml = #"""
+    /// The document with the running daemon's limits filled in.
+    static func yaml(maximumRadius: Double) -> String {
+        template.replacingOccurrences(of: "MAXIMUM_RADIUS", with: "\(maximumRadius)")
+    }
+
+    static let template = #"""
 openapi: 3.1.0
 info:
   title: RegionKit daemon API
@@ -56,9 +63,9 @@ paths:
         "400": {$ref: "#/components/responses/Problem"}
         "401": {$ref: "#/components/responses/Problem"}
         "403": {$ref: "#/components/responses/Problem"}
+        "409": {$ref: "#/components/responses/Problem"}
         "413": {$ref: "#/components/responses/Problem"}
         "415": {$ref: "#/components/responses/Problem"}
-        "422": {$ref: "#/components/responses/Problem"}
     delete:
       operationId: deleteRegion
       summary: Stop monitoring and forget the region (its events stay in the log)
@@ -83,11 +90,11 @@ paths:
       operationId: listEvents
       summary: The event log, oldest first, paged by cursor
       parameters:
-        - {name: since, in: query, schema: {type: number}, description: Unix seconds}
+        - {name: since, in: query, schema: {type: number, minimum: -1.0e15, maximum: 1.0e15}, description: Unix seconds}
         - {name: region, in: query, schema: {type: string}}
         - {name: type, in: query, schema: {type: string}, description: "didEnterRegion, didExitRegion, didDetermineState, ..."}
         - {name: limit, in: query, schema: {type: integer, minimum: 1, maximum: 1000, default: 100}}
-        - {name: cursor, in: query, schema: {type: integer, minimum: 0}, description: The previous page's nextCursor}
+        - {name: cursor, in: query, schema: {type: integer, minimum: 0, maximum: 9223372036854775807}, description: The previous page's nextCursor}
       responses:
         "200":
           description: One page
@@ -113,7 +120,7 @@ paths:
         stream starts at the newest event (or `backlog` events before it).
       parameters:
         - {name: Last-Event-ID, in: header, schema: {type: string, pattern: "^[0-9]+$"}}
-        - {name: lastEventId, in: query, schema: {type: integer, minimum: 0}}
+        - {name: lastEventId, in: query, schema: {type: integer, minimum: 0, maximum: 9223372036854775807}}
         - {name: backlog, in: query, schema: {type: integer, minimum: 0, maximum: 10000}}
         - {name: region, in: query, schema: {type: string}}
         - {name: type, in: query, schema: {type: string}}
@@ -208,19 +215,34 @@ components:
         detail: {type: string}
         field: {type: string, description: The JSON key, query parameter or header at fault}
     RegionBody:
-      description: One region of the configuration without its identifier; uuid (beacon) or latitude/longitude/radius (circular)
+      description: One region of the configuration without its identifier
+      oneOf:
+        - {$ref: "#/components/schemas/BeaconRegionBody"}
+        - {$ref: "#/components/schemas/CircularRegionBody"}
+    BeaconRegionBody:
+      description: A beacon region (minor needs major)
       type: object
       additionalProperties: false
+      required: [uuid]
+      dependentRequired: {minor: [major]}
       properties:
         uuid: {type: string, format: uuid}
         major: {type: integer, minimum: 0, maximum: 65535}
         minor: {type: integer, minimum: 0, maximum: 65535}
-        latitude: {type: number, minimum: -90, maximum: 90}
-        longitude: {type: number, minimum: -180, maximum: 180}
-        radius: {type: number, minimum: 0}
         notifyOnEntry: {type: boolean, default: true}
         notifyOnExit: {type: boolean, default: true}
         notifyEntryStateOnDisplay: {type: boolean, default: false}
+    CircularRegionBody:
+      description: A circular region (metres; at most the daemon profile's maximumRegionMonitoringDistance)
+      type: object
+      additionalProperties: false
+      required: [latitude, longitude, radius]
+      properties:
+        latitude: {type: number, minimum: -90, maximum: 90}
+        longitude: {type: number, minimum: -180, maximum: 180}
+        radius: {type: number, minimum: 0, maximum: MAXIMUM_RADIUS}
+        notifyOnEntry: {type: boolean, default: true}
+        notifyOnExit: {type: boolean, default: true}
     Region:
       type: object
       required: [identifier, kind, origin, notifyOnEntry, notifyOnExit, state, stale]

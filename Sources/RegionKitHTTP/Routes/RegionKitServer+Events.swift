@@ -48,7 +48,9 @@ extension RegionKitServer {
 
     static func double(_ text: String?, _ name: String) throws -> Double? {
         guard let text else { return nil }
-        guard let value = Double(text), value.isFinite else { throw Problem(.badRequest, "\(name) '\(text)' is not a number", field: name) }
+        guard let value = Double(text), value.isFinite, abs(value) <= 1e15 else {
+            throw Problem(.badRequest, "\(name) '\(text)' is not a number of seconds within ±1e15", field: name)
+        }
         return value
     }
 

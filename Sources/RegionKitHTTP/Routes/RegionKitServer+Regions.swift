@@ -22,11 +22,15 @@ extension RegionKitServer {
             let body = try await Self.collect(request, limit: self.configuration.maxBodyBytes)
             let region = try RegionBody.region(identifier: id, json: body,
                                                maximumRadius: self.service.manager.maximumRegionMonitoringDistance)
-            let existed = try self.metrics.timedStore("put_region") { try self.service.putRegion(region) }
+            let existed: Bool
+            do {
+                existed = try self.metrics.timedStore("put_region") { try self.service.putRegion(region) }
+            } catch let error as RegionKitError where error.code == .regionMonitoringFailure {
+                // The daemon cannot monitor it now (no source for its kind, the region limit).
+                throw Problem(.conflict, error.message, field: region.kind == .circular ? "latitude" : "uuid")
+            }
             guard let report = try self.regionReports(only: id).first else {
-                // The engine refused it (a source unavailable, the region limit): the reason is in the log.
-                let reason = try self.service.store.events(region: id, type: "monitoringDidFail").last?.reason
-                throw Problem(.unprocessableContent, "monitoring '\(id)' failed: \(reason ?? "see the event log")", field: "id")
+                throw Problem(.conflict, "region '\(id)' stopped being monitored while it was saved", field: "id")
             }
             return try Self.json(report, status: existed ? .ok : .created)
         }

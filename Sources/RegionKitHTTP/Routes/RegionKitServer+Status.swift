@@ -39,7 +39,7 @@ extension RegionKitServer {
             return Self.text(text, contentType: "text/plain; version=0.0.4; charset=utf-8")
         }
         router.get("/openapi.yaml") { _, _ in
-            Self.text(OpenAPIDocument.yaml, contentType: "application/yaml")
+            Self.text(OpenAPIDocument.yaml(maximumRadius: self.service.manager.maximumRegionMonitoringDistance), contentType: "application/yaml")
         }
     }
 
