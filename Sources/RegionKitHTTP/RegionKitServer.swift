@@ -55,8 +55,7 @@ public final class RegionKitServer: Sendable {
     /// - Parameter onListening: called with the bound port once the server accepts connections.
     public func run(onListening: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
         let configuration = self.configuration
-        var serverLogger = logger
-        serverLogger.logLevel = min(logger.logLevel, .notice) == logger.logLevel ? logger.logLevel : .notice
+        let serverLogger = logger
         let app = Application(
             router: router(),
             configuration: ApplicationConfiguration(address: .hostname(configuration.host, port: configuration.port), serverName: "regionkit"),

@@ -127,6 +127,18 @@ public final class RegionStore: Sendable {
         try storedRegions().map(\.region)
     }
 
+    /// Where each monitored region came from, by identifier (no region is decoded).
+    public func regionOrigins() throws -> [String: RegionOrigin] {
+        try read { db in
+            var origins: [String: RegionOrigin] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT identifier, origin FROM monitored_region") {
+                let text: String = row["origin"]
+                origins[row["identifier"]] = RegionOrigin(rawValue: text)
+            }
+            return origins
+        }
+    }
+
     /// Monitored regions in registration order, with where each came from.
     public func storedRegions() throws -> [StoredRegion] {
         let rows = try read { db in

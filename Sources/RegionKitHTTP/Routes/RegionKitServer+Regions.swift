@@ -55,8 +55,7 @@ extension RegionKitServer {
     func regionReports(only identifier: String? = nil) throws -> [RegionReport] {
         let engine = service.manager.engineSnapshot
         let (origins, states) = try metrics.timedStore("region_rows") {
-            (Dictionary(try service.store.storedRegions().map { ($0.region.identifier, $0.origin) }, uniquingKeysWith: { $1 }),
-             try service.store.states())
+            (try service.store.regionOrigins(), try service.store.states())
         }
         let identifiers = identifier.map { [$0] } ?? engine.monitoredRegions.map(\.identifier)
         return identifiers.compactMap { id in
