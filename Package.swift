@@ -15,6 +15,8 @@ let package = Package(
         .library(name: "RegionKitStore", targets: ["RegionKitStore"]),
         .library(name: "RegionKitService", targets: ["RegionKitService"]),
         .library(name: "RegionKitHCI", targets: ["RegionKitHCI"]),
+        // Test doubles for users' tests (like NIOEmbedded): an in-memory HCI controller.
+        .library(name: "RegionKitHCITesting", targets: ["RegionKitHCITesting"]),
         .library(name: "RegionKitLocation", targets: ["RegionKitLocation"]),
         .library(name: "RegionKitHTTP", targets: ["RegionKitHTTP"]),
         .library(name: "RegionKitMQTT", targets: ["RegionKitMQTT"]),
@@ -40,6 +42,10 @@ let package = Package(
         .systemLibrary(name: "CZlib", providers: [.apt(["zlib1g-dev"])]),
         .target(name: "RegionKitGateway", dependencies: ["RegionKitCore", "CZlib"]),
         .target(name: "RegionKitHCI"),
+        .target(name: "RegionKitHCITesting", dependencies: ["RegionKitHCI"]),
+        // Helpers only the test targets use: loopback peers, the Bumble harness, a fake gpsd, the
+        // tool runner (tshark, btmon), test tags. Not a product.
+        .target(name: "RegionKitTestSupport", path: "Tests/RegionKitTestSupport"),
         .target(name: "RegionKitLocation", dependencies: ["RegionKitCore"]),
         // MQTT 3.1.1 client on SwiftNIO; depends on no other RegionKit module.
         .target(name: "RegionKitMQTT", dependencies: [
@@ -74,6 +80,7 @@ let package = Package(
             dependencies: [
                 "RegionKitCore", "RegionKitEngine", "RegionKit", "RegionKitSimulation", "RegionKitGateway",
                 "RegionKitStore", "RegionKitService", "RegionKitHTTP", "RegionKitBluetooth", "RegionKitLocation",
+                "RegionKitHCITesting", // bench latency runs the host stack over the in-memory controller
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Logging", package: "swift-log"),
@@ -84,19 +91,27 @@ let package = Package(
         .testTarget(name: "RegionKitTests", dependencies: ["RegionKitCore", "RegionKitEngine", "RegionKit"]),
         .testTarget(name: "RegionKitSimulationTests", dependencies: ["RegionKitCore", "RegionKitEngine", "RegionKit", "RegionKitSimulation"]),
         .testTarget(name: "RegionKitGatewayTests", dependencies: ["RegionKitCore", "RegionKit", "RegionKitGateway", "RegionKitSimulation"]),
-        .testTarget(name: "RegionKitHCITests", dependencies: ["RegionKitHCI"]),
-        .testTarget(name: "RegionKitLocationTests", dependencies: ["RegionKitCore", "RegionKitEngine", "RegionKit", "RegionKitLocation"]),
-        .testTarget(name: "RegionKitBluetoothTests", dependencies: ["RegionKitCore", "RegionKitHCI", "RegionKit", "RegionKitBluetooth", "RegionKitSimulation"]),
+        .testTarget(name: "RegionKitHCITests", dependencies: ["RegionKitHCI", "RegionKitTestSupport"]),
+        .testTarget(name: "RegionKitLocationTests", dependencies: ["RegionKitCore", "RegionKitEngine", "RegionKit", "RegionKitLocation", "RegionKitTestSupport"]),
+        .testTarget(name: "RegionKitBluetoothTests", dependencies: ["RegionKitCore", "RegionKitHCI", "RegionKit", "RegionKitBluetooth", "RegionKitSimulation", "RegionKitHCITesting", "RegionKitTestSupport"]),
         .testTarget(name: "RegionKitStoreTests", dependencies: ["RegionKitCore", "RegionKit", "RegionKitStore"]),
         .testTarget(name: "RegionKitServiceTests", dependencies: [
             "RegionKitCore", "RegionKit", "RegionKitStore", "RegionKitService", "RegionKitSimulation", "RegionKitGateway", "RegionKitMQTT",
+            "RegionKitTestSupport",
         ]),
         .testTarget(name: "RegionKitHTTPTests", dependencies: [
-            "RegionKitCore", "RegionKit", "RegionKitStore", "RegionKitService", "RegionKitHTTP",
+            "RegionKitCore", "RegionKit", "RegionKitStore", "RegionKitService", "RegionKitHTTP", "RegionKitTestSupport",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HummingbirdTesting", package: "hummingbird"),
         ]),
-        .testTarget(name: "regionkitTests", dependencies: ["regionkit", "RegionKitStore"]),
+        .testTarget(name: "RegionKitMQTTTests", dependencies: [
+            "RegionKitMQTT", "RegionKitTestSupport",
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOEmbedded", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+        .testTarget(name: "regionkitTests", dependencies: ["regionkit", "RegionKitStore", "RegionKitTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

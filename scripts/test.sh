@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every RegionKit test, installing what the tests need first. CI (.ci/run) calls exactly this.
 #   - Debian packages: zlib and SQLite headers (build), tshark and bluez's btmon (btsnoop checks), gpsd + gpsd-clients (gpsfake),
+#     mosquitto + mosquitto-clients (a private MQTT broker, mosquitto_pub/sub) and openssl (its TLS certificates),
 #     chromium + chromium-driver (the dashboard in a real headless browser)
 #   - a Python venv with Bumble (virtual Bluetooth controllers for the HCI end-to-end tests)
 # Tests whose tool could not be installed are reported as skipped, with the reason.
@@ -17,6 +18,10 @@ missing=()
 command -v tshark >/dev/null 2>&1 || missing+=(tshark)
 command -v btmon >/dev/null 2>&1 || missing+=(bluez)
 command -v gpsfake >/dev/null 2>&1 || missing+=(gpsd gpsd-clients)
+# mosquitto installs to /usr/sbin, which is not on every PATH.
+{ command -v mosquitto >/dev/null 2>&1 || [ -x /usr/sbin/mosquitto ]; } || missing+=(mosquitto)
+command -v mosquitto_sub >/dev/null 2>&1 || missing+=(mosquitto-clients)
+command -v openssl >/dev/null 2>&1 || missing+=(openssl)
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 command -v chromedriver >/dev/null 2>&1 || missing+=(chromium-driver)
 if [ ${#missing[@]} -gt 0 ]; then
@@ -36,7 +41,7 @@ else
   echo "== WARNING: Bumble could not be installed; the HCI end-to-end tests will be skipped"
 fi
 
-echo "== schemathesis (OpenAPI conformance) in .venv"
+echo "== schemathesis (OpenAPI conformance of the HTTP API) in .venv"
 if [ -x .venv/bin/pip ]; then
   .venv/bin/python -c "import schemathesis" 2>/dev/null \
     || .venv/bin/pip install --quiet --disable-pip-version-check "schemathesis==4.32.5" \
@@ -50,24 +55,47 @@ export REGIONKIT_FIXTURES="${REGIONKIT_FIXTURES:-$(cd .. && pwd)/shared/fixtures
 echo "== $(swift --version 2>&1 | head -1)"
 swift build --build-tests || exit 1
 
-# End-to-end suites, run one at a time in phase 2.
-E2E_SUITES=(
-  "RegionKitHCITests.BumbleEndToEndTests"
-  "RegionKitHCITests.TCPTransportTests"
-  "RegionKitBluetoothTests"
-  "RegionKitLocationTests.GPSDEndToEndTests"
-  "RegionKitServiceTests.HookTests"
-  "regionkitTests.DaemonTests"
-  "regionkitTests.CommandLineTests"
-  "RegionKitHTTPTests.DashboardBrowserTests"
-  "RegionKitHTTPTests.SchemathesisTests"
-)
-skip=$(IFS='|'; echo "${E2E_SUITES[*]}")
+# End-to-end suites, run one at a time in phase 2: every suite tagged `.endToEnd` (Tag.endToEnd in
+# Tests/RegionKitTestSupport/Tags.swift). `swift test` (6.3) cannot select tests by tag on the command
+# line, only by regex over names (--filter/--skip), so the tagged suites are read from the source:
+# a `@Suite(...)` attribute line containing `.tags(...endToEnd...)`, then the type it annotates
+# (`struct Name`, on that line or a following one), named Module.Name with the module being the
+# test target's folder. Each name is then checked against `swift test list`: a tagged suite the
+# list does not know (renamed, nested, attribute split over lines) stops the run instead of
+# silently running in neither phase, and a tag on a single @Test (the script selects whole suites)
+# is refused too.
+E2E_SUITES=()
+while IFS= read -r suite; do E2E_SUITES+=("$suite"); done < <(
+  for file in Tests/*Tests/*.swift; do
+    module=$(basename "$(dirname "$file")")
+    awk -v module="$module" '
+      /@Suite\(.*\.tags\([^)]*\.endToEnd/ { pending = 1 }
+      pending && match($0, /(struct|class|enum|actor)[ \t]+[A-Za-z_][A-Za-z0-9_]*/) {
+        split(substr($0, RSTART, RLENGTH), words, /[ \t]+/)
+        print module "." words[2]
+        pending = 0
+      }' "$file"
+  done | sort -u)
+if grep -n '\.tags(.*\.endToEnd' Tests/*Tests/*.swift | grep -v '@Suite(' ; then
+  echo "== ERROR: .endToEnd tags above are not on a one-line @Suite attribute; scripts/test.sh selects whole suites"
+  exit 1
+fi
+if [ ${#E2E_SUITES[@]} -eq 0 ]; then
+  echo "== ERROR: no suite is tagged .endToEnd; the end-to-end tests would run in parallel with everything else"
+  exit 1
+fi
+listed=$(swift test list --skip-build 2>/dev/null) || { echo "== ERROR: swift test list failed"; exit 1; }
+for suite in "${E2E_SUITES[@]}"; do
+  grep -q "^${suite}/" <<<"$listed" || { echo "== ERROR: tagged suite $suite is not in 'swift test list'"; exit 1; }
+done
+echo "== end-to-end suites (tagged .endToEnd): ${E2E_SUITES[*]}"
+# Anchored so that a suite name never matches a longer one (DaemonTests vs DaemonTestsExtra).
+skip=$(printf '%s/|' "${E2E_SUITES[@]}"); skip="${skip%|}"
 status=0
 echo "== phase 1: in-process tests (parallel)"
 timeout 1800 swift test --skip-build --skip "$skip" || status=1
 for suite in "${E2E_SUITES[@]}"; do
   echo "== phase 2: $suite"
-  timeout 900 swift test --skip-build --filter "$suite" || status=1
+  timeout 900 swift test --skip-build --filter "$suite/" || status=1
 done
 exit $status

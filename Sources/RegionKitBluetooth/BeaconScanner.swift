@@ -113,6 +113,8 @@ public final class BeaconScanner: Sendable {
     /// A name for the transport in messages (`tcp:127.0.0.1:9000`, `hci0:user`).
     public let transportName: String
     public let clock: any MonitoringClock
+    /// Measures command timeouts and reconnect delays.
+    public let delayClock: any Clock<Duration>
     private let manager: LocationManager?
     private let capture: BTSnoopCaptureFile?
     private let makeTransport: @Sendable () async throws -> any HCITransport
@@ -121,14 +123,17 @@ public final class BeaconScanner: Sendable {
     /// - Parameters:
     ///   - manager: receives the observations and the source status (nil: only ``events()``).
     ///   - clock: timestamps the reports; defaults to the manager's clock, else ``SystemClock``.
+    ///   - delayClock: measures command timeouts and reconnect delays; `ContinuousClock` unless a
+    ///     test brings a clock it advances by hand.
     ///   - capture: if given, every packet crossing the transport is recorded there.
     ///   - transportName: names the transport in messages.
     ///   - transportFactory: opens a fresh transport, at start and at each reconnect.
-    public init(manager: LocationManager?, clock: (any MonitoringClock)? = nil, configuration: Configuration = Configuration(),
-                capture: BTSnoopCaptureFile? = nil, transportName: String,
+    public init(manager: LocationManager?, clock: (any MonitoringClock)? = nil, delayClock: any Clock<Duration> = ContinuousClock(),
+                configuration: Configuration = Configuration(), capture: BTSnoopCaptureFile? = nil, transportName: String,
                 transportFactory: @escaping @Sendable () async throws -> any HCITransport) {
         self.manager = manager
         self.clock = clock ?? manager?.clock ?? SystemClock()
+        self.delayClock = delayClock
         self.configuration = configuration
         self.capture = capture
         self.transportName = transportName
@@ -256,7 +261,7 @@ public final class BeaconScanner: Sendable {
         }
         let transport: any HCITransport = capture.map { CapturingTransport(wrapping: opened, capture: $0) } ?? opened
         let channel = HCICommandChannel(
-            transport: transport, name: transportName, layout: configuration.reportLayout,
+            transport: transport, name: transportName, layout: configuration.reportLayout, clock: delayClock,
             onAdvertisingReport: { [weak self] packet in self?.handleReport(packet, generation: generation) ?? true },
             onEvent: { [weak self] event in self?.handle(event, generation: generation) },
             onFailure: { [weak self] error in self?.sessionFailed(error, generation: generation) }
@@ -354,7 +359,7 @@ public final class BeaconScanner: Sendable {
                 return
             }
             let delay = configuration.reconnect.delay(beforeAttempt: attempt)
-            do { try await Task.sleep(for: .milliseconds(Int64(delay * 1000))) } catch { return }
+            do { try await delayClock.sleep(for: .milliseconds(Int64(delay * 1000))) } catch { return }
             let generation = inner.withLock { inner -> Int? in
                 guard !inner.stopping else { return nil }
                 inner.generation += 1

@@ -39,6 +39,8 @@ public final class HCICommandChannel: Sendable {
     public let transport: any HCITransport
     /// A name for messages (`tcp:127.0.0.1:9000`).
     public let name: String
+    /// Measures the command timeouts (a test passes a clock it advances by hand).
+    public let clock: any Clock<Duration>
     private let layout: LEAdvertisingReportLayout
     private let onEvent: @Sendable (HCIEvent) -> Void
     private let onAdvertisingReport: (@Sendable ([UInt8]) -> Bool)?
@@ -55,11 +57,14 @@ public final class HCICommandChannel: Sendable {
     ///   - onAdvertisingReport: offered every LE (Extended) Advertising Report event packet
     ///     (event code, length, parameters) before it is decoded; returning true means it was
     ///     handled (the scanner's allocation-free path), false sends it on to `onEvent` decoded.
+    ///   - clock: measures command timeouts; `ContinuousClock` unless a test brings its own.
     public init(transport: any HCITransport, name: String = "controller", layout: LEAdvertisingReportLayout = .reportByReport,
+                clock: any Clock<Duration> = ContinuousClock(),
                 onAdvertisingReport: (@Sendable ([UInt8]) -> Bool)? = nil,
                 onEvent: @escaping @Sendable (HCIEvent) -> Void, onFailure: @escaping @Sendable (BluetoothError) -> Void) {
         self.transport = transport
         self.name = name
+        self.clock = clock
         self.layout = layout
         self.onAdvertisingReport = onAdvertisingReport
         self.onEvent = onEvent
@@ -114,7 +119,7 @@ public final class HCICommandChannel: Sendable {
                             self.resolve(id, .failure(BluetoothError(transport: error, "\(self.name): cannot send \(command.opcode)")))
                             return
                         }
-                        do { try await Task.sleep(for: timeout) } catch { return }
+                        do { try await self.clock.sleep(for: timeout) } catch { return }
                         self.resolve(id, .failure(BluetoothError(.commandTimedOut,
                             "\(self.name): \(command.opcode): no Command Complete or Command Status within \(timeout)", opcode: command.opcode)))
                     }

@@ -7,7 +7,8 @@ import Darwin
 /// The Linux kernel's raw HCI socket: `socket(AF_BLUETOOTH, SOCK_RAW, BTPROTO_HCI)`
 /// bound to `hciN` on the raw channel (alongside BlueZ; needs CAP_NET_RAW) or
 /// the user channel (exclusive; the adapter must be down; needs CAP_NET_ADMIN).
-/// Each read returns one packet with its H4 type byte, so H4 framing applies.
+/// Each read returns one packet with its H4 type byte, so H4 framing applies. The
+/// opener of an HCI socket ``DescriptorTransport``.
 ///
 /// ```swift
 /// do {
@@ -16,7 +17,7 @@ import Darwin
 ///     print(error) // "noBluetoothSupport: no Bluetooth support in this kernel (socket(AF_BLUETOOTH) failed: EAFNOSUPPORT)"
 /// }
 /// ```
-public final class HCISocketTransport: HCITransport {
+public enum HCISocketTransport {
     /// The HCI socket channel to bind.
     public enum Channel: UInt16, Hashable, Sendable {
         /// HCI_CHANNEL_RAW: shared with the kernel's Bluetooth stack; an HCI filter selects packets.
@@ -30,41 +31,13 @@ public final class HCISocketTransport: HCITransport {
     static let solHCI: Int32 = 0
     static let hciFilter: Int32 = 2
 
-    private let channel: FileDescriptorChannel
-    public let adapter: UInt16
-    public let socketChannel: Channel
-
-    public var packets: AsyncThrowingStream<H4Packet, any Error> { channel.packets }
-
-    private init(channel: FileDescriptorChannel, adapter: UInt16, socketChannel: Channel) {
-        self.channel = channel
-        self.adapter = adapter
-        self.socketChannel = socketChannel
-    }
-
     /// Opens `hci<adapter>`. Errors: `.noBluetoothSupport` (EAFNOSUPPORT),
     /// `.permissionDenied` (EPERM/EACCES), `.noSuchAdapter` (ENODEV),
     /// `.io` with EBUSY when the user channel is requested on an adapter that is up.
-    public static func open(adapter: UInt16, channel socketChannel: Channel = .user) async throws(HCIError) -> HCISocketTransport {
-        let descriptor = try await runBlocking { () throws(HCIError) -> Int32 in
+    public static func open(adapter: UInt16, channel socketChannel: Channel = .user) async throws(HCIError) -> DescriptorTransport {
+        try await DescriptorTransport.open(.hciSocket(adapter: adapter, channel: socketChannel), name: "hci\(adapter)", isSocket: true) { () throws(HCIError) -> Int32 in
             try openSocket(adapter: adapter, channel: socketChannel)
         }
-        let channel = try FileDescriptorChannel(descriptor: descriptor, name: "hci\(adapter)", isSocket: true)
-        channel.start()
-        return HCISocketTransport(channel: channel, adapter: adapter, socketChannel: socketChannel)
-    }
-
-    public func send(_ packet: H4Packet) async throws {
-        try channel.write(packet.encoded)
-    }
-
-    public func close() async {
-        await channel.close()
-    }
-
-    /// A transport dropped without ``close()`` still stops its reader thread and releases the descriptor.
-    deinit {
-        channel.requestClose()
     }
 
     static func openSocket(adapter: UInt16, channel: Channel) throws(HCIError) -> Int32 {

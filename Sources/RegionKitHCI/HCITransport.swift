@@ -1,9 +1,10 @@
 /// A link to an HCI controller that carries ``H4Packet``s both ways.
 ///
-/// Implementations: ``TCPTransport`` (H4 over TCP, e.g. a Bumble virtual
-/// controller), ``SerialTransport`` (H4 over a UART), ``HCISocketTransport``
-/// (Linux raw HCI socket). Open one from a spec string with
-/// ``HCITransportSpecification``.
+/// Implementation: ``DescriptorTransport``, opened by ``TCPTransport`` (H4 over
+/// TCP, e.g. a Bumble virtual controller), ``SerialTransport`` (H4 over a UART)
+/// or ``HCISocketTransport`` (Linux raw HCI socket); open one from a spec string
+/// with ``HCITransportSpecification``. Tests use `InMemoryHCIController`
+/// (RegionKitHCITesting).
 ///
 /// ``packets`` delivers what the controller sends. It finishes normally after
 /// ``close()``, and finishes by throwing an ``HCIError`` when the link fails:

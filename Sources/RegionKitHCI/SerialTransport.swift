@@ -6,59 +6,33 @@ import Darwin
 
 /// H4 over a serial device (a UART controller, a USB-serial dongle, a pty):
 /// the device is put in raw mode, 8 data bits, no parity, 1 stop bit (8N1),
-/// at the given baud rate, optionally with RTS/CTS flow control.
+/// at the given baud rate, optionally with RTS/CTS flow control. The opener of a
+/// serial ``DescriptorTransport``.
 ///
 /// ```swift
 /// let transport = try await SerialTransport.open(path: "/dev/ttyUSB0", baudRate: 115_200)
 /// try await transport.send(H4Packet(command: .reset))
 /// ```
-public final class SerialTransport: HCITransport {
-    private let channel: FileDescriptorChannel
-    public let path: String
-    public let baudRate: Int
-
-    public var packets: AsyncThrowingStream<H4Packet, any Error> { channel.packets }
-
+public enum SerialTransport {
     /// The baud rates termios can set.
     public static let supportedBaudRates: [Int] = [
         9_600, 19_200, 38_400, 57_600, 115_200, 230_400, 460_800, 500_000, 576_000, 921_600,
         1_000_000, 1_152_000, 1_500_000, 2_000_000, 2_500_000, 3_000_000, 3_500_000, 4_000_000,
     ]
 
-    private init(channel: FileDescriptorChannel, path: String, baudRate: Int) {
-        self.channel = channel
-        self.path = path
-        self.baudRate = baudRate
-    }
-
     /// Opens and configures the device. Errors name the device and the cause:
     /// `.noSuchAdapter` (no such file), `.permissionDenied` (e.g. not in the
     /// `dialout` group), `.invalidParameter` (unsupported baud rate),
     /// `.unsupported` (not a terminal device).
-    public static func open(path: String, baudRate: Int = 115_200, flowControl: Bool = false) async throws(HCIError) -> SerialTransport {
+    public static func open(path: String, baudRate: Int = 115_200, flowControl: Bool = false) async throws(HCIError) -> DescriptorTransport {
         guard let speed = speedConstant(baudRate) else {
             throw HCIError(code: .invalidParameter, message: "serial baud rate \(baudRate) is not one of \(supportedBaudRates.map(String.init).joined(separator: ", "))")
         }
-        let name = "serial:\(path):\(baudRate)"
-        let descriptor = try await runBlocking { () throws(HCIError) -> Int32 in
+        let specification = HCITransportSpecification.serial(path: path, baudRate: baudRate)
+        let name = specification.description
+        return try await DescriptorTransport.open(specification, name: name, isSocket: false) { () throws(HCIError) -> Int32 in
             try openDevice(path: path, speed: speed, flowControl: flowControl, name: name)
         }
-        let channel = try FileDescriptorChannel(descriptor: descriptor, name: name, isSocket: false)
-        channel.start()
-        return SerialTransport(channel: channel, path: path, baudRate: baudRate)
-    }
-
-    public func send(_ packet: H4Packet) async throws {
-        try channel.write(packet.encoded)
-    }
-
-    public func close() async {
-        await channel.close()
-    }
-
-    /// A transport dropped without ``close()`` still stops its reader thread and releases the descriptor.
-    deinit {
-        channel.requestClose()
     }
 
     private static func openDevice(path: String, speed: speed_t, flowControl: Bool, name: String) throws(HCIError) -> Int32 {

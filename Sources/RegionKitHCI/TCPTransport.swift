@@ -6,7 +6,8 @@ import Darwin
 
 /// H4 over TCP: the packet type byte and the packet, back to back on a stream
 /// socket. This is how Bumble (`tcp-server:`), the Android emulator's netsim
-/// and various UART bridges expose a controller.
+/// and various UART bridges expose a controller. The opener of a TCP
+/// ``DescriptorTransport``.
 ///
 /// ```swift
 /// let transport = try await TCPTransport.connect(host: "127.0.0.1", port: 9000, timeout: .seconds(2))
@@ -14,44 +15,17 @@ import Darwin
 /// let first = try await transport.packets.first { _ in true }
 /// await transport.close()
 /// ```
-public final class TCPTransport: HCITransport {
-    private let channel: FileDescriptorChannel
-    public let host: String
-    public let port: UInt16
-
-    public var packets: AsyncThrowingStream<H4Packet, any Error> { channel.packets }
-
-    private init(channel: FileDescriptorChannel, host: String, port: UInt16) {
-        self.channel = channel
-        self.host = host
-        self.port = port
-    }
-
+public enum TCPTransport {
     /// Resolves `host`, connects with a deadline, disables Nagle's algorithm and starts reading.
     /// Errors: `.connectionFailed` (refused, unreachable, unknown host) or `.timedOut`, with the
     /// failing system call as the cause.
-    public static func connect(host: String, port: UInt16, timeout: Duration = .seconds(5)) async throws(HCIError) -> TCPTransport {
-        let name = "tcp:\(host.contains(":") ? "[\(host)]" : host):\(port)"
+    public static func connect(host: String, port: UInt16, timeout: Duration = .seconds(5)) async throws(HCIError) -> DescriptorTransport {
+        let specification = HCITransportSpecification.tcp(host: host, port: port)
+        let name = specification.description
         let milliseconds = Int32(clamping: timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
-        let descriptor = try await runBlocking { () throws(HCIError) -> Int32 in
+        return try await DescriptorTransport.open(specification, name: name, isSocket: true) { () throws(HCIError) -> Int32 in
             try connectSocket(host: host, port: port, timeoutMilliseconds: max(milliseconds, 1), name: name)
         }
-        let channel = try FileDescriptorChannel(descriptor: descriptor, name: name, isSocket: true)
-        channel.start()
-        return TCPTransport(channel: channel, host: host, port: port)
-    }
-
-    public func send(_ packet: H4Packet) async throws {
-        try channel.write(packet.encoded)
-    }
-
-    public func close() async {
-        await channel.close()
-    }
-
-    /// A transport dropped without ``close()`` still stops its reader thread and releases the descriptor.
-    deinit {
-        channel.requestClose()
     }
 
     private static func connectSocket(host: String, port: UInt16, timeoutMilliseconds: Int32, name: String) throws(HCIError) -> Int32 {

@@ -115,8 +115,9 @@ final class MQTTConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
                 return
             }
             guard suback.returnCodes.count == count else {
-                promise.fail(MQTTError.notConnected)
-                return protocolFailure(context, "SUBACK with \(suback.returnCodes.count) return codes for \(count) filters")
+                let what = "SUBACK with \(suback.returnCodes.count) return codes for \(count) filters"
+                promise.fail(MQTTError.protocolError(.init(kind: .unexpectedPacket, what: what, offset: 4)))
+                return protocolFailure(context, what)
             }
             promise.succeed(suback.returnCodes)
         case .unsuback(let packetID):

@@ -24,13 +24,19 @@ public final class HookRunner: Sendable {
     public let configuration: HookConfiguration
     private let logger: Logger
     private let now: @Sendable () -> Double
+    private let clock: any Clock<Duration>
 
+    /// - Parameters:
+    ///   - now: the wall-clock time (Unix seconds) stored with deliveries and their retry times.
+    ///   - clock: paces ``run(pollInterval:)``'s polling; a test passes a clock it advances by
+    ///     hand together with a `now` that reads it, and sees the retry backoff in virtual time.
     public init(store: RegionStore, configuration: HookConfiguration, logger: Logger = Logger(label: "regionkit.hooks"),
-                now: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 }) {
+                now: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 }, clock: any Clock<Duration> = ContinuousClock()) {
         self.store = store
         self.configuration = configuration
         self.logger = logger
         self.now = now
+        self.clock = clock
     }
 
     var timeout: Double { configuration.timeout ?? 10 }
@@ -42,7 +48,7 @@ public final class HookRunner: Sendable {
     public func run(pollInterval: Double = 0.2) async {
         while !Task.isCancelled {
             let worked = (try? await deliverDue()) ?? 0
-            if worked == 0 { try? await Task.sleep(for: .milliseconds(Int(pollInterval * 1000))) }
+            if worked == 0 { try? await clock.sleep(for: .milliseconds(Int(pollInterval * 1000))) }
         }
     }
 
@@ -120,7 +126,8 @@ public final class HookRunner: Sendable {
         }
         input.fileHandleForWriting.write(Data((event.json + "\n").utf8))
         try? input.fileHandleForWriting.close()
-        // Backstop for a missing `timeout` binary: kill the direct child.
+        // Backstop for a missing `timeout` binary: kill the direct child. Real time on purpose: it
+        // supervises a real process, which a test clock would never stop.
         let killer = Task {
             try await Task.sleep(for: .milliseconds(Int((timeout + 2) * 1000)))
             if process.isRunning { kill(process.processIdentifier, SIGKILL) }

@@ -17,6 +17,9 @@ import Yams
 ///   - gateway: {file: /data/run.json.gz, speed: 1}
 ///   - hci: {device: hci0, scannerID: lobby}
 ///   - gpsd: {host: 127.0.0.1, port: 2947}
+///   - mqtt: {format: espresense}                 # or theengs, regionkit; optional topic, scanner
+/// mqtt: {url: "mqtt://127.0.0.1:1883", site: home}   # + username, passwordFile, caFile for mqtts://
+/// homeAssistant: {discovery: true}
 /// hooks:
 ///   onEnter: ["logger -t regionkit entered $REGIONKIT_REGION"]
 ///   webhooks: [{url: "http://127.0.0.1:8080/events"}]
@@ -43,6 +46,10 @@ public struct ServiceConfiguration: Codable, Sendable {
     public var hooks: HookConfiguration?
     /// The HTTP API, dashboard and metrics (off when absent); see ``HTTPSettings``.
     public var http: HTTPSettings?
+    /// The MQTT broker for the `mqtt` sources and the presence outputs (``PresenceHub``).
+    public var mqtt: MQTTHubConfiguration?
+    /// Home Assistant MQTT discovery (needs `mqtt`).
+    public var homeAssistant: HomeAssistantConfiguration?
 
     public init(store: String? = nil, profile: String? = nil, distanceModel: String? = nil, automation: Automation? = nil,
                 regions: [Scenario.RegionSpec]? = nil, sources: [ServiceSource], hooks: HookConfiguration? = nil, http: HTTPSettings? = nil) {
@@ -78,9 +85,14 @@ public struct ServiceConfiguration: Codable, Sendable {
         return configuration
     }
 
-    /// The configured profile with the configured distance model file applied.
+    /// The configured profile with the configured distance model file applied. With sources that
+    /// report many scanners (MQTT, gateway files), nearest-scanner (room) tracking is on, as in
+    /// `regionkit replay`.
     public func monitoringProfile(_ path: String) throws -> MonitoringProfile {
         var chosen = profile.flatMap(MonitoringProfile.named) ?? .responsive
+        if sources.contains(where: { $0.kind == .mqtt || $0.kind == .gateway }) {
+            chosen.nearestScanner = chosen.nearestScanner ?? NearestScannerPolicy()
+        }
         if let distanceModel {
             do {
                 chosen.use(try DistanceModelFile.load(path: distanceModel))
@@ -109,6 +121,11 @@ public struct ServiceConfiguration: Codable, Sendable {
         return statuses
     }
 
+    /// The MQTT sources, in file order.
+    public var mqttSources: [MQTTSourceConfiguration] {
+        sources.compactMap { if case .mqtt(let source) = $0 { source } else { nil } }
+    }
+
     public func validate(_ path: String) throws {
         func bad(_ message: String) -> RegionKitError { RegionKitError(.malformedInput, "\(path): \(message)") }
         if let profile, MonitoringProfile.named(profile) == nil { throw bad("profile '\(profile)' is not one of corelocation, altbeacon, responsive") }
@@ -121,6 +138,14 @@ public struct ServiceConfiguration: Codable, Sendable {
         }
         for (index, spec) in (regions ?? []).enumerated() {
             do { _ = try spec.region() } catch let error as RegionKitError { throw bad("regions[\(index)]: \(error.message)") }
+        }
+        if let mqtt {
+            do { try mqtt.validate() } catch let error as RegionKitError { throw bad(error.message) }
+        } else if let index = sources.firstIndex(where: { $0.kind == .mqtt }) {
+            throw bad("sources[\(index)].mqtt needs the broker: add a top-level block like mqtt: {url: \"mqtt://127.0.0.1:1883\", site: home}")
+        }
+        if homeAssistant != nil && mqtt == nil {
+            throw bad("homeAssistant needs the broker: add a top-level block like mqtt: {url: \"mqtt://127.0.0.1:1883\", site: home}")
         }
         for hook in hooks?.webhooks ?? [] {
             guard let url = URL(string: hook.url), url.scheme == "http" || url.scheme == "https" else {

@@ -10,6 +10,7 @@ import RegionKitSimulation
 ///   - gateway: {file: /data/run.json.gz, speed: 1}
 ///   - hci: {device: hci0, scannerID: lobby}
 ///   - gpsd: {host: 127.0.0.1, port: 2947}
+///   - mqtt: {format: espresense}          # needs the top-level mqtt: broker block
 /// ```
 ///
 /// ``SourceRunner`` feeds a source into a ``MonitoringService``.
@@ -26,10 +27,13 @@ public enum ServiceSource: Hashable, Sendable {
     case hci(HCI)
     /// A gpsd daemon's fixes, for the circular regions.
     case gpsd(GPSD)
+    /// Sightings from scanners publishing to the `mqtt:` broker (ESPresense, Theengs, RegionKit
+    /// scanners). All MQTT sources share the one connection of the ``PresenceHub``.
+    case mqtt(MQTTSourceConfiguration)
 
     /// The key naming a source's kind in the configuration.
     public enum Kind: String, CaseIterable, CodingKey, Sendable {
-        case simulator, gateway, hci, gpsd
+        case simulator, gateway, hci, gpsd, mqtt
     }
 
     public struct Simulator: Hashable, Sendable, Codable {
@@ -95,6 +99,7 @@ public enum ServiceSource: Hashable, Sendable {
         case .gateway(let settings): "gateway:\(settings.file.split(separator: "/").last.map(String.init) ?? settings.file)"
         case .hci(let settings): "hci:\(settings.device)"
         case .gpsd(let settings): "gpsd:\(settings.host ?? "127.0.0.1"):\(settings.port ?? 2947)"
+        case .mqtt: "mqtt"
         }
     }
 
@@ -104,6 +109,7 @@ public enum ServiceSource: Hashable, Sendable {
         case .gateway: .gateway
         case .hci: .hci
         case .gpsd: .gpsd
+        case .mqtt: .mqtt
         }
     }
 
@@ -119,6 +125,8 @@ public enum ServiceSource: Hashable, Sendable {
         case .gateway: return [.beacon: .authorized]
         case .hci: return [.beacon: .notDetermined]
         case .gpsd: return [.circular: .notDetermined]
+        // Authorized once the broker accepts the connection (``PresenceHub``).
+        case .mqtt: return [.beacon: .notDetermined]
         }
     }
 
@@ -130,6 +138,7 @@ public enum ServiceSource: Hashable, Sendable {
             ?? gateway.reorderWindow.flatMap { $0.isFinite && $0 >= 0 ? nil : "reorderWindow must be >= 0" }
         case .hci(let hci): hci.device.isEmpty ? "device must not be empty" : nil
         case .gpsd: nil
+        case .mqtt(let mqtt): mqtt.problem
         }
     }
 
@@ -151,6 +160,7 @@ extension ServiceSource: Codable {
         case .gateway: self = .gateway(try container.decode(Gateway.self, forKey: kind))
         case .hci: self = .hci(try container.decode(HCI.self, forKey: kind))
         case .gpsd: self = .gpsd(try container.decode(GPSD.self, forKey: kind))
+        case .mqtt: self = .mqtt(try container.decode(MQTTSourceConfiguration.self, forKey: kind))
         }
     }
 
@@ -161,6 +171,7 @@ extension ServiceSource: Codable {
         case .gateway(let settings): try container.encode(settings, forKey: .gateway)
         case .hci(let settings): try container.encode(settings, forKey: .hci)
         case .gpsd(let settings): try container.encode(settings, forKey: .gpsd)
+        case .mqtt(let settings): try container.encode(settings, forKey: .mqtt)
         }
     }
 }

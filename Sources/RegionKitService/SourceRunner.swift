@@ -48,6 +48,9 @@ public struct SourceRunner: Sendable {
             case .gateway(let settings): activity.set(.up); try await runGateway(settings)
             case .hci(let settings): try await runHCI(settings)
             case .gpsd(let settings): await runGPSD(settings)
+            // Served together, on one broker connection, by the PresenceHub the daemon runs beside
+            // its source runners; nothing to do here.
+            case .mqtt: try await Self.untilCancelled()
             }
             activity.set(.finished)
         } catch is CancellationError {

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import RegionKitBluetooth
+import RegionKitTestSupport
+import RegionKitHCITesting
 
 @Suite("BeaconAdvertiser without a radio (spec §4)")
 struct BeaconAdvertiserTests {
@@ -8,7 +10,7 @@ struct BeaconAdvertiserTests {
 
     @Test("Non-connectable legacy advertising at 100 ms; data set before enabling; isAdvertising only once confirmed")
     func commandSequence() async throws {
-        let controller = FakeController()
+        let controller = InMemoryHCIController()
         let advertiser = BeaconAdvertiser(transport: controller, configuration: .init(frame: Self.frame))
         #expect(!advertiser.isAdvertising)
         try await advertiser.start()
@@ -30,7 +32,7 @@ struct BeaconAdvertiserTests {
 
     @Test("A local name goes in the scan response, so the PDU is scannable (ADV_SCAN_IND)")
     func localName() async throws {
-        let controller = FakeController()
+        let controller = InMemoryHCIController()
         var frame = Self.frame
         frame.localName = "Gallery 3"
         let advertiser = BeaconAdvertiser(transport: controller, configuration: .init(frame: frame, intervalMilliseconds: 250))
@@ -44,8 +46,8 @@ struct BeaconAdvertiserTests {
 
     @Test("The controller refusing to enable: typed error, isAdvertising false")
     func enableRefused() async throws {
-        let controller = FakeController()
-        controller.state.withLock { $0.failing = [.leSetAdvertisingEnable: .commandDisallowed] }
+        let controller = InMemoryHCIController()
+        controller.failingOpcodes = [.leSetAdvertisingEnable: .commandDisallowed]
         let advertiser = BeaconAdvertiser(transport: controller, configuration: .init(frame: Self.frame))
         do {
             try await advertiser.start()
@@ -59,7 +61,7 @@ struct BeaconAdvertiserTests {
 
     @Test("A dropped transport or a Hardware Error ends isAdvertising at once")
     func lossOfController() async throws {
-        let dropped = FakeController()
+        let dropped = InMemoryHCIController()
         let first = BeaconAdvertiser(transport: dropped, configuration: .init(frame: Self.frame))
         try await first.start()
         dropped.drop()
@@ -67,7 +69,7 @@ struct BeaconAdvertiserTests {
         #expect(first.lastError?.code == .transportFailed)
         await first.stop()
 
-        let broken = FakeController()
+        let broken = InMemoryHCIController()
         let second = BeaconAdvertiser(transport: broken, configuration: .init(frame: Self.frame))
         try await second.start()
         broken.inject(.hardwareError(code: 0x01))
@@ -76,13 +78,11 @@ struct BeaconAdvertiserTests {
         await second.stop()
     }
 
-    @Test("Intervals outside 20...10240 ms are refused before any command")
-    func badInterval() async throws {
-        for interval in [10.0, 20_000, .nan] {
-            let controller = FakeController()
-            let advertiser = BeaconAdvertiser(transport: controller, configuration: .init(frame: Self.frame, intervalMilliseconds: interval))
-            await #expect(throws: BluetoothError.self) { try await advertiser.start() }
-            #expect(controller.sent.isEmpty)
-        }
+    @Test("Intervals outside 20...10240 ms are refused before any command", arguments: [10.0, 20_000, .nan])
+    func badInterval(interval: Double) async throws {
+        let controller = InMemoryHCIController()
+        let advertiser = BeaconAdvertiser(transport: controller, configuration: .init(frame: Self.frame, intervalMilliseconds: interval))
+        await #expect(throws: BluetoothError.self) { try await advertiser.start() }
+        #expect(controller.sent.isEmpty)
     }
 }

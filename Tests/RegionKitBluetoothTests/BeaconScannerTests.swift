@@ -2,6 +2,8 @@ import Foundation
 import Synchronization
 import Testing
 @testable import RegionKitBluetooth
+import RegionKitTestSupport
+import RegionKitHCITesting
 
 /// The scanner against an in-memory controller: command sequence, mode choice, counting, and the
 /// mapping of every failure to a typed error and a source status (spec §2 monitoringDidFail, §5 retry).
@@ -10,9 +12,9 @@ struct BeaconScannerTests {
     /// A factory handing out the given fakes in order (the last one again if it runs out).
     final class Factory: @unchecked Sendable {
         private let lock = NSLock()
-        private var queue: [Result<FakeController, HCIError>]
+        private var queue: [Result<InMemoryHCIController, HCIError>]
         private(set) var opened = 0
-        init(_ queue: [Result<FakeController, HCIError>]) { self.queue = queue }
+        init(_ queue: [Result<InMemoryHCIController, HCIError>]) { self.queue = queue }
         func open() throws -> any HCITransport {
             try lock.withLock {
                 opened += 1
@@ -22,43 +24,42 @@ struct BeaconScannerTests {
         }
     }
 
-    static func scanner(_ factory: Factory, manager: LocationManager?, clock: VirtualClock, configure: (inout BeaconScanner.Configuration) -> Void = { _ in }) -> BeaconScanner {
+    static func scanner(_ factory: Factory, manager: LocationManager?, clock: VirtualClock, delayClock: any Clock<Duration> = ContinuousClock(),
+                        configure: (inout BeaconScanner.Configuration) -> Void = { _ in }) -> BeaconScanner {
         var configuration = BeaconScanner.Configuration()
         configuration.commandTimeout = .milliseconds(200)
         configuration.reconnect = ReconnectPolicy(initialDelay: 0.02, maximumDelay: 0.05)
         configure(&configuration)
-        return BeaconScanner(manager: manager, clock: clock, configuration: configuration, transportName: "fake") { try factory.open() }
+        return BeaconScanner(manager: manager, clock: clock, delayClock: delayClock, configuration: configuration, transportName: "fake") { try factory.open() }
     }
 
-    @Test("Start: reset, event masks, features, then extended scan commands on a BT5 controller, legacy on a 4.x one")
-    func startSequence() async throws {
-        for extended in [true, false] {
-            let controller = FakeController(extended: extended)
-            let scanner = Self.scanner(Factory([.success(controller)]), manager: nil, clock: VirtualClock())
-            try await scanner.start()
-            let expectedScan: [HCIOpcode] = extended ? [.leSetExtendedScanParameters, .leSetExtendedScanEnable] : [.leSetScanParameters, .leSetScanEnable]
-            #expect(controller.sentOpcodes == [.reset, .setEventMask, .leReadLocalSupportedFeatures, .leSetEventMask] + expectedScan)
-            #expect(scanner.isScanning)
-            if case .scanning(let mode) = scanner.state { #expect(mode == (extended ? .extended : .legacy)) }
-            // LE Meta (bit 61) must be unmasked or no advertising report ever arrives.
-            #expect(controller.sent[1].parameters[7] & 0x20 != 0)
-            await scanner.stop()
-            #expect(!scanner.isScanning)
-            #expect(controller.sentOpcodes.last == (extended ? .leSetExtendedScanEnable : .leSetScanEnable))
-            #expect(controller.sent.last?.parameters.first == 0x00) // disabled before closing
-        }
+    @Test("Start: reset, event masks, features, then extended scan commands on a BT5 controller, legacy on a 4.x one", arguments: [true, false])
+    func startSequence(extended: Bool) async throws {
+        let controller = InMemoryHCIController(supportsExtendedAdvertising: extended)
+        let scanner = Self.scanner(Factory([.success(controller)]), manager: nil, clock: VirtualClock())
+        try await scanner.start()
+        let expectedScan: [HCIOpcode] = extended ? [.leSetExtendedScanParameters, .leSetExtendedScanEnable] : [.leSetScanParameters, .leSetScanEnable]
+        #expect(controller.sentOpcodes == [.reset, .setEventMask, .leReadLocalSupportedFeatures, .leSetEventMask] + expectedScan)
+        #expect(scanner.isScanning)
+        if case .scanning(let mode) = scanner.state { #expect(mode == (extended ? .extended : .legacy)) }
+        // LE Meta (bit 61) must be unmasked or no advertising report ever arrives.
+        #expect(controller.sent[1].parameters[7] & 0x20 != 0)
+        await scanner.stop()
+        #expect(!scanner.isScanning)
+        #expect(controller.sentOpcodes.last == (extended ? .leSetExtendedScanEnable : .leSetScanEnable))
+        #expect(controller.sent.last?.parameters.first == 0x00) // disabled before closing
     }
 
     @Test("Mode override: legacy on a BT5 controller; extended on a 4.x controller fails as unsupported")
     func modeOverride() async throws {
-        let controller = FakeController(extended: true)
+        let controller = InMemoryHCIController(supportsExtendedAdvertising: true)
         let legacy = Self.scanner(Factory([.success(controller)]), manager: nil, clock: VirtualClock()) { $0.mode = .legacy }
         try await legacy.start()
         #expect(controller.sentOpcodes.contains(.leSetScanEnable) && !controller.sentOpcodes.contains(.leSetExtendedScanEnable))
         await legacy.stop()
 
         let manager = LocationManager(clock: VirtualClock(), sources: [.beacon: .authorized])
-        let old = Self.scanner(Factory([.success(FakeController(extended: false))]), manager: manager, clock: VirtualClock()) { $0.mode = .extended }
+        let old = Self.scanner(Factory([.success(InMemoryHCIController(supportsExtendedAdvertising: false))]), manager: manager, clock: VirtualClock()) { $0.mode = .extended }
         await #expect(throws: BluetoothError.self) { try await old.start() }
         #expect(old.lastError?.code == .unsupported)
         #expect(!old.isScanning)
@@ -67,7 +68,7 @@ struct BeaconScannerTests {
 
     @Test("Reports: a Bumble-style ADV + SCAN_RSP pair is one frame, one observation on the injected clock; non-iBeacons are sightings only")
     func countsFramesOnce() async throws {
-        let controller = FakeController()
+        let controller = InMemoryHCIController()
         let clock = VirtualClock(start: Timestamp(seconds: 50))
         let manager = LocationManager(clock: clock, sources: [.beacon: .authorized])
         let log = EventLog()
@@ -100,28 +101,34 @@ struct BeaconScannerTests {
         #expect(sightings[1].iBeacon == nil)
     }
 
-    @Test("Command timeout: typed error naming the command, source restricted, monitoringDidFail, never 'scanning'", .timeLimit(.minutes(1)))
+    @Test("Command timeout (virtual time): typed error naming the command at exactly 200 ms, source restricted, monitoringDidFail, never 'scanning'", .timeLimit(.minutes(1)))
     func commandTimeout() async throws {
-        let controller = FakeController()
-        controller.state.withLock { $0.silent = [.leSetScanParameters, .leSetExtendedScanParameters] }
+        let controller = InMemoryHCIController()
+        controller.silentOpcodes = [.leSetScanParameters, .leSetExtendedScanParameters]
         let clock = VirtualClock()
         let manager = LocationManager(clock: clock, sources: [.beacon: .authorized])
         let log = EventLog()
         manager.delegate = log
         manager.startMonitoring(for: try BeaconRegion(identifier: "lobby", uuidString: Sample.uuid.uuidString))
-        let scanner = Self.scanner(Factory([.success(controller)]), manager: manager, clock: clock)
-        let started = ContinuousClock.now
+        // The 200 ms command timeout runs on a test clock: no real waiting.
+        let delays = TestClock()
+        let scanner = Self.scanner(Factory([.success(controller)]), manager: manager, clock: clock, delayClock: delays)
+        let starting = Task { try await scanner.start() }
+        try await eventually("the scan parameters sent") { controller.sentOpcodes.contains(.leSetExtendedScanParameters) }
+        try await delays.waitForSleepers(1)
+        delays.advance(by: .milliseconds(199))
+        #expect(delays.sleepers == 1, "still waiting 1 ms before the timeout")
+        #expect(!scanner.isScanning)
+        delays.advance(by: .milliseconds(1))
         do {
-            try await scanner.start()
+            try await starting.value
             Issue.record("start() succeeded against a silent controller")
-        } catch {
+        } catch let error as BluetoothError {
             #expect(error.code == .commandTimedOut)
             #expect(error.opcode == .leSetExtendedScanParameters)
             #expect(error.message.contains("HCI_LE_Set_Extended_Scan_Parameters"))
+            #expect(error.message.contains("within 0.2 seconds"), "\(error.message)")
         }
-        // It waited for the 200 ms command timeout, and no unbounded time (loaded CI machines are slow).
-        let elapsed = ContinuousClock.now - started
-        #expect(elapsed >= .milliseconds(200) && elapsed < .seconds(15), "start() took \(elapsed)")
         #expect(!scanner.isScanning)
         guard case .restricted = manager.authorizationStatus(for: .beacon) else {
             Issue.record("status \(manager.authorizationStatus(for: .beacon))")
@@ -132,8 +139,8 @@ struct BeaconScannerTests {
 
     @Test("Controller error status and missing permission map to controllerError/.restricted and permissionDenied/.denied")
     func errorMapping() async throws {
-        let controller = FakeController()
-        controller.state.withLock { $0.failing = [.leSetExtendedScanEnable: .commandDisallowed] }
+        let controller = InMemoryHCIController()
+        controller.failingOpcodes = [.leSetExtendedScanEnable: .commandDisallowed]
         let manager = LocationManager(clock: VirtualClock(), sources: [.beacon: .authorized])
         let refused = Self.scanner(Factory([.success(controller)]), manager: manager, clock: VirtualClock())
         await #expect(throws: BluetoothError.self) { try await refused.start() }
@@ -156,16 +163,17 @@ struct BeaconScannerTests {
         #expect(unavailable.lastError?.authorizationStatus == .restricted(reason: "cannot open fake: no Bluetooth support in this kernel"))
     }
 
-    @Test("Dropped transport mid-scan: recovering + restricted + monitoringDidFail; reconnect → authorized, region registered again (retry)")
+    @Test("Dropped transport mid-scan (reconnect backoff in virtual time): recovering + restricted + monitoringDidFail; reconnect → authorized, region registered again (retry)")
     func dropAndRecover() async throws {
-        let first = FakeController(), second = FakeController()
+        let first = InMemoryHCIController(), second = InMemoryHCIController()
         let refused = HCIError(code: .connectionFailed, message: "nothing listens there")
         let factory = Factory([.success(first), .failure(refused), .success(second)])
         let clock = VirtualClock()
         let manager = LocationManager(automation: Automation(retry: Automation.Retry(delay: 1, maximumAttempts: 5)), clock: clock, sources: [.beacon: .notDetermined])
         let log = EventLog()
         manager.delegate = log
-        let scanner = Self.scanner(factory, manager: manager, clock: clock)
+        let delays = TestClock()
+        let scanner = Self.scanner(factory, manager: manager, clock: clock, delayClock: delays)
         let states = Mutex<[String]>([])
         let events = scanner.events()
         let watcher = Task {
@@ -183,6 +191,16 @@ struct BeaconScannerTests {
             #expect(error.code == .sourceUnavailable)
             #expect(error.message.contains("fake"))
         }
+        // The reconnect backoff runs on the test clock: attempt 1 after 20 ms (refused), attempt 2
+        // after 40 ms more.
+        try await delays.waitForSleepers(1)
+        #expect(factory.opened == 1)
+        delays.advance(by: .milliseconds(20))
+        try await eventually("attempt 1") { factory.opened == 2 }
+        try await delays.waitForSleepers(1)
+        delays.advance(by: .milliseconds(39))
+        #expect(factory.opened == 2 && !scanner.isScanning, "attempt 2 waits its 40 ms")
+        delays.advance(by: .milliseconds(1))
         try await eventually("scanning again") { scanner.isScanning }
         #expect(factory.opened == 3) // refused once, then back
         #expect(manager.authorizationStatus(for: .beacon) == .authorized)
@@ -203,7 +221,7 @@ struct BeaconScannerTests {
 
     @Test("A Hardware Error event is a failure too; with reconnects exhausted the scanner ends failed")
     func hardwareErrorGivesUp() async throws {
-        let controller = FakeController()
+        let controller = InMemoryHCIController()
         let refused = HCIError(code: .connectionFailed, message: "nothing listens there")
         let factory = Factory([.success(controller), .failure(refused)])
         let scanner = Self.scanner(factory, manager: nil, clock: VirtualClock()) { $0.reconnect = ReconnectPolicy(initialDelay: 0.01, maximumDelay: 0.01, maximumAttempts: 2) }
@@ -219,7 +237,7 @@ struct BeaconScannerTests {
 
     @Test("Bad scan parameters are refused before touching the controller")
     func badParameters() async throws {
-        let controller = FakeController()
+        let controller = InMemoryHCIController()
         let scanner = Self.scanner(Factory([.success(controller)]), manager: nil, clock: VirtualClock()) {
             $0.intervalMilliseconds = 50
             $0.windowMilliseconds = 80

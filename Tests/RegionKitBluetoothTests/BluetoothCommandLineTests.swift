@@ -4,9 +4,10 @@ import Testing
 import Glibc
 #endif
 @testable import RegionKitBluetooth
+import RegionKitTestSupport
 
 /// `regionkit scan / advertise / monitor / replay FILE.btsnoop`, run as a user would.
-@Suite("regionkit Bluetooth commands", .serialized)
+@Suite("regionkit Bluetooth commands", .serialized, .tags(.endToEnd))
 struct BluetoothCommandLineTests {
     /// The built executable, beside the test bundle in the build directory.
     static var executable: String {
@@ -38,14 +39,14 @@ struct BluetoothCommandLineTests {
         return errno == EAFNOSUPPORT || errno == EPROTONOSUPPORT
     }
 
-    @Test("A bad --hci spec is refused with the reason, exit 1")
-    func badSpec() async throws {
-        for (spec, reason) in [("bogus:1", "unknown transport 'bogus'"), ("tcp:127.0.0.1", "port"), ("tcp:localhost:99999", "not a number in 1...65535"), ("hciX", "adapter number")] {
-            let result = try await Self.regionkit(["scan", "--hci", spec, "--duration", "1"])
-            #expect(result.status == 1, "\(spec): \(result.stderr)")
-            #expect(result.stderr.hasPrefix("regionkit: error: --hci '\(spec)'") && result.stderr.contains(reason), "\(spec): \(result.stderr)")
-            #expect(result.stdout.isEmpty)
-        }
+    @Test("A bad --hci spec is refused with the reason, exit 1", arguments: [
+        ("bogus:1", "unknown transport 'bogus'"), ("tcp:127.0.0.1", "port"), ("tcp:localhost:99999", "not a number in 1...65535"), ("hciX", "adapter number"),
+    ])
+    func badSpec(spec: String, reason: String) async throws {
+        let result = try await Self.regionkit(["scan", "--hci", spec, "--duration", "1"])
+        #expect(result.status == 1, "\(spec): \(result.stderr)")
+        #expect(result.stderr.hasPrefix("regionkit: error: --hci '\(spec)'") && result.stderr.contains(reason), "\(spec): \(result.stderr)")
+        #expect(result.stdout.isEmpty)
     }
 
     @Test("hci0 on a kernel without Bluetooth: 'no Bluetooth support in this kernel', exit 1, for scan, advertise and monitor")
@@ -64,7 +65,7 @@ struct BluetoothCommandLineTests {
 
     @Test("Nothing listening on the TCP port: a clear error and exit 1, not a hang")
     func nothingListening() async throws {
-        let port = try BumbleControllers.freePort()
+        let port = try Loopback.freePort()
         let started = ContinuousClock.now
         let result = try await Self.regionkit(["scan", "--hci", "tcp:127.0.0.1:\(port)", "--json"])
         #expect(result.status == 1)

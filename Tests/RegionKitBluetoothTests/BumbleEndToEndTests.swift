@@ -3,10 +3,11 @@ import Synchronization
 import Testing
 @testable import RegionKitBluetooth
 import RegionKitSimulation
+import RegionKitTestSupport
 
 /// RegionKit's scanner and advertiser against Bumble's software controllers (an independent HCI
 /// peer nobody here wrote), on 127.0.0.1. Needs REGIONKIT_BUMBLE_PYTHON; skipped loudly otherwise.
-@Suite("Bluetooth end to end against Bumble", .serialized, .enabled(if: BumbleControllers.python != nil, BumbleControllers.skipMessage))
+@Suite("Bluetooth end to end against Bumble", .serialized, .tags(.endToEnd), .enabled(if: BumbleControllers.python != nil, BumbleControllers.skipMessage))
 struct BumbleEndToEndTests {
     static let beaconSpec = "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0:1:2:-59"
     static let identity = Sample.identity

@@ -2,6 +2,8 @@ import Foundation
 import Synchronization
 import Testing
 @testable import RegionKitBluetooth
+import RegionKitTestSupport
+import RegionKitHCITesting
 
 @Suite("btsnoop capture (host's direction bits, incremental) and replay of its advertising reports")
 struct CaptureTests {
@@ -15,7 +17,7 @@ struct CaptureTests {
         defer { try? FileManager.default.removeItem(atPath: path) }
         let micros = Atomic<Int64>(1_700_000_000_000_000)
         let capture = try BTSnoopCaptureFile(path: path) { micros.add(1000, ordering: .sequentiallyConsistent).newValue }
-        let controller = FakeController()
+        let controller = InMemoryHCIController()
         let transport = CapturingTransport(wrapping: controller, capture: capture)
         let channel = HCICommandChannel(transport: transport, onEvent: { _ in }, onFailure: { _ in })
         try await channel.execute(.reset)

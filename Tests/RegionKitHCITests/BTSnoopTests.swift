@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import RegionKitTestSupport
 @testable import RegionKitHCI
 
 @Suite struct BTSnoopTests {
@@ -158,14 +159,14 @@ import Testing
 
     // MARK: Wireshark
 
-    static let tshark: String? = ["/usr/bin/tshark", "/usr/local/bin/tshark"].first { FileManager.default.isExecutableFile(atPath: $0) }
+    static let tshark = Tool.find("tshark")
 
     @Test(.enabled(if: tshark != nil, "tshark not installed: apt-get install -y tshark to check btsnoop files against Wireshark"))
-    func tsharkReadsOurFiles() throws {
+    func tsharkReadsOurFiles() async throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("regionkit-hci-\(getpid()).btsnoop")
         defer { try? FileManager.default.removeItem(at: path) }
         try Data(Self.sampleWriter().bytes).write(to: path)
-        let fields = try runTShark([
+        let fields = try await runTShark([
             "-r", path.path, "-T", "fields", "-E", "separator=|",
             "-e", "frame.number", "-e", "hci_h4.direction", "-e", "hci_h4.type", "-e", "bthci_cmd.opcode",
             "-e", "bthci_evt.code", "-e", "bthci_evt.le_meta_subevent", "-e", "bthci_evt.bd_addr",
@@ -188,24 +189,16 @@ import Testing
         #expect(lines[0][10].hasPrefix("1700000000.000000"))
         #expect(lines[6][2] == "0x02") // ACL
         // Wireshark's iBeacon dissector only runs through "Decode As"; check it finds the beacon.
-        let beacon = try runTShark([
+        let beacon = try await runTShark([
             "-r", path.path, "-d", "btcommon.eir_ad.manufacturer_company_id==0x004c,ibeacon", "-Y", "frame.number==5",
             "-T", "fields", "-e", "bluetooth.apple.ibeacon.uuid128", "-e", "bluetooth.apple.ibeacon.major", "-e", "bluetooth.apple.ibeacon.minor",
         ])
         #expect(beacon.contains("e2c56db5dffb48d2b060d0f5a710"))
     }
 
-    private func runTShark(_ arguments: [String]) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Self.tshark ?? "/usr/bin/tshark")
-        process.arguments = arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
-        return String(decoding: data, as: UTF8.self)
+    private func runTShark(_ arguments: [String]) async throws -> String {
+        let result = try await Tool.run(Self.tshark ?? "/usr/bin/tshark", arguments)
+        #expect(result.status == 0, "tshark: \(result.stderr)")
+        return result.stdout
     }
 }

@@ -1,10 +1,11 @@
 import Foundation
 import Testing
+import RegionKitTestSupport
 @testable import RegionKitHCI
 
 /// End-to-end against Bumble's software controllers (an independent HCI peer).
-/// Needs REGIONKIT_BUMBLE_PYTHON (see BumbleHarness.skipMessage); skipped otherwise.
-@Suite(.serialized, .enabled(if: BumbleHarness.python != nil, Comment(rawValue: BumbleHarness.skipMessage)))
+/// Needs REGIONKIT_BUMBLE_PYTHON (see BumbleControllers.skipMessage); skipped otherwise.
+@Suite(.serialized, .tags(.endToEnd), .enabled(if: BumbleControllers.python != nil, BumbleControllers.skipMessage))
 struct BumbleEndToEndTests {
     static let beacon = "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0:1:2:-59"
     /// Company 0x004C (LE), iBeacon type 0x02, length 0x15, then the UUID.
@@ -22,7 +23,7 @@ struct BumbleEndToEndTests {
     }
 
     @Test func resetAndReadFeaturesOverTCP() async throws {
-        let harness = try BumbleHarness(controllers: 2)
+        let harness = try BumbleControllers(controllers: 2)
         defer { harness.stop() }
         try await harness.waitUntilReady()
         let transport = try await TCPTransport.connect(host: "127.0.0.1", port: harness.ports[0], timeout: .seconds(3))
@@ -56,7 +57,7 @@ struct BumbleEndToEndTests {
     }
 
     @Test func extendedScanningReceivesTheIBeacon() async throws {
-        let harness = try BumbleHarness(controllers: 2, iBeacons: [Self.beacon])
+        let harness = try BumbleControllers(controllers: 2, iBeacons: [Self.beacon])
         defer { harness.stop() }
         try await harness.waitUntilReady()
         let transport = try await TCPTransport.connect(host: "127.0.0.1", port: harness.ports[0], timeout: .seconds(3))
@@ -94,7 +95,7 @@ struct BumbleEndToEndTests {
     }
 
     @Test func legacyScanningReceivesTheIBeaconAndTSharkAgrees() async throws {
-        let harness = try BumbleHarness(controllers: 2, legacyOnly: true, iBeacons: [Self.beacon])
+        let harness = try BumbleControllers(controllers: 2, legacyOnly: true, iBeacons: [Self.beacon])
         defer { harness.stop() }
         try await harness.waitUntilReady()
         let transport = try await TCPTransport.connect(host: "127.0.0.1", port: harness.ports[1], timeout: .seconds(3))
@@ -136,22 +137,15 @@ struct BumbleEndToEndTests {
             let path = FileManager.default.temporaryDirectory.appendingPathComponent("bumble-legacy-\(getpid()).btsnoop")
             defer { try? FileManager.default.removeItem(at: path) }
             try Data(capture.bytes).write(to: path)
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: tshark)
-            process.arguments = ["-r", path.path, "-Y", "bthci_evt.le_meta_subevent == 0x02 && btcommon.eir_ad.entry.company_id == 0x004c", "-T", "fields", "-e", "frame.number"]
-            let output = Pipe()
-            process.standardOutput = output
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            let data = output.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            let count = String(decoding: data, as: UTF8.self).split(separator: "\n").count
+            let result = try await Tool.run(tshark, ["-r", path.path, "-Y", "bthci_evt.le_meta_subevent == 0x02 && btcommon.eir_ad.entry.company_id == 0x004c", "-T", "fields", "-e", "frame.number"])
+            #expect(result.status == 0, "tshark: \(result.stderr)")
+            let count = result.stdout.split(separator: "\n").count
             #expect(count == beacons.count, "tshark saw \(count) LE Advertising Reports with Apple data, we decoded \(beacons.count)")
         }
     }
 
     @Test func controllerGoingAwayFailsTheStream() async throws {
-        let harness = try BumbleHarness(controllers: 1)
+        let harness = try BumbleControllers(controllers: 1)
         try await harness.waitUntilReady()
         let transport = try await TCPTransport.connect(host: "127.0.0.1", port: harness.ports[0], timeout: .seconds(3))
         let inbox = EventInbox()

@@ -4,6 +4,7 @@ import Testing
 import Glibc
 #endif
 @testable import RegionKitHCI
+import RegionKitTestSupport
 
 @Suite struct HCITransportSpecificationTests {
     @Test(arguments: [
@@ -49,10 +50,9 @@ import Glibc
         #expect(error?.message.contains("'\(text)'") == true) // the whole input is quoted too
     }
 
-    @Test func descriptionRoundTrips() throws {
-        for text in ["hci0:user", "hci3:raw", "tcp:127.0.0.1:9000", "tcp:[::1]:9", "serial:/dev/ttyUSB0:921600"] {
-            #expect(try HCITransportSpecification(parsing: text).description == text)
-        }
+    @Test(arguments: ["hci0:user", "hci3:raw", "tcp:127.0.0.1:9000", "tcp:[::1]:9", "serial:/dev/ttyUSB0:921600"])
+    func descriptionRoundTrips(text: String) throws {
+        #expect(try HCITransportSpecification(parsing: text).description == text)
     }
 }
 
@@ -94,7 +94,7 @@ import Glibc
     }
 }
 
-@Suite(.serialized) struct TCPTransportTests {
+@Suite(.serialized, .tags(.endToEnd)) struct TCPTransportTests {
     @Test func exchangesPacketsWithAFakeController() async throws {
         let peer = try LoopbackPeer()
         defer { peer.shutdown() }
@@ -190,7 +190,7 @@ import Glibc
         let connecting = Task { () -> Bool in
             // The transport lives only inside this task; nothing keeps it once the task returns.
             let transport = try await TCPTransport.connect(host: "127.0.0.1", port: port)
-            return transport.port == port
+            return transport.specification == .tcp(host: "127.0.0.1", port: port) && transport.name == "tcp:127.0.0.1:\(port)"
         }
         #expect(await peer.accept())
         #expect(try await connecting.value)
@@ -227,7 +227,7 @@ import Glibc
     @Test func connectTimeout() async throws {
         let peer = try LoopbackPeer(backlog: 0)
         defer { peer.shutdown() }
-        var transports: [TCPTransport] = []
+        var transports: [DescriptorTransport] = []
         var timedOut: HCIError?
         let start = ContinuousClock.now
         for _ in 0..<8 {

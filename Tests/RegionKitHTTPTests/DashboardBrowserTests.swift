@@ -1,10 +1,10 @@
 import Foundation
 import Testing
+import RegionKitTestSupport
 
 /// The dashboard in a real headless browser (Debian's chromium through chromedriver) against a
 /// `regionkit run` daemon fed by the museum simulation. Screenshots go to `.build/dashboard/`.
-@Suite("Dashboard in a real browser", .serialized,
-       .enabled(if: WebDriver.tools != nil, "chromium and chromedriver are not installed (scripts/test.sh installs them as root)"))
+@Suite("Dashboard in a real browser", .serialized, .tags(.endToEnd), .enabled(if: WebDriver.tools != nil, "chromium and chromedriver are not installed (scripts/test.sh installs them as root)"))
 struct DashboardBrowserTests {
     static let token = "browser-test-token-1f2e3d"
     static let screenshots = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()

@@ -1,11 +1,11 @@
 import Foundation
 import Testing
+import RegionKitTestSupport
 
 /// schemathesis (PyPI, in the test venv) against the OpenAPI file the daemon serves: generated
 /// requests on every operation (coverage, fuzzing, stateful phases), every check: no 5xx, every
 /// response matches its schema, schema-valid requests accepted and invalid ones refused.
-@Suite("OpenAPI conformance (schemathesis)", .serialized,
-       .enabled(if: SchemathesisTool.executable != nil, "schemathesis is not installed in .venv (scripts/test.sh installs it)"))
+@Suite("OpenAPI conformance (schemathesis)", .serialized, .tags(.endToEnd), .enabled(if: SchemathesisTool.executable != nil, "schemathesis is not installed in .venv (scripts/test.sh installs it)"))
 struct SchemathesisTests {
     @Test("Every operation of /openapi.yaml against a running daemon: no issue found")
     func conformance() async throws {

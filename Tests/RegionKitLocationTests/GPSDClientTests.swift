@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import RegionKitCore
 @testable import RegionKitLocation
+import RegionKitTestSupport
 
 @Suite("gpsd client over TCP (in-process fake server)")
 struct GPSDClientTests {

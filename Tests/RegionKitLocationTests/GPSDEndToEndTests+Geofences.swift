@@ -5,6 +5,7 @@ import RegionKit
 @testable import RegionKitLocation
 #if canImport(Glibc)
 import Glibc
+import RegionKitTestSupport
 #endif
 
 /// Geofences end to end through a real gpsd: `gpsfake` replays a moving regression log into gpsd
@@ -56,7 +57,7 @@ extension GPSDEndToEndTests.Geofence {
     static func run(log: String, cycle: Double, loop: Bool, regions: [CircularRegion], timeout: Double,
                     done: @escaping @Sendable (_ fixes: [Observed], _ events: [LocationEvent]) -> Bool) async throws -> Outcome {
         let url = try #require(Fixtures.url("gpsd/\(log)"))
-        let port = try #require(GPSDEndToEndTests.freePort())
+        let port = try Loopback.freePort()
         let process = Process()
         process.executableURL = URL(fileURLWithPath: GPSDEndToEndTests.gpsfake!)
         // -P port on loopback, -c seconds between sentences, -q quiet; without -1 the log repeats.

@@ -4,12 +4,13 @@ import RegionKitCore
 @testable import RegionKitLocation
 #if canImport(Glibc)
 import Glibc
+import RegionKitTestSupport
 #endif
 
 /// Runs a real gpsd through `gpsfake` (Debian: `apt-get install -y gpsd gpsd-clients`) replaying a
 /// regression log, reads it with GPSDClient and compares with the log's .chk TPVs.
 /// Skipped loudly when gpsfake is not on PATH or the fixtures are missing.
-@Suite("gpsd client end-to-end with gpsfake", .serialized)
+@Suite("gpsd client end-to-end with gpsfake", .serialized, .tags(.endToEnd))
 struct GPSDEndToEndTests {
     static let gpsfake: String? = {
         let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
@@ -19,19 +20,6 @@ struct GPSDEndToEndTests {
         }
         return nil
     }()
-
-    static func freePort() -> UInt16? {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let ok = withUnsafeMutablePointer(to: &addr) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, len) == 0 && getsockname(fd, $0, &len) == 0 }
-        }
-        return ok ? UInt16(bigEndian: addr.sin_port) : nil
-    }
 
     /// Child processes of `pid` (gpsfake runs gpsd as its child).
     static func children(of pid: Int32) -> [Int32] {
@@ -74,7 +62,7 @@ struct GPSDEndToEndTests {
         .timeLimit(.minutes(2)))
     func bt451() async throws {
         let log = try #require(Fixtures.url("gpsd/bt451.log"))
-        let port = try #require(GPSDEndToEndTests.freePort())
+        let port = try Loopback.freePort()
         let process = Process()
         process.executableURL = URL(fileURLWithPath: GPSDEndToEndTests.gpsfake!)
         // -P port, -1 play the log once, -c 0.05 s between sentences, -q quiet. gpsfake starts

@@ -63,26 +63,24 @@ struct DurableMonitoringTests {
         #expect(after.first == "processStarted")
     }
 
-    @Test("§6 stopped while inside, left while down, restarted: exactly one exit, logged with the reason")
-    func restartAfterLeaving() throws {
-        for profile in [MonitoringProfile.responsive, .coreLocation] {
-            let path = temporaryStorePath()
-            let clock = VirtualClock()
-            let first = try Self.service(path, clock: clock, profile: profile)
-            try first.start(regions: [Self.lobby])
-            Self.sight(first, clock, from: 1, to: 20)
-            try first.stop()
+    @Test("§6 stopped while inside, left while down, restarted: exactly one exit, logged with the reason", arguments: [MonitoringProfile.responsive, .coreLocation])
+    func restartAfterLeaving(profile: MonitoringProfile) throws {
+        let path = temporaryStorePath()
+        let clock = VirtualClock()
+        let first = try Self.service(path, clock: clock, profile: profile)
+        try first.start(regions: [Self.lobby])
+        Self.sight(first, clock, from: 1, to: 20)
+        try first.stop()
 
-            let clock2 = VirtualClock(start: Timestamp(seconds: 500))
-            let second = try Self.service(path, clock: clock2, profile: profile)
-            try second.start(regions: [Self.lobby])
-            clock2.advance(by: 120)
-            let exits = try second.store.events(since: 500).filter { $0.type == "didExitRegion" }
-            #expect(exits.count == 1, "profile \(profile.name)")
-            #expect(exits.first?.reason?.contains("not seen since the restart") == true, "\(exits.first?.reason ?? "")")
-            #expect(try second.store.states()["lobby"]?.state == .outside)
-            #expect(try second.store.events(since: 500).filter { $0.type == "didEnterRegion" }.isEmpty)
-        }
+        let clock2 = VirtualClock(start: Timestamp(seconds: 500))
+        let second = try Self.service(path, clock: clock2, profile: profile)
+        try second.start(regions: [Self.lobby])
+        clock2.advance(by: 120)
+        let exits = try second.store.events(since: 500).filter { $0.type == "didExitRegion" }
+        #expect(exits.count == 1, "profile \(profile.name)")
+        #expect(exits.first?.reason?.contains("not seen since the restart") == true, "\(exits.first?.reason ?? "")")
+        #expect(try second.store.states()["lobby"]?.state == .outside)
+        #expect(try second.store.events(since: 500).filter { $0.type == "didEnterRegion" }.isEmpty)
     }
 
     @Test("Every event is logged with its reason; ranged counts only when they change")

@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
+import RegionKitTestSupport
 import RegionKit
 import RegionKitStore
 @testable import RegionKitService
@@ -27,14 +28,7 @@ final class WebhookListener {
     """
 
     init() throws {
-        let probe = Process()
-        probe.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        probe.arguments = ["python3", "-c", "import socket; s = socket.socket(); s.bind(('127.0.0.1', 0)); print(s.getsockname()[1])"]
-        let pipe = Pipe()
-        probe.standardOutput = pipe
-        try probe.run()
-        probe.waitUntilExit()
-        port = Int(String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+        port = Int(try Loopback.freePort())
         output = FileManager.default.temporaryDirectory.appendingPathComponent("rk-webhook-\(UUID().uuidString).log")
     }
 
@@ -66,7 +60,7 @@ final class WebhookListener {
     }
 }
 
-@Suite("Hooks: commands and webhooks, once per event (spec §6)", .serialized)
+@Suite("Hooks: commands and webhooks, once per event (spec §6)", .serialized, .tags(.endToEnd))
 struct HookTests {
     static let uuid = UUID(uuidString: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0")!
     static let lobby = Region.beacon(try! BeaconRegion(identifier: "lobby", uuid: uuid))

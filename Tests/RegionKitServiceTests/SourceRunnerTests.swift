@@ -55,17 +55,15 @@ struct SourceRunnerTests {
         event.type == "didDetermineState" && event.region == "museum" && event.state == "inside"
     }
 
-    @Test("A source that cannot start reports why: unknown scenario, bad device")
-    func unusableSources() async throws {
+    @Test("A source that cannot start reports why: unknown scenario, bad device, missing file", arguments: [
+        (ServiceSource.simulator(.init(scenario: "nowhere")), "'nowhere' is neither a built-in scenario"),
+        (.hci(.init(device: "bogus:1")), "hci source 'bogus:1'"),
+        (.gateway(.init(file: "/nonexistent/run.json")), "/nonexistent/run.json"),
+    ])
+    func unusableSource(source: ServiceSource, expected: String) async throws {
         let service = MonitoringService(store: try RegionStore(path: temporaryStorePath()), sources: [:])
-        for (source, expected) in [
-            (ServiceSource.simulator(.init(scenario: "nowhere")), "'nowhere' is neither a built-in scenario"),
-            (.hci(.init(device: "bogus:1")), "hci source 'bogus:1'"),
-            (.gateway(.init(file: "/nonexistent/run.json")), "/nonexistent/run.json"),
-        ] {
-            let runner = SourceRunner(source: source, configuration: ServiceConfiguration(sources: [source]), service: service)
-            let error = await #expect(throws: RegionKitError.self) { try await runner.run() }
-            #expect(error?.message.contains(expected) == true, "\(String(describing: error))")
-        }
+        let runner = SourceRunner(source: source, configuration: ServiceConfiguration(sources: [source]), service: service)
+        let error = await #expect(throws: RegionKitError.self) { try await runner.run() }
+        #expect(error?.message.contains(expected) == true, "\(String(describing: error))")
     }
 }

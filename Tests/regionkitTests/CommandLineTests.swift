@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import RegionKitTestSupport
 
 /// Runs the built `regionkit` executable as a user would.
 struct CLI {
@@ -50,7 +51,7 @@ struct CLI {
     }
 }
 
-@Suite("regionkit command line")
+@Suite("regionkit command line", .tags(.endToEnd))
 struct CommandLineTests {
     static let contractTypes: Set<String> = ["didStartMonitoring", "monitoringDidFail", "didEnterRegion", "didExitRegion", "didDetermineState", "didRangeBeacons"]
 
@@ -78,26 +79,23 @@ struct CommandLineTests {
         #expect(summary.contains("didExitRegion:beacon-A") && summary.contains("didEnterRegion:beacon-B"))
     }
 
-    @Test("Every built-in runs under both profiles; ranging objects carry the beacon fields")
-    func everyBuiltIn() async throws {
-        for name in ["museum", "store-coupon", "start-inside", "flaky-radio", "geofence-walk"] {
-            for profile in ["corelocation", "responsive"] {
-                let result = try await CLI.run(["simulate", name, "--json", "--instant", "--profile", profile, "--seed", "3"])
-                #expect(result.status == 0, "\(name) \(profile): \(result.stderr)")
-                let objects = try Self.objects(result.stdout)
-                #expect(!objects.isEmpty)
-                for ranging in objects where ranging["type"] as? String == "didRangeBeacons" {
-                    for beacon in try #require(ranging["beacons"] as? [[String: Any]]) {
-                        #expect(Set(beacon.keys).isSuperset(of: ["uuid", "major", "minor", "proximity", "accuracy", "rssi"]))
-                    }
-                }
-                if name == "flaky-radio" {
-                    let failure = try #require(objects.first { $0["type"] as? String == "monitoringDidFail" })
-                    let error = try #require(failure["error"] as? [String: Any])
-                    #expect(error["code"] as? String == "sourceUnavailable")
-                    #expect(error["message"] is String)
-                }
+    @Test("Every built-in runs under both profiles; ranging objects carry the beacon fields",
+          arguments: ["museum", "store-coupon", "start-inside", "flaky-radio", "geofence-walk"], ["corelocation", "responsive"])
+    func everyBuiltIn(name: String, profile: String) async throws {
+        let result = try await CLI.run(["simulate", name, "--json", "--instant", "--profile", profile, "--seed", "3"])
+        #expect(result.status == 0, "\(name) \(profile): \(result.stderr)")
+        let objects = try Self.objects(result.stdout)
+        #expect(!objects.isEmpty)
+        for ranging in objects where ranging["type"] as? String == "didRangeBeacons" {
+            for beacon in try #require(ranging["beacons"] as? [[String: Any]]) {
+                #expect(Set(beacon.keys).isSuperset(of: ["uuid", "major", "minor", "proximity", "accuracy", "rssi"]))
             }
+        }
+        if name == "flaky-radio" {
+            let failure = try #require(objects.first { $0["type"] as? String == "monitoringDidFail" })
+            let error = try #require(failure["error"] as? [String: Any])
+            #expect(error["code"] as? String == "sourceUnavailable")
+            #expect(error["message"] is String)
         }
     }
 

@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 import RegionKitStore
+import RegionKitTestSupport
 
 /// The daemon as a real process: start, read its acknowledged events, stop or kill it.
 final class Daemon: @unchecked Sendable {
@@ -79,7 +80,7 @@ final class Daemon: @unchecked Sendable {
     }
 }
 
-@Suite("regionkit run: the daemon", .serialized)
+@Suite("regionkit run: the daemon", .serialized, .tags(.endToEnd))
 struct DaemonTests {
     static func writeConfig(_ text: String) throws -> String {
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("rk-config-\(UUID().uuidString).yaml")

@@ -38,6 +38,18 @@ struct LocationCommandTests {
         #expect((exit["evidence"] as? [String: Any])?["dwell"] as? Double == 5, "responsive dwell")
     }
 
+    @Test("Malformed NMEA lines are skipped with a warning (regionkit: warning: FILE: …), not reported as an error")
+    func nmeaWarnings() async throws {
+        let log = FileManager.default.temporaryDirectory.appendingPathComponent("rk-\(UUID().uuidString).nmea")
+        defer { try? FileManager.default.removeItem(at: log) }
+        // NMEA 0183's own RMC example (checksum 6A), then a sentence whose checksum is wrong.
+        try Data("$GPRMC,123519,A,4807.038,N,01131.000,E,022.4,084.4,230394,003.1,W*6A\r\n$GPRMC,123520,A,4807.038,N*00\r\n".utf8).write(to: log)
+        let result = try await CLI.run(["replay", log.path, "--instant", "--format", "nmea", "--geofence", "x:48.1173,11.5167,100"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr.hasPrefix("regionkit: warning: \(log.path): "), "\(result.stderr)")
+        #expect(!result.stderr.contains("error"), "\(result.stderr)")
+    }
+
     @Test("replay of a GPX hike (no usable timestamps: timed at walking speed) through a GeoJSON region file",
           .enabled(if: available, "fixtures not found (set REGIONKIT_FIXTURES): SKIPPED, not passed"))
     func replayGPXWithGeoJSON() async throws {

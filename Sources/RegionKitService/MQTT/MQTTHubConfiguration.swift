@@ -1,6 +1,7 @@
 import Foundation
 import RegionKitCore
 import RegionKitGateway
+import RegionKitMQTT
 
 /// The `mqtt:` block of the daemon's configuration: one broker, used for the MQTT sources and for
 /// the outputs. Credentials never come from the command line: the username may be written here
@@ -9,7 +10,7 @@ import RegionKitGateway
 /// ```yaml
 /// mqtt: {url: "mqtts://broker.lan:8883", site: home, username: regionkit, passwordFile: /etc/regionkit/mqtt.pass, caFile: /etc/regionkit/ca.pem}
 /// ```
-public struct MQTTHubConfiguration: Decodable, Sendable, Hashable {
+public struct MQTTHubConfiguration: Codable, Sendable, Hashable {
     /// `mqtt://HOST[:PORT]` or `mqtts://HOST[:PORT]`.
     public var url: String
     /// Names the output topics: `regionkit/<site>/…` (default `regionkit`).
@@ -76,7 +77,7 @@ public struct MQTTHubConfiguration: Decodable, Sendable, Hashable {
 /// ```yaml
 /// homeAssistant: {discovery: true, prefix: homeassistant, mqttRoom: true}
 /// ```
-public struct HomeAssistantConfiguration: Decodable, Sendable, Hashable {
+public struct HomeAssistantConfiguration: Codable, Sendable, Hashable {
     public var discovery: Bool?
     /// Discovery prefix (default `homeassistant`).
     public var prefix: String?
@@ -97,7 +98,7 @@ public struct HomeAssistantConfiguration: Decodable, Sendable, Hashable {
 ///   - mqtt: {format: espresense}                                  # espresense/devices/+/+
 ///   - mqtt: {format: theengs, topic: "home/+/BTtoMQTT/+", scanner: garage}
 /// ```
-public struct MQTTSourceConfiguration: Decodable, Sendable, Hashable {
+public struct MQTTSourceConfiguration: Codable, Sendable, Hashable {
     public var format: SightingMessageFormat
     /// The subscription filter (default: the format's usual topics).
     public var topic: String?
@@ -111,4 +112,15 @@ public struct MQTTSourceConfiguration: Decodable, Sendable, Hashable {
     }
 
     public var topicFilter: String { topic ?? format.defaultTopicFilter }
+
+    /// What is wrong with the settings, or nil.
+    public var problem: String? {
+        do {
+            try MQTTTopicFilter.validateFilter(topicFilter)
+        } catch {
+            return "topic: \(error)"
+        }
+        if let scanner, scanner.isEmpty || scanner.utf8.count > 128 { return "scanner must be 1–128 bytes" }
+        return nil
+    }
 }

@@ -37,6 +37,10 @@ public final class PresenceHub: Sendable {
     let outputs: Mutex<PresenceOutputs>
     let wake = WakeSignal()
     let counters = Mutex(Counters())
+    let publisherTask = Mutex<Task<Void, Never>?>(nil)
+    let stopping = Mutex(false)
+    /// The id of the last event the broker acknowledged (loaded from the store on first use).
+    let cursor = Mutex<Int64?>(nil)
     /// The store cursor's name: one per site, so two hubs of different sites on one store do not share it.
     let outputName: String
 
@@ -119,19 +123,52 @@ public final class PresenceHub: Sendable {
                 }
             }
         }
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask { await self.client.run() }
-            group.addTask { await self.publishEvents() }
-            group.addTask { await self.publishRanging() }
-            await group.next()
-            group.cancelAll()
+        let publisher = Task { await self.publishEvents() }
+        publisherTask.withLock { $0 = publisher }
+        // The client's run ends on shutdown() or cancellation; then the other loops stop too.
+        await withTaskGroup(of: Bool.self) { group in
+            group.addTask { await self.client.run(); return true }
+            group.addTask { await withTaskCancellationHandler { await publisher.value } onCancel: { publisher.cancel() }; return false }
+            group.addTask { await self.publishRanging(); return false }
+            for await clientEnded in group where clientEnded {
+                group.cancelAll()
+            }
         }
     }
 
-    /// Publishes `offline` (retained) and disconnects cleanly.
-    public func shutdown() async {
+    /// Publishes the events logged so far (stop the sources and the service first, so the last
+    /// one is "process stopped"; at most `drainTimeout`), then `offline` (retained), and
+    /// disconnects cleanly. Cancel ``run()``'s task afterwards.
+    public func shutdown(drainTimeout: Duration = .seconds(3)) async {
+        // The disconnection below is ours: it must not read as the beacon source failing.
+        stopping.withLock { $0 = true }
+        if let statistics = ingest?.statistics {
+            let rejected = statistics.rejected.sorted { $0.key < $1.key }.map { "\($0.key):\($0.value)" }.joined(separator: ",")
+            let metadata: Logger.Metadata = [
+                "messages": "\(statistics.messages)", "sightings": "\(statistics.sightings)",
+                "ignored": "\(statistics.ignored.values.reduce(0, +))", "rejected": "\(statistics.rejectedTotal)",
+                "rejected-by-kind": "\(rejected)", "unrouted": "\(statistics.unrouted)",
+            ]
+            // A warning when messages were rejected, so it shows at the daemon's usual log levels.
+            logger.log(level: statistics.rejectedTotal > 0 ? .warning : .info, "MQTT sources: totals since start", metadata: metadata)
+        }
+        // The publisher loop stops first, so the drain below is the only one publishing.
+        if let publisher = publisherTask.withLock({ $0.take() }) {
+            publisher.cancel()
+            await publisher.value
+        }
         if client.isConnected {
-            try? await client.publish(MQTTMessage(topic: topics.status, payload: Array("offline".utf8), qos: .atLeastOnce, retain: true))
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask { _ = await self.publishPending() }
+                group.addTask { try? await Task.sleep(for: drainTimeout) }
+                await group.next()
+                group.cancelAll()
+            }
+            do {
+                try await client.publish(MQTTMessage(topic: topics.status, payload: Array("offline".utf8), qos: .atLeastOnce, retain: true))
+            } catch {
+                logger.warning("cannot publish offline status (the broker's will does on an unclean end only)", metadata: ["error": "\(error)"])
+            }
         }
         await client.shutdown()
     }
@@ -166,8 +203,12 @@ public final class PresenceHub: Sendable {
             }
         case .disconnected(let error):
             counters.withLock { $0.disconnections += 1 }
-            logger.warning("MQTT disconnected", metadata: ["broker": "\(configuration.url)", "error": "\(error.map { "\($0)" } ?? "none")"])
-            if ingest != nil {
+            if let error {
+                logger.warning("MQTT disconnected", metadata: ["broker": "\(configuration.url)", "error": "\(error)"])
+            } else {
+                logger.info("MQTT disconnected", metadata: ["broker": "\(configuration.url)"])
+            }
+            if ingest != nil && !stopping.withLock({ $0 }) {
                 service.manager.setSourceStatus(.restricted(reason: "MQTT broker \(configuration.url) unreachable"), for: .beacon)
             }
         }
@@ -191,52 +232,53 @@ public final class PresenceHub: Sendable {
 
     // MARK: Events from the log
 
-    /// Publishes logged events after the cursor, in order, advancing the cursor per acknowledged
-    /// event; waits for a connection or a new event when there is nothing to do.
+    /// Publishes logged events after the cursor whenever connected; waits for a connection or a
+    /// new event when there is nothing to do.
     func publishEvents() async {
-        let store = service.store
-        var cursor: Int64
-        do {
-            cursor = try store.outputCursor(outputName, createAtEnd: true)
-        } catch {
-            logger.error("MQTT events output disabled: cannot read its cursor", metadata: ["error": "\(error)"])
-            return
-        }
         while !Task.isCancelled {
             guard client.isConnected else {
                 do { try await client.waitUntilConnected() } catch { return }
                 continue
             }
+            switch await publishPending() {
+            case .done: await wake.wait(timeout: .seconds(1))   // the timeout covers events logged by another process
+            case .disconnected: continue
+            case .storeFailed: try? await Task.sleep(for: .seconds(1))
+            }
+        }
+    }
+
+    enum PublishOutcome { case done, disconnected, storeFailed }
+
+    /// Publishes every logged event after the cursor, in order, advancing the cursor per
+    /// acknowledged event. One caller at a time (the publisher loop, or ``shutdown()`` after it).
+    func publishPending() async -> PublishOutcome {
+        let store = service.store
+        while true {
             let batch: [StoredEvent]
             do {
+                let cursor = try cursor.withLock { cursor in
+                    if let cursor { return cursor }
+                    let loaded = try store.outputCursor(outputName, createAtEnd: true)
+                    cursor = loaded
+                    return loaded
+                }
                 batch = try store.events(afterID: cursor, limit: 256)
             } catch {
-                logger.error("cannot read the event log", metadata: ["error": "\(error)"])
-                try? await Task.sleep(for: .seconds(1))
-                continue
+                logger.error("cannot read the event log or the MQTT cursor", metadata: ["error": "\(error)"])
+                return .storeFailed
             }
-            if batch.isEmpty {
-                // A new event or a reconnection wakes us; the timeout covers events logged by another process.
-                await wake.wait(timeout: .seconds(1))
-                continue
-            }
+            guard !batch.isEmpty else { return .done }
             for event in batch {
                 let messages = outputs.withLock { outputs in
                     outputs.messages(for: event) { self.service.manager.monitoredRegion($0)?.region }
                 }
-                var published = true
                 for message in messages where configuration.publishEvents != false || message.topic != topics.events {
-                    do {
-                        try await client.publish(Self.mqtt(message))
-                    } catch {
-                        published = false
-                        break
-                    }
+                    do { try await client.publish(Self.mqtt(message)) } catch { return .disconnected }
                 }
-                guard published else { break }
-                cursor = event.id
+                cursor.withLock { $0 = event.id }
                 counters.withLock { $0.eventsPublished += 1 }
-                do { try store.setOutputCursor(outputName, to: cursor) } catch {
+                do { try store.setOutputCursor(outputName, to: event.id) } catch {
                     logger.error("cannot save the MQTT events cursor (events may be published again after a restart)", metadata: ["error": "\(error)"])
                 }
             }

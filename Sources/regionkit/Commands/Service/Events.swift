@@ -1,0 +1,90 @@
+import ArgumentParser
+import Foundation
+import RegionKit
+import RegionKitStore
+
+struct Events: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Show the event log: a readable timeline, or JSON lines.",
+        discussion: "Every event is stored with the evidence behind it (RSSI, scanner, silence, threshold, distance)."
+    )
+
+    @Option(help: "The store (default: $REGIONKIT_STORE, else $XDG_DATA_HOME/regionkit/regionkit.sqlite).")
+    var store: String?
+
+    @Option(help: "Only events at or after T: ISO 8601 (2026-11-22T05:00:00Z), Unix seconds, or an age like 30s, 10m, 2h, 1d.")
+    var since: String?
+
+    @Option(help: "Only events of this region.")
+    var region: String?
+
+    @Flag(help: "Print the stored JSON objects, one per line (with their log id).")
+    var json = false
+
+    @Flag(help: "Keep printing new events as they are logged (until interrupted).")
+    var follow = false
+
+    @Option(help: "At most this many events (the oldest matching first).")
+    var limit: Int?
+
+    func run() async throws {
+        try await Console.reportingErrors {
+            let path = store ?? RegionStore.defaultPath()
+            guard FileManager.default.fileExists(atPath: path) else {
+                throw RegionKitError(.invalidArgument, "no store at \(path) (use --store or REGIONKIT_STORE)")
+            }
+            let database = try RegionStore(path: path)
+            let start = try since.map { try Self.parseTime($0, now: Date()) }
+            var last: Int64?
+            func show(_ events: [StoredEvent]) {
+                for event in events {
+                    Console.line(json ? Self.jsonLine(event) : Self.timelineLine(event))
+                    last = event.id
+                }
+            }
+            show(try database.events(since: start, region: region, limit: limit))
+            while follow && !Task.isCancelled {
+                try await Task.sleep(for: .milliseconds(300))
+                show(try database.events(since: start, region: region, afterID: last))
+            }
+        }
+    }
+
+    /// The stored JSON with the log id and wall-clock time added.
+    static func jsonLine(_ event: StoredEvent) -> String { event.jsonLine }
+
+    static func timelineLine(_ event: StoredEvent) -> String {
+        let label: String = switch event.type {
+        case "didEnterRegion": "ENTER "
+        case "didExitRegion": "EXIT  "
+        case "didDetermineState": "STATE "
+        case "didStartMonitoring": "START "
+        case "monitoringStopped": "STOP  "
+        case "monitoringDidFail": "FAIL  "
+        case "rangedBeaconCountChanged": "RANGE "
+        case "processStarted": "LAUNCH"
+        case "processStopped": "EXITED"
+        default: event.type
+        }
+        var text = "\(iso(event.time))  \(label) \(event.region ?? "")"
+        if let state = event.state, event.type == "didDetermineState" { text += " is \(state)" }
+        if let reason = event.reason { text += " — \(reason)" }
+        return text
+    }
+
+    static func iso(_ seconds: Double) -> String { StoredEvent.iso(seconds) }
+
+    static func parseTime(_ text: String, now: Date) throws -> Double {
+        if let seconds = Double(text) { return seconds }
+        let units: [Character: Double] = ["s": 1, "m": 60, "h": 3600, "d": 86400]
+        if let unit = text.last, let scale = units[unit], let amount = Double(text.dropLast()), amount >= 0 {
+            return now.timeIntervalSince1970 - amount * scale
+        }
+        let formatter = ISO8601DateFormatter()
+        for options in [ISO8601DateFormatter.Options.withInternetDateTime, [.withInternetDateTime, .withFractionalSeconds]] {
+            formatter.formatOptions = options
+            if let date = formatter.date(from: text) { return date.timeIntervalSince1970 }
+        }
+        throw RegionKitError(.invalidArgument, "--since '\(text)' is not ISO 8601, Unix seconds, or an age like 10m")
+    }
+}

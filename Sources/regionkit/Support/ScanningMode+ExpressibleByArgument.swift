@@ -1,0 +1,4 @@
+import ArgumentParser
+import RegionKitBluetooth
+
+extension ScanningMode: ExpressibleByArgument {}

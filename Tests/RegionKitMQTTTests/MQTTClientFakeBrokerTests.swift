@@ -1,0 +1,137 @@
+import NIOCore
+import NIOPosix
+import Testing
+import RegionKitTestSupport
+@testable import RegionKitMQTT
+
+/// MQTTClient against an in-process fake broker (NIO on 127.0.0.1, port chosen by the system) that
+/// answers CONNECT with fixed bytes: malformed or oversized packets from a broker end the
+/// connection with a typed error, are logged at error level with what and where, and the client
+/// keeps reconnecting. Packets before the bad one are still delivered.
+@Suite("MQTT client against a misbehaving broker")
+struct MQTTClientFakeBrokerTests {
+    /// Replies `reply` to the first bytes of every connection.
+    final class ReplyHandler: ChannelInboundHandler, Sendable {
+        typealias InboundIn = ByteBuffer
+        typealias OutboundOut = ByteBuffer
+        let reply: [UInt8]
+        init(reply: [UInt8]) { self.reply = reply }
+
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            context.writeAndFlush(wrapOutboundOut(ByteBuffer(bytes: reply)), promise: nil)
+        }
+    }
+
+    static func withFakeBroker(reply: [UInt8], _ body: (Int) async throws -> Void) async throws {
+        let server = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(ReplyHandler(reply: reply)) }
+            }
+            .bind(host: "127.0.0.1", port: 0).get()
+        let port = try #require(server.localAddress?.port)
+        do {
+            try await body(port)
+        } catch {
+            try await server.close()
+            throw error
+        }
+        try await server.close()
+    }
+
+    static func probe(port: Int) throws -> MQTTClientProbe {
+        var configuration = try MQTTClientConfiguration(url: "mqtt://127.0.0.1:\(port)")
+        configuration.reconnectMinimumDelay = .milliseconds(20)
+        configuration.reconnectMaximumDelay = .milliseconds(100)
+        configuration.maximumIncomingPacketSize = 1 << 20
+        return MQTTClientProbe(configuration: configuration)
+    }
+
+    static let connack: [UInt8] = [0x20, 0x02, 0x00, 0x00]
+    static let goodPublish: [UInt8] = [0x30, 0x04, 0x00, 0x01, 0x61, 0x21]             // QoS 0 "a" → "!"
+
+    @Test("protocol errors from the broker close the connection with a typed error; the client reconnects",
+          arguments: [
+            ([0x34, 0x05, 0x00, 0x01, 0x61, 0x00, 0x01], MQTTProtocolError.Kind.qos2NotSupported),  // QoS 2 PUBLISH
+            ([0x30, 0x80, 0x80, 0x80, 0x01], .packetTooLarge),                                   // claims 2 MiB > 1 MiB
+            ([0xF0, 0x00], .reservedPacketType),                                                  // type 15
+            ([0x30, 0xFF, 0xFF, 0xFF, 0xFF, 0x01], .malformedRemainingLength),                    // 5-byte length
+            ([0x30, 0x05, 0x00, 0x03, 0xC3, 0x28, 0x61], .invalidUTF8),                           // topic not UTF-8
+            ([0x50, 0x02, 0x00, 0x01], .qos2NotSupported),                                        // PUBREC
+            ([0x82, 0x06, 0x00, 0x01, 0x00, 0x01, 0x61, 0x00], .unexpectedPacket),                // SUBSCRIBE from a broker
+          ] as [([UInt8], MQTTProtocolError.Kind)])
+    func malformed(bad: [UInt8], kind: MQTTProtocolError.Kind) async throws {
+        try await Self.withFakeBroker(reply: Self.connack + Self.goodPublish + bad) { port in
+            let probe = try Self.probe(port: port)
+            probe.start()
+            #expect(await probe.wait { probe.disconnectedCount >= 2 }, "disconnected, reconnected, disconnected again")
+            await probe.stop()
+            guard case .protocolError(let detail)?? = probe.disconnections.first else {
+                Issue.record("expected a protocol error, got \(probe.disconnections)")
+                return
+            }
+            #expect(detail.kind == kind)
+            #expect(probe.connectedCount >= 2)
+            #expect(probe.received.first == MQTTMessage(topic: "a", payload: [0x21]), "the packet before the bad one was delivered")
+            let errors = probe.logs.all.filter { $0.hasPrefix("error") }
+            #expect(errors.contains { $0.contains("what=") && $0.contains("offset=") || $0.contains("unexpected packet") }, "\(errors)")
+        }
+    }
+
+    @Test("a refusing CONNACK surfaces as connectionRefused with its code; never connected")
+    func refused() async throws {
+        try await Self.withFakeBroker(reply: [0x20, 0x02, 0x00, 0x02]) { port in
+            let probe = try Self.probe(port: port)
+            probe.start()
+            #expect(await probe.wait { probe.disconnectedCount >= 2 })
+            await probe.stop()
+            #expect(probe.disconnections.first == .some(.connectionRefused(.identifierRejected)))
+            #expect(probe.connectedCount == 0)
+        }
+    }
+
+    @Test("nothing listening: connectionFailed events with backoff; waitUntilConnected throws after shutdown; run() ends")
+    func nothingListening() async throws {
+        let port = try #require(MosquittoBroker.freePort())
+        let probe = try Self.probe(port: port)
+        probe.start()
+        #expect(await probe.wait { probe.disconnectedCount >= 3 })
+        if case .connectionFailed?? = probe.disconnections.first {} else {
+            Issue.record("expected connectionFailed, got \(probe.disconnections)")
+        }
+        await #expect(throws: MQTTError.notConnected) {
+            try await probe.client.publish(MQTTMessage(topic: "a", payload: [], qos: .atLeastOnce, retain: false))
+        }
+        let client = probe.client
+        let waiter = Task { try await client.waitUntilConnected() }
+        await probe.stop()
+        await #expect(throws: MQTTError.shutdown) { try await waiter.value }
+        await #expect(throws: MQTTError.shutdown) { try await client.waitUntilConnected() }
+        await #expect(throws: MQTTError.shutdown) { try await client.subscribe("a", qos: .atMostOnce) }
+    }
+
+    @Test("cancelling the task running run() shuts the client down")
+    func cancellation() async throws {
+        let port = try #require(MosquittoBroker.freePort())
+        let probe = try Self.probe(port: port)
+        let client = probe.client
+        let running = Task { await client.run() }
+        #expect(await probe.wait { probe.disconnectedCount >= 1 })
+        running.cancel()
+        await running.value
+        await #expect(throws: MQTTError.shutdown) { try await client.waitUntilConnected() }
+        let waiting = Task { try await client.waitUntilConnected() }
+        waiting.cancel()
+        await #expect(throws: MQTTError.self) { try await waiting.value }
+    }
+
+    @Test("invalid topic names and filters are refused before anything is sent")
+    func invalidArguments() async throws {
+        let probe = try Self.probe(port: 1)
+        await #expect(throws: MQTTError.invalidTopic("a/+", reason: "contains the wildcard '+' at byte 2")) {
+            try await probe.client.publish(MQTTMessage(topic: "a/+", payload: []))
+        }
+        await #expect(throws: MQTTError.self) { try await probe.client.subscribe("a/#/b", qos: .atMostOnce) }
+        await #expect(throws: MQTTError.notConnected) { try await probe.client.publish(MQTTMessage(topic: "a", payload: [])) }
+    }
+}

@@ -1,0 +1,76 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Runs a command-line tool (tshark, btmon, the regionkit executable) with a time limit; returns
+/// its status and output. The one tool runner of the test targets.
+///
+/// ```swift
+/// guard let tshark = Tool.find("tshark") else { return } // skipped, with the reason printed
+/// let result = try await Tool.run(tshark, ["-r", capture, "-T", "fields", "-e", "frame.number"])
+/// ```
+public enum Tool {
+    public struct Result: Sendable {
+        public var status: Int32
+        public var stdout: String
+        public var stderr: String
+    }
+
+    public static func find(_ name: String) -> String? {
+        for directory in ["/usr/bin", "/usr/local/bin", "/bin", "/usr/sbin"] {
+            let path = "\(directory)/\(name)"
+            if FileManager.default.isExecutableFile(atPath: path) { return path }
+        }
+        return nil
+    }
+
+    /// Async so that waiting never blocks a thread of Swift's cooperative pool (2 threads on a
+    /// 2-core machine: a blocking wait there starves every other test's timers).
+    public static func run(_ executable: String, _ arguments: [String], timeout: Duration = .seconds(60)) async throws -> Result {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        let outPath = FileManager.default.temporaryDirectory.appendingPathComponent("tool-\(getpid())-\(UUID().uuidString).out").path
+        let errPath = outPath + ".err"
+        _ = FileManager.default.createFile(atPath: outPath, contents: nil)
+        _ = FileManager.default.createFile(atPath: errPath, contents: nil)
+        defer {
+            try? FileManager.default.removeItem(atPath: outPath)
+            try? FileManager.default.removeItem(atPath: errPath)
+        }
+        process.standardOutput = FileHandle(forWritingAtPath: outPath)
+        process.standardError = FileHandle(forWritingAtPath: errPath)
+        let exited = Locked<CheckedContinuation<Void, Never>?>(nil)
+        let finished = Locked(false)
+        process.terminationHandler = { _ in
+            let continuation = exited.withLock { value -> CheckedContinuation<Void, Never>? in
+                defer { value = nil }
+                return value
+            }
+            finished.withLock { $0 = true }
+            continuation?.resume()
+        }
+        try process.run()
+        let pid = process.processIdentifier
+        let killer = Task {
+            try? await Task.sleep(for: timeout)
+            if !Task.isCancelled { kill(pid, SIGKILL) }
+        }
+        await withCheckedContinuation { continuation in
+            let done = finished.withLock { done -> Bool in
+                if !done { exited.withLock { $0 = continuation } }
+                return done
+            }
+            if done { continuation.resume() }
+        }
+        killer.cancel()
+        if process.terminationReason == .uncaughtSignal && process.terminationStatus == SIGKILL {
+            throw TestFailure("\(executable) \(arguments.joined(separator: " ")) did not finish within \(timeout)")
+        }
+        process.waitUntilExit()
+        return Result(status: process.terminationStatus,
+                      stdout: (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? "",
+                      stderr: (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? "")
+    }
+}

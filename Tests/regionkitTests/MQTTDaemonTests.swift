@@ -1,0 +1,210 @@
+import Foundation
+import Testing
+import RegionKitStore
+import RegionKitTestSupport
+
+/// `regionkit run` as a presence hub on a real Mosquitto broker, checked with Mosquitto's own
+/// clients: sightings in with `mosquitto_pub`, what we publish read with `mosquitto_sub`.
+@Suite("regionkit run on MQTT: ESPresense in, events, states, rooms and Home Assistant out", .serialized, .tags(.endToEnd),
+       .enabled(if: MosquittoBroker.isAvailable, MosquittoBroker.skipReason))
+struct MQTTDaemonTests {
+    static let uuid = "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0"
+    static let espresenseID = "iBeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0-1-2"
+    static let beaconKey = "e2c56db5-dffb-48d2-b060-d0f5a71096e0-1-2"
+
+    static func sighting(room: String, rssi: Double = -63.5) -> (topic: String, payload: String) {
+        ("espresense/devices/\(espresenseID)/\(room)", #"{"id":"\#(espresenseID)","rssi":\#(rssi),"rssi@1m":-59,"int":100}"#)
+    }
+
+    static func config(broker: MosquittoBroker, sources: String, extra: String = "") -> String {
+        """
+        profile: responsive
+        regions:
+          - {identifier: lobby, uuid: \(uuid)}
+        sources:
+        \(sources)
+        mqtt: {url: "\(broker.url)", site: test, keepAlive: 2}
+        \(extra)
+        """
+    }
+
+    static func events(_ messages: [MosquittoBroker.Subscriber.Message]) -> [[String: Any]] {
+        messages.filter { $0.topic == "regionkit/test/events" }.compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.payload.utf8)) as? [String: Any]
+        }
+    }
+
+    @Test("ESPresense sightings → enter with the room as scanner, retained state and room, HA entities, exit after silence, offline on stop")
+    func espresenseRoundTrip() async throws {
+        let broker = try MosquittoBroker()
+        try broker.start()
+        defer { broker.stop() }
+        let all = try await broker.subscribe(topic: "#", count: 100_000, timeout: 90)
+        defer { all.terminate() }
+        let config = Self.config(broker: broker, sources: "  - mqtt: {format: espresense}", extra: "homeAssistant: {discovery: true}")
+        let daemon = try Daemon(config: try DaemonTests.writeConfig(config), store: DaemonTests.temporaryStore())
+        try await eventually(timeout: .seconds(20), "the daemon is online") {
+            all.messages.contains { $0.topic == "regionkit/test/status" && $0.payload == "online" }
+        }
+        // 10 Hz for 12 s from the kitchen node (past the detector's cautious first seconds), then silence.
+        let sighting = Self.sighting(room: "kitchen")
+        for _ in 0..<120 {
+            try broker.publish(topic: sighting.topic, message: sighting.payload)
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        try await eventually(timeout: .seconds(40), "didExitRegion on the events topic") {
+            Self.events(all.messages).contains { $0["type"] as? String == "didExitRegion" }
+        }
+        let events = Self.events(all.messages)
+        let inside = try #require(events.first { $0["type"] as? String == "didDetermineState" && $0["state"] as? String == "inside" })
+        #expect(inside["region"] as? String == "lobby")
+        #expect((inside["evidence"] as? [String: Any])?["scanner"] as? String == "kitchen")
+        #expect(inside["id"] is NSNumber, "each event carries its log id")
+        // Ids strictly increase on the topic (published in log order, none twice).
+        let ids = events.compactMap { ($0["id"] as? NSNumber)?.int64Value }
+        #expect(ids == ids.sorted() && Set(ids).count == ids.count, "\(ids)")
+
+        let messages = all.messages
+        let states = messages.filter { $0.topic == "regionkit/test/regions/lobby/state" }.map(\.payload)
+        #expect(states.first == "inside" && states.last == "outside", "\(states)")
+        #expect(messages.contains { $0.topic == "regionkit/test/beacons/\(Self.beaconKey)/room" && $0.payload == "kitchen" })
+        #expect(messages.contains { $0.topic == "homeassistant/binary_sensor/regionkit_test/lobby/config" && $0.payload.contains(#""device_class":"presence""#) })
+        #expect(messages.contains { $0.topic == "homeassistant/device_tracker/regionkit_test/ibeacon_\(Self.beaconKey)/config" })
+        #expect(messages.contains { $0.topic == "regionkit/test/beacons/\(Self.beaconKey)/distance" })
+
+        // Home Assistant restarts: discovery is sent again.
+        let before = all.messages.filter { $0.topic.hasSuffix("/config") }.count
+        try broker.publish(topic: "homeassistant/status", message: "online")
+        try await eventually(timeout: .seconds(10), "discovery re-sent") { all.messages.filter { $0.topic.hasSuffix("/config") }.count >= before + 3 }
+
+        #expect(await daemon.signal(SIGTERM) == 0, "stderr: \(daemon.stderr)")
+        try await eventually(timeout: .seconds(5), "offline") { all.messages.last { $0.topic == "regionkit/test/status" }?.payload == "offline" }
+        #expect(Self.events(all.messages).last?["type"] as? String == "processStopped", "events up to the stop are published before offline")
+        // The retained state survives for late subscribers.
+        let late = try await broker.subscribe(topic: "regionkit/test/regions/+/state", count: 1, timeout: 5)
+        #expect(await late.waitForMessages(1, timeout: 5).first?.payload == "outside")
+    }
+
+    @Test("10,000 malformed payloads among good sightings: no crash, each kind logged once with its topic, the good ones still enter")
+    func hostilePayloads() async throws {
+        let broker = try MosquittoBroker()
+        try broker.start()
+        defer { broker.stop() }
+        let config = Self.config(broker: broker, sources: "  - mqtt: {format: espresense}\n  - mqtt: {format: theengs}")
+        let daemon = try Daemon(config: try DaemonTests.writeConfig(config), store: DaemonTests.temporaryStore())
+        let events = try await broker.subscribe(topic: "regionkit/test/events", count: 100_000, timeout: 120)
+        defer { events.terminate() }
+        try await eventually(timeout: .seconds(20), "connected") { daemon.acknowledged.count >= 2 }
+
+        let good = Self.sighting(room: "hall").payload
+        let shapes: [String] = [
+            #"{"id":"\#(Self.espresenseID)","rssi":"loud"}"#,                   // wrong type
+            #"{"id":"\#(Self.espresenseID)","rssi":-60"#,                       // truncated
+            #"{"id":"\#(Self.espresenseID)","rssi":1e308}"#,                    // huge number
+            #"{"id":"iBeacon:zz-1-2","rssi":-60}"#,                              // malformed id
+            #"{"rssi":-60}"#,                                                    // no id
+            #"[1,2,3]"#,                                                         // not an object
+            #"{"id":"phone:abc","rssi":-60}"#,                                   // unknown id: ignored, not an error
+            "{\"id\":\"\u{FF}\"}",                                               // replaced below by invalid UTF-8
+        ]
+        var lines: [[UInt8]] = []
+        for index in 0..<10_000 {
+            var bytes = Array(shapes[index % shapes.count].utf8)
+            if index % shapes.count == shapes.count - 1 { bytes = [0x7B, 0x22, 0xC3, 0x28, 0xFF, 0xFE, 0x7D] }   // invalid UTF-8
+            lines.append(bytes)
+            if index % 100 == 0 { lines.append(Array(good.utf8)) }
+        }
+        try broker.publishLines(topic: "espresense/devices/x/hall", lines: lines)
+        // One message of 1 MB on each source's topics.
+        try broker.publish(topic: "espresense/devices/x/hall", payload: Array(repeating: UInt8(ascii: "a"), count: 1 << 20))
+        try broker.publish(topic: "home/gw/BTtoMQTT/AABBCC", payload: Array(repeating: UInt8(ascii: "{"), count: 1 << 20))
+        try await eventually(timeout: .seconds(30), "the good sightings entered lobby") {
+            Self.events(events.messages).contains { $0["type"] as? String == "didDetermineState" && $0["state"] as? String == "inside" }
+        }
+        #expect(daemon.process.isRunning, "stderr: \(daemon.stderr)")
+        #expect(await daemon.signal(SIGTERM) == 0, "stderr: \(daemon.stderr)")
+        let rejections = daemon.stderr.split(separator: "\n").filter { $0.contains("rejected an MQTT sighting message") }
+        let kinds = rejections.compactMap { line in line.split(separator: " ").first { $0.hasPrefix("kind=") } }
+        #expect(Set(kinds) == ["kind=wrongType", "kind=invalidJSON", "kind=outOfRange", "kind=malformedField", "kind=missingField", "kind=invalidUTF8", "kind=tooLarge"],
+                "\(rejections.joined(separator: "\n"))")
+        #expect(kinds.count == Set(kinds).count + 1, "once per kind and source (tooLarge once on each): \(kinds)")
+        #expect(rejections.allSatisfy { $0.contains("topic=") })
+        // The summary at the stop counts every message.
+        let summary = try #require(daemon.stderr.split(separator: "\n").first { $0.contains("MQTT sources") }, "\(daemon.stderr)")
+        #expect(summary.contains("rejected=8752"), "7 of every 8 malformed shapes + 2 oversized: \(summary)")
+        #expect(summary.contains("sightings=100"), "\(summary)")
+    }
+
+    /// A persistent observer: the broker keeps its session (and queues its QoS 1 messages) across
+    /// a broker restart and while it is away; ids of the events it received, in order.
+    static func observedIDs(_ subscribers: [MosquittoBroker.Subscriber]) -> [Int64] {
+        subscribers.flatMap { events($0.messages) }.compactMap { ($0["id"] as? NSNumber)?.int64Value }
+    }
+
+    @Test("Broker killed (SIGKILL) and restarted mid-run: the daemon reconnects and every event of the outage arrives once, in order")
+    func brokerOutage() async throws {
+        let broker = try MosquittoBroker()
+        try broker.start(.init(persistence: true))
+        defer { broker.stop() }
+        let observer = try await broker.subscribe(topic: "regionkit/test/events", count: 1_000_000, timeout: 120, clientID: "rk-observer", persistentSession: true)
+        // A busy simulated museum (enters, exits, ranging) as the event source; MQTT only as output.
+        let config = Self.config(broker: broker, sources: "  - simulator: {scenario: museum, speed: 40, repeat: true}")
+        let store = DaemonTests.temporaryStore()
+        let daemon = try Daemon(config: try DaemonTests.writeConfig(config), store: store)
+        try await eventually(timeout: .seconds(30), "events flowing") { Self.events(observer.messages).count >= 5 }
+        try await Task.sleep(for: .milliseconds(1500))             // the broker autosaves the observer's session
+        let killedAt = Date().timeIntervalSince1970
+        broker.kill()
+        observer.terminate()
+        try await Task.sleep(for: .seconds(3))                      // events keep being logged, not published
+        try broker.restart()
+        let restartedAt = Date().timeIntervalSince1970
+        let after = try await broker.subscribe(topic: "regionkit/test/events", count: 1_000_000, timeout: 120, clientID: "rk-observer", persistentSession: true)
+        defer { after.terminate() }
+        let logged = try RegionStore(path: store)
+        let outage = try logged.events().filter { $0.time > killedAt + 0.2 && $0.time < restartedAt }.map(\.id)
+        #expect(outage.count >= 3, "the museum logs events during a 3 s outage")
+        try await eventually(timeout: .seconds(30), "the outage's events after the restart") {
+            Set(Self.observedIDs([after])).isSuperset(of: outage)
+        }
+        #expect(await daemon.signal(SIGTERM) == 0, "stderr: \(daemon.stderr)")
+        try await eventually(timeout: .seconds(10), "processStopped") { Self.events(after.messages).last?["type"] as? String == "processStopped" }
+        let seen = Self.observedIDs([observer, after])
+        for id in outage { #expect(seen.filter { $0 == id }.count == 1, "outage event \(id) delivered exactly once") }
+        let afterIDs = Self.observedIDs([after])
+        #expect(afterIDs == afterIDs.sorted(), "in order after the restart")
+        // Everything logged after the kill reached the observer; before it, at most the one event in flight may repeat.
+        let stored = try logged.events()
+        for event in stored where event.time > killedAt + 0.2 { #expect(seen.contains(event.id), "event \(event.id) (\(event.type)) missing") }
+        #expect(seen.count - Set(seen).count <= 1, "duplicates beyond the in-flight one: \(seen.count - Set(seen).count)")
+    }
+
+    @Test("The daemon killed (-9) mid-run and restarted: no event lost; repeats only of the event in flight, each with its id")
+    func daemonCrash() async throws {
+        let broker = try MosquittoBroker()
+        try broker.start()
+        defer { broker.stop() }
+        let observer = try await broker.subscribe(topic: "regionkit/test/events", count: 1_000_000, timeout: 120)
+        defer { observer.terminate() }
+        let config = try DaemonTests.writeConfig(Self.config(broker: broker, sources: "  - simulator: {scenario: museum, speed: 40, repeat: true}"))
+        let store = DaemonTests.temporaryStore()
+        var kills = 0
+        for round in 0..<3 {
+            let daemon = try Daemon(config: config, store: store)
+            try await eventually(timeout: .seconds(30), "round \(round) publishing") { daemon.acknowledged.count >= 4 }
+            try await Task.sleep(for: .milliseconds(Int.random(in: 200...1200)))
+            if round < 2 {
+                _ = await daemon.signal(SIGKILL)
+                kills += 1
+            } else {
+                #expect(await daemon.signal(SIGTERM) == 0, "stderr: \(daemon.stderr)")
+            }
+        }
+        try await eventually(timeout: .seconds(10), "processStopped") { Self.events(observer.messages).last?["type"] as? String == "processStopped" }
+        let seen = Self.observedIDs([observer])
+        let stored = try RegionStore(path: store).events().map(\.id)
+        // The first run's cursor starts at the (empty) log's end: every stored event is expected.
+        #expect(Set(seen) == Set(stored), "missing: \(Set(stored).subtracting(seen).sorted())")
+        #expect(seen.count - Set(seen).count <= kills, "QoS 1 repeats at most the one event in flight per crash")
+    }
+}
