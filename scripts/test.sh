@@ -5,9 +5,9 @@
 #     chromium + chromium-driver (the dashboard in a real headless browser)
 #   - a Python venv with Bumble (virtual Bluetooth controllers for the HCI end-to-end tests)
 # Tests whose tool could not be installed are reported as skipped, with the reason.
-# Phase 1 runs the in-process tests in parallel; phase 2 runs the end-to-end suites that start
-# processes (Bumble, gpsd, the daemon, the CLI, a webhook listener) one suite at a time, so that
-# on a 2-core machine they never starve each other.
+# Phase 1 runs the in-process tests in parallel; phase 2 runs, one suite at a time, the suites
+# tagged .endToEnd (they start processes: Bumble, gpsd, the daemon, the CLI, a webhook listener)
+# or .realTime (bounded real-time waits), so that on a 2-core machine they never starve each other.
 # Usage: ./scripts/test.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -55,10 +55,12 @@ export REGIONKIT_FIXTURES="${REGIONKIT_FIXTURES:-$(cd .. && pwd)/shared/fixtures
 echo "== $(swift --version 2>&1 | head -1)"
 swift build --build-tests || exit 1
 
-# End-to-end suites, run one at a time in phase 2: every suite tagged `.endToEnd` (Tag.endToEnd in
-# Tests/RegionKitTestSupport/Tags.swift). `swift test` (6.3) cannot select tests by tag on the command
-# line, only by regex over names (--filter/--skip), so the tagged suites are read from the source:
-# a `@Suite(...)` attribute line containing `.tags(...endToEnd...)`, then the type it annotates
+# Suites run one at a time in phase 2: every suite tagged `.endToEnd` (it starts processes or real
+# components) or `.realTime` (it waits on real-time bounds that parallel CPU-heavy tests could
+# exhaust); both tags are in Tests/RegionKitTestSupport/Tags.swift. `swift test` (6.3) cannot select
+# tests by tag on the command line, only by regex over names (--filter/--skip), so the tagged suites
+# are read from the source: a `@Suite(...)` attribute line containing `.tags(...)` with one of the
+# two tags, then the type it annotates
 # (`struct Name`, on that line or a following one), named Module.Name with the module being the
 # test target's folder. Each name is then checked against `swift test list`: a tagged suite the
 # list does not know (renamed, nested, attribute split over lines) stops the run instead of
@@ -69,15 +71,15 @@ while IFS= read -r suite; do E2E_SUITES+=("$suite"); done < <(
   for file in Tests/*Tests/*.swift; do
     module=$(basename "$(dirname "$file")")
     awk -v module="$module" '
-      /@Suite\(.*\.tags\([^)]*\.endToEnd/ { pending = 1 }
+      /@Suite\(.*\.tags\([^)]*\.(endToEnd|realTime)/ { pending = 1 }
       pending && match($0, /(struct|class|enum|actor)[ \t]+[A-Za-z_][A-Za-z0-9_]*/) {
         split(substr($0, RSTART, RLENGTH), words, /[ \t]+/)
         print module "." words[2]
         pending = 0
       }' "$file"
   done | sort -u)
-if grep -n '\.tags(.*\.endToEnd' Tests/*Tests/*.swift | grep -v '@Suite(' ; then
-  echo "== ERROR: .endToEnd tags above are not on a one-line @Suite attribute; scripts/test.sh selects whole suites"
+if grep -nE '\.tags\(.*\.(endToEnd|realTime)' Tests/*Tests/*.swift | grep -v '@Suite(' ; then
+  echo "== ERROR: the .endToEnd/.realTime tags above are not on a one-line @Suite attribute; scripts/test.sh selects whole suites"
   exit 1
 fi
 if [ ${#E2E_SUITES[@]} -eq 0 ]; then
@@ -88,7 +90,7 @@ listed=$(swift test list --skip-build 2>/dev/null) || { echo "== ERROR: swift te
 for suite in "${E2E_SUITES[@]}"; do
   grep -q "^${suite}/" <<<"$listed" || { echo "== ERROR: tagged suite $suite is not in 'swift test list'"; exit 1; }
 done
-echo "== end-to-end suites (tagged .endToEnd): ${E2E_SUITES[*]}"
+echo "== phase-2 suites (tagged .endToEnd or .realTime): ${E2E_SUITES[*]}"
 # Anchored so that a suite name never matches a longer one (DaemonTests vs DaemonTestsExtra).
 skip=$(printf '%s/|' "${E2E_SUITES[@]}"); skip="${skip%|}"
 status=0

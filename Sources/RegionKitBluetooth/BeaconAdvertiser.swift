@@ -63,6 +63,8 @@ public final class BeaconAdvertiser: Sendable {
 
     public let configuration: Configuration
     public let transportName: String
+    /// Measures command timeouts.
+    public let clock: any Clock<Duration>
     private let channel: Mutex<HCICommandChannel?> = Mutex(nil)
     private let transport: any HCITransport
     private let state = Mutex(State())
@@ -70,9 +72,12 @@ public final class BeaconAdvertiser: Sendable {
     /// - Parameters:
     ///   - transport: an open transport to the controller; the advertiser closes it on ``stop()``.
     ///   - transportName: names it in messages.
-    public init(transport: any HCITransport, transportName: String = "controller", configuration: Configuration) {
+    ///   - clock: measures command timeouts; `ContinuousClock` unless a test brings its own.
+    public init(transport: any HCITransport, transportName: String = "controller", clock: any Clock<Duration> = ContinuousClock(),
+                configuration: Configuration) {
         self.transport = transport
         self.transportName = transportName
+        self.clock = clock
         self.configuration = configuration
     }
 
@@ -92,7 +97,7 @@ public final class BeaconAdvertiser: Sendable {
         }
         guard first else { throw BluetoothError(.invalidConfiguration, "\(transportName): the advertiser was already started; create a new one") }
         let parameters = try configuration.advertisingParameters()
-        let channel = HCICommandChannel(transport: transport, name: transportName, onEvent: { _ in }, onFailure: { [weak self] error in
+        let channel = HCICommandChannel(transport: transport, name: transportName, clock: clock, onEvent: { _ in }, onFailure: { [weak self] error in
             self?.state.withLock { state in
                 state.advertising = false
                 state.lastError = error

@@ -4,7 +4,7 @@ import Testing
 import RegionKitTestSupport
 import RegionKitHCITesting
 
-@Suite("BeaconAdvertiser without a radio (spec §4)")
+@Suite("BeaconAdvertiser without a radio (spec §4)", .tags(.realTime))
 struct BeaconAdvertiserTests {
     static let frame = IBeaconFrame(identity: Sample.identity, measuredPower: -63)
 
@@ -41,6 +41,28 @@ struct BeaconAdvertiserTests {
         #expect(controller.sent[2].parameters[0] == 0x90 && controller.sent[2].parameters[1] == 0x01) // 400 units = 250 ms
         let response = controller.sent[4].parameters
         #expect(Array(response[1...(Int(response[0]))]) == [0x0A, 0x09] + Array("Gallery 3".utf8))
+        await advertiser.stop()
+    }
+
+    @Test("A controller that never answers: the command times out after the configured 2 s of (virtual) time")
+    func enableUnanswered() async throws {
+        let controller = InMemoryHCIController()
+        controller.silentOpcodes = [.leSetAdvertisingData]
+        let clock = TestClock()
+        let advertiser = BeaconAdvertiser(transport: controller, clock: clock, configuration: .init(frame: Self.frame))
+        let starting = Task { try await advertiser.start() }
+        try await eventually("the advertising data sent") { controller.sentOpcodes.contains(.leSetAdvertisingData) }
+        try await clock.waitForSleepers(1)
+        clock.advance(by: .milliseconds(1_999))
+        #expect(clock.sleepers == 1 && !advertiser.isAdvertising)
+        clock.advance(by: .milliseconds(1))
+        do {
+            try await starting.value
+            Issue.record("start() succeeded although the controller never answered")
+        } catch let error as BluetoothError {
+            #expect(error.code == .commandTimedOut && error.opcode == .leSetAdvertisingData, "\(error)")
+        }
+        #expect(!controller.sentOpcodes.contains(.leSetAdvertisingEnable))
         await advertiser.stop()
     }
 

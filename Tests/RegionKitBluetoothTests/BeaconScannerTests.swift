@@ -7,7 +7,7 @@ import RegionKitHCITesting
 
 /// The scanner against an in-memory controller: command sequence, mode choice, counting, and the
 /// mapping of every failure to a typed error and a source status (spec §2 monitoringDidFail, §5 retry).
-@Suite("BeaconScanner without a radio")
+@Suite("BeaconScanner without a radio", .tags(.realTime))
 struct BeaconScannerTests {
     /// A factory handing out the given fakes in order (the last one again if it runs out).
     final class Factory: @unchecked Sendable {

@@ -5,7 +5,7 @@ import Testing
 import RegionKitTestSupport
 import RegionKitHCITesting
 
-@Suite("btsnoop capture (host's direction bits, incremental) and replay of its advertising reports")
+@Suite("btsnoop capture (host's direction bits, incremental) and replay of its advertising reports", .tags(.realTime))
 struct CaptureTests {
     static func temporaryPath(_ name: String) -> String {
         FileManager.default.temporaryDirectory.appendingPathComponent("regionkit-\(getpid())-\(name)").path

@@ -7,7 +7,7 @@ import RegionKitTestSupport
 
 /// The hook runner's retry backoff and polling, in virtual time: a test clock paces the runner and
 /// the stored times read it, so a 70 s backoff schedule takes no real time.
-@Suite("Hook retry backoff (virtual time)")
+@Suite("Hook retry backoff (virtual time)", .tags(.realTime))
 struct HookBackoffTests {
     @Test("A failing delivery is retried at 0, 10, 30 and 70 s (retryDelay doubling), then given up", arguments: [
         // (maxAttempts, retryDelay, the virtual seconds of the attempts)

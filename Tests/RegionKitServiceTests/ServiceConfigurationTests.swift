@@ -40,6 +40,17 @@ struct ServiceConfigurationTests {
         #expect(configuration.hooks?.webhooks.map(\.url) == ["http://127.0.0.1:8080/events"])
     }
 
+    @Test("contrib/config.example.yaml (the file the README runs) loads")
+    func contribExample() throws {
+        let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("contrib/config.example.yaml").path
+        let configuration = try ServiceConfiguration.load(path)
+        #expect(configuration.sources == [.simulator(.init(scenario: "museum", speed: 4, repeat: true))])
+        #expect(try configuration.monitoredRegions().map(\.identifier) == ["museum", "exhibit-2"])
+        #expect(configuration.initialSourceStatuses == [.beacon: .authorized])
+        #expect(configuration.hooks?.webhooks.first?.types == ["didEnterRegion", "didExitRegion"])
+    }
+
     @Test("JSON is YAML too, and a source round-trips through its encoding")
     func jsonAndRoundTrip() throws {
         let configuration = try ServiceConfiguration.decode(#"{"sources": [{"gpsd": {}}]}"#, path: Self.path)

@@ -3,8 +3,9 @@ import Testing
 import RegionKit
 import RegionKitStore
 @testable import RegionKitService
+import RegionKitTestSupport
 
-@Suite("Source runner")
+@Suite("Source runner", .tags(.realTime))
 struct SourceRunnerTests {
     @Test("untilCancelled suspends until its task is cancelled, then throws CancellationError")
     func waitsForCancellation() async {
@@ -27,21 +28,21 @@ struct SourceRunnerTests {
         await #expect(throws: CancellationError.self) { try await waiter.value }
     }
 
-    @Test("A simulator source feeds the service (museum at 400×): the visitor is found inside the museum; cancelling stops it")
+    @Test("A simulator source feeds the service (museum at 100×): the visitor is found inside the museum; cancelling stops it")
     func simulatorFeedsService() async throws {
         let configuration = try ServiceConfiguration.decode("""
         regions:
           - {identifier: museum, uuid: 5A4BCFCE-174E-4BAC-A814-092E77F6B7E5}
         sources:
-          - simulator: {scenario: museum, speed: 400}
+          - simulator: {scenario: museum, speed: 100}
         """, path: "test.yaml")
         let store = try RegionStore(path: temporaryStorePath())
         let service = MonitoringService(store: store, sources: configuration.initialSourceStatuses)
         try service.start(regions: try configuration.monitoredRegions())
         let runner = SourceRunner(source: configuration.sources[0], configuration: configuration, service: service)
         let task = Task { try await runner.run() }
-        // The museum walk lasts 240 virtual s, 0.6 real s at 400×; the visitor starts among the exhibits.
-        let deadline = ContinuousClock.now + .seconds(30)
+        // The museum walk lasts 240 virtual s, 2.4 real s at 100×; the visitor starts among the exhibits.
+        let deadline = ContinuousClock.now + .seconds(60)
         while ContinuousClock.now < deadline, try !store.events().contains(where: Self.foundInside) {
             try await Task.sleep(for: .milliseconds(20))
         }

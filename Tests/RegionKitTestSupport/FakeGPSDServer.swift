@@ -21,23 +21,7 @@ public final class FakeGPSDServer: @unchecked Sendable {
 
     public init(scripts: [[String]]) throws {
         self.scripts = scripts
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var yes: Int32 = 1
-        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_port = 0
-        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let ok = withUnsafePointer(to: &addr) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard ok == 0, listen(fd, 4) == 0 else { close(fd); throw POSIXError(.EADDRINUSE) }
-        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &addr) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) }
-        }
-        listener = fd
-        port = UInt16(bigEndian: addr.sin_port)
+        (listener, port) = try Loopback.listen(backlog: 4)
         let thread = Thread { [self] in serve() }
         thread.start()
     }

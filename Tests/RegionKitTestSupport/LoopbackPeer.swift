@@ -20,26 +20,7 @@ public final class LoopbackPeer: @unchecked Sendable {
     private var client: Int32 = -1
 
     public init(backlog: Int32 = 1) throws {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard descriptor >= 0 else { throw TestFailure("socket() failed: errno \(errno)") }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = 0
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard bound == 0, listen(descriptor, backlog) == 0 else {
-            let code = errno
-            _ = close(descriptor)
-            throw TestFailure("bind/listen on 127.0.0.1 failed: errno \(code)")
-        }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
-        }
-        listener = descriptor
-        port = UInt16(bigEndian: address.sin_port)
+        (listener, port) = try Loopback.listen(backlog: backlog)
     }
 
     /// Waits (at most `timeoutMilliseconds`) for the host to connect.

@@ -11,4 +11,10 @@ extension Tag {
     /// struct DaemonTests { … }
     /// ```
     @Tag public static var endToEnd: Self
+
+    /// A suite that waits, with real-time bounds, for other threads or tasks to react (a scanner
+    /// over the in-memory controller, a source pumping in real time, a runner reaching its next
+    /// sleep). Alone it passes in milliseconds; beside the CPU-heavy in-process tests on a 2-core
+    /// machine its bounds can run out, so `scripts/test.sh` runs it in phase 2 like `.endToEnd`.
+    @Tag public static var realTime: Self
 }

@@ -16,11 +16,23 @@ struct MQTTDaemonTests {
         ("espresense/devices/\(espresenseID)/\(room)", #"{"id":"\#(espresenseID)","rssi":\#(rssi),"rssi@1m":-59,"int":100}"#)
     }
 
-    static func config(broker: MosquittoBroker, sources: String, extra: String = "") -> String {
+    static let lobby = "  - {identifier: lobby, uuid: \(uuid)}"
+    static let lobbyBeacon = "  - {identifier: lobby, uuid: \(uuid), major: 1, minor: 2}"
+    /// The simulated museum's regions (its beacons' UUID).
+    static let museum = """
+      - {identifier: museum, uuid: 5A4BCFCE-174E-4BAC-A814-092E77F6B7E5}
+      - {identifier: exhibit-2, uuid: 5A4BCFCE-174E-4BAC-A814-092E77F6B7E5, major: 2}
+    """
+
+    /// The flaky-radio scenario at 10×: the adapter goes off and on every 6 s, a steady flow of
+    /// monitoringDidFail, didStartMonitoring and didDetermineState.
+    static let flakyRoom = "  - {identifier: room, uuid: 8D4DB809-032F-4771-96F3-99BD5C25F924}"
+
+    static func config(broker: MosquittoBroker, regions: String = lobby, sources: String, extra: String = "") -> String {
         """
         profile: responsive
         regions:
-          - {identifier: lobby, uuid: \(uuid)}
+        \(regions)
         sources:
         \(sources)
         mqtt: {url: "\(broker.url)", site: test, keepAlive: 2}
@@ -90,11 +102,15 @@ struct MQTTDaemonTests {
         let broker = try MosquittoBroker()
         try broker.start()
         defer { broker.stop() }
-        let config = Self.config(broker: broker, sources: "  - mqtt: {format: espresense}\n  - mqtt: {format: theengs}")
+        let regions = Self.lobbyBeacon + "\n  - {identifier: marker, uuid: \(Self.uuid), major: 9, minor: 9}"
+        let config = Self.config(broker: broker, regions: regions, sources: "  - mqtt: {format: espresense}\n  - mqtt: {format: theengs}")
         let daemon = try Daemon(config: try DaemonTests.writeConfig(config), store: DaemonTests.temporaryStore())
         let events = try await broker.subscribe(topic: "regionkit/test/events", count: 100_000, timeout: 120)
         defer { events.terminate() }
-        try await eventually(timeout: .seconds(20), "connected") { daemon.acknowledged.count >= 2 }
+        // The region starts once the broker connection makes the beacon source available.
+        try await eventually(timeout: .seconds(20), "lobby and marker monitored") {
+            Set(Self.events(events.messages).filter { $0["type"] as? String == "didStartMonitoring" }.compactMap { $0["region"] as? String }) == ["lobby", "marker"]
+        }
 
         let good = Self.sighting(room: "hall").payload
         let shapes: [String] = [
@@ -118,8 +134,15 @@ struct MQTTDaemonTests {
         // One message of 1 MB on each source's topics.
         try broker.publish(topic: "espresense/devices/x/hall", payload: Array(repeating: UInt8(ascii: "a"), count: 1 << 20))
         try broker.publish(topic: "home/gw/BTtoMQTT/AABBCC", payload: Array(repeating: UInt8(ascii: "{"), count: 1 << 20))
-        try await eventually(timeout: .seconds(30), "the good sightings entered lobby") {
-            Self.events(events.messages).contains { $0["type"] as? String == "didDetermineState" && $0["state"] as? String == "inside" }
+        try await eventually(timeout: .seconds(30), "the good sightings entered lobby; events: \(Self.events(events.messages).map { "\($0["type"] ?? "")/\($0["region"] ?? "")" }); stderr: \(daemon.stderr.suffix(1500))") {
+            Self.events(events.messages).contains { $0["type"] as? String == "didDetermineState" && $0["region"] as? String == "lobby" && $0["state"] as? String == "inside" }
+        }
+        // A last good sighting, of another beacon, through the Theengs source: once its region is
+        // entered, everything published before it has been handled.
+        try broker.publish(topic: "home/gw/BTtoMQTT/C00000000009",
+                           message: #"{"id":"C0:00:00:00:00:09","rssi":-60,"manufacturerdata":"4c000215e2c56db5dffb48d2b060d0f5a71096e000090009c5"}"#)
+        try await eventually(timeout: .seconds(30), "the marker beacon entered its region") {
+            Self.events(events.messages).contains { $0["type"] as? String == "didDetermineState" && $0["region"] as? String == "marker" && $0["state"] as? String == "inside" }
         }
         #expect(daemon.process.isRunning, "stderr: \(daemon.stderr)")
         #expect(await daemon.signal(SIGTERM) == 0, "stderr: \(daemon.stderr)")
@@ -132,7 +155,8 @@ struct MQTTDaemonTests {
         // The summary at the stop counts every message.
         let summary = try #require(daemon.stderr.split(separator: "\n").first { $0.contains("MQTT sources") }, "\(daemon.stderr)")
         #expect(summary.contains("rejected=8752"), "7 of every 8 malformed shapes + 2 oversized: \(summary)")
-        #expect(summary.contains("sightings=100"), "\(summary)")
+        #expect(summary.contains("sightings=101"), "100 good ESPresense sightings + the marker: \(summary)")
+        #expect(summary.contains("ignored=1250"), "unknown ids are ignored, not rejected: \(summary)")
     }
 
     /// A persistent observer: the broker keeps its session (and queues its QoS 1 messages) across
@@ -147,8 +171,8 @@ struct MQTTDaemonTests {
         try broker.start(.init(persistence: true))
         defer { broker.stop() }
         let observer = try await broker.subscribe(topic: "regionkit/test/events", count: 1_000_000, timeout: 120, clientID: "rk-observer", persistentSession: true)
-        // A busy simulated museum (enters, exits, ranging) as the event source; MQTT only as output.
-        let config = Self.config(broker: broker, sources: "  - simulator: {scenario: museum, speed: 40, repeat: true}")
+        // A simulation with a steady flow of events as the source; MQTT only as output.
+        let config = Self.config(broker: broker, regions: Self.flakyRoom, sources: "  - simulator: {scenario: flaky-radio, speed: 10, repeat: true}")
         let store = DaemonTests.temporaryStore()
         let daemon = try Daemon(config: try DaemonTests.writeConfig(config), store: store)
         try await eventually(timeout: .seconds(30), "events flowing") { Self.events(observer.messages).count >= 5 }
@@ -156,14 +180,14 @@ struct MQTTDaemonTests {
         let killedAt = Date().timeIntervalSince1970
         broker.kill()
         observer.terminate()
-        try await Task.sleep(for: .seconds(3))                      // events keep being logged, not published
+        try await Task.sleep(for: .seconds(6))                      // events keep being logged, not published
         try broker.restart()
         let restartedAt = Date().timeIntervalSince1970
         let after = try await broker.subscribe(topic: "regionkit/test/events", count: 1_000_000, timeout: 120, clientID: "rk-observer", persistentSession: true)
         defer { after.terminate() }
         let logged = try RegionStore(path: store)
         let outage = try logged.events().filter { $0.time > killedAt + 0.2 && $0.time < restartedAt }.map(\.id)
-        #expect(outage.count >= 3, "the museum logs events during a 3 s outage")
+        #expect(outage.count >= 3, "the museum logs events during a 6 s outage")
         try await eventually(timeout: .seconds(30), "the outage's events after the restart") {
             Set(Self.observedIDs([after])).isSuperset(of: outage)
         }
@@ -186,7 +210,7 @@ struct MQTTDaemonTests {
         defer { broker.stop() }
         let observer = try await broker.subscribe(topic: "regionkit/test/events", count: 1_000_000, timeout: 120)
         defer { observer.terminate() }
-        let config = try DaemonTests.writeConfig(Self.config(broker: broker, sources: "  - simulator: {scenario: museum, speed: 40, repeat: true}"))
+        let config = try DaemonTests.writeConfig(Self.config(broker: broker, regions: Self.flakyRoom, sources: "  - simulator: {scenario: flaky-radio, speed: 10, repeat: true}"))
         let store = DaemonTests.temporaryStore()
         var kills = 0
         for round in 0..<3 {

@@ -39,6 +39,7 @@ public final class PresenceHub: Sendable {
     let counters = Mutex(Counters())
     let publisherTask = Mutex<Task<Void, Never>?>(nil)
     let stopping = Mutex(false)
+    let connected = Mutex(false)
     /// The id of the last event the broker acknowledged (loaded from the store on first use).
     let cursor = Mutex<Int64?>(nil)
     /// The store cursor's name: one per site, so two hubs of different sites on one store do not share it.
@@ -189,6 +190,7 @@ public final class PresenceHub: Sendable {
     func connectionChanged(_ event: MQTTConnectionEvent) {
         switch event {
         case .connected:
+            connected.withLock { $0 = true }
             counters.withLock { $0.connections += 1 }
             logger.info("MQTT connected", metadata: ["broker": "\(configuration.url)"])
             if ingest != nil { service.manager.setSourceStatus(.authorized, for: .beacon) }
@@ -202,6 +204,12 @@ public final class PresenceHub: Sendable {
                 self.wake.signal()
             }
         case .disconnected(let error):
+            // Failed attempts while already disconnected are the client's to log (at info).
+            let wasConnected = connected.withLock { state in
+                defer { state = false }
+                return state
+            }
+            guard wasConnected else { return }
             counters.withLock { $0.disconnections += 1 }
             if let error {
                 logger.warning("MQTT disconnected", metadata: ["broker": "\(configuration.url)", "error": "\(error)"])

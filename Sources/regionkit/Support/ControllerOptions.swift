@@ -2,7 +2,7 @@ import ArgumentParser
 import RegionKit
 import RegionKitBluetooth
 
-/// `--hci SPEC`, shared by scan, advertise and monitor, and the helpers they share.
+/// `--hci SPEC`, shared by scan and advertise.
 struct ControllerOptions: ParsableArguments {
     @Option(name: .customLong("hci"), help: "The controller: hciN[:user|:raw], tcp:HOST:PORT or serial:PATH[:BAUD].")
     var hci: String
@@ -12,15 +12,6 @@ struct ControllerOptions: ParsableArguments {
             return try HCITransportSpecification(parsing: hci)
         } catch {
             throw RegionKitError(.invalidArgument, "--hci \(error.message)")
-        }
-    }
-
-    /// Sleeps for `duration` seconds (forever when nil) while `healthy()` holds, checking 10 times a second.
-    static func wait(duration: Double?, while healthy: () -> Bool) async throws {
-        let end = duration.map { ContinuousClock.now + .milliseconds(Int64($0 * 1000)) }
-        while healthy() {
-            if let end, ContinuousClock.now >= end { return }
-            try await Task.sleep(for: .milliseconds(100))
         }
     }
 }

@@ -33,8 +33,7 @@ struct Advertise: AsyncParsableCommand {
     @Option(help: "A local name sent in the scan response.")
     var name: String?
 
-    @Option(help: "Stop after this many seconds (default: until interrupted).")
-    var duration: Double?
+    @OptionGroup var runFor: DurationOptions
 
     func validate() throws {
         guard UUID(uuidString: uuid) != nil else { throw ValidationError("--uuid '\(uuid)' is not a UUID (like E2C56DB5-DFFB-48D2-B060-D0F5A71096E0)") }
@@ -44,7 +43,6 @@ struct Advertise: AsyncParsableCommand {
         guard intervalMilliseconds.isFinite, (20...10_240).contains(intervalMilliseconds) else {
             throw ValidationError("--interval-ms \(intervalMilliseconds) is outside 20...10240")
         }
-        if let duration { guard duration.isFinite, duration > 0 else { throw ValidationError("--duration must be a positive number of seconds, got \(duration)") } }
     }
 
     func run() async throws {
@@ -67,7 +65,7 @@ struct Advertise: AsyncParsableCommand {
                 throw error.regionKitError
             }
             Console.line("Advertising iBeacon \(frame.identity) measured power \(frame.measuredPower) dBm every \(JSONLine.number(intervalMilliseconds)) ms on \(specification)\(name.map { " as '\($0)'" } ?? "")")
-            try await ControllerOptions.wait(duration: duration) { advertiser.isAdvertising }
+            try await runFor.wait { advertiser.isAdvertising }
             let failure = advertiser.isAdvertising ? nil : advertiser.lastError
             await advertiser.stop()
             if let failure {

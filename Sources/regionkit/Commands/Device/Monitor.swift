@@ -24,17 +24,7 @@ struct Monitor: AsyncParsableCommand {
     @Option(help: "gpsd for circular regions, HOST:PORT (gpsd's default is 127.0.0.1:2947).")
     var gpsd: String?
 
-    @Option(name: .customLong("region"), help: "A beacon region ID:UUID[:MAJOR[:MINOR]] (repeatable; needs --hci).")
-    var regionSpecifiers: [String] = []
-
-    @Option(name: .customLong("geofence"), help: "A circular region ID:LAT,LON,RADIUS in metres (repeatable; needs --gpsd).")
-    var geofences: [String] = []
-
-    @Option(help: "A regions file: GeoJSON (Point features with a radius in metres) or the scenario's region JSON.")
-    var regions: String?
-
-    @Flag(help: "Import GeoJSON Polygon features as their minimum enclosing circle (each approximation is reported).")
-    var approximatePolygons = false
+    @OptionGroup var regionOptions: RegionOptions
 
     @Flag(help: "Also range the beacons of every region (didRangeBeacons every second).")
     var range = false
@@ -47,20 +37,18 @@ struct Monitor: AsyncParsableCommand {
     @Option(help: "A distance model file from `regionkit calibrate` (its model and RSSI filter replace the profile's).")
     var distanceModel: String?
 
-    @Option(help: "Stop after this many seconds (default: run until interrupted).")
-    var duration: Double?
+    @OptionGroup var runFor: DurationOptions
 
     @Option(help: "Record every HCI packet to this btsnoop file (replay it with `regionkit replay FILE`).")
     var capture: String?
 
     func validate() throws {
         guard hci != nil || gpsd != nil else { throw ValidationError("give --hci SPEC (beacon regions) and/or --gpsd HOST:PORT (circular regions)") }
-        guard !regionSpecifiers.isEmpty || !geofences.isEmpty || regions != nil else {
+        guard !regionOptions.isEmpty else {
             throw ValidationError("give at least one --region ID:UUID[:MAJOR[:MINOR]], --geofence ID:LAT,LON,RADIUS or --regions FILE")
         }
-        if !regionSpecifiers.isEmpty && hci == nil { throw ValidationError("--region needs --hci (a Bluetooth controller)") }
-        if !geofences.isEmpty && gpsd == nil { throw ValidationError("--geofence needs --gpsd (a location source)") }
-        if let duration { guard duration.isFinite, duration > 0 else { throw ValidationError("--duration must be a positive number of seconds, got \(duration)") } }
+        if !regionOptions.beaconSpecifiers.isEmpty && hci == nil { throw ValidationError("--region needs --hci (a Bluetooth controller)") }
+        if !regionOptions.geofenceSpecifiers.isEmpty && gpsd == nil { throw ValidationError("--geofence needs --gpsd (a location source)") }
     }
 
     func run() async throws {
@@ -69,9 +57,7 @@ struct Monitor: AsyncParsableCommand {
                 do { return try HCITransportSpecification(parsing: hci) } catch { throw RegionKitError(.invalidArgument, "--hci \((error as? HCIError)?.message ?? "\(error)")") }
             }
             let endpoint = try gpsd.map(Self.parseEndpoint)
-            var regionList = try regionSpecifiers.map { Region.beacon(try BeaconRegion(specifier: $0)) }
-            regionList += try geofences.map { Region.circular(try CircularRegion(specifier: $0)) }
-            if let regions { regionList += try RegionFile.load(regions, approximatePolygons: approximatePolygons) }
+            let regionList = try regionOptions.regions()
             var monitoringProfile = profile?.profile ?? .responsive
             if let distanceModel { monitoringProfile.use(try DistanceModelFile.load(path: distanceModel)) }
             let captureFile = try capture.map { path in try BluetoothError.bridged { () throws(BluetoothError) in try BTSnoopCaptureFile(path: path) } }
@@ -96,7 +82,7 @@ struct Monitor: AsyncParsableCommand {
                 manager.startMonitoring(for: region)
                 if range, case .beacon(let beacon) = region { manager.startRangingBeacons(in: beacon) }
             }
-            try await ControllerOptions.wait(duration: duration) { !(scanner?.lastErrorIsFinal ?? false) }
+            try await runFor.wait { !(scanner?.lastErrorIsFinal ?? false) }
             forwarder.close() // the sources' own shutdown is not a monitoring failure worth printing
             location?.cancel()
             let finalState = scanner?.state

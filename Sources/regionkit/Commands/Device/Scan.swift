@@ -19,8 +19,7 @@ struct Scan: AsyncParsableCommand {
 
     @OptionGroup var output: OutputOptions
 
-    @Option(help: "Stop after this many seconds (default: run until interrupted).")
-    var duration: Double?
+    @OptionGroup var runFor: DurationOptions
 
     @Option(help: "Record every HCI packet to this btsnoop file (tshark -r / btmon -r read it).")
     var capture: String?
@@ -30,10 +29,6 @@ struct Scan: AsyncParsableCommand {
 
     @Option(help: "Scanning commands: automatic (by the controller's LE features), legacy or extended.")
     var mode: ScanningMode = .automatic
-
-    func validate() throws {
-        if let duration { guard duration.isFinite, duration > 0 else { throw ValidationError("--duration must be a positive number of seconds, got \(duration)") } }
-    }
 
     func run() async throws {
         try await Console.reportingErrors {
@@ -59,7 +54,7 @@ struct Scan: AsyncParsableCommand {
                     }
                 }
             }
-            try await ControllerOptions.wait(duration: duration) { !(scanner.lastErrorIsFinal) }
+            try await runFor.wait { !(scanner.lastErrorIsFinal) }
             await scanner.stop()
             await printer.value
             let statistics = scanner.statistics

@@ -47,28 +47,14 @@ struct Replay: AsyncParsableCommand {
     @Option(help: "Input format (default: from the file name; .json and .json.gz are gateway recordings, .btsnoop, .log and .cfa btsnoop captures).")
     var format: Format?
 
-    @Option(name: .customLong("region"), help: "A beacon region ID:UUID[:MAJOR[:MINOR]][@SCANNER] (repeatable); @SCANNER binds it to one scanner.")
-    var regionSpecifiers: [String] = []
-
-    @Option(name: .customLong("geofence"), help: "A circular region ID:LAT,LON,RADIUS (metres; repeatable).")
-    var geofences: [String] = []
-
-    @Option(help: "A regions file: GeoJSON (Point features with a radius property in metres), or JSON in the scenario's region format.")
-    var regions: String?
-
-    @Flag(help: "Import GeoJSON Polygon features as their minimum enclosing circle (each approximation is reported).")
-    var approximatePolygons = false
+    @OptionGroup var regionOptions: RegionOptions
 
     @Option(help: "Walking speed in m/s for GPX tracks without usable timestamps.")
     var gpxSpeed: Double = 1.4
 
     @OptionGroup var output: EventOutputOptions
 
-    @Flag(help: "Replay as fast as possible instead of at recorded timing.")
-    var instant = false
-
-    @Option(help: "Recorded seconds per real second when not --instant.")
-    var speed: Double = 1
+    @OptionGroup var pace: PaceOptions
 
     @Option(help: "Monitoring profile: corelocation, altbeacon or responsive.")
     var profile: ProfileOption?
@@ -80,7 +66,6 @@ struct Replay: AsyncParsableCommand {
     var reorderWindow: Double = 2
 
     func validate() throws {
-        guard speed.isFinite, speed > 0 else { throw ValidationError("--speed must be a positive number, got \(speed)") }
         guard reorderWindow.isFinite, reorderWindow >= 0 else { throw ValidationError("--reorder-window must be >= 0 seconds, got \(reorderWindow)") }
         guard tail.isFinite, tail >= 0 else { throw ValidationError("--tail must be >= 0 seconds, got \(tail)") }
         if format == nil && Format.inferred(from: file) == nil {
@@ -90,9 +75,7 @@ struct Replay: AsyncParsableCommand {
 
     func run() async throws {
         try await Console.reportingErrors {
-            var regionList = try regionSpecifiers.map { Region.beacon(try BeaconRegion(specifier: $0)) }
-            regionList += try geofences.map { Region.circular(try CircularRegion(specifier: $0)) }
-            if let regions { regionList += try RegionFile.load(regions, approximatePolygons: approximatePolygons) }
+            let regionList = try regionOptions.regions()
             var chosen = profile?.profile ?? .responsive
             chosen.nearestScanner = chosen.nearestScanner ?? NearestScannerPolicy()
             let printer = output.printer()
@@ -112,13 +95,13 @@ struct Replay: AsyncParsableCommand {
             var pending: [BeaconObservation] = []
             // The reader is synchronous; pacing needs `await`, so sightings are fed in small batches.
             func drain() async {
-                for observation in pending { await session.feed(observation, pace: speed) }
+                for observation in pending { await session.feed(observation, pace: pace.speed) }
                 pending.removeAll(keepingCapacity: true)
             }
             var failure: Error?
             var buffer = ReorderBuffer<BeaconObservation>(window: reorderWindow)
             func accept(_ observation: BeaconObservation) {
-                if instant { session.feed(observation) } else { pending.append(observation) }
+                if pace.instant { session.feed(observation) } else { pending.append(observation) }
             }
             do {
                 try reader.forEach { sighting in
@@ -149,7 +132,7 @@ extension Replay {
             Console.warning("\(file): \(truncation); replaying the \(log.records) intact record(s) before it")
         }
         for observation in log.observations(scannerID: nil) {
-            if instant { session.feed(observation) } else { await session.feed(observation, pace: speed) }
+            if pace.instant { session.feed(observation) } else { await session.feed(observation, pace: pace.speed) }
         }
         session.finish(tail: tail)
     }
@@ -181,8 +164,8 @@ extension Replay {
         var previous = 0.0
         for var fix in fixes where fix.timestamp.seconds.isFinite {
             fix.timestamp = Timestamp(seconds: fix.timestamp - origin)
-            if !instant, fix.timestamp.seconds > previous {
-                try await Task.sleep(for: .milliseconds(Int((fix.timestamp.seconds - previous) / speed * 1000)))
+            if !pace.instant, fix.timestamp.seconds > previous {
+                try await Task.sleep(for: .milliseconds(Int((fix.timestamp.seconds - previous) / pace.speed * 1000)))
             }
             previous = max(previous, fix.timestamp.seconds)
             session.feed(fix)

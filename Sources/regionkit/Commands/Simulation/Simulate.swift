@@ -20,11 +20,7 @@ struct Simulate: AsyncParsableCommand {
 
     @OptionGroup var output: EventOutputOptions
 
-    @Flag(help: "Run virtual time as fast as possible instead of in real time.")
-    var instant = false
-
-    @Option(help: "Virtual seconds per real second when not --instant.")
-    var speed: Double = 1
+    @OptionGroup var pace: PaceOptions
 
     @Option(help: "Monitoring profile: corelocation, altbeacon or responsive (default: the scenario's, else responsive).")
     var profile: ProfileOption?
@@ -34,10 +30,6 @@ struct Simulate: AsyncParsableCommand {
 
     @Option(help: "Random seed for the radio model (default: the scenario's, else 1).")
     var seed: UInt64?
-
-    func validate() throws {
-        guard speed.isFinite, speed > 0 else { throw ValidationError("--speed must be a positive number, got \(speed)") }
-    }
 
     func run() async throws {
         try await Console.reportingErrors {
@@ -54,7 +46,7 @@ struct Simulate: AsyncParsableCommand {
                 Console.line("Scenario \(loaded.name) — profile \(runner.profile.name), seed \(runner.seed)")
                 if let description = loaded.description { Console.line(description) }
             }
-            try await runner.run(pace: instant ? nil : speed) { printer.print($0) }
+            try await runner.run(pace: pace.realTimeFactor) { printer.print($0) }
         }
     }
 }

@@ -1,0 +1,34 @@
+import ArgumentParser
+import RegionKit
+
+/// `--region`, `--geofence`, `--regions FILE` and `--approximate-polygons`, shared by replay and
+/// monitor: the regions to monitor, from the command line and from a file.
+///
+/// ```swift
+/// @OptionGroup var regionOptions: RegionOptions
+/// let regions = try regionOptions.regions()
+/// ```
+struct RegionOptions: ParsableArguments {
+    @Option(name: .customLong("region"), help: "A beacon region ID:UUID[:MAJOR[:MINOR]][@SCANNER] (repeatable); @SCANNER binds it to one scanner.")
+    var beaconSpecifiers: [String] = []
+
+    @Option(name: .customLong("geofence"), help: "A circular region ID:LAT,LON,RADIUS in metres (repeatable).")
+    var geofenceSpecifiers: [String] = []
+
+    @Option(name: .customLong("regions"), help: "A regions file: GeoJSON (Point features with a radius property in metres), or JSON in the scenario's region format.")
+    var file: String?
+
+    @Flag(help: "Import GeoJSON Polygon features as their minimum enclosing circle (each approximation is reported).")
+    var approximatePolygons = false
+
+    /// True when no region was given in any form.
+    var isEmpty: Bool { beaconSpecifiers.isEmpty && geofenceSpecifiers.isEmpty && file == nil }
+
+    /// The beacon regions, then the geofences, then the file's regions; errors name the bad one.
+    func regions() throws -> [Region] {
+        var list = try beaconSpecifiers.map { Region.beacon(try BeaconRegion(specifier: $0)) }
+        list += try geofenceSpecifiers.map { Region.circular(try CircularRegion(specifier: $0)) }
+        if let file { list += try RegionFile.load(file, approximatePolygons: approximatePolygons) }
+        return list
+    }
+}
