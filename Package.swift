@@ -70,6 +70,8 @@ let package = Package(
         .target(name: "RegionKitHTTP", dependencies: [
             "RegionKitCore", "RegionKitEngine", "RegionKit", "RegionKitStore", "RegionKitService",
             .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "HummingbirdCore", package: "hummingbird"),
+            .product(name: "HummingbirdTLS", package: "hummingbird"),
             .product(name: "HTTPTypes", package: "swift-http-types"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "Prometheus", package: "swift-prometheus"),

@@ -1,5 +1,7 @@
 import Foundation
 import Hummingbird
+import HummingbirdCore
+import HummingbirdTLS
 import Logging
 import RegionKit
 import RegionKitService
@@ -58,6 +60,7 @@ public final class RegionKitServer: Sendable {
         let serverLogger = logger
         let app = Application(
             router: router(),
+            server: try Self.serverBuilder(configuration),
             configuration: ApplicationConfiguration(address: .hostname(configuration.host, port: configuration.port), serverName: "regionkit"),
             onServerRunning: { channel in await onListening(channel.localAddress?.port ?? configuration.port) },
             logger: serverLogger)
@@ -73,6 +76,27 @@ public final class RegionKitServer: Sendable {
             Task { await group.triggerGracefulShutdown() }
         }
         events.finishAll()
+    }
+
+    /// Plain HTTP/1.1, or HTTPS when the configuration names a certificate and a key.
+    static func serverBuilder(_ configuration: HTTPConfiguration) throws -> HTTPServerBuilder {
+        guard let certificateFile = configuration.tlsCertificateFile, let keyFile = configuration.tlsKeyFile else { return .http1() }
+        let chain: [NIOSSLCertificate]
+        let key: NIOSSLPrivateKey
+        do {
+            chain = try NIOSSLCertificate.fromPEMFile(certificateFile)
+        } catch {
+            throw RegionKitError(.invalidArgument, "http.tlsCertificate: cannot read a PEM certificate chain from '\(certificateFile)'", cause: "\(error)")
+        }
+        do {
+            key = try NIOSSLPrivateKey(file: keyFile, format: .pem)
+        } catch {
+            // The key's contents never go into the message.
+            throw RegionKitError(.invalidArgument, "http.tlsKey: cannot read a PEM private key from '\(keyFile)'")
+        }
+        guard !chain.isEmpty else { throw RegionKitError(.invalidArgument, "http.tlsCertificate: '\(certificateFile)' holds no certificate") }
+        let tls = TLSConfiguration.makeServerConfiguration(certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key))
+        return try .tls(.http1(), tlsConfiguration: tls)
     }
 
     // MARK: - Helpers shared by the routes

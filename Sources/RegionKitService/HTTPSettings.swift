@@ -10,14 +10,22 @@ import RegionKit
 ///   tokenFile: /etc/regionkit/api-token   # else REGIONKIT_API_TOKEN from the environment
 ///   public: false               # true: reads without the token (writes always need it)
 ///   maxBodyBytes: 16384         # largest request body accepted
+///   tlsCertificate: /etc/regionkit/cert.pem   # HTTPS with both (PEM chain and key)
+///   tlsKey: /etc/regionkit/key.pem
 /// ```
 public struct HTTPSettings: Codable, Sendable, Hashable {
     public var listen: String?
     public var tokenFile: String?
     public var `public`: Bool?
     public var maxBodyBytes: Int?
+    /// PEM certificate chain and private key files: the server speaks HTTPS when both are given.
+    public var tlsCertificate: String?
+    public var tlsKey: String?
 
-    public init(listen: String? = nil, tokenFile: String? = nil, public isPublic: Bool? = nil, maxBodyBytes: Int? = nil) {
+    public init(listen: String? = nil, tokenFile: String? = nil, public isPublic: Bool? = nil, maxBodyBytes: Int? = nil,
+                tlsCertificate: String? = nil, tlsKey: String? = nil) {
+        self.tlsCertificate = tlsCertificate
+        self.tlsKey = tlsKey
         self.listen = listen
         self.tokenFile = tokenFile
         self.public = isPublic
@@ -63,6 +71,9 @@ public struct HTTPSettings: Codable, Sendable, Hashable {
         _ = try Self.parseListen(listen ?? "127.0.0.1:8080")
         if let maxBodyBytes, !(256...1_048_576).contains(maxBodyBytes) {
             throw RegionKitError(.invalidArgument, "http.maxBodyBytes must be from 256 to 1048576")
+        }
+        if (tlsCertificate == nil) != (tlsKey == nil) {
+            throw RegionKitError(.invalidArgument, "http: give both tlsCertificate and tlsKey, or neither")
         }
     }
 }

@@ -23,6 +23,9 @@ public struct HTTPConfiguration: Sendable {
     public var maxBodyBytes: Int
     /// Seconds between SSE keep-alive comments.
     public var keepAliveInterval: Double
+    /// PEM certificate chain and private key files: HTTPS when both are set.
+    public var tlsCertificateFile: String?
+    public var tlsKeyFile: String?
 
     public init(host: String = "127.0.0.1", port: Int = 8080, token: String? = nil, isPublic: Bool = false,
                 maxBodyBytes: Int = 16 * 1024, keepAliveInterval: Double = 15) {
