@@ -23,6 +23,7 @@ let package = Package(
         .library(name: "RegionKitHCITesting", targets: ["RegionKitHCITesting"]),
         .library(name: "RegionKitBluetooth", targets: ["RegionKitBluetooth"]),
         .library(name: "RegionKitLocation", targets: ["RegionKitLocation"]),
+        .library(name: "RegionKitHTTP", targets: ["RegionKitHTTP"]),
         .library(name: "RegionKitMQTT", targets: ["RegionKitMQTT"]),
         .executable(name: "regionkit", targets: ["regionkit"]),
     ],
@@ -31,6 +32,10 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.0.0"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.0.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.0.0"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.0.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.0.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.0.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
     ],
@@ -71,11 +76,22 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Yams", package: "Yams"),
         ]),
+        // HTTP API, dashboard and metrics for the daemon (the only module importing Hummingbird).
+        .target(name: "RegionKitHTTP", dependencies: [
+            "RegionKitCore", "RegionKitEngine", "RegionKit", "RegionKitStore", "RegionKitService",
+            .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "HummingbirdCore", package: "hummingbird"),
+            .product(name: "HummingbirdTLS", package: "hummingbird"),
+            .product(name: "HTTPTypes", package: "swift-http-types"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            .product(name: "Prometheus", package: "swift-prometheus"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
         .executableTarget(
             name: "regionkit",
             dependencies: [
                 "RegionKitCore", "RegionKitEngine", "RegionKit", "RegionKitSimulation", "RegionKitEvaluation",
-                "RegionKitGateway", "RegionKitStore", "RegionKitService", "RegionKitBluetooth", "RegionKitLocation",
+                "RegionKitGateway", "RegionKitStore", "RegionKitService", "RegionKitHTTP", "RegionKitBluetooth", "RegionKitLocation",
                 "RegionKitMQTT",
                 "RegionKitHCITesting", // bench latency runs the host stack over the in-memory controller
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -96,6 +112,11 @@ let package = Package(
         .testTarget(name: "RegionKitServiceTests", dependencies: [
             "RegionKitCore", "RegionKit", "RegionKitStore", "RegionKitService", "RegionKitSimulation", "RegionKitGateway", "RegionKitMQTT",
             "RegionKitTestSupport",
+        ]),
+        .testTarget(name: "RegionKitHTTPTests", dependencies: [
+            "RegionKitCore", "RegionKit", "RegionKitStore", "RegionKitService", "RegionKitHTTP", "RegionKitTestSupport",
+            .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "HummingbirdTesting", package: "hummingbird"),
         ]),
         .testTarget(name: "RegionKitMQTTTests", dependencies: [
             "RegionKitMQTT", "RegionKitTestSupport",

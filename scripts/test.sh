@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every RegionKit test, installing what the tests need first. CI (.ci/run) calls exactly this.
 #   - Debian packages: zlib and SQLite headers (build), tshark and bluez's btmon (btsnoop checks), gpsd + gpsd-clients (gpsfake),
-#     mosquitto + mosquitto-clients (a private MQTT broker, mosquitto_pub/sub) and openssl (its TLS certificates)
+#     mosquitto + mosquitto-clients (a private MQTT broker, mosquitto_pub/sub) and openssl (its TLS certificates),
+#     chromium + chromium-driver (the dashboard in a real headless browser)
 #   - a Python venv with Bumble (virtual Bluetooth controllers for the HCI end-to-end tests)
 # Tests whose tool could not be installed are reported as skipped, with the reason.
 # Phase 1 runs the in-process tests in parallel; phase 2 runs, one suite at a time, the suites
@@ -21,6 +22,8 @@ command -v gpsfake >/dev/null 2>&1 || missing+=(gpsd gpsd-clients)
 { command -v mosquitto >/dev/null 2>&1 || [ -x /usr/sbin/mosquitto ]; } || missing+=(mosquitto)
 command -v mosquitto_sub >/dev/null 2>&1 || missing+=(mosquitto-clients)
 command -v openssl >/dev/null 2>&1 || missing+=(openssl)
+command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+command -v chromedriver >/dev/null 2>&1 || missing+=(chromium-driver)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "== installing Debian packages: ${missing[*]}"
   if [ "$(id -u)" = 0 ]; then
@@ -36,6 +39,13 @@ if REGIONKIT_BUMBLE_PYTHON="$(bash scripts/bumble/setup.sh)"; then
   export REGIONKIT_BUMBLE_PYTHON
 else
   echo "== WARNING: Bumble could not be installed; the HCI end-to-end tests will be skipped"
+fi
+
+echo "== schemathesis (OpenAPI conformance of the HTTP API) in .venv"
+if [ -x .venv/bin/pip ]; then
+  .venv/bin/python -c "import schemathesis" 2>/dev/null \
+    || .venv/bin/pip install --quiet --disable-pip-version-check "schemathesis==4.32.5" \
+    || echo "== WARNING: schemathesis could not be installed; the OpenAPI conformance test will be skipped"
 fi
 
 # The real recorded data the tests read in place (override with REGIONKIT_FIXTURES).

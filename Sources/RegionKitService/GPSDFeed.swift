@@ -11,15 +11,22 @@ import RegionKitLocation
 /// feed.cancel()
 /// ```
 public enum GPSDFeed {
-    public static func run(host: String, port: UInt16, into manager: LocationManager) async {
+    /// - Parameter activity: records connections, reconnects and fixes (the daemon's source status).
+    public static func run(host: String, port: UInt16, into manager: LocationManager, activity: SourceActivity? = nil) async {
+        var connections = 0
         for await event in GPSDClient(host: host, port: port).events() {
             switch event {
             case .connected:
+                connections += 1
+                if connections > 1 { activity?.recordReconnect() }
+                activity?.set(.up)
                 manager.setSourceStatus(.authorized, for: .circular)
             case .disconnected(let error, _):
+                activity?.set(.connecting, detail: "gpsd at \(host):\(port) unreachable: \(error)")
                 manager.setSourceStatus(.restricted(reason: "gpsd at \(host):\(port) unreachable: \(error)"), for: .circular)
             case .fix(var fix, _):
                 fix.timestamp = manager.clock.now
+                activity?.recordInput(at: fix.timestamp.seconds)
                 manager.ingest(fix)
             default:
                 break

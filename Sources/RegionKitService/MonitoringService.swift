@@ -121,17 +121,31 @@ public final class MonitoringService: Sendable {
     public var persistenceFailures: Int { recorder.failures.withLock { $0 } }
 
     /// Logs "process started" and brings the regions back.
-    /// - Parameter regions: the configured regions; `nil` restores every stored region. Stored
-    ///   regions that are no longer configured are stopped; changed ones start afresh.
+    /// - Parameter regions: the configured regions, the daemon's initial set; `nil` restores every
+    ///   stored region. Stored configured regions that are no longer configured are stopped; changed
+    ///   ones start afresh. Regions created or replaced through ``putRegion(_:)`` (origin
+    ///   ``RegionOrigin/api``) are restored as stored, even when the configuration names the same
+    ///   identifier with another definition.
     public func start(regions configured: [Region]? = nil) throws {
         let now = manager.clock.now.seconds
         try recorder.log(time: now, type: "processStarted", region: nil, state: nil, reason: "pid \(ProcessInfo.processInfo.processIdentifier)",
                          json: Self.line(now, "processStarted"))
-        let stored = try store.regions()
+        let stored = try store.storedRegions()
         let states = try store.states()
-        let storedByID = Dictionary(stored.map { ($0.identifier, $0) }, uniquingKeysWith: { $1 })
-        for region in configured ?? stored {
-            if storedByID[region.identifier] == region, let saved = states[region.identifier] {
+        let storedByID = Dictionary(stored.map { ($0.region.identifier, $0) }, uniquingKeysWith: { $1 })
+        var wanted: [Region]
+        if let configured {
+            let configuredIDs = Set(configured.map(\.identifier))
+            wanted = configured.map { region in
+                if let saved = storedByID[region.identifier], saved.origin == .api { return saved.region }
+                return region
+            }
+            wanted += stored.filter { $0.origin == .api && !configuredIDs.contains($0.region.identifier) }.map(\.region)
+        } else {
+            wanted = stored.map(\.region)
+        }
+        for region in wanted {
+            if storedByID[region.identifier]?.region == region, let saved = states[region.identifier] {
                 logger.info("restoring region", metadata: ["region": "\(region.identifier)", "state": "\(saved.state.rawValue)"])
                 manager.restoreMonitoring(for: region, state: saved.state, since: saved.since.map { Timestamp(seconds: $0) })
             } else {
@@ -140,10 +154,36 @@ public final class MonitoringService: Sendable {
         }
         if let configured {
             let keep = Set(configured.map(\.identifier))
-            for region in stored where !keep.contains(region.identifier) {
-                try stopMonitoring(region, reason: "no longer in the configuration")
+            for saved in stored where saved.origin == .configuration && !keep.contains(saved.region.identifier) {
+                try stopMonitoring(saved.region, reason: "no longer in the configuration")
             }
         }
+    }
+
+    /// Creates or replaces a region on request (the HTTP API): saved with origin
+    /// ``RegionOrigin/api`` before monitoring (re)starts, so it is durable when this returns and
+    /// survives restarts. Replacing restarts monitoring (a fresh `didStartMonitoring`).
+    /// When the engine refuses the region (`monitoringDidFail`: no source for its kind, the
+    /// region limit), the store is put back as it was (a replaced region keeps being monitored)
+    /// and the error, with the logged reason, is thrown.
+    /// - Returns: whether a region with this identifier was already monitored.
+    @discardableResult
+    public func putRegion(_ region: Region) throws -> Bool {
+        let previous = try store.storedRegions().first { $0.region.identifier == region.identifier }
+        let existed = manager.monitoredRegion(region.identifier) != nil
+        let now = manager.clock.now.seconds
+        try store.saveRegion(region, at: now, origin: .api)
+        manager.startMonitoring(for: region)
+        guard manager.monitoredRegion(region.identifier)?.region == region else {
+            if let previous {
+                try store.saveRegion(previous.region, at: previous.registeredAt, origin: previous.origin)
+            } else {
+                try store.removeRegion(region.identifier)
+            }
+            let reason = try store.events(region: region.identifier, type: "monitoringDidFail", afterID: nil).last?.reason
+            throw RegionKitError(.regionMonitoringFailure, "monitoring '\(region.identifier)' failed: \(reason ?? "refused by the engine")")
+        }
+        return existed
     }
 
     public func startMonitoring(_ region: Region) {

@@ -23,6 +23,7 @@ import Yams
 /// hooks:
 ///   onEnter: ["logger -t regionkit entered $REGIONKIT_REGION"]
 ///   webhooks: [{url: "http://127.0.0.1:8080/events"}]
+/// http: {listen: "127.0.0.1:8080", tokenFile: /etc/regionkit/api-token, public: false}
 /// ```
 ///
 /// ```swift
@@ -43,13 +44,15 @@ public struct ServiceConfiguration: Codable, Sendable {
     public var regions: [Scenario.RegionSpec]?
     public var sources: [ServiceSource]
     public var hooks: HookConfiguration?
+    /// The HTTP API, dashboard and metrics (off when absent); see ``HTTPSettings``.
+    public var http: HTTPSettings?
     /// The MQTT broker for the `mqtt` sources and the presence outputs (``PresenceHub``).
     public var mqtt: MQTTHubConfiguration?
     /// Home Assistant MQTT discovery (needs `mqtt`).
     public var homeAssistant: HomeAssistantConfiguration?
 
     public init(store: String? = nil, profile: String? = nil, distanceModel: String? = nil, automation: Automation? = nil,
-                regions: [Scenario.RegionSpec]? = nil, sources: [ServiceSource], hooks: HookConfiguration? = nil) {
+                regions: [Scenario.RegionSpec]? = nil, sources: [ServiceSource], hooks: HookConfiguration? = nil, http: HTTPSettings? = nil) {
         self.store = store
         self.profile = profile
         self.distanceModel = distanceModel
@@ -57,6 +60,7 @@ public struct ServiceConfiguration: Codable, Sendable {
         self.regions = regions
         self.sources = sources
         self.hooks = hooks
+        self.http = http
     }
 
     /// Reads, decodes and validates the file at `path`.
@@ -147,6 +151,9 @@ public struct ServiceConfiguration: Codable, Sendable {
             guard let url = URL(string: hook.url), url.scheme == "http" || url.scheme == "https" else {
                 throw bad("hooks.webhooks: '\(hook.url)' is not an http(s) URL")
             }
+        }
+        if let http {
+            do { try http.validate() } catch let error as RegionKitError { throw bad(error.message) }
         }
     }
 }

@@ -92,6 +92,17 @@ public enum ServiceSource: Hashable, Sendable {
         }
     }
 
+    /// A short name for status reports: `simulator:museum`, `gateway:run.json.gz`, `hci:hci0`, `gpsd:127.0.0.1:2947`.
+    public var name: String {
+        switch self {
+        case .simulator(let settings): "simulator:\(settings.scenario)"
+        case .gateway(let settings): "gateway:\(settings.file.split(separator: "/").last.map(String.init) ?? settings.file)"
+        case .hci(let settings): "hci:\(settings.device)"
+        case .gpsd(let settings): "gpsd:\(settings.host ?? "127.0.0.1"):\(settings.port ?? 2947)"
+        case .mqtt: "mqtt"
+        }
+    }
+
     public var kind: Kind {
         switch self {
         case .simulator: .simulator

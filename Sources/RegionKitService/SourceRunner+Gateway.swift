@@ -19,7 +19,7 @@ extension SourceRunner {
             try await sleep(until: start + Double(sighting.timeMilliseconds - first.timeMilliseconds) / 1000 / speed)
             var observation = sighting.observation(originMilliseconds: sighting.timeMilliseconds)
             observation.timestamp = manager.clock.now
-            manager.ingest(observation)
+            ingest(observation)
         }
         logger.info("gateway file replayed", metadata: ["file": "\(settings.file)", "sightings": "\(batch.count)"])
     }

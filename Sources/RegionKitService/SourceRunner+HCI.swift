@@ -14,7 +14,14 @@ extension SourceRunner {
         var configuration = BeaconScanner.Configuration()
         configuration.scannerID = settings.scannerID
         let scanner = BeaconScanner(specification: specification, manager: manager, configuration: configuration)
+        // The scanner counts its own sightings, restarts and malformed events.
+        activity.track {
+            let statistics = scanner.statistics
+            return SourceActivity.Counters(inputs: statistics.observations, reconnects: max(0, statistics.scanningStarts - 1),
+                                           decodeErrors: statistics.malformedEvents > 0 ? ["malformedEvent": statistics.malformedEvents] : [:])
+        }
         try await BluetoothError.bridged { () async throws(BluetoothError) in try await scanner.start() }
+        activity.set(.up)
         logger.info("scanning", metadata: ["device": "\(settings.device)"])
         do {
             try await Self.untilCancelled()

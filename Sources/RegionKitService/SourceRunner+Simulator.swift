@@ -16,10 +16,10 @@ extension SourceRunner {
                 switch item {
                 case .observation(var observation):
                     observation.timestamp = manager.clock.now
-                    manager.ingest(observation)
+                    ingest(observation)
                 case .fix(var fix):
                     fix.timestamp = manager.clock.now
-                    manager.ingest(fix)
+                    ingest(fix)
                 case .action(let action):
                     switch action.action {
                     case .adapterOff: manager.setSourceStatus(.restricted(reason: "simulated adapter off"), for: .beacon)

@@ -25,13 +25,16 @@ public struct SourceRunner: Sendable {
     public let configuration: ServiceConfiguration
     public let service: MonitoringService
     public let logger: Logger
+    /// The source's state and counters (for `GET /v1/sources`, `/readyz` and `/metrics`).
+    public let activity: SourceActivity
 
     public init(source: ServiceSource, configuration: ServiceConfiguration, service: MonitoringService,
-                logger: Logger = Logger(label: "regionkit.sources")) {
+                logger: Logger = Logger(label: "regionkit.sources"), activity: SourceActivity? = nil) {
         self.source = source
         self.configuration = configuration
         self.service = service
         self.logger = logger
+        self.activity = activity ?? SourceActivity(name: source.name, kind: source.kind.rawValue)
     }
 
     var manager: LocationManager { service.manager }
@@ -39,15 +42,35 @@ public struct SourceRunner: Sendable {
     /// Runs the source; returns when a finite source is done, throws `CancellationError` when
     /// cancelled, or the source's error when it cannot start (a bad file, an unusable device).
     public func run() async throws {
-        switch source {
-        case .simulator(let settings): try await runSimulator(settings)
-        case .gateway(let settings): try await runGateway(settings)
-        case .hci(let settings): try await runHCI(settings)
-        case .gpsd(let settings): await runGPSD(settings)
-        // Served together, on one broker connection, by the PresenceHub the daemon runs beside
-        // its source runners; nothing to do here.
-        case .mqtt: try await Self.untilCancelled()
+        do {
+            switch source {
+            case .simulator(let settings): activity.set(.up); try await runSimulator(settings)
+            case .gateway(let settings): activity.set(.up); try await runGateway(settings)
+            case .hci(let settings): try await runHCI(settings)
+            case .gpsd(let settings): await runGPSD(settings)
+            // Served together, on one broker connection, by the PresenceHub the daemon runs beside
+            // its source runners; nothing to do here.
+            case .mqtt: try await Self.untilCancelled()
+            }
+            activity.set(.finished)
+        } catch is CancellationError {
+            throw CancellationError()
+        } catch {
+            activity.set(.down, detail: "\(error)")
+            throw error
         }
+    }
+
+    /// Hands a sighting to the manager, counting it.
+    func ingest(_ observation: BeaconObservation) {
+        activity.recordInput(at: observation.timestamp.seconds)
+        manager.ingest(observation)
+    }
+
+    /// Hands a fix to the manager, counting it.
+    func ingest(_ fix: LocationFix) {
+        activity.recordInput(at: fix.timestamp.seconds)
+        manager.ingest(fix)
     }
 
     /// Suspends until the current task is cancelled, then throws `CancellationError`. Nothing

@@ -85,21 +85,31 @@ public final class RegionStore: Sendable {
                 t.column("event_id", .integer).notNull()
             }
         }
+        migrator.registerMigration("region-origin") { db in
+            // Where each monitored region came from: the configuration (the initial set, kept in
+            // step with it at start) or the HTTP API (kept across restarts whatever the configuration says).
+            try db.alter(table: "monitored_region") { t in
+                t.add(column: "origin", .text).notNull().defaults(to: RegionOrigin.configuration.rawValue)
+            }
+        }
         return migrator
     }
 
     // MARK: - Regions and states
 
     /// Saves (or replaces) a monitored region.
-    public func saveRegion(_ region: Region, at time: Double) throws {
+    /// - Parameter origin: where the region came from; `nil` keeps the stored origin of a region
+    ///   already saved (``RegionOrigin/configuration`` for a new one).
+    public func saveRegion(_ region: Region, at time: Double, origin: RegionOrigin? = nil) throws {
         let definition = try Self.json(region)
         try write { db in
             let sequence = try Int64.fetchOne(db, sql: "SELECT COALESCE(MAX(sequence), 0) + 1 FROM monitored_region") ?? 1
             try db.execute(sql: """
-                INSERT INTO monitored_region (identifier, kind, definition, registered_at, sequence) VALUES (?, ?, ?, ?, ?)
+                INSERT INTO monitored_region (identifier, kind, definition, registered_at, sequence, origin) VALUES (?, ?, ?, ?, ?, ?)
                 ON CONFLICT(identifier) DO UPDATE SET kind = excluded.kind, definition = excluded.definition,
-                    registered_at = excluded.registered_at
-                """, arguments: [region.identifier, region.kind.rawValue, definition, time, sequence])
+                    registered_at = excluded.registered_at, origin = COALESCE(?, origin)
+                """, arguments: [region.identifier, region.kind.rawValue, definition, time, sequence,
+                                 (origin ?? .configuration).rawValue, origin?.rawValue])
             try db.execute(sql: "DELETE FROM region_state WHERE identifier = ?", arguments: [region.identifier])
         }
     }
@@ -114,12 +124,36 @@ public final class RegionStore: Sendable {
 
     /// Monitored regions in registration order. A row that no longer decodes is reported, not skipped.
     public func regions() throws -> [Region] {
-        let rows = try read { db in try Row.fetchAll(db, sql: "SELECT identifier, definition FROM monitored_region ORDER BY sequence") }
+        try storedRegions().map(\.region)
+    }
+
+    /// Where each monitored region came from, by identifier (no region is decoded).
+    public func regionOrigins() throws -> [String: RegionOrigin] {
+        try read { db in
+            var origins: [String: RegionOrigin] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT identifier, origin FROM monitored_region") {
+                let text: String = row["origin"]
+                origins[row["identifier"]] = RegionOrigin(rawValue: text)
+            }
+            return origins
+        }
+    }
+
+    /// Monitored regions in registration order, with where each came from.
+    public func storedRegions() throws -> [StoredRegion] {
+        let rows = try read { db in
+            try Row.fetchAll(db, sql: "SELECT identifier, definition, origin, registered_at FROM monitored_region ORDER BY sequence")
+        }
         return try rows.map { row in
             let identifier: String = row["identifier"]
             let definition: String = row["definition"]
+            let originText: String = row["origin"]
+            guard let origin = RegionOrigin(rawValue: originText) else {
+                throw RegionKitError(.malformedInput, "store \(path): monitored region '\(identifier)' has unknown origin '\(originText)'")
+            }
             do {
-                return try JSONDecoder().decode(Region.self, from: Data(definition.utf8))
+                let region = try JSONDecoder().decode(Region.self, from: Data(definition.utf8))
+                return StoredRegion(region: region, origin: origin, registeredAt: row["registered_at"])
             } catch {
                 throw RegionKitError(.malformedInput, "store \(path): monitored region '\(identifier)' cannot be decoded", cause: error)
             }
@@ -180,12 +214,13 @@ public final class RegionStore: Sendable {
         }
     }
 
-    /// Logged events, oldest first, filtered by time, region and id.
-    public func events(since: Double? = nil, region: String? = nil, afterID: Int64? = nil, limit: Int? = nil) throws -> [StoredEvent] {
+    /// Logged events, oldest first, filtered by time, region, type and id.
+    public func events(since: Double? = nil, region: String? = nil, type: String? = nil, afterID: Int64? = nil, limit: Int? = nil) throws -> [StoredEvent] {
         var clauses: [String] = []
         var arguments: StatementArguments = []
         if let since { clauses.append("time >= ?"); _ = arguments.append(contentsOf: [since]) }
         if let region { clauses.append("region = ?"); _ = arguments.append(contentsOf: [region]) }
+        if let type { clauses.append("type = ?"); _ = arguments.append(contentsOf: [type]) }
         if let afterID { clauses.append("id > ?"); _ = arguments.append(contentsOf: [afterID]) }
         var sql = "SELECT * FROM event_log"
         if !clauses.isEmpty { sql += " WHERE " + clauses.joined(separator: " AND ") }
@@ -199,7 +234,38 @@ public final class RegionStore: Sendable {
         }
     }
 
+    /// How many events of each type the log holds.
+    public func eventCounts() throws -> [String: Int] {
+        try read { db in
+            var counts: [String: Int] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT type, COUNT(*) AS n FROM event_log GROUP BY type") {
+                counts[row["type"]] = row["n"]
+            }
+            return counts
+        }
+    }
+
+    /// The id of the newest logged event (0 when the log is empty).
+    public func lastEventID() throws -> Int64 {
+        try read { db in try Int64.fetchOne(db, sql: "SELECT COALESCE(MAX(id), 0) FROM event_log") ?? 0 }
+    }
+
     // MARK: - Hook deliveries
+
+    /// How many hook deliveries are in each status (`pending`, `delivered`, `failed`, `dropped`),
+    /// and the attempts that failed (`failedAttempts`: every attempt of a delivery but a successful last one).
+    public func deliveryCounts() throws -> (byStatus: [String: Int], failedAttempts: Int) {
+        try read { db in
+            var counts: [String: Int] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT status, COUNT(*) AS n FROM hook_delivery GROUP BY status") {
+                counts[row["status"]] = row["n"]
+            }
+            let failed = try Int.fetchOne(db, sql: """
+                SELECT COALESCE(SUM(CASE WHEN status = 'delivered' THEN attempts - 1 ELSE attempts END), 0) FROM hook_delivery
+                """) ?? 0
+            return (counts, failed)
+        }
+    }
 
     /// Pending deliveries whose next attempt is due, oldest first.
     public func dueDeliveries(now: Double, limit: Int) throws -> [HookDelivery] {
@@ -261,6 +327,11 @@ public final class RegionStore: Sendable {
     /// `PRAGMA integrity_check`: "ok" when the database is sound.
     public func integrityCheck() throws -> String {
         try read { db in try String.fetchAll(db, sql: "PRAGMA integrity_check").joined(separator: "; ") }
+    }
+
+    /// Whether a write transaction can be committed now (the readiness probe).
+    public func checkWritable() throws {
+        try write { db in try db.execute(sql: "UPDATE monitored_region SET sequence = sequence WHERE 0") }
     }
 
     /// The journal mode in force ("wal").

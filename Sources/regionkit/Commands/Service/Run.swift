@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import RegionKit
+import RegionKitHTTP
 import RegionKitService
 import RegionKitStore
 import Synchronization
@@ -9,7 +10,10 @@ import Synchronization
 struct Run: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Run RegionKit as a service until SIGTERM/SIGINT: sources → monitoring → store, event log and hooks.",
-        discussion: "See contrib/regionkit.service for a systemd unit. Structured logs go to stderr."
+        discussion: """
+            See contrib/regionkit.service for a systemd unit. Structured logs go to stderr. With an `http:` block the \
+            daemon also serves its HTTP API, live dashboard and Prometheus metrics (see README).
+            """
     )
 
     @Option(help: "Configuration file (YAML or JSON).")
@@ -40,6 +44,9 @@ struct Run: AsyncParsableCommand {
             let profile = try configuration.monitoringProfile(config)
             let hooks = configuration.hooks ?? HookConfiguration()
             let printJSON = json
+            // Read the HTTP block before anything runs: a bad token file stops the start.
+            let http = try configuration.http.map { try HTTPConfiguration(settings: $0) }
+            let broadcaster = EventBroadcaster()
             // The hub needs the service and the service's log callback wakes the hub.
             let hubBox = Mutex<PresenceHub?>(nil)
             let service = MonitoringService(
@@ -48,6 +55,7 @@ struct Run: AsyncParsableCommand {
                 sources: configuration.initialSourceStatuses,
                 hooks: hooks, logger: logger,
                 onLogged: { event in
+                    broadcaster.publish(event)
                     if printJSON { Console.line(event.jsonLine) }
                     hubBox.withLock { $0 }?.eventLogged()
                 })
@@ -62,10 +70,23 @@ struct Run: AsyncParsableCommand {
             logger.info("started", metadata: ["store": "\(path)", "profile": "\(profile.name)", "regions": "\(service.manager.monitoredRegions.count)"])
 
             let stop = SignalWatcher(signals: [SIGTERM, SIGINT])
+            let runners = configuration.sources.filter { $0.kind != .mqtt }
+                .map { SourceRunner(source: $0, configuration: configuration, service: service, logger: logger) }
             try await withThrowingTaskGroup(of: Void.self) { group in
-                for source in configuration.sources where source.kind != .mqtt {
-                    let runner = SourceRunner(source: source, configuration: configuration, service: service, logger: logger)
+                for runner in runners {
                     group.addTask { try await runner.run() }
+                }
+                if let http {
+                    let activities = runners.map(\.activity)
+                    let server = RegionKitServer(service: service, configuration: http, events: broadcaster,
+                                                 sources: { activities.map(\.status) }, logger: logger)
+                    group.addTask {
+                        try await server.run { port in
+                            // The token is never logged; only whether one is set.
+                            logger.info("http listening", metadata: ["address": "\(http.host):\(port)", "public": "\(http.isPublic)",
+                                                                     "token": "\(http.token == nil ? "none (API refused)" : "set")"])
+                        }
+                    }
                 }
                 if !hooks.isEmpty {
                     let runner = HookRunner(store: database, configuration: hooks, logger: logger)

@@ -1,0 +1,19 @@
+import Foundation
+import RegionKitService
+
+extension HTTPConfiguration {
+    /// The server configuration for the service configuration's `http:` block, with the token
+    /// from `tokenFile` or `REGIONKIT_API_TOKEN`.
+    ///
+    /// ```swift
+    /// if let settings = configuration.http { let http = try HTTPConfiguration(settings: settings) }
+    /// ```
+    public init(settings: HTTPSettings, environment: [String: String] = ProcessInfo.processInfo.environment) throws {
+        try settings.validate()
+        let (host, port) = try HTTPSettings.parseListen(settings.listen ?? "127.0.0.1:8080")
+        self.init(host: host, port: port, token: try settings.token(environment: environment), isPublic: settings.public ?? false)
+        if let maxBodyBytes = settings.maxBodyBytes { self.maxBodyBytes = maxBodyBytes }
+        tlsCertificateFile = settings.tlsCertificate
+        tlsKeyFile = settings.tlsKey
+    }
+}

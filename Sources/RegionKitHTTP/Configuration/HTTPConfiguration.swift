@@ -1,0 +1,45 @@
+import Foundation
+import RegionKitService
+
+/// How the daemon's HTTP server listens and who may use it.
+///
+/// Bound to loopback by default. A bearer token is required for every write, and for every read
+/// unless ``isPublic`` is set (a trusted network). Without a token the server refuses writes
+/// altogether (and reads too unless public).
+///
+/// ```swift
+/// let configuration = try HTTPConfiguration(listen: "127.0.0.1:8080", token: "s3cret")
+/// let server = RegionKitServer(service: service, configuration: configuration)
+/// ```
+public struct HTTPConfiguration: Sendable {
+    public var host: String
+    /// 0 picks a free port (see ``RegionKitServer/run(onListening:)``).
+    public var port: Int
+    /// The bearer token; never logged.
+    public var token: String?
+    /// Reads without a token (writes still need it).
+    public var isPublic: Bool
+    /// The largest request body accepted, bytes.
+    public var maxBodyBytes: Int
+    /// Seconds between SSE keep-alive comments.
+    public var keepAliveInterval: Double
+    /// PEM certificate chain and private key files: HTTPS when both are set.
+    public var tlsCertificateFile: String?
+    public var tlsKeyFile: String?
+
+    public init(host: String = "127.0.0.1", port: Int = 8080, token: String? = nil, isPublic: Bool = false,
+                maxBodyBytes: Int = 16 * 1024, keepAliveInterval: Double = 15) {
+        self.host = host
+        self.port = port
+        self.token = token
+        self.isPublic = isPublic
+        self.maxBodyBytes = maxBodyBytes
+        self.keepAliveInterval = keepAliveInterval
+    }
+
+    /// - Parameter listen: `HOST:PORT` (`[::1]:8080` for IPv6).
+    public init(listen: String, token: String? = nil, isPublic: Bool = false) throws {
+        let (host, port) = try HTTPSettings.parseListen(listen)
+        self.init(host: host, port: port, token: token, isPublic: isPublic)
+    }
+}

@@ -1,0 +1,102 @@
+/// The dashboard's HTML page (served at `/`; no build step, no external resources).
+enum DashboardPage {
+    static let html = #"""
+<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>RegionKit</title>
+<link rel="stylesheet" href="/assets/app.css">
+</head>
+<body>
+<header class="top">
+  <div class="brand"><span class="logo" aria-hidden="true">◎</span> RegionKit</div>
+  <div class="status"><span id="live-dot" class="dot"></span><span id="live-text">connecting…</span></div>
+  <button id="token-button" class="ghost" type="button">Token</button>
+</header>
+
+<main class="grid">
+  <section class="card" id="regions-card">
+    <div class="card-head"><h2>Regions</h2><button id="new-region" type="button">Add region</button></div>
+    <ul id="regions" class="regions" aria-live="polite"></ul>
+    <p id="regions-empty" class="muted" hidden>No monitored region yet.</p>
+  </section>
+
+  <section class="card" id="rooms-card">
+    <div class="card-head"><h2>Rooms</h2><span class="muted small">which beacon is nearest to which scanner</span></div>
+    <div id="rooms" class="rooms"></div>
+  </section>
+
+  <section class="card wide" id="beacons-card">
+    <div class="card-head"><h2>Beacons</h2><span class="muted small">filtered RSSI (dBm) and distance (m), up to the last 5 minutes</span></div>
+    <div id="beacons" class="beacons"></div>
+    <p id="beacons-empty" class="muted" hidden>No beacon heard yet.</p>
+  </section>
+
+  <section class="card wide" id="timeline-card">
+    <div class="card-head">
+      <h2>Timeline</h2>
+      <div class="filters">
+        <select id="filter-type" aria-label="Event type">
+          <option value="">all events</option>
+          <option value="crossings">enter / exit</option>
+          <option value="didDetermineState">state determined</option>
+          <option value="monitoring">monitoring started / stopped / failed</option>
+          <option value="process">launched / stopped</option>
+          <option value="rangedBeaconCountChanged">ranged count changed</option>
+        </select>
+        <select id="filter-region" aria-label="Region"><option value="">all regions</option></select>
+      </div>
+    </div>
+    <ol id="timeline" class="timeline"></ol>
+  </section>
+</main>
+
+<dialog id="region-dialog">
+  <form id="region-form" method="dialog" novalidate>
+    <h2 id="region-form-title">Add region</h2>
+    <div class="field"><label for="f-id">Identifier</label><input id="f-id" name="identifier" required autocomplete="off"><small class="error" data-for="id"></small></div>
+    <fieldset class="kind">
+      <label><input type="radio" name="kind" value="beacon" checked> Beacon</label>
+      <label><input type="radio" name="kind" value="circular"> Circular</label>
+    </fieldset>
+    <div class="beacon-fields">
+      <div class="field"><label for="f-uuid">UUID</label><input id="f-uuid" name="uuid" placeholder="E2C56DB5-DFFB-48D2-B060-D0F5A71096E0" autocomplete="off"><small class="error" data-for="uuid"></small></div>
+      <div class="row">
+        <div class="field"><label for="f-major">Major</label><input id="f-major" name="major" inputmode="numeric"><small class="error" data-for="major"></small></div>
+        <div class="field"><label for="f-minor">Minor</label><input id="f-minor" name="minor" inputmode="numeric"><small class="error" data-for="minor"></small></div>
+      </div>
+    </div>
+    <div class="circular-fields" hidden>
+      <div class="row">
+        <div class="field"><label for="f-latitude">Latitude</label><input id="f-latitude" name="latitude" inputmode="decimal"><small class="error" data-for="latitude"></small></div>
+        <div class="field"><label for="f-longitude">Longitude</label><input id="f-longitude" name="longitude" inputmode="decimal"><small class="error" data-for="longitude"></small></div>
+      </div>
+      <div class="field"><label for="f-radius">Radius (m)</label><input id="f-radius" name="radius" inputmode="decimal"><small class="error" data-for="radius"></small></div>
+    </div>
+    <fieldset class="checks">
+      <label><input type="checkbox" name="notifyOnEntry" checked> notify on entry</label>
+      <label><input type="checkbox" name="notifyOnExit" checked> notify on exit</label>
+    </fieldset>
+    <small class="error" data-for="body"></small>
+    <div class="actions">
+      <button type="button" class="ghost" id="region-cancel">Cancel</button>
+      <button type="submit" id="region-save">Save</button>
+    </div>
+  </form>
+</dialog>
+
+<dialog id="token-dialog">
+  <form id="token-form" method="dialog">
+    <h2>API token</h2>
+    <p class="muted small">The daemon's bearer token (http.tokenFile or REGIONKIT_API_TOKEN). Kept in this tab only.</p>
+    <div class="field"><label for="f-token">Token</label><input id="f-token" name="token" type="password" autocomplete="off"><small class="error" data-for="Authorization"></small></div>
+    <div class="actions"><button type="submit" id="token-save">Use token</button></div>
+  </form>
+</dialog>
+<script src="/assets/app.js"></script>
+</body>
+</html>
+"""#
+}

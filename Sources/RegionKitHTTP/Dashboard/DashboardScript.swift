@@ -1,0 +1,377 @@
+/// The dashboard's script: polls the regions and beacons, follows the event stream (fetch-based
+/// SSE so the bearer token travels in a header, with Last-Event-ID resume), and edits regions.
+enum DashboardScript {
+    static let source = #"""
+"use strict";
+const TOKEN_KEY = "regionkit.token";
+const HISTORY_SECONDS = 300;
+const state = {
+  token: sessionStorage.getItem(TOKEN_KEY) || "",
+  regions: [],
+  beacons: [],
+  history: new Map(),      // beacon key -> [{t, rssi, distance}]
+  events: [],
+  lastEventId: null,
+  previousStates: new Map(),
+  tokenWaiters: [],
+};
+
+function el(tag, attributes = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attributes)) {
+    if (value === undefined || value === null || value === false) continue;
+    if (key === "class") node.className = value;
+    else if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
+    else node.setAttribute(key, value === true ? "" : value);
+  }
+  for (const child of children.flat()) {
+    if (child === null || child === undefined) continue;
+    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return node;
+}
+const $ = (selector) => document.querySelector(selector);
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function headers(extra = {}) {
+  const result = { ...extra };
+  if (state.token) result["Authorization"] = "Bearer " + state.token;
+  return result;
+}
+
+async function api(method, path, body) {
+  const options = { method, headers: headers(body === undefined ? {} : { "Content-Type": "application/json" }) };
+  if (body !== undefined) options.body = JSON.stringify(body);
+  const response = await fetch(path, options);
+  let json = null;
+  const type = response.headers.get("Content-Type") || "";
+  if (type.includes("json")) json = await response.json();
+  if (response.status === 401 || response.status === 403) askToken(json && json.detail);
+  return { status: response.status, json };
+}
+
+// ---- token -------------------------------------------------------------------------------
+function askToken(message) {
+  const dialog = $("#token-dialog");
+  const error = dialog.querySelector('[data-for="Authorization"]');
+  error.textContent = state.token && message ? message : "";
+  if (!dialog.open) dialog.showModal();
+  $("#f-token").focus();
+}
+function waitForToken() { return new Promise((resolve) => state.tokenWaiters.push(resolve)); }
+$("#token-form").addEventListener("submit", (event) => {
+  event.preventDefault();
+  state.token = $("#f-token").value.trim();
+  sessionStorage.setItem(TOKEN_KEY, state.token);
+  $("#token-dialog").close();
+  const waiters = state.tokenWaiters.splice(0);
+  waiters.forEach((resolve) => resolve());
+  refreshRegions(); refreshBeacons();
+});
+$("#token-button").addEventListener("click", () => askToken());
+
+// ---- regions -----------------------------------------------------------------------------
+function formatTime(seconds) {
+  if (seconds === undefined || seconds === null) return "";
+  return new Date(seconds * 1000).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit", second: "2-digit" });
+}
+function ago(seconds) {
+  if (!seconds) return "";
+  const delta = Math.max(0, Date.now() / 1000 - seconds);
+  if (delta < 90) return Math.round(delta) + " s ago";
+  if (delta < 5400) return Math.round(delta / 60) + " min ago";
+  return Math.round(delta / 3600) + " h ago";
+}
+function describe(region) {
+  if (region.kind === "beacon") {
+    return region.uuid + (region.major !== undefined ? " · major " + region.major : "") + (region.minor !== undefined ? " · minor " + region.minor : "");
+  }
+  return region.latitude.toFixed(5) + ", " + region.longitude.toFixed(5) + " · r " + region.radius + " m";
+}
+async function refreshRegions() {
+  let result;
+  try { result = await api("GET", "/v1/regions"); } catch { return; }
+  if (result.status !== 200) return;
+  state.regions = result.json.regions;
+  renderRegions();
+  renderRegionFilter();
+}
+function renderRegions() {
+  const list = $("#regions");
+  list.replaceChildren(...state.regions.map((region) => {
+    const previous = state.previousStates.get(region.identifier);
+    state.previousStates.set(region.identifier, region.state);
+    const pill = el("span", { class: "pill " + region.state + (previous && previous !== region.state ? " flash" : ""), "data-state": region.state }, region.state);
+    const remove = el("button", { class: "link danger", type: "button", "data-action": "delete" }, "Delete");
+    remove.addEventListener("click", async () => {
+      if (remove.dataset.armed !== "1") { remove.dataset.armed = "1"; remove.textContent = "Confirm delete"; return; }
+      await api("DELETE", "/v1/regions/" + encodeURIComponent(region.identifier));
+      refreshRegions();
+    });
+    const reason = region.lastReason ? " — " + region.lastReason : "";
+    return el("li", { class: "region", "data-region": region.identifier },
+      pill,
+      el("span", { class: "name" }, region.identifier, el("span", { class: "tag" }, region.origin)),
+      el("span", {}, el("button", { class: "link", type: "button", "data-action": "edit", onclick: () => openRegionForm(region) }, "Edit"), remove),
+      el("span", { class: "detail" },
+        (region.since ? "since " + formatTime(region.since) : "state not determined yet") + reason,
+        el("br"), describe(region)));
+  }));
+  $("#regions-empty").hidden = state.regions.length > 0;
+}
+function renderRegionFilter() {
+  const select = $("#filter-region");
+  const chosen = select.value;
+  const names = new Set(state.regions.map((r) => r.identifier));
+  for (const event of state.events) if (event.region) names.add(event.region);
+  select.replaceChildren(el("option", { value: "" }, "all regions"), ...[...names].sort().map((name) => el("option", { value: name }, name)));
+  select.value = chosen;
+}
+
+// ---- region form -------------------------------------------------------------------------
+const form = $("#region-form");
+function setKind(kind) {
+  form.querySelector(`input[name=kind][value=${kind}]`).checked = true;
+  form.querySelector(".beacon-fields").hidden = kind !== "beacon";
+  form.querySelector(".circular-fields").hidden = kind !== "circular";
+}
+form.querySelectorAll("input[name=kind]").forEach((radio) => radio.addEventListener("change", () => setKind(radio.value)));
+function clearErrors() {
+  form.querySelectorAll(".error").forEach((node) => (node.textContent = ""));
+  form.querySelectorAll("input.invalid").forEach((node) => node.classList.remove("invalid"));
+}
+function openRegionForm(region) {
+  form.reset();
+  clearErrors();
+  $("#region-form-title").textContent = region ? "Edit " + region.identifier : "Add region";
+  form.elements.identifier.value = region ? region.identifier : "";
+  form.elements.identifier.readOnly = !!region;
+  setKind(region ? region.kind : "beacon");
+  if (region) {
+    for (const name of ["uuid", "major", "minor", "latitude", "longitude", "radius"]) form[name].value = region[name] ?? "";
+    form.notifyOnEntry.checked = region.notifyOnEntry;
+    form.notifyOnExit.checked = region.notifyOnExit;
+  }
+  $("#region-dialog").showModal();
+  (region ? form.uuid : form.elements.identifier).focus();
+}
+$("#new-region").addEventListener("click", () => openRegionForm(null));
+$("#region-cancel").addEventListener("click", () => $("#region-dialog").close());
+function value(name) {
+  const text = form[name].value.trim();
+  if (text === "") return undefined;
+  const number = Number(text);
+  return ["major", "minor", "latitude", "longitude", "radius"].includes(name) && !Number.isNaN(number) ? number : text;
+}
+form.addEventListener("submit", async (event) => {
+  event.preventDefault();
+  clearErrors();
+  const id = form.elements.identifier.value.trim();
+  if (!id) {
+    form.querySelector('.error[data-for="id"]').textContent = "give the region an identifier";
+    form.elements.identifier.classList.add("invalid");
+    return;
+  }
+  const kind = form.querySelector("input[name=kind]:checked").value;
+  const body = { notifyOnEntry: form.notifyOnEntry.checked, notifyOnExit: form.notifyOnExit.checked };
+  for (const name of kind === "beacon" ? ["uuid", "major", "minor"] : ["latitude", "longitude", "radius"]) {
+    const v = value(name);
+    if (v !== undefined) body[name] = v;
+  }
+  const result = await api("PUT", "/v1/regions/" + encodeURIComponent(id), body);
+  if (result.status === 200 || result.status === 201) {
+    $("#region-dialog").close();
+    refreshRegions();
+    return;
+  }
+  const problem = result.json || { detail: "HTTP " + result.status };
+  const field = problem.field || "body";
+  const slot = form.querySelector(`.error[data-for="${field}"]`) || form.querySelector('.error[data-for="body"]');
+  slot.textContent = problem.detail;
+  const input = form.elements[field === "id" ? "identifier" : field];
+  if (input && input.classList) { input.classList.add("invalid"); input.focus(); }
+});
+
+// ---- beacons and rooms -------------------------------------------------------------------
+const keyOf = (b) => b.uuid + ":" + b.major + ":" + b.minor;
+async function refreshBeacons() {
+  let result;
+  try { result = await api("GET", "/v1/beacons"); } catch { return; }
+  if (result.status !== 200) return;
+  const now = result.json.time;
+  state.beacons = result.json.beacons;
+  for (const beacon of state.beacons) {
+    const key = keyOf(beacon);
+    const series = state.history.get(key) || [];
+    if (!series.length || series[series.length - 1].seen !== beacon.lastSeen) {
+      series.push({ t: now, seen: beacon.lastSeen, rssi: beacon.filteredRSSI ?? beacon.rssi, distance: beacon.distance });
+    }
+    while (series.length && series[0].t < now - HISTORY_SECONDS) series.shift();
+    state.history.set(key, series);
+  }
+  renderBeacons(now);
+  renderRooms(now);
+}
+function polyline(points, color) {
+  if (points.length < 2) return null;
+  const svgNS = "http://www.w3.org/2000/svg";
+  const line = document.createElementNS(svgNS, "polyline");
+  line.setAttribute("points", points.map(([x, y]) => x.toFixed(1) + "," + y.toFixed(1)).join(" "));
+  line.setAttribute("fill", "none");
+  line.setAttribute("stroke", color);
+  line.setAttribute("stroke-width", "1.8");
+  line.setAttribute("vector-effect", "non-scaling-stroke");
+  return line;
+}
+function plot(series, now) {
+  const svgNS = "http://www.w3.org/2000/svg";
+  const svg = document.createElementNS(svgNS, "svg");
+  svg.setAttribute("viewBox", "0 0 300 90");
+  svg.setAttribute("preserveAspectRatio", "none");
+  for (const y of [22.5, 45, 67.5]) {
+    const grid = document.createElementNS(svgNS, "line");
+    grid.setAttribute("x1", 0); grid.setAttribute("x2", 300); grid.setAttribute("y1", y); grid.setAttribute("y2", y);
+    grid.setAttribute("stroke", "var(--line)"); grid.setAttribute("stroke-width", "1");
+    svg.append(grid);
+  }
+  // The window grows with the data, up to HISTORY_SECONDS.
+  const span = Math.min(HISTORY_SECONDS, Math.max(30, series.length ? now - series[0].t : 0));
+  const x = (t) => 300 - ((now - t) / span) * 300;
+  const rssiY = (r) => 90 - ((Math.min(-30, Math.max(-105, r)) + 105) / 75) * 86 - 2;
+  const distances = series.map((p) => p.distance).filter((d) => d !== undefined && d !== null);
+  const maxDistance = Math.max(2, ...distances) * 1.1;
+  const distanceY = (d) => 88 - (d / maxDistance) * 86;
+  const rssi = polyline(series.filter((p) => p.rssi !== undefined && p.rssi !== null && p.rssi !== 0).map((p) => [x(p.t), rssiY(p.rssi)]), "#2f6fed");
+  const distance = polyline(series.filter((p) => p.distance !== undefined && p.distance !== null).map((p) => [x(p.t), distanceY(p.distance)]), "#f59e0b");
+  if (rssi) svg.append(rssi);
+  if (distance) svg.append(distance);
+  return { svg, maxDistance, span };
+}
+function renderBeacons(now) {
+  const container = $("#beacons");
+  container.replaceChildren(...state.beacons.map((beacon) => {
+    const series = state.history.get(keyOf(beacon)) || [];
+    const { svg, maxDistance, span } = plot(series, now);
+    const numbers = el("div", { class: "numbers" },
+      el("span", {}, "RSSI ", el("b", {}, beacon.rssi ?? "–"), " dBm"),
+      el("span", {}, "filtered ", el("b", {}, beacon.filteredRSSI !== undefined ? beacon.filteredRSSI.toFixed(1) : "–")),
+      el("span", {}, "distance ", el("b", {}, beacon.distance !== undefined ? beacon.distance.toFixed(2) + " m" : "–")),
+      el("span", {}, el("b", {}, beacon.proximity)),
+      el("span", {}, "room ", el("b", {}, beacon.nearestScanner || "–")),
+      el("span", {}, "seen ", ago(beacon.lastSeen)));
+    return el("div", { class: "beacon", "data-beacon": keyOf(beacon) },
+      el("div", { class: "id" }, "major " + beacon.major + " · minor " + beacon.minor, el("span", { class: "muted small" }, "  " + beacon.uuid)),
+      numbers, svg,
+      el("div", { class: "legend" },
+        el("span", {}, el("span", { class: "swatch", style: "background:#2f6fed" }), "RSSI −105…−30 dBm"),
+        el("span", {}, el("span", { class: "swatch", style: "background:#f59e0b" }), "distance 0…" + maxDistance.toFixed(1) + " m"),
+        el("span", {}, "last " + (span >= 90 ? Math.round(span / 60) + " min" : Math.round(span) + " s"))));
+  }));
+  $("#beacons-empty").hidden = state.beacons.length > 0;
+}
+function renderRooms(now) {
+  const rooms = new Map();
+  for (const beacon of state.beacons) {
+    if (now - beacon.lastSeen > 30) continue;
+    const room = beacon.nearestScanner || "unassigned";
+    if (!rooms.has(room)) rooms.set(room, []);
+    rooms.get(room).push(beacon);
+  }
+  for (const beacon of state.beacons) for (const scanner of beacon.scanners) if (scanner.scanner && !rooms.has(scanner.scanner)) rooms.set(scanner.scanner, []);
+  const container = $("#rooms");
+  if (!rooms.size) { container.replaceChildren(el("p", { class: "muted" }, "No beacon heard in the last 30 s.")); return; }
+  container.replaceChildren(...[...rooms.entries()].sort().map(([room, beacons]) =>
+    el("div", { class: "room", "data-room": room }, el("h3", {}, room),
+      ...beacons.map((b) => el("span", { class: "chip" }, b.major + "." + b.minor)))));
+}
+
+// ---- timeline ----------------------------------------------------------------------------
+const LABELS = {
+  processStarted: ["▲", "Launched"], processStopped: ["▼", "Stopped"],
+  didStartMonitoring: ["▶", "Monitoring started"], monitoringStopped: ["■", "Monitoring stopped"],
+  monitoringDidFail: ["✕", "Monitoring failed"], didEnterRegion: ["→", "Entered"], didExitRegion: ["←", "Exited"],
+  didDetermineState: ["●", "State determined"], rangedBeaconCountChanged: ["≋", "Ranged beacon count changed"],
+  didChangeAuthorization: ["⚑", "Source status changed"], didFailRanging: ["✕", "Ranging failed"],
+};
+const GROUPS = {
+  crossings: ["didEnterRegion", "didExitRegion"],
+  monitoring: ["didStartMonitoring", "monitoringStopped", "monitoringDidFail"],
+  process: ["processStarted", "processStopped"],
+};
+function matches(event) {
+  const type = $("#filter-type").value, region = $("#filter-region").value;
+  if (type && !(GROUPS[type] ? GROUPS[type].includes(event.type) : event.type === type)) return false;
+  if (region && event.region !== region) return false;
+  return true;
+}
+function renderTimeline() {
+  const shown = state.events.filter(matches).slice(-300).reverse();
+  $("#timeline").replaceChildren(...shown.map((event) => {
+    const [icon, label] = LABELS[event.type] || ["•", event.type];
+    const kind = event.type === "didEnterRegion" ? "enter" : event.type === "didExitRegion" ? "exit" : "";
+    let text = label + (event.region ? " " + event.region : "");
+    if (event.type === "didDetermineState" && event.state) text = (event.region || "") + " is " + event.state;
+    return el("li", { class: "event " + kind, "data-type": event.type, "data-id": event.id },
+      el("time", { datetime: new Date(event.time * 1000).toISOString() }, formatTime(event.time)),
+      el("span", { class: "icon" }, icon),
+      el("span", {}, text, event.reason ? el("span", { class: "reason" }, " — " + event.reason) : null));
+  }));
+}
+$("#filter-type").addEventListener("change", renderTimeline);
+$("#filter-region").addEventListener("change", renderTimeline);
+
+function setLive(live) {
+  $("#live-dot").className = "dot " + (live ? "live" : "down");
+  $("#live-text").textContent = live ? "live" : "reconnecting…";
+}
+let regionRefresh = null;
+function handleFrame(frame) {
+  let id = null, data = "";
+  for (const line of frame.split("\n")) {
+    if (line.startsWith("id:")) id = line.slice(3).trim();
+    else if (line.startsWith("data:")) data += line.slice(5).trim();
+  }
+  if (id === null || !data) return;
+  state.lastEventId = id;
+  const event = JSON.parse(data);
+  state.events.push(event);
+  if (state.events.length > 2000) state.events.splice(0, state.events.length - 2000);
+  renderTimeline();
+  if (event.region && !regionRefresh) regionRefresh = setTimeout(() => { regionRefresh = null; refreshRegions(); }, 150);
+}
+async function follow() {
+  for (;;) {
+    try {
+      const extra = { Accept: "text/event-stream" };
+      if (state.lastEventId !== null) extra["Last-Event-ID"] = state.lastEventId;
+      const path = state.lastEventId === null ? "/v1/events/stream?backlog=300" : "/v1/events/stream";
+      const response = await fetch(path, { headers: headers(extra) });
+      if (response.status === 401 || response.status === 403) { askToken(); await waitForToken(); continue; }
+      if (response.status !== 200) throw new Error("HTTP " + response.status);
+      setLive(true);
+      const reader = response.body.getReader();
+      const decoder = new TextDecoder();
+      let buffer = "";
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        buffer += decoder.decode(value, { stream: true });
+        let index;
+        while ((index = buffer.indexOf("\n\n")) >= 0) {
+          handleFrame(buffer.slice(0, index));
+          buffer = buffer.slice(index + 2);
+        }
+      }
+    } catch (error) { /* reconnect below */ }
+    setLive(false);
+    await sleep(2000);
+  }
+}
+
+refreshRegions();
+refreshBeacons();
+setInterval(refreshBeacons, 1000);
+setInterval(refreshRegions, 5000);
+follow();
+"""#
+}

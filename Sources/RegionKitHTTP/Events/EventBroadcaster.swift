@@ -1,0 +1,57 @@
+import Synchronization
+import RegionKitStore
+
+/// Fans each durably logged event out to the live subscribers (the SSE streams).
+///
+/// Pass ``publish(_:)`` as (part of) ``MonitoringService``'s `onLogged`. A subscriber that falls
+/// behind loses the oldest notifications, never events: a stream that sees a gap in the ids reads
+/// the missing ones back from the store.
+///
+/// ```swift
+/// let events = EventBroadcaster()
+/// let service = MonitoringService(store: store, sources: sources, onLogged: events.publish)
+/// ```
+public final class EventBroadcaster: Sendable {
+    private struct State {
+        var subscribers: [Int: AsyncStream<StoredEvent>.Continuation] = [:]
+        var next = 0
+    }
+    private let state = Mutex(State())
+    /// Notifications buffered per subscriber before the oldest are dropped.
+    public let bufferSize: Int
+
+    public init(bufferSize: Int = 1_024) {
+        self.bufferSize = bufferSize
+    }
+
+    /// The number of live subscribers.
+    public var subscriberCount: Int { state.withLock { $0.subscribers.count } }
+
+    public func publish(_ event: StoredEvent) {
+        let subscribers = state.withLock { Array($0.subscribers.values) }
+        for subscriber in subscribers { subscriber.yield(event) }
+    }
+
+    /// A stream of the events logged from now on; it ends when the caller stops iterating.
+    public func subscribe() -> AsyncStream<StoredEvent> {
+        let (stream, continuation) = AsyncStream.makeStream(of: StoredEvent.self, bufferingPolicy: .bufferingNewest(bufferSize))
+        let id = state.withLock { state in
+            state.next += 1
+            state.subscribers[state.next] = continuation
+            return state.next
+        }
+        continuation.onTermination = { [weak self] _ in
+            _ = self?.state.withLock { $0.subscribers.removeValue(forKey: id) }
+        }
+        return stream
+    }
+
+    /// Ends every subscription (server shutdown).
+    public func finishAll() {
+        let subscribers = state.withLock { state in
+            defer { state.subscribers.removeAll() }
+            return Array(state.subscribers.values)
+        }
+        for subscriber in subscribers { subscriber.finish() }
+    }
+}

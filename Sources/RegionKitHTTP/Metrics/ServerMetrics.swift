@@ -1,0 +1,90 @@
+import Foundation
+import Prometheus
+import RegionKitCore
+import RegionKitService
+import RegionKitStore
+import Synchronization
+
+/// The daemon's Prometheus metrics (`GET /metrics`), in a registry of its own (no global bootstrap).
+///
+/// Request counts and latencies are recorded as requests are served; the rest is read at scrape
+/// time from what already counts it: the event log (events by type), the hook deliveries (by
+/// status, failed attempts), the service (persistence failures, regions by state) and the sources
+/// (sightings, reconnects, decode errors by kind).
+///
+/// ```swift
+/// let text = try metrics.scrape(service: service, sources: sourceStatus())
+/// ```
+public final class ServerMetrics: Sendable {
+    public let registry = PrometheusCollectorRegistry()
+    private let buckets: [Duration] = [.microseconds(100), .microseconds(500), .milliseconds(1), .milliseconds(5), .milliseconds(10),
+                                       .milliseconds(50), .milliseconds(100), .milliseconds(500), .seconds(1)]
+
+    public init() {}
+
+    func recordRequest(route: String, method: String, status: Int, duration: Duration) {
+        registry.makeCounter(descriptor: Self.name("regionkit_http_requests_total", "HTTP requests served"),
+                             labels: [("route", route), ("method", method), ("status", "\(status)")]).increment()
+        registry.makeDurationHistogram(descriptor: Self.name("regionkit_http_request_duration_seconds", "Time to produce the response head"),
+                                       labels: [("route", route)], buckets: buckets).record(duration)
+    }
+
+    /// Runs a store operation, recording its latency under `operation`.
+    func timedStore<T>(_ operation: String, _ body: () throws -> T) rethrows -> T {
+        let clock = ContinuousClock()
+        let start = clock.now
+        defer {
+            registry.makeDurationHistogram(descriptor: Self.name("regionkit_store_operation_duration_seconds",
+                                                                 "Latency of store operations made by the HTTP server and its probes"),
+                                           labels: [("operation", operation)], buckets: buckets).record(clock.now - start)
+        }
+        return try body()
+    }
+
+    private func counter(_ name: String, _ labels: [(String, String)], _ value: Int, help: String) {
+        let counter = registry.makeCounter(descriptor: Self.name(name, help), labels: labels)
+        counter.reset()
+        counter.increment(by: Int64(value))
+    }
+
+    private func gauge(_ name: String, _ labels: [(String, String)], _ value: Double, help: String) {
+        registry.makeGauge(descriptor: Self.name(name, help), labels: labels).set(value)
+    }
+
+    static func name(_ name: String, _ help: String) -> MetricNameDescriptor {
+        MetricNameDescriptor(metricName: name, helpText: help)
+    }
+
+    /// Reads the current values and renders the registry in the Prometheus text format.
+    func scrape(service: MonitoringService, sources: [SourceStatus], sseClients: Int) throws -> String {
+        let eventCounts = try timedStore("event_counts") { try service.store.eventCounts() }
+        for (type, count) in eventCounts {
+            counter("regionkit_events_total", [("type", type)], count, help: "Events durably logged, by type")
+        }
+        let deliveries = try timedStore("delivery_counts") { try service.store.deliveryCounts() }
+        for status in ["pending", "delivered", "failed", "dropped"] {
+            gauge("regionkit_hook_deliveries", [("status", status)], Double(deliveries.byStatus[status] ?? 0), help: "Hook deliveries by status")
+        }
+        counter("regionkit_hook_delivery_failed_attempts_total", [], deliveries.failedAttempts, help: "Hook delivery attempts that failed")
+        counter("regionkit_persistence_failures_total", [], service.persistenceFailures, help: "Events that could not be written to the store")
+        let engine = service.manager.engineSnapshot
+        var byState: [String: Int] = ["inside": 0, "outside": 0, "unknown": 0]
+        for region in engine.monitoredRegions {
+            if let state = engine.state(of: region.identifier) { byState[state.rawValue, default: 0] += 1 }
+        }
+        for (state, count) in byState {
+            gauge("regionkit_regions", [("state", state)], Double(count), help: "Monitored regions by state")
+        }
+        gauge("regionkit_sse_clients", [], Double(sseClients), help: "Connected event-stream clients")
+        for source in sources {
+            let labels = [("source", source.name), ("kind", source.kind)]
+            counter("regionkit_source_sightings_total", labels, source.sightings, help: "Sightings and fixes ingested, by source")
+            counter("regionkit_source_reconnects_total", labels, source.reconnects, help: "Reconnections of a source")
+            gauge("regionkit_source_up", labels, source.state == .up ? 1 : 0, help: "1 when the source is up")
+            for (kind, count) in source.decodeErrors {
+                counter("regionkit_source_decode_errors_total", labels + [("error", kind)], count, help: "Inputs that could not be decoded, by kind")
+            }
+        }
+        return registry.emitToString()
+    }
+}

@@ -1,0 +1,102 @@
+import RegionKitCore
+import RegionKitEngine
+
+/// One beacon as the daemon sees it now (`GET /v1/beacons`): built from the engine's snapshot,
+/// its monitored regions' sighting streams (per scanner) and its ranging sessions (filtered RSSI,
+/// distance and proximity as the ranging delivery computes them).
+///
+/// ```swift
+/// let beacons = BeaconReport.all(from: service.manager.engineSnapshot)
+/// ```
+public struct BeaconReport: Codable, Hashable, Sendable {
+    /// One scanner's last word about the beacon.
+    public struct ScannerReading: Codable, Hashable, Sendable {
+        public var scanner: String?
+        public var rssi: Int?
+        public var lastSeen: Double
+        public var sightings: Int
+    }
+
+    public var uuid: String
+    public var major: UInt16
+    public var minor: UInt16
+    /// The last RSSI heard (dBm).
+    public var rssi: Int?
+    /// The ranging filter's RSSI (only while the beacon is ranged).
+    public var filteredRSSI: Double?
+    /// Metres from the filtered RSSI (only while ranged).
+    public var distance: Double?
+    public var proximity: String
+    /// The scanner the beacon is nearest to (its room), when scanners are told apart.
+    public var nearestScanner: String?
+    /// Unix seconds of the last sighting.
+    public var lastSeen: Double
+    /// Monitored regions the beacon belongs to.
+    public var regions: [String]
+    public var scanners: [ScannerReading]
+
+    /// Every beacon heard by a monitored region or a ranging session, most recently heard first.
+    public static func all(from engine: MonitoringEngine) -> [BeaconReport] {
+        var reports: [BeaconIdentity: BeaconReport] = [:]
+        func report(_ identity: BeaconIdentity) -> BeaconReport {
+            reports[identity] ?? BeaconReport(uuid: identity.uuid.uuidString, major: identity.major, minor: identity.minor, rssi: nil,
+                                              filteredRSSI: nil, distance: nil, proximity: Proximity.unknown.rawValue,
+                                              nearestScanner: engine.nearestScanner(for: identity), lastSeen: -.infinity,
+                                              regions: [], scanners: [])
+        }
+        var newestRSSITime: [BeaconIdentity: Double] = [:]
+        for region in engine.monitoredRegions {
+            guard let monitored = engine.monitoredRegion(region.identifier) else { continue }
+            for (key, stream) in monitored.streams {
+                var entry = report(key.identity)
+                if !entry.regions.contains(region.identifier) { entry.regions.append(region.identifier) }
+                let seen = stream.lastSighting.seconds
+                if let index = entry.scanners.firstIndex(where: { $0.scanner == key.scannerID }) {
+                    if seen > entry.scanners[index].lastSeen {
+                        entry.scanners[index] = ScannerReading(scanner: key.scannerID, rssi: stream.lastRSSI, lastSeen: seen, sightings: stream.sightings)
+                    }
+                } else {
+                    entry.scanners.append(ScannerReading(scanner: key.scannerID, rssi: stream.lastRSSI, lastSeen: seen, sightings: stream.sightings))
+                }
+                if seen > entry.lastSeen { entry.lastSeen = seen }
+                if let rssi = stream.lastRSSI, seen >= newestRSSITime[key.identity, default: -.infinity] {
+                    entry.rssi = rssi
+                    newestRSSITime[key.identity] = seen
+                }
+                reports[key.identity] = entry
+            }
+        }
+        let profile = engine.profile
+        for session in engine.rangingSessions {
+            for (identity, track) in session.tracks {
+                var entry = report(identity)
+                if !entry.regions.contains(session.label), engine.monitoredRegion(session.label) != nil { entry.regions.append(session.label) }
+                if let filtered = profile.rssiFilter.value(of: track.filter, at: engine.now) {
+                    entry.filteredRSSI = filtered
+                    if let distance = profile.distanceModel.distance(rssi: filtered, measuredPower: Double(track.measuredPower)) {
+                        entry.distance = distance
+                        entry.proximity = profile.proximityThresholds.proximity(forAccuracy: distance).rawValue
+                    }
+                }
+                if let latest = track.filter.samples.last, latest.time.seconds >= newestRSSITime[identity, default: -.infinity] {
+                    entry.rssi = Int(latest.rssi.rounded())
+                    newestRSSITime[identity] = latest.time.seconds
+                }
+                entry.lastSeen = max(entry.lastSeen, track.lastHeard.seconds)
+                reports[identity] = entry
+            }
+        }
+        return reports.values.map { entry in
+            var entry = entry
+            entry.regions.sort()
+            entry.scanners.sort { ($0.scanner ?? "") < ($1.scanner ?? "") }
+            if entry.nearestScanner == nil {
+                // Without the nearest-scanner policy, the scanner that heard it last and loudest.
+                entry.nearestScanner = entry.scanners.max { a, b in
+                    (a.lastSeen, a.rssi ?? -200) < (b.lastSeen, b.rssi ?? -200)
+                }?.scanner
+            }
+            return entry
+        }.sorted { ($0.lastSeen, $1.uuid, $1.major, $1.minor) > ($1.lastSeen, $0.uuid, $0.major, $0.minor) }
+    }
+}

@@ -1,0 +1,115 @@
+import Foundation
+import RegionKitCore
+
+/// The body of `PUT /v1/regions/{id}`: one region of the daemon's configuration without its
+/// identifier (which is the path's), with the same validation and defaults.
+///
+/// Beacon region: `uuid` with optional `major`/`minor`; circular region: `latitude`, `longitude`,
+/// `radius` (metres). `notifyOnEntry`/`notifyOnExit` default to true, `notifyEntryStateOnDisplay`
+/// to false. Unknown fields are rejected; every error names its field.
+///
+/// ```swift
+/// let region = try RegionBody.region(identifier: "lobby", json: Data(#"{"uuid": "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0", "major": 1}"#.utf8))
+/// ```
+public enum RegionBody {
+    static let fields: Set<String> = ["uuid", "major", "minor", "latitude", "longitude", "radius",
+                                      "notifyOnEntry", "notifyOnExit", "notifyEntryStateOnDisplay"]
+
+    /// Parses and validates; throws ``Problem`` (400) naming the field.
+    public static func region(identifier: String, json: Data, maximumRadius: Double? = nil) throws -> Region {
+        guard !identifier.isEmpty else { throw Problem(.badRequest, "a region identifier must not be empty", field: "id") }
+        let parsed: JSONValue
+        do {
+            parsed = try JSONDecoder().decode(JSONValue.self, from: json)
+        } catch {
+            throw Problem(.badRequest, "the body is not valid JSON", field: "body")
+        }
+        guard case .object(let object) = parsed else {
+            throw Problem(.badRequest, "the body must be a JSON object", field: "body")
+        }
+        if let unknown = object.keys.sorted().first(where: { !fields.contains($0) }) {
+            if unknown == "identifier" {
+                throw Problem(.badRequest, "the identifier is the path's ({id}), not a body field", field: unknown)
+            }
+            throw Problem(.badRequest, "unknown field '\(unknown)' (allowed: \(fields.sorted().joined(separator: ", ")))", field: unknown)
+        }
+        func present(_ key: String) -> Bool {
+            if let value = object[key], value != .null { return true }
+            return false
+        }
+        func string(_ key: String) throws -> String? {
+            switch object[key] {
+            case nil: return nil
+            case .string(let text)?: return text
+            default: throw Problem(.badRequest, "\(key) must be a string (leave it out rather than null)", field: key)
+            }
+        }
+        func bool(_ key: String) throws -> Bool? {
+            switch object[key] {
+            case nil: return nil
+            case .bool(let value)?: return value
+            default: throw Problem(.badRequest, "\(key) must be true or false (leave it out rather than null)", field: key)
+            }
+        }
+        func number(_ key: String) throws -> Double? {
+            switch object[key] {
+            case nil: return nil
+            case .number(let value)?:
+                guard value.isFinite else { throw Problem(.badRequest, "\(key) must be a finite number", field: key) }
+                return value
+            default: throw Problem(.badRequest, "\(key) must be a number (leave it out rather than null)", field: key)
+            }
+        }
+        func uint16(_ key: String) throws -> UInt16? {
+            guard let value = try number(key) else { return nil }
+            guard value == value.rounded(), value >= 0, value <= 65_535 else {
+                throw Problem(.badRequest, "\(key) must be an integer from 0 to 65535", field: key)
+            }
+            return UInt16(value)
+        }
+        let uuid = try string("uuid")
+        let major = try uint16("major"), minor = try uint16("minor")
+        let latitude = try number("latitude"), longitude = try number("longitude"), radius = try number("radius")
+        let notifyOnEntry = try bool("notifyOnEntry") ?? true
+        let notifyOnExit = try bool("notifyOnExit") ?? true
+        let onDisplay = try bool("notifyEntryStateOnDisplay")
+        do {
+            if let uuid {
+                if let key = ["latitude", "longitude", "radius"].first(where: present) {
+                    throw Problem(.badRequest, "give either uuid (beacon region) or latitude/longitude/radius (circular region), not both", field: key)
+                }
+                guard UUID(uuidString: uuid) != nil else {
+                    throw Problem(.badRequest, "uuid '\(uuid)' is not a UUID (8-4-4-4-12 hex digits)", field: "uuid")
+                }
+                if minor != nil && major == nil {
+                    throw Problem(.badRequest, "minor needs major", field: "minor")
+                }
+                var beacon = try BeaconRegion(identifier: identifier, uuidString: uuid, major: major, minor: minor)
+                beacon.notifyOnEntry = notifyOnEntry
+                beacon.notifyOnExit = notifyOnExit
+                beacon.notifyEntryStateOnDisplay = onDisplay ?? false
+                return .beacon(beacon)
+            }
+            if major != nil || minor != nil {
+                throw Problem(.badRequest, "major and minor belong to a beacon region: give uuid", field: major != nil ? "major" : "minor")
+            }
+            if onDisplay != nil {
+                throw Problem(.badRequest, "notifyEntryStateOnDisplay applies to beacon regions only", field: "notifyEntryStateOnDisplay")
+            }
+            guard let latitude else { throw Problem(.badRequest, "needs uuid, or latitude, longitude and radius", field: object.isEmpty ? "uuid" : "latitude") }
+            guard let longitude else { throw Problem(.badRequest, "a circular region needs longitude", field: "longitude") }
+            guard let radius else { throw Problem(.badRequest, "a circular region needs radius (metres)", field: "radius") }
+            guard (-90...90).contains(latitude) else { throw Problem(.badRequest, "latitude \(latitude) is outside -90...90", field: "latitude") }
+            guard (-180...180).contains(longitude) else { throw Problem(.badRequest, "longitude \(longitude) is outside -180...180", field: "longitude") }
+            guard radius >= 0 else { throw Problem(.badRequest, "radius \(radius) m must be >= 0", field: "radius") }
+            if let maximumRadius, radius > maximumRadius {
+                throw Problem(.badRequest, "radius \(radius) m is larger than the profile's maximum of \(maximumRadius) m", field: "radius")
+            }
+            return .circular(try CircularRegion(identifier: identifier, latitude: latitude, longitude: longitude, radius: radius,
+                                                notifyOnEntry: notifyOnEntry, notifyOnExit: notifyOnExit))
+        } catch let error as RegionKitError {
+            let field = ["uuid", "major", "minor", "latitude", "longitude", "radius"].first { error.message.contains($0) } ?? "body"
+            throw Problem(.badRequest, error.message, field: field)
+        }
+    }
+}

@@ -1,0 +1,341 @@
+/// The OpenAPI 3.1 description of the HTTP API, served at `/openapi.yaml`.
+import Foundation
+
+enum OpenAPIDocument {
+    /// The document with the running daemon's limits filled in.
+    static func yaml(maximumRadius: Double) -> String {
+        template.replacingOccurrences(of: "MAXIMUM_RADIUS", with: "\(maximumRadius)")
+    }
+
+    static let template = #"""
+openapi: 3.1.0
+info:
+  title: RegionKit daemon API
+  version: "1.0"
+  description: |
+    Regions, events, beacons and sources of a running `regionkit run`. Every write needs
+    `Authorization: Bearer TOKEN`; reads need it too unless the daemon's `http.public` is true.
+    Errors are `application/problem+json` with the offending `field`.
+servers:
+  - url: http://127.0.0.1:8080
+security:
+  - bearer: []
+paths:
+  /v1/regions:
+    get:
+      operationId: listRegions
+      summary: Monitored regions with their live state
+      responses:
+        "200":
+          description: The regions, in registration order
+          content:
+            application/json:
+              schema:
+                type: object
+                required: [regions]
+                additionalProperties: false
+                properties:
+                  regions: {type: array, items: {$ref: "#/components/schemas/Region"}}
+        "401": {$ref: "#/components/responses/Problem"}
+        "403": {$ref: "#/components/responses/Problem"}
+  /v1/regions/{id}:
+    parameters:
+      - {name: id, in: path, required: true, schema: {type: string, minLength: 1}}
+    get:
+      operationId: getRegion
+      summary: One region, its state since when and the last evidence
+      responses:
+        "200": {description: The region, content: {application/json: {schema: {$ref: "#/components/schemas/Region"}}}}
+        "401": {$ref: "#/components/responses/Problem"}
+        "403": {$ref: "#/components/responses/Problem"}
+        "404": {$ref: "#/components/responses/Problem"}
+    put:
+      operationId: putRegion
+      summary: Create or replace a region (replacing restarts monitoring); durable across restarts
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema: {$ref: "#/components/schemas/RegionBody"}
+      responses:
+        "200": {description: Replaced, content: {application/json: {schema: {$ref: "#/components/schemas/Region"}}}}
+        "201": {description: Created, content: {application/json: {schema: {$ref: "#/components/schemas/Region"}}}}
+        "400": {$ref: "#/components/responses/Problem"}
+        "401": {$ref: "#/components/responses/Problem"}
+        "403": {$ref: "#/components/responses/Problem"}
+        "409": {$ref: "#/components/responses/Problem"}
+        "413": {$ref: "#/components/responses/Problem"}
+        "415": {$ref: "#/components/responses/Problem"}
+    delete:
+      operationId: deleteRegion
+      summary: Stop monitoring and forget the region (its events stay in the log)
+      responses:
+        "204": {description: Deleted}
+        "401": {$ref: "#/components/responses/Problem"}
+        "403": {$ref: "#/components/responses/Problem"}
+        "404": {$ref: "#/components/responses/Problem"}
+  /v1/regions/{id}/request-state:
+    parameters:
+      - {name: id, in: path, required: true, schema: {type: string, minLength: 1}}
+    post:
+      operationId: requestState
+      summary: Ask for didDetermineState (logged as an event)
+      responses:
+        "202": {description: Requested, content: {application/json: {schema: {$ref: "#/components/schemas/Region"}}}}
+        "401": {$ref: "#/components/responses/Problem"}
+        "403": {$ref: "#/components/responses/Problem"}
+        "404": {$ref: "#/components/responses/Problem"}
+  /v1/events:
+    get:
+      operationId: listEvents
+      summary: The event log, oldest first, paged by cursor
+      parameters:
+        - {name: since, in: query, schema: {type: number, minimum: -1.0e15, maximum: 1.0e15}, description: Unix seconds}
+        - {name: region, in: query, schema: {type: string}}
+        - {name: type, in: query, schema: {type: string}, description: "didEnterRegion, didExitRegion, didDetermineState, ..."}
+        - {name: limit, in: query, schema: {type: integer, minimum: 1, maximum: 1000, default: 100}}
+        - {name: cursor, in: query, schema: {type: integer, minimum: 0, maximum: 9223372036854775807}, description: The previous page's nextCursor}
+      responses:
+        "200":
+          description: One page
+          content:
+            application/json:
+              schema:
+                type: object
+                required: [events, nextCursor]
+                additionalProperties: false
+                properties:
+                  events: {type: array, items: {$ref: "#/components/schemas/Event"}}
+                  nextCursor: {type: [string, "null"]}
+        "400": {$ref: "#/components/responses/Problem"}
+        "401": {$ref: "#/components/responses/Problem"}
+        "403": {$ref: "#/components/responses/Problem"}
+  /v1/events/stream:
+    get:
+      operationId: streamEvents
+      summary: Live events as Server-Sent Events, resumable with Last-Event-ID
+      description: |
+        Each event is sent as `id: N`, `event: TYPE`, `data: Event JSON`. A client that reconnects
+        with `Last-Event-ID: N` receives every event logged after N exactly once. Without it the
+        stream starts at the newest event (or `backlog` events before it).
+      parameters:
+        - {name: Last-Event-ID, in: header, schema: {type: string, pattern: "^[0-9]+$"}}
+        - {name: lastEventId, in: query, schema: {type: integer, minimum: 0, maximum: 9223372036854775807}}
+        - {name: backlog, in: query, schema: {type: integer, minimum: 0, maximum: 10000}}
+        - {name: region, in: query, schema: {type: string}}
+        - {name: type, in: query, schema: {type: string}}
+      responses:
+        "200": {description: An endless event stream, content: {text/event-stream: {schema: {type: string}}}}
+        "400": {$ref: "#/components/responses/Problem"}
+        "401": {$ref: "#/components/responses/Problem"}
+        "403": {$ref: "#/components/responses/Problem"}
+  /v1/beacons:
+    get:
+      operationId: listBeacons
+      summary: Beacons heard now, from the engine's snapshot
+      responses:
+        "200":
+          description: Most recently heard first
+          content:
+            application/json:
+              schema:
+                type: object
+                required: [time, beacons]
+                additionalProperties: false
+                properties:
+                  time: {type: number}
+                  beacons: {type: array, items: {$ref: "#/components/schemas/Beacon"}}
+        "401": {$ref: "#/components/responses/Problem"}
+        "403": {$ref: "#/components/responses/Problem"}
+  /v1/sources:
+    get:
+      operationId: listSources
+      summary: Input sources and their status
+      responses:
+        "200":
+          description: The sources
+          content:
+            application/json:
+              schema:
+                type: object
+                required: [sources]
+                additionalProperties: false
+                properties:
+                  sources: {type: array, items: {$ref: "#/components/schemas/Source"}}
+        "401": {$ref: "#/components/responses/Problem"}
+        "403": {$ref: "#/components/responses/Problem"}
+  /healthz:
+    get:
+      operationId: health
+      summary: Liveness
+      security: []
+      responses:
+        "200": {description: Alive, content: {application/json: {schema: {type: object, required: [status], properties: {status: {const: ok}}}}}}
+  /readyz:
+    get:
+      operationId: ready
+      summary: Readiness (store writable, sources up)
+      responses:
+        "200": {description: Ready, content: {application/json: {schema: {$ref: "#/components/schemas/Readiness"}}}}
+        "503": {description: Not ready, content: {application/json: {schema: {$ref: "#/components/schemas/Readiness"}}}}
+        "401": {$ref: "#/components/responses/Problem"}
+        "403": {$ref: "#/components/responses/Problem"}
+  /metrics:
+    get:
+      operationId: metrics
+      summary: Prometheus metrics (text format 0.0.4)
+      responses:
+        "200": {description: Metrics, content: {text/plain: {schema: {type: string}}}}
+        "401": {$ref: "#/components/responses/Problem"}
+        "403": {$ref: "#/components/responses/Problem"}
+  /openapi.yaml:
+    get:
+      operationId: openapi
+      summary: This document
+      security: []
+      responses:
+        "200": {description: OpenAPI 3.1, content: {application/yaml: {schema: {type: string}}}}
+components:
+  securitySchemes:
+    bearer: {type: http, scheme: bearer}
+  responses:
+    Problem:
+      description: An RFC 9457 problem naming the field at fault
+      content:
+        application/problem+json:
+          schema: {$ref: "#/components/schemas/Problem"}
+  schemas:
+    Problem:
+      type: object
+      required: [type, title, status, detail]
+      properties:
+        type: {type: string}
+        title: {type: string}
+        status: {type: integer}
+        detail: {type: string}
+        field: {type: string, description: The JSON key, query parameter or header at fault}
+    RegionBody:
+      description: One region of the configuration without its identifier
+      oneOf:
+        - {$ref: "#/components/schemas/BeaconRegionBody"}
+        - {$ref: "#/components/schemas/CircularRegionBody"}
+    BeaconRegionBody:
+      description: A beacon region (minor needs major)
+      type: object
+      additionalProperties: false
+      required: [uuid]
+      dependentRequired: {minor: [major]}
+      properties:
+        uuid: {type: string, format: uuid}
+        major: {type: integer, minimum: 0, maximum: 65535}
+        minor: {type: integer, minimum: 0, maximum: 65535}
+        notifyOnEntry: {type: boolean, default: true}
+        notifyOnExit: {type: boolean, default: true}
+        notifyEntryStateOnDisplay: {type: boolean, default: false}
+    CircularRegionBody:
+      description: A circular region (metres; at most the daemon profile's maximumRegionMonitoringDistance)
+      type: object
+      additionalProperties: false
+      required: [latitude, longitude, radius]
+      properties:
+        latitude: {type: number, minimum: -90, maximum: 90}
+        longitude: {type: number, minimum: -180, maximum: 180}
+        radius: {type: number, minimum: 0, maximum: MAXIMUM_RADIUS}
+        notifyOnEntry: {type: boolean, default: true}
+        notifyOnExit: {type: boolean, default: true}
+    Region:
+      type: object
+      required: [identifier, kind, origin, notifyOnEntry, notifyOnExit, state, stale]
+      properties:
+        identifier: {type: string}
+        kind: {enum: [beacon, circular]}
+        origin: {enum: [config, api]}
+        uuid: {type: string}
+        major: {type: integer}
+        minor: {type: integer}
+        latitude: {type: number}
+        longitude: {type: number}
+        radius: {type: number}
+        notifyOnEntry: {type: boolean}
+        notifyOnExit: {type: boolean}
+        notifyEntryStateOnDisplay: {type: boolean}
+        state: {enum: [inside, outside, unknown]}
+        since: {type: number, description: Unix seconds}
+        stale: {type: boolean, description: Restored after a restart and not yet confirmed}
+        lastReason: {type: string}
+        lastEvidence: {$ref: "#/components/schemas/Evidence"}
+    Evidence:
+      type: object
+      properties:
+        rssi: {type: integer}
+        scannerID: {type: string}
+        beacon: {type: object}
+        lastSightingAge: {type: number}
+        exitThreshold: {type: number}
+        distance: {type: number}
+        horizontalAccuracy: {type: number}
+        dwell: {type: number}
+        reason: {type: string}
+    Event:
+      type: object
+      required: [id, time, type, region, state, reason, event]
+      properties:
+        id: {type: integer}
+        time: {type: number}
+        type: {type: string}
+        region: {type: [string, "null"]}
+        state: {type: [string, "null"]}
+        reason: {type: [string, "null"]}
+        event: {type: [object, "null"], description: The full event as logged (evidence included)}
+    Beacon:
+      type: object
+      required: [uuid, major, minor, proximity, lastSeen, regions, scanners]
+      properties:
+        uuid: {type: string}
+        major: {type: integer}
+        minor: {type: integer}
+        rssi: {type: integer}
+        filteredRSSI: {type: number}
+        distance: {type: number}
+        proximity: {enum: [unknown, immediate, near, far]}
+        nearestScanner: {type: string}
+        lastSeen: {type: number}
+        regions: {type: array, items: {type: string}}
+        scanners:
+          type: array
+          items:
+            type: object
+            required: [lastSeen, sightings]
+            properties:
+              scanner: {type: string}
+              rssi: {type: integer}
+              lastSeen: {type: number}
+              sightings: {type: integer}
+    Source:
+      type: object
+      required: [name, kind, state, sightings, reconnects, decodeErrors]
+      properties:
+        name: {type: string}
+        kind: {type: string}
+        state: {enum: [up, connecting, finished, down]}
+        detail: {type: string}
+        sightings: {type: integer}
+        reconnects: {type: integer}
+        decodeErrors: {type: object, additionalProperties: {type: integer}}
+        lastInput: {type: number}
+    Readiness:
+      type: object
+      required: [status, checks]
+      properties:
+        status: {enum: [ready, not ready]}
+        checks:
+          type: array
+          items:
+            type: object
+            required: [name, ok]
+            properties:
+              name: {type: string}
+              ok: {type: boolean}
+              detail: {type: string}
+"""#
+}

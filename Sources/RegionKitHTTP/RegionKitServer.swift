@@ -1,0 +1,123 @@
+import Foundation
+import Hummingbird
+import HummingbirdCore
+import HummingbirdTLS
+import Logging
+import RegionKit
+import RegionKitService
+import RegionKitStore
+import ServiceLifecycle
+
+/// The daemon's HTTP server: the versioned JSON API (`/v1/…`), live events over Server-Sent
+/// Events, health and readiness probes, Prometheus metrics, the OpenAPI document and the dashboard.
+///
+/// It needs only the running ``MonitoringService``, the ``EventBroadcaster`` its `onLogged` feeds,
+/// and a closure reporting the sources' status.
+///
+/// ```swift
+/// let events = EventBroadcaster()
+/// let service = MonitoringService(store: store, sources: [.beacon: .authorized], onLogged: events.publish)
+/// try service.start(regions: configured)
+/// let server = RegionKitServer(service: service, configuration: try HTTPConfiguration(listen: "127.0.0.1:8080", token: token),
+///                              events: events, sources: { [] })
+/// try await server.run { port in print("listening on \(port)") }
+/// ```
+public final class RegionKitServer: Sendable {
+    public let service: MonitoringService
+    public let configuration: HTTPConfiguration
+    public let events: EventBroadcaster
+    public let metrics = ServerMetrics()
+    let sources: @Sendable () -> [SourceStatus]
+    let logger: Logger
+
+    public init(service: MonitoringService, configuration: HTTPConfiguration, events: EventBroadcaster,
+                sources: @escaping @Sendable () -> [SourceStatus] = { [] }, logger: Logger = Logger(label: "regionkit.http")) {
+        self.service = service
+        self.configuration = configuration
+        self.events = events
+        self.sources = sources
+        self.logger = logger
+    }
+
+    /// The router with every route and middleware (also used by in-process tests).
+    public func router() -> Router<BasicRequestContext> {
+        let router = Router(context: BasicRequestContext.self)
+        router.middlewares.add(MetricsMiddleware(metrics: metrics))
+        router.middlewares.add(ProblemMiddleware(logger: logger))
+        router.middlewares.add(BearerTokenMiddleware(token: configuration.token.map { Array($0.utf8) }, isPublic: configuration.isPublic))
+        addRegionRoutes(to: router)
+        addEventRoutes(to: router)
+        addStatusRoutes(to: router)
+        addDashboardRoutes(to: router)
+        return router
+    }
+
+    /// Serves until the task is cancelled; then stops accepting connections, ends the event
+    /// streams and lets requests in flight finish (a graceful shutdown).
+    /// - Parameter onListening: called with the bound port once the server accepts connections.
+    public func run(onListening: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
+        let configuration = self.configuration
+        let serverLogger = logger
+        let app = Application(
+            router: router(),
+            server: try Self.serverBuilder(configuration),
+            configuration: ApplicationConfiguration(address: .hostname(configuration.host, port: configuration.port), serverName: "regionkit"),
+            onServerRunning: { channel in await onListening(channel.localAddress?.port ?? configuration.port) },
+            logger: serverLogger)
+        let group = ServiceGroup(configuration: ServiceGroupConfiguration(services: [app], gracefulShutdownSignals: [], logger: serverLogger))
+        let events = self.events
+        // The group runs outside this task's cancellation: cancelling `run` asks for a graceful
+        // shutdown instead of tearing the channels down mid-response.
+        let running = Task { try await group.run() }
+        try await withTaskCancellationHandler {
+            try await running.value
+        } onCancel: {
+            events.finishAll()
+            Task { await group.triggerGracefulShutdown() }
+        }
+        events.finishAll()
+    }
+
+    /// Plain HTTP/1.1, or HTTPS when the configuration names a certificate and a key.
+    static func serverBuilder(_ configuration: HTTPConfiguration) throws -> HTTPServerBuilder {
+        guard let certificateFile = configuration.tlsCertificateFile, let keyFile = configuration.tlsKeyFile else { return .http1() }
+        let chain: [NIOSSLCertificate]
+        let key: NIOSSLPrivateKey
+        do {
+            chain = try NIOSSLCertificate.fromPEMFile(certificateFile)
+        } catch {
+            throw RegionKitError(.invalidArgument, "http.tlsCertificate: cannot read a PEM certificate chain from '\(certificateFile)'", cause: error)
+        }
+        do {
+            key = try NIOSSLPrivateKey(file: keyFile, format: .pem)
+        } catch {
+            // The key's contents never go into the message.
+            throw RegionKitError(.invalidArgument, "http.tlsKey: cannot read a PEM private key from '\(keyFile)'")
+        }
+        guard !chain.isEmpty else { throw RegionKitError(.invalidArgument, "http.tlsCertificate: '\(certificateFile)' holds no certificate") }
+        let tls = TLSConfiguration.makeServerConfiguration(certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key))
+        return try .tls(.http1(), tlsConfiguration: tls)
+    }
+
+    // MARK: - Helpers shared by the routes
+
+    static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return encoder
+    }()
+
+    static func json(_ value: some Encodable, status: HTTPResponse.Status = .ok) throws -> Response {
+        let data = try encoder.encode(value)
+        return Response(status: status, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
+    }
+
+    static func jsonObject(_ object: Any, status: HTTPResponse.Status = .ok) throws -> Response {
+        let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
+        return Response(status: status, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
+    }
+
+    static func text(_ text: String, contentType: String, status: HTTPResponse.Status = .ok) -> Response {
+        Response(status: status, headers: [.contentType: contentType, .cacheControl: "no-cache"], body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
+    }
+}

@@ -1,0 +1,64 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import RegionKitStore
+
+extension RegionKitServer {
+    /// `GET /v1/events` (paged, filtered) and `GET /v1/events/stream` (Server-Sent Events).
+    func addEventRoutes(to router: Router<BasicRequestContext>) {
+        router.get("/v1/events") { request, _ in
+            let query = request.uri.queryParameters
+            let since = try Self.double(query.get("since"), "since")
+            let limit = try Self.integer(query.get("limit"), "limit", range: 1...1_000) ?? 100
+            let cursor = try Self.integer(query.get("cursor"), "cursor", range: 0...Int.max).map(Int64.init)
+            let region = query.get("region"), type = query.get("type")
+            // One more than asked tells whether there is a next page.
+            var page = try self.metrics.timedStore("events") {
+                try self.service.store.events(since: since, region: region, type: type, afterID: cursor, limit: limit + 1)
+            }
+            let more = page.count > limit
+            if more { page.removeLast() }
+            var object: [String: Any] = ["events": page.map(EventRepresentation.object)]
+            object["nextCursor"] = more ? page.last.map { "\($0.id)" } ?? NSNull() : NSNull()
+            return try Self.jsonObject(object)
+        }
+        router.get("/v1/events/stream") { request, _ in
+            let query = request.uri.queryParameters
+            let header = request.headers[HTTPField.Name("Last-Event-ID")!]
+            let fromQuery = query.get("lastEventId")
+            var last: Int64
+            if let text = header ?? fromQuery {
+                guard let id = Int64(text.trimmingCharacters(in: .whitespaces)), id >= 0 else {
+                    throw Problem(.badRequest, "Last-Event-ID '\(text)' is not an event id", field: header != nil ? "Last-Event-ID" : "lastEventId")
+                }
+                last = id
+            } else {
+                // A new client starts with what is logged from now on (or `?backlog=N` recent events).
+                let backlog = try Self.integer(query.get("backlog"), "backlog", range: 0...10_000) ?? 0
+                last = max(0, try self.service.store.lastEventID() - Int64(backlog))
+            }
+            let stream = EventStream(store: self.service.store, broadcaster: self.events,
+                                     filter: EventFilter(region: query.get("region"), type: query.get("type")),
+                                     keepAlive: .milliseconds(Int(self.configuration.keepAliveInterval * 1000)), lastID: last)
+            return Response(status: .ok,
+                            headers: [.contentType: "text/event-stream", .cacheControl: "no-cache", HTTPField.Name("X-Accel-Buffering")!: "no"],
+                            body: stream.body())
+        }
+    }
+
+    static func double(_ text: String?, _ name: String) throws -> Double? {
+        guard let text else { return nil }
+        guard let value = Double(text), value.isFinite, abs(value) <= 1e15 else {
+            throw Problem(.badRequest, "\(name) '\(text)' is not a number of seconds within ±1e15", field: name)
+        }
+        return value
+    }
+
+    static func integer(_ text: String?, _ name: String, range: ClosedRange<Int>) throws -> Int? {
+        guard let text else { return nil }
+        guard let value = Int(text), range.contains(value) else {
+            throw Problem(.badRequest, "\(name) '\(text)' must be an integer from \(range.lowerBound) to \(range.upperBound)", field: name)
+        }
+        return value
+    }
+}

@@ -1,0 +1,85 @@
+import Foundation
+import Hummingbird
+import RegionKit
+import RegionKitStore
+
+extension RegionKitServer {
+    /// `GET /v1/regions`, `GET|PUT|DELETE /v1/regions/{id}`, `POST /v1/regions/{id}/request-state`.
+    func addRegionRoutes(to router: Router<BasicRequestContext>) {
+        router.get("/v1/regions") { _, _ in
+            try Self.json(["regions": try self.regionReports()])
+        }
+        router.get("/v1/regions/:id") { _, context in
+            let id = try context.parameters.require("id")
+            guard let report = try self.regionReports(only: id).first else {
+                throw Problem(.notFound, "region '\(id)' is not monitored", field: "id")
+            }
+            return try Self.json(report)
+        }
+        router.put("/v1/regions/:id") { request, context in
+            let id = try context.parameters.require("id")
+            try Self.requireJSON(request)
+            let body = try await Self.collect(request, limit: self.configuration.maxBodyBytes)
+            let region = try RegionBody.region(identifier: id, json: body,
+                                               maximumRadius: self.service.manager.maximumRegionMonitoringDistance)
+            let existed: Bool
+            do {
+                existed = try self.metrics.timedStore("put_region") { try self.service.putRegion(region) }
+            } catch let error as RegionKitError where error.code == .regionMonitoringFailure {
+                // The daemon cannot monitor it now (no source for its kind, the region limit).
+                throw Problem(.conflict, error.message, field: region.kind == .circular ? "latitude" : "uuid")
+            }
+            guard let report = try self.regionReports(only: id).first else {
+                throw Problem(.conflict, "region '\(id)' stopped being monitored while it was saved", field: "id")
+            }
+            return try Self.json(report, status: existed ? .ok : .created)
+        }
+        router.delete("/v1/regions/:id") { _, context in
+            let id = try context.parameters.require("id")
+            guard let region = self.service.manager.monitoredRegion(id)?.region else {
+                throw Problem(.notFound, "region '\(id)' is not monitored", field: "id")
+            }
+            try self.metrics.timedStore("delete_region") { try self.service.stopMonitoring(region, reason: "deleted through the HTTP API") }
+            return Response(status: .noContent)
+        }
+        router.post("/v1/regions/:id/request-state") { _, context in
+            let id = try context.parameters.require("id")
+            guard let region = self.service.manager.monitoredRegion(id)?.region else {
+                throw Problem(.notFound, "region '\(id)' is not monitored", field: "id")
+            }
+            self.service.manager.requestState(for: region)
+            return try Self.json(try self.regionReports(only: id).first, status: .accepted)
+        }
+    }
+
+    func regionReports(only identifier: String? = nil) throws -> [RegionReport] {
+        let engine = service.manager.engineSnapshot
+        let (origins, states) = try metrics.timedStore("region_rows") {
+            (try service.store.regionOrigins(), try service.store.states())
+        }
+        let identifiers = identifier.map { [$0] } ?? engine.monitoredRegions.map(\.identifier)
+        return identifiers.compactMap { id in
+            engine.monitoredRegion(id).map { RegionReport(monitored: $0, origin: origins[id], stored: states[id]) }
+        }
+    }
+
+    static func requireJSON(_ request: Request) throws {
+        guard let type = request.headers[.contentType] else { return }   // a missing type is read as JSON
+        let base = type.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
+        guard base == "application/json" else {
+            throw Problem(.unsupportedMediaType, "the body must be application/json, not '\(type)'", field: "Content-Type")
+        }
+    }
+
+    static func collect(_ request: Request, limit: Int) async throws -> Data {
+        if let length = request.headers[.contentLength].flatMap(Int.init), length > limit {
+            throw Problem(.contentTooLarge, "the body is \(length) bytes; at most \(limit) are accepted", field: "body")
+        }
+        do {
+            var buffer = try await request.body.collect(upTo: limit)
+            return Data(buffer.readBytes(length: buffer.readableBytes) ?? [])
+        } catch {
+            throw Problem(.contentTooLarge, "the body is larger than \(limit) bytes", field: "body")
+        }
+    }
+}

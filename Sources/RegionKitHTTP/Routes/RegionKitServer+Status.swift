@@ -1,0 +1,51 @@
+import Foundation
+import Hummingbird
+
+extension RegionKitServer {
+    /// `/v1/beacons`, `/v1/sources`, `/healthz`, `/readyz`, `/metrics`, `/openapi.yaml`.
+    func addStatusRoutes(to router: Router<BasicRequestContext>) {
+        router.get("/v1/beacons") { _, _ in
+            let engine = self.service.manager.engineSnapshot
+            return try Self.json(BeaconBody(time: engine.now.seconds, beacons: BeaconReport.all(from: engine)))
+        }
+        router.get("/v1/sources") { _, _ in
+            try Self.json(["sources": self.sources()])
+        }
+        router.get("/healthz") { _, _ in
+            try Self.jsonObject(["status": "ok"])
+        }
+        router.get("/readyz") { _, _ in
+            var checks: [[String: Any]] = []
+            var ready = true
+            do {
+                try self.metrics.timedStore("write_probe") { try self.service.store.checkWritable() }
+                checks.append(["name": "store", "ok": true])
+            } catch {
+                ready = false
+                checks.append(["name": "store", "ok": false, "detail": "\(error)"])
+            }
+            for source in self.sources() {
+                let ok = source.state == .up || source.state == .finished
+                if !ok { ready = false }
+                var check: [String: Any] = ["name": "source:\(source.name)", "ok": ok]
+                if let detail = source.detail { check["detail"] = detail }
+                checks.append(check)
+            }
+            return try Self.jsonObject(["status": ready ? "ready" : "not ready", "checks": checks],
+                                       status: ready ? .ok : .serviceUnavailable)
+        }
+        router.get("/metrics") { _, _ in
+            let text = try self.metrics.scrape(service: self.service, sources: self.sources(), sseClients: self.events.subscriberCount)
+            return Self.text(text, contentType: "text/plain; version=0.0.4; charset=utf-8")
+        }
+        router.get("/openapi.yaml") { _, _ in
+            Self.text(OpenAPIDocument.yaml(maximumRadius: self.service.manager.maximumRegionMonitoringDistance), contentType: "application/yaml")
+        }
+    }
+
+    struct BeaconBody: Encodable {
+        /// The engine's clock (Unix seconds) when the snapshot was taken.
+        var time: Double
+        var beacons: [BeaconReport]
+    }
+}

@@ -1,0 +1,33 @@
+/// The API's route templates and their methods, to answer 405 (with `Allow`) for a known path
+/// asked with another method.
+enum RouteTable {
+    static let routes: [(segments: [String], methods: [String])] = [
+        (["v1", "regions"], ["GET"]),
+        (["v1", "regions", "*"], ["GET", "PUT", "DELETE"]),
+        (["v1", "regions", "*", "request-state"], ["POST"]),
+        (["v1", "events"], ["GET"]),
+        (["v1", "events", "stream"], ["GET"]),
+        (["v1", "beacons"], ["GET"]),
+        (["v1", "sources"], ["GET"]),
+        (["healthz"], ["GET"]),
+        (["readyz"], ["GET"]),
+        (["metrics"], ["GET"]),
+        (["openapi.yaml"], ["GET"]),
+        ([], ["GET"]),
+        (["index.html"], ["GET"]),
+        (["assets", "app.js"], ["GET"]),
+        (["assets", "app.css"], ["GET"]),
+    ]
+
+    /// The methods allowed on `path`, or nil when no route has this shape.
+    static func allowedMethods(for path: String) -> [String]? {
+        let segments = path.split(separator: "/").map(String.init)
+        let matching = routes.filter { route in
+            route.segments.count == segments.count && zip(route.segments, segments).allSatisfy { $0 == "*" || $0 == $1 }
+        }
+        guard !matching.isEmpty else { return nil }
+        var methods: [String] = []
+        for route in matching { for method in route.methods where !methods.contains(method) { methods.append(method) } }
+        return methods
+    }
+}

@@ -1,0 +1,79 @@
+import Foundation
+import RegionKit
+
+/// The `http:` block of the service configuration: the daemon's HTTP API, dashboard and metrics
+/// (served by `RegionKitHTTP`; off unless the block is present).
+///
+/// ```yaml
+/// http:
+///   listen: 127.0.0.1:8080      # default; 0.0.0.0:8080 to serve the network
+///   tokenFile: /etc/regionkit/api-token   # else REGIONKIT_API_TOKEN from the environment
+///   public: false               # true: reads without the token (writes always need it)
+///   maxBodyBytes: 16384         # largest request body accepted
+///   tlsCertificate: /etc/regionkit/cert.pem   # HTTPS with both (PEM chain and key)
+///   tlsKey: /etc/regionkit/key.pem
+/// ```
+public struct HTTPSettings: Codable, Sendable, Hashable {
+    public var listen: String?
+    public var tokenFile: String?
+    public var `public`: Bool?
+    public var maxBodyBytes: Int?
+    /// PEM certificate chain and private key files: the server speaks HTTPS when both are given.
+    public var tlsCertificate: String?
+    public var tlsKey: String?
+
+    public init(listen: String? = nil, tokenFile: String? = nil, public isPublic: Bool? = nil, maxBodyBytes: Int? = nil,
+                tlsCertificate: String? = nil, tlsKey: String? = nil) {
+        self.tlsCertificate = tlsCertificate
+        self.tlsKey = tlsKey
+        self.listen = listen
+        self.tokenFile = tokenFile
+        self.public = isPublic
+        self.maxBodyBytes = maxBodyBytes
+    }
+
+    /// `HOST:PORT` (`[::1]:8080` for IPv6) split, with an error naming what is wrong.
+    public static func parseListen(_ text: String) throws -> (host: String, port: Int) {
+        guard let colon = text.lastIndex(of: ":") else {
+            throw RegionKitError(.invalidArgument, "http.listen '\(text)' must be HOST:PORT, e.g. 127.0.0.1:8080")
+        }
+        var host = String(text[..<colon])
+        if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        guard !host.isEmpty else { throw RegionKitError(.invalidArgument, "http.listen '\(text)': the host is empty") }
+        guard let port = Int(text[text.index(after: colon)...]), (0...65_535).contains(port) else {
+            throw RegionKitError(.invalidArgument, "http.listen '\(text)': the port must be a number from 0 to 65535")
+        }
+        return (host, port)
+    }
+
+    /// The bearer token: the first line of `tokenFile` (surrounding whitespace trimmed), else
+    /// `REGIONKIT_API_TOKEN`; `nil` when neither is set. Errors never include the token.
+    public func token(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> String? {
+        if let tokenFile {
+            guard let data = FileManager.default.contents(atPath: tokenFile) else {
+                throw RegionKitError(.invalidArgument, "http.tokenFile: cannot read '\(tokenFile)'")
+            }
+            let token = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            guard !token.isEmpty else { throw RegionKitError(.invalidArgument, "http.tokenFile: '\(tokenFile)' is empty") }
+            guard !token.contains(where: { $0.isNewline || $0 == " " }) else {
+                throw RegionKitError(.invalidArgument, "http.tokenFile: '\(tokenFile)' must hold one token without spaces")
+            }
+            return token
+        }
+        if let token = environment["REGIONKIT_API_TOKEN"]?.trimmingCharacters(in: .whitespacesAndNewlines), !token.isEmpty {
+            return token
+        }
+        return nil
+    }
+
+    /// Checks the block (the token file is read when the server starts).
+    public func validate() throws {
+        _ = try Self.parseListen(listen ?? "127.0.0.1:8080")
+        if let maxBodyBytes, !(256...1_048_576).contains(maxBodyBytes) {
+            throw RegionKitError(.invalidArgument, "http.maxBodyBytes must be from 256 to 1048576")
+        }
+        if (tlsCertificate == nil) != (tlsKey == nil) {
+            throw RegionKitError(.invalidArgument, "http: give both tlsCertificate and tlsKey, or neither")
+        }
+    }
+}

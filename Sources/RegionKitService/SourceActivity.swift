@@ -1,0 +1,76 @@
+import RegionKit
+import Synchronization
+
+/// What one source has been doing: its state, inputs ingested, reconnects and decode errors.
+/// A ``SourceRunner`` keeps it up to date; ``status`` is what `GET /v1/sources`, `/readyz` and
+/// `/metrics` report.
+///
+/// ```swift
+/// let activity = SourceActivity(name: source.name, kind: source.kind.rawValue)
+/// let runner = SourceRunner(source: source, configuration: configuration, service: service, activity: activity)
+/// print(activity.status.sightings)
+/// ```
+public final class SourceActivity: Sendable {
+    /// Counters kept by the source's own machinery (a Bluetooth scanner's statistics), read on demand.
+    public struct Counters: Sendable {
+        public var inputs: Int
+        public var reconnects: Int
+        public var decodeErrors: [String: Int]
+
+        public init(inputs: Int, reconnects: Int, decodeErrors: [String: Int]) {
+            self.inputs = inputs
+            self.reconnects = reconnects
+            self.decodeErrors = decodeErrors
+        }
+    }
+
+    private struct Inner {
+        var status: SourceStatus
+        var counters: (@Sendable () -> Counters)?
+    }
+    private let inner: Mutex<Inner>
+
+    public init(name: String, kind: String) {
+        inner = Mutex(Inner(status: SourceStatus(name: name, kind: kind, state: .connecting)))
+    }
+
+    /// The current status (with the source's own counters folded in).
+    public var status: SourceStatus {
+        let (status, counters) = inner.withLock { ($0.status, $0.counters) }
+        guard let counters else { return status }
+        var merged = status
+        let values = counters()
+        merged.sightings += values.inputs
+        merged.reconnects += values.reconnects
+        merged.decodeErrors.merge(values.decodeErrors) { $0 + $1 }
+        return merged
+    }
+
+    public func set(_ state: SourceStatus.State, detail: String? = nil) {
+        inner.withLock {
+            $0.status.state = state
+            $0.status.detail = detail
+        }
+    }
+
+    /// One sighting or fix handed to the manager at `time` (seconds).
+    public func recordInput(at time: Double) {
+        inner.withLock {
+            $0.status.sightings += 1
+            $0.status.lastInput = time
+        }
+    }
+
+    public func recordReconnect() {
+        inner.withLock { $0.status.reconnects += 1 }
+    }
+
+    public func recordDecodeError(_ kind: String) {
+        inner.withLock { $0.status.decodeErrors[kind, default: 0] += 1 }
+    }
+
+    /// Reads counters kept elsewhere (added to those recorded here).
+    public func track(_ counters: @escaping @Sendable () -> Counters) {
+        inner.withLock { $0.counters = counters }
+    }
+}

@@ -1,0 +1,80 @@
+import Foundation
+import Testing
+import RegionKitTestSupport
+
+/// The dashboard in a real headless browser (Debian's chromium through chromedriver) against a
+/// `regionkit run` daemon fed by the museum simulation. Screenshots go to `.build/dashboard/`.
+@Suite("Dashboard in a real browser", .serialized, .tags(.endToEnd), .enabled(if: WebDriver.tools != nil, "chromium and chromedriver are not installed (scripts/test.sh installs them as root)"))
+struct DashboardBrowserTests {
+    static let token = "browser-test-token-1f2e3d"
+    static let screenshots = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent(".build/dashboard").path
+
+    @Test("The museum region turns inside on the page, the timeline shows the enter with its reason, the form adds a region (and shows the API's validation message next to the field)")
+    func museum() async throws {
+        let daemon = try DaemonProcess(configuration: """
+            regions:
+              - {identifier: museum, uuid: 5A4BCFCE-174E-4BAC-A814-092E77F6B7E5}
+            sources:
+              - simulator: {scenario: museum, speed: 4, repeat: true}
+            """, token: Self.token)
+        // At 4x the visitor is first heard ~6 s after the start, well after the 3 s initial window
+        // has determined "outside": the page then sees a real crossing (didEnterRegion).
+        defer { daemon.stop() }
+        let browser = try WebDriver(width: 1280, height: 1000)
+        defer { browser.quit() }
+        let api = LoopbackClient(port: daemon.port, token: Self.token)
+
+        try browser.open("http://127.0.0.1:\(daemon.port)/")
+        // The page asks for the token once (the API answered 401) and keeps it in sessionStorage.
+        try browser.wait(for: "document.querySelector('#token-dialog').open", timeout: 20)
+        try browser.type("#f-token", Self.token)
+        try browser.click("#token-save")
+        #expect(try browser.script("return sessionStorage.getItem('regionkit.token');") as? String == Self.token)
+
+        // The engine decides "inside" from the first sightings; the page must show it promptly.
+        try browser.wait(for: #"document.querySelector('[data-region="museum"] .pill[data-state="inside"]')"#, timeout: 60)
+        let shownAt = Date().timeIntervalSince1970
+        let enter = (api.get("/v1/events?type=didEnterRegion&region=museum")["events"] as? [[String: Any]])?.first
+            ?? (api.get("/v1/events?type=didDetermineState&region=museum")["events"] as? [[String: Any]])?.first
+        let decidedAt = enter?["time"] as? Double ?? 0
+        #expect(decidedAt > 0)
+        #expect(shownAt - decidedAt < 5, "shown \(shownAt - decidedAt) s after the engine decided")
+
+        // The timeline shows the enter with its reason.
+        try browser.wait(for: #"document.querySelector('#timeline li[data-type="didEnterRegion"]')"#, timeout: 20)
+        let line = try browser.script(#"return document.querySelector('#timeline li[data-type="didEnterRegion"]').textContent;"#) as? String ?? ""
+        #expect(line.contains("Entered museum"))
+        #expect(line.contains("sighting"), "\(line)")
+        // Beacons are plotted.
+        try browser.wait(for: "[...document.querySelectorAll('#beacons .beacon svg polyline')].some(p => p.getAttribute('points').split(' ').length >= 8)", timeout: 30)
+        try browser.screenshot(to: Self.screenshots + "/dashboard-laptop.png")
+
+        // The form: an invalid UUID is refused by the API and the message appears next to the field.
+        try browser.click("#new-region")
+        try browser.type("#f-id", "gallery")
+        try browser.type("#f-uuid", "not-a-uuid")
+        try browser.click("#region-save")
+        try browser.wait(for: #"document.querySelector('.error[data-for="uuid"]').textContent.includes('not a UUID')"#, timeout: 10)
+        try browser.screenshot(to: Self.screenshots + "/dashboard-form-error.png")
+        try browser.type("#f-uuid", "5A4BCFCE-174E-4BAC-A814-092E77F6B7E5")
+        try browser.type("#f-major", "2")
+        try browser.click("#region-save")
+        try browser.wait(for: "!document.querySelector('#region-dialog').open", timeout: 10)
+        let regions = api.get("/v1/regions")["regions"] as? [[String: Any]] ?? []
+        let gallery = regions.first { $0["identifier"] as? String == "gallery" }
+        #expect(gallery?["origin"] as? String == "api")
+        #expect(gallery?["major"] as? Int == 2)
+        try browser.wait(for: #"document.querySelector('[data-region="gallery"]')"#, timeout: 10)
+
+        // A phone-sized window.
+        try browser.resize(width: 390, height: 844)
+        try browser.wait(for: "window.innerWidth < 500", timeout: 5)
+        try browser.screenshot(to: Self.screenshots + "/dashboard-phone.png")
+        #expect(daemon.process.isRunning, "\(daemon.stderr)")
+    }
+}
+
+extension LoopbackClient {
+    func get(_ path: String) -> [String: Any] { (try? request("GET", path).json) ?? [:] }
+}

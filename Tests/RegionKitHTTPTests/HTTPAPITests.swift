@@ -1,0 +1,307 @@
+import Foundation
+import Testing
+import RegionKit
+import RegionKitHTTP
+import RegionKitService
+import RegionKitStore
+
+@Suite("HTTP API over loopback", .serialized)
+struct HTTPAPITests {
+    static let lobbyBody = #"{"uuid": "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0", "major": 2}"#
+
+    @Test("Reads and writes need the bearer token: missing → 401, wrong → 403, right → 200; health and the OpenAPI file are open")
+    func authentication() async throws {
+        let daemon = try await TestDaemon()
+        defer { Task { try? await daemon.stop() } }
+        let anonymous = daemon.client(token: nil)
+        #expect(try anonymous.request("GET", "/healthz").status == 200)
+        let openapi = try anonymous.request("GET", "/openapi.yaml")
+        #expect(openapi.status == 200)
+        #expect(openapi.text.hasPrefix("openapi: 3.1.0"))
+        for (method, path, body) in [("GET", "/v1/regions", nil), ("PUT", "/v1/regions/x", Self.lobbyBody), ("GET", "/metrics", nil),
+                                     ("DELETE", "/v1/regions/lobby", nil), ("GET", "/v1/events", nil)] as [(String, String, String?)] {
+            let missing = try anonymous.request(method, path, body: body)
+            #expect(missing.status == 401, "\(method) \(path)")
+            #expect(missing.headers["content-type"] == "application/problem+json")
+            #expect(missing.json["field"] as? String == "Authorization")
+            #expect(missing.headers["www-authenticate"]?.hasPrefix("Bearer") == true)
+            // Same length as the real token, one byte off; and a different length.
+            for wrong in ["test-tokeN", "nope"] {
+                let refused = try daemon.client(token: wrong).request(method, path, body: body)
+                #expect(refused.status == 403, "\(method) \(path) with a wrong token")
+                #expect(!refused.text.contains("test-token"), "the token never appears in a response")
+            }
+        }
+        #expect(try daemon.client().request("GET", "/v1/regions").status == 200)
+        #expect(try anonymous.request("GET", "/v1/regions", headers: ["Authorization": "Basic dGVzdA=="]).status == 401)
+    }
+
+    @Test("public: true opens reads, not writes")
+    func publicReads() async throws {
+        let daemon = try await TestDaemon(isPublic: true)
+        defer { Task { try? await daemon.stop() } }
+        let anonymous = daemon.client(token: nil)
+        #expect(try anonymous.request("GET", "/v1/regions").status == 200)
+        #expect(try anonymous.request("GET", "/v1/beacons").status == 200)
+        #expect(try anonymous.request("PUT", "/v1/regions/x", body: Self.lobbyBody).status == 401)
+        #expect(try anonymous.request("POST", "/v1/regions/lobby/request-state").status == 401)
+    }
+
+    @Test("Without a configured token every protected route is refused")
+    func noTokenConfigured() async throws {
+        let daemon = try await TestDaemon(token: nil)
+        defer { Task { try? await daemon.stop() } }
+        let response = try daemon.client(token: "anything").request("GET", "/v1/regions")
+        #expect(response.status == 401)
+        #expect((response.json["detail"] as? String)?.contains("no API token") == true)
+    }
+
+    @Test("Regions: create 201, replace 200, read, request state 202, delete 204, then 404")
+    func regionLifecycle() async throws {
+        let daemon = try await TestDaemon()
+        defer { Task { try? await daemon.stop() } }
+        let client = daemon.client()
+        let created = try client.request("PUT", "/v1/regions/shop", body: Self.lobbyBody)
+        #expect(created.status == 201)
+        #expect(created.json["identifier"] as? String == "shop")
+        #expect(created.json["origin"] as? String == "api")
+        #expect(created.json["major"] as? Int == 2)
+        let replaced = try client.request("PUT", "/v1/regions/shop", body: #"{"latitude": 48.85, "longitude": 2.35, "radius": 100, "notifyOnExit": false}"#)
+        #expect(replaced.status == 200)
+        #expect(replaced.json["kind"] as? String == "circular")
+        #expect(replaced.json["notifyOnExit"] as? Bool == false)
+        let list = try client.request("GET", "/v1/regions").json["regions"] as? [[String: Any]] ?? []
+        #expect(list.compactMap { $0["identifier"] as? String } == ["lobby", "shop"])
+        #expect(list.first?["origin"] as? String == "config")
+        #expect(try client.request("GET", "/v1/regions/shop").json["radius"] as? Double == 100)
+        daemon.sight(from: 1, to: 3)
+        let determined = try daemon.service.store.events(region: "lobby", type: "didDetermineState").count
+        let requested = try client.request("POST", "/v1/regions/lobby/request-state")
+        #expect(requested.status == 202)
+        #expect(requested.json["state"] as? String == "inside")
+        #expect(try daemon.service.store.events(region: "lobby", type: "didDetermineState").count == determined + 1)
+        #expect(try client.request("DELETE", "/v1/regions/shop").status == 204)
+        let gone = try client.request("GET", "/v1/regions/shop")
+        #expect(gone.status == 404)
+        #expect(gone.json["field"] as? String == "id")
+        #expect(try client.request("DELETE", "/v1/regions/shop").status == 404)
+        #expect(try client.request("POST", "/v1/regions/shop/request-state").status == 404)
+        #expect(try daemon.service.store.events(region: "shop", type: "monitoringStopped").first?.reason == "deleted through the HTTP API")
+        #expect(try client.request("GET", "/v1/nothing").status == 404)
+    }
+
+    @Test("Bad bodies → 400 problem+json naming the field; too large → 413; wrong media type → 415", arguments: [
+        (#"{"uuid": "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0", "colour": "red"}"#, 400, "colour"),
+        (#"{"identifier": "x", "uuid": "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0"}"#, 400, "identifier"),
+        (#"{"uuid": "not-a-uuid"}"#, 400, "uuid"),
+        (#"{"uuid": 12}"#, 400, "uuid"),
+        (#"{"uuid": "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0", "major": "1"}"#, 400, "major"),
+        (#"{"uuid": "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0", "major": 70000}"#, 400, "major"),
+        (#"{"uuid": "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0", "minor": 1}"#, 400, "minor"),
+        (#"{"uuid": "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0", "radius": 5}"#, 400, "radius"),
+        (#"{"latitude": 91, "longitude": 0, "radius": 10}"#, 400, "latitude"),
+        (#"{"latitude": 1, "longitude": -181, "radius": 10}"#, 400, "longitude"),
+        (#"{"latitude": 1, "longitude": 1}"#, 400, "radius"),
+        (#"{"latitude": 1, "longitude": 1, "radius": -1}"#, 400, "radius"),
+        (#"{"latitude": 1, "longitude": 1, "radius": 1e9}"#, 400, "radius"),
+        (#"{"latitude": 1, "longitude": 1, "radius": 5, "notifyOnEntry": "yes"}"#, 400, "notifyOnEntry"),
+        (#"{"uuid": "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0", "notifyEntryStateOnDisplay": null}"#, 400, "notifyEntryStateOnDisplay"),
+        (#"{}"#, 400, "uuid"),
+        (#"[1, 2]"#, 400, "body"),
+        (#"{"uuid": "#, 400, "body"),
+        (String(repeating: " ", count: 2_000) + "{}", 413, "body"),
+    ])
+    func badBodies(body: String, status: Int, field: String) async throws {
+        let daemon = try await TestDaemon()
+        defer { Task { try? await daemon.stop() } }
+        let response = try daemon.client().request("PUT", "/v1/regions/bad", body: body)
+        #expect(response.status == status)
+        #expect(response.headers["content-type"] == "application/problem+json")
+        #expect(response.json["field"] as? String == field, "\(response.text)")
+        #expect(try daemon.service.store.regions().map(\.identifier) == ["lobby"], "nothing was stored")
+    }
+
+    @Test("A region the daemon cannot monitor (no source for its kind) is refused with 409 and not stored; a replaced one stays")
+    func refusedByTheEngine() async throws {
+        let daemon = try await TestDaemon(sources: [.beacon: .authorized])
+        defer { Task { try? await daemon.stop() } }
+        let client = daemon.client()
+        let refused = try client.request("PUT", "/v1/regions/park", body: #"{"latitude": 1, "longitude": 2, "radius": 50}"#)
+        #expect(refused.status == 409)
+        #expect(refused.json["field"] as? String == "latitude")
+        #expect((refused.json["detail"] as? String)?.contains("failed") == true, "\(refused.text)")
+        #expect(try daemon.service.store.regions().map(\.identifier) == ["lobby"])
+        // Replacing the beacon region "lobby" by a circular one fails too: lobby is kept as it was.
+        #expect(try client.request("PUT", "/v1/regions/lobby", body: #"{"latitude": 1, "longitude": 2, "radius": 50}"#).status == 409)
+        let lobby = try client.request("GET", "/v1/regions/lobby").json
+        #expect(lobby["kind"] as? String == "beacon")
+        #expect(try daemon.service.store.storedRegions().first?.origin == .configuration)
+    }
+
+    @Test("A known path asked with another method → 405 with Allow")
+    func methodNotAllowed() async throws {
+        let daemon = try await TestDaemon()
+        defer { Task { try? await daemon.stop() } }
+        let response = try daemon.client().request("POST", "/v1/regions")
+        #expect(response.status == 405)
+        #expect(response.headers["allow"] == "GET")
+        #expect(try daemon.client().request("TRACE", "/v1/regions/lobby").headers["allow"] == "GET, PUT, DELETE")
+        #expect(try daemon.client().request("GET", "/v1/regions/lobby/elsewhere").status == 404)
+    }
+
+    @Test("The OpenAPI document carries the daemon's radius limit")
+    func openAPIRadius() async throws {
+        let daemon = try await TestDaemon()
+        defer { Task { try? await daemon.stop() } }
+        let text = try daemon.client(token: nil).request("GET", "/openapi.yaml").text
+        #expect(text.contains("maximum: \(daemon.service.manager.maximumRegionMonitoringDistance)"))
+        #expect(!text.contains("MAXIMUM_RADIUS"))
+    }
+
+    @Test("A body sent as text/plain is refused with 415")
+    func mediaType() async throws {
+        let daemon = try await TestDaemon()
+        defer { Task { try? await daemon.stop() } }
+        let connectionless = daemon.client()
+        let response = try connectionless.request("PUT", "/v1/regions/x", body: nil,
+                                                  headers: ["Content-Type": "text/plain", "Content-Length": "2"])
+        // No body was sent with Content-Length 2: the server must not hang (it answers on the type first).
+        #expect(response.status == 415)
+        #expect(response.json["field"] as? String == "Content-Type")
+    }
+
+    @Test("Regions created through the API survive a restart; configured ones follow the configuration")
+    func survivesRestart() async throws {
+        let path = TestDaemon.temporaryPath()
+        let first = try await TestDaemon(path: path, configured: [TestDaemon.lobby, .circular(try CircularRegion(identifier: "park", latitude: 1, longitude: 2, radius: 50))])
+        #expect(try first.client().request("PUT", "/v1/regions/shop", body: Self.lobbyBody).status == 201)
+        // Replacing a configured region through the API makes it the API's.
+        #expect(try first.client().request("PUT", "/v1/regions/park", body: #"{"latitude": 3, "longitude": 4, "radius": 60}"#).status == 200)
+        try await first.stop()
+        // Restarted with a configuration that no longer names park or shop.
+        let second = try await TestDaemon(path: path, configured: [TestDaemon.lobby])
+        defer { Task { try? await second.stop() } }
+        let regions = try second.client().request("GET", "/v1/regions").json["regions"] as? [[String: Any]] ?? []
+        #expect(Set(regions.compactMap { $0["identifier"] as? String }) == ["lobby", "shop", "park"])
+        let park = try second.client().request("GET", "/v1/regions/park").json
+        #expect(park["radius"] as? Double == 60)
+        #expect(park["origin"] as? String == "api")
+        let stored = try second.service.store.storedRegions()
+        #expect(stored.first { $0.region.identifier == "shop" }?.origin == .api)
+    }
+
+    @Test("Events: filtered by type and region, paged by cursor without gaps or repeats; bad parameters name the parameter")
+    func eventsPaged() async throws {
+        let daemon = try await TestDaemon()
+        defer { Task { try? await daemon.stop() } }
+        // Inside (determined at the first sighting), out after a long silence, in again.
+        daemon.sight(from: 1, to: 4)
+        daemon.advance(to: 120)
+        daemon.sight(from: 121, to: 124)
+        let client = daemon.client()
+        for type in ["didEnterRegion", "didExitRegion"] {
+            let events = try client.request("GET", "/v1/events?type=\(type)&region=lobby").json["events"] as? [[String: Any]] ?? []
+            #expect(events.count == 1, "\(type)")
+            #expect(events.allSatisfy { ($0["reason"] as? String)?.isEmpty == false && $0["type"] as? String == type })
+            #expect(events.allSatisfy { ($0["event"] as? [String: Any])?["type"] as? String == type })
+        }
+        #expect((try client.request("GET", "/v1/events?region=nowhere").json["events"] as? [Any])?.isEmpty == true)
+        let all = try daemon.service.store.events().map(\.id)
+        var seen: [Int64] = []
+        var cursor: String?
+        repeat {
+            let page = try client.request("GET", "/v1/events?limit=3" + (cursor.map { "&cursor=\($0)" } ?? "")).json
+            seen += (page["events"] as? [[String: Any]] ?? []).compactMap { ($0["id"] as? NSNumber)?.int64Value }
+            cursor = page["nextCursor"] as? String
+        } while cursor != nil
+        #expect(seen == all)
+        let since = try client.request("GET", "/v1/events?since=1700000120").json["events"] as? [[String: Any]] ?? []
+        #expect(since.allSatisfy { ($0["time"] as? Double ?? 0) >= 1_700_000_120 })
+        #expect(!since.isEmpty)
+        for (query, field) in [("limit=0", "limit"), ("limit=abc", "limit"), ("cursor=-1", "cursor"), ("since=yesterday", "since")] {
+            let bad = try client.request("GET", "/v1/events?\(query)")
+            #expect(bad.status == 400)
+            #expect(bad.json["field"] as? String == field)
+        }
+    }
+
+    @Test("SSE: live events arrive; a client that reconnects with Last-Event-ID gets exactly the missed events")
+    func streamResume() async throws {
+        let daemon = try await TestDaemon()
+        defer { Task { try? await daemon.stop() } }
+        let first = try EventStreamReader(port: daemon.port, token: "test-token", lastEventID: 0)
+        #expect(first.status == 200)
+        let backlog = try daemon.service.store.events()
+        var received: [Int64] = []
+        for _ in backlog { received.append(try first.next().id) }
+        #expect(received == backlog.map(\.id))
+        daemon.sight(from: 1, to: 4)
+        let live = try first.next()
+        #expect(live.id == received.last.map { $0 + 1 })
+        received.append(live.id)
+        // The client drops; events are logged while it is away.
+        let lastSeen = live.id
+        _ = consume first
+        daemon.advance(to: 120)
+        daemon.sight(from: 121, to: 124)
+        try await Task.sleep(for: .milliseconds(100))
+        let missed = try daemon.service.store.events(afterID: lastSeen).map(\.id)
+        #expect(try daemon.service.store.events(type: "didExitRegion").count == 1)
+        #expect(try daemon.service.store.events(type: "didEnterRegion").count == 1)
+        #expect(missed.count >= 3)
+        let second = try EventStreamReader(port: daemon.port, token: "test-token", lastEventID: lastSeen)
+        var again: [Int64] = []
+        for _ in missed { again.append(try second.next().id) }
+        #expect(again == missed)
+        // Nothing else is pending: the next frame is a new event, not a repeat.
+        daemon.service.manager.requestState(for: TestDaemon.lobby)
+        let next = try second.next()
+        #expect(next.id > missed.last ?? 0)
+        #expect(next.data["type"] as? String == next.type)
+        // Unauthenticated streams are refused.
+        #expect(try EventStreamReader(port: daemon.port, token: nil).status == 401)
+        let bad = try daemon.client().request("GET", "/v1/events/stream", headers: ["Last-Event-ID": "x"])
+        #expect(bad.status == 400)
+        #expect(bad.json["field"] as? String == "Last-Event-ID")
+    }
+
+    @Test("Beacons from the engine snapshot; sources; readiness; Prometheus metrics")
+    func statusRoutes() async throws {
+        let daemon = try await TestDaemon()
+        defer { Task { try? await daemon.stop() } }
+        daemon.sight(from: 1, to: 5, rssi: -62)
+        let client = daemon.client()
+        let beacons = try client.request("GET", "/v1/beacons").json["beacons"] as? [[String: Any]] ?? []
+        #expect(beacons.count == 1)
+        let beacon = beacons.first ?? [:]
+        #expect(beacon["rssi"] as? Int == -62)
+        #expect(beacon["major"] as? Int == 1)
+        #expect(beacon["nearestScanner"] as? String == "hall")
+        #expect((beacon["filteredRSSI"] as? Double).map { abs($0 + 62) < 0.5 } == true, "ranged while inside: \(beacon)")
+        #expect((beacon["distance"] as? Double ?? -1) > 0)
+        #expect(beacon["regions"] as? [String] == ["lobby"])
+        #expect((beacon["lastSeen"] as? Double ?? 0) > 1_700_000_004)
+        let sources = try client.request("GET", "/v1/sources").json["sources"] as? [[String: Any]] ?? []
+        #expect(sources.first?["name"] as? String == "test")
+        #expect(try client.request("GET", "/readyz").status == 200)
+        daemon.sources.set([SourceStatus(name: "hci0", kind: "hci", state: .down, detail: "controller gone", reconnects: 3,
+                                         decodeErrors: ["truncated": 2])])
+        let notReady = try client.request("GET", "/readyz")
+        #expect(notReady.status == 503)
+        #expect(notReady.text.contains("controller gone"))
+        let metrics = try client.request("GET", "/metrics")
+        #expect(metrics.status == 200)
+        #expect(metrics.headers["content-type"]?.hasPrefix("text/plain") == true)
+        #expect(metrics.text.contains(#"regionkit_events_total{type="didDetermineState"} 1"#))
+        #expect(metrics.text.contains(#"regionkit_events_total{type="processStarted"} 1"#))
+        #expect(metrics.text.contains(#"regionkit_regions{state="inside"} 1.0"#))
+        #expect(metrics.text.contains(#"regionkit_source_decode_errors_total{source="hci0",kind="hci",error="truncated"} 2"#))
+        #expect(metrics.text.contains(#"regionkit_source_reconnects_total{source="hci0",kind="hci"} 3"#))
+        #expect(metrics.text.contains("regionkit_http_requests_total{route=\"/v1/beacons\",method=\"GET\",status=\"200\"} 1"))
+        #expect(metrics.text.contains("regionkit_store_operation_duration_seconds_bucket"))
+        #expect(metrics.text.contains("regionkit_hook_deliveries{status=\"pending\"} 0.0"))
+        let page = try daemon.client(token: nil).request("GET", "/")
+        #expect(page.status == 200)
+        #expect(page.text.contains("<title>RegionKit</title>"))
+    }
+}

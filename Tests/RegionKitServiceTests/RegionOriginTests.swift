@@ -1,0 +1,56 @@
+import Foundation
+import Testing
+import RegionKit
+import RegionKitStore
+@testable import RegionKitService
+
+/// Configured regions are the initial set; regions put on request (the HTTP API) survive restarts.
+@Suite("Region origins: configuration vs API")
+struct RegionOriginTests {
+    static let uuid = UUID(uuidString: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0")!
+    static func beacon(_ id: String, major: UInt16) -> Region { .beacon(try! BeaconRegion(identifier: id, uuid: uuid, major: major)) }
+
+    static func service(_ path: String) throws -> MonitoringService {
+        try MonitoringService(store: RegionStore(path: path), clock: VirtualClock(), sources: [.beacon: .authorized])
+    }
+
+    @Test("A region put through the API is stored with origin api before putRegion returns, and restored after a restart the configuration does not name it in")
+    func apiRegionSurvives() throws {
+        let path = temporaryStorePath()
+        let first = try Self.service(path)
+        try first.start(regions: [Self.beacon("lobby", major: 1)])
+        #expect(try first.putRegion(Self.beacon("shop", major: 2)) == false)
+        #expect(try first.store.storedRegions().map { "\($0.region.identifier):\($0.origin.rawValue)" } == ["lobby:config", "shop:api"])
+        try first.stop()
+        let second = try Self.service(path)
+        try second.start(regions: [Self.beacon("lobby", major: 1)])
+        #expect(second.manager.monitoredRegions.map(\.identifier) == ["lobby", "shop"])
+        #expect(try second.store.storedRegions().first { $0.region.identifier == "shop" }?.origin == .api)
+    }
+
+    @Test("A configured region replaced through the API keeps the API's definition; a configured one dropped from the configuration is stopped")
+    func replacedConfiguredRegion() throws {
+        let path = temporaryStorePath()
+        let first = try Self.service(path)
+        try first.start(regions: [Self.beacon("lobby", major: 1), Self.beacon("hall", major: 3)])
+        #expect(try first.putRegion(Self.beacon("lobby", major: 9)) == true)
+        try first.stop()
+        let second = try Self.service(path)
+        try second.start(regions: [Self.beacon("lobby", major: 1)])
+        #expect(second.manager.monitoredRegions.map(\.identifier) == ["lobby"])
+        #expect(second.manager.monitoredRegions.first?.beaconRegion?.major == 9)
+        #expect(try second.store.events(region: "hall", type: "monitoringStopped").first?.reason == "no longer in the configuration")
+    }
+
+    @Test("An existing store (before origins) migrates: its regions count as configured")
+    func migration() throws {
+        let path = temporaryStorePath()
+        let store = try RegionStore(path: path)
+        try store.saveRegion(Self.beacon("old", major: 1), at: 1)
+        #expect(try store.storedRegions().first?.origin == .configuration)
+        // Saving again without an origin keeps the stored one.
+        try store.saveRegion(Self.beacon("api", major: 1), at: 2, origin: .api)
+        try store.saveRegion(Self.beacon("api", major: 2), at: 3)
+        #expect(try store.storedRegions().first { $0.region.identifier == "api" }?.origin == .api)
+    }
+}
