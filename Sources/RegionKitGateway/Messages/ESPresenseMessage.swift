@@ -13,34 +13,25 @@ import RegionKitCore
 /// try ESPresenseMessage.identity(fromID: "iBeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0-1-2")   // E2C56DB5-…:1:2
 /// ```
 public enum ESPresenseMessage {
-    struct Wire: Decodable {
-        var id: JSONScalar?
-        var rssi: JSONScalar?
-        var rssiAt1m: JSONScalar?
-        var distance: JSONScalar?
-
-        enum CodingKeys: String, CodingKey {
-            case id, rssi, distance
-            case rssiAt1m = "rssi@1m"
-        }
-    }
+    /// The members read; every other one is validated and skipped.
+    static let keys = ["id", "rssi", "rssi@1m", "distance"]
 
     static func decode(topic: String, payload: [UInt8], receivedAt now: Timestamp, scanner: String?) throws(SightingMessageError) -> SightingMessageDecoder.Outcome {
         let levels = topic.split(separator: "/", omittingEmptySubsequences: false)
         guard levels.count >= 2, let room = levels.last else {
             throw SightingMessageError(.badTopic, "topic '\(topic.prefix(80))' has no room level (espresense/devices/<id>/<room>)")
         }
-        let wire = try SightingMessageDecoder.object(Wire.self, from: payload)
-        guard let id = try SightingMessageDecoder.optionalString(wire.id, "id") else {
+        let fields = try FlatJSONReader.fields(of: payload, keys: keys)
+        guard let id = try SightingMessageDecoder.optionalString(fields[0], "id") else {
             throw SightingMessageError(.missingField, "missing field 'id'")
         }
         guard id.hasPrefix("iBeacon:") else { return .ignored("not an iBeacon id") }
         guard let identity = identity(fromID: id) else {
             throw SightingMessageError(.malformedField, "field 'id' '\(id.prefix(80))' is not iBeacon:<uuid>-<major>-<minor>")
         }
-        let rssi = try SightingMessageDecoder.integer(wire.rssi, "rssi", in: SightingMessageDecoder.rssiRange)
-        let power = try SightingMessageDecoder.measuredPower(wire.rssiAt1m, "rssi@1m")
-        if case let .number(distance)? = wire.distance, !(distance.isFinite && distance >= 0) {
+        let rssi = try SightingMessageDecoder.integer(fields[1], "rssi", in: SightingMessageDecoder.rssiRange)
+        let power = try SightingMessageDecoder.measuredPower(fields[2], "rssi@1m")
+        if case let .number(distance)? = fields[3], !(distance.isFinite && distance >= 0) {
             throw SightingMessageError(.outOfRange, "field 'distance' = \(distance) is not a distance in metres")
         }
         let name: String

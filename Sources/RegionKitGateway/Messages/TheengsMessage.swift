@@ -11,35 +11,30 @@ import RegionKitCore
 /// try TheengsMessage.iBeacon(manufacturerData: "4c000215e2c56db5dffb48d2b060d0f5a71096e000010002c5")?.identity   // …:1:2
 /// ```
 public enum TheengsMessage {
-    struct Wire: Decodable {
-        var rssi: JSONScalar?
-        var manufacturerdata: JSONScalar?
-        var uuid: JSONScalar?
-        var major: JSONScalar?
-        var minor: JSONScalar?
-        var txpower: JSONScalar?
-    }
+    /// The members read; every other one is validated and skipped.
+    static let keys = ["rssi", "manufacturerdata", "uuid", "major", "minor", "txpower"]
 
     static func decode(topic: String, payload: [UInt8], receivedAt now: Timestamp, scanner: String?) throws(SightingMessageError) -> SightingMessageDecoder.Outcome {
         let levels = topic.split(separator: "/", omittingEmptySubsequences: false)
         let marker = levels.lastIndex { $0 == "BTtoMQTT" }
-        let wire = try SightingMessageDecoder.object(Wire.self, from: payload)
+        let fields = try FlatJSONReader.fields(of: payload, keys: keys)
+        let (rssiField, manufacturerData, uuidField, majorField, minorField, txPower) = (fields[0], fields[1], fields[2], fields[3], fields[4], fields[5])
         var frame: IBeaconFrame?
-        if let hex = try SightingMessageDecoder.optionalString(wire.manufacturerdata, "manufacturerdata") {
+        if let hex = try SightingMessageDecoder.optionalString(manufacturerData, "manufacturerdata") {
             frame = try iBeacon(manufacturerData: hex)
         }
-        if frame == nil, let uuidText = try SightingMessageDecoder.optionalString(wire.uuid, "uuid") {
+        if frame == nil, let uuidText = try SightingMessageDecoder.optionalString(uuidField, "uuid") {
             guard let uuid = UUID(flexibleString: uuidText) else {
                 throw SightingMessageError(.malformedField, "field 'uuid' '\(uuidText.prefix(80))' is not 32 hex digits")
             }
-            let major = try SightingMessageDecoder.integer(wire.major, "major", in: 0...65535)
-            let minor = try SightingMessageDecoder.integer(wire.minor, "minor", in: 0...65535)
-            let power = try SightingMessageDecoder.measuredPower(wire.txpower, "txpower")
+            let major = try SightingMessageDecoder.integer(majorField, "major", in: 0...65535)
+            let minor = try SightingMessageDecoder.integer(minorField, "minor", in: 0...65535)
+            let power = try SightingMessageDecoder.measuredPower(txPower, "txpower")
             frame = IBeaconFrame(identity: BeaconIdentity(uuid: uuid, major: UInt16(major), minor: UInt16(minor)),
                                  measuredPower: power.map { Int8($0) })
         }
         guard let frame else { return .ignored("not an iBeacon advertisement") }
-        let rssi = try SightingMessageDecoder.integer(wire.rssi, "rssi", in: SightingMessageDecoder.rssiRange)
+        let rssi = try SightingMessageDecoder.integer(rssiField, "rssi", in: SightingMessageDecoder.rssiRange)
         let name: String
         if let scanner {
             name = scanner
