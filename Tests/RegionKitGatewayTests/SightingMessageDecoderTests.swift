@@ -76,6 +76,13 @@ struct SightingMessageDecoderTests {
         #expect(ESPresenseMessage.id(for: Self.identity) == "iBeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0-1-2")
         #expect(ESPresenseMessage.identity(fromID: ESPresenseMessage.id(for: Self.identity)) == Self.identity)
         #expect(ESPresenseMessage.identity(fromID: "iBeacon:E2C56DB5DFFB48D2B060D0F5A71096E0-1-2") == Self.identity)
+        #expect(ESPresenseMessage.identity(fromID: "iBeacon:E2C56DB5-DFFB-48D2-B060-D0F5A71096E0-65535-0")?.major == 65535)
+        for bad in ["iBeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0-65536-2", "iBeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0-1-",
+                    "iBeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0-1", "iBeacon:e2c56db5-dffb48d2-b060-d0f5a71096e0-1-2",
+                    "iBeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0-1-2-3", "iBeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e-1-2",
+                    "iBeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0-+1-2", "ibeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0-1-2", "iBeacon:"] {
+            #expect(ESPresenseMessage.identity(fromID: bad) == nil, "\(bad)")
+        }
     }
 
     // MARK: Theengs

@@ -10,11 +10,21 @@
 enum FlatJSONReader {
     static let maximumDepth = 32
 
+    /// Member names to read, as bytes once (a format keeps its set in a static).
+    struct Keys: Sendable {
+        let bytes: [[UInt8]]
+        init(_ keys: [String]) { bytes = keys.map { Array($0.utf8) } }
+    }
+
     /// The requested members' values (nil where absent; the last one wins when a key repeats).
     /// The payload must be valid UTF-8 (checked by the caller).
     static func fields(of payload: [UInt8], keys: [String]) throws(SightingMessageError) -> [JSONScalar?] {
-        let wanted = keys.map { Array($0.utf8) }
-        var values = [JSONScalar?](repeating: nil, count: keys.count)
+        try fields(of: payload, keys: Keys(keys))
+    }
+
+    static func fields(of payload: [UInt8], keys: Keys) throws(SightingMessageError) -> [JSONScalar?] {
+        let wanted = keys.bytes
+        var values = [JSONScalar?](repeating: nil, count: wanted.count)
         let result: Result<Void, SightingMessageError> = payload.withUnsafeBufferPointer { buffer in
             var reader = Cursor(bytes: buffer)
             do throws(SightingMessageError) {

@@ -42,7 +42,7 @@ public struct SightingMessageDecoder: Sendable {
         guard payload.count <= maximumPayloadSize else {
             throw SightingMessageError(.tooLarge, "payload of \(payload.count) bytes exceeds the \(maximumPayloadSize)-byte limit for \(format.rawValue) messages")
         }
-        guard String(validating: payload, as: UTF8.self) != nil else {
+        guard Self.isUTF8(payload) else {
             throw SightingMessageError(.invalidUTF8, "payload is not valid UTF-8")
         }
         switch format {
@@ -54,6 +54,16 @@ public struct SightingMessageDecoder: Sendable {
 }
 
 extension SightingMessageDecoder {
+    /// UTF-8 validity, with a fast path for the all-ASCII payloads scanners send.
+    static func isUTF8(_ payload: [UInt8]) -> Bool {
+        let ascii = payload.withUnsafeBufferPointer { bytes -> Bool in
+            var combined: UInt8 = 0
+            for byte in bytes { combined |= byte }
+            return combined < 0x80
+        }
+        return ascii || String(validating: payload, as: UTF8.self) != nil
+    }
+
     /// Decodes a JSON object into `Wire`, mapping syntax errors to ``SightingMessageError``.
     static func object<Wire: Decodable>(_ type: Wire.Type, from payload: [UInt8]) throws(SightingMessageError) -> Wire {
         do {

@@ -12,7 +12,7 @@ import RegionKitCore
 /// ```
 public enum TheengsMessage {
     /// The members read; every other one is validated and skipped.
-    static let keys = ["rssi", "manufacturerdata", "uuid", "major", "minor", "txpower"]
+    static let keys = FlatJSONReader.Keys(["rssi", "manufacturerdata", "uuid", "major", "minor", "txpower"])
 
     static func decode(topic: String, payload: [UInt8], receivedAt now: Timestamp, scanner: String?) throws(SightingMessageError) -> SightingMessageDecoder.Outcome {
         let levels = topic.split(separator: "/", omittingEmptySubsequences: false)
