@@ -53,9 +53,10 @@ struct BenchMQTT: AsyncParsableCommand {
             defer { broker.stop() }
             let files = try writeMessages(into: broker.directory)
             let reference = try await timeMosquittoSub(sub, publisher: pub, files: files, broker: broker)
+            let clientOnly = try await timeClientOnly(publisher: pub, files: files, broker: broker)
             let ours = try await timeRegionKit(publisher: pub, files: files, broker: broker)
             let latency = try await timeLatency(broker: broker)
-            report(reference: reference, ours: ours, latency: latency)
+            report(reference: reference, clientOnly: clientOnly, ours: ours, latency: latency)
         }
     }
 
@@ -113,6 +114,26 @@ struct BenchMQTT: AsyncParsableCommand {
         let seconds = start.duration(to: .now).inSeconds
         // mosquitto_sub exits 0 after -C messages, non-zero on its -W timeout.
         return Throughput(received: process.terminationStatus == 0 ? messages : 0, seconds: seconds)
+    }
+
+    /// RegionKit's MQTT client alone, counting messages: what the protocol side costs.
+    func timeClientOnly(publisher: String, files: [(topic: String, path: String)], broker: PrivateBroker) async throws -> Throughput {
+        var logger = Logger(label: "regionkit.bench")
+        logger.logLevel = .error
+        let count = Atomic<Int>(0)
+        let client = MQTTClient(configuration: try MQTTClientConfiguration(url: broker.url), logger: logger,
+                                onMessage: { _ in count.add(1, ordering: .relaxed) })
+        let running = Task { await client.run() }
+        try await client.waitUntilConnected()
+        try await client.subscribe("espresense/devices/+/+", qos: .atMostOnce)
+        let start = ContinuousClock.now
+        try await publish(publisher, files: files, broker: broker)
+        let deadline = ContinuousClock.now + .seconds(300)
+        while count.load(ordering: .relaxed) < messages && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(1)) }
+        let seconds = start.duration(to: .now).inSeconds
+        await client.shutdown()
+        await running.value
+        return Throughput(received: count.load(ordering: .relaxed), seconds: seconds)
     }
 
     func timeRegionKit(publisher: String, files: [(topic: String, path: String)], broker: PrivateBroker) async throws -> Throughput {
@@ -217,13 +238,14 @@ struct BenchMQTT: AsyncParsableCommand {
 
     // MARK: Report
 
-    func report(reference: Throughput, ours: Throughput, latency: Latency) {
+    func report(reference: Throughput, clientOnly: Throughput, ours: Throughput, latency: Latency) {
         let ratio = ours.perSecond / reference.perSecond
         if output.json {
             var line = JSONLine()
             line.add("messages", messages)
             line.add("beacons", beacons)
             line.add("mosquitto_sub_per_second", reference.perSecond.rounded())
+            line.add("regionkit_client_only_per_second", clientOnly.perSecond.rounded())
             line.add("regionkit_per_second", ours.perSecond.rounded())
             line.add("ratio", ratio, decimals: 3)
             line.add("latency_samples", latency.microseconds.count)
@@ -235,6 +257,8 @@ struct BenchMQTT: AsyncParsableCommand {
         Console.line("MQTT ingest through a private Mosquitto on 127.0.0.1: \(messages) ESPresense messages (\(beacons) beacons, \(Self.rooms.count) rooms), QoS 0, from \(Self.rooms.count) mosquitto_pub -l publishers")
         Console.line("  subscriber                         messages    seconds    messages/s")
         Console.line(String(format: "  mosquitto_sub (receive only)     %10d   %8.2f   %11.0f", reference.received, reference.seconds, reference.perSecond))
+        Console.line(String(format: "  regionkit MQTT client only       %10d   %8.2f   %11.0f   ratio %.2f", clientOnly.received, clientOnly.seconds,
+                            clientOnly.perSecond, clientOnly.perSecond / reference.perSecond))
         Console.line(String(format: "  regionkit (decode + engine)      %10d   %8.2f   %11.0f   ratio %.2f", ours.received, ours.seconds, ours.perSecond, ratio))
         Console.line("sighting published → its didEnterRegion published on the events topic (broker, MQTT source, engine, SQLite event log, events output, broker), \(latency.microseconds.count) sightings one at a time")
         Console.line(String(format: "  p50 %.2f ms   p90 %.2f ms   p99 %.2f ms   max %.2f ms", latency.percentile(0.5) / 1000, latency.percentile(0.9) / 1000,
