@@ -281,9 +281,10 @@ public final class PresenceHub: Sendable {
                 let messages = outputs.withLock { outputs in
                     outputs.messages(for: event) { self.service.manager.monitoredRegion($0)?.region }
                 }
-                for message in messages where configuration.publishEvents != false || message.topic != topics.events {
-                    do { try await client.publish(Self.mqtt(message)) } catch { return .disconnected }
-                }
+                // An event's messages go out together (one round trip); on failure the whole group is
+                // published again after reconnecting (QoS 1: at least once; retained ones are idempotent).
+                let group = messages.filter { configuration.publishEvents != false || $0.topic != topics.events }.map(Self.mqtt)
+                do { try await client.publish(group) } catch { return .disconnected }
                 cursor.withLock { $0 = event.id }
                 counters.withLock { $0.eventsPublished += 1 }
                 do { try store.setOutputCursor(outputName, to: event.id) } catch {
