@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 import Testing
 import RegionKitStore
 import RegionKitTestSupport
@@ -103,7 +106,9 @@ struct MQTTDaemonTests {
         try broker.start()
         defer { broker.stop() }
         let regions = Self.lobbyBeacon + "\n  - {identifier: marker, uuid: \(Self.uuid), major: 9, minor: 9}"
-        let config = Self.config(broker: broker, regions: regions, sources: "  - mqtt: {format: espresense}\n  - mqtt: {format: theengs}")
+        let httpPort = try Loopback.freePort()
+        let config = Self.config(broker: broker, regions: regions, sources: "  - mqtt: {format: espresense}\n  - mqtt: {format: theengs}",
+                                 extra: "http: {listen: \"127.0.0.1:\(httpPort)\", public: true}")
         let daemon = try Daemon(config: try DaemonTests.writeConfig(config), store: DaemonTests.temporaryStore())
         let events = try await broker.subscribe(topic: "regionkit/test/events", count: 100_000, timeout: 120)
         defer { events.terminate() }
@@ -145,6 +150,14 @@ struct MQTTDaemonTests {
             Self.events(events.messages).contains { $0["type"] as? String == "didDetermineState" && $0["region"] as? String == "marker" && $0["state"] as? String == "inside" }
         }
         #expect(daemon.process.isRunning, "stderr: \(daemon.stderr)")
+        // The HTTP API reports the MQTT sources with the same counts.
+        let (body, _) = try await URLSession.shared.data(from: URL(string: "http://127.0.0.1:\(httpPort)/v1/sources")!)
+        let sources = try #require((try JSONSerialization.jsonObject(with: body) as? [String: Any])?["sources"] as? [[String: Any]])
+        let mqtt = try #require(sources.first { $0["kind"] as? String == "mqtt" }, "\(String(decoding: body, as: UTF8.self))")
+        #expect(mqtt["state"] as? String == "up")
+        #expect(mqtt["sightings"] as? Int == 101)
+        let decodeErrors = try #require(mqtt["decodeErrors"] as? [String: Int])
+        #expect(decodeErrors.values.reduce(0, +) == 8752 && decodeErrors["tooLarge"] == 2, "\(decodeErrors)")
         #expect(await daemon.signal(SIGTERM) == 0, "stderr: \(daemon.stderr)")
         let rejections = daemon.stderr.split(separator: "\n").filter { $0.contains("rejected an MQTT sighting message") }
         let kinds = rejections.compactMap { line in line.split(separator: " ").first { $0.hasPrefix("kind=") } }

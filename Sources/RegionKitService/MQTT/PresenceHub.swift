@@ -54,6 +54,10 @@ public final class PresenceHub: Sendable {
     }
 
     public var counts: Counters { counters.withLock { $0 } }
+
+    /// The MQTT sources as one input of the daemon, for `GET /v1/sources`, `/readyz` and `/metrics`:
+    /// up while connected, their sightings, reconnections and rejected messages by kind.
+    public let activity: SourceActivity
     public var isConnected: Bool { client.isConnected }
 
     public init(configuration: MQTTHubConfiguration, homeAssistant: HomeAssistantConfiguration?, sources: [MQTTSourceConfiguration],
@@ -68,7 +72,9 @@ public final class PresenceHub: Sendable {
         let discovery = homeAssistant?.discovery == true
             ? HomeAssistantDiscovery(topics: topics, prefix: homeAssistant?.prefix ?? "homeassistant") : nil
         outputs = Mutex(PresenceOutputs(topics: topics, discovery: discovery))
-        ingest = sources.isEmpty ? nil : MQTTSightingIngest(sources: sources, manager: service.manager, logger: logger)
+        let ingest = sources.isEmpty ? nil : MQTTSightingIngest(sources: sources, manager: service.manager, logger: logger)
+        self.ingest = ingest
+        activity = SourceActivity(name: "mqtt:" + sources.map(\.format.rawValue).joined(separator: "+") + "@" + configuration.url, kind: "mqtt")
 
         var clientConfiguration: MQTTClientConfiguration
         do {
@@ -89,6 +95,12 @@ public final class PresenceHub: Sendable {
                             onMessage: { message in box.hub?.received(message) },
                             onConnectionEvent: { event in box.hub?.connectionChanged(event) })
         box.hub = self
+        activity.track {
+            let statistics = ingest?.statistics ?? MQTTSightingIngest.Statistics()
+            let connections = box.hub?.counts.connections ?? 0
+            return SourceActivity.Counters(inputs: statistics.sightings, reconnects: max(0, connections - 1),
+                                           decodeErrors: Dictionary(uniqueKeysWithValues: statistics.rejected.map { ($0.key.rawValue, $0.value) }))
+        }
     }
 
     /// Breaks the init-time cycle between the client's callbacks and the hub.
@@ -191,6 +203,7 @@ public final class PresenceHub: Sendable {
         switch event {
         case .connected:
             connected.withLock { $0 = true }
+            activity.set(.up)
             counters.withLock { $0.connections += 1 }
             logger.info("MQTT connected", metadata: ["broker": "\(configuration.url)"])
             if ingest != nil { service.manager.setSourceStatus(.authorized, for: .beacon) }
@@ -209,6 +222,7 @@ public final class PresenceHub: Sendable {
                 defer { state = false }
                 return state
             }
+            activity.set(stopping.withLock { $0 } ? .finished : .connecting, detail: error.map { "\($0)" })
             guard wasConnected else { return }
             counters.withLock { $0.disconnections += 1 }
             if let error {

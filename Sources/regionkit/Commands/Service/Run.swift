@@ -77,7 +77,8 @@ struct Run: AsyncParsableCommand {
                     group.addTask { try await runner.run() }
                 }
                 if let http {
-                    let activities = runners.map(\.activity)
+                    // The MQTT sources report through the hub that runs them.
+                    let activities = runners.map(\.activity) + (hub.map { [$0.activity] } ?? [])
                     let server = RegionKitServer(service: service, configuration: http, events: broadcaster,
                                                  sources: { activities.map(\.status) }, logger: logger)
                     group.addTask {
