@@ -119,17 +119,13 @@ public final class PresenceHub: Sendable {
         wake.signal()
     }
 
-    /// Connects, subscribes, publishes until the task is cancelled; then publishes `offline` and disconnects.
+    /// Connects, subscribes (the sources' filters, Home Assistant's status), publishes until
+    /// ``shutdown()`` or cancellation.
     public func run() async {
-        for filter in ingest?.topicFilters ?? [] {
-            Task { [client, logger] in
-                do { try await client.subscribe(filter, qos: .atMostOnce) } catch {
-                    logger.error("cannot subscribe", metadata: ["filter": "\(filter)", "error": "\(error)"])
-                }
-            }
-        }
-        if let discovery = outputs.withLock({ $0.discovery }) {
-            let filter = discovery.statusTopic
+        var filters = ingest?.topicFilters ?? []
+        if let discovery = outputs.withLock({ $0.discovery }) { filters.append(discovery.statusTopic) }
+        for filter in filters {
+            // Remembered by the client, so subscribed again after every reconnection.
             Task { [client, logger] in
                 do { try await client.subscribe(filter, qos: .atMostOnce) } catch {
                     logger.error("cannot subscribe", metadata: ["filter": "\(filter)", "error": "\(error)"])
