@@ -4,8 +4,9 @@ import RegionKit
 import RegionKitHTTP
 import RegionKitService
 import RegionKitStore
+import RegionKitTestSupport
 
-@Suite("HTTP API over loopback", .serialized)
+@Suite("HTTP API over loopback", .serialized, .tags(.realTime))
 struct HTTPAPITests {
     static let lobbyBody = #"{"uuid": "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0", "major": 2}"#
 

@@ -47,6 +47,11 @@ final class Daemon: @unchecked Sendable {
         }
     }
 
+    /// A test that fails before stopping its daemon must not leave it running.
+    deinit {
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+    }
+
     /// Ids of the events the daemon printed, i.e. acknowledged as durably stored.
     var acknowledged: [Int64] {
         lines.lines.compactMap { line in
