@@ -185,13 +185,18 @@ public final class MQTTClient: Sendable {
     /// may be in flight at once). Throws `.notConnected` at once when there is no connection, or when
     /// it drops before the PUBACK: callers with a durable outbox retry after the next `.connected`.
     public func publish(_ message: MQTTMessage) async throws(MQTTError) {
+        try Self.checkPublishable(message)
+        guard let connection = state.withLock({ $0.connection }) else { throw .notConnected }
+        try await perform(on: connection) { handler, promise in handler.publish(message, promise: promise) }
+    }
+
+    /// A valid topic name, and a PUBLISH whose remaining length fits MQTT's 268,435,455 bytes.
+    private static func checkPublishable(_ message: MQTTMessage) throws(MQTTError) {
         try MQTTTopicFilter.validateTopicName(message.topic)
         let size = 2 + message.topic.utf8.count + (message.qos == .atLeastOnce ? 2 : 0) + message.payload.count
         guard size <= MQTTPacket.maximumRemainingLength else {
             throw .packetTooLarge(size: size, maximum: MQTTPacket.maximumRemainingLength)
         }
-        guard let connection = state.withLock({ $0.connection }) else { throw .notConnected }
-        try await perform(on: connection) { handler, promise in handler.publish(message, promise: promise) }
     }
 
     /// Publishes `messages` in this order, pipelined: all are written in one event-loop turn, then
@@ -203,13 +208,7 @@ public final class MQTTClient: Sendable {
     /// try await client.publish([event, retainedState, retainedRoom])
     /// ```
     public func publish(_ messages: [MQTTMessage]) async throws(MQTTError) {
-        for message in messages {
-            try MQTTTopicFilter.validateTopicName(message.topic)
-            let size = 2 + message.topic.utf8.count + (message.qos == .atLeastOnce ? 2 : 0) + message.payload.count
-            guard size <= MQTTPacket.maximumRemainingLength else {
-                throw .packetTooLarge(size: size, maximum: MQTTPacket.maximumRemainingLength)
-            }
-        }
+        for message in messages { try Self.checkPublishable(message) }
         guard !messages.isEmpty else { return }
         guard let connection = state.withLock({ $0.connection }) else { throw .notConnected }
         let loop = connection.channel.eventLoop

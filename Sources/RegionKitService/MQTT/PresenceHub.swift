@@ -88,7 +88,7 @@ public final class PresenceHub: Sendable {
         clientConfiguration.caFile = configuration.caFile
         if let clientID = configuration.clientID { clientConfiguration.clientID = clientID }
         if let keepAlive = configuration.keepAlive { clientConfiguration.keepAlive = .milliseconds(Int64(keepAlive * 1000)) }
-        clientConfiguration.will = MQTTMessage(topic: topics.status, payload: Array("offline".utf8), qos: .atLeastOnce, retain: true)
+        clientConfiguration.will = Self.status("offline", topics)
 
         let box = HubBox()
         client = MQTTClient(configuration: clientConfiguration, logger: logger,
@@ -174,7 +174,7 @@ public final class PresenceHub: Sendable {
                 group.cancelAll()
             }
             do {
-                try await client.publish(MQTTMessage(topic: topics.status, payload: Array("offline".utf8), qos: .atLeastOnce, retain: true))
+                try await client.publish(Self.status("offline", topics))
             } catch {
                 logger.warning("cannot publish offline status (the broker's will does on an unclean end only)", metadata: ["error": "\(error)"])
             }
@@ -205,7 +205,7 @@ public final class PresenceHub: Sendable {
             if ingest != nil { service.manager.setSourceStatus(.authorized, for: .beacon) }
             Task {
                 do {
-                    try await self.client.publish(MQTTMessage(topic: self.topics.status, payload: Array("online".utf8), qos: .atLeastOnce, retain: true))
+                    try await self.client.publish(Self.status("online", self.topics))
                 } catch {
                     self.logger.warning("cannot publish online status", metadata: ["error": "\(error)"])
                 }
@@ -242,6 +242,11 @@ public final class PresenceHub: Sendable {
                 return
             }
         }
+    }
+
+    /// The daemon's availability, retained: `online` after connecting, `offline` at a clean stop and as the will.
+    static func status(_ text: String, _ topics: PresenceTopics) -> MQTTMessage {
+        MQTTMessage(topic: topics.status, payload: Array(text.utf8), qos: .atLeastOnce, retain: true)
     }
 
     static func mqtt(_ message: PresenceMessage) -> MQTTMessage {
