@@ -361,6 +361,8 @@ public final class MosquittoBroker: @unchecked Sendable {
 
         private let process = Process()
         private let buffer = Mutex<String>("")
+        /// The pipe reached end of file (everything the process wrote has been read).
+        private let drained = Mutex(false)
 
         public init(executable: String, arguments: [String]) {
             process.executableURL = URL(fileURLWithPath: executable)
@@ -373,7 +375,11 @@ public final class MosquittoBroker: @unchecked Sendable {
             process.standardError = pipe
             pipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
                 let data = handle.availableData
-                if data.isEmpty { handle.readabilityHandler = nil; return }
+                if data.isEmpty {
+                    handle.readabilityHandler = nil
+                    self?.drained.withLock { $0 = true }
+                    return
+                }
                 self?.buffer.withLock { $0 += String(decoding: data, as: UTF8.self) }
             }
             try process.run()
@@ -404,7 +410,9 @@ public final class MosquittoBroker: @unchecked Sendable {
         /// Waits until `count` messages arrived (or the timeout) and returns them.
         public func waitForMessages(_ count: Int, timeout: TimeInterval = 30) async -> [Message] {
             let deadline = Date().addingTimeInterval(timeout)
-            while messages.count < count, Date() < deadline, process.isRunning {
+            // mosquitto_sub exits once it has its -C messages, possibly before this side has read
+            // them all from the pipe: keep reading until end of file, not just until the exit.
+            while messages.count < count, Date() < deadline, process.isRunning || !drained.withLock({ $0 }) {
                 try? await Task.sleep(for: .milliseconds(10))
             }
             try? await Task.sleep(for: .milliseconds(20))
