@@ -24,7 +24,9 @@ public final class SystemClock: MonitoringClock {
         // 1 ms of slack so the wake-up is never before the deadline on the wall clock.
         let delay = max(0, deadline - now) + 0.001
         let flag = CancellationFlag()
-        queue.asyncAfter(deadline: .now() + .nanoseconds(Int(delay * 1e9))) {
+        // Clamped: a deadline from a far-off (or non-finite) timestamp must not trap the conversion.
+        let nanoseconds = Int(saturating: min(delay, Duration.maximumSaturatingSeconds) * 1e9)
+        queue.asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) {
             if !flag.isCancelled { work() }
         }
         return ScheduledTimer { flag.cancel() }

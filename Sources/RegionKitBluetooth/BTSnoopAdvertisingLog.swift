@@ -11,8 +11,9 @@ import RegionKitHCI
 /// as Bumble's have them reversed; the H4 type byte decides). Legacy and extended advertising
 /// reports become ``AdvertisementSighting``s, with scan-response repeats dropped by a
 /// ``ScanResponseDeduplicator`` on the recorded times. Records that are not events, or events that
-/// do not decode (a filtered Android log truncates packets), are counted and skipped; a capture
-/// cut off mid-record (a crash) keeps every record before the cut, with ``truncation`` saying where.
+/// do not decode (a filtered Android log truncates packets), are counted and skipped; a garbled
+/// record is passed over to the next intact one, and a capture cut off mid-record (a crash) keeps
+/// every record before the cut: ``damage`` says what was skipped and where.
 ///
 /// ```swift
 /// let log = try BTSnoopAdvertisingLog(contentsOfFile: "btsnoop_hci.log")
@@ -39,41 +40,64 @@ public struct BTSnoopAdvertisingLog: Sendable {
     public var scanResponseRepeats = 0
     /// Event records that did not decode; non-event records are not counted here.
     public var skippedRecords = 0
+    /// Byte offset of the first of ``skippedRecords`` in the file.
+    public var firstSkippedRecordOffset: Int?
+    /// Garbled stretches skipped and a damaged end (see ``BTSnoopDamage``).
+    public var damage = BTSnoopDamage()
     /// The capture's first record, microseconds since the Unix epoch (nil for an empty capture).
     public var firstRecordUnixMicroseconds: Int64?
-    /// Set when the file ends in a truncated or garbled record: the records before it were used.
-    public var truncation: HCIError?
+    /// Set when the file ends in a truncated or garbled record: the records before it were used
+    /// (``damage``'s ``BTSnoopDamage/end``).
+    public var truncation: HCIError? { damage.end }
 
     /// Decodes a capture's bytes.
     public init(bytes: [UInt8], timeOrigin: TimeOrigin = .firstRecord, layout: LEAdvertisingReportLayout = .reportByReport,
                 repeatWindow: Double = ScanResponseDeduplicator.defaultWindow) throws(BluetoothError) {
-        let decoded: (file: BTSnoopFile, error: HCIError?)
+        var reader: BTSnoopReader
         do {
-            decoded = try BTSnoopFile.decodePrefix(bytes)
+            reader = try BTSnoopReader(bytes: bytes)
         } catch {
             throw BluetoothError(.captureFailed, "not a readable btsnoop capture: \(error.message)", cause: error)
         }
-        datalink = decoded.file.datalink
-        truncation = decoded.error
+        datalink = reader.datalink
         guard datalink == .h4 || datalink == .unencapsulatedHCI else {
             throw BluetoothError(.captureFailed, "btsnoop datalink \(datalink) is not supported (only 1001 unencapsulated HCI and 1002 H4)")
         }
-        records = decoded.file.records.count
-        firstRecordUnixMicroseconds = decoded.file.records.first?.unixMicroseconds
-        let origin = timeOrigin == .firstRecord ? (firstRecordUnixMicroseconds ?? 0) : 0
         var found: [AdvertisementSighting] = []
         var pipeline = BeaconReportPipeline(scannerID: nil, deduplicator: ScanResponseDeduplicator(window: repeatWindow), layout: layout)
-        for record in decoded.file.records {
-            guard let packet = try? record.packet(datalink: datalink) else {
+        while true {
+            let start = reader.offset
+            let record: BTSnoopRecord
+            do {
+                guard let next = try reader.next() else { break }
+                record = next
+            } catch {
+                // A garbled record: go on from the next intact one, or stop at a damaged end.
+                if let skipped = reader.resynchronize() {
+                    damage.noteGarbled(error, skippedBytes: skipped)
+                    continue
+                }
+                damage.noteEnd(error, at: start, remainingBytes: bytes.count - start)
+                break
+            }
+            records += 1
+            if firstRecordUnixMicroseconds == nil { firstRecordUnixMicroseconds = record.unixMicroseconds }
+            func skip() {
                 skippedRecords += 1
+                if firstSkippedRecordOffset == nil { firstSkippedRecordOffset = start }
+            }
+            guard let packet = try? record.packet(datalink: datalink) else {
+                skip()
                 continue
             }
             guard packet.type == .event else { continue }
             guard let event = try? packet.event(advertisingReportLayout: layout) else {
-                skippedRecords += 1
+                skip()
                 continue
             }
-            let time = Timestamp(seconds: Double(record.unixMicroseconds - origin) / 1_000_000)
+            let zero = timeOrigin == .firstRecord ? (firstRecordUnixMicroseconds ?? 0) : 0
+            // In Double: two records' times can be any Int64s, whose difference may not fit one.
+            let time = Timestamp(seconds: (Double(record.unixMicroseconds) - Double(zero)) / 1_000_000)
             pipeline.process(event, at: time, sighting: { found.append($0) }) { _ in }
         }
         sightings = found

@@ -359,7 +359,7 @@ public final class BeaconScanner: Sendable {
                 return
             }
             let delay = configuration.reconnect.delay(beforeAttempt: attempt)
-            do { try await delayClock.sleep(for: .milliseconds(Int64(delay * 1000))) } catch { return }
+            do { try await delayClock.sleep(for: .seconds(saturating: delay)) } catch { return }
             let generation = inner.withLock { inner -> Int? in
                 guard !inner.stopping else { return nil }
                 inner.generation += 1

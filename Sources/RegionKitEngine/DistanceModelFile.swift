@@ -97,20 +97,24 @@ public struct DistanceModelFile: Hashable, Sendable {
         guard try root.number("version") == Double(Self.version) else {
             throw root.error("version", "must be \(Self.version) (this RegionKit reads version \(Self.version) files)")
         }
+        try root.rejectUnknown(["format", "version", "reference_power_dbm", "model", "filter", "calibration"])
         referencePower = try root.number("reference_power_dbm")
-        guard referencePower < 0 else { throw root.error("reference_power_dbm", "must be negative (dBm), got \(referencePower)") }
+        guard referencePower < 0, referencePower >= -200 else { throw root.error("reference_power_dbm", "must be within -200...0 dBm (negative), got \(referencePower)") }
 
         let model = try root.object("model")
         switch try model.string("type") {
         case "linear":
+            try model.rejectUnknown(["type", "intercept_m", "slope_m_per_db"])
             let slope = try model.number("slope_m_per_db")
-            guard slope >= 0 else { throw model.error("slope_m_per_db", "must be ≥ 0, got \(slope)") }
+            guard slope >= 0, slope <= 1000 else { throw model.error("slope_m_per_db", "must be within 0...1000, got \(slope)") }
             self.model = .linear(LinearDistanceModel(intercept: try model.number("intercept_m"), slope: slope))
         case "log-distance":
+            try model.rejectUnknown(["type", "exponent"])
             let exponent = try model.number("exponent")
-            guard exponent > 0 else { throw model.error("exponent", "must be > 0, got \(exponent)") }
+            guard exponent > 0, exponent <= 100 else { throw model.error("exponent", "must be within (0, 100], got \(exponent)") }
             self.model = .logDistance(LogDistanceModel(exponent: exponent))
         case "curve":
+            try model.rejectUnknown(["type", "coefficient", "exponent", "offset"])
             self.model = .curve(CurveDistanceModel(coefficient: try model.number("coefficient"), exponent: try model.number("exponent"),
                                                    offset: try model.number("offset"), name: "curve"))
         case let other:
@@ -120,9 +124,14 @@ public struct DistanceModelFile: Hashable, Sendable {
         let filter = try root.object("filter")
         func positive(_ key: String) throws -> Double {
             let value = try filter.number(key)
-            guard value > 0 else { throw filter.error(key, "must be > 0, got \(value)") }
+            guard value > 0, value <= RSSIFilter.maximumWindow else {
+                throw filter.error(key, "must be within (0, \(Int(RSSIFilter.maximumWindow))] seconds, got \(value)")
+            }
             return value
         }
+        let filterKeys: [String: Set<String>] = ["raw": [], "mean": ["window_s"], "median": ["window_s"], "altbeacon-running-average": ["window_s"],
+                                                 "exponential": ["half_life_s"], "trimmed-mean": ["window_s", "trim_fraction"]]
+        if let keys = filterKeys[try filter.string("type")] { try filter.rejectUnknown(keys.union(["type"])) }
         switch try filter.string("type") {
         case "raw": self.filter = .latest
         case "mean": self.filter = .movingAverage(window: try positive("window_s"))
@@ -139,8 +148,13 @@ public struct DistanceModelFile: Hashable, Sendable {
 
         if root.has("calibration") {
             let calibration = try root.object("calibration")
+            try calibration.rejectUnknown(["files", "samples", "reference_distance_m", "median_abs_error_m", "p90_abs_error_m"])
+            let samples = try calibration.number("samples")
+            guard samples >= 0, samples <= Double(Int32.max), samples == samples.rounded() else {
+                throw calibration.error("samples", "must be a whole number within 0...\(Int32.max), got \(samples)")
+            }
             self.calibration = Calibration(
-                files: try calibration.strings("files"), samples: Int(try calibration.number("samples")),
+                files: try calibration.strings("files"), samples: Int(samples),
                 referenceDistance: try calibration.number("reference_distance_m"),
                 medianAbsoluteError: try calibration.number("median_abs_error_m"),
                 p90AbsoluteError: try calibration.number("p90_abs_error_m"))
@@ -215,6 +229,13 @@ public struct DistanceModelFile: Hashable, Sendable {
 
         func error(_ key: String, _ message: String) -> RegionKitError {
             RegionKitError(.malformedInput, "\(source): field '\(name(key))' \(message)")
+        }
+
+        /// Throws for the first key (in sorted order) that is not one of `known`.
+        func rejectUnknown(_ known: Set<String>) throws {
+            if let key = values.keys.filter({ !known.contains($0) }).sorted().first {
+                throw RegionKitError(.malformedInput, "\(source): unknown field '\(name(key))' (known here: \(known.sorted().joined(separator: ", ")))")
+            }
         }
 
         func has(_ key: String) -> Bool {

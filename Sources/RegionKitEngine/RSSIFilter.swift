@@ -29,6 +29,28 @@ public enum RSSIFilter: Hashable, Sendable, Codable {
     /// each end before averaging (n = 10 keeps the middle 6; n = 3 keeps the median).
     case altBeaconRunningAverage(window: Double)
 
+    /// The longest window (and half-life) a filter may have, seconds: the filter keeps every
+    /// sample of its window, so the bound keeps its memory and work per sample bounded.
+    public static let maximumWindow: Double = 600
+
+    /// What is wrong with the parameters (naming the parameter and its bounds), or nil.
+    ///
+    /// ```swift
+    /// RSSIFilter.median(window: 1e4).problem   // "window 10000.0 s must be within (0, 600] s"
+    /// ```
+    public var problem: String? {
+        func window(_ value: Double, _ name: String) -> String? {
+            value.isFinite && value > 0 && value <= Self.maximumWindow ? nil : "\(name) \(value) s must be within (0, \(Int(Self.maximumWindow))] s"
+        }
+        switch self {
+        case .latest: return nil
+        case .movingAverage(let w), .median(let w), .altBeaconRunningAverage(let w): return window(w, "window")
+        case .trimmedMean(let w, let trim):
+            return window(w, "window") ?? ((0..<0.5).contains(trim) ? nil : "trim fraction \(trim) must be within [0, 0.5)")
+        case .exponential(let halfLife): return window(halfLife, "half-life")
+        }
+    }
+
     /// Adds a sample (in dBm) taken at `time`.
     public func add(_ rssi: Double, at time: Timestamp, to state: inout RSSIFilterState) {
         switch self {

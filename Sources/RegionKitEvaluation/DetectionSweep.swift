@@ -104,22 +104,34 @@ public struct DetectionSweep: Sendable {
     }
 
     /// Checks every parameter; the error names the one at fault.
+    /// Upper bounds of the sweep's sizes: beyond them a run would take years (or overflow counts).
+    public static let maximumStationaryHours: Double = 10_000_000
+    public static let maximumDepartures = 100_000_000
+    /// Upper bound of every duration parameter (a week).
+    public static let maximumSeconds: Double = 604_800
+
     public func validate() throws {
         func bad(_ message: String) -> RegionKitError { RegionKitError(.invalidArgument, "detection sweep: \(message)") }
         guard !profiles.isEmpty else { throw bad("no profile to evaluate") }
         guard !conditions.isEmpty else { throw bad("no condition to simulate") }
-        guard stationaryHours.isFinite, stationaryHours >= 0 else { throw bad("stationary hours \(stationaryHours) must be >= 0") }
-        guard departures >= 0 else { throw bad("departures \(departures) must be >= 0") }
+        guard stationaryHours.isFinite, (0...Self.maximumStationaryHours).contains(stationaryHours) else {
+            throw bad("stationary hours \(stationaryHours) must be within 0...\(Int(Self.maximumStationaryHours))")
+        }
+        guard (0...Self.maximumDepartures).contains(departures) else { throw bad("departures \(departures) must be within 0...\(Self.maximumDepartures)") }
         guard stationaryHours > 0 || departures > 0 else { throw bad("nothing to simulate: 0 stationary hours and 0 departures") }
         guard (1...65_535).contains(beaconsPerEngine) else { throw bad("beacons per engine \(beaconsPerEngine) must be within 1...65535") }
-        guard maximumLifetime.isFinite, maximumLifetime > 0 else { throw bad("maximum lifetime \(maximumLifetime) s must be > 0") }
-        guard presence.lowerBound.isFinite, presence.upperBound.isFinite, presence.lowerBound > 0 else {
-            throw bad("presence \(presence) s must be finite and > 0")
+        guard maximumLifetime.isFinite, maximumLifetime > 0, maximumLifetime <= Self.maximumSeconds else {
+            throw bad("maximum lifetime \(maximumLifetime) s must be within (0, \(Int(Self.maximumSeconds))]")
         }
-        guard absence.isFinite, absence > 0 else { throw bad("absence \(absence) s must be > 0") }
+        guard presence.lowerBound.isFinite, presence.upperBound <= Self.maximumSeconds, presence.lowerBound > 0 else {
+            throw bad("presence \(presence) s must be within (0, \(Int(Self.maximumSeconds))]")
+        }
+        guard absence.isFinite, absence > 0, absence <= Self.maximumSeconds else { throw bad("absence \(absence) s must be within (0, \(Int(Self.maximumSeconds))]") }
+        guard meanBurst.isFinite, meanBurst > 0, meanBurst <= 3600 else { throw bad("mean burst \(meanBurst) s must be within (0, 3600]") }
+        guard burstShare.isFinite, (0...1).contains(burstShare) else { throw bad("burst share \(burstShare) must be within 0...1") }
         for condition in conditions {
-            guard condition.advertisingInterval.isFinite, condition.advertisingInterval >= 0.02 else {
-                throw bad("advertising interval \(condition.advertisingInterval) s must be >= 0.02 (BLE's minimum is 20 ms)")
+            guard condition.advertisingInterval.isFinite, (0.02...3600).contains(condition.advertisingInterval) else {
+                throw bad("advertising interval \(condition.advertisingInterval) s must be within 0.02...3600 (BLE's minimum is 20 ms)")
             }
             guard condition.lossRate.isFinite, (0..<1).contains(condition.lossRate) else {
                 throw bad("loss rate \(condition.lossRate) must be within 0..<1")

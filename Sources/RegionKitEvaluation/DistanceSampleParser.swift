@@ -5,14 +5,20 @@ import RegionKitEngine
 /// Text in, samples out (no I/O). A header row naming the columns may come first and may order them
 /// differently; blank lines and lines starting with `#` are skipped; `\r\n` line ends are accepted.
 /// `time` is `YYYY-MM-DD HH:MM:SS[.fff]` (a `T` separator and a trailing `Z` are accepted; read as
-/// UTC) or a number of seconds. Every bad row is an error naming the source and the line; RSSI and
-/// distance must be finite, the distance not negative, and time must not go backwards.
+/// UTC) or a number of seconds. Every bad row is an error naming the source and the line; RSSI must
+/// be within ``rssiRange`` dBm, the distance within ``distanceRange`` centimetres, and time must not
+/// go backwards.
 ///
 /// ```swift
 /// let samples = try DistanceSampleParser.parse("time,rssi,distance\n2021-01-03 10:26:48,-54.0,20\n", source: "a.csv")
 /// samples[0].distance // 0.2 (metres)
 /// ```
 public enum DistanceSampleParser {
+    /// The RSSI values accepted, dBm.
+    public static let rssiRange: ClosedRange<Double> = -200...50
+    /// The distances accepted, centimetres (up to 100 km).
+    public static let distanceRange: ClosedRange<Double> = 0...10_000_000
+
     /// The samples of `text`; `source` names it in errors (a file path).
     public static func parse(_ text: String, source: String) throws -> [DistanceSample] {
         var columns = (time: 0, rssi: 1, distance: 2)
@@ -43,10 +49,12 @@ public enum DistanceSampleParser {
                 throw bad("time '\(timeText)' is neither YYYY-MM-DD HH:MM:SS nor a number of seconds")
             }
             guard let rssi = Double(rssiText) else { throw bad("rssi '\(rssiText)' is not a number") }
-            guard rssi.isFinite else { throw bad("rssi '\(rssiText)' is not finite") }
+            guard rssi.isFinite, rssiRange.contains(rssi) else {
+                throw bad("rssi '\(rssiText)' must be within \(Int(rssiRange.lowerBound))...\(Int(rssiRange.upperBound)) dBm")
+            }
             guard let centimetres = Double(distanceText) else { throw bad("distance '\(distanceText)' is not a number (centimetres)") }
-            guard centimetres.isFinite, centimetres >= 0 else {
-                throw bad("distance '\(distanceText)' must be a finite, non-negative number of centimetres")
+            guard centimetres.isFinite, distanceRange.contains(centimetres) else {
+                throw bad("distance '\(distanceText)' must be within 0...\(Int(distanceRange.upperBound)) centimetres")
             }
             if let previous = samples.last, time < previous.time.seconds {
                 throw bad("time '\(timeText)' goes backwards (the previous row is \(previous.time.seconds - time) s later)")
@@ -91,12 +99,17 @@ public enum DistanceSampleParser {
                   (1...12).contains(month), (1...31).contains(day), hour <= 23, minute <= 59, wholeSecond <= 60 else { return nil }
             var second = Double(wholeSecond)
             if bytes.count > 19 {
-                guard bytes[19] == UInt8(ascii: "."), bytes.count > 20, let fraction = digits(20..<bytes.count) else { return nil }
-                second += Double(fraction) / pow10(bytes.count - 20)
+                // Up to 9 fraction digits count (nanoseconds); more are checked but add nothing,
+                // so that a long run of digits cannot overflow the integer it is read into.
+                let significant = min(bytes.count, 29)
+                guard bytes[19] == UInt8(ascii: "."), bytes.count > 20, let fraction = digits(20..<significant),
+                      digits(significant..<bytes.count) != nil else { return nil }
+                second += Double(fraction) / pow10(significant - 20)
             }
             return Double(daysFromCivil(year: year, month: month, day: day)) * 86_400 + Double(hour * 3600 + minute * 60) + second
         }
-        guard let seconds = Double(text), seconds.isFinite else { return nil }
+        // Plain seconds: within ±10¹² (±31,700 years), so that differences stay exact enough.
+        guard let seconds = Double(text), seconds.isFinite, abs(seconds) <= 1e12 else { return nil }
         return seconds
     }
 

@@ -4,6 +4,10 @@ import RegionKitCore
 /// line) into one byte slice per top-level object, with the offset where each begins. Braces inside
 /// strings and escaped quotes are handled. Fed in arbitrary chunks.
 ///
+/// Strict by default: a byte between objects that is not whitespace or a comma throws. With
+/// ``skipsDamage`` it is skipped instead (up to the next `{`), and so is an object larger than
+/// ``maximumObjectSize``; ``skippedBytes`` and ``firstSkip`` say what was left out.
+///
 /// ```swift
 /// var splitter = ConcatenatedJSONSplitter()
 /// for object in try splitter.feed(Array(#"{"a":1}{"b":"}"}"#.utf8)) { print(object.offset) } // 0, 7
@@ -16,18 +20,40 @@ public struct ConcatenatedJSONSplitter: Sendable {
         public var bytes: [UInt8]
     }
 
+    /// The first stretch of bytes skipped: where it began and why.
+    public struct Skip: Hashable, Sendable {
+        public var offset: Int
+        public var reason: String
+    }
+
+    /// The largest object kept (bytes); larger ones are damage (a sighting is ~200 bytes).
+    public static let maximumObjectSize = 1 << 20
+
     private var current: [UInt8] = []
     private var depth = 0
     private var inString = false
     private var escaped = false
     private var objectStart = 0
+    /// The current object outgrew ``maximumObjectSize``: it is being skipped to its end.
+    private var discarding = false
+    /// Inside a run of garbage between objects (counts as one skip).
+    private var inGarbage = false
     /// Bytes seen so far.
     public private(set) var offset = 0
     /// Name of the stream in error messages.
     public let source: String
+    /// Skip damage (garbage between objects, oversized objects) instead of throwing.
+    public var skipsDamage = false
+    /// Bytes skipped as damage (with ``skipsDamage``).
+    public private(set) var skippedBytes = 0
+    /// Separate stretches of skipped bytes.
+    public private(set) var skippedRuns = 0
+    /// The first skipped stretch.
+    public private(set) var firstSkip: Skip?
 
-    public init(source: String = "input") {
+    public init(source: String = "input", skipsDamage: Bool = false) {
         self.source = source
+        self.skipsDamage = skipsDamage
     }
 
     /// Feeds a chunk and returns the objects it completed.
@@ -41,31 +67,50 @@ public struct ConcatenatedJSONSplitter: Sendable {
                     depth = 1
                     objectStart = offset
                     current = [byte]
+                    inGarbage = false
                 case UInt8(ascii: " "), UInt8(ascii: "\n"), UInt8(ascii: "\r"), UInt8(ascii: "\t"), UInt8(ascii: ","):
-                    continue
+                    if inGarbage { skippedBytes += 1 }
                 default:
-                    throw RegionKitError(.malformedInput, "\(source): unexpected byte 0x\(String(byte, radix: 16)) ('\(Self.printable(byte))') at offset \(offset) between JSON objects")
+                    let reason = "unexpected byte 0x\(String(byte, radix: 16)) ('\(Self.printable(byte))') at offset \(offset) between JSON objects"
+                    guard skipsDamage else { throw RegionKitError(.malformedInput, "\(source): \(reason)") }
+                    if !inGarbage { noteSkip(at: offset, reason: reason) }
+                    inGarbage = true
+                    skippedBytes += 1
                 }
                 continue
             }
-            current.append(byte)
+            if discarding { skippedBytes += 1 } else { current.append(byte) }
             if inString {
                 if escaped { escaped = false } else if byte == UInt8(ascii: "\\") { escaped = true } else if byte == UInt8(ascii: "\"") { inString = false }
-                continue
-            }
-            switch byte {
-            case UInt8(ascii: "\""): inString = true
-            case UInt8(ascii: "{"), UInt8(ascii: "["): depth += 1
-            case UInt8(ascii: "}"), UInt8(ascii: "]"):
-                depth -= 1
-                if depth == 0 {
-                    objects.append(Object(offset: objectStart, bytes: current))
-                    current = []
+            } else {
+                switch byte {
+                case UInt8(ascii: "\""): inString = true
+                case UInt8(ascii: "{"), UInt8(ascii: "["): depth += 1
+                case UInt8(ascii: "}"), UInt8(ascii: "]"):
+                    depth -= 1
+                    if depth == 0 {
+                        if !discarding { objects.append(Object(offset: objectStart, bytes: current)) }
+                        current = []
+                        discarding = false
+                    }
+                default: break
                 }
-            default: break
+            }
+            if !discarding && current.count > Self.maximumObjectSize {
+                let reason = "the JSON object starting at offset \(objectStart) is larger than \(Self.maximumObjectSize) bytes"
+                guard skipsDamage else { throw RegionKitError(.malformedInput, "\(source): \(reason)") }
+                noteSkip(at: objectStart, reason: reason)
+                skippedBytes += current.count
+                current = []
+                discarding = true
             }
         }
         return objects
+    }
+
+    private mutating func noteSkip(at offset: Int, reason: String) {
+        skippedRuns += 1
+        if firstSkip == nil { firstSkip = Skip(offset: offset, reason: reason) }
     }
 
     /// Checks that the stream did not end inside an object.

@@ -2,12 +2,17 @@ import Foundation
 import RegionKitCore
 
 /// Reads a gateway recording (`.json` or `.json.gz`: concatenated JSON sighting objects) and hands
-/// each sighting to `body` as soon as it is decoded. On corrupt or truncated input it throws a
-/// clear error with the byte offset — after every sighting before the damage has been delivered,
-/// so nothing already read is lost.
+/// each sighting to `body` as soon as it is decoded.
+///
+/// Damage never loses what came before it: ``read(_:)`` skips objects that do not decode and bytes
+/// between objects that are not JSON, stops at corrupt or truncated gzip data keeping every byte
+/// decompressed before it, ignores trailing garbage after the last gzip member (as `gzip -d`
+/// does), and returns a ``GatewayReadReport`` with the counts and the first offset of each problem.
+/// ``forEach(_:)`` does the same and then throws if anything was lost.
 ///
 /// ```swift
-/// try GatewayFileReader(path: "run.json.gz").forEach { sighting in manager.ingest(sighting.observation(originMilliseconds: t0)) }
+/// let report = try GatewayFileReader(path: "run.json.gz").read { sighting in manager.ingest(sighting.observation(originMilliseconds: t0)) }
+/// if let error = report.error(path: "run.json.gz") { print(error.message) }   // "… 3 damaged sighting(s); the first: …"
 /// ```
 public struct GatewayFileReader: Sendable {
     public let path: String
@@ -25,33 +30,82 @@ public struct GatewayFileReader: Sendable {
         return magic == Data([0x1F, 0x8B])
     }
 
-    /// Calls `body` for each sighting in file order; returns how many were delivered.
-    @discardableResult
-    public func forEach(_ body: (GatewaySighting) throws -> Void) throws -> Int {
+    /// Calls `body` for each sighting in file order, reading past damaged sightings and to the end
+    /// of the intact data; returns what was delivered and what was skipped or cut off.
+    /// - Throws: a ``RegionKitError`` when the file cannot be opened, or what `body` throws.
+    public func read(_ body: (GatewaySighting) throws -> Void) throws -> GatewayReadReport {
         guard let handle = FileHandle(forReadingAtPath: path) else {
             throw RegionKitError(.malformedInput, "\(path): cannot open the gateway recording")
         }
         defer { try? handle.close() }
         let gzip = isGzip
         let inflater = gzip ? try GzipInflater(source: path) : nil
-        var splitter = ConcatenatedJSONSplitter(source: gzip ? "\(path) (decompressed)" : path)
-        var delivered = 0
-        while true {
+        var splitter = ConcatenatedJSONSplitter(source: gzip ? "\(path) (decompressed)" : path, skipsDamage: true)
+        var report = GatewayReadReport()
+        func deliver(_ plain: [UInt8]) throws {
+            // Cannot throw with skipsDamage: damage is counted by the splitter.
+            for object in try splitter.feed(plain) {
+                let sighting: GatewaySighting
+                do {
+                    sighting = try GatewaySighting(json: object.bytes, offset: object.offset, source: splitter.source)
+                } catch let error as RegionKitError {
+                    report.skippedSightings += 1
+                    if report.firstSkipOffset == nil { report.note(skip: error, at: object.offset) }
+                    continue
+                }
+                try body(sighting)
+                report.sightings += 1
+            }
+        }
+        reading: while true {
             let chunk: Data
             do {
                 chunk = try handle.read(upToCount: chunkSize) ?? Data()
             } catch {
-                throw RegionKitError(.malformedInput, "\(path): read error after \(delivered) sightings", cause: error)
+                report.stoppedBy = RegionKitError(.malformedInput, "\(path): read error after \(report.sightings) sightings", cause: error)
+                break
             }
             if chunk.isEmpty { break }
-            let plain = try inflater?.inflate(Array(chunk)) ?? Array(chunk)
-            for object in try splitter.feed(plain) {
-                try body(GatewaySighting(json: object.bytes, offset: object.offset, source: splitter.source))
-                delivered += 1
+            guard let inflater else {
+                try deliver(Array(chunk))
+                continue
             }
+            var plain: [UInt8] = []
+            do {
+                try inflater.inflate(Array(chunk), into: &plain)
+            } catch let error as RegionKitError {
+                // What was decompressed before the damage is still delivered.
+                try deliver(plain)
+                report.stoppedBy = error
+                break reading
+            }
+            try deliver(plain)
         }
-        try inflater?.finish()
-        try splitter.finish()
-        return delivered
+        if report.stoppedBy == nil, let inflater {
+            do { try inflater.finish() } catch let error as RegionKitError { report.stoppedBy = error }
+        }
+        if let inflater {
+            report.trailingBytes = inflater.trailingBytes
+            report.trailingOffset = inflater.trailingOffset
+            report.trailingIsGarbage = inflater.trailingIsGarbage
+        }
+        if report.stoppedBy == nil {
+            do { try splitter.finish() } catch let error as RegionKitError { report.stoppedBy = error }
+        }
+        report.skippedBytes = splitter.skippedBytes
+        if let skip = splitter.firstSkip, skip.offset < report.firstSkipOffset ?? .max {
+            // The skipped bytes came before the first damaged sighting.
+            report.note(skip: RegionKitError(.malformedInput, "\(splitter.source): \(skip.reason)"), at: skip.offset)
+        }
+        return report
+    }
+
+    /// Like ``read(_:)``, then throws the report's error if anything was lost (after delivering
+    /// everything that could be read); returns how many sightings were delivered.
+    @discardableResult
+    public func forEach(_ body: (GatewaySighting) throws -> Void) throws -> Int {
+        let report = try read(body)
+        if let error = report.error(path: path) { throw error }
+        return report.sightings
     }
 }

@@ -27,16 +27,23 @@ public struct GatewayRecording: Sendable {
     /// a scanner constantly behind the others by the same amount has a clock behind theirs, or a
     /// slower upload path.
     public let medianLateness: [String: Double]
+    /// What reading the file found: damaged sightings skipped, where reading stopped. A damaged
+    /// file keeps every sighting read before (and around) the damage; ``GatewayReadReport/lostData``
+    /// says whether anything was left out.
+    public private(set) var readReport = GatewayReadReport()
 
-    /// Reads and sorts a recording (`.json` or `.json.gz`). Errors name the file (and the byte
-    /// offset of the damage); a file without any sighting is an error too.
+    /// Reads and sorts a recording (`.json` or `.json.gz`), keeping what a damaged file still
+    /// holds (see ``readReport``). A file without any readable sighting is an error naming the
+    /// file and its first problem.
     public init(path: String) throws {
         var inFileOrder: [GatewaySighting] = []
-        try GatewayFileReader(path: path).forEach { inFileOrder.append($0) }
+        let report = try GatewayFileReader(path: path).read { inFileOrder.append($0) }
         guard !inFileOrder.isEmpty else {
-            throw RegionKitError(.malformedInput, "\(path): no sightings in the gateway recording")
+            let problems = report.problems
+            throw RegionKitError(.malformedInput, "\(path): no sightings in the gateway recording" + (problems.isEmpty ? "" : ": " + problems.joined(separator: "; ")))
         }
         self.init(fileOrder: inFileOrder, path: path)
+        readReport = report
     }
 
     /// A recording from sightings in the order they were received (tests, other readers).
@@ -48,7 +55,7 @@ public struct GatewayRecording: Sendable {
         var worst: Int64 = 0
         var lateness: [String: [Int64]] = [:]
         for sighting in fileOrder {
-            let late = newest == .min ? 0 : max(0, newest - sighting.timeMilliseconds)
+            let late = newest == .min ? 0 : max(0, newest.subtractingReportingOverflow(sighting.timeMilliseconds).overflow ? .max : newest - sighting.timeMilliseconds)
             worst = max(worst, late)
             lateness[sighting.scannerID, default: []].append(late)
             newest = max(newest, sighting.timeMilliseconds)
@@ -71,7 +78,7 @@ public struct GatewayRecording: Sendable {
 
     /// Seconds from the earliest to the latest sighting.
     public var duration: Double {
-        Double(sightings[sightings.count - 1].timeMilliseconds - originMilliseconds) / 1000
+        GatewaySighting.seconds(from: originMilliseconds, to: sightings[sightings.count - 1].timeMilliseconds)
     }
 
     /// The file name without its folder (ground truth is looked up by it).

@@ -64,6 +64,9 @@ public struct GatewaySighting: Hashable, Sendable {
         guard let rssi = wire.rssi else { throw bad("missing field 'rssi'") }
         guard (-127...20).contains(rssi) else { throw bad("rssi \(rssi) outside -127...20 dBm") }
         guard let time = wire.time else { throw bad("missing integer field 'time' (Unix epoch milliseconds)") }
+        guard Self.timeRange.contains(time) else {
+            throw bad("time \(time) outside \(Self.timeRange.lowerBound)...\(Self.timeRange.upperBound) (Unix epoch milliseconds, up to the year 9999)")
+        }
         let calibrated = wire.calibratedPower ?? 0
         let power = wire.power ?? 0
         let measured = calibrated != 0 ? calibrated : (power != 0 ? power : nil)
@@ -71,9 +74,19 @@ public struct GatewaySighting: Hashable, Sendable {
                   measuredPower: measured, rssi: rssi, messageType: wire.messageType, timeMilliseconds: time)
     }
 
+    /// The times a recording may hold: Unix epoch milliseconds from 1970 to the end of the year
+    /// 9999, so that the difference of any two fits an `Int64` many times over.
+    public static let timeRange: ClosedRange<Int64> = 0...253_402_300_799_999
+
     /// The sighting as an engine observation, timed in seconds since `originMilliseconds`.
     public func observation(originMilliseconds: Int64) -> BeaconObservation {
         BeaconObservation(identity: identity, rssi: rssi, measuredPower: measuredPower,
-                          timestamp: Timestamp(seconds: Double(timeMilliseconds - originMilliseconds) / 1000), scannerID: scannerID)
+                          timestamp: Timestamp(seconds: Self.seconds(from: originMilliseconds, to: timeMilliseconds)), scannerID: scannerID)
+    }
+
+    /// Seconds from one epoch-millisecond time to another, for any two `Int64`s (no overflow:
+    /// the difference is taken in `Double`, exact for times within ±2⁵³ ms, ~285,000 years).
+    public static func seconds(from start: Int64, to end: Int64) -> Double {
+        (Double(end) - Double(start)) / 1000
     }
 }

@@ -3,7 +3,8 @@
 /// The header is checked on creation (magic, version 1). Each ``next()``
 /// returns one record, nil at a clean end, or throws an ``HCIError`` naming the
 /// record index and byte offset of a truncated or garbled record; the records
-/// returned before stay valid.
+/// returned before stay valid. After an error the reader stays failed, unless
+/// ``resynchronize()`` finds the next intact record past the damage.
 ///
 /// ```swift
 /// var reader = try BTSnoopReader(bytes: Array(try Data(contentsOf: url)))
@@ -22,6 +23,9 @@ public struct BTSnoopReader: Sendable {
 
     public static let headerSize = 16
     public static let recordHeaderSize = 24
+    /// The longest packet a record can plausibly hold when resynchronising: an H4 type byte and
+    /// the largest HCI packet (ACL: 4-byte header + 65,535 bytes), with room to spare.
+    public static let maximumPlausibleRecordLength: UInt32 = 1 << 17
 
     public init(bytes: [UInt8]) throws(HCIError) {
         var reader = ByteReader(bytes)
@@ -53,6 +57,52 @@ public struct BTSnoopReader: Sendable {
             failure = error
             throw error
         }
+    }
+
+    /// After ``next()`` threw, looks for the next intact record past the damage: a record header
+    /// that is consistent (included ≤ original length, defined flags, a plausible length, an H4
+    /// type byte for datalink 1002) and is followed by the end of the file or another such header.
+    /// On success the reader continues from there and the number of bytes passed over is
+    /// returned; nil means no intact record follows (the reader stays failed, at the damage).
+    ///
+    /// ```swift
+    /// while true {
+    ///     do { guard let record = try reader.next() else { break }; use(record) }
+    ///     catch { guard let skipped = reader.resynchronize() else { break }; print("skipped", skipped, "bytes") }
+    /// }
+    /// ```
+    public mutating func resynchronize() -> Int? {
+        guard failure != nil else { return 0 }
+        var candidate = offset + 1
+        // Offsets only move forward, so damage anywhere costs one pass over the file at most.
+        while candidate + Self.recordHeaderSize <= bytes.count {
+            if let end = plausibleRecordEnd(at: candidate), end == bytes.count || plausibleRecordEnd(at: end) != nil {
+                let skipped = candidate - offset
+                offset = candidate
+                failure = nil
+                recordIndex += 1   // the damaged record keeps its index
+                return skipped
+            }
+            candidate += 1
+        }
+        return nil
+    }
+
+    /// Where the record starting at `start` ends, if its header is consistent; nil otherwise.
+    private func plausibleRecordEnd(at start: Int) -> Int? {
+        guard start + Self.recordHeaderSize <= bytes.count else { return nil }
+        func word(_ at: Int) -> UInt32 {
+            bytes[at..<(at + 4)].reduce(0) { $0 << 8 | UInt32($1) }
+        }
+        let original = word(start), included = word(start + 4), flags = word(start + 8)
+        guard included <= original, original <= Self.maximumPlausibleRecordLength, flags & ~0x3 == 0 else { return nil }
+        guard bytes[start + 16] & 0x80 == 0 else { return nil }   // a negative timestamp
+        let end = start + Self.recordHeaderSize + Int(included)
+        guard end <= bytes.count else { return nil }
+        if datalink == .h4 {
+            guard included > 0, (1...5).contains(bytes[start + Self.recordHeaderSize]) else { return nil }
+        }
+        return end
     }
 
     private mutating func readRecord() throws(HCIError) -> BTSnoopRecord {

@@ -69,8 +69,11 @@ public enum GPXReader {
 
     /// Parses GPX. Throws `.malformedXML` (with line and column) for XML errors and
     /// `.missingAttribute` for a point without valid `lat`/`lon`, `.badField` for an
-    /// unparseable `ele`/`time`/... value.
+    /// unparseable `ele`/`time`/... value. A UTF-8 document (no other encoding declared) with
+    /// an invalid UTF-8 sequence is `.malformedXML` at that sequence's line and column, checked
+    /// before `XMLParser` sees it (FoundationXML traps on invalid UTF-8 in names).
     public static func read(data: Data) throws(LocationInputError) -> Document {
+        try checkUTF8(data)
         let parser = XMLParser(data: data)
         let delegate = Delegate(parser: parser)
         parser.delegate = delegate
@@ -88,6 +91,36 @@ public enum GPXReader {
             throw LocationInputError(code: .malformedXML, message: "no <gpx> root element", line: 1)
         }
         return delegate.document
+    }
+
+    /// Throws `.malformedXML` at the first invalid UTF-8 sequence of a document that is UTF-8:
+    /// no byte-order mark of another encoding and no `encoding="…"` other than UTF-8 declared.
+    static func checkUTF8(_ data: Data) throws(LocationInputError) {
+        let bytes = [UInt8](data)
+        if bytes.starts(with: [0xFE, 0xFF]) || bytes.starts(with: [0xFF, 0xFE]) || bytes.starts(with: [0, 0]) { return }   // UTF-16/32
+        if bytes.starts(with: [0x3C, 0x3F]), let end = bytes.prefix(512).firstIndex(of: UInt8(ascii: ">")) {
+            // The XML declaration is ASCII; libxml2 transcodes any other declared encoding itself.
+            let declaration = String(decoding: bytes[..<end], as: UTF8.self).lowercased()
+            if let range = declaration.range(of: "encoding") {
+                let value = declaration[range.upperBound...].drop { $0 == " " || $0 == "=" || $0 == "\"" || $0 == "'" }
+                if !(value.hasPrefix("utf-8") || value.hasPrefix("utf8")) { return }
+            }
+        }
+        var parser = Unicode.UTF8.ForwardParser()
+        var iterator = bytes.makeIterator()
+        var line = 1, column = 1, offset = 0
+        while true {
+            switch parser.parseScalar(from: &iterator) {
+            case .valid(let encoded):
+                offset += encoded.count
+                if encoded.count == 1 && encoded.first == 0x0A { line += 1; column = 1 } else { column += 1 }
+            case .emptyInput:
+                return
+            case .error(let length):
+                let shown = bytes[offset..<min(offset + max(length, 1), bytes.count)].map { String($0, radix: 16, uppercase: true) }.joined(separator: " ")
+                throw LocationInputError(code: .malformedXML, message: "invalid UTF-8 (bytes \(shown)) at byte \(offset)", line: line, column: column)
+            }
+        }
     }
 
     /// Parses GPX text. See ``read(data:)``.

@@ -48,7 +48,7 @@ public final class HookRunner: Sendable {
     public func run(pollInterval: Double = 0.2) async {
         while !Task.isCancelled {
             let worked = (try? await deliverDue()) ?? 0
-            if worked == 0 { try? await clock.sleep(for: .milliseconds(Int(pollInterval * 1000))) }
+            if worked == 0 { try? await clock.sleep(for: .seconds(saturating: pollInterval)) }
         }
     }
 
@@ -129,7 +129,7 @@ public final class HookRunner: Sendable {
         // Backstop for a missing `timeout` binary: kill the direct child. Real time on purpose: it
         // supervises a real process, which a test clock would never stop.
         let killer = Task {
-            try await Task.sleep(for: .milliseconds(Int((timeout + 2) * 1000)))
+            try await Task.sleep(for: .seconds(saturating: timeout + 2))
             if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         }
         var status: Int32 = -1

@@ -71,13 +71,17 @@ public struct ServiceConfiguration: Codable, Sendable {
         return try decode(String(decoding: data, as: UTF8.self), path: path)
     }
 
-    /// Decodes and validates `text` (YAML or JSON); errors name `path`.
+    /// Decodes and validates `text` (YAML or JSON); errors name `path`, the line and column
+    /// (`path:line:column: …`) and the field. Unknown keys are errors.
     public static func decode(_ text: String, path: String) throws -> ServiceConfiguration {
         let configuration: ServiceConfiguration
         do {
-            configuration = try YAMLDecoder().decode(ServiceConfiguration.self, from: text)
+            configuration = try StrictKeys.decode(ServiceConfiguration.self) { try YAMLDecoder().decode($0, from: text) }
         } catch let error as DecodingError {
-            throw RegionKitError(.malformedInput, "\(path): \(Scenario.describe(error))")
+            let place = YAMLLocation.of(error, in: text).map { "\(path):\($0.line):\($0.column)" } ?? path
+            throw RegionKitError(.malformedInput, "\(place): \(Scenario.describe(error))")
+        } catch let error as YamlError {
+            throw RegionKitError(.malformedInput, YAMLLocation.describe(error, path: path))
         } catch {
             throw RegionKitError(.malformedInput, "\(path): not valid YAML or JSON", cause: error)
         }
@@ -136,8 +140,13 @@ public struct ServiceConfiguration: Codable, Sendable {
         for (index, source) in sources.enumerated() {
             if let problem = source.problem { throw bad("sources[\(index)].\(source.kind.rawValue).\(problem)") }
         }
+        var identifiers: [String: Int] = [:]
         for (index, spec) in (regions ?? []).enumerated() {
             do { _ = try spec.region() } catch let error as RegionKitError { throw bad("regions[\(index)]: \(error.message)") }
+            if let first = identifiers[spec.identifier] {
+                throw bad("regions[\(index)].identifier '\(spec.identifier)' is already used by regions[\(first)]: region identifiers must be unique")
+            }
+            identifiers[spec.identifier] = index
         }
         if let mqtt {
             do { try mqtt.validate() } catch let error as RegionKitError { throw bad(error.message) }
@@ -146,6 +155,12 @@ public struct ServiceConfiguration: Codable, Sendable {
         }
         if homeAssistant != nil && mqtt == nil {
             throw bad("homeAssistant needs the broker: add a top-level block like mqtt: {url: \"mqtt://127.0.0.1:1883\", site: home}")
+        }
+        if let hooks {
+            if let timeout = hooks.timeout, !(timeout.isFinite && (0.1...3600).contains(timeout)) { throw bad("hooks.timeout \(timeout) must be within 0.1...3600 seconds") }
+            if let delay = hooks.retryDelay, !(delay.isFinite && (0...3600).contains(delay)) { throw bad("hooks.retryDelay \(delay) must be within 0...3600 seconds") }
+            if let attempts = hooks.maxAttempts, !(1...1000).contains(attempts) { throw bad("hooks.maxAttempts \(attempts) must be within 1...1000") }
+            if let pending = hooks.maxPending, !(1...10_000_000).contains(pending) { throw bad("hooks.maxPending \(pending) must be within 1...10000000") }
         }
         for hook in hooks?.webhooks ?? [] {
             guard let url = URL(string: hook.url), url.scheme == "http" || url.scheme == "https" else {

@@ -135,7 +135,7 @@ public enum ServiceSource: Hashable, Sendable {
         switch self {
         case .simulator(let simulator): Self.speedProblem(simulator.speed)
         case .gateway(let gateway): Self.speedProblem(gateway.speed)
-            ?? gateway.reorderWindow.flatMap { $0.isFinite && $0 >= 0 ? nil : "reorderWindow must be >= 0" }
+            ?? gateway.reorderWindow.flatMap { $0.isFinite && (0...3600).contains($0) ? nil : "reorderWindow \($0) must be within 0...3600 seconds" }
         case .hci(let hci): hci.device.isEmpty ? "device must not be empty" : nil
         case .gpsd: nil
         case .mqtt(let mqtt): mqtt.problem
@@ -144,7 +144,8 @@ public enum ServiceSource: Hashable, Sendable {
 
     private static func speedProblem(_ speed: Double?) -> String? {
         guard let speed else { return nil }
-        return speed.isFinite && speed > 0 ? nil : "speed must be > 0"
+        let range = SimulationRunner.paceRange
+        return speed.isFinite && range.contains(speed) ? nil : "speed \(speed) must be within \(range.lowerBound)...\(Int(range.upperBound))"
     }
 }
 

@@ -37,6 +37,6 @@ extension SourceRunner {
     /// Sleeps until the manager's clock reads `due` (returns at once when it is past).
     func sleep(until due: Timestamp) async throws {
         let wait = due - manager.clock.now
-        if wait > 0 { try await Task.sleep(for: .milliseconds(Int(wait * 1000))) }
+        if wait > 0 { try await Task.sleep(for: .seconds(saturating: wait)) }
     }
 }

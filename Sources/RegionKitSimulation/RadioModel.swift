@@ -39,21 +39,22 @@ public struct RadioModel: Hashable, Sendable, Codable {
         let lost = random.uniform() < lossRate
         let rssi = meanRSSI(measuredPower: measuredPower, distance: distance) + random.gaussian(sigma: shadowingSigma)
         guard !lost, rssi >= sensitivity else { return nil }
-        return Int(rssi.rounded())
+        // A receiver reports -127...20 dBm; the sum can be anything a file's values make it.
+        return min(max(Int(saturating: rssi), -127), 20)
     }
 
     func validate(_ context: String) throws {
-        guard pathLossExponent.isFinite, pathLossExponent > 0 else {
-            throw RegionKitError(.malformedInput, "\(context): pathLossExponent \(pathLossExponent) must be > 0")
+        guard pathLossExponent.isFinite, pathLossExponent > 0, pathLossExponent <= 10 else {
+            throw RegionKitError(.malformedInput, "\(context): pathLossExponent \(pathLossExponent) must be within (0, 10]")
         }
-        guard shadowingSigma.isFinite, shadowingSigma >= 0 else {
-            throw RegionKitError(.malformedInput, "\(context): shadowingSigma \(shadowingSigma) must be >= 0")
+        guard shadowingSigma.isFinite, (0...50).contains(shadowingSigma) else {
+            throw RegionKitError(.malformedInput, "\(context): shadowingSigma \(shadowingSigma) must be within 0...50 dB")
         }
         guard lossRate.isFinite, (0...1).contains(lossRate) else {
             throw RegionKitError(.malformedInput, "\(context): lossRate \(lossRate) must be within 0...1")
         }
-        guard sensitivity.isFinite else {
-            throw RegionKitError(.malformedInput, "\(context): sensitivity must be a finite dBm value")
+        guard sensitivity.isFinite, (-200...20).contains(sensitivity) else {
+            throw RegionKitError(.malformedInput, "\(context): sensitivity \(sensitivity) must be within -200...20 dBm")
         }
     }
 }

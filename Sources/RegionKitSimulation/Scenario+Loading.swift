@@ -10,7 +10,7 @@ extension Scenario {
     public static func decode(_ data: Data, source: String) throws -> Scenario {
         let scenario: Scenario
         do {
-            scenario = try JSONDecoder().decode(Scenario.self, from: data)
+            scenario = try StrictKeys.decode(Scenario.self) { try JSONDecoder().decode($0, from: data) }
         } catch let error as DecodingError {
             throw RegionKitError(.malformedInput, "\(source): \(describe(error))")
         } catch {
@@ -37,10 +37,29 @@ extension Scenario {
         return try encoder.encode(self)
     }
 
-    /// Checks every value a decoder cannot: times, positions, regions, references.
+    /// The longest scenario: 7 days of virtual time.
+    public static let maximumDuration: Double = 604_800
+    /// The largest number of world items (advertisements heard, fixes, actions) a scenario may
+    /// generate: its timeline is built in memory.
+    public static let maximumTimelineItems = 5_000_000
+    /// Bounds on list sizes and coordinates (metres on the local plane).
+    public static let maximumBeacons = 10_000
+    public static let maximumWaypoints = 1_000_000
+    public static let maximumActions = 100_000
+    public static let maximumWindows = 10_000
+    public static let maximumCoordinate: Double = 10_000_000
+    /// The shortest interval between location fixes (100 Hz).
+    public static let minimumFixInterval: Double = 0.01
+
+    /// Checks every value a decoder cannot: times, positions, regions, references, and the bounds
+    /// that keep a run finite (``maximumDuration``, ``maximumTimelineItems`` and the list limits).
     public func validate(source: String) throws {
         func bad(_ message: String) -> RegionKitError { RegionKitError(.malformedInput, "\(source): \(message)") }
         guard duration.isFinite, duration > 0 else { throw bad("duration \(duration) must be > 0 seconds") }
+        guard duration <= Self.maximumDuration else { throw bad("duration \(duration) exceeds the maximum \(Int(Self.maximumDuration)) seconds (7 days)") }
+        guard beacons.count <= Self.maximumBeacons else { throw bad("beacons: \(beacons.count) beacons exceed the maximum \(Self.maximumBeacons)") }
+        guard path.count <= Self.maximumWaypoints else { throw bad("path: \(path.count) waypoints exceed the maximum \(Self.maximumWaypoints)") }
+        guard (actions ?? []).count <= Self.maximumActions else { throw bad("actions: \((actions ?? []).count) actions exceed the maximum \(Self.maximumActions)") }
         if let profile, MonitoringProfile.named(profile) == nil {
             throw bad("profile '\(profile)' is not one of corelocation, altbeacon, responsive")
         }
@@ -48,11 +67,20 @@ extension Scenario {
         guard !path.isEmpty else { throw bad("path needs at least one waypoint") }
         for (index, point) in path.enumerated() {
             guard point.t.isFinite, point.x.isFinite, point.y.isFinite else { throw bad("path[\(index)] has a non-finite value") }
+            guard abs(point.x) <= Self.maximumCoordinate, abs(point.y) <= Self.maximumCoordinate else {
+                throw bad("path[\(index)] position (\(point.x), \(point.y)) is beyond ±\(Int(Self.maximumCoordinate)) m")
+            }
             if index > 0, point.t < path[index - 1].t { throw bad("path[\(index)].t \(point.t) is earlier than path[\(index - 1)].t") }
         }
         for (index, beacon) in beacons.enumerated() {
             guard UUID(flexibleString: beacon.uuid) != nil else { throw bad("beacons[\(index)].uuid '\(beacon.uuid)' is not a UUID") }
             guard beacon.x.isFinite, beacon.y.isFinite else { throw bad("beacons[\(index)] position is not finite") }
+            guard abs(beacon.x) <= Self.maximumCoordinate, abs(beacon.y) <= Self.maximumCoordinate else {
+                throw bad("beacons[\(index)] position (\(beacon.x), \(beacon.y)) is beyond ±\(Int(Self.maximumCoordinate)) m")
+            }
+            guard (beacon.on ?? []).count <= Self.maximumWindows else {
+                throw bad("beacons[\(index)].on: \((beacon.on ?? []).count) windows exceed the maximum \(Self.maximumWindows)")
+            }
             if let interval = beacon.advertisingInterval, !(interval.isFinite && interval >= 0.02) {
                 throw bad("beacons[\(index)].advertisingInterval \(interval) must be >= 0.02 s (BLE allows 20 ms at the fastest)")
             }
@@ -82,8 +110,19 @@ extension Scenario {
         }
         if let geo {
             guard (-90...90).contains(geo.latitude), (-180...180).contains(geo.longitude) else { throw bad("geo origin is outside valid coordinates") }
-            if let interval = geo.fixInterval, !(interval.isFinite && interval > 0) { throw bad("geo.fixInterval must be > 0") }
-            if let accuracy = geo.horizontalAccuracy, !(accuracy.isFinite && accuracy >= 0) { throw bad("geo.horizontalAccuracy must be >= 0") }
+            if let interval = geo.fixInterval, !(interval.isFinite && interval >= Self.minimumFixInterval) {
+                throw bad("geo.fixInterval \(interval) must be >= \(Self.minimumFixInterval) seconds")
+            }
+            if let accuracy = geo.horizontalAccuracy, !(accuracy.isFinite && (0...10_000).contains(accuracy)) {
+                throw bad("geo.horizontalAccuracy \(accuracy) must be within 0...10000 m")
+            }
+        }
+        // The timeline is built in memory: bound the items it would hold.
+        var items = Double((actions ?? []).count)
+        for beacon in beacons { items += duration / (beacon.advertisingInterval ?? 0.1) }
+        if let geo { items += duration / (geo.fixInterval ?? 1) }
+        guard items <= Double(Self.maximumTimelineItems) else {
+            throw bad("the scenario would generate about \(Int(saturating: items)) advertisements and fixes (duration × beacons / advertisingInterval + duration / geo.fixInterval): more than the maximum \(Self.maximumTimelineItems); shorten duration or lengthen the intervals")
         }
     }
 

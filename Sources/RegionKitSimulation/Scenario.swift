@@ -54,6 +54,29 @@ public struct Scenario: Hashable, Sendable, Codable {
             self.from = from
             self.to = to
         }
+
+        /// Overlapping or touching windows merged, sorted by start (for ``contains(_:in:)``).
+        static func merged(_ windows: [Window]) -> [Window] {
+            var result: [Window] = []
+            for window in windows.sorted(by: { $0.from < $1.from }) where window.from < window.to {
+                if let last = result.last, window.from <= last.to {
+                    result[result.count - 1].to = max(last.to, window.to)
+                } else {
+                    result.append(window)
+                }
+            }
+            return result
+        }
+
+        /// Whether `t` is in one of `merged` (sorted, disjoint): a binary search.
+        static func contains(_ t: Double, in merged: [Window]) -> Bool {
+            var low = 0, high = merged.count
+            while low < high {
+                let middle = (low + high) / 2
+                if merged[middle].from <= t { low = middle + 1 } else { high = middle }
+            }
+            return low > 0 && t < merged[low - 1].to
+        }
     }
 
     /// Where the device is at time `t`; positions between waypoints are interpolated linearly.
@@ -204,16 +227,23 @@ public struct Scenario: Hashable, Sendable, Codable {
         self.geo = geo
     }
 
-    /// Device position at `t`.
+    /// Device position at `t` (a binary search over the waypoints, sorted by time).
     public func position(at t: Double) -> (x: Double, y: Double) {
         guard let first = path.first else { return (0, 0) }
         if t <= first.t { return (first.x, first.y) }
-        for (a, b) in zip(path, path.dropFirst()) where t <= b.t {
-            let span = b.t - a.t
-            let f = span > 0 ? (t - a.t) / span : 1
-            return (a.x + (b.x - a.x) * f, a.y + (b.y - a.y) * f)
+        // The first waypoint b with t <= b.t.
+        var low = 1, high = path.count
+        while low < high {
+            let middle = (low + high) / 2
+            if t <= path[middle].t { high = middle } else { low = middle + 1 }
         }
-        let last = path[path.count - 1]
-        return (last.x, last.y)
+        guard low < path.count else {
+            let last = path[path.count - 1]
+            return (last.x, last.y)
+        }
+        let a = path[low - 1], b = path[low]
+        let span = b.t - a.t
+        let f = span > 0 ? (t - a.t) / span : 1
+        return (a.x + (b.x - a.x) * f, a.y + (b.y - a.y) * f)
     }
 }

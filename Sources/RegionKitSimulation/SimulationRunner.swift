@@ -16,6 +16,8 @@ public final class SimulationRunner: Sendable {
     public let scenario: Scenario
     public let profile: MonitoringProfile
     public let seed: UInt64
+    /// The speeds paced runs and replays accept: virtual (or recorded) seconds per real second.
+    public static let paceRange: ClosedRange<Double> = 0.001...1_000_000
 
     /// What the world does at one instant.
     public enum Item: Sendable {
@@ -59,7 +61,7 @@ public final class SimulationRunner: Sendable {
         var now = 0.0
         while now < scenario.duration {
             let next = min(now + step, scenario.duration)
-            try await Task.sleep(for: .milliseconds(Int((next - now) / pace * 1000)))
+            try await Task.sleep(for: .seconds(saturating: (next - now) / pace))
             while let (time, item) = items.first, time <= next {
                 items = items.dropFirst()
                 session.clock.advance(to: Timestamp(seconds: time))
@@ -145,8 +147,9 @@ public final class SimulationRunner: Sendable {
         }
         for action in scenario.actions ?? [] where action.at <= scenario.duration { add(action.at, .action(action)) }
         let radio = scenario.radio ?? RadioModel()
-        let offWindows = adapterOffWindows()
+        let offWindows = Scenario.Window.merged(adapterOffWindows())
         for (index, beacon) in scenario.beacons.enumerated() {
+            let onWindows = beacon.on.map(Scenario.Window.merged)
             guard let uuid = UUID(flexibleString: beacon.uuid) else { continue }
             var random = SeededRandom(seed: seed, stream: UInt64(index + 1))
             let identity = BeaconIdentity(uuid: uuid, major: beacon.major, minor: beacon.minor)
@@ -155,8 +158,8 @@ public final class SimulationRunner: Sendable {
             // Start at a random phase; BLE adds 0–10 ms of random delay to every advertising event.
             var t = random.uniform() * interval
             while t < scenario.duration {
-                let transmitting = beacon.on.map { $0.contains { $0.from <= t && t < $0.to } } ?? true
-                if transmitting && !offWindows.contains(where: { $0.from <= t && t < $0.to }) {
+                let transmitting = onWindows.map { Scenario.Window.contains(t, in: $0) } ?? true
+                if transmitting && !Scenario.Window.contains(t, in: offWindows) {
                     let p = scenario.position(at: t)
                     let distance = ((p.x - beacon.x) * (p.x - beacon.x) + (p.y - beacon.y) * (p.y - beacon.y)).squareRoot()
                     if let rssi = radio.receive(measuredPower: Double(power), distance: distance, random: &random) {

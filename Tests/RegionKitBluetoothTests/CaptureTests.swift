@@ -99,6 +99,33 @@ struct CaptureTests {
     }
 }
 
+extension CaptureTests {
+    @Test("A garbled record in the middle: the later records are still read, the damage and undecodable events counted, far-apart times do not trap")
+    func garbledRecordInTheMiddle() throws {
+        let start: Int64 = 1_700_000_000_000_000
+        var writer = BTSnoopWriter()
+        // Record 0 is stamped at the earliest time btsnoop can hold (Int64.min µs since the Unix
+        // epoch): the later records' times since it do not fit an Int64.
+        var first = Self.record(Sample.legacyReport(.advNonconnInd), at: 0)
+        first.timestamp = .min &+ BTSnoopRecord.unixEpochOffset
+        writer.append(first)
+        for index in 1..<5 { writer.append(Self.record(Sample.legacyReport(.advNonconnInd), at: start + Int64(index) * 1_000_000)) }
+        // An event whose length byte lies (decodes to nothing): counted, with its offset.
+        let lyingOffset = writer.bytes.count
+        writer.append(BTSnoopRecord(packet: H4Packet(type: .event, payload: [0x3E, 0x09, 0x02, 0x01]), direction: .received, unixMicroseconds: start + 5_500_000))
+        var bytes = writer.bytes
+        let recordSize = BTSnoopReader.recordHeaderSize + first.data.count
+        bytes[16 + recordSize + 8] = 0x40   // record 1's flags word gets an undefined bit
+        let log = try BTSnoopAdvertisingLog(bytes: bytes)
+        #expect(log.records == 5, "records 0, 2, 3, 4 and the lying event")
+        #expect(log.sightings.count == 4)
+        #expect(log.damage.garbledStretches == 1 && log.damage.firstError?.index == 1 && log.truncation == nil)
+        #expect(log.damage.skippedBytes == recordSize)
+        #expect(log.skippedRecords == 1 && log.firstSkippedRecordOffset == lyingOffset)
+        #expect(log.sightings.last!.timestamp.seconds > 9e12, "seconds since record 0, computed without an overflow trap")
+    }
+}
+
 extension H4Packet {
     /// A received-direction H4 record of this packet (test helper).
     func encodedRecord(at micros: Int64) -> BTSnoopRecord {

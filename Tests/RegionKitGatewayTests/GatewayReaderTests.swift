@@ -120,6 +120,86 @@ struct GatewayReaderTests {
         #expect(delivered > 500 && delivered < 2000)
     }
 
+    // MARK: Damage keeps what was read and reports what was skipped
+
+    @Test func aDamagedGzipMemberKeepsEverySightingDecompressedBeforeTheDamage() throws {
+        // 4000 sightings of ~200 bytes: ~800 KB decompressed, one 1 MB read chunk holds the whole
+        // file, so before the fix the damaged chunk's decompressed output was thrown away entirely.
+        let body = (0..<4000).map { Self.sighting($0 % 4, time: Int64($0) * 100, rssi: -40 - $0 % 50) }.joined()
+        var compressed = [UInt8](try Fixtures.gzip(Data(body.utf8)))
+        let damage = compressed.count / 2
+        for index in damage..<(damage + 64) { compressed[index] ^= 0x5A }
+        let path = try Fixtures.temporaryFile(Data(compressed), suffix: ".json.gz")
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        var reader = GatewayFileReader(path: path)
+        reader.chunkSize = 1 << 20
+        var times: [Int64] = []
+        let report = try reader.read { times.append($0.timeMilliseconds) }
+        #expect(times.count > 1000, "kept \(times.count) sightings decompressed before the damage")
+        #expect(times == (0..<times.count).map { Int64($0) * 100 }, "in order, none invented")
+        #expect(report.sightings == times.count)
+        #expect(report.lostData)
+        let stop = try #require(report.stoppedBy)
+        #expect(stop.message.contains(path) && (stop.message.contains("corrupt gzip data near compressed byte") || stop.message.contains("truncated")))
+        let error = try #require(report.error(path: path))
+        #expect(error.message.contains("\(times.count) sighting(s) read") && error.message.contains("reading stopped early"))
+    }
+
+    @Test func trailingGarbageAfterTheLastMemberIsIgnoredLikeGzipDoes() throws {
+        let body = (0..<300).map { Self.sighting($0 % 4, time: Int64($0) * 100) }.joined()
+        // gzip -d: "decompression OK, trailing garbage ignored"; zero padding is ignored silently.
+        for (tail, garbage) in [(Array("garbage\n".utf8), true), ([UInt8](repeating: 0, count: 512), false), ([0x1F], true)] {
+            let path = try Fixtures.temporaryFile(try Fixtures.gzip(Data(body.utf8)) + Data(tail), suffix: ".json.gz")
+            defer { try? FileManager.default.removeItem(atPath: path) }
+            for chunk in [1, 7, 256 * 1024] {
+                var reader = GatewayFileReader(path: path)
+                reader.chunkSize = chunk
+                let report = try reader.read { _ in }
+                #expect(report.sightings == 300, "chunk \(chunk)")
+                #expect(!report.lostData, "\(report.summary)")
+                #expect(report.trailingBytes == tail.count && report.trailingIsGarbage == garbage)
+                #expect(report.warnings.isEmpty == !garbage)
+                #expect(try reader.forEach { _ in } == 300, "not fatal")
+            }
+        }
+    }
+
+    @Test func damagedSightingsAndGarbageAreSkippedCountedAndLocated() throws {
+        let good = (0..<10).map { Self.sighting($0, time: 1000 + Int64($0)) }
+        // Object 3 has an out-of-range rssi, object 6 a bad uuid; "xx" is garbage between objects.
+        var parts = good
+        parts[3] = #"{"scannerID":"R","uuid":"DAF246CE836311E4B116123B93F75CBA","major":0,"minor":3,"rssi":900,"time":1003}"#
+        parts[6] = #"{"scannerID":"R","uuid":"nope","major":0,"minor":6,"rssi":-60,"time":1006}"#
+        let text = parts[0..<5].joined() + "xx" + parts[5...].joined()
+        let offset3 = parts[0..<3].joined().utf8.count
+        let path = try Fixtures.temporaryFile(Data(text.utf8), suffix: ".json")
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        var minors: [UInt16] = []
+        let report = try GatewayFileReader(path: path).read { minors.append($0.identity.minor) }
+        #expect(minors == [0, 1, 2, 4, 5, 7, 8, 9], "the sightings after each damage are kept")
+        #expect(report.skippedSightings == 2 && report.skippedBytes == 2)
+        #expect(report.firstSkipOffset == offset3)
+        #expect(report.firstSkip?.message.contains("sighting at offset \(offset3)") == true)
+        #expect(report.stoppedBy == nil && report.lostData)
+        #expect { try GatewayFileReader(path: path).forEach { _ in } } throws: { error in
+            let message = (error as? RegionKitError)?.message ?? ""
+            return message.contains("8 sighting(s) read") && message.contains("2 damaged sighting(s)") && message.contains("2 byte(s)")
+        }
+    }
+
+    @Test func farApartTimesAreRejectedOrSubtractedWithoutOverflow() throws {
+        // Int64.max ms is past the year 9999: rejected with the field and range.
+        #expect {
+            _ = try GatewaySighting(json: Array(Self.sighting(1, time: .max).utf8), offset: 0, source: "x")
+        } throws: { ($0 as? RegionKitError)?.message.contains("time 9223372036854775807 outside 0...") == true }
+        // The subtraction itself never traps, whatever the origin.
+        let sighting = try GatewaySighting(json: Array(Self.sighting(1, time: 253_402_300_799_999).utf8), offset: 0, source: "x")
+        #expect(sighting.observation(originMilliseconds: .min).timestamp.seconds > 9e15)
+        #expect(GatewaySighting.seconds(from: .max, to: .min) < 0)
+        let recording = GatewayRecording(fileOrder: [sighting, try GatewaySighting(json: Array(Self.sighting(2, time: 0).utf8), offset: 0, source: "x")], path: "x")
+        #expect(recording.duration == 253_402_300_799.999)
+    }
+
     @Test(.enabled(if: SharedFixtures.available, SharedFixtures.skipMessage))
     func readsTheRealRecordings() throws {
         // Counts from the recordings' README.

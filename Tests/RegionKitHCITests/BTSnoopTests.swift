@@ -140,6 +140,33 @@ import RegionKitTestSupport
         #expect(error?.index == 1)
     }
 
+    @Test func oneGarbledRecordDoesNotDropTheRecordsAfterIt() throws {
+        let intact = try BTSnoopFile(decoding: Self.sampleWriter().bytes)
+        // Record 1 (offset 44) gets a flags bit btsnoop does not define (byte 52: flags' top byte).
+        var flags = Self.sampleWriter().bytes
+        flags[52] = 0x80
+        let (file, damage) = try BTSnoopFile.decodeSkippingDamage(flags)
+        #expect(file.records == [intact.records[0]] + intact.records[2...], "records 2...6 are kept")
+        #expect(damage.garbledStretches == 1)
+        #expect(damage.skippedBytes == 24 + intact.records[1].data.count, "exactly record 1 is passed over")
+        #expect(damage.firstError?.offset == 52 && damage.firstError?.index == 1)
+        #expect(damage.end == nil && damage.lostData)
+        #expect(damage.summary.contains("skipped 1 garbled stretch(es)") && damage.summary.contains("first at byte 52 (record 1)"))
+        // Lengths that run past the file (0xFF000007): resynchronised on record 2, not taken as truncation.
+        var huge = Self.sampleWriter().bytes
+        huge[44] = 0xFF
+        huge[48] = 0xFF
+        let (kept, hugeDamage) = try BTSnoopFile.decodeSkippingDamage(huge)
+        #expect(kept.records.count == intact.records.count - 1 && hugeDamage.garbledStretches == 1 && hugeDamage.end == nil)
+        // Garbage to the end: a damaged end, with the unused bytes counted.
+        let tail = Self.sampleWriter().bytes + [UInt8](repeating: 0xEE, count: 40)
+        let (all, tailDamage) = try BTSnoopFile.decodeSkippingDamage(tail)
+        #expect(all.records == intact.records)
+        #expect(tailDamage.end != nil && tailDamage.unusedTrailingBytes == 40 && tailDamage.unusedOffset == Self.sampleWriter().bytes.count)
+        // An intact file: nothing to report.
+        #expect(!(try BTSnoopFile.decodeSkippingDamage(Self.sampleWriter().bytes)).damage.lostData)
+    }
+
     @Test func everyTruncationKeepsCompleteRecords() throws {
         let bytes = Self.sampleWriter().bytes
         var boundaries: [Int] = [16]

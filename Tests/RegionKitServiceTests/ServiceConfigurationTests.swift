@@ -80,9 +80,23 @@ struct ServiceConfigurationTests {
         ("sources:\n  - gpsd: {}\nmqtt: {url: \"mqtt://h\", password: hunter2}\n", "mqtt.password: do not write the password in the configuration"),
         ("sources:\n  - gpsd: {}\nhomeAssistant: {discovery: true}\n", "homeAssistant needs the broker"),
         ("sources: []\n", "sources: give at least one source (simulator, gateway, hci, gpsd, mqtt)"),
-        ("sources:\n  - simulator: {scenario: museum, speed: 0}\n", "sources[0].simulator.speed must be > 0"),
-        ("sources:\n  - gpsd: {}\n  - gateway: {file: x, speed: -1}\n", "sources[1].gateway.speed must be > 0"),
-        ("sources:\n  - gateway: {file: x, reorderWindow: -1}\n", "sources[0].gateway.reorderWindow must be >= 0"),
+        ("sources:\n  - simulator: {scenario: museum, speed: 0}\n", "sources[0].simulator.speed 0.0 must be within 0.001...1000000"),
+        ("sources:\n  - gpsd: {}\n  - gateway: {file: x, speed: -1}\n", "sources[1].gateway.speed -1.0 must be within 0.001...1000000"),
+        ("sources:\n  - simulator: {scenario: museum, speed: 1e300}\n", "sources[0].simulator.speed 1e+300 must be within 0.001...1000000"),
+        ("sources:\n  - gateway: {file: x, reorderWindow: -1}\n", "sources[0].gateway.reorderWindow -1.0 must be within 0...3600 seconds"),
+        // Unknown keys, with the line and column of the key.
+        ("sources:\n  - gpsd: {}\nregoins:\n  - {identifier: x, uuid: E2C56DB5-DFFB-48D2-B060-D0F5A71096E0}\n", ":3:1: regoins: unknown key 'regoins'"),
+        ("sources:\n  - gpsd: {hots: 127.0.0.1}\n", ":2:12: sources[0].gpsd.hots: unknown key 'hots' (known keys here: host, port)"),
+        ("sources:\n  - gpsd: {}\nhooks: {onEnter: [], timeot: 3}\n", "hooks.timeot: unknown key"),
+        // Duplicate region identifiers.
+        ("sources:\n  - gpsd: {}\nregions:\n  - {identifier: a, uuid: E2C56DB5-DFFB-48D2-B060-D0F5A71096E0}\n  - {identifier: a, latitude: 1, longitude: 2, radius: 100}\n",
+         "regions[1].identifier 'a' is already used by regions[0]"),
+        // Out-of-range numbers name the field and where it is.
+        ("sources:\n  - gpsd: {port: 70000}\n", ":2:12: sources[0].gpsd.port"),
+        ("sources:\n  - gpsd: {}\nhooks: {timeout: 1e300}\n", "hooks.timeout 1e+300 must be within 0.1...3600 seconds"),
+        // YAML syntax errors with line and column; duplicate keys.
+        ("sources:\n  - gpsd: {}\nprofile: [responsive\n", ":4:1: not valid YAML"),
+        ("sources:\n  - gpsd: {}\nprofile: responsive\nprofile: altbeacon\n", "duplicate key(s) 'profile'"),
         ("sources:\n  - gpsd: {port: 70000}\n", "sources[0].gpsd.port"),
         ("profile: fast\nsources:\n  - gpsd: {}\n", "profile 'fast' is not one of corelocation, altbeacon, responsive"),
         ("sources:\n  - gpsd: {}\nregions:\n  - {identifier: x}\n", "regions[0]:"),
@@ -91,7 +105,7 @@ struct ServiceConfigurationTests {
     ])
     func errors(text: String, expected: String) throws {
         let error = #expect(throws: RegionKitError.self) { try ServiceConfiguration.decode(text, path: Self.path) }
-        #expect(error?.message.hasPrefix("\(Self.path): ") == true, "\(String(describing: error))")
+        #expect(error?.message.hasPrefix("\(Self.path):") == true, "\(String(describing: error))")
         #expect(error?.message.contains(expected) == true, "\(String(describing: error))")
     }
 

@@ -41,6 +41,16 @@ struct ScenarioFileTests {
         (#"{"name": "x", "duration": 5, "beacons": [], "path": [{"t":0,"x":0,"y":0}], "regions": [], "radio": {"pathLossExponent": 2, "shadowingSigma": 1, "lossRate": 1.5, "sensitivity": -90}}"#, "lossRate 1.5"),
         (#"{"name": "x", "duration": 5, "beacons": [], "path": [{"t":0,"x":0,"y":0}], "regions": [], "profile": "android"}"#, "profile 'android'"),
         (#"{"name": "x", "duration": 5,"#, "scenario.json"),
+        // Unknown keys, with their path.
+        (#"{"name": "x", "duration": 5, "beacons": [], "path": [{"t":0,"x":0,"y":0}], "regoins": []}"#, "unknown key 'regoins'"),
+        (#"{"name": "x", "duration": 5, "beacons": [], "path": [{"t":0,"x":0,"y":0,"z":1}], "regions": []}"#, "path[0].z: unknown key 'z'"),
+        (#"{"name": "x", "duration": 5, "beacons": [], "path": [{"t":0,"x":0,"y":0}], "regions": [], "radio": {"pathLossExponent": 2, "shadowingSigma": 1, "lossRate": 0, "sensitivity": -90, "fading": 1}}"#, "radio.fading: unknown key"),
+        // Huge but finite values, bounded with the limit named.
+        (#"{"name": "x", "duration": 5, "beacons": [], "path": [{"t":0,"x":0,"y":0}], "regions": [], "radio": {"pathLossExponent": 2, "shadowingSigma": 1e300, "lossRate": 0, "sensitivity": -90}}"#, "shadowingSigma 1e+300 must be within 0...50 dB"),
+        (#"{"name": "x", "duration": 1e9, "beacons": [], "path": [{"t":0,"x":0,"y":0}], "regions": []}"#, "duration 1000000000.0 exceeds the maximum 604800 seconds"),
+        (#"{"name": "x", "duration": 5, "beacons": [], "path": [{"t":0,"x":0,"y":0}], "regions": [], "geo": {"latitude": 0, "longitude": 0, "fixInterval": 1e-9}}"#, "geo.fixInterval 1e-09 must be >= 0.01"),
+        (#"{"name": "x", "duration": 5, "beacons": [{"uuid": "E2C56DB5DFFB48D2B060D0F5A71096E0", "major": 1, "minor": 1, "x": 1e300, "y": 0}], "path": [{"t":0,"x":0,"y":0}], "regions": []}"#, "beacons[0] position (1e+300, 0.0) is beyond ±10000000 m"),
+        (#"{"name": "x", "duration": 600000, "beacons": [{"uuid": "E2C56DB5DFFB48D2B060D0F5A71096E0", "major": 1, "minor": 1, "x": 0, "y": 0, "advertisingInterval": 0.02}], "path": [{"t":0,"x":0,"y":0}], "regions": []}"#, "more than the maximum 5000000"),
     ])
     func malformed(json: String, expected: String) {
         do {
@@ -52,6 +62,30 @@ struct ScenarioFileTests {
             #expect(error.message.contains(expected), "\(error.message)")
         } catch {
             Issue.record("unexpected error \(error)")
+        }
+    }
+
+    @Test("The radio model's RSSI is clamped to what a receiver reports, never an overflow trap")
+    func radioModelSaturates() {
+        var random = SeededRandom(seed: 1)
+        // Values a file can no longer give (validation bounds them), built directly.
+        let loud = RadioModel(pathLossExponent: -1e300, shadowingSigma: 0, lossRate: 0, sensitivity: -100)
+        #expect(loud.receive(measuredPower: -59, distance: 10, random: &random) == 20)
+        let wild = RadioModel(pathLossExponent: 2, shadowingSigma: 1e300, lossRate: 0, sensitivity: -.infinity)
+        for _ in 0..<100 { #expect((-127...20).contains(wild.receive(measuredPower: -59, distance: 1, random: &random) ?? -127)) }
+    }
+
+    @Test("Waypoint lookup and transmit windows: binary searches agree with the definitions")
+    func positionAndWindows() {
+        let path = (0..<1000).map { Scenario.Waypoint(t: Double($0), x: Double($0) * 2, y: 0) }
+        let scenario = Scenario(name: "p", duration: 10, beacons: [], path: path, regions: [])
+        #expect(scenario.position(at: -1) == (0, 0))
+        #expect(scenario.position(at: 10.25) == (20.5, 0))
+        #expect(scenario.position(at: 5000) == (1998, 0))
+        let windows = Scenario.Window.merged([.init(from: 5, to: 7), .init(from: 0, to: 2), .init(from: 1, to: 3), .init(from: 3, to: 4)])
+        #expect(windows == [.init(from: 0, to: 4), .init(from: 5, to: 7)])
+        for t in stride(from: -1.0, through: 8, by: 0.25) {
+            #expect(Scenario.Window.contains(t, in: windows) == ((0..<4).contains(t) || (5..<7).contains(t)), "t \(t)")
         }
     }
 

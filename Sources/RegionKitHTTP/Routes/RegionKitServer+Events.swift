@@ -39,7 +39,7 @@ extension RegionKitServer {
             }
             let stream = EventStream(store: self.service.store, broadcaster: self.events,
                                      filter: EventFilter(region: query.get("region"), type: query.get("type")),
-                                     keepAlive: .milliseconds(Int(self.configuration.keepAliveInterval * 1000)), lastID: last)
+                                     keepAlive: .seconds(saturating: self.configuration.keepAliveInterval), lastID: last)
             return Response(status: .ok,
                             headers: [.contentType: "text/event-stream", .cacheControl: "no-cache", HTTPField.Name("X-Accel-Buffering")!: "no"],
                             body: stream.body())

@@ -87,7 +87,7 @@ public final class PresenceHub: Sendable {
         clientConfiguration.password = credentials.password
         clientConfiguration.caFile = configuration.caFile
         if let clientID = configuration.clientID { clientConfiguration.clientID = clientID }
-        if let keepAlive = configuration.keepAlive { clientConfiguration.keepAlive = .milliseconds(Int64(keepAlive * 1000)) }
+        if let keepAlive = configuration.keepAlive { clientConfiguration.keepAlive = .seconds(saturating: keepAlive) }
         clientConfiguration.will = Self.status("offline", topics)
 
         let box = HubBox()

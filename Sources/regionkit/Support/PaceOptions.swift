@@ -1,4 +1,5 @@
 import ArgumentParser
+import RegionKitSimulation
 
 /// `--instant` and `--speed`, shared by simulate and replay: run as fast as possible, or in real
 /// time scaled by a factor.
@@ -15,7 +16,10 @@ struct PaceOptions: ParsableArguments {
     var speed: Double = 1
 
     func validate() throws {
-        guard speed.isFinite, speed > 0 else { throw ValidationError("--speed must be a positive number, got \(speed)") }
+        let range = SimulationRunner.paceRange
+        guard speed.isFinite, range.contains(speed) else {
+            throw ValidationError("--speed must be within \(range.lowerBound)...\(Int(range.upperBound)), got \(speed)")
+        }
     }
 
     /// The speed, or nil for --instant.

@@ -14,13 +14,19 @@ struct RSSIFilterOption: ExpressibleByArgument {
         guard numbers.count == parts.count - 1, numbers.allSatisfy({ $0.isFinite }) else { return nil }
         switch (parts.first, numbers.count) {
         case ("raw", 0): filter = .latest
-        case ("median", 1) where numbers[0] > 0: filter = .median(window: numbers[0])
-        case ("altbeacon-running-average", 1) where numbers[0] > 0: filter = .altBeaconRunningAverage(window: numbers[0])
-        case ("mean", 1) where numbers[0] > 0: filter = .movingAverage(window: numbers[0])
-        case ("exponential", 1) where numbers[0] > 0: filter = .exponential(halfLife: numbers[0])
-        case ("trimmed-mean", 2) where numbers[0] > 0 && (0..<0.5).contains(numbers[1]): filter = .trimmedMean(window: numbers[0], trimFraction: numbers[1])
+        case ("median", 1): filter = .median(window: numbers[0])
+        case ("altbeacon-running-average", 1): filter = .altBeaconRunningAverage(window: numbers[0])
+        case ("mean", 1): filter = .movingAverage(window: numbers[0])
+        case ("exponential", 1): filter = .exponential(halfLife: numbers[0])
+        case ("trimmed-mean", 2): filter = .trimmedMean(window: numbers[0], trimFraction: numbers[1])
         default: return nil
         }
+    }
+
+    /// Checks the parameters (a command's `validate()` calls it): the error names the option,
+    /// the parameter and its bounds (``RSSIFilter/maximumWindow``).
+    func validate(option: String = "--filter") throws {
+        if let problem = filter.problem { throw ValidationError("\(option) \(defaultValueDescription): \(problem)") }
     }
 
     /// The filter in this option's own syntax (`median:5`).

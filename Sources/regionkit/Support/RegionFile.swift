@@ -21,10 +21,11 @@ enum RegionFile {
         struct Wrapper: Decodable { var regions: [Scenario.RegionSpec] }
         let specs: [Scenario.RegionSpec]
         do {
-            if let list = try? JSONDecoder().decode([Scenario.RegionSpec].self, from: data) {
-                specs = list
+            // Unknown keys are errors here as in every other file RegionKit reads.
+            if (try? JSONSerialization.jsonObject(with: data)) is [Any] {
+                specs = try StrictKeys.decode([Scenario.RegionSpec].self) { try JSONDecoder().decode($0, from: data) }
             } else {
-                specs = try JSONDecoder().decode(Wrapper.self, from: data).regions
+                specs = try StrictKeys.decode(Wrapper.self) { try JSONDecoder().decode($0, from: data) }.regions
             }
         } catch let error as DecodingError {
             throw RegionKitError(.malformedInput, "\(path): \(Scenario.describe(error))")

@@ -25,10 +25,22 @@ struct RegionOptions: ParsableArguments {
     var isEmpty: Bool { beaconSpecifiers.isEmpty && geofenceSpecifiers.isEmpty && file == nil }
 
     /// The beacon regions, then the geofences, then the file's regions; errors name the bad one.
+    /// An identifier given twice is an error naming both places (registering it again would
+    /// silently replace the first region).
     func regions() throws -> [Region] {
-        var list = try beaconSpecifiers.map { Region.beacon(try BeaconRegion(specifier: $0)) }
-        list += try geofenceSpecifiers.map { Region.circular(try CircularRegion(specifier: $0)) }
-        if let file { list += try RegionFile.load(file, approximatePolygons: approximatePolygons) }
-        return list
+        var list: [(region: Region, origin: String)] = []
+        list += try beaconSpecifiers.map { (Region.beacon(try BeaconRegion(specifier: $0)), "--region '\($0)'") }
+        list += try geofenceSpecifiers.map { (Region.circular(try CircularRegion(specifier: $0)), "--geofence '\($0)'") }
+        if let file {
+            list += try RegionFile.load(file, approximatePolygons: approximatePolygons).enumerated().map { ($1, "region \($0 + 1) of \(file)") }
+        }
+        var seen: [String: String] = [:]
+        for (region, origin) in list {
+            if let first = seen[region.identifier] {
+                throw RegionKitError(.invalidArgument, "region identifier '\(region.identifier)' is used twice: by \(first) and by \(origin)")
+            }
+            seen[region.identifier] = origin
+        }
+        return list.map(\.region)
     }
 }

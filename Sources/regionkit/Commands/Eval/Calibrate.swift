@@ -32,6 +32,7 @@ struct Calibrate: AsyncParsableCommand {
 
     func validate() throws {
         guard !files.isEmpty else { throw ValidationError("give at least one recording FILE") }
+        try filter.validate()
     }
 
     func run() async throws {

@@ -76,7 +76,7 @@ struct EvalDetection: AsyncParsableCommand {
             sweep.beaconsPerEngine = beaconsPerEngine
             try sweep.validate()
             let concurrency = jobs ?? ProcessInfo.processInfo.activeProcessorCount
-            guard concurrency > 0 else { throw RegionKitError(.invalidArgument, "--jobs \(concurrency) must be > 0") }
+            guard (1...1024).contains(concurrency) else { throw RegionKitError(.invalidArgument, "--jobs \(concurrency) must be within 1...1024") }
 
             if !json {
                 let lifetime = sweep.shards.first { $0.kind == .stationary }?.lifetime

@@ -36,6 +36,7 @@ struct EvalDistance: AsyncParsableCommand {
 
     func validate() throws {
         guard !files.isEmpty else { throw ValidationError("give at least one recording FILE") }
+        try filter.validate()
         if model == nil && files.count < 2 {
             throw ValidationError("cross-file evaluation needs at least two files (fit on one, test on the others), or --model FILE")
         }

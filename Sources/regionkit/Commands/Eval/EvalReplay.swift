@@ -65,8 +65,17 @@ struct EvalReplay: AsyncParsableCommand {
         try await Console.reportingErrors {
             let chosen = (profiles.isEmpty ? Self.defaultProfileNames : profiles).compactMap(MonitoringProfile.named)
             let paths = try files.isEmpty ? Self.defaultRecordings() : files
-            // Read every file first: a missing or damaged one stops the run before any output.
+            // Read every file first: a missing or unreadable one stops the run before any output; a
+            // damaged one is evaluated on what it still holds, reported, and makes the exit status 1.
             let recordings = try paths.map { try GatewayRecording(path: $0) }
+            var damaged: [RegionKitError] = []
+            for recording in recordings {
+                for warning in recording.readReport.warnings { Console.warning("\(recording.path): \(warning)") }
+                if let error = recording.readReport.error(path: recording.path) {
+                    Console.warning(error.message + " (evaluating the sightings read)")
+                    damaged.append(error)
+                }
+            }
             let groundTruth = try GroundTruthCatalog.beaconRuns()
             let options = ReplayEvaluator.Options(silence: silence, tail: tail, flapWindow: flapWindow, tolerance: tolerance)
             if !json { Console.line(Self.legend(options)) }
@@ -89,6 +98,9 @@ struct EvalReplay: AsyncParsableCommand {
                 } else {
                     Console.line(Self.table(recording, results))
                 }
+            }
+            if !damaged.isEmpty {
+                throw RegionKitError(.malformedInput, "\(damaged.count) damaged recording(s): the figures above leave out what could not be read")
             }
         }
     }

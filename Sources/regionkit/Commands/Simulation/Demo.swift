@@ -14,7 +14,10 @@ struct Demo: AsyncParsableCommand {
     var profile: ProfileOption?
 
     func validate() throws {
-        guard speed.isFinite, speed > 0 else { throw ValidationError("--speed must be a positive number, got \(speed)") }
+        let range = SimulationRunner.paceRange
+        guard speed.isFinite, range.contains(speed) else {
+            throw ValidationError("--speed must be within \(range.lowerBound)...\(Int(range.upperBound)), got \(speed)")
+        }
     }
 
     func run() async throws {
@@ -22,11 +25,11 @@ struct Demo: AsyncParsableCommand {
             let scenario = Scenario.museum
             let runner = try SimulationRunner(scenario: scenario, profile: profile?.profile)
             Console.line("""
-            RegionKit demo — museum (spec §3), profile \(runner.profile.name), \(Int(speed))× speed
+            RegionKit demo — museum (spec §3), profile \(runner.profile.name), \(speed == speed.rounded() ? String(Int(speed)) : String(speed))× speed
             Four exhibit beacons share one UUID (major = exhibit number), 12 m apart. A visitor walks in,
             stops 20 s beside each exhibit and walks out. The app monitors the museum region, ranges
             while inside, and shows an exhibit when the nearest beacon is "near".
-            Virtual time ~\(Int(scenario.duration)) s, about \(Int((scenario.duration / speed).rounded())) s real.
+            Virtual time ~\(Int(scenario.duration)) s, about \(Int(saturating: scenario.duration / speed)) s real.
 
             """)
             let printer = EventPrinter(json: false, allEvents: true)

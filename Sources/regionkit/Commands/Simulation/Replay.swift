@@ -16,7 +16,11 @@ struct Replay: AsyncParsableCommand {
         their LE advertising reports, legacy and extended, with scan-response repeats dropped). \
         `t` in the JSON lines is the recording's own time in seconds since its first sighting (gateway) \
         or its first record (btsnoop). \
-        With --all-events the nearest-scanner (room) changes are printed as didChangeNearestScanner.
+        With --all-events the nearest-scanner (room) changes are printed as didChangeNearestScanner. \
+        Paced replay (without --instant) waits at most --max-gap recorded seconds between two inputs \
+        (default 60): a longer jump in the recording's time passes at once in real time, and in full in \
+        virtual time. A damaged recording is replayed up to and around the damage; what was skipped is \
+        reported (count and first offset) and the exit status is 1.
         """
     )
 
@@ -65,9 +69,17 @@ struct Replay: AsyncParsableCommand {
     @Option(help: "Seconds of out-of-order arrival to put back in time order (gateway scanners upload in batches).")
     var reorderWindow: Double = 2
 
+    @Option(help: "Paced replay: the longest gap in recorded seconds waited through in real time; longer jumps are shortened to it (0...86400).")
+    var maxGap: Double = ReplaySession.defaultMaximumGap
+
+    /// Upper bounds of the time options (one day): beyond them a replay only runs its clock.
+    static let maximumSeconds: Double = 86_400
+
     func validate() throws {
-        guard reorderWindow.isFinite, reorderWindow >= 0 else { throw ValidationError("--reorder-window must be >= 0 seconds, got \(reorderWindow)") }
-        guard tail.isFinite, tail >= 0 else { throw ValidationError("--tail must be >= 0 seconds, got \(tail)") }
+        guard reorderWindow.isFinite, (0...3600).contains(reorderWindow) else { throw ValidationError("--reorder-window must be within 0...3600 seconds, got \(reorderWindow)") }
+        guard tail.isFinite, (0...Self.maximumSeconds).contains(tail) else { throw ValidationError("--tail must be within 0...\(Int(Self.maximumSeconds)) seconds, got \(tail)") }
+        guard maxGap.isFinite, (0...Self.maximumSeconds).contains(maxGap) else { throw ValidationError("--max-gap must be within 0...\(Int(Self.maximumSeconds)) seconds, got \(maxGap)") }
+        guard gpxSpeed.isFinite, (0.01...1000).contains(gpxSpeed) else { throw ValidationError("--gpx-speed must be within 0.01...1000 m/s, got \(gpxSpeed)") }
         if format == nil && Format.inferred(from: file) == nil {
             throw ValidationError("cannot tell the format of '\(file)' from its name: give --format (\(Format.allCases.map(\.rawValue).joined(separator: ", ")))")
         }
@@ -79,7 +91,8 @@ struct Replay: AsyncParsableCommand {
             var chosen = profile?.profile ?? .responsive
             chosen.nearestScanner = chosen.nearestScanner ?? NearestScannerPolicy()
             let printer = output.printer()
-            let session = ReplaySession(profile: chosen, regions: regionList) { printer.print(.location($0)) }
+            let session = ReplaySession(profile: chosen, regions: regionList, maximumGap: maxGap) { printer.print(.location($0)) }
+            defer { noteShortenedGaps(session) }
             switch format ?? Format.inferred(from: file) {
             case .btsnoop:
                 try await replayCapture(session)
@@ -98,28 +111,25 @@ struct Replay: AsyncParsableCommand {
                 for observation in pending { await session.feed(observation, pace: pace.speed) }
                 pending.removeAll(keepingCapacity: true)
             }
-            var failure: Error?
             var buffer = ReorderBuffer<BeaconObservation>(window: reorderWindow)
             func accept(_ observation: BeaconObservation) {
                 if pace.instant { session.feed(observation) } else { pending.append(observation) }
             }
-            do {
-                try reader.forEach { sighting in
-                    if origin == nil { origin = sighting.timeMilliseconds }
-                    let observation = sighting.observation(originMilliseconds: origin!)
-                    buffer.insert(observation, at: observation.timestamp).forEach(accept)
-                }
-            } catch {
-                failure = error
+            // Damage does not stop the reader: what it could read is replayed, the rest reported.
+            let report = try reader.read { sighting in
+                let start = origin ?? sighting.timeMilliseconds
+                origin = start
+                let observation = sighting.observation(originMilliseconds: start)
+                buffer.insert(observation, at: observation.timestamp).forEach(accept)
             }
-            // What was read before any damage is still replayed.
             buffer.drain().forEach(accept)
             await drain()
             if buffer.tooLate > 0 {
                 Console.warning("\(buffer.tooLate) sightings arrived more than \(reorderWindow) s out of order (--reorder-window)")
             }
-            session.finish(tail: failure == nil ? tail : 0)
-            if let failure { throw failure }
+            for warning in report.warnings { Console.warning("\(file): \(warning)") }
+            session.finish(tail: report.stoppedBy == nil ? tail : 0)
+            if let error = report.error(path: file) { throw error }
         }
     }
 }
@@ -128,13 +138,23 @@ extension Replay {
     /// Replays the advertising reports of a btsnoop capture (timestamps: seconds since its first record).
     func replayCapture(_ session: ReplaySession) async throws {
         let log = try BluetoothError.bridged { () throws(BluetoothError) in try BTSnoopAdvertisingLog(contentsOfFile: file) }
-        if let truncation = log.truncation {
-            Console.warning("\(file): \(truncation); replaying the \(log.records) intact record(s) before it")
-        }
         for observation in log.observations(scannerID: nil) {
             if pace.instant { session.feed(observation) } else { await session.feed(observation, pace: pace.speed) }
         }
-        session.finish(tail: tail)
+        session.finish(tail: log.damage.endsEarly ? 0 : tail)
+        if log.damage.lostData {
+            throw RegionKitError(.malformedInput, "\(file): damaged btsnoop capture: replayed \(log.records) record(s); \(log.damage.summary)")
+        }
+        if log.skippedRecords > 0 {
+            Console.warning("\(file): \(log.skippedRecords) event record(s) that do not decode skipped (the first at byte \(log.firstSkippedRecordOffset ?? 0))")
+        }
+    }
+
+    /// Says how many jumps in the recording's time paced replay shortened (--max-gap).
+    func noteShortenedGaps(_ session: ReplaySession) {
+        let gaps = session.shortenedGaps
+        guard gaps.count > 0 else { return }
+        Console.note("\(file): \(gaps.count) gap(s) in the recording longer than --max-gap \(maxGap) s were shortened to it in real time (the longest: \(gaps.longest) s)")
     }
 }
 
@@ -161,14 +181,9 @@ extension Replay {
             throw RegionKitError(.malformedInput, "\(file): no position fixes in the recording")
         }
         let origin = first.timestamp
-        var previous = 0.0
         for var fix in fixes where fix.timestamp.seconds.isFinite {
             fix.timestamp = Timestamp(seconds: fix.timestamp - origin)
-            if !pace.instant, fix.timestamp.seconds > previous {
-                try await Task.sleep(for: .milliseconds(Int((fix.timestamp.seconds - previous) / pace.speed * 1000)))
-            }
-            previous = max(previous, fix.timestamp.seconds)
-            session.feed(fix)
+            if pace.instant { session.feed(fix) } else { await session.feed(fix, pace: pace.speed) }
         }
         session.finish(tail: tail)
     }
