@@ -103,7 +103,7 @@ public enum DistanceSampleParser {
                 // so that a long run of digits cannot overflow the integer it is read into.
                 let significant = min(bytes.count, 29)
                 guard bytes[19] == UInt8(ascii: "."), bytes.count > 20, let fraction = digits(20..<significant),
-                      digits(significant..<bytes.count) != nil else { return nil }
+                      bytes[significant...].allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else { return nil }
                 second += Double(fraction) / pow10(significant - 20)
             }
             return Double(daysFromCivil(year: year, month: month, day: day)) * 86_400 + Double(hour * 3600 + minute * 60) + second

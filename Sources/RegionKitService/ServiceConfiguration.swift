@@ -77,6 +77,9 @@ public struct ServiceConfiguration: Codable, Sendable {
         let configuration: ServiceConfiguration
         do {
             configuration = try StrictKeys.decode(ServiceConfiguration.self) { try YAMLDecoder().decode($0, from: text) }
+        } catch DecodingError.dataCorrupted(let context) where context.underlyingError is YamlError {
+            // YAMLDecoder wraps syntax errors: report them with their line and column.
+            throw RegionKitError(.malformedInput, (context.underlyingError as? YamlError).map { YAMLLocation.describe($0, path: path) } ?? "\(path): not valid YAML")
         } catch let error as DecodingError {
             let place = YAMLLocation.of(error, in: text).map { "\(path):\($0.line):\($0.column)" } ?? path
             throw RegionKitError(.malformedInput, "\(place): \(Scenario.describe(error))")

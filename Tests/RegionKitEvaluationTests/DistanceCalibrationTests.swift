@@ -150,16 +150,22 @@ struct DistanceCalibrationTests {
         (edit(#""format": "regionkit-distance-model""#, #""format": "other""#), "m.json: field 'format' must be"),
         (edit(#""version": 1"#, #""version": 2"#), "m.json: field 'version' must be 1"),
         (edit(#""reference_power_dbm": -64, "#, ""), "m.json: field 'reference_power_dbm' is missing"),
-        (edit(#""reference_power_dbm": -64"#, #""reference_power_dbm": 4"#), "m.json: field 'reference_power_dbm' must be negative"),
+        (edit(#""reference_power_dbm": -64"#, #""reference_power_dbm": 4"#), "m.json: field 'reference_power_dbm' must be within -200...0 dBm (negative)"),
         (edit(#", "slope_m_per_db": 0.07"#, ""), "m.json: field 'model.slope_m_per_db' is missing"),
         (edit(#""intercept_m": 1"#, #""intercept_m": "1""#), "m.json: field 'model.intercept_m' must be a finite number"),
         (edit(#""intercept_m": 1"#, #""intercept_m": true"#), "m.json: field 'model.intercept_m' must be a finite number"),
-        (edit(#""slope_m_per_db": 0.07"#, #""slope_m_per_db": -0.07"#), "m.json: field 'model.slope_m_per_db' must be ≥ 0"),
+        (edit(#""slope_m_per_db": 0.07"#, #""slope_m_per_db": -0.07"#), "m.json: field 'model.slope_m_per_db' must be within 0...1000"),
         (edit(#""type": "linear""#, #""type": "neural""#), "m.json: field 'model.type' 'neural' is not one of"),
-        (edit(#""window_s": 20"#, #""window_s": 0"#), "m.json: field 'filter.window_s' must be > 0"),
-        (edit(#""window_s": 20"#, #""window": 20"#), "m.json: field 'filter.window_s' is missing"),
+        (edit(#""window_s": 20"#, #""window_s": 0"#), "m.json: field 'filter.window_s' must be within (0, 600] seconds"),
+        (edit(#""window_s": 20"#, #""window": 20"#), "m.json: unknown field 'filter.window' (known here: type, window_s)"),
+        // Unknown fields anywhere, huge but finite numbers with the field and its limit.
+        (edit(#""version": 1"#, #""version": 1, "modle": {}"#), "m.json: unknown field 'modle'"),
+        (edit(#""window_s": 20"#, #""window_s": 1e4"#), "m.json: field 'filter.window_s' must be within (0, 600] seconds, got 10000.0"),
+        (edit(#""reference_power_dbm": -64"#, #""reference_power_dbm": -1e300"#), "m.json: field 'reference_power_dbm' must be within -200...0 dBm"),
+        (edit("}}", #"}, "calibration": {"files": [], "samples": 1e300, "reference_distance_m": 1, "median_abs_error_m": 0, "p90_abs_error_m": 0}}"#),
+         "m.json: field 'calibration.samples' must be a whole number within 0...2147483647, got 1e+300"),
         (edit(#"{"type": "median", "window_s": 20}"#, "3"), "m.json: field 'filter' must be a JSON object"),
-        (edit("}}", #"}, "calibration": {"files": "a.csv"}}"#), "m.json: field 'calibration.files' must be a list of strings"),
+        (edit("}}", #"}, "calibration": {"files": "a.csv", "samples": 1, "reference_distance_m": 1, "median_abs_error_m": 0, "p90_abs_error_m": 0}}"#), "m.json: field 'calibration.files' must be a list of strings"),
     ]
 
     @Test("Malformed model files: an error naming the file and the field", arguments: malformed)

@@ -29,13 +29,26 @@ struct DistanceSampleParserTests {
         #expect(reordered.first?.time.seconds == 1_609_869_242.25)
     }
 
+    @Test("Fractional seconds: any number of digits is read (the first nine count), never an overflow")
+    func longFractions() throws {
+        let digits = String(repeating: "9", count: 40)
+        let samples = try DistanceSampleParser.parse("2021-01-03 10:26:48.5,-54,20\n2021-01-03 10:26:48.\(digits),-54,20\n", source: "a.csv")
+        #expect(samples.count == 2)
+        #expect(abs(samples[1].time.seconds - samples[0].time.seconds - 0.499_999_999) < 1e-6)
+        #expect(DistanceSampleParser.time("2021-01-03 10:26:48.\(digits)x") == nil, "a non-digit after the ninth is still an error")
+    }
+
     @Test("Bad rows: an error naming the file and the line", arguments: [
         ("time,rssi,distance\n2021-01-03 10:26:48,-54.0,20\n2021-01-03 10:26:49,abc,20\n", "b.csv:3: rssi 'abc' is not a number"),
-        ("time,rssi,distance\n2021-01-03 10:26:48,nan,20\n", "b.csv:2: rssi 'nan' is not finite"),
-        ("time,rssi,distance\n2021-01-03 10:26:48,-inf,20\n", "b.csv:2: rssi '-inf' is not finite"),
+        ("time,rssi,distance\n2021-01-03 10:26:48,nan,20\n", "b.csv:2: rssi 'nan' must be within"),
+        ("time,rssi,distance\n2021-01-03 10:26:48,-inf,20\n", "b.csv:2: rssi '-inf' must be within"),
         ("1,-50,20\n2,-50\n", "b.csv:2: expected 3 comma-separated fields"),
-        ("1,-50,-20\n", "b.csv:1: distance '-20' must be a finite, non-negative"),
-        ("1,-50,inf\n", "b.csv:1: distance 'inf' must be a finite"),
+        ("1,-50,-20\n", "b.csv:1: distance '-20' must be within 0...10000000 centimetres"),
+        ("1,-50,inf\n", "b.csv:1: distance 'inf' must be within"),
+        // Huge but finite values and long digit runs: errors, not traps.
+        ("1,-50,1e300\n", "b.csv:1: distance '1e300' must be within 0...10000000 centimetres"),
+        ("1,-1e300,20\n", "b.csv:1: rssi '-1e300' must be within -200...50 dBm"),
+        ("1e300,-50,20\n", "b.csv:1: time '1e300' is neither"),
         ("1,-50,twenty\n", "b.csv:1: distance 'twenty' is not a number"),
         ("time,rssi,distance\n2021-13-03 10:26:48,-50,20\n", "b.csv:2: time '2021-13-03 10:26:48' is neither"),
         ("time,rssi,distance\n\n5,-50,20\n4,-50,20\n", "b.csv:4: time '4' goes backwards"),

@@ -82,6 +82,26 @@ struct GPXReaderTests {
         #expect(GPXReader.fixes(pts, timing: .constantSpeed(metresPerSecond: 0, start: .zero)).fixes.isEmpty)
     }
 
+    @Test("Invalid UTF-8 (in an element name, an attribute, text) is malformedXML at its line and column, checked before XMLParser")
+    func invalidUTF8() {
+        for (bytes, line, column) in [
+            (Array("<gpx>\n<trk><".utf8) + [0xC3, 0x28] + Array("/></trk></gpx>".utf8), 2, 7),   // element name: C3 needs a continuation byte
+            (Array("<gpx>\n\n<wpt lat=\"1\" lon=\"2\"><name>".utf8) + [0xFF] + Array("</name></wpt></gpx>".utf8), 3, 28),
+            (Array("<?xml version=\"1.0\" encoding=\"UTF-8\"?><gpx><wpt lat=\"1\" lon=\"2\"><".utf8) + [0xED, 0xA0, 0x80] + Array("/></wpt></gpx>".utf8), 1, 66),   // a surrogate
+        ] {
+            do {
+                _ = try GPXReader.read(data: Data(bytes))
+                Issue.record("accepted \(bytes)")
+            } catch {
+                #expect(error.code == .malformedXML && error.message.contains("invalid UTF-8"), "\(error)")
+                #expect(error.line == line && error.column == column, "\(error)")
+            }
+        }
+        // Latin-1 declared: libxml2 transcodes it, the check leaves it alone.
+        let latin1 = Array("<?xml version=\"1.0\" encoding=\"ISO-8859-1\"?><gpx><wpt lat=\"1\" lon=\"2\"><name>".utf8) + [0xE9] + Array("</name></wpt></gpx>".utf8)
+        #expect((try? GPXReader.read(data: Data(latin1)))?.waypoints.first?.name == "é")
+    }
+
     @Test("malformed GPX gives clear errors with line numbers")
     func malformed() {
         let cases: [(String, LocationInputError.Code, Int)] = [

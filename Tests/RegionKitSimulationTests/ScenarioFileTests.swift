@@ -42,7 +42,7 @@ struct ScenarioFileTests {
         (#"{"name": "x", "duration": 5, "beacons": [], "path": [{"t":0,"x":0,"y":0}], "regions": [], "profile": "android"}"#, "profile 'android'"),
         (#"{"name": "x", "duration": 5,"#, "scenario.json"),
         // Unknown keys, with their path.
-        (#"{"name": "x", "duration": 5, "beacons": [], "path": [{"t":0,"x":0,"y":0}], "regoins": []}"#, "unknown key 'regoins'"),
+        (#"{"name": "x", "duration": 5, "beacons": [], "path": [{"t":0,"x":0,"y":0}], "regions": [], "regoins": []}"#, "unknown key 'regoins'"),
         (#"{"name": "x", "duration": 5, "beacons": [], "path": [{"t":0,"x":0,"y":0,"z":1}], "regions": []}"#, "path[0].z: unknown key 'z'"),
         (#"{"name": "x", "duration": 5, "beacons": [], "path": [{"t":0,"x":0,"y":0}], "regions": [], "radio": {"pathLossExponent": 2, "shadowingSigma": 1, "lossRate": 0, "sensitivity": -90, "fading": 1}}"#, "radio.fading: unknown key"),
         // Huge but finite values, bounded with the limit named.

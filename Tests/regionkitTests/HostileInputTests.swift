@@ -45,9 +45,10 @@ struct HostileInputTests {
         for index in damage..<(damage + 32) { compressed[index] ^= 0xA5 }
         let path = try Self.temporary(Data(compressed), suffix: ".json.gz")
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let result = try await CLI.run(["replay", path, "--instant", "--json", "--region", Self.region])
+        let result = try await CLI.run(["replay", path, "--instant", "--json", "--all-events", "--region", Self.region])
         #expect(result.status == 1, "\(result.stderr)")
-        #expect(result.stdout.contains(#""type":"didEnterRegion""#), "the intact part was replayed: \(result.stdout.prefix(300))")
+        // The damage ends the replay without its tail: the sightings show as the room they put the beacon in.
+        #expect(result.stdout.contains("didChangeNearestScanner"), "the intact part was replayed: \(result.stdout.prefix(300))")
         #expect(result.stderr.contains("regionkit: error: \(path): damaged gateway recording:") && result.stderr.contains("sighting(s) read"), "\(result.stderr)")
     }
 
@@ -59,7 +60,7 @@ struct HostileInputTests {
         let result = try await CLI.run(["replay", path, "--instant", "--json", "--region", Self.region])
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stderr.contains("regionkit: warning: \(path): 4 byte(s) of trailing garbage"), "\(result.stderr)")
-        #expect(result.stdout.contains(#""type":"didEnterRegion""#))
+        #expect(result.stdout.contains(#""type":"didExitRegion""#))
     }
 
     @Test("Far-apart and far-future gateway timestamps: rejected sightings counted, paced replay does not sleep for millennia",
@@ -84,7 +85,7 @@ struct HostileInputTests {
         let ad: [UInt8] = [0x02, 0x01, 0x06,                           // flags
                            0x1A, 0xFF, 0x4C, 0x00, 0x02, 0x15] + uuid  // Apple, iBeacon, UUID
                           + [0x00, 0x01, 0x00, 0x01, 0xC5]             // major 1, minor 1, power -59
-        let event: [UInt8] = [0x04, 0x3E, UInt8(11 + ad.count),          // H4 event, LE Meta, parameter length
+        let event: [UInt8] = [0x04, 0x3E, UInt8(12 + ad.count),          // H4 event, LE Meta, parameter length
                               0x02, 0x01, 0x03, 0x00,                    // advertising report, 1 report, ADV_NONCONN_IND, public address
                               0x11, 0x22, 0x33, 0x44, 0x55, 0x66, UInt8(ad.count)] + ad + [0xC4]   // address, data length, data, rssi -60
         let epoch: Int64 = 0x00DC_DDB3_0F2F_8000 + 1_600_000_000_000_000
@@ -103,10 +104,10 @@ struct HostileInputTests {
         bytes[16 + 2 * size + 8] = 0x80                     // record 2: a flags bit btsnoop does not define
         let path = try Self.temporary(Data(bytes), suffix: ".btsnoop")
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let result = try await CLI.run(["replay", path, "--instant", "--json", "--tail", "0", "--region", Self.region, "--all-events"])
+        let result = try await CLI.run(["replay", path, "--instant", "--json", "--region", Self.region])
         #expect(result.status == 1, "\(result.stderr)")
         #expect(result.stderr.contains("replayed 39 record(s)") && result.stderr.contains("first at byte \(16 + 2 * size + 8) (record 2)"), "\(result.stderr)")
-        #expect(result.stdout.contains(#""type":"didEnterRegion""#))
+        #expect(result.stdout.contains(#""type":"didExitRegion""#))
     }
 
     @Test("Invalid UTF-8 in a GPX element name is an error with line and column, not a trap")
@@ -128,7 +129,7 @@ struct HostileInputTests {
         (["demo", "--speed", "1e300"], "--speed must be within 0.001...1000000"),
         (["replay", "x.gpx", "--gpx-speed", "1e-300"], "--gpx-speed must be within 0.01...1000"),
         (["replay", "x.json", "--tail", "1e300"], "--tail must be within 0...86400"),
-        (["replay", "x.json", "--max-gap", "-1"], "--max-gap must be within 0...86400"),
+        (["replay", "x.json", "--max-gap=-1"], "--max-gap must be within 0...86400"),
         (["eval", "distance", "a.csv", "b.csv", "--filter", "median:1e4"], "--filter median:10000: window 10000.0 s must be within (0, 600] s"),
         (["eval", "detection", "--hours", "1e300"], "stationary hours 1e+300 must be within"),
         (["eval", "detection", "--departures", "9223372036854775807"], "departures 9223372036854775807 must be within"),

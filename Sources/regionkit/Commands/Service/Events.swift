@@ -27,6 +27,10 @@ struct Events: AsyncParsableCommand {
     @Option(help: "At most this many events (the oldest matching first).")
     var limit: Int?
 
+    func validate() throws {
+        if let limit, limit < 0 { throw ValidationError("--limit must be >= 0, got \(limit)") }
+    }
+
     func run() async throws {
         try await Console.reportingErrors {
             let path = store ?? RegionStore.defaultPath()
@@ -75,9 +79,12 @@ struct Events: AsyncParsableCommand {
     static func iso(_ seconds: Double) -> String { StoredEvent.iso(seconds) }
 
     static func parseTime(_ text: String, now: Date) throws -> Double {
-        if let seconds = Double(text) { return seconds }
+        if let seconds = Double(text) {
+            guard seconds.isFinite else { throw RegionKitError(.invalidArgument, "--since '\(text)' must be a finite number of Unix seconds") }
+            return seconds
+        }
         let units: [Character: Double] = ["s": 1, "m": 60, "h": 3600, "d": 86400]
-        if let unit = text.last, let scale = units[unit], let amount = Double(text.dropLast()), amount >= 0 {
+        if let unit = text.last, let scale = units[unit], let amount = Double(text.dropLast()), amount.isFinite, amount >= 0 {
             return now.timeIntervalSince1970 - amount * scale
         }
         let formatter = ISO8601DateFormatter()
