@@ -27,6 +27,7 @@ public final class SourceActivity: Sendable {
     private struct Inner {
         var status: SourceStatus
         var counters: (@Sendable () -> Counters)?
+        var observer: (@Sendable (SourceStatus) -> Void)?
     }
     private let inner: Mutex<Inner>
 
@@ -47,10 +48,20 @@ public final class SourceActivity: Sendable {
     }
 
     public func set(_ state: SourceStatus.State, detail: String? = nil) {
-        inner.withLock {
-            $0.status.state = state
-            $0.status.detail = detail
+        let (changed, observer) = inner.withLock { inner -> (Bool, (@Sendable (SourceStatus) -> Void)?) in
+            let changed = inner.status.state != state
+            inner.status.state = state
+            inner.status.detail = detail
+            return (changed, inner.observer)
         }
+        // Only state changes: a source retrying every few seconds reports its first failure, not each attempt.
+        if changed, let observer { observer(status) }
+    }
+
+    /// Calls `observer` with the new status whenever the state changes (the daemon logs a line and
+    /// a `sourceStatusChanged` event for each).
+    public func observe(_ observer: @escaping @Sendable (SourceStatus) -> Void) {
+        inner.withLock { $0.observer = observer }
     }
 
     /// One sighting or fix handed to the manager at `time` (seconds).
