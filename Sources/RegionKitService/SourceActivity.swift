@@ -30,8 +30,11 @@ public final class SourceActivity: Sendable {
         var observer: (@Sendable (SourceStatus) -> Void)?
     }
     private let inner: Mutex<Inner>
+    /// The source's name in reports (``SourceStatus/name``).
+    public let name: String
 
     public init(name: String, kind: String) {
+        self.name = name
         inner = Mutex(Inner(status: SourceStatus(name: name, kind: kind, state: .connecting)))
     }
 

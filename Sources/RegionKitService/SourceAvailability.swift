@@ -40,7 +40,7 @@ public final class SourceAvailability: Sendable {
             if state.statuses[name] == nil { state.order.append(name) }
             state.statuses[name, default: [:]].merge(statuses) { $1 }
         }
-        state.applied = Self.combine(state.order.compactMap { state.statuses[$0] }.map { $0 }, names: state.order)
+        state.applied = Self.combine(state.order.map { state.statuses[$0] ?? [:] }, names: state.order)
         inner = Mutex(state)
         self.apply = apply
     }
@@ -68,7 +68,7 @@ public final class SourceAvailability: Sendable {
         let waiters = inner.withLock { state -> [CheckedContinuation<Void, Never>] in
             if state.statuses[source] == nil { state.order.append(source) }
             state.statuses[source, default: [:]][kind] = status
-            let combined = Self.combine(state.order.compactMap { state.statuses[$0] }, names: state.order)[kind]
+            let combined = Self.combine(state.order.map { state.statuses[$0] ?? [:] }, names: state.order)[kind]
             if let combined, state.applied[kind] != combined {
                 state.applied[kind] = combined
                 // Under the lock, so two reports reach the engine in the order they were combined.

@@ -28,10 +28,10 @@ extension SourceRunner {
             attempt += 1
             // The scanner's own availability is the source's; the "stopped" it reports when the
             // daemon stops it is not a failure and is kept out of the status and the event log.
-            let stopping = Mutex(false)
+            let stopping = StopFlag()
             let scanner = BeaconScanner(specification: specification, manager: manager, configuration: configuration,
                                         onSourceStatus: { [activity] status in
-                guard !stopping.withLock({ $0 }) else { return }
+                guard !stopping.isSet else { return }
                 report(status, for: .beacon)
                 switch status {
                 case .authorized: activity.set(.up)
@@ -68,11 +68,18 @@ extension SourceRunner {
             do {
                 try await Self.untilCancelled()
             } catch {
-                stopping.withLock { $0 = true }
+                stopping.set()
                 await scanner.stop()
                 throw error
             }
         }
+    }
+
+    /// Set once the daemon stops the scanner (shared with the scanner's status callback).
+    final class StopFlag: Sendable {
+        private let value = Mutex(false)
+        var isSet: Bool { value.withLock { $0 } }
+        func set() { value.withLock { $0 = true } }
     }
 
     /// Whether a failure to start can go away by itself (the controller is unreachable, restarting,

@@ -48,7 +48,7 @@ public struct SourceRunner: Sendable {
     /// Whether the source can deliver for `kind` now.
     func report(_ status: AuthorizationStatus, for kind: RegionKind) {
         if let availability {
-            availability.report(status, for: kind, from: activity.status.name)
+            availability.report(status, for: kind, from: activity.name)
         } else {
             manager.setSourceStatus(status, for: kind)
         }
@@ -77,7 +77,7 @@ public struct SourceRunner: Sendable {
             throw CancellationError()
         } catch {
             for kind in source.initialStatuses.keys {
-                report(.restricted(reason: "source \(activity.status.name) failed: \(Self.reason(error))"), for: kind)
+                report(.restricted(reason: "source \(activity.name) failed: \(Self.reason(error))"), for: kind)
             }
             activity.set(.down, detail: Self.reason(error))
             throw error

@@ -111,7 +111,8 @@ struct ServiceConfigurationTests {
         ([.gpsd(.init())], [.circular: .notDetermined]),
         // The museum walk has no map path; geofence-walk does.
         ([.simulator(.init(scenario: "museum"))], [.beacon: .authorized]),
-        ([.simulator(.init(scenario: "geofence-walk")), .gpsd(.init())], [.beacon: .authorized, .circular: .notDetermined]),
+        ([.simulator(.init(scenario: "geofence-walk")), .gpsd(.init())], [.beacon: .authorized, .circular: .authorized]),
+        ([.gpsd(.init()), .simulator(.init(scenario: "museum"))], [.beacon: .authorized, .circular: .notDetermined]),
         ([.simulator(.init(scenario: "geofence-walk"))], [.beacon: .authorized, .circular: .authorized]),
     ])
     func initialStatuses(sources: [ServiceSource], expected: [RegionKind: AuthorizationStatus]) {

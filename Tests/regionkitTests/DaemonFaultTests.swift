@@ -165,12 +165,7 @@ struct DaemonFaultTests {
     func foreignDatabaseRefused() async throws {
         let path = DaemonTests.temporaryStore()
         try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-        let queue = try DatabaseQueue(path: path)
-        try queue.write { db in
-            try db.execute(sql: "CREATE TABLE recipes (id INTEGER PRIMARY KEY, name TEXT)")
-            try db.execute(sql: "INSERT INTO recipes (name) VALUES ('bread')")
-        }
-        try queue.close()
+        try Self.makeForeignDatabase(at: path)
         let before = try Data(contentsOf: URL(fileURLWithPath: path))
         for arguments in [["events", "--store", path], ["run", "--config", try DaemonTests.writeConfig(DaemonTests.busyConfig), "--store", path]] {
             let result = try await CLI.run(arguments)
@@ -179,6 +174,16 @@ struct DaemonFaultTests {
         }
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
         #expect(!FileManager.default.fileExists(atPath: path + "-wal"))
+    }
+
+    /// Another application's SQLite database (a recipes table, rollback journal).
+    static func makeForeignDatabase(at path: String) throws {
+        let queue = try DatabaseQueue(path: path)
+        try queue.write { db in
+            try db.execute(sql: "CREATE TABLE recipes (id INTEGER PRIMARY KEY, name TEXT)")
+            try db.execute(sql: "INSERT INTO recipes (name) VALUES ('bread')")
+        }
+        try queue.close()
     }
 
     @Test("bench store refuses an existing store (it writes fake events) and removes the scratch database it made")

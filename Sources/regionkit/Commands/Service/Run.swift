@@ -69,7 +69,8 @@ struct Run: AsyncParsableCommand {
                 },
                 // An event that cannot be written is not acknowledged; going on would lose more.
                 onStoreFailure: { error in
-                    stopRequest.request("the store can no longer be written: \((error as? RegionKitError)?.message ?? "\(error)")", failed: true)
+                    let detail = (error as? RegionKitError).map { $0.message + ($0.cause.map { " (\($0))" } ?? "") } ?? "\(error)"
+                    stopRequest.request("the store can no longer be written: \(detail)", failed: true)
                 })
             let hub = try configuration.mqtt.map { mqtt in
                 try PresenceHub(configuration: mqtt, homeAssistant: configuration.homeAssistant, sources: configuration.mqttSources,
@@ -84,7 +85,7 @@ struct Run: AsyncParsableCommand {
             let local = configuration.sources.indices.filter { configuration.sources[$0].kind != .mqtt }
             let mqttHub = hub.flatMap { $0.ingest == nil ? nil : $0 }
             var entries = local.map { (name: names[$0], statuses: configuration.sources[$0].initialStatuses) }
-            if let mqttHub { entries.append((name: mqttHub.activity.status.name, statuses: [.beacon: .notDetermined])) }
+            if let mqttHub { entries.append((name: mqttHub.activity.name, statuses: [.beacon: .notDetermined])) }
             let availability = SourceAvailability(manager: service.manager, sources: entries)
             mqttHub?.reportAvailability(to: availability)
             let runners = local.map { index in
@@ -150,7 +151,7 @@ struct Run: AsyncParsableCommand {
                 if stopRequest.reason == nil {
                     try service.restoreRegions(try configuration.monitoredRegions())
                     logger.info("started", metadata: ["store": "\(path)", "profile": "\(profile.name)", "regions": "\(service.manager.monitoredRegions.count)",
-                                                      "sources": "\(activities.map(\.status.name).joined(separator: ", "))"])
+                                                      "sources": "\(activities.map(\.name).joined(separator: ", "))"])
                 }
 
                 // Until a stop is requested (signal, store failure) or no source can deliver any more.
@@ -162,7 +163,7 @@ struct Run: AsyncParsableCommand {
                     case .sourceEnded(let index, let failure):
                         ended[index] = failure
                         guard ended.count == runners.count, mqttHub == nil else { continue }
-                        let failures = ended.sorted { $0.key < $1.key }.compactMap { index, failure in failure.map { "\(runners[index].activity.status.name): \($0)" } }
+                        let failures = ended.sorted { $0.key < $1.key }.compactMap { index, failure in failure.map { "\(runners[index].activity.name): \($0)" } }
                         if failures.isEmpty {
                             logger.notice("every source has finished; running until SIGTERM (regions keep being decided, the API stays up)")
                             continue
@@ -186,7 +187,7 @@ struct Run: AsyncParsableCommand {
             }
             if reason.failed {
                 logger.error("stopped", metadata: ["store": "\(path)", "reason": "\(reason.text)", "persistence-failures": "\(service.persistenceFailures)"])
-                throw RegionKitError(.sourceUnavailable, "stopped: \(reason.text)")
+                throw RegionKitError(reason.text.hasPrefix("the store") ? .storeFailed : .sourceUnavailable, "stopped: \(reason.text)")
             }
             logger.info("stopped", metadata: ["store": "\(path)", "persistence-failures": "\(service.persistenceFailures)"])
         }
