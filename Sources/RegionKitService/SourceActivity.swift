@@ -52,17 +52,19 @@ public final class SourceActivity: Sendable {
 
     public func set(_ state: SourceStatus.State, detail: String? = nil) {
         let (changed, observer) = inner.withLock { inner -> (Bool, (@Sendable (SourceStatus) -> Void)?) in
-            let changed = inner.status.state != state
+            // A change of state, or the first reason for the state a source starts in (connecting).
+            let changed = inner.status.state != state || (inner.status.detail == nil && detail != nil && state != .up)
             inner.status.state = state
             inner.status.detail = detail
             return (changed, inner.observer)
         }
-        // Only state changes: a source retrying every few seconds reports its first failure, not each attempt.
+        // Not every detail: a source retrying every few seconds reports its first failure, not each attempt.
         if changed, let observer { observer(status) }
     }
 
-    /// Calls `observer` with the new status whenever the state changes (the daemon logs a line and
-    /// a `sourceStatusChanged` event for each).
+    /// Calls `observer` with the new status whenever the state changes, and when the first reason
+    /// arrives for the state it started in (`connecting`: a device unreachable from the start). The
+    /// daemon logs a line and a `sourceStatusChanged` event for each.
     public func observe(_ observer: @escaping @Sendable (SourceStatus) -> Void) {
         inner.withLock { $0.observer = observer }
     }

@@ -16,7 +16,9 @@ import RegionKitTestSupport
 struct DaemonFaultTests {
     static let museumUUID = "5A4BCFCE-174E-4BAC-A814-092E77F6B7E5"
     static let beaconUUID = "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0"
-    static let museumRegion = "  - {identifier: museum, uuid: \(museumUUID)}"
+    /// The museum and one exhibit: the visitor enters and leaves the exhibit on every loop.
+    static let museumRegion = "  - {identifier: museum, uuid: \(museumUUID)}\n  - {identifier: exhibit-2, uuid: \(museumUUID), major: 2}"
+    static func isMuseum(_ event: StoredEvent) -> Bool { event.region == "museum" || event.region == "exhibit-2" }
     static let busySimulator = "  - simulator: {scenario: museum, speed: 40, repeat: true}"
 
     static func config(regions: [String], sources: [String], extra: String = "") -> String {
@@ -39,6 +41,12 @@ struct DaemonFaultTests {
         let (body, response) = try await URLSession.shared.data(from: try #require(URL(string: "http://127.0.0.1:\(port)\(path)")))
         let object = try JSONSerialization.jsonObject(with: body) as? [String: Any] ?? [:]
         return ((response as? HTTPURLResponse)?.statusCode ?? 0, object)
+    }
+
+    /// The sightings a source has handed to the engine (`GET /v1/sources`).
+    static func sightings(_ port: UInt16, _ source: String) async -> Int? {
+        let sources = (try? await get(port, "/v1/sources").json["sources"]) as? [[String: Any]]
+        return sources?.first { $0["name"] as? String == source }?["sightings"] as? Int
     }
 
     /// Every acknowledged event is in the store, which passes integrity_check.
@@ -103,8 +111,10 @@ struct DaemonFaultTests {
     @Test("A damaged gateway file beside a simulator: its sightings before the damage are replayed, it is reported failed, the simulator goes on")
     func damagedGatewayBesideSimulator() async throws {
         let file = try Self.damagedGatewayFile(good: 40)
+        let httpPort = try Loopback.freePort()
         let config = Self.config(regions: [Self.museumRegion, "  - {identifier: lobby, uuid: \(Self.beaconUUID)}"],
-                                 sources: [Self.busySimulator, "  - gateway: {file: \(file), speed: 2}"])
+                                 sources: [Self.busySimulator, "  - gateway: {file: \(file), speed: 2}"],
+                                 extra: "http: {listen: \"127.0.0.1:\(httpPort)\", public: true}")
         let store = DaemonTests.temporaryStore()
         let daemon = try Daemon(config: try DaemonTests.writeConfig(config), store: store)
         let gatewayName = "gateway:" + (file as NSString).lastPathComponent
@@ -117,13 +127,16 @@ struct DaemonFaultTests {
         #expect(try Self.events(store).contains { $0.type == "didDetermineState" && $0.region == "lobby" && $0.state == "inside" },
                 "the sightings before the damage entered the lobby")
         #expect(daemon.stderr.contains("source failed") && daemon.stderr.contains(gatewayName), "\(daemon.stderr)")
-        // The simulator keeps the daemon working: museum events keep being logged after the failure.
-        let failedAt = try #require(try Self.events(store).last { $0.type == "sourceStatusChanged" && $0.state == "down" }?.id)
-        try await eventually(timeout: .seconds(30), "museum events after the gateway failed") {
-            (try? Self.events(store))?.contains { $0.id > failedAt && $0.region == "museum" } == true
-        }
+        // The simulator keeps the daemon working: its sightings keep flowing after the failure.
+        let before = try #require(await Self.sightings(httpPort, "simulator:museum"))
+        try await Task.sleep(for: .seconds(2))
+        let after = try #require(await Self.sightings(httpPort, "simulator:museum"))
+        #expect(after > before + 20, "the simulator's sightings after the gateway failed: \(before) → \(after)")
+        let gateway = try await Self.get(httpPort, "/v1/sources").json["sources"] as? [[String: Any]]
+        #expect(gateway?.first { $0["name"] as? String == gatewayName }?["state"] as? String == "down")
+        #expect((gateway?.first { $0["name"] as? String == gatewayName }?["decodeErrors"] as? [String: Int])?["damagedFile"] == 1)
         #expect(daemon.process.isRunning)
-        #expect(!(try Self.events(store)).contains { $0.type == "monitoringDidFail" && $0.region == "museum" })
+        #expect(!(try Self.events(store)).contains { $0.type == "monitoringDidFail" && Self.isMuseum($0) })
         #expect(await daemon.signal(SIGTERM) == 0, "stderr: \(daemon.stderr)")
         try Self.expectNothingLost(daemon, store: store, "damaged gateway")
     }
@@ -255,8 +268,7 @@ struct DaemonFaultTests {
     func fullDisk() async throws {
         let disk = try FullDisk()
         print("[full disk] \(disk.description)")
-        let config = Self.config(regions: [Self.museumRegion, "  - {identifier: exhibit-2, uuid: \(Self.museumUUID), major: 2}"],
-                                 sources: ["  - simulator: {scenario: museum, speed: 100, repeat: true}"])
+        let config = Self.config(regions: [Self.museumRegion], sources: ["  - simulator: {scenario: museum, speed: 100, repeat: true}"])
         let daemon = try Daemon(config: try DaemonTests.writeConfig(config), store: disk.store, shellPrefix: disk.shellPrefix)
         #expect(await daemon.waitForAcknowledgements(5, timeout: 30), "stderr: \(daemon.stderr)")
         disk.fill()
@@ -294,7 +306,7 @@ struct DaemonFaultTests {
     func sigtermDuringBurst() async throws {
         let store = DaemonTests.temporaryStore()
         let config = try DaemonTests.writeConfig(Self.config(
-            regions: [Self.museumRegion, "  - {identifier: exhibit-2, uuid: \(Self.museumUUID), major: 2}", "  - {identifier: exhibit-3, uuid: \(Self.museumUUID), major: 3}"],
+            regions: [Self.museumRegion, "  - {identifier: exhibit-3, uuid: \(Self.museumUUID), major: 3}"],
             sources: ["  - simulator: {scenario: museum, speed: 100, repeat: true}"]))
         for round in 0..<3 {
             let daemon = try Daemon(config: config, store: store)
@@ -315,9 +327,10 @@ struct DaemonFaultTests {
         let broker = try MosquittoBroker()
         try broker.start()
         defer { broker.stop() }
+        let httpPort = try Loopback.freePort()
         let config = Self.config(regions: [Self.museumRegion, "  - {identifier: lobby, uuid: \(Self.beaconUUID), major: 1, minor: 2}"],
                                  sources: [Self.busySimulator, "  - mqtt: {format: espresense}"],
-                                 extra: "mqtt: {url: \"\(broker.url)\", site: test, keepAlive: 2}")
+                                 extra: "mqtt: {url: \"\(broker.url)\", site: test, keepAlive: 2}\nhttp: {listen: \"127.0.0.1:\(httpPort)\", public: true}")
         let store = DaemonTests.temporaryStore()
         let daemon = try Daemon(config: try DaemonTests.writeConfig(config), store: store)
         try await eventually(timeout: .seconds(20), "the MQTT source up") {
@@ -327,10 +340,12 @@ struct DaemonFaultTests {
         try await eventually(timeout: .seconds(20), "the MQTT source reported down") {
             (try? Self.sourceEvents(store, source: "mqtt:"))?.last?.state == "connecting"
         }
-        let lostAt = try #require(try Self.events(store).last?.id)
-        try await eventually(timeout: .seconds(30), "museum events during the outage") {
-            (try? Self.events(store))?.contains { $0.id > lostAt && $0.region == "museum" } == true
-        }
+        let before = try #require(await Self.sightings(httpPort, "simulator:museum"))
+        try await Task.sleep(for: .seconds(2))
+        let during = try #require(await Self.sightings(httpPort, "simulator:museum"))
+        #expect(during > before + 20, "the simulator's sightings during the outage: \(before) → \(during)")
+        let ready = try await Self.get(httpPort, "/readyz")
+        #expect(ready.status == 200 && ready.json["status"] as? String == "degraded", "\(ready)")
         try broker.restart()
         try await eventually(timeout: .seconds(30), "the MQTT source up again") {
             (try? Self.sourceEvents(store, source: "mqtt:"))?.last?.state == "up"
@@ -391,7 +406,7 @@ struct DaemonFaultTests {
             ((try? Self.events(store)) ?? []).filter { $0.type == "didStartMonitoring" && $0.region == "station" }.count >= 2
         }
         #expect(try Self.sourceEvents(store, source: name).last?.state == "up")
-        #expect(!(try Self.events(store)).contains { $0.type == "monitoringDidFail" && $0.region == "museum" })
+        #expect(!(try Self.events(store)).contains { $0.type == "monitoringDidFail" && Self.isMuseum($0) })
         #expect(daemon.process.isRunning)
         #expect(await daemon.signal(SIGTERM) == 0, "stderr: \(daemon.stderr)")
         try Self.expectNothingLost(daemon, store: store, "gpsd restart")
@@ -439,7 +454,7 @@ struct DaemonFaultTests {
         try await eventually(timeout: .seconds(40), "lobby inside again after the restart") {
             (try? Self.events(store))?.contains { $0.id > lostAt && $0.type == "didDetermineState" && $0.region == "lobby" && $0.state == "inside" } == true
         }
-        #expect(!(try Self.events(store)).contains { $0.type == "monitoringDidFail" && $0.region == "museum" })
+        #expect(!(try Self.events(store)).contains { $0.type == "monitoringDidFail" && Self.isMuseum($0) })
         #expect(await daemon.signal(SIGTERM) == 0, "stderr: \(daemon.stderr)")
         try Self.expectNothingLost(daemon, store: store, "controller restart")
     }

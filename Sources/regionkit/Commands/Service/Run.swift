@@ -110,7 +110,8 @@ struct Run: AsyncParsableCommand {
             defer { signalTask.cancel() }
 
             try await withThrowingTaskGroup(of: Outcome.self) { group in
-                for (index, runner) in runners.enumerated() {
+                func start(_ index: Int) {
+                    let runner = runners[index]
                     group.addTask {
                         do {
                             try await runner.run()
@@ -122,6 +123,10 @@ struct Run: AsyncParsableCommand {
                         }
                     }
                 }
+                // Devices (which report their own availability) connect first; files and
+                // simulations start once the regions are back, so none of their sightings is lost.
+                let isDevice = runners.map { $0.source.initialStatuses.values.contains(.notDetermined) }
+                for index in runners.indices where isDevice[index] { start(index) }
                 if let http {
                     let server = RegionKitServer(service: service, configuration: http, events: broadcaster,
                                                  sources: { activities.map(\.status) }, logger: logger)
@@ -153,6 +158,7 @@ struct Run: AsyncParsableCommand {
                     logger.info("started", metadata: ["store": "\(path)", "profile": "\(profile.name)", "regions": "\(service.manager.monitoredRegions.count)",
                                                       "sources": "\(activities.map(\.name).joined(separator: ", "))"])
                 }
+                for index in runners.indices where !isDevice[index] { start(index) }
 
                 // Until a stop is requested (signal, store failure) or no source can deliver any more.
                 var ended: [Int: String?] = [:]
