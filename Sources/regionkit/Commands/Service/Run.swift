@@ -96,7 +96,11 @@ struct Run: AsyncParsableCommand {
             // The MQTT sources report through the hub that runs them.
             let activities = runners.map(\.activity) + (hub.map { [$0.activity] } ?? [])
             for activity in activities {
-                activity.observe { status in Self.report(status, logger: logger, service: service) }
+                // Once stopping, sources going down is the shutdown itself, not news (and nothing
+                // may be logged after "process stopped").
+                activity.observe { status in
+                    if stopRequest.reason == nil { Self.report(status, logger: logger, service: service) }
+                }
             }
 
             try service.logProcessStarted()
