@@ -108,7 +108,8 @@ let package = Package(
         .testTarget(name: "RegionKitHCITests", dependencies: ["RegionKitHCI", "RegionKitTestSupport"]),
         .testTarget(name: "RegionKitLocationTests", dependencies: ["RegionKitCore", "RegionKitEngine", "RegionKit", "RegionKitLocation", "RegionKitTestSupport"]),
         .testTarget(name: "RegionKitBluetoothTests", dependencies: ["RegionKitCore", "RegionKitHCI", "RegionKit", "RegionKitBluetooth", "RegionKitSimulation", "RegionKitGateway", "RegionKitHCITesting", "RegionKitTestSupport"]),
-        .testTarget(name: "RegionKitStoreTests", dependencies: ["RegionKitCore", "RegionKit", "RegionKitStore"]),
+        // GRDB directly: the tests write foreign databases and rows of the wrong type.
+        .testTarget(name: "RegionKitStoreTests", dependencies: ["RegionKitCore", "RegionKit", "RegionKitStore", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "RegionKitServiceTests", dependencies: [
             "RegionKitCore", "RegionKit", "RegionKitStore", "RegionKitService", "RegionKitSimulation", "RegionKitGateway", "RegionKitMQTT",
             "RegionKitTestSupport",
@@ -125,7 +126,7 @@ let package = Package(
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "Logging", package: "swift-log"),
         ]),
-        .testTarget(name: "regionkitTests", dependencies: ["regionkit", "RegionKitStore", "RegionKitTestSupport"]),
+        .testTarget(name: "regionkitTests", dependencies: ["regionkit", "RegionKitStore", "RegionKitTestSupport", .product(name: "GRDB", package: "GRDB.swift")]),
     ],
     swiftLanguageModes: [.v6]
 )

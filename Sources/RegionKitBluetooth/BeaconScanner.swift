@@ -116,6 +116,9 @@ public final class BeaconScanner: Sendable {
     /// Measures command timeouts and reconnect delays.
     public let delayClock: any Clock<Duration>
     private let manager: LocationManager?
+    /// Where availability goes instead of the manager's beacon source status (a daemon judging
+    /// several sources one by one).
+    private let statusHandler: (@Sendable (AuthorizationStatus) -> Void)?
     private let capture: BTSnoopCaptureFile?
     private let makeTransport: @Sendable () async throws -> any HCITransport
     private let inner: Mutex<Inner>
@@ -128,10 +131,14 @@ public final class BeaconScanner: Sendable {
     ///   - capture: if given, every packet crossing the transport is recorded there.
     ///   - transportName: names the transport in messages.
     ///   - transportFactory: opens a fresh transport, at start and at each reconnect.
+    ///   - onSourceStatus: receives the scanner's availability (authorized while scanning, the
+    ///     failure's status otherwise) instead of the manager's `setSourceStatus(_:for: .beacon)`.
     public init(manager: LocationManager?, clock: (any MonitoringClock)? = nil, delayClock: any Clock<Duration> = ContinuousClock(),
                 configuration: Configuration = Configuration(), capture: BTSnoopCaptureFile? = nil, transportName: String,
+                onSourceStatus: (@Sendable (AuthorizationStatus) -> Void)? = nil,
                 transportFactory: @escaping @Sendable () async throws -> any HCITransport) {
         self.manager = manager
+        self.statusHandler = onSourceStatus
         self.clock = clock ?? manager?.clock ?? SystemClock()
         self.delayClock = delayClock
         self.configuration = configuration
@@ -145,10 +152,16 @@ public final class BeaconScanner: Sendable {
 
     /// Scans through the transport `specification` names (`hci0`, `tcp:HOST:PORT`, `serial:PATH`).
     public convenience init(specification: HCITransportSpecification, manager: LocationManager?, clock: (any MonitoringClock)? = nil,
-                            configuration: Configuration = Configuration(), capture: BTSnoopCaptureFile? = nil) {
+                            configuration: Configuration = Configuration(), capture: BTSnoopCaptureFile? = nil,
+                            onSourceStatus: (@Sendable (AuthorizationStatus) -> Void)? = nil) {
         let timeout = configuration.openTimeout
         self.init(manager: manager, clock: clock, configuration: configuration, capture: capture,
-                  transportName: specification.description) { try await specification.open(timeout: timeout) }
+                  transportName: specification.description, onSourceStatus: onSourceStatus) { try await specification.open(timeout: timeout) }
+    }
+
+    /// Tells the status handler, else the manager, whether the beacon source is usable.
+    private func reportStatus(_ status: AuthorizationStatus) {
+        if let statusHandler { statusHandler(status) } else { manager?.setSourceStatus(status, for: .beacon) }
     }
 
     // MARK: - Observing
@@ -208,7 +221,7 @@ public final class BeaconScanner: Sendable {
             }
             if !stopped {
                 transition(to: .failed(error))
-                manager?.setSourceStatus(error.authorizationStatus, for: .beacon)
+                reportStatus(error.authorizationStatus)
             }
             throw error
         }
@@ -245,7 +258,7 @@ public final class BeaconScanner: Sendable {
             continuation.yield(.stateChanged(.stopped))
             continuation.finish()
         }
-        manager?.setSourceStatus(.restricted(reason: "the Bluetooth scanner on \(transportName) was stopped"), for: .beacon)
+        reportStatus(.restricted(reason: "the Bluetooth scanner on \(transportName) was stopped"))
     }
 
     // MARK: - Sessions
@@ -323,7 +336,7 @@ public final class BeaconScanner: Sendable {
         }
         guard current else { return }
         transition(to: .scanning(mode))
-        manager?.setSourceStatus(.authorized, for: .beacon)
+        reportStatus(.authorized)
     }
 
     /// The link of session `generation` failed: report, then reconnect in the background.
@@ -336,7 +349,7 @@ public final class BeaconScanner: Sendable {
         }
         guard act else { return }
         transition(to: .recovering(error, attempt: 1))
-        manager?.setSourceStatus(error.authorizationStatus, for: .beacon)
+        reportStatus(error.authorizationStatus)
         let task = Task { [weak self] () -> Void in await self?.recover(from: error) }
         inner.withLock { inner in
             if inner.stopping { task.cancel() } else { inner.recovery = task }

@@ -11,8 +11,13 @@ import RegionKitLocation
 /// feed.cancel()
 /// ```
 public enum GPSDFeed {
-    /// - Parameter activity: records connections, reconnects and fixes (the daemon's source status).
-    public static func run(host: String, port: UInt16, into manager: LocationManager, activity: SourceActivity? = nil) async {
+    /// - Parameters:
+    ///   - activity: records connections, reconnects and fixes (the daemon's source status).
+    ///   - report: receives gpsd's availability for the circular regions (default: the manager's
+    ///     `setSourceStatus(_:for: .circular)`; the daemon's ``SourceAvailability`` instead).
+    public static func run(host: String, port: UInt16, into manager: LocationManager, activity: SourceActivity? = nil,
+                           report: (@Sendable (AuthorizationStatus) -> Void)? = nil) async {
+        let report = report ?? { status in manager.setSourceStatus(status, for: .circular) }
         var connections = 0
         for await event in GPSDClient(host: host, port: port).events() {
             switch event {
@@ -20,10 +25,10 @@ public enum GPSDFeed {
                 connections += 1
                 if connections > 1 { activity?.recordReconnect() }
                 activity?.set(.up)
-                manager.setSourceStatus(.authorized, for: .circular)
+                report(.authorized)
             case .disconnected(let error, _):
                 activity?.set(.connecting, detail: "gpsd at \(host):\(port) unreachable: \(error)")
-                manager.setSourceStatus(.restricted(reason: "gpsd at \(host):\(port) unreachable: \(error)"), for: .circular)
+                report(.restricted(reason: "gpsd at \(host):\(port) unreachable: \(error)"))
             case .fix(var fix, _):
                 fix.timestamp = manager.clock.now
                 activity?.recordInput(at: fix.timestamp.seconds)

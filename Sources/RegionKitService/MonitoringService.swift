@@ -31,14 +31,17 @@ public final class MonitoringService: Sendable {
         let hooks: HookConfiguration
         let logger: Logger
         let onLogged: (@Sendable (StoredEvent) -> Void)?
+        let onStoreFailure: (@Sendable (any Error) -> Void)?
         let rangedCounts = Mutex<[String: Int]>([:])
         let failures = Mutex<Int>(0)
 
-        init(store: RegionStore, hooks: HookConfiguration, logger: Logger, onLogged: (@Sendable (StoredEvent) -> Void)?) {
+        init(store: RegionStore, hooks: HookConfiguration, logger: Logger, onLogged: (@Sendable (StoredEvent) -> Void)?,
+             onStoreFailure: (@Sendable (any Error) -> Void)?) {
             self.store = store
             self.hooks = hooks
             self.logger = logger
             self.onLogged = onLogged
+            self.onStoreFailure = onStoreFailure
         }
 
         func locationManager(_ manager: LocationManager, didReceive event: LocationEvent) {
@@ -47,6 +50,7 @@ public final class MonitoringService: Sendable {
             } catch {
                 failures.withLock { $0 += 1 }
                 logger.error("cannot persist event", metadata: ["type": "\(event.typeName)", "error": "\(error)"])
+                onStoreFailure?(error)
             }
         }
 
@@ -103,17 +107,20 @@ public final class MonitoringService: Sendable {
         }
     }
 
-    /// - Parameter onLogged: called after each event is durably written (its acknowledgement).
+    /// - Parameters:
+    ///   - onLogged: called after each event is durably written (its acknowledgement).
+    ///   - onStoreFailure: called when an event the engine delivered could not be written (a full
+    ///     disk, the store deleted or replaced): that event is not acknowledged. The daemon stops on it.
     public init(store: RegionStore, profile: MonitoringProfile = .responsive, automation: Automation = .all,
                 clock: any MonitoringClock = SystemClock(), sources: [RegionKind: AuthorizationStatus],
                 hooks: HookConfiguration = HookConfiguration(), logger: Logger = Logger(label: "regionkit.service"),
-                onLogged: (@Sendable (StoredEvent) -> Void)? = nil) {
+                onLogged: (@Sendable (StoredEvent) -> Void)? = nil, onStoreFailure: (@Sendable (any Error) -> Void)? = nil) {
         self.store = store
         self.hooks = hooks
         self.logger = logger
         self.onLogged = onLogged
         manager = LocationManager(profile: profile, automation: automation, clock: clock, sources: sources)
-        recorder = Recorder(store: store, hooks: hooks, logger: logger, onLogged: onLogged)
+        recorder = Recorder(store: store, hooks: hooks, logger: logger, onLogged: onLogged, onStoreFailure: onStoreFailure)
         manager.delegate = recorder
     }
 
@@ -127,9 +134,20 @@ public final class MonitoringService: Sendable {
     ///   ``RegionOrigin/api``) are restored as stored, even when the configuration names the same
     ///   identifier with another definition.
     public func start(regions configured: [Region]? = nil) throws {
+        try logProcessStarted()
+        try restoreRegions(configured)
+    }
+
+    /// Logs "process started" (the first half of ``start(regions:)``: the daemon logs it, lets its
+    /// sources report whether they work, then restores the regions).
+    public func logProcessStarted() throws {
         let now = manager.clock.now.seconds
         try recorder.log(time: now, type: "processStarted", region: nil, state: nil, reason: "pid \(ProcessInfo.processInfo.processIdentifier)",
                          json: Self.line(now, "processStarted"))
+    }
+
+    /// Brings the regions back (the second half of ``start(regions:)``; see there).
+    public func restoreRegions(_ configured: [Region]?) throws {
         let stored = try store.storedRegions()
         let states = try store.states()
         let storedByID = Dictionary(stored.map { ($0.region.identifier, $0) }, uniquingKeysWith: { $1 })
@@ -200,6 +218,26 @@ public final class MonitoringService: Sendable {
         line.add("type", "monitoringStopped")
         line.add("region", region.identifier)
         try recorder.log(time: now, type: "monitoringStopped", region: region.identifier, state: nil, reason: reason, json: line.text)
+    }
+
+    /// Logs a `sourceStatusChanged` event: a source came up, is reconnecting, finished or failed.
+    /// Its JSON line is `{"t", "type": "sourceStatusChanged", "source", "kind", "state", "detail"?}`
+    /// (`state` one of ``SourceStatus/State``); the stored row has the state and the detail as reason.
+    ///
+    /// ```swift
+    /// activity.observe { status in try? service.logSourceStatus(status) }
+    /// ```
+    public func logSourceStatus(_ status: SourceStatus) throws {
+        let now = manager.clock.now.seconds
+        var line = JSONLine()
+        line.add("t", now)
+        line.add("type", "sourceStatusChanged")
+        line.add("source", status.name)
+        line.add("kind", status.kind)
+        line.add("state", status.state.rawValue)
+        if let detail = status.detail { line.add("detail", detail) }
+        try recorder.log(time: now, type: "sourceStatusChanged", region: nil, state: status.state.rawValue,
+                         reason: status.detail.map { "\(status.name): \($0)" } ?? status.name, json: line.text)
     }
 
     /// Logs "process stopped". The store is consistent after every event, so nothing else is pending.

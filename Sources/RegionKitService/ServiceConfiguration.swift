@@ -115,17 +115,24 @@ public struct ServiceConfiguration: Codable, Sendable {
         try (regions ?? []).map { try $0.region() }
     }
 
-    /// The status of each region kind before the sources run (``MonitoringService``'s `sources:`):
-    /// a device that reports its own availability (`.notDetermined`) wins over a source available
-    /// from the start; kinds no source feeds are absent.
+    /// The status of each region kind before the sources run (``MonitoringService``'s `sources:`),
+    /// combined as ``SourceAvailability`` does: a source available from the start (a simulation, a
+    /// file) makes its kinds available; a kind fed only by devices that report their own
+    /// availability starts `.notDetermined`; kinds no source feeds are absent.
     public var initialSourceStatuses: [RegionKind: AuthorizationStatus] {
-        var statuses: [RegionKind: AuthorizationStatus] = [:]
-        for source in sources {
-            for (kind, status) in source.initialStatuses where statuses[kind] != .notDetermined {
-                statuses[kind] = status
-            }
+        SourceAvailability.combine(sources.map(\.initialStatuses))
+    }
+
+    /// Each source's name in status reports, parallel to ``sources``: ``ServiceSource/name``, with
+    /// `#2`, `#3`… added to a name already taken (two simulations of one scenario).
+    public var uniqueSourceNames: [String] {
+        var seen: [String: Int] = [:]
+        return sources.map { source in
+            let name = source.name
+            let count = (seen[name] ?? 0) + 1
+            seen[name] = count
+            return count > 1 ? "\(name)#\(count)" : name
         }
-        return statuses
     }
 
     /// The MQTT sources, in file order.

@@ -27,10 +27,14 @@ public final class SourceActivity: Sendable {
     private struct Inner {
         var status: SourceStatus
         var counters: (@Sendable () -> Counters)?
+        var observer: (@Sendable (SourceStatus) -> Void)?
     }
     private let inner: Mutex<Inner>
+    /// The source's name in reports (``SourceStatus/name``).
+    public let name: String
 
     public init(name: String, kind: String) {
+        self.name = name
         inner = Mutex(Inner(status: SourceStatus(name: name, kind: kind, state: .connecting)))
     }
 
@@ -47,10 +51,22 @@ public final class SourceActivity: Sendable {
     }
 
     public func set(_ state: SourceStatus.State, detail: String? = nil) {
-        inner.withLock {
-            $0.status.state = state
-            $0.status.detail = detail
+        let (changed, observer) = inner.withLock { inner -> (Bool, (@Sendable (SourceStatus) -> Void)?) in
+            // A change of state, or the first reason for the state a source starts in (connecting).
+            let changed = inner.status.state != state || (inner.status.detail == nil && detail != nil && state != .up)
+            inner.status.state = state
+            inner.status.detail = detail
+            return (changed, inner.observer)
         }
+        // Not every detail: a source retrying every few seconds reports its first failure, not each attempt.
+        if changed, let observer { observer(status) }
+    }
+
+    /// Calls `observer` with the new status whenever the state changes, and when the first reason
+    /// arrives for the state it started in (`connecting`: a device unreachable from the start). The
+    /// daemon logs a line and a `sourceStatusChanged` event for each.
+    public func observe(_ observer: @escaping @Sendable (SourceStatus) -> Void) {
+        inner.withLock { $0.observer = observer }
     }
 
     /// One sighting or fix handed to the manager at `time` (seconds).

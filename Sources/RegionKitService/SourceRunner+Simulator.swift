@@ -22,8 +22,8 @@ extension SourceRunner {
                     ingest(fix)
                 case .action(let action):
                     switch action.action {
-                    case .adapterOff: manager.setSourceStatus(.restricted(reason: "simulated adapter off"), for: .beacon)
-                    case .adapterOn: manager.setSourceStatus(.authorized, for: .beacon)
+                    case .adapterOff: report(.restricted(reason: "simulated adapter off"), for: .beacon)
+                    case .adapterOn: report(.authorized, for: .beacon)
                     case .wake: manager.wake()
                     default: break
                     }

@@ -27,27 +27,47 @@ public struct SourceRunner: Sendable {
     public let logger: Logger
     /// The source's state and counters (for `GET /v1/sources`, `/readyz` and `/metrics`).
     public let activity: SourceActivity
+    /// Where the source's availability goes (nil: straight to the manager, as when it is the only source).
+    public let availability: SourceAvailability?
 
+    /// - Parameters:
+    ///   - activity: its ``SourceActivity/status`` name is the source's name in ``availability``.
+    ///   - availability: judges this source beside the others (the daemon); nil sets the manager's
+    ///     status for the source's kinds directly.
     public init(source: ServiceSource, configuration: ServiceConfiguration, service: MonitoringService,
-                logger: Logger = Logger(label: "regionkit.sources"), activity: SourceActivity? = nil) {
+                logger: Logger = Logger(label: "regionkit.sources"), activity: SourceActivity? = nil,
+                availability: SourceAvailability? = nil) {
         self.source = source
         self.configuration = configuration
         self.service = service
         self.logger = logger
         self.activity = activity ?? SourceActivity(name: source.name, kind: source.kind.rawValue)
+        self.availability = availability
+    }
+
+    /// Whether the source can deliver for `kind` now.
+    func report(_ status: AuthorizationStatus, for kind: RegionKind) {
+        if let availability {
+            availability.report(status, for: kind, from: activity.name)
+        } else {
+            manager.setSourceStatus(status, for: kind)
+        }
     }
 
     var manager: LocationManager { service.manager }
 
     /// Runs the source; returns when a finite source is done, throws `CancellationError` when
-    /// cancelled, or the source's error when it cannot start (a bad file, an unusable device).
+    /// cancelled, or the source's error when it fails for good (a bad or damaged file, an unknown
+    /// scenario, a device specification or setting that cannot work). A device that is merely
+    /// unreachable (a controller, gpsd) is retried until cancelled. On failure the source's kinds
+    /// are reported unavailable (``availability``) and its activity is `down` with the reason.
     public func run() async throws {
         do {
             switch source {
             case .simulator(let settings): activity.set(.up); try await runSimulator(settings)
             case .gateway(let settings): activity.set(.up); try await runGateway(settings)
             case .hci(let settings): try await runHCI(settings)
-            case .gpsd(let settings): await runGPSD(settings)
+            case .gpsd(let settings): await runGPSD(settings); try Task.checkCancellation()
             // Served together, on one broker connection, by the PresenceHub the daemon runs beside
             // its source runners; nothing to do here.
             case .mqtt: try await Self.untilCancelled()
@@ -56,9 +76,17 @@ public struct SourceRunner: Sendable {
         } catch is CancellationError {
             throw CancellationError()
         } catch {
-            activity.set(.down, detail: "\(error)")
+            for kind in source.initialStatuses.keys {
+                report(.restricted(reason: "source \(activity.name) failed: \(Self.reason(error))"), for: kind)
+            }
+            activity.set(.down, detail: Self.reason(error))
             throw error
         }
+    }
+
+    /// An error's message without its code prefix (for status details and reasons).
+    static func reason(_ error: any Error) -> String {
+        (error as? RegionKitError)?.message ?? "\(error)"
     }
 
     /// Hands a sighting to the manager, counting it.

@@ -15,6 +15,12 @@ import RegionKitEngine
 public final class RegionStore: Sendable {
     public let path: String
     private let pool: DatabasePool
+    /// The database file's identity when it was opened (see ``checkIdentity()``).
+    let identity: StoreFileIdentity?
+
+    /// The `PRAGMA application_id` RegionKit stores carry ("RKst"): how a RegionKit store is told
+    /// from someone else's SQLite file before anything is written to it.
+    public static let applicationID: Int32 = 0x524B_7374
 
     /// The default database: `$REGIONKIT_STORE`, else `$XDG_DATA_HOME/regionkit/regionkit.sqlite`,
     /// else `~/.local/share/regionkit/regionkit.sqlite`.
@@ -26,18 +32,70 @@ public final class RegionStore: Sendable {
     }
 
     /// Opens (creating if needed) the database at `path` and migrates it to the current schema.
+    ///
+    /// A database that is not RegionKit's (another application's `application_id`, or tables but no
+    /// RegionKit schema) is refused before anything is written to it, with a
+    /// ``RegionKitError/Code/storeFailed`` error naming the file and what it holds; a missing or
+    /// empty file becomes a new store.
     public init(path: String) throws {
         self.path = path
         let directory = URL(fileURLWithPath: path).deletingLastPathComponent()
         do {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        } catch {
+            throw RegionKitError(.storeFailed, "store \(path): cannot create the directory \(directory.path)", cause: error)
+        }
+        try Self.refuseForeignDatabase(at: path)
+        do {
             var configuration = Configuration()
             configuration.busyMode = .timeout(5)
             pool = try DatabasePool(path: path, configuration: configuration)
             try Self.migrator.migrate(pool)
+            try pool.write { db in
+                if try Int32.fetchOne(db, sql: "PRAGMA application_id") != Self.applicationID {
+                    try db.execute(sql: "PRAGMA application_id = \(Self.applicationID)")
+                }
+            }
         } catch {
             throw RegionKitError(.storeFailed, "store \(path): cannot open the database", cause: error)
         }
+        identity = StoreFileIdentity(path: path)
+    }
+
+    /// Throws unless the file at `path` is missing, empty, a RegionKit store, or an SQLite database
+    /// without any table. Reads it read-only, so a foreign file is left exactly as it was (not even
+    /// switched to WAL). ``init(path:)`` calls it; a writer that locks the store first
+    /// (``RegionStoreLock``) calls it before, so nothing is created beside a foreign file.
+    ///
+    /// ```swift
+    /// try RegionStore.refuseForeignDatabase(at: path)
+    /// let lock = try RegionStoreLock(storePath: path)
+    /// ```
+    public static func refuseForeignDatabase(at path: String) throws {
+        guard let attributes = try? FileManager.default.attributesOfItem(atPath: path),
+              let size = attributes[.size] as? NSNumber, size.intValue > 0 else { return }
+        var configuration = Configuration()
+        configuration.readonly = true
+        let verdict: (applicationID: Int32, tables: [String])
+        do {
+            let queue = try DatabaseQueue(path: path, configuration: configuration)
+            defer { try? queue.close() }
+            verdict = try queue.read { db in
+                (try Int32.fetchOne(db, sql: "PRAGMA application_id") ?? 0,
+                 try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name"))
+            }
+        } catch {
+            throw RegionKitError(.storeFailed, "store \(path): cannot open the database: not a readable SQLite database", cause: error)
+        }
+        if verdict.applicationID == applicationID || verdict.tables.isEmpty { return }
+        // A store written before the application_id marker: RegionKit's own migrations and log.
+        if verdict.applicationID == 0, verdict.tables.contains("grdb_migrations"), verdict.tables.contains("event_log"),
+           verdict.tables.contains("monitored_region") { return }
+        let owner = verdict.applicationID == 0 ? "no application_id" : String(format: "application_id 0x%08X", UInt32(bitPattern: verdict.applicationID))
+        throw RegionKitError(.storeFailed, """
+            store \(path): not a RegionKit store (\(owner); tables: \(verdict.tables.prefix(8).joined(separator: ", "))\
+            \(verdict.tables.count > 8 ? ", …" : "")): refusing to add RegionKit's tables to it; give another path
+            """)
     }
 
     static var migrator: DatabaseMigrator {
@@ -131,9 +189,9 @@ public final class RegionStore: Sendable {
     public func regionOrigins() throws -> [String: RegionOrigin] {
         try read { db in
             var origins: [String: RegionOrigin] = [:]
-            for row in try Row.fetchAll(db, sql: "SELECT identifier, origin FROM monitored_region") {
-                let text: String = row["origin"]
-                origins[row["identifier"]] = RegionOrigin(rawValue: text)
+            for row in try Row.fetchAll(db, sql: "SELECT rowid, identifier, origin FROM monitored_region") {
+                let text: String = try column(row, "origin", of: "monitored_region")
+                origins[try column(row, "identifier", of: "monitored_region")] = RegionOrigin(rawValue: text)
             }
             return origins
         }
@@ -142,18 +200,20 @@ public final class RegionStore: Sendable {
     /// Monitored regions in registration order, with where each came from.
     public func storedRegions() throws -> [StoredRegion] {
         let rows = try read { db in
-            try Row.fetchAll(db, sql: "SELECT identifier, definition, origin, registered_at FROM monitored_region ORDER BY sequence")
+            try Row.fetchAll(db, sql: "SELECT rowid, identifier, definition, origin, registered_at FROM monitored_region ORDER BY sequence")
         }
         return try rows.map { row in
-            let identifier: String = row["identifier"]
-            let definition: String = row["definition"]
-            let originText: String = row["origin"]
+            let identifier: String = try column(row, "identifier", of: "monitored_region")
+            let definition: String = try column(row, "definition", of: "monitored_region")
+            let originText: String = try column(row, "origin", of: "monitored_region")
             guard let origin = RegionOrigin(rawValue: originText) else {
                 throw RegionKitError(.malformedInput, "store \(path): monitored region '\(identifier)' has unknown origin '\(originText)'")
             }
             do {
                 let region = try JSONDecoder().decode(Region.self, from: Data(definition.utf8))
-                return StoredRegion(region: region, origin: origin, registeredAt: row["registered_at"])
+                return StoredRegion(region: region, origin: origin, registeredAt: try column(row, "registered_at", of: "monitored_region"))
+            } catch let error as RegionKitError {
+                throw error
             } catch {
                 throw RegionKitError(.malformedInput, "store \(path): monitored region '\(identifier)' cannot be decoded", cause: error)
             }
@@ -180,18 +240,18 @@ public final class RegionStore: Sendable {
     }
 
     public func states() throws -> [String: StoredState] {
-        let rows = try read { db in try Row.fetchAll(db, sql: "SELECT * FROM region_state") }
+        let rows = try read { db in try Row.fetchAll(db, sql: "SELECT rowid, * FROM region_state") }
         var states: [String: StoredState] = [:]
         for row in rows {
-            let identifier: String = row["identifier"]
-            let text: String = row["state"]
+            let identifier: String = try column(row, "identifier", of: "region_state")
+            let text: String = try column(row, "state", of: "region_state")
             guard let state = RegionState(rawValue: text) else {
                 throw RegionKitError(.malformedInput, "store \(path): region '\(identifier)' has unknown state '\(text)'")
             }
-            let evidence: String? = row["evidence"]
-            states[identifier] = StoredState(state: state, since: row["since"],
+            let evidence: String? = try column(row, "evidence", of: "region_state")
+            states[identifier] = StoredState(state: state, since: try column(row, "since", of: "region_state"),
                                              evidence: evidence.flatMap { try? JSONDecoder().decode(EventEvidence.self, from: Data($0.utf8)) },
-                                             updatedAt: row["updated_at"])
+                                             updatedAt: try column(row, "updated_at", of: "region_state"))
         }
         return states
     }
@@ -228,8 +288,11 @@ public final class RegionStore: Sendable {
         if let limit { sql += " LIMIT \(max(0, limit))" }
         return try read { db in
             try Row.fetchAll(db, sql: sql, arguments: arguments).map { row in
-                StoredEvent(id: row["id"], time: row["time"], type: row["type"], region: row["region"], state: row["state"],
-                            reason: row["reason"], json: row["json"])
+                let table = "event_log"
+                return StoredEvent(id: try column(row, "id", of: table), time: try column(row, "time", of: table),
+                                   type: try column(row, "type", of: table), region: try column(row, "region", of: table),
+                                   state: try column(row, "state", of: table), reason: try column(row, "reason", of: table),
+                                   json: try column(row, "json", of: table))
             }
         }
     }
@@ -239,7 +302,7 @@ public final class RegionStore: Sendable {
         try read { db in
             var counts: [String: Int] = [:]
             for row in try Row.fetchAll(db, sql: "SELECT type, COUNT(*) AS n FROM event_log GROUP BY type") {
-                counts[row["type"]] = row["n"]
+                counts[try column(row, "type", of: "event_log")] = try column(row, "n", of: "event_log")
             }
             return counts
         }
@@ -258,7 +321,7 @@ public final class RegionStore: Sendable {
         try read { db in
             var counts: [String: Int] = [:]
             for row in try Row.fetchAll(db, sql: "SELECT status, COUNT(*) AS n FROM hook_delivery GROUP BY status") {
-                counts[row["status"]] = row["n"]
+                counts[try column(row, "status", of: "hook_delivery")] = try column(row, "n", of: "hook_delivery")
             }
             let failed = try Int.fetchOne(db, sql: """
                 SELECT COALESCE(SUM(CASE WHEN status = 'delivered' THEN attempts - 1 ELSE attempts END), 0) FROM hook_delivery
@@ -272,7 +335,7 @@ public final class RegionStore: Sendable {
         try read { db in
             try Row.fetchAll(db, sql: """
                 SELECT * FROM hook_delivery WHERE status = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at, id LIMIT ?
-                """, arguments: [now, limit]).map(Self.delivery)
+                """, arguments: [now, limit]).map(delivery)
         }
     }
 
@@ -284,9 +347,9 @@ public final class RegionStore: Sendable {
     public func deliveries(status: HookDelivery.Status? = nil) throws -> [HookDelivery] {
         try read { db in
             if let status {
-                return try Row.fetchAll(db, sql: "SELECT * FROM hook_delivery WHERE status = ? ORDER BY id", arguments: [status.rawValue]).map(Self.delivery)
+                return try Row.fetchAll(db, sql: "SELECT * FROM hook_delivery WHERE status = ? ORDER BY id", arguments: [status.rawValue]).map(delivery)
             }
-            return try Row.fetchAll(db, sql: "SELECT * FROM hook_delivery ORDER BY id").map(Self.delivery)
+            return try Row.fetchAll(db, sql: "SELECT * FROM hook_delivery ORDER BY id").map(delivery)
         }
     }
 
@@ -341,13 +404,31 @@ public final class RegionStore: Sendable {
 
     // MARK: - Helpers
 
+    /// One write transaction. When it commits but the path no longer names the file opened (the
+    /// store was deleted or replaced under the process), it throws: what was written went to a
+    /// file nobody will read again, so it must not be acknowledged.
     func write<T>(_ body: (Database) throws -> T) throws -> T {
+        let result: T
         do {
-            return try pool.write(body)
+            result = try pool.write(body)
         } catch let error as RegionKitError {
             throw error
         } catch {
             throw RegionKitError(.storeFailed, "store \(path): write failed", cause: error)
+        }
+        try checkIdentity()
+        return result
+    }
+
+    /// Throws ``RegionKitError/Code/storeFailed`` when the store's path no longer names the
+    /// database file this instance opened: deleted, or replaced by another file.
+    public func checkIdentity() throws {
+        guard let identity else { return }
+        guard let current = StoreFileIdentity(path: path) else {
+            throw RegionKitError(.storeFailed, "store \(path): the database file was deleted while in use")
+        }
+        guard current == identity else {
+            throw RegionKitError(.storeFailed, "store \(path): the database file was replaced by another file while in use")
         }
     }
 
@@ -361,11 +442,31 @@ public final class RegionStore: Sendable {
         }
     }
 
-    private static func delivery(_ row: Row) -> HookDelivery {
-        let status: String = row["status"]
-        return HookDelivery(id: row["id"], eventID: row["event_id"], hook: row["hook"], status: HookDelivery.Status(rawValue: status) ?? .failed,
-                            attempts: row["attempts"], nextAttemptAt: row["next_attempt_at"], lastError: row["last_error"],
-                            deliveredAt: row["delivered_at"])
+    private func delivery(_ row: Row) throws -> HookDelivery {
+        let table = "hook_delivery"
+        let status: String = try column(row, "status", of: table)
+        return HookDelivery(id: try column(row, "id", of: table), eventID: try column(row, "event_id", of: table),
+                            hook: try column(row, "hook", of: table), status: HookDelivery.Status(rawValue: status) ?? .failed,
+                            attempts: try column(row, "attempts", of: table), nextAttemptAt: try column(row, "next_attempt_at", of: table),
+                            lastError: try column(row, "last_error", of: table), deliveredAt: try column(row, "delivered_at", of: table))
+    }
+
+    /// The value of `name` in `row` of `table`, or a ``RegionKitError/Code/malformedInput`` error
+    /// naming the table, the row (its id, identifier or rowid) and the column when the stored value
+    /// does not have the expected type (GRDB's subscript would stop the process instead).
+    func column<Value: DatabaseValueConvertible>(_ row: Row, _ name: String, of table: String) throws -> Value {
+        do {
+            return try row.decode(Value.self, forColumn: name)
+        } catch {
+            let found: DatabaseValue = row[name] ?? .null
+            let key = ["id", "identifier", "rowid"].first { row.hasColumn($0) && $0 != name }
+            let location = key.map { key -> String in
+                let value: DatabaseValue = row[key] ?? .null
+                return " row \(key)=\(value.description)"
+            } ?? ""
+            throw RegionKitError(.malformedInput, "store \(path): table \(table)\(location) column \(name): expected \(Value.self), found \(found.description)",
+                                 cause: error)
+        }
     }
 
     private static func json<T: Encodable>(_ value: T) throws -> String {

@@ -43,7 +43,9 @@ struct ServiceConfigurationTests {
         #expect(configuration.sources.map(\.kind) == ServiceSource.Kind.allCases)
         #expect(configuration.mqtt?.siteName == "home" && configuration.mqtt?.username == "hub")
         #expect(configuration.homeAssistant == HomeAssistantConfiguration(discovery: true, mqttRoom: true))
-        #expect(configuration.initialSourceStatuses[.beacon] == .notDetermined, "the broker reports the MQTT source's availability")
+        #expect(configuration.initialSourceStatuses[.beacon] == .authorized, "the simulation serves the beacon regions while the devices connect")
+        #expect(ServiceConfiguration(sources: [configuration.sources[4]]).initialSourceStatuses[.beacon] == .notDetermined,
+                "the broker reports the MQTT source's availability")
         #expect(try configuration.monitoringProfile(Self.path).nearestScanner != nil, "rooms are tracked with many-scanner sources")
         #expect(configuration.hooks?.webhooks.map(\.url) == ["http://127.0.0.1:8080/events"])
     }
@@ -115,14 +117,16 @@ struct ServiceConfigurationTests {
         #expect(error?.message == "/nonexistent/regionkit.yaml: cannot read the configuration file")
     }
 
-    @Test("Initial availability: devices report their own (notDetermined wins), simulations and files start authorized", arguments: [
+    @Test("Initial availability: simulations and files start authorized (and keep their kinds available), devices alone start undetermined", arguments: [
         ([ServiceSource.gateway(.init(file: "x"))], [RegionKind.beacon: AuthorizationStatus.authorized]),
-        ([.hci(.init(device: "hci0")), .gateway(.init(file: "x"))], [.beacon: .notDetermined]),
-        ([.gateway(.init(file: "x")), .hci(.init(device: "hci0"))], [.beacon: .notDetermined]),
+        ([.hci(.init(device: "hci0")), .gateway(.init(file: "x"))], [.beacon: .authorized]),
+        ([.gateway(.init(file: "x")), .hci(.init(device: "hci0"))], [.beacon: .authorized]),
+        ([.hci(.init(device: "hci0"))], [.beacon: .notDetermined]),
         ([.gpsd(.init())], [.circular: .notDetermined]),
         // The museum walk has no map path; geofence-walk does.
         ([.simulator(.init(scenario: "museum"))], [.beacon: .authorized]),
-        ([.simulator(.init(scenario: "geofence-walk")), .gpsd(.init())], [.beacon: .authorized, .circular: .notDetermined]),
+        ([.simulator(.init(scenario: "geofence-walk")), .gpsd(.init())], [.beacon: .authorized, .circular: .authorized]),
+        ([.gpsd(.init()), .simulator(.init(scenario: "museum"))], [.beacon: .authorized, .circular: .notDetermined]),
         ([.simulator(.init(scenario: "geofence-walk"))], [.beacon: .authorized, .circular: .authorized]),
     ])
     func initialStatuses(sources: [ServiceSource], expected: [RegionKind: AuthorizationStatus]) {

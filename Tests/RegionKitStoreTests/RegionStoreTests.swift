@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import RegionKit
 @testable import RegionKitStore
+import GRDB
 
 func temporaryStorePath() -> String {
     FileManager.default.temporaryDirectory.appendingPathComponent("rk-store-\(UUID().uuidString)/regionkit.sqlite").path
@@ -90,5 +91,145 @@ struct RegionStoreTests {
             guard let error = error as? RegionKitError else { return false }
             return error.code == .storeFailed && error.message.contains("cannot open the database") && error.cause != nil
         }
+    }
+}
+
+/// The store refuses what is not its own, names what is wrong in a row, holds one writer at a
+/// time, and notices its file deleted or replaced.
+@Suite("RegionStore: foreign files, bad rows, one writer, a vanished file")
+struct RegionStoreSafetyTests {
+    static func directory() throws -> String {
+        let path = temporaryStorePath()
+        try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        return path
+    }
+
+    @Test("Someone else's SQLite database is refused and left byte for byte as it was")
+    func foreignDatabase() throws {
+        let path = try Self.directory()
+        do {
+            let queue = try DatabaseQueue(path: path)
+            try queue.write { db in
+                try db.execute(sql: "PRAGMA application_id = 1234")
+                try db.execute(sql: "CREATE TABLE invoices (id INTEGER PRIMARY KEY, amount REAL)")
+                try db.execute(sql: "INSERT INTO invoices (amount) VALUES (12.5)")
+            }
+            try queue.close()
+        }
+        let before = try Data(contentsOf: URL(fileURLWithPath: path))
+        let error = #expect(throws: RegionKitError.self) { try RegionStore(path: path) }
+        #expect(error?.code == .storeFailed)
+        #expect(error?.message.contains("not a RegionKit store (application_id 0x000004D2; tables: invoices)") == true, "\(String(describing: error))")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before, "not even switched to WAL")
+        #expect(!FileManager.default.fileExists(atPath: path + "-wal"))
+
+        // No application_id but tables that are not ours: refused too.
+        let other = try Self.directory()
+        let queue = try DatabaseQueue(path: other)
+        try queue.write { db in try db.execute(sql: "CREATE TABLE notes (body TEXT)") }
+        try queue.close()
+        let second = #expect(throws: RegionKitError.self) { try RegionStore(path: other) }
+        #expect(second?.message.contains("no application_id; tables: notes") == true, "\(String(describing: second))")
+    }
+
+    @Test("An empty file and an SQLite file without tables become stores; a store is marked with RegionKit's application_id")
+    func emptyFilesAndMarker() throws {
+        let empty = try Self.directory()
+        FileManager.default.createFile(atPath: empty, contents: nil)
+        _ = try RegionStore(path: empty)
+        let blank = try Self.directory()
+        try DatabaseQueue(path: blank).close()
+        let store = try RegionStore(path: blank)
+        try store.append(time: 1, type: "processStarted", region: nil, state: nil, reason: nil, json: "{}")
+        let id = try DatabaseQueue(path: blank).read { db in try Int32.fetchOne(db, sql: "PRAGMA application_id") }
+        #expect(id == RegionStore.applicationID)
+        // Reopened: recognised as ours.
+        #expect(try RegionStore(path: blank).events().count == 1)
+    }
+
+    @Test("A store from before the marker (RegionKit's tables, application_id 0) is still opened, and marked")
+    func unmarkedStore() throws {
+        let path = try Self.directory()
+        _ = try RegionStore(path: path)
+        try DatabaseQueue(path: path).write { db in try db.execute(sql: "PRAGMA application_id = 0") }
+        _ = try RegionStore(path: path)
+        #expect(try DatabaseQueue(path: path).read { db in try Int32.fetchOne(db, sql: "PRAGMA application_id") } == RegionStore.applicationID)
+    }
+
+    @Test("A column holding the wrong type is a typed error naming table, row and column (GRDB's subscript would trap)", arguments: [
+        ("UPDATE event_log SET time = 'noon' WHERE id = 2", "table event_log row id=2 column time: expected Double, found"),
+        ("UPDATE event_log SET type = x'00ff' WHERE id = 1", "table event_log row id=1 column type: expected String"),
+        ("UPDATE event_log SET json = NULL, reason = 7 WHERE id = 2", "table event_log row id=2 column json: expected String, found NULL"),
+    ])
+    func wrongColumnType(sql: String, expected: String) throws {
+        let path = try Self.directory()
+        let store = try RegionStore(path: path)
+        try store.append(time: 1, type: "didEnterRegion", region: "a", state: "inside", reason: nil, json: "{}")
+        try store.append(time: 2, type: "didExitRegion", region: "a", state: "outside", reason: nil, json: "{}")
+        // A table rebuilt without NOT NULL so that a NULL can be put where the schema forbids it.
+        try DatabaseQueue(path: path).write { db in
+            if sql.contains("NULL") {
+                try db.execute(sql: "CREATE TABLE event_log_loose AS SELECT * FROM event_log")
+                try db.execute(sql: "DROP TABLE event_log")
+                try db.execute(sql: "ALTER TABLE event_log_loose RENAME TO event_log")
+            }
+            try db.execute(sql: sql)
+        }
+        let error = #expect(throws: RegionKitError.self) { try store.events() }
+        #expect(error?.code == .malformedInput)
+        #expect(error?.message.contains(expected) == true, "\(String(describing: error))")
+        #expect(error?.message.contains(path) == true)
+    }
+
+    @Test("Wrong types in the region, state and delivery tables are named too")
+    func wrongTypesElsewhere() throws {
+        let path = try Self.directory()
+        let store = try RegionStore(path: path)
+        try store.saveRegion(.beacon(try BeaconRegion(identifier: "lobby", uuid: RegionStoreTests.uuid)), at: 1)
+        try store.saveState("lobby", state: .inside, since: 1, evidence: nil, at: 1)
+        try store.append(time: 1, type: "didEnterRegion", region: "lobby", state: nil, reason: nil, json: "{}", hooks: ["webhook:x"])
+        try DatabaseQueue(path: path).write { db in
+            try db.execute(sql: "UPDATE monitored_region SET registered_at = 'yesterday'")
+            try db.execute(sql: "UPDATE region_state SET updated_at = x'01'")
+            try db.execute(sql: "UPDATE hook_delivery SET attempts = 'many'")
+        }
+        let region = #expect(throws: RegionKitError.self) { try store.storedRegions() }
+        #expect(region?.message.contains("table monitored_region row identifier=\"lobby\" column registered_at: expected Double") == true, "\(String(describing: region))")
+        let state = #expect(throws: RegionKitError.self) { try store.states() }
+        #expect(state?.message.contains("table region_state row identifier=\"lobby\" column updated_at") == true, "\(String(describing: state))")
+        let delivery = #expect(throws: RegionKitError.self) { try store.deliveries() }
+        #expect(delivery?.message.contains("table hook_delivery row id=1 column attempts: expected Int, found \"many\"") == true, "\(String(describing: delivery))")
+    }
+
+    @Test("One writer per store: a second lock names the store and the holder's PID; released when the holder goes")
+    func exclusiveLock() throws {
+        let path = temporaryStorePath()
+        var first: RegionStoreLock? = try RegionStoreLock(storePath: path)
+        let error = #expect(throws: RegionKitError.self) { try RegionStoreLock(storePath: path) }
+        #expect(error?.code == .storeFailed)
+        #expect(error?.message.contains("store \(path) is in use by another regionkit process (pid \(getpid());") == true, "\(String(describing: error))")
+        withExtendedLifetime(first) {}
+        first = nil
+        _ = try RegionStoreLock(storePath: path)
+    }
+
+    @Test("The store deleted or replaced under a writer: the next write throws instead of being acknowledged", arguments: ["deleted", "replaced"])
+    func vanishedFile(how: String) throws {
+        let path = try Self.directory()
+        let store = try RegionStore(path: path)
+        try store.append(time: 1, type: "processStarted", region: nil, state: nil, reason: nil, json: "{}")
+        if how == "deleted" {
+            try FileManager.default.removeItem(atPath: path)
+        } else {
+            let copy = path + ".copy"
+            try FileManager.default.copyItem(atPath: path, toPath: copy)
+            _ = rename(copy, path)
+        }
+        let error = #expect(throws: RegionKitError.self) {
+            try store.append(time: 2, type: "didEnterRegion", region: "a", state: nil, reason: nil, json: "{}")
+        }
+        #expect(error?.code == .storeFailed)
+        #expect(error?.message == "store \(path): the database file was \(how) \(how == "deleted" ? "while in use" : "by another file while in use")")
+        #expect(throws: RegionKitError.self) { try store.checkWritable() }
     }
 }

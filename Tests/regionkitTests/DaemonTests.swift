@@ -27,9 +27,18 @@ final class Daemon: @unchecked Sendable {
     private let lines = Collector()
     private let errors = Collector()
 
-    init(config: String, store: String) throws {
-        process.executableURL = CLI.executable
-        process.arguments = ["run", "--config", config, "--store", store, "--json", "--log-level", "warning"]
+    /// - Parameters:
+    ///   - json: `--json` (the acknowledged events on stdout); without it only the log (stderr) tells.
+    ///   - shellPrefix: run through `/bin/sh -c` with this prefix before `exec` (`ulimit -f 64;`).
+    init(config: String, store: String, json: Bool = true, logLevel: String = "warning", shellPrefix: String? = nil) throws {
+        let arguments = ["run", "--config", config, "--store", store, "--log-level", logLevel] + (json ? ["--json"] : [])
+        if let shellPrefix {
+            process.executableURL = URL(fileURLWithPath: "/bin/sh")
+            process.arguments = ["-c", shellPrefix + #" exec "$0" "$@""#, CLI.executable.path] + arguments
+        } else {
+            process.executableURL = CLI.executable
+            process.arguments = arguments
+        }
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
         process.standardError = err
@@ -61,6 +70,18 @@ final class Daemon: @unchecked Sendable {
     }
 
     var stderr: String { errors.text }
+
+    /// The JSON objects printed on stdout (with `--json`: each acknowledged event).
+    var objects: [[String: Any]] {
+        lines.lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+    }
+
+    /// Waits (without a signal) for the process to exit on its own; nil if it is still running after `timeout`.
+    func waitForExit(timeout: Double) async -> Int32? {
+        let deadline = Date().addingTimeInterval(timeout)
+        while process.isRunning && Date() < deadline { try? await Task.sleep(for: .milliseconds(20)) }
+        return process.isRunning ? nil : process.terminationStatus
+    }
 
     func waitForAcknowledgements(_ count: Int, timeout: Double) async -> Bool {
         let deadline = Date().addingTimeInterval(timeout)

@@ -291,12 +291,13 @@ const LABELS = {
   didStartMonitoring: ["▶", "Monitoring started"], monitoringStopped: ["■", "Monitoring stopped"],
   monitoringDidFail: ["✕", "Monitoring failed"], didEnterRegion: ["→", "Entered"], didExitRegion: ["←", "Exited"],
   didDetermineState: ["●", "State determined"], rangedBeaconCountChanged: ["≋", "Ranged beacon count changed"],
-  didChangeAuthorization: ["⚑", "Source status changed"], didFailRanging: ["✕", "Ranging failed"],
+  didChangeAuthorization: ["⚑", "Region kind availability changed"], didFailRanging: ["✕", "Ranging failed"],
+  sourceStatusChanged: ["⚑", "Source status changed"],
 };
 const GROUPS = {
   crossings: ["didEnterRegion", "didExitRegion"],
   monitoring: ["didStartMonitoring", "monitoringStopped", "monitoringDidFail"],
-  process: ["processStarted", "processStopped"],
+  process: ["processStarted", "processStopped", "sourceStatusChanged"],
 };
 function matches(event) {
   const type = $("#filter-type").value, region = $("#filter-region").value;

@@ -174,9 +174,9 @@ paths:
   /readyz:
     get:
       operationId: ready
-      summary: Readiness (store writable, sources up)
+      summary: "Readiness: ready (store writable, every source up), degraded (some sources down, one works: 200), not ready (503)"
       responses:
-        "200": {description: Ready, content: {application/json: {schema: {$ref: "#/components/schemas/Readiness"}}}}
+        "200": {description: Ready or degraded, content: {application/json: {schema: {$ref: "#/components/schemas/Readiness"}}}}
         "503": {description: Not ready, content: {application/json: {schema: {$ref: "#/components/schemas/Readiness"}}}}
         "401": {$ref: "#/components/responses/Problem"}
         "403": {$ref: "#/components/responses/Problem"}
@@ -327,7 +327,7 @@ components:
       type: object
       required: [status, checks]
       properties:
-        status: {enum: [ready, not ready]}
+        status: {enum: [ready, degraded, not ready]}
         checks:
           type: array
           items:
@@ -336,6 +336,7 @@ components:
             properties:
               name: {type: string}
               ok: {type: boolean}
+              state: {enum: [up, connecting, finished, down]}
               detail: {type: string}
 """#
 }

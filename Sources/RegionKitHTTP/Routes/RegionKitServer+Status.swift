@@ -14,25 +14,30 @@ extension RegionKitServer {
         router.get("/healthz") { _, _ in
             try Self.jsonObject(["status": "ok"])
         }
+        // Ready: the store is writable and every source works. Degraded (still 200: the daemon
+        // serves): some sources are down or reconnecting but at least one works. Not ready (503):
+        // the store fails, or no source works. Each source is a check of its own, with its detail.
         router.get("/readyz") { _, _ in
             var checks: [[String: Any]] = []
-            var ready = true
+            var storeOK = true
             do {
                 try self.metrics.timedStore("write_probe") { try self.service.store.checkWritable() }
                 checks.append(["name": "store", "ok": true])
             } catch {
-                ready = false
+                storeOK = false
                 checks.append(["name": "store", "ok": false, "detail": "\(error)"])
             }
-            for source in self.sources() {
+            let sources = self.sources()
+            var working = 0
+            for source in sources {
                 let ok = source.state == .up || source.state == .finished
-                if !ok { ready = false }
-                var check: [String: Any] = ["name": "source:\(source.name)", "ok": ok]
+                if ok { working += 1 }
+                var check: [String: Any] = ["name": "source:\(source.name)", "ok": ok, "state": source.state.rawValue]
                 if let detail = source.detail { check["detail"] = detail }
                 checks.append(check)
             }
-            return try Self.jsonObject(["status": ready ? "ready" : "not ready", "checks": checks],
-                                       status: ready ? .ok : .serviceUnavailable)
+            let status = !storeOK || (!sources.isEmpty && working == 0) ? "not ready" : working < sources.count ? "degraded" : "ready"
+            return try Self.jsonObject(["status": status, "checks": checks], status: status == "not ready" ? .serviceUnavailable : .ok)
         }
         router.get("/metrics") { _, _ in
             let text = try self.metrics.scrape(service: self.service, sources: self.sources(), sseClients: self.events.subscriberCount)

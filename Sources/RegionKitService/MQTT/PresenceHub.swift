@@ -44,6 +44,8 @@ public final class PresenceHub: Sendable {
     let cursor = Mutex<Int64?>(nil)
     /// The store cursor's name: one per site, so two hubs of different sites on one store do not share it.
     let outputName: String
+    /// Where the MQTT sources' availability goes (nil: straight to the manager's beacon source).
+    let availability = Mutex<SourceAvailability?>(nil)
 
     /// What the hub has done since start.
     public struct Counters: Hashable, Sendable {
@@ -112,6 +114,21 @@ public final class PresenceHub: Sendable {
     /// does not replay an old log). Call before the service logs its start.
     public func prepare() throws {
         _ = try service.store.outputCursor(outputName, createAtEnd: true)
+    }
+
+    /// Reports the MQTT sources' availability to `availability` (under ``activity``'s name) instead
+    /// of setting the manager's beacon source status directly: a broker outage then restricts the
+    /// beacon regions only when no other source (a controller, a simulation) still serves them.
+    public func reportAvailability(to availability: SourceAvailability) {
+        self.availability.withLock { $0 = availability }
+    }
+
+    func reportStatus(_ status: AuthorizationStatus) {
+        if let availability = availability.withLock({ $0 }) {
+            availability.report(status, for: .beacon, from: activity.name)
+        } else {
+            service.manager.setSourceStatus(status, for: .beacon)
+        }
     }
 
     /// Tells the publisher an event was logged (call from the service's `onLogged`).
@@ -202,7 +219,7 @@ public final class PresenceHub: Sendable {
             activity.set(.up)
             counters.withLock { $0.connections += 1 }
             logger.info("MQTT connected", metadata: ["broker": "\(configuration.url)"])
-            if ingest != nil { service.manager.setSourceStatus(.authorized, for: .beacon) }
+            if ingest != nil { reportStatus(.authorized) }
             Task {
                 do {
                     try await self.client.publish(Self.status("online", self.topics))
@@ -218,16 +235,18 @@ public final class PresenceHub: Sendable {
                 defer { state = false }
                 return state
             }
-            activity.set(stopping.withLock { $0 } ? .finished : .connecting, detail: error.map { "\($0)" })
+            let isStopping = stopping.withLock { $0 }
+            activity.set(isStopping ? .finished : .connecting, detail: error.map { "\($0)" })
+            // Also when the first attempts fail: the sources are then known to be unavailable, not undetermined.
+            if ingest != nil && !isStopping {
+                reportStatus(.restricted(reason: "MQTT broker \(configuration.url) unreachable"))
+            }
             guard wasConnected else { return }
             counters.withLock { $0.disconnections += 1 }
             if let error {
                 logger.warning("MQTT disconnected", metadata: ["broker": "\(configuration.url)", "error": "\(error)"])
             } else {
                 logger.info("MQTT disconnected", metadata: ["broker": "\(configuration.url)"])
-            }
-            if ingest != nil && !stopping.withLock({ $0 }) {
-                service.manager.setSourceStatus(.restricted(reason: "MQTT broker \(configuration.url) unreachable"), for: .beacon)
             }
         }
     }

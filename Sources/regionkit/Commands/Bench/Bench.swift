@@ -21,14 +21,26 @@ struct Bench: AsyncParsableCommand {
         @Option(help: "Hook deliveries created with each event (0 = no hooks configured).")
         var hooks: Int = 1
 
-        @Option(help: "Database path (default: a temporary file, removed afterwards).")
+        @Option(help: """
+            Where to create the scratch database (to measure another disk): a path that does not exist yet; \
+            it is removed afterwards. An existing store is refused: the benchmark writes fake events. \
+            Default: a temporary file.
+            """)
         var store: String?
 
         func run() throws {
             guard events > 0, hooks >= 0 else { throw ValidationError("--events must be > 0 and --hooks >= 0") }
+            if let store, FileManager.default.fileExists(atPath: store) {
+                throw ValidationError("""
+                    --store \(store) already exists: the benchmark appends \(events) fake events and removes its database \
+                    afterwards, so it only runs on a new path (e.g. \(store).bench)
+                    """)
+            }
             let path = store ?? FileManager.default.temporaryDirectory.appendingPathComponent("rk-bench-\(UUID().uuidString).sqlite").path
-            defer { if store == nil { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } } }
+            defer { for suffix in ["", "-wal", "-shm", ".lock"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
+            let lock = try RegionStoreLock(storePath: path)
             let database = try RegionStore(path: path)
+            defer { withExtendedLifetime(lock) {} }
             let hookNames = (0..<hooks).map { "webhook:http://127.0.0.1:9/\($0)" }
             let line = #"{"t":12.5,"type":"didEnterRegion","region":"lobby","evidence":{"reason":"sighting","rssi":-61,"scanner":"Room201"}}"#
             let started = ContinuousClock.now

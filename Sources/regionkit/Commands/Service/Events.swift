@@ -68,10 +68,12 @@ struct Events: AsyncParsableCommand {
         case "rangedBeaconCountChanged": "RANGE "
         case "processStarted": "LAUNCH"
         case "processStopped": "EXITED"
+        case "sourceStatusChanged": "SOURCE"
         default: event.type
         }
         var text = "\(iso(event.time))  \(label) \(event.region ?? "")"
         if let state = event.state, event.type == "didDetermineState" { text += " is \(state)" }
+        if let state = event.state, event.type == "sourceStatusChanged" { text += state }
         if let reason = event.reason { text += " — \(reason)" }
         return text
     }

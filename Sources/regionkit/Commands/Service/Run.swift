@@ -12,7 +12,9 @@ struct Run: AsyncParsableCommand {
         abstract: "Run RegionKit as a service until SIGTERM/SIGINT: sources → monitoring → store, event log and hooks.",
         discussion: """
             See contrib/regionkit.service for a systemd unit. Structured logs go to stderr. With an `http:` block the \
-            daemon also serves its HTTP API, live dashboard and Prometheus metrics (see README).
+            daemon also serves its HTTP API, live dashboard and Prometheus metrics (see README). Sources are judged one by one: \
+            the daemon keeps running while any source works or can still come back (devices are retried); it exits 1, naming \
+            each, when every source has stopped and one failed, and when the store can no longer be written. One daemon per store.
             """
     )
 
@@ -40,6 +42,11 @@ struct Run: AsyncParsableCommand {
                 return logger
             }()
             let path = store ?? configuration.store ?? RegionStore.defaultPath()
+            // One daemon per store: a second one would write every event twice. (Someone else's
+            // database is refused before anything, even the lock file, is created beside it.)
+            try RegionStore.refuseForeignDatabase(at: path)
+            let lock = try RegionStoreLock(storePath: path)
+            defer { withExtendedLifetime(lock) {} }
             let database = try RegionStore(path: path)
             let profile = try configuration.monitoringProfile(config)
             let hooks = configuration.hooks ?? HookConfiguration()
@@ -47,6 +54,7 @@ struct Run: AsyncParsableCommand {
             // Read the HTTP block before anything runs: a bad token file stops the start.
             let http = try configuration.http.map { try HTTPConfiguration(settings: $0) }
             let broadcaster = EventBroadcaster()
+            let stopRequest = StopRequest()
             // The hub needs the service and the service's log callback wakes the hub.
             let hubBox = Mutex<PresenceHub?>(nil)
             let service = MonitoringService(
@@ -58,6 +66,11 @@ struct Run: AsyncParsableCommand {
                     broadcaster.publish(event)
                     if printJSON { Console.line(event.jsonLine) }
                     hubBox.withLock { $0 }?.eventLogged()
+                },
+                // An event that cannot be written is not acknowledged; going on would lose more.
+                onStoreFailure: { error in
+                    let detail = (error as? RegionKitError).map { $0.message + ($0.cause.map { " (\($0))" } ?? "") } ?? "\(error)"
+                    stopRequest.request("the store can no longer be written: \(detail)", failed: true)
                 })
             let hub = try configuration.mqtt.map { mqtt in
                 try PresenceHub(configuration: mqtt, homeAssistant: configuration.homeAssistant, sources: configuration.mqttSources,
@@ -65,52 +78,156 @@ struct Run: AsyncParsableCommand {
             }
             hubBox.withLock { $0 = hub }
             try hub?.prepare()
-            let hubTask = hub.map { hub in Task { await hub.run() } }
-            try service.start(regions: try configuration.monitoredRegions())
-            logger.info("started", metadata: ["store": "\(path)", "profile": "\(profile.name)", "regions": "\(service.manager.monitoredRegions.count)"])
 
-            let stop = SignalWatcher(signals: [SIGTERM, SIGINT])
-            let runners = configuration.sources.filter { $0.kind != .mqtt }
-                .map { SourceRunner(source: $0, configuration: configuration, service: service, logger: logger) }
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                for runner in runners {
-                    group.addTask { try await runner.run() }
+            // Each source is judged on its own (SourceAvailability): a region kind is available
+            // while any source feeding it works.
+            let names = configuration.uniqueSourceNames
+            let local = configuration.sources.indices.filter { configuration.sources[$0].kind != .mqtt }
+            let mqttHub = hub.flatMap { $0.ingest == nil ? nil : $0 }
+            var entries = local.map { (name: names[$0], statuses: configuration.sources[$0].initialStatuses) }
+            if let mqttHub { entries.append((name: mqttHub.activity.name, statuses: [.beacon: .notDetermined])) }
+            let availability = SourceAvailability(manager: service.manager, sources: entries)
+            mqttHub?.reportAvailability(to: availability)
+            let runners = local.map { index in
+                let source = configuration.sources[index]
+                return SourceRunner(source: source, configuration: configuration, service: service, logger: logger,
+                                    activity: SourceActivity(name: names[index], kind: source.kind.rawValue), availability: availability)
+            }
+            // The MQTT sources report through the hub that runs them.
+            let activities = runners.map(\.activity) + (hub.map { [$0.activity] } ?? [])
+            for activity in activities {
+                // Once stopping, sources going down is the shutdown itself, not news (and nothing
+                // may be logged after "process stopped").
+                activity.observe { status in
+                    if stopRequest.reason == nil { Self.report(status, logger: logger, service: service) }
                 }
+            }
+
+            try service.logProcessStarted()
+            let hubTask = hub.map { hub in Task { await hub.run() } }
+            let signals = SignalWatcher(signals: [SIGTERM, SIGINT])
+            let signalTask = Task {
+                let signal = await signals.next()
+                logger.info("stopping", metadata: ["signal": "\(signal)"])
+                stopRequest.request("signal \(signal)", failed: false)
+            }
+            defer { signalTask.cancel() }
+
+            try await withThrowingTaskGroup(of: Outcome.self) { group in
+                func start(_ index: Int) {
+                    let runner = runners[index]
+                    group.addTask {
+                        do {
+                            try await runner.run()
+                            return .sourceEnded(index, failure: nil)
+                        } catch is CancellationError {
+                            return .other
+                        } catch {
+                            return .sourceEnded(index, failure: (error as? RegionKitError)?.message ?? "\(error)")
+                        }
+                    }
+                }
+                // Devices (which report their own availability) connect first; files and
+                // simulations start once the regions are back, so none of their sightings is lost.
+                let isDevice = runners.map { $0.source.initialStatuses.values.contains(.notDetermined) }
+                for index in runners.indices where isDevice[index] { start(index) }
                 if let http {
-                    // The MQTT sources report through the hub that runs them.
-                    let activities = runners.map(\.activity) + (hub.map { [$0.activity] } ?? [])
                     let server = RegionKitServer(service: service, configuration: http, events: broadcaster,
                                                  sources: { activities.map(\.status) }, logger: logger)
                     group.addTask {
-                        try await server.run { port in
-                            // The token is never logged; only whether one is set.
-                            logger.info("http listening", metadata: ["address": "\(http.host):\(port)", "public": "\(http.isPublic)",
-                                                                     "token": "\(http.token == nil ? "none (API refused)" : "set")"])
+                        do {
+                            try await server.run { port in
+                                // The token is never logged; only whether one is set.
+                                logger.info("http listening", metadata: ["address": "\(http.host):\(port)", "public": "\(http.isPublic)",
+                                                                         "token": "\(http.token == nil ? "none (API refused)" : "set")"])
+                            }
+                        } catch is CancellationError {
+                        } catch {
+                            stopRequest.request("the HTTP server failed: \(error)", failed: true)
                         }
+                        return .other
                     }
                 }
                 if !hooks.isEmpty {
                     let runner = HookRunner(store: database, configuration: hooks, logger: logger)
-                    group.addTask { await runner.run() }
+                    group.addTask { await runner.run(); return .other }
                 }
-                group.addTask {
-                    let signal = await stop.next()
-                    logger.info("stopping", metadata: ["signal": "\(signal)"])
+                group.addTask { await stopRequest.wait().map { .stop($0.text, failed: $0.failed) } ?? .other }
+
+                // Devices still connecting get a moment to report before the regions come back, so
+                // that a controller or broker answering within it does not fail every region first.
+                await availability.waitUntilDetermined(timeout: .seconds(5))
+                if stopRequest.reason == nil {
+                    try service.restoreRegions(try configuration.monitoredRegions())
+                    logger.info("started", metadata: ["store": "\(path)", "profile": "\(profile.name)", "regions": "\(service.manager.monitoredRegions.count)",
+                                                      "sources": "\(activities.map(\.name).joined(separator: ", "))"])
                 }
-                // The first task to finish is the signal (sources and hooks run until cancelled,
-                // except a gateway file, which ends; then we keep running until a signal).
-                while let _ = try await group.next() {
-                    if stop.received { break }
+                for index in runners.indices where !isDevice[index] { start(index) }
+
+                // Until a stop is requested (signal, store failure) or no source can deliver any more.
+                var ended: [Int: String?] = [:]
+                while let outcome = try await group.next() {
+                    switch outcome {
+                    case .stop: break
+                    case .other: continue
+                    case .sourceEnded(let index, let failure):
+                        ended[index] = failure
+                        guard ended.count == runners.count, mqttHub == nil else { continue }
+                        let failures = ended.sorted { $0.key < $1.key }.compactMap { index, failure in failure.map { "\(runners[index].activity.name): \($0)" } }
+                        if failures.isEmpty {
+                            logger.notice("every source has finished; running until SIGTERM (regions keep being decided, the API stays up)")
+                            continue
+                        }
+                        stopRequest.request("every source has stopped and \(failures.count) failed: \(failures.joined(separator: "; "))", failed: true)
+                    }
+                    break
                 }
                 group.cancelAll()
             }
-            try service.stop(reason: "signal \(stop.lastSignal ?? 0)")
+            let reason = stopRequest.reason ?? ("stopped", false)
+            do {
+                try service.stop(reason: reason.text)
+            } catch {
+                logger.error("cannot log the stop", metadata: ["error": "\((error as? RegionKitError)?.message ?? "\(error)")"])
+            }
             if let hub, let hubTask {
                 await hub.shutdown()          // publishes what was logged up to "process stopped", then offline
                 hubTask.cancel()
                 await hubTask.value
             }
+            if reason.failed {
+                logger.error("stopped", metadata: ["store": "\(path)", "reason": "\(reason.text)", "persistence-failures": "\(service.persistenceFailures)"])
+                throw RegionKitError(reason.text.hasPrefix("the store") ? .storeFailed : .sourceUnavailable, "stopped: \(reason.text)")
+            }
             logger.info("stopped", metadata: ["store": "\(path)", "persistence-failures": "\(service.persistenceFailures)"])
+        }
+    }
+
+    /// What ended in the daemon's task group.
+    enum Outcome: Sendable {
+        /// A source's runner returned (a file replayed to its end: `failure` nil) or failed for good.
+        case sourceEnded(Int, failure: String?)
+        /// A stop was requested (signal, store failure, HTTP server failure).
+        case stop(String, failed: Bool)
+        /// Anything else (cancelled, hooks).
+        case other
+    }
+
+    /// A source changed state: one log line (at a level an operator sees without --json) and one
+    /// `sourceStatusChanged` event in the log, the event stream and `--json`.
+    static func report(_ status: SourceStatus, logger: Logger, service: MonitoringService) {
+        var metadata: Logger.Metadata = ["source": "\(status.name)", "kind": "\(status.kind)"]
+        if let detail = status.detail { metadata["detail"] = "\(detail)" }
+        switch status.state {
+        case .up: logger.info("source up", metadata: metadata)
+        case .connecting: logger.warning("source unavailable, retrying", metadata: metadata)
+        case .finished: logger.info("source finished", metadata: metadata)
+        case .down: logger.error("source failed", metadata: metadata)
+        }
+        do {
+            try service.logSourceStatus(status)
+        } catch {
+            logger.error("cannot log the source status", metadata: ["source": "\(status.name)", "error": "\(error)"])
         }
     }
 }

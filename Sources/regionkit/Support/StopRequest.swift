@@ -1,0 +1,56 @@
+import Synchronization
+
+/// Why the daemon should stop, from whoever notices first (a signal, a store that can no longer be
+/// written, every source gone): the first reason wins; ``wait()`` returns it and, unlike a signal
+/// wait, ends when its task is cancelled.
+///
+/// ```swift
+/// let stop = StopRequest()
+/// Task { stop.request("signal 15", failed: false) }
+/// let reason = await stop.wait()   // ("signal 15", false), or nil if cancelled first
+/// ```
+final class StopRequest: Sendable {
+    typealias Reason = (text: String, failed: Bool)
+
+    private struct State {
+        var reason: Reason?
+        var waiters: [Int: CheckedContinuation<Reason?, Never>] = [:]
+        var nextWaiter = 0
+    }
+    private let state = Mutex(State())
+
+    var reason: Reason? { state.withLock { $0.reason } }
+
+    /// Records `text` (if no reason was given yet) and wakes every waiter.
+    func request(_ text: String, failed: Bool) {
+        let waiters = state.withLock { state -> [CheckedContinuation<Reason?, Never>] in
+            guard state.reason == nil else { return [] }
+            state.reason = (text, failed)
+            defer { state.waiters.removeAll() }
+            return Array(state.waiters.values)
+        }
+        for waiter in waiters { waiter.resume(returning: (text, failed)) }
+    }
+
+    /// The first reason requested; nil when the waiting task is cancelled before any.
+    func wait() async -> Reason? {
+        let id = state.withLock { state -> Int in
+            state.nextWaiter += 1
+            return state.nextWaiter
+        }
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let immediate = state.withLock { state -> Reason?? in
+                    if let reason = state.reason { return .some(reason) }
+                    if Task.isCancelled { return .some(nil) }
+                    state.waiters[id] = continuation
+                    return .none
+                }
+                if let immediate { continuation.resume(returning: immediate) }
+            }
+        } onCancel: {
+            let waiter = state.withLock { $0.waiters.removeValue(forKey: id) }
+            waiter?.resume(returning: nil)
+        }
+    }
+}
