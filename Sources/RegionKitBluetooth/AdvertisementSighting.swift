@@ -129,7 +129,7 @@ extension AdvertisementSighting {
                 beacon.add("txPower", Int(url.txPower))
             case .tlm(let tlm):
                 beacon.add("frame", "tlm")
-                Self.add(tlm, to: &beacon)
+                beacon.add("telemetry", object: tlm.jsonObject())
             }
             line.add("eddystone", object: beacon)
         default:
@@ -143,21 +143,7 @@ extension AdvertisementSighting {
             beacon.addRaw("data", json: "[" + layoutMatch.decoded.dataFields.map(String.init).joined(separator: ",") + "]")
             line.add("layout", object: beacon)
         }
-        if let telemetry, identity != nil {
-            var object = JSONLine()
-            Self.add(telemetry, to: &object)
-            line.add("telemetry", object: object)
-        }
+        if let telemetry, identity != nil { line.add("telemetry", object: telemetry.jsonObject()) }
         return line.text
-    }
-
-    /// TLM fields: `version`, `batteryMillivolts` (null when not supported), `temperature` (°C,
-    /// null when not supported), `advertisingCount`, `uptime` (s).
-    static func add(_ tlm: EddystoneTelemetry, to object: inout JSONLine) {
-        object.add("version", Int(tlm.version))
-        if let mV = tlm.batteryMillivolts { object.add("batteryMillivolts", Int(mV)) } else { object.addRaw("batteryMillivolts", json: "null") }
-        if let temperature = tlm.temperature { object.add("temperature", temperature, decimals: 2) } else { object.addRaw("temperature", json: "null") }
-        object.add("advertisingCount", Int(tlm.advertisingCount))
-        object.add("uptime", tlm.uptime, decimals: 1)
     }
 }

@@ -53,7 +53,7 @@ public struct BeaconIdentityConstraint: Hashable, Sendable, Codable, CustomStrin
     }
 
     /// Bytes of an even-length hex string (any case), `nil` otherwise.
-    static func bytes(hex text: String) -> [UInt8]? {
+    public static func bytes(hex text: String) -> [UInt8]? {
         let digits = Array(text.utf8)
         guard digits.count % 2 == 0 else { return nil }
         var out: [UInt8] = []

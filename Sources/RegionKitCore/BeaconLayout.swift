@@ -57,11 +57,13 @@ public struct BeaconLayout: Hashable, Sendable, CustomStringConvertible {
     /// 10+6, else nil (decoded and shown, not matchable by regions).
     public var format: BeaconFormat?
 
-    /// The Android Beacon Library's layouts of the built-in formats.
-    public static let iBeacon = builtIn("m:2-3=0215,i:4-19,i:20-21,i:22-23,p:24-24", format: .iBeacon)
+    /// The built-in formats as layouts: the Android Beacon Library's, except that iBeacon's matcher
+    /// also covers Apple's company identifier (`m:0-3=4c000215`; the library's usual `m:2-3=0215`
+    /// accepts any company).
+    public static let iBeacon = builtIn("m:0-3=4c000215,i:4-19,i:20-21,i:22-23,p:24-24", format: .iBeacon)
     public static let altBeacon = builtIn("m:2-3=beac,i:4-19,i:20-21,i:22-23,p:24-24,d:25-25", format: .altBeacon)
     public static let eddystoneUID = builtIn("s:0-1=feaa,m:2-2=00,p:3-3:-41,i:4-13,i:14-19", format: .eddystoneUID)
-    public static let eddystoneURL = builtIn("s:0-1=feaa,m:2-2=10,p:3-3:-41,i:4-20v", format: nil)
+    public static let eddystoneURL = builtIn("s:0-1=feaa,m:2-2=10,p:3-3:-41,i:4-21v", format: nil)
     public static let eddystoneTLM = builtIn("x,s:0-1=feaa,m:2-2=20,d:3-3,d:4-5,d:6-7,d:8-11,d:12-15", format: nil)
 
     /// A built-in layout (tests check each parses; one that did not would match nothing).
