@@ -13,6 +13,7 @@ extension SourceRunner {
         }
         var configuration = BeaconScanner.Configuration()
         configuration.scannerID = settings.scannerID
+        configuration.beaconLayouts = try settings.beaconLayouts()
         let scanner = BeaconScanner(specification: specification, manager: manager, configuration: configuration)
         // The scanner counts its own sightings, restarts and malformed events.
         activity.track {
