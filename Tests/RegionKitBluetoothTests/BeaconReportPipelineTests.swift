@@ -140,7 +140,7 @@ struct BeaconReportPipelineTests {
             packet.withUnsafeBytes { pipeline.process(event: $0, at: Timestamp(seconds: Double(step))) { seen.append($0) } }
         }
         #expect(seen.map(\.telemetry) == [nil, tlm, nil])
-        #expect(seen.allSatisfy { $0.identity == uid.identity && $0.measuredPower == -61 && $0.rssi == -60 })
+        #expect(seen.allSatisfy { $0.identity == BeaconFrame.eddystone(uid).identity && $0.measuredPower == -61 && $0.rssi == -60 })
         #expect(pipeline.statistics.telemetryFrames == 1 && pipeline.statistics.otherBeaconFrames == 3 && pipeline.statistics.iBeaconFrames == 0)
     }
 

@@ -38,8 +38,10 @@ struct BeaconFormatMessageTests {
         do {
             _ = try decode(.espresense, "espresense/devices/x/hall", #"{"id":"\#(id)","rssi":-65}"#)
             Issue.record("accepted \(id)")
-        } catch {
+        } catch let error as SightingMessageError {
             #expect(error.kind == .malformedField && error.message.contains("field 'id'"))
+        } catch {
+            Issue.record("unexpected \(error)")
         }
     }
 
