@@ -24,7 +24,7 @@ struct BeaconLayoutTests {
         #expect(try BeaconLayout("m:2-3=1234,i:4-7").format == nil)
         // A vendor frame: company 0x0059, matcher 0xABCD, a 4-byte little-endian id, power, 2-byte LE data.
         let layout = try BeaconLayout("m:2-3=abcd,i:4-7l,p:8-8,d:9-10l")
-        let data: [UInt8] = [0x0D, 0xFF, 0x59, 0x00, 0xAB, 0xCD, 0x01, 0x02, 0x03, 0x04, 0xC4, 0x34, 0x12]
+        let data: [UInt8] = [0x0C, 0xFF, 0x59, 0x00, 0xAB, 0xCD, 0x01, 0x02, 0x03, 0x04, 0xC4, 0x34, 0x12]
         let decoded = try layout.decode(data)
         #expect(decoded.identifiers == [[0x04, 0x03, 0x02, 0x01]] && decoded.measuredPower == -60 && decoded.dataFields == [0x1234])
         var wrong = data

@@ -68,13 +68,15 @@ public enum TheengsMessage {
 
     /// The AltBeacon in Theengs' `manufacturerdata` hex, `nil` when it is not one; throws on bad hex.
     public static func altBeacon(manufacturerData hex: String) throws(SightingMessageError) -> AltBeaconFrame? {
-        try? AltBeaconFrame.decode(structure(hex, type: IBeaconFrame.adTypeManufacturerSpecific, field: "manufacturerdata", prefix: []))
+        let bytes = try structure(hex, type: IBeaconFrame.adTypeManufacturerSpecific, field: "manufacturerdata", prefix: [])
+        return try? AltBeaconFrame.decode(bytes)
     }
 
     /// The Eddystone frame in Theengs' `servicedata` hex (the frame after the 0xFEAA UUID), `nil`
     /// when it is not a valid one; throws on bad hex.
     public static func eddystone(serviceData hex: String) throws(SightingMessageError) -> EddystoneFrame? {
-        try? EddystoneFrame.decode(structure(hex, type: EddystoneFrame.adTypeServiceData, field: "servicedata", prefix: [0xAA, 0xFE]))
+        let bytes = try structure(hex, type: EddystoneFrame.adTypeServiceData, field: "servicedata", prefix: [0xAA, 0xFE])
+        return try? EddystoneFrame.decode(bytes)
     }
 
     /// One AD structure of `type` holding `prefix` then the bytes of `hex`.
