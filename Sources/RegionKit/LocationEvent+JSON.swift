@@ -44,11 +44,21 @@ extension LocationEvent {
         return line.text
     }
 
+    /// iBeacon: `{"uuid", "major", "minor", …}` as before; AltBeacon adds `"format":"altbeacon"`
+    /// (uuid/major/minor = id1/id2/id3); Eddystone-UID: `{"format":"eddystone-uid", "namespace",
+    /// "instance", …}`; `"telemetry"` when the transmitter sent Eddystone-TLM.
     static func json(for beacon: Beacon) -> JSONLine {
         var object = JSONLine()
-        object.add("uuid", beacon.uuid.uuidString)
-        object.add("major", Int(beacon.major))
-        object.add("minor", Int(beacon.minor))
+        if beacon.format != .iBeacon { object.add("format", beacon.format.name) }
+        if beacon.format == .eddystoneUID {
+            object.add("namespace", BeaconIdentity.hex(beacon.identity.namespace))
+            object.add("instance", BeaconIdentity.hex(beacon.identity.instance))
+        } else {
+            object.add("uuid", beacon.uuid.uuidString)
+            object.add("major", Int(beacon.major))
+            object.add("minor", Int(beacon.minor))
+        }
+        if let telemetry = beacon.telemetry { object.add("telemetry", object: telemetry.jsonObject()) }
         object.add("proximity", beacon.proximity.rawValue)
         object.add("accuracy", beacon.accuracy, decimals: 3, fallback: -1)
         object.add("rssi", beacon.rssi)

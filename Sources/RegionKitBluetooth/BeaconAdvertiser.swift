@@ -2,7 +2,7 @@ import RegionKit
 import RegionKitHCI
 import Synchronization
 
-/// Advertises an iBeacon through an HCI controller, as `peripheralData(withMeasuredPower:)` plus
+/// Advertises a beacon (iBeacon by default; AltBeacon or Eddystone UID/URL too) through an HCI controller, as `peripheralData(withMeasuredPower:)` plus
 /// CoreBluetooth do on an iPhone (spec §4).
 ///
 /// ``start()`` resets the controller, sets legacy advertising parameters (non-connectable
@@ -28,8 +28,14 @@ import Synchronization
 public final class BeaconAdvertiser: Sendable {
     /// What to advertise.
     public struct Configuration: Sendable {
-        /// Identity and measured power; its `localName`, if any, goes in the scan response.
-        public var frame: IBeaconFrame
+        /// The frame sent: its ``BeaconFrame/advertisingData()`` and, for an iBeacon with a
+        /// `localName`, ``BeaconFrame/scanResponseData()``.
+        public var beacon: BeaconFrame
+        /// The iBeacon sent, when it is one (setting it sends that iBeacon).
+        public var frame: IBeaconFrame? {
+            get { if case .iBeacon(let frame) = beacon { frame } else { nil } }
+            set { if let newValue { beacon = .iBeacon(newValue) } }
+        }
         /// Advertising interval, ms: 100 by default (what iOS uses for an app-advertised iBeacon,
         /// and what beacon vendors ship); 20...10240 ms allowed (Core spec Vol 4 Part E 7.8.5).
         public var intervalMilliseconds: Double = 100
@@ -37,7 +43,13 @@ public final class BeaconAdvertiser: Sendable {
         public var commandTimeout: Duration = HCICommandChannel.defaultCommandTimeout
 
         public init(frame: IBeaconFrame, intervalMilliseconds: Double = 100) {
-            self.frame = frame
+            self.beacon = .iBeacon(frame)
+            self.intervalMilliseconds = intervalMilliseconds
+        }
+
+        /// Any beacon frame: `.init(beacon: .altBeacon(AltBeaconFrame(identity: id)))`.
+        public init(beacon: BeaconFrame, intervalMilliseconds: Double = 100) {
+            self.beacon = beacon
             self.intervalMilliseconds = intervalMilliseconds
         }
 
@@ -52,7 +64,7 @@ public final class BeaconAdvertiser: Sendable {
         }
 
         /// True when a local name is sent (in the scan response, so the advertising type is ADV_SCAN_IND).
-        public var hasScanResponse: Bool { !frame.scanResponseData().isEmpty }
+        public var hasScanResponse: Bool { !beacon.scanResponseData().isEmpty }
     }
 
     private struct State {
@@ -110,9 +122,9 @@ public final class BeaconAdvertiser: Sendable {
             // Disconnection Complete (bit 4), Hardware Error (bit 15), LE Meta (bit 61).
             try await channel.execute(.setEventMask(1 << 4 | 1 << 15 | 1 << 61), timeout: timeout)
             try await channel.execute(Self.command { () throws(HCIError) in try .leSetAdvertisingParameters(parameters) }, timeout: timeout)
-            let data = configuration.frame.advertisingData()
+            let data = configuration.beacon.advertisingData()
             try await channel.execute(Self.command { () throws(HCIError) in try .leSetAdvertisingData(data) }, timeout: timeout)
-            let response = configuration.frame.scanResponseData()
+            let response = configuration.beacon.scanResponseData()
             try await channel.execute(Self.command { () throws(HCIError) in try .leSetScanResponseData(response) }, timeout: timeout)
             try await channel.execute(.leSetAdvertisingEnable(true), timeout: timeout)
         } catch {

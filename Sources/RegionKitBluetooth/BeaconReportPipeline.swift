@@ -2,7 +2,12 @@ import RegionKitCore
 import RegionKitHCI
 
 /// Turns HCI LE advertising report events into beacon observations: the scanner's per-event work
-/// (statistics, scan-response de-duplication, iBeacon decoding), as a plain value.
+/// (statistics, scan-response de-duplication, beacon decoding), as a plain value.
+///
+/// iBeacon is tried first (its path is unchanged); a report that is not one is tried as AltBeacon,
+/// Eddystone-UID and Eddystone-TLM, then against the configured ``layouts``. A TLM frame is kept
+/// per transmitter address (at most ``telemetryCapacity`` addresses) and attached to the next
+/// beacon observations from that address.
 ///
 /// ```swift
 /// var pipeline = BeaconReportPipeline(scannerID: "hall")
@@ -14,12 +19,46 @@ public struct BeaconReportPipeline: Sendable {
     public var statistics = ScanStatistics()
     /// How legacy reports with several reports per event are laid out (see ``LEAdvertisingReportLayout``).
     public var layout: LEAdvertisingReportLayout
+    /// Custom beacon layouts (Android Beacon Library syntax) tried after the built-in formats;
+    /// only those with a ``BeaconLayout/format`` produce observations.
+    public var layouts: [BeaconLayout] = []
+    /// The latest Eddystone-TLM per transmitter address (address bits | address type << 48).
+    public private(set) var telemetry: [UInt64: EddystoneTelemetry] = [:]
+    /// Addresses whose telemetry is kept; the map is emptied when a new address would exceed it
+    /// (a flood of random addresses cannot grow it without bound).
+    public static let telemetryCapacity = 4096
 
     public init(scannerID: String?, deduplicator: ScanResponseDeduplicator = ScanResponseDeduplicator(),
-                layout: LEAdvertisingReportLayout = .fieldArrays) {
+                layout: LEAdvertisingReportLayout = .fieldArrays, layouts: [BeaconLayout] = []) {
         self.scannerID = scannerID
         self.deduplicator = deduplicator
         self.layout = layout
+        self.layouts = layouts
+    }
+
+    /// Keeps `frame` as the telemetry of `address`.
+    mutating func store(_ frame: EddystoneTelemetry, address: UInt64) {
+        statistics.telemetryFrames += 1
+        if telemetry[address] == nil && telemetry.count >= Self.telemetryCapacity { telemetry.removeAll(keepingCapacity: true) }
+        telemetry[address] = frame
+    }
+
+    /// A beacon that is not an iBeacon in `data`: AltBeacon, Eddystone-UID, a layout's; TLM is stored.
+    mutating func otherBeacon(in data: UnsafeRawBufferPointer, address: UInt64) -> (BeaconIdentity, Int)? {
+        switch BeaconFrame.nonIBeacon(in: data) {
+        case .beacon(let identity, let power)?:
+            return (identity, power)
+        case .telemetry(let frame)?:
+            store(frame, address: address)
+            return nil
+        case nil:
+            for layout in layouts where layout.format != nil {
+                if let decoded = try? layout.decode(UnsafeRawBufferPointer(data)), let identity = layout.identity(of: decoded) {
+                    return (identity, decoded.measuredPower ?? 0)
+                }
+            }
+            return nil
+        }
     }
 
     /// Processes one HCI event packet (event code, length, parameters): every iBeacon it reports
@@ -68,10 +107,17 @@ public struct BeaconReportPipeline: Sendable {
         }
         var address: UInt64 = 0
         for index in (addressStart..<addressStart + 6).reversed() { address = address << 8 | UInt64(event[index]) }
+        let telemetryKey = address | UInt64(addressType) << 48
         let data = UnsafeRawBufferPointer(rebasing: event[dataStart..<(event[2] == 0x02 ? event.count - 1 : event.count)])
         let isRepeat = deduplicator.isRepeat(address: address, addressType: addressType, isScanResponse: isScanResponse, data: data, at: time)
-        guard admitFrame(isRepeat: isRepeat, at: time), let beacon = IBeaconFrame.identity(in: data) else { return true }
-        emit(beacon.identity, measuredPower: beacon.measuredPower, rssi: rawRSSI == 127 ? nil : rawRSSI, at: time, observation)
+        guard admitFrame(isRepeat: isRepeat, at: time) else { return true }
+        if let beacon = IBeaconFrame.identity(in: data) {
+            emit(beacon.identity, measuredPower: Int(beacon.measuredPower), rssi: rawRSSI == 127 ? nil : rawRSSI,
+                 telemetry: telemetry.isEmpty ? nil : telemetry[telemetryKey], at: time, observation)
+        } else if let (identity, power) = otherBeacon(in: data, address: telemetryKey) {
+            statistics.otherBeaconFrames += 1
+            emit(identity, measuredPower: power, rssi: rawRSSI == 127 ? nil : rawRSSI, telemetry: telemetry[telemetryKey], at: time, observation)
+        }
         return true
     }
 
@@ -81,9 +127,16 @@ public struct BeaconReportPipeline: Sendable {
                                  _ observation: (BeaconObservation) -> Void) {
         for advertisement in event.advertisements {
             guard admitFrame(isRepeat: deduplicator.isRepeat(advertisement, at: time), at: time) else { continue }
-            let decoded = AdvertisementSighting(advertisement: advertisement, timestamp: time)
-            if let beacon = decoded.iBeacon {
-                emit(beacon.identity, measuredPower: beacon.measuredPower, rssi: advertisement.rssi, at: time, observation)
+            var decoded = AdvertisementSighting(advertisement: advertisement, timestamp: time)
+            let address = Self.key(advertisement)
+            if case .eddystone(.tlm(let frame)) = decoded.frame { store(frame, address: address) }
+            if decoded.frame == nil, !layouts.isEmpty {
+                decoded.decodeLayouts(layouts)
+            }
+            decoded.telemetry = telemetry.isEmpty ? nil : telemetry[address]
+            if let identity = decoded.identity {
+                if decoded.iBeacon == nil { statistics.otherBeaconFrames += 1 }
+                emit(identity, measuredPower: decoded.measuredPower ?? 0, rssi: advertisement.rssi, telemetry: decoded.telemetry, at: time, observation)
             }
             sighting?(decoded)
         }
@@ -102,12 +155,20 @@ public struct BeaconReportPipeline: Sendable {
         return true
     }
 
-    /// Counts an iBeacon frame and, when the controller reported its RSSI, passes on its observation.
-    private mutating func emit(_ identity: BeaconIdentity, measuredPower: Int8, rssi: Int8?, at time: Timestamp,
+    /// The telemetry map's key for an advertisement's address.
+    static func key(_ advertisement: Advertisement) -> UInt64 {
+        var address: UInt64 = 0
+        for byte in advertisement.address.bytes { address = address << 8 | UInt64(byte) }
+        return address | UInt64(advertisement.addressType.rawValue) << 48
+    }
+
+    /// Counts a beacon frame and, when the controller reported its RSSI, passes on its observation.
+    private mutating func emit(_ identity: BeaconIdentity, measuredPower: Int, rssi: Int8?, telemetry: EddystoneTelemetry?, at time: Timestamp,
                                _ observation: (BeaconObservation) -> Void) {
-        statistics.iBeaconFrames += 1
+        if identity.format == .iBeacon { statistics.iBeaconFrames += 1 }
         guard let rssi else { return }
         statistics.observations += 1
-        observation(BeaconObservation(identity: identity, rssi: Int(rssi), measuredPower: Int(measuredPower), timestamp: time, scannerID: scannerID))
+        observation(BeaconObservation(identity: identity, rssi: Int(rssi), measuredPower: measuredPower, timestamp: time, scannerID: scannerID,
+                                      telemetry: telemetry))
     }
 }

@@ -51,6 +51,8 @@ public final class BeaconScanner: Sendable {
         public var reconnect = ReconnectPolicy()
         /// How multi-report legacy events are read; `.reportByReport` is what controllers send.
         public var reportLayout: LEAdvertisingReportLayout = .reportByReport
+        /// Custom beacon layouts (Android Beacon Library syntax) tried after the built-in formats.
+        public var beaconLayouts: [BeaconLayout] = []
 
         public init() {}
 
@@ -147,7 +149,7 @@ public final class BeaconScanner: Sendable {
         self.makeTransport = transportFactory
         inner = Mutex(Inner(pipeline: BeaconReportPipeline(scannerID: configuration.scannerID,
                                                            deduplicator: ScanResponseDeduplicator(window: configuration.repeatWindow),
-                                                           layout: configuration.reportLayout)))
+                                                           layout: configuration.reportLayout, layouts: configuration.beaconLayouts)))
     }
 
     /// Scans through the transport `specification` names (`hci0`, `tcp:HOST:PORT`, `serial:PATH`).

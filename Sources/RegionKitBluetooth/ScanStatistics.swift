@@ -17,7 +17,11 @@ public struct ScanStatistics: Hashable, Sendable {
     public var scanResponseRepeats = 0
     /// Frames whose data decodes as an iBeacon.
     public var iBeaconFrames = 0
-    /// iBeacon frames handed to the ``LocationManager`` (those with an RSSI).
+    /// Frames whose data decodes as an AltBeacon or Eddystone-UID (or a configured layout's beacon).
+    public var otherBeaconFrames = 0
+    /// Unencrypted Eddystone-TLM frames (kept per transmitter address and attached to its beacon).
+    public var telemetryFrames = 0
+    /// Beacon frames handed to the ``LocationManager`` (those with an RSSI).
     public var observations = 0
     /// Advertising report events that could not be decoded (damaged packets).
     public var malformedEvents = 0

@@ -15,6 +15,10 @@ public struct Beacon: Hashable, Sendable, Codable {
     public var rssi: Int
     /// When this beacon was last heard.
     public var timestamp: Timestamp
+    /// The latest Eddystone-TLM telemetry of the transmitter (battery, temperature), if any.
+    public var telemetry: EddystoneTelemetry?
+    /// iBeacon, AltBeacon or Eddystone-UID.
+    public var format: BeaconFormat { identity.format }
 
     public var uuid: UUID { identity.uuid }
     public var major: UInt16 { identity.major }
@@ -22,7 +26,9 @@ public struct Beacon: Hashable, Sendable, Codable {
     /// Whether the beacon was heard during the last ranging interval.
     public var isHeard: Bool { rssi != 0 }
 
-    public init(identity: BeaconIdentity, proximity: Proximity, accuracy: Double, rssi: Int, timestamp: Timestamp) {
+    public init(identity: BeaconIdentity, proximity: Proximity, accuracy: Double, rssi: Int, timestamp: Timestamp,
+                telemetry: EddystoneTelemetry? = nil) {
+        self.telemetry = telemetry
         self.identity = identity
         self.proximity = proximity
         self.accuracy = accuracy

@@ -1,4 +1,4 @@
-/// One sighting of an iBeacon frame by a scanner: what every radio, simulator and replay produces.
+/// One sighting of a beacon frame (iBeacon, AltBeacon, Eddystone-UID) by a scanner: what every radio, simulator and replay produces.
 ///
 /// ```swift
 /// let seen = BeaconObservation(identity: id, rssi: -67, measuredPower: -59, timestamp: now, scannerID: "Room201")
@@ -13,13 +13,17 @@ public struct BeaconObservation: Hashable, Sendable, Codable {
     public var timestamp: Timestamp
     /// Which scanner heard it (gateway deployments); `nil` for a single local radio.
     public var scannerID: String?
+    /// The latest Eddystone-TLM telemetry heard from the same transmitter address, if any.
+    public var telemetry: EddystoneTelemetry?
 
-    public init(identity: BeaconIdentity, rssi: Int, measuredPower: Int? = nil, timestamp: Timestamp, scannerID: String? = nil) {
+    public init(identity: BeaconIdentity, rssi: Int, measuredPower: Int? = nil, timestamp: Timestamp, scannerID: String? = nil,
+                telemetry: EddystoneTelemetry? = nil) {
         self.identity = identity
         self.rssi = rssi
         self.measuredPower = measuredPower
         self.timestamp = timestamp
         self.scannerID = scannerID
+        self.telemetry = telemetry
     }
 
     /// The measured power to use for distance estimates.

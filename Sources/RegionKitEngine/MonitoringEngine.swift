@@ -62,22 +62,27 @@ public struct MonitoringEngine: Sendable {
     var wakeRequestAt: Timestamp?
     var nearest: [BeaconIdentity: NearestScannerState] = [:]
 
-    /// A beacon-index key: a constraint's UUID, major and minor (`nil`: any).
+    /// A beacon-index key: a constraint's format, UUID, major and minor (`nil`: any). An
+    /// Eddystone-UID namespace-only constraint keys on the namespace with the instance bytes zeroed
+    /// and no major/minor; a namespace+instance one on the full 16 bytes with major = minor = 0.
     struct BeaconMatchKey: Hashable, Sendable {
         var uuid: UUID
         var major: UInt16?
         var minor: UInt16?
+        var format: BeaconFormat
 
         init(_ constraint: BeaconIdentityConstraint) {
             uuid = constraint.uuid
             major = constraint.major
             minor = constraint.minor
+            format = constraint.format
         }
 
-        init(uuid: UUID, major: UInt16?, minor: UInt16?) {
+        init(uuid: UUID, major: UInt16?, minor: UInt16?, format: BeaconFormat) {
             self.uuid = uuid
             self.major = major
             self.minor = minor
+            self.format = format
         }
 
         /// One mix of the UUID's two words with major and minor (an absent one hashes as
@@ -86,7 +91,7 @@ public struct MonitoringEngine: Sendable {
             let words = withUnsafeBytes(of: uuid.uuid) { ($0.loadUnaligned(as: UInt64.self), $0.loadUnaligned(fromByteOffset: 8, as: UInt64.self)) }
             let major = UInt64(major.map(UInt32.init) ?? .max), minor = UInt64(minor.map(UInt32.init) ?? .max)
             hasher.combine(words.0)
-            hasher.combine(words.1 ^ (major << 32 | minor) &* 0x9E37_79B9_7F4A_7C15)
+            hasher.combine(words.1 ^ (major << 32 | minor) &* 0x9E37_79B9_7F4A_7C15 ^ UInt64(format.rawValue))
         }
     }
 

@@ -20,6 +20,8 @@ public struct RangingSession: Hashable, Sendable, Codable {
         public var lastHeard: Timestamp
         public var intervalRSSISum: Double = 0
         public var intervalSamples: Int = 0
+        /// The latest telemetry that came with a sighting.
+        public var telemetry: EddystoneTelemetry?
     }
 
     public let constraint: BeaconIdentityConstraint
@@ -47,6 +49,7 @@ public struct RangingSession: Hashable, Sendable, Codable {
         track.lastHeard = max(track.lastHeard, observation.timestamp)
         track.intervalRSSISum += Double(observation.rssi)
         track.intervalSamples += 1
+        if let telemetry = observation.telemetry { track.telemetry = telemetry }
         tracks[observation.identity] = track
     }
 
@@ -64,14 +67,15 @@ public struct RangingSession: Hashable, Sendable, Codable {
                     proximity: profile.proximityThresholds.proximity(forAccuracy: accuracy),
                     accuracy: accuracy,
                     rssi: Int(meanRSSI.rounded()),
-                    timestamp: track.lastHeard))
+                    timestamp: track.lastHeard,
+                    telemetry: track.telemetry))
                 track.intervalRSSISum = 0
                 track.intervalSamples = 0
                 tracks[identity] = track
             } else if now - track.lastHeard > profile.rangingRetention {
                 tracks[identity] = nil
             } else {
-                beacons.append(Beacon(identity: identity, proximity: .unknown, accuracy: -1, rssi: 0, timestamp: track.lastHeard))
+                beacons.append(Beacon(identity: identity, proximity: .unknown, accuracy: -1, rssi: 0, timestamp: track.lastHeard, telemetry: track.telemetry))
             }
         }
         nextDelivery = nextDelivery + profile.rangingInterval

@@ -74,10 +74,25 @@ public enum ServiceSource: Hashable, Sendable {
         public var device: String
         /// Reported as the scanner of each sighting (a room, for scanner-bound regions).
         public var scannerID: String?
+        /// Vendor beacon formats as Android Beacon Library layouts (`layouts: ["m:2-3=1234,i:4-19,i:20-21,i:22-23,p:24-24"]`),
+        /// tried after iBeacon, AltBeacon and Eddystone.
+        public var layouts: [String]?
 
-        public init(device: String, scannerID: String? = nil) {
+        public init(device: String, scannerID: String? = nil, layouts: [String]? = nil) {
             self.device = device
             self.scannerID = scannerID
+            self.layouts = layouts
+        }
+
+        /// The parsed layouts; the error names the layout's index and the term at fault.
+        public func beaconLayouts() throws(RegionKitError) -> [BeaconLayout] {
+            var parsed: [BeaconLayout] = []
+            for (index, text) in (layouts ?? []).enumerated() {
+                do { parsed.append(try BeaconLayout(text)) } catch {
+                    throw RegionKitError(.invalidArgument, "layouts[\(index)]: \(error.message)")
+                }
+            }
+            return parsed
         }
     }
 
@@ -136,10 +151,14 @@ public enum ServiceSource: Hashable, Sendable {
         case .simulator(let simulator): Self.speedProblem(simulator.speed)
         case .gateway(let gateway): Self.speedProblem(gateway.speed)
             ?? gateway.reorderWindow.flatMap { $0.isFinite && (0...3600).contains($0) ? nil : "reorderWindow \($0) must be within 0...3600 seconds" }
-        case .hci(let hci): hci.device.isEmpty ? "device must not be empty" : nil
+        case .hci(let hci): hci.device.isEmpty ? "device must not be empty" : Self.layoutProblem(hci)
         case .gpsd: nil
         case .mqtt(let mqtt): mqtt.problem
         }
+    }
+
+    private static func layoutProblem(_ hci: HCI) -> String? {
+        do { _ = try hci.beaconLayouts(); return nil } catch { return error.message }
     }
 
     private static func speedProblem(_ speed: Double?) -> String? {
@@ -176,3 +195,4 @@ extension ServiceSource: Codable {
         }
     }
 }
+

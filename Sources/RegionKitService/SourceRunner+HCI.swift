@@ -19,6 +19,7 @@ extension SourceRunner {
         }
         var configuration = BeaconScanner.Configuration()
         configuration.scannerID = settings.scannerID
+        configuration.beaconLayouts = try settings.beaconLayouts()
         let policy = configuration.reconnect
         var attempt = 0
         // Counters of the scanners replaced so far (each start attempt is a fresh scanner).

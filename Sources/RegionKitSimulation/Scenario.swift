@@ -105,6 +105,11 @@ public struct Scenario: Hashable, Sendable, Codable {
         public var notifyOnEntry: Bool?
         public var notifyOnExit: Bool?
         public var notifyEntryStateOnDisplay: Bool?
+        /// `ibeacon` (default), `altbeacon` (uuid/major/minor = id1/id2/id3) or `eddystone-uid`
+        /// (with ``namespace`` and optionally ``instance``, hex).
+        public var format: String?
+        public var namespace: String?
+        public var instance: String?
 
         public init(identifier: String, uuid: String? = nil, major: UInt16? = nil, minor: UInt16? = nil,
                     latitude: Double? = nil, longitude: Double? = nil, radius: Double? = nil,
@@ -123,6 +128,34 @@ public struct Scenario: Hashable, Sendable, Codable {
 
         /// The validated region.
         public func region() throws -> Region {
+            let kind = try format.map { text -> BeaconFormat in
+                guard let kind = BeaconFormat(name: text) else {
+                    throw RegionKitError(.invalidRegion, "region '\(identifier)': format '\(text)' is not ibeacon, altbeacon or eddystone-uid")
+                }
+                return kind
+            } ?? (namespace != nil ? .eddystoneUID : .iBeacon)
+            if kind == .eddystoneUID {
+                guard let namespace, uuid == nil, major == nil, minor == nil, latitude == nil, longitude == nil, radius == nil else {
+                    throw RegionKitError(.invalidRegion, "region '\(identifier)': an eddystone-uid region takes namespace (and instance) only")
+                }
+                let constraint: BeaconIdentityConstraint
+                do { constraint = try BeaconIdentityConstraint(eddystoneNamespace: namespace, instance: instance) } catch let error as RegionKitError {
+                    throw RegionKitError(.invalidRegion, "region '\(identifier)': \(error.message)")
+                }
+                return .beacon(try BeaconRegion(identifier: identifier, constraint: constraint, notifyOnEntry: notifyOnEntry ?? true,
+                                                notifyOnExit: notifyOnExit ?? true, notifyEntryStateOnDisplay: notifyEntryStateOnDisplay ?? false))
+            }
+            if namespace != nil || instance != nil {
+                throw RegionKitError(.invalidRegion, "region '\(identifier)': namespace/instance go with format eddystone-uid")
+            }
+            if kind == .altBeacon, let uuid {
+                guard latitude == nil, longitude == nil, radius == nil, let id1 = UUID(flexibleString: uuid) else {
+                    throw RegionKitError(.invalidRegion, "region '\(identifier)': an altbeacon region needs uuid (id1, 32 hex digits) and no latitude/longitude/radius")
+                }
+                return .beacon(try BeaconRegion(identifier: identifier, constraint: BeaconIdentityConstraint(uuid: id1, major: major, minor: minor, format: .altBeacon),
+                                                notifyOnEntry: notifyOnEntry ?? true, notifyOnExit: notifyOnExit ?? true,
+                                                notifyEntryStateOnDisplay: notifyEntryStateOnDisplay ?? false))
+            }
             if let uuid {
                 guard latitude == nil, longitude == nil, radius == nil else {
                     throw RegionKitError(.invalidRegion, "region '\(identifier)': give either uuid (beacon region) or latitude/longitude/radius (circular region), not both")

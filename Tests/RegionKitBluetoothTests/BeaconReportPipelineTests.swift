@@ -15,7 +15,16 @@ struct BeaconReportPipelineTests {
 
     static func randomData(_ rng: inout SeededRandom) -> [UInt8] {
         let identity = BeaconIdentity(uuid: uuid, major: UInt16.random(in: 0...3, using: &rng), minor: UInt16.random(in: 0...3, using: &rng))
-        var data = IBeaconFrame(identity: identity, measuredPower: Int8.random(in: -70 ... -50, using: &rng)).advertisingData()
+        let power = Int8.random(in: -70 ... -50, using: &rng)
+        var data: [UInt8]
+        switch Int.random(in: 0..<8, using: &rng) {
+        case 0: data = AltBeaconFrame(identity: identity, referenceRSSI: power).advertisingData()
+        case 1: data = EddystoneFrame.uid(EddystoneUIDFrame(identity: BeaconIdentity(uuid: uuid, major: 0, minor: identity.minor, format: .eddystoneUID),
+                                                            rangingData: power)).advertisingData()
+        case 2: data = EddystoneFrame.tlm(EddystoneTelemetry(batteryMillivolts: UInt16(3000 + identity.minor), temperatureRaw: Int16(identity.major) << 8,
+                                                             advertisingCount: UInt32(identity.minor), uptimeDeciseconds: 10)).advertisingData()
+        default: data = IBeaconFrame(identity: identity, measuredPower: power).advertisingData()
+        }
         switch Int.random(in: 0..<10, using: &rng) {
         case 0: data[6] = 0x4D                                    // another company
         case 1: data[7] = 0x03                                    // another Apple type
@@ -76,6 +85,9 @@ struct BeaconReportPipelineTests {
             }
             #expect(fastSeen == fullSeen, "seed \(seed)")
             #expect(fast.statistics == full.statistics, "seed \(seed)")
+            #expect(fast.telemetry == full.telemetry, "seed \(seed)")
+            #expect(fast.statistics.otherBeaconFrames > 200 && fast.statistics.telemetryFrames > 100, "seed \(seed): \(fast.statistics)")
+            #expect(fastSeen.contains { $0.identity.format == .eddystoneUID && $0.telemetry != nil }, "seed \(seed): no telemetry attached")
             #expect(fast.statistics.scanResponseRepeats > 50 && fast.statistics.observations > 500 && fast.statistics.malformedEvents > 20,
                     "seed \(seed): the stream exercised too little: \(fast.statistics)")
         }
@@ -103,4 +115,54 @@ struct BeaconReportPipelineTests {
         #expect(seen == [BeaconObservation(identity: frame.identity, rssi: -70, measuredPower: -61, timestamp: Timestamp(seconds: 3), scannerID: "hall")])
         #expect(pipeline.statistics.iBeaconFrames == 1 && pipeline.statistics.frames == 1)
     }
+
+    @Test("an Eddystone-TLM frame attaches to the next beacon observation from the same address only")
+    func telemetryByAddress() throws {
+        let uid = EddystoneFrame.uid(EddystoneUIDFrame(identity: try #require(BeaconIdentity(eddystoneNamespace: [UInt8](repeating: 0x11, count: 10),
+                                                                                          instance: [0, 0, 0, 0, 0, 7])), rangingData: -20))
+        let tlm = EddystoneTelemetry(batteryMillivolts: 2900, temperatureRaw: 0x1740, advertisingCount: 5, uptimeDeciseconds: 50)
+        func event(_ data: [UInt8], address last: UInt8) -> [UInt8] {
+            [0x3E,                                  // LE Meta event
+             UInt8(12 + data.count),                // parameter length
+             0x02,                                  // LE Advertising Report
+             0x01,                                  // Num_Reports
+             0x03,                                  // ADV_NONCONN_IND
+             0x00,                                  // public address
+             last, 0x00, 0x00, 0xEE, 0xFF, 0xC0,    // C0:FF:EE:00:00:<last>, LSB first
+             UInt8(data.count)] + data + [0xC4]      // Data_Length, Data, RSSI −60
+        }
+        var pipeline = BeaconReportPipeline(scannerID: nil)
+        var seen: [BeaconObservation] = []
+        for (step, packet) in [event(uid.advertisingData(), address: 1),                       // before any TLM: none attached
+                               event(EddystoneFrame.tlm(tlm).advertisingData(), address: 1),   // TLM from ...:01
+                               event(uid.advertisingData(), address: 1),                       // attached
+                               event(uid.advertisingData(), address: 2)].enumerated() {        // another address: not attached
+            packet.withUnsafeBytes { pipeline.process(event: $0, at: Timestamp(seconds: Double(step))) { seen.append($0) } }
+        }
+        #expect(seen.map(\.telemetry) == [nil, tlm, nil])
+        #expect(seen.allSatisfy { $0.identity == BeaconFrame.eddystone(uid).identity && $0.measuredPower == -61 && $0.rssi == -60 })
+        #expect(pipeline.statistics.telemetryFrames == 1 && pipeline.statistics.otherBeaconFrames == 3 && pipeline.statistics.iBeaconFrames == 0)
+    }
+
+    @Test("a custom layout's beacon becomes an observation when its identifiers have a format's shape")
+    func customLayoutObservation() throws {
+        // A vendor frame: company 0x0059, code 0x1234, id1 16 bytes, id2, id3, power (AltBeacon-shaped ids).
+        let layout = try BeaconLayout("m:2-3=1234,i:4-19,i:20-21,i:22-23,p:24-24")
+        let data: [UInt8] = [0x1A, 0xFF, 0x59, 0x00, 0x12, 0x34] + IBeaconFrameTestsUUID.bytes + [0x00, 0x05, 0x00, 0x06, 0xC5]
+        var event: [UInt8] = [0x3E, UInt8(12 + data.count), 0x02, 0x01, 0x03, 0x00, 1, 0, 0, 0, 0, 0xC0, UInt8(data.count)] + data + [0xC4]
+        var pipeline = BeaconReportPipeline(scannerID: nil, layouts: [layout])
+        var seen: [BeaconObservation] = []
+        event.withUnsafeBytes { pipeline.process(event: $0, at: .zero) { seen.append($0) } }
+        #expect(seen.map(\.identity) == [BeaconIdentity(uuid: Self.uuid, major: 5, minor: 6, format: .altBeacon)])
+        #expect(seen.first?.measuredPower == -59)
+        event[6] = 2
+        var without = BeaconReportPipeline(scannerID: nil)
+        event.withUnsafeBytes { without.process(event: $0, at: .zero) { seen.append($0) } }
+        #expect(seen.count == 1)
+    }
+}
+
+/// The 16 bytes of ``BeaconReportPipelineTests/uuid``.
+enum IBeaconFrameTestsUUID {
+    static let bytes: [UInt8] = withUnsafeBytes(of: BeaconReportPipelineTests.uuid.uuid) { Array($0) }
 }

@@ -38,7 +38,7 @@ struct SightingMessageDecoderTests {
 
     @Test(arguments: [
         #"{"id":"apple:1005:9-26","rssi":-60}"#,          // a phone's fingerprint
-        #"{"id":"altBeacon:abc-1-2","rssi":-60}"#,
+        #"{"id":"md:0059:26","rssi":-60}"#,                 // other manufacturer data (altBeacon: ids are read now)
         #"{"id":"my-keys","rssi":-60}"#,                  // a user alias
     ])
     func espresenseOtherIdsAreIgnored(json: String) throws {

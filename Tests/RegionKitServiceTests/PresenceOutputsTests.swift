@@ -113,6 +113,23 @@ struct PresenceOutputsTests {
         #expect(tracker.messages(for: ranged(-1, rssi: 0), at: Timestamp(seconds: 80)) { _ in "hall" }.isEmpty, "a silent beacon publishes nothing")
     }
 
+    @Test func eddystoneBeaconAttributesCarryFormatAndTelemetry() throws {
+        var tracker = PresenceRangingTracker(topics: Self.topics, mqttRoom: false)
+        let eddy = try #require(BeaconIdentity(eddystoneNamespace: [0x8B, 0x0C, 0xA7, 0x50, 0xE7, 0xA7, 0x4E, 0x14, 0xBD, 0x99], instance: [0, 0, 0, 0, 0, 0xA1]))
+        let telemetry = EddystoneTelemetry(batteryMillivolts: 3000, temperatureRaw: 0x1880, advertisingCount: 256, uptimeDeciseconds: 600)
+        let beacon = Beacon(identity: eddy, proximity: .near, accuracy: 1.5, rssi: -66, timestamp: .zero, telemetry: telemetry)
+        let messages = tracker.messages(for: [beacon], at: Timestamp(seconds: 1)) { _ in "shop" }
+        #expect(messages.map(\.topic) == ["regionkit/home/beacons/eddystone-8b0ca750e7a74e14bd99-0000000000a1/distance",
+                                           "regionkit/home/beacons/eddystone-8b0ca750e7a74e14bd99-0000000000a1/attributes"])
+        let attributes = try Self.object(messages[1])
+        #expect(attributes["format"] as? String == "eddystone-uid" && attributes["namespace"] as? String == "8b0ca750e7a74e14bd99")
+        #expect(attributes["battery_mv"] as? Int == 3000 && attributes["temperature"] as? Double == 24.5 && attributes["uptime"] as? Double == 60)
+        // An AltBeacon with an iBeacon's bytes gets its own topics.
+        let alt = BeaconIdentity(uuid: Self.uuid, major: 1, minor: 2, format: .altBeacon)
+        #expect(PresenceTopics.beaconKey(alt) != PresenceTopics.beaconKey(Self.beacon))
+        #expect(HomeAssistantDiscovery(topics: Self.topics).beaconConfigs(eddy).allSatisfy { !$0.text.contains("iBeacon") })
+    }
+
     @Test func configurationRejectsInlinePasswordsAndReadsTheFile() throws {
         let yaml = Data(#"{"url":"mqtt://127.0.0.1:1883","username":"rk","password":"hunter2"}"#.utf8)
         let inline = try JSONDecoder().decode(MQTTHubConfiguration.self, from: yaml)

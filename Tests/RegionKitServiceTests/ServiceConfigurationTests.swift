@@ -71,6 +71,24 @@ struct ServiceConfigurationTests {
         #expect(try JSONDecoder().decode(ServiceSource.self, from: data) == source)
     }
 
+    @Test("Regions of every format and vendor layouts for an hci source")
+    func formatsInConfiguration() throws {
+        let configuration = try ServiceConfiguration.decode("""
+            sources:
+              - hci: {device: hci0, layouts: ["m:2-3=1234,i:4-19,i:20-21,i:22-23,p:24-24"]}
+            regions:
+              - {identifier: hall, format: altbeacon, uuid: E2C56DB5-DFFB-48D2-B060-D0F5A71096E0, major: 1}
+              - {identifier: shop, format: eddystone-uid, namespace: 8b0ca750e7a74e14bd99}
+              - {identifier: shelf, namespace: 8b0ca750e7a74e14bd99, instance: 0000000000a1}
+            """, path: Self.path)
+        let regions = try configuration.monitoredRegions()
+        let constraints = regions.compactMap { region -> String? in if case .beacon(let beacon) = region { return beacon.constraint.description } else { return nil } }
+        #expect(constraints == ["altbeacon:E2C56DB5-DFFB-48D2-B060-D0F5A71096E0:1", "eddystone-uid:8b0ca750e7a74e14bd99",
+                                "eddystone-uid:8b0ca750e7a74e14bd99:0000000000a1"])
+        guard case .hci(let hci) = configuration.sources.first else { Issue.record("not hci"); return }
+        #expect(try hci.beaconLayouts().first?.format == .altBeacon)
+    }
+
     @Test("Errors name the file and the field", arguments: [
         ("sources:\n  - simulator: {speed: 2}\n", "missing field 'scenario' at sources[0].simulator"),
         ("sources:\n  - {simulator: {scenario: museum}, gpsd: {}}\n", "sources[0]: must be exactly one of: simulator, gateway, hci, gpsd, mqtt"),
@@ -104,6 +122,9 @@ struct ServiceConfigurationTests {
         ("sources:\n  - gpsd: {}\nregions:\n  - {identifier: x}\n", "regions[0]:"),
         ("sources:\n  - gpsd: {}\nhooks: {onEnter: [], onExit: [], webhooks: [{url: 'ftp://x'}]}\n", "hooks.webhooks: 'ftp://x' is not an http(s) URL"),
         ("sources: [\n", "not valid YAML"),
+        ("sources:\n  - hci: {device: hci0, layouts: ['m:2-3=beac']}\n", "sources[0].hci"),
+        ("sources:\n  - gpsd: {}\nregions:\n  - {identifier: x, format: eddystone-uid, namespace: 8b0c}\n", "not 20 hex digits"),
+        ("sources:\n  - gpsd: {}\nregions:\n  - {identifier: x, format: zigbee, uuid: E2C56DB5-DFFB-48D2-B060-D0F5A71096E0}\n", "format 'zigbee'"),
     ])
     func errors(text: String, expected: String) throws {
         let error = #expect(throws: RegionKitError.self) { try ServiceConfiguration.decode(text, path: Self.path) }

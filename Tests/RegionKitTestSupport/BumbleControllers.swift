@@ -48,13 +48,15 @@ public final class BumbleControllers: @unchecked Sendable {
     private let reader: Thread
 
     /// Launches `count` exposed controllers (on `ports` if given, else free ones).
+    /// `rawBeacons`: advertising data per beacon as hex, several frames comma-separated (sent in turn).
     public init(controllers count: Int = 1, ports: [UInt16]? = nil, legacyOnly: Bool = false, iBeacons: [String] = [],
-         beaconsPaused: Bool = false, scanJSON: Bool = false, intervalMilliseconds: Double = 100) throws {
+         rawBeacons: [String] = [], beaconsPaused: Bool = false, scanJSON: Bool = false, intervalMilliseconds: Double = 100) throws {
         guard let python = Self.python else { throw TestFailure("\(Self.pythonVariable) is unset") }
         self.ports = try ports ?? (0..<count).map { _ in try Loopback.freePort() }
         var arguments = [Self.script] + self.ports.map { "tcp-server:127.0.0.1:\($0)" }
         if legacyOnly { arguments.append("--legacy-only") }
         for beacon in iBeacons { arguments += ["--advertise-ibeacon", beacon] }
+        for beacon in rawBeacons { arguments += ["--advertise-raw", beacon] }
         if beaconsPaused { arguments.append("--beacons-paused") }
         if scanJSON { arguments.append("--scan-json") }
         arguments += ["--interval-ms", String(intervalMilliseconds)]

@@ -6,7 +6,8 @@ software controller as H4 over TCP; a host (our Swift TCPTransport) connects to
 it and talks HCI. All controllers share one ``LocalLink``: what one advertises,
 the others can scan.
 
-``--advertise-ibeacon UUID:MAJOR:MINOR:POWER`` adds a controller that is NOT
+``--advertise-raw HEX[,HEX...]`` adds a controller advertising those bytes (in turn,
+``--rotate-ms`` each). ``--advertise-ibeacon UUID:MAJOR:MINOR:POWER`` adds a controller that is NOT
 exposed, driven in-process by a Bumble host (``bumble.device.Device``) that
 advertises that iBeacon as legacy ADV_NONCONN_IND every ``--interval-ms``.
 
@@ -210,6 +211,39 @@ async def run(arguments: argparse.Namespace) -> int:
         beacon_devices.append((device, ibeacon_advertising_data(spec)))
         beacons.append({"ibeacon": spec, "address": address, "interval_ms": arguments.interval_ms})
 
+    # Raw beacons: advertising data given as hex (a test's own bytes, e.g. AltBeacon or Eddystone);
+    # several frames separated by commas are sent in turn, switching every --rotate-ms (one
+    # transmitter address interleaving e.g. Eddystone-UID and -TLM, as real beacons do).
+    raw_frames = []
+    for index, spec in enumerate(arguments.advertise_raw or []):
+        address = f"C0:FF:EE:00:01:{index + 1:02X}"
+        try:
+            frames = [bytes.fromhex(part) for part in spec.split(",")]
+        except ValueError as error:
+            raise SystemExit(f"controllers.py: bad --advertise-raw '{spec}': {error}")
+        if any(len(frame) > 31 for frame in frames):
+            raise SystemExit(f"controllers.py: bad --advertise-raw '{spec}': legacy advertising data is at most 31 bytes")
+        controller = Controller(f"raw{index}", link=link, public_address=address)
+        controller.le_features &= ~hci.LeFeatureMask.LE_EXTENDED_ADVERTISING
+        device = Device(address=hci.Address(address), host=Host(controller, AsyncPipeSink(controller)))
+        await device.power_on()
+        beacon_devices.append((device, frames[0]))
+        raw_frames.append((device, frames))
+        beacons.append({"raw": spec, "address": address, "interval_ms": arguments.interval_ms})
+
+    async def rotate() -> None:
+        turn = 0
+        while True:
+            await asyncio.sleep(arguments.rotate_ms / 1000.0)
+            turn += 1
+            for device, frames in raw_frames:
+                if len(frames) > 1:
+                    await device.host.send_command(
+                        hci.HCI_LE_Set_Advertising_Data_Command(advertising_data=frames[turn % len(frames)]))
+
+    if any(len(frames) > 1 for _, frames in raw_frames):
+        asyncio.ensure_future(rotate())
+
     async def start_beacons() -> None:
         for device, data in beacon_devices:
             await device.start_advertising(
@@ -271,6 +305,9 @@ def main() -> int:
                         help="clear LE extended advertising on the exposed controllers (legacy reports)")
     parser.add_argument("--advertise-ibeacon", action="append", metavar="UUID:MAJOR:MINOR:POWER",
                         help="add an unexposed controller advertising this iBeacon (repeatable)")
+    parser.add_argument("--advertise-raw", action="append", metavar="HEX[,HEX...]",
+                        help="add an unexposed controller advertising these advertising data bytes, in turn (repeatable)")
+    parser.add_argument("--rotate-ms", type=float, default=250.0, help="how long each --advertise-raw frame is sent (default 250)")
     parser.add_argument("--interval-ms", type=float, default=100.0, help="beacon advertising interval (default 100)")
     parser.add_argument("--beacons-paused", action="store_true",
                         help="set the beacons up without advertising; SIGUSR1 starts them, SIGUSR2 stops them")

@@ -2,7 +2,8 @@ import Foundation
 import RegionKitCore
 
 /// An ESPresense room node's sighting: topic `espresense/devices/<id>/<room>`, a JSON object with
-/// `id` (`iBeacon:<uuid>-<major>-<minor>` for iBeacons), `rssi` (filtered, may have decimals),
+/// `id` (`iBeacon:<uuid>-<major>-<minor>` for iBeacons, `altBeacon:<id1>-<id2>-<id3>` for AltBeacons,
+/// `eddy:<namespace hex>-<instance hex>` for Eddystone-UID), `rssi` (filtered, may have decimals),
 /// `rssi@1m` (the frame's measured power, or the node's calibration), `distance`, and more that
 /// RegionKit does not need. The room (last topic level) is the scanner.
 ///
@@ -25,9 +26,19 @@ public enum ESPresenseMessage {
         guard let id = try SightingMessageDecoder.optionalString(fields[0], "id") else {
             throw SightingMessageError(.missingField, "missing field 'id'")
         }
-        guard id.hasPrefix("iBeacon:") else { return .ignored("not an iBeacon id") }
-        guard let identity = identity(fromID: id) else {
-            throw SightingMessageError(.malformedField, "field 'id' '\(id.prefix(80))' is not iBeacon:<uuid>-<major>-<minor>")
+        let identity: BeaconIdentity
+        if id.hasPrefix("iBeacon:") || id.hasPrefix("altBeacon:") {
+            guard let parsed = Self.identity(fromID: id) else {
+                throw SightingMessageError(.malformedField, "field 'id' '\(id.prefix(80))' is not \(id.hasPrefix("i") ? "iBeacon" : "altBeacon"):<uuid>-<major>-<minor>")
+            }
+            identity = parsed
+        } else if id.hasPrefix("eddy:") {
+            guard let parsed = Self.eddystoneIdentity(fromID: id) else {
+                throw SightingMessageError(.malformedField, "field 'id' '\(id.prefix(80))' is not eddy:<namespace, 20 hex digits>-<instance, 12 hex digits>")
+            }
+            identity = parsed
+        } else {
+            return .ignored("not an iBeacon, AltBeacon or Eddystone id")
         }
         let rssi = try SightingMessageDecoder.integer(fields[1], "rssi", in: SightingMessageDecoder.rssiRange)
         let power = try SightingMessageDecoder.measuredPower(fields[2], "rssi@1m")
@@ -39,16 +50,40 @@ public enum ESPresenseMessage {
         return .sightings([BeaconObservation(identity: identity, rssi: rssi, measuredPower: power, timestamp: now, scannerID: name)])
     }
 
-    /// The iBeacon identity in an ESPresense id, `nil` if it is not `iBeacon:<uuid>-<major>-<minor>`
-    /// (the UUID dashed or as 32 hex digits, any case; major and minor decimal, 0...65535).
+    /// The iBeacon or AltBeacon identity in an ESPresense id, `nil` if it is not
+    /// `iBeacon:<uuid>-<major>-<minor>` or `altBeacon:<id1>-<id2>-<id3>` (the UUID dashed or as 32
+    /// hex digits, any case; the numbers decimal, 0...65535).
     public static func identity(fromID id: String) -> BeaconIdentity? {
         var text = id
+        if id.hasPrefix("altBeacon:") { return text.withUTF8 { parse($0, prefix: "altBeacon:", format: .altBeacon) } }
         return text.withUTF8 { parse($0) }
     }
 
+    /// The Eddystone-UID identity in an ESPresense id `eddy:<namespace>-<instance>`. ESPresense's
+    /// `BleFingerprint::fingerprintServiceData` prints the namespace with its fifth byte twice (22
+    /// hex digits; its format string repeats `strServiceData[6]`); both that and the correct 20
+    /// digits are read (the repeated byte must equal the one before it).
+    public static func eddystoneIdentity(fromID id: String) -> BeaconIdentity? {
+        guard id.hasPrefix("eddy:") else { return nil }
+        let parts = id.dropFirst(5).split(separator: "-", omittingEmptySubsequences: false)
+        guard parts.count == 2, var namespace = BeaconIdentityConstraint.bytes(hex: String(parts[0])),
+              let instance = BeaconIdentityConstraint.bytes(hex: String(parts[1])), instance.count == 6 else { return nil }
+        if namespace.count == 11 {
+            guard namespace[4] == namespace[5] else { return nil }
+            namespace.remove(at: 5)
+        }
+        return BeaconIdentity(eddystoneNamespace: namespace, instance: instance)
+    }
+
+    /// The id ESPresense firmware gives an Eddystone-UID beacon (namespace byte 4 repeated, as it prints it).
+    public static func eddystoneID(for identity: BeaconIdentity) -> String {
+        var namespace = identity.namespace
+        namespace.insert(namespace[4], at: 5)
+        return "eddy:" + BeaconIdentity.hex(namespace) + "-" + BeaconIdentity.hex(identity.instance)
+    }
+
     /// Reads the id's bytes directly: this runs for every ESPresense message.
-    static func parse(_ bytes: UnsafeBufferPointer<UInt8>) -> BeaconIdentity? {
-        let prefix: StaticString = "iBeacon:"
+    static func parse(_ bytes: UnsafeBufferPointer<UInt8>, prefix: StaticString = "iBeacon:", format: BeaconFormat = .iBeacon) -> BeaconIdentity? {
         guard bytes.count > prefix.utf8CodeUnitCount else { return nil }
         for offset in 0..<prefix.utf8CodeUnitCount where bytes[offset] != prefix.utf8Start[offset] { return nil }
         var index = prefix.utf8CodeUnitCount
@@ -81,11 +116,15 @@ public enum ESPresenseMessage {
             return digits > 0 ? UInt16(value) : nil
         }
         guard let major = number(), let minor = number(), index == bytes.count else { return nil }
-        return BeaconIdentity(uuid: UUID(uuid: uuid), major: major, minor: minor)
+        return BeaconIdentity(uuid: UUID(uuid: uuid), major: major, minor: minor, format: format)
     }
 
     /// The id ESPresense gives an iBeacon: lowercase dashed UUID, decimal major and minor.
     public static func id(for identity: BeaconIdentity) -> String {
-        "iBeacon:\(identity.uuid.uuidString.lowercased())-\(identity.major)-\(identity.minor)"
+        switch identity.format {
+        case .iBeacon: "iBeacon:\(identity.uuid.uuidString.lowercased())-\(identity.major)-\(identity.minor)"
+        case .altBeacon: "altBeacon:\(identity.uuid.uuidString.lowercased())-\(identity.major)-\(identity.minor)"
+        case .eddystoneUID: eddystoneID(for: identity)
+        }
     }
 }

@@ -8,6 +8,8 @@ import RegionKitCore
 /// {"v":1,"scanner":"lobby","time":1763884800.250,
 ///  "sightings":[{"uuid":"E2C56DB5-DFFB-48D2-B060-D0F5A71096E0","major":1,"minor":2,"rssi":-67,"power":-59,"dt":-0.180}]}
 /// ```
+/// A sighting of another format than iBeacon adds `"format"` (`altbeacon`, `eddystone-uid`; see
+/// `BeaconFormat`), its id in `uuid`/`major`/`minor` as `BeaconIdentity` keeps it.
 /// `time` is the scanner's clock when it sent the batch (Unix seconds) and `dt` each sighting's
 /// time relative to it (≤ 0). The hub does not trust the scanner's absolute clock: a sighting is
 /// timed at the batch's arrival plus its `dt`, so the spacing the scanner saw is kept and clock
@@ -60,6 +62,7 @@ public struct ScannerBatch: Hashable, Sendable {
             if index > 0 { text += "," }
             text += #"{"uuid":""# + sighting.identity.uuid.uuidString + #"","major":\#(sighting.identity.major),"minor":\#(sighting.identity.minor),"rssi":\#(sighting.rssi)"#
             if let power = sighting.measuredPower { text += #","power":\#(power)"# }
+            if sighting.identity.format != .iBeacon { text += #","format":""# + sighting.identity.format.name + "\"" }
             text += #","dt":"# + String(format: "%.3f", sighting.offset) + "}"
         }
         text += "]}"
@@ -93,6 +96,7 @@ public struct ScannerBatch: Hashable, Sendable {
         var rssi: JSONScalar?
         var power: JSONScalar?
         var dt: JSONScalar?
+        var format: JSONScalar?
     }
 
     /// Decodes a batch; errors name the sighting's index and field.
@@ -127,7 +131,17 @@ public struct ScannerBatch: Hashable, Sendable {
                 throw SightingMessageError(item.dt == nil ? .missingField : .outOfRange,
                                            "field '\(field("dt"))' must be seconds before the batch's time (-\(Int(Self.maximumAge))...0)")
             }
-            sightings.append(Sighting(identity: BeaconIdentity(uuid: uuid, major: UInt16(major), minor: UInt16(minor)),
+            var format = BeaconFormat.iBeacon
+            if let name = try SightingMessageDecoder.optionalString(item.format, field("format")) {
+                guard let named = BeaconFormat(name: name) else {
+                    throw SightingMessageError(.malformedField, "field '\(field("format"))' '\(name.prefix(40))' is not ibeacon, altbeacon or eddystone-uid")
+                }
+                format = named
+            }
+            if format == .eddystoneUID && (major != 0 || minor != 0) {
+                throw SightingMessageError(.outOfRange, "fields '\(field("major"))' and '\(field("minor"))' must be 0 for an eddystone-uid sighting")
+            }
+            sightings.append(Sighting(identity: BeaconIdentity(uuid: uuid, major: UInt16(major), minor: UInt16(minor), format: format),
                                       rssi: rssi, measuredPower: power, offset: offset))
         }
         self.init(scanner: try SightingMessageDecoder.scannerName(scanner, from: "scanner"), time: time, sightings: sightings)

@@ -4,7 +4,10 @@ import RegionKitCore
 /// A Theengs Gateway / OpenMQTTGateway advertisement: topic `home/<gateway>/BTtoMQTT/<mac>`, a JSON
 /// object with `id` (the MAC), `rssi`, and either the raw `manufacturerdata` (hex, company id
 /// first, little-endian: an iBeacon starts `4c000215`), decoded here with RegionKit's own iBeacon
-/// codec, or the decoder's fields `uuid` (32 hex digits), `major`, `minor`, `txpower`. The gateway
+/// codec (an AltBeacon, company id then `beac`, with the AltBeacon codec), or the decoder's fields
+/// `uuid` (32 hex digits), `major`, `minor`, `txpower`; Eddystone arrives as `servicedatauuid`
+/// `0xfeaa` with `servicedata` (hex, the frame after the UUID), decoded with the Eddystone codec
+/// (UID frames are sightings; URL and TLM frames carry no identity and are ignored). The gateway
 /// (topic level before `BTtoMQTT`) is the scanner unless the configuration names one.
 ///
 /// ```swift
@@ -12,7 +15,7 @@ import RegionKitCore
 /// ```
 public enum TheengsMessage {
     /// The members read; every other one is validated and skipped.
-    static let keys = FlatJSONReader.Keys(["rssi", "manufacturerdata", "uuid", "major", "minor", "txpower"])
+    static let keys = FlatJSONReader.Keys(["rssi", "manufacturerdata", "uuid", "major", "minor", "txpower", "servicedata", "servicedatauuid"])
 
     static func decode(topic: String, payload: [UInt8], receivedAt now: Timestamp, scanner: String?) throws(SightingMessageError) -> SightingMessageDecoder.Outcome {
         let levels = topic.split(separator: "/", omittingEmptySubsequences: false)
@@ -20,8 +23,21 @@ public enum TheengsMessage {
         let fields = try FlatJSONReader.fields(of: payload, keys: keys)
         let (rssiField, manufacturerData, uuidField, majorField, minorField, txPower) = (fields[0], fields[1], fields[2], fields[3], fields[4], fields[5])
         var frame: IBeaconFrame?
+        var other: (identity: BeaconIdentity, power: Int)?
         if let hex = try SightingMessageDecoder.optionalString(manufacturerData, "manufacturerdata") {
             frame = try iBeacon(manufacturerData: hex)
+            if frame == nil, let alt = try altBeacon(manufacturerData: hex) { other = (alt.identity, Int(alt.referenceRSSI)) }
+        }
+        if frame == nil, other == nil, let uuidText = try SightingMessageDecoder.optionalString(fields[7], "servicedatauuid"),
+           uuidText.lowercased() == "0xfeaa" || uuidText.lowercased() == "feaa",
+           let hex = try SightingMessageDecoder.optionalString(fields[6], "servicedata") {
+            guard case .uid(let uid)? = try eddystone(serviceData: hex) else { return .ignored("an Eddystone frame without identity (URL or TLM)") }
+            other = (uid.identity, uid.measuredPower)
+        }
+        if let other {
+            let rssi = try SightingMessageDecoder.integer(rssiField, "rssi", in: SightingMessageDecoder.rssiRange)
+            let name = try gatewayName(topic: topic, levels: levels, marker: marker, scanner: scanner)
+            return .sightings([BeaconObservation(identity: other.identity, rssi: rssi, measuredPower: other.power, timestamp: now, scannerID: name)])
         }
         if frame == nil, let uuidText = try SightingMessageDecoder.optionalString(uuidField, "uuid") {
             guard let uuid = UUID(flexibleString: uuidText) else {
@@ -35,18 +51,50 @@ public enum TheengsMessage {
         }
         guard let frame else { return .ignored("not an iBeacon advertisement") }
         let rssi = try SightingMessageDecoder.integer(rssiField, "rssi", in: SightingMessageDecoder.rssiRange)
-        let name: String
-        if let scanner {
-            name = scanner
-        } else {
-            guard let marker, marker > levels.startIndex else {
-                throw SightingMessageError(.badTopic, "topic '\(topic.prefix(80))' has no gateway level before BTtoMQTT (set the source's scanner)")
-            }
-            name = try SightingMessageDecoder.scannerName(String(levels[marker - 1]), from: "gateway")
-        }
+        let name = try gatewayName(topic: topic, levels: levels, marker: marker, scanner: scanner)
         let power = Int(frame.measuredPower)
         return .sightings([BeaconObservation(identity: frame.identity, rssi: rssi, measuredPower: power == 0 ? nil : power,
                                              timestamp: now, scannerID: name)])
+    }
+
+    /// The scanner: the configured one, else the topic level before `BTtoMQTT`.
+    static func gatewayName(topic: String, levels: [Substring], marker: Int?, scanner: String?) throws(SightingMessageError) -> String {
+        if let scanner { return scanner }
+        guard let marker, marker > levels.startIndex else {
+            throw SightingMessageError(.badTopic, "topic '\(topic.prefix(80))' has no gateway level before BTtoMQTT (set the source's scanner)")
+        }
+        return try SightingMessageDecoder.scannerName(String(levels[marker - 1]), from: "gateway")
+    }
+
+    /// The AltBeacon in Theengs' `manufacturerdata` hex, `nil` when it is not one; throws on bad hex.
+    public static func altBeacon(manufacturerData hex: String) throws(SightingMessageError) -> AltBeaconFrame? {
+        let bytes = try structure(hex, type: IBeaconFrame.adTypeManufacturerSpecific, field: "manufacturerdata", prefix: [])
+        return try? AltBeaconFrame.decode(bytes)
+    }
+
+    /// The Eddystone frame in Theengs' `servicedata` hex (the frame after the 0xFEAA UUID), `nil`
+    /// when it is not a valid one; throws on bad hex.
+    public static func eddystone(serviceData hex: String) throws(SightingMessageError) -> EddystoneFrame? {
+        let bytes = try structure(hex, type: EddystoneFrame.adTypeServiceData, field: "servicedata", prefix: [0xAA, 0xFE])
+        return try? EddystoneFrame.decode(bytes)
+    }
+
+    /// One AD structure of `type` holding `prefix` then the bytes of `hex`.
+    static func structure(_ hex: String, type: UInt8, field: String, prefix: [UInt8]) throws(SightingMessageError) -> [UInt8] {
+        let digits = Array(hex.utf8)
+        guard digits.count % 2 == 0, digits.count / 2 + prefix.count <= 253 else {
+            throw SightingMessageError(.malformedField, "field '\(field)' is not an even number of hex digits (at most \(253 - prefix.count) bytes)")
+        }
+        var bytes: [UInt8] = [UInt8(digits.count / 2 + prefix.count + 1), type] + prefix
+        var index = 0
+        while index < digits.count {
+            guard let high = hexValue(digits[index]), let low = hexValue(digits[index + 1]) else {
+                throw SightingMessageError(.malformedField, "field '\(field)' has a non-hex digit at position \(index)")
+            }
+            bytes.append(high << 4 | low)
+            index += 2
+        }
+        return bytes
     }
 
     /// The iBeacon in Theengs' `manufacturerdata` hex (the Manufacturer Specific Data AD structure's

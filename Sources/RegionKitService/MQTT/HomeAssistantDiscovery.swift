@@ -78,12 +78,21 @@ public struct HomeAssistantDiscovery: Hashable, Sendable {
 
     func beaconObject(_ identity: BeaconIdentity) -> String { "ibeacon_" + PresenceTopics.beaconKey(identity) }
 
+    /// `iBeacon 1/2`, `AltBeacon 1/2`, `Eddystone 0000000000a1`.
+    static func beaconName(_ identity: BeaconIdentity) -> String {
+        switch identity.format {
+        case .iBeacon: "iBeacon \(identity.major)/\(identity.minor)"
+        case .altBeacon: "AltBeacon \(identity.major)/\(identity.minor)"
+        case .eddystoneUID: "Eddystone \(BeaconIdentity.hex(identity.instance))"
+        }
+    }
+
     func beaconDevice(_ identity: BeaconIdentity) -> JSONLine {
         var device = JSONLine()
         device.addRaw("identifiers", json: "[\(JSONLine.quote("\(nodeID)_\(beaconObject(identity))"))]")
-        device.add("name", "iBeacon \(identity.major)/\(identity.minor)")
-        device.add("manufacturer", "iBeacon")
-        device.add("model", identity.uuid.uuidString)
+        device.add("name", Self.beaconName(identity))
+        device.add("manufacturer", identity.format == .iBeacon ? "iBeacon" : identity.format == .altBeacon ? "AltBeacon" : "Eddystone")
+        device.add("model", identity.format == .eddystoneUID ? BeaconIdentity.hex(identity.namespace) : identity.uuid.uuidString)
         device.add("via_device", nodeID)
         return device
     }
@@ -92,7 +101,7 @@ public struct HomeAssistantDiscovery: Hashable, Sendable {
     public func beaconConfigs(_ identity: BeaconIdentity) -> [PresenceMessage] {
         let object = beaconObject(identity)
         var tracker = JSONLine()
-        common(&tracker, uniqueID: "\(nodeID)_\(object)", name: "iBeacon \(identity.major)/\(identity.minor)")
+        common(&tracker, uniqueID: "\(nodeID)_\(object)", name: Self.beaconName(identity))
         tracker.add("state_topic", topics.beaconRoom(identity))
         tracker.add("payload_home", "home")
         tracker.add("payload_not_home", "not_home")

@@ -42,18 +42,31 @@ public struct PresenceRangingTracker: Sendable {
             let distance = JSONLine.number((beacon.accuracy * 100).rounded() / 100)
             messages.append(PresenceMessage(topic: topics.beaconDistance(beacon.identity), text: distance, qos: 0, retain: true))
             var attributes = JSONLine()
-            attributes.add("uuid", beacon.uuid.uuidString)
-            attributes.add("major", Int(beacon.major))
-            attributes.add("minor", Int(beacon.minor))
+            if beacon.format != .iBeacon { attributes.add("format", beacon.format.name) }
+            if beacon.format == .eddystoneUID {
+                attributes.add("namespace", BeaconIdentity.hex(beacon.identity.namespace))
+                attributes.add("instance", BeaconIdentity.hex(beacon.identity.instance))
+            } else {
+                attributes.add("uuid", beacon.uuid.uuidString)
+                attributes.add("major", Int(beacon.major))
+                attributes.add("minor", Int(beacon.minor))
+            }
             attributes.add("rssi", beacon.rssi)
             attributes.add("proximity", beacon.proximity.rawValue)
             attributes.addRaw("distance", json: distance)
             if let nearest { attributes.add("room", nearest) }
+            // Eddystone-TLM of the transmitter: flat attributes for Home Assistant templates.
+            if let telemetry = beacon.telemetry {
+                if let mV = telemetry.batteryMillivolts { attributes.add("battery_mv", Int(mV)) }
+                if let temperature = telemetry.temperature { attributes.add("temperature", temperature, decimals: 2) }
+                attributes.add("uptime", telemetry.uptime, decimals: 1)
+            }
             messages.append(PresenceMessage(topic: topics.beaconAttributes(beacon.identity), text: attributes.text, qos: 0, retain: true))
             if mqttRoom, let nearest {
                 var payload = JSONLine()
                 payload.add("id", PresenceTopics.beaconKey(beacon.identity))
-                payload.add("name", "iBeacon \(beacon.major)/\(beacon.minor)")
+                payload.add("name", beacon.format == .eddystoneUID ? "Eddystone \(BeaconIdentity.hex(beacon.identity.instance))"
+                            : "\(beacon.format == .iBeacon ? "iBeacon" : "AltBeacon") \(beacon.major)/\(beacon.minor)")
                 payload.addRaw("distance", json: distance)
                 messages.append(PresenceMessage(topic: topics.mqttRoom + "/" + PresenceTopics.level(nearest), text: payload.text, qos: 0, retain: false))
             }

@@ -32,9 +32,14 @@ public struct PresenceTopics: Hashable, Sendable {
     /// Home Assistant's `mqtt_room` sensors read `<this>/<room>`.
     public var mqttRoom: String { base + "/mqtt_room" }
 
-    /// A beacon's key in topics and entity ids: lowercase dashed UUID, major, minor.
+    /// A beacon's key in topics and entity ids: lowercase dashed UUID, major, minor (an iBeacon);
+    /// `altbeacon-` before the same for an AltBeacon; `eddystone-<namespace>-<instance>` (hex).
     public static func beaconKey(_ identity: BeaconIdentity) -> String {
-        "\(identity.uuid.uuidString.lowercased())-\(identity.major)-\(identity.minor)"
+        switch identity.format {
+        case .iBeacon: "\(identity.uuid.uuidString.lowercased())-\(identity.major)-\(identity.minor)"
+        case .altBeacon: "altbeacon-\(identity.uuid.uuidString.lowercased())-\(identity.major)-\(identity.minor)"
+        case .eddystoneUID: "eddystone-\(BeaconIdentity.hex(identity.namespace))-\(BeaconIdentity.hex(identity.instance))"
+        }
     }
 
     /// A user string made safe as one topic level and as a Home Assistant object id: letters,

@@ -11,7 +11,9 @@ struct Scan: AsyncParsableCommand {
         SPEC is hciN (Linux HCI socket, user channel; hciN:raw for the raw channel), tcp:HOST:PORT (H4 over TCP, \
         e.g. a Bumble virtual controller) or serial:PATH[:BAUD] (H4 over a UART). \
         With --json, one object per advertising frame: {"t", "address", "addressType", "eventType", "rssi", \
-        "txPower", "data", "ibeacon"?: {"uuid", "major", "minor", "measuredPower"}}; a scan response that only \
+        "txPower", "data", "ibeacon"?: {"uuid", "major", "minor", "measuredPower"}, "altbeacon"?: {"id1", "id2", "id3", \
+        "referenceRSSI", "manufacturer", "reserved"}, "eddystone"?: {"frame": "uid"|"url"|"tlm", …}, "layout"?: {…}, \
+        "telemetry"?: the transmitter's latest TLM}; a scan response that only \
         repeats the advertisement is not printed (it is not a second frame). A summary goes to stderr at the end. \
         With --publish mqtt://HOST[:PORT] (or mqtts://) the iBeacon sightings also go to that broker, batched every \
         100 ms on regionkit/scanners/SCANNER, for a central `regionkit run` with `- mqtt: {format: regionkit}`; \
@@ -34,7 +36,10 @@ struct Scan: AsyncParsableCommand {
     @Option(help: "Scanning commands: automatic (by the controller's LE features), legacy or extended.")
     var mode: ScanningMode = .automatic
 
-    @Option(help: "Also publish the iBeacon sightings to this MQTT broker (mqtt://HOST[:PORT] or mqtts://).")
+    @Option(name: .customLong("layout"), help: "A beacon layout in the Android Beacon Library's syntax, tried after iBeacon, AltBeacon and Eddystone (repeatable), e.g. m:2-3=0215,i:4-19,i:20-21,i:22-23,p:24-24.")
+    var layouts: [String] = []
+
+    @Option(help: "Also publish the beacon sightings to this MQTT broker (mqtt://HOST[:PORT] or mqtts://).")
     var publish: String?
 
     @Option(help: "This scanner's name in published sightings (a room, for the hub's rooms and scanner-bound regions).")
@@ -44,6 +49,9 @@ struct Scan: AsyncParsableCommand {
     var caFile: String?
 
     func validate() throws {
+        for layout in layouts {
+            do { _ = try BeaconLayout(layout) } catch { throw ValidationError("--layout: \(error.message)") }
+        }
         if publish == nil && (scanner != nil || caFile != nil) { throw ValidationError("--scanner and --ca-file go with --publish") }
         if publish != nil && scanner == nil { throw ValidationError("--publish needs --scanner NAME (the room this scanner is in)") }
     }
@@ -57,6 +65,7 @@ struct Scan: AsyncParsableCommand {
             var configuration = BeaconScanner.Configuration()
             configuration.scanType = active ? .active : .passive
             configuration.mode = mode
+            configuration.beaconLayouts = try layouts.map { try BeaconLayout($0) }
             let scanner = BeaconScanner(specification: specification, manager: nil, clock: clock, configuration: configuration, capture: captureFile)
             let events = scanner.events()
             let publisher = try publish.map { url in
@@ -71,9 +80,9 @@ struct Scan: AsyncParsableCommand {
                     switch event {
                     case .sighting(let sighting):
                         Console.line(json ? sighting.jsonLine(origin: .zero) : Self.describe(sighting))
-                        if let publisher, let frame = sighting.iBeacon, let rssi = sighting.advertisement.rssi {
-                            let power = Int(frame.measuredPower)
-                            publisher.add(frame.identity, rssi: Int(rssi), measuredPower: power == 0 ? nil : power, at: Date().timeIntervalSince1970)
+                        if let publisher, let identity = sighting.identity, let rssi = sighting.advertisement.rssi {
+                            let power = sighting.measuredPower ?? 0
+                            publisher.add(identity, rssi: Int(rssi), measuredPower: power == 0 ? nil : power, at: Date().timeIntervalSince1970)
                         }
                     case .stateChanged(let state):
                         FileHandle.standardError.write(Data("regionkit: scanner \(state)\n".utf8))
@@ -94,7 +103,7 @@ struct Scan: AsyncParsableCommand {
             let rate = statistics.framesPerSecond.map { String(format: "%.1f", $0) } ?? "n/a"
             FileHandle.standardError.write(Data("""
                 regionkit: \(statistics.frames) frame(s) from \(statistics.reports) report(s) \
-                (\(statistics.scanResponseRepeats) scan-response repeat(s) dropped), \(statistics.iBeaconFrames) iBeacon frame(s), \(rate) frames/s\
+                (\(statistics.scanResponseRepeats) scan-response repeat(s) dropped), \(statistics.iBeaconFrames) iBeacon frame(s), \(statistics.otherBeaconFrames) other beacon frame(s), \(statistics.telemetryFrames) TLM frame(s), \(rate) frames/s\
                 \(captureFile.map { ", \($0.recordCount) packet(s) captured to \($0.path)" } ?? "")\n
                 """.utf8))
             if case .failed(let error) = scanner.state { throw error.regionKitError }
@@ -105,8 +114,13 @@ struct Scan: AsyncParsableCommand {
         let advertisement = sighting.advertisement
         var text = String(format: "%8.3f  ", sighting.timestamp.seconds)
         text += "\(advertisement.address) (\(advertisement.addressType))  \(advertisement.kind)  rssi \(advertisement.rssi.map { "\($0) dBm" } ?? "n/a")"
-        if let iBeacon = sighting.iBeacon {
-            text += "  iBeacon \(iBeacon.identity) power \(iBeacon.measuredPower) dBm"
+        if let frame = sighting.frame {
+            text += "  " + Advertise.describe(frame)
+            if case .eddystone(.tlm(let tlm)) = frame {
+                text += " battery \(tlm.batteryMillivolts.map { "\($0) mV" } ?? "n/a") temperature \(tlm.temperature.map { String(format: "%.2f °C", $0) } ?? "n/a") count \(tlm.advertisingCount) uptime \(tlm.uptime) s"
+            }
+        } else if let match = sighting.layoutMatch {
+            text += "  layout \(match.layout.expression): ids \(match.decoded.identifiers.map { BeaconIdentity.hex($0) }.joined(separator: " "))"
         } else {
             text += "  \(advertisement.data.count) data byte(s)"
         }
