@@ -158,7 +158,8 @@ public enum ExitDetector: Hashable, Sendable, Codable {
     /// let stream = detector.stream(resuming: departed, at: now, rssi: -70)
     /// ```
     public func stream(resuming departed: ReceptionEstimator?, at time: Timestamp, rssi: Int?) -> ReceptionEstimator {
-        if isLearned, var stream = departed, time - stream.lastSighting <= 2 * silenceThreshold(for: stream) {
+        if isLearned, var stream = departed,
+           time - stream.lastSighting <= max(2 * silenceThreshold(for: stream), usesChannels ? Self.resumeWindow : 0) {
             stream.record(at: time, rssi: rssi)
             return stream
         }
@@ -193,6 +194,10 @@ public enum ExitDetector: Hashable, Sendable, Codable {
     static let priorIntervals = 30.0
     /// Seconds of stream over which the prior interval's weight as a tail scale halves.
     static let priorSeconds = 10.0
+    /// ``periodicGaps(falseExitsPerHour:minimumSilence:maximumSilence:priorInterval:)``: a stream
+    /// heard again within this many seconds of its exit (or twice its threshold) resumes, so a
+    /// fast-exiting stream still learns the blackout that made it exit.
+    static let resumeWindow = 10.0
     /// Periodic streams: intervals over which the prior's weight halves.
     static let periodicPriorIntervals = 10.0
     /// Periodic streams: seconds over which the prior's weight halves.

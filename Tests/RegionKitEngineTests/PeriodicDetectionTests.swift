@@ -106,14 +106,14 @@ struct PeriodicDetectionTests {
         #expect(Self.detector.silenceThreshold(for: stream) > 6.2)
     }
 
-    @Test("New 10 Hz stream: a few seconds after 2.5 s without a prior from its scanner, ~1 s with a calm scanner's")
+    @Test("New 10 Hz stream after 2.5 s: < 8 s without a prior from its scanner (learnedgaps ~13 s), ~1 s with a calm scanner's")
     func newStreams() {
         var stream = ReceptionEstimator(firstSighting: .zero, priorInterval: 1)
         for step in 1...25 { stream.record(at: Timestamp(seconds: Double(step) * 0.1)) }
         #expect(stream.isPeriodic)
         let alone = Self.detector.silenceThreshold(for: stream)
         let before = ExitDetector.learnedGaps(falseExitsPerHour: 1e-4, minimumSilence: 1, maximumSilence: 60, priorInterval: 1).silenceThreshold(for: stream)
-        #expect(alone < 5 && alone < before / 2, "alone \(alone) s, learned-gap detector \(before) s")
+        #expect(alone < 8 && alone < before / 1.5, "alone \(alone) s, learned-gap detector \(before) s")
         stream.priorScale = 0.09   // the scanner's other streams: 10 Hz at ~30 % independent loss
         let calm = Self.detector.silenceThreshold(for: stream)
         #expect(calm <= 1.5, "\(calm) s")
