@@ -163,14 +163,14 @@ struct PeriodicDetectionTests {
 
     @Test("Engine: blackouts shared by a scanner's streams never exit, and a departure still exits in ~1–2 s (learnedgaps: > 4 s)")
     func engineSharedBlackouts() {
-        for profile in [MonitoringProfile.responsive, .learnedGaps] {
+        for profile in [MonitoringProfile.periodic, .responsive] {
             var engine = Fixture.engine(profile)
             _ = engine.startMonitoring(Fixture.region("zero", major: 7, minor: 0), at: .zero)
             let stop = 600.3
             let events = Fixture.feed(&engine, Self.sharedBlackouts(until: 700, stop: stop)) + engine.advance(to: Timestamp(seconds: 800))
             let exits = events.of("didExitRegion").map(\.timestamp.seconds)
             let exit = try! #require(exits.first { $0 >= stop })
-            if profile.name == "responsive" {
+            if profile.name == "periodic" {
                 #expect(exits.filter { $0 < stop }.isEmpty, "false exits at \(exits)")
                 #expect(exit - stop < 2.5, "departure exit after \(exit - stop) s")
             } else {
@@ -182,7 +182,7 @@ struct PeriodicDetectionTests {
 
     @Test("Engine: everything at a scanner going silent (the scanner is off) still exits, at most ~10 s (or 2× the longest blackout) later")
     func engineScannerOff() {
-        var engine = Fixture.engine(.responsive)
+        var engine = Fixture.engine(.periodic)
         _ = engine.startMonitoring(Fixture.region("zero", major: 7, minor: 0), at: .zero)
         // Blackouts as above until 300 s, then nothing at all.
         let events = Fixture.feed(&engine, Self.sharedBlackouts(until: 300, stop: 1_000)) + engine.advance(to: Timestamp(seconds: 400))
@@ -191,11 +191,11 @@ struct PeriodicDetectionTests {
         if let exit = exits.first { #expect(exit > 300 && exit < 300 + 13, "exit at \(exit)") }
     }
 
-    @Test("Core Location and AltBeacon presets keep their fixed silences; learnedgaps is the previous responsive")
+    @Test("Core Location and AltBeacon presets keep their fixed silences; responsive keeps learned gaps; periodic is opt-in")
     func presetsUnchanged() {
         #expect(MonitoringProfile.coreLocation.exitDetector == .fixedSilence(seconds: 30, evaluationInterval: 10))
         #expect(MonitoringProfile.altBeacon.exitDetector == .fixedSilence(seconds: 10, evaluationInterval: 1.1))
-        #expect(MonitoringProfile.named("learnedgaps")?.exitDetector == .learnedGaps(falseExitsPerHour: 1e-4, minimumSilence: 1, maximumSilence: 60, priorInterval: 1))
-        #expect(MonitoringProfile.responsive.exitDetector == Self.detector)
+        #expect(MonitoringProfile.responsive.exitDetector == .learnedGaps(falseExitsPerHour: 1e-4, minimumSilence: 1, maximumSilence: 60, priorInterval: 1))
+        #expect(MonitoringProfile.named("periodic")?.exitDetector == Self.detector)
     }
 }
