@@ -26,12 +26,24 @@ public enum ExitDetector: Hashable, Sendable, Codable {
     /// clamped to `minimumSilence...maximumSilence`. `priorInterval` seeds the mean interval and
     /// the tail scale of new streams. See ``silenceThreshold(for:)`` for the model.
     case learnedGaps(falseExitsPerHour: Double, minimumSilence: Double, maximumSilence: Double, priorInterval: Double)
+    /// ``learnedGaps(falseExitsPerHour:minimumSilence:maximumSilence:priorInterval:)`` with three
+    /// more models (the default of ``MonitoringProfile/responsive``):
+    /// - a **periodic** stream (``ReceptionEstimator/isPeriodic``) gets the geometric tail of its
+    ///   learned loss per period (``PeriodicTail``) unless its tail has shown bursts;
+    /// - a silence **shared** by every stream of a scanner is the scanner's (a blackout), not a
+    ///   departure: it is excused (``ScannerChannel``) — the exit waits, and the stream does not
+    ///   learn the blackout as one of its own gaps;
+    /// - a **new** stream starts from what the other streams of its scanner have shown
+    ///   (``ScannerChannel/priorScale``) rather than from a cautious prior for ~10 s.
+    /// The decision stays: a silence this long would come at most `falseExitsPerHour` times per
+    /// hour of a stream that is still there.
+    case periodicGaps(falseExitsPerHour: Double, minimumSilence: Double, maximumSilence: Double, priorInterval: Double)
 
     /// The prior mean interval new streams start from.
     public var priorInterval: Double {
         switch self {
         case .fixedSilence(let seconds, _): seconds
-        case .adaptive(_, _, _, let prior), .learnedGaps(_, _, _, let prior): prior
+        case .adaptive(_, _, _, let prior), .learnedGaps(_, _, _, let prior), .periodicGaps(_, _, _, let prior): prior
         }
     }
 
@@ -66,14 +78,22 @@ public enum ExitDetector: Hashable, Sendable, Codable {
     ///
     /// With the defaults of ``MonitoringProfile/responsive`` (r = 1e-4/h): 10 Hz at 30 %
     /// independent loss ≈ 2.6 s; 1 Hz at 30 % ≈ 22 s; 10 Hz with 1 s blackouts every 7 s ≈ 16 s.
+    ///
+    /// With ``periodicGaps(falseExitsPerHour:minimumSilence:maximumSilence:priorInterval:)``, a
+    /// periodic stream's silence is the largest of its geometric tail (``PeriodicTail``), the
+    /// burst scale above when its tail has shown bursts, and the prior fading over its first 10
+    /// intervals and 2 s; the prior is the stream's ``ReceptionEstimator/priorScale`` (what its
+    /// scanner's other streams have shown) when set. Other streams use the model above, with that
+    /// prior too.
     public func silenceThreshold(for stream: ReceptionEstimator) -> Double {
+        let priorScale = stream.priorScale
         switch self {
         case .fixedSilence(let seconds, _):
             return seconds
         case .adaptive(let probability, let minimum, let maximum, _):
             let p = min(max(probability, 1e-12), 0.5)
             return min(max(stream.meanInterval * log(1 / p), minimum), maximum)
-        case .learnedGaps(let rate, let minimum, let maximum, let prior):
+        case .learnedGaps(let rate, let minimum, let maximum, let prior), .periodicGaps(let rate, let minimum, let maximum, let prior):
             let mean = max(stream.meanInterval, 1e-6)
             let intervals = Double(stream.intervals)
             let tail = Double(stream.tailIntervals)
@@ -83,13 +103,45 @@ public enum ExitDetector: Hashable, Sendable, Codable {
             let root = min(tail, ReceptionEstimator.tailExcessMemory).squareRoot()
             let learned = tail > 0 && tailScale > mean * (1 + 1 / root) ? tailScale + (tailScale - mean) / root : 0
             let age = stream.lastSighting - stream.firstSighting
-            let fading = prior * max(Self.priorIntervals / (Self.priorIntervals + intervals), Self.priorSeconds / (Self.priorSeconds + age))
-            let scale = max(learned, mean, fading)
             let share = max(stream.tailShare, 1 / ReceptionEstimator.tailShareMemory)
             let tailPerHour = share * 3600 / mean
-            let silence = ReceptionEstimator.tailStart * mean + scale * log(max(tailPerHour / max(rate, 1e-12), 1))
+            let start = ReceptionEstimator.tailStart * mean
+            let logRatio = log(max(tailPerHour / max(rate, 1e-12), 1))
+            let silence: Double
+            if usesChannels, let periodic = PeriodicTail(stream),
+               let geometric = periodic.silence(sightingsPerHour: 3600 / mean, falseExitsPerHour: rate) {
+                // A periodic stream: the geometric tail of its learned loss, unless its tail has
+                // shown itself heavier (bursts), or its scanner's streams have (the prior).
+                let fading = (priorScale ?? prior) * max(Self.periodicPriorIntervals / (Self.periodicPriorIntervals + intervals),
+                                                         Self.periodicPriorSeconds / (Self.periodicPriorSeconds + age))
+                let heavy = learned > 0 ? start + learned * logRatio : 0
+                silence = max(geometric, heavy, start + fading * logRatio)
+            } else {
+                let fading = (usesChannels ? priorScale ?? prior : prior) * max(Self.priorIntervals / (Self.priorIntervals + intervals),
+                                                         Self.priorSeconds / (Self.priorSeconds + age))
+                let scale = max(learned, mean, fading)
+                silence = start + scale * logRatio
+            }
             return min(max(silence, stream.longestInterval, minimum), maximum)
         }
+    }
+
+    /// The scale of `stream`'s tail as a prior for other streams of its scanner: its learned
+    /// (burst) scale when its tail has shown itself heavier than its mean interval, else the
+    /// scale its own model uses (the geometric scale T / ln(1/q) of a periodic stream, the mean
+    /// interval otherwise). `nil` for the other detectors.
+    public func tailScale(of stream: ReceptionEstimator) -> Double? {
+        guard usesChannels else { return nil }
+        let mean = max(stream.meanInterval, 1e-6)
+        let tail = Double(stream.tailIntervals)
+        let tailScale = stream.tailScale
+        let root = min(tail, ReceptionEstimator.tailExcessMemory).squareRoot()
+        if tail > 0 && tailScale > mean * (1 + 1 / root) { return tailScale + (tailScale - mean) / root }
+        if stream.isPeriodic {
+            let loss = min(max(stream.periodicLoss, 0.5 / max(stream.periodicFrames, 1)), 0.999)
+            return stream.period / -log(loss)
+        }
+        return mean
     }
 
     /// The stream for a sighting at `time` of a beacon whose stream was declared gone
@@ -106,22 +158,60 @@ public enum ExitDetector: Hashable, Sendable, Codable {
     /// let stream = detector.stream(resuming: departed, at: now, rssi: -70)
     /// ```
     public func stream(resuming departed: ReceptionEstimator?, at time: Timestamp, rssi: Int?) -> ReceptionEstimator {
-        if case .learnedGaps = self, var stream = departed, time - stream.lastSighting <= 2 * silenceThreshold(for: stream) {
+        if isLearned, var stream = departed,
+           time - stream.lastSighting <= max(2 * silenceThreshold(for: stream), usesChannels ? Self.resumeWindow : 0) {
             stream.record(at: time, rssi: rssi)
             return stream
         }
         return ReceptionEstimator(firstSighting: time, priorInterval: priorInterval, rssi: rssi)
     }
 
+    /// Whether this detector learns each stream's gaps (``learnedGaps(falseExitsPerHour:minimumSilence:maximumSilence:priorInterval:)``
+    /// or ``periodicGaps(falseExitsPerHour:minimumSilence:maximumSilence:priorInterval:)``).
+    public var isLearned: Bool {
+        switch self {
+        case .learnedGaps, .periodicGaps: true
+        default: false
+        }
+    }
+
+    /// Whether this detector uses the periodic model and the scanners' channels
+    /// (``periodicGaps(falseExitsPerHour:minimumSilence:maximumSilence:priorInterval:)``).
+    public var usesChannels: Bool {
+        if case .periodicGaps = self { return true }
+        return false
+    }
+
+    /// The longest silence this detector waits for (the cap on excused shared silences).
+    public var maximumSilence: Double {
+        switch self {
+        case .fixedSilence(let seconds, _): seconds
+        case .adaptive(_, _, let maximum, _), .learnedGaps(_, _, let maximum, _), .periodicGaps(_, _, let maximum, _): maximum
+        }
+    }
+
     /// Intervals over which the prior interval's weight as a tail scale halves.
     static let priorIntervals = 30.0
     /// Seconds of stream over which the prior interval's weight as a tail scale halves.
     static let priorSeconds = 10.0
+    /// ``periodicGaps(falseExitsPerHour:minimumSilence:maximumSilence:priorInterval:)``: a stream
+    /// heard again within this many seconds of its exit (or twice its threshold) resumes, so a
+    /// fast-exiting stream still learns the blackout that made it exit.
+    static let resumeWindow = 10.0
+    /// Periodic streams: intervals over which the prior's weight halves.
+    static let periodicPriorIntervals = 10.0
+    /// Periodic streams: seconds over which the prior's weight halves.
+    static let periodicPriorSeconds = 2.0
 
     /// When `stream` will count as gone if nothing more is heard.
     /// - Parameter gridOrigin: origin of the evaluation grid (the region's registration time).
+    /// With ``periodicGaps(falseExitsPerHour:minimumSilence:maximumSilence:priorInterval:)`` the
+    /// stream's ``ReceptionEstimator/excusedSilence`` (a blackout of its whole scanner) is added,
+    /// up to the maximum silence.
     public func goneDeadline(for stream: ReceptionEstimator, gridOrigin: Timestamp) -> Timestamp {
-        let raw = stream.lastSighting + silenceThreshold(for: stream)
+        let threshold = silenceThreshold(for: stream)
+        let excused = usesChannels ? min(max(stream.excusedSilence, 0), max(maximumSilence - threshold, 0)) : 0
+        let raw = stream.lastSighting + threshold + excused
         guard case .fixedSilence(_, let interval?) = self, interval > 0 else { return raw }
         let steps = ((raw - gridOrigin) / interval).rounded(.up)
         return gridOrigin + max(0, steps) * interval

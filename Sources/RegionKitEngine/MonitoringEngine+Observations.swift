@@ -10,6 +10,13 @@ extension MonitoringEngine {
         var events = advance(to: observation.timestamp)
         let time = now
         let identity = observation.identity
+        // The scanner's channel first: a sighting that ends a silence of the whole scanner logs it.
+        var channel: ScannerChannel?
+        if profile.exitDetector.usesChannels {
+            recordChannel(scannerID: observation.scannerID, at: time)
+            channel = self.channel(of: observation.scannerID)
+        }
+        var priorScale: Double?
         // Regions whose constraint can match: UUID only, UUID+major, UUID+major+minor, each list
         // in registration order; merged so events come in registration order across lists.
         // Eddystone-UID: namespace only (instance bytes zeroed), then namespace+instance.
@@ -27,8 +34,9 @@ extension MonitoringEngine {
             if a < any.count && any[a].sequence == registered.sequence { a += 1 }
             else if b < major.count && major[b].sequence == registered.sequence { b += 1 }
             else { c += 1 }
-            events += record(observation, in: registered, at: time)
+            events += record(observation, in: registered, at: time, channel: channel, priorScale: &priorScale)
         }
+        if let priorScale { learnChannelPrior(scannerID: observation.scannerID, scale: priorScale) }
         if schedule.isDirty { settleTimers() }
         if let policy = profile.nearestScanner, let scanner = observation.scannerID {
             var state = nearest[observation.identity] ?? NearestScannerState()
@@ -47,11 +55,16 @@ extension MonitoringEngine {
     }
 
     /// Records a sighting in one candidate region.
-    private mutating func record(_ observation: BeaconObservation, in registered: RegisteredID, at time: Timestamp) -> [LocationEvent] {
+    /// `channel`: the sighting's scanner channel (detectors that use one); `priorScale` is set to
+    /// the stream's tail scale for the channel's prior when it is settled and not set yet.
+    private mutating func record(_ observation: BeaconObservation, in registered: RegisteredID, at time: Timestamp,
+                                 channel: ScannerChannel?, priorScale: inout Double?) -> [LocationEvent] {
         guard let index = regions.index(forKey: registered.id) else { return [] }
         let detector = profile.exitDetector
         // One in-place access to the record (reading fields one by one would copy it each time).
-        guard let sighting = Self.recordSighting(observation, in: &regions.values[index], at: time, detector: detector) else { return [] }
+        guard let sighting = Self.recordSighting(observation, in: &regions.values[index], at: time, detector: detector,
+                                                 channel: channel) else { return [] }
+        if channel != nil, priorScale == nil, let scale = sighting.tailScale { priorScale = scale }
         let number = registered.sequence
         if sighting.previous == .inside {
             if sighting.streamCount > RegionSchedule.exitCacheThreshold {
@@ -86,21 +99,35 @@ extension MonitoringEngine {
         /// The stream's gone-deadline after the sighting.
         var deadline: Timestamp
         var wasRestored: Bool
+        /// The stream's tail scale (``ExitDetector/tailScale(of:)``) once it is settled, for its scanner's prior.
+        var tailScale: Double? = nil
     }
 
     /// Records `observation` in `monitored` when the region matches it; nil when it does not.
+    /// `channel`: the sighting's scanner channel, when the detector uses one: the part of the
+    /// silence the scanner shared is excused, and the stream takes the channel's prior.
     static func recordSighting(_ observation: BeaconObservation, in monitored: inout MonitoredRegion, at time: Timestamp,
-                               detector: ExitDetector) -> RecordedSighting? {
+                               detector: ExitDetector, channel: ScannerChannel? = nil) -> RecordedSighting? {
         guard case .beacon(let beacon) = monitored.region, beacon.matches(observation.identity, scanner: observation.scannerID) else { return nil }
         let key = MonitoredRegion.StreamKey(identity: observation.identity, scannerID: observation.scannerID)
         let newStream: Bool
         let deadline: Timestamp
+        var tailScale: Double?
         if let stream = monitored.streams.index(forKey: key) {
-            monitored.streams.values[stream].record(at: time, rssi: observation.rssi)
-            deadline = detector.goneDeadline(for: monitored.streams.values[stream], gridOrigin: monitored.registeredAt)
+            var excused = 0.0
+            if let channel {
+                let current = monitored.streams.values[stream]
+                excused = channel.excusedSilence(from: current.lastSighting, to: time, streamRate: 1 / max(current.meanInterval, 1e-3))
+                monitored.streams.values[stream].priorScale = channel.priorScale
+            }
+            monitored.streams.values[stream].record(at: time, rssi: observation.rssi, excused: excused)
+            let recorded = monitored.streams.values[stream]
+            deadline = detector.goneDeadline(for: recorded, gridOrigin: monitored.registeredAt)
+            if channel != nil, recorded.intervals >= ScannerChannel.settledIntervals { tailScale = detector.tailScale(of: recorded) }
             newStream = false
         } else {
-            let stream = detector.stream(resuming: monitored.departedStreams.removeValue(forKey: key), at: time, rssi: observation.rssi)
+            var stream = detector.stream(resuming: monitored.departedStreams.removeValue(forKey: key), at: time, rssi: observation.rssi)
+            if let channel { stream.priorScale = channel.priorScale }
             monitored.streams[key] = stream
             deadline = detector.goneDeadline(for: stream, gridOrigin: monitored.registeredAt)
             newStream = true
@@ -108,7 +135,7 @@ extension MonitoringEngine {
         let wasRestored = monitored.restoredAt != nil
         if wasRestored { monitored.restoredAt = nil }
         return RecordedSighting(previous: monitored.state, key: key, newStream: newStream, streamCount: monitored.streams.count,
-                                deadline: deadline, wasRestored: wasRestored)
+                                deadline: deadline, wasRestored: wasRestored, tailScale: tailScale)
     }
 
     /// Keeps the latest-deadline stream of a many-stream region current after stream `key` was

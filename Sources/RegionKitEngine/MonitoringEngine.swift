@@ -61,6 +61,10 @@ public struct MonitoringEngine: Sendable {
     var failureCounts: [String: Int] = [:]
     var wakeRequestAt: Timestamp?
     var nearest: [BeaconIdentity: NearestScannerState] = [:]
+    /// Per scanner: what its channel has shown (``ScannerChannel``), for detectors that use it.
+    var channels: [String: ScannerChannel] = [:]
+    /// The channel of sightings without a scanner (the local adapter).
+    var localChannel = ScannerChannel()
 
     /// A beacon-index key: a constraint's format, UUID, major and minor (`nil`: any). An
     /// Eddystone-UID namespace-only constraint keys on the namespace with the instance bytes zeroed
@@ -298,6 +302,8 @@ public struct MonitoringEngine: Sendable {
                     lastSightingAge: now - restoredAt, exitThreshold: now - restoredAt,
                     reason: "not seen since the restart \(Self.format(now - restoredAt)) s ago (stored state was inside)"))
             }
+            // A silence the whole scanner shared is its blackout, not a departure: wait.
+            if excuseSharedSilence(ofRegion: id) { return [] }
             guard let (_, stream) = exitDeadline(of: monitored, id: id) else { return [] }
             let lastSighting = monitored.streams.values.map(\.lastSighting).max() ?? stream.lastSighting
             regions[id]?.departedStreams = monitored.streams

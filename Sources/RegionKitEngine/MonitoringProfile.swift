@@ -107,8 +107,10 @@ public struct MonitoringProfile: Sendable {
 
     /// RegionKit's default: no region limit; a stream is gone when a silence that long would come
     /// less than once per 10,000 hours of a stream that is still there, under the stream's own
-    /// learned gap distribution (≥ 1 s, ≤ 60 s; see ``ExitDetector``); ranging drops silent
-    /// beacons after 5 s; geofences need 10 m (or the fix's accuracy) past the boundary held 5 s.
+    /// learned gap distribution (mean interval, share and size of its long gaps; ≥ 1 s, ≤ 60 s; see
+    /// ``ExitDetector/learnedGaps(falseExitsPerHour:minimumSilence:maximumSilence:priorInterval:)``);
+    /// ranging drops silent beacons after 5 s; geofences need 10 m (or the fix's accuracy) past
+    /// the boundary held 5 s.
     public static let responsive = MonitoringProfile(
         name: "responsive",
         regionLimit: nil,
@@ -123,13 +125,29 @@ public struct MonitoringProfile: Sendable {
         geoHysteresis: .responsive
     )
 
+    /// Experimental (`--profile periodic`): ``responsive`` with the periodic, shared-silence and
+    /// scanner-prior models (``ExitDetector/periodicGaps(falseExitsPerHour:minimumSilence:maximumSilence:priorInterval:)``):
+    /// the geometric tail of a periodic stream's learned loss per period, silences shared by every
+    /// stream of a scanner excused (up to 10 s or twice the longest blackout seen), new streams
+    /// starting from their scanner's other streams. Faster on simulated channels, but not the
+    /// default yet: slower on the real recordings' ≈10 Hz streams and with false exits under shared
+    /// blackouts (BENCHMARKS.md, issue 15).
+    public static let periodic: MonitoringProfile = {
+        var profile = MonitoringProfile.responsive
+        profile.name = "periodic"
+        profile.exitDetector = .periodicGaps(falseExitsPerHour: 1e-4, minimumSilence: 1, maximumSilence: 60, priorInterval: 1)
+        return profile
+    }()
+
     /// The preset named `name` (`corelocation`/`core-location`/`ios`,
-    /// `altbeacon`/`android-beacon-library`, `responsive`), or `nil`.
+    /// `altbeacon`/`android-beacon-library`, `responsive`, and the experimental `periodic`), or `nil`.
     public static func named(_ name: String) -> MonitoringProfile? {
         switch name.lowercased() {
         case "corelocation", "core-location", "ios": .coreLocation
         case "altbeacon", "android-beacon-library": .altBeacon
         case "responsive", "default": .responsive
+        case "learnedgaps": .responsive
+        case "periodic": .periodic
         default: nil
         }
     }

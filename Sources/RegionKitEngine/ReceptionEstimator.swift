@@ -12,7 +12,12 @@ import Foundation
 ///   ``tailSharePriorWeight`` intervals, then ≈ the last 2,000 intervals) and their mean excess
 ///   over that start (≈ the last 100 such intervals). Bursty losses show up here as a share and an
 ///   excess far above what the mean interval predicts.
-/// - the longest recent interval, forgotten e-fold per hour of stream time.
+/// - the longest recent interval, forgotten e-fold per hour of stream time;
+/// - the **periodic** view: most streams come from a transmitter with a fixed advertising
+///   interval (or a gateway reporting on a fixed period), so intervals fall on multiples k·T of a
+///   base period T. The period is learned from the intervals on that grid, the share of intervals
+///   on it says whether the stream is periodic, and the mean k gives the loss per period,
+///   q = 1 − 1/E[k] (``periodicLoss``).
 ///
 /// ``ExitDetector`` turns these into a silence threshold.
 ///
@@ -42,6 +47,25 @@ public struct ReceptionEstimator: Hashable, Sendable, Codable {
     public private(set) var tailIntervals: Int
     /// The longest interval seen, decaying e-fold per ``longestIntervalMemory`` seconds of stream time.
     public private(set) var longestInterval: Double
+    /// The learned base period T, seconds (0 before the first interval).
+    public private(set) var period: Double
+    /// Share of the intervals (running mean, then ≈ the last ``periodMemory``) that fall on the
+    /// period's grid: within ±``gridTolerance`` periods of a whole number k ≥ 1 of periods.
+    public private(set) var onGridShare: Double
+    /// Mean number of periods k per on-grid interval (1 = nothing lost).
+    public private(set) var periodsPerInterval: Double
+    /// On-grid intervals behind ``periodsPerInterval`` (counted up to ``lossMemory``).
+    public private(set) var gridIntervals: Double
+    /// Intervals behind ``onGridShare`` since the period was last re-seeded.
+    public private(set) var periodIntervals: Int
+    /// Seconds of the current silence excused as the scanner's own (a blackout shared by every
+    /// stream it hears, see ``ScannerChannel``): the exit deadline moves that much later, and the
+    /// interval that ends the silence is recorded without them. Reset by every sighting.
+    public var excusedSilence: Double
+    /// The tail scale this stream's scanner had learned from its other streams when the stream
+    /// was last heard (``ScannerChannel/priorScale``), the prior it starts from; `nil` = the
+    /// detector's own prior.
+    public var priorScale: Double?
 
     /// Where the tail starts, in mean intervals.
     public static let tailStart = 3.0
@@ -53,6 +77,20 @@ public struct ReceptionEstimator: Hashable, Sendable, Codable {
     public static let tailExcessMemory = 100.0
     /// Seconds over which the longest interval is forgotten (e-fold).
     public static let longestIntervalMemory = 3_600.0
+    /// Intervals the on-grid share and the period average over once warmed up.
+    public static let periodMemory = 200.0
+    /// Intervals the loss per period averages over once warmed up.
+    public static let lossMemory = 2_000.0
+    /// How far from a whole number of periods an interval may be and still be on the grid.
+    public static let gridTolerance = 0.25
+    /// Intervals longer than this many periods are not checked against the grid (jitter adds up).
+    public static let gridReach = 50.0
+    /// On-grid share from which a stream counts as periodic.
+    public static let periodicShare = 0.9
+    /// Intervals a stream must show before it can count as periodic.
+    public static let periodicEvidence = 20
+    /// Intervals shorter than this many periods are duplicates (ignored by the periodic view).
+    public static let duplicateRatio = 0.2
 
     public init(firstSighting: Timestamp, priorInterval: Double, rssi: Int? = nil) {
         self.firstSighting = firstSighting
@@ -65,6 +103,13 @@ public struct ReceptionEstimator: Hashable, Sendable, Codable {
         self.tailExcessSquares = 0
         self.tailIntervals = 0
         self.longestInterval = 0
+        self.period = 0
+        self.onGridShare = 0
+        self.periodsPerInterval = 1
+        self.gridIntervals = 0
+        self.periodIntervals = 0
+        self.excusedSilence = 0
+        self.priorScale = nil
     }
 
     /// The scale of the tail: the larger of the mean and the standard deviation of the long
@@ -77,9 +122,29 @@ public struct ReceptionEstimator: Hashable, Sendable, Codable {
     /// Intervals recorded (sightings − 1).
     public var intervals: Int { sightings - 1 }
 
+    /// Whether the stream has shown a fixed period: at least ``periodicEvidence`` intervals on the
+    /// current period's grid, and ``periodicShare`` of all recent intervals on a grid.
+    public var isPeriodic: Bool {
+        periodIntervals >= Self.periodicEvidence && gridIntervals >= Double(Self.periodicEvidence)
+            && onGridShare >= Self.periodicShare && period > 0
+    }
+
+    /// The share of periods without a sighting, 1 − 1/E[k] (0 before any on-grid interval).
+    public var periodicLoss: Double {
+        min(max(1 - 1 / max(periodsPerInterval, 1), 0), 1)
+    }
+
+    /// Periods (sent frames) behind ``periodicLoss``.
+    public var periodicFrames: Double { gridIntervals * max(periodsPerInterval, 1) }
+
     /// Records a sighting at `time` (times earlier than the last one are treated as simultaneous).
-    public mutating func record(at time: Timestamp, rssi: Int? = nil) {
-        let interval = max(0, time - lastSighting)
+    /// `excused` seconds of the silence it ends were the scanner's (shared blackout): the interval
+    /// is recorded without them, and does not count for the period's grid.
+    public mutating func record(at time: Timestamp, rssi: Int? = nil, excused: Double = 0) {
+        let raw = max(0, time - lastSighting)
+        let interval = max(0, raw - max(excused, 0))
+        if excused <= 0 { recordPeriod(interval) }
+        excusedSilence = 0
         let start = Self.tailStart * meanInterval
         let inTail = interval > start
         let shareWeight = max(1 / (Double(sightings) + Self.tailSharePriorWeight), 1 / Self.tailShareMemory)
@@ -97,5 +162,36 @@ public struct ReceptionEstimator: Hashable, Sendable, Codable {
         if time > lastSighting { lastSighting = time }
         sightings += 1
         if let rssi { lastRSSI = rssi }
+    }
+
+    /// Updates the periodic view with one interval.
+    private mutating func recordPeriod(_ interval: Double) {
+        guard interval > 0 else { return }
+        guard period > 0 else {
+            period = interval
+            return
+        }
+        let ratio = interval / period
+        guard ratio <= Self.gridReach else { return }
+        // Much shorter than the period: a duplicate report, not informative.
+        guard ratio >= Self.duplicateRatio else { return }
+        periodIntervals += 1
+        if ratio < 1 - Self.gridTolerance {
+            // Shorter than the period: the period was a multiple of the real one (frames were
+            // lost at the start), or the stream is not periodic. Off the grid; start the period
+            // and the loss again from this interval.
+            onGridShare -= max(1 / Double(periodIntervals), 1 / Self.periodMemory) * onGridShare
+            period = interval
+            periodsPerInterval = 1
+            gridIntervals = 0
+            return
+        }
+        let k = ratio.rounded()
+        let onGrid = abs(ratio - k) <= Self.gridTolerance
+        onGridShare += max(1 / Double(periodIntervals), 1 / Self.periodMemory) * ((onGrid ? 1 : 0) - onGridShare)
+        guard onGrid else { return }
+        gridIntervals = min(gridIntervals + 1, Self.lossMemory)
+        periodsPerInterval += (1 / gridIntervals) * (k - periodsPerInterval)
+        period += max(1 / gridIntervals, 1 / Self.periodMemory) * (interval / k - period)
     }
 }

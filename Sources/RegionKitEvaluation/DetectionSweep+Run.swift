@@ -145,11 +145,22 @@ extension DetectionSweep {
             }
         }
 
+        // Shared shadowing: the scanner's blackouts, the same for every beacon; each link keeps
+        // only the independent losses between them.
+        var linkChannel = channel
+        var blackouts: [Window] = []
+        if condition.shadowing == .shared, case .gilbertElliott(let goodLoss, _, let meanGood, let meanBurst) = channel {
+            var random = SeededRandom(seed: seed, stream: streamKey(condition, shard, beacon: 0xFFFE))
+            var scanner = channel.link(random: &random)
+            blackouts = Self.blackouts(of: &scanner, until: end, meanGood: meanGood, meanBurst: meanBurst, random: &random)
+            linkChannel = .independent(lossRate: goodLoss)
+        }
+
         // Transmitters, merged in time order through a heap of next sighting times.
         var transmitters: [Transmitter] = identities.indices.map { beacon in
             var random = SeededRandom(seed: seed, stream: streamKey(condition, shard, beacon: beacon))
-            let link = channel.link(random: &random)
-            return Transmitter(random: random, link: link, windows: windows[beacon], interval: interval)
+            let link = linkChannel.link(random: &random)
+            return Transmitter(random: random, link: link, windows: windows[beacon], interval: interval, blackouts: blackouts)
         }
         var heap = MinHeap<NextSighting>()
         for beacon in transmitters.indices {
@@ -175,15 +186,39 @@ extension DetectionSweep {
         }
     }
 
+    /// The burst periods of a Gilbert–Elliott `link` from time 0 to `end`, in order.
+    static func blackouts(of link: inout LossChannel.Link, until end: Double, meanGood: Double, meanBurst: Double,
+                          random: inout SeededRandom) -> [Window] {
+        var list: [Window] = []
+        var t = 0.0
+        var inBurst = link.inBurst
+        var next = -(inBurst ? meanBurst : meanGood) * log(1 - random.uniform())
+        while t < end {
+            if inBurst { list.append(Window(from: t, to: min(next, end))) }
+            t = next
+            inBurst.toggle()
+            next = t - (inBurst ? meanBurst : meanGood) * log(1 - random.uniform())
+        }
+        return list
+    }
+
     /// A seed stream for one beacon of one shard, from the condition's values (not its position,
     /// so a condition gives the same figures whichever other conditions run with it).
     func streamKey(_ condition: Condition, _ shard: Shard, beacon: Int) -> UInt64 {
         var key = UInt64((condition.advertisingInterval * 1_000_000).rounded())
-        for part in [UInt64((condition.lossRate * 1_000_000).rounded()), condition.shadowing == .none ? 1 : 2,
+        for part in [UInt64((condition.lossRate * 1_000_000).rounded()), Self.shadowingKey(condition.shadowing),
                      UInt64(shard.kind.rawValue), UInt64(shard.index), UInt64(beacon)] {
             key = (key ^ part) &* 0x100_0000_01B3 &+ 0x9E37_79B9
         }
         return key
+    }
+
+    static func shadowingKey(_ shadowing: Shadowing) -> UInt64 {
+        switch shadowing {
+        case .none: 1
+        case .bursty: 2
+        case .shared: 3
+        }
     }
 
     /// The identity of simulated beacon `beacon`: a UUID of its own, so every region indexes apart.
@@ -203,16 +238,26 @@ extension DetectionSweep {
         var link: LossChannel.Link
         let windows: [Window]
         let interval: Double
+        /// The scanner's blackouts (shared shadowing), in order; empty otherwise.
+        let blackouts: [Window]
         var window = 0
+        var blackout = 0
         var nextFrame: Double
 
-        init(random: SeededRandom, link: LossChannel.Link, windows: [Window], interval: Double) {
+        init(random: SeededRandom, link: LossChannel.Link, windows: [Window], interval: Double, blackouts: [Window] = []) {
             var random = random
             self.nextFrame = windows.first.map { $0.from + random.uniform() * interval } ?? .infinity
             self.random = random
             self.link = link
             self.windows = windows
             self.interval = interval
+            self.blackouts = blackouts
+        }
+
+        /// Whether `time` (never earlier than the previous query) falls in one of the scanner's blackouts.
+        mutating func isBlackedOut(at time: Double) -> Bool {
+            while blackout < blackouts.count && blackouts[blackout].to <= time { blackout += 1 }
+            return blackout < blackouts.count && blackouts[blackout].from <= time
         }
 
         /// The time of the next received frame, or `nil` when the beacon is gone for good.
@@ -226,7 +271,8 @@ extension DetectionSweep {
                 }
                 // BLE adds 0–10 ms of random delay to every advertising event.
                 nextFrame = t + interval + random.uniform() * 0.01
-                if !link.isLost(at: t, random: &random) { return t }
+                let lost = link.isLost(at: t, random: &random)
+                if !lost && !isBlackedOut(at: t) { return t }
             }
             return nil
         }

@@ -33,8 +33,13 @@ public struct DetectionSweep: Sendable {
     public enum Shadowing: String, Sendable, Codable, CaseIterable {
         /// Independent losses (``LossChannel/independent(lossRate:)``).
         case none
-        /// Losses in bursts (``LossChannel/bursty(lossRate:meanBurst:burstShare:)``).
+        /// Losses in bursts (``LossChannel/bursty(lossRate:meanBurst:burstShare:)``), each
+        /// beacon's link with blackouts of its own.
         case bursty
+        /// The same average loss and blackouts as ``bursty``, but the blackouts are the scanner's:
+        /// every beacon of an engine (one scanner) is blacked out at the same times (a person
+        /// next to the scanner, a Wi-Fi burst), with independent losses of each link in between.
+        case shared
     }
 
     /// One simulated radio condition.
@@ -61,12 +66,16 @@ public struct DetectionSweep: Sendable {
     }
 
     /// The conditions of the standard sweep: advertising every 100 ms and 1 s × loss 10, 30, 50,
-    /// 70 % × independent and bursty losses.
+    /// 70 % × independent and bursty losses; a periodic 1 Hz stream with 1 % loss (a gateway
+    /// aggregating on a fixed period); and blackouts shared by the scanner's beacons at 100 ms
+    /// (10, 30, 50 % loss) and 1 s (30 %).
     public static let standardConditions: [Condition] = [0.1, 1.0].flatMap { interval in
-        Shadowing.allCases.flatMap { shadowing in
+        [Shadowing.none, .bursty].flatMap { shadowing in
             [0.1, 0.3, 0.5, 0.7].map { Condition(advertisingInterval: interval, lossRate: $0, shadowing: shadowing) }
         }
-    }
+    } + [Condition(advertisingInterval: 1, lossRate: 0.01, shadowing: .none)]
+      + [0.1, 0.3, 0.5].map { Condition(advertisingInterval: 0.1, lossRate: $0, shadowing: .shared) }
+      + [Condition(advertisingInterval: 1, lossRate: 0.3, shadowing: .shared)]
 
     public var conditions: [Condition]
     /// The profiles compared (their region limit is lifted: the sweep measures timing).
@@ -99,7 +108,7 @@ public struct DetectionSweep: Sendable {
     public func channel(for condition: Condition) -> LossChannel {
         switch condition.shadowing {
         case .none: .independent(lossRate: condition.lossRate)
-        case .bursty: .bursty(lossRate: condition.lossRate, meanBurst: meanBurst, burstShare: burstShare)
+        case .bursty, .shared: .bursty(lossRate: condition.lossRate, meanBurst: meanBurst, burstShare: burstShare)
         }
     }
 

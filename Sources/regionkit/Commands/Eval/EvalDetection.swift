@@ -17,8 +17,12 @@ struct EvalDetection: AsyncParsableCommand {
         being heard at once and come back 180 s later: exit p50/p95 is the time from stopping to \
         didExitRegion; "false exits after arrival" counts exits while they were still there. \
         Shadowing "bursty" is a Gilbert–Elliott channel with the same average loss: blackouts of \
-        --burst-mean seconds on average carry --burst-share of the losses. Seeded: the same options \
-        give the same figures, whatever --jobs.
+        --burst-mean seconds on average carry --burst-share of the losses, each beacon's link \
+        blacked out on its own; "shared" has the same blackouts, but the scanner's: every beacon of an \
+        engine is blacked out at once, with independent losses in between. Without --interval, --loss \
+        and --shadowing the standard sweep runs: 0.1 and 1 s × 10/30/50/70% × none/bursty, 1 s at 1% \
+        (a periodic low-loss stream), shared at 0.1 s × 10/30/50% and 1 s × 30%. Seeded: the same \
+        options give the same figures, whatever --jobs.
         """
     )
 
@@ -34,13 +38,13 @@ struct EvalDetection: AsyncParsableCommand {
     @Option(help: "Seed of every random draw.")
     var seed: UInt64 = 1
 
-    @Option(name: .customLong("interval"), help: "Advertising interval in seconds (repeatable; default: 0.1 and 1).")
+    @Option(name: .customLong("interval"), help: "Advertising interval in seconds (repeatable; with --loss/--shadowing the default is 0.1 and 1).")
     var intervals: [Double] = []
 
     @Option(name: .customLong("loss"), help: "Average frame loss, 0..<1 (repeatable; default: 0.1, 0.3, 0.5, 0.7).")
     var losses: [Double] = []
 
-    @Option(name: .customLong("shadowing"), help: "Loss pattern: none (independent) or bursty (repeatable; default: both).")
+    @Option(name: .customLong("shadowing"), help: "Loss pattern: none (independent), bursty or shared (repeatable; with --interval/--loss the default is none and bursty).")
     var shadowings: [DetectionSweep.Shadowing] = []
 
     @Option(help: "Bursty shadowing: mean blackout length in seconds.")
@@ -61,8 +65,9 @@ struct EvalDetection: AsyncParsableCommand {
     func run() async throws {
         try await Console.reportingErrors {
             let chosen = profiles.isEmpty ? [MonitoringProfile.coreLocation, .altBeacon, .responsive] : profiles.map(\.profile)
-            let conditions = (intervals.isEmpty ? [0.1, 1] : intervals).flatMap { interval in
-                (shadowings.isEmpty ? DetectionSweep.Shadowing.allCases : shadowings).flatMap { shadowing in
+            let standard = intervals.isEmpty && losses.isEmpty && shadowings.isEmpty
+            let conditions = standard ? DetectionSweep.standardConditions : (intervals.isEmpty ? [0.1, 1] : intervals).flatMap { interval in
+                (shadowings.isEmpty ? [DetectionSweep.Shadowing.none, .bursty] : shadowings).flatMap { shadowing in
                     (losses.isEmpty ? [0.1, 0.3, 0.5, 0.7] : losses).map {
                         DetectionSweep.Condition(advertisingInterval: interval, lossRate: $0, shadowing: shadowing)
                     }
@@ -83,7 +88,8 @@ struct EvalDetection: AsyncParsableCommand {
                 Console.line("Detection sweep, seed \(seed): per condition \(DetectionReport.hours(hours)) stationary beacon-hours"
                              + (lifetime.map { String(format: " (%.1f h per beacon)", $0 / 3600) } ?? "")
                              + ", \(departures) departures; \(beaconsPerEngine) beacons per engine.")
-                Console.line("Bursty shadowing: blackouts of \(burstMean) s on average carrying \(Int((burstShare * 100).rounded()))% of the losses.")
+                Console.line("Bursty and shared shadowing: blackouts of \(burstMean) s on average carrying \(Int((burstShare * 100).rounded()))% of the losses"
+                             + " (bursty: each link its own; shared: the scanner's, all beacons at once).")
                 Console.line("")
                 Console.line(DetectionReport.tableHeader)
             }

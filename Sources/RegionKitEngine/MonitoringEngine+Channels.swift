@@ -1,0 +1,64 @@
+import RegionKitCore
+import Foundation
+
+/// The scanners' channels (``ScannerChannel``): silences shared by every stream of a scanner are
+/// excused, and new streams start from what their scanner's other streams have shown. Only with
+/// a detector that ``ExitDetector/usesChannels``.
+extension MonitoringEngine {
+    /// The channel of `scannerID` (`nil`: the local adapter), if it has heard anything.
+    public func channel(of scannerID: String?) -> ScannerChannel? {
+        guard let scannerID else { return localChannel.lastHeard == nil ? nil : localChannel }
+        return channels[scannerID]
+    }
+
+    /// Records a sighting at `time` in its scanner's channel.
+    mutating func recordChannel(scannerID: String?, at time: Timestamp) {
+        if let scannerID {
+            channels[scannerID, default: ScannerChannel()].record(at: time)
+        } else {
+            localChannel.record(at: time)
+        }
+    }
+
+    /// Folds a settled stream's tail scale into its scanner's prior.
+    mutating func learnChannelPrior(scannerID: String?, scale: Double) {
+        if let scannerID {
+            channels[scannerID]?.learnPrior(scale)
+        } else {
+            localChannel.learnPrior(scale)
+        }
+    }
+
+    /// When region `id` is due to exit at ``now``: excuses the part of each stream's silence its
+    /// scanner shared (``ScannerChannel/excusedSilence(from:to:streamRate:)``). Returns true when
+    /// that moved a stream's deadline past now (the exit waits; the timer is moved), false when
+    /// the region exits now.
+    mutating func excuseSharedSilence(ofRegion id: String) -> Bool {
+        let detector = profile.exitDetector
+        guard detector.usesChannels, let monitored = regions[id] else { return false }
+        var postponed = false
+        var updates: [(MonitoredRegion.StreamKey, Double)] = []
+        for (key, stream) in monitored.streams {
+            guard let channel = channel(of: key.scannerID) else { continue }
+            let rate = 1 / max(stream.meanInterval, 1e-3)
+            var excused = channel.excusedSilence(from: stream.lastSighting, to: now, streamRate: rate)
+            guard excused > stream.excusedSilence else { continue }
+            let threshold = detector.silenceThreshold(for: stream)
+            let cap = max(detector.maximumSilence - threshold, 0)
+            guard stream.lastSighting + threshold + min(excused, cap) > now else { continue }
+            // While the scanner stays dark the deadline moves with it: check again no sooner than
+            // a short step later (never in a loop of tiny steps).
+            excused = min(max(excused, now + Self.excuseStep - stream.lastSighting - threshold), cap)
+            updates.append((key, excused))
+            postponed = true
+        }
+        guard postponed else { return false }
+        for (key, excused) in updates { regions[id]?.streams[key]?.excusedSilence = excused }
+        if let number = schedule.number(of: id) { schedule.setExitLeader(nil, of: number) }
+        reschedule(id)
+        return true
+    }
+
+    /// The shortest wait, seconds, when an exit is put off because the scanner is silent.
+    static let excuseStep = 0.1
+}

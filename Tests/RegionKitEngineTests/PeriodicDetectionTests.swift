@@ -1,0 +1,201 @@
+import Foundation
+import Testing
+@testable import RegionKitEngine
+
+/// The periodic model (learned period and loss, geometric tail), the scanner channel (shared
+/// blackouts excused, the scanner's prior for new streams) and the `periodicGaps` detector, with
+/// known answers on synthetic streams.
+@Suite("Periodic streams, shared blackouts, new streams: the periodicGaps detector")
+struct PeriodicDetectionTests {
+    static let detector = ExitDetector.periodicGaps(falseExitsPerHour: 1e-4, minimumSilence: 1, maximumSilence: 60, priorInterval: 1)
+
+    /// A transmitter every `interval` s (+0–10 ms advertising delay), frames lost independently
+    /// with probability `loss`, for `count` sightings.
+    static func stream(interval: Double, loss: Double, count: Int, seed: UInt64 = 1) -> ReceptionEstimator {
+        var random = SeededRandom(seed: seed)
+        var t = 0.0
+        var stream = ReceptionEstimator(firstSighting: .zero, priorInterval: 1)
+        var recorded = 1
+        while recorded < count {
+            t += interval + random.uniform() * 0.01
+            if random.uniform() >= loss {
+                stream.record(at: Timestamp(seconds: t))
+                recorded += 1
+            }
+        }
+        return stream
+    }
+
+    @Test("Geometric tail, exact product: no loss in 2,000 periods at 1 Hz → 3 missed reports (3.25 s)")
+    func geometricExact() {
+        // E[q^x] = ∏ (½ + i)/(2001 + i): x = 3 gives 0.5·1.5·2.5/(2001·2002·2003) ≈ 2.3e-10 ≤ 1e-4/3600 = 2.8e-8; x = 2 gives 1.9e-7.
+        let tail = PeriodicTail(period: 1, lost: 0, frames: 2_000)
+        #expect(abs(tail.missProbability(2) - 0.5 * 1.5 / (2_001 * 2_002)) < 1e-15)
+        #expect(tail.silence(sightingsPerHour: 3_600, falseExitsPerHour: 1e-4) == 3.25)
+    }
+
+    @Test("Geometric tail, log-normal branch: 1 % of 2,000 periods at 1 Hz → 4 missed (4.25 s); 50 % of 4,000 at 10 Hz → 28 (2.97 s)")
+    func geometricApproximation() {
+        // x from σ²/2·x² − ln(1/q)·x + ln(N/r) = 0: 3.86 → 4 at 1 %; 27.5 → 28 at 50 %.
+        let slow = PeriodicTail(period: 1, lost: 20, frames: 2_000).silence(sightingsPerHour: 3_564, falseExitsPerHour: 1e-4)
+        #expect(slow == 4.25)
+        let fast = try! #require(PeriodicTail(period: 0.105, lost: 2_000, frames: 4_000).silence(sightingsPerHour: 3_600 * 0.5 / 0.105, falseExitsPerHour: 1e-4))
+        #expect(abs(fast - 0.105 * 28.25) < 1e-9, "\(fast)")
+        // Hopeless: every report lost so far.
+        #expect(PeriodicTail(period: 1, lost: 1_000, frames: 1_000).silence(sightingsPerHour: 3_600, falseExitsPerHour: 1e-4, limit: 100) == nil)
+    }
+
+    @Test("Few periods give a longer silence than many at the same loss (the loss is uncertain)")
+    func uncertaintyLengthens() {
+        let few = PeriodicTail(period: 1, lost: 15, frames: 50).silence(sightingsPerHour: 2_520, falseExitsPerHour: 1e-4)!
+        let many = PeriodicTail(period: 1, lost: 600, frames: 2_000).silence(sightingsPerHour: 2_520, falseExitsPerHour: 1e-4)!
+        #expect(few > many, "\(few) vs \(many)")
+        #expect(many == 15.25, "30 % loss, well known: 15 missed reports")
+    }
+
+    @Test("The estimator learns the period and the loss of a periodic stream", arguments: [(0.1, 0.3), (1.0, 0.01), (0.1, 0.7)])
+    func learnsPeriodAndLoss(interval: Double, loss: Double) {
+        let stream = Self.stream(interval: interval, loss: loss, count: 5_000)
+        #expect(stream.isPeriodic)
+        #expect(abs(stream.period - (interval + 0.005)) < 0.002, "period \(stream.period)")
+        #expect(abs(stream.periodicLoss - loss) < 0.04, "loss \(stream.periodicLoss)")
+        #expect(stream.onGridShare > 0.98)
+    }
+
+    @Test("A Poisson stream (exponential intervals) is not periodic and keeps the exponential model")
+    func poissonIsNotPeriodic() {
+        var random = SeededRandom(seed: 5)
+        var stream = ReceptionEstimator(firstSighting: .zero, priorInterval: 1)
+        var t = 0.0
+        for _ in 0..<5_000 {
+            t += -0.2 * log(1 - random.uniform())
+            stream.record(at: Timestamp(seconds: t))
+        }
+        #expect(!stream.isPeriodic, "on-grid share \(stream.onGridShare)")
+        #expect(PeriodicTail(stream) == nil)
+        // Same figure as the learned-gap detector for such a stream (no scanner prior set).
+        let learned = ExitDetector.learnedGaps(falseExitsPerHour: 1e-4, minimumSilence: 1, maximumSilence: 60, priorInterval: 1)
+        #expect(Self.detector.silenceThreshold(for: stream) == learned.silenceThreshold(for: stream))
+    }
+
+    @Test("Known thresholds: 10 Hz at 30 % ≈ 1.8 s, at 50 % ≈ 3 s; 1 Hz at 1 % ≈ 4.3 s, at 30 % ≈ 15 s (settled streams)")
+    func knownThresholds() {
+        let cases: [(Double, Double, ClosedRange<Double>)] = [(0.1, 0.3, 1.6...2.0), (0.1, 0.5, 2.7...3.2), (1, 0.01, 4.0...5.3), (1, 0.3, 14.5...16.5)]
+        for (interval, loss, range) in cases {
+            let stream = Self.stream(interval: interval, loss: loss, count: 20_000, seed: 3)
+            let threshold = Self.detector.silenceThreshold(for: stream)
+            #expect(range.contains(threshold), "\(interval) s at \(loss): \(threshold) s")
+            // The learned-gap (exponential) detector needs longer on the same stream.
+            let learned = ExitDetector.learnedGaps(falseExitsPerHour: 1e-4, minimumSilence: 1, maximumSilence: 60, priorInterval: 1)
+            #expect(learned.silenceThreshold(for: stream) > threshold)
+        }
+    }
+
+    @Test("Bursts on a periodic stream are learned: the threshold goes past the blackouts")
+    func burstsOverrideTheGeometricTail() {
+        var stream = ReceptionEstimator(firstSighting: .zero, priorInterval: 1)
+        var t = 0.0
+        for _ in 0..<60 {
+            for _ in 0..<170 {
+                t += 0.1
+                stream.record(at: Timestamp(seconds: t))
+            }
+            t += 3
+        }
+        #expect(stream.isPeriodic, "blackouts are whole periods: still on the grid")
+        #expect(Self.detector.silenceThreshold(for: stream) > 6.2)
+    }
+
+    @Test("New 10 Hz stream after 2.5 s: < 8 s without a prior from its scanner (learnedgaps ~13 s), ~1 s with a calm scanner's")
+    func newStreams() {
+        var stream = ReceptionEstimator(firstSighting: .zero, priorInterval: 1)
+        for step in 1...25 { stream.record(at: Timestamp(seconds: Double(step) * 0.1)) }
+        #expect(stream.isPeriodic)
+        let alone = Self.detector.silenceThreshold(for: stream)
+        let before = ExitDetector.learnedGaps(falseExitsPerHour: 1e-4, minimumSilence: 1, maximumSilence: 60, priorInterval: 1).silenceThreshold(for: stream)
+        #expect(alone < 8 && alone < before / 1.5, "alone \(alone) s, learned-gap detector \(before) s")
+        stream.priorScale = 0.09   // the scanner's other streams: 10 Hz at ~30 % independent loss
+        let calm = Self.detector.silenceThreshold(for: stream)
+        #expect(calm <= 1.5, "\(calm) s")
+        stream.priorScale = 1.5    // the scanner's streams show 1 s blackouts
+        #expect(Self.detector.silenceThreshold(for: stream) > 8)
+    }
+
+    @Test("Scanner channel: a silence of the whole scanner is excused after the others' chance gap; its own silence is not")
+    func channelExcuses() {
+        var channel = ScannerChannel()
+        // 10 beacons × 10 Hz for 20 s.
+        for step in 0..<2_000 { channel.record(at: Timestamp(seconds: Double(step) * 0.01)) }
+        let rate = channel.rate(at: Timestamp(seconds: 19.99))
+        #expect(abs(rate - 100 * (1 - exp(-2))) < 1, "decayed rate \(rate)")
+        // Blackout 19.99 → 22.
+        channel.record(at: Timestamp(seconds: 22))
+        #expect(channel.gaps.count == 1)
+        let excused = channel.excusedSilence(from: Timestamp(seconds: 19.95), to: Timestamp(seconds: 22), streamRate: 10)
+        let others = rate - 10 * exp(-0.04 / 10)
+        #expect(abs(excused - (22 - (19.99 + 5 / others))) < 1e-9, "\(excused)")
+        // Silent now: the open gap is excused too, up to twice the longest dark gap.
+        let open = channel.excusedSilence(from: Timestamp(seconds: 22), to: Timestamp(seconds: 40), streamRate: 10)
+        #expect(abs(open - channel.excuseLimit) < 1e-9 && channel.excuseLimit == ScannerChannel.minimumExcuseLimit)
+        // A scanner that hears only this stream excuses nothing.
+        var lone = ScannerChannel()
+        for step in 0..<200 { lone.record(at: Timestamp(seconds: Double(step) * 0.1)) }
+        #expect(lone.excusedSilence(from: Timestamp(seconds: 19.9), to: Timestamp(seconds: 30), streamRate: 10) == 0)
+    }
+
+    /// Ten beacons at 10 Hz on one scanner, every one blacked out together for 4 s every 30 s;
+    /// beacon 0 stops at `stop`.
+    static func sharedBlackouts(until end: Double, stop: Double) -> [BeaconObservation] {
+        var observations: [BeaconObservation] = []
+        var t = 0.5
+        while t < end {
+            let dark = t.truncatingRemainder(dividingBy: 30) >= 26
+            if !dark {
+                for beacon in 0..<10 where beacon != 0 || t < stop {
+                    let identity = BeaconIdentity(uuid: Fixture.uuid, major: 7, minor: UInt16(beacon))
+                    observations.append(Fixture.seen(identity, at: t + Double(beacon) * 0.007, scanner: "hall"))
+                }
+            }
+            t += 0.1
+        }
+        return observations
+    }
+
+    @Test("Engine: blackouts shared by a scanner's streams never exit, and a departure still exits in ~1–2 s (learnedgaps: > 4 s)")
+    func engineSharedBlackouts() {
+        for profile in [MonitoringProfile.periodic, .responsive] {
+            var engine = Fixture.engine(profile)
+            _ = engine.startMonitoring(Fixture.region("zero", major: 7, minor: 0), at: .zero)
+            let stop = 600.3
+            let events = Fixture.feed(&engine, Self.sharedBlackouts(until: 700, stop: stop)) + engine.advance(to: Timestamp(seconds: 800))
+            let exits = events.of("didExitRegion").map(\.timestamp.seconds)
+            let exit = try! #require(exits.first { $0 >= stop })
+            if profile.name == "periodic" {
+                #expect(exits.filter { $0 < stop }.isEmpty, "false exits at \(exits)")
+                #expect(exit - stop < 2.5, "departure exit after \(exit - stop) s")
+            } else {
+                // It learned the 4 s blackouts as the stream's own gaps.
+                #expect(exit - stop > 4, "learnedgaps: departure exit after \(exit - stop) s")
+            }
+        }
+    }
+
+    @Test("Engine: everything at a scanner going silent (the scanner is off) still exits, at most ~10 s (or 2× the longest blackout) later")
+    func engineScannerOff() {
+        var engine = Fixture.engine(.periodic)
+        _ = engine.startMonitoring(Fixture.region("zero", major: 7, minor: 0), at: .zero)
+        // Blackouts as above until 300 s, then nothing at all.
+        let events = Fixture.feed(&engine, Self.sharedBlackouts(until: 300, stop: 1_000)) + engine.advance(to: Timestamp(seconds: 400))
+        let exits = events.of("didExitRegion").map(\.timestamp.seconds)
+        #expect(exits.count == 1, "\(exits)")
+        if let exit = exits.first { #expect(exit > 300 && exit < 300 + 13, "exit at \(exit)") }
+    }
+
+    @Test("Core Location and AltBeacon presets keep their fixed silences; responsive keeps learned gaps; periodic is opt-in")
+    func presetsUnchanged() {
+        #expect(MonitoringProfile.coreLocation.exitDetector == .fixedSilence(seconds: 30, evaluationInterval: 10))
+        #expect(MonitoringProfile.altBeacon.exitDetector == .fixedSilence(seconds: 10, evaluationInterval: 1.1))
+        #expect(MonitoringProfile.responsive.exitDetector == .learnedGaps(falseExitsPerHour: 1e-4, minimumSilence: 1, maximumSilence: 60, priorInterval: 1))
+        #expect(MonitoringProfile.named("periodic")?.exitDetector == Self.detector)
+    }
+}
