@@ -365,7 +365,14 @@ public final class MQTTClient: Sendable {
             }
         }
         let configuration = configuration
-        let onMessage = onMessage
+        let deliver = onMessage
+        // MQTT-4.7.2-1: a filter starting with a wildcard does not match a topic starting with `$`.
+        // NATS 2.9 breaks the rule (`#` receives its internal `$JS/…` and `$MQTT/…` traffic), so the
+        // client applies it: a `$` topic is handed on only when a subscribed filter matches it.
+        let onMessage: @Sendable (MQTTMessage) -> Void = { [weak self] message in
+            if message.topic.utf8.first == UInt8(ascii: "$"), let self, !self.isSubscribed(to: message.topic) { return }
+            deliver(message)
+        }
         let serverHostname = Self.isIPAddress(server.host) ? nil : server.host
         let connect = MQTTPacket.Connect(
             clientID: configuration.clientID, cleanSession: configuration.cleanSession,
@@ -457,6 +464,11 @@ public final class MQTTClient: Sendable {
         }
         onConnectionEvent(.disconnected(reason))
         return true
+    }
+
+    /// Whether a remembered subscription's filter matches `topic` (MQTT's matching rules).
+    private func isSubscribed(to topic: String) -> Bool {
+        state.withLock { state in state.subscriptions.contains { MQTTTopicFilter.matches(filter: $0.filter, topic: topic) } }
     }
 
     /// Re-sends the remembered subscriptions (64 filters per SUBSCRIBE). The packets are queued on

@@ -34,6 +34,12 @@ struct NATSClusterEndToEndTests {
         try await probe.client.subscribe("rk/in/#", qos: .atLeastOnce)
         probe.start()
         defer { Task { await probe.stop() } }
+        // NATS 2.9 sends its internal `$JS/…`, `$MQTT/…` traffic to `#`: the client must not hand it on.
+        let everything = MQTTClientProbe(configuration: try Self.configuration([cluster.mqttURL(0)]))
+        try await everything.client.subscribe("#", qos: .atMostOnce)
+        everything.start()
+        defer { Task { await everything.stop() } }
+        try await everything.client.waitUntilConnected()
         try await probe.client.waitUntilConnected()
         try await probe.client.subscribe("rk/in/#", qos: .atLeastOnce)   // connected: waits for the SUBACK
 
@@ -58,6 +64,10 @@ struct NATSClusterEndToEndTests {
         #expect(got.count == count + 2)
         #expect(got.prefix(2).map(\.payload) == ["zero", "one"])
         #expect(got.dropFirst(2).map(\.payload) == (0..<count).map { "\($0)" }, "in order, none lost")
+        #expect(await everything.wait { everything.received.filter { $0.topic.hasPrefix("rk/") }.count == count + 4 },
+                "`#` got \(everything.received.filter { $0.topic.hasPrefix("rk/") }.count) of \(count + 4)")
+        let internal = everything.received.filter { $0.topic.hasPrefix("$") }.map(\.topic)
+        #expect(internal.isEmpty, "`#` handed on \(internal.count) `$` topics, e.g. \(internal.prefix(3))")
     }
 
     @Test("a persistent session lives in the cluster: QoS 1 messages published while we are away arrive when we come back on another node",
