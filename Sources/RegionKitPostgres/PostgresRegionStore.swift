@@ -174,8 +174,8 @@ public final class PostgresRegionStore: RegionStoring, CustomStringConvertible {
     }
 
     public func storedRegions() async throws -> [StoredRegion] {
-        let rows = try await rows("read regions", "SELECT identifier, definition, origin, registered_at FROM monitored_region ORDER BY sequence") { try $0.decode((String, String, String, Double).self) }
-        return try rows.map { identifier, definition, originText, registeredAt in
+        let found = try await rows("read regions", "SELECT identifier, definition, origin, registered_at FROM monitored_region ORDER BY sequence") { try $0.decode((String, String, String, Double).self) }
+        return try found.map { identifier, definition, originText, registeredAt in
             guard let origin = RegionOrigin(rawValue: originText) else {
                 throw RegionKitError(.malformedInput, "store \(description): monitored region '\(identifier)' has unknown origin '\(originText)'")
             }
@@ -190,8 +190,8 @@ public final class PostgresRegionStore: RegionStoring, CustomStringConvertible {
 
     public func regionOrigins() async throws -> [String: RegionOrigin] {
         var origins: [String: RegionOrigin] = [:]
-        let rows = try await rows("read region origins", "SELECT identifier, origin FROM monitored_region") { try $0.decode((String, String).self) }
-        for (identifier, text) in rows {
+        let found = try await rows("read region origins", "SELECT identifier, origin FROM monitored_region") { try $0.decode((String, String).self) }
+        for (identifier, text) in found {
             origins[identifier] = RegionOrigin(rawValue: text)
         }
         return origins
@@ -209,13 +209,13 @@ public final class PostgresRegionStore: RegionStoring, CustomStringConvertible {
 
     public func states() async throws -> [String: RegionStore.StoredState] {
         var states: [String: RegionStore.StoredState] = [:]
-        let rows = try await rows("read states", "SELECT identifier, state, since, evidence, updated_at FROM region_state") { try $0.decode((String, String, Double?, String?, Double).self) }
-        for (identifier, text, since, evidence, updatedAt) in rows {
+        let found = try await rows("read states", "SELECT identifier, state, since, evidence, updated_at FROM region_state") { try $0.decode((String, String, Double?, String?, Double).self) }
+        for (identifier, text, since, evidence, updatedAt) in found {
             guard let state = RegionState(rawValue: text) else {
                 throw RegionKitError(.malformedInput, "store \(description): region '\(identifier)' has unknown state '\(text)'")
             }
             states[identifier] = RegionStore.StoredState(
-                state: state, since: since,
+                state, since: since,
                 evidence: evidence.flatMap { try? JSONDecoder().decode(EventEvidence.self, from: Data($0.utf8)) },
                 updatedAt: updatedAt)
         }
@@ -259,14 +259,14 @@ public final class PostgresRegionStore: RegionStoring, CustomStringConvertible {
         if !clauses.isEmpty { sql += " WHERE " + clauses.joined(separator: " AND ") }
         sql += " ORDER BY id"
         if let limit { binds.append(Int64(max(0, limit))); sql += " LIMIT $\(binds.count)" }
-        let rows = try await rows("read events", PostgresQuery(unsafeSQL: sql, binds: binds)) { try $0.decode((Int64, Double, String, String?, String?, String?, String).self) }
-        return rows.map { StoredEvent(id: $0.0, time: $0.1, type: $0.2, region: $0.3, state: $0.4, reason: $0.5, json: $0.6) }
+        let found = try await rows("read events", PostgresQuery(unsafeSQL: sql, binds: binds)) { try $0.decode((Int64, Double, String, String?, String?, String?, String).self) }
+        return found.map { StoredEvent(id: $0.0, time: $0.1, type: $0.2, region: $0.3, state: $0.4, reason: $0.5, json: $0.6) }
     }
 
     public func eventCounts() async throws -> [String: Int] {
         var counts: [String: Int] = [:]
-        let rows = try await rows("count events", "SELECT type, COUNT(*) FROM event_log GROUP BY type") { try $0.decode((String, Int64).self) }
-        for (type, count) in rows {
+        let found = try await rows("count events", "SELECT type, COUNT(*) FROM event_log GROUP BY type") { try $0.decode((String, Int64).self) }
+        for (type, count) in found {
             counts[type] = Int(count)
         }
         return counts
@@ -280,8 +280,8 @@ public final class PostgresRegionStore: RegionStoring, CustomStringConvertible {
 
     public func deliveryCounts() async throws -> (byStatus: [String: Int], failedAttempts: Int) {
         var counts: [String: Int] = [:]
-        let rows = try await rows("count deliveries", "SELECT status, COUNT(*) FROM hook_delivery GROUP BY status") { try $0.decode((String, Int64).self) }
-        for (status, count) in rows {
+        let byStatus = try await rows("count deliveries", "SELECT status, COUNT(*) FROM hook_delivery GROUP BY status") { try $0.decode((String, Int64).self) }
+        for (status, count) in byStatus {
             counts[status] = Int(count)
         }
         let failed = try await rows("count failed attempts", """
@@ -459,7 +459,7 @@ public final class PostgresRegionStore: RegionStoring, CustomStringConvertible {
     }
 
     private func delivery(_ row: DeliveryRow) -> HookDelivery {
-        HookDelivery(id: row.0, eventID: row.1, hook: row.2, status: HookDelivery.Status(rawValue: row.3) ?? .failed,
+        HookDelivery(row.0, eventID: row.1, hook: row.2, status: HookDelivery.Status(rawValue: row.3) ?? .failed,
                      attempts: Int(row.4), nextAttemptAt: row.5, lastError: row.6, deliveredAt: row.7)
     }
 

@@ -1,11 +1,12 @@
 extension HookDelivery {
-    /// A delivery as any ``RegionStoring`` returns it.
+    /// A delivery as any ``RegionStoring`` returns it (the memberwise initializer is internal to
+    /// this module; this public one takes the id unlabelled).
     ///
     /// ```swift
-    /// let delivery = HookDelivery(id: 1, eventID: 7, hook: "on-enter[0]", status: .pending, attempts: 0,
+    /// let delivery = HookDelivery(1, eventID: 7, hook: "on-enter[0]", status: .pending, attempts: 0,
     ///                             nextAttemptAt: 12.5, lastError: nil, deliveredAt: nil)
     /// ```
-    public init(id: Int64, eventID: Int64, hook: String, status: Status, attempts: Int, nextAttemptAt: Double,
+    public init(_ id: Int64, eventID: Int64, hook: String, status: Status, attempts: Int, nextAttemptAt: Double,
                 lastError: String?, deliveredAt: Double?) {
         self.id = id
         self.eventID = eventID

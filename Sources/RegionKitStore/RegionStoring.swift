@@ -83,10 +83,3 @@ public protocol RegionStoring: Sendable {
     /// Whether a write transaction can be committed now (the readiness probe).
     func checkWritable() async throws
 }
-
-extension RegionStoring {
-    /// Monitored regions in registration order.
-    public func regions() async throws -> [Region] {
-        try await storedRegions().map(\.region)
-    }
-}

@@ -66,8 +66,8 @@ struct NATSClusterEndToEndTests {
         #expect(got.dropFirst(2).map(\.payload) == (0..<count).map { "\($0)" }, "in order, none lost")
         #expect(await everything.wait { everything.received.filter { $0.topic.hasPrefix("rk/") }.count == count + 4 },
                 "`#` got \(everything.received.filter { $0.topic.hasPrefix("rk/") }.count) of \(count + 4)")
-        let internal = everything.received.filter { $0.topic.hasPrefix("$") }.map(\.topic)
-        #expect(internal.isEmpty, "`#` handed on \(internal.count) `$` topics, e.g. \(internal.prefix(3))")
+        let internalTopics = everything.received.filter { $0.topic.hasPrefix("$") }.map(\.topic)
+        #expect(internalTopics.isEmpty, "`#` handed on \(internalTopics.count) `$` topics, e.g. \(internalTopics.prefix(3))")
     }
 
     @Test("a persistent session lives in the cluster: QoS 1 messages published while we are away arrive when we come back on another node",
@@ -171,7 +171,8 @@ struct NATSClusterEndToEndTests {
         try await raw.client.subscribe("espresense/devices/+/+", qos: .atLeastOnce)
         raw.start()
         try await raw.client.waitUntilConnected()
-        defer { Task { for engine in engines { await engine.stop() }; await raw.stop() } }
+        let running = engines
+        defer { Task { for engine in running { await engine.stop() }; await raw.stop() } }
         // SUBACKs are back; give the routes a moment to carry the interest to the other nodes.
         try await Task.sleep(for: .milliseconds(500))
 

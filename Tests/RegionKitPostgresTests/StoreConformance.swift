@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-import RegionKit
+import RegionKitCore
+import RegionKitEngine
 import RegionKitStore
 
 /// The behaviour every ``RegionStoring`` must have, one check per capability the service uses.
@@ -44,8 +45,8 @@ enum StoreConformance: String, CaseIterable, Sendable, CustomTestStringConvertib
         try await store.saveRegion(.beacon(lobby), at: 10, origin: nil)
         try await store.saveRegion(park, at: 11, origin: .api)
         try await store.saveRegion(.beacon(try BeaconRegion(identifier: "desk", uuid: uuid, major: 3, minor: 7)), at: 12, origin: .configuration)
-        #expect(try await store.regions().map(\.identifier) == ["lobby", "park", "desk"])
-        #expect(try await store.regions().first == .beacon(lobby), "flags survive")
+        #expect(try await store.storedRegions().map(\.region).map(\.identifier) == ["lobby", "park", "desk"])
+        #expect(try await store.storedRegions().map(\.region).first == .beacon(lobby), "flags survive")
         let stored = try await store.storedRegions()
         #expect(stored.map(\.origin) == [.configuration, .api, .configuration])
         #expect(stored.map(\.registeredAt) == [10, 11, 12])
@@ -62,11 +63,11 @@ enum StoreConformance: String, CaseIterable, Sendable, CustomTestStringConvertib
 
         try await store.saveState("desk", state: .outside, since: 14, evidence: nil, at: 14)
         try await store.removeRegion("desk")
-        #expect(try await store.regions().map(\.identifier) == ["lobby", "park"])
+        #expect(try await store.storedRegions().map(\.region).map(\.identifier) == ["lobby", "park"])
         #expect(try await store.states()["desk"] == nil, "removing forgets the state")
         try await store.removeRegion("never-saved")
         try await store.saveRegion(.beacon(try BeaconRegion(identifier: "desk", uuid: uuid)), at: 30, origin: nil)
-        #expect(try await store.regions().map(\.identifier) == ["lobby", "park", "desk"], "a region saved again goes last")
+        #expect(try await store.storedRegions().map(\.region).map(\.identifier) == ["lobby", "park", "desk"], "a region saved again goes last")
     }
 
     /// Upserts, optional fields, evidence as it was given.
@@ -76,12 +77,12 @@ enum StoreConformance: String, CaseIterable, Sendable, CustomTestStringConvertib
         try await store.saveState("lobby", state: .inside, since: 12, evidence: evidence, at: 12)
         try await store.saveState("park", state: .unknown, since: nil, evidence: nil, at: 13)
         var states = try await store.states()
-        #expect(states["lobby"] == RegionStore.StoredState(state: .inside, since: 12, evidence: evidence, updatedAt: 12))
-        #expect(states["park"] == RegionStore.StoredState(state: .unknown, since: nil, evidence: nil, updatedAt: 13))
+        #expect(states["lobby"] == RegionStore.StoredState(.inside, since: 12, evidence: evidence, updatedAt: 12))
+        #expect(states["park"] == RegionStore.StoredState(.unknown, since: nil, evidence: nil, updatedAt: 13))
         try await store.saveState("lobby", state: .outside, since: 40.25, evidence: nil, at: 41)
         states = try await store.states()
         #expect(states.count == 2)
-        #expect(states["lobby"] == RegionStore.StoredState(state: .outside, since: 40.25, evidence: nil, updatedAt: 41))
+        #expect(states["lobby"] == RegionStore.StoredState(.outside, since: 40.25, evidence: nil, updatedAt: 41))
     }
 
     /// Ids increase from 1; every filter alone and together; counts and the last id.
