@@ -25,6 +25,7 @@ let package = Package(
         .library(name: "RegionKitLocation", targets: ["RegionKitLocation"]),
         .library(name: "RegionKitHTTP", targets: ["RegionKitHTTP"]),
         .library(name: "RegionKitMQTT", targets: ["RegionKitMQTT"]),
+        .library(name: "RegionKitPostgres", targets: ["RegionKitPostgres"]),
         .executable(name: "regionkit", targets: ["regionkit"]),
     ],
     dependencies: [
@@ -38,6 +39,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.0.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
     ],
     targets: [
         .target(name: "RegionKitCore"),
@@ -69,6 +71,12 @@ let package = Package(
         .target(name: "RegionKitBluetooth", dependencies: ["RegionKitCore", "RegionKitHCI", "RegionKit"]),
         // The only module importing GRDB.
         .target(name: "RegionKitStore", dependencies: ["RegionKitCore", "RegionKitEngine", "RegionKit", .product(name: "GRDB", package: "GRDB.swift")]),
+        // The shared store of a cluster: the store protocol on PostgreSQL (the only module importing PostgresNIO).
+        .target(name: "RegionKitPostgres", dependencies: [
+            "RegionKitCore", "RegionKitEngine", "RegionKitStore",
+            .product(name: "PostgresNIO", package: "postgres-nio"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
         .target(name: "RegionKitService", dependencies: [
             "RegionKitCore", "RegionKitEngine", "RegionKit", "RegionKitStore",
             // The daemon's edge: the sources it feeds from and the broker it talks to.
@@ -125,6 +133,10 @@ let package = Package(
             .product(name: "NIOEmbedded", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "Logging", package: "swift-log"),
+        ]),
+        // One conformance suite for every RegionStoring: SQLite in-process, PostgreSQL in a private cluster.
+        .testTarget(name: "RegionKitPostgresTests", dependencies: [
+            "RegionKitCore", "RegionKitEngine", "RegionKitStore", "RegionKitPostgres", "RegionKitTestSupport",
         ]),
         .testTarget(name: "regionkitTests", dependencies: ["regionkit", "RegionKitStore", "RegionKitTestSupport", .product(name: "GRDB", package: "GRDB.swift")]),
     ],

@@ -2,7 +2,9 @@
 # Runs every RegionKit test, installing what the tests need first. CI (.ci/run) calls exactly this.
 #   - Debian packages: zlib and SQLite headers (build), tshark and bluez's btmon (btsnoop checks), gpsd + gpsd-clients (gpsfake),
 #     mosquitto + mosquitto-clients (a private MQTT broker, mosquitto_pub/sub) and openssl (its TLS certificates),
-#     chromium + chromium-driver (the dashboard in a real headless browser)
+#     chromium + chromium-driver (the dashboard in a real headless browser),
+#     nats-server (a private 3-node NATS cluster with JetStream and its MQTT listener) and postgresql
+#     (a private PostgreSQL cluster for the shared store's conformance suite)
 #   - a Python venv with Bumble (virtual Bluetooth controllers for the HCI end-to-end tests)
 # Tests whose tool could not be installed are reported as skipped, with the reason.
 # Phase 1 runs the in-process tests in parallel; phase 2 runs, one suite at a time, the suites
@@ -24,6 +26,8 @@ command -v mosquitto_sub >/dev/null 2>&1 || missing+=(mosquitto-clients)
 command -v openssl >/dev/null 2>&1 || missing+=(openssl)
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 command -v chromedriver >/dev/null 2>&1 || missing+=(chromium-driver)
+{ command -v nats-server >/dev/null 2>&1 || [ -x /usr/sbin/nats-server ]; } || missing+=(nats-server)
+ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing+=(postgresql)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "== installing Debian packages: ${missing[*]}"
   if [ "$(id -u)" = 0 ]; then

@@ -20,6 +20,11 @@ import Synchronization
 /// await running.value
 /// ```
 ///
+/// With several servers (``MQTTClientConfiguration/fallbackServers``) each attempt goes to the next
+/// server of the list (wrapping around), after a failed attempt and after a lost connection alike;
+/// the backoff delay is waited once per round in which every server failed. ``currentServer`` says
+/// which one the live connection goes to.
+///
 /// `onMessage` is called on the connection's event loop for each incoming PUBLISH, in order (keep it
 /// cheap; QoS 1 messages are acknowledged after it returns). `onConnectionEvent` is called from the
 /// task running `run()`. Neither may wait for `shutdown()`.
@@ -33,6 +38,8 @@ public final class MQTTClient: Sendable {
     private struct State: ~Copyable {
         var subscriptions: [MQTTPacket.Subscription] = []
         var connection: Connection?
+        /// The server of the live connection.
+        var server: MQTTServer?
         /// The channel from TCP connect until it is closed (also before CONNACK).
         var channel: (any Channel)?
         var running = false
@@ -56,7 +63,6 @@ public final class MQTTClient: Sendable {
                 onConnectionEvent: @escaping @Sendable (MQTTConnectionEvent) -> Void = { _ in }) {
         self.configuration = configuration
         var logger = logger
-        logger[metadataKey: "broker"] = "\(configuration.useTLS ? "mqtts" : "mqtt")://\(configuration.host):\(configuration.port)"
         logger[metadataKey: "clientID"] = "\(configuration.clientID)"
         self.logger = logger
         self.onMessage = onMessage
@@ -66,6 +72,9 @@ public final class MQTTClient: Sendable {
 
     /// Whether a CONNACK accepted the current connection.
     public var isConnected: Bool { state.withLock { $0.connection != nil } }
+
+    /// The server a CONNACK accepted the current connection from (`nil` while not connected).
+    public var currentServer: MQTTServer? { state.withLock { $0.connection == nil ? nil : $0.server } }
 
     // MARK: Running
 
@@ -274,10 +283,24 @@ public final class MQTTClient: Sendable {
     }
 
     private func runLoop() async {
+        let servers = configuration.servers
         var failures = 0
+        var failedInRound = 0
+        var index = 0
         while !shutdownRequested {
-            if await connectOnce() { failures = 0 }
+            let accepted = await connectOnce(to: servers[index])
             if shutdownRequested { break }
+            // The next attempt goes to the next server: after a lost connection the node that was
+            // lost is the likeliest to be down.
+            index = (index + 1) % servers.count
+            if accepted {
+                failures = 0
+                failedInRound = 0
+            } else {
+                failedInRound += 1
+                if failedInRound < servers.count { continue }   // the other servers first, without waiting
+                failedInRound = 0
+            }
             let delay = backoffDelay(afterFailures: failures)
             failures += 1
             logger.debug("reconnecting after a delay", metadata: ["delay": "\(delay)"])
@@ -319,7 +342,7 @@ public final class MQTTClient: Sendable {
 
     /// One connection attempt and, when a CONNACK accepts it, the connection's whole life.
     /// Returns whether it was accepted.
-    private func connectOnce() async -> Bool {
+    private func connectOnce(to server: MQTTServer) async -> Bool {
         let loop = group.next()
         let connAck = loop.makePromise(of: Bool.self)
         let closed = loop.makePromise(of: MQTTError?.self)
@@ -330,7 +353,8 @@ public final class MQTTClient: Sendable {
         }
 
         var sslContext: NIOSSLContext?
-        if configuration.useTLS {
+        let logger = { var logger = self.logger; logger[metadataKey: "broker"] = "\(server)"; return logger }()
+        if server.useTLS {
             do {
                 sslContext = try makeSSLContext()
             } catch {
@@ -341,9 +365,15 @@ public final class MQTTClient: Sendable {
             }
         }
         let configuration = configuration
-        let logger = logger
-        let onMessage = onMessage
-        let serverHostname = Self.isIPAddress(configuration.host) ? nil : configuration.host
+        let deliver = onMessage
+        // MQTT-4.7.2-1: a filter starting with a wildcard does not match a topic starting with `$`.
+        // NATS 2.9 breaks the rule (`#` receives its internal `$JS/…` and `$MQTT/…` traffic), so the
+        // client applies it: a `$` topic is handed on only when a subscribed filter matches it.
+        let onMessage: @Sendable (MQTTMessage) -> Void = { [weak self] message in
+            if message.topic.utf8.first == UInt8(ascii: "$"), let self, !self.isSubscribed(to: message.topic) { return }
+            deliver(message)
+        }
+        let serverHostname = Self.isIPAddress(server.host) ? nil : server.host
         let connect = MQTTPacket.Connect(
             clientID: configuration.clientID, cleanSession: configuration.cleanSession,
             keepAliveSeconds: configuration.keepAliveSeconds, will: configuration.will,
@@ -373,7 +403,7 @@ public final class MQTTClient: Sendable {
 
         let channel: any Channel
         do {
-            channel = try await bootstrap.connect(host: configuration.host, port: configuration.port).get()
+            channel = try await bootstrap.connect(host: server.host, port: server.port).get()
         } catch {
             let mqttError = Self.mqttError(from: error)
             abandon(mqttError)
@@ -411,18 +441,20 @@ public final class MQTTClient: Sendable {
         let connection = Connection(channel: channel, handler: box)
         let (subscriptions, waiters, shuttingDown) = state.withLock { state in
             state.connection = connection
+            state.server = server
             defer { state.connectedWaiters.removeAll() }
             return (state.subscriptions, Array(state.connectedWaiters.values), state.shutdownRequested)
         }
         if shuttingDown { beginShutdown() }
         logger.info("connected to the broker", metadata: ["sessionPresent": "\(sessionPresent)"])
         for waiter in waiters { waiter.resume(returning: .success(())) }
-        resubscribe(subscriptions, on: connection)
+        resubscribe(subscriptions, on: connection, logger: logger)
         onConnectionEvent(.connected(sessionPresent: sessionPresent))
 
         let reason = (try? await closed.futureResult.get()) ?? nil
         state.withLock { state in
             state.connection = nil
+            state.server = nil
             state.channel = nil
         }
         if let reason {
@@ -434,12 +466,16 @@ public final class MQTTClient: Sendable {
         return true
     }
 
+    /// Whether a remembered subscription's filter matches `topic` (MQTT's matching rules).
+    private func isSubscribed(to topic: String) -> Bool {
+        state.withLock { state in state.subscriptions.contains { MQTTTopicFilter.matches(filter: $0.filter, topic: topic) } }
+    }
+
     /// Re-sends the remembered subscriptions (64 filters per SUBSCRIBE). The packets are queued on
     /// the event loop before this returns; their SUBACKs are checked in the background.
-    private func resubscribe(_ subscriptions: [MQTTPacket.Subscription], on connection: Connection) {
+    private func resubscribe(_ subscriptions: [MQTTPacket.Subscription], on connection: Connection, logger: Logger) {
         guard !subscriptions.isEmpty else { return }
         let box = connection.handler
-        let logger = logger
         for start in stride(from: 0, to: subscriptions.count, by: 64) {
             let chunk = Array(subscriptions[start..<min(start + 64, subscriptions.count)])
             let promise = connection.channel.eventLoop.makePromise(of: [UInt8].self)

@@ -9,14 +9,30 @@
 ///                                  qos: .atLeastOnce, retain: true)
 /// ```
 ///
+/// Several brokers (the nodes of a cluster): the first URL is the primary, the others are
+/// ``fallbackServers``, tried in order when a connection cannot be made or is lost (see
+/// ``servers``). All of them share the credentials, TLS settings and client id.
+///
+/// ```swift
+/// let cluster = try MQTTClientConfiguration(urls: ["mqtt://10.0.0.1", "mqtt://10.0.0.2", "mqtt://10.0.0.3"])
+/// ```
+///
 /// `description`, `debugDescription` and `dump` never show the password.
 public struct MQTTClientConfiguration: Sendable {
     /// 2 MiB: a 1 MB message (the largest the presence sources are tested with) passes with room.
     public static let defaultMaximumIncomingPacketSize = 2 * 1024 * 1024
 
+    /// The primary broker (the first of ``servers``).
     public var host: String
     public var port: Int
     public var useTLS: Bool
+    /// Brokers tried after the primary, in this order (default none). The client moves to the next
+    /// server of ``servers`` (wrapping around) after every failed attempt and after every lost
+    /// connection, so a dead node is not retried first; it waits for the reconnect backoff only
+    /// once every server of a round has failed. Persistent sessions follow the client only where
+    /// the brokers share them (a NATS cluster keeps MQTT sessions in JetStream; separate Mosquitto
+    /// brokers do not).
+    public var fallbackServers: [MQTTServer]
     /// Default `regionkit-` and 12 random letters and digits.
     public var clientID: String
     public var username: String?
@@ -60,6 +76,22 @@ public struct MQTTClientConfiguration: Sendable {
         self.reconnectMaximumDelay = .seconds(10)
         self.maximumIncomingPacketSize = Self.defaultMaximumIncomingPacketSize
         self.connectTimeout = .seconds(10)
+        self.fallbackServers = []
+    }
+
+    /// The primary broker from the first URL and the fallbacks from the others, in order; every
+    /// URL is checked as in ``init(url:)``. At least one URL is needed.
+    public init(urls: [String]) throws(MQTTError) {
+        guard let first = urls.first else { throw .invalidConfiguration("no broker URL given") }
+        try self.init(url: first)
+        var fallbacks: [MQTTServer] = []
+        for url in urls.dropFirst() { fallbacks.append(try MQTTServer(url: url)) }
+        fallbackServers = fallbacks
+    }
+
+    /// The primary broker then the fallbacks: the order in which connections are attempted.
+    public var servers: [MQTTServer] {
+        [MQTTServer(host: host, port: port, useTLS: useTLS)] + fallbackServers
     }
 
     /// The keepalive as sent in CONNECT: whole seconds, clamped to 1…65,535.
@@ -74,7 +106,7 @@ public struct MQTTClientConfiguration: Sendable {
         return "regionkit-" + String((0..<12).map { _ in alphabet[Int(generator.next(upperBound: UInt(alphabet.count)))] })
     }
 
-    private static func parse(url: String) throws(MQTTError) -> (useTLS: Bool, host: String, port: Int) {
+    static func parse(url: String) throws(MQTTError) -> (useTLS: Bool, host: String, port: Int) {
         let useTLS: Bool
         var rest: Substring
         if url.lowercased().hasPrefix("mqtt://") {
@@ -123,7 +155,7 @@ public struct MQTTClientConfiguration: Sendable {
 
 extension MQTTClientConfiguration: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     public var description: String {
-        var text = "\(useTLS ? "mqtts" : "mqtt")://\(host.contains(":") ? "[\(host)]" : host):\(port) client \(clientID)"
+        var text = servers.map(\.url).joined(separator: ", ") + " client \(clientID)"
         if let username { text += " user \(username)" }
         if password != nil { text += " password <redacted>" }
         if let caFile { text += " ca \(caFile)" }
@@ -135,7 +167,7 @@ extension MQTTClientConfiguration: CustomStringConvertible, CustomDebugStringCon
 
     public var customMirror: Mirror {
         Mirror(self, children: [
-            "host": host, "port": port, "useTLS": useTLS, "clientID": clientID,
+            "host": host, "port": port, "useTLS": useTLS, "fallbackServers": fallbackServers, "clientID": clientID,
             "username": username as Any, "password": password == nil ? "nil" : "<redacted>",
             "caFile": caFile as Any, "keepAlive": keepAlive, "cleanSession": cleanSession, "will": will as Any,
             "reconnectMinimumDelay": reconnectMinimumDelay, "reconnectMaximumDelay": reconnectMaximumDelay,

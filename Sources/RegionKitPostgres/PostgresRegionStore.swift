@@ -1,0 +1,471 @@
+import Foundation
+import Logging
+import PostgresNIO
+import RegionKitCore
+import RegionKitEngine
+import RegionKitStore
+
+/// The shared store of a RegionKit cluster: ``RegionStoring`` on PostgreSQL through postgres-nio,
+/// with the SQLite store's schema (monitored regions, region states, the event log, hook
+/// deliveries, output cursors), so that every engine and every output of a cluster reads and
+/// writes one place.
+///
+/// Event ids come from one identity sequence, so they are unique across every engine writing to
+/// the database. Appends take a transaction-level advisory lock before they draw their id, so ids
+/// become visible in increasing order: a reader asking for `afterID: n` never misses an event that
+/// commits later with a smaller id (the cursor guarantee of ``RegionStoring``), at the price of
+/// serialising appends (events, not sightings: a few per second per region change).
+///
+/// Every operation is bounded by `operationTimeout` (default 10 s): an unreachable or stuck server
+/// is a `storeFailed` error naming the store and the operation, never a hang.
+///
+/// The schema is created (or brought up to date) when the store opens, under an advisory lock, so
+/// several engines may start at once.
+///
+/// ```swift
+/// let store = try await PostgresRegionStore(host: "127.0.0.1", port: 5432, username: "regionkit",
+///                                           password: nil, database: "regionkit")
+/// let id = try await store.append(time: 12.5, type: "didEnterRegion", region: "lobby", state: "inside",
+///                                 reason: "first sighting", json: "{}", hooks: [])
+/// await store.shutdown()
+/// ```
+public final class PostgresRegionStore: RegionStoring, CustomStringConvertible {
+    /// The current schema version (recorded in `regionkit_schema`).
+    public static let schemaVersion: Int64 = 1
+    /// Advisory lock keys (one namespace, "RK" in ASCII, then the use).
+    static let migrationLock: Int64 = 0x524B_0001
+    static let appendLock: Int64 = 0x524B_0002
+
+    /// `postgres://user@host:port/database` (never the password).
+    public let description: String
+    private let client: PostgresClient
+    private let running: Task<Void, Never>
+    private let logger: Logger
+    /// The longest any one operation may take, waiting for a connection included.
+    public let operationTimeout: Duration
+
+    /// Connects with `configuration`, then creates or migrates the schema.
+    public init(configuration: PostgresClient.Configuration, operationTimeout: Duration = .seconds(10),
+                logger: Logger = Logger(label: "regionkit.postgres")) async throws {
+        self.operationTimeout = operationTimeout
+        let target = configuration.host.map { "\($0):\(configuration.port ?? 5432)" } ?? configuration.unixSocketPath ?? "?"
+        description = "postgres://\(configuration.username)@\(target)/\(configuration.database ?? configuration.username)"
+        self.logger = logger
+        let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+        self.client = client
+        running = Task { await client.run() }
+        do {
+            try await migrate()
+        } catch {
+            running.cancel()
+            await running.value
+            throw error
+        }
+    }
+
+    /// A TCP connection to `host:port`; TLS off by default (a loopback or private network), else
+    /// pass `tls: .require(...)`.
+    public convenience init(host: String, port: Int = 5432, username: String, password: String? = nil, database: String?,
+                            tls: PostgresClient.Configuration.TLS = .disable, operationTimeout: Duration = .seconds(10),
+                            logger: Logger = Logger(label: "regionkit.postgres")) async throws {
+        var configuration = PostgresClient.Configuration(host: host, port: port, username: username, password: password,
+                                                         database: database, tls: tls)
+        configuration.options.connectTimeout = min(configuration.options.connectTimeout, operationTimeout)
+        try await self.init(configuration: configuration, operationTimeout: operationTimeout, logger: logger)
+    }
+
+    /// Closes every connection. The store cannot be used afterwards.
+    public func shutdown() async {
+        running.cancel()
+        await running.value
+    }
+
+    // MARK: - Schema
+
+    private func migrate() async throws {
+        try await transaction("migrate the schema") { connection, logger in
+            try await connection.query("SELECT pg_advisory_xact_lock(\(Self.migrationLock))", logger: logger)
+            try await connection.query("CREATE TABLE IF NOT EXISTS regionkit_schema (version bigint NOT NULL)", logger: logger)
+            var version: Int64 = 0
+            for try await (value) in try await connection.query("SELECT COALESCE(MAX(version), 0) FROM regionkit_schema", logger: logger).decode(Int64.self) {
+                version = value
+            }
+            guard version <= Self.schemaVersion else {
+                throw RegionKitError(.storeFailed, "store \(self.description): schema version \(version) is newer than this RegionKit's (\(Self.schemaVersion))")
+            }
+            if version < 1 {
+                for statement in Self.schemaV1 {
+                    try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                }
+                try await connection.query("INSERT INTO regionkit_schema (version) VALUES (\(Int64(1)))", logger: logger)
+            }
+        }
+    }
+
+    /// The SQLite store's tables (same names and columns), in PostgreSQL's types.
+    static let schemaV1 = [
+        """
+        CREATE TABLE monitored_region (
+            identifier text PRIMARY KEY,
+            kind text NOT NULL,
+            definition text NOT NULL,
+            registered_at double precision NOT NULL,
+            sequence bigint GENERATED ALWAYS AS IDENTITY,
+            origin text NOT NULL DEFAULT 'config')
+        """,
+        """
+        CREATE TABLE region_state (
+            identifier text PRIMARY KEY,
+            state text NOT NULL,
+            since double precision,
+            evidence text,
+            updated_at double precision NOT NULL)
+        """,
+        """
+        CREATE TABLE event_log (
+            id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            time double precision NOT NULL,
+            type text NOT NULL,
+            region text,
+            state text,
+            reason text,
+            json text NOT NULL)
+        """,
+        "CREATE INDEX event_log_time ON event_log (time)",
+        "CREATE INDEX event_log_region ON event_log (region)",
+        """
+        CREATE TABLE hook_delivery (
+            id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            event_id bigint NOT NULL REFERENCES event_log (id) ON DELETE CASCADE,
+            hook text NOT NULL,
+            status text NOT NULL,
+            attempts bigint NOT NULL DEFAULT 0,
+            next_attempt_at double precision NOT NULL,
+            last_error text,
+            delivered_at double precision,
+            UNIQUE (event_id, hook))
+        """,
+        "CREATE INDEX hook_delivery_status ON hook_delivery (status, next_attempt_at)",
+        "CREATE TABLE output_cursor (output text PRIMARY KEY, event_id bigint NOT NULL)",
+    ]
+
+    // MARK: - Regions and states
+
+    public func saveRegion(_ region: Region, at time: Double, origin: RegionOrigin? = nil) async throws {
+        let definition = try Self.json(region)
+        let newOrigin = (origin ?? .configuration).rawValue
+        let keptOrigin = origin?.rawValue
+        try await transaction("save region \(region.identifier)") { connection, logger in
+            try await connection.query("""
+                INSERT INTO monitored_region (identifier, kind, definition, registered_at, origin)
+                VALUES (\(region.identifier), \(region.kind.rawValue), \(definition), \(time), \(newOrigin))
+                ON CONFLICT (identifier) DO UPDATE SET kind = excluded.kind, definition = excluded.definition,
+                    registered_at = excluded.registered_at, origin = COALESCE(\(keptOrigin)::text, monitored_region.origin)
+                """, logger: logger)
+            try await connection.query("DELETE FROM region_state WHERE identifier = \(region.identifier)", logger: logger)
+        }
+    }
+
+    public func removeRegion(_ identifier: String) async throws {
+        try await transaction("remove region \(identifier)") { connection, logger in
+            try await connection.query("DELETE FROM monitored_region WHERE identifier = \(identifier)", logger: logger)
+            try await connection.query("DELETE FROM region_state WHERE identifier = \(identifier)", logger: logger)
+        }
+    }
+
+    public func storedRegions() async throws -> [StoredRegion] {
+        let found = try await rows("read regions", "SELECT identifier, definition, origin, registered_at FROM monitored_region ORDER BY sequence") { try $0.decode((String, String, String, Double).self) }
+        return try found.map { identifier, definition, originText, registeredAt in
+            guard let origin = RegionOrigin(rawValue: originText) else {
+                throw RegionKitError(.malformedInput, "store \(description): monitored region '\(identifier)' has unknown origin '\(originText)'")
+            }
+            do {
+                let region = try JSONDecoder().decode(Region.self, from: Data(definition.utf8))
+                return StoredRegion(region: region, origin: origin, registeredAt: registeredAt)
+            } catch {
+                throw RegionKitError(.malformedInput, "store \(description): monitored region '\(identifier)' cannot be decoded", cause: error)
+            }
+        }
+    }
+
+    public func regionOrigins() async throws -> [String: RegionOrigin] {
+        var origins: [String: RegionOrigin] = [:]
+        let found = try await rows("read region origins", "SELECT identifier, origin FROM monitored_region") { try $0.decode((String, String).self) }
+        for (identifier, text) in found {
+            origins[identifier] = RegionOrigin(rawValue: text)
+        }
+        return origins
+    }
+
+    public func saveState(_ identifier: String, state: RegionState, since: Double?, evidence: EventEvidence?, at time: Double) async throws {
+        let evidenceJSON = try evidence.map(Self.json)
+        try await execute("save the state of \(identifier)", """
+            INSERT INTO region_state (identifier, state, since, evidence, updated_at)
+            VALUES (\(identifier), \(state.rawValue), \(since), \(evidenceJSON), \(time))
+            ON CONFLICT (identifier) DO UPDATE SET state = excluded.state, since = excluded.since,
+                evidence = excluded.evidence, updated_at = excluded.updated_at
+            """)
+    }
+
+    public func states() async throws -> [String: RegionStore.StoredState] {
+        var states: [String: RegionStore.StoredState] = [:]
+        let found = try await rows("read states", "SELECT identifier, state, since, evidence, updated_at FROM region_state") { try $0.decode((String, String, Double?, String?, Double).self) }
+        for (identifier, text, since, evidence, updatedAt) in found {
+            guard let state = RegionState(rawValue: text) else {
+                throw RegionKitError(.malformedInput, "store \(description): region '\(identifier)' has unknown state '\(text)'")
+            }
+            states[identifier] = RegionStore.StoredState(
+                state, since: since,
+                evidence: evidence.flatMap { try? JSONDecoder().decode(EventEvidence.self, from: Data($0.utf8)) },
+                updatedAt: updatedAt)
+        }
+        return states
+    }
+
+    // MARK: - Event log
+
+    @discardableResult
+    public func append(time: Double, type: String, region: String?, state: String?, reason: String?, json: String,
+                       hooks: [String] = []) async throws -> Int64 {
+        try await transaction("append a \(type) event") { connection, logger in
+            // Ids become visible in increasing order: the next append waits for this commit.
+            try await connection.query("SELECT pg_advisory_xact_lock(\(Self.appendLock))", logger: logger)
+            var id: Int64?
+            let inserted = try await connection.query("""
+                INSERT INTO event_log (time, type, region, state, reason, json)
+                VALUES (\(time), \(type), \(region), \(state), \(reason), \(json)) RETURNING id
+                """, logger: logger)
+            for try await value in inserted.decode(Int64.self) { id = value }
+            guard let id else { throw RegionKitError(.storeFailed, "store \(self.description): the event insert returned no id") }
+            for hook in hooks {
+                try await connection.query("""
+                    INSERT INTO hook_delivery (event_id, hook, status, next_attempt_at) VALUES (\(id), \(hook), 'pending', \(time))
+                    ON CONFLICT (event_id, hook) DO NOTHING
+                    """, logger: logger)
+            }
+            return id
+        }
+    }
+
+    public func events(since: Double? = nil, region: String? = nil, type: String? = nil, afterID: Int64? = nil,
+                       limit: Int? = nil) async throws -> [StoredEvent] {
+        var clauses: [String] = []
+        var binds = PostgresBindings()
+        if let since { binds.append(since); clauses.append("time >= $\(binds.count)") }
+        if let region { binds.append(region); clauses.append("region = $\(binds.count)") }
+        if let type { binds.append(type); clauses.append("type = $\(binds.count)") }
+        if let afterID { binds.append(afterID); clauses.append("id > $\(binds.count)") }
+        var sql = "SELECT id, time, type, region, state, reason, json FROM event_log"
+        if !clauses.isEmpty { sql += " WHERE " + clauses.joined(separator: " AND ") }
+        sql += " ORDER BY id"
+        if let limit { binds.append(Int64(max(0, limit))); sql += " LIMIT $\(binds.count)" }
+        let found = try await rows("read events", PostgresQuery(unsafeSQL: sql, binds: binds)) { try $0.decode((Int64, Double, String, String?, String?, String?, String).self) }
+        return found.map { StoredEvent(id: $0.0, time: $0.1, type: $0.2, region: $0.3, state: $0.4, reason: $0.5, json: $0.6) }
+    }
+
+    public func eventCounts() async throws -> [String: Int] {
+        var counts: [String: Int] = [:]
+        let found = try await rows("count events", "SELECT type, COUNT(*) FROM event_log GROUP BY type") { try $0.decode((String, Int64).self) }
+        for (type, count) in found {
+            counts[type] = Int(count)
+        }
+        return counts
+    }
+
+    public func lastEventID() async throws -> Int64 {
+        try await rows("read the last event id", "SELECT COALESCE(MAX(id), 0)::bigint FROM event_log") { try $0.decode(Int64.self) }.first ?? 0
+    }
+
+    // MARK: - Hook deliveries
+
+    public func deliveryCounts() async throws -> (byStatus: [String: Int], failedAttempts: Int) {
+        var counts: [String: Int] = [:]
+        let byStatus = try await rows("count deliveries", "SELECT status, COUNT(*) FROM hook_delivery GROUP BY status") { try $0.decode((String, Int64).self) }
+        for (status, count) in byStatus {
+            counts[status] = Int(count)
+        }
+        let failed = try await rows("count failed attempts", """
+            SELECT COALESCE(SUM(CASE WHEN status = 'delivered' THEN attempts - 1 ELSE attempts END), 0)::bigint FROM hook_delivery
+            """) { try $0.decode(Int64.self) }.first ?? 0
+        return (counts, Int(failed))
+    }
+
+    private static let deliveryColumns = "id, event_id, hook, status, attempts, next_attempt_at, last_error, delivered_at"
+    private typealias DeliveryRow = (Int64, Int64, String, String, Int64, Double, String?, Double?)
+
+    public func dueDeliveries(now: Double, limit: Int) async throws -> [HookDelivery] {
+        try await rows("read due deliveries", """
+            SELECT \(unescaped: Self.deliveryColumns) FROM hook_delivery WHERE status = 'pending' AND next_attempt_at <= \(now)
+            ORDER BY next_attempt_at, id LIMIT \(Int64(max(0, limit)))
+            """) { try $0.decode(DeliveryRow.self) }.map(delivery)
+    }
+
+    public func nextDeliveryTime() async throws -> Double? {
+        try await rows("read the next delivery time", "SELECT MIN(next_attempt_at) FROM hook_delivery WHERE status = 'pending'") { try $0.decode(Double?.self) }.first ?? nil
+    }
+
+    public func deliveries(status: HookDelivery.Status? = nil) async throws -> [HookDelivery] {
+        let query: PostgresQuery = if let status {
+            "SELECT \(unescaped: Self.deliveryColumns) FROM hook_delivery WHERE status = \(status.rawValue) ORDER BY id"
+        } else {
+            "SELECT \(unescaped: Self.deliveryColumns) FROM hook_delivery ORDER BY id"
+        }
+        return try await rows("read deliveries", query) { try $0.decode(DeliveryRow.self) }.map(delivery)
+    }
+
+    public func markDelivered(_ id: Int64, at time: Double) async throws {
+        try await execute("mark delivery \(id) delivered", """
+            UPDATE hook_delivery SET status = 'delivered', attempts = attempts + 1, delivered_at = \(time), last_error = NULL WHERE id = \(id)
+            """)
+    }
+
+    public func markAttemptFailed(_ id: Int64, error: String, retryAt: Double?) async throws {
+        if let retryAt {
+            try await execute("record a failed attempt of delivery \(id)", """
+                UPDATE hook_delivery SET attempts = attempts + 1, last_error = \(error), next_attempt_at = \(retryAt) WHERE id = \(id)
+                """)
+        } else {
+            try await execute("mark delivery \(id) failed", """
+                UPDATE hook_delivery SET attempts = attempts + 1, last_error = \(error), status = 'failed' WHERE id = \(id)
+                """)
+        }
+    }
+
+    @discardableResult
+    public func trimPendingDeliveries(toAtMost limit: Int) async throws -> Int {
+        let dropped = try await rows("trim pending deliveries", """
+            WITH dropped AS (
+                UPDATE hook_delivery SET status = 'dropped', last_error = 'queue full'
+                WHERE id IN (SELECT id FROM hook_delivery WHERE status = 'pending' ORDER BY id DESC OFFSET \(Int64(max(0, limit))))
+                RETURNING 1)
+            SELECT COUNT(*) FROM dropped
+            """) { try $0.decode(Int64.self) }.first ?? 0
+        return Int(dropped)
+    }
+
+    // MARK: - Output cursors
+
+    public func outputCursor(_ output: String, createAtEnd: Bool = false) async throws -> Int64 {
+        try await transaction("read the cursor of \(output)") { connection, logger in
+            for try await id in try await connection.query("SELECT event_id FROM output_cursor WHERE output = \(output)", logger: logger).decode(Int64.self) {
+                return id
+            }
+            guard createAtEnd else { return 0 }
+            // Concurrent creators agree: the first insert wins and every caller reads it back.
+            try await connection.query("""
+                INSERT INTO output_cursor (output, event_id) SELECT \(output), COALESCE(MAX(id), 0) FROM event_log
+                ON CONFLICT (output) DO NOTHING
+                """, logger: logger)
+            var id: Int64 = 0
+            for try await value in try await connection.query("SELECT event_id FROM output_cursor WHERE output = \(output)", logger: logger).decode(Int64.self) {
+                id = value
+            }
+            return id
+        }
+    }
+
+    public func setOutputCursor(_ output: String, to id: Int64) async throws {
+        try await execute("set the cursor of \(output)", """
+            INSERT INTO output_cursor (output, event_id) VALUES (\(output), \(id))
+            ON CONFLICT (output) DO UPDATE SET event_id = excluded.event_id
+            """)
+    }
+
+    // MARK: - Health
+
+    public func checkWritable() async throws {
+        try await transaction("check that the store is writable") { connection, logger in
+            try await connection.query("UPDATE monitored_region SET kind = kind WHERE false", logger: logger)
+        }
+    }
+
+    // MARK: - Helpers
+
+    /// Runs `body` in a transaction; any failure becomes a `RegionKitError` (`storeFailed`) saying what was being done.
+    private func transaction<T: Sendable>(_ what: String, _ body: @escaping @Sendable (PostgresConnection, Logger) async throws -> T) async throws -> T {
+        let logger = logger
+        let client = client
+        do {
+            return try await bounded(what) {
+                try await client.withTransaction(logger: logger) { connection in try await body(connection, logger) }
+            }
+        } catch let error as RegionKitError {
+            throw error
+        } catch let error as PostgresTransactionError {
+            if let closureError = error.closureError as? RegionKitError { throw closureError }
+            throw RegionKitError(.storeFailed, "store \(description): cannot \(what): \(Self.explain(error))", cause: error)
+        } catch {
+            throw RegionKitError(.storeFailed, "store \(description): cannot \(what): \(Self.explain(error))", cause: error)
+        }
+    }
+
+    private func execute(_ what: String, _ query: PostgresQuery) async throws {
+        let (client, logger) = (client, logger)
+        do {
+            try await bounded(what) { try await client.query(query, logger: logger) }
+        } catch let error as RegionKitError {
+            throw error
+        } catch {
+            throw RegionKitError(.storeFailed, "store \(description): cannot \(what): \(Self.explain(error))", cause: error)
+        }
+    }
+
+    private func rows<Row: Sendable>(_ what: String, _ query: PostgresQuery, _ decode: @escaping @Sendable (PostgresRow) throws -> Row) async throws -> [Row] {
+        let (client, logger) = (client, logger)
+        do {
+            return try await bounded(what) {
+                var result: [Row] = []
+                for try await row in try await client.query(query, logger: logger) { result.append(try decode(row)) }
+                return result
+            }
+        } catch let error as RegionKitError {
+            throw error
+        } catch {
+            throw RegionKitError(.storeFailed, "store \(description): cannot \(what): \(Self.explain(error))", cause: error)
+        }
+    }
+
+    /// Runs `body`, or throws `storeFailed` when it has not finished within ``operationTimeout``
+    /// (the body is cancelled: a connection lease or a running query is abandoned).
+    private func bounded<T: Sendable>(_ what: String, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+        let timeout = operationTimeout
+        let outcome = try await withThrowingTaskGroup(of: T?.self) { group in
+            group.addTask { try await body() }
+            group.addTask { try await Task.sleep(for: timeout); return nil }
+            defer { group.cancelAll() }
+            return try await group.next()
+        }
+        guard let finished = outcome, let value = finished else {
+            throw RegionKitError(.storeFailed, "store \(description): cannot \(what): no answer within \(timeout)")
+        }
+        return value
+    }
+
+    /// PSQLError's `description` hides the server's message on purpose; the server's message and
+    /// SQLSTATE say what failed (they never contain bound values).
+    static func explain(_ error: any Error) -> String {
+        if let error = error as? PSQLError {
+            if let message = error.serverInfo?[.message] {
+                return "\(message) (SQLSTATE \(error.serverInfo?[.sqlState] ?? "?"))"
+            }
+            return "\(error.code)"
+        }
+        if let error = error as? PostgresTransactionError {
+            if let closureError = error.closureError { return explain(closureError) }
+            if let beginError = error.beginError { return explain(beginError) }
+            if let commitError = error.commitError { return explain(commitError) }
+        }
+        return "\(error)"
+    }
+
+    private func delivery(_ row: DeliveryRow) -> HookDelivery {
+        HookDelivery(row.0, eventID: row.1, hook: row.2, status: HookDelivery.Status(rawValue: row.3) ?? .failed,
+                     attempts: Int(row.4), nextAttemptAt: row.5, lastError: row.6, deliveredAt: row.7)
+    }
+
+    private static func json<T: Encodable>(_ value: T) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return String(decoding: try encoder.encode(value), as: UTF8.self)
+    }
+}

@@ -1,0 +1,85 @@
+import RegionKitCore
+import RegionKitEngine
+
+/// What the service, its outputs and the HTTP API need from durable storage: monitored regions,
+/// each region's last state, the append-only event log read with id cursors, hook deliveries and
+/// output cursors. ``RegionStore`` (SQLite, one machine, the default) and `PostgresRegionStore`
+/// (module `RegionKitPostgres`, the shared store of a cluster) conform; both are checked by one
+/// conformance suite.
+///
+/// Every requirement is `async` so that a networked store can conform; ``RegionStore``'s
+/// synchronous methods satisfy them as they are.
+///
+/// Event ids are the log's cursor: they increase in the order events become visible to readers
+/// (committed), so a reader that has handed on every event up to id `n` misses none by asking for
+/// `afterID: n` next. In a shared store they are unique across every engine writing to it.
+///
+/// ```swift
+/// func handOn(_ store: some RegionStoring, output: String) async throws {
+///     var cursor = try await store.outputCursor(output, createAtEnd: true)
+///     for event in try await store.events(since: nil, region: nil, type: nil, afterID: cursor, limit: 100) {
+///         print(event.json)
+///         cursor = event.id
+///     }
+///     try await store.setOutputCursor(output, to: cursor)
+/// }
+/// ```
+public protocol RegionStoring: Sendable {
+    // MARK: Regions and states
+
+    /// Saves (or replaces) a monitored region and forgets its stored state; `origin` `nil` keeps
+    /// the stored origin of a region already saved (``RegionOrigin/configuration`` for a new one).
+    func saveRegion(_ region: Region, at time: Double, origin: RegionOrigin?) async throws
+    /// Forgets a monitored region and its state (its events stay in the log).
+    func removeRegion(_ identifier: String) async throws
+    /// Monitored regions in registration order (first saved first; replacing keeps the place).
+    /// A row that no longer decodes is reported, not skipped.
+    func storedRegions() async throws -> [StoredRegion]
+    /// Where each monitored region came from, by identifier.
+    func regionOrigins() async throws -> [String: RegionOrigin]
+    func saveState(_ identifier: String, state: RegionState, since: Double?, evidence: EventEvidence?, at time: Double) async throws
+    /// The last stored state of every region that has one.
+    func states() async throws -> [String: RegionStore.StoredState]
+
+    // MARK: Event log
+
+    /// Appends an event and one pending delivery per hook in one transaction; returns the event's
+    /// id once it is durable.
+    @discardableResult
+    func append(time: Double, type: String, region: String?, state: String?, reason: String?, json: String, hooks: [String]) async throws -> Int64
+    /// Logged events in id order, filtered by time (`>= since`), region, type and id (`> afterID`).
+    func events(since: Double?, region: String?, type: String?, afterID: Int64?, limit: Int?) async throws -> [StoredEvent]
+    /// How many events of each type the log holds.
+    func eventCounts() async throws -> [String: Int]
+    /// The id of the newest logged event (0 when the log is empty).
+    func lastEventID() async throws -> Int64
+
+    // MARK: Hook deliveries
+
+    /// Deliveries by status, and the failed attempts (every attempt but a successful last one).
+    func deliveryCounts() async throws -> (byStatus: [String: Int], failedAttempts: Int)
+    /// Pending deliveries due at `now`, earliest due first (then by id).
+    func dueDeliveries(now: Double, limit: Int) async throws -> [HookDelivery]
+    /// The earliest time a pending delivery is due, if any.
+    func nextDeliveryTime() async throws -> Double?
+    /// Deliveries (of one status, or all) in id order.
+    func deliveries(status: HookDelivery.Status?) async throws -> [HookDelivery]
+    func markDelivered(_ id: Int64, at time: Double) async throws
+    /// Records a failed attempt: retried at `retryAt`, or marked failed when `retryAt` is nil.
+    func markAttemptFailed(_ id: Int64, error: String, retryAt: Double?) async throws
+    /// Keeps at most `limit` pending deliveries (the newest); the older ones are marked dropped. Returns how many.
+    @discardableResult
+    func trimPendingDeliveries(toAtMost limit: Int) async throws -> Int
+
+    // MARK: Output cursors
+
+    /// The id of the last event `output` has handed on (0: none); with `createAtEnd`, a missing
+    /// cursor is created at the log's current end.
+    func outputCursor(_ output: String, createAtEnd: Bool) async throws -> Int64
+    func setOutputCursor(_ output: String, to id: Int64) async throws
+
+    // MARK: Health
+
+    /// Whether a write transaction can be committed now (the readiness probe).
+    func checkWritable() async throws
+}

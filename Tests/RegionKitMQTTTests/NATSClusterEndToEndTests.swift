@@ -1,0 +1,265 @@
+import Foundation
+import Testing
+import RegionKitTestSupport
+@testable import RegionKitMQTT
+
+/// MQTTClient against the MQTT listener of a real 3-node NATS cluster (nats-server 2.9, JetStream,
+/// routes; started by the test on 127.0.0.1, stopped by PID), with `mosquitto_pub`/`mosquitto_sub`
+/// as independent clients. Skipped with the reason when nats-server or the Mosquitto clients are
+/// not installed (`./scripts/test.sh` installs them).
+@Suite("MQTT client against a NATS cluster", .serialized, .tags(.endToEnd),
+       .enabled(if: NATSCluster.isAvailableWithClients, NATSCluster.clientsSkipReason))
+struct NATSClusterEndToEndTests {
+    static func configuration(_ urls: [String], _ change: (inout MQTTClientConfiguration) -> Void = { _ in }) throws -> MQTTClientConfiguration {
+        var configuration = try MQTTClientConfiguration(urls: urls)
+        configuration.reconnectMinimumDelay = .milliseconds(50)
+        configuration.reconnectMaximumDelay = .milliseconds(500)
+        configuration.connectTimeout = .seconds(5)
+        configuration.keepAlive = .seconds(5)
+        change(&configuration)
+        return configuration
+    }
+
+    static func message(_ topic: String, _ text: String, qos: MQTTQoS = .atLeastOnce) -> MQTTMessage {
+        MQTTMessage(topic: topic, payload: Array(text.utf8), qos: qos, retain: false)
+    }
+
+    @Test("QoS 0 and 1 both ways between nodes: our client on one node, others on the other two; 500 pipelined QoS 1 publishes",
+          .timeLimit(.minutes(3)))
+    func roundTripAcrossNodes() async throws {
+        let cluster = try NATSCluster(nodes: 3)
+        try await cluster.start()
+        defer { cluster.stop() }
+        let probe = MQTTClientProbe(configuration: try Self.configuration([cluster.mqttURL(0)]))
+        try await probe.client.subscribe("rk/in/#", qos: .atLeastOnce)
+        probe.start()
+        defer { Task { await probe.stop() } }
+        // NATS 2.9 sends its internal `$JS/…`, `$MQTT/…` traffic to `#`: the client must not hand it on.
+        let everything = MQTTClientProbe(configuration: try Self.configuration([cluster.mqttURL(0)]))
+        try await everything.client.subscribe("#", qos: .atMostOnce)
+        everything.start()
+        defer { Task { await everything.stop() } }
+        try await everything.client.waitUntilConnected()
+        try await probe.client.waitUntilConnected()
+        try await probe.client.subscribe("rk/in/#", qos: .atLeastOnce)   // connected: waits for the SUBACK
+
+        // Another node → us: mosquitto_pub on node 2, and our own second client on node 3.
+        try await Self.publish(cluster, node: 1, topic: "rk/in/one", message: "hello 1", qos: 1)
+        let publisher = MQTTClientProbe(configuration: try Self.configuration([cluster.mqttURL(2)]))
+        publisher.start()
+        defer { Task { await publisher.stop() } }
+        try await publisher.client.waitUntilConnected()
+        try await publisher.client.publish(Self.message("rk/in/zero", "hello 0", qos: .atMostOnce))
+        #expect(await probe.wait { probe.received.count == 2 }, "received \(probe.received.count); logs:\n\(cluster.logs)")
+        #expect(Set(probe.received.map { "\($0.topic) \(String(decoding: $0.payload, as: UTF8.self)) \($0.qos)" })
+                == ["rk/in/one hello 1 atLeastOnce", "rk/in/zero hello 0 atMostOnce"])
+
+        // Us → another node: mosquitto_sub on node 2 reads our QoS 0, QoS 1 and 500 pipelined QoS 1 publishes.
+        let count = 500
+        let subscriber = try await Self.subscribe(cluster, node: 1, topic: "rk/out/#", count: count + 2)
+        try await probe.client.publish(Self.message("rk/out/zero", "zero", qos: .atMostOnce))
+        try await probe.client.publish(Self.message("rk/out/one", "one"))
+        try await probe.client.publish((0..<count).map { Self.message("rk/out/many", "\($0)") })
+        let got = await subscriber.waitForMessages(count + 2, timeout: 60)
+        #expect(got.count == count + 2)
+        #expect(got.prefix(2).map(\.payload) == ["zero", "one"])
+        #expect(got.dropFirst(2).map(\.payload) == (0..<count).map { "\($0)" }, "in order, none lost")
+        #expect(await everything.wait { everything.received.filter { $0.topic.hasPrefix("rk/") }.count == count + 4 },
+                "`#` got \(everything.received.filter { $0.topic.hasPrefix("rk/") }.count) of \(count + 4)")
+        let internalTopics = everything.received.filter { $0.topic.hasPrefix("$") }.map(\.topic)
+        #expect(internalTopics.isEmpty, "`#` handed on \(internalTopics.count) `$` topics, e.g. \(internalTopics.prefix(3))")
+    }
+
+    @Test("a persistent session lives in the cluster: QoS 1 messages published while we are away arrive when we come back on another node",
+          .timeLimit(.minutes(3)))
+    func persistentSessionAcrossNodes() async throws {
+        let cluster = try NATSCluster(nodes: 3)
+        try await cluster.start()
+        defer { cluster.stop() }
+        let clientID = "regionkit-engine-persistent"
+        let first = MQTTClientProbe(configuration: try Self.configuration([cluster.mqttURL(0)]) {
+            $0.clientID = clientID
+            $0.cleanSession = false
+        })
+        try await first.client.subscribe("rk/queued/+", qos: .atLeastOnce)
+        first.start()
+        try await first.client.waitUntilConnected()
+        #expect(await first.wait { first.connectedCount == 1 })
+        await first.stop()
+
+        for index in 0..<20 {
+            try await Self.publish(cluster, node: 1, topic: "rk/queued/\(index % 3)", message: "queued \(index)", qos: 1)
+        }
+        let second = MQTTClientProbe(configuration: try Self.configuration([cluster.mqttURL(2)]) {
+            $0.clientID = clientID
+            $0.cleanSession = false
+        })
+        second.start()
+        defer { Task { await second.stop() } }
+        try await second.client.waitUntilConnected()
+        var sessionPresent: Bool?
+        for case .connected(let present) in second.allEvents { sessionPresent = present }
+        #expect(sessionPresent == true, "the broker kept the session")
+        #expect(await second.wait(timeout: .seconds(30)) { second.received.count >= 20 }, "received \(second.received.count); logs:\n\(cluster.logs)")
+        #expect(Set(second.received.map { String(decoding: $0.payload, as: UTF8.self) }) == Set((0..<20).map { "queued \($0)" }))
+        #expect(second.received.allSatisfy { $0.qos == .atLeastOnce })
+    }
+
+    @Test("one node killed: the client fails over to the next server of its list, keeps its session, and misses no QoS 1 message",
+          .timeLimit(.minutes(4)),
+          .disabled("FAILS on nats-server 2.9.10 here: after SIGKILL of one of 3 nodes, neither our client (persistent session) got a CONNACK from node 2 within 30 s nor did QoS 1 mosquitto_pub on node 3 get a PUBACK within 90 s; cause not yet found (JetStream re-election of the MQTT streams?). See docs/cluster.md."))
+    func failoverWhenANodeIsKilled() async throws {
+        let cluster = try NATSCluster(nodes: 3)
+        try await cluster.start()
+        defer { cluster.stop() }
+        let probe = MQTTClientProbe(configuration: try Self.configuration(cluster.mqttURLs) {
+            $0.clientID = "regionkit-engine-failover"
+            $0.cleanSession = false
+        })
+        try await probe.client.subscribe("rk/failover/+", qos: .atLeastOnce)
+        probe.start()
+        defer { Task { await probe.stop() } }
+        try await probe.client.waitUntilConnected()
+        #expect(probe.client.currentServer == MQTTServer(host: "127.0.0.1", port: cluster.nodes[0].mqttPort), "the primary first")
+
+        for index in 0..<10 { try await Self.publish(cluster, node: 2, topic: "rk/failover/before", message: "before \(index)", qos: 1) }
+        #expect(await probe.wait { probe.received.count == 10 })
+
+        let killed = ContinuousClock.now
+        cluster.kill(0)
+        // Published on node 3 while we are away from the cluster (or already on node 2): QoS 1, kept in JetStream.
+        #expect(await probe.wait(timeout: .seconds(30)) { probe.connectedCount >= 2 }, "no reconnect; logs:\n\(cluster.logs)")
+        let failover = ContinuousClock.now - killed
+        let server = probe.client.currentServer
+        #expect(server == MQTTServer(host: "127.0.0.1", port: cluster.nodes[1].mqttPort), "the next server of the list: \(String(describing: server))")
+        var sessionPresent: Bool?
+        for case .connected(let present) in probe.allEvents { sessionPresent = present }
+        #expect(sessionPresent == true, "the session survived the node")
+        // Measured: right after the SIGKILL, QoS 1 publishes from new mosquitto_pub connections on a
+        // surviving node lose their connection before the PUBACK for tens of seconds (JetStream
+        // re-elects what the dead node led). The publisher retries, as a scanner's client would.
+        var refused = 0
+        let republishStarted = ContinuousClock.now
+        for phase in ["during", "after"] {
+            for index in 0..<10 {
+                while true {
+                    do {
+                        try await Self.publish(cluster, node: 2, topic: "rk/failover/\(phase)", message: "\(phase) \(index)", qos: 1)
+                        break
+                    } catch {
+                        refused += 1
+                        if ContinuousClock.now - republishStarted > .seconds(90) { throw error }
+                        try await Task.sleep(for: .milliseconds(500))
+                    }
+                }
+            }
+        }
+        let publishRecovered = ContinuousClock.now - republishStarted
+        #expect(await probe.wait(timeout: .seconds(30)) { Set(probe.received.map(\.payload)).count == 30 },
+                "received \(Set(probe.received.map(\.payload)).count) distinct of 30; logs:\n\(cluster.logs)")
+        let payloads = Set(probe.received.map { String(decoding: $0.payload, as: UTF8.self) })
+        let expected = Set(["before", "during", "after"].flatMap { phase in (0..<10).map { "\(phase) \($0)" } })
+        #expect(payloads == expected, "missing: \(expected.subtracting(payloads).sorted())")
+        print("NATS failover: connection back on \(server.map(\.description) ?? "?") \(failover) after SIGKILL of node 1; "
+              + "\(probe.received.count) deliveries for 30 QoS 1 messages (\(probe.received.count - 30) redelivered); "
+              + "\(refused) QoS 1 publishes on node 3 refused (retried) over \(publishRecovered)")
+    }
+
+    // MARK: Partitioning by beacon identity
+
+    static let beaconUUID = "e2c56db5-dffb-48d2-b060-d0f5a71096e0"
+
+    @Test("ESPresense sightings partitioned by beacon with {{partition(3,1)}}: every sighting of a beacon reaches the one MQTT subscriber of its partition, from whichever node and scanner",
+          .timeLimit(.minutes(3)))
+    func partitionsByBeaconIdentity() async throws {
+        let partitions = 3
+        let cluster = try NATSCluster(nodes: 3, mappings: [
+            "espresense.devices.*.*": "regionkit.part.{{partition(\(partitions),1)}}.espresense.devices.{{wildcard(1)}}.{{wildcard(2)}}",
+        ])
+        try await cluster.start()
+        defer { cluster.stop() }
+        // One engine per partition, each on its own node.
+        var engines: [MQTTClientProbe] = []
+        for partition in 0..<partitions {
+            let engine = MQTTClientProbe(configuration: try Self.configuration([cluster.mqttURL(partition)]))
+            try await engine.client.subscribe("regionkit/part/\(partition)/espresense/devices/+/+", qos: .atLeastOnce)
+            engine.start()
+            try await engine.client.waitUntilConnected()
+            engines.append(engine)
+        }
+        let raw = MQTTClientProbe(configuration: try Self.configuration([cluster.mqttURL(1)]))
+        try await raw.client.subscribe("espresense/devices/+/+", qos: .atLeastOnce)
+        raw.start()
+        try await raw.client.waitUntilConnected()
+        let running = engines
+        defer { Task { for engine in running { await engine.stop() }; await raw.stop() } }
+        // SUBACKs are back; give the routes a moment to carry the interest to the other nodes.
+        try await Task.sleep(for: .milliseconds(500))
+
+        // 30 beacons heard by 3 scanners; each scanner publishes to its own node (mosquitto_pub -l, QoS 1).
+        let beacons = (1...30).map { "iBeacon:\(Self.beaconUUID)-1-\($0)" }
+        let rooms = ["kitchen", "hall", "office"]
+        for (node, room) in rooms.enumerated() {
+            for beacon in beacons {
+                try await Self.publish(cluster, node: node, topic: "espresense/devices/\(beacon)/\(room)",
+                                       message: #"{"id":"\#(beacon)","rssi":-60}"#, qos: 1)
+            }
+        }
+        let total = beacons.count * rooms.count
+        let arrived = await engines[0].wait(timeout: .seconds(60)) { engines.map(\.received.count).reduce(0, +) >= total }
+        #expect(arrived, "received \(engines.map(\.received.count)) of \(total); logs:\n\(cluster.logs)")
+
+        var partitionOfBeacon: [String: Set<Int>] = [:]
+        var deliveries: [String: Int] = [:]
+        for (partition, engine) in engines.enumerated() {
+            for message in engine.received {
+                let levels = message.topic.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+                // regionkit / part / <p> / espresense / devices / <id> / <room>
+                #expect(levels.count == 7 && levels[2] == "\(partition)", "\(message.topic)")
+                guard levels.count == 7 else { continue }
+                partitionOfBeacon[levels[5], default: []].insert(partition)
+                deliveries["\(levels[5])/\(levels[6])", default: 0] += 1
+            }
+        }
+        #expect(deliveries.count == total, "every sighting arrived")
+        #expect(deliveries.values.allSatisfy { $0 == 1 }, "each exactly once")
+        #expect(partitionOfBeacon.count == beacons.count)
+        #expect(partitionOfBeacon.values.allSatisfy { $0.count == 1 }, "every sighting of one beacon in one partition, whatever the scanner and node")
+        for beacon in beacons {
+            #expect(partitionOfBeacon[beacon] == [NATSPartition.partition(of: beacon, count: partitions)],
+                    "the broker's partition of \(beacon) is FNV-1a(token) mod N")
+        }
+        let sizes = (0..<partitions).map { partition in partitionOfBeacon.values.filter { $0 == [partition] }.count }
+        #expect(sizes.allSatisfy { $0 > 0 }, "every partition has beacons: \(sizes)")
+        #expect(raw.received.isEmpty, "the mapping replaces the subject: the original topic gets nothing (\(raw.received.count))")
+        print("NATS partitioning: \(total) sightings of \(beacons.count) beacons over \(partitions) partitions, beacons per partition \(sizes)")
+    }
+
+    // MARK: Helpers
+
+    /// One message with `mosquitto_pub` to node `node`.
+    static func publish(_ cluster: NATSCluster, node: Int, topic: String, message: String, qos: Int) async throws {
+        guard let pub = MosquittoBroker.mosquittoPub else { throw TestFailure("mosquitto_pub not found") }
+        let result = try await Tool.run(pub, ["-h", "127.0.0.1", "-p", "\(cluster.nodes[node].mqttPort)", "-V", "mqttv311",
+                                              "-q", "\(qos)", "-t", topic, "-m", message], timeout: .seconds(30))
+        guard result.status == 0 else { throw TestFailure("mosquitto_pub to \(cluster.nodes[node].name) exited \(result.status): \(result.stderr)") }
+    }
+
+    /// `mosquitto_sub` on node `node`, returned once subscribed.
+    static func subscribe(_ cluster: NATSCluster, node: Int, topic: String, count: Int) async throws -> MosquittoBroker.Subscriber {
+        guard let sub = MosquittoBroker.mosquittoSub else { throw TestFailure("mosquitto_sub not found") }
+        let arguments = ["-h", "127.0.0.1", "-p", "\(cluster.nodes[node].mqttPort)", "-V", "mqttv311", "-t", topic, "-q", "1",
+                         "-C", "\(count)", "-W", "90", "-d", "-F", "MSG %t|%q|%r|%p"]
+        let subscriber = if let stdbuf = MosquittoBroker.tool("stdbuf") {
+            MosquittoBroker.Subscriber(executable: stdbuf, arguments: ["-oL", sub] + arguments)
+        } else {
+            MosquittoBroker.Subscriber(executable: sub, arguments: arguments)
+        }
+        try subscriber.start()
+        guard await subscriber.waitFor(prefix: "Subscribed (mid", timeout: 15) else {
+            subscriber.terminate()
+            throw TestFailure("mosquitto_sub \(topic) on \(cluster.nodes[node].name) did not subscribe: \(subscriber.output)")
+        }
+        return subscriber
+    }
+}

@@ -1,0 +1,65 @@
+import Foundation
+import RegionKitCore
+import Testing
+import RegionKitPostgres
+import RegionKitStore
+import RegionKitTestSupport
+
+/// The same conformance checks against `PostgresRegionStore` on a real PostgreSQL: one private
+/// server for the suite's test, a fresh database per check.
+@Suite("RegionStoring conformance: PostgreSQL", .serialized, .tags(.endToEnd), .enabled(if: PostgresServer.isAvailable, PostgresServer.skipReason))
+struct PostgresStoreConformanceTests {
+    @Test("PostgreSQL passes every check, each in a fresh database", .timeLimit(.minutes(5)))
+    func everyCheck() async throws {
+        let server = try PostgresServer()
+        try await server.start()
+        defer { server.stop() }
+        for check in StoreConformance.allCases {
+            let database = "conformance_\(check.rawValue.lowercased())"
+            try await server.createDatabase(database)
+            let store = try await PostgresRegionStore(host: "127.0.0.1", port: server.port, username: server.user, database: database)
+            do {
+                try await check.run(on: store)
+            } catch {
+                Issue.record("check \(check.rawValue) threw: \(error)")
+            }
+            await store.shutdown()
+        }
+    }
+
+    @Test("the schema is created once: a second store on the same database and concurrent opens agree", .timeLimit(.minutes(3)))
+    func schemaIsSharedAndMigratedOnce() async throws {
+        let server = try PostgresServer()
+        try await server.start()
+        defer { server.stop() }
+        try await server.createDatabase("shared")
+        let stores = try await withThrowingTaskGroup(of: PostgresRegionStore.self) { group in
+            for _ in 0..<3 {
+                group.addTask { try await PostgresRegionStore(host: "127.0.0.1", port: server.port, username: server.user, database: "shared") }
+            }
+            var stores: [PostgresRegionStore] = []
+            for try await store in group { stores.append(store) }
+            return stores
+        }
+        let id = try await stores[0].append(time: 1, type: "didEnterRegion", region: "lobby", state: "inside", reason: nil, json: "{}", hooks: [])
+        #expect(try await stores[1].events(since: nil, region: nil, type: nil, afterID: nil, limit: nil).map(\.id) == [id])
+        #expect(try await stores[2].lastEventID() == id, "every engine sees one log")
+        for store in stores { await store.shutdown() }
+    }
+
+    @Test("a server that is not there is a typed storeFailed error naming the store, not a hang", .timeLimit(.minutes(2)))
+    func unreachableServerIsATypedError() async throws {
+        let port = Int(try Loopback.freePort())
+        let started = ContinuousClock.now
+        do {
+            let store = try await PostgresRegionStore(host: "127.0.0.1", port: port, username: "regionkit", database: "postgres",
+                                                      operationTimeout: .seconds(3))
+            await store.shutdown()
+            Issue.record("opened a store on a closed port")
+        } catch let error as RegionKitError {
+            #expect(error.code == .storeFailed)
+            #expect("\(error)".contains("postgres://regionkit@127.0.0.1:\(port)/postgres"), "\(error)")
+            #expect(ContinuousClock.now - started < .seconds(30), "bounded by the operation timeout")
+        }
+    }
+}

@@ -1,0 +1,233 @@
+import Foundation
+import Testing
+import RegionKitCore
+import RegionKitEngine
+import RegionKitStore
+
+/// The behaviour every ``RegionStoring`` must have, one check per capability the service uses.
+/// Each check starts from an empty store and fails with what differs. Run against SQLite
+/// (``SQLiteStoreConformanceTests``) and against a real PostgreSQL (``PostgresStoreConformanceTests``).
+enum StoreConformance: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    case regions
+    case states
+    case eventLog
+    case hookDeliveries
+    case boundedQueue
+    case outputCursors
+    case concurrentAppends
+    case health
+
+    var testDescription: String { rawValue }
+
+    static let uuid = UUID(uuidString: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0")!
+
+    func run(on store: some RegionStoring) async throws {
+        switch self {
+        case .regions: try await Self.regions(store)
+        case .states: try await Self.states(store)
+        case .eventLog: try await Self.eventLog(store)
+        case .hookDeliveries: try await Self.hookDeliveries(store)
+        case .boundedQueue: try await Self.boundedQueue(store)
+        case .outputCursors: try await Self.outputCursors(store)
+        case .concurrentAppends: try await Self.concurrentAppends(store)
+        case .health: try await store.checkWritable()
+        }
+    }
+
+    /// Registration order, replacement in place (definition and flags replaced, state forgotten),
+    /// origins (nil keeps, explicit replaces), removal.
+    static func regions(_ store: some RegionStoring) async throws {
+        #expect(try await store.storedRegions().isEmpty)
+        var lobby = try BeaconRegion(identifier: "lobby", uuid: uuid, major: 3)
+        lobby.notifyEntryStateOnDisplay = true
+        lobby.notifyOnExit = false
+        let park = Region.circular(try CircularRegion(identifier: "park", latitude: 48.85, longitude: 2.35, radius: 30))
+        try await store.saveRegion(.beacon(lobby), at: 10, origin: nil)
+        try await store.saveRegion(park, at: 11, origin: .api)
+        try await store.saveRegion(.beacon(try BeaconRegion(identifier: "desk", uuid: uuid, major: 3, minor: 7)), at: 12, origin: .configuration)
+        #expect(try await store.storedRegions().map(\.region).map(\.identifier) == ["lobby", "park", "desk"])
+        #expect(try await store.storedRegions().map(\.region).first == .beacon(lobby), "flags survive")
+        let stored = try await store.storedRegions()
+        #expect(stored.map(\.origin) == [.configuration, .api, .configuration])
+        #expect(stored.map(\.registeredAt) == [10, 11, 12])
+        #expect(try await store.regionOrigins() == ["lobby": .configuration, "park": .api, "desk": .configuration])
+
+        try await store.saveState("lobby", state: .inside, since: 13, evidence: nil, at: 13)
+        try await store.saveRegion(.beacon(try BeaconRegion(identifier: "lobby", uuid: uuid, major: 9)), at: 20, origin: .api)
+        try await store.saveRegion(.circular(try CircularRegion(identifier: "park", latitude: 48.85, longitude: 2.35, radius: 80)), at: 21, origin: nil)
+        let replaced = try await store.storedRegions()
+        #expect(replaced.map(\.region.identifier) == ["lobby", "park", "desk"], "replacing keeps the place")
+        #expect(replaced[0].region.beaconRegion?.major == 9 && replaced[0].origin == .api && replaced[0].registeredAt == 20)
+        #expect(replaced[1].origin == .api, "origin nil keeps the stored origin")
+        #expect(try await store.states()["lobby"] == nil, "replacing forgets the state")
+
+        try await store.saveState("desk", state: .outside, since: 14, evidence: nil, at: 14)
+        try await store.removeRegion("desk")
+        #expect(try await store.storedRegions().map(\.region).map(\.identifier) == ["lobby", "park"])
+        #expect(try await store.states()["desk"] == nil, "removing forgets the state")
+        try await store.removeRegion("never-saved")
+        try await store.saveRegion(.beacon(try BeaconRegion(identifier: "desk", uuid: uuid)), at: 30, origin: nil)
+        #expect(try await store.storedRegions().map(\.region).map(\.identifier) == ["lobby", "park", "desk"], "a region saved again goes last")
+    }
+
+    /// Upserts, optional fields, evidence as it was given.
+    static func states(_ store: some RegionStoring) async throws {
+        #expect(try await store.states().isEmpty)
+        let evidence = EventEvidence(rssi: -61, scannerID: "hall", lastSightingAge: 2.5, reason: "first sighting")
+        try await store.saveState("lobby", state: .inside, since: 12, evidence: evidence, at: 12)
+        try await store.saveState("park", state: .unknown, since: nil, evidence: nil, at: 13)
+        var states = try await store.states()
+        #expect(states["lobby"] == RegionStore.StoredState(.inside, since: 12, evidence: evidence, updatedAt: 12))
+        #expect(states["park"] == RegionStore.StoredState(.unknown, since: nil, evidence: nil, updatedAt: 13))
+        try await store.saveState("lobby", state: .outside, since: 40.25, evidence: nil, at: 41)
+        states = try await store.states()
+        #expect(states.count == 2)
+        #expect(states["lobby"] == RegionStore.StoredState(.outside, since: 40.25, evidence: nil, updatedAt: 41))
+    }
+
+    /// Ids increase from 1; every filter alone and together; counts and the last id.
+    static func eventLog(_ store: some RegionStoring) async throws {
+        #expect(try await store.lastEventID() == 0)
+        #expect(try await store.events(since: nil, region: nil, type: nil, afterID: nil, limit: nil).isEmpty)
+        let json = #"{"event":"didEnterRegion","region":"lobby","évidence":"ünïcode ✓"}"#
+        let first = try await store.append(time: 100, type: "didEnterRegion", region: "lobby", state: "inside", reason: "first sighting", json: json, hooks: [])
+        let second = try await store.append(time: 200, type: "didExitRegion", region: "lobby", state: "outside", reason: "silence", json: "{}", hooks: [])
+        let third = try await store.append(time: 200.5, type: "processStarted", region: nil, state: nil, reason: nil, json: "{}", hooks: [])
+        let fourth = try await store.append(time: 300, type: "didEnterRegion", region: "park", state: "inside", reason: nil, json: "{}", hooks: [])
+        #expect(first >= 1 && second > first && third > second && fourth > third)
+        #expect(try await store.lastEventID() == fourth)
+        let all = try await store.events(since: nil, region: nil, type: nil, afterID: nil, limit: nil)
+        #expect(all.map(\.id) == [first, second, third, fourth])
+        #expect(all[0] == StoredEvent(id: first, time: 100, type: "didEnterRegion", region: "lobby", state: "inside", reason: "first sighting", json: json))
+        #expect(all[2] == StoredEvent(id: third, time: 200.5, type: "processStarted", region: nil, state: nil, reason: nil, json: "{}"))
+        #expect(try await store.events(since: 200, region: nil, type: nil, afterID: nil, limit: nil).map(\.id) == [second, third, fourth])
+        #expect(try await store.events(since: nil, region: "lobby", type: nil, afterID: nil, limit: nil).map(\.id) == [first, second])
+        #expect(try await store.events(since: nil, region: nil, type: "didEnterRegion", afterID: nil, limit: nil).map(\.id) == [first, fourth])
+        #expect(try await store.events(since: nil, region: nil, type: nil, afterID: second, limit: nil).map(\.id) == [third, fourth])
+        #expect(try await store.events(since: nil, region: nil, type: nil, afterID: first, limit: 2).map(\.id) == [second, third])
+        #expect(try await store.events(since: nil, region: nil, type: nil, afterID: nil, limit: 0).isEmpty)
+        #expect(try await store.events(since: 150, region: "lobby", type: "didExitRegion", afterID: first, limit: 5).map(\.id) == [second])
+        #expect(try await store.events(since: nil, region: nil, type: nil, afterID: fourth, limit: nil).isEmpty)
+        #expect(try await store.eventCounts() == ["didEnterRegion": 2, "didExitRegion": 1, "processStarted": 1])
+    }
+
+    /// One pending delivery per distinct hook, created with its event; due order, retries,
+    /// failure, delivery, the counts.
+    static func hookDeliveries(_ store: some RegionStoring) async throws {
+        #expect(try await store.nextDeliveryTime() == nil)
+        let first = try await store.append(time: 100, type: "didEnterRegion", region: "lobby", state: "inside", reason: nil, json: "{}",
+                                           hooks: ["command:a", "webhook:b", "command:a"])
+        let second = try await store.append(time: 90, type: "didExitRegion", region: "park", state: "outside", reason: nil, json: "{}", hooks: ["webhook:b"])
+        #expect(try await store.deliveries(status: nil).map(\.eventID) == [first, first, second], "a hook named twice is delivered once")
+        #expect(try await store.nextDeliveryTime() == 90)
+        let due = try await store.dueDeliveries(now: 100, limit: 10)
+        #expect(due.map(\.eventID) == [second, first, first], "earliest due first")
+        #expect(due.map(\.hook) == ["webhook:b", "command:a", "webhook:b"])
+        #expect(due.allSatisfy { $0.status == .pending && $0.attempts == 0 && $0.lastError == nil && $0.deliveredAt == nil })
+        #expect(try await store.dueDeliveries(now: 95, limit: 10).map(\.eventID) == [second])
+        #expect(try await store.dueDeliveries(now: 100, limit: 1).count == 1)
+
+        try await store.markDelivered(due[0].id, at: 101)
+        try await store.markAttemptFailed(due[1].id, error: "exit status 3", retryAt: 130)
+        try await store.markAttemptFailed(due[2].id, error: "refused", retryAt: 110)
+        #expect(try await store.dueDeliveries(now: 105, limit: 10).isEmpty)
+        #expect(try await store.nextDeliveryTime() == 110)
+        let retried = try await store.dueDeliveries(now: 130, limit: 10)
+        #expect(retried.map(\.id) == [due[2].id, due[1].id])
+        #expect(retried.map(\.attempts) == [1, 1] && retried.map(\.lastError) == ["refused", "exit status 3"])
+        try await store.markAttemptFailed(due[2].id, error: "refused again", retryAt: nil)
+        try await store.markAttemptFailed(due[1].id, error: "exit status 3", retryAt: 140)
+        try await store.markDelivered(due[1].id, at: 141)
+
+        let delivered = try await store.deliveries(status: .delivered)
+        #expect(delivered.map(\.id) == [due[1].id, due[0].id].sorted())
+        #expect(delivered.first { $0.id == due[1].id }?.attempts == 3)
+        #expect(delivered.first { $0.id == due[1].id }?.lastError == nil, "a delivery clears the last error")
+        #expect(delivered.first { $0.id == due[0].id }?.deliveredAt == 101)
+        let failed = try await store.deliveries(status: .failed)
+        #expect(failed.map(\.id) == [due[2].id] && failed.first?.attempts == 2 && failed.first?.lastError == "refused again")
+        #expect(try await store.nextDeliveryTime() == nil)
+        let counts = try await store.deliveryCounts()
+        #expect(counts.byStatus == ["delivered": 2, "failed": 1])
+        // delivered: 1 − 1 and 3 − 1; failed: 2.
+        #expect(counts.failedAttempts == 4)
+    }
+
+    /// Trimming keeps the newest pending deliveries and marks the others dropped.
+    static func boundedQueue(_ store: some RegionStoring) async throws {
+        var ids: [Int64] = []
+        for index in 0..<25 {
+            ids.append(try await store.append(time: Double(index), type: "didEnterRegion", region: "r", state: nil, reason: nil, json: "{}", hooks: ["webhook:x"]))
+        }
+        #expect(try await store.trimPendingDeliveries(toAtMost: 30) == 0)
+        #expect(try await store.trimPendingDeliveries(toAtMost: 10) == 15)
+        let pending = try await store.deliveries(status: .pending)
+        #expect(pending.map(\.eventID) == Array(ids.suffix(10)), "the newest are kept")
+        let dropped = try await store.deliveries(status: .dropped)
+        #expect(dropped.count == 15 && dropped.allSatisfy { $0.lastError == "queue full" })
+        #expect(try await store.trimPendingDeliveries(toAtMost: 0) == 10)
+        #expect(try await store.deliveryCounts().byStatus == ["dropped": 25])
+    }
+
+    /// A missing cursor is 0, or is created at the log's end and then stays; set replaces.
+    static func outputCursors(_ store: some RegionStoring) async throws {
+        #expect(try await store.outputCursor("mqtt:home", createAtEnd: false) == 0)
+        #expect(try await store.outputCursor("mqtt:home", createAtEnd: true) == 0, "created at the end of an empty log")
+        var last: Int64 = 0
+        for index in 0..<3 { last = try await store.append(time: Double(index), type: "t", region: nil, state: nil, reason: nil, json: "{}", hooks: []) }
+        #expect(try await store.outputCursor("mqtt:home", createAtEnd: true) == 0, "an existing cursor stays where it is")
+        #expect(try await store.outputCursor("mqtt:office", createAtEnd: false) == 0)
+        #expect(try await store.outputCursor("mqtt:office", createAtEnd: true) == last, "a new cursor starts at the log's end")
+        try await store.setOutputCursor("mqtt:home", to: last - 1)
+        #expect(try await store.outputCursor("mqtt:home", createAtEnd: false) == last - 1)
+        try await store.setOutputCursor("mqtt:home", to: last)
+        try await store.setOutputCursor("sse", to: 1)
+        #expect(try await store.outputCursor("mqtt:home", createAtEnd: true) == last)
+        #expect(try await store.outputCursor("sse", createAtEnd: true) == 1)
+    }
+
+    /// Four writers append at once while a reader follows the log with an id cursor: every id is
+    /// distinct, every event is there, and the reader, which only ever asks for ids after the last
+    /// one it saw, sees every event exactly once (ids become visible in increasing order).
+    static func concurrentAppends(_ store: some RegionStoring) async throws {
+        let writers = 4
+        let perWriter = 40
+        let total = writers * perWriter
+        let reader = Task { () throws -> [Int64] in
+            var cursor: Int64 = 0
+            var seen: [Int64] = []
+            let deadline = ContinuousClock.now + .seconds(60)
+            while seen.count < total, ContinuousClock.now < deadline {
+                let batch = try await store.events(since: nil, region: nil, type: nil, afterID: cursor, limit: 17)
+                if batch.isEmpty { try await Task.sleep(for: .milliseconds(2)); continue }
+                seen += batch.map(\.id)
+                cursor = batch[batch.count - 1].id
+            }
+            return seen
+        }
+        let appended = try await withThrowingTaskGroup(of: [Int64].self) { group in
+            for writer in 0..<writers {
+                group.addTask {
+                    var ids: [Int64] = []
+                    for index in 0..<perWriter {
+                        ids.append(try await store.append(time: Double(index), type: "w\(writer)", region: "r\(writer)", state: nil, reason: nil,
+                                                          json: #"{"writer":\#(writer),"index":\#(index)}"#, hooks: ["webhook:x"]))
+                    }
+                    return ids
+                }
+            }
+            var all: [Int64] = []
+            for try await ids in group {
+                #expect(ids == ids.sorted(), "one writer's ids increase")
+                all += ids
+            }
+            return all
+        }
+        #expect(Set(appended).count == total, "every id is distinct")
+        let seen = try await reader.value
+        #expect(seen.count == total, "the cursor reader saw \(seen.count) of \(total) events")
+        #expect(Set(seen) == Set(appended), "the cursor reader skipped none and saw only logged events")
+        #expect(try await store.eventCounts() == Dictionary(uniqueKeysWithValues: (0..<writers).map { ("w\($0)", perWriter) }))
+        #expect(try await store.deliveries(status: .pending).count == total, "one delivery per event")
+    }
+}
