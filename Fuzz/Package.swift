@@ -4,9 +4,10 @@ import PackageDescription
 
 // libFuzzer targets for RegionKit's parsers and decoders (see FUZZING.md and scripts/fuzz.sh).
 // A separate package so that the root package's `swift build` / `swift test` never see
-// `-sanitize=fuzzer`. One executable holds every target (chosen by REGIONKIT_FUZZ_TARGET): the whole
-// dependency graph (NIO, Hummingbird, GRDB, Yams) is linked with sanitizers once instead of once per
-// target. Build it only through scripts/fuzz.sh, which passes `-sanitize=fuzzer,address`.
+// `-sanitize=fuzzer`. Two executables hold the targets (each run picks one with REGIONKIT_FUZZ_TARGET),
+// so the sanitized dependency graph is linked twice instead of once per target: RegionKitFuzz (the
+// parsers and the engine) and RegionKitFuzzService (run configuration, MQTT, HTTP bodies: NIO,
+// Hummingbird, GRDB, Yams). Build them only through scripts/fuzz.sh (`-sanitize=fuzzer,address`).
 //
 // SwiftPM names a path dependency after its directory (the clone's name), so it is computed here.
 let rootDirectory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -20,9 +21,14 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
     ],
     targets: [
+        // FuzzInput (structured reading of fuzz bytes) and FuzzTarget (selection, invariant failures).
+        .target(name: "FuzzSupport"),
+        // Parsers and decoders outside the daemon's service layer: builds without NIO, Hummingbird,
+        // GRDB and Yams, so these targets are ready first.
         .executableTarget(
             name: "RegionKitFuzz",
             dependencies: [
+                "FuzzSupport",
                 .product(name: "RegionKitCore", package: root),
                 .product(name: "RegionKitEngine", package: root),
                 .product(name: "RegionKit", package: root),
@@ -32,6 +38,13 @@ let package = Package(
                 .product(name: "RegionKitGateway", package: root),
                 .product(name: "RegionKitSimulation", package: root),
                 .product(name: "RegionKitEvaluation", package: root),
+            ]
+        ),
+        // The run configuration, MQTT packets and HTTP request bodies.
+        .executableTarget(
+            name: "RegionKitFuzzService",
+            dependencies: [
+                "FuzzSupport",
                 .product(name: "RegionKitService", package: root),
                 .product(name: "RegionKitMQTT", package: root),
                 .product(name: "RegionKitHTTP", package: root),

@@ -17,6 +17,7 @@
 # leak-*) to Fuzz/.work/crashes/TARGET, logs and a per-run summary line (target, executions, cov,
 # ft, corpus, seconds, status) to Fuzz/.work/results.tsv — all git-ignored (Fuzz/.work/).
 # Reproduce a crash: REGIONKIT_FUZZ_TARGET=TARGET Fuzz/.build/release/RegionKitFuzz FILE
+# (RegionKitFuzzService for config, mqtt-packet and http-region-body).
 # Runs under `nice -n 10`. Build: release, -sanitize=fuzzer,address, -enable-testing (the engine
 # target compares against the engine's brute-force mode, an internal switch).
 set -uo pipefail
@@ -54,11 +55,20 @@ command -v swiftc >/dev/null 2>&1 || skip "swiftc is not on PATH"
 ls "$resource_dir"/libclang_rt.fuzzer-*.a >/dev/null 2>&1 || skip "this tool chain has no libFuzzer runtime (libclang_rt.fuzzer) in $resource_dir"
 ls "$resource_dir"/libclang_rt.asan-*.a >/dev/null 2>&1 || skip "this tool chain has no address sanitizer runtime in $resource_dir"
 
-echo "== building the fuzz targets (Fuzz/, release, -sanitize=fuzzer,address)"
-build=(swift build --package-path Fuzz -c release -Xswiftc -sanitize=fuzzer,address -Xswiftc -enable-testing)
-nice -n 10 "${build[@]}" || { echo "fuzz.sh: the fuzz build failed"; exit 1; }
-binary="Fuzz/.build/release/RegionKitFuzz"
-[ -x "$binary" ] || { echo "fuzz.sh: $binary was not built"; exit 1; }
+# The service-layer targets live in their own executable (it links NIO, Hummingbird, GRDB, Yams).
+service_targets=" config mqtt-packet http-region-body "
+binary_for() { case "$service_targets" in *" $1 "*) echo RegionKitFuzzService ;; *) echo RegionKitFuzz ;; esac; }
+products=()
+for target in "${targets[@]}"; do
+  product=$(binary_for "$target")
+  printf '%s\n' "${products[@]}" | grep -qx "$product" || products+=("$product")
+done
+for product in "${products[@]}"; do
+  echo "== building $product (Fuzz/, release, -sanitize=fuzzer,address)"
+  nice -n 10 swift build --package-path Fuzz -c release -Xswiftc -sanitize=fuzzer,address -Xswiftc -enable-testing \
+    --product "$product" || { echo "fuzz.sh: the fuzz build of $product failed"; exit 1; }
+  [ -x "Fuzz/.build/release/$product" ] || { echo "fuzz.sh: Fuzz/.build/release/$product was not built"; exit 1; }
+done
 
 mkdir -p Fuzz/.work
 results=Fuzz/.work/results.tsv
@@ -74,6 +84,7 @@ max_len() {
 
 failed=()
 for target in "${targets[@]}"; do
+  binary="Fuzz/.build/release/$(binary_for "$target")"
   crashes="Fuzz/.work/crashes/$target"; work="Fuzz/.work/corpus/$target"; log="Fuzz/.work/$target.log"
   mkdir -p "$crashes" "$work"
   options=(-artifact_prefix="$crashes/" -max_len="$(max_len "$target")" -rss_limit_mb=2048 -print_final_stats=1)

@@ -1,3 +1,4 @@
+import FuzzSupport
 import RegionKitEngine
 
 /// Distance model files (JSON), then the model used the way the engine uses it.

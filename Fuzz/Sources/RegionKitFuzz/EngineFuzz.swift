@@ -1,3 +1,4 @@
+import FuzzSupport
 import Foundation
 import RegionKitCore
 @testable import RegionKitEngine

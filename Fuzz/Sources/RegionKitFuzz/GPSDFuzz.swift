@@ -1,3 +1,4 @@
+import FuzzSupport
 import RegionKitLocation
 
 /// gpsd JSON, one message per line (TPV, SKY, DEVICES, VERSION, ERROR, anything else).

@@ -1,3 +1,4 @@
+import FuzzSupport
 import RegionKitGateway
 
 /// Gzip-compressed gateway recordings: the inflater fed in chunks (as ``GatewayFileReader`` does),

@@ -1,3 +1,4 @@
+import FuzzSupport
 import RegionKitGateway
 
 /// Gateway recordings (concatenated JSON sighting objects) split in chunks, then the recording built

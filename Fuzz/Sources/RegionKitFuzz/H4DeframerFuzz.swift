@@ -1,3 +1,4 @@
+import FuzzSupport
 import RegionKitHCI
 
 /// H4 deframer: the input (after a chunk-size byte) is an H4 byte stream fed in chunks. Invariants:

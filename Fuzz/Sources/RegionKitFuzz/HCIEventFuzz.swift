@@ -1,3 +1,4 @@
+import FuzzSupport
 import RegionKitHCI
 
 /// HCI event packets (event code, parameter length, parameters) and HCI command packets, with both

@@ -1,3 +1,4 @@
+import FuzzSupport
 import RegionKitCore
 
 /// iBeacon advertising data. Invariants: the allocation-free fast path agrees with the full

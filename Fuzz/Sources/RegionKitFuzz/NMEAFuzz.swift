@@ -1,3 +1,4 @@
+import FuzzSupport
 import RegionKitLocation
 
 /// NMEA 0183 text (any bytes, any line endings), with and without required checksums. Invariant:

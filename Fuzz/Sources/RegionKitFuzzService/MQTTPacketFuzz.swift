@@ -1,3 +1,4 @@
+import FuzzSupport
 import NIOCore
 import RegionKitMQTT
 

@@ -5,38 +5,38 @@
 /// var input = FuzzInput(bytes)
 /// let count = input.int(in: 0...8)
 /// ```
-struct FuzzInput {
+public struct FuzzInput {
     private let bytes: [UInt8]
     private var position = 0
 
-    init(_ bytes: [UInt8]) { self.bytes = bytes }
+    public init(_ bytes: [UInt8]) { self.bytes = bytes }
 
-    var isAtEnd: Bool { position >= bytes.count }
-    var remaining: [UInt8] { position < bytes.count ? Array(bytes[position...]) : [] }
+    public var isAtEnd: Bool { position >= bytes.count }
+    public var remaining: [UInt8] { position < bytes.count ? Array(bytes[position...]) : [] }
 
-    mutating func byte() -> UInt8 {
+    public mutating func byte() -> UInt8 {
         guard position < bytes.count else { return 0 }
         defer { position += 1 }
         return bytes[position]
     }
 
-    mutating func uint16() -> UInt16 { UInt16(byte()) << 8 | UInt16(byte()) }
+    public mutating func uint16() -> UInt16 { UInt16(byte()) << 8 | UInt16(byte()) }
 
-    mutating func uint64() -> UInt64 {
+    public mutating func uint64() -> UInt64 {
         var value: UInt64 = 0
         for _ in 0..<8 { value = value << 8 | UInt64(byte()) }
         return value
     }
 
-    mutating func bool() -> Bool { byte() & 1 == 1 }
+    public mutating func bool() -> Bool { byte() & 1 == 1 }
 
     /// A value in `range` (which must hold fewer than 65,536 values).
-    mutating func int(in range: ClosedRange<Int>) -> Int {
+    public mutating func int(in range: ClosedRange<Int>) -> Int {
         range.lowerBound + Int(uint16()) % (range.upperBound - range.lowerBound + 1)
     }
 
     /// A double: mostly in `range`, sometimes one of the awkward values (NaN, ±infinity, huge, tiny, -0).
-    mutating func double(in range: ClosedRange<Double>) -> Double {
+    public mutating func double(in range: ClosedRange<Double>) -> Double {
         let selector = byte()
         switch selector {
         case 0: return .nan
@@ -54,13 +54,13 @@ struct FuzzInput {
     }
 
     /// Up to `maximum` bytes.
-    mutating func bytes(maximum: Int) -> [UInt8] {
+    public mutating func bytes(maximum: Int) -> [UInt8] {
         let count = int(in: 0...maximum)
         return (0..<count).map { _ in byte() }
     }
 
     /// Splits the rest of the input into chunks of 1...`maximum` bytes (sizes from the input's first bytes).
-    static func chunks(_ data: [UInt8], maximum: Int) -> [[UInt8]] {
+    public static func chunks(_ data: [UInt8], maximum: Int) -> [[UInt8]] {
         guard let first = data.first else { return [] }
         let size = 1 + Int(first) % maximum
         var chunks: [[UInt8]] = []

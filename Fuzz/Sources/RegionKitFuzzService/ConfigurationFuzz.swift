@@ -1,3 +1,4 @@
+import FuzzSupport
 import RegionKitService
 
 /// The daemon's run configuration (YAML or JSON text), decoded and validated.
