@@ -13,6 +13,11 @@ import PackageDescription
 let rootDirectory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
 let root = rootDirectory.lastPathComponent
 
+// SwiftPM links an executable's entry point as `main` (--defsym main=<Module>_main) while
+// -sanitize=fuzzer links libFuzzer whole-archive, main included: gold crashes on that (internal error
+// in format_file_lineno); lld links it, keeping SwiftPM's main, which calls LLVMFuzzerRunDriver.
+let lldLink: [LinkerSetting] = [.unsafeFlags(["-use-ld=lld"])]
+
 let package = Package(
     name: "RegionKitFuzz",
     platforms: [.macOS(.v15)],
@@ -38,7 +43,8 @@ let package = Package(
                 .product(name: "RegionKitGateway", package: root),
                 .product(name: "RegionKitSimulation", package: root),
                 .product(name: "RegionKitEvaluation", package: root),
-            ]
+            ],
+            linkerSettings: lldLink
         ),
         // The run configuration, MQTT packets and HTTP request bodies.
         .executableTarget(
@@ -49,7 +55,8 @@ let package = Package(
                 .product(name: "RegionKitMQTT", package: root),
                 .product(name: "RegionKitHTTP", package: root),
                 .product(name: "NIOCore", package: "swift-nio"),
-            ]
+            ],
+            linkerSettings: lldLink
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -23,20 +23,12 @@ let targets: [FuzzTarget] = [
 ]
 let selected = FuzzTarget.select(from: targets)
 
-/// libFuzzer's entry point; the target comes from `REGIONKIT_FUZZ_TARGET` (scripts/fuzz.sh sets it).
-///
-/// ```sh
-/// REGIONKIT_FUZZ_TARGET=nmea Fuzz/.build/release/RegionKitFuzz Fuzz/Corpus/nmea
-/// ```
-@_cdecl("LLVMFuzzerTestOneInput")
-public func fuzzTestOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+/// Called by libFuzzer with each input; the target comes from `REGIONKIT_FUZZ_TARGET`.
+let fuzzCallback: @convention(c) (UnsafePointer<UInt8>?, Int) -> CInt = { data, size in
+    guard let data else {
+        selected.run([])
+        return 0
+    }
     selected.run(Array(UnsafeBufferPointer(start: data, count: size)))
-    return 0
-}
-
-/// Called by libFuzzer once before the first input: resolves the target (failing fast when unknown).
-@_cdecl("LLVMFuzzerInitialize")
-public func fuzzInitialize(_ argc: UnsafeMutablePointer<CInt>, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>) -> CInt {
-    _ = selected.name
     return 0
 }

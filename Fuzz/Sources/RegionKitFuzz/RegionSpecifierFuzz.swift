@@ -1,4 +1,5 @@
 import FuzzSupport
+import Foundation
 import RegionKitCore
 import RegionKitHCI
 
@@ -10,7 +11,7 @@ enum RegionSpecifierFuzz {
         _ = try? BeaconRegion(specifier: text)
         _ = try? CircularRegion(specifier: text)
         _ = try? HCITransportSpecification(parsing: text)
-        _ = BeaconIdentityConstraint(flexibleString: text)
+        _ = UUID(flexibleString: text)
         _ = BluetoothAddress(text)
     }
 }
