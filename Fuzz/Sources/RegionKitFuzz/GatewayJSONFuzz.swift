@@ -40,6 +40,9 @@ enum GatewayJSONFuzz {
 
     /// What `regionkit replay` and the daemon's gateway source do with decoded sightings.
     static func inspect(_ sightings: [GatewaySighting]) {
+        // GatewayRecording(fileOrder:) requires at least one sighting (documented precondition;
+        // GatewayRecording(path:) checks it), so an empty recording stops here.
+        guard !sightings.isEmpty else { return }
         let recording = GatewayRecording(fileOrder: sightings, path: "fuzz.json")
         _ = recording.duration
         _ = recording.observations
