@@ -1,0 +1,147 @@
+import FuzzSupport
+import Foundation
+import RegionKitCore
+@testable import RegionKitEngine
+
+/// Structure-aware target for the monitoring engine: the input is read as a program of operations
+/// — beacon and circular regions started, replaced, stopped and restored, sightings from several
+/// scanners, location fixes (including invalid ones), time jumps forwards and backwards, source
+/// outages, profile switches, ranging. It runs on the indexed engine and on the brute-force
+/// reference (`usesSpatialIndex = false`) side by side, and requires what the engine's property
+/// tests (Tests/RegionKitEngineTests: BeaconTimerQueueTests, IndexedMonitoringTests) require after
+/// every step: identical events, identical records (without `lastDistance`) and identical deadlines.
+/// Also: no event is stamped with a non-finite time, and a region's state is only ever unknown,
+/// inside or outside of a region that is monitored.
+enum EngineFuzz {
+    static let uuids = [UUID(uuidString: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0")!, UUID(uuidString: "F7826DA6-4FA2-4E98-8024-BC5B71E0893E")!]
+    static let scanners: [String?] = [nil, "hall", "shop"]
+    static let centre = (latitude: 48.8566, longitude: 2.3522)
+
+    static func run(_ data: [UInt8]) {
+        var input = FuzzInput(data)
+        let automation = input.bool() ? Automation.all : Automation()
+        var profile: MonitoringProfile = input.bool() ? .responsive : .coreLocation
+        profile.regionLimit = input.bool() ? nil : 4
+        var indexed = MonitoringEngine(profile: profile, automation: automation, sources: [.beacon: .authorized, .circular: .authorized])
+        var brute = indexed
+        brute.usesSpatialIndex = false
+        var t = 0.0
+        var steps = 0
+        while !input.isAtEnd, steps < 400 {
+            steps += 1
+            let operation = input.byte() % 16
+            let events: ([LocationEvent], [LocationEvent])
+            func both(_ body: (inout MonitoringEngine) -> [LocationEvent]) -> ([LocationEvent], [LocationEvent]) {
+                (body(&indexed), body(&brute))
+            }
+            switch operation {
+            case 0, 1:
+                guard let region = region(&input) else { continue }
+                events = both { $0.startMonitoring(region, at: Timestamp(seconds: t)) }
+            case 2:
+                let id = "r\(input.byte() % 8)"
+                events = both { $0.stopMonitoring(identifier: id, at: Timestamp(seconds: t)) }
+            case 3:
+                guard let region = region(&input) else { continue }
+                let state = [RegionState.inside, .outside, .unknown][Int(input.byte() % 3)]
+                let since = input.bool() ? nil : Timestamp(seconds: t - input.double(in: 0...100))
+                events = both { $0.restore(region, state: state, since: since, at: Timestamp(seconds: t)) }
+            case 4:
+                guard let region = region(&input) else { continue }
+                events = both { $0.requestState(for: region, at: Timestamp(seconds: t)) }
+            case 5:
+                let kind: RegionKind = input.bool() ? .beacon : .circular
+                let status: AuthorizationStatus = [.authorized, .restricted(reason: "fuzz"), .denied(reason: "fuzz"), .notDetermined][Int(input.byte() % 4)]
+                events = both { $0.setSourceStatus(status, for: kind, at: Timestamp(seconds: t)) }
+            case 6:
+                // A time jump: usually forwards, sometimes backwards or to an awkward value.
+                t = input.bool() ? t + input.double(in: 0...3_600) : input.double(in: -1_000...1_000_000)
+                if !t.isFinite { t = 0 }
+                events = both { $0.advance(to: Timestamp(seconds: t)) }
+            case 7:
+                events = both { $0.wake(at: Timestamp(seconds: t)) }
+            case 8:
+                let next: MonitoringProfile = input.bool() ? .responsive : .coreLocation
+                indexed.profile = next
+                brute.profile = next
+                events = both { $0.advance(to: Timestamp(seconds: t)) }
+            case 9:
+                guard let constraint = constraint(&input) else { continue }
+                events = input.bool() ? both { $0.startRanging(constraint, label: "fuzz", at: Timestamp(seconds: t)) }
+                                      : both { $0.stopRanging(constraint, at: Timestamp(seconds: t)) }
+            case 10, 11, 12:
+                t += input.double(in: 0...10)
+                if !t.isFinite { t = 0 }
+                let identity = BeaconIdentity(uuid: uuids[Int(input.byte() % 2)], major: UInt16(input.byte() % 3), minor: UInt16(input.byte() % 3))
+                let observation = BeaconObservation(identity: identity, rssi: Int(Int8(bitPattern: input.byte())),
+                                                    measuredPower: input.bool() ? nil : Int(Int8(bitPattern: input.byte())),
+                                                    timestamp: Timestamp(seconds: input.byte() == 0 ? input.double(in: -10...10) : t),
+                                                    scannerID: scanners[Int(input.byte() % 3)])
+                events = both { $0.ingest(observation) }
+            default:
+                t += input.double(in: 0...60)
+                if !t.isFinite { t = 0 }
+                let distance = input.double(in: 0...5_000)
+                let bearing = input.double(in: 0...360)
+                var point = Geodesy.destination(latitude: centre.latitude, longitude: centre.longitude,
+                                                distance: distance.isFinite ? distance : 0, bearing: bearing.isFinite ? bearing : 0)
+                if input.byte() == 0 { point = (input.double(in: -100...100), input.double(in: -200...200)) }
+                let fix = LocationFix(timestamp: Timestamp(seconds: input.byte() == 0 ? input.double(in: -10...10) : t),
+                                      latitude: point.latitude, longitude: point.longitude,
+                                      horizontalAccuracy: input.bool() ? nil : input.double(in: 0...500))
+                events = both { $0.ingest(fix) }
+            }
+            check(events, indexed, brute, step: steps)
+        }
+    }
+
+    static func region(_ input: inout FuzzInput) -> Region? {
+        let id = "r\(input.byte() % 8)"
+        if input.bool() {
+            let shape = input.byte() % 3
+            guard var beacon = try? BeaconRegion(identifier: id, uuid: uuids[Int(input.byte() % 2)],
+                                                 major: shape >= 1 ? UInt16(input.byte() % 3) : nil,
+                                                 minor: shape == 2 ? UInt16(input.byte() % 3) : nil) else { return nil }
+            beacon.notifyOnEntry = input.byte() % 6 != 0
+            beacon.notifyOnExit = input.byte() % 6 != 0
+            beacon.notifyEntryStateOnDisplay = input.bool()
+            beacon.scannerID = input.byte() % 4 == 0 ? scanners[1 + Int(input.byte() % 2)] : nil
+            return .beacon(beacon)
+        }
+        let distance = input.double(in: 0...3_000)
+        let point = Geodesy.destination(latitude: centre.latitude, longitude: centre.longitude,
+                                        distance: distance.isFinite ? distance : 0, bearing: Double(input.byte()) * 360 / 256)
+        let radius = input.double(in: 0...2_000)
+        guard let circle = try? CircularRegion(identifier: id, latitude: point.latitude, longitude: point.longitude, radius: radius,
+                                               notifyOnEntry: input.byte() % 8 != 0, notifyOnExit: input.byte() % 8 != 0) else { return nil }
+        return .circular(circle)
+    }
+
+    static func constraint(_ input: inout FuzzInput) -> BeaconIdentityConstraint? {
+        let shape = input.byte() % 3
+        return try? BeaconIdentityConstraint(uuidString: uuids[Int(input.byte() % 2)].uuidString,
+                                             major: shape >= 1 ? UInt16(input.byte() % 3) : nil,
+                                             minor: shape == 2 ? UInt16(input.byte() % 3) : nil)
+    }
+
+    static func records(_ engine: MonitoringEngine) -> [MonitoredRegion] {
+        engine.monitoredRegions.compactMap { region in
+            var record = engine.monitoredRegion(region.identifier)
+            record?.lastDistance = nil
+            return record
+        }
+    }
+
+    static func check(_ events: ([LocationEvent], [LocationEvent]), _ indexed: MonitoringEngine, _ brute: MonitoringEngine, step: Int) {
+        guard events.0 == events.1 else {
+            FuzzTarget.fail("step \(step): indexed \(events.0) vs brute force \(events.1)")
+        }
+        guard records(indexed) == records(brute) else { FuzzTarget.fail("step \(step): records differ") }
+        guard indexed.nextDeadline == brute.nextDeadline else {
+            FuzzTarget.fail("step \(step): deadlines differ (\(String(describing: indexed.nextDeadline)) vs \(String(describing: brute.nextDeadline)))")
+        }
+        for event in events.0 where !event.timestamp.seconds.isFinite {
+            FuzzTarget.fail("step \(step): event \(event) has a non-finite time")
+        }
+    }
+}
