@@ -5,8 +5,9 @@ extension SourceRunner {
     /// Reads the whole recording (putting out-of-order sightings back in order within the reorder
     /// window), then replays it in real time scaled by `speed`; returns at the end of the file.
     ///
-    /// A file damaged part-way (a corrupt gzip member, a broken record) still has its sightings
-    /// before the damage replayed; then the source fails with an error naming the file, how many
+    /// A file damaged part-way (a corrupt gzip member, a broken record) still has every sighting the
+    /// reader could recover replayed (those before the damage, and after a skipped record those
+    /// after it too); then the source fails with an error naming the file, how many
     /// sightings were read and what is wrong, so the daemon reports it (the other sources go on).
     func runGateway(_ settings: ServiceSource.Gateway) async throws {
         let speed = settings.speed ?? 1
@@ -25,7 +26,7 @@ extension SourceRunner {
             throw RegionKitError(.malformedInput, "gateway file \(settings.file): \(Self.reason(damage))", cause: damage)
         }
         if let damage {
-            logger.error("gateway file damaged: replaying the sightings read before the damage", metadata: [
+            logger.error("gateway file damaged: replaying the sightings that could be read", metadata: [
                 "file": "\(settings.file)", "sightings": "\(batch.count)", "error": "\(Self.reason(damage))",
             ])
             activity.recordDecodeError("damagedFile")
@@ -44,7 +45,7 @@ extension SourceRunner {
         }
         if let damage {
             throw RegionKitError(.malformedInput, """
-                gateway file \(settings.file) is damaged: \(Self.reason(damage)); the \(batch.count) sightings before the damage were replayed
+                gateway file \(settings.file) is damaged: \(Self.reason(damage)); the \(batch.count) sightings that could be read were replayed
                 """, cause: damage)
         }
         logger.info("gateway file replayed", metadata: ["file": "\(settings.file)", "sightings": "\(batch.count)"])

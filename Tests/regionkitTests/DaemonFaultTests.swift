@@ -94,7 +94,8 @@ struct DaemonFaultTests {
     }
 
     /// A gateway recording: `good` sightings of the lobby beacon (hall scanner, 100 ms apart), then
-    /// one object without its rssi (the damage), then more good ones that must not be replayed.
+    /// one object without its rssi (the damage), then one more good one (the reader skips the
+    /// damaged object and keeps what follows it).
     static func damagedGatewayFile(good: Int) throws -> String {
         var text = ""
         let start: Int64 = 1_700_000_000_000
@@ -123,7 +124,7 @@ struct DaemonFaultTests {
         }
         let down = try #require(try Self.sourceEvents(store, source: gatewayName).first { $0.state == "down" })
         #expect(down.detail?.contains("is damaged") == true && down.detail?.contains("offset") == true
-                && down.detail?.contains("the 40 sightings before the damage were replayed") == true, "\(String(describing: down.detail))")
+                && down.detail?.contains("the 41 sightings that could be read were replayed") == true, "\(String(describing: down.detail))")
         #expect(try Self.events(store).contains { $0.type == "didDetermineState" && $0.region == "lobby" && $0.state == "inside" },
                 "the sightings before the damage entered the lobby")
         #expect(daemon.stderr.contains("source failed") && daemon.stderr.contains(gatewayName), "\(daemon.stderr)")
