@@ -76,6 +76,9 @@ public final class RegionStore: Sendable {
               let size = attributes[.size] as? NSNumber, size.intValue > 0 else { return }
         var configuration = Configuration()
         configuration.readonly = true
+        // Another process may be creating or migrating the store this instant (a daemon starting
+        // while `regionkit events` reads): wait for its lock like the pool does, never fail on it.
+        configuration.busyMode = .timeout(5)
         let verdict: (applicationID: Int32, tables: [String])
         do {
             let queue = try DatabaseQueue(path: path, configuration: configuration)

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 import RegionKit
 @testable import RegionKitStore
@@ -145,6 +146,35 @@ struct RegionStoreSafetyTests {
         #expect(id == RegionStore.applicationID)
         // Reopened: recognised as ours.
         #expect(try RegionStore(path: blank).events().count == 1)
+    }
+
+    @Test("Opening waits for another process's lock on the file (a store being created or migrated) instead of failing on SQLITE_BUSY")
+    func openWaitsForALockHolder() async throws {
+        // A database without tables (so not foreign) in rollback-journal mode, held under an
+        // exclusive lock for 400 ms, as a second process creating the store holds it.
+        let path = try Self.directory()
+        let holder = try DatabaseQueue(path: path)
+        try await holder.write { db in try db.execute(sql: "PRAGMA user_version = 1") }
+        let phase = Mutex<(locked: Bool, done: Bool, error: String?)>((false, false, nil))
+        Thread.detachNewThread {
+            do {
+                try holder.inDatabase { db in
+                    try db.execute(sql: "BEGIN EXCLUSIVE")
+                    phase.withLock { $0.locked = true }
+                    Thread.sleep(forTimeInterval: 0.4)
+                    try db.execute(sql: "COMMIT")
+                }
+            } catch {
+                phase.withLock { $0.error = "\(error)" }
+            }
+            phase.withLock { $0.done = true }
+        }
+        while !phase.withLock({ $0.locked || $0.done }) { try await Task.sleep(for: .milliseconds(5)) }
+        let store = try RegionStore(path: path)
+        while !phase.withLock({ $0.done }) { try await Task.sleep(for: .milliseconds(5)) }
+        #expect(phase.withLock { $0.error } == nil)
+        try store.append(time: 1, type: "processStarted", region: nil, state: nil, reason: nil, json: "{}")
+        #expect(try store.events().count == 1)
     }
 
     @Test("A store from before the marker (RegionKit's tables, application_id 0) is still opened, and marked")
