@@ -18,6 +18,12 @@ struct Calibrate: AsyncParsableCommand {
         median (window_s), trimmed-mean (window_s, trim_fraction), exponential (half_life_s). It is read by \
         `eval distance --model`, `monitor`/`simulate --distance-model` and the `run` configuration's `distanceModel:` \
         (the engine uses its model and filter, with each beacon's advertised measured power).
+        Device calibration: with --model FILE, nothing is fitted; FILE's model is kept and the receiving device's RSSI \
+        offset is learned from the recordings instead (a short one is enough: say a minute at 1 m from the beacon). For \
+        every sample (RSSI through FILE's filter) the model is inverted at the true distance with the measured power \
+        (--measured-power, default FILE's reference_power_dbm: give the calibration beacon's advertised power when the \
+        engine will use it); the offset is the median of the differences. The output is FILE with \
+        "device_offset_db" set, which the engine applies to every reading of this device.
         """
     )
 
@@ -30,14 +36,30 @@ struct Calibrate: AsyncParsableCommand {
     @Option(help: "RSSI filter: raw, median:SECONDS, mean:SECONDS, trimmed-mean:SECONDS:FRACTION or exponential:HALF_LIFE.")
     var filter: RSSIFilterOption = RSSIFilterOption(filter: DistanceBenchmark.defaultFilter)
 
+    @Option(help: "Learn this model file's device offset from the recordings (a device calibration) instead of fitting a model.")
+    var model: String?
+
+    @Option(help: "With --model: the measured power (dBm at 1 m) to invert the model with. Default: the file's reference_power_dbm.")
+    var measuredPower: Double?
+
     func validate() throws {
         guard !files.isEmpty else { throw ValidationError("give at least one recording FILE") }
         try filter.validate()
+        if let measuredPower {
+            guard model != nil else { throw ValidationError("--measured-power applies to a device calibration (--model FILE)") }
+            guard measuredPower.isFinite, measuredPower < 0, measuredPower >= -200 else {
+                throw ValidationError("--measured-power must be within -200...0 dBm (negative), got \(measuredPower)")
+            }
+        }
     }
 
     func run() async throws {
         try await Console.reportingErrors {
             let recordings = try EvalDistance.recordings(files)
+            if let model {
+                try calibrateDevice(model, recordings)
+                return
+            }
             let calibration = try DistanceCalibration.fit(recordings.map(\.samples), filter: filter.filter)
             var fit = DistanceEvaluation(model: calibration.model.name, filter: calibration.filter.label)
             for recording in recordings {
@@ -60,5 +82,27 @@ struct Calibrate: AsyncParsableCommand {
                 + "\(calibration.sampleCount) samples; error on these samples: median \(EvalDistance.format(fit.medianAbsoluteError, 3)) m, "
                 + "p90 \(EvalDistance.format(fit.p90AbsoluteError, 3)) m (check other recordings with `regionkit eval distance --model`)")
         }
+    }
+
+    /// `--model FILE`: learns the device offset of FILE's model and writes FILE with it.
+    private func calibrateDevice(_ path: String, _ recordings: [DistanceBenchmark.Recording]) throws {
+        var file = try DistanceModelFile.load(path: path)
+        let power = measuredPower ?? file.referencePower
+        let samples = recordings.flatMap(\.samples)
+        let filtered = recordings.flatMap { file.filter.filtered($0.samples) }
+        let learned = try DeviceOffsetCalibration.learn(model: file.model.distanceModel, measuredPower: power, samples: samples, filtered: filtered)
+        let previous = file.deviceOffset
+        file.deviceOffset = learned.offset
+        do {
+            try Data(file.json.utf8).write(to: URL(fileURLWithPath: output))
+        } catch {
+            throw RegionKitError(.invalidArgument, "\(output): cannot write the model file", cause: error)
+        }
+        let distances = learned.distances.map { EvalDistance.format($0, 2) }.joined(separator: ", ")
+        Console.line("\(output): \(file.distanceModel.name) (\(path)'s model, filter \(file.filter.label)); device offset \(EvalDistance.format(learned.offset, 2)) dB "
+            + "(this device reads \(learned.offset >= 0 ? "stronger" : "weaker") than the calibration receiver)"
+            + (previous.map { "; replaces \(EvalDistance.format($0, 2)) dB" } ?? ""))
+        Console.line("  from \(learned.samples) samples at \(distances) m with measured power \(EvalDistance.format(power, 1)) dBm; "
+            + "spread (median |deviation|) \(EvalDistance.format(learned.spread, 2)) dB")
     }
 }
