@@ -5,7 +5,7 @@ extension DistanceBenchmark {
     /// best anchor row on the sample-weighted median error **and** on the balanced median (every
     /// distance weighing the same), and a proximity class accuracy above every anchor row's.
     /// Anchor rows are all rows that are not RegionKit's (with or without device offset) nor the
-    /// in-sample bound: the anchors with the fit file's measured power and, when a device
+    /// in-sample reference: the anchors with the fit file's measured power and, when a device
     /// calibration was taken, the anchors with their own learned device offset too.
     ///
     /// ```swift

@@ -67,7 +67,7 @@ public enum DistanceBenchmark {
         }
     }
 
-    /// Whether a row's model is an anchor (not RegionKit's, with or without device offset, and not the in-sample bound).
+    /// Whether a row's model is an anchor (not RegionKit's, with or without device offset, and not the in-sample reference).
     public static func isAnchor(_ model: String, ours: String) -> Bool {
         model != ours && model != ours + deviceSuffix && model != inSampleName
     }
@@ -117,7 +117,7 @@ public enum DistanceBenchmark {
 
     /// Suffix of the rows that use a learned device offset (`ios-curve+device`, `regionkit-linear+device`).
     public static let deviceSuffix = "+device"
-    /// Name of the reference rows fitted on the test recording itself: a bound, never a result.
+    /// Name of the reference rows fitted on the test recording itself: what fitting on the test data gives, never a result.
     public static let inSampleName = "in-sample-linear"
 
     /// Fit on each recording, test on each other one. `filters` are the setups every model is
@@ -127,7 +127,8 @@ public enum DistanceBenchmark {
     /// (``DeviceCalibrationPlan``) excluded from scoring, and every model — anchors included — is
     /// evaluated a second time with the device offset it learns there (`+device` rows). Each
     /// pairing then also has an `in-sample-linear` row: RegionKit's linear model fitted on the
-    /// scored test samples themselves, the best that model form can do there (a bound, not a result).
+    /// scored test samples themselves: a reference for what fitting on the test data would give, never a
+    /// result (the fit minimises the mean absolute error, so it is not a lower bound on the medians).
     public static func crossValidate(_ recordings: [Recording], filters: [RSSIFilter] = [.latest, defaultFilter],
                                      thresholds: ProximityThresholds = ProximityThresholds(),
                                      deviceCalibration: DeviceCalibrationPlan? = nil) throws -> Report {

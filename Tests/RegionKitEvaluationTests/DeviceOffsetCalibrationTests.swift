@@ -160,7 +160,7 @@ struct DeviceOffsetCalibrationTests {
         let perfect = try #require(DistanceBenchmark.Verdict(rows: rows(["ios-curve": 0, "regionkit-linear": 0]), model: "regionkit-linear", filter: "raw"))
         #expect(perfect.medianGain == nil && !perfect.met)
         #expect(DistanceBenchmark.Verdict(rows: rows(["regionkit-linear": 0.6]), model: "regionkit-linear", filter: "raw") == nil)
-        // The in-sample bound is never an anchor, nor is RegionKit's own calibrated row.
+        // The in-sample reference is never an anchor, nor is RegionKit's own calibrated row.
         #expect(!DistanceBenchmark.isAnchor("in-sample-linear", ours: "regionkit-linear"))
         #expect(!DistanceBenchmark.isAnchor("regionkit-linear+device", ours: "regionkit-linear"))
         #expect(DistanceBenchmark.isAnchor("ios-curve+device", ours: "regionkit-linear"))

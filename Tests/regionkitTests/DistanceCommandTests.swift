@@ -138,7 +138,7 @@ struct DistanceCommandTests {
         #expect(noModel.status == 1 && noModel.stderr.contains("/nonexistent/m.json: cannot read"), "\(noModel.stderr)")
     }
 
-    @Test("eval distance --device-calibration: +device rows, the in-sample bound, a verdict per pairing, calibration samples not scored")
+    @Test("eval distance --device-calibration: +device rows, the in-sample reference, a verdict per pairing, calibration samples not scored")
     func evalWithDeviceCalibration() async throws {
         let reference = try Self.temporary(".csv", Self.phone(offset: 0))
         let stronger = try Self.temporary(".csv", Self.phone(offset: 8))

@@ -20,7 +20,7 @@ struct EvalDistance: AsyncParsableCommand {
         recorded distance nearest --calibration-distance (default 1 m). Every model, the anchors too, learns the test \
         device's RSSI offset there (median over those samples; rows "+device"); those samples are left out of the scoring \
         of every row. Each pairing then gets an "in-sample-linear" row (RegionKit's model fitted on the scored test samples \
-        themselves: a bound, not a result) and a verdict per RegionKit row against issue 15's goal: ≥ 20 % below the best \
+        themselves: a reference, not a result) and a verdict per RegionKit row against issue 15's goal: ≥ 20 % below the best \
         anchor row on the median and on bal.med, and a class accuracy above every anchor row's.
         With --json, one object per line per model, filter and pairing: {"model", "n", "median_abs_error_m", \
         "p90_abs_error_m", "filter", "pairing", "fit"?, "test"?, "reference_power_dbm"?, \
@@ -135,7 +135,7 @@ struct EvalDistance: AsyncParsableCommand {
             if let plan = report.deviceCalibration {
                 Console.line("Device calibration: each test file's first \(Self.format(plan.seconds, 0)) s at its distance nearest \(Self.format(plan.distance, 2)) m, "
                     + "excluded from every row's scoring; +device rows = the model with the offset learned there; "
-                    + "\(DistanceBenchmark.inSampleName) = fitted on the scored test samples (a bound, not a result).")
+                    + "\(DistanceBenchmark.inSampleName) = fitted on the scored test samples (a reference, not a result; it minimises the mean error, not the medians).")
             }
         } else {
             Console.line("Distance models on each file, RegionKit's from \(model!) (no fitting); measured power: the file's reference_power_dbm.")
