@@ -134,6 +134,14 @@ struct DistanceCommandTests {
         #expect((ours["median_abs_error_m"] as? Double ?? 1) < 1e-3, "\(ours)")
         let bad = try await CLI.run(["calibrate", "--model", model, reference, "--output", device, "--measured-power", "5"])
         #expect(bad.status != 0 && bad.stderr.contains("--measured-power"), "\(bad.stderr)")
+        // A built-in model by name: the Android curve, with the measured power given.
+        let curve = try await CLI.run(["calibrate", "--model", "android-nexus5", "--measured-power=-60", stronger, "--output", device])
+        #expect(curve.status == 0, "\(curve.stderr)")
+        let curveFile = try #require(JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: device))) as? [String: Any])
+        #expect(curveFile["reference_power_dbm"] as? Double == -60 && (curveFile["model"] as? [String: Any])?["type"] as? String == "curve")
+        #expect((curveFile["device_offset_db"] as? Double ?? 0) > 0, "\(curve.stdout)")
+        let unpowered = try await CLI.run(["calibrate", "--model", "android-nexus5", stronger, "--output", device])
+        #expect(unpowered.status == 1 && unpowered.stderr.contains("needs --measured-power"), "\(unpowered.stderr)")
         let noModel = try await CLI.run(["calibrate", "--model", "/nonexistent/m.json", reference, "--output", device])
         #expect(noModel.status == 1 && noModel.stderr.contains("/nonexistent/m.json: cannot read"), "\(noModel.stderr)")
     }

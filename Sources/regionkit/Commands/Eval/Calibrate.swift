@@ -23,7 +23,10 @@ struct Calibrate: AsyncParsableCommand {
         every sample (RSSI through FILE's filter) the model is inverted at the true distance with the measured power \
         (--measured-power, default FILE's reference_power_dbm: give the calibration beacon's advertised power when the \
         engine will use it); the offset is the median of the differences. The output is FILE with \
-        "device_offset_db" set, which the engine applies to every reading of this device.
+        "device_offset_db" set, which the engine applies to every reading of this device. --model also takes a built-in \
+        model: android-nexus5, ios-curve or log-distance (exponent 2.7), with --measured-power required and --filter as \
+        the file's filter; on the Herald recordings the Android curve with a one-minute device calibration at 1 m is the \
+        most accurate across phones (BENCHMARKS.md, issue 15 — distance).
         """
     )
 
@@ -36,7 +39,7 @@ struct Calibrate: AsyncParsableCommand {
     @Option(help: "RSSI filter: raw, median:SECONDS, mean:SECONDS, trimmed-mean:SECONDS:FRACTION or exponential:HALF_LIFE.")
     var filter: RSSIFilterOption = RSSIFilterOption(filter: DistanceBenchmark.defaultFilter)
 
-    @Option(help: "Learn this model file's device offset from the recordings (a device calibration) instead of fitting a model.")
+    @Option(help: "Learn this model file's (or built-in model's: android-nexus5, ios-curve, log-distance) device offset from the recordings instead of fitting a model.")
     var model: String?
 
     @Option(help: "With --model: the measured power (dBm at 1 m) to invert the model with. Default: the file's reference_power_dbm.")
@@ -84,9 +87,26 @@ struct Calibrate: AsyncParsableCommand {
         }
     }
 
+    /// The models `--model` takes by name (when no file of that name exists).
+    static let builtInModels: [String: DistanceModelFile.Model] = [
+        "android-nexus5": .curve(CurveDistanceModel(coefficient: CurveDistanceModel.androidNexus5.coefficient, exponent: CurveDistanceModel.androidNexus5.exponent,
+                                                    offset: CurveDistanceModel.androidNexus5.offset, name: "curve")),
+        "ios-curve": .curve(CurveDistanceModel(coefficient: CurveDistanceModel.coreLocation.coefficient, exponent: CurveDistanceModel.coreLocation.exponent,
+                                               offset: CurveDistanceModel.coreLocation.offset, name: "curve")),
+        "log-distance": .logDistance(LogDistanceModel(exponent: 2.7)),
+    ]
+
     /// `--model FILE`: learns the device offset of FILE's model and writes FILE with it.
     private func calibrateDevice(_ path: String, _ recordings: [DistanceBenchmark.Recording]) throws {
-        var file = try DistanceModelFile.load(path: path)
+        var file: DistanceModelFile
+        if let builtIn = Self.builtInModels[path], !FileManager.default.fileExists(atPath: path) {
+            guard let measuredPower else {
+                throw RegionKitError(.invalidArgument, "--model \(path) (built in) needs --measured-power: the beacon's advertised RSSI at 1 m, dBm")
+            }
+            file = DistanceModelFile(model: builtIn, filter: filter.filter, referencePower: measuredPower)
+        } else {
+            file = try DistanceModelFile.load(path: path)
+        }
         let power = measuredPower ?? file.referencePower
         let samples = recordings.flatMap(\.samples)
         let filtered = recordings.flatMap { file.filter.filtered($0.samples) }
