@@ -23,7 +23,7 @@ struct EvalDistance: AsyncParsableCommand {
         themselves: a reference, not a result) and a verdict per RegionKit row against issue 15's goal: ≥ 20 % below the best \
         anchor row on the median and on bal.med, and a class accuracy above every anchor row's.
         With --json, one object per line per model, filter and pairing: {"model", "n", "median_abs_error_m", \
-        "p90_abs_error_m", "filter", "pairing", "fit"?, "test"?, "reference_power_dbm"?, \
+        "p90_abs_error_m", "filter", "pairing", "fit"?, "test"?, "reference_power_dbm"?, "device_offset_db"? (+device rows), \
         "balanced_median_abs_error_m", "class_accuracy", "confusion": {TRUTH: {ESTIMATE: count}}}.
         """
     )
