@@ -12,6 +12,7 @@ import RegionKitCore
 ///   "reference_power_dbm": -64,
 ///   "model": {"type": "linear", "intercept_m": 0.93, "slope_m_per_db": 0.073},
 ///   "filter": {"type": "median", "window_s": 5},
+///   "device_offset_db": -9,
 ///   "calibration": {"files": ["a.csv"], "samples": 64775, "reference_distance_m": 1,
 ///                   "median_abs_error_m": 0.12, "p90_abs_error_m": 0.61}
 /// }
@@ -25,6 +26,9 @@ import RegionKitCore
 ///   `log-distance` (`exponent`) or `curve` (`coefficient`, `exponent`, `offset`: the iOS/Android form).
 /// - `filter.type`: `raw`, `mean` (`window_s`), `trimmed-mean` (`window_s`, `trim_fraction`),
 ///   `exponential` (`half_life_s`) or `median` (`window_s`): the RSSI smoothing before the model.
+/// - `device_offset_db` (optional): dB the receiving device reads above the receiver the model was
+///   calibrated with (``DeviceOffsetDistanceModel``); `regionkit calibrate --model FILE` learns it
+///   from a short recording at known distances. Within ±60 dB.
 /// - `calibration` (optional, informational): what the model was fitted on and its error there.
 ///
 /// ```swift
@@ -72,15 +76,23 @@ public struct DistanceModelFile: Hashable, Sendable {
     public var filter: RSSIFilter
     public var referencePower: Double
     public var calibration: Calibration?
+    /// dB the receiving device reads above the calibration receiver (`nil`: no correction).
+    public var deviceOffset: Double?
 
-    public init(model: Model, filter: RSSIFilter, referencePower: Double, calibration: Calibration? = nil) {
+    public init(model: Model, filter: RSSIFilter, referencePower: Double, calibration: Calibration? = nil, deviceOffset: Double? = nil) {
         self.model = model
         self.filter = filter
         self.referencePower = referencePower
         self.calibration = calibration
+        self.deviceOffset = deviceOffset
     }
 
-    public var distanceModel: any DistanceModel { model.distanceModel }
+    /// The model the engine uses: the file's model, behind a ``DeviceOffsetDistanceModel`` when the
+    /// file has a device offset.
+    public var distanceModel: any DistanceModel {
+        guard let deviceOffset else { return model.distanceModel }
+        return DeviceOffsetDistanceModel(base: model.distanceModel, offset: deviceOffset)
+    }
 
     /// Parses a model file; errors name `source` and the offending field.
     public init(json: String, source: String) throws {
@@ -97,7 +109,7 @@ public struct DistanceModelFile: Hashable, Sendable {
         guard try root.number("version") == Double(Self.version) else {
             throw root.error("version", "must be \(Self.version) (this RegionKit reads version \(Self.version) files)")
         }
-        try root.rejectUnknown(["format", "version", "reference_power_dbm", "model", "filter", "calibration"])
+        try root.rejectUnknown(["format", "version", "reference_power_dbm", "model", "filter", "device_offset_db", "calibration"])
         referencePower = try root.number("reference_power_dbm")
         guard referencePower < 0, referencePower >= -200 else { throw root.error("reference_power_dbm", "must be within -200...0 dBm (negative), got \(referencePower)") }
 
@@ -146,6 +158,12 @@ public struct DistanceModelFile: Hashable, Sendable {
             throw filter.error("type", "'\(other)' is not one of raw, mean, trimmed-mean, exponential, median, altbeacon-running-average")
         }
 
+        if root.has("device_offset_db") {
+            let offset = try root.number("device_offset_db")
+            let bound = DeviceOffsetDistanceModel.maximumOffset
+            guard abs(offset) <= bound else { throw root.error("device_offset_db", "must be within -\(Int(bound))...\(Int(bound)) dB, got \(offset)") }
+            deviceOffset = offset
+        }
         if root.has("calibration") {
             let calibration = try root.object("calibration")
             try calibration.rejectUnknown(["files", "samples", "reference_distance_m", "median_abs_error_m", "p90_abs_error_m"])
@@ -205,6 +223,10 @@ public struct DistanceModelFile: Hashable, Sendable {
             #"  "model": \#(modelText),"#,
             #"  "filter": \#(filterText)"#,
         ]
+        if let deviceOffset {
+            lines[lines.count - 1] += ","
+            lines.append(#"  "device_offset_db": \#(number(deviceOffset))"#)
+        }
         if let calibration {
             lines[lines.count - 1] += ","
             lines.append(#"  "calibration": {"files": [\#(calibration.files.map(quote).joined(separator: ", "))], "samples": \#(calibration.samples), "reference_distance_m": \#(number(calibration.referenceDistance)), "median_abs_error_m": \#(number(calibration.medianAbsoluteError)), "p90_abs_error_m": \#(number(calibration.p90AbsoluteError))}"#)

@@ -52,6 +52,26 @@ extension ReplayEvaluation {
         }
         line.add("exit_latency", object: latency)
 
+        var perClass = JSONLine()
+        for rateClass in StreamRateClass.allCases {
+            let figures = self.figures(rateClass)
+            var object = JSONLine()
+            object.add("streams", figures.streams)
+            object.add("stationary_streams", figures.stationaryStreams)
+            object.add("stationary_hours", figures.stationaryHours, decimals: 4)
+            object.add("false_exits", figures.falseExits)
+            object.add("stay_streams", figures.stays)
+            object.add("stay_hours", figures.stayHours, decimals: 4)
+            object.add("stay_exits", figures.stayExits)
+            object.add("ends", figures.ends)
+            object.add("missed", figures.missed)
+            Self.add(&object, "p50_s", figures.p50, decimals: 3)
+            Self.add(&object, "p95_s", figures.p95, decimals: 3)
+            object.add("flaps", figures.flaps)
+            perClass.add(rateClass.rawValue, object: object)
+        }
+        line.add("per_class", object: perClass)
+
         var flapCounts = JSONLine()
         for rateClass in StreamRateClass.allCases { flapCounts.add(rateClass.rawValue, flapCount(rateClass)) }
         flapCounts.add("total", flaps.count)

@@ -53,6 +53,8 @@ public struct ReplayEvaluation: Sendable {
         public var beaconHours: Double
         /// Stationary streams heard (a stationary beacon never heard at its scanner adds none).
         public var streams: Int
+        /// Hours observed per stream (stationary stream, or the stream of a stay's beacon at its room's scanner).
+        public var hoursByStream: [SightingStream.Key: Double] = [:]
 
         public var count: Int { events.count }
         /// False exits per 1000 beacon-hours, `nil` without observed hours.

@@ -141,6 +141,7 @@ public struct ReplayEvaluator: Sendable {
                 }
                 found.streams += 1
                 found.beaconHours += (stream.last - stream.first) / 3600
+                found.hoursByStream[key, default: 0] += (stream.last - stream.first) / 3600
                 found.events += ReplayMetrics.falseExits(exits: exits[key.description] ?? [], lastSighting: stream.last)
                     .map { ReplayEvaluation.FalseExit(key: key, time: $0) }
             }
@@ -160,6 +161,7 @@ public struct ReplayEvaluator: Sendable {
                 let key = SightingStream.Key(identity: label.identity, scannerID: room)
                 found.streams += 1
                 found.beaconHours += (until - from) / 3600
+                found.hoursByStream[key, default: 0] += (until - from) / 3600
                 found.events += (exits[key.description] ?? []).filter { $0 >= from && $0 <= until }
                     .map { ReplayEvaluation.FalseExit(key: key, time: $0) }
             }

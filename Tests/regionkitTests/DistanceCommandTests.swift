@@ -98,4 +98,71 @@ struct DistanceCommandTests {
         #expect(!accuracies.isEmpty)
         #expect(accuracies.allSatisfy { $0 == 7 }, "\(Set(accuracies))")
     }
+
+    /// Two synthetic phones on the law d = 1 + 0.1 · (−60 − rssi): the second reads 8 dB stronger.
+    static func phone(offset: Double) -> String {
+        var rows = ["time,rssi,distance"]
+        var second = 0
+        for distance in stride(from: 25, through: 300, by: 25) {
+            for _ in 0..<40 {
+                let rssi = -60 - (Double(distance) / 100 - 1) / 0.1 + offset
+                rows.append("2021-01-03 10:\(String(format: "%02d", second / 60)):\(String(format: "%02d", second % 60)),\(rssi),\(distance)")
+                second += 1
+            }
+        }
+        return rows.joined(separator: "\n") + "\n"
+    }
+
+    @Test("calibrate --model learns the device offset from a short recording and writes it; the engine's model applies it")
+    func deviceCalibration() async throws {
+        let reference = try Self.temporary(".csv", Self.phone(offset: 0))
+        let stronger = try Self.temporary(".csv", Self.phone(offset: 8))
+        let model = try Self.temporary(".json"), device = try Self.temporary(".json")
+        defer { for path in [reference, stronger, model, device] { try? FileManager.default.removeItem(atPath: path) } }
+        let fit = try await CLI.run(["calibrate", reference, "--output", model, "--filter", "raw"])
+        #expect(fit.status == 0, "\(fit.stderr)")
+        let learn = try await CLI.run(["calibrate", "--model", model, stronger, "--output", device])
+        #expect(learn.status == 0, "\(learn.stderr)")
+        #expect(learn.stdout.contains("device offset 8.00 dB (this device reads stronger"), "\(learn.stdout)")
+        let file = try #require(JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: device))) as? [String: Any])
+        #expect(abs((file["device_offset_db"] as? Double ?? 0) - 8) < 1e-6)
+        // The calibrated file is exact on the stronger phone, the plain one 0.8 m off.
+        let exact = try await CLI.run(["eval", "distance", "--model", device, stronger, "--json", "--filter", "raw"])
+        #expect(exact.status == 0, "\(exact.stderr)")
+        let rows = exact.stdout.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        let ours = try #require(rows.first { ($0["model"] as? String)?.hasPrefix("regionkit-linear+device") == true && $0["pairing"] as? String == "aggregate" })
+        #expect((ours["median_abs_error_m"] as? Double ?? 1) < 1e-3, "\(ours)")
+        let bad = try await CLI.run(["calibrate", "--model", model, reference, "--output", device, "--measured-power", "5"])
+        #expect(bad.status != 0 && bad.stderr.contains("--measured-power"), "\(bad.stderr)")
+        // A built-in model by name: the Android curve, with the measured power given.
+        let curve = try await CLI.run(["calibrate", "--model", "android-nexus5", "--measured-power=-60", stronger, "--output", device])
+        #expect(curve.status == 0, "\(curve.stderr)")
+        let curveFile = try #require(JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: device))) as? [String: Any])
+        #expect(curveFile["reference_power_dbm"] as? Double == -60 && (curveFile["model"] as? [String: Any])?["type"] as? String == "curve")
+        #expect((curveFile["device_offset_db"] as? Double ?? 0) > 0, "\(curve.stdout)")
+        let unpowered = try await CLI.run(["calibrate", "--model", "android-nexus5", stronger, "--output", device])
+        #expect(unpowered.status == 1 && unpowered.stderr.contains("needs --measured-power"), "\(unpowered.stderr)")
+        let noModel = try await CLI.run(["calibrate", "--model", "/nonexistent/m.json", reference, "--output", device])
+        #expect(noModel.status == 1 && noModel.stderr.contains("/nonexistent/m.json: cannot read"), "\(noModel.stderr)")
+    }
+
+    @Test("eval distance --device-calibration: +device rows, the in-sample reference, a verdict per pairing, calibration samples not scored")
+    func evalWithDeviceCalibration() async throws {
+        let reference = try Self.temporary(".csv", Self.phone(offset: 0))
+        let stronger = try Self.temporary(".csv", Self.phone(offset: 8))
+        defer { for path in [reference, stronger] { try? FileManager.default.removeItem(atPath: path) } }
+        let result = try await CLI.run(["eval", "distance", reference, stronger, "--filter", "raw", "--device-calibration", "20"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("device calibration: 20 samples excluded"), "\(result.stdout)")
+        #expect(result.stdout.contains("regionkit-linear+device") && result.stdout.contains("in-sample-linear"))
+        #expect(result.stdout.contains("goal regionkit-linear+device + raw: median 0.000"), "\(result.stdout)")
+        #expect(result.stdout.contains("goal met on"), "\(result.stdout)")
+        let json = try await CLI.run(["eval", "distance", reference, stronger, "--filter", "raw", "--device-calibration", "20", "--json"])
+        let rows = json.stdout.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        let calibrated = try #require(rows.first { $0["model"] as? String == "regionkit-linear+device" && $0["fit"] as? String != nil })
+        #expect(calibrated["n"] as? Int == 12 * 40 - 20)
+        #expect(abs(abs(calibrated["device_offset_db"] as? Double ?? 0) - 8) < 1e-6, "\(calibrated)")
+        let bad = try await CLI.run(["eval", "distance", reference, stronger, "--device-calibration", "0"])
+        #expect(bad.status != 0 && bad.stderr.contains("--device-calibration"), "\(bad.stderr)")
+    }
 }

@@ -56,6 +56,9 @@ struct EvalReplayCommandTests {
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.contains("corelocation") && result.stdout.contains("responsive"))
         #expect(result.stdout.contains("exit latency ≈10 Hz"))
+        // The exit figures per rate class over all recordings.
+        #expect(result.stdout.contains("Per stream rate class, all 1 recording(s) together"), "\(result.stdout)")
+        #expect(result.stdout.contains("≈0.2 Hz (sparse): ") && result.stdout.contains("  false exits, stationary (per 1000 h)"))
         #expect(result.stdout.contains("E2C56DB5-DFFB-48D2-B060-D0F5A71096E0:7:9 @ Room1"))
     }
 

@@ -16,8 +16,14 @@ struct EvalDistance: AsyncParsableCommand {
         Every model is evaluated on raw RSSI and after RegionKit's filter (--filter), so the anchors get the same smoothing.
         Errors are |estimate − truth| in metres over samples; "bal.med" is the median when every (test file, distance) weighs the same. \
         Proximity classes: immediate < 0.5 m, near < 3 m, else far; the truth class comes from the known distance.
+        With --device-calibration SECONDS, each test file also gives a short device calibration: its first SECONDS at the \
+        recorded distance nearest --calibration-distance (default 1 m). Every model, the anchors too, learns the test \
+        device's RSSI offset there (median over those samples; rows "+device"); those samples are left out of the scoring \
+        of every row. Each pairing then gets an "in-sample-linear" row (RegionKit's model fitted on the scored test samples \
+        themselves: a reference, not a result) and a verdict per RegionKit row against issue 15's goal: ≥ 20 % below the best \
+        anchor row on the median and on bal.med, and a class accuracy above every anchor row's.
         With --json, one object per line per model, filter and pairing: {"model", "n", "median_abs_error_m", \
-        "p90_abs_error_m", "filter", "pairing", "fit"?, "test"?, "reference_power_dbm"?, \
+        "p90_abs_error_m", "filter", "pairing", "fit"?, "test"?, "reference_power_dbm"?, "device_offset_db"? (+device rows), \
         "balanced_median_abs_error_m", "class_accuracy", "confusion": {TRUTH: {ESTIMATE: count}}}.
         """
     )
@@ -34,9 +40,24 @@ struct EvalDistance: AsyncParsableCommand {
     @Flag(help: "Print one JSON object per line per model instead of a table.")
     var json = false
 
+    @Option(help: "Take a device calibration of this many seconds from each test file (excluded from scoring) and add the +device rows.")
+    var deviceCalibration: Double?
+
+    @Option(help: "Metres: the device calibration is taken at the test file's recorded distance nearest this one.")
+    var calibrationDistance: Double = 1
+
     func validate() throws {
         guard !files.isEmpty else { throw ValidationError("give at least one recording FILE") }
         try filter.validate()
+        if let deviceCalibration {
+            guard deviceCalibration.isFinite, deviceCalibration > 0, deviceCalibration <= 3600 else {
+                throw ValidationError("--device-calibration must be within (0, 3600] seconds, got \(deviceCalibration)")
+            }
+            guard model == nil else { throw ValidationError("--device-calibration applies to the cross-file evaluation, not to --model") }
+        }
+        guard calibrationDistance.isFinite, calibrationDistance > 0, calibrationDistance <= 100 else {
+            throw ValidationError("--calibration-distance must be within (0, 100] metres, got \(calibrationDistance)")
+        }
         if model == nil && files.count < 2 {
             throw ValidationError("cross-file evaluation needs at least two files (fit on one, test on the others), or --model FILE")
         }
@@ -50,7 +71,8 @@ struct EvalDistance: AsyncParsableCommand {
                 report = DistanceBenchmark.evaluate(try DistanceModelFile.load(path: model), on: recordings)
             } else {
                 let filters: [RSSIFilter] = filter.filter == .latest ? [.latest] : [.latest, filter.filter]
-                report = try DistanceBenchmark.crossValidate(recordings, filters: filters)
+                let plan = deviceCalibration.map { DistanceBenchmark.DeviceCalibrationPlan(distance: calibrationDistance, seconds: $0) }
+                report = try DistanceBenchmark.crossValidate(recordings, filters: filters, deviceCalibration: plan)
             }
             if json { printJSON(report) } else { printTable(report) }
         }
@@ -90,6 +112,7 @@ struct EvalDistance: AsyncParsableCommand {
             if let fit = pairing.fit { line.add("fit", fit) }
             line.add("test", pairing.test)
             line.add("reference_power_dbm", pairing.referencePower, decimals: 2)
+            if let offset = pairing.deviceOffsets["\(evaluation.model) \(evaluation.filter)"] { line.add("device_offset_db", offset, decimals: 2) }
         } else {
             line.add("pairing", "aggregate")
         }
@@ -109,6 +132,11 @@ struct EvalDistance: AsyncParsableCommand {
         if model == nil {
             Console.line("Distance models, cross-file: RegionKit's model fitted on one file, every model tested on each other file.")
             Console.line("Measured power for every model: median raw RSSI of the fit file at its distance nearest 1 m.")
+            if let plan = report.deviceCalibration {
+                Console.line("Device calibration: each test file's first \(Self.format(plan.seconds, 0)) s at its distance nearest \(Self.format(plan.distance, 2)) m, "
+                    + "excluded from every row's scoring; +device rows = the model with the offset learned there; "
+                    + "\(DistanceBenchmark.inSampleName) = fitted on the scored test samples (a reference, not a result; it minimises the mean error, not the medians).")
+            }
         } else {
             Console.line("Distance models on each file, RegionKit's from \(model!) (no fitting); measured power: the file's reference_power_dbm.")
         }
@@ -118,17 +146,32 @@ struct EvalDistance: AsyncParsableCommand {
             Console.line("")
             let fitted = pairing.fitted.sorted { $0.key < $1.key }.map { "\($0.key): \(Self.describe($0.value))" }.joined(separator: "; ")
             Console.line("\(pairing.fit.map { "fit \($0) → " } ?? "")test \(pairing.test)  (measured power \(Self.format(pairing.referencePower, 1)) dBm\(fitted.isEmpty ? "" : "; fitted \(fitted)"))")
+            if pairing.calibrationSamples > 0 {
+                let offsets = pairing.deviceOffsets.sorted { $0.key < $1.key }.map { "\($0.key) \(Self.format($0.value, 1))" }.joined(separator: ", ")
+                Console.line("  device calibration: \(pairing.calibrationSamples) samples excluded; offsets dB: \(offsets)")
+            }
             Self.printRows(pairing.evaluations)
+            if model == nil {
+                for line in Self.verdictLines(rows: pairing.evaluations, report: report) { Console.line(line) }
+            }
         }
         Console.line("")
         Console.line(model == nil ? "Aggregate over all \(report.pairings.count) held-out pairings" : "Aggregate over all \(report.pairings.count) files")
         Self.printRows(report.aggregate)
+        if model == nil {
+            for line in Self.verdictLines(rows: report.aggregate, report: report) { Console.line(line) }
+            let names = [report.modelName] + (report.deviceCalibration != nil ? [report.modelName + DistanceBenchmark.deviceSuffix] : [])
+            for name in names {
+                let met = report.pairings.filter { $0.verdict(model: name, filter: report.filter.label)?.met == true }.count
+                Console.line("  \(name) + \(report.filter.label): goal met on \(met) of \(report.pairings.count) pairings")
+            }
+        }
         if let (ours, best) = report.comparison, best.medianAbsoluteError > 0 {
             let gain = 1 - ours.medianAbsoluteError / best.medianAbsoluteError
             Console.line("")
             Console.line("\(ours.model) + \(ours.filter): median \(Self.format(ours.medianAbsoluteError, 3)) m vs best anchor \(best.model) + \(best.filter): "
                 + "\(Self.format(best.medianAbsoluteError, 3)) m → \(Self.format(gain * 100, 0))% lower (issue goal: ≥ 20%): \(gain >= 0.2 ? "reached" : "NOT reached")")
-            if let balanced = report.aggregate.filter({ $0.model != ours.model }).min(by: { $0.balancedMedianAbsoluteError < $1.balancedMedianAbsoluteError }),
+            if let balanced = report.aggregate.filter({ DistanceBenchmark.isAnchor($0.model, ours: ours.model) }).min(by: { $0.balancedMedianAbsoluteError < $1.balancedMedianAbsoluteError }),
                balanced.balancedMedianAbsoluteError > 0 {
                 let balancedGain = 1 - ours.balancedMedianAbsoluteError / balanced.balancedMedianAbsoluteError
                 Console.line("  every (file, distance) weighing the same: \(Self.format(ours.balancedMedianAbsoluteError, 3)) m vs best anchor "
@@ -137,12 +180,29 @@ struct EvalDistance: AsyncParsableCommand {
         }
     }
 
+    /// One line per RegionKit row with RegionKit's filter: the goal per metric, met or not.
+    static func verdictLines(rows: [DistanceEvaluation], report: DistanceBenchmark.Report) -> [String] {
+        var names = [report.modelName]
+        if report.deviceCalibration != nil { names.append(report.modelName + DistanceBenchmark.deviceSuffix) }
+        return names.compactMap { name in
+            guard let verdict = DistanceBenchmark.Verdict(rows: rows, model: name, filter: report.filter.label) else { return nil }
+            func gain(_ value: Double?) -> String { value.map { format($0 * 100, 0) + "%" } ?? "n/a (anchor error 0)" }
+            let ours = verdict.ours
+            return "  goal \(name) + \(ours.filter): median \(format(ours.medianAbsoluteError, 3)) vs \(format(verdict.bestMedian.medianAbsoluteError, 3)) "
+                + "(\(verdict.bestMedian.model) \(verdict.bestMedian.filter)) → \(gain(verdict.medianGain)) \(verdict.medianMet ? "met" : "NOT met"); "
+                + "bal. \(format(ours.balancedMedianAbsoluteError, 3)) vs \(format(verdict.bestBalanced.balancedMedianAbsoluteError, 3)) "
+                + "(\(verdict.bestBalanced.model) \(verdict.bestBalanced.filter)) → \(gain(verdict.balancedGain)) \(verdict.balancedMet ? "met" : "NOT met"); "
+                + "class \(format(ours.confusion.accuracy * 100, 1))% vs \(format(verdict.bestAccuracy.confusion.accuracy * 100, 1))% "
+                + "(\(verdict.bestAccuracy.model) \(verdict.bestAccuracy.filter)) \(verdict.accuracyMet ? "met" : "NOT met") ⇒ \(verdict.met ? "GOAL MET" : "goal not met")"
+        }
+    }
+
     private static func printRows(_ evaluations: [DistanceEvaluation]) {
-        let header = "  " + pad("model", 20) + pad("filter", 13) + pad("n", 8, right: true) + pad("median", 9, right: true) + pad("p90", 8, right: true)
+        let header = "  " + pad("model", 26) + pad("filter", 13) + pad("n", 8, right: true) + pad("median", 9, right: true) + pad("p90", 8, right: true)
             + pad("bal.med", 9, right: true) + pad("class ok", 10, right: true) + "  immediate→    near→        far→"
         Console.line(header)
         for evaluation in evaluations {
-            var row = "  " + pad(evaluation.model, 20) + pad(evaluation.filter, 13) + pad("\(evaluation.n)", 8, right: true)
+            var row = "  " + pad(evaluation.model, 26) + pad(evaluation.filter, 13) + pad("\(evaluation.n)", 8, right: true)
             row += pad(format(evaluation.medianAbsoluteError, 3), 9, right: true) + pad(format(evaluation.p90AbsoluteError, 3), 8, right: true)
             row += pad(format(evaluation.balancedMedianAbsoluteError, 3), 9, right: true)
             row += pad(format(evaluation.confusion.accuracy * 100, 1) + "%", 10, right: true) + "  "

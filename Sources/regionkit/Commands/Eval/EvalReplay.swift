@@ -79,12 +79,16 @@ struct EvalReplay: AsyncParsableCommand {
             let groundTruth = try GroundTruthCatalog.beaconRuns()
             let options = ReplayEvaluator.Options(silence: silence, tail: tail, flapWindow: flapWindow, tolerance: tolerance)
             if !json { Console.line(Self.legend(options)) }
+            var totals: [[ReplayEvaluation.ClassFigures]] = chosen.map { _ in StreamRateClass.allCases.map { ReplayEvaluation.ClassFigures(rateClass: $0) } }
             for recording in recordings {
                 let truth = groundTruth.truth(forRecording: recording.fileName)
                 let results = try chosen.map { profile in
                     try ReplayEvaluator(profile: profile, options: options).evaluate(
                         recording: recording.fileName, observations: recording.observations,
                         originMilliseconds: recording.originMilliseconds, groundTruth: truth)
+                }
+                for (index, result) in results.enumerated() {
+                    for (classIndex, rateClass) in StreamRateClass.allCases.enumerated() { totals[index][classIndex].merge(result.figures(rateClass)) }
                 }
                 if json {
                     for result in results {
@@ -98,6 +102,9 @@ struct EvalReplay: AsyncParsableCommand {
                 } else {
                     Console.line(Self.table(recording, results))
                 }
+            }
+            if !json && !recordings.isEmpty {
+                Console.line(Self.classTable(profiles: chosen.map(\.name), totals: totals, recordings: recordings.count))
             }
             if !damaged.isEmpty {
                 throw RegionKitError(.malformedInput, "\(damaged.count) damaged recording(s): the figures above leave out what could not be read")
@@ -160,6 +167,11 @@ struct EvalReplay: AsyncParsableCommand {
                 return cell
             })
         }
+        if first.falseExits != nil {
+            rows.append(["false exits, stationary, ≈10/≈1/≈0.2 Hz"] + results.map { result in
+                StreamRateClass.allCases.map { "\(result.figures($0).falseExits)" }.joined(separator: "/")
+            })
+        }
         rows.append(["flaps (re-entry ≤ \(number(first.options.flapWindow)) s), ≈10/≈1/≈0.2 Hz"] + results.map { result in
             StreamRateClass.allCases.map { "\(result.flapCount($0))" }.joined(separator: "/")
         })
@@ -200,6 +212,38 @@ struct EvalReplay: AsyncParsableCommand {
         for note in results.flatMap(\.notes) where !notes.contains(note) { notes.append(note) }
         for note in notes { out += "  note: \(note)\n" }
         return out
+    }
+
+    /// The exit figures per stream rate class over all recordings, one column per profile.
+    static func classTable(profiles: [String], totals: [[ReplayEvaluation.ClassFigures]], recordings: Int) -> String {
+        var out = "\nPer stream rate class, all \(recordings) recording(s) together (a stream's class: its reception rate while heard, "
+            + "nearest of 10, 1 and 0.2 Hz on a log scale):\n\n"
+        var rows: [[String]] = [[""] + profiles]
+        for (classIndex, rateClass) in StreamRateClass.allCases.enumerated() {
+            guard let reference = totals.first?[classIndex] else { continue }
+            let name = rateClass == .fifthHertz ? "\(rateClass.label) (sparse)" : rateClass.label
+            rows.append(["\(name): \(reference.streams) streams; \(reference.stationaryStreams) stationary (\(String(format: "%.2f", reference.stationaryHours)) h); "
+                         + "\(reference.stays) with stays (\(String(format: "%.2f", reference.stayHours)) h)"] + profiles.map { _ in "" })
+            rows.append(["  false exits, stationary (per 1000 h)"] + totals.map { figures in
+                let item = figures[classIndex]
+                guard item.stationaryStreams > 0 else { return "n/a" }
+                return "\(item.falseExits) (\(item.falseExitsPerThousandHours.map { String(format: "%.0f", $0) } ?? "-"))"
+            })
+            rows.append(["  exits during README stays (per 1000 h)"] + totals.map { figures in
+                let item = figures[classIndex]
+                guard item.stays > 0 else { return "n/a" }
+                return "\(item.stayExits) (\(item.stayExitsPerThousandHours.map { String(format: "%.0f", $0) } ?? "-"))"
+            })
+            rows.append(["  exit latency p50/p95/max s (ends)"] + totals.map { figures in
+                let item = figures[classIndex]
+                guard item.ends > 0 else { return "-" }
+                var cell = "-"
+                if let p50 = item.p50, let p95 = item.p95, let max = item.max { cell = String(format: "%.1f/%.1f/%.1f", p50, p95, max) }
+                return cell + " (\(item.ends)\(item.missed > 0 ? ", \(item.missed) no exit" : ""))"
+            })
+            rows.append(["  flaps"] + totals.map { "\($0[classIndex].flaps)" })
+        }
+        return out + render(rows)
     }
 
     /// Left-aligned first column, the others right-aligned, two spaces apart.

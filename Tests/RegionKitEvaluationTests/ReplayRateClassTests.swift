@@ -1,0 +1,66 @@
+import Foundation
+import Testing
+import RegionKit
+@testable import RegionKitEvaluation
+
+/// `eval replay`'s figures per stream rate class, on the hand-made replay of
+/// ``ReplayEvaluationTests`` (fixed 3 s exits, so every figure is known).
+@Suite("Replay evaluation: exit figures per stream rate class")
+struct ReplayRateClassTests {
+    static func result() throws -> ReplayEvaluation {
+        let options = ReplayEvaluator.Options(silence: 60, tail: 60, flapWindow: 30, tolerance: 5)
+        return try ReplayEvaluator(profile: ReplayEvaluationTests.threeSecondProfile, options: options)
+            .evaluate(recording: "synthetic.json", observations: ReplayEvaluationTests.scenario, originMilliseconds: ReplayEvaluationTests.origin,
+                      groundTruth: ReplayEvaluationTests.truth(carriedInBFrom: 130))
+    }
+
+    @Test("Each class gets its own streams, false exits, stay exits with their hours, latencies and flaps")
+    func perClass() throws {
+        let result = try Self.result()
+        // ≈10 Hz: the stationary beacon at A (its false exit at 103 s), the carried one at A and at B
+        // (the stays in A 5–115 s and in B 135–294.9 s; the exit at 202.9 s in B).
+        let ten = result.figures(.tenHertz)
+        #expect(ten.streams == 3 && ten.stationaryStreams == 1 && ten.falseExits == 1)
+        #expect(abs(ten.stationaryHours - 299.9 / 3600) < 1e-9)
+        #expect(ten.stays == 2 && ten.stayExits == 1)
+        #expect(abs(ten.stayHours - (110 + 159.9) / 3600) < 1e-9)
+        #expect(ten.ends == 3 && ten.missed == 0 && ten.flaps == 2)
+        #expect(abs((ten.p95 ?? 0) - 3) < 1e-6)
+        #expect(abs((ten.falseExitsPerThousandHours ?? 0) - 1000 / (299.9 / 3600)) < 1e-6)
+        // ≈1 Hz: the slow beacon alone, no stationary stream, no stay.
+        let one = result.figures(.oneHertz)
+        #expect(one.streams == 1 && one.stationaryStreams == 0 && one.falseExits == 0 && one.stays == 0 && one.ends == 1 && one.flaps == 0)
+        #expect(one.falseExitsPerThousandHours == nil)
+        // Sparse (≈0.2 Hz): a flap after each of its first 40 sightings.
+        let sparse = result.figures(.fifthHertz)
+        #expect(sparse.streams == 1 && sparse.ends == 1 && sparse.flaps == 40)
+        // The classes partition the recording.
+        let all = StreamRateClass.allCases.map(result.figures)
+        #expect(all.map(\.streams).reduce(0, +) == result.streams.count)
+        #expect(all.map(\.falseExits).reduce(0, +) == result.falseExits?.count)
+        #expect(all.map(\.stayExits).reduce(0, +) == result.stayExits?.count)
+        #expect(all.map(\.flaps).reduce(0, +) == result.flaps.count)
+    }
+
+    @Test("Figures of several recordings merge: counts and hours add, percentiles are over all latencies")
+    func merge() throws {
+        let ten = try Self.result().figures(.tenHertz)
+        var total = ReplayEvaluation.ClassFigures(rateClass: .tenHertz)
+        total.merge(ten)
+        total.merge(ten)
+        #expect(total.streams == 6 && total.falseExits == 2 && total.stayExits == 2 && total.ends == 6 && total.latencies.count == 6)
+        #expect(abs(total.stationaryHours - 2 * 299.9 / 3600) < 1e-9)
+        #expect(total.falseExitsPerThousandHours == ten.falseExitsPerThousandHours)
+    }
+
+    @Test("The JSON line has the figures per class")
+    func json() throws {
+        let text = try Self.result().jsonLine().text
+        let object = try #require(JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
+        let perClass = try #require(object["per_class"] as? [String: [String: Any]])
+        #expect(Set(perClass.keys) == ["10Hz", "1Hz", "0.2Hz"])
+        #expect(perClass["10Hz"]?["false_exits"] as? Int == 1 && perClass["10Hz"]?["stay_exits"] as? Int == 1)
+        #expect(perClass["0.2Hz"]?["flaps"] as? Int == 40 && perClass["1Hz"]?["stationary_streams"] as? Int == 0)
+        #expect(perClass["10Hz"]?["p95_s"] as? Double == 3)
+    }
+}
