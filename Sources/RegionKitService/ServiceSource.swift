@@ -61,11 +61,16 @@ public enum ServiceSource: Hashable, Sendable {
         public var speed: Double?
         /// Seconds within which out-of-order sightings are put back in order (default 2).
         public var reorderWindow: Double?
+        /// The longest recorded gap between two sightings that is waited out (default 60 s, like
+        /// `regionkit replay --max-gap`); a longer one (a night without traffic, a far-future
+        /// timestamp in a damaged file) is shortened to it, so the replay never sleeps for years.
+        public var maxGap: Double?
 
-        public init(file: String, speed: Double? = nil, reorderWindow: Double? = nil) {
+        public init(file: String, speed: Double? = nil, reorderWindow: Double? = nil, maxGap: Double? = nil) {
             self.file = file
             self.speed = speed
             self.reorderWindow = reorderWindow
+            self.maxGap = maxGap
         }
     }
 
@@ -151,6 +156,7 @@ public enum ServiceSource: Hashable, Sendable {
         case .simulator(let simulator): Self.speedProblem(simulator.speed)
         case .gateway(let gateway): Self.speedProblem(gateway.speed)
             ?? gateway.reorderWindow.flatMap { $0.isFinite && (0...3600).contains($0) ? nil : "reorderWindow \($0) must be within 0...3600 seconds" }
+            ?? gateway.maxGap.flatMap { $0.isFinite && (0...86_400).contains($0) ? nil : "maxGap \($0) must be within 0...86400 seconds" }
         case .hci(let hci): hci.device.isEmpty ? "device must not be empty" : Self.layoutProblem(hci)
         case .gpsd: nil
         case .mqtt(let mqtt): mqtt.problem

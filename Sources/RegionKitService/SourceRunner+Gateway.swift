@@ -31,17 +31,20 @@ extension SourceRunner {
             ])
             activity.recordDecodeError("damagedFile")
         }
-        if let first = batch.first {
-            let start = manager.clock.now
-            for sighting in batch {
-                try Task.checkCancellation()
-                // Saturating: recorded times far apart must not overflow (the file is untrusted).
-                let (offset, overflow) = sighting.timeMilliseconds.subtractingReportingOverflow(first.timeMilliseconds)
-                try await sleep(until: start + (overflow ? 0 : Double(offset)) / 1000 / speed)
-                var observation = sighting.observation(originMilliseconds: sighting.timeMilliseconds)
-                observation.timestamp = manager.clock.now
-                ingest(observation)
-            }
+        let pacing = Self.replayOffsets(batch.map(\.timeMilliseconds), maximumGap: settings.maxGap ?? Self.defaultMaximumGap)
+        if pacing.shortened > 0 {
+            logger.notice("gateway file: long gaps shortened", metadata: [
+                "file": "\(settings.file)", "gaps": "\(pacing.shortened)", "longest-seconds": "\(pacing.longest)",
+                "max-gap-seconds": "\(settings.maxGap ?? Self.defaultMaximumGap)",
+            ])
+        }
+        let start = manager.clock.now
+        for (sighting, offset) in zip(batch, pacing.offsets) {
+            try Task.checkCancellation()
+            try await sleep(until: start + offset / speed)
+            var observation = sighting.observation(originMilliseconds: sighting.timeMilliseconds)
+            observation.timestamp = manager.clock.now
+            ingest(observation)
         }
         if let damage {
             throw RegionKitError(.malformedInput, """
@@ -49,5 +52,35 @@ extension SourceRunner {
                 """, cause: damage)
         }
         logger.info("gateway file replayed", metadata: ["file": "\(settings.file)", "sightings": "\(batch.count)"])
+    }
+
+    /// The default ``ServiceSource/Gateway/maxGap``: 60 recorded seconds.
+    public static let defaultMaximumGap: Double = 60
+
+    /// The replay offset (recorded seconds after the first sighting) of each of `times`
+    /// (milliseconds, in order), with every gap longer than `maximumGap` seconds shortened to it;
+    /// also how many gaps were shortened and the longest (seconds). Differences are taken in
+    /// `Double`, so timestamps of an untrusted file far apart cannot overflow.
+    ///
+    /// ```swift
+    /// SourceRunner.replayOffsets([0, 500, 9_000_000_000_000], maximumGap: 60).offsets  // [0, 0.5, 60.5]
+    /// ```
+    public static func replayOffsets(_ times: [Int64], maximumGap: Double) -> (offsets: [Double], shortened: Int, longest: Double) {
+        var offsets: [Double] = []
+        offsets.reserveCapacity(times.count)
+        var elapsed = 0.0, shortened = 0, longest = 0.0
+        for (index, time) in times.enumerated() {
+            if index > 0 {
+                // Out of order beyond the reorder window: no wait (never a negative one).
+                let gap = max(0, (Double(time) - Double(times[index - 1])) / 1000)
+                if gap > maximumGap {
+                    shortened += 1
+                    longest = max(longest, gap)
+                }
+                elapsed += min(gap, maximumGap)
+            }
+            offsets.append(elapsed)
+        }
+        return (offsets, shortened, longest)
     }
 }

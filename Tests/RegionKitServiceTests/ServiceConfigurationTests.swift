@@ -104,6 +104,7 @@ struct ServiceConfigurationTests {
         ("sources:\n  - gpsd: {}\n  - gateway: {file: x, speed: -1}\n", "sources[1].gateway.speed -1.0 must be within 0.001...1000000"),
         ("sources:\n  - simulator: {scenario: museum, speed: 1e300}\n", "sources[0].simulator.speed 1e+300 must be within 0.001...1000000"),
         ("sources:\n  - gateway: {file: x, reorderWindow: -1}\n", "sources[0].gateway.reorderWindow -1.0 must be within 0...3600 seconds"),
+        ("sources:\n  - gateway: {file: x, maxGap: 1e12}\n", "sources[0].gateway.maxGap 1000000000000.0 must be within 0...86400 seconds"),
         // Unknown keys, with the line and column of the key.
         ("sources:\n  - gpsd: {}\nregoins:\n  - {identifier: x, uuid: E2C56DB5-DFFB-48D2-B060-D0F5A71096E0}\n", ":3:1: regoins: unknown key 'regoins'"),
         ("sources:\n  - gpsd: {hots: 127.0.0.1}\n", ":2:12: sources[0].gpsd.hots: unknown key 'hots' (known keys here: host, port)"),

@@ -68,3 +68,28 @@ struct SourceRunnerTests {
         #expect(error?.message.contains(expected) == true, "\(String(describing: error))")
     }
 }
+
+@Suite("Gateway replay pacing")
+struct GatewayReplayPacingTests {
+    @Test("Gaps longer than maxGap are shortened to it; far-apart and out-of-order times neither overflow nor wait backwards")
+    func offsets() {
+        let times: [Int64] = [
+            1_000,                  // the first sighting: offset 0
+            1_500,                  // 0.5 s later
+            1_400,                  // out of order (beyond the reorder window): no wait
+            .max,                   // a far-future timestamp (a damaged file): shortened to 60 s
+            .min,                   // then far in the past: no wait, no overflow
+            2_000,                  // back in range: a huge gap after .min, shortened to 60 s
+        ]
+        let pacing = SourceRunner.replayOffsets(times, maximumGap: 60)
+        #expect(pacing.offsets == [0, 0.5, 0.5, 60.5, 60.5, 120.5])
+        #expect(pacing.shortened == 2)
+        #expect(pacing.longest > 9e15)
+        // The default keeps a normal recording's timing exactly.
+        let regular = SourceRunner.replayOffsets([0, 100, 200, 59_200], maximumGap: SourceRunner.defaultMaximumGap)
+        #expect(regular.offsets == [0, 0.1, 0.2, 59.2])
+        #expect(regular.shortened == 0)
+        #expect(SourceRunner.replayOffsets([], maximumGap: 60).offsets.isEmpty)
+    }
+}
+
