@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import Testing
 import RegionKit
 import RegionKitStore
@@ -67,6 +68,13 @@ struct ServiceConfigurationTests {
         #expect(try JSONDecoder().decode(MQTTHubConfiguration.self, from: Data(encoded.utf8)) == mqtt)
         let single = String(decoding: try JSONEncoder().encode(MQTTHubConfiguration(url: "mqtt://h")), as: UTF8.self)
         #expect(single.contains("\"url\"") && !single.contains("\"urls\""), "\(single)")
+
+        // The hub's client gets every node, in order (it fails over along this list).
+        let service = try MonitoringService(store: RegionStore(path: temporaryStorePath()), clock: VirtualClock(), sources: [.beacon: .notDetermined])
+        let hub = try PresenceHub(configuration: mqtt, homeAssistant: nil, sources: configuration.mqttSources, service: service,
+                                  logger: Logger(label: "test"), environment: [:])
+        #expect(hub.client.configuration.servers.map(\.url) == ["mqtt://127.0.0.1:4001", "mqtt://127.0.0.1:4002", "mqtt://[::1]:4003"])
+        #expect(hub.activity.name.hasSuffix("@mqtt://127.0.0.1:4001,mqtt://127.0.0.1:4002,mqtt://[::1]:4003"), "\(hub.activity.name)")
     }
 
     @Test("contrib/config.example.yaml (the file the README runs) loads")
@@ -122,7 +130,7 @@ struct ServiceConfigurationTests {
         ("sources:\n  - gpsd: {}\nmqtt: {urls: []}\n", "urls: needs at least one broker"),
         ("sources:\n  - gpsd: {}\nmqtt: {urls: [\"mqtt://a\", \"http://b\"]}\n", "mqtt.urls[1] 'http://b' must start with mqtt:// or mqtts://"),
         ("sources:\n  - gpsd: {}\nmqtt: {urls: [\"mqtt://a\", \"mqtts://b\"]}\n", "mqtt.urls: mix mqtt:// and mqtts://"),
-        ("sources:\n  - gpsd: {}\nmqtt: {site: x}\n", "the broker: url (one) or urls (a cluster)"),
+        ("sources:\n  - gpsd: {}\nmqtt: {site: x}\n", "mqtt: missing the broker: url (one) or urls (a cluster)"),
         ("sources:\n  - gpsd: {}\nhomeAssistant: {discovery: true}\n", "homeAssistant needs the broker"),
         ("sources: []\n", "sources: give at least one source (simulator, gateway, hci, gpsd, mqtt)"),
         ("sources:\n  - simulator: {scenario: museum, speed: 0}\n", "sources[0].simulator.speed 0.0 must be within 0.001...1000000"),

@@ -66,7 +66,8 @@ public struct MQTTHubConfiguration: Codable, Sendable, Hashable {
         case (_?, _?):
             throw DecodingError.dataCorruptedError(forKey: .urls, in: container, debugDescription: "give either url or urls, not both")
         case (nil, nil):
-            throw DecodingError.keyNotFound(CodingKeys.url, .init(codingPath: container.codingPath, debugDescription: "the broker: url (one) or urls (a cluster)"))
+            throw DecodingError.dataCorrupted(.init(codingPath: container.codingPath,
+                                                    debugDescription: "missing the broker: url (one) or urls (a cluster)"))
         }
         site = try container.decodeIfPresent(String.self, forKey: .site)
         clientID = try container.decodeIfPresent(String.self, forKey: .clientID)
