@@ -185,6 +185,13 @@ public final class NATSCluster: @unchecked Sendable {
         }
     }
 
+    /// SIGSTOP node `index`: it keeps its sockets open but answers nothing (a hung machine or a
+    /// network cut, where no FIN or RST tells the clients); `stop` resumes it before terminating it.
+    public func freeze(_ index: Int) {
+        guard let pid = pid(index) else { return }
+        Glibc.kill(pid, SIGSTOP)
+    }
+
     /// SIGTERM node `index`, SIGKILL after 5 s.
     public func stop(_ index: Int) {
         guard let process = lock.withLock({ processes.removeValue(forKey: index) }) else { return }
