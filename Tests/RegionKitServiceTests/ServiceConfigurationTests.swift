@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import Testing
 import RegionKit
 import RegionKitStore
@@ -50,6 +51,32 @@ struct ServiceConfigurationTests {
         #expect(configuration.hooks?.webhooks.map(\.url) == ["http://127.0.0.1:8080/events"])
     }
 
+    @Test("mqtt.urls: the nodes of a clustered broker, tried in order by the hub's client")
+    func clusteredBroker() throws {
+        let configuration = try ServiceConfiguration.decode("""
+        sources:
+          - mqtt: {format: espresense}
+        mqtt: {urls: ["mqtt://127.0.0.1:4001", "mqtt://127.0.0.1:4002", "mqtt://[::1]:4003"], site: airport}
+        """, path: Self.path)
+        let mqtt = try #require(configuration.mqtt)
+        #expect(mqtt.url == "mqtt://127.0.0.1:4001", "the first node is the primary")
+        #expect(mqtt.brokerURLs == ["mqtt://127.0.0.1:4001", "mqtt://127.0.0.1:4002", "mqtt://[::1]:4003"])
+        #expect(mqtt.brokerDescription == "mqtt://127.0.0.1:4001,mqtt://127.0.0.1:4002,mqtt://[::1]:4003")
+        // It encodes back to urls (and one broker back to url).
+        let encoded = String(decoding: try JSONEncoder().encode(mqtt), as: UTF8.self)
+        #expect(encoded.contains("\"urls\"") && !encoded.contains("\"url\""), "\(encoded)")
+        #expect(try JSONDecoder().decode(MQTTHubConfiguration.self, from: Data(encoded.utf8)) == mqtt)
+        let single = String(decoding: try JSONEncoder().encode(MQTTHubConfiguration(url: "mqtt://h")), as: UTF8.self)
+        #expect(single.contains("\"url\"") && !single.contains("\"urls\""), "\(single)")
+
+        // The hub's client gets every node, in order (it fails over along this list).
+        let service = try MonitoringService(store: RegionStore(path: temporaryStorePath()), clock: VirtualClock(), sources: [.beacon: .notDetermined])
+        let hub = try PresenceHub(configuration: mqtt, homeAssistant: nil, sources: configuration.mqttSources, service: service,
+                                  logger: Logger(label: "test"), environment: [:])
+        #expect(hub.client.configuration.servers.map(\.url) == ["mqtt://127.0.0.1:4001", "mqtt://127.0.0.1:4002", "mqtt://[::1]:4003"])
+        #expect(hub.activity.name.hasSuffix("@mqtt://127.0.0.1:4001,mqtt://127.0.0.1:4002,mqtt://[::1]:4003"), "\(hub.activity.name)")
+    }
+
     @Test("contrib/config.example.yaml (the file the README runs) loads")
     func contribExample() throws {
         let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
@@ -98,6 +125,12 @@ struct ServiceConfigurationTests {
         ("sources:\n  - mqtt: {format: zigbee}\nmqtt: {url: \"mqtt://h\"}\n", "sources[0]"),
         ("sources:\n  - gpsd: {}\nmqtt: {url: \"http://h\"}\n", "mqtt.url 'http://h' must start with mqtt:// or mqtts://"),
         ("sources:\n  - gpsd: {}\nmqtt: {url: \"mqtt://h\", password: hunter2}\n", "mqtt.password: do not write the password in the configuration"),
+        // A clustered broker: urls instead of url.
+        ("sources:\n  - gpsd: {}\nmqtt: {url: \"mqtt://a\", urls: [\"mqtt://a\", \"mqtt://b\"]}\n", "give either url or urls, not both"),
+        ("sources:\n  - gpsd: {}\nmqtt: {urls: []}\n", "urls: needs at least one broker"),
+        ("sources:\n  - gpsd: {}\nmqtt: {urls: [\"mqtt://a\", \"http://b\"]}\n", "mqtt.urls[1] 'http://b' must start with mqtt:// or mqtts://"),
+        ("sources:\n  - gpsd: {}\nmqtt: {urls: [\"mqtt://a\", \"mqtts://b\"]}\n", "mqtt.urls: mix mqtt:// and mqtts://"),
+        ("sources:\n  - gpsd: {}\nmqtt: {site: x}\n", "mqtt: missing the broker: url (one) or urls (a cluster)"),
         ("sources:\n  - gpsd: {}\nhomeAssistant: {discovery: true}\n", "homeAssistant needs the broker"),
         ("sources: []\n", "sources: give at least one source (simulator, gateway, hci, gpsd, mqtt)"),
         ("sources:\n  - simulator: {scenario: museum, speed: 0}\n", "sources[0].simulator.speed 0.0 must be within 0.001...1000000"),

@@ -92,16 +92,29 @@ public final class NATSCluster: @unchecked Sendable {
         lock.withLock { processes[index].flatMap { $0.isRunning ? $0.processIdentifier : nil } }
     }
 
+    /// How many copies JetStream keeps of the MQTT streams and consumers: every node, at most 3.
+    public var mqttReplicas: Int { min(3, nodes.count) }
+
     /// The config file of one node: client, route and MQTT listeners on 127.0.0.1, routes to every
-    /// other node, JetStream in its own directory, the account's subject mappings.
+    /// other node, JetStream in its own directory, the account's subject mappings, and the MQTT
+    /// streams' and consumers' replica count written out.
+    ///
+    /// The replica count must be explicit: left to itself, nats-server 2.9.10 creates the MQTT
+    /// streams (`$MQTT_sess`, `$MQTT_msgs`, `$MQTT_rmsgs`) and consumers with as many replicas as
+    /// the node has configured routes (logged as "Creating MQTT streams/consumers with replicas 2"
+    /// on every node of a 3-node cluster whose route lists name the two others). An R2 stream has
+    /// no quorum once one of its two peers dies, so killing a node stalled every MQTT session and
+    /// QoS 1 publish for good ("JetStream system temporarily unavailable (10008)", "has NO quorum,
+    /// stalled"): that was the node-kill failure, not the client.
     public func configuration(of index: Int) -> String {
         let node = nodes[index]
+        let replicas = nodes.count > 1 ? ", stream_replicas: \(mqttReplicas), consumer_replicas: \(mqttReplicas)" : ""
         let routes = nodes.indices.filter { $0 != index }.map { "nats://127.0.0.1:\(nodes[$0].routePort)" }
         var lines = [
             "server_name: \(node.name)",
             "listen: 127.0.0.1:\(node.clientPort)",
             "jetstream { store_dir: \"\(node.storeDirectory)\" }",
-            "mqtt { listen: 127.0.0.1:\(node.mqttPort), ack_wait: \"\(Int(mqttAckWait.components.seconds))s\" }",
+            "mqtt { listen: 127.0.0.1:\(node.mqttPort), ack_wait: \"\(Int(mqttAckWait.components.seconds))s\"\(replicas) }",
         ]
         if nodes.count > 1 {
             lines.append("cluster { name: regionkit, listen: 127.0.0.1:\(node.routePort), routes: [\(routes.joined(separator: ", "))] }")
@@ -170,6 +183,13 @@ public final class NATSCluster: @unchecked Sendable {
             Glibc.kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
         }
+    }
+
+    /// SIGSTOP node `index`: it keeps its sockets open but answers nothing (a hung machine or a
+    /// network cut, where no FIN or RST tells the clients); `stop` resumes it before terminating it.
+    public func freeze(_ index: Int) {
+        guard let pid = pid(index) else { return }
+        Glibc.kill(pid, SIGSTOP)
     }
 
     /// SIGTERM node `index`, SIGKILL after 5 s.

@@ -3,16 +3,23 @@ import RegionKitCore
 import RegionKitGateway
 import RegionKitMQTT
 
-/// The `mqtt:` block of the daemon's configuration: one broker, used for the MQTT sources and for
-/// the outputs. Credentials never come from the command line: the username may be written here
-/// or in `REGIONKIT_MQTT_USERNAME`, the password only in `passwordFile` or `REGIONKIT_MQTT_PASSWORD`.
+/// The `mqtt:` block of the daemon's configuration: one broker (`url`) or the nodes of a clustered
+/// broker (`urls`, tried in order: see `MQTTClientConfiguration.servers`), used for the MQTT
+/// sources and for the outputs. Credentials never come from the command line: the username may be
+/// written here or in `REGIONKIT_MQTT_USERNAME`, the password only in `passwordFile` or
+/// `REGIONKIT_MQTT_PASSWORD`.
 ///
 /// ```yaml
 /// mqtt: {url: "mqtts://broker.lan:8883", site: home, username: regionkit, passwordFile: /etc/regionkit/mqtt.pass, caFile: /etc/regionkit/ca.pem}
+/// # or, for a NATS cluster's MQTT listeners:
+/// mqtt: {urls: ["mqtt://nats-1:1883", "mqtt://nats-2:1883", "mqtt://nats-3:1883"], site: airport}
 /// ```
 public struct MQTTHubConfiguration: Codable, Sendable, Hashable {
-    /// `mqtt://HOST[:PORT]` or `mqtts://HOST[:PORT]`.
+    /// `mqtt://HOST[:PORT]` or `mqtts://HOST[:PORT]`: the broker, or the first of ``urls``.
     public var url: String
+    /// The nodes of a clustered broker, in the order they are tried (the first is ``url``); `nil`
+    /// for one broker. Written as `urls:` instead of `url:` in the configuration.
+    public var urls: [String]?
     /// Names the output topics: `regionkit/<site>/…` (default `regionkit`).
     public var site: String?
     public var clientID: String?
@@ -32,9 +39,63 @@ public struct MQTTHubConfiguration: Codable, Sendable, Hashable {
         self.site = site
     }
 
-    enum CodingKeys: String, CodingKey {
-        case url, site, clientID, username, passwordFile, caFile, keepAlive, publishEvents, password
+    /// Several brokers (the nodes of one cluster), tried in this order.
+    public init(urls: [String], site: String? = nil) {
+        self.url = urls.first ?? ""
+        self.urls = urls
+        self.site = site
     }
+
+    enum CodingKeys: String, CodingKey {
+        case url, urls, site, clientID, username, passwordFile, caFile, keepAlive, publishEvents, password
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let url = try container.decodeIfPresent(String.self, forKey: .url)
+        let urls = try container.decodeIfPresent([String].self, forKey: .urls)
+        switch (url, urls) {
+        case (let url?, nil):
+            self.url = url
+        case (nil, let urls?):
+            guard let first = urls.first else {
+                throw DecodingError.dataCorruptedError(forKey: .urls, in: container, debugDescription: "urls: needs at least one broker")
+            }
+            self.url = first
+            self.urls = urls
+        case (_?, _?):
+            throw DecodingError.dataCorruptedError(forKey: .urls, in: container, debugDescription: "give either url or urls, not both")
+        case (nil, nil):
+            throw DecodingError.dataCorrupted(.init(codingPath: container.codingPath,
+                                                    debugDescription: "missing the broker: url (one) or urls (a cluster)"))
+        }
+        site = try container.decodeIfPresent(String.self, forKey: .site)
+        clientID = try container.decodeIfPresent(String.self, forKey: .clientID)
+        username = try container.decodeIfPresent(String.self, forKey: .username)
+        passwordFile = try container.decodeIfPresent(String.self, forKey: .passwordFile)
+        caFile = try container.decodeIfPresent(String.self, forKey: .caFile)
+        keepAlive = try container.decodeIfPresent(Double.self, forKey: .keepAlive)
+        publishEvents = try container.decodeIfPresent(Bool.self, forKey: .publishEvents)
+        password = try container.decodeIfPresent(String.self, forKey: .password)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        if let urls { try container.encode(urls, forKey: .urls) } else { try container.encode(url, forKey: .url) }
+        try container.encodeIfPresent(site, forKey: .site)
+        try container.encodeIfPresent(clientID, forKey: .clientID)
+        try container.encodeIfPresent(username, forKey: .username)
+        try container.encodeIfPresent(passwordFile, forKey: .passwordFile)
+        try container.encodeIfPresent(caFile, forKey: .caFile)
+        try container.encodeIfPresent(keepAlive, forKey: .keepAlive)
+        try container.encodeIfPresent(publishEvents, forKey: .publishEvents)
+    }
+
+    /// Every broker to try, in order: ``urls``, or ``url`` alone.
+    public var brokerURLs: [String] { urls ?? [url] }
+
+    /// The brokers for logs and source names: `url`, or `url1,url2,…`.
+    public var brokerDescription: String { brokerURLs.joined(separator: ",") }
 
     public var siteName: String { site ?? "regionkit" }
 
@@ -60,6 +121,19 @@ public struct MQTTHubConfiguration: Codable, Sendable, Hashable {
         func bad(_ message: String) -> RegionKitError { RegionKitError(.malformedInput, "mqtt.\(message)") }
         if password != nil {
             throw bad("password: do not write the password in the configuration; put it in a file named by mqtt.passwordFile (mode 0600) or in REGIONKIT_MQTT_PASSWORD")
+        }
+        if let urls {
+            guard !urls.isEmpty else { throw bad("urls: needs at least one broker") }
+            guard urls.count <= 64 else { throw bad("urls: at most 64 brokers (\(urls.count) given)") }
+            for (index, candidate) in urls.enumerated() {
+                guard candidate.hasPrefix("mqtt://") || candidate.hasPrefix("mqtts://") else {
+                    throw bad("urls[\(index)] '\(candidate)' must start with mqtt:// or mqtts://")
+                }
+            }
+            guard Set(urls.map { $0.hasPrefix("mqtts://") }).count == 1 else {
+                throw bad("urls: mix mqtt:// and mqtts://; the nodes of one cluster share the TLS settings")
+            }
+            guard url == urls[0] else { throw bad("url '\(url)' and urls[0] '\(urls[0])' differ: give one of them") }
         }
         guard url.hasPrefix("mqtt://") || url.hasPrefix("mqtts://") else {
             throw bad("url '\(url)' must start with mqtt:// or mqtts://")

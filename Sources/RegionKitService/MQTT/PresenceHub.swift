@@ -76,13 +76,13 @@ public final class PresenceHub: Sendable {
         outputs = Mutex(PresenceOutputs(topics: topics, discovery: discovery))
         let ingest = sources.isEmpty ? nil : MQTTSightingIngest(sources: sources, manager: service.manager, logger: logger)
         self.ingest = ingest
-        activity = SourceActivity(name: "mqtt:" + sources.map(\.format.rawValue).joined(separator: "+") + "@" + configuration.url, kind: "mqtt")
+        activity = SourceActivity(name: "mqtt:" + sources.map(\.format.rawValue).joined(separator: "+") + "@" + configuration.brokerDescription, kind: "mqtt")
 
         var clientConfiguration: MQTTClientConfiguration
         do {
-            clientConfiguration = try MQTTClientConfiguration(url: configuration.url)
+            clientConfiguration = try MQTTClientConfiguration(urls: configuration.brokerURLs)
         } catch {
-            throw RegionKitError(.malformedInput, "mqtt.url: \(error)")
+            throw RegionKitError(.malformedInput, "mqtt.\(configuration.urls == nil ? "url" : "urls"): \(error)")
         }
         let credentials = try configuration.credentials(environment: environment)
         clientConfiguration.username = credentials.username
@@ -218,7 +218,7 @@ public final class PresenceHub: Sendable {
             connected.withLock { $0 = true }
             activity.set(.up)
             counters.withLock { $0.connections += 1 }
-            logger.info("MQTT connected", metadata: ["broker": "\(configuration.url)"])
+            logger.info("MQTT connected", metadata: ["broker": "\(client.currentServer.map(\.url) ?? configuration.url)"])
             if ingest != nil { reportStatus(.authorized) }
             Task {
                 do {
@@ -239,14 +239,14 @@ public final class PresenceHub: Sendable {
             activity.set(isStopping ? .finished : .connecting, detail: error.map { "\($0)" })
             // Also when the first attempts fail: the sources are then known to be unavailable, not undetermined.
             if ingest != nil && !isStopping {
-                reportStatus(.restricted(reason: "MQTT broker \(configuration.url) unreachable"))
+                reportStatus(.restricted(reason: "MQTT broker \(configuration.brokerDescription) unreachable"))
             }
             guard wasConnected else { return }
             counters.withLock { $0.disconnections += 1 }
             if let error {
-                logger.warning("MQTT disconnected", metadata: ["broker": "\(configuration.url)", "error": "\(error)"])
+                logger.warning("MQTT disconnected", metadata: ["broker": "\(configuration.brokerDescription)", "error": "\(error)"])
             } else {
-                logger.info("MQTT disconnected", metadata: ["broker": "\(configuration.url)"])
+                logger.info("MQTT disconnected", metadata: ["broker": "\(configuration.brokerDescription)"])
             }
         }
     }
