@@ -273,14 +273,25 @@ public struct MonitoringEngine: Sendable {
 
     // MARK: - Time
 
+    /// The most ranging deliveries one ``advance(to:)`` replays after the clock jumped (a suspended
+    /// machine resuming, a replay gap). Over a longer jump the delivery due first still reports
+    /// what was heard before it, then the session skips to the last interval before the new time,
+    /// as Core Location resumes its once-a-second callbacks instead of replaying the missed ones.
+    /// It bounds what a jump of any size costs (a jump of a day made 86,400 empty deliveries).
+    public static let maximumRangingCatchUp = 60
+
     /// Fires every timer due at or before `time`, in time order, and moves the engine's clock there.
-    /// Times earlier than ``now`` are treated as ``now``.
+    /// Times earlier than ``now`` are treated as ``now``. Ranging deliveries missed over a jump
+    /// longer than ``maximumRangingCatchUp`` intervals are skipped, not replayed one by one.
     public mutating func advance(to time: Timestamp) -> [LocationEvent] {
         var events: [LocationEvent] = []
         settleTimers()
         while let dueTime = nextDueTime(), dueTime <= time, let due = nextDue() {
             now = max(now, due.time)
             events += fire(due.item)
+            if case .ranging(let index) = due.item, index < sessions.count {
+                sessions[index].skipMissedDeliveries(before: time, interval: profile.rangingInterval, keeping: Self.maximumRangingCatchUp)
+            }
             settleTimers()
         }
         now = max(now, time)

@@ -82,6 +82,21 @@ public struct RangingSession: Hashable, Sendable, Codable {
         return Self.sortedNearestFirst(beacons)
     }
 
+    /// After a clock jump: when more than `keeping` deliveries are still due before `time`, moves
+    /// ``nextDelivery`` to the last interval at or before `time` (the missed ones are skipped).
+    /// Checked arithmetic: a non-finite or absurd gap leaves nothing to replay.
+    ///
+    /// ```swift
+    /// session.skipMissedDeliveries(before: Timestamp(seconds: 86_400), interval: 1, keeping: 60)
+    /// session.nextDelivery   // 86_400: one more delivery, not 86,399
+    /// ```
+    public mutating func skipMissedDeliveries(before time: Timestamp, interval: Double, keeping: Int) {
+        guard interval > 0, interval.isFinite else { return }
+        let behind = time - nextDelivery
+        guard behind.isFinite, behind > interval * Double(keeping) else { return }
+        nextDelivery = nextDelivery + (behind / interval).rounded(.down) * interval
+    }
+
     /// Nearest first; beacons without an estimate last; ties by identity.
     public static func sortedNearestFirst(_ beacons: [Beacon]) -> [Beacon] {
         beacons.sorted { a, b in

@@ -18,6 +18,26 @@ struct RangingTests {
         #expect(engine.advance(to: Timestamp(seconds: 20)).isEmpty)
     }
 
+    @Test("A clock jump longer than 60 intervals skips the missed deliveries, then resumes every second (found by the engine fuzz target: a 10^6 s jump made a million events)")
+    func clockJumpDoesNotReplayEveryMissedDelivery() {
+        var engine = Fixture.engine(.coreLocation)
+        _ = engine.startRanging(Self.constraint, label: "hall", at: .zero)
+        let beacon = BeaconIdentity(uuid: Fixture.uuid, major: 1, minor: 1)
+        _ = Fixture.feed(&engine, Fixture.stream(beacon, from: 0.1, to: 0.9, every: 0.1))
+        let jump = engine.advance(to: Timestamp(seconds: 86_400.5))
+        // The delivery due first (1 s) reports the beacon heard before the jump; the 86,398 missed
+        // ones are skipped; one delivery at the last interval before the new time (86,400 s).
+        #expect(jump.rangings.map(\.time) == [1, 86_400])
+        #expect(jump.rangings.first?.beacons.map(\.identity) == [beacon])
+        #expect(jump.rangings.last?.beacons.isEmpty == true, "the beacon is no longer listed a day later")
+        // Then once a second again.
+        #expect(engine.advance(to: Timestamp(seconds: 86_403.5)).rangings.map(\.time) == [86_401, 86_402, 86_403])
+        // An advance within the catch-up bound still delivers every interval.
+        var steady = Fixture.engine(.coreLocation)
+        _ = steady.startRanging(Self.constraint, at: .zero)
+        #expect(steady.advance(to: Timestamp(seconds: 60.5)).rangings.count == 60)
+    }
+
     @Test("§3 beacons sorted nearest first, unknown last; accuracy from the distance curve; proximity classes")
     func sortingAndEstimates() {
         var engine = Fixture.engine(.coreLocation)
