@@ -281,9 +281,12 @@ public struct MonitoringEngine: Sendable {
     public static let maximumRangingCatchUp = 60
 
     /// Fires every timer due at or before `time`, in time order, and moves the engine's clock there.
-    /// Times earlier than ``now`` are treated as ``now``. Ranging deliveries missed over a jump
-    /// longer than ``maximumRangingCatchUp`` intervals are skipped, not replayed one by one.
+    /// Times earlier than ``now``, and non-finite times (an untrusted timestamp), are treated as
+    /// ``now``. Ranging deliveries missed over a jump longer than ``maximumRangingCatchUp``
+    /// intervals are skipped, not replayed one by one.
     public mutating func advance(to time: Timestamp) -> [LocationEvent] {
+        // A NaN target compared false both ways and fired timers for ever (engine fuzz finding).
+        let time = time.seconds.isFinite ? time : now
         var events: [LocationEvent] = []
         settleTimers()
         while let dueTime = nextDueTime(), dueTime <= time, let due = nextDue() {

@@ -38,6 +38,20 @@ struct RangingTests {
         #expect(steady.advance(to: Timestamp(seconds: 60.5)).rangings.count == 60)
     }
 
+    @Test("A sighting or an advance at a non-finite time counts at the engine's time: no endless timer loop (engine fuzz finding: NaN made every ranging timer due for ever)", arguments: [Double.nan, .infinity, -.infinity])
+    func nonFiniteTime(_ bad: Double) {
+        var engine = Fixture.engine(.coreLocation)
+        _ = engine.startRanging(Self.constraint, at: .zero)
+        _ = engine.advance(to: Timestamp(seconds: 2.5))
+        let beacon = BeaconIdentity(uuid: Fixture.uuid, major: 1, minor: 1)
+        #expect(engine.ingest(Fixture.seen(beacon, at: bad, rssi: -60)).isEmpty)
+        #expect(engine.advance(to: Timestamp(seconds: bad)).isEmpty)
+        #expect(engine.now == Timestamp(seconds: 2.5))
+        let next = engine.advance(to: Timestamp(seconds: 3))
+        #expect(next.rangings.map(\.time) == [3])
+        #expect(next.rangings.first?.beacons.map(\.identity) == [beacon], "the sighting counted at 2.5 s")
+    }
+
     @Test("§3 beacons sorted nearest first, unknown last; accuracy from the distance curve; proximity classes")
     func sortingAndEstimates() {
         var engine = Fixture.engine(.coreLocation)
