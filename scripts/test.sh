@@ -10,6 +10,7 @@
 # Phase 1 runs the in-process tests in parallel; phase 2 runs, one suite at a time, the suites
 # tagged .endToEnd (they start processes: Bumble, gpsd, the daemon, the CLI, a webhook listener)
 # or .realTime (bounded real-time waits), so that on a 2-core machine they never starve each other.
+# Phase 3 runs each libFuzzer target briefly on its committed corpus (scripts/fuzz.sh --ci).
 # Usage: ./scripts/test.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -104,4 +105,16 @@ for suite in "${E2E_SUITES[@]}"; do
   echo "== phase 2: $suite"
   timeout 900 swift test --skip-build --filter "$suite/" || status=1
 done
+
+# Phase 3: every libFuzzer target (Fuzz/, see FUZZING.md) replays its committed corpus (the seeds,
+# coverage-adding inputs and every fixed crash) and mutates for 3 s, so a parser regression fails
+# CI. Bounded: the sanitizer build plus 20 targets × (corpus replay + 3 s). A tool chain without
+# libFuzzer or the address sanitizer makes scripts/fuzz.sh exit 77: reported as skipped, not passed.
+echo "== phase 3: fuzz targets on their corpora (scripts/fuzz.sh --ci)"
+timeout 1200 bash scripts/fuzz.sh --ci --seconds 3
+case $? in
+  0) ;;
+  77) echo "== phase 3: SKIPPED (the reason is above); the fuzz targets did not run" ;;
+  *) echo "== phase 3: FAILED (a fuzz target crashed, timed out or did not build)"; status=1 ;;
+esac
 exit $status
