@@ -71,7 +71,7 @@ enum EddystoneFuzz {
             case .failure(let error): FuzzTarget.fail("URL '\(text)' decoded from \(url.encodedURL) cannot be encoded again: \(error)")
             }
         case .tlm(let tlm):
-            guard tlm.version == 0, tlm.batteryMillivolts != 0, tlm.temperature.map(\.isFinite) ?? true, tlm.uptime >= 0 else {
+            guard tlm.version == 0, tlm.batteryMillivolts != 0, tlm.temperature.map(\.isFinite) ?? true, tlm.advertisingCount != nil, tlm.uptimeDeciseconds != nil else {
                 FuzzTarget.fail("TLM fields \(tlm)")
             }
         }
@@ -112,7 +112,7 @@ enum EddystoneFuzz {
                 }
             case .tlm(let frame)?:
                 let expected: [UInt64] = [0, UInt64(frame.batteryMillivolts ?? 0), UInt64(UInt16(bitPattern: frame.temperatureRaw)),
-                                          UInt64(frame.advertisingCount), UInt64(frame.uptimeDeciseconds)]
+                                          UInt64(frame.advertisingCount ?? 0), UInt64(frame.uptimeDeciseconds ?? 0)]
                 guard let tlm, tlm.dataFields == expected else {
                     FuzzTarget.fail("TLM layout read \(String(describing: tlm)) where the codec read \(frame) in \(structure)")
                 }
