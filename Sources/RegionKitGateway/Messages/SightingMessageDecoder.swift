@@ -23,6 +23,10 @@ public struct SightingMessageDecoder: Sendable {
         case sightings([BeaconObservation])
         /// A well-formed message about something that is not an iBeacon sighting (why, for counting).
         case ignored(String)
+        /// An Eddystone-TLM frame (Theengs' raw `servicedata`): no identity, so no sighting; the
+        /// ingest keeps it for the transmitter (the topic's last level, its address) and attaches it
+        /// to that transmitter's later sightings, as the HCI scanner does by address.
+        case telemetry(EddystoneTelemetry)
     }
 
     public var format: SightingMessageFormat

@@ -7,7 +7,8 @@ import RegionKitCore
 /// codec (an AltBeacon, company id then `beac`, with the AltBeacon codec), or the decoder's fields
 /// `uuid` (32 hex digits), `major`, `minor`, `txpower`; Eddystone arrives as `servicedatauuid`
 /// `0xfeaa` with `servicedata` (hex, the frame after the UUID), decoded with the Eddystone codec
-/// (UID frames are sightings; URL and TLM frames carry no identity and are ignored). The gateway
+/// (UID frames are sightings; a TLM frame is ``SightingMessageDecoder/Outcome/telemetry(_:)`` for
+/// the transmitter of the topic; URL frames carry no identity and are ignored). The gateway
 /// (topic level before `BTtoMQTT`) is the scanner unless the configuration names one.
 ///
 /// Theengs Decoder's iBeacon model (`IBEACON`, theengs/decoder `src/devices/iBeacon_json.h`) reads
@@ -38,8 +39,11 @@ public enum TheengsMessage {
         if frame == nil, other == nil, let uuidText = try SightingMessageDecoder.optionalString(fields[7], "servicedatauuid"),
            uuidText.lowercased() == "0xfeaa" || uuidText.lowercased() == "feaa",
            let hex = try SightingMessageDecoder.optionalString(fields[6], "servicedata") {
-            guard case .uid(let uid)? = try eddystone(serviceData: hex) else { return .ignored("an Eddystone frame without identity (URL or TLM)") }
-            other = (uid.identity, uid.measuredPower)
+            switch try eddystone(serviceData: hex) {
+            case .uid(let uid)?: other = (uid.identity, uid.measuredPower)
+            case .tlm(let tlm)?: return .telemetry(tlm)
+            case .url?, nil: return .ignored("an Eddystone frame without identity (URL) or not a valid one")
+            }
         }
         if let other {
             let rssi = try SightingMessageDecoder.integer(rssiField, "rssi", in: SightingMessageDecoder.rssiRange)
