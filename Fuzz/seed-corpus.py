@@ -208,6 +208,57 @@ put("distance-model", '{"format": "regionkit-distance-model", "version": 1, "ref
 put("distance-model", '{"format": "regionkit-distance-model", "version": 1, "reference_power_dbm": -59, "model": {"type": "linear", "intercept_m": 0.4, "slope_m_per_db": 0.12}, "filter": {"type": "median", "window_s": 5},'
     ' "calibration": {"files": ["a.csv"], "samples": 100, "reference_distance_m": 1, "median_abs_error_m": 0.5, "p90_abs_error_m": 1.2}}')
 
+# --- AltBeacon, Eddystone, beacon layouts (issue 16) ---
+# Identities from the recorded gateway runs (real UUID/major/minor/power), carried in the AltBeacon
+# and Eddystone frame layouts; the codecs' known-answer vectors (Tests/RegionKitCoreTests/BeaconFormatTests.swift).
+def altbeacon_adv(id1, id2, id3, rssi=-59, company=0x0118, reserved=0x00):
+    data = bytes([0x02, 0x01, 0x06])                            # Flags
+    data += bytes([0x1B, 0xFF]) + struct.pack("<H", company)    # AD length 27, Manufacturer Specific Data, MFG ID (LE)
+    data += bytes([0xBE, 0xAC]) + id1 + struct.pack(">HHbB", id2, id3, rssi, reserved)  # beacon code, id, reference RSSI, MFG RSVD
+    return data
+def eddystone_adv(frame):
+    # Flags, Complete List of 16-bit Service UUIDs 0xFEAA, Service Data 0xFEAA + frame
+    return bytes([0x02, 0x01, 0x06, 0x03, 0x03, 0xAA, 0xFE, len(frame) + 3, 0x16, 0xAA, 0xFE]) + frame
+NAMESPACE, INSTANCE = bytes.fromhex("8B0CA750E7A74E14BD99"), bytes.fromhex("0000000000A1")
+def uid_frame(ranging=-18, namespace=NAMESPACE, instance=INSTANCE, rfu=True):
+    return bytes([0x00]) + struct.pack("b", ranging) + namespace + instance + (b"\0\0" if rfu else b"")
+URL_FRAMES = [bytes([0x10, 0xEC, 0x01]) + b"example" + bytes([0x00]),     # https://www.example.com/
+              bytes([0x10, 0x00, 0x02]) + b"goo.gl/S6zT6P",                 # http://goo.gl/S6zT6P
+              bytes([0x10, 0xEC, 0x03, 0x72, 0x6B, 0x0B])]                  # https://rk.info
+TLM_FRAME = bytes([0x20, 0x00, 0x0B, 0xB8, 0x18, 0x80, 0, 0, 0x01, 0x00, 0, 0, 0x02, 0x58])  # v0, 3000 mV, 24.5 C, 256 adv, 60 s
+alt_kat = altbeacon_adv(bytes.fromhex("2F234454CF6D4A0FADF2F4911BA9FFA6"), 1, 2, -59, 0x0118, 0x5A)
+recorded = [json.loads(o) for o in gateway_objects("TwoScannersRun1-2015-03-03.json.gz", 40)]
+recorded = [o for o in recorded if len(o.get("uuid", "")) == 32][:6]
+alt_real = [altbeacon_adv(bytes.fromhex(o["uuid"]), o["major"], o["minor"], max(-128, min(127, o.get("calibratedPower", o.get("power", -59)) or -59)))
+            for o in recorded]
+for frame in [alt_kat] + alt_real[:3]:
+    put("altbeacon", frame)
+put("altbeacon", alt_kat[:20])                                           # truncated structure
+put("altbeacon", alt_kat[:3] + bytes([0x1A]) + alt_kat[4:-1])            # 25 bytes: wrong length
+put("altbeacon", ibeacon_adv())                                           # iBeacon: wrong beacon code
+put("altbeacon", alt_real[0] + eddystone_adv(TLM_FRAME)[3:])             # AltBeacon + TLM in one payload
+put("altbeacon", eddystone_adv(uid_frame()) + alt_kat[3:])               # UID before the AltBeacon
+for data in [eddystone_adv(uid_frame()), eddystone_adv(TLM_FRAME)] + [eddystone_adv(f) for f in URL_FRAMES]:
+    put("eddystone", b"\x00" + data)                                     # shape 0: whole advertising data
+for frame in [uid_frame(), uid_frame(rfu=False), TLM_FRAME] + URL_FRAMES:
+    put("eddystone", b"\x01" + frame)                                    # shape 1: the frame after 0xFEAA
+for o in recorded[:2]:                                                    # recorded ids as namespace + instance
+    put("eddystone", b"\x01" + uid_frame(-20, bytes.fromhex(o["uuid"])[:10], bytes.fromhex(o["uuid"])[10:]))
+put("eddystone", b"\x00" + eddystone_adv(URL_FRAMES[0]) + eddystone_adv(uid_frame())[3:])  # URL before UID
+put("eddystone", b"\x00" + eddystone_adv(uid_frame())[:20])                             # truncated
+put("eddystone", b"\x01" + bytes([0x20, 0x01]) + TLM_FRAME[2:])                          # encrypted TLM version
+LAYOUTS = [("m:2-3=0215,i:4-19,i:20-21,i:22-23,p:24-24", ibeacon_adv()),            # the Android Beacon Library's iBeacon
+           ("m:0-3=4c000215,i:4-19,i:20-21,i:22-23,p:24-24", ibeacon_adv()),        # RegionKit's built-in iBeacon
+           ("m:2-3=beac,i:4-19,i:20-21,i:22-23,p:24-24,d:25-25", alt_kat),          # AltBeacon
+           ("s:0-1=feaa,m:2-2=00,p:3-3:-41,i:4-13,i:14-19", eddystone_adv(uid_frame())),
+           ("s:0-1=feaa,m:2-2=10,p:3-3:-41,i:4-21v", eddystone_adv(URL_FRAMES[0])),
+           ("x,s:0-1=feaa,m:2-2=20,d:3-3,d:4-5,d:6-7,d:8-11,d:12-15", eddystone_adv(TLM_FRAME)),
+           ("s:0-1=fed8,m:2-2=00,p:3-3:-41,i:4-21v", eddystone_adv(URL_FRAMES[1])),  # URIBeacon (service UUID 0xFED8)
+           ("m:2-3=abcd,i:4-7l,p:8-8,d:9-10l", bytes([0x0C, 0xFF, 0x59, 0x00, 0xAB, 0xCD, 1, 2, 3, 4, 0xC4, 0x34, 0x12]))]  # a vendor frame
+for expression, data in LAYOUTS:
+    put("beacon-layout", bytes([len(expression)]) + expression.encode() + data)
+put("beacon-layout", bytes([len(LAYOUTS[2][0])]) + LAYOUTS[2][0].encode() + alt_real[0])
+
 for name in sorted(os.listdir(os.path.join(here, "Seeds"))):
     with open(os.path.join(here, "Seeds", name), "rb") as f:
         data = f.read()

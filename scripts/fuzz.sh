@@ -38,7 +38,7 @@ while [ $# -gt 0 ]; do
 done
 [ -n "$runs" ] && [ -n "$seconds" ] && { echo "fuzz.sh: give --runs or --seconds, not both" >&2; exit 2; }
 
-all_targets=(h4 hci-event advertising-report btsnoop ibeacon nmea gpsd gpx geojson gateway-json gateway-gzip
+all_targets=(h4 hci-event advertising-report btsnoop ibeacon altbeacon eddystone beacon-layout nmea gpsd gpx geojson gateway-json gateway-gzip
              scenario config distance-model distance-samples region-specifier mqtt-packet sighting-message
              http-region-body engine)
 if [ $list = 1 ]; then printf '%s\n' "${all_targets[@]}"; exit 0; fi

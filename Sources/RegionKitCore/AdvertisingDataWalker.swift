@@ -38,9 +38,38 @@ public enum AdvertisingDataWalker {
         return nil
     }
 
-    /// The error for a structure that runs past the end of `total` bytes.
-    static func truncation(_ at: (offset: Int, length: Int), total: Int) -> BeaconDecodingError {
-        BeaconDecodingError(.truncatedStructure, at: at.offset,
-                            "AD structure at offset \(at.offset) declares \(at.length) bytes but only \(total - at.offset - 1) follow")
+    /// The first structure of AD `type` that `check` accepts, as `check` read it — how the AltBeacon,
+    /// Eddystone and layout decoders find their frame. When none is accepted, the error is, in
+    /// order: a structure running past the end (`truncatedStructure`), the first structure of that
+    /// type `check` refused (its near-miss), or `noBeaconData` naming `kind`.
+    ///
+    /// ```swift
+    /// let frame = try AdvertisingDataWalker.firstMatch(in: bytes, type: 0xFF, kind: "Manufacturer Specific Data") { raw, s in
+    ///     s.count == 26 ? .success(s.offset) : .failure(BeaconDecodingError(.wrongLength, at: s.offset, "not 26 bytes"))
+    /// }
+    /// ```
+    public static func firstMatch<Frame>(
+        in data: some Collection<UInt8>, type: UInt8, kind: String,
+        _ check: (UnsafeRawBufferPointer, Structure) -> Result<Frame, BeaconDecodingError>
+    ) throws(BeaconDecodingError) -> Frame {
+        let bytes = Array(data)
+        var found: Frame?
+        var nearMiss: BeaconDecodingError?
+        let truncated = bytes.withUnsafeBytes { raw in
+            walk(raw) { structure in
+                guard structure.type == type else { return true }
+                switch check(raw, structure) {
+                case .success(let frame): found = frame; return false
+                case .failure(let error): if nearMiss == nil { nearMiss = error }; return true
+                }
+            }
+        }
+        if let found { return found }
+        if let truncated {
+            throw BeaconDecodingError(.truncatedStructure, at: truncated.offset,
+                                      "AD structure at offset \(truncated.offset) declares \(truncated.length) bytes but only \(bytes.count - truncated.offset - 1) follow")
+        }
+        if let nearMiss { throw nearMiss }
+        throw BeaconDecodingError(.noBeaconData, at: bytes.count, "no \(kind) AD structure in \(bytes.count) bytes")
     }
 }

@@ -62,22 +62,7 @@ public struct AltBeaconFrame: Hashable, Sendable, Codable {
     /// Decodes the first AltBeacon in advertising data. A Manufacturer Specific Data structure with
     /// another beacon code, or with the code but not 26 bytes, is a near-miss reported with its offset.
     public static func decode(_ data: some Collection<UInt8>) throws(BeaconDecodingError) -> AltBeaconFrame {
-        let bytes = Array(data)
-        var found: AltBeaconFrame?
-        var nearMiss: BeaconDecodingError?
-        let truncated = bytes.withUnsafeBytes { raw in
-            AdvertisingDataWalker.walk(raw) { structure in
-                guard structure.type == IBeaconFrame.adTypeManufacturerSpecific else { return true }
-                switch check(raw, structure) {
-                case .success(let frame): found = frame; return false
-                case .failure(let error): if nearMiss == nil { nearMiss = error }; return true
-                }
-            }
-        }
-        if let found { return found }
-        if let truncated { throw AdvertisingDataWalker.truncation(truncated, total: bytes.count) }
-        if let nearMiss { throw nearMiss }
-        throw BeaconDecodingError(.noBeaconData, at: bytes.count, "no Manufacturer Specific Data AD structure in \(bytes.count) bytes")
+        try AdvertisingDataWalker.firstMatch(in: data, type: IBeaconFrame.adTypeManufacturerSpecific, kind: "Manufacturer Specific Data", check)
     }
 
     /// Checks one Manufacturer Specific Data structure.

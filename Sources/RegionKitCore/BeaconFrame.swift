@@ -71,13 +71,11 @@ public enum BeaconFrame: Hashable, Sendable {
     public static func decode(_ data: some Collection<UInt8>) throws(BeaconDecodingError) -> BeaconFrame {
         let bytes = Array(data)
         var errors: [BeaconDecodingError] = []
-        do { return .iBeacon(try IBeaconFrame.decode(bytes)) } catch {
-            errors.append(BeaconDecodingError(BeaconDecodingError.Code(rawValue: error.code.rawValue), at: error.offset, error.message))
-        }
+        do { return .iBeacon(try IBeaconFrame.decode(bytes)) } catch { errors.append(error) }
         do { return .altBeacon(try AltBeaconFrame.decode(bytes)) } catch { errors.append(error) }
         do { return .eddystone(try EddystoneFrame.decode(bytes)) } catch { errors.append(error) }
-        let vague: Set<String> = ["noBeaconData", "noManufacturerData", "wrongCompany", "wrongBeaconCode", "wrongServiceUUID", "truncatedStructure"]
-        if let specific = errors.first(where: { !vague.contains($0.code.rawValue) }) { throw specific }
+        let vague: Set<BeaconDecodingError.Code> = [.noBeaconData, .wrongCompany, .wrongBeaconCode, .wrongServiceUUID, .truncatedStructure]
+        if let specific = errors.first(where: { !vague.contains($0.code) }) { throw specific }
         if let truncated = errors.first(where: { $0.code == .truncatedStructure }) { throw truncated }
         throw BeaconDecodingError(.noBeaconData, at: bytes.count, "no iBeacon, AltBeacon or Eddystone frame in \(bytes.count) bytes")
     }

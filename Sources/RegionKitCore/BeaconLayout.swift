@@ -179,26 +179,10 @@ public struct BeaconLayout: Hashable, Sendable, CustomStringConvertible {
     /// Decodes the first AD structure of ``adType`` the layout matches. Near-misses: another service
     /// UUID (`wrongServiceUUID`), other matcher bytes (`matcherMismatch`), too short (`wrongLength`).
     public func decode(_ data: some Collection<UInt8>) throws(BeaconDecodingError) -> Decoded {
-        let bytes = Array(data)
-        var found: Decoded?
-        var nearMiss: BeaconDecodingError?
-        let type = adType
-        let truncated = bytes.withUnsafeBytes { raw in
-            AdvertisingDataWalker.walk(raw) { s in
-                guard s.type == type else { return true }
-                switch check(bytes, s) {
-                case .success(let decoded): found = decoded; return false
-                case .failure(let error): if nearMiss == nil { nearMiss = error }; return true
-                }
-            }
-        }
-        if let found { return found }
-        if let truncated { throw AdvertisingDataWalker.truncation(truncated, total: bytes.count) }
-        if let nearMiss { throw nearMiss }
-        throw BeaconDecodingError(.noBeaconData, at: bytes.count, "no \(type == 0xFF ? "Manufacturer Specific Data" : "Service Data") AD structure in \(bytes.count) bytes")
+        try AdvertisingDataWalker.firstMatch(in: data, type: adType, kind: serviceUUID == nil ? "Manufacturer Specific Data" : "Service Data", check)
     }
 
-    private func check(_ bytes: [UInt8], _ s: AdvertisingDataWalker.Structure) -> Result<Decoded, BeaconDecodingError> {
+    private func check(_ bytes: UnsafeRawBufferPointer, _ s: AdvertisingDataWalker.Structure) -> Result<Decoded, BeaconDecodingError> {
         let body = s.body
         if let serviceUUID {
             let f = serviceUUID.field

@@ -49,22 +49,7 @@ public enum EddystoneFrame: Hashable, Sendable, Codable {
     /// Near-misses — service data of another UUID, an unknown frame type, a wrong length, a
     /// reserved URL code, a TLM version other than 0 — are reported with their byte offset.
     public static func decode(_ data: some Collection<UInt8>) throws(BeaconDecodingError) -> EddystoneFrame {
-        let bytes = Array(data)
-        var found: EddystoneFrame?
-        var nearMiss: BeaconDecodingError?
-        let truncated = bytes.withUnsafeBytes { raw in
-            AdvertisingDataWalker.walk(raw) { structure in
-                guard structure.type == adTypeServiceData else { return true }
-                switch check(raw, structure) {
-                case .success(let frame): found = frame; return false
-                case .failure(let error): if nearMiss == nil { nearMiss = error }; return true
-                }
-            }
-        }
-        if let found { return found }
-        if let truncated { throw AdvertisingDataWalker.truncation(truncated, total: bytes.count) }
-        if let nearMiss { throw nearMiss }
-        throw BeaconDecodingError(.noBeaconData, at: bytes.count, "no Service Data AD structure in \(bytes.count) bytes")
+        try AdvertisingDataWalker.firstMatch(in: data, type: adTypeServiceData, kind: "Service Data", check)
     }
 
     /// Checks one Service Data - 16-bit UUID structure.

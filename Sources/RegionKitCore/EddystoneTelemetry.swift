@@ -14,6 +14,10 @@
 /// let tlm = EddystoneTelemetry(batteryMillivolts: 3000, temperatureRaw: 0x1880, advertisingCount: 100, uptimeDeciseconds: 600)
 /// tlm.temperature // 24.5
 /// ```
+///
+/// Scanners that forward only what they decoded from a TLM frame (ESPresense's `mV` and `temp`)
+/// give battery and temperature without the counters: ``init(batteryMillivolts:temperature:)``,
+/// with ``advertisingCount`` and ``uptimeDeciseconds`` nil.
 public struct EddystoneTelemetry: Hashable, Sendable, Codable {
     /// TLM version (0 = unencrypted, the only one decoded here).
     public var version: UInt8
@@ -21,12 +25,12 @@ public struct EddystoneTelemetry: Hashable, Sendable, Codable {
     public var batteryMillivolts: UInt16?
     /// TEMP as sent: signed 8.8 fixed point; 0x8000 (as `Int16.min`) = not supported.
     public var temperatureRaw: Int16
-    /// ADV_CNT.
-    public var advertisingCount: UInt32
-    /// SEC_CNT, tenths of a second.
-    public var uptimeDeciseconds: UInt32
+    /// ADV_CNT; nil when the telemetry came through a scanner that does not forward it.
+    public var advertisingCount: UInt32?
+    /// SEC_CNT, tenths of a second; nil when the telemetry came through a scanner that does not forward it.
+    public var uptimeDeciseconds: UInt32?
 
-    public init(version: UInt8 = 0, batteryMillivolts: UInt16?, temperatureRaw: Int16, advertisingCount: UInt32, uptimeDeciseconds: UInt32) {
+    public init(version: UInt8 = 0, batteryMillivolts: UInt16?, temperatureRaw: Int16, advertisingCount: UInt32?, uptimeDeciseconds: UInt32?) {
         self.version = version
         self.batteryMillivolts = batteryMillivolts == 0 ? nil : batteryMillivolts
         self.temperatureRaw = temperatureRaw
@@ -39,15 +43,32 @@ public struct EddystoneTelemetry: Hashable, Sendable, Codable {
         temperatureRaw == Int16.min ? nil : Double(temperatureRaw) / 256
     }
 
-    /// Uptime in seconds.
-    public var uptime: Double { Double(uptimeDeciseconds) / 10 }
+    /// Battery and temperature as a scanner reports them after decoding a TLM frame: millivolts
+    /// (nil or 0: not supported) and °C (nil: not supported), stored as TEMP's 8.8 fixed point,
+    /// rounded to 1/256 °C; nil when outside the field's −128…127.99 °C. No counters.
+    ///
+    /// ```swift
+    /// EddystoneTelemetry(batteryMillivolts: 3000, temperature: 24.5)?.temperatureRaw // 0x1880
+    /// ```
+    public init?(batteryMillivolts: UInt16?, temperature: Double?) {
+        var raw = Int16.min
+        if let temperature {
+            let fixed = (temperature * 256).rounded()
+            guard fixed.isFinite, fixed >= -32767, fixed <= 32767 else { return nil }
+            raw = Int16(fixed)
+        }
+        self.init(batteryMillivolts: batteryMillivolts, temperatureRaw: raw, advertisingCount: nil, uptimeDeciseconds: nil)
+    }
 
-    /// The 14 frame bytes.
+    /// Uptime in seconds; nil without SEC_CNT.
+    public var uptime: Double? { uptimeDeciseconds.map { Double($0) / 10 } }
+
+    /// The 14 frame bytes (absent counters are sent as 0).
     public var frameBytes: [UInt8] {
         let battery = batteryMillivolts ?? 0
         let temp = UInt16(bitPattern: temperatureRaw)
         return [EddystoneFrame.typeTLM, version, UInt8(battery >> 8), UInt8(battery & 0xFF), UInt8(temp >> 8), UInt8(temp & 0xFF)]
-            + Self.bigEndian(advertisingCount) + Self.bigEndian(uptimeDeciseconds)
+            + Self.bigEndian(advertisingCount ?? 0) + Self.bigEndian(uptimeDeciseconds ?? 0)
     }
 
     static func bigEndian(_ value: UInt32) -> [UInt8] {

@@ -102,7 +102,7 @@ public struct IBeaconFrame: Hashable, Sendable, Codable {
     /// Every AD structure is walked and checked; a zero length ends the significant part (padding).
     /// Near-misses — another company, another Apple type, a wrong payload length, a truncated
     /// structure — are rejected with the reason and the byte offset.
-    public static func decode(_ data: some Collection<UInt8>) throws(IBeaconDecodingError) -> IBeaconFrame {
+    public static func decode(_ data: some Collection<UInt8>) throws(BeaconDecodingError) -> IBeaconFrame {
         let bytes = Array(data)
         let outcome = bytes.withUnsafeBytes { scan($0) }
         switch outcome {
@@ -110,12 +110,12 @@ public struct IBeaconFrame: Hashable, Sendable, Codable {
             return IBeaconFrame(identity: identity, measuredPower: power,
                                 localName: name.map { String(decoding: bytes[$0], as: UTF8.self) })
         case .truncated(let offset, let length):
-            throw IBeaconDecodingError(.truncatedStructure, at: offset,
+            throw BeaconDecodingError(.truncatedStructure, at: offset,
                 "AD structure at offset \(offset) declares \(length) bytes but only \(bytes.count - offset - 1) follow")
         case .notFound(let nearMiss?):
             throw nearMiss.error
         case .notFound(nil):
-            throw IBeaconDecodingError(.noManufacturerData, at: bytes.count,
+            throw BeaconDecodingError(.noBeaconData, at: bytes.count,
                 "no Manufacturer Specific Data AD structure in \(bytes.count) bytes")
         }
     }
@@ -154,20 +154,20 @@ public struct IBeaconFrame: Hashable, Sendable, Codable {
             self.offset = offset
         }
 
-        var error: IBeaconDecodingError {
+        var error: BeaconDecodingError {
             switch kind {
             case .short(let count):
-                IBeaconDecodingError(.truncatedStructure, at: offset, "manufacturer data at offset \(offset) has \(count) bytes, too short for a company identifier")
+                BeaconDecodingError(.truncatedStructure, at: offset, "manufacturer data at offset \(offset) has \(count) bytes, too short for a company identifier")
             case .company(let company):
-                IBeaconDecodingError(.wrongCompany, at: offset + 2, String(format: "company identifier 0x%04X at offset %d is not Apple's 0x004C", company, offset + 2))
+                BeaconDecodingError(.wrongCompany, at: offset + 2, String(format: "company identifier 0x%04X at offset %d is not Apple's 0x004C", company, offset + 2))
             case .shortApple:
-                IBeaconDecodingError(.truncatedStructure, at: offset, "Apple manufacturer data at offset \(offset) ends before the iBeacon type and length")
+                BeaconDecodingError(.truncatedStructure, at: offset, "Apple manufacturer data at offset \(offset) ends before the iBeacon type and length")
             case .type(let type):
-                IBeaconDecodingError(.wrongType, at: offset + 4, String(format: "Apple data type 0x%02X at offset %d is not iBeacon (0x02)", type, offset + 4))
+                BeaconDecodingError(.wrongType, at: offset + 4, String(format: "Apple data type 0x%02X at offset %d is not iBeacon (0x02)", type, offset + 4))
             case .lengthByte(let length):
-                IBeaconDecodingError(.wrongLength, at: offset + 5, "iBeacon payload length byte at offset \(offset + 5) is \(length), expected 21")
+                BeaconDecodingError(.wrongLength, at: offset + 5, "iBeacon payload length byte at offset \(offset + 5) is \(length), expected 21")
             case .payload(let count):
-                IBeaconDecodingError(.wrongLength, at: offset, "iBeacon AD structure at offset \(offset) carries \(count) payload bytes, expected 21")
+                BeaconDecodingError(.wrongLength, at: offset, "iBeacon AD structure at offset \(offset) carries \(count) payload bytes, expected 21")
             }
         }
     }

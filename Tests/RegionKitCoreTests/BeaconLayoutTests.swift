@@ -129,7 +129,7 @@ struct BeaconLayoutTests {
             case .tlm(let tlm)?:
                 let decoded = try #require(try? BeaconLayout.eddystoneTLM.decode(data))
                 #expect(decoded.dataFields == [0, UInt64(tlm.batteryMillivolts ?? 0), UInt64(UInt16(bitPattern: tlm.temperatureRaw)),
-                                               UInt64(tlm.advertisingCount), UInt64(tlm.uptimeDeciseconds)])
+                                               UInt64(tlm.advertisingCount ?? 0), UInt64(tlm.uptimeDeciseconds ?? 0)])
                 agreements["tlm", default: 0] += 1
             case nil:
                 // The layouts may accept what the codec refuses only for the codec's extra checks:

@@ -83,7 +83,7 @@ struct IBeaconFrameTests {
     @Test func rejectsAnotherCompany() {
         var bytes = Self.reference
         bytes[5] = 0x59 // company 0x0059 instead of 0x004C
-        #expect(throws: IBeaconDecodingError.self) { try IBeaconFrame.decode(bytes) }
+        #expect(throws: BeaconDecodingError.self) { try IBeaconFrame.decode(bytes) }
         do { _ = try IBeaconFrame.decode(bytes) } catch {
             #expect(error.code == .wrongCompany)
             #expect(error.offset == 5)
@@ -131,10 +131,10 @@ struct IBeaconFrameTests {
 
     @Test func rejectsDataWithoutManufacturerData() {
         do { _ = try IBeaconFrame.decode([0x02, 0x01, 0x06]); Issue.record("accepted flags only") } catch {
-            #expect(error.code == .noManufacturerData)
+            #expect(error.code == .noBeaconData)
         }
         do { _ = try IBeaconFrame.decode([]); Issue.record("accepted empty data") } catch {
-            #expect(error.code == .noManufacturerData)
+            #expect(error.code == .noBeaconData)
         }
     }
 

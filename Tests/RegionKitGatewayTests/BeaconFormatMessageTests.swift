@@ -58,8 +58,12 @@ struct BeaconFormatMessageTests {
         let json = #"{"id":"AA:BB","rssi":-64,"servicedatauuid":"0xfeaa","servicedata":"00ee8b0ca750e7a74e14bd990000000000a10000"}"#
         let outcome = try decode(.theengs, "home/gw/BTtoMQTT/AABB", json)
         #expect(outcome == .sightings([BeaconObservation(identity: try #require(Self.eddy), rssi: -64, measuredPower: -59, timestamp: Self.now, scannerID: "gw")]))
-        let tlm = #"{"id":"AA:BB","rssi":-64,"servicedatauuid":"0xfeaa","servicedata":"20000bb8188000000100000258"}"#
-        guard case .ignored = try decode(.theengs, "home/gw/BTtoMQTT/AABB", tlm) else { Issue.record("TLM became a sighting"); return }
+        let tlm = #"{"id":"AA:BB","rssi":-64,"servicedatauuid":"0xfeaa","servicedata":"20000bb818800000010000000258"}"#
+        // TLM: no identity, so no sighting; the telemetry for the ingest to attach by transmitter.
+        guard case .telemetry(let telemetry) = try decode(.theengs, "home/gw/BTtoMQTT/AABB", tlm) else { Issue.record("TLM is not telemetry"); return }
+        #expect(telemetry.batteryMillivolts == 3000 && telemetry.temperature == 24.5 && telemetry.advertisingCount == 256 && telemetry.uptime == 60)
+        let url = #"{"id":"AA:BB","rssi":-64,"servicedatauuid":"0xfeaa","servicedata":"10ee016578616d706c6500"}"#   // https://www.example.com/
+        guard case .ignored = try decode(.theengs, "home/gw/BTtoMQTT/AABB", url) else { Issue.record("URL became a sighting"); return }
         #expect(throws: SightingMessageError.self) {
             try decode(.theengs, "home/gw/BTtoMQTT/AABB", #"{"id":"AA","rssi":-64,"servicedatauuid":"0xfeaa","servicedata":"00zz"}"#)
         }

@@ -124,6 +124,12 @@ struct PresenceOutputsTests {
         let attributes = try Self.object(messages[1])
         #expect(attributes["format"] as? String == "eddystone-uid" && attributes["namespace"] as? String == "8b0ca750e7a74e14bd99")
         #expect(attributes["battery_mv"] as? Int == 3000 && attributes["temperature"] as? Double == 24.5 && attributes["uptime"] as? Double == 60)
+        // Telemetry an MQTT scanner forwarded (battery and temperature only): no uptime attribute.
+        let forwarded = Beacon(identity: eddy, proximity: .near, accuracy: 1.5, rssi: -66, timestamp: .zero,
+                               telemetry: EddystoneTelemetry(batteryMillivolts: 2900, temperature: 21.25))
+        var fresh = PresenceRangingTracker(topics: Self.topics, mqttRoom: false)
+        let partial = try Self.object(fresh.messages(for: [forwarded], at: Timestamp(seconds: 1)) { _ in "shop" }[1])
+        #expect(partial["battery_mv"] as? Int == 2900 && partial["temperature"] as? Double == 21.25 && partial["uptime"] == nil)
         // An AltBeacon with an iBeacon's bytes gets its own topics.
         let alt = BeaconIdentity(uuid: Self.uuid, major: 1, minor: 2, format: .altBeacon)
         #expect(PresenceTopics.beaconKey(alt) != PresenceTopics.beaconKey(Self.beacon))

@@ -6,7 +6,7 @@ import RegionKitCore
 enum IBeaconFuzz {
     static func run(_ data: [UInt8]) {
         let fast = data.withUnsafeBytes { IBeaconFrame.identity(in: $0) }
-        switch Result(catching: { () throws(IBeaconDecodingError) in try IBeaconFrame.decode(data) }) {
+        switch Result(catching: { () throws(BeaconDecodingError) in try IBeaconFrame.decode(data) }) {
         case .success(let frame):
             guard let fast, fast.identity == frame.identity, fast.measuredPower == frame.measuredPower else {
                 FuzzTarget.fail("decode found \(frame) but the fast path found \(String(describing: fast))")

@@ -4,8 +4,11 @@ import RegionKitCore
 /// An ESPresense room node's sighting: topic `espresense/devices/<id>/<room>`, a JSON object with
 /// `id` (`iBeacon:<uuid>-<major>-<minor>` for iBeacons, `altBeacon:<id1>-<id2>-<id3>` for AltBeacons,
 /// `eddy:<namespace hex>-<instance hex>` for Eddystone-UID), `rssi` (filtered, may have decimals),
-/// `rssi@1m` (the frame's measured power, or the node's calibration), `distance`, and more that
-/// RegionKit does not need. The room (last topic level) is the scanner.
+/// `rssi@1m` (the frame's measured power, or the node's calibration), `distance`, `mV` and `temp`
+/// (battery in millivolts and temperature in °C, which the node decodes from the transmitter's
+/// Eddystone-TLM frames: ESPresense `src/BleFingerprint.cpp`, `fill()` and the `EDDYSTONE_TLM_FRAME_TYPE`
+/// branch; they become the sighting's ``BeaconObservation/telemetry``), and more that RegionKit does
+/// not need. The room (last topic level) is the scanner.
 ///
 /// Field meanings follow ESPresense's `BleFingerprint::fill()`; older firmware (< v4) sent an
 /// integer `rssi` and fewer fields, so every field but `id` and `rssi` is optional.
@@ -15,7 +18,7 @@ import RegionKitCore
 /// ```
 public enum ESPresenseMessage {
     /// The members read; every other one is validated and skipped.
-    static let keys = FlatJSONReader.Keys(["id", "rssi", "rssi@1m", "distance"])
+    static let keys = FlatJSONReader.Keys(["id", "rssi", "rssi@1m", "distance", "mV", "temp"])
 
     static func decode(topic: String, payload: [UInt8], receivedAt now: Timestamp, scanner: String?) throws(SightingMessageError) -> SightingMessageDecoder.Outcome {
         guard let slash = topic.utf8.lastIndex(of: UInt8(ascii: "/")) else {
@@ -45,9 +48,12 @@ public enum ESPresenseMessage {
         if case let .number(distance)? = fields[3], !(distance.isFinite && distance >= 0) {
             throw SightingMessageError(.outOfRange, "field 'distance' = \(distance) is not a distance in metres")
         }
+        let millivolts = try SightingMessageDecoder.optionalInteger(fields[4], "mV", in: 0...65535)
+        let temperature = try SightingMessageDecoder.optionalNumber(fields[5], "temp", in: SightingMessageDecoder.temperatureRange)
         let name: String
         if let scanner { name = scanner } else { name = try SightingMessageDecoder.scannerName(String(room), from: "room") }
-        return .sightings([BeaconObservation(identity: identity, rssi: rssi, measuredPower: power, timestamp: now, scannerID: name)])
+        return .sightings([BeaconObservation(identity: identity, rssi: rssi, measuredPower: power, timestamp: now, scannerID: name,
+                                             telemetry: SightingMessageDecoder.telemetry(millivolts: millivolts, temperature: temperature))])
     }
 
     /// The iBeacon or AltBeacon identity in an ESPresense id, `nil` if it is not

@@ -23,6 +23,10 @@ public struct SightingMessageDecoder: Sendable {
         case sightings([BeaconObservation])
         /// A well-formed message about something that is not an iBeacon sighting (why, for counting).
         case ignored(String)
+        /// An Eddystone-TLM frame (Theengs' raw `servicedata`): no identity, so no sighting; the
+        /// ingest keeps it for the transmitter (the topic's last level, its address) and attaches it
+        /// to that transmitter's later sightings, as the HCI scanner does by address.
+        case telemetry(EddystoneTelemetry)
     }
 
     public var format: SightingMessageFormat
@@ -119,6 +123,34 @@ extension SightingMessageDecoder {
             throw SightingMessageError(.wrongType, "field '\(field)' is \(other.typeName), not a number")
         }
     }
+
+    /// An optional number field within `range`; `nil` when absent or null (a quoted number is accepted).
+    static func optionalNumber(_ value: JSONScalar?, _ field: String, in range: ClosedRange<Double>) throws(SightingMessageError) -> Double? {
+        let number: Double
+        switch value {
+        case nil, .null?: return nil
+        case .number(let value)?: number = value
+        case .string(let text)?:
+            guard let value = Double(text.trimmingCharacters(in: .whitespaces)) else { throw SightingMessageError(.wrongType, "field '\(field)' is not a number") }
+            number = value
+        case let other?: throw SightingMessageError(.wrongType, "field '\(field)' is \(other.typeName), not a number")
+        }
+        guard number.isFinite, range.contains(number) else {
+            throw SightingMessageError(.outOfRange, "field '\(field)' = \(number) is outside \(range.lowerBound)...\(range.upperBound)")
+        }
+        return number
+    }
+
+    /// Battery and temperature a scanner decoded from the transmitter's telemetry, nil when it
+    /// reported neither (a battery of 0 mV means "not supported", as in Eddystone-TLM).
+    static func telemetry(millivolts: Int?, temperature: Double?) -> EddystoneTelemetry? {
+        let battery = millivolts.map { UInt16(clamping: $0) }   // callers check 0...65535
+        guard (battery ?? 0) != 0 || temperature != nil else { return nil }
+        return EddystoneTelemetry(batteryMillivolts: battery, temperature: temperature)
+    }
+
+    /// TEMP's range (signed 8.8 fixed point), °C.
+    static let temperatureRange = -128.0...127.99
 
     /// An optional string field.
     static func optionalString(_ value: JSONScalar?, _ field: String) throws(SightingMessageError) -> String? {

@@ -7,15 +7,23 @@ import RegionKitCore
 /// codec (an AltBeacon, company id then `beac`, with the AltBeacon codec), or the decoder's fields
 /// `uuid` (32 hex digits), `major`, `minor`, `txpower`; Eddystone arrives as `servicedatauuid`
 /// `0xfeaa` with `servicedata` (hex, the frame after the UUID), decoded with the Eddystone codec
-/// (UID frames are sightings; URL and TLM frames carry no identity and are ignored). The gateway
+/// (UID frames are sightings; a TLM frame is ``SightingMessageDecoder/Outcome/telemetry(_:)`` for
+/// the transmitter of the topic; URL frames carry no identity and are ignored). The gateway
 /// (topic level before `BTtoMQTT`) is the scanner unless the configuration names one.
+///
+/// Theengs Decoder's iBeacon model (`IBEACON`, theengs/decoder `src/devices/iBeacon_json.h`) reads
+/// the byte after the minor as `txpower` when its high bit is set (negative dBm) and otherwise as
+/// `volt`, the battery voltage in tenths of a volt (some nRF51822 beacons send it there): a message
+/// with `volt` gets no measured power and carries the voltage as the sighting's battery
+/// telemetry. Theengs Decoder has no AltBeacon or Eddystone model (its devices as of 2024-10), so
+/// those arrive only raw and are decoded here.
 ///
 /// ```swift
 /// try TheengsMessage.iBeacon(manufacturerData: "4c000215e2c56db5dffb48d2b060d0f5a71096e000010002c5")?.identity   // …:1:2
 /// ```
 public enum TheengsMessage {
     /// The members read; every other one is validated and skipped.
-    static let keys = FlatJSONReader.Keys(["rssi", "manufacturerdata", "uuid", "major", "minor", "txpower", "servicedata", "servicedatauuid"])
+    static let keys = FlatJSONReader.Keys(["rssi", "manufacturerdata", "uuid", "major", "minor", "txpower", "servicedata", "servicedatauuid", "volt"])
 
     static func decode(topic: String, payload: [UInt8], receivedAt now: Timestamp, scanner: String?) throws(SightingMessageError) -> SightingMessageDecoder.Outcome {
         let levels = topic.split(separator: "/", omittingEmptySubsequences: false)
@@ -31,8 +39,11 @@ public enum TheengsMessage {
         if frame == nil, other == nil, let uuidText = try SightingMessageDecoder.optionalString(fields[7], "servicedatauuid"),
            uuidText.lowercased() == "0xfeaa" || uuidText.lowercased() == "feaa",
            let hex = try SightingMessageDecoder.optionalString(fields[6], "servicedata") {
-            guard case .uid(let uid)? = try eddystone(serviceData: hex) else { return .ignored("an Eddystone frame without identity (URL or TLM)") }
-            other = (uid.identity, uid.measuredPower)
+            switch try eddystone(serviceData: hex) {
+            case .uid(let uid)?: other = (uid.identity, uid.measuredPower)
+            case .tlm(let tlm)?: return .telemetry(tlm)
+            case .url?, nil: return .ignored("an Eddystone frame without identity (URL) or not a valid one")
+            }
         }
         if let other {
             let rssi = try SightingMessageDecoder.integer(rssiField, "rssi", in: SightingMessageDecoder.rssiRange)
@@ -52,9 +63,12 @@ public enum TheengsMessage {
         guard let frame else { return .ignored("not an iBeacon advertisement") }
         let rssi = try SightingMessageDecoder.integer(rssiField, "rssi", in: SightingMessageDecoder.rssiRange)
         let name = try gatewayName(topic: topic, levels: levels, marker: marker, scanner: scanner)
-        let power = Int(frame.measuredPower)
+        // Theengs' `volt`: the power byte was a battery voltage (tenths of a volt), not a measured power.
+        let volts = try SightingMessageDecoder.optionalNumber(fields[8], "volt", in: 0...65.535)
+        let power = volts == nil ? Int(frame.measuredPower) : 0
         return .sightings([BeaconObservation(identity: frame.identity, rssi: rssi, measuredPower: power == 0 ? nil : power,
-                                             timestamp: now, scannerID: name)])
+                                             timestamp: now, scannerID: name,
+                                             telemetry: SightingMessageDecoder.telemetry(millivolts: volts.map { Int(($0 * 1000).rounded()) }, temperature: nil))])
     }
 
     /// The scanner: the configured one, else the topic level before `BTtoMQTT`.

@@ -26,6 +26,8 @@ public final class MQTTSightingIngest: Sendable {
         public var rejected: [SightingMessageError.Kind: Int] = [:]
         /// Messages on a topic no source's filter matches (none expected).
         public var unrouted = 0
+        /// Telemetry messages (Eddystone-TLM through Theengs) kept for their transmitter.
+        public var telemetry = 0
 
         public var rejectedTotal: Int { rejected.values.reduce(0, +) }
     }
@@ -38,7 +40,10 @@ public final class MQTTSightingIngest: Sendable {
     let routes: [Route]
     let manager: LocationManager
     let logger: Logger
-    private let state = Mutex<(statistics: Statistics, logged: Set<String>)>((Statistics(), []))
+    private let state = Mutex<(statistics: Statistics, logged: Set<String>, telemetry: [Substring: EddystoneTelemetry])>((Statistics(), [], [:]))
+    /// Transmitters whose telemetry is kept; the map is emptied when a new one would exceed it
+    /// (as ``BeaconReportPipeline/telemetryCapacity``).
+    public static let telemetryCapacity = 4096
 
     public init(sources: [MQTTSourceConfiguration], manager: LocationManager, logger: Logger) {
         routes = sources.map { Route(filter: $0.topicFilter, decoder: SightingMessageDecoder(format: $0.format, scannerOverride: $0.scanner)) }
@@ -54,6 +59,11 @@ public final class MQTTSightingIngest: Sendable {
 
     public var statistics: Statistics { state.withLock { $0.statistics } }
 
+    /// The transmitter a message is about: its topic's last level (Theengs: the address).
+    static func transmitter(_ topic: String) -> Substring {
+        topic.utf8.lastIndex(of: UInt8(ascii: "/")).map { topic[topic.utf8.index(after: $0)...] } ?? topic[...]
+    }
+
     /// Handles one received message (called in arrival order).
     public func handle(topic: String, payload: [UInt8]) {
         guard let route = routes.first(where: { MQTTTopicFilter.matches(filter: $0.filter, topic: topic) }) else {
@@ -62,11 +72,23 @@ public final class MQTTSightingIngest: Sendable {
         }
         do {
             switch try route.decoder.decode(topic: topic, payload: payload, receivedAt: manager.clock.now) {
-            case .sightings(let observations):
+            case .sightings(var observations):
+                let kept = state.withLock { state -> EddystoneTelemetry? in
+                    state.statistics.messages += 1
+                    state.statistics.sightings += observations.count
+                    return state.telemetry.isEmpty || route.decoder.format != .theengs ? nil : state.telemetry[Self.transmitter(topic)]
+                }
+                if let kept {
+                    for index in observations.indices where observations[index].telemetry == nil { observations[index].telemetry = kept }
+                }
                 for observation in observations { manager.ingest(observation) }
+            case .telemetry(let frame):
                 state.withLock {
                     $0.statistics.messages += 1
-                    $0.statistics.sightings += observations.count
+                    $0.statistics.telemetry += 1
+                    let key = Self.transmitter(topic)
+                    if $0.telemetry[key] == nil && $0.telemetry.count >= Self.telemetryCapacity { $0.telemetry.removeAll(keepingCapacity: true) }
+                    $0.telemetry[key] = frame
                 }
             case .ignored(let reason):
                 state.withLock {

@@ -59,7 +59,7 @@ public struct PresenceRangingTracker: Sendable {
             if let telemetry = beacon.telemetry {
                 if let mV = telemetry.batteryMillivolts { attributes.add("battery_mv", Int(mV)) }
                 if let temperature = telemetry.temperature { attributes.add("temperature", temperature, decimals: 2) }
-                attributes.add("uptime", telemetry.uptime, decimals: 1)
+                if let uptime = telemetry.uptime { attributes.add("uptime", uptime, decimals: 1) }
             }
             messages.append(PresenceMessage(topic: topics.beaconAttributes(beacon.identity), text: attributes.text, qos: 0, retain: true))
             if mqttRoom, let nearest {

@@ -117,7 +117,7 @@ struct Scan: AsyncParsableCommand {
         if let frame = sighting.frame {
             text += "  " + Advertise.describe(frame)
             if case .eddystone(.tlm(let tlm)) = frame {
-                text += " battery \(tlm.batteryMillivolts.map { "\($0) mV" } ?? "n/a") temperature \(tlm.temperature.map { String(format: "%.2f °C", $0) } ?? "n/a") count \(tlm.advertisingCount) uptime \(tlm.uptime) s"
+                text += " battery \(tlm.batteryMillivolts.map { "\($0) mV" } ?? "n/a") temperature \(tlm.temperature.map { String(format: "%.2f °C", $0) } ?? "n/a") count \(tlm.advertisingCount.map(String.init) ?? "n/a") uptime \(tlm.uptime.map { "\($0) s" } ?? "n/a")"
             }
         } else if let match = sighting.layoutMatch {
             text += "  layout \(match.layout.expression): ids \(match.decoded.identifiers.map { BeaconIdentity.hex($0) }.joined(separator: " "))"

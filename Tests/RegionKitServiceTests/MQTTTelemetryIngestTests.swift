@@ -1,0 +1,57 @@
+import Foundation
+import Logging
+import Synchronization
+import Testing
+import RegionKit
+import RegionKitCore
+import RegionKitGateway
+@testable import RegionKitService
+
+/// Eddystone-TLM through Theengs: the frame has no identity, so the ingest keeps it for the
+/// transmitter (the topic's address) and attaches it to that transmitter's sightings, which then
+/// range with their telemetry — as the HCI scanner attaches TLM by transmitter address.
+@Suite("MQTT ingest: Theengs Eddystone-TLM attached to the same transmitter's sightings")
+struct MQTTTelemetryIngestTests {
+    final class Collector: LocationManagerDelegate {
+        let beacons = Mutex<[[Beacon]]>([])
+        func locationManager(_ manager: LocationManager, didReceive event: LocationEvent) {
+            if case .didRangeBeacons(let ranged, _, _) = event.kind { beacons.withLock { $0.append(ranged) } }
+        }
+    }
+
+    // Theengs' raw service data of 0xFEAA (the frame after the UUID), byte by byte:
+    /// UID: type 00, ranging data EE (−18 dBm at 0 m), namespace 8b0ca750e7a74e14bd99, instance 0000000000a1, RFU 0000.
+    static let uid = "00ee8b0ca750e7a74e14bd990000000000a10000"
+    /// TLM: type 20, version 00, VBATT 0bb8 (3000 mV), TEMP 1880 (24.5 °C), ADV_CNT 00000100 (256), SEC_CNT 00000258 (60 s).
+    static let tlm = "20000bb818800000010000000258"
+
+    static func message(_ serviceData: String, rssi: Int) -> [UInt8] {
+        Array(#"{"id":"C0:A1:B2:C3:D4:E5","rssi":\#(rssi),"servicedatauuid":"0xfeaa","servicedata":"\#(serviceData)"}"#.utf8)
+    }
+
+    @Test func tlmFromTheSameAddressRangesWithTheBeacon() throws {
+        let clock = VirtualClock()
+        let manager = LocationManager(profile: .coreLocation, clock: clock, sources: [.beacon: .authorized])
+        let collector = Collector()
+        manager.delegate = collector
+        let namespace = try BeaconIdentityConstraint(eddystoneNamespace: "8b0ca750e7a74e14bd99")
+        manager.startRangingBeacons(satisfying: namespace)
+        let ingest = MQTTSightingIngest(sources: [MQTTSourceConfiguration(format: .theengs)], manager: manager, logger: Logger(label: "test"))
+
+        // Another transmitter's TLM first: it must not attach to this beacon.
+        ingest.handle(topic: "home/gw/BTtoMQTT/AABBCCDDEEFF", payload: Self.message("20" + "00" + "0a28" + "1000" + "00000001" + "00000001", rssi: -80))
+        ingest.handle(topic: "home/gw/BTtoMQTT/C0A1B2C3D4E5", payload: Self.message(Self.uid, rssi: -60))
+        clock.advance(by: 1)
+        #expect(collector.beacons.withLock { $0.last?.first?.telemetry } == nil, "no TLM heard from C0A1B2C3D4E5 yet")
+
+        ingest.handle(topic: "home/gw/BTtoMQTT/C0A1B2C3D4E5", payload: Self.message(Self.tlm, rssi: -61))
+        ingest.handle(topic: "home/gw/BTtoMQTT/C0A1B2C3D4E5", payload: Self.message(Self.uid, rssi: -60))
+        clock.advance(by: 1)
+        let beacon = try #require(collector.beacons.withLock { $0.last?.first })
+        #expect(beacon.identity.format == .eddystoneUID && BeaconIdentity.hex(beacon.identity.instance) == "0000000000a1")
+        let telemetry = try #require(beacon.telemetry)
+        #expect(telemetry.batteryMillivolts == 3000 && telemetry.temperature == 24.5 && telemetry.advertisingCount == 256 && telemetry.uptime == 60)
+        let statistics = ingest.statistics
+        #expect(statistics.telemetry == 2 && statistics.sightings == 2 && statistics.messages == 4 && statistics.rejectedTotal == 0)
+    }
+}
