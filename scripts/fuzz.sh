@@ -12,6 +12,9 @@
 #   --merge        after running, fold new coverage into the committed corpus (Fuzz/Corpus/TARGET;
 #                  libFuzzer -merge=1 keeps only inputs that add coverage)
 #   --list         print the target names
+#   --core         only the targets of RegionKitFuzz (parsers and the engine), not the three of
+#                  RegionKitFuzzService, whose sanitized build compiles NIO, BoringSSL, GRDB and
+#                  Yams (CI's phase 3 uses it to stay within its time budget)
 #
 # Inputs found while fuzzing go to Fuzz/.work/corpus/TARGET, crashes (crash-*, timeout-*, oom-*,
 # leak-*) to Fuzz/.work/crashes/TARGET, logs and a per-run summary line (target, executions, cov,
@@ -23,7 +26,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-runs="" seconds="" ci=0 merge=0 list=0 targets=()
+runs="" seconds="" ci=0 merge=0 list=0 core=0 targets=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --runs) runs="$2"; shift 2 ;;
@@ -31,6 +34,7 @@ while [ $# -gt 0 ]; do
     --ci) ci=1; shift ;;
     --merge) merge=1; shift ;;
     --list) list=1; shift ;;
+    --core) core=1; shift ;;
     -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
     -*) echo "fuzz.sh: unknown option $1" >&2; exit 2 ;;
     *) targets+=("$1"); shift ;;
@@ -41,6 +45,10 @@ done
 all_targets=(h4 hci-event advertising-report btsnoop ibeacon altbeacon eddystone beacon-layout nmea gpsd gpx geojson gateway-json gateway-gzip
              scenario config distance-model distance-samples region-specifier mqtt-packet sighting-message
              http-region-body engine)
+if [ $core = 1 ]; then
+  kept=(); for target in "${all_targets[@]}"; do case " config mqtt-packet http-region-body " in *" $target "*) ;; *) kept+=("$target") ;; esac; done
+  all_targets=("${kept[@]}")
+fi
 if [ $list = 1 ]; then printf '%s\n' "${all_targets[@]}"; exit 0; fi
 [ ${#targets[@]} -eq 0 ] && targets=("${all_targets[@]}")
 for target in "${targets[@]}"; do
