@@ -63,7 +63,7 @@ public final class MQTTSightingIngest: Sendable {
         do {
             switch try route.decoder.decode(topic: topic, payload: payload, receivedAt: manager.clock.now) {
             case .sightings(let observations):
-                for observation in observations { manager.ingest(observation) }
+                manager.ingest(contentsOf: observations)
                 state.withLock {
                     $0.statistics.messages += 1
                     $0.statistics.sightings += observations.count
