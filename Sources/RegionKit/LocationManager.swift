@@ -133,6 +133,18 @@ public final class LocationManager: Sendable {
         run { engine, _ in engine.ingest(observation) }
     }
 
+    /// Sightings in order, in one call: one lock, one timer update and one engine call for the
+    /// whole batch (a scanner's buffer of reports, an MQTT message, a gateway batch), with the
+    /// same events, in the same order, as ingesting each.
+    ///
+    /// ```swift
+    /// manager.ingest(contentsOf: observations)
+    /// ```
+    public func ingest(contentsOf observations: [BeaconObservation]) {
+        guard !observations.isEmpty else { return }
+        run { engine, _ in engine.ingest(contentsOf: observations) }
+    }
+
     /// A fix from a location source (its timestamp is used, not the clock's).
     public func ingest(_ fix: LocationFix) {
         run { engine, _ in engine.ingest(fix) }

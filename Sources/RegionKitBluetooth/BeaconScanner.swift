@@ -413,7 +413,7 @@ public final class BeaconScanner: Sendable {
             }
             return true
         }
-        for observation in observations { manager?.ingest(observation) }
+        manager?.ingest(contentsOf: observations)
         return handled
     }
 
@@ -430,7 +430,7 @@ public final class BeaconScanner: Sendable {
         for sighting in sightings {
             for continuation in continuations { continuation.yield(.sighting(sighting)) }
         }
-        for observation in observations { manager?.ingest(observation) }
+        manager?.ingest(contentsOf: observations)
     }
 
     private func transition(to state: State) {

@@ -54,6 +54,21 @@ extension MonitoringEngine {
         return events
     }
 
+    /// Sightings in order, as one call: the same events, in the same order, as calling
+    /// ``ingest(_:)-(BeaconObservation)`` for each (a gateway batch, a scanner's buffer of
+    /// reports, an MQTT message), with the per-call overhead paid once per batch.
+    ///
+    /// ```swift
+    /// let events = engine.ingest(contentsOf: batch)   // batch: [BeaconObservation]
+    /// ```
+    public mutating func ingest(contentsOf observations: some Sequence<BeaconObservation>) -> [LocationEvent] {
+        var events: [LocationEvent] = []
+        for observation in observations {
+            events += ingest(observation)
+        }
+        return events
+    }
+
     /// Records a sighting in one candidate region.
     /// `channel`: the sighting's scanner channel (detectors that use one); `priorScale` is set to
     /// the stream's tail scale for the channel's prior when it is settled and not set yet.

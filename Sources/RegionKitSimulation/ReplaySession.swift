@@ -74,6 +74,16 @@ public final class ReplaySession: Sendable {
         manager.ingest(observation)
     }
 
+    /// Observations in time order, fed as one batch (instant replay): the same events, in the
+    /// same order, as ``feed(_:)-(BeaconObservation)`` for each — the engine fires every timer due
+    /// before each observation as it reaches it — with one manager call for the batch. Virtual
+    /// time then moves to the last observation.
+    public func feed(contentsOf observations: [BeaconObservation]) {
+        guard let last = observations.last else { return }
+        manager.ingest(contentsOf: observations)
+        clock.advance(to: last.timestamp)
+    }
+
     /// A location fix, paced like ``feed(_:pace:)-(BeaconObservation,_)``.
     public func feed(_ fix: LocationFix, pace: Double) async {
         if pace > 0 { await wait(until: fix.timestamp, pace: pace) }

@@ -81,7 +81,7 @@ public final class MQTTSightingIngest: Sendable {
                 if let kept {
                     for index in observations.indices where observations[index].telemetry == nil { observations[index].telemetry = kept }
                 }
-                for observation in observations { manager.ingest(observation) }
+                manager.ingest(contentsOf: observations)
             case .telemetry(let frame):
                 state.withLock {
                     $0.statistics.messages += 1

@@ -108,12 +108,21 @@ struct Replay: AsyncParsableCommand {
             var pending: [BeaconObservation] = []
             // The reader is synchronous; pacing needs `await`, so sightings are fed in small batches.
             func drain() async {
-                for observation in pending { await session.feed(observation, pace: pace.speed) }
+                if pace.instant {
+                    session.feed(contentsOf: pending)
+                } else {
+                    for observation in pending { await session.feed(observation, pace: pace.speed) }
+                }
                 pending.removeAll(keepingCapacity: true)
             }
             var buffer = ReorderBuffer<BeaconObservation>(window: reorderWindow)
+            // Instant replay feeds the engine in batches (one manager call per batch).
             func accept(_ observation: BeaconObservation) {
-                if pace.instant { session.feed(observation) } else { pending.append(observation) }
+                pending.append(observation)
+                if pace.instant && pending.count >= 256 {
+                    session.feed(contentsOf: pending)
+                    pending.removeAll(keepingCapacity: true)
+                }
             }
             // Damage does not stop the reader: what it could read is replayed, the rest reported.
             let report = try reader.read { sighting in
