@@ -6,8 +6,8 @@
 #   no TARGET      every target, one after another
 #   --runs N       stop each target after N executions (libFuzzer -runs)
 #   --seconds S    stop each target after S seconds (libFuzzer -max_total_time); default 60
-#   --ci           CI mode: a short bounded run per target on the committed corpus only (nothing is
-#                  written to it); exit 1 on any crash, timeout or leak; exit 77 with the reason
+#   --ci           CI mode: every committed corpus input of each target once, no mutation (nothing
+#                  is written back); exit 1 on any crash, timeout or leak; exit 77 with the reason
 #                  when the tool chain cannot build fuzzers (so the caller reports "skipped")
 #   --merge        after running, fold new coverage into the committed corpus (Fuzz/Corpus/TARGET;
 #                  libFuzzer -merge=1 keeps only inputs that add coverage)
@@ -102,8 +102,9 @@ for target in "${targets[@]}"; do
   options=(-artifact_prefix="$crashes/" -max_len="$(max_len "$target")" -rss_limit_mb=2048 -print_final_stats=1
            -detect_leaks=0)  # FoundationXML's XMLParser leaks 72 bytes per parse (not RegionKit's code)
   if [ $ci = 1 ]; then
-    # Bounded: every committed input once, then a few seconds of mutation; nothing written back.
-    options+=(-max_total_time="${seconds:-5}" -timeout=30)
+    # Deterministic: every committed input once (-runs=0: no mutation), nothing written back. New
+    # inputs come from fuzzing runs, not from CI, where a random find would fail an unrelated change.
+    options+=(-runs=0 -timeout=30)
     dirs=("$work.ci"); rm -rf "$work.ci"; mkdir -p "$work.ci"; dirs+=("Fuzz/Corpus/$target")
   else
     options+=(-timeout=10)
