@@ -50,15 +50,27 @@ public struct ConcatenatedJSONSplitter: Sendable {
     public private(set) var skippedRuns = 0
     /// The first skipped stretch.
     public private(set) var firstSkip: Skip?
+    /// Without ``skipsDamage``: the damage that stopped the stream. A chunk that completed objects
+    /// before its damage returns them and the error comes from the next ``feed(_:)`` or
+    /// ``finish()``, so no object already read is lost to the chunk size.
+    public private(set) var failure: RegionKitError?
 
     public init(source: String = "input", skipsDamage: Bool = false) {
         self.source = source
         self.skipsDamage = skipsDamage
     }
 
-    /// Feeds a chunk and returns the objects it completed.
+    /// Feeds a chunk and returns the objects it completed. Without ``skipsDamage``, damage throws,
+    /// but only once the objects completed before it have been returned (see ``failure``).
     public mutating func feed(_ chunk: [UInt8]) throws -> [Object] {
+        if let failure { throw failure }
         var objects: [Object] = []
+        func stop(_ reason: String) throws -> [Object] {
+            let error = RegionKitError(.malformedInput, "\(source): \(reason)")
+            failure = error
+            if objects.isEmpty { throw error }
+            return objects
+        }
         for byte in chunk {
             defer { offset += 1 }
             if depth == 0 {
@@ -72,7 +84,7 @@ public struct ConcatenatedJSONSplitter: Sendable {
                     if inGarbage { skippedBytes += 1 }
                 default:
                     let reason = "unexpected byte 0x\(String(byte, radix: 16)) ('\(Self.printable(byte))') at offset \(offset) between JSON objects"
-                    guard skipsDamage else { throw RegionKitError(.malformedInput, "\(source): \(reason)") }
+                    guard skipsDamage else { return try stop(reason) }
                     if !inGarbage { noteSkip(at: offset, reason: reason) }
                     inGarbage = true
                     skippedBytes += 1
@@ -98,7 +110,7 @@ public struct ConcatenatedJSONSplitter: Sendable {
             }
             if !discarding && current.count > Self.maximumObjectSize {
                 let reason = "the JSON object starting at offset \(objectStart) is larger than \(Self.maximumObjectSize) bytes"
-                guard skipsDamage else { throw RegionKitError(.malformedInput, "\(source): \(reason)") }
+                guard skipsDamage else { return try stop(reason) }
                 noteSkip(at: objectStart, reason: reason)
                 skippedBytes += current.count
                 current = []
@@ -115,6 +127,7 @@ public struct ConcatenatedJSONSplitter: Sendable {
 
     /// Checks that the stream did not end inside an object.
     public func finish() throws {
+        if let failure { throw failure }
         if depth > 0 {
             throw RegionKitError(.malformedInput, "\(source): truncated: the JSON object starting at offset \(objectStart) is not closed at the end of the data (offset \(offset))")
         }
