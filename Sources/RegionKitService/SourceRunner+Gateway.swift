@@ -1,5 +1,6 @@
 import RegionKit
 import RegionKitGateway
+import RegionKitSimulation
 
 extension SourceRunner {
     /// Reads the whole recording (putting out-of-order sightings back in order within the reorder
@@ -31,11 +32,12 @@ extension SourceRunner {
             ])
             activity.recordDecodeError("damagedFile")
         }
-        let pacing = Self.replayOffsets(batch.map(\.timeMilliseconds), maximumGap: settings.maxGap ?? Self.defaultMaximumGap)
+        let maximumGap = settings.maxGap ?? ReplaySession.defaultMaximumGap
+        let pacing = Self.replayOffsets(batch.map(\.timeMilliseconds), maximumGap: maximumGap)
         if pacing.shortened > 0 {
             logger.notice("gateway file: long gaps shortened", metadata: [
                 "file": "\(settings.file)", "gaps": "\(pacing.shortened)", "longest-seconds": "\(pacing.longest)",
-                "max-gap-seconds": "\(settings.maxGap ?? Self.defaultMaximumGap)",
+                "max-gap-seconds": "\(maximumGap)",
             ])
         }
         let start = manager.clock.now
@@ -53,9 +55,6 @@ extension SourceRunner {
         }
         logger.info("gateway file replayed", metadata: ["file": "\(settings.file)", "sightings": "\(batch.count)"])
     }
-
-    /// The default ``ServiceSource/Gateway/maxGap``: 60 recorded seconds.
-    public static let defaultMaximumGap: Double = 60
 
     /// The replay offset (recorded seconds after the first sighting) of each of `times`
     /// (milliseconds, in order), with every gap longer than `maximumGap` seconds shortened to it;

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import RegionKit
 import RegionKitStore
+import RegionKitSimulation
 @testable import RegionKitService
 import RegionKitTestSupport
 
@@ -86,7 +87,7 @@ struct GatewayReplayPacingTests {
         #expect(pacing.shortened == 2)
         #expect(pacing.longest > 9e15)
         // The default keeps a normal recording's timing exactly.
-        let regular = SourceRunner.replayOffsets([0, 100, 200, 59_200], maximumGap: SourceRunner.defaultMaximumGap)
+        let regular = SourceRunner.replayOffsets([0, 100, 200, 59_200], maximumGap: ReplaySession.defaultMaximumGap)
         #expect(regular.offsets == [0, 0.1, 0.2, 59.2])
         #expect(regular.shortened == 0)
         #expect(SourceRunner.replayOffsets([], maximumGap: 60).offsets.isEmpty)
