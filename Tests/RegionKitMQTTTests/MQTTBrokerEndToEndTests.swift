@@ -18,7 +18,7 @@ struct MQTTBrokerEndToEndTests {
     }
 
     @Test("publish/subscribe round trips at QoS 0 and 1 with mosquitto_pub and mosquitto_sub; 2,000 pipelined QoS 1 publishes",
-          .enabled(if: MosquittoBroker.isAvailable, MosquittoBroker.skipReason), .timeLimit(.minutes(2)))
+          .enabled(if: MosquittoBroker.isAvailable, MosquittoBroker.skipReason), .timeLimit(.minutes(3)))
     func roundTrip() async throws {
         let broker = try MosquittoBroker()
         try broker.start()
@@ -41,7 +41,9 @@ struct MQTTBrokerEndToEndTests {
 
         // Us → broker, QoS 0 and 1, then 2,000 QoS 1 publishes in flight together.
         let count = 2_000
-        let subscriber = try await broker.subscribe(topic: "rk/out/#", count: count + 2, qos: 1)
+        // A generous -W: on a loaded CI machine the lot once took longer than 30 s (it ends at -C anyway).
+        let subscriber = try await broker.subscribe(topic: "rk/out/#", count: count + 2, qos: 1, timeout: 120)
+        let started = ContinuousClock.now
         try await probe.client.publish(MQTTMessage(topic: "rk/out/zero", payload: Array("zero".utf8), qos: .atMostOnce, retain: false))
         try await probe.client.publish(MQTTMessage(topic: "rk/out/one", payload: Array("one".utf8), qos: .atLeastOnce, retain: false))
         let client = probe.client
@@ -53,8 +55,13 @@ struct MQTTBrokerEndToEndTests {
             }
             try await group.waitForAll()
         }
-        let got = await subscriber.waitForMessages(count + 2)
-        #expect(got.count == count + 2)
+        let acknowledged = ContinuousClock.now - started
+        let got = await subscriber.waitForMessages(count + 2, timeout: 120)
+        let received = ContinuousClock.now - started
+        #expect(got.count == count + 2, """
+            all \(count + 2) acknowledged after \(acknowledged), \(got.count) received after \(received); \
+            mosquitto_sub: \(subscriber.output.suffix(600)); broker log: \(broker.log.suffix(1500))
+            """)
         #expect(got.prefix(2).map(\.payload) == ["zero", "one"])
         #expect(got.prefix(2).map(\.qos) == [0, 1])
         let missing = Set((0..<count).map { "\($0)" }).subtracting(got.dropFirst(2).map(\.payload))
