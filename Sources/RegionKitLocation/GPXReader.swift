@@ -1,7 +1,4 @@
 import Foundation
-#if canImport(FoundationXML)
-import FoundationXML
-#endif
 import RegionKitCore
 
 /// Reads GPX 1.0/1.1 (waypoints `wpt`, routes `rte/rtept`, tracks `trk/trkseg/trkpt`) with
@@ -69,43 +66,92 @@ public enum GPXReader {
 
     /// Parses GPX. Throws `.malformedXML` (with line and column) for XML errors and
     /// `.missingAttribute` for a point without valid `lat`/`lon`, `.badField` for an
-    /// unparseable `ele`/`time`/... value. A UTF-8 document (no other encoding declared) with
-    /// an invalid UTF-8 sequence is `.malformedXML` at that sequence's line and column, checked
-    /// before `XMLParser` sees it (FoundationXML traps on invalid UTF-8 in names).
+    /// unparseable `ele`/`time`/... value. The document is UTF-8 (the default), UTF-16 with a
+    /// byte-order mark, or declares ISO-8859-1, US-ASCII or windows-1252; an invalid UTF-8
+    /// sequence is `.malformedXML` at its line and column. The XML is read by ``XMLScanner``
+    /// (not FoundationXML, which trapped on hostile input).
     public static func read(data: Data) throws(LocationInputError) -> Document {
-        try checkUTF8(data)
-        let parser = XMLParser(data: data)
-        let delegate = Delegate(parser: parser)
-        parser.delegate = delegate
-        parser.shouldProcessNamespaces = false
-        parser.shouldResolveExternalEntities = false
-        let ok = parser.parse()
-        if let e = delegate.failure { throw e }
-        guard ok else {
-            let err = parser.parserError.map { describe($0) } ?? "unknown XML error"
-            throw LocationInputError(
-                code: .malformedXML, message: "XML is not well-formed: \(err)",
-                line: parser.lineNumber, column: parser.columnNumber)
-        }
-        guard delegate.sawGPX else {
-            throw LocationInputError(code: .malformedXML, message: "no <gpx> root element", line: 1)
-        }
-        return delegate.document
-    }
-
-    /// Throws `.malformedXML` at the first invalid UTF-8 sequence of a document that is UTF-8:
-    /// no byte-order mark of another encoding and no `encoding="…"` other than UTF-8 declared.
-    static func checkUTF8(_ data: Data) throws(LocationInputError) {
-        let bytes = [UInt8](data)
-        if bytes.starts(with: [0xFE, 0xFF]) || bytes.starts(with: [0xFF, 0xFE]) || bytes.starts(with: [0, 0]) { return }   // UTF-16/32
-        if bytes.starts(with: [0x3C, 0x3F]), let end = bytes.prefix(512).firstIndex(of: UInt8(ascii: ">")) {
-            // The XML declaration is ASCII; libxml2 transcodes any other declared encoding itself.
-            let declaration = String(decoding: bytes[..<end], as: UTF8.self).lowercased()
-            if let range = declaration.range(of: "encoding") {
-                let value = declaration[range.upperBound...].drop { $0 == " " || $0 == "=" || $0 == "\"" || $0 == "'" }
-                if !(value.hasPrefix("utf-8") || value.hasPrefix("utf8")) { return }
+        let bytes = try utf8(data)
+        var scanner = XMLScanner(bytes)
+        var builder = Builder()
+        while true {
+            let next: XMLScanner.Event?
+            do {
+                next = try scanner.next()
+            } catch {
+                let (line, column) = scanner.position(of: error.offset)
+                throw LocationInputError(code: .malformedXML, message: "XML is not well-formed: \(error.message)", line: line, column: column)
+            }
+            guard let event = next else { break }
+            let offset: Int
+            do {
+                switch event {
+                case .start(let name, let attributes, let at):
+                    offset = at
+                    try builder.start(name, attributes: attributes, line: scanner.position(of: at).line)
+                case .text(let text):
+                    builder.text += text
+                    continue
+                case .end(let name, let at):
+                    offset = at
+                    try builder.end(name)
+                }
+            } catch {
+                let (line, column) = scanner.position(of: offset)
+                throw LocationInputError(code: error.code, message: error.message, line: line, column: column)
             }
         }
+        return builder.document
+    }
+
+    /// The document as UTF-8: UTF-16 (byte-order mark) and the declared single-byte encodings
+    /// transcoded, UTF-8 checked (``checkUTF8(_:)``). Other encodings are refused by name.
+    static func utf8(_ data: Data) throws(LocationInputError) -> [UInt8] {
+        let bytes = [UInt8](data)
+        if bytes.starts(with: [0, 0, 0xFE, 0xFF]) || bytes.starts(with: [0xFF, 0xFE, 0, 0]) {
+            throw LocationInputError(code: .malformedXML, message: "UTF-32 documents are not supported (use UTF-8)", line: 1)
+        }
+        if bytes.starts(with: [0xFE, 0xFF]) || bytes.starts(with: [0xFF, 0xFE]) {
+            guard let text = String(data: data, encoding: .utf16) else {
+                throw LocationInputError(code: .malformedXML, message: "invalid UTF-16 (the document starts with a UTF-16 byte-order mark)", line: 1)
+            }
+            return Array(text.utf8)
+        }
+        if let encoding = declaredEncoding(bytes) {
+            switch encoding {
+            case "utf-8", "utf8", "us-ascii", "ascii":
+                break
+            case "iso-8859-1", "iso8859-1", "latin1", "latin-1", "l1":
+                // Every byte is the scalar of the same value.
+                return Array(String(String.UnicodeScalarView(bytes.map { Unicode.Scalar($0) })).utf8)
+            case "windows-1252", "cp1252":
+                guard let text = String(data: data, encoding: .windowsCP1252) else {
+                    throw LocationInputError(code: .malformedXML, message: "the document is not valid windows-1252", line: 1)
+                }
+                return Array(text.utf8)
+            default:
+                throw LocationInputError(code: .malformedXML,
+                    message: "encoding \"\(encoding)\" is not supported (UTF-8, UTF-16, ISO-8859-1, windows-1252)", line: 1)
+            }
+        }
+        try checkUTF8(data)
+        return bytes
+    }
+
+    /// The `encoding="…"` of a leading XML declaration, lowercased.
+    static func declaredEncoding(_ bytes: [UInt8]) -> String? {
+        let body = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? bytes.dropFirst(3) : bytes[...]
+        guard body.starts(with: Array("<?xml".utf8)), let end = body.prefix(512).firstIndex(of: UInt8(ascii: ">")) else { return nil }
+        // The XML declaration is ASCII.
+        let declaration = String(decoding: body[..<end], as: UTF8.self).lowercased()
+        guard let range = declaration.range(of: "encoding") else { return nil }
+        let value = declaration[range.upperBound...].drop { $0 == " " || $0 == "=" || $0 == "\"" || $0 == "'" }
+        return String(value.prefix { $0 != "\"" && $0 != "'" && $0 != " " && $0 != "?" })
+    }
+
+    /// Throws `.malformedXML` at the first invalid UTF-8 sequence.
+    static func checkUTF8(_ data: Data) throws(LocationInputError) {
+        let bytes = [UInt8](data)
         var parser = Unicode.UTF8.ForwardParser()
         var iterator = bytes.makeIterator()
         var line = 1, column = 1, offset = 0
@@ -201,68 +247,44 @@ public enum GPXReader {
         return TimedFixes(fixes: out, usedRecordedTimes: useRecorded, note: note)
     }
 
-    /// Names for the libxml2-derived `XMLParser.ErrorCode`s that malformed GPX typically hits
-    /// (Linux reports only "The operation could not be completed").
-    static func describe(_ error: any Error) -> String {
-        let code = (error as NSError).code
-        let known: [Int: String] = [
-            4: "empty document", 5: "premature end of document", 9: "invalid character",
-            38: "attribute value not started", 39: "attribute value not finished", 41: "attribute redefined",
-            65: "space or '>' required", 73: "'>' required", 76: "start and end tags do not match",
-            77: "unfinished tag",
-        ]
-        return "\(known[code] ?? "XML error") (XMLParser error \(code))"
-    }
+    // MARK: - Building the document from the scanner's events
 
-    // MARK: - XMLParser delegate
+    private struct Builder {
+        struct Failure: Error {
+            var code: LocationInputError.Code
+            var message: String
+        }
 
-    private final class Delegate: NSObject, XMLParserDelegate {
-        let parser: XMLParser
         var document = Document()
-        var failure: LocationInputError?
-        var sawGPX = false
+        var text = ""
         private var stack: [String] = []
         private var point: Point?
         private var pathName: String?
         private var segments: [[Point]] = []
         private var currentSegment: [Point] = []
-        private var text = ""
-
-        init(parser: XMLParser) { self.parser = parser }
 
         private static func local(_ name: String) -> String {
             name.split(separator: ":").last.map(String.init) ?? name
         }
 
-        private func fail(_ code: LocationInputError.Code, _ message: String) {
-            if failure == nil {
-                failure = LocationInputError(code: code, message: message, line: parser.lineNumber, column: parser.columnNumber)
-            }
-            parser.abortParsing()
-        }
-
-        func parser(_ parser: XMLParser, didStartElement elementName: String, namespaceURI: String?,
-                    qualifiedName qName: String?, attributes: [String: String] = [:]) {
-            let name = Delegate.local(elementName)
-            if stack.isEmpty {
-                guard name == "gpx" else { fail(.malformedXML, "root element is <\(elementName)>, expected <gpx>"); return }
-                sawGPX = true
+        mutating func start(_ elementName: String, attributes: [String: String], line: Int) throws(Failure) {
+            let name = Builder.local(elementName)
+            if stack.isEmpty, name != "gpx" {
+                throw Failure(code: .malformedXML, message: "root element is <\(elementName)>, expected <gpx>")
             }
             stack.append(name)
             text = ""
             switch name {
             case "wpt", "rtept", "trkpt":
                 guard let latText = attributes["lat"], let lonText = attributes["lon"] else {
-                    fail(.missingAttribute, "<\(name)> needs lat and lon attributes")
-                    return
+                    throw Failure(code: .missingAttribute, message: "<\(name)> needs lat and lon attributes")
                 }
                 guard let lat = FieldDecoder.decimal(latText.trimmingCharacters(in: .whitespaces)), abs(lat) <= 90,
                       let lon = FieldDecoder.decimal(lonText.trimmingCharacters(in: .whitespaces)), abs(lon) <= 180
                 else {
-                    fail(.missingAttribute, "<\(name)> has invalid lat=\"\(latText)\" lon=\"\(lonText)\"")
-                    return
+                    throw Failure(code: .missingAttribute, message: "<\(name)> has invalid lat=\"\(latText)\" lon=\"\(lonText)\"")
                 }
-                point = Point(latitude: lat, longitude: lon, line: parser.lineNumber)
+                point = Point(latitude: lat, longitude: lon, line: line)
             case "rte", "trk":
                 pathName = nil
                 segments = []
@@ -274,32 +296,26 @@ public enum GPXReader {
             }
         }
 
-        func parser(_ parser: XMLParser, foundCharacters string: String) {
-            text += string
-        }
-
-        func parser(_ parser: XMLParser, didEndElement elementName: String, namespaceURI: String?, qualifiedName qName: String?) {
-            let name = Delegate.local(elementName)
+        mutating func end(_ elementName: String) throws(Failure) {
+            let name = Builder.local(elementName)
             let value = text.trimmingCharacters(in: .whitespacesAndNewlines)
             text = ""
             defer { if !stack.isEmpty { stack.removeLast() } }
             let parent = stack.count >= 2 ? stack[stack.count - 2] : ""
-            func number() -> Double? {
+            func number() throws(Failure) -> Double {
                 guard let v = FieldDecoder.decimal(value) else {
-                    fail(.badField, "<\(name)> value '\(value)' is not a number")
-                    return nil
+                    throw Failure(code: .badField, message: "<\(name)> value '\(value)' is not a number")
                 }
                 return v
             }
             switch name {
-            case "ele" where point != nil: point?.elevation = number()
-            case "hdop" where point != nil: point?.hdop = number()
-            case "speed" where point != nil: point?.speed = number()
-            case "course" where point != nil: point?.course = number()
+            case "ele" where point != nil: point?.elevation = try number()
+            case "hdop" where point != nil: point?.hdop = try number()
+            case "speed" where point != nil: point?.speed = try number()
+            case "course" where point != nil: point?.course = try number()
             case "time" where point != nil:
                 guard let t = UTCCalendar.parseISO8601(value) else {
-                    fail(.badField, "<time> value '\(value)' is not an ISO 8601 UTC time")
-                    return
+                    throw Failure(code: .badField, message: "<time> value '\(value)' is not an ISO 8601 UTC time")
                 }
                 point?.time = t
             case "name":
@@ -307,10 +323,7 @@ public enum GPXReader {
             case "wpt":
                 if let p = point { document.waypoints.append(p) }
                 point = nil
-            case "rtept":
-                if let p = point { currentSegment.append(p) }
-                point = nil
-            case "trkpt":
+            case "rtept", "trkpt":
                 if let p = point { currentSegment.append(p) }
                 point = nil
             case "trkseg":
@@ -326,15 +339,6 @@ public enum GPXReader {
                 currentSegment = []
             default:
                 break
-            }
-        }
-
-        func parser(_ parser: XMLParser, parseErrorOccurred parseError: any Error) {
-            if failure == nil {
-                failure = LocationInputError(
-                    code: .malformedXML,
-                    message: "XML is not well-formed: \(GPXReader.describe(parseError))",
-                    line: parser.lineNumber, column: parser.columnNumber)
             }
         }
     }

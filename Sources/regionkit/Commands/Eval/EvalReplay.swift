@@ -216,7 +216,7 @@ struct EvalReplay: AsyncParsableCommand {
 
     /// The exit figures per stream rate class over all recordings, one column per profile.
     static func classTable(profiles: [String], totals: [[ReplayEvaluation.ClassFigures]], recordings: Int) -> String {
-        var out = "\nPer stream rate class, all \(recordings) recording(s) together (a stream's class: its reception rate while heard, "
+        let out = "\nPer stream rate class, all \(recordings) recording(s) together (a stream's class: its reception rate while heard, "
             + "nearest of 10, 1 and 0.2 Hz on a log scale):\n\n"
         var rows: [[String]] = [[""] + profiles]
         for (classIndex, rateClass) in StreamRateClass.allCases.enumerated() {
