@@ -280,13 +280,19 @@ public struct MonitoringEngine: Sendable {
     /// It bounds what a jump of any size costs (a jump of a day made 86,400 empty deliveries).
     public static let maximumRangingCatchUp = 60
 
+    /// The times the engine's clock can take: ±10¹¹ s (±3,170 years) around the epoch. Far outside
+    /// it a `Double` has no room for the intervals timers add (beyond 2⁵³ s, `t + 1 == t`), so a
+    /// ranging session due at 1.8 × 10³⁰⁸ s stayed due for ever (engine fuzz finding: out of memory).
+    public static let clockRange: ClosedRange<Double> = -1e11...1e11
+
     /// Fires every timer due at or before `time`, in time order, and moves the engine's clock there.
-    /// Times earlier than ``now``, and non-finite times (an untrusted timestamp), are treated as
-    /// ``now``. Ranging deliveries missed over a jump longer than ``maximumRangingCatchUp``
+    /// Times earlier than ``now``, and times outside ``clockRange`` or non-finite (an untrusted
+    /// timestamp), are treated as ``now``. Ranging deliveries missed over a jump longer than ``maximumRangingCatchUp``
     /// intervals are skipped, not replayed one by one.
     public mutating func advance(to time: Timestamp) -> [LocationEvent] {
-        // A NaN target compared false both ways and fired timers for ever (engine fuzz finding).
-        let time = time.seconds.isFinite ? time : now
+        // A NaN target compared false both ways and fired timers for ever (engine fuzz finding);
+        // so did a huge finite one (timers could no longer move past it).
+        let time = Self.clockRange.contains(time.seconds) ? time : now
         var events: [LocationEvent] = []
         settleTimers()
         while let dueTime = nextDueTime(), dueTime <= time, let due = nextDue() {

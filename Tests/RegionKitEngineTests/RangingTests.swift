@@ -38,7 +38,8 @@ struct RangingTests {
         #expect(steady.advance(to: Timestamp(seconds: 60.5)).rangings.count == 60)
     }
 
-    @Test("A sighting or an advance at a non-finite time counts at the engine's time: no endless timer loop (engine fuzz finding: NaN made every ranging timer due for ever)", arguments: [Double.nan, .infinity, -.infinity])
+    @Test("A sighting or an advance at a non-finite or absurd time counts at the engine's time: no endless timer loop (engine fuzz findings: NaN made every ranging timer due for ever; at 1.8e308 s a 1 s interval no longer moves a Double, out of memory)",
+          arguments: [Double.nan, .infinity, -.infinity, .greatestFiniteMagnitude, -.greatestFiniteMagnitude, 1e11 + 1, 1e16])
     func nonFiniteTime(_ bad: Double) {
         var engine = Fixture.engine(.coreLocation)
         _ = engine.startRanging(Self.constraint, at: .zero)
