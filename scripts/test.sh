@@ -109,7 +109,7 @@ done
 # Phase 3: the libFuzzer targets of the parsers and the engine (Fuzz/, see FUZZING.md) replay their
 # committed corpora (the seeds, coverage-adding inputs and every fixed crash) once, without
 # mutation, so a parser regression fails CI and a random new find does not fail an unrelated
-# change (three such finds, on the first CI run with mutation, are in Fuzz/Open). Bounded: the
+# change (three such finds of the first CI run with mutation were fixed and joined the corpora). Bounded: the
 # sanitized release build plus one pass over 20 corpora. The three service targets (config, mqtt-packet, http-region-body) are run
 # by `scripts/fuzz.sh` by hand: their sanitized build (NIO, BoringSSL, GRDB, Yams) would add about
 # 20 minutes to CI. A tool chain without libFuzzer or the address sanitizer makes scripts/fuzz.sh
