@@ -154,10 +154,9 @@ struct XMLScanner {
             if let lt = bytes[(index + 1)..<close].firstIndex(of: UInt8(ascii: "<")) {
                 throw Failure(message: "'<' in the value of the attribute \(attribute)", offset: lt)
             }
-            // Attribute-value normalization (XML 1.0 §3.3.3): literal tab, CR and LF become spaces.
-            let value = try decode((index + 1)..<close).map { $0 == "\t" || $0 == "\n" || $0 == "\r" || $0 == "\r\n" ? " " : $0 }
+            let value = try decode((index + 1)..<close, normalizingWhitespace: true)
             index = close + 1
-            guard attributes.updateValue(String(value), forKey: attribute) == nil else {
+            guard attributes.updateValue(value, forKey: attribute) == nil else {
                 throw Failure(message: "the attribute \(attribute) is repeated", offset: attributeStart)
             }
         }
@@ -235,8 +234,10 @@ struct XMLScanner {
     }
 
     /// Character data with its references decoded: the five predefined entities and `&#N;`/`&#xH;`
-    /// (at most 8 digits; a valid XML character). Raw control characters are refused.
-    private func decode(_ range: Range<Int>) throws(Failure) -> String {
+    /// (at most 8 digits; a valid XML character). Raw control characters are refused. In attribute
+    /// values (`normalizingWhitespace`, XML 1.0 §3.3.3) a literal tab, CR or LF becomes a space;
+    /// one written as a character reference stays.
+    private func decode(_ range: Range<Int>, normalizingWhitespace: Bool = false) throws(Failure) -> String {
         var out: [UInt8] = []
         out.reserveCapacity(range.count)
         var i = range.lowerBound
@@ -246,7 +247,7 @@ struct XMLScanner {
                 throw Failure(message: "invalid character U+\(String(byte, radix: 16, uppercase: true).leftPadded(to: 4))", offset: i)
             }
             guard byte == UInt8(ascii: "&") else {
-                out.append(byte)
+                out.append(normalizingWhitespace && (byte == 0x09 || byte == 0x0A || byte == 0x0D) ? 0x20 : byte)
                 i += 1
                 continue
             }

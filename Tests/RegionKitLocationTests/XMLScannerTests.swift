@@ -21,18 +21,19 @@ struct XMLScannerTests {
     func wellFormed() throws {
         let events = try Self.events("""
             \u{FEFF}<?xml version="1.0"?><!-- c --><?pi?><!DOCTYPE gpx>
-            <g:gpx a="1" b = 'x\ty'><w lat="&lt;&#65;&#x42;"/>t&amp;<![CDATA[<raw>&amp;]]><?x data?></g:gpx>
+            <g:gpx a="1" b = 'x\ty'><w lat="&lt;&#65;&#x42;&#9;"/>t&amp;<![CDATA[<raw>&amp;]]><?x data?></g:gpx>
             <!-- after -->
             """)
         // Offsets: BOM 0–2, declaration 3–23, comment 24–33, <?pi?> 34–39, DOCTYPE 40–53, LF 54,
-        // <g:gpx …> 55–77, <w …/> 78–103, text 104–109, CDATA 110–131, <?x data?> 132–141, </g:gpx> 142.
+        // <g:gpx …> 55–77, <w …/> 78–107, text 108–113, CDATA 114–135, <?x data?> 136–145, </g:gpx> 146.
+        // A literal tab in an attribute value becomes a space; &#9; stays a tab.
         #expect(events == [
             .start(name: "g:gpx", attributes: ["a": "1", "b": "x y"], offset: 55),
-            .start(name: "w", attributes: ["lat": "<AB"], offset: 78),
+            .start(name: "w", attributes: ["lat": "<AB\t"], offset: 78),
             .end(name: "w", offset: 78),
             .text("t&"),
             .text("<raw>&amp;"),
-            .end(name: "g:gpx", offset: 142),
+            .end(name: "g:gpx", offset: 146),
         ])
     }
 
