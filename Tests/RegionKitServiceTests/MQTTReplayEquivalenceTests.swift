@@ -81,6 +81,9 @@ struct MQTTReplayEquivalenceTests {
         for region in regions { manager.startMonitoring(for: region) }
         let ingest = MQTTSightingIngest(sources: [MQTTSourceConfiguration(format: format)], manager: manager, logger: Logger(label: "test"))
         let received = Mutex(0)
+        // Counted once a message has been handled: the last one must be in the engine before the
+        // test moves the clock on (counting on arrival raced it under load: a run differed once).
+        let handled = Mutex(0)
         let times = messages.map(\.time)
         var configuration = try MQTTClientConfiguration(url: broker.url)
         configuration.reconnectMinimumDelay = .milliseconds(20)
@@ -89,6 +92,7 @@ struct MQTTReplayEquivalenceTests {
                 defer { count += 1 }
                 return count
             }
+            defer { handled.withLock { $0 += 1 } }
             guard index < times.count else { return }
             clock.advance(to: Timestamp(seconds: times[index]))
             ingest.handle(topic: message.topic, payload: message.payload)
@@ -105,8 +109,8 @@ struct MQTTReplayEquivalenceTests {
         for message in messages {
             try await publisher.publish(MQTTMessage(topic: message.topic, payload: message.payload, qos: .atLeastOnce))
         }
-        try await eventually(timeout: .seconds(60), "all \(messages.count) messages received (got \(received.withLock { $0 }))") {
-            received.withLock { $0 } >= messages.count
+        try await eventually(timeout: .seconds(60), "all \(messages.count) messages handled (received \(received.withLock { $0 }), handled \(handled.withLock { $0 }))") {
+            handled.withLock { $0 } >= messages.count
         }
         clock.advance(by: 60)
         await publisher.shutdown()
