@@ -125,17 +125,10 @@ public final class BumbleControllers: @unchecked Sendable {
         try await waitForLine("BEACONS-STOPPED", after: index, timeout: .seconds(20))
     }
 
-    /// SIGTERM by PID, wait up to 5 s, then SIGKILL.
+    /// SIGTERM by PID, wait up to 20 s, then SIGKILL.
     public func stop() {
         guard process.isRunning else { return }
-        let pid = process.processIdentifier
-        kill(pid, SIGTERM)
-        let deadline = ContinuousClock.now + .seconds(20)
-        while process.isRunning, ContinuousClock.now < deadline { usleep(20_000) }
-        if process.isRunning {
-            kill(pid, SIGKILL)
-            process.waitUntilExit()
-        }
+        process.stop(signal: SIGTERM, grace: .seconds(20))
         try? FileManager.default.removeItem(atPath: stderrPath)
     }
 

@@ -108,8 +108,7 @@ public final class MosquittoBroker: @unchecked Sendable {
         let data = pipe.fileHandleForReading.readDataToEndOfFile()
         let deadline = Date().addingTimeInterval(timeout)
         while process.isRunning, Date() < deadline { usleep(10_000) }
-        if process.isRunning { Glibc.kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
+        process.killAndWait()
         let output = String(decoding: data, as: UTF8.self)
         guard process.terminationStatus == 0 else {
             throw Failure.command(([executable] + arguments).joined(separator: " "), status: process.terminationStatus, output: output)
@@ -212,25 +211,14 @@ public final class MosquittoBroker: @unchecked Sendable {
     /// Stops the broker: SIGTERM, then SIGKILL after 3 s. Safe to call when stopped.
     public func stop() {
         guard let process = lock.withLock({ self.process }) else { return }
-        if process.isRunning {
-            let pid = process.processIdentifier
-            Glibc.kill(pid, SIGCONT)           // a suspended broker cannot handle SIGTERM
-            Glibc.kill(pid, SIGTERM)
-            let deadline = Date().addingTimeInterval(3)
-            while process.isRunning, Date() < deadline { usleep(10_000) }
-            if process.isRunning { Glibc.kill(pid, SIGKILL) }
-            process.waitUntilExit()
-        }
+        process.stop(signal: SIGTERM, grace: .seconds(3))
         lock.withLock { self.process = nil }
     }
 
     /// Kills the broker with SIGKILL (no clean shutdown) and waits until it is gone.
     public func kill() {
         guard let process = lock.withLock({ self.process }) else { return }
-        if process.isRunning {
-            Glibc.kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
+        if process.isRunning { process.killAndWait() }
         lock.withLock { self.process = nil }
     }
 
@@ -458,12 +446,7 @@ public final class MosquittoBroker: @unchecked Sendable {
         }
 
         public func terminate() {
-            guard process.isRunning else { return }
-            Glibc.kill(process.processIdentifier, SIGTERM)
-            let deadline = Date().addingTimeInterval(1)
-            while process.isRunning, Date() < deadline { usleep(10_000) }
-            if process.isRunning { Glibc.kill(process.processIdentifier, SIGKILL) }
-            process.waitUntilExit()
+            process.stop(signal: SIGTERM, grace: .seconds(1))
         }
 
         deinit { terminate() }

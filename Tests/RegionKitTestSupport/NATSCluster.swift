@@ -179,10 +179,7 @@ public final class NATSCluster: @unchecked Sendable {
     /// SIGKILL node `index` (no clean shutdown) and wait until it is gone.
     public func kill(_ index: Int) {
         guard let process = lock.withLock({ processes.removeValue(forKey: index) }) else { return }
-        if process.isRunning {
-            Glibc.kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
+        if process.isRunning { process.killAndWait() }
     }
 
     /// SIGSTOP node `index`: it keeps its sockets open but answers nothing (a hung machine or a
@@ -195,14 +192,7 @@ public final class NATSCluster: @unchecked Sendable {
     /// SIGTERM node `index`, SIGKILL after 5 s.
     public func stop(_ index: Int) {
         guard let process = lock.withLock({ processes.removeValue(forKey: index) }) else { return }
-        guard process.isRunning else { return }
-        let pid = process.processIdentifier
-        Glibc.kill(pid, SIGCONT)
-        Glibc.kill(pid, SIGTERM)
-        let deadline = Date().addingTimeInterval(5)
-        while process.isRunning, Date() < deadline { usleep(10_000) }
-        if process.isRunning { Glibc.kill(pid, SIGKILL) }
-        process.waitUntilExit()
+        process.stop(signal: SIGTERM, grace: .seconds(5))
     }
 
     /// Stops every node. Safe to call when stopped.

@@ -132,14 +132,7 @@ public final class PostgresServer: @unchecked Sendable {
     /// after 10 s. Safe to call when stopped.
     public func stop() {
         guard let process = lock.withLock({ self.process }) else { return }
-        if process.isRunning {
-            let pid = process.processIdentifier
-            Glibc.kill(pid, SIGINT)
-            let deadline = Date().addingTimeInterval(10)
-            while process.isRunning, Date() < deadline { usleep(10_000) }
-            if process.isRunning { Glibc.kill(pid, SIGKILL) }
-            process.waitUntilExit()
-        }
+        process.stop(signal: SIGINT, grace: .seconds(10))
         lock.withLock { self.process = nil }
     }
 
