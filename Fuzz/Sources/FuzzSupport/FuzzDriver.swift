@@ -11,15 +11,28 @@ func LLVMFuzzerRunDriver(
     _ callback: @convention(c) (UnsafePointer<UInt8>?, Int) -> CInt
 ) -> CInt
 
-/// Runs libFuzzer with the process's arguments. SwiftPM gives an executable its own `main` (it
-/// links the module's entry point as `main`), so libFuzzer's `main` is not used: the executable's
-/// `main.swift` calls this instead.
+/// The target libFuzzer's callback runs: set once by ``runFuzzer(targets:)`` before the driver
+/// starts, read only afterwards (libFuzzer calls back on the thread that started it).
+nonisolated(unsafe) private var selectedTarget: FuzzTarget?
+
+/// Called by libFuzzer with each input (a C function pointer, so it cannot capture the target).
+private let fuzzCallback: @convention(c) (UnsafePointer<UInt8>?, Int) -> CInt = { data, size in
+    guard let target = selectedTarget else { return 0 }
+    target.run(data.map { Array(UnsafeBufferPointer(start: $0, count: size)) } ?? [])
+    return 0
+}
+
+/// Runs libFuzzer with the process's arguments on the target named by `REGIONKIT_FUZZ_TARGET`
+/// (an unknown name stops with the list). SwiftPM gives an executable its own `main` (it links the
+/// module's entry point as `main`), so libFuzzer's `main` is not used: each fuzz executable's
+/// `main.swift` calls this with its targets.
 ///
 /// ```swift
-/// runFuzzer { data, size in selected.run(Array(UnsafeBufferPointer(start: data, count: size))); return 0 }
+/// runFuzzer(targets: [FuzzTarget(name: "nmea", run: NMEAFuzz.run)])
 /// ```
-public func runFuzzer(_ callback: @convention(c) (UnsafePointer<UInt8>?, Int) -> CInt) -> Never {
+public func runFuzzer(targets: [FuzzTarget]) -> Never {
+    selectedTarget = FuzzTarget.select(from: targets)
     var argc = CommandLine.argc
     var argv = CommandLine.unsafeArgv
-    exit(LLVMFuzzerRunDriver(&argc, &argv, callback))
+    exit(LLVMFuzzerRunDriver(&argc, &argv, fuzzCallback))
 }

@@ -1,5 +1,4 @@
 import FuzzSupport
 
 // REGIONKIT_FUZZ_TARGET=<target> Fuzz/.build/release/RegionKitFuzz [libFuzzer options] CORPUS...
-_ = selected.name   // an unknown target stops here, with the list
-runFuzzer(fuzzCallback)
+runFuzzer(targets: targets)
