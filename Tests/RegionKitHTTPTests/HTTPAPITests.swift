@@ -76,18 +76,18 @@ struct HTTPAPITests {
         #expect(list.first?["origin"] as? String == "config")
         #expect(try client.request("GET", "/v1/regions/shop").json["radius"] as? Double == 100)
         daemon.sight(from: 1, to: 3)
-        let determined = try daemon.service.store.events(region: "lobby", type: "didDetermineState").count
+        let determined = try daemon.service.sqlite.events(region: "lobby", type: "didDetermineState").count
         let requested = try client.request("POST", "/v1/regions/lobby/request-state")
         #expect(requested.status == 202)
         #expect(requested.json["state"] as? String == "inside")
-        #expect(try daemon.service.store.events(region: "lobby", type: "didDetermineState").count == determined + 1)
+        #expect(try daemon.service.sqlite.events(region: "lobby", type: "didDetermineState").count == determined + 1)
         #expect(try client.request("DELETE", "/v1/regions/shop").status == 204)
         let gone = try client.request("GET", "/v1/regions/shop")
         #expect(gone.status == 404)
         #expect(gone.json["field"] as? String == "id")
         #expect(try client.request("DELETE", "/v1/regions/shop").status == 404)
         #expect(try client.request("POST", "/v1/regions/shop/request-state").status == 404)
-        #expect(try daemon.service.store.events(region: "shop", type: "monitoringStopped").first?.reason == "deleted through the HTTP API")
+        #expect(try daemon.service.sqlite.events(region: "shop", type: "monitoringStopped").first?.reason == "deleted through the HTTP API")
         #expect(try client.request("GET", "/v1/nothing").status == 404)
     }
 
@@ -119,7 +119,7 @@ struct HTTPAPITests {
         #expect(response.status == status)
         #expect(response.headers["content-type"] == "application/problem+json")
         #expect(response.json["field"] as? String == field, "\(response.text)")
-        #expect(try daemon.service.store.regions().map(\.identifier) == ["lobby"], "nothing was stored")
+        #expect(try daemon.service.sqlite.regions().map(\.identifier) == ["lobby"], "nothing was stored")
     }
 
     @Test("A region the daemon cannot monitor (no source for its kind) is refused with 409 and not stored; a replaced one stays")
@@ -131,12 +131,12 @@ struct HTTPAPITests {
         #expect(refused.status == 409)
         #expect(refused.json["field"] as? String == "latitude")
         #expect((refused.json["detail"] as? String)?.contains("failed") == true, "\(refused.text)")
-        #expect(try daemon.service.store.regions().map(\.identifier) == ["lobby"])
+        #expect(try daemon.service.sqlite.regions().map(\.identifier) == ["lobby"])
         // Replacing the beacon region "lobby" by a circular one fails too: lobby is kept as it was.
         #expect(try client.request("PUT", "/v1/regions/lobby", body: #"{"latitude": 1, "longitude": 2, "radius": 50}"#).status == 409)
         let lobby = try client.request("GET", "/v1/regions/lobby").json
         #expect(lobby["kind"] as? String == "beacon")
-        #expect(try daemon.service.store.storedRegions().first?.origin == .configuration)
+        #expect(try daemon.service.sqlite.storedRegions().first?.origin == .configuration)
     }
 
     @Test("A known path asked with another method → 405 with Allow")
@@ -187,7 +187,7 @@ struct HTTPAPITests {
         let park = try second.client().request("GET", "/v1/regions/park").json
         #expect(park["radius"] as? Double == 60)
         #expect(park["origin"] as? String == "api")
-        let stored = try second.service.store.storedRegions()
+        let stored = try second.service.sqlite.storedRegions()
         #expect(stored.first { $0.region.identifier == "shop" }?.origin == .api)
     }
 
@@ -207,7 +207,7 @@ struct HTTPAPITests {
             #expect(events.allSatisfy { ($0["event"] as? [String: Any])?["type"] as? String == type })
         }
         #expect((try client.request("GET", "/v1/events?region=nowhere").json["events"] as? [Any])?.isEmpty == true)
-        let all = try daemon.service.store.events().map(\.id)
+        let all = try daemon.service.sqlite.events().map(\.id)
         var seen: [Int64] = []
         var cursor: String?
         repeat {
@@ -232,7 +232,7 @@ struct HTTPAPITests {
         defer { Task { try? await daemon.stop() } }
         let first = try EventStreamReader(port: daemon.port, token: "test-token", lastEventID: 0)
         #expect(first.status == 200)
-        let backlog = try daemon.service.store.events()
+        let backlog = try daemon.service.sqlite.events()
         var received: [Int64] = []
         for _ in backlog { received.append(try first.next().id) }
         #expect(received == backlog.map(\.id))
@@ -246,9 +246,9 @@ struct HTTPAPITests {
         daemon.advance(to: 120)
         daemon.sight(from: 121, to: 124)
         try await Task.sleep(for: .milliseconds(100))
-        let missed = try daemon.service.store.events(afterID: lastSeen).map(\.id)
-        #expect(try daemon.service.store.events(type: "didExitRegion").count == 1)
-        #expect(try daemon.service.store.events(type: "didEnterRegion").count == 1)
+        let missed = try daemon.service.sqlite.events(afterID: lastSeen).map(\.id)
+        #expect(try daemon.service.sqlite.events(type: "didExitRegion").count == 1)
+        #expect(try daemon.service.sqlite.events(type: "didEnterRegion").count == 1)
         #expect(missed.count >= 3)
         let second = try EventStreamReader(port: daemon.port, token: "test-token", lastEventID: lastSeen)
         var again: [Int64] = []

@@ -34,7 +34,7 @@ struct HTTPSTests {
         let settings = HTTPSettings(listen: "127.0.0.1:0", public: true, tlsCertificate: cert, tlsKey: key)
         let configuration = try HTTPConfiguration(settings: settings, environment: [:])
         let service = MonitoringService(store: try RegionStore(path: TestDaemon.temporaryPath()), clock: VirtualClock(), sources: [.beacon: .authorized])
-        try service.start(regions: [TestDaemon.lobby])
+        try await service.start(regions: [TestDaemon.lobby])
         let server = RegionKitServer(service: service, configuration: configuration, events: EventBroadcaster())
         let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
         let task = Task { try await server.run { continuation.yield($0) } }
