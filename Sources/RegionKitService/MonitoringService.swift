@@ -42,7 +42,7 @@ public final class MonitoringService: Sendable {
         let onStoreFailure: (@Sendable (any Error) -> Void)?
         let rangedCounts = Mutex<[String: Int]>([:])
         /// Events (and states) that could not be written.
-        let failures = FailureCount()
+        let failures: FailureCount
 
         init(store: any RegionStoring, hooks: HookConfiguration, logger: Logger, onLogged: (@Sendable (StoredEvent) -> Void)?,
              onStoreFailure: (@Sendable (any Error) -> Void)?) {
@@ -51,7 +51,8 @@ public final class MonitoringService: Sendable {
             self.logger = logger
             self.onLogged = onLogged
             self.onStoreFailure = onStoreFailure
-            let failures = failures
+            let failures = FailureCount()
+            self.failures = failures
             if let sqlite = store as? RegionStore {
                 inline = sqlite
                 writer = nil

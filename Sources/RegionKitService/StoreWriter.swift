@@ -79,7 +79,7 @@ final class StoreWriter: Sendable {
 
     private let continuation: AsyncStream<Item>.Continuation
     private let task: Task<Void, Never>
-    private let failure = FirstFailure()
+    private let failure: FirstFailure
 
     /// - Parameters:
     ///   - acknowledge: called after each event is committed, in order.
@@ -88,7 +88,8 @@ final class StoreWriter: Sendable {
          failed: @escaping @Sendable (StoreWrite, any Error) -> Void) {
         let (stream, continuation) = AsyncStream.makeStream(of: Item.self, bufferingPolicy: .unbounded)
         self.continuation = continuation
-        let failure = failure
+        let failure = FirstFailure()
+        self.failure = failure
         task = Task {
             for await item in stream {
                 switch item {
