@@ -100,7 +100,7 @@ let package = Package(
             dependencies: [
                 "RegionKitCore", "RegionKitEngine", "RegionKit", "RegionKitSimulation", "RegionKitEvaluation",
                 "RegionKitGateway", "RegionKitStore", "RegionKitService", "RegionKitHTTP", "RegionKitBluetooth", "RegionKitLocation",
-                "RegionKitMQTT",
+                "RegionKitMQTT", "RegionKitPostgres",
                 "RegionKitHCITesting", // bench latency runs the host stack over the in-memory controller
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Yams", package: "Yams"),
@@ -138,7 +138,7 @@ let package = Package(
         .testTarget(name: "RegionKitPostgresTests", dependencies: [
             "RegionKitCore", "RegionKitEngine", "RegionKitStore", "RegionKitPostgres", "RegionKitTestSupport",
         ]),
-        .testTarget(name: "regionkitTests", dependencies: ["regionkit", "RegionKitStore", "RegionKitTestSupport", .product(name: "GRDB", package: "GRDB.swift")]),
+        .testTarget(name: "regionkitTests", dependencies: ["regionkit", "RegionKitStore", "RegionKitPostgres", "RegionKitTestSupport", .product(name: "GRDB", package: "GRDB.swift")]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -31,16 +31,18 @@ import RegionKitStore
 /// ```
 public final class PostgresRegionStore: RegionStoring, CustomStringConvertible {
     /// The current schema version (recorded in `regionkit_schema`).
-    public static let schemaVersion: Int64 = 1
+    public static let schemaVersion: Int64 = 2
     /// Advisory lock keys (one namespace, "RK" in ASCII, then the use).
     static let migrationLock: Int64 = 0x524B_0001
     static let appendLock: Int64 = 0x524B_0002
+    /// The session lock one daemon holds on the whole store (``acquireDaemonLock(holder:onLost:)``).
+    static let daemonLock: Int64 = 0x524B_0003
 
     /// `postgres://user@host:port/database` (never the password).
     public let description: String
-    private let client: PostgresClient
+    let client: PostgresClient
     private let running: Task<Void, Never>
-    private let logger: Logger
+    let logger: Logger
     /// The longest any one operation may take, waiting for a connection included.
     public let operationTimeout: Duration
 
@@ -99,8 +101,21 @@ public final class PostgresRegionStore: RegionStoring, CustomStringConvertible {
                 }
                 try await connection.query("INSERT INTO regionkit_schema (version) VALUES (\(Int64(1)))", logger: logger)
             }
+            if version < 2 {
+                // Who holds a daemon lock (the advisory lock itself names only a server process).
+                try await connection.query(PostgresQuery(unsafeSQL: Self.schemaV2), logger: logger)
+                try await connection.query("INSERT INTO regionkit_schema (version) VALUES (\(Int64(2)))", logger: logger)
+            }
         }
     }
+
+    /// Version 2: the holder of each daemon lock (key: the advisory lock key).
+    static let schemaV2 = """
+        CREATE TABLE regionkit_daemon_lock (
+            key bigint PRIMARY KEY,
+            holder text NOT NULL,
+            since double precision NOT NULL)
+        """
 
     /// The SQLite store's tables (same names and columns), in PostgreSQL's types.
     static let schemaV1 = [

@@ -20,7 +20,7 @@ import RegionKitStore
 /// let task = Task { await runner.run() }   // until cancelled
 /// ```
 public final class HookRunner: Sendable {
-    public let store: RegionStore
+    public let store: any RegionStoring
     public let configuration: HookConfiguration
     private let logger: Logger
     private let now: @Sendable () -> Double
@@ -30,7 +30,7 @@ public final class HookRunner: Sendable {
     ///   - now: the wall-clock time (Unix seconds) stored with deliveries and their retry times.
     ///   - clock: paces ``run(pollInterval:)``'s polling; a test passes a clock it advances by
     ///     hand together with a `now` that reads it, and sees the retry backoff in virtual time.
-    public init(store: RegionStore, configuration: HookConfiguration, logger: Logger = Logger(label: "regionkit.hooks"),
+    public init(store: any RegionStoring, configuration: HookConfiguration, logger: Logger = Logger(label: "regionkit.hooks"),
                 now: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 }, clock: any Clock<Duration> = ContinuousClock()) {
         self.store = store
         self.configuration = configuration
@@ -55,23 +55,23 @@ public final class HookRunner: Sendable {
     /// One pass: delivers every due delivery (up to `limit`); returns how many were attempted.
     @discardableResult
     public func deliverDue(limit: Int = 32) async throws -> Int {
-        let dropped = try store.trimPendingDeliveries(toAtMost: maxPending)
+        let dropped = try await store.trimPendingDeliveries(toAtMost: maxPending)
         if dropped > 0 { logger.warning("hook queue full: dropped the oldest deliveries", metadata: ["dropped": "\(dropped)"]) }
-        let due = try store.dueDeliveries(now: now(), limit: limit)
+        let due = try await store.dueDeliveries(now: now(), limit: limit)
         for delivery in due {
-            guard let event = try store.events(afterID: delivery.eventID - 1, limit: 1).first, event.id == delivery.eventID else {
-                try store.markAttemptFailed(delivery.id, error: "event \(delivery.eventID) is missing", retryAt: nil)
+            guard let event = try await store.events(since: nil, region: nil, type: nil, afterID: delivery.eventID - 1, limit: 1).first, event.id == delivery.eventID else {
+                try await store.markAttemptFailed(delivery.id, error: "event \(delivery.eventID) is missing", retryAt: nil)
                 continue
             }
             let outcome = await attempt(delivery.hook, event: event)
             switch outcome {
             case .success:
-                try store.markDelivered(delivery.id, at: now())
+                try await store.markDelivered(delivery.id, at: now())
                 logger.info("hook delivered", metadata: ["hook": "\(delivery.hook)", "event": "\(event.id)"])
             case .failure(let message):
                 let attempts = delivery.attempts + 1
                 let retryAt = attempts < maxAttempts ? now() + min(retryDelay * pow(2, Double(attempts - 1)), 60) : nil
-                try store.markAttemptFailed(delivery.id, error: message, retryAt: retryAt)
+                try await store.markAttemptFailed(delivery.id, error: message, retryAt: retryAt)
                 logger.warning("hook attempt failed", metadata: ["hook": "\(delivery.hook)", "event": "\(event.id)",
                                                                 "attempt": "\(attempts)", "error": "\(message)", "giving-up": "\(retryAt == nil)"])
             }

@@ -13,57 +13,92 @@ import RegionKitStore
 ///
 /// ```swift
 /// let service = try MonitoringService(store: RegionStore(path: path), profile: .responsive, sources: [.beacon: .authorized])
-/// try service.start(regions: configuredRegions)
+/// try await service.start(regions: configuredRegions)
 /// service.manager.ingest(observation)
-/// service.stop()
+/// try await service.stop()
 /// ```
 public final class MonitoringService: Sendable {
     public let manager: LocationManager
-    public let store: RegionStore
+    /// Where regions, states and the event log are kept: the SQLite ``RegionStore`` (one machine)
+    /// or a networked store such as `PostgresRegionStore`.
+    public let store: any RegionStoring
     public let hooks: HookConfiguration
     private let logger: Logger
     private let recorder: Recorder
     private let onLogged: (@Sendable (StoredEvent) -> Void)?
 
-    /// Persists every event the manager delivers.
+    /// Persists every event the manager delivers: on the SQLite store synchronously on the
+    /// engine's thread (durable before the engine goes on), on a networked store through a
+    /// ``StoreWriter`` in the engine's order (acknowledged after its commit).
     final class Recorder: LocationManagerDelegate {
-        let store: RegionStore
+        let store: any RegionStoring
+        /// The SQLite store, written inline.
+        let inline: RegionStore?
+        /// Any other store, written in order off the engine's thread.
+        let writer: StoreWriter?
         let hooks: HookConfiguration
         let logger: Logger
         let onLogged: (@Sendable (StoredEvent) -> Void)?
         let onStoreFailure: (@Sendable (any Error) -> Void)?
         let rangedCounts = Mutex<[String: Int]>([:])
-        let failures = Mutex<Int>(0)
+        /// Events (and states) that could not be written.
+        let failures: FailureCount
 
-        init(store: RegionStore, hooks: HookConfiguration, logger: Logger, onLogged: (@Sendable (StoredEvent) -> Void)?,
+        init(store: any RegionStoring, hooks: HookConfiguration, logger: Logger, onLogged: (@Sendable (StoredEvent) -> Void)?,
              onStoreFailure: (@Sendable (any Error) -> Void)?) {
             self.store = store
             self.hooks = hooks
             self.logger = logger
             self.onLogged = onLogged
             self.onStoreFailure = onStoreFailure
+            let failures = FailureCount()
+            self.failures = failures
+            if let sqlite = store as? RegionStore {
+                inline = sqlite
+                writer = nil
+            } else {
+                inline = nil
+                writer = StoreWriter(store: store, logger: logger, acknowledge: { event in onLogged?(event) }, failed: { _, error in
+                    failures.add()
+                    onStoreFailure?(error)
+                })
+            }
         }
 
         func locationManager(_ manager: LocationManager, didReceive event: LocationEvent) {
             do {
                 try persist(event, from: manager)
             } catch {
-                failures.withLock { $0 += 1 }
+                failures.add()
                 logger.error("cannot persist event", metadata: ["type": "\(event.typeName)", "error": "\(error)"])
                 onStoreFailure?(error)
             }
+        }
+
+        /// Writes (SQLite) or queues (a networked store) `write`; an event is acknowledged once written.
+        func submit(_ write: StoreWrite) throws {
+            if let inline {
+                if let event = try write.apply(to: inline) { onLogged?(event) }
+            } else if let writer {
+                writer.submit(write)
+            }
+        }
+
+        /// Returns once everything submitted is written (at once on SQLite); throws a write's failure.
+        func flush() async throws {
+            try await writer?.flush()
         }
 
         func persist(_ event: LocationEvent, from manager: LocationManager) throws {
             let time = event.timestamp.seconds
             switch event.kind {
             case .didStartMonitoring(let region):
-                try store.saveRegion(region, at: time)
+                try submit(.region(region, at: time, origin: nil))
             case .didEnterRegion, .didExitRegion:
                 break // the state row is written by the didDetermineState that accompanies every crossing
             case .didDetermineState(let state, let region):
                 let since = manager.monitoredRegion(region.identifier)?.stateSince?.seconds
-                try store.saveState(region.identifier, state: state, since: since ?? time, evidence: event.evidence, at: time)
+                try submit(.state(region.identifier, state, since: since ?? time, evidence: event.evidence, at: time))
             case .didRangeBeacons(let beacons, _, let label):
                 // Log count changes only (the field app's "ranged beacon count changed").
                 let changed = rangedCounts.withLock { counts -> Bool in
@@ -86,8 +121,7 @@ public final class MonitoringService: Sendable {
         }
 
         func log(time: Double, type: String, region: String?, state: String?, reason: String?, json: String) throws {
-            let id = try store.append(time: time, type: type, region: region, state: state, reason: reason, json: json, hooks: hooks.hooks(for: type))
-            onLogged?(StoredEvent(id: id, time: time, type: type, region: region, state: state, reason: reason, json: json))
+            try submit(.event(time: time, type: type, region: region, state: state, reason: reason, json: json, hooks: hooks.hooks(for: type)))
         }
 
         static func state(of event: LocationEvent) -> String? {
@@ -111,7 +145,7 @@ public final class MonitoringService: Sendable {
     ///   - onLogged: called after each event is durably written (its acknowledgement).
     ///   - onStoreFailure: called when an event the engine delivered could not be written (a full
     ///     disk, the store deleted or replaced): that event is not acknowledged. The daemon stops on it.
-    public init(store: RegionStore, profile: MonitoringProfile = .responsive, automation: Automation = .all,
+    public init(store: any RegionStoring, profile: MonitoringProfile = .responsive, automation: Automation = .all,
                 clock: any MonitoringClock = SystemClock(), sources: [RegionKind: AuthorizationStatus],
                 hooks: HookConfiguration = HookConfiguration(), logger: Logger = Logger(label: "regionkit.service"),
                 onLogged: (@Sendable (StoredEvent) -> Void)? = nil, onStoreFailure: (@Sendable (any Error) -> Void)? = nil) {
@@ -125,7 +159,7 @@ public final class MonitoringService: Sendable {
     }
 
     /// Events that could not be written (each was logged as an error).
-    public var persistenceFailures: Int { recorder.failures.withLock { $0 } }
+    public var persistenceFailures: Int { recorder.failures.value }
 
     /// Logs "process started" and brings the regions back.
     /// - Parameter regions: the configured regions, the daemon's initial set; `nil` restores every
@@ -133,23 +167,24 @@ public final class MonitoringService: Sendable {
     ///   ones start afresh. Regions created or replaced through ``putRegion(_:)`` (origin
     ///   ``RegionOrigin/api``) are restored as stored, even when the configuration names the same
     ///   identifier with another definition.
-    public func start(regions configured: [Region]? = nil) throws {
-        try logProcessStarted()
-        try restoreRegions(configured)
+    public func start(regions configured: [Region]? = nil) async throws {
+        try await logProcessStarted()
+        try await restoreRegions(configured)
     }
 
     /// Logs "process started" (the first half of ``start(regions:)``: the daemon logs it, lets its
     /// sources report whether they work, then restores the regions).
-    public func logProcessStarted() throws {
+    public func logProcessStarted() async throws {
         let now = manager.clock.now.seconds
         try recorder.log(time: now, type: "processStarted", region: nil, state: nil, reason: "pid \(ProcessInfo.processInfo.processIdentifier)",
                          json: Self.line(now, "processStarted"))
+        try await recorder.flush()
     }
 
     /// Brings the regions back (the second half of ``start(regions:)``; see there).
-    public func restoreRegions(_ configured: [Region]?) throws {
-        let stored = try store.storedRegions()
-        let states = try store.states()
+    public func restoreRegions(_ configured: [Region]?) async throws {
+        let stored = try await store.storedRegions()
+        let states = try await store.states()
         let storedByID = Dictionary(stored.map { ($0.region.identifier, $0) }, uniquingKeysWith: { $1 })
         var wanted: [Region]
         if let configured {
@@ -173,9 +208,10 @@ public final class MonitoringService: Sendable {
         if let configured {
             let keep = Set(configured.map(\.identifier))
             for saved in stored where saved.origin == .configuration && !keep.contains(saved.region.identifier) {
-                try stopMonitoring(saved.region, reason: "no longer in the configuration")
+                try await stopMonitoring(saved.region, reason: "no longer in the configuration")
             }
         }
+        try await recorder.flush()
     }
 
     /// Creates or replaces a region on request (the HTTP API): saved with origin
@@ -186,19 +222,22 @@ public final class MonitoringService: Sendable {
     /// and the error, with the logged reason, is thrown.
     /// - Returns: whether a region with this identifier was already monitored.
     @discardableResult
-    public func putRegion(_ region: Region) throws -> Bool {
-        let previous = try store.storedRegions().first { $0.region.identifier == region.identifier }
+    public func putRegion(_ region: Region) async throws -> Bool {
+        // Earlier writes first: a queued state of the region must not land after its replacement.
+        try await recorder.flush()
+        let previous = try await store.storedRegions().first { $0.region.identifier == region.identifier }
         let existed = manager.monitoredRegion(region.identifier) != nil
         let now = manager.clock.now.seconds
-        try store.saveRegion(region, at: now, origin: .api)
+        try await store.saveRegion(region, at: now, origin: .api)
         manager.startMonitoring(for: region)
+        try await recorder.flush()
         guard manager.monitoredRegion(region.identifier)?.region == region else {
             if let previous {
-                try store.saveRegion(previous.region, at: previous.registeredAt, origin: previous.origin)
+                try await store.saveRegion(previous.region, at: previous.registeredAt, origin: previous.origin)
             } else {
-                try store.removeRegion(region.identifier)
+                try await store.removeRegion(region.identifier)
             }
-            let reason = try store.events(region: region.identifier, type: "monitoringDidFail", afterID: nil).last?.reason
+            let reason = try await store.events(since: nil, region: region.identifier, type: "monitoringDidFail", afterID: nil, limit: nil).last?.reason
             throw RegionKitError(.regionMonitoringFailure, "monitoring '\(region.identifier)' failed: \(reason ?? "refused by the engine")")
         }
         return existed
@@ -209,15 +248,16 @@ public final class MonitoringService: Sendable {
     }
 
     /// Stops monitoring and forgets the region (its log stays).
-    public func stopMonitoring(_ region: Region, reason: String = "requested") throws {
+    public func stopMonitoring(_ region: Region, reason: String = "requested") async throws {
         manager.stopMonitoring(for: region)
-        try store.removeRegion(region.identifier)
+        try recorder.submit(.removeRegion(region.identifier))
         let now = manager.clock.now.seconds
         var line = JSONLine()
         line.add("t", now)
         line.add("type", "monitoringStopped")
         line.add("region", region.identifier)
         try recorder.log(time: now, type: "monitoringStopped", region: region.identifier, state: nil, reason: reason, json: line.text)
+        try await recorder.flush()
     }
 
     /// Logs a `sourceStatusChanged` event: a source came up, is reconnecting, finished or failed.
@@ -227,6 +267,10 @@ public final class MonitoringService: Sendable {
     /// ```swift
     /// activity.observe { status in try? service.logSourceStatus(status) }
     /// ```
+    ///
+    /// Synchronous (sources report from their own callbacks): on SQLite the event is written when
+    /// this returns; on a networked store it is queued behind the engine's writes, and a failure
+    /// to write it stops the daemon through `onStoreFailure` like any event's.
     public func logSourceStatus(_ status: SourceStatus) throws {
         let now = manager.clock.now.seconds
         var line = JSONLine()
@@ -240,10 +284,25 @@ public final class MonitoringService: Sendable {
                          reason: status.detail.map { "\(status.name): \($0)" } ?? status.name, json: line.text)
     }
 
-    /// Logs "process stopped". The store is consistent after every event, so nothing else is pending.
-    public func stop(reason: String = "stopped") throws {
+    /// Logs "process stopped" and returns once every event before it is written (SQLite: at once,
+    /// the store is consistent after every event; a networked store: its queued writes are committed).
+    public func stop(reason: String = "stopped") async throws {
         let now = manager.clock.now.seconds
         try recorder.log(time: now, type: "processStopped", region: nil, state: nil, reason: reason, json: Self.line(now, "processStopped"))
+        try await recorder.flush()
+    }
+
+    /// Returns once every event and state the engine delivered so far is written; throws the
+    /// store's failure if a write failed. (Immediate on SQLite, which writes as events happen.)
+    public func flush() async throws {
+        try await recorder.flush()
+    }
+
+    /// A count shared between the recorder and its writer's task.
+    final class FailureCount: Sendable {
+        private let count = Atomic<Int>(0)
+        var value: Int { count.load(ordering: .relaxed) }
+        func add() { count.add(1, ordering: .relaxed) }
     }
 
     static func line(_ time: Double, _ type: String) -> String {

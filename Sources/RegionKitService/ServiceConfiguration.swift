@@ -34,7 +34,8 @@ import Yams
 /// Every error names the file and the field. A new top-level block is a property here (optional,
 /// so older files stay valid) and, if it has rules, a check in ``validate(_:)``.
 public struct ServiceConfiguration: Codable, Sendable {
-    /// The SQLite store (default: `$REGIONKIT_STORE`, else `$XDG_DATA_HOME/regionkit/regionkit.sqlite`).
+    /// The store: a SQLite path or `postgres://user@host:port/database` (the password only in
+    /// `$REGIONKIT_STORE_PASSWORD`). Default: `$REGIONKIT_STORE`, else `$XDG_DATA_HOME/regionkit/regionkit.sqlite`.
     public var store: String?
     /// corelocation, altbeacon or responsive (default responsive).
     public var profile: String?

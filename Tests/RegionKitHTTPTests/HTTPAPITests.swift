@@ -15,26 +15,26 @@ struct HTTPAPITests {
         let daemon = try await TestDaemon()
         defer { Task { try? await daemon.stop() } }
         let anonymous = daemon.client(token: nil)
-        #expect(try anonymous.request("GET", "/healthz").status == 200)
-        let openapi = try anonymous.request("GET", "/openapi.yaml")
+        #expect(try await anonymous.request("GET", "/healthz").status == 200)
+        let openapi = try await anonymous.request("GET", "/openapi.yaml")
         #expect(openapi.status == 200)
         #expect(openapi.text.hasPrefix("openapi: 3.1.0"))
         for (method, path, body) in [("GET", "/v1/regions", nil), ("PUT", "/v1/regions/x", Self.lobbyBody), ("GET", "/metrics", nil),
                                      ("DELETE", "/v1/regions/lobby", nil), ("GET", "/v1/events", nil)] as [(String, String, String?)] {
-            let missing = try anonymous.request(method, path, body: body)
+            let missing = try await anonymous.request(method, path, body: body)
             #expect(missing.status == 401, "\(method) \(path)")
             #expect(missing.headers["content-type"] == "application/problem+json")
             #expect(missing.json["field"] as? String == "Authorization")
             #expect(missing.headers["www-authenticate"]?.hasPrefix("Bearer") == true)
             // Same length as the real token, one byte off; and a different length.
             for wrong in ["test-tokeN", "nope"] {
-                let refused = try daemon.client(token: wrong).request(method, path, body: body)
+                let refused = try await daemon.client(token: wrong).request(method, path, body: body)
                 #expect(refused.status == 403, "\(method) \(path) with a wrong token")
                 #expect(!refused.text.contains("test-token"), "the token never appears in a response")
             }
         }
-        #expect(try daemon.client().request("GET", "/v1/regions").status == 200)
-        #expect(try anonymous.request("GET", "/v1/regions", headers: ["Authorization": "Basic dGVzdA=="]).status == 401)
+        #expect(try await daemon.client().request("GET", "/v1/regions").status == 200)
+        #expect(try await anonymous.request("GET", "/v1/regions", headers: ["Authorization": "Basic dGVzdA=="]).status == 401)
     }
 
     @Test("public: true opens reads, not writes")
@@ -42,17 +42,17 @@ struct HTTPAPITests {
         let daemon = try await TestDaemon(isPublic: true)
         defer { Task { try? await daemon.stop() } }
         let anonymous = daemon.client(token: nil)
-        #expect(try anonymous.request("GET", "/v1/regions").status == 200)
-        #expect(try anonymous.request("GET", "/v1/beacons").status == 200)
-        #expect(try anonymous.request("PUT", "/v1/regions/x", body: Self.lobbyBody).status == 401)
-        #expect(try anonymous.request("POST", "/v1/regions/lobby/request-state").status == 401)
+        #expect(try await anonymous.request("GET", "/v1/regions").status == 200)
+        #expect(try await anonymous.request("GET", "/v1/beacons").status == 200)
+        #expect(try await anonymous.request("PUT", "/v1/regions/x", body: Self.lobbyBody).status == 401)
+        #expect(try await anonymous.request("POST", "/v1/regions/lobby/request-state").status == 401)
     }
 
     @Test("Without a configured token every protected route is refused")
     func noTokenConfigured() async throws {
         let daemon = try await TestDaemon(token: nil)
         defer { Task { try? await daemon.stop() } }
-        let response = try daemon.client(token: "anything").request("GET", "/v1/regions")
+        let response = try await daemon.client(token: "anything").request("GET", "/v1/regions")
         #expect(response.status == 401)
         #expect((response.json["detail"] as? String)?.contains("no API token") == true)
     }
@@ -62,33 +62,33 @@ struct HTTPAPITests {
         let daemon = try await TestDaemon()
         defer { Task { try? await daemon.stop() } }
         let client = daemon.client()
-        let created = try client.request("PUT", "/v1/regions/shop", body: Self.lobbyBody)
+        let created = try await client.request("PUT", "/v1/regions/shop", body: Self.lobbyBody)
         #expect(created.status == 201)
         #expect(created.json["identifier"] as? String == "shop")
         #expect(created.json["origin"] as? String == "api")
         #expect(created.json["major"] as? Int == 2)
-        let replaced = try client.request("PUT", "/v1/regions/shop", body: #"{"latitude": 48.85, "longitude": 2.35, "radius": 100, "notifyOnExit": false}"#)
+        let replaced = try await client.request("PUT", "/v1/regions/shop", body: #"{"latitude": 48.85, "longitude": 2.35, "radius": 100, "notifyOnExit": false}"#)
         #expect(replaced.status == 200)
         #expect(replaced.json["kind"] as? String == "circular")
         #expect(replaced.json["notifyOnExit"] as? Bool == false)
-        let list = try client.request("GET", "/v1/regions").json["regions"] as? [[String: Any]] ?? []
+        let list = try await client.request("GET", "/v1/regions").json["regions"] as? [[String: Any]] ?? []
         #expect(list.compactMap { $0["identifier"] as? String } == ["lobby", "shop"])
         #expect(list.first?["origin"] as? String == "config")
-        #expect(try client.request("GET", "/v1/regions/shop").json["radius"] as? Double == 100)
+        #expect(try await client.request("GET", "/v1/regions/shop").json["radius"] as? Double == 100)
         daemon.sight(from: 1, to: 3)
-        let determined = try daemon.service.store.events(region: "lobby", type: "didDetermineState").count
-        let requested = try client.request("POST", "/v1/regions/lobby/request-state")
+        let determined = try daemon.service.sqlite.events(region: "lobby", type: "didDetermineState").count
+        let requested = try await client.request("POST", "/v1/regions/lobby/request-state")
         #expect(requested.status == 202)
         #expect(requested.json["state"] as? String == "inside")
-        #expect(try daemon.service.store.events(region: "lobby", type: "didDetermineState").count == determined + 1)
-        #expect(try client.request("DELETE", "/v1/regions/shop").status == 204)
-        let gone = try client.request("GET", "/v1/regions/shop")
+        #expect(try daemon.service.sqlite.events(region: "lobby", type: "didDetermineState").count == determined + 1)
+        #expect(try await client.request("DELETE", "/v1/regions/shop").status == 204)
+        let gone = try await client.request("GET", "/v1/regions/shop")
         #expect(gone.status == 404)
         #expect(gone.json["field"] as? String == "id")
-        #expect(try client.request("DELETE", "/v1/regions/shop").status == 404)
-        #expect(try client.request("POST", "/v1/regions/shop/request-state").status == 404)
-        #expect(try daemon.service.store.events(region: "shop", type: "monitoringStopped").first?.reason == "deleted through the HTTP API")
-        #expect(try client.request("GET", "/v1/nothing").status == 404)
+        #expect(try await client.request("DELETE", "/v1/regions/shop").status == 404)
+        #expect(try await client.request("POST", "/v1/regions/shop/request-state").status == 404)
+        #expect(try daemon.service.sqlite.events(region: "shop", type: "monitoringStopped").first?.reason == "deleted through the HTTP API")
+        #expect(try await client.request("GET", "/v1/nothing").status == 404)
     }
 
     @Test("Bad bodies → 400 problem+json naming the field; too large → 413; wrong media type → 415", arguments: [
@@ -115,11 +115,11 @@ struct HTTPAPITests {
     func badBodies(body: String, status: Int, field: String) async throws {
         let daemon = try await TestDaemon()
         defer { Task { try? await daemon.stop() } }
-        let response = try daemon.client().request("PUT", "/v1/regions/bad", body: body)
+        let response = try await daemon.client().request("PUT", "/v1/regions/bad", body: body)
         #expect(response.status == status)
         #expect(response.headers["content-type"] == "application/problem+json")
         #expect(response.json["field"] as? String == field, "\(response.text)")
-        #expect(try daemon.service.store.regions().map(\.identifier) == ["lobby"], "nothing was stored")
+        #expect(try daemon.service.sqlite.regions().map(\.identifier) == ["lobby"], "nothing was stored")
     }
 
     @Test("A region the daemon cannot monitor (no source for its kind) is refused with 409 and not stored; a replaced one stays")
@@ -127,34 +127,34 @@ struct HTTPAPITests {
         let daemon = try await TestDaemon(sources: [.beacon: .authorized])
         defer { Task { try? await daemon.stop() } }
         let client = daemon.client()
-        let refused = try client.request("PUT", "/v1/regions/park", body: #"{"latitude": 1, "longitude": 2, "radius": 50}"#)
+        let refused = try await client.request("PUT", "/v1/regions/park", body: #"{"latitude": 1, "longitude": 2, "radius": 50}"#)
         #expect(refused.status == 409)
         #expect(refused.json["field"] as? String == "latitude")
         #expect((refused.json["detail"] as? String)?.contains("failed") == true, "\(refused.text)")
-        #expect(try daemon.service.store.regions().map(\.identifier) == ["lobby"])
+        #expect(try daemon.service.sqlite.regions().map(\.identifier) == ["lobby"])
         // Replacing the beacon region "lobby" by a circular one fails too: lobby is kept as it was.
-        #expect(try client.request("PUT", "/v1/regions/lobby", body: #"{"latitude": 1, "longitude": 2, "radius": 50}"#).status == 409)
-        let lobby = try client.request("GET", "/v1/regions/lobby").json
+        #expect(try await client.request("PUT", "/v1/regions/lobby", body: #"{"latitude": 1, "longitude": 2, "radius": 50}"#).status == 409)
+        let lobby = try await client.request("GET", "/v1/regions/lobby").json
         #expect(lobby["kind"] as? String == "beacon")
-        #expect(try daemon.service.store.storedRegions().first?.origin == .configuration)
+        #expect(try daemon.service.sqlite.storedRegions().first?.origin == .configuration)
     }
 
     @Test("A known path asked with another method → 405 with Allow")
     func methodNotAllowed() async throws {
         let daemon = try await TestDaemon()
         defer { Task { try? await daemon.stop() } }
-        let response = try daemon.client().request("POST", "/v1/regions")
+        let response = try await daemon.client().request("POST", "/v1/regions")
         #expect(response.status == 405)
         #expect(response.headers["allow"] == "GET")
-        #expect(try daemon.client().request("TRACE", "/v1/regions/lobby").headers["allow"] == "GET, PUT, DELETE")
-        #expect(try daemon.client().request("GET", "/v1/regions/lobby/elsewhere").status == 404)
+        #expect(try await daemon.client().request("TRACE", "/v1/regions/lobby").headers["allow"] == "GET, PUT, DELETE")
+        #expect(try await daemon.client().request("GET", "/v1/regions/lobby/elsewhere").status == 404)
     }
 
     @Test("The OpenAPI document carries the daemon's radius limit")
     func openAPIRadius() async throws {
         let daemon = try await TestDaemon()
         defer { Task { try? await daemon.stop() } }
-        let text = try daemon.client(token: nil).request("GET", "/openapi.yaml").text
+        let text = try await daemon.client(token: nil).request("GET", "/openapi.yaml").text
         #expect(text.contains("maximum: \(daemon.service.manager.maximumRegionMonitoringDistance)"))
         #expect(!text.contains("MAXIMUM_RADIUS"))
     }
@@ -164,7 +164,7 @@ struct HTTPAPITests {
         let daemon = try await TestDaemon()
         defer { Task { try? await daemon.stop() } }
         let connectionless = daemon.client()
-        let response = try connectionless.request("PUT", "/v1/regions/x", body: nil,
+        let response = try await connectionless.request("PUT", "/v1/regions/x", body: nil,
                                                   headers: ["Content-Type": "text/plain", "Content-Length": "2"])
         // No body was sent with Content-Length 2: the server must not hang (it answers on the type first).
         #expect(response.status == 415)
@@ -175,19 +175,19 @@ struct HTTPAPITests {
     func survivesRestart() async throws {
         let path = TestDaemon.temporaryPath()
         let first = try await TestDaemon(path: path, configured: [TestDaemon.lobby, .circular(try CircularRegion(identifier: "park", latitude: 1, longitude: 2, radius: 50))])
-        #expect(try first.client().request("PUT", "/v1/regions/shop", body: Self.lobbyBody).status == 201)
+        #expect(try await first.client().request("PUT", "/v1/regions/shop", body: Self.lobbyBody).status == 201)
         // Replacing a configured region through the API makes it the API's.
-        #expect(try first.client().request("PUT", "/v1/regions/park", body: #"{"latitude": 3, "longitude": 4, "radius": 60}"#).status == 200)
+        #expect(try await first.client().request("PUT", "/v1/regions/park", body: #"{"latitude": 3, "longitude": 4, "radius": 60}"#).status == 200)
         try await first.stop()
         // Restarted with a configuration that no longer names park or shop.
         let second = try await TestDaemon(path: path, configured: [TestDaemon.lobby])
         defer { Task { try? await second.stop() } }
-        let regions = try second.client().request("GET", "/v1/regions").json["regions"] as? [[String: Any]] ?? []
+        let regions = try await second.client().request("GET", "/v1/regions").json["regions"] as? [[String: Any]] ?? []
         #expect(Set(regions.compactMap { $0["identifier"] as? String }) == ["lobby", "shop", "park"])
-        let park = try second.client().request("GET", "/v1/regions/park").json
+        let park = try await second.client().request("GET", "/v1/regions/park").json
         #expect(park["radius"] as? Double == 60)
         #expect(park["origin"] as? String == "api")
-        let stored = try second.service.store.storedRegions()
+        let stored = try second.service.sqlite.storedRegions()
         #expect(stored.first { $0.region.identifier == "shop" }?.origin == .api)
     }
 
@@ -201,26 +201,26 @@ struct HTTPAPITests {
         daemon.sight(from: 121, to: 124)
         let client = daemon.client()
         for type in ["didEnterRegion", "didExitRegion"] {
-            let events = try client.request("GET", "/v1/events?type=\(type)&region=lobby").json["events"] as? [[String: Any]] ?? []
+            let events = try await client.request("GET", "/v1/events?type=\(type)&region=lobby").json["events"] as? [[String: Any]] ?? []
             #expect(events.count == 1, "\(type)")
             #expect(events.allSatisfy { ($0["reason"] as? String)?.isEmpty == false && $0["type"] as? String == type })
             #expect(events.allSatisfy { ($0["event"] as? [String: Any])?["type"] as? String == type })
         }
-        #expect((try client.request("GET", "/v1/events?region=nowhere").json["events"] as? [Any])?.isEmpty == true)
-        let all = try daemon.service.store.events().map(\.id)
+        #expect((try await client.request("GET", "/v1/events?region=nowhere").json["events"] as? [Any])?.isEmpty == true)
+        let all = try daemon.service.sqlite.events().map(\.id)
         var seen: [Int64] = []
         var cursor: String?
         repeat {
-            let page = try client.request("GET", "/v1/events?limit=3" + (cursor.map { "&cursor=\($0)" } ?? "")).json
+            let page = try await client.request("GET", "/v1/events?limit=3" + (cursor.map { "&cursor=\($0)" } ?? "")).json
             seen += (page["events"] as? [[String: Any]] ?? []).compactMap { ($0["id"] as? NSNumber)?.int64Value }
             cursor = page["nextCursor"] as? String
         } while cursor != nil
         #expect(seen == all)
-        let since = try client.request("GET", "/v1/events?since=1700000120").json["events"] as? [[String: Any]] ?? []
+        let since = try await client.request("GET", "/v1/events?since=1700000120").json["events"] as? [[String: Any]] ?? []
         #expect(since.allSatisfy { ($0["time"] as? Double ?? 0) >= 1_700_000_120 })
         #expect(!since.isEmpty)
         for (query, field) in [("limit=0", "limit"), ("limit=abc", "limit"), ("cursor=-1", "cursor"), ("since=yesterday", "since")] {
-            let bad = try client.request("GET", "/v1/events?\(query)")
+            let bad = try await client.request("GET", "/v1/events?\(query)")
             #expect(bad.status == 400)
             #expect(bad.json["field"] as? String == field)
         }
@@ -232,7 +232,7 @@ struct HTTPAPITests {
         defer { Task { try? await daemon.stop() } }
         let first = try EventStreamReader(port: daemon.port, token: "test-token", lastEventID: 0)
         #expect(first.status == 200)
-        let backlog = try daemon.service.store.events()
+        let backlog = try daemon.service.sqlite.events()
         var received: [Int64] = []
         for _ in backlog { received.append(try first.next().id) }
         #expect(received == backlog.map(\.id))
@@ -246,9 +246,9 @@ struct HTTPAPITests {
         daemon.advance(to: 120)
         daemon.sight(from: 121, to: 124)
         try await Task.sleep(for: .milliseconds(100))
-        let missed = try daemon.service.store.events(afterID: lastSeen).map(\.id)
-        #expect(try daemon.service.store.events(type: "didExitRegion").count == 1)
-        #expect(try daemon.service.store.events(type: "didEnterRegion").count == 1)
+        let missed = try daemon.service.sqlite.events(afterID: lastSeen).map(\.id)
+        #expect(try daemon.service.sqlite.events(type: "didExitRegion").count == 1)
+        #expect(try daemon.service.sqlite.events(type: "didEnterRegion").count == 1)
         #expect(missed.count >= 3)
         let second = try EventStreamReader(port: daemon.port, token: "test-token", lastEventID: lastSeen)
         var again: [Int64] = []
@@ -261,7 +261,7 @@ struct HTTPAPITests {
         #expect(next.data["type"] as? String == next.type)
         // Unauthenticated streams are refused.
         #expect(try EventStreamReader(port: daemon.port, token: nil).status == 401)
-        let bad = try daemon.client().request("GET", "/v1/events/stream", headers: ["Last-Event-ID": "x"])
+        let bad = try await daemon.client().request("GET", "/v1/events/stream", headers: ["Last-Event-ID": "x"])
         #expect(bad.status == 400)
         #expect(bad.json["field"] as? String == "Last-Event-ID")
     }
@@ -272,7 +272,7 @@ struct HTTPAPITests {
         defer { Task { try? await daemon.stop() } }
         daemon.sight(from: 1, to: 5, rssi: -62)
         let client = daemon.client()
-        let beacons = try client.request("GET", "/v1/beacons").json["beacons"] as? [[String: Any]] ?? []
+        let beacons = try await client.request("GET", "/v1/beacons").json["beacons"] as? [[String: Any]] ?? []
         #expect(beacons.count == 1)
         let beacon = beacons.first ?? [:]
         #expect(beacon["rssi"] as? Int == -62)
@@ -282,15 +282,15 @@ struct HTTPAPITests {
         #expect((beacon["distance"] as? Double ?? -1) > 0)
         #expect(beacon["regions"] as? [String] == ["lobby"])
         #expect((beacon["lastSeen"] as? Double ?? 0) > 1_700_000_004)
-        let sources = try client.request("GET", "/v1/sources").json["sources"] as? [[String: Any]] ?? []
+        let sources = try await client.request("GET", "/v1/sources").json["sources"] as? [[String: Any]] ?? []
         #expect(sources.first?["name"] as? String == "test")
-        #expect(try client.request("GET", "/readyz").status == 200)
+        #expect(try await client.request("GET", "/readyz").status == 200)
         daemon.sources.set([SourceStatus(name: "hci0", kind: "hci", state: .down, detail: "controller gone", reconnects: 3,
                                          decodeErrors: ["truncated": 2])])
-        let notReady = try client.request("GET", "/readyz")
+        let notReady = try await client.request("GET", "/readyz")
         #expect(notReady.status == 503)
         #expect(notReady.text.contains("controller gone"))
-        let metrics = try client.request("GET", "/metrics")
+        let metrics = try await client.request("GET", "/metrics")
         #expect(metrics.status == 200)
         #expect(metrics.headers["content-type"]?.hasPrefix("text/plain") == true)
         #expect(metrics.text.contains(#"regionkit_events_total{type="didDetermineState"} 1"#))
@@ -301,7 +301,7 @@ struct HTTPAPITests {
         #expect(metrics.text.contains("regionkit_http_requests_total{route=\"/v1/beacons\",method=\"GET\",status=\"200\"} 1"))
         #expect(metrics.text.contains("regionkit_store_operation_duration_seconds_bucket"))
         #expect(metrics.text.contains("regionkit_hook_deliveries{status=\"pending\"} 0.0"))
-        let page = try daemon.client(token: nil).request("GET", "/")
+        let page = try await daemon.client(token: nil).request("GET", "/")
         #expect(page.status == 200)
         #expect(page.text.contains("<title>RegionKit</title>"))
     }

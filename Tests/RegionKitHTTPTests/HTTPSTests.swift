@@ -9,7 +9,14 @@ import RegionKitStore
 /// The server over TLS: a self-signed certificate made by openssl, checked by curl with it as the CA.
 @Suite("HTTPS (optional TLS)", .serialized, .tags(.endToEnd), .enabled(if: TLSTools.paths != nil, "openssl or curl is not installed"))
 struct HTTPSTests {
-    static func run(_ tool: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
+    /// Runs `tool` on a thread of its own (a curl waiting for the server under test must not hold a cooperative thread).
+    static func run(_ tool: String, _ arguments: [String]) async throws -> (status: Int32, output: String) {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(with: Result { try blockingRun(tool, arguments) }) }
+        }
+    }
+
+    static func blockingRun(_ tool: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: tool)
         process.arguments = arguments
@@ -28,24 +35,24 @@ struct HTTPSTests {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("rk-tls-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let cert = directory.appendingPathComponent("cert.pem").path, key = directory.appendingPathComponent("key.pem").path
-        let made = try Self.run(tools.openssl, ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert, "-days", "1",
+        let made = try await Self.run(tools.openssl, ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert, "-days", "1",
                                                 "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"])
         #expect(made.status == 0, "\(made.output)")
         let settings = HTTPSettings(listen: "127.0.0.1:0", public: true, tlsCertificate: cert, tlsKey: key)
         let configuration = try HTTPConfiguration(settings: settings, environment: [:])
         let service = MonitoringService(store: try RegionStore(path: TestDaemon.temporaryPath()), clock: VirtualClock(), sources: [.beacon: .authorized])
-        try service.start(regions: [TestDaemon.lobby])
+        try await service.start(regions: [TestDaemon.lobby])
         let server = RegionKitServer(service: service, configuration: configuration, events: EventBroadcaster())
         let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
         let task = Task { try await server.run { continuation.yield($0) } }
         defer { task.cancel() }
         var iterator = ports.makeAsyncIterator()
         let port = try #require(await iterator.next())
-        let fetched = try Self.run(tools.curl, ["-sS", "--max-time", "10", "--cacert", cert, "https://127.0.0.1:\(port)/v1/regions"])
+        let fetched = try await Self.run(tools.curl, ["-sS", "--max-time", "10", "--cacert", cert, "https://127.0.0.1:\(port)/v1/regions"])
         #expect(fetched.status == 0, "\(fetched.output)")
         #expect(fetched.output.contains(#""identifier":"lobby""#))
         // Plain HTTP to the TLS port gets no HTTP answer.
-        let plain = try Self.run(tools.curl, ["-sS", "--max-time", "5", "http://127.0.0.1:\(port)/healthz"])
+        let plain = try await Self.run(tools.curl, ["-sS", "--max-time", "5", "http://127.0.0.1:\(port)/healthz"])
         #expect(plain.status != 0 || !plain.output.contains("ok"))
 
         #expect(throws: RegionKitError.self) { try HTTPSettings(tlsCertificate: cert).validate() }

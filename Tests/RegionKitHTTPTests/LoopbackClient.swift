@@ -102,7 +102,23 @@ struct LoopbackClient {
     let port: Int
     var token: String?
 
+    /// The request on a thread of its own: a test awaiting it does not hold one of the few
+    /// cooperative threads the server under test needs to answer (a blocking call in an async test
+    /// starved the server when suites ran side by side on a 2-core machine).
+    func request(_ method: String, _ path: String, body: String? = nil, headers: [String: String] = [:], timeout: Double = 10) async throws -> LoopbackResponse {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread {
+                continuation.resume(with: Result { try self.blockingRequest(method, path, body: body, headers: headers, timeout: timeout) })
+            }
+        }
+    }
+
+    /// The request on the calling thread (for synchronous callers).
     func request(_ method: String, _ path: String, body: String? = nil, headers: [String: String] = [:], timeout: Double = 10) throws -> LoopbackResponse {
+        try blockingRequest(method, path, body: body, headers: headers, timeout: timeout)
+    }
+
+    private func blockingRequest(_ method: String, _ path: String, body: String?, headers: [String: String], timeout: Double) throws -> LoopbackResponse {
         let connection = try LoopbackConnection(port: port)
         let payload = Data((body ?? "").utf8)
         var text = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n"

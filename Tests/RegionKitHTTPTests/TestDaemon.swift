@@ -37,7 +37,7 @@ final class TestDaemon: Sendable {
         let events = EventBroadcaster()
         service = MonitoringService(store: try RegionStore(path: path), profile: .responsive, automation: .all, clock: clock,
                                     sources: sources, onLogged: events.publish)
-        try service.start(regions: configured)
+        try await service.start(regions: configured)
         let box = self.sources
         server = RegionKitServer(service: service, configuration: HTTPConfiguration(host: "127.0.0.1", port: 0, token: token, isPublic: isPublic,
                                                                                     maxBodyBytes: 1_024, keepAliveInterval: 0.2),
@@ -66,6 +66,6 @@ final class TestDaemon: Sendable {
     func stop() async throws {
         task.cancel()
         _ = await task.result
-        try service.stop()
+        try await service.stop()
     }
 }

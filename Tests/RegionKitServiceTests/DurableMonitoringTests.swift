@@ -28,74 +28,74 @@ struct DurableMonitoringTests {
     }
 
     @Test("§6 a new manager on the same store has the same monitoredRegions")
-    func regionsPersist() throws {
+    func regionsPersist() async throws {
         let path = temporaryStorePath()
         let first = try MonitoringService(store: RegionStore(path: path), clock: VirtualClock(), sources: [.beacon: .authorized, .circular: .authorized])
-        try first.start(regions: [])
+        try await first.start(regions: [])
         first.startMonitoring(Self.lobby)
         first.startMonitoring(.circular(try CircularRegion(identifier: "park", latitude: 1, longitude: 2, radius: 40)))
-        try first.stop()
+        try await first.stop()
         let second = try MonitoringService(store: RegionStore(path: path), clock: VirtualClock(), sources: [.beacon: .authorized, .circular: .authorized])
-        try second.start()
+        try await second.start()
         #expect(second.manager.monitoredRegions.map(\.identifier) == ["lobby", "park"])
     }
 
     @Test("§6 stopped while inside, restarted while still inside: no spurious didEnterRegion")
-    func restartInside() throws {
+    func restartInside() async throws {
         let path = temporaryStorePath()
         let clock = VirtualClock()
         let first = try Self.service(path, clock: clock)
-        try first.start(regions: [Self.lobby])
+        try await first.start(regions: [Self.lobby])
         clock.advance(by: 5)
         Self.sight(first, clock, from: 5, to: 20)
         #expect(first.manager.state(for: Self.lobby) == .inside)
-        try first.stop()
+        try await first.stop()
 
         let clock2 = VirtualClock(start: Timestamp(seconds: 100))
         let second = try Self.service(path, clock: clock2)
-        try second.start(regions: [Self.lobby])
+        try await second.start(regions: [Self.lobby])
         #expect(second.manager.state(for: Self.lobby) == .inside, "the stored state is back at once")
         Self.sight(second, clock2, from: 100.5, to: 130)
         clock2.advance(to: Timestamp(seconds: 130))
-        let after = try second.store.events(since: 100).map(\.type)
+        let after = try second.sqlite.events(since: 100).map(\.type)
         #expect(!after.contains("didEnterRegion"))
         #expect(!after.contains("didExitRegion"))
         #expect(after.first == "processStarted")
     }
 
     @Test("§6 stopped while inside, left while down, restarted: exactly one exit, logged with the reason", arguments: [MonitoringProfile.responsive, .coreLocation])
-    func restartAfterLeaving(profile: MonitoringProfile) throws {
+    func restartAfterLeaving(profile: MonitoringProfile) async throws {
         let path = temporaryStorePath()
         let clock = VirtualClock()
         let first = try Self.service(path, clock: clock, profile: profile)
-        try first.start(regions: [Self.lobby])
+        try await first.start(regions: [Self.lobby])
         Self.sight(first, clock, from: 1, to: 20)
-        try first.stop()
+        try await first.stop()
 
         let clock2 = VirtualClock(start: Timestamp(seconds: 500))
         let second = try Self.service(path, clock: clock2, profile: profile)
-        try second.start(regions: [Self.lobby])
+        try await second.start(regions: [Self.lobby])
         clock2.advance(by: 120)
-        let exits = try second.store.events(since: 500).filter { $0.type == "didExitRegion" }
+        let exits = try second.sqlite.events(since: 500).filter { $0.type == "didExitRegion" }
         #expect(exits.count == 1, "profile \(profile.name)")
         #expect(exits.first?.reason?.contains("not seen since the restart") == true, "\(exits.first?.reason ?? "")")
-        #expect(try second.store.states()["lobby"]?.state == .outside)
-        #expect(try second.store.events(since: 500).filter { $0.type == "didEnterRegion" }.isEmpty)
+        #expect(try second.sqlite.states()["lobby"]?.state == .outside)
+        #expect(try second.sqlite.events(since: 500).filter { $0.type == "didEnterRegion" }.isEmpty)
     }
 
     @Test("Every event is logged with its reason; ranged counts only when they change")
-    func eventLogWithReasons() throws {
+    func eventLogWithReasons() async throws {
         let path = temporaryStorePath()
         let clock = VirtualClock()
         let service = try MonitoringService(store: RegionStore(path: path), profile: .coreLocation, automation: Automation(rangeWhileInside: true),
                                             clock: clock, sources: [.beacon: .authorized])
-        try service.start(regions: [Self.lobby])
+        try await service.start(regions: [Self.lobby])
         clock.advance(by: 5)
         Self.sight(service, clock, from: 5, to: 15)
         clock.advance(by: 60)
-        try service.stopMonitoring(Self.lobby)
-        try service.stop()
-        let events = try service.store.events()
+        try await service.stopMonitoring(Self.lobby)
+        try await service.stop()
+        let events = try service.sqlite.events()
         #expect(events.map(\.type) == [
             "processStarted", "didStartMonitoring", "didEnterRegion", "didDetermineState", "rangedBeaconCountChanged",
             "rangedBeaconCountChanged", // 1 → 0 about 10 s after the last sighting, before the exit (spec §2)
@@ -106,6 +106,6 @@ struct DurableMonitoringTests {
         #expect(exit.json.contains("\"exitThreshold\":30"))
         let enter = try #require(events.first { $0.type == "didEnterRegion" })
         #expect(enter.json.contains("\"rssi\":-60"))
-        #expect(try service.store.regions().isEmpty)
+        #expect(try service.sqlite.regions().isEmpty)
     }
 }

@@ -66,8 +66,8 @@ struct HookTests {
     static let lobby = Region.beacon(try! BeaconRegion(identifier: "lobby", uuid: uuid))
 
     /// Enters and exits `lobby` once, on a virtual clock.
-    static func enterAndExit(_ service: MonitoringService, _ clock: VirtualClock) throws {
-        try service.start(regions: [Self.lobby])
+    static func enterAndExit(_ service: MonitoringService, _ clock: VirtualClock) async throws {
+        try await service.start(regions: [Self.lobby])
         clock.advance(by: 4)
         for t in stride(from: 4.0, to: 8, by: 0.1) {
             clock.advance(to: Timestamp(seconds: t))
@@ -94,17 +94,17 @@ struct HookTests {
         let clock = VirtualClock()
         let service = try MonitoringService(store: RegionStore(path: path), profile: .responsive, automation: Automation(),
                                             clock: clock, sources: [.beacon: .authorized], hooks: hooks)
-        try Self.enterAndExit(service, clock)
+        try await Self.enterAndExit(service, clock)
         let runner = HookRunner(store: service.store, configuration: hooks)
         try await Self.deliver(runner, for: 1.5) // the listener is down: every attempt is refused
-        let waiting = try service.store.deliveries(status: .pending)
+        let waiting = try service.sqlite.deliveries(status: .pending)
         #expect(waiting.count == 2, "enter and exit are queued")
         #expect(waiting.allSatisfy { $0.attempts >= 1 && $0.lastError != nil }, "refused attempts are recorded")
 
         try listener.start()
         defer { listener.stop() }
-        try await Self.deliver(runner, for: 20) { try service.store.deliveries(status: .delivered).count == 2 }
-        #expect(try service.store.deliveries(status: .delivered).count == 2)
+        try await Self.deliver(runner, for: 20) { try service.sqlite.deliveries(status: .delivered).count == 2 }
+        #expect(try service.sqlite.deliveries(status: .delivered).count == 2)
         let ids = listener.lines.map { $0.split(separator: " ").first.map(String.init) ?? "" }
         #expect(ids.count == 2 && Set(ids).count == 2, "each event exactly once: \(listener.lines)")
         #expect(listener.lines.contains { $0.contains("\"type\":\"didEnterRegion\"") && $0.contains("\"region\":\"lobby\"") })
@@ -126,9 +126,9 @@ struct HookTests {
         let clock = VirtualClock()
         let service = try MonitoringService(store: RegionStore(path: temporaryStorePath()), profile: .responsive, automation: Automation(),
                                             clock: clock, sources: [.beacon: .authorized], hooks: hooks)
-        try Self.enterAndExit(service, clock)
+        try await Self.enterAndExit(service, clock)
         let runner = HookRunner(store: service.store, configuration: hooks)
-        try await Self.deliver(runner, for: 10) { try service.store.deliveries(status: .delivered).count == 2 }
+        try await Self.deliver(runner, for: 10) { try service.sqlite.deliveries(status: .delivered).count == 2 }
         let text = try String(contentsOf: output, encoding: .utf8)
         let lines = text.split(separator: "\n")
         #expect(lines.count == 2)
@@ -143,11 +143,11 @@ struct HookTests {
         let clock = VirtualClock()
         let service = try MonitoringService(store: RegionStore(path: temporaryStorePath()), profile: .responsive, automation: Automation(),
                                             clock: clock, sources: [.beacon: .authorized], hooks: hooks)
-        try Self.enterAndExit(service, clock)
+        try await Self.enterAndExit(service, clock)
         let started = Date()
         try await HookRunner(store: service.store, configuration: hooks).deliverDue()
         #expect(Date().timeIntervalSince(started) < 10, "the sleeping command was killed")
-        let failed = try service.store.deliveries(status: .failed)
+        let failed = try service.sqlite.deliveries(status: .failed)
         #expect(failed.count == 2)
         #expect(failed.contains { $0.lastError?.contains("timeout") == true })
         #expect(failed.contains { $0.lastError?.contains("status 3") == true && $0.lastError?.contains("broken") == true })

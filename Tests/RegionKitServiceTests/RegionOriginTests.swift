@@ -15,31 +15,31 @@ struct RegionOriginTests {
     }
 
     @Test("A region put through the API is stored with origin api before putRegion returns, and restored after a restart the configuration does not name it in")
-    func apiRegionSurvives() throws {
+    func apiRegionSurvives() async throws {
         let path = temporaryStorePath()
         let first = try Self.service(path)
-        try first.start(regions: [Self.beacon("lobby", major: 1)])
-        #expect(try first.putRegion(Self.beacon("shop", major: 2)) == false)
-        #expect(try first.store.storedRegions().map { "\($0.region.identifier):\($0.origin.rawValue)" } == ["lobby:config", "shop:api"])
-        try first.stop()
+        try await first.start(regions: [Self.beacon("lobby", major: 1)])
+        #expect(try await first.putRegion(Self.beacon("shop", major: 2)) == false)
+        #expect(try first.sqlite.storedRegions().map { "\($0.region.identifier):\($0.origin.rawValue)" } == ["lobby:config", "shop:api"])
+        try await first.stop()
         let second = try Self.service(path)
-        try second.start(regions: [Self.beacon("lobby", major: 1)])
+        try await second.start(regions: [Self.beacon("lobby", major: 1)])
         #expect(second.manager.monitoredRegions.map(\.identifier) == ["lobby", "shop"])
-        #expect(try second.store.storedRegions().first { $0.region.identifier == "shop" }?.origin == .api)
+        #expect(try second.sqlite.storedRegions().first { $0.region.identifier == "shop" }?.origin == .api)
     }
 
     @Test("A configured region replaced through the API keeps the API's definition; a configured one dropped from the configuration is stopped")
-    func replacedConfiguredRegion() throws {
+    func replacedConfiguredRegion() async throws {
         let path = temporaryStorePath()
         let first = try Self.service(path)
-        try first.start(regions: [Self.beacon("lobby", major: 1), Self.beacon("hall", major: 3)])
-        #expect(try first.putRegion(Self.beacon("lobby", major: 9)) == true)
-        try first.stop()
+        try await first.start(regions: [Self.beacon("lobby", major: 1), Self.beacon("hall", major: 3)])
+        #expect(try await first.putRegion(Self.beacon("lobby", major: 9)) == true)
+        try await first.stop()
         let second = try Self.service(path)
-        try second.start(regions: [Self.beacon("lobby", major: 1)])
+        try await second.start(regions: [Self.beacon("lobby", major: 1)])
         #expect(second.manager.monitoredRegions.map(\.identifier) == ["lobby"])
         #expect(second.manager.monitoredRegions.first?.beaconRegion?.major == 9)
-        #expect(try second.store.events(region: "hall", type: "monitoringStopped").first?.reason == "no longer in the configuration")
+        #expect(try second.sqlite.events(region: "hall", type: "monitoringStopped").first?.reason == "no longer in the configuration")
     }
 
     @Test("An existing store (before origins) migrates: its regions count as configured")

@@ -39,7 +39,7 @@ struct SourceRunnerTests {
         """, path: "test.yaml")
         let store = try RegionStore(path: temporaryStorePath())
         let service = MonitoringService(store: store, sources: configuration.initialSourceStatuses)
-        try service.start(regions: try configuration.monitoredRegions())
+        try await service.start(regions: try configuration.monitoredRegions())
         let runner = SourceRunner(source: configuration.sources[0], configuration: configuration, service: service)
         let task = Task { try await runner.run() }
         // The museum walk lasts 240 virtual s, 2.4 real s at 100×; the visitor starts among the exhibits.

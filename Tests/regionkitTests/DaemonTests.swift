@@ -30,7 +30,9 @@ final class Daemon: @unchecked Sendable {
     /// - Parameters:
     ///   - json: `--json` (the acknowledged events on stdout); without it only the log (stderr) tells.
     ///   - shellPrefix: run through `/bin/sh -c` with this prefix before `exec` (`ulimit -f 64;`).
-    init(config: String, store: String, json: Bool = true, logLevel: String = "warning", shellPrefix: String? = nil) throws {
+    ///   - environment: variables added to the test's environment (a store password).
+    init(config: String, store: String, json: Bool = true, logLevel: String = "warning", shellPrefix: String? = nil,
+         environment: [String: String] = [:]) throws {
         let arguments = ["run", "--config", config, "--store", store, "--log-level", logLevel] + (json ? ["--json"] : [])
         if let shellPrefix {
             process.executableURL = URL(fileURLWithPath: "/bin/sh")
@@ -38,6 +40,9 @@ final class Daemon: @unchecked Sendable {
         } else {
             process.executableURL = CLI.executable
             process.arguments = arguments
+        }
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         }
         let out = Pipe(), err = Pipe()
         process.standardOutput = out

@@ -79,6 +79,10 @@ struct MQTTDaemonTests {
         let ids = events.compactMap { ($0["id"] as? NSNumber)?.int64Value }
         #expect(ids == ids.sorted() && Set(ids).count == ids.count, "\(ids)")
 
+        // The state goes out in the same group as the exit event; the subscriber may read it a moment later.
+        try? await eventually(timeout: .seconds(5), "the retained state follows the exit") {
+            all.messages.last { $0.topic == "regionkit/test/regions/lobby/state" }?.payload == "outside"
+        }
         let messages = all.messages
         let states = messages.filter { $0.topic == "regionkit/test/regions/lobby/state" }.map(\.payload)
         #expect(states.first == "inside" && states.last == "outside", "\(states)")

@@ -9,7 +9,7 @@ import RegionKitStore
 /// subscriber's buffer dropped notifications) makes the stream read the gap back from the store,
 /// so what a client receives is exactly the log after its `Last-Event-ID`.
 struct EventStream: Sendable {
-    let store: RegionStore
+    let store: any RegionStoring
     let broadcaster: EventBroadcaster
     let filter: EventFilter
     let keepAlive: Duration
@@ -73,7 +73,7 @@ struct EventStream: Sendable {
     func catchUp(after start: Int64, through end: Int64?, writer: inout any ResponseBodyWriter) async throws -> Int64 {
         var last = start
         while true {
-            let events = try store.events(afterID: last, limit: Self.page)
+            let events = try await store.events(since: nil, region: nil, type: nil, afterID: last, limit: Self.page)
             var done = events.count < Self.page
             for event in events {
                 if let end, event.id > end { done = true; break }

@@ -13,7 +13,7 @@ import Synchronization
 /// (sightings, reconnects, decode errors by kind).
 ///
 /// ```swift
-/// let text = try metrics.scrape(service: service, sources: sourceStatus())
+/// let text = try await metrics.scrape(service: service, sources: sourceStatus())
 /// ```
 public final class ServerMetrics: Sendable {
     public let registry = PrometheusCollectorRegistry()
@@ -30,7 +30,7 @@ public final class ServerMetrics: Sendable {
     }
 
     /// Runs a store operation, recording its latency under `operation`.
-    func timedStore<T>(_ operation: String, _ body: () throws -> T) rethrows -> T {
+    func timedStore<T>(_ operation: String, _ body: () async throws -> T) async rethrows -> T {
         let clock = ContinuousClock()
         let start = clock.now
         defer {
@@ -38,7 +38,7 @@ public final class ServerMetrics: Sendable {
                                                                  "Latency of store operations made by the HTTP server and its probes"),
                                            labels: [("operation", operation)], buckets: buckets).record(clock.now - start)
         }
-        return try body()
+        return try await body()
     }
 
     private func counter(_ name: String, _ labels: [(String, String)], _ value: Int, help: String) {
@@ -56,12 +56,12 @@ public final class ServerMetrics: Sendable {
     }
 
     /// Reads the current values and renders the registry in the Prometheus text format.
-    func scrape(service: MonitoringService, sources: [SourceStatus], sseClients: Int) throws -> String {
-        let eventCounts = try timedStore("event_counts") { try service.store.eventCounts() }
+    func scrape(service: MonitoringService, sources: [SourceStatus], sseClients: Int) async throws -> String {
+        let eventCounts = try await timedStore("event_counts") { try await service.store.eventCounts() }
         for (type, count) in eventCounts {
             counter("regionkit_events_total", [("type", type)], count, help: "Events durably logged, by type")
         }
-        let deliveries = try timedStore("delivery_counts") { try service.store.deliveryCounts() }
+        let deliveries = try await timedStore("delivery_counts") { try await service.store.deliveryCounts() }
         for status in ["pending", "delivered", "failed", "dropped"] {
             gauge("regionkit_hook_deliveries", [("status", status)], Double(deliveries.byStatus[status] ?? 0), help: "Hook deliveries by status")
         }

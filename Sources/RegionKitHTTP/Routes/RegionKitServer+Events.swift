@@ -13,8 +13,8 @@ extension RegionKitServer {
             let cursor = try Self.integer(query.get("cursor"), "cursor", range: 0...Int.max).map(Int64.init)
             let region = query.get("region"), type = query.get("type")
             // One more than asked tells whether there is a next page.
-            var page = try self.metrics.timedStore("events") {
-                try self.service.store.events(since: since, region: region, type: type, afterID: cursor, limit: limit + 1)
+            var page = try await self.metrics.timedStore("events") {
+                try await self.service.store.events(since: since, region: region, type: type, afterID: cursor, limit: limit + 1)
             }
             let more = page.count > limit
             if more { page.removeLast() }
@@ -35,7 +35,7 @@ extension RegionKitServer {
             } else {
                 // A new client starts with what is logged from now on (or `?backlog=N` recent events).
                 let backlog = try Self.integer(query.get("backlog"), "backlog", range: 0...10_000) ?? 0
-                last = max(0, try self.service.store.lastEventID() - Int64(backlog))
+                last = max(0, try await self.service.store.lastEventID() - Int64(backlog))
             }
             let stream = EventStream(store: self.service.store, broadcaster: self.events,
                                      filter: EventFilter(region: query.get("region"), type: query.get("type")),

@@ -7,11 +7,11 @@ extension RegionKitServer {
     /// `GET /v1/regions`, `GET|PUT|DELETE /v1/regions/{id}`, `POST /v1/regions/{id}/request-state`.
     func addRegionRoutes(to router: Router<BasicRequestContext>) {
         router.get("/v1/regions") { _, _ in
-            try Self.json(["regions": try self.regionReports()])
+            try Self.json(["regions": try await self.regionReports()])
         }
         router.get("/v1/regions/:id") { _, context in
             let id = try context.parameters.require("id")
-            guard let report = try self.regionReports(only: id).first else {
+            guard let report = try await self.regionReports(only: id).first else {
                 throw Problem(.notFound, "region '\(id)' is not monitored", field: "id")
             }
             return try Self.json(report)
@@ -24,12 +24,12 @@ extension RegionKitServer {
                                                maximumRadius: self.service.manager.maximumRegionMonitoringDistance)
             let existed: Bool
             do {
-                existed = try self.metrics.timedStore("put_region") { try self.service.putRegion(region) }
+                existed = try await self.metrics.timedStore("put_region") { try await self.service.putRegion(region) }
             } catch let error as RegionKitError where error.code == .regionMonitoringFailure {
                 // The daemon cannot monitor it now (no source for its kind, the region limit).
                 throw Problem(.conflict, error.message, field: region.kind == .circular ? "latitude" : "uuid")
             }
-            guard let report = try self.regionReports(only: id).first else {
+            guard let report = try await self.regionReports(only: id).first else {
                 throw Problem(.conflict, "region '\(id)' stopped being monitored while it was saved", field: "id")
             }
             return try Self.json(report, status: existed ? .ok : .created)
@@ -39,7 +39,7 @@ extension RegionKitServer {
             guard let region = self.service.manager.monitoredRegion(id)?.region else {
                 throw Problem(.notFound, "region '\(id)' is not monitored", field: "id")
             }
-            try self.metrics.timedStore("delete_region") { try self.service.stopMonitoring(region, reason: "deleted through the HTTP API") }
+            try await self.metrics.timedStore("delete_region") { try await self.service.stopMonitoring(region, reason: "deleted through the HTTP API") }
             return Response(status: .noContent)
         }
         router.post("/v1/regions/:id/request-state") { _, context in
@@ -48,14 +48,14 @@ extension RegionKitServer {
                 throw Problem(.notFound, "region '\(id)' is not monitored", field: "id")
             }
             self.service.manager.requestState(for: region)
-            return try Self.json(try self.regionReports(only: id).first, status: .accepted)
+            return try Self.json(try await self.regionReports(only: id).first, status: .accepted)
         }
     }
 
-    func regionReports(only identifier: String? = nil) throws -> [RegionReport] {
+    func regionReports(only identifier: String? = nil) async throws -> [RegionReport] {
         let engine = service.manager.engineSnapshot
-        let (origins, states) = try metrics.timedStore("region_rows") {
-            (try service.store.regionOrigins(), try service.store.states())
+        let (origins, states) = try await metrics.timedStore("region_rows") {
+            (try await service.store.regionOrigins(), try await service.store.states())
         }
         let identifiers = identifier.map { [$0] } ?? engine.monitoredRegions.map(\.identifier)
         return identifiers.compactMap { id in

@@ -21,7 +21,7 @@ extension RegionKitServer {
             var checks: [[String: Any]] = []
             var storeOK = true
             do {
-                try self.metrics.timedStore("write_probe") { try self.service.store.checkWritable() }
+                try await self.metrics.timedStore("write_probe") { try await self.service.store.checkWritable() }
                 checks.append(["name": "store", "ok": true])
             } catch {
                 storeOK = false
@@ -40,7 +40,7 @@ extension RegionKitServer {
             return try Self.jsonObject(["status": status, "checks": checks], status: status == "not ready" ? .serviceUnavailable : .ok)
         }
         router.get("/metrics") { _, _ in
-            let text = try self.metrics.scrape(service: self.service, sources: self.sources(), sseClients: self.events.subscriberCount)
+            let text = try await self.metrics.scrape(service: self.service, sources: self.sources(), sseClients: self.events.subscriberCount)
             return Self.text(text, contentType: "text/plain; version=0.0.4; charset=utf-8")
         }
         router.get("/openapi.yaml") { _, _ in

@@ -22,7 +22,7 @@ import RegionKitStore
 ///
 /// ```swift
 /// let hub = try PresenceHub(configuration: mqtt, homeAssistant: ha, sources: [.init(format: .espresense)], service: service, logger: logger)
-/// try hub.prepare()                 // before service.start(): the cursor starts at the log's end
+/// try await hub.prepare()               // before service.start(): the cursor starts at the log's end
 /// let service = MonitoringService(…, onLogged: { _ in hub.eventLogged() })
 /// await hub.run()                   // until cancelled
 /// ```
@@ -112,8 +112,8 @@ public final class PresenceHub: Sendable {
 
     /// Creates the events cursor at the log's current end if this site has none yet (a new output
     /// does not replay an old log). Call before the service logs its start.
-    public func prepare() throws {
-        _ = try service.store.outputCursor(outputName, createAtEnd: true)
+    public func prepare() async throws {
+        _ = try await service.store.outputCursor(outputName, createAtEnd: true)
     }
 
     /// Reports the MQTT sources' availability to `availability` (under ``activity``'s name) instead
@@ -299,13 +299,15 @@ public final class PresenceHub: Sendable {
         while true {
             let batch: [StoredEvent]
             do {
-                let cursor = try cursor.withLock { cursor in
-                    if let cursor { return cursor }
-                    let loaded = try store.outputCursor(outputName, createAtEnd: true)
-                    cursor = loaded
-                    return loaded
+                let position: Int64
+                if let known = cursor.withLock({ $0 }) {
+                    position = known
+                } else {
+                    let loaded = try await store.outputCursor(outputName, createAtEnd: true)
+                    cursor.withLock { $0 = $0 ?? loaded }
+                    position = loaded
                 }
-                batch = try store.events(afterID: cursor, limit: 256)
+                batch = try await store.events(since: nil, region: nil, type: nil, afterID: position, limit: 256)
             } catch {
                 logger.error("cannot read the event log or the MQTT cursor", metadata: ["error": "\(error)"])
                 return .storeFailed
@@ -321,7 +323,7 @@ public final class PresenceHub: Sendable {
                 do { try await client.publish(group) } catch { return .disconnected }
                 cursor.withLock { $0 = event.id }
                 counters.withLock { $0.eventsPublished += 1 }
-                do { try store.setOutputCursor(outputName, to: event.id) } catch {
+                do { try await store.setOutputCursor(outputName, to: event.id) } catch {
                     logger.error("cannot save the MQTT events cursor (events may be published again after a restart)", metadata: ["error": "\(error)"])
                 }
             }

@@ -1,6 +1,8 @@
 import ArgumentParser
 import Foundation
+import Logging
 import RegionKit
+import RegionKitPostgres
 import RegionKitStore
 
 struct Bench: AsyncParsableCommand {
@@ -9,10 +11,10 @@ struct Bench: AsyncParsableCommand {
         subcommands: [Ingest.self, Memory.self, Latency.self, BenchParse.self, BenchGeofence.self, StoreWrites.self, BenchMQTT.self]
     )
 
-    struct StoreWrites: ParsableCommand {
+    struct StoreWrites: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "store",
-            abstract: "Event-log write throughput: each event is one durable SQLite transaction (WAL), as the service writes them."
+            abstract: "Event-log write throughput: each event is one durable transaction (SQLite WAL, or PostgreSQL with --postgres), as the service writes them."
         )
 
         @Option(help: "Events to append.")
@@ -28,7 +30,16 @@ struct Bench: AsyncParsableCommand {
             """)
         var store: String?
 
-        func run() throws {
+        @Option(help: """
+            Measure a PostgreSQL store instead: postgres://user@host:port/database (password in $REGIONKIT_STORE_PASSWORD).             The database must hold no events (a scratch database: the fake events stay; drop it afterwards).
+            """)
+        var postgres: String?
+
+        func run() async throws {
+            if let postgres {
+                try await runPostgres(postgres)
+                return
+            }
             guard events > 0, hooks >= 0 else { throw ValidationError("--events must be > 0 and --hooks >= 0") }
             if let store, FileManager.default.fileExists(atPath: store) {
                 throw ValidationError("""
@@ -53,6 +64,37 @@ struct Bench: AsyncParsableCommand {
             Console.line("store write throughput: \(events) events (\(hooks) hook deliveries each), one transaction per event, WAL")
             Console.line(String(format: "  %.0f events/s   %.1f µs/event   journal=%@   integrity=%@",
                                 Double(events) / seconds, seconds / Double(events) * 1e6, try database.journalMode(), try database.integrityCheck()))
+        }
+
+        /// The same appends through ``RegionStoring`` on PostgreSQL, one after another as the
+        /// daemon's ordered writer makes them (each a transaction and a round trip).
+        func runPostgres(_ location: String) async throws {
+            guard let url = try PostgresStoreURL(parsing: location) else {
+                throw ValidationError("--postgres \(location) is not a postgres://user@host:port/database URL")
+            }
+            var logger = Logger(label: "regionkit.postgres") { StreamLogHandler.standardError(label: $0) }
+            logger.logLevel = .warning
+            let database = try await PostgresRegionStore(host: url.host, port: url.port, username: url.user, password: url.password(),
+                                                         database: url.database, logger: logger)
+            do {
+                guard try await database.lastEventID() == 0 else {
+                    throw ValidationError("--postgres \(url) already holds events: the benchmark appends \(events) fake events, so it only runs on an empty scratch database")
+                }
+                let hookNames = (0..<hooks).map { "webhook:http://127.0.0.1:9/\($0)" }
+                let line = #"{"t":12.5,"type":"didEnterRegion","region":"lobby","evidence":{"reason":"sighting","rssi":-61,"scanner":"Room201"}}"#
+                let started = ContinuousClock.now
+                for index in 0..<events {
+                    try await database.append(time: Double(index), type: index % 2 == 0 ? "didEnterRegion" : "didExitRegion", region: "region-\(index % 50)",
+                                              state: index % 2 == 0 ? "inside" : "outside", reason: "sighting", json: line, hooks: hookNames)
+                }
+                let seconds = started.duration(to: .now).inSeconds
+                Console.line("store write throughput: \(events) events (\(hooks) hook deliveries each), one transaction per event, PostgreSQL \(url)")
+                Console.line(String(format: "  %.0f events/s   %.1f µs/event", Double(events) / seconds, seconds / Double(events) * 1e6))
+            } catch {
+                await database.shutdown()
+                throw error
+            }
+            await database.shutdown()
         }
     }
 }

@@ -189,10 +189,10 @@ struct BenchMQTT: AsyncParsableCommand {
         let hub = try PresenceHub(configuration: MQTTHubConfiguration(url: broker.url, site: "bench"), homeAssistant: nil,
                                   sources: [MQTTSourceConfiguration(format: .espresense)], service: service, logger: logger)
         hubBox.withLock { $0 = hub }
-        try hub.prepare()
+        try await hub.prepare()
         let hubTask = Task { await hub.run() }
         let identities = (0..<samples).map { BeaconIdentity(uuid: Self.uuid, major: 7, minor: UInt16($0)) }
-        try service.start(regions: try identities.enumerated().map { index, identity in
+        try await service.start(regions: try identities.enumerated().map { index, identity in
             .beacon(try BeaconRegion(identifier: "r\(index)", uuid: identity.uuid, major: identity.major, minor: identity.minor))
         })
 

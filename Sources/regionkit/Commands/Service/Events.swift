@@ -1,6 +1,8 @@
 import ArgumentParser
 import Foundation
+import Logging
 import RegionKit
+import RegionKitPostgres
 import RegionKitStore
 
 struct Events: AsyncParsableCommand {
@@ -9,7 +11,7 @@ struct Events: AsyncParsableCommand {
         discussion: "Every event is stored with the evidence behind it (RSSI, scanner, silence, threshold, distance)."
     )
 
-    @Option(help: "The store (default: $REGIONKIT_STORE, else $XDG_DATA_HOME/regionkit/regionkit.sqlite).")
+    @Option(help: "The store: a SQLite path or postgres://user@host:port/database (password in $REGIONKIT_STORE_PASSWORD). Default: $REGIONKIT_STORE, else $XDG_DATA_HOME/regionkit/regionkit.sqlite.")
     var store: String?
 
     @Option(help: "Only events at or after T: ISO 8601 (2026-11-22T05:00:00Z), Unix seconds, or an age like 30s, 10m, 2h, 1d.")
@@ -34,10 +36,21 @@ struct Events: AsyncParsableCommand {
     func run() async throws {
         try await Console.reportingErrors {
             let path = store ?? RegionStore.defaultPath()
-            guard FileManager.default.fileExists(atPath: path) else {
-                throw RegionKitError(.invalidArgument, "no store at \(path) (use --store or REGIONKIT_STORE)")
+            let database: any RegionStoring
+            var postgres: PostgresRegionStore?
+            if let url = try PostgresStoreURL(parsing: path) {
+                var logger = Logger(label: "regionkit.postgres") { StreamLogHandler.standardError(label: $0) }
+                logger.logLevel = .warning
+                let opened = try await PostgresRegionStore(host: url.host, port: url.port, username: url.user, password: url.password(),
+                                                           database: url.database, logger: logger)
+                postgres = opened
+                database = opened
+            } else {
+                guard FileManager.default.fileExists(atPath: path) else {
+                    throw RegionKitError(.invalidArgument, "no store at \(path) (use --store or REGIONKIT_STORE)")
+                }
+                database = try RegionStore(path: path)
             }
-            let database = try RegionStore(path: path)
             let start = try since.map { try Self.parseTime($0, now: Date()) }
             var last: Int64?
             func show(_ events: [StoredEvent]) {
@@ -46,11 +59,17 @@ struct Events: AsyncParsableCommand {
                     last = event.id
                 }
             }
-            show(try database.events(since: start, region: region, limit: limit))
-            while follow && !Task.isCancelled {
-                try await Task.sleep(for: .milliseconds(300))
-                show(try database.events(since: start, region: region, afterID: last))
+            do {
+                show(try await database.events(since: start, region: region, type: nil, afterID: nil, limit: limit))
+                while follow && !Task.isCancelled {
+                    try await Task.sleep(for: .milliseconds(300))
+                    show(try await database.events(since: start, region: region, type: nil, afterID: last, limit: nil))
+                }
+            } catch {
+                await postgres?.shutdown()
+                throw error
             }
+            await postgres?.shutdown()
         }
     }
 

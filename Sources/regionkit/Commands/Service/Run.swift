@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import RegionKit
 import RegionKitHTTP
+import RegionKitPostgres
 import RegionKitService
 import RegionKitStore
 import Synchronization
@@ -21,7 +22,9 @@ struct Run: AsyncParsableCommand {
     @Option(help: "Configuration file (YAML or JSON).")
     var config: String
 
-    @Option(help: "The store (overrides the configuration; default $REGIONKIT_STORE, else $XDG_DATA_HOME/regionkit/regionkit.sqlite).")
+    @Option(help: """
+        The store (overrides the configuration): a SQLite path, or postgres://user@host:port/database with the password         in $REGIONKIT_STORE_PASSWORD (never in the URL). Default $REGIONKIT_STORE, else $XDG_DATA_HOME/regionkit/regionkit.sqlite.
+        """)
     var store: String?
 
     @Flag(help: "Print each event as a JSON line once it is durably stored (with its log id).")
@@ -41,20 +44,19 @@ struct Run: AsyncParsableCommand {
                 logger.logLevel = level
                 return logger
             }()
-            let path = store ?? configuration.store ?? RegionStore.defaultPath()
-            // One daemon per store: a second one would write every event twice. (Someone else's
-            // database is refused before anything, even the lock file, is created beside it.)
-            try RegionStore.refuseForeignDatabase(at: path)
-            let lock = try RegionStoreLock(storePath: path)
-            defer { withExtendedLifetime(lock) {} }
-            let database = try RegionStore(path: path)
+            let stopRequest = StopRequest()
+            // One daemon per store (SQLite: a lock file; PostgreSQL: an advisory lock naming its holder).
+            let opened = try await DaemonStore.open(store ?? configuration.store ?? RegionStore.defaultPath(), logger: logger) { reason in
+                stopRequest.request("the store can no longer be written: its daemon lock was lost (\(reason))", failed: true)
+            }
+            let path = opened.name
+            let database = opened.store
             let profile = try configuration.monitoringProfile(config)
             let hooks = configuration.hooks ?? HookConfiguration()
             let printJSON = json
             // Read the HTTP block before anything runs: a bad token file stops the start.
             let http = try configuration.http.map { try HTTPConfiguration(settings: $0) }
             let broadcaster = EventBroadcaster()
-            let stopRequest = StopRequest()
             // The hub needs the service and the service's log callback wakes the hub.
             let hubBox = Mutex<PresenceHub?>(nil)
             let service = MonitoringService(
@@ -77,7 +79,7 @@ struct Run: AsyncParsableCommand {
                                 service: service, logger: logger)
             }
             hubBox.withLock { $0 = hub }
-            try hub?.prepare()
+            try await hub?.prepare()
 
             // Each source is judged on its own (SourceAvailability): a region kind is available
             // while any source feeding it works.
@@ -103,7 +105,7 @@ struct Run: AsyncParsableCommand {
                 }
             }
 
-            try service.logProcessStarted()
+            try await service.logProcessStarted()
             let hubTask = hub.map { hub in Task { await hub.run() } }
             let signals = SignalWatcher(signals: [SIGTERM, SIGINT])
             let signalTask = Task {
@@ -158,7 +160,7 @@ struct Run: AsyncParsableCommand {
                 // that a controller or broker answering within it does not fail every region first.
                 await availability.waitUntilDetermined(timeout: .seconds(5))
                 if stopRequest.reason == nil {
-                    try service.restoreRegions(try configuration.monitoredRegions())
+                    try await service.restoreRegions(try configuration.monitoredRegions())
                     logger.info("started", metadata: ["store": "\(path)", "profile": "\(profile.name)", "regions": "\(service.manager.monitoredRegions.count)",
                                                       "sources": "\(activities.map(\.name).joined(separator: ", "))"])
                 }
@@ -186,7 +188,7 @@ struct Run: AsyncParsableCommand {
             }
             let reason = stopRequest.reason ?? ("stopped", false)
             do {
-                try service.stop(reason: reason.text)
+                try await service.stop(reason: reason.text)
             } catch {
                 logger.error("cannot log the stop", metadata: ["error": "\((error as? RegionKitError)?.message ?? "\(error)")"])
             }
@@ -195,6 +197,7 @@ struct Run: AsyncParsableCommand {
                 hubTask.cancel()
                 await hubTask.value
             }
+            await opened.close()
             if reason.failed {
                 logger.error("stopped", metadata: ["store": "\(path)", "reason": "\(reason.text)", "persistence-failures": "\(service.persistenceFailures)"])
                 throw RegionKitError(reason.text.hasPrefix("the store") ? .storeFailed : .sourceUnavailable, "stopped: \(reason.text)")
