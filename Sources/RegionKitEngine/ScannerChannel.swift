@@ -100,7 +100,7 @@ public struct ScannerChannel: Hashable, Sendable {
 
     /// Folds a settled stream's tail scale into ``priorScale``.
     public mutating func learnPrior(_ scale: Double) {
-        guard scale.isFinite, scale > 0 else { return }
+        guard scale.isFinite, scale >= 0 else { return }
         priorUpdates = min(priorUpdates + 1, Self.priorMemory)
         let current = priorScale ?? scale
         priorScale = current + (scale - current) / priorUpdates

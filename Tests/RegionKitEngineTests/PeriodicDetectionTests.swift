@@ -112,7 +112,7 @@ struct PeriodicDetectionTests {
         for step in 1...25 { stream.record(at: Timestamp(seconds: Double(step) * 0.1)) }
         #expect(stream.isPeriodic)
         let alone = Self.detector.silenceThreshold(for: stream)
-        let before = ExitDetector.learnedGaps(falseExitsPerHour: 1e-4, minimumSilence: 1, maximumSilence: 60, priorInterval: 1).silenceThreshold(for: stream)
+        let before = ExitDetector.cautiousGaps(falseExitsPerHour: 1e-4, minimumSilence: 1, maximumSilence: 60, priorInterval: 1).silenceThreshold(for: stream)
         #expect(alone < 8 && alone < before / 1.5, "alone \(alone) s, learned-gap detector \(before) s")
         stream.priorScale = 0.09   // the scanner's other streams: 10 Hz at ~30 % independent loss
         let calm = Self.detector.silenceThreshold(for: stream)
