@@ -73,8 +73,9 @@ struct PeriodicDetectionTests {
         }
         #expect(!stream.isPeriodic, "on-grid share \(stream.onGridShare)")
         #expect(PeriodicTail(stream) == nil)
-        // Same figure as the learned-gap detector for such a stream (no scanner prior set).
-        let learned = ExitDetector.learnedGaps(falseExitsPerHour: 1e-4, minimumSilence: 1, maximumSilence: 60, priorInterval: 1)
+        // Same figure as the learned-gap detector with its mean taken as exact (the reference,
+        // cautiousGaps) for such a stream (no scanner prior set).
+        let learned = ExitDetector.cautiousGaps(falseExitsPerHour: 1e-4, minimumSilence: 1, maximumSilence: 60, priorInterval: 1)
         #expect(Self.detector.silenceThreshold(for: stream) == learned.silenceThreshold(for: stream))
     }
 
