@@ -82,20 +82,26 @@ public enum ExitDetector: Hashable, Sendable, Codable {
     ///   whatever the advertising rate, hence the seconds). Nothing when the scanner has no such
     ///   evidence: then the stream's own history decides;
     ///
-    /// and the mean interval m is used with its uncertainty (``meanUncertainty(logRatio:intervals:)``):
-    /// the scale is m · g with g = (e^y − 1)/y, y = ln(λ/r)/ν, for a rate known from ν = n + 1
-    /// intervals (at most ≈ 199, the weighted mean's worth) — the Poisson tail's predictive
+    /// and, at such a scanner, the mean interval m is used with its uncertainty
+    /// (``meanUncertainty(logRatio:intervals:)``): the scale is m · g with g = (e^y − 1)/y,
+    /// y = ln(λ/r)/ν, for a rate known from ν = n + 1 intervals — the Poisson tail's predictive
     /// exceedance, so the decision "less than once per 10,000 stream-hours" holds for the rate as
     /// known, and tightens as the history grows: a 10 Hz stream heard 2.5 s ≈ 3.3 s (the fixed
     /// prior of ``cautiousGaps(falseExitsPerHour:minimumSilence:maximumSilence:priorInterval:)``
-    /// gave ≈ 13 s), 10 s ≈ 2.1 s, settled g ≈ 1.04.
+    /// gave ≈ 13 s), 10 s ≈ 2.1 s. The widened scale is capped by the fixed prior's fading scale
+    /// (or m if larger): a ~1 Hz stream heard three times keeps the old bound instead of the
+    /// 60 s cap its three intervals alone would give, and a stream older than ~10 minutes uses m
+    /// as exact, as before. A scanner without a settled stream (≥ 30 intervals and ≥ 60 s,
+    /// ``ScannerChannel/settledSeconds``) has shown nothing about bursts: its new streams keep
+    /// the cautious fixed prior (measured: without that, stationary beacons switched on together
+    /// under shared 1 s blackouts had 25 false exits in 20 h in their first minutes).
     ///
     /// The tail share is floored at 1/2000 (what its memory can resolve). The silence is never
     /// shorter than the longest interval seen recently (forgotten e-fold per hour), so a tail
     /// heavier than exponential that has already shown itself is respected.
     ///
     /// With the defaults of ``MonitoringProfile/responsive`` (r = 1e-4/h): 10 Hz at 30 %
-    /// independent loss ≈ 2.7 s; 1 Hz at 30 % ≈ 23 s; 10 Hz with 1 s blackouts every 7 s ≈ 16 s.
+    /// independent loss ≈ 2.6 s; 1 Hz at 30 % ≈ 22 s; 10 Hz with 1 s blackouts every 7 s ≈ 16 s.
     ///
     /// ``cautiousGaps(falseExitsPerHour:minimumSilence:maximumSilence:priorInterval:)`` (the
     /// reference) and ``periodicGaps(falseExitsPerHour:minimumSilence:maximumSilence:priorInterval:)``
@@ -141,15 +147,20 @@ public enum ExitDetector: Hashable, Sendable, Codable {
                                                          Self.periodicPriorSeconds / (Self.periodicPriorSeconds + age))
                 let heavy = learned > 0 ? start + learned * logRatio : 0
                 silence = max(geometric, heavy, start + fading * logRatio)
-            } else if usesChannels || usesCautiousPrior {
+            } else if usesChannels || usesCautiousPrior || priorScale == nil {
+                // (learnedGaps: its scanner has no settled stream yet, no evidence either way
+                // about bursts: the cautious prior.)
                 let fading = (usesChannels ? priorScale ?? prior : prior) * fade
                 silence = start + max(learned, mean, fading) * logRatio
             } else {
-                // learnedGaps: the mean interval with the uncertainty of the stream's history, and
-                // bursts the stream cannot have shown yet only where its scanner's other streams
-                // have shown a tail (their learned scale, worth ~30 intervals or ~10 s of the
-                // stream's own evidence); no fixed prior.
-                let poisson = mean * Self.meanUncertainty(logRatio: logRatio, intervals: intervals)
+                // learnedGaps at a scanner whose settled streams (≥ 30 intervals and ≥ 60 s) have
+                // shown their tails: the mean interval with the uncertainty of the stream's
+                // history, and bursts the stream cannot have shown yet at the scale those streams
+                // show (0 when calm), worth ~30 intervals or ~10 s of the stream's own evidence.
+                // The widening is capped by the previous detector's fading prior (prior interval ×
+                // fade, or the mean if larger): a stream heard only a few times at ~1 Hz keeps the
+                // old bound instead of the cap of 60 s its three intervals alone would give.
+                let poisson = min(mean * Self.meanUncertainty(logRatio: logRatio, intervals: intervals), max(mean, prior * fade))
                 let fading = (priorScale ?? 0) * fade
                 silence = start + max(learned, poisson, fading) * logRatio
             }

@@ -141,7 +141,10 @@ extension MonitoringEngine {
             monitored.streams.values[stream].record(at: time, rssi: observation.rssi, excused: excused)
             let recorded = monitored.streams.values[stream]
             deadline = detector.goneDeadline(for: recorded, gridOrigin: monitored.registeredAt)
-            if channel != nil, recorded.intervals >= ScannerChannel.settledIntervals { tailScale = detector.tailScale(of: recorded) }
+            if channel != nil, recorded.intervals >= ScannerChannel.settledIntervals,
+               detector.usesChannels || recorded.lastSighting - recorded.firstSighting >= ScannerChannel.settledSeconds {
+                tailScale = detector.tailScale(of: recorded)
+            }
             newStream = false
         } else {
             var stream = detector.stream(resuming: monitored.departedStreams.removeValue(forKey: key), at: time, rssi: observation.rssi)

@@ -109,8 +109,9 @@ public struct MonitoringProfile: Sendable {
     /// less than once per 10,000 hours of a stream that is still there, under the stream's own
     /// learned gap distribution (mean interval, share and size of its long gaps; ≥ 1 s, ≤ 60 s; see
     /// ``ExitDetector/learnedGaps(falseExitsPerHour:minimumSilence:maximumSilence:priorInterval:)``),
-    /// evaluated with the uncertainty of the stream's history (a new 10 Hz stream exits ~3 s after
-    /// it stops) and with the bursts its scanner's other streams have shown;
+    /// evaluated, at a scanner whose settled streams have shown their tails, with the uncertainty
+    /// of the stream's history and the bursts those streams show (a new 10 Hz stream at a calm
+    /// scanner exits ~3 s after it stops; with no settled stream to go by, ~13 s);
     /// ranging drops silent beacons after 5 s; geofences need 10 m (or the fix's accuracy) past
     /// the boundary held 5 s.
     public static let responsive = MonitoringProfile(

@@ -26,19 +26,19 @@ struct ExitDetectorTests {
 
     @Test("The threshold follows the formula s = u + e · ln(λ/r) from the stream's own statistics")
     func thresholdFormula() {
-        let stream = Self.stream(interval: 0.1, loss: 0.3, count: 20_000)
+        var stream = Self.stream(interval: 0.1, loss: 0.3, count: 20_000)
+        stream.priorScale = 0   // at a scanner whose settled streams show no bursts
         let m = stream.meanInterval
         #expect(abs(m - 0.105 / 0.7) < 0.01, "mean interval \(m)")
         // Independent losses: the learned tail is lighter than exponential, so the Poisson scale m rules.
         #expect(stream.tailScale < m)
         let perHour = stream.tailShare * 3600 / m
         let logRatio = log(perHour / 1e-4)
-        // The mean interval's uncertainty: an exponentially weighted mean worth ≈ 199 intervals
-        // widens the Poisson scale by g = (e^y − 1)/y, y = L/199 (≈ 4 % here).
+        // Settled (≈ 50 min of stream): the mean's widening g = (e^y − 1)/y, y = L/199 (≈ 4 %), is
+        // capped by the prior's faded scale, so the mean counts as exact.
         let y = logRatio / 199
-        let g = expm1(y) / y
-        #expect(g > 1.03 && g < 1.05, "g \(g)")
-        let expected = 3 * m + m * g * logRatio
+        #expect(expm1(y) / y > 1.03, "the uncapped widening \(expm1(y) / y)")
+        let expected = 3 * m + m * logRatio
         #expect(abs(Self.detector.silenceThreshold(for: stream) - expected) < 1e-9)
     }
 
@@ -57,11 +57,14 @@ struct ExitDetectorTests {
         #expect(glacial == 60, "clamped to the maximum")
     }
 
-    @Test("A new stream's bound is its short history's uncertainty: 60 s after one sighting, ~3 s after 2.5 s at 10 Hz, tightening as intervals come in")
+    @Test("A new stream's bound is its short history's uncertainty (capped by the prior's): ~3 s after 2.5 s at 10 Hz, tightening as intervals come in")
     func newStreamBoundTightens() {
         var stream = ReceptionEstimator(firstSighting: .zero, priorInterval: 1)
+        stream.priorScale = 0   // its scanner's settled streams have shown no bursts
         let first = Self.detector.silenceThreshold(for: stream)
-        #expect(first == 60, "one sighting, nothing known: the maximum, \(first) s")
+        // One sighting: the rate is unknown; the widening is capped by the prior interval's bound.
+        let cautious = ExitDetector.cautiousGaps(falseExitsPerHour: 1e-4, minimumSilence: 1, maximumSilence: 60, priorInterval: 1)
+        #expect(first > 10 && first == cautious.silenceThreshold(for: stream), "one sighting: \(first) s")
         var thresholds: [Double] = []
         for step in 1...600 {
             stream.record(at: Timestamp(seconds: Double(step) * 0.1))
@@ -77,7 +80,6 @@ struct ExitDetectorTests {
         let young = thresholds[24]
         #expect(abs(young - expected) < 0.01, "2.5 s at 10 Hz: \(young) s, expected \(expected) s")
         #expect(young > 2.5 && young < 4, "a few seconds: \(young) s")
-        let cautious = ExitDetector.cautiousGaps(falseExitsPerHour: 1e-4, minimumSilence: 1, maximumSilence: 60, priorInterval: 1)
         var replay = ReceptionEstimator(firstSighting: .zero, priorInterval: 1)
         for step in 1...25 { replay.record(at: Timestamp(seconds: Double(step) * 0.1)) }
         let before = cautious.silenceThreshold(for: replay)
@@ -92,15 +94,19 @@ struct ExitDetectorTests {
     func scannerPriorForNewStreams() {
         var stream = ReceptionEstimator(firstSighting: .zero, priorInterval: 1)
         for step in 1...25 { stream.record(at: Timestamp(seconds: Double(step) * 0.1)) }
+        // No settled stream at the scanner yet: no evidence about bursts, the cautious prior.
         let alone = Self.detector.silenceThreshold(for: stream)
+        let cautious = ExitDetector.cautiousGaps(falseExitsPerHour: 1e-4, minimumSilence: 1, maximumSilence: 60, priorInterval: 1)
+        #expect(alone == cautious.silenceThreshold(for: stream), "\(alone) s")
         stream.priorScale = 0        // the other streams have shown no bursts
-        #expect(Self.detector.silenceThreshold(for: stream) == alone)
+        let calm = Self.detector.silenceThreshold(for: stream)
+        #expect(calm < alone / 3, "calm scanner \(calm) s, alone \(alone) s")
         stream.priorScale = 1.5      // they show 1 s blackouts: scale 1.5 s, fading as 10/(10 + 2.5)
         let bursty = Self.detector.silenceThreshold(for: stream)
         #expect(bursty > 15, "\(bursty) s")
         // A bursty settled stream teaches its scanner its burst scale; a calm one teaches 0.
-        let calm = Self.stream(interval: 0.1, loss: 0.3, count: 2_000)
-        #expect(Self.detector.tailScale(of: calm) == 0)
+        let calmStream = Self.stream(interval: 0.1, loss: 0.3, count: 2_000)
+        #expect(Self.detector.tailScale(of: calmStream) == 0)
         var blackouts = ReceptionEstimator(firstSighting: .zero, priorInterval: 1)
         var t = 0.0
         for _ in 0..<20 {
@@ -113,16 +119,30 @@ struct ExitDetectorTests {
         #expect(ExitDetector.cautiousGaps(falseExitsPerHour: 1e-4, minimumSilence: 1, maximumSilence: 60, priorInterval: 1).tailScale(of: blackouts) == nil)
     }
 
-    @Test("Engine: a first-seen 10 Hz beacon heard 2.5 s exits ~3 s after it stops (cautiousprior: ~13 s)")
+    @Test("Engine: a first-seen 10 Hz beacon heard 2.5 s at a scanner with calm settled beacons exits ~3 s after it stops (alone, or cautiousprior: ~13 s)")
     func engineNewStreamExits() {
-        for (profile, low, high) in [(MonitoringProfile.responsive, 2.5, 4.0), (.cautiousPrior, 12.0, 14.0)] {
+        for (profile, others, low, high) in [(MonitoringProfile.responsive, true, 2.5, 4.0), (.responsive, false, 12.0, 14.0),
+                                             (.cautiousPrior, true, 12.0, 14.0)] {
             var engine = Fixture.engine(profile)
-            _ = engine.startMonitoring(Fixture.region("lobby"), at: .zero)
-            let times = (0...25).map { 5 + Double($0) * 0.1 }
-            let entered = Fixture.feed(&engine, times.map { Fixture.seen(Fixture.a, at: $0) })
-            #expect(entered.of("didEnterRegion").count == 1)
-            let exit = try! #require(engine.advance(to: Timestamp(seconds: 100)).of("didExitRegion").first)
-            let delay = exit.timestamp.seconds - times.last!
+            _ = engine.startMonitoring(Fixture.region("lobby", major: 0, minor: 1), at: .zero)
+            _ = engine.startMonitoring(Fixture.region("hall", major: 7), at: .zero)
+            // Four other beacons heard at 10 Hz for 100 s (settled: ≥ 60 s), then the newcomer.
+            var observations: [BeaconObservation] = []
+            if others {
+                for step in 0..<1_000 {
+                    for beacon in 0..<4 {
+                        observations.append(Fixture.seen(BeaconIdentity(uuid: Fixture.uuid, major: 7, minor: UInt16(beacon)),
+                                                         at: 0.5 + Double(step) * 0.1 + Double(beacon) * 0.007))
+                    }
+                }
+            }
+            let times = (0...25).map { 95 + Double($0) * 0.1 }
+            observations += times.map { Fixture.seen(Fixture.a, at: $0 + 0.003) }
+            observations.sort { $0.timestamp < $1.timestamp }
+            let entered = Fixture.feed(&engine, observations)
+            #expect(entered.of("didEnterRegion", "lobby").count == 1)
+            let exit = try! #require(engine.advance(to: Timestamp(seconds: 200)).of("didExitRegion", "lobby").first)
+            let delay = exit.timestamp.seconds - (times.last! + 0.003)
             #expect(delay > low && delay < high, "\(profile.name): exit \(delay) s after the last sighting")
         }
     }
