@@ -23,8 +23,9 @@ public enum ExitDetector: Hashable, Sendable, Codable {
     case adaptive(falseExitProbability: Double, minimumSilence: Double, maximumSilence: Double, priorInterval: Double)
     /// Gone when a silence this long would come at most `falseExitsPerHour` times per hour of a
     /// stream that is still there, under the stream's learned gap distribution (``ReceptionEstimator``),
-    /// clamped to `minimumSilence...maximumSilence`. `priorInterval` seeds the mean interval and
-    /// the tail scale of new streams. See ``silenceThreshold(for:)`` for the model.
+    /// clamped to `minimumSilence...maximumSilence`, with the uncertainty of the stream's short
+    /// history and the bursts its scanner's other streams have shown. `priorInterval` seeds the
+    /// mean interval (as one interval). See ``silenceThreshold(for:)`` for the model.
     case learnedGaps(falseExitsPerHour: Double, minimumSilence: Double, maximumSilence: Double, priorInterval: Double)
     /// ``learnedGaps(falseExitsPerHour:minimumSilence:maximumSilence:priorInterval:)`` with three
     /// more models (the default of ``MonitoringProfile/responsive``):
@@ -38,12 +39,19 @@ public enum ExitDetector: Hashable, Sendable, Codable {
     /// The decision stays: a silence this long would come at most `falseExitsPerHour` times per
     /// hour of a stream that is still there.
     case periodicGaps(falseExitsPerHour: Double, minimumSilence: Double, maximumSilence: Double, priorInterval: Double)
+    /// The learned-gap detector as it was before new streams were given a principled bound (the
+    /// reference for measurements, `--profile cautiousprior`): a new stream's tail scale is the
+    /// prior interval fading as 30/(30 + n) over its first n intervals and no faster than
+    /// 10/(10 + t) over its first t seconds, whatever its scanner's other streams show — a 10 Hz
+    /// stream heard 2.5 s exits ~13 s after it stops — and its mean interval counts as exact.
+    case cautiousGaps(falseExitsPerHour: Double, minimumSilence: Double, maximumSilence: Double, priorInterval: Double)
 
     /// The prior mean interval new streams start from.
     public var priorInterval: Double {
         switch self {
         case .fixedSilence(let seconds, _): seconds
-        case .adaptive(_, _, _, let prior), .learnedGaps(_, _, _, let prior), .periodicGaps(_, _, _, let prior): prior
+        case .adaptive(_, _, _, let prior), .learnedGaps(_, _, _, let prior), .periodicGaps(_, _, _, let prior),
+             .cautiousGaps(_, _, _, let prior): prior
         }
     }
 
@@ -67,10 +75,26 @@ public enum ExitDetector: Hashable, Sendable, Codable {
     ///   after k tail intervals, plus a margin of 1/√k times the part of it beyond m: bursts make
     ///   the tail heavier than m predicts, and a scale learned from few bursts is uncertain (but
     ///   a few long-ish gaps of an independent-loss stream do not count as bursts);
-    /// - the prior interval fading as 30/(30 + n) over the first n intervals, and no faster than
-    ///   10/(10 + t) over the first t seconds: a new stream has shown no bursts yet, and neither
-    ///   has it shown that it has none. Bursts come on their own time scale (a person passing,
-    ///   a Wi-Fi burst), whatever the advertising rate, hence the seconds.
+    /// - bursts a new stream cannot have shown yet: the tail scale its scanner's other settled
+    ///   streams have shown (``ReceptionEstimator/priorScale``, 0 when they show no bursts),
+    ///   fading as 30/(30 + n) over the first n intervals and no faster than 10/(10 + t) over the
+    ///   first t seconds (bursts come on their own time scale, a person passing, a Wi-Fi burst,
+    ///   whatever the advertising rate, hence the seconds). Nothing when the scanner has no such
+    ///   evidence: then the stream's own history decides;
+    ///
+    /// and, at such a scanner, the mean interval m is used with its uncertainty
+    /// (``meanUncertainty(logRatio:intervals:)``): the scale is m · g with g = (e^y − 1)/y,
+    /// y = ln(λ/r)/ν, for a rate known from ν = n + 1 intervals — the Poisson tail's predictive
+    /// exceedance, so the decision "less than once per 10,000 stream-hours" holds for the rate as
+    /// known, and tightens as the history grows: a 10 Hz stream heard 2.5 s ≈ 3.3 s (the fixed
+    /// prior of ``cautiousGaps(falseExitsPerHour:minimumSilence:maximumSilence:priorInterval:)``
+    /// gave ≈ 13 s), 10 s ≈ 2.1 s. The widened scale is capped by the fixed prior's fading scale
+    /// (or m if larger): a ~1 Hz stream heard three times keeps the old bound instead of the
+    /// 60 s cap its three intervals alone would give, and a stream older than ~10 minutes uses m
+    /// as exact, as before. A scanner without a settled stream (≥ 30 intervals and ≥ 60 s,
+    /// ``ScannerChannel/settledSeconds``) has shown nothing about bursts: its new streams keep
+    /// the cautious fixed prior (measured: without that, stationary beacons switched on together
+    /// under shared 1 s blackouts had 25 false exits in 20 h in their first minutes).
     ///
     /// The tail share is floored at 1/2000 (what its memory can resolve). The silence is never
     /// shorter than the longest interval seen recently (forgotten e-fold per hour), so a tail
@@ -78,6 +102,11 @@ public enum ExitDetector: Hashable, Sendable, Codable {
     ///
     /// With the defaults of ``MonitoringProfile/responsive`` (r = 1e-4/h): 10 Hz at 30 %
     /// independent loss ≈ 2.6 s; 1 Hz at 30 % ≈ 22 s; 10 Hz with 1 s blackouts every 7 s ≈ 16 s.
+    ///
+    /// ``cautiousGaps(falseExitsPerHour:minimumSilence:maximumSilence:priorInterval:)`` (the
+    /// reference) and ``periodicGaps(falseExitsPerHour:minimumSilence:maximumSilence:priorInterval:)``
+    /// take m as exact and, for new streams, the prior interval (or, with periodicGaps, the
+    /// scanner's prior scale when it has one) with the same fading, whatever the scanner shows.
     ///
     /// With ``periodicGaps(falseExitsPerHour:minimumSilence:maximumSilence:priorInterval:)``, a
     /// periodic stream's silence is the largest of its geometric tail (``PeriodicTail``), the
@@ -93,7 +122,8 @@ public enum ExitDetector: Hashable, Sendable, Codable {
         case .adaptive(let probability, let minimum, let maximum, _):
             let p = min(max(probability, 1e-12), 0.5)
             return min(max(stream.meanInterval * log(1 / p), minimum), maximum)
-        case .learnedGaps(let rate, let minimum, let maximum, let prior), .periodicGaps(let rate, let minimum, let maximum, let prior):
+        case .learnedGaps(let rate, let minimum, let maximum, let prior), .periodicGaps(let rate, let minimum, let maximum, let prior),
+             .cautiousGaps(let rate, let minimum, let maximum, let prior):
             let mean = max(stream.meanInterval, 1e-6)
             let intervals = Double(stream.intervals)
             let tail = Double(stream.tailIntervals)
@@ -108,6 +138,7 @@ public enum ExitDetector: Hashable, Sendable, Codable {
             let start = ReceptionEstimator.tailStart * mean
             let logRatio = log(max(tailPerHour / max(rate, 1e-12), 1))
             let silence: Double
+            let fade = max(Self.priorIntervals / (Self.priorIntervals + intervals), Self.priorSeconds / (Self.priorSeconds + age))
             if usesChannels, let periodic = PeriodicTail(stream),
                let geometric = periodic.silence(sightingsPerHour: 3600 / mean, falseExitsPerHour: rate) {
                 // A periodic stream: the geometric tail of its learned loss, unless its tail has
@@ -116,32 +147,47 @@ public enum ExitDetector: Hashable, Sendable, Codable {
                                                          Self.periodicPriorSeconds / (Self.periodicPriorSeconds + age))
                 let heavy = learned > 0 ? start + learned * logRatio : 0
                 silence = max(geometric, heavy, start + fading * logRatio)
+            } else if usesChannels || usesCautiousPrior || priorScale == nil {
+                // (learnedGaps: its scanner has no settled stream yet, no evidence either way
+                // about bursts: the cautious prior.)
+                let fading = (usesChannels ? priorScale ?? prior : prior) * fade
+                silence = start + max(learned, mean, fading) * logRatio
             } else {
-                let fading = (usesChannels ? priorScale ?? prior : prior) * max(Self.priorIntervals / (Self.priorIntervals + intervals),
-                                                         Self.priorSeconds / (Self.priorSeconds + age))
-                let scale = max(learned, mean, fading)
-                silence = start + scale * logRatio
+                // learnedGaps at a scanner whose settled streams (≥ 30 intervals and ≥ 60 s) have
+                // shown their tails: the mean interval with the uncertainty of the stream's
+                // history, and bursts the stream cannot have shown yet at the scale those streams
+                // show (0 when calm), worth ~30 intervals or ~10 s of the stream's own evidence.
+                // The widening is capped by the previous detector's fading prior (prior interval ×
+                // fade, or the mean if larger): a stream heard only a few times at ~1 Hz keeps the
+                // old bound instead of the cap of 60 s its three intervals alone would give.
+                let poisson = min(mean * Self.meanUncertainty(logRatio: logRatio, intervals: intervals), max(mean, prior * fade))
+                let fading = (priorScale ?? 0) * fade
+                silence = start + max(learned, poisson, fading) * logRatio
             }
             return min(max(silence, stream.longestInterval, minimum), maximum)
         }
     }
 
     /// The scale of `stream`'s tail as a prior for other streams of its scanner: its learned
-    /// (burst) scale when its tail has shown itself heavier than its mean interval, else the
+    /// (burst) scale when its tail has shown itself heavier than its mean interval, else, with
+    /// ``periodicGaps(falseExitsPerHour:minimumSilence:maximumSilence:priorInterval:)``, the
     /// scale its own model uses (the geometric scale T / ln(1/q) of a periodic stream, the mean
-    /// interval otherwise). `nil` for the other detectors.
+    /// interval otherwise) and, with ``learnedGaps(falseExitsPerHour:minimumSilence:maximumSilence:priorInterval:)``,
+    /// 0 (no bursts shown: the scanner's prior is the scale of the bursts its streams show,
+    /// averaged over calm and bursty streams alike). `nil` for the other detectors.
     public func tailScale(of stream: ReceptionEstimator) -> Double? {
-        guard usesChannels else { return nil }
+        guard usesScannerPrior else { return nil }
         let mean = max(stream.meanInterval, 1e-6)
         let tail = Double(stream.tailIntervals)
         let tailScale = stream.tailScale
         let root = min(tail, ReceptionEstimator.tailExcessMemory).squareRoot()
         if tail > 0 && tailScale > mean * (1 + 1 / root) { return tailScale + (tailScale - mean) / root }
-        if stream.isPeriodic {
+        if usesChannels, stream.isPeriodic {
             let loss = min(max(stream.periodicLoss, 0.5 / max(stream.periodicFrames, 1)), 0.999)
             return stream.period / -log(loss)
         }
-        return mean
+        // learnedGaps: the prior is the scale of bursts, and a stream that has shown none adds 0.
+        return usesChannels ? mean : 0
     }
 
     /// The stream for a sighting at `time` of a beacon whose stream was declared gone
@@ -170,9 +216,27 @@ public enum ExitDetector: Hashable, Sendable, Codable {
     /// or ``periodicGaps(falseExitsPerHour:minimumSilence:maximumSilence:priorInterval:)``).
     public var isLearned: Bool {
         switch self {
+        case .learnedGaps, .periodicGaps, .cautiousGaps: true
+        default: false
+        }
+    }
+
+    /// Whether new streams take their scanner's prior (``ScannerChannel/priorScale``: the tail
+    /// scale its settled streams have learned) as the scale of bursts they cannot have shown yet
+    /// (``learnedGaps(falseExitsPerHour:minimumSilence:maximumSilence:priorInterval:)`` and
+    /// ``periodicGaps(falseExitsPerHour:minimumSilence:maximumSilence:priorInterval:)``).
+    public var usesScannerPrior: Bool {
+        switch self {
         case .learnedGaps, .periodicGaps: true
         default: false
         }
+    }
+
+    /// Whether this is the reference detector with the cautious fixed prior for new streams
+    /// (``cautiousGaps(falseExitsPerHour:minimumSilence:maximumSilence:priorInterval:)``).
+    public var usesCautiousPrior: Bool {
+        if case .cautiousGaps = self { return true }
+        return false
     }
 
     /// Whether this detector uses the periodic model and the scanners' channels
@@ -186,9 +250,34 @@ public enum ExitDetector: Hashable, Sendable, Codable {
     public var maximumSilence: Double {
         switch self {
         case .fixedSilence(let seconds, _): seconds
-        case .adaptive(_, _, let maximum, _), .learnedGaps(_, _, let maximum, _), .periodicGaps(_, _, let maximum, _): maximum
+        case .adaptive(_, _, let maximum, _), .learnedGaps(_, _, let maximum, _), .periodicGaps(_, _, let maximum, _),
+             .cautiousGaps(_, _, let maximum, _): maximum
         }
     }
+
+    /// How much the Poisson scale m must grow so that the silence threshold holds for the mean
+    /// interval *as known from the stream's history*, not as if m were exact.
+    ///
+    /// The stream's rate 1/m is known from n intervals (its running mean seeds with the prior
+    /// interval as one more, then turns into an exponentially weighted mean worth ≈ 199
+    /// intervals): with a Gamma posterior of shape ν = min(n + 1, 199) and mean 1/m, the predictive
+    /// tail of an interval's excess x is the Lomax (1 + x/(ν·m))^−ν instead of e^(−x/m). Setting
+    /// λ · (1 + x/(ν·m))^−ν = r gives x = ν·m·(e^(L/ν) − 1) with L = ln(λ/r): the scale m times
+    ///
+    ///     g = (e^y − 1) / y,   y = L / ν
+    ///
+    /// — 1 for a long history, about 1.4 after 2.5 s at 10 Hz (ν ≈ 26, L ≈ 16), very large after
+    /// a few sightings (then the maximum silence rules). The bound tightens as intervals come in.
+    static func meanUncertainty(logRatio: Double, intervals: Double) -> Double {
+        let samples = min(max(intervals, 0) + 1, meanSampleCeiling)
+        let y = min(max(logRatio, 0) / samples, 50)
+        guard y > 1e-9 else { return 1 }
+        return expm1(y) / y
+    }
+
+    /// The effective number of intervals behind a settled stream's mean interval: its weight
+    /// floor α = 0.01 averages like (2 − α)/α ≈ 199 independent intervals.
+    static let meanSampleCeiling = 199.0
 
     /// Intervals over which the prior interval's weight as a tail scale halves.
     static let priorIntervals = 30.0

@@ -1,9 +1,9 @@
 import RegionKitCore
 import Foundation
 
-/// The scanners' channels (``ScannerChannel``): silences shared by every stream of a scanner are
-/// excused, and new streams start from what their scanner's other streams have shown. Only with
-/// a detector that ``ExitDetector/usesChannels``.
+/// The scanners' channels (``ScannerChannel``): new streams start from what their scanner's other
+/// streams have shown (detectors that ``ExitDetector/usesScannerPrior``), and silences shared by
+/// every stream of a scanner are excused (only those that ``ExitDetector/usesChannels``).
 extension MonitoringEngine {
     /// The channel of `scannerID` (`nil`: the local adapter), if it has heard anything.
     public func channel(of scannerID: String?) -> ScannerChannel? {

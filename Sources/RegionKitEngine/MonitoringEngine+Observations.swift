@@ -12,7 +12,7 @@ extension MonitoringEngine {
         let identity = observation.identity
         // The scanner's channel first: a sighting that ends a silence of the whole scanner logs it.
         var channel: ScannerChannel?
-        if profile.exitDetector.usesChannels {
+        if profile.exitDetector.usesScannerPrior {
             recordChannel(scannerID: observation.scannerID, at: time)
             channel = self.channel(of: observation.scannerID)
         }
@@ -119,8 +119,9 @@ extension MonitoringEngine {
     }
 
     /// Records `observation` in `monitored` when the region matches it; nil when it does not.
-    /// `channel`: the sighting's scanner channel, when the detector uses one: the part of the
-    /// silence the scanner shared is excused, and the stream takes the channel's prior.
+    /// `channel`: the sighting's scanner channel, when the detector uses one: the stream takes the
+    /// channel's prior, and with ``ExitDetector/usesChannels`` the part of the silence the scanner
+    /// shared is excused.
     static func recordSighting(_ observation: BeaconObservation, in monitored: inout MonitoredRegion, at time: Timestamp,
                                detector: ExitDetector, channel: ScannerChannel? = nil) -> RecordedSighting? {
         guard case .beacon(let beacon) = monitored.region, beacon.matches(observation.identity, scanner: observation.scannerID) else { return nil }
@@ -131,14 +132,19 @@ extension MonitoringEngine {
         if let stream = monitored.streams.index(forKey: key) {
             var excused = 0.0
             if let channel {
-                let current = monitored.streams.values[stream]
-                excused = channel.excusedSilence(from: current.lastSighting, to: time, streamRate: 1 / max(current.meanInterval, 1e-3))
+                if detector.usesChannels {
+                    let current = monitored.streams.values[stream]
+                    excused = channel.excusedSilence(from: current.lastSighting, to: time, streamRate: 1 / max(current.meanInterval, 1e-3))
+                }
                 monitored.streams.values[stream].priorScale = channel.priorScale
             }
             monitored.streams.values[stream].record(at: time, rssi: observation.rssi, excused: excused)
             let recorded = monitored.streams.values[stream]
             deadline = detector.goneDeadline(for: recorded, gridOrigin: monitored.registeredAt)
-            if channel != nil, recorded.intervals >= ScannerChannel.settledIntervals { tailScale = detector.tailScale(of: recorded) }
+            if channel != nil, recorded.intervals >= ScannerChannel.settledIntervals,
+               detector.usesChannels || recorded.lastSighting - recorded.firstSighting >= ScannerChannel.settledSeconds {
+                tailScale = detector.tailScale(of: recorded)
+            }
             newStream = false
         } else {
             var stream = detector.stream(resuming: monitored.departedStreams.removeValue(forKey: key), at: time, rssi: observation.rssi)

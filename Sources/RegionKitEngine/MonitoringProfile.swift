@@ -108,7 +108,10 @@ public struct MonitoringProfile: Sendable {
     /// RegionKit's default: no region limit; a stream is gone when a silence that long would come
     /// less than once per 10,000 hours of a stream that is still there, under the stream's own
     /// learned gap distribution (mean interval, share and size of its long gaps; ≥ 1 s, ≤ 60 s; see
-    /// ``ExitDetector/learnedGaps(falseExitsPerHour:minimumSilence:maximumSilence:priorInterval:)``);
+    /// ``ExitDetector/learnedGaps(falseExitsPerHour:minimumSilence:maximumSilence:priorInterval:)``),
+    /// evaluated, at a scanner whose settled streams have shown their tails, with the uncertainty
+    /// of the stream's history and the bursts those streams show (a new 10 Hz stream at a calm
+    /// scanner exits ~3 s after it stops; with no settled stream to go by, ~13 s);
     /// ranging drops silent beacons after 5 s; geofences need 10 m (or the fix's accuracy) past
     /// the boundary held 5 s.
     public static let responsive = MonitoringProfile(
@@ -139,8 +142,20 @@ public struct MonitoringProfile: Sendable {
         return profile
     }()
 
+    /// The reference for measurements (`--profile cautiousprior`): ``responsive`` as it was before
+    /// new streams got a principled bound, a fixed cautious prior instead
+    /// (``ExitDetector/cautiousGaps(falseExitsPerHour:minimumSilence:maximumSilence:priorInterval:)``:
+    /// a 10 Hz stream heard 2.5 s exits ~13 s after it stops).
+    public static let cautiousPrior: MonitoringProfile = {
+        var profile = MonitoringProfile.responsive
+        profile.name = "cautiousprior"
+        profile.exitDetector = .cautiousGaps(falseExitsPerHour: 1e-4, minimumSilence: 1, maximumSilence: 60, priorInterval: 1)
+        return profile
+    }()
+
     /// The preset named `name` (`corelocation`/`core-location`/`ios`,
-    /// `altbeacon`/`android-beacon-library`, `responsive`, and the experimental `periodic`), or `nil`.
+    /// `altbeacon`/`android-beacon-library`, `responsive`, the experimental `periodic`, and the
+    /// reference `cautiousprior`), or `nil`.
     public static func named(_ name: String) -> MonitoringProfile? {
         switch name.lowercased() {
         case "corelocation", "core-location", "ios": .coreLocation
@@ -148,6 +163,7 @@ public struct MonitoringProfile: Sendable {
         case "responsive", "default": .responsive
         case "learnedgaps": .responsive
         case "periodic": .periodic
+        case "cautiousprior": .cautiousPrior
         default: nil
         }
     }

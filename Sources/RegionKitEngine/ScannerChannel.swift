@@ -62,6 +62,11 @@ public struct ScannerChannel: Hashable, Sendable {
     public static let priorMemory = 1_000.0
     /// Intervals a stream must have shown before it informs the prior.
     public static let settledIntervals = 30
+    /// With ``ExitDetector/learnedGaps(falseExitsPerHour:minimumSilence:maximumSilence:priorInterval:)``,
+    /// seconds a stream must also have been heard before it informs the prior: long enough to
+    /// have met the blackouts of its channel (1 s blackouts every 7–20 s in the sweep's bursty
+    /// conditions), so "no bursts" from it is evidence.
+    public static let settledSeconds = 60.0
 
     public init() {}
 
@@ -100,7 +105,7 @@ public struct ScannerChannel: Hashable, Sendable {
 
     /// Folds a settled stream's tail scale into ``priorScale``.
     public mutating func learnPrior(_ scale: Double) {
-        guard scale.isFinite, scale > 0 else { return }
+        guard scale.isFinite, scale >= 0 else { return }
         priorUpdates = min(priorUpdates + 1, Self.priorMemory)
         let current = priorScale ?? scale
         priorScale = current + (scale - current) / priorUpdates

@@ -26,13 +26,19 @@ struct ExitDetectorTests {
 
     @Test("The threshold follows the formula s = u + e · ln(λ/r) from the stream's own statistics")
     func thresholdFormula() {
-        let stream = Self.stream(interval: 0.1, loss: 0.3, count: 20_000)
+        var stream = Self.stream(interval: 0.1, loss: 0.3, count: 20_000)
+        stream.priorScale = 0   // at a scanner whose settled streams show no bursts
         let m = stream.meanInterval
         #expect(abs(m - 0.105 / 0.7) < 0.01, "mean interval \(m)")
         // Independent losses: the learned tail is lighter than exponential, so the Poisson scale m rules.
         #expect(stream.tailScale < m)
         let perHour = stream.tailShare * 3600 / m
-        let expected = 3 * m + m * log(perHour / 1e-4)
+        let logRatio = log(perHour / 1e-4)
+        // Settled (≈ 50 min of stream): the mean's widening g = (e^y − 1)/y, y = L/199 (≈ 4 %), is
+        // capped by the prior's faded scale, so the mean counts as exact.
+        let y = logRatio / 199
+        #expect(expm1(y) / y > 1.03, "the uncapped widening \(expm1(y) / y)")
+        let expected = 3 * m + m * logRatio
         #expect(abs(Self.detector.silenceThreshold(for: stream) - expected) < 1e-9)
     }
 
@@ -51,17 +57,131 @@ struct ExitDetectorTests {
         #expect(glacial == 60, "clamped to the maximum")
     }
 
-    @Test("A new stream starts cautious (prior interval) and speeds up as it shows its rate")
-    func priorFades() {
+    @Test("A new stream's bound is its short history's uncertainty (capped by the prior's): ~3 s after 2.5 s at 10 Hz, tightening as intervals come in")
+    func newStreamBoundTightens() {
         var stream = ReceptionEstimator(firstSighting: .zero, priorInterval: 1)
+        stream.priorScale = 0   // its scanner's settled streams have shown no bursts
         let first = Self.detector.silenceThreshold(for: stream)
-        #expect(first > 10, "one sighting: \(first) s")
-        for step in 1...100 { stream.record(at: Timestamp(seconds: Double(step) * 0.1)) }
-        let tenSeconds = Self.detector.silenceThreshold(for: stream)
-        for step in 101...600 { stream.record(at: Timestamp(seconds: Double(step) * 0.1)) }
-        let settled = Self.detector.silenceThreshold(for: stream)
-        #expect(tenSeconds > 5 && tenSeconds < first, "10 s at 10 Hz: \(tenSeconds) s")
-        #expect(settled >= 1 && settled <= 3, "60 s at 10 Hz: \(settled) s")
+        // One sighting: the rate is unknown; the widening is capped by the prior interval's bound.
+        let cautious = ExitDetector.cautiousGaps(falseExitsPerHour: 1e-4, minimumSilence: 1, maximumSilence: 60, priorInterval: 1)
+        #expect(first > 10 && first == cautious.silenceThreshold(for: stream), "one sighting: \(first) s")
+        var thresholds: [Double] = []
+        for step in 1...600 {
+            stream.record(at: Timestamp(seconds: Double(step) * 0.1))
+            thresholds.append(Self.detector.silenceThreshold(for: stream))
+        }
+        // Known answer after 25 intervals of 0.1 s: the mean (1 + 2.5)/26 s (the prior interval
+        // counts as one), the tail share e⁻³ · 20/45, L = ln(share · 3600/m / 1e-4), ν = 26.
+        let m = 3.5 / 26
+        let share = exp(-3.0) * 20 / 45
+        let logRatio = log(share * 3600 / m / 1e-4)
+        let y = logRatio / 26
+        let expected = 3 * m + m * (expm1(y) / y) * logRatio
+        let young = thresholds[24]
+        #expect(abs(young - expected) < 0.01, "2.5 s at 10 Hz: \(young) s, expected \(expected) s")
+        #expect(young > 2.5 && young < 4, "a few seconds: \(young) s")
+        var replay = ReceptionEstimator(firstSighting: .zero, priorInterval: 1)
+        for step in 1...25 { replay.record(at: Timestamp(seconds: Double(step) * 0.1)) }
+        let before = cautious.silenceThreshold(for: replay)
+        #expect(before > 12 && before < 14, "the reference detector's cautious prior: \(before) s")
+        // Tightening: never longer after more evidence (past the first intervals), settled at 1–3 s.
+        for index in 5..<thresholds.count { #expect(thresholds[index] <= thresholds[index - 1] + 1e-9, "at \(index + 1) intervals") }
+        #expect(thresholds[99] < 2.5, "10 s at 10 Hz: \(thresholds[99]) s")
+        #expect(thresholds[599] >= 1 && thresholds[599] <= 2.5, "60 s at 10 Hz: \(thresholds[599]) s")
+    }
+
+    @Test("A new stream on a scanner whose streams show bursts takes their scale (cautious); a calm scanner's adds nothing")
+    func scannerPriorForNewStreams() {
+        var stream = ReceptionEstimator(firstSighting: .zero, priorInterval: 1)
+        for step in 1...25 { stream.record(at: Timestamp(seconds: Double(step) * 0.1)) }
+        // No settled stream at the scanner yet: no evidence about bursts, the cautious prior.
+        let alone = Self.detector.silenceThreshold(for: stream)
+        let cautious = ExitDetector.cautiousGaps(falseExitsPerHour: 1e-4, minimumSilence: 1, maximumSilence: 60, priorInterval: 1)
+        #expect(alone == cautious.silenceThreshold(for: stream), "\(alone) s")
+        stream.priorScale = 0        // the other streams have shown no bursts
+        let calm = Self.detector.silenceThreshold(for: stream)
+        #expect(calm < alone / 3, "calm scanner \(calm) s, alone \(alone) s")
+        stream.priorScale = 1.5      // they show 1 s blackouts: scale 1.5 s, fading as 10/(10 + 2.5)
+        let bursty = Self.detector.silenceThreshold(for: stream)
+        #expect(bursty > 15, "\(bursty) s")
+        // A bursty settled stream teaches its scanner its burst scale; a calm one teaches 0.
+        let calmStream = Self.stream(interval: 0.1, loss: 0.3, count: 2_000)
+        #expect(Self.detector.tailScale(of: calmStream) == 0)
+        var blackouts = ReceptionEstimator(firstSighting: .zero, priorInterval: 1)
+        var t = 0.0
+        for _ in 0..<20 {
+            for _ in 0..<70 { t += 0.1; blackouts.record(at: Timestamp(seconds: t)) }
+            t += 2
+        }
+        let scale = try! #require(Self.detector.tailScale(of: blackouts))
+        #expect(scale > 1.5, "burst scale \(scale) s")
+        // The other detectors keep no scanner prior.
+        #expect(ExitDetector.cautiousGaps(falseExitsPerHour: 1e-4, minimumSilence: 1, maximumSilence: 60, priorInterval: 1).tailScale(of: blackouts) == nil)
+    }
+
+    @Test("Engine: a first-seen 10 Hz beacon heard 2.5 s at a scanner with calm settled beacons exits ~3 s after it stops (alone, or cautiousprior: ~13 s)")
+    func engineNewStreamExits() {
+        for (profile, others, low, high) in [(MonitoringProfile.responsive, true, 2.5, 4.0), (.responsive, false, 12.0, 14.0),
+                                             (.cautiousPrior, true, 12.0, 14.0)] {
+            var engine = Fixture.engine(profile)
+            _ = engine.startMonitoring(Fixture.region("lobby", major: 0, minor: 1), at: .zero)
+            _ = engine.startMonitoring(Fixture.region("hall", major: 7), at: .zero)
+            // Four other beacons heard at 10 Hz for 100 s (settled: ≥ 60 s), then the newcomer.
+            var observations: [BeaconObservation] = []
+            if others {
+                for step in 0..<1_000 {
+                    for beacon in 0..<4 {
+                        observations.append(Fixture.seen(BeaconIdentity(uuid: Fixture.uuid, major: 7, minor: UInt16(beacon)),
+                                                         at: 0.5 + Double(step) * 0.1 + Double(beacon) * 0.007))
+                    }
+                }
+            }
+            let times = (0...25).map { 95 + Double($0) * 0.1 }
+            observations += times.map { Fixture.seen(Fixture.a, at: $0 + 0.003) }
+            observations.sort { $0.timestamp < $1.timestamp }
+            let entered = Fixture.feed(&engine, observations)
+            #expect(entered.of("didEnterRegion", "lobby").count == 1)
+            let exit = try! #require(engine.advance(to: Timestamp(seconds: 200)).of("didExitRegion", "lobby").first)
+            let delay = exit.timestamp.seconds - (times.last! + 0.003)
+            #expect(delay > low && delay < high, "\(profile.name): exit \(delay) s after the last sighting")
+        }
+    }
+
+    @Test("Engine: a new beacon at a scanner whose beacons show 2 s blackouts is not exited by a 4 s silence; at a calm scanner it exits ~2.7 s into it")
+    func engineScannerPrior() {
+        // Eight settled beacons on scanner "hall", each with its own 2 s blackout every ~9 s
+        // (bursty links), or none; a ninth arrives at 120 s and is silent from 123.9 s to 128 s.
+        for bursty in [true, false] {
+            var engine = Fixture.engine(.responsive)
+            let newcomer = BeaconIdentity(uuid: Fixture.uuid, major: 9, minor: 9)
+            _ = engine.startMonitoring(Fixture.region("new", major: 9, minor: 9), at: .zero)
+            _ = engine.startMonitoring(Fixture.region("hall", major: 7), at: .zero)   // the settled beacons' streams
+            var observations: [BeaconObservation] = []
+            var t = 0.5
+            while t < 140 {
+                for beacon in 0..<8 {
+                    let phase = (t + Double(beacon) * 1.1).truncatingRemainder(dividingBy: 9)
+                    if !(bursty && phase >= 7) {
+                        observations.append(Fixture.seen(BeaconIdentity(uuid: Fixture.uuid, major: 7, minor: UInt16(beacon)), at: t + Double(beacon) * 0.007, scanner: "hall"))
+                    }
+                }
+                if t >= 120 && (t < 124 || (t >= 128 && t < 130)) {
+                    observations.append(Fixture.seen(newcomer, at: t + 0.003, scanner: "hall"))
+                }
+                t += 0.1
+            }
+            let events = Fixture.feed(&engine, observations)
+            // Exits of the newcomer during its 4.1 s silence (123.9 → 128).
+            let exits = events.of("didExitRegion", "new").map(\.timestamp.seconds).filter { $0 < 128 }
+            if bursty {
+                #expect(exits.isEmpty, "bursty scanner: the 4 s silence at 124 s exited at \(exits)")
+                #expect(engine.channel(of: "hall")?.priorScale ?? 0 > 0.5, "prior \(String(describing: engine.channel(of: "hall")?.priorScale))")
+            } else {
+                #expect(exits.count == 1 && exits.allSatisfy { $0 > 125.5 && $0 < 127.5 }, "calm scanner: a 4 s-old stream exits ~2.7 s into its silence: \(exits)")
+                // Only the newcomer's own 4 s silence (learned once it resumed at 128 s) is a tail.
+                #expect((engine.channel(of: "hall")?.priorScale ?? 1) < 0.1, "prior \(String(describing: engine.channel(of: "hall")?.priorScale))")
+            }
+        }
     }
 
     @Test("Blackouts seen in a stream lengthen its threshold past the longest one")

@@ -73,8 +73,9 @@ struct PeriodicDetectionTests {
         }
         #expect(!stream.isPeriodic, "on-grid share \(stream.onGridShare)")
         #expect(PeriodicTail(stream) == nil)
-        // Same figure as the learned-gap detector for such a stream (no scanner prior set).
-        let learned = ExitDetector.learnedGaps(falseExitsPerHour: 1e-4, minimumSilence: 1, maximumSilence: 60, priorInterval: 1)
+        // Same figure as the learned-gap detector with its mean taken as exact (the reference,
+        // cautiousGaps) for such a stream (no scanner prior set).
+        let learned = ExitDetector.cautiousGaps(falseExitsPerHour: 1e-4, minimumSilence: 1, maximumSilence: 60, priorInterval: 1)
         #expect(Self.detector.silenceThreshold(for: stream) == learned.silenceThreshold(for: stream))
     }
 
@@ -112,7 +113,7 @@ struct PeriodicDetectionTests {
         for step in 1...25 { stream.record(at: Timestamp(seconds: Double(step) * 0.1)) }
         #expect(stream.isPeriodic)
         let alone = Self.detector.silenceThreshold(for: stream)
-        let before = ExitDetector.learnedGaps(falseExitsPerHour: 1e-4, minimumSilence: 1, maximumSilence: 60, priorInterval: 1).silenceThreshold(for: stream)
+        let before = ExitDetector.cautiousGaps(falseExitsPerHour: 1e-4, minimumSilence: 1, maximumSilence: 60, priorInterval: 1).silenceThreshold(for: stream)
         #expect(alone < 8 && alone < before / 1.5, "alone \(alone) s, learned-gap detector \(before) s")
         stream.priorScale = 0.09   // the scanner's other streams: 10 Hz at ~30 % independent loss
         let calm = Self.detector.silenceThreshold(for: stream)

@@ -135,6 +135,9 @@ struct HostileInputTests {
         (["eval", "detection", "--departures", "9223372036854775807"], "departures 9223372036854775807 must be within"),
         (["eval", "detection", "--interval", "1e300", "--hours", "1", "--departures", "0"], "advertising interval 1e+300 s must be within 0.02...3600"),
         (["eval", "detection", "--burst-share", "1e300", "--shadowing", "none"], "burst share 1e+300 must be within 0...1"),
+        (["eval", "detection", "--presence", "5...1"], "--presence '5...1': expected SECONDS or MIN...MAX with 0 < MIN ≤ MAX"),
+        (["eval", "detection", "--presence", "nan"], "--presence 'nan': expected SECONDS or MIN...MAX"),
+        (["eval", "detection", "--presence", "1e300"], "presence 1e+300...1e+300 s must be within"),
     ])
     func absurdNumbers(arguments: [String], expected: String) async throws {
         let result = try await CLI.run(arguments)

@@ -53,6 +53,9 @@ struct EvalDetection: AsyncParsableCommand {
     @Option(help: "Bursty shadowing: share of the lost frames that fall in blackouts, 0...1.")
     var burstShare: Double = 0.5
 
+    @Option(help: "How long departing beacons stay before they stop, seconds: one value or MIN...MAX (uniform; default 60...300). A short stay (say 2.5) measures how fast new streams exit.")
+    var presence: String?
+
     @Option(help: "Beacons monitored by each engine.")
     var beaconsPerEngine: Int = 32
 
@@ -79,6 +82,7 @@ struct EvalDetection: AsyncParsableCommand {
             sweep.meanBurst = burstMean
             sweep.burstShare = burstShare
             sweep.beaconsPerEngine = beaconsPerEngine
+            if let presence { sweep.presence = try Self.parsePresence(presence) }
             try sweep.validate()
             let concurrency = jobs ?? ProcessInfo.processInfo.activeProcessorCount
             guard (1...1024).contains(concurrency) else { throw RegionKitError(.invalidArgument, "--jobs \(concurrency) must be within 1...1024") }
@@ -87,7 +91,9 @@ struct EvalDetection: AsyncParsableCommand {
                 let lifetime = sweep.shards.first { $0.kind == .stationary }?.lifetime
                 Console.line("Detection sweep, seed \(seed): per condition \(DetectionReport.hours(hours)) stationary beacon-hours"
                              + (lifetime.map { String(format: " (%.1f h per beacon)", $0 / 3600) } ?? "")
-                             + ", \(departures) departures; \(beaconsPerEngine) beacons per engine.")
+                             + ", \(departures) departures staying \(String(format: "%g", sweep.presence.lowerBound))"
+                             + (sweep.presence.lowerBound == sweep.presence.upperBound ? "" : "–\(String(format: "%g", sweep.presence.upperBound))")
+                             + " s; \(beaconsPerEngine) beacons per engine.")
                 Console.line("Bursty and shared shadowing: blackouts of \(burstMean) s on average carrying \(Int((burstShare * 100).rounded()))% of the losses"
                              + " (bursty: each link its own; shared: the scanner's, all beacons at once).")
                 Console.line("")
@@ -115,6 +121,19 @@ struct EvalDetection: AsyncParsableCommand {
                 Console.line(String(format: "%.0f s with %d jobs.", elapsed.inSeconds, concurrency))
             }
         }
+    }
+}
+
+extension EvalDetection {
+    /// `--presence`: `SECONDS` or `MIN...MAX`, finite, positive, MIN ≤ MAX.
+    static func parsePresence(_ text: String) throws -> ClosedRange<Double> {
+        let parts = text.components(separatedBy: "...")
+        let values = parts.map { Double($0.trimmingCharacters(in: .whitespaces)) }
+        guard (1...2).contains(parts.count), let low = values.first ?? nil, let high = values.last ?? nil,
+              low.isFinite, high.isFinite, low > 0, low <= high else {
+            throw RegionKitError(.invalidArgument, "--presence '\(text)': expected SECONDS or MIN...MAX with 0 < MIN ≤ MAX")
+        }
+        return low...high
     }
 }
 
