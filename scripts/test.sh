@@ -62,28 +62,15 @@ swift build --build-tests || exit 1
 
 # Suites run one at a time in phase 2: every suite tagged `.endToEnd` (it starts processes or real
 # components) or `.realTime` (it waits on real-time bounds that parallel CPU-heavy tests could
-# exhaust); both tags are in Tests/RegionKitTestSupport/Tags.swift. `swift test` (6.3) cannot select
-# tests by tag on the command line, only by regex over names (--filter/--skip), so the tagged suites
-# are read from the source: a `@Suite(...)` attribute line containing `.tags(...)` with one of the
-# two tags, then the type it annotates
-# (`struct Name`, on that line or a following one), named Module.Name with the module being the
-# test target's folder. Each name is then checked against `swift test list`: a tagged suite the
-# list does not know (renamed, nested, attribute split over lines) stops the run instead of
+# exhaust), read from the source by scripts/lib/suites.sh (shared with scripts/sanitize.sh, which
+# leaves the same suites out). Each name is then checked against `swift test list`: a tagged suite
+# the list does not know (renamed, nested, attribute split over lines) stops the run instead of
 # silently running in neither phase, and a tag on a single @Test (the script selects whole suites)
 # is refused too.
+source scripts/lib/suites.sh
 E2E_SUITES=()
-while IFS= read -r suite; do E2E_SUITES+=("$suite"); done < <(
-  for file in Tests/*Tests/*.swift; do
-    module=$(basename "$(dirname "$file")")
-    awk -v module="$module" '
-      /@Suite\(.*\.tags\([^)]*\.(endToEnd|realTime)/ { pending = 1 }
-      pending && match($0, /(struct|class|enum|actor)[ \t]+[A-Za-z_][A-Za-z0-9_]*/) {
-        split(substr($0, RSTART, RLENGTH), words, /[ \t]+/)
-        print module "." words[2]
-        pending = 0
-      }' "$file"
-  done | sort -u)
-if grep -nE '\.tags\(.*\.(endToEnd|realTime)' Tests/*Tests/*.swift | grep -v '@Suite(' ; then
+while IFS= read -r suite; do E2E_SUITES+=("$suite"); done < <(phase2_suites)
+if phase2_untagged_suite_tags; then
   echo "== ERROR: the .endToEnd/.realTime tags above are not on a one-line @Suite attribute; scripts/test.sh selects whole suites"
   exit 1
 fi
@@ -92,12 +79,12 @@ if [ ${#E2E_SUITES[@]} -eq 0 ]; then
   exit 1
 fi
 listed=$(swift test list --skip-build 2>/dev/null) || { echo "== ERROR: swift test list failed"; exit 1; }
-for suite in "${E2E_SUITES[@]}"; do
-  grep -q "^${suite}/" <<<"$listed" || { echo "== ERROR: tagged suite $suite is not in 'swift test list'"; exit 1; }
-done
+if unknown=$(phase2_check_listed "$listed" "${E2E_SUITES[@]}"); [ -n "$unknown" ]; then
+  echo "== ERROR: tagged suite(s) not in 'swift test list':" $unknown
+  exit 1
+fi
 echo "== phase-2 suites (tagged .endToEnd or .realTime): ${E2E_SUITES[*]}"
-# Anchored so that a suite name never matches a longer one (DaemonTests vs DaemonTestsExtra).
-skip=$(printf '%s/|' "${E2E_SUITES[@]}"); skip="${skip%|}"
+skip=$(phase2_skip_regex "${E2E_SUITES[@]}")
 status=0
 echo "== phase 1: in-process tests (parallel)"
 timeout 1800 swift test --skip-build --skip "$skip" || status=1

@@ -1,0 +1,57 @@
+# Shared by scripts/test.sh and scripts/sanitize.sh (sourced, not run): which test suites run one at
+# a time in test.sh's phase 2 and are left out of the in-process runs (test.sh's phase 1, the
+# sanitizer runs).
+#
+# A phase-2 suite is tagged `.endToEnd` (it starts processes or real components) or `.realTime` (it
+# waits on real-time bounds that parallel CPU-heavy tests, or a sanitizer's slowdown, could
+# exhaust); both tags are in Tests/RegionKitTestSupport/Tags.swift. `swift test` (6.3) cannot select
+# tests by tag on the command line, only by regex over names (--filter/--skip), so the tagged suites
+# are read from the source: a `@Suite(...)` attribute line containing `.tags(...)` with one of the
+# two tags, then the type it annotates (`struct Name`, on that line or a following one), named
+# Module.Name with the module being the test target's folder.
+#
+# Functions (run from the package root):
+#   phase2_suites               prints the phase-2 suites, one Module.Name a line, sorted, unique
+#   phase2_untagged_suite_tags  prints (grep -n) the tags that are not on a one-line @Suite
+#                               attribute; status 0 when there is such a line (an error: the scripts
+#                               select whole suites), 1 when there is none
+#   phase2_skip_regex SUITE...  prints the `swift test --skip` regex of the given suites, each
+#                               anchored with its `/` so that a suite name never matches a longer one
+#                               (DaemonTests vs DaemonTestsExtra)
+#   phase2_check_listed LISTING SUITE...
+#                               prints each given suite that the `swift test list` output LISTING
+#                               does not know (renamed, nested, attribute split over lines);
+#                               status 1 when there is one, else 0
+
+phase2_suites() {
+  local file module
+  for file in Tests/*Tests/*.swift; do
+    module=$(basename "$(dirname "$file")")
+    awk -v module="$module" '
+      /@Suite\(.*\.tags\([^)]*\.(endToEnd|realTime)/ { pending = 1 }
+      pending && match($0, /(struct|class|enum|actor)[ \t]+[A-Za-z_][A-Za-z0-9_]*/) {
+        split(substr($0, RSTART, RLENGTH), words, /[ \t]+/)
+        print module "." words[2]
+        pending = 0
+      }' "$file"
+  done | sort -u
+}
+
+phase2_untagged_suite_tags() {
+  grep -nE '\.tags\(.*\.(endToEnd|realTime)' Tests/*Tests/*.swift | grep -v '@Suite('
+}
+
+phase2_skip_regex() {
+  local skip
+  skip=$(printf '%s/|' "$@")
+  printf '%s\n' "${skip%|}"
+}
+
+phase2_check_listed() {
+  local listing="$1" suite missing=0
+  shift
+  for suite in "$@"; do
+    grep -q "^${suite}/" <<<"$listing" || { echo "$suite"; missing=1; }
+  done
+  return $missing
+}
