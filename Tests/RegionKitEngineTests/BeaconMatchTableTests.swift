@@ -57,16 +57,20 @@ struct BeaconMatchTableTests {
     func missCacheInvalidation() throws {
         var table = BeaconMatchTable()
         let identity = BeaconIdentity(uuid: Self.uuids[0], major: 1, minor: 2)
-        #expect(table.candidates(for: identity) == nil)
-        #expect(table.candidates(for: identity) == nil, "answered from the miss cache")
+        let first = table.candidates(for: identity), second = table.candidates(for: identity)
+        #expect(first == nil)
+        #expect(second == nil, "answered from the miss cache")
         table.append(MonitoringEngine.RegisteredID(sequence: 0, id: "fleet"),
                      for: BeaconMatchTable.Key(uuid: Self.uuids[0], major: nil, minor: nil, format: .iBeacon))
-        let lists = try #require(table.candidates(for: identity))
+        let found = table.candidates(for: identity)
+        let lists = try #require(found)
         #expect(lists.any.map(\.id) == ["fleet"])
         #expect(lists.major.isEmpty && lists.exact.isEmpty)
         // Another format with the same bytes is a different key.
-        #expect(table.candidates(for: BeaconIdentity(uuid: Self.uuids[0], major: 1, minor: 2, format: .altBeacon)) == nil)
+        let otherFormat = table.candidates(for: BeaconIdentity(uuid: Self.uuids[0], major: 1, minor: 2, format: .altBeacon))
+        #expect(otherFormat == nil)
         table.remove(id: "fleet", for: BeaconMatchTable.Key(uuid: Self.uuids[0], major: nil, minor: nil, format: .iBeacon))
-        #expect(table.candidates(for: identity) == nil)
+        let afterRemoval = table.candidates(for: identity)
+        #expect(afterRemoval == nil)
     }
 }
