@@ -20,11 +20,7 @@ extension MonitoringEngine {
         // Regions whose constraint can match: UUID only, UUID+major, UUID+major+minor, each list
         // in registration order; merged so events come in registration order across lists.
         // Eddystone-UID: namespace only (instance bytes zeroed), then namespace+instance.
-        let format = identity.format
-        let anyUUID = format == .eddystoneUID ? BeaconIdentityConstraint.namespaceKey(identity.uuid) : identity.uuid
-        let any = beaconIndex[BeaconMatchKey(uuid: anyUUID, major: nil, minor: nil, format: format)] ?? []
-        let major = format == .eddystoneUID ? [] : beaconIndex[BeaconMatchKey(uuid: identity.uuid, major: identity.major, minor: nil, format: format)] ?? []
-        let exact = beaconIndex[BeaconMatchKey(uuid: identity.uuid, major: identity.major, minor: identity.minor, format: format)] ?? []
+        let (any, major, exact) = beaconIndex.candidates(for: identity) ?? ([], [], [])
         var (a, b, c) = (0, 0, 0)
         while a < any.count || b < major.count || c < exact.count {
             var next = any.count > a ? any[a] : nil

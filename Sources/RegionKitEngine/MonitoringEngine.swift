@@ -36,7 +36,8 @@ public struct MonitoringEngine: Sendable {
     var order: [String] = []
     /// Beacon regions by constraint (UUID, UUID+major, UUID+major+minor), each list in
     /// registration order: a sighting looks up at most three keys, whatever the region count.
-    var beaconIndex: [BeaconMatchKey: [RegisteredID]] = [:]
+    /// An open-addressing table with a cheap hash and a cache of identities that match nothing.
+    var beaconIndex = BeaconMatchTable()
     /// Region timers (exit, initial determination window, geofence dwell), registration sequence
     /// numbers and the many-stream exit cache. Each region's live timer is never later than its
     /// real deadline (``dueItem(of:id:)``); after ``settleTimers()`` the minimum is exact.
@@ -65,39 +66,6 @@ public struct MonitoringEngine: Sendable {
     var channels: [String: ScannerChannel] = [:]
     /// The channel of sightings without a scanner (the local adapter).
     var localChannel = ScannerChannel()
-
-    /// A beacon-index key: a constraint's format, UUID, major and minor (`nil`: any). An
-    /// Eddystone-UID namespace-only constraint keys on the namespace with the instance bytes zeroed
-    /// and no major/minor; a namespace+instance one on the full 16 bytes with major = minor = 0.
-    struct BeaconMatchKey: Hashable, Sendable {
-        var uuid: UUID
-        var major: UInt16?
-        var minor: UInt16?
-        var format: BeaconFormat
-
-        init(_ constraint: BeaconIdentityConstraint) {
-            uuid = constraint.uuid
-            major = constraint.major
-            minor = constraint.minor
-            format = constraint.format
-        }
-
-        init(uuid: UUID, major: UInt16?, minor: UInt16?, format: BeaconFormat) {
-            self.uuid = uuid
-            self.major = major
-            self.minor = minor
-            self.format = format
-        }
-
-        /// One mix of the UUID's two words with major and minor (an absent one hashes as
-        /// 0xFFFF_FFFF, outside the UInt16 range): cheaper than hashing five fields apart.
-        func hash(into hasher: inout Hasher) {
-            let words = withUnsafeBytes(of: uuid.uuid) { ($0.loadUnaligned(as: UInt64.self), $0.loadUnaligned(fromByteOffset: 8, as: UInt64.self)) }
-            let major = UInt64(major.map(UInt32.init) ?? .max), minor = UInt64(minor.map(UInt32.init) ?? .max)
-            hasher.combine(words.0)
-            hasher.combine(words.1 ^ (major << 32 | minor) &* 0x9E37_79B9_7F4A_7C15 ^ UInt64(format.rawValue))
-        }
-    }
 
     /// A region identifier with its registration sequence number.
     struct RegisteredID: Sendable {
@@ -383,7 +351,7 @@ public struct MonitoringEngine: Sendable {
         let registered = RegisteredID(sequence: schedule.register(region.identifier), id: region.identifier)
         switch region {
         case .beacon(let beacon):
-            beaconIndex[BeaconMatchKey(beacon.constraint), default: []].append(registered)
+            beaconIndex.append(registered, for: BeaconMatchTable.Key(beacon.constraint))
             reschedule(region.identifier)
         case .circular(let circle):
             do {
@@ -416,9 +384,7 @@ public struct MonitoringEngine: Sendable {
         schedule.unregister(identifier)   // its timer entry is dropped lazily
         switch monitored.region {
         case .beacon(let beacon):
-            let key = BeaconMatchKey(beacon.constraint)
-            beaconIndex[key]?.removeAll { $0.id == identifier }
-            if beaconIndex[key]?.isEmpty == true { beaconIndex[key] = nil }
+            beaconIndex.remove(id: identifier, for: BeaconMatchTable.Key(beacon.constraint))
         case .circular:
             circularIndex.remove(id: identifier)
             geoActive.remove(identifier)
