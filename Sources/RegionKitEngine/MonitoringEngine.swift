@@ -144,7 +144,9 @@ public struct MonitoringEngine: Sendable {
         events += remove(region.identifier)
         insert(region)
         regions[region.identifier]?.state = state
-        regions[region.identifier]?.stateSince = since
+        // An untrusted stored time: non-finite is unknown, a future one is now (engine fuzz finding:
+        // a NaN `since` made records unequal to themselves and cannot be encoded as JSON).
+        regions[region.identifier]?.stateSince = since.flatMap { $0.seconds.isFinite ? min($0, now) : nil }
         regions[region.identifier]?.restoredAt = state == .unknown ? nil : now
         trackGeo(region.identifier)
         reschedule(region.identifier)
@@ -248,19 +250,15 @@ public struct MonitoringEngine: Sendable {
     /// It bounds what a jump of any size costs (a jump of a day made 86,400 empty deliveries).
     public static let maximumRangingCatchUp = 60
 
-    /// The times the engine's clock can take: ±10¹¹ s (±3,170 years) around the epoch. Far outside
-    /// it a `Double` has no room for the intervals timers add (beyond 2⁵³ s, `t + 1 == t`), so a
-    /// ranging session due at 1.8 × 10³⁰⁸ s stayed due for ever (engine fuzz finding: out of memory).
-    public static let clockRange: ClosedRange<Double> = -1e11...1e11
-
     /// Fires every timer due at or before `time`, in time order, and moves the engine's clock there.
-    /// Times earlier than ``now``, and times outside ``clockRange`` or non-finite (an untrusted
-    /// timestamp), are treated as ``now``. Ranging deliveries missed over a jump longer than ``maximumRangingCatchUp``
-    /// intervals are skipped, not replayed one by one.
+    /// Times earlier than ``now``, and non-finite times (an untrusted timestamp), are treated as
+    /// ``now``. Ranging deliveries missed over a jump longer than ``maximumRangingCatchUp``
+    /// intervals are skipped, not replayed one by one; at magnitudes where adding the ranging
+    /// interval no longer changes a `Double` (beyond about 2⁵³ s) a session delivers at most once
+    /// per advance instead of staying due for ever.
     public mutating func advance(to time: Timestamp) -> [LocationEvent] {
-        // A NaN target compared false both ways and fired timers for ever (engine fuzz finding);
-        // so did a huge finite one (timers could no longer move past it).
-        let time = Self.clockRange.contains(time.seconds) ? time : now
+        // A NaN target compared false both ways and fired timers for ever (engine fuzz finding).
+        let time = time.seconds.isFinite ? time : now
         var events: [LocationEvent] = []
         settleTimers()
         while let dueTime = nextDueTime(), dueTime <= time, let due = nextDue() {
@@ -268,6 +266,11 @@ public struct MonitoringEngine: Sendable {
             events += fire(due.item)
             if case .ranging(let index) = due.item, index < sessions.count {
                 sessions[index].skipMissedDeliveries(before: time, interval: profile.rangingInterval, keeping: Self.maximumRangingCatchUp)
+                // At 1.8e308 s, t + 1 == t: the delivery would stay due for ever (engine fuzz
+                // finding, out of memory). The next one comes after this advance's time.
+                if sessions[index].nextDelivery <= due.time {
+                    sessions[index].nextDelivery = Timestamp(seconds: time.seconds.nextUp)
+                }
             }
             settleTimers()
         }

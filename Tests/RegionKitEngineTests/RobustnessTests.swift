@@ -4,6 +4,17 @@ import Testing
 
 @Suite("Robustness helpers (spec §5) and authorization")
 struct RobustnessTests {
+    @Test("A restored state's untrusted 'since': non-finite is unknown, a future one is now (engine fuzz finding: a NaN since made the record unequal to itself)",
+          arguments: [(Double.nan, nil), (.infinity, nil), (-.infinity, nil), (1e300, 100.0), (40, 40)] as [(Double, Double?)])
+    func restoredSince(_ since: Double, _ stored: Double?) {
+        var engine = Fixture.engine(.coreLocation)
+        _ = engine.restore(Fixture.region("room"), state: .inside, since: Timestamp(seconds: since), at: Timestamp(seconds: 100))
+        let record = engine.monitoredRegion("room")
+        #expect(record?.state == .inside)
+        #expect(record?.stateSince == stored.map { Timestamp(seconds: $0) })
+        #expect(record == engine.monitoredRegion("room"))
+    }
+
     @Test("§5 adapter off → monitoringDidFail; retried every 1 s; recovers when the adapter is back")
     func retryAfterAdapterToggle() {
         var engine = Fixture.engine(.coreLocation, automation: Automation(requestStateOnStart: true, retry: .init(delay: 1, maximumAttempts: 5)))

@@ -136,7 +136,11 @@ enum EngineFuzz {
         guard events.0 == events.1 else {
             FuzzTarget.fail("step \(step): indexed \(events.0) vs brute force \(events.1)")
         }
-        guard records(indexed) == records(brute) else { FuzzTarget.fail("step \(step): records differ") }
+        let (a, b) = (records(indexed), records(brute))
+        guard a == b else {
+            let first = zip(a, b).first { $0.0 != $0.1 }
+            FuzzTarget.fail("step \(step): records differ (\(a.count) vs \(b.count) regions); first: indexed \(first.map { "\($0.0)" } ?? "-") vs brute force \(first.map { "\($0.1)" } ?? "-")")
+        }
         guard indexed.nextDeadline == brute.nextDeadline else {
             FuzzTarget.fail("step \(step): deadlines differ (\(String(describing: indexed.nextDeadline)) vs \(String(describing: brute.nextDeadline)))")
         }
