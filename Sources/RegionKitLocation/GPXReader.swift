@@ -134,7 +134,7 @@ public enum GPXReader {
                     message: "encoding \"\(encoding)\" is not supported (UTF-8, UTF-16, ISO-8859-1, windows-1252)", line: 1)
             }
         }
-        try checkUTF8(data)
+        try checkUTF8(bytes)
         return bytes
     }
 
@@ -150,8 +150,7 @@ public enum GPXReader {
     }
 
     /// Throws `.malformedXML` at the first invalid UTF-8 sequence.
-    static func checkUTF8(_ data: Data) throws(LocationInputError) {
-        let bytes = [UInt8](data)
+    static func checkUTF8(_ bytes: [UInt8]) throws(LocationInputError) {
         var parser = Unicode.UTF8.ForwardParser()
         var iterator = bytes.makeIterator()
         var line = 1, column = 1, offset = 0
