@@ -97,6 +97,16 @@ final class Daemon: @unchecked Sendable {
         return false
     }
 
+    /// Waits for an acknowledged event (a JSON object on stdout) that `matches`; false after `timeout`.
+    func waitForObject(timeout: Double, where matches: ([String: Any]) -> Bool) async -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if objects.contains(where: matches) { return true }
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        return false
+    }
+
     /// Sends `number` and waits (without blocking a thread) for the exit; SIGKILL after `timeout`.
     func signal(_ number: Int32, timeout: Double = 15) async -> Int32? {
         kill(process.processIdentifier, number)
