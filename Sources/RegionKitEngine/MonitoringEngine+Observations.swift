@@ -171,7 +171,10 @@ extension MonitoringEngine {
 
     /// A location fix: determines or crosses circular regions with the profile's hysteresis.
     /// A `noFix` report is "location unavailable" and changes nothing, as does a position outside
-    /// the WGS 84 ranges (latitude −90...90, longitude −180...180).
+    /// the WGS 84 ranges (latitude −90...90, longitude −180...180). An accuracy that is not a
+    /// finite, non-negative number of metres (NaN from a damaged NMEA HDOP, −1 for "invalid") is
+    /// taken as not given: the hysteresis used 0 m for it already, and the evidence shows none
+    /// instead of a NaN that no JSON can carry and that makes equal events compare unequal.
     ///
     /// The cost does not grow with the number of far-away regions: only regions that can change
     /// are evaluated — those whose circle the fix is in or near (found through the spatial index),
@@ -186,6 +189,8 @@ extension MonitoringEngine {
         var events = advance(to: fix.timestamp)
         guard fix.mode != .noFix, fix.latitude.isFinite, fix.longitude.isFinite,
               abs(fix.latitude) <= 90, abs(fix.longitude) <= 180 else { return events }
+        var fix = fix
+        if let accuracy = fix.horizontalAccuracy, !(accuracy.isFinite && accuracy >= 0) { fix.horizontalAccuracy = nil }
         lastFix = fix
         for id in circularRegionsToEvaluate(for: fix) {
             events += evaluate(fix, regionID: id)

@@ -15,6 +15,19 @@ struct RobustnessTests {
         #expect(record == engine.monitoredRegion("room"))
     }
 
+    @Test("A fix's accuracy that is NaN, infinite or negative is taken as not given: the event's evidence has none (engine fuzz finding: a NaN accuracy made equal events compare unequal, and cannot be written as JSON)",
+          arguments: [Double.nan, .infinity, -1])
+    func untrustedAccuracy(_ accuracy: Double) throws {
+        var engine = Fixture.engine(.coreLocation, sources: [.beacon: .authorized, .circular: .authorized])
+        let park = Region.circular(try CircularRegion(identifier: "park", latitude: 48.8566, longitude: 2.3522, radius: 150))
+        _ = engine.startMonitoring(park, at: .zero)
+        _ = engine.requestState(for: park, at: .zero)
+        let events = engine.ingest(LocationFix(timestamp: Timestamp(seconds: 1), latitude: 48.8566, longitude: 2.3522, horizontalAccuracy: accuracy))
+        #expect(events.map(\.kind) == [.didDetermineState(.inside, park)])
+        #expect(events.first?.evidence?.horizontalAccuracy == nil)
+        #expect(events == events, "no NaN left in the events")
+    }
+
     @Test("§5 adapter off → monitoringDidFail; retried every 1 s; recovers when the adapter is back")
     func retryAfterAdapterToggle() {
         var engine = Fixture.engine(.coreLocation, automation: Automation(requestStateOnStart: true, retry: .init(delay: 1, maximumAttempts: 5)))
