@@ -9,6 +9,10 @@ extension MonitoringEngine {
     public mutating func ingest(_ observation: BeaconObservation) -> [LocationEvent] {
         var events = advance(to: observation.timestamp)
         let time = now
+        // A non-finite time counts as the engine's time (as for `advance`), also where the sighting
+        // itself is kept: a ranged beacon stamped NaN would compare unequal to itself.
+        var observation = observation
+        if !observation.timestamp.seconds.isFinite { observation.timestamp = time }
         let identity = observation.identity
         // The scanner's channel first: a sighting that ends a silence of the whole scanner logs it.
         var channel: ScannerChannel?
