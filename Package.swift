@@ -42,33 +42,36 @@ let package = Package(
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
     ],
     targets: [
-        .target(name: "RegionKitCore"),
+        // One lock type that ThreadSanitizer can see (see LockedBox), for every module with shared state.
+        .target(name: "RegionKitConcurrency"),
+        .target(name: "RegionKitCore", dependencies: ["RegionKitConcurrency"]),
         .target(name: "RegionKitEngine", dependencies: ["RegionKitCore"]),
-        .target(name: "RegionKit", dependencies: ["RegionKitCore", "RegionKitEngine"]),
-        .target(name: "RegionKitSimulation", dependencies: ["RegionKitCore", "RegionKitEngine", "RegionKit"]),
+        .target(name: "RegionKit", dependencies: ["RegionKitConcurrency", "RegionKitCore", "RegionKitEngine"]),
+        .target(name: "RegionKitSimulation", dependencies: ["RegionKitConcurrency", "RegionKitCore", "RegionKitEngine", "RegionKit"]),
         // Offline measurement: distance models against labelled RSSI, detection quality on gateway
         // recordings (ground truth as data) and in seeded simulation sweeps.
         .target(
             name: "RegionKitEvaluation",
-            dependencies: ["RegionKitCore", "RegionKitEngine", "RegionKit", "RegionKitSimulation"],
+            dependencies: ["RegionKitConcurrency", "RegionKitCore", "RegionKitEngine", "RegionKit", "RegionKitSimulation"],
             resources: [.copy("Resources/beacon-runs-ground-truth.json")]
         ),
         .systemLibrary(name: "CZlib", providers: [.apt(["zlib1g-dev"])]),
         .target(name: "RegionKitGateway", dependencies: ["RegionKitCore", "CZlib"]),
-        .target(name: "RegionKitHCI"),
-        .target(name: "RegionKitHCITesting", dependencies: ["RegionKitHCI"]),
+        .target(name: "RegionKitHCI", dependencies: ["RegionKitConcurrency"]),
+        .target(name: "RegionKitHCITesting", dependencies: ["RegionKitConcurrency", "RegionKitHCI"]),
         // Helpers only the test targets use: loopback peers, the Bumble harness, a fake gpsd, a
         // private Mosquitto, the tool runner (tshark, btmon), the shared fixtures, test tags. Not a product.
         .target(name: "RegionKitTestSupport", path: "Tests/RegionKitTestSupport"),
         .target(name: "RegionKitLocation", dependencies: ["RegionKitCore"]),
-        // MQTT 3.1.1 client on SwiftNIO; depends on no other RegionKit module.
+        // MQTT 3.1.1 client on SwiftNIO; depends on no other RegionKit module but the lock.
         .target(name: "RegionKitMQTT", dependencies: [
+            "RegionKitConcurrency",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
             .product(name: "Logging", package: "swift-log"),
         ]),
-        .target(name: "RegionKitBluetooth", dependencies: ["RegionKitCore", "RegionKitHCI", "RegionKit"]),
+        .target(name: "RegionKitBluetooth", dependencies: ["RegionKitConcurrency", "RegionKitCore", "RegionKitHCI", "RegionKit"]),
         // The only module importing GRDB.
         .target(name: "RegionKitStore", dependencies: ["RegionKitCore", "RegionKitEngine", "RegionKit", .product(name: "GRDB", package: "GRDB.swift")]),
         // The shared store of a cluster: the store protocol on PostgreSQL (the only module importing PostgresNIO).
@@ -78,7 +81,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
         .target(name: "RegionKitService", dependencies: [
-            "RegionKitCore", "RegionKitEngine", "RegionKit", "RegionKitStore",
+            "RegionKitConcurrency", "RegionKitCore", "RegionKitEngine", "RegionKit", "RegionKitStore",
             // The daemon's edge: the sources it feeds from and the broker it talks to.
             "RegionKitSimulation", "RegionKitGateway", "RegionKitBluetooth", "RegionKitLocation", "RegionKitMQTT",
             .product(name: "Logging", package: "swift-log"),
@@ -86,7 +89,7 @@ let package = Package(
         ]),
         // HTTP API, dashboard and metrics for the daemon (the only module importing Hummingbird).
         .target(name: "RegionKitHTTP", dependencies: [
-            "RegionKitCore", "RegionKitEngine", "RegionKit", "RegionKitStore", "RegionKitService",
+            "RegionKitConcurrency", "RegionKitCore", "RegionKitEngine", "RegionKit", "RegionKitStore", "RegionKitService",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HummingbirdCore", package: "hummingbird"),
             .product(name: "HummingbirdTLS", package: "hummingbird"),
@@ -98,7 +101,7 @@ let package = Package(
         .executableTarget(
             name: "regionkit",
             dependencies: [
-                "RegionKitCore", "RegionKitEngine", "RegionKit", "RegionKitSimulation", "RegionKitEvaluation",
+                "RegionKitConcurrency", "RegionKitCore", "RegionKitEngine", "RegionKit", "RegionKitSimulation", "RegionKitEvaluation",
                 "RegionKitGateway", "RegionKitStore", "RegionKitService", "RegionKitHTTP", "RegionKitBluetooth", "RegionKitLocation",
                 "RegionKitMQTT", "RegionKitPostgres",
                 "RegionKitHCITesting", // bench latency runs the host stack over the in-memory controller

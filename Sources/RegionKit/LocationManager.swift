@@ -1,6 +1,6 @@
 import RegionKitCore
 import RegionKitEngine
-import Synchronization
+import RegionKitConcurrency
 
 /// The public facade, with Core Location's vocabulary: monitor regions, range beacons, receive
 /// callbacks through a delegate or an `AsyncStream`.
@@ -29,7 +29,7 @@ public final class LocationManager: Sendable {
     }
 
     public let clock: any MonitoringClock
-    private let state: Mutex<State>
+    private let state: LockedBox<State>
 
     /// - Parameters:
     ///   - profile: timings and thresholds (``MonitoringProfile/responsive`` by default).
@@ -39,7 +39,7 @@ public final class LocationManager: Sendable {
     public init(profile: MonitoringProfile = .responsive, automation: Automation = Automation(),
                 clock: any MonitoringClock = SystemClock(), sources: [RegionKind: AuthorizationStatus] = [:]) {
         self.clock = clock
-        self.state = Mutex(State(engine: MonitoringEngine(profile: profile, automation: automation, sources: sources, start: clock.now)))
+        self.state = LockedBox(State(engine: MonitoringEngine(profile: profile, automation: automation, sources: sources, start: clock.now)))
     }
 
     /// Receives callbacks; held weakly, as in Core Location.

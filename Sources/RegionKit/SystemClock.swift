@@ -2,7 +2,7 @@ import RegionKitCore
 import RegionKitEngine
 import Dispatch
 import Foundation
-import Synchronization
+import RegionKitConcurrency
 
 /// Real time: timestamps are seconds since the Unix epoch; timers run on a Dispatch queue.
 ///
@@ -34,7 +34,7 @@ public final class SystemClock: MonitoringClock {
 
     /// A cancelled timer still wakes up once, and then does nothing.
     private final class CancellationFlag: Sendable {
-        private let cancelled = Mutex(false)
+        private let cancelled = LockedBox(false)
         var isCancelled: Bool { cancelled.withLock { $0 } }
         func cancel() { cancelled.withLock { $0 = true } }
     }

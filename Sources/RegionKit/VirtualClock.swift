@@ -1,6 +1,6 @@
 import RegionKitCore
 import RegionKitEngine
-import Synchronization
+import RegionKitConcurrency
 
 /// Virtual time for tests, simulation and replay: time moves only through ``advance(by:)`` /
 /// ``advance(to:)``, which run every due timer synchronously, in deadline order (then in the
@@ -24,10 +24,10 @@ public final class VirtualClock: MonitoringClock {
         var entries: [Entry] = []
     }
 
-    private let state: Mutex<State>
+    private let state: LockedBox<State>
 
     public init(start: Timestamp = .zero) {
-        state = Mutex(State(now: start))
+        state = LockedBox(State(now: start))
     }
 
     public var now: Timestamp { state.withLock { $0.now } }

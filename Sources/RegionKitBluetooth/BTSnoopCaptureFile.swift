@@ -1,6 +1,6 @@
 import Foundation
 import RegionKitHCI
-import Synchronization
+import RegionKitConcurrency
 
 /// A btsnoop capture written to a file as it happens: datalink 1002 (H4), one record per packet
 /// with the host's direction bits (bit 0 clear = host → controller, set = controller → host), so
@@ -27,7 +27,7 @@ public final class BTSnoopCaptureFile: Sendable {
 
     public let path: String
     private let now: @Sendable () -> Int64
-    private let state: Mutex<State>
+    private let state: LockedBox<State>
 
     /// Microseconds since the Unix epoch, from the real-time clock: what capture readers display.
     public static let wallClockMicroseconds: @Sendable () -> Int64 = {
@@ -48,7 +48,7 @@ public final class BTSnoopCaptureFile: Sendable {
         }
         self.path = path
         self.now = clock
-        state = Mutex(State(handle: handle))
+        state = LockedBox(State(handle: handle))
     }
 
     /// Records written so far.

@@ -1,6 +1,6 @@
 import RegionKit
 import RegionKitHCI
-import Synchronization
+import RegionKitConcurrency
 
 /// Advertises a beacon (iBeacon by default; AltBeacon or Eddystone UID/URL too) through an HCI controller, as `peripheralData(withMeasuredPower:)` plus
 /// CoreBluetooth do on an iPhone (spec §4).
@@ -77,9 +77,9 @@ public final class BeaconAdvertiser: Sendable {
     public let transportName: String
     /// Measures command timeouts.
     public let clock: any Clock<Duration>
-    private let channel: Mutex<HCICommandChannel?> = Mutex(nil)
+    private let channel: LockedBox<HCICommandChannel?> = LockedBox(nil)
     private let transport: any HCITransport
-    private let state = Mutex(State())
+    private let state = LockedBox(State())
 
     /// - Parameters:
     ///   - transport: an open transport to the controller; the advertiser closes it on ``stop()``.

@@ -1,6 +1,6 @@
 import RegionKit
 import RegionKitHCI
-import Synchronization
+import RegionKitConcurrency
 
 /// Scans for BLE advertisements through any ``HCITransport`` and feeds the iBeacons it hears into
 /// a ``LocationManager``: the live input of region monitoring and ranging on Linux.
@@ -123,7 +123,7 @@ public final class BeaconScanner: Sendable {
     private let statusHandler: (@Sendable (AuthorizationStatus) -> Void)?
     private let capture: BTSnoopCaptureFile?
     private let makeTransport: @Sendable () async throws -> any HCITransport
-    private let inner: Mutex<Inner>
+    private let inner: LockedBox<Inner>
 
     /// - Parameters:
     ///   - manager: receives the observations and the source status (nil: only ``events()``).
@@ -147,7 +147,7 @@ public final class BeaconScanner: Sendable {
         self.capture = capture
         self.transportName = transportName
         self.makeTransport = transportFactory
-        inner = Mutex(Inner(pipeline: BeaconReportPipeline(scannerID: configuration.scannerID,
+        inner = LockedBox(Inner(pipeline: BeaconReportPipeline(scannerID: configuration.scannerID,
                                                            deduplicator: ScanResponseDeduplicator(window: configuration.repeatWindow),
                                                            layout: configuration.reportLayout, layouts: configuration.beaconLayouts)))
     }

@@ -1,5 +1,5 @@
 import RegionKitHCI
-import Synchronization
+import RegionKitConcurrency
 
 /// One host's conversation with a controller over an ``HCITransport``: sends commands one at a
 /// time and waits for their Command Complete / Command Status with a bounded time limit, and hands
@@ -45,8 +45,8 @@ public final class HCICommandChannel: Sendable {
     private let onEvent: @Sendable (HCIEvent) -> Void
     private let onAdvertisingReport: (@Sendable ([UInt8]) -> Bool)?
     private let onFailure: @Sendable (BluetoothError) -> Void
-    private let state = Mutex(State())
-    private let reader = Mutex<Task<Void, Never>?>(nil)
+    private let state = LockedBox(State())
+    private let reader = LockedBox<Task<Void, Never>?>(nil)
 
     /// Starts reading `transport` at once.
     /// - Parameters:

@@ -1,4 +1,4 @@
-import Synchronization
+import RegionKitConcurrency
 
 /// Rejects unknown keys in any `Decodable` input (JSON, YAML): it decodes through a wrapper that
 /// notes which keys each object holds and which ones the types asked for, and throws a
@@ -44,8 +44,8 @@ public enum StrictKeys {
             var present: Set<String>
             var requested: Set<String> = []
         }
-        private let entries = Mutex<[String: Entry]>([:])
-        private let order = Mutex<[String]>([])
+        private let entries = LockedBox<[String: Entry]>([:])
+        private let order = LockedBox<[String]>([])
 
         static func name(_ path: [any CodingKey]) -> String {
             path.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()

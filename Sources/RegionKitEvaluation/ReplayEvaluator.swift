@@ -1,4 +1,4 @@
-import Synchronization
+import RegionKitConcurrency
 import RegionKit
 import RegionKitSimulation
 
@@ -83,7 +83,7 @@ public struct ReplayEvaluator: Sendable {
             Region.beacon(try BeaconRegion(identifier: stream.key.description, constraint: BeaconIdentityConstraint(exactly: stream.key.identity),
                                            scannerID: stream.key.scannerID))
         }
-        let collected = Mutex<[LocationEvent]>([])
+        let collected = LockedBox<[LocationEvent]>([])
         let session = ReplaySession(profile: replayedProfile, regions: regions) { event in
             collected.withLock { $0.append(event) }
         }

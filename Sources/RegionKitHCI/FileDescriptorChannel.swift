@@ -4,7 +4,7 @@ import Glibc
 import Darwin
 #endif
 import Foundation
-import Synchronization
+import RegionKitConcurrency
 
 /// The one place that reads and writes transport file descriptors.
 ///
@@ -35,7 +35,7 @@ final class FileDescriptorChannel: @unchecked Sendable {
     let name: String
     let packets: AsyncThrowingStream<H4Packet, any Error>
     private let continuation: AsyncThrowingStream<H4Packet, any Error>.Continuation
-    private let state: Mutex<State>
+    private let state: LockedBox<State>
     private let isSocket: Bool
     private let writeTimeoutMilliseconds: Int32
 
@@ -58,7 +58,7 @@ final class FileDescriptorChannel: @unchecked Sendable {
         let (stream, continuation) = AsyncThrowingStream<H4Packet, any Error>.makeStream(bufferingPolicy: .unbounded)
         packets = stream
         self.continuation = continuation
-        state = Mutex(State(descriptor: descriptor, wakeRead: pipeDescriptors[0], wakeWrite: pipeDescriptors[1]))
+        state = LockedBox(State(descriptor: descriptor, wakeRead: pipeDescriptors[0], wakeWrite: pipeDescriptors[1]))
         let milliseconds = writeTimeout.components.seconds * 1000 + writeTimeout.components.attoseconds / 1_000_000_000_000_000
         writeTimeoutMilliseconds = Int32(clamping: milliseconds)
     }

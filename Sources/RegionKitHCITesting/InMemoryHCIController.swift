@@ -1,5 +1,5 @@
 import RegionKitHCI
-import Synchronization
+import RegionKitConcurrency
 
 /// A controller that lives in memory behind the ``HCITransport`` protocol, for tests and
 /// benchmarks that need the whole host stack without a radio, a socket or a Bumble process (the
@@ -23,7 +23,7 @@ import Synchronization
 public final class InMemoryHCIController: HCITransport {
     public let packets: AsyncThrowingStream<H4Packet, any Error>
     private let continuation: AsyncThrowingStream<H4Packet, any Error>.Continuation
-    private let state: Mutex<State>
+    private let state: LockedBox<State>
 
     private struct State {
         var sent: [HCICommand] = []
@@ -36,7 +36,7 @@ public final class InMemoryHCIController: HCITransport {
     /// - Parameter supportsExtendedAdvertising: what LE Read Local Supported Features reports
     ///   (a scanner in automatic mode then picks the extended scanning commands).
     public init(supportsExtendedAdvertising: Bool = true) {
-        state = Mutex(State(extended: supportsExtendedAdvertising))
+        state = LockedBox(State(extended: supportsExtendedAdvertising))
         (packets, continuation) = AsyncThrowingStream.makeStream(of: H4Packet.self, throwing: (any Error).self)
     }
 

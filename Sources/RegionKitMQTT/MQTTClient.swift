@@ -2,7 +2,7 @@ import Logging
 import NIOCore
 import NIOPosix
 import NIOSSL
-import Synchronization
+import RegionKitConcurrency
 
 /// An MQTT 3.1.1 client that stays connected: `run()` connects, reconnects with exponential backoff
 /// and jitter, re-subscribes every remembered filter after each reconnect, pings every keepalive and
@@ -56,7 +56,7 @@ public final class MQTTClient: Sendable {
     private let onMessage: @Sendable (MQTTMessage) -> Void
     private let onConnectionEvent: @Sendable (MQTTConnectionEvent) -> Void
     private let group: any EventLoopGroup
-    private let state = Mutex(State())
+    private let state = LockedBox(State())
 
     public init(configuration: MQTTClientConfiguration, logger: Logger = Logger(label: "regionkit.mqtt"),
                 onMessage: @escaping @Sendable (MQTTMessage) -> Void,

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import RegionKitConcurrency
 import Synchronization
 import RegionKit
 import RegionKitStore
@@ -40,7 +41,7 @@ public final class MonitoringService: Sendable {
         let logger: Logger
         let onLogged: (@Sendable (StoredEvent) -> Void)?
         let onStoreFailure: (@Sendable (any Error) -> Void)?
-        let rangedCounts = Mutex<[String: Int]>([:])
+        let rangedCounts = LockedBox<[String: Int]>([:])
         /// Events (and states) that could not be written.
         let failures: FailureCount
 

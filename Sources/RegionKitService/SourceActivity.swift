@@ -1,5 +1,5 @@
 import RegionKit
-import Synchronization
+import RegionKitConcurrency
 
 /// What one source has been doing: its state, inputs ingested, reconnects and decode errors.
 /// A ``SourceRunner`` keeps it up to date; ``status`` is what `GET /v1/sources`, `/readyz` and
@@ -29,13 +29,13 @@ public final class SourceActivity: Sendable {
         var counters: (@Sendable () -> Counters)?
         var observer: (@Sendable (SourceStatus) -> Void)?
     }
-    private let inner: Mutex<Inner>
+    private let inner: LockedBox<Inner>
     /// The source's name in reports (``SourceStatus/name``).
     public let name: String
 
     public init(name: String, kind: String) {
         self.name = name
-        inner = Mutex(Inner(status: SourceStatus(name: name, kind: kind, state: .connecting)))
+        inner = LockedBox(Inner(status: SourceStatus(name: name, kind: kind, state: .connecting)))
     }
 
     /// The current status (with the source's own counters folded in).

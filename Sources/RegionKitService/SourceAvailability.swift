@@ -1,5 +1,5 @@
 import RegionKit
-import Synchronization
+import RegionKitConcurrency
 
 /// Judges the daemon's sources one by one. Each source reports its own availability for the region
 /// kinds it feeds; the manager sees, per kind, the best of them: a region kind is monitorable while
@@ -25,7 +25,7 @@ public final class SourceAvailability: Sendable {
         var waiters: [CheckedContinuation<Void, Never>] = []
     }
 
-    private let inner: Mutex<Inner>
+    private let inner: LockedBox<Inner>
     private let apply: @Sendable (AuthorizationStatus, RegionKind) -> Void
 
     /// - Parameters:
@@ -41,7 +41,7 @@ public final class SourceAvailability: Sendable {
             state.statuses[name, default: [:]].merge(statuses) { $1 }
         }
         state.applied = Self.combine(state.order.map { state.statuses[$0] ?? [:] }, names: state.order)
-        inner = Mutex(state)
+        inner = LockedBox(state)
         self.apply = apply
     }
 

@@ -1,6 +1,6 @@
 import RegionKit
 import RegionKitBluetooth
-import Synchronization
+import RegionKitConcurrency
 
 extension SourceRunner {
     /// Scans through the controller until cancelled. The scanner reports its availability (to
@@ -78,7 +78,7 @@ extension SourceRunner {
 
     /// Set once the daemon stops the scanner (shared with the scanner's status callback).
     final class StopFlag: Sendable {
-        private let value = Mutex(false)
+        private let value = LockedBox(false)
         var isSet: Bool { value.withLock { $0 } }
         func set() { value.withLock { $0 = true } }
     }

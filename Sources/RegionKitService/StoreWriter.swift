@@ -2,7 +2,7 @@ import Logging
 import RegionKitCore
 import RegionKitEngine
 import RegionKitStore
-import Synchronization
+import RegionKitConcurrency
 
 /// One write the service makes to its store, in the order the engine produced it.
 enum StoreWrite: Sendable {
@@ -72,7 +72,7 @@ final class StoreWriter: Sendable {
 
     /// The first failed write's error (shared with the writing task).
     final class FirstFailure: Sendable {
-        private let error = Mutex<(any Error)?>(nil)
+        private let error = LockedBox<(any Error)?>(nil)
         var value: (any Error)? { error.withLock { $0 } }
         func record(_ failure: any Error) { error.withLock { $0 = $0 ?? failure } }
     }

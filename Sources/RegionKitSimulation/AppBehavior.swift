@@ -1,4 +1,4 @@
-import Synchronization
+import RegionKitConcurrency
 import RegionKit
 
 /// The simulated app: reacts to delegate events like the spec's example apps and reports what it
@@ -30,7 +30,7 @@ public final class AppBehavior: Sendable {
 
     public let kind: Kind
     private let report: @Sendable (AppAction) -> Void
-    private let state = Mutex(State())
+    private let state = LockedBox(State())
 
     /// Consecutive deliveries needed before showing or dismissing an exhibit (spec §3: "deciding
     /// near needs smoothing").

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import RegionKitConcurrency
 import RegionKit
 
 /// Replays recorded observations (gateway files, captures) through a real ``LocationManager`` on a
@@ -20,7 +20,7 @@ public final class ReplaySession: Sendable {
     public let clock: VirtualClock
     public let manager: LocationManager
     private let delegate: Forwarder
-    private let pacing = Mutex<Pacing>(Pacing())
+    private let pacing = LockedBox<Pacing>(Pacing())
     /// The longest stretch of recorded time between two inputs that paced replay waits through
     /// in real time (scaled by the pace); longer gaps are shortened to it.
     public let maximumGap: Double

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import RegionKitConcurrency
 import RegionKit
 
 /// Runs a ``Scenario`` on a ``VirtualClock``: the world produces the same observations a radio
@@ -38,7 +38,7 @@ public final class SimulationRunner: Sendable {
 
     /// Runs the whole scenario without pausing and returns every event in order.
     public func runInstantly() -> [SimulationEvent] {
-        let collected = Mutex<[SimulationEvent]>([])
+        let collected = LockedBox<[SimulationEvent]>([])
         let session = start { event in collected.withLock { $0.append(event) } }
         for (time, item) in session.items {
             session.clock.advance(to: Timestamp(seconds: time))

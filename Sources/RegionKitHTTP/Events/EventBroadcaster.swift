@@ -1,4 +1,4 @@
-import Synchronization
+import RegionKitConcurrency
 import RegionKitStore
 
 /// Fans each durably logged event out to the live subscribers (the SSE streams).
@@ -16,7 +16,7 @@ public final class EventBroadcaster: Sendable {
         var subscribers: [Int: AsyncStream<StoredEvent>.Continuation] = [:]
         var next = 0
     }
-    private let state = Mutex(State())
+    private let state = LockedBox(State())
     /// Notifications buffered per subscriber before the oldest are dropped.
     public let bufferSize: Int
 

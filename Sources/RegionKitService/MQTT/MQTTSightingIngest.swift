@@ -1,5 +1,5 @@
 import Logging
-import Synchronization
+import RegionKitConcurrency
 import RegionKit
 import RegionKitCore
 import RegionKitGateway
@@ -40,7 +40,7 @@ public final class MQTTSightingIngest: Sendable {
     let routes: [Route]
     let manager: LocationManager
     let logger: Logger
-    private let state = Mutex<(statistics: Statistics, logged: Set<String>, telemetry: [Substring: EddystoneTelemetry])>((Statistics(), [], [:]))
+    private let state = LockedBox<(statistics: Statistics, logged: Set<String>, telemetry: [Substring: EddystoneTelemetry])>((Statistics(), [], [:]))
     /// Transmitters whose telemetry is kept; the map is emptied when a new one would exceed it
     /// (as ``BeaconReportPipeline/telemetryCapacity``).
     public static let telemetryCapacity = 4096

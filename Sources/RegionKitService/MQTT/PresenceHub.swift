@@ -1,6 +1,6 @@
 import Foundation
 import Logging
-import Synchronization
+import RegionKitConcurrency
 import RegionKit
 import RegionKitCore
 import RegionKitMQTT
@@ -34,18 +34,18 @@ public final class PresenceHub: Sendable {
     let logger: Logger
     let client: MQTTClient
     let homeAssistant: HomeAssistantConfiguration?
-    let outputs: Mutex<PresenceOutputs>
+    let outputs: LockedBox<PresenceOutputs>
     let wake = WakeSignal()
-    let counters = Mutex(Counters())
-    let publisherTask = Mutex<Task<Void, Never>?>(nil)
-    let stopping = Mutex(false)
-    let connected = Mutex(false)
+    let counters = LockedBox(Counters())
+    let publisherTask = LockedBox<Task<Void, Never>?>(nil)
+    let stopping = LockedBox(false)
+    let connected = LockedBox(false)
     /// The id of the last event the broker acknowledged (loaded from the store on first use).
-    let cursor = Mutex<Int64?>(nil)
+    let cursor = LockedBox<Int64?>(nil)
     /// The store cursor's name: one per site, so two hubs of different sites on one store do not share it.
     let outputName: String
     /// Where the MQTT sources' availability goes (nil: straight to the manager's beacon source).
-    let availability = Mutex<SourceAvailability?>(nil)
+    let availability = LockedBox<SourceAvailability?>(nil)
 
     /// What the hub has done since start.
     public struct Counters: Hashable, Sendable {
@@ -73,7 +73,7 @@ public final class PresenceHub: Sendable {
         outputName = "mqtt:" + configuration.siteName
         let discovery = homeAssistant?.discovery == true
             ? HomeAssistantDiscovery(topics: topics, prefix: homeAssistant?.prefix ?? "homeassistant") : nil
-        outputs = Mutex(PresenceOutputs(topics: topics, discovery: discovery))
+        outputs = LockedBox(PresenceOutputs(topics: topics, discovery: discovery))
         let ingest = sources.isEmpty ? nil : MQTTSightingIngest(sources: sources, manager: service.manager, logger: logger)
         self.ingest = ingest
         activity = SourceActivity(name: "mqtt:" + sources.map(\.format.rawValue).joined(separator: "+") + "@" + configuration.brokerDescription, kind: "mqtt")

@@ -1,6 +1,6 @@
 import Foundation
 import Logging
-import Synchronization
+import RegionKitConcurrency
 import RegionKitCore
 import RegionKitGateway
 import RegionKitMQTT
@@ -23,7 +23,7 @@ public final class ScannerPublisher: Sendable {
     public let maximumBatch: Int
     let client: MQTTClient
     let logger: Logger
-    let state = Mutex(State())
+    let state = LockedBox(State())
 
     struct State {
         var pending: [(identity: BeaconIdentity, rssi: Int, power: Int?, time: Double)] = []

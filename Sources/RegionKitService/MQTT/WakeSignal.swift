@@ -1,4 +1,4 @@
-import Synchronization
+import RegionKitConcurrency
 
 /// A one-slot wake-up: ``signal()`` wakes the waiter, or the next ``wait(timeout:)`` returns at
 /// once when nobody was waiting. Signals coalesce; a waiter also returns after its timeout or
@@ -16,7 +16,7 @@ final class WakeSignal: Sendable {
         var nextID: UInt64 = 0
     }
 
-    private let state = Mutex(State())
+    private let state = LockedBox(State())
 
     func signal() {
         let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in

@@ -1,6 +1,6 @@
 import Dispatch
 import Foundation
-import Synchronization
+import RegionKitConcurrency
 
 /// Waits for termination signals (SIGTERM from systemd or `kill`, SIGINT from Ctrl-C) without
 /// killing the process, so the service can stop cleanly.
@@ -12,7 +12,7 @@ import Synchronization
 final class SignalWatcher: Sendable {
     // Dispatch sources are thread-safe; they are only kept alive here.
     nonisolated(unsafe) private let sources: [any DispatchSourceSignal]
-    private let state = Mutex<(last: Int32?, waiters: [CheckedContinuation<Int32, Never>])>((nil, []))
+    private let state = LockedBox<(last: Int32?, waiters: [CheckedContinuation<Int32, Never>])>((nil, []))
 
     init(signals: [Int32]) {
         // A parent (a test runner, some supervisors) may hand us these signals blocked; a blocked

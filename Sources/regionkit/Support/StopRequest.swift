@@ -1,4 +1,4 @@
-import Synchronization
+import RegionKitConcurrency
 
 /// Why the daemon should stop, from whoever notices first (a signal, a store that can no longer be
 /// written, every source gone): the first reason wins; ``wait()`` returns it and, unlike a signal
@@ -17,7 +17,7 @@ final class StopRequest: Sendable {
         var waiters: [Int: CheckedContinuation<Reason?, Never>] = [:]
         var nextWaiter = 0
     }
-    private let state = Mutex(State())
+    private let state = LockedBox(State())
 
     var reason: Reason? { state.withLock { $0.reason } }
 

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Logging
+import RegionKitConcurrency
 import Synchronization
 import RegionKit
 import RegionKitGateway
@@ -181,7 +182,7 @@ struct BenchMQTT: AsyncParsableCommand {
         let store = try RegionStore(path: path)
         var logger = Logger(label: "regionkit.bench")
         logger.logLevel = .error
-        let hubBox = Mutex<PresenceHub?>(nil)
+        let hubBox = LockedBox<PresenceHub?>(nil)
         var profile = MonitoringProfile.responsive
         profile.nearestScanner = NearestScannerPolicy()
         let service = MonitoringService(store: store, profile: profile, automation: Automation(), sources: [.beacon: .authorized],

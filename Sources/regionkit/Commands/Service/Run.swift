@@ -6,7 +6,7 @@ import RegionKitHTTP
 import RegionKitPostgres
 import RegionKitService
 import RegionKitStore
-import Synchronization
+import RegionKitConcurrency
 
 struct Run: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -58,7 +58,7 @@ struct Run: AsyncParsableCommand {
             let http = try configuration.http.map { try HTTPConfiguration(settings: $0) }
             let broadcaster = EventBroadcaster()
             // The hub needs the service and the service's log callback wakes the hub.
-            let hubBox = Mutex<PresenceHub?>(nil)
+            let hubBox = LockedBox<PresenceHub?>(nil)
             let service = MonitoringService(
                 store: database, profile: profile, automation: configuration.automation ?? .all,
                 // A Bluetooth controller, gpsd and a broker report their own availability once connected.
