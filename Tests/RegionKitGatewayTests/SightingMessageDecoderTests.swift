@@ -114,6 +114,20 @@ struct SightingMessageDecoderTests {
 
     // MARK: RegionKit batches
 
+    @Test("Batch times are carried to the millisecond: finer digits are rounded on decoding, so a decoded batch encodes back to itself (fuzz find: 170000.00005 s came back as 170000.000 s)")
+    func batchMilliseconds() throws {
+        let payload = #"{"v":1,"scanner":"hall","time":170000.00005,"sightings":[{"uuid":"E3C56DB5-DFFB-48D2-B060-D0F5A71096E0","major":1,"minor":2,"rssi":-60,"power":-59,"dt":-0.2504}]}"#
+        let batch = try ScannerBatch(json: Array(payload.utf8))
+        #expect(batch.time == 170_000.0)
+        #expect(batch.sightings.map(\.offset) == [-0.25])
+        #expect(try ScannerBatch(json: batch.json()) == batch)
+        // Rounding happens before the range checks: a time that rounds to the bound is refused.
+        let edge = #"{"v":1,"scanner":"hall","time":99999999999.9996,"sightings":[]}"#
+        #expect(throws: SightingMessageError.self) { try ScannerBatch(json: Array(edge.utf8)) }
+        let early = #"{"v":1,"scanner":"hall","time":1.0,"sightings":[{"uuid":"E3C56DB5-DFFB-48D2-B060-D0F5A71096E0","major":1,"minor":2,"rssi":-60,"dt":-60.0004}]}"#
+        #expect(try ScannerBatch(json: Array(early.utf8)).sightings.map(\.offset) == [-60])
+    }
+
     @Test func batchRoundTripKeepsSpacingRelativeToArrival() throws {
         let batch = ScannerBatch(scanner: "lobby \"A\"", time: 1_763_884_800.25, sightings: [
             .init(identity: Self.identity, rssi: -67, measuredPower: -59, offset: -0.18),

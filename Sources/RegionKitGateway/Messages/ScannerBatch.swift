@@ -13,7 +13,9 @@ import RegionKitCore
 /// `time` is the scanner's clock when it sent the batch (Unix seconds) and `dt` each sighting's
 /// time relative to it (≤ 0). The hub does not trust the scanner's absolute clock: a sighting is
 /// timed at the batch's arrival plus its `dt`, so the spacing the scanner saw is kept and clock
-/// skew between machines does not matter.
+/// skew between machines does not matter. Both are carried to the millisecond: ``json()`` writes
+/// three decimals and the decoder rounds finer digits to the millisecond, so a decoded batch
+/// encodes back to the same values.
 ///
 /// ```swift
 /// var batch = ScannerBatch(scanner: "lobby", time: 1763884800.25)
@@ -109,7 +111,8 @@ public struct ScannerBatch: Hashable, Sendable {
         guard let scanner = try SightingMessageDecoder.optionalString(wire.scanner, "scanner") else {
             throw SightingMessageError(.missingField, "missing field 'scanner'")
         }
-        guard case .number(let time)? = wire.time, time.isFinite, time >= 0, time < 1e11 else {
+        // Rounded before the range check, so the batch's time is one that json() writes and reads back.
+        guard case .number(let written)? = wire.time, case let time = Self.milliseconds(written), time.isFinite, time >= 0, time < 1e11 else {
             throw SightingMessageError(wire.time == nil ? .missingField : .outOfRange, "field 'time' must be Unix seconds")
         }
         guard let list = wire.sightings else { throw SightingMessageError(.missingField, "missing field 'sightings'") }
@@ -127,7 +130,8 @@ public struct ScannerBatch: Hashable, Sendable {
             let minor = try SightingMessageDecoder.integer(item.minor, field("minor"), in: 0...65535)
             let rssi = try SightingMessageDecoder.integer(item.rssi, field("rssi"), in: SightingMessageDecoder.rssiRange)
             let power = try SightingMessageDecoder.measuredPower(item.power, field("power"))
-            guard case .number(let offset)? = item.dt, offset.isFinite, offset <= 0, offset >= -Self.maximumAge else {
+            guard case .number(let written)? = item.dt, case let offset = Self.milliseconds(written), offset.isFinite, offset <= 0,
+                  offset >= -Self.maximumAge else {
                 throw SightingMessageError(item.dt == nil ? .missingField : .outOfRange,
                                            "field '\(field("dt"))' must be seconds before the batch's time (-\(Int(Self.maximumAge))...0)")
             }
@@ -145,6 +149,13 @@ public struct ScannerBatch: Hashable, Sendable {
                                       rssi: rssi, measuredPower: power, offset: offset))
         }
         self.init(scanner: try SightingMessageDecoder.scannerName(scanner, from: "scanner"), time: time, sightings: sightings)
+    }
+
+    /// `seconds` rounded to the millisecond, the resolution of the wire format. Exact below 2⁴³ s
+    /// (the product is an integer-valued double and the quotient is correctly rounded), far beyond
+    /// the accepted range; non-finite values stay non-finite for the range checks.
+    static func milliseconds(_ seconds: Double) -> Double {
+        (seconds * 1000).rounded() / 1000
     }
 
     static func decodeObservations(topic: String, payload: [UInt8], receivedAt now: Timestamp, scanner: String?) throws(SightingMessageError) -> SightingMessageDecoder.Outcome {
