@@ -61,7 +61,7 @@ let package = Package(
         .target(name: "RegionKitHCITesting", dependencies: ["RegionKitConcurrency", "RegionKitHCI"]),
         // Helpers only the test targets use: loopback peers, the Bumble harness, a fake gpsd, a
         // private Mosquitto, the tool runner (tshark, btmon), the shared fixtures, test tags. Not a product.
-        .target(name: "RegionKitTestSupport", path: "Tests/RegionKitTestSupport"),
+        .target(name: "RegionKitTestSupport", dependencies: ["RegionKitConcurrency"], path: "Tests/RegionKitTestSupport"),
         .target(name: "RegionKitLocation", dependencies: ["RegionKitCore"]),
         // MQTT 3.1.1 client on SwiftNIO; depends on no other RegionKit module but the lock.
         .target(name: "RegionKitMQTT", dependencies: [
@@ -112,26 +112,26 @@ let package = Package(
         ),
         .testTarget(name: "RegionKitCoreTests", dependencies: ["RegionKitCore"]),
         .testTarget(name: "RegionKitEngineTests", dependencies: ["RegionKitCore", "RegionKitEngine"]),
-        .testTarget(name: "RegionKitTests", dependencies: ["RegionKitCore", "RegionKitEngine", "RegionKit"]),
+        .testTarget(name: "RegionKitTests", dependencies: ["RegionKitConcurrency", "RegionKitCore", "RegionKitEngine", "RegionKit"]),
         .testTarget(name: "RegionKitSimulationTests", dependencies: ["RegionKitCore", "RegionKitEngine", "RegionKit", "RegionKitSimulation"]),
         .testTarget(name: "RegionKitEvaluationTests", dependencies: ["RegionKitCore", "RegionKitEngine", "RegionKit", "RegionKitSimulation", "RegionKitGateway", "RegionKitEvaluation", "RegionKitTestSupport"]),
-        .testTarget(name: "RegionKitGatewayTests", dependencies: ["RegionKitCore", "RegionKit", "RegionKitGateway", "RegionKitSimulation", "RegionKitTestSupport"]),
+        .testTarget(name: "RegionKitGatewayTests", dependencies: ["RegionKitConcurrency", "RegionKitCore", "RegionKit", "RegionKitGateway", "RegionKitSimulation", "RegionKitTestSupport"]),
         .testTarget(name: "RegionKitHCITests", dependencies: ["RegionKitHCI", "RegionKitTestSupport"]),
-        .testTarget(name: "RegionKitLocationTests", dependencies: ["RegionKitCore", "RegionKitEngine", "RegionKit", "RegionKitLocation", "RegionKitTestSupport"]),
-        .testTarget(name: "RegionKitBluetoothTests", dependencies: ["RegionKitCore", "RegionKitHCI", "RegionKit", "RegionKitBluetooth", "RegionKitSimulation", "RegionKitGateway", "RegionKitHCITesting", "RegionKitTestSupport"]),
+        .testTarget(name: "RegionKitLocationTests", dependencies: ["RegionKitConcurrency", "RegionKitCore", "RegionKitEngine", "RegionKit", "RegionKitLocation", "RegionKitTestSupport"]),
+        .testTarget(name: "RegionKitBluetoothTests", dependencies: ["RegionKitConcurrency", "RegionKitCore", "RegionKitHCI", "RegionKit", "RegionKitBluetooth", "RegionKitSimulation", "RegionKitGateway", "RegionKitHCITesting", "RegionKitTestSupport"]),
         // GRDB directly: the tests write foreign databases and rows of the wrong type.
-        .testTarget(name: "RegionKitStoreTests", dependencies: ["RegionKitCore", "RegionKit", "RegionKitStore", .product(name: "GRDB", package: "GRDB.swift")]),
+        .testTarget(name: "RegionKitStoreTests", dependencies: ["RegionKitConcurrency", "RegionKitCore", "RegionKit", "RegionKitStore", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "RegionKitServiceTests", dependencies: [
-            "RegionKitCore", "RegionKit", "RegionKitStore", "RegionKitService", "RegionKitSimulation", "RegionKitGateway", "RegionKitMQTT",
+            "RegionKitConcurrency", "RegionKitCore", "RegionKit", "RegionKitStore", "RegionKitService", "RegionKitSimulation", "RegionKitGateway", "RegionKitMQTT",
             "RegionKitTestSupport",
         ]),
         .testTarget(name: "RegionKitHTTPTests", dependencies: [
-            "RegionKitCore", "RegionKit", "RegionKitStore", "RegionKitService", "RegionKitHTTP", "RegionKitTestSupport",
+            "RegionKitConcurrency", "RegionKitCore", "RegionKit", "RegionKitStore", "RegionKitService", "RegionKitHTTP", "RegionKitTestSupport",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HummingbirdTesting", package: "hummingbird"),
         ]),
         .testTarget(name: "RegionKitMQTTTests", dependencies: [
-            "RegionKitMQTT", "RegionKitTestSupport",
+            "RegionKitConcurrency", "RegionKitMQTT", "RegionKitTestSupport",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOEmbedded", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
@@ -141,7 +141,7 @@ let package = Package(
         .testTarget(name: "RegionKitPostgresTests", dependencies: [
             "RegionKitCore", "RegionKitEngine", "RegionKitStore", "RegionKitPostgres", "RegionKitTestSupport",
         ]),
-        .testTarget(name: "regionkitTests", dependencies: ["regionkit", "RegionKitStore", "RegionKitPostgres", "RegionKitTestSupport", .product(name: "GRDB", package: "GRDB.swift")]),
+        .testTarget(name: "regionkitTests", dependencies: ["RegionKitConcurrency", "regionkit", "RegionKitStore", "RegionKitPostgres", "RegionKitTestSupport", .product(name: "GRDB", package: "GRDB.swift")]),
     ],
     swiftLanguageModes: [.v6]
 )

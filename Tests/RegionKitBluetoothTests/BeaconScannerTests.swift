@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import RegionKitConcurrency
 import Testing
 @testable import RegionKitBluetooth
 import RegionKitTestSupport
@@ -174,7 +174,7 @@ struct BeaconScannerTests {
         manager.delegate = log
         let delays = TestClock()
         let scanner = Self.scanner(factory, manager: manager, clock: clock, delayClock: delays)
-        let states = Mutex<[String]>([])
+        let states = LockedBox<[String]>([])
         let events = scanner.events()
         let watcher = Task {
             for await event in events { if case .stateChanged(let state) = event { states.withLock { $0.append("\(state)") } } }

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import RegionKitConcurrency
 import Testing
 import RegionKitTestSupport
 import RegionKit
@@ -12,7 +12,7 @@ struct GatewayReplayTests {
     static let movers = "DAF246CE836311E4B116123B93F75CBA"
 
     static func replay(_ name: String, regions: [String], profile: MonitoringProfile) throws -> [LocationEvent] {
-        let events = Mutex<[LocationEvent]>([])
+        let events = LockedBox<[LocationEvent]>([])
         var chosen = profile
         chosen.nearestScanner = NearestScannerPolicy()
         let session = ReplaySession(profile: chosen, regions: try regions.map { .beacon(try BeaconRegion(specifier: $0)) }) { event in

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import RegionKitConcurrency
 
 /// `regionkit run` as a real process with its HTTP server on a free loopback port; stopped by PID.
 final class DaemonProcess: @unchecked Sendable {
@@ -9,7 +9,7 @@ final class DaemonProcess: @unchecked Sendable {
     private let errors = TextBox()
 
     final class TextBox: Sendable {
-        private let text = Mutex("")
+        private let text = LockedBox("")
         func withLock<T>(_ body: (inout String) -> T) -> T { text.withLock { body(&$0) } }
     }
 

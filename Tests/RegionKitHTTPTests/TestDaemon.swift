@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import RegionKitConcurrency
 import RegionKit
 import RegionKitHTTP
 import RegionKitService
@@ -20,7 +20,7 @@ final class TestDaemon: Sendable {
     let sources = SourceBox()
 
     final class SourceBox: Sendable {
-        let states = Mutex<[SourceStatus]>([SourceStatus(name: "test", kind: "simulator", state: .up, sightings: 0)])
+        let states = LockedBox<[SourceStatus]>([SourceStatus(name: "test", kind: "simulator", state: .up, sightings: 0)])
         func set(_ value: [SourceStatus]) { states.withLock { $0 = value } }
         var current: [SourceStatus] { states.withLock { $0 } }
     }

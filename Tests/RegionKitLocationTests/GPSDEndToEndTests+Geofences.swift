@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import RegionKitConcurrency
 import Testing
 import RegionKit
 @testable import RegionKitLocation
@@ -37,8 +37,8 @@ extension GPSDEndToEndTests.Geofence {
 
     /// A value shared between the reading tasks and the test.
     final class Locked<Value: Sendable>: Sendable {
-        private let mutex: Mutex<Value>
-        init(_ value: Value) { mutex = Mutex(value) }
+        private let mutex: LockedBox<Value>
+        init(_ value: Value) { mutex = LockedBox(value) }
         func withLock<R>(_ body: (inout Value) -> R) -> R { mutex.withLock { body(&$0) } }
     }
 

@@ -1,5 +1,5 @@
 import Logging
-import Synchronization
+import RegionKitConcurrency
 
 /// A swift-log handler that keeps every record in memory, so that tests can read what was logged
 /// (for example: that a password never appears).
@@ -10,7 +10,7 @@ import Synchronization
 /// ```
 struct InMemoryLogHandler: LogHandler {
     final class Store: Sendable {
-        private let lines = Mutex<[String]>([])
+        private let lines = LockedBox<[String]>([])
         func append(_ line: String) { lines.withLock { $0.append(line) } }
         var all: [String] { lines.withLock { $0 } }
         var text: String { all.joined(separator: "\n") }

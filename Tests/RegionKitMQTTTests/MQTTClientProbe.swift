@@ -1,6 +1,6 @@
 import Foundation
 import Logging
-import Synchronization
+import RegionKitConcurrency
 @testable import RegionKitMQTT
 
 /// Runs an `MQTTClient` for a test and records what it reports: messages, connection events, logs.
@@ -8,11 +8,11 @@ final class MQTTClientProbe: Sendable {
     let client: MQTTClient
     let logs = InMemoryLogHandler.Store()
     private final class Recorder: Sendable {
-        let messages = Mutex<[MQTTMessage]>([])
-        let events = Mutex<[MQTTConnectionEvent]>([])
+        let messages = LockedBox<[MQTTMessage]>([])
+        let events = LockedBox<[MQTTConnectionEvent]>([])
     }
     private let recorder = Recorder()
-    private let task = Mutex<Task<Void, Never>?>(nil)
+    private let task = LockedBox<Task<Void, Never>?>(nil)
 
     init(configuration: MQTTClientConfiguration) {
         let recorder = recorder

@@ -1,7 +1,7 @@
 import Logging
 import NIOCore
 import NIOEmbedded
-import Synchronization
+import RegionKitConcurrency
 import Testing
 @testable import RegionKitMQTT
 
@@ -10,7 +10,7 @@ import Testing
 @Suite("MQTT connection handler")
 struct MQTTConnectionHandlerTests {
     final class Received: Sendable {
-        let messages = Mutex<[MQTTMessage]>([])
+        let messages = LockedBox<[MQTTMessage]>([])
     }
 
     struct Harness {
@@ -67,7 +67,7 @@ struct MQTTConnectionHandlerTests {
         let sent = try h.outbound()
         let ids: [UInt16?] = sent.map { if case .publish(let p) = $0 { p.packetID } else { nil } }
         #expect(ids == [1, 2, 3])
-        let completed = Mutex<[Bool]>([false, false, false])
+        let completed = LockedBox<[Bool]>([false, false, false])
         for (i, future) in futures.enumerated() { future.whenSuccess { completed.withLock { $0[i] = true } } }
         func done() -> [Bool] { completed.withLock { $0 } }
         try h.channel.writeInbound(MQTTPacket.puback(packetID: 2))

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import RegionKitConcurrency
 import Testing
 import RegionKitTestSupport
 @testable import RegionKitMQTT
@@ -294,7 +294,7 @@ struct NATSClusterEndToEndTests {
             var longest: Duration = .zero
             var stopped = false
         }
-        private let counts = Mutex(Counts())
+        private let counts = LockedBox(Counts())
         var qos0Sent: Int { counts.withLock { $0.qos0 } }
         var qos1Sent: Int { counts.withLock { $0.qos1 } }
         var retries: Int { counts.withLock { $0.retries } }

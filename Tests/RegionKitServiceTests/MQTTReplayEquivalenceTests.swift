@@ -1,6 +1,6 @@
 import Foundation
 import Logging
-import Synchronization
+import RegionKitConcurrency
 import Testing
 import RegionKit
 import RegionKitCore
@@ -61,7 +61,7 @@ struct MQTTReplayEquivalenceTests {
         let regions = try Self.regions(recording)
 
         // The file, as `regionkit replay --instant` plays it.
-        let expected = Mutex<[String]>([])
+        let expected = LockedBox<[String]>([])
         let replay = ReplaySession(profile: Self.profile, regions: regions) { event in
             if let line = Self.line(event) { expected.withLock { $0.append(line) } }
         }
@@ -75,15 +75,15 @@ struct MQTTReplayEquivalenceTests {
         let messages = RecordingMessages.messages(recording, format: format)
         let clock = VirtualClock()
         let manager = LocationManager(profile: Self.profile, automation: Automation(), clock: clock, sources: [.beacon: .authorized])
-        let actual = Mutex<[String]>([])
+        let actual = LockedBox<[String]>([])
         let collector = Collector { event in if let line = Self.line(event) { actual.withLock { $0.append(line) } } }
         manager.delegate = collector
         for region in regions { manager.startMonitoring(for: region) }
         let ingest = MQTTSightingIngest(sources: [MQTTSourceConfiguration(format: format)], manager: manager, logger: Logger(label: "test"))
-        let received = Mutex(0)
+        let received = LockedBox(0)
         // Counted once a message has been handled: the last one must be in the engine before the
         // test moves the clock on (counting on arrival raced it under load: a run differed once).
-        let handled = Mutex(0)
+        let handled = LockedBox(0)
         let times = messages.map(\.time)
         var configuration = try MQTTClientConfiguration(url: broker.url)
         configuration.reconnectMinimumDelay = .milliseconds(20)

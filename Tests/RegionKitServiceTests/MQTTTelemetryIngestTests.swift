@@ -1,6 +1,6 @@
 import Foundation
 import Logging
-import Synchronization
+import RegionKitConcurrency
 import Testing
 import RegionKit
 import RegionKitCore
@@ -13,7 +13,7 @@ import RegionKitGateway
 @Suite("MQTT ingest: Theengs Eddystone-TLM attached to the same transmitter's sightings")
 struct MQTTTelemetryIngestTests {
     final class Collector: LocationManagerDelegate {
-        let beacons = Mutex<[[Beacon]]>([])
+        let beacons = LockedBox<[[Beacon]]>([])
         func locationManager(_ manager: LocationManager, didReceive event: LocationEvent) {
             if case .didRangeBeacons(let ranged, _, _) = event.kind { beacons.withLock { $0.append(ranged) } }
         }

@@ -1,5 +1,5 @@
 import Testing
-import Synchronization
+import RegionKitConcurrency
 import RegionKit
 @testable import RegionKitService
 
@@ -7,7 +7,7 @@ import RegionKit
 struct SourceAvailabilityTests {
     /// Records what the engine would be told.
     final class Applied: Sendable {
-        let calls = Mutex<[(AuthorizationStatus, RegionKind)]>([])
+        let calls = LockedBox<[(AuthorizationStatus, RegionKind)]>([])
         var list: [(AuthorizationStatus, RegionKind)] { calls.withLock { $0 } }
     }
 

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import RegionKitConcurrency
 import Testing
 import RegionKit
 @testable import RegionKitStore
@@ -155,7 +155,7 @@ struct RegionStoreSafetyTests {
         let path = try Self.directory()
         let holder = try DatabaseQueue(path: path)
         try await holder.write { db in try db.execute(sql: "PRAGMA user_version = 1") }
-        let phase = Mutex<(locked: Bool, done: Bool, error: String?)>((false, false, nil))
+        let phase = LockedBox<(locked: Bool, done: Bool, error: String?)>((false, false, nil))
         Thread.detachNewThread {
             do {
                 try holder.inDatabase { db in

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import RegionKitConcurrency
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -355,9 +355,9 @@ public final class MosquittoBroker: @unchecked Sendable {
             var lines: [String] = []
             var messages: [Message] = []
         }
-        private let received = Mutex(Received())
+        private let received = LockedBox(Received())
         /// The pipe reached end of file (everything the process wrote has been read).
-        private let drained = Mutex(false)
+        private let drained = LockedBox(false)
 
         public init(executable: String, arguments: [String]) {
             process.executableURL = URL(fileURLWithPath: executable)

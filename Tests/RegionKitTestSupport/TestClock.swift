@@ -1,4 +1,4 @@
-import Synchronization
+import RegionKitConcurrency
 
 /// A `Clock` whose time moves only when a test calls ``advance(by:)``: code that takes an injected
 /// `any Clock<Duration>` (command timeouts, reconnect delays, retry backoff) is tested in virtual
@@ -37,7 +37,7 @@ public final class TestClock: Clock {
         var sleepers: [Int: Sleeper] = [:]
     }
 
-    private let state = Mutex(State())
+    private let state = LockedBox(State())
 
     public init() {}
 

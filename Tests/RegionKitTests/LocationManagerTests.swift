@@ -1,12 +1,12 @@
 import Foundation
-import Synchronization
+import RegionKitConcurrency
 import Testing
 @testable import RegionKit
 
 /// Records every callback with its name, so tests can check order and content.
 final class RecordingDelegate: LocationManagerDelegate {
-    let log = Mutex<[String]>([])
-    let events = Mutex<[LocationEvent]>([])
+    let log = LockedBox<[String]>([])
+    let events = LockedBox<[LocationEvent]>([])
     let onEnter: (@Sendable (LocationManager, Region) -> Void)?
 
     init(onEnter: (@Sendable (LocationManager, Region) -> Void)? = nil) {
@@ -154,7 +154,7 @@ struct LocationManagerTests {
 struct VirtualClockTests {
     @Test func firesInDeadlineThenSchedulingOrder() {
         let clock = VirtualClock()
-        let log = Mutex<[String]>([])
+        let log = LockedBox<[String]>([])
         _ = clock.schedule(at: Timestamp(seconds: 2)) { log.withLock { $0.append("b@\(clock.now.seconds)") } }
         _ = clock.schedule(at: Timestamp(seconds: 1)) { log.withLock { $0.append("a@\(clock.now.seconds)") } }
         _ = clock.schedule(at: Timestamp(seconds: 2)) { log.withLock { $0.append("c") } }
@@ -169,7 +169,7 @@ struct VirtualClockTests {
 
     @Test func timersScheduledWhileAdvancingRunInTheSameAdvance() {
         let clock = VirtualClock()
-        let count = Mutex(0)
+        let count = LockedBox(0)
         @Sendable func tick() {
             count.withLock { $0 += 1 }
             _ = clock.schedule(at: clock.now + 1, tick)

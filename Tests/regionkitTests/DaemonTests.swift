@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import RegionKitConcurrency
 import Testing
 import RegionKitStore
 import RegionKitTestSupport
@@ -8,7 +8,7 @@ import RegionKitTestSupport
 final class Daemon: @unchecked Sendable {
     /// Text arriving on a pipe, split into complete lines.
     final class Collector: Sendable {
-        private let state = Mutex<(lines: [String], partial: String, raw: String)>(([], "", ""))
+        private let state = LockedBox<(lines: [String], partial: String, raw: String)>(([], "", ""))
 
         func append(_ chunk: String) {
             state.withLock { state in
