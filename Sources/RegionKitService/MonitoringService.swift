@@ -44,6 +44,10 @@ public final class MonitoringService: Sendable {
         let rangedCounts = LockedBox<[String: Int]>([:])
         /// Events (and states) that could not be written.
         let failures: FailureCount
+        /// Whether "process stopped" was submitted: nothing is written after it. The lock also
+        /// orders a source's status change (from its own thread) against the stop, so that a
+        /// status reported while the daemon stops is either before "process stopped" or dropped.
+        let closed = LockedBox(false)
 
         init(store: any RegionStoring, hooks: HookConfiguration, logger: Logger, onLogged: (@Sendable (StoredEvent) -> Void)?,
              onStoreFailure: (@Sendable (any Error) -> Void)?) {
@@ -77,12 +81,19 @@ public final class MonitoringService: Sendable {
         }
 
         /// Writes (SQLite) or queues (a networked store) `write`; an event is acknowledged once written.
-        func submit(_ write: StoreWrite) throws {
-            if let inline {
-                if let event = try write.apply(to: inline) { onLogged?(event) }
-            } else if let writer {
-                writer.submit(write)
+        /// `closing`: the last write ("process stopped"); later ones are dropped (debug log).
+        func submit(_ write: StoreWrite, closing: Bool = false) throws {
+            let written = try closed.withLock { closed throws -> StoredEvent? in
+                guard !closed else {
+                    logger.debug("not written: the process has stopped", metadata: ["write": "\(write.typeName)"])
+                    return nil
+                }
+                if closing { closed = true }
+                if let inline { return try write.apply(to: inline) }
+                writer?.submit(write)
+                return nil
             }
+            if let written { onLogged?(written) }
         }
 
         /// Returns once everything submitted is written (at once on SQLite); throws a write's failure.
@@ -121,8 +132,9 @@ public final class MonitoringService: Sendable {
                     reason: event.evidence?.reason ?? Self.errorMessage(of: event), json: event.jsonLine(origin: .zero))
         }
 
-        func log(time: Double, type: String, region: String?, state: String?, reason: String?, json: String) throws {
-            try submit(.event(time: time, type: type, region: region, state: state, reason: reason, json: json, hooks: hooks.hooks(for: type)))
+        func log(time: Double, type: String, region: String?, state: String?, reason: String?, json: String, closing: Bool = false) throws {
+            try submit(.event(time: time, type: type, region: region, state: state, reason: reason, json: json, hooks: hooks.hooks(for: type)),
+                       closing: closing)
         }
 
         static func state(of event: LocationEvent) -> String? {
@@ -287,9 +299,12 @@ public final class MonitoringService: Sendable {
 
     /// Logs "process stopped" and returns once every event before it is written (SQLite: at once,
     /// the store is consistent after every event; a networked store: its queued writes are committed).
+    /// It is the last event: anything delivered later (a source reporting its end from its own
+    /// thread, a timer) is not written.
     public func stop(reason: String = "stopped") async throws {
         let now = manager.clock.now.seconds
-        try recorder.log(time: now, type: "processStopped", region: nil, state: nil, reason: reason, json: Self.line(now, "processStopped"))
+        try recorder.log(time: now, type: "processStopped", region: nil, state: nil, reason: reason, json: Self.line(now, "processStopped"),
+                         closing: true)
         try await recorder.flush()
     }
 

@@ -83,6 +83,21 @@ struct DurableMonitoringTests {
         #expect(try second.sqlite.events(since: 500).filter { $0.type == "didEnterRegion" }.isEmpty)
     }
 
+    @Test("\"process stopped\" is the last event: a source's status or an engine event delivered after it is not written (ThreadSanitizer run: under its slowdown a status reported while the daemon stopped came after it)")
+    func nothingAfterTheStop() async throws {
+        let path = temporaryStorePath()
+        let clock = VirtualClock()
+        let service = try Self.service(path, clock: clock)
+        try await service.start(regions: [Self.lobby])
+        Self.sight(service, clock, from: 1, to: 3)
+        try await service.stop()
+        try service.logSourceStatus(SourceStatus(name: "hci:tcp:127.0.0.1:9", kind: "hci", state: .connecting, detail: "late"))
+        clock.advance(by: 120)       // the lobby's exit timer fires after the stop
+        let events = try service.sqlite.events()
+        #expect(events.last?.type == "processStopped", "\(events.map(\.type))")
+        #expect(events.contains { $0.type == "didDetermineState" }, "events before the stop are kept")
+    }
+
     @Test("Every event is logged with its reason; ranged counts only when they change")
     func eventLogWithReasons() async throws {
         let path = temporaryStorePath()
