@@ -9,7 +9,8 @@ import Foundation
 ///   its standard error σ/√Sxx, σ² the stream's own one-step RSSI prediction error. The stream is
 ///   *fading* at a sighting when b ≤ −``fadeZ`` standard errors and b ≤ −``minimumFade`` dB/s.
 ///   How often a stream that is still there fades (``fadeShare``) and how often a fading sighting is
-///   followed by a long gap anyway (``fadeTailShare``) are learned per stream, so the exit decision
+///   followed by a long gap anyway (``fadeTailShare``, starting from the stream's own tail share:
+///   fading is presumed uninformative until its intervals show otherwise) are learned per stream, so the exit decision
 ///   stays "a silence this long, after a fading sighting, would come less than once per 10,000
 ///   stream-hours";
 /// - **other scanners**: the same beacon heard, during this stream's silence, at least as strongly
@@ -42,6 +43,8 @@ extension ReceptionEstimator {
     public static let fadeSharePriorWeight = 20.0
     /// Sightings the fading share averages over once warmed up (also its floor's inverse).
     public static let fadeMemory = 2_000.0
+    /// How many intervals the prior of P(long gap | fading) — the stream's own tail share — is worth.
+    public static let fadeTailPriorWeight = 20.0
     /// Intervals after fading sightings the fade tail share averages over once warmed up.
     public static let fadeTailMemory = 2_000.0
     /// Stronger sightings at other scanners that count as "heard elsewhere".
@@ -96,8 +99,12 @@ extension ReceptionEstimator {
     public var evidenceFactor: Double {
         var factor = 1.0
         if fading {
+            // P(long gap | fading): the stream's own tail share (fading says nothing) worth
+            // fadeTailPriorWeight intervals, moved by the intervals that did follow fading sightings.
             let share = max(tailShare, 1 / Self.tailShareMemory)
-            let fade = max(fadeShare, 1 / Self.fadeMemory) * max(fadeTailShare, 1 / Self.fadeTailMemory)
+            let seen = min(Double(fadeIntervals), Self.fadeTailMemory)
+            let afterFade = (seen * fadeTailShare + Self.fadeTailPriorWeight * share) / (seen + Self.fadeTailPriorWeight)
+            let fade = max(fadeShare, 1 / Self.fadeMemory) * max(afterFade, 1 / Self.fadeTailMemory)
             factor *= min(fade / share, 1)
         }
         if heardElsewhere >= Self.elsewhereEvidence {
@@ -121,7 +128,7 @@ extension ReceptionEstimator {
     mutating func recordEvidence(inTail: Bool) {
         if fading {
             fadeIntervals += 1
-            let weight = max(1 / (Double(fadeIntervals) + ReceptionEstimator.tailSharePriorWeight), 1 / Self.fadeTailMemory)
+            let weight = max(1 / Double(fadeIntervals), 1 / Self.fadeTailMemory)
             fadeTailShare += weight * ((inTail ? 1 : 0) - fadeTailShare)
         }
         if inTail {

@@ -83,7 +83,7 @@ public struct ReceptionEstimator: Hashable, Sendable, Codable {
     public internal(set) var fading: Bool
     /// Share of sightings at which the stream was fading (running mean, ≈ the last ``fadeMemory``).
     public internal(set) var fadeShare: Double
-    /// Share of the intervals that followed a fading sighting and reached the tail.
+    /// Share of the intervals that followed a fading sighting and reached the tail (0 before any).
     public internal(set) var fadeTailShare: Double
     /// Intervals behind ``fadeTailShare``.
     public internal(set) var fadeIntervals: Int
@@ -148,7 +148,7 @@ public struct ReceptionEstimator: Hashable, Sendable, Codable {
         self.rssiSamples = 0
         self.fading = false
         self.fadeShare = Self.fadeSharePrior
-        self.fadeTailShare = exp(-Self.tailStart)
+        self.fadeTailShare = 0
         self.fadeIntervals = 0
         self.heardElsewhere = 0
         self.elsewhereShare = Self.elsewherePrior
