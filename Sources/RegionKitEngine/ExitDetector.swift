@@ -45,13 +45,24 @@ public enum ExitDetector: Hashable, Sendable, Codable {
     /// 10/(10 + t) over its first t seconds, whatever its scanner's other streams show — a 10 Hz
     /// stream heard 2.5 s exits ~13 s after it stops — and its mean interval counts as exact.
     case cautiousGaps(falseExitsPerHour: Double, minimumSilence: Double, maximumSilence: Double, priorInterval: Double)
+    /// Experimental (`--profile evidence`, issue 15 items 3 and 4):
+    /// ``learnedGaps(falseExitsPerHour:minimumSilence:maximumSilence:priorInterval:)`` with two
+    /// more kinds of evidence about a silence (``ReceptionEstimator/evidenceFactor``):
+    /// - the stream was **fading** at its last sighting (its RSSI trend falling, significant against
+    ///   its own spread): the rate of such silences is the rate of fading sightings followed by a
+    ///   long gap, both learned per stream, so a departing beacon that walked away exits earlier;
+    ///   a steady one is unchanged;
+    /// - the beacon was **heard elsewhere**, at least as strongly, by another scanner during the
+    ///   silence (scanner-bound regions only: an unbound region is still inside): the rate is
+    ///   scaled by the share of this stream's long silences it came back from despite that.
+    case evidenceGaps(falseExitsPerHour: Double, minimumSilence: Double, maximumSilence: Double, priorInterval: Double)
 
     /// The prior mean interval new streams start from.
     public var priorInterval: Double {
         switch self {
         case .fixedSilence(let seconds, _): seconds
         case .adaptive(_, _, _, let prior), .learnedGaps(_, _, _, let prior), .periodicGaps(_, _, _, let prior),
-             .cautiousGaps(_, _, _, let prior): prior
+             .cautiousGaps(_, _, _, let prior), .evidenceGaps(_, _, _, let prior): prior
         }
     }
 
@@ -123,7 +134,7 @@ public enum ExitDetector: Hashable, Sendable, Codable {
             let p = min(max(probability, 1e-12), 0.5)
             return min(max(stream.meanInterval * log(1 / p), minimum), maximum)
         case .learnedGaps(let rate, let minimum, let maximum, let prior), .periodicGaps(let rate, let minimum, let maximum, let prior),
-             .cautiousGaps(let rate, let minimum, let maximum, let prior):
+             .cautiousGaps(let rate, let minimum, let maximum, let prior), .evidenceGaps(let rate, let minimum, let maximum, let prior):
             let mean = max(stream.meanInterval, 1e-6)
             let intervals = Double(stream.intervals)
             let tail = Double(stream.tailIntervals)
@@ -133,7 +144,10 @@ public enum ExitDetector: Hashable, Sendable, Codable {
             let root = min(tail, ReceptionEstimator.tailExcessMemory).squareRoot()
             let learned = tail > 0 && tailScale > mean * (1 + 1 / root) ? tailScale + (tailScale - mean) / root : 0
             let age = stream.lastSighting - stream.firstSighting
-            let share = max(stream.tailShare, 1 / ReceptionEstimator.tailShareMemory)
+            // evidenceGaps: the rate of silences like this one (after a fading sighting, with the
+            // beacon heard elsewhere), not of every silence: the tail share times the evidence.
+            let evidence = usesEvidence ? stream.evidenceFactor : 1
+            let share = max(stream.tailShare, 1 / ReceptionEstimator.tailShareMemory) * evidence
             let tailPerHour = share * 3600 / mean
             let start = ReceptionEstimator.tailStart * mean
             let logRatio = log(max(tailPerHour / max(rate, 1e-12), 1))
@@ -216,7 +230,7 @@ public enum ExitDetector: Hashable, Sendable, Codable {
     /// or ``periodicGaps(falseExitsPerHour:minimumSilence:maximumSilence:priorInterval:)``).
     public var isLearned: Bool {
         switch self {
-        case .learnedGaps, .periodicGaps, .cautiousGaps: true
+        case .learnedGaps, .periodicGaps, .cautiousGaps, .evidenceGaps: true
         default: false
         }
     }
@@ -227,7 +241,7 @@ public enum ExitDetector: Hashable, Sendable, Codable {
     /// ``periodicGaps(falseExitsPerHour:minimumSilence:maximumSilence:priorInterval:)``).
     public var usesScannerPrior: Bool {
         switch self {
-        case .learnedGaps, .periodicGaps: true
+        case .learnedGaps, .periodicGaps, .evidenceGaps: true
         default: false
         }
     }
@@ -246,12 +260,19 @@ public enum ExitDetector: Hashable, Sendable, Codable {
         return false
     }
 
+    /// Whether this detector uses the RSSI trend and other scanners as evidence
+    /// (``evidenceGaps(falseExitsPerHour:minimumSilence:maximumSilence:priorInterval:)``).
+    public var usesEvidence: Bool {
+        if case .evidenceGaps = self { return true }
+        return false
+    }
+
     /// The longest silence this detector waits for (the cap on excused shared silences).
     public var maximumSilence: Double {
         switch self {
         case .fixedSilence(let seconds, _): seconds
         case .adaptive(_, _, let maximum, _), .learnedGaps(_, _, let maximum, _), .periodicGaps(_, _, let maximum, _),
-             .cautiousGaps(_, _, let maximum, _): maximum
+             .cautiousGaps(_, _, let maximum, _), .evidenceGaps(_, _, let maximum, _): maximum
         }
     }
 

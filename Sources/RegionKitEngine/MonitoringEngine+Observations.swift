@@ -42,7 +42,7 @@ extension MonitoringEngine {
             var state = nearest[observation.identity] ?? NearestScannerState()
             var stamped = observation
             stamped.timestamp = time
-            if let change = state.record(stamped, scanner: scanner, policy: policy) {
+            if let change = state.record(stamped, scanner: scanner, policy: policy, otherScanners: profile.exitDetector.usesEvidence) {
                 events.append(LocationEvent(timestamp: time, kind: .didChangeNearestScanner(observation.identity, scannerID: change.to, previous: change.from),
                                             evidence: EventEvidence(rssi: observation.rssi, scannerID: scanner, beacon: observation.identity)))
             }
@@ -76,6 +76,12 @@ extension MonitoringEngine {
                                  channel: ScannerChannel?, priorScale: inout Double?) -> [LocationEvent] {
         guard let index = regions.index(forKey: registered.id) else { return [] }
         let detector = profile.exitDetector
+        // A scanner-bound region hearing of its beacon from another scanner: evidence it moved.
+        if detector.usesEvidence, Self.recordElsewhere(observation, in: &regions.values[index], at: time) {
+            schedule.setExitLeader(nil, of: registered.sequence)
+            reschedule(registered.id)
+            return []
+        }
         // One in-place access to the record (reading fields one by one would copy it each time).
         guard let sighting = Self.recordSighting(observation, in: &regions.values[index], at: time, detector: detector,
                                                  channel: channel) else { return [] }
@@ -116,6 +122,19 @@ extension MonitoringEngine {
         var wasRestored: Bool
         /// The stream's tail scale (``ExitDetector/tailScale(of:)``) once it is settled, for its scanner's prior.
         var tailScale: Double? = nil
+    }
+
+    /// With ``ExitDetector/evidenceGaps(falseExitsPerHour:minimumSilence:maximumSilence:priorInterval:)``:
+    /// a sighting of a beacon that `monitored`, a region bound to *another* scanner, holds a stream
+    /// of. The stream, silent since before `time`, counts it when it is at least as strong as its
+    /// own RSSI level (``ReceptionEstimator/recordElsewhere(rssi:at:)``). True when a stream's
+    /// evidence changed (its deadline may be earlier: reschedule).
+    static func recordElsewhere(_ observation: BeaconObservation, in monitored: inout MonitoredRegion, at time: Timestamp) -> Bool {
+        guard monitored.state == .inside, case .beacon(let beacon) = monitored.region, let bound = beacon.scannerID,
+              observation.scannerID != bound, beacon.constraint.matches(observation.identity) else { return false }
+        let key = MonitoredRegion.StreamKey(identity: observation.identity, scannerID: bound)
+        guard let stream = monitored.streams.index(forKey: key) else { return false }
+        return monitored.streams.values[stream].recordElsewhere(rssi: observation.rssi, at: time)
     }
 
     /// Records `observation` in `monitored` when the region matches it; nil when it does not.

@@ -142,6 +142,18 @@ public struct MonitoringProfile: Sendable {
         return profile
     }()
 
+    /// Experimental (`--profile evidence`): ``responsive`` with the RSSI trend and other scanners
+    /// as evidence (``ExitDetector/evidenceGaps(falseExitsPerHour:minimumSilence:maximumSilence:priorInterval:)``):
+    /// a stream that was fading when it went silent, or whose beacon another scanner hears at least
+    /// as well during the silence (scanner-bound regions, and the nearest-scanner decision), exits
+    /// earlier; a steady stream is unchanged.
+    public static let evidence: MonitoringProfile = {
+        var profile = MonitoringProfile.responsive
+        profile.name = "evidence"
+        profile.exitDetector = .evidenceGaps(falseExitsPerHour: 1e-4, minimumSilence: 1, maximumSilence: 60, priorInterval: 1)
+        return profile
+    }()
+
     /// The reference for measurements (`--profile cautiousprior`): ``responsive`` as it was before
     /// new streams got a principled bound, a fixed cautious prior instead
     /// (``ExitDetector/cautiousGaps(falseExitsPerHour:minimumSilence:maximumSilence:priorInterval:)``:
@@ -154,7 +166,7 @@ public struct MonitoringProfile: Sendable {
     }()
 
     /// The preset named `name` (`corelocation`/`core-location`/`ios`,
-    /// `altbeacon`/`android-beacon-library`, `responsive`, the experimental `periodic`, and the
+    /// `altbeacon`/`android-beacon-library`, `responsive`, the experimental `periodic` and `evidence`, and the
     /// reference `cautiousprior`), or `nil`.
     public static func named(_ name: String) -> MonitoringProfile? {
         switch name.lowercased() {
@@ -164,6 +176,7 @@ public struct MonitoringProfile: Sendable {
         case "learnedgaps": .responsive
         case "periodic": .periodic
         case "cautiousprior": .cautiousPrior
+        case "evidence": .evidence
         default: nil
         }
     }

@@ -35,8 +35,19 @@ public struct NearestScannerState: Hashable, Sendable, Codable {
     public var current: String?
     public var candidate: String?
     public var candidateSince: Timestamp?
+    /// Sightings by other scanners at least as strong as the current scanner's smoothed RSSI since
+    /// the current scanner last heard the beacon (counted with other-scanner evidence only).
+    public var heardElsewhere: Int = 0
 
     public init() {}
+
+    /// Stronger sightings elsewhere after which a quiet current scanner is let go.
+    static let elsewhereEvidence = 3
+    /// With other-scanner evidence, the current scanner is let go once it has been silent this
+    /// many of its mean intervals (and ``minimumQuiet`` seconds) while the beacon was heard
+    /// elsewhere ``elsewhereEvidence`` times at least as strongly.
+    static let quietIntervals = 3.0
+    static let minimumQuiet = 0.5
 
     /// When a scanner stops counting in the comparison: its silence is improbable (p < 10⁻⁴)
     /// under its own mean interval, within 1–60 s. Deliberately not the profile's exit detector:
@@ -47,10 +58,24 @@ public struct NearestScannerState: Hashable, Sendable, Codable {
     static let presence = ExitDetector.adaptive(falseExitProbability: 1e-4, minimumSilence: 1, maximumSilence: 60, priorInterval: 1)
 
     /// Records a sighting; returns the new nearest scanner when it changed.
-    mutating func record(_ observation: BeaconObservation, scanner: String, policy: NearestScannerPolicy) -> (from: String?, to: String?)? {
+    /// `otherScanners`: use the beacon being heard elsewhere as evidence that it left the current
+    /// scanner (``ExitDetector/usesEvidence``): a current scanner silent for ``quietIntervals`` of its
+    /// mean intervals while others heard the beacon at least as strongly ``elsewhereEvidence`` times
+    /// no longer counts, and the strongest other scanner takes over at once.
+    mutating func record(_ observation: BeaconObservation, scanner: String, policy: NearestScannerPolicy,
+                         otherScanners: Bool = false) -> (from: String?, to: String?)? {
         let detector = Self.presence
         let now = observation.timestamp
         let filter = RSSIFilter.exponential(halfLife: policy.halfLife)
+        if otherScanners, let current {
+            if scanner == current {
+                heardElsewhere = 0
+            } else if heardElsewhere < Self.elsewhereEvidence, let track = tracks[current],
+                      now > track.stream.lastSighting, let value = filter.value(of: track.smoothed, at: now),
+                      Double(observation.rssi) >= value {
+                heardElsewhere += 1
+            }
+        }
         var track = tracks[scanner] ?? Track(stream: ReceptionEstimator(firstSighting: now, priorInterval: detector.priorInterval))
         if tracks[scanner] != nil { track.stream.record(at: now, rssi: observation.rssi) }
         filter.add(Double(observation.rssi), at: now, to: &track.smoothed)
@@ -62,6 +87,10 @@ public struct NearestScannerState: Hashable, Sendable, Codable {
                 tracks[name] = nil
                 continue
             }
+            if otherScanners, name == current, name != scanner, heardElsewhere >= Self.elsewhereEvidence,
+               now - track.stream.lastSighting >= max(Self.quietIntervals * track.stream.meanInterval, Self.minimumQuiet) {
+                continue   // heard better elsewhere while quiet here: it left
+            }
             if let value = filter.value(of: track.smoothed, at: now) { present.append((name, value)) }
         }
         present.sort { $0.rssi != $1.rssi ? $0.rssi > $1.rssi : $0.scanner < $1.scanner }
@@ -69,6 +98,7 @@ public struct NearestScannerState: Hashable, Sendable, Codable {
         let previous = current
         guard let current, let currentRSSI = present.first(where: { $0.scanner == current })?.rssi else {
             self.current = best.scanner
+            if previous != best.scanner { heardElsewhere = 0 }
             candidate = nil
             candidateSince = nil
             return previous == best.scanner ? nil : (previous, best.scanner)
@@ -84,6 +114,7 @@ public struct NearestScannerState: Hashable, Sendable, Codable {
         }
         guard let since = candidateSince, now - since >= policy.dwell else { return nil }
         self.current = best.scanner
+        heardElsewhere = 0
         candidate = nil
         candidateSince = nil
         return (current, best.scanner)

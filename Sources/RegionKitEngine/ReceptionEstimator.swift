@@ -66,6 +66,35 @@ public struct ReceptionEstimator: Hashable, Sendable, Codable {
     /// was last heard (``ScannerChannel/priorScale``), the prior it starts from; `nil` = the
     /// detector's own prior.
     public var priorScale: Double?
+    /// The RSSI trend (``ReceptionEstimator+Trend``): an exponentially weighted linear regression
+    /// of RSSI on time over the last few seconds, as weighted sums with times relative to
+    /// ``lastSighting`` (x ≤ 0): Σw, Σw·x, Σw·x², Σw·r, Σw·x·r.
+    public internal(set) var trendWeight: Double
+    public internal(set) var trendTime: Double
+    public internal(set) var trendTimeSquares: Double
+    public internal(set) var trendRSSI: Double
+    public internal(set) var trendProduct: Double
+    /// The stream's own RSSI spread: the running mean of its squared one-step prediction errors, dB².
+    public internal(set) var rssiVariance: Double
+    /// RSSI samples behind ``rssiVariance``.
+    public internal(set) var rssiSamples: Int
+    /// Whether the stream was fading (a falling trend, significant against its own spread) at
+    /// its last sighting.
+    public internal(set) var fading: Bool
+    /// Share of sightings at which the stream was fading (running mean, ≈ the last ``fadeMemory``).
+    public internal(set) var fadeShare: Double
+    /// Share of the intervals that followed a fading sighting and reached the tail (0 before any).
+    public internal(set) var fadeTailShare: Double
+    /// Intervals behind ``fadeTailShare``.
+    public internal(set) var fadeIntervals: Int
+    /// Sightings of the same beacon by *other* scanners during the current silence, at least as
+    /// strong as this stream's RSSI level (counted up to ``ReceptionEstimator/elsewhereEvidence``).
+    /// Reset by every sighting of this stream.
+    public var heardElsewhere: Int
+    /// Share of this stream's tail intervals (long silences it came back from: it had not left)
+    /// during which it was heard elsewhere ``elsewhereEvidence`` times (running mean, prior
+    /// ``elsewherePrior``).
+    public internal(set) var elsewhereShare: Double
 
     /// Where the tail starts, in mean intervals.
     public static let tailStart = 3.0
@@ -110,6 +139,20 @@ public struct ReceptionEstimator: Hashable, Sendable, Codable {
         self.periodIntervals = 0
         self.excusedSilence = 0
         self.priorScale = nil
+        self.trendWeight = 0
+        self.trendTime = 0
+        self.trendTimeSquares = 0
+        self.trendRSSI = 0
+        self.trendProduct = 0
+        self.rssiVariance = Self.rssiVariancePrior
+        self.rssiSamples = 0
+        self.fading = false
+        self.fadeShare = Self.fadeSharePrior
+        self.fadeTailShare = 0
+        self.fadeIntervals = 0
+        self.heardElsewhere = 0
+        self.elsewhereShare = Self.elsewherePrior
+        if let rssi { recordTrend(rssi: Double(rssi), after: 0) }
     }
 
     /// The scale of the tail: the larger of the mean and the standard deviation of the long
@@ -149,6 +192,7 @@ public struct ReceptionEstimator: Hashable, Sendable, Codable {
         let inTail = interval > start
         let shareWeight = max(1 / (Double(sightings) + Self.tailSharePriorWeight), 1 / Self.tailShareMemory)
         tailShare += shareWeight * ((inTail ? 1 : 0) - tailShare)
+        recordEvidence(inTail: inTail)
         if inTail {
             tailIntervals += 1
             let excessWeight = max(1 / Double(tailIntervals), 1 / Self.tailExcessMemory)
@@ -159,6 +203,7 @@ public struct ReceptionEstimator: Hashable, Sendable, Codable {
         longestInterval = max(interval, longestInterval * exp(-interval / Self.longestIntervalMemory))
         let weight = max(1 / Double(sightings + 1), 0.01)
         meanInterval += weight * (interval - meanInterval)
+        recordTrend(rssi: rssi.map(Double.init), after: raw)
         if time > lastSighting { lastSighting = time }
         sightings += 1
         if let rssi { lastRSSI = rssi }

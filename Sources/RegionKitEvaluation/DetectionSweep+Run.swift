@@ -170,7 +170,13 @@ extension DetectionSweep {
         let meanRSSI = radio.meanRSSI(measuredPower: -59, distance: 3)
         var log = EventLog(profiles: profiles.count, beacons: shard.beacons)
         while let (time, beacon) = heap.popMin().map({ ($0.time, $0.beacon) }) {
-            let rssi = Int((meanRSSI + transmitters[beacon].random.gaussian(sigma: radio.shadowingSigma)).rounded())
+            var mean = meanRSSI
+            if walkAway > 0, shard.kind == .departing, transmitters[beacon].window < windows[beacon].count {
+                // Walking away over the stay's last seconds: from 3 m at walkSpeed.
+                let walked = time - (windows[beacon][transmitters[beacon].window].to - walkAway)
+                if walked > 0 { mean = radio.meanRSSI(measuredPower: -59, distance: 3 + Self.walkSpeed * walked) }
+            }
+            let rssi = Int((mean + transmitters[beacon].random.gaussian(sigma: radio.shadowingSigma)).rounded())
             let observation = BeaconObservation(identity: identities[beacon], rssi: rssi, measuredPower: -59, timestamp: Timestamp(seconds: time))
             for index in engines.indices {
                 let events = engines[index].ingest(observation)

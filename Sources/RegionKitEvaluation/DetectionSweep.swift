@@ -93,6 +93,12 @@ public struct DetectionSweep: Sendable {
     public var presence: ClosedRange<Double> = 60...300
     /// How long a departed beacon stays away before arriving again, seconds.
     public var absence: Double = 180
+    /// Departing beacons walk away over the last this many seconds of each stay, at
+    /// ``walkSpeed`` from 3 m: their mean RSSI follows the path loss down before they stop being
+    /// heard (0: they stop at once, as if switched off). Stationary beacons are not affected.
+    public var walkAway: Double = 0
+    /// Walking speed of a departing beacon, m/s.
+    public static let walkSpeed = 1.0
     /// Bursty shadowing: mean blackout length, seconds.
     public var meanBurst: Double = 1
     /// Bursty shadowing: share of the lost frames that fall in blackouts.
@@ -123,6 +129,7 @@ public struct DetectionSweep: Sendable {
         func bad(_ message: String) -> RegionKitError { RegionKitError(.invalidArgument, "detection sweep: \(message)") }
         guard !profiles.isEmpty else { throw bad("no profile to evaluate") }
         guard !conditions.isEmpty else { throw bad("no condition to simulate") }
+        guard walkAway.isFinite, (0...Self.maximumSeconds).contains(walkAway) else { throw bad("walk-away \(walkAway) s must be within 0...\(Self.maximumSeconds)") }
         guard stationaryHours.isFinite, (0...Self.maximumStationaryHours).contains(stationaryHours) else {
             throw bad("stationary hours \(stationaryHours) must be within 0...\(Int(Self.maximumStationaryHours))")
         }

@@ -107,7 +107,7 @@ struct BeaconTimerQueueTests {
     @Test("both profiles, automation on and off, several seeds", arguments: [false, true])
     func matchesBruteForce(automation: Bool) {
         for seed in UInt64(1)...4 {
-            for profile in [MonitoringProfile.responsive, .coreLocation] {
+            for profile in [MonitoringProfile.responsive, .coreLocation, .evidence] {
                 var unlimited = profile
                 unlimited.regionLimit = nil
                 let crossings = Self.compare(profile: unlimited, automation: automation ? .all : Automation(), seed: seed, steps: 2_500)

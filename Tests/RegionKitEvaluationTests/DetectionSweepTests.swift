@@ -113,6 +113,26 @@ struct DetectionSweepTests {
         #expect(fastP95 < androidP50 / 3 && fastP95 < iosP50 / 10)
     }
 
+    @Test("Walking away (--walk-away): departures fade, the evidence profile exits them earlier than responsive, and a bad walk time is refused")
+    func walkAwayFades() throws {
+        var sweep = DetectionSweep(conditions: [.init(advertisingInterval: 0.1, lossRate: 0.3, shadowing: .none)],
+                                   profiles: [.responsive, .evidence], seed: 5)
+        sweep.stationaryHours = 2
+        sweep.departures = 64
+        sweep.walkAway = 8
+        try sweep.validate()
+        let reports = sweep.run()
+        let old = try #require(reports.first { $0.profile == "responsive" })
+        let new = try #require(reports.first { $0.profile == "evidence" })
+        for report in reports { #expect(report.departures == 64 && report.falseExits == 0 && report.arrivalFalseExits == 0, "\(report.tableRow)") }
+        let oldP50 = try #require(old.exitLatency(percentile: 0.5)), newP50 = try #require(new.exitLatency(percentile: 0.5))
+        #expect(newP50 < oldP50 - 0.2, "evidence \(newP50) s vs responsive \(oldP50) s")
+        sweep.walkAway = -1
+        #expect(throws: RegionKitError.self) { try sweep.validate() }
+        sweep.walkAway = .nan
+        #expect(throws: RegionKitError.self) { try sweep.validate() }
+    }
+
     @Test("Table rows show the resolution of a zero false-exit count")
     func tableRow() {
         let condition = DetectionSweep.Condition(advertisingInterval: 0.1, lossRate: 0.3, shadowing: .none)

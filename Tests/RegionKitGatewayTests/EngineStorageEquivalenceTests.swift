@@ -39,7 +39,7 @@ struct EngineStorageEquivalenceTests {
         guard var profile = MonitoringProfile.named(presetName) else { throw RegionKitError(.invalidArgument, "profile \(profileName)") }
         profile.name = profileName
         profile.regionLimit = nil
-        if profileName == "responsive" || profileName == "periodic" { profile.nearestScanner = NearestScannerPolicy() }
+        if profileName == "responsive" || profileName == "periodic" || profileName == "evidence" { profile.nearestScanner = NearestScannerPolicy() }
 
         let identities = Set(observations.map(\.identity)).sorted()
         let uuids = Array(Set(identities.map(\.uuid))).sorted { $0.uuidString < $1.uuidString }
@@ -155,5 +155,16 @@ struct EngineStorageEquivalenceTests {
             let batched = try Self.eventLog(recording: recording, profileName: profileName, batched: true)
             #expect(batched == single, "\(recording) \(profileName): batched ingest differs from one-at-a-time")
         }
+    }
+
+    /// The experimental `evidence` profile (issue 15, items 3 and 4: other scanners' sightings
+    /// move a scanner-bound region's deadline earlier) has no golden log yet: it must at least give
+    /// the same events one sighting at a time and in batches, and exit.
+    @Test("evidence profile: batched ingest gives the same events as one sighting at a time", arguments: EngineStorageEquivalenceTests.recordings)
+    func evidenceBatchedEqualsSingle(recording: String) throws {
+        let single = try Self.eventLog(recording: recording, profileName: "evidence", batched: false)
+        let batched = try Self.eventLog(recording: recording, profileName: "evidence", batched: true)
+        #expect(single.filter { $0.contains("\"didExitRegion\"") }.count > 0, "\(recording): no exit at all")
+        #expect(batched == single, "\(recording): batched ingest differs from one-at-a-time")
     }
 }

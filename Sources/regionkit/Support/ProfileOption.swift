@@ -10,5 +10,5 @@ struct ProfileOption: ExpressibleByArgument {
         self.profile = profile
     }
 
-    static var allValueStrings: [String] { ["corelocation", "altbeacon", "responsive", "periodic", "cautiousprior"] }
+    static var allValueStrings: [String] { ["corelocation", "altbeacon", "responsive", "periodic", "cautiousprior", "evidence"] }
 }

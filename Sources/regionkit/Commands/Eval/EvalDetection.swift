@@ -56,6 +56,9 @@ struct EvalDetection: AsyncParsableCommand {
     @Option(help: "How long departing beacons stay before they stop, seconds: one value or MIN...MAX (uniform; default 60...300). A short stay (say 2.5) measures how fast new streams exit.")
     var presence: String?
 
+    @Option(help: "Departing beacons walk away at 1 m/s from 3 m over the last SECONDS of each stay (their RSSI fades by the path loss) before they stop being heard (default 0: they stop at once).")
+    var walkAway: Double = 0
+
     @Option(help: "Beacons monitored by each engine.")
     var beaconsPerEngine: Int = 32
 
@@ -83,6 +86,7 @@ struct EvalDetection: AsyncParsableCommand {
             sweep.burstShare = burstShare
             sweep.beaconsPerEngine = beaconsPerEngine
             if let presence { sweep.presence = try Self.parsePresence(presence) }
+            sweep.walkAway = walkAway
             try sweep.validate()
             let concurrency = jobs ?? ProcessInfo.processInfo.activeProcessorCount
             guard (1...1024).contains(concurrency) else { throw RegionKitError(.invalidArgument, "--jobs \(concurrency) must be within 1...1024") }
@@ -93,7 +97,8 @@ struct EvalDetection: AsyncParsableCommand {
                              + (lifetime.map { String(format: " (%.1f h per beacon)", $0 / 3600) } ?? "")
                              + ", \(departures) departures staying \(String(format: "%g", sweep.presence.lowerBound))"
                              + (sweep.presence.lowerBound == sweep.presence.upperBound ? "" : "–\(String(format: "%g", sweep.presence.upperBound))")
-                             + " s; \(beaconsPerEngine) beacons per engine.")
+                             + " s" + (walkAway > 0 ? String(format: ", walking away at %g m/s over their last %g s", DetectionSweep.walkSpeed, walkAway) : "")
+                             + "; \(beaconsPerEngine) beacons per engine.")
                 Console.line("Bursty and shared shadowing: blackouts of \(burstMean) s on average carrying \(Int((burstShare * 100).rounded()))% of the losses"
                              + " (bursty: each link its own; shared: the scanner's, all beacons at once).")
                 Console.line("")
