@@ -85,8 +85,6 @@ public struct RegionIndex: Sendable {
         var x: Double, y: Double, z: Double   // unit vector of the centre
         var tag: Int
         var cell: UInt64
-        var next: Int32 = -1
-        var prev: Int32 = -1
         /// Level index, -1 for the big-region list, -2 for a free slot.
         var level: Int32
     }
@@ -197,6 +195,11 @@ public struct RegionIndex: Sendable {
     private var bigHead: Int32 = -1
     private var bigCount = 0
     private var slots: [Slot] = []
+    /// The cell lists, apart from the slots: `next[slot]` / `prev[slot]` (-1 at the ends). A
+    /// compact array that stays in cache, so walking a cell does not wait on each region's
+    /// record and the records' loads overlap.
+    private var next: [Int32] = []
+    private var prev: [Int32] = []
     private var stored: [IndexedRegion?] = []
     private var free: [Int32] = []
     private var byID: [String: Int32] = [:]
@@ -285,14 +288,17 @@ public struct RegionIndex: Sendable {
             levels[levelIndex].radiusCounts[r.radius, default: 0] += 1
             levels[levelIndex].maxRadius = max(levels[levelIndex].maxRadius, r.radius)
         }
-        slot.next = oldHead
-        if oldHead >= 0 { slots[Int(oldHead)].prev = slotIndex }
+        if oldHead >= 0 { prev[Int(oldHead)] = slotIndex }
         if Int(slotIndex) == slots.count {
             slots.append(slot)
             stored.append(r)
+            next.append(oldHead)
+            prev.append(-1)
         } else {
             slots[Int(slotIndex)] = slot
             stored[Int(slotIndex)] = r
+            next[Int(slotIndex)] = oldHead
+            prev[Int(slotIndex)] = -1
         }
         byID[r.id] = slotIndex
         generation &+= 1
@@ -306,16 +312,17 @@ public struct RegionIndex: Sendable {
         let i = Int(slotIndex)
         let slot = slots[i]
         let region = stored[i]
-        if slot.next >= 0 { slots[Int(slot.next)].prev = slot.prev }
-        if slot.prev >= 0 {
-            slots[Int(slot.prev)].next = slot.next
+        let following = next[i], preceding = prev[i]
+        if following >= 0 { prev[Int(following)] = preceding }
+        if preceding >= 0 {
+            next[Int(preceding)] = following
         } else if slot.level < 0 {
-            bigHead = slot.next
+            bigHead = following
         } else {
             let l = Int(slot.level)
             if let p = levels[l].position(of: slot.cell) {
-                levels[l].heads[p] = slot.next
-                if slot.next < 0 { levels[l].occupied -= 1 }
+                levels[l].heads[p] = following
+                if following < 0 { levels[l].occupied -= 1 }
             }
         }
         if slot.level < 0 {
@@ -330,8 +337,8 @@ public struct RegionIndex: Sendable {
             }
         }
         slots[i].level = -2
-        slots[i].next = -1
-        slots[i].prev = -1
+        next[i] = -1
+        prev[i] = -1
         stored[i] = nil
         free.append(slotIndex)
         generation &+= 1
@@ -445,13 +452,13 @@ public struct RegionIndex: Sendable {
     /// metres of the point (a superset of the matches).
     private func visitCandidates(latitude: Double, longitude lon: Double, within distance: Double, _ visit: (Int) -> Void) {
         var i = bigHead
-        while i >= 0 { visit(Int(i)); i = slots[Int(i)].next }
+        while i >= 0 { visit(Int(i)); i = next[Int(i)] }
         for level in levels where level.count > 0 {
             let q = distance + level.maxRadius
             if q < 0 { continue }
             visitCells(level, latitude: latitude, longitude: lon, radius: q) { head in
                 var i = head
-                while i >= 0 { visit(Int(i)); i = slots[Int(i)].next }
+                while i >= 0 { visit(Int(i)); i = next[Int(i)] }
             }
         }
     }
