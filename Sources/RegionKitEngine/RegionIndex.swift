@@ -427,13 +427,8 @@ public struct RegionIndex: Sendable {
             }
             if !valid {
                 let reach = distance + tolerance + cache.margin
-                cache.slots.removeAll(keepingCapacity: true)
-                visitCandidates(latitude: latitude, longitude: lon, within: reach) { i in
-                    let s = slots[i]
-                    let dx = s.x - px, dy = s.y - py, dz = s.z - pz
-                    let bound = s.radius + reach + tolerance
-                    if (dx * dx + dy * dy + dz * dz) * (R * R) <= bound * bound { cache.slots.append(Int32(truncatingIfNeeded: i)) }
-                }
+                cache.slots = collect(latitude: latitude, longitude: lon, within: reach, tolerance: tolerance,
+                                      point: (px, py, pz), reusing: cache.slots)
                 cache.generation = generation
                 cache.latitude = latitude
                 cache.longitude = lon
@@ -446,6 +441,21 @@ public struct RegionIndex: Sendable {
             return
         }
         visitCandidates(latitude: latitude, longitude: lon, within: distance) { test($0) }
+    }
+
+    /// The slots whose circle may come within `reach` metres of the point (chord test only).
+    private func collect(latitude: Double, longitude: Double, within reach: Double, tolerance: Double,
+                         point p: (x: Double, y: Double, z: Double), reusing buffer: [Int32]) -> [Int32] {
+        var out = buffer
+        out.removeAll(keepingCapacity: true)
+        let R = Geodesy.earthRadius
+        visitCandidates(latitude: latitude, longitude: longitude, within: reach) { i in
+            let s = slots[i]
+            let dx = s.x - p.x, dy = s.y - p.y, dz = s.z - p.z
+            let bound = s.radius + reach + tolerance
+            if (dx * dx + dy * dy + dz * dz) * (R * R) <= bound * bound { out.append(Int32(truncatingIfNeeded: i)) }
+        }
+        return out
     }
 
     /// Calls `visit` with every slot stored in a cell that may hold a region within `distance`
@@ -466,15 +476,9 @@ public struct RegionIndex: Sendable {
     /// Calls `visit` with the first slot of every non-empty cell of `level` that may hold a
     /// centre within `radius` metres of the point.
     private func visitCells(_ level: Level, latitude: Double, longitude: Double, radius: Double, _ visit: (Int32) -> Void) {
-        func visitAll(rows: ClosedRange<Int>?) {
-            for (k, h) in zip(level.keys, level.heads) where k != .max && h >= 0 {
-                if let rows, !rows.contains(Int(k >> 32)) { continue }
-                visit(h)
-            }
-        }
         let δ = radius / Geodesy.earthRadius                 // angular radius
         if δ >= .pi {                                           // the whole sphere
-            visitAll(rows: nil)
+            for (k, h) in zip(level.keys, level.heads) where k != .max && h >= 0 { visit(h) }
             return
         }
         let δdeg = δ * 180 / .pi
@@ -496,7 +500,10 @@ public struct RegionIndex: Sendable {
             if estimated > level.occupied { break }
         }
         if estimated > level.occupied {
-            visitAll(rows: rowLo...rowHi)
+            for (k, h) in zip(level.keys, level.heads) where k != .max && h >= 0 {
+                let r = Int(k >> 32)
+                if r >= rowLo && r <= rowHi { visit(h) }
+            }
             return
         }
         for r in rowLo...rowHi {
