@@ -215,7 +215,12 @@ extension MonitoringEngine {
         var fix = fix
         if let accuracy = fix.horizontalAccuracy, !(accuracy.isFinite && accuracy >= 0) { fix.horizontalAccuracy = nil }
         lastFix = fix
-        for id in circularRegionsToEvaluate(for: fix) {
+        // The device's candidate cache moves out of `self` while the index fills it.
+        var cache: RegionIndex.NearbyCache? = geoCache
+        geoCache = RegionIndex.NearbyCache()
+        let ids = circularRegionsToEvaluate(for: fix, cache: &cache)
+        if let cache { geoCache = cache }
+        for id in ids {
             events += evaluate(fix, regionID: id)
         }
         compactGeoSets()
@@ -229,26 +234,50 @@ extension MonitoringEngine {
     /// The identifiers of the circular regions ``ingest(_:)-(LocationFix)`` would evaluate `fix`
     /// against, in registration order (a diagnostic: how much work a fix costs).
     public func circularRegionsToEvaluate(for fix: LocationFix) -> [String] {
+        var noCache: RegionIndex.NearbyCache?
+        return circularRegionsToEvaluate(for: fix, cache: &noCache)
+    }
+
+    /// ``circularRegionsToEvaluate(for:)`` through the device's candidate cache, when given.
+    /// Regions are told apart by index slot and ranked by the registration number kept as the
+    /// slot's tag: no identifier is hashed.
+    func circularRegionsToEvaluate(for fix: LocationFix, cache: inout RegionIndex.NearbyCache?) -> [String] {
         // A negative configured buffer moves the inside threshold beyond the radius.
         let margin = max(0, -profile.geoHysteresis.buffer(forAccuracy: fix.horizontalAccuracy)) + Self.indexSlack
         guard usesSpatialIndex, margin.isFinite else {
             return order.filter { regions[$0]?.region.kind == .circular }
         }
-        var ranked: [(rank: Int, id: String)] = []
-        ranked.reserveCapacity(geoActive.count + geoUnindexed.count + 8)
-        for id in geoActive { ranked.append((schedule.number(of: id) ?? .max, id)) }
-        for id in geoUnindexed where !geoActive.contains(id) { ranked.append((schedule.number(of: id) ?? .max, id)) }
-        circularIndex.forEachMatch(latitude: fix.latitude, longitude: fix.longitude, within: margin) { match in
-            let id = match.region.id
-            if !geoActive.contains(id) && !geoUnindexed.contains(id) { ranked.append((schedule.number(of: id) ?? .max, id)) }
+        let index = circularIndex, active = geoActive
+        var ranked: [(rank: Int, slot: Int32)] = []
+        ranked.reserveCapacity(active.count + 16)
+        for slot in active.members { ranked.append((index.tag(atSlot: Int(slot)), slot)) }
+        let collect = { (slot: Int, tag: Int, _: Double) in
+            if !active.contains(slot) { ranked.append((tag, Int32(truncatingIfNeeded: slot))) }
+        }
+        if var given = cache {
+            cache = nil
+            index.forEachCandidate(latitude: fix.latitude, longitude: fix.longitude, within: margin, cache: &given, collect)
+            cache = given
+        } else {
+            index.forEachCandidate(latitude: fix.latitude, longitude: fix.longitude, within: margin, collect)
         }
         ranked.sort { $0.rank < $1.rank }
-        return ranked.map(\.id)
+        var ids: [String] = []
+        ids.reserveCapacity(ranked.count + geoUnindexed.count)
+        if geoUnindexed.isEmpty {
+            for entry in ranked { if let id = index.id(atSlot: Int(entry.slot)) { ids.append(id) } }
+            return ids
+        }
+        // Regions the index refused (decoded, unvalidated ones): merged in by registration number.
+        var all: [(rank: Int, id: String)] = geoUnindexed.map { (schedule.number(of: $0) ?? .max, $0) }
+        for entry in ranked { if let id = index.id(atSlot: Int(entry.slot)) { all.append((entry.rank, id)) } }
+        all.sort { $0.rank < $1.rank }
+        return all.map(\.id)
     }
 
     /// Sets keep their capacity when they shrink: after the first fix determined a million
-    /// regions, `geoActive` would stay a million-bucket table that every fix iterates. Rebuild
-    /// it (amortised O(1)) once it is mostly empty.
+    /// regions, `geoPending` would stay a million-bucket table. Rebuild it (amortised O(1)) once
+    /// it is mostly empty. (`geoActive` is a ``SlotSet``: it iterates its members only.)
     mutating func compactGeoSets() {
         func compact(_ set: inout Set<String>) {
             guard set.capacity > 1_024, set.capacity > 8 * set.count else { return }
@@ -256,7 +285,6 @@ extension MonitoringEngine {
             for id in set { smaller.insert(id) }
             set = smaller
         }
-        compact(&geoActive)
         compact(&geoPending)
     }
 
@@ -269,6 +297,24 @@ extension MonitoringEngine {
     }
 
     mutating func evaluate(_ fix: LocationFix, regionID id: String) -> [LocationEvent] {
+        guard let index = regions.index(forKey: id) else { return [] }
+        // The common case, a region that stays as it is (inside, or near and outside, nothing
+        // pending): one lookup, the distance written in place, nothing to re-file.
+        if regions.values[index].restoredAt == nil, regions.values[index].state != .unknown,
+           case .circular(let circle) = regions.values[index].region {
+            let distance = circle.distance(latitude: fix.latitude, longitude: fix.longitude)
+            let state = regions.values[index].state
+            let side = profile.geoHysteresis.side(distance: distance, radius: circle.radius, accuracy: fix.horizontalAccuracy)
+            let wantsCandidate = side != .unknown && side != state
+            if !wantsCandidate && regions.values[index].candidate == nil && regions.values[index].candidateSince == nil {
+                regions.values[index].lastDistance = distance
+                return []
+            }
+            if wantsCandidate && regions.values[index].candidate == side {
+                regions.values[index].lastDistance = distance
+                return []
+            }
+        }
         let events = evaluateHysteresis(fix, regionID: id)
         trackGeo(id)
         return events

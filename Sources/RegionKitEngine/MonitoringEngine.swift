@@ -47,7 +47,10 @@ public struct MonitoringEngine: Sendable {
     var circularIndex = RegionIndex()
     /// Circular regions each fix must evaluate wherever it is: state unknown or inside (an exit
     /// can come from any distance), a crossing pending its dwell, or a restored state to confirm.
-    var geoActive: Set<String> = []
+    /// By `circularIndex` slot.
+    var geoActive = SlotSet()
+    /// The device's candidates near its last fix (a moving device usually stays near them).
+    var geoCache = RegionIndex.NearbyCache()
     /// Circular regions with a crossing waiting for its dwell time (the only circular timers).
     var geoPending: Set<String> = []
     /// Circular regions the index refused (only possible for a decoded, unvalidated region):
@@ -357,12 +360,14 @@ public struct MonitoringEngine: Sendable {
             beaconIndex.append(registered, for: BeaconMatchTable.Key(beacon.constraint))
             reschedule(region.identifier)
         case .circular(let circle):
+            var slot: Int?
             do {
-                try circularIndex.insert(IndexedRegion(id: circle.identifier, latitude: circle.latitude, longitude: circle.longitude, radius: circle.radius))
+                slot = try circularIndex.insert(IndexedRegion(id: circle.identifier, latitude: circle.latitude, longitude: circle.longitude,
+                                                              radius: circle.radius), tag: registered.sequence)
             } catch {
                 geoUnindexed.insert(circle.identifier)
             }
-            trackGeo(region.identifier)
+            trackGeo(region.identifier, slot: slot)
         }
         failureCounts[region.identifier] = nil
     }
@@ -389,8 +394,8 @@ public struct MonitoringEngine: Sendable {
         case .beacon(let beacon):
             beaconIndex.remove(id: identifier, for: BeaconMatchTable.Key(beacon.constraint))
         case .circular:
+            if let slot = circularIndex.slot(id: identifier) { geoActive.remove(slot) }
             circularIndex.remove(id: identifier)
-            geoActive.remove(identifier)
             geoPending.remove(identifier)
             geoUnindexed.remove(identifier)
         }
@@ -482,15 +487,18 @@ public struct MonitoringEngine: Sendable {
 
     /// Files a circular region under `geoActive` / `geoPending` according to its current record.
     mutating func trackGeo(_ id: String) {
+        trackGeo(id, slot: circularIndex.slot(id: id))
+    }
+
+    /// ``trackGeo(_:)`` when the region's index slot is known (`nil`: not in the index).
+    mutating func trackGeo(_ id: String, slot: Int?) {
         guard let monitored = regions[id], case .circular = monitored.region else {
-            geoActive.remove(id)
+            if let slot { geoActive.remove(slot) }
             geoPending.remove(id)
             return
         }
-        if monitored.state != .outside || monitored.candidate != nil || monitored.restoredAt != nil {
-            geoActive.insert(id)
-        } else {
-            geoActive.remove(id)
+        if let slot {
+            if Self.isGeoActive(monitored) { geoActive.insert(slot) } else { geoActive.remove(slot) }
         }
         if monitored.candidate != nil && monitored.candidate != monitored.state && monitored.candidateSince != nil {
             geoPending.insert(id)
@@ -498,6 +506,11 @@ public struct MonitoringEngine: Sendable {
             geoPending.remove(id)
         }
         reschedule(id)
+    }
+
+    /// Whether a fix anywhere can change this circular region (``geoActive``'s rule).
+    static func isGeoActive(_ monitored: MonitoredRegion) -> Bool {
+        monitored.state != .outside || monitored.candidate != nil || monitored.restoredAt != nil
     }
 
     static func format(_ seconds: Double) -> String {

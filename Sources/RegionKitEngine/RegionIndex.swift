@@ -3,16 +3,17 @@ import RegionKitCore
 
 /// A spatial index of ``IndexedRegion``s answering "which regions contain this point, or come
 /// within D metres of it", with per-query cost independent of how many regions are stored
-/// elsewhere: measured 1.5 µs per query at 1 k and 2.5 µs at 1 M regions spread over a
-/// 1,000 km box (release build; the growth is cache misses and ~1.5 hits per query at 1 M;
-/// `regionkit bench geofence` measures it on any region and fix files). ``MonitoringEngine``
-/// keeps its circular regions in one, so a fix is evaluated only against nearby regions.
-/// Distances are RegionKitCore's `Geodesy` haversine.
+/// elsewhere (`regionkit bench geofence` measures it on any region and fix files).
+/// ``MonitoringEngine`` keeps its circular regions in one, so a fix is evaluated only against
+/// nearby regions. Distances are RegionKitCore's `Geodesy` haversine.
 ///
 /// **Structure.** Several grid levels with square-ish cells of side 100 m, 400 m, 1.6 km, …,
 /// ×4 up to 1,638 km. A region lives in exactly one cell: the one containing its centre, on the
 /// finest level whose cell side is at least its radius (bigger regions go to a short list that is
-/// always scanned). Insert and remove are O(1).
+/// always scanned). Storage is flat: every region is a slot in one array (centre, radius, unit
+/// vector, an intrusive doubly linked list through the other slots of its cell), and each level
+/// maps cell ids to the cell's first slot through an open-addressing table with a multiplicative
+/// hash (no per-cell arrays, no `Dictionary` on the query path). Insert and remove are O(1).
 ///
 /// **Cells.** Latitude rows are equally spaced; each row has as many longitude columns as fit
 /// cells at least one side wide at the row's pole-most edge (a "reduced" grid), so cells stay
@@ -21,8 +22,11 @@ import RegionKitCore
 /// **Query.** On each non-empty level, with q = D + the largest radius stored on that level,
 /// visit the cells overlapping the spherical cap of radius q around the point (its latitude band,
 /// and its longitude extent asin(sin(q/R)/cos φ), wrapping across the antimeridian; the full
-/// row when the cap contains a pole), then test candidates with the haversine distance.
-/// Correctness never depends on the cell sizes; they only set the speed.
+/// row when the cap contains a pole), then test candidates: a chord-length test on the unit
+/// vectors rejects far ones (the chord never exceeds the arc), the haversine distance decides.
+/// With a ``NearbyCache`` (one per moving device) the candidates within a margin around the
+/// last query point are kept, and a query that stays inside that margin tests only them.
+/// Correctness never depends on the cell sizes or the cache; they only set the speed.
 ///
 /// ```swift
 /// var index = RegionIndex()
@@ -43,20 +47,58 @@ public struct RegionIndex: Sendable {
         public var isInside: Bool { distanceToCenter <= region.radius }
     }
 
-    private struct Slot {
-        var region: IndexedRegion
-        var cosLatitude: Double
-        /// Level index, or -1 for the big-region list.
-        var level: Int
-        var cell: UInt64
-        var indexInCell: Int
+    /// The candidates of the last query of one moving device: every region whose circle comes
+    /// within `reach` metres of the point it was built at. A query whose own reach, moved by its
+    /// distance from that point, stays inside it tests only these (triangle inequality); any
+    /// insert or remove invalidates it. Keep one per device and pass it to
+    /// ``forEachMatch(latitude:longitude:within:cache:_:)``.
+    ///
+    /// ```swift
+    /// var cache = RegionIndex.NearbyCache()
+    /// index.forEachMatch(latitude: 48.1, longitude: 11.5, cache: &cache) { print($0.region.id) }
+    /// ```
+    public struct NearbyCache: Sendable {
+        /// Metres added around the query point when the candidates are collected.
+        public var margin: Double
+        var generation = -1
+        var latitude = 0.0
+        var longitude = 0.0
+        var cosLatitude = 1.0
+        var reach = -1.0
+        var slots: [Int32] = []
+        /// Rebuilds, for diagnostics and tests.
+        public internal(set) var rebuilds = 0
+
+        /// - Parameter margin: metres of movement the candidates stay valid for (≥ 0; larger keeps
+        ///   more candidates per query and rebuilds less often).
+        public init(margin: Double = 200) {
+            self.margin = margin.isFinite && margin >= 0 ? margin : 200
+        }
     }
 
-    private struct Level {
+    /// One stored region, packed for the query loop.
+    struct Slot {
+        var latitude: Double
+        var longitude: Double        // normalised
+        var cosLatitude: Double
+        var radius: Double
+        var x: Double, y: Double, z: Double   // unit vector of the centre
+        var tag: Int
+        var cell: UInt64
+        /// Level index, -1 for the big-region list, -2 for a free slot.
+        var level: Int32
+    }
+
+    struct Level {
         let side: Double          // metres
         let rowHeight: Double     // degrees of latitude
         let rowCount: Int
-        var cells: [UInt64: [Int]] = [:]
+        /// Open-addressing table: cell id (`UInt64.max` = empty) → first slot of the cell (-1: empty cell).
+        var keys: [UInt64] = []
+        var heads: [Int32] = []
+        var shift: UInt64 = 64
+        var used = 0              // table entries holding a key
+        var occupied = 0          // cells with at least one region
         var count = 0
         var radiusCounts: [Double: Int] = [:]  // multiset of radii, for the current maximum
         var maxRadius = 0.0
@@ -88,16 +130,81 @@ public struct RegionIndex: Sendable {
             let c = column(lon, columns(inRow: r))
             return UInt64(r) << 32 | UInt64(c)
         }
+
+        @inline(__always) func home(_ key: UInt64) -> Int {
+            Int(truncatingIfNeeded: (key &* 0x9E37_79B9_7F4A_7C15) >> shift)
+        }
+
+        /// The table position of `key`, if present.
+        @inline(__always) func position(of key: UInt64) -> Int? {
+            if keys.isEmpty { return nil }
+            let mask = keys.count - 1
+            var p = home(key)
+            while true {
+                let k = keys[p]
+                if k == key { return p }
+                if k == .max { return nil }
+                p = (p + 1) & mask
+            }
+        }
+
+        /// The first slot of the cell `key`, or -1.
+        @inline(__always) func head(of key: UInt64) -> Int32 {
+            guard let p = position(of: key) else { return -1 }
+            return heads[p]
+        }
+
+        /// The table position of `key`, adding it (with an empty list) when absent.
+        mutating func positionInserting(_ key: UInt64) -> Int {
+            if let p = position(of: key) { return p }
+            if (used + 1) * 2 > keys.count { grow() }
+            let mask = keys.count - 1
+            var p = home(key)
+            while keys[p] != .max { p = (p + 1) & mask }
+            keys[p] = key
+            heads[p] = -1
+            used += 1
+            return p
+        }
+
+        /// Doubles the table (or drops emptied cells when they make up most of it).
+        mutating func grow() {
+            let live = occupied + 1
+            var capacity = 16
+            while capacity < live * 4 { capacity *= 2 }
+            let oldKeys = keys, oldHeads = heads
+            keys = Array(repeating: .max, count: capacity)
+            heads = Array(repeating: -1, count: capacity)
+            shift = UInt64(64 - capacity.trailingZeroBitCount)
+            used = 0
+            let mask = capacity - 1
+            for (k, h) in zip(oldKeys, oldHeads) where k != .max && h >= 0 {
+                var p = home(k)
+                while keys[p] != .max { p = (p + 1) & mask }
+                keys[p] = k
+                heads[p] = h
+                used += 1
+            }
+        }
     }
 
     /// Default cell sides in metres.
     public static let defaultCellSides: [Double] = [100, 400, 1_600, 6_400, 25_600, 102_400, 409_600, 1_638_400]
 
     private var levels: [Level]
-    private var big: [Int] = []
-    private var slots: [Slot?] = []
-    private var free: [Int] = []
-    private var byID: [String: Int] = [:]
+    private var bigHead: Int32 = -1
+    private var bigCount = 0
+    private var slots: [Slot] = []
+    /// The cell lists, apart from the slots: `next[slot]` / `prev[slot]` (-1 at the ends). A
+    /// compact array that stays in cache, so walking a cell does not wait on each region's
+    /// record and the records' loads overlap.
+    private var next: [Int32] = []
+    private var prev: [Int32] = []
+    private var stored: [IndexedRegion?] = []
+    private var free: [Int32] = []
+    private var byID: [String: Int32] = [:]
+    /// Changes on every insert and remove (invalidates ``NearbyCache``s).
+    private(set) var generation = 0
 
     /// - Parameter cellSides: increasing cell sides in metres (tune to your typical radii).
     public init(cellSides: [Double] = RegionIndex.defaultCellSides) {
@@ -110,67 +217,132 @@ public struct RegionIndex: Sendable {
 
     /// The region with this id, if stored.
     public func region(id: String) -> IndexedRegion? {
-        byID[id].flatMap { slots[$0]?.region }
+        byID[id].flatMap { stored[Int($0)] }
     }
 
     /// All stored regions (unordered).
-    public var allRegions: [IndexedRegion] { slots.compactMap { $0?.region } }
+    public var allRegions: [IndexedRegion] { stored.compactMap { $0 } }
 
-    /// Inserts a region, replacing any region with the same id.
-    /// Throws `invalidRegion` for a latitude outside [-90, 90], non-finite values or a negative radius.
-    public mutating func insert(_ region: IndexedRegion) throws(RegionKitError) {
+    /// The slot of the region with this id (stable while it is stored), if stored.
+    public func slot(id: String) -> Int? { byID[id].map(Int.init) }
+
+    /// The region stored in `slot`, if any.
+    public func region(atSlot slot: Int) -> IndexedRegion? {
+        slot >= 0 && slot < stored.count ? stored[slot] : nil
+    }
+
+    /// The identifier of the region stored in `slot`, if any.
+    public func id(atSlot slot: Int) -> String? {
+        slot >= 0 && slot < stored.count ? stored[slot]?.id : nil
+    }
+
+    /// The tag given to ``insert(_:tag:)`` for the region in `slot` (0 when the slot is free).
+    public func tag(atSlot slot: Int) -> Int {
+        slot >= 0 && slot < slots.count && slots[slot].level != -2 ? slots[slot].tag : 0
+    }
+
+    /// One past the highest slot number in use so far (for arrays indexed by slot).
+    public var slotCapacity: Int { slots.count }
+
+    /// Inserts a region, replacing any region with the same id, and returns its slot: a small
+    /// integer, stable until the region is removed, reused afterwards. `tag` is kept with it and
+    /// handed back by ``forEachCandidate(latitude:longitude:within:cache:_:)`` (the engine's
+    /// registration number). Throws `invalidRegion` for a latitude outside [-90, 90], non-finite
+    /// values or a negative radius, and when 2³¹ − 1 regions are stored.
+    @discardableResult
+    public mutating func insert(_ region: IndexedRegion, tag: Int = 0) throws(RegionKitError) -> Int {
         if let problem = region.validationError {
             throw RegionKitError(.invalidRegion, "spatial index: region '\(region.id)': \(problem)")
         }
         remove(id: region.id)
         var r = region
         r.longitude = Geodesy.normalizedLongitude(r.longitude)
-        let slotIndex: Int
-        if let f = free.popLast() { slotIndex = f } else { slotIndex = slots.count; slots.append(nil) }
+        let slotIndex: Int32
+        if let f = free.popLast() {
+            slotIndex = f
+        } else {
+            guard slots.count < Int(Int32.max) else {
+                throw RegionKitError(.invalidRegion, "spatial index: region '\(region.id)': the index is full (\(slots.count) regions)")
+            }
+            slotIndex = Int32(truncatingIfNeeded: slots.count)
+        }
+        let φ = r.latitude * .pi / 180, λ = r.longitude * .pi / 180
+        let cosφ = cos(φ)
         let levelIndex = levels.firstIndex { $0.side >= r.radius } ?? -1
-        var slot = Slot(region: r, cosLatitude: cos(r.latitude * .pi / 180), level: levelIndex, cell: 0, indexInCell: 0)
+        var slot = Slot(latitude: r.latitude, longitude: r.longitude, cosLatitude: cosφ, radius: r.radius,
+                        x: cosφ * cos(λ), y: cosφ * sin(λ), z: sin(φ), tag: tag, cell: 0,
+                        level: Int32(truncatingIfNeeded: levelIndex))
+        let oldHead: Int32
         if levelIndex < 0 {
-            slot.indexInCell = big.count
-            big.append(slotIndex)
+            oldHead = bigHead
+            bigHead = slotIndex
+            bigCount += 1
         } else {
             let key = levels[levelIndex].key(lat: r.latitude, lon: r.longitude)
             slot.cell = key
-            slot.indexInCell = levels[levelIndex].cells[key, default: []].count
-            levels[levelIndex].cells[key, default: []].append(slotIndex)
+            let p = levels[levelIndex].positionInserting(key)
+            oldHead = levels[levelIndex].heads[p]
+            if oldHead < 0 { levels[levelIndex].occupied += 1 }
+            levels[levelIndex].heads[p] = slotIndex
             levels[levelIndex].count += 1
             levels[levelIndex].radiusCounts[r.radius, default: 0] += 1
             levels[levelIndex].maxRadius = max(levels[levelIndex].maxRadius, r.radius)
         }
-        slots[slotIndex] = slot
+        if oldHead >= 0 { prev[Int(oldHead)] = slotIndex }
+        if Int(slotIndex) == slots.count {
+            slots.append(slot)
+            stored.append(r)
+            next.append(oldHead)
+            prev.append(-1)
+        } else {
+            slots[Int(slotIndex)] = slot
+            stored[Int(slotIndex)] = r
+            next[Int(slotIndex)] = oldHead
+            prev[Int(slotIndex)] = -1
+        }
         byID[r.id] = slotIndex
+        generation &+= 1
+        return Int(slotIndex)
     }
 
     /// Removes and returns the region with this id.
     @discardableResult
     public mutating func remove(id: String) -> IndexedRegion? {
-        guard let slotIndex = byID.removeValue(forKey: id), let slot = slots[slotIndex] else { return nil }
-        func fixMoved(_ moved: Int, to position: Int) {
-            slots[moved]?.indexInCell = position
+        guard let slotIndex = byID.removeValue(forKey: id) else { return nil }
+        let i = Int(slotIndex)
+        let slot = slots[i]
+        let region = stored[i]
+        let following = next[i], preceding = prev[i]
+        if following >= 0 { prev[Int(following)] = preceding }
+        if preceding >= 0 {
+            next[Int(preceding)] = following
+        } else if slot.level < 0 {
+            bigHead = following
+        } else {
+            let l = Int(slot.level)
+            if let p = levels[l].position(of: slot.cell) {
+                levels[l].heads[p] = following
+                if following < 0 { levels[l].occupied -= 1 }
+            }
         }
         if slot.level < 0 {
-            let last = big.removeLast()
-            if slot.indexInCell < big.count { big[slot.indexInCell] = last; fixMoved(last, to: slot.indexInCell) }
+            bigCount -= 1
         } else {
-            let l = slot.level
-            var list = levels[l].cells.removeValue(forKey: slot.cell) ?? []
-            let last = list.removeLast()
-            if slot.indexInCell < list.count { list[slot.indexInCell] = last; fixMoved(last, to: slot.indexInCell) }
-            if !list.isEmpty { levels[l].cells[slot.cell] = list }
+            let l = Int(slot.level)
             levels[l].count -= 1
-            let r = slot.region.radius
+            let r = slot.radius
             if let c = levels[l].radiusCounts[r], c > 1 { levels[l].radiusCounts[r] = c - 1 } else {
                 levels[l].radiusCounts[r] = nil
                 if r >= levels[l].maxRadius { levels[l].maxRadius = levels[l].radiusCounts.keys.max() ?? 0 }
             }
         }
-        slots[slotIndex] = nil
+        slots[i].level = -2
+        next[i] = -1
+        prev[i] = -1
+        stored[i] = nil
         free.append(slotIndex)
-        return slot.region
+        generation &+= 1
+        return region
     }
 
     /// Regions whose circle contains the point or comes within `distance` metres of it
@@ -185,33 +357,128 @@ public struct RegionIndex: Sendable {
 
     /// Calls `body` for every match, in no particular order, without allocating a result array.
     public func forEachMatch(latitude: Double, longitude: Double, within distance: Double = 0, _ body: (Match) -> Void) {
-        guard latitude.isFinite, longitude.isFinite, abs(latitude) <= 90, distance.isFinite || distance == .infinity,
-              !distance.isNaN else { return }
-        let lon = Geodesy.normalizedLongitude(longitude)
-        let φ = latitude * .pi / 180
-        let cosφ = cos(φ)
-        @inline(__always) func test(_ slotIndex: Int) {
-            guard let s = slots[slotIndex] else { return }
-            let d = Geodesy.distance(latitude1: s.region.latitude, longitude1: s.region.longitude, cosLatitude1: s.cosLatitude,
-                                     latitude2: latitude, longitude2: lon, cosLatitude2: cosφ)
-            if d <= s.region.radius + distance { body(Match(region: s.region, distanceToCenter: d)) }
+        var cache: NearbyCache?
+        forEachMatch(latitude: latitude, longitude: longitude, within: distance, optionalCache: &cache, body)
+    }
+
+    /// ``forEachMatch(latitude:longitude:within:_:)`` for a moving device: `cache` keeps the
+    /// candidates near its last position, so the next query close to it visits no cells.
+    public func forEachMatch(latitude: Double, longitude: Double, within distance: Double = 0, cache: inout NearbyCache,
+                             _ body: (Match) -> Void) {
+        var optional: NearbyCache? = cache
+        cache = NearbyCache()   // drop our reference so the candidate array is updated in place
+        forEachMatch(latitude: latitude, longitude: longitude, within: distance, optionalCache: &optional, body)
+        if let optional { cache = optional }
+    }
+
+    private func forEachMatch(latitude: Double, longitude: Double, within distance: Double, optionalCache: inout NearbyCache?,
+                              _ body: (Match) -> Void) {
+        forEachCandidate(latitude: latitude, longitude: longitude, within: distance, optionalCache: &optionalCache) { slot, _, d in
+            if let region = stored[slot] { body(Match(region: region, distanceToCenter: d)) }
         }
-        for slotIndex in big { test(slotIndex) }
+    }
+
+    /// The engine's form of ``forEachMatch(latitude:longitude:within:cache:_:)``: calls `body`
+    /// with the slot, tag and centre distance of every region whose circle comes within
+    /// `distance` metres of the point (no region value is built).
+    public func forEachCandidate(latitude: Double, longitude: Double, within distance: Double, cache: inout NearbyCache,
+                                 _ body: (_ slot: Int, _ tag: Int, _ distanceToCenter: Double) -> Void) {
+        var optional: NearbyCache? = cache
+        cache = NearbyCache()
+        forEachCandidate(latitude: latitude, longitude: longitude, within: distance, optionalCache: &optional, body)
+        if let optional { cache = optional }
+    }
+
+    /// ``forEachCandidate(latitude:longitude:within:cache:_:)`` without a cache.
+    public func forEachCandidate(latitude: Double, longitude: Double, within distance: Double,
+                                 _ body: (_ slot: Int, _ tag: Int, _ distanceToCenter: Double) -> Void) {
+        var none: NearbyCache?
+        forEachCandidate(latitude: latitude, longitude: longitude, within: distance, optionalCache: &none, body)
+    }
+
+    private func forEachCandidate(latitude: Double, longitude: Double, within distance: Double, optionalCache: inout NearbyCache?,
+                                  _ body: (_ slot: Int, _ tag: Int, _ distanceToCenter: Double) -> Void) {
+        guard latitude.isFinite, longitude.isFinite, abs(latitude) <= 90, !distance.isNaN else { return }
+        let lon = Geodesy.normalizedLongitude(longitude)
+        let φ = latitude * .pi / 180, λ = lon * .pi / 180
+        let cosφ = cos(φ)
+        let px = cosφ * cos(λ), py = cosφ * sin(λ), pz = sin(φ)
+        let R = Geodesy.earthRadius
+        // The chord between unit vectors never exceeds the arc: a candidate whose chord (in metres)
+        // is beyond radius + distance + tolerance cannot match; the tolerance covers rounding
+        // (haversine loses < 1 m within ~1 km of the antipode).
+        let tolerance = 10.0
+        @inline(__always) func test(_ i: Int) {
+            let s = slots[i]
+            let dx = s.x - px, dy = s.y - py, dz = s.z - pz
+            let bound = s.radius + distance + tolerance
+            if (dx * dx + dy * dy + dz * dz) * (R * R) > bound * bound { return }
+            let d = Geodesy.distance(latitude1: s.latitude, longitude1: s.longitude, cosLatitude1: s.cosLatitude,
+                                     latitude2: latitude, longitude2: lon, cosLatitude2: cosφ)
+            if d <= s.radius + distance { body(i, s.tag, d) }
+        }
+        if var cache = optionalCache, distance.isFinite, distance >= 0 {
+            optionalCache = nil
+            var valid = cache.generation == generation && cache.reach >= 0
+            if valid {
+                let moved = Geodesy.distance(latitude1: cache.latitude, longitude1: cache.longitude, cosLatitude1: cache.cosLatitude,
+                                             latitude2: latitude, longitude2: lon, cosLatitude2: cosφ)
+                valid = moved + distance + tolerance <= cache.reach
+            }
+            if !valid {
+                let reach = distance + tolerance + cache.margin
+                cache.slots = collect(latitude: latitude, longitude: lon, within: reach, tolerance: tolerance,
+                                      point: (px, py, pz), reusing: cache.slots)
+                cache.generation = generation
+                cache.latitude = latitude
+                cache.longitude = lon
+                cache.cosLatitude = cosφ
+                cache.reach = reach
+                cache.rebuilds += 1
+            }
+            for i in cache.slots { test(Int(i)) }
+            optionalCache = cache
+            return
+        }
+        visitCandidates(latitude: latitude, longitude: lon, within: distance) { test($0) }
+    }
+
+    /// The slots whose circle may come within `reach` metres of the point (chord test only).
+    private func collect(latitude: Double, longitude: Double, within reach: Double, tolerance: Double,
+                         point p: (x: Double, y: Double, z: Double), reusing buffer: [Int32]) -> [Int32] {
+        var out = buffer
+        out.removeAll(keepingCapacity: true)
+        let R = Geodesy.earthRadius
+        visitCandidates(latitude: latitude, longitude: longitude, within: reach) { i in
+            let s = slots[i]
+            let dx = s.x - p.x, dy = s.y - p.y, dz = s.z - p.z
+            let bound = s.radius + reach + tolerance
+            if (dx * dx + dy * dy + dz * dz) * (R * R) <= bound * bound { out.append(Int32(truncatingIfNeeded: i)) }
+        }
+        return out
+    }
+
+    /// Calls `visit` with every slot stored in a cell that may hold a region within `distance`
+    /// metres of the point (a superset of the matches).
+    private func visitCandidates(latitude: Double, longitude lon: Double, within distance: Double, _ visit: (Int) -> Void) {
+        var i = bigHead
+        while i >= 0 { visit(Int(i)); i = next[Int(i)] }
         for level in levels where level.count > 0 {
             let q = distance + level.maxRadius
             if q < 0 { continue }
-            visitCells(level, latitude: latitude, longitude: lon, radius: q) { key in
-                if let list = level.cells[key] { for i in list { test(i) } }
+            visitCells(level, latitude: latitude, longitude: lon, radius: q) { head in
+                var i = head
+                while i >= 0 { visit(Int(i)); i = next[Int(i)] }
             }
         }
     }
 
-    /// Calls `visit` with the key of every cell of `level` that may hold a centre within
-    /// `radius` metres of the point.
-    private func visitCells(_ level: Level, latitude: Double, longitude: Double, radius: Double, _ visit: (UInt64) -> Void) {
+    /// Calls `visit` with the first slot of every non-empty cell of `level` that may hold a
+    /// centre within `radius` metres of the point.
+    private func visitCells(_ level: Level, latitude: Double, longitude: Double, radius: Double, _ visit: (Int32) -> Void) {
         let δ = radius / Geodesy.earthRadius                 // angular radius
         if δ >= .pi {                                           // the whole sphere
-            for key in level.cells.keys { visit(key) }
+            for (k, h) in zip(level.keys, level.heads) where k != .max && h >= 0 { visit(h) }
             return
         }
         let δdeg = δ * 180 / .pi
@@ -230,12 +497,12 @@ public struct RegionIndex: Sendable {
         for r in rowLo...rowHi {
             let n = level.columns(inRow: r)
             estimated += halfWidth >= 180 ? n : min(n, Int(2 * halfWidth / 360 * Double(n)) + 2)
-            if estimated > level.cells.count { break }
+            if estimated > level.occupied { break }
         }
-        if estimated > level.cells.count {
-            for key in level.cells.keys {
-                let r = Int(key >> 32)
-                if r >= rowLo && r <= rowHi { visit(key) }
+        if estimated > level.occupied {
+            for (k, h) in zip(level.keys, level.heads) where k != .max && h >= 0 {
+                let r = Int(k >> 32)
+                if r >= rowLo && r <= rowHi { visit(h) }
             }
             return
         }
@@ -243,18 +510,19 @@ public struct RegionIndex: Sendable {
             let n = level.columns(inRow: r)
             let rowBits = UInt64(r) << 32
             if halfWidth >= 180 {
-                for c in 0..<n { visit(rowBits | UInt64(c)) }
+                for c in 0..<n { let h = level.head(of: rowBits | UInt64(c)); if h >= 0 { visit(h) } }
                 continue
             }
             let cLo = Int((((longitude - halfWidth) + 180) / 360 * Double(n)).rounded(.down))
             let cHi = Int((((longitude + halfWidth) + 180) / 360 * Double(n)).rounded(.down))
             if cHi - cLo + 1 >= n {
-                for c in 0..<n { visit(rowBits | UInt64(c)) }
+                for c in 0..<n { let h = level.head(of: rowBits | UInt64(c)); if h >= 0 { visit(h) } }
                 continue
             }
             for c in cLo...cHi {
                 let wrapped = ((c % n) + n) % n
-                visit(rowBits | UInt64(wrapped))
+                let h = level.head(of: rowBits | UInt64(wrapped))
+                if h >= 0 { visit(h) }
             }
         }
     }

@@ -1,0 +1,50 @@
+/// A set of small non-negative integers (``RegionIndex`` slots) with O(1) insert, remove and
+/// membership and iteration over the members only: a dense member array plus each member's
+/// position. The engine keeps the circular regions every fix must evaluate in one, so a fix costs
+/// nothing for the many regions that left the set (a `Set<String>` kept its peak capacity and
+/// hashed every id).
+///
+/// ```swift
+/// var set = SlotSet()
+/// set.insert(7); set.insert(3); set.remove(7)
+/// set.contains(3)    // true
+/// Array(set.members) // [3]
+/// ```
+public struct SlotSet: Sendable, Equatable {
+    /// The members, in no particular order.
+    public private(set) var members: [Int32] = []
+    /// `positions[slot]`: the index of `slot` in `members`, or -1.
+    private var positions: [Int32] = []
+
+    public init() {}
+
+    public var count: Int { members.count }
+    public var isEmpty: Bool { members.isEmpty }
+
+    public func contains(_ slot: Int) -> Bool {
+        slot >= 0 && slot < positions.count && positions[slot] >= 0
+    }
+
+    /// Adds `slot` (a negative or ≥ 2³¹ slot is ignored).
+    public mutating func insert(_ slot: Int) {
+        guard slot >= 0, slot < Int(Int32.max), !contains(slot) else { return }
+        if slot >= positions.count {
+            positions.append(contentsOf: repeatElement(-1, count: max(slot + 1 - positions.count, positions.count)))
+        }
+        positions[slot] = Int32(truncatingIfNeeded: members.count)
+        members.append(Int32(truncatingIfNeeded: slot))
+    }
+
+    public mutating func remove(_ slot: Int) {
+        guard contains(slot) else { return }
+        let position = Int(positions[slot])
+        let last = members.removeLast()
+        if position < members.count {
+            members[position] = last
+            positions[Int(last)] = Int32(truncatingIfNeeded: position)
+        }
+        positions[slot] = -1
+    }
+
+    public static func == (a: SlotSet, b: SlotSet) -> Bool { Set(a.members) == Set(b.members) }
+}

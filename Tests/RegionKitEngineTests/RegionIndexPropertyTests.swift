@@ -1,0 +1,173 @@
+import Foundation
+import Testing
+@testable import RegionKitEngine
+
+/// The flat index (slots, open-addressing cell tables, intrusive cell lists) and the per-device
+/// candidate cache against brute force: random regions crowded at the poles and across the
+/// antimeridian, radii from 0 m to 3,000 km, a device that walks, jumps, crosses 180° and the
+/// poles, and inserts, removals and re-registrations (moved, resized) between its queries.
+@Suite("Region index: flat storage and device cache against brute force")
+struct RegionIndexPropertyTests {
+    /// A region with the given id: mostly `RegionIndexTests.randomRegions`' mix, plus radius 0
+    /// and world-sized circles.
+    static func region(_ id: String, rng: inout SeededRandom) -> IndexedRegion {
+        var r = RegionIndexTests.randomRegions(1, rng: &rng)[0]
+        r.id = id
+        switch Int.random(in: 0..<12, using: &rng) {
+        case 0: r.radius = 0
+        case 1: r.radius = Double.random(in: 5_000_000...25_000_000, using: &rng)   // beyond the coarsest level
+        case 2: r.latitude = [90.0, -90.0].randomElement(using: &rng) ?? 90          // centred on a pole
+        case 3: r.longitude = [180.0, -180.0, 540.0, -359.5].randomElement(using: &rng) ?? 180  // un-normalised
+        default: break
+        }
+        return r
+    }
+
+    /// The next position of a device: usually a few metres on, sometimes across the antimeridian
+    /// or a pole, sometimes a jump to anywhere.
+    static func step(_ p: (lat: Double, lon: Double), rng: inout SeededRandom) -> (lat: Double, lon: Double) {
+        switch Int.random(in: 0..<40, using: &rng) {
+        case 0: return RegionIndexTests.randomPoint(&rng)
+        case 1: return (Double.random(in: -60...60, using: &rng), [179.9999, -179.9999, 180].randomElement(using: &rng) ?? 180)
+        case 2: return (Double.random(in: 89.99...90, using: &rng), Double.random(in: -180..<180, using: &rng))
+        default:
+            let q = Geodesy.destination(latitude: p.lat, longitude: p.lon, distance: Double.random(in: 0...40, using: &rng),
+                                        bearing: Double.random(in: 0..<360, using: &rng))
+            return (q.latitude, Geodesy.normalizedLongitude(q.longitude))
+        }
+    }
+
+    @Test("a walking device with a cache sees exactly brute force's matches, through inserts, removals and re-registrations",
+          arguments: [7, 8, 9])
+    func walkingDevice(seed: UInt64) throws {
+        var rng = SeededRandom(seed: seed)
+        var index = RegionIndex()
+        var live: [String: (region: IndexedRegion, tag: Int)] = [:]
+        var nextTag = 0
+        func put(_ r: IndexedRegion) throws {
+            nextTag += 1
+            let slot = try index.insert(r, tag: nextTag)
+            live[r.id] = (r, nextTag)
+            #expect(index.slot(id: r.id) == slot && index.tag(atSlot: slot) == nextTag && index.id(atSlot: slot) == r.id)
+        }
+        for i in 0..<1_500 { try put(Self.region("r\(i)", rng: &rng)) }
+        // Start in the crowded city so the cache holds many candidates.
+        var p = (lat: 51.1, lon: -0.1)
+        var cache = RegionIndex.NearbyCache(margin: [0, 50, 200, 5_000].randomElement(using: &rng) ?? 200)
+        var queries = 0, hits = 0
+        for round in 0..<3_000 {
+            // Change the regions now and then: a new one, a removal, a re-registration (moved or resized).
+            switch Int.random(in: 0..<10, using: &rng) {
+            case 0: try put(Self.region("n\(round)", rng: &rng))
+            case 1:
+                if let id = live.keys.randomElement(using: &rng) {
+                    let removed = index.remove(id: id)
+                    #expect(removed?.id == id)
+                    live[id] = nil
+                }
+            case 2:
+                if let id = live.keys.randomElement(using: &rng) {
+                    var r = Self.region(id, rng: &rng)
+                    if Bool.random(using: &rng), let old = live[id]?.region { r = old; r.radius = r.radius * 1.5 + 1 }
+                    try put(r)
+                }
+            case 3:
+                // A region right where the device is (the cached candidates must learn of it).
+                try put(IndexedRegion(id: "here\(round)", latitude: p.lat, longitude: p.lon, radius: Double.random(in: 0...30, using: &rng)))
+            default: break
+            }
+            p = Self.step(p, rng: &rng)
+            let d: Double = [0, 0, 1, 11, 60, 400].randomElement(using: &rng) ?? 0
+            let regions = live.values.map(\.region)
+            let want = RegionIndexTests.brute(regions, p.lat, p.lon, d)
+            var got: [String: Int] = [:]
+            index.forEachCandidate(latitude: p.lat, longitude: p.lon, within: d, cache: &cache) { slot, tag, distance in
+                if let id = index.id(atSlot: slot) {
+                    got[id] = tag
+                    #expect(live[id]?.tag == tag, "tag of \(id)")
+                    let exact = live[id].map { Geodesy.distance(latitude1: $0.region.latitude, longitude1: Geodesy.normalizedLongitude($0.region.longitude),
+                                                                latitude2: p.lat, longitude2: p.lon) }
+                    #expect(exact.map { abs($0 - distance) <= 1e-6 } == true, "distance to \(id)")
+                }
+            }
+            #expect(Set(got.keys) == want, "round \(round) at \(p.lat),\(p.lon) within \(d)")
+            // The public match form through the same cache agrees too.
+            var matched = Set<String>()
+            index.forEachMatch(latitude: p.lat, longitude: p.lon, within: d, cache: &cache) { matched.insert($0.region.id) }
+            #expect(matched == want)
+            queries += 2
+            hits += want.count
+        }
+        #expect(index.count == live.count)
+        #expect(hits > 500, "the walk should be inside regions often (\(hits))")
+        #expect(cache.rebuilds < queries, "the cache was used (\(cache.rebuilds) rebuilds for \(queries) queries)")
+    }
+
+    @Test("the cache is rebuilt when the device leaves its margin and after every change, never used stale")
+    func cacheInvalidation() throws {
+        var index = RegionIndex()
+        try index.insert(IndexedRegion(id: "a", latitude: 10, longitude: 10, radius: 50))
+        var cache = RegionIndex.NearbyCache(margin: 100)
+        func ids(_ lat: Double, _ lon: Double) -> [String] {
+            var out: [String] = []
+            index.forEachMatch(latitude: lat, longitude: lon, cache: &cache) { out.append($0.region.id) }
+            return out.sorted()
+        }
+        #expect(ids(10, 10) == ["a"] && cache.rebuilds == 1)
+        let near = Geodesy.destination(latitude: 10, longitude: 10, distance: 40, bearing: 90)
+        #expect(ids(near.latitude, near.longitude) == ["a"] && cache.rebuilds == 1, "40 m on: same candidates")
+        // A region inserted inside the margin: the cache must not hide it.
+        try index.insert(IndexedRegion(id: "b", latitude: near.latitude, longitude: near.longitude, radius: 0))
+        #expect(ids(near.latitude, near.longitude) == ["a", "b"] && cache.rebuilds == 2)
+        index.remove(id: "a")
+        #expect(ids(near.latitude, near.longitude) == ["b"] && cache.rebuilds == 3)
+        let far = Geodesy.destination(latitude: 10, longitude: 10, distance: 500, bearing: 0)
+        #expect(ids(far.latitude, far.longitude).isEmpty && cache.rebuilds == 4, "beyond the margin: rebuilt")
+        // Invalid queries match nothing and leave the cache alone.
+        index.forEachMatch(latitude: .nan, longitude: 0, cache: &cache) { _ in Issue.record("NaN matched") }
+        index.forEachMatch(latitude: 0, longitude: 0, within: .nan, cache: &cache) { _ in Issue.record("NaN distance matched") }
+        #expect(cache.rebuilds == 4)
+        // An unusable margin falls back to the default.
+        #expect(RegionIndex.NearbyCache(margin: -.infinity).margin == 200 && RegionIndex.NearbyCache(margin: .nan).margin == 200)
+    }
+
+    @Test("cell tables grow and drop emptied cells; slots are reused; counts stay exact")
+    func churn() throws {
+        var rng = SeededRandom(seed: 77)
+        var index = RegionIndex()
+        var live: [String: IndexedRegion] = [:]
+        for round in 0..<4 {
+            for i in 0..<3_000 {
+                let r = IndexedRegion(id: "c\(round)-\(i)", latitude: Double.random(in: -89...89, using: &rng),
+                                      longitude: Double.random(in: -180..<180, using: &rng), radius: Double.random(in: 0...90, using: &rng))
+                try index.insert(r)
+                live[r.id] = r
+            }
+            for id in live.keys.shuffled(using: &rng).prefix(2_500) {
+                #expect(index.remove(id: id) != nil)
+                live[id] = nil
+            }
+            #expect(index.count == live.count)
+            #expect(index.slotCapacity <= 3_000 + 500 * round + 1, "free slots are reused (\(index.slotCapacity))")
+        }
+        for r in live.values {
+            let hits = index.regions(nearLatitude: r.latitude, longitude: r.longitude).map(\.region.id)
+            #expect(hits.contains(r.id), "\(r.id) found at its centre")
+        }
+        #expect(Set(index.allRegions.map(\.id)) == Set(live.keys))
+    }
+
+    @Test("SlotSet behaves as a Set<Int>")
+    func slotSet() {
+        var rng = SeededRandom(seed: 5)
+        var set = SlotSet(), reference = Set<Int>()
+        for _ in 0..<20_000 {
+            let slot = Int.random(in: -3..<3_000, using: &rng)
+            if Bool.random(using: &rng) { set.insert(slot); if slot >= 0 { reference.insert(slot) } } else { set.remove(slot); reference.remove(slot) }
+            #expect(set.contains(slot) == reference.contains(slot))
+        }
+        #expect(Set(set.members.map(Int.init)) == reference && set.count == reference.count)
+        set.insert(Int(Int32.max))   // out of range: ignored, no trap
+        #expect(!set.contains(Int(Int32.max)))
+    }
+}
