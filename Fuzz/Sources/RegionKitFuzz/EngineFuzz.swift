@@ -16,11 +16,14 @@ enum EngineFuzz {
     static let uuids = [UUID(uuidString: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0")!, UUID(uuidString: "F7826DA6-4FA2-4E98-8024-BC5B71E0893E")!]
     static let scanners: [String?] = [nil, "hall", "shop"]
     static let centre = (latitude: 48.8566, longitude: 2.3522)
+    /// Every exit detector: fixed silences (coreLocation), learned gaps (responsive), periodic
+    /// streams with shared silences (periodic), RSSI trend and other scanners (evidence).
+    static let profiles: [MonitoringProfile] = [.responsive, .coreLocation, .periodic, .evidence]
 
     static func run(_ data: [UInt8]) {
         var input = FuzzInput(data)
         let automation = input.bool() ? Automation.all : Automation()
-        var profile: MonitoringProfile = input.bool() ? .responsive : .coreLocation
+        var profile = profiles[Int(input.byte()) % profiles.count]
         profile.regionLimit = input.bool() ? nil : 4
         var indexed = MonitoringEngine(profile: profile, automation: automation, sources: [.beacon: .authorized, .circular: .authorized])
         var brute = indexed
@@ -61,7 +64,7 @@ enum EngineFuzz {
             case 7:
                 events = both { $0.wake(at: Timestamp(seconds: t)) }
             case 8:
-                let next: MonitoringProfile = input.bool() ? .responsive : .coreLocation
+                let next = profiles[Int(input.byte()) % profiles.count]
                 indexed.profile = next
                 brute.profile = next
                 events = both { $0.advance(to: Timestamp(seconds: t)) }
