@@ -164,7 +164,7 @@ psql -X -q -h 127.0.0.1 -p "$PORT" -U bench -d postgres -v regions_csv="$WORK/re
 as_pg "$PG_BIN/pg_ctl" -D "$PG_DATA" -m fast -w -t 30 stop >/dev/null && PG_STARTED=0
 
 # --- 5. the table ----------------------------------------------------------------------------
-CPU="$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)"
+CPU="$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)"  # no pipe: under pipefail a SIGPIPE'd producer would end the script
 MACHINE="${CPU:-unknown CPU}, nproc $(nproc), $(uname -sr), load average $(cut -d ' ' -f 1-3 /proc/loadavg); regionkit release build of $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo '?'), PostgreSQL $("$PG_BIN/postgres" --version | awk '{print $3}') + PostGIS $(sed -n 's/^postgis_version|//p' "$WORK/postgis.txt"), Python $("$PY" -c 'import platform; print(platform.python_version())')"
 echo
 "$PY" "$BENCH/table.py" --dir "$WORK" --command "$COMMAND" --machine "$MACHINE" --date "$(date -u '+%Y-%m-%d %H:%M UTC')"

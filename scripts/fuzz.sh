@@ -50,9 +50,13 @@ if [ $core = 1 ]; then
   all_targets=("${kept[@]}")
 fi
 if [ $list = 1 ]; then printf '%s\n' "${all_targets[@]}"; exit 0; fi
+# Whether $1 is one of the other arguments. (Not `printf … | grep -q`: grep exits at its first
+# match, printf can then die of SIGPIPE, and under pipefail the pipeline fails — a CI run reported
+# the known target 'nmea' as unknown that way.)
+contains() { local wanted=$1 item; shift; for item in "$@"; do [ "$item" = "$wanted" ] && return 0; done; return 1; }
 [ ${#targets[@]} -eq 0 ] && targets=("${all_targets[@]}")
 for target in "${targets[@]}"; do
-  printf '%s\n' "${all_targets[@]}" | grep -qx "$target" || { echo "fuzz.sh: unknown target '$target' (--list)" >&2; exit 2; }
+  contains "$target" "${all_targets[@]}" || { echo "fuzz.sh: unknown target '$target' (--list)" >&2; exit 2; }
   [ -d "Fuzz/Corpus/$target" ] || { echo "fuzz.sh: no corpus at Fuzz/Corpus/$target" >&2; exit 2; }
 done
 
@@ -69,7 +73,7 @@ binary_for() { case "$service_targets" in *" $1 "*) echo RegionKitFuzzService ;;
 products=()
 for target in "${targets[@]}"; do
   product=$(binary_for "$target")
-  printf '%s\n' "${products[@]}" | grep -qx "$product" || products+=("$product")
+  contains "$product" ${products[@]+"${products[@]}"} || products+=("$product")
 done
 for product in "${products[@]}"; do
   echo "== building $product (Fuzz/, release, -sanitize=fuzzer,address)"
