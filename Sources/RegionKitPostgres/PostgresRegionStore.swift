@@ -31,12 +31,16 @@ import RegionKitStore
 /// ```
 public final class PostgresRegionStore: RegionStoring, CustomStringConvertible {
     /// The current schema version (recorded in `regionkit_schema`).
-    public static let schemaVersion: Int64 = 2
+    public static let schemaVersion: Int64 = 3
     /// Advisory lock keys (one namespace, "RK" in ASCII, then the use).
     static let migrationLock: Int64 = 0x524B_0001
     static let appendLock: Int64 = 0x524B_0002
     /// The session lock one daemon holds on the whole store (``acquireDaemonLock(holder:onLost:)``).
     static let daemonLock: Int64 = 0x524B_0003
+    /// Serialises cluster lease rounds and region registration (``balanceLeases(member:partitions:ttl:)``).
+    static let clusterLock: Int64 = 0x524B_0004
+    /// With `hashtext(region)`: serialises contributions to one region (two-key advisory lock, int4 each).
+    static let regionLockClass: Int32 = 0x524B_0005
 
     /// `postgres://user@host:port/database` (never the password).
     public let description: String
@@ -106,6 +110,13 @@ public final class PostgresRegionStore: RegionStoring, CustomStringConvertible {
                 try await connection.query(PostgresQuery(unsafeSQL: Self.schemaV2), logger: logger)
                 try await connection.query("INSERT INTO regionkit_schema (version) VALUES (\(Int64(2)))", logger: logger)
             }
+            if version < 3 {
+                // Cluster mode: members, partition leases, per-partition contributions to region states.
+                for statement in Self.schemaV3 {
+                    try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                }
+                try await connection.query("INSERT INTO regionkit_schema (version) VALUES (\(Int64(3)))", logger: logger)
+            }
         }
     }
 
@@ -116,6 +127,29 @@ public final class PostgresRegionStore: RegionStoring, CustomStringConvertible {
             holder text NOT NULL,
             since double precision NOT NULL)
         """
+
+    /// Version 3: cluster mode (``ClusterStoring``). Times are the server's clock (seconds since 1970),
+    /// so members on machines with skewed clocks agree on when a lease expires.
+    static let schemaV3 = [
+        "CREATE TABLE regionkit_cluster_member (member text PRIMARY KEY, expires_at double precision NOT NULL)",
+        """
+        CREATE TABLE regionkit_partition_lease (
+            partition bigint PRIMARY KEY,
+            owner text,
+            epoch bigint NOT NULL DEFAULT 0,
+            expires_at double precision NOT NULL DEFAULT 0)
+        """,
+        """
+        CREATE TABLE regionkit_region_contribution (
+            region text NOT NULL,
+            partition bigint NOT NULL,
+            state text NOT NULL,
+            since double precision,
+            epoch bigint NOT NULL,
+            updated_at double precision NOT NULL,
+            PRIMARY KEY (region, partition))
+        """,
+    ]
 
     /// The SQLite store's tables (same names and columns), in PostgreSQL's types.
     static let schemaV1 = [
@@ -178,6 +212,7 @@ public final class PostgresRegionStore: RegionStoring, CustomStringConvertible {
                     registered_at = excluded.registered_at, origin = COALESCE(\(keptOrigin)::text, monitored_region.origin)
                 """, logger: logger)
             try await connection.query("DELETE FROM region_state WHERE identifier = \(region.identifier)", logger: logger)
+            try await connection.query("DELETE FROM regionkit_region_contribution WHERE region = \(region.identifier)", logger: logger)
         }
     }
 
@@ -185,6 +220,7 @@ public final class PostgresRegionStore: RegionStoring, CustomStringConvertible {
         try await transaction("remove region \(identifier)") { connection, logger in
             try await connection.query("DELETE FROM monitored_region WHERE identifier = \(identifier)", logger: logger)
             try await connection.query("DELETE FROM region_state WHERE identifier = \(identifier)", logger: logger)
+            try await connection.query("DELETE FROM regionkit_region_contribution WHERE region = \(identifier)", logger: logger)
         }
     }
 
@@ -397,7 +433,7 @@ public final class PostgresRegionStore: RegionStoring, CustomStringConvertible {
     // MARK: - Helpers
 
     /// Runs `body` in a transaction; any failure becomes a `RegionKitError` (`storeFailed`) saying what was being done.
-    private func transaction<T: Sendable>(_ what: String, _ body: @escaping @Sendable (PostgresConnection, Logger) async throws -> T) async throws -> T {
+    func transaction<T: Sendable>(_ what: String, _ body: @escaping @Sendable (PostgresConnection, Logger) async throws -> T) async throws -> T {
         let logger = logger
         let client = client
         do {
@@ -414,7 +450,7 @@ public final class PostgresRegionStore: RegionStoring, CustomStringConvertible {
         }
     }
 
-    private func execute(_ what: String, _ query: PostgresQuery) async throws {
+    func execute(_ what: String, _ query: PostgresQuery) async throws {
         let (client, logger) = (client, logger)
         do {
             try await bounded(what) { try await client.query(query, logger: logger) }
@@ -425,7 +461,7 @@ public final class PostgresRegionStore: RegionStoring, CustomStringConvertible {
         }
     }
 
-    private func rows<Row: Sendable>(_ what: String, _ query: PostgresQuery, _ decode: @escaping @Sendable (PostgresRow) throws -> Row) async throws -> [Row] {
+    func rows<Row: Sendable>(_ what: String, _ query: PostgresQuery, _ decode: @escaping @Sendable (PostgresRow) throws -> Row) async throws -> [Row] {
         let (client, logger) = (client, logger)
         do {
             return try await bounded(what) {
@@ -478,7 +514,7 @@ public final class PostgresRegionStore: RegionStoring, CustomStringConvertible {
                      attempts: Int(row.4), nextAttemptAt: row.5, lastError: row.6, deliveredAt: row.7)
     }
 
-    private static func json<T: Encodable>(_ value: T) throws -> String {
+    static func json<T: Encodable>(_ value: T) throws -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         return String(decoding: try encoder.encode(value), as: UTF8.self)

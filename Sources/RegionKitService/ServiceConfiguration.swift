@@ -51,6 +51,9 @@ public struct ServiceConfiguration: Codable, Sendable {
     public var mqtt: MQTTHubConfiguration?
     /// Home Assistant MQTT discovery (needs `mqtt`).
     public var homeAssistant: HomeAssistantConfiguration?
+    /// Cluster mode: this daemon is one engine of several sharing a PostgreSQL store, each taking
+    /// partitions of the beacon sightings (see ``ClusterConfiguration`` and docs/cluster.md).
+    public var cluster: ClusterConfiguration?
 
     public init(store: String? = nil, profile: String? = nil, distanceModel: String? = nil, automation: Automation? = nil,
                 regions: [Scenario.RegionSpec]? = nil, sources: [ServiceSource], hooks: HookConfiguration? = nil, http: HTTPSettings? = nil) {
@@ -180,6 +183,31 @@ public struct ServiceConfiguration: Codable, Sendable {
         }
         if let http {
             do { try http.validate() } catch let error as RegionKitError { throw bad(error.message) }
+        }
+        if let cluster { try validateCluster(cluster, bad) }
+    }
+
+    /// Cluster mode's rules: partitioned ESPresense sightings through the broker, beacon regions,
+    /// and none of the outputs a cluster does not serve yet.
+    func validateCluster(_ cluster: ClusterConfiguration, _ bad: (String) -> RegionKitError) throws {
+        if let problem = cluster.problem { throw bad("cluster.\(problem)") }
+        guard mqtt != nil else {
+            throw bad("cluster needs the broker: add a top-level block like mqtt: {urls: [\"mqtt://nats-1:1883\", \"mqtt://nats-2:1883\"], site: airport}")
+        }
+        for (index, source) in sources.enumerated() {
+            guard case .mqtt(let mqttSource) = source, mqttSource.format == .espresense else {
+                throw bad("sources[\(index)]: cluster mode reads partitioned ESPresense sightings only: the source must be mqtt: {format: espresense}")
+            }
+            if mqttSource.topic != nil {
+                throw bad("sources[\(index)].mqtt.topic: in cluster mode each partition's topic comes from cluster.topic")
+            }
+        }
+        for (index, spec) in (regions ?? []).enumerated() where (try? spec.region())?.kind != .beacon {
+            throw bad("regions[\(index)]: cluster mode partitions beacon sightings; circular regions need a location source, which is not partitioned")
+        }
+        let unserved = [("hooks", hooks != nil), ("http", http != nil), ("homeAssistant", homeAssistant != nil)]
+        if let (name, _) = unserved.first(where: { $0.1 }) {
+            throw bad("\(name): not served in cluster mode yet (docs/cluster.md, 'Not built yet'); run it in a single daemon")
         }
     }
 }

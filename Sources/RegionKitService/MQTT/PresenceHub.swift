@@ -78,18 +78,7 @@ public final class PresenceHub: Sendable {
         self.ingest = ingest
         activity = SourceActivity(name: "mqtt:" + sources.map(\.format.rawValue).joined(separator: "+") + "@" + configuration.brokerDescription, kind: "mqtt")
 
-        var clientConfiguration: MQTTClientConfiguration
-        do {
-            clientConfiguration = try MQTTClientConfiguration(urls: configuration.brokerURLs)
-        } catch {
-            throw RegionKitError(.malformedInput, "mqtt.\(configuration.urls == nil ? "url" : "urls"): \(error)")
-        }
-        let credentials = try configuration.credentials(environment: environment)
-        clientConfiguration.username = credentials.username
-        clientConfiguration.password = credentials.password
-        clientConfiguration.caFile = configuration.caFile
-        if let clientID = configuration.clientID { clientConfiguration.clientID = clientID }
-        if let keepAlive = configuration.keepAlive { clientConfiguration.keepAlive = .seconds(saturating: keepAlive) }
+        var clientConfiguration = try configuration.clientConfiguration(environment: environment)
         clientConfiguration.will = Self.status("offline", topics)
 
         let box = HubBox()

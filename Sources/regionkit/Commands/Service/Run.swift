@@ -44,6 +44,10 @@ struct Run: AsyncParsableCommand {
                 logger.logLevel = level
                 return logger
             }()
+            if let cluster = configuration.cluster {
+                try await runCluster(configuration, cluster, logger: logger)
+                return
+            }
             let stopRequest = StopRequest()
             // One daemon per store (SQLite: a lock file; PostgreSQL: an advisory lock naming its holder).
             let opened = try await DaemonStore.open(store ?? configuration.store ?? RegionStore.defaultPath(), logger: logger) { reason in

@@ -1,0 +1,233 @@
+import Foundation
+import Logging
+import PostgresNIO
+import RegionKitCore
+import RegionKitStore
+
+/// Cluster mode on PostgreSQL: members with heartbeats, one lease row per partition (owner, epoch,
+/// expiry on the server's clock), and per-partition contributions merged into the region's state
+/// and event log in one transaction.
+///
+/// Lease rounds are serialised by a transaction-level advisory lock, so two members never take the
+/// same partition in one instant. A contribution is written only while its lease row says the
+/// writer holds the partition with that epoch and the lease has not expired; the row is locked
+/// `FOR SHARE` until the commit, so a round that would take the partition waits for the write to
+/// finish instead of overtaking it (fencing).
+extension PostgresRegionStore: ClusterStoring {
+    /// The server's clock, seconds since 1970 (every lease time is on it, not on the members' clocks).
+    static let serverNow = "extract(epoch from clock_timestamp())::double precision"
+
+    static func now(_ connection: PostgresConnection, _ logger: Logger) async throws -> Double {
+        var now = 0.0
+        for try await value in try await connection.query(PostgresQuery(unsafeSQL: "SELECT \(serverNow)"), logger: logger).decode(Double.self) {
+            now = value
+        }
+        return now
+    }
+
+    public func heartbeat(member: String, ttl: Double) async throws {
+        try await transaction("heartbeat of \(member)") { connection, logger in
+            let now = try await Self.now(connection, logger)
+            try await connection.query("""
+                INSERT INTO regionkit_cluster_member (member, expires_at) VALUES (\(member), \(now + ttl))
+                ON CONFLICT (member) DO UPDATE SET expires_at = EXCLUDED.expires_at
+                """, logger: logger)
+        }
+    }
+
+    public func leave(member: String) async throws {
+        try await execute("remove member \(member)", "DELETE FROM regionkit_cluster_member WHERE member = \(member)")
+    }
+
+    public func balanceLeases(member: String, partitions: Int, ttl: Double) async throws -> LeaseRound {
+        guard partitions >= 1, partitions <= 65_536 else {
+            throw RegionKitError(.invalidArgument, "cluster: \(partitions) partitions is not in 1…65536")
+        }
+        guard ttl.isFinite, ttl > 0, ttl <= 3600 else {
+            throw RegionKitError(.invalidArgument, "cluster: a lease of \(ttl) s is not in (0, 3600]")
+        }
+        let count = Int64(partitions)
+        return try await transaction("balance the partition leases of \(member)") { connection, logger in
+            try await connection.query("SELECT pg_advisory_xact_lock(\(Self.clusterLock))", logger: logger)
+            let now = try await Self.now(connection, logger)
+            let expires = now + ttl
+            try await connection.query("""
+                INSERT INTO regionkit_cluster_member (member, expires_at) VALUES (\(member), \(expires))
+                ON CONFLICT (member) DO UPDATE SET expires_at = EXCLUDED.expires_at
+                """, logger: logger)
+            // Members gone for a minute are forgotten (their leases expired long before).
+            try await connection.query("DELETE FROM regionkit_cluster_member WHERE expires_at < \(now - 60)", logger: logger)
+            try await connection.query("""
+                INSERT INTO regionkit_partition_lease (partition) SELECT generate_series(0, \(count - 1))
+                ON CONFLICT (partition) DO NOTHING
+                """, logger: logger)
+            var live: Int64 = 1
+            for try await value in try await connection.query(
+                "SELECT COUNT(*) FROM regionkit_cluster_member WHERE expires_at > \(now)", logger: logger).decode(Int64.self) {
+                live = max(1, value)
+            }
+            let fair = (count + live - 1) / live
+            var held: [PartitionLease] = []
+            for try await (partition, epoch) in try await connection.query("""
+                UPDATE regionkit_partition_lease SET expires_at = \(expires)
+                WHERE owner = \(member) AND expires_at > \(now) AND partition < \(count)
+                RETURNING partition, epoch
+                """, logger: logger).decode((Int64, Int64).self) {
+                held.append(PartitionLease(partition: Int(partition), epoch: epoch))
+            }
+            var taken: [PartitionLease] = []
+            let wanted = fair - Int64(held.count)
+            if wanted > 0 {
+                for try await (partition, epoch) in try await connection.query("""
+                    UPDATE regionkit_partition_lease SET owner = \(member), epoch = epoch + 1, expires_at = \(expires)
+                    WHERE partition IN (SELECT partition FROM regionkit_partition_lease
+                                        WHERE expires_at <= \(now) AND partition < \(count) ORDER BY partition LIMIT \(wanted))
+                    RETURNING partition, epoch
+                    """, logger: logger).decode((Int64, Int64).self) {
+                    taken.append(PartitionLease(partition: Int(partition), epoch: epoch))
+                }
+            }
+            let all = (held + taken).sorted()
+            return LeaseRound(held: all, taken: taken.sorted(), surplus: max(0, all.count - Int(fair)), liveMembers: Int(live))
+        }
+    }
+
+    public func releaseLeases(member: String, partitions: [Int]) async throws {
+        guard !partitions.isEmpty else { return }
+        let numbers = partitions.map(Int64.init)
+        try await execute("release partitions \(partitions) of \(member)", """
+            UPDATE regionkit_partition_lease SET expires_at = 0 WHERE owner = \(member) AND partition = ANY(\(numbers))
+            """)
+    }
+
+    public func leases() async throws -> [(partition: Int, owner: String?, epoch: Int64, expiresIn: Double)] {
+        let query = PostgresQuery(unsafeSQL: """
+            SELECT partition, owner, epoch, expires_at - \(Self.serverNow) FROM regionkit_partition_lease ORDER BY partition
+            """)
+        return try await rows("read the partition leases", query) { row in
+            let (partition, owner, epoch, remaining) = try row.decode((Int64, String?, Int64, Double).self)
+            return (partition: Int(partition), owner: owner, epoch: epoch, expiresIn: remaining)
+        }
+    }
+
+    public func ensureRegions(_ regions: [Region], at time: Double) async throws {
+        let definitions = try regions.map { ($0, try Self.json($0)) }
+        let description = description
+        try await transaction("register the configured regions") { connection, logger in
+            try await connection.query("SELECT pg_advisory_xact_lock(\(Self.clusterLock))", logger: logger)
+            for (region, definition) in definitions {
+                var stored: Region?
+                for try await text in try await connection.query(
+                    "SELECT definition FROM monitored_region WHERE identifier = \(region.identifier)", logger: logger).decode(String.self) {
+                    do {
+                        stored = try JSONDecoder().decode(Region.self, from: Data(text.utf8))
+                    } catch {
+                        throw RegionKitError(.malformedInput, "store \(description): monitored region '\(region.identifier)' cannot be decoded", cause: error)
+                    }
+                }
+                guard stored != region else { continue }
+                try await connection.query("""
+                    INSERT INTO monitored_region (identifier, kind, definition, registered_at, origin)
+                    VALUES (\(region.identifier), \(region.kind.rawValue), \(definition), \(time), \(RegionOrigin.configuration.rawValue))
+                    ON CONFLICT (identifier) DO UPDATE SET kind = excluded.kind, definition = excluded.definition,
+                        registered_at = excluded.registered_at
+                    """, logger: logger)
+                try await connection.query("DELETE FROM region_state WHERE identifier = \(region.identifier)", logger: logger)
+                try await connection.query("DELETE FROM regionkit_region_contribution WHERE region = \(region.identifier)", logger: logger)
+            }
+        }
+    }
+
+    public func contributions(partition: Int) async throws -> [String: RegionContribution] {
+        let found = try await rows("read the contributions of partition \(partition)", """
+            SELECT region, state, since FROM regionkit_region_contribution WHERE partition = \(Int64(partition))
+            """) { try $0.decode((String, String, Double?).self) }
+        var result: [String: RegionContribution] = [:]
+        for (region, text, since) in found {
+            guard let state = RegionState(rawValue: text) else {
+                throw RegionKitError(.malformedInput, "store \(description): the contribution of partition \(partition) to '\(region)' has unknown state '\(text)'")
+            }
+            result[region] = RegionContribution(partition: partition, state: state, since: since)
+        }
+        return result
+    }
+
+    public func applyContribution(region: String, lease: PartitionLease, member: String, state: RegionState, since: Double?, time: Double,
+                                  events: @escaping @Sendable (RegionState?, RegionState, Double?) -> [ClusterEventRow]) async throws -> ContributionOutcome {
+        let description = description
+        let partition = Int64(lease.partition)
+        return try await transaction("write the contribution of partition \(lease.partition) to \(region)") { connection, logger in
+            try await connection.query("SELECT pg_advisory_xact_lock(\(Self.regionLockClass), hashtext(\(region)))", logger: logger)
+            var holds = false
+            for try await _ in try await connection.query(PostgresQuery(unsafeSQL: """
+                SELECT 1 FROM regionkit_partition_lease
+                WHERE partition = $1 AND owner = $2 AND epoch = $3 AND expires_at > \(Self.serverNow) FOR SHARE
+                """, binds: Self.bindings(partition, member, lease.epoch)), logger: logger).decode(Int64.self) {
+                holds = true
+            }
+            guard holds else { return .fenced }
+            var monitored = false
+            for try await _ in try await connection.query("SELECT 1::bigint FROM monitored_region WHERE identifier = \(region)", logger: logger).decode(Int64.self) {
+                monitored = true
+            }
+            guard monitored else { return .unchanged }
+            try await connection.query("""
+                INSERT INTO regionkit_region_contribution (region, partition, state, since, epoch, updated_at)
+                VALUES (\(region), \(partition), \(state.rawValue), \(since), \(lease.epoch), \(time))
+                ON CONFLICT (region, partition) DO UPDATE SET state = excluded.state, since = excluded.since,
+                    epoch = excluded.epoch, updated_at = excluded.updated_at
+                """, logger: logger)
+            var contributions: [RegionContribution] = []
+            for try await (number, text, since) in try await connection.query(
+                "SELECT partition, state, since FROM regionkit_region_contribution WHERE region = \(region)", logger: logger)
+                .decode((Int64, String, Double?).self) {
+                guard let state = RegionState(rawValue: text) else {
+                    throw RegionKitError(.malformedInput, "store \(description): the contribution of partition \(number) to '\(region)' has unknown state '\(text)'")
+                }
+                contributions.append(RegionContribution(partition: Int(number), state: state, since: since))
+            }
+            let merged = RegionContribution.merged(contributions)
+            var previous: RegionState?
+            for try await text in try await connection.query("SELECT state FROM region_state WHERE identifier = \(region)", logger: logger).decode(String.self) {
+                previous = RegionState(rawValue: text)
+            }
+            guard merged.state != .unknown, merged.state != previous else { return .unchanged }
+            try await connection.query("""
+                INSERT INTO region_state (identifier, state, since, evidence, updated_at)
+                VALUES (\(region), \(merged.state.rawValue), \(merged.since), NULL, \(time))
+                ON CONFLICT (identifier) DO UPDATE SET state = excluded.state, since = excluded.since,
+                    evidence = excluded.evidence, updated_at = excluded.updated_at
+                """, logger: logger)
+            let rows = events(previous, merged.state, merged.since)
+            guard !rows.isEmpty else { return .changed([]) }
+            try await connection.query("SELECT pg_advisory_xact_lock(\(Self.appendLock))", logger: logger)
+            var stored: [StoredEvent] = []
+            for row in rows {
+                var id: Int64?
+                for try await value in try await connection.query("""
+                    INSERT INTO event_log (time, type, region, state, reason, json)
+                    VALUES (\(row.time), \(row.type), \(row.region), \(row.state), \(row.reason), \(row.json)) RETURNING id
+                    """, logger: logger).decode(Int64.self) {
+                    id = value
+                }
+                guard let id else { throw RegionKitError(.storeFailed, "store \(description): the event insert returned no id") }
+                for hook in row.hooks {
+                    try await connection.query("""
+                        INSERT INTO hook_delivery (event_id, hook, status, next_attempt_at) VALUES (\(id), \(hook), 'pending', \(row.time))
+                        ON CONFLICT (event_id, hook) DO NOTHING
+                        """, logger: logger)
+                }
+                stored.append(StoredEvent(id: id, time: row.time, type: row.type, region: row.region, state: row.state, reason: row.reason, json: row.json))
+            }
+            return .changed(stored)
+        }
+    }
+
+    static func bindings(_ partition: Int64, _ member: String, _ epoch: Int64) -> PostgresBindings {
+        var binds = PostgresBindings()
+        binds.append(partition)
+        binds.append(member)
+        binds.append(epoch)
+        return binds
+    }
+}

@@ -1,0 +1,233 @@
+import Foundation
+import Logging
+import RegionKit
+import RegionKitConcurrency
+import RegionKitCore
+import RegionKitMQTT
+import RegionKitStore
+
+/// `regionkit run` in cluster mode: one member of a set of engines sharing a PostgreSQL store.
+/// Beacon sightings are partitioned by the broker (NATS's `{{partition(N, …)}}` mapping, by the
+/// ESPresense beacon id); each member holds some partitions through leases in the store, and runs
+/// one ``PartitionWorker`` per partition: its own engine, its own persistent MQTT session, its
+/// contributions to the regions' states. The store merges the contributions (a region is inside
+/// while any partition sees one of its beacons inside) and logs each change of a region's merged
+/// state once, whichever member caused it.
+///
+/// Every `leaseSeconds / 3` the member renews its leases and takes free partitions up to its fair
+/// share (`ceil(partitions / live members)`), and hands back any surplus (so a member that joins
+/// gets partitions). A member that dies loses its leases after `leaseSeconds`; the others take
+/// them at their next round, restore the partition's regions from the stored contributions (a
+/// region inside stays inside while its beacons are heard: no flap) and resume its MQTT session,
+/// where the broker kept the QoS 1 sightings published meanwhile. On ``stop(reason:)`` the member
+/// hands everything back at once: stop consuming, write the queued contributions, release.
+///
+/// ```swift
+/// let engine = ClusterEngine(store: store, configuration: cluster, mqtt: clientConfiguration, profile: .responsive,
+///                            regions: regions, logger: logger, onEvents: { print($0) }, onFatal: { stop($0) })
+/// try await engine.start()
+/// let running = Task { await engine.run() }
+/// // … SIGTERM …
+/// await engine.stop(reason: "signal 15")
+/// await running.value
+/// ```
+public final class ClusterEngine: Sendable {
+    public let member: String
+    public let configuration: ClusterConfiguration
+    let store: any ClusterStoring
+    let mqtt: MQTTClientConfiguration
+    let profile: MonitoringProfile
+    let regions: [Region]
+    let hooks: HookConfiguration
+    let logger: Logger
+    let clientIDPrefix: String
+    let onEvents: @Sendable ([StoredEvent]) -> Void
+    let onFatal: @Sendable (String) -> Void
+    private let workers = LockedBox<[Int: PartitionWorker]>([:])
+    /// Partitions whose writer was fenced: stopped at the next round.
+    private let fenced = LockedBox<Set<Int>>([])
+    private let stopping = LockedBox(false)
+    /// Serialises lease rounds with the stop (a round never starts a worker after the hand-over).
+    private let rounds = AsyncLock()
+
+    /// - Parameters:
+    ///   - mqtt: the brokers, credentials and keepalive; each partition gets its own client id
+    ///     (`<clientIDPrefix><partition>`) and a persistent session.
+    ///   - onEvents: events committed to the shared store by this member (their acknowledgement).
+    ///   - onFatal: the member cannot go on (it stops itself: the caller should exit).
+    public init(store: any ClusterStoring, configuration: ClusterConfiguration, mqtt: MQTTClientConfiguration, profile: MonitoringProfile,
+                regions: [Region], hooks: HookConfiguration = HookConfiguration(), clientIDPrefix: String = "regionkit-part-",
+                logger: Logger, onEvents: @escaping @Sendable ([StoredEvent]) -> Void = { _ in },
+                onFatal: @escaping @Sendable (String) -> Void = { _ in }) {
+        self.store = store
+        self.configuration = configuration
+        member = configuration.memberName
+        self.mqtt = mqtt
+        self.profile = profile
+        self.regions = regions
+        self.hooks = hooks
+        self.clientIDPrefix = clientIDPrefix
+        var logger = logger
+        logger[metadataKey: "member"] = "\(configuration.memberName)"
+        self.logger = logger
+        self.onEvents = onEvents
+        self.onFatal = onFatal
+    }
+
+    /// The partitions this member runs now, in order.
+    public var partitions: [PartitionLease] {
+        workers.withLock { $0.values.map(\.lease) }.sorted()
+    }
+
+    /// What this member's partitions' MQTT sessions delivered (the sum over the partitions it runs now).
+    public var sightings: Int {
+        workers.withLock { Array($0.values) }.reduce(0) { $0 + $1.statistics.sightings }
+    }
+
+    /// Registers the configured regions (new or changed ones only) and logs "process started".
+    public func start() async throws {
+        guard let circular = regions.first(where: { $0.kind != .beacon }) else {
+            try await store.ensureRegions(regions, at: Date().timeIntervalSince1970)
+            try await log("processStarted", reason: "member \(member), pid \(ProcessInfo.processInfo.processIdentifier)")
+            return
+        }
+        throw RegionKitError(.invalidArgument, """
+            region '\(circular.identifier)': cluster mode partitions beacon sightings; circular regions need a location source, \
+            which is not partitioned (run them in a single daemon)
+            """)
+    }
+
+    /// Lease rounds every `leaseSeconds / 3` until ``stop(reason:)``.
+    public func run() async {
+        let interval = Duration.seconds(configuration.leaseDuration / 3)
+        var lastRenewal = ContinuousClock.now
+        while !stopping.withLock({ $0 }) {
+            do {
+                try await round()
+                lastRenewal = .now
+            } catch {
+                let message = (error as? RegionKitError)?.message ?? "\(error)"
+                logger.warning("lease round failed", metadata: ["error": "\(message)"])
+                // Past the lease time every lease is gone: the partitions are someone else's now.
+                if ContinuousClock.now - lastRenewal > .seconds(configuration.leaseDuration) {
+                    await dropAll(reason: "leases not renewed for \(configuration.leaseDuration) s: \(message)")
+                }
+            }
+            try? await Task.sleep(for: interval)
+        }
+    }
+
+    func round() async throws {
+        try await rounds.withLock {
+            guard !self.stopping.withLock({ $0 }) else { return }
+            let round = try await self.store.balanceLeases(member: self.member, partitions: self.configuration.partitionCount,
+                                                           ttl: self.configuration.leaseDuration)
+            let held = Dictionary(uniqueKeysWithValues: round.held.map { ($0.partition, $0.epoch) })
+            let fencedNow = self.fenced.withLock { set in defer { set.removeAll() }; return set }
+            // Lost (expired and taken, or fenced): stop without writing.
+            let lost = self.workers.withLock { workers in
+                workers.filter { held[$0.key] != $0.value.lease.epoch || fencedNow.contains($0.key) }
+            }
+            for (partition, worker) in lost.sorted(by: { $0.key < $1.key }) {
+                self.workers.withLock { _ = $0.removeValue(forKey: partition) }
+                let left = await worker.stop(handOver: false)
+                self.logger.warning("partition lost", metadata: ["partition": "\(partition)", "epoch": "\(worker.lease.epoch)", "unwritten": "\(left)"])
+                try? await self.log("partitionLost", partition: worker.lease, reason: "partition \(partition) lost by \(self.member)")
+            }
+            // A surplus goes back (highest partitions first), written up first.
+            var given = Set<Int>()
+            if round.surplus > 0 {
+                let give = self.workers.withLock { workers in Array(workers.keys.sorted().suffix(round.surplus)) }
+                for partition in give {
+                    guard let worker = self.workers.withLock({ $0.removeValue(forKey: partition) }) else { continue }
+                    await worker.stop(handOver: true)
+                    try await self.store.releaseLeases(member: self.member, partitions: [partition])
+                    given.insert(partition)
+                    self.logger.info("partition handed back", metadata: ["partition": "\(partition)", "members": "\(round.liveMembers)"])
+                    try? await self.log("partitionReleased", partition: worker.lease, reason: "partition \(partition) released by \(self.member) (rebalance)")
+                }
+            }
+            // New ones (held but not running: taken now, or re-taken after a lost renewal).
+            var toRelease: [Int] = []
+            for lease in round.held where !given.contains(lease.partition) && self.workers.withLock({ $0[lease.partition] == nil }) {
+                // A surplus that had no worker yet (taken in a round that failed half-way) goes straight back.
+                if given.count < round.surplus {
+                    given.insert(lease.partition)
+                    toRelease.append(lease.partition)
+                    continue
+                }
+                try await self.take(lease)
+            }
+            if !toRelease.isEmpty { try await self.store.releaseLeases(member: self.member, partitions: toRelease) }
+        }
+    }
+
+    func take(_ lease: PartitionLease) async throws {
+        let partitionRegions = PartitionWorker.regions(regions, partition: lease.partition, count: configuration.partitionCount)
+        let fenced = fenced
+        let worker = PartitionWorker(lease: lease, member: member, regions: partitionRegions, profile: profile, store: store, mqtt: mqtt,
+                                     clientIDPrefix: clientIDPrefix, topicFilter: configuration.topicFilter(partition: lease.partition),
+                                     hooks: hooks, logger: logger, onEvents: onEvents,
+                                     onFenced: { partition in fenced.withLock { _ = $0.insert(partition) } })
+        try await worker.start()
+        workers.withLock { $0[lease.partition] = worker }
+        logger.info("partition taken", metadata: ["partition": "\(lease.partition)", "epoch": "\(lease.epoch)", "regions": "\(partitionRegions.count)"])
+        try? await log("partitionTaken", partition: lease, reason: "partition \(lease.partition) epoch \(lease.epoch) taken by \(member)")
+    }
+
+    /// Stops every partition without writing (the leases are gone).
+    func dropAll(reason: String) async {
+        await rounds.withLock {
+            let all = self.workers.withLock { workers in defer { workers.removeAll() }; return workers }
+            for (partition, worker) in all.sorted(by: { $0.key < $1.key }) {
+                await worker.stop(handOver: false)
+                self.logger.warning("partition dropped", metadata: ["partition": "\(partition)", "reason": "\(reason)"])
+            }
+        }
+    }
+
+    /// Hands every partition back (stop consuming, write what is queued, release the lease), leaves
+    /// the members and logs "process stopped". ``run()`` returns after its current sleep.
+    public func stop(reason: String) async {
+        stopping.withLock { $0 = true }
+        await rounds.withLock {
+            let all = self.workers.withLock { workers in defer { workers.removeAll() }; return workers }
+            var released: [Int] = []
+            for (partition, worker) in all.sorted(by: { $0.key < $1.key }) {
+                let left = await worker.stop(handOver: true)
+                if left > 0 {
+                    self.logger.error("contributions not written at hand-over", metadata: ["partition": "\(partition)", "unwritten": "\(left)"])
+                }
+                released.append(partition)
+            }
+            do {
+                try await self.store.releaseLeases(member: self.member, partitions: released)
+                try await self.store.leave(member: self.member)
+                if !released.isEmpty { self.logger.info("partitions handed back", metadata: ["partitions": "\(released)"]) }
+            } catch {
+                self.logger.error("cannot release the leases (they expire on their own)", metadata: ["error": "\((error as? RegionKitError)?.message ?? "\(error)")"])
+            }
+            do {
+                try await self.log("processStopped", reason: "member \(self.member): \(reason)")
+            } catch {
+                self.logger.error("cannot log the stop", metadata: ["error": "\((error as? RegionKitError)?.message ?? "\(error)")"])
+            }
+        }
+    }
+
+    /// Appends a member event (`processStarted`, `partitionTaken`, …) to the shared log; the JSON
+    /// line carries the member and, for partition events, the partition and its epoch.
+    func log(_ type: String, partition lease: PartitionLease? = nil, reason: String) async throws {
+        let now = Date().timeIntervalSince1970
+        var line = JSONLine()
+        line.add("t", now)
+        line.add("type", type)
+        line.add("member", member)
+        if let lease {
+            line.add("partition", lease.partition)
+            line.add("epoch", Int(lease.epoch))
+        }
+        let id = try await store.append(time: now, type: type, region: nil, state: nil, reason: reason, json: line.text, hooks: [])
+        onEvents([StoredEvent(id: id, time: now, type: type, region: nil, state: nil, reason: reason, json: line.text)])
+    }
+}

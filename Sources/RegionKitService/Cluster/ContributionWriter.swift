@@ -1,0 +1,129 @@
+import Foundation
+import Logging
+import RegionKit
+import RegionKitConcurrency
+import RegionKitCore
+import RegionKitStore
+
+/// Writes one partition's contributions to the shared store in the order its engine decided them,
+/// off the engine's thread. While the store cannot be reached (PostgreSQL restarting, a network
+/// cut) the writes wait in memory, in order, and are retried with a growing delay (100 ms to 2 s),
+/// so the engine goes on deciding; a write the store refuses because the lease has moved on
+/// (`fenced`) ends the writer: the partition belongs to another engine now.
+///
+/// ```swift
+/// let writer = ContributionWriter(store: store, lease: lease, member: "engine-a", logger: logger,
+///                                 render: ClusterEvents.rows, onEvents: { print($0) }, onFenced: { stopPartition() })
+/// writer.submit(.init(region: lobby, state: .inside, since: now, time: now, evidence: nil))
+/// _ = await writer.flush(timeout: .seconds(5))
+/// ```
+final class ContributionWriter: Sendable {
+    struct Write: Sendable {
+        var region: Region
+        var state: RegionState
+        var since: Double?
+        var time: Double
+        var evidence: EventEvidence?
+    }
+
+    private struct Progress {
+        var queued = 0
+        var fenced = false
+        var closed = false
+    }
+
+    private let continuation: AsyncStream<Write>.Continuation
+    private let task: Task<Void, Never>
+    private let progress: LockedBox<Progress>
+
+    /// - Parameters:
+    ///   - render: the events a change of the merged state logs (previous, merged, since, the write).
+    ///   - onEvents: the events committed with a contribution (their acknowledgement).
+    ///   - onFenced: called once when the store refuses a write because the lease moved on.
+    init(store: any ClusterStoring, lease: PartitionLease, member: String, logger: Logger,
+         render: @escaping @Sendable (RegionState?, RegionState, Double?, Write) -> [ClusterEventRow],
+         onEvents: @escaping @Sendable ([StoredEvent]) -> Void, onFenced: @escaping @Sendable () -> Void) {
+        let (stream, continuation) = AsyncStream.makeStream(of: Write.self)
+        self.continuation = continuation
+        let progress = LockedBox(Progress())
+        self.progress = progress
+        task = Task {
+            var failures = 0
+            for await write in stream {
+                let skip = progress.withLock { $0.fenced }
+                while !skip {
+                    do {
+                        let outcome = try await store.applyContribution(
+                            region: write.region.identifier, lease: lease, member: member, state: write.state, since: write.since,
+                            time: write.time) { previous, merged, since in render(previous, merged, since, write) }
+                        if failures > 0 {
+                            logger.notice("store reachable again: contributions resume", metadata: ["partition": "\(lease.partition)", "failed-attempts": "\(failures)"])
+                            failures = 0
+                        }
+                        switch outcome {
+                        case .fenced:
+                            let first = progress.withLock { state -> Bool in
+                                defer { state.fenced = true }
+                                return !state.fenced
+                            }
+                            if first {
+                                logger.warning("partition lease moved on: its contributions are no longer written",
+                                               metadata: ["partition": "\(lease.partition)", "epoch": "\(lease.epoch)"])
+                                onFenced()
+                            }
+                        case .unchanged: break
+                        case .changed(let events): if !events.isEmpty { onEvents(events) }
+                        }
+                        break
+                    } catch {
+                        if Task.isCancelled || progress.withLock({ $0.closed }) { break }
+                        failures += 1
+                        if failures == 1 {
+                            logger.warning("cannot write a contribution: kept in memory and retried",
+                                           metadata: ["partition": "\(lease.partition)", "region": "\(write.region.identifier)",
+                                                      "error": "\((error as? RegionKitError)?.message ?? "\(error)")"])
+                        }
+                        let delay = min(2_000, 100 << min(failures - 1, 5))
+                        try? await Task.sleep(for: .milliseconds(delay))
+                    }
+                }
+                progress.withLock { $0.queued -= 1 }
+            }
+        }
+    }
+
+    /// Queues a contribution (written in submission order).
+    func submit(_ write: Write) {
+        let accepted = progress.withLock { state -> Bool in
+            guard !state.closed else { return false }
+            state.queued += 1
+            return true
+        }
+        if accepted { continuation.yield(write) }
+    }
+
+    /// Whether the store refused a write because the lease moved on.
+    var isFenced: Bool { progress.withLock { $0.fenced } }
+
+    /// Writes not yet committed (or refused).
+    var queued: Int { progress.withLock { $0.queued } }
+
+    /// Waits until every queued write is committed (or refused); false when `timeout` passed first.
+    func flush(timeout: Duration) async -> Bool {
+        let clock = ContinuousClock()
+        let deadline = clock.now.advanced(by: timeout)
+        while progress.withLock({ $0.queued > 0 && !$0.closed }) {
+            guard clock.now < deadline else { return false }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        return true
+    }
+
+    /// Stops writing: what is still queued is dropped (call ``flush(timeout:)`` first to keep it).
+    func close() async {
+        progress.withLock { $0.closed = true }
+        continuation.finish()
+        task.cancel()
+        await task.value
+    }
+}

@@ -1,0 +1,41 @@
+import RegionKitCore
+
+/// A store several engines share (cluster mode of `regionkit run`): membership, partition leases
+/// with fencing epochs, and each partition's contribution to a region's state, merged into the
+/// region's state and event log in the same transaction that writes the contribution, so that
+/// however many engines contribute, every change of a region's merged state is logged once.
+///
+/// ```swift
+/// try await store.heartbeat(member: "engine-a", ttl: 5)
+/// let round = try await store.balanceLeases(member: "engine-a", partitions: 16, ttl: 5)
+/// let outcome = try await store.applyContribution(region: "lobby", lease: round.held[0], member: "engine-a",
+///                                                state: .inside, since: now, time: now) { previous, merged, since in
+///     [ClusterEventRow(time: now, type: "didDetermineState", region: "lobby", state: merged.rawValue, reason: nil, json: "{}", hooks: [])]
+/// }
+/// ```
+public protocol ClusterStoring: RegionStoring {
+    /// Says that `member` is alive for `ttl` seconds (the store's clock).
+    func heartbeat(member: String, ttl: Double) async throws
+    /// Removes `member` from the live members (a clean stop).
+    func leave(member: String) async throws
+    /// Renews the member's unexpired leases and takes free or expired partitions up to its fair
+    /// share, `ceil(partitions / live members)`; see ``LeaseRound``. Rounds are serialised across members.
+    func balanceLeases(member: String, partitions: Int, ttl: Double) async throws -> LeaseRound
+    /// Hands partitions back at once (their leases expire now), if `member` still holds them.
+    func releaseLeases(member: String, partitions: [Int]) async throws
+    /// Every partition's current holder and epoch (`owner` nil or expired: free).
+    func leases() async throws -> [(partition: Int, owner: String?, epoch: Int64, expiresIn: Double)]
+
+    /// Saves the configured regions that are new or changed (a changed one loses its state and
+    /// contributions); an identical stored region is left alone, so several engines may start with
+    /// one configuration without resetting each other's states.
+    func ensureRegions(_ regions: [Region], at time: Double) async throws
+    /// The contributions stored for one partition, by region (what a member restores when it takes it).
+    func contributions(partition: Int) async throws -> [String: RegionContribution]
+    /// Writes a partition's contribution to `region` if `lease` is still this member's, and, when
+    /// the region's merged state changes, its state row and the events `events(previous, merged,
+    /// since)` returns, in the same transaction.
+    func applyContribution(region: String, lease: PartitionLease, member: String, state: RegionState, since: Double?, time: Double,
+                           events: @escaping @Sendable (_ previous: RegionState?, _ merged: RegionState, _ since: Double?) -> [ClusterEventRow])
+        async throws -> ContributionOutcome
+}

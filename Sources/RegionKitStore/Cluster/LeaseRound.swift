@@ -1,0 +1,25 @@
+/// The outcome of one lease round of a cluster member (``ClusterStoring/balanceLeases(member:partitions:ttl:)``):
+/// the partitions it holds now (renewed or newly taken), which of them it took in this round, and
+/// how many it holds beyond its fair share (to hand back, so a member that joined gets some).
+///
+/// ```swift
+/// let round = try await store.balanceLeases(member: me, partitions: 16, ttl: 5)
+/// if round.surplus > 0 { /* stop the `surplus` highest partitions, then release them */ }
+/// ```
+public struct LeaseRound: Hashable, Sendable {
+    /// Every partition the member holds after the round, by partition number.
+    public var held: [PartitionLease]
+    /// The partitions taken in this round (a subset of `held`).
+    public var taken: [PartitionLease]
+    /// How many held partitions exceed the fair share, `ceil(partitions / live members)`.
+    public var surplus: Int
+    /// Members whose heartbeat has not expired, this one included.
+    public var liveMembers: Int
+
+    public init(held: [PartitionLease], taken: [PartitionLease], surplus: Int, liveMembers: Int) {
+        self.held = held
+        self.taken = taken
+        self.surplus = surplus
+        self.liveMembers = liveMembers
+    }
+}

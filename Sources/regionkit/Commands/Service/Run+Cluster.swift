@@ -1,0 +1,64 @@
+import Foundation
+import Logging
+import RegionKit
+import RegionKitPostgres
+import RegionKitService
+import RegionKitStore
+
+extension Run {
+    /// Cluster mode (`cluster:` in the configuration): one engine of several sharing a PostgreSQL
+    /// store, taking partitions through leases (``ClusterEngine``), until SIGTERM/SIGINT, which hands
+    /// its partitions back.
+    func runCluster(_ configuration: ServiceConfiguration, _ cluster: ClusterConfiguration, logger: Logger) async throws {
+        let location = store ?? configuration.store ?? RegionStore.defaultPath()
+        guard let url = try PostgresStoreURL(parsing: location) else {
+            throw RegionKitError(.invalidArgument, """
+                cluster mode needs the shared PostgreSQL store (--store or store: postgres://user@host:port/database), \
+                not the SQLite file '\(location)'
+                """)
+        }
+        guard let mqtt = configuration.mqtt else {
+            throw RegionKitError(.invalidArgument, "\(config): cluster needs the broker (mqtt: {urls: [...]})")
+        }
+        let profile = try configuration.monitoringProfile(config)
+        let regions = try configuration.monitoredRegions()
+        let clientConfiguration = try mqtt.clientConfiguration()
+        let postgres = try await PostgresRegionStore(host: url.host, port: url.port, username: url.user, password: url.password(),
+                                                     database: url.database, logger: logger)
+        let stopRequest = StopRequest()
+        let printJSON = json
+        let engine = ClusterEngine(store: postgres, configuration: cluster, mqtt: clientConfiguration, profile: profile, regions: regions,
+                                   clientIDPrefix: "regionkit-\(mqtt.siteName)-part-", logger: logger,
+                                   onEvents: { events in
+                                       if printJSON { for event in events { Console.line(event.jsonLine) } }
+                                   },
+                                   onFatal: { reason in stopRequest.request(reason, failed: true) })
+        do {
+            try await engine.start()
+        } catch {
+            await postgres.shutdown()
+            throw error
+        }
+        logger.info("cluster member started", metadata: ["store": "\(url.description)", "member": "\(engine.member)", "profile": "\(profile.name)",
+                                                         "regions": "\(regions.count)", "partitions": "\(cluster.partitionCount)",
+                                                         "lease": "\(cluster.leaseDuration) s"])
+        let signals = SignalWatcher(signals: [SIGTERM, SIGINT])
+        let signalTask = Task {
+            let signal = await signals.next()
+            logger.info("stopping", metadata: ["signal": "\(signal)"])
+            stopRequest.request("signal \(signal)", failed: false)
+        }
+        defer { signalTask.cancel() }
+        let running = Task { await engine.run() }
+        let reason = await stopRequest.wait() ?? ("stopped", false)
+        await engine.stop(reason: reason.text)
+        running.cancel()
+        await running.value
+        await postgres.shutdown()
+        if reason.failed {
+            logger.error("stopped", metadata: ["member": "\(engine.member)", "reason": "\(reason.text)"])
+            throw RegionKitError(.storeFailed, "stopped: \(reason.text)")
+        }
+        logger.info("stopped", metadata: ["member": "\(engine.member)"])
+    }
+}
