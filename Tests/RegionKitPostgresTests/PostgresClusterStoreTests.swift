@@ -1,0 +1,179 @@
+import Foundation
+import RegionKitCore
+import Testing
+import RegionKitPostgres
+import RegionKitStore
+import RegionKitTestSupport
+
+/// Cluster mode's store on a real PostgreSQL: leases shared fairly, taken over with a new epoch
+/// when a member stops renewing, fencing of a stale epoch, and contributions merged into one
+/// region state and one event per merged change however many partitions write at once.
+@Suite("PostgreSQL cluster store: leases, fencing, merged contributions", .serialized, .tags(.endToEnd),
+       .enabled(if: PostgresServer.isAvailable, PostgresServer.skipReason))
+struct PostgresClusterStoreTests {
+    static let uuid = "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0"
+
+    static func open(_ server: PostgresServer, _ database: String) async throws -> PostgresRegionStore {
+        try await PostgresRegionStore(host: "127.0.0.1", port: server.port, username: server.user, database: database)
+    }
+
+    static func rows(_ type: String, _ region: String) -> @Sendable (RegionState?, RegionState, Double?) -> [ClusterEventRow] {
+        { previous, merged, _ in
+            var rows: [ClusterEventRow] = []
+            if previous == .outside && merged == .inside { rows.append(.init(time: 1, type: "didEnterRegion", region: region, state: "inside", reason: type, json: "{}", hooks: [])) }
+            if previous == .inside && merged == .outside { rows.append(.init(time: 1, type: "didExitRegion", region: region, state: "outside", reason: type, json: "{}", hooks: [])) }
+            rows.append(.init(time: 1, type: "didDetermineState", region: region, state: merged.rawValue, reason: type, json: "{}", hooks: ["webhook:x"]))
+            return rows
+        }
+    }
+
+    @Test("Three members share 16 partitions fairly and disjointly; a member that stops renewing loses its partitions to the others with a new epoch; a released partition is free at once",
+          .timeLimit(.minutes(3)))
+    func leases() async throws {
+        let server = try PostgresServer()
+        try await server.start()
+        defer { server.stop() }
+        try await server.createDatabase("leases")
+        let store = try await Self.open(server, "leases")
+        defer { Task { await store.shutdown() } }
+        // Everyone says hello first, so the fair share counts three. c's lease time is short.
+        let ttl = ["a": 30.0, "b": 30.0, "c": 1.0]
+        for member in ["a", "b", "c"] { try await store.heartbeat(member: member, ttl: ttl[member]!) }
+        var held: [String: [PartitionLease]] = [:]
+        for member in ["a", "b", "c"] {
+            let round = try await store.balanceLeases(member: member, partitions: 16, ttl: ttl[member]!)
+            #expect(round.liveMembers == 3)
+            #expect(round.taken == round.held, "a first round takes what it holds")
+            held[member] = round.held
+        }
+        #expect(held.values.map(\.count).sorted() == [4, 6, 6], "ceil(16/3) = 6 each, the rest to the last")
+        let all = held.values.flatMap { $0.map(\.partition) }
+        #expect(all.sorted() == Array(0..<16), "disjoint, and every partition held")
+        #expect(held.values.flatMap { $0 }.allSatisfy { $0.epoch == 1 })
+        // A renewal keeps the same leases and epochs.
+        let renewed = try await store.balanceLeases(member: "a", partitions: 16, ttl: 30)
+        #expect(renewed.held == held["a"] && renewed.taken.isEmpty && renewed.surplus == 0)
+
+        // c stops renewing: after its lease time, a and b take its partitions with epoch 2.
+        try await Task.sleep(for: .milliseconds(1300))
+        let cPartitions = Set(held["c"]!.map(\.partition))
+        let a = try await store.balanceLeases(member: "a", partitions: 16, ttl: 30)
+        let b = try await store.balanceLeases(member: "b", partitions: 16, ttl: 30)
+        #expect(a.liveMembers == 2 && b.liveMembers == 2)
+        #expect(Set(a.held.map(\.partition)).union(b.held.map(\.partition)) == Set(0..<16))
+        #expect(a.held.count == 8 && b.held.count == 8)
+        #expect(Set(a.taken.map(\.partition)).union(b.taken.map(\.partition)) == cPartitions)
+        for lease in a.held + b.held {
+            #expect(lease.epoch == (cPartitions.contains(lease.partition) ? 2 : 1), "partition \(lease.partition)")
+        }
+        // c comes back: it gets nothing until someone hands back its surplus.
+        let c = try await store.balanceLeases(member: "c", partitions: 16, ttl: 30)
+        #expect(c.held.isEmpty && c.liveMembers == 3)
+        let aAgain = try await store.balanceLeases(member: "a", partitions: 16, ttl: 30)
+        #expect(aAgain.surplus == 2, "8 held, fair share 6")
+        let giveBack = Array(aAgain.held.suffix(2).map(\.partition))
+        try await store.releaseLeases(member: "a", partitions: giveBack)
+        let cAgain = try await store.balanceLeases(member: "c", partitions: 16, ttl: 30)
+        #expect(cAgain.taken.map(\.partition) == giveBack.sorted())
+        #expect(cAgain.taken.allSatisfy { $0.epoch == 3 }, "a partition's epoch grows with each holder")
+        // Releasing someone else's partition does nothing.
+        try await store.releaseLeases(member: "b", partitions: giveBack)
+        let leases = try await store.leases()
+        for partition in giveBack { #expect(leases[partition].owner == "c" && leases[partition].expiresIn > 0) }
+        try await store.leave(member: "c")
+        #expect(try await store.balanceLeases(member: "a", partitions: 16, ttl: 5).liveMembers == 2)
+        // Bad numbers are typed errors, not a trap or a huge insert.
+        await #expect(throws: RegionKitError.self) { try await store.balanceLeases(member: "a", partitions: 0, ttl: 5) }
+        await #expect(throws: RegionKitError.self) { try await store.balanceLeases(member: "a", partitions: 1 << 40, ttl: 5) }
+        await #expect(throws: RegionKitError.self) { try await store.balanceLeases(member: "a", partitions: 16, ttl: .nan) }
+    }
+
+    @Test("Contributions merge: one event per change of the union, none for a partition that agrees; a stale epoch is fenced and writes nothing; 8 partitions racing leave an alternating log",
+          .timeLimit(.minutes(3)))
+    func contributions() async throws {
+        let server = try PostgresServer()
+        try await server.start()
+        defer { server.stop() }
+        try await server.createDatabase("merge")
+        let store = try await Self.open(server, "merge")
+        defer { Task { await store.shutdown() } }
+        let site = Region.beacon(try BeaconRegion(identifier: "site", uuidString: Self.uuid))
+        try await store.ensureRegions([site], at: 1)
+        let round = try await store.balanceLeases(member: "a", partitions: 8, ttl: 30)
+        let lease = Dictionary(uniqueKeysWithValues: round.held.map { ($0.partition, $0) })
+        func apply(_ partition: Int, _ state: RegionState, at time: Double, epoch: Int64? = nil) async throws -> ContributionOutcome {
+            var held = lease[partition]!
+            if let epoch { held.epoch = epoch }
+            return try await store.applyContribution(region: "site", lease: held, member: "a", state: state, since: time, time: time,
+                                                     events: Self.rows("p\(partition)", "site"))
+        }
+        func types(_ outcome: ContributionOutcome) -> [String] {
+            if case .changed(let events) = outcome { return events.map(\.type) }
+            return []
+        }
+        #expect(types(try await apply(0, .outside, at: 10)) == ["didDetermineState"])
+        #expect(try await apply(1, .outside, at: 11) == .unchanged)
+        #expect(types(try await apply(1, .inside, at: 12)) == ["didEnterRegion", "didDetermineState"])
+        #expect(try await apply(2, .inside, at: 13) == .unchanged, "already inside through partition 1")
+        #expect(try await apply(1, .outside, at: 14) == .unchanged, "partition 2 still sees it")
+        #expect(types(try await apply(2, .outside, at: 15)) == ["didExitRegion", "didDetermineState"])
+        #expect(try await store.states()["site"]?.state == .outside)
+        #expect(try await store.states()["site"]?.since == 15, "outside since the last partition left")
+        #expect(try await store.contributions(partition: 1)["site"]?.state == .outside)
+        // The merged change's events carry their hooks, in the same transaction.
+        #expect(try await store.deliveries(status: .pending).count == 3, "one per didDetermineState (the rows give it a hook)")
+        // Fencing: a write under an old epoch changes nothing.
+        let before = try await store.lastEventID()
+        #expect(try await apply(3, .inside, at: 16, epoch: 0) == .fenced)
+        #expect(try await store.contributions(partition: 3).isEmpty)
+        #expect(try await store.lastEventID() == before)
+        #expect(try await store.states()["site"]?.state == .outside)
+        // Another member cannot write with a's epoch.
+        let foreign = try await store.applyContribution(region: "site", lease: lease[3]!, member: "b", state: .inside, since: 17, time: 17,
+                                                        events: Self.rows("b", "site"))
+        #expect(foreign == .fenced)
+        // A region that is not monitored (removed meanwhile) gets no contribution.
+        #expect(try await store.applyContribution(region: "gone", lease: lease[0]!, member: "a", state: .inside, since: 1, time: 1,
+                                                  events: Self.rows("p0", "gone")) == .unchanged)
+
+        // 8 partitions toggling at once, 20 times each: the log alternates enter/exit, and the final state is the union.
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for partition in 0..<8 {
+                group.addTask {
+                    for step in 0..<20 {
+                        _ = try await apply(partition, step % 2 == 0 ? .inside : .outside, at: 100 + Double(step))
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        let crossings = try await store.events(since: nil, region: "site", type: nil, afterID: before, limit: nil)
+            .filter { $0.type == "didEnterRegion" || $0.type == "didExitRegion" }.map(\.type)
+        #expect(!crossings.isEmpty)
+        for (first, second) in zip(crossings, crossings.dropFirst()) { #expect(first != second, "two \(first) in a row: \(crossings)") }
+        #expect(crossings.first == "didEnterRegion" && crossings.last == "didExitRegion", "every partition ended outside")
+        #expect(try await store.states()["site"]?.state == .outside)
+    }
+
+    @Test("Registering the configured regions is idempotent across members (states kept); a changed definition starts afresh", .timeLimit(.minutes(2)))
+    func ensureRegions() async throws {
+        let server = try PostgresServer()
+        try await server.start()
+        defer { server.stop() }
+        try await server.createDatabase("regions")
+        let store = try await Self.open(server, "regions")
+        defer { Task { await store.shutdown() } }
+        let lobby = Region.beacon(try BeaconRegion(identifier: "lobby", uuidString: Self.uuid, major: 1))
+        try await store.ensureRegions([lobby], at: 1)
+        let lease = try #require(try await store.balanceLeases(member: "a", partitions: 1, ttl: 30).held.first)
+        _ = try await store.applyContribution(region: "lobby", lease: lease, member: "a", state: .inside, since: 2, time: 2, events: Self.rows("a", "lobby"))
+        try await store.ensureRegions([lobby], at: 3)   // a second member with the same configuration
+        #expect(try await store.states()["lobby"]?.state == .inside)
+        #expect(try await store.contributions(partition: 0)["lobby"]?.state == .inside)
+        let moved = Region.beacon(try BeaconRegion(identifier: "lobby", uuidString: Self.uuid, major: 2))
+        try await store.ensureRegions([moved], at: 4)
+        #expect(try await store.states()["lobby"] == nil)
+        #expect(try await store.contributions(partition: 0).isEmpty)
+        #expect(try await store.storedRegions().map(\.region) == [moved])
+    }
+}
