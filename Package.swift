@@ -141,7 +141,7 @@ let package = Package(
         .testTarget(name: "RegionKitPostgresTests", dependencies: [
             "RegionKitCore", "RegionKitEngine", "RegionKitStore", "RegionKitPostgres", "RegionKitTestSupport",
         ]),
-        .testTarget(name: "regionkitTests", dependencies: ["RegionKitConcurrency", "regionkit", "RegionKitStore", "RegionKitPostgres", "RegionKitTestSupport", .product(name: "GRDB", package: "GRDB.swift")]),
+        .testTarget(name: "regionkitTests", dependencies: ["RegionKitConcurrency", "regionkit", "RegionKitStore", "RegionKitPostgres", "RegionKitMQTT", "RegionKitTestSupport", .product(name: "GRDB", package: "GRDB.swift")]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,0 +1,245 @@
+import Foundation
+import RegionKitConcurrency
+import Testing
+import RegionKitMQTT
+import RegionKitPostgres
+import RegionKitStore
+import RegionKitTestSupport
+
+/// `regionkit run` in cluster mode, end to end: three real engines (the binary), a 3-node NATS
+/// cluster partitioning ESPresense sightings by beacon id, and a private PostgreSQL, all on loopback
+/// and stopped by PID; scanners publish as ESPresense nodes do, each to its own broker node.
+@Suite("regionkit run in cluster mode: 3 engines, 3 NATS nodes, PostgreSQL", .serialized, .tags(.endToEnd),
+       .enabled(if: NATSCluster.isAvailable && PostgresServer.isAvailable,
+                "nats-server or PostgreSQL not found: apt-get install -y nats-server postgresql (./scripts/test.sh does): SKIPPED, not passed"))
+struct ClusterDaemonTests {
+    static let uuid = "e2c56db5-dffb-48d2-b060-d0f5a71096e0"
+    static let partitions = 16
+    static let beacons = 24
+    static let rooms = ["kitchen", "hall", "office"]
+
+    static func token(_ minor: Int) -> String { "iBeacon:\(uuid)-1-\(minor)" }
+
+    /// One engine's configuration: every engine gets the same regions; its broker list starts at
+    /// its own node.
+    static func configuration(member: String, urls: [String]) -> String {
+        var lines = [
+            "profile: responsive",
+            "regions:",
+            "  - {identifier: site, uuid: \(uuid.uppercased())}",
+            "  - {identifier: floor-1, uuid: \(uuid.uppercased()), major: 1}",
+        ]
+        for minor in 1...beacons { lines.append("  - {identifier: b\(minor), uuid: \(uuid.uppercased()), major: 1, minor: \(minor)}") }
+        lines += [
+            "sources: [{mqtt: {format: espresense}}]",
+            "mqtt: {urls: [\(urls.map { "\"\($0)\"" }.joined(separator: ", "))], site: e2e, keepAlive: 5}",
+            "cluster: {partitions: \(partitions), member: \(member), leaseSeconds: 3}",
+        ]
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// The scanners: one MQTT client per room, each on its own broker node, publishing every
+    /// present beacon of the room every `period` at QoS 1 (retried by the client's caller until
+    /// acknowledged, as a scanner's outbox would).
+    final class Fleet: Sendable {
+        let clients: [MQTTClient]
+        let present = LockedBox<Set<Int>>([])
+        let lastPublished = LockedBox<[Int: Date]>([:])
+        let published = LockedBox(0)
+        let task = LockedBox<Task<Void, Never>?>(nil)
+        let runs = LockedBox<[Task<Void, Never>]>([])
+
+        init(urls: [String]) throws {
+            clients = try urls.map { url in
+                var configuration = try MQTTClientConfiguration(urls: [url])
+                configuration.reconnectMinimumDelay = .milliseconds(50)
+                configuration.reconnectMaximumDelay = .milliseconds(500)
+                configuration.keepAlive = .seconds(5)
+                return MQTTClient(configuration: configuration, onMessage: { _ in })
+            }
+        }
+
+        func start(period: Duration) async throws {
+            let clients = self.clients
+            runs.withLock { runs in runs = clients.map { client in Task { await client.run() } } }
+            for client in clients { try await client.waitUntilConnected() }
+            task.withLock {
+                $0 = Task {
+                    while !Task.isCancelled {
+                        let beacons = self.present.withLock { $0 }.sorted()
+                        await withTaskGroup(of: Void.self) { group in
+                            for (room, client) in clients.enumerated() {
+                                let mine = beacons.filter { $0 % clients.count == room }
+                                guard !mine.isEmpty else { continue }
+                                let messages = mine.map { minor in
+                                    MQTTMessage(topic: "espresense/devices/\(ClusterDaemonTests.token(minor))/\(ClusterDaemonTests.rooms[room])",
+                                                payload: Array(#"{"id":"\#(ClusterDaemonTests.token(minor))","rssi":-62,"rssi@1m":-59,"distance":1.4}"#.utf8),
+                                                qos: .atLeastOnce, retain: false)
+                                }
+                                group.addTask {
+                                    do {
+                                        try await client.publish(messages)
+                                        let now = Date()
+                                        self.lastPublished.withLock { last in for minor in mine { last[minor] = now } }
+                                        self.published.withLock { $0 += messages.count }
+                                    } catch {}
+                                }
+                            }
+                        }
+                        try? await Task.sleep(for: period)
+                    }
+                }
+            }
+        }
+
+        func stop() async {
+            if let task = task.withLock({ $0.take() }) {
+                task.cancel()
+                await task.value
+            }
+            for client in clients { await client.shutdown() }
+            for run in runs.withLock({ $0 }) { await run.value }
+        }
+    }
+
+    static func waitUntil(timeout: Double, _ condition: () async throws -> Bool) async rethrows -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if try await condition() { return true }
+            try? await Task.sleep(for: .milliseconds(100))
+        }
+        return try await condition()
+    }
+
+    static func crossings(_ events: [StoredEvent], _ region: String) -> [String] {
+        events.filter { $0.region == region && ($0.type == "didEnterRegion" || $0.type == "didExitRegion") }.map(\.type)
+    }
+
+    @Test("Partitions spread over 3 engines; kill -9 one: its partitions move to the others within a bounded time, no region flaps, no event is lost or doubled; departures still exit once; SIGTERM hands everything back",
+          .timeLimit(.minutes(6)))
+    func failoverAndHandOver() async throws {
+        let server = try PostgresServer()
+        try await server.start()
+        defer { server.stop() }
+        try await server.createDatabase("cluster")
+        let nats = try NATSCluster(nodes: 3, mappings: [
+            "espresense.devices.*.*": "regionkit.part.{{partition(\(Self.partitions),1)}}.espresense.devices.{{wildcard(1)}}.{{wildcard(2)}}",
+        ])
+        try await nats.start()
+        defer { nats.stop() }
+        let url = "postgres://\(server.user)@127.0.0.1:\(server.port)/cluster"
+        let store = try await PostgresRegionStore(host: "127.0.0.1", port: server.port, username: server.user, database: "cluster")
+        defer { Task { await store.shutdown() } }
+
+        // Three engines, each preferring its own broker node.
+        let members = ["engine-0", "engine-1", "engine-2"]
+        var engines: [Daemon] = []
+        for (index, member) in members.enumerated() {
+            let urls = (0..<3).map { nats.mqttURL((index + $0) % 3) }
+            let config = try DaemonTests.writeConfig(Self.configuration(member: member, urls: urls))
+            engines.append(try Daemon(config: config, store: url, logLevel: "notice"))
+        }
+        defer { for engine in engines where engine.process.isRunning { kill(engine.process.processIdentifier, SIGKILL) } }
+        let spread = try await Self.waitUntil(timeout: 60) {
+            let leases = try await store.leases()
+            let owners = Dictionary(grouping: leases.filter { $0.expiresIn > 0 }, by: { $0.owner ?? "" })
+            return leases.count == Self.partitions && owners.count == 3 && !owners.keys.contains("") && owners.values.allSatisfy { $0.count >= 4 }
+                && leases.allSatisfy { $0.expiresIn > 0 }
+        }
+        let spreadLeases = try await store.leases().map { "\($0.partition):\($0.owner ?? "-")" }
+        #expect(spread, "leases: \(spreadLeases); engine logs:\n\(engines.map(\.stderr).joined(separator: "\n---\n"))")
+
+        // Every beacon present: every region inside (site and floor-1 through any partition).
+        let fleet = try Fleet(urls: nats.mqttURLs)
+        fleet.present.withLock { $0 = Set(1...Self.beacons) }
+        try await fleet.start(period: .milliseconds(250))
+        defer { Task { await fleet.stop() } }
+        let regions = ["site", "floor-1"] + (1...Self.beacons).map { "b\($0)" }
+        let allInside = try await Self.waitUntil(timeout: 60) {
+            let states = try await store.states()
+            return regions.allSatisfy { states[$0]?.state == .inside }
+        }
+        let states = try await store.states()
+        #expect(allInside, "not inside: \(regions.filter { states[$0]?.state != .inside }); logs:\n\(engines.map(\.stderr).joined(separator: "\n---\n"))")
+        guard allInside else { return }
+
+        // kill -9 the engine holding the most partitions.
+        let leases = try await store.leases()
+        let held = Dictionary(grouping: leases, by: { $0.owner ?? "" }).mapValues { $0.map(\.partition) }
+        let victim = try #require(members.max { (held[$0]?.count ?? 0) < (held[$1]?.count ?? 0) })
+        let victimIndex = try #require(members.firstIndex(of: victim))
+        let moved = Set(held[victim] ?? [])
+        let beforeKill = try await store.lastEventID()
+        let killedAt = Date()
+        kill(engines[victimIndex].process.processIdentifier, SIGKILL)
+        let survivors = members.filter { $0 != victim }
+        let tookOver = try await Self.waitUntil(timeout: 30) {
+            try await store.leases().filter { moved.contains($0.partition) }.allSatisfy { lease in
+                lease.expiresIn > 0 && survivors.contains(lease.owner ?? "")
+            }
+        }
+        let failover = Date().timeIntervalSince(killedAt)
+        let afterLeases = try await store.leases().map { "\($0.partition):\($0.owner ?? "-")" }
+        #expect(tookOver, "partitions \(moved.sorted()) not taken over: \(afterLeases)")
+        let taken = try await store.events(since: nil, region: nil, type: "partitionTaken", afterID: beforeKill, limit: nil)
+        let lastTaken = taken.map(\.time).max().map { $0 - killedAt.timeIntervalSince1970 }
+        // Bounded by the lease (3 s) plus a round (1 s), with slack for this loaded 2-core machine.
+        #expect(failover < 12, "failover took \(failover) s")
+        print("cluster-e2e: killed \(victim) holding \(moved.count) partitions; leases moved in \(String(format: "%.2f", failover)) s (last partitionTaken logged \(lastTaken.map { String(format: "%.2f", $0) } ?? "?") s after the kill)")
+
+        // The move does not make regions flap: 8 more seconds of sightings, no exit anywhere.
+        try await Task.sleep(for: .seconds(8))
+        var events = try await store.events(since: nil, region: nil, type: nil, afterID: nil, limit: nil)
+        for region in regions {
+            #expect(Self.crossings(events, region).isEmpty, "\(region) crossed: \(Self.crossings(events, region))")
+            #expect(events.filter { $0.region == region && $0.type == "didDetermineState" }.map(\.state) == ["inside"],
+                    "\(region) determined \(events.filter { $0.region == region && $0.type == "didDetermineState" }.map(\.state))")
+        }
+        #expect(try await store.states().filter { regions.contains($0.key) }.allSatisfy { $0.value.state == .inside })
+
+        // Departures: 8 beacons stop (among them some of the moved partitions' beacons): each exits once.
+        let leaving = Array(1...8)
+        let stoppedAt = Date()
+        fleet.present.withLock { $0.subtract(leaving) }
+        let exited = try await Self.waitUntil(timeout: 60) {
+            let events = try await store.events(since: nil, region: nil, type: "didExitRegion", afterID: nil, limit: nil)
+            return leaving.allSatisfy { minor in events.contains { $0.region == "b\(minor)" } }
+        }
+        let exits = try await store.events(since: nil, region: nil, type: "didExitRegion", afterID: nil, limit: nil).map { $0.region ?? "-" }
+        #expect(exited, "exits: \(exits)")
+        try await Task.sleep(for: .seconds(2))
+        events = try await store.events(since: nil, region: nil, type: nil, afterID: nil, limit: nil)
+        let last = fleet.lastPublished.withLock { $0 }
+        var delays: [Double] = []
+        for minor in leaving {
+            #expect(Self.crossings(events, "b\(minor)") == ["didExitRegion"])
+            if let exit = events.first(where: { $0.region == "b\(minor)" && $0.type == "didExitRegion" }), let heard = last[minor] {
+                delays.append(exit.time - heard.timeIntervalSince1970)
+            }
+        }
+        for minor in 9...Self.beacons { #expect(Self.crossings(events, "b\(minor)").isEmpty, "b\(minor) crossed") }
+        #expect(Self.crossings(events, "site").isEmpty && Self.crossings(events, "floor-1").isEmpty, "16 beacons still present")
+        let movedBeacons = leaving.filter { moved.contains(NATSPartition.partition(of: Self.token($0), count: Self.partitions)) }
+        delays.sort()
+        print("cluster-e2e: \(leaving.count) departures (\(movedBeacons.count) in moved partitions) exited \(delays.map { String(format: "%.1f", $0) }) s after their last sighting; stop→last exit \(String(format: "%.1f", (events.filter { $0.type == "didExitRegion" }.map(\.time).max() ?? 0) - stoppedAt.timeIntervalSince1970)) s; \(fleet.published.withLock { $0 }) sightings published")
+
+        // SIGTERM: the survivors hand everything back and stop cleanly.
+        await fleet.stop()
+        for member in survivors {
+            let index = try #require(members.firstIndex(of: member))
+            #expect(await engines[index].signal(SIGTERM, timeout: 20) == 0, "\(member): \(engines[index].stderr.suffix(2000))")
+        }
+        let released = try await store.leases()
+        #expect(released.allSatisfy { $0.expiresIn <= 0 }, "released: \(released.map { "\($0.partition):\($0.owner ?? "-") \($0.expiresIn)" })")
+        events = try await store.events(since: nil, region: nil, type: nil, afterID: nil, limit: nil)
+        #expect(Set(events.filter { $0.type == "processStopped" }.compactMap(\.reason).map { String($0.prefix(15)) })
+                == Set(survivors.map { "member \($0)".prefix(15).description }))
+        #expect(events.map(\.id) == events.map(\.id).sorted() && Set(events.map(\.id)).count == events.count)
+        // Every member's acknowledged events (printed with --json) are in the log, the killed one's included.
+        let stored = Set(events.map(\.id))
+        for (index, engine) in engines.enumerated() {
+            let missing = engine.acknowledged.filter { !stored.contains($0) }
+            #expect(missing.isEmpty, "\(members[index]) acknowledged ids not stored: \(missing)")
+        }
+    }
+}
