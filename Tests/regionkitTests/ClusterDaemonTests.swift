@@ -49,9 +49,10 @@ struct ClusterDaemonTests {
         let task = LockedBox<Task<Void, Never>?>(nil)
         let runs = LockedBox<[Task<Void, Never>]>([])
 
+        /// Room `k` publishes to node `k` first and fails over to the others.
         init(urls: [String]) throws {
-            clients = try urls.map { url in
-                var configuration = try MQTTClientConfiguration(urls: [url])
+            clients = try urls.indices.map { room in
+                var configuration = try MQTTClientConfiguration(urls: urls.indices.map { urls[(room + $0) % urls.count] })
                 configuration.reconnectMinimumDelay = .milliseconds(50)
                 configuration.reconnectMaximumDelay = .milliseconds(500)
                 configuration.keepAlive = .seconds(5)
@@ -115,54 +116,103 @@ struct ClusterDaemonTests {
         events.filter { $0.region == region && ($0.type == "didEnterRegion" || $0.type == "didExitRegion") }.map(\.type)
     }
 
+    /// PostgreSQL, a 3-node NATS cluster partitioning the ESPresense topics, `count` engines and the
+    /// scanners, all started; stopped by the caller's defer blocks (see the tests).
+    struct Rig {
+        let server: PostgresServer
+        let nats: NATSCluster
+        let store: PostgresRegionStore
+        let members: [String]
+        let engines: [Daemon]
+        let fleet: Fleet
+        static let regions = ["site", "floor-1"] + (1...ClusterDaemonTests.beacons).map { "b\($0)" }
+
+        /// Starts everything; every engine's leases spread and every region inside before it returns.
+        static func start(engines count: Int) async throws -> Rig {
+            let server = try PostgresServer()
+            try await server.start()
+            try await server.createDatabase("cluster")
+            let nats = try NATSCluster(nodes: 3, mappings: [
+                "espresense.devices.*.*": "regionkit.part.{{partition(\(ClusterDaemonTests.partitions),1)}}.espresense.devices.{{wildcard(1)}}.{{wildcard(2)}}",
+            ])
+            try await nats.start()
+            let url = "postgres://\(server.user)@127.0.0.1:\(server.port)/cluster"
+            let store = try await PostgresRegionStore(host: "127.0.0.1", port: server.port, username: server.user, database: "cluster",
+                                                      operationTimeout: .seconds(3))
+            let members = (0..<count).map { "engine-\($0)" }
+            var engines: [Daemon] = []
+            for (index, member) in members.enumerated() {
+                let urls = (0..<3).map { nats.mqttURL((index + $0) % 3) }
+                let config = try DaemonTests.writeConfig(ClusterDaemonTests.configuration(member: member, urls: urls))
+                engines.append(try Daemon(config: config, store: url, logLevel: "notice"))
+            }
+            let fleet = try Fleet(urls: nats.mqttURLs)
+            return Rig(server: server, nats: nats, store: store, members: members, engines: engines, fleet: fleet)
+        }
+
+        var logs: String { engines.map(\.stderr).joined(separator: "\n---\n") }
+
+        /// Waits until every partition is held by a live lease and every member holds some.
+        func waitUntilSpread(timeout: Double = 60) async throws -> Bool {
+            try await ClusterDaemonTests.waitUntil(timeout: timeout) {
+                let leases = try await store.leases()
+                let owners = Dictionary(grouping: leases.filter { $0.expiresIn > 0 }, by: { $0.owner ?? "" })
+                let fair = ClusterDaemonTests.partitions / members.count
+                return leases.count == ClusterDaemonTests.partitions && owners.count == members.count && !owners.keys.contains("")
+                    && owners.values.allSatisfy { $0.count >= fair - 1 } && leases.allSatisfy { $0.expiresIn > 0 }
+            }
+        }
+
+        func waitUntilAllInside(timeout: Double = 60) async throws -> Bool {
+            try await ClusterDaemonTests.waitUntil(timeout: timeout) {
+                let states = try await store.states()
+                return Rig.regions.allSatisfy { states[$0]?.state == .inside }
+            }
+        }
+
+        func events() async throws -> [StoredEvent] {
+            try await store.events(since: nil, region: nil, type: nil, afterID: nil, limit: nil)
+        }
+
+        func stop() async {
+            await fleet.stop()
+            for engine in engines where engine.process.isRunning { kill(engine.process.processIdentifier, SIGKILL) }
+            await store.shutdown()
+            nats.stop()
+            server.stop()
+        }
+    }
+
     @Test("Partitions spread over 3 engines; kill -9 one: its partitions move to the others within a bounded time, no region flaps, no event is lost or doubled; departures still exit once; SIGTERM hands everything back",
           .timeLimit(.minutes(6)))
     func failoverAndHandOver() async throws {
-        let server = try PostgresServer()
-        try await server.start()
-        defer { server.stop() }
-        try await server.createDatabase("cluster")
-        let nats = try NATSCluster(nodes: 3, mappings: [
-            "espresense.devices.*.*": "regionkit.part.{{partition(\(Self.partitions),1)}}.espresense.devices.{{wildcard(1)}}.{{wildcard(2)}}",
-        ])
-        try await nats.start()
-        defer { nats.stop() }
-        let url = "postgres://\(server.user)@127.0.0.1:\(server.port)/cluster"
-        let store = try await PostgresRegionStore(host: "127.0.0.1", port: server.port, username: server.user, database: "cluster")
-        defer { Task { await store.shutdown() } }
+        try await Self.withRig(engines: 3) { rig in try await failover(rig) }
+    }
 
-        // Three engines, each preferring its own broker node.
-        let members = ["engine-0", "engine-1", "engine-2"]
-        var engines: [Daemon] = []
-        for (index, member) in members.enumerated() {
-            let urls = (0..<3).map { nats.mqttURL((index + $0) % 3) }
-            let config = try DaemonTests.writeConfig(Self.configuration(member: member, urls: urls))
-            engines.append(try Daemon(config: config, store: url, logLevel: "notice"))
+    /// Starts a rig of `count` engines, waits until the leases are spread, then (every beacon
+    /// present) until every region is inside, runs `body`, and stops everything.
+    static func withRig(engines count: Int, _ body: (Rig) async throws -> Void) async throws {
+        let rig = try await Rig.start(engines: count)
+        do {
+            let spread = try await rig.waitUntilSpread()
+            let spreadLeases = try await rig.store.leases().map { "\($0.partition):\($0.owner ?? "-")" }
+            #expect(spread, "leases: \(spreadLeases); engine logs:\n\(rig.logs)")
+            rig.fleet.present.withLock { $0 = Set(1...Self.beacons) }
+            try await rig.fleet.start(period: .milliseconds(250))
+            let allInside = try await rig.waitUntilAllInside()
+            let states = try await rig.store.states()
+            #expect(allInside, "not inside: \(Rig.regions.filter { states[$0]?.state != .inside }); logs:\n\(rig.logs)")
+            if spread && allInside { try await body(rig) }
+        } catch {
+            await rig.stop()
+            throw error
         }
-        defer { for engine in engines where engine.process.isRunning { kill(engine.process.processIdentifier, SIGKILL) } }
-        let spread = try await Self.waitUntil(timeout: 60) {
-            let leases = try await store.leases()
-            let owners = Dictionary(grouping: leases.filter { $0.expiresIn > 0 }, by: { $0.owner ?? "" })
-            return leases.count == Self.partitions && owners.count == 3 && !owners.keys.contains("") && owners.values.allSatisfy { $0.count >= 4 }
-                && leases.allSatisfy { $0.expiresIn > 0 }
-        }
-        let spreadLeases = try await store.leases().map { "\($0.partition):\($0.owner ?? "-")" }
-        #expect(spread, "leases: \(spreadLeases); engine logs:\n\(engines.map(\.stderr).joined(separator: "\n---\n"))")
+        await rig.stop()
+    }
 
-        // Every beacon present: every region inside (site and floor-1 through any partition).
-        let fleet = try Fleet(urls: nats.mqttURLs)
-        fleet.present.withLock { $0 = Set(1...Self.beacons) }
-        try await fleet.start(period: .milliseconds(250))
-        defer { Task { await fleet.stop() } }
-        let regions = ["site", "floor-1"] + (1...Self.beacons).map { "b\($0)" }
-        let allInside = try await Self.waitUntil(timeout: 60) {
-            let states = try await store.states()
-            return regions.allSatisfy { states[$0]?.state == .inside }
-        }
-        let states = try await store.states()
-        #expect(allInside, "not inside: \(regions.filter { states[$0]?.state != .inside }); logs:\n\(engines.map(\.stderr).joined(separator: "\n---\n"))")
-        guard allInside else { return }
-
+    func failover(_ rig: Rig) async throws {
+        let (store, members, engines, fleet) = (rig.store, rig.members, rig.engines, rig.fleet)
+        let regions = Rig.regions
         // kill -9 the engine holding the most partitions.
         let leases = try await store.leases()
         let held = Dictionary(grouping: leases, by: { $0.owner ?? "" }).mapValues { $0.map(\.partition) }
@@ -240,6 +290,68 @@ struct ClusterDaemonTests {
         for (index, engine) in engines.enumerated() {
             let missing = engine.acknowledged.filter { !stored.contains($0) }
             #expect(missing.isEmpty, "\(members[index]) acknowledged ids not stored: \(missing)")
+        }
+    }
+
+    @Test("PostgreSQL stopped for 6 s (every lease expires) and started again: the engines stay up, take the partitions back, beacons that left meanwhile exit once, the others never flap",
+          .timeLimit(.minutes(6)))
+    func postgresRestart() async throws {
+        try await Self.withRig(engines: 2) { rig in
+            let leaving = Array(1...4)
+            rig.fleet.present.withLock { $0.subtract(leaving) }
+            rig.server.stop()
+            try await Task.sleep(for: .seconds(6))
+            try await rig.server.start()
+            let restartedAt = Date()
+            for (index, engine) in rig.engines.enumerated() {
+                #expect(engine.process.isRunning, "\(rig.members[index]) exited: \(engine.stderr.suffix(2000))")
+            }
+            let exited = try await Self.waitUntil(timeout: 60) {
+                let events = try await rig.store.events(since: nil, region: nil, type: "didExitRegion", afterID: nil, limit: nil)
+                return leaving.allSatisfy { minor in events.contains { $0.region == "b\(minor)" } }
+            }
+            #expect(try await rig.waitUntilSpread(timeout: 30), "leases not spread again after the restart")
+            try await Task.sleep(for: .seconds(4))
+            let events = try await rig.events()
+            #expect(exited, "exits: \(events.filter { $0.type == "didExitRegion" }.map { $0.region ?? "-" }); logs:\n\(rig.logs)")
+            for minor in leaving { #expect(Self.crossings(events, "b\(minor)") == ["didExitRegion"], "b\(minor): \(Self.crossings(events, "b\(minor)"))") }
+            for region in Rig.regions where !leaving.contains(where: { "b\($0)" == region }) {
+                #expect(Self.crossings(events, region).isEmpty, "\(region) crossed: \(Self.crossings(events, region))")
+            }
+            let stored = Set(events.map(\.id))
+            for (index, engine) in rig.engines.enumerated() {
+                let missing = engine.acknowledged.filter { !stored.contains($0) }
+                #expect(missing.isEmpty, "\(rig.members[index]) acknowledged ids not stored: \(missing)")
+            }
+            let lastExit = events.filter { $0.type == "didExitRegion" }.map(\.time).max() ?? 0
+            print("cluster-e2e: PostgreSQL down 6 s; departures during the outage exited \(String(format: "%.1f", lastExit - restartedAt.timeIntervalSince1970)) s after it was back; \(events.filter { $0.type == "partitionTaken" }.count) partitionTaken in all")
+        }
+    }
+
+    @Test("A broker node killed (one that leads neither the MQTT session nor the message stream): partitions and scanners on it move to the other nodes; no region flaps, all stay inside",
+          .timeLimit(.minutes(6)))
+    func brokerNodeKilled() async throws {
+        try await Self.withRig(engines: 3) { rig in
+            func leaders(_ stream: String) -> [Int] {
+                rig.nats.nodes.indices.filter { rig.nats.logTail($0, lines: 10_000).contains("new stream leader for '$G > \(stream)'") }
+            }
+            let busy = Set(leaders("$MQTT_sess") + leaders("$MQTT_msgs"))
+            let victim = rig.nats.nodes.indices.first { !busy.contains($0) } ?? 2
+            let before = try await rig.store.lastEventID()
+            rig.nats.kill(victim)
+            let killedAt = Date()
+            try await Task.sleep(for: .seconds(15))
+            let events = try await rig.events()
+            for region in Rig.regions {
+                #expect(Self.crossings(events, region).isEmpty, "\(region) crossed after node \(victim) was killed: \(Self.crossings(events, region))")
+            }
+            #expect(try await rig.store.states().filter { Rig.regions.contains($0.key) }.allSatisfy { $0.value.state == .inside })
+            for (index, engine) in rig.engines.enumerated() { #expect(engine.process.isRunning, "\(rig.members[index]) exited") }
+            let suspensions = rig.engines.map { $0.stderr.components(separatedBy: "broker connection lost").count - 1 }
+            let resumptions = rig.engines.map { $0.stderr.components(separatedBy: "broker connection back").count - 1 }
+            print("cluster-e2e: NATS node \(victim) killed (session leader \(leaders("$MQTT_sess")), messages leader \(leaders("$MQTT_msgs"))); partitions suspended \(suspensions), resumed \(resumptions) per engine; \(events.filter { $0.id > before }.count) events in the 15 s after the kill (\(Date().timeIntervalSince(killedAt)) s)")
+            #expect(suspensions.reduce(0, +) >= 1, "no partition's connection was on the killed node?")
+            #expect(suspensions == resumptions, "every suspended partition resumed")
         }
     }
 }

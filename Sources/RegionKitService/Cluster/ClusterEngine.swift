@@ -81,7 +81,7 @@ public final class ClusterEngine: Sendable {
 
     /// What this member's partitions' MQTT sessions delivered (the sum over the partitions it runs now).
     public var sightings: Int {
-        workers.withLock { Array($0.values) }.reduce(0) { $0 + $1.statistics.sightings }
+        workers.withLock { Array($0.values) }.reduce(0) { $0 + $1.sightings }
     }
 
     /// Registers the configured regions (new or changed ones only) and logs "process started".

@@ -12,6 +12,11 @@ import RegionKitStore
 /// while the partition had no holder are delivered to the next one; and a ``ContributionWriter``
 /// that turns the engine's `didDetermineState` into the partition's contribution.
 ///
+/// While the broker connection is down the partition hears nothing, which is not every beacon
+/// leaving: the engine is set aside (nothing it decides is written), and on reconnection a new one
+/// starts from the partition's last states exactly as when a partition is taken over (a region
+/// inside stays inside while its beacons are heard again; one not heard again exits once).
+///
 /// ```swift
 /// let worker = PartitionWorker(lease: lease, member: "engine-a", regions: regions, store: store, …)
 /// try await worker.start()
@@ -19,15 +24,29 @@ import RegionKitStore
 /// ```
 final class PartitionWorker: LocationManagerDelegate {
     let lease: PartitionLease
-    let manager: LocationManager
     let regions: [Region]
     let topicFilter: String
     private let store: any ClusterStoring
+    private let profile: MonitoringProfile
     private let client: MQTTClient
-    private let ingest: MQTTSightingIngest
     private let writer: ContributionWriter
     private let logger: Logger
     private let clientTask = LockedBox<Task<Void, Never>?>(nil)
+    /// The running engine and what feeds it; `suspended` while the broker connection is down.
+    private let current: LockedBox<Current>
+    /// The last state written (or restored) per region: where a new engine starts from.
+    private let lastStates = LockedBox<[String: RegionContribution]>([:])
+    /// Routes the client's messages to the current ingest (set after the client is made).
+    private let route: LockedBox<MQTTSightingIngest?>
+
+    struct Current {
+        var manager: LocationManager
+        var ingest: MQTTSightingIngest
+        var suspended = false
+        var stopping = false
+        /// Sightings delivered to engines set aside before this one.
+        var earlierSightings = 0
+    }
 
     /// The ESPresense id of a beacon region that names one iBeacon (UUID, major and minor): the token
     /// the broker partitions by. `nil` for a region that spans beacons (it lives in every partition).
@@ -52,12 +71,16 @@ final class PartitionWorker: LocationManagerDelegate {
         self.lease = lease
         self.regions = regions
         self.store = store
+        self.profile = profile
         self.topicFilter = topicFilter
         var logger = logger
         logger[metadataKey: "partition"] = "\(lease.partition)"
         self.logger = logger
-        manager = LocationManager(profile: profile, automation: .all, clock: SystemClock(), sources: [.beacon: .authorized])
-        ingest = MQTTSightingIngest(sources: [MQTTSourceConfiguration(format: .espresense, topic: topicFilter)], manager: manager, logger: logger)
+        let manager = Self.makeManager(profile: profile)
+        let ingest = MQTTSightingIngest(sources: [MQTTSourceConfiguration(format: .espresense, topic: topicFilter)], manager: manager, logger: logger)
+        current = LockedBox(Current(manager: manager, ingest: ingest))
+        let route = LockedBox<MQTTSightingIngest?>(nil)
+        self.route = route
         let partition = lease.partition
         writer = ContributionWriter(store: store, lease: lease, member: member, logger: logger, render: { previous, merged, _, write in
             ClusterEvents.rows(previous: previous, merged: merged, region: write.region, time: write.time, evidence: write.evidence, hooks: hooks)
@@ -69,38 +92,87 @@ final class PartitionWorker: LocationManagerDelegate {
         configuration.will = nil
         // Spread the partitions' connections over the brokers (each still fails over to the others).
         let servers = configuration.servers
-        let first = servers[lease.partition % servers.count]
-        configuration.host = first.host
-        configuration.port = first.port
-        configuration.useTLS = first.useTLS
-        configuration.fallbackServers = Array(servers[(lease.partition % servers.count + 1)...] + servers[..<(lease.partition % servers.count)])
-        let box = IngestBox()
+        let first = lease.partition % servers.count
+        configuration.host = servers[first].host
+        configuration.port = servers[first].port
+        configuration.useTLS = servers[first].useTLS
+        configuration.fallbackServers = Array(servers[(first + 1)...] + servers[..<first])
+        let box = WorkerBox()
         client = MQTTClient(configuration: configuration, logger: logger, onMessage: { message in
-            box.ingest?.handle(topic: message.topic, payload: message.payload)
-        })
-        box.ingest = ingest
+            route.withLock { $0 }?.handle(topic: message.topic, payload: message.payload)
+        }, onConnectionEvent: { event in box.worker?.connectionChanged(event) })
+        box.worker = self
     }
 
-    /// Holds the ingest for the client's callback (set right after the client is made).
-    final class IngestBox: @unchecked Sendable {
-        var ingest: MQTTSightingIngest?
+    /// Breaks the cycle between the client's callbacks and the worker.
+    final class WorkerBox: @unchecked Sendable {
+        weak var worker: PartitionWorker?
     }
 
-    /// What the partition's MQTT session has delivered.
-    var statistics: MQTTSightingIngest.Statistics { ingest.statistics }
+    static func makeManager(profile: MonitoringProfile) -> LocationManager {
+        LocationManager(profile: profile, automation: .all, clock: SystemClock(), sources: [.beacon: .authorized])
+    }
+
+    /// The engine deciding now (a new one after each reconnection).
+    var manager: LocationManager { current.withLock { $0.manager } }
+
+    /// Sightings the partition's MQTT session delivered to its engines.
+    var sightings: Int { current.withLock { $0.earlierSightings + $0.ingest.statistics.sightings } }
+
+    /// Registers the partition's regions on `manager`: restored from `states` (no
+    /// `didStartMonitoring`, no spurious enter), the others started afresh.
+    func register(on manager: LocationManager, from states: [String: RegionContribution]) {
+        manager.delegate = self
+        for region in regions {
+            if let saved = states[region.identifier], saved.state != .unknown {
+                manager.restoreMonitoring(for: region, state: saved.state, since: saved.since.map { Timestamp(seconds: $0) })
+            } else {
+                manager.startMonitoring(for: region)
+            }
+        }
+    }
+
+    func connectionChanged(_ event: MQTTConnectionEvent) {
+        switch event {
+        case .disconnected:
+            // Set the engine aside: a broker outage is not a departure.
+            let suspended = current.withLock { current -> LocationManager? in
+                guard !current.suspended, !current.stopping else { return nil }
+                current.suspended = true
+                return current.manager
+            }
+            guard let suspended else { return }
+            route.withLock { $0 = nil }
+            suspended.delegate = nil
+            logger.warning("broker connection lost: the partition's engine is set aside until it is back")
+        case .connected:
+            let states = lastStates.withLock { $0 }
+            let resumed = current.withLock { current -> LocationManager? in
+                guard current.suspended, !current.stopping else { return nil }
+                let manager = Self.makeManager(profile: profile)
+                current.earlierSightings += current.ingest.statistics.sightings
+                current.manager = manager
+                current.ingest = MQTTSightingIngest(sources: [MQTTSourceConfiguration(format: .espresense, topic: topicFilter)],
+                                                    manager: manager, logger: logger)
+                current.suspended = false
+                return manager
+            }
+            guard let resumed else { return }
+            register(on: resumed, from: states)
+            let ingest = current.withLock { $0.ingest }
+            route.withLock { $0 = ingest }
+            logger.notice("broker connection back: the partition resumes from its last states", metadata: ["regions": "\(states.count)"])
+        }
+    }
 
     /// Restores the partition's regions from its stored contributions (no `didStartMonitoring`, no
     /// spurious enter: a beacon still heard keeps its region inside), then subscribes.
     func start() async throws {
         let stored = try await store.contributions(partition: lease.partition)
-        manager.delegate = self
-        for region in regions {
-            if let contribution = stored[region.identifier], contribution.state != .unknown {
-                manager.restoreMonitoring(for: region, state: contribution.state, since: contribution.since.map { Timestamp(seconds: $0) })
-            } else {
-                manager.startMonitoring(for: region)
-            }
-        }
+        lastStates.withLock { $0 = stored }
+        let (manager, ingest) = current.withLock { ($0.manager, $0.ingest) }
+        register(on: manager, from: stored)
+        route.withLock { $0 = ingest }
         let (client, logger, filter) = (client, logger, topicFilter)
         clientTask.withLock { $0 = Task { await client.run() } }
         Task {
@@ -112,10 +184,11 @@ final class PartitionWorker: LocationManagerDelegate {
     }
 
     func locationManager(_ manager: LocationManager, didReceive event: LocationEvent) {
-        guard case .didDetermineState(let state, let region) = event.kind, state != .unknown else { return }
-        let since = manager.monitoredRegion(region.identifier)?.stateSince?.seconds
-        writer.submit(.init(region: region, state: state, since: since ?? event.timestamp.seconds, time: event.timestamp.seconds,
-                            evidence: event.evidence))
+        guard case .didDetermineState(let state, let region) = event.kind, state != .unknown,
+              current.withLock({ $0.manager === manager && !$0.suspended }) else { return }
+        let since = manager.monitoredRegion(region.identifier)?.stateSince?.seconds ?? event.timestamp.seconds
+        lastStates.withLock { $0[region.identifier] = RegionContribution(partition: lease.partition, state: state, since: since) }
+        writer.submit(.init(region: region, state: state, since: since, time: event.timestamp.seconds, evidence: event.evidence))
     }
 
     /// Stops consuming (the MQTT session stays on the broker, so nothing published meanwhile is
@@ -125,8 +198,13 @@ final class PartitionWorker: LocationManagerDelegate {
     /// - Returns: the contributions left unwritten.
     @discardableResult
     func stop(handOver: Bool, timeout: Duration = .seconds(5)) async -> Int {
+        let manager = current.withLock { current in
+            current.stopping = true
+            return current.manager
+        }
         await client.shutdown()
         if let task = clientTask.withLock({ $0.take() }) { await task.value }
+        route.withLock { $0 = nil }
         manager.delegate = nil
         if handOver { _ = await writer.flush(timeout: timeout) }
         let left = writer.queued
