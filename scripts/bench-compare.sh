@@ -51,43 +51,17 @@ done
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/regionkit-bench.XXXXXX")"
 chmod 755 "$WORK"   # the PostgreSQL server (another user when we are root) reads the CSVs here
 PG_DATA="$WORK/pg/data" PG_BIN="" PG_STARTED=0
+# shellcheck source=lib/private-postgres.sh
+source "$ROOT/scripts/lib/private-postgres.sh"
 cleanup() {
     local status=$?
-    if ((PG_STARTED)) && [[ -f "$PG_DATA/postmaster.pid" ]]; then
-        log "stopping the private PostgreSQL cluster"
-        if ! as_pg "$PG_BIN/pg_ctl" -D "$PG_DATA" -m fast -w -t 30 stop >/dev/null 2>&1; then
-            local pid
-            pid="$(head -n 1 "$PG_DATA/postmaster.pid" 2>/dev/null || true)"
-            if [[ "$pid" =~ ^[0-9]+$ ]]; then log "pg_ctl stop failed; killing postmaster $pid"; kill -9 "$pid" 2>/dev/null || true; fi
-        fi
-    fi
+    pg_private_stop
     if ((KEEP)); then log "kept $WORK"; else rm -rf "$WORK"; fi
     exit "$status"
 }
 trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
-
-# Privileged steps: directly as root, else through sudo when it works without a password prompt.
-privileged() {
-    if ((EUID == 0)); then "$@"
-    elif command -v sudo >/dev/null && sudo -n true 2>/dev/null; then sudo -n "$@"
-    else die "need root to run: $* (run it yourself, or run this script as root or with passwordless sudo)"
-    fi
-}
-APT_UPDATED=0
-apt_install() {
-    command -v apt-get >/dev/null || die "apt-get not found: install $* yourself"
-    if ((!APT_UPDATED)); then log "apt-get update"; privileged apt-get update -qq >/dev/null; APT_UPDATED=1; fi
-    log "apt-get install $*"
-    privileged env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "$@" >"$WORK/apt.log" 2>&1 \
-        || { tail -n 20 "$WORK/apt.log" >&2; die "apt-get install $* failed"; }
-}
-
-# PostgreSQL refuses to run as root: then the cluster belongs to the 'postgres' system user.
-as_pg() {
-    if ((EUID == 0)); then runuser -u postgres -- "$@"; else "$@"; fi
-}
 
 # --- 1. peers and tools ----------------------------------------------------------------------
 command -v python3 >/dev/null || apt_install python3
@@ -108,17 +82,11 @@ then
 fi
 PY="$VENV/bin/python"
 
-pg_major() { { ls -d /usr/lib/postgresql/*/bin/pg_ctl 2>/dev/null || true; } | sed -E 's|/usr/lib/postgresql/([0-9]+)/.*|\1|' | sort -n | tail -n 1; }
-MAJOR="$(pg_major)"
-if [[ -z "$MAJOR" ]]; then apt_install postgresql; MAJOR="$(pg_major)"; fi
-[[ -n "$MAJOR" ]] || die "no PostgreSQL server found under /usr/lib/postgresql after installing it"
-PG_BIN="/usr/lib/postgresql/$MAJOR/bin"
+pg_find_or_install
 if [[ ! -f "/usr/share/postgresql/$MAJOR/extension/postgis.control" ]]; then
     apt_install "postgresql-$MAJOR-postgis-3"
 fi
 [[ -f "/usr/share/postgresql/$MAJOR/extension/postgis.control" ]] || die "PostGIS for PostgreSQL $MAJOR is still missing"
-command -v psql >/dev/null || apt_install postgresql-client
-if ((EUID == 0)); then id postgres >/dev/null 2>&1 || die "running as root needs the 'postgres' system user (from the postgresql package)"; fi
 
 if [[ -z "$REGIONKIT" ]]; then
     log "swift build -c release --product regionkit"
@@ -147,21 +115,14 @@ log "ibeacon-ble: iBeaconParser().parse"
 log "RegionKit: bench geofence"
 "$REGIONKIT" bench geofence --regions "$WORK/regions.csv" --fixes "$WORK/fixes.csv" --json >"$WORK/rk-geofence.json"
 
-mkdir -p "$WORK/pg/socket"
-if ((EUID == 0)); then chown -R postgres "$WORK/pg"; fi
 PORT="$("$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
 log "PostgreSQL $MAJOR + PostGIS: initdb and start on 127.0.0.1:$PORT"
-as_pg "$PG_BIN/initdb" -D "$PG_DATA" -U bench --auth=trust -E UTF8 --no-locale >"$WORK/initdb.log" 2>&1 \
-    || { tail -n 20 "$WORK/initdb.log" >&2; die "initdb failed"; }
-PG_STARTED=1
-as_pg "$PG_BIN/pg_ctl" -D "$PG_DATA" -l "$WORK/pg/server.log" -w -t 60 \
-    -o "-p $PORT -c listen_addresses=127.0.0.1 -c unix_socket_directories=$WORK/pg/socket -c fsync=off -c shared_buffers=256MB -c work_mem=64MB -c jit=off" \
-    start >/dev/null || { tail -n 20 "$WORK/pg/server.log" >&2 2>/dev/null || true; die "pg_ctl start failed"; }
+pg_private_start "$PORT" bench "-c shared_buffers=256MB -c work_mem=64MB -c jit=off"
 log "PostGIS: load, index, and run every form"
 psql -X -q -h 127.0.0.1 -p "$PORT" -U bench -d postgres -v regions_csv="$WORK/regions.csv" -v fixes_csv="$WORK/fixes.csv" \
     -f "$BENCH/postgis.sql" >"$WORK/postgis.txt" 2>"$WORK/postgis.err" \
     || { cat "$WORK/postgis.err" >&2; die "the PostGIS benchmark failed"; }
-as_pg "$PG_BIN/pg_ctl" -D "$PG_DATA" -m fast -w -t 30 stop >/dev/null && PG_STARTED=0
+pg_private_stop
 
 # --- 5. the table ----------------------------------------------------------------------------
 CPU="$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)"  # no pipe: under pipefail a SIGPIPE'd producer would end the script

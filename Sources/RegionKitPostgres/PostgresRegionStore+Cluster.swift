@@ -100,6 +100,18 @@ extension PostgresRegionStore: ClusterStoring {
             """)
     }
 
+    public func recordSightings(member: String, total: Int64) async throws {
+        try await execute("record the progress of \(member)", "UPDATE regionkit_cluster_member SET sightings = \(total) WHERE member = \(member)")
+    }
+
+    public func members() async throws -> [(member: String, expiresIn: Double, sightings: Int64)] {
+        let query = PostgresQuery(unsafeSQL: "SELECT member, expires_at - \(Self.serverNow), sightings FROM regionkit_cluster_member ORDER BY member")
+        return try await rows("read the cluster members", query) { row in
+            let (member, remaining, sightings) = try row.decode((String, Double, Int64).self)
+            return (member: member, expiresIn: remaining, sightings: sightings)
+        }
+    }
+
     public func leases() async throws -> [(partition: Int, owner: String?, epoch: Int64, expiresIn: Double)] {
         let query = PostgresQuery(unsafeSQL: """
             SELECT partition, owner, epoch, expires_at - \(Self.serverNow) FROM regionkit_partition_lease ORDER BY partition

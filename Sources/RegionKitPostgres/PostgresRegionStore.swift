@@ -131,7 +131,7 @@ public final class PostgresRegionStore: RegionStoring, CustomStringConvertible {
     /// Version 3: cluster mode (``ClusterStoring``). Times are the server's clock (seconds since 1970),
     /// so members on machines with skewed clocks agree on when a lease expires.
     static let schemaV3 = [
-        "CREATE TABLE regionkit_cluster_member (member text PRIMARY KEY, expires_at double precision NOT NULL)",
+        "CREATE TABLE regionkit_cluster_member (member text PRIMARY KEY, expires_at double precision NOT NULL, sightings bigint NOT NULL DEFAULT 0)",
         """
         CREATE TABLE regionkit_partition_lease (
             partition bigint PRIMARY KEY,

@@ -47,6 +47,8 @@ public final class ClusterEngine: Sendable {
     /// Partitions whose writer was fenced: stopped at the next round.
     private let fenced = LockedBox<Set<Int>>([])
     private let stopping = LockedBox(false)
+    /// Sightings of partitions this member no longer runs.
+    private let earlierSightings = LockedBox(0)
     /// Serialises lease rounds with the stop (a round never starts a worker after the hand-over).
     private let rounds = AsyncLock()
 
@@ -79,9 +81,17 @@ public final class ClusterEngine: Sendable {
         workers.withLock { $0.values.map(\.lease) }.sorted()
     }
 
-    /// What this member's partitions' MQTT sessions delivered (the sum over the partitions it runs now).
+    /// Sightings this member's partitions' MQTT sessions delivered since it started.
     public var sightings: Int {
-        workers.withLock { Array($0.values) }.reduce(0) { $0 + $1.sightings }
+        earlierSightings.withLock { $0 } + workers.withLock { Array($0.values) }.reduce(0) { $0 + $1.sightings }
+    }
+
+    /// Stops `worker` (its sightings stay counted).
+    @discardableResult
+    func retire(_ worker: PartitionWorker, handOver: Bool) async -> Int {
+        let left = await worker.stop(handOver: handOver)
+        earlierSightings.withLock { $0 += worker.sightings }
+        return left
     }
 
     /// Registers the configured regions (new or changed ones only) and logs "process started".
@@ -130,7 +140,7 @@ public final class ClusterEngine: Sendable {
             }
             for (partition, worker) in lost.sorted(by: { $0.key < $1.key }) {
                 self.workers.withLock { _ = $0.removeValue(forKey: partition) }
-                let left = await worker.stop(handOver: false)
+                let left = await self.retire(worker, handOver: false)
                 self.logger.warning("partition lost", metadata: ["partition": "\(partition)", "epoch": "\(worker.lease.epoch)", "unwritten": "\(left)"])
                 try? await self.log("partitionLost", partition: worker.lease, reason: "partition \(partition) lost by \(self.member)")
             }
@@ -140,7 +150,7 @@ public final class ClusterEngine: Sendable {
                 let give = self.workers.withLock { workers in Array(workers.keys.sorted().suffix(round.surplus)) }
                 for partition in give {
                     guard let worker = self.workers.withLock({ $0.removeValue(forKey: partition) }) else { continue }
-                    await worker.stop(handOver: true)
+                    await self.retire(worker, handOver: true)
                     try await self.store.releaseLeases(member: self.member, partitions: [partition])
                     given.insert(partition)
                     self.logger.info("partition handed back", metadata: ["partition": "\(partition)", "members": "\(round.liveMembers)"])
@@ -159,6 +169,7 @@ public final class ClusterEngine: Sendable {
                 try await self.take(lease)
             }
             if !toRelease.isEmpty { try await self.store.releaseLeases(member: self.member, partitions: toRelease) }
+            try await self.store.recordSightings(member: self.member, total: Int64(self.sightings))
         }
     }
 
@@ -180,7 +191,7 @@ public final class ClusterEngine: Sendable {
         await rounds.withLock {
             let all = self.workers.withLock { workers in defer { workers.removeAll() }; return workers }
             for (partition, worker) in all.sorted(by: { $0.key < $1.key }) {
-                await worker.stop(handOver: false)
+                await self.retire(worker, handOver: false)
                 self.logger.warning("partition dropped", metadata: ["partition": "\(partition)", "reason": "\(reason)"])
             }
         }
@@ -194,7 +205,7 @@ public final class ClusterEngine: Sendable {
             let all = self.workers.withLock { workers in defer { workers.removeAll() }; return workers }
             var released: [Int] = []
             for (partition, worker) in all.sorted(by: { $0.key < $1.key }) {
-                let left = await worker.stop(handOver: true)
+                let left = await self.retire(worker, handOver: true)
                 if left > 0 {
                     self.logger.error("contributions not written at hand-over", metadata: ["partition": "\(partition)", "unwritten": "\(left)"])
                 }

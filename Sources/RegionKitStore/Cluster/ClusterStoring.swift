@@ -23,6 +23,11 @@ public protocol ClusterStoring: RegionStoring {
     func balanceLeases(member: String, partitions: Int, ttl: Double) async throws -> LeaseRound
     /// Hands partitions back at once (their leases expire now), if `member` still holds them.
     func releaseLeases(member: String, partitions: [Int]) async throws
+    /// Records how many sightings `member` has ingested since it started (its progress, for
+    /// operators and `regionkit bench cluster`).
+    func recordSightings(member: String, total: Int64) async throws
+    /// Every known member: seconds until its heartbeat expires (≤ 0: gone) and its sightings.
+    func members() async throws -> [(member: String, expiresIn: Double, sightings: Int64)]
     /// Every partition's current holder and epoch (`owner` nil or expired: free).
     func leases() async throws -> [(partition: Int, owner: String?, epoch: Int64, expiresIn: Double)]
 
