@@ -78,6 +78,7 @@ let package = Package(
         .target(name: "RegionKitPostgres", dependencies: [
             "RegionKitCore", "RegionKitEngine", "RegionKitStore",
             .product(name: "PostgresNIO", package: "postgres-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "Logging", package: "swift-log"),
         ]),
         .target(name: "RegionKitService", dependencies: [

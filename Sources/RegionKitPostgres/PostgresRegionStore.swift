@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import NIOPosix
 import PostgresNIO
 import RegionKitCore
 import RegionKitEngine
@@ -46,18 +47,26 @@ public final class PostgresRegionStore: RegionStoring, CustomStringConvertible {
     public let description: String
     let client: PostgresClient
     private let running: Task<Void, Never>
+    /// Event-loop threads of this store's own, when asked for (shut down with the store).
+    private let ownThreads: MultiThreadedEventLoopGroup?
     let logger: Logger
     /// The longest any one operation may take, waiting for a connection included.
     public let operationTimeout: Duration
 
     /// Connects with `configuration`, then creates or migrates the schema.
-    public init(configuration: PostgresClient.Configuration, operationTimeout: Duration = .seconds(10),
+    /// - Parameter threads: event-loop threads of the store's own (nil: NIO's shared ones). A cluster
+    ///   engine gives its store one, so lease renewals are not queued behind the sightings its MQTT
+    ///   connections are delivering on the shared loops when it is overloaded.
+    public init(configuration: PostgresClient.Configuration, operationTimeout: Duration = .seconds(10), threads: Int? = nil,
                 logger: Logger = Logger(label: "regionkit.postgres")) async throws {
         self.operationTimeout = operationTimeout
+        let group = threads.map { MultiThreadedEventLoopGroup(numberOfThreads: max(1, min($0, 16))) }
+        ownThreads = group
         let target = configuration.host.map { "\($0):\(configuration.port ?? 5432)" } ?? configuration.unixSocketPath ?? "?"
         description = "postgres://\(configuration.username)@\(target)/\(configuration.database ?? configuration.username)"
         self.logger = logger
-        let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+        let client = group.map { PostgresClient(configuration: configuration, eventLoopGroup: $0, backgroundLogger: logger) }
+            ?? PostgresClient(configuration: configuration, backgroundLogger: logger)
         self.client = client
         running = Task { await client.run() }
         do {
@@ -65,6 +74,7 @@ public final class PostgresRegionStore: RegionStoring, CustomStringConvertible {
         } catch {
             running.cancel()
             await running.value
+            try? await group?.shutdownGracefully()
             throw error
         }
     }
@@ -72,18 +82,19 @@ public final class PostgresRegionStore: RegionStoring, CustomStringConvertible {
     /// A TCP connection to `host:port`; TLS off by default (a loopback or private network), else
     /// pass `tls: .require(...)`.
     public convenience init(host: String, port: Int = 5432, username: String, password: String? = nil, database: String?,
-                            tls: PostgresClient.Configuration.TLS = .disable, operationTimeout: Duration = .seconds(10),
+                            tls: PostgresClient.Configuration.TLS = .disable, operationTimeout: Duration = .seconds(10), threads: Int? = nil,
                             logger: Logger = Logger(label: "regionkit.postgres")) async throws {
         var configuration = PostgresClient.Configuration(host: host, port: port, username: username, password: password,
                                                          database: database, tls: tls)
         configuration.options.connectTimeout = min(configuration.options.connectTimeout, operationTimeout)
-        try await self.init(configuration: configuration, operationTimeout: operationTimeout, logger: logger)
+        try await self.init(configuration: configuration, operationTimeout: operationTimeout, threads: threads, logger: logger)
     }
 
     /// Closes every connection. The store cannot be used afterwards.
     public func shutdown() async {
         running.cancel()
         await running.value
+        try? await ownThreads?.shutdownGracefully()
     }
 
     // MARK: - Schema

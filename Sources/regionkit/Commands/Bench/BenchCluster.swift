@@ -58,6 +58,9 @@ struct BenchCluster: AsyncParsableCommand {
     @Option(help: "Publishing clients.")
     var publishers: Int = 6
 
+    @Option(help: "Offered sightings per second, all publishers together (0: as fast as they can).")
+    var rate: Int = 0
+
     @Option(help: "QoS of the fleet's messages: 1 (default), or 0 as ESPresense publishes (see docs/cluster.md: QoS 0 through the mapping was unreliable on NATS 2.9.10).")
     var qos: Int = 1
 
@@ -73,6 +76,7 @@ struct BenchCluster: AsyncParsableCommand {
             throw ValidationError("--scanners within 1...100000, --beacons within 1...65535, at most 10,000,000 pairs")
         }
         guard (1...64).contains(publishers) else { throw ValidationError("--publishers must be within 1...64") }
+        guard (0...10_000_000).contains(rate) else { throw ValidationError("--rate must be within 0...10000000") }
         guard qos == 0 || qos == 1 else { throw ValidationError("--qos must be 0 or 1") }
         guard UUID(uuidString: uuid) != nil else { throw ValidationError("--uuid '\(uuid)' is not a UUID") }
     }
@@ -107,6 +111,8 @@ struct BenchCluster: AsyncParsableCommand {
         var ingested: Int64
         var ingestSeconds: Double
         var qos: Int
+        /// The offered rate (0: as fast as the publishers could).
+        var offered: Int
 
         var publishRate: Double { Double(published) / publishSeconds }
         var ingestRate: Double { ingestSeconds > 0 ? Double(ingested) / ingestSeconds : 0 }
@@ -134,6 +140,7 @@ struct BenchCluster: AsyncParsableCommand {
             line.add("latencyP99Ms", percentile(0.99) * 1000)
             line.add("latencySamples", latencies.count)
             line.add("qos", qos)
+            line.add("offeredPerSecond", offered)
             line.add("published", published)
             line.add("publishSeconds", publishSeconds)
             line.add("ingested", Int(ingested))
@@ -170,7 +177,7 @@ struct BenchCluster: AsyncParsableCommand {
         let throughput = try await throughput(database, clients: clients)
         for client in clients { await client.shutdown() }
         return Result(engines: engines, latencies: latencies, published: throughput.published, publishSeconds: throughput.publishSeconds,
-                      ingested: throughput.ingested, ingestSeconds: throughput.ingestSeconds, qos: qos)
+                      ingested: throughput.ingested, ingestSeconds: throughput.ingestSeconds, qos: qos, offered: rate)
     }
 
     func message(major: Int, minor: Int, scanner: String, qos: MQTTQoS) -> MQTTMessage {
@@ -223,7 +230,15 @@ struct BenchCluster: AsyncParsableCommand {
             for (index, client) in clients.enumerated() {
                 group.addTask {
                     var next = index * (pairs / clients.count)
+                    // Paced: this publisher's batch every `period` seconds (the offered rate split evenly).
+                    let period = self.rate > 0 ? Double(batch * clients.count) / Double(self.rate) : 0
+                    var due = started
                     while Date() < deadline {
+                        if period > 0 {
+                            let wait = due.timeIntervalSinceNow
+                            if wait > 0 { try? await Task.sleep(for: .seconds(wait)) }
+                            due = due.addingTimeInterval(period)
+                        }
                         let messages = (0..<batch).map { offset -> MQTTMessage in
                             let pair = (next + offset) % pairs
                             return self.message(major: 2, minor: pair % beacons, scanner: "scanner-\(pair / beacons)", qos: level)

@@ -24,7 +24,7 @@ extension Run {
         let regions = try configuration.monitoredRegions()
         let clientConfiguration = try mqtt.clientConfiguration()
         let postgres = try await PostgresRegionStore(host: url.host, port: url.port, username: url.user, password: url.password(),
-                                                     database: url.database, logger: logger)
+                                                     database: url.database, threads: 1, logger: logger)
         let stopRequest = StopRequest()
         let printJSON = json
         let engine = ClusterEngine(store: postgres, configuration: cluster, mqtt: clientConfiguration, profile: profile, regions: regions,
