@@ -55,18 +55,13 @@ stop_engines() {
     done
     ENGINE_PIDS=()
 }
-cleanup() {
-    local status=$? pid
+stop_all() {
+    local pid
     stop_engines
     for pid in "${NATS_PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
     for pid in "${NATS_PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
-    pg_private_stop
-    if ((KEEP)); then log "kept $WORK"; else rm -rf "$WORK"; fi
-    exit "$status"
 }
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+bench_traps stop_all
 
 # --- tools -------------------------------------------------------------------------------------
 command -v python3 >/dev/null || apt_install python3

@@ -53,15 +53,7 @@ chmod 755 "$WORK"   # the PostgreSQL server (another user when we are root) read
 PG_DATA="$WORK/pg/data" PG_BIN="" PG_STARTED=0
 # shellcheck source=lib/private-postgres.sh
 source "$ROOT/scripts/lib/private-postgres.sh"
-cleanup() {
-    local status=$?
-    pg_private_stop
-    if ((KEEP)); then log "kept $WORK"; else rm -rf "$WORK"; fi
-    exit "$status"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+bench_traps
 
 # --- 1. peers and tools ----------------------------------------------------------------------
 command -v python3 >/dev/null || apt_install python3

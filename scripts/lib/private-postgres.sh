@@ -63,3 +63,19 @@ pg_private_stop() {
     fi
     PG_STARTED=0
 }
+
+# bench_traps [HOOK]: at exit run HOOK (stop what the script started), stop the private PostgreSQL,
+# remove $WORK (kept with KEEP=1); INT and TERM exit with 130 and 143 through it.
+bench_traps() {
+    BENCH_EXIT_HOOK=${1:-}
+    trap _bench_exit EXIT
+    trap 'exit 130' INT
+    trap 'exit 143' TERM
+}
+_bench_exit() {
+    local status=$?
+    if [[ -n "${BENCH_EXIT_HOOK:-}" ]]; then "$BENCH_EXIT_HOOK"; fi
+    pg_private_stop
+    if ((${KEEP:-0})); then log "kept $WORK"; else rm -rf "$WORK"; fi
+    exit "$status"
+}
