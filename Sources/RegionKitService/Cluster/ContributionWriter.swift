@@ -12,8 +12,10 @@ import RegionKitStore
 /// (`fenced`) ends the writer: the partition belongs to another engine now.
 ///
 /// ```swift
-/// let writer = ContributionWriter(store: store, lease: lease, member: "engine-a", logger: logger,
-///                                 render: ClusterEvents.rows, onEvents: { print($0) }, onFenced: { stopPartition() })
+/// let writer = ContributionWriter(partition: 5, logger: logger, apply: { write in
+///     try await store.applyContribution(region: write.region.identifier, lease: lease, member: "engine-a", state: write.state,
+///                                       since: write.since, time: write.time) { previous, merged, since in … }
+/// }, onEvents: { print($0) }, onFenced: { stopPartition() })
 /// writer.submit(.init(region: lobby, state: .inside, since: now, time: now, evidence: nil))
 /// _ = await writer.flush(timeout: .seconds(5))
 /// ```
@@ -37,12 +39,14 @@ final class ContributionWriter: Sendable {
     private let progress: LockedBox<Progress>
 
     /// - Parameters:
-    ///   - render: the events a change of the merged state logs (previous, merged, since, the write).
+    ///   - apply: writes one contribution (``ClusterStoring/applyContribution(region:lease:member:state:since:time:events:)``);
+    ///     a thrown error is retried, `fenced` ends the writer.
     ///   - onEvents: the events committed with a contribution (their acknowledgement).
     ///   - onFenced: called once when the store refuses a write because the lease moved on.
-    init(store: any ClusterStoring, lease: PartitionLease, member: String, logger: Logger,
-         render: @escaping @Sendable (RegionState?, RegionState, Double?, Write) -> [ClusterEventRow],
-         onEvents: @escaping @Sendable ([StoredEvent]) -> Void, onFenced: @escaping @Sendable () -> Void) {
+    ///   - retryDelay: the delay after the n-th consecutive failure (default 100 ms doubling to 2 s).
+    init(partition: Int, logger: Logger, apply: @escaping @Sendable (Write) async throws -> ContributionOutcome,
+         onEvents: @escaping @Sendable ([StoredEvent]) -> Void, onFenced: @escaping @Sendable () -> Void,
+         retryDelay: @escaping @Sendable (Int) -> Duration = { .milliseconds(min(2_000, 100 << min($0 - 1, 5))) }) {
         let (stream, continuation) = AsyncStream.makeStream(of: Write.self)
         self.continuation = continuation
         let progress = LockedBox(Progress())
@@ -50,14 +54,13 @@ final class ContributionWriter: Sendable {
         task = Task {
             var failures = 0
             for await write in stream {
-                let skip = progress.withLock { $0.fenced }
+                // Fenced (the lease moved on) or closed (dropped on purpose): not written.
+                let skip = progress.withLock { $0.fenced || $0.closed }
                 while !skip {
                     do {
-                        let outcome = try await store.applyContribution(
-                            region: write.region.identifier, lease: lease, member: member, state: write.state, since: write.since,
-                            time: write.time) { previous, merged, since in render(previous, merged, since, write) }
+                        let outcome = try await apply(write)
                         if failures > 0 {
-                            logger.notice("store reachable again: contributions resume", metadata: ["partition": "\(lease.partition)", "failed-attempts": "\(failures)"])
+                            logger.notice("store reachable again: contributions resume", metadata: ["partition": "\(partition)", "failed-attempts": "\(failures)"])
                             failures = 0
                         }
                         switch outcome {
@@ -68,7 +71,7 @@ final class ContributionWriter: Sendable {
                             }
                             if first {
                                 logger.warning("partition lease moved on: its contributions are no longer written",
-                                               metadata: ["partition": "\(lease.partition)", "epoch": "\(lease.epoch)"])
+                                               metadata: ["partition": "\(partition)"])
                                 onFenced()
                             }
                         case .unchanged: break
@@ -80,11 +83,10 @@ final class ContributionWriter: Sendable {
                         failures += 1
                         if failures == 1 {
                             logger.warning("cannot write a contribution: kept in memory and retried",
-                                           metadata: ["partition": "\(lease.partition)", "region": "\(write.region.identifier)",
+                                           metadata: ["partition": "\(partition)", "region": "\(write.region.identifier)",
                                                       "error": "\((error as? RegionKitError)?.message ?? "\(error)")"])
                         }
-                        let delay = min(2_000, 100 << min(failures - 1, 5))
-                        try? await Task.sleep(for: .milliseconds(delay))
+                        try? await Task.sleep(for: retryDelay(failures))
                     }
                 }
                 progress.withLock { $0.queued -= 1 }

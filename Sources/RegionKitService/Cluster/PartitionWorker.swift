@@ -82,8 +82,11 @@ final class PartitionWorker: LocationManagerDelegate {
         let route = LockedBox<MQTTSightingIngest?>(nil)
         self.route = route
         let partition = lease.partition
-        writer = ContributionWriter(store: store, lease: lease, member: member, logger: logger, render: { previous, merged, _, write in
-            ClusterEvents.rows(previous: previous, merged: merged, region: write.region, time: write.time, evidence: write.evidence, hooks: hooks)
+        writer = ContributionWriter(partition: partition, logger: logger, apply: { write in
+            try await store.applyContribution(region: write.region.identifier, lease: lease, member: member, state: write.state,
+                                              since: write.since, time: write.time) { previous, merged, _ in
+                ClusterEvents.rows(previous: previous, merged: merged, region: write.region, time: write.time, evidence: write.evidence, hooks: hooks)
+            }
         }, onEvents: onEvents, onFenced: { onFenced(partition) })
         var configuration = mqtt
         // Every partition keeps its own session: whoever holds the partition gets its queue.

@@ -1,0 +1,101 @@
+import Foundation
+import Logging
+import RegionKitConcurrency
+import Testing
+import RegionKit
+import RegionKitCore
+import RegionKitStore
+@testable import RegionKitService
+
+/// The per-partition writer: in order, off the engine's thread; kept and retried while the store
+/// fails; ended by fencing; flushed at hand-over or dropped when the lease is gone.
+@Suite("Cluster mode: the contribution writer")
+struct ContributionWriterTests {
+    static let region = Region.beacon(try! BeaconRegion(identifier: "lobby", uuidString: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0", major: 1))
+
+    static func write(_ time: Double, _ state: RegionState) -> ContributionWriter.Write {
+        .init(region: region, state: state, since: time, time: time, evidence: nil)
+    }
+
+    /// A store stand-in: records what it applied; fails while `failing` > 0 (counting down); fences from `fenceAt` on.
+    final class Store: Sendable {
+        let applied = LockedBox<[Double]>([])
+        let attempts = LockedBox(0)
+        let failing = LockedBox(0)
+        let fenceAt = LockedBox<Double?>(nil)
+        let gate = LockedBox(true)
+
+        func apply(_ write: ContributionWriter.Write) async throws -> ContributionOutcome {
+            while !gate.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(1)) }
+            attempts.withLock { $0 += 1 }
+            if failing.withLock({ count in defer { count = max(0, count - 1) }; return count > 0 }) {
+                throw RegionKitError(.storeFailed, "store down")
+            }
+            if let fence = fenceAt.withLock({ $0 }), write.time >= fence { return .fenced }
+            applied.withLock { $0.append(write.time) }
+            return write.state == .inside
+                ? .changed([StoredEvent(id: Int64(write.time), time: write.time, type: "didDetermineState", region: "lobby", state: "inside", reason: nil, json: "{}")])
+                : .unchanged
+        }
+    }
+
+    static func writer(_ store: Store, acknowledged: LockedBox<[Int64]> = LockedBox([]), fenced: LockedBox<Int> = LockedBox(0)) -> ContributionWriter {
+        ContributionWriter(partition: 3, logger: Logger(label: "test"), apply: { try await store.apply($0) },
+                           onEvents: { events in acknowledged.withLock { $0 += events.map(\.id) } },
+                           onFenced: { fenced.withLock { $0 += 1 } }, retryDelay: { _ in .milliseconds(1) })
+    }
+
+    @Test("Writes in submission order; events acknowledged once committed; flush returns when all are written")
+    func order() async {
+        let store = Store()
+        let acknowledged = LockedBox<[Int64]>([])
+        let writer = Self.writer(store, acknowledged: acknowledged)
+        for time in 1...50 { writer.submit(Self.write(Double(time), time % 2 == 0 ? .inside : .outside)) }
+        #expect(await writer.flush(timeout: .seconds(10)))
+        #expect(store.applied.withLock { $0 } == (1...50).map(Double.init))
+        #expect(acknowledged.withLock { $0 } == stride(from: 2, through: 50, by: 2).map(Int64.init))
+        #expect(writer.queued == 0)
+        await writer.close()
+    }
+
+    @Test("While the store fails, writes wait in memory in order and are retried; none lost or reordered")
+    func retriesInOrder() async {
+        let store = Store()
+        store.failing.withLock { $0 = 25 }
+        let writer = Self.writer(store)
+        for time in 1...10 { writer.submit(Self.write(Double(time), .outside)) }
+        #expect(await writer.flush(timeout: .seconds(10)))
+        #expect(store.applied.withLock { $0 } == (1...10).map(Double.init))
+        #expect(store.attempts.withLock { $0 } == 35, "25 failed attempts, then one each")
+        await writer.close()
+    }
+
+    @Test("Fenced: reported once, and nothing after it is written")
+    func fencing() async {
+        let store = Store()
+        store.fenceAt.withLock { $0 = 5 }
+        let fenced = LockedBox(0)
+        let writer = Self.writer(store, fenced: fenced)
+        for time in 1...10 { writer.submit(Self.write(Double(time), .inside)) }
+        #expect(await writer.flush(timeout: .seconds(10)))
+        #expect(store.applied.withLock { $0 } == [1, 2, 3, 4])
+        #expect(store.attempts.withLock { $0 } == 5, "the writes after the fenced one are not even tried")
+        #expect(fenced.withLock { $0 } == 1 && writer.isFenced)
+        await writer.close()
+    }
+
+    @Test("A flush that cannot finish times out (false); close drops what is queued and later submissions")
+    func flushTimeoutAndClose() async {
+        let store = Store()
+        store.gate.withLock { $0 = false }   // the store hangs
+        let writer = Self.writer(store)
+        for time in 1...3 { writer.submit(Self.write(Double(time), .inside)) }
+        #expect(await writer.flush(timeout: .milliseconds(100)) == false)
+        #expect(writer.queued == 3)
+        await writer.close()
+        store.gate.withLock { $0 = true }
+        writer.submit(Self.write(9, .inside))
+        try? await Task.sleep(for: .milliseconds(50))
+        #expect(store.applied.withLock { $0 }.isEmpty, "the queued writes were dropped, the later one refused")
+    }
+}
