@@ -100,6 +100,33 @@ extension PostgresRegionStore: ClusterStoring {
             """)
     }
 
+    public func holdSingleton(_ name: String, member: String, ttl: Double) async throws -> Int64? {
+        guard ttl.isFinite, ttl > 0, ttl <= 3600 else {
+            throw RegionKitError(.invalidArgument, "cluster: a lease of \(ttl) s is not in (0, 3600]")
+        }
+        return try await transaction("hold the \(name) lease for \(member)") { connection, logger in
+            let now = try await Self.now(connection, logger)
+            var epoch: Int64?
+            // Renewed by its holder while unexpired (same epoch); taken when expired (next epoch).
+            for try await value in try await connection.query("""
+                INSERT INTO regionkit_singleton_lease (name, owner, epoch, expires_at) VALUES (\(name), \(member), 1, \(now + ttl))
+                ON CONFLICT (name) DO UPDATE SET owner = EXCLUDED.owner, expires_at = EXCLUDED.expires_at,
+                    epoch = CASE WHEN regionkit_singleton_lease.owner = EXCLUDED.owner AND regionkit_singleton_lease.expires_at > \(now)
+                                 THEN regionkit_singleton_lease.epoch ELSE regionkit_singleton_lease.epoch + 1 END
+                WHERE regionkit_singleton_lease.expires_at <= \(now) OR regionkit_singleton_lease.owner = EXCLUDED.owner
+                RETURNING epoch
+                """, logger: logger).decode(Int64.self) {
+                epoch = value
+            }
+            return epoch
+        }
+    }
+
+    public func releaseSingleton(_ name: String, member: String) async throws {
+        try await execute("release the \(name) lease of \(member)",
+                          "UPDATE regionkit_singleton_lease SET expires_at = 0 WHERE name = \(name) AND owner = \(member)")
+    }
+
     public func recordSightings(member: String, total: Int64) async throws {
         try await execute("record the progress of \(member)", "UPDATE regionkit_cluster_member SET sightings = \(total) WHERE member = \(member)")
     }

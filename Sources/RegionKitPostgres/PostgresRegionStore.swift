@@ -160,6 +160,13 @@ public final class PostgresRegionStore: RegionStoring, CustomStringConvertible {
             updated_at double precision NOT NULL,
             PRIMARY KEY (region, partition))
         """,
+        """
+        CREATE TABLE regionkit_singleton_lease (
+            name text PRIMARY KEY,
+            owner text NOT NULL,
+            epoch bigint NOT NULL,
+            expires_at double precision NOT NULL)
+        """,
     ]
 
     /// The SQLite store's tables (same names and columns), in PostgreSQL's types.

@@ -27,7 +27,7 @@ struct PostgresClusterStoreTests {
         }
     }
 
-    @Test("Three members share 16 partitions fairly and disjointly; a member that stops renewing loses its partitions to the others with a new epoch; a released partition is free at once",
+    @Test("Three members share 16 partitions fairly and disjointly; a member that stops renewing loses its partitions to the others with a new epoch; a released partition is free at once; the outputs lease has one holder",
           .timeLimit(.minutes(3)))
     func leases() async throws {
         let server = try PostgresServer()
@@ -82,10 +82,22 @@ struct PostgresClusterStoreTests {
         for partition in giveBack { #expect(leases[partition].owner == "c" && leases[partition].expiresIn > 0) }
         try await store.leave(member: "c")
         #expect(try await store.balanceLeases(member: "a", partitions: 16, ttl: 5).liveMembers == 2)
+        // The outputs lease: one holder; renewed with its epoch; taken with the next epoch once expired or released.
+        #expect(try await store.holdSingleton("outputs", member: "a", ttl: 1) == 1)
+        #expect(try await store.holdSingleton("outputs", member: "b", ttl: 1) == nil)
+        #expect(try await store.holdSingleton("outputs", member: "a", ttl: 1) == 1, "renewed, same epoch")
+        try await Task.sleep(for: .milliseconds(1200))
+        #expect(try await store.holdSingleton("outputs", member: "b", ttl: 30) == 2, "expired: b takes it")
+        #expect(try await store.holdSingleton("outputs", member: "a", ttl: 30) == nil)
+        try await store.releaseSingleton("outputs", member: "a")   // not a's: nothing
+        #expect(try await store.holdSingleton("outputs", member: "a", ttl: 30) == nil)
+        try await store.releaseSingleton("outputs", member: "b")
+        #expect(try await store.holdSingleton("outputs", member: "a", ttl: 30) == 3, "released: free at once")
         // Bad numbers are typed errors, not a trap or a huge insert.
         await #expect(throws: RegionKitError.self) { try await store.balanceLeases(member: "a", partitions: 0, ttl: 5) }
         await #expect(throws: RegionKitError.self) { try await store.balanceLeases(member: "a", partitions: 1 << 40, ttl: 5) }
         await #expect(throws: RegionKitError.self) { try await store.balanceLeases(member: "a", partitions: 16, ttl: .nan) }
+        await #expect(throws: RegionKitError.self) { try await store.holdSingleton("outputs", member: "a", ttl: -1) }
     }
 
     @Test("Contributions merge: one event per change of the union, none for a partition that agrees; a stale epoch is fenced and writes nothing; 8 partitions racing leave an alternating log",

@@ -22,7 +22,7 @@ struct ClusterDaemonTests {
 
     /// One engine's configuration: every engine gets the same regions; its broker list starts at
     /// its own node.
-    static func configuration(member: String, urls: [String]) -> String {
+    static func configuration(member: String, urls: [String], hooksFile: String? = nil) -> String {
         var lines = [
             "profile: responsive",
             "regions:",
@@ -35,6 +35,10 @@ struct ClusterDaemonTests {
             "mqtt: {urls: [\(urls.map { "\"\($0)\"" }.joined(separator: ", "))], site: e2e, keepAlive: 5}",
             "cluster: {partitions: \(partitions), member: \(member), leaseSeconds: 3}",
         ]
+        if let hooksFile {
+            // One line per exit, by whichever member holds the outputs lease.
+            lines.append("hooks: {onExit: ['echo \"$REGIONKIT_EVENT_ID $REGIONKIT_REGION\" >> \(hooksFile)']}")
+        }
         return lines.joined(separator: "\n") + "\n"
     }
 
@@ -128,7 +132,7 @@ struct ClusterDaemonTests {
         static let regions = ["site", "floor-1"] + (1...ClusterDaemonTests.beacons).map { "b\($0)" }
 
         /// Starts everything; every engine's leases spread and every region inside before it returns.
-        static func start(engines count: Int) async throws -> Rig {
+        static func start(engines count: Int, hooksFile: String? = nil) async throws -> Rig {
             let server = try PostgresServer()
             try await server.start()
             try await server.createDatabase("cluster")
@@ -143,7 +147,7 @@ struct ClusterDaemonTests {
             var engines: [Daemon] = []
             for (index, member) in members.enumerated() {
                 let urls = (0..<3).map { nats.mqttURL((index + $0) % 3) }
-                let config = try DaemonTests.writeConfig(ClusterDaemonTests.configuration(member: member, urls: urls))
+                let config = try DaemonTests.writeConfig(ClusterDaemonTests.configuration(member: member, urls: urls, hooksFile: hooksFile))
                 engines.append(try Daemon(config: config, store: url, logLevel: "notice"))
             }
             let fleet = try Fleet(urls: nats.mqttURLs)
@@ -186,13 +190,15 @@ struct ClusterDaemonTests {
     @Test("Partitions spread over 3 engines; kill -9 one: its partitions move to the others within a bounded time, no region flaps, no event is lost or doubled; departures still exit once; SIGTERM hands everything back",
           .timeLimit(.minutes(6)))
     func failoverAndHandOver() async throws {
-        try await Self.withRig(engines: 3) { rig in try await failover(rig) }
+        let hooksFile = FileManager.default.temporaryDirectory.appendingPathComponent("rk-cluster-hooks-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: hooksFile) }
+        try await Self.withRig(engines: 3, hooksFile: hooksFile) { rig in try await failover(rig, hooksFile: hooksFile) }
     }
 
     /// Starts a rig of `count` engines, waits until the leases are spread, then (every beacon
     /// present) until every region is inside, runs `body`, and stops everything.
-    static func withRig(engines count: Int, _ body: (Rig) async throws -> Void) async throws {
-        let rig = try await Rig.start(engines: count)
+    static func withRig(engines count: Int, hooksFile: String? = nil, _ body: (Rig) async throws -> Void) async throws {
+        let rig = try await Rig.start(engines: count, hooksFile: hooksFile)
         do {
             let spread = try await rig.waitUntilSpread()
             let spreadLeases = try await rig.store.leases().map { "\($0.partition):\($0.owner ?? "-")" }
@@ -210,7 +216,7 @@ struct ClusterDaemonTests {
         await rig.stop()
     }
 
-    func failover(_ rig: Rig) async throws {
+    func failover(_ rig: Rig, hooksFile: String) async throws {
         let (store, members, engines, fleet) = (rig.store, rig.members, rig.engines, rig.fleet)
         let regions = Rig.regions
         // kill -9 the engine holding the most partitions.
@@ -272,6 +278,25 @@ struct ClusterDaemonTests {
         let movedBeacons = leaving.filter { moved.contains(NATSPartition.partition(of: Self.token($0), count: Self.partitions)) }
         delays.sort()
         print("cluster-e2e: \(leaving.count) departures (\(movedBeacons.count) in moved partitions) exited \(delays.map { String(format: "%.1f", $0) }) s after their last sighting; stop→last exit \(String(format: "%.1f", (events.filter { $0.type == "didExitRegion" }.map(\.time).max() ?? 0) - stoppedAt.timeIntervalSince1970)) s; \(fleet.published.withLock { $0 }) sightings published")
+
+        // The hooks: one member at a time runs them (the outputs lease); every exit's hook delivered,
+        // once, even if the killed engine was the one running them.
+        let exitIDs = Set(events.filter { $0.type == "didExitRegion" }.map(\.id))
+        let delivered = try await Self.waitUntil(timeout: 30) {
+            Set(try await store.deliveries(status: .delivered).map(\.eventID)).isSuperset(of: exitIDs)
+        }
+        let lines = ((try? String(contentsOfFile: hooksFile, encoding: .utf8)) ?? "").split(separator: "\n")
+        let hookedIDs = lines.compactMap { Int64($0.split(separator: " ").first ?? "") }
+        let deliveries = try await store.deliveries(status: nil).map { "\($0.eventID):\($0.status)" }
+        #expect(delivered, "deliveries: \(deliveries)")
+        #expect(Set(hookedIDs) == exitIDs, "hook lines \(lines) vs exits \(exitIDs.sorted())")
+        #expect(hookedIDs.count == Set(hookedIDs).count, "a hook ran twice: \(lines)")
+        let holders = events.filter { $0.type == "outputsTaken" }.compactMap(\.reason)
+        #expect(!holders.isEmpty && holders.allSatisfy { holder in members.contains { holder.hasSuffix($0) } }, "outputs: \(holders)")
+        print("cluster-e2e: hooks of \(exitIDs.count) exits delivered once each; outputs held by \(holders)")
+        if holders.first?.hasSuffix(victim) == true {
+            #expect(holders.count >= 2, "the killed engine ran the hooks; another must have taken them over: \(holders)")
+        }
 
         // SIGTERM: the survivors hand everything back and stop cleanly.
         await fleet.stop()

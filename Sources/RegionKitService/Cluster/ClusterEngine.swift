@@ -22,6 +22,10 @@ import RegionKitStore
 /// where the broker kept the QoS 1 sightings published meanwhile. On ``stop(reason:)`` the member
 /// hands everything back at once: stop consuming, write the queued contributions, release.
 ///
+/// The hooks run on one member at a time, the holder of the "outputs" lease (taken in the same
+/// rounds): the store's pending deliveries are delivered by whichever member holds it, so a
+/// member's death moves them too.
+///
 /// ```swift
 /// let engine = ClusterEngine(store: store, configuration: cluster, mqtt: clientConfiguration, profile: .responsive,
 ///                            regions: regions, logger: logger, onEvents: { print($0) }, onFatal: { stop($0) })
@@ -49,6 +53,10 @@ public final class ClusterEngine: Sendable {
     private let stopping = LockedBox(false)
     /// Sightings of partitions this member no longer runs.
     private let earlierSightings = LockedBox(0)
+    /// The hooks' runner while this member holds the "outputs" lease.
+    private let outputs = LockedBox<Task<Void, Never>?>(nil)
+    /// The lease whose holder runs the cluster's outputs (today: the hooks).
+    static let outputsLease = "outputs"
     /// Serialises lease rounds with the stop (a round never starts a worker after the hand-over).
     private let rounds = AsyncLock()
 
@@ -170,7 +178,32 @@ public final class ClusterEngine: Sendable {
             }
             if !toRelease.isEmpty { try await self.store.releaseLeases(member: self.member, partitions: toRelease) }
             try await self.store.recordSightings(member: self.member, total: Int64(self.sightings))
+            try await self.roundOutputs()
         }
+    }
+
+    /// Whether this member runs the cluster's outputs (the hooks) now.
+    public var runsOutputs: Bool { outputs.withLock { $0 != nil } }
+
+    /// Takes or renews the outputs lease; starts the hooks' runner when it is taken, stops it when lost.
+    func roundOutputs() async throws {
+        guard !hooks.isEmpty else { return }
+        let held = try await store.holdSingleton(Self.outputsLease, member: member, ttl: configuration.leaseDuration) != nil
+        if held, !runsOutputs {
+            let runner = HookRunner(store: store, configuration: hooks, logger: logger)
+            outputs.withLock { $0 = Task { await runner.run() } }
+            logger.info("outputs taken: this member runs the hooks")
+            try? await log("outputsTaken", reason: "hooks run by \(member)")
+        } else if !held {
+            await stopOutputs(reason: "outputs lease held by another member")
+        }
+    }
+
+    func stopOutputs(reason: String) async {
+        guard let task = outputs.withLock({ $0.take() }) else { return }
+        task.cancel()
+        await task.value
+        logger.info("outputs stopped", metadata: ["reason": "\(reason)"])
     }
 
     func take(_ lease: PartitionLease) async throws {
@@ -188,6 +221,7 @@ public final class ClusterEngine: Sendable {
 
     /// Stops every partition without writing (the leases are gone).
     func dropAll(reason: String) async {
+        await stopOutputs(reason: reason)
         await rounds.withLock {
             let all = self.workers.withLock { workers in defer { workers.removeAll() }; return workers }
             for (partition, worker) in all.sorted(by: { $0.key < $1.key }) {
@@ -211,7 +245,9 @@ public final class ClusterEngine: Sendable {
                 }
                 released.append(partition)
             }
+            await self.stopOutputs(reason: "stopping")
             do {
+                if !self.hooks.isEmpty { try await self.store.releaseSingleton(Self.outputsLease, member: self.member) }
                 try await self.store.releaseLeases(member: self.member, partitions: released)
                 try await self.store.leave(member: self.member)
                 if !released.isEmpty { self.logger.info("partitions handed back", metadata: ["partitions": "\(released)"]) }

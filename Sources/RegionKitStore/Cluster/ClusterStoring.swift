@@ -28,6 +28,11 @@ public protocol ClusterStoring: RegionStoring {
     func recordSightings(member: String, total: Int64) async throws
     /// Every known member: seconds until its heartbeat expires (≤ 0: gone) and its sightings.
     func members() async throws -> [(member: String, expiresIn: Double, sightings: Int64)]
+    /// Takes or renews the lease named `name` that one member at a time holds (the cluster's
+    /// outputs: hooks): its epoch while `member` holds it, nil while another member does.
+    func holdSingleton(_ name: String, member: String, ttl: Double) async throws -> Int64?
+    /// Gives the named lease up at once, if `member` holds it.
+    func releaseSingleton(_ name: String, member: String) async throws
     /// Every partition's current holder and epoch (`owner` nil or expired: free).
     func leases() async throws -> [(partition: Int, owner: String?, epoch: Int64, expiresIn: Double)]
 

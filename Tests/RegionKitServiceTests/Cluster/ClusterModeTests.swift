@@ -92,6 +92,8 @@ struct ClusterModeTests {
     func configuration() throws {
         let configuration = try ServiceConfiguration.decode(Self.clusterBase + "\ncluster: {member: engine-a}\n", path: "c.yaml")
         let cluster = try #require(configuration.cluster)
+        // Hooks are served (by the member holding the outputs lease).
+        _ = try ServiceConfiguration.decode(Self.clusterBase + "\ncluster: {}\nhooks: {onExit: [\"true\"]}\n", path: "c.yaml")
         #expect(cluster.partitionCount == 16 && cluster.leaseDuration == 5 && cluster.memberName == "engine-a")
         #expect(cluster.topicFilter(partition: 7) == "regionkit/part/7/espresense/devices/+/+")
         let cases: [(String, String)] = [
@@ -100,7 +102,7 @@ struct ClusterModeTests {
             ("cluster: {member: \"\"}", "c.yaml: cluster.member must be 1 to 200 characters"),
             ("cluster: {topic: \"regionkit/part/+/x\"}", "c.yaml: cluster.topic 'regionkit/part/+/x' must contain {partition} exactly once"),
             ("cluster: {topic: \"a/{partition}/#/b\"}", "c.yaml: cluster.topic 'a/{partition}/#/b': "),
-            ("cluster: {}\nhooks: {onEnter: [\"true\"]}", "c.yaml: hooks: not served in cluster mode yet"),
+            ("cluster: {}\nhomeAssistant: {discovery: true}", "c.yaml: homeAssistant: not served in cluster mode yet"),
             ("cluster: {}\nhttp: {listen: \"127.0.0.1:0\"}", "c.yaml: http: not served in cluster mode yet"),
         ]
         for (block, message) in cases {
