@@ -58,11 +58,9 @@ struct RegionTable: Sendable {
     /// Applies `body` to the record in `slot` in place; `nil` when the slot is free.
     @inline(__always)
     mutating func update<Result>(slot: Int, _ body: (inout MonitoredRegion) -> Result) -> Result? {
-        // Moved out and back so the record's streams stay uniquely referenced (no copy on write).
-        guard var record = records[slot] else { return nil }
-        records[slot] = nil
-        defer { records[slot] = record }
-        return body(&record)
+        guard records[slot] != nil else { return nil }
+        // In place (checked just above): the record's streams stay uniquely referenced.
+        return body(&records[slot]!)
     }
 
     /// Stores `record` under its region's identifier (which must not be stored yet) and returns its slot.

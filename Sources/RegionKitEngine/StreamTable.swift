@@ -50,6 +50,12 @@ public struct StreamTable: Sendable, Sequence, ExpressibleByDictionaryLiteral {
     /// Every stream, in table order.
     var entries: FlattenSequence<[[Entry]]> { ([head] + chunks).joined() }
 
+    /// The key at `position` (without copying the estimator).
+    @inline(__always)
+    private func key(at position: Int) -> Key {
+        position < Self.chunkSize ? head[position].key : chunks[(position >> Self.chunkShift) - 1][position & Self.chunkMask].key
+    }
+
     @inline(__always)
     private func entry(at position: Int) -> Entry {
         position < Self.chunkSize ? head[position] : chunks[(position >> Self.chunkShift) - 1][position & Self.chunkMask]
@@ -84,7 +90,7 @@ public struct StreamTable: Sendable, Sequence, ExpressibleByDictionaryLiteral {
 
     /// The stream at `position` (from ``index(forKey:)``), in place.
     subscript(position position: Int) -> ReceptionEstimator {
-        get { entry(at: position).value }
+        get { position < Self.chunkSize ? head[position].value : chunks[(position >> Self.chunkShift) - 1][position & Self.chunkMask].value }
         _modify {
             if position < Self.chunkSize {
                 yield &head[position].value
@@ -107,7 +113,7 @@ public struct StreamTable: Sendable, Sequence, ExpressibleByDictionaryLiteral {
             let stored = index[bucket]
             if stored == 0 { return nil }
             let position = Int(stored) - 1
-            if entry(at: position).key == key { return position }
+            if self.key(at: position) == key { return position }
             bucket = (bucket + 1) & mask
         }
     }
@@ -221,14 +227,14 @@ public struct StreamTable: Sendable, Sequence, ExpressibleByDictionaryLiteral {
     /// The index slot holding `position`.
     private func bucket(of position: Int) -> Int {
         let mask = index.count - 1
-        var bucket = Int(truncatingIfNeeded: Self.hash(entry(at: position).key)) & mask
+        var bucket = Int(truncatingIfNeeded: Self.hash(key(at: position))) & mask
         while Int(index[bucket]) != position + 1 { bucket = (bucket + 1) & mask }
         return bucket
     }
 
     private mutating func insertIntoIndex(position: Int) {
         let mask = index.count - 1
-        var bucket = Int(truncatingIfNeeded: Self.hash(entry(at: position).key)) & mask
+        var bucket = Int(truncatingIfNeeded: Self.hash(key(at: position))) & mask
         while index[bucket] != 0 { bucket = (bucket + 1) & mask }
         index[bucket] = UInt32(position + 1)
     }
@@ -239,7 +245,7 @@ public struct StreamTable: Sendable, Sequence, ExpressibleByDictionaryLiteral {
         var hole = bucket(of: position)
         var next = (hole + 1) & mask
         while index[next] != 0 {
-            let home = Int(truncatingIfNeeded: Self.hash(entry(at: Int(index[next]) - 1).key)) & mask
+            let home = Int(truncatingIfNeeded: Self.hash(key(at: Int(index[next]) - 1))) & mask
             // The entry at `next` may move into the hole when its home is not in (hole, next].
             if (next - home) & mask >= (next - hole) & mask {
                 index[hole] = index[next]
