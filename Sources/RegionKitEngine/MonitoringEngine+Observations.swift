@@ -255,19 +255,19 @@ extension MonitoringEngine {
         guard usesSpatialIndex, margin.isFinite else {
             return order.compactMap { id in regions.slot(of: id).flatMap { regions[slot: $0]?.region.kind == .circular ? $0 : nil } }
         }
-        let index = circularIndex, active = geoActive
+        let active = geoActive
         var ranked: [(rank: Int, slot: Int32)] = []
         ranked.reserveCapacity(active.count + 16)
-        for slot in active.members { ranked.append((index.tag(atSlot: Int(slot)), slot)) }
+        for slot in active.members { ranked.append((circularIndex.tag(atSlot: Int(slot)), slot)) }
         let collect = { (slot: Int, tag: Int, _: Double) in
             if !active.contains(slot) { ranked.append((tag, Int32(truncatingIfNeeded: slot))) }
         }
         if var given = cache {
             cache = nil
-            index.forEachCandidate(latitude: fix.latitude, longitude: fix.longitude, within: margin, cache: &given, collect)
+            circularIndex.forEachCandidate(latitude: fix.latitude, longitude: fix.longitude, within: margin, cache: &given, collect)
             cache = given
         } else {
-            index.forEachCandidate(latitude: fix.latitude, longitude: fix.longitude, within: margin, collect)
+            circularIndex.forEachCandidate(latitude: fix.latitude, longitude: fix.longitude, within: margin, collect)
         }
         ranked.sort { $0.rank < $1.rank }
         let map = geoRegionSlots
