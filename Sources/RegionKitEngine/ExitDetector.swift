@@ -220,10 +220,11 @@ public enum ExitDetector: Hashable, Sendable, Codable {
     public func stream(resuming departed: ReceptionEstimator?, at time: Timestamp, rssi: Int?) -> ReceptionEstimator {
         if isLearned, var stream = departed,
            time - stream.lastSighting <= max(2 * silenceThreshold(for: stream), usesChannels ? Self.resumeWindow : 0) {
+            if usesEvidence { stream.startTrackingEvidence() }
             stream.record(at: time, rssi: rssi)
             return stream
         }
-        return ReceptionEstimator(firstSighting: time, priorInterval: priorInterval, rssi: rssi)
+        return ReceptionEstimator(firstSighting: time, priorInterval: priorInterval, rssi: rssi, tracksEvidence: usesEvidence)
     }
 
     /// Whether this detector learns each stream's gaps (``learnedGaps(falseExitsPerHour:minimumSilence:maximumSilence:priorInterval:)``

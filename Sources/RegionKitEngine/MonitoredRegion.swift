@@ -24,12 +24,12 @@ public struct MonitoredRegion: Hashable, Sendable, Codable {
     /// A `requestState` is waiting for the state to be determined.
     public var stateRequested: Bool
     /// Beacon regions: the streams currently present.
-    public var streams: [StreamKey: ReceptionEstimator]
+    public var streams: StreamTable
     /// Beacon regions: the streams present when the region last exited. A stream heard again
     /// soon after was not gone (the exit was false) and resumes with what was learned about it
     /// (``ExitDetector/stream(resuming:at:rssi:)``), so a stream's blackouts are learned instead of
     /// exiting again and again.
-    public var departedStreams: [StreamKey: ReceptionEstimator]
+    public var departedStreams: StreamTable
     /// Circular regions: the side the position is heading to, and since when.
     public var candidate: RegionState?
     public var candidateSince: Timestamp?

@@ -74,22 +74,24 @@ extension MonitoringEngine {
     /// the stream's tail scale for the channel's prior when it is settled and not set yet.
     private mutating func record(_ observation: BeaconObservation, in registered: RegisteredID, at time: Timestamp,
                                  channel: ScannerChannel?, priorScale: inout Double?) -> [LocationEvent] {
-        guard let index = regions.index(forKey: registered.id) else { return [] }
+        // The record by slot: no identifier is hashed on this path.
+        let slot = Int(registered.slot)
+        guard slot >= 0 else { return [] }
         let detector = profile.exitDetector
         // A scanner-bound region hearing of its beacon from another scanner: evidence it moved.
-        if detector.usesEvidence, Self.recordElsewhere(observation, in: &regions.values[index], at: time) {
+        if detector.usesEvidence, regions.update(slot: slot, { Self.recordElsewhere(observation, in: &$0, at: time) }) == true {
             schedule.setExitLeader(nil, of: registered.sequence)
             reschedule(registered.id)
             return []
         }
         // One in-place access to the record (reading fields one by one would copy it each time).
-        guard let sighting = Self.recordSighting(observation, in: &regions.values[index], at: time, detector: detector,
-                                                 channel: channel) else { return [] }
+        guard let recorded = regions.update(slot: slot, { Self.recordSighting(observation, in: &$0, at: time, detector: detector, channel: channel) }),
+              let sighting = recorded else { return [] }
         if channel != nil, priorScale == nil, let scale = sighting.tailScale { priorScale = scale }
         let number = registered.sequence
         if sighting.previous == .inside {
             if sighting.streamCount > RegionSchedule.exitCacheThreshold {
-                updateExitCache(number, index: index, key: sighting.key, deadline: sighting.deadline, at: time)
+                updateExitCache(number, slot: slot, key: sighting.key, deadline: sighting.deadline, at: time)
             }
             // A sighting usually pushes the exit later (lazy: nothing to do unless this region's
             // entry is the queue's minimum); when it brings this stream's deadline before the
@@ -101,8 +103,11 @@ extension MonitoringEngine {
             }
         }
         if sighting.newStream, schedule.needsPruning(number, streamCount: sighting.streamCount) {
-            Self.prune(&regions.values[index], detector: detector, now: time)
-            schedule.pruned(number, remaining: regions.values[index].streams.count)
+            let remaining = regions.update(slot: slot) { record in
+                Self.prune(&record, detector: detector, now: time)
+                return record.streams.count
+            }
+            schedule.pruned(number, remaining: remaining ?? 0)
         }
         if sighting.wasRestored { schedule.invalidate() }
         guard sighting.previous != .inside else { return [] }
@@ -134,7 +139,7 @@ extension MonitoringEngine {
               observation.scannerID != bound, beacon.constraint.matches(observation.identity) else { return false }
         let key = MonitoredRegion.StreamKey(identity: observation.identity, scannerID: bound)
         guard let stream = monitored.streams.index(forKey: key) else { return false }
-        return monitored.streams.values[stream].recordElsewhere(rssi: observation.rssi, at: time)
+        return monitored.streams[position: stream].recordElsewhere(rssi: observation.rssi, at: time)
     }
 
     /// Records `observation` in `monitored` when the region matches it; nil when it does not.
@@ -152,13 +157,15 @@ extension MonitoringEngine {
             var excused = 0.0
             if let channel {
                 if detector.usesChannels {
-                    let current = monitored.streams.values[stream]
+                    let current = monitored.streams[position: stream]
                     excused = channel.excusedSilence(from: current.lastSighting, to: time, streamRate: 1 / max(current.meanInterval, 1e-3))
                 }
-                monitored.streams.values[stream].priorScale = channel.priorScale
+                monitored.streams[position: stream].priorScale = channel.priorScale
             }
-            monitored.streams.values[stream].record(at: time, rssi: observation.rssi, excused: excused)
-            let recorded = monitored.streams.values[stream]
+            // A stream from before a switch to the evidence profile starts its evidence now.
+            if detector.usesEvidence { monitored.streams[position: stream].startTrackingEvidence() }
+            monitored.streams[position: stream].record(at: time, rssi: observation.rssi, excused: excused)
+            let recorded = monitored.streams[position: stream]
             deadline = detector.goneDeadline(for: recorded, gridOrigin: monitored.registeredAt)
             if channel != nil, recorded.intervals >= ScannerChannel.settledIntervals,
                detector.usesChannels || recorded.lastSighting - recorded.firstSighting >= ScannerChannel.settledSeconds {
@@ -180,10 +187,10 @@ extension MonitoringEngine {
 
     /// Keeps the latest-deadline stream of a many-stream region current after stream `key` was
     /// heard at `time` (its deadline now `deadline`), with ``exitDeadline(of:id:)``'s tie rule.
-    private mutating func updateExitCache(_ number: Int, index: Dictionary<String, MonitoredRegion>.Index,
+    private mutating func updateExitCache(_ number: Int, slot: Int,
                                           key: MonitoredRegion.StreamKey, deadline: Timestamp, at time: Timestamp) {
         guard let cached = schedule.exitLeader(of: number) else {
-            let monitored = regions.values[index]
+            guard let monitored = regions[slot: slot] else { return }
             if let found = Self.scanExitDeadline(of: monitored, detector: profile.exitDetector) {
                 schedule.setExitLeader(RegionSchedule.ExitLeader(time: found.time, key: found.key, lastSighting: found.stream.lastSighting), of: number)
             }
@@ -218,10 +225,10 @@ extension MonitoringEngine {
         // The device's candidate cache moves out of `self` while the index fills it.
         var cache: RegionIndex.NearbyCache? = geoCache
         geoCache = RegionIndex.NearbyCache()
-        let ids = circularRegionsToEvaluate(for: fix, cache: &cache)
+        let slots = circularSlotsToEvaluate(for: fix, cache: &cache)
         if let cache { geoCache = cache }
-        for id in ids {
-            events += evaluate(fix, regionID: id)
+        for slot in slots {
+            events += evaluate(fix, slot: slot)
         }
         compactGeoSets()
         return events
@@ -235,44 +242,51 @@ extension MonitoringEngine {
     /// against, in registration order (a diagnostic: how much work a fix costs).
     public func circularRegionsToEvaluate(for fix: LocationFix) -> [String] {
         var noCache: RegionIndex.NearbyCache?
-        return circularRegionsToEvaluate(for: fix, cache: &noCache)
+        return circularSlotsToEvaluate(for: fix, cache: &noCache).compactMap { regions[slot: $0]?.region.identifier }
     }
 
-    /// ``circularRegionsToEvaluate(for:)`` through the device's candidate cache, when given.
-    /// Regions are told apart by index slot and ranked by the registration number kept as the
-    /// slot's tag: no identifier is hashed.
-    func circularRegionsToEvaluate(for fix: LocationFix, cache: inout RegionIndex.NearbyCache?) -> [String] {
+    /// The ``regions`` slots of ``circularRegionsToEvaluate(for:)``, through the device's
+    /// candidate cache when given. Regions are told apart by index slot, ranked by the
+    /// registration number kept as the slot's tag, and mapped to their records' slots
+    /// (`geoRegionSlots`): no identifier is hashed.
+    func circularSlotsToEvaluate(for fix: LocationFix, cache: inout RegionIndex.NearbyCache?) -> [Int] {
         // A negative configured buffer moves the inside threshold beyond the radius.
         let margin = max(0, -profile.geoHysteresis.buffer(forAccuracy: fix.horizontalAccuracy)) + Self.indexSlack
         guard usesSpatialIndex, margin.isFinite else {
-            return order.filter { regions[$0]?.region.kind == .circular }
+            return order.compactMap { id in regions.slot(of: id).flatMap { regions[slot: $0]?.region.kind == .circular ? $0 : nil } }
         }
-        let index = circularIndex, active = geoActive
+        let active = geoActive
         var ranked: [(rank: Int, slot: Int32)] = []
         ranked.reserveCapacity(active.count + 16)
-        for slot in active.members { ranked.append((index.tag(atSlot: Int(slot)), slot)) }
+        for slot in active.members { ranked.append((circularIndex.tag(atSlot: Int(slot)), slot)) }
         let collect = { (slot: Int, tag: Int, _: Double) in
             if !active.contains(slot) { ranked.append((tag, Int32(truncatingIfNeeded: slot))) }
         }
         if var given = cache {
             cache = nil
-            index.forEachCandidate(latitude: fix.latitude, longitude: fix.longitude, within: margin, cache: &given, collect)
+            circularIndex.forEachCandidate(latitude: fix.latitude, longitude: fix.longitude, within: margin, cache: &given, collect)
             cache = given
         } else {
-            index.forEachCandidate(latitude: fix.latitude, longitude: fix.longitude, within: margin, collect)
+            circularIndex.forEachCandidate(latitude: fix.latitude, longitude: fix.longitude, within: margin, collect)
         }
         ranked.sort { $0.rank < $1.rank }
-        var ids: [String] = []
-        ids.reserveCapacity(ranked.count + geoUnindexed.count)
+        let map = geoRegionSlots
+        func regionSlot(_ indexSlot: Int32) -> Int? {
+            let slot = Int(indexSlot)
+            guard slot < map.count, map[slot] >= 0 else { return nil }
+            return Int(map[slot])
+        }
+        var slots: [Int] = []
+        slots.reserveCapacity(ranked.count + geoUnindexed.count)
         if geoUnindexed.isEmpty {
-            for entry in ranked { if let id = index.id(atSlot: Int(entry.slot)) { ids.append(id) } }
-            return ids
+            for entry in ranked { if let slot = regionSlot(entry.slot) { slots.append(slot) } }
+            return slots
         }
         // Regions the index refused (decoded, unvalidated ones): merged in by registration number.
-        var all: [(rank: Int, id: String)] = geoUnindexed.map { (schedule.number(of: $0) ?? .max, $0) }
-        for entry in ranked { if let id = index.id(atSlot: Int(entry.slot)) { all.append((entry.rank, id)) } }
+        var all: [(rank: Int, slot: Int)] = geoUnindexed.compactMap { id in regions.slot(of: id).map { (schedule.number(of: id) ?? .max, $0) } }
+        for entry in ranked { if let slot = regionSlot(entry.slot) { all.append((entry.rank, slot)) } }
         all.sort { $0.rank < $1.rank }
-        return all.map(\.id)
+        return all.map(\.slot)
     }
 
     /// Sets keep their capacity when they shrink: after the first fix determined a million
@@ -291,30 +305,33 @@ extension MonitoringEngine {
     /// Drops streams of a region that are already gone (keeps memory flat when beacons churn).
     static func prune(_ monitored: inout MonitoredRegion, detector: ExitDetector, now time: Timestamp) {
         let registeredAt = monitored.registeredAt
-        monitored.streams = monitored.streams.filter { _, stream in
-            detector.goneDeadline(for: stream, gridOrigin: registeredAt) > time
+        monitored.streams.removeAll { _, stream in
+            !(detector.goneDeadline(for: stream, gridOrigin: registeredAt) > time)
         }
     }
 
     mutating func evaluate(_ fix: LocationFix, regionID id: String) -> [LocationEvent] {
-        guard let index = regions.index(forKey: id) else { return [] }
+        guard let slot = regions.slot(of: id) else { return [] }
+        return evaluate(fix, slot: slot)
+    }
+
+    /// Evaluates `fix` against the circular region in `slot` of ``regions``.
+    mutating func evaluate(_ fix: LocationFix, slot: Int) -> [LocationEvent] {
         // The common case, a region that stays as it is (inside, or near and outside, nothing
-        // pending): one lookup, the distance written in place, nothing to re-file.
-        if regions.values[index].restoredAt == nil, regions.values[index].state != .unknown,
-           case .circular(let circle) = regions.values[index].region {
+        // pending): one access by slot, the distance written in place, nothing to re-file.
+        let hysteresis = profile.geoHysteresis
+        let unchanged = regions.update(slot: slot) { record -> Bool in
+            guard record.restoredAt == nil, record.state != .unknown, case .circular(let circle) = record.region else { return false }
             let distance = circle.distance(latitude: fix.latitude, longitude: fix.longitude)
-            let state = regions.values[index].state
-            let side = profile.geoHysteresis.side(distance: distance, radius: circle.radius, accuracy: fix.horizontalAccuracy)
-            let wantsCandidate = side != .unknown && side != state
-            if !wantsCandidate && regions.values[index].candidate == nil && regions.values[index].candidateSince == nil {
-                regions.values[index].lastDistance = distance
-                return []
+            let side = hysteresis.side(distance: distance, radius: circle.radius, accuracy: fix.horizontalAccuracy)
+            let wantsCandidate = side != .unknown && side != record.state
+            if (!wantsCandidate && record.candidate == nil && record.candidateSince == nil) || (wantsCandidate && record.candidate == side) {
+                record.lastDistance = distance
+                return true
             }
-            if wantsCandidate && regions.values[index].candidate == side {
-                regions.values[index].lastDistance = distance
-                return []
-            }
+            return false
         }
+        guard let unchanged, !unchanged, let id = regions[slot: slot]?.region.identifier else { return [] }
         let events = evaluateHysteresis(fix, regionID: id)
         trackGeo(id)
         return events

@@ -34,8 +34,8 @@ extension MonitoringEngine {
             // The earliest region timer, ties going to the earliest registered region: exactly
             // what the scan of `order` below picks, without visiting idle circular regions.
             // (The queue's minimum is exact: every mutation ends with settleTimers().)
-            if let first = schedule.earliest, let id = schedule.id(of: first.sequence), let monitored = regions[id],
-               let due = dueItem(of: monitored, id: id) {
+            if let first = schedule.earliest, let slot = schedule.slot(of: first.sequence), let monitored = regions[slot: slot],
+               let due = dueItem(of: monitored, id: monitored.region.identifier, number: first.sequence) {
                 best = due
             }
         } else {
@@ -51,12 +51,13 @@ extension MonitoringEngine {
     }
 
     /// The timer a monitored region is waiting for, if any.
-    func dueItem(of monitored: MonitoredRegion, id: String) -> (time: Timestamp, item: DueItem)? {
+    /// `number`: the region's registration number when the caller has it (saves a lookup by identifier).
+    func dueItem(of monitored: MonitoredRegion, id: String, number: Int? = nil) -> (time: Timestamp, item: DueItem)? {
         switch monitored.region {
         case .beacon:
             if monitored.state == .unknown && monitored.streams.isEmpty {
                 return (monitored.registeredAt + profile.initialDeterminationWindow, .initialWindow(id))
-            } else if monitored.state == .inside, let deadline = exitDeadline(of: monitored, id: id)?.time ?? restoredExitDeadline(of: monitored) {
+            } else if monitored.state == .inside, let deadline = exitDeadline(of: monitored, id: id, number: number)?.time ?? restoredExitDeadline(of: monitored) {
                 return (deadline, .exit(id))
             }
         case .circular:
@@ -70,15 +71,15 @@ extension MonitoringEngine {
     /// A restored "inside" beacon region not heard since the restart exits as if last seen then.
     func restoredExitDeadline(of monitored: MonitoredRegion) -> Timestamp? {
         guard let restoredAt = monitored.restoredAt, monitored.streams.isEmpty else { return nil }
-        let stream = ReceptionEstimator(firstSighting: restoredAt, priorInterval: profile.exitDetector.priorInterval)
+        let stream = ReceptionEstimator(firstSighting: restoredAt, priorInterval: profile.exitDetector.priorInterval, tracksEvidence: false)
         return profile.exitDetector.goneDeadline(for: stream, gridOrigin: monitored.registeredAt)
     }
 
     /// When the last present stream of a beacon region counts as gone, with that stream. Ties
     /// (common on Core Location's 10 s grid) go to the stream heard last, then to the smallest
     /// stream key, so the evidence does not depend on dictionary iteration order.
-    func exitDeadline(of monitored: MonitoredRegion, id: String) -> (time: Timestamp, stream: ReceptionEstimator)? {
-        if usesSpatialIndex, monitored.streams.count > RegionSchedule.exitCacheThreshold, let number = schedule.number(of: id),
+    func exitDeadline(of monitored: MonitoredRegion, id: String, number: Int? = nil) -> (time: Timestamp, stream: ReceptionEstimator)? {
+        if usesSpatialIndex, monitored.streams.count > RegionSchedule.exitCacheThreshold, let number = number ?? schedule.number(of: id),
            let cached = schedule.exitLeader(of: number),
            let stream = monitored.streams[cached.key] {
             return (cached.time, stream)
@@ -109,7 +110,7 @@ extension MonitoringEngine {
     mutating func reschedule(_ id: String) {
         guard let number = schedule.number(of: id), let monitored = regions[id] else { return }
         let current = schedule.scheduledTime(of: number)
-        guard let due = dueItem(of: monitored, id: id)?.time else {
+        guard let due = dueItem(of: monitored, id: id, number: number)?.time else {
             if current != nil { schedule.invalidate() }
             return
         }
@@ -126,11 +127,11 @@ extension MonitoringEngine {
         guard schedule.isDirty else { return }
         schedule.isDirty = false
         while let first = schedule.earliest {
-            guard schedule.isLive(first), let id = schedule.id(of: first.sequence), let monitored = regions[id] else {
+            guard schedule.isLive(first), let slot = schedule.slot(of: first.sequence), let monitored = regions[slot: slot] else {
                 schedule.dropEarliest()
                 continue
             }
-            guard let due = dueItem(of: monitored, id: id)?.time else {
+            guard let due = dueItem(of: monitored, id: monitored.region.identifier, number: first.sequence)?.time else {
                 schedule.cancelEarliest()
                 continue
             }
@@ -144,8 +145,8 @@ extension MonitoringEngine {
     mutating func rebuildTimers() {
         schedule.replaceAll(with: [:])   // forgets the exit cache before deadlines are computed
         var deadlines: [Int: Timestamp] = [:]
-        for (id, monitored) in regions {
-            guard let number = schedule.number(of: id), let due = dueItem(of: monitored, id: id) else { continue }
+        for (id, monitored) in regions.all {
+            guard let number = schedule.number(of: id), let due = dueItem(of: monitored, id: id, number: number) else { continue }
             deadlines[number] = due.time
         }
         schedule.replaceAll(with: deadlines)

@@ -32,7 +32,9 @@ public struct MonitoringEngine: Sendable {
     /// The latest usable location fix.
     public internal(set) var lastFix: LocationFix?
 
-    var regions: [String: MonitoredRegion] = [:]
+    /// Region records by slot (``RegionTable``): the identifier is hashed at registration and by
+    /// the commands naming a region, not per sighting or fix.
+    var regions = RegionTable()
     var order: [String] = []
     /// Beacon regions by constraint (UUID, UUID+major, UUID+major+minor), each list in
     /// registration order: a sighting looks up at most three keys, whatever the region count.
@@ -51,6 +53,9 @@ public struct MonitoringEngine: Sendable {
     var geoActive = SlotSet()
     /// The device's candidates near its last fix (a moving device usually stays near them).
     var geoCache = RegionIndex.NearbyCache()
+    /// The ``regions`` slot of each `circularIndex` slot (−1: none), so a fix reaches its
+    /// candidates' records without their identifiers.
+    var geoRegionSlots: [Int32] = []
     /// Circular regions with a crossing waiting for its dwell time (the only circular timers).
     var geoPending: Set<String> = []
     /// Circular regions the index refused (only possible for a decoded, unvalidated region):
@@ -70,10 +75,11 @@ public struct MonitoringEngine: Sendable {
     /// The channel of sightings without a scanner (the local adapter).
     var localChannel = ScannerChannel()
 
-    /// A region identifier with its registration sequence number.
+    /// A region identifier with its registration sequence number and its slot in ``regions``.
     struct RegisteredID: Sendable {
         var sequence: Int
         var id: String
+        var slot: Int32 = -1
     }
 
     struct PendingRetry: Sendable {
@@ -352,9 +358,10 @@ public struct MonitoringEngine: Sendable {
 
     /// Adds a fresh record for `region` (any previous one must have been removed).
     mutating func insert(_ region: Region) {
-        regions[region.identifier] = MonitoredRegion(region: region, registeredAt: now)
+        let slot = regions.insert(MonitoredRegion(region: region, registeredAt: now))
+        let sequence = schedule.register(region.identifier, slot: slot)
         order.append(region.identifier)
-        let registered = RegisteredID(sequence: schedule.register(region.identifier), id: region.identifier)
+        let registered = RegisteredID(sequence: sequence, id: region.identifier, slot: Int32(truncatingIfNeeded: slot))
         switch region {
         case .beacon(let beacon):
             beaconIndex.append(registered, for: BeaconMatchTable.Key(beacon.constraint))
@@ -364,6 +371,10 @@ public struct MonitoringEngine: Sendable {
             do {
                 slot = try circularIndex.insert(IndexedRegion(id: circle.identifier, latitude: circle.latitude, longitude: circle.longitude,
                                                               radius: circle.radius), tag: registered.sequence)
+                if let slot {
+                    if geoRegionSlots.count <= slot { geoRegionSlots += repeatElement(-1, count: slot + 1 - geoRegionSlots.count) }
+                    geoRegionSlots[slot] = registered.slot
+                }
             } catch {
                 geoUnindexed.insert(circle.identifier)
             }
@@ -394,7 +405,10 @@ public struct MonitoringEngine: Sendable {
         case .beacon(let beacon):
             beaconIndex.remove(id: identifier, for: BeaconMatchTable.Key(beacon.constraint))
         case .circular:
-            if let slot = circularIndex.slot(id: identifier) { geoActive.remove(slot) }
+            if let slot = circularIndex.slot(id: identifier) {
+                geoActive.remove(slot)
+                if slot < geoRegionSlots.count { geoRegionSlots[slot] = -1 }
+            }
             circularIndex.remove(id: identifier)
             geoPending.remove(identifier)
             geoUnindexed.remove(identifier)

@@ -76,7 +76,7 @@ public struct NearestScannerState: Hashable, Sendable, Codable {
                 heardElsewhere += 1
             }
         }
-        var track = tracks[scanner] ?? Track(stream: ReceptionEstimator(firstSighting: now, priorInterval: detector.priorInterval))
+        var track = tracks[scanner] ?? Track(stream: ReceptionEstimator(firstSighting: now, priorInterval: detector.priorInterval, tracksEvidence: detector.usesEvidence))
         if tracks[scanner] != nil { track.stream.record(at: now, rssi: observation.rssi) }
         filter.add(Double(observation.rssi), at: now, to: &track.smoothed)
         tracks[scanner] = track

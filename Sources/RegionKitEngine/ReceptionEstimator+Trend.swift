@@ -58,6 +58,87 @@ extension ReceptionEstimator {
     /// Long silences the elsewhere share averages over once warmed up (also its floor's inverse).
     public static let elsewhereMemory = 100.0
 
+    /// The evidence state, or its prior when the stream does not track it (``tracksEvidence``).
+    public var evidence: ReceptionEvidence { evidenceStorage.first ?? ReceptionEvidence() }
+
+    /// Σw of the RSSI trend regression (``ReceptionEvidence/trendWeight``). (Stored in ``ReceptionEvidence``; the prior when the stream does not track evidence, and writes are then dropped.)
+    public internal(set) var trendWeight: Double {
+        get { evidenceStorage.isEmpty ? ReceptionEvidence().trendWeight : evidenceStorage[0].trendWeight }
+        set { if !evidenceStorage.isEmpty { evidenceStorage[0].trendWeight = newValue } }
+    }
+
+    /// Σw·x of the trend regression. (Stored in ``ReceptionEvidence``; the prior when the stream does not track evidence, and writes are then dropped.)
+    public internal(set) var trendTime: Double {
+        get { evidenceStorage.isEmpty ? ReceptionEvidence().trendTime : evidenceStorage[0].trendTime }
+        set { if !evidenceStorage.isEmpty { evidenceStorage[0].trendTime = newValue } }
+    }
+
+    /// Σw·x² of the trend regression. (Stored in ``ReceptionEvidence``; the prior when the stream does not track evidence, and writes are then dropped.)
+    public internal(set) var trendTimeSquares: Double {
+        get { evidenceStorage.isEmpty ? ReceptionEvidence().trendTimeSquares : evidenceStorage[0].trendTimeSquares }
+        set { if !evidenceStorage.isEmpty { evidenceStorage[0].trendTimeSquares = newValue } }
+    }
+
+    /// Σw·r of the trend regression. (Stored in ``ReceptionEvidence``; the prior when the stream does not track evidence, and writes are then dropped.)
+    public internal(set) var trendRSSI: Double {
+        get { evidenceStorage.isEmpty ? ReceptionEvidence().trendRSSI : evidenceStorage[0].trendRSSI }
+        set { if !evidenceStorage.isEmpty { evidenceStorage[0].trendRSSI = newValue } }
+    }
+
+    /// Σw·x·r of the trend regression. (Stored in ``ReceptionEvidence``; the prior when the stream does not track evidence, and writes are then dropped.)
+    public internal(set) var trendProduct: Double {
+        get { evidenceStorage.isEmpty ? ReceptionEvidence().trendProduct : evidenceStorage[0].trendProduct }
+        set { if !evidenceStorage.isEmpty { evidenceStorage[0].trendProduct = newValue } }
+    }
+
+    /// The stream's own RSSI spread: the running mean of its squared one-step prediction errors, dB². (Stored in ``ReceptionEvidence``; the prior when the stream does not track evidence, and writes are then dropped.)
+    public internal(set) var rssiVariance: Double {
+        get { evidenceStorage.isEmpty ? ReceptionEvidence().rssiVariance : evidenceStorage[0].rssiVariance }
+        set { if !evidenceStorage.isEmpty { evidenceStorage[0].rssiVariance = newValue } }
+    }
+
+    /// RSSI samples behind ``rssiVariance``. (Stored in ``ReceptionEvidence``; the prior when the stream does not track evidence, and writes are then dropped.)
+    public internal(set) var rssiSamples: Int {
+        get { evidenceStorage.isEmpty ? ReceptionEvidence().rssiSamples : evidenceStorage[0].rssiSamples }
+        set { if !evidenceStorage.isEmpty { evidenceStorage[0].rssiSamples = newValue } }
+    }
+
+    /// Whether the stream was fading (a falling trend, significant against its own spread) at its last sighting. (Stored in ``ReceptionEvidence``; the prior when the stream does not track evidence, and writes are then dropped.)
+    public internal(set) var fading: Bool {
+        get { evidenceStorage.isEmpty ? ReceptionEvidence().fading : evidenceStorage[0].fading }
+        set { if !evidenceStorage.isEmpty { evidenceStorage[0].fading = newValue } }
+    }
+
+    /// Share of sightings at which the stream was fading (running mean, ≈ the last ``fadeMemory``). (Stored in ``ReceptionEvidence``; the prior when the stream does not track evidence, and writes are then dropped.)
+    public internal(set) var fadeShare: Double {
+        get { evidenceStorage.isEmpty ? ReceptionEvidence().fadeShare : evidenceStorage[0].fadeShare }
+        set { if !evidenceStorage.isEmpty { evidenceStorage[0].fadeShare = newValue } }
+    }
+
+    /// Share of the intervals that followed a fading sighting and reached the tail (0 before any). (Stored in ``ReceptionEvidence``; the prior when the stream does not track evidence, and writes are then dropped.)
+    public internal(set) var fadeTailShare: Double {
+        get { evidenceStorage.isEmpty ? ReceptionEvidence().fadeTailShare : evidenceStorage[0].fadeTailShare }
+        set { if !evidenceStorage.isEmpty { evidenceStorage[0].fadeTailShare = newValue } }
+    }
+
+    /// Intervals behind ``fadeTailShare``. (Stored in ``ReceptionEvidence``; the prior when the stream does not track evidence, and writes are then dropped.)
+    public internal(set) var fadeIntervals: Int {
+        get { evidenceStorage.isEmpty ? ReceptionEvidence().fadeIntervals : evidenceStorage[0].fadeIntervals }
+        set { if !evidenceStorage.isEmpty { evidenceStorage[0].fadeIntervals = newValue } }
+    }
+
+    /// Sightings of the same beacon by *other* scanners during the current silence, at least as strong as this stream's RSSI level (counted up to ``ReceptionEstimator/elsewhereEvidence``). Reset by every sighting of this stream. (Stored in ``ReceptionEvidence``; the prior when the stream does not track evidence, and writes are then dropped.)
+    public var heardElsewhere: Int {
+        get { evidenceStorage.isEmpty ? ReceptionEvidence().heardElsewhere : evidenceStorage[0].heardElsewhere }
+        set { if !evidenceStorage.isEmpty { evidenceStorage[0].heardElsewhere = newValue } }
+    }
+
+    /// Share of this stream's tail intervals (long silences it came back from: it had not left) during which it was heard elsewhere ``elsewhereEvidence`` times (running mean, prior ``elsewherePrior``). (Stored in ``ReceptionEvidence``; the prior when the stream does not track evidence, and writes are then dropped.)
+    public internal(set) var elsewhereShare: Double {
+        get { evidenceStorage.isEmpty ? ReceptionEvidence().elsewhereShare : evidenceStorage[0].elsewhereShare }
+        set { if !evidenceStorage.isEmpty { evidenceStorage[0].elsewhereShare = newValue } }
+    }
+
     /// The regression's time scale, seconds.
     var trendMemory: Double { max(Self.trendSeconds, Self.trendIntervals * meanInterval) }
 
@@ -115,7 +196,9 @@ extension ReceptionEstimator {
 
     /// Counts a sighting of the same beacon by another scanner at `rssi`, at `time`, during this
     /// stream's silence: true when that changed ``heardElsewhere`` (and so, possibly, the deadline).
+    /// A stream that does not track evidence yet starts to (from its prior).
     public mutating func recordElsewhere(rssi: Int, at time: Timestamp) -> Bool {
+        startTrackingEvidence()
         guard time > lastSighting, heardElsewhere < Self.elsewhereEvidence else { return false }
         if let level = rssiLevel, Double(rssi) < level - Self.elsewhereMargin { return false }
         heardElsewhere += 1

@@ -28,14 +28,13 @@ import Foundation
 /// stream.intervals    // 1
 /// ```
 public struct ReceptionEstimator: Hashable, Sendable, Codable {
+    // Storage (issue 13, memory per tracked beacon): 8-byte fields first, then the narrow counts
+    // and flags, so the record is 128 bytes; the evidence detector's state (RSSI trend, fading,
+    // other scanners: ``ReceptionEvidence``) lives out of line and only for streams that track it.
     public private(set) var firstSighting: Timestamp
     public private(set) var lastSighting: Timestamp
     /// Estimated mean time between sightings, in seconds.
     public private(set) var meanInterval: Double
-    /// Sightings recorded, including the first.
-    public private(set) var sightings: Int
-    /// RSSI of the last sighting, dBm.
-    public var lastRSSI: Int?
     /// Estimated share of intervals longer than ``tailStart`` × the mean interval.
     public private(set) var tailShare: Double
     /// Mean excess, in seconds, of those long intervals over ``tailStart`` × the mean interval
@@ -43,8 +42,6 @@ public struct ReceptionEstimator: Hashable, Sendable, Codable {
     public private(set) var tailExcess: Double
     /// Mean squared excess of those long intervals, seconds² (for their spread).
     public private(set) var tailExcessSquares: Double
-    /// Long intervals seen (beyond ``tailStart`` × the mean interval).
-    public private(set) var tailIntervals: Int
     /// The longest interval seen, decaying e-fold per ``longestIntervalMemory`` seconds of stream time.
     public private(set) var longestInterval: Double
     /// The learned base period T, seconds (0 before the first interval).
@@ -54,47 +51,61 @@ public struct ReceptionEstimator: Hashable, Sendable, Codable {
     public private(set) var onGridShare: Double
     /// Mean number of periods k per on-grid interval (1 = nothing lost).
     public private(set) var periodsPerInterval: Double
-    /// On-grid intervals behind ``periodsPerInterval`` (counted up to ``lossMemory``).
-    public private(set) var gridIntervals: Double
-    /// Intervals behind ``onGridShare`` since the period was last re-seeded.
-    public private(set) var periodIntervals: Int
     /// Seconds of the current silence excused as the scanner's own (a blackout shared by every
     /// stream it hears, see ``ScannerChannel``): the exit deadline moves that much later, and the
     /// interval that ends the silence is recorded without them. Reset by every sighting.
     public var excusedSilence: Double
+    /// ``priorScale``'s value when ``Flags/hasPriorScale`` is set.
+    private var priorScaleValue: Double
+    /// ``lastRSSI``'s value when ``Flags/hasRSSI`` is set.
+    private var lastRSSIValue: Int
+    /// The evidence detector's state: one element when the stream tracks it, none otherwise (an
+    /// empty array allocates nothing).
+    var evidenceStorage: [ReceptionEvidence]
+    /// ``sightings``, saturating at `UInt32.max`.
+    private var sightingCount: UInt32
+    /// ``tailIntervals``, saturating.
+    private var tailIntervalCount: UInt32
+    /// ``periodIntervals``, saturating.
+    private var periodIntervalCount: UInt32
+    /// ``gridIntervals``: a whole number in 0...``lossMemory``.
+    private var gridIntervalCount: UInt16
+    private var flags: Flags
+
+    /// Which optional values are present.
+    struct Flags: OptionSet, Hashable, Sendable, Codable {
+        var rawValue: UInt8
+        static let hasRSSI = Flags(rawValue: 1)
+        static let hasPriorScale = Flags(rawValue: 2)
+    }
+
+    /// Sightings recorded, including the first (saturating at 2³² − 1).
+    public var sightings: Int { Int(sightingCount) }
+    /// RSSI of the last sighting, dBm.
+    public var lastRSSI: Int? {
+        get { flags.contains(.hasRSSI) ? lastRSSIValue : nil }
+        set {
+            if let newValue { lastRSSIValue = newValue; flags.insert(.hasRSSI) } else { lastRSSIValue = 0; flags.remove(.hasRSSI) }
+        }
+    }
+    /// Long intervals seen (beyond ``tailStart`` × the mean interval).
+    public var tailIntervals: Int { Int(tailIntervalCount) }
+    /// On-grid intervals behind ``periodsPerInterval`` (counted up to ``lossMemory``).
+    public var gridIntervals: Double { Double(gridIntervalCount) }
+    /// Intervals behind ``onGridShare`` since the period was last re-seeded.
+    public var periodIntervals: Int { Int(periodIntervalCount) }
     /// The tail scale this stream's scanner had learned from its other streams when the stream
     /// was last heard (``ScannerChannel/priorScale``), the prior it starts from; `nil` = the
     /// detector's own prior.
-    public var priorScale: Double?
-    /// The RSSI trend (``ReceptionEstimator+Trend``): an exponentially weighted linear regression
-    /// of RSSI on time over the last few seconds, as weighted sums with times relative to
-    /// ``lastSighting`` (x ≤ 0): Σw, Σw·x, Σw·x², Σw·r, Σw·x·r.
-    public internal(set) var trendWeight: Double
-    public internal(set) var trendTime: Double
-    public internal(set) var trendTimeSquares: Double
-    public internal(set) var trendRSSI: Double
-    public internal(set) var trendProduct: Double
-    /// The stream's own RSSI spread: the running mean of its squared one-step prediction errors, dB².
-    public internal(set) var rssiVariance: Double
-    /// RSSI samples behind ``rssiVariance``.
-    public internal(set) var rssiSamples: Int
-    /// Whether the stream was fading (a falling trend, significant against its own spread) at
-    /// its last sighting.
-    public internal(set) var fading: Bool
-    /// Share of sightings at which the stream was fading (running mean, ≈ the last ``fadeMemory``).
-    public internal(set) var fadeShare: Double
-    /// Share of the intervals that followed a fading sighting and reached the tail (0 before any).
-    public internal(set) var fadeTailShare: Double
-    /// Intervals behind ``fadeTailShare``.
-    public internal(set) var fadeIntervals: Int
-    /// Sightings of the same beacon by *other* scanners during the current silence, at least as
-    /// strong as this stream's RSSI level (counted up to ``ReceptionEstimator/elsewhereEvidence``).
-    /// Reset by every sighting of this stream.
-    public var heardElsewhere: Int
-    /// Share of this stream's tail intervals (long silences it came back from: it had not left)
-    /// during which it was heard elsewhere ``elsewhereEvidence`` times (running mean, prior
-    /// ``elsewherePrior``).
-    public internal(set) var elsewhereShare: Double
+    public var priorScale: Double? {
+        get { flags.contains(.hasPriorScale) ? priorScaleValue : nil }
+        set {
+            if let newValue { priorScaleValue = newValue; flags.insert(.hasPriorScale) } else { priorScaleValue = 0; flags.remove(.hasPriorScale) }
+        }
+    }
+    /// Whether the stream keeps the evidence detector's state (``ReceptionEvidence``: the RSSI
+    /// trend, fading, sightings elsewhere). Streams of other detectors do not: it is never read.
+    public var tracksEvidence: Bool { !evidenceStorage.isEmpty }
 
     /// Where the tail starts, in mean intervals.
     public static let tailStart = 3.0
@@ -121,38 +132,36 @@ public struct ReceptionEstimator: Hashable, Sendable, Codable {
     /// Intervals shorter than this many periods are duplicates (ignored by the periodic view).
     public static let duplicateRatio = 0.2
 
-    public init(firstSighting: Timestamp, priorInterval: Double, rssi: Int? = nil) {
+    /// - Parameter tracksEvidence: keep the evidence detector's state (``ReceptionEvidence``);
+    ///   the engine sets it only for ``ExitDetector/usesEvidence`` detectors.
+    public init(firstSighting: Timestamp, priorInterval: Double, rssi: Int? = nil, tracksEvidence: Bool = true) {
         self.firstSighting = firstSighting
         self.lastSighting = firstSighting
         self.meanInterval = priorInterval
-        self.sightings = 1
-        self.lastRSSI = rssi
         self.tailShare = exp(-Self.tailStart)
         self.tailExcess = 0
         self.tailExcessSquares = 0
-        self.tailIntervals = 0
         self.longestInterval = 0
         self.period = 0
         self.onGridShare = 0
         self.periodsPerInterval = 1
-        self.gridIntervals = 0
-        self.periodIntervals = 0
         self.excusedSilence = 0
-        self.priorScale = nil
-        self.trendWeight = 0
-        self.trendTime = 0
-        self.trendTimeSquares = 0
-        self.trendRSSI = 0
-        self.trendProduct = 0
-        self.rssiVariance = Self.rssiVariancePrior
-        self.rssiSamples = 0
-        self.fading = false
-        self.fadeShare = Self.fadeSharePrior
-        self.fadeTailShare = 0
-        self.fadeIntervals = 0
-        self.heardElsewhere = 0
-        self.elsewhereShare = Self.elsewherePrior
-        if let rssi { recordTrend(rssi: Double(rssi), after: 0) }
+        self.priorScaleValue = 0
+        self.lastRSSIValue = 0
+        self.evidenceStorage = tracksEvidence ? [ReceptionEvidence()] : []
+        self.sightingCount = 1
+        self.tailIntervalCount = 0
+        self.periodIntervalCount = 0
+        self.gridIntervalCount = 0
+        self.flags = []
+        self.lastRSSI = rssi
+        if tracksEvidence, let rssi { recordTrend(rssi: Double(rssi), after: 0) }
+    }
+
+    /// Starts keeping the evidence detector's state from its prior (a stream created under
+    /// another detector, heard after the profile switched to ``ExitDetector/evidenceGaps(falseExitsPerHour:minimumSilence:maximumSilence:priorInterval:)``).
+    public mutating func startTrackingEvidence() {
+        if evidenceStorage.isEmpty { evidenceStorage = [ReceptionEvidence()] }
     }
 
     /// The scale of the tail: the larger of the mean and the standard deviation of the long
@@ -192,10 +201,10 @@ public struct ReceptionEstimator: Hashable, Sendable, Codable {
         let inTail = interval > start
         let shareWeight = max(1 / (Double(sightings) + Self.tailSharePriorWeight), 1 / Self.tailShareMemory)
         tailShare += shareWeight * ((inTail ? 1 : 0) - tailShare)
-        recordEvidence(inTail: inTail)
+        if tracksEvidence { recordEvidence(inTail: inTail) }
         if inTail {
-            tailIntervals += 1
-            let excessWeight = max(1 / Double(tailIntervals), 1 / Self.tailExcessMemory)
+            if tailIntervalCount < .max { tailIntervalCount += 1 }
+            let excessWeight = max(1 / Double(tailIntervalCount), 1 / Self.tailExcessMemory)
             let excess = interval - start
             tailExcess += excessWeight * (excess - tailExcess)
             tailExcessSquares += excessWeight * (excess * excess - tailExcessSquares)
@@ -203,9 +212,9 @@ public struct ReceptionEstimator: Hashable, Sendable, Codable {
         longestInterval = max(interval, longestInterval * exp(-interval / Self.longestIntervalMemory))
         let weight = max(1 / Double(sightings + 1), 0.01)
         meanInterval += weight * (interval - meanInterval)
-        recordTrend(rssi: rssi.map(Double.init), after: raw)
+        if tracksEvidence { recordTrend(rssi: rssi.map(Double.init), after: raw) }
         if time > lastSighting { lastSighting = time }
-        sightings += 1
+        if sightingCount < .max { sightingCount += 1 }
         if let rssi { lastRSSI = rssi }
     }
 
@@ -220,22 +229,22 @@ public struct ReceptionEstimator: Hashable, Sendable, Codable {
         guard ratio <= Self.gridReach else { return }
         // Much shorter than the period: a duplicate report, not informative.
         guard ratio >= Self.duplicateRatio else { return }
-        periodIntervals += 1
+        if periodIntervalCount < .max { periodIntervalCount += 1 }
         if ratio < 1 - Self.gridTolerance {
             // Shorter than the period: the period was a multiple of the real one (frames were
             // lost at the start), or the stream is not periodic. Off the grid; start the period
             // and the loss again from this interval.
-            onGridShare -= max(1 / Double(periodIntervals), 1 / Self.periodMemory) * onGridShare
+            onGridShare -= max(1 / Double(periodIntervalCount), 1 / Self.periodMemory) * onGridShare
             period = interval
             periodsPerInterval = 1
-            gridIntervals = 0
+            gridIntervalCount = 0
             return
         }
         let k = ratio.rounded()
         let onGrid = abs(ratio - k) <= Self.gridTolerance
-        onGridShare += max(1 / Double(periodIntervals), 1 / Self.periodMemory) * ((onGrid ? 1 : 0) - onGridShare)
+        onGridShare += max(1 / Double(periodIntervalCount), 1 / Self.periodMemory) * ((onGrid ? 1 : 0) - onGridShare)
         guard onGrid else { return }
-        gridIntervals = min(gridIntervals + 1, Self.lossMemory)
+        gridIntervalCount = UInt16(min(gridIntervals + 1, Self.lossMemory))
         periodsPerInterval += (1 / gridIntervals) * (k - periodsPerInterval)
         period += max(1 / gridIntervals, 1 / Self.periodMemory) * (interval / k - period)
     }

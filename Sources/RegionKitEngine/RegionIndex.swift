@@ -373,6 +373,9 @@ public struct RegionIndex: Sendable {
 
     private func forEachMatch(latitude: Double, longitude: Double, within distance: Double, optionalCache: inout NearbyCache?,
                               _ body: (Match) -> Void) {
+        // Closures capture locals, not `self`: capturing the index copied the whole struct into
+        // the closure context per query, retaining and releasing every table (issue 13 item 3).
+        let stored = self.stored
         forEachCandidate(latitude: latitude, longitude: longitude, within: distance, optionalCache: &optionalCache) { slot, _, d in
             if let region = stored[slot] { body(Match(region: region, distanceToCenter: d)) }
         }
@@ -408,6 +411,7 @@ public struct RegionIndex: Sendable {
         // is beyond radius + distance + tolerance cannot match; the tolerance covers rounding
         // (haversine loses < 1 m within ~1 km of the antipode).
         let tolerance = 10.0
+        let slots = self.slots
         @inline(__always) func test(_ i: Int) {
             let s = slots[i]
             let dx = s.x - px, dy = s.y - py, dz = s.z - pz
@@ -449,6 +453,7 @@ public struct RegionIndex: Sendable {
         var out = buffer
         out.removeAll(keepingCapacity: true)
         let R = Geodesy.earthRadius
+        let slots = self.slots
         visitCandidates(latitude: latitude, longitude: longitude, within: reach) { i in
             let s = slots[i]
             let dx = s.x - p.x, dy = s.y - p.y, dz = s.z - p.z
@@ -461,30 +466,36 @@ public struct RegionIndex: Sendable {
     /// Calls `visit` with every slot stored in a cell that may hold a region within `distance`
     /// metres of the point (a superset of the matches).
     private func visitCandidates(latitude: Double, longitude lon: Double, within distance: Double, _ visit: (Int) -> Void) {
+        let next = self.next
         var i = bigHead
         while i >= 0 { visit(Int(i)); i = next[Int(i)] }
-        for level in levels where level.count > 0 {
-            let q = distance + level.maxRadius
-            if q < 0 { continue }
-            visitCells(level, latitude: latitude, longitude: lon, radius: q) { head in
-                var i = head
-                while i >= 0 { visit(Int(i)); i = next[Int(i)] }
+        // The levels are read in place (`for level in levels` copied each one per query,
+        // retaining and releasing its tables: a constant cost per query, issue 13 item 3).
+        levels.withUnsafeBufferPointer { levelBuffer in
+            guard let base = levelBuffer.baseAddress else { return }
+            for k in levelBuffer.indices where base[k].count > 0 {
+                let q = distance + base[k].maxRadius
+                if q < 0 { continue }
+                visitCells(base + k, latitude: latitude, longitude: lon, radius: q) { head in
+                    var i = head
+                    while i >= 0 { visit(Int(i)); i = next[Int(i)] }
+                }
             }
         }
     }
 
     /// Calls `visit` with the first slot of every non-empty cell of `level` that may hold a
     /// centre within `radius` metres of the point.
-    private func visitCells(_ level: Level, latitude: Double, longitude: Double, radius: Double, _ visit: (Int32) -> Void) {
+    private func visitCells(_ level: UnsafePointer<Level>, latitude: Double, longitude: Double, radius: Double, _ visit: (Int32) -> Void) {
         let δ = radius / Geodesy.earthRadius                 // angular radius
         if δ >= .pi {                                           // the whole sphere
-            for (k, h) in zip(level.keys, level.heads) where k != .max && h >= 0 { visit(h) }
+            for (k, h) in zip(level.pointee.keys, level.pointee.heads) where k != .max && h >= 0 { visit(h) }
             return
         }
         let δdeg = δ * 180 / .pi
         let pad = 1e-9
         let latLo = max(-90, latitude - δdeg - pad), latHi = min(90, latitude + δdeg + pad)
-        let rowLo = level.row(latLo), rowHi = level.row(latHi)
+        let rowLo = level.pointee.row(latLo), rowHi = level.pointee.row(latHi)
         // Number of cells the cap may touch; if that beats scanning the level, scan the level.
         let φ = latitude * .pi / 180
         let containsPole = abs(φ) + δ >= .pi / 2 - 1e-12
@@ -495,33 +506,33 @@ public struct RegionIndex: Sendable {
         }
         var estimated = 0
         for r in rowLo...rowHi {
-            let n = level.columns(inRow: r)
+            let n = level.pointee.columns(inRow: r)
             estimated += halfWidth >= 180 ? n : min(n, Int(2 * halfWidth / 360 * Double(n)) + 2)
-            if estimated > level.occupied { break }
+            if estimated > level.pointee.occupied { break }
         }
-        if estimated > level.occupied {
-            for (k, h) in zip(level.keys, level.heads) where k != .max && h >= 0 {
+        if estimated > level.pointee.occupied {
+            for (k, h) in zip(level.pointee.keys, level.pointee.heads) where k != .max && h >= 0 {
                 let r = Int(k >> 32)
                 if r >= rowLo && r <= rowHi { visit(h) }
             }
             return
         }
         for r in rowLo...rowHi {
-            let n = level.columns(inRow: r)
+            let n = level.pointee.columns(inRow: r)
             let rowBits = UInt64(r) << 32
             if halfWidth >= 180 {
-                for c in 0..<n { let h = level.head(of: rowBits | UInt64(c)); if h >= 0 { visit(h) } }
+                for c in 0..<n { let h = level.pointee.head(of: rowBits | UInt64(c)); if h >= 0 { visit(h) } }
                 continue
             }
             let cLo = Int((((longitude - halfWidth) + 180) / 360 * Double(n)).rounded(.down))
             let cHi = Int((((longitude + halfWidth) + 180) / 360 * Double(n)).rounded(.down))
             if cHi - cLo + 1 >= n {
-                for c in 0..<n { let h = level.head(of: rowBits | UInt64(c)); if h >= 0 { visit(h) } }
+                for c in 0..<n { let h = level.pointee.head(of: rowBits | UInt64(c)); if h >= 0 { visit(h) } }
                 continue
             }
             for c in cLo...cHi {
                 let wrapped = ((c % n) + n) % n
-                let h = level.head(of: rowBits | UInt64(wrapped))
+                let h = level.pointee.head(of: rowBits | UInt64(wrapped))
                 if h >= 0 { visit(h) }
             }
         }

@@ -15,7 +15,7 @@ import RegionKitCore
 ///
 /// ```swift
 /// var schedule = RegionSchedule()
-/// let number = schedule.register("lobby")        // 0
+/// let number = schedule.register("lobby", slot: 0) // 0
 /// schedule.lower(number, to: Timestamp(seconds: 30))
 /// schedule.earliest?.sequence                      // 0
 /// ```
@@ -23,7 +23,9 @@ struct RegionSchedule: Sendable {
     /// Registration sequence number of every monitored region: sorting by it gives the
     /// engine's registration order, and ties between equal deadlines go to the smaller one.
     private(set) var sequence: [String: Int] = [:]
-    private var idBySequence: [Int: String] = [:]
+    /// The ``MonitoringEngine/regions`` slot of each registration number (the timer path reaches
+    /// a record without hashing its identifier).
+    private var slotBySequence: [Int: Int32] = [:]
     private var nextSequence = 0
     /// Region timers by due time (see the type's discussion: lazy).
     private(set) var timers = RegionTimerQueue()
@@ -49,18 +51,18 @@ struct RegionSchedule: Sendable {
     // MARK: - Sequence numbers
 
     /// Gives `id` the next registration sequence number.
-    mutating func register(_ id: String) -> Int {
+    mutating func register(_ id: String, slot: Int) -> Int {
         let number = nextSequence
         nextSequence += 1
         sequence[id] = number
-        idBySequence[number] = id
+        slotBySequence[number] = Int32(truncatingIfNeeded: slot)
         return number
     }
 
     /// Forgets `id`: its number, cache and watermark; its queue entry is dropped lazily.
     mutating func unregister(_ id: String) {
         guard let number = sequence.removeValue(forKey: id) else { return }
-        idBySequence[number] = nil
+        slotBySequence[number] = nil
         pruneWatermarks[number] = nil
         exitCache[number] = nil
         if scheduled.removeValue(forKey: number) != nil { isDirty = true }
@@ -68,7 +70,8 @@ struct RegionSchedule: Sendable {
 
     func number(of id: String) -> Int? { sequence[id] }
 
-    func id(of number: Int) -> String? { idBySequence[number] }
+    /// The ``MonitoringEngine/regions`` slot of registration `number`.
+    func slot(of number: Int) -> Int? { slotBySequence[number].map(Int.init) }
 
     // MARK: - Timers
 

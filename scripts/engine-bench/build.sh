@@ -5,8 +5,10 @@
 # then: nice -n 10 OUT ingest 10,1000,100000 100000   |   OUT miss ...   |   OUT memory 100000
 set -e
 here=$(cd "$(dirname "$0")" && pwd); src=$1; out=$2; tmp=$(mktemp -d)
-for f in "$src"/Sources/RegionKitCore/*.swift "$src"/Sources/RegionKitEngine/*.swift; do
-  sed -e '/^import RegionKitCore/d' -e '/^@_exported import RegionKitCore/d' "$f" > "$tmp/$(basename "$(dirname "$f")")_$(basename "$f")"
+for f in "$src"/Sources/RegionKitConcurrency/*.swift "$src"/Sources/RegionKitCore/*.swift "$src"/Sources/RegionKitEngine/*.swift; do
+  [ -f "$f" ] || continue
+  sed -e '/^import RegionKitCore/d' -e '/^@_exported import RegionKitCore/d' -e '/^import RegionKitConcurrency/d' \
+      -e '/^@_exported import RegionKitConcurrency/d' "$f" > "$tmp/$(basename "$(dirname "$f")")_$(basename "$f")"
 done
 cp "$here/main.swift.txt" "$tmp/main.swift"
 nice -n 10 swiftc -O -wmo -module-name EngineBench -package-name RegionKit "$tmp"/*.swift -o "$out"

@@ -1,0 +1,307 @@
+import Foundation
+import RegionKitCore
+
+/// A region's sighting streams by key (beacon identity + scanner): the engine's replacement for a
+/// `[StreamKey: ReceptionEstimator]` dictionary (issue 13, memory per tracked beacon).
+///
+/// The streams are kept densely, as key and estimator, in chunks of ``chunkSize`` (the first grows
+/// as an array does, the others are allocated whole): growing a table never copies it, so no
+/// freed copy is left behind in the heap, and nothing is reserved beyond the last chunk. Tables of more than
+/// ``linearLimit`` streams add an open-addressing index of 4-byte positions (linear probing, load
+/// ≤ ½) hashed on the identity's 16 id bytes (random already) and its packed format, major and
+/// minor — no SipHash. A dictionary's buckets are at most ¾ full and every one is touched, so
+/// each of a million streams cost ~2.1 records of memory; here a stream costs its record plus
+/// 8–16 bytes of index, and a region with a single stream one small allocation.
+///
+/// Order is insertion order, except that ``removeValue(forKey:)`` moves the last stream into the
+/// removed one's place. Equality and hashing do not depend on order, as for a dictionary.
+///
+/// ```swift
+/// var streams: StreamTable = [:]
+/// streams[key] = ReceptionEstimator(firstSighting: .zero, priorInterval: 1)
+/// streams.count            // 1
+/// streams[key]?.sightings  // 1
+/// ```
+public struct StreamTable: Sendable, Sequence, ExpressibleByDictionaryLiteral {
+    public typealias Key = MonitoredRegion.StreamKey
+    public typealias Element = (key: Key, value: ReceptionEstimator)
+
+    struct Entry: Hashable, Sendable {
+        var key: Key
+        var value: ReceptionEstimator
+    }
+
+    /// The streams, densely: the first ``chunkSize`` in `head` (inline, so a small table is one
+    /// allocation), the rest in chunks of ``chunkSize``; all but the last chunk are full.
+    private var head: [Entry] = []
+    private var chunks: [[Entry]] = []
+    /// The number of streams.
+    public var count: Int { head.count + (chunks.last.map { $0.count + (chunks.count - 1) * Self.chunkSize } ?? 0) }
+    /// Positions in ``entries`` + 1 by hash (0 = empty); empty while the table is small.
+    private var index: [UInt32] = []
+
+    /// Up to this many streams a lookup compares keys in order instead of keeping an index.
+    static let linearLimit = 8
+    /// Entries per chunk (a power of two).
+    static let chunkShift = 12
+    static let chunkSize = 1 << chunkShift
+    static let chunkMask = chunkSize - 1
+
+    /// Every stream, in table order.
+    var entries: FlattenSequence<[[Entry]]> { ([head] + chunks).joined() }
+
+    /// The key at `position` (without copying the estimator).
+    @inline(__always)
+    private func key(at position: Int) -> Key {
+        position < Self.chunkSize ? head[position].key : chunks[(position >> Self.chunkShift) - 1][position & Self.chunkMask].key
+    }
+
+    @inline(__always)
+    private func entry(at position: Int) -> Entry {
+        position < Self.chunkSize ? head[position] : chunks[(position >> Self.chunkShift) - 1][position & Self.chunkMask]
+    }
+
+    public init() {}
+
+    public init(dictionaryLiteral elements: (Key, ReceptionEstimator)...) {
+        for (key, value) in elements { self[key] = value }
+    }
+
+    public var isEmpty: Bool { count == 0 }
+    /// The streams' keys, in table order.
+    public var keys: [Key] { entries.map(\.key) }
+    /// The streams' estimators, in table order.
+    public var values: [ReceptionEstimator] { entries.map(\.value) }
+
+    public func makeIterator() -> some IteratorProtocol<Element> {
+        entries.lazy.map { (key: $0.key, value: $0.value) }.makeIterator()
+    }
+
+    public subscript(key: Key) -> ReceptionEstimator? {
+        get { index(forKey: key).map { entry(at: $0).value } }
+        set {
+            if let position = index(forKey: key) {
+                if let newValue { self[position: position] = newValue } else { remove(at: position) }
+            } else if let newValue {
+                append(Entry(key: key, value: newValue))
+            }
+        }
+    }
+
+    /// The stream at `position` (from ``index(forKey:)``), in place.
+    subscript(position position: Int) -> ReceptionEstimator {
+        get { position < Self.chunkSize ? head[position].value : chunks[(position >> Self.chunkShift) - 1][position & Self.chunkMask].value }
+        _modify {
+            if position < Self.chunkSize {
+                yield &head[position].value
+            } else {
+                yield &chunks[(position >> Self.chunkShift) - 1][position & Self.chunkMask].value
+            }
+        }
+    }
+
+    /// The position of `key`'s stream, if present.
+    @inline(__always)
+    public func index(forKey key: Key) -> Int? {
+        if index.isEmpty {
+            for position in head.indices where head[position].key == key { return position }
+            return nil
+        }
+        let mask = index.count - 1
+        var bucket = Int(truncatingIfNeeded: Self.hash(key)) & mask
+        while true {
+            let stored = index[bucket]
+            if stored == 0 { return nil }
+            let position = Int(stored) - 1
+            if self.key(at: position) == key { return position }
+            bucket = (bucket + 1) & mask
+        }
+    }
+
+    /// Removes `key`'s stream; returns it.
+    @discardableResult
+    public mutating func removeValue(forKey key: Key) -> ReceptionEstimator? {
+        guard let position = index(forKey: key) else { return nil }
+        let value = entry(at: position).value
+        remove(at: position)
+        return value
+    }
+
+    /// The streams for which `isIncluded` is true.
+    public func filter(_ isIncluded: (Key, ReceptionEstimator) throws -> Bool) rethrows -> StreamTable {
+        var kept = StreamTable()
+        for entry in entries where try isIncluded(entry.key, entry.value) { kept.append(entry) }
+        return kept
+    }
+
+    /// Removes the streams for which `shouldBeRemoved` is true, in place (no second table is
+    /// built: pruning a million streams allocates nothing but the new index); the others keep
+    /// their order.
+    public mutating func removeAll(where shouldBeRemoved: (Key, ReceptionEstimator) throws -> Bool) rethrows {
+        var kept = 0
+        for position in 0..<count {
+            let entry = entry(at: position)
+            guard try !shouldBeRemoved(entry.key, entry.value) else { continue }
+            if kept != position { self[position: kept] = entry.value; setKey(entry.key, at: kept) }
+            kept += 1
+        }
+        guard kept < count else { return }
+        while count > kept {
+            if count <= Self.chunkSize {
+                head.removeLast(count - kept)
+            } else {
+                let inLast = ((count - 1) & Self.chunkMask) + 1
+                let drop = Swift.min(inLast, count - kept)
+                chunks[chunks.count - 1].removeLast(drop)
+                if chunks[chunks.count - 1].isEmpty { chunks.removeLast() }
+            }
+        }
+        if count > Self.linearLimit { rebuildIndex() } else { index = [] }
+    }
+
+    /// A cheap hash of the identity (the 16 id bytes are random: UUIDs, Eddystone ids) spread by
+    /// multiplies; the scanner is left out (its streams of one beacon share a probe run).
+    @inline(__always)
+    static func hash(_ key: Key) -> UInt64 {
+        let identity = key.identity
+        let (high, low) = withUnsafeBytes(of: identity.uuid.uuid) {
+            ($0.loadUnaligned(as: UInt64.self), $0.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+        }
+        let tag = UInt64(identity.format.rawValue) << 32 | UInt64(identity.major) << 16 | UInt64(identity.minor)
+        var h = high ^ (low &* 0x9E37_79B9_7F4A_7C15) ^ (tag &* 0xC2B2_AE3D_27D4_EB4F)
+        h ^= h >> 32
+        h &*= 0xD6E8_FEB8_6659_FD93
+        h ^= h >> 29
+        return h
+    }
+
+    private mutating func append(_ entry: Entry) {
+        if count < Self.chunkSize {
+            head.append(entry)
+        } else {
+            if count & Self.chunkMask == 0 {
+                // Allocated whole: a chunk grown by doubling would leave its smaller copies behind.
+                var chunk: [Entry] = []
+                chunk.reserveCapacity(Self.chunkSize)
+                chunks.append(chunk)
+            }
+            chunks[chunks.count - 1].append(entry)
+        }
+        if index.isEmpty {
+            if count > Self.linearLimit { rebuildIndex() }
+        } else if count * 2 > index.count {
+            rebuildIndex()
+        } else {
+            insertIntoIndex(position: count - 1)
+        }
+    }
+
+    private mutating func remove(at position: Int) {
+        let last = count - 1
+        if !index.isEmpty {
+            deleteFromIndex(position: position)
+            if position != last {
+                // The last entry moves into the hole: repoint its index slot.
+                let bucket = bucket(of: last)
+                index[bucket] = UInt32(position + 1)
+            }
+        }
+        if position != last { self[position: position] = entry(at: last).value; setKey(entry(at: last).key, at: position) }
+        if last < Self.chunkSize {
+            head.removeLast()
+        } else {
+            chunks[chunks.count - 1].removeLast()
+            if chunks[chunks.count - 1].isEmpty { chunks.removeLast() }
+        }
+        if !index.isEmpty, count <= Self.linearLimit / 2 { index = [] }
+    }
+
+    private mutating func setKey(_ key: Key, at position: Int) {
+        if position < Self.chunkSize {
+            head[position].key = key
+        } else {
+            chunks[(position >> Self.chunkShift) - 1][position & Self.chunkMask].key = key
+        }
+    }
+
+    /// The index slot holding `position`.
+    private func bucket(of position: Int) -> Int {
+        let mask = index.count - 1
+        var bucket = Int(truncatingIfNeeded: Self.hash(key(at: position))) & mask
+        while Int(index[bucket]) != position + 1 { bucket = (bucket + 1) & mask }
+        return bucket
+    }
+
+    private mutating func insertIntoIndex(position: Int) {
+        let mask = index.count - 1
+        var bucket = Int(truncatingIfNeeded: Self.hash(key(at: position))) & mask
+        while index[bucket] != 0 { bucket = (bucket + 1) & mask }
+        index[bucket] = UInt32(position + 1)
+    }
+
+    /// Backward-shift deletion (no tombstones).
+    private mutating func deleteFromIndex(position: Int) {
+        let mask = index.count - 1
+        var hole = bucket(of: position)
+        var next = (hole + 1) & mask
+        while index[next] != 0 {
+            let home = Int(truncatingIfNeeded: Self.hash(key(at: Int(index[next]) - 1))) & mask
+            // The entry at `next` may move into the hole when its home is not in (hole, next].
+            if (next - home) & mask >= (next - hole) & mask {
+                index[hole] = index[next]
+                hole = next
+            }
+            next = (next + 1) & mask
+        }
+        index[hole] = 0
+    }
+
+    private mutating func rebuildIndex() {
+        var size = 16
+        while size < count * 2 { size *= 2 }
+        // Positions are stored + 1 in 32 bits: a table beyond 2³² − 2 streams cannot exist in memory here.
+        index = Array(repeating: 0, count: size)
+        for position in 0..<count { insertIntoIndex(position: position) }
+    }
+}
+
+extension StreamTable: Hashable {
+    /// Same streams, whatever their order.
+    public static func == (lhs: StreamTable, rhs: StreamTable) -> Bool {
+        guard lhs.count == rhs.count else { return false }
+        for entry in lhs.entries {
+            guard let position = rhs.index(forKey: entry.key), rhs[position: position] == entry.value else { return false }
+        }
+        return true
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        var combined = 0
+        for entry in entries { combined ^= entry.hashValue }
+        hasher.combine(count)
+        hasher.combine(combined)
+    }
+}
+
+extension StreamTable: Codable {
+    /// Encoded as a dictionary with non-String keys is: key, value, key, value, …
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.unkeyedContainer()
+        for entry in entries {
+            try container.encode(entry.key)
+            try container.encode(entry.value)
+        }
+    }
+
+    public init(from decoder: any Decoder) throws {
+        var container = try decoder.unkeyedContainer()
+        self.init()
+        while !container.isAtEnd {
+            let key = try container.decode(Key.self)
+            guard !container.isAtEnd else {
+                throw DecodingError.dataCorruptedError(in: container, debugDescription: "stream table: a key without a value")
+            }
+            self[key] = try container.decode(ReceptionEstimator.self)
+        }
+    }
+}

@@ -1,0 +1,121 @@
+import Foundation
+import Testing
+@testable import RegionKitEngine
+
+/// Issue 13, memory per tracked beacon: the streams' table (``StreamTable``, dense chunks and an
+/// open-addressing index) against a `Dictionary`, and the compact ``ReceptionEstimator`` (the
+/// evidence detector's state out of line) against the estimator that tracks everything.
+@Suite("Stream table and compact estimator: identical to a dictionary and to the full estimator")
+struct StreamTableTests {
+    static let uuids = [UUID(uuidString: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0")!, UUID(uuidString: "B9407F30-F5F8-466E-AFF9-25556B57FE6D")!]
+
+    static func key(_ n: Int, scanner: Int) -> StreamTable.Key {
+        StreamTable.Key(identity: BeaconIdentity(uuid: uuids[n % 2], major: UInt16(n / 1000 % 65_536), minor: UInt16(n % 1000)),
+                        scannerID: scanner == 0 ? nil : "s\(scanner)")
+    }
+
+    /// Random inserts, updates, removals and lookups: after each step the table holds exactly what
+    /// a dictionary holds. Sizes cross the linear limit (8), the index's growth and two chunks (4,096).
+    @Test("Random operations agree with a dictionary", arguments: [(seed: UInt64(1), span: 20, steps: 3_000), (seed: 2, span: 6_000, steps: 30_000)])
+    func randomOperations(seed: UInt64, span: Int, steps: Int) {
+        var random = SeededRandom(seed: seed)
+        var table = StreamTable()
+        var reference: [StreamTable.Key: ReceptionEstimator] = [:]
+        for step in 0..<steps {
+            let key = Self.key(Int(random.uniform() * Double(span)), scanner: Int(random.uniform() * 3))
+            let action = random.uniform()
+            if action < 0.6 {
+                var stream = table[key] ?? ReceptionEstimator(firstSighting: .zero, priorInterval: 1, tracksEvidence: false)
+                stream.record(at: Timestamp(seconds: Double(step)), rssi: -60 - step % 20)
+                table[key] = stream
+                reference[key] = stream
+            } else if action < 0.85 {
+                #expect(table.removeValue(forKey: key) == reference.removeValue(forKey: key))
+            } else if action < 0.9 {
+                table[key] = nil
+                reference[key] = nil
+            } else {
+                #expect(table[key] == reference[key])
+            }
+            #expect(table.count == reference.count)
+            if step % 997 == 0 || step == steps - 1 {
+                // Every entry is found through the index, and iteration visits each exactly once.
+                for (key, value) in reference { #expect(table[key] == value) }
+                var seen = Set<StreamTable.Key>()
+                for (key, value) in table {
+                    #expect(reference[key] == value)
+                    #expect(seen.insert(key).inserted, "visited twice: \(key)")
+                }
+                #expect(seen.count == reference.count)
+            }
+        }
+        // Order-independent equality and hashing; filter; Codable round trip.
+        var reversed = StreamTable()
+        for (key, value) in table.reversed() { reversed[key] = value }
+        #expect(reversed == table)
+        #expect(reversed.hashValue == table.hashValue)
+        let kept = table.filter { _, stream in stream.sightings > 1 }
+        #expect(kept.count == reference.values.filter { $0.sightings > 1 }.count)
+        let decoded = try? JSONDecoder().decode(StreamTable.self, from: JSONEncoder().encode(table))
+        #expect(decoded == table)
+        // In-place removal: the same streams as the filter, in the same order, all found.
+        var pruned = table
+        pruned.removeAll { _, stream in stream.sightings <= 1 }
+        #expect(pruned == kept)
+        #expect(pruned.keys == kept.keys)
+        for (key, value) in kept { #expect(pruned[key] == value) }
+    }
+
+    @Test("A table of one stream found by key; emptied by removal; a malformed encoding is a clear error")
+    func smallTable() throws {
+        var table: StreamTable = [Self.key(1, scanner: 0): ReceptionEstimator(firstSighting: .zero, priorInterval: 1)]
+        #expect(table.count == 1)
+        #expect(table.index(forKey: Self.key(1, scanner: 0)) == 0)
+        #expect(table.index(forKey: Self.key(1, scanner: 1)) == nil)
+        table[Self.key(1, scanner: 0)] = nil
+        #expect(table.isEmpty)
+        let key = try JSONEncoder().encode(Self.key(1, scanner: 0))
+        let dangling = Data("[".utf8) + key + Data("]".utf8)
+        #expect(throws: DecodingError.self) { try JSONDecoder().decode(StreamTable.self, from: dangling) }
+    }
+
+    @Test("The estimator is 128 bytes; the evidence state lives out of line only when tracked")
+    func estimatorLayout() {
+        #expect(MemoryLayout<ReceptionEstimator>.stride == 128)
+        #expect(!ReceptionEstimator(firstSighting: .zero, priorInterval: 1, tracksEvidence: false).tracksEvidence)
+        #expect(ReceptionEstimator(firstSighting: .zero, priorInterval: 1).tracksEvidence)
+    }
+
+    /// The same sightings into an estimator that tracks the evidence and one that does not: every
+    /// figure the other detectors read, and their thresholds, are identical to the bit.
+    @Test("Without the evidence state every other figure and threshold is identical")
+    func untrackedMatchesTracked() {
+        var random = SeededRandom(seed: 9)
+        var full = ReceptionEstimator(firstSighting: .zero, priorInterval: 1, rssi: -60)
+        var lean = ReceptionEstimator(firstSighting: .zero, priorInterval: 1, rssi: -60, tracksEvidence: false)
+        var t = 0.0
+        for step in 0..<5_000 {
+            t += random.uniform() < 0.02 ? 2 + random.uniform() * 3 : 0.1 + random.uniform() * 0.02
+            let rssi = -60 - Int(random.uniform() * 10) - step / 500
+            full.record(at: Timestamp(seconds: t), rssi: rssi)
+            lean.record(at: Timestamp(seconds: t), rssi: rssi)
+        }
+        #expect(full.trendWeight > 0 && lean.trendWeight == 0)
+        let detectors: [ExitDetector] = [
+            .learnedGaps(falseExitsPerHour: 1e-4, minimumSilence: 1, maximumSilence: 60, priorInterval: 1),
+            .periodicGaps(falseExitsPerHour: 1e-4, minimumSilence: 1, maximumSilence: 60, priorInterval: 1),
+            .cautiousGaps(falseExitsPerHour: 1e-4, minimumSilence: 1, maximumSilence: 60, priorInterval: 1),
+            .adaptive(falseExitProbability: 1e-4, minimumSilence: 1, maximumSilence: 60, priorInterval: 1),
+        ]
+        for detector in detectors {
+            #expect(detector.silenceThreshold(for: full).bitPattern == detector.silenceThreshold(for: lean).bitPattern, "\(detector)")
+            #expect(detector.tailScale(of: full)?.bitPattern == detector.tailScale(of: lean)?.bitPattern, "\(detector)")
+        }
+        #expect(full.meanInterval.bitPattern == lean.meanInterval.bitPattern)
+        #expect(full.sightings == lean.sightings && full.tailIntervals == lean.tailIntervals && full.periodIntervals == lean.periodIntervals)
+        #expect(full.gridIntervals == lean.gridIntervals && full.lastRSSI == lean.lastRSSI && full.longestInterval == lean.longestInterval)
+        // A stream that starts tracking later (a switch to the evidence profile) starts from the prior.
+        lean.startTrackingEvidence()
+        #expect(lean.tracksEvidence && lean.evidence == ReceptionEvidence())
+    }
+}
