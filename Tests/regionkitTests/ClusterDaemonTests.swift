@@ -219,6 +219,19 @@ struct ClusterDaemonTests {
     func failover(_ rig: Rig, hooksFile: String) async throws {
         let (store, members, engines, fleet) = (rig.store, rig.members, rig.engines, rig.fleet)
         let regions = Rig.regions
+        // The events output: whichever member holds the outputs lease publishes the shared log.
+        let heard = LockedBox<[(topic: String, text: String)]>([])
+        var listenerConfiguration = try MQTTClientConfiguration(urls: [rig.nats.mqttURL(1), rig.nats.mqttURL(2)])
+        listenerConfiguration.reconnectMinimumDelay = .milliseconds(50)
+        let listener = MQTTClient(configuration: listenerConfiguration, onMessage: { message in
+            heard.withLock { $0.append((message.topic, String(decoding: message.payload, as: UTF8.self))) }
+        })
+        let listening = Task { await listener.run() }
+        defer { listening.cancel() }
+        try await listener.waitUntilConnected()
+        try await listener.subscribe("regionkit/e2e/#", qos: .atLeastOnce)
+        // Events are not retained: the listener can only expect those logged after it subscribed.
+        let listeningFrom = try await store.lastEventID()
         // kill -9 the engine holding the most partitions.
         let leases = try await store.leases()
         let held = Dictionary(grouping: leases, by: { $0.owner ?? "" }).mapValues { $0.map(\.partition) }
@@ -297,6 +310,24 @@ struct ClusterDaemonTests {
         if holders.first?.hasSuffix(victim) == true {
             #expect(holders.count >= 2, "the killed engine ran the hooks; another must have taken them over: \(holders)")
         }
+
+        // Every region event of the log reached the events topic (at least once), and the retained
+        // states say what the store says.
+        let regionEventIDs = Set(events.filter { $0.id > listeningFrom && ["didDetermineState", "didEnterRegion", "didExitRegion"].contains($0.type) }.map(\.id))
+        #expect(regionEventIDs.count >= 16, "the 8 departures' exits and states are among them")
+        func publishedIDs() -> [Int64] {
+            heard.withLock { $0 }.filter { $0.topic == "regionkit/e2e/events" }.compactMap { message in
+                (try? JSONSerialization.jsonObject(with: Data(message.text.utf8)) as? [String: Any])?["id"].flatMap { ($0 as? NSNumber)?.int64Value }
+            }
+        }
+        let allPublished = await Self.waitUntil(timeout: 30) { Set(publishedIDs()).isSuperset(of: regionEventIDs) }
+        let published = publishedIDs()
+        #expect(allPublished, "not published: \(regionEventIDs.subtracting(published).sorted())")
+        let lastState = Dictionary(heard.withLock { $0 }.filter { $0.topic.hasSuffix("/state") }.map { ($0.topic, $0.text) }, uniquingKeysWith: { $1 })
+        #expect(lastState["regionkit/e2e/regions/b1/state"] == "outside" && lastState["regionkit/e2e/regions/b20/state"] == "inside",
+                "retained states: b1 \(lastState["regionkit/e2e/regions/b1/state"] ?? "-"), b20 \(lastState["regionkit/e2e/regions/b20/state"] ?? "-")")
+        print("cluster-e2e: events output published \(Set(published).count) events (\(published.count - Set(published).count) twice, QoS 1 at least once) of \(regionEventIDs.count) region events")
+        await listener.shutdown()
 
         // SIGTERM: the survivors hand everything back and stop cleanly.
         await fleet.stop()

@@ -22,9 +22,10 @@ import RegionKitStore
 /// where the broker kept the QoS 1 sightings published meanwhile. On ``stop(reason:)`` the member
 /// hands everything back at once: stop consuming, write the queued contributions, release.
 ///
-/// The hooks run on one member at a time, the holder of the "outputs" lease (taken in the same
-/// rounds): the store's pending deliveries are delivered by whichever member holds it, so a
-/// member's death moves them too.
+/// The outputs run on one member at a time, the holder of the "outputs" lease (taken in the same
+/// rounds): the hooks (the store's pending deliveries) and the MQTT events topic with the regions'
+/// retained states (``ClusterEventsPublisher``, from the shared log and its cursor), so a member's
+/// death moves them too.
 ///
 /// ```swift
 /// let engine = ClusterEngine(store: store, configuration: cluster, mqtt: clientConfiguration, profile: .responsive,
@@ -53,20 +54,29 @@ public final class ClusterEngine: Sendable {
     private let stopping = LockedBox(false)
     /// Sightings of partitions this member no longer runs.
     private let earlierSightings = LockedBox(0)
-    /// The hooks' runner while this member holds the "outputs" lease.
-    private let outputs = LockedBox<Task<Void, Never>?>(nil)
-    /// The lease whose holder runs the cluster's outputs (today: the hooks).
+    /// The outputs (hooks' runner, MQTT events publisher) while this member holds the "outputs" lease.
+    private let outputs = LockedBox<Outputs?>(nil)
+    /// The lease whose holder runs the cluster's outputs: the hooks and the MQTT events topic.
     static let outputsLease = "outputs"
+    /// The site (MQTT topics, client ids, the events cursor's name).
+    let site: String
+    let publishEvents: Bool
+
+    struct Outputs {
+        var hooks: Task<Void, Never>?
+        var publisher: ClusterEventsPublisher
+        var events: Task<Void, Never>
+    }
     /// Serialises lease rounds with the stop (a round never starts a worker after the hand-over).
     private let rounds = AsyncLock()
 
     /// - Parameters:
     ///   - mqtt: the brokers, credentials and keepalive; each partition gets its own client id
-    ///     (`<clientIDPrefix><partition>`) and a persistent session.
+    ///     (`regionkit-<site>-part-<partition>`) and a persistent session.
     ///   - onEvents: events committed to the shared store by this member (their acknowledgement).
     ///   - onFatal: the member cannot go on (it stops itself: the caller should exit).
     public init(store: any ClusterStoring, configuration: ClusterConfiguration, mqtt: MQTTClientConfiguration, profile: MonitoringProfile,
-                regions: [Region], hooks: HookConfiguration = HookConfiguration(), clientIDPrefix: String = "regionkit-part-",
+                regions: [Region], hooks: HookConfiguration = HookConfiguration(), site: String = "regionkit", publishEvents: Bool = true,
                 logger: Logger, onEvents: @escaping @Sendable ([StoredEvent]) -> Void = { _ in },
                 onFatal: @escaping @Sendable (String) -> Void = { _ in }) {
         self.store = store
@@ -76,7 +86,9 @@ public final class ClusterEngine: Sendable {
         self.profile = profile
         self.regions = regions
         self.hooks = hooks
-        self.clientIDPrefix = clientIDPrefix
+        self.site = site
+        self.publishEvents = publishEvents
+        clientIDPrefix = "regionkit-\(site)-part-"
         var logger = logger
         logger[metadataKey: "member"] = "\(configuration.memberName)"
         self.logger = logger
@@ -102,10 +114,15 @@ public final class ClusterEngine: Sendable {
         return left
     }
 
-    /// Registers the configured regions (new or changed ones only) and logs "process started".
+    /// Registers the configured regions (new or changed ones only), creates the events output's
+    /// cursor if the site has none, and logs "process started".
     public func start() async throws {
         guard let circular = regions.first(where: { $0.kind != .beacon }) else {
             try await store.ensureRegions(regions, at: Date().timeIntervalSince1970)
+            // The events output's cursor exists before anything is decided (the first member to
+            // start creates it at the log's end), so whoever takes the outputs publishes every
+            // region event from here on, however late it connects.
+            _ = try await store.outputCursor(ClusterEventsPublisher.outputName(site: site), createAtEnd: true)
             try await log("processStarted", reason: "member \(member), pid \(ProcessInfo.processInfo.processIdentifier)")
             return
         }
@@ -182,27 +199,36 @@ public final class ClusterEngine: Sendable {
         }
     }
 
-    /// Whether this member runs the cluster's outputs (the hooks) now.
+    /// Whether this member runs the cluster's outputs (hooks, MQTT events) now.
     public var runsOutputs: Bool { outputs.withLock { $0 != nil } }
 
-    /// Takes or renews the outputs lease; starts the hooks' runner when it is taken, stops it when lost.
+    /// Events this member's outputs published since it took them (0 when it does not hold them).
+    public var eventsPublished: Int { outputs.withLock { $0?.publisher.count ?? 0 } }
+
+    /// Takes or renews the outputs lease; starts the outputs when it is taken, stops them when lost.
     func roundOutputs() async throws {
-        guard !hooks.isEmpty else { return }
         let held = try await store.holdSingleton(Self.outputsLease, member: member, ttl: configuration.leaseDuration) != nil
         if held, !runsOutputs {
-            let runner = HookRunner(store: store, configuration: hooks, logger: logger)
-            outputs.withLock { $0 = Task { await runner.run() } }
-            logger.info("outputs taken: this member runs the hooks")
-            try? await log("outputsTaken", reason: "hooks run by \(member)")
+            let runner = hooks.isEmpty ? nil : HookRunner(store: store, configuration: hooks, logger: logger)
+            let publisher = ClusterEventsPublisher(store: store, mqtt: mqtt, site: site, regions: regions, publishEvents: publishEvents, logger: logger)
+            outputs.withLock {
+                $0 = Outputs(hooks: runner.map { runner in Task { await runner.run() } }, publisher: publisher,
+                             events: Task { await publisher.run() })
+            }
+            logger.info("outputs taken: this member runs the hooks and the MQTT events output")
+            try? await log("outputsTaken", reason: "outputs run by \(member)")
         } else if !held {
             await stopOutputs(reason: "outputs lease held by another member")
         }
     }
 
     func stopOutputs(reason: String) async {
-        guard let task = outputs.withLock({ $0.take() }) else { return }
-        task.cancel()
-        await task.value
+        guard let running = outputs.withLock({ $0.take() }) else { return }
+        running.hooks?.cancel()
+        await running.publisher.shutdown()
+        running.events.cancel()
+        await running.hooks?.value
+        await running.events.value
         logger.info("outputs stopped", metadata: ["reason": "\(reason)"])
     }
 
@@ -247,7 +273,7 @@ public final class ClusterEngine: Sendable {
             }
             await self.stopOutputs(reason: "stopping")
             do {
-                if !self.hooks.isEmpty { try await self.store.releaseSingleton(Self.outputsLease, member: self.member) }
+                try await self.store.releaseSingleton(Self.outputsLease, member: self.member)
                 try await self.store.releaseLeases(member: self.member, partitions: released)
                 try await self.store.leave(member: self.member)
                 if !released.isEmpty { self.logger.info("partitions handed back", metadata: ["partitions": "\(released)"]) }

@@ -28,7 +28,8 @@ extension Run {
         let stopRequest = StopRequest()
         let printJSON = json
         let engine = ClusterEngine(store: postgres, configuration: cluster, mqtt: clientConfiguration, profile: profile, regions: regions,
-                                   hooks: configuration.hooks ?? HookConfiguration(), clientIDPrefix: "regionkit-\(mqtt.siteName)-part-", logger: logger,
+                                   hooks: configuration.hooks ?? HookConfiguration(), site: mqtt.siteName,
+                                   publishEvents: mqtt.publishEvents != false, logger: logger,
                                    onEvents: { events in
                                        if printJSON { for event in events { Console.line(event.jsonLine) } }
                                    },
