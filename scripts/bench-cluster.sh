@@ -18,10 +18,9 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 ENGINES="1 2 3" SECONDS_EACH=20 QOS=1 SAMPLES=100 PUBLISHERS=6 RATE=0 REGIONKIT="" KEEP=0
 PARTITIONS=16 UUID_TEXT="5A4BCFCE-174E-4BAC-A814-092E77F6B7E5" FLEET_BEACONS=100
 
-log() { printf 'bench-cluster: %s\n' "$*" >&2; }
-die() { printf 'bench-cluster: error: %s\n' "$*" >&2; exit 1; }
-usage() { sed -n '2,15p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
-positive() { [[ "$2" =~ ^[1-9][0-9]*$ ]] || die "$1 needs a positive integer, got '$2'"; }
+BENCH_NAME=bench-cluster
+# shellcheck source=lib/private-postgres.sh
+source "$ROOT/scripts/lib/private-postgres.sh"
 
 while (($#)); do
     case "$1" in
@@ -33,7 +32,7 @@ while (($#)); do
         --qos) (($# >= 2)) || die "--qos needs 0 or 1"; [[ "$2" == 0 || "$2" == 1 ]] || die "--qos must be 0 or 1"; QOS=$2; shift ;;
         --regionkit) (($# >= 2)) || die "--regionkit needs a path"; REGIONKIT=$2; shift ;;
         --keep) KEEP=1 ;;
-        -h|--help) usage; exit 0 ;;
+        -h|--help) usage 15; exit 0 ;;
         *) die "unknown argument '$1' (see --help)" ;;
     esac
     shift
@@ -43,8 +42,6 @@ WORK="$(mktemp -d "${TMPDIR:-/tmp}/regionkit-bench-cluster.XXXXXX")"
 chmod 755 "$WORK"
 PG_DATA="$WORK/pg/data" PG_BIN="" PG_STARTED=0
 NATS_PIDS=() ENGINE_PIDS=()
-# shellcheck source=lib/private-postgres.sh
-source "$ROOT/scripts/lib/private-postgres.sh"
 stop_engines() {
     local pid
     for pid in "${ENGINE_PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done

@@ -25,10 +25,9 @@ BENCH="$ROOT/scripts/bench"
 COMMAND="scripts/bench-compare.sh${*:+ $*}"
 REPORTS=1000000 REGIONS=100000 FIXES=20000 SEED=6 KEEP=0 REGIONKIT=""
 
-log() { printf 'bench-compare: %s\n' "$*" >&2; }
-die() { printf 'bench-compare: error: %s\n' "$*" >&2; exit 1; }
-usage() { sed -n '2,21p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
-positive() { [[ "$2" =~ ^[1-9][0-9]*$ ]] || die "$1 needs a positive integer, got '$2'"; }
+BENCH_NAME=bench-compare
+# shellcheck source=lib/private-postgres.sh
+source "$ROOT/scripts/lib/private-postgres.sh"
 
 while (($#)); do
     case "$1" in
@@ -40,7 +39,7 @@ while (($#)); do
             shift ;;
         --regionkit) (($# >= 2)) || die "--regionkit needs a path"; REGIONKIT=$2; shift ;;
         --keep) KEEP=1 ;;
-        -h|--help) usage; exit 0 ;;
+        -h|--help) usage 20; exit 0 ;;
         *) die "unknown argument '$1' (see --help)" ;;
     esac
     shift
@@ -51,8 +50,6 @@ done
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/regionkit-bench.XXXXXX")"
 chmod 755 "$WORK"   # the PostgreSQL server (another user when we are root) reads the CSVs here
 PG_DATA="$WORK/pg/data" PG_BIN="" PG_STARTED=0
-# shellcheck source=lib/private-postgres.sh
-source "$ROOT/scripts/lib/private-postgres.sh"
 bench_traps
 
 # --- 1. peers and tools ----------------------------------------------------------------------

@@ -1,7 +1,14 @@
 # Sourced by the benchmark scripts (bench-compare.sh, bench-cluster.sh): privileged steps, Debian
 # installs, and a private PostgreSQL cluster (initdb, then postgres on 127.0.0.1 and a given port,
 # its socket in a private directory, fsync off), stopped by pg_private_stop.
-# The caller defines log and die, and sets WORK (a temporary directory) before calling these.
+# The caller sets BENCH_NAME (its name in messages) before sourcing, and WORK (a temporary
+# directory) before calling the PostgreSQL functions.
+
+log() { printf '%s: %s\n' "$BENCH_NAME" "$*" >&2; }
+die() { printf '%s: error: %s\n' "$BENCH_NAME" "$*" >&2; exit 1; }
+# usage LAST_LINE: the script's header comment (lines 2…LAST_LINE) without the '#'.
+usage() { sed -n "2,${1}p" "$0" | sed 's/^# \{0,1\}//'; }
+positive() { [[ "$2" =~ ^[1-9][0-9]*$ ]] || die "$1 needs a positive integer, got '$2'"; }
 
 # Privileged steps: directly as root, else through sudo when it works without a password prompt.
 privileged() {
