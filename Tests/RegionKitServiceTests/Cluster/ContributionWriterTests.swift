@@ -9,6 +9,11 @@ import RegionKitStore
 
 /// The per-partition writer: in order, off the engine's thread; kept and retried while the store
 /// fails; ended by fencing; flushed at hand-over or dropped when the lease is gone.
+///
+/// The writer's task needs a cooperative thread for every retry's wake-up. In the parallel phase
+/// CPU-bound suites hold both of this machine's cooperative threads for tens of seconds at a time,
+/// and a run with 25 retries did not finish within 120 s of wall-clock time (CI); hence few retries
+/// and a bound that only a hang reaches.
 @Suite("Cluster mode: the contribution writer")
 struct ContributionWriterTests {
     static let region = Region.beacon(try! BeaconRegion(identifier: "lobby", uuidString: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0", major: 1))
@@ -51,7 +56,7 @@ struct ContributionWriterTests {
         let acknowledged = LockedBox<[Int64]>([])
         let writer = Self.writer(store, acknowledged: acknowledged)
         for time in 1...50 { writer.submit(Self.write(Double(time), time % 2 == 0 ? .inside : .outside)) }
-        #expect(await writer.flush(timeout: .seconds(120)))  // returns as soon as done; long only for a starved cooperative pool
+        #expect(await writer.flush(timeout: .seconds(900)))  // returns as soon as done (see the suite's note)
         #expect(store.applied.withLock { $0 } == (1...50).map(Double.init))
         #expect(acknowledged.withLock { $0 } == stride(from: 2, through: 50, by: 2).map(Int64.init))
         #expect(writer.queued == 0)
@@ -61,12 +66,12 @@ struct ContributionWriterTests {
     @Test("While the store fails, writes wait in memory in order and are retried; none lost or reordered")
     func retriesInOrder() async {
         let store = Store()
-        store.failing.withLock { $0 = 25 }
+        store.failing.withLock { $0 = 3 }
         let writer = Self.writer(store)
         for time in 1...10 { writer.submit(Self.write(Double(time), .outside)) }
-        #expect(await writer.flush(timeout: .seconds(120)))  // returns as soon as done; long only for a starved cooperative pool
+        #expect(await writer.flush(timeout: .seconds(900)))  // returns as soon as done (see the suite's note)
         #expect(store.applied.withLock { $0 } == (1...10).map(Double.init))
-        #expect(store.attempts.withLock { $0 } == 35, "25 failed attempts, then one each")
+        #expect(store.attempts.withLock { $0 } == 13, "3 failed attempts, then one each")
         await writer.close()
     }
 
@@ -77,7 +82,7 @@ struct ContributionWriterTests {
         let fenced = LockedBox(0)
         let writer = Self.writer(store, fenced: fenced)
         for time in 1...10 { writer.submit(Self.write(Double(time), .inside)) }
-        #expect(await writer.flush(timeout: .seconds(120)))  // returns as soon as done; long only for a starved cooperative pool
+        #expect(await writer.flush(timeout: .seconds(900)))  // returns as soon as done (see the suite's note)
         #expect(store.applied.withLock { $0 } == [1, 2, 3, 4])
         #expect(store.attempts.withLock { $0 } == 5, "the writes after the fenced one are not even tried")
         #expect(fenced.withLock { $0 } == 1 && writer.isFenced)
