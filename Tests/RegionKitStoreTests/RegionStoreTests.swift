@@ -131,6 +131,24 @@ struct RegionStoreSafetyTests {
         try queue.close()
         let second = #expect(throws: RegionKitError.self) { try RegionStore(path: other) }
         #expect(second?.message.contains("no application_id; tables: notes") == true, "\(String(describing: second))")
+
+        // Nothing but GRDB's bookkeeping table: a RegionKit store another process is creating
+        // this instant (its migrator commits the table before the first migration): accepted.
+        let creating = try Self.directory()
+        let third = try DatabaseQueue(path: creating)
+        try third.write { db in try db.execute(sql: "CREATE TABLE grdb_migrations (identifier TEXT NOT NULL PRIMARY KEY)") }
+        try third.close()
+        let store = try RegionStore(path: creating)
+        #expect(try store.events().isEmpty)
+        // With anything else beside it, still refused.
+        let used = try Self.directory()
+        let fourth = try DatabaseQueue(path: used)
+        try fourth.write { db in
+            try db.execute(sql: "CREATE TABLE grdb_migrations (identifier TEXT NOT NULL PRIMARY KEY)")
+            try db.execute(sql: "CREATE TABLE recipes (name TEXT)")
+        }
+        try fourth.close()
+        #expect(throws: RegionKitError.self) { try RegionStore(path: used) }
     }
 
     @Test("An empty file and an SQLite file without tables become stores; a store is marked with RegionKit's application_id")
