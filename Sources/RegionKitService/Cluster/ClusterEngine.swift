@@ -117,19 +117,18 @@ public final class ClusterEngine: Sendable {
     /// Registers the configured regions (new or changed ones only), creates the events output's
     /// cursor if the site has none, and logs "process started".
     public func start() async throws {
-        guard let circular = regions.first(where: { $0.kind != .beacon }) else {
-            try await store.ensureRegions(regions, at: Date().timeIntervalSince1970)
-            // The events output's cursor exists before anything is decided (the first member to
-            // start creates it at the log's end), so whoever takes the outputs publishes every
-            // region event from here on, however late it connects.
-            _ = try await store.outputCursor(ClusterEventsPublisher.outputName(site: site), createAtEnd: true)
-            try await log("processStarted", reason: "member \(member), pid \(ProcessInfo.processInfo.processIdentifier)")
-            return
+        if let circular = regions.first(where: { $0.kind != .beacon }) {
+            throw RegionKitError(.invalidArgument, """
+                region '\(circular.identifier)': cluster mode partitions beacon sightings; circular regions need a location source, \
+                which is not partitioned (run them in a single daemon)
+                """)
         }
-        throw RegionKitError(.invalidArgument, """
-            region '\(circular.identifier)': cluster mode partitions beacon sightings; circular regions need a location source, \
-            which is not partitioned (run them in a single daemon)
-            """)
+        try await store.ensureRegions(regions, at: Date().timeIntervalSince1970)
+        // The events output's cursor exists before anything is decided (the first member to start
+        // creates it at the log's end), so whoever takes the outputs publishes every region event
+        // from here on, however late it connects.
+        _ = try await store.outputCursor(ClusterEventsPublisher.outputName(site: site), createAtEnd: true)
+        try await log("processStarted", reason: "member \(member), pid \(ProcessInfo.processInfo.processIdentifier)")
     }
 
     /// Lease rounds every `leaseSeconds / 3` until ``stop(reason:)``.

@@ -77,8 +77,7 @@ final class PartitionWorker: LocationManagerDelegate {
         logger[metadataKey: "partition"] = "\(lease.partition)"
         self.logger = logger
         let manager = Self.makeManager(profile: profile)
-        let ingest = MQTTSightingIngest(sources: [MQTTSourceConfiguration(format: .espresense, topic: topicFilter)], manager: manager, logger: logger)
-        current = LockedBox(Current(manager: manager, ingest: ingest))
+        current = LockedBox(Current(manager: manager, ingest: Self.makeIngest(topicFilter: topicFilter, manager: manager, logger: logger)))
         let route = LockedBox<MQTTSightingIngest?>(nil)
         self.route = route
         let partition = lease.partition
@@ -116,8 +115,10 @@ final class PartitionWorker: LocationManagerDelegate {
         LocationManager(profile: profile, automation: .all, clock: SystemClock(), sources: [.beacon: .authorized])
     }
 
-    /// The engine deciding now (a new one after each reconnection).
-    var manager: LocationManager { current.withLock { $0.manager } }
+    /// The partition's ESPresense messages into `manager`.
+    static func makeIngest(topicFilter: String, manager: LocationManager, logger: Logger) -> MQTTSightingIngest {
+        MQTTSightingIngest(sources: [MQTTSourceConfiguration(format: .espresense, topic: topicFilter)], manager: manager, logger: logger)
+    }
 
     /// Sightings the partition's MQTT session delivered to its engines.
     var sightings: Int { current.withLock { $0.earlierSightings + $0.ingest.statistics.sightings } }
@@ -155,8 +156,7 @@ final class PartitionWorker: LocationManagerDelegate {
                 let manager = Self.makeManager(profile: profile)
                 current.earlierSightings += current.ingest.statistics.sightings
                 current.manager = manager
-                current.ingest = MQTTSightingIngest(sources: [MQTTSourceConfiguration(format: .espresense, topic: topicFilter)],
-                                                    manager: manager, logger: logger)
+                current.ingest = Self.makeIngest(topicFilter: topicFilter, manager: manager, logger: logger)
                 current.suspended = false
                 return manager
             }
