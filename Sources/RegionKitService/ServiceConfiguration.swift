@@ -188,7 +188,8 @@ public struct ServiceConfiguration: Codable, Sendable {
     }
 
     /// Cluster mode's rules: partitioned ESPresense sightings through the broker, beacon regions,
-    /// and none of the outputs a cluster does not serve yet (hooks it does: one member runs them).
+    /// and none of the outputs a cluster does not serve (hooks, the events topic and Home
+    /// Assistant's region discovery it does: one member runs them).
     func validateCluster(_ cluster: ClusterConfiguration, _ bad: (String) -> RegionKitError) throws {
         if let problem = cluster.problem { throw bad("cluster.\(problem)") }
         guard mqtt != nil else {
@@ -205,9 +206,11 @@ public struct ServiceConfiguration: Codable, Sendable {
         for (index, spec) in (regions ?? []).enumerated() where (try? spec.region())?.kind != .beacon {
             throw bad("regions[\(index)]: cluster mode partitions beacon sightings; circular regions need a location source, which is not partitioned")
         }
-        let unserved = [("http", http != nil), ("homeAssistant", homeAssistant != nil)]
-        if let (name, _) = unserved.first(where: { $0.1 }) {
-            throw bad("\(name): not served in cluster mode yet (docs/cluster.md, 'Not built yet'); run it in a single daemon")
+        if http != nil {
+            throw bad("http: not served in cluster mode yet (docs/cluster.md, 'Not built yet'); run it in a single daemon")
+        }
+        if homeAssistant?.mqttRoom == true {
+            throw bad("homeAssistant.mqttRoom: not published in cluster mode (a beacon's distances live in its partition's engine, not in the shared log); discovery of the regions is")
         }
     }
 }

@@ -24,8 +24,8 @@ import RegionKitStore
 ///
 /// The outputs run on one member at a time, the holder of the "outputs" lease (taken in the same
 /// rounds): the hooks (the store's pending deliveries) and the MQTT events topic with the regions'
-/// retained states (``ClusterEventsPublisher``, from the shared log and its cursor), so a member's
-/// death moves them too.
+/// retained states, the site's status and Home Assistant discovery (``ClusterEventsPublisher``,
+/// from the shared log and its cursor), so a member's death moves them too.
 ///
 /// ```swift
 /// let engine = ClusterEngine(store: store, configuration: cluster, mqtt: clientConfiguration, profile: .responsive,
@@ -61,6 +61,8 @@ public final class ClusterEngine: Sendable {
     /// The site (MQTT topics, client ids, the events cursor's name).
     let site: String
     let publishEvents: Bool
+    /// Home Assistant discovery of the regions, published with the outputs; nil without.
+    let discovery: HomeAssistantDiscovery?
 
     struct Outputs {
         var hooks: Task<Void, Never>?
@@ -77,7 +79,7 @@ public final class ClusterEngine: Sendable {
     ///   - onFatal: the member cannot go on (it stops itself: the caller should exit).
     public init(store: any ClusterStoring, configuration: ClusterConfiguration, mqtt: MQTTClientConfiguration, profile: MonitoringProfile,
                 regions: [Region], hooks: HookConfiguration = HookConfiguration(), site: String = "regionkit", publishEvents: Bool = true,
-                logger: Logger, onEvents: @escaping @Sendable ([StoredEvent]) -> Void = { _ in },
+                homeAssistant: HomeAssistantConfiguration? = nil, logger: Logger, onEvents: @escaping @Sendable ([StoredEvent]) -> Void = { _ in },
                 onFatal: @escaping @Sendable (String) -> Void = { _ in }) {
         self.store = store
         self.configuration = configuration
@@ -88,6 +90,8 @@ public final class ClusterEngine: Sendable {
         self.hooks = hooks
         self.site = site
         self.publishEvents = publishEvents
+        discovery = homeAssistant?.discovery == true
+            ? HomeAssistantDiscovery(topics: PresenceTopics(site: site), prefix: homeAssistant?.prefix ?? "homeassistant") : nil
         clientIDPrefix = "regionkit-\(site)-part-"
         var logger = logger
         logger[metadataKey: "member"] = "\(configuration.memberName)"
@@ -209,7 +213,8 @@ public final class ClusterEngine: Sendable {
         let held = try await store.holdSingleton(Self.outputsLease, member: member, ttl: configuration.leaseDuration) != nil
         if held, !runsOutputs {
             let runner = hooks.isEmpty ? nil : HookRunner(store: store, configuration: hooks, logger: logger)
-            let publisher = ClusterEventsPublisher(store: store, mqtt: mqtt, site: site, regions: regions, publishEvents: publishEvents, logger: logger)
+            let publisher = ClusterEventsPublisher(store: store, mqtt: mqtt, site: site, regions: regions, publishEvents: publishEvents,
+                                                   discovery: discovery, statusInterval: .seconds(configuration.leaseDuration / 3), logger: logger)
             outputs.withLock {
                 $0 = Outputs(hooks: runner.map { runner in Task { await runner.run() } }, publisher: publisher,
                              events: Task { await publisher.run() })

@@ -6,15 +6,25 @@ import RegionKitCore
 import RegionKitMQTT
 import RegionKitStore
 
-/// The cluster's MQTT events output, run by the member holding the outputs lease: every event of
-/// the shared log after the site's cursor is published as one daemon's hub publishes it (the event
-/// on the events topic at QoS 1, then what it changes, e.g. the region's retained state: see
+/// The cluster's MQTT outputs, run by the member holding the outputs lease: every event of the
+/// shared log after the site's cursor is published as one daemon's hub publishes it (the event on
+/// the events topic at QoS 1, then what it changes, e.g. the region's retained state: see
 /// ``PresenceOutputs``), in log order, and the cursor (`mqtt:<site>` in the store, the hub's own)
 /// advances per acknowledged event. When the lease moves, the next holder starts from the cursor:
 /// at most the events in flight are published twice (QoS 1's at least once), none is skipped.
 ///
+/// The site's availability (`regionkit/<site>/status`, retained) says whether a member serves the
+/// outputs: `online` on every connection and again every `statusInterval` (so a late will of an
+/// earlier holder, published by the broker after this one connected, is corrected within one
+/// interval), `offline` when it stops and as its will. With Home Assistant discovery, the regions'
+/// `binary_sensor` configurations (retained) are published on every connection and whenever Home
+/// Assistant announces itself `online`; they follow the same retained state topics as a single
+/// daemon's. Beacon entities (room, distance) are not published: a beacon's ranging lives in its
+/// partition's engine, not in the shared log.
+///
 /// ```swift
-/// let publisher = try ClusterEventsPublisher(store: store, mqtt: clientConfiguration, site: "airport", regions: regions, logger: logger)
+/// let publisher = ClusterEventsPublisher(store: store, mqtt: clientConfiguration, site: "airport", regions: regions,
+///                                        discovery: HomeAssistantDiscovery(topics: PresenceTopics(site: "airport")), logger: logger)
 /// let task = Task { await publisher.run() }
 /// // … the outputs lease is lost …
 /// await publisher.shutdown(); task.cancel(); await task.value
@@ -26,21 +36,51 @@ final class ClusterEventsPublisher: Sendable {
     let outputName: String
     let regions: [String: Region]
     let publishEvents: Bool
+    let discovery: HomeAssistantDiscovery?
+    let statusInterval: Duration
     let logger: Logger
     let published = LockedBox(0)
+    /// Set on every connection and when Home Assistant announces itself: the status and the
+    /// discovery are (re)published before the next events.
+    let announce: LockedBox<Bool>
+    let wake: WakeSignal
+    /// Discovery rounds sent since this publisher started.
+    let discoveryRounds = LockedBox(0)
 
-    /// - Parameter publishEvents: false keeps the events topic quiet (the retained states still go out), as `mqtt.publishEvents: false`.
-    init(store: any RegionStoring, mqtt: MQTTClientConfiguration, site: String, regions: [Region], publishEvents: Bool = true, logger: Logger) {
+    /// - Parameters:
+    ///   - publishEvents: false keeps the events topic quiet (the retained states still go out), as `mqtt.publishEvents: false`.
+    ///   - discovery: Home Assistant discovery of the regions, or nil.
+    ///   - statusInterval: how often `online` is published again while connected.
+    init(store: any RegionStoring, mqtt: MQTTClientConfiguration, site: String, regions: [Region], publishEvents: Bool = true,
+         discovery: HomeAssistantDiscovery? = nil, statusInterval: Duration = .seconds(10), logger: Logger) {
         self.store = store
+        let topics = PresenceTopics(site: site)
         var configuration = mqtt
         configuration.clientID = "regionkit-\(site)-outputs"
         configuration.cleanSession = true
-        configuration.will = nil
-        client = MQTTClient(configuration: configuration, logger: logger, onMessage: { _ in })
-        topics = PresenceTopics(site: site)
+        configuration.will = PresenceHub.status("offline", topics)
+        let announce = LockedBox(false)
+        let wake = WakeSignal()
+        self.announce = announce
+        self.wake = wake
+        let haStatus = discovery?.statusTopic
+        client = MQTTClient(configuration: configuration, logger: logger, onMessage: { message in
+            if message.topic == haStatus, message.payload == Array("online".utf8) {
+                announce.withLock { $0 = true }
+                wake.signal()
+            }
+        }, onConnectionEvent: { event in
+            if case .connected = event {
+                announce.withLock { $0 = true }
+                wake.signal()
+            }
+        })
+        self.topics = topics
         outputName = Self.outputName(site: site)
         self.regions = Dictionary(regions.map { ($0.identifier, $0) }, uniquingKeysWith: { $1 })
         self.publishEvents = publishEvents
+        self.discovery = discovery
+        self.statusInterval = statusInterval
         self.logger = logger
     }
 
@@ -55,8 +95,17 @@ final class ClusterEventsPublisher: Sendable {
     func run(interval: Duration = .milliseconds(200)) async {
         let connection = Task { await client.run() }
         defer { connection.cancel() }
-        var outputs = PresenceOutputs(topics: topics, discovery: nil)
+        if let discovery {
+            // Remembered by the client, so subscribed again after every reconnection.
+            Task { [client, logger] in
+                do { try await client.subscribe(discovery.statusTopic, qos: .atMostOnce) } catch {
+                    logger.warning("cannot subscribe to Home Assistant's status", metadata: ["error": "\(error)"])
+                }
+            }
+        }
+        var outputs = PresenceOutputs(topics: topics, discovery: discovery)
         var cursor: Int64?
+        var lastStatus = ContinuousClock.now
         while !Task.isCancelled {
             do {
                 try await client.waitUntilConnected()
@@ -64,25 +113,34 @@ final class ClusterEventsPublisher: Sendable {
                 return
             }
             do {
+                if announce.withLock({ state in defer { state = false }; return state }) {
+                    try await publishAnnouncement(outputs)
+                    lastStatus = .now
+                } else if ContinuousClock.now - lastStatus >= statusInterval {
+                    try await client.publish(PresenceHub.status("online", topics))
+                    lastStatus = .now
+                }
                 let position: Int64
                 if let cursor { position = cursor } else { position = try await store.outputCursor(outputName, createAtEnd: true) }
                 cursor = position
                 let batch = try await store.events(since: nil, region: nil, type: nil, afterID: position, limit: 256)
                 if batch.isEmpty {
-                    try? await Task.sleep(for: interval)
+                    await wake.wait(timeout: interval)
                     continue
                 }
                 for event in batch {
                     let messages = outputs.messages(for: event) { self.regions[$0] }
                         .filter { publishEvents || $0.topic != topics.events }
-                        .map { MQTTMessage(topic: $0.topic, payload: $0.payload, qos: $0.qos == 0 ? .atMostOnce : .atLeastOnce, retain: $0.retain) }
+                        .map(PresenceHub.mqtt)
                     try await client.publish(messages)
                     cursor = event.id
                     published.withLock { $0 += 1 }
                     try await store.setOutputCursor(outputName, to: event.id)
                 }
             } catch is MQTTError {
-                continue   // not connected: wait for the connection, then go on from the cursor
+                // Not connected: wait for the connection (which asks for the announcement again),
+                // then go on from the cursor.
+                continue
             } catch {
                 logger.warning("events output: cannot read the log or save the cursor", metadata: ["error": "\((error as? RegionKitError)?.message ?? "\(error)")"])
                 try? await Task.sleep(for: .seconds(1))
@@ -90,8 +148,26 @@ final class ClusterEventsPublisher: Sendable {
         }
     }
 
-    /// Disconnects (call when the outputs lease is lost or the member stops).
+    /// `online` and, with discovery, every region's configuration (retained).
+    func publishAnnouncement(_ outputs: PresenceOutputs) async throws(MQTTError) {
+        var messages = [PresenceHub.status("online", topics)]
+        let configured = regions.values.sorted { $0.identifier < $1.identifier }
+        messages += outputs.discoveryMessages(regions: configured).map(PresenceHub.mqtt)
+        try await client.publish(messages)
+        if discovery != nil { discoveryRounds.withLock { $0 += 1 } }
+    }
+
+    /// Publishes `offline` (retained) when connected and disconnects (call when the outputs lease
+    /// is lost or the member stops, before the lease is released, so the next holder's `online`
+    /// comes after it).
     func shutdown() async {
+        if client.isConnected {
+            do {
+                try await client.publish(PresenceHub.status("offline", topics))
+            } catch {
+                logger.warning("cannot publish offline status (the broker's will does on an unclean end only)", metadata: ["error": "\(error)"])
+            }
+        }
         await client.shutdown()
     }
 }

@@ -92,8 +92,9 @@ struct ClusterModeTests {
     func configuration() throws {
         let configuration = try ServiceConfiguration.decode(Self.clusterBase + "\ncluster: {member: engine-a}\n", path: "c.yaml")
         let cluster = try #require(configuration.cluster)
-        // Hooks are served (by the member holding the outputs lease).
+        // Hooks and Home Assistant's region discovery are served (by the member holding the outputs lease).
         _ = try ServiceConfiguration.decode(Self.clusterBase + "\ncluster: {}\nhooks: {onExit: [\"true\"]}\n", path: "c.yaml")
+        _ = try ServiceConfiguration.decode(Self.clusterBase + "\ncluster: {}\nhomeAssistant: {discovery: true}\n", path: "c.yaml")
         #expect(cluster.partitionCount == 16 && cluster.leaseDuration == 5 && cluster.memberName == "engine-a")
         #expect(cluster.topicFilter(partition: 7) == "regionkit/part/7/espresense/devices/+/+")
         let cases: [(String, String)] = [
@@ -102,7 +103,7 @@ struct ClusterModeTests {
             ("cluster: {member: \"\"}", "c.yaml: cluster.member must be 1 to 200 characters"),
             ("cluster: {topic: \"regionkit/part/+/x\"}", "c.yaml: cluster.topic 'regionkit/part/+/x' must contain {partition} exactly once"),
             ("cluster: {topic: \"a/{partition}/#/b\"}", "c.yaml: cluster.topic 'a/{partition}/#/b': "),
-            ("cluster: {}\nhomeAssistant: {discovery: true}", "c.yaml: homeAssistant: not served in cluster mode yet"),
+            ("cluster: {}\nhomeAssistant: {discovery: true, mqttRoom: true}", "c.yaml: homeAssistant.mqttRoom: not published in cluster mode"),
             ("cluster: {}\nhttp: {listen: \"127.0.0.1:0\"}", "c.yaml: http: not served in cluster mode yet"),
         ]
         for (block, message) in cases {

@@ -29,7 +29,7 @@ extension Run {
         let printJSON = json
         let engine = ClusterEngine(store: postgres, configuration: cluster, mqtt: clientConfiguration, profile: profile, regions: regions,
                                    hooks: configuration.hooks ?? HookConfiguration(), site: mqtt.siteName,
-                                   publishEvents: mqtt.publishEvents != false, logger: logger,
+                                   publishEvents: mqtt.publishEvents != false, homeAssistant: configuration.homeAssistant, logger: logger,
                                    onEvents: { events in
                                        if printJSON { for event in events { Console.line(event.jsonLine) } }
                                    },

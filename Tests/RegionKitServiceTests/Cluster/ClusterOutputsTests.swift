@@ -1,0 +1,117 @@
+import Foundation
+import Logging
+import RegionKitConcurrency
+import Testing
+import RegionKit
+import RegionKitCore
+import RegionKitMQTT
+import RegionKitStore
+import RegionKitTestSupport
+@testable import RegionKitService
+
+/// The cluster's MQTT outputs (``ClusterEventsPublisher``) against a real broker, reading a real
+/// store: the site's availability, Home Assistant discovery of the regions, and the events with
+/// their retained states. (The store is SQLite here: the publisher reads through `RegionStoring`;
+/// ClusterDaemonTests runs it on PostgreSQL with the engines.)
+@Suite("Cluster outputs: status, Home Assistant discovery and events through a real broker", .serialized, .tags(.endToEnd),
+       .enabled(if: MosquittoBroker.isAvailable, MosquittoBroker.skipReason))
+struct ClusterOutputsTests {
+    /// Every message a client subscribed to `filters` received, in order.
+    final class Listener: Sendable {
+        let client: MQTTClient
+        let heard = LockedBox<[(topic: String, text: String, retained: Bool)]>([])
+        let task: Task<Void, Never>
+
+        init(url: String, filters: [String]) async throws {
+            var configuration = try MQTTClientConfiguration(url: url)
+            configuration.reconnectMinimumDelay = .milliseconds(20)
+            let heard = heard
+            client = MQTTClient(configuration: configuration, onMessage: { message in
+                heard.withLock { $0.append((message.topic, String(decoding: message.payload, as: UTF8.self), message.retain)) }
+            })
+            let client = client
+            task = Task { await client.run() }
+            try await client.waitUntilConnected()
+            for filter in filters { try await client.subscribe(filter, qos: .atLeastOnce) }
+        }
+
+        func messages(_ topic: String) -> [String] { heard.withLock { $0 }.filter { $0.topic == topic }.map(\.text) }
+
+        func stop() async {
+            await client.shutdown()
+            await task.value
+        }
+    }
+
+    static func regions() throws -> [Region] {
+        try ["lobby", "keys"].enumerated().map { index, identifier in
+            .beacon(try BeaconRegion(identifier: identifier, uuidString: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0", major: 1, minor: UInt16(index + 1)))
+        }
+    }
+
+    @Test("online on connection and again after a stray offline (a late will), region configurations on connection and when Home Assistant comes online, events with retained states, offline at shutdown",
+          .timeLimit(.minutes(2)))
+    func statusDiscoveryAndEvents() async throws {
+        let broker = try MosquittoBroker()
+        try broker.start()
+        defer { broker.stop() }
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("rk-cluster-outputs-\(UUID().uuidString).sqlite").path
+        defer { for suffix in ["", "-wal", "-shm", ".lock"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
+        let store = try RegionStore(path: path)
+        let listener = try await Listener(url: broker.url, filters: ["regionkit/site-a/#", "homeassistant/#"])
+        defer { Task { await listener.stop() } }
+
+        let topics = PresenceTopics(site: "site-a")
+        let discovery = HomeAssistantDiscovery(topics: topics)
+        var mqtt = try MQTTClientConfiguration(url: broker.url)
+        mqtt.reconnectMinimumDelay = .milliseconds(20)
+        let publisher = ClusterEventsPublisher(store: store, mqtt: mqtt, site: "site-a", regions: try Self.regions(), discovery: discovery,
+                                               statusInterval: .seconds(1), logger: Logger(label: "test"))
+        let running = Task { await publisher.run(interval: .milliseconds(50)) }
+
+        // On connection: online, then one binary_sensor per region on the retained state topic.
+        let lobbyConfig = "homeassistant/binary_sensor/regionkit_site-a/lobby/config"
+        let keysConfig = "homeassistant/binary_sensor/regionkit_site-a/keys/config"
+        try await eventually(timeout: .seconds(20), "online and both configurations: \(listener.heard.withLock { $0.map(\.topic) })") {
+            listener.messages(topics.status).last == "online" && listener.messages(lobbyConfig).count == 1 && listener.messages(keysConfig).count == 1
+        }
+        let config = try #require(try JSONSerialization.jsonObject(with: Data(listener.messages(lobbyConfig)[0].utf8)) as? [String: Any])
+        #expect(config["state_topic"] as? String == "regionkit/site-a/regions/lobby/state")
+        #expect(config["availability_topic"] as? String == "regionkit/site-a/status")
+        #expect(config["device_class"] as? String == "presence")
+
+        // Home Assistant restarts: its `online` asks for the configurations again.
+        let homeAssistant = try await Listener(url: broker.url, filters: [])
+        defer { Task { await homeAssistant.stop() } }
+        try await homeAssistant.client.publish(MQTTMessage(topic: discovery.statusTopic, payload: Array("online".utf8), qos: .atLeastOnce))
+        try await eventually(timeout: .seconds(20), "configurations sent again") {
+            listener.messages(lobbyConfig).count == 2 && listener.messages(keysConfig).count == 2
+        }
+
+        // A stray `offline` (an earlier holder's will, delivered late) is corrected within the status interval.
+        let onlineBefore = listener.messages(topics.status).filter { $0 == "online" }.count
+        try await homeAssistant.client.publish(MQTTMessage(topic: topics.status, payload: Array("offline".utf8), qos: .atLeastOnce, retain: true))
+        try await eventually(timeout: .seconds(20), "online again after the stray offline: \(listener.messages(topics.status))") {
+            listener.messages(topics.status).last == "online" && listener.messages(topics.status).filter { $0 == "online" }.count > onlineBefore
+        }
+
+        // An event logged by any member: on the events topic, and the region's retained state.
+        let line = #"{"t":12.5,"type":"didDetermineState","region":"lobby","state":"inside"}"#
+        let id = try store.append(time: 12.5, type: "didDetermineState", region: "lobby", state: "inside", reason: nil, json: line)
+        try await eventually(timeout: .seconds(20), "event \(id) published") {
+            listener.messages(topics.events).contains { $0.contains(#""id":\#(id)"#) } && listener.messages(topics.regionState("lobby")) == ["inside"]
+        }
+        #expect(try store.outputCursor(ClusterEventsPublisher.outputName(site: "site-a")) == id)
+
+        // Shutdown: offline, retained (a new subscriber reads it), the configurations stay retained.
+        await publisher.shutdown()
+        running.cancel()
+        await running.value
+        let late = try await Listener(url: broker.url, filters: [topics.status, lobbyConfig, topics.regionState("lobby")])
+        defer { Task { await late.stop() } }
+        try await eventually(timeout: .seconds(20), "retained: \(late.heard.withLock { $0.map { "\($0.topic)=\($0.text)" } })") {
+            late.messages(topics.status) == ["offline"] && late.messages(lobbyConfig).count == 1 && late.messages(topics.regionState("lobby")) == ["inside"]
+        }
+        #expect(publisher.discoveryRounds.withLock { $0 } >= 2)
+    }
+}
