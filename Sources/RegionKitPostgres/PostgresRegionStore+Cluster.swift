@@ -197,14 +197,7 @@ extension PostgresRegionStore: ClusterStoring {
         let partition = Int64(lease.partition)
         return try await transaction("write the contribution of partition \(lease.partition) to \(region)") { connection, logger in
             try await connection.query("SELECT pg_advisory_xact_lock(\(Self.regionLockClass), hashtext(\(region)))", logger: logger)
-            var holds = false
-            for try await _ in try await connection.query(PostgresQuery(unsafeSQL: """
-                SELECT 1 FROM regionkit_partition_lease
-                WHERE partition = $1 AND owner = $2 AND epoch = $3 AND expires_at > \(Self.serverNow) FOR SHARE
-                """, binds: Self.bindings(partition, member, lease.epoch)), logger: logger).decode(Int64.self) {
-                holds = true
-            }
-            guard holds else { return .fenced }
+            guard try await Self.holds(lease, member: member, connection, logger) else { return .fenced }
             var monitored = false
             for try await _ in try await connection.query("SELECT 1::bigint FROM monitored_region WHERE identifier = \(region)", logger: logger).decode(Int64.self) {
                 monitored = true
@@ -239,27 +232,54 @@ extension PostgresRegionStore: ClusterStoring {
                 """, logger: logger)
             let rows = events(previous, merged.state, merged.since)
             guard !rows.isEmpty else { return .changed([]) }
-            try await connection.query("SELECT pg_advisory_xact_lock(\(Self.appendLock))", logger: logger)
-            var stored: [StoredEvent] = []
-            for row in rows {
-                var id: Int64?
-                for try await value in try await connection.query("""
-                    INSERT INTO event_log (time, type, region, state, reason, json)
-                    VALUES (\(row.time), \(row.type), \(row.region), \(row.state), \(row.reason), \(row.json)) RETURNING id
-                    """, logger: logger).decode(Int64.self) {
-                    id = value
-                }
-                guard let id else { throw RegionKitError(.storeFailed, "store \(description): the event insert returned no id") }
-                for hook in row.hooks {
-                    try await connection.query("""
-                        INSERT INTO hook_delivery (event_id, hook, status, next_attempt_at) VALUES (\(id), \(hook), 'pending', \(row.time))
-                        ON CONFLICT (event_id, hook) DO NOTHING
-                        """, logger: logger)
-                }
-                stored.append(StoredEvent(id: id, time: row.time, type: row.type, region: row.region, state: row.state, reason: row.reason, json: row.json))
-            }
-            return .changed(stored)
+            return .changed(try await Self.insert(rows, connection, logger, store: description))
         }
+    }
+
+    public func appendEvents(_ rows: [ClusterEventRow], lease: PartitionLease, member: String) async throws -> ContributionOutcome {
+        let description = description
+        guard !rows.isEmpty else { return .unchanged }
+        return try await transaction("append \(rows.count) event(s) of partition \(lease.partition)") { connection, logger in
+            guard try await Self.holds(lease, member: member, connection, logger) else { return .fenced }
+            return .changed(try await Self.insert(rows, connection, logger, store: description))
+        }
+    }
+
+    /// Whether `member` still holds `lease` (same epoch, unexpired); the row stays locked `FOR SHARE`
+    /// until the transaction ends, so no lease round can take the partition meanwhile.
+    static func holds(_ lease: PartitionLease, member: String, _ connection: PostgresConnection, _ logger: Logger) async throws -> Bool {
+        var holds = false
+        for try await _ in try await connection.query(PostgresQuery(unsafeSQL: """
+            SELECT 1 FROM regionkit_partition_lease
+            WHERE partition = $1 AND owner = $2 AND epoch = $3 AND expires_at > \(Self.serverNow) FOR SHARE
+            """, binds: Self.bindings(Int64(lease.partition), member, lease.epoch)), logger: logger).decode(Int64.self) {
+            holds = true
+        }
+        return holds
+    }
+
+    /// Appends `rows` (in order, under the log's append lock) with their pending hook deliveries.
+    static func insert(_ rows: [ClusterEventRow], _ connection: PostgresConnection, _ logger: Logger, store description: String) async throws -> [StoredEvent] {
+        try await connection.query("SELECT pg_advisory_xact_lock(\(Self.appendLock))", logger: logger)
+        var stored: [StoredEvent] = []
+        for row in rows {
+            var id: Int64?
+            for try await value in try await connection.query("""
+                INSERT INTO event_log (time, type, region, state, reason, json)
+                VALUES (\(row.time), \(row.type), \(row.region), \(row.state), \(row.reason), \(row.json)) RETURNING id
+                """, logger: logger).decode(Int64.self) {
+                id = value
+            }
+            guard let id else { throw RegionKitError(.storeFailed, "store \(description): the event insert returned no id") }
+            for hook in row.hooks {
+                try await connection.query("""
+                    INSERT INTO hook_delivery (event_id, hook, status, next_attempt_at) VALUES (\(id), \(hook), 'pending', \(row.time))
+                    ON CONFLICT (event_id, hook) DO NOTHING
+                    """, logger: logger)
+            }
+            stored.append(StoredEvent(id: id, time: row.time, type: row.type, region: row.region, state: row.state, reason: row.reason, json: row.json))
+        }
+        return stored
     }
 
     static func bindings(_ partition: Int64, _ member: String, _ epoch: Int64) -> PostgresBindings {

@@ -144,6 +144,21 @@ struct PostgresClusterStoreTests {
         let foreign = try await store.applyContribution(region: "site", lease: lease[3]!, member: "b", state: .inside, since: 17, time: 17,
                                                         events: Self.rows("b", "site"))
         #expect(foreign == .fenced)
+        // Other events of a partition (a beacon's nearest scanner) are appended under the same fencing.
+        let nearest = ClusterEventRow(time: 17, type: "didChangeNearestScanner", region: nil, state: nil, reason: nil,
+                                      json: #"{"t":17,"type":"didChangeNearestScanner","scanner":"hall"}"#, hooks: ["h"])
+        guard case .changed(let appended) = try await store.appendEvents([nearest], lease: lease[3]!, member: "a") else {
+            Issue.record("the holder's events were not appended")
+            return
+        }
+        #expect(appended.map(\.type) == ["didChangeNearestScanner"] && appended[0].id > before)
+        #expect(try await store.deliveries(status: .pending).contains { $0.eventID == appended[0].id }, "its hook is pending")
+        let afterAppend = try await store.lastEventID()
+        var stale = lease[3]!
+        stale.epoch = 0
+        #expect(try await store.appendEvents([nearest], lease: stale, member: "a") == .fenced)
+        #expect(try await store.appendEvents([nearest], lease: lease[3]!, member: "b") == .fenced)
+        #expect(try await store.lastEventID() == afterAppend, "a fenced append writes nothing")
         // A region that is not monitored (removed meanwhile) gets no contribution.
         #expect(try await store.applyContribution(region: "gone", lease: lease[0]!, member: "a", state: .inside, since: 1, time: 1,
                                                   events: Self.rows("p0", "gone")) == .unchanged)

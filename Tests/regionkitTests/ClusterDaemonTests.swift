@@ -413,6 +413,16 @@ struct ClusterDaemonTests {
             let config = configs.last { $0.topic == "homeassistant/binary_sensor/regionkit_e2e/\(region)/config" }
             #expect(config?.text.contains(#""state_topic":"regionkit/e2e/regions/\#(region)/state""#) == true, "\(region): \(config?.text ?? "no config")")
         }
+        // Each beacon's room, decided in its partition and logged (didChangeNearestScanner): retained
+        // on its room topic, with a device_tracker (no distance sensor: ranging is not published).
+        for minor in 9...Self.beacons {
+            let key = "\(Self.uuid)-1-\(minor)"
+            let room = heard.withLock { $0 }.last { $0.topic == "regionkit/e2e/beacons/\(key)/room" }?.text
+            #expect(room == Self.rooms[minor % Self.rooms.count], "b\(minor): room \(room ?? "none")")
+            let tracker = heard.withLock { $0 }.last { $0.topic == "homeassistant/device_tracker/regionkit_e2e/ibeacon_\(key)/config" }?.text
+            #expect(tracker?.contains(#""state_topic":"regionkit/e2e/beacons/\#(key)/room""#) == true, "b\(minor) tracker: \(tracker ?? "none")")
+        }
+        #expect(!heard.withLock { $0 }.contains { $0.topic.hasPrefix("homeassistant/sensor/") }, "no distance sensors in cluster mode")
         let statuses = heard.withLock { $0 }.filter { $0.topic == "regionkit/e2e/status" }.map(\.text)
         #expect(statuses.last == "online", "status: \(statuses)")
         print("cluster-e2e: Home Assistant: \(configs.count) region configurations heard; \(statuses.count) status messages, \(statuses.filter { $0 == "offline" }.count) offline, last \(statuses.last ?? "-")")

@@ -91,7 +91,7 @@ public final class ClusterEngine: Sendable {
         self.site = site
         self.publishEvents = publishEvents
         discovery = homeAssistant?.discovery == true
-            ? HomeAssistantDiscovery(topics: PresenceTopics(site: site), prefix: homeAssistant?.prefix ?? "homeassistant") : nil
+            ? HomeAssistantDiscovery(topics: PresenceTopics(site: site), prefix: homeAssistant?.prefix ?? "homeassistant", beaconRanging: false) : nil
         clientIDPrefix = "regionkit-\(site)-part-"
         var logger = logger
         logger[metadataKey: "member"] = "\(configuration.memberName)"

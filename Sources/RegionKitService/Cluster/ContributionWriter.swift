@@ -20,12 +20,36 @@ import RegionKitStore
 /// _ = await writer.flush(timeout: .seconds(5))
 /// ```
 final class ContributionWriter: Sendable {
-    struct Write: Sendable {
-        var region: Region
-        var state: RegionState
-        var since: Double?
-        var time: Double
-        var evidence: EventEvidence?
+    /// One write, in the partition's decision order: a region contribution, or events that are not
+    /// region states (a beacon's nearest scanner), appended under the same fencing.
+    enum Write: Sendable {
+        case contribution(region: Region, state: RegionState, since: Double?, time: Double, evidence: EventEvidence?)
+        case events(time: Double, rows: [ClusterEventRow])
+
+        /// A contribution.
+        init(region: Region, state: RegionState, since: Double?, time: Double, evidence: EventEvidence?) {
+            self = .contribution(region: region, state: state, since: since, time: time, evidence: evidence)
+        }
+
+        var time: Double {
+            switch self {
+            case .contribution(_, _, _, let time, _), .events(let time, _): time
+            }
+        }
+
+        /// The contribution's state (nil for events).
+        var state: RegionState? {
+            if case .contribution(_, let state, _, _, _) = self { return state }
+            return nil
+        }
+
+        /// What it writes, for log lines: the region, or the events' types.
+        var label: String {
+            switch self {
+            case .contribution(let region, _, _, _, _): region.identifier
+            case .events(_, let rows): rows.map(\.type).joined(separator: ",")
+            }
+        }
     }
 
     private struct Progress {
@@ -39,8 +63,9 @@ final class ContributionWriter: Sendable {
     private let progress: LockedBox<Progress>
 
     /// - Parameters:
-    ///   - apply: writes one contribution (``ClusterStoring/applyContribution(region:lease:member:state:since:time:events:)``);
-    ///     a thrown error is retried, `fenced` ends the writer.
+    ///   - apply: writes one contribution (``ClusterStoring/applyContribution(region:lease:member:state:since:time:events:)``)
+    ///     or appends events (``ClusterStoring/appendEvents(_:lease:member:)``); a thrown error is
+    ///     retried, `fenced` ends the writer.
     ///   - onEvents: the events committed with a contribution (their acknowledgement).
     ///   - onFenced: called once when the store refuses a write because the lease moved on.
     ///   - retryDelay: the delay after the n-th consecutive failure (default 100 ms doubling to 2 s).
@@ -83,7 +108,7 @@ final class ContributionWriter: Sendable {
                         failures += 1
                         if failures == 1 {
                             logger.warning("cannot write a contribution: kept in memory and retried",
-                                           metadata: ["partition": "\(partition)", "region": "\(write.region.identifier)",
+                                           metadata: ["partition": "\(partition)", "write": "\(write.label)",
                                                       "error": "\((error as? RegionKitError)?.message ?? "\(error)")"])
                         }
                         try? await Task.sleep(for: retryDelay(failures))

@@ -10,7 +10,8 @@ import RegionKitStore
 /// the partition's beacons can match, restored from the partition's stored contributions; its own
 /// persistent MQTT session (client id `regionkit-part-<p>`, QoS 1), so the sightings published
 /// while the partition had no holder are delivered to the next one; and a ``ContributionWriter``
-/// that turns the engine's `didDetermineState` into the partition's contribution.
+/// that turns the engine's `didDetermineState` into the partition's contribution and logs its
+/// beacons' `didChangeNearestScanner` (every sighting of a beacon reaches its partition).
 ///
 /// While the broker connection is down the partition hears nothing, which is not every beacon
 /// leaving: the engine is set aside (nothing it decides is written), and on reconnection a new one
@@ -30,6 +31,7 @@ final class PartitionWorker: LocationManagerDelegate {
     private let profile: MonitoringProfile
     private let client: MQTTClient
     private let writer: ContributionWriter
+    private let hooks: HookConfiguration
     private let logger: Logger
     private let clientTask = LockedBox<Task<Void, Never>?>(nil)
     /// The running engine and what feeds it; `suspended` while the broker connection is down.
@@ -81,10 +83,16 @@ final class PartitionWorker: LocationManagerDelegate {
         let route = LockedBox<MQTTSightingIngest?>(nil)
         self.route = route
         let partition = lease.partition
+        self.hooks = hooks
         writer = ContributionWriter(partition: partition, logger: logger, apply: { write in
-            try await store.applyContribution(region: write.region.identifier, lease: lease, member: member, state: write.state,
-                                              since: write.since, time: write.time) { previous, merged, _ in
-                ClusterEvents.rows(previous: previous, merged: merged, region: write.region, time: write.time, evidence: write.evidence, hooks: hooks)
+            switch write {
+            case .contribution(let region, let state, let since, let time, let evidence):
+                try await store.applyContribution(region: region.identifier, lease: lease, member: member, state: state,
+                                                  since: since, time: time) { previous, merged, _ in
+                    ClusterEvents.rows(previous: previous, merged: merged, region: region, time: time, evidence: evidence, hooks: hooks)
+                }
+            case .events(_, let rows):
+                try await store.appendEvents(rows, lease: lease, member: member)
             }
         }, onEvents: onEvents, onFenced: { onFenced(partition) })
         var configuration = mqtt
@@ -187,11 +195,23 @@ final class PartitionWorker: LocationManagerDelegate {
     }
 
     func locationManager(_ manager: LocationManager, didReceive event: LocationEvent) {
-        guard case .didDetermineState(let state, let region) = event.kind, state != .unknown,
-              current.withLock({ $0.manager === manager && !$0.suspended }) else { return }
-        let since = manager.monitoredRegion(region.identifier)?.stateSince?.seconds ?? event.timestamp.seconds
-        lastStates.withLock { $0[region.identifier] = RegionContribution(partition: lease.partition, state: state, since: since) }
-        writer.submit(.init(region: region, state: state, since: since, time: event.timestamp.seconds, evidence: event.evidence))
+        guard current.withLock({ $0.manager === manager && !$0.suspended }) else { return }
+        switch event.kind {
+        case .didDetermineState(let state, let region) where state != .unknown:
+            let since = manager.monitoredRegion(region.identifier)?.stateSince?.seconds ?? event.timestamp.seconds
+            lastStates.withLock { $0[region.identifier] = RegionContribution(partition: lease.partition, state: state, since: since) }
+            writer.submit(.init(region: region, state: state, since: since, time: event.timestamp.seconds, evidence: event.evidence))
+        case .didChangeNearestScanner:
+            // Every sighting of a beacon reaches this partition, so its nearest scanner is decided
+            // here, as one engine decides it; logged like one daemon logs it (the outputs publish
+            // the beacon's room and its Home Assistant tracker from the shared log).
+            let time = event.timestamp.seconds
+            writer.submit(.events(time: time, rows: [ClusterEventRow(time: time, type: event.typeName, region: nil, state: nil,
+                                                                     reason: event.evidence?.reason, json: event.jsonLine(origin: .zero),
+                                                                     hooks: hooks.hooks(for: event.typeName))]))
+        default:
+            break
+        }
     }
 
     /// Stops consuming (the MQTT session stays on the broker, so nothing published meanwhile is

@@ -48,4 +48,8 @@ public protocol ClusterStoring: RegionStoring {
     func applyContribution(region: String, lease: PartitionLease, member: String, state: RegionState, since: Double?, time: Double,
                            events: @escaping @Sendable (_ previous: RegionState?, _ merged: RegionState, _ since: Double?) -> [ClusterEventRow])
         async throws -> ContributionOutcome
+    /// Appends events a partition decided that are not region states (a beacon's nearest scanner),
+    /// with their pending hook deliveries, if `lease` is still this member's: `fenced` and nothing
+    /// written otherwise, `changed` with the stored events (their ids) when committed.
+    func appendEvents(_ rows: [ClusterEventRow], lease: PartitionLease, member: String) async throws -> ContributionOutcome
 }
