@@ -124,7 +124,7 @@ let package = Package(
         .testTarget(name: "RegionKitStoreTests", dependencies: ["RegionKitConcurrency", "RegionKitCore", "RegionKit", "RegionKitStore", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "RegionKitServiceTests", dependencies: [
             "RegionKitConcurrency", "RegionKitCore", "RegionKit", "RegionKitStore", "RegionKitService", "RegionKitSimulation", "RegionKitGateway", "RegionKitMQTT",
-            "RegionKitTestSupport",
+            "RegionKitPostgres", "RegionKitTestSupport",
         ]),
         .testTarget(name: "RegionKitHTTPTests", dependencies: [
             "RegionKitConcurrency", "RegionKitCore", "RegionKit", "RegionKitStore", "RegionKitService", "RegionKitHTTP", "RegionKitTestSupport",
