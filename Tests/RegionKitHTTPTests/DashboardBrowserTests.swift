@@ -67,6 +67,21 @@ struct DashboardBrowserTests {
         #expect(gallery?["major"] as? Int == 2)
         try browser.wait(for: #"document.querySelector('[data-region="gallery"]')"#, timeout: 10)
 
+        // An Eddystone-UID region through the form: the format switches the fields; the card
+        // describes it by namespace and instance.
+        try browser.click("#new-region")
+        try browser.type("#f-id", "shop")
+        _ = try browser.script("const s = document.querySelector('#f-format'); s.value = 'eddystone-uid'; s.dispatchEvent(new Event('change'));")
+        try browser.wait(for: "document.querySelector('.id-fields').hidden && !document.querySelector('.eddystone-fields').hidden", timeout: 5)
+        try browser.type("#f-namespace", "8b0ca750095477cb3e77")
+        try browser.type("#f-instance", "0000000000a1")
+        try browser.click("#region-save")
+        try browser.wait(for: "!document.querySelector('#region-dialog').open", timeout: 10)
+        let shop = (api.get("/v1/regions")["regions"] as? [[String: Any]] ?? []).first { $0["identifier"] as? String == "shop" }
+        #expect(shop?["format"] as? String == "eddystone-uid" && shop?["namespace"] as? String == "8b0ca750095477cb3e77"
+                && shop?["instance"] as? String == "0000000000a1", "\(shop ?? [:])")
+        try browser.wait(for: #"(document.querySelector('[data-region="shop"]')?.textContent ?? '').includes('Eddystone 8b0ca750095477cb3e77 · instance 0000000000a1')"#, timeout: 10)
+
         // A phone-sized window.
         try browser.resize(width: 390, height: 844)
         try browser.wait(for: "window.innerWidth < 500", timeout: 5)

@@ -91,7 +91,63 @@ struct HTTPAPITests {
         #expect(try await client.request("GET", "/v1/nothing").status == 404)
     }
 
+    @Test("Regions of every format (AltBeacon, Eddystone-UID, scanner-bound): created, reported with their format, and what GET reports PUT back unchanged")
+    func regionFormats() async throws {
+        let daemon = try await TestDaemon()
+        defer { Task { try? await daemon.stop() } }
+        let client = daemon.client()
+        let bodies = [
+            "alt": #"{"format": "altbeacon", "uuid": "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0", "major": 1, "minor": 2}"#,
+            "eddy": #"{"format": "eddystone-uid", "namespace": "8b0ca750095477cb3e77", "scanner": "hall"}"#,
+            "eddy1": #"{"format": "eddystone-uid", "namespace": "8B0CA750095477CB3E77", "instance": "0000000000a1"}"#,
+            "bound": #"{"uuid": "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0", "major": 2, "scanner": "kitchen"}"#,
+        ]
+        for (id, body) in bodies.sorted(by: { $0.key < $1.key }) {
+            let created = try await client.request("PUT", "/v1/regions/\(id)", body: body)
+            #expect(created.status == 201, "\(id): \(created.text)")
+        }
+        let alt = try await client.request("GET", "/v1/regions/alt").json
+        #expect(alt["format"] as? String == "altbeacon" && alt["uuid"] as? String == "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0" && alt["minor"] as? Int == 2)
+        let eddy = try await client.request("GET", "/v1/regions/eddy").json
+        #expect(eddy["format"] as? String == "eddystone-uid" && eddy["namespace"] as? String == "8b0ca750095477cb3e77")
+        #expect(eddy["uuid"] == nil && eddy["major"] == nil && eddy["instance"] == nil && eddy["scanner"] as? String == "hall")
+        let eddy1 = try await client.request("GET", "/v1/regions/eddy1").json
+        #expect(eddy1["instance"] as? String == "0000000000a1" && eddy1["namespace"] as? String == "8b0ca750095477cb3e77")
+        #expect(try await client.request("GET", "/v1/regions/bound").json["scanner"] as? String == "kitchen")
+        #expect(try await client.request("GET", "/v1/regions/lobby").json["format"] as? String == "ibeacon")
+        // GET → PUT: the definition survives (the dashboard's edit does exactly this).
+        let definitionKeys = ["format", "uuid", "major", "minor", "namespace", "instance", "scanner", "notifyOnEntry", "notifyOnExit", "notifyEntryStateOnDisplay"]
+        for id in bodies.keys.sorted() {
+            let before = try await client.request("GET", "/v1/regions/\(id)").json
+            let definition = before.filter { definitionKeys.contains($0.key) }
+            let body = String(decoding: try JSONSerialization.data(withJSONObject: definition), as: UTF8.self)
+            let replaced = try await client.request("PUT", "/v1/regions/\(id)", body: body)
+            #expect(replaced.status == 200, "\(id): \(replaced.text)")
+            let after = try await client.request("GET", "/v1/regions/\(id)").json.filter { definitionKeys.contains($0.key) }
+            func canonical(_ object: [String: Any]) throws -> String {
+                String(decoding: try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]), as: UTF8.self)
+            }
+            #expect(try canonical(after) == canonical(definition), "\(id): \(definition) → \(after)")
+        }
+        let stored = try daemon.service.sqlite.regions()
+        guard case .beacon(let storedEddy)? = stored.first(where: { $0.identifier == "eddy1" }) else {
+            Issue.record("eddy1 not stored as a beacon region: \(stored)")
+            return
+        }
+        #expect(storedEddy.constraint.format == .eddystoneUID && storedEddy.constraint.major == 0, "namespace and instance stored")
+    }
+
     @Test("Bad bodies → 400 problem+json naming the field; too large → 413; wrong media type → 415", arguments: [
+        (#"{"format": "eddystone", "namespace": "8b0ca750095477cb3e77"}"#, 400, "format"),
+        (#"{"format": "ibeacon"}"#, 400, "uuid"),
+        (#"{"format": "eddystone-uid"}"#, 400, "namespace"),
+        (#"{"format": "eddystone-uid", "namespace": "8b0ca750"}"#, 400, "namespace"),
+        (#"{"format": "eddystone-uid", "namespace": "8b0ca750095477cb3e77", "instance": "a1"}"#, 400, "instance"),
+        (#"{"format": "eddystone-uid", "namespace": "8b0ca750095477cb3e77", "major": 1}"#, 400, "major"),
+        (#"{"namespace": "8b0ca750095477cb3e77"}"#, 400, "format"),
+        (#"{"format": "altbeacon", "uuid": "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0", "instance": "0000000000a1"}"#, 400, "instance"),
+        (#"{"uuid": "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0", "scanner": ""}"#, 400, "scanner"),
+        (#"{"latitude": 1, "longitude": 1, "radius": 5, "scanner": "hall"}"#, 400, "scanner"),
         (#"{"uuid": "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0", "colour": "red"}"#, 400, "colour"),
         (#"{"identifier": "x", "uuid": "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0"}"#, 400, "identifier"),
         (#"{"uuid": "not-a-uuid"}"#, 400, "uuid"),

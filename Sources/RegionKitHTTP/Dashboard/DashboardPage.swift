@@ -62,11 +62,21 @@ enum DashboardPage {
       <label><input type="radio" name="kind" value="circular"> Circular</label>
     </fieldset>
     <div class="beacon-fields">
-      <div class="field"><label for="f-uuid">UUID</label><input id="f-uuid" name="uuid" placeholder="E2C56DB5-DFFB-48D2-B060-D0F5A71096E0" autocomplete="off"><small class="error" data-for="uuid"></small></div>
-      <div class="row">
-        <div class="field"><label for="f-major">Major</label><input id="f-major" name="major" inputmode="numeric"><small class="error" data-for="major"></small></div>
-        <div class="field"><label for="f-minor">Minor</label><input id="f-minor" name="minor" inputmode="numeric"><small class="error" data-for="minor"></small></div>
+      <div class="field"><label for="f-format">Format</label><select id="f-format" name="format">
+        <option value="ibeacon">iBeacon</option><option value="altbeacon">AltBeacon (id1 / id2 / id3)</option><option value="eddystone-uid">Eddystone-UID</option>
+      </select><small class="error" data-for="format"></small></div>
+      <div class="id-fields">
+        <div class="field"><label for="f-uuid">UUID</label><input id="f-uuid" name="uuid" placeholder="E2C56DB5-DFFB-48D2-B060-D0F5A71096E0" autocomplete="off"><small class="error" data-for="uuid"></small></div>
+        <div class="row">
+          <div class="field"><label for="f-major">Major</label><input id="f-major" name="major" inputmode="numeric"><small class="error" data-for="major"></small></div>
+          <div class="field"><label for="f-minor">Minor</label><input id="f-minor" name="minor" inputmode="numeric"><small class="error" data-for="minor"></small></div>
+        </div>
       </div>
+      <div class="eddystone-fields" hidden>
+        <div class="field"><label for="f-namespace">Namespace</label><input id="f-namespace" name="namespace" placeholder="20 hex digits" autocomplete="off"><small class="error" data-for="namespace"></small></div>
+        <div class="field"><label for="f-instance">Instance (optional)</label><input id="f-instance" name="instance" placeholder="12 hex digits" autocomplete="off"><small class="error" data-for="instance"></small></div>
+      </div>
+      <div class="field"><label for="f-scanner">Scanner (optional: hear only this one)</label><input id="f-scanner" name="scanner" autocomplete="off"><small class="error" data-for="scanner"></small></div>
     </div>
     <div class="circular-fields" hidden>
       <div class="row">

@@ -84,7 +84,13 @@ function ago(seconds) {
 }
 function describe(region) {
   if (region.kind === "beacon") {
-    return region.uuid + (region.major !== undefined ? " · major " + region.major : "") + (region.minor !== undefined ? " · minor " + region.minor : "");
+    const scanner = region.scanner ? " · at " + region.scanner : "";
+    if (region.format === "eddystone-uid") {
+      return "Eddystone " + region.namespace + (region.instance !== undefined ? " · instance " + region.instance : "") + scanner;
+    }
+    const [id2, id3] = region.format === "altbeacon" ? ["id2", "id3"] : ["major", "minor"];
+    return (region.format === "altbeacon" ? "AltBeacon " : "") + region.uuid + (region.major !== undefined ? " · " + id2 + " " + region.major : "")
+      + (region.minor !== undefined ? " · " + id3 + " " + region.minor : "") + scanner;
   }
   return region.latitude.toFixed(5) + ", " + region.longitude.toFixed(5) + " · r " + region.radius + " m";
 }
@@ -135,6 +141,12 @@ function setKind(kind) {
   form.querySelector(".beacon-fields").hidden = kind !== "beacon";
   form.querySelector(".circular-fields").hidden = kind !== "circular";
 }
+function setFormat(format) {
+  form.format.value = format;
+  form.querySelector(".id-fields").hidden = format === "eddystone-uid";
+  form.querySelector(".eddystone-fields").hidden = format !== "eddystone-uid";
+}
+form.format.addEventListener("change", () => setFormat(form.format.value));
 form.querySelectorAll("input[name=kind]").forEach((radio) => radio.addEventListener("change", () => setKind(radio.value)));
 function clearErrors() {
   form.querySelectorAll(".error").forEach((node) => (node.textContent = ""));
@@ -147,13 +159,14 @@ function openRegionForm(region) {
   form.elements.identifier.value = region ? region.identifier : "";
   form.elements.identifier.readOnly = !!region;
   setKind(region ? region.kind : "beacon");
+  setFormat(region && region.format ? region.format : "ibeacon");
   if (region) {
-    for (const name of ["uuid", "major", "minor", "latitude", "longitude", "radius"]) form[name].value = region[name] ?? "";
+    for (const name of ["uuid", "major", "minor", "namespace", "instance", "scanner", "latitude", "longitude", "radius"]) form[name].value = region[name] ?? "";
     form.notifyOnEntry.checked = region.notifyOnEntry;
     form.notifyOnExit.checked = region.notifyOnExit;
   }
   $("#region-dialog").showModal();
-  (region ? form.uuid : form.elements.identifier).focus();
+  (region ? (region.kind === "beacon" && region.format === "eddystone-uid" ? form.namespace : form.uuid) : form.elements.identifier).focus();
 }
 $("#new-region").addEventListener("click", () => openRegionForm(null));
 $("#region-cancel").addEventListener("click", () => $("#region-dialog").close());
@@ -174,7 +187,11 @@ form.addEventListener("submit", async (event) => {
   }
   const kind = form.querySelector("input[name=kind]:checked").value;
   const body = { notifyOnEntry: form.notifyOnEntry.checked, notifyOnExit: form.notifyOnExit.checked };
-  for (const name of kind === "beacon" ? ["uuid", "major", "minor"] : ["latitude", "longitude", "radius"]) {
+  const format = form.format.value;
+  if (kind === "beacon" && format !== "ibeacon") body.format = format;
+  const fields = kind !== "beacon" ? ["latitude", "longitude", "radius"]
+    : format === "eddystone-uid" ? ["namespace", "instance", "scanner"] : ["uuid", "major", "minor", "scanner"];
+  for (const name of fields) {
     const v = value(name);
     if (v !== undefined) body[name] = v;
   }
@@ -193,7 +210,13 @@ form.addEventListener("submit", async (event) => {
 });
 
 // ---- beacons and rooms -------------------------------------------------------------------
-const keyOf = (b) => b.uuid + ":" + b.major + ":" + b.minor;
+const keyOf = (b) => b.id;
+function beaconLabel(b) {
+  if (b.format === "eddystone-uid") return ["Eddystone " + b.instance, b.namespace];
+  if (b.format === "altbeacon") return ["AltBeacon " + b.major + " · " + b.minor, b.uuid];
+  return ["major " + b.major + " · minor " + b.minor, b.uuid];
+}
+const chipOf = (b) => b.format === "eddystone-uid" ? b.instance : b.major + "." + b.minor;
 async function refreshBeacons() {
   let result;
   try { result = await api("GET", "/v1/beacons"); } catch { return; }
@@ -260,7 +283,7 @@ function renderBeacons(now) {
       el("span", {}, "room ", el("b", {}, beacon.nearestScanner || "–")),
       el("span", {}, "seen ", ago(beacon.lastSeen)));
     return el("div", { class: "beacon", "data-beacon": keyOf(beacon) },
-      el("div", { class: "id" }, "major " + beacon.major + " · minor " + beacon.minor, el("span", { class: "muted small" }, "  " + beacon.uuid)),
+      el("div", { class: "id" }, beaconLabel(beacon)[0], el("span", { class: "muted small" }, "  " + beaconLabel(beacon)[1])),
       numbers, svg,
       el("div", { class: "legend" },
         el("span", {}, el("span", { class: "swatch", style: "background:#2f6fed" }), "RSSI −105…−30 dBm"),
@@ -282,7 +305,7 @@ function renderRooms(now) {
   if (!rooms.size) { container.replaceChildren(el("p", { class: "muted" }, "No beacon heard in the last 30 s.")); return; }
   container.replaceChildren(...[...rooms.entries()].sort().map(([room, beacons]) =>
     el("div", { class: "room", "data-room": room }, el("h3", {}, room),
-      ...beacons.map((b) => el("span", { class: "chip" }, b.major + "." + b.minor)))));
+      ...beacons.map((b) => el("span", { class: "chip" }, chipOf(b))))));
 }
 
 // ---- timeline ----------------------------------------------------------------------------

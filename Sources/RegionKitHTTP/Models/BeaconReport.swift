@@ -17,9 +17,22 @@ public struct BeaconReport: Codable, Hashable, Sendable {
         public var sightings: Int
     }
 
+    /// The beacon's identity, unique across formats (``BeaconIdentity/description``: `UUID:MAJOR:MINOR`,
+    /// `altbeacon:ID1:ID2:ID3`, `eddystone-uid:NAMESPACE:INSTANCE`).
+    public var id: String
+    /// `ibeacon`, `altbeacon` or `eddystone-uid`.
+    public var format: String
+    /// iBeacon UUID / AltBeacon id1; for Eddystone-UID the 16 id bytes (namespace ‖ instance): read
+    /// ``namespace`` and ``instance`` there.
     public var uuid: String
+    /// iBeacon major / AltBeacon id2; 0 for Eddystone-UID.
     public var major: UInt16
+    /// iBeacon minor / AltBeacon id3; 0 for Eddystone-UID.
     public var minor: UInt16
+    /// Eddystone-UID namespace (20 hex digits).
+    public var namespace: String?
+    /// Eddystone-UID instance (12 hex digits).
+    public var instance: String?
     /// The last RSSI heard (dBm).
     public var rssi: Int?
     /// The ranging filter's RSSI (only while the beacon is ranged).
@@ -39,7 +52,10 @@ public struct BeaconReport: Codable, Hashable, Sendable {
     public static func all(from engine: MonitoringEngine) -> [BeaconReport] {
         var reports: [BeaconIdentity: BeaconReport] = [:]
         func report(_ identity: BeaconIdentity) -> BeaconReport {
-            reports[identity] ?? BeaconReport(uuid: identity.uuid.uuidString, major: identity.major, minor: identity.minor, rssi: nil,
+            reports[identity] ?? BeaconReport(id: identity.description, format: identity.format.name,
+                                              uuid: identity.uuid.uuidString, major: identity.major, minor: identity.minor,
+                                              namespace: identity.format == .eddystoneUID ? BeaconIdentity.hex(identity.namespace) : nil,
+                                              instance: identity.format == .eddystoneUID ? BeaconIdentity.hex(identity.instance) : nil, rssi: nil,
                                               filteredRSSI: nil, distance: nil, proximity: Proximity.unknown.rawValue,
                                               nearestScanner: engine.nearestScanner(for: identity), lastSeen: -.infinity,
                                               regions: [], scanners: [])
@@ -97,6 +113,6 @@ public struct BeaconReport: Codable, Hashable, Sendable {
                 }?.scanner
             }
             return entry
-        }.sorted { ($0.lastSeen, $1.uuid, $1.major, $1.minor) > ($1.lastSeen, $0.uuid, $0.major, $0.minor) }
+        }.sorted { ($0.lastSeen, $1.id) > ($1.lastSeen, $0.id) }
     }
 }

@@ -4,15 +4,19 @@ import RegionKitCore
 /// The body of `PUT /v1/regions/{id}`: one region of the daemon's configuration without its
 /// identifier (which is the path's), with the same validation and defaults.
 ///
-/// Beacon region: `uuid` with optional `major`/`minor`; circular region: `latitude`, `longitude`,
-/// `radius` (metres). `notifyOnEntry`/`notifyOnExit` default to true, `notifyEntryStateOnDisplay`
-/// to false. Unknown fields are rejected; every error names its field.
+/// Beacon region: `uuid` with optional `major`/`minor` (`format` `ibeacon`, the default, or
+/// `altbeacon` for id1/id2/id3), or `format: eddystone-uid` with `namespace` (20 hex digits) and an
+/// optional `instance` (12); optionally `scanner` (the region hears only that scanner). Circular
+/// region: `latitude`, `longitude`, `radius` (metres). `notifyOnEntry`/`notifyOnExit` default to
+/// true, `notifyEntryStateOnDisplay` to false. Unknown fields are rejected; every error names its
+/// field. What `GET /v1/regions/{id}` reports can be sent back unchanged (its read-only fields
+/// apart).
 ///
 /// ```swift
 /// let region = try RegionBody.region(identifier: "lobby", json: Data(#"{"uuid": "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0", "major": 1}"#.utf8))
 /// ```
 public enum RegionBody {
-    static let fields: Set<String> = ["uuid", "major", "minor", "latitude", "longitude", "radius",
+    static let fields: Set<String> = ["format", "uuid", "major", "minor", "namespace", "instance", "scanner", "latitude", "longitude", "radius",
                                       "notifyOnEntry", "notifyOnExit", "notifyEntryStateOnDisplay"]
 
     /// Parses and validates; throws ``Problem`` (400) naming the field.
@@ -69,26 +73,64 @@ public enum RegionBody {
         }
         let uuid = try string("uuid")
         let major = try uint16("major"), minor = try uint16("minor")
+        let namespace = try string("namespace"), instance = try string("instance"), scanner = try string("scanner")
+        let format: BeaconFormat?
+        if let name = try string("format") {
+            // The canonical names only (the configuration also takes `eddystone` and any case).
+            guard let parsed = BeaconFormat.allCases.first(where: { $0.name == name }) else {
+                throw Problem(.badRequest, "format '\(name.prefix(40))' is not ibeacon, altbeacon or eddystone-uid", field: "format")
+            }
+            format = parsed
+        } else {
+            format = nil
+        }
+        if let scanner, scanner.isEmpty || scanner.unicodeScalars.count > 128 || scanner.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+            throw Problem(.badRequest, "scanner must be 1–128 characters without control characters", field: "scanner")
+        }
         let latitude = try number("latitude"), longitude = try number("longitude"), radius = try number("radius")
         let notifyOnEntry = try bool("notifyOnEntry") ?? true
         let notifyOnExit = try bool("notifyOnExit") ?? true
         let onDisplay = try bool("notifyEntryStateOnDisplay")
         do {
+            if format == .eddystoneUID || namespace != nil || instance != nil {
+                if let key = ["latitude", "longitude", "radius"].first(where: present) {
+                    throw Problem(.badRequest, "an Eddystone-UID region is a namespace and an optional instance, not a circle", field: key)
+                }
+                guard format == .eddystoneUID else {
+                    throw Problem(.badRequest, "namespace and instance belong to format eddystone-uid", field: format == nil ? "format" : namespace != nil ? "namespace" : "instance")
+                }
+                if let key = ["uuid", "major", "minor"].first(where: present) {
+                    throw Problem(.badRequest, "\(key) does not apply to an Eddystone-UID region (give namespace and an optional instance)", field: key)
+                }
+                guard let namespace else { throw Problem(.badRequest, "an Eddystone-UID region needs namespace (20 hex digits)", field: "namespace") }
+                let constraint: BeaconIdentityConstraint
+                do {
+                    constraint = try BeaconIdentityConstraint(eddystoneNamespace: namespace, instance: instance)
+                } catch let error as RegionKitError {
+                    throw Problem(.badRequest, error.message, field: error.message.hasPrefix("Eddystone instance") ? "instance" : "namespace")
+                }
+                return .beacon(try BeaconRegion(identifier: identifier, constraint: constraint, notifyOnEntry: notifyOnEntry, notifyOnExit: notifyOnExit,
+                                                notifyEntryStateOnDisplay: onDisplay ?? false, scannerID: scanner))
+            }
             if let uuid {
                 if let key = ["latitude", "longitude", "radius"].first(where: present) {
                     throw Problem(.badRequest, "give either uuid (beacon region) or latitude/longitude/radius (circular region), not both", field: key)
                 }
-                guard UUID(uuidString: uuid) != nil else {
+                guard let parsed = UUID(uuidString: uuid) else {
                     throw Problem(.badRequest, "uuid '\(uuid)' is not a UUID (8-4-4-4-12 hex digits)", field: "uuid")
                 }
                 if minor != nil && major == nil {
                     throw Problem(.badRequest, "minor needs major", field: "minor")
                 }
-                var beacon = try BeaconRegion(identifier: identifier, uuidString: uuid, major: major, minor: minor)
-                beacon.notifyOnEntry = notifyOnEntry
-                beacon.notifyOnExit = notifyOnExit
-                beacon.notifyEntryStateOnDisplay = onDisplay ?? false
-                return .beacon(beacon)
+                let constraint = try BeaconIdentityConstraint(uuid: parsed, major: major, minor: minor, format: format ?? .iBeacon)
+                return .beacon(try BeaconRegion(identifier: identifier, constraint: constraint, notifyOnEntry: notifyOnEntry, notifyOnExit: notifyOnExit,
+                                                notifyEntryStateOnDisplay: onDisplay ?? false, scannerID: scanner))
+            }
+            if format != nil {
+                throw Problem(.badRequest, "a beacon region of format \(format?.name ?? "") needs uuid", field: "uuid")
+            }
+            if scanner != nil {
+                throw Problem(.badRequest, "scanner applies to beacon regions only", field: "scanner")
             }
             if major != nil || minor != nil {
                 throw Problem(.badRequest, "major and minor belong to a beacon region: give uuid", field: major != nil ? "major" : "minor")
@@ -108,7 +150,7 @@ public enum RegionBody {
             return .circular(try CircularRegion(identifier: identifier, latitude: latitude, longitude: longitude, radius: radius,
                                                 notifyOnEntry: notifyOnEntry, notifyOnExit: notifyOnExit))
         } catch let error as RegionKitError {
-            let field = ["uuid", "major", "minor", "latitude", "longitude", "radius"].first { error.message.contains($0) } ?? "body"
+            let field = ["uuid", "major", "minor", "namespace", "instance", "scanner", "latitude", "longitude", "radius"].first { error.message.contains($0) } ?? "body"
             throw Problem(.badRequest, error.message, field: field)
         }
     }

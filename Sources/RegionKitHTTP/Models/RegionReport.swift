@@ -10,9 +10,20 @@ public struct RegionReport: Codable, Hashable, Sendable {
     public var kind: String
     /// `config` or `api` (see ``RegionOrigin``).
     public var origin: String
+    /// Beacon regions: `ibeacon`, `altbeacon` or `eddystone-uid` (``BeaconFormat/name``).
+    public var format: String?
+    /// iBeacon proximity UUID or AltBeacon id1 (not for Eddystone).
     public var uuid: String?
+    /// iBeacon major or AltBeacon id2.
     public var major: UInt16?
+    /// iBeacon minor or AltBeacon id3.
     public var minor: UInt16?
+    /// Eddystone-UID namespace (20 hex digits).
+    public var namespace: String?
+    /// Eddystone-UID instance (12 hex digits), when the region names one.
+    public var instance: String?
+    /// The scanner a scanner-bound beacon region listens to.
+    public var scanner: String?
     public var latitude: Double?
     public var longitude: Double?
     public var radius: Double?
@@ -38,9 +49,19 @@ public struct RegionReport: Codable, Hashable, Sendable {
         notifyOnExit = region.notifyOnExit
         switch region {
         case .beacon(let beacon):
-            uuid = beacon.uuid.uuidString
-            major = beacon.major
-            minor = beacon.minor
+            let constraint = beacon.constraint
+            format = constraint.format.name
+            if constraint.format == .eddystoneUID {
+                let bytes = withUnsafeBytes(of: constraint.uuid.uuid) { Array($0) }
+                namespace = BeaconIdentity.hex(bytes[0..<10])
+                // An instance is constrained when major is set (0), see BeaconIdentityConstraint.
+                instance = constraint.major == nil ? nil : BeaconIdentity.hex(bytes[10..<16])
+            } else {
+                uuid = constraint.uuid.uuidString
+                major = constraint.major
+                minor = constraint.minor
+            }
+            scanner = beacon.scannerID
             notifyEntryStateOnDisplay = beacon.notifyEntryStateOnDisplay
         case .circular(let circle):
             latitude = circle.latitude

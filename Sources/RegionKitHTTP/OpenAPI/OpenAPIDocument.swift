@@ -218,17 +218,33 @@ components:
       description: One region of the configuration without its identifier
       oneOf:
         - {$ref: "#/components/schemas/BeaconRegionBody"}
+        - {$ref: "#/components/schemas/EddystoneRegionBody"}
         - {$ref: "#/components/schemas/CircularRegionBody"}
     BeaconRegionBody:
-      description: A beacon region (minor needs major)
+      description: An iBeacon region (or AltBeacon with id1/id2/id3 as uuid/major/minor); minor needs major
       type: object
       additionalProperties: false
       required: [uuid]
       dependentRequired: {minor: [major]}
       properties:
+        format: {enum: [ibeacon, altbeacon], default: ibeacon}
         uuid: {type: string, format: uuid}
         major: {type: integer, minimum: 0, maximum: 65535}
         minor: {type: integer, minimum: 0, maximum: 65535}
+        scanner: {type: string, minLength: 1, maxLength: 128, pattern: "^[^\\x00-\\x1f\\x7f-\\x9f]+$", description: The only scanner the region hears}
+        notifyOnEntry: {type: boolean, default: true}
+        notifyOnExit: {type: boolean, default: true}
+        notifyEntryStateOnDisplay: {type: boolean, default: false}
+    EddystoneRegionBody:
+      description: An Eddystone-UID region (a namespace, optionally one instance)
+      type: object
+      additionalProperties: false
+      required: [format, namespace]
+      properties:
+        format: {const: eddystone-uid}
+        namespace: {type: string, pattern: "^[0-9A-Fa-f]{20}$"}
+        instance: {type: string, pattern: "^[0-9A-Fa-f]{12}$"}
+        scanner: {type: string, minLength: 1, maxLength: 128, pattern: "^[^\\x00-\\x1f\\x7f-\\x9f]+$", description: The only scanner the region hears}
         notifyOnEntry: {type: boolean, default: true}
         notifyOnExit: {type: boolean, default: true}
         notifyEntryStateOnDisplay: {type: boolean, default: false}
@@ -250,9 +266,13 @@ components:
         identifier: {type: string}
         kind: {enum: [beacon, circular]}
         origin: {enum: [config, api]}
+        format: {enum: [ibeacon, altbeacon, eddystone-uid]}
         uuid: {type: string}
         major: {type: integer}
         minor: {type: integer}
+        namespace: {type: string}
+        instance: {type: string}
+        scanner: {type: string}
         latitude: {type: number}
         longitude: {type: number}
         radius: {type: number}
@@ -289,11 +309,15 @@ components:
         event: {type: [object, "null"], description: The full event as logged (evidence included)}
     Beacon:
       type: object
-      required: [uuid, major, minor, proximity, lastSeen, regions, scanners]
+      required: [id, format, uuid, major, minor, proximity, lastSeen, regions, scanners]
       properties:
-        uuid: {type: string}
+        id: {type: string, description: "The identity, unique across formats: UUID:MAJOR:MINOR, altbeacon:ID1:ID2:ID3, eddystone-uid:NAMESPACE:INSTANCE"}
+        format: {enum: [ibeacon, altbeacon, eddystone-uid]}
+        uuid: {type: string, description: "iBeacon UUID, AltBeacon id1; for Eddystone-UID the 16 id bytes (read namespace and instance)"}
         major: {type: integer}
         minor: {type: integer}
+        namespace: {type: string}
+        instance: {type: string}
         rssi: {type: integer}
         filteredRSSI: {type: number}
         distance: {type: number}
