@@ -188,7 +188,8 @@ public struct ServiceConfiguration: Codable, Sendable {
     }
 
     /// Cluster mode's rules: partitioned ESPresense sightings through the broker, beacon regions,
-    /// and none of the outputs a cluster does not serve yet (hooks it does: one member runs them).
+    /// and none of the outputs a cluster does not serve yet (hooks it does: one member runs them;
+    /// the HTTP API too: every member serves it from the shared store).
     func validateCluster(_ cluster: ClusterConfiguration, _ bad: (String) -> RegionKitError) throws {
         if let problem = cluster.problem { throw bad("cluster.\(problem)") }
         guard mqtt != nil else {
@@ -205,7 +206,7 @@ public struct ServiceConfiguration: Codable, Sendable {
         for (index, spec) in (regions ?? []).enumerated() where (try? spec.region())?.kind != .beacon {
             throw bad("regions[\(index)]: cluster mode partitions beacon sightings; circular regions need a location source, which is not partitioned")
         }
-        let unserved = [("http", http != nil), ("homeAssistant", homeAssistant != nil)]
+        let unserved = [("homeAssistant", homeAssistant != nil)]
         if let (name, _) = unserved.first(where: { $0.1 }) {
             throw bad("\(name): not served in cluster mode yet (docs/cluster.md, 'Not built yet'); run it in a single daemon")
         }
