@@ -219,6 +219,18 @@ struct ClusterHTTPTests {
             // The dashboard is served as for one daemon.
             #expect(try await client.request("GET", "/").status == 200)
             #expect(try await client.request("GET", "/openapi.yaml").text.contains("RegionsAreConfiguration"))
+
+            // The store down: not ready (503, naming the store); back: ready again, and the regions read as before.
+            postgres.stop()
+            let down = try await client.request("GET", "/readyz", timeout: 30)
+            #expect(down.status == 503 && down.json["status"] as? String == "not ready", "\(down.text)")
+            #expect((down.json["checks"] as? [[String: Any]] ?? []).first { $0["name"] as? String == "store" }?["ok"] as? Bool == false)
+            try await postgres.start()
+            let back = await Self.waitUntil(timeout: 30) {
+                (try? await client.request("GET", "/readyz"))?.status == 200
+            }
+            #expect(back, "not ready again after PostgreSQL came back")
+            #expect(try await client.request("GET", "/v1/regions/remote").json["state"] as? String == "inside")
         } catch {
             Issue.record("\(error)")
         }
