@@ -40,6 +40,8 @@ public final class ClusterMemberBackend: APIBackend {
         self.logger = logger
     }
 
+    /// The detail of the 405 that `PUT` and `DELETE /v1/regions/{id}` get in cluster mode (and
+    /// `GET /v1/regions`'s `changesRefused`).
     public static let refusal = """
         regions are configuration in cluster mode: every member monitors the regions of its configuration file, \
         and a change made through one member would not reach the partitions the other members run; \
