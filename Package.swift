@@ -128,6 +128,8 @@ let package = Package(
         ]),
         .testTarget(name: "RegionKitHTTPTests", dependencies: [
             "RegionKitConcurrency", "RegionKitCore", "RegionKit", "RegionKitStore", "RegionKitService", "RegionKitHTTP", "RegionKitTestSupport",
+            // The API in cluster mode: a real PostgreSQL store and a broker feeding the partitions.
+            "RegionKitPostgres", "RegionKitMQTT",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HummingbirdTesting", package: "hummingbird"),
         ]),

@@ -11,8 +11,10 @@ import ServiceLifecycle
 /// The daemon's HTTP server: the versioned JSON API (`/v1/…`), live events over Server-Sent
 /// Events, health and readiness probes, Prometheus metrics, the OpenAPI document and the dashboard.
 ///
-/// It needs only the running ``MonitoringService``, the ``EventBroadcaster`` its `onLogged` feeds,
-/// and a closure reporting the sources' status.
+/// It reads and changes the daemon through an ``APIBackend``: one daemon's ``MonitoringService``
+/// (``SingleDaemonBackend``, with the ``EventBroadcaster`` its `onLogged` feeds) or a cluster
+/// member's view of the shared store (``ClusterMemberBackend``, which feeds the broadcaster from
+/// the shared log); and a closure reporting the sources' status.
 ///
 /// ```swift
 /// let events = EventBroadcaster()
@@ -23,16 +25,22 @@ import ServiceLifecycle
 /// try await server.run { port in print("listening on \(port)") }
 /// ```
 public final class RegionKitServer: Sendable {
-    public let service: MonitoringService
+    public let backend: any APIBackend
     public let configuration: HTTPConfiguration
     public let events: EventBroadcaster
     public let metrics = ServerMetrics()
     let sources: @Sendable () -> [SourceStatus]
     let logger: Logger
 
-    public init(service: MonitoringService, configuration: HTTPConfiguration, events: EventBroadcaster,
+    /// One daemon: ``SingleDaemonBackend`` over `service`.
+    public convenience init(service: MonitoringService, configuration: HTTPConfiguration, events: EventBroadcaster,
+                            sources: @escaping @Sendable () -> [SourceStatus] = { [] }, logger: Logger = Logger(label: "regionkit.http")) {
+        self.init(backend: SingleDaemonBackend(service: service), configuration: configuration, events: events, sources: sources, logger: logger)
+    }
+
+    public init(backend: any APIBackend, configuration: HTTPConfiguration, events: EventBroadcaster,
                 sources: @escaping @Sendable () -> [SourceStatus] = { [] }, logger: Logger = Logger(label: "regionkit.http")) {
-        self.service = service
+        self.backend = backend
         self.configuration = configuration
         self.events = events
         self.sources = sources
@@ -66,6 +74,9 @@ public final class RegionKitServer: Sendable {
             logger: serverLogger)
         let group = ServiceGroup(configuration: ServiceGroupConfiguration(services: [app], gracefulShutdownSignals: [], logger: serverLogger))
         let events = self.events
+        let backend = self.backend
+        let feed = Task { await backend.followLog(into: events) }
+        defer { feed.cancel() }
         // The group runs outside this task's cancellation: cancelling `run` asks for a graceful
         // shutdown instead of tearing the channels down mid-response.
         let running = Task { try await group.run() }

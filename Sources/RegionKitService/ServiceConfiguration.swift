@@ -189,7 +189,8 @@ public struct ServiceConfiguration: Codable, Sendable {
 
     /// Cluster mode's rules: partitioned ESPresense sightings through the broker, beacon regions,
     /// and none of the outputs a cluster does not serve (hooks, the events topic and Home
-    /// Assistant's region discovery it does: one member runs them).
+    /// Assistant's discovery it does: one member runs them; the HTTP API too: every member serves
+    /// it from the shared store).
     func validateCluster(_ cluster: ClusterConfiguration, _ bad: (String) -> RegionKitError) throws {
         if let problem = cluster.problem { throw bad("cluster.\(problem)") }
         guard mqtt != nil else {
@@ -206,11 +207,8 @@ public struct ServiceConfiguration: Codable, Sendable {
         for (index, spec) in (regions ?? []).enumerated() where (try? spec.region())?.kind != .beacon {
             throw bad("regions[\(index)]: cluster mode partitions beacon sightings; circular regions need a location source, which is not partitioned")
         }
-        if http != nil {
-            throw bad("http: not served in cluster mode yet (docs/cluster.md, 'Not built yet'); run it in a single daemon")
-        }
         if homeAssistant?.mqttRoom == true {
-            throw bad("homeAssistant.mqttRoom: not published in cluster mode (a beacon's distances live in its partition's engine, not in the shared log); discovery of the regions is")
+            throw bad("homeAssistant.mqttRoom: not published in cluster mode (a beacon's distances live in its partition's engine, not in the shared log); discovery of the regions and beacon rooms is")
         }
     }
 }

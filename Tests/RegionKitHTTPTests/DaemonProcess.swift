@@ -25,8 +25,10 @@ final class DaemonProcess: @unchecked Sendable {
         return root.appendingPathComponent(".build/debug/regionkit")
     }
 
-    /// - Parameter configuration: the YAML without its `store:` and `http:` keys (added here).
-    init(configuration: String, token: String) throws {
+    /// - Parameters:
+    ///   - configuration: the YAML without its `store:` and `http:` keys (added here).
+    ///   - store: `--store` (a cluster's PostgreSQL URL) instead of a SQLite file of its own.
+    init(configuration: String, token: String, store: String? = nil) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("rk-daemon-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let tokenFile = directory.appendingPathComponent("token")
@@ -39,7 +41,7 @@ final class DaemonProcess: @unchecked Sendable {
 
             """).utf8).write(to: config)
         process.executableURL = Self.executable
-        process.arguments = ["run", "--config", config.path, "--log-level", "info"]
+        process.arguments = ["run", "--config", config.path, "--log-level", "info"] + (store.map { ["--store", $0] } ?? [])
         let err = Pipe()
         process.standardOutput = FileHandle.nullDevice
         process.standardError = err

@@ -19,6 +19,7 @@ enum DashboardPage {
 <main class="grid">
   <section class="card" id="regions-card">
     <div class="card-head"><h2>Regions</h2><button id="new-region" type="button">Add region</button></div>
+    <p id="regions-readonly" class="muted small" hidden></p>
     <ul id="regions" class="regions" aria-live="polite"></ul>
     <p id="regions-empty" class="muted" hidden>No monitored region yet.</p>
   </section>
@@ -30,6 +31,7 @@ enum DashboardPage {
 
   <section class="card wide" id="beacons-card">
     <div class="card-head"><h2>Beacons</h2><span class="muted small">filtered RSSI (dBm) and distance (m), up to the last 5 minutes</span></div>
+    <p id="beacons-scope" class="muted small" hidden></p>
     <div id="beacons" class="beacons"></div>
     <p id="beacons-empty" class="muted" hidden>No beacon heard yet.</p>
   </section>

@@ -99,6 +99,11 @@ async function refreshRegions() {
   try { result = await api("GET", "/v1/regions"); } catch { return; }
   if (result.status !== 200) return;
   state.regions = result.json.regions;
+  // A cluster member: regions are configuration, so the editing controls go away, saying why.
+  state.changesRefused = result.json.changesRefused || null;
+  $("#new-region").hidden = !!state.changesRefused;
+  $("#regions-readonly").hidden = !state.changesRefused;
+  $("#regions-readonly").textContent = state.changesRefused ? "Read-only: " + state.changesRefused + "." : "";
   renderRegions();
   renderRegionFilter();
 }
@@ -118,7 +123,8 @@ function renderRegions() {
     return el("li", { class: "region", "data-region": region.identifier },
       pill,
       el("span", { class: "name" }, region.identifier, el("span", { class: "tag" }, region.origin)),
-      el("span", {}, el("button", { class: "link", type: "button", "data-action": "edit", onclick: () => openRegionForm(region) }, "Edit"), remove),
+      state.changesRefused ? el("span", {}) :
+        el("span", {}, el("button", { class: "link", type: "button", "data-action": "edit", onclick: () => openRegionForm(region) }, "Edit"), remove),
       el("span", { class: "detail" },
         (region.since ? "since " + formatTime(region.since) : "state not determined yet") + reason,
         el("br"), describe(region)));
@@ -223,6 +229,14 @@ async function refreshBeacons() {
   if (result.status !== 200) return;
   const now = result.json.time;
   state.beacons = result.json.beacons;
+  // A cluster member lists the beacons of its own partitions only.
+  const scope = $("#beacons-scope");
+  scope.hidden = !result.json.member;
+  if (result.json.member) {
+    const held = result.json.partitions || [];
+    scope.textContent = "Cluster member " + result.json.member + ": beacons of its partitions " +
+      (held.length ? held.join(", ") : "(none now)") + " of " + result.json.partitionCount + "; the other members show the rest.";
+  }
   for (const beacon of state.beacons) {
     const key = keyOf(beacon);
     const series = state.history.get(key) || [];

@@ -13,7 +13,7 @@ import Synchronization
 /// (sightings, reconnects, decode errors by kind).
 ///
 /// ```swift
-/// let text = try await metrics.scrape(service: service, sources: sourceStatus())
+/// let text = try await metrics.scrape(backend: SingleDaemonBackend(service: service), sources: sourceStatus(), sseClients: 0)
 /// ```
 public final class ServerMetrics: Sendable {
     public let registry = PrometheusCollectorRegistry()
@@ -56,26 +56,27 @@ public final class ServerMetrics: Sendable {
     }
 
     /// Reads the current values and renders the registry in the Prometheus text format.
-    func scrape(service: MonitoringService, sources: [SourceStatus], sseClients: Int) async throws -> String {
-        let eventCounts = try await timedStore("event_counts") { try await service.store.eventCounts() }
+    func scrape(backend: any APIBackend, sources: [SourceStatus], sseClients: Int) async throws -> String {
+        let eventCounts = try await timedStore("event_counts") { try await backend.store.eventCounts() }
         for (type, count) in eventCounts {
             counter("regionkit_events_total", [("type", type)], count, help: "Events durably logged, by type")
         }
-        let deliveries = try await timedStore("delivery_counts") { try await service.store.deliveryCounts() }
+        let deliveries = try await timedStore("delivery_counts") { try await backend.store.deliveryCounts() }
         for status in ["pending", "delivered", "failed", "dropped"] {
             gauge("regionkit_hook_deliveries", [("status", status)], Double(deliveries.byStatus[status] ?? 0), help: "Hook deliveries by status")
         }
         counter("regionkit_hook_delivery_failed_attempts_total", [], deliveries.failedAttempts, help: "Hook delivery attempts that failed")
-        counter("regionkit_persistence_failures_total", [], service.persistenceFailures, help: "Events that could not be written to the store")
-        let engine = service.manager.engineSnapshot
-        var byState: [String: Int] = ["inside": 0, "outside": 0, "unknown": 0]
-        for region in engine.monitoredRegions {
-            if let state = engine.state(of: region.identifier) { byState[state.rawValue, default: 0] += 1 }
+        if let failures = backend.persistenceFailures {
+            counter("regionkit_persistence_failures_total", [], failures, help: "Events that could not be written to the store")
         }
+        let byState = try await timedStore("region_states") { try await backend.regionCountsByState() }
         for (state, count) in byState {
             gauge("regionkit_regions", [("state", state)], Double(count), help: "Monitored regions by state")
         }
         gauge("regionkit_sse_clients", [], Double(sseClients), help: "Connected event-stream clients")
+        for member in try await backend.memberGauges() {
+            gauge(member.name, [], member.value, help: member.help)
+        }
         for source in sources {
             let labels = [("source", source.name), ("kind", source.kind)]
             counter("regionkit_source_sightings_total", labels, source.sightings, help: "Sightings and fixes ingested, by source")

@@ -41,7 +41,16 @@ public struct RegionReport: Codable, Hashable, Sendable {
     public var lastEvidence: EventEvidence?
 
     init(monitored: MonitoredRegion, origin: RegionOrigin?, stored: RegionStore.StoredState?) {
-        let region = monitored.region
+        self.init(region: monitored.region, origin: origin, state: monitored.state, since: monitored.stateSince?.seconds, stale: monitored.isStale)
+        // The stored row is the evidence of the state the engine holds, when they agree.
+        if let stored, stored.state == monitored.state {
+            lastEvidence = stored.evidence
+            lastReason = stored.evidence?.reason
+        }
+    }
+
+    /// The region's definition with a state; no evidence yet.
+    init(region: Region, origin: RegionOrigin?, state: RegionState, since: Double?, stale: Bool) {
         identifier = region.identifier
         kind = region.kind.rawValue
         self.origin = (origin ?? .configuration).rawValue
@@ -68,13 +77,8 @@ public struct RegionReport: Codable, Hashable, Sendable {
             longitude = circle.longitude
             radius = circle.radius
         }
-        state = monitored.state.rawValue
-        since = monitored.stateSince?.seconds
-        stale = monitored.isStale
-        // The stored row is the evidence of the state the engine holds, when they agree.
-        if let stored, stored.state == monitored.state {
-            lastEvidence = stored.evidence
-            lastReason = stored.evidence?.reason
-        }
+        self.state = state.rawValue
+        self.since = since
+        self.stale = stale
     }
 }

@@ -16,6 +16,14 @@ info:
     Regions, events, beacons and sources of a running `regionkit run`. Every write needs
     `Authorization: Bearer TOKEN`; reads need it too unless the daemon's `http.public` is true.
     Errors are `application/problem+json` with the offending `field`.
+
+    In cluster mode (`regionkit run` with a `cluster:` block) every member serves this API from
+    the shared PostgreSQL store, so any member answers alike: regions with their merged states
+    (the union of the partitions' contributions), the shared event log and its stream (events
+    caused by any member). Regions are configuration there: `PUT` and `DELETE /v1/regions/{id}`
+    are refused with 405 (`Allow: GET`), `GET /v1/regions` says why in `changesRefused`, and
+    `request-state` answers the stored merged state (200, no event). `/v1/beacons` lists the
+    beacons of the partitions the answering member runs (named in `member` and `partitions`).
 servers:
   - url: http://127.0.0.1:8080
 security:
@@ -36,6 +44,7 @@ paths:
                 additionalProperties: false
                 properties:
                   regions: {type: array, items: {$ref: "#/components/schemas/Region"}}
+                  changesRefused: {type: string, description: "Cluster mode only: why PUT and DELETE are refused (regions are configuration)"}
         "401": {$ref: "#/components/responses/Problem"}
         "403": {$ref: "#/components/responses/Problem"}
   /v1/regions/{id}:
@@ -63,6 +72,7 @@ paths:
         "400": {$ref: "#/components/responses/Problem"}
         "401": {$ref: "#/components/responses/Problem"}
         "403": {$ref: "#/components/responses/Problem"}
+        "405": {$ref: "#/components/responses/RegionsAreConfiguration"}
         "409": {$ref: "#/components/responses/Problem"}
         "413": {$ref: "#/components/responses/Problem"}
         "415": {$ref: "#/components/responses/Problem"}
@@ -74,6 +84,7 @@ paths:
         "401": {$ref: "#/components/responses/Problem"}
         "403": {$ref: "#/components/responses/Problem"}
         "404": {$ref: "#/components/responses/Problem"}
+        "405": {$ref: "#/components/responses/RegionsAreConfiguration"}
   /v1/regions/{id}/request-state:
     parameters:
       - {name: id, in: path, required: true, schema: {type: string, minLength: 1}}
@@ -81,6 +92,7 @@ paths:
       operationId: requestState
       summary: Ask for didDetermineState (logged as an event)
       responses:
+        "200": {description: "Cluster mode: the stored merged state; nothing is determined or logged", content: {application/json: {schema: {$ref: "#/components/schemas/Region"}}}}
         "202": {description: Requested, content: {application/json: {schema: {$ref: "#/components/schemas/Region"}}}}
         "401": {$ref: "#/components/responses/Problem"}
         "403": {$ref: "#/components/responses/Problem"}
@@ -145,6 +157,9 @@ paths:
                 properties:
                   time: {type: number}
                   beacons: {type: array, items: {$ref: "#/components/schemas/Beacon"}}
+                  member: {type: string, description: "Cluster mode only: the member that answered"}
+                  partitions: {type: array, items: {type: integer}, description: "Cluster mode only: the partitions this member runs; the beacons listed are theirs only"}
+                  partitionCount: {type: integer, description: "Cluster mode only: the cluster's partition count"}
         "401": {$ref: "#/components/responses/Problem"}
         "403": {$ref: "#/components/responses/Problem"}
   /v1/sources:
@@ -201,6 +216,16 @@ components:
   responses:
     Problem:
       description: An RFC 9457 problem naming the field at fault
+      content:
+        application/problem+json:
+          schema: {$ref: "#/components/schemas/Problem"}
+    RegionsAreConfiguration:
+      description: |
+        Cluster mode only: regions are configuration (every member monitors the regions of its
+        configuration file; a change through one member would not reach the partitions the others
+        run). The problem's detail says so; change every member's configuration and restart them.
+      headers:
+        Allow: {schema: {type: string, const: GET}}
       content:
         application/problem+json:
           schema: {$ref: "#/components/schemas/Problem"}

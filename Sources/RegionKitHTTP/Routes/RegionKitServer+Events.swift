@@ -14,7 +14,7 @@ extension RegionKitServer {
             let region = query.get("region"), type = query.get("type")
             // One more than asked tells whether there is a next page.
             var page = try await self.metrics.timedStore("events") {
-                try await self.service.store.events(since: since, region: region, type: type, afterID: cursor, limit: limit + 1)
+                try await self.backend.store.events(since: since, region: region, type: type, afterID: cursor, limit: limit + 1)
             }
             let more = page.count > limit
             if more { page.removeLast() }
@@ -35,9 +35,9 @@ extension RegionKitServer {
             } else {
                 // A new client starts with what is logged from now on (or `?backlog=N` recent events).
                 let backlog = try Self.integer(query.get("backlog"), "backlog", range: 0...10_000) ?? 0
-                last = max(0, try await self.service.store.lastEventID() - Int64(backlog))
+                last = max(0, try await self.backend.store.lastEventID() - Int64(backlog))
             }
-            let stream = EventStream(store: self.service.store, broadcaster: self.events,
+            let stream = EventStream(store: self.backend.store, broadcaster: self.events,
                                      filter: EventFilter(region: query.get("region"), type: query.get("type")),
                                      keepAlive: .seconds(saturating: self.configuration.keepAliveInterval), lastID: last)
             return Response(status: .ok,

@@ -7,7 +7,10 @@ extension RegionKitServer {
     /// `GET /v1/regions`, `GET|PUT|DELETE /v1/regions/{id}`, `POST /v1/regions/{id}/request-state`.
     func addRegionRoutes(to router: Router<BasicRequestContext>) {
         router.get("/v1/regions") { _, _ in
-            try Self.json(["regions": try await self.regionReports()])
+            let regions = try await self.regionReports()
+            guard let refusal = self.backend.regionChangesRefusal else { return try Self.json(["regions": regions]) }
+            // A cluster member says why the regions cannot be changed here (the dashboard hides its editing).
+            return try Self.json(RegionList(regions: regions, changesRefused: refusal))
         }
         router.get("/v1/regions/:id") { _, context in
             let id = try context.parameters.require("id")
@@ -18,13 +21,13 @@ extension RegionKitServer {
         }
         router.put("/v1/regions/:id") { request, context in
             let id = try context.parameters.require("id")
+            try self.refuseRegionChanges()
             try Self.requireJSON(request)
             let body = try await Self.collect(request, limit: self.configuration.maxBodyBytes)
-            let region = try RegionBody.region(identifier: id, json: body,
-                                               maximumRadius: self.service.manager.maximumRegionMonitoringDistance)
+            let region = try RegionBody.region(identifier: id, json: body, maximumRadius: self.backend.maximumRegionRadius)
             let existed: Bool
             do {
-                existed = try await self.metrics.timedStore("put_region") { try await self.service.putRegion(region) }
+                existed = try await self.metrics.timedStore("put_region") { try await self.backend.putRegion(region) }
             } catch let error as RegionKitError where error.code == .regionMonitoringFailure {
                 // The daemon cannot monitor it now (no source for its kind, the region limit).
                 throw Problem(.conflict, error.message, field: region.kind == .circular ? "latitude" : "uuid")
@@ -36,31 +39,39 @@ extension RegionKitServer {
         }
         router.delete("/v1/regions/:id") { _, context in
             let id = try context.parameters.require("id")
-            guard let region = self.service.manager.monitoredRegion(id)?.region else {
-                throw Problem(.notFound, "region '\(id)' is not monitored", field: "id")
-            }
-            try await self.metrics.timedStore("delete_region") { try await self.service.stopMonitoring(region, reason: "deleted through the HTTP API") }
+            try self.refuseRegionChanges()
+            let removed = try await self.metrics.timedStore("delete_region") { try await self.backend.removeRegion(id) }
+            guard removed else { throw Problem(.notFound, "region '\(id)' is not monitored", field: "id") }
             return Response(status: .noContent)
         }
         router.post("/v1/regions/:id/request-state") { _, context in
             let id = try context.parameters.require("id")
-            guard let region = self.service.manager.monitoredRegion(id)?.region else {
+            switch try await self.backend.requestState(id) {
+            case .notMonitored:
                 throw Problem(.notFound, "region '\(id)' is not monitored", field: "id")
+            case .requested:
+                return try Self.json(try await self.regionReports(only: id).first, status: .accepted)
+            case .stored:
+                return try Self.json(try await self.regionReports(only: id).first, status: .ok)
             }
-            self.service.manager.requestState(for: region)
-            return try Self.json(try await self.regionReports(only: id).first, status: .accepted)
+        }
+    }
+
+    /// 405 with `Allow: GET` when the daemon takes its regions from configuration only (a cluster member).
+    func refuseRegionChanges() throws {
+        if let refusal = backend.regionChangesRefusal {
+            throw Problem(.methodNotAllowed, refusal, field: "id", headers: [.allow: "GET"])
         }
     }
 
     func regionReports(only identifier: String? = nil) async throws -> [RegionReport] {
-        let engine = service.manager.engineSnapshot
-        let (origins, states) = try await metrics.timedStore("region_rows") {
-            (try await service.store.regionOrigins(), try await service.store.states())
-        }
-        let identifiers = identifier.map { [$0] } ?? engine.monitoredRegions.map(\.identifier)
-        return identifiers.compactMap { id in
-            engine.monitoredRegion(id).map { RegionReport(monitored: $0, origin: origins[id], stored: states[id]) }
-        }
+        try await metrics.timedStore("region_rows") { try await backend.regionReports(only: identifier) }
+    }
+
+    /// `GET /v1/regions` of a daemon that refuses region changes.
+    struct RegionList: Encodable {
+        var regions: [RegionReport]
+        var changesRefused: String
     }
 
     static func requireJSON(_ request: Request) throws {

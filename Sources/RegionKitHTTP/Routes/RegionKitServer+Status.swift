@@ -5,8 +5,7 @@ extension RegionKitServer {
     /// `/v1/beacons`, `/v1/sources`, `/healthz`, `/readyz`, `/metrics`, `/openapi.yaml`.
     func addStatusRoutes(to router: Router<BasicRequestContext>) {
         router.get("/v1/beacons") { _, _ in
-            let engine = self.service.manager.engineSnapshot
-            return try Self.json(BeaconBody(time: engine.now.seconds, beacons: BeaconReport.all(from: engine)))
+            try Self.json(self.backend.beacons())
         }
         router.get("/v1/sources") { _, _ in
             try Self.json(["sources": self.sources()])
@@ -21,7 +20,7 @@ extension RegionKitServer {
             var checks: [[String: Any]] = []
             var storeOK = true
             do {
-                try await self.metrics.timedStore("write_probe") { try await self.service.store.checkWritable() }
+                try await self.metrics.timedStore("write_probe") { try await self.backend.store.checkWritable() }
                 checks.append(["name": "store", "ok": true])
             } catch {
                 storeOK = false
@@ -40,17 +39,11 @@ extension RegionKitServer {
             return try Self.jsonObject(["status": status, "checks": checks], status: status == "not ready" ? .serviceUnavailable : .ok)
         }
         router.get("/metrics") { _, _ in
-            let text = try await self.metrics.scrape(service: self.service, sources: self.sources(), sseClients: self.events.subscriberCount)
+            let text = try await self.metrics.scrape(backend: self.backend, sources: self.sources(), sseClients: self.events.subscriberCount)
             return Self.text(text, contentType: "text/plain; version=0.0.4; charset=utf-8")
         }
         router.get("/openapi.yaml") { _, _ in
-            Self.text(OpenAPIDocument.yaml(maximumRadius: self.service.manager.maximumRegionMonitoringDistance), contentType: "application/yaml")
+            Self.text(OpenAPIDocument.yaml(maximumRadius: self.backend.maximumRegionRadius), contentType: "application/yaml")
         }
-    }
-
-    struct BeaconBody: Encodable {
-        /// The engine's clock (Unix seconds) when the snapshot was taken.
-        var time: Double
-        var beacons: [BeaconReport]
     }
 }

@@ -41,7 +41,7 @@ public final class ClusterEngine: Sendable {
     public let configuration: ClusterConfiguration
     let store: any ClusterStoring
     let mqtt: MQTTClientConfiguration
-    let profile: MonitoringProfile
+    public let profile: MonitoringProfile
     let regions: [Region]
     let hooks: HookConfiguration
     let logger: Logger
@@ -103,6 +103,25 @@ public final class ClusterEngine: Sendable {
     /// The partitions this member runs now, in order.
     public var partitions: [PartitionLease] {
         workers.withLock { $0.values.map(\.lease) }.sorted()
+    }
+
+    /// The configured regions (every member of a cluster is configured alike).
+    public var configuredRegions: [Region] { regions }
+
+    /// The shared store this member writes to.
+    public var sharedStore: any ClusterStoring { store }
+
+    /// The engine of every partition this member runs now, as it is at this instant (its beacons'
+    /// sighting streams and ranging sessions), by partition: what `GET /v1/beacons` shows. A
+    /// beacon's sightings all go to one partition, so the partitions' beacons are disjoint.
+    public var partitionEngines: [(lease: PartitionLease, engine: MonitoringEngine)] {
+        workers.withLock { Array($0.values) }.map { (lease: $0.lease, engine: $0.engineSnapshot) }.sorted { $0.lease < $1.lease }
+    }
+
+    /// Each partition this member runs as a source: its MQTT session's state (connected or
+    /// connecting), sightings and reconnections (`GET /v1/sources`, `/readyz`, `/metrics`).
+    public var partitionStatuses: [SourceStatus] {
+        workers.withLock { Array($0.values) }.sorted { $0.lease < $1.lease }.map(\.status)
     }
 
     /// Sightings this member's partitions' MQTT sessions delivered since it started.

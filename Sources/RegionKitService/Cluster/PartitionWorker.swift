@@ -46,6 +46,10 @@ final class PartitionWorker: LocationManagerDelegate {
         var ingest: MQTTSightingIngest
         var suspended = false
         var stopping = false
+        /// Whether the partition's MQTT session is connected now (its subscription delivers).
+        var connected = false
+        /// Connections lost since the partition was taken.
+        var reconnects = 0
         /// Sightings delivered to engines set aside before this one.
         var earlierSightings = 0
     }
@@ -131,6 +135,19 @@ final class PartitionWorker: LocationManagerDelegate {
     /// Sightings the partition's MQTT session delivered to its engines.
     var sightings: Int { current.withLock { $0.earlierSightings + $0.ingest.statistics.sightings } }
 
+    /// The partition's engine as it is now (its beacons' streams and ranging), for the HTTP API.
+    var engineSnapshot: MonitoringEngine { current.withLock { $0.manager }.engineSnapshot }
+
+    /// The partition's MQTT session as a source (`GET /v1/sources`, `/readyz`, `/metrics`).
+    var status: SourceStatus {
+        let (connected, reconnects, sightings, stopping) = current.withLock {
+            ($0.connected, $0.reconnects, $0.earlierSightings + $0.ingest.statistics.sightings, $0.stopping)
+        }
+        let detail = connected ? "epoch \(lease.epoch), \(topicFilter)" : "epoch \(lease.epoch): connecting to the broker for \(topicFilter)"
+        return SourceStatus(name: "partition-\(lease.partition)", kind: "mqtt", state: stopping ? .finished : connected ? .up : .connecting,
+                            detail: detail, sightings: sightings, reconnects: reconnects)
+    }
+
     /// Registers the partition's regions on `manager`: restored from `states` (no
     /// `didStartMonitoring`, no spurious enter), the others started afresh.
     func register(on manager: LocationManager, from states: [String: RegionContribution]) {
@@ -149,6 +166,8 @@ final class PartitionWorker: LocationManagerDelegate {
         case .disconnected:
             // Set the engine aside: a broker outage is not a departure.
             let suspended = current.withLock { current -> LocationManager? in
+                if current.connected { current.reconnects += 1 }
+                current.connected = false
                 guard !current.suspended, !current.stopping else { return nil }
                 current.suspended = true
                 return current.manager
@@ -160,6 +179,7 @@ final class PartitionWorker: LocationManagerDelegate {
         case .connected:
             let states = lastStates.withLock { $0 }
             let resumed = current.withLock { current -> LocationManager? in
+                current.connected = true
                 guard current.suspended, !current.stopping else { return nil }
                 let manager = Self.makeManager(profile: profile)
                 current.earlierSightings += current.ingest.statistics.sightings

@@ -95,6 +95,9 @@ struct ClusterModeTests {
         // Hooks and Home Assistant's region discovery are served (by the member holding the outputs lease).
         _ = try ServiceConfiguration.decode(Self.clusterBase + "\ncluster: {}\nhooks: {onExit: [\"true\"]}\n", path: "c.yaml")
         _ = try ServiceConfiguration.decode(Self.clusterBase + "\ncluster: {}\nhomeAssistant: {discovery: true}\n", path: "c.yaml")
+        // So is the HTTP API (every member, from the shared store).
+        let served = try ServiceConfiguration.decode(Self.clusterBase + "\ncluster: {}\nhttp: {listen: \"127.0.0.1:0\"}\n", path: "c.yaml")
+        #expect(served.http?.listen == "127.0.0.1:0")
         #expect(cluster.partitionCount == 16 && cluster.leaseDuration == 5 && cluster.memberName == "engine-a")
         #expect(cluster.topicFilter(partition: 7) == "regionkit/part/7/espresense/devices/+/+")
         let cases: [(String, String)] = [
@@ -104,7 +107,6 @@ struct ClusterModeTests {
             ("cluster: {topic: \"regionkit/part/+/x\"}", "c.yaml: cluster.topic 'regionkit/part/+/x' must contain {partition} exactly once"),
             ("cluster: {topic: \"a/{partition}/#/b\"}", "c.yaml: cluster.topic 'a/{partition}/#/b': "),
             ("cluster: {}\nhomeAssistant: {discovery: true, mqttRoom: true}", "c.yaml: homeAssistant.mqttRoom: not published in cluster mode"),
-            ("cluster: {}\nhttp: {listen: \"127.0.0.1:0\"}", "c.yaml: http: not served in cluster mode yet"),
         ]
         for (block, message) in cases {
             let error = #expect(throws: RegionKitError.self) { try ServiceConfiguration.decode(Self.clusterBase + "\n" + block + "\n", path: "c.yaml") }

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import RegionKit
+import RegionKitHTTP
 import RegionKitPostgres
 import RegionKitService
 import RegionKitStore
@@ -23,6 +24,8 @@ extension Run {
         let profile = try configuration.monitoringProfile(config)
         let regions = try configuration.monitoredRegions()
         let clientConfiguration = try mqtt.clientConfiguration()
+        // Read the HTTP block before anything runs: a bad token file stops the start.
+        let http = try configuration.http.map { try HTTPConfiguration(settings: $0) }
         let postgres = try await PostgresRegionStore(host: url.host, port: url.port, username: url.user, password: url.password(),
                                                      database: url.database, threads: 1, logger: logger)
         let stopRequest = StopRequest()
@@ -51,10 +54,31 @@ extension Run {
         }
         defer { signalTask.cancel() }
         let running = Task { await engine.run() }
+        // The HTTP API answers for the whole cluster from the shared store (ClusterMemberBackend).
+        let serving = http.map { http in
+            let server = RegionKitServer(backend: ClusterMemberBackend(engine: engine, logger: logger), configuration: http,
+                                         events: EventBroadcaster(), sources: { engine.partitionStatuses }, logger: logger)
+            return Task {
+                do {
+                    try await server.run { port in
+                        // The token is never logged; only whether one is set.
+                        logger.info("http listening", metadata: ["address": "\(http.host):\(port)", "public": "\(http.isPublic)",
+                                                                 "token": "\(http.token == nil ? "none (API refused)" : "set")"])
+                    }
+                } catch is CancellationError {
+                } catch {
+                    stopRequest.request("the HTTP server failed: \(error)", failed: true)
+                }
+            }
+        }
         let reason = await stopRequest.wait() ?? ("stopped", false)
         await engine.stop(reason: reason.text)
         running.cancel()
         await running.value
+        if let serving {
+            serving.cancel()
+            await serving.value
+        }
         await postgres.shutdown()
         if reason.failed {
             logger.error("stopped", metadata: ["member": "\(engine.member)", "reason": "\(reason.text)"])

@@ -1,0 +1,26 @@
+/// The body of `GET /v1/beacons`: the beacons heard now, at the engine's clock. In cluster mode it
+/// also says which member answered and which partitions it runs: the beacons listed are those
+/// partitions' (a beacon's sightings all go to one partition, held by one member at a time).
+///
+/// ```swift
+/// let snapshot = BeaconSnapshot(time: engine.now.seconds, beacons: BeaconReport.all(from: engine))
+/// ```
+public struct BeaconSnapshot: Codable, Hashable, Sendable {
+    /// The engine's clock (Unix seconds) when the snapshot was taken.
+    public var time: Double
+    public var beacons: [BeaconReport]
+    /// Cluster mode: the member that answered.
+    public var member: String?
+    /// Cluster mode: the partitions this member runs now (the beacons listed are theirs only).
+    public var partitions: [Int]?
+    /// Cluster mode: how many partitions the cluster has.
+    public var partitionCount: Int?
+
+    public init(time: Double, beacons: [BeaconReport], member: String? = nil, partitions: [Int]? = nil, partitionCount: Int? = nil) {
+        self.time = time
+        self.beacons = beacons
+        self.member = member
+        self.partitions = partitions
+        self.partitionCount = partitionCount
+    }
+}

@@ -1,0 +1,132 @@
+import Foundation
+import Logging
+import RegionKit
+import RegionKitService
+import RegionKitStore
+
+/// A cluster member behind the HTTP API (`regionkit run` with `cluster:` and `http:`): every
+/// member answers for the whole cluster from the shared store, except `GET /v1/beacons`.
+///
+/// - Regions and states: the configured regions (every member is configured alike) with the
+///   store's *merged* states (the union of the partitions' contributions), so every member gives
+///   the same answer. There is no per-region evidence (a merged state has none) and nothing is
+///   `stale` (a merged state is the partitions' latest word).
+/// - Events: the shared log; the SSE streams are fed by polling the log (``followLog(into:)``),
+///   so they show the events every member caused, not only this one's.
+/// - Region changes are refused (``regionChangesRefusal``): regions are configuration in cluster
+///   mode. `request-state` answers the stored merged state (200, no event).
+/// - Beacons: this member's partitions only (the ranging happens in the partition engines, spread
+///   over the members); the body names the member and its partitions.
+///
+/// ```swift
+/// let engine = ClusterEngine(store: postgres, configuration: cluster, mqtt: mqtt, profile: .responsive, regions: regions, logger: logger)
+/// let server = RegionKitServer(backend: ClusterMemberBackend(engine: engine), configuration: http, events: EventBroadcaster(),
+///                              sources: { engine.partitionStatuses })
+/// ```
+public final class ClusterMemberBackend: APIBackend {
+    public let engine: ClusterEngine
+    public let store: any RegionStoring
+    let regions: [Region]
+    let pollInterval: Duration
+    let logger: Logger
+
+    /// - Parameter pollInterval: how often the shared log is read for the SSE streams while any is
+    ///   open (the latency an event caused on another member adds before it is streamed here).
+    public init(engine: ClusterEngine, pollInterval: Duration = .milliseconds(200), logger: Logger = Logger(label: "regionkit.http")) {
+        self.engine = engine
+        store = engine.sharedStore
+        regions = engine.configuredRegions
+        self.pollInterval = pollInterval
+        self.logger = logger
+    }
+
+    /// The detail of the 405 that `PUT` and `DELETE /v1/regions/{id}` get in cluster mode (and
+    /// `GET /v1/regions`'s `changesRefused`).
+    public static let refusal = """
+        regions are configuration in cluster mode: every member monitors the regions of its configuration file, \
+        and a change made through one member would not reach the partitions the other members run; \
+        change the regions in every member's configuration and restart the members one at a time (docs/cluster.md)
+        """
+
+    public var maximumRegionRadius: Double { engine.profile.maximumRegionMonitoringDistance }
+    public var regionChangesRefusal: String? { Self.refusal }
+    /// Not counted in cluster mode: a contribution that cannot be written is retried until it is,
+    /// or until the partition's lease moves on (its next holder restores the partition).
+    public var persistenceFailures: Int? { nil }
+
+    public func regionReports(only identifier: String?) async throws -> [RegionReport] {
+        let chosen = identifier.map { id in regions.filter { $0.identifier == id } } ?? regions
+        guard !chosen.isEmpty else { return [] }
+        let (origins, states) = (try await store.regionOrigins(), try await store.states())
+        return chosen.map { RegionReport(region: $0, origin: origins[$0.identifier], merged: states[$0.identifier]) }
+    }
+
+    public func putRegion(_ region: Region) async throws -> Bool {
+        throw Problem(.methodNotAllowed, Self.refusal, field: "id", headers: [.allow: "GET"])
+    }
+
+    public func removeRegion(_ identifier: String) async throws -> Bool {
+        throw Problem(.methodNotAllowed, Self.refusal, field: "id", headers: [.allow: "GET"])
+    }
+
+    public func requestState(_ identifier: String) async throws -> StateRequestOutcome {
+        regions.contains { $0.identifier == identifier } ? .stored : .notMonitored
+    }
+
+    public func beacons() -> BeaconSnapshot {
+        let engines = engine.partitionEngines
+        let beacons = engines.flatMap { BeaconReport.all(from: $0.engine) }
+            .sorted { ($0.lastSeen, $1.id) > ($1.lastSeen, $0.id) }
+        return BeaconSnapshot(time: Date().timeIntervalSince1970, beacons: beacons, member: engine.member,
+                              partitions: engines.map(\.lease.partition), partitionCount: engine.configuration.partitionCount)
+    }
+
+    public func regionCountsByState() async throws -> [String: Int] {
+        let states = try await store.states()
+        var byState: [String: Int] = ["inside": 0, "outside": 0, "unknown": 0]
+        for region in regions { byState[(states[region.identifier]?.state ?? .unknown).rawValue, default: 0] += 1 }
+        return byState
+    }
+
+    public func memberGauges() async throws -> [MemberGauge] {
+        [
+            MemberGauge(name: "regionkit_cluster_partitions_held", help: "Partitions this cluster member runs now", value: Double(engine.partitions.count)),
+            MemberGauge(name: "regionkit_cluster_runs_outputs", help: "1 while this cluster member runs the outputs (hooks, MQTT events)",
+                        value: engine.runsOutputs ? 1 : 0),
+            MemberGauge(name: "regionkit_cluster_sightings", help: "Sightings this cluster member's partitions ingested since it started",
+                        value: Double(engine.sightings)),
+        ]
+    }
+
+    /// Reads the shared log from where it last was, every `pollInterval`, and hands each new event
+    /// to `events` in id order (the store makes ids visible in increasing order, so a cursor skips
+    /// none). While no stream is open it only moves its cursor to the log's end.
+    public func followLog(into events: EventBroadcaster) async {
+        var cursor: Int64?
+        var failing = false
+        while !Task.isCancelled {
+            var full = false
+            do {
+                // The end is read before the subscribers are counted: a stream opening in between
+                // reads everything up to it from the store itself (its catch-up), and is fed the rest.
+                let end = try await store.lastEventID()
+                if events.subscriberCount == 0 || cursor == nil {
+                    cursor = end
+                } else if let after = cursor {
+                    let batch = try await store.events(since: nil, region: nil, type: nil, afterID: after, limit: EventStream.page)
+                    for event in batch { events.publish(event) }
+                    cursor = batch.last?.id ?? after
+                    full = batch.count == EventStream.page
+                }
+                if failing { logger.notice("event streams: the shared log is readable again") }
+                failing = false
+            } catch {
+                if !failing {
+                    logger.warning("event streams: cannot read the shared log (retrying)", metadata: ["error": "\((error as? RegionKitError)?.message ?? "\(error)")"])
+                }
+                failing = true
+            }
+            if !full { try? await Task.sleep(for: pollInterval) }
+        }
+    }
+}

@@ -1,0 +1,66 @@
+import RegionKit
+import RegionKitService
+import RegionKitStore
+
+/// One daemon behind the HTTP API: its ``MonitoringService`` (the engine's regions and beacons,
+/// its store, region changes through the service). Its events reach the SSE streams through the
+/// service's `onLogged` (which feeds the server's ``EventBroadcaster``).
+///
+/// ```swift
+/// let events = EventBroadcaster()
+/// let service = MonitoringService(store: store, sources: [.beacon: .authorized], onLogged: events.publish)
+/// let server = RegionKitServer(backend: SingleDaemonBackend(service: service), configuration: http, events: events)
+/// ```
+public struct SingleDaemonBackend: APIBackend {
+    public let service: MonitoringService
+
+    public init(service: MonitoringService) {
+        self.service = service
+    }
+
+    public var store: any RegionStoring { service.store }
+    public var maximumRegionRadius: Double { service.manager.maximumRegionMonitoringDistance }
+    public var regionChangesRefusal: String? { nil }
+    public var persistenceFailures: Int? { service.persistenceFailures }
+
+    public func regionReports(only identifier: String?) async throws -> [RegionReport] {
+        let engine = service.manager.engineSnapshot
+        let (origins, states) = (try await service.store.regionOrigins(), try await service.store.states())
+        let identifiers = identifier.map { [$0] } ?? engine.monitoredRegions.map(\.identifier)
+        return identifiers.compactMap { id in
+            engine.monitoredRegion(id).map { RegionReport(monitored: $0, origin: origins[id], stored: states[id]) }
+        }
+    }
+
+    public func putRegion(_ region: Region) async throws -> Bool {
+        try await service.putRegion(region)
+    }
+
+    public func removeRegion(_ identifier: String) async throws -> Bool {
+        guard let region = service.manager.monitoredRegion(identifier)?.region else { return false }
+        try await service.stopMonitoring(region, reason: "deleted through the HTTP API")
+        return true
+    }
+
+    public func requestState(_ identifier: String) async throws -> StateRequestOutcome {
+        guard let region = service.manager.monitoredRegion(identifier)?.region else { return .notMonitored }
+        service.manager.requestState(for: region)
+        return .requested
+    }
+
+    public func beacons() -> BeaconSnapshot {
+        let engine = service.manager.engineSnapshot
+        return BeaconSnapshot(time: engine.now.seconds, beacons: BeaconReport.all(from: engine))
+    }
+
+    public func regionCountsByState() async throws -> [String: Int] {
+        let engine = service.manager.engineSnapshot
+        var byState: [String: Int] = ["inside": 0, "outside": 0, "unknown": 0]
+        for region in engine.monitoredRegions {
+            if let state = engine.state(of: region.identifier) { byState[state.rawValue, default: 0] += 1 }
+        }
+        return byState
+    }
+
+    public func followLog(into events: EventBroadcaster) async {}
+}
