@@ -207,8 +207,5 @@ public struct ServiceConfiguration: Codable, Sendable {
         for (index, spec) in (regions ?? []).enumerated() where (try? spec.region())?.kind != .beacon {
             throw bad("regions[\(index)]: cluster mode partitions beacon sightings; circular regions need a location source, which is not partitioned")
         }
-        if homeAssistant?.mqttRoom == true {
-            throw bad("homeAssistant.mqttRoom: not published in cluster mode (a beacon's distances live in its partition's engine, not in the shared log); discovery of the regions and beacon rooms is")
-        }
     }
 }

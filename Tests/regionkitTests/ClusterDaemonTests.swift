@@ -414,7 +414,8 @@ struct ClusterDaemonTests {
             #expect(config?.text.contains(#""state_topic":"regionkit/e2e/regions/\#(region)/state""#) == true, "\(region): \(config?.text ?? "no config")")
         }
         // Each beacon's room, decided in its partition and logged (didChangeNearestScanner): retained
-        // on its room topic, with a device_tracker (no distance sensor: ranging is not published).
+        // on its room topic, with a device_tracker; its distance published by its partition's engine
+        // (ranged while inside), with the distance sensor.
         for minor in 9...Self.beacons {
             let key = "\(Self.uuid)-1-\(minor)"
             let room = heard.withLock { $0 }.last { $0.topic == "regionkit/e2e/beacons/\(key)/room" }?.text
@@ -422,7 +423,12 @@ struct ClusterDaemonTests {
             let tracker = heard.withLock { $0 }.last { $0.topic == "homeassistant/device_tracker/regionkit_e2e/ibeacon_\(key)/config" }?.text
             #expect(tracker?.contains(#""state_topic":"regionkit/e2e/beacons/\#(key)/room""#) == true, "b\(minor) tracker: \(tracker ?? "none")")
         }
-        #expect(!heard.withLock { $0 }.contains { $0.topic.hasPrefix("homeassistant/sensor/") }, "no distance sensors in cluster mode")
+        for minor in 9...Self.beacons {
+            let key = "\(Self.uuid)-1-\(minor)"
+            let distance = heard.withLock { $0 }.last { $0.topic == "regionkit/e2e/beacons/\(key)/distance" }.flatMap { Double($0.text) }
+            #expect(distance.map { $0 > 0 && $0 < 10 } == true, "b\(minor): distance \(distance.map { "\($0)" } ?? "none")")
+            #expect(heard.withLock { $0 }.contains { $0.topic == "homeassistant/sensor/regionkit_e2e/ibeacon_\(key)_distance/config" }, "b\(minor): distance sensor")
+        }
         let statuses = heard.withLock { $0 }.filter { $0.topic == "regionkit/e2e/status" }.map(\.text)
         #expect(statuses.last == "online", "status: \(statuses)")
         print("cluster-e2e: Home Assistant: \(configs.count) region configurations heard; \(statuses.count) status messages, \(statuses.filter { $0 == "offline" }.count) offline, last \(statuses.last ?? "-")")

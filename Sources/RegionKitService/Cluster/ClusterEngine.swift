@@ -61,8 +61,10 @@ public final class ClusterEngine: Sendable {
     /// The site (MQTT topics, client ids, the events cursor's name).
     let site: String
     let publishEvents: Bool
-    /// Home Assistant discovery of the regions, published with the outputs; nil without.
+    /// Home Assistant discovery of the regions and beacons, published with the outputs; nil without.
     let discovery: HomeAssistantDiscovery?
+    /// Whether the partitions also publish Home Assistant `mqtt_room` payloads of their beacons.
+    let mqttRoom: Bool
 
     struct Outputs {
         var hooks: Task<Void, Never>?
@@ -91,7 +93,8 @@ public final class ClusterEngine: Sendable {
         self.site = site
         self.publishEvents = publishEvents
         discovery = homeAssistant?.discovery == true
-            ? HomeAssistantDiscovery(topics: PresenceTopics(site: site), prefix: homeAssistant?.prefix ?? "homeassistant", beaconRanging: false) : nil
+            ? HomeAssistantDiscovery(topics: PresenceTopics(site: site), prefix: homeAssistant?.prefix ?? "homeassistant") : nil
+        mqttRoom = homeAssistant?.mqttRoom == true
         clientIDPrefix = "regionkit-\(site)-part-"
         var logger = logger
         logger[metadataKey: "member"] = "\(configuration.memberName)"
@@ -260,7 +263,8 @@ public final class ClusterEngine: Sendable {
         let fenced = fenced
         let worker = PartitionWorker(lease: lease, member: member, regions: partitionRegions, profile: profile, store: store, mqtt: mqtt,
                                      clientIDPrefix: clientIDPrefix, topicFilter: configuration.topicFilter(partition: lease.partition),
-                                     hooks: hooks, logger: logger, onEvents: onEvents,
+                                     hooks: hooks, ranging: PresenceRangingTracker(topics: PresenceTopics(site: site), mqttRoom: mqttRoom),
+                                     logger: logger, onEvents: onEvents,
                                      onFenced: { partition in fenced.withLock { _ = $0.insert(partition) } })
         try await worker.start()
         workers.withLock { $0[lease.partition] = worker }

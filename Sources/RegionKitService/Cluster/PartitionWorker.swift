@@ -32,6 +32,8 @@ final class PartitionWorker: LocationManagerDelegate {
     private let client: MQTTClient
     private let writer: ContributionWriter
     private let hooks: HookConfiguration
+    /// What the partition's beacons' distances last published (nil: not published).
+    private let ranging: LockedBox<PresenceRangingTracker?>
     private let logger: Logger
     private let clientTask = LockedBox<Task<Void, Never>?>(nil)
     /// The running engine and what feeds it; `suspended` while the broker connection is down.
@@ -71,10 +73,14 @@ final class PartitionWorker: LocationManagerDelegate {
         }
     }
 
+    /// - Parameter ranging: publishes the partition's beacons' distances and attributes (and
+    ///   `mqtt_room`), as one daemon's hub does; nil publishes none.
     init(lease: PartitionLease, member: String, regions: [Region], profile: MonitoringProfile, store: any ClusterStoring,
-         mqtt: MQTTClientConfiguration, clientIDPrefix: String, topicFilter: String, hooks: HookConfiguration, logger: Logger,
+         mqtt: MQTTClientConfiguration, clientIDPrefix: String, topicFilter: String, hooks: HookConfiguration,
+         ranging: PresenceRangingTracker? = nil, logger: Logger,
          onEvents: @escaping @Sendable ([StoredEvent]) -> Void, onFenced: @escaping @Sendable (Int) -> Void) {
         self.lease = lease
+        self.ranging = LockedBox(ranging)
         self.regions = regions
         self.store = store
         self.profile = profile
@@ -221,6 +227,19 @@ final class PartitionWorker: LocationManagerDelegate {
             let since = manager.monitoredRegion(region.identifier)?.stateSince?.seconds ?? event.timestamp.seconds
             lastStates.withLock { $0[region.identifier] = RegionContribution(partition: lease.partition, state: state, since: since) }
             writer.submit(.init(region: region, state: state, since: since, time: event.timestamp.seconds, evidence: event.evidence))
+        case .didRangeBeacons(let beacons, _, _):
+            // Every sighting of these beacons reaches this partition: their distances are this
+            // engine's to publish (QoS 0, retained, throttled like the hub's), on the partition's
+            // own connection.
+            guard client.isConnected else { return }
+            let messages = ranging.withLock { tracker -> [PresenceMessage] in
+                guard var current = tracker else { return [] }
+                defer { tracker = current }
+                return current.messages(for: beacons, at: event.timestamp) { manager.nearestScanner(for: $0) }
+            }
+            guard !messages.isEmpty else { return }
+            let client = client
+            Task { try? await client.publish(messages.map(PresenceHub.mqtt)) }
         case .didChangeNearestScanner:
             // Every sighting of a beacon reaches this partition, so its nearest scanner is decided
             // here, as one engine decides it; logged like one daemon logs it (the outputs publish

@@ -18,15 +18,11 @@ public struct HomeAssistantDiscovery: Hashable, Sendable {
     public var prefix: String
     /// The version reported in the device block.
     public var softwareVersion: String
-    /// Whether beacons get a distance `sensor` and attributes beside their `device_tracker` (false
-    /// in cluster mode, where a beacon's ranging is not published: only its room is).
-    public var beaconRanging: Bool
 
-    public init(topics: PresenceTopics, prefix: String = "homeassistant", softwareVersion: String = "regionkit", beaconRanging: Bool = true) {
+    public init(topics: PresenceTopics, prefix: String = "homeassistant", softwareVersion: String = "regionkit") {
         self.topics = topics
         self.prefix = prefix
         self.softwareVersion = softwareVersion
-        self.beaconRanging = beaconRanging
     }
 
     /// Home Assistant's own availability topic: `online` when it (re)starts → re-send discovery.
@@ -101,8 +97,7 @@ public struct HomeAssistantDiscovery: Hashable, Sendable {
         return device
     }
 
-    /// The `device_tracker` (state: the room, or `not_home`) and, with ``beaconRanging``, its
-    /// attributes and the distance `sensor` of a beacon.
+    /// The `device_tracker` (state: the room, or `not_home`) and the distance `sensor` of a beacon.
     public func beaconConfigs(_ identity: BeaconIdentity) -> [PresenceMessage] {
         let object = beaconObject(identity)
         var tracker = JSONLine()
@@ -111,10 +106,8 @@ public struct HomeAssistantDiscovery: Hashable, Sendable {
         tracker.add("payload_home", "home")
         tracker.add("payload_not_home", "not_home")
         tracker.add("source_type", "bluetooth_le")
-        if beaconRanging { tracker.add("json_attributes_topic", topics.beaconAttributes(identity)) }
+        tracker.add("json_attributes_topic", topics.beaconAttributes(identity))
         tracker.add("device", object: beaconDevice(identity))
-        let trackerConfig = PresenceMessage(topic: "\(prefix)/device_tracker/\(nodeID)/\(object)/config", text: tracker.text, qos: 1, retain: true)
-        guard beaconRanging else { return [trackerConfig] }
         var distance = JSONLine()
         common(&distance, uniqueID: "\(nodeID)_\(object)_distance", name: "Distance")
         distance.add("state_topic", topics.beaconDistance(identity))
@@ -123,6 +116,9 @@ public struct HomeAssistantDiscovery: Hashable, Sendable {
         distance.add("state_class", "measurement")
         distance.add("suggested_display_precision", 1)
         distance.add("device", object: beaconDevice(identity))
-        return [trackerConfig, PresenceMessage(topic: "\(prefix)/sensor/\(nodeID)/\(object)_distance/config", text: distance.text, qos: 1, retain: true)]
+        return [
+            PresenceMessage(topic: "\(prefix)/device_tracker/\(nodeID)/\(object)/config", text: tracker.text, qos: 1, retain: true),
+            PresenceMessage(topic: "\(prefix)/sensor/\(nodeID)/\(object)_distance/config", text: distance.text, qos: 1, retain: true),
+        ]
     }
 }

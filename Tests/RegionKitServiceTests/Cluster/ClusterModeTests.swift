@@ -94,7 +94,7 @@ struct ClusterModeTests {
         let cluster = try #require(configuration.cluster)
         // Hooks and Home Assistant's region discovery are served (by the member holding the outputs lease).
         _ = try ServiceConfiguration.decode(Self.clusterBase + "\ncluster: {}\nhooks: {onExit: [\"true\"]}\n", path: "c.yaml")
-        _ = try ServiceConfiguration.decode(Self.clusterBase + "\ncluster: {}\nhomeAssistant: {discovery: true}\n", path: "c.yaml")
+        _ = try ServiceConfiguration.decode(Self.clusterBase + "\ncluster: {}\nhomeAssistant: {discovery: true, mqttRoom: true}\n", path: "c.yaml")
         // So is the HTTP API (every member, from the shared store).
         let served = try ServiceConfiguration.decode(Self.clusterBase + "\ncluster: {}\nhttp: {listen: \"127.0.0.1:0\"}\n", path: "c.yaml")
         #expect(served.http?.listen == "127.0.0.1:0")
@@ -106,7 +106,6 @@ struct ClusterModeTests {
             ("cluster: {member: \"\"}", "c.yaml: cluster.member must be 1 to 200 characters"),
             ("cluster: {topic: \"regionkit/part/+/x\"}", "c.yaml: cluster.topic 'regionkit/part/+/x' must contain {partition} exactly once"),
             ("cluster: {topic: \"a/{partition}/#/b\"}", "c.yaml: cluster.topic 'a/{partition}/#/b': "),
-            ("cluster: {}\nhomeAssistant: {discovery: true, mqttRoom: true}", "c.yaml: homeAssistant.mqttRoom: not published in cluster mode"),
         ]
         for (block, message) in cases {
             let error = #expect(throws: RegionKitError.self) { try ServiceConfiguration.decode(Self.clusterBase + "\n" + block + "\n", path: "c.yaml") }
