@@ -8,9 +8,10 @@
 # tests by tag on the command line, only by regex over names (--filter/--skip), so the tagged suites
 # are read from the source: a `@Suite(...)` attribute line containing `.tags(...)` with one of the
 # two tags, then the type it annotates (`struct Name`, on that line or a following one), named
-# Module.Name with the module being the test target's folder.
+# Module.Name with the module being the test target's folder (files in its sub-folders included).
 #
 # Functions (run from the package root):
+#   test_sources                prints the test targets' Swift files (sub-folders included), sorted
 #   phase2_suites               prints the phase-2 suites, one Module.Name a line, sorted, unique
 #   phase2_untagged_suite_tags  prints (grep -n) the tags that are not on a one-line @Suite
 #                               attribute; status 0 when there is such a line (an error: the scripts
@@ -25,8 +26,10 @@
 
 phase2_suites() {
   local file module
-  for file in Tests/*Tests/*.swift; do
-    module=$(basename "$(dirname "$file")")
+  # Every Swift file of a test target, in sub-folders too (Tests/RegionKitServiceTests/Cluster/…).
+  while IFS= read -r file; do
+    module=${file#Tests/}
+    module=${module%%/*}
     awk -v module="$module" '
       /@Suite\(.*\.tags\([^)]*\.(endToEnd|realTime)/ { pending = 1 }
       pending && match($0, /(struct|class|enum|actor)[ \t]+[A-Za-z_][A-Za-z0-9_]*/) {
@@ -34,11 +37,16 @@ phase2_suites() {
         print module "." words[2]
         pending = 0
       }' "$file"
-  done | sort -u
+  done < <(test_sources) | sort -u
+}
+
+# The Swift files of the test targets (Tests/<Name>Tests/, sub-folders included), sorted.
+test_sources() {
+  find Tests -path 'Tests/*Tests/*' -name '*.swift' | LC_ALL=C sort
 }
 
 phase2_untagged_suite_tags() {
-  grep -nE '\.tags\(.*\.(endToEnd|realTime)' Tests/*Tests/*.swift | grep -v '@Suite('
+  test_sources | xargs grep -nE '\.tags\(.*\.(endToEnd|realTime)' | grep -v '@Suite('
 }
 
 phase2_skip_regex() {
