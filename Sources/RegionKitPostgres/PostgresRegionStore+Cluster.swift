@@ -39,7 +39,7 @@ extension PostgresRegionStore: ClusterStoring {
         try await execute("remove member \(member)", "DELETE FROM regionkit_cluster_member WHERE member = \(member)")
     }
 
-    public func balanceLeases(member: String, partitions: Int, ttl: Double) async throws -> LeaseRound {
+    public func balanceLeases(member: String, partitions: Int, ttl: Double, reclaimOnly: Bool) async throws -> LeaseRound {
         guard partitions >= 1, partitions <= 65_536 else {
             throw RegionKitError(.invalidArgument, "cluster: \(partitions) partitions is not in 1…65536")
         }
@@ -51,6 +51,14 @@ extension PostgresRegionStore: ClusterStoring {
             try await connection.query("SELECT pg_advisory_xact_lock(\(Self.clusterLock))", logger: logger)
             let now = try await Self.now(connection, logger)
             let expires = now + ttl
+            // A member whose own heartbeat expired was away (the store unreachable, or the member
+            // stalled): this round reclaims, as if asked to.
+            var away = false
+            for try await expiredAt in try await connection.query(
+                "SELECT expires_at FROM regionkit_cluster_member WHERE member = \(member)", logger: logger).decode(Double.self) {
+                away = expiredAt <= now
+            }
+            let reclaimOnly = reclaimOnly || away
             try await connection.query("""
                 INSERT INTO regionkit_cluster_member (member, expires_at) VALUES (\(member), \(expires))
                 ON CONFLICT (member) DO UPDATE SET expires_at = EXCLUDED.expires_at
@@ -76,6 +84,18 @@ extension PostgresRegionStore: ClusterStoring {
                 held.append(PartitionLease(partition: Int(partition), epoch: epoch))
             }
             var taken: [PartitionLease] = []
+            if reclaimOnly {
+                // Its own partitions that expired while it could not renew them, and nobody took.
+                for try await (partition, epoch) in try await connection.query("""
+                    UPDATE regionkit_partition_lease SET epoch = epoch + 1, expires_at = \(expires)
+                    WHERE owner = \(member) AND expires_at <= \(now) AND partition < \(count)
+                    RETURNING partition, epoch
+                    """, logger: logger).decode((Int64, Int64).self) {
+                    taken.append(PartitionLease(partition: Int(partition), epoch: epoch))
+                }
+                let all = (held + taken).sorted()
+                return LeaseRound(held: all, taken: taken.sorted(), surplus: 0, liveMembers: Int(live), reclaimed: true)
+            }
             let wanted = fair - Int64(held.count)
             if wanted > 0 {
                 for try await (partition, epoch) in try await connection.query("""

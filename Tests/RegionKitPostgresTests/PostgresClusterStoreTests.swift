@@ -100,6 +100,38 @@ struct PostgresClusterStoreTests {
         await #expect(throws: RegionKitError.self) { try await store.holdSingleton("outputs", member: "a", ttl: -1) }
     }
 
+    @Test("After an outage (every heartbeat and lease expired), a reclaiming round takes back only the member's own partitions; an ordinary one would take all",
+          .timeLimit(.minutes(2)))
+    func reclaimAfterOutage() async throws {
+        let server = try PostgresServer()
+        try await server.start()
+        defer { server.stop() }
+        try await server.createDatabase("reclaim")
+        let store = try await Self.open(server, "reclaim")
+        defer { Task { await store.shutdown() } }
+        for member in ["a", "b"] { try await store.heartbeat(member: member, ttl: 1) }
+        let a = try await store.balanceLeases(member: "a", partitions: 16, ttl: 1)
+        let b = try await store.balanceLeases(member: "b", partitions: 16, ttl: 1)
+        #expect(a.held.count == 8 && b.held.count == 8)
+        // The "outage": nobody renews for longer than the lease time.
+        try await Task.sleep(for: .milliseconds(1300))
+        let aBack = try await store.balanceLeases(member: "a", partitions: 16, ttl: 30, reclaimOnly: true)
+        #expect(aBack.liveMembers == 1, "b's heartbeat expired too")
+        #expect(aBack.held.map(\.partition) == a.held.map(\.partition), "a takes back its own 8, not 16")
+        #expect(aBack.taken.allSatisfy { $0.epoch == 2 } && aBack.surplus == 0, "a new epoch (the old workers are fenced)")
+        let bBack = try await store.balanceLeases(member: "b", partitions: 16, ttl: 30, reclaimOnly: true)
+        #expect(bBack.held.map(\.partition) == b.held.map(\.partition))
+        // Ordinary rounds from then on: nothing moves.
+        let aNext = try await store.balanceLeases(member: "a", partitions: 16, ttl: 30)
+        #expect(aNext.taken.isEmpty && aNext.surplus == 0 && aNext.held.count == 8)
+        // Without reclaiming, the first member back takes every partition.
+        try await store.releaseLeases(member: "a", partitions: Array(0..<16))
+        try await store.releaseLeases(member: "b", partitions: Array(0..<16))
+        try await store.leave(member: "b")
+        let greedy = try await store.balanceLeases(member: "a", partitions: 16, ttl: 30)
+        #expect(greedy.held.count == 16, "alone: fair share 16")
+    }
+
     @Test("Contributions merge: one event per change of the union, none for a partition that agrees; a stale epoch is fenced and writes nothing; 8 partitions racing leave an alternating log",
           .timeLimit(.minutes(3)))
     func contributions() async throws {

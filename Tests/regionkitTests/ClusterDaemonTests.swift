@@ -488,7 +488,13 @@ struct ClusterDaemonTests {
                 #expect(missing.isEmpty, "\(rig.members[index]) acknowledged ids not stored: \(missing)")
             }
             let lastExit = events.filter { $0.type == "didExitRegion" }.map(\.time).max() ?? 0
-            print("cluster-e2e: PostgreSQL down 6 s; departures during the outage exited \(String(format: "%.1f", lastExit - restartedAt.timeIntervalSince1970)) s after it was back; \(events.filter { $0.type == "partitionTaken" }.count) partitionTaken in all")
+            // After the outage each engine takes back its own partitions (no engine takes them all
+            // to hand half back): 16 takes, none released.
+            let moves = events.filter { ["partitionTaken", "partitionReleased", "partitionLost"].contains($0.type) && $0.time > restartedAt.timeIntervalSince1970 - 1 }
+                .map { "\(String(format: "%.1f", $0.time - restartedAt.timeIntervalSince1970)) \($0.reason ?? $0.type)" }
+            let takenAfter = moves.filter { $0.contains("taken by") }.count, releasedAfter = moves.filter { $0.contains("released by") }.count
+            #expect(takenAfter <= 16 && releasedAfter == 0, "after the outage: \(moves)")
+            print("cluster-e2e: PostgreSQL down 6 s; departures during the outage exited \(String(format: "%.1f", lastExit - restartedAt.timeIntervalSince1970)) s after it was back; \(events.filter { $0.type == "partitionTaken" }.count) partitionTaken in all; around the outage: \(moves)")
         }
     }
 

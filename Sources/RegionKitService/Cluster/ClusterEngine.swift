@@ -19,7 +19,10 @@ import RegionKitStore
 /// gets partitions). A member that dies loses its leases after `leaseSeconds`; the others take
 /// them at their next round, restore the partition's regions from the stored contributions (a
 /// region inside stays inside while its beacons are heard: no flap) and resume its MQTT session,
-/// where the broker kept the QoS 1 sightings published meanwhile. On ``stop(reason:)`` the member
+/// where the broker kept the QoS 1 sightings published meanwhile. After the store was unreachable
+/// (every heartbeat and lease expired), a member's first round takes back only its own partitions,
+/// so that the first member back does not take them all and hand most back a round later. On
+/// ``stop(reason:)`` the member
 /// hands everything back at once: stop consuming, write the queued contributions, release.
 ///
 /// The outputs run on one member at a time, the holder of the "outputs" lease (taken in the same
@@ -161,11 +164,25 @@ public final class ClusterEngine: Sendable {
     public func run() async {
         let interval = Duration.seconds(configuration.leaseDuration / 3)
         var lastRenewal = ContinuousClock.now
+        // After this member was away from the store (rounds failed, or one waited longer than the
+        // lease: the store says so, `reclaimed`), its rounds for two lease times only take back its
+        // own partitions: every member comes back from the same outage (each at its own pace:
+        // connection pools retry with backoff), each reclaims its own, and the ordinary rounds
+        // after that balance the rest — instead of the first member back taking every partition
+        // and handing most back a round later.
+        var failed = false
+        var reclaimUntil: ContinuousClock.Instant?
         while !stopping.withLock({ $0 }) {
             do {
-                try await round()
+                if failed { reclaimUntil = .now + .seconds(2 * configuration.leaseDuration) }
+                let reclaiming = reclaimUntil.map { ContinuousClock.now < $0 } ?? false
+                let reclaimed = try await round(reclaimOnly: reclaiming)
+                if reclaimed && !reclaiming { reclaimUntil = .now + .seconds(2 * configuration.leaseDuration) }
+                if !reclaimed { reclaimUntil = nil }
+                failed = false
                 lastRenewal = .now
             } catch {
+                failed = true
                 let message = (error as? RegionKitError)?.message ?? "\(error)"
                 logger.warning("lease round failed", metadata: ["error": "\(message)"])
                 // Past the lease time every lease is gone: the partitions are someone else's now.
@@ -177,11 +194,13 @@ public final class ClusterEngine: Sendable {
         }
     }
 
-    func round() async throws {
+    /// One lease round; true when it only reclaimed this member's own partitions.
+    @discardableResult
+    func round(reclaimOnly: Bool = false) async throws -> Bool {
         try await rounds.withLock {
-            guard !self.stopping.withLock({ $0 }) else { return }
+            guard !self.stopping.withLock({ $0 }) else { return false }
             let round = try await self.store.balanceLeases(member: self.member, partitions: self.configuration.partitionCount,
-                                                           ttl: self.configuration.leaseDuration)
+                                                           ttl: self.configuration.leaseDuration, reclaimOnly: reclaimOnly)
             let held = Dictionary(uniqueKeysWithValues: round.held.map { ($0.partition, $0.epoch) })
             let fencedNow = self.fenced.withLock { set in defer { set.removeAll() }; return set }
             // Lost (expired and taken, or fenced): stop without writing.
@@ -221,6 +240,7 @@ public final class ClusterEngine: Sendable {
             if !toRelease.isEmpty { try await self.store.releaseLeases(member: self.member, partitions: toRelease) }
             try await self.store.recordSightings(member: self.member, total: Int64(self.sightings))
             try await self.roundOutputs()
+            return round.reclaimed
         }
     }
 

@@ -20,7 +20,14 @@ public protocol ClusterStoring: RegionStoring {
     func leave(member: String) async throws
     /// Renews the member's unexpired leases and takes free or expired partitions up to its fair
     /// share, `ceil(partitions / live members)`; see ``LeaseRound``. Rounds are serialised across members.
-    func balanceLeases(member: String, partitions: Int, ttl: Double) async throws -> LeaseRound
+    ///
+    /// With `reclaimOnly`, or when the member's own heartbeat had expired (it was away: the store
+    /// unreachable, or the member stalled), it renews and takes back only partitions whose last
+    /// holder it was and that nobody took meanwhile, and reports no surplus (``LeaseRound/reclaimed``):
+    /// after an outage every member's heartbeat has expired, and the first one back would otherwise
+    /// count itself alone and take every partition, to hand most of them back a round later. The
+    /// ordinary rounds after that balance what is left.
+    func balanceLeases(member: String, partitions: Int, ttl: Double, reclaimOnly: Bool) async throws -> LeaseRound
     /// Hands partitions back at once (their leases expire now), if `member` still holds them.
     func releaseLeases(member: String, partitions: [Int]) async throws
     /// Records how many sightings `member` has ingested since it started (its progress, for
@@ -52,4 +59,11 @@ public protocol ClusterStoring: RegionStoring {
     /// with their pending hook deliveries, if `lease` is still this member's: `fenced` and nothing
     /// written otherwise, `changed` with the stored events (their ids) when committed.
     func appendEvents(_ rows: [ClusterEventRow], lease: PartitionLease, member: String) async throws -> ContributionOutcome
+}
+
+extension ClusterStoring {
+    /// An ordinary lease round (see ``balanceLeases(member:partitions:ttl:reclaimOnly:)``).
+    public func balanceLeases(member: String, partitions: Int, ttl: Double) async throws -> LeaseRound {
+        try await balanceLeases(member: member, partitions: partitions, ttl: ttl, reclaimOnly: false)
+    }
 }

@@ -15,11 +15,15 @@ public struct LeaseRound: Hashable, Sendable {
     public var surplus: Int
     /// Members whose heartbeat has not expired, this one included.
     public var liveMembers: Int
+    /// The round only took back the member's own partitions (asked to, or because the member's
+    /// own heartbeat had expired: it was away); see ``ClusterStoring/balanceLeases(member:partitions:ttl:reclaimOnly:)``.
+    public var reclaimed: Bool
 
-    public init(held: [PartitionLease], taken: [PartitionLease], surplus: Int, liveMembers: Int) {
+    public init(held: [PartitionLease], taken: [PartitionLease], surplus: Int, liveMembers: Int, reclaimed: Bool = false) {
         self.held = held
         self.taken = taken
         self.surplus = surplus
         self.liveMembers = liveMembers
+        self.reclaimed = reclaimed
     }
 }
