@@ -41,7 +41,18 @@ final class PartitionWorker: LocationManagerDelegate {
     /// The last state written (or restored) per region: where a new engine starts from.
     private let lastStates = LockedBox<[String: RegionContribution]>([:])
     /// Routes the client's messages to the current ingest (set after the client is made).
-    private let route: LockedBox<MQTTSightingIngest?>
+    private let route: LockedBox<Routing>
+
+    /// Where the client's messages go. While the engine is set aside nothing arrives, except in
+    /// the instant between the broker's CONNACK and the client's `.connected` event, when the
+    /// persistent session's queued QoS 1 messages are redelivered at once: those are held here
+    /// (the client acknowledges a message when `onMessage` returns, so a dropped one would be
+    /// lost for good) and fed to the new engine first, in order.
+    struct Routing {
+        var ingest: MQTTSightingIngest?
+        var holding = false
+        var held: [MQTTMessage] = []
+    }
 
     struct Current {
         var manager: LocationManager
@@ -90,7 +101,7 @@ final class PartitionWorker: LocationManagerDelegate {
         self.logger = logger
         let manager = Self.makeManager(profile: profile)
         current = LockedBox(Current(manager: manager, ingest: Self.makeIngest(topicFilter: topicFilter, manager: manager, logger: logger)))
-        let route = LockedBox<MQTTSightingIngest?>(nil)
+        let route = LockedBox(Routing())
         self.route = route
         let partition = lease.partition
         self.hooks = hooks
@@ -119,7 +130,13 @@ final class PartitionWorker: LocationManagerDelegate {
         configuration.fallbackServers = Array(servers[(first + 1)...] + servers[..<first])
         let box = WorkerBox()
         client = MQTTClient(configuration: configuration, logger: logger, onMessage: { message in
-            route.withLock { $0 }?.handle(topic: message.topic, payload: message.payload)
+            route.withLock { routing in
+                if let ingest = routing.ingest {
+                    ingest.handle(topic: message.topic, payload: message.payload)
+                } else if routing.holding {
+                    routing.held.append(message)
+                }
+            }
         }, onConnectionEvent: { event in box.worker?.connectionChanged(event) })
         box.worker = self
     }
@@ -179,7 +196,7 @@ final class PartitionWorker: LocationManagerDelegate {
                 return current.manager
             }
             guard let suspended else { return }
-            route.withLock { $0 = nil }
+            route.withLock { $0 = Routing(ingest: nil, holding: true) }
             suspended.delegate = nil
             logger.warning("broker connection lost: the partition's engine is set aside until it is back")
         case .connected:
@@ -197,8 +214,14 @@ final class PartitionWorker: LocationManagerDelegate {
             guard let resumed else { return }
             register(on: resumed, from: states)
             let ingest = current.withLock { $0.ingest }
-            route.withLock { $0 = ingest }
-            logger.notice("broker connection back: the partition resumes from its last states", metadata: ["regions": "\(states.count)"])
+            let redelivered = route.withLock { routing -> Int in
+                // What arrived before this event first, then everything after it, in order.
+                for message in routing.held { ingest.handle(topic: message.topic, payload: message.payload) }
+                defer { routing = Routing(ingest: ingest) }
+                return routing.held.count
+            }
+            logger.notice("broker connection back: the partition resumes from its last states",
+                          metadata: ["regions": "\(states.count)", "redelivered-before-resume": "\(redelivered)"])
         }
     }
 
@@ -209,7 +232,7 @@ final class PartitionWorker: LocationManagerDelegate {
         lastStates.withLock { $0 = stored }
         let (manager, ingest) = current.withLock { ($0.manager, $0.ingest) }
         register(on: manager, from: stored)
-        route.withLock { $0 = ingest }
+        route.withLock { $0 = Routing(ingest: ingest) }
         let (client, logger, filter) = (client, logger, topicFilter)
         clientTask.withLock { $0 = Task { await client.run() } }
         Task {
@@ -266,7 +289,7 @@ final class PartitionWorker: LocationManagerDelegate {
         }
         await client.shutdown()
         if let task = clientTask.withLock({ $0.take() }) { await task.value }
-        route.withLock { $0 = nil }
+        route.withLock { $0 = Routing() }
         manager.delegate = nil
         if handOver { _ = await writer.flush(timeout: timeout) }
         let left = writer.queued
