@@ -130,16 +130,20 @@ struct BeaconFormatTests {
         #expect(try BeaconFrame.decode(data).identity == nil)
     }
 
-    @Test("Telemetry as a scanner reports it: battery and °C to TEMP's 8.8 fixed point, no counters; out of range refused")
+    @Test("Telemetry as a scanner reports it: battery and °C to TEMP's 8.8 fixed point, no counters; a temperature TEMP cannot carry is 'not supported', the battery kept")
     func scannerTelemetry() throws {
-        let tlm = try #require(EddystoneTelemetry(batteryMillivolts: 3000, temperature: 24.5))
+        let tlm = EddystoneTelemetry(batteryMillivolts: 3000, temperature: 24.5)
         #expect(tlm.temperatureRaw == 0x1880 && tlm.batteryMillivolts == 3000 && tlm.advertisingCount == nil && tlm.uptime == nil)
-        #expect(EddystoneTelemetry(batteryMillivolts: nil, temperature: -0.5)?.temperatureRaw == Int16(bitPattern: 0xFF80))
-        #expect(EddystoneTelemetry(batteryMillivolts: 2900, temperature: nil)?.temperature == nil)             // 0x8000: not supported
-        #expect(EddystoneTelemetry(batteryMillivolts: 0, temperature: nil)?.batteryMillivolts == nil)          // 0 mV: not supported
-        #expect(EddystoneTelemetry(batteryMillivolts: nil, temperature: 20.004)?.temperatureRaw == 0x1401)     // 5121.02/256 rounds to 0x1401
-        for outside in [128.0, -128.01, .nan, .infinity] {
-            #expect(EddystoneTelemetry(batteryMillivolts: nil, temperature: outside) == nil, "\(outside)")
+        #expect(EddystoneTelemetry(batteryMillivolts: nil, temperature: -0.5).temperatureRaw == Int16(bitPattern: 0xFF80))
+        #expect(EddystoneTelemetry(batteryMillivolts: 2900, temperature: nil).temperature == nil)             // 0x8000: not supported
+        #expect(EddystoneTelemetry(batteryMillivolts: 0, temperature: nil).batteryMillivolts == nil)          // 0 mV: not supported
+        #expect(EddystoneTelemetry(batteryMillivolts: 0, temperature: nil).isEmptyOfReadings)
+        #expect(EddystoneTelemetry(batteryMillivolts: nil, temperature: 20.004).temperatureRaw == 0x1401)     // 5121.02/256 rounds to 0x1401
+        #expect(EddystoneTelemetry(batteryMillivolts: nil, temperature: -127.996).temperatureRaw == -32767)   // 0x8001, the lowest real reading
+        // −128 °C is TEMP 0x8000, "not supported"; the others cannot be carried: all keep the battery.
+        for outside in [-128.0, 128.0, -128.01, 1000, .nan, .infinity] {
+            let kept = EddystoneTelemetry(batteryMillivolts: 2900, temperature: outside)
+            #expect(kept.temperatureRaw == Int16.min && kept.temperature == nil && kept.batteryMillivolts == 2900, "\(outside)")
         }
         // Absent counters go on the air as 0.
         #expect(Array(tlm.frameBytes.suffix(8)) == [0, 0, 0, 0, 0, 0, 0, 0])
