@@ -160,6 +160,24 @@ struct BeaconReportPipelineTests {
         event.withUnsafeBytes { without.process(event: $0, at: .zero) { seen.append($0) } }
         #expect(seen.count == 1)
     }
+
+    @Test("the Android Beacon Library's iBeacon layout turns a non-Apple iBeacon-shaped frame into an iBeacon observation; a format prefix overrides")
+    func iBeaconShapedLayoutObservation() throws {
+        let data: [UInt8] = [0x1A, 0xFF,                  // Manufacturer Specific Data, 26 bytes
+                             0x59, 0x00,                  // company 0x0059: not Apple, so the iBeacon codec does not take it
+                             0x02, 0x15]                  // iBeacon type and length
+            + IBeaconFrameTestsUUID.bytes                 // proximity UUID
+            + [0x00, 0x05, 0x00, 0x06,                    // major 5, minor 6
+               0xC5]                                      // measured power -59
+        let event: [UInt8] = [0x3E, UInt8(12 + data.count), 0x02, 0x01, 0x03, 0x00, 1, 0, 0, 0, 0, 0xC0, UInt8(data.count)] + data + [0xC4]
+        for (text, format) in [("m:2-3=0215,i:4-19,i:20-21,i:22-23,p:24-24", BeaconFormat.iBeacon),
+                               ("altbeacon:m:2-3=0215,i:4-19,i:20-21,i:22-23,p:24-24", .altBeacon)] {
+            var pipeline = BeaconReportPipeline(scannerID: nil, layouts: [try BeaconLayout(tagged: text)])
+            var seen: [BeaconObservation] = []
+            event.withUnsafeBytes { pipeline.process(event: $0, at: .zero) { seen.append($0) } }
+            #expect(seen.map(\.identity) == [BeaconIdentity(uuid: Self.uuid, major: 5, minor: 6, format: format)], "\(text)")
+        }
+    }
 }
 
 /// The 16 bytes of ``BeaconReportPipelineTests/uuid``.
