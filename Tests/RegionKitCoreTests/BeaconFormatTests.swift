@@ -100,6 +100,12 @@ struct BeaconFormatTests {
         #expect(throws: RegionKitError.self) { try EddystoneURLFrame(url: "ftp://example.com") }
         #expect(throws: RegionKitError.self) { try EddystoneURLFrame(url: "https://an-address-far-too-long-for-eddystone.com/") }
         #expect(throws: RegionKitError.self) { try EddystoneURLFrame(url: "https://a b.com") }
+        // Nothing after the scheme: the encoded URL would be empty (the spec wants 1-17 bytes).
+        for bare in ["https://", "http://www."] {
+            do { _ = try EddystoneURLFrame(url: bare); Issue.record("encoded '\(bare)'") } catch {
+                #expect(error.message.contains("has nothing after its scheme '\(bare)' (character \(bare.count))"), "\(error.message)")
+            }
+        }
     }
 
     @Test("Eddystone-TLM: battery, temperature, counters, byte by byte; 'not supported' values")
@@ -175,6 +181,11 @@ struct BeaconFormatTests {
         var reservedCode = url
         reservedCode[14] = 0x20                              // space (0x20) is a reserved code
         #expect(code(reservedCode)! == ("reservedValue", 14))
+        // eddystone-url "Frame Specification": the encoded URL is 1-17 bytes; a frame ending after the scheme is refused.
+        var empty = Array(url.prefix(14))
+        empty[7] = 0x06                                      // Service Data length: 0x16, AA FE, 10, TX power, scheme
+        #expect(code(empty)! == ("wrongLength", 11))
+        do { _ = try EddystoneFrame.decode(empty); Issue.record("decoded") } catch { #expect(error.message.contains("encoded URL after the scheme is empty")) }
         let tlm = EddystoneFrame.tlm(EddystoneTelemetry(batteryMillivolts: 3000, temperatureRaw: 0, advertisingCount: 1, uptimeDeciseconds: 1)).advertisingData()
         var encrypted = tlm
         encrypted[12] = 0x01                                 // eTLM version 0x01: not decoded

@@ -127,6 +127,7 @@ struct AdvertiseOptionsTests {
         (["--format", "eddystone-url"], "--format eddystone-url needs --url"),
         (["--format", "eddystone-url", "--url", "https://a.b", "--instance", "000000000001"], "--instance does not go with --format eddystone-url"),
         (["--format", "eddystone-url", "--url", "ftp://x"], "--url: URL 'ftp://x' does not start with"),
+        (["--format", "eddystone-url", "--url", "https://"], "--url: URL 'https://' has nothing after its scheme 'https://' (character 8)"),
         (["--format", "bluetooth", "--uuid", uuid], "--format 'bluetooth' is not ibeacon, altbeacon, eddystone-uid or eddystone-url"),
         (["--uuid", uuid, "--measured-power", "128"], "--measured-power 128 is outside -128...127 dBm"),
         (["--format", "altbeacon", "--uuid", uuid, "--measured-power", "1"], "--measured-power 1 is outside -127...0 dBm, the AltBeacon spec's reference RSSI range"),
