@@ -191,6 +191,13 @@ struct ServiceConfigurationTests {
         ("sources:\n  - hci: {device: hci0, layouts: [{layout: 'm:2-3=beac,i:4-19,i:20-21,i:22-23', fromat: ibeacon}]}\n", "sources[0].hci.layouts[0].fromat: unknown key 'fromat' (known keys here: format, layout)"),
         ("sources:\n  - gpsd: {}\nregions:\n  - {identifier: x, format: eddystone-uid, namespace: 8b0c}\n", "not 20 hex digits"),
         ("sources:\n  - gpsd: {}\nregions:\n  - {identifier: x, format: zigbee, uuid: E2C56DB5-DFFB-48D2-B060-D0F5A71096E0}\n", "format 'zigbee'"),
+        // A region with a format is a beacon region: without uuid it must not become a circle.
+        ("sources:\n  - gpsd: {}\nregions:\n  - {identifier: x, format: altbeacon, latitude: 52.5, longitude: 13.4, radius: 100}\n",
+         "regions[0]: region 'x': format altbeacon needs uuid (id1); a circular region (latitude/longitude/radius) takes no format"),
+        ("sources:\n  - gpsd: {}\nregions:\n  - {identifier: a, latitude: 52.5, longitude: 13.4, radius: 100}\n  - {identifier: b, format: ibeacon, latitude: 52.5, longitude: 13.4, radius: 100}\n",
+         "regions[1]: region 'b': format ibeacon needs uuid;"),
+        ("sources:\n  - gpsd: {}\nregions:\n  - {identifier: x, format: eddystone-uid, latitude: 52.5, longitude: 13.4, radius: 100}\n",
+         "regions[0]: region 'x': an eddystone-uid region takes namespace (and instance) only"),
     ])
     func errors(text: String, expected: String) throws {
         let error = #expect(throws: RegionKitError.self) { try ServiceConfiguration.decode(text, path: Self.path) }
