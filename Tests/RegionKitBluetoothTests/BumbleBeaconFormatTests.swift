@@ -4,9 +4,11 @@ import Testing
 import RegionKitTestSupport
 
 /// AltBeacon and Eddystone over the air with Bumble (an independent HCI peer): our advertiser's
-/// frames received by Bumble's scanner with the exact bytes the format documents give, and
-/// Bumble-advertised frames of each format — bytes written here by hand from the documents, not by
-/// our encoders — scanned by `regionkit scan --json` and ranged by `regionkit monitor`.
+/// frames received by Bumble's scanner with the exact bytes, laid out field by field as the format
+/// documents specify (the identifier values are our own test values, not the documents'
+/// examples: those are BeaconFormatTests' known-answer tests), and Bumble-advertised frames of each
+/// format — bytes written here by hand from the documents' layouts, not by our encoders — scanned
+/// by `regionkit scan --json` and ranged by `regionkit monitor`.
 @Suite("Beacon formats end to end against Bumble", .serialized, .tags(.endToEnd),
        .enabled(if: BumbleControllers.python != nil, BumbleControllers.skipMessage))
 struct BumbleBeaconFormatTests {
@@ -24,7 +26,7 @@ struct BumbleBeaconFormatTests {
         }
     }
 
-    @Test("Bumble scanner ← RegionKit advertiser: AltBeacon, Eddystone-UID and Eddystone-URL with the documents' exact bytes",
+    @Test("Bumble scanner ← RegionKit advertiser: AltBeacon, Eddystone-UID and Eddystone-URL with exact bytes in the documents' layouts",
           .timeLimit(.minutes(2)))
     func advertiserFormatsSeenByBumble() async throws {
         let bumble = try BumbleControllers(controllers: 3, scanJSON: true)
