@@ -64,13 +64,15 @@ public enum ESPresenseMessage {
     /// `EDDYSTONE_TLM_FRAME_TYPE` branch) sets `temp = oBeacon.getTemp()` and `mv = oBeacon.getVolt()`
     /// from every TLM frame, and `fill()` publishes `temp` as `String(temp, 2)` whenever it is
     /// non-zero, also next to an `iBeacon:` id, and `mV` whenever non-zero. `getTemp()` comes from
-    /// the NimBLE-Arduino it is built with (platformio.ini pins ESPresense/NimBLE-Arduino#1.4.0; the
-    /// TLM branch is compiled without `NIMBLE_V2` only): in NimBLE-Arduino 1.4.0 and 1.4.1
-    /// (src/NimBLEEddystoneTLM.cpp) it is `ENDIAN_CHANGE_U16(temp) / 256.0f`, *unsigned*, so TEMP
-    /// 0x8000 ("not supported") arrives as 128.00 and a negative temperature as 128.01…256.00
-    /// (−0.5 °C, 0xFF80, as 255.50); from 1.4.2 it is `(int16_t)ENDIAN_CHANGE_U16(temp) / 256.0f`,
-    /// signed, so 0x8000 arrives as −128.00. Hence: −128.00 and 128.00 are "not supported";
-    /// 128 < t ≤ 256 is the unsigned build's t − 256; −128 < t < 128 is t; anything else is dropped.
+    /// the NimBLE-Arduino it is built with (the TLM branch is compiled without `NIMBLE_V2` only):
+    /// ESPresense's platformio.ini pins its fork ESPresense/NimBLE-Arduino#1.4.0, whose
+    /// src/NimBLEEddystoneTLM.cpp (master at 18947bc) returns `ENDIAN_CHANGE_U16(temp) / 256.0f`
+    /// with `ENDIAN_CHANGE_U16(x)` = `((x & 0xFF00) >> 8) + ((x & 0xFF) << 8)`, *unsigned*, as
+    /// h2zero/NimBLE-Arduino 1.4.0 and 1.4.1 do: TEMP 0x8000 ("not supported") arrives as 128.00
+    /// and a negative temperature as 128.01…256.00 (−0.5 °C, 0xFF80, as 255.50). h2zero 1.4.2
+    /// casts to `int16_t` first, signed: 0x8000 arrives as −128.00. Hence: −128.00 and 128.00 are
+    /// "not supported"; 128 < t ≤ 256 is the unsigned build's t − 256; −128 < t < 128 is t;
+    /// anything else is dropped. (`getVolt()` is `uint16_t`, so `mV` is 1…65535.)
     static func temperature(fromTemp value: Double) -> Double? {
         if value > -128, value < 128 { return value }
         if value > 128, value <= 256 { return value - 256 }
