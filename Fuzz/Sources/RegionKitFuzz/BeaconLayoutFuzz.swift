@@ -46,8 +46,10 @@ enum BeaconLayoutFuzz {
         let fixed = layout.identifiers.allSatisfy { !$0.variableLength }
         // 16+2+2 after iBeacon's 02 15 at manufacturer data bytes 2-3 is iBeacon, other 16+2+2 AltBeacon.
         let m = layout.matcher
-        let iBeaconCode = layout.serviceUUID == nil && m.start <= 2 && m.end >= 3 && layout.matcherValue.count == m.length
-            && layout.matcherValue[2 - m.start] == 0x02 && layout.matcherValue[3 - m.start] == 0x15
+        var iBeaconCode = false
+        if layout.serviceUUID == nil, m.start <= 2, m.end >= 3, layout.matcherValue.count == m.length {
+            iBeaconCode = layout.matcherValue[2 - m.start] == 0x02 && layout.matcherValue[3 - m.start] == 0x15
+        }
         let expected: BeaconFormat? = fixed && lengths == [16, 2, 2] ? (iBeaconCode ? .iBeacon : .altBeacon) : fixed && lengths == [10, 6] ? .eddystoneUID : nil
         guard layout.format == expected else { FuzzTarget.fail("'\(layout)' has format \(String(describing: layout.format)), identifiers \(lengths)") }
     }
