@@ -141,7 +141,7 @@ public struct BeaconReportPipeline: Sendable {
             emit(beacon.identity, measuredPower: Int(beacon.measuredPower), rssi: rawRSSI == 127 ? nil : rawRSSI,
                  telemetry: telemetry(for: telemetryKey, at: time), at: time, observation)
         } else if let (identity, power) = otherBeacon(in: data, address: telemetryKey, at: time) {
-            statistics.otherBeaconFrames += 1
+            if identity.format != .iBeacon { statistics.otherBeaconFrames += 1 }   // an iBeacon-shaped layout's frame counts as iBeacon (in emit)
             emit(identity, measuredPower: power, rssi: rawRSSI == 127 ? nil : rawRSSI, telemetry: telemetry(for: telemetryKey, at: time), at: time, observation)
         }
         return true
@@ -161,7 +161,7 @@ public struct BeaconReportPipeline: Sendable {
             }
             decoded.telemetry = telemetry(for: address, at: time)
             if let identity = decoded.identity {
-                if decoded.iBeacon == nil { statistics.otherBeaconFrames += 1 }
+                if identity.format != .iBeacon { statistics.otherBeaconFrames += 1 }
                 emit(identity, measuredPower: decoded.measuredPower ?? 0, rssi: advertisement.rssi, telemetry: decoded.telemetry, at: time, observation)
             }
             sighting?(decoded)

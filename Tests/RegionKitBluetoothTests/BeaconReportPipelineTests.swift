@@ -214,6 +214,8 @@ struct BeaconReportPipelineTests {
             var seen: [BeaconObservation] = []
             event.withUnsafeBytes { pipeline.process(event: $0, at: .zero) { seen.append($0) } }
             #expect(seen.map(\.identity) == [BeaconIdentity(uuid: Self.uuid, major: 5, minor: 6, format: format)], "\(text)")
+            // Counted once, by the format it was decoded as.
+            #expect(pipeline.statistics.iBeaconFrames == (format == .iBeacon ? 1 : 0) && pipeline.statistics.otherBeaconFrames == (format == .iBeacon ? 0 : 1), "\(text)")
         }
     }
 }
