@@ -210,7 +210,7 @@ put("distance-model", '{"format": "regionkit-distance-model", "version": 1, "ref
 
 # --- AltBeacon, Eddystone, beacon layouts (issue 16) ---
 # Identities from the recorded gateway runs (real UUID/major/minor/power), carried in the AltBeacon
-# and Eddystone frame layouts; the codecs' known-answer vectors (Tests/RegionKitCoreTests/BeaconFormatTests.swift).
+# and Eddystone frame layouts; the codecs' byte-level test vectors (Tests/RegionKitCoreTests/BeaconFormatTests.swift).
 def altbeacon_adv(id1, id2, id3, rssi=-59, company=0x0118, reserved=0x00):
     data = bytes([0x02, 0x01, 0x06])                            # Flags
     data += bytes([0x1B, 0xFF]) + struct.pack("<H", company)    # AD length 27, Manufacturer Specific Data, MFG ID (LE)

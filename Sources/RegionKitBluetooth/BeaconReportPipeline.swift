@@ -7,7 +7,9 @@ import RegionKitHCI
 /// iBeacon is tried first (its path is unchanged); a report that is not one is tried as AltBeacon,
 /// Eddystone-UID and Eddystone-TLM, then against the configured ``layouts``. A TLM frame is kept
 /// per transmitter address (at most ``telemetryCapacity`` addresses) and attached to the next
-/// beacon observations from that address.
+/// beacon observations from that address, until no TLM has come from that address for
+/// ``telemetryMaximumAge`` (10 minutes by default): a beacon whose TLM stopped (reconfigured,
+/// battery swapped for a USB supply, address reused) does not keep stale battery and temperature.
 ///
 /// ```swift
 /// var pipeline = BeaconReportPipeline(scannerID: "hall")
@@ -22,8 +24,20 @@ public struct BeaconReportPipeline: Sendable {
     /// Custom beacon layouts (Android Beacon Library syntax) tried after the built-in formats;
     /// only those with a ``BeaconLayout/format`` produce observations.
     public var layouts: [BeaconLayout] = []
+    /// A TLM frame and when it was heard.
+    public struct KeptTelemetry: Hashable, Sendable {
+        public var frame: EddystoneTelemetry
+        public var heardAt: Timestamp
+    }
+
     /// The latest Eddystone-TLM per transmitter address (address bits | address type << 48).
-    public private(set) var telemetry: [UInt64: EddystoneTelemetry] = [:]
+    public private(set) var telemetry: [UInt64: KeptTelemetry] = [:]
+    /// Seconds after the last TLM from an address that its telemetry is no longer attached (and is
+    /// dropped): 600 s by default. TLM is typically interleaved every few seconds to a minute
+    /// (eddystone-tlm/tlm-plain.md "Interleaving Telemetry" allows much lower rates; raise this
+    /// for beacons that send TLM less than every 10 minutes).
+    public var telemetryMaximumAge: Double = BeaconReportPipeline.defaultTelemetryMaximumAge
+    public static let defaultTelemetryMaximumAge: Double = 600
     /// Addresses whose telemetry is kept; the map is emptied when a new address would exceed it
     /// (a flood of random addresses cannot grow it without bound).
     public static let telemetryCapacity = 4096
@@ -36,20 +50,32 @@ public struct BeaconReportPipeline: Sendable {
         self.layouts = layouts
     }
 
-    /// Keeps `frame` as the telemetry of `address`.
-    mutating func store(_ frame: EddystoneTelemetry, address: UInt64) {
+    /// Keeps `frame` as the telemetry of `address`, heard at `time`.
+    mutating func store(_ frame: EddystoneTelemetry, address: UInt64, at time: Timestamp) {
         statistics.telemetryFrames += 1
         if telemetry[address] == nil && telemetry.count >= Self.telemetryCapacity { telemetry.removeAll(keepingCapacity: true) }
-        telemetry[address] = frame
+        telemetry[address] = KeptTelemetry(frame: frame, heardAt: time)
+    }
+
+    /// The telemetry to attach to a beacon from `address` at `time`: the kept frame unless it is
+    /// older than ``telemetryMaximumAge`` (then it is dropped).
+    @inline(__always)
+    mutating func telemetry(for address: UInt64, at time: Timestamp) -> EddystoneTelemetry? {
+        guard !telemetry.isEmpty, let kept = telemetry[address] else { return nil }
+        guard time - kept.heardAt <= telemetryMaximumAge else {
+            telemetry[address] = nil
+            return nil
+        }
+        return kept.frame
     }
 
     /// A beacon that is not an iBeacon in `data`: AltBeacon, Eddystone-UID, a layout's; TLM is stored.
-    mutating func otherBeacon(in data: UnsafeRawBufferPointer, address: UInt64) -> (BeaconIdentity, Int)? {
+    mutating func otherBeacon(in data: UnsafeRawBufferPointer, address: UInt64, at time: Timestamp) -> (BeaconIdentity, Int)? {
         switch BeaconFrame.nonIBeacon(in: data) {
         case .beacon(let identity, let power)?:
             return (identity, power)
         case .telemetry(let frame)?:
-            store(frame, address: address)
+            store(frame, address: address, at: time)
             return nil
         case nil:
             for layout in layouts where layout.format != nil {
@@ -113,10 +139,10 @@ public struct BeaconReportPipeline: Sendable {
         guard admitFrame(isRepeat: isRepeat, at: time) else { return true }
         if let beacon = IBeaconFrame.identity(in: data) {
             emit(beacon.identity, measuredPower: Int(beacon.measuredPower), rssi: rawRSSI == 127 ? nil : rawRSSI,
-                 telemetry: telemetry.isEmpty ? nil : telemetry[telemetryKey], at: time, observation)
-        } else if let (identity, power) = otherBeacon(in: data, address: telemetryKey) {
-            statistics.otherBeaconFrames += 1
-            emit(identity, measuredPower: power, rssi: rawRSSI == 127 ? nil : rawRSSI, telemetry: telemetry[telemetryKey], at: time, observation)
+                 telemetry: telemetry(for: telemetryKey, at: time), at: time, observation)
+        } else if let (identity, power) = otherBeacon(in: data, address: telemetryKey, at: time) {
+            if identity.format != .iBeacon { statistics.otherBeaconFrames += 1 }   // an iBeacon-shaped layout's frame counts as iBeacon (in emit)
+            emit(identity, measuredPower: power, rssi: rawRSSI == 127 ? nil : rawRSSI, telemetry: telemetry(for: telemetryKey, at: time), at: time, observation)
         }
         return true
     }
@@ -129,13 +155,13 @@ public struct BeaconReportPipeline: Sendable {
             guard admitFrame(isRepeat: deduplicator.isRepeat(advertisement, at: time), at: time) else { continue }
             var decoded = AdvertisementSighting(advertisement: advertisement, timestamp: time)
             let address = Self.key(advertisement)
-            if case .eddystone(.tlm(let frame)) = decoded.frame { store(frame, address: address) }
+            if case .eddystone(.tlm(let frame)) = decoded.frame { store(frame, address: address, at: time) }
             if decoded.frame == nil, !layouts.isEmpty {
                 decoded.decodeLayouts(layouts)
             }
-            decoded.telemetry = telemetry.isEmpty ? nil : telemetry[address]
+            decoded.telemetry = telemetry(for: address, at: time)
             if let identity = decoded.identity {
-                if decoded.iBeacon == nil { statistics.otherBeaconFrames += 1 }
+                if identity.format != .iBeacon { statistics.otherBeaconFrames += 1 }
                 emit(identity, measuredPower: decoded.measuredPower ?? 0, rssi: advertisement.rssi, telemetry: decoded.telemetry, at: time, observation)
             }
             sighting?(decoded)

@@ -15,9 +15,9 @@ public struct ScanStatistics: Hashable, Sendable {
     public var frames = 0
     /// Scan-response reports that repeated an advertisement (see ``ScanResponseDeduplicator``).
     public var scanResponseRepeats = 0
-    /// Frames whose data decodes as an iBeacon.
+    /// Frames whose data decodes as an iBeacon (also through a configured layout of format iBeacon).
     public var iBeaconFrames = 0
-    /// Frames whose data decodes as an AltBeacon or Eddystone-UID (or a configured layout's beacon).
+    /// Frames whose data decodes as an AltBeacon or Eddystone-UID (or a configured layout's beacon of those formats).
     public var otherBeaconFrames = 0
     /// Unencrypted Eddystone-TLM frames (kept per transmitter address and attached to its beacon).
     public var telemetryFrames = 0

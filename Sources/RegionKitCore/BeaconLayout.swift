@@ -7,7 +7,8 @@ import Foundation
 /// Manufacturer Specific Data structure (offsets 0–1 are the company identifier), or of a
 /// Service Data - 16-bit UUID structure when the layout has an `s:` term:
 /// - `m:START-END=HEX` — the matcher ("beacon type code"): these bytes must equal HEX. Exactly one.
-/// - `s:START-END=HEX` — the service UUID, written as the UUID value (`feaa`); on the air little-endian.
+/// - `s:START-END=HEX` — the service UUID, written as the UUID value (`feaa`); on the air
+///   little-endian. 16-bit only (2 bytes): Service Data - 16-bit UUID, AD type 0x16.
 /// - `i:START-END` — an identifier (id1, id2, …), big-endian; suffix `l` little-endian, `v`
 ///   variable length (to the end of the structure, at most END).
 /// - `p:START-END[:CORRECTION]` — the power byte: signed dBm, plus CORRECTION (Eddystone's `-41`
@@ -52,9 +53,13 @@ public struct BeaconLayout: Hashable, Sendable, CustomStringConvertible {
     public private(set) var powerCorrection = 0
     public private(set) var dataFields: [Field] = []
     public private(set) var isExtraFrame = false
-    /// The format tag given to identities this layout decodes: a built-in layout's own; for a custom
-    /// one, `.altBeacon` when its identifiers are 16+2+2 bytes (id1/id2/id3), `.eddystoneUID` when
-    /// 10+6, else nil (decoded and shown, not matchable by regions).
+    /// The format tag given to identities this layout decodes, so regions of that format match them:
+    /// a built-in layout's own, or the one given to ``init(_:format:)`` (the identifiers must then
+    /// have that format's shape). Otherwise inferred from the layout: identifiers of 16+2+2 bytes
+    /// are `.iBeacon` when the matcher puts iBeacon's type code `02 15` at bytes 2–3 of the
+    /// manufacturer data (the Android Beacon Library's iBeacon layout `m:2-3=0215,i:4-19,i:20-21,i:22-23,p:24-24`,
+    /// any company), else `.altBeacon` (id1/id2/id3); 10+6 bytes are `.eddystoneUID`; any other
+    /// shape is nil (decoded and shown, not matchable by regions).
     public var format: BeaconFormat?
 
     /// The built-in formats as layouts: the Android Beacon Library's, except that iBeacon's matcher
@@ -134,6 +139,9 @@ public struct BeaconLayout: Hashable, Sendable, CustomStringConvertible {
                 matcherValue = try hexValue()
             case "s":
                 guard serviceUUID == nil else { throw fail("a layout has one service UUID (s:)") }
+                // Only Service Data - 16-bit UUID (AD type 0x16) is read; a 32- or 128-bit UUID
+                // (AD types 0x20, 0x21) would parse and then never match.
+                guard field.length == 2 else { throw fail("the service UUID must be 2 bytes (a 16-bit UUID such as s:0-1=feaa); 32- and 128-bit service data UUIDs are not supported") }
                 field.littleEndian = true
                 serviceUUID = (field, Array(try hexValue().reversed()))
             case "i":
@@ -155,12 +163,24 @@ public struct BeaconLayout: Hashable, Sendable, CustomStringConvertible {
         }
         guard sawMatcher else { throw RegionKitError(.invalidArgument, "beacon layout '\(expression.prefix(200))' has no matcher (m:START-END=HEX)") }
         guard isExtraFrame || !identifiers.isEmpty else { throw RegionKitError(.invalidArgument, "beacon layout '\(expression.prefix(200))' has no identifier (i:START-END); only an x layout may have none") }
-        let lengths = identifiers.map(\.length)
+        let lengths = identifiers.allSatisfy({ !$0.variableLength }) ? identifiers.map(\.length) : nil
         if let format {
+            let shape = format == .eddystoneUID ? [10, 6] : [16, 2, 2]
+            guard lengths == shape else {
+                throw RegionKitError(.invalidArgument, "beacon layout '\(expression.prefix(200))' cannot be \(format.name): its identifiers (i:) must be \(shape.map(String.init).joined(separator: "+")) bytes, fixed length; they are \(identifiers.isEmpty ? "none" : identifiers.map { "\($0.length)\($0.variableLength ? "v" : "")" }.joined(separator: "+"))")
+            }
             self.format = format
-        } else if identifiers.allSatisfy({ !$0.variableLength }) {
-            self.format = lengths == [16, 2, 2] ? .altBeacon : lengths == [10, 6] ? .eddystoneUID : nil
+        } else if lengths == [16, 2, 2] {
+            self.format = isIBeaconShaped ? .iBeacon : .altBeacon
+        } else if lengths == [10, 6] {
+            self.format = .eddystoneUID
         }
+    }
+
+    /// Manufacturer data whose matcher puts iBeacon's type and length `02 15` at bytes 2–3.
+    var isIBeaconShaped: Bool {
+        guard serviceUUID == nil, matcher.start <= 2, matcher.end >= 3, matcherValue.count == matcher.length else { return false }
+        return matcherValue[2 - matcher.start] == 0x02 && matcherValue[3 - matcher.start] == 0x15
     }
 
     /// The AD type this layout reads.

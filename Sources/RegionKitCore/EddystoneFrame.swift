@@ -80,8 +80,10 @@ public enum EddystoneFrame: Hashable, Sendable, Codable {
             return .success(.uid(EddystoneUIDFrame(identity: BeaconIdentity(uuid: uuid, major: 0, minor: 0, format: .eddystoneUID),
                                                    rangingData: Int8(bitPattern: bytes[frame + 1]))))
         case typeURL:
-            guard count >= 3, count <= 3 + EddystoneURLFrame.maximumEncodedLength else {
-                return .failure(BeaconDecodingError(.wrongLength, at: frame, "Eddystone-URL frame at offset \(frame) has \(count) bytes, expected 3...20"))
+            // eddystone-url "Frame Specification": type, TX power, scheme, then an encoded URL of 1-17 bytes.
+            guard count >= 4, count <= 3 + EddystoneURLFrame.maximumEncodedLength else {
+                let detail = count == 3 ? ": its encoded URL after the scheme is empty (1-17 bytes)" : ", expected 4...20 (type, TX power, scheme, a 1-17-byte encoded URL)"
+                return .failure(BeaconDecodingError(.wrongLength, at: frame, "Eddystone-URL frame at offset \(frame) has \(count) bytes\(detail)"))
             }
             let scheme = bytes[frame + 2]
             guard Int(scheme) < EddystoneURLFrame.schemes.count else {

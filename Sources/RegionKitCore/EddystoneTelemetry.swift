@@ -44,21 +44,26 @@ public struct EddystoneTelemetry: Hashable, Sendable, Codable {
     }
 
     /// Battery and temperature as a scanner reports them after decoding a TLM frame: millivolts
-    /// (nil or 0: not supported) and °C (nil: not supported), stored as TEMP's 8.8 fixed point,
-    /// rounded to 1/256 °C; nil when outside the field's −128…127.99 °C. No counters.
+    /// (nil or 0: not supported) and °C, stored as TEMP's 8.8 fixed point rounded to 1/256 °C.
+    /// A temperature that TEMP cannot carry (nil, not finite, outside −127.996…127.996 °C, or
+    /// −128 °C, which is 0x8000, "not supported") is stored as not supported; the battery is kept
+    /// either way. No counters.
     ///
     /// ```swift
-    /// EddystoneTelemetry(batteryMillivolts: 3000, temperature: 24.5)?.temperatureRaw // 0x1880
+    /// EddystoneTelemetry(batteryMillivolts: 3000, temperature: 24.5).temperatureRaw   // 0x1880
+    /// EddystoneTelemetry(batteryMillivolts: 3000, temperature: -128).temperature      // nil (0x8000)
     /// ```
-    public init?(batteryMillivolts: UInt16?, temperature: Double?) {
+    public init(batteryMillivolts: UInt16?, temperature: Double?) {
         var raw = Int16.min
         if let temperature {
             let fixed = (temperature * 256).rounded()
-            guard fixed.isFinite, fixed >= -32767, fixed <= 32767 else { return nil }
-            raw = Int16(fixed)
+            if fixed.isFinite, fixed >= -32767, fixed <= 32767 { raw = Int16(fixed) }
         }
         self.init(batteryMillivolts: batteryMillivolts, temperatureRaw: raw, advertisingCount: nil, uptimeDeciseconds: nil)
     }
+
+    /// Whether the frame carries neither a battery voltage nor a temperature (both "not supported").
+    public var isEmptyOfReadings: Bool { batteryMillivolts == nil && temperatureRaw == Int16.min }
 
     /// Uptime in seconds; nil without SEC_CNT.
     public var uptime: Double? { uptimeDeciseconds.map { Double($0) / 10 } }

@@ -5,7 +5,7 @@
 /// 10          Frame Type: URL (0x10)
 /// TT          TX Power: calibrated at 0 m, signed dBm
 /// SS          URL Scheme: 0 http://www.  1 https://www.  2 http://  3 https://
-/// <0-17>      Encoded URL: printable ASCII 0x21–0x7E, or an expansion code 0x00–0x0D
+/// <1-17>      Encoded URL: printable ASCII 0x21–0x7E, or an expansion code 0x00–0x0D
 ///             (.com/ .org/ .edu/ .net/ .info/ .biz/ .gov/ .com .org .edu .net .info .biz .gov);
 ///             0x0E–0x20 and 0x7F–0xFF are reserved
 /// ```
@@ -42,7 +42,7 @@ public struct EddystoneURLFrame: Hashable, Sendable, Codable {
 
     /// Compresses `url`: the longest scheme prefix, then expansion codes where they match (longest
     /// first), other characters as they are. Throws `invalidArgument` naming the problem: no
-    /// supported scheme, a character outside 0x21–0x7E, or more than 17 encoded bytes.
+    /// supported scheme, nothing after it, a character outside 0x21–0x7E, or more than 17 encoded bytes.
     public init(url: String, txPower: Int8 = -20) throws(RegionKitError) {
         let text = Array(url.utf8)
         var scheme: Int?
@@ -66,6 +66,9 @@ public struct EddystoneURLFrame: Hashable, Sendable, Codable {
             }
             encoded.append(text[index])
             index += 1
+        }
+        guard encoded.count > 1 else {
+            throw RegionKitError(.invalidArgument, "URL '\(url.prefix(80))' has nothing after its scheme '\(Self.schemes[scheme])' (character \(index)); Eddystone-URL needs 1...\(Self.maximumEncodedLength) encoded bytes")
         }
         guard encoded.count - 1 <= Self.maximumEncodedLength else {
             throw RegionKitError(.invalidArgument, "URL '\(url.prefix(80))' encodes to \(encoded.count - 1) bytes after the scheme; Eddystone-URL allows \(Self.maximumEncodedLength)")

@@ -81,10 +81,11 @@ public enum ServiceSource: Hashable, Sendable {
         /// Reported as the scanner of each sighting (a room, for scanner-bound regions).
         public var scannerID: String?
         /// Vendor beacon formats as Android Beacon Library layouts (`layouts: ["m:2-3=1234,i:4-19,i:20-21,i:22-23,p:24-24"]`),
-        /// tried after iBeacon, AltBeacon and Eddystone.
-        public var layouts: [String]?
+        /// tried after iBeacon, AltBeacon and Eddystone; each optionally with the format its
+        /// identities get (`"ibeacon:m:…"` or `{layout: "m:…", format: ibeacon}`, see ``BeaconLayoutSetting``).
+        public var layouts: [BeaconLayoutSetting]?
 
-        public init(device: String, scannerID: String? = nil, layouts: [String]? = nil) {
+        public init(device: String, scannerID: String? = nil, layouts: [BeaconLayoutSetting]? = nil) {
             self.device = device
             self.scannerID = scannerID
             self.layouts = layouts
@@ -93,8 +94,8 @@ public enum ServiceSource: Hashable, Sendable {
         /// The parsed layouts; the error names the layout's index and the term at fault.
         public func beaconLayouts() throws(RegionKitError) -> [BeaconLayout] {
             var parsed: [BeaconLayout] = []
-            for (index, text) in (layouts ?? []).enumerated() {
-                do { parsed.append(try BeaconLayout(text)) } catch {
+            for (index, setting) in (layouts ?? []).enumerated() {
+                do { parsed.append(try setting.beaconLayout()) } catch {
                     throw RegionKitError(.invalidArgument, "layouts[\(index)]: \(error.message)")
                 }
             }

@@ -148,6 +148,10 @@ public struct Scenario: Hashable, Sendable, Codable {
             if namespace != nil || instance != nil {
                 throw RegionKitError(.invalidRegion, "region '\(identifier)': namespace/instance go with format eddystone-uid")
             }
+            // A format names a beacon region: never fall through to a circle (latitude/longitude/radius).
+            if let format, uuid == nil {
+                throw RegionKitError(.invalidRegion, "region '\(identifier)': format \(format) needs uuid\(kind == .altBeacon ? " (id1)" : ""); a circular region (latitude/longitude/radius) takes no format")
+            }
             if kind == .altBeacon, let uuid {
                 guard latitude == nil, longitude == nil, radius == nil, let id1 = UUID(flexibleString: uuid) else {
                     throw RegionKitError(.invalidRegion, "region '\(identifier)': an altbeacon region needs uuid (id1, 32 hex digits) and no latitude/longitude/radius")

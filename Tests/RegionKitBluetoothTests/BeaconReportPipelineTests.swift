@@ -144,6 +144,44 @@ struct BeaconReportPipelineTests {
         #expect(pipeline.statistics.telemetryFrames == 1 && pipeline.statistics.otherBeaconFrames == 3 && pipeline.statistics.iBeaconFrames == 0)
     }
 
+    @Test("telemetry expires: after telemetryMaximumAge (600 s) without TLM from an address, none is attached; a new TLM attaches again")
+    func telemetryExpires() throws {
+        let uid = EddystoneFrame.uid(EddystoneUIDFrame(identity: try #require(BeaconIdentity(eddystoneNamespace: [UInt8](repeating: 0x11, count: 10),
+                                                                                          instance: [0, 0, 0, 0, 0, 7])), rangingData: -20))
+        let first = EddystoneTelemetry(batteryMillivolts: 2900, temperatureRaw: 0x1740, advertisingCount: 5, uptimeDeciseconds: 50)
+        let second = EddystoneTelemetry(batteryMillivolts: 2800, temperatureRaw: 0x1600, advertisingCount: 9, uptimeDeciseconds: 7000)
+        func event(_ data: [UInt8]) -> [UInt8] {
+            [0x3E, UInt8(12 + data.count), 0x02, 0x01, 0x03, 0x00,   // LE Meta, length, Advertising Report, 1 report, ADV_NONCONN_IND, public
+             0x01, 0x00, 0x00, 0xEE, 0xFF, 0xC0,                     // C0:FF:EE:00:00:01, LSB first
+             UInt8(data.count)] + data + [0xC4]                       // Data_Length, Data, RSSI −60
+        }
+        for fullDecoder in [false, true] {
+            var pipeline = BeaconReportPipeline(scannerID: nil)
+            var seen: [EddystoneTelemetry?] = []
+            // (seconds, frame): TLM at 0; UID at 1, 600 (exactly the age: kept), 600.5 (expired); TLM at 700; UID at 701.
+            for (time, frame) in [(0.0, EddystoneFrame.tlm(first)), (1, uid), (600, uid), (600.5, uid), (700, .tlm(second)), (701, uid)] {
+                let packet = event(frame.advertisingData())
+                if fullDecoder {
+                    let decoded = try HCIEvent(decoding: packet)
+                    pipeline.process(decoded, at: Timestamp(seconds: time), sighting: nil) { seen.append($0.telemetry) }
+                } else {
+                    packet.withUnsafeBytes { pipeline.process(event: $0, at: Timestamp(seconds: time)) { seen.append($0.telemetry) } }
+                }
+            }
+            #expect(seen == [first, first, nil, second], "full decoder: \(fullDecoder)")
+            #expect(pipeline.telemetry.count == 1 && pipeline.telemetry.first?.value.heardAt == Timestamp(seconds: 700))
+        }
+        // A shorter age, as configured.
+        var quick = BeaconReportPipeline(scannerID: nil)
+        quick.telemetryMaximumAge = 5
+        var seen: [EddystoneTelemetry?] = []
+        for (time, frame) in [(0.0, EddystoneFrame.tlm(first)), (5, uid), (5.1, uid)] {
+            event(frame.advertisingData()).withUnsafeBytes { quick.process(event: $0, at: Timestamp(seconds: time)) { seen.append($0.telemetry) } }
+        }
+        #expect(seen == [first, nil])
+        #expect(quick.telemetry.isEmpty, "the expired entry is dropped")
+    }
+
     @Test("a custom layout's beacon becomes an observation when its identifiers have a format's shape")
     func customLayoutObservation() throws {
         // A vendor frame: company 0x0059, code 0x1234, id1 16 bytes, id2, id3, power (AltBeacon-shaped ids).
@@ -159,6 +197,26 @@ struct BeaconReportPipelineTests {
         var without = BeaconReportPipeline(scannerID: nil)
         event.withUnsafeBytes { without.process(event: $0, at: .zero) { seen.append($0) } }
         #expect(seen.count == 1)
+    }
+
+    @Test("the Android Beacon Library's iBeacon layout turns a non-Apple iBeacon-shaped frame into an iBeacon observation; a format prefix overrides")
+    func iBeaconShapedLayoutObservation() throws {
+        let data: [UInt8] = [0x1A, 0xFF,                  // Manufacturer Specific Data, 26 bytes
+                             0x59, 0x00,                  // company 0x0059: not Apple, so the iBeacon codec does not take it
+                             0x02, 0x15]                  // iBeacon type and length
+            + IBeaconFrameTestsUUID.bytes                 // proximity UUID
+            + [0x00, 0x05, 0x00, 0x06,                    // major 5, minor 6
+               0xC5]                                      // measured power -59
+        let event: [UInt8] = [0x3E, UInt8(12 + data.count), 0x02, 0x01, 0x03, 0x00, 1, 0, 0, 0, 0, 0xC0, UInt8(data.count)] + data + [0xC4]
+        for (text, format) in [("m:2-3=0215,i:4-19,i:20-21,i:22-23,p:24-24", BeaconFormat.iBeacon),
+                               ("altbeacon:m:2-3=0215,i:4-19,i:20-21,i:22-23,p:24-24", .altBeacon)] {
+            var pipeline = BeaconReportPipeline(scannerID: nil, layouts: [try BeaconLayout(tagged: text)])
+            var seen: [BeaconObservation] = []
+            event.withUnsafeBytes { pipeline.process(event: $0, at: .zero) { seen.append($0) } }
+            #expect(seen.map(\.identity) == [BeaconIdentity(uuid: Self.uuid, major: 5, minor: 6, format: format)], "\(text)")
+            // Counted once, by the format it was decoded as.
+            #expect(pipeline.statistics.iBeaconFrames == (format == .iBeacon ? 1 : 0) && pipeline.statistics.otherBeaconFrames == (format == .iBeacon ? 0 : 1), "\(text)")
+        }
     }
 }
 

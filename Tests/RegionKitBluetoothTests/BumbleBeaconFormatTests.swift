@@ -4,9 +4,11 @@ import Testing
 import RegionKitTestSupport
 
 /// AltBeacon and Eddystone over the air with Bumble (an independent HCI peer): our advertiser's
-/// frames received by Bumble's scanner with the exact bytes the format documents give, and
-/// Bumble-advertised frames of each format — bytes written here by hand from the documents, not by
-/// our encoders — scanned by `regionkit scan --json` and ranged by `regionkit monitor`.
+/// frames received by Bumble's scanner with the exact bytes, laid out field by field as the format
+/// documents specify (the identifier values are our own test values, not the documents'
+/// examples: those are BeaconFormatTests' known-answer tests), and Bumble-advertised frames of each
+/// format — bytes written here by hand from the documents' layouts, not by our encoders — scanned
+/// by `regionkit scan --json` and ranged by `regionkit monitor`.
 @Suite("Beacon formats end to end against Bumble", .serialized, .tags(.endToEnd),
        .enabled(if: BumbleControllers.python != nil, BumbleControllers.skipMessage))
 struct BumbleBeaconFormatTests {
@@ -24,7 +26,7 @@ struct BumbleBeaconFormatTests {
         }
     }
 
-    @Test("Bumble scanner ← RegionKit advertiser: AltBeacon, Eddystone-UID and Eddystone-URL with the documents' exact bytes",
+    @Test("Bumble scanner ← RegionKit advertiser: AltBeacon, Eddystone-UID and Eddystone-URL with exact bytes in the documents' layouts",
           .timeLimit(.minutes(2)))
     func advertiserFormatsSeenByBumble() async throws {
         let bumble = try BumbleControllers(controllers: 3, scanJSON: true)
@@ -103,5 +105,31 @@ struct BumbleBeaconFormatTests {
         #expect(shop.first?["format"] as? String == "eddystone-uid" && shop.first?["instance"] as? String == "0000000000a1")
         let telemetry = try #require(shop.first?["telemetry"] as? [String: Any], "\(shop)")
         #expect(telemetry["batteryMillivolts"] as? Int == 3000 && telemetry["temperature"] as? Double == 24.5)
+    }
+
+    /// An iBeacon-shaped vendor frame: Flags; 1A FF; company 0x0059 (Nordic, not Apple); 02 15; UUID; major 7; minor 9; −59 dBm.
+    static let vendorIBeacon = "0201061aff5900" + "0215" + "e2c56db5dffb48d2b060d0f5a71096e0" + "0007" + "0009" + "c5"
+
+    @Test("monitor --layout: the Android Beacon Library's iBeacon layout lets an iBeacon region match a non-Apple iBeacon-shaped frame",
+          .timeLimit(.minutes(2)))
+    func monitorWithLayout() async throws {
+        let bumble = try BumbleControllers(controllers: 1, rawBeacons: [Self.vendorIBeacon])
+        defer { bumble.stop() }
+        try await bumble.waitUntilReady()
+        var states: [String?] = []
+        for layout in [[], ["--layout", "m:2-3=0215,i:4-19,i:20-21,i:22-23,p:24-24"]] {
+            let monitor = try await BluetoothCommandLineTests.regionkit([
+                "monitor", "--hci", "tcp:127.0.0.1:\(bumble.ports[0])",
+                "--region", "keys:E2C56DB5-DFFB-48D2-B060-D0F5A71096E0:7", "--range", "--json", "--duration", "3"] + layout)
+            #expect(monitor.status == 0, "\(monitor.stderr)")
+            let events = try BluetoothCommandLineTests.objects(monitor.stdout)
+            states.append(events.last { $0["type"] as? String == "didDetermineState" && $0["region"] as? String == "keys" }?["state"] as? String)
+            if !layout.isEmpty {
+                let ranged = try #require(events.last { $0["type"] as? String == "didRangeBeacons" }?["beacons"] as? [[String: Any]])
+                #expect(ranged.first?["format"] == nil && ranged.first?["major"] as? Int == 7 && ranged.first?["minor"] as? Int == 9, "\(ranged)")
+            }
+        }
+        // Without the layout the frame is not an iBeacon (company 0x0059); with it, it is.
+        #expect(states == ["outside", "inside"])
     }
 }

@@ -51,6 +51,9 @@ struct BeaconFormatTests {
         #expect(code([0x02, 0x01, 0x06, 0x03, 0xFF, 0x18, 0x01])! == ("truncatedStructure", 3))
     }
 
+    /// Our test namespace: the first ten bytes of eddystone-uid/README.md's example UUID, i.e. its
+    /// first four bytes followed by the six the document says to *remove* — not the document's own
+    /// elided namespace (that is ``KnownAnswer/elidedNamespace``, tested below).
     static let namespace: [UInt8] = [0x8B, 0x0C, 0xA7, 0x50, 0xE7, 0xA7, 0x4E, 0x14, 0xBD, 0x99]
     static let instance: [UInt8] = [0x00, 0x00, 0x00, 0x00, 0x00, 0xA1]
 
@@ -80,6 +83,91 @@ struct BeaconFormatTests {
         #expect(try BeaconFrame.decode(expected).measuredPower == -59)
     }
 
+    /// The examples the format documents themselves give (github.com/google/eddystone at bb8738d;
+    /// github.com/AltBeacon/spec README.md).
+    enum KnownAnswer {
+        /// eddystone-uid/README.md "Elided Version 4 UUID": "from this UUID:
+        /// 8b0ca750-e7a7-4e14-bd99-095477cb3e77 remove these bytes: e7a7-4e14-bd99. This produces
+        /// the following namespace: 8b0ca750095477cb3e77."
+        static let uuid = "8b0ca750-e7a7-4e14-bd99-095477cb3e77"
+        static let elidedNamespace: [UInt8] = [0x8B, 0x0C, 0xA7, 0x50, 0x09, 0x54, 0x77, 0xCB, 0x3E, 0x77]
+    }
+
+    @Test("Known answer, eddystone-uid/README.md: the elided UUID example is the namespace; the Service Data Length is 0x17 (0x15 without RFU)")
+    func eddystoneUIDKnownAnswer() throws {
+        let uuid = try #require(UUID(uuidString: KnownAnswer.uuid))
+        let bytes = withUnsafeBytes(of: uuid.uuid) { Array($0) }
+        // "remove bytes 5 - 10 (inclusive)", counted from 1: indexes 4...9.
+        let elided = Array(bytes[0..<4] + bytes[10..<16])
+        #expect(elided == KnownAnswer.elidedNamespace)
+        let identity = try #require(BeaconIdentity(eddystoneNamespace: elided, instance: [0x00, 0x00, 0x00, 0x00, 0x00, 0x01]))
+        #expect(identity.description == "eddystone-uid:8b0ca750095477cb3e77:000000000001")
+        #expect(try BeaconIdentityConstraint(eddystoneNamespace: "8b0ca750095477cb3e77").matches(identity))
+        let data = EddystoneFrame.uid(EddystoneUIDFrame(identity: identity, rangingData: -18)).advertisingData()
+        #expect(Array(data[7...12]) == [
+            0x17,                                           // "The value of the Service Data Length byte must be 0x17"
+            0x16, 0xAA, 0xFE,                               // Service Data, Eddystone's 16-bit UUID 0xFEAA
+            0x00,                                           // Frame Type UID
+            0xEE,                                           // Ranging Data -18 dBm at 0 m
+        ])
+        #expect(Array(data[13...22]) == KnownAnswer.elidedNamespace)
+        #expect(try EddystoneFrame.decode(data) == .uid(EddystoneUIDFrame(identity: identity, rangingData: -18)))
+        // "Existing UID implementations that truncate the frame to omit the RFU bytes will use 0x15."
+        var truncated = Array(data.dropLast(2))
+        truncated[7] = 0x15
+        #expect(try BeaconFrame.decode(truncated).identity == identity)
+    }
+
+    @Test("Known answer, eddystone-url/README.md: https://goo.gl/Aq18zF and https://goo.gl/S6zT6P; TX power 0x12 = +18 dBm, 0xEE = -18 dBm")
+    func eddystoneURLKnownAnswer() throws {
+        let frame = try EddystoneURLFrame(url: "https://goo.gl/Aq18zF", txPower: 18)
+        #expect(frame.frameBytes == [
+            0x10,                                           // Frame Type URL
+            0x12,                                           // "The value 0x12 is interpreted as +18dBm"
+            0x03,                                           // URL Scheme 0x03 = "https://"
+            0x67, 0x6F, 0x6F, 0x2E, 0x67, 0x6C, 0x2F,       // "goo.gl/" (".gl" has no expansion code)
+            0x41, 0x71, 0x31, 0x38, 0x7A, 0x46,             // "Aq18zF"
+        ])
+        let minus = EddystoneFrame.url(try EddystoneURLFrame(url: "https://goo.gl/S6zT6P", txPower: -18))
+        let data = minus.advertisingData()
+        #expect(data[12] == 0xEE)                           // "The value 0xEE is interpreted as -18dBm"
+        guard case .url(let decoded) = try EddystoneFrame.decode(data) else { Issue.record("not URL"); return }
+        #expect(decoded.url == "https://goo.gl/S6zT6P" && decoded.txPower == -18 && decoded.measuredPower == -59)
+    }
+
+    @Test("Known answer, eddystone-tlm/tlm-plain.md: Service Data Length 0x11; VBATT 0 and TEMP 0x8000 (-128 °C) mean 'not supported'")
+    func eddystoneTLMKnownAnswer() throws {
+        let data: [UInt8] = [
+            0x02, 0x01, 0x06,                               // Flags
+            0x03, 0x03, 0xAA, 0xFE,                         // 16-bit Service UUIDs: 0xFEAA
+            0x11, 0x16, 0xAA, 0xFE,                         // "The value of the Service Data Length byte must be 0x11"
+            0x20,                                           // Frame Type TLM
+            0x00,                                           // Version: "At present the value must be 0x00"
+            0x00, 0x00,                                     // VBATT: "If not supported (for example in a USB-powered beacon) the value should be zeroed"
+            0x80, 0x00,                                     // TEMP: "If not supported the value should be set to 0x8000, -128 °C"
+            0x00, 0x00, 0x00, 0x01,                         // ADV_CNT 1
+            0x00, 0x00, 0x00, 0x0A,                         // SEC_CNT 10 × 0.1 s
+        ]
+        guard case .tlm(let tlm) = try EddystoneFrame.decode(data) else { Issue.record("not TLM"); return }
+        #expect(tlm.batteryMillivolts == nil && tlm.temperature == nil && tlm.temperatureRaw == Int16.min)
+        #expect(tlm.advertisingCount == 1 && tlm.uptime == 1.0)
+        #expect(EddystoneFrame.tlm(tlm).advertisingData() == data)   // "not supported" goes back on the air as sent
+        #expect(EddystoneTelemetry(batteryMillivolts: 0, temperature: -128).frameBytes == Array(data[11...]).prefix(6) + [0, 0, 0, 0, 0, 0, 0, 0])
+    }
+
+    @Test("Known answer, AltBeacon spec: AD LENGTH 0x1B, AD TYPE 0xFF, MFG ID little-endian, BEACON CODE 0xBEAC big-endian")
+    func altBeaconKnownAnswer() throws {
+        let frame = AltBeaconFrame(identity: BeaconIdentity(uuid: Self.id1, major: 1, minor: 2, format: .altBeacon), referenceRSSI: -127, manufacturerID: 0x0118)
+        let data = frame.advertisingData()
+        #expect(Array(data[3...8]) == [
+            0x1B,                                           // AD LENGTH [MFG SPECIFIC]: 0x1B
+            0xFF,                                           // AD TYPE [MFG SPECIFIC]: 0xFF
+            0x18, 0x01,                                     // MFG ID 0x0118, little-endian
+            0xBE, 0xAC,                                     // BEACON CODE 0xBEAC, big-endian
+        ])
+        #expect(data[29] == 0x81)                           // REFERENCE RSSI -127, the lowest accepted value
+    }
+
     @Test("Eddystone-URL: scheme and expansion codes both ways, byte by byte")
     func eddystoneURLBytes() throws {
         let frame = try EddystoneURLFrame(url: "https://www.example.com/", txPower: -20)
@@ -100,6 +188,12 @@ struct BeaconFormatTests {
         #expect(throws: RegionKitError.self) { try EddystoneURLFrame(url: "ftp://example.com") }
         #expect(throws: RegionKitError.self) { try EddystoneURLFrame(url: "https://an-address-far-too-long-for-eddystone.com/") }
         #expect(throws: RegionKitError.self) { try EddystoneURLFrame(url: "https://a b.com") }
+        // Nothing after the scheme: the encoded URL would be empty (the spec wants 1-17 bytes).
+        for bare in ["https://", "http://www."] {
+            do { _ = try EddystoneURLFrame(url: bare); Issue.record("encoded '\(bare)'") } catch {
+                #expect(error.message.contains("has nothing after its scheme '\(bare)' (character \(bare.count))"), "\(error.message)")
+            }
+        }
     }
 
     @Test("Eddystone-TLM: battery, temperature, counters, byte by byte; 'not supported' values")
@@ -130,16 +224,20 @@ struct BeaconFormatTests {
         #expect(try BeaconFrame.decode(data).identity == nil)
     }
 
-    @Test("Telemetry as a scanner reports it: battery and °C to TEMP's 8.8 fixed point, no counters; out of range refused")
+    @Test("Telemetry as a scanner reports it: battery and °C to TEMP's 8.8 fixed point, no counters; a temperature TEMP cannot carry is 'not supported', the battery kept")
     func scannerTelemetry() throws {
-        let tlm = try #require(EddystoneTelemetry(batteryMillivolts: 3000, temperature: 24.5))
+        let tlm = EddystoneTelemetry(batteryMillivolts: 3000, temperature: 24.5)
         #expect(tlm.temperatureRaw == 0x1880 && tlm.batteryMillivolts == 3000 && tlm.advertisingCount == nil && tlm.uptime == nil)
-        #expect(EddystoneTelemetry(batteryMillivolts: nil, temperature: -0.5)?.temperatureRaw == Int16(bitPattern: 0xFF80))
-        #expect(EddystoneTelemetry(batteryMillivolts: 2900, temperature: nil)?.temperature == nil)             // 0x8000: not supported
-        #expect(EddystoneTelemetry(batteryMillivolts: 0, temperature: nil)?.batteryMillivolts == nil)          // 0 mV: not supported
-        #expect(EddystoneTelemetry(batteryMillivolts: nil, temperature: 20.004)?.temperatureRaw == 0x1401)     // 5121.02/256 rounds to 0x1401
-        for outside in [128.0, -128.01, .nan, .infinity] {
-            #expect(EddystoneTelemetry(batteryMillivolts: nil, temperature: outside) == nil, "\(outside)")
+        #expect(EddystoneTelemetry(batteryMillivolts: nil, temperature: -0.5).temperatureRaw == Int16(bitPattern: 0xFF80))
+        #expect(EddystoneTelemetry(batteryMillivolts: 2900, temperature: nil).temperature == nil)             // 0x8000: not supported
+        #expect(EddystoneTelemetry(batteryMillivolts: 0, temperature: nil).batteryMillivolts == nil)          // 0 mV: not supported
+        #expect(EddystoneTelemetry(batteryMillivolts: 0, temperature: nil).isEmptyOfReadings)
+        #expect(EddystoneTelemetry(batteryMillivolts: nil, temperature: 20.004).temperatureRaw == 0x1401)     // 5121.02/256 rounds to 0x1401
+        #expect(EddystoneTelemetry(batteryMillivolts: nil, temperature: -127.996).temperatureRaw == -32767)   // 0x8001, the lowest real reading
+        // −128 °C is TEMP 0x8000, "not supported"; the others cannot be carried: all keep the battery.
+        for outside in [-128.0, 128.0, -128.01, 1000, .nan, .infinity] {
+            let kept = EddystoneTelemetry(batteryMillivolts: 2900, temperature: outside)
+            #expect(kept.temperatureRaw == Int16.min && kept.temperature == nil && kept.batteryMillivolts == 2900, "\(outside)")
         }
         // Absent counters go on the air as 0.
         #expect(Array(tlm.frameBytes.suffix(8)) == [0, 0, 0, 0, 0, 0, 0, 0])
@@ -171,6 +269,11 @@ struct BeaconFormatTests {
         var reservedCode = url
         reservedCode[14] = 0x20                              // space (0x20) is a reserved code
         #expect(code(reservedCode)! == ("reservedValue", 14))
+        // eddystone-url "Frame Specification": the encoded URL is 1-17 bytes; a frame ending after the scheme is refused.
+        var empty = Array(url.prefix(14))
+        empty[7] = 0x06                                      // Service Data length: 0x16, AA FE, 10, TX power, scheme
+        #expect(code(empty)! == ("wrongLength", 11))
+        do { _ = try EddystoneFrame.decode(empty); Issue.record("decoded") } catch { #expect(error.message.contains("encoded URL after the scheme is empty")) }
         let tlm = EddystoneFrame.tlm(EddystoneTelemetry(batteryMillivolts: 3000, temperatureRaw: 0, advertisingCount: 1, uptimeDeciseconds: 1)).advertisingData()
         var encrypted = tlm
         encrypted[12] = 0x01                                 // eTLM version 0x01: not decoded

@@ -17,9 +17,15 @@ struct BeaconLayoutTests {
         #expect(BeaconLayout.eddystoneTLM.adType == 0x16 && BeaconLayout.altBeacon.adType == 0xFF)
     }
 
-    @Test("a custom layout's format follows its identifier shape; little-endian fields are reversed")
+    @Test("a custom layout's format follows its identifier shape and iBeacon's 02 15; little-endian fields are reversed")
     func customLayouts() throws {
-        #expect(try BeaconLayout("m:2-3=0215,i:4-19,i:20-21,i:22-23,p:24-24").format == .altBeacon)
+        // The Android Beacon Library's iBeacon layout (any company): iBeacon, so iBeacon regions match it.
+        #expect(try BeaconLayout("m:2-3=0215,i:4-19,i:20-21,i:22-23,p:24-24").format == .iBeacon)
+        #expect(try BeaconLayout("m:0-3=59000215,i:4-19,i:20-21,i:22-23,p:24-24").format == .iBeacon)
+        #expect(try BeaconLayout("m:3-3=15,i:4-19,i:20-21,i:22-23,p:24-24").format == .altBeacon)   // 0x15 alone is not iBeacon's code
+        #expect(try BeaconLayout("m:2-3=1502,i:4-19,i:20-21,i:22-23,p:24-24").format == .altBeacon)
+        #expect(try BeaconLayout("s:0-1=fe9a,m:2-3=0215,i:4-19,i:20-21,i:22-23").format == .altBeacon)  // service data, not iBeacon's manufacturer data
+        #expect(try BeaconLayout("m:2-3=1234,i:4-19,i:20-21,i:22-23,p:24-24").format == .altBeacon)
         #expect(try BeaconLayout("m:2-3=1234,i:4-13,i:14-19,p:20-20").format == .eddystoneUID)
         #expect(try BeaconLayout("m:2-3=1234,i:4-7").format == nil)
         // A vendor frame: company 0x0059, matcher 0xABCD, a 4-byte little-endian id, power, 2-byte LE data.
@@ -35,12 +41,55 @@ struct BeaconLayoutTests {
         }
     }
 
+    @Test("an iBeacon-shaped vendor frame decodes to an iBeacon identity, which an iBeacon constraint matches")
+    func iBeaconShapedVendorFrame() throws {
+        let layout = try BeaconLayout("m:2-3=0215,i:4-19,i:20-21,i:22-23,p:24-24")
+        let uuid: [UInt8] = [0xE2, 0xC5, 0x6D, 0xB5, 0xDF, 0xFB, 0x48, 0xD2, 0xB0, 0x60, 0xD0, 0xF5, 0xA7, 0x10, 0x96, 0xE0]
+        let data: [UInt8] = [0x1A, 0xFF,                  // Manufacturer Specific Data, 26 bytes
+                             0x59, 0x00,                  // company 0x0059 (Nordic), not Apple: the iBeacon codec refuses it
+                             0x02, 0x15]                  // iBeacon type, length 21
+            + uuid                                        // proximity UUID
+            + [0x00, 0x07,                                // major 7
+               0x00, 0x09,                                // minor 9
+               0xC5]                                      // measured power -59
+        let identity = try #require(layout.identity(of: try layout.decode(data)))
+        #expect(identity.format == .iBeacon && identity.major == 7 && identity.minor == 9)
+        let proximity = try #require(UUID(uuidString: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0"))
+        #expect(try BeaconIdentityConstraint(uuid: proximity, major: 7).matches(identity))
+        #expect(try !BeaconIdentityConstraint(uuid: proximity, major: 7, format: .altBeacon).matches(identity))
+    }
+
+    @Test("a format can be given: FORMAT:EXPRESSION or init(_:format:); the identifiers must have its shape")
+    func explicitFormat() throws {
+        #expect(try BeaconLayout(tagged: "altbeacon:m:2-3=0215,i:4-19,i:20-21,i:22-23,p:24-24").format == .altBeacon)
+        #expect(try BeaconLayout(tagged: "iBeacon:m:2-3=1234,i:4-19,i:20-21,i:22-23,p:24-24").format == .iBeacon)
+        #expect(try BeaconLayout(tagged: "eddystone-uid:m:2-3=1234,i:4-13,i:14-19").format == .eddystoneUID)
+        #expect(try BeaconLayout(tagged: "m:2-3=0215,i:4-19,i:20-21,i:22-23,p:24-24").format == .iBeacon)
+        #expect(try BeaconLayout(tagged: "x,s:0-1=feaa,m:2-2=20,d:3-3").isExtraFrame)   // starts with a term, not a format
+        #expect(try BeaconLayout(tagged: " altbeacon:m:2-3=0215,i:4-19,i:20-21,i:22-23").expression == "m:2-3=0215,i:4-19,i:20-21,i:22-23")
+        for (text, message) in [("zigbee:m:2-3=0215,i:4-19", "'zigbee' is not a format (ibeacon, altbeacon, eddystone-uid)"),
+                                ("ibeacon:m:2-3=1234,i:4-7", "cannot be ibeacon: its identifiers (i:) must be 16+2+2 bytes, fixed length; they are 4"),
+                                ("eddystone-uid:m:2-3=1234,i:4-19,i:20-21,i:22-23", "cannot be eddystone-uid: its identifiers (i:) must be 10+6 bytes, fixed length; they are 16+2+2"),
+                                ("altbeacon:m:2-3=1234,i:4-19v,i:20-21,i:22-23", "they are 16v+2+2"),
+                                ("ibeacon:m:2-3=1234,i:4-19,q:1-1", "unknown kind 'q'")] {
+            do {
+                _ = try BeaconLayout(tagged: text)
+                Issue.record("'\(text)' parsed")
+            } catch {
+                #expect(error.message.contains(message), "\(error.message)")
+            }
+        }
+    }
+
     @Test("layout syntax errors name the term and where it starts", arguments: [
         ("", "term 1"), ("i:4-19", "no matcher"), ("m:2-3=beac", "no identifier"), ("m:2-3=bea", "term 1"),
         ("m:2-3=beac,i:19-4", "term 2 'i:19-4' at character 11"), ("m:2-3=beac,q:1-2", "unknown kind 'q'"),
         ("m:2-3=beac,i:4-19,p:24-25", "one signed byte"), ("m:2-3=beac,i:4-19,d:4-19", "at most 8 bytes"),
         ("m:2-3=beac,m:2-3=beac,i:4-5", "one matcher"), ("m:2-3=beac,i:4-19,p:24-24:x", "power correction"),
         ("m:2-3=beac,i:4-300", "0 <= START <= END <= 254"), ("m:2-3=beac,d:4-5v,i:6-7", "variable length"),
+        // Only 16-bit service data UUIDs (AD type 0x16) are read: longer ones would never match.
+        ("s:0-3=0000feaa,m:4-4=00,i:5-20", "term 1 's:0-3=0000feaa' at character 0: the service UUID must be 2 bytes"),
+        ("m:18-18=00,s:0-15=0000feaa00001000800000805f9b34fb,i:19-20", "term 2"),
     ])
     func syntaxErrors(expression: String, expected: String) {
         do {

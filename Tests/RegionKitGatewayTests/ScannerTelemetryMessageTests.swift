@@ -54,12 +54,11 @@ struct ScannerTelemetryMessageTests {
     }
 
     @Test(arguments: [
-        (#""mV":70000"#, SightingMessageError.Kind.outOfRange, "mV"),
-        (#""mV":"lots""#, .wrongType, "mV"),
-        (#""temp":300"#, .outOfRange, "temp"),
+        (#""mV":"lots""#, SightingMessageError.Kind.wrongType, "mV"),
         (#""temp":[1]"#, .wrongType, "temp"),
+        (#""temp":true"#, .wrongType, "temp"),
     ])
-    func espresenseBadTelemetryNamesTheField(member: String, kind: SightingMessageError.Kind, field: String) {
+    func espresenseTelemetryThatIsNoNumberNamesTheField(member: String, kind: SightingMessageError.Kind, field: String) {
         let json = #"{"id":"iBeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0-1-2","rssi":-70,"# + member + "}"
         do {
             _ = try decode(.espresense, "espresense/devices/x/cellar", json)
@@ -69,6 +68,46 @@ struct ScannerTelemetryMessageTests {
         } catch {
             Issue.record("unexpected \(error)")
         }
+    }
+
+    /// What ESPresense sends for TEMP 0x8000 ("not supported") and for negative temperatures
+    /// depends on the NimBLE-Arduino build's `getTemp()` (see ``ESPresenseMessage/temperature(fromTemp:)``):
+    /// unsigned in 1.4.0/1.4.1 (0x8000 → 128.00, 0xFF80 → 255.50), signed from 1.4.2 (0x8000 →
+    /// −128.00, 0xFF80 → −0.50). A temperature that is "not supported" or cannot be TEMP is dropped;
+    /// the sighting and its `mV` stay.
+    @Test(arguments: [
+        // (temp as fill() prints it, the TEMP kept (nil: dropped))
+        ("128.00", nil),                               // unsigned build, 0x8000: not supported
+        ("-128.00", nil),                              // signed build, 0x8000: not supported
+        ("255.50", Int16(bitPattern: 0xFF80)),         // unsigned build, −0.5 °C
+        ("-0.50", Int16(bitPattern: 0xFF80)),          // signed build, −0.5 °C
+        ("235.00", Int16(bitPattern: 0xEB00)),         // unsigned build, −21 °C (0xEB00)
+        ("128.50", Int16(bitPattern: 0x8080)),         // unsigned build, −127.5 °C (0x8080)
+        ("256.00", Int16(0)),                          // unsigned build, 0xFFFF (−0.004 °C) printed with two decimals
+        ("24.50", Int16(0x1880)),                      // either build, 24.5 °C
+        ("300", nil),                                  // no TEMP reading: dropped
+        ("-200.25", nil),                              // no TEMP reading: dropped
+        ("1e999", nil),                                // not finite: dropped
+    ] as [(String, Int16?)])
+    func espresenseTemperatureOfEitherNimBLEBuildKeepsTheSighting(temp: String, raw: Int16?) throws {
+        let json = #"{"id":"iBeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0-1-2","rssi":-70,"mV":2950,"temp":"# + temp + "}"
+        let seen = try observation(decode(.espresense, "espresense/devices/x/cellar", json))
+        #expect(seen.rssi == -70 && seen.identity.major == 1 && seen.identity.minor == 2)
+        let telemetry = try #require(seen.telemetry, "the battery must survive temp \(temp)")
+        #expect(telemetry.batteryMillivolts == 2950)
+        #expect(telemetry.temperatureRaw == (raw ?? Int16.min), "temp \(temp)")
+    }
+
+    @Test func espresenseOutOfRangeBatteryIsDroppedNotTheSighting() throws {
+        for member in [#""mV":70000"#, #""mV":-3"#, #""mV":1e999"#] {
+            let json = #"{"id":"iBeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0-1-2","rssi":-70,"temp":21.00,"# + member + "}"
+            let seen = try observation(decode(.espresense, "espresense/devices/x/cellar", json))
+            #expect(seen.rssi == -70 && seen.telemetry?.batteryMillivolts == nil && seen.telemetry?.temperature == 21, "\(member)")
+        }
+        // Nothing usable left: no telemetry at all, the sighting still there.
+        let bare = try observation(decode(.espresense, "espresense/devices/x/cellar",
+                                          #"{"id":"iBeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0-1-2","rssi":-70,"mV":70000,"temp":128.00}"#))
+        #expect(bare.rssi == -70 && bare.telemetry == nil)
     }
 
     // MARK: Theengs

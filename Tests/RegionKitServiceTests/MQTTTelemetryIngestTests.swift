@@ -54,4 +54,30 @@ struct MQTTTelemetryIngestTests {
         let statistics = ingest.statistics
         #expect(statistics.telemetry == 2 && statistics.sightings == 2 && statistics.messages == 4 && statistics.rejectedTotal == 0)
     }
+
+    @Test("a transmitter's telemetry expires after telemetryMaximumAge (600 s, manager clock) without a TLM message")
+    func telemetryExpires() throws {
+        let clock = VirtualClock()
+        let manager = LocationManager(profile: .coreLocation, clock: clock, sources: [.beacon: .authorized])
+        let collector = Collector()
+        manager.delegate = collector
+        manager.startRangingBeacons(satisfying: try BeaconIdentityConstraint(eddystoneNamespace: "8b0ca750e7a74e14bd99"))
+        let ingest = MQTTSightingIngest(sources: [MQTTSourceConfiguration(format: .theengs)], manager: manager, logger: Logger(label: "test"))
+        let topic = "home/gw/BTtoMQTT/C0A1B2C3D4E5"
+        func rangedTelemetry() -> EddystoneTelemetry?? { collector.beacons.withLock { $0.last?.first.map(\.telemetry) } }
+
+        ingest.handle(topic: topic, payload: Self.message(Self.tlm, rssi: -61))       // TLM at t = 0
+        clock.advance(by: 590)
+        ingest.handle(topic: topic, payload: Self.message(Self.uid, rssi: -60))       // t = 590: attached
+        clock.advance(by: 1)
+        #expect(rangedTelemetry()??.batteryMillivolts == 3000)
+        clock.advance(by: 10)                                                         // t = 601: the TLM is 601 s old
+        ingest.handle(topic: topic, payload: Self.message(Self.uid, rssi: -60))
+        clock.advance(by: 1)
+        #expect(rangedTelemetry() == .some(nil), "stale telemetry must not be attached")
+        ingest.handle(topic: topic, payload: Self.message(Self.tlm, rssi: -61))       // a new TLM: attached again
+        ingest.handle(topic: topic, payload: Self.message(Self.uid, rssi: -60))
+        clock.advance(by: 1)
+        #expect(rangedTelemetry()??.batteryMillivolts == 3000)
+    }
 }

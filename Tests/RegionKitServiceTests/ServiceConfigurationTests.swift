@@ -116,6 +116,32 @@ struct ServiceConfigurationTests {
         #expect(try hci.beaconLayouts().first?.format == .altBeacon)
     }
 
+    @Test("An hci source's layouts: a string (format inferred or FORMAT:-prefixed) or {layout, format}")
+    func layoutFormats() throws {
+        let configuration = try ServiceConfiguration.decode("""
+            sources:
+              - hci:
+                  device: hci0
+                  layouts:
+                    - "m:2-3=1234,i:4-19,i:20-21,i:22-23,p:24-24"
+                    - "m:2-3=0215,i:4-19,i:20-21,i:22-23,p:24-24"
+                    - "ibeacon:m:2-3=1234,i:4-19,i:20-21,i:22-23,p:24-24"
+                    - {layout: "m:2-3=0215,i:4-19,i:20-21,i:22-23,p:24-24", format: altbeacon}
+                    - {layout: "m:2-3=abcd,i:4-13,i:14-19"}
+            """, path: Self.path)
+        guard case .hci(let hci) = configuration.sources.first else { Issue.record("not hci"); return }
+        let layouts = try hci.beaconLayouts()
+        #expect(layouts.map(\.format) == [.altBeacon, .iBeacon, .iBeacon, .altBeacon, .eddystoneUID])
+        #expect(layouts.map(\.expression) == ["m:2-3=1234,i:4-19,i:20-21,i:22-23,p:24-24", "m:2-3=0215,i:4-19,i:20-21,i:22-23,p:24-24",
+                                             "m:2-3=1234,i:4-19,i:20-21,i:22-23,p:24-24", "m:2-3=0215,i:4-19,i:20-21,i:22-23,p:24-24",
+                                             "m:2-3=abcd,i:4-13,i:14-19"])
+        // The settings encode back to what they were: a string, or a map when a format was given in one.
+        let json = String(decoding: try JSONEncoder().encode(hci.layouts), as: UTF8.self)
+        #expect(json.contains(#""ibeacon:m:2-3=1234"#) && json.contains(#"{"layout":"m:2-3=0215,i:4-19,i:20-21,i:22-23,p:24-24","format":"altbeacon"}"#)
+                || json.contains(#"{"format":"altbeacon","layout":"m:2-3=0215,i:4-19,i:20-21,i:22-23,p:24-24"}"#), "\(json)")
+        #expect(try JSONDecoder().decode([BeaconLayoutSetting].self, from: JSONEncoder().encode(hci.layouts)) == hci.layouts)
+    }
+
     @Test("Errors name the file and the field", arguments: [
         ("sources:\n  - simulator: {speed: 2}\n", "missing field 'scenario' at sources[0].simulator"),
         ("sources:\n  - {simulator: {scenario: museum}, gpsd: {}}\n", "sources[0]: must be exactly one of: simulator, gateway, hci, gpsd, mqtt"),
@@ -157,8 +183,21 @@ struct ServiceConfigurationTests {
         ("sources:\n  - gpsd: {}\nhooks: {onEnter: [], onExit: [], webhooks: [{url: 'ftp://x'}]}\n", "hooks.webhooks: 'ftp://x' is not an http(s) URL"),
         ("sources: [\n", "not valid YAML"),
         ("sources:\n  - hci: {device: hci0, layouts: ['m:2-3=beac']}\n", "sources[0].hci"),
+        ("sources:\n  - hci: {device: hci0, layouts: ['m:2-3=beac,i:4-7', 'zigbee:m:2-3=beac,i:4-7']}\n", "layouts[1]: beacon layout 'zigbee:m:2-3=beac,i:4-7': 'zigbee' is not a format"),
+        ("sources:\n  - hci: {device: hci0, layouts: [{layout: 'm:2-3=beac,i:4-7', format: ibeacon}]}\n", "layouts[0]: beacon layout 'm:2-3=beac,i:4-7' cannot be ibeacon"),
+        ("sources:\n  - hci: {device: hci0, layouts: [{layout: 'altbeacon:m:2-3=beac,i:4-19,i:20-21,i:22-23', format: ibeacon}]}\n", "format ibeacon and the prefix altbeacon disagree"),
+        ("sources:\n  - hci: {device: hci0, layouts: [{layout: 'm:2-3=beac,i:4-19,i:20-21,i:22-23', format: zigbee}]}\n", "sources[0].hci.layouts[0].format"),
+        ("sources:\n  - hci: {device: hci0, layouts: [{layot: 'm:2-3=beac,i:4-19,i:20-21,i:22-23'}]}\n", "missing field 'layout' at sources[0].hci.layouts[0]"),
+        ("sources:\n  - hci: {device: hci0, layouts: [{layout: 'm:2-3=beac,i:4-19,i:20-21,i:22-23', fromat: ibeacon}]}\n", "sources[0].hci.layouts[0].fromat: unknown key 'fromat' (known keys here: format, layout)"),
         ("sources:\n  - gpsd: {}\nregions:\n  - {identifier: x, format: eddystone-uid, namespace: 8b0c}\n", "not 20 hex digits"),
         ("sources:\n  - gpsd: {}\nregions:\n  - {identifier: x, format: zigbee, uuid: E2C56DB5-DFFB-48D2-B060-D0F5A71096E0}\n", "format 'zigbee'"),
+        // A region with a format is a beacon region: without uuid it must not become a circle.
+        ("sources:\n  - gpsd: {}\nregions:\n  - {identifier: x, format: altbeacon, latitude: 52.5, longitude: 13.4, radius: 100}\n",
+         "regions[0]: region 'x': format altbeacon needs uuid (id1); a circular region (latitude/longitude/radius) takes no format"),
+        ("sources:\n  - gpsd: {}\nregions:\n  - {identifier: a, latitude: 52.5, longitude: 13.4, radius: 100}\n  - {identifier: b, format: ibeacon, latitude: 52.5, longitude: 13.4, radius: 100}\n",
+         "regions[1]: region 'b': format ibeacon needs uuid;"),
+        ("sources:\n  - gpsd: {}\nregions:\n  - {identifier: x, format: eddystone-uid, latitude: 52.5, longitude: 13.4, radius: 100}\n",
+         "regions[0]: region 'x': an eddystone-uid region takes namespace (and instance) only"),
     ])
     func errors(text: String, expected: String) throws {
         let error = #expect(throws: RegionKitError.self) { try ServiceConfiguration.decode(text, path: Self.path) }

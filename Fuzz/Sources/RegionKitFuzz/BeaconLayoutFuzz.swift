@@ -6,8 +6,8 @@ import RegionKitCore
 /// expression (any bytes, invalid UTF-8 included), the rest advertising data.
 ///
 /// Invariants: a refused expression is an `invalidArgument` error naming the layout; a parsed
-/// layout's fields are within 0...254 with the matcher value as long as its range, and its format
-/// follows its identifiers; a decode reads the structure at the offset it reports, of the layout's
+/// layout's fields are within 0...254 with the matcher value as long as its range, a service UUID
+/// is 16-bit, and its format follows its identifiers (and iBeacon's `02 15` in the matcher); a decode reads the structure at the offset it reports, of the layout's
 /// AD type, with the matcher (and service UUID) bytes at their places, one value per identifier
 /// and data field of the declared lengths, power only with a `p:` term; a decode error's offset
 /// lies in the data; a region identity, when there is one, has the layout's format.
@@ -35,8 +35,8 @@ enum BeaconLayoutFuzz {
     static func checkParsed(_ layout: BeaconLayout) {
         let fields = [layout.matcher] + layout.identifiers + layout.dataFields + (layout.power.map { [$0] } ?? []) + (layout.serviceUUID.map { [$0.field] } ?? [])
         guard fields.allSatisfy({ 0 <= $0.start && $0.start <= $0.end && $0.end <= 254 }) else { FuzzTarget.fail("'\(layout)' has a field outside 0...254: \(fields)") }
-        guard layout.matcherValue.count == layout.matcher.length, layout.serviceUUID.map({ $0.bytes.count == $0.field.length }) ?? true else {
-            FuzzTarget.fail("'\(layout)' matcher/service UUID value lengths differ from their ranges")
+        guard layout.matcherValue.count == layout.matcher.length, layout.serviceUUID.map({ $0.bytes.count == $0.field.length && $0.bytes.count == 2 }) ?? true else {
+            FuzzTarget.fail("'\(layout)' matcher/service UUID value lengths differ from their ranges (or the service UUID is not 16-bit)")
         }
         guard layout.isExtraFrame || !layout.identifiers.isEmpty, layout.power.map({ $0.length == 1 }) ?? true,
               layout.dataFields.allSatisfy({ $0.length <= 8 }), (-127...127).contains(layout.powerCorrection) else {
@@ -44,7 +44,13 @@ enum BeaconLayoutFuzz {
         }
         let lengths = layout.identifiers.map(\.length)
         let fixed = layout.identifiers.allSatisfy { !$0.variableLength }
-        let expected: BeaconFormat? = fixed && lengths == [16, 2, 2] ? .altBeacon : fixed && lengths == [10, 6] ? .eddystoneUID : nil
+        // 16+2+2 after iBeacon's 02 15 at manufacturer data bytes 2-3 is iBeacon, other 16+2+2 AltBeacon.
+        let m = layout.matcher
+        var iBeaconCode = false
+        if layout.serviceUUID == nil, m.start <= 2, m.end >= 3, layout.matcherValue.count == m.length {
+            iBeaconCode = layout.matcherValue[2 - m.start] == 0x02 && layout.matcherValue[3 - m.start] == 0x15
+        }
+        let expected: BeaconFormat? = fixed && lengths == [16, 2, 2] ? (iBeaconCode ? .iBeacon : .altBeacon) : fixed && lengths == [10, 6] ? .eddystoneUID : nil
         guard layout.format == expected else { FuzzTarget.fail("'\(layout)' has format \(String(describing: layout.format)), identifiers \(lengths)") }
     }
 

@@ -48,12 +48,35 @@ public enum ESPresenseMessage {
         if case let .number(distance)? = fields[3], !(distance.isFinite && distance >= 0) {
             throw SightingMessageError(.outOfRange, "field 'distance' = \(distance) is not a distance in metres")
         }
-        let millivolts = try SightingMessageDecoder.optionalInteger(fields[4], "mV", in: 0...65535)
-        let temperature = try SightingMessageDecoder.optionalNumber(fields[5], "temp", in: SightingMessageDecoder.temperatureRange)
+        // Telemetry never costs the sighting: a value out of range is dropped (that field only).
+        let millivolts = try SightingMessageDecoder.telemetryNumber(fields[4], "mV").flatMap { $0 >= 0 && $0 <= 65535.5 ? Int($0.rounded()) : nil }
+        let temperature = try SightingMessageDecoder.telemetryNumber(fields[5], "temp").flatMap(Self.temperature(fromTemp:))
         let name: String
         if let scanner { name = scanner } else { name = try SightingMessageDecoder.scannerName(String(room), from: "room") }
         return .sightings([BeaconObservation(identity: identity, rssi: rssi, measuredPower: power, timestamp: now, scannerID: name,
                                              telemetry: SightingMessageDecoder.telemetry(millivolts: millivolts, temperature: temperature))])
+    }
+
+    /// The temperature in an ESPresense `temp`, nil when it is TLM's "not supported" or cannot be a
+    /// TEMP reading (then only the temperature is dropped, never the sighting or its battery).
+    ///
+    /// ESPresense (src/BleFingerprint.cpp at a6f1105e, `fingerprintServiceData`, the
+    /// `EDDYSTONE_TLM_FRAME_TYPE` branch) sets `temp = oBeacon.getTemp()` and `mv = oBeacon.getVolt()`
+    /// from every TLM frame, and `fill()` publishes `temp` as `String(temp, 2)` whenever it is
+    /// non-zero, also next to an `iBeacon:` id, and `mV` whenever non-zero. `getTemp()` comes from
+    /// the NimBLE-Arduino it is built with (the TLM branch is compiled without `NIMBLE_V2` only):
+    /// ESPresense's platformio.ini pins its fork ESPresense/NimBLE-Arduino#1.4.0, whose
+    /// src/NimBLEEddystoneTLM.cpp (master at 18947bc) returns `ENDIAN_CHANGE_U16(temp) / 256.0f`
+    /// with `ENDIAN_CHANGE_U16(x)` = `((x & 0xFF00) >> 8) + ((x & 0xFF) << 8)`, *unsigned*, as
+    /// h2zero/NimBLE-Arduino 1.4.0 and 1.4.1 do: TEMP 0x8000 ("not supported") arrives as 128.00
+    /// and a negative temperature as 128.01…256.00 (−0.5 °C, 0xFF80, as 255.50). h2zero 1.4.2
+    /// casts to `int16_t` first, signed: 0x8000 arrives as −128.00. Hence: −128.00 and 128.00 are
+    /// "not supported"; 128 < t ≤ 256 is the unsigned build's t − 256; −128 < t < 128 is t;
+    /// anything else is dropped. (`getVolt()` is `uint16_t`, so `mV` is 1…65535.)
+    static func temperature(fromTemp value: Double) -> Double? {
+        if value > -128, value < 128 { return value }
+        if value > 128, value <= 256 { return value - 256 }
+        return nil
     }
 
     /// The iBeacon or AltBeacon identity in an ESPresense id, `nil` if it is not

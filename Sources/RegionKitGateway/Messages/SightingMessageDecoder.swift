@@ -142,15 +142,29 @@ extension SightingMessageDecoder {
     }
 
     /// Battery and temperature a scanner decoded from the transmitter's telemetry, nil when it
-    /// reported neither (a battery of 0 mV means "not supported", as in Eddystone-TLM).
+    /// reported neither (a battery of 0 mV means "not supported", as in Eddystone-TLM; so does a
+    /// temperature TEMP cannot carry, see ``EddystoneTelemetry/init(batteryMillivolts:temperature:)``).
     static func telemetry(millivolts: Int?, temperature: Double?) -> EddystoneTelemetry? {
         let battery = millivolts.map { UInt16(clamping: $0) }   // callers check 0...65535
-        guard (battery ?? 0) != 0 || temperature != nil else { return nil }
-        return EddystoneTelemetry(batteryMillivolts: battery, temperature: temperature)
+        let telemetry = EddystoneTelemetry(batteryMillivolts: battery, temperature: temperature)
+        return telemetry.isEmptyOfReadings ? nil : telemetry
     }
 
-    /// TEMP's range (signed 8.8 fixed point), °C.
-    static let temperatureRange = -128.0...127.99
+    /// An optional telemetry number: `nil` when absent, null or not finite; a quoted number is
+    /// accepted; only a value that is not a number at all (an object, `true`, a word) throws.
+    /// The caller drops a value out of its field's range instead of rejecting the message.
+    static func telemetryNumber(_ value: JSONScalar?, _ field: String) throws(SightingMessageError) -> Double? {
+        let number: Double
+        switch value {
+        case nil, .null?: return nil
+        case .number(let value)?: number = value
+        case .string(let text)?:
+            guard let value = Double(text.trimmingCharacters(in: .whitespaces)) else { throw SightingMessageError(.wrongType, "field '\(field)' is not a number") }
+            number = value
+        case let other?: throw SightingMessageError(.wrongType, "field '\(field)' is \(other.typeName), not a number")
+        }
+        return number.isFinite ? number : nil
+    }
 
     /// An optional string field.
     static func optionalString(_ value: JSONScalar?, _ field: String) throws(SightingMessageError) -> String? {

@@ -2,6 +2,7 @@ import Logging
 import RegionKitConcurrency
 import RegionKit
 import RegionKitCore
+import RegionKitBluetooth
 import RegionKitGateway
 import RegionKitMQTT
 
@@ -40,12 +41,17 @@ public final class MQTTSightingIngest: Sendable {
     let routes: [Route]
     let manager: LocationManager
     let logger: Logger
-    private let state = LockedBox<(statistics: Statistics, logged: Set<String>, telemetry: [Substring: EddystoneTelemetry])>((Statistics(), [], [:]))
+    private let state = LockedBox<(statistics: Statistics, logged: Set<String>, telemetry: [Substring: (frame: EddystoneTelemetry, heardAt: Timestamp)])>((Statistics(), [], [:]))
     /// Transmitters whose telemetry is kept; the map is emptied when a new one would exceed it
     /// (as ``BeaconReportPipeline/telemetryCapacity``).
     public static let telemetryCapacity = 4096
+    /// Seconds (manager clock) after a transmitter's last telemetry message that it is no longer
+    /// attached to its sightings, and dropped: as ``BeaconReportPipeline/telemetryMaximumAge``.
+    public let telemetryMaximumAge: Double
 
-    public init(sources: [MQTTSourceConfiguration], manager: LocationManager, logger: Logger) {
+    public init(sources: [MQTTSourceConfiguration], manager: LocationManager, logger: Logger,
+                telemetryMaximumAge: Double = BeaconReportPipeline.defaultTelemetryMaximumAge) {
+        self.telemetryMaximumAge = telemetryMaximumAge
         routes = sources.map { Route(filter: $0.topicFilter, decoder: SightingMessageDecoder(format: $0.format, scannerOverride: $0.scanner)) }
         self.manager = manager
         self.logger = logger
@@ -70,13 +76,21 @@ public final class MQTTSightingIngest: Sendable {
             state.withLock { $0.statistics.unrouted += 1 }
             return
         }
+        let now = manager.clock.now
         do {
-            switch try route.decoder.decode(topic: topic, payload: payload, receivedAt: manager.clock.now) {
+            switch try route.decoder.decode(topic: topic, payload: payload, receivedAt: now) {
             case .sightings(var observations):
                 let kept = state.withLock { state -> EddystoneTelemetry? in
                     state.statistics.messages += 1
                     state.statistics.sightings += observations.count
-                    return state.telemetry.isEmpty || route.decoder.format != .theengs ? nil : state.telemetry[Self.transmitter(topic)]
+                    guard !state.telemetry.isEmpty, route.decoder.format == .theengs else { return nil }
+                    let key = Self.transmitter(topic)
+                    guard let kept = state.telemetry[key] else { return nil }
+                    guard now - kept.heardAt <= telemetryMaximumAge else {
+                        state.telemetry[key] = nil
+                        return nil
+                    }
+                    return kept.frame
                 }
                 if let kept {
                     for index in observations.indices where observations[index].telemetry == nil { observations[index].telemetry = kept }
@@ -88,7 +102,7 @@ public final class MQTTSightingIngest: Sendable {
                     $0.statistics.telemetry += 1
                     let key = Self.transmitter(topic)
                     if $0.telemetry[key] == nil && $0.telemetry.count >= Self.telemetryCapacity { $0.telemetry.removeAll(keepingCapacity: true) }
-                    $0.telemetry[key] = frame
+                    $0.telemetry[key] = (frame, now)
                 }
             case .ignored(let reason):
                 state.withLock {

@@ -44,7 +44,7 @@ struct Advertise: AsyncParsableCommand {
     @Option(help: "Minor, 0...65535 (default 0).")
     var minor: UInt16 = 0
 
-    @Option(name: .customLong("measured-power"), parsing: .unconditional, help: "Expected RSSI at 1 m in dBm, -128...127 (default -59; Eddystone -128...86, sent +41 dB as the 0 m value); negative values are fine: --measured-power -59.")
+    @Option(name: .customLong("measured-power"), parsing: .unconditional, help: "Expected RSSI at 1 m in dBm (default -59): iBeacon -128...127, AltBeacon -127...0 (reference RSSI), Eddystone -141...-21 (sent +41 dB as the 0 m value, which the spec limits to -100...+20); negative values are fine: --measured-power -59.")
     var measuredPower: Int?
 
     @Option(name: .customLong("interval-ms"), help: "Advertising interval in milliseconds, 20...10240.")
@@ -65,10 +65,8 @@ struct Advertise: AsyncParsableCommand {
     /// The frame the options describe; a ValidationError names the option at fault.
     func beaconFrame() throws -> BeaconFrame {
         let kind = format.lowercased()
-        let eddystone = kind.hasPrefix("eddystone")
-        let limit = eddystone ? 86 : 127
-        if let measuredPower, !(-128...limit).contains(measuredPower) {
-            throw ValidationError("--measured-power \(measuredPower) is outside -128...\(limit) dBm for --format \(kind)")
+        if let measuredPower {
+            try Self.checkPower(measuredPower, format: kind)
         }
         func forbid(_ names: [(String, Bool)]) throws {
             for (name, given) in names where given { throw ValidationError("\(name) does not go with --format \(kind)") }
@@ -105,6 +103,28 @@ struct Advertise: AsyncParsableCommand {
             }
         default:
             throw ValidationError("--format '\(format)' is not ibeacon, altbeacon, eddystone-uid or eddystone-url")
+        }
+    }
+
+    /// The measured powers the formats' documents allow, as `--measured-power` (expected RSSI at 1 m):
+    /// iBeacon a signed byte; AltBeacon's reference RSSI "0 to -127" (AltBeacon spec, github.com/AltBeacon/spec,
+    /// "REFERENCE RSSI"); Eddystone's ranging data / TX power at 0 m "-100 dBm to +20 dBm" (google/eddystone
+    /// eddystone-uid/README.md "Tx Power", the same for eddystone-url), sent as --measured-power + 41 dB,
+    /// so --measured-power −141…−21.
+    static func checkPower(_ power: Int, format kind: String) throws {
+        switch kind {
+        case "altbeacon":
+            guard (-127...0).contains(power) else {
+                throw ValidationError("--measured-power \(power) is outside -127...0 dBm, the AltBeacon spec's reference RSSI range")
+            }
+        case "eddystone-uid", "eddystone", "eddystone-url":
+            guard (-141 ... -21).contains(power) else {
+                throw ValidationError("--measured-power \(power) gives \(power + 41) dBm at 0 m (sent as --measured-power + 41): Eddystone allows -100...+20 dBm at 0 m, so --measured-power must be within -141...-21")
+            }
+        default:
+            guard (-128...127).contains(power) else {
+                throw ValidationError("--measured-power \(power) is outside -128...127 dBm (one signed byte)")
+            }
         }
     }
 

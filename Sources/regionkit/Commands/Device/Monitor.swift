@@ -42,6 +42,8 @@ struct Monitor: AsyncParsableCommand {
     @Option(help: "Record every HCI packet to this btsnoop file (replay it with `regionkit replay FILE`).")
     var capture: String?
 
+    @OptionGroup var layoutOptions: LayoutOptions
+
     func validate() throws {
         guard hci != nil || gpsd != nil else { throw ValidationError("give --hci SPEC (beacon regions) and/or --gpsd HOST:PORT (circular regions)") }
         guard !regionOptions.isEmpty else {
@@ -49,6 +51,7 @@ struct Monitor: AsyncParsableCommand {
         }
         if !regionOptions.beaconSpecifiers.isEmpty && hci == nil { throw ValidationError("--region needs --hci (a Bluetooth controller)") }
         if !regionOptions.geofenceSpecifiers.isEmpty && gpsd == nil { throw ValidationError("--geofence needs --gpsd (a location source)") }
+        if !layoutOptions.layouts.isEmpty && hci == nil { throw ValidationError("--layout needs --hci (a Bluetooth controller)") }
     }
 
     func run() async throws {
@@ -71,7 +74,9 @@ struct Monitor: AsyncParsableCommand {
                                           clock: clock, sources: sources)
             let forwarder = PrintingDelegate(printer: output.printer())
             manager.delegate = forwarder
-            let scanner = specification.map { BeaconScanner(specification: $0, manager: manager, capture: captureFile) }
+            var scanning = BeaconScanner.Configuration()
+            scanning.beaconLayouts = try layoutOptions.beaconLayouts()
+            let scanner = specification.map { BeaconScanner(specification: $0, manager: manager, configuration: scanning, capture: captureFile) }
             if let scanner {
                 try await BluetoothError.bridged { () async throws(BluetoothError) in try await scanner.start() }
             }

@@ -36,8 +36,7 @@ struct Scan: AsyncParsableCommand {
     @Option(help: "Scanning commands: automatic (by the controller's LE features), legacy or extended.")
     var mode: ScanningMode = .automatic
 
-    @Option(name: .customLong("layout"), help: "A beacon layout in the Android Beacon Library's syntax, tried after iBeacon, AltBeacon and Eddystone (repeatable), e.g. m:2-3=0215,i:4-19,i:20-21,i:22-23,p:24-24.")
-    var layouts: [String] = []
+    @OptionGroup var layoutOptions: LayoutOptions
 
     @Option(help: "Also publish the beacon sightings to this MQTT broker (mqtt://HOST[:PORT] or mqtts://).")
     var publish: String?
@@ -49,9 +48,6 @@ struct Scan: AsyncParsableCommand {
     var caFile: String?
 
     func validate() throws {
-        for layout in layouts {
-            do { _ = try BeaconLayout(layout) } catch { throw ValidationError("--layout: \(error.message)") }
-        }
         if publish == nil && (scanner != nil || caFile != nil) { throw ValidationError("--scanner and --ca-file go with --publish") }
         if publish != nil && scanner == nil { throw ValidationError("--publish needs --scanner NAME (the room this scanner is in)") }
     }
@@ -65,7 +61,7 @@ struct Scan: AsyncParsableCommand {
             var configuration = BeaconScanner.Configuration()
             configuration.scanType = active ? .active : .passive
             configuration.mode = mode
-            configuration.beaconLayouts = try layouts.map { try BeaconLayout($0) }
+            configuration.beaconLayouts = try layoutOptions.beaconLayouts()
             let scanner = BeaconScanner(specification: specification, manager: nil, clock: clock, configuration: configuration, capture: captureFile)
             let events = scanner.events()
             let publisher = try publish.map { url in
