@@ -33,14 +33,6 @@ struct ClusterHTTPDaemonTests {
         return lines.joined(separator: "\n")
     }
 
-    static func waitUntil(timeout: Double, _ condition: () async throws -> Bool) async rethrows -> Bool {
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            if try await condition() { return true }
-            try? await Task.sleep(for: .milliseconds(200))
-        }
-        return try await condition()
-    }
 
     /// `GET /v1/regions` of a member as identifier → (state, since).
     static func regions(_ client: LoopbackClient) async throws -> [String: String] {
@@ -76,7 +68,7 @@ struct ClusterHTTPDaemonTests {
         let (a, b) = (LoopbackClient(port: daemons[0].port, token: Self.token), LoopbackClient(port: daemons[1].port, token: Self.token))
 
         // Both members hold partitions (2 each).
-        let spread = try await Self.waitUntil(timeout: 60) {
+        let spread = try await waitUntil(timeout: 60, interval: .milliseconds(200)) {
             let live = try await store.leases().filter { $0.expiresIn > 0 }
             return live.count == Self.partitions && Set(live.compactMap(\.owner)) == Set(members)
         }
@@ -113,7 +105,7 @@ struct ClusterHTTPDaemonTests {
         #expect(try await store.leases().first { $0.partition == Self.partition(minor) }?.owner == "member-a")
 
         // Both members answer the same merged states (the store's), the beacon's region and the site inside.
-        let agreed = try await Self.waitUntil(timeout: 30) {
+        let agreed = try await waitUntil(timeout: 30, interval: .milliseconds(200)) {
             let (fromA, fromB) = (try await Self.regions(a), try await Self.regions(b))
             return fromA == fromB && fromA["b\(minor)"]?.hasPrefix("inside") == true && fromA["site"]?.hasPrefix("inside") == true
         }
@@ -174,7 +166,7 @@ struct ClusterHTTPDaemonTests {
         let publishing = Task { await publisher.run() }
         defer { publishing.cancel() }
         // The only member: it takes every partition.
-        let held = try await Self.waitUntil(timeout: 60) {
+        let held = try await waitUntil(timeout: 60, interval: .milliseconds(200)) {
             try await store.leases().filter { $0.expiresIn > 0 && $0.owner == "member-a" }.count == Self.partitions
         }
         #expect(held, "\(daemon.stderr.suffix(3000))")

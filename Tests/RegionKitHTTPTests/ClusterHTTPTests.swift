@@ -50,14 +50,6 @@ struct ClusterHTTPTests {
         }
     }
 
-    static func waitUntil(timeout: Double, _ condition: () async throws -> Bool) async rethrows -> Bool {
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            if try await condition() { return true }
-            try? await Task.sleep(for: .milliseconds(100))
-        }
-        return try await condition()
-    }
 
     @Test("Regions from the merged states, SSE with events another member caused, beacons of this member's partitions, 405 on region changes, request-state from the store, readiness and metrics",
           .timeLimit(.minutes(4)))
@@ -105,7 +97,7 @@ struct ClusterHTTPTests {
         let publishing = Task { await publisher.run() }
         defer { publishing.cancel() }
         do {
-            let took = await Self.waitUntil(timeout: 30) {
+            let took = await waitUntil(timeout: 30) {
                 Set(engine.partitions.map(\.partition)) == mine && engine.partitionStatuses.allSatisfy { $0.state == .up }
             }
             #expect(took, "engine-a holds \(engine.partitions) (\(engine.partitionStatuses.map { "\($0.name): \($0.state)" }))")
@@ -147,7 +139,7 @@ struct ClusterHTTPTests {
             let topic = "regionkit/part/\(Self.partition(local))/espresense/devices/\(Self.token(local))/hall"
             let payload = Array(#"{"id":"\#(Self.token(local))","rssi":-62,"rssi@1m":-59,"distance":1.4}"#.utf8)
             try await publisher.waitUntilConnected()
-            let inside = try await Self.waitUntil(timeout: 30) {
+            let inside = try await waitUntil(timeout: 30) {
                 try await publisher.publish([MQTTMessage(topic: topic, payload: payload, qos: .atLeastOnce, retain: false)])
                 let states = try await store.states()
                 return states["local"]?.state == .inside && states["site"]?.state == .inside
@@ -226,7 +218,7 @@ struct ClusterHTTPTests {
             #expect(down.status == 503 && down.json["status"] as? String == "not ready", "\(down.text)")
             #expect((down.json["checks"] as? [[String: Any]] ?? []).first { $0["name"] as? String == "store" }?["ok"] as? Bool == false)
             try await postgres.start()
-            let back = await Self.waitUntil(timeout: 30) {
+            let back = await waitUntil(timeout: 30) {
                 (try? await client.request("GET", "/readyz"))?.status == 200
             }
             #expect(back, "not ready again after PostgreSQL came back")

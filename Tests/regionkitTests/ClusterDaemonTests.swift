@@ -185,14 +185,6 @@ struct ClusterDaemonTests {
         }
     }
 
-    static func waitUntil(timeout: Double, _ condition: () async throws -> Bool) async rethrows -> Bool {
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            if try await condition() { return true }
-            try? await Task.sleep(for: .milliseconds(100))
-        }
-        return try await condition()
-    }
 
     static func crossings(_ events: [StoredEvent], _ region: String) -> [String] {
         events.filter { $0.region == region && ($0.type == "didEnterRegion" || $0.type == "didExitRegion") }.map(\.type)
@@ -239,7 +231,7 @@ struct ClusterDaemonTests {
 
         /// Waits until every partition is held by a live lease and every member holds some.
         func waitUntilSpread(timeout: Double = 60) async throws -> Bool {
-            try await ClusterDaemonTests.waitUntil(timeout: timeout) {
+            try await waitUntil(timeout: timeout) {
                 let leases = try await store.leases()
                 let owners = Dictionary(grouping: leases.filter { $0.expiresIn > 0 }, by: { $0.owner ?? "" })
                 let fair = ClusterDaemonTests.partitions / members.count
@@ -249,7 +241,7 @@ struct ClusterDaemonTests {
         }
 
         func waitUntilAllInside(timeout: Double = 60) async throws -> Bool {
-            try await ClusterDaemonTests.waitUntil(timeout: timeout) {
+            try await waitUntil(timeout: timeout) {
                 let states = try await store.states()
                 return Rig.regions.allSatisfy { states[$0]?.state == .inside }
             }
@@ -325,7 +317,7 @@ struct ClusterDaemonTests {
         let killedAt = Date()
         kill(engines[victimIndex].process.processIdentifier, SIGKILL)
         let survivors = members.filter { $0 != victim }
-        let tookOver = try await Self.waitUntil(timeout: 30) {
+        let tookOver = try await waitUntil(timeout: 30) {
             try await store.leases().filter { moved.contains($0.partition) }.allSatisfy { lease in
                 lease.expiresIn > 0 && survivors.contains(lease.owner ?? "")
             }
@@ -354,7 +346,7 @@ struct ClusterDaemonTests {
         let leaving = Array(1...8)
         let stoppedAt = Date()
         fleet.present.withLock { $0.subtract(leaving) }
-        let exited = try await Self.waitUntil(timeout: 60) {
+        let exited = try await waitUntil(timeout: 60) {
             let events = try await store.events(since: nil, region: nil, type: "didExitRegion", afterID: nil, limit: nil)
             return leaving.allSatisfy { minor in events.contains { $0.region == "b\(minor)" } }
         }
@@ -380,7 +372,7 @@ struct ClusterDaemonTests {
         // The hooks: one member at a time runs them (the outputs lease); every exit's hook delivered,
         // once, even if the killed engine was the one running them.
         let exitIDs = Set(events.filter { $0.type == "didExitRegion" }.map(\.id))
-        let delivered = try await Self.waitUntil(timeout: 30) {
+        let delivered = try await waitUntil(timeout: 30) {
             Set(try await store.deliveries(status: .delivered).map(\.eventID)).isSuperset(of: exitIDs)
         }
         let lines = ((try? String(contentsOfFile: hooksFile, encoding: .utf8)) ?? "").split(separator: "\n")
@@ -405,7 +397,7 @@ struct ClusterDaemonTests {
                 (try? JSONSerialization.jsonObject(with: Data(message.text.utf8)) as? [String: Any])?["id"].flatMap { ($0 as? NSNumber)?.int64Value }
             }
         }
-        let allPublished = await Self.waitUntil(timeout: 30) { Set(publishedIDs()).isSuperset(of: regionEventIDs) }
+        let allPublished = await waitUntil(timeout: 30) { Set(publishedIDs()).isSuperset(of: regionEventIDs) }
         let published = publishedIDs()
         #expect(allPublished, "not published: \(regionEventIDs.subtracting(published).sorted())")
         let lastState = Dictionary(heard.withLock { $0 }.filter { $0.topic.hasSuffix("/state") }.map { ($0.topic, $0.text) }, uniquingKeysWith: { $1 })
@@ -446,7 +438,7 @@ struct ClusterDaemonTests {
             #expect(await engines[index].signal(SIGTERM, timeout: 20) == 0, "\(member): \(engines[index].stderr.suffix(2000))")
         }
         // The last holder said offline when it stopped.
-        let offline = await Self.waitUntil(timeout: 10) { heard.withLock { $0 }.last { $0.topic == "regionkit/e2e/status" }?.text == "offline" }
+        let offline = await waitUntil(timeout: 10) { heard.withLock { $0 }.last { $0.topic == "regionkit/e2e/status" }?.text == "offline" }
         #expect(offline, "status after the stop: \(heard.withLock { $0 }.filter { $0.topic == "regionkit/e2e/status" }.map(\.text))")
         await listener.shutdown()
         let released = try await store.leases()
@@ -476,7 +468,7 @@ struct ClusterDaemonTests {
             for (index, engine) in rig.engines.enumerated() {
                 #expect(engine.process.isRunning, "\(rig.members[index]) exited: \(engine.stderr.suffix(2000))")
             }
-            let exited = try await Self.waitUntil(timeout: 60) {
+            let exited = try await waitUntil(timeout: 60) {
                 let events = try await rig.store.events(since: nil, region: nil, type: "didExitRegion", afterID: nil, limit: nil)
                 return leaving.allSatisfy { minor in events.contains { $0.region == "b\(minor)" } }
             }
@@ -542,7 +534,7 @@ struct ClusterDaemonTests {
                 (rig.engines.map { $0.stderr.components(separatedBy: "broker connection lost").count - 1 },
                  rig.engines.map { $0.stderr.components(separatedBy: "broker connection back").count - 1 })
             }
-            _ = await Self.waitUntil(timeout: 30) { counts().suspended == counts().resumed }
+            _ = await waitUntil(timeout: 30) { counts().suspended == counts().resumed }
             let (suspensions, resumptions) = counts()
             print("cluster-e2e: NATS node \(victim) killed (session leader \(leaders("$MQTT_sess")), messages leader \(leaders("$MQTT_msgs"))); partitions suspended \(suspensions), resumed \(resumptions) per engine; \(events.filter { $0.id > before }.count) events in the 15 s after the kill")
             #expect(suspensions.reduce(0, +) >= 1, "no partition's connection was on the killed node?")
@@ -556,7 +548,7 @@ struct ClusterDaemonTests {
                     .filter { $0.state == "inside" }.compactMap(\.region)
                 return Set(inside.compactMap { $0.hasPrefix("p") ? Int($0.dropFirst()) : nil })
             }
-            _ = try await Self.waitUntil(timeout: 45) { try await arrived().isSuperset(of: acknowledged) }
+            _ = try await waitUntil(timeout: 45) { try await arrived().isSuperset(of: acknowledged) }
             await probes.stop()
             let reached = try await arrived()
             let qos1 = (0..<probeCount).filter(Probes.isQoS1)

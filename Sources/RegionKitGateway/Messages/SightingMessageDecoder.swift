@@ -124,17 +124,22 @@ extension SightingMessageDecoder {
         }
     }
 
-    /// An optional number field within `range`; `nil` when absent or null (a quoted number is accepted).
-    static func optionalNumber(_ value: JSONScalar?, _ field: String, in range: ClosedRange<Double>) throws(SightingMessageError) -> Double? {
-        let number: Double
+    /// The number of an optional field: `nil` when absent or null; a quoted number is accepted;
+    /// anything else (an object, `true`, a word) throws `wrongType` naming the field.
+    static func numberValue(_ value: JSONScalar?, _ field: String) throws(SightingMessageError) -> Double? {
         switch value {
         case nil, .null?: return nil
-        case .number(let value)?: number = value
+        case .number(let value)?: return value
         case .string(let text)?:
             guard let value = Double(text.trimmingCharacters(in: .whitespaces)) else { throw SightingMessageError(.wrongType, "field '\(field)' is not a number") }
-            number = value
+            return value
         case let other?: throw SightingMessageError(.wrongType, "field '\(field)' is \(other.typeName), not a number")
         }
+    }
+
+    /// An optional number field within `range`; `nil` when absent or null (a quoted number is accepted).
+    static func optionalNumber(_ value: JSONScalar?, _ field: String, in range: ClosedRange<Double>) throws(SightingMessageError) -> Double? {
+        guard let number = try numberValue(value, field) else { return nil }
         guard number.isFinite, range.contains(number) else {
             throw SightingMessageError(.outOfRange, "field '\(field)' = \(number) is outside \(range.lowerBound)...\(range.upperBound)")
         }
@@ -154,16 +159,8 @@ extension SightingMessageDecoder {
     /// accepted; only a value that is not a number at all (an object, `true`, a word) throws.
     /// The caller drops a value out of its field's range instead of rejecting the message.
     static func telemetryNumber(_ value: JSONScalar?, _ field: String) throws(SightingMessageError) -> Double? {
-        let number: Double
-        switch value {
-        case nil, .null?: return nil
-        case .number(let value)?: number = value
-        case .string(let text)?:
-            guard let value = Double(text.trimmingCharacters(in: .whitespaces)) else { throw SightingMessageError(.wrongType, "field '\(field)' is not a number") }
-            number = value
-        case let other?: throw SightingMessageError(.wrongType, "field '\(field)' is \(other.typeName), not a number")
-        }
-        return number.isFinite ? number : nil
+        guard let number = try numberValue(value, field), number.isFinite else { return nil }
+        return number
     }
 
     /// An optional string field.

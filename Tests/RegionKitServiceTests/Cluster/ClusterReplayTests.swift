@@ -109,7 +109,7 @@ struct ClusterReplayTests {
         }
         do {
             // Every partition held, by all three.
-            let spread = try await Self.waitUntil(timeout: 60) {
+            let spread = try await waitUntil(timeout: 60) {
                 let leases = try await reader.leases().filter { $0.expiresIn > 0 }
                 return leases.count == Self.partitions && Set(leases.compactMap(\.owner)).count == 3
             }
@@ -216,12 +216,4 @@ struct ClusterReplayTests {
         await stopAll()
     }
 
-    static func waitUntil(timeout: Double, _ condition: () async throws -> Bool) async rethrows -> Bool {
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            if try await condition() { return true }
-            try? await Task.sleep(for: .milliseconds(100))
-        }
-        return try await condition()
-    }
 }

@@ -58,18 +58,7 @@ extension Run {
         let serving = http.map { http in
             let server = RegionKitServer(backend: ClusterMemberBackend(engine: engine, logger: logger), configuration: http,
                                          events: EventBroadcaster(), sources: { engine.partitionStatuses }, logger: logger)
-            return Task {
-                do {
-                    try await server.run { port in
-                        // The token is never logged; only whether one is set.
-                        logger.info("http listening", metadata: ["address": "\(http.host):\(port)", "public": "\(http.isPublic)",
-                                                                 "token": "\(http.token == nil ? "none (API refused)" : "set")"])
-                    }
-                } catch is CancellationError {
-                } catch {
-                    stopRequest.request("the HTTP server failed: \(error)", failed: true)
-                }
-            }
+            return Task { await Self.serve(server, http, logger: logger, stopRequest: stopRequest) }
         }
         let reason = await stopRequest.wait() ?? ("stopped", false)
         await engine.stop(reason: reason.text)

@@ -141,16 +141,7 @@ struct Run: AsyncParsableCommand {
                     let server = RegionKitServer(service: service, configuration: http, events: broadcaster,
                                                  sources: { activities.map(\.status) }, logger: logger)
                     group.addTask {
-                        do {
-                            try await server.run { port in
-                                // The token is never logged; only whether one is set.
-                                logger.info("http listening", metadata: ["address": "\(http.host):\(port)", "public": "\(http.isPublic)",
-                                                                         "token": "\(http.token == nil ? "none (API refused)" : "set")"])
-                            }
-                        } catch is CancellationError {
-                        } catch {
-                            stopRequest.request("the HTTP server failed: \(error)", failed: true)
-                        }
+                        await Self.serve(server, http, logger: logger, stopRequest: stopRequest)
                         return .other
                     }
                 }
