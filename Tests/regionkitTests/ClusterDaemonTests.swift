@@ -563,7 +563,6 @@ struct ClusterDaemonTests {
                 return "\(indices.count) offered, \(written.count) written, \(got.count) reached, \(written.count - got.count) lost"
             }
             let qos0Before = qos0.filter { $0 < killIndex }, qos0After = qos0.filter { $0 >= killIndex }
-            let lostBefore = qos0Before.filter { sent[$0] != nil && !reached.contains($0) }
             print("cluster-e2e: probes through node \(victim)'s kill: QoS 1 \(qos1.count) offered, \(acknowledged.count) acknowledged, \(acknowledged.intersection(reached).count) reached, \(lostQoS1.count) lost; QoS 0 before the kill \(describe(qos0Before)); after \(describe(qos0After)); after, by scanner node: \((0..<3).map { node in "node \(node): " + describe(qos0After.filter { $0 % 3 == node }) }.joined(separator: "; "))")
             // QoS 0 is counted, not required: a message in flight through the killed node is lost
             // (under CI load also some published up to a second before the kill, printed above as
