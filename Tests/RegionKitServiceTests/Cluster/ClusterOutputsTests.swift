@@ -101,7 +101,10 @@ struct ClusterOutputsTests {
         try await eventually(timeout: .seconds(20), "event \(id) published") {
             listener.messages(topics.events).contains { $0.contains(#""id":\#(id)"#) } && listener.messages(topics.regionState("lobby")) == ["inside"]
         }
-        #expect(try store.outputCursor(ClusterEventsPublisher.outputName(site: "site-a")) == id)
+        // The cursor moves once the broker acknowledged the event (the listener may see it first).
+        try await eventually(timeout: .seconds(20), "the cursor at \(id)") {
+            (try? store.outputCursor(ClusterEventsPublisher.outputName(site: "site-a"))) == id
+        }
 
         // Shutdown: offline, retained (a new subscriber reads it), the configurations stay retained.
         await publisher.shutdown()
