@@ -123,6 +123,9 @@ public final class MosquittoBroker: @unchecked Sendable {
     public private(set) var configuration = Configuration()
     private let lock = NSLock()
     private var process: Process?
+    /// The `mosquitto_sub` processes `subscribe` started: ended by ``stop()`` (a subscriber whose
+    /// broker is gone retries for ever, whatever its `-W`, and its reader keeps it alive).
+    private var subscribers: [Subscriber] = []
 
     public var configFile: String { directory + "/mosquitto.conf" }
     public var logFile: String { directory + "/mosquitto.log" }
@@ -208,8 +211,12 @@ public final class MosquittoBroker: @unchecked Sendable {
         throw Failure.notListening(port: port, log: log + stderrText)
     }
 
-    /// Stops the broker: SIGTERM, then SIGKILL after 3 s. Safe to call when stopped.
+    /// Stops the subscribers it started, then the broker: SIGTERM, then SIGKILL after 3 s. Safe to
+    /// call when stopped.
     public func stop() {
+        for subscriber in lock.withLock({ () -> [Subscriber] in defer { subscribers.removeAll() }; return subscribers }) {
+            subscriber.terminate()
+        }
         guard let process = lock.withLock({ self.process }) else { return }
         process.stop(signal: SIGTERM, grace: .seconds(3))
         lock.withLock { self.process = nil }
@@ -292,6 +299,7 @@ public final class MosquittoBroker: @unchecked Sendable {
             Subscriber(executable: sub, arguments: arguments)
         }
         try subscriber.start()
+        lock.withLock { subscribers.append(subscriber) }
         guard await subscriber.waitFor(prefix: "Subscribed (mid", timeout: 10) else {
             subscriber.terminate()
             throw Failure.command("mosquitto_sub \(topic)", status: -1, output: subscriber.output)
