@@ -11,13 +11,26 @@ extension MonitoringEngine {
         return channels[scannerID]
     }
 
-    /// Records a sighting at `time` in its scanner's channel.
-    mutating func recordChannel(scannerID: String?, at time: Timestamp) {
-        if let scannerID {
-            channels[scannerID, default: ScannerChannel()].record(at: time)
-        } else {
-            localChannel.record(at: time)
+    /// What a sighting's scanner channel lends the streams that record it.
+    struct ChannelView {
+        /// The channel's prior tail scale (``ScannerChannel/priorScale``).
+        var priorScale: Double?
+        /// The channel itself, only for detectors that excuse shared silences
+        /// (``ExitDetector/usesChannels``): otherwise it is not copied (its gap list is an array).
+        var shared: ScannerChannel?
+    }
+
+    /// Records a sighting at `time` in its scanner's channel; returns what the sighting's streams
+    /// take from it (`sharing`: include the channel, for ``ExitDetector/usesChannels``).
+    mutating func recordChannel(scannerID: String?, at time: Timestamp, sharing: Bool) -> ChannelView {
+        func recorded(_ channel: inout ScannerChannel) -> ChannelView {
+            channel.record(at: time)
+            return ChannelView(priorScale: channel.priorScale, shared: sharing ? channel : nil)
         }
+        if let scannerID {
+            return recorded(&channels[scannerID, default: ScannerChannel()])
+        }
+        return recorded(&localChannel)
     }
 
     /// Folds a settled stream's tail scale into its scanner's prior.

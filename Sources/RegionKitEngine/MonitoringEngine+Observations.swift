@@ -15,10 +15,9 @@ extension MonitoringEngine {
         if !observation.timestamp.seconds.isFinite { observation.timestamp = time }
         let identity = observation.identity
         // The scanner's channel first: a sighting that ends a silence of the whole scanner logs it.
-        var channel: ScannerChannel?
+        var channel: ChannelView?
         if profile.exitDetector.usesScannerPrior {
-            recordChannel(scannerID: observation.scannerID, at: time)
-            channel = self.channel(of: observation.scannerID)
+            channel = recordChannel(scannerID: observation.scannerID, at: time, sharing: profile.exitDetector.usesChannels)
         }
         var priorScale: Double?
         // Regions whose constraint can match: UUID only, UUID+major, UUID+major+minor, each list
@@ -73,7 +72,7 @@ extension MonitoringEngine {
     /// `channel`: the sighting's scanner channel (detectors that use one); `priorScale` is set to
     /// the stream's tail scale for the channel's prior when it is settled and not set yet.
     private mutating func record(_ observation: BeaconObservation, in registered: RegisteredID, at time: Timestamp,
-                                 channel: ScannerChannel?, priorScale: inout Double?) -> [LocationEvent] {
+                                 channel: ChannelView?, priorScale: inout Double?) -> [LocationEvent] {
         // The record by slot: no identifier is hashed on this path.
         let slot = Int(registered.slot)
         guard slot >= 0 else { return [] }
@@ -147,29 +146,33 @@ extension MonitoringEngine {
     /// channel's prior, and with ``ExitDetector/usesChannels`` the part of the silence the scanner
     /// shared is excused.
     static func recordSighting(_ observation: BeaconObservation, in monitored: inout MonitoredRegion, at time: Timestamp,
-                               detector: ExitDetector, channel: ScannerChannel? = nil) -> RecordedSighting? {
+                               detector: ExitDetector, channel: ChannelView? = nil) -> RecordedSighting? {
         guard case .beacon(let beacon) = monitored.region, beacon.matches(observation.identity, scanner: observation.scannerID) else { return nil }
         let key = MonitoredRegion.StreamKey(identity: observation.identity, scannerID: observation.scannerID)
         let newStream: Bool
         let deadline: Timestamp
         var tailScale: Double?
-        if let stream = monitored.streams.index(forKey: key) {
-            var excused = 0.0
-            if let channel {
-                if detector.usesChannels {
-                    let current = monitored.streams[position: stream]
-                    excused = channel.excusedSilence(from: current.lastSighting, to: time, streamRate: 1 / max(current.meanInterval, 1e-3))
+        if let position = monitored.streams.index(forKey: key) {
+            // One in-place access to the stream (each `streams[position:]` access is a coroutine;
+            // reading the estimator back out copied it).
+            let origin = monitored.registeredAt
+            (deadline, tailScale) = monitored.streams.update(position: position) { stream in
+                var excused = 0.0
+                if let channel {
+                    if detector.usesChannels, let shared = channel.shared {
+                        excused = shared.excusedSilence(from: stream.lastSighting, to: time, streamRate: 1 / max(stream.meanInterval, 1e-3))
+                    }
+                    stream.priorScale = channel.priorScale
                 }
-                monitored.streams[position: stream].priorScale = channel.priorScale
-            }
-            // A stream from before a switch to the evidence profile starts its evidence now.
-            if detector.usesEvidence { monitored.streams[position: stream].startTrackingEvidence() }
-            monitored.streams[position: stream].record(at: time, rssi: observation.rssi, excused: excused)
-            let recorded = monitored.streams[position: stream]
-            deadline = detector.goneDeadline(for: recorded, gridOrigin: monitored.registeredAt)
-            if channel != nil, recorded.intervals >= ScannerChannel.settledIntervals,
-               detector.usesChannels || recorded.lastSighting - recorded.firstSighting >= ScannerChannel.settledSeconds {
-                tailScale = detector.tailScale(of: recorded)
+                // A stream from before a switch to the evidence profile starts its evidence now.
+                if detector.usesEvidence { stream.startTrackingEvidence() }
+                stream.record(at: time, rssi: observation.rssi, excused: excused)
+                let deadline = detector.goneDeadline(for: stream, gridOrigin: origin)
+                guard channel != nil, stream.intervals >= ScannerChannel.settledIntervals,
+                      detector.usesChannels || stream.lastSighting - stream.firstSighting >= ScannerChannel.settledSeconds else {
+                    return (deadline, nil)
+                }
+                return (deadline, detector.tailScale(of: stream))
             }
             newStream = false
         } else {
@@ -190,8 +193,8 @@ extension MonitoringEngine {
     private mutating func updateExitCache(_ number: Int, slot: Int,
                                           key: MonitoredRegion.StreamKey, deadline: Timestamp, at time: Timestamp) {
         guard let cached = schedule.exitLeader(of: number) else {
-            guard let monitored = regions[slot: slot] else { return }
-            if let found = Self.scanExitDeadline(of: monitored, detector: profile.exitDetector) {
+            let detector = profile.exitDetector
+            if let found = regions.read(slot: slot, { Self.scanExitDeadline(of: $0, detector: detector) }) ?? nil {
                 schedule.setExitLeader(RegionSchedule.ExitLeader(time: found.time, key: found.key, lastSighting: found.stream.lastSighting), of: number)
             }
             return

@@ -34,8 +34,8 @@ extension MonitoringEngine {
             // The earliest region timer, ties going to the earliest registered region: exactly
             // what the scan of `order` below picks, without visiting idle circular regions.
             // (The queue's minimum is exact: every mutation ends with settleTimers().)
-            if let first = schedule.earliest, let slot = schedule.slot(of: first.sequence), let monitored = regions[slot: slot],
-               let due = dueItem(of: monitored, id: monitored.region.identifier, number: first.sequence) {
+            if let first = schedule.earliest, let slot = schedule.slot(of: first.sequence),
+               let due = regions.read(slot: slot, { dueItem(of: $0, id: $0.region.identifier, number: first.sequence) }) ?? nil {
                 best = due
             }
         } else {
@@ -68,8 +68,45 @@ extension MonitoringEngine {
         return nil
     }
 
+    /// The time of ``dueItem(of:id:number:)`` without building the item (no identifier is copied).
+    func dueTime(of monitored: borrowing MonitoredRegion, number: Int) -> Timestamp? {
+        switch monitored.region {
+        case .beacon:
+            if monitored.state == .unknown && monitored.streams.isEmpty {
+                return monitored.registeredAt + profile.initialDeterminationWindow
+            } else if monitored.state == .inside {
+                return exitDeadlineTime(of: monitored, number: number) ?? restoredExitDeadline(of: monitored)
+            }
+        case .circular:
+            if let candidate = monitored.candidate, candidate != monitored.state, let since = monitored.candidateSince {
+                return since + profile.geoHysteresis.dwell
+            }
+        }
+        return nil
+    }
+
+    /// The time of ``exitDeadline(of:id:number:)``, without copying the winning stream out.
+    func exitDeadlineTime(of monitored: borrowing MonitoredRegion, number: Int) -> Timestamp? {
+        if usesSpatialIndex, monitored.streams.count > RegionSchedule.exitCacheThreshold, let cached = schedule.exitLeader(of: number),
+           monitored.streams.index(forKey: cached.key) != nil {
+            return cached.time
+        }
+        return Self.scanExitDeadlineTime(of: monitored, detector: profile.exitDetector)
+    }
+
+    /// ``scanExitDeadline(of:detector:)``'s time: the latest gone-deadline of the region's streams.
+    static func scanExitDeadlineTime(of monitored: borrowing MonitoredRegion, detector: ExitDetector) -> Timestamp? {
+        var latest: Timestamp?
+        let origin = monitored.registeredAt
+        monitored.streams.forEachStream { _, stream in
+            let deadline = detector.goneDeadline(for: stream, gridOrigin: origin)
+            if latest == nil || deadline > latest! { latest = deadline }
+        }
+        return latest
+    }
+
     /// A restored "inside" beacon region not heard since the restart exits as if last seen then.
-    func restoredExitDeadline(of monitored: MonitoredRegion) -> Timestamp? {
+    func restoredExitDeadline(of monitored: borrowing MonitoredRegion) -> Timestamp? {
         guard let restoredAt = monitored.restoredAt, monitored.streams.isEmpty else { return nil }
         let stream = ReceptionEstimator(firstSighting: restoredAt, priorInterval: profile.exitDetector.priorInterval, tracksEvidence: false)
         return profile.exitDetector.goneDeadline(for: stream, gridOrigin: monitored.registeredAt)
@@ -88,16 +125,17 @@ extension MonitoringEngine {
     }
 
     /// ``exitDeadline(of:id:)`` by visiting every stream, with the winning stream's key.
-    static func scanExitDeadline(of monitored: MonitoredRegion, detector: ExitDetector)
+    static func scanExitDeadline(of monitored: borrowing MonitoredRegion, detector: ExitDetector)
         -> (time: Timestamp, key: MonitoredRegion.StreamKey, stream: ReceptionEstimator)? {
         var latest: (time: Timestamp, key: MonitoredRegion.StreamKey, stream: ReceptionEstimator)?
-        for (key, stream) in monitored.streams {
-            let deadline = detector.goneDeadline(for: stream, gridOrigin: monitored.registeredAt)
+        let origin = monitored.registeredAt
+        monitored.streams.forEachStream { key, stream in
+            let deadline = detector.goneDeadline(for: stream, gridOrigin: origin)
             if let current = latest {
                 guard deadline > current.time || (deadline == current.time && (stream.lastSighting > current.stream.lastSighting
-                    || (stream.lastSighting == current.stream.lastSighting && key < current.key))) else { continue }
+                    || (stream.lastSighting == current.stream.lastSighting && key < current.key))) else { return }
             }
-            latest = (deadline, key, stream)
+            latest = (deadline, key, copy stream)
         }
         return latest
     }
@@ -127,11 +165,13 @@ extension MonitoringEngine {
         guard schedule.isDirty else { return }
         schedule.isDirty = false
         while let first = schedule.earliest {
-            guard schedule.isLive(first), let slot = schedule.slot(of: first.sequence), let monitored = regions[slot: slot] else {
+            // The record is read in place: only its deadline is needed, not its identifier.
+            guard schedule.isLive(first), let slot = schedule.slot(of: first.sequence),
+                  let deadline = regions.read(slot: slot, { dueTime(of: $0, number: first.sequence) }) else {
                 schedule.dropEarliest()
                 continue
             }
-            guard let due = dueItem(of: monitored, id: monitored.region.identifier, number: first.sequence)?.time else {
+            guard let due = deadline else {
                 schedule.cancelEarliest()
                 continue
             }

@@ -16,9 +16,17 @@ import RegionKitCore
 /// table["lobby"]?.state   // .inside
 /// ```
 struct RegionTable: Sendable {
-    private var records: [MonitoredRegion?] = []
+    /// The records by slot; a free slot holds ``vacant`` (never handed out: `occupied` says which
+    /// slots are live). Not `[MonitoredRegion?]`: binding an optional element copies the whole
+    /// record (a retain and a release of each of its arrays), where a plain element is read in place.
+    private var records: [MonitoredRegion] = []
+    private var occupied: [Bool] = []
     private var slots: [String: Int32] = [:]
     private var free: [Int32] = []
+
+    /// What a free slot holds: a record of no region (its streams empty, nothing allocated).
+    private static let vacant = MonitoredRegion(
+        region: .circular(try! CircularRegion(identifier: "-", latitude: 0, longitude: 0, radius: 1)), registeredAt: .zero)
 
     /// Regions stored.
     var count: Int { slots.count }
@@ -26,28 +34,35 @@ struct RegionTable: Sendable {
     /// The slot of region `id`, if stored.
     func slot(of id: String) -> Int? { slots[id].map(Int.init) }
 
-    /// The record in `slot` (`nil`: a free slot).
+    /// The record in `slot` (`nil`: a free slot). A copy: the engine's own paths use
+    /// ``read(slot:_:)`` and ``update(slot:_:)``.
     subscript(slot slot: Int) -> MonitoredRegion? {
-        get { records[slot] }
-        _modify { yield &records[slot] }
+        occupied[slot] ? records[slot] : nil
     }
 
     /// The record of region `id`. Setting a record for a new identifier is not allowed (use
     /// ``insert(_:)``): it is ignored; setting `nil` removes the region.
     subscript(id: String) -> MonitoredRegion? {
-        get { slots[id].flatMap { records[Int($0)] } }
+        get { slots[id].map { records[Int($0)] } }
         set {
             guard let slot = slots[id] else { return }
-            if newValue == nil {
-                removeValue(forKey: id)
-            } else {
+            if let newValue {
                 records[Int(slot)] = newValue
+            } else {
+                removeValue(forKey: id)
             }
         }
         _modify {
-            if let slot = slots[id] {
-                yield &records[Int(slot)]
-                if records[Int(slot)] == nil { removeValue(forKey: id) }
+            if let slot = slots[id].map(Int.init) {
+                // Moved out and back (a swap, not a copy): the record's streams stay uniquely referenced.
+                var record: MonitoredRegion? = Self.vacant
+                swap(&record!, &records[slot])
+                yield &record
+                if let record {
+                    records[slot] = record
+                } else {
+                    removeValue(forKey: id)
+                }
             } else {
                 var absent: MonitoredRegion?
                 yield &absent
@@ -55,12 +70,18 @@ struct RegionTable: Sendable {
         }
     }
 
+    /// Reads the record in `slot` in place; `nil` when the slot is free.
+    @inline(__always)
+    func read<Result>(slot: Int, _ body: (borrowing MonitoredRegion) -> Result) -> Result? {
+        guard occupied[slot] else { return nil }
+        return body(records[slot])
+    }
+
     /// Applies `body` to the record in `slot` in place; `nil` when the slot is free.
     @inline(__always)
     mutating func update<Result>(slot: Int, _ body: (inout MonitoredRegion) -> Result) -> Result? {
-        guard records[slot] != nil else { return nil }
-        // In place (checked just above): the record's streams stay uniquely referenced.
-        return body(&records[slot]!)
+        guard occupied[slot] else { return nil }
+        return body(&records[slot])
     }
 
     /// Stores `record` under its region's identifier (which must not be stored yet) and returns its slot.
@@ -75,9 +96,11 @@ struct RegionTable: Sendable {
         if let reused = free.popLast() {
             slot = Int(reused)
             records[slot] = record
+            occupied[slot] = true
         } else {
             slot = records.count
             records.append(record)
+            occupied.append(true)
         }
         slots[id] = Int32(truncatingIfNeeded: slot)
         return slot
@@ -86,15 +109,16 @@ struct RegionTable: Sendable {
     /// Removes region `id`; returns its record.
     @discardableResult
     mutating func removeValue(forKey id: String) -> MonitoredRegion? {
-        guard let slot = slots.removeValue(forKey: id) else { return nil }
-        let record = records[Int(slot)]
-        records[Int(slot)] = nil
-        free.append(slot)
+        guard let slot = slots.removeValue(forKey: id).map(Int.init) else { return nil }
+        var record = Self.vacant
+        swap(&record, &records[slot])
+        occupied[slot] = false
+        free.append(Int32(truncatingIfNeeded: slot))
         return record
     }
 
     /// Every stored region with its identifier, in slot order.
     var all: [(id: String, record: MonitoredRegion)] {
-        records.compactMap { $0.map { ($0.region.identifier, $0) } }
+        records.indices.compactMap { occupied[$0] ? (records[$0].region.identifier, records[$0]) : nil }
     }
 }

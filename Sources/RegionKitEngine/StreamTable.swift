@@ -57,7 +57,7 @@ public struct StreamTable: Sendable, Sequence, ExpressibleByDictionaryLiteral {
     }
 
     @inline(__always)
-    private func entry(at position: Int) -> Entry {
+    fileprivate func entry(at position: Int) -> Entry {
         position < Self.chunkSize ? head[position] : chunks[(position >> Self.chunkShift) - 1][position & Self.chunkMask]
     }
 
@@ -73,8 +73,36 @@ public struct StreamTable: Sendable, Sequence, ExpressibleByDictionaryLiteral {
     /// The streams' estimators, in table order.
     public var values: [ReceptionEstimator] { entries.map(\.value) }
 
-    public func makeIterator() -> some IteratorProtocol<Element> {
-        entries.lazy.map { (key: $0.key, value: $0.value) }.makeIterator()
+    public func makeIterator() -> Iterator { Iterator(table: self) }
+
+    /// Walks ``head`` then each chunk by position: no array is built per iteration (joining
+    /// `[head] + chunks` allocated one for every walk of a region's streams).
+    public struct Iterator: IteratorProtocol {
+        let table: StreamTable
+        var position = 0
+        let end: Int
+
+        init(table: StreamTable) {
+            self.table = table
+            self.end = table.count
+        }
+
+        public mutating func next() -> Element? {
+            guard position < end else { return nil }
+            defer { position += 1 }
+            let entry = table.entry(at: position)
+            return (key: entry.key, value: entry.value)
+        }
+    }
+
+    /// Calls `body` with every stream in table order, reading each in place (no estimator is
+    /// copied out): the engine's per-sighting walks of a region's streams.
+    @inline(__always)
+    func forEachStream(_ body: (Key, borrowing ReceptionEstimator) -> Void) {
+        for position in head.indices { body(head[position].key, head[position].value) }
+        for chunk in chunks {
+            for position in chunk.indices { body(chunk[position].key, chunk[position].value) }
+        }
     }
 
     public subscript(key: Key) -> ReceptionEstimator? {
@@ -98,6 +126,15 @@ public struct StreamTable: Sendable, Sequence, ExpressibleByDictionaryLiteral {
                 yield &chunks[(position >> Self.chunkShift) - 1][position & Self.chunkMask].value
             }
         }
+    }
+
+    /// Applies `body` to the stream at `position` (from ``index(forKey:)``) in one in-place access.
+    @inline(__always)
+    mutating func update<Result>(position: Int, _ body: (inout ReceptionEstimator) -> Result) -> Result {
+        if position < Self.chunkSize {
+            return body(&head[position].value)
+        }
+        return body(&chunks[(position >> Self.chunkShift) - 1][position & Self.chunkMask].value)
     }
 
     /// The position of `key`'s stream, if present.
