@@ -67,7 +67,7 @@ extension MonitoringEngine {
         }
         guard postponed else { return false }
         for (key, excused) in updates { regions[id]?.streams[key]?.excusedSilence = excused }
-        if let number = schedule.number(of: id) { schedule.setExitLeader(nil, of: number) }
+        if let slot = regions.slot(of: id) { schedule.setExitLeader(nil, slot: slot) }
         reschedule(id)
         return true
     }

@@ -33,7 +33,9 @@ extension MonitoringEngine {
             if a < any.count && any[a].sequence == registered.sequence { a += 1 }
             else if b < major.count && major[b].sequence == registered.sequence { b += 1 }
             else { c += 1 }
-            events += record(observation, in: registered, at: time, channel: channel, priorScale: &priorScale)
+            let recorded = record(observation, in: registered, at: time, channel: channel, priorScale: &priorScale)
+            // Most sightings change no state: appending an empty array still reallocates.
+            if !recorded.isEmpty { events += recorded }
         }
         if let priorScale { learnChannelPrior(scannerID: observation.scannerID, scale: priorScale) }
         if schedule.isDirty { settleTimers() }
@@ -63,7 +65,8 @@ extension MonitoringEngine {
     public mutating func ingest(contentsOf observations: some Sequence<BeaconObservation>) -> [LocationEvent] {
         var events: [LocationEvent] = []
         for observation in observations {
-            events += ingest(observation)
+            let produced = ingest(observation)
+            if !produced.isEmpty { events += produced }
         }
         return events
     }
@@ -79,7 +82,7 @@ extension MonitoringEngine {
         let detector = profile.exitDetector
         // A scanner-bound region hearing of its beacon from another scanner: evidence it moved.
         if detector.usesEvidence, regions.update(slot: slot, { Self.recordElsewhere(observation, in: &$0, at: time) }) == true {
-            schedule.setExitLeader(nil, of: registered.sequence)
+            schedule.setExitLeader(nil, slot: slot)
             reschedule(registered.id)
             return []
         }
@@ -90,23 +93,23 @@ extension MonitoringEngine {
         let number = registered.sequence
         if sighting.previous == .inside {
             if sighting.streamCount > RegionSchedule.exitCacheThreshold {
-                updateExitCache(number, slot: slot, key: sighting.key, deadline: sighting.deadline, at: time)
+                updateExitCache(slot: slot, key: sighting.key, deadline: sighting.deadline, at: time)
             }
             // A sighting usually pushes the exit later (lazy: nothing to do unless this region's
             // entry is the queue's minimum); when it brings this stream's deadline before the
             // scheduled one (a faster learned rate), lower the entry.
-            if let scheduledTime = schedule.scheduledTime(of: number), sighting.deadline >= scheduledTime {
+            if let scheduledTime = schedule.scheduledTime(slot: slot), sighting.deadline >= scheduledTime {
                 if schedule.earliest?.sequence == number { schedule.invalidate() }
             } else {
-                schedule.lower(number, to: sighting.deadline)
+                schedule.lower(slot, to: sighting.deadline)
             }
         }
-        if sighting.newStream, schedule.needsPruning(number, streamCount: sighting.streamCount) {
+        if sighting.newStream, schedule.needsPruning(slot: slot, streamCount: sighting.streamCount) {
             let remaining = regions.update(slot: slot) { record in
                 Self.prune(&record, detector: detector, now: time)
                 return record.streams.count
             }
-            schedule.pruned(number, remaining: remaining ?? 0)
+            schedule.pruned(slot: slot, remaining: remaining ?? 0)
         }
         if sighting.wasRestored { schedule.invalidate() }
         guard sighting.previous != .inside else { return [] }
@@ -170,16 +173,16 @@ extension MonitoringEngine {
                 let deadline = detector.goneDeadline(for: stream, gridOrigin: origin)
                 guard channel != nil, stream.intervals >= ScannerChannel.settledIntervals,
                       detector.usesChannels || stream.lastSighting - stream.firstSighting >= ScannerChannel.settledSeconds else {
-                    return (deadline, nil)
+                    return ((deadline, nil), deadline: deadline)
                 }
-                return (deadline, detector.tailScale(of: stream))
+                return ((deadline, detector.tailScale(of: stream)), deadline: deadline)
             }
             newStream = false
         } else {
             var stream = detector.stream(resuming: monitored.departedStreams.removeValue(forKey: key), at: time, rssi: observation.rssi)
             if let channel { stream.priorScale = channel.priorScale }
-            monitored.streams[key] = stream
             deadline = detector.goneDeadline(for: stream, gridOrigin: monitored.registeredAt)
+            monitored.streams.insertNew(key, stream, deadline: deadline)
             newStream = true
         }
         let wasRestored = monitored.restoredAt != nil
@@ -190,16 +193,15 @@ extension MonitoringEngine {
 
     /// Keeps the latest-deadline stream of a many-stream region current after stream `key` was
     /// heard at `time` (its deadline now `deadline`), with ``exitDeadline(of:id:)``'s tie rule.
-    private mutating func updateExitCache(_ number: Int, slot: Int,
-                                          key: MonitoredRegion.StreamKey, deadline: Timestamp, at time: Timestamp) {
-        guard let cached = schedule.exitLeader(of: number) else {
+    private mutating func updateExitCache(slot: Int, key: MonitoredRegion.StreamKey, deadline: Timestamp, at time: Timestamp) {
+        guard let cached = schedule.exitLeader(slot: slot) else {
             let detector = profile.exitDetector
             if let found = regions.read(slot: slot, { Self.scanExitDeadline(of: $0, detector: detector) }) ?? nil {
-                schedule.setExitLeader(RegionSchedule.ExitLeader(time: found.time, key: found.key, lastSighting: found.stream.lastSighting), of: number)
+                schedule.setExitLeader(RegionSchedule.ExitLeader(time: found.time, key: found.key, lastSighting: found.stream.lastSighting), slot: slot)
             }
             return
         }
-        schedule.updateExitLeader(of: number, cached: cached, key: key, deadline: deadline, at: time)
+        schedule.updateExitLeader(slot: slot, cached: cached, key: key, deadline: deadline, at: time)
     }
 
     /// A location fix: determines or crosses circular regions with the profile's hysteresis.

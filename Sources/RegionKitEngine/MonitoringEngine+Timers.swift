@@ -34,8 +34,8 @@ extension MonitoringEngine {
             // The earliest region timer, ties going to the earliest registered region: exactly
             // what the scan of `order` below picks, without visiting idle circular regions.
             // (The queue's minimum is exact: every mutation ends with settleTimers().)
-            if let first = schedule.earliest, let slot = schedule.slot(of: first.sequence),
-               let due = regions.read(slot: slot, { dueItem(of: $0, id: $0.region.identifier, number: first.sequence) }) ?? nil {
+            if let first = schedule.earliest, first.slot >= 0,
+               let due = regions.read(slot: Int(first.slot), { dueItem(of: $0, id: $0.region.identifier, slot: Int(first.slot)) }) ?? nil {
                 best = due
             }
         } else {
@@ -51,13 +51,13 @@ extension MonitoringEngine {
     }
 
     /// The timer a monitored region is waiting for, if any.
-    /// `number`: the region's registration number when the caller has it (saves a lookup by identifier).
-    func dueItem(of monitored: MonitoredRegion, id: String, number: Int? = nil) -> (time: Timestamp, item: DueItem)? {
+    /// `slot`: the region's slot when the caller has it (saves a lookup by identifier).
+    func dueItem(of monitored: MonitoredRegion, id: String, slot: Int? = nil) -> (time: Timestamp, item: DueItem)? {
         switch monitored.region {
         case .beacon:
             if monitored.state == .unknown && monitored.streams.isEmpty {
                 return (monitored.registeredAt + profile.initialDeterminationWindow, .initialWindow(id))
-            } else if monitored.state == .inside, let deadline = exitDeadline(of: monitored, id: id, number: number)?.time ?? restoredExitDeadline(of: monitored) {
+            } else if monitored.state == .inside, let deadline = exitDeadline(of: monitored, id: id, slot: slot)?.time ?? restoredExitDeadline(of: monitored) {
                 return (deadline, .exit(id))
             }
         case .circular:
@@ -68,14 +68,14 @@ extension MonitoringEngine {
         return nil
     }
 
-    /// The time of ``dueItem(of:id:number:)`` without building the item (no identifier is copied).
-    func dueTime(of monitored: borrowing MonitoredRegion, number: Int) -> Timestamp? {
+    /// The time of ``dueItem(of:id:slot:)`` without building the item (no identifier is copied).
+    func dueTime(of monitored: MonitoredRegion, slot: Int) -> Timestamp? {
         switch monitored.region {
         case .beacon:
             if monitored.state == .unknown && monitored.streams.isEmpty {
                 return monitored.registeredAt + profile.initialDeterminationWindow
             } else if monitored.state == .inside {
-                return exitDeadlineTime(of: monitored, number: number) ?? restoredExitDeadline(of: monitored)
+                return exitDeadlineTime(of: monitored, slot: slot) ?? restoredExitDeadline(of: monitored)
             }
         case .circular:
             if let candidate = monitored.candidate, candidate != monitored.state, let since = monitored.candidateSince {
@@ -85,9 +85,9 @@ extension MonitoringEngine {
         return nil
     }
 
-    /// The time of ``exitDeadline(of:id:number:)``, without copying the winning stream out.
-    func exitDeadlineTime(of monitored: borrowing MonitoredRegion, number: Int) -> Timestamp? {
-        if usesSpatialIndex, monitored.streams.count > RegionSchedule.exitCacheThreshold, let cached = schedule.exitLeader(of: number),
+    /// The time of ``exitDeadline(of:id:slot:)``, without copying the winning stream out.
+    func exitDeadlineTime(of monitored: MonitoredRegion, slot: Int) -> Timestamp? {
+        if usesSpatialIndex, monitored.streams.count > RegionSchedule.exitCacheThreshold, let cached = schedule.exitLeader(slot: slot),
            monitored.streams.index(forKey: cached.key) != nil {
             return cached.time
         }
@@ -95,18 +95,18 @@ extension MonitoringEngine {
     }
 
     /// ``scanExitDeadline(of:detector:)``'s time: the latest gone-deadline of the region's streams.
-    static func scanExitDeadlineTime(of monitored: borrowing MonitoredRegion, detector: ExitDetector) -> Timestamp? {
+    static func scanExitDeadlineTime(of monitored: MonitoredRegion, detector: ExitDetector) -> Timestamp? {
         var latest: Timestamp?
         let origin = monitored.registeredAt
-        monitored.streams.forEachStream { _, stream in
-            let deadline = detector.goneDeadline(for: stream, gridOrigin: origin)
+        monitored.streams.forEachStream { _, stream, known in
+            let deadline = known ?? detector.goneDeadline(for: stream, gridOrigin: origin)
             if latest == nil || deadline > latest! { latest = deadline }
         }
         return latest
     }
 
     /// A restored "inside" beacon region not heard since the restart exits as if last seen then.
-    func restoredExitDeadline(of monitored: borrowing MonitoredRegion) -> Timestamp? {
+    func restoredExitDeadline(of monitored: MonitoredRegion) -> Timestamp? {
         guard let restoredAt = monitored.restoredAt, monitored.streams.isEmpty else { return nil }
         let stream = ReceptionEstimator(firstSighting: restoredAt, priorInterval: profile.exitDetector.priorInterval, tracksEvidence: false)
         return profile.exitDetector.goneDeadline(for: stream, gridOrigin: monitored.registeredAt)
@@ -115,9 +115,9 @@ extension MonitoringEngine {
     /// When the last present stream of a beacon region counts as gone, with that stream. Ties
     /// (common on Core Location's 10 s grid) go to the stream heard last, then to the smallest
     /// stream key, so the evidence does not depend on dictionary iteration order.
-    func exitDeadline(of monitored: MonitoredRegion, id: String, number: Int? = nil) -> (time: Timestamp, stream: ReceptionEstimator)? {
-        if usesSpatialIndex, monitored.streams.count > RegionSchedule.exitCacheThreshold, let number = number ?? schedule.number(of: id),
-           let cached = schedule.exitLeader(of: number),
+    func exitDeadline(of monitored: MonitoredRegion, id: String, slot: Int? = nil) -> (time: Timestamp, stream: ReceptionEstimator)? {
+        if usesSpatialIndex, monitored.streams.count > RegionSchedule.exitCacheThreshold, let slot = slot ?? regions.slot(of: id),
+           let cached = schedule.exitLeader(slot: slot),
            let stream = monitored.streams[cached.key] {
             return (cached.time, stream)
         }
@@ -125,17 +125,17 @@ extension MonitoringEngine {
     }
 
     /// ``exitDeadline(of:id:)`` by visiting every stream, with the winning stream's key.
-    static func scanExitDeadline(of monitored: borrowing MonitoredRegion, detector: ExitDetector)
+    static func scanExitDeadline(of monitored: MonitoredRegion, detector: ExitDetector)
         -> (time: Timestamp, key: MonitoredRegion.StreamKey, stream: ReceptionEstimator)? {
         var latest: (time: Timestamp, key: MonitoredRegion.StreamKey, stream: ReceptionEstimator)?
         let origin = monitored.registeredAt
-        monitored.streams.forEachStream { key, stream in
-            let deadline = detector.goneDeadline(for: stream, gridOrigin: origin)
+        monitored.streams.forEachStream { key, stream, known in
+            let deadline = known ?? detector.goneDeadline(for: stream, gridOrigin: origin)
             if let current = latest {
                 guard deadline > current.time || (deadline == current.time && (stream.lastSighting > current.stream.lastSighting
                     || (stream.lastSighting == current.stream.lastSighting && key < current.key))) else { return }
             }
-            latest = (deadline, key, copy stream)
+            latest = (deadline, key, stream)
         }
         return latest
     }
@@ -146,9 +146,9 @@ extension MonitoringEngine {
     /// deadline when it is earlier than the scheduled one; a later or vanished deadline is left
     /// to ``settleTimers()`` (lazy), so moving a deadline later costs no heap operation.
     mutating func reschedule(_ id: String) {
-        guard let number = schedule.number(of: id), let monitored = regions[id] else { return }
-        let current = schedule.scheduledTime(of: number)
-        guard let due = dueItem(of: monitored, id: id, number: number)?.time else {
+        guard let slot = regions.slot(of: id), let monitored = regions[slot: slot] else { return }
+        let current = schedule.scheduledTime(slot: slot)
+        guard let due = dueItem(of: monitored, id: id, slot: slot)?.time else {
             if current != nil { schedule.invalidate() }
             return
         }
@@ -156,7 +156,7 @@ extension MonitoringEngine {
             if current < due { schedule.invalidate() }
             return
         }
-        schedule.lower(number, to: due)
+        schedule.lower(slot, to: due)
     }
 
     /// Makes the queue's minimum exact: drops stale entries and moves early ones to their
@@ -166,8 +166,7 @@ extension MonitoringEngine {
         schedule.isDirty = false
         while let first = schedule.earliest {
             // The record is read in place: only its deadline is needed, not its identifier.
-            guard schedule.isLive(first), let slot = schedule.slot(of: first.sequence),
-                  let deadline = regions.read(slot: slot, { dueTime(of: $0, number: first.sequence) }) else {
+            guard schedule.isLive(first), let deadline = regions.read(slot: Int(first.slot), { dueTime(of: $0, slot: Int(first.slot)) }) else {
                 schedule.dropEarliest()
                 continue
             }
@@ -184,10 +183,11 @@ extension MonitoringEngine {
     /// Recomputes every region's timer (after a profile change).
     mutating func rebuildTimers() {
         schedule.replaceAll(with: [:])   // forgets the exit cache before deadlines are computed
+        regions.updateAll { $0.streams.forgetDeadlines() }   // computed by the previous detector
         var deadlines: [Int: Timestamp] = [:]
         for (id, monitored) in regions.all {
-            guard let number = schedule.number(of: id), let due = dueItem(of: monitored, id: id, number: number) else { continue }
-            deadlines[number] = due.time
+            guard let slot = regions.slot(of: id), let due = dueItem(of: monitored, id: id, slot: slot) else { continue }
+            deadlines[slot] = due.time
         }
         schedule.replaceAll(with: deadlines)
     }

@@ -308,7 +308,7 @@ public struct MonitoringEngine: Sendable {
             let lastSighting = monitored.streams.values.map(\.lastSighting).max() ?? stream.lastSighting
             regions[id]?.departedStreams = monitored.streams
             regions[id]?.streams = [:]
-            if let number = schedule.number(of: id) { schedule.setExitLeader(nil, of: number) }
+            if let slot = regions.slot(of: id) { schedule.setExitLeader(nil, slot: slot) }
             return setState(id, .outside, crossing: true, evidence: EventEvidence(
                 rssi: stream.lastRSSI, lastSightingAge: now - lastSighting,
                 exitThreshold: profile.exitDetector.silenceThreshold(for: stream),
@@ -398,9 +398,9 @@ public struct MonitoringEngine: Sendable {
     }
 
     mutating func remove(_ identifier: String) -> [LocationEvent] {
-        guard let monitored = regions.removeValue(forKey: identifier) else { return [] }
+        guard let slot = regions.slot(of: identifier), let monitored = regions.removeValue(forKey: identifier) else { return [] }
         order.removeAll { $0 == identifier }
-        schedule.unregister(identifier)   // its timer entry is dropped lazily
+        schedule.unregister(identifier, slot: slot)   // its timer entry is dropped lazily
         switch monitored.region {
         case .beacon(let beacon):
             beaconIndex.remove(id: identifier, for: BeaconMatchTable.Key(beacon.constraint))

@@ -8,37 +8,46 @@ import RegionKitCore
 /// the queue's minimum with ``earliest`` / ``dropEarliest()`` / ``cancelEarliest()`` /
 /// ``moveEarliest(to:)`` until it is exact.
 ///
-/// The queue is lazy: each region's live entry is the one whose time equals
-/// `scheduled[sequence]`, never later than the region's real deadline; an entry may be stale (its
-/// region gone, or superseded by an earlier entry) or early (the deadline moved later since). That
-/// keeps the hot path — a sighting that pushes an exit deadline later — free of heap operations.
+/// Per-region state is kept in arrays by the region's slot in the engine's ``RegionTable``
+/// (dense, reused after a removal), so the per-sighting path does no hashing (issue 13: the
+/// `[Int: …]` dictionaries it replaced cost a SipHash per lookup, five per sighting).
+///
+/// The queue is lazy: each region's live entry is the one whose time equals its slot's
+/// scheduled time (and whose registration number is the slot's), never later than the region's
+/// real deadline; an entry may be stale (its region gone, or superseded by an earlier entry) or
+/// early (the deadline moved later since). That keeps the hot path — a sighting that pushes an
+/// exit deadline later — free of heap operations.
 ///
 /// ```swift
 /// var schedule = RegionSchedule()
 /// let number = schedule.register("lobby", slot: 0) // 0
-/// schedule.lower(number, to: Timestamp(seconds: 30))
+/// schedule.lower(0, to: Timestamp(seconds: 30))    // by slot
 /// schedule.earliest?.sequence                      // 0
 /// ```
 struct RegionSchedule: Sendable {
     /// Registration sequence number of every monitored region: sorting by it gives the
     /// engine's registration order, and ties between equal deadlines go to the smaller one.
     private(set) var sequence: [String: Int] = [:]
-    /// The ``MonitoringEngine/regions`` slot of each registration number (the timer path reaches
-    /// a record without hashing its identifier).
-    private var slotBySequence: [Int: Int32] = [:]
     private var nextSequence = 0
     /// Region timers by due time (see the type's discussion: lazy).
     private(set) var timers = RegionTimerQueue()
-    /// The live entry's time of each region with a timer.
-    private(set) var scheduled: [Int: Timestamp] = [:]
+    /// By slot: the registration number of the region in it (−1: free).
+    private var numberBySlot: [Int] = []
+    /// By slot: the live entry's time in seconds (NaN: no timer).
+    private var scheduledBySlot: [Double] = []
+    /// Regions with a timer.
+    private var scheduledCount = 0
+    /// By slot: the stream count above which the region is pruned next (when its count doubles).
+    private var pruneWatermarks: [Int32] = []
+    /// By slot: the position + 1 of the region's ``ExitLeader`` in `leaders` (0: none known).
+    private var leaderPositions: [Int32] = []
+    private var leaders: [ExitLeader] = []
+    private var freeLeaders: [Int32] = []
     /// The queue's minimum may be stale or early: the engine's `settleTimers()` has work to do.
     var isDirty = false
-    /// Beacon regions with many streams are pruned of gone streams when their count doubles.
-    private var pruneWatermarks: [Int: Int] = [:]
     /// Beacon regions with more than ``exitCacheThreshold`` streams (a UUID-wide region tracking
-    /// many beacons): the stream with the latest gone-deadline, kept up to date by sightings so
-    /// the region's exit deadline costs O(1) instead of a visit of every stream. Absent = unknown.
-    private var exitCache: [Int: ExitLeader] = [:]
+    /// many beacons) keep the stream with the latest gone-deadline, kept up to date by sightings,
+    /// so the region's exit deadline costs O(1) instead of a visit of every stream.
     static let exitCacheThreshold = 8
 
     /// The stream of a many-stream region that goes silent last, and when.
@@ -50,48 +59,66 @@ struct RegionSchedule: Sendable {
 
     // MARK: - Sequence numbers
 
-    /// Gives `id` the next registration sequence number.
+    /// Gives `id`, stored in `slot`, the next registration sequence number.
     mutating func register(_ id: String, slot: Int) -> Int {
         let number = nextSequence
         nextSequence += 1
         sequence[id] = number
-        slotBySequence[number] = Int32(truncatingIfNeeded: slot)
+        while numberBySlot.count <= slot {
+            numberBySlot.append(-1)
+            scheduledBySlot.append(.nan)
+            pruneWatermarks.append(0)
+            leaderPositions.append(0)
+        }
+        numberBySlot[slot] = number
         return number
     }
 
-    /// Forgets `id`: its number, cache and watermark; its queue entry is dropped lazily.
-    mutating func unregister(_ id: String) {
-        guard let number = sequence.removeValue(forKey: id) else { return }
-        slotBySequence[number] = nil
-        pruneWatermarks[number] = nil
-        exitCache[number] = nil
-        if scheduled.removeValue(forKey: number) != nil { isDirty = true }
+    /// Forgets `id` (in `slot`): its number, cache and watermark; its queue entry is dropped lazily.
+    mutating func unregister(_ id: String, slot: Int) {
+        guard sequence.removeValue(forKey: id) != nil, slot < numberBySlot.count else { return }
+        numberBySlot[slot] = -1
+        pruneWatermarks[slot] = 0
+        setExitLeader(nil, slot: slot)
+        if !scheduledBySlot[slot].isNaN {
+            scheduledBySlot[slot] = .nan
+            scheduledCount -= 1
+            isDirty = true
+        }
     }
 
     func number(of id: String) -> Int? { sequence[id] }
-
-    /// The ``MonitoringEngine/regions`` slot of registration `number`.
-    func slot(of number: Int) -> Int? { slotBySequence[number].map(Int.init) }
 
     // MARK: - Timers
 
     /// The queue's minimum (exact once the engine has settled the queue).
     var earliest: RegionTimer? { timers.min }
 
-    /// The live entry's time of region `number`, if it has one.
-    func scheduledTime(of number: Int) -> Timestamp? { scheduled[number] }
+    /// The live entry's time of the region in `slot`, if it has one.
+    func scheduledTime(slot: Int) -> Timestamp? {
+        let seconds = scheduledBySlot[slot]
+        return seconds.isNaN ? nil : Timestamp(seconds: seconds)
+    }
 
     /// Whether `timer` is its region's live entry (not a stale one).
-    func isLive(_ timer: RegionTimer) -> Bool { scheduled[timer.sequence] == timer.time }
+    func isLive(_ timer: RegionTimer) -> Bool {
+        let slot = Int(timer.slot)
+        return slot >= 0 && slot < numberBySlot.count && numberBySlot[slot] == timer.sequence && scheduledBySlot[slot] == timer.time.seconds
+    }
 
     /// The minimum may no longer be exact (a deadline moved later or vanished).
     mutating func invalidate() { isDirty = true }
 
-    /// Records that region `number` may be due as early as `time` (a lower bound is enough).
-    mutating func lower(_ number: Int, to time: Timestamp) {
-        scheduled[number] = time
-        timers.push(RegionTimer(time: time, sequence: number))
+    /// Records that the region in `slot` may be due as early as `time` (a lower bound is enough).
+    mutating func lower(_ slot: Int, to time: Timestamp) {
+        setScheduled(slot, time.seconds)
+        timers.push(RegionTimer(time: time, sequence: numberBySlot[slot], slot: Int32(truncatingIfNeeded: slot)))
         isDirty = true
+    }
+
+    private mutating func setScheduled(_ slot: Int, _ seconds: Double) {
+        if scheduledBySlot[slot].isNaN { scheduledCount += 1 }
+        scheduledBySlot[slot] = seconds
     }
 
     /// Drops a stale minimum.
@@ -99,67 +126,104 @@ struct RegionSchedule: Sendable {
 
     /// Drops the minimum and its region's timer (the region has nothing left to wait for).
     mutating func cancelEarliest() {
-        guard let first = timers.popMin() else { return }
-        scheduled[first.sequence] = nil
+        guard let first = timers.popMin(), isLive(first) else { return }
+        scheduledBySlot[Int(first.slot)] = .nan
+        scheduledCount -= 1
     }
 
-    /// Moves the minimum (an early entry) to its region's real deadline `time`.
+    /// Moves the minimum (an early, live entry) to its region's real deadline `time`.
     mutating func moveEarliest(to time: Timestamp) {
-        guard let first = timers.popMin() else { return }
-        scheduled[first.sequence] = time
-        timers.push(RegionTimer(time: time, sequence: first.sequence))
+        guard var first = timers.popMin() else { return }
+        setScheduled(Int(first.slot), time.seconds)
+        first.time = time
+        timers.push(first)
     }
 
     /// Rebuilds the queue from the live entries when stale ones outnumber them.
     mutating func compactIfSparse() {
-        if timers.count > 1_024 && timers.count > 4 * scheduled.count {
-            timers.rebuild(scheduled.map { RegionTimer(time: $0.value, sequence: $0.key) })
+        if timers.count > 1_024 && timers.count > 4 * scheduledCount {
+            timers.rebuild(liveTimers())
         }
     }
 
-    /// Replaces every timer with exact `deadlines` (after a profile change) and forgets the caches.
+    private func liveTimers() -> [RegionTimer] {
+        var live: [RegionTimer] = []
+        live.reserveCapacity(scheduledCount)
+        for slot in scheduledBySlot.indices where !scheduledBySlot[slot].isNaN {
+            live.append(RegionTimer(time: Timestamp(seconds: scheduledBySlot[slot]), sequence: numberBySlot[slot], slot: Int32(truncatingIfNeeded: slot)))
+        }
+        return live
+    }
+
+    /// Replaces every timer with exact `deadlines` (by slot, after a profile change) and forgets the caches.
     mutating func replaceAll(with deadlines: [Int: Timestamp]) {
-        scheduled = deadlines
-        exitCache = [:]
-        timers.rebuild(scheduled.map { RegionTimer(time: $0.value, sequence: $0.key) })
+        for slot in scheduledBySlot.indices { scheduledBySlot[slot] = .nan }
+        scheduledCount = 0
+        for (slot, time) in deadlines { setScheduled(slot, time.seconds) }
+        for slot in leaderPositions.indices { leaderPositions[slot] = 0 }
+        leaders = []
+        freeLeaders = []
+        timers.rebuild(liveTimers())
         isDirty = false
     }
 
     // MARK: - Exit cache
 
-    /// The cached latest-deadline stream of region `number`, if known.
-    func exitLeader(of number: Int) -> ExitLeader? { exitCache[number] }
+    /// The cached latest-deadline stream of the region in `slot`, if known.
+    func exitLeader(slot: Int) -> ExitLeader? {
+        let position = Int(leaderPositions[slot])
+        return position == 0 ? nil : leaders[position - 1]
+    }
 
-    /// Sets (or, with `nil`, forgets) the cached latest-deadline stream of region `number`.
-    mutating func setExitLeader(_ leader: ExitLeader?, of number: Int) { exitCache[number] = leader }
+    /// Sets (or, with `nil`, forgets) the cached latest-deadline stream of the region in `slot`.
+    mutating func setExitLeader(_ leader: ExitLeader?, slot: Int) {
+        let position = Int(leaderPositions[slot])
+        switch (leader, position) {
+        case (nil, 0):
+            return
+        case (nil, _):
+            freeLeaders.append(Int32(truncatingIfNeeded: position - 1))
+            leaderPositions[slot] = 0
+        case (let leader?, 0):
+            if let reused = freeLeaders.popLast() {
+                leaders[Int(reused)] = leader
+                leaderPositions[slot] = reused + 1
+            } else {
+                leaders.append(leader)
+                leaderPositions[slot] = Int32(truncatingIfNeeded: leaders.count)
+            }
+        case (let leader?, _):
+            leaders[position - 1] = leader
+        }
+    }
 
-    /// Keeps region `number`'s cached leader current after stream `key` was heard at `time` (its
-    /// deadline now `deadline`), with the engine's tie rule: the later deadline, then the stream
-    /// heard last, then the smaller key. The caller has checked a leader is cached.
-    mutating func updateExitLeader(of number: Int, cached: ExitLeader, key: MonitoredRegion.StreamKey,
+    /// Keeps the cached leader of the region in `slot` current after stream `key` was heard at
+    /// `time` (its deadline now `deadline`), with the engine's tie rule: the later deadline, then
+    /// the stream heard last, then the smaller key. The caller has checked a leader is cached.
+    mutating func updateExitLeader(slot: Int, cached: ExitLeader, key: MonitoredRegion.StreamKey,
                                    deadline: Timestamp, at time: Timestamp) {
         let sighting = time   // the engine's clock never goes back: the stream was just heard now
         if cached.key == key {
             // The leader itself: still the leader unless its deadline came earlier.
-            exitCache[number] = deadline >= cached.time ? ExitLeader(time: deadline, key: key, lastSighting: sighting) : nil
+            setExitLeader(deadline >= cached.time ? ExitLeader(time: deadline, key: key, lastSighting: sighting) : nil, slot: slot)
         } else if deadline > cached.time || (deadline == cached.time && (sighting > cached.lastSighting
                     || (sighting == cached.lastSighting && key < cached.key))) {
-            exitCache[number] = ExitLeader(time: deadline, key: key, lastSighting: sighting)
+            setExitLeader(ExitLeader(time: deadline, key: key, lastSighting: sighting), slot: slot)
         }
     }
 
     // MARK: - Pruning
 
-    /// Whether region `number`, now with `streamCount` streams, is due for pruning (its count has
-    /// doubled since the last prune): amortised O(1) per new stream.
-    func needsPruning(_ number: Int, streamCount: Int) -> Bool {
-        streamCount > 4 && streamCount > pruneWatermarks[number, default: 0]
+    /// Whether the region in `slot`, now with `streamCount` streams, is due for pruning (its
+    /// count has doubled since the last prune): amortised O(1) per new stream.
+    func needsPruning(slot: Int, streamCount: Int) -> Bool {
+        streamCount > 4 && streamCount > Int(pruneWatermarks[slot])
     }
 
-    /// Region `number` was pruned down to `remaining` streams: prune again when that doubles.
-    mutating func pruned(_ number: Int, remaining: Int) {
-        exitCache[number] = nil
-        pruneWatermarks[number] = 2 * remaining
+    /// The region in `slot` was pruned down to `remaining` streams: prune again when that doubles.
+    mutating func pruned(slot: Int, remaining: Int) {
+        setExitLeader(nil, slot: slot)
+        pruneWatermarks[slot] = Int32(clamping: 2 * remaining)
         isDirty = true
     }
 }

@@ -72,7 +72,7 @@ struct RegionTable: Sendable {
 
     /// Reads the record in `slot` in place; `nil` when the slot is free.
     @inline(__always)
-    func read<Result>(slot: Int, _ body: (borrowing MonitoredRegion) -> Result) -> Result? {
+    func read<Result>(slot: Int, _ body: (MonitoredRegion) -> Result) -> Result? {
         guard occupied[slot] else { return nil }
         return body(records[slot])
     }
@@ -82,6 +82,11 @@ struct RegionTable: Sendable {
     mutating func update<Result>(slot: Int, _ body: (inout MonitoredRegion) -> Result) -> Result? {
         guard occupied[slot] else { return nil }
         return body(&records[slot])
+    }
+
+    /// Applies `body` to every stored record in place.
+    mutating func updateAll(_ body: (inout MonitoredRegion) -> Void) {
+        for slot in records.indices where occupied[slot] { body(&records[slot]) }
     }
 
     /// Stores `record` under its region's identifier (which must not be stored yet) and returns its slot.

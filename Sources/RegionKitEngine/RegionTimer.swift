@@ -17,6 +17,11 @@ import RegionKitCore
 struct RegionTimer: Comparable, Sendable {
     var time: Timestamp
     var sequence: Int
+    /// The region's slot in the engine's ``RegionTable`` (not part of the order: a slot's
+    /// registration number tells a live entry from one of a region removed since).
+    var slot: Int32 = -1
+
+    static func == (lhs: RegionTimer, rhs: RegionTimer) -> Bool { lhs.time.seconds == rhs.time.seconds && lhs.sequence == rhs.sequence }
 
     static func < (lhs: RegionTimer, rhs: RegionTimer) -> Bool {
         lhs.time.seconds < rhs.time.seconds || (lhs.time.seconds == rhs.time.seconds && lhs.sequence < rhs.sequence)

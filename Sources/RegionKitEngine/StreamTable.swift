@@ -29,6 +29,24 @@ public struct StreamTable: Sendable, Sequence, ExpressibleByDictionaryLiteral {
     struct Entry: Hashable, Sendable {
         var key: Key
         var value: ReceptionEstimator
+        /// The stream's gone-deadline in seconds as the engine last computed it for this value
+        /// (``ExitDetector/goneDeadline(for:gridOrigin:)``, a pure function of the detector, the
+        /// estimator and the region's registration time); NaN when not known. Any change of the
+        /// value makes it NaN; the engine forgets every one when its detector changes. Not part
+        /// of equality, hashing or coding.
+        var deadline: Double = .nan
+
+        init(key: Key, value: ReceptionEstimator) {
+            self.key = key
+            self.value = value
+        }
+
+        static func == (lhs: Entry, rhs: Entry) -> Bool { lhs.key == rhs.key && lhs.value == rhs.value }
+
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(key)
+            hasher.combine(value)
+        }
     }
 
     /// The streams, densely: the first ``chunkSize`` in `head` (inline, so a small table is one
@@ -96,12 +114,14 @@ public struct StreamTable: Sendable, Sequence, ExpressibleByDictionaryLiteral {
     }
 
     /// Calls `body` with every stream in table order, reading each in place (no estimator is
-    /// copied out): the engine's per-sighting walks of a region's streams.
+    /// copied out), with its gone-deadline when known (see ``update(position:_:)``): the engine's
+    /// walks of a region's streams.
     @inline(__always)
-    func forEachStream(_ body: (Key, borrowing ReceptionEstimator) -> Void) {
-        for position in head.indices { body(head[position].key, head[position].value) }
+    func forEachStream(_ body: (Key, ReceptionEstimator, _ deadline: Timestamp?) -> Void) {
+        func known(_ seconds: Double) -> Timestamp? { seconds.isNaN ? nil : Timestamp(seconds: seconds) }
+        for position in head.indices { body(head[position].key, head[position].value, known(head[position].deadline)) }
         for chunk in chunks {
-            for position in chunk.indices { body(chunk[position].key, chunk[position].value) }
+            for position in chunk.indices { body(chunk[position].key, chunk[position].value, known(chunk[position].deadline)) }
         }
     }
 
@@ -121,20 +141,44 @@ public struct StreamTable: Sendable, Sequence, ExpressibleByDictionaryLiteral {
         get { position < Self.chunkSize ? head[position].value : chunks[(position >> Self.chunkShift) - 1][position & Self.chunkMask].value }
         _modify {
             if position < Self.chunkSize {
+                defer { head[position].deadline = .nan }
                 yield &head[position].value
             } else {
+                defer { chunks[(position >> Self.chunkShift) - 1][position & Self.chunkMask].deadline = .nan }
                 yield &chunks[(position >> Self.chunkShift) - 1][position & Self.chunkMask].value
             }
         }
     }
 
     /// Applies `body` to the stream at `position` (from ``index(forKey:)``) in one in-place access.
+    /// `body` returns its result and the stream's gone-deadline after the change, if it computed
+    /// it (kept for ``forEachStream(_:)``; otherwise the stream's deadline is unknown).
     @inline(__always)
-    mutating func update<Result>(position: Int, _ body: (inout ReceptionEstimator) -> Result) -> Result {
-        if position < Self.chunkSize {
-            return body(&head[position].value)
+    mutating func update<Result>(position: Int, _ body: (inout ReceptionEstimator) -> (Result, deadline: Timestamp?)) -> Result {
+        func apply(_ entry: inout Entry) -> Result {
+            let (result, deadline) = body(&entry.value)
+            entry.deadline = deadline?.seconds ?? .nan
+            return result
         }
-        return body(&chunks[(position >> Self.chunkShift) - 1][position & Self.chunkMask].value)
+        if position < Self.chunkSize {
+            return apply(&head[position])
+        }
+        return apply(&chunks[(position >> Self.chunkShift) - 1][position & Self.chunkMask])
+    }
+
+    /// Adds `key`'s stream (not present) at the end, with its gone-deadline if known.
+    mutating func insertNew(_ key: Key, _ value: ReceptionEstimator, deadline: Timestamp?) {
+        var entry = Entry(key: key, value: value)
+        entry.deadline = deadline?.seconds ?? .nan
+        append(entry)
+    }
+
+    /// Forgets every stream's gone-deadline (the detector changed).
+    mutating func forgetDeadlines() {
+        for position in head.indices { head[position].deadline = .nan }
+        for chunk in chunks.indices {
+            for position in chunks[chunk].indices { chunks[chunk][position].deadline = .nan }
+        }
     }
 
     /// The position of `key`'s stream, if present.

@@ -83,6 +83,8 @@ public enum DistanceSampleParser {
         var bytes = Array(text.utf8)
         if bytes.count >= 19, bytes[4] == UInt8(ascii: "-") {
             if bytes.last == UInt8(ascii: "Z") { bytes.removeLast() }
+            // "2021-01-03 10:26:4Z" is 19 bytes with its "Z": one short of a whole time once it is dropped.
+            guard bytes.count >= 19 else { return nil }
             func digits(_ range: Range<Int>) -> Int? {
                 var value = 0
                 for index in range {

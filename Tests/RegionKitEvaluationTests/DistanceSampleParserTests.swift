@@ -51,6 +51,9 @@ struct DistanceSampleParserTests {
         ("1e300,-50,20\n", "b.csv:1: time '1e300' is neither"),
         ("1,-50,twenty\n", "b.csv:1: distance 'twenty' is not a number"),
         ("time,rssi,distance\n2021-13-03 10:26:48,-50,20\n", "b.csv:2: time '2021-13-03 10:26:48' is neither"),
+        // Found by the distance-samples fuzz target (session 10): 19 bytes only with the "Z"; once
+        // the "Z" was dropped the seconds were read past the end (an index trap).
+        ("time,rssi,distance\n2021-01-03 10:26:4Z,-54.0,20\n", "b.csv:2: time '2021-01-03 10:26:4Z' is neither"),
         ("time,rssi,distance\n\n5,-50,20\n4,-50,20\n", "b.csv:4: time '4' goes backwards"),
         ("time,rssi,range\n1,-50,20\n", "b.csv:1: header 'time,rssi,range' must name the columns time, rssi and distance"),
         ("time,rssi,distance\n\n", "b.csv: no samples"),
