@@ -66,6 +66,55 @@ struct StreamTableTests {
         for (key, value) in kept { #expect(pruned[key] == value) }
     }
 
+    /// Session 10: each stream keeps the gone-deadline the engine computed at its last change, so
+    /// timer settling reads it instead of running the detector again. The kept value must never
+    /// outlive a change of the estimator, and must not make equal tables unequal.
+    @Test("A kept deadline survives reads, is forgotten by any change of its stream, and is not part of equality")
+    func keptDeadlines() {
+        var table = StreamTable()
+        var estimator = ReceptionEstimator(firstSighting: .zero, priorInterval: 1, tracksEvidence: false)
+        table.insertNew(Self.key(1, scanner: 0), estimator, deadline: Timestamp(seconds: 7))
+        table[Self.key(2, scanner: 0)] = estimator                       // no deadline given
+        func kept() -> [Double?] {
+            var deadlines: [Double?] = []
+            table.forEachStream { _, _, deadline in deadlines.append(deadline?.seconds) }
+            return deadlines
+        }
+        #expect(kept() == [7, nil])
+        _ = table[Self.key(1, scanner: 0)]                               // a read keeps it
+        #expect(kept() == [7, nil])
+        let position = table.index(forKey: Self.key(1, scanner: 0))!
+        let sightings = table.update(position: position) { stream -> (Int, deadline: Timestamp?) in
+            stream.record(at: Timestamp(seconds: 1), rssi: -60)
+            return (stream.sightings, deadline: Timestamp(seconds: 9))
+        }
+        #expect(sightings == 2 && kept() == [9, nil])
+        table.update(position: position) { stream -> ((), deadline: Timestamp?) in
+            stream.record(at: Timestamp(seconds: 2), rssi: -60)
+            return ((), deadline: nil)                                   // changed without a new deadline
+        }
+        #expect(kept() == [nil, nil])
+        _ = table.update(position: position) { _ in ((), deadline: Timestamp(seconds: 11)) }
+        table[position: position].excusedSilence = 3                     // the in-place subscript forgets it
+        #expect(kept() == [nil, nil])
+        _ = table.update(position: position) { _ in ((), deadline: Timestamp(seconds: 12)) }
+        estimator.record(at: Timestamp(seconds: 5), rssi: -70)
+        table[Self.key(1, scanner: 0)] = estimator                       // so does setting by key
+        #expect(kept() == [nil, nil])
+        _ = table.update(position: position) { _ in ((), deadline: Timestamp(seconds: 13)) }
+        table.forgetDeadlines()                                          // the engine's profile changed
+        #expect(kept() == [nil, nil])
+
+        // Equality and hashing ignore the kept deadlines.
+        var other = table
+        _ = other.update(position: position) { _ in ((), deadline: Timestamp(seconds: 99)) }
+        #expect(other == table && other.hashValue == table.hashValue)
+        // Removal moves the last stream into the hole: its kept deadline is dropped, never misplaced.
+        _ = table.update(position: table.index(forKey: Self.key(2, scanner: 0))!) { _ in ((), deadline: Timestamp(seconds: 20)) }
+        table.removeValue(forKey: Self.key(1, scanner: 0))
+        #expect(table.count == 1 && kept() == [nil])
+    }
+
     @Test("A table of one stream found by key; emptied by removal; a malformed encoding is a clear error")
     func smallTable() throws {
         var table: StreamTable = [Self.key(1, scanner: 0): ReceptionEstimator(firstSighting: .zero, priorInterval: 1)]
