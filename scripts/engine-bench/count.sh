@@ -3,7 +3,7 @@
 # noisy shared machine, where timings move ±20 % between runs. valgrind 3.19 cannot run the
 # `regionkit` binary (its DWARF 5 reader gives up, and with the debug info stripped it dies on a
 # signal inside libdispatch), so this compiles the engine alone with the driver count.swift.txt
-# (RegionKitConcurrency + RegionKitCore + RegionKitEngine, `swiftc -O -wmo`, as build.sh).
+# (RegionKitConcurrency + RegionKitCore + RegionKitEngine, `swiftc -O -wmo`, with build.sh).
 #
 #   scripts/engine-bench/count.sh SRCROOT ingest 10,1000,100000 [SIGHTINGS]   # default 20000
 #   scripts/engine-bench/count.sh SRCROOT miss 1000 [SIGHTINGS]
@@ -16,15 +16,7 @@ set -e
 here=$(cd "$(dirname "$0")" && pwd); src=$1; mode=$2; shift 2
 binary=${COUNT_BINARY:-$(mktemp -d)/count}
 if [ ! -x "$binary" ]; then
-  tmp=$(mktemp -d)
-  for f in "$src"/Sources/RegionKitConcurrency/*.swift "$src"/Sources/RegionKitCore/*.swift "$src"/Sources/RegionKitEngine/*.swift; do
-    [ -f "$f" ] || continue
-    sed -e '/^import RegionKitCore/d' -e '/^@_exported import RegionKitCore/d' -e '/^import RegionKitConcurrency/d' \
-        -e '/^@_exported import RegionKitConcurrency/d' "$f" > "$tmp/$(basename "$(dirname "$f")")_$(basename "$f")"
-  done
-  cp "$here/count.swift.txt" "$tmp/main.swift"
-  nice -n 10 swiftc -O -wmo -module-name EngineCount -package-name RegionKit "$tmp"/*.swift -o "$binary"
-  rm -rf "$tmp"
+  "$here/build.sh" "$src" "$binary" "$here/count.swift.txt"
   echo "driver: $binary"
 fi
 instructions() {  # ARGS... → total instructions (Ir) of one run
