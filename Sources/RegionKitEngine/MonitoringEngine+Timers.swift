@@ -68,30 +68,41 @@ extension MonitoringEngine {
         return nil
     }
 
+    /// What ``dueTime(of:context:)`` needs from the engine besides the record: gathered first, so
+    /// the record can then be reached in place (``RegionTable/update(slot:_:)``) without a copy.
+    struct DueContext {
+        var initialWindow: Double
+        var dwell: Double
+        var detector: ExitDetector
+        /// The region's cached exit leader (many-stream regions; with the spatial index only).
+        var leader: RegionSchedule.ExitLeader?
+    }
+
+    func dueContext(slot: Int) -> DueContext {
+        DueContext(initialWindow: profile.initialDeterminationWindow, dwell: profile.geoHysteresis.dwell,
+                   detector: profile.exitDetector, leader: usesSpatialIndex ? schedule.exitLeader(slot: slot) : nil)
+    }
+
     /// The time of ``dueItem(of:id:slot:)`` without building the item (no identifier is copied).
-    func dueTime(of monitored: MonitoredRegion, slot: Int) -> Timestamp? {
+    static func dueTime(of monitored: MonitoredRegion, context: DueContext) -> Timestamp? {
         switch monitored.region {
         case .beacon:
             if monitored.state == .unknown && monitored.streams.isEmpty {
-                return monitored.registeredAt + profile.initialDeterminationWindow
+                return monitored.registeredAt + context.initialWindow
             } else if monitored.state == .inside {
-                return exitDeadlineTime(of: monitored, slot: slot) ?? restoredExitDeadline(of: monitored)
+                if monitored.streams.count > RegionSchedule.exitCacheThreshold, let cached = context.leader,
+                   monitored.streams.index(forKey: cached.key) != nil {
+                    return cached.time
+                }
+                return scanExitDeadlineTime(of: monitored, detector: context.detector)
+                    ?? restoredExitDeadline(of: monitored, detector: context.detector)
             }
         case .circular:
             if let candidate = monitored.candidate, candidate != monitored.state, let since = monitored.candidateSince {
-                return since + profile.geoHysteresis.dwell
+                return since + context.dwell
             }
         }
         return nil
-    }
-
-    /// The time of ``exitDeadline(of:id:slot:)``, without copying the winning stream out.
-    func exitDeadlineTime(of monitored: MonitoredRegion, slot: Int) -> Timestamp? {
-        if usesSpatialIndex, monitored.streams.count > RegionSchedule.exitCacheThreshold, let cached = schedule.exitLeader(slot: slot),
-           monitored.streams.index(forKey: cached.key) != nil {
-            return cached.time
-        }
-        return Self.scanExitDeadlineTime(of: monitored, detector: profile.exitDetector)
     }
 
     /// ``scanExitDeadline(of:detector:)``'s time: the latest gone-deadline of the region's streams.
@@ -107,9 +118,13 @@ extension MonitoringEngine {
 
     /// A restored "inside" beacon region not heard since the restart exits as if last seen then.
     func restoredExitDeadline(of monitored: MonitoredRegion) -> Timestamp? {
+        Self.restoredExitDeadline(of: monitored, detector: profile.exitDetector)
+    }
+
+    static func restoredExitDeadline(of monitored: MonitoredRegion, detector: ExitDetector) -> Timestamp? {
         guard let restoredAt = monitored.restoredAt, monitored.streams.isEmpty else { return nil }
-        let stream = ReceptionEstimator(firstSighting: restoredAt, priorInterval: profile.exitDetector.priorInterval, tracksEvidence: false)
-        return profile.exitDetector.goneDeadline(for: stream, gridOrigin: monitored.registeredAt)
+        let stream = ReceptionEstimator(firstSighting: restoredAt, priorInterval: detector.priorInterval, tracksEvidence: false)
+        return detector.goneDeadline(for: stream, gridOrigin: monitored.registeredAt)
     }
 
     /// When the last present stream of a beacon region counts as gone, with that stream. Ties
@@ -165,8 +180,11 @@ extension MonitoringEngine {
         guard schedule.isDirty else { return }
         schedule.isDirty = false
         while let first = schedule.earliest {
-            // The record is read in place: only its deadline is needed, not its identifier.
-            guard schedule.isLive(first), let deadline = regions.read(slot: Int(first.slot), { dueTime(of: $0, slot: Int(first.slot)) }) else {
+            // The record is reached in place (an inout access: a read through the array's getter
+            // copied it), and only its deadline is computed, not the item with its identifier.
+            let slot = Int(first.slot)
+            guard schedule.isLive(first), case let context = dueContext(slot: slot),
+                  let deadline = regions.update(slot: slot, { Self.dueTime(of: $0, context: context) }) else {
                 schedule.dropEarliest()
                 continue
             }
