@@ -53,19 +53,11 @@ extension MonitoringEngine {
     /// The timer a monitored region is waiting for, if any.
     /// `slot`: the region's slot when the caller has it (saves a lookup by identifier).
     func dueItem(of monitored: MonitoredRegion, id: String, slot: Int? = nil) -> (time: Timestamp, item: DueItem)? {
+        guard let slot = slot ?? regions.slot(of: id), let time = Self.dueTime(of: monitored, context: dueContext(slot: slot)) else { return nil }
         switch monitored.region {
-        case .beacon:
-            if monitored.state == .unknown && monitored.streams.isEmpty {
-                return (monitored.registeredAt + profile.initialDeterminationWindow, .initialWindow(id))
-            } else if monitored.state == .inside, let deadline = exitDeadline(of: monitored, id: id, slot: slot)?.time ?? restoredExitDeadline(of: monitored) {
-                return (deadline, .exit(id))
-            }
-        case .circular:
-            if let candidate = monitored.candidate, candidate != monitored.state, let since = monitored.candidateSince {
-                return (since + profile.geoHysteresis.dwell, .geoDwell(id))
-            }
+        case .beacon: return (time, monitored.state == .inside ? .exit(id) : .initialWindow(id))
+        case .circular: return (time, .geoDwell(id))
         }
-        return nil
     }
 
     /// What ``dueTime(of:context:)`` needs from the engine besides the record: gathered first, so
