@@ -18,7 +18,7 @@ import RegionKitCore
 struct RegionTable: Sendable {
     /// The records by slot; a free slot holds ``vacant`` (never handed out: `occupied` says which
     /// slots are live). Not `[MonitoredRegion?]`: binding an optional element copies the whole
-    /// record (a retain and a release of each of its arrays), where a plain element is read in place.
+    /// record (a retain and a release of each of its arrays), where a plain element is changed in place.
     private var records: [MonitoredRegion] = []
     private var occupied: [Bool] = []
     private var slots: [String: Int32] = [:]
@@ -70,7 +70,9 @@ struct RegionTable: Sendable {
         }
     }
 
-    /// Reads the record in `slot` in place; `nil` when the slot is free.
+    /// Reads the record in `slot`; `nil` when the slot is free. The array's getter may still hand
+    /// `body` a copy (callgrind shows one per call from a closure): a hot path reaches the record
+    /// through ``update(slot:_:)`` instead, as timer settling does.
     @inline(__always)
     func read<Result>(slot: Int, _ body: (MonitoredRegion) -> Result) -> Result? {
         guard occupied[slot] else { return nil }
