@@ -8,7 +8,22 @@ extension MonitoringEngine {
     /// The channel of `scannerID` (`nil`: the local adapter), if it has heard anything.
     public func channel(of scannerID: String?) -> ScannerChannel? {
         guard let scannerID else { return localChannel.lastHeard == nil ? nil : localChannel }
-        return channels[scannerID]
+        return channelNumbers[scannerID].map { channels[$0] }
+    }
+
+    /// The number of `scannerID`'s channel in ``channels``, which gets one if it has none.
+    mutating func channelNumber(of scannerID: String) -> Int {
+        if let last = lastChannel, last.name == scannerID { return last.number }
+        let number: Int
+        if let known = channelNumbers[scannerID] {
+            number = known
+        } else {
+            number = channels.count
+            channels.append(ScannerChannel())
+            channelNumbers[scannerID] = number
+        }
+        lastChannel = (scannerID, number)
+        return number
     }
 
     /// What a sighting's scanner channel lends the streams that record it.
@@ -18,25 +33,29 @@ extension MonitoringEngine {
         /// The channel itself, only for detectors that excuse shared silences
         /// (``ExitDetector/usesChannels``): otherwise it is not copied (its gap list is an array).
         var shared: ScannerChannel?
+        /// The channel's index in ``MonitoringEngine/channels``; `nil`: the local adapter's.
+        var number: Int?
     }
 
     /// Records a sighting at `time` in its scanner's channel; returns what the sighting's streams
     /// take from it (`sharing`: include the channel, for ``ExitDetector/usesChannels``).
     mutating func recordChannel(scannerID: String?, at time: Timestamp, sharing: Bool) -> ChannelView {
-        func recorded(_ channel: inout ScannerChannel) -> ChannelView {
+        func recorded(_ channel: inout ScannerChannel, number: Int?) -> ChannelView {
             channel.record(at: time)
-            return ChannelView(priorScale: channel.priorScale, shared: sharing ? channel : nil)
+            return ChannelView(priorScale: channel.priorScale, shared: sharing ? channel : nil, number: number)
         }
         if let scannerID {
-            return recorded(&channels[scannerID, default: ScannerChannel()])
+            let number = channelNumber(of: scannerID)
+            return recorded(&channels[number], number: number)
         }
-        return recorded(&localChannel)
+        return recorded(&localChannel, number: nil)
     }
 
-    /// Folds a settled stream's tail scale into its scanner's prior.
-    mutating func learnChannelPrior(scannerID: String?, scale: Double) {
-        if let scannerID {
-            channels[scannerID]?.learnPrior(scale)
+    /// Folds a settled stream's tail scale into the prior of the channel `number`
+    /// (``ChannelView/number``; `nil`: the local adapter's).
+    mutating func learnChannelPrior(number: Int?, scale: Double) {
+        if let number {
+            channels[number].learnPrior(scale)
         } else {
             localChannel.learnPrior(scale)
         }

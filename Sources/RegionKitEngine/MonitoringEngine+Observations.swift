@@ -8,11 +8,22 @@ extension MonitoringEngine {
     /// ```
     public mutating func ingest(_ observation: BeaconObservation) -> [LocationEvent] {
         var events = advance(to: observation.timestamp)
-        let time = now
         // A non-finite time counts as the engine's time (as for `advance`), also where the sighting
-        // itself is kept: a ranged beacon stamped NaN would compare unequal to itself.
-        var observation = observation
-        if !observation.timestamp.seconds.isFinite { observation.timestamp = time }
+        // itself is kept: a ranged beacon stamped NaN would compare unequal to itself. (Copied only
+        // then: each copy of an observation retains its scanner's name.)
+        if observation.timestamp.seconds.isFinite {
+            ingestNow(observation, into: &events)
+        } else {
+            var stamped = observation
+            stamped.timestamp = now
+            ingestNow(stamped, into: &events)
+        }
+        return events
+    }
+
+    /// ``ingest(_:)-(BeaconObservation)`` after the clock has advanced: the sighting at ``now``.
+    private mutating func ingestNow(_ observation: BeaconObservation, into events: inout [LocationEvent]) {
+        let time = now
         let identity = observation.identity
         // The scanner's channel first: a sighting that ends a silence of the whole scanner logs it.
         var channel: ChannelView?
@@ -33,11 +44,12 @@ extension MonitoringEngine {
             if a < any.count && any[a].sequence == registered.sequence { a += 1 }
             else if b < major.count && major[b].sequence == registered.sequence { b += 1 }
             else { c += 1 }
-            let recorded = record(observation, in: registered, at: time, channel: channel, priorScale: &priorScale)
+            let recorded = record(identity, scannerID: observation.scannerID, rssi: observation.rssi, in: registered, at: time,
+                                  channel: channel, priorScale: &priorScale)
             // Most sightings change no state: appending an empty array still reallocates.
             if !recorded.isEmpty { events += recorded }
         }
-        if let priorScale { learnChannelPrior(scannerID: observation.scannerID, scale: priorScale) }
+        if let priorScale, let channel { learnChannelPrior(number: channel.number, scale: priorScale) }
         if schedule.isDirty { settleTimers() }
         if let policy = profile.nearestScanner, let scanner = observation.scannerID {
             var state = nearest[observation.identity] ?? NearestScannerState()
@@ -52,7 +64,6 @@ extension MonitoringEngine {
         for index in sessions.indices where sessions[index].constraint.matches(observation.identity) {
             sessions[index].record(observation, filter: profile.rssiFilter)
         }
-        return events
     }
 
     /// Sightings in order, as one call: the same events, in the same order, as calling
@@ -74,20 +85,22 @@ extension MonitoringEngine {
     /// Records a sighting in one candidate region.
     /// `channel`: the sighting's scanner channel (detectors that use one); `priorScale` is set to
     /// the stream's tail scale for the channel's prior when it is settled and not set yet.
-    private mutating func record(_ observation: BeaconObservation, in registered: RegisteredID, at time: Timestamp,
+    private mutating func record(_ identity: BeaconIdentity, scannerID: String?, rssi: Int, in registered: RegisteredID, at time: Timestamp,
                                  channel: ChannelView?, priorScale: inout Double?) -> [LocationEvent] {
         // The record by slot: no identifier is hashed on this path.
         let slot = Int(registered.slot)
         guard slot >= 0 else { return [] }
         let detector = profile.exitDetector
         // A scanner-bound region hearing of its beacon from another scanner: evidence it moved.
-        if detector.usesEvidence, regions.update(slot: slot, { Self.recordElsewhere(observation, in: &$0, at: time) }) == true {
+        if detector.usesEvidence, regions.update(slot: slot, { Self.recordElsewhere(identity, scannerID: scannerID, rssi: rssi, in: &$0, at: time) }) == true {
             schedule.setExitLeader(nil, slot: slot)
             reschedule(registered.id)
             return []
         }
         // One in-place access to the record (reading fields one by one would copy it each time).
-        guard let recorded = regions.update(slot: slot, { Self.recordSighting(observation, in: &$0, at: time, detector: detector, channel: channel) }),
+        guard let recorded = regions.update(slot: slot, {
+            Self.recordSighting(identity, scannerID: scannerID, rssi: rssi, in: &$0, at: time, detector: detector, channel: channel)
+        }),
               let sighting = recorded else { return [] }
         if channel != nil, priorScale == nil, let scale = sighting.tailScale { priorScale = scale }
         let number = registered.sequence
@@ -114,7 +127,7 @@ extension MonitoringEngine {
         if sighting.wasRestored { schedule.invalidate() }
         guard sighting.previous != .inside else { return [] }
         return setState(registered.id, .inside, crossing: sighting.previous == .outside, evidence: EventEvidence(
-            rssi: observation.rssi, scannerID: observation.scannerID, beacon: observation.identity,
+            rssi: rssi, scannerID: scannerID, beacon: identity,
             reason: sighting.previous == .unknown ? "first sighting after registration" : "sighting"))
     }
 
@@ -136,22 +149,25 @@ extension MonitoringEngine {
     /// of. The stream, silent since before `time`, counts it when it is at least as strong as its
     /// own RSSI level (``ReceptionEstimator/recordElsewhere(rssi:at:)``). True when a stream's
     /// evidence changed (its deadline may be earlier: reschedule).
-    static func recordElsewhere(_ observation: BeaconObservation, in monitored: inout MonitoredRegion, at time: Timestamp) -> Bool {
+    static func recordElsewhere(_ identity: BeaconIdentity, scannerID: String?, rssi: Int, in monitored: inout MonitoredRegion, at time: Timestamp) -> Bool {
         guard monitored.state == .inside, case .beacon(let beacon) = monitored.region, let bound = beacon.scannerID,
-              observation.scannerID != bound, beacon.constraint.matches(observation.identity) else { return false }
-        let key = MonitoredRegion.StreamKey(identity: observation.identity, scannerID: bound)
+              scannerID != bound, beacon.constraint.matches(identity) else { return false }
+        let key = MonitoredRegion.StreamKey(identity: identity, scannerID: bound)
         guard let stream = monitored.streams.index(forKey: key) else { return false }
-        return monitored.streams[position: stream].recordElsewhere(rssi: observation.rssi, at: time)
+        return monitored.streams[position: stream].recordElsewhere(rssi: rssi, at: time)
     }
 
     /// Records `observation` in `monitored` when the region matches it; nil when it does not.
     /// `channel`: the sighting's scanner channel, when the detector uses one: the stream takes the
     /// channel's prior, and with ``ExitDetector/usesChannels`` the part of the silence the scanner
     /// shared is excused.
-    static func recordSighting(_ observation: BeaconObservation, in monitored: inout MonitoredRegion, at time: Timestamp,
+    static func recordSighting(_ identity: BeaconIdentity, scannerID: String?, rssi: Int, in monitored: inout MonitoredRegion, at time: Timestamp,
                                detector: ExitDetector, channel: ChannelView? = nil) -> RecordedSighting? {
-        guard case .beacon(let beacon) = monitored.region, beacon.matches(observation.identity, scanner: observation.scannerID) else { return nil }
-        let key = MonitoredRegion.StreamKey(identity: observation.identity, scannerID: observation.scannerID)
+        // The match table found this region by its constraint's own key, so only the scanner
+        // binding is left to check (the constraint is checked again in debug builds).
+        guard case .beacon(let beacon) = monitored.region, beacon.scannerID == nil || beacon.scannerID == scannerID else { return nil }
+        assert(beacon.constraint.matches(identity), "the match table gave \(beacon.identifier) for \(identity)")
+        let key = MonitoredRegion.StreamKey(identity: identity, scannerID: scannerID)
         let newStream: Bool
         let deadline: Timestamp
         var tailScale: Double?
@@ -169,7 +185,7 @@ extension MonitoringEngine {
                 }
                 // A stream from before a switch to the evidence profile starts its evidence now.
                 if detector.usesEvidence { stream.startTrackingEvidence() }
-                stream.record(at: time, rssi: observation.rssi, excused: excused)
+                stream.record(at: time, rssi: rssi, excused: excused)
                 let deadline = detector.goneDeadline(for: stream, gridOrigin: origin)
                 guard channel != nil, stream.intervals >= ScannerChannel.settledIntervals,
                       detector.usesChannels || stream.lastSighting - stream.firstSighting >= ScannerChannel.settledSeconds else {
@@ -179,7 +195,7 @@ extension MonitoringEngine {
             }
             newStream = false
         } else {
-            var stream = detector.stream(resuming: monitored.departedStreams.removeValue(forKey: key), at: time, rssi: observation.rssi)
+            var stream = detector.stream(resuming: monitored.departedStreams.removeValue(forKey: key), at: time, rssi: rssi)
             if let channel { stream.priorScale = channel.priorScale }
             deadline = detector.goneDeadline(for: stream, gridOrigin: monitored.registeredAt)
             monitored.streams.insertNew(key, stream, deadline: deadline)

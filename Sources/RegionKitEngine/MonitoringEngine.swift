@@ -70,8 +70,15 @@ public struct MonitoringEngine: Sendable {
     var failureCounts: [String: Int] = [:]
     var wakeRequestAt: Timestamp?
     var nearest: [BeaconIdentity: NearestScannerState] = [:]
-    /// Per scanner: what its channel has shown (``ScannerChannel``), for detectors that use it.
-    var channels: [String: ScannerChannel] = [:]
+    /// Per scanner: what its channel has shown (``ScannerChannel``), for detectors that use it,
+    /// by the scanner's number in ``channelNumbers``.
+    var channels: [ScannerChannel] = []
+    /// Scanner name → its channel's index in ``channels``.
+    var channelNumbers: [String: Int] = [:]
+    /// The scanner looked up last, with its number: consecutive sightings usually come from one
+    /// scanner (a gateway's batch, an MQTT message), so most sightings compare one name instead
+    /// of hashing it.
+    var lastChannel: (name: String, number: Int)?
     /// The channel of sightings without a scanner (the local adapter).
     var localChannel = ScannerChannel()
 

@@ -87,7 +87,9 @@ public struct ScannerChannel: Hashable, Sendable {
                 weight += 1
                 return
             }
-            let rate = rate(at: last)
+            // (The weight is kept as of the last sighting, so its rate then needs no decay: the
+            // same number `rate(at:)` gives, e^0 being 1, without the `exp`.)
+            let rate = weightTime == last ? weight / Self.rateMemory : rate(at: last)
             let gap = time - last
             if rate * gap > Self.chanceGaps {
                 gaps.append(Gap(from: last, to: time, rate: rate))
@@ -95,7 +97,9 @@ public struct ScannerChannel: Hashable, Sendable {
             }
             if rate > 0 {
                 let dark = gap - Self.chanceGaps / rate
-                longestGap = max(dark, longestGap * exp(-gap / Self.longestGapMemory))
+                // The decayed longest gap is at most the longest gap: when that is 0 or this
+                // silence is longer, the maximum is known without the `exp`.
+                longestGap = longestGap == 0 || dark >= longestGap ? max(dark, 0) : max(dark, longestGap * exp(-gap / Self.longestGapMemory))
             }
         }
         weight = weight * exp(-max(0, time - weightTime) / Self.rateMemory) + 1

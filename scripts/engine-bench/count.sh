@@ -7,6 +7,7 @@
 #
 #   scripts/engine-bench/count.sh SRCROOT ingest 10,1000,100000 [SIGHTINGS]   # default 20000
 #   scripts/engine-bench/count.sh SRCROOT miss 1000 [SIGHTINGS]
+#   scripts/engine-bench/count.sh SRCROOT scanned 10,1000 [SIGHTINGS]           # with scanner names
 #   scripts/engine-bench/count.sh SRCROOT geofence REGIONS.csv FIXES.csv      # scripts/bench/generate.py geofence
 #
 # Each case runs twice under callgrind, the input prepared both times and fed only the second
@@ -26,7 +27,7 @@ instructions() {  # ARGS... → total instructions (Ir) of one run
   rm -f "$out"
 }
 case "$mode" in
-  ingest|miss)
+  ingest|miss|scanned)
     populations=$1; count=${2:-20000}
     for n in $(echo "$populations" | tr ',' ' '); do
       base=$(instructions "$mode" "$n" "$count" 0); fed=$(instructions "$mode" "$n" "$count" 1)
@@ -36,5 +37,5 @@ case "$mode" in
     fixes=$(( $(wc -l < "$2") - 2 ))
     base=$(instructions geofence "$1" "$2" 0); fed=$(instructions geofence "$1" "$2" 1)
     echo "geofence $(( $(wc -l < "$1") - 1 )) regions: $(( (fed - base) / fixes )) instructions per fix ($fixes fixes, $fed - $base)" ;;
-  *) echo "usage: $0 SRCROOT ingest|miss|geofence ..." >&2; exit 2 ;;
+  *) echo "usage: $0 SRCROOT ingest|miss|scanned|geofence ..." >&2; exit 2 ;;
 esac
