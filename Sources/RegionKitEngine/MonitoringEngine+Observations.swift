@@ -94,7 +94,7 @@ extension MonitoringEngine {
         // A scanner-bound region hearing of its beacon from another scanner: evidence it moved.
         if detector.usesEvidence, regions.update(slot: slot, { Self.recordElsewhere(identity, scannerID: scannerID, rssi: rssi, in: &$0, at: time) }) == true {
             schedule.setExitLeader(nil, slot: slot)
-            reschedule(registered.id)
+            reschedule(slot: slot)
             return []
         }
         // One in-place access to the record (reading fields one by one would copy it each time).
@@ -304,7 +304,7 @@ extension MonitoringEngine {
             return slots
         }
         // Regions the index refused (decoded, unvalidated ones): merged in by registration number.
-        var all: [(rank: Int, slot: Int)] = geoUnindexed.compactMap { id in regions.slot(of: id).map { (schedule.number(of: id) ?? .max, $0) } }
+        var all: [(rank: Int, slot: Int)] = geoUnindexed.compactMap { id in regions.slot(of: id).map { (schedule.number(slot: $0) ?? .max, $0) } }
         for entry in ranked { if let slot = regionSlot(entry.slot) { all.append((entry.rank, slot)) } }
         all.sort { $0.rank < $1.rank }
         return all.map(\.slot)

@@ -153,9 +153,17 @@ extension MonitoringEngine {
     /// deadline when it is earlier than the scheduled one; a later or vanished deadline is left
     /// to ``settleTimers()`` (lazy), so moving a deadline later costs no heap operation.
     mutating func reschedule(_ id: String) {
-        guard let slot = regions.slot(of: id), let monitored = regions[slot: slot] else { return }
+        guard let slot = regions.slot(of: id) else { return }
+        reschedule(slot: slot)
+    }
+
+    /// ``reschedule(_:)`` for the region in `slot`. The record is reached in place (reading it
+    /// through the table's getter copied it) and only its deadline is computed.
+    mutating func reschedule(slot: Int) {
+        let context = dueContext(slot: slot)
+        guard let deadline = regions.update(slot: slot, { Self.dueTime(of: $0, context: context) }) else { return }
         let current = schedule.scheduledTime(slot: slot)
-        guard let due = dueItem(of: monitored, id: id, slot: slot)?.time else {
+        guard let due = deadline else {
             if current != nil { schedule.invalidate() }
             return
         }

@@ -142,9 +142,9 @@ public struct MonitoringEngine: Sendable {
     /// `monitoringDidFail` when the limit is reached, the radius is too large or the source is off.
     public mutating func startMonitoring(_ region: Region, at time: Timestamp) -> [LocationEvent] {
         defer { settleTimers() }
-        var events = advance(to: time)
-        events += register(region)
-        return events
+        let events = advance(to: time)
+        // (Usually nothing was due: the registration's own array is returned, not copied.)
+        return events.isEmpty ? register(region) : events + register(region)
     }
 
     /// Re-registers a region whose state was stored before a restart, without `didStartMonitoring`
@@ -366,13 +366,13 @@ public struct MonitoringEngine: Sendable {
     /// Adds a fresh record for `region` (any previous one must have been removed).
     mutating func insert(_ region: Region) {
         let slot = regions.insert(MonitoredRegion(region: region, registeredAt: now))
-        let sequence = schedule.register(region.identifier, slot: slot)
+        let sequence = schedule.register(slot: slot)
         order.append(region.identifier)
         let registered = RegisteredID(sequence: sequence, id: region.identifier, slot: Int32(truncatingIfNeeded: slot))
         switch region {
         case .beacon(let beacon):
             beaconIndex.append(registered, for: BeaconMatchTable.Key(beacon.constraint))
-            reschedule(region.identifier)
+            reschedule(slot: slot)
         case .circular(let circle):
             var slot: Int?
             do {
@@ -387,7 +387,7 @@ public struct MonitoringEngine: Sendable {
             }
             trackGeo(region.identifier, slot: slot)
         }
-        failureCounts[region.identifier] = nil
+        if !failureCounts.isEmpty { failureCounts[region.identifier] = nil }
     }
 
     mutating func register(_ region: Region) -> [LocationEvent] {
@@ -407,7 +407,7 @@ public struct MonitoringEngine: Sendable {
     mutating func remove(_ identifier: String) -> [LocationEvent] {
         guard let slot = regions.slot(of: identifier), let monitored = regions.removeValue(forKey: identifier) else { return [] }
         order.removeAll { $0 == identifier }
-        schedule.unregister(identifier, slot: slot)   // its timer entry is dropped lazily
+        schedule.unregister(slot: slot)   // its timer entry is dropped lazily
         switch monitored.region {
         case .beacon(let beacon):
             beaconIndex.remove(id: identifier, for: BeaconMatchTable.Key(beacon.constraint))

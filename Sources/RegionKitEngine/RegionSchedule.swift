@@ -20,18 +20,17 @@ import RegionKitCore
 ///
 /// ```swift
 /// var schedule = RegionSchedule()
-/// let number = schedule.register("lobby", slot: 0) // 0
+/// let number = schedule.register(slot: 0)         // 0
 /// schedule.lower(0, to: Timestamp(seconds: 30))    // by slot
 /// schedule.earliest?.sequence                      // 0
 /// ```
 struct RegionSchedule: Sendable {
-    /// Registration sequence number of every monitored region: sorting by it gives the
+    /// The next registration sequence number. A region's number (``number(slot:)``) sorts the
     /// engine's registration order, and ties between equal deadlines go to the smaller one.
-    private(set) var sequence: [String: Int] = [:]
     private var nextSequence = 0
     /// Region timers by due time (see the type's discussion: lazy).
     private(set) var timers = RegionTimerQueue()
-    /// By slot: the registration number of the region in it (−1: free).
+    /// By slot: the registration sequence number of the region in it (−1: free).
     private var numberBySlot: [Int] = []
     /// By slot: the live entry's time in seconds (NaN: no timer).
     private var scheduledBySlot: [Double] = []
@@ -59,11 +58,10 @@ struct RegionSchedule: Sendable {
 
     // MARK: - Sequence numbers
 
-    /// Gives `id`, stored in `slot`, the next registration sequence number.
-    mutating func register(_ id: String, slot: Int) -> Int {
+    /// Gives the region stored in `slot` the next registration sequence number.
+    mutating func register(slot: Int) -> Int {
         let number = nextSequence
         nextSequence += 1
-        sequence[id] = number
         while numberBySlot.count <= slot {
             numberBySlot.append(-1)
             scheduledBySlot.append(.nan)
@@ -74,9 +72,9 @@ struct RegionSchedule: Sendable {
         return number
     }
 
-    /// Forgets `id` (in `slot`): its number, cache and watermark; its queue entry is dropped lazily.
-    mutating func unregister(_ id: String, slot: Int) {
-        guard sequence.removeValue(forKey: id) != nil, slot < numberBySlot.count else { return }
+    /// Forgets the region in `slot`: its number, cache and watermark; its queue entry is dropped lazily.
+    mutating func unregister(slot: Int) {
+        guard slot >= 0, slot < numberBySlot.count, numberBySlot[slot] >= 0 else { return }
         numberBySlot[slot] = -1
         pruneWatermarks[slot] = 0
         setExitLeader(nil, slot: slot)
@@ -87,7 +85,11 @@ struct RegionSchedule: Sendable {
         }
     }
 
-    func number(of id: String) -> Int? { sequence[id] }
+    /// The registration sequence number of the region in `slot`, if one is there.
+    func number(slot: Int) -> Int? {
+        guard slot >= 0, slot < numberBySlot.count, numberBySlot[slot] >= 0 else { return nil }
+        return numberBySlot[slot]
+    }
 
     // MARK: - Timers
 

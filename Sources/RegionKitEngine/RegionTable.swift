@@ -94,22 +94,27 @@ struct RegionTable: Sendable {
     /// Stores `record` under its region's identifier (which must not be stored yet) and returns its slot.
     @discardableResult
     mutating func insert(_ record: MonitoredRegion) -> Int {
-        let id = record.region.identifier
-        if let existing = slots[id] {
-            records[Int(existing)] = record
-            return Int(existing)
+        // One hash of the identifier: the slot a new region gets is known before the lookup,
+        // which then either finds the region's slot or stores that one.
+        let candidate = free.last.map(Int.init) ?? records.count
+        var isNew = false
+        func place(_ stored: inout Int32) -> Int {
+            guard stored < 0 else { return Int(stored) }
+            stored = Int32(truncatingIfNeeded: candidate)
+            isNew = true
+            return candidate
         }
-        let slot: Int
-        if let reused = free.popLast() {
-            slot = Int(reused)
+        let slot = place(&slots[record.region.identifier, default: -1])
+        if !isNew {
+            records[slot] = record
+        } else if slot < records.count {
+            free.removeLast()
             records[slot] = record
             occupied[slot] = true
         } else {
-            slot = records.count
             records.append(record)
             occupied.append(true)
         }
-        slots[id] = Int32(truncatingIfNeeded: slot)
         return slot
     }
 
