@@ -13,7 +13,7 @@ import RegionKitCore
 ///
 /// ```swift
 /// var table = BeaconMatchTable()
-/// table.append(RegisteredID(sequence: 0, id: "lobby"), for: .init(constraint))
+/// table.append(RegisteredID(sequence: 0, slot: 0), for: .init(constraint))
 /// table.candidates(for: identity) { lists in … }     // the UUID, UUID+major, exact lists
 /// ```
 struct BeaconMatchTable: Sendable {
@@ -95,10 +95,10 @@ struct BeaconMatchTable: Sendable {
         count += 1
     }
 
-    /// Removes the region `id` from `key`'s list (and the key when its list empties).
-    mutating func remove(id: String, for key: Key) {
+    /// Removes the region in `slot` from `key`'s list (and the key when its list empties).
+    mutating func remove(slot: Int32, for key: Key) {
         guard let index = find(key) else { return }
-        entries[index]?.regions.removeAll { $0.id == id }
+        entries[index]?.regions.removeAll { $0.slot == slot }
         if entries[index]?.regions.isEmpty == true { delete(at: index) }
     }
 

@@ -125,8 +125,8 @@ extension MonitoringEngine {
             schedule.pruned(slot: slot, remaining: remaining ?? 0)
         }
         if sighting.wasRestored { schedule.invalidate() }
-        guard sighting.previous != .inside else { return [] }
-        return setState(registered.id, .inside, crossing: sighting.previous == .outside, evidence: EventEvidence(
+        guard sighting.previous != .inside, let id = regions.read(slot: slot, { $0.region.identifier }) else { return [] }
+        return setState(id, .inside, crossing: sighting.previous == .outside, evidence: EventEvidence(
             rssi: rssi, scannerID: scannerID, beacon: identity,
             reason: sighting.previous == .unknown ? "first sighting after registration" : "sighting"))
     }

@@ -82,11 +82,11 @@ public struct MonitoringEngine: Sendable {
     /// The channel of sightings without a scanner (the local adapter).
     var localChannel = ScannerChannel()
 
-    /// A region identifier with its registration sequence number and its slot in ``regions``.
-    struct RegisteredID: Sendable {
+    /// A registered region as the beacon match table keeps it: its registration sequence number
+    /// and its slot in ``regions`` (no identifier: 16 bytes, and nothing to retain when copied).
+    struct RegisteredID: Sendable, Equatable {
         var sequence: Int
-        var id: String
-        var slot: Int32 = -1
+        var slot: Int32
     }
 
     struct PendingRetry: Sendable {
@@ -368,7 +368,7 @@ public struct MonitoringEngine: Sendable {
         let slot = regions.insert(MonitoredRegion(region: region, registeredAt: now))
         let sequence = schedule.register(slot: slot)
         order.append(region.identifier)
-        let registered = RegisteredID(sequence: sequence, id: region.identifier, slot: Int32(truncatingIfNeeded: slot))
+        let registered = RegisteredID(sequence: sequence, slot: Int32(truncatingIfNeeded: slot))
         switch region {
         case .beacon(let beacon):
             beaconIndex.append(registered, for: BeaconMatchTable.Key(beacon.constraint))
@@ -410,7 +410,7 @@ public struct MonitoringEngine: Sendable {
         schedule.unregister(slot: slot)   // its timer entry is dropped lazily
         switch monitored.region {
         case .beacon(let beacon):
-            beaconIndex.remove(id: identifier, for: BeaconMatchTable.Key(beacon.constraint))
+            beaconIndex.remove(slot: Int32(truncatingIfNeeded: slot), for: BeaconMatchTable.Key(beacon.constraint))
         case .circular:
             if let slot = circularIndex.slot(id: identifier) {
                 geoActive.remove(slot)

@@ -26,7 +26,7 @@ struct BeaconMatchTableTests {
         var random = SeededRandom(seed: seed)
         func pick(_ n: Int) -> Int { min(Int(random.uniform() * Double(n)), n - 1) }
         var table = BeaconMatchTable()
-        var model: [ModelKey: [String]] = [:]
+        var model: [ModelKey: [Int32]] = [:]   // slots
         var sequence = 0
         var keys: [ModelKey] = []
         for _ in 0..<3_000 {
@@ -35,21 +35,21 @@ struct BeaconMatchTableTests {
                            minor: random.uniform() < 0.3 ? nil : UInt16(pick(40)), format: BeaconFormat.allCases[pick(3)])
                 : keys[pick(keys.count)]
             if random.uniform() < 0.6 {
-                let id = "r\(sequence)"
-                table.append(MonitoringEngine.RegisteredID(sequence: sequence, id: id), for: key.tableKey)
-                model[key, default: []].append(id)
+                let slot = Int32(sequence)
+                table.append(MonitoringEngine.RegisteredID(sequence: sequence, slot: slot), for: key.tableKey)
+                model[key, default: []].append(slot)
                 sequence += 1
                 keys.append(key)
             } else if let ids = model[key], !ids.isEmpty {
-                let id = ids[pick(ids.count)]
-                table.remove(id: id, for: key.tableKey)
-                model[key]?.removeAll { $0 == id }
+                let slot = ids[pick(ids.count)]
+                table.remove(slot: slot, for: key.tableKey)
+                model[key]?.removeAll { $0 == slot }
                 if model[key]?.isEmpty == true { model[key] = nil }
             }
         }
         #expect(table.count == model.count)
         for key in Set(keys) {
-            #expect(table.regions(for: key.tableKey).map(\.id) == (model[key] ?? []), "key \(key)")
+            #expect(table.regions(for: key.tableKey).map(\.slot) == (model[key] ?? []), "key \(key)")
         }
     }
 
@@ -60,16 +60,16 @@ struct BeaconMatchTableTests {
         let first = table.candidates(for: identity), second = table.candidates(for: identity)
         #expect(first == nil)
         #expect(second == nil, "answered from the miss cache")
-        table.append(MonitoringEngine.RegisteredID(sequence: 0, id: "fleet"),
+        table.append(MonitoringEngine.RegisteredID(sequence: 0, slot: 7),
                      for: BeaconMatchTable.Key(uuid: Self.uuids[0], major: nil, minor: nil, format: .iBeacon))
         let found = table.candidates(for: identity)
         let lists = try #require(found)
-        #expect(lists.any.map(\.id) == ["fleet"])
+        #expect(lists.any.map(\.slot) == [7])
         #expect(lists.major.isEmpty && lists.exact.isEmpty)
         // Another format with the same bytes is a different key.
         let otherFormat = table.candidates(for: BeaconIdentity(uuid: Self.uuids[0], major: 1, minor: 2, format: .altBeacon))
         #expect(otherFormat == nil)
-        table.remove(id: "fleet", for: BeaconMatchTable.Key(uuid: Self.uuids[0], major: nil, minor: nil, format: .iBeacon))
+        table.remove(slot: 7, for: BeaconMatchTable.Key(uuid: Self.uuids[0], major: nil, minor: nil, format: .iBeacon))
         let afterRemoval = table.candidates(for: identity)
         #expect(afterRemoval == nil)
     }
