@@ -73,7 +73,8 @@ def main() -> None:
     out.append(f"  {'RegionKit parse: HCI event + IBeaconFrame.decode':{width}} {number(rk['parses_per_second']):>12}  {'':>10}  {'':>11}  "
                f"{rk['ibeacons']:>9,}  {rk['checksum']}")
     out.append(f"  {'RegionKit ingest: + MonitoringEngine.ingest, ' + str(rk['regions']) + ' regions':{width}} "
-               f"{number(rk['ingest_per_second']):>12}  {'':>10}  {'':>11}  {rk['observations']:>9,}")
+               f"{number(rk['ingest_per_second']):>12}  {'':>10}  {'':>11}  {rk['observations']:>9,}"
+               + (f"  (+ {rk['other_observations']:,} Eddystone/AltBeacon also ingested)" if rk.get("other_observations") else ""))
     goals = []
     for peer in peers:
         label = f"{peer['peer']} {peer['version']}: {peer['call']}"
