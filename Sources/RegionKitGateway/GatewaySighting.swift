@@ -43,6 +43,76 @@ public struct GatewaySighting: Hashable, Sendable {
 
     /// Decodes one JSON object; errors name the source, the object's offset and the field.
     public init(json bytes: [UInt8], offset: Int, source: String) throws {
+        if let sighting = Self.fastDecode(bytes) {
+            self = sighting
+            return
+        }
+        try self.init(decoding: bytes, offset: offset, source: source)
+    }
+
+    /// The wire form's members, for ``fastDecode(_:)``.
+    private static let wireKeys = FlatJSONReader.Keys(["scannerID", "uuid", "major", "minor", "calibratedPower", "power", "rssi", "messageType", "time"])
+
+    /// The common case without Foundation's `JSONDecoder` (which cost ~15 µs per object, most of a
+    /// replay): ``FlatJSONReader`` in one pass, and a plain hex parse of the UUID. It accepts only
+    /// what the decoder below accepts, with the same result — ASCII, every field present with its
+    /// type and in range, integers written exactly (`1`, `1.0` and `1e2` are integers to both), the
+    /// first of repeated keys, no escapes in strings — and returns nil for anything else, which then takes the decoder's
+    /// path and gets its error message. (The gateway-json fuzz target checks both paths agree.)
+    static func fastDecode(_ bytes: [UInt8]) -> GatewaySighting? {
+        guard bytes.allSatisfy({ $0 < 0x80 && $0 != 0x5C }),   // ASCII without escapes (real gateways write none)
+              let fields = try? FlatJSONReader.fields(of: bytes, keys: wireKeys, firstWins: true) else { return nil }
+        /// .some(nil): absent or null; nil: present but not an integer the decoder would read.
+        func integer(_ index: Int) -> Int64?? {
+            switch fields[index] {
+            case nil, .null?: return .some(nil)
+            case .number(let value)?:
+                guard value.isFinite, value.rounded(.towardZero) == value, abs(value) < 9_007_199_254_740_992 else { return nil }
+                return .some(Int64(value))
+            default: return nil
+            }
+        }
+        guard case .string(let scanner)? = fields[0], case .string(let uuidText)? = fields[1],
+              let uuid = Self.hexUUID(uuidText) ?? UUID(flexibleString: uuidText),
+              case let major?? = integer(2), case let minor?? = integer(3),
+              case let calibrated? = integer(4), case let power? = integer(5),
+              case let rssi?? = integer(6), case let messageType? = integer(7), case let time?? = integer(8),
+              (0...65535).contains(major), (0...65535).contains(minor), (-127...20).contains(rssi), timeRange.contains(time),
+              calibrated.map({ Int(exactly: $0) != nil }) ?? true, power.map({ Int(exactly: $0) != nil }) ?? true,
+              messageType.map({ Int(exactly: $0) != nil }) ?? true else { return nil }
+        let measured = (calibrated ?? 0) != 0 ? calibrated.map(Int.init) : ((power ?? 0) != 0 ? power.map(Int.init) : nil)
+        return GatewaySighting(scannerID: scanner, identity: BeaconIdentity(uuid: uuid, major: UInt16(major), minor: UInt16(minor)),
+                               measuredPower: measured, rssi: Int(rssi), messageType: messageType.map(Int.init), timeMilliseconds: time)
+    }
+
+    /// 32 hex digits, or 36 with dashes at 8, 13, 18 and 23 (what `UUID(flexibleString:)` reads), as a UUID.
+    static func hexUUID(_ text: String) -> UUID? {
+        text.utf8.withContiguousStorageIfAvailable { chars -> UUID? in
+            guard chars.count == 32 || (chars.count == 36 && chars[8] == 0x2D && chars[13] == 0x2D && chars[18] == 0x2D && chars[23] == 0x2D) else { return nil }
+            var bytes = [UInt8](repeating: 0, count: 16)
+            var nibble = 0
+            for char in chars {
+                if chars.count == 36 && char == 0x2D { continue }
+                let value: UInt8
+                switch char {
+                case 0x30...0x39: value = char - 0x30
+                case 0x41...0x46: value = char - 0x41 + 10
+                case 0x61...0x66: value = char - 0x61 + 10
+                default: return nil
+                }
+                guard nibble < 32 else { return nil }
+                bytes[nibble / 2] |= nibble % 2 == 0 ? value << 4 : value
+                nibble += 1
+            }
+            guard nibble == 32 else { return nil }
+            return UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
+                               bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]))
+        } ?? nil
+    }
+
+    /// The decoder's path: Foundation's `JSONDecoder`, with an error naming the field for anything
+    /// ``fastDecode(_:)`` did not take.
+    init(decoding bytes: [UInt8], offset: Int, source: String) throws {
         func bad(_ message: String) -> RegionKitError {
             RegionKitError(.malformedInput, "\(source): sighting at offset \(offset): \(message)")
         }

@@ -1,8 +1,10 @@
 import FuzzSupport
-import RegionKitGateway
+@testable import RegionKitGateway
 
 /// Gateway recordings (concatenated JSON sighting objects) split in chunks, then the recording built
-/// from them (lateness, duration, observations). Invariant: chunking never changes the objects.
+/// from them (lateness, duration, observations). Invariants: chunking never changes the objects;
+/// the decoder's fast path (`GatewaySighting.fastDecode`) accepts only objects `JSONDecoder`'s path
+/// accepts, with the same sighting.
 enum GatewayJSONFuzz {
     static func run(_ data: [UInt8]) {
         let whole = sightings(chunks: [Array(data.dropFirst())])
@@ -26,6 +28,12 @@ enum GatewayJSONFuzz {
                 for object in try splitter.feed(chunk) {
                     outcome.objects.append(object.bytes)
                     outcome.offsets.append(object.offset)
+                    if let fast = GatewaySighting.fastDecode(object.bytes) {
+                        let slow = try? GatewaySighting(decoding: object.bytes, offset: object.offset, source: "fuzz")
+                        guard slow == fast else {
+                            FuzzTarget.fail("fast path \(fast) vs JSONDecoder's \(slow.map { "\($0)" } ?? "error") for \(String(decoding: object.bytes, as: UTF8.self))")
+                        }
+                    }
                     if let sighting = try? GatewaySighting(json: object.bytes, offset: object.offset, source: "fuzz") {
                         outcome.sightings.append(sighting)
                     }

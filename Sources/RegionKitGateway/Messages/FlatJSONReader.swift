@@ -22,11 +22,13 @@ enum FlatJSONReader {
         try fields(of: payload, keys: Keys(keys))
     }
 
-    static func fields(of payload: [UInt8], keys: Keys) throws(SightingMessageError) -> [JSONScalar?] {
+    /// `firstWins`: a repeated key keeps its first value (as Foundation's `JSONDecoder` does).
+    static func fields(of payload: [UInt8], keys: Keys, firstWins: Bool = false) throws(SightingMessageError) -> [JSONScalar?] {
         let wanted = keys.bytes
         var values = [JSONScalar?](repeating: nil, count: wanted.count)
         let result: Result<Void, SightingMessageError> = payload.withUnsafeBufferPointer { buffer in
             var reader = Cursor(bytes: buffer)
+            reader.firstWins = firstWins
             do throws(SightingMessageError) {
                 try reader.readObject(wanted: wanted, into: &values)
                 return .success(())
@@ -41,6 +43,8 @@ enum FlatJSONReader {
     struct Cursor {
         let bytes: UnsafeBufferPointer<UInt8>
         var index = 0
+        /// A repeated wanted key keeps its first value.
+        var firstWins = false
 
         init(bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
 
@@ -78,7 +82,8 @@ enum FlatJSONReader {
                     try expect(UInt8(ascii: ":"), "':'")
                     skipWhitespace()
                     if let slot = slot(of: key, in: wanted) {
-                        values[slot] = try readValue()
+                        let value = try readValue()
+                        if !firstWins || values[slot] == nil { values[slot] = value }
                     } else {
                         try skipValue(depth: 1)
                     }
