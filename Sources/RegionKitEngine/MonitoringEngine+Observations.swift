@@ -157,7 +157,8 @@ extension MonitoringEngine {
         return monitored.streams[position: stream].recordElsewhere(rssi: rssi, at: time)
     }
 
-    /// Records `observation` in `monitored` when the region matches it; nil when it does not.
+    /// Records a sighting of `identity` by `scannerID` at `rssi` in `monitored` (a region the match
+    /// table gave for `identity`) when the region's scanner binding lets it; nil when it does not.
     /// `channel`: the sighting's scanner channel, when the detector uses one: the stream takes the
     /// channel's prior, and with ``ExitDetector/usesChannels`` the part of the silence the scanner
     /// shared is excused.
