@@ -55,10 +55,11 @@ public struct GatewaySighting: Hashable, Sendable {
 
     /// The common case without Foundation's `JSONDecoder` (which cost ~15 µs per object, most of a
     /// replay): ``FlatJSONReader`` in one pass, and a plain hex parse of the UUID. It accepts only
-    /// what the decoder below accepts, with the same result — ASCII, every field present with its
-    /// type and in range, integers written exactly (`1`, `1.0` and `1e2` are integers to both), the
-    /// first of repeated keys, no escapes in strings — and returns nil for anything else, which then takes the decoder's
-    /// path and gets its error message. (The gateway-json fuzz target checks both paths agree.)
+    /// what the decoder below accepts, with the same result — ASCII, no escapes in strings, every
+    /// field present with its type and in range, integers written exactly (`1`, `1.0` and `1e2` are
+    /// integers to both), the first of repeated keys — and returns nil for anything else, which
+    /// then takes the decoder's path and gets its error message. (The gateway-json fuzz target
+    /// checks that both paths agree.)
     static func fastDecode(_ bytes: [UInt8]) -> GatewaySighting? {
         guard bytes.allSatisfy({ $0 < 0x80 && $0 != 0x5C }),   // ASCII without escapes (real gateways write none)
               let fields = try? FlatJSONReader.fields(of: bytes, keys: wireKeys, firstWins: true) else { return nil }
