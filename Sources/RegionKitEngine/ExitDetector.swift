@@ -121,10 +121,11 @@ public enum ExitDetector: Hashable, Sendable, Codable {
     ///
     /// With ``periodicGaps(falseExitsPerHour:minimumSilence:maximumSilence:priorInterval:)``, a
     /// periodic stream's silence is the largest of its geometric tail (``PeriodicTail``), the
-    /// burst scale above when its tail has shown bursts, and the prior fading over its first 10
-    /// intervals and 2 s; the prior is the stream's ``ReceptionEstimator/priorScale`` (what its
-    /// scanner's other streams have shown) when set. Other streams use the model above, with that
-    /// prior too.
+    /// burst scale above when its tail has shown bursts, and a prior: the stream's
+    /// ``ReceptionEstimator/priorScale`` (what its scanner's settled streams have shown) fading
+    /// over its first 10 intervals and 2 s, or, at a scanner without a settled stream, the
+    /// cautious prior interval fading as above (30 intervals, 10 s). Other streams use the model
+    /// above, with the scanner's prior too.
     public func silenceThreshold(for stream: ReceptionEstimator) -> Double {
         let priorScale = stream.priorScale
         switch self {
@@ -157,8 +158,11 @@ public enum ExitDetector: Hashable, Sendable, Codable {
                let geometric = periodic.silence(sightingsPerHour: 3600 / mean, falseExitsPerHour: rate) {
                 // A periodic stream: the geometric tail of its learned loss, unless its tail has
                 // shown itself heavier (bursts), or its scanner's streams have (the prior).
-                let fading = (priorScale ?? prior) * max(Self.periodicPriorIntervals / (Self.periodicPriorIntervals + intervals),
-                                                         Self.periodicPriorSeconds / (Self.periodicPriorSeconds + age))
+                // Its scanner's settled streams have shown their tails: their scale, fading fast.
+                // None yet: nothing is known about the channel's bursts, the cautious prior.
+                let fading = priorScale.map { $0 * max(Self.periodicPriorIntervals / (Self.periodicPriorIntervals + intervals),
+                                                       Self.periodicPriorSeconds / (Self.periodicPriorSeconds + age)) }
+                    ?? prior * fade
                 let heavy = learned > 0 ? start + learned * logRatio : 0
                 silence = max(geometric, heavy, start + fading * logRatio)
             } else if usesChannels || usesCautiousPrior || priorScale == nil {

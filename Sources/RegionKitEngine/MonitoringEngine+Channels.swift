@@ -73,9 +73,15 @@ extension MonitoringEngine {
         for (key, stream) in monitored.streams {
             guard let channel = channel(of: key.scannerID) else { continue }
             let rate = 1 / max(stream.meanInterval, 1e-3)
-            var excused = channel.excusedSilence(from: stream.lastSighting, to: now, streamRate: rate)
-            guard excused > stream.excusedSilence else { continue }
             let threshold = detector.silenceThreshold(for: stream)
+            var excused = channel.excusedSilence(from: stream.lastSighting, to: now, streamRate: rate)
+            // The scanner is silent now but not yet long enough to tell a blackout from chance
+            // (few other streams, heard slowly): having shown blackouts, it is given until it can,
+            // looked at again every step (a sighting of any stream there may settle it sooner).
+            if let undecided = channel.undecidedSilence(at: now, due: stream.lastSighting + threshold, streamRate: rate) {
+                excused = max(excused, min(undecided, now + Self.excuseStep) - stream.lastSighting - threshold)
+            }
+            guard excused > stream.excusedSilence else { continue }
             let cap = max(detector.maximumSilence - threshold, 0)
             guard stream.lastSighting + threshold + min(excused, cap) > now else { continue }
             // While the scanner stays dark the deadline moves with it: check again no sooner than

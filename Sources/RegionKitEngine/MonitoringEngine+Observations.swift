@@ -189,7 +189,7 @@ extension MonitoringEngine {
                 stream.record(at: time, rssi: rssi, excused: excused)
                 let deadline = detector.goneDeadline(for: stream, gridOrigin: origin)
                 guard channel != nil, stream.intervals >= ScannerChannel.settledIntervals,
-                      detector.usesChannels || stream.lastSighting - stream.firstSighting >= ScannerChannel.settledSeconds else {
+                      stream.lastSighting - stream.firstSighting >= ScannerChannel.settledSeconds else {
                     return ((deadline, nil), deadline: deadline)
                 }
                 return ((deadline, detector.tailScale(of: stream)), deadline: deadline)

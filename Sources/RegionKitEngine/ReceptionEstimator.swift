@@ -191,11 +191,12 @@ public struct ReceptionEstimator: Hashable, Sendable, Codable {
 
     /// Records a sighting at `time` (times earlier than the last one are treated as simultaneous).
     /// `excused` seconds of the silence it ends were the scanner's (shared blackout): the interval
-    /// is recorded without them, and does not count for the period's grid.
+    /// is recorded without them; it does not count for the period's grid, but its periods outside
+    /// the blackout count for the loss (``recordExcusedPeriods(_:)``).
     public mutating func record(at time: Timestamp, rssi: Int? = nil, excused: Double = 0) {
         let raw = max(0, time - lastSighting)
         let interval = max(0, raw - max(excused, 0))
-        if excused <= 0 { recordPeriod(interval) }
+        if excused <= 0 { recordPeriod(interval) } else { recordExcusedPeriods(interval) }
         excusedSilence = 0
         let start = Self.tailStart * meanInterval
         let inTail = interval > start
@@ -216,6 +217,25 @@ public struct ReceptionEstimator: Hashable, Sendable, Codable {
         if time > lastSighting { lastSighting = time }
         if sightingCount < .max { sightingCount += 1 }
         if let rssi { lastRSSI = rssi }
+    }
+
+    /// Updates the loss per period with an interval part of which was a shared blackout, excused:
+    /// `interval` is what is left of it, the periods the stream's own link had to lose.
+    ///
+    /// Leaving such intervals out (as before) biased the loss low: a long run of the link's own
+    /// losses is more likely to meet a blackout than a short one, so dropping the intervals that
+    /// met one drops the long runs (length-biased sampling). Measured in `eval detection` at 1 s,
+    /// 50 % loss with shared blackouts: a learned loss of ≈ 0.26 where the link lost 1/3 between
+    /// blackouts, and false exits after 13 missed frames. The interval is off the grid (the
+    /// blackout's edges are not on it), so it counts as the nearest whole number of periods,
+    /// at least one, and moves neither the period nor the on-grid share.
+    private mutating func recordExcusedPeriods(_ interval: Double) {
+        guard period > 0, interval > 0 else { return }
+        let ratio = interval / period
+        guard ratio <= Self.gridReach else { return }
+        let k = max(ratio.rounded(), 1)
+        gridIntervalCount = UInt16(min(gridIntervals + 1, Self.lossMemory))
+        periodsPerInterval += (1 / gridIntervals) * (k - periodsPerInterval)
     }
 
     /// Updates the periodic view with one interval.

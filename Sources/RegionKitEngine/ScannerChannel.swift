@@ -10,9 +10,9 @@ import Foundation
 /// stream of the scanner at once; a departure silences one stream while the others go on. So a
 /// stream's silence is excused (``excusedSilence(from:to:streamRate:)``) for the part of it during
 /// which the *other* streams of the scanner, heard at rate R − r (R the scanner's rate just before,
-/// r the stream's own share of it), were silent for more than ``chanceGaps`` / (R − r) seconds —
-/// a silence they would show by chance with probability about e^−5. A scanner that hears one
-/// stream only excuses nothing.
+/// r the stream's own share of it), were silent, once that silence has lasted more than
+/// ``chanceGaps`` / (R − r) seconds — a silence they would show by chance with probability about
+/// e^−5. A scanner that hears one stream only excuses nothing.
 ///
 /// Plain values: a decayed sighting count, a handful of gaps (at most ``gapCapacity``), two
 /// numbers for the prior. One per scanner, not per beacon.
@@ -21,7 +21,7 @@ import Foundation
 /// var channel = ScannerChannel()
 /// for step in 0..<1000 { channel.record(at: Timestamp(seconds: Double(step) * 0.01)) }  // 100 sightings/s
 /// channel.record(at: Timestamp(seconds: 12))          // 2 s of silence of the whole scanner
-/// channel.excusedSilence(from: Timestamp(seconds: 9.95), to: Timestamp(seconds: 12), streamRate: 10)  // ≈ 1.9 s
+/// channel.excusedSilence(from: Timestamp(seconds: 9.95), to: Timestamp(seconds: 12), streamRate: 10)  // 2.01 s: the whole dark gap from 9.99 s
 /// ```
 public struct ScannerChannel: Hashable, Sendable {
     /// A silence of the whole scanner.
@@ -62,10 +62,12 @@ public struct ScannerChannel: Hashable, Sendable {
     public static let priorMemory = 1_000.0
     /// Intervals a stream must have shown before it informs the prior.
     public static let settledIntervals = 30
-    /// With ``ExitDetector/learnedGaps(falseExitsPerHour:minimumSilence:maximumSilence:priorInterval:)``,
-    /// seconds a stream must also have been heard before it informs the prior: long enough to
+    /// Seconds a stream must also have been heard before it informs the prior: long enough to
     /// have met the blackouts of its channel (1 s blackouts every 7–20 s in the sweep's bursty
-    /// conditions), so "no bursts" from it is evidence.
+    /// conditions), so "no bursts" from it is evidence. (``ExitDetector/periodicGaps(falseExitsPerHour:minimumSilence:maximumSilence:priorInterval:)``
+    /// was exempt until issue 15's seventh pass: 3 s streams at 10 Hz gave a scanner a prior of
+    /// their ≈ 0.08 s geometric scale, and new streams at a scanner that had not yet shown a
+    /// blackout exited on the first one: 2 of 300 arrivals at 10 Hz, 30 % loss, shared blackouts.)
     public static let settledSeconds = 60.0
 
     public init() {}
@@ -115,11 +117,48 @@ public struct ScannerChannel: Hashable, Sendable {
         priorScale = current + (scale - current) / priorUpdates
     }
 
+    /// When the scanner's current silence can be judged, if it cannot be yet at `now`, for a
+    /// stream due to exit at `due` (its last sighting plus its silence threshold): the scanner
+    /// has heard nothing since ``lastHeard``, before `due` — so a blackout from then on could
+    /// have made part of the stream's silence —, and its other streams (the scanner's rate less
+    /// `streamRate`, the stream's own) would be silent that long by chance, so such a blackout
+    /// could not be told yet (``excusedSilence(from:to:streamRate:)`` counts one only after
+    /// ``chanceGaps`` of the others' intervals). `nil` when nothing waits: the scanner was heard
+    /// at `now` or at `due` or later (the stream was silent its whole threshold while others were
+    /// heard), or it has never shown a dark gap (nothing says its silences are blackouts).
+    ///
+    /// The wait ends at ``lastHeard`` plus ``chanceGaps`` of the others' intervals, and no later
+    /// than twice the longest dark gap seen after it (a lone stream, no others: that bound).
+    /// Measured (issue 15, seventh pass): at 10 Hz, 30 % loss with shared blackouts, a beacon
+    /// whose scanner heard one other slow stream exited 1.3 s into a 1.1 s blackout; its earlier
+    /// blackouts had been excused while more streams were around, so its own tail had never
+    /// learned them.
+    ///
+    /// ```swift
+    /// var channel = ScannerChannel()
+    /// // … a scanner that has shown a 2 s blackout, and hears 3 sightings/s besides the stream's 8:
+    /// channel.undecidedSilence(at: now, due: due, streamRate: 8)   // lastHeard + 5/3 s (≤ lastHeard + 4 s)
+    /// ```
+    public func undecidedSilence(at now: Timestamp, due: Timestamp, streamRate: Double) -> Timestamp? {
+        guard let last = lastHeard, last < now, last < due, longestGap > 0 else { return nil }
+        let others = rate(at: last) - max(streamRate, 0)
+        let bound = last + 2 * longestGap
+        let until = others > 0 ? min(last + Self.chanceGaps / others, bound) : bound
+        return until > now ? until : nil
+    }
+
     /// Seconds of a stream's silence from `lastSighting` to `now` that were the scanner's: the
     /// parts of the scanner's dark gaps (and of its current silence, if it is silent now) after the
     /// other streams, heard at the scanner's rate less `streamRate` (the stream's own, per second,
     /// decaying as it stays silent), were silent for ``chanceGaps`` of their intervals. At most
     /// ``excuseLimit``.
+    ///
+    /// A dark gap counts whole once it has lasted ``chanceGaps`` of the others' intervals (it is
+    /// recognised: its first part was the blackout too, only not yet recognisable), and not at
+    /// all before — while a silence is too young to tell, ``undecidedSilence(at:due:streamRate:)``
+    /// holds the exit. (Until issue 15's seventh pass only the part after that delay counted: a
+    /// stream at a scanner with few other streams learned every blackout's first ~1.5 s as a
+    /// burst of its own.)
     public func excusedSilence(from lastSighting: Timestamp, to now: Timestamp, streamRate: Double) -> Double {
         guard now > lastSighting else { return 0 }
         var excused = 0.0
@@ -127,7 +166,8 @@ public struct ScannerChannel: Hashable, Sendable {
             let own = max(streamRate, 0) * exp(-max(0, from - lastSighting) / Self.rateMemory)
             let others = rate - own
             guard others > 0 else { return }
-            let start = max(from + Self.chanceGaps / others, lastSighting)
+            guard min(to, now) - from > Self.chanceGaps / others else { return }
+            let start = max(from, lastSighting)
             let end = min(to, now)
             if end > start { excused += end - start }
         }
