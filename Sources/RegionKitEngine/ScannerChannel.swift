@@ -125,10 +125,16 @@ public struct ScannerChannel: Hashable, Sendable {
     /// could not be told yet (``excusedSilence(from:to:streamRate:)`` counts one only after
     /// ``chanceGaps`` of the others' intervals). `nil` when nothing waits: the scanner was heard
     /// at `now` or at `due` or later (the stream was silent its whole threshold while others were
-    /// heard), or it has never shown a dark gap (nothing says its silences are blackouts).
+    /// heard), it has never shown a dark gap (nothing says its silences are blackouts), or the
+    /// others are less than ``undecidedOthersShare`` of the stream's own rate: the others' rate is
+    /// the scanner's less the stream's, both averaged over ~10 s, and for a stream heard alone
+    /// the two differ by that much from its own burstiness (a lone stream's silences are its own:
+    /// they are learned, not excused).
     ///
     /// The wait ends at ``lastHeard`` plus ``chanceGaps`` of the others' intervals, and no later
-    /// than twice the longest dark gap seen after it (a lone stream, no others: that bound).
+    /// than twice the longest dark gap seen after it. (A first version also held lone streams up
+    /// to that bound: on the recording where one beacon walks past four scanners, every silence
+    /// of the walker is a "dark gap" of its scanner, and its exits went from 11–15 s to 53–60 s.)
     /// Measured (issue 15, seventh pass): at 10 Hz, 30 % loss with shared blackouts, a beacon
     /// whose scanner heard one other slow stream exited 1.3 s into a 1.1 s blackout; its earlier
     /// blackouts had been excused while more streams were around, so its own tail had never
@@ -141,11 +147,16 @@ public struct ScannerChannel: Hashable, Sendable {
     /// ```
     public func undecidedSilence(at now: Timestamp, due: Timestamp, streamRate: Double) -> Timestamp? {
         guard let last = lastHeard, last < now, last < due, longestGap > 0 else { return nil }
-        let others = rate(at: last) - max(streamRate, 0)
-        let bound = last + 2 * longestGap
-        let until = others > 0 ? min(last + Self.chanceGaps / others, bound) : bound
+        let own = max(streamRate, 0)
+        let others = rate(at: last) - own
+        guard others > 0, others >= Self.undecidedOthersShare * own else { return nil }
+        let until = min(last + Self.chanceGaps / others, last + 2 * longestGap)
         return until > now ? until : nil
     }
+
+    /// The least rate of the other streams, as a share of the stream's own, for which
+    /// ``undecidedSilence(at:due:streamRate:)`` holds an exit.
+    public static let undecidedOthersShare = 0.25
 
     /// Seconds of a stream's silence from `lastSighting` to `now` that were the scanner's: the
     /// parts of the scanner's dark gaps (and of its current silence, if it is silent now) after the

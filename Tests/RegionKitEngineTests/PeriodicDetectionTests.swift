@@ -175,7 +175,7 @@ struct PeriodicDetectionTests {
         #expect(abs(stream.periodicLoss - 1.0 / 3) < 0.03, "learned loss \(stream.periodicLoss)")
     }
 
-    @Test("Scanner channel: a silence too young to tell a blackout waits for the others' chance gap, at most 2× the longest dark gap")
+    @Test("Scanner channel: a silence too young to tell a blackout waits for the others' chance gap (at most 2× the longest dark gap); a lone stream does not wait")
     func channelUndecided() {
         var channel = ScannerChannel()
         // 10 beacons × 10 Hz for 20 s, a 2 s blackout, then 60 s of one 10 Hz stream and one at 3.3 Hz.
@@ -198,9 +198,17 @@ struct PeriodicDetectionTests {
         #expect(channel.undecidedSilence(at: wait + 0.01, due: last + 1, streamRate: 10) == nil)
         // Others heard up to the stream's due time: its whole threshold was its own silence.
         #expect(channel.undecidedSilence(at: last + 1, due: last, streamRate: 10) == nil)
-        // A lone stream (no others): at most twice the longest dark gap.
-        let lone = try! #require(channel.undecidedSilence(at: last + 1, due: last + 1, streamRate: 100))
-        #expect(abs(lone.seconds - (last.seconds + 2 * channel.longestGap)) < 1e-9)
+        // A lone stream (others below a quarter of its own rate: the estimates' noise) waits for nothing.
+        #expect(channel.undecidedSilence(at: last + 1, due: last + 1, streamRate: 100) == nil)
+        #expect(channel.undecidedSilence(at: last + 1, due: last + 1, streamRate: (others + 10) / 1.24) == nil)
+        // Others heard rarely: at most twice the longest dark gap.
+        var sparse = ScannerChannel()
+        for step in 0..<2_000 { sparse.record(at: Timestamp(seconds: Double(step) * 0.01)) }
+        sparse.record(at: Timestamp(seconds: 20.5))      // a 0.5 s dark gap
+        for step in 0..<600 { sparse.record(at: Timestamp(seconds: 21 + Double(step))) }   // then 1 sighting/s for 10 min
+        let sparseLast = try! #require(sparse.lastHeard)
+        let bounded = try! #require(sparse.undecidedSilence(at: sparseLast + 0.5, due: sparseLast + 0.5, streamRate: 0.1))
+        #expect(abs(bounded.seconds - (sparseLast.seconds + 2 * sparse.longestGap)) < 1e-9, "\(bounded.seconds - sparseLast.seconds) s, longest gap \(sparse.longestGap)")
         // A scanner that never showed a dark gap has nothing to wait for.
         var calm = ScannerChannel()
         for step in 0..<2_000 { calm.record(at: Timestamp(seconds: Double(step) * 0.01)) }
