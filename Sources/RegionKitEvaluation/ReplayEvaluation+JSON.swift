@@ -67,6 +67,9 @@ extension ReplayEvaluation {
             object.add("missed", figures.missed)
             Self.add(&object, "p50_s", figures.p50, decimals: 3)
             Self.add(&object, "p95_s", figures.p95, decimals: 3)
+            object.add("departure_exits", figures.departureLatencies.count)
+            Self.add(&object, "departure_p50_s", figures.departureP50, decimals: 3)
+            Self.add(&object, "departure_p95_s", figures.departureP95, decimals: 3)
             object.add("flaps", figures.flaps)
             perClass.add(rateClass.rawValue, object: object)
         }

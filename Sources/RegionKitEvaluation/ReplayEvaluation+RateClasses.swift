@@ -28,6 +28,12 @@ extension ReplayEvaluation {
         public var ends = 0
         public var missed = 0
         public var latencies: [Double] = []
+        /// The latencies of the ends that are not the recording's end (``StreamEnd/endOfRecording``):
+        /// the stream stopped while its scanner went on. At the recording's end every stream of a
+        /// scanner stops at once, which a detector that excuses a scanner's shared silences
+        /// (``ExitDetector/periodicGaps(falseExitsPerHour:minimumSilence:maximumSilence:priorInterval:)``)
+        /// rightly takes for a blackout first.
+        public var departureLatencies: [Double] = []
         public var flaps = 0
 
         public init(rateClass: StreamRateClass) {
@@ -37,6 +43,9 @@ extension ReplayEvaluation {
         public var p50: Double? { ReplayMetrics.percentile(latencies, 0.5) }
         public var p95: Double? { ReplayMetrics.percentile(latencies, 0.95) }
         public var max: Double? { latencies.max() }
+        /// p50 and p95 of ``departureLatencies``.
+        public var departureP50: Double? { ReplayMetrics.percentile(departureLatencies, 0.5) }
+        public var departureP95: Double? { ReplayMetrics.percentile(departureLatencies, 0.95) }
         /// False exits per 1000 stationary beacon-hours (`nil` without hours).
         public var falseExitsPerThousandHours: Double? { stationaryHours > 0 ? Double(falseExits) / stationaryHours * 1000 : nil }
         /// Exits during stays per 1000 stay-hours (`nil` without hours).
@@ -54,6 +63,7 @@ extension ReplayEvaluation {
             ends += other.ends
             missed += other.missed
             latencies += other.latencies
+            departureLatencies += other.departureLatencies
             flaps += other.flaps
         }
     }
@@ -84,6 +94,7 @@ extension ReplayEvaluation {
         let classEnds = ends.filter { $0.rateClass == rateClass }
         figures.ends = classEnds.count
         figures.latencies = classEnds.compactMap(\.latency)
+        figures.departureLatencies = classEnds.filter { !$0.endOfRecording }.compactMap(\.latency)
         figures.missed = figures.ends - figures.latencies.count
         figures.flaps = flapCount(rateClass)
         return figures

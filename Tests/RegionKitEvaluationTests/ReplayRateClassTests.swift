@@ -26,6 +26,10 @@ struct ReplayRateClassTests {
         #expect(abs(ten.stayHours - (110 + 159.9) / 3600) < 1e-9)
         #expect(ten.ends == 3 && ten.missed == 0 && ten.flaps == 2)
         #expect(abs((ten.p95 ?? 0) - 3) < 1e-6)
+        // Departures: the carried beacon leaving A at 119.9 s while A went on; not the ends at
+        // the recording's end (the stationary beacon at A, the carried one at B).
+        #expect(ten.departureLatencies.count == 1 && abs((ten.departureP95 ?? 0) - 3) < 1e-6)
+        #expect(result.ends.filter { $0.rateClass == .tenHertz && $0.endOfRecording }.count == 2)
         #expect(abs((ten.falseExitsPerThousandHours ?? 0) - 1000 / (299.9 / 3600)) < 1e-6)
         // ≈1 Hz: the slow beacon alone, no stationary stream, no stay.
         let one = result.figures(.oneHertz)
@@ -49,6 +53,7 @@ struct ReplayRateClassTests {
         total.merge(ten)
         total.merge(ten)
         #expect(total.streams == 6 && total.falseExits == 2 && total.stayExits == 2 && total.ends == 6 && total.latencies.count == 6)
+        #expect(total.departureLatencies.count == 2)
         #expect(abs(total.stationaryHours - 2 * 299.9 / 3600) < 1e-9)
         #expect(total.falseExitsPerThousandHours == ten.falseExitsPerThousandHours)
     }
@@ -62,5 +67,6 @@ struct ReplayRateClassTests {
         #expect(perClass["10Hz"]?["false_exits"] as? Int == 1 && perClass["10Hz"]?["stay_exits"] as? Int == 1)
         #expect(perClass["0.2Hz"]?["flaps"] as? Int == 40 && perClass["1Hz"]?["stationary_streams"] as? Int == 0)
         #expect(perClass["10Hz"]?["p95_s"] as? Double == 3)
+        #expect(perClass["10Hz"]?["departure_exits"] as? Int == 1 && perClass["10Hz"]?["departure_p50_s"] as? Double == 3)
     }
 }

@@ -241,6 +241,11 @@ struct EvalReplay: AsyncParsableCommand {
                 if let p50 = item.p50, let p95 = item.p95, let max = item.max { cell = String(format: "%.1f/%.1f/%.1f", p50, p95, max) }
                 return cell + " (\(item.ends)\(item.missed > 0 ? ", \(item.missed) no exit" : ""))"
             })
+            rows.append(["    of which the scanner went on (not the recording's end): p50/p95 s (ends)"] + totals.map { figures in
+                let item = figures[classIndex]
+                guard let p50 = item.departureP50, let p95 = item.departureP95 else { return "-" }
+                return String(format: "%.1f/%.1f", p50, p95) + " (\(item.departureLatencies.count))"
+            })
             rows.append(["  flaps"] + totals.map { "\($0[classIndex].flaps)" })
         }
         return out + render(rows)
