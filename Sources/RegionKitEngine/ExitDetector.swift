@@ -120,7 +120,9 @@ public enum ExitDetector: Hashable, Sendable, Codable {
     /// scanner's prior scale when it has one) with the same fading, whatever the scanner shows.
     ///
     /// With ``periodicGaps(falseExitsPerHour:minimumSilence:maximumSilence:priorInterval:)``, a
-    /// periodic stream's silence is the largest of its geometric tail (``PeriodicTail``), the
+    /// periodic stream that has not shown bursts beyond its geometric tail
+    /// (``PeriodicTail/showsBursts(tailIntervals:intervals:tailStart:)``; one that has is modelled
+    /// as any other stream) gets as silence the largest of its geometric tail (``PeriodicTail``), the
     /// burst scale above when its tail has shown bursts, and a prior: the stream's
     /// ``ReceptionEstimator/priorScale`` (what its scanner's settled streams have shown) fading
     /// over its first 10 intervals and 2 s, or, at a scanner without a settled stream, the
@@ -154,7 +156,7 @@ public enum ExitDetector: Hashable, Sendable, Codable {
             let logRatio = log(max(tailPerHour / max(rate, 1e-12), 1))
             let silence: Double
             let fade = max(Self.priorIntervals / (Self.priorIntervals + intervals), Self.priorSeconds / (Self.priorSeconds + age))
-            if usesChannels, let periodic = PeriodicTail(stream),
+            if usesChannels, let periodic = PeriodicTail(stream), !Self.isBursty(stream, periodic, tailStart: start),
                let geometric = periodic.silence(sightingsPerHour: 3600 / mean, falseExitsPerHour: rate) {
                 // A periodic stream: the geometric tail of its learned loss, unless its tail has
                 // shown itself heavier (bursts), or its scanner's streams have (the prior).
@@ -189,7 +191,7 @@ public enum ExitDetector: Hashable, Sendable, Codable {
     /// The scale of `stream`'s tail as a prior for other streams of its scanner: its learned
     /// (burst) scale when its tail has shown itself heavier than its mean interval, else, with
     /// ``periodicGaps(falseExitsPerHour:minimumSilence:maximumSilence:priorInterval:)``, the
-    /// scale its own model uses (the geometric scale T / ln(1/q) of a periodic stream, the mean
+    /// scale its own model uses (the geometric scale T / ln(1/q) of a periodic stream showing no bursts, the mean
     /// interval otherwise) and, with ``learnedGaps(falseExitsPerHour:minimumSilence:maximumSilence:priorInterval:)``,
     /// 0 (no bursts shown: the scanner's prior is the scale of the bursts its streams show,
     /// averaged over calm and bursty streams alike). `nil` for the other detectors.
@@ -200,13 +202,39 @@ public enum ExitDetector: Hashable, Sendable, Codable {
         let tailScale = stream.tailScale
         let root = min(tail, ReceptionEstimator.tailExcessMemory).squareRoot()
         if tail > 0 && tailScale > mean * (1 + 1 / root) { return tailScale + (tailScale - mean) / root }
-        if usesChannels, stream.isPeriodic {
-            let loss = min(max(stream.periodicLoss, 0.5 / max(stream.periodicFrames, 1)), 0.999)
-            return stream.period / -log(loss)
+        if usesChannels, let periodic = PeriodicTail(stream),
+           !periodic.showsBursts(tailIntervals: stream.tailIntervals, intervals: stream.intervals,
+                                 tailStart: ReceptionEstimator.tailStart * mean) {
+            return Self.geometricScale(of: stream)
         }
         // learnedGaps: the prior is the scale of bursts, and a stream that has shown none adds 0.
         return usesChannels ? mean : 0
     }
+
+    /// The e-folding scale of a periodic stream's geometric tail, T / ln(1/q), seconds.
+    static func geometricScale(of stream: ReceptionEstimator) -> Double {
+        let loss = min(max(stream.periodicLoss, 0.5 / max(stream.periodicFrames, 1)), 0.999)
+        return stream.period / -log(loss)
+    }
+
+    /// Whether a periodic stream's silences are not geometric (``periodicGaps(falseExitsPerHour:minimumSilence:maximumSilence:priorInterval:)``
+    /// then models it as any other stream): it has shown bursts its learned loss does not explain
+    /// (``PeriodicTail/showsBursts(tailIntervals:intervals:tailStart:)``), or its scanner's
+    /// settled streams have — their tail scale (``ReceptionEstimator/priorScale``) more than
+    /// ``burstyPriorRatio`` times this stream's geometric scale. Bursts that are not shared
+    /// (a link's own blackouts) are rare per stream, but a property of the place: at 1 Hz, 1 %
+    /// loss in per-link 1 s blackouts, streams waiting for their own second burst had 103 false
+    /// exits per 1000 beacon-hours (issue 15, seventh pass). Shared blackouts are excused and
+    /// leave the tails calm, so they do not count here.
+    static func isBursty(_ stream: ReceptionEstimator, _ periodic: PeriodicTail, tailStart: Double) -> Bool {
+        if periodic.showsBursts(tailIntervals: stream.tailIntervals, intervals: stream.intervals, tailStart: tailStart) { return true }
+        guard let prior = stream.priorScale else { return false }
+        return prior > burstyPriorRatio * geometricScale(of: stream)
+    }
+
+    /// How much heavier than a periodic stream's own geometric tail its scanner's prior must be
+    /// for the stream to count as bursty.
+    static let burstyPriorRatio = 1.5
 
     /// The stream for a sighting at `time` of a beacon whose stream was declared gone
     /// (`departed`, when the region exited with it).

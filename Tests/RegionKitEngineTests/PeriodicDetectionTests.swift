@@ -107,7 +107,7 @@ struct PeriodicDetectionTests {
         #expect(Self.detector.silenceThreshold(for: stream) > 6.2)
     }
 
-    @Test("New 10 Hz stream after 2.5 s: the cautious prior (~13 s) without a settled stream at its scanner, ~1 s with a calm scanner's")
+    @Test("New 10 Hz stream after 2.5 s: the cautious prior (~13 s) without a settled stream at its scanner, ≤ 3 s with a calm scanner's, ~1 s where that scanner's links lose no more than it")
     func newStreams() {
         var stream = ReceptionEstimator(firstSighting: .zero, priorInterval: 1)
         for step in 1...25 { stream.record(at: Timestamp(seconds: Double(step) * 0.1)) }
@@ -118,8 +118,13 @@ struct PeriodicDetectionTests {
         let before = ExitDetector.cautiousGaps(falseExitsPerHour: 1e-4, minimumSilence: 1, maximumSilence: 60, priorInterval: 1).silenceThreshold(for: stream)
         #expect(alone > 10 && abs(alone - before) < 1, "alone \(alone) s, learned-gap detector \(before) s")
         stream.priorScale = 0.09   // the scanner's other streams: 10 Hz at ~30 % independent loss
+        // Heavier than the geometric tail of its own 25 intervals without a loss (0.026 s): the
+        // learned-gap model, with its short history's uncertainty.
         let calm = Self.detector.silenceThreshold(for: stream)
-        #expect(calm <= 1.5, "\(calm) s")
+        #expect(calm > 1.5 && calm <= 3, "\(calm) s")
+        stream.priorScale = 0.03   // the scanner's other streams: 10 Hz at ~3 % loss
+        let cleaner = Self.detector.silenceThreshold(for: stream)
+        #expect(cleaner <= 1.5, "\(cleaner) s")
         stream.priorScale = 1.5    // the scanner's streams show 1 s blackouts
         #expect(Self.detector.silenceThreshold(for: stream) > 8)
     }
@@ -149,6 +154,38 @@ struct PeriodicDetectionTests {
         var lone = ScannerChannel()
         for step in 0..<200 { lone.record(at: Timestamp(seconds: Double(step) * 0.1)) }
         #expect(lone.excusedSilence(from: Timestamp(seconds: 19.9), to: Timestamp(seconds: 30), streamRate: 10) == 0)
+    }
+
+    @Test("Bursts beyond the geometric tail: 2 long gaps in 10 min at 1 % loss are bursts; 6 in 700 intervals at 30 % are not")
+    func burstsBeyondGeometric() {
+        let calm = PeriodicTail(period: 1, lost: 6, frames: 600)
+        // A 3.03 s tail start: 3 reports lost in a row, E[q³] ≈ 1.4e-6 → 594 intervals expect 0.0008.
+        #expect(calm.showsBursts(tailIntervals: 2, intervals: 594, tailStart: 3.03))
+        #expect(!calm.showsBursts(tailIntervals: 1, intervals: 594, tailStart: 3.03), "one long gap is not a pattern")
+        let lossy = PeriodicTail(period: 1, lost: 300, frames: 1_000)
+        // Tail start 3/0.7 = 4.3 s: 4 reports lost in a row, ≈ 0.3⁴ = 0.0081 → 700 intervals
+        // expect ≈ 5.7 (σ ≈ 2.4): bursts beyond 2 · 5.7 + 3 · 2.4 ≈ 18.6.
+        #expect(!lossy.showsBursts(tailIntervals: 6, intervals: 700, tailStart: 3 / 0.7))
+        #expect(!lossy.showsBursts(tailIntervals: 18, intervals: 700, tailStart: 3 / 0.7))
+        #expect(lossy.showsBursts(tailIntervals: 20, intervals: 700, tailStart: 3 / 0.7))
+    }
+
+    @Test("A 1 Hz stream at 1 % loss with a 5 s blackout every 10 min leaves the geometric tail (5.25 s) for the learned-gap model")
+    func periodicStreamWithBursts() {
+        var random = SeededRandom(seed: 4)
+        var stream = ReceptionEstimator(firstSighting: .zero, priorInterval: 1)
+        for frame in 1...3_600 {
+            let second = frame % 600
+            if second >= 300 && second < 305 { continue }      // the blackout
+            if random.uniform() < 0.01 { continue }
+            stream.record(at: Timestamp(seconds: Double(frame) + random.uniform() * 0.01))
+        }
+        #expect(stream.isPeriodic && stream.tailIntervals >= 5)
+        let threshold = Self.detector.silenceThreshold(for: stream)
+        #expect(threshold > 12, "\(threshold) s")
+        // The same stream without its blackouts keeps the geometric tail.
+        let calm = Self.stream(interval: 1, loss: 0.01, count: 3_500, seed: 4)
+        #expect(Self.detector.silenceThreshold(for: calm) < 6.5)
     }
 
     @Test("Excused intervals count for the loss: 1 Hz, 1/3 lost between 2 s blackouts → learned loss ≈ 1/3 (leaving them out: 0.23)")
