@@ -66,7 +66,7 @@ public struct PeriodicTail: Hashable, Sendable {
     /// tail.showsBursts(tailIntervals: 2, intervals: 594, tailStart: 3.03)   // true: 594 · 0.01³ ≈ 0.0006 expected
     /// ```
     public func showsBursts(tailIntervals: Int, intervals: Int, tailStart: Double) -> Bool {
-        guard tailIntervals >= 2, period > 0 else { return false }
+        guard tailIntervals >= 2, period > 0, tailStart.isFinite else { return false }
         let runs = Int(min(max(tailStart / period - Self.gridMargin, 0), 1_000).rounded(.down))
         let expected = Double(max(intervals, 0)) * missProbability(runs)
         return Double(tailIntervals) > 2 * expected + 3 * expected.squareRoot()

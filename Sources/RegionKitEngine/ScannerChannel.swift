@@ -159,17 +159,16 @@ public struct ScannerChannel: Hashable, Sendable {
     public static let undecidedOthersShare = 0.25
 
     /// Seconds of a stream's silence from `lastSighting` to `now` that were the scanner's: the
-    /// parts of the scanner's dark gaps (and of its current silence, if it is silent now) after the
-    /// other streams, heard at the scanner's rate less `streamRate` (the stream's own, per second,
-    /// decaying as it stays silent), were silent for ``chanceGaps`` of their intervals. At most
-    /// ``excuseLimit``.
+    /// parts within it of the scanner's dark gaps (and of its current silence, if it is silent
+    /// now) through which the other streams, heard at the scanner's rate less `streamRate` (the
+    /// stream's own, per second, decaying as it stays silent), were silent for more than
+    /// ``chanceGaps`` of their intervals. At most ``excuseLimit``.
     ///
-    /// A dark gap counts whole once it has lasted ``chanceGaps`` of the others' intervals (it is
-    /// recognised: its first part was the blackout too, only not yet recognisable), and not at
-    /// all before — while a silence is too young to tell, ``undecidedSilence(at:due:streamRate:)``
-    /// holds the exit. (Until issue 15's seventh pass only the part after that delay counted: a
-    /// stream at a scanner with few other streams learned every blackout's first ~1.5 s as a
-    /// burst of its own.)
+    /// Such a dark gap counts whole once recognised (its first part was the blackout too, only
+    /// not yet recognisable), and not at all before — while a silence is too young to tell,
+    /// ``undecidedSilence(at:due:streamRate:)`` holds the exit. (Until issue 15's seventh pass
+    /// only the part after that delay counted: a stream at a scanner with few other streams
+    /// learned every blackout's first ~1.5 s as a burst of its own.)
     public func excusedSilence(from lastSighting: Timestamp, to now: Timestamp, streamRate: Double) -> Double {
         guard now > lastSighting else { return 0 }
         var excused = 0.0
