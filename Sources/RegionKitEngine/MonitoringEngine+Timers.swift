@@ -160,8 +160,7 @@ extension MonitoringEngine {
     /// ``reschedule(_:)`` for the region in `slot`. The record is reached in place (reading it
     /// through the table's getter copied it) and only its deadline is computed.
     mutating func reschedule(slot: Int) {
-        let context = dueContext(slot: slot)
-        guard let deadline = regions.update(slot: slot, { Self.dueTime(of: $0, context: context) }) else { return }
+        guard let deadline = dueTime(slot: slot) else { return }
         let current = schedule.scheduledTime(slot: slot)
         guard let due = deadline else {
             if current != nil { schedule.invalidate() }
@@ -174,17 +173,22 @@ extension MonitoringEngine {
         schedule.lower(slot, to: due)
     }
 
+    /// The deadline of the region in `slot`, computed with its record reached in place (an inout
+    /// access: a read through the table's getter copied it): `nil` when the slot holds no region,
+    /// `.some(nil)` when the region has no deadline.
+    mutating func dueTime(slot: Int) -> Timestamp?? {
+        let context = dueContext(slot: slot)
+        return regions.update(slot: slot) { Self.dueTime(of: $0, context: context) }
+    }
+
     /// Makes the queue's minimum exact: drops stale entries and moves early ones to their
     /// region's real deadline, until the minimum is a live, exact entry.
     mutating func settleTimers() {
         guard schedule.isDirty else { return }
         schedule.isDirty = false
         while let first = schedule.earliest {
-            // The record is reached in place (an inout access: a read through the array's getter
-            // copied it), and only its deadline is computed, not the item with its identifier.
-            let slot = Int(first.slot)
-            guard schedule.isLive(first), case let context = dueContext(slot: slot),
-                  let deadline = regions.update(slot: slot, { Self.dueTime(of: $0, context: context) }) else {
+            // Only the deadline, not the item with its identifier (``dueTime(slot:)``).
+            guard schedule.isLive(first), let deadline = dueTime(slot: Int(first.slot)) else {
                 schedule.dropEarliest()
                 continue
             }
