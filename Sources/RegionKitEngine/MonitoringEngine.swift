@@ -84,7 +84,7 @@ public struct MonitoringEngine: Sendable {
 
     /// A registered region as the beacon match table keeps it: its registration sequence number
     /// and its slot in ``regions`` (no identifier: 16 bytes, and nothing to retain when copied).
-    struct RegisteredID: Sendable, Equatable {
+    struct RegisteredID: Sendable {
         var sequence: Int
         var slot: Int32
     }
