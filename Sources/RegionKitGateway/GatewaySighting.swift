@@ -78,12 +78,12 @@ public struct GatewaySighting: Hashable, Sendable {
               case let major?? = integer(2), case let minor?? = integer(3),
               case let calibrated? = integer(4), case let power? = integer(5),
               case let rssi?? = integer(6), case let messageType? = integer(7), case let time?? = integer(8),
-              (0...65535).contains(major), (0...65535).contains(minor), (-127...20).contains(rssi), timeRange.contains(time),
+              identifierRange.contains(Int(major)), identifierRange.contains(Int(minor)), rssiRange.contains(Int(rssi)), timeRange.contains(time),
               calibrated.map({ Int(exactly: $0) != nil }) ?? true, power.map({ Int(exactly: $0) != nil }) ?? true,
               messageType.map({ Int(exactly: $0) != nil }) ?? true else { return nil }
-        let measured = (calibrated ?? 0) != 0 ? calibrated.map(Int.init) : ((power ?? 0) != 0 ? power.map(Int.init) : nil)
         return GatewaySighting(scannerID: scanner, identity: BeaconIdentity(uuid: uuid, major: UInt16(major), minor: UInt16(minor)),
-                               measuredPower: measured, rssi: Int(rssi), messageType: messageType.map(Int.init), timeMilliseconds: time)
+                               measuredPower: measuredPower(calibrated: calibrated.map(Int.init), power: power.map(Int.init)),
+                               rssi: Int(rssi), messageType: messageType.map(Int.init), timeMilliseconds: time)
     }
 
     /// 32 hex digits, or 36 with dashes at 8, 13, 18 and 23 (what `UUID(flexibleString:)` reads), as a UUID.
@@ -131,19 +131,32 @@ public struct GatewaySighting: Hashable, Sendable {
         guard let uuidText = wire.uuid else { throw bad("missing string field 'uuid'") }
         guard let uuid = UUID(flexibleString: uuidText) else { throw bad("uuid '\(uuidText)' is not 32 hex digits") }
         guard let major = wire.major, let minor = wire.minor else { throw bad("missing field 'major' or 'minor'") }
-        guard (0...65535).contains(major), (0...65535).contains(minor) else { throw bad("major \(major) / minor \(minor) outside 0...65535") }
+        guard Self.identifierRange.contains(major), Self.identifierRange.contains(minor) else {
+            throw bad("major \(major) / minor \(minor) outside \(Self.identifierRange.lowerBound)...\(Self.identifierRange.upperBound)")
+        }
         guard let rssi = wire.rssi else { throw bad("missing field 'rssi'") }
-        guard (-127...20).contains(rssi) else { throw bad("rssi \(rssi) outside -127...20 dBm") }
+        guard Self.rssiRange.contains(rssi) else { throw bad("rssi \(rssi) outside \(Self.rssiRange.lowerBound)...\(Self.rssiRange.upperBound) dBm") }
         guard let time = wire.time else { throw bad("missing integer field 'time' (Unix epoch milliseconds)") }
         guard Self.timeRange.contains(time) else {
             throw bad("time \(time) outside \(Self.timeRange.lowerBound)...\(Self.timeRange.upperBound) (Unix epoch milliseconds, up to the year 9999)")
         }
-        let calibrated = wire.calibratedPower ?? 0
-        let power = wire.power ?? 0
-        let measured = calibrated != 0 ? calibrated : (power != 0 ? power : nil)
         self.init(scannerID: scanner, identity: BeaconIdentity(uuid: uuid, major: UInt16(major), minor: UInt16(minor)),
-                  measuredPower: measured, rssi: rssi, messageType: wire.messageType, timeMilliseconds: time)
+                  measuredPower: Self.measuredPower(calibrated: wire.calibratedPower, power: wire.power), rssi: rssi,
+                  messageType: wire.messageType, timeMilliseconds: time)
     }
+
+    /// The measured power a sighting reports: `calibratedPower` when set, else `power`; 0 means
+    /// not set. (Both decoding paths take it from here.)
+    static func measuredPower(calibrated: Int?, power: Int?) -> Int? {
+        if let calibrated, calibrated != 0 { return calibrated }
+        if let power, power != 0 { return power }
+        return nil
+    }
+
+    /// Major and minor, as iBeacon carries them.
+    static let identifierRange = 0...65535
+    /// RSSI a sighting may report, dBm.
+    static let rssiRange = -127...20
 
     /// The times a recording may hold: Unix epoch milliseconds from 1970 to the end of the year
     /// 9999, so that the difference of any two fits an `Int64` many times over.
