@@ -202,6 +202,8 @@ public enum ExitDetector: Hashable, Sendable, Codable {
         let tailScale = stream.tailScale
         let root = min(tail, ReceptionEstimator.tailExcessMemory).squareRoot()
         if tail > 0 && tailScale > mean * (1 + 1 / root) { return tailScale + (tailScale - mean) / root }
+        // Its own bursts only (not ``isBursty(_:_:tailStart:)``): the scanner's prior must not
+        // feed on itself.
         if usesChannels, let periodic = PeriodicTail(stream),
            !periodic.showsBursts(tailIntervals: stream.tailIntervals, intervals: stream.intervals,
                                  tailStart: ReceptionEstimator.tailStart * mean) {

@@ -233,9 +233,13 @@ public struct ReceptionEstimator: Hashable, Sendable, Codable {
         guard period > 0, interval > 0 else { return }
         let ratio = interval / period
         guard ratio <= Self.gridReach else { return }
-        let k = max(ratio.rounded(), 1)
+        recordLoss(periods: max(ratio.rounded(), 1))
+    }
+
+    /// Counts one interval of `periods` periods (one received, `periods` − 1 lost) for the loss.
+    private mutating func recordLoss(periods: Double) {
         gridIntervalCount = UInt16(min(gridIntervals + 1, Self.lossMemory))
-        periodsPerInterval += (1 / gridIntervals) * (k - periodsPerInterval)
+        periodsPerInterval += (1 / gridIntervals) * (periods - periodsPerInterval)
     }
 
     /// Updates the periodic view with one interval.
@@ -264,8 +268,7 @@ public struct ReceptionEstimator: Hashable, Sendable, Codable {
         let onGrid = abs(ratio - k) <= Self.gridTolerance
         onGridShare += max(1 / Double(periodIntervalCount), 1 / Self.periodMemory) * ((onGrid ? 1 : 0) - onGridShare)
         guard onGrid else { return }
-        gridIntervalCount = UInt16(min(gridIntervals + 1, Self.lossMemory))
-        periodsPerInterval += (1 / gridIntervals) * (k - periodsPerInterval)
+        recordLoss(periods: k)
         period += max(1 / gridIntervals, 1 / Self.periodMemory) * (interval / k - period)
     }
 }
