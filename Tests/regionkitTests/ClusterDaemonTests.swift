@@ -227,7 +227,19 @@ struct ClusterDaemonTests {
             return Rig(server: server, nats: nats, store: store, members: members, engines: engines, fleet: fleet)
         }
 
-        var logs: String { engines.map(\.stderr).joined(separator: "\n---\n") }
+        /// Each engine's log in brief (a CI log shows only part of a long failure message): whether
+        /// it runs, how often its partitions' broker connections were lost and back, and its last
+        /// 30 other lines without the timestamp, each cut to 240 characters.
+        var logs: String {
+            zip(members, engines).map { member, engine in
+                let lines = engine.stderr.split(separator: "\n")
+                let routine = lines.filter { $0.contains("broker connection lost") || $0.contains("broker connection back") }
+                let others = lines.filter { !($0.contains("broker connection lost") || $0.contains("broker connection back")) }
+                    .suffix(30).map { line in String(line.drop { $0 != " " }.dropFirst().prefix(240)) }
+                return "== \(member) (\(engine.process.isRunning ? "running" : "exited \(engine.process.terminationStatus)")): "
+                    + "\(routine.count) broker connection lost/back lines; last lines:\n" + others.joined(separator: "\n")
+            }.joined(separator: "\n")
+        }
 
         /// Waits until every partition is held by a live lease and every member holds some.
         func waitUntilSpread(timeout: Double = 60) async throws -> Bool {

@@ -76,6 +76,9 @@ public final class ClusterEngine: Sendable {
     }
     /// Serialises lease rounds with the stop (a round never starts a worker after the hand-over).
     private let rounds = AsyncLock()
+    /// When the last round whose renewal succeeded started: every lease this member holds runs
+    /// out `leaseDuration` after it at the latest (the store counts from when it ran the round).
+    private let renewedAt = LockedBox<ContinuousClock.Instant?>(nil)
 
     /// - Parameters:
     ///   - mqtt: the brokers, credentials and keepalive; each partition gets its own client id
@@ -160,10 +163,13 @@ public final class ClusterEngine: Sendable {
         try await log("processStarted", reason: "member \(member), pid \(ProcessInfo.processInfo.processIdentifier)")
     }
 
-    /// Lease rounds every `leaseSeconds / 3` until ``stop(reason:)``.
+    /// Lease rounds every `leaseSeconds / 3` until ``stop(reason:)``, and beside them the watch
+    /// that stops the partitions once their leases have run out by this process's clock
+    /// (``watchLeases()``).
     public func run() async {
         let interval = Duration.seconds(configuration.leaseDuration / 3)
-        var lastRenewal = ContinuousClock.now
+        let watch = Task { await self.watchLeases() }
+        defer { watch.cancel() }
         // After this member was away from the store (rounds failed, or one waited longer than the
         // lease: the store says so, `reclaimed`), its rounds for two lease times only take back its
         // own partitions: every member comes back from the same outage (each at its own pace:
@@ -173,6 +179,9 @@ public final class ClusterEngine: Sendable {
         var failed = false
         var reclaimUntil: ContinuousClock.Instant?
         while !stopping.withLock({ $0 }) {
+            // Rounds start every `interval` (at once after one that took longer): a round renews
+            // every lease, and the lease watch stops the partitions when none renewed them in time.
+            let next = ContinuousClock.now + interval
             do {
                 if failed { reclaimUntil = .now + .seconds(2 * configuration.leaseDuration) }
                 let reclaiming = reclaimUntil.map { ContinuousClock.now < $0 } ?? false
@@ -180,18 +189,53 @@ public final class ClusterEngine: Sendable {
                 if reclaimed && !reclaiming { reclaimUntil = .now + .seconds(2 * configuration.leaseDuration) }
                 if !reclaimed { reclaimUntil = nil }
                 failed = false
-                lastRenewal = .now
             } catch {
                 failed = true
                 let message = (error as? RegionKitError)?.message ?? "\(error)"
                 logger.warning("lease round failed", metadata: ["error": "\(message)"])
-                // Past the lease time every lease is gone: the partitions are someone else's now.
-                if ContinuousClock.now - lastRenewal > .seconds(configuration.leaseDuration) {
-                    await dropAll(reason: "leases not renewed for \(configuration.leaseDuration) s: \(message)")
-                }
             }
-            try? await Task.sleep(for: interval)
+            if ContinuousClock.now < next { try? await Task.sleep(until: next) }
         }
+    }
+
+    /// How long after the last renewal this member stops its partitions: a tenth of the lease
+    /// before the store lets another member take them.
+    var leaseLimit: Duration {
+        let lease = Duration.seconds(configuration.leaseDuration)
+        return lease - lease / 10
+    }
+
+    /// Checks every twelfth of the lease whether the leases ran out unrenewed, and if so stops
+    /// every partition (and the outputs) at once, whatever a round is doing: a round can wait on
+    /// the store for its operation timeout, longer than a lease, and meanwhile another member may
+    /// take the partitions. Two members consuming one partition's persistent MQTT session take it
+    /// from each other on every reconnection, and neither engine decides anything while it is
+    /// set aside, so a departure in that partition would never exit.
+    func watchLeases() async {
+        let step = Duration.seconds(configuration.leaseDuration) / 12
+        while !Task.isCancelled, !stopping.withLock({ $0 }) {
+            try? await Task.sleep(for: step)
+            guard let renewed = renewedAt.withLock({ $0 }) else { continue }
+            let since = ContinuousClock.now - renewed
+            guard since >= leaseLimit, !stopping.withLock({ $0 }) else { continue }
+            let seconds = Double(since.components.seconds) + Double(since.components.attoseconds) / 1e18
+            await expireLeases(reason: "leases not renewed for \(String(format: "%.1f", seconds)) s")
+        }
+    }
+
+    /// Stops every partition without writing (their leases ran out: another member may hold them
+    /// already), all at once so that every MQTT session ends within moments, then the outputs.
+    func expireLeases(reason: String) async {
+        let all = workers.withLock { workers in defer { workers.removeAll() }; return workers }
+        if !all.isEmpty {
+            logger.warning("leases ran out before a round renewed them: stopping the partitions", metadata: [
+                "partitions": "\(all.keys.sorted())", "reason": "\(reason)",
+            ])
+            await withTaskGroup(of: Void.self) { group in
+                for worker in all.values { group.addTask { await self.retire(worker, handOver: false) } }
+            }
+        }
+        await stopOutputs(reason: reason)
     }
 
     /// One lease round; true when it only reclaimed this member's own partitions.
@@ -199,8 +243,10 @@ public final class ClusterEngine: Sendable {
     func round(reclaimOnly: Bool = false) async throws -> Bool {
         try await rounds.withLock {
             guard !self.stopping.withLock({ $0 }) else { return false }
+            let started = ContinuousClock.now
             let round = try await self.store.balanceLeases(member: self.member, partitions: self.configuration.partitionCount,
                                                            ttl: self.configuration.leaseDuration, reclaimOnly: reclaimOnly)
+            self.renewedAt.withLock { $0 = started }
             let held = Dictionary(uniqueKeysWithValues: round.held.map { ($0.partition, $0.epoch) })
             let fencedNow = self.fenced.withLock { set in defer { set.removeAll() }; return set }
             // Lost (expired and taken, or fenced): stop without writing.
@@ -208,7 +254,8 @@ public final class ClusterEngine: Sendable {
                 workers.filter { held[$0.key] != $0.value.lease.epoch || fencedNow.contains($0.key) }
             }
             for (partition, worker) in lost.sorted(by: { $0.key < $1.key }) {
-                self.workers.withLock { _ = $0.removeValue(forKey: partition) }
+                // The lease watch may have stopped it meanwhile.
+                guard self.workers.withLock({ $0.removeValue(forKey: partition) }) != nil else { continue }
                 let left = await self.retire(worker, handOver: false)
                 self.logger.warning("partition lost", metadata: ["partition": "\(partition)", "epoch": "\(worker.lease.epoch)", "unwritten": "\(left)"])
                 try? await self.log("partitionLost", partition: worker.lease, reason: "partition \(partition) lost by \(self.member)")
@@ -235,6 +282,10 @@ public final class ClusterEngine: Sendable {
                     toRelease.append(lease.partition)
                     continue
                 }
+                // Past half the lease the rest waits for the next round (which starts at once and
+                // renews what this one took); a round that waited on the store that long acts on
+                // nothing more it returned.
+                guard ContinuousClock.now - started < .seconds(self.configuration.leaseDuration / 2) else { break }
                 try await self.take(lease)
             }
             if !toRelease.isEmpty { try await self.store.releaseLeases(member: self.member, partitions: toRelease) }
@@ -290,18 +341,6 @@ public final class ClusterEngine: Sendable {
         workers.withLock { $0[lease.partition] = worker }
         logger.info("partition taken", metadata: ["partition": "\(lease.partition)", "epoch": "\(lease.epoch)", "regions": "\(partitionRegions.count)"])
         try? await log("partitionTaken", partition: lease, reason: "partition \(lease.partition) epoch \(lease.epoch) taken by \(member)")
-    }
-
-    /// Stops every partition without writing (the leases are gone).
-    func dropAll(reason: String) async {
-        await stopOutputs(reason: reason)
-        await rounds.withLock {
-            let all = self.workers.withLock { workers in defer { workers.removeAll() }; return workers }
-            for (partition, worker) in all.sorted(by: { $0.key < $1.key }) {
-                await self.retire(worker, handOver: false)
-                self.logger.warning("partition dropped", metadata: ["partition": "\(partition)", "reason": "\(reason)"])
-            }
-        }
     }
 
     /// Hands every partition back (stop consuming, write what is queued, release the lease), leaves
