@@ -7,7 +7,7 @@
 #   --runs N       stop each target after N executions (libFuzzer -runs)
 #   --seconds S    stop each target after S seconds (libFuzzer -max_total_time); default 60
 #   --ci           CI mode: every committed corpus input of each target once, no mutation (nothing
-#                  is written back); exit 1 on any crash, timeout or leak; exit 77 with the reason
+#                  is written back), from a debug build; exit 1 on any crash, timeout or leak; exit 77 with the reason
 #                  when the tool chain cannot build fuzzers (so the caller reports "skipped")
 #   --merge        after running, fold new coverage into the committed corpus (Fuzz/Corpus/TARGET;
 #                  libFuzzer -merge=1 keeps only inputs that add coverage)
@@ -21,7 +21,7 @@
 # ft, corpus, seconds, status) to Fuzz/.work/results.tsv — all git-ignored (Fuzz/.work/).
 # Reproduce a crash: REGIONKIT_FUZZ_TARGET=TARGET Fuzz/.build/release/RegionKitFuzz FILE
 # (RegionKitFuzzService for config, mqtt-packet and http-region-body).
-# Runs under `nice -n 10`. Build: release, -sanitize=fuzzer,address, -enable-testing (the engine
+# Runs under `nice -n 10`. Build: release (debug with --ci), -sanitize=fuzzer,address, -enable-testing (the engine
 # target compares against the engine's brute-force mode, an internal switch).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -75,11 +75,15 @@ for target in "${targets[@]}"; do
   product=$(binary_for "$target")
   contains "$product" ${products[@]+"${products[@]}"} || products+=("$product")
 done
+# CI replays each corpus once: a debug build (a quarter of the release build's time; the same traps,
+# with the sanitizers) is enough there. Fuzzing itself wants the release build's speed.
+configuration=release
+[ $ci = 1 ] && configuration=debug
 for product in "${products[@]}"; do
-  echo "== building $product (Fuzz/, release, -sanitize=fuzzer,address)"
-  nice -n 10 swift build --package-path Fuzz -c release -Xswiftc -sanitize=fuzzer,address -Xswiftc -enable-testing \
+  echo "== building $product (Fuzz/, $configuration, -sanitize=fuzzer,address)"
+  nice -n 10 swift build --package-path Fuzz -c $configuration -Xswiftc -sanitize=fuzzer,address -Xswiftc -enable-testing \
     --product "$product" || { echo "fuzz.sh: the fuzz build of $product failed"; exit 1; }
-  [ -x "Fuzz/.build/release/$product" ] || { echo "fuzz.sh: Fuzz/.build/release/$product was not built"; exit 1; }
+  [ -x "Fuzz/.build/$configuration/$product" ] || { echo "fuzz.sh: Fuzz/.build/$configuration/$product was not built"; exit 1; }
 done
 
 mkdir -p Fuzz/.work
@@ -100,7 +104,7 @@ max_len() {
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=0}"
 failed=()
 for target in "${targets[@]}"; do
-  binary="Fuzz/.build/release/$(binary_for "$target")"
+  binary="Fuzz/.build/$configuration/$(binary_for "$target")"
   crashes="Fuzz/.work/crashes/$target"; work="Fuzz/.work/corpus/$target"; log="Fuzz/.work/$target.log"
   mkdir -p "$crashes" "$work"
   options=(-artifact_prefix="$crashes/" -max_len="$(max_len "$target")" -rss_limit_mb=2048 -print_final_stats=1

@@ -22,6 +22,20 @@ private let fuzzCallback: @convention(c) (UnsafePointer<UInt8>?, Int) -> CInt = 
     return 0
 }
 
+/// Runs one input through the target named by `REGIONKIT_FUZZ_TARGET` (selected at the first
+/// input): what an executable's `LLVMFuzzerTestOneInput` calls. In a debug build SwiftPM links the
+/// executable's entry point under another name, so libFuzzer's own `main` runs and calls
+/// `LLVMFuzzerTestOneInput` directly, without ``runFuzzer(targets:)``.
+///
+/// ```swift
+/// @_cdecl("LLVMFuzzerTestOneInput")
+/// func testOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt { fuzzOneInput(data, size, targets: targets) }
+/// ```
+public func fuzzOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int, targets: @autoclosure () -> [FuzzTarget]) -> CInt {
+    if selectedTarget == nil { selectedTarget = FuzzTarget.select(from: targets()) }
+    return fuzzCallback(data, size)
+}
+
 /// Runs libFuzzer with the process's arguments on the target named by `REGIONKIT_FUZZ_TARGET`
 /// (an unknown name stops with the list). SwiftPM gives an executable its own `main` (it links the
 /// module's entry point as `main`), so libFuzzer's `main` is not used: each fuzz executable's
