@@ -238,6 +238,7 @@ struct ClusterDaemonTests {
                     .suffix(30).map { line in String(line.drop { $0 != " " }.dropFirst().prefix(240)) }
                 return "== \(member) (\(engine.process.isRunning ? "running" : "exited \(engine.process.terminationStatus)")): "
                     + "\(routine.count) broker connection lost/back lines; last lines:\n" + others.joined(separator: "\n")
+                    + (engine.process.isRunning ? "" : "\nits end:\n" + engine.stderrForFailure)
             }.joined(separator: "\n")
         }
 
@@ -447,7 +448,7 @@ struct ClusterDaemonTests {
         await fleet.stop()
         for member in survivors {
             let index = try #require(members.firstIndex(of: member))
-            #expect(await engines[index].signal(SIGTERM, timeout: 20) == 0, "\(member): \(engines[index].stderr.suffix(2000))")
+            #expect(await engines[index].signal(SIGTERM, timeout: 20) == 0, "\(member): \(engines[index].stderrForFailure)")
         }
         // The last holder said offline when it stopped.
         let offline = await waitUntil(timeout: 10) { heard.withLock { $0 }.last { $0.topic == "regionkit/e2e/status" }?.text == "offline" }
@@ -478,7 +479,7 @@ struct ClusterDaemonTests {
             try await rig.server.start()
             let restartedAt = Date()
             for (index, engine) in rig.engines.enumerated() {
-                #expect(engine.process.isRunning, "\(rig.members[index]) exited: \(engine.stderr.suffix(2000))")
+                #expect(engine.process.isRunning, "\(rig.members[index]) exited: \(engine.stderrForFailure)")
             }
             let exited = try await waitUntil(timeout: 60) {
                 let events = try await rig.store.events(since: nil, region: nil, type: "didExitRegion", afterID: nil, limit: nil)

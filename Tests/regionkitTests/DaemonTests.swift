@@ -76,6 +76,21 @@ final class Daemon: @unchecked Sendable {
 
     var stderr: String { errors.text }
 
+    /// What a failure message should show of stderr: from a crash report's first line (Swift's
+    /// backtracer prints the fatal error and the crashing thread's frames first, then pages of
+    /// registers and images, which are all a cut tail would show) up to 4000 characters, else the
+    /// last 2000 characters.
+    var stderrForFailure: String {
+        let text = stderr
+        for marker in ["Fatal error", "💣", "Program crashed", "Crash ", "Thread 0 crashed"] {
+            if let start = text.range(of: marker) {
+                let from = text[..<start.lowerBound].lastIndex(of: "\n").map { text.index(after: $0) } ?? text.startIndex
+                return String(text[from...].prefix(4000))
+            }
+        }
+        return String(text.suffix(2000))
+    }
+
     /// The JSON objects printed on stdout (with `--json`: each acknowledged event).
     var objects: [[String: Any]] {
         lines.lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
