@@ -196,21 +196,29 @@ public enum ExitDetector: Hashable, Sendable, Codable {
     /// 0 (no bursts shown: the scanner's prior is the scale of the bursts its streams show,
     /// averaged over calm and bursty streams alike). `nil` for the other detectors.
     public func tailScale(of stream: ReceptionEstimator) -> Double? {
+        streamPrior(of: stream)?.scale
+    }
+
+    /// What `stream` lends its scanner's prior (``StreamPrior``): ``tailScale(of:)`` and, with
+    /// ``periodicGaps(falseExitsPerHour:minimumSilence:maximumSilence:priorInterval:)``, the loss
+    /// of a periodic stream whose tail shows no bursts; `nil` for detectors without a scanner
+    /// prior.
+    public func streamPrior(of stream: ReceptionEstimator) -> StreamPrior? {
         guard usesScannerPrior else { return nil }
         let mean = max(stream.meanInterval, 1e-6)
         let tail = Double(stream.tailIntervals)
         let tailScale = stream.tailScale
         let root = min(tail, ReceptionEstimator.tailExcessMemory).squareRoot()
-        if tail > 0 && tailScale > mean * (1 + 1 / root) { return tailScale + (tailScale - mean) / root }
+        if tail > 0 && tailScale > mean * (1 + 1 / root) { return StreamPrior(scale: tailScale + (tailScale - mean) / root) }
         // Its own bursts only (not ``isBursty(_:_:tailStart:)``): the scanner's prior must not
-        // feed on itself.
+        // feed on itself. (Its loss as learned alone, without the scanner's prior, for the same reason.)
         if usesChannels, let periodic = PeriodicTail(stream),
            !periodic.showsBursts(tailIntervals: stream.tailIntervals, intervals: stream.intervals,
                                  tailStart: ReceptionEstimator.tailStart * mean) {
-            return Self.geometricScale(of: stream)
+            return StreamPrior(scale: Self.geometricScale(of: stream), loss: stream.periodicLoss, frames: stream.periodicFrames)
         }
         // learnedGaps: the prior is the scale of bursts, and a stream that has shown none adds 0.
-        return usesChannels ? mean : 0
+        return StreamPrior(scale: usesChannels ? mean : 0)
     }
 
     /// The e-folding scale of a periodic stream's geometric tail, T / ln(1/q), seconds.

@@ -30,6 +30,8 @@ extension MonitoringEngine {
     struct ChannelView {
         /// The channel's prior tail scale (``ScannerChannel/priorScale``).
         var priorScale: Double?
+        /// The channel's prior loss for periodic streams (``ScannerChannel/priorLoss``).
+        var priorLoss: Double?
         /// The channel itself, only for detectors that excuse shared silences
         /// (``ExitDetector/usesChannels``): otherwise it is not copied (its gap list is an array).
         var shared: ScannerChannel?
@@ -42,7 +44,8 @@ extension MonitoringEngine {
     mutating func recordChannel(scannerID: String?, at time: Timestamp, sharing: Bool) -> ChannelView {
         func recorded(_ channel: inout ScannerChannel, number: Int?) -> ChannelView {
             channel.record(at: time)
-            return ChannelView(priorScale: channel.priorScale, shared: sharing ? channel : nil, number: number)
+            return ChannelView(priorScale: channel.priorScale, priorLoss: sharing ? channel.priorLoss : nil,
+                               shared: sharing ? channel : nil, number: number)
         }
         if let scannerID {
             let number = channelNumber(of: scannerID)
@@ -51,13 +54,17 @@ extension MonitoringEngine {
         return recorded(&localChannel, number: nil)
     }
 
-    /// Folds a settled stream's tail scale into the prior of the channel `number`
-    /// (``ChannelView/number``; `nil`: the local adapter's).
-    mutating func learnChannelPrior(number: Int?, scale: Double) {
+    /// Folds what a settled stream lends (its tail scale, and its loss when periodic) into the
+    /// prior of the channel `number` (``ChannelView/number``; `nil`: the local adapter's).
+    mutating func learnChannelPrior(number: Int?, prior: StreamPrior) {
+        func learn(_ channel: inout ScannerChannel) {
+            channel.learnPrior(prior.scale)
+            if let loss = prior.loss { channel.learnLoss(loss, frames: prior.frames) }
+        }
         if let number {
-            channels[number].learnPrior(scale)
+            learn(&channels[number])
         } else {
-            localChannel.learnPrior(scale)
+            learn(&localChannel)
         }
     }
 

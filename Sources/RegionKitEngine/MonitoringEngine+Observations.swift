@@ -30,7 +30,7 @@ extension MonitoringEngine {
         if profile.exitDetector.usesScannerPrior {
             channel = recordChannel(scannerID: observation.scannerID, at: time, sharing: profile.exitDetector.usesChannels)
         }
-        var priorScale: Double?
+        var prior: StreamPrior?
         // Regions whose constraint can match: UUID only, UUID+major, UUID+major+minor, each list
         // in registration order; merged so events come in registration order across lists.
         // Eddystone-UID: namespace only (instance bytes zeroed), then namespace+instance.
@@ -45,11 +45,11 @@ extension MonitoringEngine {
             else if b < major.count && major[b].sequence == registered.sequence { b += 1 }
             else { c += 1 }
             let recorded = record(identity, scannerID: observation.scannerID, rssi: observation.rssi, in: registered, at: time,
-                                  channel: channel, priorScale: &priorScale)
+                                  channel: channel, prior: &prior)
             // Most sightings change no state: appending an empty array still reallocates.
             if !recorded.isEmpty { events += recorded }
         }
-        if let priorScale, let channel { learnChannelPrior(number: channel.number, scale: priorScale) }
+        if let prior, let channel { learnChannelPrior(number: channel.number, prior: prior) }
         if schedule.isDirty { settleTimers() }
         if let policy = profile.nearestScanner, let scanner = observation.scannerID {
             var state = nearest[observation.identity] ?? NearestScannerState()
@@ -83,10 +83,10 @@ extension MonitoringEngine {
     }
 
     /// Records a sighting in one candidate region.
-    /// `channel`: the sighting's scanner channel (detectors that use one); `priorScale` is set to
-    /// the stream's tail scale for the channel's prior when it is settled and not set yet.
+    /// `channel`: the sighting's scanner channel (detectors that use one); `prior` is set to what
+    /// the stream lends the channel's prior when it is settled and not set yet.
     private mutating func record(_ identity: BeaconIdentity, scannerID: String?, rssi: Int, in registered: RegisteredID, at time: Timestamp,
-                                 channel: ChannelView?, priorScale: inout Double?) -> [LocationEvent] {
+                                 channel: ChannelView?, prior: inout StreamPrior?) -> [LocationEvent] {
         // The record by slot: no identifier is hashed on this path.
         let slot = Int(registered.slot)
         guard slot >= 0 else { return [] }
@@ -102,7 +102,7 @@ extension MonitoringEngine {
             Self.recordSighting(identity, scannerID: scannerID, rssi: rssi, in: &$0, at: time, detector: detector, channel: channel)
         }),
               let sighting = recorded else { return [] }
-        if channel != nil, priorScale == nil, let scale = sighting.tailScale { priorScale = scale }
+        if channel != nil, prior == nil, let lent = sighting.prior { prior = lent }
         let number = registered.sequence
         if sighting.previous == .inside {
             if sighting.streamCount > RegionSchedule.exitCacheThreshold {
@@ -140,8 +140,8 @@ extension MonitoringEngine {
         /// The stream's gone-deadline after the sighting.
         var deadline: Timestamp
         var wasRestored: Bool
-        /// The stream's tail scale (``ExitDetector/tailScale(of:)``) once it is settled, for its scanner's prior.
-        var tailScale: Double? = nil
+        /// What the stream lends its scanner's prior (``ExitDetector/streamPrior(of:)``) once it is settled.
+        var prior: StreamPrior? = nil
     }
 
     /// With ``ExitDetector/evidenceGaps(falseExitsPerHour:minimumSilence:maximumSilence:priorInterval:)``:
@@ -171,18 +171,19 @@ extension MonitoringEngine {
         let key = MonitoredRegion.StreamKey(identity: identity, scannerID: scannerID)
         let newStream: Bool
         let deadline: Timestamp
-        var tailScale: Double?
+        var prior: StreamPrior?
         if let position = monitored.streams.index(forKey: key) {
             // One in-place access to the stream (each `streams[position:]` access is a coroutine;
             // reading the estimator back out copied it).
             let origin = monitored.registeredAt
-            (deadline, tailScale) = monitored.streams.update(position: position) { stream in
+            (deadline, prior) = monitored.streams.update(position: position) { stream in
                 var excused = 0.0
                 if let channel {
                     if detector.usesChannels, let shared = channel.shared {
                         excused = shared.excusedSilence(from: stream.lastSighting, to: time, streamRate: 1 / max(stream.meanInterval, 1e-3))
                     }
                     stream.priorScale = channel.priorScale
+                    stream.priorLoss = channel.priorLoss
                 }
                 // A stream from before a switch to the evidence profile starts its evidence now.
                 if detector.usesEvidence { stream.startTrackingEvidence() }
@@ -192,12 +193,15 @@ extension MonitoringEngine {
                       stream.lastSighting - stream.firstSighting >= ScannerChannel.settledSeconds else {
                     return ((deadline, nil), deadline: deadline)
                 }
-                return ((deadline, detector.tailScale(of: stream)), deadline: deadline)
+                return ((deadline, detector.streamPrior(of: stream)), deadline: deadline)
             }
             newStream = false
         } else {
             var stream = detector.stream(resuming: monitored.departedStreams.removeValue(forKey: key), at: time, rssi: rssi)
-            if let channel { stream.priorScale = channel.priorScale }
+            if let channel {
+                stream.priorScale = channel.priorScale
+                stream.priorLoss = channel.priorLoss
+            }
             deadline = detector.goneDeadline(for: stream, gridOrigin: monitored.registeredAt)
             monitored.streams.insertNew(key, stream, deadline: deadline)
             newStream = true
@@ -205,7 +209,7 @@ extension MonitoringEngine {
         let wasRestored = monitored.restoredAt != nil
         if wasRestored { monitored.restoredAt = nil }
         return RecordedSighting(previous: monitored.state, key: key, newStream: newStream, streamCount: monitored.streams.count,
-                                deadline: deadline, wasRestored: wasRestored, tailScale: tailScale)
+                                deadline: deadline, wasRestored: wasRestored, prior: prior)
     }
 
     /// Keeps the latest-deadline stream of a many-stream region current after stream `key` was

@@ -41,11 +41,25 @@ public struct PeriodicTail: Hashable, Sendable {
     }
 
     /// The tail of `stream`'s periodic view (`nil` unless it ``ReceptionEstimator/isPeriodic``).
+    /// With a ``ReceptionEstimator/priorLoss`` (what its scanner's settled periodic streams lose),
+    /// the loss is learned from that prior worth ``scannerPriorFrames`` periods plus the stream's
+    /// own periods: a stream heard for a minute at 1 Hz, with 1 loss in 60 periods, alone gives
+    /// q ~ Beta(1.5, 59.5); beside a scanner whose streams lose 1 %, Beta(2.5, 158.5).
     public init?(_ stream: ReceptionEstimator) {
         guard stream.isPeriodic else { return nil }
         let frames = stream.periodicFrames
-        self.init(period: stream.period, lost: stream.periodicLoss * frames, frames: frames)
+        var lost = stream.periodicLoss * frames
+        var all = frames
+        if let prior = stream.priorLoss {
+            lost += prior * Self.scannerPriorFrames
+            all += Self.scannerPriorFrames
+        }
+        self.init(period: stream.period, lost: lost, frames: all)
     }
+
+    /// The weight, in periods, of a scanner's learned loss in its streams' loss
+    /// (``ReceptionEstimator/priorLoss``): a stream's own periods outweigh it after 100.
+    public static let scannerPriorFrames = 100.0
 
     /// Whether `stream` has shown bursts its geometric tail does not explain: more of its
     /// intervals reached the learned-gap tail (longer than ``ReceptionEstimator/tailStart`` mean

@@ -57,8 +57,6 @@ public struct ReceptionEstimator: Hashable, Sendable, Codable {
     public var excusedSilence: Double
     /// ``priorScale``'s value when ``Flags/hasPriorScale`` is set.
     private var priorScaleValue: Double
-    /// ``lastRSSI``'s value when ``Flags/hasRSSI`` is set.
-    private var lastRSSIValue: Int
     /// The evidence detector's state: one element when the stream tracks it, none otherwise (an
     /// empty array allocates nothing).
     var evidenceStorage: [ReceptionEvidence]
@@ -68,8 +66,13 @@ public struct ReceptionEstimator: Hashable, Sendable, Codable {
     private var tailIntervalCount: UInt32
     /// ``periodIntervals``, saturating.
     private var periodIntervalCount: UInt32
+    /// ``priorLoss``'s value when ``Flags/hasPriorLoss`` is set.
+    private var priorLossValue: Float
     /// ``gridIntervals``: a whole number in 0...``lossMemory``.
     private var gridIntervalCount: UInt16
+    /// ``lastRSSI``'s value when ``Flags/hasRSSI`` is set (clamped to `Int16`: received powers
+    /// are tens of dBm; with the fields above the stream stays 128 bytes).
+    private var lastRSSIValue: Int16
     private var flags: Flags
 
     /// Which optional values are present.
@@ -77,15 +80,16 @@ public struct ReceptionEstimator: Hashable, Sendable, Codable {
         var rawValue: UInt8
         static let hasRSSI = Flags(rawValue: 1)
         static let hasPriorScale = Flags(rawValue: 2)
+        static let hasPriorLoss = Flags(rawValue: 4)
     }
 
     /// Sightings recorded, including the first (saturating at 2³² − 1).
     public var sightings: Int { Int(sightingCount) }
     /// RSSI of the last sighting, dBm.
     public var lastRSSI: Int? {
-        get { flags.contains(.hasRSSI) ? lastRSSIValue : nil }
+        get { flags.contains(.hasRSSI) ? Int(lastRSSIValue) : nil }
         set {
-            if let newValue { lastRSSIValue = newValue; flags.insert(.hasRSSI) } else { lastRSSIValue = 0; flags.remove(.hasRSSI) }
+            if let newValue { lastRSSIValue = Int16(clamping: newValue); flags.insert(.hasRSSI) } else { lastRSSIValue = 0; flags.remove(.hasRSSI) }
         }
     }
     /// Long intervals seen (beyond ``tailStart`` × the mean interval).
@@ -101,6 +105,21 @@ public struct ReceptionEstimator: Hashable, Sendable, Codable {
         get { flags.contains(.hasPriorScale) ? priorScaleValue : nil }
         set {
             if let newValue { priorScaleValue = newValue; flags.insert(.hasPriorScale) } else { priorScaleValue = 0; flags.remove(.hasPriorScale) }
+        }
+    }
+    /// The frame loss this stream's scanner had learned from its settled periodic streams when
+    /// the stream was last heard (``ScannerChannel/priorLoss``): the prior its own periodic loss
+    /// is learned from (``PeriodicTail/init(_:)``); `nil` = none. Kept as a `Float`.
+    public var priorLoss: Double? {
+        get { flags.contains(.hasPriorLoss) ? Double(priorLossValue) : nil }
+        set {
+            if let newValue, newValue.isFinite {
+                priorLossValue = Float(min(max(newValue, 0), 1))
+                flags.insert(.hasPriorLoss)
+            } else {
+                priorLossValue = 0
+                flags.remove(.hasPriorLoss)
+            }
         }
     }
     /// Whether the stream keeps the evidence detector's state (``ReceptionEvidence``: the RSSI
@@ -152,6 +171,7 @@ public struct ReceptionEstimator: Hashable, Sendable, Codable {
         self.sightingCount = 1
         self.tailIntervalCount = 0
         self.periodIntervalCount = 0
+        self.priorLossValue = 0
         self.gridIntervalCount = 0
         self.flags = []
         self.lastRSSI = rssi

@@ -46,6 +46,15 @@ public struct ScannerChannel: Hashable, Sendable {
     public private(set) var priorScale: Double?
     /// Updates behind ``priorScale`` (counted up to ``priorMemory``).
     public private(set) var priorUpdates: Double = 0
+    /// The frame loss of the scanner's settled periodic streams showing no bursts (running mean
+    /// over ``priorMemory`` updates, one per sighting of such a stream) and of its square.
+    public private(set) var lossMean: Double = 0
+    public private(set) var lossSquares: Double = 0
+    /// The running mean of each learned loss's own sampling variance, q(1 − q)/frames: the part
+    /// of the losses' spread that is estimation noise, not a difference between links.
+    public private(set) var lossNoise: Double = 0
+    /// Updates behind ``lossMean`` (counted up to ``priorMemory``).
+    public private(set) var lossUpdates: Double = 0
 
     /// Seconds over which the scanner's rate is averaged (e-fold decay).
     public static let rateMemory = 10.0
@@ -107,6 +116,30 @@ public struct ScannerChannel: Hashable, Sendable {
         weight = weight * exp(-max(0, time - weightTime) / Self.rateMemory) + 1
         weightTime = time
         lastHeard = time
+    }
+
+    /// The loss a new periodic stream of this scanner starts from (``ReceptionEstimator/priorLoss``):
+    /// its settled periodic streams' mean loss plus twice the spread between their links (the
+    /// spread of their learned losses less what their estimation noise explains): a scanner whose
+    /// links lose alike lends a loss near theirs, one whose links differ a cautious one; at most
+    /// 0.999; `nil` until ``minimumLossUpdates`` sightings of such streams.
+    public var priorLoss: Double? {
+        guard lossUpdates >= Self.minimumLossUpdates else { return nil }
+        let deviation = max(lossSquares - lossMean * lossMean - lossNoise, 0).squareRoot()
+        return min(lossMean + 2 * deviation, 0.999)
+    }
+
+    /// Sightings of settled periodic streams before ``priorLoss`` has a value.
+    public static let minimumLossUpdates = 30.0
+
+    /// Folds the loss of a settled periodic stream showing no bursts, learned from `frames`
+    /// periods, into ``priorLoss``.
+    public mutating func learnLoss(_ loss: Double, frames: Double) {
+        guard loss.isFinite, loss >= 0, loss <= 1, frames.isFinite, frames >= 1 else { return }
+        lossUpdates = min(lossUpdates + 1, Self.priorMemory)
+        lossMean += (loss - lossMean) / lossUpdates
+        lossSquares += (loss * loss - lossSquares) / lossUpdates
+        lossNoise += (loss * (1 - loss) / frames - lossNoise) / lossUpdates
     }
 
     /// Folds a settled stream's tail scale into ``priorScale``.

@@ -129,6 +129,62 @@ struct PeriodicDetectionTests {
         #expect(Self.detector.silenceThreshold(for: stream) > 8)
     }
 
+    @Test("The scanner's loss as a prior: a minute at 1 Hz with 1 loss alone → 7 missed reports; beside streams losing 1 % (100 periods' weight) → 5")
+    func scannerLossPrior() {
+        // Alone: q ~ Beta(1.5, 59.5), E[q^x] ≤ 1e-4/3600 first at x = 7. With the prior: 1 + 0.01·100
+        // lost of 60 + 100 periods, Beta(2.5, 158.5), first at x = 5.
+        #expect(PeriodicTail(period: 1, lost: 1, frames: 60).silence(sightingsPerHour: 3_600, falseExitsPerHour: 1e-4) == 7.25)
+        #expect(PeriodicTail(period: 1, lost: 2, frames: 160).silence(sightingsPerHour: 3_600, falseExitsPerHour: 1e-4) == 5.25)
+        // Through a stream: 61 reports a second apart, the 30th lost.
+        var stream = ReceptionEstimator(firstSighting: .zero, priorInterval: 1)
+        for second in 1...61 where second != 30 { stream.record(at: Timestamp(seconds: Double(second))) }
+        #expect(stream.isPeriodic)
+        // Its scanner's settled streams are calm: their geometric scale at 1 % loss, 1/ln(100) s.
+        stream.priorScale = 1 / log(100)
+        let alone = try! #require(PeriodicTail(stream))
+        stream.priorLoss = 0.01
+        let pooled = try! #require(PeriodicTail(stream))
+        #expect(abs(pooled.lost - alone.lost - 1) < 1e-6 && pooled.frames - alone.frames == 100)
+        let before = Self.detector.silenceThreshold(for: { var s = stream; s.priorLoss = nil; return s }())
+        let after = Self.detector.silenceThreshold(for: stream)
+        #expect(after < before - 1, "alone \(before) s, with the scanner's loss \(after) s")
+        // A scanner whose streams lose 20 % lends a prior that makes the stream wait longer.
+        stream.priorLoss = 0.2
+        #expect(Self.detector.silenceThreshold(for: stream) > before)
+    }
+
+    @Test("Scanner channel: the loss it lends is its streams' mean plus twice the spread between links their estimation noise does not explain, after 30 sightings")
+    func channelLossPrior() {
+        var channel = ScannerChannel()
+        for _ in 0..<29 { channel.learnLoss(0.01, frames: 2_000) }
+        #expect(channel.priorLoss == nil)
+        channel.learnLoss(0.01, frames: 2_000)
+        #expect(abs((channel.priorLoss ?? 0) - 0.01) < 1e-9)
+        // Half the sightings from a link losing 1 %, half from one losing 5 %, each learned from
+        // 2,000 periods: mean 3 %, spread 2 %, of which noise explains √((0.0099 + 0.0475)/2/2000) ≈ 0.38 %.
+        var mixed = ScannerChannel()
+        for index in 0..<200 { mixed.learnLoss(index % 2 == 0 ? 0.01 : 0.05, frames: 2_000) }
+        let spread = (0.0004 - (0.01 * 0.99 + 0.05 * 0.95) / 2 / 2_000).squareRoot()
+        #expect(abs((mixed.priorLoss ?? 0) - (0.03 + 2 * spread)) < 1e-6, "\(mixed.priorLoss ?? -1)")
+        // Two young streams (60 periods: 0 and 2 losses) whose estimates differ mostly by their
+        // noise: spread² 2.78e-4, of which noise (0 + (1/30)(29/30)/60)/2 = 2.69e-4 → 0.3 %, not 1.7 %.
+        var noisy = ScannerChannel()
+        for index in 0..<200 { noisy.learnLoss(index % 2 == 0 ? 0 : 1.0 / 30, frames: 60) }
+        let left = (1.0 / 3_600 - (1.0 / 30) * (29.0 / 30) / 60 / 2).squareRoot()
+        #expect(abs((noisy.priorLoss ?? 0) - (1.0 / 60 + 2 * left)) < 1e-9 && left < 0.004, "\(noisy.priorLoss ?? -1)")
+        mixed.learnLoss(.nan, frames: 100)
+        mixed.learnLoss(2, frames: 100)
+        mixed.learnLoss(0.1, frames: 0)
+        #expect(mixed.lossUpdates == 200, "a loss outside 0...1, or from no period, is not learned")
+        // The stream keeps it as a Float, within 0...1.
+        var stream = ReceptionEstimator(firstSighting: .zero, priorInterval: 1)
+        stream.priorLoss = 1.5
+        #expect(stream.priorLoss == 1)
+        stream.priorLoss = .infinity
+        #expect(stream.priorLoss == nil)
+        #expect(MemoryLayout<ReceptionEstimator>.stride == 128, "the prior fits the stream's 128 bytes")
+    }
+
     @Test("Scanner channel: a silence of the whole scanner is excused whole once longer than the others' chance gap; its own silence is not")
     func channelExcuses() {
         var channel = ScannerChannel()
