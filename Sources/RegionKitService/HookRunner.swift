@@ -124,7 +124,11 @@ public final class HookRunner: Sendable {
         } catch {
             return .failure("cannot start /bin/sh: \(error.localizedDescription)")
         }
-        input.fileHandleForWriting.write(Data((event.json + "\n").utf8))
+        // The event as JSON on stdin. A hook that does not read it may exit first: EPIPE is not
+        // a failure of the hook (its exit status says how it went); another error is logged.
+        if let code = PipeWriter.write(Array((event.json + "\n").utf8), to: input.fileHandleForWriting.fileDescriptor), code != EPIPE {
+            logger.warning("hook input not written", metadata: ["event": "\(event.id)", "errno": "\(code)"])
+        }
         try? input.fileHandleForWriting.close()
         // Backstop for a missing `timeout` binary: kill the direct child. Real time on purpose: it
         // supervises a real process, which a test clock would never stop.

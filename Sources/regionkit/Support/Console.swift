@@ -24,6 +24,12 @@ enum Console {
         write("regionkit: note: \(text)\n", to: STDERR_FILENO)
     }
 
+    /// `text` on stderr as it is (progress, a summary line): unlike `FileHandle.write(_:)`, an
+    /// error (stderr closed) never traps.
+    static func status(_ text: String) {
+        write(text, to: STDERR_FILENO)
+    }
+
     /// A logger writing to stderr at `level` (for library components a command runs: an MQTT client, say).
     static func logger(label: String, level: Logger.Level = .warning) -> Logger {
         var logger = Logger(label: label) { StreamLogHandler.standardError(label: $0) }

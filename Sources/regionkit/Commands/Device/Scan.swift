@@ -81,7 +81,7 @@ struct Scan: AsyncParsableCommand {
                             publisher.add(identity, rssi: Int(rssi), measuredPower: power == 0 ? nil : power, at: Date().timeIntervalSince1970)
                         }
                     case .stateChanged(let state):
-                        FileHandle.standardError.write(Data("regionkit: scanner \(state)\n".utf8))
+                        Console.status("regionkit: scanner \(state)\n")
                     }
                 }
             }
@@ -93,15 +93,15 @@ struct Scan: AsyncParsableCommand {
                 publishing.cancel()
                 await publishing.value
                 let counts = publisher.counts
-                FileHandle.standardError.write(Data("regionkit: published \(counts.published) sighting(s) in \(counts.batches) batch(es) to \(publisher.topic); \(counts.dropped) dropped while the broker was unreachable\n".utf8))
+                Console.status("regionkit: published \(counts.published) sighting(s) in \(counts.batches) batch(es) to \(publisher.topic); \(counts.dropped) dropped while the broker was unreachable\n")
             }
             let statistics = scanner.statistics
             let rate = statistics.framesPerSecond.map { String(format: "%.1f", $0) } ?? "n/a"
-            FileHandle.standardError.write(Data("""
+            Console.status("""
                 regionkit: \(statistics.frames) frame(s) from \(statistics.reports) report(s) \
                 (\(statistics.scanResponseRepeats) scan-response repeat(s) dropped), \(statistics.iBeaconFrames) iBeacon frame(s), \(statistics.otherBeaconFrames) other beacon frame(s), \(statistics.telemetryFrames) TLM frame(s), \(rate) frames/s\
                 \(captureFile.map { ", \($0.recordCount) packet(s) captured to \($0.path)" } ?? "")\n
-                """.utf8))
+                """)
             if case .failed(let error) = scanner.state { throw error.regionKitError }
         }
     }

@@ -107,9 +107,9 @@ struct EvalDetection: AsyncParsableCommand {
             let interactive = isatty(STDERR_FILENO) != 0
             let started = ContinuousClock.now
             let reports = await sweep.run(concurrency: concurrency) { done, total in
-                if interactive { FileHandle.standardError.write(Data("\r  \(done)/\(total) shards".utf8)) }
+                if interactive { Console.status("\r  \(done)/\(total) shards") }
             }
-            if interactive { FileHandle.standardError.write(Data("\r".utf8)) }
+            if interactive { Console.status("\r") }
             var previous: DetectionSweep.Condition?
             for report in reports {
                 if json {
