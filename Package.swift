@@ -117,7 +117,7 @@ let package = Package(
         .testTarget(name: "RegionKitSimulationTests", dependencies: ["RegionKitCore", "RegionKitEngine", "RegionKit", "RegionKitSimulation"]),
         .testTarget(name: "RegionKitEvaluationTests", dependencies: ["RegionKitCore", "RegionKitEngine", "RegionKit", "RegionKitSimulation", "RegionKitGateway", "RegionKitEvaluation", "RegionKitTestSupport"]),
         .testTarget(name: "RegionKitGatewayTests", dependencies: ["RegionKitConcurrency", "RegionKitCore", "RegionKit", "RegionKitGateway", "RegionKitSimulation", "RegionKitTestSupport"]),
-        .testTarget(name: "RegionKitHCITests", dependencies: ["RegionKitHCI", "RegionKitTestSupport"]),
+        .testTarget(name: "RegionKitHCITests", dependencies: ["RegionKitConcurrency", "RegionKitHCI", "RegionKitTestSupport"]),
         .testTarget(name: "RegionKitLocationTests", dependencies: ["RegionKitConcurrency", "RegionKitCore", "RegionKitEngine", "RegionKit", "RegionKitLocation", "RegionKitTestSupport"]),
         .testTarget(name: "RegionKitBluetoothTests", dependencies: ["RegionKitConcurrency", "RegionKitCore", "RegionKitHCI", "RegionKit", "RegionKitBluetooth", "RegionKitSimulation", "RegionKitGateway", "RegionKitHCITesting", "RegionKitTestSupport"]),
         // GRDB directly: the tests write foreign databases and rows of the wrong type.

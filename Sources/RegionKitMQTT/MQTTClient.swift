@@ -310,8 +310,8 @@ public final class MQTTClient: Sendable {
 
     /// min · 2^failures, capped at the maximum, drawn uniformly from [delay/2, delay].
     func backoffDelay(afterFailures failures: Int) -> Duration {
-        let minimum = max(0, configuration.reconnectMinimumDelay.seconds)
-        let maximum = max(minimum, configuration.reconnectMaximumDelay.seconds)
+        let minimum = max(0, configuration.reconnectMinimumDelay.inSeconds)
+        let maximum = max(minimum, configuration.reconnectMaximumDelay.inSeconds)
         let base = min(maximum, minimum * Double(1 << min(failures, 30)))
         return .seconds(Double.random(in: (base / 2)...max(base / 2, base)))
     }
@@ -547,12 +547,5 @@ public final class MQTTClient: Sendable {
         default:
             return .connectionFailed("\(error)")
         }
-    }
-}
-
-extension Duration {
-    /// The duration in seconds as a `Double`.
-    var seconds: Double {
-        Double(components.seconds) + Double(components.attoseconds) / 1e18
     }
 }

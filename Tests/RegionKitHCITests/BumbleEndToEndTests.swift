@@ -1,4 +1,5 @@
 import Foundation
+import RegionKitConcurrency
 import Testing
 import RegionKitTestSupport
 @testable import RegionKitHCI
@@ -88,7 +89,7 @@ struct BumbleEndToEndTests {
             #expect(first.rssi == -50) // Bumble's constant
             #expect(first.txPower == 0) // Bumble reports 0 dBm, not "unavailable"
         }
-        let rate = Double(frames.count) / (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+        let rate = Double(frames.count) / elapsed.inSeconds
         print("Bumble extended scan: \(frames.count) iBeacon frames (+\(beacons.count - frames.count) scan-response copies) in \(elapsed) = \(String(format: "%.1f", rate)) frames/s at 100 ms")
         #expect(rate > 6 && rate < 14, "expected ~10 frames/s at a 100 ms interval, got \(rate)")
         await transport.close()
@@ -125,7 +126,7 @@ struct BumbleEndToEndTests {
         #expect(!frames.isEmpty)
         #expect(frames.allSatisfy { $0.kind == .legacy(.advInd) }) // Bumble's link reports every legacy PDU as ADV_IND
         #expect(frames.allSatisfy { $0.address.description == "C0:FF:EE:00:00:01" && $0.rssi == -50 && $0.txPower == nil })
-        let rate = Double(frames.count) / (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+        let rate = Double(frames.count) / elapsed.inSeconds
         print("Bumble legacy scan: \(frames.count) iBeacon frames (+\(beacons.count - frames.count) SCAN_RSP copies) in \(elapsed) = \(String(format: "%.1f", rate)) frames/s at 100 ms")
         #expect(rate > 6 && rate < 14, "expected ~10 frames/s at a 100 ms interval, got \(rate)")
         await transport.close()

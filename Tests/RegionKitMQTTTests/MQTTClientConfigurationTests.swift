@@ -1,3 +1,4 @@
+import RegionKitConcurrency
 import Testing
 @testable import RegionKitMQTT
 
@@ -87,7 +88,7 @@ struct MQTTClientConfigurationTests {
         let client = MQTTClient(configuration: configuration, onMessage: { _ in })
         for (failures, ceiling) in [(0, 0.1), (1, 0.2), (3, 0.8), (6, 6.4), (7, 10.0), (50, 10.0), (Int.max, 10.0)] {
             for _ in 0..<50 {
-                let delay = client.backoffDelay(afterFailures: failures).seconds
+                let delay = client.backoffDelay(afterFailures: failures).inSeconds
                 #expect(delay >= ceiling / 2 - 1e-9 && delay <= ceiling + 1e-9, "\(failures): \(delay)")
             }
         }

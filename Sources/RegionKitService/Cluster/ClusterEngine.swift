@@ -218,8 +218,7 @@ public final class ClusterEngine: Sendable {
             guard let renewed = renewedAt.withLock({ $0 }) else { continue }
             let since = ContinuousClock.now - renewed
             guard since >= leaseLimit, !stopping.withLock({ $0 }) else { continue }
-            let seconds = Double(since.components.seconds) + Double(since.components.attoseconds) / 1e18
-            await expireLeases(reason: "leases not renewed for \(String(format: "%.1f", seconds)) s")
+            await expireLeases(reason: "leases not renewed for \(String(format: "%.1f", since.inSeconds)) s")
         }
     }
 

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import RegionKit
+import RegionKitConcurrency
 import RegionKitPostgres
 import RegionKitStore
 

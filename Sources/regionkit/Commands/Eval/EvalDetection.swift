@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import RegionKit
+import RegionKitConcurrency
 import RegionKitEvaluation
 import RegionKitSimulation
 
