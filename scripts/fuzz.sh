@@ -2,7 +2,7 @@
 # Runs RegionKit's libFuzzer targets (Fuzz/, one executable: the target is picked by
 # REGIONKIT_FUZZ_TARGET). See FUZZING.md.
 #
-# Usage: scripts/fuzz.sh [TARGET...] [--runs N | --seconds S] [--jobs J] [--ci] [--merge] [--list]
+# Usage: scripts/fuzz.sh [TARGET...] [--runs N | --seconds S] [--ci] [--merge] [--no-build] [--list]
 #   no TARGET      every target, one after another
 #   --runs N       stop each target after N executions (libFuzzer -runs)
 #   --seconds S    stop each target after S seconds (libFuzzer -max_total_time); default 60
@@ -11,6 +11,8 @@
 #                  when the tool chain cannot build fuzzers (so the caller reports "skipped")
 #   --merge        after running, fold new coverage into the committed corpus (Fuzz/Corpus/TARGET;
 #                  libFuzzer -merge=1 keeps only inputs that add coverage)
+#   --no-build     run the executables already built (a long campaign while the tree changes:
+#                  only valid while the fuzzed code itself has not changed since that build)
 #   --list         print the target names
 #   --core         only the targets of RegionKitFuzz (parsers and the engine), not the three of
 #                  RegionKitFuzzService, whose sanitized build compiles NIO, BoringSSL, GRDB and
@@ -26,7 +28,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-runs="" seconds="" ci=0 merge=0 list=0 core=0 targets=()
+runs="" seconds="" ci=0 merge=0 list=0 core=0 build=1 targets=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --runs) runs="$2"; shift 2 ;;
@@ -35,7 +37,8 @@ while [ $# -gt 0 ]; do
     --merge) merge=1; shift ;;
     --list) list=1; shift ;;
     --core) core=1; shift ;;
-    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+    --no-build) build=0; shift ;;
+    -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
     -*) echo "fuzz.sh: unknown option $1" >&2; exit 2 ;;
     *) targets+=("$1"); shift ;;
   esac
@@ -81,6 +84,11 @@ done
 configuration=release index_flag=""
 [ $ci = 1 ] && configuration=debug index_flag=--disable-index-store
 for product in "${products[@]}"; do
+  if [ $build = 0 ]; then
+    [ -x "Fuzz/.build/$configuration/$product" ] || { echo "fuzz.sh: --no-build, but Fuzz/.build/$configuration/$product was never built"; exit 1; }
+    echo "== $product: the build of $(date -r "Fuzz/.build/$configuration/$product" -u +%FT%TZ) (--no-build)"
+    continue
+  fi
   echo "== building $product (Fuzz/, $configuration, -sanitize=fuzzer,address)"
   nice -n 10 swift build --package-path Fuzz -c $configuration $index_flag -Xswiftc -sanitize=fuzzer,address -Xswiftc -enable-testing \
     --product "$product" || { echo "fuzz.sh: the fuzz build of $product failed"; exit 1; }

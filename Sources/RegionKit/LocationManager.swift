@@ -90,6 +90,17 @@ public final class LocationManager: Sendable {
         run { $0.startMonitoring(region, at: $1) }
     }
 
+    /// Starts monitoring every region of `regions`, in order, in one step (see
+    /// ``MonitoringEngine/startMonitoring(contentsOf:at:)``): the same events as one call per
+    /// region, with the engine's tables grown once.
+    ///
+    /// ```swift
+    /// manager.startMonitoring(for: configuration.regions)
+    /// ```
+    public func startMonitoring(for regions: [Region]) {
+        run { $0.startMonitoring(contentsOf: regions, at: $1) }
+    }
+
     public func startMonitoring(for region: BeaconRegion) { startMonitoring(for: .beacon(region)) }
     public func startMonitoring(for region: CircularRegion) { startMonitoring(for: .circular(region)) }
 

@@ -95,6 +95,13 @@ struct BeaconMatchTable: Sendable {
         count += 1
     }
 
+    /// Makes room for `additional` more constraints without growing (one rehash instead of one
+    /// per doubling when many regions are registered at once).
+    mutating func reserveCapacity(_ additional: Int) {
+        let wanted = (count + max(0, additional)) * 2
+        while entries.count < wanted { grow() }
+    }
+
     /// Removes the region in `slot` from `key`'s list (and the key when its list empties).
     mutating func remove(slot: Int32, for key: Key) {
         guard let index = find(key) else { return }

@@ -147,6 +147,36 @@ public struct MonitoringEngine: Sendable {
         return events.isEmpty ? register(region) : events + register(region)
     }
 
+    /// Registers `regions` in order, as many ``startMonitoring(_:at:)`` calls would (the same
+    /// events, the same state afterwards), with the engine's tables grown once for all of them:
+    /// a daemon's configured regions, a fleet of beacons.
+    ///
+    /// ```swift
+    /// let events = engine.startMonitoring(contentsOf: regions, at: now)   // [didStartMonitoring, …]
+    /// ```
+    public mutating func startMonitoring(contentsOf regions: some Collection<Region>, at time: Timestamp) -> [LocationEvent] {
+        defer { settleTimers() }
+        var events = advance(to: time)
+        reserveCapacity(for: regions)
+        events.reserveCapacity(events.count + regions.count * (automation.requestStateOnStart ? 2 : 1))
+        for region in regions { events += register(region) }
+        return events
+    }
+
+    /// Grows the tables for `regions` about to be registered (identifiers already monitored
+    /// are counted too: the room is a bound, not an exact count).
+    mutating func reserveCapacity(for new: some Collection<Region>) {
+        var beacons = 0, circles = 0
+        for region in new {
+            if case .beacon = region { beacons += 1 } else { circles += 1 }
+        }
+        regions.reserveCapacity(new.count)
+        order.reserveCapacity(order.count + new.count)
+        schedule.reserveCapacity(slots: regions.count + new.count)
+        if beacons > 0 { beaconIndex.reserveCapacity(beacons) }
+        if circles > 0 { circularIndex.reserveCapacity(circles) }
+    }
+
     /// Re-registers a region whose state was stored before a restart, without `didStartMonitoring`
     /// (it never stopped being monitored, as after an iOS relaunch). The stored state is kept but
     /// marked stale until fresh evidence reconciles it: a sighting (or fix) confirming it gives no
@@ -157,8 +187,7 @@ public struct MonitoringEngine: Sendable {
         defer { settleTimers() }
         var events = advance(to: time)
         if let failure = validate(region) { return events + fail(region, failure) }
-        events += remove(region.identifier)
-        insert(region)
+        insert(region)   // replaces a region with this identifier
         regions[region.identifier]?.state = state
         // An untrusted stored time: non-finite is unknown, a future one is now (engine fuzz finding:
         // a NaN `since` made records unequal to themselves and cannot be encoded as JSON).
@@ -363,38 +392,40 @@ public struct MonitoringEngine: Sendable {
         return nil
     }
 
-    /// Adds a fresh record for `region` (any previous one must have been removed).
+    /// Adds a fresh record for `region`; a region with its identifier is replaced (as
+    /// ``remove(_:)`` then this would: one lookup of the identifier instead of two).
     mutating func insert(_ region: Region) {
-        let slot = regions.insert(MonitoredRegion(region: region, registeredAt: now))
-        let sequence = schedule.register(slot: slot)
+        var replaced: MonitoredRegion?
+        let record = regions.insert(MonitoredRegion(region: region, registeredAt: now), replaced: &replaced)
+        if let replaced { detach(replaced, slot: record) }
+        let sequence = schedule.register(slot: record)
         order.append(region.identifier)
-        let registered = RegisteredID(sequence: sequence, slot: Int32(truncatingIfNeeded: slot))
+        let registered = RegisteredID(sequence: sequence, slot: Int32(truncatingIfNeeded: record))
         switch region {
         case .beacon(let beacon):
             beaconIndex.append(registered, for: BeaconMatchTable.Key(beacon.constraint))
-            reschedule(slot: slot)
+            reschedule(slot: record)
         case .circular(let circle):
-            var slot: Int?
+            var indexSlot: Int?
             do {
-                slot = try circularIndex.insert(IndexedRegion(id: circle.identifier, latitude: circle.latitude, longitude: circle.longitude,
-                                                              radius: circle.radius), tag: registered.sequence)
-                if let slot {
-                    if geoRegionSlots.count <= slot { geoRegionSlots += repeatElement(-1, count: slot + 1 - geoRegionSlots.count) }
-                    geoRegionSlots[slot] = registered.slot
+                indexSlot = try circularIndex.insert(IndexedRegion(id: circle.identifier, latitude: circle.latitude, longitude: circle.longitude,
+                                                                   radius: circle.radius), tag: registered.sequence)
+                if let indexSlot {
+                    if geoRegionSlots.count <= indexSlot { geoRegionSlots += repeatElement(-1, count: indexSlot + 1 - geoRegionSlots.count) }
+                    geoRegionSlots[indexSlot] = registered.slot
                 }
             } catch {
                 geoUnindexed.insert(circle.identifier)
             }
-            trackGeo(region.identifier, slot: slot)
+            trackGeo(region.identifier, slot: indexSlot, record: record)
         }
         if !failureCounts.isEmpty { failureCounts[region.identifier] = nil }
     }
 
     mutating func register(_ region: Region) -> [LocationEvent] {
         if let failure = validate(region) { return fail(region, failure) }
-        var events = remove(region.identifier)
-        insert(region)
-        events.append(LocationEvent(timestamp: now, kind: .didStartMonitoring(region)))
+        insert(region)   // replaces a region with this identifier
+        var events = [LocationEvent(timestamp: now, kind: .didStartMonitoring(region))]
         if case .circular = region, let lastFix {
             events += evaluate(lastFix, regionID: region.identifier)
         }
@@ -406,6 +437,14 @@ public struct MonitoringEngine: Sendable {
 
     mutating func remove(_ identifier: String) -> [LocationEvent] {
         guard let slot = regions.slot(of: identifier), let monitored = regions.removeValue(forKey: identifier) else { return [] }
+        detach(monitored, slot: slot)
+        return []
+    }
+
+    /// Undoes what registering `monitored` in `slot` filed besides its record: its place in the
+    /// order, its timer, its index entries, its automatic ranging.
+    mutating func detach(_ monitored: MonitoredRegion, slot: Int) {
+        let identifier = monitored.region.identifier
         order.removeAll { $0 == identifier }
         schedule.unregister(slot: slot)   // its timer entry is dropped lazily
         switch monitored.region {
@@ -421,7 +460,6 @@ public struct MonitoringEngine: Sendable {
             geoUnindexed.remove(identifier)
         }
         sessions.removeAll { $0.automatic && $0.label == identifier }
-        return []
     }
 
     mutating func fail(_ region: Region, _ error: RegionKitError) -> [LocationEvent] {
@@ -513,20 +551,35 @@ public struct MonitoringEngine: Sendable {
 
     /// ``trackGeo(_:)`` when the region's index slot is known (`nil`: not in the index).
     mutating func trackGeo(_ id: String, slot: Int?) {
-        guard let monitored = regions[id], case .circular = monitored.region else {
+        trackGeo(id, slot: slot, record: regions.slot(of: id))
+    }
+
+    /// ``trackGeo(_:slot:)`` when the slot of the region's record is known too (a registration:
+    /// the identifier is not looked up again); `record` nil: the region is not monitored.
+    mutating func trackGeo(_ id: String, slot: Int?, record: Int?) {
+        // (active, pending) for a circular region's record, read in place.
+        var filing: (active: Bool, pending: Bool)?
+        if let record {
+            filing = regions.update(slot: record) { monitored -> (active: Bool, pending: Bool)? in
+                guard case .circular = monitored.region else { return nil }
+                return (Self.isGeoActive(monitored),
+                        monitored.candidate != nil && monitored.candidate != monitored.state && monitored.candidateSince != nil)
+            } ?? nil
+        }
+        guard let filing, let record else {
             if let slot { geoActive.remove(slot) }
-            geoPending.remove(id)
+            if !geoPending.isEmpty { geoPending.remove(id) }
             return
         }
         if let slot {
-            if Self.isGeoActive(monitored) { geoActive.insert(slot) } else { geoActive.remove(slot) }
+            if filing.active { geoActive.insert(slot) } else { geoActive.remove(slot) }
         }
-        if monitored.candidate != nil && monitored.candidate != monitored.state && monitored.candidateSince != nil {
+        if filing.pending {
             geoPending.insert(id)
-        } else {
+        } else if !geoPending.isEmpty {
             geoPending.remove(id)
         }
-        reschedule(id)
+        reschedule(slot: record)
     }
 
     /// Whether a fix anywhere can change this circular region (``geoActive``'s rule).

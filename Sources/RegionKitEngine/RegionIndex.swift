@@ -254,18 +254,26 @@ public struct RegionIndex: Sendable {
         if let problem = region.validationError {
             throw RegionKitError(.invalidRegion, "spatial index: region '\(region.id)': \(problem)")
         }
-        remove(id: region.id)
+        // One hash of the id for a new region (the usual case): the map hands back the slot of
+        // a region with this id, or takes the new region's slot in the same lookup.
+        let slotIndex = free.last ?? Int32(clamping: slots.count)   // Int32.max: full (checked below)
+        var replaced = false
+        func claim(_ current: inout Int32) {
+            if current >= 0 { replaced = true } else { current = slotIndex }
+        }
+        claim(&byID[region.id, default: -1])
+        if replaced {
+            remove(id: region.id)
+            return try insert(region, tag: tag)   // a new id now: its old slot is the first free one
+        }
+        if !free.isEmpty {
+            free.removeLast()
+        } else if slotIndex == Int32.max {
+            byID[region.id] = nil
+            throw RegionKitError(.invalidRegion, "spatial index: region '\(region.id)': the index is full (\(slots.count) regions)")
+        }
         var r = region
         r.longitude = Geodesy.normalizedLongitude(r.longitude)
-        let slotIndex: Int32
-        if let f = free.popLast() {
-            slotIndex = f
-        } else {
-            guard slots.count < Int(Int32.max) else {
-                throw RegionKitError(.invalidRegion, "spatial index: region '\(region.id)': the index is full (\(slots.count) regions)")
-            }
-            slotIndex = Int32(truncatingIfNeeded: slots.count)
-        }
         let φ = r.latitude * .pi / 180, λ = r.longitude * .pi / 180
         let cosφ = cos(φ)
         let levelIndex = levels.firstIndex { $0.side >= r.radius } ?? -1
@@ -300,9 +308,19 @@ public struct RegionIndex: Sendable {
             next[Int(slotIndex)] = oldHead
             prev[Int(slotIndex)] = -1
         }
-        byID[r.id] = slotIndex
         generation &+= 1
         return Int(slotIndex)
+    }
+
+    /// Makes room for `additional` more regions: the id map and the per-slot arrays do not grow
+    /// one doubling at a time (each doubling of the map hashes every id again).
+    public mutating func reserveCapacity(_ additional: Int) {
+        let total = byID.count + max(0, additional)
+        byID.reserveCapacity(total)
+        slots.reserveCapacity(total)
+        stored.reserveCapacity(total)
+        next.reserveCapacity(total)
+        prev.reserveCapacity(total)
     }
 
     /// Removes and returns the region with this id.

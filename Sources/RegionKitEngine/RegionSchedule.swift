@@ -58,6 +58,14 @@ struct RegionSchedule: Sendable {
 
     // MARK: - Sequence numbers
 
+    /// Makes room for slots up to `slotCount` (the per-slot arrays grow once).
+    mutating func reserveCapacity(slots slotCount: Int) {
+        numberBySlot.reserveCapacity(slotCount)
+        scheduledBySlot.reserveCapacity(slotCount)
+        pruneWatermarks.reserveCapacity(slotCount)
+        leaderPositions.reserveCapacity(slotCount)
+    }
+
     /// Gives the region stored in `slot` the next registration sequence number.
     mutating func register(slot: Int) -> Int {
         let number = nextSequence

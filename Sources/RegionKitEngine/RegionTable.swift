@@ -11,7 +11,8 @@ import RegionKitCore
 ///
 /// ```swift
 /// var table = RegionTable()
-/// let slot = table.insert(MonitoredRegion(region: region, registeredAt: .zero))
+/// var replaced: MonitoredRegion?
+/// let slot = table.insert(MonitoredRegion(region: region, registeredAt: .zero), replaced: &replaced)
 /// table[slot: slot]?.state = .inside
 /// table["lobby"]?.state   // .inside
 /// ```
@@ -91,9 +92,18 @@ struct RegionTable: Sendable {
         for slot in records.indices where occupied[slot] { body(&records[slot]) }
     }
 
-    /// Stores `record` under its region's identifier (which must not be stored yet) and returns its slot.
+    /// Makes room for `additional` more regions: the identifier map is not rehashed as it grows.
+    mutating func reserveCapacity(_ additional: Int) {
+        let total = slots.count + max(0, additional)
+        slots.reserveCapacity(total)
+        records.reserveCapacity(total)
+        occupied.reserveCapacity(total)
+    }
+
+    /// Stores `record` under its region's identifier and returns its slot; a record already stored
+    /// under that identifier is replaced in its slot and handed back in `replaced`.
     @discardableResult
-    mutating func insert(_ record: MonitoredRegion) -> Int {
+    mutating func insert(_ record: MonitoredRegion, replaced: inout MonitoredRegion?) -> Int {
         // One hash of the identifier: the slot a new region gets is known before the lookup,
         // which then either finds the region's slot or stores that one.
         let candidate = free.last.map(Int.init) ?? records.count
@@ -106,7 +116,9 @@ struct RegionTable: Sendable {
         }
         let slot = place(&slots[record.region.identifier, default: -1])
         if !isNew {
-            records[slot] = record
+            var old = record
+            swap(&old, &records[slot])
+            replaced = old
         } else if slot < records.count {
             free.removeLast()
             records[slot] = record

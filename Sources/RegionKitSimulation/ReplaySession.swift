@@ -58,7 +58,7 @@ public final class ReplaySession: Sendable {
         manager = LocationManager(profile: profile, automation: automation, clock: clock, sources: sources)
         delegate = Forwarder(output: output)
         manager.delegate = delegate
-        for region in regions { manager.startMonitoring(for: region) }
+        manager.startMonitoring(for: regions)
     }
 
     /// Sleeps so that `pace` recorded seconds pass per real second, then feeds the observation.

@@ -76,6 +76,15 @@ struct RegionIndexTests {
         }
         #expect(index.count == 2000)
         check("after remove/move")
+        // A region inserted again under its id keeps its slot (the engine's slot maps rely on it)
+        // and the new tag; a new id takes a freed slot first.
+        let moved = regions[0]
+        let before = try #require(index.slot(id: moved.id))
+        #expect(try index.insert(moved, tag: 7) == before && index.tag(atSlot: before) == 7 && index.count == 2000)
+        let freed = try #require(index.slot(id: regions[1].id))
+        index.remove(id: regions[1].id)
+        #expect(try index.insert(IndexedRegion(id: "new", latitude: 1, longitude: 1, radius: 10)) == freed)
+        #expect(index.region(id: "new")?.latitude == 1 && index.count == 2000)
     }
 
     @Test("edge cases: exact boundary, pole-covering and world-covering regions, invalid input")
