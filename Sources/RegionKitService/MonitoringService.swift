@@ -210,14 +210,19 @@ public final class MonitoringService: Sendable {
         } else {
             wanted = stored.map(\.region)
         }
+        // In the configured order; each run of fresh regions is registered in one step (the
+        // engine's tables grow once: a configuration may hold a fleet of beacons).
+        var fresh: [Region] = []
         for region in wanted {
             if storedByID[region.identifier]?.region == region, let saved = states[region.identifier] {
+                if !fresh.isEmpty { manager.startMonitoring(for: fresh); fresh.removeAll() }
                 logger.info("restoring region", metadata: ["region": "\(region.identifier)", "state": "\(saved.state.rawValue)"])
                 manager.restoreMonitoring(for: region, state: saved.state, since: saved.since.map { Timestamp(seconds: $0) })
             } else {
-                manager.startMonitoring(for: region)
+                fresh.append(region)
             }
         }
+        if !fresh.isEmpty { manager.startMonitoring(for: fresh) }
         if let configured {
             let keep = Set(configured.map(\.identifier))
             for saved in stored where saved.origin == .configuration && !keep.contains(saved.region.identifier) {

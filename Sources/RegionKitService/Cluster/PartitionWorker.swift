@@ -175,13 +175,16 @@ final class PartitionWorker: LocationManagerDelegate {
     /// `didStartMonitoring`, no spurious enter), the others started afresh.
     func register(on manager: LocationManager, from states: [String: RegionContribution]) {
         manager.delegate = self
+        var fresh: [Region] = []   // a run of regions started afresh: one step (see MonitoringService)
         for region in regions {
             if let saved = states[region.identifier], saved.state != .unknown {
+                if !fresh.isEmpty { manager.startMonitoring(for: fresh); fresh.removeAll() }
                 manager.restoreMonitoring(for: region, state: saved.state, since: saved.since.map { Timestamp(seconds: $0) })
             } else {
-                manager.startMonitoring(for: region)
+                fresh.append(region)
             }
         }
+        if !fresh.isEmpty { manager.startMonitoring(for: fresh) }
     }
 
     func connectionChanged(_ event: MQTTConnectionEvent) {
