@@ -22,7 +22,7 @@ struct ClusterDaemonTests {
 
     /// One engine's configuration: every engine gets the same regions; its broker list starts at
     /// its own node.
-    static func configuration(member: String, urls: [String], hooksFile: String? = nil, probes: Int = 0) -> String {
+    static func configuration(member: String, urls: [String], hooksFile: String? = nil, probes: Int = 0, leaseSeconds: Int = 3) -> String {
         var lines = [
             "profile: responsive",
             "regions:",
@@ -35,7 +35,7 @@ struct ClusterDaemonTests {
         lines += [
             "sources: [{mqtt: {format: espresense}}]",
             "mqtt: {urls: [\(urls.map { "\"\($0)\"" }.joined(separator: ", "))], site: e2e, keepAlive: 5}",
-            "cluster: {partitions: \(partitions), member: \(member), leaseSeconds: 3}",
+            "cluster: {partitions: \(partitions), member: \(member), leaseSeconds: \(leaseSeconds)}",
             "homeAssistant: {discovery: true}",
         ]
         if let hooksFile {
@@ -205,7 +205,7 @@ struct ClusterDaemonTests {
         static let regions = ["site", "floor-1"] + (1...ClusterDaemonTests.beacons).map { "b\($0)" }
 
         /// Starts everything; every engine's leases spread and every region inside before it returns.
-        static func start(engines count: Int, hooksFile: String? = nil, probes: Int = 0) async throws -> Rig {
+        static func start(engines count: Int, hooksFile: String? = nil, probes: Int = 0, leaseSeconds: Int = 3) async throws -> Rig {
             let server = try PostgresServer()
             try await server.start()
             try await server.createDatabase("cluster")
@@ -220,7 +220,8 @@ struct ClusterDaemonTests {
             var engines: [Daemon] = []
             for (index, member) in members.enumerated() {
                 let urls = (0..<3).map { nats.mqttURL((index + $0) % 3) }
-                let config = try DaemonTests.writeConfig(ClusterDaemonTests.configuration(member: member, urls: urls, hooksFile: hooksFile, probes: probes))
+                let config = try DaemonTests.writeConfig(ClusterDaemonTests.configuration(member: member, urls: urls, hooksFile: hooksFile, probes: probes,
+                                                                                        leaseSeconds: leaseSeconds))
                 engines.append(try Daemon(config: config, store: url, logLevel: "notice"))
             }
             let fleet = try Fleet(urls: nats.mqttURLs)
@@ -283,8 +284,9 @@ struct ClusterDaemonTests {
 
     /// Starts a rig of `count` engines, waits until the leases are spread, then (every beacon
     /// present) until every region is inside, runs `body`, and stops everything.
-    static func withRig(engines count: Int, hooksFile: String? = nil, probes: Int = 0, _ body: (Rig) async throws -> Void) async throws {
-        var rig = try await Rig.start(engines: count, hooksFile: hooksFile, probes: probes)
+    static func withRig(engines count: Int, hooksFile: String? = nil, probes: Int = 0, leaseSeconds: Int = 3,
+                        _ body: (Rig) async throws -> Void) async throws {
+        var rig = try await Rig.start(engines: count, hooksFile: hooksFile, probes: probes, leaseSeconds: leaseSeconds)
         do {
             let spread = try await rig.waitUntilSpread()
             let spreadLeases = try await rig.store.leases().map { "\($0.partition):\($0.owner ?? "-")" }
@@ -514,7 +516,12 @@ struct ClusterDaemonTests {
           .timeLimit(.minutes(6)))
     func brokerNodeKilled() async throws {
         let probeCount = 240
-        try await Self.withRig(engines: 3, probes: probeCount) { rig in
+        // The default lease (5 s), not the 3 s the failover tests use to move partitions fast: on
+        // two loaded cores a lease renewal waits up to 2.3 s behind the partitions' contribution
+        // writes (they hold its row FOR SHARE), and a partition stopped because its lease ran
+        // out by this process's clock loses the decisions it had not written (BENCHMARKS /
+        // closing note of session 14). This test is about the broker node, not that contention.
+        try await Self.withRig(engines: 3, probes: probeCount, leaseSeconds: 5) { rig in
             func leaders(_ stream: String) -> [Int] {
                 rig.nats.nodes.indices.filter { rig.nats.logTail($0, lines: 10_000).contains("new stream leader for '$G > \(stream)'") }
             }
@@ -567,7 +574,7 @@ struct ClusterDaemonTests {
             let qos1 = (0..<probeCount).filter(Probes.isQoS1)
             let qos0 = (0..<probeCount).filter { !Probes.isQoS1($0) }
             let lostQoS1 = acknowledged.subtracting(reached).sorted()
-            #expect(lostQoS1.isEmpty, "acknowledged QoS 1 probes that reached no engine: \(lostQoS1)")
+            #expect(lostQoS1.isEmpty, "acknowledged QoS 1 probes that reached no engine: \(lostQoS1) (sent \(lostQoS1.map { index in String(format: "%.2f", (sent[index]?.at.timeIntervalSince(killedAt) ?? .nan)) }) s after the kill); logs:\n\(rig.logs)")
             #expect(acknowledged.count == qos1.count, "QoS 1 probes never acknowledged in 30 s: \(Set(qos1).subtracting(acknowledged).sorted())")
             // QoS 0, split before / after the kill and by the scanner's node.
             func describe(_ indices: [Int]) -> String {

@@ -138,10 +138,11 @@ public final class ClusterEngine: Sendable {
         earlierSightings.withLock { $0 } + workers.withLock { Array($0.values) }.reduce(0) { $0 + $1.sightings }
     }
 
-    /// Stops `worker` (its sightings stay counted).
+    /// Stops `worker` (its sightings stay counted); with `handOver`, its queued contributions are
+    /// written first, for at most `flushTimeout`.
     @discardableResult
-    func retire(_ worker: PartitionWorker, handOver: Bool) async -> Int {
-        let left = await worker.stop(handOver: handOver)
+    func retire(_ worker: PartitionWorker, handOver: Bool, flushTimeout: Duration = .seconds(5)) async -> Int {
+        let left = await worker.stop(handOver: handOver, timeout: flushTimeout)
         earlierSightings.withLock { $0 += worker.sightings }
         return left
     }
@@ -218,20 +219,34 @@ public final class ClusterEngine: Sendable {
             guard let renewed = renewedAt.withLock({ $0 }) else { continue }
             let since = ContinuousClock.now - renewed
             guard since >= leaseLimit, !stopping.withLock({ $0 }) else { continue }
-            await expireLeases(reason: "leases not renewed for \(String(format: "%.1f", since.inSeconds)) s")
+            // The store lets another member take them `leaseDuration` after the renewal at the
+            // earliest: until then this member's writes still land (later ones are fenced).
+            let remaining = Duration.seconds(configuration.leaseDuration) - since
+            await expireLeases(reason: "leases not renewed for \(String(format: "%.1f", since.inSeconds)) s",
+                               writeWithin: max(.zero, remaining))
         }
     }
 
-    /// Stops every partition without writing (their leases ran out: another member may hold them
-    /// already), all at once so that every MQTT session ends within moments, then the outputs.
-    func expireLeases(reason: String) async {
+    /// Stops every partition (their leases run out: another member may take them soon), all at
+    /// once so that every MQTT session ends within moments, then the outputs. Each partition
+    /// writes its queued contributions for at most `writeWithin` (what is left of its lease by
+    /// this process's clock): they carry the decisions of sightings its MQTT session already
+    /// acknowledged, which the broker will not deliver again. A write after another member took
+    /// the partition is refused by the store (fencing), so trying is safe.
+    func expireLeases(reason: String, writeWithin: Duration = .zero) async {
         let all = workers.withLock { workers in defer { workers.removeAll() }; return workers }
         if !all.isEmpty {
             logger.warning("leases ran out before a round renewed them: stopping the partitions", metadata: [
                 "partitions": "\(all.keys.sorted())", "reason": "\(reason)",
             ])
-            await withTaskGroup(of: Void.self) { group in
-                for worker in all.values { group.addTask { await self.retire(worker, handOver: false) } }
+            let unwritten = await withTaskGroup(of: Int.self) { group in
+                for worker in all.values {
+                    group.addTask { await self.retire(worker, handOver: writeWithin > .zero, flushTimeout: writeWithin) }
+                }
+                return await group.reduce(0, +)
+            }
+            if unwritten > 0 {
+                logger.warning("contributions not written before the leases ran out", metadata: ["unwritten": "\(unwritten)"])
             }
         }
         await stopOutputs(reason: reason)
@@ -246,6 +261,18 @@ public final class ClusterEngine: Sendable {
             let round = try await self.store.balanceLeases(member: self.member, partitions: self.configuration.partitionCount,
                                                            ttl: self.configuration.leaseDuration, reclaimOnly: reclaimOnly)
             self.renewedAt.withLock { $0 = started }
+            let renewed = ContinuousClock.now
+            // A round slower than a third of the lease delays the next renewal: say where it went.
+            defer {
+                let total = ContinuousClock.now - started
+                if total > .seconds(self.configuration.leaseDuration / 3) {
+                    self.logger.notice("slow lease round", metadata: [
+                        "seconds": "\(String(format: "%.2f", total.inSeconds))",
+                        "renewal": "\(String(format: "%.2f", (renewed - started).inSeconds))",
+                        "partitions": "\(self.workers.withLock { $0.count })",
+                    ])
+                }
+            }
             let held = Dictionary(uniqueKeysWithValues: round.held.map { ($0.partition, $0.epoch) })
             let fencedNow = self.fenced.withLock { set in defer { set.removeAll() }; return set }
             // Lost (expired and taken, or fenced): stop without writing.
