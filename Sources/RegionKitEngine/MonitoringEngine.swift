@@ -158,7 +158,7 @@ public struct MonitoringEngine: Sendable {
         defer { settleTimers() }
         var events = advance(to: time)
         reserveCapacity(for: regions)
-        events.reserveCapacity(events.count + regions.count * (automation.requestStateOnStart ? 2 : 1))
+        events.growCapacity(toAtLeast: events.count + regions.count * (automation.requestStateOnStart ? 2 : 1))
         for region in regions { events += register(region) }
         return events
     }
@@ -171,7 +171,7 @@ public struct MonitoringEngine: Sendable {
             if case .beacon = region { beacons += 1 } else { circles += 1 }
         }
         regions.reserveCapacity(new.count)
-        order.reserveCapacity(order.count + new.count)
+        order.growCapacity(toAtLeast: order.count + new.count)
         schedule.reserveCapacity(slots: regions.count + new.count)
         if beacons > 0 { beaconIndex.reserveCapacity(beacons) }
         if circles > 0 { circularIndex.reserveCapacity(circles) }

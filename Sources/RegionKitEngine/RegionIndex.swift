@@ -316,11 +316,11 @@ public struct RegionIndex: Sendable {
     /// one doubling at a time (each doubling of the map hashes every id again).
     public mutating func reserveCapacity(_ additional: Int) {
         let total = byID.count + max(0, additional)
-        byID.reserveCapacity(total)
-        slots.reserveCapacity(total)
-        stored.reserveCapacity(total)
-        next.reserveCapacity(total)
-        prev.reserveCapacity(total)
+        if total > byID.capacity { byID.reserveCapacity(Swift.max(total, byID.capacity * 2)) }
+        slots.growCapacity(toAtLeast: total)
+        stored.growCapacity(toAtLeast: total)
+        next.growCapacity(toAtLeast: total)
+        prev.growCapacity(toAtLeast: total)
     }
 
     /// Removes and returns the region with this id.

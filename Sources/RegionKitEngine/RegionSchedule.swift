@@ -60,10 +60,10 @@ struct RegionSchedule: Sendable {
 
     /// Makes room for slots up to `slotCount` (the per-slot arrays grow once).
     mutating func reserveCapacity(slots slotCount: Int) {
-        numberBySlot.reserveCapacity(slotCount)
-        scheduledBySlot.reserveCapacity(slotCount)
-        pruneWatermarks.reserveCapacity(slotCount)
-        leaderPositions.reserveCapacity(slotCount)
+        numberBySlot.growCapacity(toAtLeast: slotCount)
+        scheduledBySlot.growCapacity(toAtLeast: slotCount)
+        pruneWatermarks.growCapacity(toAtLeast: slotCount)
+        leaderPositions.growCapacity(toAtLeast: slotCount)
     }
 
     /// Gives the region stored in `slot` the next registration sequence number.

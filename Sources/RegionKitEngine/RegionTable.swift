@@ -95,9 +95,9 @@ struct RegionTable: Sendable {
     /// Makes room for `additional` more regions: the identifier map is not rehashed as it grows.
     mutating func reserveCapacity(_ additional: Int) {
         let total = slots.count + max(0, additional)
-        slots.reserveCapacity(total)
-        records.reserveCapacity(total)
-        occupied.reserveCapacity(total)
+        if total > slots.capacity { slots.reserveCapacity(Swift.max(total, slots.capacity * 2)) }
+        records.growCapacity(toAtLeast: total)
+        occupied.growCapacity(toAtLeast: total)
     }
 
     /// Stores `record` under its region's identifier and returns its slot; a record already stored

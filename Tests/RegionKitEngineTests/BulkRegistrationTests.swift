@@ -33,6 +33,36 @@ struct BulkRegistrationTests {
         return LocationFix(timestamp: Timestamp(seconds: t), latitude: point.latitude, longitude: point.longitude, horizontalAccuracy: 10)
     }
 
+    @Test("small batches, one after another (a daemon's fresh regions between restored ones): the same as one call per region")
+    func smallBatches() {
+        var batched = Fixture.engine(.responsive, automation: Automation(requestStateOnStart: true))
+        var single = Fixture.engine(.responsive, automation: Automation(requestStateOnStart: true))
+        let regions = Self.regions(count: 300, seed: 9)
+        var start = 0, size = 1
+        while start < regions.count {
+            let batch = regions[start..<min(start + size, regions.count)]
+            let time = Timestamp(seconds: Double(start))
+            #expect(batched.startMonitoring(contentsOf: batch, at: time) == batch.flatMap { single.startMonitoring($0, at: time) })
+            start += size
+            size = size % 3 + 1
+        }
+        #expect(batched.monitoredRegions == single.monitoredRegions)
+        #expect(batched.monitoredRegions.map { batched.monitoredRegion($0.identifier) } == single.monitoredRegions.map { single.monitoredRegion($0.identifier) })
+    }
+
+    @Test("growCapacity grows geometrically: reserving one more each time reallocates O(log n) times, not n")
+    func geometricGrowth() {
+        var array: [Int] = []
+        var capacities = Set<Int>()
+        for value in 0..<10_000 {
+            array.growCapacity(toAtLeast: array.count + 1)
+            array.append(value)
+            capacities.insert(array.capacity)
+        }
+        #expect(capacities.count <= 20, "\(capacities.count) reallocations for 10,000 one-at-a-time reservations")
+        #expect(array.count == 10_000 && array.last == 9_999)
+    }
+
     @Test("200 mixed regions, with and without requested states, before and after a fix: same events, same records, same behaviour",
           arguments: [(false, UInt64(1)), (true, UInt64(2)), (true, UInt64(3))])
     func sameAsOneByOne(requestState: Bool, seed: UInt64) {
