@@ -11,8 +11,12 @@ import RegionKitStore
 /// Lease rounds are serialised by a transaction-level advisory lock, so two members never take the
 /// same partition in one instant. A contribution is written only while its lease row says the
 /// writer holds the partition with that epoch and the lease has not expired; the row is locked
-/// `FOR SHARE` until the commit, so a round that would take the partition waits for the write to
-/// finish instead of overtaking it (fencing).
+/// `FOR KEY SHARE` until the commit. A round that takes a partition (a new owner or epoch) first
+/// locks its row `FOR UPDATE`, which waits for those writes to finish instead of overtaking them
+/// (fencing). A renewal only moves the expiry: its plain `UPDATE` (a `FOR NO KEY UPDATE` row lock)
+/// does not conflict with `FOR KEY SHARE`, so renewing never waits behind the data writes. (With
+/// `FOR SHARE` it did: under load a renewal waited seconds for the writers, the leases lapsed, and
+/// the partitions were stopped with acknowledged sightings' decisions still queued.)
 extension PostgresRegionStore: ClusterStoring {
     /// The server's clock, seconds since 1970 (every lease time is on it, not on the members' clocks).
     static let serverNow = "extract(epoch from clock_timestamp())::double precision"
@@ -86,9 +90,11 @@ extension PostgresRegionStore: ClusterStoring {
             var taken: [PartitionLease] = []
             if reclaimOnly {
                 // Its own partitions that expired while it could not renew them, and nobody took.
+                // A new epoch: locked FOR UPDATE first, so the old epoch's writes finish (or are fenced).
                 for try await (partition, epoch) in try await connection.query("""
                     UPDATE regionkit_partition_lease SET epoch = epoch + 1, expires_at = \(expires)
-                    WHERE owner = \(member) AND expires_at <= \(now) AND partition < \(count)
+                    WHERE partition IN (SELECT partition FROM regionkit_partition_lease
+                                        WHERE owner = \(member) AND expires_at <= \(now) AND partition < \(count) FOR UPDATE)
                     RETURNING partition, epoch
                     """, logger: logger).decode((Int64, Int64).self) {
                     taken.append(PartitionLease(partition: Int(partition), epoch: epoch))
@@ -98,10 +104,12 @@ extension PostgresRegionStore: ClusterStoring {
             }
             let wanted = fair - Int64(held.count)
             if wanted > 0 {
+                // Taken rows are locked FOR UPDATE first: that waits for the old holder's writes in flight.
                 for try await (partition, epoch) in try await connection.query("""
                     UPDATE regionkit_partition_lease SET owner = \(member), epoch = epoch + 1, expires_at = \(expires)
                     WHERE partition IN (SELECT partition FROM regionkit_partition_lease
-                                        WHERE expires_at <= \(now) AND partition < \(count) ORDER BY partition LIMIT \(wanted))
+                                        WHERE expires_at <= \(now) AND partition < \(count) ORDER BY partition LIMIT \(wanted)
+                                        FOR UPDATE)
                     RETURNING partition, epoch
                     """, logger: logger).decode((Int64, Int64).self) {
                     taken.append(PartitionLease(partition: Int(partition), epoch: epoch))
@@ -265,13 +273,14 @@ extension PostgresRegionStore: ClusterStoring {
         }
     }
 
-    /// Whether `member` still holds `lease` (same epoch, unexpired); the row stays locked `FOR SHARE`
-    /// until the transaction ends, so no lease round can take the partition meanwhile.
+    /// Whether `member` still holds `lease` (same epoch, unexpired); the row stays locked
+    /// `FOR KEY SHARE` until the transaction ends, so no lease round can take the partition meanwhile
+    /// (a take locks the row `FOR UPDATE`), while renewals of the lease go ahead.
     static func holds(_ lease: PartitionLease, member: String, _ connection: PostgresConnection, _ logger: Logger) async throws -> Bool {
         var holds = false
         for try await _ in try await connection.query(PostgresQuery(unsafeSQL: """
             SELECT 1 FROM regionkit_partition_lease
-            WHERE partition = $1 AND owner = $2 AND epoch = $3 AND expires_at > \(Self.serverNow) FOR SHARE
+            WHERE partition = $1 AND owner = $2 AND epoch = $3 AND expires_at > \(Self.serverNow) FOR KEY SHARE
             """, binds: Self.bindings(Int64(lease.partition), member, lease.epoch)), logger: logger).decode(Int64.self) {
             holds = true
         }

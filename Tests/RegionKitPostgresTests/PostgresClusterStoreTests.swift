@@ -1,7 +1,8 @@
 import Foundation
 import RegionKitCore
+import Synchronization
 import Testing
-import RegionKitPostgres
+@testable import RegionKitPostgres
 import RegionKitStore
 import RegionKitTestSupport
 
@@ -212,6 +213,63 @@ struct PostgresClusterStoreTests {
         for (first, second) in zip(crossings, crossings.dropFirst()) { #expect(first != second, "two \(first) in a row: \(crossings)") }
         #expect(crossings.first == "didEnterRegion" && crossings.last == "didExitRegion", "every partition ended outside")
         #expect(try await store.states()["site"]?.state == .outside)
+    }
+
+    @Test("A contribution write in flight does not delay the renewal of its lease (renewals never wait behind data writes), but a member taking the expired partition waits for it to commit, and the old epoch is fenced afterwards",
+          .timeLimit(.minutes(2)))
+    func renewalDoesNotWaitForWriters() async throws {
+        let server = try PostgresServer()
+        try await server.start()
+        defer { server.stop() }
+        try await server.createDatabase("fencing")
+        // An operation that waited for the writer would fail after 8 s instead of hanging.
+        let store = try await PostgresRegionStore(host: "127.0.0.1", port: server.port, username: server.user, database: "fencing",
+                                                  operationTimeout: .seconds(8))
+        defer { Task { await store.shutdown() } }
+        let site = Region.beacon(try BeaconRegion(identifier: "site", uuidString: Self.uuid))
+        try await store.ensureRegions([site], at: 1)
+        try await store.heartbeat(member: "b", ttl: 30)
+        let first = try await store.balanceLeases(member: "a", partitions: 1, ttl: 2)
+        #expect(first.held == [PartitionLease(partition: 0, epoch: 1)])
+        let lease = first.held[0]
+
+        // A's writer: the lease check of a contribution transaction (the row stays locked until the
+        // commit), then held open until the test lets it go.
+        let (locked, lockedSignal) = AsyncStream<Bool>.makeStream()
+        let (release, releaseSignal) = AsyncStream<Void>.makeStream()
+        let writer = Task {
+            try await store.transaction("a writer in flight") { connection, logger in
+                let holds = try await PostgresRegionStore.holds(lease, member: "a", connection, logger)
+                lockedSignal.yield(holds)
+                for await _ in release { break }
+                return holds
+            }
+        }
+        var lockedIterator = locked.makeAsyncIterator()
+        #expect(await lockedIterator.next() == true, "a holds epoch 1")
+
+        // The renewal goes through while the write is open (before the fix it waited for the commit).
+        let renewed = try await store.balanceLeases(member: "a", partitions: 1, ttl: 2)
+        #expect(renewed.held == [lease] && renewed.taken.isEmpty)
+
+        // A stops renewing; once the lease expired, b's round must wait for the open write.
+        try await Task.sleep(for: .milliseconds(2200))
+        let finished = Mutex(false)
+        let take = Task {
+            defer { finished.withLock { $0 = true } }
+            return try await store.balanceLeases(member: "b", partitions: 1, ttl: 30)
+        }
+        try await Task.sleep(for: .milliseconds(1000))
+        #expect(!finished.withLock { $0 }, "the take did not wait for the write in flight")
+        releaseSignal.yield()
+        releaseSignal.finish()
+        #expect(try await writer.value == true)
+        let taken = try await take.value
+        #expect(taken.taken == [PartitionLease(partition: 0, epoch: 2)])
+        // From now on a's writes are refused.
+        #expect(try await store.applyContribution(region: "site", lease: lease, member: "a", state: .inside, since: 5, time: 5,
+                                                  events: Self.rows("a", "site")) == .fenced)
+        #expect(try await store.contributions(partition: 0).isEmpty)
     }
 
     @Test("Registering the configured regions is idempotent across members (states kept); a changed definition starts afresh", .timeLimit(.minutes(2)))
