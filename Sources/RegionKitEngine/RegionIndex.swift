@@ -316,7 +316,7 @@ public struct RegionIndex: Sendable {
     /// one doubling at a time (each doubling of the map hashes every id again).
     public mutating func reserveCapacity(_ additional: Int) {
         let total = byID.count + max(0, additional)
-        if total > byID.capacity { byID.reserveCapacity(Swift.max(total, byID.capacity * 2)) }
+        byID.growCapacity(toAtLeast: total)
         slots.growCapacity(toAtLeast: total)
         stored.growCapacity(toAtLeast: total)
         next.growCapacity(toAtLeast: total)

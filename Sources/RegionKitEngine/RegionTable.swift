@@ -95,7 +95,7 @@ struct RegionTable: Sendable {
     /// Makes room for `additional` more regions: the identifier map is not rehashed as it grows.
     mutating func reserveCapacity(_ additional: Int) {
         let total = slots.count + max(0, additional)
-        if total > slots.capacity { slots.reserveCapacity(Swift.max(total, slots.capacity * 2)) }
+        slots.growCapacity(toAtLeast: total)
         records.growCapacity(toAtLeast: total)
         occupied.growCapacity(toAtLeast: total)
     }
