@@ -5,7 +5,7 @@ import RegionKitCore
 /// major and minor, `nil` = any — in an open-addressing hash table (linear probing,
 /// backward-shift deletion) with a cheap multiplicative hash of the 16 id bytes (random already)
 /// and the packed rest: no SipHash, no `Dictionary`, on the per-sighting path. Each constraint
-/// keeps its regions in registration order.
+/// keeps its regions in registration order, the first inline in its slot (``Matches``).
 ///
 /// Identities that match no constraint (most traffic in a busy place) are remembered in a small
 /// direct-mapped **miss cache**, so such a sighting costs one probe instead of three; any new
@@ -14,7 +14,7 @@ import RegionKitCore
 /// ```swift
 /// var table = BeaconMatchTable()
 /// table.append(RegisteredID(sequence: 0, slot: 0), for: .init(constraint))
-/// table.candidates(for: identity) { lists in … }     // the UUID, UUID+major, exact lists
+/// if let (any, major, exact) = table.candidates(for: identity) { … }   // UUID, UUID+major, exact
 /// ```
 struct BeaconMatchTable: Sendable {
     /// A constraint's key: the 16 id bytes as two words, and format, major and minor packed
@@ -25,10 +25,16 @@ struct BeaconMatchTable: Sendable {
         var tag: UInt64
 
         static let absent: UInt64 = 0x1_0000
+        /// The tag of a vacant table slot: no constraint's (format, major and minor use 48 bits).
+        static let vacant: UInt64 = 1 << 63
 
         init(uuid: UUID, major: UInt16?, minor: UInt16?, format: BeaconFormat) {
             (high, low) = withUnsafeBytes(of: uuid.uuid) { ($0.loadUnaligned(as: UInt64.self), $0.loadUnaligned(fromByteOffset: 8, as: UInt64.self)) }
             tag = UInt64(format.rawValue) << 40 | (major.map { UInt64($0) } ?? Self.absent) << 20 | (minor.map { UInt64($0) } ?? Self.absent)
+        }
+
+        init(high: UInt64, low: UInt64, tag: UInt64) {
+            (self.high, self.low, self.tag) = (high, low, tag)
         }
 
         init(_ constraint: BeaconIdentityConstraint) {
@@ -48,9 +54,38 @@ struct BeaconMatchTable: Sendable {
 
     typealias Registered = MonitoringEngine.RegisteredID
 
+    /// One constraint's regions in registration order: the first stored inline in the table's
+    /// slot, any others in an array. Most constraints (an exact region per beacon) have one
+    /// region, so they cost no allocation and a lookup no second memory access.
+    struct Matches: RandomAccessCollection, Sendable {
+        /// No region (computed, not a `static let`: a global's lazy initialisation check would
+        /// run on every sighting that misses a list).
+        @inline(__always)
+        static var empty: Matches { Matches(count: 0, head: Registered(sequence: 0, slot: -1), tail: []) }
+        /// How many regions (0: `head` is a placeholder).
+        let count: Int
+        /// The first region.
+        let head: Registered
+        /// The others, in registration order.
+        let tail: [Registered]
+
+        var startIndex: Int { 0 }
+        var endIndex: Int { count }
+
+        @inline(__always)
+        subscript(position: Int) -> Registered { position == 0 ? head : tail[position &- 1] }
+    }
+
+    /// A slot of the table: vacant when its key's tag is ``Key/vacant`` (not an `Optional`, whose
+    /// tag byte would add 8 bytes of padding to every slot).
     private struct Entry: Sendable {
         var key: Key
-        var regions: [Registered]
+        var head: Registered
+        var tail: [Registered]
+
+        static let vacant = Entry(key: Key(high: 0, low: 0, tag: Key.vacant), head: Registered(sequence: 0, slot: -1), tail: [])
+
+        var isVacant: Bool { key.tag == Key.vacant }
     }
 
     private struct Miss: Sendable {
@@ -58,7 +93,7 @@ struct BeaconMatchTable: Sendable {
         var generation: UInt64
     }
 
-    private var entries: [Entry?] = Array(repeating: nil, count: 16)
+    private var entries: [Entry] = Array(repeating: .vacant, count: 16)
     private var mask = 15
     /// Constraints stored.
     private(set) var count = 0
@@ -67,31 +102,41 @@ struct BeaconMatchTable: Sendable {
     static let missCacheSize = 1_024
 
     @inline(__always)
+    private func home(_ key: Key) -> Int { Int(truncatingIfNeeded: key.hash) & mask }
+
+    @inline(__always)
     private func find(_ key: Key) -> Int? {
-        var index = Int(truncatingIfNeeded: key.hash) & mask
-        while let entry = entries[index] {
-            if entry.key == key { return index }
+        var index = home(key)
+        while !entries[index].isVacant {
+            if entries[index].key == key { return index }
             index = (index + 1) & mask
         }
         return nil
     }
 
     /// The regions of one constraint, in registration order (empty when none).
-    func regions(for key: Key) -> [Registered] {
-        find(key).flatMap { entries[$0]?.regions } ?? []
+    func regions(for key: Key) -> Matches {
+        guard let index = find(key) else { return .empty }
+        return Matches(count: 1 &+ entries[index].tail.count, head: entries[index].head, tail: entries[index].tail)
     }
 
     /// Adds a region (registered after every region already there) to `key`'s list.
     mutating func append(_ region: Registered, for key: Key) {
         generation &+= 1   // a new region may match identities that matched nothing
-        if let index = find(key) {
-            entries[index]?.regions.append(region)
-            return
+        var index = home(key)
+        while !entries[index].isVacant {
+            if entries[index].key == key {
+                entries[index].tail.append(region)
+                return
+            }
+            index = (index + 1) & mask
         }
-        if (count + 1) * 2 > entries.count { grow() }
-        var index = Int(truncatingIfNeeded: key.hash) & mask
-        while entries[index] != nil { index = (index + 1) & mask }
-        entries[index] = Entry(key: key, regions: [region])
+        if (count + 1) * 2 > entries.count {
+            grow()
+            index = home(key)
+            while !entries[index].isVacant { index = (index + 1) & mask }
+        }
+        entries[index] = Entry(key: key, head: region, tail: [])
         count += 1
     }
 
@@ -105,23 +150,28 @@ struct BeaconMatchTable: Sendable {
     /// Removes the region in `slot` from `key`'s list (and the key when its list empties).
     mutating func remove(slot: Int32, for key: Key) {
         guard let index = find(key) else { return }
-        entries[index]?.regions.removeAll { $0.slot == slot }
-        if entries[index]?.regions.isEmpty == true { delete(at: index) }
+        entries[index].tail.removeAll { $0.slot == slot }
+        guard entries[index].head.slot == slot else { return }
+        if entries[index].tail.isEmpty {
+            delete(at: index)
+        } else {
+            entries[index].head = entries[index].tail.removeFirst()
+        }
     }
 
     /// Backward-shift deletion: later entries of the probe run move up, so no tombstones.
     private mutating func delete(at start: Int) {
         var hole = start
-        entries[hole] = nil
+        entries[hole] = .vacant
         count -= 1
         var index = (hole + 1) & mask
-        while let entry = entries[index] {
-            let home = Int(truncatingIfNeeded: entry.key.hash) & mask
+        while !entries[index].isVacant {
+            let home = home(entries[index].key)
             // The entry may fill the hole unless its home lies cyclically in (hole, index].
             let stays = hole <= index ? (home > hole && home <= index) : (home > hole || home <= index)
             if !stays {
-                entries[hole] = entry
-                entries[index] = nil
+                entries[hole] = entries[index]
+                entries[index] = .vacant
                 hole = index
             }
             index = (index + 1) & mask
@@ -130,11 +180,11 @@ struct BeaconMatchTable: Sendable {
 
     private mutating func grow() {
         let old = entries
-        entries = Array(repeating: nil, count: old.count * 2)
+        entries = Array(repeating: .vacant, count: old.count * 2)
         mask = entries.count - 1
-        for case let entry? in old {
-            var index = Int(truncatingIfNeeded: entry.key.hash) & mask
-            while entries[index] != nil { index = (index + 1) & mask }
+        for entry in old where !entry.isVacant {
+            var index = home(entry.key)
+            while !entries[index].isVacant { index = (index + 1) & mask }
             entries[index] = entry
         }
     }
@@ -143,14 +193,14 @@ struct BeaconMatchTable: Sendable {
     /// for Eddystone-UID: namespace only, nothing, namespace+instance), or `nil` when none does
     /// (answered from the miss cache when the identity was looked up before and nothing was
     /// registered since).
-    mutating func candidates(for identity: BeaconIdentity) -> (any: [Registered], major: [Registered], exact: [Registered])? {
+    mutating func candidates(for identity: BeaconIdentity) -> (any: Matches, major: Matches, exact: Matches)? {
         let exactKey = Key(uuid: identity.uuid, major: identity.major, minor: identity.minor, format: identity.format)
         let missIndex = Int(truncatingIfNeeded: exactKey.hash >> 40) & (Self.missCacheSize - 1)
         if !misses.isEmpty, misses[missIndex].generation == generation, misses[missIndex].key == exactKey { return nil }
         let format = identity.format
         let anyUUID = format == .eddystoneUID ? BeaconIdentityConstraint.namespaceKey(identity.uuid) : identity.uuid
         let any = regions(for: Key(uuid: anyUUID, major: nil, minor: nil, format: format))
-        let major = format == .eddystoneUID ? [] : regions(for: Key(uuid: identity.uuid, major: identity.major, minor: nil, format: format))
+        let major = format == .eddystoneUID ? .empty : regions(for: Key(uuid: identity.uuid, major: identity.major, minor: nil, format: format))
         let exact = regions(for: exactKey)
         if any.isEmpty && major.isEmpty && exact.isEmpty {
             if misses.isEmpty { misses = Array(repeating: Miss(key: exactKey, generation: 0), count: Self.missCacheSize) }
