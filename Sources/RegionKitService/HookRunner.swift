@@ -91,19 +91,14 @@ public final class HookRunner: Sendable {
     }
 
     func runCommand(_ command: String, event: StoredEvent) async -> Outcome {
-        let process = Process()
         // coreutils `timeout` puts the command in its own process group and signals the whole
         // group (TERM, then KILL a second later): killing /bin/sh alone would leave its children
         // running, holding our pipes open.
         let timeout = self.timeout
         let supervisor = ["/usr/bin/timeout", "/bin/timeout"].first { FileManager.default.isExecutableFile(atPath: $0) }
-        if let supervisor {
-            process.executableURL = URL(fileURLWithPath: supervisor)
-            process.arguments = ["--kill-after=1", String(format: "%.3f", timeout), "/bin/sh", "-c", command]
-        } else {
-            process.executableURL = URL(fileURLWithPath: "/bin/sh")
-            process.arguments = ["-c", command]
-        }
+        let shell = ["/bin/sh", "-c", command]
+        let (path, arguments) = supervisor.map { ($0, ["--kill-after=1", String(format: "%.3f", timeout)] + shell) }
+            ?? ("/bin/sh", Array(shell.dropFirst()))
         var environment = ProcessInfo.processInfo.environment
         environment["REGIONKIT_EVENT"] = event.type
         environment["REGIONKIT_EVENT_ID"] = String(event.id)
@@ -111,42 +106,48 @@ public final class HookRunner: Sendable {
         environment["REGIONKIT_STATE"] = event.state ?? ""
         environment["REGIONKIT_TIME"] = String(event.time)
         environment["REGIONKIT_REASON"] = event.reason ?? ""
-        process.environment = environment
-        let input = Pipe()
-        process.standardInput = input
-        process.standardOutput = FileHandle.nullDevice
-        let errors = Pipe()
-        process.standardError = errors
-        let finished = AsyncStream<Int32>.makeStream()
-        process.terminationHandler = { finished.continuation.yield($0.terminationStatus); finished.continuation.finish() }
-        do {
-            try process.run()
-        } catch {
-            return .failure("cannot start /bin/sh: \(error.localizedDescription)")
+        // Pipes close-on-exec here (the child gets its copies as 0 and 2); stdout to /dev/null.
+        guard let input = ChildProcess.makePipe() else { return .failure("cannot create a pipe: errno \(errno)") }
+        guard let errors = ChildProcess.makePipe() else {
+            [input.read, input.write].forEach { _ = close($0) }
+            return .failure("cannot create a pipe: errno \(errno)")
         }
+        let devNull = open("/dev/null", O_WRONLY | O_CLOEXEC)
+        let child: ChildProcess
+        do {
+            child = try ChildProcess.spawn(path, arguments: arguments, environment: environment,
+                                           standardInput: input.read, standardOutput: devNull, standardError: errors.write)
+        } catch {
+            [input.read, input.write, errors.read, errors.write, devNull].forEach { _ = close($0) }
+            return .failure("\(error)")
+        }
+        // This process keeps only its ends; the child's copies are the only other ones.
+        [input.read, errors.write, devNull].forEach { _ = close($0) }
+        // Drained while the command runs (the first 300 bytes go into the failure message).
+        let drain = PipeDrain(FileHandle(fileDescriptor: errors.read, closeOnDealloc: false), keeping: 300)
         // The event as JSON on stdin. A hook that does not read it may exit first: EPIPE is not
         // a failure of the hook (its exit status says how it went); another error is logged.
-        if let code = PipeWriter.write(Array((event.json + "\n").utf8), to: input.fileHandleForWriting.fileDescriptor), code != EPIPE {
+        if let code = PipeWriter.write(Array((event.json + "\n").utf8), to: input.write), code != EPIPE {
             logger.warning("hook input not written", metadata: ["event": "\(event.id)", "errno": "\(code)"])
         }
-        try? input.fileHandleForWriting.close()
+        close(input.write)
         // Backstop for a missing `timeout` binary: kill the direct child. Real time on purpose: it
         // supervises a real process, which a test clock would never stop.
         let killer = Task {
             try await Task.sleep(for: .seconds(saturating: timeout + 2))
-            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+            child.signal(SIGKILL)
         }
-        var status: Int32 = -1
-        for await code in finished.stream { status = code }
+        let termination = await child.termination()
         killer.cancel()
-        let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile().prefix(300), as: UTF8.self)
-        if process.terminationReason == .uncaughtSignal {
-            return .failure("command killed by signal \(status)\(status == SIGKILL ? " (timeout \(timeout) s)" : "")")
-        }
-        if supervisor != nil && (status == 124 || status == 137) {
+        let stderr = String(decoding: await drain.finish(waitingAtMost: .seconds(1)), as: UTF8.self)
+        switch termination {
+        case .signalled(let signal):
+            return .failure("command killed by signal \(signal)\(signal == SIGKILL ? " (timeout \(timeout) s)" : "")")
+        case .exited(let status) where supervisor != nil && (status == 124 || status == 137):
             return .failure("command timed out after \(timeout) s (timeout) and was killed")
+        case .exited(let status):
+            return status == 0 ? .success : .failure("command exited with status \(status): \(stderr)")
         }
-        return status == 0 ? .success : .failure("command exited with status \(status): \(stderr)")
     }
 
     func post(_ url: String, event: StoredEvent) async -> Outcome {

@@ -137,6 +137,48 @@ struct HookTests {
         #expect(try await runner.deliverDue() == 0, "delivered hooks never fire again")
     }
 
+    @Test("A command writing more to stderr than a pipe holds is not blocked until its timeout (its status counts, the message keeps the first 300 bytes); a background child holding stderr open is not waited for")
+    func commandStderrIsDrained() async throws {
+        // 1 MB on stderr, then exit 0: delivered. Then a failing one, and one whose background
+        // child keeps stderr open for 8 s after the command exited.
+        let flood = "head -c 1000000 /dev/zero | tr '\\0' x >&2; exit 0"
+        let failing = "printf 'first line\\n' >&2; head -c 200000 /dev/zero | tr '\\0' y >&2; exit 4"
+        let lingering = "sleep 8 & exit 0"
+        let hooks = HookConfiguration(onEnter: [flood, lingering], onExit: [failing], timeout: 5, maxAttempts: 1)
+        let clock = VirtualClock()
+        let service = try MonitoringService(store: RegionStore(path: temporaryStorePath()), profile: .responsive, automation: Automation(),
+                                            clock: clock, sources: [.beacon: .authorized], hooks: hooks)
+        try await Self.enterAndExit(service, clock)
+        let started = Date()
+        try await HookRunner(store: service.store, configuration: hooks).deliverDue()
+        let elapsed = Date().timeIntervalSince(started)
+        #expect(elapsed < 4.5, "\(elapsed) s: a hook waited for its timeout (5 s) or for the background child (8 s)")
+        let delivered = try service.sqlite.deliveries(status: .delivered)
+        #expect(delivered.map(\.hook).sorted() == ["command:" + flood, "command:" + lingering].sorted(), "\(delivered.map(\.hook))")
+        let failed = try service.sqlite.deliveries(status: .failed)
+        #expect(failed.count == 1)
+        let message = failed.first?.lastError ?? ""
+        #expect(message.hasPrefix("command exited with status 4: first line\ny"), "\(message)")
+        #expect(message.utf8.count < 400, "the first 300 bytes of stderr, not 200 KB")
+    }
+
+    @Test("A command inherits none of this process's other descriptors (an open file without close-on-exec, as the store's could be)")
+    func commandInheritsNoDescriptors() async throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("rk-fd-\(UUID().uuidString)").path
+        let descriptor = open(path, O_CREAT | O_WRONLY, 0o600)   // no O_CLOEXEC
+        try #require(descriptor > 2)
+        defer { close(descriptor); unlink(path) }
+        let command = "if [ -e /proc/$$/fd/\(descriptor) ]; then echo inherited >&2; exit 5; fi"
+        let hooks = HookConfiguration(onEnter: [command], onExit: [], timeout: 5, maxAttempts: 1)
+        let clock = VirtualClock()
+        let service = try MonitoringService(store: RegionStore(path: temporaryStorePath()), profile: .responsive, automation: Automation(),
+                                            clock: clock, sources: [.beacon: .authorized], hooks: hooks)
+        try await Self.enterAndExit(service, clock)
+        try await HookRunner(store: service.store, configuration: hooks).deliverDue()
+        #expect(try service.sqlite.deliveries(status: .failed).map(\.lastError) == [])
+        #expect(try service.sqlite.deliveries(status: .delivered).count == 1)
+    }
+
     @Test("A command that outlives its timeout is killed and the failure recorded; failing commands give up after maxAttempts")
     func commandTimeoutAndFailure() async throws {
         let hooks = HookConfiguration(onEnter: ["sleep 30"], onExit: ["echo broken >&2; exit 3"], timeout: 0.5, maxAttempts: 1)

@@ -1,0 +1,136 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Foundation
+import RegionKitConcurrency
+
+/// A child process started with `posix_spawn` and reaped with `waitpid`: what the hook runner
+/// runs commands with.
+///
+/// Not `Foundation.Process`: on Linux it learns that its child exited when a socket it hands
+/// the child closes, and every process the child starts inherits that socket
+/// (swift-corelibs-foundation#4795). A hook command that leaves a background process running
+/// (`play alarm.wav &`) was therefore "running" until that process ended, and every later hook
+/// waited behind it — forever behind a daemon it started.
+///
+/// The child gets the given descriptors as its standard input, output and error, every other
+/// descriptor of this process closed, an empty signal mask and default signal dispositions
+/// (this process blocks `SIGPIPE` while writing to pipes).
+///
+/// ```swift
+/// let child = try ChildProcess.spawn("/bin/sh", arguments: ["-c", "exit 3"], environment: [:],
+///                                    standardInput: input, standardOutput: devNull, standardError: errors)
+/// let termination = await child.termination()   // .exited(3)
+/// ```
+struct ChildProcess: Sendable {
+    /// How a child ended.
+    enum Termination: Equatable, Sendable {
+        case exited(Int32)
+        case signalled(Int32)
+    }
+
+    /// `posix_spawn` failed with `code` (an errno).
+    struct SpawnError: Error, CustomStringConvertible {
+        var path: String
+        var code: Int32
+        var description: String { "cannot start \(path): \(String(cString: strerror(code)))" }
+    }
+
+    let pid: pid_t
+    /// Set when `waitpid` reaped the child: from then on its pid may name another process.
+    private let reaped = LockedBox(false)
+
+    /// Starts `path` with `arguments` (without the program name) and exactly `environment`.
+    static func spawn(_ path: String, arguments: [String], environment: [String: String],
+                      standardInput: Int32, standardOutput: Int32, standardError: Int32) throws -> ChildProcess {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        for (source, target) in [(standardInput, STDIN_FILENO), (standardOutput, STDOUT_FILENO), (standardError, STDERR_FILENO)] {
+            posix_spawn_file_actions_adddup2(&actions, source, target)
+        }
+        // Every other descriptor open now (the store's file, sockets) stays with this process.
+        // glibc ignores a close of a descriptor another thread closed meanwhile.
+        for descriptor in Self.openDescriptors() where descriptor > STDERR_FILENO {
+            posix_spawn_file_actions_addclose(&actions, descriptor)
+        }
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var noSignals = sigset_t(), allSignals = sigset_t()
+        sigemptyset(&noSignals)
+        sigfillset(&allSignals)
+        posix_spawnattr_setsigmask(&attributes, &noSignals)
+        posix_spawnattr_setsigdefault(&attributes, &allSignals)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+
+        let argv = ([path] + arguments).map { strdup($0) }
+        let envp = environment.map { strdup("\($0.key)=\($0.value)") }
+        defer { (argv + envp).forEach { free($0) } }
+        var pid = pid_t()
+        let status = (argv + [nil]).withUnsafeBufferPointer { argvBuffer in
+            (envp + [nil]).withUnsafeBufferPointer { envpBuffer in
+                posix_spawn(&pid, path, &actions, &attributes, argvBuffer.baseAddress!, envpBuffer.baseAddress!)
+            }
+        }
+        guard status == 0 else {
+            throw SpawnError(path: path, code: status)
+        }
+        return ChildProcess(pid: pid)
+    }
+
+    /// Sends `signal` to the child (nothing once it has been reaped: under the same lock as the
+    /// reaping, so a reused pid is never signalled).
+    func signal(_ signal: Int32) {
+        reaped.withLock { reaped in
+            if !reaped { kill(pid, signal) }
+        }
+    }
+
+    /// Waits for the child to end and reaps it, checking every 10 ms of real time (it supervises
+    /// a real process, which a test clock would never end). Cancelling the waiting task kills
+    /// the child (`SIGKILL`) and still reaps it, so no zombie is left.
+    func termination() async -> Termination {
+        var status: Int32 = 0
+        while true {
+            let result = reaped.withLock { reaped in
+                let result = waitpid(pid, &status, WNOHANG)
+                if result == pid { reaped = true }
+                return (result, errno)
+            }
+            if result.0 == pid { break }
+            if result.0 == -1 && result.1 != EINTR {
+                // Not our child any more (reaped elsewhere): nothing to report but a failure.
+                return .exited(-1)
+            }
+            if Task.isCancelled {
+                signal(SIGKILL)
+                usleep(1_000)
+            } else {
+                try? await Task.sleep(for: .milliseconds(10))
+            }
+        }
+        // <sys/wait.h>'s macros, which Swift does not import.
+        let signal = status & 0x7f
+        return signal == 0 ? .exited((status >> 8) & 0xff) : .signalled(signal)
+    }
+
+    /// A pipe whose ends close on `exec` (a spawned child gets only the copies it is given);
+    /// `nil` with `errno` set when none could be made.
+    static func makePipe() -> (read: Int32, write: Int32)? {
+        var ends: [Int32] = [-1, -1]
+        guard pipe(&ends) == 0 else { return nil }
+        for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
+        return (ends[0], ends[1])
+    }
+
+    /// The descriptors open in this process (`/proc/self/fd`; empty where there is no /proc).
+    static func openDescriptors() -> [Int32] {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd") else { return [] }
+        return names.compactMap { Int32($0) }
+    }
+}
