@@ -77,6 +77,16 @@ struct HookTests {
     }
 
     /// Runs delivery passes until `done` or `seconds` pass.
+    /// A service on a fresh store with `hooks` whose region was entered and exited (one
+    /// `didEnterRegion` and one `didExitRegion` queued for the hooks).
+    static func enteredAndExited(hooks: HookConfiguration) async throws -> MonitoringService {
+        let clock = VirtualClock()
+        let service = try MonitoringService(store: RegionStore(path: temporaryStorePath()), profile: .responsive, automation: Automation(),
+                                            clock: clock, sources: [.beacon: .authorized], hooks: hooks)
+        try await enterAndExit(service, clock)
+        return service
+    }
+
     static func deliver(_ runner: HookRunner, for seconds: Double, until done: () throws -> Bool = { false }) async throws {
         let deadline = Date().addingTimeInterval(seconds)
         while Date() < deadline {
@@ -123,10 +133,7 @@ struct HookTests {
         defer { try? FileManager.default.removeItem(at: output) }
         let command = "printf '%s|%s|%s|' \"$REGIONKIT_EVENT\" \"$REGIONKIT_REGION\" \"$REGIONKIT_STATE\" >> \(output.path); cat >> \(output.path)"
         let hooks = HookConfiguration(onEnter: [command], onExit: [command], timeout: 5)
-        let clock = VirtualClock()
-        let service = try MonitoringService(store: RegionStore(path: temporaryStorePath()), profile: .responsive, automation: Automation(),
-                                            clock: clock, sources: [.beacon: .authorized], hooks: hooks)
-        try await Self.enterAndExit(service, clock)
+        let service = try await Self.enteredAndExited(hooks: hooks)
         let runner = HookRunner(store: service.store, configuration: hooks)
         try await Self.deliver(runner, for: 10) { try service.sqlite.deliveries(status: .delivered).count == 2 }
         let text = try String(contentsOf: output, encoding: .utf8)
@@ -145,10 +152,7 @@ struct HookTests {
         let failing = "printf 'first line\\n' >&2; head -c 200000 /dev/zero | tr '\\0' y >&2; exit 4"
         let lingering = "sleep 8 & exit 0"
         let hooks = HookConfiguration(onEnter: [flood, lingering], onExit: [failing], timeout: 5, maxAttempts: 1)
-        let clock = VirtualClock()
-        let service = try MonitoringService(store: RegionStore(path: temporaryStorePath()), profile: .responsive, automation: Automation(),
-                                            clock: clock, sources: [.beacon: .authorized], hooks: hooks)
-        try await Self.enterAndExit(service, clock)
+        let service = try await Self.enteredAndExited(hooks: hooks)
         let started = Date()
         try await HookRunner(store: service.store, configuration: hooks).deliverDue()
         let elapsed = Date().timeIntervalSince(started)
@@ -170,10 +174,7 @@ struct HookTests {
         defer { close(descriptor); unlink(path) }
         let command = "if [ -e /proc/$$/fd/\(descriptor) ]; then echo inherited >&2; exit 5; fi"
         let hooks = HookConfiguration(onEnter: [command], onExit: [], timeout: 5, maxAttempts: 1)
-        let clock = VirtualClock()
-        let service = try MonitoringService(store: RegionStore(path: temporaryStorePath()), profile: .responsive, automation: Automation(),
-                                            clock: clock, sources: [.beacon: .authorized], hooks: hooks)
-        try await Self.enterAndExit(service, clock)
+        let service = try await Self.enteredAndExited(hooks: hooks)
         try await HookRunner(store: service.store, configuration: hooks).deliverDue()
         #expect(try service.sqlite.deliveries(status: .failed).map(\.lastError) == [])
         #expect(try service.sqlite.deliveries(status: .delivered).count == 1)
@@ -182,10 +183,7 @@ struct HookTests {
     @Test("A command that outlives its timeout is killed and the failure recorded; failing commands give up after maxAttempts")
     func commandTimeoutAndFailure() async throws {
         let hooks = HookConfiguration(onEnter: ["sleep 30"], onExit: ["echo broken >&2; exit 3"], timeout: 0.5, maxAttempts: 1)
-        let clock = VirtualClock()
-        let service = try MonitoringService(store: RegionStore(path: temporaryStorePath()), profile: .responsive, automation: Automation(),
-                                            clock: clock, sources: [.beacon: .authorized], hooks: hooks)
-        try await Self.enterAndExit(service, clock)
+        let service = try await Self.enteredAndExited(hooks: hooks)
         let started = Date()
         try await HookRunner(store: service.store, configuration: hooks).deliverDue()
         #expect(Date().timeIntervalSince(started) < 10, "the sleeping command was killed")
