@@ -124,7 +124,7 @@ public final class HookRunner: Sendable {
         // This process keeps only its ends; the child's copies are the only other ones.
         [input.read, errors.write, devNull].forEach { _ = close($0) }
         // Drained while the command runs (the first 300 bytes go into the failure message).
-        let drain = PipeDrain(FileHandle(fileDescriptor: errors.read, closeOnDealloc: false), keeping: 300)
+        let drain = PipeDrain(descriptor: errors.read, keeping: 300)
         // The event as JSON on stdin. A hook that does not read it may exit first: EPIPE is not
         // a failure of the hook (its exit status says how it went); another error is logged.
         if let code = PipeWriter.write(Array((event.json + "\n").utf8), to: input.write), code != EPIPE {
