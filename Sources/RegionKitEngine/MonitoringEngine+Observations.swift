@@ -251,11 +251,15 @@ extension MonitoringEngine {
         // The device's candidate cache moves out of `self` while the index fills it.
         var cache: RegionIndex.NearbyCache? = geoCache
         geoCache = RegionIndex.NearbyCache()
-        let slots = circularSlotsToEvaluate(for: fix, cache: &cache)
+        // So does the candidate buffer, kept between fixes for its capacity.
+        var candidates = geoCandidates
+        geoCandidates = []
+        circularSlotsToEvaluate(for: fix, cache: &cache, into: &candidates)
         if let cache { geoCache = cache }
-        for slot in slots {
-            events += evaluate(fix, slot: slot)
+        for candidate in candidates {
+            events += evaluate(fix, slot: candidate.slot, distance: candidate.distance)
         }
+        geoCandidates = candidates
         compactGeoSets()
         return events
     }
@@ -268,51 +272,70 @@ extension MonitoringEngine {
     /// against, in registration order (a diagnostic: how much work a fix costs).
     public func circularRegionsToEvaluate(for fix: LocationFix) -> [String] {
         var noCache: RegionIndex.NearbyCache?
-        return circularSlotsToEvaluate(for: fix, cache: &noCache).compactMap { regions[slot: $0]?.region.identifier }
+        var candidates: [GeoCandidate] = []
+        circularSlotsToEvaluate(for: fix, cache: &noCache, into: &candidates)
+        return candidates.compactMap { regions[slot: $0.slot]?.region.identifier }
     }
 
-    /// The ``regions`` slots of ``circularRegionsToEvaluate(for:)``, through the device's
-    /// candidate cache when given. Regions are told apart by index slot, ranked by the
-    /// registration number kept as the slot's tag, and mapped to their records' slots
-    /// (`geoRegionSlots`): no identifier is hashed.
-    func circularSlotsToEvaluate(for fix: LocationFix, cache: inout RegionIndex.NearbyCache?) -> [Int] {
+    /// The ``regions`` slots of ``circularRegionsToEvaluate(for:)``, in registration order, into
+    /// `candidates` (emptied first, its capacity kept), through the device's candidate cache when
+    /// given. Regions are told apart by index slot, ranked by the registration number kept as the
+    /// slot's tag, and mapped to their records' slots (`geoRegionSlots`): no identifier is hashed.
+    /// A region the index found comes with the distance the index computed for it (see
+    /// ``GeoCandidate/distance``), so it is not computed a second time.
+    func circularSlotsToEvaluate(for fix: LocationFix, cache: inout RegionIndex.NearbyCache?, into candidates: inout [GeoCandidate]) {
+        candidates.removeAll(keepingCapacity: true)
         // A negative configured buffer moves the inside threshold beyond the radius.
         let margin = max(0, -profile.geoHysteresis.buffer(forAccuracy: fix.horizontalAccuracy)) + Self.indexSlack
         guard usesSpatialIndex, margin.isFinite else {
-            return order.compactMap { id in regions.slot(of: id).flatMap { regions[slot: $0]?.region.kind == .circular ? $0 : nil } }
+            for id in order {
+                if let slot = regions.slot(of: id), regions[slot: slot]?.region.kind == .circular {
+                    candidates.append(GeoCandidate(rank: 0, slot: slot, distance: .nan))
+                }
+            }
+            return
         }
+        // The index's distance is the engine's to the bit when both longitudes are already in
+        // [-180, 180) (the index normalises them; a region's is checked where it is evaluated).
+        let sameLongitude = Geodesy.normalizedLongitude(fix.longitude) == fix.longitude
+        // Index slots first (mapped to record slots below): every active region, in the order
+        // of `geoActive.members`, so an active region the index also finds is updated in place.
         let active = geoActive
-        var ranked: [(rank: Int, slot: Int32)] = []
-        ranked.reserveCapacity(active.count + 16)
-        for slot in active.members { ranked.append((circularIndex.tag(atSlot: Int(slot)), slot)) }
-        let collect = { (slot: Int, tag: Int, _: Double) in
-            if !active.contains(slot) { ranked.append((tag, Int32(truncatingIfNeeded: slot))) }
+        var list = candidates   // a local the closure below can capture (not the inout parameter)
+        candidates = []
+        defer { candidates = list }
+        list.reserveCapacity(active.count + 16)
+        for slot in active.members {
+            list.append(GeoCandidate(rank: circularIndex.tag(atSlot: Int(slot)), slot: Int(slot), distance: .nan))
         }
-        if var given = cache {
-            cache = nil
-            circularIndex.forEachCandidate(latitude: fix.latitude, longitude: fix.longitude, within: margin, cache: &given, collect)
-            cache = given
-        } else {
-            circularIndex.forEachCandidate(latitude: fix.latitude, longitude: fix.longitude, within: margin, collect)
+        // A closure literal in the call, so non-escaping: `list` is captured by address, with no
+        // box and no dynamic exclusivity check per access.
+        circularIndex.forEachCandidate(latitude: fix.latitude, longitude: fix.longitude, within: margin, optionalCache: &cache) { slot, tag, distance in
+            let found = sameLongitude ? distance : .nan
+            if let position = active.position(of: slot) {
+                list[position].distance = found
+            } else {
+                list.append(GeoCandidate(rank: tag, slot: slot, distance: found))
+            }
         }
-        ranked.sort { $0.rank < $1.rank }
+        // Index slots → record slots (dropping any without a record), then registration order.
         let map = geoRegionSlots
-        func regionSlot(_ indexSlot: Int32) -> Int? {
-            let slot = Int(indexSlot)
-            guard slot < map.count, map[slot] >= 0 else { return nil }
-            return Int(map[slot])
+        var kept = 0
+        for position in list.indices {
+            let indexSlot = list[position].slot
+            guard indexSlot < map.count, map[indexSlot] >= 0 else { continue }
+            list[kept] = list[position]
+            list[kept].slot = Int(map[indexSlot])
+            kept += 1
         }
-        var slots: [Int] = []
-        slots.reserveCapacity(ranked.count + geoUnindexed.count)
-        if geoUnindexed.isEmpty {
-            for entry in ranked { if let slot = regionSlot(entry.slot) { slots.append(slot) } }
-            return slots
+        list.removeLast(list.count - kept)
+        // Regions the index refused (decoded, unvalidated ones) are merged in by registration number.
+        for id in geoUnindexed {
+            if let slot = regions.slot(of: id) {
+                list.append(GeoCandidate(rank: schedule.number(slot: slot) ?? .max, slot: slot, distance: .nan))
+            }
         }
-        // Regions the index refused (decoded, unvalidated ones): merged in by registration number.
-        var all: [(rank: Int, slot: Int)] = geoUnindexed.compactMap { id in regions.slot(of: id).map { (schedule.number(slot: $0) ?? .max, $0) } }
-        for entry in ranked { if let slot = regionSlot(entry.slot) { all.append((entry.rank, slot)) } }
-        all.sort { $0.rank < $1.rank }
-        return all.map(\.slot)
+        list.sort { $0.rank < $1.rank }
     }
 
     /// Sets keep their capacity when they shrink: after the first fix determined a million
@@ -338,17 +361,19 @@ extension MonitoringEngine {
 
     mutating func evaluate(_ fix: LocationFix, regionID id: String) -> [LocationEvent] {
         guard let slot = regions.slot(of: id) else { return [] }
-        return evaluate(fix, slot: slot)
+        return evaluate(fix, slot: slot, distance: .nan)
     }
 
-    /// Evaluates `fix` against the circular region in `slot` of ``regions``.
-    mutating func evaluate(_ fix: LocationFix, slot: Int) -> [LocationEvent] {
+    /// Evaluates `fix` against the circular region in `slot` of ``regions``; `known` is the
+    /// spatial index's distance from the region's centre to the fix (NaN: not known), the same
+    /// value `CircularRegion.distance` gives while the region's longitude is below 180.
+    mutating func evaluate(_ fix: LocationFix, slot: Int, distance known: Double) -> [LocationEvent] {
         // The common case, a region that stays as it is (inside, or near and outside, nothing
         // pending): one access by slot, the distance written in place, nothing to re-file.
         let hysteresis = profile.geoHysteresis
         let unchanged = regions.update(slot: slot) { record -> Bool in
             guard record.restoredAt == nil, record.state != .unknown, case .circular(let circle) = record.region else { return false }
-            let distance = circle.distance(latitude: fix.latitude, longitude: fix.longitude)
+            let distance = known.isNaN || circle.longitude >= 180 ? circle.distance(latitude: fix.latitude, longitude: fix.longitude) : known
             let side = hysteresis.side(distance: distance, radius: circle.radius, accuracy: fix.horizontalAccuracy)
             let wantsCandidate = side != .unknown && side != record.state
             if (!wantsCandidate && record.candidate == nil && record.candidateSince == nil) || (wantsCandidate && record.candidate == side) {

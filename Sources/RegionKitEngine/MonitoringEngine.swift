@@ -56,6 +56,8 @@ public struct MonitoringEngine: Sendable {
     /// The ``regions`` slot of each `circularIndex` slot (−1: none), so a fix reaches its
     /// candidates' records without their identifiers.
     var geoRegionSlots: [Int32] = []
+    /// The last fix's regions to evaluate, kept for the buffer's capacity (no allocation per fix).
+    var geoCandidates: [GeoCandidate] = []
     /// Circular regions with a crossing waiting for its dwell time (the only circular timers).
     var geoPending: Set<String> = []
     /// Circular regions the index refused (only possible for a decoded, unvalidated region):
@@ -87,6 +89,15 @@ public struct MonitoringEngine: Sendable {
     struct RegisteredID: Sendable {
         var sequence: Int
         var slot: Int32
+    }
+
+    /// A circular region a fix is evaluated against: its registration number (the order of
+    /// evaluation), its slot (in ``circularIndex`` while collected, then in ``regions``), and the
+    /// distance from its centre to the fix when the spatial index computed it (NaN otherwise).
+    struct GeoCandidate: Sendable {
+        var rank: Int
+        var slot: Int
+        var distance: Double
     }
 
     struct PendingRetry: Sendable {

@@ -417,7 +417,9 @@ public struct RegionIndex: Sendable {
         forEachCandidate(latitude: latitude, longitude: longitude, within: distance, optionalCache: &none, body)
     }
 
-    private func forEachCandidate(latitude: Double, longitude: Double, within distance: Double, optionalCache: inout NearbyCache?,
+    /// ``forEachCandidate(latitude:longitude:within:cache:_:)`` with the cache optional (the
+    /// engine's call: one call site, so its closure stays a non-escaping literal).
+    func forEachCandidate(latitude: Double, longitude: Double, within distance: Double, optionalCache: inout NearbyCache?,
                                   _ body: (_ slot: Int, _ tag: Int, _ distanceToCenter: Double) -> Void) {
         guard latitude.isFinite, longitude.isFinite, abs(latitude) <= 90, !distance.isNaN else { return }
         let lon = Geodesy.normalizedLongitude(longitude)
@@ -522,36 +524,39 @@ public struct RegionIndex: Sendable {
             let s = sin(δ) / cos(φ)
             halfWidth = s >= 1 ? 180 : asin(s) * 180 / .pi + pad
         }
-        var estimated = 0
-        for r in rowLo...rowHi {
-            let n = level.pointee.columns(inRow: r)
-            estimated += halfWidth >= 180 ? n : min(n, Int(2 * halfWidth / 360 * Double(n)) + 2)
-            if estimated > level.pointee.occupied { break }
-        }
-        if estimated > level.pointee.occupied {
-            for (k, h) in zip(level.pointee.keys, level.pointee.heads) where k != .max && h >= 0 {
-                let r = Int(k >> 32)
-                if r >= rowLo && r <= rowHi { visit(h) }
+        // Each row's column count (a cosine) is computed once, for the estimate and the visit.
+        let rowSpan = rowHi - rowLo + 1
+        withUnsafeTemporaryAllocation(of: Int.self, capacity: rowSpan) { columns in
+            var estimated = 0
+            for k in 0..<rowSpan {
+                let n = level.pointee.columns(inRow: rowLo + k)
+                columns[k] = n
+                estimated += halfWidth >= 180 ? n : min(n, Int(2 * halfWidth / 360 * Double(n)) + 2)
+                if estimated > level.pointee.occupied { break }
             }
-            return
-        }
-        for r in rowLo...rowHi {
-            let n = level.pointee.columns(inRow: r)
-            let rowBits = UInt64(r) << 32
-            if halfWidth >= 180 {
-                for c in 0..<n { let h = level.pointee.head(of: rowBits | UInt64(c)); if h >= 0 { visit(h) } }
-                continue
+            if estimated > level.pointee.occupied {
+                for (k, h) in zip(level.pointee.keys, level.pointee.heads) where k != .max && h >= 0 {
+                    let r = Int(k >> 32)
+                    if r >= rowLo && r <= rowHi { visit(h) }
+                }
+                return
             }
-            let cLo = Int((((longitude - halfWidth) + 180) / 360 * Double(n)).rounded(.down))
-            let cHi = Int((((longitude + halfWidth) + 180) / 360 * Double(n)).rounded(.down))
-            if cHi - cLo + 1 >= n {
-                for c in 0..<n { let h = level.pointee.head(of: rowBits | UInt64(c)); if h >= 0 { visit(h) } }
-                continue
-            }
-            for c in cLo...cHi {
-                let wrapped = ((c % n) + n) % n
-                let h = level.pointee.head(of: rowBits | UInt64(wrapped))
-                if h >= 0 { visit(h) }
+            for k in 0..<rowSpan {
+                let n = columns[k]
+                let rowBits = UInt64(rowLo + k) << 32
+                var cLo = 0, cHi = n - 1
+                if halfWidth < 180 {
+                    let lo = Int((((longitude - halfWidth) + 180) / 360 * Double(n)).rounded(.down))
+                    let hi = Int((((longitude + halfWidth) + 180) / 360 * Double(n)).rounded(.down))
+                    if hi - lo + 1 < n { cLo = lo; cHi = hi }
+                }
+                var c = cLo
+                while c <= cHi {
+                    let wrapped = c >= 0 && c < n ? c : ((c % n) + n) % n
+                    let h = level.pointee.head(of: rowBits | UInt64(wrapped))
+                    if h >= 0 { visit(h) }
+                    c += 1
+                }
             }
         }
     }

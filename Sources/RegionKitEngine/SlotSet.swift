@@ -25,6 +25,11 @@ public struct SlotSet: Sendable, Equatable {
         slot >= 0 && slot < positions.count && positions[slot] >= 0
     }
 
+    /// The index of `slot` in ``members``, or `nil` when it is not a member.
+    public func position(of slot: Int) -> Int? {
+        contains(slot) ? Int(positions[slot]) : nil
+    }
+
     /// Adds `slot` (a negative or ≥ 2³¹ slot is ignored).
     public mutating func insert(_ slot: Int) {
         guard slot >= 0, slot < Int(Int32.max), !contains(slot) else { return }

@@ -133,8 +133,21 @@ struct IndexedMonitoringTests {
                 let accuracy: Double? = [nil, 3, 5, 10, 25, 60, 150].randomElement(using: &rng)!
                 let fix = LocationFix(timestamp: time, latitude: reported.latitude, longitude: reported.longitude, horizontalAccuracy: accuracy)
                 possible += indexed.monitoredRegions.count
-                evaluated += indexed.circularRegionsToEvaluate(for: fix).count
+                // What the fix evaluates once `ingest` has advanced to it (timers due by then fire first).
+                var advanced = indexed
+                _ = advanced.advance(to: time)
+                let toEvaluate = advanced.circularRegionsToEvaluate(for: fix)
+                evaluated += toEvaluate.count
                 ok = apply("fix \(reported)", { $0.ingest(fix) })
+                // The regions the fix evaluated hold the distance brute force computed, to the bit
+                // (the indexed engine takes it from the spatial index: longitudes ±180 included).
+                for id in toEvaluate where ok {
+                    let a = indexed.monitoredRegion(id)?.lastDistance, b = brute.monitoredRegion(id)?.lastDistance
+                    if a?.bitPattern != b?.bitPattern {
+                        Issue.record("\(area.name) seed \(seed) t=\(t) fix \(reported): \(id)'s distance \(String(describing: a)) vs brute \(String(describing: b))")
+                        return (crossings, 0)
+                    }
+                }
             }
             if !ok { break }
         }
@@ -201,6 +214,27 @@ struct IndexedMonitoringTests {
         #expect(engine.ingest(LocationFix(timestamp: Timestamp(seconds: 1), latitude: 95, longitude: 0)).isEmpty)
         #expect(engine.ingest(LocationFix(timestamp: Timestamp(seconds: 2), latitude: 0, longitude: 360)).isEmpty)
         #expect(engine.state(of: "p") == .unknown && engine.lastFix == nil)
+    }
+
+    @Test("on the antimeridian, a region's distance is CircularRegion's to the bit (the index folds longitude 180 to -180)")
+    func antimeridianDistancesAreExact() throws {
+        var engine = Fixture.engine(.responsive)
+        let longitudes = [180, -180, 179.9995, -179.9995]
+        for (i, longitude) in longitudes.enumerated() {
+            _ = engine.startMonitoring(.circular(try CircularRegion(identifier: "m\(i)", latitude: -16.5, longitude: longitude, radius: 400)), at: .zero)
+        }
+        var checked = 0
+        for (t, longitude) in [180, -180, 179.9999, -179.9999, 180, 179.99991, -179.99993, -180].enumerated() {
+            let fix = LocationFix(timestamp: Timestamp(seconds: Double(t + 1)), latitude: -16.5003, longitude: longitude, horizontalAccuracy: 5)
+            _ = engine.ingest(fix)
+            for i in longitudes.indices {
+                let record = try #require(engine.monitoredRegion("m\(i)"))
+                let expected = try #require(record.region.circularRegion).distance(latitude: fix.latitude, longitude: fix.longitude)
+                #expect(record.lastDistance?.bitPattern == expected.bitPattern, "fix at \(longitude), region at \(longitudes[i])")
+                checked += 1
+            }
+        }
+        #expect(checked == 32)
     }
 
     @Test("after the first fix determines thousands of regions, the always-evaluated set is compacted")
