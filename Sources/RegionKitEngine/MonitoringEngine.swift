@@ -599,6 +599,6 @@ public struct MonitoringEngine: Sendable {
     }
 
     static func format(_ seconds: Double) -> String {
-        String(format: "%.1f", seconds)
+        seconds.tenthsText
     }
 }
