@@ -420,7 +420,7 @@ public struct RegionIndex: Sendable {
     /// ``forEachCandidate(latitude:longitude:within:cache:_:)`` with the cache optional (the
     /// engine's call: one call site, so its closure stays a non-escaping literal).
     func forEachCandidate(latitude: Double, longitude: Double, within distance: Double, optionalCache: inout NearbyCache?,
-                                  _ body: (_ slot: Int, _ tag: Int, _ distanceToCenter: Double) -> Void) {
+                          _ body: (_ slot: Int, _ tag: Int, _ distanceToCenter: Double) -> Void) {
         guard latitude.isFinite, longitude.isFinite, abs(latitude) <= 90, !distance.isNaN else { return }
         let lon = Geodesy.normalizedLongitude(longitude)
         let φ = latitude * .pi / 180, λ = lon * .pi / 180
