@@ -15,7 +15,7 @@ struct TenthsTextTests {
     @Test("exact ties round to even; values just beside a tie round away from it")
     func ties() {
         var failures: [String] = []
-        // Multiples of 1/4, 1/8, 1/16 times 10 end in .5 exactly: true ties.
+        // Multiples of 1/4, 1/8, 1/16 and 1/32 times 10 can end in .5 exactly: true ties.
         for k in 0..<20_000 {
             for denominator in [4.0, 8.0, 16.0, 32.0] {
                 let tie = Double(k) / denominator
