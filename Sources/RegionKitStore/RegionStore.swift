@@ -50,7 +50,7 @@ public final class RegionStore: Sendable {
             var configuration = Configuration()
             configuration.busyMode = .timeout(5)
             pool = try DatabasePool(path: path, configuration: configuration)
-            try Self.migrator.migrate(pool)
+            try Self.migrate(pool)
             try pool.write { db in
                 if try Int32.fetchOne(db, sql: "PRAGMA application_id") != Self.applicationID {
                     try db.execute(sql: "PRAGMA application_id = \(Self.applicationID)")
@@ -103,6 +103,28 @@ public final class RegionStore: Sendable {
             store \(path): not a RegionKit store (\(owner); tables: \(verdict.tables.prefix(8).joined(separator: ", "))\
             \(verdict.tables.count > 8 ? ", …" : "")): refusing to add RegionKit's tables to it; give another path
             """)
+    }
+
+    /// Migrates the store, safe against another process migrating it at the same time.
+    ///
+    /// GRDB's migrator reads which migrations are applied before, not inside, the transaction
+    /// of each migration. Two processes opening a new or older store together (a daemon starting
+    /// while `regionkit events` or a test polls the store) can then both run one migration; the
+    /// second one's fails (`duplicate column name: origin`, `table … already exists`) and rolls
+    /// back, and a daemon stopped there at start. When the applied set changed while this
+    /// process was migrating, another process won that race: read the set again and go on, a
+    /// few times at most. Any other failure is thrown as it is.
+    static func migrate(_ pool: DatabasePool, attempts: Int = 5) throws {
+        for attempt in 1...attempts {
+            let before = try pool.read { try migrator.appliedIdentifiers($0) }
+            do {
+                try migrator.migrate(pool)
+                return
+            } catch {
+                let after = try? pool.read { try migrator.appliedIdentifiers($0) }
+                guard attempt < attempts, let after, after != before else { throw error }
+            }
+        }
     }
 
     static var migrator: DatabaseMigrator {
