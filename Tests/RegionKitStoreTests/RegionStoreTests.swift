@@ -1,4 +1,5 @@
 import Foundation
+import RegionKitTestSupport
 import RegionKitConcurrency
 import Testing
 import RegionKit
@@ -6,7 +7,7 @@ import RegionKit
 import GRDB
 
 func temporaryStorePath() -> String {
-    FileManager.default.temporaryDirectory.appendingPathComponent("rk-store-\(UUID().uuidString)/regionkit.sqlite").path
+    TestScratch.directory.appendingPathComponent("rk-store-\(UUID().uuidString)/regionkit.sqlite").path
 }
 
 @Suite("RegionStore (SQLite via GRDB)")
@@ -29,6 +30,32 @@ struct RegionStoreTests {
         #expect(try reopened.regions().first == .beacon(lobby), "flags survive")
         let state = try #require(try reopened.states()["lobby"])
         #expect(state.state == .inside && state.since == 12 && state.evidence?.rssi == -60)
+    }
+
+    /// Several openers of one store at the same instant (a daemon starting while `regionkit events`
+    /// or a test polls its store): GRDB's migrator reads the applied migrations outside each
+    /// migration's transaction, so without ``RegionStore/migrate(_:attempts:)`` two of them ran
+    /// one migration twice and the second failed ("table … already exists", "duplicate column
+    /// name: origin"). A DaemonFaultTests run saw the daemon stop at start that way. Both a new
+    /// store and one from before the last migration, opened by 3 at once, 30 rounds each.
+    @Test func concurrentOpenersOfANewOrOlderStoreAllSucceed() throws {
+        let migrations = RegionStore.migrator.migrations
+        let failures = LockedBox<[String]>([])
+        for round in 0..<60 {
+            let path = temporaryStorePath()
+            if round % 2 == 1 {
+                try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+                let pool = try DatabasePool(path: path)
+                try RegionStore.migrator.migrate(pool, upTo: migrations[migrations.count - 2])
+                try pool.close()
+            }
+            DispatchQueue.concurrentPerform(iterations: 3) { _ in
+                do { _ = try RegionStore(path: path) } catch { failures.withLock { $0.append("round \(round): \(error)") } }
+            }
+            #expect(try RegionStore(path: path).integrityCheck() == "ok")
+        }
+        let found = failures.withLock { $0 }
+        #expect(found.isEmpty, "\(found.count) failed openers, first: \(found.first ?? "")")
     }
 
     @Test func replacingARegionKeepsItsPlaceAndForgetsItsState() throws {
