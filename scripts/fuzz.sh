@@ -2,7 +2,7 @@
 # Runs RegionKit's libFuzzer targets (Fuzz/, one executable: the target is picked by
 # REGIONKIT_FUZZ_TARGET). See FUZZING.md.
 #
-# Usage: scripts/fuzz.sh [TARGET...] [--runs N | --seconds S] [--ci] [--merge] [--no-build] [--list]
+# Usage: scripts/fuzz.sh [TARGET...] [--runs N | --seconds S] [--ci] [--merge] [--no-build | --build-only] [--list]
 #   no TARGET      every target, one after another
 #   --runs N       stop each target after N executions (libFuzzer -runs)
 #   --seconds S    stop each target after S seconds (libFuzzer -max_total_time); default 60
@@ -13,6 +13,8 @@
 #                  libFuzzer -merge=1 keeps only inputs that add coverage)
 #   --no-build     run the executables already built (a long campaign while the tree changes:
 #                  only valid while the fuzzed code itself has not changed since that build)
+#   --build-only   build the executables and stop (scripts/test.sh builds phase 3's beside phase 2,
+#                  then replays with --no-build); exit 77 as above when fuzzers cannot be built
 #   --list         print the target names
 #   --core         only the targets of RegionKitFuzz (parsers and the engine), not the three of
 #                  RegionKitFuzzService, whose sanitized build compiles NIO, BoringSSL, GRDB and
@@ -28,7 +30,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-runs="" seconds="" ci=0 merge=0 list=0 core=0 build=1 targets=()
+runs="" seconds="" ci=0 merge=0 list=0 core=0 build=1 build_only=0 targets=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --runs) runs="$2"; shift 2 ;;
@@ -38,12 +40,14 @@ while [ $# -gt 0 ]; do
     --list) list=1; shift ;;
     --core) core=1; shift ;;
     --no-build) build=0; shift ;;
-    -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
+    --build-only) build_only=1; shift ;;
+    -h|--help) sed -n '2,29p' "$0"; exit 0 ;;
     -*) echo "fuzz.sh: unknown option $1" >&2; exit 2 ;;
     *) targets+=("$1"); shift ;;
   esac
 done
 [ -n "$runs" ] && [ -n "$seconds" ] && { echo "fuzz.sh: give --runs or --seconds, not both" >&2; exit 2; }
+[ $build = 0 ] && [ $build_only = 1 ] && { echo "fuzz.sh: give --no-build or --build-only, not both" >&2; exit 2; }
 
 all_targets=(h4 hci-event advertising-report btsnoop ibeacon altbeacon eddystone beacon-layout nmea gpsd gpx geojson gateway-json gateway-gzip
              scenario config distance-model distance-samples region-specifier mqtt-packet sighting-message
@@ -94,6 +98,7 @@ for product in "${products[@]}"; do
     --product "$product" || { echo "fuzz.sh: the fuzz build of $product failed"; exit 1; }
   [ -x "Fuzz/.build/$configuration/$product" ] || { echo "fuzz.sh: Fuzz/.build/$configuration/$product was not built"; exit 1; }
 done
+[ $build_only = 1 ] && { echo "== built: ${products[*]} (--build-only)"; exit 0; }
 
 mkdir -p Fuzz/.work
 results=Fuzz/.work/results.tsv
