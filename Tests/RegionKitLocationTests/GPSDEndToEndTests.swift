@@ -32,24 +32,32 @@ struct GPSDEndToEndTests {
         }
     }
 
-    /// Stops gpsfake by PID. SIGINT lets it stop its gpsd and exit; gpsfake only notices it
-    /// between reads, and with -1 it lingers ~50 s after the log for a drain timeout, so after 3 s
-    /// its gpsd child and then gpsfake get SIGTERM, and SIGKILL after 2 more seconds.
+    /// The control socket gpsfake's gpsd child was started with (`-F PATH`), from its command line.
+    static func controlSocket(of pid: Int32) -> String? {
+        guard let data = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline") else { return nil }
+        let arguments = data.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
+        guard let flag = arguments.firstIndex(of: "-F"), flag + 1 < arguments.count else { return nil }
+        return arguments[flag + 1]
+    }
+
+    /// Stops gpsfake by PID, at once: its gpsd child and then gpsfake get SIGTERM, and SIGKILL
+    /// after 2 s. (SIGINT, used first, cost 2–5 s a run: gpsfake notices it only between reads and,
+    /// with -1, lingers for a drain timeout after the log; nothing of its orderly shutdown matters
+    /// here.) The control socket gpsfake leaves in the temporary directory either way
+    /// (`gpsfake-PID.sock`) is removed.
     static func stop(_ process: Process) {
         guard process.isRunning else { return }
         let pid = process.processIdentifier
         let kids = children(of: pid)
+        let sockets = kids.compactMap(controlSocket(of:))
+        defer { for socket in sockets where socket.contains("gpsfake-") { unlink(socket) } }
         func wait(_ seconds: Double) {
             let deadline = Date().addingTimeInterval(seconds)
-            while process.isRunning, Date() < deadline { usleep(50_000) }
+            while process.isRunning, Date() < deadline { usleep(20_000) }
         }
-        kill(pid, SIGINT)
-        wait(3)
-        if process.isRunning {
-            for k in kids where kill(k, 0) == 0 { kill(k, SIGTERM) }
-            kill(pid, SIGTERM)
-            wait(2)
-        }
+        for k in kids where kill(k, 0) == 0 { kill(k, SIGTERM) }
+        kill(pid, SIGTERM)
+        wait(2)
         if process.isRunning { kill(pid, SIGKILL) }
         for k in kids where kill(k, 0) == 0 { kill(k, SIGKILL) }
         wait(2)
