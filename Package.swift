@@ -121,7 +121,7 @@ let package = Package(
         .testTarget(name: "RegionKitLocationTests", dependencies: ["RegionKitConcurrency", "RegionKitCore", "RegionKitEngine", "RegionKit", "RegionKitLocation", "RegionKitTestSupport"]),
         .testTarget(name: "RegionKitBluetoothTests", dependencies: ["RegionKitConcurrency", "RegionKitCore", "RegionKitHCI", "RegionKit", "RegionKitBluetooth", "RegionKitSimulation", "RegionKitGateway", "RegionKitHCITesting", "RegionKitTestSupport"]),
         // GRDB directly: the tests write foreign databases and rows of the wrong type.
-        .testTarget(name: "RegionKitStoreTests", dependencies: ["RegionKitConcurrency", "RegionKitCore", "RegionKit", "RegionKitStore", .product(name: "GRDB", package: "GRDB.swift")]),
+        .testTarget(name: "RegionKitStoreTests", dependencies: ["RegionKitConcurrency", "RegionKitCore", "RegionKit", "RegionKitStore", "RegionKitTestSupport", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "RegionKitServiceTests", dependencies: [
             "RegionKitConcurrency", "RegionKitCore", "RegionKit", "RegionKitStore", "RegionKitService", "RegionKitSimulation", "RegionKitGateway", "RegionKitMQTT",
             "RegionKitPostgres", "RegionKitTestSupport",

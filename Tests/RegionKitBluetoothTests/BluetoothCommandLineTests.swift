@@ -99,7 +99,7 @@ struct BluetoothCommandLineTests {
         let bumble = try BumbleControllers(controllers: 3, iBeacons: ["E2C56DB5-DFFB-48D2-B060-D0F5A71096E0:1:2:-59"], scanJSON: true)
         defer { bumble.stop() }
         try await bumble.waitUntilReady()
-        let capture = FileManager.default.temporaryDirectory.appendingPathComponent("regionkit-cli-\(getpid()).btsnoop").path
+        let capture = TestScratch.directory.appendingPathComponent("regionkit-cli-\(getpid()).btsnoop").path
         defer { try? FileManager.default.removeItem(atPath: capture) }
 
         let scan = try await Self.regionkit(["scan", "--hci", "tcp:127.0.0.1:\(bumble.ports[0])", "--json", "--duration", "2", "--capture", capture])

@@ -25,7 +25,7 @@ struct BumbleEndToEndTests {
     }
 
     static func temporaryPath(_ name: String) -> String {
-        FileManager.default.temporaryDirectory.appendingPathComponent("regionkit-bt-\(getpid())-\(name)").path
+        TestScratch.directory.appendingPathComponent("regionkit-bt-\(getpid())-\(name)").path
     }
 
     /// Collects a scanner's sightings.

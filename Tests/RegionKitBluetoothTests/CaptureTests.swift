@@ -8,7 +8,7 @@ import RegionKitHCITesting
 @Suite("btsnoop capture (host's direction bits, incremental) and replay of its advertising reports", .tags(.realTime))
 struct CaptureTests {
     static func temporaryPath(_ name: String) -> String {
-        FileManager.default.temporaryDirectory.appendingPathComponent("regionkit-\(getpid())-\(name)").path
+        TestScratch.directory.appendingPathComponent("regionkit-\(getpid())-\(name)").path
     }
 
     @Test("Commands are recorded as sent (flags 0b10), events as received (0b11), each on disk before close()")

@@ -1,10 +1,11 @@
 import Foundation
+import RegionKitTestSupport
 
 /// Helpers for building gateway files in tests (the real recordings: `SharedFixtures`).
 enum Fixtures {
     /// gzip-compresses `data` with the system's gzip.
     static func gzip(_ data: Data) throws -> Data {
-        let input = FileManager.default.temporaryDirectory.appendingPathComponent("rk-gz-\(UUID().uuidString)")
+        let input = TestScratch.directory.appendingPathComponent("rk-gz-\(UUID().uuidString)")
         try data.write(to: input)
         defer { try? FileManager.default.removeItem(at: input) }
         let process = Process()
@@ -19,7 +20,7 @@ enum Fixtures {
     }
 
     static func temporaryFile(_ data: Data, suffix: String) throws -> String {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("rk-\(UUID().uuidString)\(suffix)")
+        let url = TestScratch.directory.appendingPathComponent("rk-\(UUID().uuidString)\(suffix)")
         try data.write(to: url)
         return url.path
     }

@@ -190,7 +190,7 @@ import RegionKitTestSupport
 
     @Test(.enabled(if: tshark != nil, "tshark not installed: apt-get install -y tshark to check btsnoop files against Wireshark"))
     func tsharkReadsOurFiles() async throws {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("regionkit-hci-\(getpid()).btsnoop")
+        let path = TestScratch.directory.appendingPathComponent("regionkit-hci-\(getpid()).btsnoop")
         defer { try? FileManager.default.removeItem(at: path) }
         try Data(Self.sampleWriter().bytes).write(to: path)
         let fields = try await runTShark([

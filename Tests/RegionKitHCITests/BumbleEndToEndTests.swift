@@ -135,7 +135,7 @@ struct BumbleEndToEndTests {
         let file = try BTSnoopFile(decoding: capture.bytes)
         #expect(file.records.count > frames.count)
         if let tshark = BTSnoopTests.tshark {
-            let path = FileManager.default.temporaryDirectory.appendingPathComponent("bumble-legacy-\(getpid()).btsnoop")
+            let path = TestScratch.directory.appendingPathComponent("bumble-legacy-\(getpid()).btsnoop")
             defer { try? FileManager.default.removeItem(at: path) }
             try Data(capture.bytes).write(to: path)
             let result = try await Tool.run(tshark, ["-r", path.path, "-Y", "bthci_evt.le_meta_subevent == 0x02 && btcommon.eir_ad.entry.company_id == 0x004c", "-T", "fields", "-e", "frame.number"])

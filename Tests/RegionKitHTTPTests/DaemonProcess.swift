@@ -1,4 +1,5 @@
 import Foundation
+import RegionKitTestSupport
 import RegionKitConcurrency
 
 /// `regionkit run` as a real process with its HTTP server on a free loopback port; stopped by PID.
@@ -29,7 +30,7 @@ final class DaemonProcess: @unchecked Sendable {
     ///   - configuration: the YAML without its `store:` and `http:` keys (added here).
     ///   - store: `--store` (a cluster's PostgreSQL URL) instead of a SQLite file of its own.
     init(configuration: String, token: String, store: String? = nil) throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("rk-daemon-\(UUID().uuidString)")
+        directory = TestScratch.directory.appendingPathComponent("rk-daemon-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let tokenFile = directory.appendingPathComponent("token")
         try Data((token + "\n").utf8).write(to: tokenFile)

@@ -32,7 +32,7 @@ struct HTTPSTests {
     @Test("With tlsCertificate and tlsKey the API speaks HTTPS; bad files are refused with the key named")
     func https() async throws {
         let tools = try #require(TLSTools.paths)
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("rk-tls-\(UUID().uuidString)")
+        let directory = TestScratch.directory.appendingPathComponent("rk-tls-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let cert = directory.appendingPathComponent("cert.pem").path, key = directory.appendingPathComponent("key.pem").path
         let made = try await Self.run(tools.openssl, ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert, "-days", "1",

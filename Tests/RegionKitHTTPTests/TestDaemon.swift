@@ -1,4 +1,5 @@
 import Foundation
+import RegionKitTestSupport
 import RegionKitConcurrency
 import RegionKit
 import RegionKitHTTP
@@ -26,7 +27,7 @@ final class TestDaemon: Sendable {
     }
 
     static func temporaryPath() -> String {
-        FileManager.default.temporaryDirectory.appendingPathComponent("rk-http-\(UUID().uuidString)/regionkit.sqlite").path
+        TestScratch.directory.appendingPathComponent("rk-http-\(UUID().uuidString)/regionkit.sqlite").path
     }
 
     init(path: String = TestDaemon.temporaryPath(), token: String? = "test-token", isPublic: Bool = false,

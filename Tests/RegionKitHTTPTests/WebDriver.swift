@@ -1,4 +1,5 @@
 import Foundation
+import RegionKitTestSupport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -38,7 +39,7 @@ final class WebDriver {
         let capabilities: [String: Any] = ["capabilities": ["alwaysMatch": ["goog:chromeOptions": [
             "binary": tools.chromium,
             "args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=\(width),\(height)",
-                     "--no-first-run", "--disable-extensions", "--user-data-dir=\(NSTemporaryDirectory())rk-chromium-\(UUID().uuidString)"],
+                     "--no-first-run", "--disable-extensions", "--user-data-dir=\(TestScratch.directory.path)/rk-chromium-\(UUID().uuidString)"],
         ]]]]
         let response = try client.request("POST", "/session", body: Self.text(capabilities), timeout: 120)
         guard let value = response.json["value"] as? [String: Any], let id = value["sessionId"] as? String else {

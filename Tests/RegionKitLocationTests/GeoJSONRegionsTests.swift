@@ -1,4 +1,5 @@
 import Foundation
+import RegionKitTestSupport
 import Testing
 import RegionKitCore
 @testable import RegionKitLocation
@@ -64,7 +65,7 @@ struct GeoJSONRegionsTests {
         #expect(back.regions == regions)
         #expect(try GeoJSONRegions.decode(GeoJSONRegions.encode([])).regions.isEmpty)
         // Through a file.
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("regions-\(UUID().uuidString).geojson")
+        let url = TestScratch.directory.appendingPathComponent("regions-\(UUID().uuidString).geojson")
         try data.write(to: url)
         defer { try? FileManager.default.removeItem(at: url) }
         #expect(try GeoJSONRegions.read(contentsOf: url).regions == regions)

@@ -1,4 +1,5 @@
 import Foundation
+import RegionKitTestSupport
 import Testing
 import RegionKitStore
 
@@ -7,7 +8,7 @@ import RegionKitStore
 struct SQLiteStoreConformanceTests {
     @Test("SQLite passes", arguments: StoreConformance.allCases)
     func check(_ check: StoreConformance) async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("rk-conformance-\(UUID().uuidString)")
+        let directory = TestScratch.directory.appendingPathComponent("rk-conformance-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         let store = try RegionStore(path: directory.appendingPathComponent("regionkit.sqlite").path)
         try await check.run(on: store)

@@ -1,11 +1,12 @@
 import Foundation
+import RegionKitTestSupport
 import Testing
 import RegionKit
 import RegionKitStore
 @testable import RegionKitService
 
 func temporaryStorePath() -> String {
-    FileManager.default.temporaryDirectory.appendingPathComponent("rk-service-\(UUID().uuidString)/regionkit.sqlite").path
+    TestScratch.directory.appendingPathComponent("rk-service-\(UUID().uuidString)/regionkit.sqlite").path
 }
 
 /// Spec §6: monitored regions and states survive restarts; reconciliation after a restart.

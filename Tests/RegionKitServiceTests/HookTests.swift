@@ -29,7 +29,7 @@ final class WebhookListener {
 
     init() throws {
         port = Int(try Loopback.freePort())
-        output = FileManager.default.temporaryDirectory.appendingPathComponent("rk-webhook-\(UUID().uuidString).log")
+        output = TestScratch.directory.appendingPathComponent("rk-webhook-\(UUID().uuidString).log")
     }
 
     var url: String { "http://127.0.0.1:\(port)/events" }
@@ -129,7 +129,7 @@ struct HookTests {
 
     @Test("Command hooks get the event in the environment and as JSON on stdin")
     func commandHook() async throws {
-        let output = FileManager.default.temporaryDirectory.appendingPathComponent("rk-hook-\(UUID().uuidString).log")
+        let output = TestScratch.directory.appendingPathComponent("rk-hook-\(UUID().uuidString).log")
         defer { try? FileManager.default.removeItem(at: output) }
         let command = "printf '%s|%s|%s|' \"$REGIONKIT_EVENT\" \"$REGIONKIT_REGION\" \"$REGIONKIT_STATE\" >> \(output.path); cat >> \(output.path)"
         let hooks = HookConfiguration(onEnter: [command], onExit: [command], timeout: 5)
@@ -168,7 +168,7 @@ struct HookTests {
 
     @Test("A command inherits none of this process's other descriptors (an open file without close-on-exec, as the store's could be)")
     func commandInheritsNoDescriptors() async throws {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("rk-fd-\(UUID().uuidString)").path
+        let path = TestScratch.directory.appendingPathComponent("rk-fd-\(UUID().uuidString)").path
         let descriptor = open(path, O_CREAT | O_WRONLY, 0o600)   // no O_CLOEXEC
         try #require(descriptor > 2)
         defer { close(descriptor); unlink(path) }

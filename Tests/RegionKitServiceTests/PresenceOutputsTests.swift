@@ -1,4 +1,5 @@
 import Foundation
+import RegionKitTestSupport
 import Testing
 import RegionKit
 import RegionKitCore
@@ -144,7 +145,7 @@ struct PresenceOutputsTests {
             #expect(error.message.contains("passwordFile"))
             #expect(!error.message.contains("hunter2"))
         }
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("rk-pass-\(UUID().uuidString)").path
+        let file = TestScratch.directory.appendingPathComponent("rk-pass-\(UUID().uuidString)").path
         try "s3cret\n".write(toFile: file, atomically: true, encoding: .utf8)
         var configuration = MQTTHubConfiguration(url: "mqtt://127.0.0.1:1883")
         configuration.username = "rk"

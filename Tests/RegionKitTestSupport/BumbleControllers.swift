@@ -62,7 +62,7 @@ public final class BumbleControllers: @unchecked Sendable {
         arguments += ["--interval-ms", String(intervalMilliseconds)]
         process.executableURL = URL(fileURLWithPath: python)
         process.arguments = arguments
-        stderrPath = FileManager.default.temporaryDirectory.appendingPathComponent("bumble-bt-\(getpid())-\(self.ports[0]).err").path
+        stderrPath = TestScratch.directory.appendingPathComponent("bumble-bt-\(getpid())-\(self.ports[0]).err").path
         _ = FileManager.default.createFile(atPath: stderrPath, contents: nil)
         process.standardError = FileHandle(forWritingAtPath: stderrPath)
         process.standardOutput = stdout

@@ -140,7 +140,7 @@ public final class MosquittoBroker: @unchecked Sendable {
     public init(port: Int? = nil) throws {
         guard let port = port ?? Self.freePort() else { throw Failure.notListening(port: 0, log: "no free port") }
         self.port = port
-        let template = FileManager.default.temporaryDirectory.appendingPathComponent("regionkit-mosquitto-XXXXXX").path
+        let template = TestScratch.directory.appendingPathComponent("regionkit-mosquitto-XXXXXX").path
         var bytes = Array(template.utf8CString)
         guard let made = mkdtemp(&bytes) else { throw Failure.command("mkdtemp", status: errno, output: template) }
         directory = String(cString: made)

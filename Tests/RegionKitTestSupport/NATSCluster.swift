@@ -52,7 +52,7 @@ public final class NATSCluster: @unchecked Sendable {
     /// Reserves a directory and free ports for `nodes` nodes (kept across restarts).
     public init(nodes count: Int = 3, mappings: [String: String] = [:], mqttAckWait: Duration = .seconds(5)) throws {
         guard count >= 1 else { throw TestFailure("a NATS cluster needs at least one node") }
-        let template = FileManager.default.temporaryDirectory.appendingPathComponent("regionkit-nats-XXXXXX").path
+        let template = TestScratch.directory.appendingPathComponent("regionkit-nats-XXXXXX").path
         var bytes = Array(template.utf8CString)
         guard let made = mkdtemp(&bytes) else { throw TestFailure("mkdtemp \(template) failed: errno \(errno)") }
         directory = String(cString: made)

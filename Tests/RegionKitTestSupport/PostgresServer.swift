@@ -59,7 +59,7 @@ public final class PostgresServer: @unchecked Sendable {
     /// Reserves a directory and a free port (kept across restarts).
     public init() throws {
         port = Int(try Loopback.freePort())
-        let template = FileManager.default.temporaryDirectory.appendingPathComponent("regionkit-postgres-XXXXXX").path
+        let template = TestScratch.directory.appendingPathComponent("regionkit-postgres-XXXXXX").path
         var bytes = Array(template.utf8CString)
         guard let made = mkdtemp(&bytes) else { throw TestFailure("mkdtemp \(template) failed: errno \(errno)") }
         directory = String(cString: made)

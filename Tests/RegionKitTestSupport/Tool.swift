@@ -31,7 +31,7 @@ public enum Tool {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
-        let outPath = FileManager.default.temporaryDirectory.appendingPathComponent("tool-\(getpid())-\(UUID().uuidString).out").path
+        let outPath = TestScratch.directory.appendingPathComponent("tool-\(getpid())-\(UUID().uuidString).out").path
         let errPath = outPath + ".err"
         _ = FileManager.default.createFile(atPath: outPath, contents: nil)
         _ = FileManager.default.createFile(atPath: errPath, contents: nil)

@@ -1,4 +1,5 @@
 import Foundation
+import RegionKitTestSupport
 import Testing
 
 /// The input readers of `regionkit bench parse` (a file of HCI LE Advertising Report events) and
@@ -19,7 +20,7 @@ struct BenchInputTests {
     }
 
     static func write(_ bytes: [UInt8], suffix: String = "hci") throws -> String {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("rk-bench-\(UUID().uuidString).\(suffix)")
+        let url = TestScratch.directory.appendingPathComponent("rk-bench-\(UUID().uuidString).\(suffix)")
         try Data(bytes).write(to: url)
         return url.path
     }

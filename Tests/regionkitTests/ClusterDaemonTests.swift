@@ -277,7 +277,7 @@ struct ClusterDaemonTests {
     @Test("Partitions spread over 3 engines; kill -9 one: its partitions move to the others within a bounded time, no region flaps, no event is lost or doubled; departures still exit once; SIGTERM hands everything back",
           .timeLimit(.minutes(6)))
     func failoverAndHandOver() async throws {
-        let hooksFile = FileManager.default.temporaryDirectory.appendingPathComponent("rk-cluster-hooks-\(UUID().uuidString)").path
+        let hooksFile = TestScratch.directory.appendingPathComponent("rk-cluster-hooks-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: hooksFile) }
         try await Self.withRig(engines: 3, hooksFile: hooksFile) { rig in try await failover(rig, hooksFile: hooksFile) }
     }

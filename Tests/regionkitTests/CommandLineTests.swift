@@ -119,7 +119,7 @@ struct CommandLineTests {
     func scenarioFile() async throws {
         let shown = try await CLI.run(["scenarios", "show", "start-inside"])
         #expect(shown.status == 0)
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("rk-\(UUID().uuidString).json")
+        let file = TestScratch.directory.appendingPathComponent("rk-\(UUID().uuidString).json")
         defer { try? FileManager.default.removeItem(at: file) }
         try Data(shown.stdout.utf8).write(to: file)
         let fromFile = try await CLI.run(["simulate", file.path, "--json", "--instant"])
@@ -139,7 +139,7 @@ struct CommandLineTests {
         #expect(profile.status != 0)
         #expect(profile.stderr.contains("android"))
 
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("rk-bad-\(UUID().uuidString).json")
+        let file = TestScratch.directory.appendingPathComponent("rk-bad-\(UUID().uuidString).json")
         defer { try? FileManager.default.removeItem(at: file) }
         try Data(#"{"name": "bad", "duration": 10, "beacons": [], "path": [{"t": 0, "x": 0}], "regions": []}"#.utf8).write(to: file)
         let bad = try await CLI.run(["simulate", file.path, "--instant"])

@@ -111,7 +111,7 @@ struct DaemonFaultTests {
         }
         text += #"{"scannerID":"hall","uuid":"E2C56DB5DFFB48D2B060D0F5A71096E0","major":1,"minor":2,"time":\#(start + Int64(good) * 100)}"# + "\n"
         text += #"{"scannerID":"hall","uuid":"E2C56DB5DFFB48D2B060D0F5A71096E0","major":1,"minor":2,"rssi":-60,"time":\#(start + Int64(good + 1) * 100)}"# + "\n"
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("rk-damaged-\(UUID().uuidString).json")
+        let url = TestScratch.directory.appendingPathComponent("rk-damaged-\(UUID().uuidString).json")
         try Data(text.utf8).write(to: url)
         return url.path
     }
@@ -235,7 +235,7 @@ struct DaemonFaultTests {
         var shellPrefix: String? { mounted ? nil : "trap '' XFSZ; ulimit -f 1024;" }
 
         init() throws {
-            directory = FileManager.default.temporaryDirectory.appendingPathComponent("rk-full-\(UUID().uuidString)").path
+            directory = TestScratch.directory.appendingPathComponent("rk-full-\(UUID().uuidString)").path
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             mounted = geteuid() == 0 && Self.run("/bin/mount", ["-t", "tmpfs", "-o", "size=2m", "tmpfs", directory]) == 0
         }
@@ -390,7 +390,7 @@ struct DaemonFaultTests {
           .enabled(if: gpsd != nil, "gpsd not installed: apt-get install -y gpsd (./scripts/test.sh does)"))
     func gpsdKilledAndRestarted() async throws {
         let port = try Loopback.freePort()
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("rk-gpsd-\(UUID().uuidString)").path
+        let directory = TestScratch.directory.appendingPathComponent("rk-gpsd-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         var gpsd = try Self.startGPSD(port: port, directory: directory)
         defer { if gpsd.isRunning { kill(gpsd.processIdentifier, SIGKILL) } }

@@ -139,13 +139,13 @@ final class Daemon: @unchecked Sendable {
 @Suite("regionkit run: the daemon", .serialized, .tags(.endToEnd))
 struct DaemonTests {
     static func writeConfig(_ text: String) throws -> String {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("rk-config-\(UUID().uuidString).yaml")
+        let url = TestScratch.directory.appendingPathComponent("rk-config-\(UUID().uuidString).yaml")
         try Data(text.utf8).write(to: url)
         return url.path
     }
 
     static func temporaryStore() -> String {
-        FileManager.default.temporaryDirectory.appendingPathComponent("rk-daemon-\(UUID().uuidString)/regionkit.sqlite").path
+        TestScratch.directory.appendingPathComponent("rk-daemon-\(UUID().uuidString)/regionkit.sqlite").path
     }
 
     /// The museum visit at 40× speed, looping: a steady flow of enters, exits and ranging changes.

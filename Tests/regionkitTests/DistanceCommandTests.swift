@@ -1,4 +1,5 @@
 import Foundation
+import RegionKitTestSupport
 import Testing
 
 /// `regionkit eval distance`, `regionkit calibrate` and the `--distance-model` options, run as a user would.
@@ -9,7 +10,7 @@ struct DistanceCommandTests {
     static var available: Bool { FileManager.default.fileExists(atPath: recording("20210107-1123-A.csv")) }
 
     static func temporary(_ suffix: String, _ text: String? = nil) throws -> String {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("rk-distance-\(UUID().uuidString)\(suffix)")
+        let url = TestScratch.directory.appendingPathComponent("rk-distance-\(UUID().uuidString)\(suffix)")
         if let text { try Data(text.utf8).write(to: url) }
         return url.path
     }

@@ -1,4 +1,5 @@
 import Foundation
+import RegionKitTestSupport
 import Testing
 
 /// `regionkit eval replay` as a user runs it: JSON lines per recording × profile, clear errors
@@ -15,7 +16,7 @@ struct EvalReplayCommandTests {
 
             """
         }
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("rk-eval-\(UUID().uuidString).json")
+        let url = TestScratch.directory.appendingPathComponent("rk-eval-\(UUID().uuidString).json")
         try Data(text.utf8).write(to: url)
         return url.path
     }
@@ -68,7 +69,7 @@ struct EvalReplayCommandTests {
         #expect(missing.status == 1)
         #expect(missing.stderr.contains("/nonexistent/run.json.gz"), "\(missing.stderr)")
 
-        let damaged = FileManager.default.temporaryDirectory.appendingPathComponent("rk-eval-\(UUID().uuidString).json").path
+        let damaged = TestScratch.directory.appendingPathComponent("rk-eval-\(UUID().uuidString).json").path
         defer { try? FileManager.default.removeItem(atPath: damaged) }
         try Data(#"{"scannerID": "Room1", "uuid": "not-a-uuid", "major": 1, "minor": 1, "rssi": -60, "time": 1}"#.utf8).write(to: URL(fileURLWithPath: damaged))
         let bad = try await CLI.run(["eval", "replay", damaged])

@@ -1,4 +1,5 @@
 import Foundation
+import RegionKitTestSupport
 import Testing
 
 /// Malformed and hostile inputs thrown at the built `regionkit` as a new user would: damaged
@@ -9,7 +10,7 @@ struct HostileInputTests {
     static let uuid = "E2C56DB5DFFB48D2B060D0F5A71096E0"
 
     static func temporary(_ data: Data, suffix: String) throws -> String {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("rk-hostile-\(UUID().uuidString)\(suffix)").path
+        let path = TestScratch.directory.appendingPathComponent("rk-hostile-\(UUID().uuidString)\(suffix)").path
         try data.write(to: URL(fileURLWithPath: path))
         return path
     }
@@ -173,7 +174,7 @@ struct HostileInputTests {
     @Test("run --config: a typo in a key is an error with the file, line and column")
     func configTypo() async throws {
         let path = try Self.temporary(Data("sources:\n  - simulator: {scenario: museum}\nregoins:\n  - {identifier: x, uuid: \(Self.uuid)}\n".utf8), suffix: ".yaml")
-        let store = FileManager.default.temporaryDirectory.appendingPathComponent("rk-hostile-\(UUID().uuidString).sqlite").path
+        let store = TestScratch.directory.appendingPathComponent("rk-hostile-\(UUID().uuidString).sqlite").path
         defer { try? FileManager.default.removeItem(atPath: path); try? FileManager.default.removeItem(atPath: store) }
         let result = try await CLI.run(["run", "--config", path, "--store", store], timeout: 30)
         #expect(result.status == 1)

@@ -1,4 +1,5 @@
 import Foundation
+import RegionKitTestSupport
 import Testing
 
 /// The location paths of the CLI: replaying NMEA logs and GPX tracks through geofences, GeoJSON
@@ -40,7 +41,7 @@ struct LocationCommandTests {
 
     @Test("Malformed NMEA lines are skipped with a warning (regionkit: warning: FILE: …), not reported as an error")
     func nmeaWarnings() async throws {
-        let log = FileManager.default.temporaryDirectory.appendingPathComponent("rk-\(UUID().uuidString).nmea")
+        let log = TestScratch.directory.appendingPathComponent("rk-\(UUID().uuidString).nmea")
         defer { try? FileManager.default.removeItem(at: log) }
         // NMEA 0183's own RMC example (checksum 6A), then a sentence whose checksum is wrong.
         try Data("$GPRMC,123519,A,4807.038,N,01131.000,E,022.4,084.4,230394,003.1,W*6A\r\n$GPRMC,123520,A,4807.038,N*00\r\n".utf8).write(to: log)
@@ -54,7 +55,7 @@ struct LocationCommandTests {
           .enabled(if: available, "fixtures not found (set REGIONKIT_FIXTURES): SKIPPED, not passed"))
     func replayGPXWithGeoJSON() async throws {
         let gpx = Self.fixtures.appendingPathComponent("gpx/Mojstrovka.gpx").path
-        let regions = FileManager.default.temporaryDirectory.appendingPathComponent("rk-\(UUID().uuidString).geojson")
+        let regions = TestScratch.directory.appendingPathComponent("rk-\(UUID().uuidString).geojson")
         defer { try? FileManager.default.removeItem(at: regions) }
         // A circle around the summit part of the track (its middle point) and one 50 km away.
         try Data("""
@@ -73,7 +74,7 @@ struct LocationCommandTests {
 
     @Test("Bad region files and arguments: clear errors naming what and where")
     func errors() async throws {
-        let bad = FileManager.default.temporaryDirectory.appendingPathComponent("rk-\(UUID().uuidString).geojson")
+        let bad = TestScratch.directory.appendingPathComponent("rk-\(UUID().uuidString).geojson")
         defer { try? FileManager.default.removeItem(at: bad) }
         try Data(#"{"type": "FeatureCollection", "features": [{"type": "Feature", "geometry": {"type": "Point", "coordinates": [13.7, 46.4]}, "properties": {"identifier": "x"}}]}"#.utf8).write(to: bad)
         let missingRadius = try await CLI.run(["replay", "x.nmea", "--instant", "--regions", bad.path])
@@ -89,8 +90,8 @@ struct LocationCommandTests {
 
     @Test("regions convert: GeoJSON → scenario JSON → GeoJSON keeps every circle")
     func convertRoundTrip() async throws {
-        let source = FileManager.default.temporaryDirectory.appendingPathComponent("rk-\(UUID().uuidString).geojson")
-        let middle = FileManager.default.temporaryDirectory.appendingPathComponent("rk-\(UUID().uuidString).json")
+        let source = TestScratch.directory.appendingPathComponent("rk-\(UUID().uuidString).geojson")
+        let middle = TestScratch.directory.appendingPathComponent("rk-\(UUID().uuidString).json")
         defer { try? FileManager.default.removeItem(at: source); try? FileManager.default.removeItem(at: middle) }
         try Data("""
         {"type": "FeatureCollection", "features": [

@@ -55,7 +55,7 @@ struct ClusterOutputsTests {
         let broker = try MosquittoBroker()
         try broker.start()
         defer { broker.stop() }
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("rk-cluster-outputs-\(UUID().uuidString).sqlite").path
+        let path = TestScratch.directory.appendingPathComponent("rk-cluster-outputs-\(UUID().uuidString).sqlite").path
         defer { for suffix in ["", "-wal", "-shm", ".lock"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
         let store = try RegionStore(path: path)
         let listener = try await Listener(url: broker.url, filters: ["regionkit/site-a/#", "homeassistant/#"])
