@@ -35,7 +35,8 @@ public struct MonitoringEngine: Sendable {
     /// Region records by slot (``RegionTable``): the identifier is hashed at registration and by
     /// the commands naming a region, not per sighting or fix.
     var regions = RegionTable()
-    var order: [String] = []
+    /// The identifiers in registration order (``monitoredRegions``, the brute-force paths).
+    var order = RegistrationOrder()
     /// Beacon regions by constraint (UUID, UUID+major, UUID+major+minor), each list in
     /// registration order: a sighting looks up at most three keys, whatever the region count.
     /// An open-addressing table with a cheap hash and a cache of identities that match nothing.
@@ -182,7 +183,7 @@ public struct MonitoringEngine: Sendable {
             if case .beacon = region { beacons += 1 } else { circles += 1 }
         }
         regions.reserveCapacity(new.count)
-        order.growCapacity(toAtLeast: order.count + new.count)
+        order.reserveCapacity(new.count)
         schedule.reserveCapacity(slots: regions.count + new.count)
         if beacons > 0 { beaconIndex.reserveCapacity(beacons) }
         if circles > 0 { circularIndex.reserveCapacity(circles) }
@@ -410,7 +411,7 @@ public struct MonitoringEngine: Sendable {
         let record = regions.insert(MonitoredRegion(region: region, registeredAt: now), replaced: &replaced)
         if let replaced { detach(replaced, slot: record) }
         let sequence = schedule.register(slot: record)
-        order.append(region.identifier)
+        order.append(region.identifier, sequence: sequence)
         let registered = RegisteredID(sequence: sequence, slot: Int32(truncatingIfNeeded: record))
         switch region {
         case .beacon(let beacon):
@@ -456,7 +457,7 @@ public struct MonitoringEngine: Sendable {
     /// order, its timer, its index entries, its automatic ranging.
     mutating func detach(_ monitored: MonitoredRegion, slot: Int) {
         let identifier = monitored.region.identifier
-        order.removeAll { $0 == identifier }
+        if let sequence = schedule.number(slot: slot) { order.remove(sequence: sequence) }
         schedule.unregister(slot: slot)   // its timer entry is dropped lazily
         switch monitored.region {
         case .beacon(let beacon):
