@@ -49,7 +49,7 @@ public final class RegionStore: Sendable {
         do {
             var configuration = Configuration()
             configuration.busyMode = .timeout(5)
-            pool = try DatabasePool(path: path, configuration: configuration)
+            pool = try Self.openPool(path: path, configuration: configuration)
             try Self.migrate(pool)
             try pool.write { db in
                 if try Int32.fetchOne(db, sql: "PRAGMA application_id") != Self.applicationID {
@@ -103,6 +103,23 @@ public final class RegionStore: Sendable {
             store \(path): not a RegionKit store (\(owner); tables: \(verdict.tables.prefix(8).joined(separator: ", "))\
             \(verdict.tables.count > 8 ? ", …" : "")): refusing to add RegionKit's tables to it; give another path
             """)
+    }
+
+    /// Opens the pool, waiting (up to 5 s) while another connection holds the lock that switching
+    /// a new file to WAL needs: `PRAGMA journal_mode = WAL` can fail at once with `SQLITE_BUSY`
+    /// without calling the busy handler, so the busy timeout does not cover it. A CI run saw 3
+    /// openers of one new store fail that way twice in 60 rounds on a loaded machine.
+    static func openPool(path: String, configuration: Configuration, patience: Double = 5) throws -> DatabasePool {
+        let start = Date()
+        var delay: UInt32 = 2_000   // µs, doubling to 100 ms
+        while true {
+            do {
+                return try DatabasePool(path: path, configuration: configuration)
+            } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY && Date().timeIntervalSince(start) < patience {
+                usleep(delay)
+                delay = min(delay * 2, 100_000)
+            }
+        }
     }
 
     /// Migrates the store, safe against another process migrating it at the same time.

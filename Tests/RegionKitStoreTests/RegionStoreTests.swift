@@ -37,7 +37,8 @@ struct RegionStoreTests {
     /// migration's transaction, so without ``RegionStore/migrate(_:attempts:)`` two of them ran
     /// one migration twice and the second failed ("table … already exists", "duplicate column
     /// name: origin"). A DaemonFaultTests run saw the daemon stop at start that way. Both a new
-    /// store and one from before the last migration, opened by 3 at once, 30 rounds each.
+    /// store and one from before the last migration, opened by 3 at once, 30 rounds each. (A new
+    /// store also met `PRAGMA journal_mode = WAL` failing with SQLITE_BUSY: ``RegionStore/openPool(path:configuration:patience:)``.)
     @Test func concurrentOpenersOfANewOrOlderStoreAllSucceed() throws {
         let migrations = RegionStore.migrator.migrations
         let failures = LockedBox<[String]>([])
