@@ -108,8 +108,8 @@ public struct RegionIndex: Sendable {
         var radiusBuckets = [Int32](repeating: 0, count: Level.radiusBucketCount)
         /// An upper bound of the radii stored, used only as the search reach of a query (the
         /// candidates are then tested exactly, so a looser bound changes no result): the exact
-        /// maximum while regions are only added; after the last region of the top bucket is
-        /// removed, the upper edge of the highest bucket still in use.
+        /// maximum while regions are only added; lowered to the upper edge of the highest bucket
+        /// still in use when a removal empties a bucket.
         var maxRadius = 0.0
 
         static let radiusBucketCount = 64
@@ -133,8 +133,8 @@ public struct RegionIndex: Sendable {
         mutating func removeRadius(_ radius: Double) {
             let bucket = radiusBucket(radius)
             radiusBuckets[bucket] -= 1
-            guard radiusBuckets[bucket] == 0, bucket >= radiusBucket(maxRadius) else { return }
-            maxRadius = radiusBuckets.lastIndex { $0 > 0 }.map(radiusBucketEdge) ?? 0
+            guard radiusBuckets[bucket] == 0 else { return }
+            maxRadius = min(maxRadius, radiusBuckets.lastIndex { $0 > 0 }.map(radiusBucketEdge) ?? 0)
         }
 
         init(side: Double) {
