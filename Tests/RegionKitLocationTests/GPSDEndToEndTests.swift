@@ -47,20 +47,12 @@ struct GPSDEndToEndTests {
     /// (`gpsfake-PID.sock`) is removed.
     static func stop(_ process: Process) {
         guard process.isRunning else { return }
-        let pid = process.processIdentifier
-        let kids = children(of: pid)
+        let kids = children(of: process.processIdentifier)
         let sockets = kids.compactMap(controlSocket(of:))
         defer { for socket in sockets where socket.contains("gpsfake-") { unlink(socket) } }
-        func wait(_ seconds: Double) {
-            let deadline = Date().addingTimeInterval(seconds)
-            while process.isRunning, Date() < deadline { usleep(20_000) }
-        }
         for k in kids where kill(k, 0) == 0 { kill(k, SIGTERM) }
-        kill(pid, SIGTERM)
-        wait(2)
-        if process.isRunning { kill(pid, SIGKILL) }
+        process.stop(signal: SIGTERM, grace: .seconds(2))
         for k in kids where kill(k, 0) == 0 { kill(k, SIGKILL) }
-        wait(2)
     }
 
     @Test(
