@@ -61,9 +61,7 @@ extension MonitoringEngine {
             }
             nearest[observation.identity] = state
         }
-        for index in sessions.indices where sessions[index].constraint.matches(observation.identity) {
-            sessions[index].record(observation, filter: profile.rssiFilter)
-        }
+        if !sessions.isEmpty { sessions.record(observation, filter: profile.rssiFilter) }
     }
 
     /// Sightings in order, as one call: the same events, in the same order, as calling

@@ -7,7 +7,7 @@ extension MonitoringEngine {
         case exit(String)
         case geoDwell(String)
         case ranging(Int)
-        case retry(Int)
+        case retry(String)
         case wake
     }
 
@@ -19,8 +19,8 @@ extension MonitoringEngine {
         func consider(_ time: Timestamp) {
             if best == nil || time < best! { best = time }
         }
-        for session in sessions { consider(session.nextDelivery) }
-        for retry in retries { consider(retry.due) }
+        if let delivery = sessions.next { consider(delivery.time) }
+        if let retry = retries.next { consider(retry.time) }
         if let wakeRequestAt { consider(wakeRequestAt) }
         return best
     }
@@ -44,8 +44,8 @@ extension MonitoringEngine {
                 consider(due.time, due.item)
             }
         }
-        for (index, session) in sessions.enumerated() { consider(session.nextDelivery, .ranging(index)) }
-        for (index, retry) in retries.enumerated() { consider(retry.due, .retry(index)) }
+        if let delivery = sessions.next { consider(delivery.time, .ranging(delivery.slot)) }
+        if let retry = retries.next { consider(retry.time, .retry(retry.id)) }
         if let wakeRequestAt { consider(wakeRequestAt, .wake) }
         return best
     }

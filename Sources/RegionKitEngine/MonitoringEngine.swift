@@ -64,12 +64,12 @@ public struct MonitoringEngine: Sendable {
     /// Circular regions the index refused (only possible for a decoded, unvalidated region):
     /// evaluated on every fix, so nothing is ever silently unmonitored.
     var geoUnindexed: Set<String> = []
-    var sessions: [RangingSession] = []
+    var sessions = RangingSessionTable()
     var sources: [RegionKind: AuthorizationStatus]
-    var retries: [PendingRetry] = []
+    var retries = PendingRetries()
     /// Regions whose retries ran out while their source was unavailable (retry helper on): they are
     /// registered again as soon as that source is usable, however long the outage lasted.
-    var abandoned: [Region] = []
+    var abandoned = KeyedList<Region>()
     var failureCounts: [String: Int] = [:]
     var wakeRequestAt: Timestamp?
     var nearest: [BeaconIdentity: NearestScannerState] = [:]
@@ -101,11 +101,6 @@ public struct MonitoringEngine: Sendable {
         var distance: Double
     }
 
-    struct PendingRetry: Sendable {
-        var region: Region
-        var due: Timestamp
-    }
-
     /// - Parameters:
     ///   - sources: the status of the input source for each region kind; a kind without an entry
     ///     has no source configured and its regions fail with `sourceUnavailable`.
@@ -129,10 +124,10 @@ public struct MonitoringEngine: Sendable {
     public func state(of identifier: String) -> RegionState? { regions[identifier]?.state }
 
     /// Constraints being ranged, in the order ranging started.
-    public var rangedConstraints: [BeaconIdentityConstraint] { sessions.map(\.constraint) }
+    public var rangedConstraints: [BeaconIdentityConstraint] { sessions.inStartOrder.map(\.constraint) }
 
     /// The ranging sessions (constraint, label, tracked beacons).
-    public var rangingSessions: [RangingSession] { sessions }
+    public var rangingSessions: [RangingSession] { sessions.inStartOrder }
 
     /// Whether a source is configured for `kind` regions (usable or not).
     public func hasSource(for kind: RegionKind) -> Bool { sources[kind] != nil }
@@ -217,8 +212,8 @@ public struct MonitoringEngine: Sendable {
     public mutating func stopMonitoring(identifier: String, at time: Timestamp) -> [LocationEvent] {
         defer { settleTimers() }
         var events = advance(to: time)
-        retries.removeAll { $0.region.identifier == identifier }
-        abandoned.removeAll { $0.identifier == identifier }
+        retries.cancel(id: identifier)
+        abandoned.removeValue(forKey: identifier)
         failureCounts[identifier] = nil
         events += remove(identifier)
         return events
@@ -245,7 +240,7 @@ public struct MonitoringEngine: Sendable {
     public mutating func stopRanging(_ constraint: BeaconIdentityConstraint, at time: Timestamp) -> [LocationEvent] {
         defer { settleTimers() }
         let events = advance(to: time)
-        sessions.removeAll { $0.constraint == constraint }
+        if let slot = sessions.slot(of: constraint) { sessions.remove(slot: slot) }
         return events
     }
 
@@ -274,8 +269,7 @@ public struct MonitoringEngine: Sendable {
         sources[kind] = status
         events.append(LocationEvent(timestamp: now, kind: .didChangeAuthorization(kind, status)))
         if status.isAuthorized {
-            let resuming = abandoned.filter { $0.kind == kind }
-            abandoned.removeAll { $0.kind == kind }
+            let resuming = abandoned.removeAll { $0.kind == kind }
             for region in resuming {
                 failureCounts[region.identifier] = nil
                 events += register(region)
@@ -289,7 +283,7 @@ public struct MonitoringEngine: Sendable {
             events += fail(monitored.region, error)
         }
         if kind == .beacon {
-            for session in sessions {
+            for session in sessions.inStartOrder {
                 let rangingError = RegionKitError(.rangingUnavailable, "ranging \(session.label) stopped: \(error.message)")
                 events.append(LocationEvent(timestamp: now, kind: .didFailRanging(session.constraint, label: session.label, rangingError)))
             }
@@ -321,12 +315,15 @@ public struct MonitoringEngine: Sendable {
         while let dueTime = nextDueTime(), dueTime <= time, let due = nextDue() {
             now = max(now, due.time)
             events += fire(due.item)
-            if case .ranging(let index) = due.item, index < sessions.count {
-                sessions[index].skipMissedDeliveries(before: time, interval: profile.rangingInterval, keeping: Self.maximumRangingCatchUp)
-                // At 1.8e308 s, t + 1 == t: the delivery would stay due for ever (engine fuzz
-                // finding, out of memory). The next one comes after this advance's time.
-                if sessions[index].nextDelivery <= due.time {
-                    sessions[index].nextDelivery = Timestamp(seconds: time.seconds.nextUp)
+            if case .ranging(let slot) = due.item {
+                let interval = profile.rangingInterval
+                sessions.update(slot: slot) { session in
+                    session.skipMissedDeliveries(before: time, interval: interval, keeping: Self.maximumRangingCatchUp)
+                    // At 1.8e308 s, t + 1 == t: the delivery would stay due for ever (engine fuzz
+                    // finding, out of memory). The next one comes after this advance's time.
+                    if session.nextDelivery <= due.time {
+                        session.nextDelivery = Timestamp(seconds: time.seconds.nextUp)
+                    }
                 }
             }
             settleTimers()
@@ -369,13 +366,15 @@ public struct MonitoringEngine: Sendable {
             return setState(id, candidate, crossing: true, evidence: EventEvidence(
                 distance: monitored.lastDistance, horizontalAccuracy: lastFix?.horizontalAccuracy, dwell: now - since,
                 reason: "held \(candidate == .inside ? "inside" : "outside") the boundary buffer for \(Self.format(now - since)) s"))
-        case .ranging(let index):
-            let beacons = sessions[index].deliver(at: now, profile: profile)
-            let session = sessions[index]
-            return [LocationEvent(timestamp: now, kind: .didRangeBeacons(beacons, session.constraint, label: session.label))]
-        case .retry(let index):
-            let retry = retries.remove(at: index)
-            return register(retry.region)
+        case .ranging(let slot):
+            let (now, profile) = (self.now, self.profile)
+            guard let (beacons, constraint, label) = sessions.update(slot: slot, { session in
+                (session.deliver(at: now, profile: profile), session.constraint, session.label)
+            }) else { return [] }
+            return [LocationEvent(timestamp: now, kind: .didRangeBeacons(beacons, constraint, label: label))]
+        case .retry(let id):
+            guard let region = retries.take(id: id) else { return [] }
+            return register(region)
         case .wake:
             wakeRequestAt = nil
             var events: [LocationEvent] = []
@@ -471,7 +470,7 @@ public struct MonitoringEngine: Sendable {
             geoPending.remove(identifier)
             geoUnindexed.remove(identifier)
         }
-        sessions.removeAll { $0.automatic && $0.label == identifier }
+        sessions.removeAutomatic(label: identifier)
     }
 
     mutating func fail(_ region: Region, _ error: RegionKitError) -> [LocationEvent] {
@@ -480,12 +479,10 @@ public struct MonitoringEngine: Sendable {
             let count = failureCounts[region.identifier, default: 0] + 1
             failureCounts[region.identifier] = count
             if count <= retry.maximumAttempts {
-                retries.removeAll { $0.region.identifier == region.identifier }
-                retries.append(PendingRetry(region: region, due: now + retry.delay))
+                retries.file(region, due: now + retry.delay)
             } else {
                 events[0].evidence = EventEvidence(reason: "retries exhausted after \(count) failures (limit \(retry.maximumAttempts)); registering again when the source is back")
-                abandoned.removeAll { $0.identifier == region.identifier }
-                abandoned.append(region)
+                abandoned.append(region, for: region.identifier)
             }
         }
         return events
@@ -536,7 +533,7 @@ public struct MonitoringEngine: Sendable {
             if state == .inside {
                 events += beginRanging(beacon.constraint, label: id, automatic: true)
             } else {
-                sessions.removeAll { $0.automatic && $0.label == id }
+                sessions.removeAutomatic(label: id)
             }
         }
         return events
@@ -548,11 +545,11 @@ public struct MonitoringEngine: Sendable {
             return [LocationEvent(timestamp: now, kind: .didFailRanging(constraint, label: label,
                 RegionKitError(.rangingUnavailable, "cannot range \(label): no usable Bluetooth scanner: \(status)")))]
         }
-        if let index = sessions.firstIndex(where: { $0.constraint == constraint }) {
-            if !automatic { sessions[index].automatic = false }
+        if let slot = sessions.slot(of: constraint) {
+            if !automatic { sessions.update(slot: slot) { $0.automatic = false } }
             return []
         }
-        sessions.append(RangingSession(constraint: constraint, label: label, startedAt: now, interval: profile.rangingInterval, automatic: automatic))
+        sessions.start(RangingSession(constraint: constraint, label: label, startedAt: now, interval: profile.rangingInterval, automatic: automatic))
         return []
     }
 

@@ -1,0 +1,200 @@
+import RegionKitCore
+
+/// The engine's ranging sessions, by slot: found for a sighting through a ``BeaconMatchTable``
+/// of their constraints, due in order through a heap of their next deliveries, listed in the
+/// order they started.
+///
+/// They were an array that every sighting and every delivery walked whole. With the daemon's
+/// default helpers (``Automation/all``: ranging while inside) every entered beacon region has a
+/// session, so a sighting cost a constraint test per region inside and a second of deliveries
+/// was quadratic in them: 27,000 sightings/s at 10,000 beacons instead of 1 million. Here a
+/// sighting looks up its three constraint keys (UUID, UUID+major, exact) and a delivery is a heap
+/// operation; only the rare constraint the keys cannot express (a minor without a major, an
+/// Eddystone instance major without its minor: only a decoded, unvalidated constraint) is tested
+/// one by one.
+///
+/// Starting, stopping and the order of deliveries are those of the array: at most one session
+/// per constraint; deliveries due at the same time come in the order the sessions started.
+///
+/// ```swift
+/// var table = RangingSessionTable()
+/// let slot = table.start(RangingSession(constraint: c, label: "hall", startedAt: .zero, interval: 1))
+/// table.record(observation, filter: .latest)        // every session whose constraint matches
+/// table.next                                         // (time: 1 s, slot: slot)
+/// ```
+struct RangingSessionTable: Sendable {
+    /// A delivery due: the session's next delivery time and start number when it was filed.
+    private struct Due: Comparable, Sendable {
+        var time: Timestamp
+        var sequence: Int
+        var slot: Int32
+
+        static func < (a: Due, b: Due) -> Bool {
+            a.time != b.time ? a.time < b.time : a.sequence < b.sequence
+        }
+
+        static func == (a: Due, b: Due) -> Bool { a.time == b.time && a.sequence == b.sequence }
+    }
+
+    private var sessions: [RangingSession?] = []
+    /// The start number of the session in each slot (its place in the start order).
+    private var sequences: [Int] = []
+    private var free: [Int32] = []
+    private var nextSequence = 0
+    private(set) var count = 0
+    private var byConstraint = BeaconMatchTable()
+    /// Sessions whose constraint the three keys of a sighting cannot reach (tested one by one).
+    private var irregular: [Int32] = []
+    /// Slots of the sessions started by the engine's helper, by label.
+    private var automaticByLabel: [String: [Int32]] = [:]
+    /// Every live session's next delivery, and entries left behind by later deliveries and
+    /// stops (skipped when they surface: the minimum is always live).
+    private var due = MinHeap<Due>()
+
+    var isEmpty: Bool { count == 0 }
+
+    /// The session in `slot`.
+    subscript(slot slot: Int) -> RangingSession? {
+        slot >= 0 && slot < sessions.count ? sessions[slot] : nil
+    }
+
+    /// The live sessions in the order they started.
+    var inStartOrder: [RangingSession] {
+        sessions.indices.filter { sessions[$0] != nil }.sorted { sequences[$0] < sequences[$1] }.map { sessions[$0]! }
+    }
+
+    /// The earliest delivery due, ties to the session started first.
+    var next: (time: Timestamp, slot: Int)? {
+        due.min.map { ($0.time, Int($0.slot)) }
+    }
+
+    /// The slot of the session ranging `constraint`, if any.
+    func slot(of constraint: BeaconIdentityConstraint) -> Int? {
+        if Self.isRegular(constraint) {
+            let matches = byConstraint.regions(for: BeaconMatchTable.Key(constraint))
+            return matches.isEmpty ? nil : Int(matches.head.slot)
+        }
+        return irregular.first { sessions[Int($0)]?.constraint == constraint }.map(Int.init)
+    }
+
+    /// Whether a sighting's three keys (UUID only, UUID+major, exact; Eddystone-UID: namespace,
+    /// namespace+instance) reach every identity `constraint` matches.
+    static func isRegular(_ constraint: BeaconIdentityConstraint) -> Bool {
+        if constraint.major == nil { return constraint.minor == nil }
+        return constraint.format != .eddystoneUID || constraint.minor != nil
+    }
+
+    /// Files a new session (the caller has checked that none ranges its constraint) and returns its slot.
+    @discardableResult
+    mutating func start(_ session: RangingSession) -> Int {
+        let slot: Int32
+        if let reused = free.popLast() {
+            slot = reused
+            sessions[Int(slot)] = session
+            sequences[Int(slot)] = nextSequence
+        } else {
+            slot = Int32(truncatingIfNeeded: sessions.count)
+            sessions.append(session)
+            sequences.append(nextSequence)
+        }
+        let registered = MonitoringEngine.RegisteredID(sequence: nextSequence, slot: slot)
+        nextSequence += 1
+        count += 1
+        if Self.isRegular(session.constraint) {
+            byConstraint.append(registered, for: BeaconMatchTable.Key(session.constraint))
+        } else {
+            irregular.append(slot)
+        }
+        if session.automatic { automaticByLabel[session.label, default: []].append(slot) }
+        due.push(Due(time: session.nextDelivery, sequence: registered.sequence, slot: slot))
+        return Int(slot)
+    }
+
+    /// Changes the session in `slot`; a change of its next delivery files the new time.
+    mutating func update<Result>(slot: Int, _ body: (inout RangingSession) -> Result) -> Result? {
+        guard slot >= 0, slot < sessions.count, var session = sessions[slot] else { return nil }
+        sessions[slot] = nil   // the session is changed in place, not copied
+        let before = session.nextDelivery, wasAutomatic = session.automatic
+        let result = body(&session)
+        sessions[slot] = session
+        if session.nextDelivery != before {
+            due.push(Due(time: session.nextDelivery, sequence: sequences[slot], slot: Int32(truncatingIfNeeded: slot)))
+            dropStaleDue()
+        }
+        if wasAutomatic && !session.automatic { forgetAutomatic(label: session.label, slot: Int32(truncatingIfNeeded: slot)) }
+        return result
+    }
+
+    /// Stops the session in `slot`.
+    mutating func remove(slot: Int) {
+        guard slot >= 0, slot < sessions.count, let session = sessions[slot] else { return }
+        let s = Int32(truncatingIfNeeded: slot)
+        if Self.isRegular(session.constraint) {
+            byConstraint.remove(slot: s, for: BeaconMatchTable.Key(session.constraint))
+        } else {
+            irregular.removeAll { $0 == s }
+        }
+        if session.automatic { forgetAutomatic(label: session.label, slot: s) }
+        sessions[slot] = nil
+        free.append(s)
+        count -= 1
+        if count == 0 {
+            due = MinHeap()
+        } else {
+            dropStaleDue()
+            // Stopped sessions' entries wait until their time: rebuild when they are most of the heap.
+            if due.count > 2 * count + 64 { rebuildDue() }
+        }
+    }
+
+    /// Stops every session the helper started under `label`.
+    mutating func removeAutomatic(label: String) {
+        guard let slots = automaticByLabel[label] else { return }
+        for slot in slots { remove(slot: Int(slot)) }
+    }
+
+    /// Stops every session.
+    mutating func removeAll() {
+        self = RangingSessionTable()
+    }
+
+    /// Adds a sighting to every session whose constraint it matches.
+    mutating func record(_ observation: BeaconObservation, filter: RSSIFilter) {
+        if let (any, major, exact) = byConstraint.candidates(for: observation.identity) {
+            // At most one session per constraint, so no session is in two lists.
+            for registered in any { sessions[Int(registered.slot)]?.record(observation, filter: filter) }
+            for registered in major { sessions[Int(registered.slot)]?.record(observation, filter: filter) }
+            for registered in exact { sessions[Int(registered.slot)]?.record(observation, filter: filter) }
+        }
+        for slot in irregular where sessions[Int(slot)]?.constraint.matches(observation.identity) == true {
+            sessions[Int(slot)]?.record(observation, filter: filter)
+        }
+    }
+
+    private mutating func forgetAutomatic(label: String, slot: Int32) {
+        guard var slots = automaticByLabel[label] else { return }
+        slots.removeAll { $0 == slot }
+        automaticByLabel[label] = slots.isEmpty ? nil : slots
+    }
+
+    private func isLive(_ entry: Due) -> Bool {
+        let slot = Int(entry.slot)
+        guard let session = sessions[slot] else { return false }
+        return sequences[slot] == entry.sequence && session.nextDelivery == entry.time
+    }
+
+    /// Pops the entries of stopped sessions and of deliveries already moved, until the minimum is live.
+    private mutating func dropStaleDue() {
+        while let first = due.min, !isLive(first) { due.popMin() }
+    }
+
+    private mutating func rebuildDue() {
+        var live: [Due] = []
+        live.reserveCapacity(count)
+        for slot in sessions.indices {
+            guard let session = sessions[slot] else { continue }
+            live.append(Due(time: session.nextDelivery, sequence: sequences[slot], slot: Int32(truncatingIfNeeded: slot)))
+        }
+        due.rebuild(live)
+    }
+}
