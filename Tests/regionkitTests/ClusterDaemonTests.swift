@@ -186,6 +186,38 @@ struct ClusterDaemonTests {
     }
 
 
+    /// What each NATS node holds as retained on `topics` (a fresh client per node subscribes to
+    /// the exact topic and waits up to 3 s), the beacon's logged nearest-scanner changes, and the
+    /// outputs' cursor: for a failure message.
+    static func retainedDiagnosis(_ rig: Rig, minor: Int, topics: [String]) async -> String {
+        var lines: [String] = []
+        for topic in topics {
+            for node in rig.nats.nodes.indices {
+                let got = LockedBox<[String]>([])
+                do {
+                    let client = MQTTClient(configuration: try MQTTClientConfiguration(urls: [rig.nats.mqttURL(node)]), onMessage: { message in
+                        if message.topic == topic { got.withLock { $0.append(String(decoding: message.payload.prefix(60), as: UTF8.self)) } }
+                    })
+                    let running = Task { await client.run() }
+                    try await client.waitUntilConnected()
+                    try await client.subscribe(topic, qos: .atLeastOnce)
+                    _ = await waitUntil(timeout: 3) { !got.withLock { $0 }.isEmpty }
+                    await client.shutdown()
+                    running.cancel()
+                    lines.append("\n  node \(node) retains \(topic): \(got.withLock { $0 }.first ?? "nothing")")
+                } catch {
+                    lines.append("\n  node \(node): probe failed: \(error)")
+                }
+            }
+        }
+        let beacon = "\(uuid.uppercased()):1:\(minor)"
+        let changes = (try? await rig.store.events(since: nil, region: nil, type: "didChangeNearestScanner", afterID: nil, limit: nil)) ?? []
+        let mine = changes.filter { $0.json.uppercased().contains(beacon) }.map { "\($0.id)" }
+        let cursor = (try? await rig.store.outputCursor("mqtt:e2e", createAtEnd: false)).map { "\($0)" } ?? "?"
+        lines.append("\n  logged nearest-scanner changes of \(beacon): ids \(mine); outputs cursor \(cursor)")
+        return lines.joined()
+    }
+
     static func crossings(_ events: [StoredEvent], _ region: String) -> [String] {
         events.filter { $0.region == region && ($0.type == "didEnterRegion" || $0.type == "didExitRegion") }.map(\.type)
     }
@@ -431,10 +463,18 @@ struct ClusterDaemonTests {
         // (ranged while inside), with the distance sensor.
         for minor in 9...Self.beacons {
             let key = "\(Self.uuid)-1-\(minor)"
-            let room = heard.withLock { $0 }.last { $0.topic == "regionkit/e2e/beacons/\(key)/room" }?.text
-            #expect(room == Self.rooms[minor % Self.rooms.count], "b\(minor): room \(room ?? "none")")
-            let tracker = heard.withLock { $0 }.last { $0.topic == "homeassistant/device_tracker/regionkit_e2e/ibeacon_\(key)/config" }?.text
-            #expect(tracker?.contains(#""state_topic":"regionkit/e2e/beacons/\#(key)/room""#) == true, "b\(minor) tracker: \(tracker ?? "none")")
+            let roomTopic = "regionkit/e2e/beacons/\(key)/room"
+            let room = heard.withLock { $0 }.last { $0.topic == roomTopic }?.text
+            let trackerTopic = "homeassistant/device_tracker/regionkit_e2e/ibeacon_\(key)/config"
+            let tracker = heard.withLock { $0 }.last { $0.topic == trackerTopic }?.text
+            let roomHeard = room == Self.rooms[minor % Self.rooms.count]
+            let trackerHeard = tracker?.contains(#""state_topic":"regionkit/e2e/beacons/\#(key)/room""#) == true
+            // When the listener missed one, say whether the broker holds it (a fresh subscription to
+            // the exact topic on each node) and what the log says: a lost publish, or a retained
+            // message the broker did not deliver to a late wildcard subscriber.
+            let diagnosis = roomHeard && trackerHeard ? "" : await Self.retainedDiagnosis(rig, minor: minor, topics: [roomTopic, trackerTopic])
+            #expect(roomHeard, "b\(minor): room \(room ?? "none")\(diagnosis)")
+            #expect(trackerHeard, "b\(minor) tracker: \(tracker ?? "none")\(diagnosis)")
         }
         for minor in 9...Self.beacons {
             let key = "\(Self.uuid)-1-\(minor)"

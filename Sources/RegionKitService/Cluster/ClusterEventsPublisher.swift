@@ -19,8 +19,9 @@ import RegionKitStore
 /// interval), `offline` when it stops and as its will. With Home Assistant discovery, the regions'
 /// `binary_sensor` configurations (retained) are published on every connection and whenever Home
 /// Assistant announces itself `online`; they follow the same retained state topics as a single
-/// daemon's. Beacon entities (room, distance) are not published: a beacon's ranging lives in its
-/// partition's engine, not in the shared log.
+/// daemon's. A beacon's retained room and its `device_tracker` follow its logged nearest-scanner
+/// changes, as in one daemon; its distance (and distance sensor) is published by its partition's
+/// engine, where its ranging lives (ranging is not in the shared log).
 ///
 /// ```swift
 /// let publisher = ClusterEventsPublisher(store: store, mqtt: clientConfiguration, site: "airport", regions: regions,
