@@ -16,22 +16,10 @@ import RegionKitCore
 /// retries.take(id: region.identifier)   // the region, now no longer pending
 /// ```
 struct PendingRetries: Sendable {
-    private struct Due: Comparable, Sendable {
-        var time: Timestamp
-        var sequence: Int
-        var id: String
-
-        static func < (a: Due, b: Due) -> Bool {
-            a.time != b.time ? a.time < b.time : a.sequence < b.sequence
-        }
-
-        static func == (a: Due, b: Due) -> Bool { a.time == b.time && a.sequence == b.sequence }
-    }
-
     private var pending: [String: (region: Region, sequence: Int)] = [:]
     /// Every pending retry, and entries left by replaced and cancelled ones (dropped when they
     /// reach the top: the minimum is always pending).
-    private var due = MinHeap<Due>()
+    private var due = MinHeap<DueEntry<String>>()
     private var nextSequence = 0
 
     var count: Int { pending.count }
@@ -39,14 +27,14 @@ struct PendingRetries: Sendable {
 
     /// The earliest retry due, ties to the one filed first.
     var next: (time: Timestamp, id: String)? {
-        due.min.map { ($0.time, $0.id) }
+        due.min.map { ($0.time, $0.key) }
     }
 
     /// Files a retry of `region` at `time`, replacing any pending one for its identifier.
     mutating func file(_ region: Region, due time: Timestamp) {
         let id = region.identifier
         pending[id] = (region, nextSequence)
-        due.push(Due(time: time, sequence: nextSequence, id: id))
+        due.push(DueEntry(time: time, sequence: nextSequence, key: id))
         nextSequence += 1
         dropStale()
     }
@@ -69,10 +57,10 @@ struct PendingRetries: Sendable {
             due = MinHeap()
             return
         }
-        while let first = due.min, pending[first.id]?.sequence != first.sequence { due.popMin() }
+        while let first = due.min, pending[first.key]?.sequence != first.sequence { due.popMin() }
         // Replaced and cancelled entries below the top wait until they surface: rebuild when they are most of it.
         if due.count > 2 * pending.count + 64 {
-            due.rebuild(due.elements.filter { pending[$0.id]?.sequence == $0.sequence })
+            due.rebuild(due.elements.filter { pending[$0.key]?.sequence == $0.sequence })
         }
     }
 }

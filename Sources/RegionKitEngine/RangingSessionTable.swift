@@ -23,18 +23,8 @@ import RegionKitCore
 /// table.next                                         // (time: 1 s, slot: slot)
 /// ```
 struct RangingSessionTable: Sendable {
-    /// A delivery due: the session's next delivery time and start number when it was filed.
-    private struct Due: Comparable, Sendable {
-        var time: Timestamp
-        var sequence: Int
-        var slot: Int32
-
-        static func < (a: Due, b: Due) -> Bool {
-            a.time != b.time ? a.time < b.time : a.sequence < b.sequence
-        }
-
-        static func == (a: Due, b: Due) -> Bool { a.time == b.time && a.sequence == b.sequence }
-    }
+    /// A delivery due: the session's next delivery time, its start number, its slot.
+    private typealias Due = DueEntry<Int32>
 
     private var sessions: [RangingSession?] = []
     /// The start number of the session in each slot (its place in the start order).
@@ -65,7 +55,7 @@ struct RangingSessionTable: Sendable {
 
     /// The earliest delivery due, ties to the session started first.
     var next: (time: Timestamp, slot: Int)? {
-        due.min.map { ($0.time, Int($0.slot)) }
+        due.min.map { ($0.time, Int($0.key)) }
     }
 
     /// The slot of the session ranging `constraint`, if any.
@@ -106,7 +96,7 @@ struct RangingSessionTable: Sendable {
             irregular.append(slot)
         }
         if session.automatic { automaticByLabel[session.label, default: []].append(slot) }
-        due.push(Due(time: session.nextDelivery, sequence: registered.sequence, slot: slot))
+        due.push(Due(time: session.nextDelivery, sequence: registered.sequence, key: slot))
         return Int(slot)
     }
 
@@ -118,7 +108,7 @@ struct RangingSessionTable: Sendable {
         let result = body(&session)
         sessions[slot] = session
         if session.nextDelivery != before {
-            due.push(Due(time: session.nextDelivery, sequence: sequences[slot], slot: Int32(truncatingIfNeeded: slot)))
+            due.push(Due(time: session.nextDelivery, sequence: sequences[slot], key: Int32(truncatingIfNeeded: slot)))
             dropStaleDue()
         }
         if wasAutomatic && !session.automatic { forgetAutomatic(label: session.label, slot: Int32(truncatingIfNeeded: slot)) }
@@ -178,7 +168,7 @@ struct RangingSessionTable: Sendable {
     }
 
     private func isLive(_ entry: Due) -> Bool {
-        let slot = Int(entry.slot)
+        let slot = Int(entry.key)
         guard let session = sessions[slot] else { return false }
         return sequences[slot] == entry.sequence && session.nextDelivery == entry.time
     }
@@ -193,7 +183,7 @@ struct RangingSessionTable: Sendable {
         live.reserveCapacity(count)
         for slot in sessions.indices {
             guard let session = sessions[slot] else { continue }
-            live.append(Due(time: session.nextDelivery, sequence: sequences[slot], slot: Int32(truncatingIfNeeded: slot)))
+            live.append(Due(time: session.nextDelivery, sequence: sequences[slot], key: Int32(truncatingIfNeeded: slot)))
         }
         due.rebuild(live)
     }
