@@ -194,20 +194,25 @@ struct ClusterDaemonTests {
         for topic in topics {
             for node in rig.nats.nodes.indices {
                 let got = LockedBox<[String]>([])
-                do {
-                    let client = MQTTClient(configuration: try MQTTClientConfiguration(urls: [rig.nats.mqttURL(node)]), onMessage: { message in
-                        if message.topic == topic { got.withLock { $0.append(String(decoding: message.payload.prefix(60), as: UTF8.self)) } }
-                    })
-                    let running = Task { await client.run() }
-                    try await client.waitUntilConnected()
-                    try await client.subscribe(topic, qos: .atLeastOnce)
-                    _ = await waitUntil(timeout: 3) { !got.withLock { $0 }.isEmpty }
-                    await client.shutdown()
-                    running.cancel()
-                    lines.append("\n  node \(node) retains \(topic): \(got.withLock { $0 }.first ?? "nothing")")
-                } catch {
-                    lines.append("\n  node \(node): probe failed: \(error)")
+                guard let configuration = try? MQTTClientConfiguration(urls: [rig.nats.mqttURL(node)]) else { continue }
+                let client = MQTTClient(configuration: configuration, onMessage: { message in
+                    if message.topic == topic { got.withLock { $0.append(String(decoding: message.payload.prefix(60), as: UTF8.self)) } }
+                })
+                let running = Task { await client.run() }
+                // Bounded: a diagnosis must not hang the failing test on a node that is down.
+                if await waitUntil(timeout: 5, { client.isConnected }) {
+                    do {
+                        try await client.subscribe(topic, qos: .atLeastOnce)
+                        _ = await waitUntil(timeout: 3) { !got.withLock { $0 }.isEmpty }
+                        lines.append("\n  node \(node) retains \(topic): \(got.withLock { $0 }.first ?? "nothing")")
+                    } catch {
+                        lines.append("\n  node \(node): subscription failed: \(error)")
+                    }
+                } else {
+                    lines.append("\n  node \(node): not connected within 5 s")
                 }
+                await client.shutdown()
+                running.cancel()
             }
         }
         let beacon = "\(uuid.uppercased()):1:\(minor)"
