@@ -186,9 +186,9 @@ struct ClusterDaemonTests {
     }
 
 
-    /// What each NATS node holds as retained on `topics` (a fresh client per node subscribes to
-    /// the exact topic and waits up to 3 s), the beacon's logged nearest-scanner changes, and the
-    /// outputs' cursor: for a failure message.
+    /// What each NATS node holds as retained on `topics` (a fresh client per node connects within
+    /// 5 s, subscribes to the exact topic and waits up to 3 s), the beacon's logged nearest-scanner
+    /// changes, and the outputs' cursor: for a failure message.
     static func retainedDiagnosis(_ rig: Rig, minor: Int, topics: [String]) async -> String {
         var lines: [String] = []
         for topic in topics {
