@@ -215,7 +215,7 @@ public enum ExitDetector: Hashable, Sendable, Codable {
         if usesChannels, let periodic = PeriodicTail(stream),
            !periodic.showsBursts(tailIntervals: stream.tailIntervals, intervals: stream.intervals,
                                  tailStart: ReceptionEstimator.tailStart * mean) {
-            return StreamPrior(scale: Self.geometricScale(of: stream), loss: stream.periodicLoss, frames: stream.periodicFrames)
+            return StreamPrior(scale: Self.geometricScale(of: stream), loss: stream.periodicLoss, frames: stream.periodicFrames, rate: 1 / mean)
         }
         // learnedGaps: the prior is the scale of bursts, and a stream that has shown none adds 0.
         return StreamPrior(scale: usesChannels ? mean : 0)

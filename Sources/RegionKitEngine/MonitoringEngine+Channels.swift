@@ -32,6 +32,8 @@ extension MonitoringEngine {
         var priorScale: Double?
         /// The channel's prior loss for periodic streams (``ScannerChannel/priorLoss``).
         var priorLoss: Double?
+        /// Its weight in periods (``ScannerChannel/priorLossWeight``).
+        var priorLossWeight: Double
         /// The channel itself, only for detectors that excuse shared silences
         /// (``ExitDetector/usesChannels``): otherwise it is not copied (its gap list is an array).
         var shared: ScannerChannel?
@@ -44,7 +46,9 @@ extension MonitoringEngine {
     mutating func recordChannel(scannerID: String?, at time: Timestamp, sharing: Bool) -> ChannelView {
         func recorded(_ channel: inout ScannerChannel, number: Int?) -> ChannelView {
             channel.record(at: time)
-            return ChannelView(priorScale: channel.priorScale, priorLoss: sharing ? channel.priorLoss : nil,
+            let lossPrior = sharing ? channel.lossPrior : nil
+            return ChannelView(priorScale: channel.priorScale, priorLoss: lossPrior?.loss,
+                               priorLossWeight: lossPrior?.weight ?? PeriodicTail.scannerPriorFrames,
                                shared: sharing ? channel : nil, number: number)
         }
         if let scannerID {
@@ -56,10 +60,10 @@ extension MonitoringEngine {
 
     /// Folds what a settled stream lends (its tail scale, and its loss when periodic) into the
     /// prior of the channel `number` (``ChannelView/number``; `nil`: the local adapter's).
-    mutating func learnChannelPrior(number: Int?, prior: StreamPrior) {
+    mutating func learnChannelPrior(number: Int?, prior: StreamPrior, at time: Timestamp) {
         func learn(_ channel: inout ScannerChannel) {
             channel.learnPrior(prior.scale)
-            if let loss = prior.loss { channel.learnLoss(loss, frames: prior.frames) }
+            if let loss = prior.loss { channel.learnLoss(loss, frames: prior.frames, streamRate: prior.rate, at: time) }
         }
         if let number {
             learn(&channels[number])

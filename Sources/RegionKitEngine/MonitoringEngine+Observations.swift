@@ -49,7 +49,7 @@ extension MonitoringEngine {
             // Most sightings change no state: appending an empty array still reallocates.
             if !recorded.isEmpty { events += recorded }
         }
-        if let prior, let channel { learnChannelPrior(number: channel.number, prior: prior) }
+        if let prior, let channel { learnChannelPrior(number: channel.number, prior: prior, at: time) }
         if schedule.isDirty { settleTimers() }
         if let policy = profile.nearestScanner, let scanner = observation.scannerID {
             var state = nearest[observation.identity] ?? NearestScannerState()
@@ -181,7 +181,7 @@ extension MonitoringEngine {
                         excused = shared.excusedSilence(from: stream.lastSighting, to: time, streamRate: 1 / max(stream.meanInterval, 1e-3))
                     }
                     stream.priorScale = channel.priorScale
-                    stream.priorLoss = channel.priorLoss
+                    stream.setPriorLoss(channel.priorLoss, weight: channel.priorLossWeight)
                 }
                 // A stream from before a switch to the evidence profile starts its evidence now.
                 if detector.usesEvidence { stream.startTrackingEvidence() }
@@ -198,7 +198,7 @@ extension MonitoringEngine {
             var stream = detector.stream(resuming: monitored.departedStreams.removeValue(forKey: key), at: time, rssi: rssi)
             if let channel {
                 stream.priorScale = channel.priorScale
-                stream.priorLoss = channel.priorLoss
+                stream.setPriorLoss(channel.priorLoss, weight: channel.priorLossWeight)
             }
             deadline = detector.goneDeadline(for: stream, gridOrigin: monitored.registeredAt)
             monitored.streams.insertNew(key, stream, deadline: deadline)

@@ -42,24 +42,53 @@ public struct PeriodicTail: Hashable, Sendable {
 
     /// The tail of `stream`'s periodic view (`nil` unless it ``ReceptionEstimator/isPeriodic``).
     /// With a ``ReceptionEstimator/priorLoss`` (what its scanner's settled periodic streams lose),
-    /// the loss is learned from that prior worth ``scannerPriorFrames`` periods plus the stream's
-    /// own periods: a stream heard for a minute at 1 Hz, with 1 loss in 60 periods, alone gives
-    /// q ~ Beta(1.5, 59.5); beside a scanner whose streams lose 1 %, Beta(2.5, 158.5).
+    /// the loss is learned from that prior worth ``ReceptionEstimator/priorLossWeight`` periods
+    /// (``scannerPriorFrames`` unless the scanner's links have shown they lose alike:
+    /// ``ScannerChannel/priorLossWeight``) plus the stream's own periods: a stream heard for a
+    /// minute at 1 Hz, with 1 loss in 60 periods, alone gives q ~ Beta(1.5, 59.5); beside a
+    /// scanner whose streams lose 1 %, Beta(2.5, 158.5), and beside 32 links that lose 1 % alike,
+    /// Beta(11.5, 1049.5).
+    ///
+    /// A stream whose own losses contradict a heavier prior (``contradicts(lost:frames:loss:)``:
+    /// a link worse than its neighbours) is given the least weight, ``scannerPriorFrames``.
     public init?(_ stream: ReceptionEstimator) {
         guard stream.isPeriodic else { return nil }
         let frames = stream.periodicFrames
         var lost = stream.periodicLoss * frames
         var all = frames
         if let prior = stream.priorLoss {
-            lost += prior * Self.scannerPriorFrames
-            all += Self.scannerPriorFrames
+            var weight = stream.priorLossWeight
+            if weight > Self.scannerPriorFrames, Self.contradicts(lost: lost, frames: frames, loss: prior) {
+                weight = Self.scannerPriorFrames
+            }
+            lost += prior * weight
+            all += weight
         }
         self.init(period: stream.period, lost: lost, frames: all)
     }
 
-    /// The weight, in periods, of a scanner's learned loss in its streams' loss
+    /// The least weight, in periods, of a scanner's learned loss in its streams' loss
     /// (``ReceptionEstimator/priorLoss``): a stream's own periods outweigh it after 100.
     public static let scannerPriorFrames = 100.0
+    /// The most weight, in periods, of a scanner's learned loss (``ScannerChannel/priorLossWeight``):
+    /// a stream's own periods outweigh it after 1,000 (17 minutes at 1 Hz, 100 s at 10 Hz).
+    public static let maximumPriorFrames = 1_000.0
+
+    /// Whether `lost` of `frames` periods are more losses than a loss of `loss` gives, beyond
+    /// chance: more than the expected count by two of its standard deviations and half a loss
+    /// (a binomial count; a link that loses like its neighbours exceeds it in about 2–3 % of
+    /// its streams, which then learn their loss from the least prior weight).
+    ///
+    /// ```swift
+    /// PeriodicTail.contradicts(lost: 2, frames: 60, loss: 0.01)   // false: 0.6 expected, bound 2.6
+    /// PeriodicTail.contradicts(lost: 3, frames: 60, loss: 0.01)   // true
+    /// ```
+    public static func contradicts(lost: Double, frames: Double, loss: Double) -> Bool {
+        guard frames > 0, loss.isFinite else { return false }
+        let p = min(max(loss, 0), 1)
+        let expected = frames * p
+        return lost > expected + 2 * (expected * (1 - p)).squareRoot() + 0.5
+    }
 
     /// Whether `stream` has shown bursts its geometric tail does not explain: more of its
     /// intervals reached the learned-gap tail (longer than ``ReceptionEstimator/tailStart`` mean

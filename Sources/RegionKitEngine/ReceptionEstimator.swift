@@ -74,6 +74,8 @@ public struct ReceptionEstimator: Hashable, Sendable, Codable {
     /// are tens of dBm; with the fields above the stream stays 128 bytes).
     private var lastRSSIValue: Int16
     private var flags: Flags
+    /// ``priorLossWeight`` in whole periods (0 with no ``priorLoss``).
+    private var priorLossWeightValue: UInt16
 
     /// Which optional values are present.
     struct Flags: OptionSet, Hashable, Sendable, Codable {
@@ -112,14 +114,25 @@ public struct ReceptionEstimator: Hashable, Sendable, Codable {
     /// is learned from (``PeriodicTail/init(_:)``); `nil` = none. Kept as a `Float`.
     public var priorLoss: Double? {
         get { flags.contains(.hasPriorLoss) ? Double(priorLossValue) : nil }
-        set {
-            if let newValue, newValue.isFinite {
-                priorLossValue = Float(min(max(newValue, 0), 1))
-                flags.insert(.hasPriorLoss)
-            } else {
-                priorLossValue = 0
-                flags.remove(.hasPriorLoss)
-            }
+        set { setPriorLoss(newValue, weight: PeriodicTail.scannerPriorFrames) }
+    }
+    /// The weight of ``priorLoss`` in periods (``ScannerChannel/priorLossWeight``): how many of
+    /// its own periods the stream's loss is learned against. Kept in whole periods, at most
+    /// 65,535; ``PeriodicTail/scannerPriorFrames`` when no weight was given.
+    public var priorLossWeight: Double {
+        priorLossWeightValue == 0 ? PeriodicTail.scannerPriorFrames : Double(priorLossWeightValue)
+    }
+
+    /// Sets ``priorLoss`` and its ``priorLossWeight`` (`nil`: no prior).
+    public mutating func setPriorLoss(_ loss: Double?, weight: Double) {
+        if let loss, loss.isFinite {
+            priorLossValue = Float(min(max(loss, 0), 1))
+            flags.insert(.hasPriorLoss)
+            priorLossWeightValue = weight.isFinite ? UInt16(min(max(weight.rounded(), 1), Double(UInt16.max))) : 0
+        } else {
+            priorLossValue = 0
+            flags.remove(.hasPriorLoss)
+            priorLossWeightValue = 0
         }
     }
     /// Whether the stream keeps the evidence detector's state (``ReceptionEvidence``: the RSSI
@@ -174,6 +187,7 @@ public struct ReceptionEstimator: Hashable, Sendable, Codable {
         self.priorLossValue = 0
         self.gridIntervalCount = 0
         self.flags = []
+        self.priorLossWeightValue = 0
         self.lastRSSI = rssi
         if tracksEvidence, let rssi { recordTrend(rssi: Double(rssi), after: 0) }
     }

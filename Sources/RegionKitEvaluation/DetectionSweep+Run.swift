@@ -129,10 +129,13 @@ extension DetectionSweep {
                 windows.append(list)
                 end = max(end, t)
             }
+            // Companions: present throughout, after the scored beacons (their numbers, and so
+            // their minors, are past the log's: their events are not scored).
+            for _ in 0..<companions { windows.append([Window(from: 0, to: end)]) }
         }
 
         // The engines, one per profile, each monitoring one region per beacon.
-        let identities = (0..<shard.beacons).map { Self.identity(beacon: $0) }
+        let identities = windows.indices.map { Self.identity(beacon: $0) }
         var engines: [MonitoringEngine] = profiles.map { profile in
             var unlimited = profile
             unlimited.regionLimit = nil
@@ -171,7 +174,7 @@ extension DetectionSweep {
         var log = EventLog(profiles: profiles.count, beacons: shard.beacons)
         while let (time, beacon) = heap.popMin().map({ ($0.time, $0.beacon) }) {
             var mean = meanRSSI
-            if walkAway > 0, shard.kind == .departing, transmitters[beacon].window < windows[beacon].count {
+            if walkAway > 0, shard.kind == .departing, beacon < shard.beacons, transmitters[beacon].window < windows[beacon].count {
                 // Walking away over the stay's last seconds: from 3 m at walkSpeed.
                 let walked = time - (windows[beacon][transmitters[beacon].window].to - walkAway)
                 if walked > 0 { mean = radio.meanRSSI(measuredPower: -59, distance: 3 + Self.walkSpeed * walked) }
@@ -187,8 +190,9 @@ extension DetectionSweep {
         for index in engines.indices {
             log.record(engines[index].advance(to: Timestamp(seconds: end)), profile: index)
         }
+        let scored = Array(windows.prefix(shard.beacons))   // not the companions
         return profiles.indices.map { index in
-            log.report(profile: index, name: profiles[index].name, condition: condition, kind: shard.kind, windows: windows, end: end, absence: absence)
+            log.report(profile: index, name: profiles[index].name, condition: condition, kind: shard.kind, windows: scored, end: end, absence: absence)
         }
     }
 

@@ -99,6 +99,13 @@ public struct DetectionSweep: Sendable {
     public var walkAway: Double = 0
     /// Walking speed of a departing beacon, m/s.
     public static let walkSpeed = 1.0
+    /// Stationary beacons heard throughout each departing shard, beside its departing beacons, by
+    /// the same scanner (a gateway's fixed beacons among visitors): each has its region, so its
+    /// stream informs the scanner's channel, but its events are not scored (0: none, the
+    /// departing beacons' scanner hears only them).
+    public var companions: Int = 0
+    /// Upper bound of ``companions``.
+    public static let maximumCompanions = 1_000
     /// Bursty shadowing: mean blackout length, seconds.
     public var meanBurst: Double = 1
     /// Bursty shadowing: share of the lost frames that fall in blackouts.
@@ -136,6 +143,8 @@ public struct DetectionSweep: Sendable {
         guard (0...Self.maximumDepartures).contains(departures) else { throw bad("departures \(departures) must be within 0...\(Self.maximumDepartures)") }
         guard stationaryHours > 0 || departures > 0 else { throw bad("nothing to simulate: 0 stationary hours and 0 departures") }
         guard (1...65_535).contains(beaconsPerEngine) else { throw bad("beacons per engine \(beaconsPerEngine) must be within 1...65535") }
+        guard (0...Self.maximumCompanions).contains(companions) else { throw bad("companions \(companions) must be within 0...\(Self.maximumCompanions)") }
+        guard beaconsPerEngine + companions <= 65_535 else { throw bad("beacons per engine \(beaconsPerEngine) plus companions \(companions) must be at most 65535") }
         guard maximumLifetime.isFinite, maximumLifetime > 0, maximumLifetime <= Self.maximumSeconds else {
             throw bad("maximum lifetime \(maximumLifetime) s must be within (0, \(Int(Self.maximumSeconds))]")
         }
@@ -160,7 +169,10 @@ public struct DetectionSweep: Sendable {
     /// An estimate of the sightings per condition, for progress messages.
     public func estimatedSightings(for condition: Condition) -> Double {
         let perSecond = (1 - condition.lossRate) / (condition.advertisingInterval + 0.005)
-        let departing = Double(departures) * (presence.lowerBound + presence.upperBound) / 2
-        return perSecond * (stationaryHours * 3600 + departing)
+        let stay = (presence.lowerBound + presence.upperBound) / 2
+        let departing = Double(departures) * stay
+        // Companions are heard for the whole of each departing shard: its beacons' stays and absences.
+        let accompanied = Double(companions) * Double(departures) / Double(max(beaconsPerEngine, 1)) * (stay + absence)
+        return perSecond * (stationaryHours * 3600 + departing + accompanied)
     }
 }

@@ -185,6 +185,132 @@ struct PeriodicDetectionTests {
         #expect(MemoryLayout<ReceptionEstimator>.stride == 128, "the prior fits the stream's 128 bytes")
     }
 
+    @Test("Scanner channel: the links behind its loss are counted by their sighting rates (inverse Simpson): 32 alike → 32, one at 10 Hz and nine at 1 Hz → 3.3")
+    func channelLossLinks() {
+        var alike = ScannerChannel()
+        for second in 0..<120 {
+            for link in 0..<32 { alike.learnLoss(0.01, frames: 2_000, streamRate: 1, at: Timestamp(seconds: Double(second) + Double(link) / 32)) }
+        }
+        // The decayed count of 32 updates a second with a 10 s memory is 320: 32 a second.
+        #expect(abs(alike.lossLinks - 32) < 0.1, "\(alike.lossLinks)")
+        var uneven = ScannerChannel()
+        var t = 0.0
+        while t < 120 {
+            // Ten updates a second from the 10 Hz link, one from each 1 Hz link.
+            let second = t.rounded(.down) == t
+            uneven.learnLoss(0.01, frames: 2_000, streamRate: 10, at: Timestamp(seconds: t))
+            if second { for _ in 0..<9 { uneven.learnLoss(0.01, frames: 2_000, streamRate: 1, at: Timestamp(seconds: t)) } }
+            t = (t * 10 + 1).rounded() / 10
+        }
+        // (10 + 9)² / (10² + 9) = 3.31; the running mean of the rates lags the updates' order a little.
+        #expect(abs(uneven.lossLinks - 361.0 / 109) < 0.15, "\(uneven.lossLinks)")
+        #expect(ScannerChannel().lossLinks == 0)
+    }
+
+    @Test("Scanner channel: its loss weighs up to 1,000 periods when enough links lose alike; 100 with few links or links that differ")
+    func channelLossWeight() {
+        func channel(links: Int, loss: (Int) -> Double, frames: Double = 2_000) -> ScannerChannel {
+            var channel = ScannerChannel()
+            for second in 0..<120 {
+                for link in 0..<links {
+                    channel.learnLoss(loss(link), frames: frames, streamRate: 1, at: Timestamp(seconds: Double(second) + Double(link) / Double(links)))
+                }
+            }
+            return channel
+        }
+        // 32 links losing 1 % alike: no spread between links at all.
+        #expect(channel(links: 32, loss: { _ in 0.01 }).priorLossWeight == PeriodicTail.maximumPriorFrames)
+        // Four links alike: too few to say the next one will be like them.
+        #expect(channel(links: 4, loss: { _ in 0.01 }).priorLossWeight == PeriodicTail.scannerPriorFrames)
+        // 32 links, half losing 1 %, half 5 %: mean 3 %, variance 4e-4, noise 2.86e-5; bound
+        // 3.71e-4 + 2·√(2/31)·4e-4 + 4e-4/32 = 5.87e-4: weight 0.0291/5.87e-4 ≈ 50, below 100.
+        // So the least weight, and the cautious loss: mean plus twice the spread, 3 % + 2·1.93 % = 6.86 %.
+        let mixed = channel(links: 32, loss: { $0 % 2 == 0 ? 0.01 : 0.05 })
+        let between = 0.0004 - (0.01 * 0.99 + 0.05 * 0.95) / 2 / 2_000
+        #expect(mixed.priorLossWeight == PeriodicTail.scannerPriorFrames)
+        #expect(abs((mixed.priorLoss ?? 0) - (0.03 + 2 * between.squareRoot())) < 5e-5, "\(mixed.priorLoss ?? -1)")
+        // 32 links alike at 1 %: the loss lent is their mean (no spread, no standard error).
+        let alike = channel(links: 32, loss: { _ in 0.01 })
+        #expect(abs((alike.priorLoss ?? 0) - 0.01) < 1e-6)
+        // 32 young links (60 periods each) losing 1 % and 2 % in turn: variance 2.5e-5, of which
+        // noise (0.0099 + 0.0196)/2/60 = 2.46e-4 explains all; mean 1.5 %, bound 2·√(2/31)·2.5e-5
+        // + 2.5e-5/32 = 1.35e-5: weight 0.0148/1.35e-5 ≈ 1,095 → the most, 1,000.
+        let young = channel(links: 32, loss: { $0 % 2 == 0 ? 0.01 : 0.02 }, frames: 60)
+        #expect(young.priorLossWeight == PeriodicTail.maximumPriorFrames, "\(young.priorLossWeight)")
+        // Without rates (an older caller), no links are counted: the least weight.
+        var unrated = ScannerChannel()
+        for _ in 0..<200 { unrated.learnLoss(0.01, frames: 2_000) }
+        #expect(unrated.priorLoss != nil && unrated.priorLossWeight == PeriodicTail.scannerPriorFrames)
+    }
+
+    @Test("A stream's own losses contradict its scanner's loss beyond 2 σ + ½: then the prior weighs 100 periods, not 1,000")
+    func priorContradiction() {
+        #expect(!PeriodicTail.contradicts(lost: 2, frames: 60, loss: 0.01))   // 0.6 expected, bound 2.64
+        #expect(PeriodicTail.contradicts(lost: 3, frames: 60, loss: 0.01))
+        #expect(!PeriodicTail.contradicts(lost: 6, frames: 300, loss: 0.01))  // 3 expected, bound 6.95
+        #expect(PeriodicTail.contradicts(lost: 7, frames: 300, loss: 0.01))
+        #expect(!PeriodicTail.contradicts(lost: 0, frames: 0, loss: 0.01))
+        #expect(!PeriodicTail.contradicts(lost: 30, frames: 100, loss: .nan))
+        // Through a stream: 120 reports a second apart, every 20th lost (5 %), beside a scanner
+        // whose 32 links lose 1 % alike (weight 1,000): 6 lost of 120 contradict 1 %, so the
+        // prior weighs 100 periods and the stream waits for more missed reports.
+        var stream = ReceptionEstimator(firstSighting: .zero, priorInterval: 1)
+        for second in 1...120 where second % 20 != 0 { stream.record(at: Timestamp(seconds: Double(second))) }
+        #expect(stream.isPeriodic)
+        stream.setPriorLoss(0.01, weight: 1_000)
+        #expect(stream.priorLossWeight == 1_000)
+        let tail = try! #require(PeriodicTail(stream))
+        #expect(abs(tail.frames - stream.periodicFrames - 100) < 1e-9, "\(tail.frames) of which own \(stream.periodicFrames)")
+        // A stream losing nothing beside the same scanner takes the whole 1,000.
+        var calm = ReceptionEstimator(firstSighting: .zero, priorInterval: 1)
+        for second in 1...120 { calm.record(at: Timestamp(seconds: Double(second))) }
+        calm.setPriorLoss(0.01, weight: 1_000)
+        calm.priorScale = 1 / log(100)   // its scanner's settled streams are calm (as in scannerLossPrior)
+        let calmTail = try! #require(PeriodicTail(calm))
+        #expect(abs(calmTail.frames - calm.periodicFrames - 1_000) < 1e-9)
+        #expect(Self.detector.silenceThreshold(for: calm) == 4.25, "1 % over 1,000 periods: 4 missed reports")
+        calm.setPriorLoss(nil, weight: 1_000)
+        #expect(calm.priorLoss == nil && calm.priorLossWeight == PeriodicTail.scannerPriorFrames)
+    }
+
+    @Test("Engine: a new 1 Hz stream beside 32 links that lose 1 % alike exits 4 missed reports after it stops; a new link losing 25 % there does not exit, and makes the links differ")
+    func engineScannerLinksAlike() {
+        // 32 beacons at 1 Hz for 1,200 s, each at its own phase of the second (a scanner's beacons
+        // are not in step), every 100th report lost (1 %); from 600 s a newcomer: either one
+        // heard without loss until 800.4 s, or one losing a quarter of its reports until the end. One
+        // region holds every link's streams; the newcomer has its own.
+        func run(newcomer: (Int) -> Bool, until end: Double) -> (events: [LocationEvent], channel: ScannerChannel?) {
+            var observations: [BeaconObservation] = []
+            for second in 1...Int(end) {
+                for link in 0..<32 where (second + link * 3) % 100 != 0 {
+                    observations.append(Fixture.seen(BeaconIdentity(uuid: Fixture.uuid, major: 8, minor: UInt16(link)), at: Double(second) + Double(link) / 32, scanner: "hall"))
+                }
+                if second >= 600, newcomer(second) { observations.append(Fixture.seen(BeaconIdentity(uuid: Fixture.uuid, major: 8, minor: 100), at: Double(second) + 0.4, scanner: "hall")) }
+            }
+            observations.sort { $0.timestamp < $1.timestamp }
+            var engine = Fixture.engine(.periodic)
+            _ = engine.startMonitoring(Fixture.region("hall", major: 8), at: .zero)
+            _ = engine.startMonitoring(Fixture.region("newcomer", major: 8, minor: 100), at: .zero)
+            let events = Fixture.feed(&engine, observations) + engine.advance(to: Timestamp(seconds: end + 0.9))
+            return (events, engine.channel(of: "hall"))
+        }
+        let calm = run(newcomer: { $0 <= 800 }, until: 900)
+        let exit = try! #require(calm.events.of("didExitRegion", "newcomer").first?.timestamp.seconds)
+        #expect(abs(exit - 800.4 - 4.25) < 0.05, "exit \(exit - 800.4) s after the last sighting")
+        let channel = try! #require(calm.channel)
+        #expect(channel.lossLinks > 30 && channel.priorLossWeight == PeriodicTail.maximumPriorFrames,
+                "\(channel.lossLinks) links, weight \(channel.priorLossWeight), loss \(String(describing: channel.priorLoss))")
+        // A link losing 25 % at random: its own losses contradict the scanner's 1 % within
+        // seconds, and once settled it makes the scanner's links differ (the least weight, the
+        // cautious loss).
+        var random = SeededRandom(seed: 15)
+        let heard = (0...1_200).map { _ in random.uniform() >= 0.25 }
+        let worse = run(newcomer: { heard[$0] }, until: 1_200)
+        let exits = worse.events.of("didExitRegion", "newcomer").map(\.timestamp.seconds)
+        #expect(exits.isEmpty, "the 25 % link exited at \(exits)")
+        #expect(worse.channel?.priorLossWeight == PeriodicTail.scannerPriorFrames)
+    }
+
     @Test("Scanner channel: a silence of the whole scanner is excused whole once longer than the others' chance gap; its own silence is not")
     func channelExcuses() {
         var channel = ScannerChannel()

@@ -133,6 +133,28 @@ struct DetectionSweepTests {
         #expect(throws: RegionKitError.self) { try sweep.validate() }
     }
 
+    @Test("Companions (--companions): stationary beacons beside the departing ones inform the scanner but are not scored; periodic exits a 1 Hz, 1 % departure sooner beside them; bad counts are refused")
+    func companionsInformTheScanner() throws {
+        var sweep = DetectionSweep(conditions: [.init(advertisingInterval: 1, lossRate: 0.01, shadowing: .none)],
+                                   profiles: [.periodic], seed: 3)
+        sweep.stationaryHours = 0
+        sweep.departures = 96
+        let alone = try #require(sweep.run().first)
+        sweep.companions = 32
+        try sweep.validate()
+        let beside = try #require(sweep.run().first)
+        // The same departures are scored (the companions' seeds come after the beacons'); none of
+        // the companions' events counts.
+        #expect(alone.departures + alone.outsideAtDeparture == 96 && beside.departures + beside.outsideAtDeparture == 96)
+        #expect(beside.falseExits == 0 && beside.arrivalFalseExits == 0 && beside.missedExits == 0, "\(beside.tableRow)")
+        let aloneP50 = try #require(alone.exitLatency(percentile: 0.5)), besideP50 = try #require(beside.exitLatency(percentile: 0.5))
+        #expect(besideP50 < aloneP50 - 0.3, "beside companions \(besideP50) s, alone \(aloneP50) s")
+        sweep.companions = -1
+        #expect(throws: RegionKitError.self) { try sweep.validate() }
+        sweep.companions = DetectionSweep.maximumCompanions + 1
+        #expect(throws: RegionKitError.self) { try sweep.validate() }
+    }
+
     @Test("Table rows show the resolution of a zero false-exit count")
     func tableRow() {
         let condition = DetectionSweep.Condition(advertisingInterval: 0.1, lossRate: 0.3, shadowing: .none)

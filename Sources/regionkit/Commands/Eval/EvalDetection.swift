@@ -63,6 +63,9 @@ struct EvalDetection: AsyncParsableCommand {
     @Option(help: "Beacons monitored by each engine.")
     var beaconsPerEngine: Int = 32
 
+    @Option(help: "Stationary beacons heard beside the departing ones by each engine's scanner, all the time (a gateway's fixed beacons among visitors); not scored (default 0).")
+    var companions: Int = 0
+
     @Option(help: "Shards simulated at once (default: the number of cores).")
     var jobs: Int?
 
@@ -88,6 +91,7 @@ struct EvalDetection: AsyncParsableCommand {
             sweep.beaconsPerEngine = beaconsPerEngine
             if let presence { sweep.presence = try Self.parsePresence(presence) }
             sweep.walkAway = walkAway
+            sweep.companions = companions
             try sweep.validate()
             let concurrency = jobs ?? ProcessInfo.processInfo.activeProcessorCount
             guard (1...1024).contains(concurrency) else { throw RegionKitError(.invalidArgument, "--jobs \(concurrency) must be within 1...1024") }
@@ -99,7 +103,8 @@ struct EvalDetection: AsyncParsableCommand {
                              + ", \(departures) departures staying \(String(format: "%g", sweep.presence.lowerBound))"
                              + (sweep.presence.lowerBound == sweep.presence.upperBound ? "" : "–\(String(format: "%g", sweep.presence.upperBound))")
                              + " s" + (walkAway > 0 ? String(format: ", walking away at %g m/s over their last %g s", DetectionSweep.walkSpeed, walkAway) : "")
-                             + "; \(beaconsPerEngine) beacons per engine.")
+                             + "; \(beaconsPerEngine) beacons per engine"
+                             + (companions > 0 ? ", beside \(companions) stationary companions in the departures' engines." : "."))
                 Console.line("Bursty and shared shadowing: blackouts of \(burstMean) s on average carrying \(Int((burstShare * 100).rounded()))% of the losses"
                              + " (bursty: each link its own; shared: the scanner's, all beacons at once).")
                 Console.line("")
