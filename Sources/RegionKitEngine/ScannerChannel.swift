@@ -59,9 +59,11 @@ public struct ScannerChannel: Hashable, Sendable {
     /// ``lossRateTime``: the rate at which the settled periodic streams are heard, all together.
     public private(set) var lossRateWeight: Double = 0
     public private(set) var lossRateTime: Timestamp = .zero
-    /// The running mean, over the same updates as ``lossMean``, of the updating stream's own
-    /// sighting rate, per second.
+    /// The running mean, over the updates behind ``lossMean`` that came with a rate, of the
+    /// updating stream's own sighting rate, per second.
     public private(set) var lossStreamRate: Double = 0
+    /// Updates behind ``lossStreamRate`` (counted up to ``priorMemory``).
+    public private(set) var lossRatedUpdates: Double = 0
 
     /// Seconds over which the scanner's rate is averaged (e-fold decay).
     public static let rateMemory = 10.0
@@ -145,8 +147,11 @@ public struct ScannerChannel: Hashable, Sendable {
         if links >= Self.minimumLossLinks {
             let mean = min(lossMean, 0.999)
             // A new link's loss varies around the mean by the spread between links, bounded above
-            // by twice its estimate's sampling error, and by the mean's own uncertainty, V/L.
-            let bound = between + 2 * (2 / (links - 1)).squareRoot() * variance + variance / links
+            // by twice its estimate's sampling error, and by the mean's own uncertainty, V/L. (The
+            // sampling error is of at least the noise: a V that came out below it by chance must
+            // not shrink the allowance with it.)
+            let sampled = max(variance, lossNoise)
+            let bound = between + 2 * (2 / (links - 1)).squareRoot() * sampled + sampled / links
             let weight = bound > 0 ? min(mean * (1 - mean) / bound, PeriodicTail.maximumPriorFrames) : PeriodicTail.maximumPriorFrames
             if weight > PeriodicTail.scannerPriorFrames { return (mean, weight) }
         }
@@ -160,7 +165,8 @@ public struct ScannerChannel: Hashable, Sendable {
     /// heard lately, each counted by its share of their sightings — (Σ rᵢ)² / Σ rᵢ², the rates'
     /// inverse Simpson index, from their total rate (``lossRateWeight``) over the mean rate of
     /// the stream behind an update (``lossStreamRate``: Σ rᵢ² / Σ rᵢ). 32 streams heard alike
-    /// count 32; one stream at 10 Hz beside nine at 1 Hz, 3.3.
+    /// count 32; one stream at 10 Hz beside nine at 1 Hz, 3.3. Like ``lossMean``, it describes
+    /// the links as of the last update: when they all go, the prior stays what they lent.
     public var lossLinks: Double {
         guard lossStreamRate > 0 else { return 0 }
         return lossRateWeight / Self.rateMemory / lossStreamRate
@@ -175,11 +181,12 @@ public struct ScannerChannel: Hashable, Sendable {
     /// weight n, its variance is m(1 − m)/(n + 1). That variance is the spread between links —
     /// the learned losses' variance V less their estimation noise (``lossNoise``), bounded above
     /// by adding twice that estimate's own sampling error, √(2/(L − 1))·V for L links
-    /// (``lossLinks``) — plus the uncertainty of m itself, V/L: n = m(1 − m) / bound. With fewer than
+    /// (``lossLinks``), V at least the noise — plus the uncertainty of m itself, V/L:
+    /// n = m(1 − m) / bound. With fewer than
     /// ``minimumLossLinks`` links, or links that differ more than 100 periods' weight says, the
     /// least weight, and then ``priorLoss`` is the cautious mean plus twice the spread.
     /// Measured (issue 15, ninth pass, `eval detection --companions 32`): beacons staying
-    /// 60–300 s beside 32 fixed beacons, all at 1 Hz losing 1 %, exit at p50 4.1 s instead of
+    /// 60–300 s beside 32 fixed beacons, all at 1 Hz losing 1 %, exit at p50 4.2 s instead of
     /// 4.9 s (p95 5.7 s instead of 5.9 s).
     ///
     /// ```swift
@@ -204,7 +211,8 @@ public struct ScannerChannel: Hashable, Sendable {
         lossSquares += (loss * loss - lossSquares) / lossUpdates
         lossNoise += (loss * (1 - loss) / frames - lossNoise) / lossUpdates
         if let time, streamRate.isFinite, streamRate > 0 {
-            lossStreamRate += (streamRate - lossStreamRate) / lossUpdates
+            lossRatedUpdates = min(lossRatedUpdates + 1, Self.priorMemory)
+            lossStreamRate += (streamRate - lossStreamRate) / lossRatedUpdates
             lossRateWeight = lossRateWeight * exp(-max(0, time - lossRateTime) / Self.rateMemory) + 1
             lossRateTime = max(time, lossRateTime)
         }

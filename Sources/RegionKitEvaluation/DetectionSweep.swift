@@ -172,7 +172,8 @@ public struct DetectionSweep: Sendable {
         let stay = (presence.lowerBound + presence.upperBound) / 2
         let departing = Double(departures) * stay
         // Companions are heard for the whole of each departing shard: its beacons' stays and absences.
-        let accompanied = Double(companions) * Double(departures) / Double(max(beaconsPerEngine, 1)) * (stay + absence)
+        let departingShards = companions == 0 ? 0 : self.shards.filter { $0.kind == .departing && $0.condition == 0 }.count
+        let accompanied = Double(companions * departingShards * Self.departuresPerBeacon) * (stay + absence)
         return perSecond * (stationaryHours * 3600 + departing + accompanied)
     }
 }

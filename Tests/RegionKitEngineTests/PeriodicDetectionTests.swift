@@ -222,9 +222,9 @@ struct PeriodicDetectionTests {
         #expect(channel(links: 32, loss: { _ in 0.01 }).priorLossWeight == PeriodicTail.maximumPriorFrames)
         // Four links alike: too few to say the next one will be like them.
         #expect(channel(links: 4, loss: { _ in 0.01 }).priorLossWeight == PeriodicTail.scannerPriorFrames)
-        // 32 links, half losing 1 %, half 5 %: mean 3 %, variance 4e-4, noise 2.86e-5; bound
-        // 3.71e-4 + 2·√(2/31)·4e-4 + 4e-4/32 = 5.87e-4: weight 0.0291/5.87e-4 ≈ 50, below 100.
-        // So the least weight, and the cautious loss: mean plus twice the spread, 3 % + 2·1.93 % = 6.86 %.
+        // 32 links, half losing 1 %, half 5 %: mean 3 %, variance 4e-4, noise 1.435e-5; bound
+        // 3.857e-4 + 2·√(2/31)·4e-4 + 4e-4/32 = 6.01e-4: weight 0.0291/6.01e-4 ≈ 48, below 100.
+        // So the least weight, and the cautious loss: mean plus twice the spread, 3 % + 2·1.96 % = 6.93 %.
         let mixed = channel(links: 32, loss: { $0 % 2 == 0 ? 0.01 : 0.05 })
         let between = 0.0004 - (0.01 * 0.99 + 0.05 * 0.95) / 2 / 2_000
         #expect(mixed.priorLossWeight == PeriodicTail.scannerPriorFrames)
@@ -232,15 +232,25 @@ struct PeriodicDetectionTests {
         // 32 links alike at 1 %: the loss lent is their mean (no spread, no standard error).
         let alike = channel(links: 32, loss: { _ in 0.01 })
         #expect(abs((alike.priorLoss ?? 0) - 0.01) < 1e-6)
-        // 32 young links (60 periods each) losing 1 % and 2 % in turn: variance 2.5e-5, of which
-        // noise (0.0099 + 0.0196)/2/60 = 2.46e-4 explains all; mean 1.5 %, bound 2·√(2/31)·2.5e-5
-        // + 2.5e-5/32 = 1.35e-5: weight 0.0148/1.35e-5 ≈ 1,095 → the most, 1,000.
+        // 32 young links (60 periods each) whose learned losses, 1 % and 2 % in turn, vary less
+        // (2.5e-5) than 60 periods' estimation noise makes them vary ((0.0099 + 0.0196)/2/60 =
+        // 2.46e-4): no spread between links shows, but the sampling allowance is of the noise, not
+        // of the smaller variance: mean 1.5 %, bound 2·√(2/31)·2.46e-4 + 2.46e-4/32 = 1.33e-4,
+        // weight 0.0148/1.33e-4 ≈ 111 (with the variance instead: 1,000, more than 60-period
+        // links can vouch for).
         let young = channel(links: 32, loss: { $0 % 2 == 0 ? 0.01 : 0.02 }, frames: 60)
-        #expect(young.priorLossWeight == PeriodicTail.maximumPriorFrames, "\(young.priorLossWeight)")
-        // Without rates (an older caller), no links are counted: the least weight.
+        let noise = (0.01 * 0.99 + 0.02 * 0.98) / 2 / 60
+        let youngWeight = 0.015 * 0.985 / (2 * (2 / (young.lossLinks - 1)).squareRoot() * noise + noise / young.lossLinks)
+        #expect(abs(young.priorLossWeight - youngWeight) < 2 && young.priorLossWeight < 120, "\(young.priorLossWeight) vs \(youngWeight)")
+        // Without rates (an older caller), no links are counted: the least weight; and updates
+        // without a rate do not dilute the rates of those with one (999 unrated, then one link at
+        // 1 Hz, is one link, not 1,000).
         var unrated = ScannerChannel()
         for _ in 0..<200 { unrated.learnLoss(0.01, frames: 2_000) }
         #expect(unrated.priorLoss != nil && unrated.priorLossWeight == PeriodicTail.scannerPriorFrames)
+        for _ in 0..<799 { unrated.learnLoss(0.01, frames: 2_000) }
+        unrated.learnLoss(0.01, frames: 2_000, streamRate: 1, at: Timestamp(seconds: 1))
+        #expect(abs(unrated.lossLinks - 0.1) < 1e-9 && unrated.priorLossWeight == PeriodicTail.scannerPriorFrames, "\(unrated.lossLinks)")
     }
 
     @Test("A stream's own losses contradict its scanner's loss beyond 2 σ + ½: then the prior weighs 100 periods, not 1,000")
@@ -251,9 +261,9 @@ struct PeriodicDetectionTests {
         #expect(PeriodicTail.contradicts(lost: 7, frames: 300, loss: 0.01))
         #expect(!PeriodicTail.contradicts(lost: 0, frames: 0, loss: 0.01))
         #expect(!PeriodicTail.contradicts(lost: 30, frames: 100, loss: .nan))
-        // Through a stream: 120 reports a second apart, every 20th lost (5 %), beside a scanner
-        // whose 32 links lose 1 % alike (weight 1,000): 6 lost of 120 contradict 1 %, so the
-        // prior weighs 100 periods and the stream waits for more missed reports.
+        // Through a stream: reports a second apart for 119 s, every 20th lost (5 %), beside a
+        // scanner whose 32 links lose 1 % alike (weight 1,000): 5 lost of ~118 periods contradict
+        // 1 % (bound 3.8), so the prior weighs 100 periods and the stream waits for more missed reports.
         var stream = ReceptionEstimator(firstSighting: .zero, priorInterval: 1)
         for second in 1...120 where second % 20 != 0 { stream.record(at: Timestamp(seconds: Double(second))) }
         #expect(stream.isPeriodic)
