@@ -180,7 +180,10 @@ public enum ExitDetector: Hashable, Sendable, Codable {
                 // The widening is capped by the previous detector's fading prior (prior interval ×
                 // fade, or the mean if larger): a stream heard only a few times at ~1 Hz keeps the
                 // old bound instead of the cap of 60 s its three intervals alone would give.
-                let poisson = min(mean * Self.meanUncertainty(logRatio: logRatio, intervals: intervals), max(mean, prior * fade))
+                // The uncertainty factor is at least 1: with the cap at the mean, the mean (without
+                // the factor's `expm1`: every stream once its prior has faded below its mean).
+                let cap = max(mean, prior * fade)
+                let poisson = cap == mean ? mean : min(mean * Self.meanUncertainty(logRatio: logRatio, intervals: intervals), cap)
                 let fading = (priorScale ?? 0) * fade
                 silence = start + max(learned, poisson, fading) * logRatio
             }

@@ -26,7 +26,8 @@ extension MonitoringEngine {
         return number
     }
 
-    /// What a sighting's scanner channel lends the streams that record it.
+    /// What a sighting's scanner channel lends the streams that record it. Small (no copy of the
+    /// channel: it is passed to every region the sighting matches, and its gap list is an array).
     struct ChannelView {
         /// The channel's prior tail scale (``ScannerChannel/priorScale``).
         var priorScale: Double?
@@ -34,22 +35,35 @@ extension MonitoringEngine {
         var priorLoss: Double?
         /// Its weight in periods (``ScannerChannel/priorLossWeight``).
         var priorLossWeight: Double
-        /// The channel itself, only for detectors that excuse shared silences
-        /// (``ExitDetector/usesChannels``): otherwise it is not copied (its gap list is an array).
-        var shared: ScannerChannel?
+        /// Only for detectors that excuse shared silences (``ExitDetector/usesChannels``): the
+        /// channel's dark gaps (``ScannerChannel/gaps``) and ``ScannerChannel/excuseLimit``.
+        var sharing: Bool
+        var gaps: [ScannerChannel.Gap]
+        var excuseLimit: Double
         /// The channel's index in ``MonitoringEngine/channels``; `nil`: the local adapter's.
         var number: Int?
+
+        /// ``ScannerChannel/excusedSilence(from:to:streamRate:)`` of the channel this view was
+        /// taken from, for a silence that ends at `now`, when the channel has just been heard
+        /// (``MonitoringEngine/recordChannel(scannerID:at:sharing:)`` at `now`): its current
+        /// silence is then over, and only its dark gaps count.
+        func excusedSilence(from lastSighting: Timestamp, to now: Timestamp, streamRate: Double) -> Double {
+            guard sharing, now > lastSighting else { return 0 }
+            var excused = 0.0
+            ScannerChannel.creditGaps(gaps, silence: lastSighting..<now, streamRate: streamRate, to: &excused)
+            return min(excused, excuseLimit)
+        }
     }
 
     /// Records a sighting at `time` in its scanner's channel; returns what the sighting's streams
-    /// take from it (`sharing`: include the channel, for ``ExitDetector/usesChannels``).
+    /// take from it (`sharing`: include the channel's gaps, for ``ExitDetector/usesChannels``).
     mutating func recordChannel(scannerID: String?, at time: Timestamp, sharing: Bool) -> ChannelView {
         func recorded(_ channel: inout ScannerChannel, number: Int?) -> ChannelView {
             channel.record(at: time)
             let lossPrior = sharing ? channel.lossPrior : nil
             return ChannelView(priorScale: channel.priorScale, priorLoss: lossPrior?.loss,
                                priorLossWeight: lossPrior?.weight ?? PeriodicTail.scannerPriorFrames,
-                               shared: sharing ? channel : nil, number: number)
+                               sharing: sharing, gaps: sharing ? channel.gaps : [], excuseLimit: channel.excuseLimit, number: number)
         }
         if let scannerID {
             let number = channelNumber(of: scannerID)

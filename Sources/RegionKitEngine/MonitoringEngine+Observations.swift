@@ -89,6 +89,8 @@ extension MonitoringEngine {
         let slot = Int(registered.slot)
         guard slot >= 0 else { return [] }
         let detector = profile.exitDetector
+        // Only the first settled stream's prior is lent (once per sighting): later regions skip it.
+        let wantsPrior = channel != nil && prior == nil
         // A scanner-bound region hearing of its beacon from another scanner: evidence it moved.
         if detector.usesEvidence, regions.update(slot: slot, { Self.recordElsewhere(identity, scannerID: scannerID, rssi: rssi, in: &$0, at: time) }) == true {
             schedule.setExitLeader(nil, slot: slot)
@@ -97,7 +99,8 @@ extension MonitoringEngine {
         }
         // One in-place access to the record (reading fields one by one would copy it each time).
         guard let recorded = regions.update(slot: slot, {
-            Self.recordSighting(identity, scannerID: scannerID, rssi: rssi, in: &$0, at: time, detector: detector, channel: channel)
+            Self.recordSighting(identity, scannerID: scannerID, rssi: rssi, in: &$0, at: time, detector: detector, channel: channel,
+                                wantsPrior: wantsPrior)
         }),
               let sighting = recorded else { return [] }
         if channel != nil, prior == nil, let lent = sighting.prior { prior = lent }
@@ -159,9 +162,10 @@ extension MonitoringEngine {
     /// table gave for `identity`) when the region's scanner binding lets it; nil when it does not.
     /// `channel`: the sighting's scanner channel, when the detector uses one: the stream takes the
     /// channel's prior, and with ``ExitDetector/usesChannels`` the part of the silence the scanner
-    /// shared is excused.
+    /// shared is excused. `wantsPrior`: whether to compute what the stream lends its scanner's
+    /// prior (``RecordedSighting/prior``).
     static func recordSighting(_ identity: BeaconIdentity, scannerID: String?, rssi: Int, in monitored: inout MonitoredRegion, at time: Timestamp,
-                               detector: ExitDetector, channel: ChannelView? = nil) -> RecordedSighting? {
+                               detector: ExitDetector, channel: ChannelView? = nil, wantsPrior: Bool = true) -> RecordedSighting? {
         // The match table found this region by its constraint's own key, so only the scanner
         // binding is left to check (the constraint is checked again in debug builds).
         guard case .beacon(let beacon) = monitored.region, beacon.scannerID == nil || beacon.scannerID == scannerID else { return nil }
@@ -177,8 +181,8 @@ extension MonitoringEngine {
             (deadline, prior) = monitored.streams.update(position: position) { stream in
                 var excused = 0.0
                 if let channel {
-                    if detector.usesChannels, let shared = channel.shared {
-                        excused = shared.excusedSilence(from: stream.lastSighting, to: time, streamRate: 1 / max(stream.meanInterval, 1e-3))
+                    if detector.usesChannels {
+                        excused = channel.excusedSilence(from: stream.lastSighting, to: time, streamRate: 1 / max(stream.meanInterval, 1e-3))
                     }
                     stream.priorScale = channel.priorScale
                     stream.setPriorLoss(channel.priorLoss, weight: channel.priorLossWeight)
@@ -187,7 +191,7 @@ extension MonitoringEngine {
                 if detector.usesEvidence { stream.startTrackingEvidence() }
                 stream.record(at: time, rssi: rssi, excused: excused)
                 let deadline = detector.goneDeadline(for: stream, gridOrigin: origin)
-                guard channel != nil, stream.intervals >= ScannerChannel.settledIntervals,
+                guard channel != nil, wantsPrior, stream.intervals >= ScannerChannel.settledIntervals,
                       stream.lastSighting - stream.firstSighting >= ScannerChannel.settledSeconds else {
                     return ((deadline, nil), deadline: deadline)
                 }

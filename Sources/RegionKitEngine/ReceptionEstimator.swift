@@ -267,7 +267,7 @@ public struct ReceptionEstimator: Hashable, Sendable, Codable {
         guard period > 0, interval > 0 else { return }
         let ratio = interval / period
         guard ratio <= Self.gridReach else { return }
-        recordLoss(periods: max(ratio.rounded(), 1))
+        recordLoss(periods: max(ratio.nearestWhole, 1))
     }
 
     /// Counts one interval of `periods` periods (one received, `periods` − 1 lost) for the loss.
@@ -298,7 +298,7 @@ public struct ReceptionEstimator: Hashable, Sendable, Codable {
             gridIntervalCount = 0
             return
         }
-        let k = ratio.rounded()
+        let k = ratio.nearestWhole
         let onGrid = abs(ratio - k) <= Self.gridTolerance
         onGridShare += max(1 / Double(periodIntervalCount), 1 / Self.periodMemory) * ((onGrid ? 1 : 0) - onGridShare)
         guard onGrid else { return }

@@ -281,22 +281,33 @@ public struct ScannerChannel: Hashable, Sendable {
     public func excusedSilence(from lastSighting: Timestamp, to now: Timestamp, streamRate: Double) -> Double {
         guard now > lastSighting else { return 0 }
         var excused = 0.0
-        func credit(from: Timestamp, to: Timestamp, rate: Double) {
-            let own = max(streamRate, 0) * exp(-max(0, from - lastSighting) / Self.rateMemory)
-            let others = rate - own
-            guard others > 0 else { return }
-            guard min(to, now) - from > Self.chanceGaps / others else { return }
-            let start = max(from, lastSighting)
-            let end = min(to, now)
-            if end > start { excused += end - start }
-        }
         if let last = lastHeard, last < now {
-            credit(from: last, to: now, rate: rate(at: last))
+            Self.credit(Gap(from: last, to: now, rate: rate(at: last)), silence: lastSighting..<now, streamRate: streamRate, to: &excused)
         }
-        for gap in gaps.reversed() {
-            guard gap.to > lastSighting else { break }
-            credit(from: gap.from, to: gap.to, rate: gap.rate)
-        }
+        Self.creditGaps(gaps, silence: lastSighting..<now, streamRate: streamRate, to: &excused)
         return min(excused, excuseLimit)
+    }
+
+    /// Adds to `excused` the part of `silence` within each of `gaps` (most recent last) that
+    /// counts as the scanner's (``excusedSilence(from:to:streamRate:)``), latest gap first.
+    static func creditGaps(_ gaps: [Gap], silence: Range<Timestamp>, streamRate: Double, to excused: inout Double) {
+        for gap in gaps.reversed() {
+            guard gap.to > silence.lowerBound else { break }
+            credit(gap, silence: silence, streamRate: streamRate, to: &excused)
+        }
+    }
+
+    /// Adds to `excused` the part of `silence` (a stream's, from its last sighting to now) within
+    /// `gap` when the other streams, heard at `gap.rate` less the stream's own `streamRate`
+    /// (decaying from the silence's start), were silent through it for more than ``chanceGaps``
+    /// of their intervals.
+    private static func credit(_ gap: Gap, silence: Range<Timestamp>, streamRate: Double, to excused: inout Double) {
+        let own = max(streamRate, 0) * exp(-max(0, gap.from - silence.lowerBound) / rateMemory)
+        let others = gap.rate - own
+        guard others > 0 else { return }
+        guard min(gap.to, silence.upperBound) - gap.from > chanceGaps / others else { return }
+        let start = max(gap.from, silence.lowerBound)
+        let end = min(gap.to, silence.upperBound)
+        if end > start { excused += end - start }
     }
 }

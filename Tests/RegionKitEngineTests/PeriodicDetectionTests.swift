@@ -348,6 +348,59 @@ struct PeriodicDetectionTests {
         #expect(lone.excusedSilence(from: Timestamp(seconds: 19.9), to: Timestamp(seconds: 30), streamRate: 10) == 0)
     }
 
+    @Test("The view of a channel just heard excuses what the channel itself does, gap by gap, for silences ending then")
+    func channelViewExcusesAsTheChannel() {
+        // A scanner hearing 10 streams at 10 Hz with 26 blackouts of 0.3–3 s: every silence that
+        // ends at a sighting (the only ones the engine asks a view about) gets the channel's answer.
+        var engine = MonitoringEngine(profile: .periodic, sources: [.beacon: .authorized])
+        var channel = ScannerChannel()
+        var random = SeededRandom(seed: 21)
+        var time = 0.0
+        var checked = 0, excusing = 0, differences: [String] = []
+        for blackout in 0..<26 {
+            for _ in 0..<Int(50 + random.uniform() * 400) {
+                time += 0.01 * (0.5 + random.uniform())
+                channel.record(at: Timestamp(seconds: time))
+                let view = engine.recordChannel(scannerID: "hall", at: Timestamp(seconds: time), sharing: true)
+                // Silences of streams heard 0–40 s ago, ending now.
+                for back in [0.005, 0.2, 1, 2.5, 4, 9, 40] {
+                    let from = Timestamp(seconds: time - back)
+                    let expected = channel.excusedSilence(from: from, to: Timestamp(seconds: time), streamRate: 10)
+                    let got = view.excusedSilence(from: from, to: Timestamp(seconds: time), streamRate: 10)
+                    if got != expected, differences.count < 5 { differences.append("blackout \(blackout), t \(time), back \(back): \(got) vs \(expected)") }
+                    checked += 1
+                    if expected > 0 { excusing += 1 }
+                }
+            }
+            time += 0.3 + random.uniform() * 2.7
+        }
+        #expect(differences.isEmpty, "\(differences)")
+        #expect(engine.channel(of: "hall")?.gaps == channel.gaps && channel.gaps.count >= 20, "\(channel.gaps.count) gaps")
+        // Without sharing (detectors that do not excuse), nothing is excused.
+        let quiet = engine.recordChannel(scannerID: "hall", at: Timestamp(seconds: time + 5), sharing: false)
+        #expect(quiet.excusedSilence(from: Timestamp(seconds: time - 20), to: Timestamp(seconds: time + 5), streamRate: 10) == 0)
+        #expect(excusing > 1_000, "\(excusing) of \(checked) silences excused: the check must reach the gaps")
+    }
+
+    @Test("nearestWhole equals rounded() (ties away from zero) on 0…2⁵², at ties, beside them, and elsewhere")
+    func nearestWhole() {
+        var failures: [String] = []
+        func check(_ value: Double) {
+            let expected = value.rounded()
+            if value.nearestWhole.bitPattern != expected.bitPattern || (value.isNaN && !value.nearestWhole.isNaN) {
+                if failures.count < 10 { failures.append("\(value): \(value.nearestWhole) vs \(expected)") }
+            }
+        }
+        for k in 0..<100_000 {
+            let tie = Double(k) + 0.5
+            for value in [tie, tie.nextUp, tie.nextDown, Double(k), Double(k).nextUp, Double(k).nextDown] { check(value) }
+        }
+        var random = SeededRandom(seed: 7)
+        for _ in 0..<200_000 { check(random.uniform() * 50) }
+        for value in [0, -0.0, -0.5, -2.5, 0x1p52, 0x1p52.nextUp, 0x1p53 + 2, 1e300, -.infinity, .infinity, .nan, 0.49999999999999994] { check(value) }
+        #expect(failures.isEmpty, "\(failures)")
+    }
+
     @Test("Bursts beyond the geometric tail: 2 long gaps in 10 min at 1 % loss are bursts; 6 in 700 intervals at 30 % are not")
     func burstsBeyondGeometric() {
         let calm = PeriodicTail(period: 1, lost: 6, frames: 600)
