@@ -250,18 +250,18 @@ extension MonitoringEngine {
         var fix = fix
         if let accuracy = fix.horizontalAccuracy, !(accuracy.isFinite && accuracy >= 0) { fix.horizontalAccuracy = nil }
         lastFix = fix
-        // The device's candidate cache moves out of `self` while the index fills it.
-        var cache: RegionIndex.NearbyCache? = geoCache
-        geoCache = RegionIndex.NearbyCache()
-        // So does the candidate buffer, kept between fixes for its capacity.
-        var candidates = geoCandidates
-        geoCandidates = []
-        circularSlotsToEvaluate(for: fix, cache: &cache, into: &candidates)
-        if let cache { geoCache = cache }
+        // The device's candidate cache moves out of `self` while the index fills it, and so does
+        // the candidate buffer, kept between fixes for its capacity (swapped: no copy, no retain).
+        var cache = RegionIndex.NearbyCache()
+        swap(&cache, &geoCache)
+        var candidates: [GeoCandidate] = []
+        swap(&candidates, &geoCandidates)
+        circularSlotsToEvaluate(for: fix, cache: &cache, caching: true, into: &candidates)
+        swap(&cache, &geoCache)
         for candidate in candidates {
             events += evaluate(fix, slot: candidate.slot, distance: candidate.distance)
         }
-        geoCandidates = candidates
+        swap(&candidates, &geoCandidates)
         compactGeoSets()
         return events
     }
@@ -273,19 +273,19 @@ extension MonitoringEngine {
     /// The identifiers of the circular regions ``ingest(_:)-(LocationFix)`` would evaluate `fix`
     /// against, in registration order (a diagnostic: how much work a fix costs).
     public func circularRegionsToEvaluate(for fix: LocationFix) -> [String] {
-        var noCache: RegionIndex.NearbyCache?
+        var unused = RegionIndex.NearbyCache()
         var candidates: [GeoCandidate] = []
-        circularSlotsToEvaluate(for: fix, cache: &noCache, into: &candidates)
+        circularSlotsToEvaluate(for: fix, cache: &unused, caching: false, into: &candidates)
         return candidates.compactMap { regions[slot: $0.slot]?.region.identifier }
     }
 
     /// The ``regions`` slots of ``circularRegionsToEvaluate(for:)``, in registration order, into
     /// `candidates` (emptied first, its capacity kept), through the device's candidate cache when
-    /// given. Regions are told apart by index slot, ranked by the registration number kept as the
+    /// `caching`. Regions are told apart by index slot, ranked by the registration number kept as the
     /// slot's tag, and mapped to their records' slots (`geoRegionSlots`): no identifier is hashed.
     /// A region the index found comes with the distance the index computed for it (see
     /// ``GeoCandidate/distance``), so it is not computed a second time.
-    func circularSlotsToEvaluate(for fix: LocationFix, cache: inout RegionIndex.NearbyCache?, into candidates: inout [GeoCandidate]) {
+    func circularSlotsToEvaluate(for fix: LocationFix, cache: inout RegionIndex.NearbyCache, caching: Bool, into candidates: inout [GeoCandidate]) {
         candidates.removeAll(keepingCapacity: true)
         // A negative configured buffer moves the inside threshold beyond the radius.
         let margin = max(0, -profile.geoHysteresis.buffer(forAccuracy: fix.horizontalAccuracy)) + Self.indexSlack
@@ -312,7 +312,7 @@ extension MonitoringEngine {
         }
         // A closure literal in the call, so non-escaping: `list` is captured by address, with no
         // box and no dynamic exclusivity check per access.
-        circularIndex.forEachCandidate(latitude: fix.latitude, longitude: fix.longitude, within: margin, optionalCache: &cache) { slot, tag, distance in
+        circularIndex.forEachCandidate(latitude: fix.latitude, longitude: fix.longitude, within: margin, cache: &cache, caching: caching) { slot, tag, distance in
             let found = sameLongitude ? distance : .nan
             if let position = active.position(of: slot) {
                 list[position].distance = found

@@ -404,26 +404,23 @@ public struct RegionIndex: Sendable {
 
     /// Calls `body` for every match, in no particular order, without allocating a result array.
     public func forEachMatch(latitude: Double, longitude: Double, within distance: Double = 0, _ body: (Match) -> Void) {
-        var cache: NearbyCache?
-        forEachMatch(latitude: latitude, longitude: longitude, within: distance, optionalCache: &cache, body)
+        var unused = NearbyCache()
+        forEachMatch(latitude: latitude, longitude: longitude, within: distance, cache: &unused, caching: false, body)
     }
 
     /// ``forEachMatch(latitude:longitude:within:_:)`` for a moving device: `cache` keeps the
     /// candidates near its last position, so the next query close to it visits no cells.
     public func forEachMatch(latitude: Double, longitude: Double, within distance: Double = 0, cache: inout NearbyCache,
                              _ body: (Match) -> Void) {
-        var optional: NearbyCache? = cache
-        cache = NearbyCache()   // drop our reference so the candidate array is updated in place
-        forEachMatch(latitude: latitude, longitude: longitude, within: distance, optionalCache: &optional, body)
-        if let optional { cache = optional }
+        forEachMatch(latitude: latitude, longitude: longitude, within: distance, cache: &cache, caching: true, body)
     }
 
-    private func forEachMatch(latitude: Double, longitude: Double, within distance: Double, optionalCache: inout NearbyCache?,
+    private func forEachMatch(latitude: Double, longitude: Double, within distance: Double, cache: inout NearbyCache, caching: Bool,
                               _ body: (Match) -> Void) {
         // Closures capture locals, not `self`: capturing the index copied the whole struct into
         // the closure context per query, retaining and releasing every table (issue 13 item 3).
         let stored = self.stored
-        forEachCandidate(latitude: latitude, longitude: longitude, within: distance, optionalCache: &optionalCache) { slot, _, d in
+        forEachCandidate(latitude: latitude, longitude: longitude, within: distance, cache: &cache, caching: caching) { slot, _, d in
             if let region = stored[slot] { body(Match(region: region, distanceToCenter: d)) }
         }
     }
@@ -433,22 +430,21 @@ public struct RegionIndex: Sendable {
     /// `distance` metres of the point (no region value is built).
     public func forEachCandidate(latitude: Double, longitude: Double, within distance: Double, cache: inout NearbyCache,
                                  _ body: (_ slot: Int, _ tag: Int, _ distanceToCenter: Double) -> Void) {
-        var optional: NearbyCache? = cache
-        cache = NearbyCache()
-        forEachCandidate(latitude: latitude, longitude: longitude, within: distance, optionalCache: &optional, body)
-        if let optional { cache = optional }
+        forEachCandidate(latitude: latitude, longitude: longitude, within: distance, cache: &cache, caching: true, body)
     }
 
     /// ``forEachCandidate(latitude:longitude:within:cache:_:)`` without a cache.
     public func forEachCandidate(latitude: Double, longitude: Double, within distance: Double,
                                  _ body: (_ slot: Int, _ tag: Int, _ distanceToCenter: Double) -> Void) {
-        var none: NearbyCache?
-        forEachCandidate(latitude: latitude, longitude: longitude, within: distance, optionalCache: &none, body)
+        var unused = NearbyCache()
+        forEachCandidate(latitude: latitude, longitude: longitude, within: distance, cache: &unused, caching: false, body)
     }
 
-    /// ``forEachCandidate(latitude:longitude:within:cache:_:)`` with the cache optional (the
-    /// engine's call: one call site, so its closure stays a non-escaping literal).
-    func forEachCandidate(latitude: Double, longitude: Double, within distance: Double, optionalCache: inout NearbyCache?,
+    /// ``forEachCandidate(latitude:longitude:within:cache:_:)`` with the cache used only when
+    /// `caching` (the engine's call: one call site, so its closure stays a non-escaping literal).
+    /// The cache is updated in place: its candidate array is rebuilt in its own storage, and no
+    /// `Optional` wraps it (moving the cache in and out of one copied it twice per query).
+    func forEachCandidate(latitude: Double, longitude: Double, within distance: Double, cache: inout NearbyCache, caching: Bool,
                           _ body: (_ slot: Int, _ tag: Int, _ distanceToCenter: Double) -> Void) {
         guard latitude.isFinite, longitude.isFinite, abs(latitude) <= 90, !distance.isNaN else { return }
         let lon = Geodesy.normalizedLongitude(longitude)
@@ -470,8 +466,7 @@ public struct RegionIndex: Sendable {
                                      latitude2: latitude, longitude2: lon, cosLatitude2: cosφ)
             if d <= s.radius + distance { body(i, s.tag, d) }
         }
-        if var cache = optionalCache, distance.isFinite, distance >= 0 {
-            optionalCache = nil
+        if caching, distance.isFinite, distance >= 0 {
             var valid = cache.generation == generation && cache.reach >= 0
             if valid {
                 let moved = Geodesy.distance(latitude1: cache.latitude, longitude1: cache.longitude, cosLatitude1: cache.cosLatitude,
@@ -480,8 +475,7 @@ public struct RegionIndex: Sendable {
             }
             if !valid {
                 let reach = distance + tolerance + cache.margin
-                cache.slots = collect(latitude: latitude, longitude: lon, within: reach, tolerance: tolerance,
-                                      point: (px, py, pz), reusing: cache.slots)
+                collect(latitude: latitude, longitude: lon, within: reach, tolerance: tolerance, point: (px, py, pz), into: &cache.slots)
                 cache.generation = generation
                 cache.latitude = latitude
                 cache.longitude = lon
@@ -489,17 +483,18 @@ public struct RegionIndex: Sendable {
                 cache.reach = reach
                 cache.rebuilds += 1
             }
-            for i in cache.slots { test(Int(i)) }
-            optionalCache = cache
+            cache.slots.withUnsafeBufferPointer { candidates in
+                for i in candidates { test(Int(i)) }
+            }
             return
         }
         visitCandidates(latitude: latitude, longitude: lon, within: distance) { test($0) }
     }
 
-    /// The slots whose circle may come within `reach` metres of the point (chord test only).
+    /// The slots whose circle may come within `reach` metres of the point (chord test only),
+    /// into `out` (emptied first, its capacity kept).
     private func collect(latitude: Double, longitude: Double, within reach: Double, tolerance: Double,
-                         point p: (x: Double, y: Double, z: Double), reusing buffer: [Int32]) -> [Int32] {
-        var out = buffer
+                         point p: (x: Double, y: Double, z: Double), into out: inout [Int32]) {
         out.removeAll(keepingCapacity: true)
         let R = Geodesy.earthRadius
         let slots = self.slots
@@ -509,7 +504,6 @@ public struct RegionIndex: Sendable {
             let bound = s.radius + reach + tolerance
             if (dx * dx + dy * dy + dz * dz) * (R * R) <= bound * bound { out.append(Int32(truncatingIfNeeded: i)) }
         }
-        return out
     }
 
     /// Calls `visit` with every slot stored in a cell that may hold a region within `distance`
