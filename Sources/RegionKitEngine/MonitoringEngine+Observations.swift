@@ -259,10 +259,9 @@ extension MonitoringEngine {
         circularSlotsToEvaluate(for: fix, cache: &cache, caching: true, into: &candidates)
         swap(&cache, &geoCache)
         for candidate in candidates {
-            events += evaluate(fix, slot: candidate.slot, distance: candidate.distance)
+            events += evaluate(fix, slot: candidate.slot, indexSlot: candidate.indexSlot, distance: candidate.distance)
         }
         swap(&candidates, &geoCandidates)
-        compactGeoSets()
         return events
     }
 
@@ -292,7 +291,9 @@ extension MonitoringEngine {
         guard usesSpatialIndex, margin.isFinite else {
             for id in order {
                 if let slot = regions.slot(of: id), regions[slot: slot]?.region.kind == .circular {
-                    candidates.append(GeoCandidate(rank: 0, slot: slot, distance: .nan))
+                    // (The index slot too: `geoActive` stays filed as with the index.)
+                    let indexSlot = circularIndex.slot(id: id).map { Int32(truncatingIfNeeded: $0) } ?? -1
+                    candidates.append(GeoCandidate(rank: 0, slot: slot, indexSlot: indexSlot, distance: .nan))
                 }
             }
             return
@@ -308,7 +309,7 @@ extension MonitoringEngine {
         defer { candidates = list }
         list.reserveCapacity(active.count + 16)
         for slot in active.members {
-            list.append(GeoCandidate(rank: circularIndex.tag(atSlot: Int(slot)), slot: Int(slot), distance: .nan))
+            list.append(GeoCandidate(rank: circularIndex.tag(atSlot: Int(slot)), slot: Int(slot), indexSlot: slot, distance: .nan))
         }
         // A closure literal in the call, so non-escaping: `list` is captured by address, with no
         // box and no dynamic exclusivity check per access.
@@ -317,7 +318,7 @@ extension MonitoringEngine {
             if let position = active.position(of: slot) {
                 list[position].distance = found
             } else {
-                list.append(GeoCandidate(rank: tag, slot: slot, distance: found))
+                list.append(GeoCandidate(rank: tag, slot: slot, indexSlot: Int32(truncatingIfNeeded: slot), distance: found))
             }
         }
         // Index slots → record slots (dropping any without a record), then registration order.
@@ -334,23 +335,10 @@ extension MonitoringEngine {
         // Regions the index refused (decoded, unvalidated ones) are merged in by registration number.
         for id in geoUnindexed {
             if let slot = regions.slot(of: id) {
-                list.append(GeoCandidate(rank: schedule.number(slot: slot) ?? .max, slot: slot, distance: .nan))
+                list.append(GeoCandidate(rank: schedule.number(slot: slot) ?? .max, slot: slot, indexSlot: -1, distance: .nan))
             }
         }
         list.sort { $0.rank < $1.rank }
-    }
-
-    /// Sets keep their capacity when they shrink: after the first fix determined a million
-    /// regions, `geoPending` would stay a million-bucket table. Rebuild it (amortised O(1)) once
-    /// it is mostly empty. (`geoActive` is a ``SlotSet``: it iterates its members only.)
-    mutating func compactGeoSets() {
-        func compact(_ set: inout Set<String>) {
-            guard set.capacity > 1_024, set.capacity > 8 * set.count else { return }
-            var smaller = Set<String>(minimumCapacity: set.count)   // `Set(set)` would share the big table
-            for id in set { smaller.insert(id) }
-            set = smaller
-        }
-        compact(&geoPending)
     }
 
     /// Drops streams of a region that are already gone (keeps memory flat when beacons churn).
@@ -363,13 +351,14 @@ extension MonitoringEngine {
 
     mutating func evaluate(_ fix: LocationFix, regionID id: String) -> [LocationEvent] {
         guard let slot = regions.slot(of: id) else { return [] }
-        return evaluate(fix, slot: slot, distance: .nan)
+        return evaluate(fix, slot: slot, indexSlot: circularIndex.slot(id: id).map { Int32(truncatingIfNeeded: $0) } ?? -1, distance: .nan)
     }
 
-    /// Evaluates `fix` against the circular region in `slot` of ``regions``; `known` is the
+    /// Evaluates `fix` against the circular region in `slot` of ``regions`` (`indexSlot`: its
+    /// ``circularIndex`` slot, −1 when it has none); `known` is the
     /// spatial index's distance from the region's centre to the fix (NaN: not known), the same
     /// value `CircularRegion.distance` gives while the region's longitude is below 180.
-    mutating func evaluate(_ fix: LocationFix, slot: Int, distance known: Double) -> [LocationEvent] {
+    mutating func evaluate(_ fix: LocationFix, slot: Int, indexSlot: Int32, distance known: Double) -> [LocationEvent] {
         // The common case, a region that stays as it is (inside, or near and outside, nothing
         // pending): one access by slot, the distance written in place, nothing to re-file.
         let hysteresis = profile.geoHysteresis
@@ -384,44 +373,64 @@ extension MonitoringEngine {
             }
             return false
         }
-        guard let unchanged, !unchanged, let id = regions[slot: slot]?.region.identifier else { return [] }
-        let events = evaluateHysteresis(fix, regionID: id)
-        trackGeo(id)
+        guard let unchanged, !unchanged else { return [] }
+        let index = indexSlot >= 0 ? Int(indexSlot) : nil
+        let events = evaluateHysteresis(fix, slot: slot, indexSlot: index)
+        trackGeo(indexSlot: index, record: slot)
         return events
     }
 
-    private mutating func evaluateHysteresis(_ fix: LocationFix, regionID id: String) -> [LocationEvent] {
-        guard var monitored = regions[id], let circle = monitored.region.circularRegion else { return [] }
-        let distance = circle.distance(latitude: fix.latitude, longitude: fix.longitude)
-        monitored.lastDistance = distance
-        switch monitored.state {
-        case .unknown:
-            regions[id] = monitored
-            let state: RegionState = distance <= circle.radius ? .inside : .outside
-            return setState(id, state, crossing: false, evidence: EventEvidence(
-                distance: distance, horizontalAccuracy: fix.horizontalAccuracy, reason: "first fix after registration"))
-        case .inside, .outside:
-            let side = profile.geoHysteresis.side(distance: distance, radius: circle.radius, accuracy: fix.horizontalAccuracy)
-            if monitored.restoredAt != nil {
-                // The first fix after a restart: a stored state contradicted beyond the buffer
-                // changed while we were stopped, so it crosses at once (no dwell to wait for).
-                monitored.restoredAt = nil
-                regions[id] = monitored
-                guard side != .unknown, side != monitored.state else { return [] }
-                return setState(id, side, crossing: true, evidence: EventEvidence(
-                    distance: distance, horizontalAccuracy: fix.horizontalAccuracy, reason: "changed while stopped: first fix after the restart"))
-            }
-            if side != .unknown && side != monitored.state {
-                if monitored.candidate != side {
-                    monitored.candidate = side
-                    monitored.candidateSince = now
+    /// What ``evaluateHysteresis(_:slot:indexSlot:)`` found in a record.
+    private enum GeoOutcome {
+        case unchanged
+        /// The first fix after registration determined the state.
+        case determined(RegionState, distance: Double)
+        /// The first fix after a restart contradicted the stored state beyond the buffer.
+        case changedWhileStopped(RegionState, distance: Double)
+    }
+
+    /// The hysteresis for the circular region in `slot` of ``regions``, its record updated in
+    /// place (the identifier is not hashed): the first fix determines the state, a side beyond
+    /// the buffer starts (or keeps) a candidate crossing, which fires after its dwell.
+    private mutating func evaluateHysteresis(_ fix: LocationFix, slot: Int, indexSlot: Int?) -> [LocationEvent] {
+        let (hysteresis, now) = (profile.geoHysteresis, self.now)
+        let outcome = regions.update(slot: slot) { monitored -> GeoOutcome in
+            guard case .circular(let circle) = monitored.region else { return .unchanged }
+            let distance = circle.distance(latitude: fix.latitude, longitude: fix.longitude)
+            monitored.lastDistance = distance
+            switch monitored.state {
+            case .unknown:
+                return .determined(distance <= circle.radius ? .inside : .outside, distance: distance)
+            case .inside, .outside:
+                let side = hysteresis.side(distance: distance, radius: circle.radius, accuracy: fix.horizontalAccuracy)
+                if monitored.restoredAt != nil {
+                    // The first fix after a restart: a stored state contradicted beyond the buffer
+                    // changed while we were stopped, so it crosses at once (no dwell to wait for).
+                    monitored.restoredAt = nil
+                    guard side != .unknown, side != monitored.state else { return .unchanged }
+                    return .changedWhileStopped(side, distance: distance)
                 }
-            } else {
-                monitored.candidate = nil
-                monitored.candidateSince = nil
+                if side != .unknown && side != monitored.state {
+                    if monitored.candidate != side {
+                        monitored.candidate = side
+                        monitored.candidateSince = now
+                    }
+                } else {
+                    monitored.candidate = nil
+                    monitored.candidateSince = nil
+                }
+                return .unchanged
             }
-            regions[id] = monitored
+        } ?? .unchanged
+        switch outcome {
+        case .unchanged:
             return []
+        case .determined(let state, let distance):
+            return setState(slot: slot, indexSlot: indexSlot, state, crossing: false, evidence: EventEvidence(
+                distance: distance, horizontalAccuracy: fix.horizontalAccuracy, reason: "first fix after registration"))
+        case .changedWhileStopped(let side, let distance):
+            return setState(slot: slot, indexSlot: indexSlot, side, crossing: true, evidence: EventEvidence(
+                distance: distance, horizontalAccuracy: fix.horizontalAccuracy, reason: "changed while stopped: first fix after the restart"))
         }
     }
 }

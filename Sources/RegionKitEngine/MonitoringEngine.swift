@@ -59,8 +59,6 @@ public struct MonitoringEngine: Sendable {
     var geoRegionSlots: [Int32] = []
     /// The last fix's regions to evaluate, kept for the buffer's capacity (no allocation per fix).
     var geoCandidates: [GeoCandidate] = []
-    /// Circular regions with a crossing waiting for its dwell time (the only circular timers).
-    var geoPending: Set<String> = []
     /// Circular regions the index refused (only possible for a decoded, unvalidated region):
     /// evaluated on every fix, so nothing is ever silently unmonitored.
     var geoUnindexed: Set<String> = []
@@ -93,11 +91,13 @@ public struct MonitoringEngine: Sendable {
     }
 
     /// A circular region a fix is evaluated against: its registration number (the order of
-    /// evaluation), its slot (in ``circularIndex`` while collected, then in ``regions``), and the
-    /// distance from its centre to the fix when the spatial index computed it (NaN otherwise).
+    /// evaluation), its slot (in ``circularIndex`` while collected, then in ``regions``), its
+    /// ``circularIndex`` slot (−1: none), and the distance from its centre to the fix when the
+    /// spatial index computed it (NaN otherwise).
     struct GeoCandidate: Sendable {
         var rank: Int
         var slot: Int
+        var indexSlot: Int32
         var distance: Double
     }
 
@@ -428,7 +428,7 @@ public struct MonitoringEngine: Sendable {
             } catch {
                 geoUnindexed.insert(circle.identifier)
             }
-            trackGeo(region.identifier, slot: indexSlot, record: record)
+            trackGeo(indexSlot: indexSlot, record: record)
         }
         if !failureCounts.isEmpty { failureCounts[region.identifier] = nil }
     }
@@ -467,7 +467,6 @@ public struct MonitoringEngine: Sendable {
                 if slot < geoRegionSlots.count { geoRegionSlots[slot] = -1 }
             }
             circularIndex.remove(id: identifier)
-            geoPending.remove(identifier)
             geoUnindexed.remove(identifier)
         }
         sessions.removeAutomatic(label: identifier)
@@ -504,39 +503,50 @@ public struct MonitoringEngine: Sendable {
     /// Changes a region's state. A crossing (inside ↔ outside) gives didEnter/didExit (per the
     /// notify flags) and didDetermineState; a first determination only answers a pending request.
     mutating func setState(_ id: String, _ state: RegionState, crossing: Bool, evidence: EventEvidence?) -> [LocationEvent] {
-        guard var monitored = regions[id] else { return [] }
-        let region = monitored.region
-        var events: [LocationEvent] = []
-        let crossed = crossing && monitored.state != .unknown && monitored.state != state
-        if crossed {
-            if state == .inside && region.notifyOnEntry {
-                events.append(LocationEvent(timestamp: now, kind: .didEnterRegion(region), evidence: evidence))
+        guard let slot = regions.slot(of: id) else { return [] }
+        return setState(slot: slot, state, crossing: crossing, evidence: evidence)
+    }
+
+    /// ``setState(_:_:crossing:evidence:)`` for the region in `slot` of ``regions``, its record
+    /// updated in place (no identifier hashed). `indexSlot`: a circular region's
+    /// ``circularIndex`` slot when the caller has it (`nil`: looked up by identifier).
+    mutating func setState(slot: Int, indexSlot: Int? = nil, _ state: RegionState, crossing: Bool, evidence: EventEvidence?) -> [LocationEvent] {
+        let now = self.now
+        guard let (region, events) = regions.update(slot: slot, { monitored -> (Region, [LocationEvent]) in
+            let region = monitored.region
+            var events: [LocationEvent] = []
+            let crossed = crossing && monitored.state != .unknown && monitored.state != state
+            if crossed {
+                if state == .inside && region.notifyOnEntry {
+                    events.append(LocationEvent(timestamp: now, kind: .didEnterRegion(region), evidence: evidence))
+                }
+                if state == .outside && region.notifyOnExit {
+                    events.append(LocationEvent(timestamp: now, kind: .didExitRegion(region), evidence: evidence))
+                }
             }
-            if state == .outside && region.notifyOnExit {
-                events.append(LocationEvent(timestamp: now, kind: .didExitRegion(region), evidence: evidence))
+            if crossed || monitored.stateRequested {
+                events.append(LocationEvent(timestamp: now, kind: .didDetermineState(state, region), evidence: evidence))
+                monitored.stateRequested = false
             }
-        }
-        if crossed || monitored.stateRequested {
-            events.append(LocationEvent(timestamp: now, kind: .didDetermineState(state, region), evidence: evidence))
-            monitored.stateRequested = false
-        }
-        if monitored.state != state {
-            monitored.state = state
-            monitored.stateSince = now
-        }
-        regions[id] = monitored
+            if monitored.state != state {
+                monitored.state = state
+                monitored.stateSince = now
+            }
+            return (region, events)
+        }) else { return [] }
+        var all = events
         switch region {
-        case .circular: trackGeo(id)
-        case .beacon: reschedule(id)
+        case .circular: trackGeo(indexSlot: indexSlot ?? circularIndex.slot(id: region.identifier), record: slot)
+        case .beacon: reschedule(slot: slot)
         }
         if automation.rangeWhileInside, case .beacon(let beacon) = region {
             if state == .inside {
-                events += beginRanging(beacon.constraint, label: id, automatic: true)
+                all += beginRanging(beacon.constraint, label: region.identifier, automatic: true)
             } else {
-                sessions.removeAutomatic(label: id)
+                sessions.removeAutomatic(label: region.identifier)
             }
         }
-        return events
+        return all
     }
 
     mutating func beginRanging(_ constraint: BeaconIdentityConstraint, label: String, automatic: Bool) -> [LocationEvent] {
@@ -553,40 +563,28 @@ public struct MonitoringEngine: Sendable {
         return []
     }
 
-    /// Files a circular region under `geoActive` / `geoPending` according to its current record.
+    /// Files a circular region under `geoActive` according to its current record.
     mutating func trackGeo(_ id: String) {
-        trackGeo(id, slot: circularIndex.slot(id: id))
+        trackGeo(indexSlot: circularIndex.slot(id: id), record: regions.slot(of: id))
     }
 
-    /// ``trackGeo(_:)`` when the region's index slot is known (`nil`: not in the index).
-    mutating func trackGeo(_ id: String, slot: Int?) {
-        trackGeo(id, slot: slot, record: regions.slot(of: id))
-    }
-
-    /// ``trackGeo(_:slot:)`` when the slot of the region's record is known too (a registration:
-    /// the identifier is not looked up again); `record` nil: the region is not monitored.
-    mutating func trackGeo(_ id: String, slot: Int?, record: Int?) {
-        // (active, pending) for a circular region's record, read in place.
-        var filing: (active: Bool, pending: Bool)?
+    /// ``trackGeo(_:)`` by the region's ``circularIndex`` slot (`nil`: not in the index) and the
+    /// slot of its record (`nil`: the region is not monitored): no identifier is hashed.
+    mutating func trackGeo(indexSlot slot: Int?, record: Int?) {
+        // Whether a circular region's record, read in place, keeps it active.
+        var active: Bool?
         if let record {
-            filing = regions.update(slot: record) { monitored -> (active: Bool, pending: Bool)? in
+            active = regions.update(slot: record) { monitored -> Bool? in
                 guard case .circular = monitored.region else { return nil }
-                return (Self.isGeoActive(monitored),
-                        monitored.candidate != nil && monitored.candidate != monitored.state && monitored.candidateSince != nil)
+                return Self.isGeoActive(monitored)
             } ?? nil
         }
-        guard let filing, let record else {
+        guard let active, let record else {
             if let slot { geoActive.remove(slot) }
-            if !geoPending.isEmpty { geoPending.remove(id) }
             return
         }
         if let slot {
-            if filing.active { geoActive.insert(slot) } else { geoActive.remove(slot) }
-        }
-        if filing.pending {
-            geoPending.insert(id)
-        } else if !geoPending.isEmpty {
-            geoPending.remove(id)
+            if active { geoActive.insert(slot) } else { geoActive.remove(slot) }
         }
         reschedule(slot: record)
     }
