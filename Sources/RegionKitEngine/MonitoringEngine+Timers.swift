@@ -5,7 +5,8 @@ extension MonitoringEngine {
     enum DueItem: Sendable {
         case initialWindow(String)
         case exit(String)
-        case geoDwell(String)
+        /// A circular region's crossing has held its dwell: the region's slot in ``regions``.
+        case geoDwell(Int)
         case ranging(Int)
         case retry(String)
         case wake
@@ -56,7 +57,7 @@ extension MonitoringEngine {
         guard let slot = slot ?? regions.slot(of: id), let time = Self.dueTime(of: monitored, context: dueContext(slot: slot)) else { return nil }
         switch monitored.region {
         case .beacon: return (time, monitored.state == .inside ? .exit(id) : .initialWindow(id))
-        case .circular: return (time, .geoDwell(id))
+        case .circular: return (time, .geoDwell(slot))
         }
     }
 

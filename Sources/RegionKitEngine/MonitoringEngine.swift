@@ -57,6 +57,9 @@ public struct MonitoringEngine: Sendable {
     /// The ``regions`` slot of each `circularIndex` slot (−1: none), so a fix reaches its
     /// candidates' records without their identifiers.
     var geoRegionSlots: [Int32] = []
+    /// The reverse: the `circularIndex` slot of each ``regions`` slot (−1: none), so a dwell timer
+    /// files its region without its identifier.
+    var geoIndexSlots: [Int32] = []
     /// The last fix's regions to evaluate, kept for the buffer's capacity (no allocation per fix).
     var geoCandidates: [GeoCandidate] = []
     /// Circular regions the index refused (only possible for a decoded, unvalidated region):
@@ -358,13 +361,18 @@ public struct MonitoringEngine: Sendable {
                 rssi: stream.lastRSSI, lastSightingAge: now - lastSighting,
                 exitThreshold: profile.exitDetector.silenceThreshold(for: stream),
                 reason: "no sighting for \(Self.format(now - lastSighting)) s"))
-        case .geoDwell(let id):
-            guard let monitored = regions[id], let candidate = monitored.candidate, let since = monitored.candidateSince else { return [] }
-            regions[id]?.candidate = nil
-            regions[id]?.candidateSince = nil
-            trackGeo(id)
-            return setState(id, candidate, crossing: true, evidence: EventEvidence(
-                distance: monitored.lastDistance, horizontalAccuracy: lastFix?.horizontalAccuracy, dwell: now - since,
+        case .geoDwell(let slot):
+            // By slot: the record in place, its index slot from `geoIndexSlots` (no identifier hashed).
+            guard let taken = regions.update(slot: slot, { monitored -> (candidate: RegionState, since: Timestamp, distance: Double?)? in
+                guard let candidate = monitored.candidate, let since = monitored.candidateSince else { return nil }
+                monitored.candidate = nil
+                monitored.candidateSince = nil
+                return (candidate, since, monitored.lastDistance)
+            }), let (candidate, since, distance) = taken else { return [] }
+            let indexSlot = slot < geoIndexSlots.count && geoIndexSlots[slot] >= 0 ? Int(geoIndexSlots[slot]) : nil
+            trackGeo(indexSlot: indexSlot, record: slot)
+            return setState(slot: slot, indexSlot: indexSlot, candidate, crossing: true, evidence: EventEvidence(
+                distance: distance, horizontalAccuracy: lastFix?.horizontalAccuracy, dwell: now - since,
                 reason: "held \(candidate == .inside ? "inside" : "outside") the boundary buffer for \(Self.format(now - since)) s"))
         case .ranging(let slot):
             let (now, profile) = (self.now, self.profile)
@@ -424,6 +432,8 @@ public struct MonitoringEngine: Sendable {
                 if let indexSlot {
                     if geoRegionSlots.count <= indexSlot { geoRegionSlots += repeatElement(-1, count: indexSlot + 1 - geoRegionSlots.count) }
                     geoRegionSlots[indexSlot] = registered.slot
+                    if geoIndexSlots.count <= record { geoIndexSlots += repeatElement(-1, count: record + 1 - geoIndexSlots.count) }
+                    geoIndexSlots[record] = Int32(truncatingIfNeeded: indexSlot)
                 }
             } catch {
                 geoUnindexed.insert(circle.identifier)
@@ -466,6 +476,7 @@ public struct MonitoringEngine: Sendable {
                 geoActive.remove(slot)
                 if slot < geoRegionSlots.count { geoRegionSlots[slot] = -1 }
             }
+            if slot < geoIndexSlots.count { geoIndexSlots[slot] = -1 }
             circularIndex.remove(id: identifier)
             geoUnindexed.remove(identifier)
         }
