@@ -256,8 +256,11 @@ extension MonitoringEngine {
         swap(&cache, &geoCache)
         var candidates: [GeoCandidate] = []
         swap(&candidates, &geoCandidates)
-        circularSlotsToEvaluate(for: fix, cache: &cache, caching: true, into: &candidates)
+        let disordered = circularSlotsToEvaluate(for: fix, cache: &cache, caching: true, into: &candidates)
         swap(&cache, &geoCache)
+        // The next fix's list starts from the active regions in registration order: sorting it
+        // is then a pass, not an insertion sort of every active region (≈ 58 a fix at 1 M regions).
+        if disordered { geoActive.arrange(inOrderOf: candidates.lazy.map(\.indexSlot)) }
         for candidate in candidates {
             events += evaluate(fix, slot: candidate.slot, indexSlot: candidate.indexSlot, distance: candidate.distance)
         }
@@ -274,7 +277,7 @@ extension MonitoringEngine {
     public func circularRegionsToEvaluate(for fix: LocationFix) -> [String] {
         var unused = RegionIndex.NearbyCache()
         var candidates: [GeoCandidate] = []
-        circularSlotsToEvaluate(for: fix, cache: &unused, caching: false, into: &candidates)
+        _ = circularSlotsToEvaluate(for: fix, cache: &unused, caching: false, into: &candidates)
         return candidates.compactMap { regions[slot: $0.slot]?.region.identifier }
     }
 
@@ -283,8 +286,10 @@ extension MonitoringEngine {
     /// `caching`. Regions are told apart by index slot, ranked by the registration number kept as the
     /// slot's tag, and mapped to their records' slots (`geoRegionSlots`): no identifier is hashed.
     /// A region the index found comes with the distance the index computed for it (see
-    /// ``GeoCandidate/distance``), so it is not computed a second time.
-    func circularSlotsToEvaluate(for fix: LocationFix, cache: inout RegionIndex.NearbyCache, caching: Bool, into candidates: inout [GeoCandidate]) {
+    /// ``GeoCandidate/distance``), so it is not computed a second time. Returns whether
+    /// ``geoActive``'s members were out of registration order (then worth arranging).
+    @discardableResult
+    func circularSlotsToEvaluate(for fix: LocationFix, cache: inout RegionIndex.NearbyCache, caching: Bool, into candidates: inout [GeoCandidate]) -> Bool {
         candidates.removeAll(keepingCapacity: true)
         // A negative configured buffer moves the inside threshold beyond the radius.
         let margin = max(0, -profile.geoHysteresis.buffer(forAccuracy: fix.horizontalAccuracy)) + Self.indexSlack
@@ -296,7 +301,7 @@ extension MonitoringEngine {
                     candidates.append(GeoCandidate(rank: 0, slot: slot, indexSlot: indexSlot, distance: .nan))
                 }
             }
-            return
+            return false
         }
         // The index's distance is the engine's to the bit when both longitudes are already in
         // [-180, 180) (the index normalises them; a region's is checked where it is evaluated).
@@ -308,8 +313,11 @@ extension MonitoringEngine {
         candidates = []
         defer { candidates = list }
         list.reserveCapacity(active.count + 16)
+        var disordered = false
         for slot in active.members {
-            list.append(GeoCandidate(rank: circularIndex.tag(atSlot: Int(slot)), slot: Int(slot), indexSlot: slot, distance: .nan))
+            let rank = circularIndex.tag(atSlot: Int(slot))
+            if let previous = list.last, previous.rank > rank { disordered = true }
+            list.append(GeoCandidate(rank: rank, slot: Int(slot), indexSlot: slot, distance: .nan))
         }
         // A closure literal in the call, so non-escaping: `list` is captured by address, with no
         // box and no dynamic exclusivity check per access.
@@ -339,6 +347,7 @@ extension MonitoringEngine {
             }
         }
         list.sort { $0.rank < $1.rank }
+        return disordered
     }
 
     /// Drops streams of a region that are already gone (keeps memory flat when beacons churn).

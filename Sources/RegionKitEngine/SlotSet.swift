@@ -51,5 +51,30 @@ public struct SlotSet: Sendable, Equatable {
         positions[slot] = -1
     }
 
+    /// Puts ``members`` in the order in which they come in `ordered` (slots that are not members
+    /// are skipped). Nothing changes unless `ordered` holds every member exactly once.
+    ///
+    /// ```swift
+    /// var set = SlotSet()
+    /// set.insert(7); set.insert(3)
+    /// set.arrange(inOrderOf: [1, 3, 7])
+    /// Array(set.members) // [3, 7]
+    /// ```
+    public mutating func arrange(inOrderOf ordered: some Sequence<Int32>) {
+        var arranged: [Int32] = []
+        arranged.reserveCapacity(members.count)
+        for slot in ordered where contains(Int(slot)) {
+            guard arranged.count < members.count else { break }
+            arranged.append(slot)
+            // Placed: marked −2 − position, so a repeat is no longer `contains`ed (undone below).
+            positions[Int(slot)] = -2 - positions[Int(slot)]
+        }
+        for slot in arranged { positions[Int(slot)] = -2 - positions[Int(slot)] }
+        // Only a complete arrangement is kept (a member missing from `ordered` leaves it short).
+        guard arranged.count == members.count else { return }
+        for (position, slot) in arranged.enumerated() { positions[Int(slot)] = Int32(truncatingIfNeeded: position) }
+        members = arranged
+    }
+
     public static func == (a: SlotSet, b: SlotSet) -> Bool { Set(a.members) == Set(b.members) }
 }
