@@ -30,7 +30,7 @@ struct PresenceOutputsTests {
     }
 
     @Test func everyEventGoesOutAsItsJSONLineWithItsID() throws {
-        var outputs = PresenceOutputs(topics: Self.topics, discovery: nil)
+        let outputs = PresenceOutputs(topics: Self.topics, discovery: nil)
         let enter = Self.event(7, "didEnterRegion", region: "lobby", json: #"{"t":1,"type":"didEnterRegion","region":"lobby"}"#)
         let messages = outputs.messages(for: enter) { _ in nil }
         #expect(messages.count == 1)
@@ -43,7 +43,7 @@ struct PresenceOutputsTests {
     }
 
     @Test func stateAndRoomAreRetained() {
-        var outputs = PresenceOutputs(topics: Self.topics, discovery: nil)
+        let outputs = PresenceOutputs(topics: Self.topics, discovery: nil)
         let state = outputs.messages(for: Self.event(1, "didDetermineState", region: "lobby", state: "inside", json: "{}")) { _ in nil }
         #expect(state.dropFirst().map { [$0.topic, $0.text, "\($0.retain)"] } == [["regionkit/home/regions/lobby/state", "inside", "true"]])
         let json = #"{"t":3,"type":"didChangeNearestScanner","beacon":"E2C56DB5-DFFB-48D2-B060-D0F5A71096E0:1:2","scanner":"kitchen"}"#
@@ -78,7 +78,8 @@ struct PresenceOutputsTests {
         #expect(tracker["state_topic"] as? String == Self.topics.beaconRoom(Self.beacon))
         #expect(tracker["payload_not_home"] as? String == "not_home")
         #expect(first.contains { $0.topic == "homeassistant/sensor/regionkit_home/ibeacon_e2c56db5-dffb-48d2-b060-d0f5a71096e0-1-2_distance/config" })
-        // Announced once; a later room change publishes only the room.
+        // Announced once acknowledged; a later room change publishes only the room.
+        outputs.published(Self.event(2, "didChangeNearestScanner", json: json))
         let second = outputs.messages(for: Self.event(3, "didChangeNearestScanner", json: json)) { _ in nil }
         #expect(second.count == 2)
         #expect(outputs.discoveryMessages(regions: [Self.lobby]).count == 3, "region + tracker + distance, re-sent when HA restarts")
@@ -93,8 +94,34 @@ struct PresenceOutputsTests {
         }
     }
 
-    @Test func circularRegionsAreNotBinarySensors() {
+    @Test("A beacon's entities count as announced only once the broker acknowledged them")
+    func announcementWaitsForTheAcknowledgment() {
         var outputs = PresenceOutputs(topics: Self.topics, discovery: HomeAssistantDiscovery(topics: Self.topics))
+        let json = #"{"type":"didChangeNearestScanner","beacon":"E2C56DB5-DFFB-48D2-B060-D0F5A71096E0:1:2","scanner":"kitchen"}"#
+        let event = Self.event(5, "didChangeNearestScanner", json: json)
+        let configs = { (messages: [PresenceMessage]) in messages.filter { $0.topic.hasPrefix("homeassistant/") }.count }
+        // The group was lost with the connection: published again, it still carries the tracker
+        // and distance configurations, and a reconnection's discovery does not know the beacon yet.
+        let lost = outputs.messages(for: event) { _ in nil }
+        #expect(configs(lost) == 2)
+        #expect(outputs.discoveryMessages(regions: []).isEmpty)
+        let again = outputs.messages(for: event) { _ in nil }
+        #expect(again.map(\.topic) == lost.map(\.topic))
+        // Acknowledged: announced from now on.
+        outputs.published(event)
+        #expect(outputs.announcedBeacons == [Self.beacon])
+        #expect(configs(outputs.messages(for: Self.event(6, "didChangeNearestScanner", json: json)) { _ in nil }) == 0)
+        #expect(outputs.discoveryMessages(regions: []).count == 2)
+        // Other events, or no discovery, announce nothing.
+        var plain = PresenceOutputs(topics: Self.topics, discovery: nil)
+        plain.published(event)
+        #expect(plain.announcedBeacons.isEmpty)
+        outputs.published(Self.event(7, "didEnterRegion", region: "lobby", json: "{}"))
+        #expect(outputs.announcedBeacons.count == 1)
+    }
+
+    @Test func circularRegionsAreNotBinarySensors() {
+        let outputs = PresenceOutputs(topics: Self.topics, discovery: HomeAssistantDiscovery(topics: Self.topics))
         let park = Region.circular(try! CircularRegion(identifier: "park", latitude: 1, longitude: 2, radius: 50))
         #expect(outputs.messages(for: Self.event(1, "didStartMonitoring", region: "park", json: "{}")) { _ in park }.count == 1)
     }

@@ -134,6 +134,7 @@ final class ClusterEventsPublisher: Sendable {
                         .filter { publishEvents || $0.topic != topics.events }
                         .map(PresenceHub.mqtt)
                     try await client.publish(messages)
+                    outputs.published(event)
                     cursor = event.id
                     published.withLock { $0 += 1 }
                     try await store.setOutputCursor(outputName, to: event.id)

@@ -310,6 +310,7 @@ public final class PresenceHub: Sendable {
                 // published again after reconnecting (QoS 1: at least once; retained ones are idempotent).
                 let group = messages.filter { configuration.publishEvents != false || $0.topic != topics.events }.map(Self.mqtt)
                 do { try await client.publish(group) } catch { return .disconnected }
+                outputs.withLock { $0.published(event) }
                 cursor.withLock { $0 = event.id }
                 counters.withLock { $0.eventsPublished += 1 }
                 do { try await store.setOutputCursor(outputName, to: event.id) } catch {

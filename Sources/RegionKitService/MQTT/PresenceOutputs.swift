@@ -7,16 +7,22 @@ import RegionKitStore
 /// events topic, the same JSON object `regionkit run --json` prints, with its log id), then what
 /// the event changes: a region's retained state, a beacon's retained room, Home Assistant
 /// entities (discovered when a region starts or a beacon is first placed, removed when a region
-/// is stopped). Pure: the hub feeds it events from the durable log and publishes the result.
+/// is stopped). Pure: the hub feeds it events from the durable log, publishes the result and,
+/// once the broker has acknowledged it, tells the outputs with ``published(_:)`` — a beacon's
+/// entities count as announced only then, so a group lost with its connection is produced again
+/// whole (with the beacon's discovery) when the event is published again.
 ///
 /// ```swift
 /// var outputs = PresenceOutputs(topics: PresenceTopics(site: "home"), discovery: nil)
 /// let messages = outputs.messages(for: storedEvent) { manager.monitoredRegion($0)?.region }
+/// // … publish `messages`; once the broker acknowledged them:
+/// outputs.published(storedEvent)
 /// ```
 public struct PresenceOutputs: Sendable {
     public var topics: PresenceTopics
     public var discovery: HomeAssistantDiscovery?
-    /// Beacons whose Home Assistant entities were announced (re-sent when HA restarts).
+    /// Beacons whose Home Assistant entities were announced and acknowledged (re-sent when HA
+    /// restarts or the connection is made again).
     public private(set) var announcedBeacons: Set<BeaconIdentity> = []
 
     public init(topics: PresenceTopics, discovery: HomeAssistantDiscovery?) {
@@ -24,9 +30,10 @@ public struct PresenceOutputs: Sendable {
         self.discovery = discovery
     }
 
-    /// The messages for one logged event.
+    /// The messages for one logged event: the same ones each time until ``published(_:)`` says
+    /// the broker acknowledged them.
     /// - Parameter region: the monitored region with this identifier, if still monitored.
-    public mutating func messages(for event: StoredEvent, region: (String) -> Region?) -> [PresenceMessage] {
+    public func messages(for event: StoredEvent, region: (String) -> Region?) -> [PresenceMessage] {
         var messages = [PresenceMessage(topic: topics.events, text: event.jsonLine, qos: 1, retain: false)]
         switch event.type {
         case "didDetermineState":
@@ -45,7 +52,6 @@ public struct PresenceOutputs: Sendable {
         case "didChangeNearestScanner":
             if let change = Self.nearestScannerChange(event.json) {
                 if let discovery, !announcedBeacons.contains(change.beacon) {
-                    announcedBeacons.insert(change.beacon)
                     messages += discovery.beaconConfigs(change.beacon)
                 }
                 messages.append(PresenceMessage(topic: topics.beaconRoom(change.beacon), text: change.scanner ?? "not_home", qos: 1, retain: true))
@@ -54,6 +60,14 @@ public struct PresenceOutputs: Sendable {
             break
         }
         return messages
+    }
+
+    /// The broker acknowledged `event`'s ``messages(for:region:)``: a beacon whose entities they
+    /// announced counts as announced from now on (its later events publish only its room, and
+    /// ``discoveryMessages(regions:)`` includes it).
+    public mutating func published(_ event: StoredEvent) {
+        guard discovery != nil, event.type == "didChangeNearestScanner", let change = Self.nearestScannerChange(event.json) else { return }
+        announcedBeacons.insert(change.beacon)
     }
 
     /// Everything Home Assistant needs to (re)discover: every beacon region and announced beacon.
