@@ -213,7 +213,10 @@ public struct ScannerChannel: Hashable, Sendable {
         if let time, streamRate.isFinite, streamRate > 0 {
             lossRatedUpdates = min(lossRatedUpdates + 1, Self.priorMemory)
             lossStreamRate += (streamRate - lossStreamRate) / lossRatedUpdates
-            lossRateWeight = lossRateWeight * exp(-max(0, time - lossRateTime) / Self.rateMemory) + 1
+            // exp(0) is 1: no libm call when the time has not moved (several streams heard at
+            // once, or a stream's sightings within one timestamp), the same weight to the bit.
+            if time > lossRateTime { lossRateWeight *= exp(-(time - lossRateTime) / Self.rateMemory) }
+            lossRateWeight += 1
             lossRateTime = max(time, lossRateTime)
         }
     }
