@@ -170,4 +170,38 @@ struct RegionIndexPropertyTests {
         set.insert(Int(Int32.max))   // out of range: ignored, no trap
         #expect(!set.contains(Int(Int32.max)))
     }
+
+    @Test("SlotSet.arrange orders the members as given, and only when given every member once")
+    func slotSetArrange() {
+        var rng = SeededRandom(seed: 9)
+        for _ in 0..<300 {
+            var set = SlotSet()
+            for _ in 0..<Int.random(in: 0..<40, using: &rng) { set.insert(Int.random(in: 0..<60, using: &rng)) }
+            let before = set.members
+            // Every member once, shuffled, with non-members, negative slots and repeats mixed in.
+            var ordered = before.shuffled(using: &rng)
+            for _ in 0..<Int.random(in: 0..<10, using: &rng) {
+                let extra: Int32 = [Int32.random(in: 60..<80, using: &rng), -1, ordered.randomElement(using: &rng) ?? 61].randomElement(using: &rng)!
+                ordered.insert(extra, at: Int.random(in: 0...ordered.count, using: &rng))
+            }
+            var arranged = set
+            arranged.arrange(inOrderOf: ordered)
+            var seen = Set<Int32>()
+            let expected = ordered.filter { before.contains($0) && seen.insert($0).inserted }
+            #expect(arranged.members == expected)
+            // Positions follow the members: every member found where it stands, removals still work.
+            for (position, slot) in arranged.members.enumerated() { #expect(arranged.position(of: Int(slot)) == position) }
+            if let removed = expected.first {
+                arranged.remove(Int(removed))
+                #expect(!arranged.contains(Int(removed)) && arranged.count == before.count - 1)
+            }
+            // A list that misses a member changes nothing.
+            if before.count > 1 {
+                var partial = set
+                partial.arrange(inOrderOf: before.dropFirst().reversed())
+                #expect(partial.members == before)
+                for slot in before { #expect(partial.contains(Int(slot))) }
+            }
+        }
+    }
 }
