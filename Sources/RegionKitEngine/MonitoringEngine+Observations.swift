@@ -260,7 +260,7 @@ extension MonitoringEngine {
         swap(&cache, &geoCache)
         // The next fix's list starts from the active regions in registration order: sorting it
         // is then a pass, not an insertion sort of every active region (≈ 58 a fix at 1 M regions).
-        if disordered { geoActive.arrange(inOrderOf: candidates.lazy.map(\.indexSlot)) }
+        if disordered { geoActive.arrange(inOrderOf: candidates) { $0.indexSlot } }
         for candidate in candidates {
             events += evaluate(fix, slot: candidate.slot, indexSlot: candidate.indexSlot, distance: candidate.distance)
         }

@@ -51,29 +51,43 @@ public struct SlotSet: Sendable, Equatable {
         positions[slot] = -1
     }
 
-    /// Puts ``members`` in the order in which they come in `ordered` (slots that are not members
-    /// are skipped). Nothing changes unless `ordered` holds every member exactly once.
+    /// Puts ``members`` in the order in which their slots (`slot(element)`) come in `ordered`;
+    /// elements whose slot is not a member, and repeats, are skipped. Nothing changes unless
+    /// `ordered` holds every member. Two passes over `ordered`, nothing allocated.
     ///
     /// ```swift
     /// var set = SlotSet()
     /// set.insert(7); set.insert(3)
-    /// set.arrange(inOrderOf: [1, 3, 7])
+    /// set.arrange(inOrderOf: [1, 3, 7]) { $0 }
     /// Array(set.members) // [3, 7]
     /// ```
-    public mutating func arrange(inOrderOf ordered: some Sequence<Int32>) {
-        var arranged: [Int32] = []
-        arranged.reserveCapacity(members.count)
-        for slot in ordered where contains(Int(slot)) {
-            guard arranged.count < members.count else { break }
-            arranged.append(slot)
-            // Placed: marked −2 − position, so a repeat is no longer `contains`ed (undone below).
-            positions[Int(slot)] = -2 - positions[Int(slot)]
+    public mutating func arrange<C: Collection>(inOrderOf ordered: C, slot: (C.Element) -> Int32) {
+        // Pass 1: mark each member found (position p becomes −2 − p, so a repeat is no longer
+        // `contains`ed) and count them.
+        var found = 0
+        for element in ordered {
+            let s = Int(slot(element))
+            guard contains(s) else { continue }
+            positions[s] = -2 - positions[s]
+            found += 1
         }
-        for slot in arranged { positions[Int(slot)] = -2 - positions[Int(slot)] }
-        // Only a complete arrangement is kept (a member missing from `ordered` leaves it short).
-        guard arranged.count == members.count else { return }
-        for (position, slot) in arranged.enumerated() { positions[Int(slot)] = Int32(truncatingIfNeeded: position) }
-        members = arranged
+        guard found == members.count else {
+            // A member missing: unmark and keep the order as it is.
+            for element in ordered {
+                let s = Int(slot(element))
+                if s >= 0, s < positions.count, positions[s] <= -2 { positions[s] = -2 - positions[s] }
+            }
+            return
+        }
+        // Pass 2: every member is marked; place each at its first occurrence (which unmarks it).
+        var next: Int32 = 0
+        for element in ordered {
+            let s = Int(slot(element))
+            guard s >= 0, s < positions.count, positions[s] <= -2 else { continue }
+            members[Int(next)] = Int32(truncatingIfNeeded: s)
+            positions[s] = next
+            next += 1
+        }
     }
 
     public static func == (a: SlotSet, b: SlotSet) -> Bool { Set(a.members) == Set(b.members) }

@@ -185,7 +185,7 @@ struct RegionIndexPropertyTests {
                 ordered.insert(extra, at: Int.random(in: 0...ordered.count, using: &rng))
             }
             var arranged = set
-            arranged.arrange(inOrderOf: ordered)
+            arranged.arrange(inOrderOf: ordered) { $0 }
             var seen = Set<Int32>()
             let expected = ordered.filter { before.contains($0) && seen.insert($0).inserted }
             #expect(arranged.members == expected)
@@ -198,7 +198,7 @@ struct RegionIndexPropertyTests {
             // A list that misses a member changes nothing.
             if before.count > 1 {
                 var partial = set
-                partial.arrange(inOrderOf: before.dropFirst().reversed())
+                partial.arrange(inOrderOf: before.dropFirst().reversed()) { $0 }
                 #expect(partial.members == before)
                 for slot in before { #expect(partial.contains(Int(slot))) }
             }
