@@ -262,7 +262,9 @@ extension MonitoringEngine {
         // is then a pass, not an insertion sort of every active region (≈ 58 a fix at 1 M regions).
         if disordered { geoActive.arrange(inOrderOf: candidates) { $0.indexSlot } }
         for candidate in candidates {
-            events += evaluate(fix, slot: candidate.slot, indexSlot: candidate.indexSlot, distance: candidate.distance)
+            // Most regions change nothing: appending an empty array is still a generic call.
+            let produced = evaluate(fix, slot: candidate.slot, indexSlot: candidate.indexSlot, distance: candidate.distance)
+            if !produced.isEmpty { events += produced }
         }
         swap(&candidates, &geoCandidates)
         return events
