@@ -19,6 +19,7 @@ extension ReplayEvaluation {
         settings.add("tail_s", options.tail)
         settings.add("flap_window_s", options.flapWindow)
         settings.add("tolerance_s", options.tolerance)
+        settings.add("recent_window_s", options.recentWindow)
         line.add("options", object: settings)
 
         for (key, countKey, exits) in [("false_exits", "stationary_streams", falseExits), ("stay_exits", "stays", stayExits)] {
@@ -70,6 +71,9 @@ extension ReplayEvaluation {
             object.add("departure_exits", figures.departureLatencies.count)
             Self.add(&object, "departure_p50_s", figures.departureP50, decimals: 3)
             Self.add(&object, "departure_p95_s", figures.departureP95, decimals: 3)
+            object.add("departures", figures.departureRecentGaps.count)
+            Self.add(&object, "departure_recent_gap_p50_s", figures.recentGapP50, decimals: 3)
+            Self.add(&object, "departure_recent_gap_p95_s", figures.recentGapP95, decimals: 3)
             object.add("flaps", figures.flaps)
             perClass.add(rateClass.rawValue, object: object)
         }
@@ -117,6 +121,9 @@ extension ReplayEvaluation {
             Self.add(&item, "resumed_s", end.resumed, decimals: 3)
             Self.add(&item, "latency_s", end.latency, decimals: 3)
             item.add("end_of_recording", end.endOfRecording)
+            item.add("heard_since_s", end.history.heardSince, decimals: 3)
+            item.add("segment_sightings", end.history.sightings)
+            item.add("longest_recent_gap_s", end.history.longestRecentGap, decimals: 3)
             return item
         })
         line.add("flap_events", array: flaps.map { flap in

@@ -34,6 +34,10 @@ extension ReplayEvaluation {
         /// (``ExitDetector/periodicGaps(falseExitsPerHour:minimumSilence:maximumSilence:priorInterval:)``)
         /// rightly takes for a blackout first.
         public var departureLatencies: [Double] = []
+        /// For the same ends (with or without an exit), the longest gap each stream was heard again
+        /// after in the recent window before it ended (``ReplayEvaluation/StreamEnd/history``): the
+        /// latency a detector that does not flap could not have gone below.
+        public var departureRecentGaps: [Double] = []
         public var flaps = 0
 
         public init(rateClass: StreamRateClass) {
@@ -46,6 +50,9 @@ extension ReplayEvaluation {
         /// p50 and p95 of ``departureLatencies``.
         public var departureP50: Double? { ReplayMetrics.percentile(departureLatencies, 0.5) }
         public var departureP95: Double? { ReplayMetrics.percentile(departureLatencies, 0.95) }
+        /// p50 and p95 of ``departureRecentGaps``.
+        public var recentGapP50: Double? { ReplayMetrics.percentile(departureRecentGaps, 0.5) }
+        public var recentGapP95: Double? { ReplayMetrics.percentile(departureRecentGaps, 0.95) }
         /// False exits per 1000 stationary beacon-hours (`nil` without hours).
         public var falseExitsPerThousandHours: Double? { stationaryHours > 0 ? Double(falseExits) / stationaryHours * 1000 : nil }
         /// Exits during stays per 1000 stay-hours (`nil` without hours).
@@ -64,6 +71,7 @@ extension ReplayEvaluation {
             missed += other.missed
             latencies += other.latencies
             departureLatencies += other.departureLatencies
+            departureRecentGaps += other.departureRecentGaps
             flaps += other.flaps
         }
     }
@@ -95,6 +103,7 @@ extension ReplayEvaluation {
         figures.ends = classEnds.count
         figures.latencies = classEnds.compactMap(\.latency)
         figures.departureLatencies = classEnds.filter { !$0.endOfRecording }.compactMap(\.latency)
+        figures.departureRecentGaps = classEnds.filter { !$0.endOfRecording }.map(\.history.longestRecentGap)
         figures.missed = figures.ends - figures.latencies.count
         figures.flaps = flapCount(rateClass)
         return figures

@@ -36,9 +36,16 @@ public struct ReplayEvaluation: Sendable {
         /// Whether this is the stream's last sighting and it came within `silence` seconds of the
         /// recording's end: the scanners stopped, not necessarily the beacon.
         public var endOfRecording: Bool
+        /// What the stream had shown before this end (``SightingStream/history(before:silence:window:)``,
+        /// the window being the evaluator's ``ReplayEvaluator/Options/recentWindow``): how long it had
+        /// been heard, and the longest gap it was heard again after, recently — a latency shorter
+        /// than that gap would have meant an exit during it.
+        public var history: SightingStream.History
 
         /// Seconds from the last sighting to the exit.
         public var latency: Double? { exit.map { $0 - lastSighting } }
+        /// How long the stream had been heard without a long silence when it ended, seconds.
+        public var age: Double { lastSighting - history.heardSince }
     }
 
     /// An exit of a stationary beacon at its own scanner before that scanner's last sighting of it.

@@ -39,12 +39,16 @@ public struct ReplayEvaluator: Sendable {
         /// Seconds each ground-truth period gives up at both ends (the README's times are rough,
         /// and the scanners' clocks are not the author's).
         public var tolerance: Double
+        /// Seconds before a stream end over which its longest gap is reported
+        /// (``ReplayEvaluation/StreamEnd/history``).
+        public var recentWindow: Double
 
-        public init(silence: Double = 60, tail: Double = 300, flapWindow: Double = 30, tolerance: Double = 15) {
+        public init(silence: Double = 60, tail: Double = 300, flapWindow: Double = 30, tolerance: Double = 15, recentWindow: Double = 120) {
             self.silence = silence
             self.tail = tail
             self.flapWindow = flapWindow
             self.tolerance = tolerance
+            self.recentWindow = recentWindow
         }
     }
 
@@ -120,7 +124,8 @@ public struct ReplayEvaluator: Sendable {
                 ends.append(ReplayEvaluation.StreamEnd(
                     key: stream.key, rateClass: rateClass, lastSighting: silence.lastSighting, resumed: silence.resumed,
                     exit: ReplayMetrics.exit(during: silence, exits: exits[id] ?? []),
-                    endOfRecording: silence.resumed == nil && end - silence.lastSighting < options.silence))
+                    endOfRecording: silence.resumed == nil && end - silence.lastSighting < options.silence,
+                    history: stream.history(before: silence.lastSighting, silence: options.silence, window: options.recentWindow)))
             }
             let regionEntries = entries[id] ?? []
             for exit in ReplayMetrics.flaps(exits: exits[id] ?? [], entries: regionEntries, window: options.flapWindow) {

@@ -97,4 +97,42 @@ public struct SightingStream: Hashable, Sendable {
         if let last = times.last { found.append(Silence(lastSighting: last, resumed: nil)) }
         return found
     }
+
+    /// What the stream had shown up to its sighting at `last` (one of ``times``), since it was
+    /// last silent for `silence` seconds or more: when that stretch began, how many sightings it
+    /// has, and the longest interval between them that ended within `window` seconds before
+    /// `last` (0 with a single sighting). Any detector that would have declared the stream gone
+    /// after a shorter silence than that interval would have exited during it and been heard
+    /// again (a flap), unless its threshold had shrunk since: for a detector that does not flap,
+    /// that interval is a lower bound of the exit latency after `last`.
+    ///
+    /// ```swift
+    /// let stream = SightingStream(key: key, times: [0, 1, 2, 12, 13])
+    /// stream.history(before: 13, silence: 60, window: 120)   // since 0, 5 sightings, longest gap 10 s
+    /// ```
+    public func history(before last: Double, silence: Double, window: Double) -> History {
+        // The stretch ending at `last`: back from it until a gap of `silence` or more.
+        var end = times.count
+        while end > 0, times[end - 1] > last { end -= 1 }
+        guard end > 0 else { return History(heardSince: last, sightings: 0, longestRecentGap: 0) }
+        var start = end - 1
+        var longest = 0.0
+        while start > 0 {
+            let gap = times[start] - times[start - 1]
+            if gap >= silence { break }
+            if times[start] >= last - window { longest = max(longest, gap) }
+            start -= 1
+        }
+        return History(heardSince: times[start], sightings: end - start, longestRecentGap: longest)
+    }
+
+    /// See ``history(before:silence:window:)``.
+    public struct History: Hashable, Sendable {
+        /// The first sighting after the last silence of at least the evaluator's `silence`.
+        public var heardSince: Double
+        /// Sightings from then up to the end, both included.
+        public var sightings: Int
+        /// The longest interval between those sightings that ended within the window before the end.
+        public var longestRecentGap: Double
+    }
 }

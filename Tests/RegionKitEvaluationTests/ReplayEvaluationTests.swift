@@ -83,6 +83,24 @@ struct ReplayEvaluationTests {
         #expect(stream.silences(atLeast: 60) == [.init(lastSighting: 1, resumed: 101), .init(lastSighting: 102, resumed: nil)])
     }
 
+    @Test("A stream end's history: the stretch since the last long silence, and its longest gap within the window")
+    func endHistory() {
+        // 0, 1, 2 · a 10 s gap · 12, 13 · a 100 s absence · 113, 113.5 · a 30 s gap · 143.5, 144.
+        let stream = SightingStream(key: .init(identity: Self.stationary, scannerID: "A"), times: [0, 1, 2, 12, 13, 113, 113.5, 143.5, 144])
+        // Ending at 13: heard since 0 (5 sightings); the 10 s gap ended at 12, inside a 120 s window.
+        #expect(stream.history(before: 13, silence: 60, window: 120) == .init(heardSince: 0, sightings: 5, longestRecentGap: 10))
+        // The window counts the gap by when it ended: at 12, 1 s before 13 (in a 1 s window), not in a 0.5 s one.
+        #expect(stream.history(before: 13, silence: 60, window: 1).longestRecentGap == 10)
+        #expect(stream.history(before: 13, silence: 60, window: 0.5).longestRecentGap == 1)
+        // Ending at 144: the 100 s absence starts a new stretch (at 113: 4 sightings), whose longest gap is 30 s.
+        #expect(stream.history(before: 144, silence: 60, window: 120) == .init(heardSince: 113, sightings: 4, longestRecentGap: 30))
+        // With a silence of 20 s the 30 s gap is an absence too: heard since 143.5, two sightings.
+        #expect(stream.history(before: 144, silence: 20, window: 120) == .init(heardSince: 143.5, sightings: 2, longestRecentGap: 0.5))
+        // A single sighting has no gap; a time before the first sighting has no history.
+        #expect(stream.history(before: 0, silence: 60, window: 120) == .init(heardSince: 0, sightings: 1, longestRecentGap: 0))
+        #expect(stream.history(before: -5, silence: 60, window: 120) == .init(heardSince: -5, sightings: 0, longestRecentGap: 0))
+    }
+
     @Test("The ground-truth file's ISO 8601 times are the recording's epoch (PST = UTC−8), moved onto its clock in whole milliseconds")
     func groundTruthTimes() throws {
         // FourScannersRun1-2015-03-07 starts at 1425757567417 ms = 11:46:07.417 PST.

@@ -46,6 +46,36 @@ struct ReplayRateClassTests {
         #expect(all.map(\.flaps).reduce(0, +) == result.flaps.count)
     }
 
+    @Test("Every end has its stream's history; departures carry their longest recent gap into the class figures")
+    func endHistories() throws {
+        let result = try Self.result()
+        func end(_ identity: BeaconIdentity, _ scanner: String) throws -> ReplayEvaluation.StreamEnd {
+            try #require(result.ends.first { $0.key == SightingStream.Key(identity: identity, scannerID: scanner) })
+        }
+        // The carried beacon at B: heard from 130.0 s, 1,600 sightings (the 10 s hole left out), the
+        // hole (199.9 → 210.0 s) ended within 120 s of its last sighting at 299.9 s.
+        let carriedB = try end(ReplayEvaluationTests.carried, "B")
+        #expect(carriedB.history.heardSince == 130 && carriedB.history.sightings == 1600)
+        #expect(abs(carriedB.history.longestRecentGap - 10.1) < 1e-9 && abs(carriedB.age - 169.9) < 1e-9)
+        // The stationary beacon: its 6 s hole ended at 106.0 s, more than 120 s before 299.9 s.
+        let stationary = try end(ReplayEvaluationTests.stationary, "A")
+        #expect(stationary.history.sightings == 2941 && abs(stationary.history.longestRecentGap - 0.1) < 1e-9)
+        // The slowest stream (every 5 s), a departure of the sparse class: its floor is 5 s.
+        let slowest = try end(ReplayEvaluationTests.slowest, "B")
+        #expect(!slowest.endOfRecording && slowest.history.sightings == 41 && abs(slowest.history.longestRecentGap - 5) < 1e-9)
+        #expect(result.figures(.fifthHertz).departureRecentGaps.count == 1 && abs((result.figures(.fifthHertz).recentGapP95 ?? 0) - 5) < 1e-9)
+        // ≈10 Hz: one departure (the carried beacon leaving A at 119.9 s), 10 Hz all along.
+        let ten = result.figures(.tenHertz)
+        #expect(ten.departureRecentGaps.count == 1 && abs((ten.recentGapP50 ?? 0) - 0.1) < 1e-9)
+        // A longer window reaches the stationary beacon's hole.
+        let wide = try ReplayEvaluator(profile: ReplayEvaluationTests.threeSecondProfile,
+                                       options: .init(silence: 60, tail: 60, flapWindow: 30, tolerance: 5, recentWindow: 200))
+            .evaluate(recording: "synthetic.json", observations: ReplayEvaluationTests.scenario, originMilliseconds: ReplayEvaluationTests.origin,
+                      groundTruth: ReplayEvaluationTests.truth(carriedInBFrom: 130))
+        let wideStationary = try #require(wide.ends.first { $0.key == stationary.key })
+        #expect(abs(wideStationary.history.longestRecentGap - 6) < 1e-9)
+    }
+
     @Test("Figures of several recordings merge: counts and hours add, percentiles are over all latencies")
     func merge() throws {
         let ten = try Self.result().figures(.tenHertz)
@@ -53,14 +83,15 @@ struct ReplayRateClassTests {
         total.merge(ten)
         total.merge(ten)
         #expect(total.streams == 6 && total.falseExits == 2 && total.stayExits == 2 && total.ends == 6 && total.latencies.count == 6)
-        #expect(total.departureLatencies.count == 2)
+        #expect(total.departureLatencies.count == 2 && total.departureRecentGaps.count == 2)
         #expect(abs(total.stationaryHours - 2 * 299.9 / 3600) < 1e-9)
         #expect(total.falseExitsPerThousandHours == ten.falseExitsPerThousandHours)
     }
 
     @Test("The JSON line has the figures per class")
     func json() throws {
-        let text = try Self.result().jsonLine().text
+        let result = try Self.result()
+        let text = result.jsonLine().text
         let object = try #require(JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
         let perClass = try #require(object["per_class"] as? [String: [String: Any]])
         #expect(Set(perClass.keys) == ["10Hz", "1Hz", "0.2Hz"])
@@ -68,5 +99,10 @@ struct ReplayRateClassTests {
         #expect(perClass["0.2Hz"]?["flaps"] as? Int == 40 && perClass["1Hz"]?["stationary_streams"] as? Int == 0)
         #expect(perClass["10Hz"]?["p95_s"] as? Double == 3)
         #expect(perClass["10Hz"]?["departure_exits"] as? Int == 1 && perClass["10Hz"]?["departure_p50_s"] as? Double == 3)
+        #expect(perClass["0.2Hz"]?["departures"] as? Int == 1 && perClass["0.2Hz"]?["departure_recent_gap_p95_s"] as? Double == 5)
+        let ends = try #require(object["ends"] as? [[String: Any]])
+        #expect(ends.count == result.ends.count)
+        #expect(ends.contains { $0["segment_sightings"] as? Int == 1600 && $0["heard_since_s"] as? Double == 130 && $0["longest_recent_gap_s"] as? Double == 10.1 })
+        #expect((object["options"] as? [String: Any])?["recent_window_s"] as? Double == 120)
     }
 }

@@ -61,6 +61,15 @@ struct EvalReplayCommandTests {
         #expect(result.stdout.contains("Per stream rate class, all 1 recording(s) together"), "\(result.stdout)")
         #expect(result.stdout.contains("≈0.2 Hz (sparse): ") && result.stdout.contains("  false exits, stationary (per 1000 h)"))
         #expect(result.stdout.contains("E2C56DB5-DFFB-48D2-B060-D0F5A71096E0:7:9 @ Room1"))
+        // Each end listed with its history: the one end, at the recording's end (*), heard 19.9 s in 200
+        // sightings, its longest gap 0.1 s; and the departures' floor per class.
+        #expect(result.stdout.contains("stream ends (a silence ≥ 60 s or the last sighting; * the recording's end"), "\(result.stdout)")
+        let endRow = result.stdout.split(separator: "\n").first { $0.contains("E2C56DB5-DFFB-48D2-B060-D0F5A71096E0:7:9 @ Room1 *") }
+        #expect(endRow?.contains("19.9 (200)") == true && endRow?.contains("0.1") == true, "\(String(describing: endRow))")
+        #expect(result.stdout.contains("their streams' longest recent gap"))
+        // A window that is not a number of seconds is refused by name.
+        let bad = try await CLI.run(["eval", "replay", file, "--recent-window", "-1"])
+        #expect(bad.status != 0 && bad.stderr.contains("--recent-window"), "\(bad.stderr)")
     }
 
     @Test("A missing file, a damaged file and an unknown profile are named in the error")

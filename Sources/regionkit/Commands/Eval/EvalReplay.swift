@@ -19,7 +19,10 @@ struct EvalReplay: AsyncParsableCommand {
         rate class (≈10 Hz, ≈1 Hz, ≈0.2 Hz), for every silence of at least --silence seconds and every stream's \
         last sighting; flaps (an exit undone by a re-entry within --flap-window seconds) on every stream; and the \
         share of time the nearest-scanner decision names the room of the README's timeline (transitions \
-        excluded, --tolerance seconds dropped at each end of every period). \
+        excluded, --tolerance seconds dropped at each end of every period). Each stream end is listed with how \
+        long the stream had been heard and its longest gap in the --recent-window seconds before: a detector \
+        that exits sooner than that gap after the last sighting would have exited during the gap too (a flap), \
+        so for the departures (ends where the scanner went on) it is reported per class as a lower bound. \
         Without FILE: every *.json.gz in $REGIONKIT_FIXTURES/beacon-runs (default ../shared/fixtures). \
         Without --profile: corelocation, responsive, and altbeacon when that profile exists. \
         With --json, one object per line per recording × profile.
@@ -47,6 +50,9 @@ struct EvalReplay: AsyncParsableCommand {
     @Option(help: "Seconds each ground-truth room period gives up at both ends (the README's times are rough).")
     var tolerance: Double = 15
 
+    @Option(help: "Seconds before each stream end over which its longest gap is reported (the latency a detector that does not flap cannot go below).")
+    var recentWindow: Double = 120
+
     /// Profiles tried when none is named; those the build does not define are skipped.
     static let defaultProfileNames = ["corelocation", "responsive", "altbeacon"]
 
@@ -55,6 +61,7 @@ struct EvalReplay: AsyncParsableCommand {
         guard tail.isFinite, tail >= 0 else { throw ValidationError("--tail must be >= 0 seconds, got \(tail)") }
         guard flapWindow.isFinite, flapWindow >= 0 else { throw ValidationError("--flap-window must be >= 0 seconds, got \(flapWindow)") }
         guard tolerance.isFinite, tolerance >= 0 else { throw ValidationError("--tolerance must be >= 0 seconds, got \(tolerance)") }
+        guard recentWindow.isFinite, recentWindow >= 0 else { throw ValidationError("--recent-window must be >= 0 seconds, got \(recentWindow)") }
         for name in profiles where MonitoringProfile.named(name) == nil {
             let known = Self.defaultProfileNames.filter { MonitoringProfile.named($0) != nil }
             throw ValidationError("unknown profile '\(name)' (known: \(known.joined(separator: ", ")))")
@@ -77,7 +84,8 @@ struct EvalReplay: AsyncParsableCommand {
                 }
             }
             let groundTruth = try GroundTruthCatalog.beaconRuns()
-            let options = ReplayEvaluator.Options(silence: silence, tail: tail, flapWindow: flapWindow, tolerance: tolerance)
+            let options = ReplayEvaluator.Options(silence: silence, tail: tail, flapWindow: flapWindow, tolerance: tolerance,
+                                                  recentWindow: recentWindow)
             if !json { Console.line(Self.legend(options)) }
             var totals: [[ReplayEvaluation.ClassFigures]] = chosen.map { _ in StreamRateClass.allCases.map { ReplayEvaluation.ClassFigures(rateClass: $0) } }
             for recording in recordings {
@@ -208,6 +216,21 @@ struct EvalReplay: AsyncParsableCommand {
         }
         out += render(streams)
 
+        out += "\n  stream ends (a silence ≥ \(number(first.options.silence)) s or the last sighting; * the recording's end, not a departure; "
+            + "gap: the longest in the \(number(first.options.recentWindow)) s before):\n"
+        var ends: [[String]] = [["  stream", "class", "last s", "heard s (sightings)", "gap s"] + results.map { "\($0.profile) exit s" }]
+        for (index, end) in first.ends.enumerated() {
+            ends.append(["  \(end.key.identity) @ \(end.key.scannerID ?? "-")\(end.endOfRecording ? " *" : "")", end.rateClass.label,
+                         String(format: "%.1f", end.lastSighting), String(format: "%.1f (%d)", end.age, end.history.sightings),
+                         String(format: "%.1f", end.history.longestRecentGap)]
+                        + results.map { result in
+                            // Every result has the same ends in the same order (one recording, the same options).
+                            guard index < result.ends.count, let latency = result.ends[index].latency else { return "none" }
+                            return String(format: "%.1f", latency)
+                        })
+        }
+        out += render(ends)
+
         var notes: [String] = []
         for note in results.flatMap(\.notes) where !notes.contains(note) { notes.append(note) }
         for note in notes { out += "  note: \(note)\n" }
@@ -245,6 +268,11 @@ struct EvalReplay: AsyncParsableCommand {
                 let item = figures[classIndex]
                 guard let p50 = item.departureP50, let p95 = item.departureP95 else { return "-" }
                 return String(format: "%.1f/%.1f", p50, p95) + " (\(item.departureLatencies.count))"
+            })
+            rows.append(["    their streams' longest recent gap (a non-flapping detector's floor): p50/p95 s (departures)"] + totals.map { figures in
+                let item = figures[classIndex]
+                guard let p50 = item.recentGapP50, let p95 = item.recentGapP95 else { return "-" }
+                return String(format: "%.1f/%.1f", p50, p95) + " (\(item.departureRecentGaps.count))"
             })
             rows.append(["  flaps"] + totals.map { "\($0[classIndex].flaps)" })
         }
