@@ -21,8 +21,9 @@ struct EvalReplay: AsyncParsableCommand {
         share of time the nearest-scanner decision names the room of the README's timeline (transitions \
         excluded, --tolerance seconds dropped at each end of every period). Each stream end is listed with how \
         long the stream had been heard and its longest gap in the --recent-window seconds before: a detector \
-        that exits sooner than that gap after the last sighting would have exited during the gap too (a flap), \
-        so for the departures (ends where the scanner went on) it is reported per class as a lower bound. \
+        that exits sooner than that gap after the last sighting would have exited during the gap too (a flap, \
+        unless the beacon really left and came back within it), so for the departures (ends where the scanner \
+        went on) it is reported per class as a floor for a detector that does not flap. \
         Without FILE: every *.json.gz in $REGIONKIT_FIXTURES/beacon-runs (default ../shared/fixtures). \
         Without --profile: corelocation, responsive, and altbeacon when that profile exists. \
         With --json, one object per line per recording × profile.
@@ -221,7 +222,7 @@ struct EvalReplay: AsyncParsableCommand {
         var ends: [[String]] = [["  stream", "class", "last s", "heard s (sightings)", "gap s"] + results.map { "\($0.profile) exit s" }]
         for (index, end) in first.ends.enumerated() {
             ends.append(["  \(end.key.identity) @ \(end.key.scannerID ?? "-")\(end.endOfRecording ? " *" : "")", end.rateClass.label,
-                         String(format: "%.1f", end.lastSighting), String(format: "%.1f (%d)", end.age, end.history.sightings),
+                         String(format: "%.1f", end.lastSighting), String(format: "%.1f", end.age) + " (\(end.history.sightings))",
                          String(format: "%.1f", end.history.longestRecentGap)]
                         + results.map { result in
                             // Every result has the same ends in the same order (one recording, the same options).
