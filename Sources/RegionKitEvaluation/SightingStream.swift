@@ -101,10 +101,12 @@ public struct SightingStream: Hashable, Sendable {
     /// What the stream had shown up to its sighting at `last` (one of ``times``), since it was
     /// last silent for `silence` seconds or more: when that stretch began, how many sightings it
     /// has, and the longest interval between them that ended within `window` seconds before
-    /// `last` (0 with a single sighting). Any detector that would have declared the stream gone
+    /// `last` (0 with a single sighting; a window of 0 still counts the interval that ends at
+    /// `last`). Any detector that would have declared the stream gone
     /// after a shorter silence than that interval would have exited during it and been heard
-    /// again (a flap), unless its threshold had shrunk since: for a detector that does not flap,
-    /// that interval is a lower bound of the exit latency after `last`.
+    /// again (a flap, when the interval was within its threshold plus the flap window), unless
+    /// the beacon really was away during it or the threshold had shrunk since: for a detector
+    /// that does not flap, that interval is a rough floor of the exit latency after `last`.
     ///
     /// ```swift
     /// let stream = SightingStream(key: key, times: [0, 1, 2, 12, 13])

@@ -65,7 +65,9 @@ struct EvalReplayCommandTests {
         // sightings, its longest gap 0.1 s; and the departures' floor per class.
         #expect(result.stdout.contains("stream ends (a silence ≥ 60 s or the last sighting; * the recording's end"), "\(result.stdout)")
         let endRow = result.stdout.split(separator: "\n").first { $0.contains("E2C56DB5-DFFB-48D2-B060-D0F5A71096E0:7:9 @ Room1 *") }
-        #expect(endRow?.contains("19.9 (200)") == true && endRow?.contains("0.1") == true, "\(String(describing: endRow))")
+        // Columns two spaces apart or more: stream, class, last s, heard s (sightings), gap s, one exit per profile.
+        let cells = endRow.map { $0.split(separator: "  ").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty } } ?? []
+        #expect(cells.count == 7 && cells[2] == "19.9" && cells[3] == "19.9 (200)" && cells[4] == "0.1", "\(cells)")
         #expect(result.stdout.contains("their streams' longest recent gap"))
         // A window that is not a number of seconds is refused by name.
         let bad = try await CLI.run(["eval", "replay", file, "--recent-window", "-1"])

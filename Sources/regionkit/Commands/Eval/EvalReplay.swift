@@ -23,7 +23,7 @@ struct EvalReplay: AsyncParsableCommand {
         long the stream had been heard and its longest gap in the --recent-window seconds before: a detector \
         that exits sooner than that gap after the last sighting would have exited during the gap too (a flap, \
         unless the beacon really left and came back within it), so for the departures (ends where the scanner \
-        went on) it is reported per class as a floor for a detector that does not flap. \
+        went on) it is reported per class as a rough floor for a detector that does not flap. \
         Without FILE: every *.json.gz in $REGIONKIT_FIXTURES/beacon-runs (default ../shared/fixtures). \
         Without --profile: corelocation, responsive, and altbeacon when that profile exists. \
         With --json, one object per line per recording × profile.
@@ -220,14 +220,15 @@ struct EvalReplay: AsyncParsableCommand {
         out += "\n  stream ends (a silence ≥ \(number(first.options.silence)) s or the last sighting; * the recording's end, not a departure; "
             + "gap: the longest in the \(number(first.options.recentWindow)) s before):\n"
         var ends: [[String]] = [["  stream", "class", "last s", "heard s (sightings)", "gap s"] + results.map { "\($0.profile) exit s" }]
-        for (index, end) in first.ends.enumerated() {
+        for end in first.ends {
             ends.append(["  \(end.key.identity) @ \(end.key.scannerID ?? "-")\(end.endOfRecording ? " *" : "")", end.rateClass.label,
                          String(format: "%.1f", end.lastSighting), String(format: "%.1f", end.age) + " (\(end.history.sightings))",
                          String(format: "%.1f", end.history.longestRecentGap)]
                         + results.map { result in
-                            // Every result has the same ends in the same order (one recording, the same options).
-                            guard index < result.ends.count, let latency = result.ends[index].latency else { return "none" }
-                            return String(format: "%.1f", latency)
+                            // Every result has the same ends (they come from the sightings and the options, not the
+                            // profile), found by stream and time all the same.
+                            guard let same = result.ends.first(where: { $0.key == end.key && $0.lastSighting == end.lastSighting }) else { return "?" }
+                            return same.latency.map { String(format: "%.1f", $0) } ?? "none"
                         })
         }
         out += render(ends)
@@ -270,7 +271,7 @@ struct EvalReplay: AsyncParsableCommand {
                 guard let p50 = item.departureP50, let p95 = item.departureP95 else { return "-" }
                 return String(format: "%.1f/%.1f", p50, p95) + " (\(item.departureLatencies.count))"
             })
-            rows.append(["    their streams' longest recent gap (a non-flapping detector's floor): p50/p95 s (departures)"] + totals.map { figures in
+            rows.append(["    their streams' longest recent gap (a rough floor without flaps): p50/p95 s (departures)"] + totals.map { figures in
                 let item = figures[classIndex]
                 guard let p50 = item.recentGapP50, let p95 = item.recentGapP95 else { return "-" }
                 return String(format: "%.1f/%.1f", p50, p95) + " (\(item.departureRecentGaps.count))"
