@@ -100,13 +100,38 @@ public struct MQTTClientConfiguration: Sendable {
         return UInt16(clamping: max(1, seconds))
     }
 
+    /// `url` with what stands before an `@` in its authority (user and password) replaced by
+    /// `***`: the form an error message or a log line may show.
+    ///
+    /// ```swift
+    /// MQTTClientConfiguration.redactingCredentials("mqtt://user:secret@broker:1883")   // "mqtt://***@broker:1883"
+    /// ```
+    public static func redactingCredentials(_ url: String) -> String {
+        // After the scheme's "://", if there is one (a URL without it is checked from its start).
+        var start = url.startIndex
+        var index = url.startIndex
+        while index < url.endIndex {
+            if url[index...].hasPrefix("://") {
+                start = url.index(index, offsetBy: 3)
+                break
+            }
+            index = url.index(after: index)
+        }
+        let rest: Substring = url[start...]
+        let authorityEnd: String.Index = rest.firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? rest.endIndex
+        guard let at = rest[..<authorityEnd].lastIndex(of: "@") else { return url }
+        return String(url[..<start]) + "***" + String(rest[at...])
+    }
+
     static func randomClientID() -> String {
         let alphabet = Array("abcdefghijklmnopqrstuvwxyz0123456789")
         var generator = SystemRandomNumberGenerator()
         return "regionkit-" + String((0..<12).map { _ in alphabet[Int(generator.next(upperBound: UInt(alphabet.count)))] })
     }
 
-    static func parse(url: String) throws(MQTTError) -> (useTLS: Bool, host: String, port: Int) {
+    static func parse(url given: String) throws(MQTTError) -> (useTLS: Bool, host: String, port: Int) {
+        // Errors repeat the URL, but never a password someone put in it.
+        let url = redactingCredentials(given)
         let useTLS: Bool
         var rest: Substring
         if url.lowercased().hasPrefix("mqtt://") {

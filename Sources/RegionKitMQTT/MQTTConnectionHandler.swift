@@ -104,15 +104,29 @@ final class MQTTConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
                 needsFlush = true
             }
         case .puback(let packetID):
-            if case .publish(let promise)? = pending.removeValue(forKey: packetID) {
+            // An acknowledgment of another kind than the request in flight under its packet id is
+            // the broker's error: the request stays in flight (failed with the rest when the
+            // connection closes), never dropped with its promise left waiting for good.
+            switch pending[packetID] {
+            case .publish(let promise)?:
+                pending[packetID] = nil
                 promise.succeed()
-            } else {
+            case nil:
                 logger.debug("PUBACK for a packet id not in flight", metadata: ["packetID": "\(packetID)"])
+            case _?:
+                return protocolFailure(context, "PUBACK for packet id \(packetID), which is not a PUBLISH in flight")
             }
         case .suback(let suback):
-            guard case .subscribe(let count, let promise)? = pending.removeValue(forKey: suback.packetID) else {
+            let count: Int, promise: EventLoopPromise<[UInt8]>
+            switch pending[suback.packetID] {
+            case .subscribe(let expected, let waiting)?:
+                pending[suback.packetID] = nil
+                (count, promise) = (expected, waiting)
+            case nil:
                 logger.debug("SUBACK for a packet id not in flight", metadata: ["packetID": "\(suback.packetID)"])
                 return
+            case _?:
+                return protocolFailure(context, "SUBACK for packet id \(suback.packetID), which is not a SUBSCRIBE in flight")
             }
             guard suback.returnCodes.count == count else {
                 let what = "SUBACK with \(suback.returnCodes.count) return codes for \(count) filters"
@@ -121,10 +135,14 @@ final class MQTTConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
             }
             promise.succeed(suback.returnCodes)
         case .unsuback(let packetID):
-            if case .unsubscribe(let promise)? = pending.removeValue(forKey: packetID) {
+            switch pending[packetID] {
+            case .unsubscribe(let promise)?:
+                pending[packetID] = nil
                 promise.succeed()
-            } else {
+            case nil:
                 logger.debug("UNSUBACK for a packet id not in flight", metadata: ["packetID": "\(packetID)"])
+            case _?:
+                return protocolFailure(context, "UNSUBACK for packet id \(packetID), which is not an UNSUBSCRIBE in flight")
             }
         case .pingresp:
             pingDeadline?.cancel()

@@ -36,8 +36,28 @@ struct MQTTClientConfigurationTests {
                 Issue.record("\(error)")
                 return
             }
-            #expect(rejected == url)
+            // The error repeats the URL, its credentials masked (it reaches logs and the terminal).
+            #expect(rejected == (url.contains("@") ? "mqtt://***@broker" : url))
+            #expect(!rejected.contains("secret"))
             #expect(why.contains(reason), "\(why)")
+        }
+    }
+
+    @Test("credentials are masked wherever a URL is repeated, with or without a scheme, a port or a path")
+    func redaction() {
+        #expect(MQTTClientConfiguration.redactingCredentials("mqtt://user:secret@broker:1883") == "mqtt://***@broker:1883")
+        #expect(MQTTClientConfiguration.redactingCredentials("mqtts://u:p@ss@[::1]:8883/x") == "mqtts://***@[::1]:8883/x")
+        #expect(MQTTClientConfiguration.redactingCredentials("user:secret@broker") == "***@broker")
+        #expect(MQTTClientConfiguration.redactingCredentials("tcp://user:secret@broker") == "tcp://***@broker")
+        // An @ after the authority is not a credential; nothing to mask without one.
+        #expect(MQTTClientConfiguration.redactingCredentials("mqtt://broker/a@b") == "mqtt://broker/a@b")
+        #expect(MQTTClientConfiguration.redactingCredentials("mqtt://broker:1883") == "mqtt://broker:1883")
+        // Rejected for its scheme, still masked.
+        do {
+            _ = try MQTTClientConfiguration(url: "http://admin:hunter2@broker")
+            Issue.record("accepted")
+        } catch {
+            #expect(!"\(error)".contains("hunter2"), "\(error)")
         }
     }
 

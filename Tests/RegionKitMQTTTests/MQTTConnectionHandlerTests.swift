@@ -166,6 +166,37 @@ struct MQTTConnectionHandlerTests {
         #expect(detail.kind == .unexpectedPacket)
     }
 
+    @Test("an acknowledgment of the wrong kind for a packet id in flight closes the connection and fails the request, never strands it")
+    func mismatchedAcknowledgment() throws {
+        for wrong in [MQTTPacket.suback(.init(packetID: 1, returnCodes: [0])), .unsuback(packetID: 1)] {
+            let h = try Harness()
+            try h.accept()
+            // Packet id 1: a QoS 1 PUBLISH in flight; the broker answers it with a SUBACK or an UNSUBACK.
+            let future = h.publish(.atLeastOnce)
+            _ = try h.outbound()
+            try h.channel.writeInbound(wrong)
+            guard case .protocolError(let detail)? = try h.closeReason() else {
+                Issue.record("no protocol error for \(wrong)")
+                continue
+            }
+            #expect(detail.kind == .unexpectedPacket && detail.what.contains("packet id 1"), "\(detail)")
+            // The publish is failed with the connection (retried on the next one), not left waiting for good.
+            #expect(throws: MQTTError.notConnected) { try future.wait() }
+        }
+        // And a PUBACK for a SUBSCRIBE in flight.
+        let h = try Harness()
+        try h.accept()
+        let promise = h.loop.makePromise(of: [UInt8].self)
+        h.handler.subscribe([.init(filter: "a/#", qos: .atLeastOnce)], promise: promise)
+        _ = try h.outbound()
+        try h.channel.writeInbound(MQTTPacket.puback(packetID: 1))
+        guard case .protocolError? = try h.closeReason() else {
+            Issue.record("no protocol error for a PUBACK of a SUBSCRIBE")
+            return
+        }
+        #expect(throws: MQTTError.notConnected) { try promise.futureResult.wait() }
+    }
+
     @Test("disconnectAndClose sends DISCONNECT and reports a clean close (nil)")
     func cleanDisconnect() throws {
         let h = try Harness()

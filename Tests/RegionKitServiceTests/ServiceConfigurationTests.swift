@@ -77,6 +77,22 @@ struct ServiceConfigurationTests {
         #expect(hub.activity.name.hasSuffix("@mqtt://127.0.0.1:4001,mqtt://127.0.0.1:4002,mqtt://[::1]:4003"), "\(hub.activity.name)")
     }
 
+    @Test("mqtt: a URL with credentials is refused at load, and no error repeats the password")
+    func mqttCredentialsInURL() {
+        for block in [#"mqtt: {url: "mqtt://hub:s3cret@127.0.0.1:1883"}"#,
+                      #"mqtt: {urls: ["mqtt://127.0.0.1:4001", "mqtt://hub:s3cret@127.0.0.1:4002"]}"#,
+                      #"mqtt: {url: "http://hub:s3cret@127.0.0.1"}"#] {
+            do {
+                _ = try ServiceConfiguration.decode("sources:\n  - mqtt: {format: espresense}\n\(block)\n", path: Self.path)
+                Issue.record("accepted: \(block)")
+            } catch {
+                let message = "\(error)"
+                #expect(message.contains("credentials do not go in the URL") && message.contains("***@127.0.0.1"), "\(message)")
+                #expect(!message.contains("s3cret"), "\(message)")
+            }
+        }
+    }
+
     @Test("contrib/config.example.yaml (the file the README runs) loads")
     func contribExample() throws {
         let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()

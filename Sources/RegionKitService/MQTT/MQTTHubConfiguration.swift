@@ -122,21 +122,31 @@ public struct MQTTHubConfiguration: Codable, Sendable, Hashable {
         if password != nil {
             throw bad("password: do not write the password in the configuration; put it in a file named by mqtt.passwordFile (mode 0600) or in REGIONKIT_MQTT_PASSWORD")
         }
+        // Errors repeat a URL, but never a password in it (which is refused: it would sit in the
+        // config file and in process listings; username and password or a password file instead).
+        func shown(_ text: String) -> String { MQTTClientConfiguration.redactingCredentials(text) }
+        func refuseCredentials(_ text: String, _ field: String) throws {
+            if shown(text) != text {
+                throw bad("\(field) '\(shown(text))': credentials do not go in the URL: set username, and the password in passwordFile or REGIONKIT_MQTT_PASSWORD")
+            }
+        }
+        try refuseCredentials(url, "url")
         if let urls {
+            for (index, candidate) in urls.enumerated() { try refuseCredentials(candidate, "urls[\(index)]") }
             guard !urls.isEmpty else { throw bad("urls: needs at least one broker") }
             guard urls.count <= 64 else { throw bad("urls: at most 64 brokers (\(urls.count) given)") }
             for (index, candidate) in urls.enumerated() {
                 guard candidate.hasPrefix("mqtt://") || candidate.hasPrefix("mqtts://") else {
-                    throw bad("urls[\(index)] '\(candidate)' must start with mqtt:// or mqtts://")
+                    throw bad("urls[\(index)] '\(shown(candidate))' must start with mqtt:// or mqtts://")
                 }
             }
             guard Set(urls.map { $0.hasPrefix("mqtts://") }).count == 1 else {
                 throw bad("urls: mix mqtt:// and mqtts://; the nodes of one cluster share the TLS settings")
             }
-            guard url == urls[0] else { throw bad("url '\(url)' and urls[0] '\(urls[0])' differ: give one of them") }
+            guard url == urls[0] else { throw bad("url '\(shown(url))' and urls[0] '\(shown(urls[0]))' differ: give one of them") }
         }
         guard url.hasPrefix("mqtt://") || url.hasPrefix("mqtts://") else {
-            throw bad("url '\(url)' must start with mqtt:// or mqtts://")
+            throw bad("url '\(shown(url))' must start with mqtt:// or mqtts://")
         }
         if let site, site.isEmpty || site.utf8.count > 64 { throw bad("site must be 1–64 characters") }
         if let keepAlive, !(keepAlive.isFinite && keepAlive >= 1 && keepAlive <= 65535) { throw bad("keepAlive must be 1...65535 seconds") }
