@@ -91,6 +91,26 @@ struct HTTPAPITests {
         #expect(try await client.request("GET", "/v1/nothing").status == 404)
     }
 
+    @Test("A region id in the path is percent-decoded, as the dashboard encodes it: one region 'Room 204/b', not 'Room%20204%2Fb'")
+    func percentEncodedIDs() async throws {
+        let daemon = try await TestDaemon()
+        defer { Task { try? await daemon.stop() } }
+        let client = daemon.client()
+        let created = try await client.request("PUT", "/v1/regions/Room%20204%2Fb", body: Self.lobbyBody)
+        #expect(created.status == 201, "\(created.text)")
+        #expect(created.json["identifier"] as? String == "Room 204/b")
+        #expect(try await client.request("GET", "/v1/regions/Room%20204%2Fb").json["identifier"] as? String == "Room 204/b")
+        #expect(try await client.request("POST", "/v1/regions/Room%20204%2Fb/request-state").status == 202)
+        // The events filter (a query value, decoded by the server) finds the same region.
+        let events = try await client.request("GET", "/v1/events?region=Room%20204%2Fb").json["events"] as? [[String: Any]] ?? []
+        #expect(!events.isEmpty && events.allSatisfy { $0["region"] as? String == "Room 204/b" }, "\(events)")
+        #expect(try await client.request("DELETE", "/v1/regions/Room%20204%2Fb").status == 204)
+        #expect(try daemon.service.sqlite.regions().map(\.identifier) == ["lobby"])
+        // Not UTF-8 once decoded: 400 naming the id.
+        let bad = try await client.request("GET", "/v1/regions/%FF%FE")
+        #expect(bad.status == 400 && bad.json["field"] as? String == "id", "\(bad.text)")
+    }
+
     @Test("Regions of every format (AltBeacon, Eddystone-UID, scanner-bound): created, reported with their format, and what GET reports PUT back unchanged")
     func regionFormats() async throws {
         let daemon = try await TestDaemon()

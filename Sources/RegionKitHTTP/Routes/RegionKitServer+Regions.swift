@@ -13,14 +13,14 @@ extension RegionKitServer {
             return try Self.json(RegionList(regions: regions, changesRefused: refusal))
         }
         router.get("/v1/regions/:id") { _, context in
-            let id = try context.parameters.require("id")
+            let id = try Self.regionID(context)
             guard let report = try await self.regionReports(only: id).first else {
                 throw Problem(.notFound, "region '\(id)' is not monitored", field: "id")
             }
             return try Self.json(report)
         }
         router.put("/v1/regions/:id") { request, context in
-            let id = try context.parameters.require("id")
+            let id = try Self.regionID(context)
             try self.refuseRegionChanges()
             try Self.requireJSON(request)
             let body = try await Self.collect(request, limit: self.configuration.maxBodyBytes)
@@ -38,14 +38,14 @@ extension RegionKitServer {
             return try Self.json(report, status: existed ? .ok : .created)
         }
         router.delete("/v1/regions/:id") { _, context in
-            let id = try context.parameters.require("id")
+            let id = try Self.regionID(context)
             try self.refuseRegionChanges()
             let removed = try await self.metrics.timedStore("delete_region") { try await self.backend.removeRegion(id) }
             guard removed else { throw Problem(.notFound, "region '\(id)' is not monitored", field: "id") }
             return Response(status: .noContent)
         }
         router.post("/v1/regions/:id/request-state") { _, context in
-            let id = try context.parameters.require("id")
+            let id = try Self.regionID(context)
             switch try await self.backend.requestState(id) {
             case .notMonitored:
                 throw Problem(.notFound, "region '\(id)' is not monitored", field: "id")
@@ -55,6 +55,22 @@ extension RegionKitServer {
                 return try Self.json(try await self.regionReports(only: id).first, status: .ok)
             }
         }
+    }
+
+    /// The `{id}` of a region path, percent-decoded (Hummingbird hands path parameters over as
+    /// sent; query values it decodes): `/v1/regions/Room%20204` is the region `Room 204`, as the
+    /// dashboard writes it with `encodeURIComponent`. 400 when it is not valid percent-encoding
+    /// of UTF-8.
+    ///
+    /// ```swift
+    /// let id = try Self.regionID(context)   // "Room 204" for /v1/regions/Room%20204
+    /// ```
+    static func regionID(_ context: BasicRequestContext) throws -> String {
+        let raw = try context.parameters.require("id")
+        guard let id = raw.removingPercentEncoding, !id.isEmpty else {
+            throw Problem(.badRequest, "the region id in the path, '\(raw)', is not valid percent-encoded UTF-8", field: "id")
+        }
+        return id
     }
 
     /// 405 with `Allow: GET` when the daemon takes its regions from configuration only (a cluster member).
