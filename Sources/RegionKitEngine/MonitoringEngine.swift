@@ -394,6 +394,19 @@ public struct MonitoringEngine: Sendable {
     }
 
     /// Why `region` cannot be registered now, if it cannot.
+    /// Why ``startMonitoring(_:at:)`` would refuse `region` now (`monitoringDidFail` with this
+    /// error: no usable source for its kind, a radius beyond the profile's maximum, the region
+    /// limit), or `nil` when it would be monitored. Nothing changes: a caller that must not leave
+    /// a refused region behind (a retry filed for it, a region parked until its source returns)
+    /// asks first.
+    ///
+    /// ```swift
+    /// if let refusal = engine.refusal(for: region) { throw refusal }   // before saving it anywhere
+    /// ```
+    public func refusal(for region: Region) -> RegionKitError? {
+        validate(region)
+    }
+
     func validate(_ region: Region) -> RegionKitError? {
         let status = sourceStatus(for: region.kind)
         guard status.isAuthorized else {

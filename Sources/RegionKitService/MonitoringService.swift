@@ -27,6 +27,10 @@ public final class MonitoringService: Sendable {
     private let logger: Logger
     private let recorder: Recorder
     private let onLogged: (@Sendable (StoredEvent) -> Void)?
+    /// Region changes on request (``putRegion(_:)``, ``removeRegion(_:reason:)``), one at a time:
+    /// each is several steps over the store and the engine with suspension points between them,
+    /// and two interleaved (a PUT and a DELETE of one id) left the store and the engine disagreeing.
+    private let regionWrites = AsyncLock()
 
     /// Persists every event the manager delivers: on the SQLite store synchronously on the
     /// engine's thread (durable before the engine goes on), on a networked store through a
@@ -241,6 +245,17 @@ public final class MonitoringService: Sendable {
     /// - Returns: whether a region with this identifier was already monitored.
     @discardableResult
     public func putRegion(_ region: Region) async throws -> Bool {
+        try await regionWrites.withLock { try await self.putRegionNow(region) }
+    }
+
+    private func putRegionNow(_ region: Region) async throws -> Bool {
+        // What the engine would refuse is refused before anything is written: handed to the engine,
+        // a region refused for want of a source gets a retry (or waits for the source), and would
+        // be monitored later after all, unsaved; saving and then restoring a replaced region's row
+        // would lose its stored state.
+        if let refusal = manager.engineSnapshot.refusal(for: region) {
+            throw RegionKitError(.regionMonitoringFailure, "monitoring '\(region.identifier)' failed: \(refusal.message)")
+        }
         // Earlier writes first: a queued state of the region must not land after its replacement.
         try await recorder.flush()
         let previous = try await store.storedRegions().first { $0.region.identifier == region.identifier }
@@ -250,6 +265,8 @@ public final class MonitoringService: Sendable {
         manager.startMonitoring(for: region)
         try await recorder.flush()
         guard manager.monitoredRegion(region.identifier)?.region == region else {
+            // Only when the engine's conditions changed since the check above (a source lost
+            // meanwhile): the store is put back (a replaced region's stored state is not).
             if let previous {
                 try await store.saveRegion(previous.region, at: previous.registeredAt, origin: previous.origin)
             } else {
@@ -259,6 +276,20 @@ public final class MonitoringService: Sendable {
             throw RegionKitError(.regionMonitoringFailure, "monitoring '\(region.identifier)' failed: \(reason ?? "refused by the engine")")
         }
         return existed
+    }
+
+    /// Stops monitoring the region `identifier` and forgets it, on request (the HTTP API's DELETE),
+    /// in turn with ``putRegion(_:)``. False when no such region is monitored.
+    ///
+    /// ```swift
+    /// try await service.removeRegion("lobby", reason: "deleted through the HTTP API")   // true
+    /// ```
+    public func removeRegion(_ identifier: String, reason: String) async throws -> Bool {
+        try await regionWrites.withLock {
+            guard let region = self.manager.monitoredRegion(identifier)?.region else { return false }
+            try await self.stopMonitoring(region, reason: reason)
+            return true
+        }
     }
 
     public func startMonitoring(_ region: Region) {

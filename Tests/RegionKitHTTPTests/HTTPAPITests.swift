@@ -215,6 +215,45 @@ struct HTTPAPITests {
         #expect(try daemon.service.sqlite.storedRegions().first?.origin == .configuration)
     }
 
+    @Test("PUTs and DELETEs of one region at the same time leave the engine and the store agreeing")
+    func concurrentRegionWrites() async throws {
+        let daemon = try await TestDaemon()
+        defer { Task { try? await daemon.stop() } }
+        let client = daemon.client()
+        // (Without the lock, one run in three or so failed at 20 rounds.)
+        for round in 0..<60 {
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask { _ = try? await client.request("PUT", "/v1/regions/shop", body: #"{"latitude": 48.85, "longitude": 2.35, "radius": \#(100 + round)}"#) }
+                group.addTask { _ = try? await client.request("DELETE", "/v1/regions/shop") }
+                group.addTask { _ = try? await client.request("PUT", "/v1/regions/shop", body: #"{"latitude": 48.86, "longitude": 2.36, "radius": 50}"#) }
+            }
+            let monitored = daemon.service.manager.monitoredRegion("shop")?.region
+            let stored = try daemon.service.sqlite.regions().first { $0.identifier == "shop" }
+            #expect(monitored == stored, "round \(round): the engine monitors \(String(describing: monitored)), the store holds \(String(describing: stored))")
+        }
+    }
+
+    @Test("A refused PUT leaves nothing behind: not monitored later when the source comes back, and a replaced region keeps its stored state")
+    func refusalLeavesNothingBehind() async throws {
+        let daemon = try await TestDaemon(sources: [.beacon: .authorized])
+        defer { Task { try? await daemon.stop() } }
+        let client = daemon.client()
+        daemon.sight(from: 1, to: 3)   // lobby: inside, its state stored
+        #expect(try daemon.service.sqlite.states()["lobby"]?.state == .inside)
+        #expect(try await client.request("PUT", "/v1/regions/park", body: #"{"latitude": 1, "longitude": 2, "radius": 50}"#).status == 409)
+        #expect(try await client.request("PUT", "/v1/regions/lobby", body: #"{"latitude": 1, "longitude": 2, "radius": 50}"#).status == 409)
+        // The refused replacement did not touch lobby's stored state (saving and restoring its row wiped it).
+        #expect(try daemon.service.sqlite.states()["lobby"]?.state == .inside)
+        // The location source comes back and the engine's retry delay passes: neither refused
+        // region is monitored (the engine had filed them to try again, unsaved).
+        daemon.service.manager.setSourceStatus(.authorized, for: .circular)
+        daemon.advance(to: 120)
+        let identifiers = (try await client.request("GET", "/v1/regions").json["regions"] as? [[String: Any]] ?? []).compactMap { $0["identifier"] as? String }
+        #expect(identifiers == ["lobby"])
+        #expect(try await client.request("GET", "/v1/regions/lobby").json["kind"] as? String == "beacon")
+        #expect(try daemon.service.sqlite.regions().map(\.identifier) == ["lobby"])
+    }
+
     @Test("A known path asked with another method → 405 with Allow")
     func methodNotAllowed() async throws {
         let daemon = try await TestDaemon()

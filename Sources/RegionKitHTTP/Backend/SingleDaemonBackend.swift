@@ -37,9 +37,7 @@ public struct SingleDaemonBackend: APIBackend {
     }
 
     public func removeRegion(_ identifier: String) async throws -> Bool {
-        guard let region = service.manager.monitoredRegion(identifier)?.region else { return false }
-        try await service.stopMonitoring(region, reason: "deleted through the HTTP API")
-        return true
+        try await service.removeRegion(identifier, reason: "deleted through the HTTP API")
     }
 
     public func requestState(_ identifier: String) async throws -> StateRequestOutcome {
