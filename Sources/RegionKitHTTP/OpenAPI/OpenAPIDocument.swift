@@ -128,8 +128,10 @@ paths:
       summary: Live events as Server-Sent Events, resumable with Last-Event-ID
       description: |
         Each event is sent as `id: N`, `event: TYPE`, `data: Event JSON`. A client that reconnects
-        with `Last-Event-ID: N` receives every event logged after N exactly once. Without it the
-        stream starts at the newest event (or `backlog` events before it).
+        with `Last-Event-ID: N` receives every event logged after N exactly once; an N past the
+        end of the log is taken for an id of another log (the daemon restarted on a new store), and
+        the stream starts at this log's beginning (at most its newest 10,000 events). Without it
+        the stream starts at the newest event (or `backlog` events before it).
       parameters:
         - {name: Last-Event-ID, in: header, schema: {type: string, pattern: "^[0-9]+$"}}
         - {name: lastEventId, in: query, schema: {type: integer, minimum: 0, maximum: 9223372036854775807}}

@@ -31,10 +31,15 @@ extension RegionKitServer {
                 guard let id = Int64(text.trimmingCharacters(in: .whitespaces)), id >= 0 else {
                     throw Problem(.badRequest, "Last-Event-ID '\(text)' is not an event id", field: header != nil ? "Last-Event-ID" : "lastEventId")
                 }
-                last = id
+                // Past the end of this log, the id is from another one (the daemon restarted on a
+                // new store): every event here is new to the client. Skipping ids up to its old one
+                // kept the stream silent until this log caught up; it gets this log from the start
+                // instead, at most the newest `backlogLimit` events.
+                let newest = try await self.backend.store.lastEventID()
+                last = id > newest ? max(0, newest - Int64(Self.backlogLimit)) : id
             } else {
                 // A new client starts with what is logged from now on (or `?backlog=N` recent events).
-                let backlog = try Self.integer(query.get("backlog"), "backlog", range: 0...10_000) ?? 0
+                let backlog = try Self.integer(query.get("backlog"), "backlog", range: 0...Self.backlogLimit) ?? 0
                 last = max(0, try await self.backend.store.lastEventID() - Int64(backlog))
             }
             let stream = EventStream(store: self.backend.store, broadcaster: self.events,
@@ -45,6 +50,9 @@ extension RegionKitServer {
                             body: stream.body())
         }
     }
+
+    /// The most stored events a new or resuming live stream starts with.
+    static let backlogLimit = 10_000
 
     static func double(_ text: String?, _ name: String) throws -> Double? {
         guard let text else { return nil }
