@@ -33,6 +33,23 @@ struct BeaconFormatTests {
         #expect(try BeaconFrame.decode(expected) == .altBeacon(frame))
     }
 
+    @Test("An identity's description reads back to it in every format; other text does not")
+    func descriptionRoundTrip() throws {
+        let uuid = try #require(UUID(uuidString: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0"))
+        let eddystone = try #require(BeaconIdentity(eddystoneNamespace: Array(0..<10), instance: [0, 0, 0, 0, 0xbe, 0xef]))
+        for identity in [BeaconIdentity(uuid: uuid, major: 0, minor: 65_535), BeaconIdentity(uuid: uuid, major: 1, minor: 2, format: .altBeacon), eddystone] {
+            #expect(BeaconIdentity(description: identity.description) == identity, "\(identity)")
+        }
+        #expect(BeaconIdentity(description: "ALTBEACON:e2c56db5-dffb-48d2-b060-d0f5a71096e0:1:2")?.format == .altBeacon)
+        #expect(BeaconIdentity(description: "Eddystone-UID:00010203040506070809:0000BEEFBEEF")?.instance == [0, 0, 0xbe, 0xef, 0xbe, 0xef])
+        for text in ["", "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0:1", "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0:1:65536",
+                     "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0:1:2:3", "not-a-uuid:1:2", "altbeacon:1:2",
+                     "eddystone-uid:0001020304050607080:00000000beef", "eddystone-uid:00010203040506070809:00000000beeg",
+                     "eddystone-uid:00010203040506070809"] {
+            #expect(BeaconIdentity(description: text) == nil, "\(text)")
+        }
+    }
+
     @Test("AltBeacon near-misses: reason and byte offset")
     func altBeaconNearMisses() {
         let good = AltBeaconFrame(identity: BeaconIdentity(uuid: Self.id1, major: 1, minor: 2)).advertisingData()

@@ -120,6 +120,23 @@ struct PresenceOutputsTests {
         #expect(outputs.announcedBeacons.count == 1)
     }
 
+    @Test("AltBeacon and Eddystone-UID beacons get their room and Home Assistant entities, as an iBeacon does")
+    func everyBeaconFormatIsPlaced() throws {
+        let altBeacon = BeaconIdentity(uuid: Self.uuid, major: 1, minor: 2, format: .altBeacon)
+        let eddystone = try #require(BeaconIdentity(eddystoneNamespace: Array(0..<10), instance: [0, 0, 0, 0, 0, 0xa1]))
+        for identity in [altBeacon, eddystone] {
+            var outputs = PresenceOutputs(topics: Self.topics, discovery: HomeAssistantDiscovery(topics: Self.topics))
+            // The JSON line the engine logs (LocationEvent.jsonLine).
+            let json = LocationEvent(timestamp: Timestamp(seconds: 3), kind: .didChangeNearestScanner(identity, scannerID: "kitchen", previous: nil)).jsonLine(origin: .zero)
+            let event = Self.event(2, "didChangeNearestScanner", json: json)
+            let messages = outputs.messages(for: event) { _ in nil }
+            #expect(messages.filter { $0.topic.hasPrefix("homeassistant/") }.count == 2, "\(identity): \(messages.map(\.topic))")
+            #expect(messages.last.map { [$0.topic, $0.text] } == [Self.topics.beaconRoom(identity), "kitchen"])
+            outputs.published(event)
+            #expect(outputs.announcedBeacons == [identity])
+        }
+    }
+
     @Test func circularRegionsAreNotBinarySensors() {
         let outputs = PresenceOutputs(topics: Self.topics, discovery: HomeAssistantDiscovery(topics: Self.topics))
         let park = Region.circular(try! CircularRegion(identifier: "park", latitude: 1, longitude: 2, radius: 50))

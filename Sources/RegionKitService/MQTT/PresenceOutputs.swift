@@ -79,11 +79,10 @@ public struct PresenceOutputs: Sendable {
 
     /// The beacon and new scanner of a logged `didChangeNearestScanner` event.
     static func nearestScannerChange(_ json: String) -> (beacon: BeaconIdentity, scanner: String?)? {
+        // Every format the engine tracks (iBeacon, AltBeacon, Eddystone-UID): reading the iBeacon
+        // form only dropped the other formats' rooms and Home Assistant entities without a word.
         guard let object = try? JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any],
-              let beacon = object["beacon"] as? String else { return nil }
-        let parts = beacon.split(separator: ":")
-        guard parts.count == 3, let uuid = UUID(uuidString: String(parts[0])),
-              let major = UInt16(parts[1]), let minor = UInt16(parts[2]) else { return nil }
-        return (BeaconIdentity(uuid: uuid, major: major, minor: minor), object["scanner"] as? String)
+              let beacon = object["beacon"] as? String, let identity = BeaconIdentity(description: beacon) else { return nil }
+        return (identity, object["scanner"] as? String)
     }
 }
