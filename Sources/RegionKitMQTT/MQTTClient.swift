@@ -145,7 +145,9 @@ public final class MQTTClient: Sendable {
     // MARK: Requests
 
     /// Subscribes to `filter`, remembered for re-subscription after every reconnect. When connected,
-    /// waits for the SUBACK and throws `.subscriptionFailed` (and forgets the filter) on 0x80; when not
+    /// waits for the SUBACK and, on 0x80, reports `.subscriptionRefused` and throws
+    /// `.subscriptionFailed` (the filter stays remembered: asked for again on the next connection;
+    /// `unsubscribe` forgets it); when not
     /// connected (or the connection drops first) it returns and the filter is subscribed on the next
     /// connection. Subscribing again to a remembered filter replaces its QoS.
     public func subscribe(_ filter: String, qos: MQTTQoS) async throws(MQTTError) {
@@ -169,8 +171,8 @@ public final class MQTTClient: Sendable {
             return
         }
         if codes.first == MQTTPacket.SubAck.failure {
-            state.withLock { $0.subscriptions.removeAll { $0.filter == filter } }
-            logger.error("the broker refused a subscription", metadata: ["filter": "\(filter)"])
+            logger.error("the broker refused a subscription; asking again on the next connection", metadata: ["filter": "\(filter)"])
+            onConnectionEvent(.subscriptionRefused(filter: filter))
             throw .subscriptionFailed(filter: filter)
         }
     }
@@ -482,11 +484,13 @@ public final class MQTTClient: Sendable {
             connection.channel.eventLoop.execute {
                 if let handler = box.value { handler.subscribe(chunk, promise: promise) } else { promise.fail(MQTTError.notConnected) }
             }
-            promise.futureResult.whenComplete { [weak self] result in
+            // A refused filter is kept (forgetting it stopped its messages for the rest of the
+            // process when a reconnection met a transient refusal) and reported.
+            promise.futureResult.whenComplete { [onConnectionEvent] result in
                 guard case .success(let codes) = result else { return }
                 for (subscription, code) in zip(chunk, codes) where code == MQTTPacket.SubAck.failure {
-                    logger.error("the broker refused a subscription", metadata: ["filter": "\(subscription.filter)"])
-                    self?.state.withLock { $0.subscriptions.removeAll { $0.filter == subscription.filter } }
+                    logger.error("the broker refused a subscription; asking again on the next connection", metadata: ["filter": "\(subscription.filter)"])
+                    onConnectionEvent(.subscriptionRefused(filter: subscription.filter))
                 }
             }
         }

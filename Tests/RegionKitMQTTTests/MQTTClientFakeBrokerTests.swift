@@ -1,6 +1,7 @@
 import NIOCore
 import NIOPosix
 import Testing
+import RegionKitConcurrency
 import RegionKitTestSupport
 @testable import RegionKitMQTT
 
@@ -76,6 +77,66 @@ struct MQTTClientFakeBrokerTests {
             let errors = probe.logs.all.filter { $0.hasPrefix("error") }
             #expect(errors.contains { $0.contains("what=") && $0.contains("offset=") || $0.contains("unexpected packet") }, "\(errors)")
         }
+    }
+
+    /// A broker that accepts every connection, refuses the first connection's SUBSCRIBE (SUBACK
+    /// 0x80) and then closes it; on later connections it grants the SUBSCRIBE and publishes one
+    /// message on `a/x`.
+    final class RefuseOnceHandler: ChannelInboundHandler, Sendable {
+        typealias InboundIn = ByteBuffer
+        typealias OutboundOut = ByteBuffer
+        let connections: LockedBox<Int>
+        let reads = LockedBox(0)
+        init(connections: LockedBox<Int>) { self.connections = connections }
+
+        func channelActive(context: ChannelHandlerContext) {
+            connections.withLock { $0 += 1 }
+            context.fireChannelActive()
+        }
+
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            var bytes = unwrapInboundIn(data)
+            let first = connections.withLock { $0 } == 1
+            while let type = bytes.readInteger(as: UInt8.self), let length = bytes.readInteger(as: UInt8.self),
+                  let body = bytes.readBytes(length: Int(length)) {
+                switch type >> 4 {
+                case 1:   // CONNECT → CONNACK, accepted
+                    context.writeAndFlush(wrapOutboundOut(ByteBuffer(bytes: MQTTClientFakeBrokerTests.connack)), promise: nil)
+                case 8:   // SUBSCRIBE (packet id in its first two bytes) → SUBACK
+                    let suback: [UInt8] = [0x90, 0x03, body[0], body[1], first ? 0x80 : 0x00]
+                    if first {
+                        context.writeAndFlush(wrapOutboundOut(ByteBuffer(bytes: suback)), promise: nil)
+                        context.close(promise: nil)
+                    } else {
+                        context.writeAndFlush(wrapOutboundOut(ByteBuffer(bytes: suback + [0x30, 0x06, 0x00, 0x03, 0x61, 0x2F, 0x78, 0x21])), promise: nil)
+                    }
+                default: break
+                }
+            }
+        }
+    }
+
+    @Test("a refused subscription is reported, kept, and asked for again on the next connection, whose messages then arrive")
+    func refusedSubscriptionIsKept() async throws {
+        let connections = LockedBox(0)
+        let server = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(RefuseOnceHandler(connections: connections)) }
+            }
+            .bind(host: "127.0.0.1", port: 0).get()
+        let port = try #require(server.localAddress?.port)
+        let probe = try Self.probe(port: port)
+        probe.start()
+        #expect(await probe.wait { probe.connectedCount >= 1 })
+        await #expect(throws: MQTTError.subscriptionFailed(filter: "a/#")) { try await probe.client.subscribe("a/#", qos: .atMostOnce) }
+        // Reported as an event (the hub makes its sources unavailable on it), and kept: the next
+        // connection subscribes again and the broker's message on a/x is delivered.
+        #expect(probe.allEvents.contains { if case .subscriptionRefused("a/#") = $0 { true } else { false } })
+        #expect(await probe.wait { probe.received == [MQTTMessage(topic: "a/x", payload: [0x21])] }, "\(probe.received)")
+        #expect(connections.withLock { $0 } >= 2)
+        await probe.stop()
+        try await server.close()
     }
 
     @Test("a refusing CONNACK surfaces as connectionRefused with its code; never connected")

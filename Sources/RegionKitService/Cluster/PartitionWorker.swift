@@ -225,6 +225,10 @@ final class PartitionWorker: LocationManagerDelegate {
             }
             logger.notice("broker connection back: the partition resumes from its last states",
                           metadata: ["regions": "\(states.count)", "redelivered-before-resume": "\(redelivered)"])
+        case .subscriptionRefused(let filter):
+            // The client asks again on the next connection; until then this partition hears nothing.
+            logger.error("the broker refused the partition's subscription: its beacons are not heard until a reconnection",
+                         metadata: ["filter": "\(filter)"])
         }
     }
 

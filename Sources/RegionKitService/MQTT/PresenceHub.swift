@@ -53,6 +53,9 @@ public final class PresenceHub: Sendable {
         public var connections = 0
         public var disconnections = 0
         public var discoveryRounds = 0
+        /// Sighting subscriptions the broker refused (each makes the MQTT sources unavailable until
+        /// the next connection).
+        public var refusedSubscriptions = 0
     }
 
     public var counts: Counters { counters.withLock { $0 } }
@@ -218,6 +221,15 @@ public final class PresenceHub: Sendable {
                 await self.sendDiscovery()
                 self.wake.signal()
             }
+        case .subscriptionRefused(let filter):
+            // A sighting filter refused: the beacons on it go unheard, which must read as the
+            // source failing (regions fail visibly), not as every beacon leaving. The client asks
+            // again at the next connection, whose `.connected` reports the source up again.
+            guard let ingest, ingest.topicFilters.contains(filter) else { return }
+            counters.withLock { $0.refusedSubscriptions += 1 }
+            let reason = "the MQTT broker refused the subscription to '\(filter)'"
+            activity.set(.down, detail: reason)
+            reportStatus(.restricted(reason: reason))
         case .disconnected(let error):
             // Failed attempts while already disconnected are the client's to log (at info).
             let wasConnected = connected.withLock { state in
