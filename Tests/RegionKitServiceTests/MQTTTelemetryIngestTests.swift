@@ -55,6 +55,25 @@ struct MQTTTelemetryIngestTests {
         #expect(statistics.telemetry == 2 && statistics.sightings == 2 && statistics.messages == 4 && statistics.rejectedTotal == 0)
     }
 
+    @Test("a retained message (the broker's stored copy, sent at every subscription) is counted as ignored, never ingested as heard now")
+    func retainedMessagesAreNotSightings() throws {
+        let clock = VirtualClock()
+        let manager = LocationManager(profile: .coreLocation, clock: clock, sources: [.beacon: .authorized])
+        let collector = Collector()
+        manager.delegate = collector
+        manager.startRangingBeacons(satisfying: try BeaconIdentityConstraint(eddystoneNamespace: "8b0ca750e7a74e14bd99"))
+        let ingest = MQTTSightingIngest(sources: [MQTTSourceConfiguration(format: .theengs)], manager: manager, logger: Logger(label: "test"))
+        ingest.handle(topic: "home/gw/BTtoMQTT/C0A1B2C3D4E5", payload: Self.message(Self.uid, rssi: -60), retained: true)
+        clock.advance(by: 1)
+        #expect(collector.beacons.withLock { $0.allSatisfy(\.isEmpty) }, "the retained sighting was ranged")
+        #expect(ingest.statistics.sightings == 0 && ingest.statistics.messages == 1)
+        #expect(ingest.statistics.ignored == [MQTTSightingIngest.retainedReason: 1])
+        // The same message published now is a sighting.
+        ingest.handle(topic: "home/gw/BTtoMQTT/C0A1B2C3D4E5", payload: Self.message(Self.uid, rssi: -60))
+        clock.advance(by: 1)
+        #expect(collector.beacons.withLock { $0.last?.count } == 1 && ingest.statistics.sightings == 1)
+    }
+
     @Test("a transmitter's telemetry expires after telemetryMaximumAge (600 s, manager clock) without a TLM message")
     func telemetryExpires() throws {
         let clock = VirtualClock()

@@ -132,7 +132,7 @@ final class PartitionWorker: LocationManagerDelegate {
         client = MQTTClient(configuration: configuration, logger: logger, onMessage: { message in
             route.withLock { routing in
                 if let ingest = routing.ingest {
-                    ingest.handle(topic: message.topic, payload: message.payload)
+                    ingest.handle(topic: message.topic, payload: message.payload, retained: message.retain)
                 } else if routing.holding {
                     routing.held.append(message)
                 }
@@ -219,7 +219,7 @@ final class PartitionWorker: LocationManagerDelegate {
             let ingest = current.withLock { $0.ingest }
             let redelivered = route.withLock { routing -> Int in
                 // What arrived before this event first, then everything after it, in order.
-                for message in routing.held { ingest.handle(topic: message.topic, payload: message.payload) }
+                for message in routing.held { ingest.handle(topic: message.topic, payload: message.payload, retained: message.retain) }
                 defer { routing = Routing(ingest: ingest) }
                 return routing.held.count
             }

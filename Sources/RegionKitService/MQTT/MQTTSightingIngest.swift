@@ -70,10 +70,23 @@ public final class MQTTSightingIngest: Sendable {
         topic.utf8.lastIndex(of: UInt8(ascii: "/")).map { topic[topic.utf8.index(after: $0)...] } ?? topic[...]
     }
 
-    /// Handles one received message (called in arrival order).
-    public func handle(topic: String, payload: [UInt8]) {
+    /// Why a retained message is not ingested (``Statistics/ignored``).
+    public static let retainedReason = "retained (stored by the broker, not heard now)"
+
+    /// Handles one received message (called in arrival order). A `retained` message is the
+    /// broker's stored copy of an earlier one, delivered at every subscription: stamped with its
+    /// arrival time it would bring its beacon back inside at every reconnection and restart, so it
+    /// is counted as ignored (``retainedReason``) and not ingested.
+    public func handle(topic: String, payload: [UInt8], retained: Bool = false) {
         guard let route = routes.first(where: { MQTTTopicFilter.matches(filter: $0.filter, topic: topic) }) else {
             state.withLock { $0.statistics.unrouted += 1 }
+            return
+        }
+        if retained {
+            state.withLock {
+                $0.statistics.messages += 1
+                $0.statistics.ignored[Self.retainedReason, default: 0] += 1
+            }
             return
         }
         let now = manager.clock.now

@@ -201,7 +201,7 @@ public final class PresenceHub: Sendable {
             }
             return
         }
-        ingest?.handle(topic: message.topic, payload: message.payload)
+        ingest?.handle(topic: message.topic, payload: message.payload, retained: message.retain)
     }
 
     func connectionChanged(_ event: MQTTConnectionEvent) {
