@@ -142,7 +142,10 @@ put("http-region-body", 'x\n{"uuid": "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0", "no
 
 # --- CLI specifiers ---
 for spec in ["lobby:E2C56DB5-DFFB-48D2-B060-D0F5A71096E0:1:2", "home:48.8566,2.3522,150", "tcp:127.0.0.1:4567",
-             "serial:/dev/ttyUSB0@115200", "hci0", "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0", "11:22:33:44:55:66"]:
+             "serial:/dev/ttyUSB0@115200", "hci0", "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0", "11:22:33:44:55:66",
+             # beacon identities as logged events carry them (BeaconIdentity(description:))
+             "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0:1:2", "altbeacon:E2C56DB5-DFFB-48D2-B060-D0F5A71096E0:65535:0",
+             "eddystone-uid:8b0ca750e7a74e14bd99:0000000000a1"]:
     put("region-specifier", spec)
 
 # --- engine programs: bytes read as operations (see EngineFuzz.swift) ---
