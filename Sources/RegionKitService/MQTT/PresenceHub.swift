@@ -176,19 +176,49 @@ public final class PresenceHub: Sendable {
             await publisher.value
         }
         if client.isConnected {
-            await withTaskGroup(of: Void.self) { group in
-                group.addTask { _ = await self.publishPending() }
-                group.addTask { try? await Task.sleep(for: drainTimeout) }
-                await group.next()
-                group.cancelAll()
+            // The drain and the offline status wait for the broker's acknowledgments, which a broker
+            // that answers PINGREQ but stopped acknowledging never sends, and an await on them is not
+            // cancellable: they run on their own, and `drainTimeout` after they started the client is
+            // shut down whether they finished or not (closing the connection fails what they still
+            // wait for, which ends them). A task group did not bound this: it waits for every child.
+            let (topics, client, logger) = (topics, client, logger)
+            let finished = await Self.waiting(at: drainTimeout) {
+                _ = await self.publishPending()
+                do {
+                    try await client.publish(Self.status("offline", topics))
+                } catch {
+                    logger.warning("cannot publish offline status (the broker's will does on an unclean end only)", metadata: ["error": "\(error)"])
+                }
             }
-            do {
-                try await client.publish(Self.status("offline", topics))
-            } catch {
-                logger.warning("cannot publish offline status (the broker's will does on an unclean end only)", metadata: ["error": "\(error)"])
+            if !finished {
+                logger.warning("MQTT shutdown: events still unacknowledged after the drain timeout are published after the next start",
+                               metadata: ["timeout": "\(drainTimeout)"])
             }
         }
         await client.shutdown()
+    }
+
+    /// Runs `body` in its own task and waits for it at most `timeout`: true when it finished in
+    /// time. The task is not cancelled (what it awaits may ignore cancellation); it runs on.
+    static func waiting(at timeout: Duration, _ body: @escaping @Sendable () async -> Void) async -> Bool {
+        let resumed = LockedBox(false)
+        return await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+            func finish(_ inTime: Bool) {
+                let first = resumed.withLock { done in
+                    defer { done = true }
+                    return !done
+                }
+                if first { continuation.resume(returning: inTime) }
+            }
+            Task {
+                await body()
+                finish(true)
+            }
+            Task {
+                try? await Task.sleep(for: timeout)
+                finish(false)
+            }
+        }
     }
 
     // MARK: Incoming

@@ -1,4 +1,5 @@
 import Foundation
+import RegionKitConcurrency
 import Logging
 import RegionKit
 import RegionKitMQTT
@@ -7,11 +8,11 @@ import RegionKitTestSupport
 import Testing
 @testable import RegionKitService
 
-/// What the presence hub makes of the broker refusing a subscription: the beacons on a refused
-/// sighting filter go unheard, which must read as the MQTT source failing, not as every beacon
-/// leaving — until the next connection, which asks again.
-@Suite("Presence hub: a refused sighting subscription")
-struct PresenceHubSubscriptionTests {
+/// The presence hub's reactions that need no broker: a refused subscription (the beacons on a
+/// refused sighting filter go unheard, which must read as the MQTT source failing, not as every
+/// beacon leaving — until the next connection, which asks again) and the shutdown's time bound.
+@Suite("Presence hub: refused subscriptions, the shutdown's bound")
+struct PresenceHubTests {
     @Test("A refused sighting filter makes the MQTT source unavailable and its activity down; the next connection brings it back; other filters change nothing")
     func refusedSightingFilter() throws {
         let configuration = try ServiceConfiguration.decode("""
@@ -35,5 +36,19 @@ struct PresenceHubSubscriptionTests {
         #expect(hub.counts.refusedSubscriptions == 1)
         hub.connectionChanged(.connected(sessionPresent: false))
         #expect(service.manager.authorizationStatus(for: .beacon) == .authorized && hub.activity.status.state == .up)
+    }
+
+    @Test("The shutdown's drain is bounded: work that never finishes is left running after the timeout, work that finishes in time is waited for")
+    func drainIsBounded() async {
+        let clock = ContinuousClock()
+        let start = clock.now
+        // What a broker that stopped acknowledging leaves the drain waiting on (not cancellable).
+        let stuck = await PresenceHub.waiting(at: .milliseconds(200)) { try? await Task.sleep(for: .seconds(30)) }
+        let waited = clock.now - start
+        #expect(!stuck)
+        #expect(waited >= .milliseconds(200) && waited < .seconds(5), "\(waited)")
+        let done = LockedBox(false)
+        #expect(await PresenceHub.waiting(at: .seconds(10)) { done.withLock { $0 = true } })
+        #expect(done.withLock { $0 })
     }
 }
