@@ -95,6 +95,14 @@ struct MQTTDaemonTests {
         let before = all.messages.filter { $0.topic.hasSuffix("/config") }.count
         try broker.publish(topic: "homeassistant/status", message: "online")
         try await eventually(timeout: .seconds(10), "discovery re-sent") { all.messages.filter { $0.topic.hasSuffix("/config") }.count >= before + 3 }
+        // A flood of "online" (200 in a burst) is answered by one or two rounds of the 3 configurations, not 200.
+        try await Task.sleep(for: .seconds(1.5))
+        let settled = all.messages.filter { $0.topic.hasSuffix("/config") }.count
+        try broker.publishLines(topic: "homeassistant/status", lines: Array(repeating: Array("online".utf8), count: 200))
+        try await eventually(timeout: .seconds(10), "discovery re-sent after the flood") { all.messages.filter { $0.topic.hasSuffix("/config") }.count >= settled + 3 }
+        try await Task.sleep(for: .seconds(2))
+        let flood = all.messages.filter { $0.topic.hasSuffix("/config") }.count - settled
+        #expect(flood >= 3 && flood <= 9, "\(flood) configurations for 200 onlines")
 
         #expect(await daemon.signal(SIGTERM) == 0, "stderr: \(daemon.stderr)")
         try await eventually(timeout: .seconds(5), "offline") { all.messages.last { $0.topic == "regionkit/test/status" }?.payload == "offline" }

@@ -39,6 +39,12 @@ public final class PresenceHub: Sendable {
     let counters = LockedBox(Counters())
     let publisherTask = LockedBox<Task<Void, Never>?>(nil)
     let stopping = LockedBox(false)
+    /// Whether a discovery round asked for by Home Assistant's `online` is waiting to start:
+    /// another `online` meanwhile is answered by that round (HA can send them in floods, and each
+    /// round re-publishes every configuration).
+    let discoveryRequested = LockedBox(false)
+    /// One discovery round at a time.
+    let discoveryLock = AsyncLock()
     let connected = LockedBox(false)
     /// The id of the last event the broker acknowledged (loaded from the store on first use).
     let cursor = LockedBox<Int64?>(nil)
@@ -226,8 +232,17 @@ public final class PresenceHub: Sendable {
     func received(_ message: MQTTMessage) {
         if let discovery = outputs.withLock({ $0.discovery }), message.topic == discovery.statusTopic {
             if message.payload == Array("online".utf8) {
+                let schedule = discoveryRequested.withLock { requested in
+                    defer { requested = true }
+                    return !requested
+                }
+                guard schedule else { return }
                 logger.info("Home Assistant is online: re-sending discovery")
-                Task { try? await Task.sleep(for: .milliseconds(Int.random(in: 100...1000))); await self.sendDiscovery() }
+                Task {
+                    try? await Task.sleep(for: .milliseconds(Int.random(in: 100...1000)))
+                    self.discoveryRequested.withLock { $0 = false }
+                    await self.sendDiscovery()
+                }
             }
             return
         }
@@ -283,6 +298,10 @@ public final class PresenceHub: Sendable {
     }
 
     func sendDiscovery() async {
+        await discoveryLock.withLock { await self.sendDiscoveryRound() }
+    }
+
+    private func sendDiscoveryRound() async {
         let messages = outputs.withLock { $0.discoveryMessages(regions: service.manager.monitoredRegions) }
         guard !messages.isEmpty else { return }
         counters.withLock { $0.discoveryRounds += 1 }
