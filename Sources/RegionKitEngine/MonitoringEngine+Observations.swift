@@ -59,6 +59,12 @@ extension MonitoringEngine {
                 events.append(LocationEvent(timestamp: time, kind: .didChangeNearestScanner(observation.identity, scannerID: change.to, previous: change.from),
                                             evidence: EventEvidence(rssi: observation.rssi, scannerID: scanner, beacon: observation.identity)))
             }
+            // Its absence entry: filed when it has none, or when the beacon may now be heard by no
+            // scanner sooner than filed; a later time is found when the entry comes due (lazy).
+            if let deadline = state.absentDeadline(detector: profile.exitDetector), state.absentAt.map({ deadline < $0 }) ?? true {
+                state.absentAt = deadline
+                nearestAbsences.push(NearestAbsence(time: deadline, identity: observation.identity))
+            }
             nearest[observation.identity] = state
         }
         if !sessions.isEmpty { sessions.record(observation, filter: profile.rssiFilter) }

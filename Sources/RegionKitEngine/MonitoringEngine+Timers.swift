@@ -10,6 +10,8 @@ extension MonitoringEngine {
         case ranging(Int)
         case retry(String)
         case wake
+        /// A tracked beacon may be heard by no scanner any more (``NearestAbsence``).
+        case nearestAbsent(BeaconIdentity)
     }
 
     /// The time of ``nextDue()``, cheaply: with the timer queue settled its minimum is exact,
@@ -23,6 +25,7 @@ extension MonitoringEngine {
         if let delivery = sessions.next { consider(delivery.time) }
         if let retry = retries.next { consider(retry.time) }
         if let wakeRequestAt { consider(wakeRequestAt) }
+        if let absence = nearestAbsences.min { consider(absence.time) }
         return best
     }
 
@@ -48,6 +51,7 @@ extension MonitoringEngine {
         if let delivery = sessions.next { consider(delivery.time, .ranging(delivery.slot)) }
         if let retry = retries.next { consider(retry.time, .retry(retry.id)) }
         if let wakeRequestAt { consider(wakeRequestAt, .wake) }
+        if let absence = nearestAbsences.min { consider(absence.time, .nearestAbsent(absence.identity)) }
         return best
     }
 
@@ -185,6 +189,7 @@ extension MonitoringEngine {
     /// Makes the queue's minimum exact: drops stale entries and moves early ones to their
     /// region's real deadline, until the minimum is a live, exact entry.
     mutating func settleTimers() {
+        if !nearestAbsences.isEmpty { settleNearestAbsences() }
         guard schedule.isDirty else { return }
         schedule.isDirty = false
         while let first = schedule.earliest {

@@ -74,6 +74,8 @@ public struct MonitoringEngine: Sendable {
     var failureCounts: [String: Int] = [:]
     var wakeRequestAt: Timestamp?
     var nearest: [BeaconIdentity: NearestScannerState] = [:]
+    /// When tracked beacons may be heard by no scanner (``NearestAbsence``: lazy, never late).
+    var nearestAbsences = MinHeap<NearestAbsence>()
     /// Per scanner: what its channel has shown (``ScannerChannel``), for detectors that use it,
     /// by the scanner's number in ``channelNumbers``.
     var channels: [ScannerChannel] = []
@@ -390,10 +392,39 @@ public struct MonitoringEngine: Sendable {
                 if let region = regions[id]?.region { events += requestState(region) }
             }
             return events
+        case .nearestAbsent(let identity):
+            return fireNearestAbsence(identity)
         }
     }
 
-    /// Why `region` cannot be registered now, if it cannot.
+    /// The absence entry of `identity` is due (the queue's minimum, live): a beacon heard by no
+    /// scanner any more (every track gone under the profile's exit detector) leaves its last scanner (`didChangeNearestScanner` to none) and its state
+    /// is dropped — a beacon that left is not "in the kitchen" for ever, and the engine keeps
+    /// state only for the beacons heard lately, however many identities it ever heard. One still
+    /// heard files its new time.
+    mutating func fireNearestAbsence(_ identity: BeaconIdentity) -> [LocationEvent] {
+        nearestAbsences.popMin()
+        guard var state = nearest[identity] else { return [] }
+        if profile.nearestScanner != nil, let deadline = state.absentDeadline(detector: profile.exitDetector), deadline > now {
+            state.absentAt = deadline
+            nearest[identity] = state
+            nearestAbsences.push(NearestAbsence(time: deadline, identity: identity))
+            return []
+        }
+        nearest[identity] = nil
+        guard profile.nearestScanner != nil, let previous = state.current else { return [] }
+        return [LocationEvent(timestamp: now, kind: .didChangeNearestScanner(identity, scannerID: nil, previous: previous),
+                              evidence: EventEvidence(beacon: identity, reason: "heard by no scanner"))]
+    }
+
+    /// Drops absence entries at the queue's front that their beacon's state no longer names
+    /// (filed again earlier, or the state is gone), so the front is live.
+    mutating func settleNearestAbsences() {
+        while let first = nearestAbsences.min, nearest[first.identity]?.absentAt != first.time {
+            nearestAbsences.popMin()
+        }
+    }
+
     /// Why ``startMonitoring(_:at:)`` would refuse `region` now (`monitoringDidFail` with this
     /// error: no usable source for its kind, a radius beyond the profile's maximum, the region
     /// limit), or `nil` when it would be monitored. Nothing changes: a caller that must not leave
@@ -407,6 +438,7 @@ public struct MonitoringEngine: Sendable {
         validate(region)
     }
 
+    /// Why `region` cannot be registered now, if it cannot.
     func validate(_ region: Region) -> RegionKitError? {
         let status = sourceStatus(for: region.kind)
         guard status.isAuthorized else {

@@ -38,8 +38,24 @@ public struct NearestScannerState: Hashable, Sendable, Codable {
     /// Sightings by other scanners at least as strong as the current scanner's smoothed RSSI since
     /// the current scanner last heard the beacon (counted with other-scanner evidence only).
     public var heardElsewhere: Int = 0
+    /// The time of the engine's absence entry for this beacon (``NearestAbsence``): never later
+    /// than ``absentDeadline(detector:)``; `nil` while none is filed.
+    public var absentAt: Timestamp?
 
     public init() {}
+
+    /// When no scanner hears the beacon any more: the latest time a track's stream is gone under
+    /// `detector` — the profile's exit detector, as conservative as its region exits (not
+    /// ``presence``, the quick rule that lets a room go while the beacon is heard elsewhere: a
+    /// few seconds' gap would read as the beacon gone); `nil` without a track.
+    public func absentDeadline(detector: ExitDetector) -> Timestamp? {
+        var latest: Timestamp?
+        for track in tracks.values {
+            let deadline = detector.goneDeadline(for: track.stream, gridOrigin: track.stream.firstSighting)
+            if latest == nil || deadline > latest! { latest = deadline }
+        }
+        return latest
+    }
 
     /// Stronger sightings elsewhere after which a quiet current scanner is let go.
     static let elsewhereEvidence = 3

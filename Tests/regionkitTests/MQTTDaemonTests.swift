@@ -87,6 +87,11 @@ struct MQTTDaemonTests {
         let states = messages.filter { $0.topic == "regionkit/test/regions/lobby/state" }.map(\.payload)
         #expect(states.first == "inside" && states.last == "outside", "\(states)")
         #expect(messages.contains { $0.topic == "regionkit/test/beacons/\(Self.beaconKey)/room" && $0.payload == "kitchen" })
+        // Heard by no scanner any more, the beacon leaves the kitchen: its room (and so its Home
+        // Assistant device tracker) goes to not_home, retained, instead of staying in the kitchen.
+        try await eventually(timeout: .seconds(10), "the room goes to not_home") {
+            all.messages.last { $0.topic == "regionkit/test/beacons/\(Self.beaconKey)/room" }?.payload == "not_home"
+        }
         #expect(messages.contains { $0.topic == "homeassistant/binary_sensor/regionkit_test/lobby/config" && $0.payload.contains(#""device_class":"presence""#) })
         #expect(messages.contains { $0.topic == "homeassistant/device_tracker/regionkit_test/ibeacon_\(Self.beaconKey)/config" })
         #expect(messages.contains { $0.topic == "regionkit/test/beacons/\(Self.beaconKey)/distance" })

@@ -1,0 +1,72 @@
+import Foundation
+import Testing
+@testable import RegionKitEngine
+
+/// A beacon whose nearest scanner is tracked and that no scanner hears any more leaves its last
+/// scanner (`didChangeNearestScanner` to none), at the time its last track is gone, and its state
+/// is dropped: the engine keeps nearest-scanner state only for beacons heard lately.
+@Suite("Nearest scanner: a beacon heard by no scanner leaves its room")
+struct NearestAbsenceTests {
+    static func engine() -> MonitoringEngine {
+        var profile = MonitoringProfile.responsive
+        profile.nearestScanner = NearestScannerPolicy()
+        return Fixture.engine(profile)
+    }
+
+    static func changes(_ events: [LocationEvent]) -> [(time: Double, beacon: BeaconIdentity, to: String?, from: String?)] {
+        events.compactMap { event in
+            guard case .didChangeNearestScanner(let beacon, let to, let from) = event.kind else { return nil }
+            return (event.timestamp.seconds, beacon, to, from)
+        }
+    }
+
+    @Test("Heard in the kitchen for 20 s at 2 Hz, then nowhere: placed at once, gone when the kitchen's track is gone, state dropped")
+    func leavesWhenHeardNowhere() throws {
+        var engine = Self.engine()
+        var events: [LocationEvent] = []
+        for t in stride(from: 0.0, to: 20, by: 0.5) { events += engine.ingest(Fixture.seen(Fixture.a, at: t, scanner: "kitchen")) }
+        #expect(Self.changes(events).map { [$0.to, $0.from] } == [["kitchen", nil]])
+        // The time the last track is gone, as the state computes it (under the profile's exit detector).
+        let state = try #require(engine.nearest[Fixture.a])
+        let absent = try #require(state.absentDeadline(detector: engine.profile.exitDetector))
+        #expect(absent.seconds > 19.5 && absent.seconds < 19.5 + 60, "\(absent)")
+        #expect(engine.nextDeadline.map { $0 <= absent } == true, "the engine wakes for it (never late)")
+        // Just before: still in the kitchen. At the time: gone, with the previous scanner and a reason.
+        events = engine.advance(to: Timestamp(seconds: absent.seconds - 0.001))
+        #expect(Self.changes(events).isEmpty && engine.nearestScanner(for: Fixture.a) == "kitchen")
+        events = engine.advance(to: absent)
+        let gone = Self.changes(events)
+        #expect(gone.count == 1 && gone.first?.to == nil && gone.first?.from == "kitchen" && gone.first?.time == absent.seconds)
+        #expect(events.first?.evidence?.reason == "heard by no scanner" && events.first?.evidence?.beacon == Fixture.a)
+        #expect(engine.nearestScanner(for: Fixture.a) == nil && engine.nearest.isEmpty && engine.nearestAbsences.isEmpty)
+        // Heard again: placed again, from nowhere.
+        events = engine.ingest(Fixture.seen(Fixture.a, at: absent.seconds + 100, scanner: "hall"))
+        #expect(Self.changes(events).map { [$0.to, $0.from] } == [["hall", nil]])
+    }
+
+    @Test("A beacon heard on by another scanner stays placed; only the one heard nowhere leaves; the queue stays small")
+    func onlyTheSilentOneLeaves() throws {
+        var engine = Self.engine()
+        var events: [LocationEvent] = []
+        for t in stride(from: 0.0, to: 20, by: 0.5) {
+            events += engine.ingest(Fixture.seen(Fixture.a, at: t, scanner: "kitchen"))
+            events += engine.ingest(Fixture.seen(Fixture.b, at: t + 0.25, scanner: "hall"))
+        }
+        // b moves on to the office and is heard there for two more minutes; a goes quiet at 19.5 s.
+        for t in stride(from: 20.0, to: 140, by: 0.5) { events += engine.ingest(Fixture.seen(Fixture.b, at: t, rssi: -50, scanner: "office")) }
+        let changes = Self.changes(events)
+        #expect(changes.contains { $0.beacon == Fixture.a && $0.to == nil && $0.from == "kitchen" })
+        #expect(!changes.contains { $0.beacon == Fixture.b && $0.to == nil })
+        #expect(engine.nearestScanner(for: Fixture.b) == "office" && engine.nearest.count == 1)
+        // Lazy entries: about one per beacon, not one per sighting (280 sightings of b).
+        #expect(engine.nearestAbsences.count <= 3, "\(engine.nearestAbsences.count)")
+    }
+
+    @Test("Without a nearest-scanner policy nothing is tracked or filed")
+    func offWithoutPolicy() {
+        var engine = Fixture.engine(.responsive)
+        for t in stride(from: 0.0, to: 10, by: 0.5) { _ = engine.ingest(Fixture.seen(Fixture.a, at: t, scanner: "kitchen")) }
+        #expect(engine.nearest.isEmpty && engine.nearestAbsences.isEmpty)
+        #expect(Self.changes(engine.advance(to: Timestamp(seconds: 1000))).isEmpty)
+    }
+}
