@@ -218,5 +218,15 @@ extension MonitoringEngine {
             deadlines[slot] = due.time
         }
         schedule.replaceAll(with: deadlines)
+        // The absence times too: the new exit detector may call a stream gone sooner than filed.
+        var absences: [NearestAbsence] = []
+        let detector = profile.exitDetector
+        for identity in nearest.keys {
+            guard var state = nearest[identity] else { continue }
+            state.absentAt = state.absentDeadline(detector: detector)
+            nearest[identity] = state
+            if let time = state.absentAt { absences.append(NearestAbsence(time: time, identity: identity)) }
+        }
+        nearestAbsences.rebuild(absences)
     }
 }

@@ -23,7 +23,11 @@ enum EngineFuzz {
     static func run(_ data: [UInt8]) {
         var input = FuzzInput(data)
         let automation = input.bool() ? Automation.all : Automation()
-        var profile = profiles[Int(input.byte()) % profiles.count]
+        // The profile byte's high bit: the nearest-scanner policy (rooms; a beacon heard by no
+        // scanner leaves its room through the absence queue). The low bits pick the profile, as before.
+        let first = input.byte()
+        var profile = profiles[Int(first) % profiles.count]
+        if first & 0x80 != 0 { profile.nearestScanner = NearestScannerPolicy() }
         profile.regionLimit = input.bool() ? nil : 4
         var indexed = MonitoringEngine(profile: profile, automation: automation, sources: [.beacon: .authorized, .circular: .authorized])
         var brute = indexed
@@ -64,7 +68,9 @@ enum EngineFuzz {
             case 7:
                 events = both { $0.wake(at: Timestamp(seconds: t)) }
             case 8:
-                let next = profiles[Int(input.byte()) % profiles.count]
+                let pick = input.byte()
+                var next = profiles[Int(pick) % profiles.count]
+                if pick & 0x80 != 0 { next.nearestScanner = NearestScannerPolicy() }
                 indexed.profile = next
                 brute.profile = next
                 events = both { $0.advance(to: Timestamp(seconds: t)) }
@@ -149,6 +155,16 @@ enum EngineFuzz {
         }
         for event in events.0 where !event.timestamp.seconds.isFinite {
             FuzzTarget.fail("step \(step): event \(event) has a non-finite time")
+        }
+        // The absence queue is lazy but never late: each tracked beacon's entry is filed at or
+        // before the time its last track is gone (with the policy on).
+        if indexed.profile.nearestScanner != nil {
+            for (identity, state) in indexed.nearest {
+                guard let deadline = state.absentDeadline(detector: indexed.profile.exitDetector) else { continue }
+                guard let at = state.absentAt, !(at > deadline) else {
+                    FuzzTarget.fail("step \(step): \(identity)'s absence is filed at \(String(describing: state.absentAt)), after \(deadline) or not at all")
+                }
+            }
         }
     }
 }
