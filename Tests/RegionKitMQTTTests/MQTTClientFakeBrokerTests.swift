@@ -24,10 +24,15 @@ struct MQTTClientFakeBrokerTests {
     }
 
     static func withFakeBroker(reply: [UInt8], _ body: (Int) async throws -> Void) async throws {
+        try await withFakeBroker(handler: { ReplyHandler(reply: reply) }, body)
+    }
+
+    /// A broker on 127.0.0.1 (a port the system picks) whose every connection gets a fresh `handler()`.
+    static func withFakeBroker(handler: @escaping @Sendable () -> some ChannelHandler & Sendable, _ body: (Int) async throws -> Void) async throws {
         let server = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(ReplyHandler(reply: reply)) }
+                channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(handler()) }
             }
             .bind(host: "127.0.0.1", port: 0).get()
         let port = try #require(server.localAddress?.port)
@@ -119,24 +124,18 @@ struct MQTTClientFakeBrokerTests {
     @Test("a refused subscription is reported, kept, and asked for again on the next connection, whose messages then arrive")
     func refusedSubscriptionIsKept() async throws {
         let connections = LockedBox(0)
-        let server = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-            .childChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(RefuseOnceHandler(connections: connections)) }
-            }
-            .bind(host: "127.0.0.1", port: 0).get()
-        let port = try #require(server.localAddress?.port)
-        let probe = try Self.probe(port: port)
-        probe.start()
-        #expect(await probe.wait { probe.connectedCount >= 1 })
-        await #expect(throws: MQTTError.subscriptionFailed(filter: "a/#")) { try await probe.client.subscribe("a/#", qos: .atMostOnce) }
-        // Reported as an event (the hub makes its sources unavailable on it), and kept: the next
-        // connection subscribes again and the broker's message on a/x is delivered.
-        #expect(probe.allEvents.contains { if case .subscriptionRefused("a/#") = $0 { true } else { false } })
-        #expect(await probe.wait { probe.received == [MQTTMessage(topic: "a/x", payload: [0x21])] }, "\(probe.received)")
-        #expect(connections.withLock { $0 } >= 2)
-        await probe.stop()
-        try await server.close()
+        try await Self.withFakeBroker(handler: { RefuseOnceHandler(connections: connections) }) { port in
+            let probe = try Self.probe(port: port)
+            probe.start()
+            #expect(await probe.wait { probe.connectedCount >= 1 })
+            await #expect(throws: MQTTError.subscriptionFailed(filter: "a/#")) { try await probe.client.subscribe("a/#", qos: .atMostOnce) }
+            // Reported as an event (the hub makes its sources unavailable on it), and kept: the next
+            // connection subscribes again and the broker's message on a/x is delivered.
+            #expect(probe.allEvents.contains { if case .subscriptionRefused("a/#") = $0 { true } else { false } })
+            #expect(await probe.wait { probe.received == [MQTTMessage(topic: "a/x", payload: [0x21])] }, "\(probe.received)")
+            #expect(connections.withLock { $0 } >= 2)
+            await probe.stop()
+        }
     }
 
     @Test("a refusing CONNACK surfaces as connectionRefused with its code; never connected")

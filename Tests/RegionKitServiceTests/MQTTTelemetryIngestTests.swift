@@ -55,14 +55,20 @@ struct MQTTTelemetryIngestTests {
         #expect(statistics.telemetry == 2 && statistics.sightings == 2 && statistics.messages == 4 && statistics.rejectedTotal == 0)
     }
 
-    @Test("a retained message (the broker's stored copy, sent at every subscription) is counted as ignored, never ingested as heard now")
-    func retainedMessagesAreNotSightings() throws {
+    /// A manager ranging the Eddystone namespace of ``uid`` (Core Location profile, virtual clock),
+    /// fed by a Theengs ingest; the collector keeps what is ranged.
+    static func rangingTheengs() throws -> (VirtualClock, Collector, MQTTSightingIngest) {
         let clock = VirtualClock()
         let manager = LocationManager(profile: .coreLocation, clock: clock, sources: [.beacon: .authorized])
         let collector = Collector()
         manager.delegate = collector
         manager.startRangingBeacons(satisfying: try BeaconIdentityConstraint(eddystoneNamespace: "8b0ca750e7a74e14bd99"))
-        let ingest = MQTTSightingIngest(sources: [MQTTSourceConfiguration(format: .theengs)], manager: manager, logger: Logger(label: "test"))
+        return (clock, collector, MQTTSightingIngest(sources: [MQTTSourceConfiguration(format: .theengs)], manager: manager, logger: Logger(label: "test")))
+    }
+
+    @Test("a retained message (the broker's stored copy, sent at every subscription) is counted as ignored, never ingested as heard now")
+    func retainedMessagesAreNotSightings() throws {
+        let (clock, collector, ingest) = try Self.rangingTheengs()
         ingest.handle(topic: "home/gw/BTtoMQTT/C0A1B2C3D4E5", payload: Self.message(Self.uid, rssi: -60), retained: true)
         clock.advance(by: 1)
         #expect(collector.beacons.withLock { $0.allSatisfy(\.isEmpty) }, "the retained sighting was ranged")
@@ -76,12 +82,7 @@ struct MQTTTelemetryIngestTests {
 
     @Test("a transmitter's telemetry expires after telemetryMaximumAge (600 s, manager clock) without a TLM message")
     func telemetryExpires() throws {
-        let clock = VirtualClock()
-        let manager = LocationManager(profile: .coreLocation, clock: clock, sources: [.beacon: .authorized])
-        let collector = Collector()
-        manager.delegate = collector
-        manager.startRangingBeacons(satisfying: try BeaconIdentityConstraint(eddystoneNamespace: "8b0ca750e7a74e14bd99"))
-        let ingest = MQTTSightingIngest(sources: [MQTTSourceConfiguration(format: .theengs)], manager: manager, logger: Logger(label: "test"))
+        let (clock, collector, ingest) = try Self.rangingTheengs()
         let topic = "home/gw/BTtoMQTT/C0A1B2C3D4E5"
         func rangedTelemetry() -> EddystoneTelemetry?? { collector.beacons.withLock { $0.last?.first.map(\.telemetry) } }
 
