@@ -398,10 +398,10 @@ public struct MonitoringEngine: Sendable {
     }
 
     /// The absence entry of `identity` is due (the queue's minimum, live): a beacon heard by no
-    /// scanner any more (every track gone under the profile's exit detector) leaves its last scanner (`didChangeNearestScanner` to none) and its state
-    /// is dropped — a beacon that left is not "in the kitchen" for ever, and the engine keeps
-    /// state only for the beacons heard lately, however many identities it ever heard. One still
-    /// heard files its new time.
+    /// scanner any more (every track gone under the profile's exit detector) leaves its last
+    /// scanner (`didChangeNearestScanner` to none) and its state is dropped — a beacon that left
+    /// is not "in the kitchen" for ever, and the engine keeps state only for the beacons heard
+    /// lately, however many identities it ever heard. One still heard files its new time.
     mutating func fireNearestAbsence(_ identity: BeaconIdentity) -> [LocationEvent] {
         nearestAbsences.popMin()
         guard var state = nearest[identity] else { return [] }

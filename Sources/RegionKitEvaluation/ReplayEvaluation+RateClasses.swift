@@ -35,8 +35,9 @@ extension ReplayEvaluation {
         /// rightly takes for a blackout first.
         public var departureLatencies: [Double] = []
         /// For the same ends (with or without an exit), the longest gap each stream was heard again
-        /// after in the recent window before it ended (``ReplayEvaluation/StreamEnd/history``): the
-        /// latency a detector that does not flap could not have gone below.
+        /// after in the recent window before it ended (``ReplayEvaluation/StreamEnd/history``): a
+        /// rough floor of the latency of a detector that does not flap (see
+        /// ``SightingStream/history(before:silence:window:)`` for when it is not one).
         public var departureRecentGaps: [Double] = []
         public var flaps = 0
 

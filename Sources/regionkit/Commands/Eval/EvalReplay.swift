@@ -51,7 +51,7 @@ struct EvalReplay: AsyncParsableCommand {
     @Option(help: "Seconds each ground-truth room period gives up at both ends (the README's times are rough).")
     var tolerance: Double = 15
 
-    @Option(help: "Seconds before each stream end over which its longest gap is reported (the latency a detector that does not flap cannot go below).")
+    @Option(help: "Seconds before each stream end over which its longest gap is reported (a rough floor of the latency of a detector that does not flap).")
     var recentWindow: Double = 120
 
     /// Profiles tried when none is named; those the build does not define are skipped.
