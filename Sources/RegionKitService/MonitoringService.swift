@@ -259,23 +259,45 @@ public final class MonitoringService: Sendable {
         // Earlier writes first: a queued state of the region must not land after its replacement.
         try await recorder.flush()
         let previous = try await store.storedRegions().first { $0.region.identifier == region.identifier }
+        // Saving the region forgets its stored state: kept here to be put back if the engine refuses.
+        let previousState = previous == nil ? nil : try await store.states()[region.identifier]
         let existed = manager.monitoredRegion(region.identifier) != nil
         let now = manager.clock.now.seconds
+        let logEnd = try await store.lastEventID()
         try await store.saveRegion(region, at: now, origin: .api)
         manager.startMonitoring(for: region)
         try await recorder.flush()
         guard manager.monitoredRegion(region.identifier)?.region == region else {
             // Only when the engine's conditions changed since the check above (a source lost
-            // meanwhile): the store is put back (a replaced region's stored state is not).
+            // meanwhile). The engine filed the refused region for a retry, in place of the one it
+            // replaces: that region goes back to the engine (to be retried in turn, as it would
+            // have been), and the store is put back as it was.
+            manager.stopMonitoring(for: region)
             if let previous {
-                try await store.saveRegion(previous.region, at: previous.registeredAt, origin: previous.origin)
-            } else {
-                try await store.removeRegion(region.identifier)
+                if let previousState {
+                    manager.restoreMonitoring(for: previous.region, state: previousState.state, since: previousState.since.map(Timestamp.init(seconds:)))
+                } else {
+                    manager.startMonitoring(for: previous.region)
+                }
             }
-            let reason = try await store.events(since: nil, region: region.identifier, type: "monitoringDidFail", afterID: nil, limit: nil).last?.reason
+            try await restore(previous, state: previousState, of: region.identifier)
+            let reason = try await store.events(since: nil, region: region.identifier, type: "monitoringDidFail", afterID: logEnd, limit: nil).last?.reason
             throw RegionKitError(.regionMonitoringFailure, "monitoring '\(region.identifier)' failed: \(reason ?? "refused by the engine")")
         }
         return existed
+    }
+
+    /// Puts region `identifier`'s row back as ``putRegionNow(_:)`` found it: `previous` with its
+    /// state, or no row when there was none. The replaced region kept being monitored: a state it
+    /// logged meanwhile is newer than `state`, and is the one kept.
+    private func restore(_ previous: StoredRegion?, state: RegionStore.StoredState?, of identifier: String) async throws {
+        guard let previous else { return try await store.removeRegion(identifier) }
+        try await recorder.flush()
+        let kept = try await store.states()[identifier] ?? state
+        try await store.saveRegion(previous.region, at: previous.registeredAt, origin: previous.origin)
+        if let kept, try await store.states()[identifier] == nil {
+            try await store.saveState(identifier, state: kept.state, since: kept.since, evidence: kept.evidence, at: kept.updatedAt)
+        }
     }
 
     /// Stops monitoring the region `identifier` and forgets it, on request (the HTTP API's DELETE),

@@ -42,6 +42,27 @@ struct RegionOriginTests {
         #expect(try second.sqlite.events(region: "hall", type: "monitoringStopped").first?.reason == "no longer in the configuration")
     }
 
+    @Test("A PUT refused because the source went away during the write leaves the store as it was, and the engine retrying the region it replaced, not the refused one")
+    func refusedMidWrite() async throws {
+        let sqlite = try RegionStore(path: temporaryStorePath())
+        let store = InterposingStore(sqlite)
+        let clock = VirtualClock()
+        let service = MonitoringService(store: store, clock: clock, sources: [.beacon: .authorized])
+        try await service.start(regions: [Self.beacon("lobby", major: 1)])
+        try sqlite.saveState("lobby", state: .inside, since: 0, evidence: nil, at: 0)
+        let manager = service.manager
+        // Past the service's check of the engine, before its write: the only scanner goes away.
+        store.beforeStoredRegions.withLock { $0 = { manager.setSourceStatus(.restricted(reason: "adapter unplugged"), for: .beacon) } }
+        let error = await #expect(throws: RegionKitError.self) { try await service.putRegion(Self.beacon("lobby", major: 9)) }
+        #expect(error?.message.contains("adapter unplugged") == true, "\(String(describing: error))")
+        #expect(try sqlite.storedRegions().map { "\($0.region.identifier):\($0.region.beaconRegion?.major ?? 0):\($0.origin.rawValue)" } == ["lobby:1:config"])
+        #expect(try sqlite.states()["lobby"]?.state == .inside, "saving the refused region had forgotten the stored state")
+        // The scanner comes back: the retry registers the region the store holds.
+        manager.setSourceStatus(.authorized, for: .beacon)
+        clock.advance(by: 5)
+        #expect(manager.monitoredRegion("lobby")?.region.beaconRegion?.major == 1)
+    }
+
     @Test("An existing store (before origins) migrates: its regions count as configured")
     func migration() throws {
         let path = temporaryStorePath()

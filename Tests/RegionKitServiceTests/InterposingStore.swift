@@ -1,0 +1,46 @@
+import RegionKit
+import RegionKitConcurrency
+import RegionKitStore
+
+/// A ``RegionStoring`` that forwards to a SQLite ``RegionStore`` and runs a closure once, the next
+/// time ``storedRegions()`` is read: a test puts something in the middle of a service's write
+/// (a source lost between a check and the write it guards).
+final class InterposingStore: RegionStoring, Sendable {
+    let base: RegionStore
+    /// Runs once (then cleared) at the start of the next ``storedRegions()``.
+    let beforeStoredRegions = LockedBox<(@Sendable () -> Void)?>(nil)
+
+    init(_ base: RegionStore) { self.base = base }
+
+    func storedRegions() async throws -> [StoredRegion] {
+        let interposed = beforeStoredRegions.withLock { hook in defer { hook = nil }; return hook }
+        interposed?()
+        return try base.storedRegions()
+    }
+
+    func saveRegion(_ region: Region, at time: Double, origin: RegionOrigin?) async throws { try base.saveRegion(region, at: time, origin: origin) }
+    func removeRegion(_ identifier: String) async throws { try base.removeRegion(identifier) }
+    func regionOrigins() async throws -> [String: RegionOrigin] { try base.regionOrigins() }
+    func saveState(_ identifier: String, state: RegionState, since: Double?, evidence: EventEvidence?, at time: Double) async throws {
+        try base.saveState(identifier, state: state, since: since, evidence: evidence, at: time)
+    }
+    func states() async throws -> [String: RegionStore.StoredState] { try base.states() }
+    func append(time: Double, type: String, region: String?, state: String?, reason: String?, json: String, hooks: [String]) async throws -> Int64 {
+        try base.append(time: time, type: type, region: region, state: state, reason: reason, json: json, hooks: hooks)
+    }
+    func events(since: Double?, region: String?, type: String?, afterID: Int64?, limit: Int?) async throws -> [StoredEvent] {
+        try base.events(since: since, region: region, type: type, afterID: afterID, limit: limit)
+    }
+    func eventCounts() async throws -> [String: Int] { try base.eventCounts() }
+    func lastEventID() async throws -> Int64 { try base.lastEventID() }
+    func deliveryCounts() async throws -> (byStatus: [String: Int], failedAttempts: Int) { try base.deliveryCounts() }
+    func dueDeliveries(now: Double, limit: Int) async throws -> [HookDelivery] { try base.dueDeliveries(now: now, limit: limit) }
+    func nextDeliveryTime() async throws -> Double? { try base.nextDeliveryTime() }
+    func deliveries(status: HookDelivery.Status?) async throws -> [HookDelivery] { try base.deliveries(status: status) }
+    func markDelivered(_ id: Int64, at time: Double) async throws { try base.markDelivered(id, at: time) }
+    func markAttemptFailed(_ id: Int64, error: String, retryAt: Double?) async throws { try base.markAttemptFailed(id, error: error, retryAt: retryAt) }
+    func trimPendingDeliveries(toAtMost limit: Int) async throws -> Int { try base.trimPendingDeliveries(toAtMost: limit) }
+    func outputCursor(_ output: String, createAtEnd: Bool) async throws -> Int64 { try base.outputCursor(output, createAtEnd: createAtEnd) }
+    func setOutputCursor(_ output: String, to id: Int64) async throws { try base.setOutputCursor(output, to: id) }
+    func checkWritable() async throws { try base.checkWritable() }
+}
