@@ -146,8 +146,8 @@ public final class MQTTClient: Sendable {
 
     /// Subscribes to `filter`, remembered for re-subscription after every reconnect. When connected,
     /// waits for the SUBACK and, on 0x80, reports `.subscriptionRefused` and throws
-    /// `.subscriptionFailed` (the filter stays remembered: asked for again on the next connection;
-    /// `unsubscribe` forgets it); when not
+    /// `.subscriptionFailed` (the filter stays remembered: asked for again after a delay, as
+    /// `.subscriptionRefused` says; `unsubscribe` forgets it); when not
     /// connected (or the connection drops first) it returns and the filter is subscribed on the next
     /// connection. Subscribing again to a remembered filter replaces its QoS.
     public func subscribe(_ filter: String, qos: MQTTQoS) async throws(MQTTError) {
@@ -171,8 +171,9 @@ public final class MQTTClient: Sendable {
             return
         }
         if codes.first == MQTTPacket.SubAck.failure {
-            logger.error("the broker refused a subscription; asking again on the next connection", metadata: ["filter": "\(filter)"])
+            logger.error("the broker refused a subscription; asking again", metadata: ["filter": "\(filter)"])
             onConnectionEvent(.subscriptionRefused(filter: filter))
+            askAgain(for: filter, refusals: 1, on: connection, logger: logger)
             throw .subscriptionFailed(filter: filter)
         }
     }
@@ -486,11 +487,40 @@ public final class MQTTClient: Sendable {
             }
             // A refused filter is kept (forgetting it stopped its messages for the rest of the
             // process when a reconnection met a transient refusal) and reported.
-            promise.futureResult.whenComplete { [onConnectionEvent] result in
+            promise.futureResult.whenComplete { [self] result in
                 guard case .success(let codes) = result else { return }
                 for (subscription, code) in zip(chunk, codes) where code == MQTTPacket.SubAck.failure {
-                    logger.error("the broker refused a subscription; asking again on the next connection", metadata: ["filter": "\(subscription.filter)"])
+                    logger.error("the broker refused a subscription; asking again", metadata: ["filter": "\(subscription.filter)"])
                     onConnectionEvent(.subscriptionRefused(filter: subscription.filter))
+                    askAgain(for: subscription.filter, refusals: 1, on: connection, logger: logger)
+                }
+            }
+        }
+    }
+
+    /// Asks again for the remembered subscription to `filter`, refused `refusals` times on
+    /// `connection`, after the reconnection backoff's delay for as many failures (an ACL fixed and
+    /// reloaded while the connection stays up is noticed): until it is granted, reported as
+    /// `.subscriptionRestored`, the connection ends (the next one asks again at once) or
+    /// `unsubscribe` forgets the filter. Refusals after the first are logged at debug.
+    private func askAgain(for filter: String, refusals: Int, on connection: Connection, logger: Logger) {
+        let delay = backoffDelay(afterFailures: refusals - 1)
+        let loop = connection.channel.eventLoop
+        loop.scheduleTask(in: TimeAmount(delay)) { [self] in
+            let subscription = state.withLock { state -> MQTTPacket.Subscription? in
+                guard let live = state.connection, live.channel === connection.channel else { return nil }
+                return state.subscriptions.first { $0.filter == filter }
+            }
+            guard let subscription, let handler = connection.handler.value else { return }
+            let promise = loop.makePromise(of: [UInt8].self)
+            handler.subscribe([subscription], promise: promise)
+            promise.futureResult.whenSuccess { [self] codes in
+                if codes.first == MQTTPacket.SubAck.failure {
+                    logger.debug("the broker refused a subscription again", metadata: ["filter": "\(filter)", "refusals": "\(refusals + 1)"])
+                    askAgain(for: filter, refusals: refusals + 1, on: connection, logger: logger)
+                } else {
+                    logger.notice("the broker granted a subscription it had refused", metadata: ["filter": "\(filter)", "refusals": "\(refusals)"])
+                    onConnectionEvent(.subscriptionRestored(filter: filter))
                 }
             }
         }

@@ -61,6 +61,9 @@ final class PartitionWorker: LocationManagerDelegate {
         var stopping = false
         /// Whether the partition's MQTT session is connected now (its subscription delivers).
         var connected = false
+        /// Whether the broker refuses the partition's subscription on this connection (the
+        /// client asks again; the engine is set aside meanwhile).
+        var refused = false
         /// Connections lost since the partition was taken.
         var reconnects = 0
         /// Sightings delivered to engines set aside before this one.
@@ -163,11 +166,14 @@ final class PartitionWorker: LocationManagerDelegate {
 
     /// The partition's MQTT session as a source (`GET /v1/sources`, `/readyz`, `/metrics`).
     var status: SourceStatus {
-        let (connected, reconnects, sightings, stopping) = current.withLock {
-            ($0.connected, $0.reconnects, $0.earlierSightings + $0.ingest.statistics.sightings, $0.stopping)
+        let (connected, refused, reconnects, sightings, stopping) = current.withLock {
+            ($0.connected, $0.refused, $0.reconnects, $0.earlierSightings + $0.ingest.statistics.sightings, $0.stopping)
         }
-        let detail = connected ? "epoch \(lease.epoch), \(topicFilter)" : "epoch \(lease.epoch): connecting to the broker for \(topicFilter)"
-        return SourceStatus(name: "partition-\(lease.partition)", kind: "mqtt", state: stopping ? .finished : connected ? .up : .connecting,
+        let detail = !connected ? "epoch \(lease.epoch): connecting to the broker for \(topicFilter)"
+            : refused ? "epoch \(lease.epoch): the broker refuses the subscription to \(topicFilter) (asked again)"
+            : "epoch \(lease.epoch), \(topicFilter)"
+        let state: SourceStatus.State = stopping ? .finished : !connected ? .connecting : refused ? .down : .up
+        return SourceStatus(name: "partition-\(lease.partition)", kind: "mqtt", state: state,
                             detail: detail, sightings: sightings, reconnects: reconnects)
     }
 
@@ -190,46 +196,74 @@ final class PartitionWorker: LocationManagerDelegate {
     func connectionChanged(_ event: MQTTConnectionEvent) {
         switch event {
         case .disconnected:
-            // Set the engine aside: a broker outage is not a departure.
-            let suspended = current.withLock { current -> LocationManager? in
+            current.withLock { current in
                 if current.connected { current.reconnects += 1 }
                 current.connected = false
-                guard !current.suspended, !current.stopping else { return nil }
-                current.suspended = true
-                return current.manager
             }
-            guard let suspended else { return }
-            route.withLock { $0 = Routing(ingest: nil, holding: true) }
-            suspended.delegate = nil
-            logger.warning("broker connection lost: the partition's engine is set aside until it is back")
+            // A broker outage is not a departure.
+            setAside("broker connection lost: the partition's engine is set aside until it is back")
         case .connected:
-            let states = lastStates.withLock { $0 }
-            let resumed = current.withLock { current -> LocationManager? in
+            current.withLock { current in
                 current.connected = true
-                guard current.suspended, !current.stopping else { return nil }
-                let manager = Self.makeManager(profile: profile)
-                current.earlierSightings += current.ingest.statistics.sightings
-                current.manager = manager
-                current.ingest = Self.makeIngest(topicFilter: topicFilter, manager: manager, logger: logger)
-                current.suspended = false
-                return manager
+                current.refused = false   // the client asks for the subscription again with this connection
             }
-            guard let resumed else { return }
-            register(on: resumed, from: states)
-            let ingest = current.withLock { $0.ingest }
-            let redelivered = route.withLock { routing -> Int in
-                // What arrived before this event first, then everything after it, in order.
-                for message in routing.held { ingest.handle(topic: message.topic, payload: message.payload, retained: message.retain) }
-                defer { routing = Routing(ingest: ingest) }
-                return routing.held.count
-            }
-            logger.notice("broker connection back: the partition resumes from its last states",
-                          metadata: ["regions": "\(states.count)", "redelivered-before-resume": "\(redelivered)"])
+            resume("broker connection back: the partition resumes from its last states")
         case .subscriptionRefused(let filter):
-            // The client asks again on the next connection; until then this partition hears nothing.
-            logger.error("the broker refused the partition's subscription: its beacons are not heard until a reconnection",
+            // The partition hears nothing until the broker grants the subscription (the client
+            // asks again): as when the connection is lost, that is not every beacon leaving.
+            guard filter == topicFilter else { return }
+            current.withLock { $0.refused = true }
+            logger.error("the broker refused the partition's subscription: its engine is set aside until it is granted",
                          metadata: ["filter": "\(filter)"])
+            setAside(nil)
+        case .subscriptionRestored(let filter):
+            guard filter == topicFilter else { return }
+            let connected = current.withLock { current in
+                current.refused = false
+                return current.connected
+            }
+            guard connected else { return }
+            resume("the broker granted the partition's subscription: the partition resumes from its last states")
         }
+    }
+
+    /// Sets the engine aside (nothing it decides is written; the client's messages are held
+    /// until ``resume(_:)``), logging `warning` when it was running.
+    private func setAside(_ warning: String?) {
+        let suspended = current.withLock { current -> LocationManager? in
+            guard !current.suspended, !current.stopping else { return nil }
+            current.suspended = true
+            return current.manager
+        }
+        guard let suspended else { return }
+        route.withLock { $0 = Routing(ingest: nil, holding: true) }
+        suspended.delegate = nil
+        if let warning { logger.warning("\(warning)") }
+    }
+
+    /// Starts a new engine from the partition's last states when the engine is set aside, the
+    /// connection is up and its subscription is not refused; feeds it what was held first.
+    private func resume(_ notice: String) {
+        let states = lastStates.withLock { $0 }
+        let resumed = current.withLock { current -> LocationManager? in
+            guard current.suspended, current.connected, !current.refused, !current.stopping else { return nil }
+            let manager = Self.makeManager(profile: profile)
+            current.earlierSightings += current.ingest.statistics.sightings
+            current.manager = manager
+            current.ingest = Self.makeIngest(topicFilter: topicFilter, manager: manager, logger: logger)
+            current.suspended = false
+            return manager
+        }
+        guard let resumed else { return }
+        register(on: resumed, from: states)
+        let ingest = current.withLock { $0.ingest }
+        let redelivered = route.withLock { routing -> Int in
+            // What arrived before this event first, then everything after it, in order.
+            for message in routing.held { ingest.handle(topic: message.topic, payload: message.payload, retained: message.retain) }
+            defer { routing = Routing(ingest: ingest) }
+            return routing.held.count
+        }
+        logger.notice("\(notice)", metadata: ["regions": "\(states.count)", "redelivered-before-resume": "\(redelivered)"])
     }
 
     /// Restores the partition's regions from its stored contributions (no `didStartMonitoring`, no

@@ -46,6 +46,9 @@ public final class PresenceHub: Sendable {
     /// One discovery round at a time.
     let discoveryLock = AsyncLock()
     let connected = LockedBox(false)
+    /// The sighting filters the broker refuses on this connection (the client asks again): the
+    /// MQTT sources are unavailable while any is refused.
+    let refusedFilters = LockedBox<Set<String>>([])
     /// The id of the last event the broker acknowledged (loaded from the store on first use).
     let cursor = LockedBox<Int64?>(nil)
     /// The store cursor's name: one per site, so two hubs of different sites on one store do not share it.
@@ -253,6 +256,7 @@ public final class PresenceHub: Sendable {
         switch event {
         case .connected:
             connected.withLock { $0 = true }
+            refusedFilters.withLock { $0.removeAll() }   // asked for again with this connection
             activity.set(.up)
             counters.withLock { $0.connections += 1 }
             logger.info("MQTT connected", metadata: ["broker": "\(client.currentServer.map(\.url) ?? configuration.url)"])
@@ -272,9 +276,25 @@ public final class PresenceHub: Sendable {
             // again at the next connection, whose `.connected` reports the source up again.
             guard let ingest, ingest.topicFilters.contains(filter) else { return }
             counters.withLock { $0.refusedSubscriptions += 1 }
+            refusedFilters.withLock { _ = $0.insert(filter) }
             let reason = "the MQTT broker refused the subscription to '\(filter)'"
             activity.set(.down, detail: reason)
             reportStatus(.restricted(reason: reason))
+        case .subscriptionRestored(let filter):
+            // Granted when the client asked again on this connection: up once no filter is refused.
+            guard ingest != nil else { return }
+            let stillRefused = refusedFilters.withLock { refused in
+                refused.remove(filter)
+                return refused.sorted().first
+            }
+            if let stillRefused {
+                let reason = "the MQTT broker refused the subscription to '\(stillRefused)'"
+                activity.set(.down, detail: reason)
+                reportStatus(.restricted(reason: reason))
+            } else if connected.withLock({ $0 }) {
+                activity.set(.up)
+                reportStatus(.authorized)
+            }
         case .disconnected(let error):
             // Failed attempts while already disconnected are the client's to log (at info).
             let wasConnected = connected.withLock { state in
