@@ -25,7 +25,7 @@ public final class MonitoringService: Sendable {
     public let store: any RegionStoring
     public let hooks: HookConfiguration
     private let logger: Logger
-    private let recorder: Recorder
+    let recorder: Recorder
     private let onLogged: (@Sendable (StoredEvent) -> Void)?
     /// Region changes on request (``putRegion(_:)``, ``removeRegion(_:reason:)``), one at a time:
     /// each is several steps over the store and the engine with suspension points between them,
@@ -321,6 +321,7 @@ public final class MonitoringService: Sendable {
     /// Stops monitoring and forgets the region (its log stays).
     public func stopMonitoring(_ region: Region, reason: String = "requested") async throws {
         manager.stopMonitoring(for: region)
+        recorder.rangedCounts.withLock { _ = $0.removeValue(forKey: region.identifier) }   // its automatic ranging ends with it
         try recorder.submit(.removeRegion(region.identifier))
         let now = manager.clock.now.seconds
         var line = JSONLine()

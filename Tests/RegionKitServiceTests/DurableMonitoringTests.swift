@@ -28,6 +28,21 @@ struct DurableMonitoringTests {
         }
     }
 
+    @Test("A region's ranged-count bookkeeping goes with the region (regions put and deleted through the API for ever keep nothing each)")
+    func rangedCountsGoWithTheirRegion() async throws {
+        let clock = VirtualClock()
+        let service = try MonitoringService(store: RegionStore(path: temporaryStorePath()), automation: .all, clock: clock, sources: [.beacon: .authorized])
+        try await service.start(regions: [])
+        for round in 0..<3 {
+            let region = Region.beacon(try BeaconRegion(identifier: "churn-\(round)", uuid: Self.uuid))
+            service.startMonitoring(region)
+            Self.sight(service, clock, from: Double(round * 10), to: Double(round * 10) + 3)   // inside: ranged while inside
+            #expect(service.recorder.rangedCounts.withLock { $0["churn-\(round)"] } == 1)
+            try await service.stopMonitoring(region, reason: "deleted")
+            #expect(service.recorder.rangedCounts.withLock { $0.isEmpty })
+        }
+    }
+
     @Test("§6 a new manager on the same store has the same monitoredRegions")
     func regionsPersist() async throws {
         let path = temporaryStorePath()

@@ -55,6 +55,21 @@ struct MQTTTelemetryIngestTests {
         #expect(statistics.telemetry == 2 && statistics.sightings == 2 && statistics.messages == 4 && statistics.rejectedTotal == 0)
     }
 
+    @Test("a transmitter's key is its topic's last level, copied; a level longer than 64 bytes (no address is) keeps no telemetry")
+    func transmitterKeys() throws {
+        #expect(MQTTSightingIngest.transmitter("home/gw/BTtoMQTT/C0A1B2C3D4E5") == "C0A1B2C3D4E5")
+        #expect(MQTTSightingIngest.transmitter("C0A1B2C3D4E5") == "C0A1B2C3D4E5")
+        #expect(MQTTSightingIngest.transmitter("a/" + String(repeating: "x", count: 64)) == String(repeating: "x", count: 64))
+        #expect(MQTTSightingIngest.transmitter("a/" + String(repeating: "x", count: 65)) == nil)
+        let (clock, collector, ingest) = try Self.rangingTheengs()
+        let long = "home/gw/BTtoMQTT/" + String(repeating: "C0A1B2C3D4E5", count: 6)
+        ingest.handle(topic: long, payload: Self.message(Self.tlm, rssi: -61))
+        ingest.handle(topic: long, payload: Self.message(Self.uid, rssi: -60))
+        clock.advance(by: 1)
+        let beacon = try #require(collector.beacons.withLock { $0.last?.first })
+        #expect(beacon.telemetry == nil && ingest.statistics.telemetry == 1 && ingest.statistics.sightings == 1)
+    }
+
     /// A manager ranging the Eddystone namespace of ``uid`` (Core Location profile, virtual clock),
     /// fed by a Theengs ingest; the collector keeps what is ranged.
     static func rangingTheengs() throws -> (VirtualClock, Collector, MQTTSightingIngest) {

@@ -158,6 +158,32 @@ struct PresenceOutputsTests {
         #expect(tracker.messages(for: ranged(-1, rssi: 0), at: Timestamp(seconds: 80)) { _ in "hall" }.isEmpty, "a silent beacon publishes nothing")
     }
 
+    @Test("A stream of ever new identities (random minors under a ranged UUID) keeps the tracker's table bounded, and a beacon heard again within the refresh interval is still not republished")
+    func rangingTrackerStaysBounded() {
+        var tracker = PresenceRangingTracker(topics: Self.topics, mqttRoom: false)
+        let kept = BeaconIdentity(uuid: Self.uuid, major: 7, minor: 7)
+        func beacon(_ identity: BeaconIdentity, _ accuracy: Double = 2) -> [Beacon] {
+            [Beacon(identity: identity, proximity: .near, accuracy: accuracy, rssi: -70, timestamp: .zero)]
+        }
+        var largest = 0
+        // 100 new identities a second for 1,000 s; `kept` is heard every 10 s throughout.
+        for second in 0..<1_000 {
+            let now = Timestamp(seconds: Double(second))
+            if second % 10 == 0 {
+                let republished = tracker.messages(for: beacon(kept), at: now) { _ in "hall" }
+                // Published at 0, then every 30 s (the refresh), never in between: the sweeps kept its entry.
+                #expect(republished.isEmpty == (second % 30 != 0), "second \(second)")
+            }
+            for index in 0..<100 {
+                let stranger = BeaconIdentity(uuid: Self.uuid, major: UInt16(second % 60_000), minor: UInt16(index))
+                _ = tracker.messages(for: beacon(stranger), at: now) { _ in "hall" }
+            }
+            largest = max(largest, tracker.published.count)
+        }
+        // 100,001 identities were published; at most 30 s of them (≈ 3,000) are live at once.
+        #expect(largest < 8_192, "the table reached \(largest) entries")
+    }
+
     @Test func eddystoneBeaconAttributesCarryFormatAndTelemetry() throws {
         var tracker = PresenceRangingTracker(topics: Self.topics, mqttRoom: false)
         let eddy = try #require(BeaconIdentity(eddystoneNamespace: [0x8B, 0x0C, 0xA7, 0x50, 0xE7, 0xA7, 0x4E, 0x14, 0xBD, 0x99], instance: [0, 0, 0, 0, 0, 0xA1]))

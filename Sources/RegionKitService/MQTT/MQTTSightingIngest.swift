@@ -41,7 +41,7 @@ public final class MQTTSightingIngest: Sendable {
     let routes: [Route]
     let manager: LocationManager
     let logger: Logger
-    private let state = LockedBox<(statistics: Statistics, logged: Set<String>, telemetry: [Substring: (frame: EddystoneTelemetry, heardAt: Timestamp)])>((Statistics(), [], [:]))
+    private let state = LockedBox<(statistics: Statistics, logged: Set<String>, telemetry: [String: (frame: EddystoneTelemetry, heardAt: Timestamp)])>((Statistics(), [], [:]))
     /// Transmitters whose telemetry is kept; the map is emptied when a new one would exceed it
     /// (as ``BeaconReportPipeline/telemetryCapacity``).
     public static let telemetryCapacity = 4096
@@ -65,10 +65,17 @@ public final class MQTTSightingIngest: Sendable {
 
     public var statistics: Statistics { state.withLock { $0.statistics } }
 
-    /// The transmitter a message is about: its topic's last level (Theengs: the address).
-    static func transmitter(_ topic: String) -> Substring {
-        topic.utf8.lastIndex(of: UInt8(ascii: "/")).map { topic[topic.utf8.index(after: $0)...] } ?? topic[...]
+    /// The transmitter a message is about: its topic's last level (Theengs: the address), as a
+    /// key of its own (a `Substring` kept in the telemetry map would keep its whole topic, up to
+    /// the packet limit, alive); `nil` when longer than ``maximumTransmitterKey`` bytes, which no
+    /// address is: such a transmitter's telemetry is not kept.
+    static func transmitter(_ topic: String) -> String? {
+        let level = topic.utf8.lastIndex(of: UInt8(ascii: "/")).map { topic[topic.utf8.index(after: $0)...] } ?? topic[...]
+        return level.utf8.count <= maximumTransmitterKey ? String(level) : nil
     }
+
+    /// The longest topic level, bytes, kept as a transmitter's telemetry key.
+    static let maximumTransmitterKey = 64
 
     /// Why a retained message is not ingested (``Statistics/ignored``).
     public static let retainedReason = "retained (stored by the broker, not heard now)"
@@ -97,8 +104,7 @@ public final class MQTTSightingIngest: Sendable {
                     state.statistics.messages += 1
                     state.statistics.sightings += observations.count
                     guard !state.telemetry.isEmpty, route.decoder.format == .theengs else { return nil }
-                    let key = Self.transmitter(topic)
-                    guard let kept = state.telemetry[key] else { return nil }
+                    guard let key = Self.transmitter(topic), let kept = state.telemetry[key] else { return nil }
                     guard now - kept.heardAt <= telemetryMaximumAge else {
                         state.telemetry[key] = nil
                         return nil
@@ -113,7 +119,7 @@ public final class MQTTSightingIngest: Sendable {
                 state.withLock {
                     $0.statistics.messages += 1
                     $0.statistics.telemetry += 1
-                    let key = Self.transmitter(topic)
+                    guard let key = Self.transmitter(topic) else { return }
                     if $0.telemetry[key] == nil && $0.telemetry.count >= Self.telemetryCapacity { $0.telemetry.removeAll(keepingCapacity: true) }
                     $0.telemetry[key] = (frame, now)
                 }

@@ -23,7 +23,14 @@ public struct PresenceRangingTracker: Sendable {
         var time: Timestamp
     }
 
+    /// What was last published per beacon. An entry older than ``refreshInterval`` decides
+    /// nothing (the beacon is published again either way), so such entries are dropped whenever
+    /// the table has doubled since the last sweep: a stream of ever new identities (random
+    /// majors and minors under a ranged UUID) cannot grow it without bound.
     var published: [BeaconIdentity: Published] = [:]
+    /// The size at which ``published`` is swept next.
+    var sweepAt = Self.minimumSweep
+    static let minimumSweep = 1024
 
     public init(topics: PresenceTopics, mqttRoom: Bool) {
         self.topics = topics
@@ -39,6 +46,10 @@ public struct PresenceRangingTracker: Sendable {
                 continue
             }
             published[beacon.identity] = Published(distance: beacon.accuracy, room: nearest, time: time)
+            if published.count >= sweepAt {
+                published = published.filter { time - $0.value.time < refreshInterval }
+                sweepAt = max(Self.minimumSweep, published.count * 2)
+            }
             let distance = JSONLine.number((beacon.accuracy * 100).rounded() / 100)
             messages.append(PresenceMessage(topic: topics.beaconDistance(beacon.identity), text: distance, qos: 0, retain: true))
             var attributes = JSONLine()
