@@ -11,19 +11,61 @@ extension MonitoringEngine {
         return channelNumbers[scannerID].map { channels[$0] }
     }
 
-    /// The number of `scannerID`'s channel in ``channels``, which gets one if it has none.
-    mutating func channelNumber(of scannerID: String) -> Int {
+    /// The number of `scannerID`'s channel in ``channels``, which gets one if it has none (a
+    /// sighting at `time`).
+    mutating func channelNumber(of scannerID: String, at time: Timestamp) -> Int {
         if let last = lastChannel, last.name == scannerID { return last.number }
         let number: Int
         if let known = channelNumbers[scannerID] {
             number = known
         } else {
+            if channels.count >= channelSweepAt { sweepChannels(at: time) }
             number = channels.count
             channels.append(ScannerChannel())
             channelNumbers[scannerID] = number
         }
         lastChannel = (scannerID, number)
         return number
+    }
+
+    /// Seconds a scanner's channel is kept after it was last heard: what a channel learned
+    /// about its gaps fades over this long (``ScannerChannel/longestGapMemory``), and no stream's
+    /// silence is excused for longer than a detector waits.
+    public static let channelRetention = ScannerChannel.longestGapMemory
+    /// The most channels kept: beyond it (ever new scanner names: a misconfigured or hostile MQTT
+    /// publisher) the least recently heard go first, whatever their age.
+    public static let maximumChannels = 65_536
+    /// The fewest channels before the first sweep.
+    static let minimumChannelSweep = 1_024
+
+    /// Drops the channels not heard for ``channelRetention`` seconds before `time` and, beyond
+    /// ``maximumChannels`` / 2, the least recently heard; renumbers the rest (no
+    /// ``ChannelView`` is held across a sighting, so no number is in use). The next sweep
+    /// comes when the table has doubled. A deployment's real scanners (hundreds at most) never
+    /// reach the first sweep.
+    mutating func sweepChannels(at time: Timestamp) {
+        let horizon = time.seconds - Self.channelRetention
+        var kept = channelNumbers.compactMap { name, number -> (name: String, number: Int, heard: Double)? in
+            guard let heard = channels[number].lastHeard?.seconds, heard >= horizon else { return nil }
+            return (name, number, heard)
+        }
+        if kept.count > Self.maximumChannels / 2 {
+            kept.sort { ($0.heard, $0.number) > ($1.heard, $1.number) }
+            kept.removeLast(kept.count - Self.maximumChannels / 2)
+        }
+        kept.sort { $0.number < $1.number }   // the survivors keep their order
+        var survivors: [ScannerChannel] = []
+        survivors.reserveCapacity(kept.count)
+        var numbers: [String: Int] = [:]
+        numbers.reserveCapacity(kept.count)
+        for entry in kept {
+            numbers[entry.name] = survivors.count
+            survivors.append(channels[entry.number])
+        }
+        channels = survivors
+        channelNumbers = numbers
+        lastChannel = nil
+        channelSweepAt = min(Self.maximumChannels, max(Self.minimumChannelSweep, 2 * channels.count))
     }
 
     /// What a sighting's scanner channel lends the streams that record it. Small (no copy of the
@@ -66,7 +108,7 @@ extension MonitoringEngine {
                                sharing: sharing, gaps: sharing ? channel.gaps : [], excuseLimit: channel.excuseLimit, number: number)
         }
         if let scannerID {
-            let number = channelNumber(of: scannerID)
+            let number = channelNumber(of: scannerID, at: time)
             return recorded(&channels[number], number: number)
         }
         return recorded(&localChannel, number: nil)

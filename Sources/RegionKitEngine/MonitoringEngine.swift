@@ -81,6 +81,8 @@ public struct MonitoringEngine: Sendable {
     var channels: [ScannerChannel] = []
     /// Scanner name → its channel's index in ``channels``.
     var channelNumbers: [String: Int] = [:]
+    /// The channel count at which ``sweepChannels()`` runs next.
+    var channelSweepAt = MonitoringEngine.minimumChannelSweep
     /// The scanner looked up last, with its number: consecutive sightings usually come from one
     /// scanner (a gateway's batch, an MQTT message), so most sightings compare one name instead
     /// of hashing it.

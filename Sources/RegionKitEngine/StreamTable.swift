@@ -240,8 +240,10 @@ public struct StreamTable: Sendable, Sequence, ExpressibleByDictionaryLiteral {
         if count > Self.linearLimit { rebuildIndex() } else { index = [] }
     }
 
-    /// A cheap hash of the identity (the 16 id bytes are random: UUIDs, Eddystone ids) spread by
-    /// multiplies; the scanner is left out (its streams of one beacon share a probe run).
+    /// A cheap hash of the identity (the 16 id bytes are random: UUIDs, Eddystone ids) and the
+    /// scanner's name, spread by multiplies. (The scanner was once left out: the streams of one
+    /// beacon then shared one probe run, and a beacon reported under thousands of room names, a
+    /// misconfigured or hostile MQTT publisher, made every sighting of it walk them all.)
     @inline(__always)
     static func hash(_ key: Key) -> UInt64 {
         let identity = key.identity
@@ -250,10 +252,33 @@ public struct StreamTable: Sendable, Sequence, ExpressibleByDictionaryLiteral {
         }
         let tag = UInt64(identity.format.rawValue) << 32 | UInt64(identity.major) << 16 | UInt64(identity.minor)
         var h = high ^ (low &* 0x9E37_79B9_7F4A_7C15) ^ (tag &* 0xC2B2_AE3D_27D4_EB4F)
+        if let scanner = key.scannerID { h ^= hash(scanner) }
         h ^= h >> 32
         h &*= 0xD6E8_FEB8_6659_FD93
         h ^= h >> 29
         return h
+    }
+
+    /// A scanner name's bytes mixed 8 at a time (names are short: a room, an address), with its length.
+    static func hash(_ scanner: String) -> UInt64 {
+        func mix(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt64 {
+            var h = 0xA076_1D64_78BD_642F ^ UInt64(bytes.count)
+            var offset = 0
+            while offset + 8 <= bytes.count {
+                h = (h ^ UnsafeRawBufferPointer(bytes).loadUnaligned(fromByteOffset: offset, as: UInt64.self)) &* 0x9E37_79B9_7F4A_7C15
+                h ^= h >> 29
+                offset += 8
+            }
+            var tail: UInt64 = 0
+            while offset < bytes.count {
+                tail = tail << 8 | UInt64(bytes[offset])
+                offset += 1
+            }
+            h = (h ^ tail) &* 0xC2B2_AE3D_27D4_EB4F
+            return h ^ (h >> 32)
+        }
+        if let hashed = scanner.utf8.withContiguousStorageIfAvailable(mix) { return hashed }
+        return Array(scanner.utf8).withUnsafeBufferPointer(mix)
     }
 
     private mutating func append(_ entry: Entry) {

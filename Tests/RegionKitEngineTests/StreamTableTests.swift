@@ -69,6 +69,24 @@ struct StreamTableTests {
     /// Session 10: each stream keeps the gone-deadline the engine computed at its last change, so
     /// timer settling reads it instead of running the detector again. The kept value must never
     /// outlive a change of the estimator, and must not make equal tables unequal.
+    @Test("One beacon under 10,000 scanner names spreads over the index (the scanner is hashed: they once shared one probe run), and every stream is found")
+    func scannersSpreadOverTheIndex() {
+        let identity = BeaconIdentity(uuid: Self.uuids[0], major: 1, minor: 1)
+        let names = (0..<10_000).map { "room-\($0)" } + ["a", "", "AA:BB:CC:DD:EE:FF", "0123456789abcdef", "éé"]
+        let buckets = Set(names.map { StreamTable.hash(StreamTable.Key(identity: identity, scannerID: $0)) & 0xFFFF })
+        // 10,005 keys thrown at random into 65,536 buckets fill about 9,270 of them.
+        #expect(buckets.count > 9_000, "\(buckets.count) distinct buckets")
+        var table = StreamTable()
+        for (index, name) in names.enumerated() {
+            table[StreamTable.Key(identity: identity, scannerID: name)] = ReceptionEstimator(firstSighting: Timestamp(seconds: Double(index)), priorInterval: 1, tracksEvidence: false)
+        }
+        #expect(table.count == names.count)
+        #expect(names.enumerated().allSatisfy { index, name in
+            table[StreamTable.Key(identity: identity, scannerID: name)]?.firstSighting.seconds == Double(index)
+        })
+        #expect(table[StreamTable.Key(identity: identity, scannerID: nil)] == nil)
+    }
+
     @Test("A kept deadline survives reads, is forgotten by any change of its stream, and is not part of equality")
     func keptDeadlines() {
         var table = StreamTable()
