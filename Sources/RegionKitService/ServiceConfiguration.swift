@@ -170,6 +170,7 @@ public struct ServiceConfiguration: Codable, Sendable {
         if homeAssistant != nil && mqtt == nil {
             throw bad("homeAssistant needs the broker: add a top-level block like mqtt: {url: \"mqtt://127.0.0.1:1883\", site: home}")
         }
+        if let problem = homeAssistant?.problem { throw bad("homeAssistant.\(problem)") }
         if let hooks {
             if let timeout = hooks.timeout, !(timeout.isFinite && (0.1...3600).contains(timeout)) { throw bad("hooks.timeout \(timeout) must be within 0.1...3600 seconds") }
             if let delay = hooks.retryDelay, !(delay.isFinite && (0...3600).contains(delay)) { throw bad("hooks.retryDelay \(delay) must be within 0...3600 seconds") }

@@ -184,6 +184,67 @@ struct PresenceOutputsTests {
         #expect(largest < 8_192, "the table reached \(largest) entries")
     }
 
+    @Test("Beacons announced to Home Assistant: in scope `regions` only those a monitored region matches, and never more than maximumBeacons; a beacon left out still gets its room")
+    func announcementScopeAndLimit() throws {
+        func placed(_ id: Int64, major: UInt16, minor: UInt16, uuid: String = "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0") -> StoredEvent {
+            Self.event(id, "didChangeNearestScanner", json: #"{"type":"didChangeNearestScanner","beacon":"\#(uuid):\#(major):\#(minor)","scanner":"kitchen"}"#)
+        }
+        func isAnnouncement(_ message: PresenceMessage) -> Bool { message.topic.hasPrefix("homeassistant/") }
+        let family = Region.beacon(try BeaconRegion(identifier: "family", uuid: Self.uuid, major: 1))
+        let regions = { [family] }
+        var outputs = PresenceOutputs(topics: Self.topics, discovery: HomeAssistantDiscovery(topics: Self.topics, beacons: BeaconAnnouncement(scope: .regions, maximum: 2)))
+        // A neighbour's beacon (another UUID) and one of ours outside the region (major 2): rooms only.
+        for event in [placed(1, major: 9, minor: 9, uuid: "B9407F30-F5F8-466E-AFF9-25556B57FE6D"), placed(2, major: 2, minor: 1)] {
+            let messages = outputs.messages(for: event, region: { _ in nil }, regions: regions)
+            #expect(!messages.contains(where: isAnnouncement) && messages.last?.text == "kitchen")
+            #expect(!outputs.isBeyondLimit(event, regions: regions))
+            outputs.published(event, regions: regions)
+        }
+        #expect(outputs.announcedBeacons.isEmpty)
+        // Three of the region's beacons: the first two are announced, the third is beyond the limit.
+        for (index, minor) in [1, 2, 3].enumerated() {
+            let event = placed(Int64(10 + index), major: 1, minor: UInt16(minor))
+            let messages = outputs.messages(for: event, region: { _ in nil }, regions: regions)
+            #expect(messages.contains(where: isAnnouncement) == (minor <= 2), "minor \(minor)")
+            #expect(outputs.isBeyondLimit(event, regions: regions) == (minor == 3))
+            #expect(messages.last?.topic.hasSuffix("-1-\(minor)/room") == true)
+            outputs.published(event, regions: regions)
+        }
+        #expect(outputs.announcedBeacons.map(\.minor).sorted() == [1, 2])
+        #expect(outputs.discoveryMessages(regions: [family]).filter { $0.topic.hasPrefix("homeassistant/device_tracker/") }.count == 2)
+        // Scope `all` (the default) announces the neighbour too.
+        var everyone = PresenceOutputs(topics: Self.topics, discovery: HomeAssistantDiscovery(topics: Self.topics))
+        let neighbour = placed(20, major: 9, minor: 9, uuid: "B9407F30-F5F8-466E-AFF9-25556B57FE6D")
+        #expect(everyone.messages(for: neighbour, region: { _ in nil }).contains(where: isAnnouncement))
+        everyone.published(neighbour)
+        #expect(everyone.announcedBeacons.count == 1)
+    }
+
+    @Test("homeAssistant: beacons and maximumBeacons read from the configuration; out of range or unknown values are errors naming the field")
+    func announcementConfiguration() throws {
+        func decode(_ homeAssistant: String) throws -> ServiceConfiguration {
+            try ServiceConfiguration.decode("""
+            mqtt: {url: "mqtt://127.0.0.1:1883", site: home}
+            homeAssistant: \(homeAssistant)
+            sources:
+              - mqtt: {format: espresense}
+            """, path: "/tmp/regionkit-test.yaml")
+        }
+        let configured = try decode("{discovery: true, beacons: regions, maximumBeacons: 50}")
+        #expect(configured.homeAssistant?.discovery(topics: Self.topics)?.beacons == BeaconAnnouncement(scope: .regions, maximum: 50))
+        #expect(try decode("{discovery: true}").homeAssistant?.beaconAnnouncement == BeaconAnnouncement(scope: .all, maximum: 1_000))
+        #expect(try decode("{discovery: false}").homeAssistant?.discovery(topics: Self.topics) == nil)
+        for (bad, field) in [("{discovery: true, maximumBeacons: -1}", "maximumBeacons"), ("{discovery: true, maximumBeacons: 100001}", "maximumBeacons"),
+                             ("{discovery: true, beacons: some}", "beacons"), ("{discovery: true, prefix: \"home/#\"}", "prefix")] {
+            do {
+                _ = try decode(bad)
+                Issue.record("\(bad) was accepted")
+            } catch let error as RegionKitError {
+                #expect(error.message.contains(field), "\(bad): \(error.message)")
+            }
+        }
+    }
+
     @Test func eddystoneBeaconAttributesCarryFormatAndTelemetry() throws {
         var tracker = PresenceRangingTracker(topics: Self.topics, mqttRoom: false)
         let eddy = try #require(BeaconIdentity(eddystoneNamespace: [0x8B, 0x0C, 0xA7, 0x50, 0xE7, 0xA7, 0x4E, 0x14, 0xBD, 0x99], instance: [0, 0, 0, 0, 0, 0xA1]))

@@ -98,8 +98,7 @@ public final class ClusterEngine: Sendable {
         self.hooks = hooks
         self.site = site
         self.publishEvents = publishEvents
-        discovery = homeAssistant?.discovery == true
-            ? HomeAssistantDiscovery(topics: PresenceTopics(site: site), prefix: homeAssistant?.prefix ?? "homeassistant") : nil
+        discovery = homeAssistant?.discovery(topics: PresenceTopics(site: site))
         mqttRoom = homeAssistant?.mqttRoom == true
         clientIDPrefix = "regionkit-\(site)-part-"
         var logger = logger

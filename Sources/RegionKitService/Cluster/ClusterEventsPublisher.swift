@@ -130,11 +130,12 @@ final class ClusterEventsPublisher: Sendable {
                     continue
                 }
                 for event in batch {
-                    let messages = outputs.messages(for: event) { self.regions[$0] }
+                    let regions = { Array(self.regions.values) }
+                    let messages = outputs.messages(for: event, region: { self.regions[$0] }, regions: regions)
                         .filter { publishEvents || $0.topic != topics.events }
                         .map(PresenceHub.mqtt)
                     try await client.publish(messages)
-                    outputs.published(event)
+                    outputs.published(event, regions: regions)
                     cursor = event.id
                     published.withLock { $0 += 1 }
                     try await store.setOutputCursor(outputName, to: event.id)

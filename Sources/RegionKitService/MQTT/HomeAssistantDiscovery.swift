@@ -18,11 +18,15 @@ public struct HomeAssistantDiscovery: Hashable, Sendable {
     public var prefix: String
     /// The version reported in the device block.
     public var softwareVersion: String
+    /// Which beacons get entities, and how many at most.
+    public var beacons: BeaconAnnouncement
 
-    public init(topics: PresenceTopics, prefix: String = "homeassistant", softwareVersion: String = "regionkit") {
+    public init(topics: PresenceTopics, prefix: String = "homeassistant", softwareVersion: String = "regionkit",
+                beacons: BeaconAnnouncement = BeaconAnnouncement()) {
         self.topics = topics
         self.prefix = prefix
         self.softwareVersion = softwareVersion
+        self.beacons = beacons
     }
 
     /// Home Assistant's own availability topic: `online` when it (re)starts → re-send discovery.

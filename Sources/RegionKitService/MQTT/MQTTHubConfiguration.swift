@@ -159,7 +159,7 @@ public struct MQTTHubConfiguration: Codable, Sendable, Hashable {
 /// The `homeAssistant:` block: MQTT discovery of RegionKit's regions and beacons.
 ///
 /// ```yaml
-/// homeAssistant: {discovery: true, prefix: homeassistant, mqttRoom: true}
+/// homeAssistant: {discovery: true, prefix: homeassistant, mqttRoom: true, beacons: regions, maximumBeacons: 200}
 /// ```
 public struct HomeAssistantConfiguration: Codable, Sendable, Hashable {
     public var discovery: Bool?
@@ -167,11 +167,40 @@ public struct HomeAssistantConfiguration: Codable, Sendable, Hashable {
     public var prefix: String?
     /// Also publish `mqtt_room`-compatible `{id, name, distance}` on `regionkit/<site>/mqtt_room/<room>`.
     public var mqttRoom: Bool?
+    /// Which beacons get entities (``BeaconAnnouncement/Scope``; default `all`).
+    public var beacons: BeaconAnnouncement.Scope?
+    /// At most this many beacons get entities (default ``BeaconAnnouncement/defaultMaximum``).
+    public var maximumBeacons: Int?
 
-    public init(discovery: Bool? = true, prefix: String? = nil, mqttRoom: Bool? = nil) {
+    public init(discovery: Bool? = true, prefix: String? = nil, mqttRoom: Bool? = nil,
+                beacons: BeaconAnnouncement.Scope? = nil, maximumBeacons: Int? = nil) {
         self.discovery = discovery
         self.prefix = prefix
         self.mqttRoom = mqttRoom
+        self.beacons = beacons
+        self.maximumBeacons = maximumBeacons
+    }
+
+    /// The announcement policy these settings give.
+    public var beaconAnnouncement: BeaconAnnouncement {
+        BeaconAnnouncement(scope: beacons ?? .all, maximum: maximumBeacons ?? BeaconAnnouncement.defaultMaximum)
+    }
+
+    /// The discovery these settings give (`nil` without `discovery: true`).
+    public func discovery(topics: PresenceTopics) -> HomeAssistantDiscovery? {
+        guard discovery == true else { return nil }
+        return HomeAssistantDiscovery(topics: topics, prefix: prefix ?? "homeassistant", beacons: beaconAnnouncement)
+    }
+
+    /// What is wrong with the settings, or nil.
+    public var problem: String? {
+        if let maximumBeacons, !(0...BeaconAnnouncement.largestMaximum).contains(maximumBeacons) {
+            return "maximumBeacons \(maximumBeacons) must be within 0...\(BeaconAnnouncement.largestMaximum)"
+        }
+        if let prefix, prefix.isEmpty || prefix.contains("+") || prefix.contains("#") {
+            return "prefix must be a non-empty topic without wildcards"
+        }
+        return nil
     }
 }
 

@@ -63,8 +63,10 @@ public final class PresenceHub: Sendable {
         public var disconnections = 0
         public var discoveryRounds = 0
         /// Sighting subscriptions the broker refused (each makes the MQTT sources unavailable until
-        /// the next connection).
+        /// it is granted: the client asks again).
         public var refusedSubscriptions = 0
+        /// Placements of beacons left without Home Assistant entities: the limit of announced beacons was reached.
+        public var unannouncedBeacons = 0
     }
 
     public var counts: Counters { counters.withLock { $0 } }
@@ -83,8 +85,7 @@ public final class PresenceHub: Sendable {
         self.logger = logger
         topics = PresenceTopics(site: configuration.siteName)
         outputName = "mqtt:" + configuration.siteName
-        let discovery = homeAssistant?.discovery == true
-            ? HomeAssistantDiscovery(topics: topics, prefix: homeAssistant?.prefix ?? "homeassistant") : nil
+        let discovery = homeAssistant?.discovery(topics: topics)
         outputs = LockedBox(PresenceOutputs(topics: topics, discovery: discovery))
         let ingest = sources.isEmpty ? nil : MQTTSightingIngest(sources: sources, manager: service.manager, logger: logger)
         self.ingest = ingest
@@ -317,6 +318,18 @@ public final class PresenceHub: Sendable {
         }
     }
 
+    /// A beacon placed in a room but not announced to Home Assistant: the limit is reached.
+    /// Counted each time; logged once.
+    func countUnannounced(_ event: StoredEvent) {
+        let first = counters.withLock { counters in
+            defer { counters.unannouncedBeacons += 1 }
+            return counters.unannouncedBeacons == 0
+        }
+        guard first, let limit = outputs.withLock({ $0.discovery?.beacons.maximum }) else { return }
+        logger.warning("Home Assistant: the limit of announced beacons is reached; further beacons keep their room topic but get no entities (homeAssistant.maximumBeacons, or beacons: regions)",
+                       metadata: ["limit": "\(limit)", "event": "\(event.id)"])
+    }
+
     func sendDiscovery() async {
         await discoveryLock.withLock { await self.sendDiscoveryRound() }
     }
@@ -384,14 +397,18 @@ public final class PresenceHub: Sendable {
             }
             guard !batch.isEmpty else { return .done }
             for event in batch {
-                let messages = outputs.withLock { outputs in
-                    outputs.messages(for: event) { self.service.manager.monitoredRegion($0)?.region }
+                let manager = service.manager
+                let regions = { manager.monitoredRegions }
+                let (messages, beyondLimit) = outputs.withLock { outputs in
+                    (outputs.messages(for: event, region: { manager.monitoredRegion($0)?.region }, regions: regions),
+                     outputs.isBeyondLimit(event, regions: regions))
                 }
+                if beyondLimit { countUnannounced(event) }
                 // An event's messages go out together (one round trip); on failure the whole group is
                 // published again after reconnecting (QoS 1: at least once; retained ones are idempotent).
                 let group = messages.filter { configuration.publishEvents != false || $0.topic != topics.events }.map(Self.mqtt)
                 do { try await client.publish(group) } catch { return .disconnected }
-                outputs.withLock { $0.published(event) }
+                outputs.withLock { $0.published(event, regions: regions) }
                 cursor.withLock { $0 = event.id }
                 counters.withLock { $0.eventsPublished += 1 }
                 do { try await store.setOutputCursor(outputName, to: event.id) } catch {

@@ -30,10 +30,28 @@ public struct PresenceOutputs: Sendable {
         self.discovery = discovery
     }
 
-    /// The messages for one logged event: the same ones each time until ``published(_:)`` says
-    /// the broker acknowledged them.
-    /// - Parameter region: the monitored region with this identifier, if still monitored.
-    public func messages(for event: StoredEvent, region: (String) -> Region?) -> [PresenceMessage] {
+    /// Whether a `didChangeNearestScanner` of `beacon` announces it now: discovery is on, it is
+    /// not announced yet, it is in the policy's scope (``BeaconAnnouncement``; `regions` gives
+    /// the monitored regions, read only for scope `regions`) and the limit is not reached.
+    public func announces(_ beacon: BeaconIdentity, regions: () -> [Region]) -> Bool {
+        guard let discovery, !announcedBeacons.contains(beacon), announcedBeacons.count < discovery.beacons.maximum else { return false }
+        return discovery.beacons.covers(beacon, regions: regions)
+    }
+
+    /// Whether `event` places a beacon that is in scope but not announced because the limit
+    /// (``BeaconAnnouncement/maximum``) is reached: the hub counts these and warns once.
+    public func isBeyondLimit(_ event: StoredEvent, regions: () -> [Region]) -> Bool {
+        guard let discovery, event.type == "didChangeNearestScanner", let change = Self.nearestScannerChange(event.json),
+              !announcedBeacons.contains(change.beacon), announcedBeacons.count >= discovery.beacons.maximum else { return false }
+        return discovery.beacons.covers(change.beacon, regions: regions)
+    }
+
+    /// The messages for one logged event: the same ones each time until ``published(_:regions:)``
+    /// says the broker acknowledged them.
+    /// - Parameters:
+    ///   - region: the monitored region with this identifier, if still monitored.
+    ///   - regions: every monitored region (read only to place a new beacon in the scope `regions`).
+    public func messages(for event: StoredEvent, region: (String) -> Region?, regions: () -> [Region] = { [] }) -> [PresenceMessage] {
         var messages = [PresenceMessage(topic: topics.events, text: event.jsonLine, qos: 1, retain: false)]
         switch event.type {
         case "didDetermineState":
@@ -51,7 +69,7 @@ public struct PresenceOutputs: Sendable {
             }
         case "didChangeNearestScanner":
             if let change = Self.nearestScannerChange(event.json) {
-                if let discovery, !announcedBeacons.contains(change.beacon) {
+                if let discovery, announces(change.beacon, regions: regions) {
                     messages += discovery.beaconConfigs(change.beacon)
                 }
                 messages.append(PresenceMessage(topic: topics.beaconRoom(change.beacon), text: change.scanner ?? "not_home", qos: 1, retain: true))
@@ -62,11 +80,12 @@ public struct PresenceOutputs: Sendable {
         return messages
     }
 
-    /// The broker acknowledged `event`'s ``messages(for:region:)``: a beacon whose entities they
-    /// announced counts as announced from now on (its later events publish only its room, and
-    /// ``discoveryMessages(regions:)`` includes it).
-    public mutating func published(_ event: StoredEvent) {
-        guard discovery != nil, event.type == "didChangeNearestScanner", let change = Self.nearestScannerChange(event.json) else { return }
+    /// The broker acknowledged `event`'s ``messages(for:region:regions:)`` (given the same
+    /// `regions`): a beacon whose entities they announced counts as announced from now on (its
+    /// later events publish only its room, and ``discoveryMessages(regions:)`` includes it).
+    public mutating func published(_ event: StoredEvent, regions: () -> [Region] = { [] }) {
+        guard discovery != nil, event.type == "didChangeNearestScanner", let change = Self.nearestScannerChange(event.json),
+              announces(change.beacon, regions: regions) else { return }
         announcedBeacons.insert(change.beacon)
     }
 
