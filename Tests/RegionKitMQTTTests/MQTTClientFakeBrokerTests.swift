@@ -1,3 +1,4 @@
+import Foundation
 import NIOCore
 import NIOPosix
 import Testing
@@ -187,6 +188,33 @@ struct MQTTClientFakeBrokerTests {
             #expect(handler.subscribes.withLock { $0 } == 4)
             #expect(connections.withLock { $0 } == 1)
             #expect(probe.allEvents.filter { if case .subscriptionRefused = $0 { true } else { false } }.count == 1, "one refusal reported, not one per attempt")
+            await probe.stop()
+        }
+    }
+
+    @Test("a refusal of a subscription re-sent at connection is reported after that connection's .connected, however long its handler takes (a handler that resets its state on .connected must not erase it)")
+    func refusalComesAfterConnected() async throws {
+        let handler = RefuseThenGrantHandler(connections: LockedBox(0), refusals: 1)
+        try await Self.withFakeBroker(handler: { handler }) { port in
+            var configuration = try MQTTClientConfiguration(url: "mqtt://127.0.0.1:\(port)")
+            configuration.reconnectMinimumDelay = .milliseconds(400)   // the first ask again comes after the slow handler
+            configuration.reconnectMaximumDelay = .seconds(1)
+            // `.connected` is handled slowly (a preempted task): the broker's SUBACK 0x80 is read meanwhile.
+            let probe = MQTTClientProbe(configuration: configuration) { event in
+                if case .connected = event { usleep(150_000) }
+            }
+            try await probe.client.subscribe("a/#", qos: .atMostOnce)   // not connected: remembered, sent at connection
+            probe.start()
+            #expect(await probe.wait { probe.allEvents.contains { if case .subscriptionRestored = $0 { true } else { false } } }, "\(probe.allEvents)")
+            let kinds = probe.allEvents.map { event -> String in
+                switch event {
+                case .connected: "connected"
+                case .subscriptionRefused: "refused"
+                case .subscriptionRestored: "restored"
+                case .disconnected: "disconnected"
+                }
+            }
+            #expect(kinds == ["connected", "refused", "restored"])
             await probe.stop()
         }
     }
