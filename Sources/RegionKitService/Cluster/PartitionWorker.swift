@@ -16,7 +16,9 @@ import RegionKitStore
 /// While the broker connection is down the partition hears nothing, which is not every beacon
 /// leaving: the engine is set aside (nothing it decides is written), and on reconnection a new one
 /// starts from the partition's last states exactly as when a partition is taken over (a region
-/// inside stays inside while its beacons are heard again; one not heard again exits once).
+/// inside stays inside while its beacons are heard again; one not heard again exits once). The
+/// same while the broker refuses the partition's subscription: the client asks again, and the
+/// partition resumes when it is granted (or when messages arrive on its session anyway).
 ///
 /// ```swift
 /// let worker = PartitionWorker(lease: lease, member: "engine-a", regions: regions, store: store, …)
@@ -43,8 +45,8 @@ final class PartitionWorker: LocationManagerDelegate {
     /// Routes the client's messages to the current ingest (set after the client is made).
     private let route: LockedBox<Routing>
 
-    /// Where the client's messages go. While the engine is set aside nothing arrives, except in
-    /// the instant between the broker's CONNACK and the client's `.connected` event, when the
+    /// Where the client's messages go. While the engine is set aside for a lost connection nothing
+    /// arrives, except in the instant between the broker's CONNACK and the client's `.connected` event, when the
     /// persistent session's queued QoS 1 messages are redelivered at once: those are held here
     /// (the client acknowledges a message when `onMessage` returns, so a dropped one would be
     /// lost for good) and fed to the new engine first, in order.
@@ -52,6 +54,10 @@ final class PartitionWorker: LocationManagerDelegate {
         var ingest: MQTTSightingIngest?
         var holding = false
         var held: [MQTTMessage] = []
+        /// Set aside because the broker refused the subscription, not for a lost connection: a
+        /// message that arrives anyway shows that the session still delivers (a persistent
+        /// session keeps its earlier subscription), and resumes the engine with it.
+        var resumeOnMessage = false
     }
 
     struct Current {
@@ -133,13 +139,16 @@ final class PartitionWorker: LocationManagerDelegate {
         configuration.fallbackServers = Array(servers[(first + 1)...] + servers[..<first])
         let box = WorkerBox()
         client = MQTTClient(configuration: configuration, logger: logger, onMessage: { message in
-            route.withLock { routing in
+            let delivering = route.withLock { routing -> Bool in
                 if let ingest = routing.ingest {
                     ingest.handle(topic: message.topic, payload: message.payload, retained: message.retain)
                 } else if routing.holding {
                     routing.held.append(message)
+                    return routing.resumeOnMessage
                 }
+                return false
             }
+            if delivering { box.worker?.deliveredWhileRefused() }
         }, onConnectionEvent: { event in box.worker?.connectionChanged(event) })
         box.worker = self
     }
@@ -215,7 +224,7 @@ final class PartitionWorker: LocationManagerDelegate {
             current.withLock { $0.refused = true }
             logger.error("the broker refused the partition's subscription: its engine is set aside until it is granted",
                          metadata: ["filter": "\(filter)"])
-            setAside(nil)
+            setAside(nil, resumeOnMessage: true)
         case .subscriptionRestored(let filter):
             guard filter == topicFilter else { return }
             let connected = current.withLock { current in
@@ -228,17 +237,30 @@ final class PartitionWorker: LocationManagerDelegate {
     }
 
     /// Sets the engine aside (nothing it decides is written; the client's messages are held
-    /// until ``resume(_:)``), logging `warning` when it was running.
-    private func setAside(_ warning: String?) {
+    /// until ``resume(_:)``), logging `warning` when it was running. `resumeOnMessage`: for a
+    /// refused subscription (``Routing/resumeOnMessage``).
+    private func setAside(_ warning: String?, resumeOnMessage: Bool = false) {
         let suspended = current.withLock { current -> LocationManager? in
             guard !current.suspended, !current.stopping else { return nil }
             current.suspended = true
             return current.manager
         }
         guard let suspended else { return }
-        route.withLock { $0 = Routing(ingest: nil, holding: true) }
+        route.withLock { $0 = Routing(ingest: nil, holding: true, resumeOnMessage: resumeOnMessage) }
         suspended.delegate = nil
         if let warning { logger.warning("\(warning)") }
+    }
+
+    /// A message arrived while the engine was set aside for a refused subscription: the session
+    /// delivers after all, so the partition resumes (the held messages first).
+    func deliveredWhileRefused() {
+        let resuming = current.withLock { current -> Bool in
+            guard current.refused else { return false }
+            current.refused = false
+            return true
+        }
+        guard resuming else { return }
+        resume("messages arrive on the partition's session although the broker refused the subscription: the partition resumes from its last states")
     }
 
     /// Starts a new engine from the partition's last states when the engine is set aside, the
