@@ -114,6 +114,15 @@ public final class LocationManager: Sendable {
         run { $0.stopMonitoring(identifier: region.identifier, at: $1) }
     }
 
+    /// Forgets a retry filed for `identifier` (see ``MonitoringEngine/cancelRetry(identifier:)``);
+    /// a monitored region of that identifier stays.
+    public func cancelRetry(for identifier: String) {
+        run { engine, _ in
+            engine.cancelRetry(identifier: identifier)
+            return []
+        }
+    }
+
     /// Asks for `didDetermineState` for `region`.
     public func requestState(for region: Region) {
         run { $0.requestState(for: region, at: $1) }

@@ -226,6 +226,19 @@ public struct MonitoringEngine: Sendable {
         return events
     }
 
+    /// Forgets a retry filed for `identifier` and a region of it waiting for its source, without
+    /// touching a region of that identifier that is monitored (no event). For a caller that put
+    /// back what a refused registration replaced.
+    ///
+    /// ```swift
+    /// engine.cancelRetry(identifier: "lobby")   // the refused replacement is not retried
+    /// ```
+    public mutating func cancelRetry(identifier: String) {
+        retries.cancel(id: identifier)
+        abandoned.removeValue(forKey: identifier)
+        if regions[identifier] == nil { failureCounts[identifier] = nil }
+    }
+
     /// Asks for `didDetermineState`: at once when the state is known, else when it is determined.
     public mutating func requestState(for region: Region, at time: Timestamp) -> [LocationEvent] {
         defer { settleTimers() }

@@ -269,19 +269,26 @@ public final class MonitoringService: Sendable {
         try await recorder.flush()
         guard manager.monitoredRegion(region.identifier)?.region == region else {
             // Only when the engine's conditions changed since the check above (a source lost
-            // meanwhile). The engine filed the refused region for a retry, in place of the one it
-            // replaces: that region goes back to the engine (to be retried in turn, as it would
-            // have been), and the store is put back as it was.
-            manager.stopMonitoring(for: region)
-            if let previous {
-                if let previousState {
-                    manager.restoreMonitoring(for: previous.region, state: previousState.state, since: previousState.since.map(Timestamp.init(seconds:)))
-                } else {
-                    manager.startMonitoring(for: previous.region)
+            // meanwhile). The engine filed the refused region for a retry, and the store is put
+            // back as it was. A replaced region still monitored (the lost source was not its
+            // kind's) stays as it is; one the engine dropped goes back to it, to be retried in
+            // turn as it would have been.
+            if let previous, manager.monitoredRegion(region.identifier)?.region == previous.region {
+                manager.cancelRetry(for: region.identifier)
+            } else {
+                manager.stopMonitoring(for: region)
+                if let previous {
+                    if let previousState {
+                        manager.restoreMonitoring(for: previous.region, state: previousState.state, since: previousState.since.map(Timestamp.init(seconds:)))
+                    } else {
+                        manager.startMonitoring(for: previous.region)
+                    }
                 }
             }
             try await restore(previous, state: previousState, of: region.identifier)
-            let reason = try await store.events(since: nil, region: region.identifier, type: "monitoringDidFail", afterID: logEnd, limit: nil).last?.reason
+            // The first failure after the write is the refused region's (putting back the one it
+            // replaced may log its own).
+            let reason = try await store.events(since: nil, region: region.identifier, type: "monitoringDidFail", afterID: logEnd, limit: nil).first?.reason
             throw RegionKitError(.regionMonitoringFailure, "monitoring '\(region.identifier)' failed: \(reason ?? "refused by the engine")")
         }
         return existed
