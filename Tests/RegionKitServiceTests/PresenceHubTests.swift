@@ -10,7 +10,8 @@ import Testing
 
 /// The presence hub's reactions that need no broker: a refused subscription (the beacons on a
 /// refused sighting filter go unheard, which must read as the MQTT source failing, not as every
-/// beacon leaving — until the next connection, which asks again) and the shutdown's time bound
+/// beacon leaving — until the broker grants it when the client asks again, on this connection or
+/// the next) and the shutdown's time bound
 /// (real time: run one suite at a time, phase 2 of scripts/test.sh).
 @Suite("Presence hub: refused subscriptions, the shutdown's bound", .tags(.realTime))
 struct PresenceHubTests {

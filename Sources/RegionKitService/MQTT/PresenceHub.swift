@@ -274,7 +274,8 @@ public final class PresenceHub: Sendable {
         case .subscriptionRefused(let filter):
             // A sighting filter refused: the beacons on it go unheard, which must read as the
             // source failing (regions fail visibly), not as every beacon leaving. The client asks
-            // again at the next connection, whose `.connected` reports the source up again.
+            // again, on this connection (`.subscriptionRestored` once granted) and at the next one
+            // (whose `.connected` reports the source up again).
             guard let ingest, ingest.topicFilters.contains(filter) else { return }
             counters.withLock { $0.refusedSubscriptions += 1 }
             refusedFilters.withLock { _ = $0.insert(filter) }
@@ -316,6 +317,13 @@ public final class PresenceHub: Sendable {
                 logger.info("MQTT disconnected", metadata: ["broker": "\(configuration.brokerDescription)"])
             }
         }
+    }
+
+    /// The monitored regions, read once, when first asked for.
+    final class RegionsSnapshot {
+        let manager: LocationManager
+        lazy var regions: [Region] = manager.monitoredRegions
+        init(_ manager: LocationManager) { self.manager = manager }
     }
 
     /// A beacon placed in a room but not announced to Home Assistant: the limit is reached.
@@ -398,7 +406,10 @@ public final class PresenceHub: Sendable {
             guard !batch.isEmpty else { return .done }
             for event in batch {
                 let manager = service.manager
-                let regions = { manager.monitoredRegions }
+                // One snapshot per event, taken only if needed: `published` must decide as
+                // `messages` did, though a region may be put while the messages are in flight.
+                let snapshot = RegionsSnapshot(manager)
+                let regions = { snapshot.regions }
                 let (messages, beyondLimit) = outputs.withLock { outputs in
                     (outputs.messages(for: event, region: { manager.monitoredRegion($0)?.region }, regions: regions),
                      outputs.isBeyondLimit(event, regions: regions))
