@@ -259,10 +259,13 @@ public struct StreamTable: Sendable, Sequence, ExpressibleByDictionaryLiteral {
         return h
     }
 
-    /// A scanner name's bytes mixed 8 at a time (names are short: a room, an address), with its length.
+    /// A scanner name's bytes mixed 8 at a time (names are short: a room, an address), with its
+    /// length and a seed drawn per process: names come from the network, and a publisher who
+    /// knew the function could pick names that share a probe run. Positions in the index
+    /// depend on it, nothing else does (streams are kept in insertion order).
     static func hash(_ scanner: String) -> UInt64 {
         func mix(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt64 {
-            var h = 0xA076_1D64_78BD_642F ^ UInt64(bytes.count)
+            var h = scannerSeed ^ UInt64(bytes.count)
             var offset = 0
             while offset + 8 <= bytes.count {
                 h = (h ^ UnsafeRawBufferPointer(bytes).loadUnaligned(fromByteOffset: offset, as: UInt64.self)) &* 0x9E37_79B9_7F4A_7C15
@@ -280,6 +283,9 @@ public struct StreamTable: Sendable, Sequence, ExpressibleByDictionaryLiteral {
         if let hashed = scanner.utf8.withContiguousStorageIfAvailable(mix) { return hashed }
         return Array(scanner.utf8).withUnsafeBufferPointer(mix)
     }
+
+    /// The seed of ``hash(_:)-(String)``.
+    static let scannerSeed = UInt64.random(in: .min ... .max)
 
     private mutating func append(_ entry: Entry) {
         if count < Self.chunkSize {
