@@ -63,6 +63,27 @@ struct RegionOriginTests {
         #expect(manager.monitoredRegion("lobby")?.region.beaconRegion?.major == 1)
     }
 
+    @Test("A PUT that would change a circle into a beacon region, refused because the scanner went away mid-write, leaves the circle monitored as it was (not removed and restored) and nothing to retry")
+    func refusedKindChangeMidWrite() async throws {
+        let sqlite = try RegionStore(path: temporaryStorePath())
+        let store = InterposingStore(sqlite)
+        let clock = VirtualClock()
+        let service = MonitoringService(store: store, clock: clock, sources: [.beacon: .authorized, .circular: .authorized])
+        let circle = Region.circular(try CircularRegion(identifier: "lobby", latitude: 35.68, longitude: 139.76, radius: 50))
+        try await service.start(regions: [circle])
+        try sqlite.saveState("lobby", state: .inside, since: 0, evidence: nil, at: 0)
+        let manager = service.manager
+        store.beforeStoredRegions.withLock { $0 = { manager.setSourceStatus(.restricted(reason: "adapter unplugged"), for: .beacon) } }
+        await #expect(throws: RegionKitError.self) { try await service.putRegion(Self.beacon("lobby", major: 9)) }
+        let monitored = try #require(manager.monitoredRegion("lobby"))
+        #expect(monitored.region == circle && monitored.restoredAt == nil, "the circle was removed and restored")
+        #expect(try sqlite.storedRegions().map(\.region) == [circle])
+        #expect(try sqlite.states()["lobby"]?.state == .inside)
+        manager.setSourceStatus(.authorized, for: .beacon)
+        clock.advance(by: 5)
+        #expect(manager.monitoredRegion("lobby")?.region == circle, "the refused beacon region was retried")
+    }
+
     @Test("An existing store (before origins) migrates: its regions count as configured")
     func migration() throws {
         let path = temporaryStorePath()
