@@ -4,8 +4,10 @@ import RegionKitStore
 
 /// A ``RegionStoring`` that forwards to a SQLite ``RegionStore`` and runs a closure once, the next
 /// time ``storedRegions()`` is read: a test puts something in the middle of a service's write
-/// (a source lost between a check and the write it guards).
-final class InterposingStore: RegionStoring, Sendable {
+/// (a source lost between a check and the write it guards). Not final: ``UnleasedClusterStore``
+/// adds the cluster's requirements. (`@unchecked`: a non-final class; its properties are `let`s of
+/// Sendable types.)
+class InterposingStore: RegionStoring, @unchecked Sendable {
     let base: RegionStore
     /// Runs once (then cleared) at the start of the next ``storedRegions()``.
     let beforeStoredRegions = LockedBox<(@Sendable () -> Void)?>(nil)

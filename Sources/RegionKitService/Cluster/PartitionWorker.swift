@@ -39,11 +39,11 @@ final class PartitionWorker: LocationManagerDelegate {
     private let logger: Logger
     private let clientTask = LockedBox<Task<Void, Never>?>(nil)
     /// The running engine and what feeds it; `suspended` while the broker connection is down.
-    private let current: LockedBox<Current>
+    let current: LockedBox<Current>
     /// The last state written (or restored) per region: where a new engine starts from.
     private let lastStates = LockedBox<[String: RegionContribution]>([:])
     /// Routes the client's messages to the current ingest (set after the client is made).
-    private let route: LockedBox<Routing>
+    let route: LockedBox<Routing>
 
     /// Where the client's messages go. While the engine is set aside for a lost connection nothing
     /// arrives, except in the instant between the broker's CONNACK and the client's `.connected` event, when the
@@ -139,18 +139,24 @@ final class PartitionWorker: LocationManagerDelegate {
         configuration.fallbackServers = Array(servers[(first + 1)...] + servers[..<first])
         let box = WorkerBox()
         client = MQTTClient(configuration: configuration, logger: logger, onMessage: { message in
-            let delivering = route.withLock { routing -> Bool in
-                if let ingest = routing.ingest {
-                    ingest.handle(topic: message.topic, payload: message.payload, retained: message.retain)
-                } else if routing.holding {
-                    routing.held.append(message)
-                    return routing.resumeOnMessage
-                }
-                return false
-            }
-            if delivering { box.worker?.deliveredWhileRefused() }
+            if Self.deliver(message, via: route) { box.worker?.deliveredWhileRefused() }
         }, onConnectionEvent: { event in box.worker?.connectionChanged(event) })
         box.worker = self
+    }
+
+    /// One of the client's messages: to the running engine's ingest, or held while it is set
+    /// aside. True when it arrived while the subscription was refused (``Routing/resumeOnMessage``):
+    /// then ``deliveredWhileRefused()`` is due.
+    static func deliver(_ message: MQTTMessage, via route: LockedBox<Routing>) -> Bool {
+        route.withLock { routing -> Bool in
+            if let ingest = routing.ingest {
+                ingest.handle(topic: message.topic, payload: message.payload, retained: message.retain)
+            } else if routing.holding {
+                routing.held.append(message)
+                return routing.resumeOnMessage
+            }
+            return false
+        }
     }
 
     /// Breaks the cycle between the client's callbacks and the worker.

@@ -1,0 +1,61 @@
+import Logging
+import Testing
+import RegionKit
+import RegionKitMQTT
+import RegionKitStore
+@testable import RegionKitService
+
+/// A cluster partition whose subscription the broker refuses hears nothing, which is not every
+/// beacon leaving: its engine is set aside until the subscription is granted (the client asks
+/// again) or messages arrive on its session anyway. Driven through the worker's connection events,
+/// without a broker or PostgreSQL (``UnleasedClusterStore``).
+@Suite("Cluster partition: a refused subscription sets the engine aside")
+struct PartitionWorkerRefusalTests {
+    static let beacon = "iBeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0-1-1"
+
+    static func worker() throws -> PartitionWorker {
+        let store = UnleasedClusterStore(try RegionStore(path: temporaryStorePath()))
+        return PartitionWorker(lease: PartitionLease(partition: 3, epoch: 1), member: "engine-a",
+                               regions: [try ClusterModeTests.region("hall", major: 1)], profile: .responsive, store: store,
+                               mqtt: try MQTTClientConfiguration(url: "mqtt://127.0.0.1:1"), clientIDPrefix: "rk-test-part-",
+                               topicFilter: "espresense/devices/+/+", hooks: HookConfiguration(),
+                               logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }, onEvents: { _ in }, onFenced: { _ in })
+    }
+
+    static func sighting() -> MQTTMessage {
+        MQTTMessage(topic: "espresense/devices/\(beacon)/hall", payload: Array(#"{"id":"\#(beacon)","rssi":-60,"distance":1.2}"#.utf8))
+    }
+
+    @Test("Refused: set aside and reported down; a message arriving anyway resumes it with that message; refused again, a grant resumes it, but not while disconnected")
+    func refusedSubscription() throws {
+        let worker = try Self.worker()
+        func suspended() -> Bool { worker.current.withLock { $0.suspended } }
+        worker.connectionChanged(.connected(sessionPresent: true))
+        #expect(worker.status.state == .up && !suspended())
+        worker.connectionChanged(.subscriptionRefused(filter: "other/#"))
+        #expect(worker.status.state == .up && !suspended(), "another filter's refusal changes nothing")
+
+        worker.connectionChanged(.subscriptionRefused(filter: worker.topicFilter))
+        #expect(suspended() && worker.status.state == .down && worker.status.detail?.contains("refuses") == true, "\(worker.status)")
+        let setAside = worker.current.withLock { $0.manager }
+        // The persistent session's earlier subscription still delivers: held, then the partition resumes with it.
+        #expect(PartitionWorker.deliver(Self.sighting(), via: worker.route))
+        worker.deliveredWhileRefused()
+        #expect(!suspended() && worker.status.state == .up)
+        #expect(worker.current.withLock { $0.manager } !== setAside, "a new engine, started from the last states")
+        #expect(worker.sightings == 1, "the held message reached the new engine")
+        #expect(!PartitionWorker.deliver(Self.sighting(), via: worker.route) && worker.sightings == 2)
+
+        worker.connectionChanged(.subscriptionRefused(filter: worker.topicFilter))
+        #expect(suspended())
+        worker.connectionChanged(.subscriptionRestored(filter: worker.topicFilter))
+        #expect(!suspended() && worker.status.state == .up, "granted when asked again")
+
+        worker.connectionChanged(.subscriptionRefused(filter: worker.topicFilter))
+        worker.connectionChanged(.disconnected(.notConnected))
+        worker.connectionChanged(.subscriptionRestored(filter: worker.topicFilter))
+        #expect(suspended() && worker.status.state == .connecting, "no engine without a connection")
+        worker.connectionChanged(.connected(sessionPresent: true))
+        #expect(!suspended() && worker.status.state == .up)
+    }
+}
