@@ -14,17 +14,12 @@ final class MQTTClientProbe: Sendable {
     private let recorder = Recorder()
     private let task = LockedBox<Task<Void, Never>?>(nil)
 
-    /// - Parameter beforeRecording: runs in `onConnectionEvent` before the event is recorded (a
-    ///   slow handler, say).
-    init(configuration: MQTTClientConfiguration, beforeRecording: (@Sendable (MQTTConnectionEvent) -> Void)? = nil) {
+    init(configuration: MQTTClientConfiguration) {
         let recorder = recorder
         let logs = logs
         client = MQTTClient(configuration: configuration, logger: Logger(label: "regionkit.mqtt.test") { _ in InMemoryLogHandler(store: logs) },
                             onMessage: { message in recorder.messages.withLock { $0.append(message) } },
-                            onConnectionEvent: { event in
-                                beforeRecording?(event)
-                                recorder.events.withLock { $0.append(event) }
-                            })
+                            onConnectionEvent: { event in recorder.events.withLock { $0.append(event) } })
     }
 
     /// Starts `run()` in a task.
