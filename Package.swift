@@ -76,7 +76,7 @@ let package = Package(
         .target(name: "RegionKitStore", dependencies: ["RegionKitCore", "RegionKitEngine", "RegionKit", .product(name: "GRDB", package: "GRDB.swift")]),
         // The shared store of a cluster: the store protocol on PostgreSQL (the only module importing PostgresNIO).
         .target(name: "RegionKitPostgres", dependencies: [
-            "RegionKitCore", "RegionKitEngine", "RegionKitStore",
+            "RegionKitConcurrency", "RegionKitCore", "RegionKitEngine", "RegionKitStore",
             .product(name: "PostgresNIO", package: "postgres-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "Logging", package: "swift-log"),
@@ -142,7 +142,7 @@ let package = Package(
         ]),
         // One conformance suite for every RegionStoring: SQLite in-process, PostgreSQL in a private cluster.
         .testTarget(name: "RegionKitPostgresTests", dependencies: [
-            "RegionKitCore", "RegionKitEngine", "RegionKitStore", "RegionKitPostgres", "RegionKitTestSupport",
+            "RegionKitConcurrency", "RegionKitCore", "RegionKitEngine", "RegionKitStore", "RegionKitPostgres", "RegionKitTestSupport",
         ]),
         .testTarget(name: "regionkitTests", dependencies: ["RegionKitConcurrency", "regionkit", "RegionKitStore", "RegionKitPostgres", "RegionKitMQTT", "RegionKitTestSupport", .product(name: "GRDB", package: "GRDB.swift")]),
     ],

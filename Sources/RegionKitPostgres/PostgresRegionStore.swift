@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import NIOPosix
 import PostgresNIO
+import RegionKitConcurrency
 import RegionKitCore
 import RegionKitEngine
 import RegionKitStore
@@ -494,20 +495,33 @@ public final class PostgresRegionStore: RegionStoring, CustomStringConvertible {
         }
     }
 
-    /// Runs `body`, or throws `storeFailed` when it has not finished within ``operationTimeout``
-    /// (the body is cancelled: a connection lease or a running query is abandoned).
+    /// Runs `body`, or throws `storeFailed` when it has not finished within ``operationTimeout``.
+    /// The body is cancelled then, and not waited for: a query in flight on a connection whose
+    /// server stopped answering does not end on cancellation (PostgresNIO waits for the reply), so
+    /// waiting would not bound anything. Such a body ends when its connection does; its connection
+    /// stays leased until then, and a write it was making may still land (an operation that timed
+    /// out has an unknown outcome, as with any lost reply).
     private func bounded<T: Sendable>(_ what: String, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
         let timeout = operationTimeout
-        let outcome = try await withThrowingTaskGroup(of: T?.self) { group in
-            group.addTask { try await body() }
-            group.addTask { try await Task.sleep(for: timeout); return nil }
-            defer { group.cancelAll() }
-            return try await group.next()
+        let race = FirstResult<T>()
+        let work = Task {
+            do { race.finish(.success(try await body())) } catch { race.finish(.failure(error)) }
         }
-        guard let finished = outcome, let value = finished else {
-            throw RegionKitError(.storeFailed, "store \(description): cannot \(what): no answer within \(timeout)")
+        let failure = RegionKitError(.storeFailed, "store \(description): cannot \(what): no answer within \(timeout)")
+        let timer = Task {
+            try? await Task.sleep(for: timeout)
+            race.finish(.failure(failure))
         }
-        return value
+        defer {
+            timer.cancel()
+            work.cancel()   // after a timeout; a no-op when it finished
+        }
+        return try await withTaskCancellationHandler {
+            try await race.value
+        } onCancel: {
+            work.cancel()
+            race.finish(.failure(CancellationError()))
+        }
     }
 
     /// PSQLError's `description` hides the server's message on purpose; the server's message and
