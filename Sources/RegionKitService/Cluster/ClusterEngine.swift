@@ -170,27 +170,19 @@ public final class ClusterEngine: Sendable {
         let interval = Duration.seconds(configuration.leaseDuration / 3)
         let watch = Task { await self.watchLeases() }
         defer { watch.cancel() }
-        // After this member was away from the store (rounds failed, or one waited longer than the
-        // lease: the store says so, `reclaimed`), its rounds for two lease times only take back its
-        // own partitions: every member comes back from the same outage (each at its own pace:
-        // connection pools retry with backoff), each reclaims its own, and the ordinary rounds
-        // after that balance the rest — instead of the first member back taking every partition
-        // and handing most back a round later.
-        var failed = false
-        var reclaimUntil: ContinuousClock.Instant?
+        // After this member was away from the store its rounds only take back its own partitions
+        // for two lease times (see ReclaimWindow).
+        var window = ReclaimWindow(length: .seconds(2 * configuration.leaseDuration))
         while !stopping.withLock({ $0 }) {
             // Rounds start every `interval` (at once after one that took longer): a round renews
             // every lease, and the lease watch stops the partitions when none renewed them in time.
             let next = ContinuousClock.now + interval
             do {
-                if failed { reclaimUntil = .now + .seconds(2 * configuration.leaseDuration) }
-                let reclaiming = reclaimUntil.map { ContinuousClock.now < $0 } ?? false
-                let reclaimed = try await round(reclaimOnly: reclaiming)
-                if reclaimed && !reclaiming { reclaimUntil = .now + .seconds(2 * configuration.leaseDuration) }
-                if !reclaimed { reclaimUntil = nil }
-                failed = false
+                let reclaimOnly = window.begin(at: .now)
+                let reclaimed = try await round(reclaimOnly: reclaimOnly)
+                window.succeeded(reclaimed: reclaimed, at: .now)
             } catch {
-                failed = true
+                window.failed()
                 let message = (error as? RegionKitError)?.message ?? "\(error)"
                 logger.warning("lease round failed", metadata: ["error": "\(message)"])
             }
