@@ -27,7 +27,9 @@ import RegionKitConcurrency
 ///
 /// `onMessage` is called on the connection's event loop for each incoming PUBLISH, in order (keep it
 /// cheap; QoS 1 messages are acknowledged after it returns). `onConnectionEvent` is called from the
-/// task running `run()`. Neither may wait for `shutdown()`.
+/// task running `run()` (`.connected`, `.disconnected`), from the connection's event loop or the
+/// task of a `subscribe` call (`.subscriptionRefused`, `.subscriptionRestored`); a connection's
+/// refusals and restorations are reported after its `.connected`. Neither may wait for `shutdown()`.
 public final class MQTTClient: Sendable {
     /// The live connection (after CONNACK).
     struct Connection: Sendable {
@@ -49,6 +51,15 @@ public final class MQTTClient: Sendable {
         var connectedWaiters: [UInt64: CheckedContinuation<Result<Void, MQTTError>, Never>] = [:]
         var runEndWaiters: [CheckedContinuation<Void, Never>] = []
         var sleeper: (id: UInt64, continuation: CheckedContinuation<Void, Never>)?
+        /// Whether the live connection's `.connected` has been reported: a refusal that comes
+        /// first (its SUBACK is read on the event loop, `.connected` is reported from `run()`'s
+        /// task) waits in ``pendingRefusals`` and is reported right after it, so that a handler
+        /// that resets its state on `.connected` never erases it.
+        var connectedReported = false
+        var pendingRefusals: [String] = []
+        /// The filters refused on the live connection that are being asked for again (one chain
+        /// of ``MQTTClient/askAgain(for:refusals:on:logger:)`` each).
+        var askingAgain: Set<String> = []
     }
 
     public let configuration: MQTTClientConfiguration
@@ -146,8 +157,8 @@ public final class MQTTClient: Sendable {
 
     /// Subscribes to `filter`, remembered for re-subscription after every reconnect. When connected,
     /// waits for the SUBACK and, on 0x80, reports `.subscriptionRefused` and throws
-    /// `.subscriptionFailed` (the filter stays remembered: asked for again on the next connection;
-    /// `unsubscribe` forgets it); when not
+    /// `.subscriptionFailed` (the filter stays remembered: asked for again after a delay, as
+    /// `.subscriptionRefused` says; `unsubscribe` forgets it); when not
     /// connected (or the connection drops first) it returns and the filter is subscribed on the next
     /// connection. Subscribing again to a remembered filter replaces its QoS.
     public func subscribe(_ filter: String, qos: MQTTQoS) async throws(MQTTError) {
@@ -171,8 +182,7 @@ public final class MQTTClient: Sendable {
             return
         }
         if codes.first == MQTTPacket.SubAck.failure {
-            logger.error("the broker refused a subscription; asking again on the next connection", metadata: ["filter": "\(filter)"])
-            onConnectionEvent(.subscriptionRefused(filter: filter))
+            refused(filter, on: connection, logger: logger)
             throw .subscriptionFailed(filter: filter)
         }
     }
@@ -444,6 +454,9 @@ public final class MQTTClient: Sendable {
         let (subscriptions, waiters, shuttingDown) = state.withLock { state in
             state.connection = connection
             state.server = server
+            state.connectedReported = false
+            state.pendingRefusals = []
+            state.askingAgain = []
             defer { state.connectedWaiters.removeAll() }
             return (state.subscriptions, Array(state.connectedWaiters.values), state.shutdownRequested)
         }
@@ -452,6 +465,13 @@ public final class MQTTClient: Sendable {
         for waiter in waiters { waiter.resume(returning: .success(())) }
         resubscribe(subscriptions, on: connection, logger: logger)
         onConnectionEvent(.connected(sessionPresent: sessionPresent))
+        let pending = state.withLock { state -> [String] in
+            guard state.connection?.channel === connection.channel else { return [] }
+            state.connectedReported = true
+            defer { state.pendingRefusals = [] }
+            return state.pendingRefusals
+        }
+        for filter in pending { onConnectionEvent(.subscriptionRefused(filter: filter)) }
 
         let reason = (try? await closed.futureResult.get()) ?? nil
         state.withLock { state in
@@ -486,11 +506,76 @@ public final class MQTTClient: Sendable {
             }
             // A refused filter is kept (forgetting it stopped its messages for the rest of the
             // process when a reconnection met a transient refusal) and reported.
-            promise.futureResult.whenComplete { [onConnectionEvent] result in
+            promise.futureResult.whenComplete { [self] result in
                 guard case .success(let codes) = result else { return }
                 for (subscription, code) in zip(chunk, codes) where code == MQTTPacket.SubAck.failure {
-                    logger.error("the broker refused a subscription; asking again on the next connection", metadata: ["filter": "\(subscription.filter)"])
-                    onConnectionEvent(.subscriptionRefused(filter: subscription.filter))
+                    refused(subscription.filter, on: connection, logger: logger)
+                }
+            }
+        }
+    }
+
+    /// The broker refused the subscription to `filter` on `connection`: reported (after the
+    /// connection's `.connected`, see ``State/connectedReported``) and, unless a chain is already
+    /// at it, asked for again (``askAgain(for:refusals:on:logger:)``). When the connection has
+    /// ended since, the refusal is reported without asking again (the next connection
+    /// subscribes again); when a newer connection is up, it is moot and not reported.
+    private func refused(_ filter: String, on connection: Connection, logger: Logger) {
+        let (live, reportNow, startChain) = state.withLock { state -> (Bool, Bool, Bool) in
+            guard let current = state.connection else { return (true, true, false) }
+            guard current.channel === connection.channel else { return (false, false, false) }
+            if !state.connectedReported { state.pendingRefusals.append(filter) }
+            return (true, state.connectedReported, state.askingAgain.insert(filter).inserted)
+        }
+        guard live else { return }
+        logger.error("the broker refused a subscription; asking again", metadata: ["filter": "\(filter)"])
+        if reportNow { onConnectionEvent(.subscriptionRefused(filter: filter)) }
+        if startChain { askAgain(for: filter, refusals: 1, on: connection, logger: logger) }
+    }
+
+    /// Asks again for the remembered subscription to `filter`, refused `refusals` times on
+    /// `connection`, after the reconnection backoff's delay for as many failures (an ACL fixed and
+    /// reloaded while the connection stays up is noticed): until it is granted, reported as
+    /// `.subscriptionRestored`, the connection ends (the next one asks again at once) or
+    /// `unsubscribe` forgets the filter. Refusals after the first are logged at debug; a request
+    /// that could not be sent (no packet id free) is tried again the same way.
+    private func askAgain(for filter: String, refusals: Int, on connection: Connection, logger: Logger) {
+        let delay = backoffDelay(afterFailures: refusals - 1)
+        let loop = connection.channel.eventLoop
+        loop.scheduleTask(in: TimeAmount(delay)) { [self] in
+            let subscription = state.withLock { state -> MQTTPacket.Subscription? in
+                guard let live = state.connection, live.channel === connection.channel else { return nil }
+                guard let subscription = state.subscriptions.first(where: { $0.filter == filter }) else {
+                    state.askingAgain.remove(filter)   // unsubscribed meanwhile
+                    return nil
+                }
+                return subscription
+            }
+            guard let subscription, let handler = connection.handler.value else { return }
+            let promise = loop.makePromise(of: [UInt8].self)
+            handler.subscribe([subscription], promise: promise)
+            promise.futureResult.whenComplete { [self] result in
+                switch result {
+                case .success(let codes) where codes.first != MQTTPacket.SubAck.failure:
+                    let (live, pending) = state.withLock { state -> (Bool, Bool) in
+                        guard state.connection?.channel === connection.channel else { return (false, false) }
+                        state.askingAgain.remove(filter)
+                        // Granted before `.connected` was reported: the refusal was never reported either.
+                        if let index = state.pendingRefusals.firstIndex(of: filter) {
+                            state.pendingRefusals.remove(at: index)
+                            return (true, true)
+                        }
+                        return (true, false)
+                    }
+                    guard live else { return }
+                    logger.notice("the broker granted a subscription it had refused", metadata: ["filter": "\(filter)", "refusals": "\(refusals)"])
+                    if !pending { onConnectionEvent(.subscriptionRestored(filter: filter)) }
+                case .success:
+                    logger.debug("the broker refused a subscription again", metadata: ["filter": "\(filter)", "refusals": "\(refusals + 1)"])
+                    askAgain(for: filter, refusals: refusals + 1, on: connection, logger: logger)
+                case .failure(let error):
+                    logger.debug("cannot ask for a refused subscription again yet", metadata: ["filter": "\(filter)", "error": "\(error)"])
+                    askAgain(for: filter, refusals: refusals + 1, on: connection, logger: logger)
                 }
             }
         }

@@ -12,8 +12,12 @@ public enum MQTTConnectionEvent: Sendable {
     /// the error says why; `nil` after `shutdown()`.
     case disconnected(MQTTError?)
     /// The broker refused a subscription (SUBACK return code 0x80): nothing published to
-    /// `filter` arrives on this connection. The client keeps the filter and asks for it again on
-    /// the next connection (`unsubscribe` forgets it); a refusal at a reconnection (an ACL not
-    /// loaded yet, a broker node still starting) is no longer for good.
+    /// `filter` arrives until it is granted. The client keeps the filter and asks for it again,
+    /// on this connection after the reconnection backoff's delays (an ACL fixed and reloaded
+    /// while the connection stays up) and at once on the next connection (`unsubscribe` forgets
+    /// it): a refusal is never for good.
     case subscriptionRefused(filter: String)
+    /// A subscription refused earlier on this connection was granted when asked again: messages
+    /// published to `filter` arrive from now on.
+    case subscriptionRestored(filter: String)
 }

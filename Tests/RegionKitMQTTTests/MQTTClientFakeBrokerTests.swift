@@ -139,6 +139,86 @@ struct MQTTClientFakeBrokerTests {
         }
     }
 
+    /// Refuses the first `refusals` SUBSCRIBEs and keeps the connection (an ACL fixed and reloaded
+    /// while clients stay connected), then grants and publishes one message on a/x.
+    final class RefuseThenGrantHandler: ChannelInboundHandler, Sendable {
+        typealias InboundIn = ByteBuffer
+        typealias OutboundOut = ByteBuffer
+        let connections: LockedBox<Int>
+        let subscribes = LockedBox(0)
+        let refusals: Int
+        init(connections: LockedBox<Int>, refusals: Int) { (self.connections, self.refusals) = (connections, refusals) }
+
+        func channelActive(context: ChannelHandlerContext) {
+            connections.withLock { $0 += 1 }
+            context.fireChannelActive()
+        }
+
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            var bytes = unwrapInboundIn(data)
+            while let type = bytes.readInteger(as: UInt8.self), let length = bytes.readInteger(as: UInt8.self),
+                  let body = bytes.readBytes(length: Int(length)) {
+                switch type >> 4 {
+                case 1:   // CONNECT → CONNACK, accepted
+                    context.writeAndFlush(wrapOutboundOut(ByteBuffer(bytes: MQTTClientFakeBrokerTests.connack)), promise: nil)
+                case 8:   // SUBSCRIBE (packet id in its first two bytes) → SUBACK: 0x80 refused, 0x00 granted QoS 0
+                    let count = subscribes.withLock { $0 += 1; return $0 }
+                    let granted = count > refusals
+                    var reply: [UInt8] = [0x90, 0x03, body[0], body[1], granted ? 0x00 : 0x80]
+                    if granted { reply += [0x30, 0x06, 0x00, 0x03, 0x61, 0x2F, 0x78, 0x21] }   // PUBLISH a/x "!"
+                    context.writeAndFlush(wrapOutboundOut(ByteBuffer(bytes: reply)), promise: nil)
+                default: break
+                }
+            }
+        }
+    }
+
+    @Test("a subscription refused on a connection that stays up is asked for again after a delay on it: once granted, restored is reported and its messages arrive")
+    func refusedSubscriptionAskedAgain() async throws {
+        let connections = LockedBox(0)
+        let handler = RefuseThenGrantHandler(connections: connections, refusals: 3)
+        try await Self.withFakeBroker(handler: { handler }) { port in
+            let probe = try Self.probe(port: port)
+            probe.start()
+            #expect(await probe.wait { probe.connectedCount >= 1 })
+            await #expect(throws: MQTTError.subscriptionFailed(filter: "a/#")) { try await probe.client.subscribe("a/#", qos: .atMostOnce) }
+            #expect(await probe.wait { probe.received == [MQTTMessage(topic: "a/x", payload: [0x21])] }, "\(probe.received)")
+            #expect(probe.allEvents.contains { if case .subscriptionRestored("a/#") = $0 { true } else { false } })
+            // Refused three times, granted at the fourth SUBSCRIBE, all on the one connection.
+            #expect(handler.subscribes.withLock { $0 } == 4)
+            #expect(connections.withLock { $0 } == 1)
+            #expect(probe.allEvents.filter { if case .subscriptionRefused = $0 { true } else { false } }.count == 1, "one refusal reported, not one per attempt")
+            await probe.stop()
+        }
+    }
+
+    @Test("a refusal of a subscription re-sent at connection is reported after that connection's .connected, however long its handler takes (a handler that resets its state on .connected must not erase it)")
+    func refusalComesAfterConnected() async throws {
+        let handler = RefuseThenGrantHandler(connections: LockedBox(0), refusals: 1)
+        try await Self.withFakeBroker(handler: { handler }) { port in
+            var configuration = try MQTTClientConfiguration(url: "mqtt://127.0.0.1:\(port)")
+            configuration.reconnectMinimumDelay = .milliseconds(400)   // the first ask again comes after the slow handler
+            configuration.reconnectMaximumDelay = .seconds(1)
+            // `.connected` is handled slowly (a preempted task): the broker's SUBACK 0x80 is read meanwhile.
+            let probe = MQTTClientProbe(configuration: configuration) { event in
+                if case .connected = event { usleep(150_000) }
+            }
+            try await probe.client.subscribe("a/#", qos: .atMostOnce)   // not connected: remembered, sent at connection
+            probe.start()
+            #expect(await probe.wait { probe.allEvents.contains { if case .subscriptionRestored = $0 { true } else { false } } }, "\(probe.allEvents)")
+            let kinds = probe.allEvents.map { event -> String in
+                switch event {
+                case .connected: "connected"
+                case .subscriptionRefused: "refused"
+                case .subscriptionRestored: "restored"
+                case .disconnected: "disconnected"
+                }
+            }
+            #expect(kinds == ["connected", "refused", "restored"])
+            await probe.stop()
+        }
+    }
+
     @Test("a refusing CONNACK surfaces as connectionRefused with its code; never connected")
     func refused() async throws {
         try await Self.withFakeBroker(reply: [0x20, 0x02, 0x00, 0x02]) { port in

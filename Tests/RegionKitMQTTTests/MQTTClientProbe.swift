@@ -14,12 +14,17 @@ final class MQTTClientProbe: Sendable {
     private let recorder = Recorder()
     private let task = LockedBox<Task<Void, Never>?>(nil)
 
-    init(configuration: MQTTClientConfiguration) {
+    /// - Parameter beforeRecording: runs in `onConnectionEvent` before the event is recorded (a
+    ///   slow handler, say).
+    init(configuration: MQTTClientConfiguration, beforeRecording: (@Sendable (MQTTConnectionEvent) -> Void)? = nil) {
         let recorder = recorder
         let logs = logs
         client = MQTTClient(configuration: configuration, logger: Logger(label: "regionkit.mqtt.test") { _ in InMemoryLogHandler(store: logs) },
                             onMessage: { message in recorder.messages.withLock { $0.append(message) } },
-                            onConnectionEvent: { event in recorder.events.withLock { $0.append(event) } })
+                            onConnectionEvent: { event in
+                                beforeRecording?(event)
+                                recorder.events.withLock { $0.append(event) }
+                            })
     }
 
     /// Starts `run()` in a task.

@@ -75,6 +75,32 @@ struct NATSClusterEndToEndTests {
         #expect(internalTopics.isEmpty, "`#` handed on \(internalTopics.count) `$` topics, e.g. \(internalTopics.prefix(3))")
     }
 
+    @Test("a subscription the broker's permissions refuse (SUBACK 0x80) is asked for again on the same connection: once the permissions are reloaded it is granted, reported, and its messages arrive",
+          .timeLimit(.minutes(2)))
+    func refusedSubscriptionGrantedAfterReload() async throws {
+        let cluster = try NATSCluster(nodes: 1)
+        // Every client is `hub` (no_auth_user); `hub` may not subscribe to sensors.> (MQTT sensors/#).
+        let user = { (permissions: String) in
+            ["authorization { users = [ { user: hub, password: pw\(permissions) } ] }", "no_auth_user: hub"]
+        }
+        cluster.extraLines = user(", permissions: { subscribe: { deny: [\"sensors.>\"] } }")
+        try await cluster.start()
+        defer { cluster.stop() }
+        let probe = MQTTClientProbe(configuration: try Self.configuration([cluster.mqttURL(0)]))
+        probe.start()
+        defer { Task { await probe.stop() } }
+        try await probe.client.waitUntilConnected()
+        await #expect(throws: MQTTError.subscriptionFailed(filter: "sensors/#")) { try await probe.client.subscribe("sensors/#", qos: .atLeastOnce) }
+        // The operator fixes the permissions and reloads the broker (SIGHUP), clients stay connected.
+        cluster.extraLines = user("")
+        try cluster.reload(0)
+        #expect(await probe.wait { probe.allEvents.contains { if case .subscriptionRestored("sensors/#") = $0 { true } else { false } } },
+                "events \(probe.allEvents); logs:\n\(cluster.logs)")
+        try await Self.publish(cluster, node: 0, topic: "sensors/a", message: "after", qos: 1)
+        #expect(await probe.wait { probe.received.map(\.topic) == ["sensors/a"] }, "received \(probe.received)")
+        #expect(probe.connectedCount == 1, "granted on the connection that was refused, not at a reconnection: \(probe.allEvents)")
+    }
+
     @Test("a persistent session lives in the cluster: QoS 1 messages published while we are away arrive when we come back on another node",
           .timeLimit(.minutes(3)))
     func persistentSessionAcrossNodes() async throws {

@@ -10,11 +10,12 @@ import Testing
 
 /// The presence hub's reactions that need no broker: a refused subscription (the beacons on a
 /// refused sighting filter go unheard, which must read as the MQTT source failing, not as every
-/// beacon leaving — until the next connection, which asks again) and the shutdown's time bound
+/// beacon leaving — until the broker grants it when the client asks again, on this connection or
+/// the next) and the shutdown's time bound
 /// (real time: run one suite at a time, phase 2 of scripts/test.sh).
 @Suite("Presence hub: refused subscriptions, the shutdown's bound", .tags(.realTime))
 struct PresenceHubTests {
-    @Test("A refused sighting filter makes the MQTT source unavailable and its activity down; the next connection brings it back; other filters change nothing")
+    @Test("A refused sighting filter makes the MQTT source unavailable and its activity down; the next connection, or the filter granted when asked again, brings it back; other filters change nothing")
     func refusedSightingFilter() throws {
         let configuration = try ServiceConfiguration.decode("""
         sources:
@@ -36,6 +37,13 @@ struct PresenceHubTests {
         #expect(hub.activity.status.state == .down && hub.activity.status.detail?.contains(filter) == true)
         #expect(hub.counts.refusedSubscriptions == 1)
         hub.connectionChanged(.connected(sessionPresent: false))
+        #expect(service.manager.authorizationStatus(for: .beacon) == .authorized && hub.activity.status.state == .up)
+        // Refused again, then granted when the client asks again on the same connection.
+        hub.connectionChanged(.subscriptionRefused(filter: filter))
+        #expect(service.manager.authorizationStatus(for: .beacon) != .authorized && hub.activity.status.state == .down)
+        hub.connectionChanged(.subscriptionRestored(filter: "homeassistant/status"))
+        #expect(hub.activity.status.state == .down, "another filter granted: the sighting filter is still refused")
+        hub.connectionChanged(.subscriptionRestored(filter: filter))
         #expect(service.manager.authorizationStatus(for: .beacon) == .authorized && hub.activity.status.state == .up)
     }
 

@@ -46,8 +46,15 @@ public final class NATSCluster: @unchecked Sendable {
     public let mappings: [String: String]
     /// How long JetStream waits for an MQTT QoS 1 acknowledgement before redelivering (`mqtt.ack_wait`).
     public let mqttAckWait: Duration
+    /// More lines for every node's config file (authorization, say): set before ``start(timeout:)``,
+    /// or change and ``reload(_:)``.
+    public var extraLines: [String] {
+        get { lock.withLock { _extraLines } }
+        set { lock.withLock { _extraLines = newValue } }
+    }
     private let lock = NSLock()
     private var processes: [Int: Process] = [:]
+    private var _extraLines: [String] = []
 
     /// Reserves a directory and free ports for `nodes` nodes (kept across restarts).
     public init(nodes count: Int = 3, mappings: [String: String] = [:], mqttAckWait: Duration = .seconds(5)) throws {
@@ -126,7 +133,20 @@ public final class NATSCluster: @unchecked Sendable {
             }
             lines.append("}")
         }
-        return lines.joined(separator: "\n") + "\n"
+        return (lines + extraLines).joined(separator: "\n") + "\n"
+    }
+
+    /// Writes node `index`'s config again (with the current ``extraLines``) and sends it SIGHUP:
+    /// nats-server reloads it in place, its clients stay connected.
+    ///
+    /// ```swift
+    /// cluster.extraLines = ["authorization { users = [{user: hub, password: pw}] }", "no_auth_user: hub"]
+    /// try cluster.reload(0)
+    /// ```
+    public func reload(_ index: Int) throws {
+        try configuration(of: index).write(toFile: nodes[index].configFile, atomically: true, encoding: .utf8)
+        guard let pid = pid(index) else { throw TestFailure("node \(nodes[index].name) is not running") }
+        Glibc.kill(pid, SIGHUP)
     }
 
     /// Writes the configs, starts every node and waits until each accepts an MQTT QoS 1 publish

@@ -17,8 +17,8 @@ import RegionKitStore
 /// leaving: the engine is set aside (nothing it decides is written), and on reconnection a new one
 /// starts from the partition's last states exactly as when a partition is taken over (a region
 /// inside stays inside while its beacons are heard again; one not heard again exits once). The
-/// same while the broker refuses the partition's subscription: the partition resumes when
-/// messages arrive on its session anyway, or at the next connection (which asks again).
+/// same while the broker refuses the partition's subscription: the client asks again, and the
+/// partition resumes when it is granted (or when messages arrive on its session anyway).
 ///
 /// ```swift
 /// let worker = PartitionWorker(lease: lease, member: "engine-a", regions: regions, store: store, …)
@@ -68,7 +68,7 @@ final class PartitionWorker: LocationManagerDelegate {
         /// Whether the partition's MQTT session is connected now (its subscription delivers).
         var connected = false
         /// Whether the broker refuses the partition's subscription on this connection (the
-        /// client asks again at the next one; the engine is set aside meanwhile).
+        /// client asks again; the engine is set aside meanwhile).
         var refused = false
         /// Connections lost since the partition was taken.
         var reconnects = 0
@@ -185,7 +185,7 @@ final class PartitionWorker: LocationManagerDelegate {
             ($0.connected, $0.refused, $0.reconnects, $0.earlierSightings + $0.ingest.statistics.sightings, $0.stopping)
         }
         let detail = !connected ? "epoch \(lease.epoch): connecting to the broker for \(topicFilter)"
-            : refused ? "epoch \(lease.epoch): the broker refuses the subscription to \(topicFilter) (asked again at the next connection)"
+            : refused ? "epoch \(lease.epoch): the broker refuses the subscription to \(topicFilter) (asked again)"
             : "epoch \(lease.epoch), \(topicFilter)"
         let state: SourceStatus.State = stopping ? .finished : !connected ? .connecting : refused ? .down : .up
         return SourceStatus(name: "partition-\(lease.partition)", kind: "mqtt", state: state,
@@ -225,13 +225,20 @@ final class PartitionWorker: LocationManagerDelegate {
             resume("broker connection back: the partition resumes from its last states")
         case .subscriptionRefused(let filter):
             // The partition hears nothing until the broker grants the subscription (the client
-            // asks again at the next connection): as when the connection is lost, that is not
-            // every beacon leaving.
+            // asks again): as when the connection is lost, that is not every beacon leaving.
             guard filter == topicFilter else { return }
             current.withLock { $0.refused = true }
-            logger.error("the broker refused the partition's subscription: its engine is set aside until messages arrive or the next connection",
+            logger.error("the broker refused the partition's subscription: its engine is set aside until it is granted",
                          metadata: ["filter": "\(filter)"])
             setAside(nil, resumeOnMessage: true)
+        case .subscriptionRestored(let filter):
+            guard filter == topicFilter else { return }
+            let connected = current.withLock { current in
+                current.refused = false
+                return current.connected
+            }
+            guard connected else { return }
+            resume("the broker granted the partition's subscription: the partition resumes from its last states")
         }
     }
 

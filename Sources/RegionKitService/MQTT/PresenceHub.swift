@@ -274,13 +274,29 @@ public final class PresenceHub: Sendable {
         case .subscriptionRefused(let filter):
             // A sighting filter refused: the beacons on it go unheard, which must read as the
             // source failing (regions fail visibly), not as every beacon leaving. The client asks
-            // again at the next connection, whose `.connected` reports the source up again.
+            // again, on this connection (`.subscriptionRestored` once granted) and at the next one
+            // (whose `.connected` reports the source up again).
             guard let ingest, ingest.topicFilters.contains(filter) else { return }
             counters.withLock { $0.refusedSubscriptions += 1 }
             refusedFilters.withLock { _ = $0.insert(filter) }
             let reason = "the MQTT broker refused the subscription to '\(filter)'"
             activity.set(.down, detail: reason)
             reportStatus(.restricted(reason: reason))
+        case .subscriptionRestored(let filter):
+            // Granted when the client asked again on this connection: up once no filter is refused.
+            guard ingest != nil else { return }
+            let stillRefused = refusedFilters.withLock { refused in
+                refused.remove(filter)
+                return refused.sorted().first
+            }
+            if let stillRefused {
+                let reason = "the MQTT broker refused the subscription to '\(stillRefused)'"
+                activity.set(.down, detail: reason)
+                reportStatus(.restricted(reason: reason))
+            } else if connected.withLock({ $0 }) {
+                activity.set(.up)
+                reportStatus(.authorized)
+            }
         case .disconnected(let error):
             // Failed attempts while already disconnected are the client's to log (at info).
             let wasConnected = connected.withLock { state in
