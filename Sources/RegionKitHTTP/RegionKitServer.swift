@@ -91,7 +91,11 @@ public final class RegionKitServer: Sendable {
 
     /// Plain HTTP/1.1, or HTTPS when the configuration names a certificate and a key.
     static func serverBuilder(_ configuration: HTTPConfiguration) throws -> HTTPServerBuilder {
-        guard let certificateFile = configuration.tlsCertificateFile, let keyFile = configuration.tlsKeyFile else { return .http1() }
+        // Hummingbird closes a connection idle for this long only between requests (a response
+        // in progress, an event stream included, keeps it).
+        let seconds = configuration.idleTimeout.isFinite ? min(max(configuration.idleTimeout, 0.001), 86_400) : 86_400
+        let http1 = HTTPServerBuilder.http1(configuration: .init(idleTimeout: .nanoseconds(Int64(seconds * 1e9))))
+        guard let certificateFile = configuration.tlsCertificateFile, let keyFile = configuration.tlsKeyFile else { return http1 }
         let chain: [NIOSSLCertificate]
         let key: NIOSSLPrivateKey
         do {
@@ -107,7 +111,7 @@ public final class RegionKitServer: Sendable {
         }
         guard !chain.isEmpty else { throw RegionKitError(.invalidArgument, "http.tlsCertificate: '\(certificateFile)' holds no certificate") }
         let tls = TLSConfiguration.makeServerConfiguration(certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key))
-        return try .tls(.http1(), tlsConfiguration: tls)
+        return try .tls(http1, tlsConfiguration: tls)
     }
 
     // MARK: - Helpers shared by the routes

@@ -39,7 +39,8 @@ struct HTTPSTests {
                                                 "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"])
         #expect(made.status == 0, "\(made.output)")
         let settings = HTTPSettings(listen: "127.0.0.1:0", public: true, tlsCertificate: cert, tlsKey: key)
-        let configuration = try HTTPConfiguration(settings: settings, environment: [:])
+        var configuration = try HTTPConfiguration(settings: settings, environment: [:])
+        configuration.idleTimeout = 1
         let service = MonitoringService(store: try RegionStore(path: TestDaemon.temporaryPath()), clock: VirtualClock(), sources: [.beacon: .authorized])
         try await service.start(regions: [TestDaemon.lobby])
         let server = RegionKitServer(service: service, configuration: configuration, events: EventBroadcaster())
@@ -54,6 +55,9 @@ struct HTTPSTests {
         // Plain HTTP to the TLS port gets no HTTP answer.
         let plain = try await Self.run(tools.curl, ["-sS", "--max-time", "5", "http://127.0.0.1:\(port)/healthz"])
         #expect(plain.status != 0 || !plain.output.contains("ok"))
+        // A client that connects and never starts the TLS handshake is closed after the idle timeout.
+        let silent = try LoopbackConnection(port: port)
+        #expect(HTTPIdleConnectionTests.closed(silent, within: 5) != nil, "a connection without a handshake still open after 5 s")
 
         #expect(throws: RegionKitError.self) { try HTTPSettings(tlsCertificate: cert).validate() }
         let missing = HTTPConfiguration(host: "127.0.0.1", port: 0)

@@ -32,7 +32,8 @@ final class TestDaemon: Sendable {
 
     init(path: String = TestDaemon.temporaryPath(), token: String? = "test-token", isPublic: Bool = false,
          configured: [Region] = [TestDaemon.lobby],
-         sources: [RegionKind: AuthorizationStatus] = [.beacon: .authorized, .circular: .authorized], clock: VirtualClock = VirtualClock(start: Timestamp(seconds: 1_700_000_000))) async throws {
+         sources: [RegionKind: AuthorizationStatus] = [.beacon: .authorized, .circular: .authorized], clock: VirtualClock = VirtualClock(start: Timestamp(seconds: 1_700_000_000)),
+         idleTimeout: Double = 60) async throws {
         self.path = path
         self.clock = clock
         let events = EventBroadcaster()
@@ -41,7 +42,7 @@ final class TestDaemon: Sendable {
         try await service.start(regions: configured)
         let box = self.sources
         server = RegionKitServer(service: service, configuration: HTTPConfiguration(host: "127.0.0.1", port: 0, token: token, isPublic: isPublic,
-                                                                                    maxBodyBytes: 1_024, keepAliveInterval: 0.2),
+                                                                                    maxBodyBytes: 1_024, keepAliveInterval: 0.2, idleTimeout: idleTimeout),
                                  events: events, sources: { box.current })
         let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
         let server = self.server

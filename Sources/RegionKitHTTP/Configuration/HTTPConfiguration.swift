@@ -23,18 +23,24 @@ public struct HTTPConfiguration: Sendable {
     public var maxBodyBytes: Int
     /// Seconds between SSE keep-alive comments.
     public var keepAliveInterval: Double
+    /// Seconds a connection may stay open with no request in progress (keep-alive between
+    /// requests, or a client that connects and never completes a request head, or a TLS
+    /// handshake) before the server closes it: an idle or stalled client does not hold a
+    /// connection and its file descriptor for ever. An event stream in progress is not idle.
+    public var idleTimeout: Double
     /// PEM certificate chain and private key files: HTTPS when both are set.
     public var tlsCertificateFile: String?
     public var tlsKeyFile: String?
 
     public init(host: String = "127.0.0.1", port: Int = 8080, token: String? = nil, isPublic: Bool = false,
-                maxBodyBytes: Int = 16 * 1024, keepAliveInterval: Double = 15) {
+                maxBodyBytes: Int = 16 * 1024, keepAliveInterval: Double = 15, idleTimeout: Double = 60) {
         self.host = host
         self.port = port
         self.token = token
         self.isPublic = isPublic
         self.maxBodyBytes = maxBodyBytes
         self.keepAliveInterval = keepAliveInterval
+        self.idleTimeout = idleTimeout
     }
 
     /// - Parameter listen: `HOST:PORT` (`[::1]:8080` for IPv6).
