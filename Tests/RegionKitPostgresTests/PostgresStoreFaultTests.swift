@@ -77,6 +77,7 @@ struct PostgresStoreFaultTests {
                 continue
             }
             #expect(took < .seconds(3), "\(what) gave up after \(took)")
+            print("postgres-frozen: \(what) gave up after \(String(format: "%.2f", took.inSeconds)) s (operation timeout 1 s)")
             switch result {
             case .success: Issue.record("\(what) succeeded on a frozen server")
             case .failure(let error):
