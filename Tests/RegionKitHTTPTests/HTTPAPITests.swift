@@ -345,14 +345,14 @@ struct HTTPAPITests {
     func streamResume() async throws {
         let daemon = try await TestDaemon()
         defer { Task { try? await daemon.stop() } }
-        let first = try EventStreamReader(port: daemon.port, token: "test-token", lastEventID: 0)
+        let first = try await offPool { try EventStreamReader(port: daemon.port, token: "test-token", lastEventID: 0) }
         #expect(first.status == 200)
         let backlog = try daemon.service.sqlite.events()
         var received: [Int64] = []
-        for _ in backlog { received.append(try first.next().id) }
+        for _ in backlog { received.append(try await offPool { try first.next() }.id) }
         #expect(received == backlog.map(\.id))
         daemon.sight(from: 1, to: 4)
-        let live = try first.next()
+        let live = try await offPool { try first.next() }
         #expect(live.id == received.last.map { $0 + 1 })
         received.append(live.id)
         // The client drops; events are logged while it is away.
@@ -365,24 +365,25 @@ struct HTTPAPITests {
         #expect(try daemon.service.sqlite.events(type: "didExitRegion").count == 1)
         #expect(try daemon.service.sqlite.events(type: "didEnterRegion").count == 1)
         #expect(missed.count >= 3)
-        let second = try EventStreamReader(port: daemon.port, token: "test-token", lastEventID: lastSeen)
+        let second = try await offPool { try EventStreamReader(port: daemon.port, token: "test-token", lastEventID: lastSeen) }
         var again: [Int64] = []
-        for _ in missed { again.append(try second.next().id) }
+        for _ in missed { again.append(try await offPool { try second.next() }.id) }
         #expect(again == missed)
         // Nothing else is pending: the next frame is a new event, not a repeat.
         daemon.service.manager.requestState(for: TestDaemon.lobby)
-        let next = try second.next()
+        let next = try await offPool { try second.next() }
         #expect(next.id > missed.last ?? 0)
         #expect(next.data["type"] as? String == next.type)
         // A Last-Event-ID past this log's end comes from another log (a restart on a new store):
         // the whole log is sent, not skipped up to the old id (the stream stayed silent).
         let all = try daemon.service.sqlite.events().map(\.id)
-        let stranger = try EventStreamReader(port: daemon.port, token: "test-token", lastEventID: (all.last ?? 0) + 5_000)
+        let stranger = try await offPool { try EventStreamReader(port: daemon.port, token: "test-token", lastEventID: (all.last ?? 0) + 5_000) }
         var replayed: [Int64] = []
-        for _ in all { replayed.append(try stranger.next().id) }
+        for _ in all { replayed.append(try await offPool { try stranger.next() }.id) }
         #expect(replayed == all)
         // Unauthenticated streams are refused.
-        #expect(try EventStreamReader(port: daemon.port, token: nil).status == 401)
+        let unauthorized = try await offPool { try EventStreamReader(port: daemon.port, token: nil) }
+        #expect(unauthorized.status == 401)
         let bad = try await daemon.client().request("GET", "/v1/events/stream", headers: ["Last-Event-ID": "x"])
         #expect(bad.status == 400)
         #expect(bad.json["field"] as? String == "Last-Event-ID")

@@ -27,8 +27,8 @@ struct HTTPIdleConnectionTests {
         let silent = try LoopbackConnection(port: daemon.port)
         let partial = try LoopbackConnection(port: daemon.port)
         partial.send("GET /v1/regions HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthori")
-        let silentClosed = Self.closed(silent, within: 5)
-        let partialClosed = Self.closed(partial, within: 5)
+        let silentClosed = try await offPool { Self.closed(silent, within: 5) }
+        let partialClosed = try await offPool { Self.closed(partial, within: 5) }
         print("http-idle: idle timeout 0.5 s: a silent connection closed after \(silentClosed.map { String(format: "%.2f", $0) } ?? "-") s, a half-sent head \(partialClosed.map { String(format: "%.2f", $0) } ?? "-") s later")
         #expect(silentClosed != nil, "a silent connection still open after 5 s")
         #expect(partialClosed != nil, "a half-sent request head still open after 5 s")
@@ -44,15 +44,16 @@ struct HTTPIdleConnectionTests {
         defer { Task { try? await daemon.stop() } }
         let connection = try LoopbackConnection(port: daemon.port)
         connection.send("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
-        let (status, _) = try connection.head(deadline: Date().addingTimeInterval(5))
+        let (status, _) = try await offPool { try connection.head(deadline: Date().addingTimeInterval(5)) }
         #expect(status == 200)
-        #expect(Self.closed(connection, within: 5) != nil, "an idle keep-alive connection still open after 5 s")
+        let closed = try await offPool { Self.closed(connection, within: 5) }
+        #expect(closed != nil, "an idle keep-alive connection still open after 5 s")
 
-        let stream = try EventStreamReader(port: daemon.port, token: "test-token")
+        let stream = try await offPool { try EventStreamReader(port: daemon.port, token: "test-token") }
         #expect(stream.status == 200)
         try await Task.sleep(for: .seconds(2))   // four idle timeouts
         daemon.sight(from: 1, to: 4)
-        let event = try stream.next(timeout: 5)
+        let event = try await offPool { try stream.next(timeout: 5) }
         #expect(event.type == "didEnterRegion" || event.type == "didDetermineState", "after 2 s the stream still delivers: \(event.type)")
     }
 }

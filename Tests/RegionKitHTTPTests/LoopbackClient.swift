@@ -1,4 +1,5 @@
 import Foundation
+import RegionKitTestSupport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -180,4 +181,19 @@ final class EventStreamReader {
             text += String(decoding: chunk, as: UTF8.self)
         }
     }
+}
+
+/// Runs blocking loopback reads on a thread of their own: the server's handlers run on the
+/// cooperative pool (two threads on this machine), which a test blocked in `poll` would starve
+/// under the parallel suite (seen in CI: an answer the test waited for never came).
+final class Blocking<T>: @unchecked Sendable {
+    let work: () throws -> T
+    var result: Result<T, any Error>?
+    init(_ work: @escaping () throws -> T) { self.work = work }
+}
+
+func offPool<T>(_ work: @escaping () throws -> T) async throws -> T {
+    let blocking = Blocking(work)
+    await offThread { blocking.result = Result { try blocking.work() } }
+    return try blocking.result!.get()
 }
