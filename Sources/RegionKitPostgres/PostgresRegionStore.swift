@@ -507,10 +507,11 @@ public final class PostgresRegionStore: RegionStoring, CustomStringConvertible {
         let work = Task {
             do { race.finish(.success(try await body())) } catch { race.finish(.failure(error)) }
         }
-        let failure = RegionKitError(.storeFailed, "store \(description): cannot \(what): no answer within \(timeout)")
+        let store = description
         let timer = Task {
-            try? await Task.sleep(for: timeout)
-            race.finish(.failure(failure))
+            // Cancelled once the work finished: no error is built then.
+            guard (try? await Task.sleep(for: timeout)) != nil else { return }
+            race.finish(.failure(RegionKitError(.storeFailed, "store \(store): cannot \(what): no answer within \(timeout)")))
         }
         defer {
             timer.cancel()
