@@ -5,7 +5,7 @@ import RegionKitCore
 /// within D metres of it", with per-query cost independent of how many regions are stored
 /// elsewhere (`regionkit bench geofence` measures it on any region and fix files).
 /// ``MonitoringEngine`` keeps its circular regions in one, so a fix is evaluated only against
-/// nearby regions. Distances are RegionKitCore's `Geodesy` haversine.
+/// nearby regions. Distances are RegionKitCore's `Geodesy.distance`, to the bit.
 ///
 /// **Structure.** Several grid levels with square-ish cells of side 100 m, 400 m, 1.6 km, …,
 /// ×4 up to 1,638 km. A region lives in exactly one cell: the one containing its centre, on the
@@ -23,7 +23,7 @@ import RegionKitCore
 /// visit the cells overlapping the spherical cap of radius q around the point (its latitude band,
 /// and its longitude extent asin(sin(q/R)/cos φ), wrapping across the antimeridian; the full
 /// row when the cap contains a pole), then test candidates: a chord-length test on the unit
-/// vectors rejects far ones (the chord never exceeds the arc), the haversine distance decides.
+/// vectors rejects far ones (the chord never exceeds the arc), the arc from that chord decides.
 /// With a ``NearbyCache`` (one per moving device) the candidates within a margin around the
 /// last query point are kept, and a query that stays inside that margin tests only them.
 /// Correctness never depends on the cell sizes or the cache; they only set the speed.
@@ -61,9 +61,7 @@ public struct RegionIndex: Sendable {
         /// Metres added around the query point when the candidates are collected.
         public var margin: Double
         var generation = -1
-        var latitude = 0.0
-        var longitude = 0.0
-        var cosLatitude = 1.0
+        var point = Geodesy.UnitVector(x: 1, y: 0, z: 0)
         var reach = -1.0
         var slots: [Int32] = []
         /// Rebuilds, for diagnostics and tests.
@@ -78,11 +76,8 @@ public struct RegionIndex: Sendable {
 
     /// One stored region, packed for the query loop.
     struct Slot {
-        var latitude: Double
-        var longitude: Double        // normalised
-        var cosLatitude: Double
         var radius: Double
-        var x: Double, y: Double, z: Double   // unit vector of the centre
+        var centre: Geodesy.UnitVector       // of the normalised longitude
         var tag: Int
         var cell: UInt64
         /// Level index, -1 for the big-region list, -2 for a free slot.
@@ -308,11 +303,9 @@ public struct RegionIndex: Sendable {
         }
         var r = region
         r.longitude = Geodesy.normalizedLongitude(r.longitude)
-        let φ = r.latitude * .pi / 180, λ = r.longitude * .pi / 180
-        let cosφ = cos(φ)
         let levelIndex = levels.firstIndex { $0.side >= r.radius } ?? -1
-        var slot = Slot(latitude: r.latitude, longitude: r.longitude, cosLatitude: cosφ, radius: r.radius,
-                        x: cosφ * cos(λ), y: cosφ * sin(λ), z: sin(φ), tag: tag, cell: 0,
+        var slot = Slot(radius: r.radius,
+                        centre: Geodesy.UnitVector(latitude: r.latitude, longitude: r.longitude), tag: tag, cell: 0,
                         level: Int32(truncatingIfNeeded: levelIndex))
         let oldHead: Int32
         if levelIndex < 0 {
@@ -448,38 +441,34 @@ public struct RegionIndex: Sendable {
                           _ body: (_ slot: Int, _ tag: Int, _ distanceToCenter: Double) -> Void) {
         guard latitude.isFinite, longitude.isFinite, abs(latitude) <= 90, !distance.isNaN else { return }
         let lon = Geodesy.normalizedLongitude(longitude)
-        let φ = latitude * .pi / 180, λ = lon * .pi / 180
-        let cosφ = cos(φ)
-        let px = cosφ * cos(λ), py = cosφ * sin(λ), pz = sin(φ)
+        let point = Geodesy.UnitVector(latitude: latitude, longitude: lon)
         let R = Geodesy.earthRadius
         // The chord between unit vectors never exceeds the arc: a candidate whose chord (in metres)
         // is beyond radius + distance + tolerance cannot match; the tolerance covers rounding
-        // (haversine loses < 1 m within ~1 km of the antipode).
+        // (the arc loses < 1 m within ~1 km of the antipode).
         let tolerance = 10.0
         let slots = self.slots
         @inline(__always) func test(_ i: Int) {
             let s = slots[i]
-            let dx = s.x - px, dy = s.y - py, dz = s.z - pz
+            // The chord test, then the arc from the same chord: `Geodesy.distance` of the two
+            // vectors, so the engine's own distance to the region, to the bit.
+            let c2 = s.centre.chordSquared(to: point)
             let bound = s.radius + distance + tolerance
-            if (dx * dx + dy * dy + dz * dz) * (R * R) > bound * bound { return }
-            let d = Geodesy.distance(latitude1: s.latitude, longitude1: s.longitude, cosLatitude1: s.cosLatitude,
-                                     latitude2: latitude, longitude2: lon, cosLatitude2: cosφ)
+            if c2 * (R * R) > bound * bound { return }
+            let d = Geodesy.arc(chordSquared: c2)
             if d <= s.radius + distance { body(i, s.tag, d) }
         }
         if caching, distance.isFinite, distance >= 0 {
             var valid = cache.generation == generation && cache.reach >= 0
             if valid {
-                let moved = Geodesy.distance(latitude1: cache.latitude, longitude1: cache.longitude, cosLatitude1: cache.cosLatitude,
-                                             latitude2: latitude, longitude2: lon, cosLatitude2: cosφ)
+                let moved = Geodesy.distance(cache.point, point)
                 valid = moved + distance + tolerance <= cache.reach
             }
             if !valid {
                 let reach = distance + tolerance + cache.margin
-                collect(latitude: latitude, longitude: lon, within: reach, tolerance: tolerance, point: (px, py, pz), into: &cache.slots)
+                collect(latitude: latitude, longitude: lon, within: reach, tolerance: tolerance, point: point, into: &cache.slots)
                 cache.generation = generation
-                cache.latitude = latitude
-                cache.longitude = lon
-                cache.cosLatitude = cosφ
+                cache.point = point
                 cache.reach = reach
                 cache.rebuilds += 1
             }
@@ -494,15 +483,14 @@ public struct RegionIndex: Sendable {
     /// The slots whose circle may come within `reach` metres of the point (chord test only),
     /// into `out` (emptied first, its capacity kept).
     private func collect(latitude: Double, longitude: Double, within reach: Double, tolerance: Double,
-                         point p: (x: Double, y: Double, z: Double), into out: inout [Int32]) {
+                         point p: Geodesy.UnitVector, into out: inout [Int32]) {
         out.removeAll(keepingCapacity: true)
         let R = Geodesy.earthRadius
         let slots = self.slots
         visitCandidates(latitude: latitude, longitude: longitude, within: reach) { i in
             let s = slots[i]
-            let dx = s.x - p.x, dy = s.y - p.y, dz = s.z - p.z
             let bound = s.radius + reach + tolerance
-            if (dx * dx + dy * dy + dz * dz) * (R * R) <= bound * bound { out.append(Int32(truncatingIfNeeded: i)) }
+            if s.centre.chordSquared(to: p) * (R * R) <= bound * bound { out.append(Int32(truncatingIfNeeded: i)) }
         }
     }
 

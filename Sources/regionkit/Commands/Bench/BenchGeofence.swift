@@ -6,7 +6,7 @@ import RegionKit
 /// fix, through RegionKit's spatial index and through the full engine, in fixes per second.
 ///
 /// - **index**: `RegionIndex.forEachMatch` for every fix (regions whose circle contains it:
-///   haversine distance to the centre ≤ radius) — the containment query itself;
+///   great-circle distance to the centre ≤ radius) — the containment query itself;
 /// - **engine**: `MonitoringEngine.ingest(fix)` with every region registered (responsive
 ///   profile): index query, hysteresis, dwell timers and state updates. The first fix, which
 ///   determines every region's state once, is timed apart. After the timed passes, an untimed
