@@ -211,24 +211,18 @@ public final class PresenceHub: Sendable {
     /// Runs `body` in its own task and waits for it at most `timeout`: true when it finished in
     /// time. The task is not cancelled (what it awaits may ignore cancellation); it runs on.
     static func waiting(at timeout: Duration, _ body: @escaping @Sendable () async -> Void) async -> Bool {
-        let resumed = LockedBox(false)
-        return await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
-            func finish(_ inTime: Bool) {
-                let first = resumed.withLock { done in
-                    defer { done = true }
-                    return !done
-                }
-                if first { continuation.resume(returning: inTime) }
-            }
-            Task {
-                await body()
-                finish(true)
-            }
-            Task {
-                try? await Task.sleep(for: timeout)
-                finish(false)
-            }
+        let race = FirstResult<Bool>()
+        Task {
+            await body()
+            race.finish(.success(true))
         }
+        let timer = Task {
+            try? await Task.sleep(for: timeout)
+            race.finish(.success(false))
+        }
+        let inTime = (try? await race.value) ?? false
+        timer.cancel()
+        return inTime
     }
 
     // MARK: Incoming
