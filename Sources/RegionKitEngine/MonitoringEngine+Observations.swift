@@ -338,13 +338,22 @@ extension MonitoringEngine {
             }
         }
         // Index slots → record slots (dropping any without a record), then registration order.
+        // An active region the index did not find (far from the fix: an inside region being
+        // left, a state still unknown) gets its distance from the centre's unit vector the index
+        // keeps: the same value, to the bit, without the trigonometry of the centre's.
         let map = geoRegionSlots
+        var point: Geodesy.UnitVector?
         var kept = 0
         for position in list.indices {
             let indexSlot = list[position].slot
             guard indexSlot < map.count, map[indexSlot] >= 0 else { continue }
             list[kept] = list[position]
             list[kept].slot = Int(map[indexSlot])
+            if sameLongitude, list[kept].distance.isNaN {
+                let p = point ?? Geodesy.UnitVector(latitude: fix.latitude, longitude: fix.longitude)
+                point = p
+                list[kept].distance = circularIndex.distance(atSlot: indexSlot, to: p)
+            }
             kept += 1
         }
         list.removeLast(list.count - kept)
@@ -392,12 +401,12 @@ extension MonitoringEngine {
         }
         guard let unchanged, !unchanged else { return [] }
         let index = indexSlot >= 0 ? Int(indexSlot) : nil
-        let events = evaluateHysteresis(fix, slot: slot, indexSlot: index)
+        let events = evaluateHysteresis(fix, slot: slot, indexSlot: index, distance: known)
         trackGeo(indexSlot: index, record: slot)
         return events
     }
 
-    /// What ``evaluateHysteresis(_:slot:indexSlot:)`` found in a record.
+    /// What ``evaluateHysteresis(_:slot:indexSlot:distance:)`` found in a record.
     private enum GeoOutcome {
         case unchanged
         /// The first fix after registration determined the state.
@@ -408,12 +417,13 @@ extension MonitoringEngine {
 
     /// The hysteresis for the circular region in `slot` of ``regions``, its record updated in
     /// place (the identifier is not hashed): the first fix determines the state, a side beyond
-    /// the buffer starts (or keeps) a candidate crossing, which fires after its dwell.
-    private mutating func evaluateHysteresis(_ fix: LocationFix, slot: Int, indexSlot: Int?) -> [LocationEvent] {
+    /// the buffer starts (or keeps) a candidate crossing, which fires after its dwell. `known`:
+    /// as in ``evaluate(_:slot:indexSlot:distance:)``.
+    private mutating func evaluateHysteresis(_ fix: LocationFix, slot: Int, indexSlot: Int?, distance known: Double) -> [LocationEvent] {
         let (hysteresis, now) = (profile.geoHysteresis, self.now)
         let outcome = regions.update(slot: slot) { monitored -> GeoOutcome in
             guard case .circular(let circle) = monitored.region else { return .unchanged }
-            let distance = circle.distance(latitude: fix.latitude, longitude: fix.longitude)
+            let distance = known.isNaN || circle.longitude >= 180 ? circle.distance(latitude: fix.latitude, longitude: fix.longitude) : known
             monitored.lastDistance = distance
             switch monitored.state {
             case .unknown:

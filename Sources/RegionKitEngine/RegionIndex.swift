@@ -349,6 +349,14 @@ public struct RegionIndex: Sendable {
         prev.growCapacity(toAtLeast: total)
     }
 
+    /// The great-circle distance in metres from the centre of the region in `slot` to `point`
+    /// (the unit vector of a normalised longitude): the value a query reports for it, to the bit.
+    /// NaN for a free or unknown slot.
+    func distance(atSlot slot: Int, to point: Geodesy.UnitVector) -> Double {
+        guard slot >= 0, slot < slots.count, slots[slot].level != -2 else { return .nan }
+        return Geodesy.arc(chordSquared: slots[slot].centre.chordSquared(to: point))
+    }
+
     /// Removes and returns the region with this id.
     @discardableResult
     public mutating func remove(id: String) -> IndexedRegion? {
