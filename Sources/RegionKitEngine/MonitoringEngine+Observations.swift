@@ -329,7 +329,7 @@ extension MonitoringEngine {
         }
         // A closure literal in the call, so non-escaping: `list` is captured by address, with no
         // box and no dynamic exclusivity check per access.
-        circularIndex.forEachCandidate(latitude: fix.latitude, longitude: fix.longitude, within: margin, cache: &cache, caching: caching) { slot, tag, distance in
+        let point = circularIndex.forEachCandidate(latitude: fix.latitude, longitude: fix.longitude, within: margin, cache: &cache, caching: caching) { slot, tag, distance in
             let found = sameLongitude ? distance : .nan
             if let position = active.position(of: slot) {
                 list[position].distance = found
@@ -340,19 +340,16 @@ extension MonitoringEngine {
         // Index slots → record slots (dropping any without a record), then registration order.
         // An active region the index did not find (far from the fix: an inside region being
         // left, a state still unknown) gets its distance from the centre's unit vector the index
-        // keeps: the same value, to the bit, without the trigonometry of the centre's.
+        // keeps and the fix's the query computed: the same value, to the bit, and no trigonometry.
         let map = geoRegionSlots
-        var point: Geodesy.UnitVector?
         var kept = 0
         for position in list.indices {
             let indexSlot = list[position].slot
             guard indexSlot < map.count, map[indexSlot] >= 0 else { continue }
             list[kept] = list[position]
             list[kept].slot = Int(map[indexSlot])
-            if sameLongitude, list[kept].distance.isNaN {
-                let p = point ?? Geodesy.UnitVector(latitude: fix.latitude, longitude: fix.longitude)
-                point = p
-                list[kept].distance = circularIndex.distance(atSlot: indexSlot, to: p)
+            if sameLongitude, let point, list[kept].distance.isNaN {
+                list[kept].distance = circularIndex.distance(atSlot: indexSlot, to: point)
             }
             kept += 1
         }

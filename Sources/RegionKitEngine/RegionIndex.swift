@@ -445,9 +445,12 @@ public struct RegionIndex: Sendable {
     /// `caching` (the engine's call: one call site, so its closure stays a non-escaping literal).
     /// The cache is updated in place: its candidate array is rebuilt in its own storage, and no
     /// `Optional` wraps it (moving the cache in and out of one copied it twice per query).
+    /// Returns the point's unit vector (of the normalised longitude; `nil` for an invalid query),
+    /// for ``distance(atSlot:to:)`` to regions the query did not report.
+    @discardableResult
     func forEachCandidate(latitude: Double, longitude: Double, within distance: Double, cache: inout NearbyCache, caching: Bool,
-                          _ body: (_ slot: Int, _ tag: Int, _ distanceToCenter: Double) -> Void) {
-        guard latitude.isFinite, longitude.isFinite, abs(latitude) <= 90, !distance.isNaN else { return }
+                          _ body: (_ slot: Int, _ tag: Int, _ distanceToCenter: Double) -> Void) -> Geodesy.UnitVector? {
+        guard latitude.isFinite, longitude.isFinite, abs(latitude) <= 90, !distance.isNaN else { return nil }
         let lon = Geodesy.normalizedLongitude(longitude)
         let point = Geodesy.UnitVector(latitude: latitude, longitude: lon)
         let R = Geodesy.earthRadius
@@ -483,9 +486,10 @@ public struct RegionIndex: Sendable {
             cache.slots.withUnsafeBufferPointer { candidates in
                 for i in candidates { test(Int(i)) }
             }
-            return
+            return point
         }
         visitCandidates(latitude: latitude, longitude: lon, within: distance) { test($0) }
+        return point
     }
 
     /// The slots whose circle may come within `reach` metres of the point (chord test only),
