@@ -372,6 +372,14 @@ extension MonitoringEngine {
         }
     }
 
+    /// The distance from `circle`'s centre to `fix`: `known` (the spatial index's, ``GeoCandidate/distance``)
+    /// where it is the region's own to the bit — known, and the centre's longitude below 180,
+    /// as the index stores it — else computed.
+    @inline(__always)
+    static func distance(_ circle: CircularRegion, _ fix: LocationFix, known: Double) -> Double {
+        known.isNaN || circle.longitude >= 180 ? circle.distance(latitude: fix.latitude, longitude: fix.longitude) : known
+    }
+
     mutating func evaluate(_ fix: LocationFix, regionID id: String) -> [LocationEvent] {
         guard let slot = regions.slot(of: id) else { return [] }
         return evaluate(fix, slot: slot, indexSlot: circularIndex.slot(id: id).map { Int32(truncatingIfNeeded: $0) } ?? -1, distance: .nan)
@@ -387,7 +395,7 @@ extension MonitoringEngine {
         let hysteresis = profile.geoHysteresis
         let unchanged = regions.update(slot: slot) { record -> Bool in
             guard record.restoredAt == nil, record.state != .unknown, case .circular(let circle) = record.region else { return false }
-            let distance = known.isNaN || circle.longitude >= 180 ? circle.distance(latitude: fix.latitude, longitude: fix.longitude) : known
+            let distance = Self.distance(circle, fix, known: known)
             let side = hysteresis.side(distance: distance, radius: circle.radius, accuracy: fix.horizontalAccuracy)
             let wantsCandidate = side != .unknown && side != record.state
             if (!wantsCandidate && record.candidate == nil && record.candidateSince == nil) || (wantsCandidate && record.candidate == side) {
@@ -420,7 +428,7 @@ extension MonitoringEngine {
         let (hysteresis, now) = (profile.geoHysteresis, self.now)
         let outcome = regions.update(slot: slot) { monitored -> GeoOutcome in
             guard case .circular(let circle) = monitored.region else { return .unchanged }
-            let distance = known.isNaN || circle.longitude >= 180 ? circle.distance(latitude: fix.latitude, longitude: fix.longitude) : known
+            let distance = Self.distance(circle, fix, known: known)
             monitored.lastDistance = distance
             switch monitored.state {
             case .unknown:
