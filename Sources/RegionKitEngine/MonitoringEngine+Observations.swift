@@ -262,15 +262,21 @@ extension MonitoringEngine {
         swap(&cache, &geoCache)
         var candidates: [GeoCandidate] = []
         swap(&candidates, &geoCandidates)
-        let disordered = circularSlotsToEvaluate(for: fix, cache: &cache, caching: true, into: &candidates)
+        let query = circularSlotsToEvaluate(for: fix, cache: &cache, caching: true, into: &candidates)
         swap(&cache, &geoCache)
         // The next fix's list starts from the active regions in registration order: sorting it
         // is then a pass, not an insertion sort of every active region (≈ 58 a fix at 1 M regions).
-        if disordered { geoActive.arrange(inOrderOf: candidates) { $0.indexSlot } }
-        for candidate in candidates {
-            // Most regions change nothing: appending an empty array is still a generic call.
-            let produced = evaluate(fix, slot: candidate.slot, indexSlot: candidate.indexSlot, distance: candidate.distance)
-            if !produced.isEmpty { events += produced }
+        if query.disordered { geoActive.arrange(inOrderOf: candidates) { $0.indexSlot } }
+        for candidate in candidates where candidate.slot >= 0 {
+            // An active region the index did not find (far from the fix: an inside region being
+            // left, a state still unknown) gets its distance from the centre's unit vector the
+            // index keeps and the fix's the query computed: the same value, to the bit, and no
+            // trigonometry.
+            var distance = candidate.distance
+            if distance.isNaN, candidate.indexSlot >= 0, let point = query.point {
+                distance = circularIndex.distance(atSlot: Int(candidate.indexSlot), to: point)
+            }
+            evaluate(fix, slot: Int(candidate.slot), indexSlot: candidate.indexSlot, distance: distance, into: &events)
         }
         swap(&candidates, &geoCandidates)
         return events
@@ -286,18 +292,26 @@ extension MonitoringEngine {
         var unused = RegionIndex.NearbyCache()
         var candidates: [GeoCandidate] = []
         _ = circularSlotsToEvaluate(for: fix, cache: &unused, caching: false, into: &candidates)
-        return candidates.compactMap { regions[slot: $0.slot]?.region.identifier }
+        return candidates.compactMap { $0.slot >= 0 ? regions[slot: Int($0.slot)]?.region.identifier : nil }
     }
 
     /// The ``regions`` slots of ``circularRegionsToEvaluate(for:)``, in registration order, into
     /// `candidates` (emptied first, its capacity kept), through the device's candidate cache when
     /// `caching`. Regions are told apart by index slot, ranked by the registration number kept as the
-    /// slot's tag, and mapped to their records' slots (`geoRegionSlots`): no identifier is hashed.
-    /// A region the index found comes with the distance the index computed for it (see
-    /// ``GeoCandidate/distance``), so it is not computed a second time. Returns whether
-    /// ``geoActive``'s members were out of registration order (then worth arranging).
+    /// slot's tag, and mapped to their records' slots (`geoRegionSlots`) as they are listed: no
+    /// identifier is hashed, and the list is not compacted afterwards — an entry whose index slot
+    /// has no record keeps slot −1 and is skipped by the callers. A region the index found comes
+    /// with the distance the index computed for it (see ``GeoCandidate/distance``), so it is not
+    /// computed a second time; for the others the query's `point` serves
+    /// ``RegionIndex/distance(atSlot:to:)`` (`nil`: no index query, or the fix's longitude is not
+    /// the index's, so no index distance is the region's own).
+    ///
+    /// The list is sorted only when it has to be: ``geoActive``'s members come first and are
+    /// usually in registration order already (`disordered` says when they were not: then worth
+    /// arranging), and most fixes find no region outside them.
     @discardableResult
-    func circularSlotsToEvaluate(for fix: LocationFix, cache: inout RegionIndex.NearbyCache, caching: Bool, into candidates: inout [GeoCandidate]) -> Bool {
+    func circularSlotsToEvaluate(for fix: LocationFix, cache: inout RegionIndex.NearbyCache, caching: Bool,
+                                 into candidates: inout [GeoCandidate]) -> (disordered: Bool, point: Geodesy.UnitVector?) {
         candidates.removeAll(keepingCapacity: true)
         // A negative configured buffer moves the inside threshold beyond the radius.
         let margin = max(0, -profile.geoHysteresis.buffer(forAccuracy: fix.horizontalAccuracy)) + Self.indexSlack
@@ -306,27 +320,35 @@ extension MonitoringEngine {
                 if let slot = regions.slot(of: id), regions[slot: slot]?.region.kind == .circular {
                     // (The index slot too: `geoActive` stays filed as with the index.)
                     let indexSlot = circularIndex.slot(id: id).map { Int32(truncatingIfNeeded: $0) } ?? -1
-                    candidates.append(GeoCandidate(rank: 0, slot: slot, indexSlot: indexSlot, distance: .nan))
+                    candidates.append(GeoCandidate(rank: 0, slot: Int32(truncatingIfNeeded: slot), indexSlot: indexSlot, distance: .nan))
                 }
             }
-            return false
+            return (false, nil)
         }
         // The index's distance is the engine's to the bit when both longitudes are already in
         // [-180, 180) (the index normalises them; a region's is checked where it is evaluated).
         let sameLongitude = Geodesy.normalizedLongitude(fix.longitude) == fix.longitude
-        // Index slots first (mapped to record slots below): every active region, in the order
-        // of `geoActive.members`, so an active region the index also finds is updated in place.
+        let map = geoRegionSlots
+        @inline(__always) func record(_ indexSlot: Int) -> Int32 {
+            indexSlot < map.count ? map[indexSlot] : -1
+        }
+        // Every active region first, in the order of `geoActive.members`, so an active region
+        // the index also finds is updated in place (its position in the list is its position
+        // in the members).
         let active = geoActive
         var list = candidates   // a local the closure below can capture (not the inout parameter)
         candidates = []
         defer { candidates = list }
         list.reserveCapacity(active.count + 16)
         var disordered = false
+        var previousRank = Int.min
         for slot in active.members {
             let rank = circularIndex.tag(atSlot: Int(slot))
-            if let previous = list.last, previous.rank > rank { disordered = true }
-            list.append(GeoCandidate(rank: rank, slot: Int(slot), indexSlot: slot, distance: .nan))
+            if previousRank > rank { disordered = true }
+            previousRank = rank
+            list.append(GeoCandidate(rank: rank, slot: record(Int(slot)), indexSlot: slot, distance: .nan))
         }
+        let activeCount = list.count
         // A closure literal in the call, so non-escaping: `list` is captured by address, with no
         // box and no dynamic exclusivity check per access.
         let point = circularIndex.forEachCandidate(latitude: fix.latitude, longitude: fix.longitude, within: margin, cache: &cache, caching: caching) { slot, tag, distance in
@@ -334,34 +356,20 @@ extension MonitoringEngine {
             if let position = active.position(of: slot) {
                 list[position].distance = found
             } else {
-                list.append(GeoCandidate(rank: tag, slot: slot, indexSlot: Int32(truncatingIfNeeded: slot), distance: found))
+                let recordSlot = record(slot)
+                if recordSlot >= 0 {
+                    list.append(GeoCandidate(rank: tag, slot: recordSlot, indexSlot: Int32(truncatingIfNeeded: slot), distance: found))
+                }
             }
         }
-        // Index slots → record slots (dropping any without a record), then registration order.
-        // An active region the index did not find (far from the fix: an inside region being
-        // left, a state still unknown) gets its distance from the centre's unit vector the index
-        // keeps and the fix's the query computed: the same value, to the bit, and no trigonometry.
-        let map = geoRegionSlots
-        var kept = 0
-        for position in list.indices {
-            let indexSlot = list[position].slot
-            guard indexSlot < map.count, map[indexSlot] >= 0 else { continue }
-            list[kept] = list[position]
-            list[kept].slot = Int(map[indexSlot])
-            if sameLongitude, let point, list[kept].distance.isNaN {
-                list[kept].distance = circularIndex.distance(atSlot: indexSlot, to: point)
-            }
-            kept += 1
-        }
-        list.removeLast(list.count - kept)
         // Regions the index refused (decoded, unvalidated ones) are merged in by registration number.
         for id in geoUnindexed {
             if let slot = regions.slot(of: id) {
-                list.append(GeoCandidate(rank: schedule.number(slot: slot) ?? .max, slot: slot, indexSlot: -1, distance: .nan))
+                list.append(GeoCandidate(rank: schedule.number(slot: slot) ?? .max, slot: Int32(truncatingIfNeeded: slot), indexSlot: -1, distance: .nan))
             }
         }
-        list.sort { $0.rank < $1.rank }
-        return disordered
+        if disordered || list.count > activeCount { list.sort { $0.rank < $1.rank } }
+        return (disordered, sameLongitude ? point : nil)
     }
 
     /// Drops streams of a region that are already gone (keeps memory flat when beacons churn).
@@ -382,14 +390,18 @@ extension MonitoringEngine {
 
     mutating func evaluate(_ fix: LocationFix, regionID id: String) -> [LocationEvent] {
         guard let slot = regions.slot(of: id) else { return [] }
-        return evaluate(fix, slot: slot, indexSlot: circularIndex.slot(id: id).map { Int32(truncatingIfNeeded: $0) } ?? -1, distance: .nan)
+        var events: [LocationEvent] = []
+        evaluate(fix, slot: slot, indexSlot: circularIndex.slot(id: id).map { Int32(truncatingIfNeeded: $0) } ?? -1, distance: .nan, into: &events)
+        return events
     }
 
     /// Evaluates `fix` against the circular region in `slot` of ``regions`` (`indexSlot`: its
     /// ``circularIndex`` slot, −1 when it has none); `known` is the
     /// spatial index's distance from the region's centre to the fix (NaN: not known), the same
-    /// value `CircularRegion.distance` gives while the region's longitude is below 180.
-    mutating func evaluate(_ fix: LocationFix, slot: Int, indexSlot: Int32, distance known: Double) -> [LocationEvent] {
+    /// value `CircularRegion.distance` gives while the region's longitude is below 180. The
+    /// events are appended to `events` (most regions produce none: returning an empty array
+    /// from each and appending it was a generic call and a release per region).
+    mutating func evaluate(_ fix: LocationFix, slot: Int, indexSlot: Int32, distance known: Double, into events: inout [LocationEvent]) {
         // The common case, a region that stays as it is (inside, or near and outside, nothing
         // pending): one access by slot, the distance written in place, nothing to re-file.
         let hysteresis = profile.geoHysteresis
@@ -404,11 +416,11 @@ extension MonitoringEngine {
             }
             return false
         }
-        guard let unchanged, !unchanged else { return [] }
+        guard let unchanged, !unchanged else { return }
         let index = indexSlot >= 0 ? Int(indexSlot) : nil
-        let events = evaluateHysteresis(fix, slot: slot, indexSlot: index, distance: known)
+        let produced = evaluateHysteresis(fix, slot: slot, indexSlot: index, distance: known)
         trackGeo(indexSlot: index, record: slot)
-        return events
+        if !produced.isEmpty { events += produced }
     }
 
     /// What ``evaluateHysteresis(_:slot:indexSlot:distance:)`` found in a record.

@@ -98,12 +98,12 @@ public struct MonitoringEngine: Sendable {
     }
 
     /// A circular region a fix is evaluated against: its registration number (the order of
-    /// evaluation), its slot (in ``circularIndex`` while collected, then in ``regions``), its
-    /// ``circularIndex`` slot (−1: none), and the distance from its centre to the fix when the
-    /// spatial index computed it (NaN otherwise).
+    /// evaluation), its slot in ``regions`` (−1: its index slot has no record, so it is skipped),
+    /// its ``circularIndex`` slot (−1: none), and the distance from its centre to the fix when
+    /// the spatial index computed it (NaN otherwise). 24 bytes.
     struct GeoCandidate: Sendable {
         var rank: Int
-        var slot: Int
+        var slot: Int32
         var indexSlot: Int32
         var distance: Double
     }
