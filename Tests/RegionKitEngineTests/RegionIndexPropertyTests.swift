@@ -128,7 +128,7 @@ struct RegionIndexPropertyTests {
         index.forEachMatch(latitude: 0, longitude: 0, within: .nan, cache: &cache) { _ in Issue.record("NaN distance matched") }
         #expect(cache.rebuilds == 4)
         // An unusable margin falls back to the default.
-        #expect(RegionIndex.NearbyCache(margin: -.infinity).margin == 200 && RegionIndex.NearbyCache(margin: .nan).margin == 200)
+        #expect(RegionIndex.NearbyCache(margin: -.infinity).margin == RegionIndex.NearbyCache.defaultMargin && RegionIndex.NearbyCache(margin: .nan).margin == RegionIndex.NearbyCache.defaultMargin)
     }
 
     @Test("cell tables grow and drop emptied cells; slots are reused; counts stay exact")
