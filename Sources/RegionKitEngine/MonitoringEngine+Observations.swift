@@ -319,7 +319,7 @@ extension MonitoringEngine {
             for id in order {
                 if let slot = regions.slot(of: id), regions[slot: slot]?.region.kind == .circular {
                     // (The index slot too: `geoActive` stays filed as with the index.)
-                    let indexSlot = circularIndex.slot(id: id).map { Int32(truncatingIfNeeded: $0) } ?? -1
+                    let indexSlot = geoIndexSlot(record: slot).map { Int32(truncatingIfNeeded: $0) } ?? -1
                     candidates.append(GeoCandidate(rank: 0, slot: Int32(truncatingIfNeeded: slot), indexSlot: indexSlot, distance: .nan))
                 }
             }
@@ -391,7 +391,7 @@ extension MonitoringEngine {
     mutating func evaluate(_ fix: LocationFix, regionID id: String) -> [LocationEvent] {
         guard let slot = regions.slot(of: id) else { return [] }
         var events: [LocationEvent] = []
-        evaluate(fix, slot: slot, indexSlot: circularIndex.slot(id: id).map { Int32(truncatingIfNeeded: $0) } ?? -1, distance: .nan, into: &events)
+        evaluate(fix, slot: slot, indexSlot: geoIndexSlot(record: slot).map { Int32(truncatingIfNeeded: $0) } ?? -1, distance: .nan, into: &events)
         return events
     }
 

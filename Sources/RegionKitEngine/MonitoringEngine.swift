@@ -46,7 +46,10 @@ public struct MonitoringEngine: Sendable {
     /// real deadline (``dueItem(of:id:)``); after ``settleTimers()`` the minimum is exact.
     var schedule = RegionSchedule()
     /// Every circular region by centre and radius, so a fix is tested only against regions near
-    /// it. Derived from `regions` (rebuilt by `insert`), never persisted.
+    /// it. Derived from `regions` (rebuilt by `insert`), never persisted. Filed by slot alone
+    /// (``RegionIndex/insert(slotOnly:tag:)``): the engine's own table knows the identifiers,
+    /// and ``geoIndexSlots`` / ``geoRegionSlots`` map between the two, so registering a region
+    /// hashes its identifier once less and the index keeps no copy of it.
     var circularIndex = RegionIndex()
     /// Circular regions each fix must evaluate wherever it is: state unknown or inside (an exit
     /// can come from any distance), a crossing pending its dwell, or a restored state to confirm.
@@ -60,6 +63,13 @@ public struct MonitoringEngine: Sendable {
     /// The reverse: the `circularIndex` slot of each ``regions`` slot (−1: none), so a dwell timer
     /// files its region without its identifier.
     var geoIndexSlots: [Int32] = []
+
+    /// The ``circularIndex`` slot of the region whose record is in `record` (`nil`: none).
+    @inline(__always)
+    func geoIndexSlot(record: Int?) -> Int? {
+        guard let record, record >= 0, record < geoIndexSlots.count, geoIndexSlots[record] >= 0 else { return nil }
+        return Int(geoIndexSlots[record])
+    }
     /// The last fix's regions to evaluate, kept for the buffer's capacity (no allocation per fix).
     var geoCandidates: [GeoCandidate] = []
     /// Circular regions the index refused (only possible for a decoded, unvalidated region):
@@ -188,7 +198,7 @@ public struct MonitoringEngine: Sendable {
         order.reserveCapacity(new.count)
         schedule.reserveCapacity(slots: regions.count + new.count)
         if beacons > 0 { beaconIndex.reserveCapacity(beacons) }
-        if circles > 0 { circularIndex.reserveCapacity(circles) }
+        if circles > 0 { circularIndex.reserveCapacity(circles, keyed: false) }
     }
 
     /// Re-registers a region whose state was stored before a restart, without `didStartMonitoring`
@@ -487,8 +497,9 @@ public struct MonitoringEngine: Sendable {
         case .circular(let circle):
             var indexSlot: Int?
             do {
-                indexSlot = try circularIndex.insert(IndexedRegion(id: circle.identifier, latitude: circle.latitude, longitude: circle.longitude,
-                                                                   radius: circle.radius), tag: registered.sequence)
+                indexSlot = try circularIndex.insert(slotOnly: IndexedRegion(id: circle.identifier, latitude: circle.latitude,
+                                                                             longitude: circle.longitude, radius: circle.radius),
+                                                     tag: registered.sequence)
                 if let indexSlot {
                     if geoRegionSlots.count <= indexSlot { geoRegionSlots += repeatElement(-1, count: indexSlot + 1 - geoRegionSlots.count) }
                     geoRegionSlots[indexSlot] = registered.slot
@@ -532,12 +543,12 @@ public struct MonitoringEngine: Sendable {
         case .beacon(let beacon):
             beaconIndex.remove(slot: Int32(truncatingIfNeeded: slot), for: BeaconMatchTable.Key(beacon.constraint))
         case .circular:
-            if let slot = circularIndex.slot(id: identifier) {
-                geoActive.remove(slot)
-                if slot < geoRegionSlots.count { geoRegionSlots[slot] = -1 }
+            if let indexSlot = geoIndexSlot(record: slot) {
+                geoActive.remove(indexSlot)
+                if indexSlot < geoRegionSlots.count { geoRegionSlots[indexSlot] = -1 }
+                circularIndex.remove(slot: indexSlot)
             }
             if slot < geoIndexSlots.count { geoIndexSlots[slot] = -1 }
-            circularIndex.remove(id: identifier)
             geoUnindexed.remove(identifier)
         }
         sessions.removeAutomatic(label: identifier)
@@ -607,7 +618,7 @@ public struct MonitoringEngine: Sendable {
         }) else { return [] }
         var all = events
         switch region {
-        case .circular: trackGeo(indexSlot: indexSlot ?? circularIndex.slot(id: region.identifier), record: slot)
+        case .circular: trackGeo(indexSlot: indexSlot ?? geoIndexSlot(record: slot), record: slot)
         case .beacon: reschedule(slot: slot)
         }
         if automation.rangeWhileInside, case .beacon(let beacon) = region {
@@ -636,7 +647,8 @@ public struct MonitoringEngine: Sendable {
 
     /// Files a circular region under `geoActive` according to its current record.
     mutating func trackGeo(_ id: String) {
-        trackGeo(indexSlot: circularIndex.slot(id: id), record: regions.slot(of: id))
+        let record = regions.slot(of: id)
+        trackGeo(indexSlot: geoIndexSlot(record: record), record: record)
     }
 
     /// ``trackGeo(_:)`` by the region's ``circularIndex`` slot (`nil`: not in the index) and the

@@ -237,6 +237,8 @@ public struct RegionIndex: Sendable {
     private var stored: [IndexedRegion?] = []
     private var free: [Int32] = []
     private var byID: [String: Int32] = [:]
+    /// Regions stored, by identifier (``insert(_:tag:)``) or by slot alone (``insert(slotOnly:tag:)``).
+    private var storedCount = 0
     /// Changes on every insert and remove (invalidates ``NearbyCache``s).
     private(set) var generation = 0
 
@@ -247,7 +249,7 @@ public struct RegionIndex: Sendable {
     }
 
     /// Number of regions stored.
-    public var count: Int { byID.count }
+    public var count: Int { storedCount }
 
     /// The region with this id, if stored.
     public func region(id: String) -> IndexedRegion? {
@@ -263,6 +265,11 @@ public struct RegionIndex: Sendable {
     /// The region stored in `slot`, if any.
     public func region(atSlot slot: Int) -> IndexedRegion? {
         slot >= 0 && slot < stored.count ? stored[slot] : nil
+    }
+
+    /// Whether `slot` holds a region (one inserted by slot alone too).
+    func isOccupied(slot: Int) -> Bool {
+        slot >= 0 && slot < slots.count && slots[slot].level != -2
     }
 
     /// The identifier of the region stored in `slot`, if any.
@@ -300,14 +307,41 @@ public struct RegionIndex: Sendable {
             remove(id: region.id)
             return try insert(region, tag: tag)   // a new id now: its old slot is the first free one
         }
-        if !free.isEmpty {
-            free.removeLast()
-        } else if slotIndex == Int32.max {
+        if free.isEmpty && slotIndex == Int32.max {
             byID[region.id] = nil
             throw RegionKitError(.invalidRegion, "spatial index: region '\(region.id)': the index is full (\(slots.count) regions)")
         }
         var r = region
         r.longitude = Geodesy.normalizedLongitude(r.longitude)
+        let slot = file(r, tag: tag)
+        if stored.count <= slot { stored += repeatElement(nil, count: slot + 1 - stored.count) }
+        stored[slot] = r
+        return slot
+    }
+
+    /// Inserts a region by slot alone and returns its slot: no identifier is hashed or kept and
+    /// the region is not copied (the engine keeps its regions by identifier itself, and their
+    /// index slots beside them). Such a region is found by
+    /// ``forEachCandidate(latitude:longitude:within:cache:_:)``, ``tag(atSlot:)`` and
+    /// ``distance(atSlot:to:)``, removed by ``remove(slot:)``, and counted; it has no
+    /// ``region(atSlot:)``, and the queries that hand back regions (``forEachMatch(latitude:longitude:within:_:)``,
+    /// ``regions(nearLatitude:longitude:within:)``) skip it. Throws as ``insert(_:tag:)``.
+    mutating func insert(slotOnly region: IndexedRegion, tag: Int) throws(RegionKitError) -> Int {
+        if let problem = region.validationError {
+            throw RegionKitError(.invalidRegion, "spatial index: region '\(region.id)': \(problem)")
+        }
+        if free.isEmpty && slots.count >= Int(Int32.max) {
+            throw RegionKitError(.invalidRegion, "spatial index: region '\(region.id)': the index is full (\(slots.count) regions)")
+        }
+        var r = region
+        r.longitude = Geodesy.normalizedLongitude(r.longitude)
+        return file(r, tag: tag)
+    }
+
+    /// Files a validated region (longitude normalised) in the first free slot, or a new one
+    /// (the caller has checked that there is room), and returns the slot.
+    private mutating func file(_ r: IndexedRegion, tag: Int) -> Int {
+        let slotIndex = free.popLast() ?? Int32(truncatingIfNeeded: slots.count)
         let levelIndex = levels.firstIndex { $0.side >= r.radius } ?? -1
         var slot = Slot(radius: r.radius,
                         centre: Geodesy.UnitVector(latitude: r.latitude, longitude: r.longitude), tag: tag, cell: 0,
@@ -330,15 +364,14 @@ public struct RegionIndex: Sendable {
         if oldHead >= 0 { prev[Int(oldHead)] = slotIndex }
         if Int(slotIndex) == slots.count {
             slots.append(slot)
-            stored.append(r)
             next.append(oldHead)
             prev.append(-1)
         } else {
             slots[Int(slotIndex)] = slot
-            stored[Int(slotIndex)] = r
             next[Int(slotIndex)] = oldHead
             prev[Int(slotIndex)] = -1
         }
+        storedCount += 1
         generation &+= 1
         return Int(slotIndex)
     }
@@ -346,10 +379,18 @@ public struct RegionIndex: Sendable {
     /// Makes room for `additional` more regions: the id map and the per-slot arrays do not grow
     /// one doubling at a time (each doubling of the map hashes every id again).
     public mutating func reserveCapacity(_ additional: Int) {
-        let total = byID.count + max(0, additional)
-        byID.growCapacity(toAtLeast: total)
+        reserveCapacity(additional, keyed: true)
+    }
+
+    /// ``reserveCapacity(_:)`` for regions inserted by slot alone (`keyed` false: the id map
+    /// and the region copies do not grow).
+    mutating func reserveCapacity(_ additional: Int, keyed: Bool) {
+        let total = storedCount + max(0, additional)
+        if keyed {
+            byID.growCapacity(toAtLeast: byID.count + max(0, additional))
+            stored.growCapacity(toAtLeast: total)
+        }
         slots.growCapacity(toAtLeast: total)
-        stored.growCapacity(toAtLeast: total)
         next.growCapacity(toAtLeast: total)
         prev.growCapacity(toAtLeast: total)
     }
@@ -367,8 +408,18 @@ public struct RegionIndex: Sendable {
     public mutating func remove(id: String) -> IndexedRegion? {
         guard let slotIndex = byID.removeValue(forKey: id) else { return nil }
         let i = Int(slotIndex)
-        let slot = slots[i]
         let region = stored[i]
+        stored[i] = nil
+        remove(slot: i)
+        return region
+    }
+
+    /// Removes the region in `slot` (one inserted by ``insert(slotOnly:tag:)``; a region inserted
+    /// by identifier is removed by ``remove(id:)``, which also forgets its identifier). Nothing
+    /// happens for a free or unknown slot.
+    mutating func remove(slot i: Int) {
+        guard isOccupied(slot: i) else { return }
+        let slot = slots[i]
         let following = next[i], preceding = prev[i]
         if following >= 0 { prev[Int(following)] = preceding }
         if preceding >= 0 {
@@ -392,10 +443,9 @@ public struct RegionIndex: Sendable {
         slots[i].level = -2
         next[i] = -1
         prev[i] = -1
-        stored[i] = nil
-        free.append(slotIndex)
+        free.append(Int32(truncatingIfNeeded: i))
+        storedCount -= 1
         generation &+= 1
-        return region
     }
 
     /// Regions whose circle contains the point or comes within `distance` metres of it
@@ -427,7 +477,8 @@ public struct RegionIndex: Sendable {
         // the closure context per query, retaining and releasing every table (issue 13 item 3).
         let stored = self.stored
         forEachCandidate(latitude: latitude, longitude: longitude, within: distance, cache: &cache, caching: caching) { slot, _, d in
-            if let region = stored[slot] { body(Match(region: region, distanceToCenter: d)) }
+            // (A region inserted by slot alone has no copy here: skipped.)
+            if slot < stored.count, let region = stored[slot] { body(Match(region: region, distanceToCenter: d)) }
         }
     }
 

@@ -202,9 +202,13 @@ struct IndexedMonitoringTests {
         let later = LocationFix(timestamp: Timestamp(seconds: 11), latitude: away.latitude, longitude: away.longitude, horizontalAccuracy: 5)
         #expect(engine.circularRegionsToEvaluate(for: later).isEmpty)
         #expect(engine.geoActive.isEmpty)
-        // Stopping removes it from the index too.
+        // Stopping removes it from the index too (filed there by slot alone).
+        let homeSlot = engine.geoIndexSlot(record: engine.regions.slot(of: "home"))
+        #expect(homeSlot != nil && engine.circularIndex.isOccupied(slot: homeSlot ?? -1))
         _ = engine.stopMonitoring(identifier: "home", at: Timestamp(seconds: 12))
-        #expect(engine.circularIndex.count == 1 && engine.circularIndex.region(id: "home") == nil)
+        #expect(engine.circularIndex.count == 1 && !engine.circularIndex.isOccupied(slot: homeSlot ?? -1))
+        #expect(engine.circularIndex.region(atSlot: 0) == nil && engine.circularIndex.allRegions.isEmpty,
+                "the engine's index keeps no copy of its regions")
     }
 
     @Test("invalid fixes (latitude beyond ±90, longitude beyond ±180) are ignored, not evaluated")
@@ -246,7 +250,7 @@ struct IndexedMonitoringTests {
         }
         #expect(engine.geoActive.count == 5_000, "all unknown")
         _ = engine.ingest(LocationFix(timestamp: Timestamp(seconds: 1), latitude: 48, longitude: 2, horizontalAccuracy: 5))
-        #expect(engine.geoActive.members.compactMap { engine.circularIndex.id(atSlot: Int($0)) } == ["r0"],
+        #expect(engine.geoActive.members.compactMap { engine.regions[slot: Int(engine.geoRegionSlots[Int($0)])]?.region.identifier } == ["r0"],
                 "a fix iterates the one member left, not a 5,000-entry table")
         #expect(engine.circularIndex.count == 5_000)
     }

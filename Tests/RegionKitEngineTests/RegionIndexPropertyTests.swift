@@ -103,6 +103,74 @@ struct RegionIndexPropertyTests {
         #expect(cache.rebuilds < queries, "the cache was used (\(cache.rebuilds) rebuilds for \(queries) queries)")
     }
 
+    @Test("regions filed by slot alone (the engine's way) are found, counted and removed like keyed ones, beside them, and never handed out as matches",
+          arguments: [11, 12])
+    func slotOnlyRegions(seed: UInt64) throws {
+        var rng = SeededRandom(seed: seed)
+        var index = RegionIndex()
+        var bySlot: [Int: (region: IndexedRegion, tag: Int)] = [:]   // slot-only regions
+        var keyed: [String: IndexedRegion] = [:]
+        var nextTag = 0
+        func put(_ r: IndexedRegion) throws {
+            nextTag += 1
+            if Bool.random(using: &rng) {
+                let slot = try index.insert(slotOnly: r, tag: nextTag)
+                #expect(bySlot[slot] == nil && index.slot(id: r.id) == nil && index.id(atSlot: slot) == nil && index.region(atSlot: slot) == nil)
+                #expect(index.isOccupied(slot: slot) && index.tag(atSlot: slot) == nextTag)
+                bySlot[slot] = (r, nextTag)
+            } else {
+                try index.insert(r, tag: nextTag)
+                keyed[r.id] = r
+            }
+        }
+        for i in 0..<800 { try put(Self.region("r\(i)", rng: &rng)) }
+        var p = (lat: 51.1, lon: -0.1)
+        var cache = RegionIndex.NearbyCache()
+        var found = 0
+        for round in 0..<1_500 {
+            switch Int.random(in: 0..<8, using: &rng) {
+            case 0: try put(Self.region("n\(round)", rng: &rng))
+            case 1:
+                if let slot = bySlot.keys.randomElement(using: &rng) {
+                    index.remove(slot: slot)
+                    bySlot[slot] = nil
+                    #expect(!index.isOccupied(slot: slot))
+                    index.remove(slot: slot)   // a second removal of a free slot changes nothing
+                }
+            case 2:
+                if let id = keyed.keys.randomElement(using: &rng) {
+                    #expect(index.remove(id: id)?.id == id)
+                    keyed[id] = nil
+                }
+            case 3: try put(IndexedRegion(id: "here\(round)", latitude: p.lat, longitude: p.lon, radius: Double.random(in: 0...30, using: &rng)))
+            default: break
+            }
+            #expect(index.count == bySlot.count + keyed.count)
+            p = Self.step(p, rng: &rng)
+            let d: Double = [0, 1, 60, 400].randomElement(using: &rng) ?? 0
+            let wantSlotOnly = RegionIndexTests.brute(bySlot.values.map(\.region), p.lat, p.lon, d)
+            let wantKeyed = RegionIndexTests.brute(Array(keyed.values), p.lat, p.lon, d)
+            var gotSlotOnly = Set<String>(), gotKeyed = Set<String>()
+            index.forEachCandidate(latitude: p.lat, longitude: p.lon, within: d, cache: &cache) { slot, tag, _ in
+                if let entry = bySlot[slot] {
+                    gotSlotOnly.insert(entry.region.id)
+                    #expect(entry.tag == tag)
+                } else if let id = index.id(atSlot: slot) {
+                    gotKeyed.insert(id)
+                } else {
+                    Issue.record("slot \(slot) is neither")
+                }
+            }
+            #expect(gotSlotOnly == wantSlotOnly && gotKeyed == wantKeyed, "round \(round)")
+            var matched = Set<String>()
+            index.forEachMatch(latitude: p.lat, longitude: p.lon, within: d, cache: &cache) { matched.insert($0.region.id) }
+            #expect(matched == wantKeyed, "matches hand out keyed regions only")
+            found += wantSlotOnly.count
+        }
+        #expect(found > 100, "the walk should be inside slot-only regions often (\(found))")
+        #expect(Set(index.allRegions.map(\.id)) == Set(keyed.keys))
+    }
+
     @Test("the cache is rebuilt when the device leaves its margin and after every change, never used stale")
     func cacheInvalidation() throws {
         var index = RegionIndex()
