@@ -279,7 +279,7 @@ public struct RegionIndex: Sendable {
 
     /// The tag given to ``insert(_:tag:)`` for the region in `slot` (0 when the slot is free).
     public func tag(atSlot slot: Int) -> Int {
-        slot >= 0 && slot < slots.count && slots[slot].level != -2 ? slots[slot].tag : 0
+        isOccupied(slot: slot) ? slots[slot].tag : 0
     }
 
     /// One past the highest slot number in use so far (for arrays indexed by slot).
@@ -292,9 +292,7 @@ public struct RegionIndex: Sendable {
     /// values or a negative radius, and when 2³¹ − 1 regions are stored.
     @discardableResult
     public mutating func insert(_ region: IndexedRegion, tag: Int = 0) throws(RegionKitError) -> Int {
-        if let problem = region.validationError {
-            throw RegionKitError(.invalidRegion, "spatial index: region '\(region.id)': \(problem)")
-        }
+        let r = try Self.validated(region)
         // One hash of the id for a new region (the usual case): the map hands back the slot of
         // a region with this id, or takes the new region's slot in the same lookup.
         let slotIndex = free.last ?? Int32(clamping: slots.count)   // Int32.max: full (checked below)
@@ -311,8 +309,6 @@ public struct RegionIndex: Sendable {
             byID[region.id] = nil
             throw RegionKitError(.invalidRegion, "spatial index: region '\(region.id)': the index is full (\(slots.count) regions)")
         }
-        var r = region
-        r.longitude = Geodesy.normalizedLongitude(r.longitude)
         let slot = file(r, tag: tag)
         if stored.count <= slot { stored += repeatElement(nil, count: slot + 1 - stored.count) }
         stored[slot] = r
@@ -327,15 +323,21 @@ public struct RegionIndex: Sendable {
     /// ``region(atSlot:)``, and the queries that hand back regions (``forEachMatch(latitude:longitude:within:_:)``,
     /// ``regions(nearLatitude:longitude:within:)``) skip it. Throws as ``insert(_:tag:)``.
     mutating func insert(slotOnly region: IndexedRegion, tag: Int) throws(RegionKitError) -> Int {
-        if let problem = region.validationError {
-            throw RegionKitError(.invalidRegion, "spatial index: region '\(region.id)': \(problem)")
-        }
+        let r = try Self.validated(region)
         if free.isEmpty && slots.count >= Int(Int32.max) {
             throw RegionKitError(.invalidRegion, "spatial index: region '\(region.id)': the index is full (\(slots.count) regions)")
         }
+        return file(r, tag: tag)
+    }
+
+    /// `region` with its longitude normalised, or `invalidRegion` naming what is wrong with it.
+    private static func validated(_ region: IndexedRegion) throws(RegionKitError) -> IndexedRegion {
+        if let problem = region.validationError {
+            throw RegionKitError(.invalidRegion, "spatial index: region '\(region.id)': \(problem)")
+        }
         var r = region
         r.longitude = Geodesy.normalizedLongitude(r.longitude)
-        return file(r, tag: tag)
+        return r
     }
 
     /// Files a validated region (longitude normalised) in the first free slot, or a new one
@@ -399,7 +401,7 @@ public struct RegionIndex: Sendable {
     /// (the unit vector of a normalised longitude): the value a query reports for it, to the bit.
     /// NaN for a free or unknown slot.
     func distance(atSlot slot: Int, to point: Geodesy.UnitVector) -> Double {
-        guard slot >= 0, slot < slots.count, slots[slot].level != -2 else { return .nan }
+        guard isOccupied(slot: slot) else { return .nan }
         return Geodesy.arc(chordSquared: slots[slot].centre.chordSquared(to: point))
     }
 
