@@ -396,7 +396,7 @@ public struct MonitoringEngine: Sendable {
                 monitored.candidateSince = nil
                 return (candidate, since, monitored.lastDistance)
             }), let (candidate, since, distance) = taken else { return [] }
-            let indexSlot = slot < geoIndexSlots.count && geoIndexSlots[slot] >= 0 ? Int(geoIndexSlots[slot]) : nil
+            let indexSlot = geoIndexSlot(record: slot)
             trackGeo(indexSlot: indexSlot, record: slot)
             return setState(slot: slot, indexSlot: indexSlot, candidate, crossing: true, evidence: EventEvidence(
                 distance: distance, horizontalAccuracy: lastFix?.horizontalAccuracy, dwell: now - since,
