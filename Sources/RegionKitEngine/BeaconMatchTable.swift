@@ -61,19 +61,20 @@ struct BeaconMatchTable: Sendable {
         /// No region (computed, not a `static let`: a global's lazy initialisation check would
         /// run on every sighting that misses a list).
         @inline(__always)
-        static var empty: Matches { Matches(count: 0, head: Registered(sequence: 0, slot: -1), tail: []) }
+        static var empty: Matches { Matches(count: 0, head: Registered(sequence: 0, slot: -1), tail: nil) }
         /// How many regions (0: `head` is a placeholder).
         let count: Int
         /// The first region.
         let head: Registered
-        /// The others, in registration order.
-        let tail: [Registered]
+        /// The others, in registration order; `nil` when there are none (most constraints): an
+        /// empty array is still retained and released, three times a sighting.
+        let tail: [Registered]?
 
         var startIndex: Int { 0 }
         var endIndex: Int { count }
 
         @inline(__always)
-        subscript(position: Int) -> Registered { position == 0 ? head : tail[position &- 1] }
+        subscript(position: Int) -> Registered { position == 0 ? head : tail![position &- 1] }
     }
 
     /// A slot of the table: vacant when its key's tag is ``Key/vacant`` (not an `Optional`, whose
@@ -117,7 +118,8 @@ struct BeaconMatchTable: Sendable {
     /// The regions of one constraint, in registration order (empty when none).
     func regions(for key: Key) -> Matches {
         guard let index = find(key) else { return .empty }
-        return Matches(count: 1 &+ entries[index].tail.count, head: entries[index].head, tail: entries[index].tail)
+        let others = entries[index].tail.count
+        return Matches(count: 1 &+ others, head: entries[index].head, tail: others == 0 ? nil : entries[index].tail)
     }
 
     /// Adds a region (registered after every region already there) to `key`'s list.

@@ -23,12 +23,17 @@ package struct MinHeap<Element: Comparable>: Sendable where Element: Sendable {
 
     package mutating func push(_ element: Element) {
         elements.append(element)
-        var child = elements.count - 1
-        while child > 0 {
-            let parent = (child - 1) / 2
-            guard elements[child] < elements[parent] else { break }
-            elements.swapAt(child, parent)
-            child = parent
+        // A hole moves up instead of swapping: one write per level, and the buffer is checked
+        // for uniqueness once, not at every swap.
+        elements.withUnsafeMutableBufferPointer { heap in
+            var child = heap.count - 1
+            while child > 0 {
+                let parent = (child - 1) / 2
+                guard element < heap[parent] else { break }
+                heap[child] = heap[parent]
+                child = parent
+            }
+            heap[child] = element
         }
     }
 
@@ -44,6 +49,14 @@ package struct MinHeap<Element: Comparable>: Sendable where Element: Sendable {
         return first
     }
 
+    /// Replaces the smallest element with `element` (one sift, where a pop and a push take two);
+    /// pushes it when the heap is empty.
+    package mutating func replaceMin(with element: Element) {
+        guard !elements.isEmpty else { return push(element) }
+        elements[0] = element
+        siftDown(from: 0)
+    }
+
     /// Replaces the contents with `newElements`, heapified in O(n).
     package mutating func rebuild(_ newElements: [Element]) {
         elements = newElements
@@ -53,15 +66,19 @@ package struct MinHeap<Element: Comparable>: Sendable where Element: Sendable {
 
     /// Moves the element at `start` down until neither child is smaller.
     private mutating func siftDown(from start: Int) {
-        var parent = start
-        while true {
-            let left = 2 * parent + 1
-            guard left < elements.count else { return }
-            let right = left + 1
-            let child = right < elements.count && elements[right] < elements[left] ? right : left
-            guard elements[child] < elements[parent] else { return }
-            elements.swapAt(child, parent)
-            parent = child
+        elements.withUnsafeMutableBufferPointer { heap in
+            let element = heap[start]
+            var parent = start
+            while true {
+                let left = 2 * parent + 1
+                guard left < heap.count else { break }
+                let right = left + 1
+                let child = right < heap.count && heap[right] < heap[left] ? right : left
+                guard heap[child] < element else { break }
+                heap[parent] = heap[child]
+                parent = child
+            }
+            heap[parent] = element
         }
     }
 }

@@ -143,10 +143,10 @@ struct RegionSchedule: Sendable {
 
     /// Moves the minimum (an early, live entry) to its region's real deadline `time`.
     mutating func moveEarliest(to time: Timestamp) {
-        guard var first = timers.popMin() else { return }
+        guard var first = timers.min else { return }
         setScheduled(Int(first.slot), time.seconds)
         first.time = time
-        timers.push(first)
+        timers.replaceMin(with: first)
     }
 
     /// Rebuilds the queue from the live entries when stale ones outnumber them.

@@ -54,7 +54,9 @@ public struct StreamTable: Sendable, Sequence, ExpressibleByDictionaryLiteral {
     private var head: [Entry] = []
     private var chunks: [[Entry]] = []
     /// The number of streams.
-    public var count: Int { head.count + (chunks.last.map { $0.count + (chunks.count - 1) * Self.chunkSize } ?? 0) }
+    public var count: Int {
+        chunks.isEmpty ? head.count : head.count + (chunks.count - 1) * Self.chunkSize + chunks[chunks.count - 1].count
+    }
     /// Positions in ``entries`` + 1 by hash (0 = empty); empty while the table is small.
     private var index: [UInt32] = []
 
