@@ -23,17 +23,12 @@ package struct MinHeap<Element: Comparable>: Sendable where Element: Sendable {
 
     package mutating func push(_ element: Element) {
         elements.append(element)
-        // A hole moves up instead of swapping: one write per level, and the buffer is checked
-        // for uniqueness once, not at every swap.
-        elements.withUnsafeMutableBufferPointer { heap in
-            var child = heap.count - 1
-            while child > 0 {
-                let parent = (child - 1) / 2
-                guard element < heap[parent] else { break }
-                heap[child] = heap[parent]
-                child = parent
-            }
-            heap[child] = element
+        var child = elements.count - 1
+        while child > 0 {
+            let parent = (child - 1) / 2
+            guard elements[child] < elements[parent] else { break }
+            elements.swapAt(child, parent)
+            child = parent
         }
     }
 
@@ -66,19 +61,15 @@ package struct MinHeap<Element: Comparable>: Sendable where Element: Sendable {
 
     /// Moves the element at `start` down until neither child is smaller.
     private mutating func siftDown(from start: Int) {
-        elements.withUnsafeMutableBufferPointer { heap in
-            let element = heap[start]
-            var parent = start
-            while true {
-                let left = 2 * parent + 1
-                guard left < heap.count else { break }
-                let right = left + 1
-                let child = right < heap.count && heap[right] < heap[left] ? right : left
-                guard heap[child] < element else { break }
-                heap[parent] = heap[child]
-                parent = child
-            }
-            heap[parent] = element
+        var parent = start
+        while true {
+            let left = 2 * parent + 1
+            guard left < elements.count else { return }
+            let right = left + 1
+            let child = right < elements.count && elements[right] < elements[left] ? right : left
+            guard elements[child] < elements[parent] else { return }
+            elements.swapAt(child, parent)
+            parent = child
         }
     }
 }
