@@ -2,7 +2,9 @@
 ///
 /// The engine's timers, the reorder buffer and the detection sweep's merge of transmitters all
 /// order by (time, tie-breaker) through this one type: `package` access, an implementation detail
-/// shared inside RegionKit, not API.
+/// shared inside RegionKit, not API. Inlinable (with ``ReorderBuffer``, which is generic and used
+/// from other modules): called across a module boundary unspecialised, every push and pop went
+/// through generic metadata and value witnesses.
 ///
 /// ```swift
 /// var heap = MinHeap<Int>()
@@ -10,65 +12,79 @@
 /// heap.popMin() // 1
 /// heap.min      // 2
 /// ```
+@usableFromInline
 package struct MinHeap<Element: Comparable>: Sendable where Element: Sendable {
     /// The elements in heap order (the first is the smallest; the rest are not sorted).
-    package private(set) var elements: [Element] = []
+    @usableFromInline
+    var storage: [Element] = []
 
+    /// The elements in heap order (the first is the smallest; the rest are not sorted).
+    package var elements: [Element] { storage }
+
+    @inlinable @usableFromInline
     package init() {}
 
-    package var count: Int { elements.count }
-    package var isEmpty: Bool { elements.isEmpty }
+    @inlinable @usableFromInline
+    package var count: Int { storage.count }
+    @inlinable @usableFromInline
+    package var isEmpty: Bool { storage.isEmpty }
     /// The smallest element, if any.
-    package var min: Element? { elements.first }
+    @inlinable @usableFromInline
+    package var min: Element? { storage.first }
 
+    @inlinable @usableFromInline
     package mutating func push(_ element: Element) {
-        elements.append(element)
-        var child = elements.count - 1
+        storage.append(element)
+        var child = storage.count - 1
         while child > 0 {
             let parent = (child - 1) / 2
-            guard elements[child] < elements[parent] else { break }
-            elements.swapAt(child, parent)
+            guard storage[child] < storage[parent] else { break }
+            storage.swapAt(child, parent)
             child = parent
         }
     }
 
     /// Removes and returns the smallest element.
     @discardableResult
+    @inlinable @usableFromInline
     package mutating func popMin() -> Element? {
-        guard !elements.isEmpty else { return nil }
-        let first = elements[0]
-        let last = elements.removeLast()
-        guard !elements.isEmpty else { return first }
-        elements[0] = last
+        guard !storage.isEmpty else { return nil }
+        let first = storage[0]
+        let last = storage.removeLast()
+        guard !storage.isEmpty else { return first }
+        storage[0] = last
         siftDown(from: 0)
         return first
     }
 
     /// Replaces the smallest element with `element` (one sift, where a pop and a push take two);
     /// pushes it when the heap is empty.
+    @inlinable @usableFromInline
     package mutating func replaceMin(with element: Element) {
-        guard !elements.isEmpty else { return push(element) }
-        elements[0] = element
+        guard !storage.isEmpty else { return push(element) }
+        storage[0] = element
         siftDown(from: 0)
     }
 
     /// Replaces the contents with `newElements`, heapified in O(n).
+    @inlinable @usableFromInline
     package mutating func rebuild(_ newElements: [Element]) {
-        elements = newElements
-        guard elements.count > 1 else { return }
-        for start in stride(from: elements.count / 2 - 1, through: 0, by: -1) { siftDown(from: start) }
+        storage = newElements
+        guard storage.count > 1 else { return }
+        for start in stride(from: storage.count / 2 - 1, through: 0, by: -1) { siftDown(from: start) }
     }
 
     /// Moves the element at `start` down until neither child is smaller.
-    private mutating func siftDown(from start: Int) {
+    @inlinable
+    mutating func siftDown(from start: Int) {
         var parent = start
         while true {
             let left = 2 * parent + 1
-            guard left < elements.count else { return }
+            guard left < storage.count else { return }
             let right = left + 1
-            let child = right < elements.count && elements[right] < elements[left] ? right : left
-            guard elements[child] < elements[parent] else { return }
-            elements.swapAt(child, parent)
+            let child = right < storage.count && storage[right] < storage[left] ? right : left
+            guard storage[child] < storage[parent] else { return }
+            storage.swapAt(child, parent)
             parent = child
         }
     }

@@ -17,12 +17,12 @@ extension SourceRunner {
         var damage: (any Error)?
         do {
             _ = try GatewayFileReader(path: settings.file).forEach { sighting in
-                batch += buffer.insert(sighting, at: Timestamp(seconds: Double(sighting.timeMilliseconds) / 1000))
+                buffer.insert(sighting, at: Timestamp(seconds: Double(sighting.timeMilliseconds) / 1000)) { batch.append($0) }
             }
         } catch {
             damage = error
         }
-        batch += buffer.drain()
+        buffer.drain { batch.append($0) }
         if let damage, batch.isEmpty {
             throw RegionKitError(.malformedInput, "gateway file \(settings.file): \(Self.reason(damage))", cause: damage)
         }

@@ -46,3 +46,38 @@ struct ReorderBufferTests {
         #expect(buffer.tooLate == 0)
     }
 }
+
+extension ReorderBufferTests {
+    struct Stop: Error {}
+
+    @Test func theCallbackFormsReleaseWhatTheArrayFormsDo() {
+        var random = SeededRandom(seed: 7)
+        var arrays = ReorderBuffer<Int>(window: 1.5)
+        var callbacks = ReorderBuffer<Int>(window: 1.5)
+        var fromArrays: [Int] = [], fromCallbacks: [Int] = []
+        for index in 0..<2_000 {
+            let time = Timestamp(seconds: Double(index) * 0.01 + Double.random(in: 0..<2, using: &random))
+            fromArrays += arrays.insert(index, at: time)
+            callbacks.insert(index, at: time) { fromCallbacks.append($0) }
+            #expect(fromArrays == fromCallbacks)
+        }
+        fromArrays += arrays.drain()
+        callbacks.drain { fromCallbacks.append($0) }
+        #expect(fromArrays == fromCallbacks && fromCallbacks.count == 2_000)
+        #expect(arrays.tooLate == callbacks.tooLate)
+    }
+
+    @Test func anErrorFromTheCallbackStopsTheReleaseAndKeepsTheRest() throws {
+        var window = ReorderBuffer<String>(window: 10)
+        for (name, time) in [("b", 1.0), ("c", 2.0), ("d", 3.0)] { _ = window.insert(name, at: Timestamp(seconds: time)) }
+        var seen: [String] = []
+        #expect(throws: Stop.self) {
+            try window.drain { (name: String) throws(Stop) in
+                seen.append(name)
+                if name == "c" { throw Stop() }
+            }
+        }
+        #expect(seen == ["b", "c"])   // "c" was handed over when the callback threw
+        #expect(window.drain() == ["d"])
+    }
+}

@@ -129,9 +129,9 @@ struct Replay: AsyncParsableCommand {
                 let start = origin ?? sighting.timeMilliseconds
                 origin = start
                 let observation = sighting.observation(originMilliseconds: start)
-                buffer.insert(observation, at: observation.timestamp).forEach(accept)
+                buffer.insert(observation, at: observation.timestamp, release: accept)
             }
-            buffer.drain().forEach(accept)
+            buffer.drain(release: accept)
             await drain()
             if buffer.tooLate > 0 {
                 Console.warning("\(buffer.tooLate) sightings arrived more than \(reorderWindow) s out of order (--reorder-window)")
