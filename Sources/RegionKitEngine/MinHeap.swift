@@ -21,18 +21,18 @@ package struct MinHeap<Element: Comparable>: Sendable where Element: Sendable {
     /// The elements in heap order (the first is the smallest; the rest are not sorted).
     package var elements: [Element] { storage }
 
-    @inlinable @usableFromInline
+    @inlinable
     package init() {}
 
-    @inlinable @usableFromInline
+    @inlinable
     package var count: Int { storage.count }
-    @inlinable @usableFromInline
+    @inlinable
     package var isEmpty: Bool { storage.isEmpty }
     /// The smallest element, if any.
-    @inlinable @usableFromInline
+    @inlinable
     package var min: Element? { storage.first }
 
-    @inlinable @usableFromInline
+    @inlinable
     package mutating func push(_ element: Element) {
         storage.append(element)
         var child = storage.count - 1
@@ -46,7 +46,7 @@ package struct MinHeap<Element: Comparable>: Sendable where Element: Sendable {
 
     /// Removes and returns the smallest element.
     @discardableResult
-    @inlinable @usableFromInline
+    @inlinable
     package mutating func popMin() -> Element? {
         guard !storage.isEmpty else { return nil }
         let first = storage[0]
@@ -59,7 +59,7 @@ package struct MinHeap<Element: Comparable>: Sendable where Element: Sendable {
 
     /// Replaces the smallest element with `element` (one sift, where a pop and a push take two);
     /// pushes it when the heap is empty.
-    @inlinable @usableFromInline
+    @inlinable
     package mutating func replaceMin(with element: Element) {
         guard !storage.isEmpty else { return push(element) }
         storage[0] = element
@@ -67,7 +67,7 @@ package struct MinHeap<Element: Comparable>: Sendable where Element: Sendable {
     }
 
     /// Replaces the contents with `newElements`, heapified in O(n).
-    @inlinable @usableFromInline
+    @inlinable
     package mutating func rebuild(_ newElements: [Element]) {
         storage = newElements
         guard storage.count > 1 else { return }

@@ -68,8 +68,11 @@ extension MonitoringEngine {
         channelSweepAt = min(Self.maximumChannels, max(Self.minimumChannelSweep, 2 * channels.count))
     }
 
-    /// What a sighting's scanner channel lends the streams that record it. Small (no copy of the
-    /// channel: it is passed to every region the sighting matches, and its gap list is an array).
+    /// What a sighting's scanner channel lends the streams that record it. Plain values only (no
+    /// copy of the channel: it is passed to every region the sighting matches): the channel's gap
+    /// list travels beside it (``recordChannel(scannerID:at:sharing:)``), so a view is trivially
+    /// copied and dropped (holding the array, its optional was destroyed through generic metadata
+    /// at the end of every sighting, ≈ 75 instructions).
     struct ChannelView {
         /// The channel's prior tail scale (``ScannerChannel/priorScale``).
         var priorScale: Double?
@@ -78,18 +81,18 @@ extension MonitoringEngine {
         /// Its weight in periods (``ScannerChannel/priorLossWeight``).
         var priorLossWeight: Double
         /// Only for detectors that excuse shared silences (``ExitDetector/usesChannels``): the
-        /// channel's dark gaps (``ScannerChannel/gaps``) and ``ScannerChannel/excuseLimit``.
+        /// channel's gaps (given with the view) count, up to ``ScannerChannel/excuseLimit``.
         var sharing: Bool
-        var gaps: [ScannerChannel.Gap]
         var excuseLimit: Double
         /// The channel's index in ``MonitoringEngine/channels``; `nil`: the local adapter's.
         var number: Int?
 
         /// ``ScannerChannel/excusedSilence(from:to:streamRate:)`` of the channel this view was
-        /// taken from, for a silence that ends at `now`, when the channel has just been heard
-        /// (``MonitoringEngine/recordChannel(scannerID:at:sharing:)`` at `now`): its current
+        /// taken from, given its dark `gaps` (``ScannerChannel/gaps``, as
+        /// ``MonitoringEngine/recordChannel(scannerID:at:sharing:)`` returned them), for a silence
+        /// that ends at `now`, when the channel has just been heard (at `now`): its current
         /// silence is then over, and only its dark gaps count.
-        func excusedSilence(from lastSighting: Timestamp, to now: Timestamp, streamRate: Double) -> Double {
+        func excusedSilence(from lastSighting: Timestamp, to now: Timestamp, streamRate: Double, gaps: [ScannerChannel.Gap]) -> Double {
             guard sharing, now > lastSighting else { return 0 }
             var excused = 0.0
             ScannerChannel.creditGaps(gaps, silence: lastSighting..<now, streamRate: streamRate, to: &excused)
@@ -98,14 +101,16 @@ extension MonitoringEngine {
     }
 
     /// Records a sighting at `time` in its scanner's channel; returns what the sighting's streams
-    /// take from it (`sharing`: include the channel's gaps, for ``ExitDetector/usesChannels``).
-    mutating func recordChannel(scannerID: String?, at time: Timestamp, sharing: Bool) -> ChannelView {
-        func recorded(_ channel: inout ScannerChannel, number: Int?) -> ChannelView {
+    /// take from it and, with `sharing` (for ``ExitDetector/usesChannels``), the channel's gaps
+    /// (otherwise none).
+    mutating func recordChannel(scannerID: String?, at time: Timestamp, sharing: Bool) -> (view: ChannelView, gaps: [ScannerChannel.Gap]) {
+        func recorded(_ channel: inout ScannerChannel, number: Int?) -> (view: ChannelView, gaps: [ScannerChannel.Gap]) {
             channel.record(at: time)
             let lossPrior = sharing ? channel.lossPrior : nil
-            return ChannelView(priorScale: channel.priorScale, priorLoss: lossPrior?.loss,
-                               priorLossWeight: lossPrior?.weight ?? PeriodicTail.scannerPriorFrames,
-                               sharing: sharing, gaps: sharing ? channel.gaps : [], excuseLimit: channel.excuseLimit, number: number)
+            let view = ChannelView(priorScale: channel.priorScale, priorLoss: lossPrior?.loss,
+                                   priorLossWeight: lossPrior?.weight ?? PeriodicTail.scannerPriorFrames,
+                                   sharing: sharing, excuseLimit: channel.excuseLimit, number: number)
+            return (view, sharing ? channel.gaps : [])
         }
         if let scannerID {
             let number = channelNumber(of: scannerID, at: time)

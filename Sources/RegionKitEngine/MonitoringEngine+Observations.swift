@@ -27,8 +27,9 @@ extension MonitoringEngine {
         let identity = observation.identity
         // The scanner's channel first: a sighting that ends a silence of the whole scanner logs it.
         var channel: ChannelView?
+        var gaps: [ScannerChannel.Gap] = []
         if profile.exitDetector.usesScannerPrior {
-            channel = recordChannel(scannerID: observation.scannerID, at: time, sharing: profile.exitDetector.usesChannels)
+            (channel, gaps) = recordChannel(scannerID: observation.scannerID, at: time, sharing: profile.exitDetector.usesChannels)
         }
         var prior: StreamPrior?
         // Regions whose constraint can match: UUID only, UUID+major, UUID+major+minor, each list
@@ -45,7 +46,7 @@ extension MonitoringEngine {
             else if b < major.count && major[b].sequence == registered.sequence { b += 1 }
             else { c += 1 }
             let recorded = record(identity, scannerID: observation.scannerID, rssi: observation.rssi, in: registered, at: time,
-                                  channel: channel, prior: &prior)
+                                  channel: channel, gaps: gaps, prior: &prior)
             // Most sightings change no state: appending an empty array still reallocates.
             if !recorded.isEmpty { events += recorded }
         }
@@ -87,10 +88,10 @@ extension MonitoringEngine {
     }
 
     /// Records a sighting in one candidate region.
-    /// `channel`: the sighting's scanner channel (detectors that use one); `prior` is set to what
-    /// the stream lends the channel's prior when it is settled and not set yet.
+    /// `channel`: the sighting's scanner channel (detectors that use one) and its `gaps`; `prior`
+    /// is set to what the stream lends the channel's prior when it is settled and not set yet.
     private mutating func record(_ identity: BeaconIdentity, scannerID: String?, rssi: Int, in registered: RegisteredID, at time: Timestamp,
-                                 channel: ChannelView?, prior: inout StreamPrior?) -> [LocationEvent] {
+                                 channel: ChannelView?, gaps: [ScannerChannel.Gap], prior: inout StreamPrior?) -> [LocationEvent] {
         // The record by slot: no identifier is hashed on this path.
         let slot = Int(registered.slot)
         guard slot >= 0 else { return [] }
@@ -106,7 +107,7 @@ extension MonitoringEngine {
         // One in-place access to the record (reading fields one by one would copy it each time).
         guard let recorded = regions.update(slot: slot, {
             Self.recordSighting(identity, scannerID: scannerID, rssi: rssi, in: &$0, at: time, detector: detector, channel: channel,
-                                wantsPrior: wantsPrior)
+                                gaps: gaps, wantsPrior: wantsPrior)
         }),
               let sighting = recorded else { return [] }
         if channel != nil, prior == nil, let lent = sighting.prior { prior = lent }
@@ -168,10 +169,11 @@ extension MonitoringEngine {
     /// table gave for `identity`) when the region's scanner binding lets it; nil when it does not.
     /// `channel`: the sighting's scanner channel, when the detector uses one: the stream takes the
     /// channel's prior, and with ``ExitDetector/usesChannels`` the part of the silence the scanner
-    /// shared is excused. `wantsPrior`: whether to compute what the stream lends its scanner's
+    /// shared (its `gaps`) is excused. `wantsPrior`: whether to compute what the stream lends its scanner's
     /// prior (``RecordedSighting/prior``).
     static func recordSighting(_ identity: BeaconIdentity, scannerID: String?, rssi: Int, in monitored: inout MonitoredRegion, at time: Timestamp,
-                               detector: ExitDetector, channel: ChannelView? = nil, wantsPrior: Bool = true) -> RecordedSighting? {
+                               detector: ExitDetector, channel: ChannelView? = nil, gaps: [ScannerChannel.Gap] = [],
+                               wantsPrior: Bool = true) -> RecordedSighting? {
         // The match table found this region by its constraint's own key, so only the scanner
         // binding is left to check (the constraint is checked again in debug builds).
         guard case .beacon(let beacon) = monitored.region, beacon.scannerID == nil || beacon.scannerID == scannerID else { return nil }
@@ -188,7 +190,7 @@ extension MonitoringEngine {
                 var excused = 0.0
                 if let channel {
                     if detector.usesChannels {
-                        excused = channel.excusedSilence(from: stream.lastSighting, to: time, streamRate: 1 / max(stream.meanInterval, 1e-3))
+                        excused = channel.excusedSilence(from: stream.lastSighting, to: time, streamRate: 1 / max(stream.meanInterval, 1e-3), gaps: gaps)
                     }
                     stream.priorScale = channel.priorScale
                     stream.setPriorLoss(channel.priorLoss, weight: channel.priorLossWeight)
