@@ -22,7 +22,7 @@ extension MonitoringEngine {
             if channels.count >= channelSweepAt { sweepChannels(at: time) }
             number = channels.count
             channels.append(ScannerChannel())
-            channelNumbers[scannerID] = number
+            channelNumbers.insert(scannerID, number: number)
         }
         lastChannel = (scannerID, number)
         return number
@@ -56,10 +56,10 @@ extension MonitoringEngine {
         kept.sort { $0.number < $1.number }   // the survivors keep their order
         var survivors: [ScannerChannel] = []
         survivors.reserveCapacity(kept.count)
-        var numbers: [String: Int] = [:]
+        var numbers = ScannerNumbers()
         numbers.reserveCapacity(kept.count)
         for entry in kept {
-            numbers[entry.name] = survivors.count
+            numbers.insert(entry.name, number: survivors.count)
             survivors.append(channels[entry.number])
         }
         channels = survivors

@@ -118,9 +118,16 @@ extension MonitoringEngine {
             }
             // A sighting usually pushes the exit later (lazy: nothing to do unless this region's
             // entry is the queue's minimum); when it brings this stream's deadline before the
-            // scheduled one (a faster learned rate), lower the entry.
-            if let scheduledTime = schedule.scheduledTime(slot: slot), sighting.deadline >= scheduledTime {
+            // scheduled one (a faster learned rate), lower the entry — unless the stream's
+            // deadline was before the scheduled time already: the region's exit, the latest of
+            // its streams' deadlines and never before the scheduled time, was then another
+            // stream's, which this sighting did not move (a region heard by two scanners in
+            // turn: each sighting used to push an entry and settle it again).
+            let scheduledTime = schedule.scheduledTime(slot: slot)
+            if let scheduledTime, sighting.deadline >= scheduledTime {
                 if schedule.earliest?.sequence == number { schedule.invalidate() }
+            } else if let scheduledTime, sighting.previousDeadline < scheduledTime.seconds {
+                // Unchanged: the entry is still a lower bound, and exact if it was.
             } else {
                 schedule.lower(slot, to: sighting.deadline)
             }
@@ -147,6 +154,9 @@ extension MonitoringEngine {
         var streamCount: Int
         /// The stream's gone-deadline after the sighting.
         var deadline: Timestamp
+        /// Its gone-deadline before, in seconds, when the engine knew it (an existing stream whose
+        /// deadline it had computed for the stream's state then); NaN otherwise.
+        var previousDeadline: Double
         var wasRestored: Bool
         /// What the stream lends its scanner's prior (``ExitDetector/streamPrior(of:)``) once it is settled.
         var prior: StreamPrior? = nil
@@ -182,7 +192,9 @@ extension MonitoringEngine {
         let newStream: Bool
         let deadline: Timestamp
         var prior: StreamPrior?
+        var previousDeadline = Double.nan
         if let position = monitored.streams.index(forKey: key) {
+            previousDeadline = monitored.streams.knownDeadline(position: position)
             // One in-place access to the stream (each `streams[position:]` access is a coroutine;
             // reading the estimator back out copied it).
             let origin = monitored.registeredAt
@@ -219,7 +231,7 @@ extension MonitoringEngine {
         let wasRestored = monitored.restoredAt != nil
         if wasRestored { monitored.restoredAt = nil }
         return RecordedSighting(previous: monitored.state, key: key, newStream: newStream, streamCount: monitored.streams.count,
-                                deadline: deadline, wasRestored: wasRestored, prior: prior)
+                                deadline: deadline, previousDeadline: previousDeadline, wasRestored: wasRestored, prior: prior)
     }
 
     /// Keeps the latest-deadline stream of a many-stream region current after stream `key` was

@@ -90,7 +90,7 @@ public struct MonitoringEngine: Sendable {
     /// by the scanner's number in ``channelNumbers``.
     var channels: [ScannerChannel] = []
     /// Scanner name → its channel's index in ``channels``.
-    var channelNumbers: [String: Int] = [:]
+    var channelNumbers = ScannerNumbers()
     /// The channel count at which ``sweepChannels()`` runs next.
     var channelSweepAt = MonitoringEngine.minimumChannelSweep
     /// The scanner looked up last, with its number: consecutive sightings usually come from one

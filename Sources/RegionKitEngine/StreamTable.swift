@@ -168,6 +168,13 @@ public struct StreamTable: Sendable, Sequence, ExpressibleByDictionaryLiteral {
         return apply(&chunks[(position >> Self.chunkShift) - 1][position & Self.chunkMask])
     }
 
+    /// The gone-deadline in seconds the engine last computed for the stream at `position` (from
+    /// ``index(forKey:)``) and its current state; NaN when not known (see ``update(position:_:)``).
+    @inline(__always)
+    func knownDeadline(position: Int) -> Double {
+        position < Self.chunkSize ? head[position].deadline : chunks[(position >> Self.chunkShift) - 1][position & Self.chunkMask].deadline
+    }
+
     /// Adds `key`'s stream (not present) at the end, with its gone-deadline if known.
     mutating func insertNew(_ key: Key, _ value: ReceptionEstimator, deadline: Timestamp?) {
         var entry = Entry(key: key, value: value)
