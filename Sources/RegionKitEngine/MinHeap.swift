@@ -14,7 +14,7 @@
 /// ```
 @usableFromInline
 package struct MinHeap<Element: Comparable>: Sendable where Element: Sendable {
-    /// The elements in heap order (the first is the smallest; the rest are not sorted).
+    /// The heap's array, reachable from inlinable code (read it as ``elements``).
     @usableFromInline
     var storage: [Element] = []
 
