@@ -146,7 +146,10 @@ struct BeaconMatchTable: Sendable {
     /// per doubling when many regions are registered at once).
     mutating func reserveCapacity(_ additional: Int) {
         let wanted = (count + max(0, additional)) * 2
-        while entries.count < wanted { grow() }
+        var size = entries.count
+        while size < wanted { size *= 2 }
+        // One table of the final size (doubling step by step wrote and freed every size between).
+        if size > entries.count { rehash(into: size) }
     }
 
     /// Removes the region in `slot` from `key`'s list (and the key when its list empties).
@@ -168,10 +171,7 @@ struct BeaconMatchTable: Sendable {
         count -= 1
         var index = (hole + 1) & mask
         while !entries[index].isVacant {
-            let home = home(entries[index].key)
-            // The entry may fill the hole unless its home lies cyclically in (hole, index].
-            let stays = hole <= index ? (home > hole && home <= index) : (home > hole || home <= index)
-            if !stays {
+            if OpenAddressing.canMove(home: home(entries[index].key), into: hole, from: index) {
                 entries[hole] = entries[index]
                 entries[index] = .vacant
                 hole = index
@@ -180,9 +180,12 @@ struct BeaconMatchTable: Sendable {
         }
     }
 
-    private mutating func grow() {
+    private mutating func grow() { rehash(into: entries.count * 2) }
+
+    /// Refiles every constraint in a table of `size` slots (a power of two).
+    private mutating func rehash(into size: Int) {
         let old = entries
-        entries = Array(repeating: .vacant, count: old.count * 2)
+        entries = Array(repeating: .vacant, count: size)
         mask = entries.count - 1
         for entry in old where !entry.isVacant {
             var index = home(entry.key)

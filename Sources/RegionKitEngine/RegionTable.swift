@@ -7,7 +7,11 @@ import RegionKitCore
 ///
 /// Records live in one array (a dictionary's buckets are at most ¾ full and a record is
 /// ~200 bytes: two thirds of a million-region dictionary were empty buckets); freed slots are
-/// reused.
+/// reused. Identifiers find their slot through an open-addressing index of 8-byte buckets
+/// (linear probing, load ≤ ½, backward-shift deletion) hashed with
+/// ``StreamTable/hash(_:)-(String)`` (seeded per process: identifiers come from configuration and
+/// the network) — no `[String: Int32]`, whose 20-byte buckets cost ≈ 42 bytes a region, nor a
+/// SipHash per registration and per lookup.
 ///
 /// ```swift
 /// var table = RegionTable()
@@ -22,7 +26,10 @@ struct RegionTable: Sendable {
     /// record (a retain and a release of each of its arrays), where a plain element is changed in place.
     private var records: [MonitoredRegion] = []
     private var occupied: [Bool] = []
-    private var slots: [String: Int32] = [:]
+    /// The identifier index: each bucket is 0 (empty) or the identifier's hash's low 32 bits
+    /// (its home bucket and a fingerprint) above the slot + 1; a power of two, at least twice
+    /// ``count``, or empty.
+    private var index: [UInt64] = []
     private var free: [Int32] = []
 
     /// What a free slot holds: a record of no region (its streams empty, nothing allocated).
@@ -30,10 +37,10 @@ struct RegionTable: Sendable {
         region: .circular(try! CircularRegion(identifier: "-", latitude: 0, longitude: 0, radius: 1)), registeredAt: .zero)
 
     /// Regions stored.
-    var count: Int { slots.count }
+    private(set) var count = 0
 
     /// The slot of region `id`, if stored.
-    func slot(of id: String) -> Int? { slots[id].map(Int.init) }
+    func slot(of id: String) -> Int? { find(id).slot }
 
     /// The record in `slot` (`nil`: a free slot). A copy: the engine's own paths use
     /// ``read(slot:_:)`` and ``update(slot:_:)``.
@@ -42,27 +49,35 @@ struct RegionTable: Sendable {
     }
 
     /// The record of region `id`. Setting a record for a new identifier is not allowed (use
-    /// ``insert(_:)``): it is ignored; setting `nil` removes the region.
+    /// ``insert(_:)``): it is ignored; setting `nil` removes the region. A record keeps its
+    /// region's identifier (the index finds a slot by comparing it): a record set under `id`
+    /// with another identifier is ignored too.
     subscript(id: String) -> MonitoredRegion? {
-        get { slots[id].map { records[Int($0)] } }
+        get { slot(of: id).map { records[$0] } }
         set {
-            guard let slot = slots[id] else { return }
+            let (bucket, found, _) = find(id)
+            guard let slot = found else { return }
             if let newValue {
-                records[Int(slot)] = newValue
+                guard newValue.region.identifier == id else { return }
+                records[slot] = newValue
             } else {
-                removeValue(forKey: id)
+                remove(slot: slot, bucket: bucket)
             }
         }
         _modify {
-            if let slot = slots[id].map(Int.init) {
+            let (bucket, found, _) = find(id)
+            if let slot = found {
                 // Moved out and back (a swap, not a copy): the record's streams stay uniquely referenced.
                 var record: MonitoredRegion? = Self.vacant
                 swap(&record!, &records[slot])
+                let original = record!.region
                 yield &record
-                if let record {
+                if var record {
+                    if record.region.identifier != id { record.region = original }
                     records[slot] = record
                 } else {
-                    removeValue(forKey: id)
+                    // (Not by identifier: the slot holds the vacant record while the caller has it.)
+                    remove(slot: slot, bucket: bucket)
                 }
             } else {
                 var absent: MonitoredRegion?
@@ -94,8 +109,8 @@ struct RegionTable: Sendable {
 
     /// Makes room for `additional` more regions: the identifier map is not rehashed as it grows.
     mutating func reserveCapacity(_ additional: Int) {
-        let total = slots.count + max(0, additional)
-        slots.growCapacity(toAtLeast: total)
+        let total = count + max(0, additional)
+        if total * 2 > index.count { rebuildIndex(bucketCount: Self.bucketCount(for: total)) }
         records.growCapacity(toAtLeast: total)
         occupied.growCapacity(toAtLeast: total)
     }
@@ -104,22 +119,24 @@ struct RegionTable: Sendable {
     /// under that identifier is replaced in its slot and handed back in `replaced`.
     @discardableResult
     mutating func insert(_ record: MonitoredRegion, replaced: inout MonitoredRegion?) -> Int {
-        // One hash of the identifier: the slot a new region gets is known before the lookup,
-        // which then either finds the region's slot or stores that one.
-        let candidate = free.last.map(Int.init) ?? records.count
-        var isNew = false
-        func place(_ stored: inout Int32) -> Int {
-            guard stored < 0 else { return Int(stored) }
-            stored = Int32(truncatingIfNeeded: candidate)
-            isNew = true
-            return candidate
-        }
-        let slot = place(&slots[record.region.identifier, default: -1])
-        if !isNew {
+        // One hash of the identifier: the lookup that misses ends at the empty bucket the new
+        // region's slot is filed in.
+        let id = record.region.identifier
+        var (bucket, found, hash) = find(id)
+        if let slot = found {
             var old = record
             swap(&old, &records[slot])
             replaced = old
-        } else if slot < records.count {
+            return slot
+        }
+        if (count + 1) * 2 > index.count {
+            rebuildIndex(bucketCount: Self.bucketCount(for: count + 1))
+            bucket = emptyBucket(hash: hash)
+        }
+        let slot = free.last.map(Int.init) ?? records.count
+        index[bucket] = Self.bucket(hash: hash, slot: slot)
+        count += 1
+        if slot < records.count {
             free.removeLast()
             records[slot] = record
             occupied[slot] = true
@@ -133,7 +150,16 @@ struct RegionTable: Sendable {
     /// Removes region `id`; returns its record.
     @discardableResult
     mutating func removeValue(forKey id: String) -> MonitoredRegion? {
-        guard let slot = slots.removeValue(forKey: id).map(Int.init) else { return nil }
+        let (bucket, found, _) = find(id)
+        guard let slot = found else { return nil }
+        return remove(slot: slot, bucket: bucket)
+    }
+
+    /// Removes the region in `slot`, filed in the index at `bucket`; returns its record.
+    @discardableResult
+    private mutating func remove(slot: Int, bucket: Int) -> MonitoredRegion {
+        deleteBucket(bucket)
+        count -= 1
         var record = Self.vacant
         swap(&record, &records[slot])
         occupied[slot] = false
@@ -144,5 +170,76 @@ struct RegionTable: Sendable {
     /// Every stored region with its identifier, in slot order.
     var all: [(id: String, record: MonitoredRegion)] {
         records.indices.compactMap { occupied[$0] ? (records[$0].region.identifier, records[$0]) : nil }
+    }
+
+    // MARK: - The identifier index
+
+    /// The smallest power-of-two bucket count (at least 16) at least twice `regions`.
+    private static func bucketCount(for regions: Int) -> Int {
+        var buckets = 16
+        while buckets < regions * 2 { buckets *= 2 }
+        return buckets
+    }
+
+    @inline(__always)
+    private static func bucket(hash: UInt64, slot: Int) -> UInt64 {
+        (hash & 0xFFFF_FFFF) << 32 | UInt64(UInt32(truncatingIfNeeded: slot + 1))
+    }
+
+    /// `id`'s bucket and slot when it is stored; otherwise the empty bucket ending its probe run
+    /// (−1 when the index is empty) and `nil`. Also the identifier's hash.
+    @inline(__always)
+    private func find(_ id: String) -> (bucket: Int, slot: Int?, hash: UInt64) {
+        let hash = StreamTable.hash(id)
+        guard !index.isEmpty else { return (-1, nil, hash) }
+        let mask = index.count - 1
+        let fingerprint = hash & 0xFFFF_FFFF
+        var bucket = Int(truncatingIfNeeded: hash) & mask
+        while true {
+            let stored = index[bucket]
+            if stored == 0 { return (bucket, nil, hash) }
+            if stored >> 32 == fingerprint {
+                let slot = Int(stored & 0xFFFF_FFFF) - 1
+                if records[slot].region.identifier == id { return (bucket, slot, hash) }
+            }
+            bucket = (bucket + 1) & mask
+        }
+    }
+
+    /// The empty bucket a new identifier with `hash` is filed in.
+    private func emptyBucket(hash: UInt64) -> Int {
+        let mask = index.count - 1
+        var bucket = Int(truncatingIfNeeded: hash) & mask
+        while index[bucket] != 0 { bucket = (bucket + 1) & mask }
+        return bucket
+    }
+
+    /// Refiles every bucket in a table of `bucketCount` (a power of two): from the stored hash
+    /// bits, without hashing an identifier again.
+    private mutating func rebuildIndex(bucketCount: Int) {
+        let old = index
+        index = Array(repeating: 0, count: bucketCount)
+        let mask = bucketCount - 1
+        for stored in old where stored != 0 {
+            var bucket = Int(truncatingIfNeeded: stored >> 32) & mask
+            while index[bucket] != 0 { bucket = (bucket + 1) & mask }
+            index[bucket] = stored
+        }
+    }
+
+    /// Empties `start`, shifting later buckets of its probe run back (no tombstones).
+    private mutating func deleteBucket(_ start: Int) {
+        let mask = index.count - 1
+        var hole = start
+        index[hole] = 0
+        var bucket = (hole + 1) & mask
+        while index[bucket] != 0 {
+            if OpenAddressing.canMove(home: Int(truncatingIfNeeded: index[bucket] >> 32) & mask, into: hole, from: bucket) {
+                index[hole] = index[bucket]
+                index[bucket] = 0
+                hole = bucket
+            }
+            bucket = (bucket + 1) & mask
+        }
     }
 }

@@ -1,0 +1,69 @@
+import Testing
+@testable import RegionKitEngine
+import RegionKitCore
+
+/// ``RegionTable``'s identifier index replaced a `[String: Int32]`: every identifier must keep
+/// finding its slot through inserts, replacements, removals (by identifier, by setting `nil`,
+/// through `_modify`) and growth, as the dictionary did.
+@Suite("RegionTable: identifier → slot, against a dictionary")
+struct RegionTableTests {
+    /// A record whose registration time tells one registration of `id` from the next.
+    private func record(_ id: String, _ mark: Int) -> MonitoredRegion {
+        MonitoredRegion(region: .circular(try! CircularRegion(identifier: id, latitude: 48, longitude: 2, radius: 100)),
+                        registeredAt: Timestamp(seconds: Double(mark)))
+    }
+
+    @Test("random registrations, replacements and removals agree with a dictionary",
+          arguments: [(live: 40, steps: 6_000, reserved: false), (live: 3_000, steps: 9_000, reserved: false),
+                      (live: 3_000, steps: 9_000, reserved: true)])
+    func agreesWithADictionary(live: Int, steps: Int, reserved: Bool) {
+        var random = SeededRandom(seed: UInt64(live) &+ (reserved ? 1 : 0))
+        var table = RegionTable()
+        if reserved { table.reserveCapacity(live) }
+        // id → (slot, mark of the stored record)
+        var model: [String: (slot: Int, mark: Int)] = [:]
+        let stems = ["lobby-", "b", "room/esp32-", "Wohnzimmer-Küche-", "🛰️", ""]
+        func name() -> String { stems[Int(random.next() % UInt64(stems.count))] + String(random.next() % UInt64(live * 2)) }
+        func check(_ id: String) {
+            #expect(table.slot(of: id) == model[id]?.slot, "\(id)")
+            #expect(table[id]?.registeredAt.seconds == model[id].map { Double($0.mark) }, "\(id)")
+        }
+        for step in 0..<steps {
+            let id = name()
+            switch random.next() % 6 {
+            case 0, 1, 2:   // register (a new region, or a replacement in the same slot)
+                var replaced: MonitoredRegion?
+                let slot = table.insert(record(id, step), replaced: &replaced)
+                #expect(replaced?.registeredAt.seconds == model[id].map { Double($0.mark) })
+                if let old = model[id] { #expect(slot == old.slot) }
+                #expect(!model.values.contains { $0.slot == slot && model[id]?.slot != slot }, "slot \(slot) handed out twice")
+                model[id] = (slot, step)
+            case 3:   // remove by identifier
+                #expect(table.removeValue(forKey: id)?.registeredAt.seconds == model[id].map { Double($0.mark) })
+                model[id] = nil
+            case 4:   // remove through `_modify` (the slot holds the vacant record meanwhile)
+                table[id]?.state = .inside
+                if random.next() % 2 == 0 {
+                    modify(&table[id]) { $0 = nil }
+                } else {
+                    table[id] = nil
+                }
+                model[id] = nil
+            default:   // change a record in place, and try to change its identifier (refused)
+                table[id]?.registeredAt = Timestamp(seconds: Double(step))
+                table[id]?.region = .circular(try! CircularRegion(identifier: id + "-renamed", latitude: 0, longitude: 0, radius: 1))
+                if model[id] != nil { model[id]!.mark = step }
+                #expect(table[id]?.region.identifier == model[id].map { _ in id })
+                #expect(table.slot(of: id + "-renamed") == model[id + "-renamed"]?.slot)
+            }
+            #expect(table.count == model.count)
+            check(id)
+            check(name())
+        }
+        for id in model.keys { check(id) }
+        #expect(Set(table.all.map(\.id)).symmetricDifference(model.keys).isEmpty)
+        #expect(RegionTable().slot(of: "lobby") == nil)   // empty: no buckets yet
+    }
+
+    private func modify(_ value: inout MonitoredRegion?, _ body: (inout MonitoredRegion?) -> Void) { body(&value) }
+}
