@@ -65,5 +65,27 @@ struct RegionTableTests {
         #expect(RegionTable().slot(of: "lobby") == nil)   // empty: no buckets yet
     }
 
+    /// `==` on `String` is canonical equivalence (a dictionary's keys are too): "Café"
+    /// precomposed and with a combining accent are one identifier, as are the Kelvin sign and "K".
+    @Test("Canonically equivalent identifiers are one region")
+    func equivalentIdentifiers() {
+        var table = RegionTable()
+        for index in 0..<200 {
+            var replaced: MonitoredRegion?
+            table.insert(record("lobby-\(index)", index), replaced: &replaced)
+        }
+        for (first, second) in [("Caf\u{E9}", "Cafe\u{301}"), ("\u{212A}iosk", "Kiosk")] {
+            var replaced: MonitoredRegion?
+            let slot = table.insert(record(first, 1_000), replaced: &replaced)
+            #expect(table.slot(of: second) == slot)
+            let again = table.insert(record(second, 1_001), replaced: &replaced)
+            #expect(again == slot)
+            #expect(replaced?.registeredAt.seconds == 1_000)
+            #expect(table.removeValue(forKey: second) != nil)
+            #expect(table.slot(of: first) == nil)
+        }
+        #expect(table.count == 200)
+    }
+
     private func modify(_ value: inout MonitoredRegion?, _ body: (inout MonitoredRegion?) -> Void) { body(&value) }
 }

@@ -29,4 +29,15 @@ struct ScannerNumbersTests {
         #expect(Dictionary(uniqueKeysWithValues: numbers.map { ($0.key, $0.value) }) == model)
         #expect(ScannerNumbers()["hall"] == nil)   // empty: no slots yet
     }
+
+    @Test("Canonically equivalent names are one scanner (String's == is canonical equivalence, as in a dictionary)")
+    func equivalentNames() {
+        var numbers = ScannerNumbers()
+        for index in 0..<50 { numbers.insert("room-\(index)", number: index) }
+        numbers.insert("Caf\u{E9}", number: 100)
+        numbers.insert("\u{212A}itchen", number: 101)
+        #expect(numbers["Cafe\u{301}"] == 100)
+        #expect(numbers["Kitchen"] == 101)
+        #expect(numbers["kitchen"] == nil)
+    }
 }

@@ -87,6 +87,31 @@ struct StreamTableTests {
         #expect(table[StreamTable.Key(identity: identity, scannerID: nil)] == nil)
     }
 
+    /// Equal scanner names must hash alike: `==` on `String` is canonical equivalence, so "Café"
+    /// precomposed and with a combining accent, or the Kelvin sign and "K", are one key — as in a
+    /// dictionary. (The byte hash once sent them to different buckets: in a table large enough
+    /// for an index the second spelling was a second stream, in a small one the same stream.)
+    @Test("Canonically equivalent scanner names are one stream, in a table with an index as without", arguments: [2, 100])
+    func equivalentScannerNames(others: Int) {
+        let identity = BeaconIdentity(uuid: Self.uuids[0], major: 1, minor: 1)
+        #expect(StreamTable.hash("Caf\u{E9}") == StreamTable.hash("Cafe\u{301}"))
+        #expect(StreamTable.hash("\u{212A}elvin") == StreamTable.hash("Kelvin"))
+        #expect(StreamTable.hash("Kelvin") != StreamTable.hash("kelvin"))
+        // The three scalars whose canonical decomposition is ASCII (checked over all of Unicode).
+        #expect(StreamTable.hash("a\u{037E}b\u{1FEF}c") == StreamTable.hash("a;b`c"))
+        #expect(StreamTable.hash("K\u{FC}che") == StreamTable.hash("Ku\u{308}che"))
+        var table = StreamTable()
+        for index in 0..<others {
+            table[StreamTable.Key(identity: identity, scannerID: "room-\(index)")] = ReceptionEstimator(firstSighting: .zero, priorInterval: 1, tracksEvidence: false)
+        }
+        for (stored, asked) in [("Caf\u{E9}", "Cafe\u{301}"), ("\u{212A}elvin", "Kelvin"), ("Wohnzimmer-Ku\u{308}che", "Wohnzimmer-K\u{FC}che")] {
+            table[StreamTable.Key(identity: identity, scannerID: stored)] = ReceptionEstimator(firstSighting: Timestamp(seconds: 7), priorInterval: 1, tracksEvidence: false)
+            #expect(table[StreamTable.Key(identity: identity, scannerID: asked)]?.firstSighting.seconds == 7, "\(asked)")
+            table[StreamTable.Key(identity: identity, scannerID: asked)] = ReceptionEstimator(firstSighting: Timestamp(seconds: 8), priorInterval: 1, tracksEvidence: false)
+        }
+        #expect(table.count == others + 3)
+    }
+
     @Test("A kept deadline survives reads, is forgotten by any change of its stream, and is not part of equality")
     func keptDeadlines() {
         var table = StreamTable()
