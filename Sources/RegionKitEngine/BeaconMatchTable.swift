@@ -13,8 +13,8 @@ import RegionKitCore
 ///
 /// ```swift
 /// var table = BeaconMatchTable()
-/// table.append(RegisteredID(sequence: 0, slot: 0), for: .init(constraint))
-/// if let (any, major, exact) = table.candidates(for: identity) { … }   // UUID, UUID+major, exact
+/// table.append(RegisteredID(sequence: 0, slot: 0), for: .init(constraint), in: records)
+/// if let (any, major, exact) = table.candidates(for: identity, in: records) { … }   // UUID, UUID+major, exact
 /// ```
 struct BeaconMatchTable: Sendable {
     /// A constraint's key: the 16 id bytes as two words, and format, major and minor packed
@@ -25,12 +25,35 @@ struct BeaconMatchTable: Sendable {
         var tag: UInt64
 
         static let absent: UInt64 = 0x1_0000
-        /// The tag of a vacant table slot: no constraint's (format, major and minor use 48 bits).
-        static let vacant: UInt64 = 1 << 63
+
+        /// Whether `constraint`'s key is this one (without building it: the id words first,
+        /// which differ for all but the rare hash collision).
+        @inline(__always)
+        func isKey(of constraint: BeaconIdentityConstraint) -> Bool {
+            let (high, low) = Self.words(constraint.uuid)
+            return high == self.high && low == self.low && tag == Self.tag(major: constraint.major, minor: constraint.minor, format: constraint.format)
+        }
 
         init(uuid: UUID, major: UInt16?, minor: UInt16?, format: BeaconFormat) {
-            (high, low) = withUnsafeBytes(of: uuid.uuid) { ($0.loadUnaligned(as: UInt64.self), $0.loadUnaligned(fromByteOffset: 8, as: UInt64.self)) }
-            tag = UInt64(format.rawValue) << 40 | (major.map { UInt64($0) } ?? Self.absent) << 20 | (minor.map { UInt64($0) } ?? Self.absent)
+            (high, low) = Self.words(uuid)
+            tag = Self.tag(major: major, minor: minor, format: format)
+        }
+
+        @inline(__always)
+        static func words(_ uuid: UUID) -> (UInt64, UInt64) {
+            withUnsafeBytes(of: uuid.uuid) { ($0.loadUnaligned(as: UInt64.self), $0.loadUnaligned(fromByteOffset: 8, as: UInt64.self)) }
+        }
+
+        @inline(__always)
+        static func tag(major: UInt16?, minor: UInt16?, format: BeaconFormat) -> UInt64 {
+            UInt64(format.rawValue) << 40 | (major.map { UInt64($0) } ?? absent) << 20 | (minor.map { UInt64($0) } ?? absent)
+        }
+
+        /// Which of a sighting's three lookups can reach this key: 0 UUID (namespace) only,
+        /// 1 UUID + major, 2 exact (a minor).
+        var kind: Int {
+            if tag & 0x1_FFFF != Self.absent { return 2 }
+            return tag >> 20 & 0x1_FFFF != Self.absent ? 1 : 0
         }
 
         init(high: UInt64, low: UInt64, tag: UInt64) {
@@ -77,16 +100,26 @@ struct BeaconMatchTable: Sendable {
         subscript(position: Int) -> Registered { position == 0 ? head : tail![position &- 1] }
     }
 
-    /// A slot of the table: vacant when its key's tag is ``Key/vacant`` (not an `Optional`, whose
-    /// tag byte would add 8 bytes of padding to every slot).
+    /// Where a table's user keeps its constraints: the table does not store keys (24 of a slot's
+    /// 48 bytes, memory per region), it asks for the key of a list's first region when a stored
+    /// hash equals the one looked up.
+    protocol KeySource {
+        /// Whether the region (or session) in `slot` has the constraint of `key` (`false` when
+        /// the slot holds none).
+        func slot(_ slot: Int32, hasKey key: Key) -> Bool
+    }
+
+    /// A slot of the table: its key's full hash, its first region, and its other regions' list
+    /// in ``tails`` (−1: none). Vacant when `head.slot` is −1. 24 bytes; the key itself is the
+    /// ``KeySource``'s (a constraint's key and the first region of its list were 48 bytes).
     private struct Entry: Sendable {
-        var key: Key
+        var hash: UInt64
         var head: Registered
-        var tail: [Registered]
+        var tail: Int32
 
-        static let vacant = Entry(key: Key(high: 0, low: 0, tag: Key.vacant), head: Registered(sequence: 0, slot: -1), tail: [])
+        static let vacant = Entry(hash: 0, head: Registered(sequence: 0, slot: -1), tail: -1)
 
-        var isVacant: Bool { key.tag == Key.vacant }
+        var isVacant: Bool { head.slot < 0 }
     }
 
     private struct Miss: Sendable {
@@ -98,48 +131,77 @@ struct BeaconMatchTable: Sendable {
     private var mask = 15
     /// Constraints stored.
     private(set) var count = 0
+    /// Constraints stored of each ``Key/kind``: a sighting skips the lookups no constraint can
+    /// answer (most deployments register no UUID + major region, many no UUID-wide one).
+    private var kinds: (any: Int, major: Int, exact: Int) = (0, 0, 0)
+    /// The lists of constraints with more than one region, after their first (registration
+    /// order); freed lists are reused.
+    private var tails: [[Registered]] = []
+    private var freeTails: [Int32] = []
     private var misses: [Miss] = []
     private var generation: UInt64 = 1
     static let missCacheSize = 1_024
 
     @inline(__always)
-    private func home(_ key: Key) -> Int { Int(truncatingIfNeeded: key.hash) & mask }
+    private func home(_ hash: UInt64) -> Int { Int(truncatingIfNeeded: hash) & mask }
 
+    /// The slot of `key`'s list: the stored hash equal, then the key of its first region.
     @inline(__always)
-    private func find(_ key: Key) -> Int? {
-        var index = home(key)
+    private func find<Source: KeySource>(_ key: Key, hash: UInt64, in source: Source) -> Int? {
+        var index = home(hash)
         while !entries[index].isVacant {
-            if entries[index].key == key { return index }
-            index = (index + 1) & mask
+            if entries[index].hash == hash, source.slot(entries[index].head.slot, hasKey: key) { return index }
+            index = (index &+ 1) & mask
         }
         return nil
     }
 
-    /// The regions of one constraint, in registration order (empty when none).
-    func regions(for key: Key) -> Matches {
-        guard let index = find(key) else { return .empty }
-        let others = entries[index].tail.count
-        return Matches(count: 1 &+ others, head: entries[index].head, tail: others == 0 ? nil : entries[index].tail)
+    @inline(__always)
+    private func matches(at index: Int) -> Matches {
+        let tail = entries[index].tail
+        guard tail >= 0 else { return Matches(count: 1, head: entries[index].head, tail: nil) }
+        let others = tails[Int(tail)]
+        return Matches(count: 1 &+ others.count, head: entries[index].head, tail: others)
     }
 
-    /// Adds a region (registered after every region already there) to `key`'s list.
-    mutating func append(_ region: Registered, for key: Key) {
+    /// The regions of one constraint, in registration order (empty when none).
+    @inline(__always)
+    func regions<Source: KeySource>(for key: Key, in source: Source) -> Matches {
+        guard let index = find(key, hash: key.hash, in: source) else { return .empty }
+        return matches(at: index)
+    }
+
+    /// Adds a region (registered after every region already there) to `key`'s list. The
+    /// region's own key in `source` may already be `key` (it is not read).
+    mutating func append<Source: KeySource>(_ region: Registered, for key: Key, in source: Source) {
         generation &+= 1   // a new region may match identities that matched nothing
-        var index = home(key)
-        while !entries[index].isVacant {
-            if entries[index].key == key {
-                entries[index].tail.append(region)
-                return
+        let hash = key.hash
+        if let index = find(key, hash: hash, in: source) {
+            if entries[index].tail < 0 {
+                if let reused = freeTails.popLast() {
+                    entries[index].tail = reused
+                } else {
+                    entries[index].tail = Int32(truncatingIfNeeded: tails.count)
+                    tails.append([])
+                }
             }
-            index = (index + 1) & mask
+            tails[Int(entries[index].tail)].append(region)
+            return
         }
-        if (count + 1) * 2 > entries.count {
-            grow()
-            index = home(key)
-            while !entries[index].isVacant { index = (index + 1) & mask }
-        }
-        entries[index] = Entry(key: key, head: region, tail: [])
+        if (count + 1) * 2 > entries.count { grow() }
+        var index = home(hash)
+        while !entries[index].isVacant { index = (index &+ 1) & mask }
+        entries[index] = Entry(hash: hash, head: region, tail: -1)
         count += 1
+        countKind(of: key, by: 1)
+    }
+
+    private mutating func countKind(of key: Key, by change: Int) {
+        switch key.kind {
+        case 0: kinds.any += change
+        case 1: kinds.major += change
+        default: kinds.exact += change
+        }
     }
 
     /// Makes room for `additional` more constraints without growing (one rehash instead of one
@@ -152,16 +214,38 @@ struct BeaconMatchTable: Sendable {
         if size > entries.count { rehash(into: size) }
     }
 
-    /// Removes the region in `slot` from `key`'s list (and the key when its list empties).
+    /// Removes the region in `slot` from `key`'s list (and the key when its list empties). Found
+    /// by `key`'s hash and the slot (a slot is in one list at most), not by reading a key: the
+    /// slot may already hold another region's record when its old region is removed.
     mutating func remove(slot: Int32, for key: Key) {
-        guard let index = find(key) else { return }
-        entries[index].tail.removeAll { $0.slot == slot }
-        guard entries[index].head.slot == slot else { return }
-        if entries[index].tail.isEmpty {
-            delete(at: index)
-        } else {
-            entries[index].head = entries[index].tail.removeFirst()
+        let hash = key.hash
+        var index = home(hash)
+        while !entries[index].isVacant {
+            if entries[index].hash == hash, contains(slot, at: index) { break }
+            index = (index &+ 1) & mask
         }
+        guard !entries[index].isVacant else { return }
+        let tail = entries[index].tail
+        if tail >= 0 { tails[Int(tail)].removeAll { $0.slot == slot } }
+        if entries[index].head.slot == slot {
+            if tail < 0 {
+                delete(at: index)
+                countKind(of: key, by: -1)
+                return
+            }
+            entries[index].head = tails[Int(tail)].removeFirst()
+        }
+        if tail >= 0, tails[Int(tail)].isEmpty {
+            tails[Int(tail)] = []   // its storage freed; the list's number reused
+            freeTails.append(tail)
+            entries[index].tail = -1
+        }
+    }
+
+    private func contains(_ slot: Int32, at index: Int) -> Bool {
+        if entries[index].head.slot == slot { return true }
+        let tail = entries[index].tail
+        return tail >= 0 && tails[Int(tail)].contains { $0.slot == slot }
     }
 
     /// Backward-shift deletion: later entries of the probe run move up, so no tombstones.
@@ -171,7 +255,7 @@ struct BeaconMatchTable: Sendable {
         count -= 1
         var index = (hole + 1) & mask
         while !entries[index].isVacant {
-            if OpenAddressing.canMove(home: home(entries[index].key), into: hole, from: index) {
+            if OpenAddressing.canMove(home: home(entries[index].hash), into: hole, from: index) {
                 entries[hole] = entries[index]
                 entries[index] = .vacant
                 hole = index
@@ -182,13 +266,13 @@ struct BeaconMatchTable: Sendable {
 
     private mutating func grow() { rehash(into: entries.count * 2) }
 
-    /// Refiles every constraint in a table of `size` slots (a power of two).
+    /// Refiles every constraint in a table of `size` slots (a power of two), by its stored hash.
     private mutating func rehash(into size: Int) {
         let old = entries
         entries = Array(repeating: .vacant, count: size)
         mask = entries.count - 1
         for entry in old where !entry.isVacant {
-            var index = home(entry.key)
+            var index = home(entry.hash)
             while !entries[index].isVacant { index = (index + 1) & mask }
             entries[index] = entry
         }
@@ -198,15 +282,16 @@ struct BeaconMatchTable: Sendable {
     /// for Eddystone-UID: namespace only, nothing, namespace+instance), or `nil` when none does
     /// (answered from the miss cache when the identity was looked up before and nothing was
     /// registered since).
-    mutating func candidates(for identity: BeaconIdentity) -> (any: Matches, major: Matches, exact: Matches)? {
+    mutating func candidates<Source: KeySource>(for identity: BeaconIdentity, in source: Source) -> (any: Matches, major: Matches, exact: Matches)? {
         let exactKey = Key(uuid: identity.uuid, major: identity.major, minor: identity.minor, format: identity.format)
         let missIndex = Int(truncatingIfNeeded: exactKey.hash >> 40) & (Self.missCacheSize - 1)
         if !misses.isEmpty, misses[missIndex].generation == generation, misses[missIndex].key == exactKey { return nil }
         let format = identity.format
         let anyUUID = format == .eddystoneUID ? BeaconIdentityConstraint.namespaceKey(identity.uuid) : identity.uuid
-        let any = regions(for: Key(uuid: anyUUID, major: nil, minor: nil, format: format))
-        let major = format == .eddystoneUID ? .empty : regions(for: Key(uuid: identity.uuid, major: identity.major, minor: nil, format: format))
-        let exact = regions(for: exactKey)
+        let any = kinds.any == 0 ? .empty : regions(for: Key(uuid: anyUUID, major: nil, minor: nil, format: format), in: source)
+        let major = kinds.major == 0 || format == .eddystoneUID ? .empty
+            : regions(for: Key(uuid: identity.uuid, major: identity.major, minor: nil, format: format), in: source)
+        let exact = kinds.exact == 0 ? .empty : regions(for: exactKey, in: source)
         if any.isEmpty && major.isEmpty && exact.isEmpty {
             if misses.isEmpty { misses = Array(repeating: Miss(key: exactKey, generation: 0), count: Self.missCacheSize) }
             misses[missIndex] = Miss(key: exactKey, generation: generation)

@@ -35,7 +35,7 @@ extension MonitoringEngine {
         // Regions whose constraint can match: UUID only, UUID+major, UUID+major+minor, each list
         // in registration order; merged so events come in registration order across lists.
         // Eddystone-UID: namespace only (instance bytes zeroed), then namespace+instance.
-        let (any, major, exact) = beaconIndex.candidates(for: identity) ?? (.empty, .empty, .empty)
+        let (any, major, exact) = beaconIndex.candidates(for: identity, in: regions) ?? (.empty, .empty, .empty)
         var (a, b, c) = (0, 0, 0)
         while a < any.count || b < major.count || c < exact.count {
             var next = any.count > a ? any[a] : nil

@@ -492,7 +492,7 @@ public struct MonitoringEngine: Sendable {
         let registered = RegisteredID(sequence: sequence, slot: Int32(truncatingIfNeeded: record))
         switch region {
         case .beacon(let beacon):
-            beaconIndex.append(registered, for: BeaconMatchTable.Key(beacon.constraint))
+            beaconIndex.append(registered, for: BeaconMatchTable.Key(beacon.constraint), in: regions)
             reschedule(slot: record)
         case .circular(let circle):
             var indexSlot: Int?

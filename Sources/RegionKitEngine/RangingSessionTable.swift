@@ -61,7 +61,7 @@ struct RangingSessionTable: Sendable {
     /// The slot of the session ranging `constraint`, if any.
     func slot(of constraint: BeaconIdentityConstraint) -> Int? {
         if Self.isRegular(constraint) {
-            let matches = byConstraint.regions(for: BeaconMatchTable.Key(constraint))
+            let matches = byConstraint.regions(for: BeaconMatchTable.Key(constraint), in: SessionKeys(sessions: sessions))
             return matches.isEmpty ? nil : Int(matches.head.slot)
         }
         return irregular.first { sessions[Int($0)]?.constraint == constraint }.map(Int.init)
@@ -91,7 +91,7 @@ struct RangingSessionTable: Sendable {
         nextSequence += 1
         count += 1
         if Self.isRegular(session.constraint) {
-            byConstraint.append(registered, for: BeaconMatchTable.Key(session.constraint))
+            byConstraint.append(registered, for: BeaconMatchTable.Key(session.constraint), in: SessionKeys(sessions: sessions))
         } else {
             irregular.append(slot)
         }
@@ -150,7 +150,7 @@ struct RangingSessionTable: Sendable {
 
     /// Adds a sighting to every session whose constraint it matches.
     mutating func record(_ observation: BeaconObservation, filter: RSSIFilter) {
-        if let (any, major, exact) = byConstraint.candidates(for: observation.identity) {
+        if let (any, major, exact) = byConstraint.candidates(for: observation.identity, in: SessionKeys(sessions: sessions)) {
             // At most one session per constraint, so no session is in two lists.
             for registered in any { sessions[Int(registered.slot)]?.record(observation, filter: filter) }
             for registered in major { sessions[Int(registered.slot)]?.record(observation, filter: filter) }
@@ -186,5 +186,18 @@ struct RangingSessionTable: Sendable {
             live.append(Due(time: session.nextDelivery, sequence: sequences[slot], key: Int32(truncatingIfNeeded: slot)))
         }
         due.rebuild(live)
+    }
+}
+
+extension RangingSessionTable {
+    /// The sessions' constraint keys by slot, for ``BeaconMatchTable`` (which keeps no keys).
+    struct SessionKeys: BeaconMatchTable.KeySource {
+        let sessions: [RangingSession?]
+
+        func slot(_ slot: Int32, hasKey key: BeaconMatchTable.Key) -> Bool {
+            let slot = Int(slot)
+            guard slot >= 0, slot < sessions.count, let session = sessions[slot] else { return false }
+            return key.isKey(of: session.constraint)
+        }
     }
 }

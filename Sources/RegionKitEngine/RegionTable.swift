@@ -243,3 +243,14 @@ struct RegionTable: Sendable {
         }
     }
 }
+
+extension RegionTable: BeaconMatchTable.KeySource {
+    /// Whether the beacon region in `slot` has the constraint of `key` (the beacon match table
+    /// keeps no keys). A free slot holds a circular record.
+    @inline(__always)
+    func slot(_ slot: Int32, hasKey key: BeaconMatchTable.Key) -> Bool {
+        let slot = Int(slot)
+        guard slot >= 0, slot < records.count, case .beacon(let beacon) = records[slot].region else { return false }
+        return key.isKey(of: beacon.constraint)
+    }
+}
