@@ -5,7 +5,12 @@ import RegionKitCore
 /// major and minor, `nil` = any — in an open-addressing hash table (linear probing,
 /// backward-shift deletion) with a cheap multiplicative hash of the 16 id bytes (random already)
 /// and the packed rest: no SipHash, no `Dictionary`, on the per-sighting path. Each constraint
-/// keeps its regions in registration order, the first inline in its slot (``Matches``).
+/// keeps its regions in registration order: a lone region inline in its 16-byte slot, several
+/// in a list (``Matches``). The table keeps no keys: a slot holds 32 bits of its key's hash, and
+/// a lookup whose bits match asks the ``KeySource`` (the engine's region records) whether the
+/// slot's first region has the key looked up — so an identity that only shares a hash with a
+/// registered constraint (the hash is not secret) matches nothing. Lookups of a kind no stored
+/// constraint has (UUID only, UUID + major, exact) are skipped.
 ///
 /// Identities that match no constraint (most traffic in a busy place) are remembered in a small
 /// direct-mapped **miss cache**, so such a sighting costs one probe instead of three; any new
@@ -64,6 +69,10 @@ struct BeaconMatchTable: Sendable {
             self.init(uuid: constraint.uuid, major: constraint.major, minor: constraint.minor, format: constraint.format)
         }
 
+        /// The 32 bits of ``hash`` the table keeps (its home bucket and a fingerprint).
+        @inline(__always)
+        var fingerprint: UInt32 { UInt32(truncatingIfNeeded: hash) }
+
         /// Cheap and good enough: the id words are random (UUIDs), the tag is spread by a multiply.
         @inline(__always)
         var hash: UInt64 {
@@ -77,27 +86,27 @@ struct BeaconMatchTable: Sendable {
 
     typealias Registered = MonitoringEngine.RegisteredID
 
-    /// One constraint's regions in registration order: the first stored inline in the table's
-    /// slot, any others in an array. Most constraints (an exact region per beacon) have one
+    /// One constraint's regions in registration order: the only one stored inline in the table's
+    /// slot, or all of them in a list. Most constraints (an exact region per beacon) have one
     /// region, so they cost no allocation and a lookup no second memory access.
     struct Matches: RandomAccessCollection, Sendable {
         /// No region (computed, not a `static let`: a global's lazy initialisation check would
         /// run on every sighting that misses a list).
         @inline(__always)
-        static var empty: Matches { Matches(count: 0, head: Registered(sequence: 0, slot: -1), tail: nil) }
+        static var empty: Matches { Matches(count: 0, head: Registered(sequence: 0, slot: -1), list: nil) }
         /// How many regions (0: `head` is a placeholder).
         let count: Int
         /// The first region.
         let head: Registered
-        /// The others, in registration order; `nil` when there are none (most constraints): an
-        /// empty array is still retained and released, three times a sighting.
-        let tail: [Registered]?
+        /// All of them, in registration order, when there are several; `nil` when there is one
+        /// (most constraints): an empty array is still retained and released, three times a sighting.
+        let list: [Registered]?
 
         var startIndex: Int { 0 }
         var endIndex: Int { count }
 
         @inline(__always)
-        subscript(position: Int) -> Registered { position == 0 ? head : tail![position &- 1] }
+        subscript(position: Int) -> Registered { position == 0 ? head : list![position] }
     }
 
     /// Where a table's user keeps its constraints: the table does not store keys (24 of a slot's
@@ -109,17 +118,32 @@ struct BeaconMatchTable: Sendable {
         func slot(_ slot: Int32, hasKey key: Key) -> Bool
     }
 
-    /// A slot of the table: its key's full hash, its first region, and its other regions' list
-    /// in ``tails`` (−1: none). Vacant when `head.slot` is −1. 24 bytes; the key itself is the
-    /// ``KeySource``'s (a constraint's key and the first region of its list were 48 bytes).
+    /// A slot of the table, 16 bytes: 32 bits of its key's hash (its home and a fingerprint),
+    /// and its constraint's region when it has one (`slot` ≥ 0, with its sequence number), or
+    /// its list in ``lists`` (`slot` = −2 − the list's number). Vacant when `slot` is −1. The key
+    /// itself is the ``KeySource``'s (a constraint's key and its first region were 48 bytes).
     private struct Entry: Sendable {
-        var hash: UInt64
-        var head: Registered
-        var tail: Int32
+        var fingerprint: UInt32
+        var slot: Int32
+        var sequence: Int
 
-        static let vacant = Entry(hash: 0, head: Registered(sequence: 0, slot: -1), tail: -1)
+        static let vacant = Entry(fingerprint: 0, slot: -1, sequence: 0)
 
-        var isVacant: Bool { head.slot < 0 }
+        init(fingerprint: UInt32, slot: Int32, sequence: Int) {
+            (self.fingerprint, self.slot, self.sequence) = (fingerprint, slot, sequence)
+        }
+
+        init(fingerprint: UInt32, region: Registered) {
+            self.init(fingerprint: fingerprint, slot: region.slot, sequence: region.sequence)
+        }
+
+        init(fingerprint: UInt32, list: Int) {
+            self.init(fingerprint: fingerprint, slot: Int32(truncatingIfNeeded: -2 - list), sequence: 0)
+        }
+
+        var isVacant: Bool { slot == -1 }
+        /// The number of its list in ``lists``, when it has several regions.
+        var list: Int? { slot < -1 ? -2 - Int(slot) : nil }
     }
 
     private struct Miss: Sendable {
@@ -134,23 +158,31 @@ struct BeaconMatchTable: Sendable {
     /// Constraints stored of each ``Key/kind``: a sighting skips the lookups no constraint can
     /// answer (most deployments register no UUID + major region, many no UUID-wide one).
     private var kinds: (any: Int, major: Int, exact: Int) = (0, 0, 0)
-    /// The lists of constraints with more than one region, after their first (registration
-    /// order); freed lists are reused.
-    private var tails: [[Registered]] = []
-    private var freeTails: [Int32] = []
+    /// The regions of constraints that have more than one, in registration order; emptied
+    /// lists are reused.
+    private var lists: [[Registered]] = []
+    private var freeLists: [Int] = []
     private var misses: [Miss] = []
     private var generation: UInt64 = 1
     static let missCacheSize = 1_024
 
     @inline(__always)
-    private func home(_ hash: UInt64) -> Int { Int(truncatingIfNeeded: hash) & mask }
+    private func home(_ fingerprint: UInt32) -> Int { Int(fingerprint) & mask }
 
-    /// The slot of `key`'s list: the stored hash equal, then the key of its first region.
+    /// The first region of the entry at `index` (not vacant).
     @inline(__always)
-    private func find<Source: KeySource>(_ key: Key, hash: UInt64, in source: Source) -> Int? {
-        var index = home(hash)
+    private func firstSlot(at index: Int) -> Int32 {
+        let entry = entries[index]
+        guard let list = entry.list else { return entry.slot }
+        return lists[list][0].slot
+    }
+
+    /// The slot of `key`'s entry: the stored hash bits equal, then the key of its first region.
+    @inline(__always)
+    private func find<Source: KeySource>(_ key: Key, fingerprint: UInt32, in source: Source) -> Int? {
+        var index = home(fingerprint)
         while !entries[index].isVacant {
-            if entries[index].hash == hash, source.slot(entries[index].head.slot, hasKey: key) { return index }
+            if entries[index].fingerprint == fingerprint, source.slot(firstSlot(at: index), hasKey: key) { return index }
             index = (index &+ 1) & mask
         }
         return nil
@@ -158,40 +190,48 @@ struct BeaconMatchTable: Sendable {
 
     @inline(__always)
     private func matches(at index: Int) -> Matches {
-        let tail = entries[index].tail
-        guard tail >= 0 else { return Matches(count: 1, head: entries[index].head, tail: nil) }
-        let others = tails[Int(tail)]
-        return Matches(count: 1 &+ others.count, head: entries[index].head, tail: others)
+        let entry = entries[index]
+        guard let list = entry.list else {
+            return Matches(count: 1, head: Registered(sequence: entry.sequence, slot: entry.slot), list: nil)
+        }
+        let regions = lists[list]
+        return Matches(count: regions.count, head: regions[0], list: regions)
     }
 
     /// The regions of one constraint, in registration order (empty when none).
     @inline(__always)
     func regions<Source: KeySource>(for key: Key, in source: Source) -> Matches {
-        guard let index = find(key, hash: key.hash, in: source) else { return .empty }
+        guard let index = find(key, fingerprint: key.fingerprint, in: source) else { return .empty }
         return matches(at: index)
     }
 
     /// Adds a region (registered after every region already there) to `key`'s list. The
     /// region's own key in `source` may already be `key` (it is not read).
     mutating func append<Source: KeySource>(_ region: Registered, for key: Key, in source: Source) {
+        precondition(region.slot >= 0, "a region's slot is not negative")
         generation &+= 1   // a new region may match identities that matched nothing
-        let hash = key.hash
-        if let index = find(key, hash: hash, in: source) {
-            if entries[index].tail < 0 {
-                if let reused = freeTails.popLast() {
-                    entries[index].tail = reused
+        let fingerprint = key.fingerprint
+        if let index = find(key, fingerprint: fingerprint, in: source) {
+            if let list = entries[index].list {
+                lists[list].append(region)
+            } else {
+                let first = Registered(sequence: entries[index].sequence, slot: entries[index].slot)
+                let list: Int
+                if let reused = freeLists.popLast() {
+                    list = reused
+                    lists[list] = [first, region]
                 } else {
-                    entries[index].tail = Int32(truncatingIfNeeded: tails.count)
-                    tails.append([])
+                    list = lists.count
+                    lists.append([first, region])
                 }
+                entries[index] = Entry(fingerprint: fingerprint, list: list)
             }
-            tails[Int(entries[index].tail)].append(region)
             return
         }
         if (count + 1) * 2 > entries.count { grow() }
-        var index = home(hash)
+        var index = home(fingerprint)
         while !entries[index].isVacant { index = (index &+ 1) & mask }
-        entries[index] = Entry(hash: hash, head: region, tail: -1)
+        entries[index] = Entry(fingerprint: fingerprint, region: region)
         count += 1
         countKind(of: key, by: 1)
     }
@@ -215,37 +255,33 @@ struct BeaconMatchTable: Sendable {
     }
 
     /// Removes the region in `slot` from `key`'s list (and the key when its list empties). Found
-    /// by `key`'s hash and the slot (a slot is in one list at most), not by reading a key: the
-    /// slot may already hold another region's record when its old region is removed.
+    /// by `key`'s hash bits and the slot (a slot is in one list at most), not by reading a key:
+    /// the slot may already hold another region's record when its old region is removed.
     mutating func remove(slot: Int32, for key: Key) {
-        let hash = key.hash
-        var index = home(hash)
+        let fingerprint = key.fingerprint
+        var index = home(fingerprint)
         while !entries[index].isVacant {
-            if entries[index].hash == hash, contains(slot, at: index) { break }
+            if entries[index].fingerprint == fingerprint, contains(slot, at: index) { break }
             index = (index &+ 1) & mask
         }
         guard !entries[index].isVacant else { return }
-        let tail = entries[index].tail
-        if tail >= 0 { tails[Int(tail)].removeAll { $0.slot == slot } }
-        if entries[index].head.slot == slot {
-            if tail < 0 {
-                delete(at: index)
-                countKind(of: key, by: -1)
-                return
-            }
-            entries[index].head = tails[Int(tail)].removeFirst()
+        guard let list = entries[index].list else {
+            delete(at: index)
+            countKind(of: key, by: -1)
+            return
         }
-        if tail >= 0, tails[Int(tail)].isEmpty {
-            tails[Int(tail)] = []   // its storage freed; the list's number reused
-            freeTails.append(tail)
-            entries[index].tail = -1
+        lists[list].removeAll { $0.slot == slot }
+        if lists[list].count == 1 {
+            // One region left: back inline, the list's storage freed and its number reused.
+            entries[index] = Entry(fingerprint: fingerprint, region: lists[list][0])
+            lists[list] = []
+            freeLists.append(list)
         }
     }
 
     private func contains(_ slot: Int32, at index: Int) -> Bool {
-        if entries[index].head.slot == slot { return true }
-        let tail = entries[index].tail
-        return tail >= 0 && tails[Int(tail)].contains { $0.slot == slot }
+        guard let list = entries[index].list else { return entries[index].slot == slot }
+        return lists[list].contains { $0.slot == slot }
     }
 
     /// Backward-shift deletion: later entries of the probe run move up, so no tombstones.
@@ -255,7 +291,7 @@ struct BeaconMatchTable: Sendable {
         count -= 1
         var index = (hole + 1) & mask
         while !entries[index].isVacant {
-            if OpenAddressing.canMove(home: home(entries[index].hash), into: hole, from: index) {
+            if OpenAddressing.canMove(home: home(entries[index].fingerprint), into: hole, from: index) {
                 entries[hole] = entries[index]
                 entries[index] = .vacant
                 hole = index
@@ -266,13 +302,13 @@ struct BeaconMatchTable: Sendable {
 
     private mutating func grow() { rehash(into: entries.count * 2) }
 
-    /// Refiles every constraint in a table of `size` slots (a power of two), by its stored hash.
+    /// Refiles every constraint in a table of `size` slots (a power of two), by its stored hash bits.
     private mutating func rehash(into size: Int) {
         let old = entries
         entries = Array(repeating: .vacant, count: size)
         mask = entries.count - 1
         for entry in old where !entry.isVacant {
-            var index = home(entry.hash)
+            var index = home(entry.fingerprint)
             while !entries[index].isVacant { index = (index + 1) & mask }
             entries[index] = entry
         }

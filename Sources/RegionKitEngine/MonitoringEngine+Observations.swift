@@ -330,8 +330,9 @@ extension MonitoringEngine {
         // A negative configured buffer moves the inside threshold beyond the radius.
         let margin = max(0, -profile.geoHysteresis.buffer(forAccuracy: fix.horizontalAccuracy)) + Self.indexSlack
         guard usesSpatialIndex, margin.isFinite else {
-            for id in order {
-                if let slot = regions.slot(of: id), regions[slot: slot]?.region.kind == .circular {
+            for entry in order {
+                let slot = entry.slot
+                if regions.read(slot: slot, { $0.region.kind == .circular }) == true {
                     // (The index slot too: `geoActive` stays filed as with the index.)
                     let indexSlot = geoIndexSlot(record: slot).map { Int32(truncatingIfNeeded: $0) } ?? -1
                     candidates.append(GeoCandidate(rank: 0, slot: Int32(truncatingIfNeeded: slot), indexSlot: indexSlot, distance: .nan))

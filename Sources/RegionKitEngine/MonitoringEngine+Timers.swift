@@ -43,8 +43,8 @@ extension MonitoringEngine {
                 best = due
             }
         } else {
-            for id in order {
-                guard let monitored = regions[id], let due = dueItem(of: monitored, id: id) else { continue }
+            for entry in order {
+                guard let due = regions.read(slot: entry.slot, { dueItem(of: $0, id: $0.region.identifier, slot: entry.slot) }) ?? nil else { continue }
                 consider(due.time, due.item)
             }
         }

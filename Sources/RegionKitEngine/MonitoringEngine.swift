@@ -132,7 +132,7 @@ public struct MonitoringEngine: Sendable {
     // MARK: - Queries
 
     /// Monitored regions in registration order.
-    public var monitoredRegions: [Region] { order.compactMap { regions[$0]?.region } }
+    public var monitoredRegions: [Region] { order.compactMap { entry in regions.read(slot: entry.slot) { $0.region } } }
 
     /// The engine's state record of a monitored region.
     public func monitoredRegion(_ identifier: String) -> MonitoredRegion? { regions[identifier] }
@@ -280,9 +280,9 @@ public struct MonitoringEngine: Sendable {
     public mutating func wake(at time: Timestamp) -> [LocationEvent] {
         defer { settleTimers() }
         var events = advance(to: time)
-        for id in order {
-            guard let monitored = regions[id], monitored.region.beaconRegion?.notifyEntryStateOnDisplay == true else { continue }
-            events += requestState(monitored.region)
+        for entry in order {
+            guard let region = liveRegion(entry), region.beaconRegion?.notifyEntryStateOnDisplay == true else { continue }
+            events += requestState(region)
         }
         if let delay = automation.wakeRequestDelay {
             wakeRequestAt = now + delay
@@ -307,10 +307,10 @@ public struct MonitoringEngine: Sendable {
             return events
         }
         let error = RegionKitError(.sourceUnavailable, "the \(kind == .beacon ? "Bluetooth scanner" : "location source") is unavailable: \(status)")
-        for id in order {
-            guard let monitored = regions[id], monitored.region.kind == kind else { continue }
-            events += remove(id)
-            events += fail(monitored.region, error)
+        for entry in order {
+            guard let region = liveRegion(entry), region.kind == kind else { continue }
+            events += remove(region.identifier)
+            events += fail(region, error)
         }
         if kind == .beacon {
             for session in sessions.inStartOrder {
@@ -413,8 +413,8 @@ public struct MonitoringEngine: Sendable {
         case .wake:
             wakeRequestAt = nil
             var events: [LocationEvent] = []
-            for id in order {
-                if let region = regions[id]?.region { events += requestState(region) }
+            for entry in order {
+                if let region = liveRegion(entry) { events += requestState(region) }
             }
             return events
         case .nearestAbsent(let identity):
@@ -488,7 +488,7 @@ public struct MonitoringEngine: Sendable {
         let record = regions.insert(MonitoredRegion(region: region, registeredAt: now), replaced: &replaced)
         if let replaced { detach(replaced, slot: record) }
         let sequence = schedule.register(slot: record)
-        order.append(region.identifier, sequence: sequence)
+        order.append(slot: record, sequence: sequence)
         let registered = RegisteredID(sequence: sequence, slot: Int32(truncatingIfNeeded: record))
         switch region {
         case .beacon(let beacon):
@@ -531,6 +531,13 @@ public struct MonitoringEngine: Sendable {
         guard let slot = regions.slot(of: identifier), let monitored = regions.removeValue(forKey: identifier) else { return [] }
         detach(monitored, slot: slot)
         return []
+    }
+
+    /// The region of an entry of ``order`` taken before the walk began, if it is still
+    /// registered in that slot (a walk that stops or fails regions changes the order it walks).
+    func liveRegion(_ entry: RegistrationOrder.Entry) -> Region? {
+        guard schedule.number(slot: entry.slot) == entry.sequence else { return nil }
+        return regions.read(slot: entry.slot) { $0.region }
     }
 
     /// Undoes what registering `monitored` in `slot` filed besides its record: its place in the

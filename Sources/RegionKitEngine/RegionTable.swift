@@ -6,7 +6,7 @@ import RegionKitCore
 /// (``MonitoringEngine/RegisteredID``, the geofence index's slot map, the timer schedule).
 ///
 /// Records live in one array (a dictionary's buckets are at most ¾ full and a record is
-/// ~200 bytes: two thirds of a million-region dictionary were empty buckets); freed slots are
+/// 160 bytes: two thirds of a million-region dictionary were empty buckets); freed slots are
 /// reused. Identifiers find their slot through an open-addressing index of 8-byte buckets
 /// (linear probing, load ≤ ½, backward-shift deletion) hashed with
 /// ``StreamTable/hash(_:)-(String)`` (seeded per process: identifiers come from configuration and

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import RegionKitEngine
 
-/// ``RegistrationOrder`` against a plain array model: the same identifiers in the same order
+/// ``RegistrationOrder`` against a plain array model: the same slots in the same order
 /// after every random append and removal (removals of present, absent and already removed
 /// sequence numbers; long runs of removals that trigger the compaction), and through the engine:
 /// `monitoredRegions` keeps registration order across stops, replacements and a source outage.
@@ -12,7 +12,7 @@ struct RegistrationOrderTests {
         var random = SystemRandomNumberGenerator()
         for round in 0..<20 {
             var order = RegistrationOrder()
-            var model: [(sequence: Int, id: String)] = []
+            var model: [RegistrationOrder.Entry] = []
             var next = 0
             for step in 0..<3_000 {
                 // Phases: mostly appends, then mostly removals (compaction), then mixed.
@@ -26,12 +26,14 @@ struct RegistrationOrderTests {
                 } else {
                     // Gaps in the numbers, as when the schedule numbered other registrations.
                     next += Int.random(in: 1...3, using: &random)
-                    order.append("r\(next)", sequence: next)
-                    model.append((next, "r\(next)"))
+                    // Slots are reused in any order: one from a small range, not the sequence.
+                    let slot = Int.random(in: 0..<64, using: &random)
+                    order.append(slot: slot, sequence: next)
+                    model.append(RegistrationOrder.Entry(slot: slot, sequence: next))
                 }
                 #expect(order.count == model.count, "round \(round), step \(step)")
                 if step % 97 == 0 || step == 2_999 {
-                    #expect(Array(order) == model.map(\.id), "round \(round), step \(step)")
+                    #expect(Array(order) == model, "round \(round), step \(step)")
                 }
             }
         }
@@ -39,16 +41,16 @@ struct RegistrationOrderTests {
 
     @Test func everythingRemovedThenAppendedAgain() {
         var order = RegistrationOrder()
-        for sequence in 0..<100 { order.append("r\(sequence)", sequence: sequence) }
+        for sequence in 0..<100 { order.append(slot: 99 - sequence, sequence: sequence) }
         // Every other one from the front (the compaction moves the survivors down), then the rest.
         for sequence in stride(from: 0, to: 100, by: 2) { order.remove(sequence: sequence) }
-        #expect(Array(order) == stride(from: 1, to: 100, by: 2).map { "r\($0)" })
+        #expect(Array(order) == stride(from: 1, to: 100, by: 2).map { RegistrationOrder.Entry(slot: 99 - $0, sequence: $0) })
         for sequence in stride(from: 1, to: 100, by: 2) { order.remove(sequence: sequence) }
         #expect(order.count == 0)
         #expect(Array(order).isEmpty)
         order.remove(sequence: 5)   // nothing there: no effect
-        order.append("again", sequence: 100)
-        #expect(Array(order) == ["again"])
+        order.append(slot: 7, sequence: 100)
+        #expect(Array(order) == [RegistrationOrder.Entry(slot: 7, sequence: 100)])
     }
 
     @Test func theEngineListsRegionsInRegistrationOrderAcrossStopsReplacementsAndAnOutage() throws {
