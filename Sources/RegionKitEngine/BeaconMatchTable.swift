@@ -109,9 +109,9 @@ struct BeaconMatchTable: Sendable {
         subscript(position: Int) -> Registered { position == 0 ? head : list![position] }
     }
 
-    /// Where a table's user keeps its constraints: the table does not store keys (24 of a slot's
-    /// 48 bytes, memory per region), it asks for the key of a list's first region when a stored
-    /// hash equals the one looked up.
+    /// Where a table's user keeps its constraints: the table does not store keys (they were 24
+    /// of a slot's 48 bytes: memory per region), it asks whether a list's first region has the
+    /// key looked up when the stored hash bits equal the key's.
     protocol KeySource {
         /// Whether the region (or session) in `slot` has the constraint of `key` (`false` when
         /// the slot holds none).
