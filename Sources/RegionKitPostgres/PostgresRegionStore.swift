@@ -445,7 +445,7 @@ public final class PostgresRegionStore: RegionStoring, CustomStringConvertible {
 
     public func checkWritable() async throws {
         try await transaction("check that the store is writable") { connection, logger in
-            try await connection.query("UPDATE monitored_region SET kind = kind WHERE false", logger: logger)
+            for try await _ in try await connection.query("UPDATE monitored_region SET kind = kind WHERE false", logger: logger) {}
         }
     }
 
@@ -472,7 +472,9 @@ public final class PostgresRegionStore: RegionStoring, CustomStringConvertible {
     func execute(_ what: String, _ query: PostgresQuery) async throws {
         let (client, logger) = (client, logger)
         do {
-            try await bounded(what) { try await client.query(query, logger: logger) }
+            // The rows consumed (there are none): an error the server sends after the statement
+            // started reaches the caller instead of being dropped with the row sequence.
+            try await bounded(what) { for try await _ in try await client.query(query, logger: logger) {} }
         } catch let error as RegionKitError {
             throw error
         } catch {

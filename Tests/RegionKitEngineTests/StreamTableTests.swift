@@ -137,23 +137,23 @@ struct StreamTableTests {
             return ((), deadline: nil)                                   // changed without a new deadline
         }
         #expect(kept() == [nil, nil])
-        _ = table.update(position: position) { _ in ((), deadline: Timestamp(seconds: 11)) }
+        table.update(position: position) { _ in ((), deadline: Timestamp(seconds: 11)) }
         table[position: position].excusedSilence = 3                     // the in-place subscript forgets it
         #expect(kept() == [nil, nil])
-        _ = table.update(position: position) { _ in ((), deadline: Timestamp(seconds: 12)) }
+        table.update(position: position) { _ in ((), deadline: Timestamp(seconds: 12)) }
         estimator.record(at: Timestamp(seconds: 5), rssi: -70)
         table[Self.key(1, scanner: 0)] = estimator                       // so does setting by key
         #expect(kept() == [nil, nil])
-        _ = table.update(position: position) { _ in ((), deadline: Timestamp(seconds: 13)) }
+        table.update(position: position) { _ in ((), deadline: Timestamp(seconds: 13)) }
         table.forgetDeadlines()                                          // the engine's profile changed
         #expect(kept() == [nil, nil])
 
         // Equality and hashing ignore the kept deadlines.
         var other = table
-        _ = other.update(position: position) { _ in ((), deadline: Timestamp(seconds: 99)) }
+        other.update(position: position) { _ in ((), deadline: Timestamp(seconds: 99)) }
         #expect(other == table && other.hashValue == table.hashValue)
         // Removal moves the last stream into the hole: its kept deadline is dropped, never misplaced.
-        _ = table.update(position: table.index(forKey: Self.key(2, scanner: 0))!) { _ in ((), deadline: Timestamp(seconds: 20)) }
+        table.update(position: table.index(forKey: Self.key(2, scanner: 0))!) { _ in ((), deadline: Timestamp(seconds: 20)) }
         table.removeValue(forKey: Self.key(1, scanner: 0))
         #expect(table.count == 1 && kept() == [nil])
     }

@@ -31,7 +31,7 @@ struct SchemathesisTests {
         environment["SCHEMATHESIS_HOOKS"] = nil
         process.environment = environment
         let output = daemon.directory.appendingPathComponent("schemathesis.log")
-        FileManager.default.createFile(atPath: output.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: output.path, contents: nil)
         let handle = try FileHandle(forWritingTo: output)
         process.standardOutput = handle
         process.standardError = handle

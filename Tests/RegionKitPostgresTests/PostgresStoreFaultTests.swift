@@ -89,7 +89,7 @@ struct PostgresStoreFaultTests {
         // Thawed: the store works again (new connections if the old ones are stuck), and the
         // event accepted before the freeze is there.
         for pid in Self.tree(postmaster) { kill(pid, SIGCONT) }
-        let recovered = try await waitUntil(timeout: 30) {
+        let recovered = await waitUntil(timeout: 30) {
             (try? await store.append(time: 3, type: "didExitRegion", region: "door", state: "outside", reason: nil, json: "{}", hooks: [])) != nil
         }
         #expect(recovered, "no append succeeded within 30 s of SIGCONT")

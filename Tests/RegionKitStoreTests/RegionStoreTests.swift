@@ -182,7 +182,7 @@ struct RegionStoreSafetyTests {
     @Test("An empty file and an SQLite file without tables become stores; a store is marked with RegionKit's application_id")
     func emptyFilesAndMarker() throws {
         let empty = try Self.directory()
-        FileManager.default.createFile(atPath: empty, contents: nil)
+        _ = FileManager.default.createFile(atPath: empty, contents: nil)
         _ = try RegionStore(path: empty)
         let blank = try Self.directory()
         try DatabaseQueue(path: blank).close()

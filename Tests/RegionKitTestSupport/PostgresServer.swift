@@ -113,9 +113,9 @@ public final class PostgresServer: @unchecked Sendable {
             "-c", "unix_socket_directories=\(directory)", "-c", "fsync=off", "-c", "synchronous_commit=on",
             "-c", "max_connections=100", "-c", "jit=off",
         ])
-        if !FileManager.default.fileExists(atPath: logFile) { FileManager.default.createFile(atPath: logFile, contents: nil) }
+        if !FileManager.default.fileExists(atPath: logFile) { _ = FileManager.default.createFile(atPath: logFile, contents: nil) }
         let offset = (try? FileManager.default.attributesOfItem(atPath: logFile)[.size] as? Int) ?? 0
-        lock.withLock { logOffset = offset ?? 0 }
+        lock.withLock { logOffset = offset }
         if Self.runsAsRoot, let owner = Self.postgresUser { _ = chown(logFile, owner.uid, owner.gid) }
         let log = FileHandle(forWritingAtPath: logFile)
         log?.seekToEndOfFile()

@@ -244,7 +244,7 @@ struct DaemonFaultTests {
         /// own writes reach it).
         func fill() {
             guard mounted, let handle = FileHandle(forWritingAtPath: directory + "/filler") ?? {
-                FileManager.default.createFile(atPath: directory + "/filler", contents: nil)
+                _ = FileManager.default.createFile(atPath: directory + "/filler", contents: nil)
                 return FileHandle(forWritingAtPath: directory + "/filler")
             }() else { return }
             let block = Data(count: 4096)

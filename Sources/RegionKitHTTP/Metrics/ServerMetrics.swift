@@ -52,7 +52,7 @@ public final class ServerMetrics: Sendable {
     }
 
     static func name(_ name: String, _ help: String) -> MetricNameDescriptor {
-        MetricNameDescriptor(metricName: name, helpText: help)
+        MetricNameDescriptor(metricName: name, unitName: "", helpText: help)   // no unit suffix
     }
 
     /// Reads the current values and renders the registry in the Prometheus text format.
