@@ -31,27 +31,13 @@ struct BeaconMatchTable: Sendable {
 
         static let absent: UInt64 = 0x1_0000
 
-        /// Whether `constraint`'s key is this one (without building it: the id words first,
-        /// which differ for all but the rare hash collision).
+        /// Whether `constraint`'s key is this one.
         @inline(__always)
-        func isKey(of constraint: BeaconIdentityConstraint) -> Bool {
-            let (high, low) = Self.words(constraint.uuid)
-            return high == self.high && low == self.low && tag == Self.tag(major: constraint.major, minor: constraint.minor, format: constraint.format)
-        }
+        func isKey(of constraint: BeaconIdentityConstraint) -> Bool { Key(constraint) == self }
 
         init(uuid: UUID, major: UInt16?, minor: UInt16?, format: BeaconFormat) {
-            (high, low) = Self.words(uuid)
-            tag = Self.tag(major: major, minor: minor, format: format)
-        }
-
-        @inline(__always)
-        static func words(_ uuid: UUID) -> (UInt64, UInt64) {
-            withUnsafeBytes(of: uuid.uuid) { ($0.loadUnaligned(as: UInt64.self), $0.loadUnaligned(fromByteOffset: 8, as: UInt64.self)) }
-        }
-
-        @inline(__always)
-        static func tag(major: UInt16?, minor: UInt16?, format: BeaconFormat) -> UInt64 {
-            UInt64(format.rawValue) << 40 | (major.map { UInt64($0) } ?? absent) << 20 | (minor.map { UInt64($0) } ?? absent)
+            (high, low) = withUnsafeBytes(of: uuid.uuid) { ($0.loadUnaligned(as: UInt64.self), $0.loadUnaligned(fromByteOffset: 8, as: UInt64.self)) }
+            tag = UInt64(format.rawValue) << 40 | (major.map { UInt64($0) } ?? Self.absent) << 20 | (minor.map { UInt64($0) } ?? Self.absent)
         }
 
         /// Which of a sighting's three lookups can reach this key: 0 UUID (namespace) only,
