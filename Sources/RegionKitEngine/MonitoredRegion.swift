@@ -1,11 +1,11 @@
 import RegionKitCore
-/// The engine's plain-value state for one monitored region (storable, shardable).
+/// The engine's plain-value state for one monitored region (storable, shardable), as
+/// ``MonitoringEngine/monitoredRegion(_:)`` shows it.
 ///
-/// The engine keeps one of these per region, so its size is memory per region (issue 13): the
-/// five optional times and distance are stored as plain `Double`s with one byte of presence bits
-/// (an `Optional<Double>` is 9 bytes, padded to 16), the small fields last; 160 bytes where the
-/// stored optionals took 200. Equality, hashing and coding are those of the public properties,
-/// with the same coding keys as before.
+/// The engine stores a ``RegionRecord`` per region (136 bytes) and keeps the streams present
+/// at a region's last exit beside it; this value is built from both on demand. Equality,
+/// hashing and coding are those of the public properties, with the same coding keys as when
+/// the engine stored this type.
 ///
 /// ```swift
 /// engine.monitoredRegion("lobby")?.state // .inside
@@ -22,87 +22,75 @@ public struct MonitoredRegion: Hashable, Sendable, Codable {
         }
     }
 
-    public var region: Region
-    public var registeredAt: Timestamp
-    private var stateSinceSeconds: Double
-    private var candidateSinceSeconds: Double
-    private var lastDistanceValue: Double
-    private var restoredAtSeconds: Double
-    /// Beacon regions: the streams currently present.
-    public var streams: StreamTable
+    /// Everything but ``departedStreams`` (its `departedPosition` unused here).
+    private(set) var record: RegionRecord
     /// Beacon regions: the streams present when the region last exited. A stream heard again
     /// soon after was not gone (the exit was false) and resumes with what was learned about it
     /// (``ExitDetector/stream(resuming:at:rssi:)``), so a stream's blackouts are learned instead of
     /// exiting again and again.
     public var departedStreams: StreamTable
-    public var state: RegionState
-    /// A `requestState` is waiting for the state to be determined.
-    public var stateRequested: Bool
-    /// Circular regions: the side the position is heading to, and since when.
-    public var candidate: RegionState?
-    /// Which of the optional `Double`s hold a value (``Present``).
-    private var present: Present
 
-    /// Presence bits of the optional values stored as plain `Double`s.
-    private struct Present: OptionSet, Hashable, Sendable {
-        let rawValue: UInt8
-        static let stateSince = Present(rawValue: 1 << 0)
-        static let candidateSince = Present(rawValue: 1 << 1)
-        static let lastDistance = Present(rawValue: 1 << 2)
-        static let restoredAt = Present(rawValue: 1 << 3)
+    public var region: Region {
+        get { record.region }
+        set { record.region = newValue }
     }
-
+    public var registeredAt: Timestamp {
+        get { record.registeredAt }
+        set { record.registeredAt = newValue }
+    }
+    /// Beacon regions: the streams currently present.
+    public var streams: StreamTable {
+        get { record.streams }
+        set { record.streams = newValue }
+    }
+    public var state: RegionState {
+        get { record.state }
+        set { record.state = newValue }
+    }
+    /// A `requestState` is waiting for the state to be determined.
+    public var stateRequested: Bool {
+        get { record.stateRequested }
+        set { record.stateRequested = newValue }
+    }
+    /// Circular regions: the side the position is heading to, and since when.
+    public var candidate: RegionState? {
+        get { record.candidate }
+        set { record.candidate = newValue }
+    }
     /// When the state last changed (or was first determined).
     public var stateSince: Timestamp? {
-        get { present.contains(.stateSince) ? Timestamp(seconds: stateSinceSeconds) : nil }
-        set { stateSinceSeconds = store(newValue?.seconds, .stateSince) }
+        get { record.stateSince }
+        set { record.stateSince = newValue }
     }
-
     public var candidateSince: Timestamp? {
-        get { present.contains(.candidateSince) ? Timestamp(seconds: candidateSinceSeconds) : nil }
-        set { candidateSinceSeconds = store(newValue?.seconds, .candidateSince) }
+        get { record.candidateSince }
+        set { record.candidateSince = newValue }
     }
-
     /// Circular regions: distance from the centre at the latest fix that evaluated the region,
     /// metres (fixes far from an outside region with nothing pending skip it: see
     /// ``MonitoringEngine/ingest(_:)-(LocationFix)``).
     public var lastDistance: Double? {
-        get { present.contains(.lastDistance) ? lastDistanceValue : nil }
-        set { lastDistanceValue = store(newValue, .lastDistance) }
+        get { record.lastDistance }
+        set { record.lastDistance = newValue }
     }
-
     /// Set when the state was restored from storage and no fresh evidence has confirmed it yet.
     public var restoredAt: Timestamp? {
-        get { present.contains(.restoredAt) ? Timestamp(seconds: restoredAtSeconds) : nil }
-        set { restoredAtSeconds = store(newValue?.seconds, .restoredAt) }
+        get { record.restoredAt }
+        set { record.restoredAt = newValue }
     }
 
     /// Whether the state is a stored one not yet confirmed by fresh observations.
-    public var isStale: Bool { present.contains(.restoredAt) }
-
-    /// Marks `bit` present or absent and returns the value to store (0 when absent).
-    private mutating func store(_ value: Double?, _ bit: Present) -> Double {
-        guard let value else {
-            present.remove(bit)
-            return 0
-        }
-        present.insert(bit)
-        return value
-    }
+    public var isStale: Bool { restoredAt != nil }
 
     public init(region: Region, registeredAt: Timestamp) {
-        self.region = region
-        self.registeredAt = registeredAt
-        self.stateSinceSeconds = 0
-        self.candidateSinceSeconds = 0
-        self.lastDistanceValue = 0
-        self.restoredAtSeconds = 0
-        self.streams = [:]
-        self.departedStreams = [:]
-        self.state = .unknown
-        self.stateRequested = false
-        self.candidate = nil
-        self.present = []
+        self.init(record: RegionRecord(region: region, registeredAt: registeredAt), departedStreams: [:])
+    }
+
+    /// The public form of an engine record and its departed streams.
+    init(record: RegionRecord, departedStreams: StreamTable) {
+        self.record = record
+        self.record.departedPosition = -1
+        self.departedStreams = departedStreams
     }
 
     // MARK: Equality, hashing and coding: the public properties', as when they were stored.

@@ -105,9 +105,9 @@ extension MonitoringEngine {
             return []
         }
         // One in-place access to the record (reading fields one by one would copy it each time).
-        guard let recorded = regions.update(slot: slot, {
-            Self.recordSighting(identity, scannerID: scannerID, rssi: rssi, in: &$0, at: time, detector: detector, channel: channel,
-                                gaps: gaps, wantsPrior: wantsPrior)
+        guard let recorded = regions.updateResuming(slot: slot, {
+            Self.recordSighting(identity, scannerID: scannerID, rssi: rssi, in: &$0, departed: &$1, at: time, detector: detector,
+                                channel: channel, gaps: gaps, wantsPrior: wantsPrior)
         }),
               let sighting = recorded else { return [] }
         if channel != nil, prior == nil, let lent = sighting.prior { prior = lent }
@@ -167,7 +167,7 @@ extension MonitoringEngine {
     /// of. The stream, silent since before `time`, counts it when it is at least as strong as its
     /// own RSSI level (``ReceptionEstimator/recordElsewhere(rssi:at:)``). True when a stream's
     /// evidence changed (its deadline may be earlier: reschedule).
-    static func recordElsewhere(_ identity: BeaconIdentity, scannerID: String?, rssi: Int, in monitored: inout MonitoredRegion, at time: Timestamp) -> Bool {
+    static func recordElsewhere(_ identity: BeaconIdentity, scannerID: String?, rssi: Int, in monitored: inout RegionRecord, at time: Timestamp) -> Bool {
         guard monitored.state == .inside, case .beacon(let beacon) = monitored.region, let bound = beacon.scannerID,
               scannerID != bound, beacon.constraint.matches(identity) else { return false }
         let key = MonitoredRegion.StreamKey(identity: identity, scannerID: bound)
@@ -177,11 +177,13 @@ extension MonitoringEngine {
 
     /// Records a sighting of `identity` by `scannerID` at `rssi` in `monitored` (a region the match
     /// table gave for `identity`) when the region's scanner binding lets it; nil when it does not.
+    /// A new stream resumes the one `departed` holds for it since the region's last exit, if any.
     /// `channel`: the sighting's scanner channel, when the detector uses one: the stream takes the
     /// channel's prior, and with ``ExitDetector/usesChannels`` the part of the silence the scanner
     /// shared (its `gaps`) is excused. `wantsPrior`: whether to compute what the stream lends its scanner's
     /// prior (``RecordedSighting/prior``).
-    static func recordSighting(_ identity: BeaconIdentity, scannerID: String?, rssi: Int, in monitored: inout MonitoredRegion, at time: Timestamp,
+    static func recordSighting(_ identity: BeaconIdentity, scannerID: String?, rssi: Int, in monitored: inout RegionRecord,
+                               departed: inout DepartedStreams, at time: Timestamp,
                                detector: ExitDetector, channel: ChannelView? = nil, gaps: [ScannerChannel.Gap] = [],
                                wantsPrior: Bool = true) -> RecordedSighting? {
         // The match table found this region by its constraint's own key, so only the scanner
@@ -219,7 +221,7 @@ extension MonitoringEngine {
             }
             newStream = false
         } else {
-            var stream = detector.stream(resuming: monitored.departedStreams.removeValue(forKey: key), at: time, rssi: rssi)
+            var stream = detector.stream(resuming: departed.take(key, at: &monitored.departedPosition), at: time, rssi: rssi)
             if let channel {
                 stream.priorScale = channel.priorScale
                 stream.setPriorLoss(channel.priorLoss, weight: channel.priorLossWeight)
@@ -388,7 +390,7 @@ extension MonitoringEngine {
     }
 
     /// Drops streams of a region that are already gone (keeps memory flat when beacons churn).
-    static func prune(_ monitored: inout MonitoredRegion, detector: ExitDetector, now time: Timestamp) {
+    static func prune(_ monitored: inout RegionRecord, detector: ExitDetector, now time: Timestamp) {
         let registeredAt = monitored.registeredAt
         monitored.streams.removeAll { _, stream in
             !(detector.goneDeadline(for: stream, gridOrigin: registeredAt) > time)

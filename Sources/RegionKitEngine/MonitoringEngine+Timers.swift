@@ -57,7 +57,7 @@ extension MonitoringEngine {
 
     /// The timer a monitored region is waiting for, if any.
     /// `slot`: the region's slot when the caller has it (saves a lookup by identifier).
-    func dueItem(of monitored: MonitoredRegion, id: String, slot: Int? = nil) -> (time: Timestamp, item: DueItem)? {
+    func dueItem(of monitored: RegionRecord, id: String, slot: Int? = nil) -> (time: Timestamp, item: DueItem)? {
         guard let slot = slot ?? regions.slot(of: id), let time = Self.dueTime(of: monitored, context: dueContext(slot: slot)) else { return nil }
         switch monitored.region {
         case .beacon: return (time, monitored.state == .inside ? .exit(id) : .initialWindow(id))
@@ -81,7 +81,7 @@ extension MonitoringEngine {
     }
 
     /// The time of ``dueItem(of:id:slot:)`` without building the item (no identifier is copied).
-    static func dueTime(of monitored: MonitoredRegion, context: DueContext) -> Timestamp? {
+    static func dueTime(of monitored: RegionRecord, context: DueContext) -> Timestamp? {
         switch monitored.region {
         case .beacon:
             if monitored.state == .unknown && monitored.streams.isEmpty {
@@ -103,7 +103,7 @@ extension MonitoringEngine {
     }
 
     /// ``scanExitDeadline(of:detector:)``'s time: the latest gone-deadline of the region's streams.
-    static func scanExitDeadlineTime(of monitored: MonitoredRegion, detector: ExitDetector) -> Timestamp? {
+    static func scanExitDeadlineTime(of monitored: RegionRecord, detector: ExitDetector) -> Timestamp? {
         var latest: Timestamp?
         let origin = monitored.registeredAt
         monitored.streams.forEachStream { _, stream, known in
@@ -114,11 +114,11 @@ extension MonitoringEngine {
     }
 
     /// A restored "inside" beacon region not heard since the restart exits as if last seen then.
-    func restoredExitDeadline(of monitored: MonitoredRegion) -> Timestamp? {
+    func restoredExitDeadline(of monitored: RegionRecord) -> Timestamp? {
         Self.restoredExitDeadline(of: monitored, detector: profile.exitDetector)
     }
 
-    static func restoredExitDeadline(of monitored: MonitoredRegion, detector: ExitDetector) -> Timestamp? {
+    static func restoredExitDeadline(of monitored: RegionRecord, detector: ExitDetector) -> Timestamp? {
         guard let restoredAt = monitored.restoredAt, monitored.streams.isEmpty else { return nil }
         let stream = ReceptionEstimator(firstSighting: restoredAt, priorInterval: detector.priorInterval, tracksEvidence: false)
         return detector.goneDeadline(for: stream, gridOrigin: monitored.registeredAt)
@@ -127,7 +127,7 @@ extension MonitoringEngine {
     /// When the last present stream of a beacon region counts as gone, with that stream. Ties
     /// (common on Core Location's 10 s grid) go to the stream heard last, then to the smallest
     /// stream key, so the evidence does not depend on dictionary iteration order.
-    func exitDeadline(of monitored: MonitoredRegion, id: String, slot: Int? = nil) -> (time: Timestamp, stream: ReceptionEstimator)? {
+    func exitDeadline(of monitored: RegionRecord, id: String, slot: Int? = nil) -> (time: Timestamp, stream: ReceptionEstimator)? {
         if usesSpatialIndex, monitored.streams.count > RegionSchedule.exitCacheThreshold, let slot = slot ?? regions.slot(of: id),
            let cached = schedule.exitLeader(slot: slot),
            let stream = monitored.streams[cached.key] {
@@ -137,7 +137,7 @@ extension MonitoringEngine {
     }
 
     /// ``exitDeadline(of:id:)`` by visiting every stream, with the winning stream's key.
-    static func scanExitDeadline(of monitored: MonitoredRegion, detector: ExitDetector)
+    static func scanExitDeadline(of monitored: RegionRecord, detector: ExitDetector)
         -> (time: Timestamp, key: MonitoredRegion.StreamKey, stream: ReceptionEstimator)? {
         var latest: (time: Timestamp, key: MonitoredRegion.StreamKey, stream: ReceptionEstimator)?
         let origin = monitored.registeredAt

@@ -135,7 +135,9 @@ public struct MonitoringEngine: Sendable {
     public var monitoredRegions: [Region] { order.compactMap { entry in regions.read(slot: entry.slot) { $0.region } } }
 
     /// The engine's state record of a monitored region.
-    public func monitoredRegion(_ identifier: String) -> MonitoredRegion? { regions[identifier] }
+    public func monitoredRegion(_ identifier: String) -> MonitoredRegion? {
+        regions.slot(of: identifier).flatMap { regions.monitoredRegion(slot: $0) }
+    }
 
     /// The current state of a monitored region, `nil` when it is not monitored.
     public func state(of identifier: String) -> RegionState? { regions[identifier]?.state }
@@ -381,9 +383,10 @@ public struct MonitoringEngine: Sendable {
             if excuseSharedSilence(ofRegion: id) { return [] }
             guard let (_, stream) = exitDeadline(of: monitored, id: id) else { return [] }
             let lastSighting = monitored.streams.values.map(\.lastSighting).max() ?? stream.lastSighting
-            regions[id]?.departedStreams = monitored.streams
-            regions[id]?.streams = [:]
-            if let slot = regions.slot(of: id) { schedule.setExitLeader(nil, slot: slot) }
+            if let slot = regions.slot(of: id) {
+                regions.depart(slot: slot)
+                schedule.setExitLeader(nil, slot: slot)
+            }
             return setState(id, .outside, crossing: true, evidence: EventEvidence(
                 rssi: stream.lastRSSI, lastSightingAge: now - lastSighting,
                 exitThreshold: profile.exitDetector.silenceThreshold(for: stream),
@@ -484,8 +487,8 @@ public struct MonitoringEngine: Sendable {
     /// Adds a fresh record for `region`; a region with its identifier is replaced (as
     /// ``remove(_:)`` then this would: one lookup of the identifier instead of two).
     mutating func insert(_ region: Region) {
-        var replaced: MonitoredRegion?
-        let record = regions.insert(MonitoredRegion(region: region, registeredAt: now), replaced: &replaced)
+        var replaced: RegionRecord?
+        let record = regions.insert(RegionRecord(region: region, registeredAt: now), replaced: &replaced)
         if let replaced { detach(replaced, slot: record) }
         let sequence = schedule.register(slot: record)
         order.append(slot: record, sequence: sequence)
@@ -542,7 +545,7 @@ public struct MonitoringEngine: Sendable {
 
     /// Undoes what registering `monitored` in `slot` filed besides its record: its place in the
     /// order, its timer, its index entries, its automatic ranging.
-    mutating func detach(_ monitored: MonitoredRegion, slot: Int) {
+    mutating func detach(_ monitored: RegionRecord, slot: Int) {
         let identifier = monitored.region.identifier
         if let sequence = schedule.number(slot: slot) { order.remove(sequence: sequence) }
         schedule.unregister(slot: slot)   // its timer entry is dropped lazily
@@ -680,7 +683,7 @@ public struct MonitoringEngine: Sendable {
     }
 
     /// Whether a fix anywhere can change this circular region (``geoActive``'s rule).
-    static func isGeoActive(_ monitored: MonitoredRegion) -> Bool {
+    static func isGeoActive(_ monitored: RegionRecord) -> Bool {
         monitored.state != .outside || monitored.candidate != nil || monitored.restoredAt != nil
     }
 

@@ -5,9 +5,10 @@ import RegionKitCore
 /// per-sighting and per-fix paths reach a record by its slot, kept where the region is filed
 /// (``MonitoringEngine/RegisteredID``, the geofence index's slot map, the timer schedule).
 ///
-/// Records live in one array (a dictionary's buckets are at most ¾ full and a record is
-/// 160 bytes: two thirds of a million-region dictionary were empty buckets); freed slots are
-/// reused. Identifiers find their slot through an open-addressing index of 8-byte buckets
+/// Records (``RegionRecord``) live in one array (a dictionary's buckets are at most ¾ full and a
+/// record is 136 bytes: two thirds of a million-region dictionary were empty buckets); freed slots
+/// are reused. The streams a region held when it last exited live beside the records
+/// (``DepartedStreams``), found from the record without hashing. Identifiers find their slot through an open-addressing index of 8-byte buckets
 /// (linear probing, load ≤ ½, backward-shift deletion) hashed with
 /// ``StreamTable/hash(_:)-(String)`` (seeded per process: identifiers come from configuration and
 /// the network) — no `[String: Int32]`, whose 20-byte buckets cost ≈ 42 bytes a region, nor a
@@ -15,16 +16,18 @@ import RegionKitCore
 ///
 /// ```swift
 /// var table = RegionTable()
-/// var replaced: MonitoredRegion?
-/// let slot = table.insert(MonitoredRegion(region: region, registeredAt: .zero), replaced: &replaced)
+/// var replaced: RegionRecord?
+/// let slot = table.insert(RegionRecord(region: region, registeredAt: .zero), replaced: &replaced)
 /// table[slot: slot]?.state = .inside
 /// table["lobby"]?.state   // .inside
 /// ```
 struct RegionTable: Sendable {
     /// The records by slot; a free slot holds ``vacant`` (never handed out: `occupied` says which
-    /// slots are live). Not `[MonitoredRegion?]`: binding an optional element copies the whole
+    /// slots are live). Not `[RegionRecord?]`: binding an optional element copies the whole
     /// record (a retain and a release of each of its arrays), where a plain element is changed in place.
-    private var records: [MonitoredRegion] = []
+    private var records: [RegionRecord] = []
+    /// Each record's departed streams, at its `departedPosition`.
+    private var departed = DepartedStreams()
     private var occupied: [Bool] = []
     /// The identifier index: each bucket is 0 (empty) or the identifier's hash's low 32 bits
     /// (its home bucket and a fingerprint) above the slot + 1; a power of two, at least twice
@@ -33,7 +36,7 @@ struct RegionTable: Sendable {
     private var free: [Int32] = []
 
     /// What a free slot holds: a record of no region (its streams empty, nothing allocated).
-    private static let vacant = MonitoredRegion(
+    private static let vacant = RegionRecord(
         region: .circular(try! CircularRegion(identifier: "-", latitude: 0, longitude: 0, radius: 1)), registeredAt: .zero)
 
     /// Regions stored.
@@ -44,21 +47,23 @@ struct RegionTable: Sendable {
 
     /// The record in `slot` (`nil`: a free slot). A copy: the engine's own paths use
     /// ``read(slot:_:)`` and ``update(slot:_:)``.
-    subscript(slot slot: Int) -> MonitoredRegion? {
+    subscript(slot slot: Int) -> RegionRecord? {
         occupied[slot] ? records[slot] : nil
     }
 
     /// The record of region `id`. Setting a record for a new identifier is not allowed (use
     /// ``insert(_:)``): it is ignored; setting `nil` removes the region. A record keeps its
     /// region's identifier (the index finds a slot by comparing it): a record set under `id`
-    /// with another identifier is ignored too.
-    subscript(id: String) -> MonitoredRegion? {
+    /// with another identifier is ignored too. A record keeps its departed streams whatever is
+    /// set (``depart(slot:)`` changes them).
+    subscript(id: String) -> RegionRecord? {
         get { slot(of: id).map { records[$0] } }
         set {
             let (bucket, found, _) = find(id)
             guard let slot = found else { return }
-            if let newValue {
+            if var newValue {
                 guard newValue.region.identifier == id else { return }
+                newValue.departedPosition = records[slot].departedPosition
                 records[slot] = newValue
             } else {
                 remove(slot: slot, bucket: bucket)
@@ -68,19 +73,22 @@ struct RegionTable: Sendable {
             let (bucket, found, _) = find(id)
             if let slot = found {
                 // Moved out and back (a swap, not a copy): the record's streams stay uniquely referenced.
-                var record: MonitoredRegion? = Self.vacant
+                var record: RegionRecord? = Self.vacant
                 swap(&record!, &records[slot])
                 let original = record!.region
+                let departedPosition = record!.departedPosition
                 yield &record
                 if var record {
                     if record.region.identifier != id { record.region = original }
+                    record.departedPosition = departedPosition
                     records[slot] = record
                 } else {
                     // (Not by identifier: the slot holds the vacant record while the caller has it.)
+                    departed.free(departedPosition)
                     remove(slot: slot, bucket: bucket)
                 }
             } else {
-                var absent: MonitoredRegion?
+                var absent: RegionRecord?
                 yield &absent
             }
         }
@@ -90,20 +98,46 @@ struct RegionTable: Sendable {
     /// `body` a copy (callgrind shows one per call from a closure): a hot path reaches the record
     /// through ``update(slot:_:)`` instead, as timer settling does.
     @inline(__always)
-    func read<Result>(slot: Int, _ body: (MonitoredRegion) -> Result) -> Result? {
+    func read<Result>(slot: Int, _ body: (RegionRecord) -> Result) -> Result? {
         guard occupied[slot] else { return nil }
         return body(records[slot])
     }
 
     /// Applies `body` to the record in `slot` in place; `nil` when the slot is free.
     @inline(__always)
-    mutating func update<Result>(slot: Int, _ body: (inout MonitoredRegion) -> Result) -> Result? {
+    mutating func update<Result>(slot: Int, _ body: (inout RegionRecord) -> Result) -> Result? {
         guard occupied[slot] else { return nil }
         return body(&records[slot])
     }
 
+    /// As ``update(slot:_:)``, with the departed streams: `body` may take streams out of the
+    /// record's departed table (``DepartedStreams/take(_:at:)`` with its `departedPosition`).
+    @inline(__always)
+    mutating func updateResuming<Result>(slot: Int, _ body: (inout RegionRecord, inout DepartedStreams) -> Result) -> Result? {
+        guard occupied[slot] else { return nil }
+        return body(&records[slot], &departed)
+    }
+
+    /// The region in `slot` exits: its present streams become its departed ones (those departed
+    /// before are forgotten), and it has no present stream.
+    mutating func depart(slot: Int) {
+        guard occupied[slot] else { return }
+        var streams = StreamTable()
+        swap(&streams, &records[slot].streams)
+        records[slot].departedPosition = departed.store(streams, at: records[slot].departedPosition)
+    }
+
+    /// The public form of the region in `slot`'s record, with its departed streams.
+    func monitoredRegion(slot: Int) -> MonitoredRegion? {
+        guard occupied[slot] else { return nil }
+        return MonitoredRegion(record: records[slot], departedStreams: departed[records[slot].departedPosition])
+    }
+
+    /// Regions holding departed streams.
+    var departedCount: Int { departed.count }
+
     /// Applies `body` to every stored record in place.
-    mutating func updateAll(_ body: (inout MonitoredRegion) -> Void) {
+    mutating func updateAll(_ body: (inout RegionRecord) -> Void) {
         for slot in records.indices where occupied[slot] { body(&records[slot]) }
     }
 
@@ -118,7 +152,7 @@ struct RegionTable: Sendable {
     /// Stores `record` under its region's identifier and returns its slot; a record already stored
     /// under that identifier is replaced in its slot and handed back in `replaced`.
     @discardableResult
-    mutating func insert(_ record: MonitoredRegion, replaced: inout MonitoredRegion?) -> Int {
+    mutating func insert(_ record: RegionRecord, replaced: inout RegionRecord?) -> Int {
         // One hash of the identifier: the lookup that misses ends at the empty bucket the new
         // region's slot is filed in.
         let id = record.region.identifier
@@ -126,6 +160,8 @@ struct RegionTable: Sendable {
         if let slot = found {
             var old = record
             swap(&old, &records[slot])
+            departed.free(old.departedPosition)
+            old.departedPosition = -1
             replaced = old
             return slot
         }
@@ -149,26 +185,29 @@ struct RegionTable: Sendable {
 
     /// Removes region `id`; returns its record.
     @discardableResult
-    mutating func removeValue(forKey id: String) -> MonitoredRegion? {
+    mutating func removeValue(forKey id: String) -> RegionRecord? {
         let (bucket, found, _) = find(id)
         guard let slot = found else { return nil }
         return remove(slot: slot, bucket: bucket)
     }
 
-    /// Removes the region in `slot`, filed in the index at `bucket`; returns its record.
+    /// Removes the region in `slot`, filed in the index at `bucket`; returns its record (its
+    /// departed streams forgotten).
     @discardableResult
-    private mutating func remove(slot: Int, bucket: Int) -> MonitoredRegion {
+    private mutating func remove(slot: Int, bucket: Int) -> RegionRecord {
         deleteBucket(bucket)
         count -= 1
         var record = Self.vacant
         swap(&record, &records[slot])
+        departed.free(record.departedPosition)
+        record.departedPosition = -1
         occupied[slot] = false
         free.append(Int32(truncatingIfNeeded: slot))
         return record
     }
 
     /// Every stored region with its identifier, in slot order.
-    var all: [(id: String, record: MonitoredRegion)] {
+    var all: [(id: String, record: RegionRecord)] {
         records.indices.compactMap { occupied[$0] ? (records[$0].region.identifier, records[$0]) : nil }
     }
 

@@ -8,8 +8,8 @@ import RegionKitCore
 @Suite("RegionTable: identifier → slot, against a dictionary")
 struct RegionTableTests {
     /// A record whose registration time tells one registration of `id` from the next.
-    private func record(_ id: String, _ mark: Int) -> MonitoredRegion {
-        MonitoredRegion(region: .circular(try! CircularRegion(identifier: id, latitude: 48, longitude: 2, radius: 100)),
+    private func record(_ id: String, _ mark: Int) -> RegionRecord {
+        RegionRecord(region: .circular(try! CircularRegion(identifier: id, latitude: 48, longitude: 2, radius: 100)),
                         registeredAt: Timestamp(seconds: Double(mark)))
     }
 
@@ -32,7 +32,7 @@ struct RegionTableTests {
             let id = name()
             switch random.next() % 6 {
             case 0, 1, 2:   // register (a new region, or a replacement in the same slot)
-                var replaced: MonitoredRegion?
+                var replaced: RegionRecord?
                 let slot = table.insert(record(id, step), replaced: &replaced)
                 #expect(replaced?.registeredAt.seconds == model[id].map { Double($0.mark) })
                 if let old = model[id] { #expect(slot == old.slot) }
@@ -71,11 +71,11 @@ struct RegionTableTests {
     func equivalentIdentifiers() {
         var table = RegionTable()
         for index in 0..<200 {
-            var replaced: MonitoredRegion?
+            var replaced: RegionRecord?
             table.insert(record("lobby-\(index)", index), replaced: &replaced)
         }
         for (first, second) in [("Caf\u{E9}", "Cafe\u{301}"), ("\u{212A}iosk", "Kiosk")] {
-            var replaced: MonitoredRegion?
+            var replaced: RegionRecord?
             let slot = table.insert(record(first, 1_000), replaced: &replaced)
             #expect(table.slot(of: second) == slot)
             let again = table.insert(record(second, 1_001), replaced: &replaced)
@@ -87,5 +87,5 @@ struct RegionTableTests {
         #expect(table.count == 200)
     }
 
-    private func modify(_ value: inout MonitoredRegion?, _ body: (inout MonitoredRegion?) -> Void) { body(&value) }
+    private func modify(_ value: inout RegionRecord?, _ body: (inout RegionRecord?) -> Void) { body(&value) }
 }

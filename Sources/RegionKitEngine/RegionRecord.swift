@@ -1,0 +1,95 @@
+import RegionKitCore
+
+/// The engine's record of one region, by slot in its ``RegionTable``: what
+/// ``MonitoredRegion`` shows of a region, less the streams present when it last exited, which
+/// few regions hold at a time and which live beside the records (``DepartedStreams``).
+///
+/// The engine keeps one per region, so its size is memory per region (issue 13): the four
+/// optional times and distance are plain `Double`s with one byte of presence bits (an
+/// `Optional<Double>` is 9 bytes, padded to 16), the small fields last; 136 bytes (the public
+/// ``MonitoredRegion``, which the engine stored until session 32, took 160 with its second
+/// stream table, and 200 with stored optionals). The public value is built from it on demand
+/// (``MonitoringEngine/monitoredRegion(_:)``).
+///
+/// ```swift
+/// var record = RegionRecord(region: region, registeredAt: .zero)
+/// record.stateSince = Timestamp(seconds: 4)
+/// record.stateSince?.seconds   // 4
+/// ```
+struct RegionRecord: Sendable {
+    var region: Region
+    var registeredAt: Timestamp
+    private var stateSinceSeconds: Double
+    private var candidateSinceSeconds: Double
+    private var lastDistanceValue: Double
+    private var restoredAtSeconds: Double
+    /// Beacon regions: the streams currently present.
+    var streams: StreamTable
+    var state: RegionState
+    /// A `requestState` is waiting for the state to be determined.
+    var stateRequested: Bool
+    /// Circular regions: the side the position is heading to, and since when.
+    var candidate: RegionState?
+    /// Which of the optional `Double`s hold a value (``Present``).
+    private var present: Present
+    /// Beacon regions: the position of the streams present when the region last exited in its
+    /// table's ``DepartedStreams``; −1 when it has none. Set by the ``RegionTable`` only.
+    var departedPosition: Int32 = -1
+
+    /// Presence bits of the optional values stored as plain `Double`s.
+    private struct Present: OptionSet, Sendable {
+        let rawValue: UInt8
+        static let stateSince = Present(rawValue: 1 << 0)
+        static let candidateSince = Present(rawValue: 1 << 1)
+        static let lastDistance = Present(rawValue: 1 << 2)
+        static let restoredAt = Present(rawValue: 1 << 3)
+    }
+
+    init(region: Region, registeredAt: Timestamp) {
+        self.region = region
+        self.registeredAt = registeredAt
+        self.stateSinceSeconds = 0
+        self.candidateSinceSeconds = 0
+        self.lastDistanceValue = 0
+        self.restoredAtSeconds = 0
+        self.streams = [:]
+        self.state = .unknown
+        self.stateRequested = false
+        self.candidate = nil
+        self.present = []
+    }
+
+    /// When the state last changed (or was first determined).
+    var stateSince: Timestamp? {
+        get { present.contains(.stateSince) ? Timestamp(seconds: stateSinceSeconds) : nil }
+        set { stateSinceSeconds = store(newValue?.seconds, .stateSince) }
+    }
+
+    /// Circular regions: when the position started heading to ``candidate``.
+    var candidateSince: Timestamp? {
+        get { present.contains(.candidateSince) ? Timestamp(seconds: candidateSinceSeconds) : nil }
+        set { candidateSinceSeconds = store(newValue?.seconds, .candidateSince) }
+    }
+
+    /// Circular regions: distance from the centre at the latest fix that evaluated the region, metres.
+    var lastDistance: Double? {
+        get { present.contains(.lastDistance) ? lastDistanceValue : nil }
+        set { lastDistanceValue = store(newValue, .lastDistance) }
+    }
+
+    /// Set when the state was restored from storage and no fresh evidence has confirmed it yet.
+    var restoredAt: Timestamp? {
+        get { present.contains(.restoredAt) ? Timestamp(seconds: restoredAtSeconds) : nil }
+        set { restoredAtSeconds = store(newValue?.seconds, .restoredAt) }
+    }
+
+    /// Marks `bit` present or absent and returns the value to store (0 when absent).
+    private mutating func store(_ value: Double?, _ bit: Present) -> Double {
+        guard let value else {
+            present.remove(bit)
+            return 0
+        }
+        present.insert(bit)
+        return value
+    }
+}
