@@ -8,8 +8,9 @@ import RegionKitCore
 /// Records (``RegionRecord``) live in one array (a dictionary's buckets are at most ¾ full and a
 /// record is 136 bytes: two thirds of a million-region dictionary were empty buckets); freed slots
 /// are reused. The streams a region held when it last exited live beside the records
-/// (``DepartedStreams``), found from the record without hashing. Identifiers find their slot through an open-addressing index of 8-byte buckets
-/// (linear probing, load ≤ ½, backward-shift deletion) hashed with
+/// (``DepartedStreams``), found from the record without hashing. Identifiers find their slot
+/// through an open-addressing index of 8-byte buckets (linear probing, load ≤ ½, backward-shift
+/// deletion) hashed with
 /// ``StreamTable/hash(_:)-(String)`` (seeded per process: identifiers come from configuration and
 /// the network) — no `[String: Int32]`, whose 20-byte buckets cost ≈ 42 bytes a region, nor a
 /// SipHash per registration and per lookup.
