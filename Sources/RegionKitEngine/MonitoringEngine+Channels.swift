@@ -13,10 +13,11 @@ extension MonitoringEngine {
 
     /// The number of `scannerID`'s channel in ``channels``, which gets one if it has none (a
     /// sighting at `time`).
-    mutating func channelNumber(of scannerID: String, at time: Timestamp) -> Int {
-        if let last = lastChannel, last.name == scannerID { return last.number }
+    mutating func channelNumber(of scannerID: String, at time: Timestamp) -> (number: Int, nameHash: UInt64) {
+        if let last = lastChannel, last.name == scannerID { return (last.number, last.nameHash) }
         let number: Int
-        if let known = channelNumbers[scannerID] {
+        let nameHash = StreamTable.hash(scannerID)
+        if let known = channelNumbers.number(of: scannerID, hash: nameHash) {
             number = known
         } else {
             if channels.count >= channelSweepAt { sweepChannels(at: time) }
@@ -24,8 +25,8 @@ extension MonitoringEngine {
             channels.append(ScannerChannel())
             channelNumbers.insert(scannerID, number: number)
         }
-        lastChannel = (scannerID, number)
-        return number
+        lastChannel = (scannerID, number, nameHash)
+        return (number, nameHash)
     }
 
     /// Seconds a scanner's channel is kept after it was last heard: what a channel learned
@@ -86,6 +87,9 @@ extension MonitoringEngine {
         var excuseLimit: Double
         /// The channel's index in ``MonitoringEngine/channels``; `nil`: the local adapter's.
         var number: Int?
+        /// The scanner name's ``StreamTable/hash(_:)-(String)`` (`nil`: the local adapter's), so
+        /// the streams of a many-stream region are looked up without hashing the name again.
+        var nameHash: UInt64?
 
         /// ``ScannerChannel/excusedSilence(from:to:streamRate:)`` of the channel this view was
         /// taken from, given its dark `gaps` (``ScannerChannel/gaps``, as
@@ -104,17 +108,17 @@ extension MonitoringEngine {
     /// take from it and, with `sharing` (for ``ExitDetector/usesChannels``), the channel's gaps
     /// (otherwise none).
     mutating func recordChannel(scannerID: String?, at time: Timestamp, sharing: Bool) -> (view: ChannelView, gaps: [ScannerChannel.Gap]) {
-        func recorded(_ channel: inout ScannerChannel, number: Int?) -> (view: ChannelView, gaps: [ScannerChannel.Gap]) {
+        func recorded(_ channel: inout ScannerChannel, number: Int?, nameHash: UInt64? = nil) -> (view: ChannelView, gaps: [ScannerChannel.Gap]) {
             channel.record(at: time)
             let lossPrior = sharing ? channel.lossPrior : nil
             let view = ChannelView(priorScale: channel.priorScale, priorLoss: lossPrior?.loss,
                                    priorLossWeight: lossPrior?.weight ?? PeriodicTail.scannerPriorFrames,
-                                   sharing: sharing, excuseLimit: channel.excuseLimit, number: number)
+                                   sharing: sharing, excuseLimit: channel.excuseLimit, number: number, nameHash: nameHash)
             return (view, sharing ? channel.gaps : [])
         }
         if let scannerID {
-            let number = channelNumber(of: scannerID, at: time)
-            return recorded(&channels[number], number: number)
+            let (number, nameHash) = channelNumber(of: scannerID, at: time)
+            return recorded(&channels[number], number: number, nameHash: nameHash)
         }
         return recorded(&localChannel, number: nil)
     }

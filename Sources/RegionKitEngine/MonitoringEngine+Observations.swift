@@ -195,7 +195,12 @@ extension MonitoringEngine {
         let deadline: Timestamp
         var prior: StreamPrior?
         var previousDeadline = Double.nan
-        if let position = monitored.streams.index(forKey: key) {
+        let found = if let nameHash = channel?.nameHash {
+            monitored.streams.index(forKey: key, scannerHash: nameHash)
+        } else {
+            monitored.streams.index(forKey: key)
+        }
+        if let position = found {
             previousDeadline = monitored.streams.knownDeadline(position: position)
             // One in-place access to the stream (each `streams[position:]` access is a coroutine;
             // reading the estimator back out copied it).

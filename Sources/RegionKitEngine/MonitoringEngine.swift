@@ -93,10 +93,10 @@ public struct MonitoringEngine: Sendable {
     var channelNumbers = ScannerNumbers()
     /// The channel count at which ``sweepChannels()`` runs next.
     var channelSweepAt = MonitoringEngine.minimumChannelSweep
-    /// The scanner looked up last, with its number: consecutive sightings usually come from one
-    /// scanner (a gateway's batch, an MQTT message), so most sightings compare one name instead
-    /// of hashing it.
-    var lastChannel: (name: String, number: Int)?
+    /// The scanner looked up last, with its number and its name's hash: consecutive sightings
+    /// usually come from one scanner (a gateway's batch, an MQTT message), so most sightings
+    /// compare one name instead of hashing it.
+    var lastChannel: (name: String, number: Int, nameHash: UInt64)?
     /// The channel of sightings without a scanner (the local adapter).
     var localChannel = ScannerChannel()
 

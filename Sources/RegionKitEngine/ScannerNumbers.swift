@@ -29,10 +29,13 @@ struct ScannerNumbers: Sendable, Sequence {
     var values: [Int] { entries.map(\.number) }
 
     /// The number of `name`, if stored.
-    subscript(name: String) -> Int? {
+    subscript(name: String) -> Int? { number(of: name, hash: StreamTable.hash(name)) }
+
+    /// The number of `name`, whose ``StreamTable/hash(_:)-(String)`` the caller has, if stored.
+    func number(of name: String, hash: UInt64) -> Int? {
         guard !slots.isEmpty else { return nil }
         let mask = slots.count - 1
-        var bucket = Int(truncatingIfNeeded: StreamTable.hash(name)) & mask
+        var bucket = Int(truncatingIfNeeded: hash) & mask
         while true {
             let stored = Int(slots[bucket])
             if stored == 0 { return nil }

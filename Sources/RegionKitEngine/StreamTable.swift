@@ -197,8 +197,26 @@ public struct StreamTable: Sendable, Sequence, ExpressibleByDictionaryLiteral {
             for position in head.indices where head[position].key == key { return position }
             return nil
         }
+        return indexed(key, hash: Self.hash(key))
+    }
+
+    /// The position of `key`'s stream, if present, where `scannerHash` is ``hash(_:)-(String)``
+    /// of the key's scanner, which the caller has already computed (the engine, for the
+    /// sighting's scanner channel): a many-stream table does not hash the name again.
+    @inline(__always)
+    func index(forKey key: Key, scannerHash: UInt64) -> Int? {
+        if index.isEmpty {
+            for position in head.indices where head[position].key == key { return position }
+            return nil
+        }
+        return indexed(key, hash: Self.hash(key.identity, scannerHash: scannerHash))
+    }
+
+    /// The position of `key`, whose ``hash(_:)-(Key)`` is `hash`, in a table with an index.
+    @inline(__always)
+    private func indexed(_ key: Key, hash: UInt64) -> Int? {
         let mask = index.count - 1
-        var bucket = Int(truncatingIfNeeded: Self.hash(key)) & mask
+        var bucket = Int(truncatingIfNeeded: hash) & mask
         while true {
             let stored = index[bucket]
             if stored == 0 { return nil }
@@ -255,13 +273,19 @@ public struct StreamTable: Sendable, Sequence, ExpressibleByDictionaryLiteral {
     /// misconfigured or hostile MQTT publisher, made every sighting of it walk them all.)
     @inline(__always)
     static func hash(_ key: Key) -> UInt64 {
-        let identity = key.identity
+        hash(key.identity, scannerHash: key.scannerID.map(hash))
+    }
+
+    /// ``hash(_:)-(Key)`` of a key with `identity` and a scanner whose name hashes to
+    /// `scannerHash` (``hash(_:)-(String)``; `nil`: no scanner).
+    @inline(__always)
+    static func hash(_ identity: BeaconIdentity, scannerHash: UInt64?) -> UInt64 {
         let (high, low) = withUnsafeBytes(of: identity.uuid.uuid) {
             ($0.loadUnaligned(as: UInt64.self), $0.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
         }
         let tag = UInt64(identity.format.rawValue) << 32 | UInt64(identity.major) << 16 | UInt64(identity.minor)
         var h = high ^ (low &* 0x9E37_79B9_7F4A_7C15) ^ (tag &* 0xC2B2_AE3D_27D4_EB4F)
-        if let scanner = key.scannerID { h ^= hash(scanner) }
+        if let scannerHash { h ^= scannerHash }
         h ^= h >> 32
         h &*= 0xD6E8_FEB8_6659_FD93
         h ^= h >> 29

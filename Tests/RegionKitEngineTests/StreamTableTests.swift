@@ -112,6 +112,29 @@ struct StreamTableTests {
         #expect(table.count == others + 3)
     }
 
+    /// The engine looks a sighting's stream up with its scanner name's hash from the channel
+    /// lookup (``StreamTable/index(forKey:scannerHash:)``): it must find exactly what a lookup that
+    /// hashes the key finds, with and without an index, for stored and absent keys, and for a name
+    /// canonically equivalent to the stored one.
+    @Test("A lookup with the scanner's hash given finds what a lookup by key finds", arguments: [5, 300])
+    func lookupWithScannerHash(streams: Int) {
+        var table = StreamTable()
+        for n in 0..<streams {
+            table[Self.key(n, scanner: n % 7)] = ReceptionEstimator(firstSighting: Timestamp(seconds: Double(n)), priorInterval: 1, tracksEvidence: false)
+        }
+        let identity = BeaconIdentity(uuid: Self.uuids[1], major: 9, minor: 9)
+        table[StreamTable.Key(identity: identity, scannerID: "Caf\u{E9}")] = ReceptionEstimator(firstSighting: .zero, priorInterval: 1, tracksEvidence: false)
+        var asked = (0..<streams + 20).flatMap { n in (1..<9).map { Self.key(n, scanner: $0) } }
+        asked.append(StreamTable.Key(identity: identity, scannerID: "Cafe\u{301}"))
+        var found = 0
+        for key in asked {
+            let byKey = table.index(forKey: key)
+            #expect(table.index(forKey: key, scannerHash: StreamTable.hash(key.scannerID!)) == byKey, "\(key)")
+            if byKey != nil { found += 1 }
+        }
+        #expect(found == streams - (streams + 6) / 7 + 1, "every stored key with a scanner found, and the equivalent name")
+    }
+
     @Test("A kept deadline survives reads, is forgotten by any change of its stream, and is not part of equality")
     func keptDeadlines() {
         var table = StreamTable()
