@@ -7,8 +7,8 @@ import RegionKitCore
 /// The engine keeps one per region, so its size is memory per region (issue 13): the four
 /// optional times and distance are plain `Double`s with one byte of presence bits (an
 /// `Optional<Double>` is 9 bytes, padded to 16), the small fields last; 136 bytes (the public
-/// ``MonitoredRegion``, which the engine stored until session 32, took 160 with its second
-/// stream table, and 200 with stored optionals). The public value is built from it on demand
+/// ``MonitoredRegion``, which the engine used to store, takes 160 with its second stream table;
+/// with stored optionals it took 200). The public value is built from it on demand
 /// (``MonitoringEngine/monitoredRegion(_:)``).
 ///
 /// ```swift
