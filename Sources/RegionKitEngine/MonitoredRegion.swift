@@ -90,6 +90,7 @@ public struct MonitoredRegion: Hashable, Sendable, Codable {
     init(record: RegionRecord, departedStreams: StreamTable) {
         self.record = record
         self.record.departedPosition = -1
+        self.record.isStored = false
         self.departedStreams = departedStreams
     }
 

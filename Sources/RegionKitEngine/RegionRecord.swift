@@ -43,6 +43,16 @@ struct RegionRecord: Sendable {
         static let candidateSince = Present(rawValue: 1 << 1)
         static let lastDistance = Present(rawValue: 1 << 2)
         static let restoredAt = Present(rawValue: 1 << 3)
+        /// Not a value: the record is a stored region's (``isStored``).
+        static let stored = Present(rawValue: 1 << 4)
+    }
+
+    /// Whether this record is a region's in its ``RegionTable`` (`false`: a free slot's
+    /// placeholder). Kept in the record, whose cache lines a sighting reads anyway, instead of a
+    /// table-wide array (one more cache miss a sighting with a million regions). Set by the table only.
+    var isStored: Bool {
+        get { present.contains(.stored) }
+        set { if newValue { present.insert(.stored) } else { present.remove(.stored) } }
     }
 
     init(region: Region, registeredAt: Timestamp) {

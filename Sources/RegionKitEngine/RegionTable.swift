@@ -23,13 +23,12 @@ import RegionKitCore
 /// table["lobby"]?.state   // .inside
 /// ```
 struct RegionTable: Sendable {
-    /// The records by slot; a free slot holds ``vacant`` (never handed out: `occupied` says which
-    /// slots are live). Not `[RegionRecord?]`: binding an optional element copies the whole
+    /// The records by slot; a free slot holds ``vacant`` (never handed out: a record's `isStored`
+    /// says which slots are live). Not `[RegionRecord?]`: binding an optional element copies the whole
     /// record (a retain and a release of each of its arrays), where a plain element is changed in place.
     private var records: [RegionRecord] = []
     /// Each record's departed streams, at its `departedPosition`.
     private var departed = DepartedStreams()
-    private var occupied: [Bool] = []
     /// The identifier index: each bucket is 0 (empty) or the identifier's hash's low 32 bits
     /// (its home bucket and a fingerprint) above the slot + 1; a power of two, at least twice
     /// ``count``, or empty.
@@ -49,7 +48,7 @@ struct RegionTable: Sendable {
     /// The record in `slot` (`nil`: a free slot). A copy: the engine's own paths use
     /// ``read(slot:_:)`` and ``update(slot:_:)``.
     subscript(slot slot: Int) -> RegionRecord? {
-        occupied[slot] ? records[slot] : nil
+        records[slot].isStored ? records[slot] : nil
     }
 
     /// The record of region `id`. Setting a record for a new identifier is not allowed (use
@@ -65,6 +64,7 @@ struct RegionTable: Sendable {
             if var newValue {
                 guard newValue.region.identifier == id else { return }
                 newValue.departedPosition = records[slot].departedPosition
+                newValue.isStored = true
                 records[slot] = newValue
             } else {
                 remove(slot: slot, bucket: bucket)
@@ -82,6 +82,7 @@ struct RegionTable: Sendable {
                 if var record {
                     if record.region.identifier != id { record.region = original }
                     record.departedPosition = departedPosition
+                    record.isStored = true
                     records[slot] = record
                 } else {
                     // (Not by identifier: the slot holds the vacant record while the caller has it.)
@@ -100,14 +101,14 @@ struct RegionTable: Sendable {
     /// through ``update(slot:_:)`` instead, as timer settling does.
     @inline(__always)
     func read<Result>(slot: Int, _ body: (RegionRecord) -> Result) -> Result? {
-        guard occupied[slot] else { return nil }
+        guard records[slot].isStored else { return nil }
         return body(records[slot])
     }
 
     /// Applies `body` to the record in `slot` in place; `nil` when the slot is free.
     @inline(__always)
     mutating func update<Result>(slot: Int, _ body: (inout RegionRecord) -> Result) -> Result? {
-        guard occupied[slot] else { return nil }
+        guard records[slot].isStored else { return nil }
         return body(&records[slot])
     }
 
@@ -115,14 +116,14 @@ struct RegionTable: Sendable {
     /// record's departed table (``DepartedStreams/take(_:at:)`` with its `departedPosition`).
     @inline(__always)
     mutating func updateResuming<Result>(slot: Int, _ body: (inout RegionRecord, inout DepartedStreams) -> Result) -> Result? {
-        guard occupied[slot] else { return nil }
+        guard records[slot].isStored else { return nil }
         return body(&records[slot], &departed)
     }
 
     /// The region in `slot` exits: its present streams become its departed ones (those departed
     /// before are forgotten), and it has no present stream.
     mutating func depart(slot: Int) {
-        guard occupied[slot] else { return }
+        guard records[slot].isStored else { return }
         var streams = StreamTable()
         swap(&streams, &records[slot].streams)
         records[slot].departedPosition = departed.store(streams, at: records[slot].departedPosition)
@@ -130,7 +131,7 @@ struct RegionTable: Sendable {
 
     /// The public form of the region in `slot`'s record, with its departed streams.
     func monitoredRegion(slot: Int) -> MonitoredRegion? {
-        guard occupied[slot] else { return nil }
+        guard records[slot].isStored else { return nil }
         return MonitoredRegion(record: records[slot], departedStreams: departed[records[slot].departedPosition])
     }
 
@@ -139,7 +140,7 @@ struct RegionTable: Sendable {
 
     /// Applies `body` to every stored record in place.
     mutating func updateAll(_ body: (inout RegionRecord) -> Void) {
-        for slot in records.indices where occupied[slot] { body(&records[slot]) }
+        for slot in records.indices where records[slot].isStored { body(&records[slot]) }
     }
 
     /// Makes room for `additional` more regions: the identifier map is not rehashed as it grows.
@@ -147,7 +148,6 @@ struct RegionTable: Sendable {
         let total = count + max(0, additional)
         if total * 2 > index.count { rebuildIndex(bucketCount: Self.bucketCount(for: total)) }
         records.growCapacity(toAtLeast: total)
-        occupied.growCapacity(toAtLeast: total)
     }
 
     /// Stores `record` under its region's identifier and returns its slot; a record already stored
@@ -161,8 +161,10 @@ struct RegionTable: Sendable {
         if let slot = found {
             var old = record
             swap(&old, &records[slot])
+            records[slot].isStored = true
             departed.free(old.departedPosition)
             old.departedPosition = -1
+            old.isStored = false
             replaced = old
             return slot
         }
@@ -173,13 +175,13 @@ struct RegionTable: Sendable {
         let slot = free.last.map(Int.init) ?? records.count
         index[bucket] = Self.bucket(hash: hash, slot: slot)
         count += 1
+        var stored = record
+        stored.isStored = true
         if slot < records.count {
             free.removeLast()
-            records[slot] = record
-            occupied[slot] = true
+            records[slot] = stored
         } else {
-            records.append(record)
-            occupied.append(true)
+            records.append(stored)
         }
         return slot
     }
@@ -202,14 +204,14 @@ struct RegionTable: Sendable {
         swap(&record, &records[slot])
         departed.free(record.departedPosition)
         record.departedPosition = -1
-        occupied[slot] = false
+        record.isStored = false
         free.append(Int32(truncatingIfNeeded: slot))
         return record
     }
 
     /// Every stored region with its identifier, in slot order.
     var all: [(id: String, record: RegionRecord)] {
-        records.indices.compactMap { occupied[$0] ? (records[$0].region.identifier, records[$0]) : nil }
+        records.indices.compactMap { records[$0].isStored ? (records[$0].region.identifier, records[$0]) : nil }
     }
 
     // MARK: - The identifier index
