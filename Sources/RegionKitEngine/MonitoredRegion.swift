@@ -2,8 +2,8 @@ import RegionKitCore
 /// The engine's plain-value state for one monitored region (storable, shardable), as
 /// ``MonitoringEngine/monitoredRegion(_:)`` shows it.
 ///
-/// The engine stores a ``RegionRecord`` per region (136 bytes) and keeps the streams present
-/// at a region's last exit beside it; this value is built from both on demand. Equality,
+/// The engine stores a ``RegionRecord`` per region (120 bytes) and keeps the region's streams
+/// beside it (``StreamStore``, ``DepartedStreams``); this value is built from them on demand. Equality,
 /// hashing and coding are those of the public properties, with the same coding keys as when
 /// the engine stored this type.
 ///
@@ -22,8 +22,10 @@ public struct MonitoredRegion: Hashable, Sendable, Codable {
         }
     }
 
-    /// Everything but ``departedStreams`` (its `departedPosition` unused here).
+    /// Everything but the streams (its `departedPosition` and `streamsHandle` unused here).
     private(set) var record: RegionRecord
+    /// Beacon regions: the streams currently present.
+    public var streams: StreamTable
     /// Beacon regions: the streams present when the region last exited. A stream heard again
     /// soon after was not gone (the exit was false) and resumes with what was learned about it
     /// (``ExitDetector/stream(resuming:at:rssi:)``), so a stream's blackouts are learned instead of
@@ -37,11 +39,6 @@ public struct MonitoredRegion: Hashable, Sendable, Codable {
     public var registeredAt: Timestamp {
         get { record.registeredAt }
         set { record.registeredAt = newValue }
-    }
-    /// Beacon regions: the streams currently present.
-    public var streams: StreamTable {
-        get { record.streams }
-        set { record.streams = newValue }
     }
     public var state: RegionState {
         get { record.state }
@@ -83,14 +80,16 @@ public struct MonitoredRegion: Hashable, Sendable, Codable {
     public var isStale: Bool { restoredAt != nil }
 
     public init(region: Region, registeredAt: Timestamp) {
-        self.init(record: RegionRecord(region: region, registeredAt: registeredAt), departedStreams: [:])
+        self.init(record: RegionRecord(region: region, registeredAt: registeredAt), streams: [:], departedStreams: [:])
     }
 
-    /// The public form of an engine record and its departed streams.
-    init(record: RegionRecord, departedStreams: StreamTable) {
+    /// The public form of an engine record, its present streams and its departed streams.
+    init(record: RegionRecord, streams: StreamTable, departedStreams: StreamTable) {
         self.record = record
         self.record.departedPosition = -1
+        self.record.streamsHandle = RegionStreams.none
         self.record.isStored = false
+        self.streams = streams
         self.departedStreams = departedStreams
     }
 

@@ -143,32 +143,37 @@ extension MonitoringEngine {
     /// the region exits now.
     mutating func excuseSharedSilence(ofRegion id: String) -> Bool {
         let detector = profile.exitDetector
-        guard detector.usesChannels, let monitored = regions[id] else { return false }
-        var postponed = false
+        guard detector.usesChannels, let slot = regions.slot(of: id) else { return false }
         var updates: [(MonitoredRegion.StreamKey, Double)] = []
-        for (key, stream) in monitored.streams {
-            guard let channel = channel(of: key.scannerID) else { continue }
-            let rate = 1 / max(stream.meanInterval, 1e-3)
-            let threshold = detector.silenceThreshold(for: stream)
-            var excused = channel.excusedSilence(from: stream.lastSighting, to: now, streamRate: rate)
-            // The scanner is silent now but not yet long enough to tell a blackout from chance
-            // (few other streams, heard slowly): having shown blackouts, it is given until it can,
-            // looked at again every step (a sighting of any stream there may settle it sooner).
-            if let undecided = channel.undecidedSilence(at: now, due: stream.lastSighting + threshold, streamRate: rate) {
-                excused = max(excused, min(undecided, now + Self.excuseStep) - stream.lastSighting - threshold)
+        // Read in place (a table copied out and kept until the update below made the update copy it).
+        regions.readStreams(slot: slot) { _, streams in
+            streams.forEachStream { key, stream, _ in
+                guard let channel = channel(of: key.scannerID) else { return }
+                let rate = 1 / max(stream.meanInterval, 1e-3)
+                let threshold = detector.silenceThreshold(for: stream)
+                var excused = channel.excusedSilence(from: stream.lastSighting, to: now, streamRate: rate)
+                // The scanner is silent now but not yet long enough to tell a blackout from chance
+                // (few other streams, heard slowly): having shown blackouts, it is given until it can,
+                // looked at again every step (a sighting of any stream there may settle it sooner).
+                if let undecided = channel.undecidedSilence(at: now, due: stream.lastSighting + threshold, streamRate: rate) {
+                    excused = max(excused, min(undecided, now + Self.excuseStep) - stream.lastSighting - threshold)
+                }
+                guard excused > stream.excusedSilence else { return }
+                let cap = max(detector.maximumSilence - threshold, 0)
+                guard stream.lastSighting + threshold + min(excused, cap) > now else { return }
+                // While the scanner stays dark the deadline moves with it: check again no sooner than
+                // a short step later (never in a loop of tiny steps).
+                excused = min(max(excused, now + Self.excuseStep - stream.lastSighting - threshold), cap)
+                updates.append((key, excused))
             }
-            guard excused > stream.excusedSilence else { continue }
-            let cap = max(detector.maximumSilence - threshold, 0)
-            guard stream.lastSighting + threshold + min(excused, cap) > now else { continue }
-            // While the scanner stays dark the deadline moves with it: check again no sooner than
-            // a short step later (never in a loop of tiny steps).
-            excused = min(max(excused, now + Self.excuseStep - stream.lastSighting - threshold), cap)
-            updates.append((key, excused))
-            postponed = true
         }
-        guard postponed else { return false }
-        for (key, excused) in updates { regions[id]?.streams[key]?.excusedSilence = excused }
-        if let slot = regions.slot(of: id) { schedule.setExitLeader(nil, slot: slot) }
+        guard !updates.isEmpty else { return false }
+        regions.updateStreams(slot: slot) { _, streams in
+            for (key, excused) in updates {
+                if let position = streams.index(forKey: key) { streams[position: position].excusedSilence = excused }
+            }
+        }
+        schedule.setExitLeader(nil, slot: slot)
         reschedule(id)
         return true
     }

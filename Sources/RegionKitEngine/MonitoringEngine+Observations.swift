@@ -99,14 +99,14 @@ extension MonitoringEngine {
         // Only the first settled stream's prior is lent (once per sighting): later regions skip it.
         let wantsPrior = channel != nil && prior == nil
         // A scanner-bound region hearing of its beacon from another scanner: evidence it moved.
-        if detector.usesEvidence, regions.update(slot: slot, { Self.recordElsewhere(identity, scannerID: scannerID, rssi: rssi, in: &$0, at: time) }) == true {
+        if detector.usesEvidence, regions.updateStreams(slot: slot, { Self.recordElsewhere(identity, scannerID: scannerID, rssi: rssi, in: $0, streams: &$1, at: time) }) == true {
             schedule.setExitLeader(nil, slot: slot)
             reschedule(slot: slot)
             return []
         }
         // One in-place access to the record (reading fields one by one would copy it each time).
         guard let recorded = regions.updateResuming(slot: slot, {
-            Self.recordSighting(identity, scannerID: scannerID, rssi: rssi, in: &$0, departed: &$1, at: time, detector: detector,
+            Self.recordSighting(identity, scannerID: scannerID, rssi: rssi, in: &$0, streams: &$1, departed: &$2, at: time, detector: detector,
                                 channel: channel, gaps: gaps, wantsPrior: wantsPrior)
         }),
               let sighting = recorded else { return [] }
@@ -133,9 +133,9 @@ extension MonitoringEngine {
             }
         }
         if sighting.newStream, schedule.needsPruning(slot: slot, streamCount: sighting.streamCount) {
-            let remaining = regions.update(slot: slot) { record in
-                Self.prune(&record, detector: detector, now: time)
-                return record.streams.count
+            let remaining = regions.updateStreams(slot: slot) { record, streams in
+                Self.prune(&record, streams: &streams, detector: detector, now: time)
+                return streams.count
             }
             schedule.pruned(slot: slot, remaining: remaining ?? 0)
         }
@@ -167,23 +167,25 @@ extension MonitoringEngine {
     /// of. The stream, silent since before `time`, counts it when it is at least as strong as its
     /// own RSSI level (``ReceptionEstimator/recordElsewhere(rssi:at:)``). True when a stream's
     /// evidence changed (its deadline may be earlier: reschedule).
-    static func recordElsewhere(_ identity: BeaconIdentity, scannerID: String?, rssi: Int, in monitored: inout RegionRecord, at time: Timestamp) -> Bool {
+    static func recordElsewhere(_ identity: BeaconIdentity, scannerID: String?, rssi: Int, in monitored: RegionRecord,
+                                streams: inout RegionStreams, at time: Timestamp) -> Bool {
         guard monitored.state == .inside, case .beacon(let beacon) = monitored.region, let bound = beacon.scannerID,
               scannerID != bound, beacon.constraint.matches(identity) else { return false }
         let key = MonitoredRegion.StreamKey(identity: identity, scannerID: bound)
-        guard let stream = monitored.streams.index(forKey: key) else { return false }
-        return monitored.streams[position: stream].recordElsewhere(rssi: rssi, at: time)
+        guard let stream = streams.index(forKey: key) else { return false }
+        return streams[position: stream].recordElsewhere(rssi: rssi, at: time)
     }
 
     /// Records a sighting of `identity` by `scannerID` at `rssi` in `monitored` (a region the match
-    /// table gave for `identity`) when the region's scanner binding lets it; nil when it does not.
+    /// table gave for `identity`; its present streams `streams`) when the region's scanner
+    /// binding lets it; nil when it does not.
     /// A new stream resumes the one `departed` holds for it since the region's last exit, if any.
     /// `channel`: the sighting's scanner channel, when the detector uses one: the stream takes the
     /// channel's prior, and with ``ExitDetector/usesChannels`` the part of the silence the scanner
     /// shared (its `gaps`) is excused. `wantsPrior`: whether to compute what the stream lends its scanner's
     /// prior (``RecordedSighting/prior``).
     static func recordSighting(_ identity: BeaconIdentity, scannerID: String?, rssi: Int, in monitored: inout RegionRecord,
-                               departed: inout DepartedStreams, at time: Timestamp,
+                               streams: inout RegionStreams, departed: inout DepartedStreams, at time: Timestamp,
                                detector: ExitDetector, channel: ChannelView? = nil, gaps: [ScannerChannel.Gap] = [],
                                wantsPrior: Bool = true) -> RecordedSighting? {
         // The match table found this region by its constraint's own key, so only the scanner
@@ -195,35 +197,34 @@ extension MonitoringEngine {
         let deadline: Timestamp
         var prior: StreamPrior?
         var previousDeadline = Double.nan
-        let found = if let nameHash = channel?.nameHash {
-            monitored.streams.index(forKey: key, scannerHash: nameHash)
-        } else {
-            monitored.streams.index(forKey: key)
-        }
-        if let position = found {
-            previousDeadline = monitored.streams.knownDeadline(position: position)
-            // One in-place access to the stream (each `streams[position:]` access is a coroutine;
-            // reading the estimator back out copied it).
-            let origin = monitored.registeredAt
-            (deadline, prior) = monitored.streams.update(position: position) { stream in
-                var excused = 0.0
-                if let channel {
-                    if detector.usesChannels {
-                        excused = channel.excusedSilence(from: stream.lastSighting, to: time, streamRate: 1 / max(stream.meanInterval, 1e-3), gaps: gaps)
-                    }
-                    stream.priorScale = channel.priorScale
-                    stream.setPriorLoss(channel.priorLoss, weight: channel.priorLossWeight)
+        let count: Int
+        let origin = monitored.registeredAt
+        // One in-place access to the stream: found, its old deadline read and the sighting
+        // recorded (each access to the store's arrays is checked for uniqueness; reading the
+        // estimator back out copied it).
+        let updated = streams.update(key, scannerHash: channel?.nameHash) { (stream: inout ReceptionEstimator) -> ((Timestamp, StreamPrior?), deadline: Timestamp?) in
+            var excused = 0.0
+            if let channel {
+                if detector.usesChannels {
+                    excused = channel.excusedSilence(from: stream.lastSighting, to: time, streamRate: 1 / max(stream.meanInterval, 1e-3), gaps: gaps)
                 }
-                // A stream from before a switch to the evidence profile starts its evidence now.
-                if detector.usesEvidence { stream.startTrackingEvidence() }
-                stream.record(at: time, rssi: rssi, excused: excused)
-                let deadline = detector.goneDeadline(for: stream, gridOrigin: origin)
-                guard channel != nil, wantsPrior, stream.intervals >= ScannerChannel.settledIntervals,
-                      stream.lastSighting - stream.firstSighting >= ScannerChannel.settledSeconds else {
-                    return ((deadline, nil), deadline: deadline)
-                }
-                return ((deadline, detector.streamPrior(of: stream)), deadline: deadline)
+                stream.priorScale = channel.priorScale
+                stream.setPriorLoss(channel.priorLoss, weight: channel.priorLossWeight)
             }
+            // A stream from before a switch to the evidence profile starts its evidence now.
+            if detector.usesEvidence { stream.startTrackingEvidence() }
+            stream.record(at: time, rssi: rssi, excused: excused)
+            let deadline = detector.goneDeadline(for: stream, gridOrigin: origin)
+            guard channel != nil, wantsPrior, stream.intervals >= ScannerChannel.settledIntervals,
+                  stream.lastSighting - stream.firstSighting >= ScannerChannel.settledSeconds else {
+                return ((deadline, nil), deadline: deadline)
+            }
+            return ((deadline, detector.streamPrior(of: stream)), deadline: deadline)
+        }
+        if let updated {
+            (deadline, prior) = updated.result
+            previousDeadline = updated.previousDeadline
+            count = updated.count
             newStream = false
         } else {
             var stream = detector.stream(resuming: departed.take(key, at: &monitored.departedPosition), at: time, rssi: rssi)
@@ -231,13 +232,14 @@ extension MonitoringEngine {
                 stream.priorScale = channel.priorScale
                 stream.setPriorLoss(channel.priorLoss, weight: channel.priorLossWeight)
             }
-            deadline = detector.goneDeadline(for: stream, gridOrigin: monitored.registeredAt)
-            monitored.streams.insertNew(key, stream, deadline: deadline)
+            deadline = detector.goneDeadline(for: stream, gridOrigin: origin)
+            streams.insertNew(key, stream, deadline: deadline, in: &monitored)
+            count = streams.count
             newStream = true
         }
         let wasRestored = monitored.restoredAt != nil
         if wasRestored { monitored.restoredAt = nil }
-        return RecordedSighting(previous: monitored.state, key: key, newStream: newStream, streamCount: monitored.streams.count,
+        return RecordedSighting(previous: monitored.state, key: key, newStream: newStream, streamCount: count,
                                 deadline: deadline, previousDeadline: previousDeadline, wasRestored: wasRestored, prior: prior)
     }
 
@@ -246,7 +248,7 @@ extension MonitoringEngine {
     private mutating func updateExitCache(slot: Int, key: MonitoredRegion.StreamKey, deadline: Timestamp, at time: Timestamp) {
         guard let cached = schedule.exitLeader(slot: slot) else {
             let detector = profile.exitDetector
-            if let found = regions.read(slot: slot, { Self.scanExitDeadline(of: $0, detector: detector) }) ?? nil {
+            if let found = regions.updateStreams(slot: slot, { Self.scanExitDeadline(of: $0, streams: $1, detector: detector) }) ?? nil {
                 schedule.setExitLeader(RegionSchedule.ExitLeader(time: found.time, key: found.key, lastSighting: found.stream.lastSighting), slot: slot)
             }
             return
@@ -395,9 +397,9 @@ extension MonitoringEngine {
     }
 
     /// Drops streams of a region that are already gone (keeps memory flat when beacons churn).
-    static func prune(_ monitored: inout RegionRecord, detector: ExitDetector, now time: Timestamp) {
+    static func prune(_ monitored: inout RegionRecord, streams: inout RegionStreams, detector: ExitDetector, now time: Timestamp) {
         let registeredAt = monitored.registeredAt
-        monitored.streams.removeAll { _, stream in
+        streams.removeAll(in: &monitored) { _, stream in
             !(detector.goneDeadline(for: stream, gridOrigin: registeredAt) > time)
         }
     }

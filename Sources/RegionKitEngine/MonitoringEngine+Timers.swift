@@ -39,12 +39,12 @@ extension MonitoringEngine {
             // what the scan of `order` below picks, without visiting idle circular regions.
             // (The queue's minimum is exact: every mutation ends with settleTimers().)
             if let first = schedule.earliest, first.slot >= 0,
-               let due = regions.read(slot: Int(first.slot), { dueItem(of: $0, id: $0.region.identifier, slot: Int(first.slot)) }) ?? nil {
+               let due = regions.readStreams(slot: Int(first.slot), { dueItem(of: $0, streams: $1, id: $0.region.identifier, slot: Int(first.slot)) }) ?? nil {
                 best = due
             }
         } else {
             for entry in order {
-                guard let due = regions.read(slot: entry.slot, { dueItem(of: $0, id: $0.region.identifier, slot: entry.slot) }) ?? nil else { continue }
+                guard let due = regions.readStreams(slot: entry.slot, { dueItem(of: $0, streams: $1, id: $0.region.identifier, slot: entry.slot) }) ?? nil else { continue }
                 consider(due.time, due.item)
             }
         }
@@ -57,8 +57,8 @@ extension MonitoringEngine {
 
     /// The timer a monitored region is waiting for, if any.
     /// `slot`: the region's slot when the caller has it (saves a lookup by identifier).
-    func dueItem(of monitored: RegionRecord, id: String, slot: Int? = nil) -> (time: Timestamp, item: DueItem)? {
-        guard let slot = slot ?? regions.slot(of: id), let time = Self.dueTime(of: monitored, context: dueContext(slot: slot)) else { return nil }
+    func dueItem(of monitored: RegionRecord, streams: RegionStreams, id: String, slot: Int? = nil) -> (time: Timestamp, item: DueItem)? {
+        guard let slot = slot ?? regions.slot(of: id), let time = Self.dueTime(of: monitored, streams: streams, context: dueContext(slot: slot)) else { return nil }
         switch monitored.region {
         case .beacon: return (time, monitored.state == .inside ? .exit(id) : .initialWindow(id))
         case .circular: return (time, .geoDwell(slot))
@@ -81,18 +81,18 @@ extension MonitoringEngine {
     }
 
     /// The time of ``dueItem(of:id:slot:)`` without building the item (no identifier is copied).
-    static func dueTime(of monitored: RegionRecord, context: DueContext) -> Timestamp? {
+    static func dueTime(of monitored: RegionRecord, streams: RegionStreams, context: DueContext) -> Timestamp? {
         switch monitored.region {
         case .beacon:
-            if monitored.state == .unknown && monitored.streams.isEmpty {
+            if monitored.state == .unknown && streams.isEmpty {
                 return monitored.registeredAt + context.initialWindow
             } else if monitored.state == .inside {
-                if monitored.streams.count > RegionSchedule.exitCacheThreshold, let cached = context.leader,
-                   monitored.streams.index(forKey: cached.key) != nil {
+                if streams.count > RegionSchedule.exitCacheThreshold, let cached = context.leader,
+                   streams.index(forKey: cached.key) != nil {
                     return cached.time
                 }
-                return scanExitDeadlineTime(of: monitored, detector: context.detector)
-                    ?? restoredExitDeadline(of: monitored, detector: context.detector)
+                return scanExitDeadlineTime(of: monitored, streams: streams, detector: context.detector)
+                    ?? restoredExitDeadline(of: monitored, streams: streams, detector: context.detector)
             }
         case .circular:
             if let candidate = monitored.candidate, candidate != monitored.state, let since = monitored.candidateSince {
@@ -103,10 +103,10 @@ extension MonitoringEngine {
     }
 
     /// ``scanExitDeadline(of:detector:)``'s time: the latest gone-deadline of the region's streams.
-    static func scanExitDeadlineTime(of monitored: RegionRecord, detector: ExitDetector) -> Timestamp? {
+    static func scanExitDeadlineTime(of monitored: RegionRecord, streams: RegionStreams, detector: ExitDetector) -> Timestamp? {
         var latest: Timestamp?
         let origin = monitored.registeredAt
-        monitored.streams.forEachStream { _, stream, known in
+        streams.forEachStream { _, stream, known in
             let deadline = known ?? detector.goneDeadline(for: stream, gridOrigin: origin)
             if latest == nil || deadline > latest! { latest = deadline }
         }
@@ -114,12 +114,8 @@ extension MonitoringEngine {
     }
 
     /// A restored "inside" beacon region not heard since the restart exits as if last seen then.
-    func restoredExitDeadline(of monitored: RegionRecord) -> Timestamp? {
-        Self.restoredExitDeadline(of: monitored, detector: profile.exitDetector)
-    }
-
-    static func restoredExitDeadline(of monitored: RegionRecord, detector: ExitDetector) -> Timestamp? {
-        guard let restoredAt = monitored.restoredAt, monitored.streams.isEmpty else { return nil }
+    static func restoredExitDeadline(of monitored: RegionRecord, streams: RegionStreams, detector: ExitDetector) -> Timestamp? {
+        guard let restoredAt = monitored.restoredAt, streams.isEmpty else { return nil }
         let stream = ReceptionEstimator(firstSighting: restoredAt, priorInterval: detector.priorInterval, tracksEvidence: false)
         return detector.goneDeadline(for: stream, gridOrigin: monitored.registeredAt)
     }
@@ -127,21 +123,21 @@ extension MonitoringEngine {
     /// When the last present stream of a beacon region counts as gone, with that stream. Ties
     /// (common on Core Location's 10 s grid) go to the stream heard last, then to the smallest
     /// stream key, so the evidence does not depend on dictionary iteration order.
-    func exitDeadline(of monitored: RegionRecord, id: String, slot: Int? = nil) -> (time: Timestamp, stream: ReceptionEstimator)? {
-        if usesSpatialIndex, monitored.streams.count > RegionSchedule.exitCacheThreshold, let slot = slot ?? regions.slot(of: id),
+    func exitDeadline(of monitored: RegionRecord, streams: RegionStreams, id: String, slot: Int? = nil) -> (time: Timestamp, stream: ReceptionEstimator)? {
+        if usesSpatialIndex, streams.count > RegionSchedule.exitCacheThreshold, let slot = slot ?? regions.slot(of: id),
            let cached = schedule.exitLeader(slot: slot),
-           let stream = monitored.streams[cached.key] {
+           let stream = streams[cached.key] {
             return (cached.time, stream)
         }
-        return Self.scanExitDeadline(of: monitored, detector: profile.exitDetector).map { ($0.time, $0.stream) }
+        return Self.scanExitDeadline(of: monitored, streams: streams, detector: profile.exitDetector).map { ($0.time, $0.stream) }
     }
 
     /// ``exitDeadline(of:id:)`` by visiting every stream, with the winning stream's key.
-    static func scanExitDeadline(of monitored: RegionRecord, detector: ExitDetector)
+    static func scanExitDeadline(of monitored: RegionRecord, streams: RegionStreams, detector: ExitDetector)
         -> (time: Timestamp, key: MonitoredRegion.StreamKey, stream: ReceptionEstimator)? {
         var latest: (time: Timestamp, key: MonitoredRegion.StreamKey, stream: ReceptionEstimator)?
         let origin = monitored.registeredAt
-        monitored.streams.forEachStream { key, stream, known in
+        streams.forEachStream { key, stream, known in
             let deadline = known ?? detector.goneDeadline(for: stream, gridOrigin: origin)
             if let current = latest {
                 guard deadline > current.time || (deadline == current.time && (stream.lastSighting > current.stream.lastSighting
@@ -183,7 +179,7 @@ extension MonitoringEngine {
     /// `.some(nil)` when the region has no deadline.
     mutating func dueTime(slot: Int) -> Timestamp?? {
         let context = dueContext(slot: slot)
-        return regions.update(slot: slot) { Self.dueTime(of: $0, context: context) }
+        return regions.updateStreams(slot: slot) { Self.dueTime(of: $0, streams: $1, context: context) }
     }
 
     /// Makes the queue's minimum exact: drops stale entries and moves early ones to their
@@ -211,11 +207,11 @@ extension MonitoringEngine {
     /// Recomputes every region's timer (after a profile change).
     mutating func rebuildTimers() {
         schedule.replaceAll(with: [:])   // forgets the exit cache before deadlines are computed
-        regions.updateAll { $0.streams.forgetDeadlines() }   // computed by the previous detector
+        regions.forgetStreamDeadlines()   // computed by the previous detector
         var deadlines: [Int: Timestamp] = [:]
-        for (id, monitored) in regions.all {
-            guard let slot = regions.slot(of: id), let due = dueItem(of: monitored, id: id, slot: slot) else { continue }
-            deadlines[slot] = due.time
+        for entry in order {
+            guard let due = regions.readStreams(slot: entry.slot, { dueItem(of: $0, streams: $1, id: $0.region.identifier, slot: entry.slot) }) ?? nil else { continue }
+            deadlines[entry.slot] = due.time
         }
         schedule.replaceAll(with: deadlines)
         // The absence times too: the new exit detector may call a stream gone sooner than filed.

@@ -372,8 +372,8 @@ public struct MonitoringEngine: Sendable {
             return setState(id, .outside, crossing: false,
                             evidence: EventEvidence(reason: "no sighting within \(profile.initialDeterminationWindow) s of registration"))
         case .exit(let id):
-            guard let monitored = regions[id] else { return [] }
-            if let restoredAt = monitored.restoredAt, monitored.streams.isEmpty {
+            guard let slot = regions.slot(of: id), let restoredAt = regions.readStreams(slot: slot, { $1.isEmpty ? $0.restoredAt : nil }) else { return [] }
+            if let restoredAt {
                 regions[id]?.restoredAt = nil
                 return setState(id, .outside, crossing: true, evidence: EventEvidence(
                     lastSightingAge: now - restoredAt, exitThreshold: now - restoredAt,
@@ -381,12 +381,14 @@ public struct MonitoringEngine: Sendable {
             }
             // A silence the whole scanner shared is its blackout, not a departure: wait.
             if excuseSharedSilence(ofRegion: id) { return [] }
-            guard let (_, stream) = exitDeadline(of: monitored, id: id) else { return [] }
-            let lastSighting = monitored.streams.values.map(\.lastSighting).max() ?? stream.lastSighting
-            if let slot = regions.slot(of: id) {
-                regions.depart(slot: slot)
-                schedule.setExitLeader(nil, slot: slot)
-            }
+            guard let (stream, lastSighting) = regions.readStreams(slot: slot, { monitored, streams -> (ReceptionEstimator, Timestamp)? in
+                guard let (_, stream) = exitDeadline(of: monitored, streams: streams, id: id, slot: slot) else { return nil }
+                var lastSighting = stream.lastSighting
+                streams.forEachStream { _, other, _ in lastSighting = max(lastSighting, other.lastSighting) }
+                return (stream, lastSighting)
+            }) ?? nil else { return [] }
+            regions.depart(slot: slot)
+            schedule.setExitLeader(nil, slot: slot)
             return setState(id, .outside, crossing: true, evidence: EventEvidence(
                 rssi: stream.lastRSSI, lastSightingAge: now - lastSighting,
                 exitThreshold: profile.exitDetector.silenceThreshold(for: stream),

@@ -1,15 +1,16 @@
 import RegionKitCore
 
 /// The engine's record of one region, by slot in its ``RegionTable``: what
-/// ``MonitoredRegion`` shows of a region, less the streams present when it last exited, which
-/// few regions hold at a time and which live beside the records (``DepartedStreams``).
+/// ``MonitoredRegion`` shows of a region, less its streams: those present now live in the
+/// engine-wide ``StreamStore`` (the record holds a 4-byte handle), those present when it last
+/// exited, which few regions hold at a time, in ``DepartedStreams`` (a 4-byte position).
 ///
 /// The engine keeps one per region, so its size is memory per region (issue 13): the four
 /// optional times and distance are plain `Double`s with one byte of presence bits (an
-/// `Optional<Double>` is 9 bytes, padded to 16), the small fields last; 136 bytes (the public
-/// ``MonitoredRegion``, which the engine used to store, takes 160 with its second stream table;
-/// with stored optionals it took 200). The public value is built from it on demand
-/// (``MonitoringEngine/monitoredRegion(_:)``).
+/// `Optional<Double>` is 9 bytes, padded to 16), the small fields last; 120 bytes (136 with a
+/// stream table of its own; the public ``MonitoredRegion``, which the engine used to store,
+/// takes 176 with its two stream tables; with stored optionals it took 200). The public value is
+/// built from it on demand (``MonitoringEngine/monitoredRegion(_:)``).
 ///
 /// ```swift
 /// var record = RegionRecord(region: region, registeredAt: .zero)
@@ -23,8 +24,6 @@ struct RegionRecord: Sendable {
     private var candidateSinceSeconds: Double
     private var lastDistanceValue: Double
     private var restoredAtSeconds: Double
-    /// Beacon regions: the streams currently present.
-    var streams: StreamTable
     var state: RegionState
     /// A `requestState` is waiting for the state to be determined.
     var stateRequested: Bool
@@ -35,6 +34,9 @@ struct RegionRecord: Sendable {
     /// Beacon regions: the position of the streams present when the region last exited in its
     /// table's ``DepartedStreams``; −1 when it has none. Set by the ``RegionTable`` only.
     var departedPosition: Int32 = -1
+    /// Beacon regions: the handle of the streams present now in its table's ``StreamStore``
+    /// (``RegionStreams``); ``RegionStreams/none`` when it has none. Set by the ``RegionTable`` only.
+    var streamsHandle: Int32 = RegionStreams.none
 
     /// Presence bits of the optional values stored as plain `Double`s.
     private struct Present: OptionSet, Sendable {
@@ -62,7 +64,6 @@ struct RegionRecord: Sendable {
         self.candidateSinceSeconds = 0
         self.lastDistanceValue = 0
         self.restoredAtSeconds = 0
-        self.streams = [:]
         self.state = .unknown
         self.stateRequested = false
         self.candidate = nil

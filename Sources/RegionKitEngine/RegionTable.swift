@@ -6,9 +6,11 @@ import RegionKitCore
 /// (``MonitoringEngine/RegisteredID``, the geofence index's slot map, the timer schedule).
 ///
 /// Records (``RegionRecord``) live in one array (a dictionary's buckets are at most ¾ full and a
-/// record is 136 bytes: two thirds of a million-region dictionary were empty buckets); freed slots
-/// are reused. The streams a region held when it last exited live beside the records
-/// (``DepartedStreams``), found from the record without hashing. Identifiers find their slot
+/// record is 120 bytes: two thirds of a million-region dictionary were empty buckets); freed slots
+/// are reused. A region's streams live beside the records, found from the record without
+/// hashing: those present now in the engine-wide ``StreamStore`` (reached through
+/// ``RegionStreams``: ``updateStreams(slot:_:)``, ``readStreams(slot:_:)``), those it held when it
+/// last exited in ``DepartedStreams``. Identifiers find their slot
 /// through an open-addressing index of 8-byte buckets (linear probing, load ≤ ½, backward-shift
 /// deletion) hashed with
 /// ``StreamTable/hash(_:)-(String)`` (seeded per process: identifiers come from configuration and
@@ -29,6 +31,9 @@ struct RegionTable: Sendable {
     private var records: [RegionRecord] = []
     /// Each record's departed streams, at its `departedPosition`.
     private var departed = DepartedStreams()
+    /// Each record's present streams, by its `streamsHandle`: the engine-wide store, in the view
+    /// lent to ``updateStreams(slot:_:)`` (its handle is set for each access; no copy of the store).
+    private var streams = RegionStreams(store: StreamStore(), handle: RegionStreams.none)
     /// The identifier index: each bucket is 0 (empty) or the identifier's hash's low 32 bits
     /// (its home bucket and a fingerprint) above the slot + 1; a power of two, at least twice
     /// ``count``, or empty.
@@ -54,8 +59,8 @@ struct RegionTable: Sendable {
     /// The record of region `id`. Setting a record for a new identifier is not allowed (use
     /// ``insert(_:)``): it is ignored; setting `nil` removes the region. A record keeps its
     /// region's identifier (the index finds a slot by comparing it): a record set under `id`
-    /// with another identifier is ignored too. A record keeps its departed streams whatever is
-    /// set (``depart(slot:)`` changes them).
+    /// with another identifier is ignored too. A record keeps its streams, present and departed,
+    /// whatever is set (``updateStreams(slot:_:)`` and ``depart(slot:)`` change them).
     subscript(id: String) -> RegionRecord? {
         get { slot(of: id).map { records[$0] } }
         set {
@@ -64,6 +69,7 @@ struct RegionTable: Sendable {
             if var newValue {
                 guard newValue.region.identifier == id else { return }
                 newValue.departedPosition = records[slot].departedPosition
+                newValue.streamsHandle = records[slot].streamsHandle
                 newValue.isStored = true
                 records[slot] = newValue
             } else {
@@ -78,15 +84,18 @@ struct RegionTable: Sendable {
                 swap(&record!, &records[slot])
                 let original = record!.region
                 let departedPosition = record!.departedPosition
+                let streamsHandle = record!.streamsHandle
                 yield &record
                 if var record {
                     if record.region.identifier != id { record.region = original }
                     record.departedPosition = departedPosition
+                    record.streamsHandle = streamsHandle
                     record.isStored = true
                     records[slot] = record
                 } else {
                     // (Not by identifier: the slot holds the vacant record while the caller has it.)
                     departed.free(departedPosition)
+                    freeStreams(streamsHandle)
                     remove(slot: slot, bucket: bucket)
                 }
             } else {
@@ -112,31 +121,64 @@ struct RegionTable: Sendable {
         return body(&records[slot])
     }
 
-    /// As ``update(slot:_:)``, with the departed streams: `body` may take streams out of the
-    /// record's departed table (``DepartedStreams/take(_:at:)`` with its `departedPosition`).
+    /// As ``update(slot:_:)``, with the record's present streams: `body` gets the table's view
+    /// of the store pointed at the record's handle. The view's changes of the handle are made in
+    /// the record too (its methods that change it take the record), so nothing is written after
+    /// `body` (a `defer` that did kept `body`'s result in memory: +470 instructions a sighting).
     @inline(__always)
-    mutating func updateResuming<Result>(slot: Int, _ body: (inout RegionRecord, inout DepartedStreams) -> Result) -> Result? {
+    mutating func updateStreams<Result>(slot: Int, _ body: (inout RegionRecord, inout RegionStreams) -> Result) -> Result? {
         guard records[slot].isStored else { return nil }
-        return body(&records[slot], &departed)
+        streams.handle = records[slot].streamsHandle
+        return body(&records[slot], &streams)
+    }
+
+    /// As ``updateStreams(slot:_:)``, with the departed streams too: `body` may take streams out
+    /// of the record's departed table (``DepartedStreams/take(_:at:)`` with its `departedPosition`).
+    @inline(__always)
+    mutating func updateResuming<Result>(slot: Int, _ body: (inout RegionRecord, inout RegionStreams, inout DepartedStreams) -> Result) -> Result? {
+        guard records[slot].isStored else { return nil }
+        streams.handle = records[slot].streamsHandle
+        return body(&records[slot], &streams, &departed)
+    }
+
+    /// Reads the record in `slot` with its present streams; `nil` when the slot is free. The
+    /// view holds a copy of the store (a reference to each of its arrays): the mutating paths
+    /// use ``updateStreams(slot:_:)``.
+    @inline(__always)
+    func readStreams<Result>(slot: Int, _ body: (RegionRecord, RegionStreams) -> Result) -> Result? {
+        guard records[slot].isStored else { return nil }
+        return body(records[slot], RegionStreams(store: streams.store, handle: records[slot].streamsHandle))
     }
 
     /// The region in `slot` exits: its present streams become its departed ones (those departed
     /// before are forgotten), and it has no present stream.
     mutating func depart(slot: Int) {
-        guard records[slot].isStored else { return }
-        var streams = StreamTable()
-        swap(&streams, &records[slot].streams)
+        guard let streams = updateStreams(slot: slot, { record, streams in streams.takeAll(from: &record) }) else { return }
         records[slot].departedPosition = departed.store(streams, at: records[slot].departedPosition)
     }
 
-    /// The public form of the region in `slot`'s record, with its departed streams.
+    /// The public form of the region in `slot`'s record, with its streams.
     func monitoredRegion(slot: Int) -> MonitoredRegion? {
         guard records[slot].isStored else { return nil }
-        return MonitoredRegion(record: records[slot], departedStreams: departed[records[slot].departedPosition])
+        return MonitoredRegion(record: records[slot],
+                               streams: RegionStreams(store: streams.store, handle: records[slot].streamsHandle).table,
+                               departedStreams: departed[records[slot].departedPosition])
     }
 
     /// Regions holding departed streams.
     var departedCount: Int { departed.count }
+
+    /// Regions holding one present stream, and regions holding more (in a table of their own).
+    var streamForms: (single: Int, tables: Int) { (streams.store.singleCount, streams.store.tableCount) }
+
+    /// Forgets every present stream's gone-deadline (the detector changed).
+    mutating func forgetStreamDeadlines() { streams.store.forgetDeadlines() }
+
+    /// Frees the present streams a handle points to.
+    private mutating func freeStreams(_ handle: Int32) {
+        streams.handle = handle
+        streams.free()
+    }
 
     /// Applies `body` to every stored record in place.
     mutating func updateAll(_ body: (inout RegionRecord) -> Void) {
@@ -161,9 +203,13 @@ struct RegionTable: Sendable {
         if let slot = found {
             var old = record
             swap(&old, &records[slot])
+            records[slot].departedPosition = -1
+            records[slot].streamsHandle = RegionStreams.none
             records[slot].isStored = true
             departed.free(old.departedPosition)
+            freeStreams(old.streamsHandle)
             old.departedPosition = -1
+            old.streamsHandle = RegionStreams.none
             old.isStored = false
             replaced = old
             return slot
@@ -176,6 +222,8 @@ struct RegionTable: Sendable {
         index[bucket] = Self.bucket(hash: hash, slot: slot)
         count += 1
         var stored = record
+        stored.departedPosition = -1
+        stored.streamsHandle = RegionStreams.none
         stored.isStored = true
         if slot < records.count {
             free.removeLast()
@@ -195,7 +243,7 @@ struct RegionTable: Sendable {
     }
 
     /// Removes the region in `slot`, filed in the index at `bucket`; returns its record (its
-    /// departed streams forgotten).
+    /// streams forgotten).
     @discardableResult
     private mutating func remove(slot: Int, bucket: Int) -> RegionRecord {
         deleteBucket(bucket)
@@ -203,7 +251,9 @@ struct RegionTable: Sendable {
         var record = Self.vacant
         swap(&record, &records[slot])
         departed.free(record.departedPosition)
+        freeStreams(record.streamsHandle)
         record.departedPosition = -1
+        record.streamsHandle = RegionStreams.none
         record.isStored = false
         free.append(Int32(truncatingIfNeeded: slot))
         return record

@@ -11,7 +11,8 @@ import RegionKitCore
 /// ≤ ½) hashed on the identity's 16 id bytes (random already) and its packed format, major and
 /// minor — no SipHash. A dictionary's buckets are at most ¾ full and every one is touched, so
 /// each of a million streams cost ~2.1 records of memory; here a stream costs its record plus
-/// 8–16 bytes of index, and a region with a single stream one small allocation.
+/// 8–16 bytes of index. (The engine keeps a region's only stream without a table of its own, in
+/// its ``StreamStore``: a table is an allocation of its own, 48 bytes more than its one stream.)
 ///
 /// Order is insertion order, except that ``removeValue(forKey:)`` moves the last stream into the
 /// removed one's place. Equality and hashing do not depend on order, as for a dictionary.

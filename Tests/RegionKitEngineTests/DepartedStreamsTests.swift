@@ -4,10 +4,12 @@ import Testing
 import RegionKitCore
 
 /// The streams a region held at its last exit moved out of its record into the table's
-/// ``DepartedStreams`` (session 32): they must follow their region through exits, resumptions,
-/// replacements and removals as the record's own `departedStreams` field did, and never reach
-/// another region that reuses a slot or a position.
-@Suite("Departed streams: beside the records, as they were in them")
+/// ``DepartedStreams`` (session 32), and those it holds now into the engine-wide ``StreamStore``
+/// (session 33: a single stream in the store's chunks, more in a table of their own): they must
+/// follow their region through sightings, prunes, exits, resumptions, replacements and removals
+/// as the record's own fields did, and never reach another region that reuses a slot, a
+/// position or a table.
+@Suite("Departed and present streams: beside the records, as they were in them")
 struct DepartedStreamsTests {
     static let uuid = UUID(uuidString: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0")!
 
@@ -19,13 +21,16 @@ struct DepartedStreamsTests {
         RegionRecord(region: .beacon(try! BeaconRegion(identifier: id, uuid: uuid)), registeredAt: .zero)
     }
 
-    @Test("random registrations, sightings, exits, resumptions and removals agree with a model", arguments: [UInt64(1), 2, 3])
+    @Test("random registrations, sightings, prunes, exits, resumptions and removals agree with a model", arguments: [UInt64(1), 2, 3])
     func agreesWithAModel(seed: UInt64) {
         var random = SeededRandom(seed: seed)
         var table = RegionTable()
         // id → (present stream minors, departed stream minors)
         var model: [String: (present: Set<Int>, departed: Set<Int>)] = [:]
         func pick(_ bound: Int) -> Int { Int(random.next() % UInt64(bound)) }
+        // The stream of each region and key: the time of the sighting that created it, unique per
+        // step, so a stream that strayed to another region (a reused position) is told apart.
+        var stamps: [String: [MonitoredRegion.StreamKey: Timestamp]] = [:]
         func check(_ id: String) {
             guard let slot = table.slot(of: id), let shown = table.monitoredRegion(slot: slot) else {
                 #expect(model[id] == nil, "\(id) is missing")
@@ -33,6 +38,9 @@ struct DepartedStreamsTests {
             }
             #expect(Set(shown.streams.keys) == Set((model[id]?.present ?? []).map(Self.key)), "\(id) present")
             #expect(Set(shown.departedStreams.keys) == Set((model[id]?.departed ?? []).map(Self.key)), "\(id) departed")
+            for key in shown.streams.keys {
+                #expect(shown.streams[key]?.firstSighting == stamps[id]?[key], "\(id) \(key): another region's stream")
+            }
         }
         for step in 0..<4_000 {
             let id = "r\(pick(24))"
@@ -43,7 +51,9 @@ struct DepartedStreamsTests {
                 table.insert(Self.record(id), replaced: &replaced)
                 #expect(replaced?.departedPosition ?? -1 == -1, "a replaced record hands back no departed position")
                 model[id] = ([], [])
+                stamps[id] = nil
             case 1:   // removal, three ways
+                stamps[id] = nil
                 switch pick(3) {
                 case 0: table.removeValue(forKey: id)
                 case 1: table[id] = nil
@@ -55,20 +65,31 @@ struct DepartedStreamsTests {
                     table.depart(slot: slot)
                     model[id] = ([], model[id]!.present)
                 }
-            case 4:   // a caller's copy of a record set back, or a change in place, keeps the departed streams
+            case 4:   // a caller's copy of a record set back, or a change in place, keeps its streams
                 if var copy = table[id] {
                     copy.departedPosition = -1
+                    copy.streamsHandle = RegionStreams.none
                     table[id] = copy
                 }
                 table[id]?.departedPosition = Int32(pick(3))
+                table[id]?.streamsHandle = Int32(pick(3))
+            case 5:   // a prune: the present streams of odd (or even) minors go
+                guard let slot = table.slot(of: id) else { continue }
+                let parity = pick(2)
+                table.updateStreams(slot: slot) { record, streams in
+                    streams.removeAll(in: &record) { key, _ in Int(key.identity.minor) % 2 == parity }
+                }
+                model[id]!.present = model[id]!.present.filter { $0 % 2 != parity }
             default:   // a sighting: an existing stream, or a new one resuming its departed stream
                 guard let slot = table.slot(of: id) else { continue }
-                let resumed = table.updateResuming(slot: slot) { record, departed -> ReceptionEstimator? in
-                    if record.streams[Self.key(minor)] != nil { return nil }
+                let stamp = Timestamp(seconds: Double(step))
+                let resumed = table.updateResuming(slot: slot) { record, streams, departed -> ReceptionEstimator? in
+                    if streams.index(forKey: Self.key(minor)) != nil { return nil }
                     let old = departed.take(Self.key(minor), at: &record.departedPosition)
-                    record.streams[Self.key(minor)] = ReceptionEstimator(firstSighting: Timestamp(seconds: Double(step)), priorInterval: 1)
+                    streams.insertNew(Self.key(minor), ReceptionEstimator(firstSighting: stamp, priorInterval: 1), deadline: nil, in: &record)
                     return old
                 }
+                if !model[id]!.present.contains(minor) { stamps[id, default: [:]][Self.key(minor)] = stamp }
                 let wasDeparted = model[id]!.departed.contains(minor) && !model[id]!.present.contains(minor)
                 #expect((resumed! != nil) == wasDeparted, "\(id) minor \(minor): resumed \(String(describing: resumed))")
                 model[id]!.present.insert(minor)
@@ -76,6 +97,9 @@ struct DepartedStreamsTests {
             }
             check(id)
             #expect(table.departedCount == model.values.filter { !$0.departed.isEmpty }.count, "tables held at step \(step)")
+            // A region with one present stream holds it in the store's chunks, with more a table.
+            #expect(table.streamForms.single == model.values.filter { $0.present.count == 1 }.count, "single streams at step \(step)")
+            #expect(table.streamForms.tables == model.values.filter { $0.present.count > 1 }.count, "stream tables at step \(step)")
         }
         for id in model.keys { check(id) }
     }
