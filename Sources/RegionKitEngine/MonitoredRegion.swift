@@ -22,7 +22,8 @@ public struct MonitoredRegion: Hashable, Sendable, Codable {
         }
     }
 
-    /// Everything but the streams (its `departedPosition` and `streamsHandle` unused here).
+    /// Everything but the streams and the last distance (its `departedPosition`, `streamsHandle`
+    /// and `lastDistance` unused here).
     private(set) var record: RegionRecord
     /// Beacon regions: the streams currently present.
     public var streams: StreamTable
@@ -65,11 +66,9 @@ public struct MonitoredRegion: Hashable, Sendable, Codable {
     }
     /// Circular regions: distance from the centre at the latest fix that evaluated the region,
     /// metres (fixes far from an outside region with nothing pending skip it: see
-    /// ``MonitoringEngine/ingest(_:)-(LocationFix)``).
-    public var lastDistance: Double? {
-        get { record.lastDistance }
-        set { record.lastDistance = newValue }
-    }
+    /// ``MonitoringEngine/ingest(_:)-(LocationFix)``). Stored here, not in the record: the
+    /// engine's record keeps it for circular regions only.
+    public var lastDistance: Double?
     /// Set when the state was restored from storage and no fresh evidence has confirmed it yet.
     public var restoredAt: Timestamp? {
         get { record.restoredAt }
@@ -89,6 +88,7 @@ public struct MonitoredRegion: Hashable, Sendable, Codable {
         self.record.departedPosition = -1
         self.record.streamsHandle = RegionStreams.none
         self.record.isStored = false
+        self.lastDistance = record.lastDistance
         self.streams = streams
         self.departedStreams = departedStreams
     }

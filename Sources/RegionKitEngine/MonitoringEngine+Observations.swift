@@ -125,7 +125,7 @@ extension MonitoringEngine {
             // turn: each sighting used to push an entry and settle it again).
             let scheduledTime = schedule.scheduledTime(slot: slot)
             if let scheduledTime, sighting.deadline >= scheduledTime {
-                if schedule.earliest?.sequence == number { schedule.invalidate() }
+                if schedule.earliest?.has(sequence: number) == true { schedule.invalidate() }
             } else if let scheduledTime, sighting.previousDeadline < scheduledTime.seconds {
                 // Unchanged: the entry is still a lower bound, and exact if it was.
             } else {

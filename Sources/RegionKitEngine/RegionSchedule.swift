@@ -22,7 +22,7 @@ import RegionKitCore
 /// var schedule = RegionSchedule()
 /// let number = schedule.register(slot: 0)         // 0
 /// schedule.lower(0, to: Timestamp(seconds: 30))    // by slot
-/// schedule.earliest?.sequence                      // 0
+/// schedule.earliest?.has(sequence: 0)             // true
 /// ```
 struct RegionSchedule: Sendable {
     /// The next registration sequence number. A region's number (``number(slot:)``) sorts the
@@ -113,7 +113,7 @@ struct RegionSchedule: Sendable {
     /// Whether `timer` is its region's live entry (not a stale one).
     func isLive(_ timer: RegionTimer) -> Bool {
         let slot = Int(timer.slot)
-        return slot >= 0 && slot < numberBySlot.count && numberBySlot[slot] == timer.sequence && scheduledBySlot[slot] == timer.time.seconds
+        return slot >= 0 && slot < numberBySlot.count && timer.has(sequence: numberBySlot[slot]) && scheduledBySlot[slot] == timer.time.seconds
     }
 
     /// The minimum may no longer be exact (a deadline moved later or vanished).

@@ -58,8 +58,9 @@ struct RegionTable: Sendable {
 
     /// The record of region `id`. Setting a record for a new identifier is not allowed (use
     /// ``insert(_:)``): it is ignored; setting `nil` removes the region. A record keeps its
-    /// region's identifier (the index finds a slot by comparing it): a record set under `id`
-    /// with another identifier is ignored too. A record keeps its streams, present and departed,
+    /// region's identifier (the index finds a slot by comparing it) and kind (its stream
+    /// positions share their bytes with a circular region's distance): a record set under `id`
+    /// with another identifier or kind is ignored too, and a change of either in place is undone. A record keeps its streams, present and departed,
     /// whatever is set (``updateStreams(slot:_:)`` and ``depart(slot:)`` change them).
     subscript(id: String) -> RegionRecord? {
         get { slot(of: id).map { records[$0] } }
@@ -67,7 +68,8 @@ struct RegionTable: Sendable {
             let (bucket, found, _) = find(id)
             guard let slot = found else { return }
             if var newValue {
-                guard newValue.region.identifier == id else { return }
+                // Same identifier and kind: a record's positions are its kind's (``RegionRecord``).
+                guard newValue.region.identifier == id, newValue.region.kind == records[slot].region.kind else { return }
                 newValue.departedPosition = records[slot].departedPosition
                 newValue.streamsHandle = records[slot].streamsHandle
                 newValue.isStored = true
@@ -87,7 +89,7 @@ struct RegionTable: Sendable {
                 let streamsHandle = record!.streamsHandle
                 yield &record
                 if var record {
-                    if record.region.identifier != id { record.region = original }
+                    if record.region.identifier != id || record.region.kind != original.kind { record.region = original }
                     record.departedPosition = departedPosition
                     record.streamsHandle = streamsHandle
                     record.isStored = true

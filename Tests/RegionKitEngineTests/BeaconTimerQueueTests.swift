@@ -155,6 +155,23 @@ struct BeaconTimerQueueTests {
         #expect(popped == entries.sorted(by: <))
     }
 
+    @Test("a timer keeps 32 bits of its region's sequence: ties still go to the earlier registration across the 2³² wrap; 16 bytes")
+    func sequenceBitsWrap() {
+        let wrap = 1 << 32
+        // Registered in this order, due at the same time: the heap gives them back in it.
+        let sequences = [wrap - 3, wrap - 2, wrap - 1, wrap, wrap + 1, wrap + 2]
+        var queue = RegionTimerQueue()
+        for sequence in sequences.reversed() { queue.push(RegionTimer(time: Timestamp(seconds: 7), sequence: sequence)) }
+        var order: [Int] = []
+        while let timer = queue.popMin() { order.append(sequences.firstIndex { timer.has(sequence: $0) }!) }
+        #expect(order == Array(sequences.indices))
+        // An earlier time still wins whatever the sequence.
+        #expect(RegionTimer(time: Timestamp(seconds: 6), sequence: wrap + 2) < RegionTimer(time: Timestamp(seconds: 7), sequence: wrap - 3))
+        #expect(RegionTimer(time: .zero, sequence: wrap + 5).has(sequence: 5), "the low 32 bits are what is kept")
+        #expect(!RegionTimer(time: .zero, sequence: 6).has(sequence: 5))
+        #expect(MemoryLayout<RegionTimer>.stride == 16)
+    }
+
     @Test("a UUID-wide region tracking thousands of beacons prunes gone streams in amortised time")
     func manyStreamsStayBounded() throws {
         var engine = MonitoringEngine(profile: .responsive, sources: [.beacon: .authorized])

@@ -104,6 +104,24 @@ struct DepartedStreamsTests {
         for id in model.keys { check(id) }
     }
 
+    @Test("a record's region is not changed to another kind in the table: its stream positions share bytes with a circle's distance")
+    func kindKept() throws {
+        var table = RegionTable()
+        var replaced: RegionRecord?
+        let slot = table.insert(Self.record("door"), replaced: &replaced)
+        table.updateStreams(slot: slot) { record, streams in
+            streams.insertNew(Self.key(1), ReceptionEstimator(firstSighting: .zero, priorInterval: 1), deadline: nil, in: &record)
+        }
+        let circle = Region.circular(try CircularRegion(identifier: "door", latitude: 1, longitude: 2, radius: 30))
+        table["door"]?.region = circle                       // in place: undone
+        var copy = try #require(table["door"])
+        copy.region = circle
+        table["door"] = copy                                 // set: ignored
+        #expect(table["door"]?.region.kind == .beacon)
+        #expect(table.monitoredRegion(slot: slot)?.streams.keys == [Self.key(1)], "the stream kept")
+        #expect(table.streamForms.single == 1)
+    }
+
     @Test("after an exit the engine shows the stream as departed; heard again soon, it resumes what was learned")
     func engineExitAndResume() throws {
         var engine = MonitoringEngine(profile: .responsive, sources: [.beacon: .authorized])

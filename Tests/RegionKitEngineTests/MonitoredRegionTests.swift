@@ -70,8 +70,32 @@ struct MonitoredRegionTests {
         #expect(try JSONDecoder().decode(MonitoredRegion.self, from: encoder.encode(empty)) == empty)
     }
 
-    @Test("the engine's record is 120 bytes (200 with stored optionals, 160 with the departed streams in it, 136 with the present ones)")
+    @Test("the engine's record is 112 bytes (200 with stored optionals, 160 with the departed streams in it, 136 with the present ones)")
     func size() {
-        #expect(MemoryLayout<RegionRecord>.stride <= 120)
+        #expect(MemoryLayout<RegionRecord>.stride <= 112)
+    }
+
+    @Test("a circular record's distance and a beacon record's stream positions share their bytes, each kind keeping its own")
+    func kindBytes() throws {
+        var circle = RegionRecord(region: .circular(try CircularRegion(identifier: "c", latitude: 1, longitude: 2, radius: 50)), registeredAt: .zero)
+        #expect(circle.lastDistance == nil && circle.departedPosition == -1 && circle.streamsHandle == RegionStreams.none)
+        circle.lastDistance = -0.0
+        circle.departedPosition = 7      // not a circular region's: changes nothing
+        circle.streamsHandle = 9
+        #expect(circle.lastDistance?.bitPattern == (-0.0).bitPattern)
+        #expect(circle.departedPosition == -1 && circle.streamsHandle == RegionStreams.none)
+        var beacon = RegionRecord(region: Self.region, registeredAt: .zero)
+        #expect(beacon.departedPosition == -1 && beacon.streamsHandle == RegionStreams.none && beacon.lastDistance == nil)
+        beacon.departedPosition = Int32.max
+        beacon.streamsHandle = RegionStreams.tableHandle(Int32.max - 2)
+        beacon.lastDistance = 3      // not a beacon region's: changes nothing
+        #expect(beacon.departedPosition == Int32.max && beacon.streamsHandle == RegionStreams.tableHandle(Int32.max - 2))
+        #expect(beacon.lastDistance == nil)
+        beacon.departedPosition = -1
+        #expect(beacon.departedPosition == -1 && beacon.streamsHandle == RegionStreams.tableHandle(Int32.max - 2), "each half on its own")
+        // The public value keeps a distance whatever the region's kind, as it did.
+        var shown = MonitoredRegion(region: Self.region, registeredAt: .zero)
+        shown.lastDistance = 4
+        #expect(shown.lastDistance == 4)
     }
 }
