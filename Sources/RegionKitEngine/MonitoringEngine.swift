@@ -374,7 +374,7 @@ public struct MonitoringEngine: Sendable {
         case .exit(let id):
             guard let slot = regions.slot(of: id), let restoredAt = regions.readStreams(slot: slot, { $1.isEmpty ? $0.restoredAt : nil }) else { return [] }
             if let restoredAt {
-                regions[id]?.restoredAt = nil
+                regions.update(slot: slot) { $0.restoredAt = nil }
                 return setState(id, .outside, crossing: true, evidence: EventEvidence(
                     lastSightingAge: now - restoredAt, exitThreshold: now - restoredAt,
                     reason: "not seen since the restart \(Self.format(now - restoredAt)) s ago (stored state was inside)"))

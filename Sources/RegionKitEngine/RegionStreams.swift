@@ -132,12 +132,10 @@ struct RegionStreams {
         if handle == Self.none {
             handle = store.storeSingle(entry)
         } else if let number = tableNumber {
-            store.tables[Int(number)].insertNew(key, value, deadline: deadline)
+            store.tables[Int(number)].insertNew(entry)
         } else {
-            let first = store.takeSingle(handle)
-            var table = StreamTable()
-            table.insertNew(first.key, first.value, deadline: first.deadline.isNaN ? nil : Timestamp(seconds: first.deadline))
-            table.insertNew(key, value, deadline: deadline)
+            var table = Self.table(of: store.takeSingle(handle))
+            table.insertNew(entry)
             handle = Self.tableHandle(store.storeTable(table))
         }
     }
@@ -174,10 +172,7 @@ struct RegionStreams {
     var table: StreamTable {
         if handle >= 0 {
             let (chunk, offset) = StreamStore.split(handle)
-            let entry = store.chunks[chunk][offset]
-            var table = StreamTable()
-            table.insertNew(entry.key, entry.value, deadline: entry.deadline.isNaN ? nil : Timestamp(seconds: entry.deadline))
-            return table
+            return Self.table(of: store.chunks[chunk][offset])
         }
         guard let number = tableNumber else { return [:] }
         return store.tables[Int(number)]
@@ -189,12 +184,7 @@ struct RegionStreams {
             handle = Self.none
             record.streamsHandle = Self.none
         }
-        if handle >= 0 {
-            let entry = store.takeSingle(handle)
-            var table = StreamTable()
-            table.insertNew(entry.key, entry.value, deadline: entry.deadline.isNaN ? nil : Timestamp(seconds: entry.deadline))
-            return table
-        }
+        if handle >= 0 { return Self.table(of: store.takeSingle(handle)) }
         guard let number = tableNumber else { return [:] }
         return store.takeTable(number)
     }
@@ -210,6 +200,13 @@ struct RegionStreams {
         handle = Self.none
     }
 
+    /// A table of the single stream `entry`, its deadline kept.
+    private static func table(of entry: StreamStore.Entry) -> StreamTable {
+        var table = StreamTable()
+        table.insertNew(entry)
+        return table
+    }
+
     /// Stores `streams` as the region's, in the form their number calls for (its handle is
     /// overwritten: the caller took what it pointed to).
     private mutating func adopt(_ streams: StreamTable) {
@@ -218,11 +215,7 @@ struct RegionStreams {
         case 0:
             break
         case 1:
-            streams.forEachStream { key, value, deadline in
-                var entry = StreamStore.Entry(key: key, value: value)
-                entry.deadline = deadline?.seconds ?? .nan
-                handle = store.storeSingle(entry)
-            }
+            handle = store.storeSingle(streams.onlyEntry)
         default:
             handle = Self.tableHandle(store.storeTable(streams))
         }

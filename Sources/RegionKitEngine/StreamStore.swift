@@ -2,7 +2,7 @@ import Foundation
 import RegionKitCore
 
 /// Every region's present streams, engine-wide, beside the records (``RegionTable``): a record
-/// holds a 4-byte handle (``RegionStreams/Handle``) instead of a ``StreamTable`` of its own.
+/// holds a 4-byte handle (``RegionRecord/streamsHandle``) instead of a ``StreamTable`` of its own.
 ///
 /// Most beacon regions hold one stream (a region per beacon, heard by one scanner). A table of
 /// its own cost such a region 24 bytes in its record and an allocation of its own: a 32-byte
@@ -13,10 +13,10 @@ import RegionKitCore
 /// other as its streams come and go (``RegionStreams``); nothing is hashed to find either.
 ///
 /// ```swift
-/// var store = StreamStore()
-/// var streams = RegionStreams(store: store, handle: .none)
-/// streams.insertNew(key, estimator, deadline: nil)   // a single stream
-/// streams.count                                      // 1
+/// var streams = RegionStreams(store: StreamStore(), handle: RegionStreams.none)
+/// streams.insertNew(key, estimator, deadline: nil, in: &record)   // a single stream
+/// streams.count                                                  // 1
+/// streams.store.singleCount                                      // 1
 /// ```
 struct StreamStore: Sendable {
     typealias Entry = StreamTable.Entry

@@ -183,6 +183,16 @@ public struct StreamTable: Sendable, Sequence, ExpressibleByDictionaryLiteral {
         append(entry)
     }
 
+    /// Adds `entry`'s stream (its key not present) at the end, with the deadline it holds: how
+    /// the engine's ``StreamStore`` moves a single stream into a table and back out.
+    mutating func insertNew(_ entry: Entry) { append(entry) }
+
+    /// The stream of a table of exactly one, with its deadline.
+    var onlyEntry: Entry {
+        precondition(count == 1, "a table of one stream")
+        return head[0]
+    }
+
     /// Forgets every stream's gone-deadline (the detector changed).
     mutating func forgetDeadlines() {
         for position in head.indices { head[position].deadline = .nan }
