@@ -16,6 +16,17 @@ public struct MonitoredRegion: Hashable, Sendable, Codable {
         public var identity: BeaconIdentity
         public var scannerID: String?
 
+        /// The identities first (plain bytes), the scanner names only when those are equal, and
+        /// not through `Optional`'s `==` (which copies both names into a pair: a retain and a
+        /// release each, on the sighting path).
+        @inline(__always)
+        public static func == (lhs: StreamKey, rhs: StreamKey) -> Bool {
+            guard lhs.identity == rhs.identity else { return false }
+            guard let left = lhs.scannerID else { return rhs.scannerID == nil }
+            guard let right = rhs.scannerID else { return false }
+            return left == right
+        }
+
         public static func < (lhs: StreamKey, rhs: StreamKey) -> Bool {
             if lhs.identity != rhs.identity { return lhs.identity < rhs.identity }
             return (lhs.scannerID ?? "") < (rhs.scannerID ?? "")

@@ -114,7 +114,7 @@ extension MonitoringEngine {
         let number = registered.sequence
         if sighting.previous == .inside {
             if sighting.streamCount > RegionSchedule.exitCacheThreshold {
-                updateExitCache(slot: slot, key: sighting.key, deadline: sighting.deadline, at: time)
+                updateExitCache(slot: slot, identity: identity, scannerID: scannerID, deadline: sighting.deadline, at: time)
             }
             // A sighting usually pushes the exit later (lazy: nothing to do unless this region's
             // entry is the queue's minimum); when it brings this stream's deadline before the
@@ -149,7 +149,6 @@ extension MonitoringEngine {
     /// What recording a sighting in a region's record changed.
     struct RecordedSighting {
         var previous: RegionState
-        var key: MonitoredRegion.StreamKey
         var newStream: Bool
         var streamCount: Int
         /// The stream's gone-deadline after the sighting.
@@ -239,21 +238,19 @@ extension MonitoringEngine {
         }
         let wasRestored = monitored.restoredAt != nil
         if wasRestored { monitored.restoredAt = nil }
-        return RecordedSighting(previous: monitored.state, key: key, newStream: newStream, streamCount: count,
+        return RecordedSighting(previous: monitored.state, newStream: newStream, streamCount: count,
                                 deadline: deadline, previousDeadline: previousDeadline, wasRestored: wasRestored, prior: prior)
     }
 
-    /// Keeps the latest-deadline stream of a many-stream region current after stream `key` was
-    /// heard at `time` (its deadline now `deadline`), with ``exitDeadline(of:id:)``'s tie rule.
-    private mutating func updateExitCache(slot: Int, key: MonitoredRegion.StreamKey, deadline: Timestamp, at time: Timestamp) {
-        guard let cached = schedule.exitLeader(slot: slot) else {
-            let detector = profile.exitDetector
-            if let found = regions.updateStreams(slot: slot, { Self.scanExitDeadline(of: $0, streams: $1, detector: detector) }) ?? nil {
-                schedule.setExitLeader(RegionSchedule.ExitLeader(time: found.time, key: found.key, lastSighting: found.stream.lastSighting), slot: slot)
-            }
-            return
+    /// Keeps the latest-deadline stream of a many-stream region current after the stream of
+    /// `identity` by `scannerID` was heard at `time` (its deadline now `deadline`), with
+    /// ``exitDeadline(of:id:)``'s tie rule.
+    private mutating func updateExitCache(slot: Int, identity: BeaconIdentity, scannerID: String?, deadline: Timestamp, at time: Timestamp) {
+        guard !schedule.updateExitLeader(slot: slot, identity: identity, scannerID: scannerID, deadline: deadline, at: time) else { return }
+        let detector = profile.exitDetector
+        if let found = regions.updateStreams(slot: slot, { Self.scanExitDeadline(of: $0, streams: $1, detector: detector) }) ?? nil {
+            schedule.setExitLeader(RegionSchedule.ExitLeader(time: found.time, key: found.key, lastSighting: found.stream.lastSighting), slot: slot)
         }
-        schedule.updateExitLeader(slot: slot, cached: cached, key: key, deadline: deadline, at: time)
     }
 
     /// A location fix: determines or crosses circular regions with the profile's hysteresis.

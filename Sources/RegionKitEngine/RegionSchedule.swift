@@ -207,19 +207,33 @@ struct RegionSchedule: Sendable {
         }
     }
 
-    /// Keeps the cached leader of the region in `slot` current after stream `key` was heard at
-    /// `time` (its deadline now `deadline`), with the engine's tie rule: the later deadline, then
-    /// the stream heard last, then the smaller key. The caller has checked a leader is cached.
-    mutating func updateExitLeader(slot: Int, cached: ExitLeader, key: MonitoredRegion.StreamKey,
-                                   deadline: Timestamp, at time: Timestamp) {
+    /// Keeps the cached leader of the region in `slot` current after the stream of `identity` by
+    /// `scannerID` was heard at `time` (its deadline now `deadline`), with the engine's tie rule:
+    /// the later deadline, then the stream heard last, then the smaller key. In place: the
+    /// leader is neither copied out nor its key rebuilt unless another stream takes the lead.
+    /// False, changing nothing, when no leader is cached (the caller finds it).
+    mutating func updateExitLeader(slot: Int, identity: BeaconIdentity, scannerID: String?,
+                                   deadline: Timestamp, at time: Timestamp) -> Bool {
+        let position = Int(leaderPositions[slot])
+        guard position > 0 else { return false }
+        let index = position - 1
         let sighting = time   // the engine's clock never goes back: the stream was just heard now
-        if cached.key == key {
+        if leaders[index].key.identity == identity, leaders[index].key.scannerID == scannerID {
             // The leader itself: still the leader unless its deadline came earlier.
-            setExitLeader(deadline >= cached.time ? ExitLeader(time: deadline, key: key, lastSighting: sighting) : nil, slot: slot)
-        } else if deadline > cached.time || (deadline == cached.time && (sighting > cached.lastSighting
-                    || (sighting == cached.lastSighting && key < cached.key))) {
-            setExitLeader(ExitLeader(time: deadline, key: key, lastSighting: sighting), slot: slot)
+            if deadline >= leaders[index].time {
+                leaders[index].time = deadline
+                leaders[index].lastSighting = sighting
+            } else {
+                setExitLeader(nil, slot: slot)
+            }
+            return true
         }
+        let cachedTime = leaders[index].time
+        if deadline > cachedTime || (deadline == cachedTime && (sighting > leaders[index].lastSighting
+            || (sighting == leaders[index].lastSighting && MonitoredRegion.StreamKey(identity: identity, scannerID: scannerID) < leaders[index].key))) {
+            leaders[index] = ExitLeader(time: deadline, key: MonitoredRegion.StreamKey(identity: identity, scannerID: scannerID), lastSighting: sighting)
+        }
+        return true
     }
 
     // MARK: - Pruning

@@ -77,6 +77,13 @@ public struct StreamTable: Sendable, Sequence, ExpressibleByDictionaryLiteral {
         position < Self.chunkSize ? head[position].key : chunks[(position >> Self.chunkShift) - 1][position & Self.chunkMask].key
     }
 
+    /// Whether the stream at `position` is `key`'s, compared in place (the stored key, with its
+    /// scanner name, is not copied out).
+    @inline(__always)
+    private func hasKey(_ key: Key, at position: Int) -> Bool {
+        position < Self.chunkSize ? head[position].key == key : chunks[(position >> Self.chunkShift) - 1][position & Self.chunkMask].key == key
+    }
+
     @inline(__always)
     fileprivate func entry(at position: Int) -> Entry {
         position < Self.chunkSize ? head[position] : chunks[(position >> Self.chunkShift) - 1][position & Self.chunkMask]
@@ -232,7 +239,7 @@ public struct StreamTable: Sendable, Sequence, ExpressibleByDictionaryLiteral {
             let stored = index[bucket]
             if stored == 0 { return nil }
             let position = Int(stored) - 1
-            if self.key(at: position) == key { return position }
+            if hasKey(key, at: position) { return position }
             bucket = (bucket + 1) & mask
         }
     }
