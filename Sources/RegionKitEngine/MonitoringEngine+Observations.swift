@@ -32,6 +32,9 @@ extension MonitoringEngine {
             (channel, gaps) = recordChannel(scannerID: observation.scannerID, at: time, sharing: profile.exitDetector.usesChannels)
         }
         var prior: StreamPrior?
+        // No gaps as nil, not an empty array: passed to every matching region, an array is
+        // retained and released for each (even the empty one).
+        let sharedGaps = gaps.isEmpty ? nil : gaps
         // Regions whose constraint can match: UUID only, UUID+major, UUID+major+minor, each list
         // in registration order; merged so events come in registration order across lists.
         // Eddystone-UID: namespace only (instance bytes zeroed), then namespace+instance.
@@ -46,7 +49,7 @@ extension MonitoringEngine {
             else if b < major.count && major[b].sequence == registered.sequence { b += 1 }
             else { c += 1 }
             let recorded = record(identity, scannerID: observation.scannerID, rssi: observation.rssi, in: registered, at: time,
-                                  channel: channel, gaps: gaps, prior: &prior)
+                                  channel: channel, gaps: sharedGaps, prior: &prior)
             // Most sightings change no state: appending an empty array still reallocates.
             if !recorded.isEmpty { events += recorded }
         }
@@ -91,7 +94,7 @@ extension MonitoringEngine {
     /// `channel`: the sighting's scanner channel (detectors that use one) and its `gaps`; `prior`
     /// is set to what the stream lends the channel's prior when it is settled and not set yet.
     private mutating func record(_ identity: BeaconIdentity, scannerID: String?, rssi: Int, in registered: RegisteredID, at time: Timestamp,
-                                 channel: ChannelView?, gaps: [ScannerChannel.Gap], prior: inout StreamPrior?) -> [LocationEvent] {
+                                 channel: ChannelView?, gaps: [ScannerChannel.Gap]?, prior: inout StreamPrior?) -> [LocationEvent] {
         // The record by slot: no identifier is hashed on this path.
         let slot = Int(registered.slot)
         guard slot >= 0 else { return [] }
@@ -185,7 +188,7 @@ extension MonitoringEngine {
     /// prior (``RecordedSighting/prior``).
     static func recordSighting(_ identity: BeaconIdentity, scannerID: String?, rssi: Int, in monitored: inout RegionRecord,
                                streams: inout RegionStreams, departed: inout DepartedStreams, at time: Timestamp,
-                               detector: ExitDetector, channel: ChannelView? = nil, gaps: [ScannerChannel.Gap] = [],
+                               detector: ExitDetector, channel: ChannelView? = nil, gaps: [ScannerChannel.Gap]? = nil,
                                wantsPrior: Bool = true) -> RecordedSighting? {
         // The match table found this region by its constraint's own key, so only the scanner
         // binding is left to check (the constraint is checked again in debug builds).
@@ -205,7 +208,7 @@ extension MonitoringEngine {
             var excused = 0.0
             if let channel {
                 if detector.usesChannels {
-                    excused = channel.excusedSilence(from: stream.lastSighting, to: time, streamRate: 1 / max(stream.meanInterval, 1e-3), gaps: gaps)
+                    excused = channel.excusedSilence(from: stream.lastSighting, to: time, streamRate: 1 / max(stream.meanInterval, 1e-3), gaps: gaps ?? [])
                 }
                 stream.priorScale = channel.priorScale
                 stream.setPriorLoss(channel.priorLoss, weight: channel.priorLossWeight)
