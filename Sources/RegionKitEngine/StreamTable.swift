@@ -81,7 +81,8 @@ public struct StreamTable: Sendable, Sequence, ExpressibleByDictionaryLiteral {
     /// scanner name, is not copied out).
     @inline(__always)
     private func hasKey(_ key: Key, at position: Int) -> Bool {
-        position < Self.chunkSize ? head[position].key == key : chunks[(position >> Self.chunkShift) - 1][position & Self.chunkMask].key == key
+        if position < Self.chunkSize { return head.withUnsafeBufferPointer { $0[position].key == key } }
+        return chunks[(position >> Self.chunkShift) - 1].withUnsafeBufferPointer { $0[position & Self.chunkMask].key == key }
     }
 
     @inline(__always)
@@ -212,7 +213,7 @@ public struct StreamTable: Sendable, Sequence, ExpressibleByDictionaryLiteral {
     @inline(__always)
     public func index(forKey key: Key) -> Int? {
         if index.isEmpty {
-            for position in head.indices where head[position].key == key { return position }
+            for position in head.indices where hasKey(key, at: position) { return position }
             return nil
         }
         return indexed(key, hash: Self.hash(key))
@@ -224,7 +225,7 @@ public struct StreamTable: Sendable, Sequence, ExpressibleByDictionaryLiteral {
     @inline(__always)
     func index(forKey key: Key, scannerHash: UInt64) -> Int? {
         if index.isEmpty {
-            for position in head.indices where head[position].key == key { return position }
+            for position in head.indices where hasKey(key, at: position) { return position }
             return nil
         }
         return indexed(key, hash: Self.hash(key.identity, scannerHash: scannerHash))
