@@ -304,10 +304,21 @@ struct BeaconMatchTable: Sendable {
     /// for Eddystone-UID: namespace only, nothing, namespace+instance), or `nil` when none does
     /// (answered from the miss cache when the identity was looked up before and nothing was
     /// registered since).
+    ///
+    /// The miss cache is asked inline and the lookups are out of line: a sighting of an identity
+    /// known to match nothing (most traffic in a busy place) does not pay the lookups' frame.
+    @inline(__always)
     mutating func candidates<Source: KeySource>(for identity: BeaconIdentity, in source: Source) -> (any: Matches, major: Matches, exact: Matches)? {
         let exactKey = Key(uuid: identity.uuid, major: identity.major, minor: identity.minor, format: identity.format)
         let missIndex = Int(truncatingIfNeeded: exactKey.hash >> 40) & (Self.missCacheSize - 1)
         if !misses.isEmpty, misses[missIndex].generation == generation, misses[missIndex].key == exactKey { return nil }
+        return lookUp(identity, exactKey: exactKey, missIndex: missIndex, in: source)
+    }
+
+    /// ``candidates(for:in:)`` past the miss cache.
+    @inline(never)
+    private mutating func lookUp<Source: KeySource>(_ identity: BeaconIdentity, exactKey: Key, missIndex: Int,
+                                                    in source: Source) -> (any: Matches, major: Matches, exact: Matches)? {
         let format = identity.format
         let anyUUID = format == .eddystoneUID ? BeaconIdentityConstraint.namespaceKey(identity.uuid) : identity.uuid
         let any = kinds.any == 0 ? .empty : regions(for: Key(uuid: anyUUID, major: nil, minor: nil, format: format), in: source)
