@@ -81,8 +81,7 @@ public struct StreamTable: Sendable, Sequence, ExpressibleByDictionaryLiteral {
     /// scanner name, is not copied out).
     @inline(__always)
     private func hasKey(_ key: Key, at position: Int) -> Bool {
-        if position < Self.chunkSize { return head.withUnsafeBufferPointer { $0[position].key == key } }
-        return chunks[(position >> Self.chunkShift) - 1].withUnsafeBufferPointer { $0[position & Self.chunkMask].key == key }
+        position < Self.chunkSize ? head[position].key == key : chunks[(position >> Self.chunkShift) - 1][position & Self.chunkMask].key == key
     }
 
     @inline(__always)
@@ -213,7 +212,7 @@ public struct StreamTable: Sendable, Sequence, ExpressibleByDictionaryLiteral {
     @inline(__always)
     public func index(forKey key: Key) -> Int? {
         if index.isEmpty {
-            for position in head.indices where hasKey(key, at: position) { return position }
+            for position in head.indices where head[position].key == key { return position }
             return nil
         }
         return indexed(key, hash: Self.hash(key))
@@ -225,7 +224,7 @@ public struct StreamTable: Sendable, Sequence, ExpressibleByDictionaryLiteral {
     @inline(__always)
     func index(forKey key: Key, scannerHash: UInt64) -> Int? {
         if index.isEmpty {
-            for position in head.indices where hasKey(key, at: position) { return position }
+            for position in head.indices where head[position].key == key { return position }
             return nil
         }
         return indexed(key, hash: Self.hash(key.identity, scannerHash: scannerHash))
