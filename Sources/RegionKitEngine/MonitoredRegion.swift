@@ -16,14 +16,20 @@ public struct MonitoredRegion: Hashable, Sendable, Codable {
         public var identity: BeaconIdentity
         public var scannerID: String?
 
-        /// The identities first (plain bytes), the scanner names only when those are equal, and
-        /// not through `Optional`'s `==` (which copies both names into a pair: a retain and a
-        /// release each, on the sighting path).
         @inline(__always)
         public static func == (lhs: StreamKey, rhs: StreamKey) -> Bool {
-            guard lhs.identity == rhs.identity else { return false }
-            guard let left = lhs.scannerID else { return rhs.scannerID == nil }
-            guard let right = rhs.scannerID else { return false }
+            lhs.matches(identity: rhs.identity, scannerID: rhs.scannerID)
+        }
+
+        /// Whether this is the key of `identity`'s stream by `scannerID` (`==` without a key
+        /// built for the other side): the identities first (plain bytes), the scanner names only
+        /// when those are equal, and not through `Optional`'s `==` (which copies both names into
+        /// a pair: a retain and a release each, on the sighting path).
+        @inline(__always)
+        func matches(identity: BeaconIdentity, scannerID: String?) -> Bool {
+            guard self.identity == identity else { return false }
+            guard let left = self.scannerID else { return scannerID == nil }
+            guard let right = scannerID else { return false }
             return left == right
         }
 

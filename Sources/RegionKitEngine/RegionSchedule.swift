@@ -218,7 +218,7 @@ struct RegionSchedule: Sendable {
         guard position > 0 else { return false }
         let index = position - 1
         let sighting = time   // the engine's clock never goes back: the stream was just heard now
-        if leaders[index].key.identity == identity, leaders[index].key.scannerID == scannerID {
+        if leaders[index].key.matches(identity: identity, scannerID: scannerID) {
             // The leader itself: still the leader unless its deadline came earlier.
             if deadline >= leaders[index].time {
                 leaders[index].time = deadline
