@@ -6,7 +6,7 @@ import RegionKitCore
 /// (``MonitoringEngine/RegisteredID``, the geofence index's slot map, the timer schedule).
 ///
 /// Records (``RegionRecord``) live in one array (a dictionary's buckets are at most ¾ full and a
-/// record is 120 bytes: two thirds of a million-region dictionary were empty buckets); freed slots
+/// record is 112 bytes: two thirds of a million-region dictionary were empty buckets); freed slots
 /// are reused. A region's streams live beside the records, found from the record without
 /// hashing: those present now in the engine-wide ``StreamStore`` (reached through
 /// ``RegionStreams``: ``updateStreams(slot:_:)``, ``readStreams(slot:_:)``), those it held when it
@@ -180,11 +180,6 @@ struct RegionTable: Sendable {
     private mutating func freeStreams(_ handle: Int32) {
         streams.handle = handle
         streams.free()
-    }
-
-    /// Applies `body` to every stored record in place.
-    mutating func updateAll(_ body: (inout RegionRecord) -> Void) {
-        for slot in records.indices where records[slot].isStored { body(&records[slot]) }
     }
 
     /// Makes room for `additional` more regions: the identifier map is not rehashed as it grows.
