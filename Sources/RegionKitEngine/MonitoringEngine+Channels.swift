@@ -7,8 +7,16 @@ import Foundation
 extension MonitoringEngine {
     /// The channel of `scannerID` (`nil`: the local adapter), if it has heard anything.
     public func channel(of scannerID: String?) -> ScannerChannel? {
-        guard let scannerID else { return localChannel.lastHeard == nil ? nil : localChannel }
-        return channelNumbers[scannerID].map { channels[$0] }
+        Self.channel(of: scannerID, in: channels, numbers: channelNumbers, local: localChannel)
+    }
+
+    /// ``channel(of:)`` from the engine's ``channels``, ``channelNumbers`` and ``localChannel``
+    /// passed in: for closures over the engine's regions, where calling the instance method made
+    /// the compiler copy the whole engine (see ``excuseSharedSilence(ofRegion:)``).
+    static func channel(of scannerID: String?, in channels: [ScannerChannel], numbers: ScannerNumbers,
+                        local: ScannerChannel) -> ScannerChannel? {
+        guard let scannerID else { return local.lastHeard == nil ? nil : local }
+        return numbers[scannerID].map { channels[$0] }
     }
 
     /// The number of `scannerID`'s channel in ``channels``, which gets one if it has none (a
@@ -145,10 +153,13 @@ extension MonitoringEngine {
         let detector = profile.exitDetector
         guard detector.usesChannels, let slot = regions.slot(of: id) else { return false }
         var updates: [(MonitoredRegion.StreamKey, Double)] = []
-        // Read in place (a table copied out and kept until the update below made the update copy it).
+        // Read in place (a table copied out and kept until the update below made the update copy
+        // it), with nothing of the engine but these in the closure (calling its methods there
+        // made the compiler copy the whole engine, its 50 references retained and released).
+        let (channels, numbers, local, now) = (self.channels, channelNumbers, localChannel, self.now)
         regions.readStreams(slot: slot) { _, streams in
             streams.forEachStream { key, stream, _ in
-                guard let channel = channel(of: key.scannerID) else { return }
+                guard let channel = Self.channel(of: key.scannerID, in: channels, numbers: numbers, local: local) else { return }
                 let rate = 1 / max(stream.meanInterval, 1e-3)
                 let threshold = detector.silenceThreshold(for: stream)
                 var excused = channel.excusedSilence(from: stream.lastSighting, to: now, streamRate: rate)

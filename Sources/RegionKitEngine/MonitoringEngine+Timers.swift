@@ -123,16 +123,19 @@ extension MonitoringEngine {
     /// When the last present stream of a beacon region counts as gone, with that stream. Ties
     /// (common on Core Location's 10 s grid) go to the stream heard last, then to the smallest
     /// stream key, so the evidence does not depend on dictionary iteration order.
-    func exitDeadline(of monitored: RegionRecord, streams: RegionStreams, id: String, slot: Int? = nil) -> (time: Timestamp, stream: ReceptionEstimator)? {
-        if usesSpatialIndex, streams.count > RegionSchedule.exitCacheThreshold, let slot = slot ?? regions.slot(of: id),
-           let cached = schedule.exitLeader(slot: slot),
-           let stream = streams[cached.key] {
-            return (cached.time, stream)
+    /// `leader`: the region's cached latest-deadline stream (``RegionSchedule/exitLeader(slot:)``,
+    /// `nil` when the engine keeps none), used when the region has enough streams to keep one.
+    /// Static, with the leader read by the caller: called on the engine inside a closure over
+    /// its regions, it made the compiler copy the whole engine for every exit.
+    static func exitDeadline(of monitored: RegionRecord, streams: RegionStreams, leader: RegionSchedule.ExitLeader?,
+                             detector: ExitDetector) -> (time: Timestamp, stream: ReceptionEstimator)? {
+        if streams.count > RegionSchedule.exitCacheThreshold, let leader, let stream = streams[leader.key] {
+            return (leader.time, stream)
         }
-        return Self.scanExitDeadline(of: monitored, streams: streams, detector: profile.exitDetector).map { ($0.time, $0.stream) }
+        return scanExitDeadline(of: monitored, streams: streams, detector: detector).map { ($0.time, $0.stream) }
     }
 
-    /// ``exitDeadline(of:id:)`` by visiting every stream, with the winning stream's key.
+    /// ``exitDeadline(of:streams:leader:detector:)`` by visiting every stream, with the winning stream's key.
     static func scanExitDeadline(of monitored: RegionRecord, streams: RegionStreams, detector: ExitDetector)
         -> (time: Timestamp, key: MonitoredRegion.StreamKey, stream: ReceptionEstimator)? {
         var latest: (time: Timestamp, key: MonitoredRegion.StreamKey, stream: ReceptionEstimator)?

@@ -67,8 +67,15 @@ public struct MonitoringEngine: Sendable {
     /// The ``circularIndex`` slot of the region whose record is in `record` (`nil`: none).
     @inline(__always)
     func geoIndexSlot(record: Int?) -> Int? {
-        guard let record, record >= 0, record < geoIndexSlots.count, geoIndexSlots[record] >= 0 else { return nil }
-        return Int(geoIndexSlots[record])
+        Self.geoIndexSlot(record: record, in: geoIndexSlots)
+    }
+
+    /// ``geoIndexSlot(record:)`` in `slots` (``geoIndexSlots``): for mutating paths, where the
+    /// instance method made the compiler copy the whole engine to call it (see ``fireGeoDwell(slot:)``).
+    @inline(__always)
+    static func geoIndexSlot(record: Int?, in slots: [Int32]) -> Int? {
+        guard let record, record >= 0, record < slots.count, slots[record] >= 0 else { return nil }
+        return Int(slots[record])
     }
     /// The last fix's regions to evaluate, kept for the buffer's capacity (no allocation per fix).
     var geoCandidates: [GeoCandidate] = []
@@ -346,7 +353,7 @@ public struct MonitoringEngine: Sendable {
         settleTimers()
         while let dueTime = nextDueTime(), dueTime <= time, let due = nextDue() {
             now = max(now, due.time)
-            events += fire(due.item)
+            fire(due.item, into: &events)
             if case .ranging(let slot) = due.item {
                 let interval = profile.rangingInterval
                 sessions.update(slot: slot) { session in
@@ -366,65 +373,76 @@ public struct MonitoringEngine: Sendable {
 
     // MARK: - Internals
 
-    mutating func fire(_ item: DueItem) -> [LocationEvent] {
+    /// Fires a due timer, its events appended to `events` (no array of its own: ≈ 1,400
+    /// instructions a dwell fired went on building one and appending it).
+    mutating func fire(_ item: DueItem, into events: inout [LocationEvent]) {
         switch item {
         case .initialWindow(let id):
-            return setState(id, .outside, crossing: false,
-                            evidence: EventEvidence(reason: "no sighting within \(profile.initialDeterminationWindow) s of registration"))
+            events += setState(id, .outside, crossing: false,
+                               evidence: EventEvidence(reason: "no sighting within \(profile.initialDeterminationWindow) s of registration"))
         case .exit(let id):
-            guard let slot = regions.slot(of: id), let restoredAt = regions.readStreams(slot: slot, { $1.isEmpty ? $0.restoredAt : nil }) else { return [] }
+            guard let slot = regions.slot(of: id), let restoredAt = regions.readStreams(slot: slot, { $1.isEmpty ? $0.restoredAt : nil }) else { return }
             if let restoredAt {
                 regions.update(slot: slot) { $0.restoredAt = nil }
-                return setState(id, .outside, crossing: true, evidence: EventEvidence(
+                events += setState(id, .outside, crossing: true, evidence: EventEvidence(
                     lastSightingAge: now - restoredAt, exitThreshold: now - restoredAt,
                     reason: "not seen since the restart \(Self.format(now - restoredAt)) s ago (stored state was inside)"))
+                return
             }
             // A silence the whole scanner shared is its blackout, not a departure: wait.
-            if excuseSharedSilence(ofRegion: id) { return [] }
+            if excuseSharedSilence(ofRegion: id) { return }
+            let (leader, detector) = (usesSpatialIndex ? schedule.exitLeader(slot: slot) : nil, profile.exitDetector)
             guard let (stream, lastSighting) = regions.readStreams(slot: slot, { monitored, streams -> (ReceptionEstimator, Timestamp)? in
-                guard let (_, stream) = exitDeadline(of: monitored, streams: streams, id: id, slot: slot) else { return nil }
+                guard let (_, stream) = Self.exitDeadline(of: monitored, streams: streams, leader: leader, detector: detector) else { return nil }
                 var lastSighting = stream.lastSighting
                 streams.forEachStream { _, other, _ in lastSighting = max(lastSighting, other.lastSighting) }
                 return (stream, lastSighting)
-            }) ?? nil else { return [] }
+            }) ?? nil else { return }
             regions.depart(slot: slot)
             schedule.setExitLeader(nil, slot: slot)
-            return setState(id, .outside, crossing: true, evidence: EventEvidence(
+            setState(slot: slot, .outside, crossing: true, evidence: EventEvidence(
                 rssi: stream.lastRSSI, lastSightingAge: now - lastSighting,
-                exitThreshold: profile.exitDetector.silenceThreshold(for: stream),
-                reason: "no sighting for \(Self.format(now - lastSighting)) s"))
+                exitThreshold: detector.silenceThreshold(for: stream),
+                reason: (now - lastSighting).tenthsText(prefix: "no sighting for ", suffix: " s")), into: &events)
         case .geoDwell(let slot):
-            // By slot: the record in place, its index slot from `geoIndexSlots` (no identifier hashed).
-            guard let taken = regions.update(slot: slot, { monitored -> (candidate: RegionState, since: Timestamp, distance: Double?)? in
-                guard let candidate = monitored.candidate, let since = monitored.candidateSince else { return nil }
-                monitored.candidate = nil
-                monitored.candidateSince = nil
-                return (candidate, since, monitored.lastDistance)
-            }), let (candidate, since, distance) = taken else { return [] }
-            let indexSlot = geoIndexSlot(record: slot)
-            trackGeo(indexSlot: indexSlot, record: slot)
-            return setState(slot: slot, indexSlot: indexSlot, candidate, crossing: true, evidence: EventEvidence(
-                distance: distance, horizontalAccuracy: lastFix?.horizontalAccuracy, dwell: now - since,
-                reason: "held \(candidate == .inside ? "inside" : "outside") the boundary buffer for \(Self.format(now - since)) s"))
+            fireGeoDwell(slot: slot, into: &events)
         case .ranging(let slot):
             let (now, profile) = (self.now, self.profile)
             guard let (beacons, constraint, label) = sessions.update(slot: slot, { session in
                 (session.deliver(at: now, profile: profile), session.constraint, session.label)
-            }) else { return [] }
-            return [LocationEvent(timestamp: now, kind: .didRangeBeacons(beacons, constraint, label: label))]
+            }) else { return }
+            events.append(LocationEvent(timestamp: now, kind: .didRangeBeacons(beacons, constraint, label: label)))
         case .retry(let id):
-            guard let region = retries.take(id: id) else { return [] }
-            return register(region)
+            guard let region = retries.take(id: id) else { return }
+            events += register(region)
         case .wake:
             wakeRequestAt = nil
-            var events: [LocationEvent] = []
             for entry in order {
                 if let region = liveRegion(entry) { events += requestState(region) }
             }
-            return events
         case .nearestAbsent(let identity):
-            return fireNearestAbsence(identity)
+            events += fireNearestAbsence(identity)
         }
+    }
+
+    /// A circular region's crossing held for its dwell: the record in place, its index slot from
+    /// `geoIndexSlots` (no identifier hashed). Out of ``fire(_:into:)``: inside it the compiler copied
+    /// the whole engine for every dwell fired (its 50 references retained and released: ≈ 2,800
+    /// instructions a fire, ≈ 1,000 a fix at 1 M regions in `count.sh geofence`).
+    @inline(never)
+    mutating func fireGeoDwell(slot: Int, into events: inout [LocationEvent]) {
+        guard let taken = regions.update(slot: slot, { monitored -> (candidate: RegionState, since: Timestamp, distance: Double?)? in
+            guard let candidate = monitored.candidate, let since = monitored.candidateSince else { return nil }
+            monitored.candidate = nil
+            monitored.candidateSince = nil
+            return (candidate, since, monitored.lastDistance)
+        }), let (candidate, since, distance) = taken else { return }
+        let indexSlot = Self.geoIndexSlot(record: slot, in: geoIndexSlots)
+        trackGeo(indexSlot: indexSlot, record: slot)
+        setState(slot: slot, indexSlot: indexSlot, candidate, crossing: true, evidence: EventEvidence(
+            distance: distance, horizontalAccuracy: lastFix?.horizontalAccuracy, dwell: now - since,
+            reason: (now - since).tenthsText(prefix: candidate == .inside ? "held inside the boundary buffer for " : "held outside the boundary buffer for ",
+                                             suffix: " s")), into: &events)
     }
 
     /// The absence entry of `identity` is due (the queue's minimum, live): a beacon heard by no
@@ -605,10 +623,18 @@ public struct MonitoringEngine: Sendable {
     /// updated in place (no identifier hashed). `indexSlot`: a circular region's
     /// ``circularIndex`` slot when the caller has it (`nil`: looked up by identifier).
     mutating func setState(slot: Int, indexSlot: Int? = nil, _ state: RegionState, crossing: Bool, evidence: EventEvidence?) -> [LocationEvent] {
+        var events: [LocationEvent] = []
+        setState(slot: slot, indexSlot: indexSlot, state, crossing: crossing, evidence: evidence, into: &events)
+        return events
+    }
+
+    /// ``setState(slot:indexSlot:_:crossing:evidence:)`` with the events appended to `events`
+    /// (a crossing's two events straight into the caller's array, not into one of their own first).
+    mutating func setState(slot: Int, indexSlot: Int? = nil, _ state: RegionState, crossing: Bool, evidence: EventEvidence?,
+                           into events: inout [LocationEvent]) {
         let now = self.now
-        guard let (region, events) = regions.update(slot: slot, { monitored -> (Region, [LocationEvent]) in
+        guard let region = regions.update(slot: slot, { monitored -> Region in
             let region = monitored.region
-            var events: [LocationEvent] = []
             let crossed = crossing && monitored.state != .unknown && monitored.state != state
             if crossed {
                 if state == .inside && region.notifyOnEntry {
@@ -626,21 +652,19 @@ public struct MonitoringEngine: Sendable {
                 monitored.state = state
                 monitored.stateSince = now
             }
-            return (region, events)
-        }) else { return [] }
-        var all = events
+            return region
+        }) else { return }
         switch region {
-        case .circular: trackGeo(indexSlot: indexSlot ?? geoIndexSlot(record: slot), record: slot)
+        case .circular: trackGeo(indexSlot: indexSlot ?? Self.geoIndexSlot(record: slot, in: geoIndexSlots), record: slot)
         case .beacon: reschedule(slot: slot)
         }
         if automation.rangeWhileInside, case .beacon(let beacon) = region {
             if state == .inside {
-                all += beginRanging(beacon.constraint, label: region.identifier, automatic: true)
+                events += beginRanging(beacon.constraint, label: region.identifier, automatic: true)
             } else {
                 sessions.removeAutomatic(label: region.identifier)
             }
         }
-        return all
     }
 
     mutating func beginRanging(_ constraint: BeaconIdentityConstraint, label: String, automatic: Bool) -> [LocationEvent] {

@@ -5,10 +5,21 @@ import Testing
 /// `Double.tenthsText`, the event reasons' seconds, against the formatter it replaces.
 @Suite("Seconds in event reasons: tenthsText equals String(format: \"%.1f\")")
 struct TenthsTextTests {
+    /// Checks `tenthsText` and, with every digit count (the digits are written backwards into
+    /// the string's storage), `tenthsText(prefix:suffix:)` with text around it: a non-ASCII
+    /// prefix, an empty one, a one-character suffix (a `StaticString` without a pointer).
     static func check(_ value: Double, _ failures: inout [String]) {
         let expected = String(format: "%.1f", value)
         if value.tenthsText != expected, failures.count < 10 {
             failures.append("\(value) (bits \(String(value.bitPattern, radix: 16))): \(value.tenthsText) vs \(expected)")
+        }
+        let framed = value.tenthsText(prefix: "held ⟨inside⟩ for ", suffix: " s")
+        if framed != "held ⟨inside⟩ for \(expected) s", failures.count < 10 {
+            failures.append("\(value) framed: \(framed) vs \(expected)")
+        }
+        let bare = value.tenthsText(prefix: "", suffix: "s")
+        if bare != "\(expected)s", failures.count < 10 {
+            failures.append("\(value) with a suffix only: \(bare) vs \(expected)")
         }
     }
 
