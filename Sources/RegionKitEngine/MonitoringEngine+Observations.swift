@@ -285,11 +285,17 @@ extension MonitoringEngine {
         lastFix = fix
         // The device's candidate cache moves out of `self` while the index fills it, and so does
         // the candidate buffer, kept between fixes for its capacity (swapped: no copy, no retain).
+        // Resting regions the device may have moved far enough to change are evaluated again.
+        let point = RegionIndex.point(latitude: fix.latitude, longitude: fix.longitude)
+        var resting = RestingRegions()
+        swap(&resting, &geoResting)
+        resting.wake(at: point) { geoActive.insert(Int($0)) }
+        swap(&resting, &geoResting)
         var cache = RegionIndex.NearbyCache()
         swap(&cache, &geoCache)
         var candidates: [GeoCandidate] = []
         swap(&candidates, &geoCandidates)
-        let query = circularSlotsToEvaluate(for: fix, cache: &cache, caching: true, into: &candidates)
+        let query = circularSlotsToEvaluate(for: fix, cache: &cache, caching: true, point: point, into: &candidates)
         swap(&cache, &geoCache)
         // The next fix's list starts from the active regions in registration order: sorting it
         // is then a pass, not an insertion sort of every active region (≈ 20 a fix at 1 M regions in `count.sh geofence`).
@@ -303,7 +309,11 @@ extension MonitoringEngine {
             if distance.isNaN, candidate.indexSlot >= 0, let point = query.point {
                 distance = circularIndex.distance(atSlot: Int(candidate.indexSlot), to: point)
             }
-            evaluate(fix, slot: Int(candidate.slot), indexSlot: candidate.indexSlot, distance: distance, into: &events)
+            let slack = evaluate(fix, slot: Int(candidate.slot), indexSlot: candidate.indexSlot, distance: distance, into: &events)
+            // Deep inside and nothing pending: rests until the device has moved `slack` metres.
+            if slack > 0, usesSpatialIndex, candidate.indexSlot >= 0, geoResting.rest(Int(candidate.indexSlot), slack: slack, at: point) {
+                geoActive.remove(Int(candidate.indexSlot))
+            }
         }
         swap(&candidates, &geoCandidates)
         return events
@@ -318,7 +328,14 @@ extension MonitoringEngine {
     public func circularRegionsToEvaluate(for fix: LocationFix) -> [String] {
         var unused = RegionIndex.NearbyCache()
         var candidates: [GeoCandidate] = []
-        _ = circularSlotsToEvaluate(for: fix, cache: &unused, caching: false, into: &candidates)
+        // The resting regions this fix would wake are evaluated too, among the active ones (on a
+        // copy of the engine, whose active set is then copied: a diagnostic's cost).
+        var engine = self
+        if fix.latitude.isFinite, fix.longitude.isFinite, abs(fix.latitude) <= 90 {
+            let point = RegionIndex.point(latitude: fix.latitude, longitude: fix.longitude)
+            for slot in geoResting.wouldWake(at: point) { engine.geoActive.insert(Int(slot)) }
+        }
+        _ = engine.circularSlotsToEvaluate(for: fix, cache: &unused, caching: false, into: &candidates)
         return candidates.compactMap { $0.slot >= 0 ? regions[slot: Int($0.slot)]?.region.identifier : nil }
     }
 
@@ -338,6 +355,7 @@ extension MonitoringEngine {
     /// arranging), and most fixes find no region outside them.
     @discardableResult
     func circularSlotsToEvaluate(for fix: LocationFix, cache: inout RegionIndex.NearbyCache, caching: Bool,
+                                 point known: Geodesy.UnitVector? = nil,
                                  into candidates: inout [GeoCandidate]) -> (disordered: Bool, point: Geodesy.UnitVector?) {
         candidates.removeAll(keepingCapacity: true)
         // A negative configured buffer moves the inside threshold beyond the radius.
@@ -363,7 +381,7 @@ extension MonitoringEngine {
         // Every active region first, in the order of `geoActive.members`, so an active region
         // the index also finds is updated in place (its position in the list is its position
         // in the members).
-        let active = geoActive
+        let (active, resting) = (geoActive, geoResting)
         var list = candidates   // a local the closure below can capture (not the inout parameter)
         candidates = []
         defer { candidates = list }
@@ -379,11 +397,12 @@ extension MonitoringEngine {
         let activeCount = list.count
         // A closure literal in the call, so non-escaping: `list` is captured by address, with no
         // box and no dynamic exclusivity check per access.
-        let point = circularIndex.forEachCandidate(latitude: fix.latitude, longitude: fix.longitude, within: margin, cache: &cache, caching: caching) { slot, tag, distance in
+        let point = circularIndex.forEachCandidate(latitude: fix.latitude, longitude: fix.longitude, within: margin, cache: &cache,
+                                                   caching: caching, point: known) { slot, tag, distance in
             let found = sameLongitude ? distance : .nan
             if let position = active.position(of: slot) {
                 list[position].distance = found
-            } else {
+            } else if !resting.contains(slot) {
                 let recordSlot = record(slot)
                 if recordSlot >= 0 {
                     list.append(GeoCandidate(rank: tag, slot: recordSlot, indexSlot: Int32(truncatingIfNeeded: slot), distance: found))
@@ -429,26 +448,38 @@ extension MonitoringEngine {
     /// value `CircularRegion.distance` gives while the region's longitude is below 180. The
     /// events are appended to `events` (most regions produce none: returning an empty array
     /// from each and appending it was a generic call and a release per region).
-    mutating func evaluate(_ fix: LocationFix, slot: Int, indexSlot: Int32, distance known: Double, into events: inout [LocationEvent]) {
+    ///
+    /// Returns the region's *slack* when it stays inside with nothing pending: the metres the
+    /// device can move before a fix could change it (see ``RestingRegions``), less
+    /// ``RestingRegions/safety``; 0 otherwise.
+    @discardableResult
+    mutating func evaluate(_ fix: LocationFix, slot: Int, indexSlot: Int32, distance known: Double, into events: inout [LocationEvent]) -> Double {
         // The common case, a region that stays as it is (inside, or near and outside, nothing
         // pending): one access by slot, the distance written in place, nothing to re-file.
         let hysteresis = profile.geoHysteresis
-        let unchanged = regions.update(slot: slot) { record -> Bool in
-            guard record.restoredAt == nil, record.state != .unknown, case .circular(let circle) = record.region else { return false }
+        // Beyond `radius + minimumBuffer` a fix is outside whatever its accuracy (`buffer ≥ minimumBuffer`).
+        let restReach = hysteresis.minimumBuffer
+        guard let unchanged = regions.update(slot: slot, { record -> Double? in
+            guard record.restoredAt == nil, record.state != .unknown, case .circular(let circle) = record.region else { return nil }
             let distance = Self.distance(circle, fix, known: known)
             let side = hysteresis.side(distance: distance, radius: circle.radius, accuracy: fix.horizontalAccuracy)
             let wantsCandidate = side != .unknown && side != record.state
             if (!wantsCandidate && record.candidate == nil && record.candidateSince == nil) || (wantsCandidate && record.candidate == side) {
                 record.lastDistance = distance
-                return true
+                let reach = circle.radius + restReach
+                guard record.state == .inside, record.candidate == nil, reach <= RestingRegions.maximumReach else { return 0 }
+                return reach - distance - RestingRegions.safety
             }
-            return false
+            return nil
+        }) else { return 0 }
+        guard let slack = unchanged else {
+            let index = indexSlot >= 0 ? Int(indexSlot) : nil
+            let produced = evaluateHysteresis(fix, slot: slot, indexSlot: index, distance: known)
+            trackGeo(indexSlot: index, record: slot)
+            if !produced.isEmpty { events += produced }
+            return 0
         }
-        guard let unchanged, !unchanged else { return }
-        let index = indexSlot >= 0 ? Int(indexSlot) : nil
-        let produced = evaluateHysteresis(fix, slot: slot, indexSlot: index, distance: known)
-        trackGeo(indexSlot: index, record: slot)
-        if !produced.isEmpty { events += produced }
+        return slack
     }
 
     /// What ``evaluateHysteresis(_:slot:indexSlot:distance:)`` found in a record.

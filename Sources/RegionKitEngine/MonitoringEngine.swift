@@ -18,7 +18,13 @@ import Foundation
 public struct MonitoringEngine: Sendable {
     /// The timings and thresholds in force. Changing it re-plans every region timer.
     public var profile: MonitoringProfile {
-        didSet { rebuildTimers() }
+        didSet {
+            // The resting regions' budgets assumed the old hysteresis.
+            var resting = RestingRegions()
+            swap(&resting, &geoResting)
+            resting.wakeAll { geoActive.insert(Int($0)) }
+            rebuildTimers()
+        }
     }
     public var automation: Automation
     /// Whether fixes are tested only against circular regions near them (through a spatial
@@ -55,6 +61,10 @@ public struct MonitoringEngine: Sendable {
     /// can come from any distance), a crossing pending its dwell, or a restored state to confirm.
     /// By `circularIndex` slot.
     var geoActive = SlotSet()
+    /// Inside circular regions the device is deep enough in that no fix can change them until it
+    /// has moved some way (``RestingRegions``): out of ``geoActive`` meanwhile, so a fix neither
+    /// lists nor evaluates them. By `circularIndex` slot; only with the spatial index.
+    var geoResting = RestingRegions()
     /// The device's candidates near its last fix (a moving device usually stays near them).
     var geoCache = RegionIndex.NearbyCache()
     /// The ``regions`` slot of each `circularIndex` slot (−1: none), so a fix reaches its
@@ -143,7 +153,17 @@ public struct MonitoringEngine: Sendable {
 
     /// The engine's state record of a monitored region.
     public func monitoredRegion(_ identifier: String) -> MonitoredRegion? {
-        regions.slot(of: identifier).flatMap { regions.monitoredRegion(slot: $0) }
+        guard let slot = regions.slot(of: identifier), var monitored = regions.monitoredRegion(slot: slot) else { return nil }
+        // A resting region was not evaluated against the last fix; its distance to it is the one
+        // an evaluation would have recorded (the same computation, to the bit).
+        if let indexSlot = geoIndexSlot(record: slot), geoResting.contains(indexSlot), let fix = lastFix,
+           case .circular(let circle) = monitored.region {
+            let point = RegionIndex.point(latitude: fix.latitude, longitude: fix.longitude)
+            let sameLongitude = Geodesy.normalizedLongitude(fix.longitude) == fix.longitude
+            let known = sameLongitude ? circularIndex.distance(atSlot: indexSlot, to: point) : .nan
+            monitored.lastDistance = Self.distance(circle, fix, known: known)
+        }
+        return monitored
     }
 
     /// The current state of a monitored region, `nil` when it is not monitored.
@@ -575,6 +595,7 @@ public struct MonitoringEngine: Sendable {
         case .circular:
             if let indexSlot = geoIndexSlot(record: slot) {
                 geoActive.remove(indexSlot)
+                geoResting.remove(indexSlot)
                 if indexSlot < geoRegionSlots.count { geoRegionSlots[indexSlot] = -1 }
                 circularIndex.remove(slot: indexSlot)
             }
@@ -698,6 +719,8 @@ public struct MonitoringEngine: Sendable {
                 return Self.isGeoActive(monitored)
             } ?? nil
         }
+        // Whatever changed, the region is evaluated on the next fix (it may rest again after it).
+        if let slot { geoResting.remove(slot) }
         guard let active, let record else {
             if let slot { geoActive.remove(slot) }
             return

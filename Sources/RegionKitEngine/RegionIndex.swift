@@ -504,13 +504,15 @@ public struct RegionIndex: Sendable {
     /// The cache is updated in place: its candidate array is rebuilt in its own storage, and no
     /// `Optional` wraps it (moving the cache in and out of one copied it twice per query).
     /// Returns the point's unit vector (of the normalised longitude; `nil` for an invalid query),
-    /// for ``distance(atSlot:to:)`` to regions the query did not report.
+    /// for ``distance(atSlot:to:)`` to regions the query did not report; `point` is that vector
+    /// when the caller has computed it already (``point(latitude:longitude:)``).
     @discardableResult
     func forEachCandidate(latitude: Double, longitude: Double, within distance: Double, cache: inout NearbyCache, caching: Bool,
+                          point known: Geodesy.UnitVector? = nil,
                           _ body: (_ slot: Int, _ tag: Int, _ distanceToCenter: Double) -> Void) -> Geodesy.UnitVector? {
         guard latitude.isFinite, longitude.isFinite, abs(latitude) <= 90, !distance.isNaN else { return nil }
         let lon = Geodesy.normalizedLongitude(longitude)
-        let point = Geodesy.UnitVector(latitude: latitude, longitude: lon)
+        let point = known ?? Self.point(latitude: latitude, longitude: longitude)
         let R = Geodesy.earthRadius
         // The chord between unit vectors never exceeds the arc: a candidate whose chord (in metres)
         // is beyond radius + distance + tolerance cannot match; the tolerance covers rounding
@@ -548,6 +550,13 @@ public struct RegionIndex: Sendable {
         }
         visitCandidates(latitude: latitude, longitude: lon, within: distance) { test($0) }
         return point
+    }
+
+    /// The unit vector a query at `latitude`, `longitude` uses (of the normalised longitude):
+    /// a caller that needs it too computes it once and passes it to the query.
+    @inline(__always)
+    static func point(latitude: Double, longitude: Double) -> Geodesy.UnitVector {
+        Geodesy.UnitVector(latitude: latitude, longitude: Geodesy.normalizedLongitude(longitude))
     }
 
     /// The slots whose circle may come within `reach` metres of the point (chord test only),

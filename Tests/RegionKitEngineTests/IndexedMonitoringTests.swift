@@ -57,13 +57,13 @@ struct IndexedMonitoringTests {
     /// Runs `steps` random inputs through an indexed engine and a brute-force one; returns the
     /// number of enter/exit events seen (so a run that never crosses anything is noticed).
     static func compare(profile: MonitoringProfile, automation: Automation, area: Area, seed: UInt64,
-                        regionCount: Int, steps: Int) -> (crossings: Int, evaluatedFraction: Double) {
+                        regionCount: Int, steps: Int) -> (crossings: Int, evaluatedFraction: Double, rested: Int) {
         var rng = SeededRandom(seed: seed)
         var indexed = MonitoringEngine(profile: profile, automation: automation, sources: [.circular: .authorized])
         var brute = indexed
         brute.usesSpatialIndex = false
         var crossings = 0
-        var evaluated = 0, possible = 0
+        var evaluated = 0, possible = 0, rested = 0
         var t = 0.0
         func apply(_ label: String, _ body: (inout MonitoringEngine) -> [LocationEvent]) -> Bool {
             let a = body(&indexed)
@@ -81,7 +81,7 @@ struct IndexedMonitoringTests {
         }
         for i in 0..<regionCount {
             let region = randomRegion("r\(i)", near: area, &rng)
-            guard apply("start r\(i)", { $0.startMonitoring(region, at: Timestamp(seconds: t)) }) else { return (crossings, 0) }
+            guard apply("start r\(i)", { $0.startMonitoring(region, at: Timestamp(seconds: t)) }) else { return (crossings, 0, rested) }
         }
         var position = point(near: area, within: 3_000, &rng)
         var heading = Double.random(in: 0..<360, using: &rng)
@@ -141,17 +141,23 @@ struct IndexedMonitoringTests {
                 ok = apply("fix \(reported)", { $0.ingest(fix) })
                 // The regions the fix evaluated hold the distance brute force computed, to the bit
                 // (the indexed engine takes it from the spatial index: longitudes ±180 included).
-                for id in toEvaluate where ok {
+                // So do the resting regions (not evaluated: their distance is computed when read).
+                let restingIDs = indexed.geoResting.members.compactMap { indexSlot -> String? in
+                    let slot = Int(indexed.geoRegionSlots[Int(indexSlot)])
+                    return slot >= 0 ? indexed.regions[slot: slot]?.region.identifier : nil
+                }
+                rested += restingIDs.count
+                for id in toEvaluate + restingIDs where ok {
                     let a = indexed.monitoredRegion(id)?.lastDistance, b = brute.monitoredRegion(id)?.lastDistance
                     if a?.bitPattern != b?.bitPattern {
                         Issue.record("\(area.name) seed \(seed) t=\(t) fix \(reported): \(id)'s distance \(String(describing: a)) vs brute \(String(describing: b))")
-                        return (crossings, 0)
+                        return (crossings, 0, rested)
                     }
                 }
             }
             if !ok { break }
         }
-        return (crossings, possible == 0 ? 0 : Double(evaluated) / Double(possible))
+        return (crossings, possible == 0 ? 0 : Double(evaluated) / Double(possible), rested)
     }
 
     @Test("both profiles, three areas (city, antimeridian, pole), request-state on and off",
@@ -160,13 +166,14 @@ struct IndexedMonitoringTests {
         let profile = profileName == "responsive" ? MonitoringProfile.responsive : .coreLocation
         var unlimited = profile
         unlimited.regionLimit = nil                      // also stress the Core Location timings with many regions
-        var totalCrossings = 0
+        var totalCrossings = 0, totalRested = 0
         for (areaIndex, area) in Self.areas.enumerated() {
             for (variant, p) in [profile, unlimited].enumerated() {
                 let seed = UInt64(1000 * areaIndex + 10 * variant + (profileName == "responsive" ? 1 : 0))
                 let automation = Automation(requestStateOnStart: seed % 2 == 0)
                 let result = Self.compare(profile: p, automation: automation, area: area, seed: seed, regionCount: 150, steps: 2_500)
                 totalCrossings += result.crossings
+                totalRested += result.rested
                 if p.regionLimit == nil {
                     // The point of the index: most regions are not evaluated on a fix.
                     #expect(result.evaluatedFraction < 0.5, "\(area.name): evaluated \(result.evaluatedFraction) of the regions per fix")
@@ -174,7 +181,8 @@ struct IndexedMonitoringTests {
             }
         }
         #expect(totalCrossings > 100, "the walks should cross many boundaries (\(totalCrossings))")
-        print("IndexedMonitoringTests \(profileName): \(totalCrossings) enter/exit events, identical with and without the index")
+        #expect(totalRested > 10_000, "inside regions should rest between fixes (\(totalRested) region-fixes)")
+        print("IndexedMonitoringTests \(profileName): \(totalCrossings) enter/exit events, \(totalRested) resting region-fixes, identical with and without the index")
     }
 
     @Test("an inside region far from a fix still exits; idle far regions are not evaluated")
@@ -209,6 +217,45 @@ struct IndexedMonitoringTests {
         #expect(engine.circularIndex.count == 1 && !engine.circularIndex.isOccupied(slot: homeSlot ?? -1))
         #expect(engine.circularIndex.region(atSlot: 0) == nil && engine.circularIndex.allRegions.isEmpty,
                 "the engine's index keeps no copy of its regions")
+    }
+
+    @Test("a region the device is deep inside rests: not evaluated until the device may have left, its distance still current")
+    func deepInsideRegionsRest() {
+        var engine = Fixture.engine(.responsive)   // minimum buffer 10 m
+        let centre = (latitude: 48.8566, longitude: 2.3522)
+        _ = engine.startMonitoring(.circular(try! CircularRegion(identifier: "park", latitude: centre.latitude, longitude: centre.longitude, radius: 200)), at: .zero)
+        func fix(_ t: Double, metres: Double) -> LocationFix {
+            let p = Geodesy.destination(latitude: centre.latitude, longitude: centre.longitude, distance: metres, bearing: 90)
+            return LocationFix(timestamp: Timestamp(seconds: t), latitude: p.latitude, longitude: p.longitude, horizontalAccuracy: 5)
+        }
+        _ = engine.ingest(fix(1, metres: 0))
+        #expect(engine.state(of: "park") == .inside && engine.geoResting.isEmpty, "determined by this fix: evaluated on the next")
+        _ = engine.ingest(fix(1.5, metres: 0))
+        #expect(engine.geoResting.count == 1 && engine.geoActive.isEmpty, "210 m of slack (radius + minimum buffer) less 1 m: rests")
+        // Walking out: not evaluated while the walk stays within the slack, its distance current all along.
+        for (t, metres) in [(2.0, 50.0), (3, 120), (4, 190), (5, 205)] {
+            #expect(engine.circularRegionsToEvaluate(for: fix(t, metres: metres)).isEmpty, "\(metres) m")
+            #expect(engine.ingest(fix(t, metres: metres)).isEmpty)
+            let distance = engine.monitoredRegion("park")?.lastDistance ?? .nan
+            #expect(abs(distance - metres) < 1e-6, "\(metres) m: lastDistance \(distance)")
+        }
+        // 209.5 m: within 1 m of the slack, so woken and evaluated (still inside the buffer);
+        // it cannot rest again with less than a metre left.
+        #expect(engine.circularRegionsToEvaluate(for: fix(6, metres: 209.5)) == ["park"])
+        #expect(engine.ingest(fix(6, metres: 209.5)).isEmpty && engine.geoResting.isEmpty && engine.geoActive.count == 1)
+        // Beyond the buffer: the crossing starts and exits after the dwell, as without resting.
+        var events = engine.ingest(fix(7, metres: 260))
+        events += engine.advance(to: Timestamp(seconds: 13))
+        #expect(events.summary == ["didExitRegion:park", "didDetermineState:park:outside"])
+        // Back to the centre: rests again; a change of profile wakes it, and so does stopping it.
+        events = engine.ingest(fix(14, metres: 0)) + engine.advance(to: Timestamp(seconds: 20)) + engine.ingest(fix(20, metres: 0))
+        #expect(events.summary == ["didEnterRegion:park", "didDetermineState:park:inside"] && engine.geoResting.count == 1)
+        engine.profile.geoHysteresis.minimumBuffer = 0
+        #expect(engine.geoResting.isEmpty && engine.geoActive.count == 1)
+        _ = engine.ingest(fix(21, metres: 0))
+        #expect(engine.geoResting.count == 1)
+        _ = engine.stopMonitoring(identifier: "park", at: Timestamp(seconds: 22))
+        #expect(engine.geoResting.isEmpty && engine.geoActive.isEmpty)
     }
 
     @Test("invalid fixes (latitude beyond ±90, longitude beyond ±180) are ignored, not evaluated")

@@ -1,0 +1,149 @@
+import RegionKitCore
+
+/// Circular regions the device is deep inside, which no fix can change until the device has
+/// moved far enough: the engine leaves them out of a fix's work (issue 13: at 1 M regions a fix
+/// lies in ≈ 20 circles, and listing, testing and evaluating each of them on every fix was most
+/// of its cost).
+///
+/// An inside region with nothing pending stays as it is while the distance `d` from its centre
+/// stays below `radius + minimumBuffer` (the hysteresis's outside threshold is `radius + b` with
+/// `b ≥ minimumBuffer` at any accuracy). Measured at a fix `p₀` at distance `d₀`, that holds while
+/// the device is less than `slack = radius + minimumBuffer − d₀` from `p₀`. The set keeps one
+/// **anchor** point `A` for all its regions and, per region, a **budget**: the region wakes when
+/// the device's distance from the anchor reaches it. By the triangle inequality
+/// `|p − p₀| ≤ |p − A| + |A − p₀|`, so a budget of `slack − |A − p₀|` is safe. When the device
+/// has moved ``rebaseDistance`` from the anchor, the anchor moves to it and every budget loses
+/// that distance (safe by the same inequality; exact for a device moving in a straight line).
+///
+/// Slots are ``RegionIndex`` slots, as in ``SlotSet``; a region is either here or in the engine's
+/// `geoActive`, never both.
+///
+/// ```swift
+/// var resting = RestingRegions()
+/// let here = Geodesy.UnitVector(latitude: 48.85, longitude: 2.35)
+/// resting.rest(7, slack: 120, at: here)      // 120 m of movement before slot 7 must be evaluated
+/// resting.contains(7)                        // true
+/// var woken: [Int32] = []
+/// resting.wake(at: here) { woken.append($0) }  // nothing: the device has not moved
+/// ```
+struct RestingRegions: Sendable {
+    /// The resting slots, in no particular order.
+    private(set) var members: [Int32] = []
+    /// `budgets[i]`: metres from ``anchor`` at which `members[i]` must be evaluated again.
+    private var budgets: [Double] = []
+    /// `positions[slot]`: the index of `slot` in ``members``, or −1.
+    private var positions: [Int32] = []
+    /// The point budgets are measured from (meaningful while ``members`` is not empty).
+    private(set) var anchor = Geodesy.UnitVector(x: 1, y: 0, z: 0)
+    /// The smallest budget (a fix nearer the anchor than this wakes nothing and scans nothing).
+    private var smallestBudget = Double.infinity
+
+    /// Metres from the anchor at which it moves to the device (a larger value rebases less
+    /// often; each rebase costs a pass over the members and, off a straight line, some budget).
+    static let rebaseDistance = 25.0
+    /// Metres kept back from every slack against rounding in the distances (each is exact to
+    /// well under a millimetre for the circles that may rest, see ``maximumReach``).
+    static let safety = 1.0
+    /// Only circles whose outside threshold (`radius + minimumBuffer`) is within this many metres
+    /// rest: arcs up to it are computed to nanometres (``Geodesy/arc(chordSquared:)``'s series).
+    static let maximumReach = 100_000.0
+
+    var count: Int { members.count }
+    var isEmpty: Bool { members.isEmpty }
+
+    func contains(_ slot: Int) -> Bool {
+        slot >= 0 && slot < positions.count && positions[slot] >= 0
+    }
+
+    /// Puts `slot` to rest, to be woken once the device is `slack` metres (already less
+    /// ``safety``) from `point`, the fix the slack was measured at. Ignored when the budget
+    /// that leaves is not positive (the region is evaluated on the next fix as before).
+    /// Returns whether the slot now rests.
+    @discardableResult
+    mutating func rest(_ slot: Int, slack: Double, at point: Geodesy.UnitVector) -> Bool {
+        guard slot >= 0, slot < Int(Int32.max), slack.isFinite, slack > 0 else { return false }
+        if members.isEmpty { anchor = point }
+        let budget = slack - Geodesy.distance(anchor, point)
+        guard budget > 0 else { return false }
+        if let position = position(of: slot) {
+            budgets[position] = budget
+        } else {
+            if slot >= positions.count {
+                positions.append(contentsOf: repeatElement(-1, count: max(slot + 1 - positions.count, positions.count)))
+            }
+            positions[slot] = Int32(truncatingIfNeeded: members.count)
+            members.append(Int32(truncatingIfNeeded: slot))
+            budgets.append(budget)
+        }
+        smallestBudget = min(smallestBudget, budget)
+        return true
+    }
+
+    /// Takes `slot` out (it is evaluated on every fix again until it rests anew).
+    mutating func remove(_ slot: Int) {
+        guard let position = position(of: slot) else { return }
+        removeMember(at: position)
+    }
+
+    /// Calls `body` with, and takes out, every slot whose budget the device at `point` has used
+    /// up; moves the anchor to `point` (rebasing the budgets) once it is ``rebaseDistance`` away.
+    mutating func wake(at point: Geodesy.UnitVector, _ body: (Int32) -> Void) {
+        guard !members.isEmpty else { return }
+        let moved = Geodesy.distance(anchor, point)
+        guard moved.isFinite else {
+            // Not a point (a caller's bug): nothing may stay asleep on a distance not known.
+            wakeAll(body)
+            return
+        }
+        let rebase = moved >= Self.rebaseDistance
+        guard rebase || moved >= smallestBudget else { return }
+        var smallest = Double.infinity
+        var position = 0
+        while position < members.count {
+            if budgets[position] <= moved {
+                body(members[position])
+                removeMember(at: position)   // the last member moves here: look at it next
+                continue
+            }
+            if rebase { budgets[position] -= moved }
+            smallest = min(smallest, budgets[position])
+            position += 1
+        }
+        smallestBudget = smallest
+        if rebase { anchor = point }
+    }
+
+    /// Calls `body` with every slot and empties the set (the rules it was filled under changed).
+    mutating func wakeAll(_ body: (Int32) -> Void) {
+        for slot in members { body(slot) }
+        for slot in members { positions[Int(slot)] = -1 }
+        members.removeAll(keepingCapacity: true)
+        budgets.removeAll(keepingCapacity: true)
+        smallestBudget = .infinity
+    }
+
+    /// The slots `wake(at:_:)` would take out at `point`, without taking them (for diagnostics).
+    func wouldWake(at point: Geodesy.UnitVector) -> [Int32] {
+        var copy = self
+        var woken: [Int32] = []
+        copy.wake(at: point) { woken.append($0) }
+        return woken
+    }
+
+    private func position(of slot: Int) -> Int? {
+        contains(slot) ? Int(positions[slot]) : nil
+    }
+
+    private mutating func removeMember(at position: Int) {
+        let slot = Int(members[position])
+        let last = members.removeLast()
+        let lastBudget = budgets.removeLast()
+        if position < members.count {
+            members[position] = last
+            budgets[position] = lastBudget
+            positions[Int(last)] = Int32(truncatingIfNeeded: position)
+        }
+        positions[slot] = -1
+        if members.isEmpty { smallestBudget = .infinity }
+    }
+}

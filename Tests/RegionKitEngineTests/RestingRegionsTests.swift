@@ -1,0 +1,117 @@
+import Foundation
+import Testing
+@testable import RegionKitEngine
+
+/// `RestingRegions`: a resting slot is never left asleep once the device may have moved its
+/// slack from where it was put to rest (the engine's events depend on it), it is not woken much
+/// earlier on a straight walk (what it saves depends on that), and its bookkeeping matches a
+/// dictionary.
+@Suite("Resting regions: woken before their slack is used up, kept while it is not")
+struct RestingRegionsTests {
+    /// Where each resting slot was put to rest and with what slack (the model).
+    struct Rest {
+        var point: Geodesy.UnitVector
+        var slack: Double
+    }
+
+    static func vector(_ p: (latitude: Double, longitude: Double)) -> Geodesy.UnitVector {
+        RegionIndex.point(latitude: p.latitude, longitude: p.longitude)
+    }
+
+    @Test("random walks with turns, jitter and jumps: every slot still resting has slack left", arguments: [UInt64(1), 2, 3])
+    func neverAsleepTooLong(seed: UInt64) {
+        var rng = SeededRandom(seed: seed)
+        var resting = RestingRegions()
+        var model: [Int: Rest] = [:]
+        // Near the antimeridian for one seed: the walk crosses ±180.
+        var position = seed == 2 ? (latitude: -16.5, longitude: 179.999) : (latitude: 48.85, longitude: 2.35)
+        var heading = 0.0
+        var woken = 0, checks = 0
+        for step in 0..<20_000 {
+            switch Int.random(in: 0..<100, using: &rng) {
+            case 0:        // a jump of up to 5 km
+                position = Geodesy.destination(latitude: position.latitude, longitude: position.longitude,
+                                               distance: Double.random(in: 0...5_000, using: &rng), bearing: Double.random(in: 0..<360, using: &rng))
+            case 1..<30:   // jitter around a point
+                position = Geodesy.destination(latitude: position.latitude, longitude: position.longitude,
+                                               distance: Double.random(in: 0...8, using: &rng), bearing: Double.random(in: 0..<360, using: &rng))
+            default:       // walking or driving, turning
+                heading += Double.random(in: -30...30, using: &rng)
+                position = Geodesy.destination(latitude: position.latitude, longitude: position.longitude,
+                                               distance: Double.random(in: 0...20, using: &rng), bearing: heading)
+            }
+            let here = Self.vector(position)
+            resting.wake(at: here) { slot in
+                let wasResting = model.removeValue(forKey: Int(slot)) != nil
+                #expect(wasResting, "woke \(slot), which was not resting")
+                woken += 1
+            }
+            // The safety property: a slot still resting has not used its slack up.
+            for (slot, rest) in model {
+                checks += 1
+                let moved = Geodesy.distance(rest.point, here)
+                if moved >= rest.slack {
+                    Issue.record("step \(step): slot \(slot) rests \(moved) m from where it was put to rest with \(rest.slack) m")
+                    return
+                }
+            }
+            // Regions come to rest (slacks of centimetres to kilometres), are taken out, or all woken.
+            let action = Int.random(in: 0..<100, using: &rng)
+            let slot = Int.random(in: 0..<64, using: &rng)
+            if action < 30 {
+                let slack = exp(Double.random(in: log(0.01)...log(3_000), using: &rng))
+                if resting.rest(slot, slack: slack, at: here) { model[slot] = Rest(point: here, slack: slack) }   // refused: as it was
+            } else if action < 40 {
+                resting.remove(slot)
+                model[slot] = nil
+            } else if action == 40 {
+                var all: [Int] = []
+                resting.wakeAll { all.append(Int($0)) }
+                #expect(Set(all) == Set(model.keys))
+                model.removeAll()
+            }
+            #expect(Set(resting.members.map(Int.init)) == Set(model.keys))
+            #expect((0..<64).allSatisfy { resting.contains($0) == (model[$0] != nil) })
+        }
+        #expect(woken > 1_000 && checks > 30_000, "the walk should wake many and check many (\(woken), \(checks))")
+        print("RestingRegionsTests seed \(seed): \(woken) woken, \(checks) slots checked")
+    }
+
+    @Test("a straight walk wakes a slot within a metre of its slack, across many rebases")
+    func straightWalkIsExact() {
+        var resting = RestingRegions()
+        let start = (latitude: 35.68, longitude: 139.76)
+        let slacks = [30.0, 75.5, 400, 2_500]
+        for (slot, slack) in slacks.enumerated() {
+            let rests = resting.rest(slot, slack: slack, at: Self.vector(start))
+            #expect(rests)
+        }
+        var wokenAt: [Int: Double] = [:]
+        for metres in stride(from: 0.5, through: 3_000, by: 0.5) {
+            let here = Geodesy.destination(latitude: start.latitude, longitude: start.longitude, distance: metres, bearing: 63)
+            resting.wake(at: Self.vector(here)) { wokenAt[Int($0)] = metres }
+        }
+        for (slot, slack) in slacks.enumerated() {
+            let at = wokenAt[slot] ?? .infinity
+            #expect(at >= slack - 0.5 && at <= slack + 0.5, "slot \(slot), slack \(slack) m: woken at \(at) m")
+        }
+    }
+
+    @Test("nothing rests on a slack that is not positive or not a number; a point that is not one wakes all")
+    func edges() {
+        var resting = RestingRegions()
+        let here = Self.vector((latitude: 0, longitude: 0))
+        let refused = [(1, 0.0), (2, -3), (3, .nan), (4, .infinity), (-1, 5)].map { resting.rest($0.0, slack: $0.1, at: here) }
+        #expect(refused == [false, false, false, false, false] && resting.isEmpty)
+        let rests = resting.rest(5, slack: 50, at: here)
+        #expect(rests)
+        // Resting again with a new slack replaces the budget.
+        let there = Self.vector(Geodesy.destination(latitude: 0, longitude: 0, distance: 20, bearing: 90))
+        let restsAgain = resting.rest(5, slack: 10, at: here)
+        #expect(restsAgain && resting.count == 1)
+        #expect(resting.wouldWake(at: there) == [5] && resting.count == 1, "a diagnostic wakes nothing")
+        var woken: [Int32] = []
+        resting.wake(at: Geodesy.UnitVector(x: .nan, y: 0, z: 0)) { woken.append($0) }
+        #expect(woken == [5] && resting.isEmpty)
+    }
+}
