@@ -37,6 +37,9 @@ struct RestingRegions: Sendable {
     private(set) var anchor = Geodesy.UnitVector(x: 1, y: 0, z: 0)
     /// The smallest budget (a fix nearer the anchor than this wakes nothing and scans nothing).
     private var smallestBudget = Double.infinity
+    /// The point of the last ``wake(at:_:)`` and its distance from the anchor after it, so the
+    /// regions put to rest at that fix do not each compute it again.
+    private var current = (point: Geodesy.UnitVector(x: .nan, y: .nan, z: .nan), distance: 0.0)
 
     /// Metres from the anchor at which it moves to the device (a larger value rebases less
     /// often; each rebase costs a pass over the members and, off a straight line, some budget).
@@ -62,8 +65,11 @@ struct RestingRegions: Sendable {
     @discardableResult
     mutating func rest(_ slot: Int, slack: Double, at point: Geodesy.UnitVector) -> Bool {
         guard slot >= 0, slot < Int(Int32.max), slack.isFinite, slack > 0 else { return false }
-        if members.isEmpty { anchor = point }
-        let budget = slack - Geodesy.distance(anchor, point)
+        if members.isEmpty {
+            anchor = point
+            current = (point, 0)
+        }
+        let budget = slack - (point == current.point ? current.distance : Geodesy.distance(anchor, point))
         guard budget > 0 else { return false }
         if let position = position(of: slot) {
             budgets[position] = budget
@@ -90,6 +96,7 @@ struct RestingRegions: Sendable {
     mutating func wake(at point: Geodesy.UnitVector, _ body: (Int32) -> Void) {
         guard !members.isEmpty else { return }
         let moved = Geodesy.distance(anchor, point)
+        current = (point, moved)
         guard moved.isFinite else {
             // Not a point (a caller's bug): nothing may stay asleep on a distance not known.
             wakeAll(body)
@@ -110,7 +117,10 @@ struct RestingRegions: Sendable {
             position += 1
         }
         smallestBudget = smallest
-        if rebase { anchor = point }
+        if rebase {
+            anchor = point
+            current.distance = 0
+        }
     }
 
     /// Calls `body` with every slot and empties the set (the rules it was filled under changed).
