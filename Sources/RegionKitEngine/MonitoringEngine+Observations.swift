@@ -397,12 +397,13 @@ extension MonitoringEngine {
         let activeCount = list.count
         // A closure literal in the call, so non-escaping: `list` is captured by address, with no
         // box and no dynamic exclusivity check per access.
+        // Resting regions are skipped before the index computes their distance.
         let point = circularIndex.forEachCandidate(latitude: fix.latitude, longitude: fix.longitude, within: margin, cache: &cache,
-                                                   caching: caching, point: known) { slot, tag, distance in
+                                                   caching: caching, point: known, skipping: { resting.contains($0) }) { slot, tag, distance in
             let found = sameLongitude ? distance : .nan
             if let position = active.position(of: slot) {
                 list[position].distance = found
-            } else if !resting.contains(slot) {
+            } else {
                 let recordSlot = record(slot)
                 if recordSlot >= 0 {
                     list.append(GeoCandidate(rank: tag, slot: recordSlot, indexSlot: Int32(truncatingIfNeeded: slot), distance: found))

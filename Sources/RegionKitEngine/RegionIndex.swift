@@ -505,10 +505,12 @@ public struct RegionIndex: Sendable {
     /// `Optional` wraps it (moving the cache in and out of one copied it twice per query).
     /// Returns the point's unit vector (of the normalised longitude; `nil` for an invalid query),
     /// for ``distance(atSlot:to:)`` to regions the query did not report; `point` is that vector
-    /// when the caller has computed it already (``point(latitude:longitude:)``).
+    /// when the caller has computed it already (``point(latitude:longitude:)``). Slots for which
+    /// `skip` is true are not reported (asked only of those that pass the chord test, before
+    /// their distance is computed).
     @discardableResult
     func forEachCandidate(latitude: Double, longitude: Double, within distance: Double, cache: inout NearbyCache, caching: Bool,
-                          point known: Geodesy.UnitVector? = nil,
+                          point known: Geodesy.UnitVector? = nil, skipping skip: (_ slot: Int) -> Bool = { _ in false },
                           _ body: (_ slot: Int, _ tag: Int, _ distanceToCenter: Double) -> Void) -> Geodesy.UnitVector? {
         guard latitude.isFinite, longitude.isFinite, abs(latitude) <= 90, !distance.isNaN else { return nil }
         let lon = Geodesy.normalizedLongitude(longitude)
@@ -525,7 +527,7 @@ public struct RegionIndex: Sendable {
             // vectors, so the engine's own distance to the region, to the bit.
             let c2 = s.centre.chordSquared(to: point)
             let bound = s.radius + distance + tolerance
-            if c2 * (R * R) > bound * bound { return }
+            if c2 * (R * R) > bound * bound || skip(i) { return }
             let d = Geodesy.arc(chordSquared: c2)
             if d <= s.radius + distance { body(i, s.tag, d) }
         }
