@@ -272,9 +272,11 @@ extension MonitoringEngine {
     /// plus every region whose state is unknown or inside, or that has a crossing pending (an
     /// exit can come from any distance). An outside region with nothing pending can only change
     /// when the fix is inside its circle (the inside threshold is `radius − min(buffer, radius/2)`),
-    /// so skipping the others gives the same events, in the same order (registration order), as
-    /// evaluating every region. The one visible difference: ``MonitoredRegion/lastDistance`` is
-    /// not updated for the skipped regions.
+    /// and an inside one only when the device may have moved beyond `radius + minimumBuffer`
+    /// (those deep inside rest meanwhile: ``RestingRegions``), so skipping the others gives the
+    /// same events, in the same order (registration order), as evaluating every region. The one
+    /// visible difference: ``MonitoredRegion/lastDistance`` is not updated for the skipped outside
+    /// regions (a resting region's is computed from the last fix when its record is read).
     public mutating func ingest(_ fix: LocationFix) -> [LocationEvent] {
         defer { settleTimers() }
         var events = advance(to: fix.timestamp)
