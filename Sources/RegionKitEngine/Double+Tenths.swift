@@ -36,13 +36,14 @@ extension Double {
         if fraction > 0.5 || (fraction == 0.5 && (residual > 0 || (residual == 0 && floor.truncatingRemainder(dividingBy: 2) != 0))) {
             tenths += 1
         }
-        // Below 10¹⁵ tenths: at most 15 digits, the last after the point.
+        // At most 10¹⁵ tenths: at most 16 digits, the last after the point.
         let count = UInt64(tenths)
         var digits = 2
         var rest = count / 100
         while rest > 0 { digits += 1; rest /= 10 }
         let minus = sign == .minus ? 1 : 0
-        let length = prefix.utf8CodeUnitCount + minus + digits + 1 + suffix.utf8CodeUnitCount
+        // (Lengths through the buffers: `utf8CodeUnitCount` traps on a one-scalar `StaticString`.)
+        let length = prefix.withUTF8Buffer(\.count) + minus + digits + 1 + suffix.withUTF8Buffer(\.count)
         return String(unsafeUninitializedCapacity: length) { buffer in
             var at = 0
             prefix.withUTF8Buffer { text in

@@ -330,14 +330,20 @@ extension MonitoringEngine {
     public func circularRegionsToEvaluate(for fix: LocationFix) -> [String] {
         var unused = RegionIndex.NearbyCache()
         var candidates: [GeoCandidate] = []
-        // The resting regions this fix would wake are evaluated too, among the active ones (on a
-        // copy of the engine, whose active set is then copied: a diagnostic's cost).
-        var engine = self
+        _ = circularSlotsToEvaluate(for: fix, cache: &unused, caching: false, into: &candidates)
+        // The resting regions this fix would wake are evaluated too (the query skipped them),
+        // merged in by registration number.
         if fix.latitude.isFinite, fix.longitude.isFinite, abs(fix.latitude) <= 90 {
-            let point = RegionIndex.point(latitude: fix.latitude, longitude: fix.longitude)
-            for slot in geoResting.wouldWake(at: point) { engine.geoActive.insert(Int(slot)) }
+            let woken = geoResting.wouldWake(at: RegionIndex.point(latitude: fix.latitude, longitude: fix.longitude))
+            // (Not twice: without the index every region is listed already.)
+            let listed = Set(candidates.map(\.indexSlot))
+            for indexSlot in woken.map(Int.init) where indexSlot < geoRegionSlots.count && geoRegionSlots[indexSlot] >= 0
+                && !listed.contains(Int32(truncatingIfNeeded: indexSlot)) {
+                candidates.append(GeoCandidate(rank: circularIndex.tag(atSlot: indexSlot), slot: geoRegionSlots[indexSlot],
+                                               indexSlot: Int32(truncatingIfNeeded: indexSlot), distance: .nan))
+            }
+            if !woken.isEmpty { candidates.sort { $0.rank < $1.rank } }
         }
-        _ = engine.circularSlotsToEvaluate(for: fix, cache: &unused, caching: false, into: &candidates)
         return candidates.compactMap { $0.slot >= 0 ? regions[slot: Int($0.slot)]?.region.identifier : nil }
     }
 

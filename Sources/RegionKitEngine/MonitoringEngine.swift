@@ -19,10 +19,20 @@ public struct MonitoringEngine: Sendable {
     /// The timings and thresholds in force. Changing it re-plans every region timer.
     public var profile: MonitoringProfile {
         didSet {
-            // The resting regions' budgets assumed the old hysteresis.
+            // The resting regions' budgets assumed the old hysteresis: each is active again, with
+            // the distance to the last fix its evaluation would have stored.
             var resting = RestingRegions()
             swap(&resting, &geoResting)
-            resting.wakeAll { geoActive.insert(Int($0)) }
+            var woken: [Int32] = []
+            resting.wakeAll { woken.append($0) }
+            for indexSlot in woken.map(Int.init) {
+                geoActive.insert(indexSlot)
+                guard indexSlot < geoRegionSlots.count, geoRegionSlots[indexSlot] >= 0, let fix = lastFix else { continue }
+                let slot = Int(geoRegionSlots[indexSlot])
+                guard case .circular(let circle)? = regions.read(slot: slot, { $0.region }) else { continue }
+                let distance = evaluatedDistance(circle, indexSlot: indexSlot, to: fix)
+                regions.update(slot: slot) { $0.lastDistance = distance }
+            }
             rebuildTimers()
         }
     }
@@ -158,12 +168,19 @@ public struct MonitoringEngine: Sendable {
         // an evaluation would have recorded (the same computation, to the bit).
         if let indexSlot = geoIndexSlot(record: slot), geoResting.contains(indexSlot), let fix = lastFix,
            case .circular(let circle) = monitored.region {
-            let point = RegionIndex.point(latitude: fix.latitude, longitude: fix.longitude)
-            let sameLongitude = Geodesy.normalizedLongitude(fix.longitude) == fix.longitude
-            let known = sameLongitude ? circularIndex.distance(atSlot: indexSlot, to: point) : .nan
-            monitored.lastDistance = Self.distance(circle, fix, known: known)
+            monitored.lastDistance = evaluatedDistance(circle, indexSlot: indexSlot, to: fix)
         }
         return monitored
+    }
+
+    /// The distance from `circle` (in ``circularIndex`` slot `indexSlot`) to `fix` that evaluating
+    /// it against `fix` records: the index's, where that is the region's own to the bit (see
+    /// ``distance(_:_:known:)``), as ``ingest(_:)-(LocationFix)`` takes it; for the resting regions,
+    /// which a fix does not evaluate.
+    func evaluatedDistance(_ circle: CircularRegion, indexSlot: Int, to fix: LocationFix) -> Double {
+        let sameLongitude = Geodesy.normalizedLongitude(fix.longitude) == fix.longitude
+        let known = sameLongitude ? circularIndex.distance(atSlot: indexSlot, to: RegionIndex.point(latitude: fix.latitude, longitude: fix.longitude)) : .nan
+        return Self.distance(circle, fix, known: known)
     }
 
     /// The current state of a monitored region, `nil` when it is not monitored.

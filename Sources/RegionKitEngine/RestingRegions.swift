@@ -27,12 +27,11 @@ import RegionKitCore
 /// resting.wake(at: here) { woken.append($0) }  // nothing: the device has not moved
 /// ```
 struct RestingRegions: Sendable {
-    /// The resting slots, in no particular order.
-    private(set) var members: [Int32] = []
-    /// `budgets[i]`: metres from ``anchor`` at which `members[i]` must be evaluated again.
+    /// The resting slots.
+    private var slots = SlotSet()
+    /// `budgets[i]`: metres from ``anchor`` at which `slots.members[i]` must be evaluated again
+    /// (moved as ``SlotSet/remove(_:)`` moves the members).
     private var budgets: [Double] = []
-    /// `positions[slot]`: the index of `slot` in ``members``, or −1.
-    private var positions: [Int32] = []
     /// The point budgets are measured from (meaningful while ``members`` is not empty).
     private(set) var anchor = Geodesy.UnitVector(x: 1, y: 0, z: 0)
     /// The smallest budget (a fix nearer the anchor than this wakes nothing and scans nothing).
@@ -51,17 +50,18 @@ struct RestingRegions: Sendable {
     /// rest: arcs up to it are computed to nanometres (``Geodesy/arc(chordSquared:)``'s series).
     static let maximumReach = 100_000.0
 
-    var count: Int { members.count }
-    var isEmpty: Bool { members.isEmpty }
+    /// The resting slots, in no particular order.
+    var members: [Int32] { slots.members }
+    var count: Int { slots.count }
+    var isEmpty: Bool { slots.isEmpty }
 
-    func contains(_ slot: Int) -> Bool {
-        slot >= 0 && slot < positions.count && positions[slot] >= 0
-    }
+    func contains(_ slot: Int) -> Bool { slots.contains(slot) }
 
     /// Puts `slot` to rest, to be woken once the device is `slack` metres (already less
-    /// ``safety``) from `point`, the fix the slack was measured at. Ignored when the budget
-    /// that leaves is not positive (the region is evaluated on the next fix as before).
-    /// Returns whether the slot now rests.
+    /// ``safety``) from `point`, the fix the slack was measured at. Refused when the budget
+    /// that leaves is not positive (the region is evaluated on the next fix as before; a slot
+    /// already resting keeps the budget it had, which is still safe). Returns whether the slot
+    /// rests with this slack.
     @discardableResult
     mutating func rest(_ slot: Int, slack: Double, at point: Geodesy.UnitVector) -> Bool {
         guard slot >= 0, slot < Int(Int32.max), slack.isFinite, slack > 0 else { return false }
@@ -71,14 +71,10 @@ struct RestingRegions: Sendable {
         }
         let budget = slack - (point == current.point ? current.distance : Geodesy.distance(anchor, point))
         guard budget > 0 else { return false }
-        if let position = position(of: slot) {
+        if let position = slots.position(of: slot) {
             budgets[position] = budget
         } else {
-            if slot >= positions.count {
-                positions.append(contentsOf: repeatElement(-1, count: max(slot + 1 - positions.count, positions.count)))
-            }
-            positions[slot] = Int32(truncatingIfNeeded: members.count)
-            members.append(Int32(truncatingIfNeeded: slot))
+            slots.insert(slot)
             budgets.append(budget)
         }
         smallestBudget = min(smallestBudget, budget)
@@ -87,8 +83,11 @@ struct RestingRegions: Sendable {
 
     /// Takes `slot` out (it is evaluated on every fix again until it rests anew).
     mutating func remove(_ slot: Int) {
-        guard let position = position(of: slot) else { return }
-        removeMember(at: position)
+        guard let position = slots.position(of: slot) else { return }
+        slots.remove(slot)
+        let last = budgets.removeLast()
+        if position < budgets.count { budgets[position] = last }
+        if slots.isEmpty { smallestBudget = .infinity }
     }
 
     /// Calls `body` with, and takes out, every slot whose budget the device at `point` has used
@@ -106,10 +105,11 @@ struct RestingRegions: Sendable {
         guard rebase || moved >= smallestBudget else { return }
         var smallest = Double.infinity
         var position = 0
-        while position < members.count {
+        while position < slots.count {
             if budgets[position] <= moved {
-                body(members[position])
-                removeMember(at: position)   // the last member moves here: look at it next
+                let slot = slots.members[position]
+                body(slot)
+                remove(Int(slot))   // the last member moves here: look at it next
                 continue
             }
             if rebase { budgets[position] -= moved }
@@ -125,14 +125,14 @@ struct RestingRegions: Sendable {
 
     /// Calls `body` with every slot and empties the set (the rules it was filled under changed).
     mutating func wakeAll(_ body: (Int32) -> Void) {
-        for slot in members { body(slot) }
-        for slot in members { positions[Int(slot)] = -1 }
-        members.removeAll(keepingCapacity: true)
-        budgets.removeAll(keepingCapacity: true)
-        smallestBudget = .infinity
+        while let slot = slots.members.last {
+            body(slot)
+            remove(Int(slot))
+        }
     }
 
-    /// The slots `wake(at:_:)` would take out at `point`, without taking them (for diagnostics).
+    /// The slots `wake(at:_:)` would take out at `point`, without taking them (for diagnostics:
+    /// when it finds any, it copies the set's tables).
     func wouldWake(at point: Geodesy.UnitVector) -> [Int32] {
         var copy = self
         var woken: [Int32] = []
@@ -140,20 +140,4 @@ struct RestingRegions: Sendable {
         return woken
     }
 
-    private func position(of slot: Int) -> Int? {
-        contains(slot) ? Int(positions[slot]) : nil
-    }
-
-    private mutating func removeMember(at position: Int) {
-        let slot = Int(members[position])
-        let last = members.removeLast()
-        let lastBudget = budgets.removeLast()
-        if position < members.count {
-            members[position] = last
-            budgets[position] = lastBudget
-            positions[Int(last)] = Int32(truncatingIfNeeded: position)
-        }
-        positions[slot] = -1
-        if members.isEmpty { smallestBudget = .infinity }
-    }
 }

@@ -30,7 +30,7 @@ public struct SlotSet: Sendable, Equatable {
         contains(slot) ? Int(positions[slot]) : nil
     }
 
-    /// Adds `slot` (a negative or ≥ 2³¹ slot is ignored).
+    /// Adds `slot` (a negative or ≥ 2³¹ slot is ignored) at the end of ``members``.
     public mutating func insert(_ slot: Int) {
         guard slot >= 0, slot < Int(Int32.max), !contains(slot) else { return }
         if slot >= positions.count {
@@ -40,6 +40,8 @@ public struct SlotSet: Sendable, Equatable {
         members.append(Int32(truncatingIfNeeded: slot))
     }
 
+    /// Removes `slot`: the last of ``members`` takes its place there (so an array kept parallel
+    /// to the members follows with the same move, as ``RestingRegions``' budgets do).
     public mutating func remove(_ slot: Int) {
         guard contains(slot) else { return }
         let position = Int(positions[slot])

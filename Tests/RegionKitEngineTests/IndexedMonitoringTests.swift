@@ -77,6 +77,15 @@ struct IndexedMonitoringTests {
                 Issue.record("\(area.name) seed \(seed) t=\(t) \(label): states or deadlines differ")
                 return false
             }
+            // Inside regions are evaluated on every fix or rest (their distance computed when
+            // read): either way each holds brute force's distance to the last fix, to the bit.
+            for region in brute.monitoredRegions where brute.state(of: region.identifier) == .inside {
+                let a = indexed.monitoredRegion(region.identifier)?.lastDistance, b = brute.monitoredRegion(region.identifier)?.lastDistance
+                if a?.bitPattern != b?.bitPattern {
+                    Issue.record("\(area.name) seed \(seed) t=\(t) \(label): inside \(region.identifier)'s distance \(String(describing: a)) vs brute \(String(describing: b))")
+                    return false
+                }
+            }
             return true
         }
         for i in 0..<regionCount {
@@ -108,7 +117,13 @@ struct IndexedMonitoringTests {
                 let region = randomRegion("r\(Int.random(in: 0..<nextID, using: &rng))", near: area, &rng)
                 let state = [RegionState.inside, .outside, .unknown].randomElement(using: &rng)!
                 ok = apply("restore \(region.identifier) \(state)", { $0.restore(region, state: state, since: time, at: time) })
-            case 32..<40:
+            case 38..<40:    // the hysteresis changed (resting regions were put to rest under the old one)
+                let buffer = [0.0, 5, 10, 40, 100].randomElement(using: &rng)!
+                ok = apply("minimumBuffer \(buffer)", { engine in
+                    engine.profile.geoHysteresis.minimumBuffer = buffer
+                    return []
+                })
+            case 32..<38:
                 let ids = indexed.monitoredRegions
                 guard let region = ids.randomElement(using: &rng) else { continue }
                 ok = apply("requestState \(region.identifier)", { $0.requestState(for: region, at: time) })
@@ -250,8 +265,11 @@ struct IndexedMonitoringTests {
         // Back to the centre: rests again; a change of profile wakes it, and so does stopping it.
         events = engine.ingest(fix(14, metres: 0)) + engine.advance(to: Timestamp(seconds: 20)) + engine.ingest(fix(20, metres: 0))
         #expect(events.summary == ["didEnterRegion:park", "didDetermineState:park:inside"] && engine.geoResting.count == 1)
+        _ = engine.ingest(fix(20.5, metres: 50))   // resting: not evaluated
         engine.profile.geoHysteresis.minimumBuffer = 0
         #expect(engine.geoResting.isEmpty && engine.geoActive.count == 1)
+        let distance = engine.monitoredRegion("park")?.lastDistance ?? .nan
+        #expect(abs(distance - 50) < 1e-6, "woken by the profile change with the distance to the last fix: \(distance)")
         _ = engine.ingest(fix(21, metres: 0))
         #expect(engine.geoResting.count == 1)
         _ = engine.stopMonitoring(identifier: "park", at: Timestamp(seconds: 22))

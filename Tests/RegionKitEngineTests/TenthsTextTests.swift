@@ -7,7 +7,7 @@ import Testing
 struct TenthsTextTests {
     /// Checks `tenthsText` and, with every digit count (the digits are written backwards into
     /// the string's storage), `tenthsText(prefix:suffix:)` with text around it: a non-ASCII
-    /// prefix, an empty one, a one-character suffix (a `StaticString` without a pointer).
+    /// prefix, an empty one, a one-character suffix.
     static func check(_ value: Double, _ failures: inout [String]) {
         let expected = String(format: "%.1f", value)
         if value.tenthsText != expected, failures.count < 10 {
