@@ -289,10 +289,7 @@ extension MonitoringEngine {
         // the candidate buffer, kept between fixes for its capacity (swapped: no copy, no retain).
         // Resting regions the device may have moved far enough to change are evaluated again.
         let point = RegionIndex.point(latitude: fix.latitude, longitude: fix.longitude)
-        var resting = RestingRegions()
-        swap(&resting, &geoResting)
-        resting.wake(at: point) { geoActive.insert(Int($0)) }
-        swap(&resting, &geoResting)
+        geoResting.wake(at: point, into: &geoActive)
         var cache = RegionIndex.NearbyCache()
         swap(&cache, &geoCache)
         var candidates: [GeoCandidate] = []

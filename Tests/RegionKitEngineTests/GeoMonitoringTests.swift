@@ -51,6 +51,13 @@ struct GeoMonitoringTests {
         #expect(events.summary == ["didExitRegion:park", "didDetermineState:park:outside"])
         #expect(events[0].timestamp == Timestamp(seconds: 51), "crossed at 31 s, held 20 s")
         #expect(events[0].evidence?.dwell == 20)
+        // Both events carry the same evidence: a constant reason, the seconds held in `dwell`.
+        #expect(events.map { $0.evidence?.reason } == ["held outside the boundary buffer", "held outside the boundary buffer"])
+        #expect(events[1].evidence == events[0].evidence && abs((events[0].evidence?.distance ?? 0) - 300) < 0.01)
+        // And back in: the inside reason.
+        for t in 81...120 { events += engine.ingest(Self.fix(20, at: Double(t))) }
+        #expect(events.dropFirst(2).map { $0.evidence?.reason } == ["held inside the boundary buffer", "held inside the boundary buffer"])
+        #expect(events.dropFirst(2).first?.evidence?.dwell == 20)
     }
 
     @Test("§2 leaving the far side before the dwell ends cancels the crossing")

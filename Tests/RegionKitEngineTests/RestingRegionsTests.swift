@@ -87,13 +87,47 @@ struct RestingRegionsTests {
             #expect(rests)
         }
         var wokenAt: [Int: Double] = [:]
+        // Slot 10 rests 1 km on, after some forty rebases: its budget is stored against the
+        // rebases' debt, and must be neither used up early nor late.
+        let late = (slot: 10, at: 1_000.0, slack: 300.0)
         for metres in stride(from: 0.5, through: 3_000, by: 0.5) {
             let here = Geodesy.destination(latitude: start.latitude, longitude: start.longitude, distance: metres, bearing: 63)
             resting.wake(at: Self.vector(here)) { wokenAt[Int($0)] = metres }
+            if metres == late.at {
+                let rests = resting.rest(late.slot, slack: late.slack, at: Self.vector(here))
+                #expect(rests)
+            }
         }
-        for (slot, slack) in slacks.enumerated() {
+        let due = slacks.enumerated().map { ($0.offset, $0.element) } + [(late.slot, late.at + late.slack)]
+        for (slot, metres) in due {
             let at = wokenAt[slot] ?? .infinity
-            #expect(at >= slack - 0.5 && at <= slack + 0.5, "slot \(slot), slack \(slack) m: woken at \(at) m")
+            #expect(at >= metres - 0.5 && at <= metres + 0.5, "slot \(slot), due at \(metres) m: woken at \(at) m")
+        }
+    }
+
+    @Test("past 1,000 km of rebases the debt is paid into the stored budgets, which stay exact")
+    func debtPaidOnALongWalk() {
+        var resting = RestingRegions()
+        let start = (latitude: 10.0, longitude: -30.0)
+        // A slot resting the whole way (slack 1,500 km), one resting from 990 km (slack 20 km:
+        // across the payment at ≈ 1,000 km), one from 1,005 km (slack 310 m: after it). The walk
+        // goes in 20 m steps: each must wake on the first step at or past its slack.
+        let rests = resting.rest(1, slack: 1_500_000, at: Self.vector(start))
+        #expect(rests)
+        var wokenAt: [Int: Double] = [:]
+        for metres in stride(from: 20.0, through: 1_012_000, by: 20) {
+            // Along the great circle leaving the start due east: a straight walk.
+            let here = Geodesy.destination(latitude: start.latitude, longitude: start.longitude, distance: metres, bearing: 90)
+            resting.wake(at: Self.vector(here)) { wokenAt[Int($0)] = metres }
+            for (slot, at, slack) in [(2, 990_000.0, 20_010.0), (3, 1_005_000, 310)] where metres == at {
+                let rests = resting.rest(slot, slack: slack, at: Self.vector(here))
+                #expect(rests)
+            }
+        }
+        #expect(wokenAt[1] == nil && resting.contains(1), "1,500 km of slack: still resting at 1,012 km")
+        for (slot, due) in [(2, 1_010_010.0), (3, 1_005_310.0)] {
+            let at = wokenAt[slot] ?? .infinity
+            #expect(at >= due && at <= due + 20, "slot \(slot), due at \(due) m: woken at \(at) m")
         }
     }
 
