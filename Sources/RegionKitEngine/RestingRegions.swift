@@ -47,7 +47,8 @@ struct RestingRegions: Sendable {
     private var current = (point: Geodesy.UnitVector(x: .nan, y: .nan, z: .nan), distance: 0.0)
 
     /// Metres from the anchor at which it moves to the device (a larger value rebases less
-    /// often; each rebase costs a pass over the members and, off a straight line, some budget).
+    /// often; each rebase costs, off a straight line, some budget; a device that only jitters
+    /// around one point never moves it).
     static let rebaseDistance = 25.0
     /// Metres kept back from every slack against rounding in the distances (each is exact to
     /// well under a millimetre for the circles that may rest, see ``maximumReach``).
@@ -55,8 +56,8 @@ struct RestingRegions: Sendable {
     /// Only circles whose outside threshold (`radius + minimumBuffer`) is within this many metres
     /// rest: arcs up to it are computed to nanometres (``Geodesy/arc(chordSquared:)``'s series).
     static let maximumReach = 100_000.0
-    /// The ``debt`` at which it is paid into the stored budgets (a pass), so it never grows
-    /// large enough for its rounding to matter: a millimetre's worth at 10¹⁶ m, far beyond this.
+    /// The ``debt`` at which it is paid into the stored budgets (a pass), so its rounding never
+    /// matters: a Double's step at 10⁶ m is ≈ 10⁻¹⁰ m, against the metre of ``safety``.
     static let debtLimit = 1_000_000.0
 
     /// The resting slots, in no particular order.
@@ -78,12 +79,12 @@ struct RestingRegions: Sendable {
             anchor = point
             current = (point, 0)
             debt = 0
-        } else if point == current.point, current.distance > 0 {
-            // The anchor moves here first (free with the debt): a budget measured from an
-            // anchor behind the device fell short of the slack by twice their distance on a
-            // straight walk, so the region woke up to 50 m early.
-            rebase(to: point, moved: current.distance)
         }
+        // (Not re-anchored here, though it is free with the debt: a budget measured from an
+        // anchor behind the device falls short of its slack by up to twice their distance, but
+        // moving the anchor to every fix where something rests takes that distance off every
+        // other budget, and for a parked device whose fixes jitter around one point, deep
+        // regions would then wake on the jitter's sum.)
         let budget = slack - (point == current.point ? current.distance : Geodesy.distance(anchor, point))
         guard budget > 0 else { return false }
         let stored = budget + debt

@@ -88,7 +88,8 @@ struct RestingRegionsTests {
         }
         var wokenAt: [Int: Double] = [:]
         // Slot 10 rests 1 km on, after some forty rebases: its budget is stored against the
-        // rebases' debt, and must be neither used up early nor late.
+        // rebases' debt, and must not be used up late, nor earlier than the anchor's distance
+        // from where it rests (less than a rebase distance) allows, twice over.
         let late = (slot: 10, at: 1_000.0, slack: 300.0)
         for metres in stride(from: 0.5, through: 3_000, by: 0.5) {
             let here = Geodesy.destination(latitude: start.latitude, longitude: start.longitude, distance: metres, bearing: 63)
@@ -98,11 +99,13 @@ struct RestingRegionsTests {
                 #expect(rests)
             }
         }
-        let due = slacks.enumerated().map { ($0.offset, $0.element) } + [(late.slot, late.at + late.slack)]
-        for (slot, metres) in due {
+        for (slot, slack) in slacks.enumerated() {
             let at = wokenAt[slot] ?? .infinity
-            #expect(at >= metres - 0.5 && at <= metres + 0.5, "slot \(slot), due at \(metres) m: woken at \(at) m")
+            #expect(at >= slack - 0.5 && at <= slack + 0.5, "slot \(slot), slack \(slack) m: woken at \(at) m")
         }
+        let due = late.at + late.slack, early = 2 * RestingRegions.rebaseDistance
+        let at = wokenAt[late.slot] ?? .infinity
+        #expect(at >= due - early - 0.5 && at <= due + 0.5, "slot \(late.slot), due at \(due) m: woken at \(at) m")
     }
 
     @Test("past 1,000 km of rebases the debt is paid into the stored budgets, which stay exact")
@@ -111,7 +114,8 @@ struct RestingRegionsTests {
         let start = (latitude: 10.0, longitude: -30.0)
         // A slot resting the whole way (slack 1,500 km), one resting from 990 km (slack 20 km:
         // across the payment at ≈ 1,000 km), one from 1,005 km (slack 310 m: after it). The walk
-        // goes in 20 m steps: each must wake on the first step at or past its slack.
+        // goes in 20 m steps: each must wake on the first step at or past its slack (both rest
+        // where the anchor has just moved, every 40 m: their budgets are their slacks).
         let rests = resting.rest(1, slack: 1_500_000, at: Self.vector(start))
         #expect(rests)
         var wokenAt: [Int: Double] = [:]
