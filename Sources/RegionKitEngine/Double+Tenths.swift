@@ -4,8 +4,9 @@ extension Double {
     /// The text `String(format: "%.1f", self)` gives — the exact binary value rounded to tenths,
     /// ties to even, `-` kept on negative values that round to zero — without Foundation's
     /// formatter (≈ 1,600 instructions a call: it was a tenth of a geofence fix's cost, spent on
-    /// the reason text of each crossing, which is now a constant; beacon exits' reasons use it). Values of 10¹⁴ and more (near 2⁵² tenths the arithmetic
-    /// below is no longer exact) and non-finite ones still go through `String(format:)`.
+    /// the reason text of each crossing, a constant since; beacon exits' reasons still use it).
+    /// Values of 10¹⁴ and more (near 2⁵² tenths the arithmetic below is no longer exact) and
+    /// non-finite ones still go through `String(format:)`.
     ///
     /// ```swift
     /// 2.25.tenthsText   // "2.2" (a tie, to even)

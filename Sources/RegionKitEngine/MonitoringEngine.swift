@@ -670,10 +670,9 @@ public struct MonitoringEngine: Sendable {
 
     /// ``setState(slot:indexSlot:_:crossing:evidence:)`` with the events appended to `events`
     /// (a crossing's two events straight into the caller's array, not into one of their own first).
-    /// The record is changed in place and the events are built after, outside the closure, the
-    /// region and evidence moved into the last of them: built inside it, each event was made
-    /// in a temporary, copied into the array and destroyed (≈ 1,000 instructions a crossing in
-    /// `count.sh geofence`), and the array grew once per event.
+    /// The record is changed in place and the events are built after, outside the closure: built
+    /// inside it, each event was made in a temporary, copied into the array and destroyed
+    /// (≈ 1,000 instructions a crossing in `count.sh geofence`), and the array grew once per event.
     mutating func setState(slot: Int, indexSlot: Int? = nil, _ state: RegionState, crossing: Bool, evidence: EventEvidence?,
                            into events: inout [LocationEvent]) {
         let now = self.now

@@ -14,9 +14,8 @@ import RegionKitCore
 /// `|p − p₀| ≤ |p − A| + |A − p₀|`, so a budget of `slack − |A − p₀|` is safe. When the device
 /// has moved ``rebaseDistance`` from the anchor, the anchor moves to it and every budget loses
 /// that distance (safe by the same inequality; exact for a device moving in a straight line):
-/// not by a pass over the budgets, but by adding it to a common ``debt`` that every stored
-/// budget is read less of (a pass on every rebase, every other fix at 15 m a fix, was ≈ 300
-/// instructions a fix at 1 M regions).
+/// not by a pass over the budgets (every other fix for a device moving 15 m a fix), but by
+/// adding it to a common ``debt`` that every stored budget is read less of.
 ///
 /// Slots are ``RegionIndex`` slots, as in ``SlotSet``; a region is either here or in the engine's
 /// `geoActive`, never both.
