@@ -679,7 +679,7 @@ public struct MonitoringEngine: Sendable {
         guard let (region, notified, determined) = regions.update(slot: slot, { monitored -> (Region, notified: Bool, determined: Bool) in
             let crossed = crossing && monitored.state != .unknown && monitored.state != state
             let determined = crossed || monitored.stateRequested
-            monitored.stateRequested = monitored.stateRequested && !determined
+            if determined { monitored.stateRequested = false }
             if monitored.state != state {
                 monitored.state = state
                 monitored.stateSince = now
