@@ -244,10 +244,11 @@ public struct RegionIndex: Sendable {
     /// cache rebuild reaches ≈ 410 m around the fix plus each level's largest radius, and a level
     /// of 100 m cells (the finest level before) made it probe ≈ 170 cells of that level's
     /// table, nearly all empty, each a cache miss at 1 M regions. Without that level, measured
-    /// side by side (engine-only builds, `scripts/engine-bench`, generated regions of 50 m – 2 km):
-    /// a fix through the engine 1.4× as fast at 10 k regions, ≈ 1.25× at 100 k, ≈ 1.1× at 1 M; the
-    /// uncached point query (``forEachMatch(latitude:longitude:within:_:)``) ≈ 1.3× / 1.15× at
-    /// 100 k / 1 M. Sides of 300 m and 500 m measured within the noise of 400 m; 1.6 km slower.
+    /// side by side (`regionkit bench geofence` and engine-only builds, generated regions of
+    /// 50 m – 2 km, BENCHMARKS.md): a fix through the engine 1.3–1.4× as fast at 10 k regions,
+    /// 1.1–1.25× at 100 k, 1.1–1.15× at 1 M; the uncached point query
+    /// (``forEachMatch(latitude:longitude:within:_:)``) 1.2–1.4× at 100 k, 1.1× at 1 M. First
+    /// sides from 250 m to 1 km measured within the noise of 400 m; 1.6 km slower.
     public static let defaultCellSides: [Double] = [400, 1_600, 6_400, 25_600, 102_400, 409_600, 1_638_400]
 
     private var levels: [Level]
