@@ -240,15 +240,17 @@ public struct RegionIndex: Sendable {
 
     /// Default cell sides in metres: 400 m to 1,638 km, ×4 apart.
     ///
-    /// The finest side is the moving device's cache margin (``NearbyCache/defaultMargin``): a
-    /// cache rebuild reaches ≈ 410 m around the fix plus each level's largest radius, and a level
-    /// of 100 m cells (the finest level before) made it probe ≈ 170 cells of that level's
-    /// table, nearly all empty, each a cache miss at 1 M regions. Without that level, measured
-    /// side by side (`regionkit bench geofence` and engine-only builds, generated regions of
-    /// 50 m – 2 km, BENCHMARKS.md): a fix through the engine 1.3–1.4× as fast at 10 k regions,
-    /// 1.1–1.25× at 100 k, 1.1–1.15× at 1 M; the uncached point query
-    /// (``forEachMatch(latitude:longitude:within:_:)``) 1.2–1.4× at 100 k, 1.1× at 1 M. First
-    /// sides from 250 m to 1 km measured within the noise of 400 m; 1.6 km slower.
+    /// The finest side equals the moving device's cache margin (``NearbyCache/defaultMargin``,
+    /// kept in step by hand): a cache rebuild reaches ≈ 410 m around the fix plus each level's
+    /// largest radius, and a level of 100 m cells (the finest level before) made it probe ≈ 125
+    /// cells of that level's table, nearly all empty, each a cache miss at 1 M regions; at 400 m
+    /// it probes ≈ 25. Without that level, measured side by side (`regionkit bench geofence` and
+    /// engine-only builds, generated regions of 50 m – 2 km, BENCHMARKS.md): a fix through the
+    /// engine 1.3–1.4× as fast at 10 k regions, 1.1–1.25× at 100 k, 1.1–1.2× at 1 M; the uncached
+    /// point query (``forEachMatch(latitude:longitude:within:_:)``) 1.2–1.4× at 100 k, 1.1× at
+    /// 1 M. For the engine, first sides from 250 m to 1 km measured within the noise of 400 m; the
+    /// point query alone ran faster still with 500 m to 1 km at 100 k regions, and slower with
+    /// 1.6 km at 1 M.
     public static let defaultCellSides: [Double] = [400, 1_600, 6_400, 25_600, 102_400, 409_600, 1_638_400]
 
     private var levels: [Level]
