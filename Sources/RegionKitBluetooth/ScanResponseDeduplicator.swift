@@ -24,42 +24,11 @@ public struct ScanResponseDeduplicator: Sendable {
     /// event; the rest is host-side delivery latency (USB/UART/TCP, scheduling), which this covers
     /// with room to spare while staying far below the 10.24 s longest advertising interval.
     public static let defaultWindow = 0.5
-    /// Remembered advertisers beyond which stale entries are pruned (keeps memory flat in a crowd).
-    static let pruneThreshold = 512
-
-    /// What is remembered of an advertiser's last advertisement: its data (up to 32 bytes held
-    /// exactly; longer extended data as its first 32 bytes plus a 64-bit FNV-1a hash of the
-    /// rest), when, and whether a repeat was already absorbed. Plain words: no allocation.
-    private struct Last {
-        var words: (UInt64, UInt64, UInt64, UInt64)
-        var count: Int
-        var tailHash: UInt64
-        var time: Timestamp
-        var absorbed: Bool
-
-        init(_ data: UnsafeRawBufferPointer, time: Timestamp) {
-            var padded: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
-            withUnsafeMutableBytes(of: &padded) { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: data.prefix(32))) }
-            words = padded
-            count = data.count
-            var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-            for byte in data.dropFirst(32) { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3 }
-            tailHash = hash
-            self.time = time
-            absorbed = false
-        }
-
-        func sameData(as other: Last) -> Bool {
-            count == other.count && words == other.words && tailHash == other.tailHash
-        }
-    }
-
     public var window: Double
-    /// Keyed by address (48 bits) and address type (bits 48–55).
-    private var last: [UInt64: Last] = [:]
-    /// Prune when the table grows past this (doubles after a prune that kept most entries, so a
-    /// crowd of live advertisers costs amortised O(1) per report, not a sweep per report).
-    private var pruneWatermark = ScanResponseDeduplicator.pruneThreshold
+    /// Each advertiser's last advertisement, keyed by address (48 bits) and address type (bits
+    /// 48–55); stale advertisers are dropped when the table fills, so a crowd of rotating
+    /// addresses keeps memory flat.
+    private(set) var last = AdvertiserTable()
 
     public init(window: Double = ScanResponseDeduplicator.defaultWindow) {
         self.window = window.isFinite && window >= 0 ? window : Self.defaultWindow
@@ -82,28 +51,23 @@ public struct ScanResponseDeduplicator: Sendable {
     public mutating func isRepeat(address: UInt64, addressType: UInt8, isScanResponse: Bool,
                                   data: UnsafeRawBufferPointer, at time: Timestamp) -> Bool {
         let key = address & 0xFFFF_FFFF_FFFF | UInt64(addressType) << 48
-        let current = Last(data, time: time)
+        let current = AdvertiserTable.Entry(data, time: time)
         if isScanResponse {
-            if let index = last.index(forKey: key) {
-                let previous = last.values[index]
+            if let index = last.position(of: key) {
+                let previous = last.entries[index]
                 if !previous.absorbed, previous.sameData(as: current), time - previous.time <= window, time >= previous.time {
-                    last.values[index].absorbed = true
+                    last.entries[index].absorbed = true
                     return true
                 }
             }
             return false
         }
-        last[key] = current
-        if last.count > pruneWatermark {
-            last = last.filter { time - $0.value.time <= window }
-            pruneWatermark = max(Self.pruneThreshold, 2 * last.count)
-        }
+        last.store(key: key, current, window: window)
         return false
     }
 
     /// Forgets every advertiser (after a reconnect, reports from before are not paired with later ones).
     public mutating func reset() {
         last.removeAll()
-        pruneWatermark = Self.pruneThreshold
     }
 }
