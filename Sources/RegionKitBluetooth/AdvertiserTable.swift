@@ -4,16 +4,21 @@ import RegionKitCore
 /// in one flat open-addressing table (linear probing) instead of a `Dictionary`.
 ///
 /// Every advertising report writes its advertiser's entry, so this is on the scanner's path for
-/// every frame: the key (48 address bits and the address type) is hashed by one multiplication
-/// with an odd multiplier drawn per table (multiply-shift hashing — a radio neighbour choosing
-/// addresses cannot aim them at one bucket without knowing it), where `Dictionary` ran SipHash and
-/// its generic machinery. Stale entries (older than the window when the table fills) are dropped
-/// in bulk when the table is rebuilt; nothing is removed one by one, so no tombstones are needed.
+/// every frame: the key (48 address bits and the address type) is mixed with a seed drawn per
+/// table and a SplitMix64 finaliser (a few multiplications and shifts, where `Dictionary` ran
+/// SipHash and its generic machinery). The finaliser, not a bare multiply-shift, because linear
+/// probing needs more than 2-independence on structured keys — a fleet's consecutive public
+/// addresses — and the seed keeps a radio neighbour choosing addresses from aiming them at one
+/// bucket. Stale entries (older than the window when the table fills) are dropped in bulk when
+/// the table is rebuilt; nothing is removed one by one, so no tombstones are needed. A rebuild
+/// comes when the table would pass three quarters full, and also after as many stores as it
+/// has buckets (amortised O(1) either way): after a crowd has gone, the table shrinks back
+/// instead of keeping its size while the few beacons left overwrite their own entries.
 ///
 /// ```swift
 /// var table = AdvertiserTable()
-/// table.store(key: 0x01_C0FFEE000001, entry)          // an advertisement
-/// if let i = table.position(of: 0x01_C0FFEE000001) { table.entries[i].absorbed = true }
+/// table.store(key: 0x01_C0FFEE000001, entry, window: 0.5)   // an advertisement
+/// if let i = table.position(of: 0x01_C0FFEE000001) { table.markAbsorbed(at: i) }
 /// ```
 struct AdvertiserTable: Sendable {
     /// What is remembered of an advertiser's last advertisement: its data (up to 32 bytes held
@@ -23,16 +28,16 @@ struct AdvertiserTable: Sendable {
         var words: (UInt64, UInt64, UInt64, UInt64)
         var tailHash: UInt64
         var time: Timestamp
-        var count: Int32
+        var byteCount: Int32
         var absorbed: Bool
 
         init(_ data: UnsafeRawBufferPointer, time: Timestamp) {
             var padded: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
             withUnsafeMutableBytes(of: &padded) { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: data.prefix(32))) }
             words = padded
-            // An HCI event carries at most 255 bytes (an extended report's data, fragments
-            // included, stays below 1,650): the count fits, clamped all the same.
-            count = Int32(clamping: data.count)
+            // One report's data comes from one HCI event (at most 255 bytes): the count fits,
+            // clamped all the same.
+            byteCount = Int32(clamping: data.count)
             var hash: UInt64 = 0xcbf2_9ce4_8422_2325
             if data.count > 32 {
                 for byte in data[32...] { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3 }
@@ -43,7 +48,7 @@ struct AdvertiserTable: Sendable {
         }
 
         func sameData(as other: Entry) -> Bool {
-            count == other.count && words == other.words && tailHash == other.tailHash
+            byteCount == other.byteCount && words == other.words && tailHash == other.tailHash
         }
     }
 
@@ -55,22 +60,31 @@ struct AdvertiserTable: Sendable {
     /// Keys by bucket (``empty`` where free); ``entries`` holds each bucket's value.
     private(set) var keys: [UInt64] = []
     /// Values by bucket; meaningful where ``keys`` holds a key.
-    var entries: [Entry] = []
+    private(set) var entries: [Entry] = []
     /// Buckets holding a key (live or stale).
     private(set) var count = 0
-    private let multiplier: UInt64
+    private let seed: UInt64
     private var shift: UInt64 = 64
+    /// Stores since the last rebuild.
+    private var storesSinceRebuild = 0
 
-    init() {
-        multiplier = UInt64.random(in: 1...UInt64.max) | 1
+    /// An empty table hashing with a random seed; `seed` fixes it (tests replaying a sequence).
+    init(seed: UInt64 = UInt64.random(in: 0...UInt64.max)) {
+        self.seed = seed
     }
 
     /// Buckets allocated (a power of two, or 0 before the first store).
     var capacity: Int { keys.count }
 
+    /// The first bucket to probe for `key`: the top bits of its mixed value (only called on a
+    /// table with buckets, so `shift` < 64).
     @inline(__always)
     private func bucket(of key: UInt64) -> Int {
-        Int(truncatingIfNeeded: (key &* multiplier) >> shift)
+        var mixed = key ^ seed
+        mixed = (mixed ^ (mixed &>> 30)) &* 0xBF58_476D_1CE4_E5B9
+        mixed = (mixed ^ (mixed &>> 27)) &* 0x94D0_49BB_1331_11EB
+        mixed ^= mixed &>> 31
+        return Int(truncatingIfNeeded: mixed &>> shift)
     }
 
     /// The bucket holding `key`, if it is stored.
@@ -88,10 +102,12 @@ struct AdvertiserTable: Sendable {
     }
 
     /// Stores `entry` as `key`'s, replacing what it had. When the table would pass three
-    /// quarters full it is rebuilt first, without the entries older than `window` seconds
-    /// before `entry.time` (they can no longer pair with a scan response).
+    /// quarters full, or has taken as many stores as it has buckets since it was last rebuilt,
+    /// it is rebuilt first, without the entries older than `window` seconds before `entry.time`
+    /// (they can no longer pair with a scan response).
     mutating func store(key: UInt64, _ entry: Entry, window: Double) {
-        if (count + 1) * 4 > keys.count * 3 { rebuild(keeping: entry.time, window: window) }
+        storesSinceRebuild += 1
+        if (count + 1) * 4 > keys.count * 3 || storesSinceRebuild > keys.count { rebuild(keeping: entry.time, window: window) }
         let mask = keys.count - 1
         var index = bucket(of: key)
         while true {
@@ -107,17 +123,24 @@ struct AdvertiserTable: Sendable {
         entries[index] = entry
     }
 
+    /// Records that the advertisement in bucket `index` (from ``position(of:)``) absorbed its repeat.
+    mutating func markAbsorbed(at index: Int) {
+        entries[index].absorbed = true
+    }
+
     /// Forgets every advertiser and returns the memory.
     mutating func removeAll() {
         keys = []
         entries = []
         count = 0
         shift = 64
+        storesSinceRebuild = 0
     }
 
-    /// Re-files the entries heard within `window` seconds before `time` in a table at most half
-    /// full after the next store: a crowd of live advertisers doubles it, a flood of one-off
-    /// addresses (privacy addresses rotating) is dropped and the table keeps its size.
+    /// Re-files the entries heard within `window` seconds before `time` in a table sized for
+    /// them (at most half full after the next store): a crowd of live advertisers grows it; a
+    /// flood of one-off addresses (privacy addresses rotating) that has gone stale is dropped
+    /// and the table shrinks to what is left.
     private mutating func rebuild(keeping time: Timestamp, window: Double) {
         var live = 0
         for index in keys.indices where keys[index] != Self.empty && time - entries[index].time <= window { live += 1 }
@@ -128,6 +151,7 @@ struct AdvertiserTable: Sendable {
         entries = Array(repeating: oldEntries.first ?? Entry(UnsafeRawBufferPointer(start: nil, count: 0), time: time), count: capacity)
         shift = UInt64(64 - capacity.trailingZeroBitCount)
         count = 0
+        storesSinceRebuild = 0
         let mask = capacity - 1
         for index in oldKeys.indices where oldKeys[index] != Self.empty && time - oldEntries[index].time <= window {
             var target = bucket(of: oldKeys[index])

@@ -34,6 +34,12 @@ public struct ScanResponseDeduplicator: Sendable {
         self.window = window.isFinite && window >= 0 ? window : Self.defaultWindow
     }
 
+    /// A filter whose table hashes with `tableSeed` instead of a random seed (tests replaying a sequence).
+    init(window: Double, tableSeed: UInt64) {
+        self.init(window: window)
+        last = AdvertiserTable(seed: tableSeed)
+    }
+
     /// Records `advertisement` seen at `time`; true when it is a scan response repeating the data
     /// of the advertisement last reported from the same address within ``window``.
     public mutating func isRepeat(_ advertisement: Advertisement, at time: Timestamp) -> Bool {
@@ -56,7 +62,7 @@ public struct ScanResponseDeduplicator: Sendable {
             if let index = last.position(of: key) {
                 let previous = last.entries[index]
                 if !previous.absorbed, previous.sameData(as: current), time - previous.time <= window, time >= previous.time {
-                    last.entries[index].absorbed = true
+                    last.markAbsorbed(at: index)
                     return true
                 }
             }

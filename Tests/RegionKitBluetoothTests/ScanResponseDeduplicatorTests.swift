@@ -71,35 +71,47 @@ struct ScanResponseDeduplicatorTests {
         }
     }
 
-    @Test("Against a model that forgets nothing: a pool of beacons, a flood of one-off addresses, long data differing after byte 32",
+    @Test("Against a model that forgets nothing: a pool of beacons, floods of one-off addresses, long data differing after byte 32, resets",
           arguments: [UInt64(1), 2, 3])
     func againstModel(seed: UInt64) {
         var random = SeededRandom(seed: seed)
-        var filter = ScanResponseDeduplicator(window: 0.5)
+        var filter = ScanResponseDeduplicator(window: 0.5, tableSeed: seed)
         var model = Model(window: 0.5)
         let long = Array(repeating: UInt8(0x42), count: 40)
         var tailChanged = long
         tailChanged[39] = 0x43   // same first 32 bytes: only the tail hash tells them apart
         let payloads: [[UInt8]] = [Sample.iBeaconData, [0x05, 0x09, 0x64, 0x65, 0x73, 0x6B], long, tailChanged, []]
-        var time = 100.0, fresh: UInt64 = 0x10_0000, repeats = 0
-        var previous: (address: UInt64, addressType: UInt8, data: [UInt8]) = (0, 0, [])
-        for step in 0..<20_000 {
-            // 0 to 20 ms apart, one in eight at the same instant.
-            if random.next() % 8 != 0 { time += random.uniform() * 0.02 }
+        var time = 100.0, fresh: UInt64 = 0x10_0000, repeats = 0, largest = 0
+        var recent: [(address: UInt64, addressType: UInt8, data: [UInt8])] = []
+        for step in 0..<40_000 {
+            // Quiet stretches (0–20 ms apart) and floods (0–0.2 ms apart, one-off addresses), in
+            // turns of 3,000 reports, then 10,000 quiet ones from the pool: the table grows past a
+            // few hundred buckets and shrinks back.
+            let flood = step < 30_000 && step / 3_000 % 2 == 1
+            if random.next() % 8 != 0 { time += random.uniform() * (flood ? 0.000_2 : 0.02) }
+            if step < 30_000, step % 7_919 == 7_918 {
+                filter.reset()
+                model.last.removeAll()
+            }
             var address: UInt64, addressType = UInt8(random.next() % 2), scanResponse = random.next() % 5 < 2
             var data = payloads[Int(random.next() % UInt64(payloads.count))]
             switch random.next() % 10 {
-            case 0..<3:
-                // The scan response to the report just before (a pair, when that was an advertisement).
-                (address, addressType, data) = previous
+            case 0..<3 where !recent.isEmpty:
+                // The scan response to one of the last 50 reports (a pair, when that was an
+                // advertisement still within the window).
+                (address, addressType, data) = recent[Int(random.next() % UInt64(recent.count))]
                 scanResponse = true
-            case 3..<8:
+            case 0..<6 where !flood, _ where step >= 30_000:
+                // The pool; only the pool at the end, whose beacons overwrite their own entries
+                // (no new advertiser makes the table fill and rebuild).
                 address = 0xC0FF_EE00_0000 + random.next() % 20
             default:
-                fresh += 1
-                address = fresh
+                // One-off addresses, consecutive (a fleet's public addresses) or scattered.
+                fresh += random.next() % 4 == 0 ? random.next() % 1_000_000 : 1
+                address = fresh & 0xFFFF_FFFF_FFFF
             }
-            previous = (address, addressType, data)
+            recent.append((address, addressType, data))
+            if recent.count > 50 { recent.removeFirst() }
             let answer = data.withUnsafeBytes {
                 filter.isRepeat(address: address, addressType: addressType, isScanResponse: scanResponse, data: $0, at: Timestamp(seconds: time))
             }
@@ -107,10 +119,53 @@ struct ScanResponseDeduplicatorTests {
             #expect(answer == expected, "step \(step): address \(address), type \(addressType), scan response \(scanResponse), \(data.count) bytes")
             if answer != expected { return }
             if answer { repeats += 1 }
+            largest = max(largest, filter.last.capacity)
         }
         #expect(repeats > 1_000)   // the sequence does exercise pairing
-        // ≈ 4,000 one-off addresses, ≈ 50 reports in any 0.5 s: the stale are dropped, not kept.
+        #expect(largest >= 512, "largest table \(largest) buckets")   // the floods grew it
+        // ≈ 50 reports in any 0.5 s of the last quiet stretch: the floods' stale advertisers are
+        // dropped and the table has shrunk.
         #expect(filter.last.capacity <= 512, "capacity \(filter.last.capacity)")
+    }
+
+    @Test("The table itself: every advertiser stored within the window is found with its latest entry; load and count stay consistent",
+          arguments: [UInt64(1), 2, 3])
+    func tableInvariants(seed: UInt64) {
+        var random = SeededRandom(seed: seed)
+        var table = AdvertiserTable(seed: seed)
+        var model: [UInt64: Double] = [:]   // key → time of its latest entry
+        let window = 0.5
+        var time = 0.0
+        var base: UInt64 = 0x00_1A7D_0000_0000
+        for step in 0..<20_000 {
+            time += random.uniform() * (step / 2_000 % 2 == 0 ? 0.01 : 0.000_1)
+            // Runs of consecutive addresses (one vendor's batch) and scattered ones, both types.
+            let key: UInt64
+            switch random.next() % 3 {
+            case 0: key = (base + random.next() % 64) | UInt64(random.next() % 2) << 48
+            case 1: base += 1; key = base
+            default: key = random.next() & 0x01FF_FFFF_FFFF_FFFF
+            }
+            let entry = [UInt8(truncatingIfNeeded: step)].withUnsafeBytes { AdvertiserTable.Entry($0, time: Timestamp(seconds: time)) }
+            table.store(key: key, entry, window: window)
+            model[key] = time
+            #expect(table.count * 4 <= table.capacity * 3)
+            guard let found = table.position(of: key) else {
+                Issue.record("step \(step): the key just stored is not found")
+                return
+            }
+            #expect(table.entries[found].time.seconds == time)
+            if step % 500 == 499 {
+                // The count is the buckets in use; every advertiser heard within the window is
+                // there, with its latest entry.
+                #expect(table.count == table.keys.filter { $0 != AdvertiserTable.empty }.count)
+                for (stored, at) in model where time - at <= window {
+                    let position = table.position(of: stored)
+                    #expect(position.map { table.entries[$0].time.seconds } == at, "step \(step): key \(stored)")
+                }
+                model = model.filter { time - $0.value <= window }
+            }
+        }
     }
 
     @Test("A crowd within the window is remembered whole; a flood of rotating addresses keeps the table small")
