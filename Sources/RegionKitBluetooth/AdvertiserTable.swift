@@ -11,9 +11,10 @@ import RegionKitCore
 /// addresses — and the seed keeps a radio neighbour choosing addresses from aiming them at one
 /// bucket. Stale entries (older than the window when the table fills) are dropped in bulk when
 /// the table is rebuilt; nothing is removed one by one, so no tombstones are needed. A rebuild
-/// comes when the table would pass three quarters full, and also after as many stores as it
-/// has buckets (amortised O(1) either way): after a crowd has gone, the table shrinks back
-/// instead of keeping its size while the few beacons left overwrite their own entries.
+/// comes when the table would pass three quarters full; and after as many stores as it has
+/// buckets, the live entries are counted and the table rebuilt if that makes it smaller
+/// (amortised O(1) either way): after a crowd has gone, the table shrinks back instead of
+/// keeping its size while the few beacons left overwrite their own entries.
 ///
 /// ```swift
 /// var table = AdvertiserTable()
@@ -102,12 +103,19 @@ struct AdvertiserTable: Sendable {
     }
 
     /// Stores `entry` as `key`'s, replacing what it had. When the table would pass three
-    /// quarters full, or has taken as many stores as it has buckets since it was last rebuilt,
-    /// it is rebuilt first, without the entries older than `window` seconds before `entry.time`
-    /// (they can no longer pair with a scan response).
+    /// quarters full, or has taken as many stores as it has buckets and would be smaller
+    /// without its stale entries, it is rebuilt first, without the entries older than `window`
+    /// seconds before `entry.time` (they can no longer pair with a scan response).
     mutating func store(key: UInt64, _ entry: Entry, window: Double) {
         storesSinceRebuild += 1
-        if (count + 1) * 4 > keys.count * 3 || storesSinceRebuild > keys.count { rebuild(keeping: entry.time, window: window) }
+        if (count + 1) * 4 > keys.count * 3 {
+            rebuild(keeping: entry.time, window: window)
+        } else if storesSinceRebuild > keys.count {
+            // Counted without allocating; rebuilt only when that frees buckets (a rebuild to the
+            // same size every `capacity` stores cost a fresh pair of arrays each time).
+            storesSinceRebuild = 0
+            if Self.capacity(for: liveCount(at: entry.time, window: window)) < keys.count { rebuild(keeping: entry.time, window: window) }
+        }
         let mask = keys.count - 1
         var index = bucket(of: key)
         while true {
@@ -137,15 +145,27 @@ struct AdvertiserTable: Sendable {
         storesSinceRebuild = 0
     }
 
+    /// The entries heard within `window` seconds before `time`.
+    private func liveCount(at time: Timestamp, window: Double) -> Int {
+        var live = 0
+        for index in keys.indices where keys[index] != Self.empty && time - entries[index].time <= window { live += 1 }
+        return live
+    }
+
+    /// The buckets for `live` entries: a power of two, at least ``minimumCapacity``, and at least
+    /// twice `live + 1` (so the table is at most half full after the next store).
+    private static func capacity(for live: Int) -> Int {
+        var capacity = minimumCapacity
+        while capacity < 2 * (live + 1) { capacity *= 2 }
+        return capacity
+    }
+
     /// Re-files the entries heard within `window` seconds before `time` in a table sized for
     /// them (at most half full after the next store): a crowd of live advertisers grows it; a
     /// flood of one-off addresses (privacy addresses rotating) that has gone stale is dropped
     /// and the table shrinks to what is left.
     private mutating func rebuild(keeping time: Timestamp, window: Double) {
-        var live = 0
-        for index in keys.indices where keys[index] != Self.empty && time - entries[index].time <= window { live += 1 }
-        var capacity = Self.minimumCapacity
-        while capacity < 2 * (live + 1) { capacity *= 2 }
+        let capacity = Self.capacity(for: liveCount(at: time, window: window))
         let oldKeys = keys, oldEntries = entries
         keys = Array(repeating: Self.empty, count: capacity)
         entries = Array(repeating: oldEntries.first ?? Entry(UnsafeRawBufferPointer(start: nil, count: 0), time: time), count: capacity)
