@@ -8,16 +8,19 @@ import RegionKitCore
 /// table and a SplitMix64 finaliser (a few multiplications and shifts, where `Dictionary` ran
 /// SipHash and its generic machinery). The finaliser, not a bare multiply-shift, because linear
 /// probing needs more than 2-independence on structured keys — a fleet's consecutive public
-/// addresses — and the seed keeps a radio neighbour choosing addresses from aiming them at one
-/// bucket. Stale entries (older than the window when the table fills) are dropped in bulk when
-/// the table is rebuilt; nothing is removed one by one, so no tombstones are needed. A rebuild
-/// comes when the table would pass three quarters full; and after as many stores as it has
-/// buckets, the live entries are counted and the table rebuilt if that makes it smaller
-/// (amortised O(1) either way): after a crowd has gone, the table shrinks back instead of
-/// keeping its size while the few beacons left overwrite their own entries.
+/// addresses. The seed makes aiming chosen addresses at one bucket impractical for a radio
+/// neighbour who does not know it; it is not a keyed hash (SipHash, which `Dictionary` used, is),
+/// and it is drawn once per table (kept across rebuilds and ``removeAll()``). Stale entries
+/// (older than the window when the table fills) are dropped in bulk when the table is rebuilt;
+/// nothing is removed one by one, so no tombstones are needed. A rebuild comes when the table
+/// would pass three quarters full; and once it has taken more stores than it has buckets, the
+/// live entries are counted and the table rebuilt if that makes it smaller (amortised O(1)
+/// either way): after a crowd has gone, the table shrinks back instead of keeping its size while
+/// the few beacons left overwrite their own entries.
 ///
 /// ```swift
 /// var table = AdvertiserTable()
+/// let entry = advertisingData.withUnsafeBytes { AdvertiserTable.Entry($0, time: now) }
 /// table.store(key: 0x01_C0FFEE000001, entry, window: 0.5)   // an advertisement
 /// if let i = table.position(of: 0x01_C0FFEE000001) { table.markAbsorbed(at: i) }
 /// ```
@@ -103,18 +106,19 @@ struct AdvertiserTable: Sendable {
     }
 
     /// Stores `entry` as `key`'s, replacing what it had. When the table would pass three
-    /// quarters full, or has taken as many stores as it has buckets and would be smaller
+    /// quarters full, or has taken more stores than it has buckets and would be smaller
     /// without its stale entries, it is rebuilt first, without the entries older than `window`
     /// seconds before `entry.time` (they can no longer pair with a scan response).
     mutating func store(key: UInt64, _ entry: Entry, window: Double) {
         storesSinceRebuild += 1
         if (count + 1) * 4 > keys.count * 3 {
-            rebuild(keeping: entry.time, window: window)
+            rebuild(keeping: entry.time, window: window, live: liveCount(at: entry.time, window: window))
         } else if storesSinceRebuild > keys.count {
             // Counted without allocating; rebuilt only when that frees buckets (a rebuild to the
             // same size every `capacity` stores cost a fresh pair of arrays each time).
             storesSinceRebuild = 0
-            if Self.capacity(for: liveCount(at: entry.time, window: window)) < keys.count { rebuild(keeping: entry.time, window: window) }
+            let live = liveCount(at: entry.time, window: window)
+            if Self.capacity(for: live) < keys.count { rebuild(keeping: entry.time, window: window, live: live) }
         }
         let mask = keys.count - 1
         var index = bucket(of: key)
@@ -160,12 +164,12 @@ struct AdvertiserTable: Sendable {
         return capacity
     }
 
-    /// Re-files the entries heard within `window` seconds before `time` in a table sized for
-    /// them (at most half full after the next store): a crowd of live advertisers grows it; a
-    /// flood of one-off addresses (privacy addresses rotating) that has gone stale is dropped
-    /// and the table shrinks to what is left.
-    private mutating func rebuild(keeping time: Timestamp, window: Double) {
-        let capacity = Self.capacity(for: liveCount(at: time, window: window))
+    /// Re-files the entries heard within `window` seconds before `time` — `live` of them
+    /// (``liveCount(at:window:)``) — in a table sized for them (at most half full after the next
+    /// store): a crowd of live advertisers grows it; a flood of one-off addresses (privacy
+    /// addresses rotating) that has gone stale is dropped and the table shrinks to what is left.
+    private mutating func rebuild(keeping time: Timestamp, window: Double, live: Int) {
+        let capacity = Self.capacity(for: live)
         let oldKeys = keys, oldEntries = entries
         keys = Array(repeating: Self.empty, count: capacity)
         entries = Array(repeating: oldEntries.first ?? Entry(UnsafeRawBufferPointer(start: nil, count: 0), time: time), count: capacity)
