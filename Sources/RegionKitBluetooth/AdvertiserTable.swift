@@ -149,10 +149,18 @@ struct AdvertiserTable: Sendable {
         storesSinceRebuild = 0
     }
 
+    /// Whether a bucket holding `key` and `entry` is in use and was heard within `window`
+    /// seconds before `time`: the one test for what a rebuild keeps, so the count that sizes the
+    /// new table and the entries re-filed into it cannot disagree.
+    @inline(__always)
+    private static func isLive(_ key: UInt64, _ entry: Entry, at time: Timestamp, window: Double) -> Bool {
+        key != empty && time - entry.time <= window
+    }
+
     /// The entries heard within `window` seconds before `time`.
     private func liveCount(at time: Timestamp, window: Double) -> Int {
         var live = 0
-        for index in keys.indices where keys[index] != Self.empty && time - entries[index].time <= window { live += 1 }
+        for index in keys.indices where Self.isLive(keys[index], entries[index], at: time, window: window) { live += 1 }
         return live
     }
 
@@ -177,7 +185,7 @@ struct AdvertiserTable: Sendable {
         count = 0
         storesSinceRebuild = 0
         let mask = capacity - 1
-        for index in oldKeys.indices where oldKeys[index] != Self.empty && time - oldEntries[index].time <= window {
+        for index in oldKeys.indices where Self.isLive(oldKeys[index], oldEntries[index], at: time, window: window) {
             var target = bucket(of: oldKeys[index])
             while keys[target] != Self.empty { target = (target + 1) & mask }
             keys[target] = oldKeys[index]
