@@ -10,10 +10,12 @@ import RegionKitCore
 /// **Structure.** Several grid levels with square-ish cells of side 400 m, 1.6 km, 6.4 km, …,
 /// ×4 up to 1,638 km. A region lives in exactly one cell: the one containing its centre, on the
 /// finest level whose cell side is at least its radius (bigger regions go to a short list that is
-/// always scanned). Storage is flat: every region is a slot in one array (centre, radius, unit
-/// vector, an intrusive doubly linked list through the other slots of its cell), and each level
-/// maps cell ids to the cell's first slot through an open-addressing table with a multiplicative
-/// hash (no per-cell arrays, no `Dictionary` on the query path). Insert and remove are O(1).
+/// always scanned). Storage is flat: every region is a slot in one array (its tag, its cell), and
+/// each level keeps its regions' centres (unit vectors) and radii in one pool, a cell's together
+/// in a run, found from the cell id through an open-addressing table with a multiplicative hash
+/// (no per-cell arrays, no `Dictionary` on the query path): a query reads each visited cell's
+/// regions in one sequential sweep. Insert and remove are O(1) (amortised: a cell that outgrows
+/// its run moves to one twice the size).
 ///
 /// **Cells.** Latitude rows are equally spaced; each row has as many longitude columns as fit
 /// cells at least one side wide at the row's pole-most edge (a "reduced" grid), so cells stay
@@ -66,6 +68,9 @@ public struct RegionIndex: Sendable {
         var reach = -1.0
         /// The candidates, with their gaps (see ``Entry``).
         var entries: [Entry] = []
+        /// Each entry's centre and radius, copied from the index (`members[k]` is `entries[k]`'s):
+        /// the queries between rebuilds read them in order instead of from the index's pool.
+        var members: [Member] = []
         /// Rebuilds, for diagnostics and tests.
         public internal(set) var rebuilds = 0
 
@@ -84,158 +89,36 @@ public struct RegionIndex: Sendable {
         /// less its radius, in metres. The chord from any later point is at least the chord
         /// from the cache's point less the distance moved (chords obey the triangle inequality,
         /// and a chord never exceeds its arc), so a query `moved` metres away meets the chord
-        /// test of a candidate only if `gap ≤ moved + distance + tolerance`, and passes over the
-        /// others reading nothing but this entry (the gap is a `Float`: its rounding, under a
-        /// millimetre at these distances, is covered by the query's 10 m tolerance many times
-        /// over). Sorting the entries by gap, to stop at the first one beyond, cost more at each
-        /// rebuild than the comparisons it saved (`count.sh geofence`, 1 M regions).
+        /// test of a candidate only if `gap ≤ moved + distance + tolerance` (the gap is a
+        /// `Float`: its rounding, under a millimetre at these distances, is covered by the
+        /// query's 10 m tolerance many times over). The entries are sorted by gap at each
+        /// rebuild, so a query stops at the first one beyond: in the order found, the gap test
+        /// was a branch as good as random for every entry (fewer instructions, more time;
+        /// BENCHMARKS.md, issue 13, twenty-eighth pass).
         struct Entry {
             var slot: Int32
             var gap: Float
         }
     }
 
-    /// One stored region, packed for the query loop.
+    /// What the index keeps of a region outside its cell: the queries read ``Member``s instead.
     struct Slot {
-        var radius: Double
-        var centre: Geodesy.UnitVector       // of the normalised longitude
         var tag: Int
         var cell: UInt64
         /// Level index, -1 for the big-region list, -2 for a free slot.
         var level: Int32
+        /// Where the region's ``Member`` is: in its level's ``Level/members`` (inside its cell's
+        /// run), or in the big-region list.
+        var position: Int32
     }
 
-    struct Level {
-        let side: Double          // metres
-        let rowHeight: Double     // degrees of latitude
-        let rowCount: Int
-        /// Open-addressing table: cell id (`UInt64.max` = empty) → first slot of the cell (-1: empty cell).
-        var keys: [UInt64] = []
-        var heads: [Int32] = []
-        var shift: UInt64 = 64
-        var used = 0              // table entries holding a key
-        var occupied = 0          // cells with at least one region
-        var count = 0
-        /// How many regions have a radius in each of ``radiusBucketCount`` equal parts of
-        /// [0, side] (a level holds radii up to its side), so that removing the largest region
-        /// lowers ``maxRadius`` without a search. (A `[Double: Int]` multiset of the exact radii
-        /// did this first: a hash of every radius on every insert, ≈ 5 % of registering 1 M
-        /// circles, and up to one entry per region.)
-        var radiusBuckets = [Int32](repeating: 0, count: Level.radiusBucketCount)
-        /// An upper bound of the radii stored, used only as the search reach of a query (the
-        /// candidates are then tested exactly, so a looser bound changes no result): the exact
-        /// maximum while regions are only added; lowered to the upper edge of the highest bucket
-        /// still in use when a removal empties a bucket.
-        var maxRadius = 0.0
+    /// A region as a query reads it, 32 bytes: stored in its cell's run, so a cell's regions
+    /// are read in one sequential sweep, not one cache miss each.
+    struct Member {
+        var centre: Geodesy.UnitVector       // of the normalised longitude
+        var radius: Double
 
-        static let radiusBucketCount = 64
-
-        /// The bucket of a radius in [0, side].
-        @inline(__always) func radiusBucket(_ radius: Double) -> Int {
-            min(Level.radiusBucketCount - 1, max(0, Int(radius / side * Double(Level.radiusBucketCount))))
-        }
-
-        /// No radius in `bucket` exceeds this (the top bucket's edge is the side itself; the
-        /// others get a relative pad against the rounding of `radiusBucket`).
-        func radiusBucketEdge(_ bucket: Int) -> Double {
-            bucket == Level.radiusBucketCount - 1 ? side : Double(bucket + 1) * side / Double(Level.radiusBucketCount) * (1 + 1e-9)
-        }
-
-        mutating func addRadius(_ radius: Double) {
-            radiusBuckets[radiusBucket(radius)] += 1
-            maxRadius = max(maxRadius, radius)
-        }
-
-        mutating func removeRadius(_ radius: Double) {
-            let bucket = radiusBucket(radius)
-            radiusBuckets[bucket] -= 1
-            guard radiusBuckets[bucket] == 0 else { return }
-            maxRadius = min(maxRadius, radiusBuckets.lastIndex { $0 > 0 }.map(radiusBucketEdge) ?? 0)
-        }
-
-        init(side: Double) {
-            self.side = side
-            rowHeight = side / Geodesy.earthRadius * 180 / .pi
-            rowCount = Int((180 / rowHeight).rounded(.up))
-        }
-
-        func row(_ lat: Double) -> Int {
-            min(rowCount - 1, max(0, Int(((lat + 90) / rowHeight).rounded(.down))))
-        }
-
-        func columns(inRow r: Int) -> Int {
-            let lo = -90 + Double(r) * rowHeight
-            let hi = min(90, lo + rowHeight)
-            let far = min(90, max(abs(lo), abs(hi)))
-            let n = 360 * cos(far * .pi / 180) / rowHeight
-            return n >= 1 ? Int(min(n, 1e9).rounded(.down)) : 1
-        }
-
-        func column(_ lon: Double, _ n: Int) -> Int {
-            min(n - 1, max(0, Int(((lon + 180) / 360 * Double(n)).rounded(.down))))
-        }
-
-        func key(lat: Double, lon: Double) -> UInt64 {
-            let r = row(lat)
-            let c = column(lon, columns(inRow: r))
-            return UInt64(r) << 32 | UInt64(c)
-        }
-
-        @inline(__always) func home(_ key: UInt64) -> Int {
-            Int(truncatingIfNeeded: (key &* 0x9E37_79B9_7F4A_7C15) >> shift)
-        }
-
-        /// The table position of `key`, if present.
-        @inline(__always) func position(of key: UInt64) -> Int? {
-            if keys.isEmpty { return nil }
-            let mask = keys.count - 1
-            var p = home(key)
-            while true {
-                let k = keys[p]
-                if k == key { return p }
-                if k == .max { return nil }
-                p = (p + 1) & mask
-            }
-        }
-
-        /// The first slot of the cell `key`, or -1.
-        @inline(__always) func head(of key: UInt64) -> Int32 {
-            guard let p = position(of: key) else { return -1 }
-            return heads[p]
-        }
-
-        /// The table position of `key`, adding it (with an empty list) when absent.
-        mutating func positionInserting(_ key: UInt64) -> Int {
-            if let p = position(of: key) { return p }
-            if (used + 1) * 2 > keys.count { grow() }
-            let mask = keys.count - 1
-            var p = home(key)
-            while keys[p] != .max { p = (p + 1) & mask }
-            keys[p] = key
-            heads[p] = -1
-            used += 1
-            return p
-        }
-
-        /// Doubles the table (or drops emptied cells when they make up most of it).
-        mutating func grow() {
-            let live = occupied + 1
-            var capacity = 16
-            while capacity < live * 4 { capacity *= 2 }
-            let oldKeys = keys, oldHeads = heads
-            keys = Array(repeating: .max, count: capacity)
-            heads = Array(repeating: -1, count: capacity)
-            shift = UInt64(64 - capacity.trailingZeroBitCount)
-            used = 0
-            let mask = capacity - 1
-            for (k, h) in zip(oldKeys, oldHeads) where k != .max && h >= 0 {
-                var p = home(k)
-                while keys[p] != .max { p = (p + 1) & mask }
-                keys[p] = k
-                heads[p] = h
-                used += 1
-            }
-        }
+        static let vacant = Member(centre: Geodesy.UnitVector(x: 0, y: 0, z: 0), radius: 0)
     }
 
     /// Default cell sides in metres: 400 m to 1,638 km, ×4 apart.
@@ -254,14 +137,10 @@ public struct RegionIndex: Sendable {
     public static let defaultCellSides: [Double] = [400, 1_600, 6_400, 25_600, 102_400, 409_600, 1_638_400]
 
     private var levels: [Level]
-    private var bigHead: Int32 = -1
-    private var bigCount = 0
+    /// The regions bigger than the coarsest cell, always scanned, and the slot of each.
+    private var bigMembers: [Member] = []
+    private var bigSlots: [Int32] = []
     private var slots: [Slot] = []
-    /// The cell lists, apart from the slots: `next[slot]` / `prev[slot]` (-1 at the ends). A
-    /// compact array that stays in cache, so walking a cell does not wait on each region's
-    /// record and the records' loads overlap.
-    private var next: [Int32] = []
-    private var prev: [Int32] = []
     private var stored: [IndexedRegion?] = []
     private var free: [Int32] = []
     private var byID: [String: Int32] = [:]
@@ -333,7 +212,7 @@ public struct RegionIndex: Sendable {
             remove(id: region.id)
             return try insert(region, tag: tag)   // a new id now: its old slot is the first free one
         }
-        if free.isEmpty && slotIndex == Int32.max {
+        if !hasRoom(forRadius: r.radius) {
             byID[region.id] = nil
             throw RegionKitError(.invalidRegion, "spatial index: region '\(region.id)': the index is full (\(slots.count) regions)")
         }
@@ -352,7 +231,7 @@ public struct RegionIndex: Sendable {
     /// ``regions(nearLatitude:longitude:within:)``) skip it. Throws as ``insert(_:tag:)``.
     mutating func insert(slotOnly region: IndexedRegion, tag: Int) throws(RegionKitError) -> Int {
         let r = try Self.validated(region)
-        if free.isEmpty && slots.count >= Int(Int32.max) {
+        if !hasRoom(forRadius: r.radius) {
             throw RegionKitError(.invalidRegion, "spatial index: region '\(region.id)': the index is full (\(slots.count) regions)")
         }
         return file(r, tag: tag)
@@ -369,41 +248,118 @@ public struct RegionIndex: Sendable {
     }
 
     /// Files a validated region (longitude normalised) in the first free slot, or a new one
-    /// (the caller has checked that there is room), and returns the slot.
+    /// (the caller has checked that there is room: ``hasRoom(forRadius:)``), and returns the slot.
     private mutating func file(_ r: IndexedRegion, tag: Int) -> Int {
         let slotIndex = free.popLast() ?? Int32(truncatingIfNeeded: slots.count)
-        let levelIndex = levels.firstIndex { $0.side >= r.radius } ?? -1
-        var slot = Slot(radius: r.radius,
-                        centre: Geodesy.UnitVector(latitude: r.latitude, longitude: r.longitude), tag: tag, cell: 0,
-                        level: Int32(truncatingIfNeeded: levelIndex))
-        let oldHead: Int32
+        let levelIndex = level(forRadius: r.radius)
+        let member = Member(centre: Geodesy.UnitVector(latitude: r.latitude, longitude: r.longitude), radius: r.radius)
+        var slot = Slot(tag: tag, cell: 0, level: Int32(truncatingIfNeeded: levelIndex), position: 0)
         if levelIndex < 0 {
-            oldHead = bigHead
-            bigHead = slotIndex
-            bigCount += 1
+            slot.position = Int32(truncatingIfNeeded: bigMembers.count)
+            bigMembers.append(member)
+            bigSlots.append(slotIndex)
         } else {
             let key = levels[levelIndex].key(lat: r.latitude, lon: r.longitude)
             slot.cell = key
             let p = levels[levelIndex].positionInserting(key)
-            oldHead = levels[levelIndex].heads[p]
-            if oldHead < 0 { levels[levelIndex].occupied += 1 }
-            levels[levelIndex].heads[p] = slotIndex
+            var cell = levels[levelIndex].cells[p]
+            let capacity = Level.Cell.capacity(cell.count)
+            if cell.count == capacity {
+                // The cell has outgrown its run: its members move to one twice the size.
+                let moved = levels[levelIndex].allocateRun(capacity: Level.Cell.capacity(cell.count + 1))
+                for k in 0..<Int(cell.count) {
+                    let from = Int(cell.start) + k, to = Int(moved) + k
+                    let movedSlot = levels[levelIndex].memberSlots[from]
+                    levels[levelIndex].members[to] = levels[levelIndex].members[from]
+                    levels[levelIndex].memberSlots[to] = movedSlot
+                    slots[Int(movedSlot)].position = Int32(truncatingIfNeeded: to)
+                }
+                levels[levelIndex].freeRun(start: cell.start, capacity: capacity)
+                cell.start = moved
+            }
+            let position = Int(cell.start) + Int(cell.count)
+            levels[levelIndex].members[position] = member
+            levels[levelIndex].memberSlots[position] = slotIndex
+            slot.position = Int32(truncatingIfNeeded: position)
+            if cell.count == 0 { levels[levelIndex].occupied += 1 }
+            cell.count += 1
+            levels[levelIndex].cells[p] = cell
             levels[levelIndex].count += 1
             levels[levelIndex].addRadius(r.radius)
         }
-        if oldHead >= 0 { prev[Int(oldHead)] = slotIndex }
         if Int(slotIndex) == slots.count {
             slots.append(slot)
-            next.append(oldHead)
-            prev.append(-1)
         } else {
             slots[Int(slotIndex)] = slot
-            next[Int(slotIndex)] = oldHead
-            prev[Int(slotIndex)] = -1
         }
         storedCount += 1
         generation &+= 1
         return Int(slotIndex)
+    }
+
+    /// The level a region of `radius` is filed on: the finest whose cell side is at least its
+    /// radius; −1 for the big-region list.
+    private func level(forRadius radius: Double) -> Int {
+        levels.firstIndex { $0.side >= radius } ?? -1
+    }
+
+    /// Whether a region of `radius` can be filed: a free slot or fewer than 2³¹ − 1 slots, and
+    /// room in its level's member pool (``Level/hasRoom``).
+    private func hasRoom(forRadius radius: Double) -> Bool {
+        guard !free.isEmpty || slots.count < Int(Int32.max) else { return false }
+        let levelIndex = level(forRadius: radius)
+        return levelIndex < 0 ? bigMembers.count < Int(Int32.max) : levels[levelIndex].hasRoom
+    }
+
+    /// What is wrong with the storage, for tests (empty when nothing is): every stored region's
+    /// member inside its cell's run and naming its slot, runs inside the pool and apart from
+    /// each other and from the free runs, the counts.
+    func storageProblems() -> [String] {
+        var problems: [String] = []
+        var perLevel = [Int](repeating: 0, count: levels.count)
+        for (i, slot) in slots.enumerated() where slot.level != -2 {
+            let p = Int(slot.position)
+            if slot.level < 0 {
+                if p >= bigSlots.count || bigSlots[p] != Int32(i) { problems.append("slot \(i): not at \(p) of the big list") }
+                continue
+            }
+            let l = Int(slot.level)
+            perLevel[l] += 1
+            let cell = levels[l].cell(slot.cell)
+            if !(p >= Int(cell.start) && p < Int(cell.start) + Int(cell.count)) { problems.append("slot \(i): position \(p) outside its cell's run") }
+            if p >= levels[l].memberSlots.count || levels[l].memberSlots[p] != Int32(i) { problems.append("slot \(i): member \(p) names another slot") }
+        }
+        if bigSlots.count != bigMembers.count { problems.append("big list: \(bigSlots.count) slots, \(bigMembers.count) members") }
+        for (l, level) in levels.enumerated() {
+            var covered = [Bool](repeating: false, count: level.members.count)
+            func cover(_ start: Int, _ length: Int, _ what: String) {
+                guard start >= 0, start + length <= covered.count else { problems.append("level \(l): \(what) beyond the pool"); return }
+                for k in start..<start + length {
+                    if covered[k] { problems.append("level \(l): \(what) overlaps at \(k)"); return }
+                    covered[k] = true
+                }
+            }
+            var occupied = 0, count = 0
+            for cell in level.cells where cell.key != .max && cell.count > 0 {
+                occupied += 1
+                count += Int(cell.count)
+                cover(Int(cell.start), Int(Level.Cell.capacity(cell.count)), "run of cell \(cell.key)")
+            }
+            for (sizeClass, starts) in level.freeRuns.enumerated() {
+                for start in starts { cover(Int(start), 1 << sizeClass, "free run \(start)") }
+            }
+            if let leaked = covered.firstIndex(of: false) { problems.append("level \(l): pool position \(leaked) in no run") }
+            if occupied != level.occupied { problems.append("level \(l): \(occupied) occupied cells, counted \(level.occupied)") }
+            if count != level.count || count != perLevel[l] { problems.append("level \(l): \(count) members in runs, \(level.count) counted, \(perLevel[l]) slots") }
+        }
+        return problems
+    }
+
+    /// The member of the region in `slot` (an occupied slot).
+    @inline(__always)
+    private func member(atSlot slot: Int) -> Member {
+        let s = slots[slot]
+        return s.level < 0 ? bigMembers[Int(s.position)] : levels[Int(s.level)].members[Int(s.position)]
     }
 
     /// Makes room for `additional` more regions: the id map and the per-slot arrays do not grow
@@ -421,8 +377,6 @@ public struct RegionIndex: Sendable {
             stored.growCapacity(toAtLeast: total)
         }
         slots.growCapacity(toAtLeast: total)
-        next.growCapacity(toAtLeast: total)
-        prev.growCapacity(toAtLeast: total)
     }
 
     /// The great-circle distance in metres from the centre of the region in `slot` to `point`
@@ -430,7 +384,7 @@ public struct RegionIndex: Sendable {
     /// NaN for a free or unknown slot.
     func distance(atSlot slot: Int, to point: Geodesy.UnitVector) -> Double {
         guard isOccupied(slot: slot) else { return .nan }
-        return Geodesy.arc(chordSquared: slots[slot].centre.chordSquared(to: point))
+        return Geodesy.arc(chordSquared: member(atSlot: slot).centre.chordSquared(to: point))
     }
 
     /// Removes and returns the region with this id.
@@ -450,29 +404,46 @@ public struct RegionIndex: Sendable {
     mutating func remove(slot i: Int) {
         guard isOccupied(slot: i) else { return }
         let slot = slots[i]
-        let following = next[i], preceding = prev[i]
-        if following >= 0 { prev[Int(following)] = preceding }
-        if preceding >= 0 {
-            next[Int(preceding)] = following
-        } else if slot.level < 0 {
-            bigHead = following
-        } else {
-            let l = Int(slot.level)
-            if let p = levels[l].position(of: slot.cell) {
-                levels[l].heads[p] = following
-                if following < 0 { levels[l].occupied -= 1 }
-            }
-        }
+        let position = Int(slot.position)
         if slot.level < 0 {
-            bigCount -= 1
+            // The list's last region takes the place of the one removed.
+            let last = bigMembers.count - 1
+            if position != last {
+                bigMembers[position] = bigMembers[last]
+                bigSlots[position] = bigSlots[last]
+                slots[Int(bigSlots[position])].position = slot.position
+            }
+            bigMembers.removeLast()
+            bigSlots.removeLast()
         } else {
             let l = Int(slot.level)
+            let radius = levels[l].members[position].radius
+            if let p = levels[l].position(of: slot.cell) {
+                // The run's last member takes the place of the one removed.
+                var cell = levels[l].cells[p]
+                let last = Int(cell.start) + Int(cell.count) - 1
+                if position != last {
+                    let movedSlot = levels[l].memberSlots[last]
+                    levels[l].members[position] = levels[l].members[last]
+                    levels[l].memberSlots[position] = movedSlot
+                    slots[Int(movedSlot)].position = slot.position
+                }
+                levels[l].memberSlots[last] = -1
+                // Down to a power of two (or none): the run's upper half (or all of it) is free.
+                let capacity = Level.Cell.capacity(cell.count)
+                cell.count -= 1
+                let kept = Level.Cell.capacity(cell.count)
+                if kept < capacity { levels[l].freeRun(start: cell.start + kept, capacity: capacity - kept) }
+                if cell.count == 0 {
+                    cell.start = 0
+                    levels[l].occupied -= 1
+                }
+                levels[l].cells[p] = cell
+            }
             levels[l].count -= 1
-            levels[l].removeRadius(slot.radius)
+            levels[l].removeRadius(radius)
         }
         slots[i].level = -2
-        next[i] = -1
-        prev[i] = -1
         free.append(Int32(truncatingIfNeeded: i))
         storedCount -= 1
         generation &+= 1
@@ -552,13 +523,13 @@ public struct RegionIndex: Sendable {
         let slots = self.slots
         /// The chord test, then the arc from the same chord: `Geodesy.distance` of the two
         /// vectors, so the engine's own distance to the region, to the bit.
-        @inline(__always) func test(_ i: Int, _ s: Slot, _ c2: Double) {
+        @inline(__always) func test(_ i: Int, _ m: Member, _ c2: Double) {
             let d = Geodesy.arc(chordSquared: c2)
-            if d <= s.radius + distance { body(i, s.tag, d) }
+            if d <= m.radius + distance { body(i, slots[i].tag, d) }
         }
-        @inline(__always) func passes(_ s: Slot) -> Double? {
-            let c2 = s.centre.chordSquared(to: point)
-            let bound = s.radius + distance + tolerance
+        @inline(__always) func passes(_ m: Member) -> Double? {
+            let c2 = m.centre.chordSquared(to: point)
+            let bound = m.radius + distance + tolerance
             return c2 * (R * R) > bound * bound ? nil : c2
         }
         if caching, distance.isFinite, distance >= 0 {
@@ -570,7 +541,7 @@ public struct RegionIndex: Sendable {
             }
             if !valid {
                 let reach = distance + tolerance + cache.margin
-                collect(latitude: latitude, longitude: lon, within: reach, tolerance: tolerance, point: point, into: &cache.entries)
+                collect(latitude: latitude, longitude: lon, within: reach, tolerance: tolerance, point: point, into: &cache)
                 cache.generation = generation
                 cache.point = point
                 cache.reach = reach
@@ -579,22 +550,25 @@ public struct RegionIndex: Sendable {
             }
             // The candidates past `limit` cannot pass the chord test (``NearbyCache/Entry``).
             // A skipped slot is asked next: the regions a device is deep inside (skipped by the
-            // engine) are about half of the cached candidates in reach.
+            // engine) are about half of the cached candidates in reach. The centre and radius
+            // come from the cache's own copy, read in order (not from the index's pool).
             let limit = Float(moved + distance + tolerance)
             cache.entries.withUnsafeBufferPointer { entries in
-                for entry in entries {
-                    if entry.gap > limit { continue }
-                    let i = Int(entry.slot)
-                    if skip(i) { continue }
-                    let s = slots[i]
-                    if let c2 = passes(s) { test(i, s, c2) }
+                cache.members.withUnsafeBufferPointer { members in
+                    for k in entries.indices {
+                        let entry = entries[k]
+                        if entry.gap > limit { break }
+                        let i = Int(entry.slot)
+                        if skip(i) { continue }
+                        let m = members[k]
+                        if let c2 = passes(m) { test(i, m, c2) }
+                    }
                 }
             }
             return point
         }
-        visitCandidates(latitude: latitude, longitude: lon, within: distance) { i in
-            let s = slots[i]
-            if let c2 = passes(s), !skip(i) { test(i, s, c2) }
+        visitCandidates(latitude: latitude, longitude: lon, within: distance) { i, m in
+            if let c2 = passes(m), !skip(Int(i)) { test(Int(i), m, c2) }
         }
         return point
     }
@@ -607,28 +581,50 @@ public struct RegionIndex: Sendable {
     }
 
     /// The slots whose circle may come within `reach` metres of the point (chord test only),
-    /// into `out` (emptied first, its capacity kept), with their ``NearbyCache/Entry/gap``s.
+    /// into `cache`'s entries, with their ``NearbyCache/Entry/gap``s, and their members beside
+    /// them (both emptied first, their capacity kept).
     private func collect(latitude: Double, longitude: Double, within reach: Double, tolerance: Double,
-                         point p: Geodesy.UnitVector, into out: inout [NearbyCache.Entry]) {
-        out.removeAll(keepingCapacity: true)
+                         point p: Geodesy.UnitVector, into cache: inout NearbyCache) {
+        cache.entries.removeAll(keepingCapacity: true)
+        cache.members.removeAll(keepingCapacity: true)
         let R = Geodesy.earthRadius
-        let slots = self.slots
-        visitCandidates(latitude: latitude, longitude: longitude, within: reach) { i in
-            let s = slots[i]
-            let bound = s.radius + reach + tolerance
-            let c2 = s.centre.chordSquared(to: p) * (R * R)
+        // Locals the closure captures by address (not the inout parameter's properties).
+        var (entries, members) = ([NearbyCache.Entry](), [Member]())
+        swap(&entries, &cache.entries)
+        swap(&members, &cache.members)
+        defer {
+            swap(&entries, &cache.entries)
+            swap(&members, &cache.members)
+        }
+        visitCandidates(latitude: latitude, longitude: longitude, within: reach) { i, m in
+            let bound = m.radius + reach + tolerance
+            let c2 = m.centre.chordSquared(to: p) * (R * R)
             if c2 <= bound * bound {
-                out.append(NearbyCache.Entry(slot: Int32(truncatingIfNeeded: i), gap: Float(c2.squareRoot() - s.radius)))
+                entries.append(NearbyCache.Entry(slot: i, gap: Float(c2.squareRoot() - m.radius)))
+                members.append(m)
             }
+        }
+        // By gap, nearest first: a query stops at the first entry beyond its limit. Sorted as
+        // integers (the gap's bits in an order-keeping form above the entry's position), then
+        // both arrays put in that order.
+        guard entries.count > 1 else { return }
+        let order = entries.indices.map { k -> UInt64 in
+            let bits = entries[k].gap.bitPattern
+            return UInt64(bits & 0x8000_0000 != 0 ? ~bits : bits | 0x8000_0000) << 32 | UInt64(k)
+        }.sorted()
+        let (unsortedEntries, unsortedMembers) = (entries, members)
+        for (k, key) in order.enumerated() {
+            let from = Int(truncatingIfNeeded: key & 0xFFFF_FFFF)
+            entries[k] = unsortedEntries[from]
+            members[k] = unsortedMembers[from]
         }
     }
 
-    /// Calls `visit` with every slot stored in a cell that may hold a region within `distance`
-    /// metres of the point (a superset of the matches).
-    private func visitCandidates(latitude: Double, longitude lon: Double, within distance: Double, _ visit: (Int) -> Void) {
-        let next = self.next
-        var i = bigHead
-        while i >= 0 { visit(Int(i)); i = next[Int(i)] }
+    /// Calls `visit` with the slot and member of every region stored in a cell that may hold a
+    /// region within `distance` metres of the point (a superset of the matches). A cell's
+    /// members are read in one sweep of its run.
+    private func visitCandidates(latitude: Double, longitude lon: Double, within distance: Double, _ visit: (Int32, Member) -> Void) {
+        for k in bigMembers.indices { visit(bigSlots[k], bigMembers[k]) }
         // The levels are read in place (`for level in levels` copied each one per query,
         // retaining and releasing its tables: a constant cost per query, issue 13 item 3).
         levels.withUnsafeBufferPointer { levelBuffer in
@@ -636,20 +632,24 @@ public struct RegionIndex: Sendable {
             for k in levelBuffer.indices where base[k].count > 0 {
                 let q = distance + base[k].maxRadius
                 if q < 0 { continue }
-                visitCells(base + k, latitude: latitude, longitude: lon, radius: q) { head in
-                    var i = head
-                    while i >= 0 { visit(Int(i)); i = next[Int(i)] }
+                base[k].members.withUnsafeBufferPointer { members in
+                    base[k].memberSlots.withUnsafeBufferPointer { memberSlots in
+                        visitCells(base + k, latitude: latitude, longitude: lon, radius: q) { cell in
+                            let start = Int(cell.start)
+                            for j in start..<start + Int(cell.count) { visit(memberSlots[j], members[j]) }
+                        }
+                    }
                 }
             }
         }
     }
 
-    /// Calls `visit` with the first slot of every non-empty cell of `level` that may hold a
-    /// centre within `radius` metres of the point.
-    private func visitCells(_ level: UnsafePointer<Level>, latitude: Double, longitude: Double, radius: Double, _ visit: (Int32) -> Void) {
+    /// Calls `visit` with the run of every non-empty cell of `level` that may hold a centre
+    /// within `radius` metres of the point.
+    private func visitCells(_ level: UnsafePointer<Level>, latitude: Double, longitude: Double, radius: Double, _ visit: (Level.Cell) -> Void) {
         let δ = radius / Geodesy.earthRadius                 // angular radius
         if δ >= .pi {                                           // the whole sphere
-            for (k, h) in zip(level.pointee.keys, level.pointee.heads) where k != .max && h >= 0 { visit(h) }
+            for cell in level.pointee.cells where cell.key != .max && cell.count > 0 { visit(cell) }
             return
         }
         let δdeg = δ * 180 / .pi
@@ -675,28 +675,43 @@ public struct RegionIndex: Sendable {
                 if estimated > level.pointee.occupied { break }
             }
             if estimated > level.pointee.occupied {
-                for (k, h) in zip(level.pointee.keys, level.pointee.heads) where k != .max && h >= 0 {
-                    let r = Int(k >> 32)
-                    if r >= rowLo && r <= rowHi { visit(h) }
+                for cell in level.pointee.cells where cell.key != .max && cell.count > 0 {
+                    let r = Int(cell.key >> 32)
+                    if r >= rowLo && r <= rowHi { visit(cell) }
                 }
                 return
             }
-            for k in 0..<rowSpan {
-                let n = columns[k]
-                let rowBits = UInt64(rowLo + k) << 32
-                var cLo = 0, cHi = n - 1
-                if halfWidth < 180 {
-                    let lo = Int((((longitude - halfWidth) + 180) / 360 * Double(n)).rounded(.down))
-                    let hi = Int((((longitude + halfWidth) + 180) / 360 * Double(n)).rounded(.down))
-                    if hi - lo + 1 < n { cLo = lo; cHi = hi }
+            // The cells are looked up first and visited after: the lookups, each a likely cache
+            // miss in a table of megabytes, then run back to back and their misses overlap
+            // (visiting each cell as it was found kept one lookup in flight at a time). A cell
+            // beyond the estimate (rounding) is visited at once.
+            withUnsafeTemporaryAllocation(of: Level.Cell.self, capacity: estimated + 1) { found in
+                var foundCount = 0
+                for k in 0..<rowSpan {
+                    let n = columns[k]
+                    let rowBits = UInt64(rowLo + k) << 32
+                    var cLo = 0, cHi = n - 1
+                    if halfWidth < 180 {
+                        let lo = Int((((longitude - halfWidth) + 180) / 360 * Double(n)).rounded(.down))
+                        let hi = Int((((longitude + halfWidth) + 180) / 360 * Double(n)).rounded(.down))
+                        if hi - lo + 1 < n { cLo = lo; cHi = hi }
+                    }
+                    var c = cLo
+                    while c <= cHi {
+                        let wrapped = c >= 0 && c < n ? c : ((c % n) + n) % n
+                        let cell = level.pointee.cell(rowBits | UInt64(wrapped))
+                        if cell.count > 0 {
+                            if foundCount < found.count {
+                                found.initializeElement(at: foundCount, to: cell)
+                                foundCount += 1
+                            } else {
+                                visit(cell)
+                            }
+                        }
+                        c += 1
+                    }
                 }
-                var c = cLo
-                while c <= cHi {
-                    let wrapped = c >= 0 && c < n ? c : ((c % n) + n) % n
-                    let h = level.pointee.head(of: rowBits | UInt64(wrapped))
-                    if h >= 0 { visit(h) }
-                    c += 1
-                }
+                for j in 0..<foundCount { visit(found[j]) }
             }
         }
     }

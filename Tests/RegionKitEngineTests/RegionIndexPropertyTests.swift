@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import RegionKitEngine
 
-/// The flat index (slots, open-addressing cell tables, intrusive cell lists) and the per-device
+/// The flat index (slots, open-addressing cell tables, each cell's members in a run) and the per-device
 /// candidate cache against brute force: random regions crowded at the poles and across the
 /// antimeridian, radii from 0 m to 3,000 km, a device that walks, jumps, crosses 180° and the
 /// poles, and inserts, removals and re-registrations (moved, resized) between its queries.
@@ -234,6 +234,60 @@ struct RegionIndexPropertyTests {
             #expect(hits.contains(r.id), "\(r.id) found at its centre")
         }
         #expect(Set(index.allRegions.map(\.id)) == Set(live.keys))
+    }
+
+    @Test("crowded cells grow and shrink their runs: every member stays in its cell's run, no run overlaps or leaks, queries match brute force",
+          arguments: [21, 22])
+    func crowdedRuns(seed: UInt64) throws {
+        var rng = SeededRandom(seed: seed)
+        var index = RegionIndex()
+        var live: [String: IndexedRegion] = [:]
+        // Three crowded spots (one across the antimeridian): most regions share a few cells of
+        // the finest level, so their runs grow to dozens of members and shrink back to none.
+        let spots: [(lat: Double, lon: Double)] = [(47.37, 8.54), (-33.87, 151.21), (64.0, 179.999)]
+        func region(_ id: String) -> IndexedRegion {
+            let spot = spots.randomElement(using: &rng) ?? spots[0]
+            let p = Geodesy.destination(latitude: spot.lat, longitude: spot.lon, distance: Double.random(in: 0...300, using: &rng),
+                                        bearing: Double.random(in: 0..<360, using: &rng))
+            let radius: Double = switch Int.random(in: 0..<10, using: &rng) {
+            case 0: Double.random(in: 400...5_000, using: &rng)            // coarser levels
+            case 1: Double.random(in: 2_000_000...3_000_000, using: &rng)  // the big-region list
+            default: Double.random(in: 0...350, using: &rng)               // the finest level
+            }
+            return IndexedRegion(id: id, latitude: p.latitude, longitude: p.longitude, radius: radius)
+        }
+        var peak = 0
+        for step in 0..<1_500 {
+            // Grow for a while, then shrink to nothing, then grow again.
+            let growing = (step / 500) % 2 == 0
+            let roll = Int.random(in: 0..<10, using: &rng)
+            if (growing && roll < 7) || (!growing && roll < 2) {
+                let r = region("r\(step)")
+                try index.insert(r)
+                live[r.id] = r
+            } else if roll < 9, let id = live.keys.randomElement(using: &rng) {
+                #expect(index.remove(id: id)?.id == id)
+                live[id] = nil
+            } else if let id = live.keys.randomElement(using: &rng) {
+                let r = region(id)    // re-registered elsewhere in the crowd
+                try index.insert(r)
+                live[id] = r
+            }
+            peak = max(peak, live.count)
+            let problems = index.storageProblems()
+            #expect(problems.isEmpty, "step \(step): \(problems.prefix(3))")
+            if !problems.isEmpty { return }
+            if step % 5 == 0 {
+                let spot = spots.randomElement(using: &rng) ?? spots[0]
+                let q = Geodesy.destination(latitude: spot.lat, longitude: spot.lon, distance: Double.random(in: 0...600, using: &rng),
+                                            bearing: Double.random(in: 0..<360, using: &rng))
+                let d: Double = [0, 5, 100].randomElement(using: &rng) ?? 0
+                let got = Set(index.regions(nearLatitude: q.latitude, longitude: q.longitude, within: d).map(\.region.id))
+                #expect(got == RegionIndexTests.brute(Array(live.values), q.latitude, q.longitude, d), "step \(step)")
+            }
+        }
+        #expect(index.count == live.count)
+        #expect(peak > 200, "the crowd grew (\(peak))")
     }
 
     @Test("SlotSet behaves as a Set<Int>")
