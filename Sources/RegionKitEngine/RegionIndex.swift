@@ -71,6 +71,14 @@ public struct RegionIndex: Sendable {
         /// Each entry's centre and radius, copied from the index (`members[k]` is `entries[k]`'s):
         /// the queries between rebuilds read them in order instead of from the index's pool.
         var members: [Member] = []
+        /// A rebuild's candidates before they are sorted, kept for their capacity.
+        var scratch = Scratch()
+
+        struct Scratch {
+            var entries: [Entry] = []
+            var members: [Member] = []
+            var order: [UInt64] = []
+        }
         /// Rebuilds, for diagnostics and tests.
         public internal(set) var rebuilds = 0
 
@@ -196,7 +204,9 @@ public struct RegionIndex: Sendable {
     /// integer, stable until the region is removed, reused afterwards. `tag` is kept with it and
     /// handed back by ``forEachCandidate(latitude:longitude:within:cache:_:)`` (the engine's
     /// registration number). Throws `invalidRegion` for a latitude outside [-90, 90], non-finite
-    /// values or a negative radius, and when 2³¹ − 1 regions are stored.
+    /// values or a negative radius, and when the index is full: 2³¹ − 1 regions stored, or the
+    /// member pool of the region's level past ≈ 715 million positions (live and free runs; the
+    /// pool never shrinks). A region replaced is left in place when the new one cannot be filed.
     @discardableResult
     public mutating func insert(_ region: IndexedRegion, tag: Int = 0) throws(RegionKitError) -> Int {
         let r = try Self.validated(region)
@@ -209,6 +219,9 @@ public struct RegionIndex: Sendable {
         }
         claim(&byID[region.id, default: -1])
         if replaced {
+            guard hasRoom(forRadius: r.radius) else {
+                throw RegionKitError(.invalidRegion, "spatial index: region '\(region.id)': the index is full (\(slots.count) regions)")
+            }
             remove(id: region.id)
             return try insert(region, tag: tag)   // a new id now: its old slot is the first free one
         }
@@ -317,9 +330,21 @@ public struct RegionIndex: Sendable {
     func storageProblems() -> [String] {
         var problems: [String] = []
         var perLevel = [Int](repeating: 0, count: levels.count)
+        var bigCount = 0
         for (i, slot) in slots.enumerated() where slot.level != -2 {
             let p = Int(slot.position)
+            // A region kept by identifier: its member and cell are those of the region.
+            if i < stored.count, let r = stored[i] {
+                let level = level(forRadius: r.radius)
+                if Int(slot.level) != level { problems.append("slot \(i): on level \(slot.level), not \(level)") }
+                if level >= 0, slot.cell != levels[level].key(lat: r.latitude, lon: r.longitude) { problems.append("slot \(i): filed in another cell") }
+                let m = member(atSlot: i)
+                if m.radius != r.radius || m.centre != Geodesy.UnitVector(latitude: r.latitude, longitude: r.longitude) {
+                    problems.append("slot \(i): member is not its region")
+                }
+            }
             if slot.level < 0 {
+                bigCount += 1
                 if p >= bigSlots.count || bigSlots[p] != Int32(i) { problems.append("slot \(i): not at \(p) of the big list") }
                 continue
             }
@@ -329,7 +354,9 @@ public struct RegionIndex: Sendable {
             if !(p >= Int(cell.start) && p < Int(cell.start) + Int(cell.count)) { problems.append("slot \(i): position \(p) outside its cell's run") }
             if p >= levels[l].memberSlots.count || levels[l].memberSlots[p] != Int32(i) { problems.append("slot \(i): member \(p) names another slot") }
         }
-        if bigSlots.count != bigMembers.count { problems.append("big list: \(bigSlots.count) slots, \(bigMembers.count) members") }
+        if bigSlots.count != bigMembers.count || bigSlots.count != bigCount {
+            problems.append("big list: \(bigSlots.count) slots, \(bigMembers.count) members, \(bigCount) regions")
+        }
         for (l, level) in levels.enumerated() {
             var covered = [Bool](repeating: false, count: level.members.count)
             func cover(_ start: Int, _ length: Int, _ what: String) {
@@ -354,6 +381,9 @@ public struct RegionIndex: Sendable {
         }
         return problems
     }
+
+    /// Positions in the member pools (live and free runs), for tests.
+    var poolSize: Int { levels.reduce(bigMembers.count) { $0 + $1.members.count } }
 
     /// The member of the region in `slot` (an occupied slot).
     @inline(__always)
@@ -585,38 +615,37 @@ public struct RegionIndex: Sendable {
     /// them (both emptied first, their capacity kept).
     private func collect(latitude: Double, longitude: Double, within reach: Double, tolerance: Double,
                          point p: Geodesy.UnitVector, into cache: inout NearbyCache) {
-        cache.entries.removeAll(keepingCapacity: true)
-        cache.members.removeAll(keepingCapacity: true)
         let R = Geodesy.earthRadius
-        // Locals the closure captures by address (not the inout parameter's properties).
-        var (entries, members) = ([NearbyCache.Entry](), [Member]())
-        swap(&entries, &cache.entries)
-        swap(&members, &cache.members)
-        defer {
-            swap(&entries, &cache.entries)
-            swap(&members, &cache.members)
-        }
+        // Found in the scratch arrays (a local the closure captures by address, not the inout
+        // parameter's property; every array keeps its capacity in the cache between rebuilds).
+        var found = NearbyCache.Scratch()
+        swap(&found, &cache.scratch)
+        defer { swap(&found, &cache.scratch) }
+        found.entries.removeAll(keepingCapacity: true)
+        found.members.removeAll(keepingCapacity: true)
+        found.order.removeAll(keepingCapacity: true)
         visitCandidates(latitude: latitude, longitude: longitude, within: reach) { i, m in
             let bound = m.radius + reach + tolerance
             let c2 = m.centre.chordSquared(to: p) * (R * R)
             if c2 <= bound * bound {
-                entries.append(NearbyCache.Entry(slot: i, gap: Float(c2.squareRoot() - m.radius)))
-                members.append(m)
+                found.entries.append(NearbyCache.Entry(slot: i, gap: Float(c2.squareRoot() - m.radius)))
+                found.members.append(m)
             }
         }
-        // By gap, nearest first: a query stops at the first entry beyond its limit. Sorted as
-        // integers (the gap's bits in an order-keeping form above the entry's position), then
-        // both arrays put in that order.
-        guard entries.count > 1 else { return }
-        let order = entries.indices.map { k -> UInt64 in
-            let bits = entries[k].gap.bitPattern
-            return UInt64(bits & 0x8000_0000 != 0 ? ~bits : bits | 0x8000_0000) << 32 | UInt64(k)
-        }.sorted()
-        let (unsortedEntries, unsortedMembers) = (entries, members)
-        for (k, key) in order.enumerated() {
-            let from = Int(truncatingIfNeeded: key & 0xFFFF_FFFF)
-            entries[k] = unsortedEntries[from]
-            members[k] = unsortedMembers[from]
+        // By gap, nearest first, so a query stops at the first entry beyond its limit: sorted
+        // as integers (the gap's bits in an order-keeping form above the entry's position), then
+        // copied into the cache in that order.
+        for (k, entry) in found.entries.enumerated() {
+            let bits = entry.gap.bitPattern
+            found.order.append(UInt64(bits & 0x8000_0000 != 0 ? ~bits : bits | 0x8000_0000) << 32 | UInt64(k))
+        }
+        found.order.sort()
+        cache.entries.removeAll(keepingCapacity: true)
+        cache.members.removeAll(keepingCapacity: true)
+        for key in found.order {
+            let k = Int(truncatingIfNeeded: key & 0xFFFF_FFFF)
+            cache.entries.append(found.entries[k])
+            cache.members.append(found.members[k])
         }
     }
 
