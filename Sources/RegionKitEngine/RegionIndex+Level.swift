@@ -5,11 +5,12 @@ extension RegionIndex {
     /// One grid level: its cells' geometry, an open-addressing table of its ``Cell``s, and the
     /// ``Member``s of all its cells, each cell's together in one run.
     ///
-    /// A cell of `count` members has a run with room for `count` rounded up to a power of two
-    /// (``Cell/capacity``); a cell that outgrows it moves to one twice the size (the members are
-    /// copied, the old run goes to a free list of its size and is reused by the next cell that
-    /// needs one). Removing a member moves the run's last one into its place; a cell whose
-    /// count falls to a power of two gives the upper half of its run to the free list, and an
+    /// A cell's run has room for a power of two of members (``runClasses``); a full cell that
+    /// gains one moves to a run twice the size (the members are copied, the old run goes to a
+    /// free list of its size and is reused by the next cell that needs one of that size).
+    /// Removing a member moves the run's last one into its place; a cell down to a quarter of its
+    /// run gives the upper half to the free list (a quarter, not a half: a cell that loses and
+    /// gains one member at a power of two would otherwise move to a new run each time), and an
     /// emptied cell all of it. The pool never shrinks, and free runs are not merged.
     struct Level {
         let side: Double          // metres
@@ -18,6 +19,9 @@ extension RegionIndex {
         /// Open-addressing table of the cells: id, run start and count side by side, so a probe
         /// that finds its cell reads where its members are in the same cache line.
         var cells: [Cell] = []
+        /// The room of each cell's run, beside ``cells`` (only inserts and removals read it): 0
+        /// for none, else 1 + log₂ of its capacity.
+        var runClasses: [UInt8] = []
         var shift: UInt64 = 64
         var used = 0              // table entries holding a key
         var occupied = 0          // cells with at least one region
@@ -50,11 +54,15 @@ extension RegionIndex {
             var count: Int32
 
             static let vacant = Cell(key: .max, start: 0, count: 0)
+        }
 
-            /// The room of a run for `count` members: 0, or `count` rounded up to a power of two.
-            @inline(__always) static func capacity(_ count: Int32) -> Int32 {
-                count <= 1 ? count : Int32(truncatingIfNeeded: 1 << (Int32.bitWidth - (count - 1).leadingZeroBitCount))
-            }
+        /// The room of the run of the cell at table position `p` (0 or a power of two).
+        @inline(__always) func capacity(at p: Int) -> Int32 {
+            runClasses[p] == 0 ? 0 : 1 << (Int32(runClasses[p]) - 1)
+        }
+
+        mutating func setCapacity(_ capacity: Int32, at p: Int) {
+            runClasses[p] = capacity == 0 ? 0 : UInt8(truncatingIfNeeded: capacity.trailingZeroBitCount + 1)
         }
 
         /// The bucket of a radius in [0, side].
@@ -139,26 +147,31 @@ extension RegionIndex {
             var p = home(key)
             while cells[p].key != .max { p = (p + 1) & mask }
             cells[p] = Cell(key: key, start: 0, count: 0)
+            runClasses[p] = 0
             used += 1
             return p
         }
 
-        /// Doubles the table (or drops emptied cells when they make up most of it): at least
-        /// twice the live cells, so a quarter to a half full (at four times, the finest level's
-        /// table at 1 M regions was 32 MB of mostly free entries, each probe a likelier miss).
+        /// Rebuilds the table when it is half full, dropping the emptied cells: at least three
+        /// times the live cells, so that half as many again can be added before the next rebuild
+        /// (at twice, a table whose emptied cells kept it at the same size could be rebuilt every
+        /// other insert; at four times, the finest level's table at 1 M regions was 32 MB of
+        /// mostly free entries).
         mutating func grow() {
             let live = occupied + 1
             var capacity = 16
-            while capacity < live * 2 { capacity *= 2 }
-            let old = cells
+            while capacity < live * 3 { capacity *= 2 }
+            let (old, oldClasses) = (cells, runClasses)
             cells = Array(repeating: .vacant, count: capacity)
+            runClasses = Array(repeating: 0, count: capacity)
             shift = UInt64(64 - capacity.trailingZeroBitCount)
             used = 0
             let mask = capacity - 1
-            for cell in old where cell.key != .max && cell.count > 0 {
+            for (cell, runClass) in zip(old, oldClasses) where cell.key != .max && cell.count > 0 {
                 var p = home(cell.key)
                 while cells[p].key != .max { p = (p + 1) & mask }
                 cells[p] = cell
+                runClasses[p] = runClass
                 used += 1
             }
         }

@@ -14,8 +14,8 @@ import RegionKitCore
 /// each level keeps its regions' centres (unit vectors) and radii in one pool, a cell's together
 /// in a run, found from the cell id through an open-addressing table with a multiplicative hash
 /// (no per-cell arrays, no `Dictionary` on the query path): a query reads each visited cell's
-/// regions in one sequential sweep. Insert and remove are O(1) (amortised: a cell that outgrows
-/// its run moves to one twice the size).
+/// regions in one sequential sweep. Insert and remove are O(1), amortised (a cell that outgrows
+/// its run moves to one twice the size, a cell table is rebuilt when half full).
 ///
 /// **Cells.** Latitude rows are equally spaced; each row has as many longitude columns as fit
 /// cells at least one side wide at the row's pole-most edge (a "reduced" grid), so cells stay
@@ -71,7 +71,8 @@ public struct RegionIndex: Sendable {
         /// Each entry's centre and radius, copied from the index (`members[k]` is `entries[k]`'s):
         /// the queries between rebuilds read them in order instead of from the index's pool.
         var members: [Member] = []
-        /// A rebuild's candidates before they are sorted, kept for their capacity.
+        /// A rebuild's candidates before they are sorted, kept for their capacity (so a cache
+        /// holds its candidates twice: ≈ 90 bytes each).
         var scratch = Scratch()
 
         struct Scratch {
@@ -206,7 +207,8 @@ public struct RegionIndex: Sendable {
     /// registration number). Throws `invalidRegion` for a latitude outside [-90, 90], non-finite
     /// values or a negative radius, and when the index is full: 2³¹ − 1 regions stored, or the
     /// member pool of the region's level past ≈ 715 million positions (live and free runs; the
-    /// pool never shrinks). A region replaced is left in place when the new one cannot be filed.
+    /// pool never shrinks). A replacement needs room for the new region beside the old one: when
+    /// there is none, the region replaced is left in place.
     @discardableResult
     public mutating func insert(_ region: IndexedRegion, tag: Int = 0) throws(RegionKitError) -> Int {
         let r = try Self.validated(region)
@@ -276,10 +278,11 @@ public struct RegionIndex: Sendable {
             slot.cell = key
             let p = levels[levelIndex].positionInserting(key)
             var cell = levels[levelIndex].cells[p]
-            let capacity = Level.Cell.capacity(cell.count)
+            let capacity = levels[levelIndex].capacity(at: p)
             if cell.count == capacity {
                 // The cell has outgrown its run: its members move to one twice the size.
-                let moved = levels[levelIndex].allocateRun(capacity: Level.Cell.capacity(cell.count + 1))
+                let grown = max(1, capacity &* 2)
+                let moved = levels[levelIndex].allocateRun(capacity: grown)
                 for k in 0..<Int(cell.count) {
                     let from = Int(cell.start) + k, to = Int(moved) + k
                     let movedSlot = levels[levelIndex].memberSlots[from]
@@ -288,6 +291,7 @@ public struct RegionIndex: Sendable {
                     slots[Int(movedSlot)].position = Int32(truncatingIfNeeded: to)
                 }
                 levels[levelIndex].freeRun(start: cell.start, capacity: capacity)
+                levels[levelIndex].setCapacity(grown, at: p)
                 cell.start = moved
             }
             let position = Int(cell.start) + Int(cell.count)
@@ -325,14 +329,27 @@ public struct RegionIndex: Sendable {
     }
 
     /// What is wrong with the storage, for tests (empty when nothing is): every stored region's
-    /// member inside its cell's run and naming its slot, runs inside the pool and apart from
-    /// each other and from the free runs, the counts.
+    /// member inside its cell's run and naming its slot, and (for a region kept by identifier)
+    /// its level, cell, centre and radius those of the region; the big-region list both ways;
+    /// every run a power of two holding its cell, inside the pool, apart from the other runs and
+    /// the free runs, and every pool position in one of them; the counts.
     func storageProblems() -> [String] {
         var problems: [String] = []
         var perLevel = [Int](repeating: 0, count: levels.count)
         var bigCount = 0
         for (i, slot) in slots.enumerated() where slot.level != -2 {
             let p = Int(slot.position)
+            if slot.level < 0 {
+                bigCount += 1
+                if p >= bigSlots.count || bigSlots[p] != Int32(i) { problems.append("slot \(i): not at \(p) of the big list"); continue }
+            } else {
+                let l = Int(slot.level)
+                guard l < levels.count else { problems.append("slot \(i): no level \(l)"); continue }
+                perLevel[l] += 1
+                let cell = levels[l].cell(slot.cell)
+                if !(p >= Int(cell.start) && p < Int(cell.start) + Int(cell.count)) { problems.append("slot \(i): position \(p) outside its cell's run") }
+                if p >= levels[l].memberSlots.count || levels[l].memberSlots[p] != Int32(i) { problems.append("slot \(i): member \(p) names another slot"); continue }
+            }
             // A region kept by identifier: its member and cell are those of the region.
             if i < stored.count, let r = stored[i] {
                 let level = level(forRadius: r.radius)
@@ -343,16 +360,6 @@ public struct RegionIndex: Sendable {
                     problems.append("slot \(i): member is not its region")
                 }
             }
-            if slot.level < 0 {
-                bigCount += 1
-                if p >= bigSlots.count || bigSlots[p] != Int32(i) { problems.append("slot \(i): not at \(p) of the big list") }
-                continue
-            }
-            let l = Int(slot.level)
-            perLevel[l] += 1
-            let cell = levels[l].cell(slot.cell)
-            if !(p >= Int(cell.start) && p < Int(cell.start) + Int(cell.count)) { problems.append("slot \(i): position \(p) outside its cell's run") }
-            if p >= levels[l].memberSlots.count || levels[l].memberSlots[p] != Int32(i) { problems.append("slot \(i): member \(p) names another slot") }
         }
         if bigSlots.count != bigMembers.count || bigSlots.count != bigCount {
             problems.append("big list: \(bigSlots.count) slots, \(bigMembers.count) members, \(bigCount) regions")
@@ -367,10 +374,16 @@ public struct RegionIndex: Sendable {
                 }
             }
             var occupied = 0, count = 0
-            for cell in level.cells where cell.key != .max && cell.count > 0 {
+            for (p, cell) in level.cells.enumerated() {
+                let capacity = Int(level.capacity(at: p))
+                guard cell.key != .max && cell.count > 0 else {
+                    if capacity != 0 { problems.append("level \(l): a run kept by table entry \(p), which holds no region") }
+                    continue
+                }
                 occupied += 1
                 count += Int(cell.count)
-                cover(Int(cell.start), Int(Level.Cell.capacity(cell.count)), "run of cell \(cell.key)")
+                if capacity < Int(cell.count) || capacity.nonzeroBitCount != 1 { problems.append("level \(l): cell \(cell.key) of \(cell.count) in a run of \(capacity)") }
+                cover(Int(cell.start), capacity, "run of cell \(cell.key)")
             }
             for (sizeClass, starts) in level.freeRuns.enumerated() {
                 for start in starts { cover(Int(start), 1 << sizeClass, "free run \(start)") }
@@ -459,14 +472,17 @@ public struct RegionIndex: Sendable {
                     slots[Int(movedSlot)].position = slot.position
                 }
                 levels[l].memberSlots[last] = -1
-                // Down to a power of two (or none): the run's upper half (or all of it) is free.
-                let capacity = Level.Cell.capacity(cell.count)
+                // Emptied: the run is free. Down to a quarter of it: its upper half is.
+                let capacity = levels[l].capacity(at: p)
                 cell.count -= 1
-                let kept = Level.Cell.capacity(cell.count)
-                if kept < capacity { levels[l].freeRun(start: cell.start + kept, capacity: capacity - kept) }
                 if cell.count == 0 {
+                    levels[l].freeRun(start: cell.start, capacity: capacity)
+                    levels[l].setCapacity(0, at: p)
                     cell.start = 0
                     levels[l].occupied -= 1
+                } else if capacity >= 4, cell.count <= capacity / 4 {
+                    levels[l].freeRun(start: cell.start + capacity / 2, capacity: capacity / 2)
+                    levels[l].setCapacity(capacity / 2, at: p)
                 }
                 levels[l].cells[p] = cell
             }
@@ -612,7 +628,8 @@ public struct RegionIndex: Sendable {
 
     /// The slots whose circle may come within `reach` metres of the point (chord test only),
     /// into `cache`'s entries, with their ``NearbyCache/Entry/gap``s, and their members beside
-    /// them (both emptied first, their capacity kept).
+    /// them, sorted by gap (found in the cache's scratch arrays first; every array is emptied
+    /// before it is filled and keeps its capacity).
     private func collect(latitude: Double, longitude: Double, within reach: Double, tolerance: Double,
                          point p: Geodesy.UnitVector, into cache: inout NearbyCache) {
         let R = Geodesy.earthRadius
