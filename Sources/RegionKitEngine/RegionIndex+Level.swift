@@ -10,7 +10,7 @@ extension RegionIndex {
     /// free list of its size and is reused by the next cell that needs one of that size).
     /// Removing a member moves the run's last one into its place; a cell down to a quarter of its
     /// run gives the upper half to the free list (a quarter, not a half: a cell that loses and
-    /// gains one member at a power of two would otherwise move to a new run each time), and an
+    /// gains one member just above a power of two would otherwise move to a new run each time), and an
     /// emptied cell all of it. The pool never shrinks, and free runs are not merged.
     struct Level {
         let side: Double          // metres
@@ -19,8 +19,8 @@ extension RegionIndex {
         /// Open-addressing table of the cells: id, run start and count side by side, so a probe
         /// that finds its cell reads where its members are in the same cache line.
         var cells: [Cell] = []
-        /// The room of each cell's run, beside ``cells`` (only inserts and removals read it): 0
-        /// for none, else 1 + log₂ of its capacity.
+        /// The room of each cell's run, beside ``cells`` (queries do not read it): 0 for none,
+        /// else 1 + log₂ of its capacity.
         var runClasses: [UInt8] = []
         var shift: UInt64 = 64
         var used = 0              // table entries holding a key
@@ -46,8 +46,8 @@ extension RegionIndex {
         static let radiusBucketCount = 64
 
         /// A cell: its id (`UInt64.max`: a free table entry) and its members, `count` of them
-        /// from `start` in ``members`` (`count` 0: an emptied cell, dropped when the table next
-        /// grows).
+        /// from `start` in ``members`` (`count` 0: an emptied cell, dropped when the table is next
+        /// rebuilt).
         struct Cell {
             var key: UInt64
             var start: Int32
@@ -62,6 +62,7 @@ extension RegionIndex {
         }
 
         mutating func setCapacity(_ capacity: Int32, at p: Int) {
+            assert(capacity >= 0 && capacity.nonzeroBitCount <= 1, "a run's room is 0 or a power of two")
             runClasses[p] = capacity == 0 ? 0 : UInt8(truncatingIfNeeded: capacity.trailingZeroBitCount + 1)
         }
 

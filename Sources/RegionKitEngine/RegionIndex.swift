@@ -331,24 +331,37 @@ public struct RegionIndex: Sendable {
     /// What is wrong with the storage, for tests (empty when nothing is): every stored region's
     /// member inside its cell's run and naming its slot, and (for a region kept by identifier)
     /// its level, cell, centre and radius those of the region; the big-region list both ways;
-    /// every run a power of two holding its cell, inside the pool, apart from the other runs and
-    /// the free runs, and every pool position in one of them; the counts.
+    /// every run a power of two holding its cell and more than a quarter full (else it should have
+    /// shrunk), inside the pool, apart from the other runs and the free runs, and every pool
+    /// position in one of them; the array lengths and counts. Reports rather than traps on
+    /// inconsistent bookkeeping.
     func storageProblems() -> [String] {
         var problems: [String] = []
+        // Array lengths first: the checks below index by them.
+        if bigSlots.count != bigMembers.count { return ["big list: \(bigSlots.count) slots, \(bigMembers.count) members"] }
+        for (l, level) in levels.enumerated() {
+            if level.members.count != level.memberSlots.count || level.runClasses.count != level.cells.count {
+                return ["level \(l): \(level.members.count) members, \(level.memberSlots.count) member slots, \(level.cells.count) cells, \(level.runClasses.count) run sizes"]
+            }
+            let keyed = level.cells.count(where: { $0.key != .max })
+            if keyed != level.used || (!level.cells.isEmpty && keyed >= level.cells.count) {
+                return ["level \(l): \(keyed) table entries in use of \(level.cells.count), counted \(level.used)"]
+            }
+        }
         var perLevel = [Int](repeating: 0, count: levels.count)
         var bigCount = 0
         for (i, slot) in slots.enumerated() where slot.level != -2 {
             let p = Int(slot.position)
             if slot.level < 0 {
                 bigCount += 1
-                if p >= bigSlots.count || bigSlots[p] != Int32(i) { problems.append("slot \(i): not at \(p) of the big list"); continue }
+                if p < 0 || p >= bigSlots.count || bigSlots[p] != Int32(i) { problems.append("slot \(i): not at \(p) of the big list"); continue }
             } else {
                 let l = Int(slot.level)
                 guard l < levels.count else { problems.append("slot \(i): no level \(l)"); continue }
                 perLevel[l] += 1
                 let cell = levels[l].cell(slot.cell)
                 if !(p >= Int(cell.start) && p < Int(cell.start) + Int(cell.count)) { problems.append("slot \(i): position \(p) outside its cell's run") }
-                if p >= levels[l].memberSlots.count || levels[l].memberSlots[p] != Int32(i) { problems.append("slot \(i): member \(p) names another slot"); continue }
+                if p < 0 || p >= levels[l].memberSlots.count || levels[l].memberSlots[p] != Int32(i) { problems.append("slot \(i): member \(p) names another slot"); continue }
             }
             // A region kept by identifier: its member and cell are those of the region.
             if i < stored.count, let r = stored[i] {
@@ -361,13 +374,11 @@ public struct RegionIndex: Sendable {
                 }
             }
         }
-        if bigSlots.count != bigMembers.count || bigSlots.count != bigCount {
-            problems.append("big list: \(bigSlots.count) slots, \(bigMembers.count) members, \(bigCount) regions")
-        }
+        if bigSlots.count != bigCount { problems.append("big list: \(bigSlots.count) entries, \(bigCount) regions") }
         for (l, level) in levels.enumerated() {
             var covered = [Bool](repeating: false, count: level.members.count)
             func cover(_ start: Int, _ length: Int, _ what: String) {
-                guard start >= 0, start + length <= covered.count else { problems.append("level \(l): \(what) beyond the pool"); return }
+                guard start >= 0, length >= 0, start + length <= covered.count else { problems.append("level \(l): \(what) beyond the pool"); return }
                 for k in start..<start + length {
                     if covered[k] { problems.append("level \(l): \(what) overlaps at \(k)"); return }
                     covered[k] = true
@@ -382,7 +393,9 @@ public struct RegionIndex: Sendable {
                 }
                 occupied += 1
                 count += Int(cell.count)
-                if capacity < Int(cell.count) || capacity.nonzeroBitCount != 1 { problems.append("level \(l): cell \(cell.key) of \(cell.count) in a run of \(capacity)") }
+                if capacity < Int(cell.count) || capacity.nonzeroBitCount != 1 || (capacity >= 4 && Int(cell.count) <= capacity / 4) {
+                    problems.append("level \(l): cell \(cell.key) of \(cell.count) in a run of \(capacity)")
+                }
                 cover(Int(cell.start), capacity, "run of cell \(cell.key)")
             }
             for (sizeClass, starts) in level.freeRuns.enumerated() {
