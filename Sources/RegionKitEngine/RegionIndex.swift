@@ -221,17 +221,18 @@ public struct RegionIndex: Sendable {
         }
         claim(&byID[region.id, default: -1])
         if replaced {
-            guard hasRoom(forRadius: r.radius) else {
+            guard hasRoom(onLevel: level(forRadius: r.radius)) else {
                 throw RegionKitError(.invalidRegion, "spatial index: region '\(region.id)': the index is full (\(slots.count) regions)")
             }
             remove(id: region.id)
             return try insert(region, tag: tag)   // a new id now: its old slot is the first free one
         }
-        if !hasRoom(forRadius: r.radius) {
+        let levelIndex = level(forRadius: r.radius)
+        if !hasRoom(onLevel: levelIndex) {
             byID[region.id] = nil
             throw RegionKitError(.invalidRegion, "spatial index: region '\(region.id)': the index is full (\(slots.count) regions)")
         }
-        let slot = file(r, tag: tag)
+        let slot = file(r, tag: tag, level: levelIndex)
         if stored.count <= slot { stored += repeatElement(nil, count: slot + 1 - stored.count) }
         stored[slot] = r
         return slot
@@ -246,10 +247,11 @@ public struct RegionIndex: Sendable {
     /// ``regions(nearLatitude:longitude:within:)``) skip it. Throws as ``insert(_:tag:)``.
     mutating func insert(slotOnly region: IndexedRegion, tag: Int) throws(RegionKitError) -> Int {
         let r = try Self.validated(region)
-        if !hasRoom(forRadius: r.radius) {
+        let levelIndex = level(forRadius: r.radius)
+        if !hasRoom(onLevel: levelIndex) {
             throw RegionKitError(.invalidRegion, "spatial index: region '\(region.id)': the index is full (\(slots.count) regions)")
         }
-        return file(r, tag: tag)
+        return file(r, tag: tag, level: levelIndex)
     }
 
     /// `region` with its longitude normalised, or `invalidRegion` naming what is wrong with it.
@@ -263,10 +265,10 @@ public struct RegionIndex: Sendable {
     }
 
     /// Files a validated region (longitude normalised) in the first free slot, or a new one
-    /// (the caller has checked that there is room: ``hasRoom(forRadius:)``), and returns the slot.
-    private mutating func file(_ r: IndexedRegion, tag: Int) -> Int {
+    /// (the caller has checked that there is room: ``hasRoom(onLevel:)``) on `levelIndex`
+    /// (``level(forRadius:)``), and returns the slot.
+    private mutating func file(_ r: IndexedRegion, tag: Int, level levelIndex: Int) -> Int {
         let slotIndex = free.popLast() ?? Int32(truncatingIfNeeded: slots.count)
-        let levelIndex = level(forRadius: r.radius)
         let member = Member(centre: Geodesy.UnitVector(latitude: r.latitude, longitude: r.longitude), radius: r.radius)
         var slot = Slot(tag: tag, cell: 0, level: Int32(truncatingIfNeeded: levelIndex), position: 0)
         if levelIndex < 0 {
@@ -320,11 +322,10 @@ public struct RegionIndex: Sendable {
         levels.firstIndex { $0.side >= radius } ?? -1
     }
 
-    /// Whether a region of `radius` can be filed: a free slot or fewer than 2³¹ − 1 slots, and
-    /// room in its level's member pool (``Level/hasRoom``).
-    private func hasRoom(forRadius radius: Double) -> Bool {
+    /// Whether a region can be filed on `levelIndex` (``level(forRadius:)``): a free slot or
+    /// fewer than 2³¹ − 1 slots, and room in the level's member pool (``Level/hasRoom``).
+    private func hasRoom(onLevel levelIndex: Int) -> Bool {
         guard !free.isEmpty || slots.count < Int(Int32.max) else { return false }
-        let levelIndex = level(forRadius: radius)
         return levelIndex < 0 ? bigMembers.count < Int(Int32.max) : levels[levelIndex].hasRoom
     }
 
@@ -607,8 +608,8 @@ public struct RegionIndex: Sendable {
                 cache.rebuilds += 1
                 moved = 0
             }
-            // The candidates past `limit` cannot pass the chord test (``NearbyCache/Entry``).
-            // A skipped slot is asked next: the regions a device is deep inside (skipped by the
+            // The candidates past `limit` cannot pass the chord test (``NearbyCache/Entry``), and
+            // the entries are sorted by gap: the first one past it ends the loop. A skipped slot is asked next: the regions a device is deep inside (skipped by the
             // engine) are about half of the cached candidates in reach. The centre and radius
             // come from the cache's own copy, read in order (not from the index's pool).
             let limit = Float(moved + distance + tolerance)
