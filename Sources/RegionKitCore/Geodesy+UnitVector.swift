@@ -17,12 +17,12 @@ extension Geodesy {
         public var z: Double
 
         /// The point at `latitude`, `longitude` (degrees; any longitude). Non-finite in, NaN
-        /// components out.
+        /// components out. (Sines and cosines from ``Geodesy/sineCosine(degrees:)``: exact at
+        /// whole right angles, so the poles and the equator's quarter points are exact too.)
         @inlinable
         public init(latitude: Double, longitude: Double) {
-            let φ = latitude * .pi / 180, λ = longitude * .pi / 180
-            let cosφ = cos(φ)
-            self.init(x: cosφ * cos(λ), y: cosφ * sin(λ), z: sin(φ))
+            let φ = Geodesy.sineCosine(degrees: latitude), λ = Geodesy.sineCosine(degrees: longitude)
+            self.init(x: φ.cos * λ.cos, y: φ.cos * λ.sin, z: φ.sin)
         }
 
         @inlinable

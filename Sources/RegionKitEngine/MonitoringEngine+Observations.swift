@@ -285,17 +285,14 @@ extension MonitoringEngine {
         var fix = fix
         if let accuracy = fix.horizontalAccuracy, !(accuracy.isFinite && accuracy >= 0) { fix.horizontalAccuracy = nil }
         lastFix = fix
-        // The device's candidate cache moves out of `self` while the index fills it, and so does
-        // the candidate buffer, kept between fixes for its capacity (swapped: no copy, no retain).
+        // The candidate buffer, kept between fixes for its capacity, moves out of `self` while
+        // the query fills it (swapped: no copy, no retain).
         // Resting regions the device may have moved far enough to change are evaluated again.
         let point = RegionIndex.point(latitude: fix.latitude, longitude: fix.longitude)
         geoResting.wake(at: point, into: &geoActive)
-        var cache = RegionIndex.NearbyCache()
-        swap(&cache, &geoCache)
         var candidates: [GeoCandidate] = []
         swap(&candidates, &geoCandidates)
-        let query = circularSlotsToEvaluate(for: fix, cache: &cache, caching: true, point: point, into: &candidates)
-        swap(&cache, &geoCache)
+        let query = circularSlotsToEvaluate(for: fix, caching: true, point: point, into: &candidates)
         // The next fix's list starts from the active regions in registration order: sorting it
         // is then a pass, not an insertion sort of every active region (≈ 20 a fix at 1 M regions in `count.sh geofence`).
         if query.disordered { geoActive.arrange(inOrderOf: candidates) { $0.indexSlot } }
@@ -325,9 +322,9 @@ extension MonitoringEngine {
     /// The identifiers of the circular regions ``ingest(_:)-(LocationFix)`` would evaluate `fix`
     /// against, in registration order (a diagnostic: how much work a fix costs).
     public func circularRegionsToEvaluate(for fix: LocationFix) -> [String] {
-        var unused = RegionIndex.NearbyCache()
         var candidates: [GeoCandidate] = []
-        _ = circularSlotsToEvaluate(for: fix, cache: &unused, caching: false, into: &candidates)
+        var engine = self   // (the query is mutating for its cache, which it leaves alone here)
+        _ = engine.circularSlotsToEvaluate(for: fix, caching: false, into: &candidates)
         // The resting regions this fix would wake are evaluated too (the query skipped them),
         // merged in by registration number.
         if fix.latitude.isFinite, fix.longitude.isFinite, abs(fix.latitude) <= 90 {
@@ -345,8 +342,9 @@ extension MonitoringEngine {
     }
 
     /// The ``regions`` slots of ``circularRegionsToEvaluate(for:)``, in registration order, into
-    /// `candidates` (emptied first, its capacity kept), through the device's candidate cache when
-    /// `caching`. Regions are told apart by index slot, ranked by the registration number kept as the
+    /// `candidates` (emptied first, its capacity kept), through the device's candidate cache
+    /// (``geoCache``, updated in place: the index fills it while the engine's other properties
+    /// are read) when `caching`. Regions are told apart by index slot, ranked by the registration number kept as the
     /// slot's tag, and mapped to their records' slots (`geoRegionSlots`) as they are listed: no
     /// identifier is hashed, and the list is not compacted afterwards — an entry whose index slot
     /// has no record keeps slot −1 and is skipped by the callers. A region the index found comes
@@ -359,9 +357,9 @@ extension MonitoringEngine {
     /// usually in registration order already (`disordered` says when they were not: then worth
     /// arranging), and most fixes find no region outside them.
     @discardableResult
-    func circularSlotsToEvaluate(for fix: LocationFix, cache: inout RegionIndex.NearbyCache, caching: Bool,
-                                 point known: Geodesy.UnitVector? = nil,
-                                 into candidates: inout [GeoCandidate]) -> (disordered: Bool, point: Geodesy.UnitVector?) {
+    mutating func circularSlotsToEvaluate(for fix: LocationFix, caching: Bool,
+                                          point known: Geodesy.UnitVector? = nil,
+                                          into candidates: inout [GeoCandidate]) -> (disordered: Bool, point: Geodesy.UnitVector?) {
         candidates.removeAll(keepingCapacity: true)
         // A negative configured buffer moves the inside threshold beyond the radius.
         let margin = max(0, -profile.geoHysteresis.buffer(forAccuracy: fix.horizontalAccuracy)) + Self.indexSlack
@@ -386,7 +384,7 @@ extension MonitoringEngine {
         // Every active region first, in the order of `geoActive.members`, so an active region
         // the index also finds is updated in place (its position in the list is its position
         // in the members).
-        let (active, resting) = (geoActive, geoResting)
+        let active = geoActive
         var list = candidates   // a local the closure below can capture (not the inout parameter)
         candidates = []
         defer { candidates = list }
@@ -403,8 +401,8 @@ extension MonitoringEngine {
         // A closure literal in the call, so non-escaping: `list` is captured by address, with no
         // box and no dynamic exclusivity check per access.
         // Resting regions are skipped before the index computes their distance.
-        let point = circularIndex.forEachCandidate(latitude: fix.latitude, longitude: fix.longitude, within: margin, cache: &cache,
-                                                   caching: caching, point: known, skipping: { resting.contains($0) }) { slot, tag, distance in
+        let point = circularIndex.forEachCandidate(latitude: fix.latitude, longitude: fix.longitude, within: margin, cache: &geoCache,
+                                                   caching: caching, point: known, skipping: geoResting.slots) { slot, tag, distance in
             let found = sameLongitude ? distance : .nan
             if let position = active.position(of: slot) {
                 list[position].distance = found

@@ -29,8 +29,8 @@ import RegionKitCore
 /// resting.wake(at: here) { woken.append($0) }  // nothing: the device has not moved
 /// ```
 struct RestingRegions: Sendable {
-    /// The resting slots.
-    private var slots = SlotSet()
+    /// The resting slots (what ``RegionIndex`` queries skip).
+    private(set) var slots = SlotSet()
     /// `budgets[i] − debt`: metres from ``anchor`` at which `slots.members[i]` must be evaluated
     /// again (moved as ``SlotSet/remove(_:)`` moves the members).
     private var budgets: [Double] = []

@@ -26,6 +26,13 @@ public struct SlotSet: Sendable, Equatable {
     }
 
     /// The index of `slot` in ``members``, or `nil` when it is not a member.
+    /// Calls `body` with the set's position table: entry `slot` is ≥ 0 exactly when `slot` is a
+    /// member (slots beyond the table's end are not). For loops that test many slots, where
+    /// ``contains(_:)`` checked the table's bounds and uniqueness on each.
+    func withUnsafePositions<R>(_ body: (UnsafeBufferPointer<Int32>) throws -> R) rethrows -> R {
+        try positions.withUnsafeBufferPointer(body)
+    }
+
     public func position(of slot: Int) -> Int? {
         contains(slot) ? Int(positions[slot]) : nil
     }
