@@ -305,9 +305,11 @@ extension MonitoringEngine {
             if distance.isNaN, candidate.indexSlot >= 0, let point = query.point {
                 distance = circularIndex.distance(atSlot: Int(candidate.indexSlot), to: point)
             }
-            let slack = evaluate(fix, slot: Int(candidate.slot), indexSlot: candidate.indexSlot, distance: distance, into: &events)
-            // Deep inside and nothing pending: rests until the device has moved `slack` metres.
-            if slack > 0, usesSpatialIndex, candidate.indexSlot >= 0, geoResting.rest(Int(candidate.indexSlot), slack: slack, at: point) {
+            let (slack, reach) = evaluate(fix, slot: Int(candidate.slot), indexSlot: candidate.indexSlot, distance: distance, into: &events)
+            // Deep inside and nothing pending: rests until the device has moved `slack` metres,
+            // and on while it stays within `reach` of the centre (measured again then).
+            if slack > 0, usesSpatialIndex, candidate.indexSlot >= 0, let centre = circularIndex.centre(atSlot: Int(candidate.indexSlot)),
+               geoResting.rest(Int(candidate.indexSlot), slack: slack, at: point, circle: (centre, reach)) {
                 geoActive.remove(Int(candidate.indexSlot))
             }
         }
@@ -455,15 +457,17 @@ extension MonitoringEngine {
     ///
     /// Returns the region's *slack* when it stays inside with nothing pending: the metres the
     /// device can move before a fix could change it (see ``RestingRegions``), less
-    /// ``RestingRegions/safety``; 0 otherwise.
+    /// ``RestingRegions/safety``; 0 otherwise. `reach`: the distance from the centre within
+    /// which no fix changes it (`radius + minimumBuffer`) when there is a slack.
     @discardableResult
-    mutating func evaluate(_ fix: LocationFix, slot: Int, indexSlot: Int32, distance known: Double, into events: inout [LocationEvent]) -> Double {
+    mutating func evaluate(_ fix: LocationFix, slot: Int, indexSlot: Int32, distance known: Double,
+                           into events: inout [LocationEvent]) -> (slack: Double, reach: Double) {
         // The common case, a region that stays as it is (inside, or near and outside, nothing
         // pending): one access by slot, the distance written in place, nothing to re-file.
         let hysteresis = profile.geoHysteresis
         // Beyond `radius + minimumBuffer` a fix is outside whatever its accuracy (`buffer ≥ minimumBuffer`).
         let restReach = hysteresis.minimumBuffer
-        guard let unchanged = regions.update(slot: slot, { record -> Double? in
+        guard let unchanged = regions.update(slot: slot, { record -> (slack: Double, reach: Double)? in
             guard record.restoredAt == nil, record.state != .unknown, case .circular(let circle) = record.region else { return nil }
             let distance = Self.distance(circle, fix, known: known)
             let side = hysteresis.side(distance: distance, radius: circle.radius, accuracy: fix.horizontalAccuracy)
@@ -471,17 +475,17 @@ extension MonitoringEngine {
             if (!wantsCandidate && record.candidate == nil && record.candidateSince == nil) || (wantsCandidate && record.candidate == side) {
                 record.lastDistance = distance
                 let reach = circle.radius + restReach
-                guard record.state == .inside, record.candidate == nil, reach <= RestingRegions.maximumReach else { return 0 }
-                return reach - distance - RestingRegions.safety
+                guard record.state == .inside, record.candidate == nil, reach <= RestingRegions.maximumReach else { return (0, 0) }
+                return (reach - distance - RestingRegions.safety, reach)
             }
             return nil
-        }) else { return 0 }
+        }) else { return (0, 0) }
         guard let slack = unchanged else {
             let index = indexSlot >= 0 ? Int(indexSlot) : nil
             let produced = evaluateHysteresis(fix, slot: slot, indexSlot: index, distance: known)
             trackGeo(indexSlot: index, record: slot)
             if !produced.isEmpty { events += produced }
-            return 0
+            return (0, 0)
         }
         return slack
     }

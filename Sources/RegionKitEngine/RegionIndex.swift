@@ -436,6 +436,12 @@ public struct RegionIndex: Sendable {
         slots.growCapacity(toAtLeast: total)
     }
 
+    /// The unit vector of the centre of the region in `slot` (of its normalised longitude), `nil`
+    /// for a slot that holds none.
+    func centre(atSlot slot: Int) -> Geodesy.UnitVector? {
+        isOccupied(slot: slot) ? member(atSlot: slot).centre : nil
+    }
+
     /// The great-circle distance in metres from the centre of the region in `slot` to `point`
     /// (the unit vector of a normalised longitude): the value a query reports for it, to the bit.
     /// NaN for a free or unknown slot.

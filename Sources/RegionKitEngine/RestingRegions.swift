@@ -17,6 +17,13 @@ import RegionKitCore
 /// not by a pass over the budgets (every other fix for a device moving 15 m a fix), but by
 /// adding it to a common ``debt`` that every stored budget is read less of.
 ///
+/// A budget used up is not the end of the rest when the caller gave the region's circle (its
+/// centre and `reach = radius + minimumBuffer`): the region is measured again from the fix, and
+/// while the device is still more than ``safety`` inside its reach it goes on resting with the
+/// slack measured there. Only regions the device may really be leaving are woken (a device
+/// crossing a city at 1 M regions woke ≈ 1.4 regions a fix, nearly all of them to be evaluated,
+/// found deep inside and put to rest again).
+///
 /// Slots are ``RegionIndex`` slots, as in ``SlotSet``; a region is either here or in the engine's
 /// `geoActive`, never both.
 ///
@@ -24,6 +31,8 @@ import RegionKitCore
 /// var resting = RestingRegions()
 /// let here = Geodesy.UnitVector(latitude: 48.85, longitude: 2.35)
 /// resting.rest(7, slack: 120, at: here)      // 120 m of movement before slot 7 must be evaluated
+/// let centre = Geodesy.UnitVector(latitude: 48.851, longitude: 2.35)
+/// resting.rest(8, slack: 180, at: here, circle: (centre, reach: 300))   // measured again when used up
 /// resting.contains(7)                        // true
 /// var woken: [Int32] = []
 /// resting.wake(at: here) { woken.append($0) }  // nothing: the device has not moved
@@ -34,6 +43,9 @@ struct RestingRegions: Sendable {
     /// `budgets[i] − debt`: metres from ``anchor`` at which `slots.members[i]` must be evaluated
     /// again (moved as ``SlotSet/remove(_:)`` moves the members).
     private var budgets: [Double] = []
+    /// Each member's circle, beside its budget: centre and reach (`reach` NaN: none given, the
+    /// member wakes when its budget is used up).
+    private var circles: [(centre: Geodesy.UnitVector, reach: Double)] = []
     /// What every stored budget has lost to rebases since it was stored (see the type's notes).
     private var debt = 0.0
     /// The point budgets are measured from (meaningful while ``members`` is not empty).
@@ -71,8 +83,14 @@ struct RestingRegions: Sendable {
     /// that leaves is not positive (the region is evaluated on the next fix as before; a slot
     /// already resting keeps the budget it had, which is still safe). Returns whether the slot
     /// rests with this slack.
+    ///
+    /// `circle`: the region's centre and the distance from it within which no fix can change it
+    /// (`radius + minimumBuffer`, the reach `slack` was measured against, ≤ ``maximumReach``).
+    /// With it, a used-up budget is measured again instead of waking the slot (see the type's
+    /// notes).
     @discardableResult
-    mutating func rest(_ slot: Int, slack: Double, at point: Geodesy.UnitVector) -> Bool {
+    mutating func rest(_ slot: Int, slack: Double, at point: Geodesy.UnitVector,
+                       circle: (centre: Geodesy.UnitVector, reach: Double)? = nil) -> Bool {
         guard slot >= 0, slot < Int(Int32.max), slack.isFinite, slack > 0 else { return false }
         if members.isEmpty {
             anchor = point
@@ -87,11 +105,14 @@ struct RestingRegions: Sendable {
         let budget = slack - (point == current.point ? current.distance : Geodesy.distance(anchor, point))
         guard budget > 0 else { return false }
         let stored = budget + debt
+        let kept = circle.flatMap { $0.reach <= Self.maximumReach ? $0 : nil } ?? (Geodesy.UnitVector(x: .nan, y: .nan, z: .nan), .nan)
         if let position = slots.position(of: slot) {
             budgets[position] = stored
+            circles[position] = kept
         } else {
             slots.insert(slot)
             budgets.append(stored)
+            circles.append(kept)
         }
         smallestBudget = min(smallestBudget, stored)
         return true
@@ -102,7 +123,11 @@ struct RestingRegions: Sendable {
         guard let position = slots.position(of: slot) else { return }
         slots.remove(slot)
         let last = budgets.removeLast()
-        if position < budgets.count { budgets[position] = last }
+        let lastCircle = circles.removeLast()
+        if position < budgets.count {
+            budgets[position] = last
+            circles[position] = lastCircle
+        }
         if slots.isEmpty { smallestBudget = .infinity }
     }
 
@@ -124,10 +149,19 @@ struct RestingRegions: Sendable {
             var position = 0
             while position < slots.count {
                 if budgets[position] <= reached {
-                    let slot = slots.members[position]
-                    body(slot)
-                    remove(Int(slot))   // the last member moves here: look at it next
-                    continue
+                    // Used up. With its circle, the slot rests on while the device is still
+                    // inside its reach by more than the safety margin (the NaN of no circle
+                    // fails the test): its slack measured here, its budget from the anchor.
+                    let circle = circles[position]
+                    let budget = circle.reach - Geodesy.distance(circle.centre, point) - Self.safety - moved
+                    if budget > 0 {
+                        budgets[position] = budget + debt
+                    } else {
+                        let slot = slots.members[position]
+                        body(slot)
+                        remove(Int(slot))   // the last member moves here: look at it next
+                        continue
+                    }
                 }
                 smallest = min(smallest, budgets[position])
                 position += 1

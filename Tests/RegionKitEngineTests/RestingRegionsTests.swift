@@ -77,6 +77,83 @@ struct RestingRegionsTests {
         print("RestingRegionsTests seed \(seed): \(woken) woken, \(checks) slots checked")
     }
 
+    @Test("with its circle, a slot rests on while the device stays inside its reach, and is woken before it leaves it",
+          arguments: [UInt64(4), 5, 6])
+    func circlesRestWhileInside(seed: UInt64) {
+        var rng = SeededRandom(seed: seed)
+        var resting = RestingRegions()
+        let start = seed == 5 ? (latitude: 0.2, longitude: 179.995) : (latitude: 59.33, longitude: 18.07)
+        // 64 circles around the start (reaches of 20 m to 3 km), each resting whenever the
+        // device is inside it with slack (as the engine rests them).
+        let circles: [(centre: Geodesy.UnitVector, reach: Double)] = (0..<64).map { _ in
+            let c = Geodesy.destination(latitude: start.latitude, longitude: start.longitude,
+                                        distance: Double.random(in: 0...2_500, using: &rng), bearing: Double.random(in: 0..<360, using: &rng))
+            return (Self.vector(c), exp(Double.random(in: log(20)...log(3_000), using: &rng)))
+        }
+        var model = Set<Int>()
+        var position = start, heading = 0.0
+        var woken = 0, kept = 0, checks = 0
+        for step in 0..<8_000 {
+            if Int.random(in: 0..<100, using: &rng) < 2 {   // a jump, then walking on
+                position = (Double.random(in: -0.02...0.02, using: &rng) + start.latitude,
+                            Double.random(in: -0.03...0.03, using: &rng) + start.longitude)
+            }
+            heading += Double.random(in: -25...25, using: &rng)
+            position = Geodesy.destination(latitude: position.latitude, longitude: position.longitude,
+                                           distance: Double.random(in: 0...20, using: &rng), bearing: heading)
+            let here = Self.vector(position)
+            resting.wake(at: here) { slot in
+                #expect(model.remove(Int(slot)) != nil, "woke \(slot), which was not resting")
+                woken += 1
+            }
+            // The safety property: a resting slot's circle holds the device, by the safety margin.
+            for slot in model {
+                checks += 1
+                let distance = Geodesy.distance(circles[slot].centre, here)
+                if distance >= circles[slot].reach - RestingRegions.safety + 1e-6 {
+                    Issue.record("step \(step): slot \(slot) rests \(distance) m from its centre, reach \(circles[slot].reach) m")
+                    return
+                }
+            }
+            for (slot, circle) in circles.enumerated() where !model.contains(slot) {
+                let slack = circle.reach - Geodesy.distance(circle.centre, here) - RestingRegions.safety
+                if slack > 0, resting.rest(slot, slack: slack, at: here, circle: circle) { model.insert(slot) }
+            }
+            kept += model.count
+            if Int.random(in: 0..<200, using: &rng) == 0, let slot = model.sorted().randomElement(using: &rng) {
+                resting.remove(slot)
+                model.remove(slot)
+            }
+            #expect(Set(resting.members.map(Int.init)) == model)
+        }
+        // Measured again instead of woken: far fewer wakes than rests kept (a slot wakes only
+        // when the device nears the edge of its circle).
+        #expect(checks > 10_000 && woken * 20 < kept, "\(woken) woken, \(kept) slot-fixes resting, \(checks) checked")
+        print("RestingRegionsTests circles seed \(seed): \(woken) woken, \(kept) slot-fixes resting")
+    }
+
+    @Test("a straight walk through a circle: the slot rests across it and wakes near the far edge, not at its first slack")
+    func straightWalkThroughACircle() {
+        var resting = RestingRegions()
+        let centre = (latitude: -33.87, longitude: 151.21)
+        let reach = 1_000.0
+        let circle = (centre: Self.vector(centre), reach: reach)
+        // From 900 m west of the centre (slack 99 m) eastwards, half a metre a step.
+        func point(_ x: Double) -> Geodesy.UnitVector {
+            Self.vector(Geodesy.destination(latitude: centre.latitude, longitude: centre.longitude, distance: abs(x), bearing: x < 0 ? 270 : 90))
+        }
+        let rests = resting.rest(3, slack: reach - 900 - RestingRegions.safety, at: point(-900), circle: circle)
+        #expect(rests)
+        var wokenAt: Double?
+        for x in stride(from: -899.5, through: 1_200, by: 0.5) where wokenAt == nil {
+            resting.wake(at: point(x)) { _ in wokenAt = x }
+        }
+        // Woken on the far side, within the safety margin and two rebase distances of the reach.
+        let at = wokenAt ?? .infinity
+        let earliest = reach - RestingRegions.safety - 2 * RestingRegions.rebaseDistance
+        #expect(at >= earliest && at <= reach - RestingRegions.safety, "woken at \(at) m")
+    }
+
     @Test("a straight walk wakes a slot within a metre of its slack, across many rebases")
     func straightWalkIsExact() {
         var resting = RestingRegions()
