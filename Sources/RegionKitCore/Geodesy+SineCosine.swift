@@ -15,8 +15,9 @@ extension Geodesy {
     /// (0.44 ulp on average over 2 M random angles against an 80-bit reference, where the C
     /// library's of `degrees · π/180` are 40 ulp off on average: the radians are rounded before
     /// the reduction, and near the zeros that error is all there is). The quadrant `q mod 4`
-    /// then swaps and negates them. Non-finite angles and ones beyond ±10¹² degrees (where
-    /// `90·q` would no longer be exact) go to the C library: NaN in, NaN out.
+    /// then swaps and negates them. Non-finite angles and ones beyond ±10¹² degrees go to the C
+    /// library (a margin far inside where the rounding of `q` and the product `90·q` stay exact,
+    /// ≈ 9·10¹⁵): NaN in, NaN out.
     ///
     /// ```swift
     /// Geodesy.sineCosine(degrees: 30)     // (sin: 0.49999999999999994, cos: 0.8660254037844387)

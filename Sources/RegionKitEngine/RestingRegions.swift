@@ -19,8 +19,8 @@ import RegionKitCore
 ///
 /// A budget used up is not the end of the rest when the caller gave the region's circle (its
 /// centre and `reach = radius + minimumBuffer`): the region is measured again from the fix, and
-/// while the device is still more than ``safety`` inside its reach it goes on resting with the
-/// slack measured there. Only regions the device may really be leaving are woken (a device
+/// while the device is still inside its reach by more than ``safety`` plus its distance from
+/// the anchor it goes on resting with the budget that leaves. Only regions the device may really be leaving are woken (a device
 /// crossing a city at 1 M regions woke ≈ 1.4 regions a fix, nearly all of them to be evaluated,
 /// found deep inside and put to rest again).
 ///
@@ -132,15 +132,24 @@ struct RestingRegions: Sendable {
     }
 
     /// Calls `body` with, and takes out, every slot whose budget the device at `point` has used
-    /// up; moves the anchor to `point` (rebasing the budgets) once it is ``rebaseDistance`` away.
+    /// up, except those with a circle that still holds the device (measured again: they rest on
+    /// with the budget measured here); moves the anchor to `point` (rebasing the budgets) once it
+    /// is ``rebaseDistance`` away.
     mutating func wake(at point: Geodesy.UnitVector, _ body: (Int32) -> Void) {
         guard !members.isEmpty else { return }
-        let moved = Geodesy.distance(anchor, point)
+        var moved = Geodesy.distance(anchor, point)
         current = (point, moved)
         guard moved.isFinite else {
             // Not a point (a caller's bug): nothing may stay asleep on a distance not known.
             wakeAll(body)
             return
+        }
+        // Rebased first: the budgets measured again below are then measured from the new anchor
+        // (after the scan, each would lose `moved` twice, in its own sum and to the debt). The
+        // scan's decisions do not change: `moved + debt` is the same sum before and after.
+        if moved >= Self.rebaseDistance {
+            rebase(to: point, moved: moved)
+            moved = 0
         }
         // A stored budget `b` is used up once `moved ≥ b − debt`.
         let reached = moved + debt
@@ -150,8 +159,9 @@ struct RestingRegions: Sendable {
             while position < slots.count {
                 if budgets[position] <= reached {
                     // Used up. With its circle, the slot rests on while the device is still
-                    // inside its reach by more than the safety margin (the NaN of no circle
-                    // fails the test): its slack measured here, its budget from the anchor.
+                    // inside its reach by more than the safety margin and the anchor's distance
+                    // (the NaN of no circle fails the test): its slack measured here, its
+                    // budget from the anchor.
                     let circle = circles[position]
                     let budget = circle.reach - Geodesy.distance(circle.centre, point) - Self.safety - moved
                     if budget > 0 {
@@ -168,7 +178,6 @@ struct RestingRegions: Sendable {
             }
             smallestBudget = smallest
         }
-        if moved >= Self.rebaseDistance, !slots.isEmpty { rebase(to: point, moved: moved) }
     }
 
     /// Moves the anchor to `point`, `moved` metres from it (the device's position): every

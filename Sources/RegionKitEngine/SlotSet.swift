@@ -25,7 +25,6 @@ public struct SlotSet: Sendable, Equatable {
         slot >= 0 && slot < positions.count && positions[slot] >= 0
     }
 
-    /// The index of `slot` in ``members``, or `nil` when it is not a member.
     /// Calls `body` with the set's position table: entry `slot` is ≥ 0 exactly when `slot` is a
     /// member (slots beyond the table's end are not). For loops that test many slots, where
     /// ``contains(_:)`` checked the table's bounds and uniqueness on each.
@@ -33,6 +32,7 @@ public struct SlotSet: Sendable, Equatable {
         try positions.withUnsafeBufferPointer(body)
     }
 
+    /// The index of `slot` in ``members``, or `nil` when it is not a member.
     public func position(of slot: Int) -> Int? {
         contains(slot) ? Int(positions[slot]) : nil
     }

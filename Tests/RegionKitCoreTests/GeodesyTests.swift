@@ -99,7 +99,7 @@ struct GeodesyTests {
         // within an ulp or so of the truth, the library's within one of the sine of its argument,
         // which is rounded twice (`degrees · π`, then `/ 180`: up to 2.2·10⁻¹⁶ of the radians,
         // 2.8·10⁻¹⁵ at 720°). sin² + cos² is 1 to rounding.
-        var random = SystemRandomNumberGenerator()
+        var random = SeededRandom(seed: 90)
         for k in 0..<50_000 {
             let degrees = k < 25_000 ? Double.random(in: -180...180, using: &random) : Double.random(in: -720...720, using: &random)
             let got = Geodesy.sineCosine(degrees: degrees)
