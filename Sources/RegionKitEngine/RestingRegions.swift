@@ -20,9 +20,10 @@ import RegionKitCore
 /// A budget used up is not the end of the rest when the caller gave the region's circle (its
 /// centre and `reach = radius + minimumBuffer`): the region is measured again from the fix, and
 /// while the device is still inside its reach by more than ``safety`` plus its distance from
-/// the anchor it goes on resting with the budget that leaves. Only regions the device may really be leaving are woken (a device
-/// crossing a city at 1 M regions woke ≈ 1.4 regions a fix, nearly all of them to be evaluated,
-/// found deep inside and put to rest again).
+/// the anchor it goes on resting with the budget that leaves. Only regions the device may really
+/// be leaving are woken (a device crossing a city at 1 M regions woke ≈ 1.4 regions a fix, most
+/// of them to be evaluated, found deep inside and put to rest again: 3.84 regions evaluated a fix
+/// before, 2.64 after).
 ///
 /// Slots are ``RegionIndex`` slots, as in ``SlotSet``; a region is either here or in the engine's
 /// `geoActive`, never both.
