@@ -42,10 +42,11 @@ struct RestingRegions: Sendable {
     /// The resting slots (what ``RegionIndex`` queries skip).
     private(set) var slots = SlotSet()
     /// `budgets[i] − debt`: metres from ``anchor`` at which `slots.members[i]` must be evaluated
-    /// again (moved as ``SlotSet/remove(_:)`` moves the members).
+    /// again, or measured again from its circle (moved as ``SlotSet/remove(_:)`` moves the
+    /// members).
     private var budgets: [Double] = []
-    /// Each member's circle, beside its budget: centre and reach (`reach` NaN: none given, the
-    /// member wakes when its budget is used up).
+    /// Each member's circle, beside its budget: centre and reach (`reach` NaN: none given, or a
+    /// reach beyond ``maximumReach``; the member wakes when its budget is used up).
     private var circles: [(centre: Geodesy.UnitVector, reach: Double)] = []
     /// What every stored budget has lost to rebases since it was stored (see the type's notes).
     private var debt = 0.0
@@ -133,9 +134,9 @@ struct RestingRegions: Sendable {
     }
 
     /// Calls `body` with, and takes out, every slot whose budget the device at `point` has used
-    /// up, except those with a circle that still holds the device (measured again: they rest on
-    /// with the budget measured here); moves the anchor to `point` (rebasing the budgets) once it
-    /// is ``rebaseDistance`` away.
+    /// up, except those with a circle the device is still inside by more than ``safety`` plus
+    /// the anchor's distance (measured again: they rest on with the budget that leaves); moves
+    /// the anchor to `point` (rebasing the budgets) once it is ``rebaseDistance`` away.
     mutating func wake(at point: Geodesy.UnitVector, _ body: (Int32) -> Void) {
         guard !members.isEmpty else { return }
         var moved = Geodesy.distance(anchor, point)
@@ -146,8 +147,9 @@ struct RestingRegions: Sendable {
             return
         }
         // Rebased first: the budgets measured again below are then measured from the new anchor
-        // (after the scan, each would lose `moved` twice, in its own sum and to the debt). The
-        // scan's decisions do not change: `moved + debt` is the same sum before and after.
+        // (after the scan, each would lose `moved` twice, in its own sum and to the debt). Which
+        // budgets are used up does not change: `moved + debt` is the same sum before and after
+        // (or, when the rebase pays the debt, the same comparison with both sides lowered).
         if moved >= Self.rebaseDistance {
             rebase(to: point, moved: moved)
             moved = 0
@@ -182,7 +184,8 @@ struct RestingRegions: Sendable {
     }
 
     /// Moves the anchor to `point`, `moved` metres from it (the device's position): every
-    /// budget loses that distance, through the debt.
+    /// budget loses that distance, through the debt (paid into the stored budgets and
+    /// ``smallestBudget`` once it reaches ``debtLimit``).
     private mutating func rebase(to point: Geodesy.UnitVector, moved: Double) {
         anchor = point
         current = (point, 0)
