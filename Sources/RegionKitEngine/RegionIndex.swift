@@ -222,7 +222,7 @@ public struct RegionIndex: Sendable {
         claim(&byID[region.id, default: -1])
         if replaced {
             guard hasRoom(onLevel: level(forRadius: r.radius)) else {
-                throw RegionKitError(.invalidRegion, "spatial index: region '\(region.id)': the index is full (\(slots.count) regions)")
+                throw fullError(region.id)
             }
             remove(id: region.id)
             return try insert(region, tag: tag)   // a new id now: its old slot is the first free one
@@ -230,7 +230,7 @@ public struct RegionIndex: Sendable {
         let levelIndex = level(forRadius: r.radius)
         if !hasRoom(onLevel: levelIndex) {
             byID[region.id] = nil
-            throw RegionKitError(.invalidRegion, "spatial index: region '\(region.id)': the index is full (\(slots.count) regions)")
+            throw fullError(region.id)
         }
         let slot = file(r, tag: tag, level: levelIndex)
         if stored.count <= slot { stored += repeatElement(nil, count: slot + 1 - stored.count) }
@@ -249,7 +249,7 @@ public struct RegionIndex: Sendable {
         let r = try Self.validated(region)
         let levelIndex = level(forRadius: r.radius)
         if !hasRoom(onLevel: levelIndex) {
-            throw RegionKitError(.invalidRegion, "spatial index: region '\(region.id)': the index is full (\(slots.count) regions)")
+            throw fullError(region.id)
         }
         return file(r, tag: tag, level: levelIndex)
     }
@@ -320,6 +320,11 @@ public struct RegionIndex: Sendable {
     /// radius; −1 for the big-region list.
     private func level(forRadius radius: Double) -> Int {
         levels.firstIndex { $0.side >= radius } ?? -1
+    }
+
+    /// The error of an insert refused for want of room (``hasRoom(onLevel:)``).
+    private func fullError(_ id: String) -> RegionKitError {
+        RegionKitError(.invalidRegion, "spatial index: region '\(id)': the index is full (\(slots.count) regions)")
     }
 
     /// Whether a region can be filed on `levelIndex` (``level(forRadius:)``): a free slot or
