@@ -28,7 +28,8 @@ import RegionKitStore
 ///                                        discovery: HomeAssistantDiscovery(topics: PresenceTopics(site: "airport")), logger: logger)
 /// let task = Task { await publisher.run() }
 /// // … the outputs lease is lost …
-/// await publisher.shutdown(); task.cancel(); await task.value
+/// await publisher.shutdown()   // the loop ends, `offline` is its last message, then it disconnects
+/// await task.value
 /// ```
 final class ClusterEventsPublisher: Sendable {
     let store: any RegionStoring
@@ -47,14 +48,24 @@ final class ClusterEventsPublisher: Sendable {
     let wake: WakeSignal
     /// Discovery rounds sent since this publisher started.
     let discoveryRounds = LockedBox(0)
+    /// How long ``shutdown()`` waits for the loop to finish what it is publishing and say
+    /// `offline` (a broker that stopped acknowledging would hold it forever).
+    let stopTimeout: Duration
+    /// Whether ``run(interval:)`` started, and whether ``shutdown()`` asked it to end.
+    let lifecycle = LockedBox((started: false, stopping: false))
+    /// Finished when ``run(interval:)`` has published its last message.
+    let loopEnded = FirstResult<Void>()
 
     /// - Parameters:
     ///   - publishEvents: false keeps the events topic quiet (the retained states still go out), as `mqtt.publishEvents: false`.
     ///   - discovery: Home Assistant discovery of the regions, or nil.
     ///   - statusInterval: how often `online` is published again while connected.
+    ///   - stopTimeout: how long ``shutdown()`` waits for the last publications and `offline`.
     init(store: any RegionStoring, mqtt: MQTTClientConfiguration, site: String, regions: [Region], publishEvents: Bool = true,
-         discovery: HomeAssistantDiscovery? = nil, statusInterval: Duration = .seconds(10), logger: Logger) {
+         discovery: HomeAssistantDiscovery? = nil, statusInterval: Duration = .seconds(10), stopTimeout: Duration = .seconds(3),
+         logger: Logger) {
         self.store = store
+        self.stopTimeout = stopTimeout
         let topics = PresenceTopics(site: site)
         var configuration = mqtt
         configuration.clientID = "regionkit-\(site)-outputs"
@@ -91,11 +102,40 @@ final class ClusterEventsPublisher: Sendable {
     /// Events published since this publisher started.
     var count: Int { published.withLock { $0 } }
 
-    /// Connects and publishes until cancelled (the log is polled every `interval` while idle: the
-    /// events come from every member, not from this process).
+    /// Connects and publishes until ``shutdown()`` or cancellation (the log is polled every
+    /// `interval` while idle: the events come from every member, not from this process); then,
+    /// when connected, publishes `offline` as its last message and disconnects. Call it once.
     func run(interval: Duration = .milliseconds(200)) async {
+        let first = lifecycle.withLock { state in
+            defer { state.started = true }
+            return !state.started
+        }
+        guard first else {
+            logger.error("ClusterEventsPublisher.run() called twice")
+            return
+        }
         let connection = Task { await client.run() }
-        defer { connection.cancel() }
+        await publish(interval: interval)
+        // Nothing else publishes for this publisher now, so `offline` is the last status the
+        // broker retains: a status or announcement still in flight cannot land after it.
+        if client.isConnected {
+            let (client, topics, logger) = (client, topics, logger)
+            let sent = await PresenceHub.waiting(at: stopTimeout) {
+                do {
+                    try await client.publish(PresenceHub.status("offline", topics))
+                } catch {
+                    logger.warning("cannot publish offline status (the broker's will does on an unclean end only)", metadata: ["error": "\(error)"])
+                }
+            }
+            if !sent { logger.warning("offline status unacknowledged after the stop timeout", metadata: ["timeout": "\(stopTimeout)"]) }
+        }
+        loopEnded.finish(.success(()))
+        await client.shutdown()
+        await connection.value
+    }
+
+    /// The publishing loop: until cancelled or asked to stop.
+    private func publish(interval: Duration) async {
         if let discovery {
             // Remembered by the client, so subscribed again after every reconnection.
             Task { [client, logger] in
@@ -107,11 +147,11 @@ final class ClusterEventsPublisher: Sendable {
         var outputs = PresenceOutputs(topics: topics, discovery: discovery)
         var cursor: Int64?
         var lastStatus = ContinuousClock.now
-        while !Task.isCancelled {
-            do {
-                try await client.waitUntilConnected()
-            } catch {
-                return
+        while !Task.isCancelled, !lifecycle.withLock({ $0.stopping }) {
+            // Not connected: wait for the connection (it signals `wake`), a stop or cancellation.
+            guard client.isConnected else {
+                await wake.wait(timeout: interval)
+                continue
             }
             do {
                 if announce.withLock({ state in defer { state = false }; return state }) {
@@ -160,15 +200,22 @@ final class ClusterEventsPublisher: Sendable {
         if discovery != nil { discoveryRounds.withLock { $0 += 1 } }
     }
 
-    /// Publishes `offline` (retained) when connected and disconnects (call when the outputs lease
-    /// is lost or the member stops, before the lease is released, so the next holder's `online`
-    /// comes after it).
+    /// Ends ``run(interval:)``: its loop stops after what it is publishing, publishes `offline`
+    /// (retained) when connected, and disconnects; returns when that is done, or after
+    /// `stopTimeout` (then the connection is closed, failing what still waits for the broker).
+    /// Call it when the outputs lease is lost or the member stops, before the lease is released,
+    /// so the next holder's `online` comes after this one's `offline`.
     func shutdown() async {
-        if client.isConnected {
-            do {
-                try await client.publish(PresenceHub.status("offline", topics))
-            } catch {
-                logger.warning("cannot publish offline status (the broker's will does on an unclean end only)", metadata: ["error": "\(error)"])
+        let started = lifecycle.withLock { state in
+            state.stopping = true
+            return state.started
+        }
+        wake.signal()
+        if started {
+            let loopEnded = loopEnded
+            let inTime = await PresenceHub.waiting(at: stopTimeout) { try? await loopEnded.value }
+            if !inTime {
+                logger.warning("events output: still publishing after the stop timeout; disconnecting", metadata: ["timeout": "\(stopTimeout)"])
             }
         }
         await client.shutdown()

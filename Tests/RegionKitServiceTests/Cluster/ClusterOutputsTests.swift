@@ -117,4 +117,49 @@ struct ClusterOutputsTests {
         }
         #expect(publisher.discoveryRounds.withLock { $0 } >= 2)
     }
+
+    /// The member stopping (or losing the outputs lease) says `offline` as its last status: a
+    /// periodic `online` still being published when the stop begins lands before it, never after
+    /// (a late `online` would leave the site shown available with nobody serving it). Before the
+    /// fix the stop published `offline` beside the loop, which could publish `online` after it.
+    @Test("shutdown while online is republished continuously: offline is the last status the broker keeps, every time",
+          .timeLimit(.minutes(2)))
+    func offlineIsTheLastStatus() async throws {
+        let broker = try MosquittoBroker()
+        try broker.start()
+        defer { broker.stop() }
+        let path = TestScratch.directory.appendingPathComponent("rk-cluster-outputs-\(UUID().uuidString).sqlite").path
+        defer { for suffix in ["", "-wal", "-shm", ".lock"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
+        let store = try RegionStore(path: path)
+        let topics = PresenceTopics(site: "site-b")
+        let listener = try await Listener(url: broker.url, filters: [topics.status])
+        defer { Task { await listener.stop() } }
+        var mqtt = try MQTTClientConfiguration(url: broker.url)
+        mqtt.reconnectMinimumDelay = .milliseconds(20)
+        for round in 1...8 {
+            // `online` on every turn of the loop (status interval zero, no idle wait to speak of).
+            let publisher = ClusterEventsPublisher(store: store, mqtt: mqtt, site: "site-b", regions: try Self.regions(),
+                                                   statusInterval: .zero, logger: Logger(label: "test"))
+            let running = Task { await publisher.run(interval: .milliseconds(1)) }
+            let onlineBefore = listener.messages(topics.status).filter { $0 == "online" }.count
+            try await eventually(timeout: .seconds(20), "round \(round): online published repeatedly") {
+                listener.messages(topics.status).filter { $0 == "online" }.count >= onlineBefore + 5
+            }
+            await publisher.shutdown()
+            await running.value
+            // What the broker retains is what a late subscriber (Home Assistant restarting) reads.
+            let late = try await Listener(url: broker.url, filters: [topics.status])
+            try await eventually(timeout: .seconds(20), "round \(round): retained \(late.messages(topics.status))") {
+                !late.messages(topics.status).isEmpty
+            }
+            #expect(late.messages(topics.status) == ["offline"], "round \(round)")
+            await late.stop()
+            try await eventually(timeout: .seconds(20), "round \(round): the listener heard the offline") {
+                listener.messages(topics.status).last == "offline"
+            }
+            // Nothing after it: give a late `online` time to arrive before looking again.
+            try await Task.sleep(for: .milliseconds(100))
+            #expect(listener.messages(topics.status).last == "offline", "round \(round): \(listener.messages(topics.status).suffix(3))")
+        }
+    }
 }
