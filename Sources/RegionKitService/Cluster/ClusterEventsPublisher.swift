@@ -118,21 +118,28 @@ final class ClusterEventsPublisher: Sendable {
         await publish(interval: interval)
         // Nothing else publishes for this publisher now, so `offline` is the last status the
         // broker retains: a status or announcement still in flight cannot land after it.
-        if client.isConnected {
-            let (client, topics, logger) = (client, topics, logger)
-            let sent = await PresenceHub.waiting(at: stopTimeout) {
-                do {
-                    try await client.publish(PresenceHub.status("offline", topics))
-                } catch {
-                    logger.warning("cannot publish offline status (the broker's will does on an unclean end only)", metadata: ["error": "\(error)"])
-                }
-            }
-            if !sent { logger.warning("offline status unacknowledged after the stop timeout", metadata: ["timeout": "\(stopTimeout)"]) }
-        }
+        await sayOffline()
         loopEnded.finish(.success(()))
         await client.shutdown()
         await connection.value
     }
+
+    /// Publishes `offline` (retained) when connected, waiting at most `stopTimeout` for the
+    /// broker's acknowledgement (a broker that stopped acknowledging would hold it forever).
+    private func sayOffline() async {
+        guard client.isConnected else { return }
+        let (client, topics, logger) = (client, topics, logger)
+        let acknowledged = await PresenceHub.waiting(at: stopTimeout) {
+            do {
+                try await client.publish(PresenceHub.status("offline", topics))
+            } catch {
+                logger.warning("cannot publish offline status (the broker's will does on an unclean end only)", metadata: ["error": "\(error)"])
+            }
+        }
+        if !acknowledged { logger.warning("offline status unacknowledged after the stop timeout", metadata: ["timeout": "\(stopTimeout)"]) }
+    }
+
+    private var isStopping: Bool { lifecycle.withLock { $0.stopping } }
 
     /// The publishing loop: until cancelled or asked to stop.
     private func publish(interval: Duration) async {
@@ -147,7 +154,7 @@ final class ClusterEventsPublisher: Sendable {
         var outputs = PresenceOutputs(topics: topics, discovery: discovery)
         var cursor: Int64?
         var lastStatus = ContinuousClock.now
-        while !Task.isCancelled, !lifecycle.withLock({ $0.stopping }) {
+        while !Task.isCancelled, !isStopping {
             // Not connected: wait for the connection (it signals `wake`), a stop or cancellation.
             guard client.isConnected else {
                 await wake.wait(timeout: interval)
@@ -169,7 +176,9 @@ final class ClusterEventsPublisher: Sendable {
                     await wake.wait(timeout: interval)
                     continue
                 }
-                for event in batch {
+                // A stop is looked at before each event (each waits for the broker and the
+                // store): the rest of the batch is the next holder's, from the cursor.
+                for event in batch where !isStopping {
                     let regions = { Array(self.regions.values) }
                     let messages = outputs.messages(for: event, region: { self.regions[$0] }, regions: regions)
                         .filter { publishEvents || $0.topic != topics.events }
@@ -181,12 +190,13 @@ final class ClusterEventsPublisher: Sendable {
                     try await store.setOutputCursor(outputName, to: event.id)
                 }
             } catch is MQTTError {
-                // Not connected: wait for the connection (which asks for the announcement again),
-                // then go on from the cursor.
+                // Not connected (any more): wait for the connection (which asks for the
+                // announcement again and wakes this loop), then go on from the cursor.
+                await wake.wait(timeout: interval)
                 continue
             } catch {
                 logger.warning("events output: cannot read the log or save the cursor", metadata: ["error": "\((error as? RegionKitError)?.message ?? "\(error)")"])
-                try? await Task.sleep(for: .seconds(1))
+                await wake.wait(timeout: .seconds(1))
             }
         }
     }
@@ -200,9 +210,11 @@ final class ClusterEventsPublisher: Sendable {
         if discovery != nil { discoveryRounds.withLock { $0 += 1 } }
     }
 
-    /// Ends ``run(interval:)``: its loop stops after what it is publishing, publishes `offline`
-    /// (retained) when connected, and disconnects; returns when that is done, or after
-    /// `stopTimeout` (then the connection is closed, failing what still waits for the broker).
+    /// Ends ``run(interval:)``: its loop stops after the event it is publishing, publishes
+    /// `offline` (retained) when connected, and disconnects; returns when that is done, or after
+    /// `stopTimeout` — then (the loop waits on the store or an acknowledgement) `offline` is
+    /// published from here, still after every status the loop wrote (it writes none once it
+    /// saw the stop), and the connection is closed, failing what still waits for the broker.
     /// Call it when the outputs lease is lost or the member stops, before the lease is released,
     /// so the next holder's `online` comes after this one's `offline`.
     func shutdown() async {
@@ -215,7 +227,8 @@ final class ClusterEventsPublisher: Sendable {
             let loopEnded = loopEnded
             let inTime = await PresenceHub.waiting(at: stopTimeout) { try? await loopEnded.value }
             if !inTime {
-                logger.warning("events output: still publishing after the stop timeout; disconnecting", metadata: ["timeout": "\(stopTimeout)"])
+                logger.warning("events output: still publishing after the stop timeout; saying offline and disconnecting", metadata: ["timeout": "\(stopTimeout)"])
+                await sayOffline()
             }
         }
         await client.shutdown()

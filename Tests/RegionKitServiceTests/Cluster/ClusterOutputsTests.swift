@@ -139,7 +139,7 @@ struct ClusterOutputsTests {
         for round in 1...8 {
             // `online` on every turn of the loop (status interval zero, no idle wait to speak of).
             let publisher = ClusterEventsPublisher(store: store, mqtt: mqtt, site: "site-b", regions: try Self.regions(),
-                                                   statusInterval: .zero, logger: Logger(label: "test"))
+                                                   statusInterval: .zero, stopTimeout: .seconds(30), logger: Logger(label: "test"))
             let running = Task { await publisher.run(interval: .milliseconds(1)) }
             let onlineBefore = listener.messages(topics.status).filter { $0 == "online" }.count
             try await eventually(timeout: .seconds(20), "round \(round): online published repeatedly") {
