@@ -24,7 +24,12 @@ public struct ScanResponseDeduplicator: Sendable {
     /// event; the rest is host-side delivery latency (USB/UART/TCP, scheduling), which this covers
     /// with room to spare while staying far below the 10.24 s longest advertising interval.
     public static let defaultWindow = 0.5
-    public var window: Double
+    /// The window in seconds; a value that is not a finite, non-negative number (NaN, negative,
+    /// infinite: an unbounded window would keep every advertiser of a rotating-address crowd)
+    /// is replaced by ``defaultWindow``, when set as when given to the initializer.
+    public var window: Double {
+        didSet { if !(window.isFinite && window >= 0) { window = Self.defaultWindow } }
+    }
     /// Each advertiser's last advertisement, keyed by address (48 bits) and address type (bits
     /// 48–55); stale advertisers are dropped when the table fills, so a crowd of rotating
     /// addresses keeps memory flat.

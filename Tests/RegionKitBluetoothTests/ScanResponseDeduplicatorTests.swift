@@ -51,6 +51,27 @@ struct ScanResponseDeduplicatorTests {
     func badWindow() {
         #expect(ScanResponseDeduplicator(window: .nan).window == ScanResponseDeduplicator.defaultWindow)
         #expect(ScanResponseDeduplicator(window: -1).window == ScanResponseDeduplicator.defaultWindow)
+        #expect(ScanResponseDeduplicator(window: .infinity).window == ScanResponseDeduplicator.defaultWindow)
+        // Set later, the same: an infinite window would keep every advertiser ever heard.
+        var filter = ScanResponseDeduplicator(window: 0.25)
+        for bad in [Double.nan, -0.5, .infinity, -.infinity] {
+            filter.window = 0.25
+            filter.window = bad
+            #expect(filter.window == ScanResponseDeduplicator.defaultWindow, "\(bad)")
+        }
+        filter.window = 0
+        #expect(filter.window == 0)
+        filter.window = 2
+        #expect(filter.window == 2)
+        // A flood of one-off addresses after `window = .infinity` keeps the table small.
+        filter.window = .infinity
+        let data = Sample.iBeaconData
+        for index in UInt64(0)..<20_000 {
+            data.withUnsafeBytes {
+                _ = filter.isRepeat(address: index, addressType: 1, isScanResponse: false, data: $0, at: Timestamp(seconds: Double(index) * 1e-3))
+            }
+        }
+        #expect(filter.last.count <= 2_048, "\(filter.last.count) advertisers remembered")
     }
 
     /// The answers of the filter before its flat table: every advertiser's last advertisement
