@@ -45,6 +45,10 @@ public final class PresenceHub: Sendable {
     let discoveryRequested = LockedBox(false)
     /// One discovery round at a time.
     let discoveryLock = AsyncLock()
+    /// Status publications one at a time: an `online` for a connection made while the hub stops
+    /// is either acknowledged before the `offline` is sent or not sent at all (it sees `stopping`),
+    /// so the broker never keeps `online` for a daemon that has stopped.
+    let statusLock = AsyncLock()
     let connected = LockedBox(false)
     /// The sighting filters the broker refuses on this connection (the client asks again): the
     /// MQTT sources are unavailable while any is refused.
@@ -194,10 +198,12 @@ public final class PresenceHub: Sendable {
             let (topics, client, logger) = (topics, client, logger)
             let finished = await Self.waiting(at: drainTimeout) {
                 _ = await self.publishPending()
-                do {
-                    try await client.publish(Self.status("offline", topics))
-                } catch {
-                    logger.warning("cannot publish offline status (the broker's will does on an unclean end only)", metadata: ["error": "\(error)"])
+                await self.statusLock.withLock {
+                    do {
+                        try await client.publish(Self.status("offline", topics))
+                    } catch {
+                        logger.warning("cannot publish offline status (the broker's will does on an unclean end only)", metadata: ["error": "\(error)"])
+                    }
                 }
             }
             if !finished {
@@ -257,10 +263,14 @@ public final class PresenceHub: Sendable {
             logger.info("MQTT connected", metadata: ["broker": "\(client.currentServer.map(\.url) ?? configuration.url)"])
             if ingest != nil { reportStatus(.authorized) }
             Task {
-                do {
-                    try await self.client.publish(Self.status("online", self.topics))
-                } catch {
-                    self.logger.warning("cannot publish online status", metadata: ["error": "\(error)"])
+                await self.statusLock.withLock {
+                    // A stop under way says `offline` (after this lock): no `online` after it.
+                    guard !self.stopping.withLock({ $0 }) else { return }
+                    do {
+                        try await self.client.publish(Self.status("online", self.topics))
+                    } catch {
+                        self.logger.warning("cannot publish online status", metadata: ["error": "\(error)"])
+                    }
                 }
                 await self.sendDiscovery()
                 self.wake.signal()

@@ -1,0 +1,76 @@
+import Foundation
+import Logging
+import RegionKit
+import RegionKitConcurrency
+import RegionKitMQTT
+import RegionKitStore
+import RegionKitTestSupport
+import Testing
+@testable import RegionKitService
+
+/// The daemon's availability (`regionkit/<site>/status`, retained) through a real broker: a stopped
+/// daemon is shown `offline`, even when a connection is made while it stops.
+@Suite("Presence hub: the site's status through a real broker", .serialized, .tags(.endToEnd),
+       .enabled(if: MosquittoBroker.isAvailable, MosquittoBroker.skipReason))
+struct PresenceHubStatusTests {
+    /// The `.connected` event's `online` goes out in a task of its own; a connection made as the
+    /// hub stops (a reconnection racing the stop) must not publish it after the stop's `offline`,
+    /// or the broker keeps `online` for a daemon that is gone. Here the status lock is held while
+    /// the event arrives and the stop begins, so both publications wait; released, the `online`
+    /// sees the stop and is not sent, whichever of the two is granted the lock first.
+    @Test("A connection event while the hub stops publishes no online after the offline; the broker keeps offline",
+          .timeLimit(.minutes(2)))
+    func noOnlineAfterOffline() async throws {
+        let broker = try MosquittoBroker()
+        try broker.start()
+        defer { broker.stop() }
+        let configuration = try ServiceConfiguration.decode("""
+        sources:
+          - mqtt: {format: espresense}
+        mqtt: {url: "\(broker.url)", site: status-test}
+        """, path: "/tmp/regionkit-test.yaml")
+        let mqtt = try #require(configuration.mqtt)
+        let service = try MonitoringService(store: RegionStore(path: temporaryStorePath()), clock: VirtualClock(), sources: [.beacon: .authorized])
+        let hub = try PresenceHub(configuration: mqtt, homeAssistant: nil, sources: configuration.mqttSources, service: service,
+                                  logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }, environment: [:])
+        let topic = "regionkit/status-test/status"
+        let heard = LockedBox<[String]>([])
+        var listening = try MQTTClientConfiguration(url: broker.url)
+        listening.reconnectMinimumDelay = .milliseconds(20)
+        let listener = MQTTClient(configuration: listening, onMessage: { message in
+            if message.topic == topic { heard.withLock { $0.append(String(decoding: message.payload, as: UTF8.self)) } }
+        })
+        let listenerTask = Task { await listener.run() }
+        try await listener.waitUntilConnected()
+        try await listener.subscribe(topic, qos: .atLeastOnce)
+
+        let running = Task { await hub.run() }
+        try await eventually(timeout: .seconds(20), "online: \(heard.withLock { $0 })") { heard.withLock { $0 }.last == "online" }
+        let onlineBefore = heard.withLock { $0 }.filter { $0 == "online" }.count
+
+        await hub.statusLock.lock()
+        hub.connectionChanged(.connected(sessionPresent: false))   // its `online` waits for the lock
+        let stopping = Task { await hub.shutdown(drainTimeout: .seconds(30)) }
+        try await eventually(timeout: .seconds(20), "the stop begun") { hub.stopping.withLock { $0 } }
+        await hub.statusLock.unlock()
+        await stopping.value
+        running.cancel()
+        await running.value
+
+        try await eventually(timeout: .seconds(20), "offline: \(heard.withLock { $0 })") { heard.withLock { $0 }.last == "offline" }
+        // What the broker keeps is what Home Assistant reads when it (re)subscribes.
+        let late = LockedBox<[String]>([])
+        let lateClient = MQTTClient(configuration: try MQTTClientConfiguration(url: broker.url), onMessage: { message in
+            if message.topic == topic { late.withLock { $0.append(String(decoding: message.payload, as: UTF8.self)) } }
+        })
+        let lateTask = Task { await lateClient.run() }
+        try await lateClient.waitUntilConnected()
+        try await lateClient.subscribe(topic, qos: .atLeastOnce)
+        try await eventually(timeout: .seconds(20), "retained status") { !late.withLock { $0 }.isEmpty }
+        #expect(late.withLock { $0 } == ["offline"])
+        #expect(heard.withLock { $0 }.filter { $0 == "online" }.count == onlineBefore, "an online after the stop began: \(heard.withLock { $0 })")
+        await lateClient.shutdown()
+        await listener.shutdown()
+        _ = await (lateTask.value, listenerTask.value)
+    }
+}
