@@ -43,6 +43,16 @@ struct ClusterOutputsTests {
         }
     }
 
+    /// Runs `body` with a private broker and a scratch SQLite store, both removed afterwards.
+    static func withBrokerAndStore(_ body: (MosquittoBroker, RegionStore) async throws -> Void) async throws {
+        let broker = try MosquittoBroker()
+        try broker.start()
+        defer { broker.stop() }
+        let path = TestScratch.directory.appendingPathComponent("rk-cluster-outputs-\(UUID().uuidString).sqlite").path
+        defer { for suffix in ["", "-wal", "-shm", ".lock"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
+        try await body(broker, try RegionStore(path: path))
+    }
+
     static func regions() throws -> [Region] {
         try ["lobby", "keys"].enumerated().map { index, identifier in
             .beacon(try BeaconRegion(identifier: identifier, uuidString: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0", major: 1, minor: UInt16(index + 1)))
@@ -52,70 +62,66 @@ struct ClusterOutputsTests {
     @Test("online on connection and again after a stray offline (a late will), region configurations on connection and when Home Assistant comes online, events with retained states, offline at shutdown",
           .timeLimit(.minutes(2)))
     func statusDiscoveryAndEvents() async throws {
-        let broker = try MosquittoBroker()
-        try broker.start()
-        defer { broker.stop() }
-        let path = TestScratch.directory.appendingPathComponent("rk-cluster-outputs-\(UUID().uuidString).sqlite").path
-        defer { for suffix in ["", "-wal", "-shm", ".lock"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
-        let store = try RegionStore(path: path)
-        let listener = try await Listener(url: broker.url, filters: ["regionkit/site-a/#", "homeassistant/#"])
-        defer { Task { await listener.stop() } }
+        try await Self.withBrokerAndStore { broker, store in
+            let listener = try await Listener(url: broker.url, filters: ["regionkit/site-a/#", "homeassistant/#"])
+            defer { Task { await listener.stop() } }
 
-        let topics = PresenceTopics(site: "site-a")
-        let discovery = HomeAssistantDiscovery(topics: topics)
-        var mqtt = try MQTTClientConfiguration(url: broker.url)
-        mqtt.reconnectMinimumDelay = .milliseconds(20)
-        let publisher = ClusterEventsPublisher(store: store, mqtt: mqtt, site: "site-a", regions: try Self.regions(), discovery: discovery,
-                                               statusInterval: .seconds(1), logger: Logger(label: "test"))
-        let running = Task { await publisher.run(interval: .milliseconds(50)) }
+            let topics = PresenceTopics(site: "site-a")
+            let discovery = HomeAssistantDiscovery(topics: topics)
+            var mqtt = try MQTTClientConfiguration(url: broker.url)
+            mqtt.reconnectMinimumDelay = .milliseconds(20)
+            let publisher = ClusterEventsPublisher(store: store, mqtt: mqtt, site: "site-a", regions: try Self.regions(), discovery: discovery,
+                                                   statusInterval: .seconds(1), logger: Logger(label: "test"))
+            let running = Task { await publisher.run(interval: .milliseconds(50)) }
 
-        // On connection: online, then one binary_sensor per region on the retained state topic.
-        let lobbyConfig = "homeassistant/binary_sensor/regionkit_site-a/lobby/config"
-        let keysConfig = "homeassistant/binary_sensor/regionkit_site-a/keys/config"
-        try await eventually(timeout: .seconds(20), "online and both configurations: \(listener.heard.withLock { $0.map(\.topic) })") {
-            listener.messages(topics.status).last == "online" && listener.messages(lobbyConfig).count == 1 && listener.messages(keysConfig).count == 1
-        }
-        let config = try #require(try JSONSerialization.jsonObject(with: Data(listener.messages(lobbyConfig)[0].utf8)) as? [String: Any])
-        #expect(config["state_topic"] as? String == "regionkit/site-a/regions/lobby/state")
-        #expect(config["availability_topic"] as? String == "regionkit/site-a/status")
-        #expect(config["device_class"] as? String == "presence")
+            // On connection: online, then one binary_sensor per region on the retained state topic.
+            let lobbyConfig = "homeassistant/binary_sensor/regionkit_site-a/lobby/config"
+            let keysConfig = "homeassistant/binary_sensor/regionkit_site-a/keys/config"
+            try await eventually(timeout: .seconds(20), "online and both configurations: \(listener.heard.withLock { $0.map(\.topic) })") {
+                listener.messages(topics.status).last == "online" && listener.messages(lobbyConfig).count == 1 && listener.messages(keysConfig).count == 1
+            }
+            let config = try #require(try JSONSerialization.jsonObject(with: Data(listener.messages(lobbyConfig)[0].utf8)) as? [String: Any])
+            #expect(config["state_topic"] as? String == "regionkit/site-a/regions/lobby/state")
+            #expect(config["availability_topic"] as? String == "regionkit/site-a/status")
+            #expect(config["device_class"] as? String == "presence")
 
-        // Home Assistant restarts: its `online` asks for the configurations again.
-        let homeAssistant = try await Listener(url: broker.url, filters: [])
-        defer { Task { await homeAssistant.stop() } }
-        try await homeAssistant.client.publish(MQTTMessage(topic: discovery.statusTopic, payload: Array("online".utf8), qos: .atLeastOnce))
-        try await eventually(timeout: .seconds(20), "configurations sent again") {
-            listener.messages(lobbyConfig).count == 2 && listener.messages(keysConfig).count == 2
-        }
+            // Home Assistant restarts: its `online` asks for the configurations again.
+            let homeAssistant = try await Listener(url: broker.url, filters: [])
+            defer { Task { await homeAssistant.stop() } }
+            try await homeAssistant.client.publish(MQTTMessage(topic: discovery.statusTopic, payload: Array("online".utf8), qos: .atLeastOnce))
+            try await eventually(timeout: .seconds(20), "configurations sent again") {
+                listener.messages(lobbyConfig).count == 2 && listener.messages(keysConfig).count == 2
+            }
 
-        // A stray `offline` (an earlier holder's will, delivered late) is corrected within the status interval.
-        let onlineBefore = listener.messages(topics.status).filter { $0 == "online" }.count
-        try await homeAssistant.client.publish(MQTTMessage(topic: topics.status, payload: Array("offline".utf8), qos: .atLeastOnce, retain: true))
-        try await eventually(timeout: .seconds(20), "online again after the stray offline: \(listener.messages(topics.status))") {
-            listener.messages(topics.status).last == "online" && listener.messages(topics.status).filter { $0 == "online" }.count > onlineBefore
-        }
+            // A stray `offline` (an earlier holder's will, delivered late) is corrected within the status interval.
+            let onlineBefore = listener.messages(topics.status).filter { $0 == "online" }.count
+            try await homeAssistant.client.publish(MQTTMessage(topic: topics.status, payload: Array("offline".utf8), qos: .atLeastOnce, retain: true))
+            try await eventually(timeout: .seconds(20), "online again after the stray offline: \(listener.messages(topics.status))") {
+                listener.messages(topics.status).last == "online" && listener.messages(topics.status).filter { $0 == "online" }.count > onlineBefore
+            }
 
-        // An event logged by any member: on the events topic, and the region's retained state.
-        let line = #"{"t":12.5,"type":"didDetermineState","region":"lobby","state":"inside"}"#
-        let id = try store.append(time: 12.5, type: "didDetermineState", region: "lobby", state: "inside", reason: nil, json: line)
-        try await eventually(timeout: .seconds(20), "event \(id) published") {
-            listener.messages(topics.events).contains { $0.contains(#""id":\#(id)"#) } && listener.messages(topics.regionState("lobby")) == ["inside"]
-        }
-        // The cursor moves once the broker acknowledged the event (the listener may see it first).
-        try await eventually(timeout: .seconds(20), "the cursor at \(id)") {
-            (try? store.outputCursor(ClusterEventsPublisher.outputName(site: "site-a"))) == id
-        }
+            // An event logged by any member: on the events topic, and the region's retained state.
+            let line = #"{"t":12.5,"type":"didDetermineState","region":"lobby","state":"inside"}"#
+            let id = try store.append(time: 12.5, type: "didDetermineState", region: "lobby", state: "inside", reason: nil, json: line)
+            try await eventually(timeout: .seconds(20), "event \(id) published") {
+                listener.messages(topics.events).contains { $0.contains(#""id":\#(id)"#) } && listener.messages(topics.regionState("lobby")) == ["inside"]
+            }
+            // The cursor moves once the broker acknowledged the event (the listener may see it first).
+            try await eventually(timeout: .seconds(20), "the cursor at \(id)") {
+                (try? store.outputCursor(ClusterEventsPublisher.outputName(site: "site-a"))) == id
+            }
 
-        // Shutdown: offline, retained (a new subscriber reads it), the configurations stay retained.
-        await publisher.shutdown()
-        running.cancel()
-        await running.value
-        let late = try await Listener(url: broker.url, filters: [topics.status, lobbyConfig, topics.regionState("lobby")])
-        defer { Task { await late.stop() } }
-        try await eventually(timeout: .seconds(20), "retained: \(late.heard.withLock { $0.map { "\($0.topic)=\($0.text)" } })") {
-            late.messages(topics.status) == ["offline"] && late.messages(lobbyConfig).count == 1 && late.messages(topics.regionState("lobby")) == ["inside"]
+            // Shutdown: offline, retained (a new subscriber reads it), the configurations stay retained.
+            await publisher.shutdown()
+            running.cancel()
+            await running.value
+            let late = try await Listener(url: broker.url, filters: [topics.status, lobbyConfig, topics.regionState("lobby")])
+            defer { Task { await late.stop() } }
+            try await eventually(timeout: .seconds(20), "retained: \(late.heard.withLock { $0.map { "\($0.topic)=\($0.text)" } })") {
+                late.messages(topics.status) == ["offline"] && late.messages(lobbyConfig).count == 1 && late.messages(topics.regionState("lobby")) == ["inside"]
+            }
+            #expect(publisher.discoveryRounds.withLock { $0 } >= 2)
         }
-        #expect(publisher.discoveryRounds.withLock { $0 } >= 2)
     }
 
     /// The member stopping (or losing the outputs lease) says `offline` as its last status: a
@@ -125,41 +131,37 @@ struct ClusterOutputsTests {
     @Test("shutdown while online is republished continuously: offline is the last status the broker keeps, every time",
           .timeLimit(.minutes(2)))
     func offlineIsTheLastStatus() async throws {
-        let broker = try MosquittoBroker()
-        try broker.start()
-        defer { broker.stop() }
-        let path = TestScratch.directory.appendingPathComponent("rk-cluster-outputs-\(UUID().uuidString).sqlite").path
-        defer { for suffix in ["", "-wal", "-shm", ".lock"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
-        let store = try RegionStore(path: path)
-        let topics = PresenceTopics(site: "site-b")
-        let listener = try await Listener(url: broker.url, filters: [topics.status])
-        defer { Task { await listener.stop() } }
-        var mqtt = try MQTTClientConfiguration(url: broker.url)
-        mqtt.reconnectMinimumDelay = .milliseconds(20)
-        for round in 1...8 {
-            // `online` on every turn of the loop (status interval zero, no idle wait to speak of).
-            let publisher = ClusterEventsPublisher(store: store, mqtt: mqtt, site: "site-b", regions: try Self.regions(),
-                                                   statusInterval: .zero, stopTimeout: .seconds(30), logger: Logger(label: "test"))
-            let running = Task { await publisher.run(interval: .milliseconds(1)) }
-            let onlineBefore = listener.messages(topics.status).filter { $0 == "online" }.count
-            try await eventually(timeout: .seconds(20), "round \(round): online published repeatedly") {
-                listener.messages(topics.status).filter { $0 == "online" }.count >= onlineBefore + 5
+        try await Self.withBrokerAndStore { broker, store in
+            let topics = PresenceTopics(site: "site-b")
+            let listener = try await Listener(url: broker.url, filters: [topics.status])
+            defer { Task { await listener.stop() } }
+            var mqtt = try MQTTClientConfiguration(url: broker.url)
+            mqtt.reconnectMinimumDelay = .milliseconds(20)
+            for round in 1...8 {
+                // `online` on every turn of the loop (status interval zero, no idle wait to speak of).
+                let publisher = ClusterEventsPublisher(store: store, mqtt: mqtt, site: "site-b", regions: try Self.regions(),
+                                                       statusInterval: .zero, stopTimeout: .seconds(30), logger: Logger(label: "test"))
+                let running = Task { await publisher.run(interval: .milliseconds(1)) }
+                let onlineBefore = listener.messages(topics.status).filter { $0 == "online" }.count
+                try await eventually(timeout: .seconds(20), "round \(round): online published repeatedly") {
+                    listener.messages(topics.status).filter { $0 == "online" }.count >= onlineBefore + 5
+                }
+                await publisher.shutdown()
+                await running.value
+                // What the broker retains is what a late subscriber (Home Assistant restarting) reads.
+                let late = try await Listener(url: broker.url, filters: [topics.status])
+                try await eventually(timeout: .seconds(20), "round \(round): retained \(late.messages(topics.status))") {
+                    !late.messages(topics.status).isEmpty
+                }
+                #expect(late.messages(topics.status) == ["offline"], "round \(round)")
+                await late.stop()
+                try await eventually(timeout: .seconds(20), "round \(round): the listener heard the offline") {
+                    listener.messages(topics.status).last == "offline"
+                }
+                // Nothing after it: give a late `online` time to arrive before looking again.
+                try await Task.sleep(for: .milliseconds(100))
+                #expect(listener.messages(topics.status).last == "offline", "round \(round): \(listener.messages(topics.status).suffix(3))")
             }
-            await publisher.shutdown()
-            await running.value
-            // What the broker retains is what a late subscriber (Home Assistant restarting) reads.
-            let late = try await Listener(url: broker.url, filters: [topics.status])
-            try await eventually(timeout: .seconds(20), "round \(round): retained \(late.messages(topics.status))") {
-                !late.messages(topics.status).isEmpty
-            }
-            #expect(late.messages(topics.status) == ["offline"], "round \(round)")
-            await late.stop()
-            try await eventually(timeout: .seconds(20), "round \(round): the listener heard the offline") {
-                listener.messages(topics.status).last == "offline"
-            }
-            // Nothing after it: give a late `online` time to arrive before looking again.
-            try await Task.sleep(for: .milliseconds(100))
-            #expect(listener.messages(topics.status).last == "offline", "round \(round): \(listener.messages(topics.status).suffix(3))")
         }
     }
 }
