@@ -15,9 +15,9 @@ import Testing
 struct PresenceHubStatusTests {
     /// The `.connected` event's `online` goes out in a task of its own; a connection made as the
     /// hub stops (a reconnection racing the stop) must not publish it after the stop's `offline`,
-    /// or the broker keeps `online` for a daemon that is gone. Here the status lock is held while
-    /// the event arrives and the stop begins, so both publications wait; released, the `online`
-    /// sees the stop and is not sent, whichever of the two is granted the lock first.
+    /// or the broker keeps `online` for a daemon that is gone. Here the status lock is held until
+    /// both publications wait for it (the `online` queued first); released, the `online` sees the
+    /// stop and is not sent.
     @Test("A connection event while the hub stops publishes no online after the offline; the broker keeps offline",
           .timeLimit(.minutes(2)))
     func noOnlineAfterOffline() async throws {
@@ -51,8 +51,16 @@ struct PresenceHubStatusTests {
         await hub.statusLock.lock()
         hub.connectionChanged(.connected(sessionPresent: false))   // its `online` waits for the lock
         let stopping = Task { await hub.shutdown(drainTimeout: .seconds(30)) }
-        try await eventually(timeout: .seconds(20), "the stop begun") { hub.stopping.withLock { $0 } }
+        // Both wait for the lock: the `online` first (it asked first), then the stop's `offline`
+        // (after its drain). Released, the `online` must see the stop.
+        var queued = 0
+        for _ in 0..<2_000 where queued < 2 {
+            queued = await hub.statusLock.queued
+            if queued < 2 { try? await Task.sleep(for: .milliseconds(10)) }
+        }
         await hub.statusLock.unlock()
+        #expect(queued == 2, "waiting for the status lock: \(queued)")
+        #expect(hub.stopping.withLock { $0 })
         await stopping.value
         running.cancel()
         await running.value

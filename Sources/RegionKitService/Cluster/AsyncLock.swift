@@ -17,6 +17,9 @@ actor AsyncLock {
         await withCheckedContinuation { waiters.append($0) }
     }
 
+    /// How many wait for the lock (tests that hold it wait for contenders to queue up).
+    var queued: Int { waiters.count }
+
     func unlock() {
         if waiters.isEmpty {
             locked = false

@@ -46,8 +46,10 @@ public final class PresenceHub: Sendable {
     /// One discovery round at a time.
     let discoveryLock = AsyncLock()
     /// Status publications one at a time: an `online` for a connection made while the hub stops
-    /// is either acknowledged before the `offline` is sent or not sent at all (it sees `stopping`),
-    /// so the broker never keeps `online` for a daemon that has stopped.
+    /// has either finished (acknowledged or failed) before the `offline` is sent, or is not sent
+    /// at all (it sees `stopping`), so no `online` lands after the stop's `offline`. (A stop while
+    /// not connected sends no `offline`: the broker keeps what it had, the will's after an
+    /// unclean loss of the connection.)
     let statusLock = AsyncLock()
     let connected = LockedBox(false)
     /// The sighting filters the broker refuses on this connection (the client asks again): the
@@ -169,8 +171,9 @@ public final class PresenceHub: Sendable {
     }
 
     /// Publishes the events logged so far (stop the sources and the service first, so the last
-    /// one is "process stopped"; at most `drainTimeout`), then `offline` (retained), and
-    /// disconnects cleanly. Cancel ``run()``'s task afterwards.
+    /// one is "process stopped"; at most `drainTimeout`), then `offline` (retained; at most
+    /// `drainTimeout` more, whether the drain finished or not), and disconnects cleanly. Cancel
+    /// ``run()``'s task afterwards.
     public func shutdown(drainTimeout: Duration = .seconds(3)) async {
         // The disconnection below is ours: it must not read as the beacon source failing.
         stopping.withLock { $0 = true }
@@ -195,9 +198,15 @@ public final class PresenceHub: Sendable {
             // cancellable: they run on their own, and `drainTimeout` after they started the client is
             // shut down whether they finished or not (closing the connection fails what they still
             // wait for, which ends them). A task group did not bound this: it waits for every child.
+            // The offline status has a wait of its own: a drain that timed out must not cost it
+            // (the clean disconnection below discards the will, so nothing else would say it).
             let (topics, client, logger) = (topics, client, logger)
-            let finished = await Self.waiting(at: drainTimeout) {
-                _ = await self.publishPending()
+            let finished = await Self.waiting(at: drainTimeout) { _ = await self.publishPending() }
+            if !finished {
+                logger.warning("MQTT shutdown: events still unacknowledged after the drain timeout are published after the next start",
+                               metadata: ["timeout": "\(drainTimeout)"])
+            }
+            let said = await Self.waiting(at: drainTimeout) {
                 await self.statusLock.withLock {
                     do {
                         try await client.publish(Self.status("offline", topics))
@@ -206,10 +215,7 @@ public final class PresenceHub: Sendable {
                     }
                 }
             }
-            if !finished {
-                logger.warning("MQTT shutdown: events still unacknowledged after the drain timeout are published after the next start",
-                               metadata: ["timeout": "\(drainTimeout)"])
-            }
+            if !said { logger.warning("MQTT shutdown: offline status unacknowledged after the drain timeout", metadata: ["timeout": "\(drainTimeout)"]) }
         }
         await client.shutdown()
     }
@@ -263,15 +269,18 @@ public final class PresenceHub: Sendable {
             logger.info("MQTT connected", metadata: ["broker": "\(client.currentServer.map(\.url) ?? configuration.url)"])
             if ingest != nil { reportStatus(.authorized) }
             Task {
-                await self.statusLock.withLock {
-                    // A stop under way says `offline` (after this lock): no `online` after it.
-                    guard !self.stopping.withLock({ $0 }) else { return }
+                let online = await self.statusLock.withLock {
+                    // A stop under way says `offline` (after this lock): no `online` after it, and
+                    // no discovery round competing with its drain.
+                    guard !self.stopping.withLock({ $0 }) else { return false }
                     do {
                         try await self.client.publish(Self.status("online", self.topics))
                     } catch {
                         self.logger.warning("cannot publish online status", metadata: ["error": "\(error)"])
                     }
+                    return true
                 }
+                guard online else { return }
                 await self.sendDiscovery()
                 self.wake.signal()
             }
@@ -347,6 +356,7 @@ public final class PresenceHub: Sendable {
     }
 
     private func sendDiscoveryRound() async {
+        guard !stopping.withLock({ $0 }) else { return }
         let messages = outputs.withLock { $0.discoveryMessages(regions: service.manager.monitoredRegions) }
         guard !messages.isEmpty else { return }
         counters.withLock { $0.discoveryRounds += 1 }
