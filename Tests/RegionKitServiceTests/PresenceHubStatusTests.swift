@@ -81,4 +81,56 @@ struct PresenceHubStatusTests {
         await listener.shutdown()
         _ = await (lateTask.value, listenerTask.value)
     }
+
+    /// A stop while the event publisher works through a backlog (after an outage): it ends after
+    /// the event it is publishing, the drain goes on for at most `drainTimeout`, and `offline` is
+    /// still said. Before, the stop waited for the publisher to publish the whole log (each event
+    /// a broker round trip and a durable cursor write), however long that took.
+    @Test("A stop during a backlog of 5,000 events: the publisher stops after its event, the drain is bounded, the rest waits for the next start, offline is kept",
+          .timeLimit(.minutes(2)))
+    func stopDuringBacklog() async throws {
+        let broker = try MosquittoBroker()
+        try broker.start()
+        defer { broker.stop() }
+        let configuration = try ServiceConfiguration.decode("""
+        sources:
+          - mqtt: {format: espresense}
+        mqtt: {url: "\(broker.url)", site: backlog-test}
+        """, path: "/tmp/regionkit-test.yaml")
+        let mqtt = try #require(configuration.mqtt)
+        let store = try RegionStore(path: temporaryStorePath())
+        // The hub's cursor first (it starts at the log's end when created), then the backlog.
+        _ = try store.outputCursor("mqtt:backlog-test", createAtEnd: true)
+        var last: Int64 = 0
+        for index in 0..<5_000 {
+            let line = #"{"t":\#(index),"type":"didDetermineState","region":"lobby","state":"inside"}"#
+            last = try store.append(time: Double(index), type: "didDetermineState", region: "lobby", state: "inside", reason: nil, json: line)
+        }
+        let service = try MonitoringService(store: store, clock: VirtualClock(), sources: [.beacon: .authorized])
+        let hub = try PresenceHub(configuration: mqtt, homeAssistant: nil, sources: configuration.mqttSources, service: service,
+                                  logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }, environment: [:])
+        let running = Task { await hub.run() }
+        try await eventually(timeout: .seconds(30), "publishing began") { hub.counts.eventsPublished > 0 }
+        await hub.shutdown(drainTimeout: .milliseconds(50))
+        running.cancel()
+        await running.value
+        let published = hub.counts.eventsPublished
+        let cursor = try store.outputCursor("mqtt:backlog-test")
+        #expect(published < 5_000, "the stop waited for the whole backlog")
+        #expect(cursor < last && cursor > 0, "cursor \(cursor) of \(last)")
+
+        // What the broker keeps is `offline`.
+        let topic = "regionkit/backlog-test/status"
+        let late = LockedBox<[String]>([])
+        let lateClient = MQTTClient(configuration: try MQTTClientConfiguration(url: broker.url), onMessage: { message in
+            if message.topic == topic { late.withLock { $0.append(String(decoding: message.payload, as: UTF8.self)) } }
+        })
+        let lateTask = Task { await lateClient.run() }
+        try await lateClient.waitUntilConnected()
+        try await lateClient.subscribe(topic, qos: .atLeastOnce)
+        try await eventually(timeout: .seconds(20), "retained status") { !late.withLock { $0 }.isEmpty }
+        #expect(late.withLock { $0 } == ["offline"])
+        await lateClient.shutdown()
+        await lateTask.value
+    }
 }

@@ -171,9 +171,9 @@ public final class PresenceHub: Sendable {
     }
 
     /// Publishes the events logged so far (stop the sources and the service first, so the last
-    /// one is "process stopped"; at most `drainTimeout`), then `offline` (retained; at most
-    /// `drainTimeout` more, whether the drain finished or not), and disconnects cleanly. Cancel
-    /// ``run()``'s task afterwards.
+    /// one is "process stopped"; at most `drainTimeout` with the event publisher's last one), then
+    /// `offline` (retained; at most `drainTimeout` more, whether the drain finished or not), and
+    /// disconnects cleanly. Cancel ``run()``'s task afterwards.
     public func shutdown(drainTimeout: Duration = .seconds(3)) async {
         // The disconnection below is ours: it must not read as the beacon source failing.
         stopping.withLock { $0 = true }
@@ -187,10 +187,15 @@ public final class PresenceHub: Sendable {
             // A warning when messages were rejected, so it shows at the daemon's usual log levels.
             logger.log(level: statistics.rejectedTotal > 0 ? .warning : .info, "MQTT sources: totals since start", metadata: metadata)
         }
-        // The publisher loop stops first, so the drain below is the only one publishing.
+        // The publisher loop stops first (after the event it is publishing), so the drain below
+        // is the only one publishing. Its wait and the drain share `drainTimeout`; a publisher
+        // still waiting for an acknowledgement then is left to it, and the drain is skipped
+        // (two drains would race on the cursor): the events are published after the next start.
+        let deadline = ContinuousClock.now + drainTimeout
+        var publisherEnded = true
         if let publisher = publisherTask.withLock({ $0.take() }) {
             publisher.cancel()
-            await publisher.value
+            publisherEnded = await Self.waiting(at: drainTimeout) { await publisher.value }
         }
         if client.isConnected {
             // The drain and the offline status wait for the broker's acknowledgments, which a broker
@@ -201,7 +206,7 @@ public final class PresenceHub: Sendable {
             // The offline status has a wait of its own: a drain that timed out must not cost it
             // (the clean disconnection below discards the will, so nothing else would say it).
             let (topics, client, logger) = (topics, client, logger)
-            let finished = await Self.waiting(at: drainTimeout) { _ = await self.publishPending() }
+            let finished = publisherEnded ? await Self.waiting(at: max(deadline - ContinuousClock.now, .zero)) { _ = await self.publishPending() } : false
             if !finished {
                 logger.warning("MQTT shutdown: events still unacknowledged after the drain timeout are published after the next start",
                                metadata: ["timeout": "\(drainTimeout)"])
@@ -389,7 +394,10 @@ public final class PresenceHub: Sendable {
             }
             switch await publishPending() {
             case .done: await wake.wait(timeout: .seconds(1))   // the timeout covers events logged by another process
-            case .disconnected: continue
+            case .disconnected:
+                // Not connected any more (the loop then waits for the connection), or a publish
+                // refused while connected: retried after a pause, not in a tight loop.
+                await wake.wait(timeout: .seconds(1))
             case .storeFailed: try? await Task.sleep(for: .seconds(1))
             }
         }
@@ -419,6 +427,9 @@ public final class PresenceHub: Sendable {
             }
             guard !batch.isEmpty else { return .done }
             for event in batch {
+                // The publisher cancelled by a stop ends after its current event: the stop's
+                // drain goes on from the cursor.
+                if Task.isCancelled { return .done }
                 let manager = service.manager
                 // One snapshot per event, taken only if needed: `published` must decide as
                 // `messages` did, though a region may be put while the messages are in flight.
