@@ -397,6 +397,7 @@ public final class MQTTClient: Sendable {
             .channelInitializer { [sslContext] channel in
                 do {
                     let pipeline = channel.pipeline.syncOperations
+                    try pipeline.addHandler(QuickAckHandler())
                     if let sslContext {
                         try pipeline.addHandler(NIOSSLClientHandler(context: sslContext, serverHostname: serverHostname))
                     }

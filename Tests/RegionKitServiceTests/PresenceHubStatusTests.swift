@@ -106,7 +106,7 @@ struct PresenceHubStatusTests {
             let line = #"{"t":\#(index),"type":"didDetermineState","region":"lobby","state":"inside"}"#
             last = try store.append(time: Double(index), type: "didDetermineState", region: "lobby", state: "inside", reason: nil, json: line)
         }
-        let service = try MonitoringService(store: store, clock: VirtualClock(), sources: [.beacon: .authorized])
+        let service = MonitoringService(store: store, clock: VirtualClock(), sources: [.beacon: .authorized])
         let hub = try PresenceHub(configuration: mqtt, homeAssistant: nil, sources: configuration.mqttSources, service: service,
                                   logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }, environment: [:])
         let running = Task { await hub.run() }
