@@ -61,7 +61,8 @@ public final class RegionKitServer: Sendable {
     }
 
     /// Serves until the task is cancelled; then stops accepting connections, ends the event
-    /// streams and lets requests in flight finish (a graceful shutdown).
+    /// streams and lets requests in flight finish (a graceful shutdown, at most
+    /// ``maximumGracefulShutdown``).
     /// - Parameter onListening: called with the bound port once the server accepts connections.
     public func run(onListening: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
         let configuration = self.configuration
@@ -72,7 +73,11 @@ public final class RegionKitServer: Sendable {
             configuration: ApplicationConfiguration(address: .hostname(configuration.host, port: configuration.port), serverName: "regionkit"),
             onServerRunning: { channel in await onListening(channel.localAddress?.port ?? configuration.port) },
             logger: serverLogger)
-        let group = ServiceGroup(configuration: ServiceGroupConfiguration(services: [app], gracefulShutdownSignals: [], logger: serverLogger))
+        var groupConfiguration = ServiceGroupConfiguration(services: [app], gracefulShutdownSignals: [], logger: serverLogger)
+        // A response that never ends (a stalled client on an event stream) must not hold the
+        // daemon's stop open: past this the server is cancelled, its connections closed.
+        groupConfiguration.maximumGracefulShutdownDuration = Self.maximumGracefulShutdown
+        let group = ServiceGroup(configuration: groupConfiguration)
         let events = self.events
         let backend = self.backend
         let feed = Task { await backend.followLog(into: events) }
@@ -88,6 +93,9 @@ public final class RegionKitServer: Sendable {
         }
         events.finishAll()
     }
+
+    /// How long a stop waits for the requests in flight before closing their connections.
+    static let maximumGracefulShutdown = Duration.seconds(10)
 
     /// Plain HTTP/1.1, or HTTPS when the configuration names a certificate and a key.
     static func serverBuilder(_ configuration: HTTPConfiguration) throws -> HTTPServerBuilder {

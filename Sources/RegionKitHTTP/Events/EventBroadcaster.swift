@@ -15,6 +15,8 @@ public final class EventBroadcaster: Sendable {
     private struct State {
         var subscribers: [Int: AsyncStream<StoredEvent>.Continuation] = [:]
         var next = 0
+        /// Set by ``finishAll()``: later subscriptions end at once.
+        var finished = false
     }
     private let state = LockedBox(State())
     /// Notifications buffered per subscriber before the oldest are dropped.
@@ -32,13 +34,20 @@ public final class EventBroadcaster: Sendable {
         for subscriber in subscribers { subscriber.yield(event) }
     }
 
-    /// A stream of the events logged from now on; it ends when the caller stops iterating.
+    /// A stream of the events logged from now on; it ends when the caller stops iterating, at
+    /// ``finishAll()``, or at once when that was called before (a request that subscribes while
+    /// the server stops must not hold the graceful shutdown open).
     public func subscribe() -> AsyncStream<StoredEvent> {
         let (stream, continuation) = AsyncStream.makeStream(of: StoredEvent.self, bufferingPolicy: .bufferingNewest(bufferSize))
-        let id = state.withLock { state in
+        let id = state.withLock { state -> Int? in
+            guard !state.finished else { return nil }
             state.next += 1
             state.subscribers[state.next] = continuation
             return state.next
+        }
+        guard let id else {
+            continuation.finish()
+            return stream
         }
         continuation.onTermination = { [weak self] _ in
             _ = self?.state.withLock { $0.subscribers.removeValue(forKey: id) }
@@ -46,9 +55,10 @@ public final class EventBroadcaster: Sendable {
         return stream
     }
 
-    /// Ends every subscription (server shutdown).
+    /// Ends every subscription, and every later one at once (server shutdown).
     public func finishAll() {
         let subscribers = state.withLock { state in
+            state.finished = true
             defer { state.subscribers.removeAll() }
             return Array(state.subscribers.values)
         }
