@@ -1,6 +1,8 @@
 import NIOCore
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Musl)
+import Musl
 #endif
 
 /// Acknowledges the broker's bytes at once instead of after the kernel's delayed-ACK timer

@@ -83,10 +83,12 @@ struct MQTTBrokerEndToEndTests {
     /// ACKs took the client's delayed-ACK timer — ≈ 44 ms a group, 4.4 s for these 100 groups
     /// (measured before `QuickAckHandler`); with them ≈ 0.1 ms a group. The bound (2 s) sits far
     /// from both. Over TLS too (the handler sits below it, on the socket's reads).
+    #if os(Linux)
     @Test("groups of 3 pipelined QoS 1 publishes to a default-configured Mosquitto (Nagle on) are acknowledged without the delayed-ACK stall, plain and TLS",
-          .enabled(if: MosquittoBroker.isTLSAvailable, MosquittoBroker.tlsSkipReason), .timeLimit(.minutes(1)))
+          .enabled(if: MosquittoBroker.isAvailable, MosquittoBroker.skipReason), .timeLimit(.minutes(1)))
     func noDelayedAckStall() async throws {
-        for tls in [false, true] {
+        // (Quick ACKs are Linux's: elsewhere the broker's `set_tcp_nodelay true` is the remedy.)
+        for tls in MosquittoBroker.isTLSAvailable ? [false, true] : [false] {
             let broker = try MosquittoBroker()
             try broker.start(.init(tls: tls))
             defer { broker.stop() }
@@ -103,6 +105,7 @@ struct MQTTBrokerEndToEndTests {
             await probe.stop()
         }
     }
+    #endif
 
     @Test("retained message and last will: our connection dropped without DISCONNECT → the will reaches mosquitto_sub",
           .enabled(if: MosquittoBroker.isAvailable, MosquittoBroker.skipReason), .timeLimit(.minutes(1)))

@@ -206,7 +206,8 @@ public final class PresenceHub: Sendable {
             // The offline status has a wait of its own: a drain that timed out must not cost it
             // (the clean disconnection below discards the will, so nothing else would say it).
             let (topics, client, logger) = (topics, client, logger)
-            let finished = publisherEnded ? await Self.waiting(at: max(deadline - ContinuousClock.now, .zero)) { _ = await self.publishPending() } : false
+            let remaining = deadline - ContinuousClock.now
+            let finished = publisherEnded && remaining > .zero ? await Self.waiting(at: remaining) { _ = await self.publishPending() } : false
             if !finished {
                 logger.warning("MQTT shutdown: events still unacknowledged after the drain timeout are published after the next start",
                                metadata: ["timeout": "\(drainTimeout)"])
@@ -406,7 +407,9 @@ public final class PresenceHub: Sendable {
     enum PublishOutcome { case done, disconnected, storeFailed }
 
     /// Publishes every logged event after the cursor, in order, advancing the cursor per
-    /// acknowledged event. One caller at a time (the publisher loop, or ``shutdown()`` after it).
+    /// acknowledged event. One caller at a time (the publisher loop, or ``shutdown()``'s drain
+    /// once the loop has ended; skipped when it has not). A cancelled caller returns before its
+    /// next event (`.done`: its loop then ends).
     func publishPending() async -> PublishOutcome {
         let store = service.store
         while true {
