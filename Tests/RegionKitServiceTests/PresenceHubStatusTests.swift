@@ -13,6 +13,33 @@ import Testing
 @Suite("Presence hub: the site's status through a real broker", .serialized, .tags(.endToEnd),
        .enabled(if: MosquittoBroker.isAvailable, MosquittoBroker.skipReason))
 struct PresenceHubStatusTests {
+    /// A hub for `site` on `broker` (an MQTT source, no Home Assistant) over `store`.
+    static func hub(site: String, broker: MosquittoBroker, store: RegionStore) throws -> PresenceHub {
+        let configuration = try ServiceConfiguration.decode("""
+        sources:
+          - mqtt: {format: espresense}
+        mqtt: {url: "\(broker.url)", site: \(site)}
+        """, path: "/tmp/regionkit-test.yaml")
+        let service = MonitoringService(store: store, clock: VirtualClock(), sources: [.beacon: .authorized])
+        return try PresenceHub(configuration: try #require(configuration.mqtt), homeAssistant: nil, sources: configuration.mqttSources,
+                               service: service, logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }, environment: [:])
+    }
+
+    /// What the broker keeps on `topic`, as a subscriber arriving now (Home Assistant restarting) reads it.
+    static func retained(_ topic: String, on broker: MosquittoBroker) async throws -> [String] {
+        let heard = LockedBox<[String]>([])
+        let client = MQTTClient(configuration: try MQTTClientConfiguration(url: broker.url), onMessage: { message in
+            if message.topic == topic { heard.withLock { $0.append(String(decoding: message.payload, as: UTF8.self)) } }
+        })
+        let task = Task { await client.run() }
+        try await client.waitUntilConnected()
+        try await client.subscribe(topic, qos: .atLeastOnce)
+        try await eventually(timeout: .seconds(20), "retained \(topic)") { !heard.withLock { $0 }.isEmpty }
+        await client.shutdown()
+        await task.value
+        return heard.withLock { $0 }
+    }
+
     /// The `.connected` event's `online` goes out in a task of its own; a connection made as the
     /// hub stops (a reconnection racing the stop) must not publish it after the stop's `offline`,
     /// or the broker keeps `online` for a daemon that is gone. Here the status lock is held until
@@ -24,15 +51,7 @@ struct PresenceHubStatusTests {
         let broker = try MosquittoBroker()
         try broker.start()
         defer { broker.stop() }
-        let configuration = try ServiceConfiguration.decode("""
-        sources:
-          - mqtt: {format: espresense}
-        mqtt: {url: "\(broker.url)", site: status-test}
-        """, path: "/tmp/regionkit-test.yaml")
-        let mqtt = try #require(configuration.mqtt)
-        let service = try MonitoringService(store: RegionStore(path: temporaryStorePath()), clock: VirtualClock(), sources: [.beacon: .authorized])
-        let hub = try PresenceHub(configuration: mqtt, homeAssistant: nil, sources: configuration.mqttSources, service: service,
-                                  logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }, environment: [:])
+        let hub = try Self.hub(site: "status-test", broker: broker, store: try RegionStore(path: temporaryStorePath()))
         let topic = "regionkit/status-test/status"
         let heard = LockedBox<[String]>([])
         var listening = try MQTTClientConfiguration(url: broker.url)
@@ -66,20 +85,10 @@ struct PresenceHubStatusTests {
         await running.value
 
         try await eventually(timeout: .seconds(20), "offline: \(heard.withLock { $0 })") { heard.withLock { $0 }.last == "offline" }
-        // What the broker keeps is what Home Assistant reads when it (re)subscribes.
-        let late = LockedBox<[String]>([])
-        let lateClient = MQTTClient(configuration: try MQTTClientConfiguration(url: broker.url), onMessage: { message in
-            if message.topic == topic { late.withLock { $0.append(String(decoding: message.payload, as: UTF8.self)) } }
-        })
-        let lateTask = Task { await lateClient.run() }
-        try await lateClient.waitUntilConnected()
-        try await lateClient.subscribe(topic, qos: .atLeastOnce)
-        try await eventually(timeout: .seconds(20), "retained status") { !late.withLock { $0 }.isEmpty }
-        #expect(late.withLock { $0 } == ["offline"])
+        #expect(try await Self.retained(topic, on: broker) == ["offline"])
         #expect(heard.withLock { $0 }.filter { $0 == "online" }.count == onlineBefore, "an online after the stop began: \(heard.withLock { $0 })")
-        await lateClient.shutdown()
         await listener.shutdown()
-        _ = await (lateTask.value, listenerTask.value)
+        await listenerTask.value
     }
 
     /// A stop while the event publisher works through a backlog (after an outage): it ends after
@@ -92,12 +101,6 @@ struct PresenceHubStatusTests {
         let broker = try MosquittoBroker()
         try broker.start()
         defer { broker.stop() }
-        let configuration = try ServiceConfiguration.decode("""
-        sources:
-          - mqtt: {format: espresense}
-        mqtt: {url: "\(broker.url)", site: backlog-test}
-        """, path: "/tmp/regionkit-test.yaml")
-        let mqtt = try #require(configuration.mqtt)
         let store = try RegionStore(path: temporaryStorePath())
         // The hub's cursor first (it starts at the log's end when created), then the backlog.
         _ = try store.outputCursor("mqtt:backlog-test", createAtEnd: true)
@@ -106,9 +109,7 @@ struct PresenceHubStatusTests {
             let line = #"{"t":\#(index),"type":"didDetermineState","region":"lobby","state":"inside"}"#
             last = try store.append(time: Double(index), type: "didDetermineState", region: "lobby", state: "inside", reason: nil, json: line)
         }
-        let service = MonitoringService(store: store, clock: VirtualClock(), sources: [.beacon: .authorized])
-        let hub = try PresenceHub(configuration: mqtt, homeAssistant: nil, sources: configuration.mqttSources, service: service,
-                                  logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }, environment: [:])
+        let hub = try Self.hub(site: "backlog-test", broker: broker, store: store)
         let running = Task { await hub.run() }
         try await eventually(timeout: .seconds(30), "publishing began") { hub.counts.eventsPublished > 0 }
         await hub.shutdown(drainTimeout: .milliseconds(50))
@@ -119,18 +120,6 @@ struct PresenceHubStatusTests {
         #expect(published < 5_000, "the stop waited for the whole backlog")
         #expect(cursor < last && cursor > 0, "cursor \(cursor) of \(last)")
 
-        // What the broker keeps is `offline`.
-        let topic = "regionkit/backlog-test/status"
-        let late = LockedBox<[String]>([])
-        let lateClient = MQTTClient(configuration: try MQTTClientConfiguration(url: broker.url), onMessage: { message in
-            if message.topic == topic { late.withLock { $0.append(String(decoding: message.payload, as: UTF8.self)) } }
-        })
-        let lateTask = Task { await lateClient.run() }
-        try await lateClient.waitUntilConnected()
-        try await lateClient.subscribe(topic, qos: .atLeastOnce)
-        try await eventually(timeout: .seconds(20), "retained status") { !late.withLock { $0 }.isEmpty }
-        #expect(late.withLock { $0 } == ["offline"])
-        await lateClient.shutdown()
-        await lateTask.value
+        #expect(try await Self.retained("regionkit/backlog-test/status", on: broker) == ["offline"])
     }
 }
