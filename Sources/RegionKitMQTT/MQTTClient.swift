@@ -300,14 +300,19 @@ public final class MQTTClient: Sendable {
         var failedInRound = 0
         var index = 0
         while !shutdownRequested {
+            let began = ContinuousClock.now
             let accepted = await connectOnce(to: servers[index])
             if shutdownRequested { break }
             // The next attempt goes to the next server: after a lost connection the node that was
             // lost is the likeliest to be down.
             index = (index + 1) % servers.count
             if accepted {
-                failures = 0
                 failedInRound = 0
+                // Only a connection that lasted resets the backoff: a broker that accepts and
+                // drops at once (another client taking over the same client ID, an ACL-refused
+                // publish) would otherwise be reconnected to every `reconnectMinimumDelay`, each
+                // time with the caller's `online`, discovery and batch.
+                if ContinuousClock.now - began >= Self.stableConnection { failures = 0 }
             } else {
                 failedInRound += 1
                 if failedInRound < servers.count { continue }   // the other servers first, without waiting
@@ -319,6 +324,9 @@ public final class MQTTClient: Sendable {
             await sleep(for: delay)
         }
     }
+
+    /// How long a connection must last for the reconnection backoff to start again from the minimum.
+    static let stableConnection = Duration.seconds(10)
 
     /// min · 2^failures, capped at the maximum, drawn uniformly from [delay/2, delay].
     func backoffDelay(afterFailures failures: Int) -> Duration {

@@ -80,9 +80,9 @@ struct MQTTBrokerEndToEndTests {
 
     /// Mosquitto's default configuration leaves Nagle on (`set_tcp_nodelay false`): of a pipelined
     /// group's PUBACKs it holds the second until the first is acknowledged, which without quick
-    /// ACKs took the client's delayed-ACK timer — ≈ 44 ms a group, 4.4 s for these 100 groups
-    /// (measured before `QuickAckHandler`); with them ≈ 0.1 ms a group. The bound (2 s) sits far
-    /// from both. Over TLS too (the handler sits below it, on the socket's reads).
+    /// ACKs took the client's delayed-ACK timer — ≈ 44 ms a group (measured before
+    /// `QuickAckHandler`); with them ≈ 0.4 ms. The bound on the median (10 ms) sits far from both.
+    /// Over TLS too (the handler sits below it, on the socket's reads).
     #if os(Linux)
     @Test("groups of 3 pipelined QoS 1 publishes to a default-configured Mosquitto (Nagle on) are acknowledged without the delayed-ACK stall, plain and TLS",
           .enabled(if: MosquittoBroker.isAvailable, MosquittoBroker.skipReason), .timeLimit(.minutes(1)))
@@ -96,16 +96,48 @@ struct MQTTBrokerEndToEndTests {
             probe.start()
             try await probe.client.waitUntilConnected()
             let group = (0..<3).map { MQTTMessage(topic: "rk/group/\($0)", payload: Array(repeating: 0x78, count: 100), qos: .atLeastOnce, retain: true) }
+            // Each group timed on its own; the median is what is checked (a group delayed by a
+            // busy machine now and then must not decide it): ≈ 44 ms with the stall, ≈ 0.4 ms without.
             let clock = ContinuousClock()
-            let elapsed = try await clock.measure {
-                for _ in 0..<100 { try await probe.client.publish(group) }
-            }
-            print("quick-ack: tls \(tls): 100 groups of 3 in \(elapsed)")
-            #expect(elapsed < .seconds(2), "tls \(tls): 100 groups took \(elapsed)")
+            var times: [Duration] = []
+            for _ in 0..<100 { times.append(try await clock.measure { try await probe.client.publish(group) }) }
+            let median = times.sorted()[times.count / 2]
+            print("quick-ack: tls \(tls): 100 groups of 3, median \(median), total \(times.reduce(.zero, +))")
+            #expect(median < .milliseconds(10), "tls \(tls): median group \(median)")
             await probe.stop()
         }
     }
     #endif
+
+    /// Two clients with the same client ID: the broker drops the older connection whenever the
+    /// other connects, so each connection is accepted and lost at once. Only a connection that
+    /// lasted (`MQTTClient.stableConnection`) resets the backoff, so they back off (50–100 ms,
+    /// then 100–200 ms, … up to the maximum) instead of taking the ID from each other every
+    /// 50–100 ms: over 3 s each connects a handful of times, not ≈ 40.
+    @Test("two clients sharing a client ID back off instead of reconnecting every minimum delay",
+          .enabled(if: MosquittoBroker.isAvailable, MosquittoBroker.skipReason), .timeLimit(.minutes(1)))
+    func sharedClientIDBacksOff() async throws {
+        let broker = try MosquittoBroker()
+        try broker.start()
+        defer { broker.stop() }
+        let configuration = try Self.configuration(broker) {
+            $0.clientID = "rk-shared-id"
+            $0.reconnectMinimumDelay = .milliseconds(100)
+            $0.reconnectMaximumDelay = .seconds(10)
+        }
+        let first = MQTTClientProbe(configuration: configuration)
+        let second = MQTTClientProbe(configuration: configuration)
+        first.start()
+        try await first.client.waitUntilConnected()
+        second.start()
+        try await Task.sleep(for: .seconds(3))
+        let connections = (first.connectedCount, second.connectedCount)
+        await first.stop()
+        await second.stop()
+        print("shared client ID: \(connections.0) and \(connections.1) connections in 3 s")
+        #expect(connections.0 >= 2 && connections.1 >= 1, "the broker hands the ID over: \(connections)")
+        #expect(connections.0 + connections.1 <= 20, "reconnected without backing off: \(connections)")
+    }
 
     @Test("retained message and last will: our connection dropped without DISCONNECT → the will reaches mosquitto_sub",
           .enabled(if: MosquittoBroker.isAvailable, MosquittoBroker.skipReason), .timeLimit(.minutes(1)))
