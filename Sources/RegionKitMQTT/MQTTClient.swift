@@ -22,7 +22,8 @@ import RegionKitConcurrency
 ///
 /// With several servers (``MQTTClientConfiguration/fallbackServers``) each attempt goes to the next
 /// server of the list (wrapping around), after a failed attempt and after a lost connection alike;
-/// the backoff delay is waited once per round in which every server failed. ``currentServer`` says
+/// the backoff delay is waited after a lost connection and once per round in which every server
+/// failed. ``currentServer`` says
 /// which one the live connection goes to.
 ///
 /// `onMessage` is called on the connection's event loop for each incoming PUBLISH, in order (keep it
@@ -300,19 +301,20 @@ public final class MQTTClient: Sendable {
         var failedInRound = 0
         var index = 0
         while !shutdownRequested {
-            let began = ContinuousClock.now
-            let accepted = await connectOnce(to: servers[index])
+            let lasted = await connectOnce(to: servers[index])
             if shutdownRequested { break }
             // The next attempt goes to the next server: after a lost connection the node that was
             // lost is the likeliest to be down.
             index = (index + 1) % servers.count
-            if accepted {
+            if let lasted {
                 failedInRound = 0
                 // Only a connection that lasted resets the backoff: a broker that accepts and
                 // drops at once (another client taking over the same client ID, an ACL-refused
                 // publish) would otherwise be reconnected to every `reconnectMinimumDelay`, each
-                // time with the caller's `online`, discovery and batch.
-                if ContinuousClock.now - began >= Self.stableConnection { failures = 0 }
+                // time with the caller's `online`, discovery and batch. A short one waits at most
+                // as after `shortConnectionFailures` failed attempts (not as long as the failures
+                // of an outage before it).
+                failures = lasted >= Self.stableConnection ? 0 : min(failures, Self.shortConnectionFailures)
             } else {
                 failedInRound += 1
                 if failedInRound < servers.count { continue }   // the other servers first, without waiting
@@ -325,8 +327,12 @@ public final class MQTTClient: Sendable {
         }
     }
 
-    /// How long a connection must last for the reconnection backoff to start again from the minimum.
+    /// How long a connection must last (from its CONNACK) for the reconnection backoff to start
+    /// again from the minimum.
     static let stableConnection = Duration.seconds(10)
+    /// After a shorter one the backoff goes on from at most this many failures: 0.8–1.6 s with the
+    /// default minimum delay, growing again while connections stay short.
+    static let shortConnectionFailures = 4
 
     /// min · 2^failures, capped at the maximum, drawn uniformly from [delay/2, delay].
     func backoffDelay(afterFailures failures: Int) -> Duration {
@@ -361,8 +367,8 @@ public final class MQTTClient: Sendable {
     }
 
     /// One connection attempt and, when a CONNACK accepts it, the connection's whole life.
-    /// Returns whether it was accepted.
-    private func connectOnce(to server: MQTTServer) async -> Bool {
+    /// Returns how long the connection lasted from its CONNACK, or nil when none accepted it.
+    private func connectOnce(to server: MQTTServer) async -> Duration? {
         let loop = group.next()
         let connAck = loop.makePromise(of: Bool.self)
         let closed = loop.makePromise(of: MQTTError?.self)
@@ -381,7 +387,7 @@ public final class MQTTClient: Sendable {
                 logger.error("cannot set up TLS", metadata: ["error": "\(error)"])
                 abandon(error)
                 onConnectionEvent(.disconnected(error))
-                return false
+                return nil
             }
         }
         let configuration = configuration
@@ -430,7 +436,7 @@ public final class MQTTClient: Sendable {
             abandon(mqttError)
             logger.info("cannot connect to the broker", metadata: ["error": "\(mqttError)"])
             onConnectionEvent(.disconnected(mqttError))
-            return false
+            return nil
         }
         let abort = state.withLock { state in
             if state.shutdownRequested { return true }
@@ -440,7 +446,7 @@ public final class MQTTClient: Sendable {
         if abort {
             channel.close(promise: nil)
             _ = try? await closed.futureResult.get()
-            return false
+            return nil
         }
 
         let sessionPresent: Bool
@@ -456,9 +462,10 @@ public final class MQTTClient: Sendable {
                 logger.warning("connection attempt failed", metadata: ["error": "\(reason)"])
             }
             onConnectionEvent(.disconnected(reason))
-            return false
+            return nil
         }
 
+        let acceptedAt = ContinuousClock.now
         let connection = Connection(channel: channel, handler: box)
         let (subscriptions, waiters, shuttingDown) = state.withLock { state in
             state.connection = connection
@@ -494,7 +501,7 @@ public final class MQTTClient: Sendable {
             logger.info("disconnected from the broker (shutdown)")
         }
         onConnectionEvent(.disconnected(reason))
-        return true
+        return ContinuousClock.now - acceptedAt
     }
 
     /// Whether a remembered subscription's filter matches `topic` (MQTT's matching rules).

@@ -28,8 +28,9 @@ public struct MQTTClientConfiguration: Sendable {
     public var useTLS: Bool
     /// Brokers tried after the primary, in this order (default none). The client moves to the next
     /// server of ``servers`` (wrapping around) after every failed attempt and after every lost
-    /// connection, so a dead node is not retried first; it waits for the reconnect backoff only
-    /// once every server of a round has failed. Persistent sessions follow the client only where
+    /// connection, so a dead node is not retried first; it waits for the reconnect backoff after a
+    /// lost connection and once every server of a round has failed (not between failed attempts
+    /// within a round). Persistent sessions follow the client only where
     /// the brokers share them (a NATS cluster keeps MQTT sessions in JetStream; separate Mosquitto
     /// brokers do not).
     public var fallbackServers: [MQTTServer]
@@ -48,7 +49,9 @@ public struct MQTTClientConfiguration: Sendable {
     /// The last will the broker publishes when the connection ends without a DISCONNECT.
     public var will: MQTTMessage?
     /// Reconnect delays grow exponentially from the minimum (default 0.1 s) to the maximum (default
-    /// 10 s), each drawn uniformly from [delay/2, delay] (jitter); they restart from the minimum after a CONNACK.
+    /// 10 s), each drawn uniformly from [delay/2, delay] (jitter); they restart from the minimum after a connection
+    /// that lasted 10 s, and from at most 16× the minimum after a shorter one (a broker that accepts and
+    /// drops at once is not reconnected to every minimum delay).
     public var reconnectMinimumDelay: Duration
     public var reconnectMaximumDelay: Duration
     /// The largest packet accepted from the broker, fixed header included (default 2 MiB); larger
