@@ -23,8 +23,7 @@ import RegionKitConcurrency
 /// With several servers (``MQTTClientConfiguration/fallbackServers``) each attempt goes to the next
 /// server of the list (wrapping around), after a failed attempt and after a lost connection alike;
 /// the backoff delay is waited after a lost connection and once per round in which every server
-/// failed. ``currentServer`` says
-/// which one the live connection goes to.
+/// failed. ``currentServer`` says which one the live connection goes to.
 ///
 /// `onMessage` is called on the connection's event loop for each incoming PUBLISH, in order (keep it
 /// cheap; QoS 1 messages are acknowledged after it returns). `onConnectionEvent` is called from the
