@@ -128,15 +128,7 @@ final class ClusterEventsPublisher: Sendable {
     /// broker's acknowledgement (a broker that stopped acknowledging would hold it forever).
     private func sayOffline() async {
         guard client.isConnected else { return }
-        let (client, topics, logger) = (client, topics, logger)
-        let acknowledged = await PresenceHub.waiting(at: stopTimeout) {
-            do {
-                try await client.publish(PresenceHub.status("offline", topics))
-            } catch {
-                logger.warning("cannot publish offline status (the broker's will does on an unclean end only)", metadata: ["error": "\(error)"])
-            }
-        }
-        if !acknowledged { logger.warning("offline status unacknowledged after the stop timeout", metadata: ["timeout": "\(stopTimeout)"]) }
+        await PresenceHub.sayOffline(client, topics, within: stopTimeout, logger: logger)
     }
 
     private var isStopping: Bool { lifecycle.withLock { $0.stopping } }

@@ -205,25 +205,33 @@ public final class PresenceHub: Sendable {
             // wait for, which ends them). A task group did not bound this: it waits for every child.
             // The offline status has a wait of its own: a drain that timed out must not cost it
             // (the clean disconnection below discards the will, so nothing else would say it).
-            let (topics, client, logger) = (topics, client, logger)
             let remaining = deadline - ContinuousClock.now
             let finished = publisherEnded && remaining > .zero ? await Self.waiting(at: remaining) { _ = await self.publishPending() } : false
             if !finished {
                 logger.warning("MQTT shutdown: events still unacknowledged after the drain timeout are published after the next start",
                                metadata: ["timeout": "\(drainTimeout)"])
             }
-            let said = await Self.waiting(at: drainTimeout) {
-                await self.statusLock.withLock {
-                    do {
-                        try await client.publish(Self.status("offline", topics))
-                    } catch {
-                        logger.warning("cannot publish offline status (the broker's will does on an unclean end only)", metadata: ["error": "\(error)"])
-                    }
-                }
-            }
-            if !said { logger.warning("MQTT shutdown: offline status unacknowledged after the drain timeout", metadata: ["timeout": "\(drainTimeout)"]) }
+            await Self.sayOffline(client, topics, within: drainTimeout, lock: statusLock, logger: logger)
         }
         await client.shutdown()
+    }
+
+    /// Publishes `offline` (retained) on `client`, waiting at most `timeout` for the broker's
+    /// acknowledgement (a broker that stopped acknowledging would hold it forever); `lock`, when
+    /// given, is held around the publication (status publications one at a time). Failures and a
+    /// missing acknowledgement are logged. The hub's stop and the cluster's outputs both end so.
+    static func sayOffline(_ client: MQTTClient, _ topics: PresenceTopics, within timeout: Duration, lock: AsyncLock? = nil, logger: Logger) async {
+        let publish: @Sendable () async -> Void = {
+            do {
+                try await client.publish(status("offline", topics))
+            } catch {
+                logger.warning("cannot publish offline status (the broker's will does on an unclean end only)", metadata: ["error": "\(error)"])
+            }
+        }
+        let acknowledged = await waiting(at: timeout) {
+            if let lock { await lock.withLock { await publish() } } else { await publish() }
+        }
+        if !acknowledged { logger.warning("offline status unacknowledged within the timeout", metadata: ["timeout": "\(timeout)"]) }
     }
 
     /// Runs `body` in its own task and waits for it at most `timeout`: true when it finished in
