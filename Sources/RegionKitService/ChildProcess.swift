@@ -19,7 +19,8 @@ import RegionKitConcurrency
 ///
 /// The child gets the given descriptors as its standard input, output and error, every other
 /// descriptor of this process closed, an empty signal mask and default signal dispositions
-/// (this process blocks `SIGPIPE` while writing to pipes).
+/// (this process blocks `SIGPIPE` while writing to pipes). It leads a process group of its own,
+/// so what it starts can be stopped with it (``termination()``'s cancellation).
 ///
 /// ```swift
 /// let child = try ChildProcess.spawn("/bin/sh", arguments: ["-c", "exit 3"], environment: [:],
@@ -28,9 +29,16 @@ import RegionKitConcurrency
 /// ```
 struct ChildProcess: Sendable {
     /// How a child ended.
-    enum Termination: Equatable, Sendable {
+    enum Termination: Equatable, Sendable, CustomStringConvertible {
         case exited(Int32)
         case signalled(Int32)
+
+        var description: String {
+            switch self {
+            case .exited(let status): "exited with status \(status)"
+            case .signalled(let signal): "killed by signal \(signal)"
+            }
+        }
     }
 
     /// `posix_spawn` failed with `code` (an errno).
@@ -66,7 +74,8 @@ struct ChildProcess: Sendable {
         sigfillset(&allSignals)
         posix_spawnattr_setsigmask(&attributes, &noSignals)
         posix_spawnattr_setsigdefault(&attributes, &allSignals)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        posix_spawnattr_setpgroup(&attributes, 0)   // a group of its own, led by the child
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP))
 
         let argv = ([path] + arguments).map { strdup($0) }
         let envp = environment.map { strdup("\($0.key)=\($0.value)") }
@@ -91,10 +100,40 @@ struct ChildProcess: Sendable {
         }
     }
 
+    /// Sends `signal` to the child's process group: the child and whatever it started that is
+    /// still in its group (a shell's commands, coreutils `timeout`'s command). Nothing once the
+    /// child has been reaped (its id may then name another process or group).
+    func signalGroup(_ signal: Int32) {
+        reaped.withLock { reaped in
+            if !reaped { kill(-pid, signal) }
+        }
+    }
+
     /// Waits for the child to end and reaps it, checking every 10 ms of real time (it supervises
-    /// a real process, which a test clock would never end). Cancelling the waiting task kills
-    /// the child (`SIGKILL`) and still reaps it, so no zombie is left.
-    func termination() async -> Termination {
+    /// a real process, which a test clock would never end).
+    ///
+    /// Cancelling the waiting task stops the child's whole process group: `SIGTERM` (a command
+    /// may clean up; coreutils `timeout` passes it on to its command's group), then `SIGKILL` to
+    /// the group if the child is still there after `grace`; the child is reaped either way, so no
+    /// zombie is left. The wait after cancellation runs in a task of its own (a cancelled task
+    /// cannot sleep) and is bounded by `grace` plus the reaping.
+    func termination(grace: Duration = .seconds(1)) async -> Termination {
+        // `reap` returns nil only when the task is cancelled while the child runs.
+        if let ended = await reap(until: nil) { return ended }
+        signalGroup(SIGTERM)
+        let deadline = ContinuousClock.now + grace
+        let child = self
+        return await Task.detached {
+            if let ended = await child.reap(until: deadline) { return ended }
+            child.signalGroup(SIGKILL)
+            return await child.reap(until: nil) ?? .exited(-1)
+        }.value
+    }
+
+    /// Polls `waitpid` every 10 ms until the child ended (its termination), or the task is
+    /// cancelled or `deadline` passed (`nil`). A child that already ended is reaped even when
+    /// the task is cancelled.
+    private func reap(until deadline: ContinuousClock.Instant?) async -> Termination? {
         var status: Int32 = 0
         while true {
             let result = reaped.withLock { reaped in
@@ -107,12 +146,8 @@ struct ChildProcess: Sendable {
                 // Not our child any more (reaped elsewhere): nothing to report but a failure.
                 return .exited(-1)
             }
-            if Task.isCancelled {
-                signal(SIGKILL)
-                usleep(1_000)
-            } else {
-                try? await Task.sleep(for: .milliseconds(10))
-            }
+            if let deadline, ContinuousClock.now >= deadline { return nil }
+            do { try await Task.sleep(for: .milliseconds(10)) } catch { return nil }
         }
         // <sys/wait.h>'s macros, which Swift does not import.
         let signal = status & 0x7f

@@ -131,15 +131,20 @@ public final class HookRunner: Sendable {
             logger.warning("hook input not written", metadata: ["event": "\(event.id)", "errno": "\(code)"])
         }
         close(input.write)
-        // Backstop for a missing `timeout` binary: kill the direct child. Real time on purpose: it
-        // supervises a real process, which a test clock would never stop.
+        // Backstop for a missing `timeout` binary: kill the child's process group. Real time on
+        // purpose: it supervises a real process, which a test clock would never stop.
         let killer = Task {
             try await Task.sleep(for: .seconds(saturating: timeout + 2))
-            child.signal(SIGKILL)
+            child.signalGroup(SIGKILL)
         }
+        // Cancelled (the daemon stopping): the command's group gets SIGTERM, SIGKILL a second
+        // later, and the attempt is recorded as failed, to be retried.
         let termination = await child.termination()
         killer.cancel()
         let stderr = String(decoding: await drain.finish(waitingAtMost: .seconds(1)), as: UTF8.self)
+        if Task.isCancelled {
+            return .failure("command stopped with the hook runner (\(termination)); it is retried")
+        }
         switch termination {
         case .signalled(let signal):
             return .failure("command killed by signal \(signal)\(signal == SIGKILL ? " (timeout \(timeout) s)" : "")")

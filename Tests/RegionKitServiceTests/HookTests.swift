@@ -180,6 +180,45 @@ struct HookTests {
         #expect(try service.sqlite.deliveries(status: .delivered).count == 1)
     }
 
+    @Test("Cancelling the runner stops the running command and what it started (its process group, not only `timeout`); the delivery stays to be retried")
+    func cancelStopsTheCommandGroup() async throws {
+        let pidFile = TestScratch.directory.appendingPathComponent("rk-hook-pid-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: pidFile) }
+        // The shell waits for a background child that would run 30 s.
+        let command = "sleep 30 & echo $! > \(pidFile.path).tmp; mv \(pidFile.path).tmp \(pidFile.path); wait"
+        let hooks = HookConfiguration(onEnter: [command], onExit: [], timeout: 60, maxAttempts: 5)
+        let service = try await Self.enteredAndExited(hooks: hooks)
+        let runner = HookRunner(store: service.store, configuration: hooks)
+        let task = Task { await runner.run(pollInterval: 0.05) }
+        var child: pid_t?
+        for _ in 0..<200 where child == nil {
+            try await Task.sleep(for: .milliseconds(50))
+            child = (try? String(contentsOf: pidFile, encoding: .utf8)).flatMap { pid_t($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+        }
+        let sleeper = try #require(child, "the command started its background child")
+        #expect(Self.isRunning(sleeper))
+        let started = Date()
+        task.cancel()
+        await task.value
+        #expect(Date().timeIntervalSince(started) < 5, "the runner stops within the group's grace")
+        var stopped = false
+        for _ in 0..<40 where !stopped {
+            stopped = !Self.isRunning(sleeper)
+            if !stopped { try await Task.sleep(for: .milliseconds(50)) }
+        }
+        if !stopped { kill(sleeper, SIGKILL) }
+        #expect(stopped, "the command's background child (pid \(sleeper)) outlived the cancelled runner")
+        #expect(try service.sqlite.deliveries(status: .delivered).isEmpty)
+        #expect(try service.sqlite.deliveries(status: .pending).count == 1, "the interrupted delivery is retried later")
+    }
+
+    /// Whether `pid` names a live process (a zombie nobody reaped counts as ended).
+    static func isRunning(_ pid: pid_t) -> Bool {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let close = stat.lastIndex(of: ")") else { return false }
+        return !stat[stat.index(after: close)...].trimmingCharacters(in: .whitespaces).hasPrefix("Z")
+    }
+
     @Test("A command that outlives its timeout is killed and the failure recorded; failing commands give up after maxAttempts")
     func commandTimeoutAndFailure() async throws {
         let hooks = HookConfiguration(onEnter: ["sleep 30"], onExit: ["echo broken >&2; exit 3"], timeout: 0.5, maxAttempts: 1)
