@@ -61,7 +61,7 @@ let package = Package(
         .target(name: "RegionKitHCITesting", dependencies: ["RegionKitConcurrency", "RegionKitHCI"]),
         // Helpers only the test targets use: loopback peers, the Bumble harness, a fake gpsd, a
         // private Mosquitto, the tool runner (tshark, btmon), the shared fixtures, test tags. Not a product.
-        .target(name: "RegionKitTestSupport", dependencies: ["RegionKitConcurrency"], path: "Tests/RegionKitTestSupport"),
+        .target(name: "RegionKitTestSupport", dependencies: ["RegionKitConcurrency", .product(name: "Logging", package: "swift-log")], path: "Tests/RegionKitTestSupport"),
         .target(name: "RegionKitLocation", dependencies: ["RegionKitCore"]),
         // MQTT 3.1.1 client on SwiftNIO; depends on no other RegionKit module but the lock.
         .target(name: "RegionKitMQTT", dependencies: [

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import RegionKitConcurrency
+import RegionKitTestSupport
 @testable import RegionKitMQTT
 
 /// Runs an `MQTTClient` for a test and records what it reports: messages, connection events, logs.

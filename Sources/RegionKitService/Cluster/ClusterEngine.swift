@@ -76,6 +76,9 @@ public final class ClusterEngine: Sendable {
     }
     /// Serialises lease rounds with the stop (a round never starts a worker after the hand-over).
     private let rounds = AsyncLock()
+    /// Held by a lease expiry (``watchLeases()``) while it stops the partitions and the outputs;
+    /// ``stop(reason:)`` waits for one under way before its own steps, and none starts after.
+    private let expiring = AsyncLock()
     /// When the last round whose renewal succeeded started: every lease this member holds runs
     /// out `leaseDuration` after it at the latest (the store counts from when it ran the round).
     private let renewedAt = LockedBox<ContinuousClock.Instant?>(nil)
@@ -213,8 +216,12 @@ public final class ClusterEngine: Sendable {
             // The store lets another member take them `leaseDuration` after the renewal at the
             // earliest: until then this member's writes still land (later ones are fenced).
             let remaining = Duration.seconds(configuration.leaseDuration) - since
-            await expireLeases(reason: "leases not renewed for \(String(format: "%.1f", since.inSeconds)) s",
-                               writeWithin: max(.zero, remaining))
+            await expiring.withLock {
+                // A stop that began meanwhile hands the partitions over itself.
+                guard !self.stopping.withLock({ $0 }) else { return }
+                await self.expireLeases(reason: "leases not renewed for \(String(format: "%.1f", since.inSeconds)) s",
+                                        writeWithin: max(.zero, remaining))
+            }
         }
     }
 
@@ -226,10 +233,12 @@ public final class ClusterEngine: Sendable {
     /// the partition is refused by the store (fencing), so trying is safe.
     func expireLeases(reason: String, writeWithin: Duration = .zero) async {
         let all = workers.withLock { workers in defer { workers.removeAll() }; return workers }
-        if !all.isEmpty {
-            logger.warning("leases ran out before a round renewed them: stopping the partitions", metadata: [
-                "partitions": "\(all.keys.sorted())", "reason": "\(reason)",
+        if !all.isEmpty || runsOutputs {
+            logger.warning("leases ran out before a round renewed them: stopping the partitions and outputs this member runs", metadata: [
+                "partitions": "\(all.keys.sorted())", "outputs": "\(runsOutputs)", "reason": "\(reason)",
             ])
+        }
+        if !all.isEmpty {
             let unwritten = await withTaskGroup(of: Int.self) { group in
                 for worker in all.values {
                     group.addTask { await self.retire(worker, handOver: writeWithin > .zero, flushTimeout: writeWithin) }
@@ -364,6 +373,9 @@ public final class ClusterEngine: Sendable {
     /// the members and logs "process stopped". ``run()`` returns after its current sleep.
     public func stop(reason: String) async {
         stopping.withLock { $0 = true }
+        // An expiry under way finishes first (its partitions' writes, the outputs' `offline`),
+        // so "process stopped" is the member's last word.
+        await expiring.withLock {}
         await rounds.withLock {
             let all = self.workers.withLock { workers in defer { workers.removeAll() }; return workers }
             var released: [Int] = []

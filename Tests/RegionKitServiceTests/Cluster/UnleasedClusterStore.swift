@@ -1,24 +1,49 @@
 import RegionKit
 import RegionKitConcurrency
 import RegionKitStore
+import RegionKitTestSupport
 
 /// A ``ClusterStoring`` for a ``PartitionWorker`` tested without PostgreSQL: the region store is
-/// a SQLite ``RegionStore`` (through ``InterposingStore``); leases, members and singletons are
-/// never granted, no partition has stored contributions, and contributions and events are taken
-/// and counted without merging (``ContributionOutcome/unchanged``).
+/// a SQLite ``RegionStore`` (through ``InterposingStore``); leases and members are never granted,
+/// no partition has stored contributions, and contributions and events are taken and counted
+/// without merging (``ContributionOutcome/unchanged``). Singletons (the outputs) are granted
+/// only when `grantsSingletons`; lease rounds fail (the store unreachable) once `renewals` ran out.
 final class UnleasedClusterStore: InterposingStore, ClusterStoring, @unchecked Sendable {
     /// Contributions and event batches written, in order, as "region state" and "events N".
     let writes = LockedBox<[String]>([])
+    let grantsSingletons: Bool
+    /// Lease rounds that still succeed (nil: every one).
+    let renewals: LockedBox<Int?>
+    /// Where each appended event's type goes, as "append TYPE" (beside a test's log lines).
+    let appended: InMemoryLogHandler.Store?
+
+    init(_ base: RegionStore, grantsSingletons: Bool = false, renewals: Int? = nil, appended: InMemoryLogHandler.Store? = nil) {
+        self.grantsSingletons = grantsSingletons
+        self.renewals = LockedBox(renewals)
+        self.appended = appended
+        super.init(base)
+    }
+
+    override func append(time: Double, type: String, region: String?, state: String?, reason: String?, json: String, hooks: [String]) async throws -> Int64 {
+        appended?.append("append \(type)")
+        return try await super.append(time: time, type: type, region: region, state: state, reason: reason, json: json, hooks: hooks)
+    }
 
     func heartbeat(member: String, ttl: Double) async throws {}
     func leave(member: String) async throws {}
     func balanceLeases(member: String, partitions: Int, ttl: Double, reclaimOnly: Bool) async throws -> LeaseRound {
-        LeaseRound(held: [], taken: [], surplus: 0, liveMembers: 1)
+        let renews = renewals.withLock { left in
+            guard let remaining = left else { return true }
+            left = max(0, remaining - 1)
+            return remaining > 0
+        }
+        guard renews else { throw RegionKitError(.storeFailed, "the store is unreachable (test)") }
+        return LeaseRound(held: [], taken: [], surplus: 0, liveMembers: 1)
     }
     func releaseLeases(member: String, partitions: [Int]) async throws {}
     func recordSightings(member: String, total: Int64) async throws {}
     func members() async throws -> [(member: String, expiresIn: Double, sightings: Int64)] { [] }
-    func holdSingleton(_ name: String, member: String, ttl: Double) async throws -> Int64? { nil }
+    func holdSingleton(_ name: String, member: String, ttl: Double) async throws -> Int64? { grantsSingletons ? 1 : nil }
     func releaseSingleton(_ name: String, member: String) async throws {}
     func leases() async throws -> [(partition: Int, owner: String?, epoch: Int64, expiresIn: Double)] { [] }
     func ensureRegions(_ regions: [Region], at time: Double) async throws {}

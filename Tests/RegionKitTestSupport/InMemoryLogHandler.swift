@@ -8,26 +8,27 @@ import RegionKitConcurrency
 /// let logs = InMemoryLogHandler.Store()
 /// let logger = Logger(label: "test") { _ in InMemoryLogHandler(store: logs) }
 /// ```
-struct InMemoryLogHandler: LogHandler {
-    final class Store: Sendable {
+public struct InMemoryLogHandler: LogHandler {
+    public final class Store: Sendable {
+        public init() {}
         private let lines = LockedBox<[String]>([])
-        func append(_ line: String) { lines.withLock { $0.append(line) } }
-        var all: [String] { lines.withLock { $0 } }
-        var text: String { all.joined(separator: "\n") }
+        public func append(_ line: String) { lines.withLock { $0.append(line) } }
+        public var all: [String] { lines.withLock { $0 } }
+        public var text: String { all.joined(separator: "\n") }
     }
 
-    let store: Store
-    var metadata: Logger.Metadata = [:]
-    var logLevel: Logger.Level = .trace
+    public let store: Store
+    public var metadata: Logger.Metadata = [:]
+    public var logLevel: Logger.Level = .trace
 
-    init(store: Store) { self.store = store }
+    public init(store: Store) { self.store = store }
 
-    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+    public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
         get { metadata[key] }
         set { metadata[key] = newValue }
     }
 
-    func log(event: LogEvent) {
+    public func log(event: LogEvent) {
         let merged = metadata.merging(event.metadata ?? [:]) { $1 }
         let rendered = merged.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
         store.append("\(event.level) \(event.message) \(rendered)")
