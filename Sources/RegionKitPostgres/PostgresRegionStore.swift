@@ -437,7 +437,7 @@ public final class PostgresRegionStore: RegionStoring, CustomStringConvertible {
     public func setOutputCursor(_ output: String, to id: Int64) async throws {
         try await execute("set the cursor of \(output)", """
             INSERT INTO output_cursor (output, event_id) VALUES (\(output), \(id))
-            ON CONFLICT (output) DO UPDATE SET event_id = excluded.event_id
+            ON CONFLICT (output) DO UPDATE SET event_id = GREATEST(output_cursor.event_id, excluded.event_id)
             """)
     }
 

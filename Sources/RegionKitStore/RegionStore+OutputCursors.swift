@@ -23,12 +23,14 @@ extension RegionStore {
         }
     }
 
-    /// Records that `output` has handed on every event up to `id`.
+    /// Records that `output` has handed on every event up to `id`. The cursor only moves
+    /// forward: a lower `id` (a late writer, such as an outputs holder that lost its lease while
+    /// a publication was in flight) leaves it where it is.
     public func setOutputCursor(_ output: String, to id: Int64) throws {
         try write { db in
             try db.execute(sql: """
                 INSERT INTO output_cursor (output, event_id) VALUES (?, ?)
-                ON CONFLICT(output) DO UPDATE SET event_id = excluded.event_id
+                ON CONFLICT(output) DO UPDATE SET event_id = MAX(output_cursor.event_id, excluded.event_id)
                 """, arguments: [output, id])
         }
     }

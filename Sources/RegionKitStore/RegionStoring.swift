@@ -76,6 +76,7 @@ public protocol RegionStoring: Sendable {
     /// The id of the last event `output` has handed on (0: none); with `createAtEnd`, a missing
     /// cursor is created at the log's current end.
     func outputCursor(_ output: String, createAtEnd: Bool) async throws -> Int64
+    /// Moves `output`'s cursor forward to `id` (never back: a lower `id` changes nothing).
     func setOutputCursor(_ output: String, to id: Int64) async throws
 
     // MARK: Health

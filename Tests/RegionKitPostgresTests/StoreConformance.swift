@@ -169,7 +169,9 @@ enum StoreConformance: String, CaseIterable, Sendable, CustomTestStringConvertib
         #expect(try await store.deliveryCounts().byStatus == ["dropped": 25])
     }
 
-    /// A missing cursor is 0, or is created at the log's end and then stays; set replaces.
+    /// A missing cursor is 0, or is created at the log's end and then stays; set moves it forward,
+    /// never back (a late writer — an outputs holder that lost its lease mid-publication — cannot
+    /// undo a newer holder's progress).
     static func outputCursors(_ store: some RegionStoring) async throws {
         #expect(try await store.outputCursor("mqtt:home", createAtEnd: false) == 0)
         #expect(try await store.outputCursor("mqtt:home", createAtEnd: true) == 0, "created at the end of an empty log")
@@ -181,6 +183,8 @@ enum StoreConformance: String, CaseIterable, Sendable, CustomTestStringConvertib
         try await store.setOutputCursor("mqtt:home", to: last - 1)
         #expect(try await store.outputCursor("mqtt:home", createAtEnd: false) == last - 1)
         try await store.setOutputCursor("mqtt:home", to: last)
+        try await store.setOutputCursor("mqtt:home", to: last - 2)
+        #expect(try await store.outputCursor("mqtt:home", createAtEnd: false) == last, "a cursor never moves back")
         try await store.setOutputCursor("sse", to: 1)
         #expect(try await store.outputCursor("mqtt:home", createAtEnd: true) == last)
         #expect(try await store.outputCursor("sse", createAtEnd: true) == 1)
