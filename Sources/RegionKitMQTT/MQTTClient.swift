@@ -211,8 +211,15 @@ public final class MQTTClient: Sendable {
         try await perform(on: connection) { handler, promise in handler.publish(message, promise: promise) }
     }
 
-    /// A valid topic name, and a PUBLISH whose remaining length fits MQTT's 268,435,455 bytes.
-    private static func checkPublishable(_ message: MQTTMessage) throws(MQTTError) {
+    /// Throws what ``publish(_:)-(MQTTMessage)`` would throw for `message` whatever the connection
+    /// (`.invalidTopic`, `.packetTooLarge`): its topic is not a valid topic name, or the PUBLISH
+    /// would not fit MQTT's 268,435,455-byte remaining length. Publishing such a message again
+    /// cannot succeed: a caller that publishes a group can leave it out and publish the rest.
+    ///
+    /// ```swift
+    /// let sendable = group.filter { (try? MQTTClient.checkPublishable($0)) != nil }
+    /// ```
+    public static func checkPublishable(_ message: MQTTMessage) throws(MQTTError) {
         try MQTTTopicFilter.validateTopicName(message.topic)
         let size = 2 + message.topic.utf8.count + (message.qos == .atLeastOnce ? 2 : 0) + message.payload.count
         guard size <= MQTTPacket.maximumRemainingLength else {

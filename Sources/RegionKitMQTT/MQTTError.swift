@@ -45,7 +45,7 @@ public enum MQTTError: Error, Sendable, Hashable, CustomStringConvertible {
         switch self {
         case .invalidURL(let url, let reason): "invalid MQTT URL '\(url)': \(reason)"
         case .invalidConfiguration(let what): "invalid MQTT configuration: \(what)"
-        case .invalidTopic(let topic, let reason): "invalid topic name '\(topic)': \(reason)"
+        case .invalidTopic(let topic, let reason): "invalid topic name '\(Self.shortened(topic))': \(reason)"
         case .invalidTopicFilter(let filter, let reason): "invalid topic filter '\(filter)': \(reason)"
         case .packetTooLarge(let size, let maximum): "packet of \(size) bytes exceeds the maximum of \(maximum)"
         case .protocolError(let error): "MQTT protocol error: \(error)"
@@ -61,5 +61,10 @@ public enum MQTTError: Error, Sendable, Hashable, CustomStringConvertible {
         case .shutdown: "the MQTT client was shut down"
         case .cancelled: "cancelled"
         }
+    }
+
+    /// A topic for a message: its first 120 characters and its length when longer.
+    private static func shortened(_ topic: String) -> String {
+        topic.count <= 120 ? topic : "\(topic.prefix(120))… (\(topic.utf8.count) bytes)"
     }
 }

@@ -175,7 +175,7 @@ final class ClusterEventsPublisher: Sendable {
                     let messages = outputs.messages(for: event, region: { self.regions[$0] }, regions: regions)
                         .filter { publishEvents || $0.topic != topics.events }
                         .map(PresenceHub.mqtt)
-                    try await client.publish(messages)
+                    try await client.publish(PresenceHub.publishable(messages, of: event, logger: logger))
                     outputs.published(event, regions: regions)
                     cursor = event.id
                     published.withLock { $0 += 1 }
@@ -197,7 +197,8 @@ final class ClusterEventsPublisher: Sendable {
     func publishAnnouncement(_ outputs: PresenceOutputs) async throws(MQTTError) {
         var messages = [PresenceHub.status("online", topics)]
         let configured = regions.values.sorted { $0.identifier < $1.identifier }
-        messages += outputs.discoveryMessages(regions: configured).map(PresenceHub.mqtt)
+        messages += PresenceHub.publishable(outputs.discoveryMessages(regions: configured).map(PresenceHub.mqtt), logger: logger,
+                                            context: ["output": "Home Assistant discovery"])
         try await client.publish(messages)
         if discovery != nil { discoveryRounds.withLock { $0 += 1 } }
     }

@@ -73,6 +73,10 @@ public final class PresenceHub: Sendable {
         public var refusedSubscriptions = 0
         /// Placements of beacons left without Home Assistant entities: the limit of announced beacons was reached.
         public var unannouncedBeacons = 0
+        /// Logged events with a message that can never be published (a topic longer than MQTT
+        /// allows, from a region identifier of over 65,000 bytes): that message is left out and
+        /// logged as an error, the event's other messages go out.
+        public var eventsUnpublishable = 0
     }
 
     public var counts: Counters { counters.withLock { $0 } }
@@ -371,11 +375,12 @@ public final class PresenceHub: Sendable {
 
     private func sendDiscoveryRound() async {
         guard !stopping.withLock({ $0 }) else { return }
-        let messages = outputs.withLock { $0.discoveryMessages(regions: service.manager.monitoredRegions) }
+        let all = outputs.withLock { $0.discoveryMessages(regions: service.manager.monitoredRegions) }.map(Self.mqtt)
+        let messages = Self.publishable(all, logger: logger, context: ["output": "Home Assistant discovery"])
         guard !messages.isEmpty else { return }
         counters.withLock { $0.discoveryRounds += 1 }
         for message in messages {
-            do { try await client.publish(Self.mqtt(message)) } catch {
+            do { try await client.publish(message) } catch {
                 logger.warning("discovery not sent (will be re-sent on reconnection)", metadata: ["error": "\(error)"])
                 return
             }
@@ -413,6 +418,29 @@ public final class PresenceHub: Sendable {
     }
 
     enum PublishOutcome { case done, disconnected, storeFailed }
+
+    /// `messages` without those that can never be published (``MQTTClient/checkPublishable(_:)``:
+    /// a topic over MQTT's 65,535 bytes, from a region identifier that long), each left out logged
+    /// as an error with `context`: retrying them cannot help, and an event publisher that did would
+    /// hold back every later event forever (a discovery round, every later region's configuration).
+    static func publishable(_ messages: [MQTTMessage], logger: Logger, context: @autoclosure () -> Logger.Metadata) -> [MQTTMessage] {
+        messages.filter { message in
+            do {
+                try MQTTClient.checkPublishable(message)
+                return true
+            } catch {
+                logger.error("an MQTT message can never be published: left out", metadata: context().merging(["error": "\(error)"]) { $1 })
+                return false
+            }
+        }
+    }
+
+    /// ``publishable(_:logger:context:)`` for an event's messages (the event stays in the log).
+    static func publishable(_ messages: [MQTTMessage], of event: StoredEvent, logger: Logger) -> [MQTTMessage] {
+        publishable(messages, logger: logger, context: [
+            "event": "\(event.id)", "type": "\(event.type)", "region": "\(event.region.map { String($0.prefix(120)) } ?? "-")",
+        ])
+    }
 
     /// Publishes every logged event after the cursor, in order, advancing the cursor per
     /// acknowledged event. One caller at a time (the publisher loop, or ``shutdown()``'s drain
@@ -453,7 +481,9 @@ public final class PresenceHub: Sendable {
                 if beyondLimit { countUnannounced(event) }
                 // An event's messages go out together (one round trip); on failure the whole group is
                 // published again after reconnecting (QoS 1: at least once; retained ones are idempotent).
-                let group = messages.filter { configuration.publishEvents != false || $0.topic != topics.events }.map(Self.mqtt)
+                let all = messages.filter { configuration.publishEvents != false || $0.topic != topics.events }.map(Self.mqtt)
+                let group = Self.publishable(all, of: event, logger: logger)
+                if group.count < all.count { counters.withLock { $0.eventsUnpublishable += 1 } }
                 do { try await client.publish(group) } catch { return .disconnected }
                 outputs.withLock { $0.published(event, regions: regions) }
                 cursor.withLock { $0 = event.id }
