@@ -110,24 +110,43 @@ struct ChildProcess: Sendable {
     }
 
     /// Waits for the child to end and reaps it, checking every 10 ms of real time (it supervises
-    /// a real process, which a test clock would never end).
+    /// a real process, which a test clock would never end). `stopped` is true when the child was
+    /// still running as the waiting task was cancelled, and was stopped for it.
     ///
     /// Cancelling the waiting task stops the child's whole process group: `SIGTERM` (a command
-    /// may clean up; coreutils `timeout` passes it on to its command's group), then `SIGKILL` to
-    /// the group if the child is still there after `grace`; the child is reaped either way, so no
-    /// zombie is left. The wait after cancellation runs in a task of its own (a cancelled task
-    /// cannot sleep) and is bounded by `grace` plus the reaping.
-    func termination(grace: Duration = .seconds(1)) async -> Termination {
+    /// may clean up; coreutils `timeout` passes it on to its command's group), then, once the
+    /// child has exited or `grace` has passed, `SIGKILL` to the group, for what ignored the
+    /// `SIGTERM` (a background process of the command). The child is reaped only after that — its
+    /// unreaped exit keeps its id, and so its group's, from being reused — and then always, so no
+    /// zombie is left. A child that had already exited is only reaped: its background processes
+    /// are not this stop's. The wait after cancellation runs in a task of its own (a cancelled
+    /// task cannot sleep) and is bounded by `grace` plus the reaping.
+    func termination(grace: Duration = .seconds(1)) async -> (termination: Termination, stopped: Bool) {
         // `reap` returns nil only when the task is cancelled while the child runs.
-        if let ended = await reap(until: nil) { return ended }
+        if let ended = await reap(until: nil) { return (ended, false) }
+        if hasExited() { return (await reap(until: nil) ?? .exited(-1), false) }
         signalGroup(SIGTERM)
         let deadline = ContinuousClock.now + grace
         let child = self
         return await Task.detached {
-            if let ended = await child.reap(until: deadline) { return ended }
+            while !child.hasExited(), ContinuousClock.now < deadline {
+                try? await Task.sleep(for: .milliseconds(10))
+            }
             child.signalGroup(SIGKILL)
-            return await child.reap(until: nil) ?? .exited(-1)
+            return (await child.reap(until: nil) ?? .exited(-1), true)
         }.value
+    }
+
+    /// Whether the child has exited, without reaping it (`waitid` with `WNOWAIT`): its id stays
+    /// reserved, so its group can still be signalled safely.
+    private func hasExited() -> Bool {
+        reaped.withLock { reaped in
+            if reaped { return true }
+            var info = siginfo_t()
+            // With WNOHANG and no child ready, waitid returns 0 and leaves si_pid 0.
+            guard waitid(P_PID, id_t(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 else { return errno == ECHILD }
+            return info._sifields._kill.si_pid == pid
+        }
     }
 
     /// Polls `waitpid` every 10 ms until the child ended (its termination), or the task is

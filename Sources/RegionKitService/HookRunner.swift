@@ -59,6 +59,8 @@ public final class HookRunner: Sendable {
         if dropped > 0 { logger.warning("hook queue full: dropped the oldest deliveries", metadata: ["dropped": "\(dropped)"]) }
         let due = try await store.dueDeliveries(now: now(), limit: limit)
         for delivery in due {
+            // Stopping: what is left is delivered at the next start (no attempt is spent on it).
+            if Task.isCancelled { break }
             guard let event = try await store.events(since: nil, region: nil, type: nil, afterID: delivery.eventID - 1, limit: 1).first, event.id == delivery.eventID else {
                 try await store.markAttemptFailed(delivery.id, error: "event \(delivery.eventID) is missing", retryAt: nil)
                 continue
@@ -68,6 +70,11 @@ public final class HookRunner: Sendable {
             case .success:
                 try await store.markDelivered(delivery.id, at: now())
                 logger.info("hook delivered", metadata: ["hook": "\(delivery.hook)", "event": "\(event.id)"])
+            case .interrupted(let message):
+                // Not the hook's failure: the delivery stays as it was, due at the next start.
+                logger.notice("hook interrupted by the stop: delivered again at the next start", metadata: [
+                    "hook": "\(delivery.hook)", "event": "\(event.id)", "detail": "\(message)",
+                ])
             case .failure(let message):
                 let attempts = delivery.attempts + 1
                 let retryAt = attempts < maxAttempts ? now() + min(retryDelay * pow(2, Double(attempts - 1)), 60) : nil
@@ -82,6 +89,8 @@ public final class HookRunner: Sendable {
     enum Outcome {
         case success
         case failure(String)
+        /// The runner was cancelled (the daemon stopping) while the command ran: it was stopped.
+        case interrupted(String)
     }
 
     func attempt(_ hook: String, event: StoredEvent) async -> Outcome {
@@ -138,13 +147,12 @@ public final class HookRunner: Sendable {
             child.signalGroup(SIGKILL)
         }
         // Cancelled (the daemon stopping): the command's group gets SIGTERM, SIGKILL a second
-        // later, and the attempt is recorded as failed, to be retried.
-        let termination = await child.termination()
+        // later (or once the command exited), and the delivery stays due, its attempts unchanged.
+        let (termination, stopped) = await child.termination()
         killer.cancel()
         let stderr = String(decoding: await drain.finish(waitingAtMost: .seconds(1)), as: UTF8.self)
-        if Task.isCancelled {
-            return .failure("command stopped with the hook runner (\(termination)); it is retried")
-        }
+        // A command that ended by itself counts by its status, even when the stop came meanwhile.
+        if stopped { return .interrupted("command stopped with the hook runner (\(termination))") }
         switch termination {
         case .signalled(let signal):
             return .failure("command killed by signal \(signal)\(signal == SIGKILL ? " (timeout \(timeout) s)" : "")")

@@ -180,12 +180,13 @@ struct HookTests {
         #expect(try service.sqlite.deliveries(status: .delivered).count == 1)
     }
 
-    @Test("Cancelling the runner stops the running command and what it started (its process group, not only `timeout`); the delivery stays to be retried")
+    @Test("Cancelling the runner stops the running command and what it started (its process group, not only `timeout`; a child ignoring SIGTERM too); the delivery stays due, no attempt spent")
     func cancelStopsTheCommandGroup() async throws {
         let pidFile = TestScratch.directory.appendingPathComponent("rk-hook-pid-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: pidFile) }
-        // The shell waits for a background child that would run 30 s.
-        let command = "sleep 30 & echo $! > \(pidFile.path).tmp; mv \(pidFile.path).tmp \(pidFile.path); wait"
+        // The shell waits for a background child that would run 30 s and ignores SIGTERM (the
+        // shell itself ends on it).
+        let command = "(trap '' TERM; exec sleep 30) & echo $! > \(pidFile.path).tmp; mv \(pidFile.path).tmp \(pidFile.path); wait"
         let hooks = HookConfiguration(onEnter: [command], onExit: [], timeout: 60, maxAttempts: 5)
         let service = try await Self.enteredAndExited(hooks: hooks)
         let runner = HookRunner(store: service.store, configuration: hooks)
@@ -209,7 +210,8 @@ struct HookTests {
         if !stopped { kill(sleeper, SIGKILL) }
         #expect(stopped, "the command's background child (pid \(sleeper)) outlived the cancelled runner")
         #expect(try service.sqlite.deliveries(status: .delivered).isEmpty)
-        #expect(try service.sqlite.deliveries(status: .pending).count == 1, "the interrupted delivery is retried later")
+        let pending = try service.sqlite.deliveries(status: .pending)
+        #expect(pending.count == 1 && pending.first?.attempts == 0, "the interrupted delivery stays due, no attempt spent: \(pending)")
     }
 
     /// Whether `pid` names a live process (a zombie nobody reaped counts as ended).
