@@ -172,7 +172,6 @@ public final class ClusterEngine: Sendable {
     public func run() async {
         let interval = Duration.seconds(configuration.leaseDuration / 3)
         let watch = Task { await self.watchLeases() }
-        defer { watch.cancel() }
         // After this member was away from the store its rounds only take back its own partitions
         // for two lease times (see ReclaimWindow).
         var window = ReclaimWindow(length: .seconds(2 * configuration.leaseDuration))
@@ -191,6 +190,10 @@ public final class ClusterEngine: Sendable {
             }
             if ContinuousClock.now < next { try? await Task.sleep(until: next) }
         }
+        // Not cancelled in the middle of an expiry (its partitions' writes would be cut short):
+        // the watch ends by itself once it sees the stop.
+        await expiring.withLock {}
+        watch.cancel()
     }
 
     /// How long after the last renewal this member stops its partitions: a tenth of the lease

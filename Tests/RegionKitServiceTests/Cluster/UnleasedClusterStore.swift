@@ -7,7 +7,9 @@ import RegionKitTestSupport
 /// a SQLite ``RegionStore`` (through ``InterposingStore``); leases and members are never granted,
 /// no partition has stored contributions, and contributions and events are taken and counted
 /// without merging (``ContributionOutcome/unchanged``). Singletons (the outputs) are granted
-/// only when `grantsSingletons`; lease rounds fail (the store unreachable) once `renewals` ran out.
+/// only when `grantsSingletons`; lease rounds fail (the store unreachable) once `renewals` ran out;
+/// a hook runner asking for due deliveries waits while `deliveriesHeld` (not cancellably: a
+/// runner's stop waits for it).
 final class UnleasedClusterStore: InterposingStore, ClusterStoring, @unchecked Sendable {
     /// Contributions and event batches written, in order, as "region state" and "events N".
     let writes = LockedBox<[String]>([])
@@ -16,6 +18,10 @@ final class UnleasedClusterStore: InterposingStore, ClusterStoring, @unchecked S
     let renewals: LockedBox<Int?>
     /// Where each appended event's type goes, as "append TYPE" (beside a test's log lines).
     let appended: InMemoryLogHandler.Store?
+    /// While true, ``dueDeliveries(now:limit:)`` waits.
+    let deliveriesHeld = LockedBox(false)
+    /// Calls of ``dueDeliveries(now:limit:)`` begun.
+    let deliveryQueries = LockedBox(0)
 
     init(_ base: RegionStore, grantsSingletons: Bool = false, renewals: Int? = nil, appended: InMemoryLogHandler.Store? = nil) {
         self.grantsSingletons = grantsSingletons
@@ -27,6 +33,15 @@ final class UnleasedClusterStore: InterposingStore, ClusterStoring, @unchecked S
     override func append(time: Double, type: String, region: String?, state: String?, reason: String?, json: String, hooks: [String]) async throws -> Int64 {
         appended?.append("append \(type)")
         return try await super.append(time: time, type: type, region: region, state: state, reason: reason, json: json, hooks: hooks)
+    }
+
+    override func dueDeliveries(now: Double, limit: Int) async throws -> [HookDelivery] {
+        deliveryQueries.withLock { $0 += 1 }
+        let held = deliveriesHeld
+        await Task.detached {
+            while held.withLock({ $0 }) { try? await Task.sleep(for: .milliseconds(10)) }
+        }.value
+        return try await super.dueDeliveries(now: now, limit: limit)
     }
 
     func heartbeat(member: String, ttl: Double) async throws {}
