@@ -47,9 +47,15 @@ public enum Region: Hashable, Sendable, Codable {
         return nil
     }
 
+    /// A region identifier is not empty and holds no U+0000: the stores keep text as C strings
+    /// (SQLite through GRDB ends it at the first NUL — `a\0b` would be stored as, and overwrite,
+    /// region `a` — and PostgreSQL refuses it).
     static func validate(identifier: String) throws {
         guard !identifier.isEmpty else {
             throw RegionKitError(.invalidRegion, "a region identifier must not be empty")
+        }
+        guard !identifier.utf8.contains(0) else {
+            throw RegionKitError(.invalidRegion, "a region identifier must not contain U+0000 (NUL)")
         }
     }
 }

@@ -34,6 +34,15 @@ struct RegionTests {
         #expect(throws: RegionKitError.self) { try BeaconRegion(identifier: "", uuidString: Self.uuidString) }
     }
 
+    /// The stores keep identifiers as C strings: "a\0b" was stored as region "a" (audit finding).
+    @Test func identifierWithNULIsRejected() throws {
+        #expect {
+            try BeaconRegion(identifier: "a\u{0}b", uuidString: Self.uuidString)
+        } throws: { ($0 as? RegionKitError)?.message.contains("U+0000") == true }
+        #expect(throws: RegionKitError.self) { try CircularRegion(identifier: "\u{0}", latitude: 0, longitude: 0, radius: 10) }
+        _ = try BeaconRegion(identifier: "a\tb", uuidString: Self.uuidString)   // other characters stay allowed
+    }
+
     @Test(arguments: [-1.0, .nan, .infinity, -.infinity])
     func invalidRadiusIsRejected(radius: Double) {
         #expect {

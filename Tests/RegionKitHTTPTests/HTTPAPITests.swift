@@ -109,6 +109,10 @@ struct HTTPAPITests {
         // Not UTF-8 once decoded: 400 naming the id.
         let bad = try await client.request("GET", "/v1/regions/%FF%FE")
         #expect(bad.status == 400 && bad.json["field"] as? String == "id", "\(bad.text)")
+        // A NUL (the stores end text there: "lobby%00x" would have overwritten "lobby"): 400 naming the id.
+        let nul = try await client.request("PUT", "/v1/regions/lobby%00x", body: Self.lobbyBody)
+        #expect(nul.status == 400 && nul.json["field"] as? String == "id", "\(nul.text)")
+        #expect(try daemon.service.sqlite.regions().map(\.identifier) == ["lobby"])
     }
 
     @Test("Regions of every format (AltBeacon, Eddystone-UID, scanner-bound): created, reported with their format, and what GET reports PUT back unchanged")
@@ -184,6 +188,8 @@ struct HTTPAPITests {
         (#"{"latitude": 1, "longitude": 1, "radius": 5, "notifyOnEntry": "yes"}"#, 400, "notifyOnEntry"),
         (#"{"uuid": "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0", "notifyEntryStateOnDisplay": null}"#, 400, "notifyEntryStateOnDisplay"),
         (#"{}"#, 400, "uuid"),
+        // 100 characters but 200 bytes: the MQTT sources cap a scanner's name at 128 bytes, so it could never match.
+        (#"{"uuid": "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0", "scanner": ""# + String(repeating: "é", count: 100) + #""}"#, 400, "scanner"),
         (#"[1, 2]"#, 400, "body"),
         (#"{"uuid": "#, 400, "body"),
         (String(repeating: " ", count: 2_000) + "{}", 413, "body"),

@@ -84,8 +84,9 @@ public enum RegionBody {
         } else {
             format = nil
         }
-        if let scanner, scanner.isEmpty || scanner.unicodeScalars.count > 128 || scanner.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
-            throw Problem(.badRequest, "scanner must be 1–128 characters without control characters", field: "scanner")
+        // Bytes, as the MQTT sources count a scanner's name: a longer one could never match.
+        if let scanner, scanner.isEmpty || scanner.utf8.count > 128 || scanner.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+            throw Problem(.badRequest, "scanner must be 1–128 bytes of UTF-8 without control characters", field: "scanner")
         }
         let latitude = try number("latitude"), longitude = try number("longitude"), radius = try number("radius")
         let notifyOnEntry = try bool("notifyOnEntry") ?? true

@@ -60,7 +60,7 @@ extension RegionKitServer {
     /// The `{id}` of a region path, percent-decoded (Hummingbird hands path parameters over as
     /// sent; query values it decodes): `/v1/regions/Room%20204` is the region `Room 204`, as the
     /// dashboard writes it with `encodeURIComponent`. 400 when it is not valid percent-encoding
-    /// of UTF-8.
+    /// of UTF-8, or holds a NUL.
     ///
     /// ```swift
     /// let id = try Self.regionID(context)   // "Room 204" for /v1/regions/Room%20204
@@ -69,6 +69,10 @@ extension RegionKitServer {
         let raw = try context.parameters.require("id")
         guard let id = raw.removingPercentEncoding, !id.isEmpty else {
             throw Problem(.badRequest, "the region id in the path, '\(raw)', is not valid percent-encoded UTF-8", field: "id")
+        }
+        // The stores end text at a NUL: "lobby%00x" would be stored as, and overwrite, "lobby".
+        guard !id.utf8.contains(0) else {
+            throw Problem(.badRequest, "the region id in the path, '\(raw.prefix(200))', must not contain %00 (NUL)", field: "id")
         }
         return id
     }
