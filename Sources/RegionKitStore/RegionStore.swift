@@ -50,6 +50,11 @@ public final class RegionStore: Sendable {
             var configuration = Configuration()
             configuration.busyMode = .timeout(5)
             pool = try Self.openPool(path: path, configuration: configuration)
+            // GRDB puts a WAL database in `synchronous = NORMAL`, which does not sync the log at
+            // each commit: a power loss could roll back events already acknowledged (printed,
+            // streamed, published, handed to hooks) and let their AUTOINCREMENT ids be given
+            // again. FULL syncs every commit (the writer is the only connection that commits).
+            try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
             try Self.migrate(pool)
             try pool.write { db in
                 if try Int32.fetchOne(db, sql: "PRAGMA application_id") != Self.applicationID {
