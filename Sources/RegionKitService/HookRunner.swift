@@ -5,6 +5,7 @@ import FoundationNetworking
 import Logging
 import Synchronization
 import RegionKit
+import RegionKitConcurrency
 import RegionKitStore
 
 /// Delivers logged events to their hooks from the store's durable queue: runs commands (event in
@@ -66,9 +67,12 @@ public final class HookRunner: Sendable {
                 continue
             }
             let outcome = await attempt(delivery.hook, event: event)
+            // The outcome is recorded even when the stop came meanwhile: a hook that ran would
+            // otherwise run again at the next start.
+            let store = self.store, now = self.now
             switch outcome {
             case .success:
-                try await store.markDelivered(delivery.id, at: now())
+                try await uncancelled { try await store.markDelivered(delivery.id, at: now()) }
                 logger.info("hook delivered", metadata: ["hook": "\(delivery.hook)", "event": "\(event.id)"])
             case .interrupted(let message):
                 // Not the hook's failure: the delivery stays as it was, due at the next start.
@@ -78,7 +82,7 @@ public final class HookRunner: Sendable {
             case .failure(let message):
                 let attempts = delivery.attempts + 1
                 let retryAt = attempts < maxAttempts ? now() + min(retryDelay * pow(2, Double(attempts - 1)), 60) : nil
-                try await store.markAttemptFailed(delivery.id, error: message, retryAt: retryAt)
+                try await uncancelled { try await store.markAttemptFailed(delivery.id, error: message, retryAt: retryAt) }
                 logger.warning("hook attempt failed", metadata: ["hook": "\(delivery.hook)", "event": "\(event.id)",
                                                                 "attempt": "\(attempts)", "error": "\(message)", "giving-up": "\(retryAt == nil)"])
             }

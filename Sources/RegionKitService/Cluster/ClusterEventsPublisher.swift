@@ -179,7 +179,9 @@ final class ClusterEventsPublisher: Sendable {
                     outputs.published(event, regions: regions)
                     cursor = event.id
                     published.withLock { $0 += 1 }
-                    try await store.setOutputCursor(outputName, to: event.id)
+                    // Saved even when the stop came meanwhile (the broker has the event).
+                    let (store, outputName, id) = (store, outputName, event.id)
+                    try await uncancelled { try await store.setOutputCursor(outputName, to: id) }
                 }
             } catch is MQTTError {
                 // Not connected (any more): wait for the connection (which asks for the

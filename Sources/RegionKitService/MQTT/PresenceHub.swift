@@ -488,7 +488,9 @@ public final class PresenceHub: Sendable {
                 outputs.withLock { $0.published(event, regions: regions) }
                 cursor.withLock { $0 = event.id }
                 counters.withLock { $0.eventsPublished += 1 }
-                do { try await store.setOutputCursor(outputName, to: event.id) } catch {
+                // Saved even when the stop came meanwhile (the broker has the event).
+                let outputName = outputName
+                do { try await uncancelled { try await store.setOutputCursor(outputName, to: event.id) } } catch {
                     logger.error("cannot save the MQTT events cursor (events may be published again after a restart)", metadata: ["error": "\(error)"])
                 }
             }
