@@ -125,6 +125,8 @@ let package = Package(
         .testTarget(name: "RegionKitServiceTests", dependencies: [
             "RegionKitConcurrency", "RegionKitCore", "RegionKit", "RegionKitStore", "RegionKitService", "RegionKitSimulation", "RegionKitGateway", "RegionKitMQTT",
             "RegionKitPostgres", "RegionKitTestSupport",
+            // GRDB directly: a second connection puts a refusing trigger in a store under test.
+            .product(name: "GRDB", package: "GRDB.swift"),
         ]),
         .testTarget(name: "RegionKitHTTPTests", dependencies: [
             "RegionKitConcurrency", "RegionKitCore", "RegionKit", "RegionKitStore", "RegionKitService", "RegionKitHTTP", "RegionKitTestSupport",

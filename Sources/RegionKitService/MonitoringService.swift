@@ -52,6 +52,8 @@ public final class MonitoringService: Sendable {
         /// orders a source's status change (from its own thread) against the stop, so that a
         /// status reported while the daemon stops is either before "process stopped" or dropped.
         let closed = LockedBox(false)
+        /// The first SQLite write that failed: every later write is refused.
+        let inlineFailure = LockedBox<(any Error)?>(nil)
 
         init(store: any RegionStoring, hooks: HookConfiguration, logger: Logger, onLogged: (@Sendable (StoredEvent) -> Void)?,
              onStoreFailure: (@Sendable (any Error) -> Void)?) {
@@ -86,6 +88,9 @@ public final class MonitoringService: Sendable {
 
         /// Writes (SQLite) or queues (a networked store) `write`; an event is acknowledged once written.
         /// `closing`: the last write ("process stopped"); later ones are dropped (debug log).
+        /// After a failed SQLite write every later one is refused, as ``StoreWriter`` refuses
+        /// after its first failure: an enter whose event failed must not be followed by the state
+        /// row that would keep it from being decided again after the restart.
         func submit(_ write: StoreWrite, closing: Bool = false) throws {
             let written = try closed.withLock { closed throws -> StoredEvent? in
                 guard !closed else {
@@ -93,7 +98,17 @@ public final class MonitoringService: Sendable {
                     return nil
                 }
                 if closing { closed = true }
-                if let inline { return try write.apply(to: inline) }
+                if let inline {
+                    if let earlier = inlineFailure.withLock({ $0 }) {
+                        throw RegionKitError(.storeFailed, "not written (\(write.typeName)): an earlier write failed", cause: earlier)
+                    }
+                    do {
+                        return try write.apply(to: inline)
+                    } catch {
+                        inlineFailure.withLock { $0 = $0 ?? error }
+                        throw error
+                    }
+                }
                 writer?.submit(write)
                 return nil
             }
@@ -326,10 +341,17 @@ public final class MonitoringService: Sendable {
     }
 
     /// Stops monitoring and forgets the region (its log stays).
+    ///
+    /// The store forgets it first, as ``putRegion(_:)`` saves first: a removal the store refuses
+    /// throws with the region still monitored (and stored), so the request can be repeated; the
+    /// engine used to let it go first, and the repeated request found nothing to remove while the
+    /// stored region came back at the next start.
     public func stopMonitoring(_ region: Region, reason: String = "requested") async throws {
+        // Earlier writes first (a queued state of the region must not land after its removal).
+        try await recorder.flush()
+        try await store.removeRegion(region.identifier)
         manager.stopMonitoring(for: region)
         recorder.rangedCounts.withLock { _ = $0.removeValue(forKey: region.identifier) }   // its automatic ranging ends with it
-        try recorder.submit(.removeRegion(region.identifier))
         let now = manager.clock.now.seconds
         var line = JSONLine()
         line.add("t", now)
