@@ -50,6 +50,7 @@ public final class RegionKitServer: Sendable {
     /// The router with every route and middleware (also used by in-process tests).
     public func router() -> Router<BasicRequestContext> {
         let router = Router(context: BasicRequestContext.self)
+        router.middlewares.add(SecurityHeadersMiddleware())
         router.middlewares.add(MetricsMiddleware(metrics: metrics))
         router.middlewares.add(ProblemMiddleware(logger: logger))
         router.middlewares.add(BearerTokenMiddleware(token: configuration.token.map { Array($0.utf8) }, isPublic: configuration.isPublic))

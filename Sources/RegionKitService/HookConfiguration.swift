@@ -5,7 +5,7 @@ import RegionKit
 ///
 /// ```swift
 /// var hooks = HookConfiguration()
-/// hooks.onEnter = ["logger -t regionkit entered $REGIONKIT_REGION"]
+/// hooks.onEnter = [#"logger -t regionkit -- "entered $REGIONKIT_REGION""#]   // quoted: identifiers are anyone's text
 /// hooks.webhooks = [.init(url: "http://127.0.0.1:8080/events")]
 /// ```
 public struct HookConfiguration: Hashable, Sendable, Codable {

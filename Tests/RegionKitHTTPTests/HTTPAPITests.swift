@@ -433,5 +433,11 @@ struct HTTPAPITests {
         let page = try await daemon.client(token: nil).request("GET", "/")
         #expect(page.status == 200)
         #expect(page.text.contains("<title>RegionKit</title>"))
+        // Hardening on every response, errors included: never sniffed, never framed, only its own script.
+        for response in [page, metrics, try await daemon.client(token: nil).request("GET", "/v1/regions/%FF")] {
+            #expect(response.headers["x-content-type-options"] == "nosniff" && response.headers["x-frame-options"] == "DENY", "\(response.headers)")
+            #expect(response.headers["content-security-policy"]?.contains("frame-ancestors 'none'") == true)
+            #expect(response.headers["content-security-policy"]?.contains("script-src 'self'") == true)
+        }
     }
 }

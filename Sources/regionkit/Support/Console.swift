@@ -10,18 +10,46 @@ enum Console {
         write(text + "\n", to: STDOUT_FILENO)
     }
 
+    /// A line for people, on stdout, with its control characters made visible (`\u{1B}`): region
+    /// identifiers and scanner names (anyone on the MQTT broker chooses those) would otherwise
+    /// reach the terminal as escape sequences (retitling it, rewriting earlier lines) or as line
+    /// breaks forging an event line. JSON output goes through ``line(_:)``: it has none raw.
+    static func textLine(_ text: String) {
+        line(visible(text))
+    }
+
+    /// `text` with C0 and C1 control characters and DEL written as `\u{XX}` (line feeds kept
+    /// with `keepingLineBreaks`: a message listing problems on lines of their own).
+    static func visible(_ text: String, keepingLineBreaks: Bool = false) -> String {
+        let escaped = { (scalar: Unicode.Scalar) in isControl(scalar) && !(keepingLineBreaks && scalar == "\n") }
+        guard text.unicodeScalars.contains(where: escaped) else { return text }
+        var result = ""
+        for scalar in text.unicodeScalars {
+            if escaped(scalar) {
+                result += "\\u{\(String(scalar.value, radix: 16, uppercase: true))}"
+            } else {
+                result.unicodeScalars.append(scalar)
+            }
+        }
+        return result
+    }
+
+    private static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
+    }
+
     static func error(_ text: String) {
-        write("regionkit: error: \(text)\n", to: STDERR_FILENO)
+        write("regionkit: error: \(visible(text, keepingLineBreaks: true))\n", to: STDERR_FILENO)
     }
 
     /// Something the user should know that does not stop the command (damaged input skipped, say).
     static func warning(_ text: String) {
-        write("regionkit: warning: \(text)\n", to: STDERR_FILENO)
+        write("regionkit: warning: \(visible(text, keepingLineBreaks: true))\n", to: STDERR_FILENO)
     }
 
     /// Information about how the input was read (a polygon approximated, regions left out).
     static func note(_ text: String) {
-        write("regionkit: note: \(text)\n", to: STDERR_FILENO)
+        write("regionkit: note: \(visible(text, keepingLineBreaks: true))\n", to: STDERR_FILENO)
     }
 
     /// `text` on stderr as it is (progress, a summary line): unlike `FileHandle.write(_:)`, an

@@ -22,7 +22,7 @@ final class EventPrinter: @unchecked Sendable {
             if case .app = event, !allEvents { return }
             Console.line(event.jsonLine(origin: .zero))
         } else if let line = timeline.line(for: event) {
-            Console.line(line)
+            Console.textLine(line)
         }
     }
 }

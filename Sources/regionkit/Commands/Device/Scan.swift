@@ -75,7 +75,7 @@ struct Scan: AsyncParsableCommand {
                 for await event in events {
                     switch event {
                     case .sighting(let sighting):
-                        Console.line(json ? sighting.jsonLine(origin: .zero) : Self.describe(sighting))
+                        if json { Console.line(sighting.jsonLine(origin: .zero)) } else { Console.textLine(Self.describe(sighting)) }
                         if let publisher, let identity = sighting.identity, let rssi = sighting.advertisement.rssi {
                             let power = sighting.measuredPower ?? 0
                             publisher.add(identity, rssi: Int(rssi), measuredPower: power == 0 ? nil : power, at: Date().timeIntervalSince1970)

@@ -55,7 +55,7 @@ struct Events: AsyncParsableCommand {
             var last: Int64?
             func show(_ events: [StoredEvent]) {
                 for event in events {
-                    Console.line(json ? Self.jsonLine(event) : Self.timelineLine(event))
+                    if json { Console.line(Self.jsonLine(event)) } else { Console.textLine(Self.timelineLine(event)) }
                     last = event.id
                 }
             }

@@ -1,0 +1,29 @@
+import Foundation
+import Testing
+import RegionKitStore
+import RegionKitTestSupport
+
+/// Region identifiers and scanner names are chosen by others (the HTTP API's users, anyone on the
+/// MQTT broker): printed for people, their control characters are made visible, so they cannot
+/// drive the terminal (escape sequences) or forge lines (audit finding). JSON output is exact.
+@Suite("Terminal output: control characters made visible")
+struct TerminalOutputTests {
+    @Test("events: a region named with an escape sequence and a line break prints as one visible line; --json keeps it exactly")
+    func eventsTimeline() async throws {
+        let path = DaemonTests.temporaryStore()
+        let store = try RegionStore(path: path)
+        let hostile = "x\u{1B}]0;owned\u{07}\n2026-01-01T00:00:00.000Z  ENTER  vault"
+        let line = String(decoding: try JSONSerialization.data(withJSONObject: ["t": 1, "type": "didEnterRegion", "region": hostile],
+                                                                options: [.sortedKeys]), as: UTF8.self)
+        try store.append(time: 1, type: "didEnterRegion", region: hostile, state: "inside", reason: nil, json: line)
+        let timeline = try await CLI.run(["events", "--store", path])
+        #expect(timeline.status == 0, "\(timeline.stderr)")
+        #expect(!timeline.stdout.utf8.contains(0x1B) && !timeline.stdout.utf8.contains(0x07), "raw control characters reach the terminal")
+        let lines = timeline.stdout.split(separator: "\n")
+        #expect(lines.count == 1, "a forged line: \(lines)")
+        #expect(timeline.stdout.contains(#"x\u{1B}]0;owned\u{7}\u{A}2026-01-01T00:00:00.000Z  ENTER  vault"#), "\(timeline.stdout)")
+        let json = try await CLI.run(["events", "--store", path, "--json"])
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+        #expect(object["region"] as? String == hostile)
+    }
+}
