@@ -55,6 +55,19 @@ struct PresenceOutputsTests {
         #expect(stopped.dropFirst().map { [$0.topic, $0.text, "\($0.retain)"] } == [["regionkit/home/regions/lobby/state", "", "true"]])
     }
 
+    /// "a b" and "a/b" both publish on `regions/a_b/…` (topic levels keep [A-Za-z0-9_-]): removing
+    /// one used to clear the other's retained state and delete its Home Assistant entity.
+    @Test("A removed region does not clear the topics of a monitored region whose identifier maps to the same level")
+    func removalKeepsASharedLevel() throws {
+        let outputs = PresenceOutputs(topics: Self.topics, discovery: HomeAssistantDiscovery(topics: Self.topics))
+        let other = Region.beacon(try BeaconRegion(identifier: "a b", uuid: Self.uuid))
+        let removed = outputs.messages(for: Self.event(1, "monitoringStopped", region: "a/b", json: "{}"), region: { _ in nil }, regions: { [other] })
+        #expect(removed.count == 1 && removed.first?.topic == Self.topics.events, "\(removed.map(\.topic))")
+        let alone = outputs.messages(for: Self.event(2, "monitoringStopped", region: "a/b", json: "{}"), region: { _ in nil }, regions: { [] })
+        #expect(alone.map(\.topic).contains("regionkit/home/regions/a_b/state"))
+        #expect(PresenceOutputs.topicCollisions([other, .beacon(try BeaconRegion(identifier: "a/b", uuid: Self.uuid)), Self.lobby]) == [["a b", "a/b"]])
+    }
+
     @Test func homeAssistantEntitiesAppearAndDisappear() throws {
         let discovery = HomeAssistantDiscovery(topics: Self.topics)
         var outputs = PresenceOutputs(topics: Self.topics, discovery: discovery)

@@ -375,7 +375,12 @@ public final class PresenceHub: Sendable {
 
     private func sendDiscoveryRound() async {
         guard !stopping.withLock({ $0 }) else { return }
-        let all = outputs.withLock { $0.discoveryMessages(regions: service.manager.monitoredRegions) }.map(Self.mqtt)
+        let monitored = service.manager.monitoredRegions
+        for group in PresenceOutputs.topicCollisions(monitored) {
+            logger.warning("regions share MQTT topics (topic levels keep A-Z a-z 0-9 _ -): their retained states overwrite each other and Home Assistant shows one entity; rename one",
+                           metadata: ["regions": "\(group)", "level": "\(PresenceTopics.level(group[0]))"])
+        }
+        let all = outputs.withLock { $0.discoveryMessages(regions: monitored) }.map(Self.mqtt)
         let messages = Self.publishable(all, logger: logger, context: ["output": "Home Assistant discovery"])
         guard !messages.isEmpty else { return }
         counters.withLock { $0.discoveryRounds += 1 }

@@ -63,7 +63,9 @@ public struct PresenceOutputs: Sendable {
                 messages.append(discovery.regionConfig(monitored))
             }
         case "monitoringStopped":
-            if let identifier = event.region {
+            // Topic levels keep [A-Za-z0-9_-] only, so identifiers can share one ("a b", "a/b",
+            // "a_b"): the topics of a region still monitored are not cleared with another's.
+            if let identifier = event.region, !Self.sharesTopics(identifier, with: regions()) {
                 messages.append(PresenceMessage(topic: topics.regionState(identifier), payload: [], qos: 1, retain: true))
                 if let discovery { messages.append(discovery.regionRemoval(identifier)) }
             }
@@ -94,6 +96,20 @@ public struct PresenceOutputs: Sendable {
         guard let discovery else { return [] }
         return regions.filter { $0.kind == .beacon }.map(discovery.regionConfig)
             + announcedBeacons.sorted().flatMap(discovery.beaconConfigs)
+    }
+
+    /// Whether a region of `regions` other than `identifier` publishes on `identifier`'s topics
+    /// (its identifier maps to the same topic level).
+    static func sharesTopics(_ identifier: String, with regions: [Region]) -> Bool {
+        let level = PresenceTopics.level(identifier)
+        return regions.contains { $0.identifier != identifier && PresenceTopics.level($0.identifier) == level }
+    }
+
+    /// Identifiers of `regions` whose topic level another one has too (sorted groups): their
+    /// retained states overwrite each other, and Home Assistant sees one entity.
+    public static func topicCollisions(_ regions: [Region]) -> [[String]] {
+        Dictionary(grouping: regions.map(\.identifier), by: PresenceTopics.level).values
+            .filter { $0.count > 1 }.map { $0.sorted() }.sorted { $0[0] < $1[0] }
     }
 
     /// The beacon and new scanner of a logged `didChangeNearestScanner` event.
