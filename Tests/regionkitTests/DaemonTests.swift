@@ -158,6 +158,31 @@ struct DaemonTests {
       - simulator: {scenario: museum, speed: 40, repeat: true}
     """
 
+    /// The way out of a stop that takes long (here a hook ignoring SIGTERM holds it for the
+    /// runner's second of grace) without SIGKILL: a second signal ends the process at once.
+    @Test("A second SIGTERM while the daemon stops ends it at once with status 143, saying so")
+    func secondSignalExits() async throws {
+        let marker = TestScratch.directory.appendingPathComponent("rk-hook-running-\(UUID().uuidString)").path
+        // The walk enters the station's circle after ≈ 17 s at 20× (its dwell is the daemon's real time); its enter hook then runs.
+        let config = """
+        profile: responsive
+        regions:
+          - {identifier: station, latitude: 35.6812, longitude: 139.7671, radius: 150}
+        sources:
+          - simulator: {scenario: geofence-walk, speed: 20}
+        hooks:
+          onEnter: ["touch \(marker); trap '' TERM; sleep 30"]
+          timeout: 60
+        """
+        let daemon = try Daemon(config: try Self.writeConfig(config), store: Self.temporaryStore())
+        try await eventually(timeout: .seconds(60), "the hook runs") { FileManager.default.fileExists(atPath: marker) }
+        kill(daemon.process.processIdentifier, SIGTERM)
+        // The stop waits at least a second for the hook; the second signal comes well inside it.
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(await daemon.signal(SIGTERM, timeout: 5) == 143, "stderr: \(daemon.stderrForFailure)")
+        #expect(daemon.stderr.contains("SIGTERM again while stopping"), "\(daemon.stderrForFailure)")
+    }
+
     @Test("SIGTERM: flushes, logs the stop and exits 0")
     func gracefulStop() async throws {
         let store = Self.temporaryStore()

@@ -3,7 +3,9 @@ import Foundation
 import RegionKitConcurrency
 
 /// Waits for termination signals (SIGTERM from systemd or `kill`, SIGINT from Ctrl-C) without
-/// killing the process, so the service can stop cleanly.
+/// killing the process, so the service can stop cleanly. A second one while it stops ends the
+/// process at once (status 128 + the signal), saying so: the way out of a stop that hangs
+/// without reaching for SIGKILL (a second Ctrl-C).
 ///
 /// ```swift
 /// let watcher = SignalWatcher(signals: [SIGTERM, SIGINT])
@@ -34,6 +36,14 @@ final class SignalWatcher: Sendable {
         }
     }
 
+    static func name(_ number: Int32) -> String {
+        switch number {
+        case SIGTERM: "SIGTERM"
+        case SIGINT: "SIGINT"
+        default: "signal \(number)"
+        }
+    }
+
     var received: Bool { state.withLock { $0.last != nil } }
     var lastSignal: Int32? { state.withLock { $0.last } }
 
@@ -50,6 +60,10 @@ final class SignalWatcher: Sendable {
     }
 
     private func deliver(_ number: Int32) {
+        if state.withLock({ $0.last != nil }) {
+            Console.error("\(Self.name(number)) again while stopping: exiting now, the stop unfinished (what it had not written is lost)")
+            _exit(128 + number)
+        }
         let waiters = state.withLock { state -> [CheckedContinuation<Int32, Never>] in
             state.last = number
             defer { state.waiters.removeAll() }
