@@ -4,11 +4,24 @@
 /// on a cancelled task (PostgreSQL's bounded operations) would otherwise drop at a stop — and
 /// the action would be repeated at the next start.
 ///
-/// The body should be bounded by itself (a store's operation timeout): the caller waits for it.
+/// Once the caller is cancelled it waits at most `grace` more (a stop has its own bounds: a store
+/// that does not answer must not hold it for a whole operation timeout), then throws
+/// `CancellationError`; the body goes on by itself and its result is dropped.
 ///
 /// ```swift
 /// try await uncancelled { try await store.markDelivered(id, at: now) }
 /// ```
-public func uncancelled<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) async throws -> T {
-    try await Task { try await body() }.value
+public func uncancelled<T: Sendable>(grace: Duration = .seconds(2), _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+    let race = FirstResult<T>()
+    Task {
+        do { race.finish(.success(try await body())) } catch { race.finish(.failure(error)) }
+    }
+    return try await withTaskCancellationHandler {
+        try await race.value
+    } onCancel: {
+        Task {
+            try? await Task.sleep(for: grace)
+            race.finish(.failure(CancellationError()))
+        }
+    }
 }

@@ -89,7 +89,20 @@ struct ChildProcess: Sendable {
         guard status == 0 else {
             throw SpawnError(path: path, code: status)
         }
+        running.withLock { _ = $0.insert(pid) }
         return ChildProcess(pid: pid)
+    }
+
+    /// The children spawned and not reaped yet (each leads its process group).
+    private static let running = LockedBox<Set<pid_t>>([])
+
+    /// SIGKILLs the process group of every child not reaped yet: for a process about to end at
+    /// once (a second termination signal), so no hook command outlives it to be started again,
+    /// beside itself, at the next start. An unreaped child keeps its id and group reserved.
+    static func killAllGroups() {
+        running.withLock { pids in
+            for pid in pids { kill(-pid, SIGKILL) }
+        }
     }
 
     /// Sends `signal` to the child (nothing once it has been reaped: under the same lock as the
@@ -144,9 +157,20 @@ struct ChildProcess: Sendable {
             if reaped { return true }
             var info = siginfo_t()
             // With WNOHANG and no child ready, waitid returns 0 and leaves si_pid 0.
-            guard waitid(P_PID, id_t(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 else { return errno == ECHILD }
+            guard waitid(P_PID, id_t(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 else {
+                // Not our child any more (reaped elsewhere): its id may be another's now.
+                if errno == ECHILD { markReaped(&reaped) }
+                return errno == ECHILD
+            }
             return info._sifields._kill.si_pid == pid
         }
+    }
+
+    /// Under the `reaped` lock: the child's id is no longer ours to signal.
+    private func markReaped(_ reaped: inout Bool) {
+        reaped = true
+        let pid = pid
+        Self.running.withLock { _ = $0.remove(pid) }
     }
 
     /// Polls `waitpid` every 10 ms until the child ended (its termination), or the task is
@@ -157,7 +181,7 @@ struct ChildProcess: Sendable {
         while true {
             let result = reaped.withLock { reaped in
                 let result = waitpid(pid, &status, WNOHANG)
-                if result == pid { reaped = true }
+                if result == pid || (result == -1 && errno == ECHILD) { markReaped(&reaped) }
                 return (result, errno)
             }
             if result.0 == pid { break }

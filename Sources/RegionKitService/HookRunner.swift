@@ -40,6 +40,17 @@ public final class HookRunner: Sendable {
         self.clock = clock
     }
 
+    /// SIGKILLs every hook command running now, with what it started (its process group): for a
+    /// process about to end at once, so no command outlives it to be started again, beside
+    /// itself, at the next start.
+    ///
+    /// ```swift
+    /// HookRunner.killRunningCommands(); _exit(143)
+    /// ```
+    public static func killRunningCommands() {
+        ChildProcess.killAllGroups()
+    }
+
     var timeout: Double { configuration.timeout ?? 10 }
     var maxAttempts: Int { configuration.maxAttempts ?? 30 }
     var retryDelay: Double { configuration.retryDelay ?? 1 }
@@ -74,12 +85,9 @@ public final class HookRunner: Sendable {
             case .success:
                 try await uncancelled { try await store.markDelivered(delivery.id, at: now()) }
                 logger.info("hook delivered", metadata: ["hook": "\(delivery.hook)", "event": "\(event.id)"])
-            case .interrupted(let message):
-                // Not the hook's failure: the delivery stays as it was, due at the next start.
-                logger.notice("hook interrupted by the stop: delivered again at the next start", metadata: [
-                    "hook": "\(delivery.hook)", "event": "\(event.id)", "detail": "\(message)",
-                ])
-            case .failure(let message):
+            case .failure(let message), .interrupted(let message):
+                // An interrupted attempt counts too: a hook that stops the daemon itself
+                // (`systemctl restart regionkit`) would otherwise run again at every start, forever.
                 let attempts = delivery.attempts + 1
                 let retryAt = attempts < maxAttempts ? now() + min(retryDelay * pow(2, Double(attempts - 1)), 60) : nil
                 try await uncancelled { try await store.markAttemptFailed(delivery.id, error: message, retryAt: retryAt) }
@@ -94,6 +102,7 @@ public final class HookRunner: Sendable {
         case success
         case failure(String)
         /// The runner was cancelled (the daemon stopping) while the command ran: it was stopped.
+        /// Recorded as a failed attempt (retried with backoff, counted against `maxAttempts`).
         case interrupted(String)
     }
 
@@ -151,12 +160,12 @@ public final class HookRunner: Sendable {
             child.signalGroup(SIGKILL)
         }
         // Cancelled (the daemon stopping): the command's group gets SIGTERM, SIGKILL a second
-        // later (or once the command exited), and the delivery stays due, its attempts unchanged.
+        // later (or once the command exited); the attempt is recorded as interrupted.
         let (termination, stopped) = await child.termination()
         killer.cancel()
         let stderr = String(decoding: await drain.finish(waitingAtMost: .seconds(1)), as: UTF8.self)
         // A command that ended by itself counts by its status, even when the stop came meanwhile.
-        if stopped { return .interrupted("command stopped with the hook runner (\(termination))") }
+        if stopped { return .interrupted("command stopped with the daemon (\(termination)); retried") }
         switch termination {
         case .signalled(let signal):
             return .failure("command killed by signal \(signal)\(signal == SIGKILL ? " (timeout \(timeout) s)" : "")")

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import RegionKit
+import RegionKitConcurrency
 import RegionKitStore
 import RegionKitTestSupport
 @testable import RegionKitService
@@ -22,6 +23,22 @@ struct HookRunnerStopTests {
             if Task.isCancelled { throw CancellationError() }
             try await super.markAttemptFailed(id, error: error, retryAt: retryAt)
         }
+    }
+
+    /// A store that does not answer (PostgreSQL unreachable: 10 s an operation) must not hold a
+    /// stop for its whole timeout: once the caller is cancelled, the write gets its grace only.
+    @Test("A write outside cancellation holds a cancelled caller for its grace at most, and completes for one that is not cancelled")
+    func uncancelledIsBounded() async throws {
+        let started = ContinuousClock.now
+        let waiting = Task {
+            try await uncancelled(grace: .milliseconds(200)) { try await Task.sleep(for: .seconds(30)); return 1 }
+        }
+        try await Task.sleep(for: .milliseconds(50))
+        waiting.cancel()
+        await #expect(throws: CancellationError.self) { try await waiting.value }
+        #expect(ContinuousClock.now - started < .seconds(5), "the cancelled caller waited for the write's whole time")
+        let answer = try await uncancelled(grace: .milliseconds(10)) { try await Task.sleep(for: .milliseconds(100)); return 2 }
+        #expect(answer == 2, "a caller that is not cancelled waits for the write")
     }
 
     @Test("An attempt that ended as the runner was cancelled is still recorded")

@@ -180,7 +180,7 @@ struct HookTests {
         #expect(try service.sqlite.deliveries(status: .delivered).count == 1)
     }
 
-    @Test("Cancelling the runner stops the running command and what it started (its process group, not only `timeout`; a child ignoring SIGTERM too); the delivery stays due, no attempt spent")
+    @Test("Cancelling the runner stops the running command and what it started (its process group, not only `timeout`; a child ignoring SIGTERM too); the delivery is retried, the attempt counted")
     func cancelStopsTheCommandGroup() async throws {
         let pidFile = TestScratch.directory.appendingPathComponent("rk-hook-pid-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: pidFile) }
@@ -211,7 +211,8 @@ struct HookTests {
         #expect(stopped, "the command's background child (pid \(sleeper)) outlived the cancelled runner")
         #expect(try service.sqlite.deliveries(status: .delivered).isEmpty)
         let pending = try service.sqlite.deliveries(status: .pending)
-        #expect(pending.count == 1 && pending.first?.attempts == 0, "the interrupted delivery stays due, no attempt spent: \(pending)")
+        #expect(pending.count == 1 && pending.first?.attempts == 1 && pending.first?.lastError?.contains("stopped with the daemon") == true,
+                "the interrupted delivery is retried, its attempt counted (a hook restarting the daemon must not loop forever): \(pending)")
     }
 
     /// Whether `pid` names a live process (a zombie nobody reaped counts as ended).

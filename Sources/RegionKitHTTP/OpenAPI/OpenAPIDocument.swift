@@ -258,7 +258,7 @@ components:
         uuid: {type: string, format: uuid}
         major: {type: integer, minimum: 0, maximum: 65535}
         minor: {type: integer, minimum: 0, maximum: 65535}
-        scanner: {type: string, minLength: 1, maxLength: 128, pattern: "^[^\\x00-\\x1f\\x7f-\\x9f]+$", description: The only scanner the region hears}
+        scanner: {type: string, minLength: 1, maxLength: 128, pattern: "^[^\\x00-\\x1f\\x7f-\\x9f]+$", description: "The only scanner the region hears (at most 128 bytes of UTF-8, as MQTT scanner names are counted)"}
         notifyOnEntry: {type: boolean, default: true}
         notifyOnExit: {type: boolean, default: true}
         notifyEntryStateOnDisplay: {type: boolean, default: false}
@@ -271,7 +271,7 @@ components:
         format: {const: eddystone-uid}
         namespace: {type: string, pattern: "^[0-9A-Fa-f]{20}$"}
         instance: {type: string, pattern: "^[0-9A-Fa-f]{12}$"}
-        scanner: {type: string, minLength: 1, maxLength: 128, pattern: "^[^\\x00-\\x1f\\x7f-\\x9f]+$", description: The only scanner the region hears}
+        scanner: {type: string, minLength: 1, maxLength: 128, pattern: "^[^\\x00-\\x1f\\x7f-\\x9f]+$", description: "The only scanner the region hears (at most 128 bytes of UTF-8, as MQTT scanner names are counted)"}
         notifyOnEntry: {type: boolean, default: true}
         notifyOnExit: {type: boolean, default: true}
         notifyEntryStateOnDisplay: {type: boolean, default: false}

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import RegionKitConcurrency
+import RegionKitService
 
 /// Waits for termination signals (SIGTERM from systemd or `kill`, SIGINT from Ctrl-C) without
 /// killing the process, so the service can stop cleanly. A second one while it stops ends the
@@ -31,7 +32,8 @@ final class SignalWatcher: Sendable {
         }
         self.sources = sources
         for (source, number) in zip(sources, signals) {
-            source.setEventHandler { [weak self] in self?.deliver(number) }
+            // `data`: the signals merged into this call (a quick double Ctrl-C arrives as one).
+            source.setEventHandler { [weak self, source] in self?.deliver(number, count: source.data) }
             source.resume()
         }
     }
@@ -59,9 +61,11 @@ final class SignalWatcher: Sendable {
         }
     }
 
-    private func deliver(_ number: Int32) {
-        if state.withLock({ $0.last != nil }) {
+    private func deliver(_ number: Int32, count: UInt) {
+        if count > 1 || state.withLock({ $0.last != nil }) {
             Console.error("\(Self.name(number)) again while stopping: exiting now, the stop unfinished (what it had not written is lost)")
+            // A hook command running now would outlive the daemon and run again at its next start.
+            HookRunner.killRunningCommands()
             _exit(128 + number)
         }
         let waiters = state.withLock { state -> [CheckedContinuation<Int32, Never>] in
