@@ -2,12 +2,21 @@ import Foundation
 import Testing
 import RegionKitStore
 import RegionKitTestSupport
+@testable import regionkit
 
 /// Region identifiers and scanner names are chosen by others (the HTTP API's users, anyone on the
 /// MQTT broker): printed for people, their control characters are made visible, so they cannot
 /// drive the terminal (escape sequences) or forge lines (audit finding). JSON output is exact.
 @Suite("Terminal output: control characters made visible")
 struct TerminalOutputTests {
+    @Test("Errors, warnings and notes keep their line breaks but indent what follows one: no part of a message passes for a line of its own")
+    func messagesKeepIndentedLines() {
+        let forged = "region 'a\nregionkit: error: forged\u{1B}[2K' refused"
+        #expect(Console.visible(forged, keepingLineBreaks: true) == "region 'a\n    regionkit: error: forged\\u{1B}[2K' refused")
+        #expect(Console.visible(forged) == "region 'a\\u{A}regionkit: error: forged\\u{1B}[2K' refused")
+        #expect(Console.visible("plain text, é and ✓") == "plain text, é and ✓")
+    }
+
     @Test("events: a region named with an escape sequence and a line break prints as one visible line; --json keeps it exactly")
     func eventsTimeline() async throws {
         let path = DaemonTests.temporaryStore()

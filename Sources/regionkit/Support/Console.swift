@@ -18,14 +18,16 @@ enum Console {
         line(visible(text))
     }
 
-    /// `text` with C0 and C1 control characters and DEL written as `\u{XX}` (line feeds kept
-    /// with `keepingLineBreaks`: a message listing problems on lines of their own).
+    /// `text` with C0 and C1 control characters and DEL written as `\u{XX}`. With
+    /// `keepingLineBreaks` (a message listing problems on lines of their own) a line feed stays,
+    /// and the line after it is indented, so no part of a message can pass for a line of its own.
     static func visible(_ text: String, keepingLineBreaks: Bool = false) -> String {
-        let escaped = { (scalar: Unicode.Scalar) in isControl(scalar) && !(keepingLineBreaks && scalar == "\n") }
-        guard text.unicodeScalars.contains(where: escaped) else { return text }
+        guard text.unicodeScalars.contains(where: isControl) else { return text }
         var result = ""
         for scalar in text.unicodeScalars {
-            if escaped(scalar) {
+            if keepingLineBreaks && scalar == "\n" {
+                result += "\n    "
+            } else if isControl(scalar) {
                 result += "\\u{\(String(scalar.value, radix: 16, uppercase: true))}"
             } else {
                 result.unicodeScalars.append(scalar)
