@@ -359,6 +359,10 @@ public final class MonitoringService: Sendable {
         line.add("region", region.identifier)
         try recorder.log(time: now, type: "monitoringStopped", region: region.identifier, state: nil, reason: reason, json: line.text)
         try await recorder.flush()
+        // A state the engine decided between the removal and its stop was written after the
+        // removal: removed again (the region is gone from both now; best effort, it is only a
+        // leftover row that a later put of the region would clear).
+        try? await store.removeRegion(region.identifier)
     }
 
     /// Logs a `sourceStatusChanged` event: a source came up, is reconnecting, finished or failed.
