@@ -257,7 +257,11 @@ struct BumbleEndToEndTests {
         defer { second.stop() }
         try await second.waitUntilReady()
         try await eventually(timeout: .seconds(10), "scanning again") { scanner.isScanning }
-        #expect(manager.authorizationStatus(for: .beacon) == .authorized)
+        // The scanner reports the source authorized just after it turns to scanning (CI once
+        // read the status in between): waited for, not read at once.
+        try await eventually(timeout: .seconds(10), "the beacon source authorized again") {
+            manager.authorizationStatus(for: .beacon) == .authorized
+        }
         try await eventually(timeout: .seconds(10), "region registered again and inside") {
             log.types("lobby").filter { $0 == "didStartMonitoring" }.count == 2 && manager.state(for: .beacon(region)) == .inside
         }
