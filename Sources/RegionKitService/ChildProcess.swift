@@ -105,17 +105,10 @@ struct ChildProcess: Sendable {
         }
     }
 
-    /// Sends `signal` to the child (nothing once it has been reaped: under the same lock as the
-    /// reaping, so a reused pid is never signalled).
-    func signal(_ signal: Int32) {
-        reaped.withLock { reaped in
-            if !reaped { kill(pid, signal) }
-        }
-    }
-
     /// Sends `signal` to the child's process group: the child and whatever it started that is
     /// still in its group (a shell's commands, coreutils `timeout`'s command). Nothing once the
-    /// child has been reaped (its id may then name another process or group).
+    /// child has been reaped (under the same lock as the reaping: its id may then name another
+    /// process or group).
     func signalGroup(_ signal: Int32) {
         reaped.withLock { reaped in
             if !reaped { kill(-pid, signal) }

@@ -85,9 +85,9 @@ public final class HookRunner: Sendable {
             case .success:
                 try await uncancelled { try await store.markDelivered(delivery.id, at: now()) }
                 logger.info("hook delivered", metadata: ["hook": "\(delivery.hook)", "event": "\(event.id)"])
-            case .failure(let message), .interrupted(let message):
-                // An interrupted attempt counts too: a hook that stops the daemon itself
-                // (`systemctl restart regionkit`) would otherwise run again at every start, forever.
+            case .failure(let message):
+                // A command stopped with the daemon counts too: a hook that stops the daemon
+                // itself (`systemctl restart regionkit`) would otherwise run at every start, forever.
                 let attempts = delivery.attempts + 1
                 let retryAt = attempts < maxAttempts ? now() + min(retryDelay * pow(2, Double(attempts - 1)), 60) : nil
                 try await uncancelled { try await store.markAttemptFailed(delivery.id, error: message, retryAt: retryAt) }
@@ -101,9 +101,6 @@ public final class HookRunner: Sendable {
     enum Outcome {
         case success
         case failure(String)
-        /// The runner was cancelled (the daemon stopping) while the command ran: it was stopped.
-        /// Recorded as a failed attempt (retried with backoff, counted against `maxAttempts`).
-        case interrupted(String)
     }
 
     func attempt(_ hook: String, event: StoredEvent) async -> Outcome {
@@ -160,12 +157,12 @@ public final class HookRunner: Sendable {
             child.signalGroup(SIGKILL)
         }
         // Cancelled (the daemon stopping): the command's group gets SIGTERM, SIGKILL a second
-        // later (or once the command exited); the attempt is recorded as interrupted.
+        // later (or once the command exited); the attempt is recorded as a failed one.
         let (termination, stopped) = await child.termination()
         killer.cancel()
         let stderr = String(decoding: await drain.finish(waitingAtMost: .seconds(1)), as: UTF8.self)
         // A command that ended by itself counts by its status, even when the stop came meanwhile.
-        if stopped { return .interrupted("command stopped with the daemon (\(termination)); retried") }
+        if stopped { return .failure("command stopped with the daemon (\(termination)); retried") }
         switch termination {
         case .signalled(let signal):
             return .failure("command killed by signal \(signal)\(signal == SIGKILL ? " (timeout \(timeout) s)" : "")")
