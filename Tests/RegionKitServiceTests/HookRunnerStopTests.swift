@@ -9,7 +9,7 @@ import RegionKitTestSupport
 /// A stop arriving while a hook runs must not lose the record of its outcome: PostgreSQL's
 /// bounded operations refuse work on a cancelled task, so a delivery recorded from the cancelled
 /// runner stayed pending and ran again at the next start.
-@Suite("Hook runner: outcomes recorded across a stop")
+@Suite("Hook runner: outcomes recorded across a stop", .tags(.realTime))
 struct HookRunnerStopTests {
     /// A store that cancels the runner's task when it reads the delivery's event (the stop arrives
     /// during the attempt) and, like the PostgreSQL store, refuses a write from a cancelled task.

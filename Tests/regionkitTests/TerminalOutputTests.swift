@@ -7,7 +7,7 @@ import RegionKitTestSupport
 /// Region identifiers and scanner names are chosen by others (the HTTP API's users, anyone on the
 /// MQTT broker): printed for people, their control characters are made visible, so they cannot
 /// drive the terminal (escape sequences) or forge lines (audit finding). JSON output is exact.
-@Suite("Terminal output: control characters made visible")
+@Suite("Terminal output: control characters made visible", .tags(.endToEnd))
 struct TerminalOutputTests {
     @Test("Errors, warnings and notes keep their line breaks but indent what follows one: no part of a message passes for a line of its own")
     func messagesKeepIndentedLines() {
