@@ -289,7 +289,18 @@ extension PostgresRegionStore: ClusterStoring {
 
     /// Appends `rows` (in order, under the log's append lock) with their pending hook deliveries.
     static func insert(_ rows: [ClusterEventRow], _ connection: PostgresConnection, _ logger: Logger, store description: String) async throws -> [StoredEvent] {
+        try await lockAppends(connection, logger)
+        return try await insertLocked(rows, connection, logger, store: description)
+    }
+
+    /// Takes the log's append lock until the transaction ends: ids drawn after it become visible
+    /// in increasing order (the next append waits for this commit).
+    static func lockAppends(_ connection: PostgresConnection, _ logger: Logger) async throws {
         try await connection.query("SELECT pg_advisory_xact_lock(\(Self.appendLock))", logger: logger)
+    }
+
+    /// ``insert(_:_:_:store:)`` in a transaction that already holds the append lock (``lockAppends(_:_:)``).
+    static func insertLocked(_ rows: [ClusterEventRow], _ connection: PostgresConnection, _ logger: Logger, store description: String) async throws -> [StoredEvent] {
         var stored: [StoredEvent] = []
         for row in rows {
             var id: Int64?

@@ -221,26 +221,35 @@ public final class PostgresRegionStore: RegionStoring, CustomStringConvertible {
 
     public func saveRegion(_ region: Region, at time: Double, origin: RegionOrigin? = nil) async throws {
         let definition = try Self.json(region)
+        try await transaction("save region \(region.identifier)") { connection, logger in
+            try await Self.saveRegion(region, definition: definition, at: time, origin: origin, connection, logger)
+        }
+    }
+
+    static func saveRegion(_ region: Region, definition: String, at time: Double, origin: RegionOrigin?,
+                           _ connection: PostgresConnection, _ logger: Logger) async throws {
         let newOrigin = (origin ?? .configuration).rawValue
         let keptOrigin = origin?.rawValue
-        try await transaction("save region \(region.identifier)") { connection, logger in
-            try await connection.query("""
-                INSERT INTO monitored_region (identifier, kind, definition, registered_at, origin)
-                VALUES (\(region.identifier), \(region.kind.rawValue), \(definition), \(time), \(newOrigin))
-                ON CONFLICT (identifier) DO UPDATE SET kind = excluded.kind, definition = excluded.definition,
-                    registered_at = excluded.registered_at, origin = COALESCE(\(keptOrigin)::text, monitored_region.origin)
-                """, logger: logger)
-            try await connection.query("DELETE FROM region_state WHERE identifier = \(region.identifier)", logger: logger)
-            try await connection.query("DELETE FROM regionkit_region_contribution WHERE region = \(region.identifier)", logger: logger)
-        }
+        try await connection.query("""
+            INSERT INTO monitored_region (identifier, kind, definition, registered_at, origin)
+            VALUES (\(region.identifier), \(region.kind.rawValue), \(definition), \(time), \(newOrigin))
+            ON CONFLICT (identifier) DO UPDATE SET kind = excluded.kind, definition = excluded.definition,
+                registered_at = excluded.registered_at, origin = COALESCE(\(keptOrigin)::text, monitored_region.origin)
+            """, logger: logger)
+        try await connection.query("DELETE FROM region_state WHERE identifier = \(region.identifier)", logger: logger)
+        try await connection.query("DELETE FROM regionkit_region_contribution WHERE region = \(region.identifier)", logger: logger)
     }
 
     public func removeRegion(_ identifier: String) async throws {
         try await transaction("remove region \(identifier)") { connection, logger in
-            try await connection.query("DELETE FROM monitored_region WHERE identifier = \(identifier)", logger: logger)
-            try await connection.query("DELETE FROM region_state WHERE identifier = \(identifier)", logger: logger)
-            try await connection.query("DELETE FROM regionkit_region_contribution WHERE region = \(identifier)", logger: logger)
+            try await Self.removeRegion(identifier, connection, logger)
         }
+    }
+
+    static func removeRegion(_ identifier: String, _ connection: PostgresConnection, _ logger: Logger) async throws {
+        try await connection.query("DELETE FROM monitored_region WHERE identifier = \(identifier)", logger: logger)
+        try await connection.query("DELETE FROM region_state WHERE identifier = \(identifier)", logger: logger)
+        try await connection.query("DELETE FROM regionkit_region_contribution WHERE region = \(identifier)", logger: logger)
     }
 
     public func storedRegions() async throws -> [StoredRegion] {
@@ -269,12 +278,16 @@ public final class PostgresRegionStore: RegionStoring, CustomStringConvertible {
 
     public func saveState(_ identifier: String, state: RegionState, since: Double?, evidence: EventEvidence?, at time: Double) async throws {
         let evidenceJSON = try evidence.map(Self.json)
-        try await execute("save the state of \(identifier)", """
-            INSERT INTO region_state (identifier, state, since, evidence, updated_at)
-            VALUES (\(identifier), \(state.rawValue), \(since), \(evidenceJSON), \(time))
-            ON CONFLICT (identifier) DO UPDATE SET state = excluded.state, since = excluded.since,
-                evidence = excluded.evidence, updated_at = excluded.updated_at
-            """)
+        try await execute("save the state of \(identifier)", Self.saveStateQuery(identifier, state: state, since: since, evidenceJSON: evidenceJSON, at: time))
+    }
+
+    static func saveStateQuery(_ identifier: String, state: RegionState, since: Double?, evidenceJSON: String?, at time: Double) -> PostgresQuery {
+        """
+        INSERT INTO region_state (identifier, state, since, evidence, updated_at)
+        VALUES (\(identifier), \(state.rawValue), \(since), \(evidenceJSON), \(time))
+        ON CONFLICT (identifier) DO UPDATE SET state = excluded.state, since = excluded.since,
+            evidence = excluded.evidence, updated_at = excluded.updated_at
+        """
     }
 
     public func states() async throws -> [String: RegionStore.StoredState] {
@@ -297,23 +310,52 @@ public final class PostgresRegionStore: RegionStoring, CustomStringConvertible {
     @discardableResult
     public func append(time: Double, type: String, region: String?, state: String?, reason: String?, json: String,
                        hooks: [String] = []) async throws -> Int64 {
-        try await transaction("append a \(type) event") { connection, logger in
-            // Ids become visible in increasing order: the next append waits for this commit.
-            try await connection.query("SELECT pg_advisory_xact_lock(\(Self.appendLock))", logger: logger)
-            var id: Int64?
-            let inserted = try await connection.query("""
-                INSERT INTO event_log (time, type, region, state, reason, json)
-                VALUES (\(time), \(type), \(region), \(state), \(reason), \(json)) RETURNING id
-                """, logger: logger)
-            for try await value in inserted.decode(Int64.self) { id = value }
-            guard let id else { throw RegionKitError(.storeFailed, "store \(self.description): the event insert returned no id") }
-            for hook in hooks {
-                try await connection.query("""
-                    INSERT INTO hook_delivery (event_id, hook, status, next_attempt_at) VALUES (\(id), \(hook), 'pending', \(time))
-                    ON CONFLICT (event_id, hook) DO NOTHING
-                    """, logger: logger)
+        let row = ClusterEventRow(time: time, type: type, region: region, state: state, reason: reason, json: json, hooks: hooks)
+        let description = description
+        let stored = try await transaction("append a \(type) event") { connection, logger in
+            try await Self.insert([row], connection, logger, store: description)
+        }
+        guard let id = stored.first?.id else { throw RegionKitError(.storeFailed, "store \(description): the event insert returned no id") }
+        return id
+    }
+
+    /// Commits `writes` in order in one transaction (one round trip for BEGIN and one for COMMIT,
+    /// the append lock taken once, one flush of the WAL): all or none. Returns the stored event of
+    /// every `.event` write, in order.
+    ///
+    /// ```swift
+    /// let stored = try await store.apply(backlog)   // hundreds of events, one commit
+    /// ```
+    public func apply(_ writes: [StoreWrite]) async throws -> [StoredEvent] {
+        guard !writes.isEmpty else { return [] }
+        // Encoded before the transaction: a value that cannot be encoded fails the batch before it starts.
+        let encoded = try writes.map { write -> String? in
+            switch write {
+            case .region(let region, _, _): try Self.json(region)
+            case .state(_, _, _, let evidence, _): try evidence.map(Self.json)
+            case .removeRegion, .event: nil
             }
-            return id
+        }
+        let description = description
+        let events = writes.count(where: { if case .event = $0 { true } else { false } })
+        return try await transaction("write \(writes.count) changes (\(events) events)") { connection, logger in
+            // Taken before the first id is drawn (and held to the commit), as every append takes it.
+            if events > 0 { try await Self.lockAppends(connection, logger) }
+            var stored: [StoredEvent] = []
+            for (write, json) in zip(writes, encoded) {
+                switch write {
+                case .region(let region, let time, let origin):
+                    try await Self.saveRegion(region, definition: json ?? "", at: time, origin: origin, connection, logger)
+                case .removeRegion(let identifier):
+                    try await Self.removeRegion(identifier, connection, logger)
+                case .state(let identifier, let state, let since, _, let time):
+                    try await connection.query(Self.saveStateQuery(identifier, state: state, since: since, evidenceJSON: json, at: time), logger: logger)
+                case .event(let time, let type, let region, let state, let reason, let line, let hooks):
+                    let row = ClusterEventRow(time: time, type: type, region: region, state: state, reason: reason, json: line, hooks: hooks)
+                    stored += try await Self.insertLocked([row], connection, logger, store: description)
+                }
+            }
+            return stored
         }
     }
 

@@ -103,7 +103,7 @@ public final class MonitoringService: Sendable {
                         throw RegionKitError(.storeFailed, "not written (\(write.typeName)): an earlier write failed", cause: earlier)
                     }
                     do {
-                        return try write.apply(to: inline)
+                        return try inline.apply([write]).first
                     } catch {
                         inlineFailure.withLock { $0 = $0 ?? error }
                         throw error

@@ -4,67 +4,27 @@ import RegionKitEngine
 import RegionKitStore
 import RegionKitConcurrency
 
-/// One write the service makes to its store, in the order the engine produced it.
-enum StoreWrite: Sendable {
-    /// A region saved (or replaced): `origin` nil keeps a stored region's origin.
-    case region(Region, at: Double, origin: RegionOrigin?)
-    case removeRegion(String)
-    case state(String, RegionState, since: Double?, evidence: EventEvidence?, at: Double)
-    /// An event (and its hook deliveries); acknowledged once written.
-    case event(time: Double, type: String, region: String?, state: String?, reason: String?, json: String, hooks: [String])
-
-    /// Applies the write to `store`; returns the stored event of an `.event`.
-    func apply(to store: any RegionStoring) async throws -> StoredEvent? {
-        switch self {
-        case .region(let region, let time, let origin):
-            try await store.saveRegion(region, at: time, origin: origin)
-        case .removeRegion(let identifier):
-            try await store.removeRegion(identifier)
-        case .state(let identifier, let state, let since, let evidence, let time):
-            try await store.saveState(identifier, state: state, since: since, evidence: evidence, at: time)
-        case .event(let time, let type, let region, let state, let reason, let json, let hooks):
-            let id = try await store.append(time: time, type: type, region: region, state: state, reason: reason, json: json, hooks: hooks)
-            return StoredEvent(id: id, time: time, type: type, region: region, state: state, reason: reason, json: json)
-        }
-        return nil
-    }
-
-    /// The same on the SQLite store, synchronously (on the engine's thread, as the daemon always did).
-    func apply(to store: RegionStore) throws -> StoredEvent? {
-        switch self {
-        case .region(let region, let time, let origin):
-            try store.saveRegion(region, at: time, origin: origin)
-        case .removeRegion(let identifier):
-            try store.removeRegion(identifier)
-        case .state(let identifier, let state, let since, let evidence, let time):
-            try store.saveState(identifier, state: state, since: since, evidence: evidence, at: time)
-        case .event(let time, let type, let region, let state, let reason, let json, let hooks):
-            let id = try store.append(time: time, type: type, region: region, state: state, reason: reason, json: json, hooks: hooks)
-            return StoredEvent(id: id, time: time, type: type, region: region, state: state, reason: reason, json: json)
-        }
-        return nil
-    }
-
-    var typeName: String {
-        switch self {
-        case .region: "saveRegion"
-        case .removeRegion: "removeRegion"
-        case .state: "saveState"
-        case .event(_, let type, _, _, _, _, _): type
-        }
-    }
-}
-
-/// Writes a networked store's share of the service in the engine's order, one write at a time,
-/// off the engine's thread (the engine delivers events synchronously; a PostgreSQL round trip must
-/// not block it). Each event is acknowledged (`acknowledge`: printed, published, streamed) only
-/// after its commit, so what was acknowledged is durable; after the first failed write nothing
-/// more is written or acknowledged (every later write is counted as a failure), so the log has no
-/// gap before an acknowledged event. ``flush()`` waits until everything submitted before it is
-/// written, and throws the failure if one happened.
+/// Writes a networked store's share of the service in the engine's order, off the engine's thread
+/// (the engine delivers events synchronously; a PostgreSQL round trip must not block it).
+///
+/// Group commit: while a transaction is in flight, the writes submitted meanwhile wait, and the
+/// next transaction takes all of them at once (at most ``maximumBatch``) through
+/// ``RegionStoring/apply(_:)``. A store that keeps up sees one write per transaction, as before;
+/// a backlog (a burst of events, a slow database) is written hundreds at a time instead of paying
+/// a commit, a flush and the append lock for each.
+///
+/// Each event is acknowledged (`acknowledge`: printed, published, streamed) only after its
+/// transaction commits, so what was acknowledged is durable. After the first failed transaction
+/// nothing more is written or acknowledged (its writes and every later one are reported to
+/// `failed`): the log has no gap before an acknowledged event. A failed transaction writes none of
+/// its batch. ``flush()`` waits until everything submitted before it is written, and throws the
+/// failure if one happened.
 ///
 /// The queue is unbounded: while the store is slower than the engine, writes wait in memory.
 final class StoreWriter: Sendable {
+    /// The most writes one transaction takes.
+    static let maximumBatch = 256
+
     private enum Item: Sendable {
         case write(StoreWrite)
         case barrier(CheckedContinuation<Void, any Error>)
@@ -77,49 +37,129 @@ final class StoreWriter: Sendable {
         func record(_ failure: any Error) { error.withLock { $0 = $0 ?? failure } }
     }
 
-    private let continuation: AsyncStream<Item>.Continuation
+    /// The submitted items not yet taken by the writing task, and the task's wake-up when it waits
+    /// for more (shared with the task, which must not keep the writer alive).
+    private final class Queue: Sendable {
+        private struct State {
+            var items: [Item] = []
+            var waiting: CheckedContinuation<Void, Never>?
+            var finished = false
+        }
+        private let state = LockedBox(State())
+
+        func append(_ item: Item) {
+            let waiting = state.withLock { state -> CheckedContinuation<Void, Never>? in
+                state.items.append(item)
+                defer { state.waiting = nil }
+                return state.waiting
+            }
+            waiting?.resume()
+        }
+
+        /// Items submitted and not yet taken by the writing task.
+        var count: Int { state.withLock { $0.items.count } }
+
+        func finish() {
+            let waiting = state.withLock { state -> CheckedContinuation<Void, Never>? in
+                state.finished = true
+                defer { state.waiting = nil }
+                return state.waiting
+            }
+            waiting?.resume()
+        }
+
+        /// Everything submitted so far, in order, once there is something; empty once finished and drained.
+        func takeAll() async -> [Item] {
+            while true {
+                let taken = state.withLock { state -> [Item]? in
+                    if !state.items.isEmpty {
+                        defer { state.items = [] }
+                        return state.items
+                    }
+                    return state.finished ? [] : nil
+                }
+                if let taken { return taken }
+                await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
+                    let ready = state.withLock { state -> Bool in
+                        if !state.items.isEmpty || state.finished { return true }
+                        state.waiting = waiter
+                        return false
+                    }
+                    if ready { waiter.resume() }
+                }
+            }
+        }
+    }
+
+    private let queue: Queue
     private let task: Task<Void, Never>
     private let failure: FirstFailure
 
     /// - Parameters:
     ///   - acknowledge: called after each event is committed, in order.
     ///   - failed: called for every write that failed or was dropped after a failure.
+    ///   - committed: called after each transaction with the number of writes it held (tests, metrics).
     init(store: any RegionStoring, logger: Logger, acknowledge: @escaping @Sendable (StoredEvent) -> Void,
-         failed: @escaping @Sendable (StoreWrite, any Error) -> Void) {
-        let (stream, continuation) = AsyncStream.makeStream(of: Item.self, bufferingPolicy: .unbounded)
-        self.continuation = continuation
+         failed: @escaping @Sendable (StoreWrite, any Error) -> Void, committed: (@Sendable (Int) -> Void)? = nil) {
         let failure = FirstFailure()
         self.failure = failure
+        let queue = Queue()
+        self.queue = queue
         task = Task {
-            for await item in stream {
-                switch item {
-                case .write(let write):
-                    if let earlier = failure.value {
-                        failed(write, earlier)
-                        continue
-                    }
-                    do {
-                        if let event = try await write.apply(to: store) { acknowledge(event) }
-                    } catch {
-                        failure.record(error)
-                        logger.error("cannot write to the store", metadata: ["write": "\(write.typeName)", "error": "\(error)"])
-                        failed(write, error)
-                    }
-                case .barrier(let waiter):
-                    if let error = failure.value { waiter.resume(throwing: error) } else { waiter.resume() }
+            /// Writes `batch` in one transaction (or reports it failed after an earlier failure).
+            func commit(_ batch: [StoreWrite]) async {
+                guard !batch.isEmpty else { return }
+                if let earlier = failure.value {
+                    for write in batch { failed(write, earlier) }
+                    return
                 }
+                do {
+                    let events = try await store.apply(batch)
+                    committed?(batch.count)
+                    for event in events { acknowledge(event) }
+                } catch {
+                    failure.record(error)
+                    logger.error("cannot write to the store", metadata: [
+                        "writes": "\(batch.count)", "first": "\(batch[0].typeName)", "error": "\(error)",
+                    ])
+                    for write in batch { failed(write, error) }
+                }
+            }
+            while true {
+                let items = await queue.takeAll()
+                if items.isEmpty { return }
+                var batch: [StoreWrite] = []
+                batch.reserveCapacity(min(items.count, Self.maximumBatch))
+                for item in items {
+                    switch item {
+                    case .write(let write):
+                        batch.append(write)
+                        if batch.count == Self.maximumBatch {
+                            await commit(batch)
+                            batch.removeAll(keepingCapacity: true)
+                        }
+                    case .barrier(let waiter):
+                        await commit(batch)
+                        batch.removeAll(keepingCapacity: true)
+                        if let error = failure.value { waiter.resume(throwing: error) } else { waiter.resume() }
+                    }
+                }
+                await commit(batch)
             }
         }
     }
 
     deinit {
-        continuation.finish()
+        queue.finish()
     }
 
     /// Queues `write` after every write submitted before it.
     func submit(_ write: StoreWrite) {
-        continuation.yield(.write(write))
+        queue.append(.write(write))
     }
+
+    /// Writes and flushes submitted that no transaction has taken yet (the one in flight not counted).
+    var waiting: Int { queue.count }
 
     /// The first failed write's error, if any.
     var firstFailure: (any Error)? { failure.value }
@@ -127,7 +167,7 @@ final class StoreWriter: Sendable {
     /// Returns once every write submitted before the call is written; throws the first failure.
     func flush() async throws {
         try await withCheckedThrowingContinuation { (waiter: CheckedContinuation<Void, any Error>) in
-            continuation.yield(.barrier(waiter))
+            queue.append(.barrier(waiter))
         }
     }
 }

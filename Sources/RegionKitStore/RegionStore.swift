@@ -211,24 +211,28 @@ public final class RegionStore: Sendable {
     ///   already saved (``RegionOrigin/configuration`` for a new one).
     public func saveRegion(_ region: Region, at time: Double, origin: RegionOrigin? = nil) throws {
         let definition = try Self.json(region)
-        try write { db in
-            let sequence = try Int64.fetchOne(db, sql: "SELECT COALESCE(MAX(sequence), 0) + 1 FROM monitored_region") ?? 1
-            try db.execute(sql: """
-                INSERT INTO monitored_region (identifier, kind, definition, registered_at, sequence, origin) VALUES (?, ?, ?, ?, ?, ?)
-                ON CONFLICT(identifier) DO UPDATE SET kind = excluded.kind, definition = excluded.definition,
-                    registered_at = excluded.registered_at, origin = COALESCE(?, origin)
-                """, arguments: [region.identifier, region.kind.rawValue, definition, time, sequence,
-                                 (origin ?? .configuration).rawValue, origin?.rawValue])
-            try db.execute(sql: "DELETE FROM region_state WHERE identifier = ?", arguments: [region.identifier])
-        }
+        try write { db in try Self.saveRegion(region, definition: definition, at: time, origin: origin, in: db) }
+    }
+
+    static func saveRegion(_ region: Region, definition: String, at time: Double, origin: RegionOrigin?, in db: Database) throws {
+        let sequence = try Int64.fetchOne(db, sql: "SELECT COALESCE(MAX(sequence), 0) + 1 FROM monitored_region") ?? 1
+        try db.execute(sql: """
+            INSERT INTO monitored_region (identifier, kind, definition, registered_at, sequence, origin) VALUES (?, ?, ?, ?, ?, ?)
+            ON CONFLICT(identifier) DO UPDATE SET kind = excluded.kind, definition = excluded.definition,
+                registered_at = excluded.registered_at, origin = COALESCE(?, origin)
+            """, arguments: [region.identifier, region.kind.rawValue, definition, time, sequence,
+                             (origin ?? .configuration).rawValue, origin?.rawValue])
+        try db.execute(sql: "DELETE FROM region_state WHERE identifier = ?", arguments: [region.identifier])
     }
 
     /// Forgets a monitored region and its state (its events stay in the log).
     public func removeRegion(_ identifier: String) throws {
-        try write { db in
-            try db.execute(sql: "DELETE FROM monitored_region WHERE identifier = ?", arguments: [identifier])
-            try db.execute(sql: "DELETE FROM region_state WHERE identifier = ?", arguments: [identifier])
-        }
+        try write { db in try Self.removeRegion(identifier, in: db) }
+    }
+
+    static func removeRegion(_ identifier: String, in db: Database) throws {
+        try db.execute(sql: "DELETE FROM monitored_region WHERE identifier = ?", arguments: [identifier])
+        try db.execute(sql: "DELETE FROM region_state WHERE identifier = ?", arguments: [identifier])
     }
 
     /// Monitored regions in registration order. A row that no longer decodes is reported, not skipped.
@@ -281,13 +285,15 @@ public final class RegionStore: Sendable {
 
     public func saveState(_ identifier: String, state: RegionState, since: Double?, evidence: EventEvidence?, at time: Double) throws {
         let evidenceJSON = try evidence.map(Self.json)
-        try write { db in
-            try db.execute(sql: """
-                INSERT INTO region_state (identifier, state, since, evidence, updated_at) VALUES (?, ?, ?, ?, ?)
-                ON CONFLICT(identifier) DO UPDATE SET state = excluded.state, since = excluded.since,
-                    evidence = excluded.evidence, updated_at = excluded.updated_at
-                """, arguments: [identifier, state.rawValue, since, evidenceJSON, time])
-        }
+        try write { db in try Self.saveState(identifier, state: state, since: since, evidenceJSON: evidenceJSON, at: time, in: db) }
+    }
+
+    static func saveState(_ identifier: String, state: RegionState, since: Double?, evidenceJSON: String?, at time: Double, in db: Database) throws {
+        try db.execute(sql: """
+            INSERT INTO region_state (identifier, state, since, evidence, updated_at) VALUES (?, ?, ?, ?, ?)
+            ON CONFLICT(identifier) DO UPDATE SET state = excluded.state, since = excluded.since,
+                evidence = excluded.evidence, updated_at = excluded.updated_at
+            """, arguments: [identifier, state.rawValue, since, evidenceJSON, time])
     }
 
     public func states() throws -> [String: StoredState] {
@@ -313,16 +319,19 @@ public final class RegionStore: Sendable {
     /// event's id once it is durable (committed).
     @discardableResult
     public func append(time: Double, type: String, region: String?, state: String?, reason: String?, json: String, hooks: [String] = []) throws -> Int64 {
-        try write { db in
-            try db.execute(sql: "INSERT INTO event_log (time, type, region, state, reason, json) VALUES (?, ?, ?, ?, ?, ?)",
-                           arguments: [time, type, region, state, reason, json])
-            let id = db.lastInsertedRowID
-            for hook in hooks {
-                try db.execute(sql: "INSERT OR IGNORE INTO hook_delivery (event_id, hook, status, next_attempt_at) VALUES (?, ?, 'pending', ?)",
-                               arguments: [id, hook, time])
-            }
-            return id
+        try write { db in try Self.append(time: time, type: type, region: region, state: state, reason: reason, json: json, hooks: hooks, in: db) }
+    }
+
+    static func append(time: Double, type: String, region: String?, state: String?, reason: String?, json: String, hooks: [String],
+                       in db: Database) throws -> Int64 {
+        try db.execute(sql: "INSERT INTO event_log (time, type, region, state, reason, json) VALUES (?, ?, ?, ?, ?, ?)",
+                       arguments: [time, type, region, state, reason, json])
+        let id = db.lastInsertedRowID
+        for hook in hooks {
+            try db.execute(sql: "INSERT OR IGNORE INTO hook_delivery (event_id, hook, status, next_attempt_at) VALUES (?, ?, 'pending', ?)",
+                           arguments: [id, hook, time])
         }
+        return id
     }
 
     /// Logged events, oldest first, filtered by time, region, type and id.
@@ -520,7 +529,7 @@ public final class RegionStore: Sendable {
         }
     }
 
-    private static func json<T: Encodable>(_ value: T) throws -> String {
+    static func json<T: Encodable>(_ value: T) throws -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         return String(decoding: try encoder.encode(value), as: UTF8.self)

@@ -49,6 +49,10 @@ public protocol RegionStoring: Sendable {
     func append(time: Double, type: String, region: String?, state: String?, reason: String?, json: String, hooks: [String]) async throws -> Int64
     /// Logged events in id order, filtered by time (`>= since`), region, type and id (`> afterID`).
     func events(since: Double?, region: String?, type: String?, afterID: Int64?, limit: Int?) async throws -> [StoredEvent]
+    /// Commits `writes` in order in one transaction: all of them or none (a failure rolls back
+    /// the whole batch). Returns the stored event of every `.event` write, in order, with ids
+    /// increasing as ``append(time:type:region:state:reason:json:hooks:)`` would give them.
+    func apply(_ writes: [StoreWrite]) async throws -> [StoredEvent]
     /// How many events of each type the log holds.
     func eventCounts() async throws -> [String: Int]
     /// The id of the newest logged event (0 when the log is empty).

@@ -27,6 +27,28 @@ struct PostgresStoreConformanceTests {
         }
     }
 
+    @Test("a batch the database refuses part of writes none of it", .timeLimit(.minutes(3)))
+    func batchIsAllOrNothing() async throws {
+        let server = try PostgresServer()
+        try await server.start()
+        defer { server.stop() }
+        try await server.createDatabase("atomic")
+        let store = try await PostgresRegionStore(host: "127.0.0.1", port: server.port, username: server.user, database: "atomic")
+        do {
+            try await StoreConformance.batchIsAllOrNothing(store) { type in
+                _ = try await server.psql("""
+                    CREATE FUNCTION refuse_by_the_test() RETURNS trigger LANGUAGE plpgsql AS $$
+                    BEGIN RAISE EXCEPTION 'refused by the test'; END $$;
+                    CREATE TRIGGER refuse_by_the_test BEFORE INSERT ON event_log FOR EACH ROW
+                    WHEN (NEW.type = '\(type)') EXECUTE FUNCTION refuse_by_the_test();
+                    """, database: "atomic")
+            }
+        } catch {
+            Issue.record("threw: \(error)")
+        }
+        await store.shutdown()
+    }
+
     @Test("the schema is created once: a second store on the same database and concurrent opens agree", .timeLimit(.minutes(3)))
     func schemaIsSharedAndMigratedOnce() async throws {
         let server = try PostgresServer()

@@ -15,6 +15,7 @@ enum StoreConformance: String, CaseIterable, Sendable, CustomTestStringConvertib
     case boundedQueue
     case outputCursors
     case concurrentAppends
+    case batches
     case health
 
     var testDescription: String { rawValue }
@@ -30,6 +31,7 @@ enum StoreConformance: String, CaseIterable, Sendable, CustomTestStringConvertib
         case .boundedQueue: try await Self.boundedQueue(store)
         case .outputCursors: try await Self.outputCursors(store)
         case .concurrentAppends: try await Self.concurrentAppends(store)
+        case .batches: try await Self.batches(store)
         case .health: try await store.checkWritable()
         }
     }
@@ -233,5 +235,66 @@ enum StoreConformance: String, CaseIterable, Sendable, CustomTestStringConvertib
         #expect(Set(seen) == Set(appended), "the cursor reader skipped none and saw only logged events")
         #expect(try await store.eventCounts() == Dictionary(uniqueKeysWithValues: (0..<writers).map { ("w\($0)", perWriter) }))
         #expect(try await store.deliveries(status: .pending).count == total, "one delivery per event")
+    }
+
+    /// A batch (``RegionStoring/apply(_:)``) does what its writes do one by one, in order: regions
+    /// saved and removed, a state saved, events appended with ids after the log's last one and
+    /// their hook deliveries created; an empty batch writes nothing.
+    static func batches(_ store: some RegionStoring) async throws {
+        #expect(try await store.apply([]).isEmpty)
+        let before = try await store.append(time: 1, type: "processStarted", region: nil, state: nil, reason: nil, json: "{}", hooks: [])
+        let lobby = Region.beacon(try BeaconRegion(identifier: "lobby", uuid: uuid, major: 3))
+        let park = Region.circular(try CircularRegion(identifier: "park", latitude: 48.85, longitude: 2.35, radius: 30))
+        let evidence = EventEvidence(rssi: -61, scannerID: "hall", reason: "first sighting")
+        let stored = try await store.apply([
+            .region(lobby, at: 10, origin: .api),
+            .region(park, at: 10.5, origin: nil),
+            .event(time: 11, type: "didEnterRegion", region: "lobby", state: "inside", reason: "first sighting",
+                   json: #"{"évidence":"ünïcode ✓"}"#, hooks: ["webhook:b", "command:a", "webhook:b"]),
+            .state("lobby", .inside, since: 11, evidence: evidence, at: 11),
+            .state("park", .outside, since: 9, evidence: nil, at: 12),
+            .event(time: 12, type: "didDetermineState", region: "park", state: "outside", reason: nil, json: "{}", hooks: []),
+            .removeRegion("park"),
+        ])
+        #expect(stored.map(\.type) == ["didEnterRegion", "didDetermineState"])
+        guard stored.count == 2 else { return }
+        #expect(stored[0].id > before && stored[1].id > stored[0].id, "ids after the log's last, in order")
+        #expect(stored[0] == StoredEvent(id: stored[0].id, time: 11, type: "didEnterRegion", region: "lobby", state: "inside",
+                                         reason: "first sighting", json: #"{"évidence":"ünïcode ✓"}"#))
+        #expect(try await store.events(since: nil, region: nil, type: nil, afterID: nil, limit: nil) == [
+            StoredEvent(id: before, time: 1, type: "processStarted", region: nil, state: nil, reason: nil, json: "{}"),
+        ] + stored)
+        #expect(try await store.lastEventID() == stored[1].id)
+        let regions = try await store.storedRegions()
+        #expect(regions.map(\.region) == [lobby], "park saved, then removed")
+        #expect(regions.map(\.origin) == [.api] && regions.map(\.registeredAt) == [10])
+        #expect(try await store.states() == ["lobby": RegionStore.StoredState(.inside, since: 11, evidence: evidence, updatedAt: 11)],
+                "park's state went with the region")
+        let deliveries = try await store.deliveries(status: .pending)
+        #expect(deliveries.map(\.eventID) == [stored[0].id, stored[0].id], "one delivery per distinct hook")
+        #expect(Set(deliveries.map(\.hook)) == ["webhook:b", "command:a"])
+    }
+
+    /// A batch whose last write the database refuses (`refuseEvents` makes it refuse events of
+    /// the type it is given) writes nothing: not the region, the state or the event before it.
+    static func batchIsAllOrNothing(_ store: some RegionStoring, refuseEvents: (String) async throws -> Void) async throws {
+        let first = try await store.append(time: 1, type: "processStarted", region: nil, state: nil, reason: nil, json: "{}", hooks: [])
+        try await refuseEvents("refusedByTheTest")
+        let lobby = Region.beacon(try BeaconRegion(identifier: "lobby", uuid: uuid))
+        await #expect(throws: (any Error).self) {
+            try await store.apply([
+                .region(lobby, at: 10, origin: .api),
+                .state("lobby", .inside, since: 11, evidence: nil, at: 11),
+                .event(time: 11, type: "didEnterRegion", region: "lobby", state: "inside", reason: nil, json: "{}", hooks: ["webhook:b"]),
+                .event(time: 12, type: "refusedByTheTest", region: nil, state: nil, reason: nil, json: "{}", hooks: []),
+            ])
+        }
+        #expect(try await store.events(since: nil, region: nil, type: nil, afterID: nil, limit: nil).map(\.id) == [first])
+        #expect(try await store.storedRegions().isEmpty)
+        #expect(try await store.states().isEmpty)
+        #expect(try await store.deliveries(status: nil).isEmpty)
+        // The store still works: the next batch is written.
+        let next = try await store.apply([.event(time: 13, type: "didEnterRegion", region: "lobby", state: "inside", reason: nil, json: "{}", hooks: [])])
+        #expect(next.count == 1 && next.first.map { $0.id > first } == true)
     }
 }

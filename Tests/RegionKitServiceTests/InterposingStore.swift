@@ -33,6 +33,7 @@ class InterposingStore: RegionStoring, @unchecked Sendable {
     func events(since: Double?, region: String?, type: String?, afterID: Int64?, limit: Int?) async throws -> [StoredEvent] {
         try base.events(since: since, region: region, type: type, afterID: afterID, limit: limit)
     }
+    func apply(_ writes: [StoreWrite]) async throws -> [StoredEvent] { try base.apply(writes) }
     func eventCounts() async throws -> [String: Int] { try base.eventCounts() }
     func lastEventID() async throws -> Int64 { try base.lastEventID() }
     func deliveryCounts() async throws -> (byStatus: [String: Int], failedAttempts: Int) { try base.deliveryCounts() }

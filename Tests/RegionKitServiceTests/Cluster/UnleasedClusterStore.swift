@@ -35,6 +35,11 @@ final class UnleasedClusterStore: InterposingStore, ClusterStoring, @unchecked S
         return try await super.append(time: time, type: type, region: region, state: state, reason: reason, json: json, hooks: hooks)
     }
 
+    override func apply(_ writes: [StoreWrite]) async throws -> [StoredEvent] {
+        for case .event(_, let type, _, _, _, _, _) in writes { appended?.append("append \(type)") }
+        return try await super.apply(writes)
+    }
+
     override func dueDeliveries(now: Double, limit: Int) async throws -> [HookDelivery] {
         deliveryQueries.withLock { $0 += 1 }
         let held = deliveriesHeld

@@ -15,7 +15,7 @@ struct Bench: AsyncParsableCommand {
     struct StoreWrites: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "store",
-            abstract: "Event-log write throughput: each event is one durable transaction (SQLite WAL, or PostgreSQL with --postgres), as the service writes them."
+            abstract: "Event-log write throughput: events committed one per transaction (or --batch per transaction, as the daemon's writer commits a backlog), SQLite WAL or PostgreSQL with --postgres."
         )
 
         @Option(help: "Events to append.")
@@ -23,6 +23,9 @@ struct Bench: AsyncParsableCommand {
 
         @Option(help: "Hook deliveries created with each event (0 = no hooks configured).")
         var hooks: Int = 1
+
+        @Option(help: "Events per transaction (RegionStoring.apply): 1 as a store that keeps up is written, up to 256 as the daemon's writer commits a backlog.")
+        var batch: Int = 1
 
         @Option(help: """
             Where to create the scratch database (to measure another disk): a path that does not exist yet; \
@@ -32,16 +35,18 @@ struct Bench: AsyncParsableCommand {
         var store: String?
 
         @Option(help: """
-            Measure a PostgreSQL store instead: postgres://user@host:port/database (password in $REGIONKIT_STORE_PASSWORD).             The database must hold no events (a scratch database: the fake events stay; drop it afterwards).
+            Measure a PostgreSQL store instead: postgres://user@host:port/database (password in $REGIONKIT_STORE_PASSWORD). \
+            The database must hold no events (a scratch database: the fake events stay; drop it afterwards).
             """)
         var postgres: String?
 
         func run() async throws {
+            guard events > 0, hooks >= 0 else { throw ValidationError("--events must be > 0 and --hooks >= 0") }
+            guard batch >= 1 else { throw ValidationError("--batch must be >= 1") }
             if let postgres {
                 try await runPostgres(postgres)
                 return
             }
-            guard events > 0, hooks >= 0 else { throw ValidationError("--events must be > 0 and --hooks >= 0") }
             if let store, FileManager.default.fileExists(atPath: store) {
                 throw ValidationError("""
                     --store \(store) already exists: the benchmark appends \(events) fake events and removes its database \
@@ -53,22 +58,31 @@ struct Bench: AsyncParsableCommand {
             let lock = try RegionStoreLock(storePath: path)
             let database = try RegionStore(path: path)
             defer { withExtendedLifetime(lock) {} }
-            let hookNames = (0..<hooks).map { "webhook:http://127.0.0.1:9/\($0)" }
-            let line = #"{"t":12.5,"type":"didEnterRegion","region":"lobby","evidence":{"reason":"sighting","rssi":-61,"scanner":"Room201"}}"#
+            let batches = writeBatches()
             let started = ContinuousClock.now
-            for index in 0..<events {
-                try database.append(time: Double(index), type: index % 2 == 0 ? "didEnterRegion" : "didExitRegion", region: "region-\(index % 50)",
-                                    state: index % 2 == 0 ? "inside" : "outside", reason: "sighting", json: line, hooks: hookNames)
-            }
+            for writes in batches { _ = try database.apply(writes) }
             let elapsed = started.duration(to: .now)
             let seconds = elapsed.inSeconds
-            Console.line("store write throughput: \(events) events (\(hooks) hook deliveries each), one transaction per event, WAL")
+            Console.line("store write throughput: \(events) events (\(hooks) hook deliveries each), \(perTransaction), WAL")
             Console.line(String(format: "  %.0f events/s   %.1f µs/event   journal=%@   integrity=%@",
                                 Double(events) / seconds, seconds / Double(events) * 1e6, try database.journalMode(), try database.integrityCheck()))
         }
 
-        /// The same appends through ``RegionStoring`` on PostgreSQL, one after another as the
-        /// daemon's ordered writer makes them (each a transaction and a round trip).
+        /// The events, `batch` to a transaction.
+        func writeBatches() -> [[StoreWrite]] {
+            let hookNames = (0..<hooks).map { "webhook:http://127.0.0.1:9/\($0)" }
+            let line = #"{"t":12.5,"type":"didEnterRegion","region":"lobby","evidence":{"reason":"sighting","rssi":-61,"scanner":"Room201"}}"#
+            let writes = (0..<events).map { index in
+                StoreWrite.event(time: Double(index), type: index % 2 == 0 ? "didEnterRegion" : "didExitRegion", region: "region-\(index % 50)",
+                                 state: index % 2 == 0 ? "inside" : "outside", reason: "sighting", json: line, hooks: hookNames)
+            }
+            return stride(from: 0, to: writes.count, by: batch).map { Array(writes[$0..<min($0 + batch, writes.count)]) }
+        }
+
+        var perTransaction: String { batch == 1 ? "one transaction per event" : "\(batch) events per transaction" }
+
+        /// The same writes through ``RegionStoring`` on PostgreSQL, one transaction after another
+        /// as the daemon's ordered writer commits them.
         func runPostgres(_ location: String) async throws {
             guard let url = try PostgresStoreURL(parsing: location) else {
                 throw ValidationError("--postgres \(location) is not a postgres://user@host:port/database URL")
@@ -81,15 +95,11 @@ struct Bench: AsyncParsableCommand {
                 guard try await database.lastEventID() == 0 else {
                     throw ValidationError("--postgres \(url) already holds events: the benchmark appends \(events) fake events, so it only runs on an empty scratch database")
                 }
-                let hookNames = (0..<hooks).map { "webhook:http://127.0.0.1:9/\($0)" }
-                let line = #"{"t":12.5,"type":"didEnterRegion","region":"lobby","evidence":{"reason":"sighting","rssi":-61,"scanner":"Room201"}}"#
+                let batches = writeBatches()
                 let started = ContinuousClock.now
-                for index in 0..<events {
-                    try await database.append(time: Double(index), type: index % 2 == 0 ? "didEnterRegion" : "didExitRegion", region: "region-\(index % 50)",
-                                              state: index % 2 == 0 ? "inside" : "outside", reason: "sighting", json: line, hooks: hookNames)
-                }
+                for writes in batches { _ = try await database.apply(writes) }
                 let seconds = started.duration(to: .now).inSeconds
-                Console.line("store write throughput: \(events) events (\(hooks) hook deliveries each), one transaction per event, PostgreSQL \(url)")
+                Console.line("store write throughput: \(events) events (\(hooks) hook deliveries each), \(perTransaction), PostgreSQL \(url)")
                 Console.line(String(format: "  %.0f events/s   %.1f µs/event", Double(events) / seconds, seconds / Double(events) * 1e6))
             } catch {
                 await database.shutdown()

@@ -1,0 +1,34 @@
+import RegionKitCore
+import RegionKitEngine
+
+/// One write to a ``RegionStoring``, as a value: what ``RegionStoring/apply(_:)`` commits, many
+/// in one transaction (the daemon's writer batches a backlog this way: one commit for hundreds of
+/// events instead of one each).
+///
+/// ```swift
+/// let stored = try await store.apply([
+///     .state("lobby", .inside, since: 12.5, evidence: nil, at: 12.5),
+///     .event(time: 12.5, type: "didEnterRegion", region: "lobby", state: "inside", reason: nil,
+///            json: line, hooks: ["webhook:http://127.0.0.1:8080/"]),
+/// ])   // [StoredEvent] for the one event, with its id
+/// ```
+public enum StoreWrite: Sendable {
+    /// ``RegionStoring/saveRegion(_:at:origin:)``: `origin` nil keeps a stored region's origin.
+    case region(Region, at: Double, origin: RegionOrigin?)
+    /// ``RegionStoring/removeRegion(_:)``.
+    case removeRegion(String)
+    /// ``RegionStoring/saveState(_:state:since:evidence:at:)``.
+    case state(String, RegionState, since: Double?, evidence: EventEvidence?, at: Double)
+    /// ``RegionStoring/append(time:type:region:state:reason:json:hooks:)``: an event and its hook deliveries.
+    case event(time: Double, type: String, region: String?, state: String?, reason: String?, json: String, hooks: [String])
+
+    /// What the write does, for logs: the store method, or an event's type.
+    public var typeName: String {
+        switch self {
+        case .region: "saveRegion"
+        case .removeRegion: "removeRegion"
+        case .state: "saveState"
+        case .event(_, let type, _, _, _, _, _): type
+        }
+    }
+}
