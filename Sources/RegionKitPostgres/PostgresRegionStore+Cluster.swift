@@ -304,19 +304,26 @@ extension PostgresRegionStore: ClusterStoring {
         var stored: [StoredEvent] = []
         for row in rows {
             var id: Int64?
-            for try await value in try await connection.query("""
+            // One statement (one round trip) for the event and its deliveries: the deliveries'
+            // data-modifying CTE runs whether or not the final SELECT reads it; a hook named twice
+            // gets one delivery (DO NOTHING skips a conflict within the statement too).
+            let query: PostgresQuery = row.hooks.isEmpty ? """
                 INSERT INTO event_log (time, type, region, state, reason, json)
                 VALUES (\(row.time), \(row.type), \(row.region), \(row.state), \(row.reason), \(row.json)) RETURNING id
-                """, logger: logger).decode(Int64.self) {
+                """ : """
+                WITH event AS (
+                    INSERT INTO event_log (time, type, region, state, reason, json)
+                    VALUES (\(row.time), \(row.type), \(row.region), \(row.state), \(row.reason), \(row.json)) RETURNING id),
+                deliveries AS (
+                    INSERT INTO hook_delivery (event_id, hook, status, next_attempt_at)
+                    SELECT event.id, hook, 'pending', \(row.time) FROM event, unnest(\(row.hooks)::text[]) AS hook
+                    ON CONFLICT (event_id, hook) DO NOTHING)
+                SELECT id FROM event
+                """
+            for try await value in try await connection.query(query, logger: logger).decode(Int64.self) {
                 id = value
             }
             guard let id else { throw RegionKitError(.storeFailed, "store \(description): the event insert returned no id") }
-            for hook in row.hooks {
-                try await connection.query("""
-                    INSERT INTO hook_delivery (event_id, hook, status, next_attempt_at) VALUES (\(id), \(hook), 'pending', \(row.time))
-                    ON CONFLICT (event_id, hook) DO NOTHING
-                    """, logger: logger)
-            }
             stored.append(StoredEvent(id: id, time: row.time, type: row.type, region: row.region, state: row.state, reason: row.reason, json: row.json))
         }
         return stored

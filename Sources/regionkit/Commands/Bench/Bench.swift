@@ -72,9 +72,14 @@ struct Bench: AsyncParsableCommand {
         func writeBatches() -> [[StoreWrite]] {
             let hookNames = (0..<hooks).map { "webhook:http://127.0.0.1:9/\($0)" }
             let line = #"{"t":12.5,"type":"didEnterRegion","region":"lobby","evidence":{"reason":"sighting","rssi":-61,"scanner":"Room201"}}"#
-            let writes = (0..<events).map { index in
-                StoreWrite.event(time: Double(index), type: index % 2 == 0 ? "didEnterRegion" : "didExitRegion", region: "region-\(index % 50)",
-                                 state: index % 2 == 0 ? "inside" : "outside", reason: "sighting", json: line, hooks: hookNames)
+            var writes: [StoreWrite] = []
+            writes.reserveCapacity(events)
+            for index in 0..<events {
+                let entered = index % 2 == 0
+                let type = entered ? "didEnterRegion" : "didExitRegion"
+                let state = entered ? "inside" : "outside"
+                writes.append(.event(time: Double(index), type: type, region: "region-\(index % 50)", state: state,
+                                     reason: "sighting", json: line, hooks: hookNames))
             }
             return stride(from: 0, to: writes.count, by: batch).map { Array(writes[$0..<min($0 + batch, writes.count)]) }
         }
