@@ -145,6 +145,7 @@ let package = Package(
         // One conformance suite for every RegionStoring: SQLite in-process, PostgreSQL in a private cluster.
         .testTarget(name: "RegionKitPostgresTests", dependencies: [
             "RegionKitConcurrency", "RegionKitCore", "RegionKitEngine", "RegionKitStore", "RegionKitPostgres", "RegionKitTestSupport",
+            // GRDB directly: a second connection puts a refusing trigger in the SQLite store under test.
             .product(name: "GRDB", package: "GRDB.swift"),
         ]),
         .testTarget(name: "regionkitTests", dependencies: ["RegionKitConcurrency", "regionkit", "RegionKitStore", "RegionKitPostgres", "RegionKitMQTT", "RegionKitTestSupport", .product(name: "GRDB", package: "GRDB.swift")]),

@@ -236,8 +236,36 @@ public final class MQTTClient: Sendable {
     /// try await client.publish([event, retainedState, retainedRoom])
     /// ```
     public func publish(_ messages: [MQTTMessage]) async throws(MQTTError) {
+        let sent = try hand(messages)
+        var failure: MQTTError?
+        for future in sent {
+            do { try await future.get() } catch { failure = failure ?? Self.mqttError(from: error) }
+        }
+        if let failure { throw failure }
+    }
+
+    /// Hands `messages` to the connection in this order and returns at once, without waiting for
+    /// them to be written or acknowledged: messages handed by calls made one after another go out
+    /// in the order of the calls, which an unstructured `Task { try await publish(…) }` per call
+    /// does not promise. For outputs that are published from synchronous code and are worth
+    /// nothing out of order (retained QoS 0 state: the last one written is what the broker keeps).
+    /// - Returns: false, and nothing handed, when there is no connection or a message could never
+    ///   be published (``checkPublishable(_:)``); a connection that drops before they are written
+    ///   loses them (QoS 0 semantics).
+    ///
+    /// ```swift
+    /// lock.withLock { client.publishDetached([distance, attributes]) }   // ordered with the next call
+    /// ```
+    @discardableResult
+    public func publishDetached(_ messages: [MQTTMessage]) -> Bool {
+        (try? hand(messages)) != nil
+    }
+
+    /// Checks `messages`, then hands them to the connection's event loop in order (at once when
+    /// called on it); the futures complete when each is written (QoS 0) or acknowledged (QoS 1).
+    private func hand(_ messages: [MQTTMessage]) throws(MQTTError) -> [EventLoopFuture<Void>] {
         for message in messages { try Self.checkPublishable(message) }
-        guard !messages.isEmpty else { return }
+        guard !messages.isEmpty else { return [] }
         guard let connection = state.withLock({ $0.connection }) else { throw .notConnected }
         let loop = connection.channel.eventLoop
         let promises = messages.map { _ in loop.makePromise(of: Void.self) }
@@ -250,11 +278,7 @@ public final class MQTTClient: Sendable {
             for (message, promise) in zip(messages, promises) { handler.publish(message, promise: promise) }
         }
         if loop.inEventLoop { write() } else { loop.execute(write) }
-        var failure: MQTTError?
-        for promise in promises {
-            do { try await promise.futureResult.get() } catch { failure = failure ?? Self.mqttError(from: error) }
-        }
-        if let failure { throw failure }
+        return promises.map(\.futureResult)
     }
 
     /// Runs `body` with the connection's handler on its event loop and waits for the promise.

@@ -321,7 +321,14 @@ public final class PostgresRegionStore: RegionStoring, CustomStringConvertible {
 
     /// Commits `writes` in order in one transaction (one round trip for BEGIN and one for COMMIT,
     /// the append lock taken once, one flush of the WAL): all or none. Returns the stored event of
-    /// every `.event` write, in order.
+    /// every `.event` write, in order. A failure names the write that failed.
+    ///
+    /// A batch with events holds the append lock from its start to its commit, its region and
+    /// state writes included, so appends by other writers wait for the whole batch. (A cluster
+    /// contribution takes its region's rows before the append lock: a daemon's batch and a
+    /// cluster sharing one database could deadlock, and PostgreSQL would abort one of them. A
+    /// daemon and a cluster on one database is a misconfiguration anyway: both would log the
+    /// regions' events.)
     ///
     /// ```swift
     /// let stored = try await store.apply(backlog)   // hundreds of events, one commit
@@ -342,17 +349,21 @@ public final class PostgresRegionStore: RegionStoring, CustomStringConvertible {
             // Taken before the first id is drawn (and held to the commit), as every append takes it.
             if events > 0 { try await Self.lockAppends(connection, logger) }
             var stored: [StoredEvent] = []
-            for (write, json) in zip(writes, encoded) {
-                switch write {
-                case .region(let region, let time, let origin):
-                    try await Self.saveRegion(region, definition: json ?? "", at: time, origin: origin, connection, logger)
-                case .removeRegion(let identifier):
-                    try await Self.removeRegion(identifier, connection, logger)
-                case .state(let identifier, let state, let since, _, let time):
-                    try await connection.query(Self.saveStateQuery(identifier, state: state, since: since, evidenceJSON: json, at: time), logger: logger)
-                case .event(let time, let type, let region, let state, let reason, let line, let hooks):
-                    let row = ClusterEventRow(time: time, type: type, region: region, state: state, reason: reason, json: line, hooks: hooks)
-                    stored += try await Self.insertLocked([row], connection, logger, store: description)
+            for (index, (write, json)) in zip(writes, encoded).enumerated() {
+                do {
+                    switch write {
+                    case .region(let region, let time, let origin):
+                        try await Self.saveRegion(region, definition: json ?? "", at: time, origin: origin, connection, logger)
+                    case .removeRegion(let identifier):
+                        try await Self.removeRegion(identifier, connection, logger)
+                    case .state(let identifier, let state, let since, _, let time):
+                        try await connection.query(Self.saveStateQuery(identifier, state: state, since: since, evidenceJSON: json, at: time), logger: logger)
+                    case .event(let time, let type, let region, let state, let reason, let line, let hooks):
+                        let row = ClusterEventRow(time: time, type: type, region: region, state: state, reason: reason, json: line, hooks: hooks)
+                        stored += try await Self.insertLocked([row], connection, logger, store: description)
+                    }
+                } catch {
+                    throw RegionKitError(.storeFailed, "store \(description): cannot write \(index + 1) of \(writes.count) (\(write.summary)): \(Self.explain(error)); the transaction was rolled back", cause: error)
                 }
             }
             return stored

@@ -8,10 +8,12 @@ import RegionKitConcurrency
 /// (the engine delivers events synchronously; a PostgreSQL round trip must not block it).
 ///
 /// Group commit: while a transaction is in flight, the writes submitted meanwhile wait, and the
-/// next transaction takes all of them at once (at most ``maximumBatch``) through
-/// ``RegionStoring/apply(_:)``. A store that keeps up sees one write per transaction, as before;
-/// a backlog (a burst of events, a slow database) is written hundreds at a time instead of paying
-/// a commit, a flush and the append lock for each.
+/// next transaction takes all of them at once through ``RegionStoring/apply(_:)``. A store that
+/// keeps up sees one write per transaction, as before; a backlog (a burst of events, a slow
+/// database) is written up to ``maximumBatch`` at a time instead of paying a commit, a flush and
+/// the append lock for each. A batch is also kept to about `batchDuration` (1 s) by the time the
+/// last one took per write: a store with slow round trips (a remote database) gets smaller batches, so
+/// no transaction comes near the store's operation timeout, which bounds a whole transaction.
 ///
 /// Each event is acknowledged (`acknowledge`: printed, published, streamed) only after its
 /// transaction commits, so what was acknowledged is durable. After the first failed transaction
@@ -24,6 +26,14 @@ import RegionKitConcurrency
 final class StoreWriter: Sendable {
     /// The most writes one transaction takes.
     static let maximumBatch = 256
+    /// How many writes the next transaction takes, after one of `count` writes took `elapsed`,
+    /// for transactions of about `duration`.
+    static func batchLimit(after elapsed: Duration, count: Int, duration: Duration) -> Int {
+        guard count > 0, elapsed > .zero else { return maximumBatch }
+        let perWrite = elapsed.inSeconds / Double(count)
+        let fits = duration.inSeconds / perWrite
+        return fits >= Double(maximumBatch) ? maximumBatch : max(1, Int(fits))
+    }
 
     private enum Item: Sendable {
         case write(StoreWrite)
@@ -98,14 +108,16 @@ final class StoreWriter: Sendable {
     /// - Parameters:
     ///   - acknowledge: called after each event is committed, in order.
     ///   - failed: called for every write that failed or was dropped after a failure.
-    ///   - committed: called after each transaction with the number of writes it held (tests, metrics).
+    ///   - batchDuration: about how long one transaction may take (the batch size follows from the
+    ///     last one's time per write); well under the store's operation timeout.
     init(store: any RegionStoring, logger: Logger, acknowledge: @escaping @Sendable (StoredEvent) -> Void,
-         failed: @escaping @Sendable (StoreWrite, any Error) -> Void, committed: (@Sendable (Int) -> Void)? = nil) {
+         failed: @escaping @Sendable (StoreWrite, any Error) -> Void, batchDuration: Duration = .seconds(1)) {
         let failure = FirstFailure()
         self.failure = failure
         let queue = Queue()
         self.queue = queue
         task = Task {
+            var limit = Self.maximumBatch
             /// Writes `batch` in one transaction (or reports it failed after an earlier failure).
             func commit(_ batch: [StoreWrite]) async {
                 guard !batch.isEmpty else { return }
@@ -114,14 +126,13 @@ final class StoreWriter: Sendable {
                     return
                 }
                 do {
+                    let started = ContinuousClock.now
                     let events = try await store.apply(batch)
-                    committed?(batch.count)
+                    limit = Self.batchLimit(after: started.duration(to: .now), count: batch.count, duration: batchDuration)
                     for event in events { acknowledge(event) }
                 } catch {
                     failure.record(error)
-                    logger.error("cannot write to the store", metadata: [
-                        "writes": "\(batch.count)", "first": "\(batch[0].typeName)", "error": "\(error)",
-                    ])
+                    logger.error("cannot write to the store", metadata: ["writes": "\(batch.count)", "error": "\(error)"])
                     for write in batch { failed(write, error) }
                 }
             }
@@ -134,7 +145,7 @@ final class StoreWriter: Sendable {
                     switch item {
                     case .write(let write):
                         batch.append(write)
-                        if batch.count == Self.maximumBatch {
+                        if batch.count >= limit {
                             await commit(batch)
                             batch.removeAll(keepingCapacity: true)
                         }
@@ -158,7 +169,8 @@ final class StoreWriter: Sendable {
         queue.append(.write(write))
     }
 
-    /// Writes and flushes submitted that no transaction has taken yet (the one in flight not counted).
+    /// Writes and flushes submitted that the writing task has not taken yet. Once taken (all that
+    /// was queued at once) they are not counted, though they may wait for several transactions.
     var waiting: Int { queue.count }
 
     /// The first failed write's error, if any.

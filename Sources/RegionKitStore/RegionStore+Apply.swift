@@ -23,7 +23,16 @@ extension RegionStore {
         }
         return try write { db in
             var stored: [StoredEvent] = []
-            for (write, json) in zip(writes, encoded) {
+            for (index, (write, json)) in zip(writes, encoded).enumerated() {
+                do {
+                    try perform(write, json: json)
+                } catch {
+                    throw RegionKitError(.storeFailed, "store \(path): write \(index + 1) of \(writes.count) (\(write.summary)) failed; the transaction was rolled back", cause: error)
+                }
+            }
+            return stored
+
+            func perform(_ write: StoreWrite, json: String?) throws {
                 switch write {
                 case .region(let region, let time, let origin):
                     try Self.saveRegion(region, definition: json ?? "", at: time, origin: origin, in: db)
@@ -36,7 +45,6 @@ extension RegionStore {
                     stored.append(StoredEvent(id: id, time: time, type: type, region: region, state: state, reason: reason, json: line))
                 }
             }
-            return stored
         }
     }
 }

@@ -22,6 +22,17 @@ public enum StoreWrite: Sendable {
     /// ``RegionStoring/append(time:type:region:state:reason:json:hooks:)``: an event and its hook deliveries.
     case event(time: Double, type: String, region: String?, state: String?, reason: String?, json: String, hooks: [String])
 
+    /// The write in an error message: what it does and the region it is about,
+    /// e.g. `didEnterRegion of region 'lobby'`, `saveState of region 'lobby'`, `processStopped`.
+    public var summary: String {
+        let region: String? = switch self {
+        case .region(let region, _, _): region.identifier
+        case .removeRegion(let identifier), .state(let identifier, _, _, _, _): identifier
+        case .event(_, _, let region, _, _, _, _): region
+        }
+        return region.map { "\(typeName) of region '\($0)'" } ?? typeName
+    }
+
     /// What the write does, for logs: the store method, or an event's type.
     public var typeName: String {
         switch self {

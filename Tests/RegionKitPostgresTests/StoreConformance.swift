@@ -281,7 +281,7 @@ enum StoreConformance: String, CaseIterable, Sendable, CustomTestStringConvertib
         let first = try await store.append(time: 1, type: "processStarted", region: nil, state: nil, reason: nil, json: "{}", hooks: [])
         try await refuseEvents("refusedByTheTest")
         let lobby = Region.beacon(try BeaconRegion(identifier: "lobby", uuid: uuid))
-        await #expect(throws: (any Error).self) {
+        let error = await #expect(throws: RegionKitError.self) {
             try await store.apply([
                 .region(lobby, at: 10, origin: .api),
                 .state("lobby", .inside, since: 11, evidence: nil, at: 11),
@@ -289,6 +289,7 @@ enum StoreConformance: String, CaseIterable, Sendable, CustomTestStringConvertib
                 .event(time: 12, type: "refusedByTheTest", region: nil, state: nil, reason: nil, json: "{}", hooks: []),
             ])
         }
+        #expect(error?.message.contains("write 4 of 4 (refusedByTheTest)") == true, "the failed write named: \(String(describing: error))")
         #expect(try await store.events(since: nil, region: nil, type: nil, afterID: nil, limit: nil).map(\.id) == [first])
         #expect(try await store.storedRegions().isEmpty)
         #expect(try await store.states().isEmpty)

@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import Logging
 import RegionKitConcurrency
 import RegionKitCore
@@ -17,8 +18,6 @@ struct StoreWriterTests {
         let held = LockedBox(false)
         let started = LockedBox(0)
         let batches = LockedBox<[Int]>([])
-        /// Throws instead of writing once this many transactions have committed.
-        let failAfter = LockedBox<Int?>(nil)
 
         override func apply(_ writes: [StoreWrite]) async throws -> [StoredEvent] {
             started.withLock { $0 += 1 }
@@ -26,9 +25,6 @@ struct StoreWriterTests {
             await Task.detached {
                 while held.withLock({ $0 }) { try? await Task.sleep(for: .milliseconds(5)) }
             }.value
-            if let limit = failAfter.withLock({ $0 }), batches.withLock({ $0.count }) >= limit {
-                throw RegionKitError(.storeFailed, "refused by the test")
-            }
             let stored = try await super.apply(writes)
             batches.withLock { $0.append(writes.count) }
             return stored
@@ -39,13 +35,14 @@ struct StoreWriterTests {
         .event(time: Double(index), type: "e\(index)", region: nil, state: nil, reason: nil, json: #"{"i":\#(index)}"#, hooks: [])
     }
 
+    /// A writer whose batches are not cut short by time (the held store's waits would count as slow writes).
     static func writer(_ store: HeldStore, acknowledged: LockedBox<[StoredEvent]>, failed: LockedBox<[String]>) -> StoreWriter {
         StoreWriter(store: store, logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() },
                     acknowledge: { event in acknowledged.withLock { $0.append(event) } },
-                    failed: { write, _ in failed.withLock { $0.append(write.typeName) } })
+                    failed: { write, _ in failed.withLock { $0.append(write.typeName) } }, batchDuration: .seconds(3600))
     }
 
-    @Test("A backlog is committed a batch at a time, in order, each event acknowledged after its commit", .timeLimit(.minutes(1)))
+    @Test("A backlog is committed a batch at a time, in order, each event acknowledged after its commit", .timeLimit(.minutes(3)))
     func backlogIsBatched() async throws {
         let store = HeldStore(try RegionStore(path: temporaryStorePath()))
         let acknowledged = LockedBox<[StoredEvent]>([])
@@ -58,7 +55,7 @@ struct StoreWriterTests {
         // The store falls behind: its next transaction waits while 1,000 more writes arrive.
         store.held.withLock { $0 = true }
         writer.submit(Self.event(1))
-        try await eventually(timeout: .seconds(10), "the writer's transaction waits in the store") { store.started.withLock { $0 } == 2 }
+        try await eventually(timeout: .seconds(60), "the writer's transaction waits in the store") { store.started.withLock { $0 } == 2 }
         for index in 2...1000 { writer.submit(Self.event(index)) }
         #expect(acknowledged.withLock { $0.count } == 1, "nothing acknowledged before its commit")
         store.held.withLock { $0 = false }
@@ -72,17 +69,17 @@ struct StoreWriterTests {
         #expect(failed.withLock { $0 }.isEmpty)
     }
 
-    @Test("A barrier ends a batch: flush returns once what came before it is committed", .timeLimit(.minutes(1)))
+    @Test("A barrier ends a batch: flush returns once what came before it is committed", .timeLimit(.minutes(3)))
     func flushEndsABatch() async throws {
         let store = HeldStore(try RegionStore(path: temporaryStorePath()))
         let acknowledged = LockedBox<[StoredEvent]>([])
         let writer = Self.writer(store, acknowledged: acknowledged, failed: LockedBox([]))
         store.held.withLock { $0 = true }
         writer.submit(Self.event(0))
-        try await eventually(timeout: .seconds(10), "the first transaction waits in the store") { store.started.withLock { $0 } == 1 }
+        try await eventually(timeout: .seconds(60), "the first transaction waits in the store") { store.started.withLock { $0 } == 1 }
         for index in 1...10 { writer.submit(Self.event(index)) }
         let flushed = Task { try await writer.flush() }
-        try await eventually(timeout: .seconds(10), "the flush is queued after the ten writes") { writer.waiting == 11 }
+        try await eventually(timeout: .seconds(60), "the flush is queued after the ten writes") { writer.waiting == 11 }
         for index in 11...20 { writer.submit(Self.event(index)) }
         store.held.withLock { $0 = false }
         try await flushed.value
@@ -92,26 +89,84 @@ struct StoreWriterTests {
         #expect(acknowledged.withLock { $0.map(\.type) } == (0...20).map { "e\($0)" })
     }
 
-    @Test("A failed transaction writes none of its batch; it and every later write are reported, nothing more is acknowledged", .timeLimit(.minutes(1)))
+    @Test("A failed transaction writes none of its batch; it and every later write are reported, nothing more is acknowledged", .timeLimit(.minutes(3)))
     func failureStopsWriting() async throws {
-        let store = HeldStore(try RegionStore(path: temporaryStorePath()))
+        let path = temporaryStorePath()
+        let store = HeldStore(try RegionStore(path: path))
+        // The database itself refuses one event (a trigger added through a second connection).
+        let queue = try DatabaseQueue(path: path)
+        try await queue.write { db in
+            try db.execute(sql: "CREATE TRIGGER refuse_e3 BEFORE INSERT ON event_log WHEN NEW.type = 'e3' BEGIN SELECT RAISE(ABORT, 'refused by the test'); END")
+        }
+        try queue.close()
         let acknowledged = LockedBox<[StoredEvent]>([])
         let failed = LockedBox<[String]>([])
         let writer = Self.writer(store, acknowledged: acknowledged, failed: failed)
-        store.failAfter.withLock { $0 = 1 }
         writer.submit(Self.event(0))
         try await writer.flush()
+        // e1 alone, then e2…e5 in one transaction, which the database fails at e3.
         store.held.withLock { $0 = true }
         writer.submit(Self.event(1))
-        try await eventually(timeout: .seconds(10), "the second transaction waits in the store") { store.started.withLock { $0 } == 2 }
+        try await eventually(timeout: .seconds(60), "the second transaction waits in the store") { store.started.withLock { $0 } == 2 }
         for index in 2...5 { writer.submit(Self.event(index)) }
         store.held.withLock { $0 = false }
-        await #expect(throws: RegionKitError.self) { try await writer.flush() }
+        do {
+            try await writer.flush()
+            Issue.record("flush did not throw the failure")
+        } catch let error as RegionKitError {
+            #expect(error.message.contains("write 2 of 4 (e3)"), "the failed write named: \(error.message)")
+        }
         writer.submit(Self.event(6))
         await #expect(throws: RegionKitError.self) { try await writer.flush() }
-        #expect(acknowledged.withLock { $0.map(\.type) } == ["e0"])
-        #expect(failed.withLock { $0 } == (1...6).map { "e\($0)" })
-        #expect(try store.base.lastEventID() == 1, "the failed batch wrote nothing")
+        #expect(store.batches.withLock { $0 } == [1, 1], "the failed transaction committed nothing, and none was tried after it")
+        #expect(acknowledged.withLock { $0.map(\.type) } == ["e0", "e1"])
+        #expect(failed.withLock { $0 } == (2...6).map { "e\($0)" })
+        #expect(try store.base.events(since: nil, region: nil, type: nil, afterID: nil, limit: nil).map(\.type) == ["e0", "e1"],
+                "e2, before the refused e3 in its transaction, was not written either")
         #expect(writer.firstFailure != nil)
+    }
+
+    @Test("A writer let go commits what was queued, then its task ends", .timeLimit(.minutes(3)))
+    func releasedWriterDrains() async throws {
+        let store = HeldStore(try RegionStore(path: temporaryStorePath()))
+        let acknowledged = LockedBox<[StoredEvent]>([])
+        var writer: StoreWriter? = Self.writer(store, acknowledged: acknowledged, failed: LockedBox([]))
+        weak let released = writer
+        for index in 0..<50 { writer?.submit(Self.event(index)) }
+        writer = nil
+        #expect(released == nil, "the writing task does not keep the writer alive")
+        try await eventually(timeout: .seconds(60), "the queued writes are committed") { acknowledged.withLock { $0.count } == 50 }
+        #expect(try store.base.lastEventID() == 50)
+    }
+
+    @Test("The batch follows the time per write: up to 256 for a fast store, about a second's worth for a slow one, at least one")
+    func batchLimit() {
+        let second = Duration.seconds(1)
+        #expect(StoreWriter.batchLimit(after: .milliseconds(300), count: 256, duration: second) == 256)
+        #expect(StoreWriter.batchLimit(after: .seconds(10), count: 256, duration: second) == 25, "a remote store at 40 ms a write")
+        #expect(StoreWriter.batchLimit(after: .milliseconds(40), count: 1, duration: second) == 25)
+        #expect(StoreWriter.batchLimit(after: .microseconds(1), count: 1, duration: second) == 256)
+        #expect(StoreWriter.batchLimit(after: .seconds(3), count: 1, duration: second) == 1)
+        #expect(StoreWriter.batchLimit(after: .zero, count: 0, duration: second) == 256)
+    }
+
+    @Test("A slow store gets smaller batches: a held transaction makes the next ones shorter", .timeLimit(.minutes(3)))
+    func slowStoreGetsSmallerBatches() async throws {
+        let store = HeldStore(try RegionStore(path: temporaryStorePath()))
+        let acknowledged = LockedBox<[StoredEvent]>([])
+        let writer = StoreWriter(store: store, logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() },
+                                 acknowledge: { event in acknowledged.withLock { $0.append(event) } }, failed: { _, _ in },
+                                 batchDuration: .milliseconds(1))
+        // One write held for at least 50 ms: 50 ms a write, far over the 1 ms a batch may take.
+        store.held.withLock { $0 = true }
+        writer.submit(Self.event(0))
+        try await eventually(timeout: .seconds(60), "the first transaction waits in the store") { store.started.withLock { $0 } == 1 }
+        for index in 1...20 { writer.submit(Self.event(index)) }
+        try await Task.sleep(for: .milliseconds(50))
+        store.held.withLock { $0 = false }
+        try await writer.flush()
+        #expect(store.batches.withLock { $0 }.first == 1)
+        #expect(store.batches.withLock { $0 }.dropFirst().first == 1, "the backlog after a slow write starts with a batch of one")
+        #expect(acknowledged.withLock { $0.count } == 21)
     }
 }

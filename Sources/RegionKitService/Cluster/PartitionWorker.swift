@@ -323,15 +323,17 @@ final class PartitionWorker: LocationManagerDelegate {
             // Every sighting of these beacons reaches this partition: their distances are this
             // engine's to publish (QoS 0, retained, throttled like the hub's), on the partition's
             // own connection.
+            // Handed to the connection under the tracker's lock, so the updates go out in the
+            // order the tracker made them (the retained value the broker keeps is the newest);
+            // a Task per update published them in whatever order the tasks ran.
             guard client.isConnected else { return }
-            let messages = ranging.withLock { tracker -> [PresenceMessage] in
-                guard var current = tracker else { return [] }
-                defer { tracker = current }
-                return current.messages(for: beacons, at: event.timestamp) { manager.nearestScanner(for: $0) }
-            }
-            guard !messages.isEmpty else { return }
             let client = client
-            Task { try? await client.publish(messages.map(PresenceHub.mqtt)) }
+            ranging.withLock { tracker in
+                guard var current = tracker else { return }
+                let messages = current.messages(for: beacons, at: event.timestamp) { manager.nearestScanner(for: $0) }
+                tracker = current
+                if !messages.isEmpty { client.publishDetached(messages.map(PresenceHub.mqtt)) }
+            }
         case .didChangeNearestScanner:
             // Every sighting of a beacon reaches this partition, so its nearest scanner is decided
             // here, as one engine decides it; logged like one daemon logs it (the outputs publish
