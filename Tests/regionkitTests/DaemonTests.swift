@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import RegionKitConcurrency
 import Testing
 import RegionKitStore
@@ -218,6 +219,26 @@ struct DaemonTests {
         let events = try RegionStore(path: store).events()
         #expect(events.filter { $0.type == "processStarted" }.count == 5)
         #expect(try RegionStore(path: store).regions().map(\.identifier) == ["museum", "exhibit-2"])
+    }
+
+    @Test("A stored region that no longer decodes stops the start through the stop path: named, the stop logged, exit 1")
+    func restoreFailureStops() async throws {
+        let store = Self.temporaryStore()
+        _ = try RegionStore(path: store)
+        let queue = try DatabaseQueue(path: store)
+        try await queue.write { db in
+            try db.execute(sql: """
+                INSERT INTO monitored_region (identifier, kind, definition, registered_at, sequence, origin)
+                VALUES ('broken', 'beacon', '{"not a region', 1, 1, 'api')
+                """)
+        }
+        try queue.close()
+        let daemon = try Daemon(config: try Self.writeConfig(Self.busyConfig), store: store)
+        #expect(await daemon.waitForExit(timeout: 60) == 1, "stderr: \(daemon.stderrForFailure)")
+        #expect(daemon.stderr.contains("'broken' cannot be decoded"), "\(daemon.stderrForFailure)")
+        let events = try RegionStore(path: store).events()
+        #expect(events.map(\.type) == ["processStarted", "processStopped"], "\(events.map(\.type))")
+        #expect(events.last?.reason?.contains("cannot restore the monitored regions") == true, "\(String(describing: events.last?.reason))")
     }
 
     @Test("Configuration errors name the file and the field")

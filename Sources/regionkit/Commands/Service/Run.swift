@@ -109,8 +109,7 @@ struct Run: AsyncParsableCommand {
                 }
             }
 
-            try await service.logProcessStarted()
-            let hubTask = hub.map { hub in Task { await hub.run() } }
+            // Watched before "process started" is logged: a signal from then on ends in "process stopped".
             let signals = SignalWatcher(signals: [SIGTERM, SIGINT])
             let signalTask = Task {
                 let signal = await signals.next()
@@ -118,7 +117,12 @@ struct Run: AsyncParsableCommand {
                 stopRequest.request("signal \(signal)", failed: false)
             }
             defer { signalTask.cancel() }
+            try await service.logProcessStarted()
+            let hubTask = hub.map { hub in Task { await hub.run() } }
 
+            // A failure to bring the regions back stops the daemon through the same path as any
+            // other stop ("process stopped" logged, the hub and the store closed), then is thrown.
+            var restoreFailure: (any Error)?
             try await withThrowingTaskGroup(of: Outcome.self) { group in
                 func start(_ index: Int) {
                     let runner = runners[index]
@@ -155,11 +159,19 @@ struct Run: AsyncParsableCommand {
                 // that a controller or broker answering within it does not fail every region first.
                 await availability.waitUntilDetermined(timeout: .seconds(5))
                 if stopRequest.reason == nil {
-                    try await service.restoreRegions(try configuration.monitoredRegions())
-                    logger.info("started", metadata: ["store": "\(path)", "profile": "\(profile.name)", "regions": "\(service.manager.monitoredRegions.count)",
-                                                      "sources": "\(activities.map(\.name).joined(separator: ", "))"])
+                    do {
+                        try await service.restoreRegions(try configuration.monitoredRegions())
+                        logger.info("started", metadata: ["store": "\(path)", "profile": "\(profile.name)", "regions": "\(service.manager.monitoredRegions.count)",
+                                                          "sources": "\(activities.map(\.name).joined(separator: ", "))"])
+                    } catch {
+                        restoreFailure = error
+                        let detail = (error as? RegionKitError)?.message ?? "\(error)"
+                        stopRequest.request("cannot restore the monitored regions: \(detail)", failed: true)
+                    }
                 }
-                for index in runners.indices where !isDevice[index] { start(index) }
+                if stopRequest.reason == nil {
+                    for index in runners.indices where !isDevice[index] { start(index) }
+                }
 
                 // Until a stop is requested (signal, store failure) or no source can deliver any more.
                 var ended: [Int: String?] = [:]
@@ -195,6 +207,7 @@ struct Run: AsyncParsableCommand {
             await opened.close()
             if reason.failed {
                 logger.error("stopped", metadata: ["store": "\(path)", "reason": "\(reason.text)", "persistence-failures": "\(service.persistenceFailures)"])
+                if let restoreFailure { throw restoreFailure }
                 throw RegionKitError(reason.text.hasPrefix("the store") ? .storeFailed : .sourceUnavailable, "stopped: \(reason.text)")
             }
             logger.info("stopped", metadata: ["store": "\(path)", "persistence-failures": "\(service.persistenceFailures)"])
