@@ -91,6 +91,47 @@ struct PresenceHubStatusTests {
         await listenerTask.value
     }
 
+    /// `shutdown` called twice (a second stop path racing the first): one drain, one `offline`.
+    /// The status lock is held so the first stop's `offline` waits; a second, independent stop
+    /// would queue its own behind it.
+    @Test("Two shutdowns at once stop the hub once: one offline", .timeLimit(.minutes(2)))
+    func shutdownTwiceStopsOnce() async throws {
+        let broker = try MosquittoBroker()
+        try broker.start()
+        defer { broker.stop() }
+        let hub = try Self.hub(site: "twice-test", broker: broker, store: try RegionStore(path: temporaryStorePath()))
+        let topic = "regionkit/twice-test/status"
+        let heard = LockedBox<[String]>([])
+        let listener = MQTTClient(configuration: try MQTTClientConfiguration(url: broker.url), onMessage: { message in
+            if message.topic == topic { heard.withLock { $0.append(String(decoding: message.payload, as: UTF8.self)) } }
+        })
+        let listenerTask = Task { await listener.run() }
+        try await listener.waitUntilConnected()
+        try await listener.subscribe(topic, qos: .atLeastOnce)
+        let running = Task { await hub.run() }
+        try await eventually(timeout: .seconds(20), "online: \(heard.withLock { $0 })") { heard.withLock { $0 }.last == "online" }
+
+        await hub.statusLock.lock()
+        let first = Task { await hub.shutdown(drainTimeout: .seconds(30)) }
+        let second = Task { await hub.shutdown(drainTimeout: .seconds(30)) }
+        // The first stop's offline waits for the lock; give a second stop time to queue one too.
+        var queued = 0
+        for _ in 0..<100 where queued < 2 {
+            queued = await hub.statusLock.queued
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        await hub.statusLock.unlock()
+        await first.value
+        await second.value
+        running.cancel()
+        await running.value
+        #expect(queued == 1, "offline publications waiting for the status lock: \(queued)")
+        try await eventually(timeout: .seconds(20), "offline: \(heard.withLock { $0 })") { heard.withLock { $0 }.last == "offline" }
+        await listener.shutdown()
+        await listenerTask.value
+        #expect(heard.withLock { $0 }.filter { $0 == "offline" }.count == 1, "\(heard.withLock { $0 })")
+    }
+
     /// A stop while the event publisher works through a backlog (after an outage): it ends after
     /// the event it is publishing, the drain goes on for at most `drainTimeout`, and `offline` is
     /// still said. Before, the stop waited for the publisher to publish the whole log (each event

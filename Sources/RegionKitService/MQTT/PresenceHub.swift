@@ -39,6 +39,8 @@ public final class PresenceHub: Sendable {
     let counters = LockedBox(Counters())
     let publisherTask = LockedBox<Task<Void, Never>?>(nil)
     let stopping = LockedBox(false)
+    /// The stop under way (``shutdown(drainTimeout:)``), which a second call waits for.
+    private let shutdownTask = LockedBox<Task<Void, Never>?>(nil)
     /// Whether a discovery round asked for by Home Assistant's `online` is waiting to start:
     /// another `online` meanwhile is answered by that round (HA can send them in floods, and each
     /// round re-publishes every configuration).
@@ -161,12 +163,21 @@ public final class PresenceHub: Sendable {
                 }
             }
         }
-        let publisher = Task { await self.publishEvents() }
-        publisherTask.withLock { $0 = publisher }
+        // Not started once the stop has begun: shutdown() takes the publisher it finds, and one
+        // started after that would publish beside its drain. (Checked and stored under the
+        // publisher's lock, which shutdown() takes after setting `stopping`.)
+        let publisher = publisherTask.withLock { slot -> Task<Void, Never>? in
+            guard !stopping.withLock({ $0 }) else { return nil }
+            let task = Task { await self.publishEvents() }
+            slot = task
+            return task
+        }
         // The client's run ends on shutdown() or cancellation; then the other loops stop too.
         await withTaskGroup(of: Bool.self) { group in
             group.addTask { await self.client.run(); return true }
-            group.addTask { await withTaskCancellationHandler { await publisher.value } onCancel: { publisher.cancel() }; return false }
+            if let publisher {
+                group.addTask { await withTaskCancellationHandler { await publisher.value } onCancel: { publisher.cancel() }; return false }
+            }
             group.addTask { await self.publishRanging(); return false }
             for await clientEnded in group where clientEnded {
                 group.cancelAll()
@@ -178,7 +189,19 @@ public final class PresenceHub: Sendable {
     /// one is "process stopped"; at most `drainTimeout` with the event publisher's last one), then
     /// `offline` (retained; at most `drainTimeout` more, whether the drain finished or not), and
     /// disconnects cleanly. Cancel ``run()``'s task afterwards.
+    /// A second call waits for the first one's stop (one drain, one `offline`).
     public func shutdown(drainTimeout: Duration = .seconds(3)) async {
+        let stop = shutdownTask.withLock { slot -> Task<Void, Never> in
+            if let running = slot { return running }
+            let task = Task { await self.stop(drainTimeout: drainTimeout) }
+            slot = task
+            return task
+        }
+        await stop.value
+    }
+
+    /// ``shutdown(drainTimeout:)``'s work, once.
+    private func stop(drainTimeout: Duration) async {
         // The disconnection below is ours: it must not read as the beacon source failing.
         stopping.withLock { $0 = true }
         if let statistics = ingest?.statistics {
