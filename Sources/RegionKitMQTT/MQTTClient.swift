@@ -236,7 +236,7 @@ public final class MQTTClient: Sendable {
     /// try await client.publish([event, retainedState, retainedRoom])
     /// ```
     public func publish(_ messages: [MQTTMessage]) async throws(MQTTError) {
-        let sent = try hand(messages)
+        let sent = try hand(messages, queued: false)
         var failure: MQTTError?
         for future in sent {
             do { try await future.get() } catch { failure = failure ?? Self.mqttError(from: error) }
@@ -258,12 +258,15 @@ public final class MQTTClient: Sendable {
     /// ```
     @discardableResult
     public func publishDetached(_ messages: [MQTTMessage]) -> Bool {
-        (try? hand(messages)) != nil
+        // Always queued, even on the event loop: written at once there, they would overtake
+        // messages another thread handed a moment before and that still wait in the loop's queue.
+        (try? hand(messages, queued: true)) != nil
     }
 
     /// Checks `messages`, then hands them to the connection's event loop in order (at once when
-    /// called on it); the futures complete when each is written (QoS 0) or acknowledged (QoS 1).
-    private func hand(_ messages: [MQTTMessage]) throws(MQTTError) -> [EventLoopFuture<Void>] {
+    /// called on it, unless `queued`: then behind everything already queued there); the futures
+    /// complete when each is written (QoS 0) or acknowledged (QoS 1).
+    private func hand(_ messages: [MQTTMessage], queued: Bool) throws(MQTTError) -> [EventLoopFuture<Void>] {
         for message in messages { try Self.checkPublishable(message) }
         guard !messages.isEmpty else { return [] }
         guard let connection = state.withLock({ $0.connection }) else { throw .notConnected }
@@ -277,7 +280,7 @@ public final class MQTTClient: Sendable {
             }
             for (message, promise) in zip(messages, promises) { handler.publish(message, promise: promise) }
         }
-        if loop.inEventLoop { write() } else { loop.execute(write) }
+        if loop.inEventLoop && !queued { write() } else { loop.execute(write) }
         return promises.map(\.futureResult)
     }
 

@@ -345,7 +345,9 @@ public final class PostgresRegionStore: RegionStoring, CustomStringConvertible {
         }
         let description = description
         let events = writes.count(where: { if case .event = $0 { true } else { false } })
-        return try await transaction("write \(writes.count) changes (\(events) events)") { connection, logger in
+        // Bounded per write, not for the batch: a batch of slow round trips that keeps going is not a stuck server.
+        let progress = LockedBox(0)
+        return try await transaction("write \(writes.count) changes (\(events) events)", progress: progress) { connection, logger in
             // Taken before the first id is drawn (and held to the commit), as every append takes it.
             if events > 0 { try await Self.lockAppends(connection, logger) }
             var stored: [StoredEvent] = []
@@ -365,6 +367,7 @@ public final class PostgresRegionStore: RegionStoring, CustomStringConvertible {
                 } catch {
                     throw RegionKitError(.storeFailed, "store \(description): cannot write \(index + 1) of \(writes.count) (\(write.summary)): \(Self.explain(error)); the transaction was rolled back", cause: error)
                 }
+                progress.withLock { $0 += 1 }
             }
             return stored
         }
@@ -505,11 +508,14 @@ public final class PostgresRegionStore: RegionStoring, CustomStringConvertible {
     // MARK: - Helpers
 
     /// Runs `body` in a transaction; any failure becomes a `RegionKitError` (`storeFailed`) saying what was being done.
-    func transaction<T: Sendable>(_ what: String, _ body: @escaping @Sendable (PostgresConnection, Logger) async throws -> T) async throws -> T {
+    /// `progress`: counted up by the body as it goes (a batch, a statement at a time); then the
+    /// timeout bounds the wait for the next step, not the whole transaction.
+    func transaction<T: Sendable>(_ what: String, progress: LockedBox<Int>? = nil,
+                                  _ body: @escaping @Sendable (PostgresConnection, Logger) async throws -> T) async throws -> T {
         let logger = logger
         let client = client
         do {
-            return try await bounded(what) {
+            return try await bounded(what, progress: progress) {
                 try await client.withTransaction(logger: logger) { connection in try await body(connection, logger) }
             }
         } catch let error as RegionKitError {
@@ -556,7 +562,12 @@ public final class PostgresRegionStore: RegionStoring, CustomStringConvertible {
     /// waiting would not bound anything. Such a body ends when its connection does; its connection
     /// stays leased until then, and a write it was making may still land (an operation that timed
     /// out has an unknown outcome, as with any lost reply).
-    private func bounded<T: Sendable>(_ what: String, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+    ///
+    /// With `progress`, the body counts it up as it makes progress (a long batch, statement by
+    /// statement), and the timeout applies to each wait for progress instead: it fires once a whole
+    /// ``operationTimeout`` has passed with the count unchanged.
+    private func bounded<T: Sendable>(_ what: String, progress: LockedBox<Int>? = nil,
+                                      _ body: @escaping @Sendable () async throws -> T) async throws -> T {
         let timeout = operationTimeout
         let race = FirstResult<T>()
         let work = Task {
@@ -564,8 +575,14 @@ public final class PostgresRegionStore: RegionStoring, CustomStringConvertible {
         }
         let store = description
         let timer = Task {
-            // Cancelled once the work finished: no error is built then.
-            guard (try? await Task.sleep(for: timeout)) != nil else { return }
+            var seen = progress?.withLock { $0 }
+            while true {
+                // Cancelled once the work finished: no error is built then.
+                guard (try? await Task.sleep(for: timeout)) != nil else { return }
+                let now = progress?.withLock { $0 }
+                if now == nil || now == seen { break }
+                seen = now
+            }
             race.finish(.failure(RegionKitError(.storeFailed, "store \(store): cannot \(what): no answer within \(timeout)")))
         }
         defer {

@@ -114,11 +114,15 @@ struct PresenceHubStatusTests {
         await hub.statusLock.lock()
         let first = Task { await hub.shutdown(drainTimeout: .seconds(30)) }
         let second = Task { await hub.shutdown(drainTimeout: .seconds(30)) }
-        // The first stop's offline waits for the lock; give a second stop time to queue one too.
+        // The first stop's offline waits for the lock; then a second stop has time to queue one too.
         var queued = 0
-        for _ in 0..<100 where queued < 2 {
+        for _ in 0..<6_000 where queued < 1 {
             queued = await hub.statusLock.queued
+            if queued < 1 { try? await Task.sleep(for: .milliseconds(10)) }
+        }
+        for _ in 0..<100 where queued < 2 {
             try? await Task.sleep(for: .milliseconds(10))
+            queued = await hub.statusLock.queued
         }
         await hub.statusLock.unlock()
         await first.value

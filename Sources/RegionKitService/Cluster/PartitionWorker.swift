@@ -331,8 +331,9 @@ final class PartitionWorker: LocationManagerDelegate {
             ranging.withLock { tracker in
                 guard var current = tracker else { return }
                 let messages = current.messages(for: beacons, at: event.timestamp) { manager.nearestScanner(for: $0) }
-                tracker = current
-                if !messages.isEmpty { client.publishDetached(messages.map(PresenceHub.mqtt)) }
+                // Remembered as published only once handed over: a connection lost just now
+                // must not hold the next update back as "unchanged".
+                if messages.isEmpty || client.publishDetached(messages.map(PresenceHub.mqtt)) { tracker = current }
             }
         case .didChangeNearestScanner:
             // Every sighting of a beacon reaches this partition, so its nearest scanner is decided

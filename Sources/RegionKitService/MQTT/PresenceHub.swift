@@ -189,7 +189,8 @@ public final class PresenceHub: Sendable {
     /// one is "process stopped"; at most `drainTimeout` with the event publisher's last one), then
     /// `offline` (retained; at most `drainTimeout` more, whether the drain finished or not), and
     /// disconnects cleanly. Cancel ``run()``'s task afterwards.
-    /// A second call waits for the first one's stop (one drain, one `offline`).
+    /// A second call waits for the first one's stop (one drain, one `offline`; its own
+    /// `drainTimeout` is not used). Not cancellable: every wait in it is bounded.
     public func shutdown(drainTimeout: Duration = .seconds(3)) async {
         let stop = shutdownTask.withLock { slot -> Task<Void, Never> in
             if let running = slot { return running }

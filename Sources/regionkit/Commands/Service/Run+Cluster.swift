@@ -37,6 +37,14 @@ extension Run {
                                        if printJSON { for event in events { Console.line(event.jsonLine) } }
                                    },
                                    onFatal: { reason in stopRequest.request(reason, failed: true) })
+        // Watched before the start logs "process started": a signal from then on ends in "process stopped".
+        let signals = SignalWatcher(signals: [SIGTERM, SIGINT])
+        let signalTask = Task {
+            let signal = await signals.next()
+            logger.info("stopping", metadata: ["signal": "\(signal)"])
+            stopRequest.request("signal \(signal)", failed: false)
+        }
+        defer { signalTask.cancel() }
         do {
             try await engine.start()
         } catch {
@@ -46,13 +54,6 @@ extension Run {
         logger.info("cluster member started", metadata: ["store": "\(url.description)", "member": "\(engine.member)", "profile": "\(profile.name)",
                                                          "regions": "\(regions.count)", "partitions": "\(cluster.partitionCount)",
                                                          "lease": "\(cluster.leaseDuration) s"])
-        let signals = SignalWatcher(signals: [SIGTERM, SIGINT])
-        let signalTask = Task {
-            let signal = await signals.next()
-            logger.info("stopping", metadata: ["signal": "\(signal)"])
-            stopRequest.request("signal \(signal)", failed: false)
-        }
-        defer { signalTask.cancel() }
         let running = Task { await engine.run() }
         // The HTTP API answers for the whole cluster from the shared store (ClusterMemberBackend).
         let serving = http.map { http in

@@ -166,6 +166,7 @@ struct Run: AsyncParsableCommand {
                     } catch {
                         restoreFailure = error
                         let detail = (error as? RegionKitError)?.message ?? "\(error)"
+                        logger.error("cannot restore the monitored regions", metadata: ["error": "\(detail)"])
                         stopRequest.request("cannot restore the monitored regions: \(detail)", failed: true)
                     }
                 }
@@ -205,7 +206,8 @@ struct Run: AsyncParsableCommand {
                 await hubTask.value
             }
             await opened.close()
-            if reason.failed {
+            // A failed restore is thrown even when a signal asked for the stop first: the start did not succeed.
+            if reason.failed || restoreFailure != nil {
                 logger.error("stopped", metadata: ["store": "\(path)", "reason": "\(reason.text)", "persistence-failures": "\(service.persistenceFailures)"])
                 if let restoreFailure { throw restoreFailure }
                 throw RegionKitError(reason.text.hasPrefix("the store") ? .storeFailed : .sourceUnavailable, "stopped: \(reason.text)")
