@@ -49,6 +49,43 @@ struct PostgresStoreConformanceTests {
         await store.shutdown()
     }
 
+    @Test("a batch longer than the operation timeout whose writes each answer in time is written; a write that does not answer still times out",
+          .timeLimit(.minutes(3)))
+    func batchTimeoutIsPerWrite() async throws {
+        let server = try PostgresServer()
+        try await server.start()
+        defer { server.stop() }
+        try await server.createDatabase("slow")
+        let store = try await PostgresRegionStore(host: "127.0.0.1", port: server.port, username: server.user, database: "slow",
+                                                  operationTimeout: .seconds(1))
+        // Every event insert takes 0.25 s: a batch of 8 takes ≈ 2 s, twice the timeout.
+        func slowInserts(by seconds: Double) async throws {
+            _ = try await server.psql("""
+                CREATE OR REPLACE FUNCTION slow_by_the_test() RETURNS trigger LANGUAGE plpgsql AS $$
+                BEGIN PERFORM pg_sleep(\(seconds)); RETURN NEW; END $$;
+                CREATE OR REPLACE TRIGGER slow_by_the_test BEFORE INSERT ON event_log FOR EACH ROW EXECUTE FUNCTION slow_by_the_test();
+                """, database: "slow")
+        }
+        do {
+            try await slowInserts(by: 0.25)
+            let writes = (0..<8).map { index in
+                StoreWrite.event(time: Double(index), type: "e\(index)", region: nil, state: nil, reason: nil, json: "{}", hooks: [])
+            }
+            let started = ContinuousClock.now
+            let stored = try await store.apply(writes)
+            #expect(stored.map(\.type) == (0..<8).map { "e\($0)" })
+            #expect(ContinuousClock.now - started > .seconds(1), "the batch took longer than the timeout, as meant")
+            try await slowInserts(by: 5)
+            let error = await #expect(throws: RegionKitError.self) {
+                try await store.apply([.event(time: 9, type: "stuck", region: nil, state: nil, reason: nil, json: "{}", hooks: [])])
+            }
+            #expect(error?.message.contains("no answer within") == true, "\(String(describing: error))")
+        } catch {
+            Issue.record("threw: \(error)")
+        }
+        await store.shutdown()
+    }
+
     @Test("the schema is created once: a second store on the same database and concurrent opens agree", .timeLimit(.minutes(3)))
     func schemaIsSharedAndMigratedOnce() async throws {
         let server = try PostgresServer()
