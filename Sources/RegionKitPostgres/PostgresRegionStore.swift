@@ -58,8 +58,22 @@ public final class PostgresRegionStore: RegionStoring, CustomStringConvertible {
     /// - Parameter threads: event-loop threads of the store's own (nil: NIO's shared ones). A cluster
     ///   engine gives its store one, so lease renewals are not queued behind the sightings its MQTT
     ///   connections are delivering on the shared loops when it is overloaded.
-    public init(configuration: PostgresClient.Configuration, operationTimeout: Duration = .seconds(10), threads: Int? = nil,
-                logger: Logger = Logger(label: "regionkit.postgres")) async throws {
+    /// - Parameter heldLockTimeout: how long the server lets one of this store's sessions sit in
+    ///   an open transaction without a statement, and lets a statement wait for a lock
+    ///   (`idle_in_transaction_session_timeout`, `lock_timeout`; default `operationTimeout`). A
+    ///   process that freezes or loses its host mid-transaction (SIGSTOP, a VM pause, a power cut
+    ///   the server does not see for hours) would otherwise hold its row and advisory locks, and
+    ///   every other writer waiting for them, until the server notices the connection is gone.
+    ///   A cluster member passes less than half its lease. Parameters the configuration already
+    ///   sets are kept.
+    public init(configuration: PostgresClient.Configuration, operationTimeout: Duration = .seconds(10), heldLockTimeout: Duration? = nil,
+                threads: Int? = nil, logger: Logger = Logger(label: "regionkit.postgres")) async throws {
+        var configuration = configuration
+        let milliseconds = Int(((heldLockTimeout ?? operationTimeout).inSeconds * 1000).rounded(.up))
+        for name in ["idle_in_transaction_session_timeout", "lock_timeout"]
+        where !configuration.options.additionalStartupParameters.contains(where: { $0.0 == name }) {
+            configuration.options.additionalStartupParameters.append((name, "\(max(1, milliseconds))"))
+        }
         self.operationTimeout = operationTimeout
         let group = threads.map { MultiThreadedEventLoopGroup(numberOfThreads: max(1, min($0, 16))) }
         ownThreads = group
@@ -83,12 +97,14 @@ public final class PostgresRegionStore: RegionStoring, CustomStringConvertible {
     /// A TCP connection to `host:port`; TLS off by default (a loopback or private network), else
     /// pass `tls: .require(...)`.
     public convenience init(host: String, port: Int = 5432, username: String, password: String? = nil, database: String?,
-                            tls: PostgresClient.Configuration.TLS = .disable, operationTimeout: Duration = .seconds(10), threads: Int? = nil,
+                            tls: PostgresClient.Configuration.TLS = .disable, operationTimeout: Duration = .seconds(10),
+                            heldLockTimeout: Duration? = nil, threads: Int? = nil,
                             logger: Logger = Logger(label: "regionkit.postgres")) async throws {
         var configuration = PostgresClient.Configuration(host: host, port: port, username: username, password: password,
                                                          database: database, tls: tls)
         configuration.options.connectTimeout = min(configuration.options.connectTimeout, operationTimeout)
-        try await self.init(configuration: configuration, operationTimeout: operationTimeout, threads: threads, logger: logger)
+        try await self.init(configuration: configuration, operationTimeout: operationTimeout, heldLockTimeout: heldLockTimeout,
+                            threads: threads, logger: logger)
     }
 
     /// Closes every connection. The store cannot be used afterwards.

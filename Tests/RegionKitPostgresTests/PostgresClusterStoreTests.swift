@@ -293,4 +293,36 @@ struct PostgresClusterStoreTests {
         #expect(try await store.contributions(partition: 0).isEmpty)
         #expect(try await store.storedRegions().map(\.region) == [moved])
     }
+
+    /// A member frozen in the middle of a transaction (SIGSTOP, a VM pause, a host gone without a
+    /// FIN) holds its locks until the server ends its session: after `heldLockTimeout`, not after
+    /// the hours a dead peer's TCP connection can take to be noticed.
+    @Test("A session idle in a transaction holding the append lock is ended after heldLockTimeout: another writer's append goes through",
+          .timeLimit(.minutes(2)))
+    func frozenTransactionReleasesItsLocks() async throws {
+        let server = try PostgresServer()
+        try await server.start()
+        defer { server.stop() }
+        try await server.createDatabase("frozen_client")
+        let frozen = try await PostgresRegionStore(host: "127.0.0.1", port: server.port, username: server.user, database: "frozen_client",
+                                                   operationTimeout: .seconds(60), heldLockTimeout: .seconds(1))
+        let other = try await PostgresRegionStore(host: "127.0.0.1", port: server.port, username: server.user, database: "frozen_client",
+                                                  operationTimeout: .seconds(8))
+        // The frozen member: takes the append lock, then sends nothing more for 30 s.
+        let holding = Task {
+            try await frozen.transaction("hold the append lock") { connection, logger in
+                try await PostgresRegionStore.lockAppends(connection, logger)
+                try await Task.sleep(for: .seconds(30))
+            }
+        }
+        try await Task.sleep(for: .milliseconds(300))
+        let started = ContinuousClock.now
+        let id = try await other.append(time: 1, type: "didEnterRegion", region: "lobby", state: "inside", reason: nil, json: "{}", hooks: [])
+        #expect(id >= 1)
+        #expect(ContinuousClock.now - started < .seconds(8), "waited \(ContinuousClock.now - started) for the frozen session's lock")
+        holding.cancel()
+        _ = await holding.result
+        await frozen.shutdown()
+        await other.shutdown()
+    }
 }

@@ -26,8 +26,11 @@ extension Run {
         let clientConfiguration = try mqtt.clientConfiguration()
         // Read the HTTP block before anything runs: a bad token file stops the start.
         let http = try configuration.http.map { try HTTPConfiguration(settings: $0) }
+        // A member frozen mid-transaction must not hold the lease rows (and every member's lease
+        // round behind them) past half a lease: its session is ended by the server then.
         let postgres = try await PostgresRegionStore(host: url.host, port: url.port, username: url.user, password: url.password(),
-                                                     database: url.database, threads: 1, logger: logger)
+                                                     database: url.database, heldLockTimeout: .seconds(cluster.leaseDuration / 2),
+                                                     threads: 1, logger: logger)
         let stopRequest = StopRequest()
         let printJSON = json
         let engine = ClusterEngine(store: postgres, configuration: cluster, mqtt: clientConfiguration, profile: profile, regions: regions,
