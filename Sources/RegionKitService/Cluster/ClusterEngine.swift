@@ -381,14 +381,21 @@ public final class ClusterEngine: Sendable {
         await expiring.withLock {}
         await rounds.withLock {
             let all = self.workers.withLock { workers in defer { workers.removeAll() }; return workers }
-            var released: [Int] = []
-            for (partition, worker) in all.sorted(by: { $0.key < $1.key }) {
-                let left = await self.retire(worker, handOver: true)
-                if left > 0 {
-                    self.logger.error("contributions not written at hand-over", metadata: ["partition": "\(partition)", "unwritten": "\(left)"])
+            // Every partition at once, as an expiry does: each stops consuming at once and has the
+            // same 5 s for its queued contributions (one after another, the last of 16 partitions
+            // kept consuming for over a minute after its lease could have been taken).
+            let unwritten = await withTaskGroup(of: (Int, Int).self) { group in
+                for (partition, worker) in all {
+                    group.addTask { (partition, await self.retire(worker, handOver: true)) }
                 }
-                released.append(partition)
+                var unwritten: [(Int, Int)] = []
+                for await result in group where result.1 > 0 { unwritten.append(result) }
+                return unwritten.sorted { $0.0 < $1.0 }
             }
+            for (partition, left) in unwritten {
+                self.logger.error("contributions not written at hand-over", metadata: ["partition": "\(partition)", "unwritten": "\(left)"])
+            }
+            let released = all.keys.sorted()
             await self.stopOutputs(reason: "stopping")
             do {
                 try await self.store.releaseSingleton(Self.outputsLease, member: self.member)

@@ -22,9 +22,16 @@ final class UnleasedClusterStore: InterposingStore, ClusterStoring, @unchecked S
     let deliveriesHeld = LockedBox(false)
     /// Calls of ``dueDeliveries(now:limit:)`` begun.
     let deliveryQueries = LockedBox(0)
+    /// Partitions `0..<grantsPartitions` are granted at the first lease round (epoch 1) and held after.
+    let grantsPartitions: Int
+    private let granted = LockedBox(false)
+    /// While true, ``applyContribution(region:lease:member:state:since:time:events:)`` fails (the store unreachable).
+    let contributionsRefused = LockedBox(false)
 
-    init(_ base: RegionStore, grantsSingletons: Bool = false, renewals: Int? = nil, appended: InMemoryLogHandler.Store? = nil) {
+    init(_ base: RegionStore, grantsSingletons: Bool = false, grantsPartitions: Int = 0, renewals: Int? = nil,
+         appended: InMemoryLogHandler.Store? = nil) {
         self.grantsSingletons = grantsSingletons
+        self.grantsPartitions = grantsPartitions
         self.renewals = LockedBox(renewals)
         self.appended = appended
         super.init(base)
@@ -58,7 +65,9 @@ final class UnleasedClusterStore: InterposingStore, ClusterStoring, @unchecked S
             return remaining > 0
         }
         guard renews else { throw RegionKitError(.storeFailed, "the store is unreachable (test)") }
-        return LeaseRound(held: [], taken: [], surplus: 0, liveMembers: 1)
+        let leases = (0..<min(grantsPartitions, partitions)).map { PartitionLease(partition: $0, epoch: 1) }
+        let first = granted.withLock { granted in defer { granted = true }; return !granted }
+        return LeaseRound(held: leases, taken: first ? leases : [], surplus: 0, liveMembers: 1)
     }
     func releaseLeases(member: String, partitions: [Int]) async throws {}
     func recordSightings(member: String, total: Int64) async throws {}
@@ -71,6 +80,7 @@ final class UnleasedClusterStore: InterposingStore, ClusterStoring, @unchecked S
     func applyContribution(region: String, lease: PartitionLease, member: String, state: RegionState, since: Double?, time: Double,
                            events: @escaping @Sendable (_ previous: RegionState?, _ merged: RegionState, _ since: Double?) -> [ClusterEventRow])
         async throws -> ContributionOutcome {
+        if contributionsRefused.withLock({ $0 }) { throw RegionKitError(.storeFailed, "the store is unreachable (test)") }
         writes.withLock { $0.append("\(region) \(state.rawValue)") }
         return .unchanged
     }

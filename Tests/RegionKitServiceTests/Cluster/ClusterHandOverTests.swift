@@ -1,0 +1,43 @@
+import Foundation
+import Logging
+import Testing
+import RegionKit
+import RegionKitMQTT
+import RegionKitStore
+import RegionKitTestSupport
+@testable import RegionKitService
+
+/// A member's stop hands its partitions back together: each stops consuming at once and gets the
+/// same few seconds for its queued contributions. One after another, a store that does not answer
+/// kept the last of N partitions consuming for N × 5 s, long after its lease could be taken.
+@Suite("Cluster member stop: partitions handed back together", .serialized, .tags(.endToEnd),
+       .enabled(if: MosquittoBroker.isAvailable, MosquittoBroker.skipReason))
+struct ClusterHandOverTests {
+    @Test("Four partitions whose contributions cannot be written: the stop takes one flush timeout, not four", .timeLimit(.minutes(2)))
+    func partitionsHandedBackTogether() async throws {
+        let broker = try MosquittoBroker()
+        try broker.start()
+        defer { broker.stop() }
+        let store = UnleasedClusterStore(try RegionStore(path: temporaryStorePath()), grantsPartitions: 4)
+        store.contributionsRefused.withLock { $0 = true }
+        // A UUID region is decided in every partition: each one's engine determines it (outside,
+        // after the initial window) and queues that contribution, which the store keeps refusing
+        // (the writer retries it): every partition's hand-over waits its whole flush timeout.
+        let engine = ClusterEngine(store: store, configuration: ClusterConfiguration(partitions: 4, member: "engine-a", leaseSeconds: 30),
+                                   mqtt: try MQTTClientConfiguration(url: broker.url), profile: .responsive,
+                                   regions: [try ClusterModeTests.region("site")], hooks: HookConfiguration(), site: "handover-test",
+                                   logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
+        try await engine.start()
+        let running = Task { await engine.run() }
+        try await eventually(timeout: .seconds(30), "four partitions taken") { engine.partitionStatuses.count == 4 }
+        // Past the initial window (3 s): every partition has its contribution queued.
+        try await Task.sleep(for: .seconds(4))
+        let started = ContinuousClock.now
+        await engine.stop(reason: "test")
+        let took = ContinuousClock.now - started
+        running.cancel()
+        await running.value
+        #expect(took < .seconds(12), "the stop took \(took): the partitions' 5 s flushes one after another")
+        #expect(took >= .seconds(4), "the stop took \(took): the refused contributions were not waited for")
+    }
+}
