@@ -177,6 +177,34 @@ extension PostgresRegionStore: ClusterStoring {
         }
     }
 
+    public func preparePartitions(_ count: Int) async throws {
+        guard count >= 1, count <= 65_536 else {
+            throw RegionKitError(.invalidArgument, "cluster: \(count) partitions is not in 1…65536")
+        }
+        let description = description
+        try await transaction("prepare \(count) partitions") { connection, logger in
+            // Under the lock of the lease rounds: no round runs meanwhile.
+            try await connection.query("SELECT pg_advisory_xact_lock(\(Self.clusterLock))", logger: logger)
+            var existing: Int64 = 0
+            for try await value in try await connection.query("SELECT COUNT(*) FROM regionkit_partition_lease", logger: logger).decode(Int64.self) {
+                existing = value
+            }
+            guard existing != 0, existing != Int64(count) else { return }
+            for try await (partition, owner) in try await connection.query(PostgresQuery(unsafeSQL: """
+                SELECT partition, owner FROM regionkit_partition_lease
+                WHERE owner IS NOT NULL AND expires_at > \(Self.serverNow) ORDER BY partition LIMIT 1
+                """), logger: logger).decode((Int64, String).self) {
+                throw RegionKitError(.invalidArgument, """
+                    store \(description): the cluster has \(existing) partitions and member '\(owner)' holds partition \(partition): \
+                    stop every member before changing the partition count to \(count)
+                    """)
+            }
+            try await connection.query("DELETE FROM regionkit_region_contribution", logger: logger)
+            try await connection.query("DELETE FROM regionkit_partition_lease WHERE partition >= \(Int64(count))", logger: logger)
+            logger.notice("re-partitioned: every contribution forgotten", metadata: ["from": "\(existing)", "to": "\(count)"])
+        }
+    }
+
     public func ensureRegions(_ regions: [Region], at time: Double) async throws {
         let definitions = try regions.map { ($0, try Self.json($0)) }
         let description = description

@@ -325,4 +325,49 @@ struct PostgresClusterStoreTests {
         await frozen.shutdown()
         await other.shutdown()
     }
+
+    /// A re-partition (16 → 8): partition 12's "inside" would outlive it and hold the region
+    /// inside forever. The new count forgets every contribution; the merged state stays, so the
+    /// first partition to find the region outside logs the exit.
+    @Test("Changing the partition count forgets every contribution (refused while a member holds a lease); the region then exits once",
+          .timeLimit(.minutes(2)))
+    func repartitionForgetsContributions() async throws {
+        let server = try PostgresServer()
+        try await server.start()
+        defer { server.stop() }
+        try await server.createDatabase("repartition")
+        let store = try await Self.open(server, "repartition")
+        defer { Task { await store.shutdown() } }
+        let site = Region.beacon(try BeaconRegion(identifier: "site", uuidString: Self.uuid))
+        try await store.preparePartitions(16)   // a new store: nothing to do
+        try await store.ensureRegions([site], at: 1)
+        let old = try await store.balanceLeases(member: "a", partitions: 16, ttl: 30)
+        let oldLease = Dictionary(uniqueKeysWithValues: old.held.map { ($0.partition, $0) })
+        func types(_ outcome: ContributionOutcome) -> [String] {
+            if case .changed(let events) = outcome { return events.map(\.type) }
+            return []
+        }
+        #expect(types(try await store.applyContribution(region: "site", lease: oldLease[12]!, member: "a", state: .inside, since: 10, time: 10,
+                                                        events: Self.rows("p12", "site"))) == ["didDetermineState"])
+        try await store.preparePartitions(16)   // the same count: nothing changes
+        #expect(try await store.contributions(partition: 12)["site"]?.state == .inside)
+
+        do {
+            try await store.preparePartitions(8)
+            Issue.record("re-partitioned while member a holds leases")
+        } catch let error as RegionKitError {
+            #expect(error.message.contains("member 'a' holds partition 0") && error.message.contains("stop every member"), "\(error.message)")
+        }
+        try await store.releaseLeases(member: "a", partitions: Array(0..<16))
+        try await store.preparePartitions(8)
+        #expect(try await store.contributions(partition: 12).isEmpty)
+        #expect(try await store.leases().map(\.partition) == Array(0..<8))
+
+        // The new partitions decide the region anew: outside, so it exits (the merged state was inside).
+        let new = try await store.balanceLeases(member: "b", partitions: 8, ttl: 30)
+        let lease = try #require(new.held.first, "b takes partitions")
+        #expect(types(try await store.applyContribution(region: "site", lease: lease, member: "b", state: .outside, since: 20, time: 20,
+                                                        events: Self.rows("p\(lease.partition)", "site"))) == ["didExitRegion", "didDetermineState"])
+        #expect(try await store.states()["site"]?.state == .outside)
+    }
 }

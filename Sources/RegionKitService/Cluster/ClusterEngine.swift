@@ -158,6 +158,7 @@ public final class ClusterEngine: Sendable {
                 which is not partitioned (run them in a single daemon)
                 """)
         }
+        try await store.preparePartitions(configuration.partitionCount)
         try await store.ensureRegions(regions, at: Date().timeIntervalSince1970)
         // The events output's cursor exists before anything is decided (the first member to start
         // creates it at the log's end), so whoever takes the outputs publishes every region event

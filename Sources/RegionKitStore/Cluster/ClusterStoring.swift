@@ -43,6 +43,14 @@ public protocol ClusterStoring: RegionStoring {
     /// Every partition's current holder and epoch (`owner` nil or expired: free).
     func leases() async throws -> [(partition: Int, owner: String?, epoch: Int64, expiresIn: Double)]
 
+    /// Makes the store's partitions `count` before a member takes part. When they were made for
+    /// another count (a re-partition: beacons hash to other partitions now), every contribution is
+    /// forgotten and the leases of partitions past `count` are removed: a contribution left by a
+    /// partition that no longer decides its region would hold the merged state (inside) forever.
+    /// The merged states stay, so each region's partitions decide it anew and a region that none
+    /// of them finds inside exits once. Refused, naming the holder, while any member holds a
+    /// lease: every member stops before the count changes.
+    func preparePartitions(_ count: Int) async throws
     /// Saves the configured regions that are new or changed (a changed one loses its state and
     /// contributions); an identical stored region is left alone, so several engines may start with
     /// one configuration without resetting each other's states.

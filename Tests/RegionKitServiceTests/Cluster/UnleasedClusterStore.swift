@@ -75,6 +75,7 @@ final class UnleasedClusterStore: InterposingStore, ClusterStoring, @unchecked S
     func holdSingleton(_ name: String, member: String, ttl: Double) async throws -> Int64? { grantsSingletons ? 1 : nil }
     func releaseSingleton(_ name: String, member: String) async throws {}
     func leases() async throws -> [(partition: Int, owner: String?, epoch: Int64, expiresIn: Double)] { [] }
+    func preparePartitions(_ count: Int) async throws {}
     func ensureRegions(_ regions: [Region], at time: Double) async throws {}
     func contributions(partition: Int) async throws -> [String: RegionContribution] { [:] }
     func applyContribution(region: String, lease: PartitionLease, member: String, state: RegionState, since: Double?, time: Double,
