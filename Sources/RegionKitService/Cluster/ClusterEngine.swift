@@ -82,6 +82,9 @@ public final class ClusterEngine: Sendable {
     /// When the last round whose renewal succeeded started: every lease this member holds runs
     /// out `leaseDuration` after it at the latest (the store counts from when it ran the round).
     private let renewedAt = LockedBox<ContinuousClock.Instant?>(nil)
+    /// When the outputs lease was last renewed (asked for), by this process's clock: the lease
+    /// watch stops the outputs once it is older than ``leaseLimit``.
+    private let outputsRenewedAt = LockedBox<ContinuousClock.Instant?>(nil)
 
     /// - Parameters:
     ///   - mqtt: the brokers, credentials and keepalive; each partition gets its own client id
@@ -216,7 +219,20 @@ public final class ClusterEngine: Sendable {
             try? await Task.sleep(for: step)
             guard let renewed = renewedAt.withLock({ $0 }) else { continue }
             let since = ContinuousClock.now - renewed
-            guard since >= leaseLimit, !stopping.withLock({ $0 }) else { continue }
+            guard since >= leaseLimit, !stopping.withLock({ $0 }) else {
+                // The outputs on their own lease: a round that renewed the partitions but not it
+                // (that query failed) must not leave them running past it. (An expiry of the
+                // partitions, below, stops them too.)
+                if runsOutputs, let outputsRenewed = outputsRenewedAt.withLock({ $0 }), ContinuousClock.now - outputsRenewed >= leaseLimit {
+                    await expiring.withLock {
+                        guard !self.stopping.withLock({ $0 }) else { return }
+                        let late = String(format: "%.1f", (ContinuousClock.now - outputsRenewed).inSeconds)
+                        self.logger.warning("outputs lease not renewed in time: stopping the outputs", metadata: ["seconds": "\(late)"])
+                        await self.stopOutputs(reason: "outputs lease not renewed for \(late) s")
+                    }
+                }
+                continue
+            }
             // The store lets another member take them `leaseDuration` after the renewal at the
             // earliest: until then this member's writes still land (later ones are fenced).
             let remaining = Duration.seconds(configuration.leaseDuration) - since
@@ -266,6 +282,11 @@ public final class ClusterEngine: Sendable {
                                                            ttl: self.configuration.leaseDuration, reclaimOnly: reclaimOnly)
             self.renewedAt.withLock { $0 = started }
             let renewed = ContinuousClock.now
+            // The outputs lease next, before the partitions' work (hand-overs, takes) that can
+            // take seconds or fail half-way: renewed at the end, it could lapse meanwhile. Its
+            // failure fails the round, after the partitions' work.
+            var outputsFailure: (any Error)?
+            do { try await self.roundOutputs() } catch { outputsFailure = error }
             // A round slower than a third of the lease delays the next renewal: say where it went.
             defer {
                 let total = ContinuousClock.now - started
@@ -320,7 +341,7 @@ public final class ClusterEngine: Sendable {
             }
             if !toRelease.isEmpty { try await self.store.releaseLeases(member: self.member, partitions: toRelease) }
             try await self.store.recordSightings(member: self.member, total: Int64(self.sightings))
-            try await self.roundOutputs()
+            if let outputsFailure { throw outputsFailure }
             return round.reclaimed
         }
     }
@@ -333,7 +354,9 @@ public final class ClusterEngine: Sendable {
 
     /// Takes or renews the outputs lease; starts the outputs when it is taken, stops them when lost.
     func roundOutputs() async throws {
+        let asked = ContinuousClock.now
         let held = try await store.holdSingleton(Self.outputsLease, member: member, ttl: configuration.leaseDuration) != nil
+        if held { outputsRenewedAt.withLock { $0 = asked } }
         if held, !runsOutputs {
             let runner = hooks.isEmpty ? nil : HookRunner(store: store, configuration: hooks, logger: logger)
             let publisher = ClusterEventsPublisher(store: store, mqtt: mqtt, site: site, regions: regions, publishEvents: publishEvents,

@@ -25,6 +25,8 @@ final class UnleasedClusterStore: InterposingStore, ClusterStoring, @unchecked S
     /// Partitions `0..<grantsPartitions` are granted at the first lease round (epoch 1) and held after.
     let grantsPartitions: Int
     private let granted = LockedBox(false)
+    /// Outputs lease requests that still succeed (nil: every one); after them ``holdSingleton(_:member:ttl:)`` throws.
+    let singletonRenewals = LockedBox<Int?>(nil)
     /// While true, ``applyContribution(region:lease:member:state:since:time:events:)`` fails (the store unreachable).
     let contributionsRefused = LockedBox(false)
 
@@ -72,7 +74,15 @@ final class UnleasedClusterStore: InterposingStore, ClusterStoring, @unchecked S
     func releaseLeases(member: String, partitions: [Int]) async throws {}
     func recordSightings(member: String, total: Int64) async throws {}
     func members() async throws -> [(member: String, expiresIn: Double, sightings: Int64)] { [] }
-    func holdSingleton(_ name: String, member: String, ttl: Double) async throws -> Int64? { grantsSingletons ? 1 : nil }
+    func holdSingleton(_ name: String, member: String, ttl: Double) async throws -> Int64? {
+        let answers = singletonRenewals.withLock { left in
+            guard let remaining = left else { return true }
+            left = max(0, remaining - 1)
+            return remaining > 0
+        }
+        guard answers else { throw RegionKitError(.storeFailed, "the outputs lease query failed (test)") }
+        return grantsSingletons ? 1 : nil
+    }
     func releaseSingleton(_ name: String, member: String) async throws {}
     func leases() async throws -> [(partition: Int, owner: String?, epoch: Int64, expiresIn: Double)] { [] }
     func preparePartitions(_ count: Int) async throws {}
