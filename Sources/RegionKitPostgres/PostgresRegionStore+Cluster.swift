@@ -196,7 +196,18 @@ extension PostgresRegionStore: ClusterStoring {
                 """), logger: logger).decode((Int64, String).self) {
                 throw RegionKitError(.invalidArgument, """
                     store \(description): the cluster has \(existing) partitions and member '\(owner)' holds partition \(partition): \
-                    stop every member before changing the partition count to \(count)
+                    stop every member before changing the partition count to \(count) (or wait for its lease to expire)
+                    """)
+            }
+            // A live member with the old count holds no partition yet (between its start and its
+            // first round), or none at all (more members than partitions): its heartbeat says it runs.
+            for try await member in try await connection.query(PostgresQuery(unsafeSQL: """
+                SELECT member FROM regionkit_cluster_member WHERE expires_at > \(Self.serverNow) ORDER BY member LIMIT 1
+                """), logger: logger).decode(String.self) {
+                throw RegionKitError(.invalidArgument, """
+                    store \(description): the cluster has \(existing) partitions and member '\(member)' is running: \
+                    stop every member before changing the partition count to \(count) (a member that just stopped \
+                    counts until its heartbeat expires)
                     """)
             }
             try await connection.query("DELETE FROM regionkit_region_contribution", logger: logger)

@@ -58,21 +58,27 @@ public final class PostgresRegionStore: RegionStoring, CustomStringConvertible {
     /// - Parameter threads: event-loop threads of the store's own (nil: NIO's shared ones). A cluster
     ///   engine gives its store one, so lease renewals are not queued behind the sightings its MQTT
     ///   connections are delivering on the shared loops when it is overloaded.
-    /// - Parameter heldLockTimeout: how long the server lets one of this store's sessions sit in
-    ///   an open transaction without a statement, and lets a statement wait for a lock
-    ///   (`idle_in_transaction_session_timeout`, `lock_timeout`; default `operationTimeout`). A
-    ///   process that freezes or loses its host mid-transaction (SIGSTOP, a VM pause, a power cut
-    ///   the server does not see for hours) would otherwise hold its row and advisory locks, and
-    ///   every other writer waiting for them, until the server notices the connection is gone.
-    ///   A cluster member passes less than half its lease. Parameters the configuration already
-    ///   sets are kept.
-    public init(configuration: PostgresClient.Configuration, operationTimeout: Duration = .seconds(10), heldLockTimeout: Duration? = nil,
+    /// - Parameter idleInTransactionTimeout: how long the server lets one of this store's sessions
+    ///   sit in an open transaction without sending a statement
+    ///   (`idle_in_transaction_session_timeout`; default `operationTimeout`). A process that
+    ///   freezes or loses its host mid-transaction (SIGSTOP, a VM pause, a power cut the server
+    ///   does not see for hours) would otherwise hold its row and advisory locks, and every other
+    ///   writer waiting for them, until the server notices the connection is gone. A cluster
+    ///   member passes half its lease. A statement waits for a lock at most `operationTimeout`
+    ///   (`lock_timeout`), as long as the client waits for it. Parameters the configuration
+    ///   already sets are kept. (Startup parameters: PgBouncer refuses them unless listed in its
+    ///   `ignore_startup_parameters`.)
+    public init(configuration: PostgresClient.Configuration, operationTimeout: Duration = .seconds(10), idleInTransactionTimeout: Duration? = nil,
                 threads: Int? = nil, logger: Logger = Logger(label: "regionkit.postgres")) async throws {
         var configuration = configuration
-        let milliseconds = Int(((heldLockTimeout ?? operationTimeout).inSeconds * 1000).rounded(.up))
-        for name in ["idle_in_transaction_session_timeout", "lock_timeout"]
+        func milliseconds(_ duration: Duration) -> String {
+            // 1 ms … PostgreSQL's largest (INT_MAX ms); never 0, which would mean "no limit".
+            "\(Int(min(2_147_483_647, max(1, (duration.inSeconds * 1000).rounded(.up)))))"
+        }
+        for (name, value) in [("idle_in_transaction_session_timeout", milliseconds(idleInTransactionTimeout ?? operationTimeout)),
+                              ("lock_timeout", milliseconds(operationTimeout))]
         where !configuration.options.additionalStartupParameters.contains(where: { $0.0 == name }) {
-            configuration.options.additionalStartupParameters.append((name, "\(max(1, milliseconds))"))
+            configuration.options.additionalStartupParameters.append((name, value))
         }
         self.operationTimeout = operationTimeout
         let group = threads.map { MultiThreadedEventLoopGroup(numberOfThreads: max(1, min($0, 16))) }
@@ -98,12 +104,12 @@ public final class PostgresRegionStore: RegionStoring, CustomStringConvertible {
     /// pass `tls: .require(...)`.
     public convenience init(host: String, port: Int = 5432, username: String, password: String? = nil, database: String?,
                             tls: PostgresClient.Configuration.TLS = .disable, operationTimeout: Duration = .seconds(10),
-                            heldLockTimeout: Duration? = nil, threads: Int? = nil,
+                            idleInTransactionTimeout: Duration? = nil, threads: Int? = nil,
                             logger: Logger = Logger(label: "regionkit.postgres")) async throws {
         var configuration = PostgresClient.Configuration(host: host, port: port, username: username, password: password,
                                                          database: database, tls: tls)
         configuration.options.connectTimeout = min(configuration.options.connectTimeout, operationTimeout)
-        try await self.init(configuration: configuration, operationTimeout: operationTimeout, heldLockTimeout: heldLockTimeout,
+        try await self.init(configuration: configuration, operationTimeout: operationTimeout, idleInTransactionTimeout: idleInTransactionTimeout,
                             threads: threads, logger: logger)
     }
 
@@ -351,14 +357,7 @@ public final class PostgresRegionStore: RegionStoring, CustomStringConvertible {
     /// ```
     public func apply(_ writes: [StoreWrite]) async throws -> [StoredEvent] {
         guard !writes.isEmpty else { return [] }
-        // Encoded before the transaction: a value that cannot be encoded fails the batch before it starts.
-        let encoded = try writes.map { write -> String? in
-            switch write {
-            case .region(let region, _, _): try Self.json(region)
-            case .state(_, _, _, let evidence, _): try evidence.map(Self.json)
-            case .removeRegion, .event: nil
-            }
-        }
+        let encoded = try writes.map { try $0.jsonColumn() }
         let description = description
         let events = writes.count(where: { if case .event = $0 { true } else { false } })
         // Bounded per write, not for the batch: a batch of slow round trips that keeps going is not a stuck server.
@@ -636,8 +635,6 @@ public final class PostgresRegionStore: RegionStoring, CustomStringConvertible {
     }
 
     static func json<T: Encodable>(_ value: T) throws -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        return String(decoding: try encoder.encode(value), as: UTF8.self)
+        try StoreWrite.json(value)
     }
 }

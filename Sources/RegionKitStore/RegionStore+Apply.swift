@@ -13,14 +13,7 @@ extension RegionStore {
     /// ```
     public func apply(_ writes: [StoreWrite]) throws -> [StoredEvent] {
         guard !writes.isEmpty else { return [] }
-        // Encoded before the transaction: a value that cannot be encoded fails the batch before it starts.
-        let encoded = try writes.map { write -> String? in
-            switch write {
-            case .region(let region, _, _): try Self.json(region)
-            case .state(_, _, _, let evidence, _): try evidence.map(Self.json)
-            case .removeRegion, .event: nil
-            }
-        }
+        let encoded = try writes.map { try $0.jsonColumn() }
         return try write { db in
             var stored: [StoredEvent] = []
             for (index, (write, json)) in zip(writes, encoded).enumerated() {

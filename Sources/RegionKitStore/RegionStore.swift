@@ -530,8 +530,6 @@ public final class RegionStore: Sendable {
     }
 
     static func json<T: Encodable>(_ value: T) throws -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        return String(decoding: try encoder.encode(value), as: UTF8.self)
+        try StoreWrite.json(value)
     }
 }

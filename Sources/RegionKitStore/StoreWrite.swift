@@ -1,3 +1,4 @@
+import Foundation
 import RegionKitCore
 import RegionKitEngine
 
@@ -41,5 +42,23 @@ public enum StoreWrite: Sendable {
         case .state: "saveState"
         case .event(_, let type, _, _, _, _, _): type
         }
+    }
+
+    /// The JSON this write stores beside its columns: a region's definition, a state's evidence
+    /// (nil for the others). Encoded before a store opens its transaction: a value that cannot be
+    /// encoded fails the batch before it starts.
+    public func jsonColumn() throws -> String? {
+        switch self {
+        case .region(let region, _, _): try Self.json(region)
+        case .state(_, _, _, let evidence, _): try evidence.map(Self.json)
+        case .removeRegion, .event: nil
+        }
+    }
+
+    /// JSON as the stores keep it: keys sorted, so equal values are equal text.
+    public static func json<T: Encodable>(_ value: T) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return String(decoding: try encoder.encode(value), as: UTF8.self)
     }
 }

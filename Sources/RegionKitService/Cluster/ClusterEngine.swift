@@ -85,6 +85,9 @@ public final class ClusterEngine: Sendable {
     /// When the outputs lease was last renewed (asked for), by this process's clock: the lease
     /// watch stops the outputs once it is older than ``leaseLimit``.
     private let outputsRenewedAt = LockedBox<ContinuousClock.Instant?>(nil)
+    /// The outputs' stop the lease watch began (it does not wait for it: the partitions' leases
+    /// are its to watch meanwhile); the next start of the outputs and ``stop(reason:)`` wait for it.
+    private let outputsStopping = LockedBox<Task<Void, Never>?>(nil)
 
     /// - Parameters:
     ///   - mqtt: the brokers, credentials and keepalive; each partition gets its own client id
@@ -224,11 +227,14 @@ public final class ClusterEngine: Sendable {
                 // (that query failed) must not leave them running past it. (An expiry of the
                 // partitions, below, stops them too.)
                 if runsOutputs, let outputsRenewed = outputsRenewedAt.withLock({ $0 }), ContinuousClock.now - outputsRenewed >= leaseLimit {
-                    await expiring.withLock {
-                        guard !self.stopping.withLock({ $0 }) else { return }
-                        let late = String(format: "%.1f", (ContinuousClock.now - outputsRenewed).inSeconds)
-                        self.logger.warning("outputs lease not renewed in time: stopping the outputs", metadata: ["seconds": "\(late)"])
-                        await self.stopOutputs(reason: "outputs lease not renewed for \(late) s")
+                    let late = String(format: "%.1f", (ContinuousClock.now - outputsRenewed).inSeconds)
+                    logger.warning("outputs lease not renewed in time: stopping the outputs", metadata: ["seconds": "\(late)"])
+                    outputsStopping.withLock { stopping in
+                        let previous = stopping
+                        stopping = Task {
+                            await previous?.value
+                            await self.stopOutputs(reason: "outputs lease not renewed for \(late) s")
+                        }
                     }
                 }
                 continue
@@ -354,6 +360,8 @@ public final class ClusterEngine: Sendable {
 
     /// Takes or renews the outputs lease; starts the outputs when it is taken, stops them when lost.
     func roundOutputs() async throws {
+        // Outputs the lease watch is stopping are gone before new ones start (one client id).
+        if let pending = outputsStopping.withLock({ $0.take() }) { await pending.value }
         let asked = ContinuousClock.now
         let held = try await store.holdSingleton(Self.outputsLease, member: member, ttl: configuration.leaseDuration) != nil
         if held { outputsRenewedAt.withLock { $0 = asked } }
@@ -404,6 +412,7 @@ public final class ClusterEngine: Sendable {
         // so "process stopped" is the member's last word.
         await expiring.withLock {}
         await rounds.withLock {
+            if let pending = self.outputsStopping.withLock({ $0.take() }) { await pending.value }
             let all = self.workers.withLock { workers in defer { workers.removeAll() }; return workers }
             // Every partition at once, as an expiry does: each stops consuming at once and has the
             // same 5 s for its queued contributions (one after another, the last of 16 partitions

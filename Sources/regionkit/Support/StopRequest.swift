@@ -1,3 +1,5 @@
+import Foundation
+import Logging
 import RegionKitConcurrency
 
 /// Why the daemon should stop, from whoever notices first (a signal, a store that can no longer be
@@ -52,5 +54,23 @@ final class StopRequest: Sendable {
             let waiter = state.withLock { $0.waiters.removeValue(forKey: id) }
             waiter?.resume(returning: nil)
         }
+    }
+
+    /// Requests a stop at the first SIGTERM or SIGINT (logged as "stopping"); from the call on,
+    /// those signals no longer end the process by themselves. Keep the watcher as long as the
+    /// process runs (a second signal while it stops ends it at once); cancel the task when done.
+    ///
+    /// ```swift
+    /// let (signals, watching) = stop.stopOnSignals(logger: logger)
+    /// defer { watching.cancel(); withExtendedLifetime(signals) {} }
+    /// ```
+    func stopOnSignals(logger: Logger) -> (watcher: SignalWatcher, task: Task<Void, Never>) {
+        let signals = SignalWatcher(signals: [SIGTERM, SIGINT])
+        let task = Task {
+            let signal = await signals.next()
+            logger.info("stopping", metadata: ["signal": "\(signal)"])
+            self.request("signal \(signal)", failed: false)
+        }
+        return (signals, task)
     }
 }

@@ -29,7 +29,7 @@ extension Run {
         // A member frozen mid-transaction must not hold the lease rows (and every member's lease
         // round behind them) past half a lease: its session is ended by the server then.
         let postgres = try await PostgresRegionStore(host: url.host, port: url.port, username: url.user, password: url.password(),
-                                                     database: url.database, heldLockTimeout: .seconds(cluster.leaseDuration / 2),
+                                                     database: url.database, idleInTransactionTimeout: .seconds(cluster.leaseDuration / 2),
                                                      threads: 1, logger: logger)
         let stopRequest = StopRequest()
         let printJSON = json
@@ -41,13 +41,8 @@ extension Run {
                                    },
                                    onFatal: { reason in stopRequest.request(reason, failed: true) })
         // Watched before the start logs "process started": a signal from then on ends in "process stopped".
-        let signals = SignalWatcher(signals: [SIGTERM, SIGINT])
-        let signalTask = Task {
-            let signal = await signals.next()
-            logger.info("stopping", metadata: ["signal": "\(signal)"])
-            stopRequest.request("signal \(signal)", failed: false)
-        }
-        defer { signalTask.cancel() }
+        let (signals, signalTask) = stopRequest.stopOnSignals(logger: logger)
+        defer { signalTask.cancel(); withExtendedLifetime(signals) {} }
         do {
             try await engine.start()
         } catch {

@@ -110,13 +110,8 @@ struct Run: AsyncParsableCommand {
             }
 
             // Watched before "process started" is logged: a signal from then on ends in "process stopped".
-            let signals = SignalWatcher(signals: [SIGTERM, SIGINT])
-            let signalTask = Task {
-                let signal = await signals.next()
-                logger.info("stopping", metadata: ["signal": "\(signal)"])
-                stopRequest.request("signal \(signal)", failed: false)
-            }
-            defer { signalTask.cancel() }
+            let (signals, signalTask) = stopRequest.stopOnSignals(logger: logger)
+            defer { signalTask.cancel(); withExtendedLifetime(signals) {} }
             try await service.logProcessStarted()
             let hubTask = hub.map { hub in Task { await hub.run() } }
 
