@@ -12,8 +12,8 @@ import RegionKitConcurrency
 /// keeps up sees one write per transaction, as before; a backlog (a burst of events, a slow
 /// database) is written up to ``maximumBatch`` at a time instead of paying a commit, a flush and
 /// the append lock for each. A batch is also kept to about `batchDuration` (1 s) by the time the
-/// last one took per write: a store with slow round trips (a remote database) gets smaller batches, so
-/// no transaction comes near the store's operation timeout, which bounds a whole transaction.
+/// last one took per write: a store with slow round trips (a remote database) gets smaller batches,
+/// so transactions stay short (appends by other writers wait for the append lock they hold).
 ///
 /// Each event is acknowledged (`acknowledge`: printed, published, streamed) only after its
 /// transaction commits, so what was acknowledged is durable. After the first failed transaction
