@@ -53,15 +53,8 @@ struct PresenceHubStatusTests {
         defer { broker.stop() }
         let hub = try Self.hub(site: "status-test", broker: broker, store: try RegionStore(path: temporaryStorePath()))
         let topic = "regionkit/status-test/status"
-        let heard = LockedBox<[String]>([])
-        var listening = try MQTTClientConfiguration(url: broker.url)
-        listening.reconnectMinimumDelay = .milliseconds(20)
-        let listener = MQTTClient(configuration: listening, onMessage: { message in
-            if message.topic == topic { heard.withLock { $0.append(String(decoding: message.payload, as: UTF8.self)) } }
-        })
-        let listenerTask = Task { await listener.run() }
-        try await listener.waitUntilConnected()
-        try await listener.subscribe(topic, qos: .atLeastOnce)
+        let listener = try await StatusListener(topic: topic, broker: broker)
+        let heard = listener.heard
 
         let running = Task { await hub.run() }
         try await eventually(timeout: .seconds(20), "online: \(heard.withLock { $0 })") { heard.withLock { $0 }.last == "online" }
@@ -87,8 +80,7 @@ struct PresenceHubStatusTests {
         try await eventually(timeout: .seconds(20), "offline: \(heard.withLock { $0 })") { heard.withLock { $0 }.last == "offline" }
         #expect(try await Self.retained(topic, on: broker) == ["offline"])
         #expect(heard.withLock { $0 }.filter { $0 == "online" }.count == onlineBefore, "an online after the stop began: \(heard.withLock { $0 })")
-        await listener.shutdown()
-        await listenerTask.value
+        await listener.stop()
     }
 
     /// `shutdown` called twice (a second stop path racing the first): one drain, one `offline`.
@@ -100,14 +92,8 @@ struct PresenceHubStatusTests {
         try broker.start()
         defer { broker.stop() }
         let hub = try Self.hub(site: "twice-test", broker: broker, store: try RegionStore(path: temporaryStorePath()))
-        let topic = "regionkit/twice-test/status"
-        let heard = LockedBox<[String]>([])
-        let listener = MQTTClient(configuration: try MQTTClientConfiguration(url: broker.url), onMessage: { message in
-            if message.topic == topic { heard.withLock { $0.append(String(decoding: message.payload, as: UTF8.self)) } }
-        })
-        let listenerTask = Task { await listener.run() }
-        try await listener.waitUntilConnected()
-        try await listener.subscribe(topic, qos: .atLeastOnce)
+        let listener = try await StatusListener(topic: "regionkit/twice-test/status", broker: broker)
+        let heard = listener.heard
         let running = Task { await hub.run() }
         try await eventually(timeout: .seconds(20), "online: \(heard.withLock { $0 })") { heard.withLock { $0 }.last == "online" }
 
@@ -131,8 +117,7 @@ struct PresenceHubStatusTests {
         await running.value
         #expect(queued == 1, "offline publications waiting for the status lock: \(queued)")
         try await eventually(timeout: .seconds(20), "offline: \(heard.withLock { $0 })") { heard.withLock { $0 }.last == "offline" }
-        await listener.shutdown()
-        await listenerTask.value
+        await listener.stop()
         #expect(heard.withLock { $0 }.filter { $0 == "offline" }.count == 1, "\(heard.withLock { $0 })")
     }
 
@@ -166,5 +151,32 @@ struct PresenceHubStatusTests {
         #expect(cursor < last && cursor > 0, "cursor \(cursor) of \(last)")
 
         #expect(try await Self.retained("regionkit/backlog-test/status", on: broker) == ["offline"])
+    }
+}
+
+/// An MQTT client subscribed (QoS 1) to one topic, keeping its payloads in order: what a site's
+/// status topic said, as a dashboard or Home Assistant hears it.
+final class StatusListener: Sendable {
+    let heard = LockedBox<[String]>([])
+    private let client: MQTTClient
+    private let running: Task<Void, Never>
+
+    /// Returns once subscribed.
+    init(topic: String, broker: MosquittoBroker) async throws {
+        var configuration = try MQTTClientConfiguration(url: broker.url)
+        configuration.reconnectMinimumDelay = .milliseconds(20)
+        let heard = heard
+        let client = MQTTClient(configuration: configuration, onMessage: { message in
+            if message.topic == topic { heard.withLock { $0.append(String(decoding: message.payload, as: UTF8.self)) } }
+        })
+        self.client = client
+        running = Task { await client.run() }
+        try await client.waitUntilConnected()
+        try await client.subscribe(topic, qos: .atLeastOnce)
+    }
+
+    func stop() async {
+        await client.shutdown()
+        await running.value
     }
 }
