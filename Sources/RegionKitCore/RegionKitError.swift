@@ -39,6 +39,10 @@ public struct RegionKitError: Error, Hashable, Sendable, CustomStringConvertible
         public static let storeFailed = Code(rawValue: "storeFailed")
         /// A command-line or API argument is invalid.
         public static let invalidArgument = Code(rawValue: "invalidArgument")
+        /// A cluster member's identity or configuration conflicts with the running cluster:
+        /// another live process uses its member name, or the cluster has another partition count.
+        /// Retrying cannot help; the member stops.
+        public static let clusterConflict = Code(rawValue: "clusterConflict")
 
         public var description: String { rawValue }
     }

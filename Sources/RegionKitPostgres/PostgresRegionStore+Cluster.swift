@@ -43,7 +43,65 @@ extension PostgresRegionStore: ClusterStoring {
         try await execute("remove member \(member)", "DELETE FROM regionkit_cluster_member WHERE member = \(member)")
     }
 
-    public func balanceLeases(member: String, partitions: Int, ttl: Double, reclaimOnly: Bool) async throws -> LeaseRound {
+    public func join(member: String, instance: String, ttl: Double) async throws {
+        guard ttl.isFinite, ttl > 0, ttl <= 3600 else {
+            throw RegionKitError(.invalidArgument, "cluster: a lease of \(ttl) s is not in (0, 3600]")
+        }
+        let description = description
+        try await transaction("join the cluster as \(member)") { connection, logger in
+            // Under the lock of the lease rounds: two processes joining with one name are serialised.
+            try await connection.query("SELECT pg_advisory_xact_lock(\(Self.clusterLock))", logger: logger)
+            let now = try await Self.now(connection, logger)
+            if try await Self.claimMember(member, instance: instance, now: now, store: description, connection, logger) == nil {
+                try await connection.query("""
+                    INSERT INTO regionkit_cluster_member (member, expires_at, instance) VALUES (\(member), \(now + ttl), \(instance))
+                    """, logger: logger)
+            }
+        }
+    }
+
+    /// Makes `instance` the holder of the member name (under the cluster lock), unless another
+    /// instance holds it with a live heartbeat (``RegionKitError/Code/clusterConflict``). Returns
+    /// when the member's heartbeat expires (nil: no such member).
+    static func claimMember(_ member: String, instance: String, now: Double, store: String,
+                            _ connection: PostgresConnection, _ logger: Logger) async throws -> Double? {
+        var found: (expiresAt: Double, holder: String?)?
+        for try await (expiresAt, holder) in try await connection.query(
+            "SELECT expires_at, instance FROM regionkit_cluster_member WHERE member = \(member)", logger: logger).decode((Double, String?).self) {
+            found = (expiresAt, holder)
+        }
+        guard let found else { return nil }
+        if let holder = found.holder, holder != instance {
+            guard found.expiresAt <= now else {
+                throw RegionKitError(.clusterConflict, """
+                    store \(store): member name '\(member)' is in use by another process (\(holder)), whose heartbeat is live for \
+                    \(String(format: "%.1f", found.expiresAt - now)) s more: every member of a cluster needs its own name (cluster: {member: ...})
+                    """)
+            }
+        }
+        if found.holder != instance {
+            try await connection.query("UPDATE regionkit_cluster_member SET instance = \(instance) WHERE member = \(member)", logger: logger)
+        }
+        return found.expiresAt
+    }
+
+    /// The partition count the cluster was prepared for (nil: not recorded yet).
+    static func recordedPartitions(_ connection: PostgresConnection, _ logger: Logger) async throws -> Int64? {
+        var recorded: Int64?
+        for try await value in try await connection.query("SELECT partitions FROM regionkit_cluster", logger: logger).decode(Int64.self) {
+            recorded = value
+        }
+        return recorded
+    }
+
+    static func recordPartitions(_ count: Int64, _ connection: PostgresConnection, _ logger: Logger) async throws {
+        try await connection.query("""
+            INSERT INTO regionkit_cluster (only_row, partitions) VALUES (true, \(count))
+            ON CONFLICT (only_row) DO UPDATE SET partitions = EXCLUDED.partitions
+            """, logger: logger)
+    }
+
+    public func balanceLeases(member: String, instance: String, partitions: Int, ttl: Double, reclaimOnly: Bool) async throws -> LeaseRound {
         guard partitions >= 1, partitions <= 65_536 else {
             throw RegionKitError(.invalidArgument, "cluster: \(partitions) partitions is not in 1…65536")
         }
@@ -51,20 +109,30 @@ extension PostgresRegionStore: ClusterStoring {
             throw RegionKitError(.invalidArgument, "cluster: a lease of \(ttl) s is not in (0, 3600]")
         }
         let count = Int64(partitions)
+        let description = description
         return try await transaction("balance the partition leases of \(member)") { connection, logger in
             try await connection.query("SELECT pg_advisory_xact_lock(\(Self.clusterLock))", logger: logger)
             let now = try await Self.now(connection, logger)
             let expires = now + ttl
+            // Every member hashes beacons to partitions alike, or a beacon's sightings would be
+            // decided by two partitions (or none).
+            if let recorded = try await Self.recordedPartitions(connection, logger) {
+                guard recorded == count else {
+                    throw RegionKitError(.clusterConflict, """
+                        store \(description): the cluster has \(recorded) partitions and member '\(member)' is configured for \(count): \
+                        every member of a cluster uses one partition count (to change it, stop every member and start them with the new one)
+                        """)
+                }
+            } else {
+                try await Self.recordPartitions(count, connection, logger)
+            }
             // A member whose own heartbeat expired was away (the store unreachable, or the member
             // stalled): this round reclaims, as if asked to.
-            var away = false
-            for try await expiredAt in try await connection.query(
-                "SELECT expires_at FROM regionkit_cluster_member WHERE member = \(member)", logger: logger).decode(Double.self) {
-                away = expiredAt <= now
-            }
+            let heartbeat = try await Self.claimMember(member, instance: instance, now: now, store: description, connection, logger)
+            let away = heartbeat.map { $0 <= now } ?? false
             let reclaimOnly = reclaimOnly || away
             try await connection.query("""
-                INSERT INTO regionkit_cluster_member (member, expires_at) VALUES (\(member), \(expires))
+                INSERT INTO regionkit_cluster_member (member, expires_at, instance) VALUES (\(member), \(expires), \(instance))
                 ON CONFLICT (member) DO UPDATE SET expires_at = EXCLUDED.expires_at
                 """, logger: logger)
             // Members gone for a minute are forgotten (their leases expired long before).
@@ -185,11 +253,19 @@ extension PostgresRegionStore: ClusterStoring {
         try await transaction("prepare \(count) partitions") { connection, logger in
             // Under the lock of the lease rounds: no round runs meanwhile.
             try await connection.query("SELECT pg_advisory_xact_lock(\(Self.clusterLock))", logger: logger)
+            // The recorded count; a store made before it was recorded has one lease row per partition.
             var existing: Int64 = 0
-            for try await value in try await connection.query("SELECT COUNT(*) FROM regionkit_partition_lease", logger: logger).decode(Int64.self) {
-                existing = value
+            if let recorded = try await Self.recordedPartitions(connection, logger) {
+                existing = recorded
+            } else {
+                for try await value in try await connection.query("SELECT COUNT(*) FROM regionkit_partition_lease", logger: logger).decode(Int64.self) {
+                    existing = value
+                }
             }
-            guard existing != 0, existing != Int64(count) else { return }
+            guard existing != 0, existing != Int64(count) else {
+                try await Self.recordPartitions(Int64(count), connection, logger)
+                return
+            }
             for try await (partition, owner) in try await connection.query(PostgresQuery(unsafeSQL: """
                 SELECT partition, owner FROM regionkit_partition_lease
                 WHERE owner IS NOT NULL AND expires_at > \(Self.serverNow) ORDER BY partition LIMIT 1
@@ -212,6 +288,7 @@ extension PostgresRegionStore: ClusterStoring {
             }
             try await connection.query("DELETE FROM regionkit_region_contribution", logger: logger)
             try await connection.query("DELETE FROM regionkit_partition_lease WHERE partition >= \(Int64(count))", logger: logger)
+            try await Self.recordPartitions(Int64(count), connection, logger)
             logger.notice("re-partitioned: every contribution forgotten", metadata: ["from": "\(existing)", "to": "\(count)"])
         }
     }

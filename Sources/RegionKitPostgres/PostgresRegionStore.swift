@@ -33,13 +33,13 @@ import RegionKitStore
 /// ```
 public final class PostgresRegionStore: RegionStoring, CustomStringConvertible {
     /// The current schema version (recorded in `regionkit_schema`).
-    public static let schemaVersion: Int64 = 3
+    public static let schemaVersion: Int64 = 4
     /// Advisory lock keys (one namespace, "RK" in ASCII, then the use).
     static let migrationLock: Int64 = 0x524B_0001
     static let appendLock: Int64 = 0x524B_0002
     /// The session lock one daemon holds on the whole store (``acquireDaemonLock(holder:onLost:)``).
     static let daemonLock: Int64 = 0x524B_0003
-    /// Serialises cluster lease rounds and region registration (``balanceLeases(member:partitions:ttl:)``).
+    /// Serialises cluster lease rounds and region registration (``balanceLeases(member:instance:partitions:ttl:reclaimOnly:)``).
     static let clusterLock: Int64 = 0x524B_0004
     /// With `hashtext(region)`: serialises contributions to one region (two-key advisory lock, int4 each).
     static let regionLockClass: Int32 = 0x524B_0005
@@ -151,6 +151,13 @@ public final class PostgresRegionStore: RegionStoring, CustomStringConvertible {
                 }
                 try await connection.query("INSERT INTO regionkit_schema (version) VALUES (\(Int64(3)))", logger: logger)
             }
+            if version < 4 {
+                // Cluster mode: which process holds a member name, and the cluster's partition count.
+                for statement in Self.schemaV4 {
+                    try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                }
+                try await connection.query("INSERT INTO regionkit_schema (version) VALUES (\(Int64(4)))", logger: logger)
+            }
         }
     }
 
@@ -189,6 +196,17 @@ public final class PostgresRegionStore: RegionStoring, CustomStringConvertible {
             owner text NOT NULL,
             epoch bigint NOT NULL,
             expires_at double precision NOT NULL)
+        """,
+    ]
+
+    /// Version 4: the process that holds each member name (``ClusterStoring/join(member:instance:ttl:)``;
+    /// null: not claimed yet), and the partition count the cluster was prepared for (one row).
+    static let schemaV4 = [
+        "ALTER TABLE regionkit_cluster_member ADD COLUMN instance text",
+        """
+        CREATE TABLE regionkit_cluster (
+            only_row boolean PRIMARY KEY DEFAULT true CHECK (only_row),
+            partitions bigint NOT NULL)
         """,
     ]
 

@@ -384,4 +384,76 @@ struct PostgresClusterStoreTests {
                                                         events: Self.rows("p\(lease.partition)", "site"))) == ["didExitRegion", "didDetermineState"])
         #expect(try await store.states()["site"]?.state == .outside)
     }
+
+    @Test("A member name is one process's: a second instance is refused while the first one's heartbeat is live, and takes the name over once it expired; a lease round with another partition count than the cluster's is refused",
+          .timeLimit(.minutes(2)))
+    func memberNameAndPartitionCount() async throws {
+        let server = try PostgresServer()
+        try await server.start()
+        defer { server.stop() }
+        try await server.createDatabase("identity")
+        let store = try await Self.open(server, "identity")
+        defer { Task { await store.shutdown() } }
+        func conflict(_ what: String, _ body: () async throws -> Void) async -> String? {
+            do {
+                try await body()
+                Issue.record("\(what): not refused")
+            } catch let error as RegionKitError {
+                #expect(error.code == .clusterConflict, "\(what): \(error)")
+                return error.message
+            } catch {
+                Issue.record("\(what): \(error)")
+            }
+            return nil
+        }
+        try await store.preparePartitions(4)
+        try await store.join(member: "a", instance: "gw-1 pid 10", ttl: 30)
+        let message = await conflict("a second process named a joins") { try await store.join(member: "a", instance: "gw-2 pid 20", ttl: 30) }
+        #expect(message?.contains("member name 'a' is in use by another process (gw-1 pid 10)") == true, "\(message ?? "")")
+        _ = await conflict("a second process named a balances") {
+            _ = try await store.balanceLeases(member: "a", instance: "gw-2 pid 20", partitions: 4, ttl: 30, reclaimOnly: false)
+        }
+        let first = try await store.balanceLeases(member: "a", instance: "gw-1 pid 10", partitions: 4, ttl: 30, reclaimOnly: false)
+        #expect(first.held.count == 4, "the refused rounds took nothing from a's own")
+
+        // b's first process stops renewing; once its heartbeat expired a new process takes the
+        // name over, and reclaims b's partitions first (its heartbeat's expiry is kept).
+        try await store.join(member: "b", instance: "gw-3 pid 30", ttl: 0.5)
+        try await Task.sleep(for: .milliseconds(800))
+        try await store.join(member: "b", instance: "gw-3 pid 31", ttl: 30)
+        let b = try await store.balanceLeases(member: "b", instance: "gw-3 pid 31", partitions: 4, ttl: 30, reclaimOnly: false)
+        #expect(b.reclaimed, "b was away: its new process reclaims")
+        _ = await conflict("b's old process comes back") {
+            _ = try await store.balanceLeases(member: "b", instance: "gw-3 pid 30", partitions: 4, ttl: 30, reclaimOnly: false)
+        }
+
+        let count = await conflict("a member configured for 8 partitions") {
+            _ = try await store.balanceLeases(member: "c", partitions: 8, ttl: 30)
+        }
+        #expect(count?.contains("the cluster has 4 partitions and member 'c' is configured for 8") == true, "\(count ?? "")")
+        #expect(try await store.members().map(\.member) == ["a", "b"], "the refused member left no heartbeat")
+    }
+
+    @Test("Two members started at one moment with different partition counts: the count is recorded, so the one whose count lost is refused at its first lease round (both used to take part, hashing beacons differently)",
+          .timeLimit(.minutes(2)))
+    func partitionCountRace() async throws {
+        let server = try PostgresServer()
+        try await server.start()
+        defer { server.stop() }
+        try await server.createDatabase("race")
+        let store = try await Self.open(server, "race")
+        defer { Task { await store.shutdown() } }
+        // Both prepare before either joins or takes a lease (an empty store: each finds no holder).
+        try await store.preparePartitions(8)
+        try await store.preparePartitions(16)
+        let sixteen = try await store.balanceLeases(member: "b", partitions: 16, ttl: 30)
+        #expect(sixteen.held.count == 16)
+        do {
+            _ = try await store.balanceLeases(member: "a", partitions: 8, ttl: 30)
+            Issue.record("a member with 8 partitions took part in a cluster of 16")
+        } catch let error as RegionKitError {
+            #expect(error.code == .clusterConflict && error.message.contains("the cluster has 16 partitions"), "\(error)")
+        }
+        #expect(try await store.leases().count == 16)
+    }
 }

@@ -41,6 +41,9 @@ import RegionKitStore
 /// ```
 public final class ClusterEngine: Sendable {
     public let member: String
+    /// This process among the members (host, pid and a random part): the store refuses a second
+    /// process under the same member name while this one's heartbeat is live.
+    public let instance: String
     public let configuration: ClusterConfiguration
     let store: any ClusterStoring
     let mqtt: MQTTClientConfiguration
@@ -55,6 +58,9 @@ public final class ClusterEngine: Sendable {
     /// Partitions whose writer was fenced: stopped at the next round.
     private let fenced = LockedBox<Set<Int>>([])
     private let stopping = LockedBox(false)
+    /// Set when the store refused this member (``RegionKitError/Code/clusterConflict``): its name
+    /// may be another process's now, so the stop releases nothing under it.
+    private let conflicted = LockedBox<String?>(nil)
     /// Sightings of partitions this member no longer runs.
     private let earlierSightings = LockedBox(0)
     /// The outputs (hooks' runner, MQTT events publisher) while this member holds the "outputs" lease.
@@ -93,7 +99,9 @@ public final class ClusterEngine: Sendable {
     ///   - mqtt: the brokers, credentials and keepalive; each partition gets its own client id
     ///     (`regionkit-<site>-part-<partition>`) and a persistent session.
     ///   - onEvents: events committed to the shared store by this member (their acknowledgement).
-    ///   - onFatal: the member cannot go on (it stops itself: the caller should exit).
+    ///   - onFatal: the member cannot go on: the store refused it (another live process uses its
+    ///     member name, or the cluster has another partition count). It has stopped its partitions
+    ///     and outputs and ``run()`` returns; the caller should call ``stop(reason:)`` and exit.
     public init(store: any ClusterStoring, configuration: ClusterConfiguration, mqtt: MQTTClientConfiguration, profile: MonitoringProfile,
                 regions: [Region], hooks: HookConfiguration = HookConfiguration(), site: String = "regionkit", publishEvents: Bool = true,
                 homeAssistant: HomeAssistantConfiguration? = nil, logger: Logger, onEvents: @escaping @Sendable ([StoredEvent]) -> Void = { _ in },
@@ -101,6 +109,7 @@ public final class ClusterEngine: Sendable {
         self.store = store
         self.configuration = configuration
         member = configuration.memberName
+        instance = "\(ProcessInfo.processInfo.hostName) pid \(ProcessInfo.processInfo.processIdentifier) \(UUID().uuidString.prefix(8))"
         self.mqtt = mqtt
         self.profile = profile
         self.regions = regions
@@ -165,12 +174,35 @@ public final class ClusterEngine: Sendable {
                 """)
         }
         try await store.preparePartitions(configuration.partitionCount)
+        // Before anything is written under the name: a second process with it stops here.
+        try await join()
         try await store.ensureRegions(regions, at: Date().timeIntervalSince1970)
         // The events output's cursor exists before anything is decided (the first member to start
         // creates it at the log's end), so whoever takes the outputs publishes every region event
         // from here on, however late it connects.
         _ = try await store.outputCursor(ClusterEventsPublisher.outputName(site: site), createAtEnd: true)
         try await log("processStarted", reason: "member \(member), pid \(ProcessInfo.processInfo.processIdentifier)")
+    }
+
+    /// Claims the member name for this process. A previous process under the name that died (a
+    /// crash, then a restart by systemd) holds it until its heartbeat expires, at most a lease
+    /// after its last round: the start waits that long (and a second), then gives up with the
+    /// store's ``RegionKitError/Code/clusterConflict``, as the name's holder is alive.
+    func join() async throws {
+        let deadline = ContinuousClock.now + .seconds(configuration.leaseDuration + 1)
+        var waiting = false
+        while true {
+            do {
+                try await store.join(member: member, instance: instance, ttl: configuration.leaseDuration)
+                return
+            } catch let error as RegionKitError where error.code == .clusterConflict && ContinuousClock.now < deadline {
+                if !waiting {
+                    waiting = true
+                    logger.notice("member name in use: waiting up to a lease for its holder's heartbeat to expire", metadata: ["error": "\(error.message)"])
+                }
+                try await Task.sleep(for: .seconds(configuration.leaseDuration) / 6)
+            }
+        }
     }
 
     /// Lease rounds every `leaseSeconds / 3` until ``stop(reason:)``, and beside them the watch
@@ -190,6 +222,10 @@ public final class ClusterEngine: Sendable {
                 let reclaimOnly = window.begin(at: .now)
                 let reclaimed = try await round(reclaimOnly: reclaimOnly)
                 window.succeeded(reclaimed: reclaimed, at: .now)
+            } catch let error as RegionKitError where error.code == .clusterConflict {
+                // Retrying cannot help: another process holds the name, or the cluster's partition count differs.
+                await conflict(error.message)
+                break
             } catch {
                 window.failed()
                 let message = (error as? RegionKitError)?.message ?? "\(error)"
@@ -201,6 +237,23 @@ public final class ClusterEngine: Sendable {
         // the watch ends by itself once it sees the stop.
         await expiring.withLock {}
         watch.cancel()
+    }
+
+    /// The store refused this member for good: stops every partition without writing (their
+    /// leases are the other process's or expired: the writes would be fenced) and the outputs,
+    /// then tells ``onFatal``. Nothing is released under the member's name.
+    func conflict(_ message: String) async {
+        conflicted.withLock { $0 = message }
+        logger.critical("the store refused this member: stopping", metadata: ["error": "\(message)"])
+        await expiring.withLock {
+            let all = self.workers.withLock { workers in defer { workers.removeAll() }; return workers }
+            await withTaskGroup(of: Int.self) { group in
+                for worker in all.values { group.addTask { await self.retire(worker, handOver: false) } }
+                await group.waitForAll()
+            }
+            await self.stopOutputs(reason: message)
+        }
+        onFatal(message)
     }
 
     /// How long after the last renewal this member stops its partitions: a tenth of the lease
@@ -284,7 +337,7 @@ public final class ClusterEngine: Sendable {
         try await rounds.withLock {
             guard !self.stopping.withLock({ $0 }) else { return false }
             let started = ContinuousClock.now
-            let round = try await self.store.balanceLeases(member: self.member, partitions: self.configuration.partitionCount,
+            let round = try await self.store.balanceLeases(member: self.member, instance: self.instance, partitions: self.configuration.partitionCount,
                                                            ttl: self.configuration.leaseDuration, reclaimOnly: reclaimOnly)
             self.renewedAt.withLock { $0 = started }
             let renewed = ContinuousClock.now
@@ -430,13 +483,18 @@ public final class ClusterEngine: Sendable {
             }
             let released = all.keys.sorted()
             await self.stopOutputs(reason: "stopping")
-            do {
-                try await self.store.releaseSingleton(Self.outputsLease, member: self.member)
-                try await self.store.releaseLeases(member: self.member, partitions: released)
-                try await self.store.leave(member: self.member)
-                if !released.isEmpty { self.logger.info("partitions handed back", metadata: ["partitions": "\(released)"]) }
-            } catch {
-                self.logger.error("cannot release the leases (they expire on their own)", metadata: ["error": "\((error as? RegionKitError)?.message ?? "\(error)")"])
+            if let conflict = self.conflicted.withLock({ $0 }) {
+                // The name may be another live process's: its leases and heartbeat are not ours to end.
+                self.logger.warning("leases left to expire: the store refused this member", metadata: ["error": "\(conflict)"])
+            } else {
+                do {
+                    try await self.store.releaseSingleton(Self.outputsLease, member: self.member)
+                    try await self.store.releaseLeases(member: self.member, partitions: released)
+                    try await self.store.leave(member: self.member)
+                    if !released.isEmpty { self.logger.info("partitions handed back", metadata: ["partitions": "\(released)"]) }
+                } catch {
+                    self.logger.error("cannot release the leases (they expire on their own)", metadata: ["error": "\((error as? RegionKitError)?.message ?? "\(error)")"])
+                }
             }
             do {
                 try await self.log("processStopped", reason: "member \(self.member): \(reason)")

@@ -6,8 +6,8 @@ import RegionKitCore
 /// however many engines contribute, every change of a region's merged state is logged once.
 ///
 /// ```swift
-/// try await store.heartbeat(member: "engine-a", ttl: 5)
-/// let round = try await store.balanceLeases(member: "engine-a", partitions: 16, ttl: 5)
+/// try await store.join(member: "engine-a", instance: "gw-1 pid 4242", ttl: 5)
+/// let round = try await store.balanceLeases(member: "engine-a", instance: "gw-1 pid 4242", partitions: 16, ttl: 5, reclaimOnly: false)
 /// let outcome = try await store.applyContribution(region: "lobby", lease: round.held[0], member: "engine-a",
 ///                                                state: .inside, since: now, time: now) { previous, merged, since in
 ///     [ClusterEventRow(time: now, type: "didDetermineState", region: "lobby", state: merged.rawValue, reason: nil, json: "{}", hooks: [])]
@@ -18,6 +18,14 @@ public protocol ClusterStoring: RegionStoring {
     func heartbeat(member: String, ttl: Double) async throws
     /// Removes `member` from the live members (a clean stop).
     func leave(member: String) async throws
+    /// Claims the member name `member` for the process `instance` (a value unique to the process,
+    /// naming it for operators: host, pid) when a member starts. Throws
+    /// ``RegionKitError/Code/clusterConflict`` while another instance's heartbeat under that name
+    /// is live: two processes sharing a name would renew each other's leases with one epoch, and
+    /// fencing could not tell their writes apart. The heartbeat of a name nobody holds starts now;
+    /// that of a name whose last holder's heartbeat expired keeps its expiry (the new process
+    /// reclaims that member's partitions first, as after an outage).
+    func join(member: String, instance: String, ttl: Double) async throws
     /// Renews the member's unexpired leases and takes free or expired partitions up to its fair
     /// share, `ceil(partitions / live members)`; see ``LeaseRound``. Rounds are serialised across members.
     ///
@@ -27,7 +35,12 @@ public protocol ClusterStoring: RegionStoring {
     /// after an outage every member's heartbeat has expired, and the first one back would otherwise
     /// count itself alone and take every partition, to hand most of them back a round later. The
     /// ordinary rounds after that balance what is left.
-    func balanceLeases(member: String, partitions: Int, ttl: Double, reclaimOnly: Bool) async throws -> LeaseRound
+    ///
+    /// Throws ``RegionKitError/Code/clusterConflict`` when another `instance` holds the name with
+    /// a live heartbeat (see ``join(member:instance:ttl:)``; a name whose heartbeat expired passes
+    /// to `instance`), or when the cluster was prepared for another partition count
+    /// (``preparePartitions(_:)``): members disagreeing on it hash beacons to different partitions.
+    func balanceLeases(member: String, instance: String, partitions: Int, ttl: Double, reclaimOnly: Bool) async throws -> LeaseRound
     /// Hands partitions back at once (their leases expire now), if `member` still holds them.
     func releaseLeases(member: String, partitions: [Int]) async throws
     /// Records how many sightings `member` has ingested since it started (its progress, for
@@ -43,7 +56,9 @@ public protocol ClusterStoring: RegionStoring {
     /// Every partition's current holder and epoch (`owner` nil or expired: free).
     func leases() async throws -> [(partition: Int, owner: String?, epoch: Int64, expiresIn: Double)]
 
-    /// Makes the store's partitions `count` before a member takes part. When they were made for
+    /// Makes the store's partitions `count` before a member takes part, and records the count: a
+    /// lease round with another count is refused from then on (a member started with a different
+    /// count at the same moment fails instead of hashing beacons differently). When they were made for
     /// another count (a re-partition: beacons hash to other partitions now), every contribution is
     /// forgotten and the leases of partitions past `count` are removed: a contribution left by a
     /// partition that no longer decides its region would hold the merged state (inside) forever.
@@ -70,8 +85,9 @@ public protocol ClusterStoring: RegionStoring {
 }
 
 extension ClusterStoring {
-    /// An ordinary lease round (see ``balanceLeases(member:partitions:ttl:reclaimOnly:)``).
-    public func balanceLeases(member: String, partitions: Int, ttl: Double) async throws -> LeaseRound {
-        try await balanceLeases(member: member, partitions: partitions, ttl: ttl, reclaimOnly: false)
+    /// A lease round of a member whose name is its instance (one process per name, as in tests
+    /// and tools; see ``balanceLeases(member:instance:partitions:ttl:reclaimOnly:)``).
+    public func balanceLeases(member: String, partitions: Int, ttl: Double, reclaimOnly: Bool = false) async throws -> LeaseRound {
+        try await balanceLeases(member: member, instance: member, partitions: partitions, ttl: ttl, reclaimOnly: reclaimOnly)
     }
 }

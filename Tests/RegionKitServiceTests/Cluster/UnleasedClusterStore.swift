@@ -60,7 +60,8 @@ final class UnleasedClusterStore: InterposingStore, ClusterStoring, @unchecked S
 
     func heartbeat(member: String, ttl: Double) async throws {}
     func leave(member: String) async throws {}
-    func balanceLeases(member: String, partitions: Int, ttl: Double, reclaimOnly: Bool) async throws -> LeaseRound {
+    func join(member: String, instance: String, ttl: Double) async throws {}
+    func balanceLeases(member: String, instance: String, partitions: Int, ttl: Double, reclaimOnly: Bool) async throws -> LeaseRound {
         let renews = renewals.withLock { left in
             guard let remaining = left else { return true }
             left = max(0, remaining - 1)

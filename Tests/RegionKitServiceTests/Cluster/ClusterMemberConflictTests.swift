@@ -1,0 +1,104 @@
+import Foundation
+import Logging
+import RegionKitConcurrency
+import Testing
+import RegionKit
+import RegionKitMQTT
+@testable import RegionKitPostgres
+import RegionKitStore
+import RegionKitTestSupport
+@testable import RegionKitService
+
+/// Two processes configured with one member name renew each other's leases under one epoch, so
+/// fencing cannot tell their writes apart, and both consume each partition's persistent MQTT
+/// session. The store holds which process (instance) has each name: a second one is refused at
+/// its start, and a member whose name passed to another process (its heartbeat expired while it
+/// was frozen) stops at its next round, without releasing what is now the other's.
+@Suite("Cluster member conflicts: one member name, one process", .serialized, .tags(.endToEnd),
+       .enabled(if: PostgresServer.isAvailable, PostgresServer.skipReason))
+struct ClusterMemberConflictTests {
+    @Test("A second process with a running member's name is refused at its start; a member whose name another process took over stops, calls onFatal and releases nothing",
+          .timeLimit(.minutes(2)))
+    func oneProcessPerName() async throws {
+        let server = try PostgresServer()
+        try await server.start()
+        defer { server.stop() }
+        try await server.createDatabase("conflict")
+        let store = try await PostgresRegionStore(host: "127.0.0.1", port: server.port, username: server.user, database: "conflict")
+        defer { Task { await store.shutdown() } }
+        let lines = InMemoryLogHandler.Store()
+        let fatal = LockedBox<String?>(nil)
+        // No broker: the partitions' MQTT sessions keep connecting, which this test does not need.
+        func member() throws -> ClusterEngine {
+            ClusterEngine(store: store, configuration: ClusterConfiguration(partitions: 2, member: "engine-a", leaseSeconds: 6),
+                          mqtt: try MQTTClientConfiguration(url: "mqtt://127.0.0.1:1"), profile: .responsive, regions: [],
+                          site: "conflict-test", logger: Logger(label: "test") { _ in InMemoryLogHandler(store: lines) },
+                          onFatal: { message in fatal.withLock { $0 = message } })
+        }
+        let first = try member()
+        try await first.start()
+        // The second start waits a lease (and a second) for the name, as after a crash; the first
+        // member's rounds keep its heartbeat live meanwhile.
+        let running = Task { await first.run() }
+        let second = try member()
+        let asked = ContinuousClock.now
+        do {
+            try await second.start()
+            Issue.record("a second process named engine-a started")
+        } catch let error as RegionKitError {
+            #expect(error.code == .clusterConflict && error.message.contains("(\(first.instance))"), "\(error)")
+        }
+        #expect(ContinuousClock.now - asked >= .seconds(6), "refused before a lease passed")
+        try await eventually(timeout: .seconds(20), "the first member takes both partitions and the outputs") {
+            first.partitions.count == 2 && first.runsOutputs
+        }
+
+        // The first member's heartbeat expired (frozen, say) and another process took the name.
+        try await store.execute("hand the name over", """
+            UPDATE regionkit_cluster_member SET instance = 'gw-9 pid 99', expires_at = expires_at + 600 WHERE member = 'engine-a'
+            """)
+        try await eventually(timeout: .seconds(15), "the first member sees the conflict") { fatal.withLock { $0 } != nil }
+        #expect(fatal.withLock { $0 }?.contains("in use by another process (gw-9 pid 99)") == true, "\(fatal.withLock { $0 } ?? "")")
+        #expect(first.partitions.isEmpty && !first.runsOutputs, "the partitions and outputs stopped")
+        await running.value
+        await first.stop(reason: "test")
+        // Nothing released under the name: the leases and heartbeat are the other process's now.
+        let leases = try await store.leases()
+        #expect(leases.count == 2 && leases.allSatisfy { $0.owner == "engine-a" && $0.expiresIn > 0 }, "\(leases)")
+        #expect(try await store.members().map(\.member) == ["engine-a"], "the other process's heartbeat was removed")
+        #expect(lines.all.contains { $0.contains("leases left to expire") }, "\(lines.text)")
+    }
+
+    @Test("A member restarted after a crash (its heartbeat still live) waits at most a lease for its name, then reclaims its own partitions",
+          .timeLimit(.minutes(2)))
+    func restartAfterCrash() async throws {
+        let server = try PostgresServer()
+        try await server.start()
+        defer { server.stop() }
+        try await server.createDatabase("restart")
+        let store = try await PostgresRegionStore(host: "127.0.0.1", port: server.port, username: server.user, database: "restart")
+        defer { Task { await store.shutdown() } }
+        func member() throws -> ClusterEngine {
+            ClusterEngine(store: store, configuration: ClusterConfiguration(partitions: 2, member: "engine-a", leaseSeconds: 3),
+                          mqtt: try MQTTClientConfiguration(url: "mqtt://127.0.0.1:1"), profile: .responsive, regions: [],
+                          site: "restart-test", logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
+        }
+        // The crashed process: one round (both partitions taken), then nothing more, not even a stop.
+        let crashed = try member()
+        try await crashed.start()
+        try await crashed.round()
+        let before = try await store.leases()
+        #expect(before.map(\.owner) == ["engine-a", "engine-a"] && before.allSatisfy { $0.epoch == 1 }, "\(before)")
+        await crashed.expireLeases(reason: "the crash")   // its workers' connection attempts end here
+
+        let restarted = try member()
+        let started = ContinuousClock.now
+        try await restarted.start()
+        let waited = ContinuousClock.now - started
+        #expect(waited < .seconds(4.5), "waited \(waited) for the name, more than a lease")
+        try await restarted.round()
+        #expect(restarted.partitions.map(\.partition) == [0, 1] && restarted.partitions.allSatisfy { $0.epoch == 2 },
+                "the restarted process reclaims its own partitions with a new epoch: \(restarted.partitions)")
+        await restarted.stop(reason: "test")
+    }
+}
