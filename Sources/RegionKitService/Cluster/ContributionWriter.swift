@@ -9,7 +9,12 @@ import RegionKitStore
 /// off the engine's thread. While the store cannot be reached (PostgreSQL restarting, a network
 /// cut) the writes wait in memory, in order, and are retried with a growing delay (100 ms to 2 s),
 /// so the engine goes on deciding; a write the store refuses because the lease has moved on
-/// (`fenced`) ends the writer: the partition belongs to another engine now.
+/// (`fenced`) ends the writer: the partition belongs to another engine now. They wait only while
+/// the partition's lease lasts: when the member's leases run out unrenewed, the lease watch stops
+/// the partition, which writes what it can in what is left of the lease and drops the rest
+/// (logged, with the count). The next holder restores the stored contributions and decides anew
+/// from the sightings that follow: a departure dropped here exits later, after the next holder's
+/// own silence; a visit that began and ended inside the outage is not logged.
 ///
 /// ```swift
 /// let writer = ContributionWriter(partition: 5, logger: logger, apply: { write in
