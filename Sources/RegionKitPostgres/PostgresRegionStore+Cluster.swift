@@ -245,7 +245,7 @@ extension PostgresRegionStore: ClusterStoring {
         }
     }
 
-    public func preparePartitions(_ count: Int) async throws {
+    public func preparePartitions(_ count: Int, deciding: @escaping @Sendable (_ region: String) -> [Int]) async throws {
         guard count >= 1, count <= 65_536 else {
             throw RegionKitError(.invalidArgument, "cluster: \(count) partitions is not in 1…65536")
         }
@@ -287,9 +287,35 @@ extension PostgresRegionStore: ClusterStoring {
                     """)
             }
             try await connection.query("DELETE FROM regionkit_region_contribution", logger: logger)
+            // A region inside stays inside until the partitions now deciding it say otherwise:
+            // each starts from an inside contribution, as at a takeover (one of them alone saying
+            // outside first would exit it, and another hearing its beacons would enter it again).
+            var inside: [String] = []
+            for try await region in try await connection.query(
+                "SELECT identifier FROM region_state WHERE state = \(RegionState.inside.rawValue)", logger: logger).decode(String.self) {
+                inside.append(region)
+            }
+            var seededRegions: [String] = []
+            var seededPartitions: [Int64] = []
+            for region in inside {
+                for partition in Set(deciding(region)) where (0..<count).contains(partition) {
+                    seededRegions.append(region)
+                    seededPartitions.append(Int64(partition))
+                }
+            }
+            if !seededRegions.isEmpty {
+                try await connection.query("""
+                    INSERT INTO regionkit_region_contribution (region, partition, state, since, epoch, updated_at)
+                    SELECT s.identifier, p.partition, s.state, s.since, 0, \(Date().timeIntervalSince1970)
+                    FROM unnest(\(seededRegions)::text[], \(seededPartitions)::bigint[]) AS p(region, partition)
+                    JOIN region_state s ON s.identifier = p.region
+                    """, logger: logger)
+            }
             try await connection.query("DELETE FROM regionkit_partition_lease WHERE partition >= \(Int64(count))", logger: logger)
             try await Self.recordPartitions(Int64(count), connection, logger)
-            logger.notice("re-partitioned: every contribution forgotten", metadata: ["from": "\(existing)", "to": "\(count)"])
+            logger.notice("re-partitioned: every contribution forgotten, the regions inside seeded", metadata: [
+                "from": "\(existing)", "to": "\(count)", "inside": "\(inside.count)", "seeded": "\(seededRegions.count)",
+            ])
         }
     }
 

@@ -385,6 +385,66 @@ struct PostgresClusterStoreTests {
         #expect(try await store.states()["site"]?.state == .outside)
     }
 
+    @Test("A re-partition seeds each region inside in the partitions now deciding it: one of them saying outside first does not exit it (it used to, and another hearing its beacons entered it again); the last one does, once",
+          .timeLimit(.minutes(2)))
+    func repartitionSeedsRegionsInside() async throws {
+        let server = try PostgresServer()
+        try await server.start()
+        defer { server.stop() }
+        try await server.createDatabase("seed")
+        let store = try await Self.open(server, "seed")
+        defer { Task { await store.shutdown() } }
+        let site = Region.beacon(try BeaconRegion(identifier: "site", uuidString: Self.uuid))
+        let door = Region.beacon(try BeaconRegion(identifier: "door", uuidString: Self.uuid, major: 1, minor: 2))
+        let hall = Region.beacon(try BeaconRegion(identifier: "hall", uuidString: Self.uuid, major: 1, minor: 3))
+        try await store.preparePartitions(16)
+        try await store.ensureRegions([site, door, hall], at: 1)
+        let old = try await store.balanceLeases(member: "a", partitions: 16, ttl: 30)
+        let oldLease = Dictionary(uniqueKeysWithValues: old.held.map { ($0.partition, $0) })
+        func types(_ outcome: ContributionOutcome) -> [String] {
+            if case .changed(let events) = outcome { return events.map(\.type) }
+            return []
+        }
+        _ = try await store.applyContribution(region: "site", lease: oldLease[12]!, member: "a", state: .inside, since: 10, time: 10,
+                                              events: Self.rows("p12", "site"))
+        _ = try await store.applyContribution(region: "door", lease: oldLease[3]!, member: "a", state: .inside, since: 11, time: 11,
+                                              events: Self.rows("p3", "door"))
+        _ = try await store.applyContribution(region: "hall", lease: oldLease[4]!, member: "a", state: .outside, since: 12, time: 12,
+                                              events: Self.rows("p4", "hall"))
+        try await store.releaseLeases(member: "a", partitions: Array(0..<16))
+        try await store.leave(member: "a")
+
+        // 8 partitions now: site is decided by all of them, door by partition 5, hall by partition 6.
+        try await store.preparePartitions(8, deciding: { region in
+            switch region {
+            case "site": Array(0..<8) + [8, 99]   // out of range: ignored
+            case "door": [5, 5]
+            case "hall": [6]
+            default: []
+            }
+        })
+        #expect(try await store.contributions(partition: 5).mapValues { "\($0.state) \($0.since ?? -1)" } == ["site": "inside 10.0", "door": "inside 11.0"])
+        #expect(try await store.contributions(partition: 0).mapValues(\.state) == ["site": .inside])
+        #expect(try await store.contributions(partition: 6).mapValues(\.state) == ["site": .inside], "hall was outside: nothing to seed")
+
+        let new = try await store.balanceLeases(member: "b", partitions: 8, ttl: 30)
+        let lease = Dictionary(uniqueKeysWithValues: new.held.map { ($0.partition, $0) })
+        #expect(lease.count == 8)
+        for partition in [0, 1, 2, 3, 4, 6, 7] {
+            #expect(types(try await store.applyContribution(region: "site", lease: lease[partition]!, member: "b", state: .outside, since: 20, time: 20,
+                                                            events: Self.rows("p\(partition)", "site"))) == [], "partition \(partition) alone exited site")
+        }
+        // Partition 5 still hears site's beacons: it never left.
+        #expect(types(try await store.applyContribution(region: "site", lease: lease[5]!, member: "b", state: .inside, since: 10, time: 21,
+                                                        events: Self.rows("p5", "site"))) == [])
+        #expect(try await store.states()["site"]?.state == .inside)
+        // Once the last partition deciding it says outside, it exits, once.
+        #expect(types(try await store.applyContribution(region: "site", lease: lease[5]!, member: "b", state: .outside, since: 30, time: 30,
+                                                        events: Self.rows("p5", "site"))) == ["didExitRegion", "didDetermineState"])
+        #expect(types(try await store.applyContribution(region: "door", lease: lease[5]!, member: "b", state: .outside, since: 30, time: 30,
+                                                        events: Self.rows("p5", "door"))) == ["didExitRegion", "didDetermineState"])
+    }
+
     @Test("A member name is one process's: a second instance is refused while the first one's heartbeat is live, and takes the name over once it expired; a lease round with another partition count than the cluster's is refused",
           .timeLimit(.minutes(2)))
     func memberNameAndPartitionCount() async throws {

@@ -173,7 +173,12 @@ public final class ClusterEngine: Sendable {
                 which is not partitioned (run them in a single daemon)
                 """)
         }
-        try await store.preparePartitions(configuration.partitionCount)
+        let count = configuration.partitionCount
+        let byIdentifier = Dictionary(regions.map { ($0.identifier, $0) }, uniquingKeysWith: { first, _ in first })
+        // A re-partition seeds each region inside in the partitions that decide it now.
+        try await store.preparePartitions(count, deciding: { identifier in
+            byIdentifier[identifier].map { PartitionWorker.partitions(deciding: $0, count: count) } ?? []
+        })
         // Before anything is written under the name: a second process with it stops here.
         try await join()
         try await store.ensureRegions(regions, at: Date().timeIntervalSince1970)

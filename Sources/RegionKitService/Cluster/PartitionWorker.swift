@@ -84,6 +84,13 @@ final class PartitionWorker: LocationManagerDelegate {
         return "iBeacon:\(beacon.uuid.uuidString.lowercased())-\(major)-\(minor)"
     }
 
+    /// The partitions of `count` that decide `region`: the one its beacon hashes to, or every
+    /// partition for a region spanning beacons.
+    static func partitions(deciding region: Region, count: Int) -> [Int] {
+        guard let token = partitionToken(of: region) else { return Array(0..<count) }
+        return [NATSPartition.partition(of: token, count: count)]
+    }
+
     /// The regions partition `partition` of `count` can decide: every region spanning beacons, and
     /// the one-beacon regions whose beacon hashes to it.
     static func regions(_ regions: [Region], partition: Int, count: Int) -> [Region] {

@@ -62,10 +62,12 @@ public protocol ClusterStoring: RegionStoring {
     /// another count (a re-partition: beacons hash to other partitions now), every contribution is
     /// forgotten and the leases of partitions past `count` are removed: a contribution left by a
     /// partition that no longer decides its region would hold the merged state (inside) forever.
-    /// The merged states stay, so each region's partitions decide it anew and a region that none
-    /// of them finds inside exits once. Refused, naming the holder, while any member holds a
-    /// lease: every member stops before the count changes.
-    func preparePartitions(_ count: Int) async throws
+    /// The merged states stay, and each region inside gets an inside contribution from every
+    /// partition that `deciding` says decides it now (its identifier → those partitions): those
+    /// partitions decide it anew, as at a takeover, so a region that none of them finds inside
+    /// exits once and one whose beacons are still heard never leaves. Refused, naming the holder,
+    /// while any member holds a lease: every member stops before the count changes.
+    func preparePartitions(_ count: Int, deciding: @escaping @Sendable (_ region: String) -> [Int]) async throws
     /// Saves the configured regions that are new or changed (a changed one loses its state and
     /// contributions); an identical stored region is left alone, so several engines may start with
     /// one configuration without resetting each other's states.
@@ -85,6 +87,13 @@ public protocol ClusterStoring: RegionStoring {
 }
 
 extension ClusterStoring {
+    /// Prepares `count` partitions; a re-partition seeds no region's contributions (see
+    /// ``preparePartitions(_:deciding:)``: the first partition to report a region inside decides it
+    /// alone until the others report).
+    public func preparePartitions(_ count: Int) async throws {
+        try await preparePartitions(count, deciding: { _ in [] })
+    }
+
     /// A lease round of a member whose name is its instance (one process per name, as in tests
     /// and tools; see ``balanceLeases(member:instance:partitions:ttl:reclaimOnly:)``).
     public func balanceLeases(member: String, partitions: Int, ttl: Double, reclaimOnly: Bool = false) async throws -> LeaseRound {

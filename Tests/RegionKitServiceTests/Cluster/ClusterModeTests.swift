@@ -78,6 +78,10 @@ struct ClusterModeTests {
         }
         // Spread: 40 beacons over 16 partitions touch most of them.
         #expect(Set(owners.filter { $0.key.hasPrefix("b") }.values.flatMap { $0 }).count >= 12)
+        // What a re-partition seeds: the same partitions, asked region by region.
+        for region in regions {
+            #expect(PartitionWorker.partitions(deciding: region, count: count) == owners[region.identifier], "\(region.identifier)")
+        }
     }
 
     static let clusterBase = """

@@ -86,7 +86,7 @@ final class UnleasedClusterStore: InterposingStore, ClusterStoring, @unchecked S
     }
     func releaseSingleton(_ name: String, member: String) async throws {}
     func leases() async throws -> [(partition: Int, owner: String?, epoch: Int64, expiresIn: Double)] { [] }
-    func preparePartitions(_ count: Int) async throws {}
+    func preparePartitions(_ count: Int, deciding: @escaping @Sendable (String) -> [Int]) async throws {}
     func ensureRegions(_ regions: [Region], at time: Double) async throws {}
     func contributions(partition: Int) async throws -> [String: RegionContribution] { [:] }
     func applyContribution(region: String, lease: PartitionLease, member: String, state: RegionState, since: Double?, time: Double,
