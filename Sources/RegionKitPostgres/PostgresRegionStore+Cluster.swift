@@ -75,7 +75,8 @@ extension PostgresRegionStore: ClusterStoring {
             guard found.expiresAt <= now else {
                 throw RegionKitError(.clusterConflict, """
                     store \(store): member name '\(member)' is in use by another process (\(holder)), whose heartbeat is live for \
-                    \(String(format: "%.1f", found.expiresAt - now)) s more: every member of a cluster needs its own name (cluster: {member: ...})
+                    \(String(format: "%.1f", found.expiresAt - now)) s more: two members are configured with one name, or this process was \
+                    replaced after its heartbeat expired (it was frozen); every member of a cluster needs its own name (cluster: {member: ...})
                     """)
             }
         }
