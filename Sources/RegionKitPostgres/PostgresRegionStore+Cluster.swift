@@ -43,20 +43,52 @@ extension PostgresRegionStore: ClusterStoring {
         try await execute("remove member \(member)", "DELETE FROM regionkit_cluster_member WHERE member = \(member)")
     }
 
-    public func join(member: String, instance: String, ttl: Double) async throws {
+    @discardableResult
+    public func join(member: String, instance: String, ttl: Double) async throws -> Bool {
         guard ttl.isFinite, ttl > 0, ttl <= 3600 else {
             throw RegionKitError(.invalidArgument, "cluster: a lease of \(ttl) s is not in (0, 3600]")
         }
         let description = description
-        try await transaction("join the cluster as \(member)") { connection, logger in
+        return try await transaction("join the cluster as \(member)") { connection, logger in
             // Under the lock of the lease rounds: two processes joining with one name are serialised.
             try await connection.query("SELECT pg_advisory_xact_lock(\(Self.clusterLock))", logger: logger)
             let now = try await Self.now(connection, logger)
-            if try await Self.claimMember(member, instance: instance, now: now, store: description, connection, logger) == nil {
+            let heartbeat = try await Self.claimMember(member, instance: instance, now: now, store: description, connection, logger)
+            // Live from now on, so that the name is this process's until its rounds stop.
+            try await connection.query("""
+                INSERT INTO regionkit_cluster_member (member, expires_at, instance) VALUES (\(member), \(now + ttl), \(instance))
+                ON CONFLICT (member) DO UPDATE SET instance = EXCLUDED.instance,
+                    expires_at = GREATEST(regionkit_cluster_member.expires_at, EXCLUDED.expires_at)
+                """, logger: logger)
+            return heartbeat.map { $0 <= now } ?? false
+        }
+    }
+
+    @discardableResult
+    public func leave(member: String, instance: String, partitions: [PartitionLease], singletons: [String]) async throws -> Bool {
+        let numbers = partitions.map { Int64($0.partition) }
+        let epochs = partitions.map(\.epoch)
+        return try await transaction("hand back and leave: \(member)") { connection, logger in
+            try await connection.query("SELECT pg_advisory_xact_lock(\(Self.clusterLock))", logger: logger)
+            for try await holder in try await connection.query(
+                "SELECT instance FROM regionkit_cluster_member WHERE member = \(member)", logger: logger).decode(String?.self) {
+                // The name passed to another process (this one was frozen past its heartbeat):
+                // its leases and heartbeat are that process's now.
+                if let holder, holder != instance { return false }
+            }
+            if !partitions.isEmpty {
                 try await connection.query("""
-                    INSERT INTO regionkit_cluster_member (member, expires_at, instance) VALUES (\(member), \(now + ttl), \(instance))
+                    UPDATE regionkit_partition_lease SET expires_at = 0
+                    WHERE owner = \(member) AND (partition, epoch) IN (SELECT * FROM unnest(\(numbers)::bigint[], \(epochs)::bigint[]))
                     """, logger: logger)
             }
+            if !singletons.isEmpty {
+                try await connection.query("""
+                    UPDATE regionkit_singleton_lease SET expires_at = 0 WHERE owner = \(member) AND name = ANY(\(singletons)::text[])
+                    """, logger: logger)
+            }
+            try await connection.query("DELETE FROM regionkit_cluster_member WHERE member = \(member)", logger: logger)
+            return true
         }
     }
 
@@ -246,7 +278,7 @@ extension PostgresRegionStore: ClusterStoring {
         }
     }
 
-    public func preparePartitions(_ count: Int, deciding: @escaping @Sendable (_ region: String) -> [Int]) async throws {
+    public func preparePartitions(_ count: Int, member: String?, deciding: @escaping @Sendable (_ region: String) -> [Int]) async throws {
         guard count >= 1, count <= 65_536 else {
             throw RegionKitError(.invalidArgument, "cluster: \(count) partitions is not in 1…65536")
         }
@@ -267,10 +299,10 @@ extension PostgresRegionStore: ClusterStoring {
                 try await Self.recordPartitions(Int64(count), connection, logger)
                 return
             }
-            for try await (partition, owner) in try await connection.query(PostgresQuery(unsafeSQL: """
+            for try await (partition, owner) in try await connection.query("""
                 SELECT partition, owner FROM regionkit_partition_lease
-                WHERE owner IS NOT NULL AND expires_at > \(Self.serverNow) ORDER BY partition LIMIT 1
-                """), logger: logger).decode((Int64, String).self) {
+                WHERE owner IS NOT NULL AND owner IS DISTINCT FROM \(member) AND expires_at > \(unescaped: Self.serverNow) ORDER BY partition LIMIT 1
+                """, logger: logger).decode((Int64, String).self) {
                 throw RegionKitError(.invalidArgument, """
                     store \(description): the cluster has \(existing) partitions and member '\(owner)' holds partition \(partition): \
                     stop every member before changing the partition count to \(count) (or wait for its lease to expire)
@@ -278,11 +310,12 @@ extension PostgresRegionStore: ClusterStoring {
             }
             // A live member with the old count holds no partition yet (between its start and its
             // first round), or none at all (more members than partitions): its heartbeat says it runs.
-            for try await member in try await connection.query(PostgresQuery(unsafeSQL: """
-                SELECT member FROM regionkit_cluster_member WHERE expires_at > \(Self.serverNow) ORDER BY member LIMIT 1
-                """), logger: logger).decode(String.self) {
+            for try await running in try await connection.query("""
+                SELECT member FROM regionkit_cluster_member WHERE member IS DISTINCT FROM \(member) AND expires_at > \(unescaped: Self.serverNow)
+                ORDER BY member LIMIT 1
+                """, logger: logger).decode(String.self) {
                 throw RegionKitError(.invalidArgument, """
-                    store \(description): the cluster has \(existing) partitions and member '\(member)' is running: \
+                    store \(description): the cluster has \(existing) partitions and member '\(running)' is running: \
                     stop every member before changing the partition count to \(count) (a member that just stopped \
                     counts until its heartbeat expires)
                     """)

@@ -415,7 +415,7 @@ struct PostgresClusterStoreTests {
         try await store.leave(member: "a")
 
         // 8 partitions now: site is decided by all of them, door by partition 5, hall by partition 6.
-        try await store.preparePartitions(8, deciding: { region in
+        try await store.preparePartitions(8, member: nil, deciding: { region in
             switch region {
             case "site": Array(0..<8) + [8, 99]   // out of range: ignored
             case "door": [5, 5]
@@ -477,21 +477,38 @@ struct PostgresClusterStoreTests {
         #expect(first.held.count == 4, "the refused rounds took nothing from a's own")
 
         // b's first process stops renewing; once its heartbeat expired a new process takes the
-        // name over, and reclaims b's partitions first (its heartbeat's expiry is kept).
-        try await store.join(member: "b", instance: "gw-3 pid 30", ttl: 0.5)
+        // name over (told that b was away: its first round reclaims), and holds it from then on.
+        #expect(try await store.join(member: "b", instance: "gw-3 pid 30", ttl: 0.5) == false, "a new name was not away")
         try await Task.sleep(for: .milliseconds(800))
-        try await store.join(member: "b", instance: "gw-3 pid 31", ttl: 30)
-        let b = try await store.balanceLeases(member: "b", instance: "gw-3 pid 31", partitions: 4, ttl: 30, reclaimOnly: false)
-        #expect(b.reclaimed, "b was away: its new process reclaims")
+        #expect(try await store.join(member: "b", instance: "gw-3 pid 31", ttl: 30) == true, "b's heartbeat had expired")
+        _ = await conflict("a third process named b joins before b's first round") {
+            try await store.join(member: "b", instance: "gw-3 pid 32", ttl: 30)
+        }
         _ = await conflict("b's old process comes back") {
             _ = try await store.balanceLeases(member: "b", instance: "gw-3 pid 30", partitions: 4, ttl: 30, reclaimOnly: false)
         }
+        let b = try await store.balanceLeases(member: "b", instance: "gw-3 pid 31", partitions: 4, ttl: 30, reclaimOnly: true)
+        #expect(b.reclaimed)
+
+        // A stop hands back only while the name is the stopping process's.
+        #expect(try await store.holdSingleton("outputs", member: "a", ttl: 30) != nil)
+        #expect(try await store.leave(member: "a", instance: "gw-2 pid 20", partitions: first.held, singletons: ["outputs"]) == false)
+        #expect(try await store.leases().filter { $0.owner == "a" && $0.expiresIn > 0 }.count == 4, "nothing released by another process")
+        #expect(try await store.holdSingleton("outputs", member: "z", ttl: 30) == nil, "a still holds the outputs")
+        let stale = first.held.map { PartitionLease(partition: $0.partition, epoch: $0.epoch + 1) }
+        #expect(try await store.leave(member: "a", instance: "gw-1 pid 10", partitions: Array(stale.prefix(1)) + Array(first.held.dropFirst()),
+                                      singletons: ["outputs"]) == true)
+        #expect(try await store.leases().filter { $0.owner == "a" && $0.expiresIn > 0 }.map(\.partition) == [first.held[0].partition],
+                "released at the epochs held; a lease of another epoch is kept")
+        #expect(try await store.holdSingleton("outputs", member: "z", ttl: 30) != nil, "the outputs handed back")
+        #expect(try await store.members().map(\.member) == ["b"])
+        try await store.releaseLeases(member: "a", partitions: [first.held[0].partition])
 
         let count = await conflict("a member configured for 8 partitions") {
             _ = try await store.balanceLeases(member: "c", partitions: 8, ttl: 30)
         }
         #expect(count?.contains("the cluster has 4 partitions and member 'c' is configured for 8") == true, "\(count ?? "")")
-        #expect(try await store.members().map(\.member) == ["a", "b"], "the refused member left no heartbeat")
+        #expect(try await store.members().map(\.member) == ["b"], "the refused member left no heartbeat")
     }
 
     @Test("Two members started at one moment with different partition counts: the count is recorded, so the one whose count lost is refused at its first lease round (both used to take part, hashing beacons differently)",
@@ -515,5 +532,24 @@ struct PostgresClusterStoreTests {
             #expect(error.code == .clusterConflict && error.message.contains("the cluster has 16 partitions"), "\(error)")
         }
         #expect(try await store.leases().count == 16)
+
+        // The caller's own name (joined first) does not count as a running member; others do.
+        try await store.join(member: "c", instance: "c", ttl: 30)
+        do {
+            try await store.preparePartitions(8, member: "c", deciding: { _ in [] })
+            Issue.record("re-partitioned while b holds leases")
+        } catch let error as RegionKitError {
+            #expect(error.message.contains("member 'b' holds partition"), "\(error)")
+        }
+        try await store.releaseLeases(member: "b", partitions: Array(0..<16))
+        try await store.leave(member: "b")
+        do {
+            try await store.preparePartitions(8)
+            Issue.record("re-partitioned while c runs")
+        } catch let error as RegionKitError {
+            #expect(error.message.contains("member 'c' is running"), "\(error)")
+        }
+        try await store.preparePartitions(8, member: "c", deciding: { _ in [] })
+        #expect(try await store.balanceLeases(member: "c", partitions: 8, ttl: 30).held.count == 8)
     }
 }

@@ -61,6 +61,9 @@ public final class ClusterEngine: Sendable {
     /// Set when the store refused this member (``RegionKitError/Code/clusterConflict``): its name
     /// may be another process's now, so the stop releases nothing under it.
     private let conflicted = LockedBox<String?>(nil)
+    /// The name's previous heartbeat had expired when this process joined (a restart after a
+    /// crash): the first lease round only reclaims, as after an outage.
+    private let joinedAway = LockedBox(false)
     /// Sightings of partitions this member no longer runs.
     private let earlierSightings = LockedBox(0)
     /// The outputs (hooks' runner, MQTT events publisher) while this member holds the "outputs" lease.
@@ -173,14 +176,15 @@ public final class ClusterEngine: Sendable {
                 which is not partitioned (run them in a single daemon)
                 """)
         }
+        // Before anything is written under the name: a second process with it stops here. First
+        // of all, so that a member starting with another partition count sees this one running.
+        try await join()
         let count = configuration.partitionCount
         let byIdentifier = Dictionary(regions.map { ($0.identifier, $0) }, uniquingKeysWith: { first, _ in first })
         // A re-partition seeds each region inside in the partitions that decide it now.
-        try await store.preparePartitions(count, deciding: { identifier in
+        try await store.preparePartitions(count, member: member, deciding: { identifier in
             byIdentifier[identifier].map { PartitionWorker.partitions(deciding: $0, count: count) } ?? []
         })
-        // Before anything is written under the name: a second process with it stops here.
-        try await join()
         try await store.ensureRegions(regions, at: Date().timeIntervalSince1970)
         // The events output's cursor exists before anything is decided (the first member to start
         // creates it at the log's end), so whoever takes the outputs publishes every region event
@@ -192,13 +196,15 @@ public final class ClusterEngine: Sendable {
     /// Claims the member name for this process. A previous process under the name that died (a
     /// crash, then a restart by systemd) holds it until its heartbeat expires, at most a lease
     /// after its last round: the start waits that long (and a second), then gives up with the
-    /// store's ``RegionKitError/Code/clusterConflict``, as the name's holder is alive.
+    /// store's ``RegionKitError/Code/clusterConflict``, as the name's holder is alive. Cancelling
+    /// the task ends the wait (a signal during the start).
     func join() async throws {
         let deadline = ContinuousClock.now + .seconds(configuration.leaseDuration + 1)
         var waiting = false
         while true {
             do {
-                try await store.join(member: member, instance: instance, ttl: configuration.leaseDuration)
+                let away = try await store.join(member: member, instance: instance, ttl: configuration.leaseDuration)
+                joinedAway.withLock { $0 = away }
                 return
             } catch let error as RegionKitError where error.code == .clusterConflict && ContinuousClock.now < deadline {
                 if !waiting {
@@ -224,7 +230,7 @@ public final class ClusterEngine: Sendable {
             // every lease, and the lease watch stops the partitions when none renewed them in time.
             let next = ContinuousClock.now + interval
             do {
-                let reclaimOnly = window.begin(at: .now)
+                let reclaimOnly = window.begin(at: .now) || joinedAway.withLock { away in defer { away = false }; return away }
                 let reclaimed = try await round(reclaimOnly: reclaimOnly)
                 window.succeeded(reclaimed: reclaimed, at: .now)
             } catch let error as RegionKitError where error.code == .clusterConflict {
@@ -248,7 +254,7 @@ public final class ClusterEngine: Sendable {
     /// leases are the other process's or expired: the writes would be fenced) and the outputs,
     /// then tells ``onFatal``. Nothing is released under the member's name.
     func conflict(_ message: String) async {
-        conflicted.withLock { $0 = message }
+        conflicted.withLock { $0 = $0 ?? message }
         logger.critical("the store refused this member: stopping", metadata: ["error": "\(message)"])
         await expiring.withLock {
             let all = self.workers.withLock { workers in defer { workers.removeAll() }; return workers }
@@ -342,8 +348,15 @@ public final class ClusterEngine: Sendable {
         try await rounds.withLock {
             guard !self.stopping.withLock({ $0 }) else { return false }
             let started = ContinuousClock.now
-            let round = try await self.store.balanceLeases(member: self.member, instance: self.instance, partitions: self.configuration.partitionCount,
+            let round: LeaseRound
+            do {
+                round = try await self.store.balanceLeases(member: self.member, instance: self.instance, partitions: self.configuration.partitionCount,
                                                            ttl: self.configuration.leaseDuration, reclaimOnly: reclaimOnly)
+            } catch let error as RegionKitError where error.code == .clusterConflict {
+                // Marked before the lock is let go: a stop waiting for it releases nothing then.
+                self.conflicted.withLock { $0 = $0 ?? error.message }
+                throw error
+            }
             self.renewedAt.withLock { $0 = started }
             let renewed = ContinuousClock.now
             // The outputs lease next, before the partitions' work (hand-overs, takes) that can
@@ -486,17 +499,20 @@ public final class ClusterEngine: Sendable {
             for (partition, left) in unwritten {
                 self.logger.error("contributions not written at hand-over", metadata: ["partition": "\(partition)", "unwritten": "\(left)"])
             }
-            let released = all.keys.sorted()
+            let released = all.values.map(\.lease).sorted()
             await self.stopOutputs(reason: "stopping")
             if let conflict = self.conflicted.withLock({ $0 }) {
                 // The name may be another live process's: its leases and heartbeat are not ours to end.
                 self.logger.warning("leases left to expire: the store refused this member", metadata: ["error": "\(conflict)"])
             } else {
                 do {
-                    try await self.store.releaseSingleton(Self.outputsLease, member: self.member)
-                    try await self.store.releaseLeases(member: self.member, partitions: released)
-                    try await self.store.leave(member: self.member)
-                    if !released.isEmpty { self.logger.info("partitions handed back", metadata: ["partitions": "\(released)"]) }
+                    // Only while the name is still this process's (checked in the same transaction):
+                    // one frozen past its heartbeat may have been replaced without a round noticing.
+                    if try await self.store.leave(member: self.member, instance: self.instance, partitions: released, singletons: [Self.outputsLease]) {
+                        if !released.isEmpty { self.logger.info("partitions handed back", metadata: ["partitions": "\(released.map(\.partition))"]) }
+                    } else {
+                        self.logger.warning("leases left to expire: another process holds this member's name now")
+                    }
                 } catch {
                     self.logger.error("cannot release the leases (they expire on their own)", metadata: ["error": "\((error as? RegionKitError)?.message ?? "\(error)")"])
                 }

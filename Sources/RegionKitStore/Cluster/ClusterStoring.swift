@@ -16,16 +16,28 @@ import RegionKitCore
 public protocol ClusterStoring: RegionStoring {
     /// Says that `member` is alive for `ttl` seconds (the store's clock).
     func heartbeat(member: String, ttl: Double) async throws
-    /// Removes `member` from the live members (a clean stop).
+    /// Removes `member` from the live members, whichever process holds the name (tools and tests;
+    /// a member's own stop is ``leave(member:instance:partitions:singletons:)``).
     func leave(member: String) async throws
+    /// A member's clean stop, in one transaction: hands back `partitions` (those still held at
+    /// their epoch), gives up the named `singletons` it holds, and leaves the members — only while
+    /// `instance` holds the name. False, and nothing changed, when another process holds it now
+    /// (this one was frozen past its heartbeat and replaced): those leases are that process's.
+    @discardableResult
+    func leave(member: String, instance: String, partitions: [PartitionLease], singletons: [String]) async throws -> Bool
     /// Claims the member name `member` for the process `instance` (a value unique to the process,
     /// naming it for operators: host, pid) when a member starts. Throws
     /// ``RegionKitError/Code/clusterConflict`` while another instance's heartbeat under that name
     /// is live: two processes sharing a name would renew each other's leases with one epoch, and
     /// fencing could not tell their writes apart. The heartbeat of a name nobody holds starts now;
-    /// that of a name whose last holder's heartbeat expired keeps its expiry (the new process
-    /// reclaims that member's partitions first, as after an outage).
-    func join(member: String, instance: String, ttl: Double) async throws
+    /// that of a name whose last holder's heartbeat expired passes to `instance`.
+    ///
+    /// The heartbeat is live for `ttl` from the call (kept if later), so the name is this
+    /// process's until its rounds stop. Returns whether the name's previous heartbeat had expired
+    /// (the member was away, e.g. a restart after a crash): its first lease round should then only
+    /// reclaim (``balanceLeases(member:instance:partitions:ttl:reclaimOnly:)``).
+    @discardableResult
+    func join(member: String, instance: String, ttl: Double) async throws -> Bool
     /// Renews the member's unexpired leases and takes free or expired partitions up to its fair
     /// share, `ceil(partitions / live members)`; see ``LeaseRound``. Rounds are serialised across members.
     ///
@@ -66,8 +78,9 @@ public protocol ClusterStoring: RegionStoring {
     /// partition that `deciding` says decides it now (its identifier → those partitions): those
     /// partitions decide it anew, as at a takeover, so a region that none of them finds inside
     /// exits once and one whose beacons are still heard never leaves. Refused, naming the holder,
-    /// while any member holds a lease: every member stops before the count changes.
-    func preparePartitions(_ count: Int, deciding: @escaping @Sendable (_ region: String) -> [Int]) async throws
+    /// while any member holds a lease or has a live heartbeat, other than `member` (the caller's own
+    /// name, joined first): every member stops before the count changes.
+    func preparePartitions(_ count: Int, member: String?, deciding: @escaping @Sendable (_ region: String) -> [Int]) async throws
     /// Saves the configured regions that are new or changed (a changed one loses its state and
     /// contributions); an identical stored region is left alone, so several engines may start with
     /// one configuration without resetting each other's states.
@@ -88,10 +101,10 @@ public protocol ClusterStoring: RegionStoring {
 
 extension ClusterStoring {
     /// Prepares `count` partitions; a re-partition seeds no region's contributions (see
-    /// ``preparePartitions(_:deciding:)``: the first partition to report a region inside decides it
+    /// ``preparePartitions(_:member:deciding:)``: the first partition to report a region inside decides it
     /// alone until the others report).
     public func preparePartitions(_ count: Int) async throws {
-        try await preparePartitions(count, deciding: { _ in [] })
+        try await preparePartitions(count, member: nil, deciding: { _ in [] })
     }
 
     /// A lease round of a member whose name is its instance (one process per name, as in tests

@@ -49,6 +49,14 @@ struct ClusterMemberConflictTests {
             #expect(error.code == .clusterConflict && error.message.contains("(\(first.instance))"), "\(error)")
         }
         #expect(ContinuousClock.now - asked >= .seconds(6), "refused before a lease passed")
+        // A start waiting for the name ends when its task is cancelled (a signal meanwhile).
+        let third = try member()
+        let waiting = Task { try await third.start() }
+        try await Task.sleep(for: .seconds(1))
+        let cancelledAt = ContinuousClock.now
+        waiting.cancel()
+        await #expect(throws: (any Error).self) { try await waiting.value }
+        #expect(ContinuousClock.now - cancelledAt < .seconds(3), "the wait went on after the cancellation")
         try await eventually(timeout: .seconds(20), "the first member takes both partitions and the outputs") {
             first.partitions.count == 2 && first.runsOutputs
         }
@@ -79,7 +87,7 @@ struct ClusterMemberConflictTests {
         let store = try await PostgresRegionStore(host: "127.0.0.1", port: server.port, username: server.user, database: "restart")
         defer { Task { await store.shutdown() } }
         func member() throws -> ClusterEngine {
-            ClusterEngine(store: store, configuration: ClusterConfiguration(partitions: 2, member: "engine-a", leaseSeconds: 3),
+            ClusterEngine(store: store, configuration: ClusterConfiguration(partitions: 2, member: "engine-a", leaseSeconds: 6),
                           mqtt: try MQTTClientConfiguration(url: "mqtt://127.0.0.1:1"), profile: .responsive, regions: [],
                           site: "restart-test", logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
         }
@@ -95,10 +103,37 @@ struct ClusterMemberConflictTests {
         let started = ContinuousClock.now
         try await restarted.start()
         let waited = ContinuousClock.now - started
-        #expect(waited < .seconds(4.5), "waited \(waited) for the name, more than a lease")
-        try await restarted.round()
+        #expect(waited < .seconds(10), "waited \(waited) for the name, far more than a lease")
+        try await restarted.round(reclaimOnly: true)
         #expect(restarted.partitions.map(\.partition) == [0, 1] && restarted.partitions.allSatisfy { $0.epoch == 2 },
                 "the restarted process reclaims its own partitions with a new epoch: \(restarted.partitions)")
         await restarted.stop(reason: "test")
+    }
+
+    @Test("A member frozen past its heartbeat and replaced, stopped before any round of its own noticed: its stop releases nothing of the new process's",
+          .timeLimit(.minutes(2)))
+    func stopAfterReplacement() async throws {
+        let server = try PostgresServer()
+        try await server.start()
+        defer { server.stop() }
+        try await server.createDatabase("replaced")
+        let store = try await PostgresRegionStore(host: "127.0.0.1", port: server.port, username: server.user, database: "replaced")
+        defer { Task { await store.shutdown() } }
+        let lines = InMemoryLogHandler.Store()
+        let engine = ClusterEngine(store: store, configuration: ClusterConfiguration(partitions: 2, member: "engine-a", leaseSeconds: 30),
+                                   mqtt: try MQTTClientConfiguration(url: "mqtt://127.0.0.1:1"), profile: .responsive, regions: [],
+                                   site: "replaced-test", logger: Logger(label: "test") { _ in InMemoryLogHandler(store: lines) })
+        try await engine.start()
+        try await engine.round()
+        #expect(engine.partitions.count == 2 && engine.runsOutputs)
+        // Meanwhile (the member frozen) another process claimed the name and took the partitions
+        // back under it; then the frozen one gets SIGTERM.
+        try await store.execute("hand the name over", "UPDATE regionkit_cluster_member SET instance = 'gw-9 pid 99' WHERE member = 'engine-a'")
+        await engine.stop(reason: "signal 15")
+        let leases = try await store.leases()
+        #expect(leases.count == 2 && leases.allSatisfy { $0.owner == "engine-a" && $0.expiresIn > 20 }, "released: \(leases)")
+        #expect(try await store.holdSingleton("outputs", member: "engine-b", ttl: 30) == nil, "the outputs lease was released")
+        #expect(try await store.members().map(\.member) == ["engine-a"], "the other process's heartbeat was removed")
+        #expect(lines.all.contains { $0.contains("another process holds this member's name now") }, "\(lines.text)")
     }
 }

@@ -60,7 +60,8 @@ final class UnleasedClusterStore: InterposingStore, ClusterStoring, @unchecked S
 
     func heartbeat(member: String, ttl: Double) async throws {}
     func leave(member: String) async throws {}
-    func join(member: String, instance: String, ttl: Double) async throws {}
+    func join(member: String, instance: String, ttl: Double) async throws -> Bool { false }
+    func leave(member: String, instance: String, partitions: [PartitionLease], singletons: [String]) async throws -> Bool { true }
     func balanceLeases(member: String, instance: String, partitions: Int, ttl: Double, reclaimOnly: Bool) async throws -> LeaseRound {
         let renews = renewals.withLock { left in
             guard let remaining = left else { return true }
@@ -86,7 +87,7 @@ final class UnleasedClusterStore: InterposingStore, ClusterStoring, @unchecked S
     }
     func releaseSingleton(_ name: String, member: String) async throws {}
     func leases() async throws -> [(partition: Int, owner: String?, epoch: Int64, expiresIn: Double)] { [] }
-    func preparePartitions(_ count: Int, deciding: @escaping @Sendable (String) -> [Int]) async throws {}
+    func preparePartitions(_ count: Int, member: String?, deciding: @escaping @Sendable (String) -> [Int]) async throws {}
     func ensureRegions(_ regions: [Region], at time: Double) async throws {}
     func contributions(partition: Int) async throws -> [String: RegionContribution] { [:] }
     func applyContribution(region: String, lease: PartitionLease, member: String, state: RegionState, since: Double?, time: Double,

@@ -43,10 +43,21 @@ extension Run {
         // Watched before the start logs "process started": a signal from then on ends in "process stopped".
         let (signals, signalTask) = stopRequest.stopOnSignals(logger: logger)
         defer { signalTask.cancel(); withExtendedLifetime(signals) {} }
+        // A signal during the start (which can wait a lease for the member name) ends it.
+        let starting = Task { try await engine.start() }
+        let interrupting = Task {
+            if await stopRequest.wait() != nil { starting.cancel() }
+        }
         do {
-            try await engine.start()
+            try await starting.value
+            interrupting.cancel()
         } catch {
+            interrupting.cancel()
             await postgres.shutdown()
+            if starting.isCancelled, let reason = await stopRequest.wait() {
+                logger.info("stopped while starting", metadata: ["member": "\(engine.member)", "reason": "\(reason.text)"])
+                return
+            }
             throw error
         }
         logger.info("cluster member started", metadata: ["store": "\(url.description)", "member": "\(engine.member)", "profile": "\(profile.name)",
