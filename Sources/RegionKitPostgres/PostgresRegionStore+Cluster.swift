@@ -278,6 +278,34 @@ extension PostgresRegionStore: ClusterStoring {
         }
     }
 
+    public func clusterStatus() async throws -> ClusterStatus {
+        try await transaction("read the cluster's status") { connection, logger in
+            // One snapshot for every table, and one "now" for every expiry.
+            try await connection.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: logger)
+            let now = try await Self.now(connection, logger)
+            let count = try await Self.recordedPartitions(connection, logger)
+            var members: [ClusterStatus.Member] = []
+            for try await (member, instance, expiresAt, sightings) in try await connection.query(
+                "SELECT member, instance, expires_at, sightings FROM regionkit_cluster_member ORDER BY member", logger: logger
+            ).decode((String, String?, Double, Int64).self) {
+                members.append(ClusterStatus.Member(member: member, instance: instance, expiresIn: expiresAt - now, sightings: sightings))
+            }
+            var partitions: [ClusterStatus.Lease] = []
+            for try await (partition, owner, epoch, expiresAt) in try await connection.query(
+                "SELECT partition, owner, epoch, expires_at FROM regionkit_partition_lease ORDER BY partition", logger: logger
+            ).decode((Int64, String?, Int64, Double).self) {
+                partitions.append(ClusterStatus.Lease(name: String(partition), owner: owner, epoch: epoch, expiresIn: expiresAt - now))
+            }
+            var singletons: [ClusterStatus.Lease] = []
+            for try await (name, owner, epoch, expiresAt) in try await connection.query(
+                "SELECT name, owner, epoch, expires_at FROM regionkit_singleton_lease ORDER BY name", logger: logger
+            ).decode((String, String, Int64, Double).self) {
+                singletons.append(ClusterStatus.Lease(name: name, owner: owner, epoch: epoch, expiresIn: expiresAt - now))
+            }
+            return ClusterStatus(partitionCount: count.map(Int.init), members: members, partitions: partitions, singletons: singletons)
+        }
+    }
+
     public func preparePartitions(_ count: Int, member: String?, deciding: @escaping @Sendable (_ region: String) -> [Int]) async throws {
         guard count >= 1, count <= 65_536 else {
             throw RegionKitError(.invalidArgument, "cluster: \(count) partitions is not in 1…65536")

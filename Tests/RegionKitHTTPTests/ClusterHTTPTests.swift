@@ -191,6 +191,30 @@ struct ClusterHTTPTests {
             let heard = (beacons.json["beacons"] as? [[String: Any]] ?? []).compactMap { $0["minor"] as? Int }
             #expect(heard == [local], "engine-a heard \(heard); the remote beacon belongs to 'other'")
 
+            // The cluster from the shared store: both members, who holds which partition, the outputs.
+            let cluster = try await client.request("GET", "/v1/cluster")
+            #expect(cluster.status == 200, "\(cluster.text)")
+            #expect(cluster.json["member"] as? String == "engine-a" && cluster.json["instance"] as? String == engine.instance)
+            #expect(cluster.json["partitionCount"] as? Int == Self.partitions)
+            let members = cluster.json["members"] as? [[String: Any]] ?? []
+            #expect(members.compactMap { $0["member"] as? String } == ["engine-a", "other"], "\(cluster.text)")
+            let engineA = members.first { $0["member"] as? String == "engine-a" }
+            #expect(engineA?["instance"] as? String == engine.instance && engineA?["live"] as? Bool == true)
+            #expect(engineA?["partitions"] as? [Int] == mine.sorted(), "\(cluster.text)")
+            let partitionLeases = cluster.json["partitions"] as? [[String: Any]] ?? []
+            #expect(partitionLeases.compactMap { $0["partition"] as? Int } == Array(0..<Self.partitions))
+            #expect(partitionLeases.allSatisfy { lease in
+                let partition = lease["partition"] as? Int ?? -1
+                return lease["owner"] as? String == (mine.contains(partition) ? "engine-a" : "other") && lease["live"] as? Bool == true
+            }, "\(cluster.text)")
+            // Exactly the keys /openapi.yaml documents (its objects allow no others).
+            #expect(Set(cluster.json.keys) == ["member", "instance", "partitionCount", "members", "partitions", "outputs"])
+            #expect(members.allSatisfy { Set($0.keys) == ["member", "instance", "live", "expiresIn", "sightings", "partitions"] }, "\(cluster.text)")
+            #expect(partitionLeases.allSatisfy { Set($0.keys) == ["partition", "owner", "epoch", "live", "expiresIn"] }, "\(cluster.text)")
+            let outputs = cluster.json["outputs"] as? [String: Any]
+            #expect(outputs.map { Set($0.keys) == ["owner", "epoch", "live", "expiresIn"] } == true, "\(cluster.text)")
+            #expect(outputs?["owner"] as? String == "engine-a" && outputs?["live"] as? Bool == true && outputs?["partition"] == nil, "\(cluster.text)")
+
             // Sources and readiness: each partition's MQTT session.
             let sources = try await client.request("GET", "/v1/sources").json["sources"] as? [[String: Any]] ?? []
             #expect(sources.compactMap { $0["name"] as? String } == mine.sorted().map { "partition-\($0)" })

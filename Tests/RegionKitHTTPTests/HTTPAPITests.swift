@@ -89,6 +89,9 @@ struct HTTPAPITests {
         #expect(try await client.request("POST", "/v1/regions/shop/request-state").status == 404)
         #expect(try daemon.service.sqlite.events(region: "shop", type: "monitoringStopped").first?.reason == "deleted through the HTTP API")
         #expect(try await client.request("GET", "/v1/nothing").status == 404)
+        // One daemon is no cluster member: /v1/cluster says so (a problem, 404).
+        let cluster = try await client.request("GET", "/v1/cluster")
+        #expect(cluster.status == 404 && (cluster.json["detail"] as? String)?.contains("not a cluster member") == true, "\(cluster.text)")
     }
 
     @Test("A region id in the path is percent-decoded, as the dashboard encodes it: one region 'Room 204/b', not 'Room%20204%2Fb'")

@@ -23,9 +23,12 @@ struct SchemathesisTests {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: try #require(SchemathesisTool.executable))
         let base = "http://127.0.0.1:\(daemon.port)"
-        // The SSE stream never ends: it is tested by the API tests, not here.
+        // The SSE stream never ends: it is tested by the API tests, not here. /v1/cluster answers
+        // 404 on one daemon (schemathesis warns that it cannot reach it); ClusterHTTPTests checks
+        // its body on a cluster member against the documented keys.
         process.arguments = ["--config-file", config.path, "run", base + "/openapi.yaml", "--url", base, "--checks", "all",
-                             "--max-examples", "50", "--exclude-path", "/v1/events/stream", "--seed", "1", "--no-color"]
+                             "--max-examples", "50", "--exclude-path", "/v1/events/stream", "--exclude-path", "/v1/cluster",
+                             "--seed", "1", "--no-color"]
         var environment = ProcessInfo.processInfo.environment
         environment["REGIONKIT_TEST_TOKEN"] = token
         environment["SCHEMATHESIS_HOOKS"] = nil

@@ -36,6 +36,8 @@ public protocol APIBackend: Sendable {
     var persistenceFailures: Int? { get }
     /// Gauges about this daemon's place in a cluster for `/metrics` (none for one daemon).
     func memberGauges() async throws -> [MemberGauge]
+    /// `GET /v1/cluster`: the cluster's members and leases (nil for one daemon: answered 404).
+    func clusterReport() async throws -> ClusterReport?
     /// Feeds `events` (the SSE streams' live notifications) with the events logged from now on,
     /// until the task is cancelled; returns at once when something else feeds it (one daemon's
     /// `onLogged`).
@@ -44,4 +46,5 @@ public protocol APIBackend: Sendable {
 
 extension APIBackend {
     public func memberGauges() async throws -> [MemberGauge] { [] }
+    public func clusterReport() async throws -> ClusterReport? { nil }
 }

@@ -17,6 +17,8 @@ import RegionKitStore
 ///   mode. `request-state` answers the stored merged state (200, no event).
 /// - Beacons: this member's partitions only (the ranging happens in the partition engines, spread
 ///   over the members); the body names the member and its partitions.
+/// - Cluster (`GET /v1/cluster`): the members, their processes and partitions, and the holder of
+///   every partition and of the outputs, from the shared store.
 ///
 /// ```swift
 /// let engine = ClusterEngine(store: postgres, configuration: cluster, mqtt: mqtt, profile: .responsive, regions: regions, logger: logger)
@@ -96,6 +98,11 @@ public final class ClusterMemberBackend: APIBackend {
             MemberGauge(name: "regionkit_cluster_sightings", help: "Sightings this cluster member's partitions ingested since it started",
                         value: Double(engine.sightings)),
         ]
+    }
+
+    public func clusterReport() async throws -> ClusterReport? {
+        ClusterReport(member: engine.member, instance: engine.instance, partitionCount: engine.configuration.partitionCount,
+                      status: try await engine.sharedStore.clusterStatus())
     }
 
     /// Reads the shared log from where it last was, every `pollInterval`, and hands each new event

@@ -164,6 +164,41 @@ paths:
                   partitionCount: {type: integer, description: "Cluster mode only: the cluster's partition count"}
         "401": {$ref: "#/components/responses/Problem"}
         "403": {$ref: "#/components/responses/Problem"}
+  /v1/cluster:
+    get:
+      operationId: getCluster
+      summary: "Cluster mode: the members, their processes and partitions, and who holds each partition and the outputs (from the shared store)"
+      responses:
+        "200":
+          description: "The cluster; expiries in seconds from now on the store's clock"
+          content:
+            application/json:
+              schema:
+                type: object
+                required: [member, instance, partitionCount, members, partitions]
+                additionalProperties: false
+                properties:
+                  member: {type: string, description: The member that answered}
+                  instance: {type: string, description: "Its process: host, pid and a random part"}
+                  partitionCount: {type: integer, minimum: 1}
+                  members:
+                    type: array
+                    items:
+                      type: object
+                      required: [member, live, expiresIn, sightings, partitions]
+                      additionalProperties: false
+                      properties:
+                        member: {type: string}
+                        instance: {type: string}
+                        live: {type: boolean}
+                        expiresIn: {type: number}
+                        sightings: {type: integer}
+                        partitions: {type: array, items: {type: integer}}
+                  partitions: {type: array, items: {$ref: "#/components/schemas/Lease"}}
+                  outputs: {$ref: "#/components/schemas/Lease"}
+        "401": {$ref: "#/components/responses/Problem"}
+        "403": {$ref: "#/components/responses/Problem"}
+        "404": {$ref: "#/components/responses/Problem"}
   /v1/sources:
     get:
       operationId: listSources
@@ -241,6 +276,16 @@ components:
         status: {type: integer}
         detail: {type: string}
         field: {type: string, description: The JSON key, query parameter or header at fault}
+    Lease:
+      type: object
+      required: [epoch, live, expiresIn]
+      additionalProperties: false
+      properties:
+        partition: {type: integer, description: "A partition's lease (absent for the outputs)"}
+        owner: {type: string, description: The last holder}
+        epoch: {type: integer, description: "The fencing epoch: one more at every take"}
+        live: {type: boolean, description: "Held now (an owner, unexpired)"}
+        expiresIn: {type: number}
     RegionBody:
       description: One region of the configuration without its identifier
       oneOf:

@@ -2,10 +2,16 @@ import Foundation
 import Hummingbird
 
 extension RegionKitServer {
-    /// `/v1/beacons`, `/v1/sources`, `/healthz`, `/readyz`, `/metrics`, `/openapi.yaml`.
+    /// `/v1/beacons`, `/v1/cluster`, `/v1/sources`, `/healthz`, `/readyz`, `/metrics`, `/openapi.yaml`.
     func addStatusRoutes(to router: Router<BasicRequestContext>) {
         router.get("/v1/beacons") { _, _ in
             try Self.json(self.backend.beacons())
+        }
+        router.get("/v1/cluster") { _, _ in
+            guard let report = try await self.backend.clusterReport() else {
+                throw Problem(.notFound, "this daemon is not a cluster member: it runs alone (cluster mode: the cluster block of the configuration)")
+            }
+            return try Self.json(report)
         }
         router.get("/v1/sources") { _, _ in
             try Self.json(["sources": self.sources()])

@@ -67,6 +67,8 @@ public protocol ClusterStoring: RegionStoring {
     func releaseSingleton(_ name: String, member: String) async throws
     /// Every partition's current holder and epoch (`owner` nil or expired: free).
     func leases() async throws -> [(partition: Int, owner: String?, epoch: Int64, expiresIn: Double)]
+    /// Members, partition and singleton leases and the partition count, read in one snapshot.
+    func clusterStatus() async throws -> ClusterStatus
 
     /// Makes the store's partitions `count` before a member takes part, and records the count: a
     /// lease round with another count is refused from then on (a member started with a different

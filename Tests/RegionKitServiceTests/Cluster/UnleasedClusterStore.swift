@@ -76,6 +76,7 @@ final class UnleasedClusterStore: InterposingStore, ClusterStoring, @unchecked S
     func releaseLeases(member: String, partitions: [Int]) async throws {}
     func recordSightings(member: String, total: Int64) async throws {}
     func members() async throws -> [(member: String, expiresIn: Double, sightings: Int64)] { [] }
+    func clusterStatus() async throws -> ClusterStatus { ClusterStatus(partitionCount: nil, members: [], partitions: [], singletons: []) }
     func holdSingleton(_ name: String, member: String, ttl: Double) async throws -> Int64? {
         let answers = singletonRenewals.withLock { left in
             guard let remaining = left else { return true }

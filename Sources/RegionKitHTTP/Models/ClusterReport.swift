@@ -1,0 +1,62 @@
+import RegionKitStore
+
+/// The body of `GET /v1/cluster` (cluster mode): the answering member, and the cluster as the
+/// shared store sees it — every member's heartbeat and process, who holds each partition and the
+/// outputs, with their fencing epochs. Expiries are seconds from now on the store's clock.
+///
+/// ```swift
+/// let report = ClusterReport(member: engine.member, instance: engine.instance, status: try await store.clusterStatus())
+/// ```
+public struct ClusterReport: Codable, Hashable, Sendable {
+    public struct Member: Codable, Hashable, Sendable {
+        public var member: String
+        /// The process holding the name: host, pid and a random part.
+        public var instance: String?
+        /// Whether its heartbeat is live.
+        public var live: Bool
+        public var expiresIn: Double
+        /// Sightings its partitions ingested since it started (as it last reported).
+        public var sightings: Int64
+        /// The partitions it holds now.
+        public var partitions: [Int]
+    }
+
+    public struct Lease: Codable, Hashable, Sendable {
+        /// The partition (in `partitions`).
+        public var partition: Int?
+        /// The last holder (null: never held).
+        public var owner: String?
+        public var epoch: Int64
+        /// Whether the lease is held now (an owner, unexpired).
+        public var live: Bool
+        public var expiresIn: Double
+    }
+
+    /// The member that answered.
+    public var member: String
+    /// Its process.
+    public var instance: String
+    /// The partition count this member runs with.
+    public var partitionCount: Int
+    public var members: [Member]
+    public var partitions: [Lease]
+    /// The holder of the outputs (hooks, MQTT events); null before any member took them.
+    public var outputs: Lease?
+
+    public init(member: String, instance: String, partitionCount: Int, status: ClusterStatus) {
+        self.member = member
+        self.instance = instance
+        self.partitionCount = status.partitionCount ?? partitionCount
+        partitions = status.partitions.compactMap { lease in
+            Int(lease.name).map { Lease(partition: $0, owner: lease.owner, epoch: lease.epoch, live: lease.live, expiresIn: lease.expiresIn) }
+        }
+        let held = Dictionary(grouping: partitions.filter(\.live), by: { $0.owner ?? "" }).mapValues { $0.compactMap(\.partition) }
+        members = status.members.map {
+            Member(member: $0.member, instance: $0.instance, live: $0.live, expiresIn: $0.expiresIn, sightings: $0.sightings,
+                   partitions: held[$0.member] ?? [])
+        }
+        outputs = status.singletons.first { $0.name == "outputs" }.map {
+            Lease(partition: nil, owner: $0.owner, epoch: $0.epoch, live: $0.live, expiresIn: $0.expiresIn)
+        }
+    }
+}
