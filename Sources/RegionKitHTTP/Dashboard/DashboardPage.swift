@@ -36,6 +36,15 @@ enum DashboardPage {
     <p id="beacons-empty" class="muted" hidden>No beacon heard yet.</p>
   </section>
 
+  <section class="card wide" id="cluster-card" hidden>
+    <div class="card-head"><h2>Cluster</h2><span class="muted small">members, their partitions and who runs the outputs, from the shared store</span></div>
+    <table id="cluster-members" class="cluster">
+      <thead><tr><th>Member</th><th>Process</th><th>Heartbeat</th><th>Partitions</th><th>Sightings</th></tr></thead>
+      <tbody></tbody>
+    </table>
+    <p id="cluster-summary" class="muted small"></p>
+  </section>
+
   <section class="card wide" id="timeline-card">
     <div class="card-head">
       <h2>Timeline</h2>

@@ -66,7 +66,7 @@ $("#token-form").addEventListener("submit", (event) => {
   $("#token-dialog").close();
   const waiters = state.tokenWaiters.splice(0);
   waiters.forEach((resolve) => resolve());
-  refreshRegions(); refreshBeacons();
+  refreshRegions(); refreshBeacons(); refreshCluster();
 });
 $("#token-button").addEventListener("click", () => askToken());
 
@@ -249,6 +249,31 @@ async function refreshBeacons() {
   renderBeacons(now);
   renderRooms(now);
 }
+// ---- cluster -----------------------------------------------------------------------------
+// Shown by a cluster member only: one daemon answers 404, and is not asked again.
+let clusterPolling = true;
+async function refreshCluster() {
+  if (!clusterPolling) return;
+  let result;
+  try { result = await api("GET", "/v1/cluster"); } catch { return; }
+  const card = $("#cluster-card");
+  if (result.status === 404) { clusterPolling = false; card.hidden = true; return; }
+  if (result.status !== 200 || !result.json) return;
+  const cluster = result.json;
+  const outputs = cluster.outputs && cluster.outputs.live ? cluster.outputs.owner : null;
+  card.hidden = false;
+  $("#cluster-members tbody").replaceChildren(...cluster.members.map((m) => el("tr", { "data-member": m.member, class: m.live ? null : "gone" },
+    el("td", {}, el("b", {}, m.member), m.member === cluster.member ? " (answering)" : "", m.member === outputs ? " · runs the outputs" : ""),
+    el("td", { class: "muted small" }, m.instance || "–"),
+    el("td", {}, m.live ? "live (" + m.expiresIn.toFixed(1) + " s left)" : "gone"),
+    el("td", { "data-partitions": m.partitions.join(",") }, m.partitions.length ? m.partitions.join(", ") : "none"),
+    el("td", {}, String(m.sightings)))));
+  const free = cluster.partitions.filter((p) => !p.live).map((p) => p.partition);
+  $("#cluster-summary").textContent = cluster.partitionCount + " partitions, " +
+    (free.length ? "free now: " + free.join(", ") : "every one held") + "; " +
+    (outputs ? "the outputs (hooks, MQTT events) run on " + outputs : "nobody runs the outputs now") + ".";
+}
+
 function polyline(points, color) {
   if (points.length < 2) return null;
   const svgNS = "http://www.w3.org/2000/svg";
@@ -408,7 +433,9 @@ async function follow() {
 
 refreshRegions();
 refreshBeacons();
+refreshCluster();
 setInterval(refreshBeacons, 1000);
+setInterval(refreshCluster, 2000);
 setInterval(refreshRegions, 5000);
 follow();
 """#

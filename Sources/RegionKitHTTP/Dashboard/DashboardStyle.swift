@@ -52,6 +52,9 @@ button.link.danger { color: var(--bad); }
 .beacon .numbers b { color: var(--ink); font-weight: 600; }
 .beacon svg { width: 100%; height: 90px; display: block; }
 .beacon .legend { font-size: .7rem; color: var(--muted); display: flex; gap: .8rem; }
+table.cluster { width: 100%; border-collapse: collapse; font-size: .9rem; }
+table.cluster th, table.cluster td { text-align: left; padding: .3rem .5rem; border-bottom: 1px solid var(--line); vertical-align: top; }
+table.cluster tr.gone td { color: var(--muted); }
 .swatch { display: inline-block; width: .7rem; height: .18rem; vertical-align: middle; margin-right: .25rem; }
 .filters { display: flex; gap: .5rem; flex-wrap: wrap; }
 select, input { font: inherit; color: var(--ink); background: var(--card); border: 1px solid var(--line); border-radius: 8px; padding: .4rem .55rem; }
