@@ -44,9 +44,13 @@ extension PostgresRegionStore: ClusterStoring {
     }
 
     @discardableResult
-    public func join(member: String, instance: String, ttl: Double) async throws -> Bool {
+    public func join(member: String, instance: String, ttl: Double, preparing partitions: Int?,
+                     deciding: @escaping @Sendable (_ region: String) -> [Int]) async throws -> Bool {
         guard ttl.isFinite, ttl > 0, ttl <= 3600 else {
             throw RegionKitError(.invalidArgument, "cluster: a lease of \(ttl) s is not in (0, 3600]")
+        }
+        if let partitions, !(1...65_536).contains(partitions) {
+            throw RegionKitError(.invalidArgument, "cluster: \(partitions) partitions is not in 1…65536")
         }
         let description = description
         return try await transaction("join the cluster as \(member)") { connection, logger in
@@ -54,6 +58,12 @@ extension PostgresRegionStore: ClusterStoring {
             try await connection.query("SELECT pg_advisory_xact_lock(\(Self.clusterLock))", logger: logger)
             let now = try await Self.now(connection, logger)
             let heartbeat = try await Self.claimMember(member, instance: instance, now: now, store: description, connection, logger)
+            // In the same transaction: a refusal leaves no heartbeat behind (a member that keeps
+            // being refused would otherwise count as live and shrink everyone's fair share), and
+            // members starting together with one new count are serialised (the first re-partitions).
+            if let partitions {
+                try await Self.prepare(partitions, member: member, deciding: deciding, store: description, connection, logger)
+            }
             // Live from now on, so that the name is this process's until its rounds stop.
             try await connection.query("""
                 INSERT INTO regionkit_cluster_member (member, expires_at, instance) VALUES (\(member), \(now + ttl), \(instance))
@@ -314,71 +324,77 @@ extension PostgresRegionStore: ClusterStoring {
         try await transaction("prepare \(count) partitions") { connection, logger in
             // Under the lock of the lease rounds: no round runs meanwhile.
             try await connection.query("SELECT pg_advisory_xact_lock(\(Self.clusterLock))", logger: logger)
-            // The recorded count; a store made before it was recorded has one lease row per partition.
-            var existing: Int64 = 0
-            if let recorded = try await Self.recordedPartitions(connection, logger) {
-                existing = recorded
-            } else {
-                for try await value in try await connection.query("SELECT COUNT(*) FROM regionkit_partition_lease", logger: logger).decode(Int64.self) {
-                    existing = value
-                }
-            }
-            guard existing != 0, existing != Int64(count) else {
-                try await Self.recordPartitions(Int64(count), connection, logger)
-                return
-            }
-            for try await (partition, owner) in try await connection.query("""
-                SELECT partition, owner FROM regionkit_partition_lease
-                WHERE owner IS NOT NULL AND owner IS DISTINCT FROM \(member) AND expires_at > \(unescaped: Self.serverNow) ORDER BY partition LIMIT 1
-                """, logger: logger).decode((Int64, String).self) {
-                throw RegionKitError(.invalidArgument, """
-                    store \(description): the cluster has \(existing) partitions and member '\(owner)' holds partition \(partition): \
-                    stop every member before changing the partition count to \(count) (or wait for its lease to expire)
-                    """)
-            }
-            // A live member with the old count holds no partition yet (between its start and its
-            // first round), or none at all (more members than partitions): its heartbeat says it runs.
-            for try await running in try await connection.query("""
-                SELECT member FROM regionkit_cluster_member WHERE member IS DISTINCT FROM \(member) AND expires_at > \(unescaped: Self.serverNow)
-                ORDER BY member LIMIT 1
-                """, logger: logger).decode(String.self) {
-                throw RegionKitError(.invalidArgument, """
-                    store \(description): the cluster has \(existing) partitions and member '\(running)' is running: \
-                    stop every member before changing the partition count to \(count) (a member that just stopped \
-                    counts until its heartbeat expires)
-                    """)
-            }
-            try await connection.query("DELETE FROM regionkit_region_contribution", logger: logger)
-            // A region inside stays inside until the partitions now deciding it say otherwise:
-            // each starts from an inside contribution, as at a takeover (one of them alone saying
-            // outside first would exit it, and another hearing its beacons would enter it again).
-            var inside: [String] = []
-            for try await region in try await connection.query(
-                "SELECT identifier FROM region_state WHERE state = \(RegionState.inside.rawValue)", logger: logger).decode(String.self) {
-                inside.append(region)
-            }
-            var seededRegions: [String] = []
-            var seededPartitions: [Int64] = []
-            for region in inside {
-                for partition in Set(deciding(region)) where (0..<count).contains(partition) {
-                    seededRegions.append(region)
-                    seededPartitions.append(Int64(partition))
-                }
-            }
-            if !seededRegions.isEmpty {
-                try await connection.query("""
-                    INSERT INTO regionkit_region_contribution (region, partition, state, since, epoch, updated_at)
-                    SELECT s.identifier, p.partition, s.state, s.since, 0, \(Date().timeIntervalSince1970)
-                    FROM unnest(\(seededRegions)::text[], \(seededPartitions)::bigint[]) AS p(region, partition)
-                    JOIN region_state s ON s.identifier = p.region
-                    """, logger: logger)
-            }
-            try await connection.query("DELETE FROM regionkit_partition_lease WHERE partition >= \(Int64(count))", logger: logger)
-            try await Self.recordPartitions(Int64(count), connection, logger)
-            logger.notice("re-partitioned: every contribution forgotten, the regions inside seeded", metadata: [
-                "from": "\(existing)", "to": "\(count)", "inside": "\(inside.count)", "seeded": "\(seededRegions.count)",
-            ])
+            try await Self.prepare(count, member: member, deciding: deciding, store: description, connection, logger)
         }
+    }
+
+    /// ``preparePartitions(_:member:deciding:)``'s work, in the caller's transaction (which holds the cluster lock).
+    static func prepare(_ count: Int, member: String?, deciding: @Sendable (_ region: String) -> [Int], store description: String,
+                        _ connection: PostgresConnection, _ logger: Logger) async throws {
+        // The recorded count; a store made before it was recorded has one lease row per partition.
+        var existing: Int64 = 0
+        if let recorded = try await Self.recordedPartitions(connection, logger) {
+            existing = recorded
+        } else {
+            for try await value in try await connection.query("SELECT COUNT(*) FROM regionkit_partition_lease", logger: logger).decode(Int64.self) {
+                existing = value
+            }
+        }
+        guard existing != 0, existing != Int64(count) else {
+            try await Self.recordPartitions(Int64(count), connection, logger)
+            return
+        }
+        for try await (partition, owner) in try await connection.query("""
+            SELECT partition, owner FROM regionkit_partition_lease
+            WHERE owner IS NOT NULL AND owner IS DISTINCT FROM \(member) AND expires_at > \(unescaped: Self.serverNow) ORDER BY partition LIMIT 1
+            """, logger: logger).decode((Int64, String).self) {
+            throw RegionKitError(.invalidArgument, """
+                store \(description): the cluster has \(existing) partitions and member '\(owner)' holds partition \(partition): \
+                stop every member before changing the partition count to \(count) (or wait for its lease to expire)
+                """)
+        }
+        // A live member with the old count holds no partition yet (between its start and its
+        // first round), or none at all (more members than partitions): its heartbeat says it runs.
+        for try await running in try await connection.query("""
+            SELECT member FROM regionkit_cluster_member WHERE member IS DISTINCT FROM \(member) AND expires_at > \(unescaped: Self.serverNow)
+            ORDER BY member LIMIT 1
+            """, logger: logger).decode(String.self) {
+            throw RegionKitError(.invalidArgument, """
+                store \(description): the cluster has \(existing) partitions and member '\(running)' is running: \
+                stop every member before changing the partition count to \(count) (a member that just stopped \
+                counts until its heartbeat expires)
+                """)
+        }
+        try await connection.query("DELETE FROM regionkit_region_contribution", logger: logger)
+        // A region inside stays inside until the partitions now deciding it say otherwise:
+        // each starts from an inside contribution, as at a takeover (one of them alone saying
+        // outside first would exit it, and another hearing its beacons would enter it again).
+        var inside: [String] = []
+        for try await region in try await connection.query(
+            "SELECT identifier FROM region_state WHERE state = \(RegionState.inside.rawValue)", logger: logger).decode(String.self) {
+            inside.append(region)
+        }
+        var seededRegions: [String] = []
+        var seededPartitions: [Int64] = []
+        for region in inside {
+            for partition in Set(deciding(region)) where (0..<count).contains(partition) {
+                seededRegions.append(region)
+                seededPartitions.append(Int64(partition))
+            }
+        }
+        if !seededRegions.isEmpty {
+            try await connection.query("""
+                INSERT INTO regionkit_region_contribution (region, partition, state, since, epoch, updated_at)
+                SELECT s.identifier, p.partition, s.state, s.since, 0, \(Date().timeIntervalSince1970)
+                FROM unnest(\(seededRegions)::text[], \(seededPartitions)::bigint[]) AS p(region, partition)
+                JOIN region_state s ON s.identifier = p.region
+                """, logger: logger)
+        }
+        try await connection.query("DELETE FROM regionkit_partition_lease WHERE partition >= \(Int64(count))", logger: logger)
+        try await Self.recordPartitions(Int64(count), connection, logger)
+        logger.notice("re-partitioned: every contribution forgotten, the regions inside seeded", metadata: [
+            "from": "\(existing)", "to": "\(count)", "inside": "\(inside.count)", "seeded": "\(seededRegions.count)",
+        ])
     }
 
     public func ensureRegions(_ regions: [Region], at time: Double) async throws {

@@ -49,7 +49,11 @@ struct DashboardBrowserTests {
         // Beacons are plotted.
         try browser.wait(for: "[...document.querySelectorAll('#beacons .beacon svg polyline')].some(p => p.getAttribute('points').split(' ').length >= 8)", timeout: 30)
         try browser.screenshot(to: Self.screenshots + "/dashboard-laptop.png")
-        // One daemon: no cluster card (its /v1/cluster answered 404, and is not asked again).
+        // One daemon: no cluster card; its /v1/cluster answered 404 and is not asked again (once
+        // before the token, 401, once after it, 404; the page polls every 2 s otherwise).
+        try await Task.sleep(for: .seconds(5))
+        let asked = try browser.script("return performance.getEntriesByType('resource').filter(e => e.name.endsWith('/v1/cluster')).length;") as? Int
+        #expect(asked.map { (1...2).contains($0) } == true, "/v1/cluster asked \(asked.map(String.init) ?? "?") times")
         #expect(try browser.script("return document.querySelector('#cluster-card').hidden;") as? Bool == true)
 
         // The form: an invalid UUID is refused by the API and the message appears next to the field.

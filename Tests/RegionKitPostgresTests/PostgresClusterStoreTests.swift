@@ -551,5 +551,23 @@ struct PostgresClusterStoreTests {
         }
         try await store.preparePartitions(8, member: "c", deciding: { _ in [] })
         #expect(try await store.balanceLeases(member: "c", partitions: 8, ttl: 30).held.count == 8)
+
+        // Joining and preparing are one transaction: a member refused for its count leaves no
+        // heartbeat (a live one would shrink every member's fair share while it is refused again and again).
+        do {
+            try await store.join(member: "d", instance: "d", ttl: 30, preparing: 4, deciding: { _ in [] })
+            Issue.record("re-partitioned to 4 while c holds leases")
+        } catch let error as RegionKitError {
+            #expect(error.message.contains("member 'c' holds partition"), "\(error)")
+        }
+        #expect(try await store.members().map(\.member) == ["c"], "the refused member is not live")
+        // Every member stopped; two start together with one new count: the first re-partitions,
+        // the second finds the count already made (it is not refused for the first one's heartbeat).
+        try await store.releaseLeases(member: "c", partitions: Array(0..<8))
+        try await store.leave(member: "c")
+        try await store.join(member: "e1", instance: "e1", ttl: 30, preparing: 4, deciding: { _ in [] })
+        try await store.join(member: "e2", instance: "e2", ttl: 30, preparing: 4, deciding: { _ in [] })
+        #expect(try await store.clusterStatus().partitionCount == 4)
+        #expect(try await store.members().map(\.member) == ["e1", "e2"])
     }
 }

@@ -92,12 +92,12 @@ public final class ClusterMemberBackend: APIBackend {
 
     public func memberGauges() async throws -> [MemberGauge] {
         // The cluster's health from the shared store, alike on every member (alert on unheld partitions).
-        let status = try await engine.sharedStore.clusterStatus()
+        let report = try await clusterReport()
         return [
             MemberGauge(name: "regionkit_cluster_members_live", help: "Cluster members whose heartbeat is live (from the shared store)",
-                        value: Double(status.members.filter(\.live).count)),
+                        value: Double(report?.members.filter(\.live).count ?? 0)),
             MemberGauge(name: "regionkit_cluster_partitions_unheld", help: "Partitions no member holds now: their sightings wait on the broker (from the shared store)",
-                        value: Double(status.partitions.filter { !$0.live }.count)),
+                        value: Double(report?.partitions.filter { !$0.live }.count ?? 0)),
             MemberGauge(name: "regionkit_cluster_partitions_held", help: "Partitions this cluster member runs now", value: Double(engine.partitions.count)),
             MemberGauge(name: "regionkit_cluster_runs_outputs", help: "1 while this cluster member runs the outputs (hooks, MQTT events)",
                         value: engine.runsOutputs ? 1 : 0),

@@ -251,14 +251,26 @@ async function refreshBeacons() {
 }
 // ---- cluster -----------------------------------------------------------------------------
 // Shown by a cluster member only: one daemon answers 404, and is not asked again.
-let clusterPolling = true;
+// One request at a time: a slow store must not stack them up.
+let clusterPolling = true, clusterPending = false;
 async function refreshCluster() {
-  if (!clusterPolling) return;
+  if (!clusterPolling || clusterPending) return;
+  clusterPending = true;
+  try { await showCluster(); } finally { clusterPending = false; }
+}
+async function showCluster() {
   let result;
   try { result = await api("GET", "/v1/cluster"); } catch { return; }
   const card = $("#cluster-card");
   if (result.status === 404) { clusterPolling = false; card.hidden = true; return; }
-  if (result.status !== 200 || !result.json) return;
+  if (result.status === 401 || result.status === 403) return;
+  if (result.status !== 200 || !result.json) {
+    // The last answer stays, marked as such.
+    $("#cluster-members").classList.add("stale");
+    $("#cluster-summary").textContent = "No answer from the shared store (HTTP " + result.status + "): the table is the last one read.";
+    return;
+  }
+  $("#cluster-members").classList.remove("stale");
   const cluster = result.json;
   const outputs = cluster.outputs && cluster.outputs.live ? cluster.outputs.owner : null;
   card.hidden = false;

@@ -74,7 +74,7 @@ public final class ServerMetrics: Sendable {
             gauge("regionkit_regions", [("state", state)], Double(count), help: "Monitored regions by state")
         }
         gauge("regionkit_sse_clients", [], Double(sseClients), help: "Connected event-stream clients")
-        for member in try await timedStore("member_gauges", { try await backend.memberGauges() }) {
+        for member in try await backend.memberGauges() {
             gauge(member.name, [], member.value, help: member.help)
         }
         for source in sources {

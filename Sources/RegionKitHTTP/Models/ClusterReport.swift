@@ -22,7 +22,7 @@ public struct ClusterReport: Codable, Hashable, Sendable {
     }
 
     public struct Lease: Codable, Hashable, Sendable {
-        /// The partition (in `partitions`).
+        /// The partition (in `partitions`, every one of the count).
         public var partition: Int?
         /// The last holder (null: never held).
         public var owner: String?
@@ -47,15 +47,21 @@ public struct ClusterReport: Codable, Hashable, Sendable {
         self.member = member
         self.instance = instance
         self.partitionCount = status.partitionCount ?? partitionCount
-        partitions = status.partitions.compactMap { lease in
-            Int(lease.name).map { Lease(partition: $0, owner: lease.owner, epoch: lease.epoch, live: lease.live, expiresIn: lease.expiresIn) }
+        let count = status.partitionCount ?? partitionCount
+        let rows = Dictionary(status.partitions.compactMap { lease in Int(lease.name).map { ($0, lease) } }, uniquingKeysWith: { first, _ in first })
+        // Every partition of the count, a lease row or not (rows are made by the first lease round
+        // after a start or a larger count): one never held has no owner and expiresIn 0.
+        partitions = (0..<max(0, count)).map { partition in
+            guard let lease = rows[partition] else { return Lease(partition: partition, owner: nil, epoch: 0, live: false, expiresIn: 0) }
+            return Lease(partition: partition, owner: lease.owner, epoch: lease.epoch, live: lease.live,
+                         expiresIn: lease.owner == nil ? 0 : lease.expiresIn)
         }
         let held = Dictionary(grouping: partitions.filter(\.live), by: { $0.owner ?? "" }).mapValues { $0.compactMap(\.partition) }
         members = status.members.map {
             Member(member: $0.member, instance: $0.instance, live: $0.live, expiresIn: $0.expiresIn, sightings: $0.sightings,
                    partitions: held[$0.member] ?? [])
         }
-        outputs = status.singletons.first { $0.name == "outputs" }.map {
+        outputs = status.singletons.first { $0.name == ClusterStatus.outputsLease }.map {
             Lease(partition: nil, owner: $0.owner, epoch: $0.epoch, live: $0.live, expiresIn: $0.expiresIn)
         }
     }

@@ -69,7 +69,7 @@ public final class ClusterEngine: Sendable {
     /// The outputs (hooks' runner, MQTT events publisher) while this member holds the "outputs" lease.
     private let outputs = LockedBox<Outputs?>(nil)
     /// The lease whose holder runs the cluster's outputs: the hooks and the MQTT events topic.
-    static let outputsLease = "outputs"
+    static let outputsLease = ClusterStatus.outputsLease
     /// The site (MQTT topics, client ids, the events cursor's name).
     let site: String
     let publishEvents: Bool
@@ -176,34 +176,44 @@ public final class ClusterEngine: Sendable {
                 which is not partitioned (run them in a single daemon)
                 """)
         }
-        // Before anything is written under the name: a second process with it stops here. First
-        // of all, so that a member starting with another partition count sees this one running.
+        // Before anything is written under the name: a second process with it stops here. The
+        // partitions are prepared in the same transaction (see ClusterStoring.join).
         try await join()
-        let count = configuration.partitionCount
-        let byIdentifier = Dictionary(regions.map { ($0.identifier, $0) }, uniquingKeysWith: { first, _ in first })
-        // A re-partition seeds each region inside in the partitions that decide it now.
-        try await store.preparePartitions(count, member: member, deciding: { identifier in
-            byIdentifier[identifier].map { PartitionWorker.partitions(deciding: $0, count: count) } ?? []
-        })
-        try await store.ensureRegions(regions, at: Date().timeIntervalSince1970)
-        // The events output's cursor exists before anything is decided (the first member to start
-        // creates it at the log's end), so whoever takes the outputs publishes every region event
-        // from here on, however late it connects.
-        _ = try await store.outputCursor(ClusterEventsPublisher.outputName(site: site), createAtEnd: true)
-        try await log("processStarted", reason: "member \(member), pid \(ProcessInfo.processInfo.processIdentifier)")
+        do {
+            try await store.ensureRegions(regions, at: Date().timeIntervalSince1970)
+            // The events output's cursor exists before anything is decided (the first member to start
+            // creates it at the log's end), so whoever takes the outputs publishes every region event
+            // from here on, however late it connects.
+            _ = try await store.outputCursor(ClusterEventsPublisher.outputName(site: site), createAtEnd: true)
+            try await log("processStarted", reason: "member \(member), pid \(ProcessInfo.processInfo.processIdentifier)")
+        } catch {
+            // A member that does not start must not stay live: its heartbeat would shrink every
+            // member's fair share for a lease. (Not cancellable: the start may have been cancelled.)
+            let store = store, member = member, instance = instance
+            await Task { _ = try? await store.leave(member: member, instance: instance, partitions: [], singletons: []) }.value
+            throw error
+        }
     }
 
-    /// Claims the member name for this process. A previous process under the name that died (a
+    /// Claims the member name for this process and prepares the partitions (a re-partition when
+    /// the count changed). A previous process under the name that died (a
     /// crash, then a restart by systemd) holds it until its heartbeat expires, at most a lease
     /// after its last round: the start waits that long (and a second), then gives up with the
     /// store's ``RegionKitError/Code/clusterConflict``, as the name's holder is alive. Cancelling
     /// the task ends the wait (a signal during the start).
     func join() async throws {
+        let count = configuration.partitionCount
+        let byIdentifier = Dictionary(regions.map { ($0.identifier, $0) }, uniquingKeysWith: { first, _ in first })
+        // A re-partition seeds each region inside in the partitions that decide it now.
+        let deciding: @Sendable (String) -> [Int] = { identifier in
+            byIdentifier[identifier].map { PartitionWorker.partitions(deciding: $0, count: count) } ?? []
+        }
         let deadline = ContinuousClock.now + .seconds(configuration.leaseDuration + 1)
         var waiting = false
         while true {
             do {
-                let away = try await store.join(member: member, instance: instance, ttl: configuration.leaseDuration)
+                let away = try await store.join(member: member, instance: instance, ttl: configuration.leaseDuration,
+                                                preparing: count, deciding: deciding)
                 joinedAway.withLock { $0 = away }
                 return
             } catch let error as RegionKitError where error.code == .clusterConflict && ContinuousClock.now < deadline {

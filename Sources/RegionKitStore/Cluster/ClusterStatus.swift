@@ -7,6 +7,9 @@
 /// for lease in status.partitions where !lease.live { print("partition \(lease.partition) is free") }
 /// ```
 public struct ClusterStatus: Hashable, Sendable {
+    /// The singleton lease whose holder runs the cluster's outputs (hooks, MQTT events).
+    public static let outputsLease = "outputs"
+
     /// A member's heartbeat row.
     public struct Member: Hashable, Sendable {
         public var member: String

@@ -6,7 +6,7 @@ import RegionKitCore
 /// however many engines contribute, every change of a region's merged state is logged once.
 ///
 /// ```swift
-/// try await store.join(member: "engine-a", instance: "gw-1 pid 4242", ttl: 5)
+/// try await store.join(member: "engine-a", instance: "gw-1 pid 4242", ttl: 5, preparing: 16, deciding: { _ in Array(0..<16) })
 /// let round = try await store.balanceLeases(member: "engine-a", instance: "gw-1 pid 4242", partitions: 16, ttl: 5, reclaimOnly: false)
 /// let outcome = try await store.applyContribution(region: "lobby", lease: round.held[0], member: "engine-a",
 ///                                                state: .inside, since: now, time: now) { previous, merged, since in
@@ -36,8 +36,13 @@ public protocol ClusterStoring: RegionStoring {
     /// process's until its rounds stop. Returns whether the name's previous heartbeat had expired
     /// (the member was away, e.g. a restart after a crash): its first lease round should then only
     /// reclaim (``balanceLeases(member:instance:partitions:ttl:reclaimOnly:)``).
+    ///
+    /// With `partitions`, it also prepares them as ``preparePartitions(_:member:deciding:)`` does,
+    /// in the same transaction: a refusal leaves no heartbeat behind, and members starting
+    /// together are serialised.
     @discardableResult
-    func join(member: String, instance: String, ttl: Double) async throws -> Bool
+    func join(member: String, instance: String, ttl: Double, preparing partitions: Int?,
+              deciding: @escaping @Sendable (_ region: String) -> [Int]) async throws -> Bool
     /// Renews the member's unexpired leases and takes free or expired partitions up to its fair
     /// share, `ceil(partitions / live members)`; see ``LeaseRound``. Rounds are serialised across members.
     ///
@@ -102,6 +107,13 @@ public protocol ClusterStoring: RegionStoring {
 }
 
 extension ClusterStoring {
+    /// Claims the member name for `instance` without preparing the partitions (see
+    /// ``join(member:instance:ttl:preparing:deciding:)``).
+    @discardableResult
+    public func join(member: String, instance: String, ttl: Double) async throws -> Bool {
+        try await join(member: member, instance: instance, ttl: ttl, preparing: nil, deciding: { _ in [] })
+    }
+
     /// Prepares `count` partitions; a re-partition seeds no region's contributions (see
     /// ``preparePartitions(_:member:deciding:)``: the first partition to report a region inside decides it
     /// alone until the others report).

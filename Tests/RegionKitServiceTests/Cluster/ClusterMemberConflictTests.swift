@@ -77,7 +77,7 @@ struct ClusterMemberConflictTests {
         #expect(lines.all.contains { $0.contains("leases left to expire") }, "\(lines.text)")
     }
 
-    @Test("A member restarted after a crash (its heartbeat still live) waits at most a lease for its name, then reclaims its own partitions",
+    @Test("A member restarted after a crash (its heartbeat still live) waits at most a lease for its name; its first round only reclaims its own partitions",
           .timeLimit(.minutes(2)))
     func restartAfterCrash() async throws {
         let server = try PostgresServer()
@@ -87,27 +87,37 @@ struct ClusterMemberConflictTests {
         let store = try await PostgresRegionStore(host: "127.0.0.1", port: server.port, username: server.user, database: "restart")
         defer { Task { await store.shutdown() } }
         func member() throws -> ClusterEngine {
-            ClusterEngine(store: store, configuration: ClusterConfiguration(partitions: 2, member: "engine-a", leaseSeconds: 6),
+            ClusterEngine(store: store, configuration: ClusterConfiguration(partitions: 4, member: "engine-a", leaseSeconds: 6),
                           mqtt: try MQTTClientConfiguration(url: "mqtt://127.0.0.1:1"), profile: .responsive, regions: [],
                           site: "restart-test", logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
         }
-        // The crashed process: one round (both partitions taken), then nothing more, not even a stop.
+        // The crashed process: one round (every partition taken), then nothing more, not even a stop.
         let crashed = try member()
         try await crashed.start()
         try await crashed.round()
-        let before = try await store.leases()
-        #expect(before.map(\.owner) == ["engine-a", "engine-a"] && before.allSatisfy { $0.epoch == 1 }, "\(before)")
+        #expect(crashed.partitions.map(\.partition) == [0, 1, 2, 3])
         await crashed.expireLeases(reason: "the crash")   // its workers' connection attempts end here
+        // Partition 3 was another member's last (it took it and gave it back); that member is live.
+        try await store.releaseLeases(member: "engine-a", partitions: [3])
+        _ = try await store.balanceLeases(member: "z", partitions: 4, ttl: 60)
+        try await store.releaseLeases(member: "z", partitions: [0, 1, 2, 3])
+        #expect(try await store.leases().map { $0.owner ?? "-" } == ["engine-a", "engine-a", "engine-a", "z"])
 
         let restarted = try member()
         let started = ContinuousClock.now
         try await restarted.start()
         let waited = ContinuousClock.now - started
         #expect(waited < .seconds(10), "waited \(waited) for the name, far more than a lease")
-        try await restarted.round(reclaimOnly: true)
-        #expect(restarted.partitions.map(\.partition) == [0, 1] && restarted.partitions.allSatisfy { $0.epoch == 2 },
+        // Its first round only reclaims (an ordinary one would take its fair share, 2 with z live: 0 and 1).
+        let running = Task { await restarted.run() }
+        // (A round starts its partitions one after another: wait for the third; an ordinary round stops at two.)
+        try await eventually(timeout: .seconds(10), "the restarted member reclaims its 3 partitions: \(restarted.partitions)") {
+            restarted.partitions.count == 3
+        }
+        #expect(restarted.partitions.map(\.partition) == [0, 1, 2] && restarted.partitions.allSatisfy { $0.epoch == 2 },
                 "the restarted process reclaims its own partitions with a new epoch: \(restarted.partitions)")
         await restarted.stop(reason: "test")
+        await running.value
     }
 
     @Test("A member frozen past its heartbeat and replaced, stopped before any round of its own noticed: its stop releases nothing of the new process's",
@@ -135,5 +145,24 @@ struct ClusterMemberConflictTests {
         #expect(try await store.holdSingleton("outputs", member: "engine-b", ttl: 30) == nil, "the outputs lease was released")
         #expect(try await store.members().map(\.member) == ["engine-a"], "the other process's heartbeat was removed")
         #expect(lines.all.contains { $0.contains("another process holds this member's name now") }, "\(lines.text)")
+    }
+
+    @Test("A member whose start fails after it joined (a stored region that no longer decodes) leaves at once: no live heartbeat shrinks the others' fair share",
+          .timeLimit(.minutes(2)))
+    func failedStartLeaves() async throws {
+        let server = try PostgresServer()
+        try await server.start()
+        defer { server.stop() }
+        try await server.createDatabase("failed")
+        let store = try await PostgresRegionStore(host: "127.0.0.1", port: server.port, username: server.user, database: "failed")
+        defer { Task { await store.shutdown() } }
+        let site = Region.beacon(try BeaconRegion(identifier: "site", uuidString: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0"))
+        try await store.ensureRegions([site], at: 1)
+        try await store.execute("break the stored region", "UPDATE monitored_region SET definition = '{\"nope\": 1}' WHERE identifier = 'site'")
+        let engine = ClusterEngine(store: store, configuration: ClusterConfiguration(partitions: 2, member: "engine-a", leaseSeconds: 30),
+                                   mqtt: try MQTTClientConfiguration(url: "mqtt://127.0.0.1:1"), profile: .responsive, regions: [site],
+                                   site: "failed-test", logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
+        await #expect(throws: RegionKitError.self) { try await engine.start() }
+        #expect(try await store.members().isEmpty, "the member that did not start is still live")
     }
 }

@@ -55,7 +55,9 @@ extension Run {
             interrupting.cancel()
             await postgres.shutdown()
             if starting.isCancelled, let reason = await stopRequest.wait() {
-                logger.info("stopped while starting", metadata: ["member": "\(engine.member)", "reason": "\(reason.text)"])
+                // (The start's own error, if it failed for another reason at that moment, is said too.)
+                logger.info("stopped while starting", metadata: ["member": "\(engine.member)", "reason": "\(reason.text)",
+                                                                 "error": "\((error as? RegionKitError)?.message ?? "\(error)")"])
                 return
             }
             throw error
