@@ -17,23 +17,39 @@ import RegionKitTestSupport
 @Suite("Cluster member conflicts: one member name, one process", .serialized, .tags(.endToEnd),
        .enabled(if: PostgresServer.isAvailable, PostgresServer.skipReason))
 struct ClusterMemberConflictTests {
+    /// A private PostgreSQL server with database `name`, and a store on it (stop and shut down both).
+    static func privateStore(_ name: String) async throws -> (PostgresServer, PostgresRegionStore) {
+        let server = try PostgresServer()
+        try await server.start()
+        do {
+            try await server.createDatabase(name)
+            return (server, try await PostgresRegionStore(host: "127.0.0.1", port: server.port, username: server.user, database: name))
+        } catch {
+            server.stop()
+            throw error
+        }
+    }
+
+    /// A member named engine-a with no broker (its partitions' MQTT sessions keep connecting,
+    /// which these tests do not need), logging into `lines` when given.
+    static func member(_ store: PostgresRegionStore, partitions: Int, lease: Double, regions: [Region] = [], lines: InMemoryLogHandler.Store? = nil,
+                       onFatal: @escaping @Sendable (String) -> Void = { _ in }) throws -> ClusterEngine {
+        ClusterEngine(store: store, configuration: ClusterConfiguration(partitions: partitions, member: "engine-a", leaseSeconds: lease),
+                      mqtt: try MQTTClientConfiguration(url: "mqtt://127.0.0.1:1"), profile: .responsive, regions: regions, site: "conflict-test",
+                      logger: Logger(label: "test") { _ in lines.map { InMemoryLogHandler(store: $0) as LogHandler } ?? SwiftLogNoOpLogHandler() },
+                      onFatal: onFatal)
+    }
+
     @Test("A second process with a running member's name is refused at its start; a member whose name another process took over stops, calls onFatal and releases nothing",
           .timeLimit(.minutes(2)))
     func oneProcessPerName() async throws {
-        let server = try PostgresServer()
-        try await server.start()
+        let (server, store) = try await Self.privateStore("conflict")
         defer { server.stop() }
-        try await server.createDatabase("conflict")
-        let store = try await PostgresRegionStore(host: "127.0.0.1", port: server.port, username: server.user, database: "conflict")
         defer { Task { await store.shutdown() } }
         let lines = InMemoryLogHandler.Store()
         let fatal = LockedBox<String?>(nil)
-        // No broker: the partitions' MQTT sessions keep connecting, which this test does not need.
         func member() throws -> ClusterEngine {
-            ClusterEngine(store: store, configuration: ClusterConfiguration(partitions: 2, member: "engine-a", leaseSeconds: 6),
-                          mqtt: try MQTTClientConfiguration(url: "mqtt://127.0.0.1:1"), profile: .responsive, regions: [],
-                          site: "conflict-test", logger: Logger(label: "test") { _ in InMemoryLogHandler(store: lines) },
-                          onFatal: { message in fatal.withLock { $0 = message } })
+            try Self.member(store, partitions: 2, lease: 6, lines: lines, onFatal: { message in fatal.withLock { $0 = message } })
         }
         let first = try member()
         try await first.start()
@@ -80,17 +96,10 @@ struct ClusterMemberConflictTests {
     @Test("A member restarted after a crash (its heartbeat still live) waits at most a lease for its name; its first round only reclaims its own partitions",
           .timeLimit(.minutes(2)))
     func restartAfterCrash() async throws {
-        let server = try PostgresServer()
-        try await server.start()
+        let (server, store) = try await Self.privateStore("restart")
         defer { server.stop() }
-        try await server.createDatabase("restart")
-        let store = try await PostgresRegionStore(host: "127.0.0.1", port: server.port, username: server.user, database: "restart")
         defer { Task { await store.shutdown() } }
-        func member() throws -> ClusterEngine {
-            ClusterEngine(store: store, configuration: ClusterConfiguration(partitions: 4, member: "engine-a", leaseSeconds: 6),
-                          mqtt: try MQTTClientConfiguration(url: "mqtt://127.0.0.1:1"), profile: .responsive, regions: [],
-                          site: "restart-test", logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
-        }
+        func member() throws -> ClusterEngine { try Self.member(store, partitions: 4, lease: 6) }
         // The crashed process: one round (every partition taken), then nothing more, not even a stop.
         let crashed = try member()
         try await crashed.start()
@@ -123,16 +132,11 @@ struct ClusterMemberConflictTests {
     @Test("A member frozen past its heartbeat and replaced, stopped before any round of its own noticed: its stop releases nothing of the new process's",
           .timeLimit(.minutes(2)))
     func stopAfterReplacement() async throws {
-        let server = try PostgresServer()
-        try await server.start()
+        let (server, store) = try await Self.privateStore("replaced")
         defer { server.stop() }
-        try await server.createDatabase("replaced")
-        let store = try await PostgresRegionStore(host: "127.0.0.1", port: server.port, username: server.user, database: "replaced")
         defer { Task { await store.shutdown() } }
         let lines = InMemoryLogHandler.Store()
-        let engine = ClusterEngine(store: store, configuration: ClusterConfiguration(partitions: 2, member: "engine-a", leaseSeconds: 30),
-                                   mqtt: try MQTTClientConfiguration(url: "mqtt://127.0.0.1:1"), profile: .responsive, regions: [],
-                                   site: "replaced-test", logger: Logger(label: "test") { _ in InMemoryLogHandler(store: lines) })
+        let engine = try Self.member(store, partitions: 2, lease: 30, lines: lines)
         try await engine.start()
         try await engine.round()
         #expect(engine.partitions.count == 2 && engine.runsOutputs)
@@ -150,18 +154,13 @@ struct ClusterMemberConflictTests {
     @Test("A member whose start fails after it joined (a stored region that no longer decodes) leaves at once: no live heartbeat shrinks the others' fair share",
           .timeLimit(.minutes(2)))
     func failedStartLeaves() async throws {
-        let server = try PostgresServer()
-        try await server.start()
+        let (server, store) = try await Self.privateStore("failed")
         defer { server.stop() }
-        try await server.createDatabase("failed")
-        let store = try await PostgresRegionStore(host: "127.0.0.1", port: server.port, username: server.user, database: "failed")
         defer { Task { await store.shutdown() } }
         let site = Region.beacon(try BeaconRegion(identifier: "site", uuidString: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0"))
         try await store.ensureRegions([site], at: 1)
         try await store.execute("break the stored region", "UPDATE monitored_region SET definition = '{\"nope\": 1}' WHERE identifier = 'site'")
-        let engine = ClusterEngine(store: store, configuration: ClusterConfiguration(partitions: 2, member: "engine-a", leaseSeconds: 30),
-                                   mqtt: try MQTTClientConfiguration(url: "mqtt://127.0.0.1:1"), profile: .responsive, regions: [site],
-                                   site: "failed-test", logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
+        let engine = try Self.member(store, partitions: 2, lease: 30, regions: [site])
         await #expect(throws: RegionKitError.self) { try await engine.start() }
         #expect(try await store.members().isEmpty, "the member that did not start is still live")
     }
