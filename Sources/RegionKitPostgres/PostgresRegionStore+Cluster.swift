@@ -261,11 +261,6 @@ extension PostgresRegionStore: ClusterStoring {
         }
     }
 
-    public func releaseSingleton(_ name: String, member: String) async throws {
-        try await execute("release the \(name) lease of \(member)",
-                          "UPDATE regionkit_singleton_lease SET expires_at = 0 WHERE name = \(name) AND owner = \(member)")
-    }
-
     public func recordSightings(member: String, total: Int64) async throws {
         try await execute("record the progress of \(member)", "UPDATE regionkit_cluster_member SET sightings = \(total) WHERE member = \(member)")
     }

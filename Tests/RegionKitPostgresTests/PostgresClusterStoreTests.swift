@@ -90,9 +90,9 @@ struct PostgresClusterStoreTests {
         try await Task.sleep(for: .milliseconds(1200))
         #expect(try await store.holdSingleton("outputs", member: "b", ttl: 30) == 2, "expired: b takes it")
         #expect(try await store.holdSingleton("outputs", member: "a", ttl: 30) == nil)
-        try await store.releaseSingleton("outputs", member: "a")   // not a's: nothing
+        #expect(try await store.leave(member: "a", instance: "a", partitions: [], singletons: ["outputs"]))   // not a's: nothing
         #expect(try await store.holdSingleton("outputs", member: "a", ttl: 30) == nil)
-        try await store.releaseSingleton("outputs", member: "b")
+        #expect(try await store.leave(member: "b", instance: "b", partitions: [], singletons: ["outputs"]))
         #expect(try await store.holdSingleton("outputs", member: "a", ttl: 30) == 3, "released: free at once")
         // Bad numbers are typed errors, not a trap or a huge insert.
         await #expect(throws: RegionKitError.self) { try await store.balanceLeases(member: "a", partitions: 0, ttl: 5) }

@@ -68,8 +68,6 @@ public protocol ClusterStoring: RegionStoring {
     /// Takes or renews the lease named `name` that one member at a time holds (the cluster's
     /// outputs: hooks): its epoch while `member` holds it, nil while another member does.
     func holdSingleton(_ name: String, member: String, ttl: Double) async throws -> Int64?
-    /// Gives the named lease up at once, if `member` holds it.
-    func releaseSingleton(_ name: String, member: String) async throws
     /// Every partition's current holder and epoch (`owner` nil or expired: free).
     func leases() async throws -> [(partition: Int, owner: String?, epoch: Int64, expiresIn: Double)]
     /// Members, partition and singleton leases and the partition count, read in one snapshot.

@@ -86,7 +86,6 @@ final class UnleasedClusterStore: InterposingStore, ClusterStoring, @unchecked S
         guard answers else { throw RegionKitError(.storeFailed, "the outputs lease query failed (test)") }
         return grantsSingletons ? 1 : nil
     }
-    func releaseSingleton(_ name: String, member: String) async throws {}
     func leases() async throws -> [(partition: Int, owner: String?, epoch: Int64, expiresIn: Double)] { [] }
     func preparePartitions(_ count: Int, member: String?, deciding: @escaping @Sendable (String) -> [Int]) async throws {}
     func ensureRegions(_ regions: [Region], at time: Double) async throws {}
