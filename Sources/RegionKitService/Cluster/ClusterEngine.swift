@@ -58,9 +58,6 @@ public final class ClusterEngine: Sendable {
     /// Partitions whose writer was fenced: stopped at the next round.
     private let fenced = LockedBox<Set<Int>>([])
     private let stopping = LockedBox(false)
-    /// Set when the store refused this member (``RegionKitError/Code/clusterConflict``): its name
-    /// may be another process's now, so the stop releases nothing under it.
-    private let conflicted = LockedBox<String?>(nil)
     /// The name's previous heartbeat had expired when this process joined (a restart after a
     /// crash): the first lease round only reclaims, as after an outage.
     private let joinedAway = LockedBox(false)
@@ -262,9 +259,9 @@ public final class ClusterEngine: Sendable {
 
     /// The store refused this member for good: stops every partition without writing (their
     /// leases are the other process's or expired: the writes would be fenced) and the outputs,
-    /// then tells ``onFatal``. Nothing is released under the member's name.
+    /// then tells ``onFatal``. The stop that follows releases nothing under a name another process
+    /// holds now (``stop(reason:)`` hands back only while the name is this process's).
     func conflict(_ message: String) async {
-        conflicted.withLock { $0 = $0 ?? message }
         logger.critical("the store refused this member: stopping", metadata: ["error": "\(message)"])
         await expiring.withLock {
             let all = self.workers.withLock { workers in defer { workers.removeAll() }; return workers }
@@ -358,15 +355,8 @@ public final class ClusterEngine: Sendable {
         try await rounds.withLock {
             guard !self.stopping.withLock({ $0 }) else { return false }
             let started = ContinuousClock.now
-            let round: LeaseRound
-            do {
-                round = try await self.store.balanceLeases(member: self.member, instance: self.instance, partitions: self.configuration.partitionCount,
+            let round = try await self.store.balanceLeases(member: self.member, instance: self.instance, partitions: self.configuration.partitionCount,
                                                            ttl: self.configuration.leaseDuration, reclaimOnly: reclaimOnly)
-            } catch let error as RegionKitError where error.code == .clusterConflict {
-                // Marked before the lock is let go: a stop waiting for it releases nothing then.
-                self.conflicted.withLock { $0 = $0 ?? error.message }
-                throw error
-            }
             self.renewedAt.withLock { $0 = started }
             let renewed = ContinuousClock.now
             // The outputs lease next, before the partitions' work (hand-overs, takes) that can
@@ -511,21 +501,16 @@ public final class ClusterEngine: Sendable {
             }
             let released = all.values.map(\.lease).sorted()
             await self.stopOutputs(reason: "stopping")
-            if let conflict = self.conflicted.withLock({ $0 }) {
-                // The name may be another live process's: its leases and heartbeat are not ours to end.
-                self.logger.warning("leases left to expire: the store refused this member", metadata: ["error": "\(conflict)"])
-            } else {
-                do {
-                    // Only while the name is still this process's (checked in the same transaction):
-                    // one frozen past its heartbeat may have been replaced without a round noticing.
-                    if try await self.store.leave(member: self.member, instance: self.instance, partitions: released, singletons: [Self.outputsLease]) {
-                        if !released.isEmpty { self.logger.info("partitions handed back", metadata: ["partitions": "\(released.map(\.partition))"]) }
-                    } else {
-                        self.logger.warning("leases left to expire: another process holds this member's name now")
-                    }
-                } catch {
-                    self.logger.error("cannot release the leases (they expire on their own)", metadata: ["error": "\((error as? RegionKitError)?.message ?? "\(error)")"])
+            do {
+                // Only while the name is still this process's (checked in the same transaction): one
+                // frozen past its heartbeat may have been replaced, noticed by a round or not.
+                if try await self.store.leave(member: self.member, instance: self.instance, partitions: released, singletons: [Self.outputsLease]) {
+                    if !released.isEmpty { self.logger.info("partitions handed back", metadata: ["partitions": "\(released.map(\.partition))"]) }
+                } else {
+                    self.logger.warning("leases left to expire: another process holds this member's name now")
                 }
+            } catch {
+                self.logger.error("cannot release the leases (they expire on their own)", metadata: ["error": "\((error as? RegionKitError)?.message ?? "\(error)")"])
             }
             do {
                 try await self.log("processStopped", reason: "member \(self.member): \(reason)")
