@@ -57,7 +57,7 @@ extension PostgresRegionStore: ClusterStoring {
             // Under the lock of the lease rounds: two processes joining with one name are serialised.
             try await connection.query("SELECT pg_advisory_xact_lock(\(Self.clusterLock))", logger: logger)
             let now = try await Self.now(connection, logger)
-            let heartbeat = try await Self.claimMember(member, instance: instance, now: now, store: description, connection, logger)
+            let heartbeat = try await Self.checkMember(member, instance: instance, now: now, store: description, connection, logger)
             // In the same transaction: a refusal leaves no heartbeat behind (a member that keeps
             // being refused would otherwise count as live and shrink everyone's fair share), and
             // members starting together with one new count are serialised (the first re-partitions).
@@ -102,10 +102,11 @@ extension PostgresRegionStore: ClusterStoring {
         }
     }
 
-    /// Makes `instance` the holder of the member name (under the cluster lock), unless another
-    /// instance holds it with a live heartbeat (``RegionKitError/Code/clusterConflict``). Returns
-    /// when the member's heartbeat expires (nil: no such member).
-    static func claimMember(_ member: String, instance: String, now: Double, store: String,
+    /// Checks (under the cluster lock) that `instance` may hold the member name: refused with
+    /// ``RegionKitError/Code/clusterConflict`` while another instance holds it with a live
+    /// heartbeat. Returns when the member's heartbeat expires (nil: no such member). The caller's
+    /// upsert of the member row then records `instance`.
+    static func checkMember(_ member: String, instance: String, now: Double, store: String,
                             _ connection: PostgresConnection, _ logger: Logger) async throws -> Double? {
         var found: (expiresAt: Double, holder: String?)?
         for try await (expiresAt, holder) in try await connection.query(
@@ -121,9 +122,6 @@ extension PostgresRegionStore: ClusterStoring {
                     replaced after its heartbeat expired (it was frozen); every member of a cluster needs its own name (cluster: {member: ...})
                     """)
             }
-        }
-        if found.holder != instance {
-            try await connection.query("UPDATE regionkit_cluster_member SET instance = \(instance) WHERE member = \(member)", logger: logger)
         }
         return found.expiresAt
     }
@@ -171,12 +169,12 @@ extension PostgresRegionStore: ClusterStoring {
             }
             // A member whose own heartbeat expired was away (the store unreachable, or the member
             // stalled): this round reclaims, as if asked to.
-            let heartbeat = try await Self.claimMember(member, instance: instance, now: now, store: description, connection, logger)
+            let heartbeat = try await Self.checkMember(member, instance: instance, now: now, store: description, connection, logger)
             let away = heartbeat.map { $0 <= now } ?? false
             let reclaimOnly = reclaimOnly || away
             try await connection.query("""
                 INSERT INTO regionkit_cluster_member (member, expires_at, instance) VALUES (\(member), \(expires), \(instance))
-                ON CONFLICT (member) DO UPDATE SET expires_at = EXCLUDED.expires_at
+                ON CONFLICT (member) DO UPDATE SET expires_at = EXCLUDED.expires_at, instance = EXCLUDED.instance
                 """, logger: logger)
             // Members gone for a minute are forgotten (their leases expired long before).
             try await connection.query("DELETE FROM regionkit_cluster_member WHERE expires_at < \(now - 60)", logger: logger)

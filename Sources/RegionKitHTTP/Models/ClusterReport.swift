@@ -5,7 +5,7 @@ import RegionKitStore
 /// outputs, with their fencing epochs. Expiries are seconds from now on the store's clock.
 ///
 /// ```swift
-/// let report = ClusterReport(member: engine.member, instance: engine.instance, status: try await store.clusterStatus())
+/// let report = ClusterReport(member: engine.member, instance: engine.instance, partitionCount: 16, status: try await store.clusterStatus())
 /// ```
 public struct ClusterReport: Codable, Hashable, Sendable {
     public struct Member: Codable, Hashable, Sendable {
@@ -46,8 +46,8 @@ public struct ClusterReport: Codable, Hashable, Sendable {
     public init(member: String, instance: String, partitionCount: Int, status: ClusterStatus) {
         self.member = member
         self.instance = instance
-        self.partitionCount = status.partitionCount ?? partitionCount
         let count = status.partitionCount ?? partitionCount
+        self.partitionCount = count
         let rows = Dictionary(status.partitions.compactMap { lease in Int(lease.name).map { ($0, lease) } }, uniquingKeysWith: { first, _ in first })
         // Every partition of the count, a lease row or not (rows are made by the first lease round
         // after a start or a larger count): one never held has no owner and expiresIn 0.
