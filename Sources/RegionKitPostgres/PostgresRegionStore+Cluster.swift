@@ -44,7 +44,7 @@ extension PostgresRegionStore: ClusterStoring {
     }
 
     @discardableResult
-    public func join(member: String, instance: String, ttl: Double, preparing partitions: Int?,
+    public func join(member: String, instance: String, regions: String?, ttl: Double, preparing partitions: Int?,
                      deciding: @escaping @Sendable (_ region: String) -> [Int]) async throws -> Bool {
         guard ttl.isFinite, ttl > 0, ttl <= 3600 else {
             throw RegionKitError(.invalidArgument, "cluster: a lease of \(ttl) s is not in (0, 3600]")
@@ -66,8 +66,8 @@ extension PostgresRegionStore: ClusterStoring {
             }
             // Live from now on, so that the name is this process's until its rounds stop.
             try await connection.query("""
-                INSERT INTO regionkit_cluster_member (member, expires_at, instance) VALUES (\(member), \(now + ttl), \(instance))
-                ON CONFLICT (member) DO UPDATE SET instance = EXCLUDED.instance,
+                INSERT INTO regionkit_cluster_member (member, expires_at, instance, regions) VALUES (\(member), \(now + ttl), \(instance), \(regions))
+                ON CONFLICT (member) DO UPDATE SET instance = EXCLUDED.instance, regions = EXCLUDED.regions,
                     expires_at = GREATEST(regionkit_cluster_member.expires_at, EXCLUDED.expires_at)
                 """, logger: logger)
             return heartbeat.map { $0 <= now } ?? false
@@ -142,7 +142,8 @@ extension PostgresRegionStore: ClusterStoring {
             """, logger: logger)
     }
 
-    public func balanceLeases(member: String, instance: String, partitions: Int, ttl: Double, reclaimOnly: Bool) async throws -> LeaseRound {
+    public func balanceLeases(member: String, instance: String, regions: String?, partitions: Int, ttl: Double,
+                              reclaimOnly: Bool) async throws -> LeaseRound {
         guard partitions >= 1, partitions <= 65_536 else {
             throw RegionKitError(.invalidArgument, "cluster: \(partitions) partitions is not in 1…65536")
         }
@@ -173,8 +174,8 @@ extension PostgresRegionStore: ClusterStoring {
             let away = heartbeat.map { $0 <= now } ?? false
             let reclaimOnly = reclaimOnly || away
             try await connection.query("""
-                INSERT INTO regionkit_cluster_member (member, expires_at, instance) VALUES (\(member), \(expires), \(instance))
-                ON CONFLICT (member) DO UPDATE SET expires_at = EXCLUDED.expires_at, instance = EXCLUDED.instance
+                INSERT INTO regionkit_cluster_member (member, expires_at, instance, regions) VALUES (\(member), \(expires), \(instance), \(regions))
+                ON CONFLICT (member) DO UPDATE SET expires_at = EXCLUDED.expires_at, instance = EXCLUDED.instance, regions = EXCLUDED.regions
                 """, logger: logger)
             // Members gone for a minute are forgotten (their leases expired long before).
             try await connection.query("DELETE FROM regionkit_cluster_member WHERE expires_at < \(now - 60)", logger: logger)
@@ -182,11 +183,15 @@ extension PostgresRegionStore: ClusterStoring {
                 INSERT INTO regionkit_partition_lease (partition) SELECT generate_series(0, \(count - 1))
                 ON CONFLICT (partition) DO NOTHING
                 """, logger: logger)
-            var live: Int64 = 1
-            for try await value in try await connection.query(
-                "SELECT COUNT(*) FROM regionkit_cluster_member WHERE expires_at > \(now)", logger: logger).decode(Int64.self) {
-                live = max(1, value)
+            // The live members, with the region definitions each recorded.
+            var live: Int64 = 0
+            var definitions: [String: String] = [:]
+            for try await (name, digest) in try await connection.query(
+                "SELECT member, regions FROM regionkit_cluster_member WHERE expires_at > \(now)", logger: logger).decode((String, String?).self) {
+                live += 1
+                if let digest { definitions[name] = digest }
             }
+            live = max(1, live)
             let fair = (count + live - 1) / live
             var held: [PartitionLease] = []
             for try await (partition, epoch) in try await connection.query("""
@@ -209,7 +214,8 @@ extension PostgresRegionStore: ClusterStoring {
                     taken.append(PartitionLease(partition: Int(partition), epoch: epoch))
                 }
                 let all = (held + taken).sorted()
-                return LeaseRound(held: all, taken: taken.sorted(), surplus: 0, liveMembers: Int(live), reclaimed: true)
+                return LeaseRound(held: all, taken: taken.sorted(), surplus: 0, liveMembers: Int(live), reclaimed: true,
+                                  regionDefinitions: definitions)
             }
             let wanted = fair - Int64(held.count)
             if wanted > 0 {
@@ -225,7 +231,8 @@ extension PostgresRegionStore: ClusterStoring {
                 }
             }
             let all = (held + taken).sorted()
-            return LeaseRound(held: all, taken: taken.sorted(), surplus: max(0, all.count - Int(fair)), liveMembers: Int(live))
+            return LeaseRound(held: all, taken: taken.sorted(), surplus: max(0, all.count - Int(fair)), liveMembers: Int(live),
+                              regionDefinitions: definitions)
         }
     }
 
@@ -288,10 +295,11 @@ extension PostgresRegionStore: ClusterStoring {
             let now = try await Self.now(connection, logger)
             let count = try await Self.recordedPartitions(connection, logger)
             var members: [ClusterStatus.Member] = []
-            for try await (member, instance, expiresAt, sightings) in try await connection.query(
-                "SELECT member, instance, expires_at, sightings FROM regionkit_cluster_member ORDER BY member", logger: logger
-            ).decode((String, String?, Double, Int64).self) {
-                members.append(ClusterStatus.Member(member: member, instance: instance, expiresIn: expiresAt - now, sightings: sightings))
+            for try await (member, instance, expiresAt, sightings, regions) in try await connection.query(
+                "SELECT member, instance, expires_at, sightings, regions FROM regionkit_cluster_member ORDER BY member", logger: logger
+            ).decode((String, String?, Double, Int64, String?).self) {
+                members.append(ClusterStatus.Member(member: member, instance: instance, expiresIn: expiresAt - now, sightings: sightings,
+                                                    regions: regions))
             }
             var partitions: [ClusterStatus.Lease] = []
             for try await (partition, owner, epoch, expiresAt) in try await connection.query(

@@ -33,13 +33,13 @@ import RegionKitStore
 /// ```
 public final class PostgresRegionStore: RegionStoring, CustomStringConvertible {
     /// The current schema version (recorded in `regionkit_schema`).
-    public static let schemaVersion: Int64 = 4
+    public static let schemaVersion: Int64 = 5
     /// Advisory lock keys (one namespace, "RK" in ASCII, then the use).
     static let migrationLock: Int64 = 0x524B_0001
     static let appendLock: Int64 = 0x524B_0002
     /// The session lock one daemon holds on the whole store (``acquireDaemonLock(holder:onLost:)``).
     static let daemonLock: Int64 = 0x524B_0003
-    /// Serialises cluster lease rounds and region registration (``balanceLeases(member:instance:partitions:ttl:reclaimOnly:)``).
+    /// Serialises cluster lease rounds and region registration (``balanceLeases(member:instance:regions:partitions:ttl:reclaimOnly:)``).
     static let clusterLock: Int64 = 0x524B_0004
     /// With `hashtext(region)`: serialises contributions to one region (two-key advisory lock, int4 each).
     static let regionLockClass: Int32 = 0x524B_0005
@@ -158,6 +158,11 @@ public final class PostgresRegionStore: RegionStoring, CustomStringConvertible {
                 }
                 try await connection.query("INSERT INTO regionkit_schema (version) VALUES (\(Int64(4)))", logger: logger)
             }
+            if version < 5 {
+                // Cluster mode: each member's region definitions (their digest).
+                try await connection.query(PostgresQuery(unsafeSQL: Self.schemaV5), logger: logger)
+                try await connection.query("INSERT INTO regionkit_schema (version) VALUES (\(Int64(5)))", logger: logger)
+            }
         }
     }
 
@@ -209,6 +214,10 @@ public final class PostgresRegionStore: RegionStoring, CustomStringConvertible {
             partitions bigint NOT NULL)
         """,
     ]
+
+    /// Version 5: the digest of each member's configured region definitions
+    /// (``RegionDefinitions/digest(of:)``; null: not recorded), so members running different ones are seen.
+    static let schemaV5 = "ALTER TABLE regionkit_cluster_member ADD COLUMN regions text"
 
     /// The SQLite store's tables (same names and columns), in PostgreSQL's types.
     static let schemaV1 = [

@@ -208,6 +208,15 @@ struct ClusterHTTPDaemonTests {
         try browser.screenshot(to: DashboardBrowserTests.screenshots + "/dashboard-cluster.png")
         _ = try browser.script("document.querySelector('#cluster-card').scrollIntoView(); return true;")
         try browser.screenshot(to: DashboardBrowserTests.screenshots + "/dashboard-cluster-card.png")
+        #expect(try browser.script("return document.querySelector('#cluster-definitions').hidden;") as? Bool == true, "one member, one configuration")
+        // Another member joins with other region definitions (a rolling restart under way): the
+        // card names both with their digests, and member-a's log names the other one.
+        try await store.join(member: "member-x", instance: "x", regions: "1 region 000000000000000e", ttl: 60, preparing: nil, deciding: { _ in [] })
+        try browser.wait(for: "!document.querySelector('#cluster-definitions').hidden", timeout: 20)
+        let definitions = try browser.script("return document.querySelector('#cluster-definitions').textContent;") as? String ?? ""
+        #expect(definitions.contains("member-x (1 region 000000000000000e)") && definitions.contains("member-a (\(Self.beacons + 1) regions "), "\(definitions)")
+        let named = await waitUntil(timeout: 20) { daemon.stderr.contains("live members run other region definitions") }
+        #expect(named && daemon.stderr.contains("member-x: 1 region 000000000000000e"), "\(daemon.stderr.suffix(2000))")
         heard.cancel()
         await publisher.shutdown()
         #expect(daemon.process.isRunning, "\(daemon.stderr.suffix(2000))")

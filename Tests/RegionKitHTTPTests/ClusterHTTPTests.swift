@@ -209,7 +209,12 @@ struct ClusterHTTPTests {
             }, "\(cluster.text)")
             // Exactly the keys /openapi.yaml documents (its objects allow no others).
             #expect(Set(cluster.json.keys) == ["member", "instance", "partitionCount", "members", "partitions", "outputs"])
-            #expect(members.allSatisfy { Set($0.keys) == ["member", "instance", "live", "expiresIn", "sightings", "partitions"] }, "\(cluster.text)")
+            // engine-a records its region definitions' digest; "other" (rounds run by the test) none.
+            let memberKeys: Set<String> = ["member", "instance", "live", "expiresIn", "sightings", "partitions"]
+            #expect(members.allSatisfy { Set($0.keys) == ($0["member"] as? String == "engine-a" ? memberKeys.union(["regions"]) : memberKeys) },
+                    "\(cluster.text)")
+            #expect(engineA?["regions"] as? String == engine.regionDefinitions && engine.regionDefinitions?.hasPrefix("4 regions ") == true,
+                    "\(cluster.text)")
             #expect(partitionLeases.allSatisfy { Set($0.keys) == ["partition", "owner", "epoch", "live", "expiresIn"] }, "\(cluster.text)")
             let outputs = cluster.json["outputs"] as? [String: Any]
             #expect(outputs.map { Set($0.keys) == ["owner", "epoch", "live", "expiresIn"] } == true, "\(cluster.text)")
@@ -231,6 +236,7 @@ struct ClusterHTTPTests {
             let lines = Set(metrics.split(separator: "\n").map(String.init))
             #expect(!lines.isDisjoint(with: ["regionkit_cluster_members_live 2.0", "regionkit_cluster_members_live 2"]), "\(metrics)")
             #expect(!lines.isDisjoint(with: ["regionkit_cluster_partitions_unheld 0.0", "regionkit_cluster_partitions_unheld 0"]), "\(metrics)")
+            #expect(!lines.isDisjoint(with: ["regionkit_cluster_region_definitions 1.0", "regionkit_cluster_region_definitions 1"]), "\(metrics)")
             #expect(metrics.contains(#"regionkit_events_total{type="didDetermineState"}"#))
             #expect(!metrics.contains("regionkit_persistence_failures_total"), "not counted in cluster mode")
             let events = try await client.request("GET", "/v1/events?type=didDetermineState").json["events"] as? [[String: Any]] ?? []

@@ -570,4 +570,35 @@ struct PostgresClusterStoreTests {
         #expect(try await store.clusterStatus().partitionCount == 4)
         #expect(try await store.members().map(\.member) == ["e1", "e2"])
     }
+
+    @Test("Each member's region definitions are recorded with its heartbeat: a lease round reports every live member's, the cluster status shows them, and a member that left or whose heartbeat expired is not reported",
+          .timeLimit(.minutes(2)))
+    func regionDefinitions() async throws {
+        let server = try PostgresServer()
+        try await server.start()
+        defer { server.stop() }
+        try await server.createDatabase("definitions")
+        let store = try await Self.open(server, "definitions")
+        defer { Task { await store.shutdown() } }
+        try await store.join(member: "a", instance: "a", regions: "1 region 00000000000000aa", ttl: 30, preparing: 4, deciding: { _ in [] })
+        try await store.join(member: "b", instance: "b", regions: "1 region 00000000000000bb", ttl: 30, preparing: 4, deciding: { _ in [] })
+        // A member that records none (a tool) is live but not listed.
+        try await store.join(member: "t", instance: "t", ttl: 30)
+        let first = try await store.balanceLeases(member: "a", instance: "a", regions: "1 region 00000000000000aa", partitions: 4, ttl: 30, reclaimOnly: false)
+        #expect(first.regionDefinitions == ["a": "1 region 00000000000000aa", "b": "1 region 00000000000000bb"], "\(first.regionDefinitions)")
+        #expect(first.liveMembers == 3)
+        let status = try await store.clusterStatus()
+        #expect(status.members.map { "\($0.member)=\($0.regions ?? "-")" } == ["a=1 region 00000000000000aa", "b=1 region 00000000000000bb", "t=-"])
+        // b restarts with a's definitions (a new process under its name: its round records them).
+        try await store.leave(member: "b", instance: "b", partitions: [], singletons: [])
+        #expect(try await store.balanceLeases(member: "a", instance: "a", regions: "1 region 00000000000000aa", partitions: 4, ttl: 30, reclaimOnly: false)
+            .regionDefinitions == ["a": "1 region 00000000000000aa"], "b left")
+        _ = try await store.balanceLeases(member: "b", instance: "b2", regions: "1 region 00000000000000aa", partitions: 4, ttl: 0.5, reclaimOnly: false)
+        #expect(try await store.balanceLeases(member: "a", instance: "a", regions: "1 region 00000000000000aa", partitions: 4, ttl: 30, reclaimOnly: false)
+            .regionDefinitions == ["a": "1 region 00000000000000aa", "b": "1 region 00000000000000aa"])
+        // b's heartbeat expires: not reported any more.
+        try await Task.sleep(for: .milliseconds(800))
+        #expect(try await store.balanceLeases(member: "a", instance: "a", regions: "1 region 00000000000000aa", partitions: 4, ttl: 30, reclaimOnly: false)
+            .regionDefinitions == ["a": "1 region 00000000000000aa"], "b's heartbeat expired")
+    }
 }

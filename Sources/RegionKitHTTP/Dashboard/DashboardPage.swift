@@ -43,6 +43,7 @@ enum DashboardPage {
       <tbody></tbody>
     </table>
     <p id="cluster-summary" class="muted small"></p>
+    <p id="cluster-definitions" class="warning small" hidden></p>
   </section>
 
   <section class="card wide" id="timeline-card">

@@ -280,6 +280,15 @@ async function showCluster() {
     el("td", {}, m.live ? "live (" + m.expiresIn.toFixed(1) + " s left)" : "gone"),
     el("td", { "data-partitions": m.partitions.join(",") }, m.partitions.length ? m.partitions.join(", ") : "none"),
     el("td", {}, String(m.sightings)))));
+  // Live members running other region definitions decide their regions by those (a rolling
+  // restart under way, or a member left on an old configuration): named, with each digest.
+  const live = cluster.members.filter((m) => m.live && m.regions);
+  const definitions = new Set(live.map((m) => m.regions));
+  const warning = $("#cluster-definitions");
+  warning.hidden = definitions.size < 2;
+  warning.textContent = definitions.size < 2 ? "" : "Members run different region definitions: " +
+    live.map((m) => m.member + " (" + m.regions + ")").join(", ") +
+    ". Each decides its partitions' regions by its own until every member runs one configuration.";
   const free = cluster.partitions.filter((p) => !p.live).map((p) => p.partition);
   $("#cluster-summary").textContent = cluster.partitionCount + " partitions, " +
     (free.length ? "free now: " + free.join(", ") : "every one held") + "; " +

@@ -56,6 +56,7 @@ table.cluster { width: 100%; border-collapse: collapse; font-size: .9rem; }
 table.cluster th, table.cluster td { text-align: left; padding: .3rem .5rem; border-bottom: 1px solid var(--line); vertical-align: top; }
 table.cluster tr.gone td { color: var(--muted); }
 table.cluster.stale td { color: var(--muted); font-style: italic; }
+p.warning { color: var(--unknown); }
 .swatch { display: inline-block; width: .7rem; height: .18rem; vertical-align: middle; margin-right: .25rem; }
 .filters { display: flex; gap: .5rem; flex-wrap: wrap; }
 select, input { font: inherit; color: var(--ink); background: var(--card); border: 1px solid var(--line); border-radius: 8px; padding: .4rem .55rem; }

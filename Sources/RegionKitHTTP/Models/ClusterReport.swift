@@ -19,6 +19,9 @@ public struct ClusterReport: Codable, Hashable, Sendable {
         public var sightings: Int64
         /// The partitions it holds now.
         public var partitions: [Int]
+        /// The digest of its configured region definitions (``RegionDefinitions/digest(of:)``):
+        /// live members with different ones decide their regions by different definitions.
+        public var regions: String?
     }
 
     public struct Lease: Codable, Hashable, Sendable {
@@ -43,6 +46,12 @@ public struct ClusterReport: Codable, Hashable, Sendable {
     /// The holder of the outputs (hooks, MQTT events); null before any member took them.
     public var outputs: Lease?
 
+    /// How many different region definitions the live members run (1 when they agree; 0 when
+    /// none recorded any).
+    public var regionDefinitionsInUse: Int {
+        Set(members.filter(\.live).compactMap(\.regions)).count
+    }
+
     public init(member: String, instance: String, partitionCount: Int, status: ClusterStatus) {
         self.member = member
         self.instance = instance
@@ -59,7 +68,7 @@ public struct ClusterReport: Codable, Hashable, Sendable {
         let held = Dictionary(grouping: partitions.filter(\.live), by: { $0.owner ?? "" }).mapValues { $0.compactMap(\.partition) }
         members = status.members.map {
             Member(member: $0.member, instance: $0.instance, live: $0.live, expiresIn: $0.expiresIn, sightings: $0.sightings,
-                   partitions: held[$0.member] ?? [])
+                   partitions: held[$0.member] ?? [], regions: $0.regions)
         }
         outputs = status.singletons.first { $0.name == ClusterStatus.outputsLease }.map {
             Lease(partition: nil, owner: $0.owner, epoch: $0.epoch, live: $0.live, expiresIn: $0.expiresIn)

@@ -194,6 +194,7 @@ paths:
                         expiresIn: {type: number}
                         sightings: {type: integer}
                         partitions: {type: array, items: {type: integer}}
+                        regions: {type: string, description: "The digest of its configured region definitions (their count and a hash): live members with different ones decide their partitions' regions by different definitions (a rolling restart under way)"}
                   partitions: {type: array, items: {$ref: "#/components/schemas/Lease"}}
                   outputs: {$ref: "#/components/schemas/Lease"}
         "401": {$ref: "#/components/responses/Problem"}

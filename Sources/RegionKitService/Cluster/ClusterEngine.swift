@@ -44,6 +44,9 @@ public final class ClusterEngine: Sendable {
     /// This process among the members (host, pid and a random part): the store refuses a second
     /// process under the same member name while this one's heartbeat is live.
     public let instance: String
+    /// The digest of this member's configured region definitions (``RegionDefinitions/digest(of:)``),
+    /// recorded with its heartbeat: members running other definitions are named in the log.
+    public let regionDefinitions: String?
     public let configuration: ClusterConfiguration
     let store: any ClusterStoring
     let mqtt: MQTTClientConfiguration
@@ -63,6 +66,8 @@ public final class ClusterEngine: Sendable {
     private let joinedAway = LockedBox(false)
     /// Sightings of partitions this member no longer runs.
     private let earlierSightings = LockedBox(0)
+    /// The live members whose region definitions differ from this one's, as last logged.
+    private let differingMembers = LockedBox<[String: String]>([:])
     /// The outputs (hooks' runner, MQTT events publisher) while this member holds the "outputs" lease.
     private let outputs = LockedBox<Outputs?>(nil)
     /// The lease whose holder runs the cluster's outputs: the hooks and the MQTT events topic.
@@ -113,6 +118,7 @@ public final class ClusterEngine: Sendable {
         self.mqtt = mqtt
         self.profile = profile
         self.regions = regions
+        regionDefinitions = try? RegionDefinitions.digest(of: regions)
         self.hooks = hooks
         self.site = site
         self.publishEvents = publishEvents
@@ -209,7 +215,7 @@ public final class ClusterEngine: Sendable {
         var waiting = false
         while true {
             do {
-                let away = try await store.join(member: member, instance: instance, ttl: configuration.leaseDuration,
+                let away = try await store.join(member: member, instance: instance, regions: regionDefinitions, ttl: configuration.leaseDuration,
                                                 preparing: count, deciding: deciding)
                 joinedAway.withLock { $0 = away }
                 return
@@ -349,15 +355,40 @@ public final class ClusterEngine: Sendable {
         await stopOutputs(reason: reason)
     }
 
+    /// Logs, when it changes, which live members run region definitions other than this
+    /// member's (`definitions`: a lease round's, by member). During a rolling restart that is
+    /// expected for a round or two; a member left on another configuration decides its
+    /// partitions' regions by other definitions for as long as it runs, and the stored regions
+    /// are those of the member that started last.
+    func compareRegionDefinitions(_ definitions: [String: String]) {
+        guard let own = regionDefinitions else { return }
+        let differing = definitions.filter { $0.key != member && $0.value != own }
+        let previous = differingMembers.withLock { known in defer { known = differing }; return known }
+        guard differing != previous else { return }
+        if differing.isEmpty {
+            logger.notice("every live member runs this member's region definitions again", metadata: ["regions": "\(own)"])
+        } else {
+            logger.warning("""
+                live members run other region definitions: they decide their partitions' regions by those until every member \
+                runs one configuration (finish the rolling restart)
+                """, metadata: [
+                    "regions": "\(own)",
+                    "differing": "\(differing.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: ", "))",
+                ])
+        }
+    }
+
     /// One lease round; true when it only reclaimed this member's own partitions.
     @discardableResult
     func round(reclaimOnly: Bool = false) async throws -> Bool {
         try await rounds.withLock {
             guard !self.stopping.withLock({ $0 }) else { return false }
             let started = ContinuousClock.now
-            let round = try await self.store.balanceLeases(member: self.member, instance: self.instance, partitions: self.configuration.partitionCount,
+            let round = try await self.store.balanceLeases(member: self.member, instance: self.instance, regions: self.regionDefinitions,
+                                                           partitions: self.configuration.partitionCount,
                                                            ttl: self.configuration.leaseDuration, reclaimOnly: reclaimOnly)
             self.renewedAt.withLock { $0 = started }
+            self.compareRegionDefinitions(round.regionDefinitions)
             let renewed = ContinuousClock.now
             // The outputs lease next, before the partitions' work (hand-overs, takes) that can
             // take seconds or fail half-way: renewed at the end, it could lapse meanwhile. Its

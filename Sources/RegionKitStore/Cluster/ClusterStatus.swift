@@ -19,12 +19,16 @@ public struct ClusterStatus: Hashable, Sendable {
         public var expiresIn: Double
         /// Sightings the member's partitions ingested since it started (its last report).
         public var sightings: Int64
+        /// The digest of its configured region definitions (``RegionDefinitions/digest(of:)``);
+        /// nil when it recorded none (a tool, or a version before it was recorded).
+        public var regions: String?
 
-        public init(member: String, instance: String?, expiresIn: Double, sightings: Int64) {
+        public init(member: String, instance: String?, expiresIn: Double, sightings: Int64, regions: String? = nil) {
             self.member = member
             self.instance = instance
             self.expiresIn = expiresIn
             self.sightings = sightings
+            self.regions = regions
         }
 
         public var live: Bool { expiresIn > 0 }

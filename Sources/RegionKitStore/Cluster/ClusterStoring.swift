@@ -6,8 +6,9 @@ import RegionKitCore
 /// however many engines contribute, every change of a region's merged state is logged once.
 ///
 /// ```swift
-/// try await store.join(member: "engine-a", instance: "gw-1 pid 4242", ttl: 5, preparing: 16, deciding: { _ in Array(0..<16) })
-/// let round = try await store.balanceLeases(member: "engine-a", instance: "gw-1 pid 4242", partitions: 16, ttl: 5, reclaimOnly: false)
+/// let digest = try RegionDefinitions.digest(of: regions)
+/// try await store.join(member: "engine-a", instance: "gw-1 pid 4242", regions: digest, ttl: 5, preparing: 16, deciding: { _ in Array(0..<16) })
+/// let round = try await store.balanceLeases(member: "engine-a", instance: "gw-1 pid 4242", regions: digest, partitions: 16, ttl: 5, reclaimOnly: false)
 /// let outcome = try await store.applyContribution(region: "lobby", lease: round.held[0], member: "engine-a",
 ///                                                state: .inside, since: now, time: now) { previous, merged, since in
 ///     [ClusterEventRow(time: now, type: "didDetermineState", region: "lobby", state: merged.rawValue, reason: nil, json: "{}", hooks: [])]
@@ -35,13 +36,17 @@ public protocol ClusterStoring: RegionStoring {
     /// The heartbeat is live for `ttl` from the call (kept if later), so the name is this
     /// process's until its rounds stop. Returns whether the name's previous heartbeat had expired
     /// (the member was away, e.g. a restart after a crash): its first lease round should then only
-    /// reclaim (``balanceLeases(member:instance:partitions:ttl:reclaimOnly:)``).
+    /// reclaim (``balanceLeases(member:instance:regions:partitions:ttl:reclaimOnly:)``).
     ///
     /// With `partitions`, it also prepares them as ``preparePartitions(_:member:deciding:)`` does,
     /// in the same transaction: a refusal leaves no heartbeat behind, and members starting
     /// together are serialised.
+    ///
+    /// `regions`: the digest of the member's configured region definitions
+    /// (``RegionDefinitions/digest(of:)``), recorded with its heartbeat; the lease rounds report
+    /// every live member's (``LeaseRound/regionDefinitions``).
     @discardableResult
-    func join(member: String, instance: String, ttl: Double, preparing partitions: Int?,
+    func join(member: String, instance: String, regions: String?, ttl: Double, preparing partitions: Int?,
               deciding: @escaping @Sendable (_ region: String) -> [Int]) async throws -> Bool
     /// Renews the member's unexpired leases and takes free or expired partitions up to its fair
     /// share, `ceil(partitions / live members)`; see ``LeaseRound``. Rounds are serialised across members.
@@ -54,10 +59,13 @@ public protocol ClusterStoring: RegionStoring {
     /// ordinary rounds after that balance what is left.
     ///
     /// Throws ``RegionKitError/Code/clusterConflict`` when another `instance` holds the name with
-    /// a live heartbeat (see ``join(member:instance:ttl:)``; a name whose heartbeat expired passes
+    /// a live heartbeat (see ``join(member:instance:regions:ttl:preparing:deciding:)``; a name whose heartbeat expired passes
     /// to `instance`), or when the cluster was prepared for another partition count
     /// (``preparePartitions(_:)``): members disagreeing on it hash beacons to different partitions.
-    func balanceLeases(member: String, instance: String, partitions: Int, ttl: Double, reclaimOnly: Bool) async throws -> LeaseRound
+    ///
+    /// `regions`: the digest of the member's region definitions, recorded with its heartbeat (as
+    /// by ``join(member:instance:regions:ttl:preparing:deciding:)``).
+    func balanceLeases(member: String, instance: String, regions: String?, partitions: Int, ttl: Double, reclaimOnly: Bool) async throws -> LeaseRound
     /// Hands partitions back at once (their leases expire now), if `member` still holds them.
     func releaseLeases(member: String, partitions: [Int]) async throws
     /// Records how many sightings `member` has ingested since it started (its progress, for
@@ -106,10 +114,23 @@ public protocol ClusterStoring: RegionStoring {
 
 extension ClusterStoring {
     /// Claims the member name for `instance` without preparing the partitions (see
-    /// ``join(member:instance:ttl:preparing:deciding:)``).
+    /// ``join(member:instance:regions:ttl:preparing:deciding:)``).
     @discardableResult
     public func join(member: String, instance: String, ttl: Double) async throws -> Bool {
-        try await join(member: member, instance: instance, ttl: ttl, preparing: nil, deciding: { _ in [] })
+        try await join(member: member, instance: instance, regions: nil, ttl: ttl, preparing: nil, deciding: { _ in [] })
+    }
+
+    /// ``join(member:instance:regions:ttl:preparing:deciding:)`` recording no region definitions (tools and tests).
+    @discardableResult
+    public func join(member: String, instance: String, ttl: Double, preparing partitions: Int?,
+                     deciding: @escaping @Sendable (_ region: String) -> [Int]) async throws -> Bool {
+        try await join(member: member, instance: instance, regions: nil, ttl: ttl, preparing: partitions, deciding: deciding)
+    }
+
+    /// ``balanceLeases(member:instance:regions:partitions:ttl:reclaimOnly:)`` recording no region
+    /// definitions (tools and tests).
+    public func balanceLeases(member: String, instance: String, partitions: Int, ttl: Double, reclaimOnly: Bool) async throws -> LeaseRound {
+        try await balanceLeases(member: member, instance: instance, regions: nil, partitions: partitions, ttl: ttl, reclaimOnly: reclaimOnly)
     }
 
     /// Prepares `count` partitions; a re-partition seeds no region's contributions (see
@@ -120,8 +141,8 @@ extension ClusterStoring {
     }
 
     /// A lease round of a member whose name is its instance (one process per name, as in tests
-    /// and tools; see ``balanceLeases(member:instance:partitions:ttl:reclaimOnly:)``).
+    /// and tools; see ``balanceLeases(member:instance:regions:partitions:ttl:reclaimOnly:)``).
     public func balanceLeases(member: String, partitions: Int, ttl: Double, reclaimOnly: Bool = false) async throws -> LeaseRound {
-        try await balanceLeases(member: member, instance: member, partitions: partitions, ttl: ttl, reclaimOnly: reclaimOnly)
+        try await balanceLeases(member: member, instance: member, regions: nil, partitions: partitions, ttl: ttl, reclaimOnly: reclaimOnly)
     }
 }

@@ -1,4 +1,4 @@
-/// The outcome of one lease round of a cluster member (``ClusterStoring/balanceLeases(member:instance:partitions:ttl:reclaimOnly:)``):
+/// The outcome of one lease round of a cluster member (``ClusterStoring/balanceLeases(member:instance:regions:partitions:ttl:reclaimOnly:)``):
 /// the partitions it holds now (renewed or newly taken), which of them it took in this round, and
 /// how many it holds beyond its fair share (to hand back, so a member that joined gets some).
 ///
@@ -16,14 +16,20 @@ public struct LeaseRound: Hashable, Sendable {
     /// Members whose heartbeat has not expired, this one included.
     public var liveMembers: Int
     /// The round only took back the member's own partitions (asked to, or because the member's
-    /// own heartbeat had expired: it was away); see ``ClusterStoring/balanceLeases(member:instance:partitions:ttl:reclaimOnly:)``.
+    /// own heartbeat had expired: it was away); see ``ClusterStoring/balanceLeases(member:instance:regions:partitions:ttl:reclaimOnly:)``.
     public var reclaimed: Bool
+    /// The region definitions' digest (``RegionDefinitions/digest(of:)``) of every live member that
+    /// recorded one, this one included, by member name: members whose digest differs from this
+    /// one's decide their partitions' regions with other definitions.
+    public var regionDefinitions: [String: String]
 
-    public init(held: [PartitionLease], taken: [PartitionLease], surplus: Int, liveMembers: Int, reclaimed: Bool = false) {
+    public init(held: [PartitionLease], taken: [PartitionLease], surplus: Int, liveMembers: Int, reclaimed: Bool = false,
+                regionDefinitions: [String: String] = [:]) {
         self.held = held
         self.taken = taken
         self.surplus = surplus
         self.liveMembers = liveMembers
         self.reclaimed = reclaimed
+        self.regionDefinitions = regionDefinitions
     }
 }

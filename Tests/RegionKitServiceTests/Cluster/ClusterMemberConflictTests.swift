@@ -30,11 +30,11 @@ struct ClusterMemberConflictTests {
         }
     }
 
-    /// A member named engine-a with no broker (its partitions' MQTT sessions keep connecting,
-    /// which these tests do not need), logging into `lines` when given.
-    static func member(_ store: PostgresRegionStore, partitions: Int, lease: Double, regions: [Region] = [], lines: InMemoryLogHandler.Store? = nil,
-                       onFatal: @escaping @Sendable (String) -> Void = { _ in }) throws -> ClusterEngine {
-        ClusterEngine(store: store, configuration: ClusterConfiguration(partitions: partitions, member: "engine-a", leaseSeconds: lease),
+    /// A member (engine-a unless `named`) with no broker (its partitions' MQTT sessions keep
+    /// connecting, which these tests do not need), logging into `lines` when given.
+    static func member(_ store: PostgresRegionStore, named name: String = "engine-a", partitions: Int, lease: Double, regions: [Region] = [],
+                       lines: InMemoryLogHandler.Store? = nil, onFatal: @escaping @Sendable (String) -> Void = { _ in }) throws -> ClusterEngine {
+        ClusterEngine(store: store, configuration: ClusterConfiguration(partitions: partitions, member: name, leaseSeconds: lease),
                       mqtt: try MQTTClientConfiguration(url: "mqtt://127.0.0.1:1"), profile: .responsive, regions: regions, site: "conflict-test",
                       logger: Logger(label: "test") { _ in lines.map { InMemoryLogHandler(store: $0) as LogHandler } ?? SwiftLogNoOpLogHandler() },
                       onFatal: onFatal)

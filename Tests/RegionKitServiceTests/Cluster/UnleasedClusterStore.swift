@@ -60,9 +60,10 @@ final class UnleasedClusterStore: InterposingStore, ClusterStoring, @unchecked S
 
     func heartbeat(member: String, ttl: Double) async throws {}
     func leave(member: String) async throws {}
-    func join(member: String, instance: String, ttl: Double, preparing partitions: Int?, deciding: @escaping @Sendable (String) -> [Int]) async throws -> Bool { false }
+    func join(member: String, instance: String, regions: String?, ttl: Double, preparing partitions: Int?,
+              deciding: @escaping @Sendable (String) -> [Int]) async throws -> Bool { false }
     func leave(member: String, instance: String, partitions: [PartitionLease], singletons: [String]) async throws -> Bool { true }
-    func balanceLeases(member: String, instance: String, partitions: Int, ttl: Double, reclaimOnly: Bool) async throws -> LeaseRound {
+    func balanceLeases(member: String, instance: String, regions: String?, partitions: Int, ttl: Double, reclaimOnly: Bool) async throws -> LeaseRound {
         let renews = renewals.withLock { left in
             guard let remaining = left else { return true }
             left = max(0, remaining - 1)
