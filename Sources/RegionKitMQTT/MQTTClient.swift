@@ -68,6 +68,8 @@ public final class MQTTClient: Sendable {
     private let onConnectionEvent: @Sendable (MQTTConnectionEvent) -> Void
     private let group: any EventLoopGroup
     private let state = LockedBox(State())
+    /// PUBLISH packets over ``MQTTClientConfiguration/maximumIncomingPacketSize`` skipped so far.
+    private let skipped = LockedBox(0)
 
     public init(configuration: MQTTClientConfiguration, logger: Logger = Logger(label: "regionkit.mqtt"),
                 onMessage: @escaping @Sendable (MQTTMessage) -> Void,
@@ -80,6 +82,11 @@ public final class MQTTClient: Sendable {
         self.onConnectionEvent = onConnectionEvent
         self.group = MultiThreadedEventLoopGroup.singleton
     }
+
+    /// Messages skipped since the client was made because they were larger than
+    /// ``MQTTClientConfiguration/maximumIncomingPacketSize`` (each reported as
+    /// ``MQTTConnectionEvent/messageSkipped(topic:size:retained:)``).
+    public var skippedMessages: Int { skipped.withLock { $0 } }
 
     /// Whether a CONNACK accepted the current connection.
     public var isConnected: Bool { state.withLock { $0.connection != nil } }
@@ -432,6 +439,18 @@ public final class MQTTClient: Sendable {
             if message.topic.utf8.first == UInt8(ascii: "$"), let self, !self.isSubscribed(to: message.topic) { return }
             deliver(message)
         }
+        let maximum = configuration.maximumIncomingPacketSize
+        let onSkipped: @Sendable (MQTTPacket.OversizedPublish) -> Void = { [weak self, logger, onConnectionEvent] skipped in
+            let count = self?.skipped.withLock { count in count += 1; return count } ?? 1
+            // The first ten, then every thousandth: a flood of them must not flood the log.
+            if count <= 10 || count % 1_000 == 0 {
+                logger.warning("skipped a message larger than the maximum incoming packet size (the connection stays up)", metadata: [
+                    "topic": "\(skipped.topic.prefix(200))", "bytes": "\(skipped.size)", "maximum": "\(maximum)",
+                    "retained": "\(skipped.retain)", "skipped": "\(count)",
+                ])
+            }
+            onConnectionEvent(.messageSkipped(topic: skipped.topic, size: skipped.size, retained: skipped.retain))
+        }
         let serverHostname = Self.isIPAddress(server.host) ? nil : server.host
         let connect = MQTTPacket.Connect(
             clientID: configuration.clientID, cleanSession: configuration.cleanSession,
@@ -452,7 +471,7 @@ public final class MQTTClient: Sendable {
                     try pipeline.addHandler(MessageToByteHandler(MQTTEncoder()))
                     let handler = MQTTConnectionHandler(
                         connect: connect, keepAlive: keepAlive, connectTimeout: TimeAmount(configuration.connectTimeout),
-                        logger: logger, onMessage: onMessage, connAckPromise: connAck, closedPromise: closed)
+                        logger: logger, onMessage: onMessage, onSkipped: onSkipped, connAckPromise: connAck, closedPromise: closed)
                     try pipeline.addHandler(handler)
                     box.value = handler
                     return channel.eventLoop.makeSucceededVoidFuture()

@@ -54,8 +54,10 @@ public struct MQTTClientConfiguration: Sendable {
     /// drops at once is not reconnected to every minimum delay).
     public var reconnectMinimumDelay: Duration
     public var reconnectMaximumDelay: Duration
-    /// The largest packet accepted from the broker, fixed header included (default 2 MiB); larger
-    /// ones close the connection with `MQTTProtocolError.Kind.packetTooLarge`.
+    /// The largest packet accepted from the broker, fixed header included (default 2 MiB). A larger
+    /// PUBLISH is skipped (acknowledged at QoS 1, reported as ``MQTTConnectionEvent/messageSkipped(topic:size:retained:)``)
+    /// and the connection stays up; any other larger packet closes the connection with
+    /// `MQTTProtocolError.Kind.packetTooLarge`.
     public var maximumIncomingPacketSize: Int
     /// Time allowed for TCP (+ TLS) and the CONNACK (default 10 s).
     public var connectTimeout: Duration
@@ -121,8 +123,10 @@ public struct MQTTClientConfiguration: Sendable {
             index = url.index(after: index)
         }
         let rest: Substring = url[start...]
-        let authorityEnd: String.Index = rest.firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? rest.endIndex
-        guard let at = rest[..<authorityEnd].lastIndex(of: "@") else { return url }
+        // Up to the last "@" anywhere, not only in the authority: a password holding "/", "?" or
+        // "#" (unescaped) ends the authority early, and the rest of it would be shown. (An "@" in
+        // an MQTT URL's path is unheard of; hiding too much there is harmless.)
+        guard let at = rest.lastIndex(of: "@") else { return url }
         return String(url[..<start]) + "***" + String(rest[at...])
     }
 

@@ -20,4 +20,9 @@ public enum MQTTConnectionEvent: Sendable {
     /// A subscription refused earlier on this connection was granted when asked again: messages
     /// published to `filter` arrive from now on.
     case subscriptionRestored(filter: String)
+    /// A PUBLISH larger than `maximumIncomingPacketSize` arrived on `topic` (`size` bytes, the
+    /// whole packet): its bytes were skipped as they came (never buffered), a QoS 1 one was
+    /// acknowledged, and the connection stays up. MQTT 3.1.1 cannot tell the broker a limit, so
+    /// closing would only bring the message back — a retained one at every reconnection.
+    case messageSkipped(topic: String, size: Int, retained: Bool)
 }

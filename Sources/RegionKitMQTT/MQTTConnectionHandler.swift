@@ -28,6 +28,8 @@ final class MQTTConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
     private let keepAlive: TimeAmount
     private let connectTimeout: TimeAmount
     private let onMessage: @Sendable (MQTTMessage) -> Void
+    /// A PUBLISH too large to accept was skipped by the decoder (acknowledged here first).
+    private let onSkipped: @Sendable (MQTTPacket.OversizedPublish) -> Void
     private let logger: Logger
     /// Succeeds with "session present" on an accepting CONNACK; fails otherwise.
     let connAckPromise: EventLoopPromise<Bool>
@@ -49,13 +51,14 @@ final class MQTTConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
     private var finished = false
 
     init(connect: MQTTPacket.Connect, keepAlive: TimeAmount, connectTimeout: TimeAmount, logger: Logger,
-         onMessage: @escaping @Sendable (MQTTMessage) -> Void,
+         onMessage: @escaping @Sendable (MQTTMessage) -> Void, onSkipped: @escaping @Sendable (MQTTPacket.OversizedPublish) -> Void = { _ in },
          connAckPromise: EventLoopPromise<Bool>, closedPromise: EventLoopPromise<MQTTError?>) {
         self.connectPacket = connect
         self.keepAlive = keepAlive
         self.connectTimeout = connectTimeout
         self.logger = logger
         self.onMessage = onMessage
+        self.onSkipped = onSkipped
         self.connAckPromise = connAckPromise
         self.closedPromise = closedPromise
     }
@@ -162,6 +165,19 @@ final class MQTTConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
         case .connect, .subscribe, .unsubscribe, .pingreq, .disconnect:
             protocolFailure(context, "a client-to-server packet (type \(unwrapInboundIn(data).typeNumber)) from the broker")
         }
+    }
+
+    /// The decoder skipped a PUBLISH over the size limit (``MQTTDecoder``): acknowledged like a
+    /// delivered one (or the broker would send it again), then reported.
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        guard let skipped = event as? MQTTPacket.OversizedPublish else { return context.fireUserInboundEventTriggered(event) }
+        heardSincePing = true
+        guard isConnected else { return protocolFailure(context, "PUBLISH before CONNACK") }
+        if let packetID = skipped.packetID {
+            context.write(wrapOutboundOut(.puback(packetID: packetID)), promise: nil)
+            needsFlush = true
+        }
+        onSkipped(skipped)
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {

@@ -50,6 +50,61 @@ extension MQTTPacket {
         return packet
     }
 
+    /// The head of a PUBLISH larger than the client accepts: what the client needs to skip its
+    /// bytes, acknowledge it and say what it skipped, without its payload.
+    public struct OversizedPublish: Sendable, Hashable {
+        public var topic: String
+        /// Its packet id (QoS 1: the client acknowledges it), nil at QoS 0.
+        public var packetID: UInt16?
+        public var retain: Bool
+        /// The whole packet's size, bytes (fixed header included).
+        public var size: Int
+    }
+
+    /// When the packet at the front of `buffer` is a PUBLISH larger than `maximumPacketSize`
+    /// (``decode(from:maximumPacketSize:)`` throws `packetTooLarge` for it): its head, read
+    /// without consuming anything, once the fixed header, topic and packet id are there — at most
+    /// 65,541 bytes, whatever the packet's size; nil until then. Throws for a packet at the front
+    /// that is not an oversized PUBLISH, or whose head is malformed (as `decode` would).
+    ///
+    /// ```swift
+    /// if let head = try MQTTPacket.oversizedPublish(in: buffer, maximumPacketSize: 1 << 21) { skip(head.size) }
+    /// ```
+    public static func oversizedPublish(in buffer: ByteBuffer, maximumPacketSize: Int) throws(MQTTError) -> OversizedPublish? {
+        let start = buffer.readerIndex
+        guard let first = buffer.getInteger(at: start, as: UInt8.self) else { return nil }
+        let type = first >> 4, flags = first & 0x0F
+        try checkFixedHeader(type: type, flags: flags)
+        var remainingLength = 0, shift = 0, index = 1
+        while true {
+            guard let byte = buffer.getInteger(at: start + index, as: UInt8.self) else { return nil }
+            remainingLength |= Int(byte & 0x7F) << shift
+            if byte & 0x80 == 0 { break }
+            guard index < 4 else { throw fail(.malformedRemainingLength, "remaining length continues past its fourth byte", at: index) }
+            shift += 7
+            index += 1
+        }
+        let headerLength = index + 1
+        let total = headerLength + remainingLength
+        guard type == 3, total > maximumPacketSize else {
+            throw fail(.unexpectedPacket, "\(typeName(type)) of \(total) bytes is not an oversized PUBLISH", at: 0)
+        }
+        // The topic's length, the topic, and at QoS 1 the packet id (within the packet: a
+        // remaining length too short for them is malformed, as in `decode`).
+        let qos1 = flags & 0x06 != 0
+        guard let topicLength = buffer.getInteger(at: start + headerLength, as: UInt16.self) else { return nil }
+        let headLength = 2 + Int(topicLength) + (qos1 ? 2 : 0)
+        guard headLength <= remainingLength else {
+            throw fail(.truncated, "PUBLISH topic name and packet id (\(headLength) bytes) longer than its remaining length \(remainingLength)", at: headerLength)
+        }
+        guard buffer.readableBytes >= headerLength + headLength,
+              let head = buffer.getSlice(at: start + headerLength, length: headLength) else { return nil }
+        var reader = Reader(buffer: head, base: headerLength)
+        let topic = try reader.readString("PUBLISH topic name", topicName: true)
+        let packetID = qos1 ? try reader.readPacketID("PUBLISH packet id") : nil
+        return OversizedPublish(topic: topic, packetID: packetID, retain: flags & 0x01 != 0, size: total)
+    }
+
     private static func checkFixedHeader(type: UInt8, flags: UInt8) throws(MQTTError) {
         switch type {
         case 0, 15:

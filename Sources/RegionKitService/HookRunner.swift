@@ -109,6 +109,24 @@ public final class HookRunner: Sendable {
         return .failure("unknown hook kind '\(hook)'")
     }
 
+    /// The daemon's secrets, given to it in its environment, that a hook command does not inherit:
+    /// the MQTT password, the HTTP API token and the store's password. (A hook runs whatever the
+    /// configuration says, often a script that logs its environment or hands it on.)
+    static let withheldVariables: Set<String> = ["REGIONKIT_MQTT_PASSWORD", "REGIONKIT_API_TOKEN", "REGIONKIT_STORE_PASSWORD"]
+
+    /// A command hook's environment: the daemon's, less ``withheldVariables``, with the event's
+    /// `REGIONKIT_EVENT`, `_EVENT_ID`, `_REGION`, `_STATE`, `_TIME` and `_REASON`.
+    static func commandEnvironment(for event: StoredEvent, inheriting inherited: [String: String]) -> [String: String] {
+        var environment = inherited.filter { !withheldVariables.contains($0.key) }
+        environment["REGIONKIT_EVENT"] = event.type
+        environment["REGIONKIT_EVENT_ID"] = String(event.id)
+        environment["REGIONKIT_REGION"] = event.region ?? ""
+        environment["REGIONKIT_STATE"] = event.state ?? ""
+        environment["REGIONKIT_TIME"] = String(event.time)
+        environment["REGIONKIT_REASON"] = event.reason ?? ""
+        return environment
+    }
+
     func runCommand(_ command: String, event: StoredEvent) async -> Outcome {
         // coreutils `timeout` puts the command in its own process group and signals the whole
         // group (TERM, then KILL a second later): killing /bin/sh alone would leave its children
@@ -118,13 +136,7 @@ public final class HookRunner: Sendable {
         let shell = ["/bin/sh", "-c", command]
         let (path, arguments) = supervisor.map { ($0, ["--kill-after=1", String(format: "%.3f", timeout)] + shell) }
             ?? ("/bin/sh", Array(shell.dropFirst()))
-        var environment = ProcessInfo.processInfo.environment
-        environment["REGIONKIT_EVENT"] = event.type
-        environment["REGIONKIT_EVENT_ID"] = String(event.id)
-        environment["REGIONKIT_REGION"] = event.region ?? ""
-        environment["REGIONKIT_STATE"] = event.state ?? ""
-        environment["REGIONKIT_TIME"] = String(event.time)
-        environment["REGIONKIT_REASON"] = event.reason ?? ""
+        let environment = Self.commandEnvironment(for: event, inheriting: ProcessInfo.processInfo.environment)
         // Pipes close-on-exec here (the child gets its copies as 0 and 2); stdout to /dev/null.
         guard let input = ChildProcess.makePipe() else { return .failure("cannot create a pipe: errno \(errno)") }
         guard let errors = ChildProcess.makePipe() else {

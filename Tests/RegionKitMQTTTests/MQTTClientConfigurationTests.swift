@@ -49,8 +49,12 @@ struct MQTTClientConfigurationTests {
         #expect(MQTTClientConfiguration.redactingCredentials("mqtts://u:p@ss@[::1]:8883/x") == "mqtts://***@[::1]:8883/x")
         #expect(MQTTClientConfiguration.redactingCredentials("user:secret@broker") == "***@broker")
         #expect(MQTTClientConfiguration.redactingCredentials("tcp://user:secret@broker") == "tcp://***@broker")
-        // An @ after the authority is not a credential; nothing to mask without one.
-        #expect(MQTTClientConfiguration.redactingCredentials("mqtt://broker/a@b") == "mqtt://broker/a@b")
+        // A password holding "/", "?" or "#" (unescaped) ends the authority early: still hidden, whole.
+        #expect(MQTTClientConfiguration.redactingCredentials("mqtt://hub:S3cr3t/x@127.0.0.1:18870") == "mqtt://***@127.0.0.1:18870")
+        #expect(MQTTClientConfiguration.redactingCredentials("mqtt://hub:S3c?r3t@broker") == "mqtt://***@broker")
+        #expect(MQTTClientConfiguration.redactingCredentials("mqtts://hub:a#b/c@broker:8883") == "mqtts://***@broker:8883")
+        // An "@" only in the path: everything before it is hidden (harmless; never a password shown).
+        #expect(MQTTClientConfiguration.redactingCredentials("mqtt://broker/a@b") == "mqtt://***@b")
         #expect(MQTTClientConfiguration.redactingCredentials("mqtt://broker:1883") == "mqtt://broker:1883")
         // Rejected for its scheme, still masked.
         do {

@@ -60,7 +60,7 @@ struct MQTTClientFakeBrokerTests {
     @Test("protocol errors from the broker close the connection with a typed error; the client reconnects",
           arguments: [
             ([0x34, 0x05, 0x00, 0x01, 0x61, 0x00, 0x01], MQTTProtocolError.Kind.qos2NotSupported),  // QoS 2 PUBLISH
-            ([0x30, 0x80, 0x80, 0x80, 0x01], .packetTooLarge),                                   // claims 2 MiB > 1 MiB
+            ([0x90, 0x80, 0x80, 0x80, 0x01], .packetTooLarge),                                   // a SUBACK claiming 2 MiB > 1 MiB
             ([0xF0, 0x00], .reservedPacketType),                                                  // type 15
             ([0x30, 0xFF, 0xFF, 0xFF, 0xFF, 0x01], .malformedRemainingLength),                    // 5-byte length
             ([0x30, 0x05, 0x00, 0x03, 0xC3, 0x28, 0x61], .invalidUTF8),                           // topic not UTF-8
@@ -82,6 +82,64 @@ struct MQTTClientFakeBrokerTests {
             #expect(probe.received.first == MQTTMessage(topic: "a", payload: [0x21]), "the packet before the bad one was delivered")
             let errors = probe.logs.all.filter { $0.hasPrefix("error") }
             #expect(errors.contains { $0.contains("what=") && $0.contains("offset=") || $0.contains("unexpected packet") }, "\(errors)")
+        }
+    }
+
+    /// A broker that answers CONNECT with a CONNACK, then a retained QoS 1 PUBLISH of 1.5 MiB
+    /// (over the client's 1 MiB limit) sent in 64 KiB pieces, then a small one; it records what
+    /// the client sends after its CONNECT.
+    final class OversizedPublishHandler: ChannelInboundHandler, Sendable {
+        typealias InboundIn = ByteBuffer
+        typealias OutboundOut = ByteBuffer
+        let received = LockedBox<[UInt8]>([])
+        let connections = LockedBox(0)
+
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            var bytes = unwrapInboundIn(data)
+            let first = connections.withLock { count in defer { count += 1 }; return count == 0 }
+            guard first else {
+                received.withLock { $0 += bytes.readBytes(length: bytes.readableBytes) ?? [] }
+                return
+            }
+            let payload = 1_572_864
+            let remaining = 2 + 5 + 2 + payload               // topic length, "big/a", packet id, payload
+            var big: [UInt8] = [0x33]                        // PUBLISH, QoS 1, retain
+            var length = remaining                           // remaining length 1,572,873: 3 varint bytes
+            repeat {
+                var byte = UInt8(length & 0x7F)
+                length >>= 7
+                if length > 0 { byte |= 0x80 }
+                big.append(byte)
+            } while length > 0
+            big += [0x00, 0x05] + Array("big/a".utf8)        // topic name
+            big += [0x12, 0x34]                              // packet id 0x1234
+            big += [UInt8](repeating: 0x61, count: payload)  // payload
+            context.write(wrapOutboundOut(ByteBuffer(bytes: MQTTClientFakeBrokerTests.connack)), promise: nil)
+            var offset = 0
+            while offset < big.count {
+                let end = min(big.count, offset + 65_536)
+                context.writeAndFlush(wrapOutboundOut(ByteBuffer(bytes: big[offset..<end])), promise: nil)
+                offset = end
+            }
+            context.writeAndFlush(wrapOutboundOut(ByteBuffer(bytes: MQTTClientFakeBrokerTests.goodPublish)), promise: nil)
+        }
+    }
+
+    @Test("A PUBLISH over the maximum incoming packet size is skipped as its bytes arrive: acknowledged (QoS 1), reported with its topic and size, the next message delivered, the connection kept")
+    func oversizedPublishSkipped() async throws {
+        let handler = OversizedPublishHandler()
+        try await Self.withFakeBroker(handler: { handler }) { port in
+            let probe = try Self.probe(port: port)
+            probe.start()
+            #expect(await probe.wait { probe.received.count == 1 }, "the message after the big one: \(probe.allEvents)")
+            #expect(await probe.wait { handler.received.withLock { $0 }.count >= 4 }, "no PUBACK")
+            let size = 1 + 3 + 2 + 5 + 2 + 1_572_864         // fixed header, remaining length, topic, packet id, payload
+            #expect(probe.allEvents.contains { if case .messageSkipped("big/a", size, true) = $0 { true } else { false } }, "\(probe.allEvents)")
+            #expect(probe.received == [MQTTMessage(topic: "a", payload: [0x21])])
+            #expect(Array(handler.received.withLock { $0 }.prefix(4)) == [0x40, 0x02, 0x12, 0x34], "PUBACK for packet id 0x1234")
+            #expect(probe.disconnectedCount == 0 && probe.connectedCount == 1 && probe.client.skippedMessages == 1)
+            #expect(probe.logs.all.contains { $0.contains("skipped a message larger than the maximum incoming packet size") && $0.contains("big/a") })
+            await probe.stop()
         }
     }
 
@@ -212,6 +270,7 @@ struct MQTTClientFakeBrokerTests {
                 case .subscriptionRefused: "refused"
                 case .subscriptionRestored: "restored"
                 case .disconnected: "disconnected"
+                case .messageSkipped: "skipped"
                 }
             }
             #expect(kinds == ["connected", "refused", "restored"])

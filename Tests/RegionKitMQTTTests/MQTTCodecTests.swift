@@ -218,6 +218,45 @@ struct MQTTCodecTests {
         }
     }
 
+    @Test("The head of an oversized PUBLISH is read without consuming, once its topic and packet id are there; anything else is not one")
+    func oversizedPublishHead() throws {
+        let bytes: [UInt8] = [
+            0x33,                    // PUBLISH, QoS 1, retain
+            0x88, 0x01,              // remaining length 136 (0x08 + 1 × 128)
+            0x00, 0x03,              // topic length 3
+            0x61, 0x2F, 0x62,        // topic "a/b"
+            0x00, 0x07,              // packet id 7
+        ] + [UInt8](repeating: 0x7A, count: 129)   // payload: 136 − 3 − 2 − 2 bytes
+        // Under a 100-byte limit: the head once the packet id is in, whatever of the payload is.
+        for available in [1, 3, 5, 9] {
+            #expect(try MQTTPacket.oversizedPublish(in: ByteBuffer(bytes: bytes.prefix(available)), maximumPacketSize: 100) == nil, "\(available) bytes")
+        }
+        let buffer = ByteBuffer(bytes: bytes.prefix(10))
+        let head = try MQTTPacket.oversizedPublish(in: buffer, maximumPacketSize: 100)
+        #expect(head == MQTTPacket.OversizedPublish(topic: "a/b", packetID: 7, retain: true, size: 139))
+        #expect(buffer.readableBytes == 10, "nothing consumed")
+        // QoS 0: no packet id.
+        var qos0 = bytes
+        qos0[0] = 0x30                                   // PUBLISH, QoS 0, not retained
+        #expect(try MQTTPacket.oversizedPublish(in: ByteBuffer(bytes: qos0.prefix(8)), maximumPacketSize: 100)
+                == MQTTPacket.OversizedPublish(topic: "a/b", packetID: nil, retain: false, size: 139))
+        // Within the limit, or not a PUBLISH: not an oversized PUBLISH.
+        #expect(throws: MQTTError.self) { try MQTTPacket.oversizedPublish(in: ByteBuffer(bytes: bytes), maximumPacketSize: 1_000) }
+        #expect(throws: MQTTError.self) { try MQTTPacket.oversizedPublish(in: ByteBuffer(bytes: [0x90, 0x88, 0x01, 0x00, 0x01]), maximumPacketSize: 100) }
+        // A topic longer than the packet: malformed.
+        let truncated: [UInt8] = [0x30, 0x88, 0x01, 0xFF, 0xFF]   // topic length 65,535 in a 136-byte body
+        #expect(Self.protocolErrorOfHead(truncated)?.kind == .truncated)
+    }
+
+    static func protocolErrorOfHead(_ bytes: [UInt8]) -> MQTTProtocolError? {
+        do {
+            _ = try MQTTPacket.oversizedPublish(in: ByteBuffer(bytes: bytes), maximumPacketSize: 100)
+        } catch {
+            if case .protocolError(let detail) = error { return detail }
+        }
+        return nil
+    }
+
     @Test("268,435,456 needs a fifth length byte: rejected by the decoder at offset 4 and by the encoder")
     func remainingLengthTooLarge() throws {
         let error = Self.protocolError([0x30, 0x80, 0x80, 0x80, 0x80, 0x01], maximum: .max)

@@ -144,6 +144,20 @@ struct HookTests {
         #expect(try await runner.deliverDue() == 0, "delivered hooks never fire again")
     }
 
+    @Test("A command hook does not inherit the daemon's secrets (MQTT password, API token, store password); it gets the rest of the environment and the event")
+    func commandEnvironmentWithholdsSecrets() {
+        let event = StoredEvent(id: 7, time: 12.5, type: "didEnterRegion", region: "lobby", state: "inside", reason: "sighting", json: "{}")
+        let environment = HookRunner.commandEnvironment(for: event, inheriting: [
+            "PATH": "/usr/bin:/bin", "HOME": "/var/lib/regionkit", "REGIONKIT_MQTT_USERNAME": "hub",
+            "REGIONKIT_MQTT_PASSWORD": "S3cr3tHubPw", "REGIONKIT_API_TOKEN": "tok-abcdef", "REGIONKIT_STORE_PASSWORD": "pg-secret",
+        ])
+        #expect(environment["REGIONKIT_MQTT_PASSWORD"] == nil && environment["REGIONKIT_API_TOKEN"] == nil && environment["REGIONKIT_STORE_PASSWORD"] == nil)
+        #expect(!environment.values.contains { $0.contains("S3cr3t") || $0.contains("tok-") || $0.contains("pg-secret") })
+        #expect(environment["PATH"] == "/usr/bin:/bin" && environment["HOME"] == "/var/lib/regionkit" && environment["REGIONKIT_MQTT_USERNAME"] == "hub")
+        #expect(environment["REGIONKIT_EVENT"] == "didEnterRegion" && environment["REGIONKIT_EVENT_ID"] == "7" && environment["REGIONKIT_REGION"] == "lobby")
+        #expect(environment["REGIONKIT_STATE"] == "inside" && environment["REGIONKIT_TIME"] == "12.5" && environment["REGIONKIT_REASON"] == "sighting")
+    }
+
     @Test("A command writing more to stderr than a pipe holds is not blocked until its timeout (its status counts, the message keeps the first 300 bytes); a background child holding stderr open is not waited for")
     func commandStderrIsDrained() async throws {
         // 1 MB on stderr, then exit 0: delivered. Then a failing one, and one whose background

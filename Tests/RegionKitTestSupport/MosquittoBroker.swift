@@ -308,12 +308,12 @@ public final class MosquittoBroker: @unchecked Sendable {
     }
 
     /// Publishes one message of arbitrary bytes (from a temporary file, `mosquitto_pub -f`).
-    public func publish(topic: String, payload: [UInt8], qos: Int = 0) throws {
+    public func publish(topic: String, payload: [UInt8], qos: Int = 0, retain: Bool = false) throws {
         guard let pub = Self.mosquittoPub else { throw Failure.missingTool("mosquitto_pub") }
         let file = directory + "/payload-\(UUID().uuidString)"
         try Data(payload).write(to: URL(fileURLWithPath: file))
         defer { try? FileManager.default.removeItem(atPath: file) }
-        try Self.run(pub, clientArguments() + ["-t", topic, "-f", file, "-q", "\(qos)"])
+        try Self.run(pub, clientArguments() + ["-t", topic, "-f", file, "-q", "\(qos)"] + (retain ? ["-r"] : []))
     }
 
     /// Publishes each line as one message, in order, over one connection (`mosquitto_pub -l`).

@@ -126,6 +126,9 @@ struct MQTTDaemonTests {
         let httpPort = try Loopback.freePort()
         let config = Self.config(broker: broker, regions: regions, sources: "  - mqtt: {format: espresense}\n  - mqtt: {format: theengs}",
                                  extra: "http: {listen: \"127.0.0.1:\(httpPort)\", public: true}")
+        // A retained message over the client's 2 MiB packet limit, delivered at every subscription
+        // (it used to close the connection, again at each reconnection): skipped, counted as ignored.
+        try broker.publish(topic: "espresense/devices/y/attic", payload: Array(repeating: UInt8(ascii: "c"), count: 3 << 20), retain: true)
         let daemon = try Daemon(config: try DaemonTests.writeConfig(config), store: DaemonTests.temporaryStore())
         let events = try await broker.subscribe(topic: "regionkit/test/events", count: 100_000, timeout: 120)
         defer { events.terminate() }
@@ -156,6 +159,8 @@ struct MQTTDaemonTests {
         // One message of 1 MB on each source's topics.
         try broker.publish(topic: "espresense/devices/x/hall", payload: Array(repeating: UInt8(ascii: "a"), count: 1 << 20))
         try broker.publish(topic: "home/gw/BTtoMQTT/AABBCC", payload: Array(repeating: UInt8(ascii: "{"), count: 1 << 20))
+        // Over the MQTT client's 2 MiB packet limit: skipped as it arrives, counted, and the connection stays up.
+        try broker.publish(topic: "espresense/devices/x/hall", payload: Array(repeating: UInt8(ascii: "b"), count: 3 << 20), qos: 1)
         try await eventually(timeout: .seconds(30), "the good sightings entered lobby; events: \(Self.events(events.messages).map { "\($0["type"] ?? "")/\($0["region"] ?? "")" }); stderr: \(daemon.stderr.suffix(1500))") {
             Self.events(events.messages).contains { $0["type"] as? String == "didDetermineState" && $0["region"] as? String == "lobby" && $0["state"] as? String == "inside" }
         }
@@ -174,7 +179,9 @@ struct MQTTDaemonTests {
         #expect(mqtt["state"] as? String == "up")
         #expect(mqtt["sightings"] as? Int == 101)
         let decodeErrors = try #require(mqtt["decodeErrors"] as? [String: Int])
-        #expect(decodeErrors.values.reduce(0, +) == 8752 && decodeErrors["tooLarge"] == 2, "\(decodeErrors)")
+        #expect(decodeErrors.values.reduce(0, +) == 8753 && decodeErrors["tooLarge"] == 3, "\(decodeErrors)")
+        #expect(!daemon.stderr.contains("MQTT disconnected"), "\(daemon.stderr.suffix(3000))")
+        #expect(daemon.stderr.contains("skipped a message larger than the maximum incoming packet size"))
         #expect(await daemon.signal(SIGTERM) == 0, "stderr: \(daemon.stderr)")
         let rejections = daemon.stderr.split(separator: "\n").filter { $0.contains("rejected an MQTT sighting message") }
         let kinds = rejections.compactMap { line in line.split(separator: " ").first { $0.hasPrefix("kind=") } }
@@ -184,9 +191,9 @@ struct MQTTDaemonTests {
         #expect(rejections.allSatisfy { $0.contains("topic=") })
         // The summary at the stop counts every message.
         let summary = try #require(daemon.stderr.split(separator: "\n").first { $0.contains("MQTT sources") }, "\(daemon.stderr)")
-        #expect(summary.contains("rejected=8752"), "7 of every 8 malformed shapes + 2 oversized: \(summary)")
+        #expect(summary.contains("rejected=8753"), "7 of every 8 malformed shapes + 2 oversized + 1 over the packet limit: \(summary)")
         #expect(summary.contains("sightings=101"), "100 good ESPresense sightings + the marker: \(summary)")
-        #expect(summary.contains("ignored=1250"), "unknown ids are ignored, not rejected: \(summary)")
+        #expect(summary.contains("ignored=1251"), "unknown ids (1,250) and the retained message over the packet limit are ignored, not rejected: \(summary)")
     }
 
     /// A persistent observer: the broker keeps its session (and queues its QoS 1 messages) across

@@ -246,6 +246,9 @@ final class PartitionWorker: LocationManagerDelegate {
             }
             guard connected else { return }
             resume("the broker granted the partition's subscription: the partition resumes from its last states")
+        case .messageSkipped(let topic, let size, let retained):
+            // Counted where the message would have gone (the client logged it).
+            route.withLock { $0.ingest }?.skipped(topic: topic, size: size, retained: retained)
         }
     }
 

@@ -80,6 +80,32 @@ public final class MQTTSightingIngest: Sendable {
     /// Why a retained message is not ingested (``Statistics/ignored``).
     public static let retainedReason = "retained (stored by the broker, not heard now)"
 
+    /// Counts a message the MQTT client skipped for its size (over the maximum incoming packet
+    /// size: ``MQTTConnectionEvent/messageSkipped(topic:size:retained:)``) on a topic this ingest
+    /// subscribes to as rejected, `tooLarge` (the first of a source is logged, as for any rejection);
+    /// a retained one as ignored (``retainedReason``), as it would have been.
+    public func skipped(topic: String, size: Int, retained: Bool) {
+        guard let route = routes.first(where: { MQTTTopicFilter.matches(filter: $0.filter, topic: topic) }) else {
+            state.withLock { $0.statistics.unrouted += 1 }
+            return
+        }
+        let kind = SightingMessageError.Kind.tooLarge
+        let first = state.withLock { state -> Bool in
+            state.statistics.messages += 1
+            if retained {
+                state.statistics.ignored[Self.retainedReason, default: 0] += 1
+                return false
+            }
+            state.statistics.rejected[kind, default: 0] += 1
+            return state.logged.insert("\(kind)|\(route.filter)").inserted
+        }
+        if first {
+            logger.warning("rejected an MQTT sighting message (further ones of this kind on this source are only counted)",
+                           metadata: ["topic": "\(topic.prefix(200))", "format": "\(route.decoder.format.rawValue)", "kind": "\(kind)",
+                                      "error": "message of \(size) bytes exceeds the maximum incoming packet size: skipped"])
+        }
+    }
+
     /// Handles one received message (called in arrival order). A `retained` message is the
     /// broker's stored copy of an earlier one, delivered at every subscription: stamped with its
     /// arrival time it would bring its beacon back inside at every reconnection and restart, so it

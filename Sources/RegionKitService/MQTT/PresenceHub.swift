@@ -337,6 +337,9 @@ public final class PresenceHub: Sendable {
             let reason = "the MQTT broker refused the subscription to '\(filter)'"
             activity.set(.down, detail: reason)
             reportStatus(.restricted(reason: reason))
+        case .messageSkipped(let topic, let size, let retained):
+            // Over the client's packet limit (it logged it and kept the connection): a rejected sighting message.
+            ingest?.skipped(topic: topic, size: size, retained: retained)
         case .subscriptionRestored(let filter):
             // Granted when the client asked again on this connection: up once no filter is refused.
             guard ingest != nil else { return }
