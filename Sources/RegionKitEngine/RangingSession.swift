@@ -6,23 +6,72 @@ import RegionKitCore
 /// accuracy −1, proximity unknown until `retention` seconds after it was last heard. The list is
 /// sorted nearest first, unknown last.
 ///
+/// A beacon heard by several scanners (ESPresense room nodes, gateways) is ranged from each
+/// scanner's own readings, never from a mix: the RSSI a node two rooms away measures says nothing
+/// about the distance to the nearest one, and averaged together they gave a distance that was
+/// neither. The delivery reports the scanner whose readings put the beacon nearest
+/// (``Track/nearest(at:profile:)``); one scanner (a phone, a local radio) is the same as before.
+///
 /// ```swift
 /// var session = RangingSession(constraint: c, label: "museum", startedAt: .zero, interval: 1)
 /// session.record(observation, filter: .latest)
 /// let beacons = session.deliver(at: Timestamp(seconds: 1), profile: .responsive)
 /// ```
 public struct RangingSession: Hashable, Sendable, Codable {
-    /// The running state of one ranged beacon.
-    public struct Track: Hashable, Sendable, Codable {
-        public var identity: BeaconIdentity
+    /// What one scanner measured of a ranged beacon.
+    public struct Reading: Hashable, Sendable, Codable {
+        /// The scanner (nil: a sighting that names none, e.g. the local radio).
+        public var scannerID: String?
         public var filter = RSSIFilterState()
         public var measuredPower: Int
         public var lastHeard: Timestamp
         public var intervalRSSISum: Double = 0
         public var intervalSamples: Int = 0
+    }
+
+    /// The running state of one ranged beacon.
+    public struct Track: Hashable, Sendable, Codable {
+        public var identity: BeaconIdentity
+        /// Each scanner's readings, in the order the scanners were first heard (at most
+        /// ``RangingSession/maximumReadings``; scanners silent for the ranging retention are dropped).
+        public var readings: [Reading] = []
+        public var lastHeard: Timestamp
         /// The latest telemetry that came with a sighting.
         public var telemetry: EddystoneTelemetry?
+
+        /// Sightings recorded since the last delivery, from every scanner.
+        public var intervalSamples: Int { readings.reduce(0) { $0 + $1.intervalSamples } }
+
+        /// The scanner whose readings put the beacon nearest at `now`: among those heard within
+        /// the profile's ranging retention and with a filtered RSSI, the smallest distance
+        /// estimate, then the strongest filtered RSSI (no distance model answer), then the
+        /// scanner's name. Its filtered RSSI and distance (nil when the model gives none) with it.
+        public func nearest(at now: Timestamp, profile: MonitoringProfile) -> (reading: Reading, filtered: Double, distance: Double?)? {
+            var best: (reading: Reading, filtered: Double, distance: Double?)?
+            for reading in readings where !(now - reading.lastHeard > profile.rangingRetention) {
+                guard let filtered = profile.rssiFilter.value(of: reading.filter, at: now) else { continue }
+                let distance = profile.distanceModel.distance(rssi: filtered, measuredPower: Double(reading.measuredPower))
+                if let current = best {
+                    let closer: Bool
+                    switch (distance, current.distance) {
+                    case (let a?, let b?) where a != b: closer = a < b
+                    case (.some, nil): closer = true
+                    case (nil, .some): closer = false
+                    default:
+                        closer = filtered != current.filtered ? filtered > current.filtered
+                            : (reading.scannerID ?? "") < (current.reading.scannerID ?? "")
+                    }
+                    guard closer else { continue }
+                }
+                best = (reading, filtered, distance)
+            }
+            return best
+        }
     }
+
+    /// The most scanners a beacon's track keeps readings of; a new one then replaces the one
+    /// heard longest ago (a beacon heard by more nodes at once is near none of the others).
+    public static let maximumReadings = 32
 
     public let constraint: BeaconIdentityConstraint
     public let label: String
@@ -40,15 +89,28 @@ public struct RangingSession: Hashable, Sendable, Codable {
         self.automatic = automatic
     }
 
-    /// Adds a sighting that matches the constraint.
+    /// Adds a sighting that matches the constraint, to its scanner's readings.
     public mutating func record(_ observation: BeaconObservation, filter: RSSIFilter) {
-        var track = tracks[observation.identity]
-            ?? Track(identity: observation.identity, measuredPower: observation.effectiveMeasuredPower, lastHeard: observation.timestamp)
-        filter.add(Double(observation.rssi), at: observation.timestamp, to: &track.filter)
-        track.measuredPower = observation.effectiveMeasuredPower
+        var track = tracks[observation.identity] ?? Track(identity: observation.identity, lastHeard: observation.timestamp)
+        let index: Int
+        if let found = track.readings.firstIndex(where: { $0.scannerID == observation.scannerID }) {
+            index = found
+        } else {
+            let reading = Reading(scannerID: observation.scannerID, measuredPower: observation.effectiveMeasuredPower, lastHeard: observation.timestamp)
+            if track.readings.count < Self.maximumReadings {
+                track.readings.append(reading)
+                index = track.readings.count - 1
+            } else {
+                index = track.readings.indices.min { track.readings[$0].lastHeard < track.readings[$1].lastHeard } ?? 0
+                track.readings[index] = reading
+            }
+        }
+        filter.add(Double(observation.rssi), at: observation.timestamp, to: &track.readings[index].filter)
+        track.readings[index].measuredPower = observation.effectiveMeasuredPower
+        track.readings[index].lastHeard = max(track.readings[index].lastHeard, observation.timestamp)
+        track.readings[index].intervalRSSISum += Double(observation.rssi)
+        track.readings[index].intervalSamples += 1
         track.lastHeard = max(track.lastHeard, observation.timestamp)
-        track.intervalRSSISum += Double(observation.rssi)
-        track.intervalSamples += 1
         if let telemetry = observation.telemetry { track.telemetry = telemetry }
         tracks[observation.identity] = track
     }
@@ -59,18 +121,35 @@ public struct RangingSession: Hashable, Sendable, Codable {
         for identity in tracks.keys.sorted() {
             guard var track = tracks[identity] else { continue }
             if track.intervalSamples > 0 {
-                let meanRSSI = track.intervalRSSISum / Double(track.intervalSamples)
-                let filtered = profile.rssiFilter.value(of: track.filter, at: now) ?? meanRSSI
-                let accuracy = profile.distanceModel.distance(rssi: filtered, measuredPower: Double(track.measuredPower)) ?? -1
+                // The nearest scanner's readings; its mean RSSI over the interval when it heard
+                // the beacon in it (else its filtered value: another scanner's sightings kept the
+                // beacon listed, and their RSSI is not this distance's).
+                let accuracy: Double
+                let rssi: Double
+                func mean(_ reading: Reading) -> Double { reading.intervalRSSISum / Double(reading.intervalSamples) }
+                if let nearest = track.nearest(at: now, profile: profile) {
+                    accuracy = nearest.distance ?? -1
+                    rssi = nearest.reading.intervalSamples > 0 ? mean(nearest.reading) : nearest.filtered
+                } else {
+                    // No filtered value (the filter's window holds no sample): the interval's mean
+                    // RSSI of the scanner heard loudest in it, as the distance's input too.
+                    let heard = track.readings.filter { $0.intervalSamples > 0 }
+                    let loudest = heard.max { mean($0) < mean($1) } ?? heard[0]
+                    rssi = mean(loudest)
+                    accuracy = profile.distanceModel.distance(rssi: rssi, measuredPower: Double(loudest.measuredPower)) ?? -1
+                }
                 beacons.append(Beacon(
                     identity: identity,
                     proximity: profile.proximityThresholds.proximity(forAccuracy: accuracy),
                     accuracy: accuracy,
-                    rssi: Int(meanRSSI.rounded()),
+                    rssi: Int(rssi.rounded()),
                     timestamp: track.lastHeard,
                     telemetry: track.telemetry))
-                track.intervalRSSISum = 0
-                track.intervalSamples = 0
+                for index in track.readings.indices {
+                    track.readings[index].intervalRSSISum = 0
+                    track.readings[index].intervalSamples = 0
+                }
+                track.readings.removeAll { now - $0.lastHeard > profile.rangingRetention }
                 tracks[identity] = track
             } else if now - track.lastHeard > profile.rangingRetention {
                 tracks[identity] = nil

@@ -18,6 +18,41 @@ struct RangingTests {
         #expect(engine.advance(to: Timestamp(seconds: 20)).isEmpty)
     }
 
+    @Test("A beacon heard by two scanners is ranged from the nearer one's readings, not a mix of both; when that one stops hearing it, from the other's; one scanner alone as before")
+    func rangedFromTheNearestScanner() throws {
+        let profile = MonitoringProfile.coreLocation   // 5 s moving average, retention 10 s
+        var engine = Fixture.engine(profile)
+        _ = engine.startRanging(Self.constraint, label: "hall", at: .zero)
+        let beacon = BeaconIdentity(uuid: Fixture.uuid, major: 1, minor: 2)
+        // Office hears it at −50 dBm, the garage at −92 (measured power −59 both), every 0.5 s.
+        var sightings: [BeaconObservation] = []
+        for t in stride(from: 0.1, to: 4.0, by: 0.5) {
+            sightings.append(Fixture.seen(beacon, at: t, rssi: -50, scanner: "office"))
+            sightings.append(Fixture.seen(beacon, at: t + 0.2, rssi: -92, scanner: "garage"))
+        }
+        let events = Fixture.feed(&engine, sightings)
+        let near = try #require(profile.distanceModel.distance(rssi: -50, measuredPower: -59))
+        let delivered = events.rangings.compactMap { $0.beacons.first }
+        #expect(delivered.count == 3)
+        #expect(delivered.allSatisfy { $0.rssi == -50 && $0.accuracy == near && $0.proximity == .immediate }, "\(delivered)")
+        // The office stops hearing it: while its filter still has readings (5 s here; never past
+        // the retention) they put the beacon nearest; then the garage's alone.
+        var later: [BeaconObservation] = []
+        for t in stride(from: 4.7, to: 20.0, by: 0.5) { later.append(Fixture.seen(beacon, at: t, rssi: -92, scanner: "garage")) }
+        let far = try #require(profile.distanceModel.distance(rssi: -92, measuredPower: -59))
+        let afterwards = Fixture.feed(&engine, later).rangings
+        let last = try #require(afterwards.last?.beacons.first)
+        #expect(last.accuracy == far && last.rssi == -92 && last.proximity == .far, "\(last)")
+        #expect(afterwards.first?.beacons.first?.accuracy == near, "the office's readings count for the retention")
+
+        // One scanner: the interval's mean RSSI and the filter's distance (the mean of −60 and −70), as before.
+        var single = Fixture.engine(profile)
+        _ = single.startRanging(Self.constraint, label: "hall", at: .zero)
+        let one = Fixture.feed(&single, [Fixture.seen(beacon, at: 0.2, rssi: -60), Fixture.seen(beacon, at: 0.6, rssi: -70)]
+                                          + [Fixture.seen(beacon, at: 1.2, rssi: -65)]).rangings
+        #expect(one.first?.beacons.first?.rssi == -65 && one.first?.beacons.first?.accuracy == profile.distanceModel.distance(rssi: -65, measuredPower: -59))
+    }
+
     @Test("A clock jump longer than 60 intervals skips the missed deliveries, then resumes every second (found by the engine fuzz target: a 10^6 s jump made a million events)")
     func clockJumpDoesNotReplayEveryMissedDelivery() {
         var engine = Fixture.engine(.coreLocation)

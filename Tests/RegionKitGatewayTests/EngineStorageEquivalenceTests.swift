@@ -28,6 +28,11 @@ import RegionKitGateway
 /// checked identical to the logs before (FourScanners 24 → 50 nearest-scanner events, 18 of them
 /// to none; TwoScanners 20 → 46, 15; Beacon5 9 → 12, 2). The `corelocation` and `altbeacon` runs
 /// use the profiles' own settings, without the nearest-scanner policy: unchanged.
+///
+/// Every log was recorded again in session 45, when a beacon heard by several scanners started to
+/// be ranged from the nearest scanner's readings instead of a mix of all of them: only
+/// `didRangeBeacons` lines changed (TwoScanners 18–20 lines a profile, Beacon5 11, FourScanners
+/// none), every log kept its line count, and every other line was checked identical to before.
 @Suite(.enabled(if: SharedFixtures.available, SharedFixtures.skipMessage))
 struct EngineStorageEquivalenceTests {
     static let recordings = ["TwoScannersRun1-2015-03-03.json.gz", "FourScannersRun1-2015-03-07.json.gz",

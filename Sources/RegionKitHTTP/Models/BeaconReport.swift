@@ -87,16 +87,20 @@ public struct BeaconReport: Codable, Hashable, Sendable {
             for (identity, track) in session.tracks {
                 var entry = report(identity)
                 if !entry.regions.contains(session.label), engine.monitoredRegion(session.label) != nil { entry.regions.append(session.label) }
-                if let filtered = profile.rssiFilter.value(of: track.filter, at: engine.now) {
-                    entry.filteredRSSI = filtered
-                    if let distance = profile.distanceModel.distance(rssi: filtered, measuredPower: Double(track.measuredPower)) {
+                // The scanner that puts it nearest (each scanner's readings apart: a far one's RSSI
+                // is not the near one's distance).
+                if let nearest = track.nearest(at: engine.now, profile: profile) {
+                    entry.filteredRSSI = nearest.filtered
+                    if let distance = nearest.distance {
                         entry.distance = distance
                         entry.proximity = profile.proximityThresholds.proximity(forAccuracy: distance).rawValue
                     }
                 }
-                if let latest = track.filter.samples.last, latest.time.seconds >= newestRSSITime[identity, default: -.infinity] {
-                    entry.rssi = Int(latest.rssi.rounded())
-                    newestRSSITime[identity] = latest.time.seconds
+                for reading in track.readings {
+                    if let latest = reading.filter.samples.last, latest.time.seconds >= newestRSSITime[identity, default: -.infinity] {
+                        entry.rssi = Int(latest.rssi.rounded())
+                        newestRSSITime[identity] = latest.time.seconds
+                    }
                 }
                 entry.lastSeen = max(entry.lastSeen, track.lastHeard.seconds)
                 reports[identity] = entry
