@@ -21,12 +21,40 @@ struct PresenceOutputsTests {
         try #require(JSONSerialization.jsonObject(with: Data(message.payload)) as? [String: Any])
     }
 
-    @Test func topicLevelsCannotEscapeTheirLevel() {
-        #expect(PresenceTopics.level("lobby/main+1") == "lobby_main_1")
-        #expect(PresenceTopics.level("#") == "_")
-        #expect(PresenceTopics.level("") == "_")
-        #expect(Self.topics.regionState("a/b") == "regionkit/home/regions/a_b/state")
+    @Test("Topic levels cannot escape their level, and map identifiers one-to-one: a clean identifier as it is, any other sanitized with its hash")
+    func topicLevelsCannotEscapeTheirLevel() {
+        #expect(PresenceTopics.level("lobby") == "lobby" && PresenceTopics.level("Wohnzimmer_EG-2") == "Wohnzimmer_EG-2")
+        let escaped = PresenceTopics.level("lobby/main+1")
+        #expect(escaped.hasPrefix("lobby_main_1_") && escaped.count == "lobby_main_1_".count + 8, "\(escaped)")
+        #expect(escaped.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_" || $0 == "-") }, "\(escaped)")
+        #expect(PresenceTopics.level("#").hasPrefix("__") && PresenceTopics.level("").hasPrefix("__"))
+        #expect(PresenceTopics.level("#") != PresenceTopics.level(""))
+        // The collisions the sanitized form made (both audits of session 45).
+        #expect(PresenceTopics.level("Room 1") != PresenceTopics.level("Room_1") && PresenceTopics.level("Room_1") == "Room_1")
+        #expect(PresenceTopics.level("кухня") != PresenceTopics.level("спаль"), "\(PresenceTopics.level("кухня"))")
+        #expect(PresenceTopics.level("Wohnzimmer EG") != PresenceTopics.level("Wohnzimmer_EG"))
+        #expect(PresenceTopics.level("a b") == PresenceTopics.level("a b"), "deterministic")
+        #expect(Self.topics.regionState("a/b") == "regionkit/home/regions/\(PresenceTopics.level("a/b"))/state")
         #expect(Self.topics.beaconRoom(Self.beacon) == "regionkit/home/beacons/e2c56db5-dffb-48d2-b060-d0f5a71096e0-1-2/room")
+        // The site and scanners keep the sanitized form (one site per daemon; existing topics unchanged).
+        #expect(PresenceTopics(site: "my home").base == "regionkit/my_home")
+        // Rooms in mqtt_room topics keep their name (Home Assistant shows the level as the room).
+        #expect(PresenceTopics.roomLevel("Küche") == "Küche" && PresenceTopics.roomLevel("キッチン") == "キッチン" && PresenceTopics.roomLevel("hall") == "hall")
+        let slashed = PresenceTopics.roomLevel("a/b")
+        #expect(slashed.hasPrefix("a_b_") && slashed.count == 12 && slashed != PresenceTopics.roomLevel("a+b") && !slashed.contains("/"), "\(slashed)")
+        #expect(PresenceTopics.roomLevel("a\u{0}b").hasPrefix("a_b_") && !PresenceTopics.roomLevel("").isEmpty)
+    }
+
+    @Test("The topics regions used under the earlier, sanitized topic level are cleared (state, and the Home Assistant entity), unless another region uses that level now")
+    func legacyTopicsRemoved() throws {
+        let outputs = PresenceOutputs(topics: Self.topics, discovery: HomeAssistantDiscovery(topics: Self.topics))
+        let spaced = Region.beacon(try BeaconRegion(identifier: "Room 1", uuid: Self.uuid))
+        let clean = Region.beacon(try BeaconRegion(identifier: "a_b", uuid: Self.uuid))
+        let hidden = Region.beacon(try BeaconRegion(identifier: "a b", uuid: Self.uuid))   // its old level is a_b's now
+        let removals = outputs.legacyTopicRemovals(regions: [spaced, clean, hidden, .beacon(try BeaconRegion(identifier: "lobby", uuid: Self.uuid))])
+        #expect(removals.map(\.topic) == ["regionkit/home/regions/Room_1/state", "homeassistant/binary_sensor/regionkit_home/Room_1/config"])
+        #expect(removals.allSatisfy { $0.payload.isEmpty && $0.retain && $0.qos == 1 })
+        #expect(PresenceOutputs(topics: Self.topics, discovery: nil).legacyTopicRemovals(regions: [spaced]).map(\.topic) == ["regionkit/home/regions/Room_1/state"])
     }
 
     @Test func everyEventGoesOutAsItsJSONLineWithItsID() throws {
@@ -55,17 +83,17 @@ struct PresenceOutputsTests {
         #expect(stopped.dropFirst().map { [$0.topic, $0.text, "\($0.retain)"] } == [["regionkit/home/regions/lobby/state", "", "true"]])
     }
 
-    /// "a b" and "a/b" both publish on `regions/a_b/…` (topic levels keep [A-Za-z0-9_-]): removing
-    /// one used to clear the other's retained state and delete its Home Assistant entity.
-    @Test("A removed region does not clear the topics of a monitored region whose identifier maps to the same level")
+    /// "a b" and "a/b" both published on `regions/a_b/…` before topic levels were one-to-one:
+    /// removing one cleared the other's retained state and deleted its Home Assistant entity. Now
+    /// they have levels of their own, and each removal clears its own.
+    @Test("A removed region clears its own topics, not those of a region whose identifier sanitizes alike")
     func removalKeepsASharedLevel() throws {
         let outputs = PresenceOutputs(topics: Self.topics, discovery: HomeAssistantDiscovery(topics: Self.topics))
         let other = Region.beacon(try BeaconRegion(identifier: "a b", uuid: Self.uuid))
         let removed = outputs.messages(for: Self.event(1, "monitoringStopped", region: "a/b", json: "{}"), region: { _ in nil }, regions: { [other] })
-        #expect(removed.count == 1 && removed.first?.topic == Self.topics.events, "\(removed.map(\.topic))")
-        let alone = outputs.messages(for: Self.event(2, "monitoringStopped", region: "a/b", json: "{}"), region: { _ in nil }, regions: { [] })
-        #expect(alone.map(\.topic).contains("regionkit/home/regions/a_b/state"))
-        #expect(PresenceOutputs.topicCollisions([other, .beacon(try BeaconRegion(identifier: "a/b", uuid: Self.uuid)), Self.lobby]) == [["a b", "a/b"]])
+        #expect(removed.map(\.topic).contains(Self.topics.regionState("a/b")) && !removed.map(\.topic).contains(Self.topics.regionState("a b")),
+                "\(removed.map(\.topic))")
+        #expect(PresenceOutputs.topicCollisions([other, .beacon(try BeaconRegion(identifier: "a/b", uuid: Self.uuid)), Self.lobby]).isEmpty)
     }
 
     @Test func homeAssistantEntitiesAppearAndDisappear() throws {
@@ -75,12 +103,12 @@ struct PresenceOutputsTests {
             id == Self.lobby.identifier ? Self.lobby : nil
         }
         let config = try #require(started.last)
-        #expect(config.topic == "homeassistant/binary_sensor/regionkit_home/lobby_main_1/config")
+        #expect(config.topic == "homeassistant/binary_sensor/regionkit_home/lobby_main_1_80e22b6d/config")
         #expect(config.retain)
         let sensor = try Self.object(config)
         #expect(sensor["device_class"] as? String == "presence")
-        #expect(sensor["state_topic"] as? String == "regionkit/home/regions/lobby_main_1/state")
-        #expect(sensor["unique_id"] as? String == "regionkit_home_region_lobby_main_1")
+        #expect(sensor["state_topic"] as? String == "regionkit/home/regions/lobby_main_1_80e22b6d/state")
+        #expect(sensor["unique_id"] as? String == "regionkit_home_region_lobby_main_1_80e22b6d")
         #expect(sensor["availability_topic"] as? String == "regionkit/home/status")
         #expect((sensor["device"] as? [String: Any])?["identifiers"] as? [String] == ["regionkit_home"])
 

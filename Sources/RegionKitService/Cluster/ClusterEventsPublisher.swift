@@ -199,6 +199,9 @@ final class ClusterEventsPublisher: Sendable {
     func publishAnnouncement(_ outputs: PresenceOutputs) async throws(MQTTError) {
         var messages = [PresenceHub.status("online", topics)]
         let configured = regions.values.sorted { $0.identifier < $1.identifier }
+        // Topics regions left behind under their earlier topic levels: cleared first.
+        messages += PresenceHub.publishable(outputs.legacyTopicRemovals(regions: configured).map(PresenceHub.mqtt), logger: logger,
+                                            context: ["output": "earlier topics' removal"])
         messages += PresenceHub.publishable(outputs.discoveryMessages(regions: configured).map(PresenceHub.mqtt), logger: logger,
                                             context: ["output": "Home Assistant discovery"])
         try await client.publish(messages)

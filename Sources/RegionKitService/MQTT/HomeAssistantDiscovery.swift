@@ -32,7 +32,7 @@ public struct HomeAssistantDiscovery: Hashable, Sendable {
     /// Home Assistant's own availability topic: `online` when it (re)starts → re-send discovery.
     public var statusTopic: String { prefix + "/status" }
     /// The node id grouping this site's entities.
-    public var nodeID: String { "regionkit_" + PresenceTopics.level(topics.site) }
+    public var nodeID: String { "regionkit_" + PresenceTopics.sanitized(topics.site) }
 
     var hubDevice: JSONLine {
         var device = JSONLine()
@@ -55,9 +55,10 @@ public struct HomeAssistantDiscovery: Hashable, Sendable {
 
     // MARK: Regions
 
-    func regionTopic(_ identifier: String) -> String {
-        "\(prefix)/binary_sensor/\(nodeID)/\(PresenceTopics.level(identifier))/config"
-    }
+    func regionTopic(_ identifier: String) -> String { regionTopic(level: PresenceTopics.level(identifier)) }
+
+    /// The configuration topic of the region whose topic level is `level`.
+    func regionTopic(level: String) -> String { "\(prefix)/binary_sensor/\(nodeID)/\(level)/config" }
 
     /// The presence `binary_sensor` of a beacon region (state `ON` inside, `OFF` outside).
     public func regionConfig(_ region: Region) -> PresenceMessage {

@@ -404,8 +404,16 @@ public final class PresenceHub: Sendable {
         guard !stopping.withLock({ $0 }) else { return }
         let monitored = service.manager.monitoredRegions
         for group in PresenceOutputs.topicCollisions(monitored) {
-            logger.warning("regions share MQTT topics (topic levels keep A-Z a-z 0-9 _ -): their retained states overwrite each other and Home Assistant shows one entity; rename one",
+            logger.warning("regions share MQTT topics: their retained states overwrite each other and Home Assistant shows one entity; rename one",
                            metadata: ["regions": "\(group)", "level": "\(PresenceTopics.level(group[0]))"])
+        }
+        // Topics regions left behind under their earlier topic levels: cleared first.
+        let removals = outputs.withLock { $0.legacyTopicRemovals(regions: monitored) }.map(Self.mqtt)
+        for message in Self.publishable(removals, logger: logger, context: ["output": "earlier topics' removal"]) {
+            do { try await client.publish(message) } catch {
+                logger.warning("earlier topics not cleared (will be on reconnection)", metadata: ["error": "\(error)"])
+                return
+            }
         }
         let all = outputs.withLock { $0.discoveryMessages(regions: monitored) }.map(Self.mqtt)
         let messages = Self.publishable(all, logger: logger, context: ["output": "Home Assistant discovery"])

@@ -98,6 +98,26 @@ public struct PresenceOutputs: Sendable {
             + announcedBeacons.sorted().flatMap(discovery.beaconConfigs)
     }
 
+    /// Empty retained messages on the topics that regions with identifiers other than letters,
+    /// digits, `_` and `-` used before their topic level became one-to-one (session 45: the
+    /// sanitized identifier alone, now followed by a hash): their retained state and, with
+    /// discovery, their Home Assistant entity would otherwise stay behind, stale. A topic another
+    /// region uses now is left alone. Sent before each discovery round (idempotent).
+    public func legacyTopicRemovals(regions: [Region]) -> [PresenceMessage] {
+        let current = Set(regions.map { PresenceTopics.level($0.identifier) })
+        var removed = Set<String>()
+        var messages: [PresenceMessage] = []
+        for region in regions {
+            let legacy = PresenceTopics.sanitized(region.identifier)
+            guard legacy != region.identifier, !current.contains(legacy), removed.insert(legacy).inserted else { continue }
+            messages.append(PresenceMessage(topic: topics.regionStateTopic(level: legacy), payload: [], qos: 1, retain: true))
+            if let discovery, region.kind == .beacon {
+                messages.append(PresenceMessage(topic: discovery.regionTopic(level: legacy), payload: [], qos: 1, retain: true))
+            }
+        }
+        return messages
+    }
+
     /// Whether a region of `regions` other than `identifier` publishes on `identifier`'s topics
     /// (its identifier maps to the same topic level).
     static func sharesTopics(_ identifier: String, with regions: [Region]) -> Bool {

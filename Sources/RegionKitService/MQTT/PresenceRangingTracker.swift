@@ -79,7 +79,7 @@ public struct PresenceRangingTracker: Sendable {
                 payload.add("name", beacon.format == .eddystoneUID ? "Eddystone \(BeaconIdentity.hex(beacon.identity.instance))"
                             : "\(beacon.format == .iBeacon ? "iBeacon" : "AltBeacon") \(beacon.major)/\(beacon.minor)")
                 payload.addRaw("distance", json: distance)
-                messages.append(PresenceMessage(topic: topics.mqttRoom + "/" + PresenceTopics.level(nearest), text: payload.text, qos: 0, retain: false))
+                messages.append(PresenceMessage(topic: topics.mqttRoom + "/" + PresenceTopics.roomLevel(nearest), text: payload.text, qos: 0, retain: false))
             }
         }
         return messages

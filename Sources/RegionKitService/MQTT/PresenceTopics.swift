@@ -17,14 +17,16 @@ public struct PresenceTopics: Hashable, Sendable {
 
     public init(site: String) {
         self.site = site
-        base = "regionkit/" + Self.level(site)
+        base = "regionkit/" + Self.sanitized(site)
     }
 
     /// Every logged event, QoS 1, not retained.
     public var events: String { base + "/events" }
     /// `online` (retained) while the daemon is connected; the will sets `offline`.
     public var status: String { base + "/status" }
-    public func regionState(_ identifier: String) -> String { base + "/regions/" + Self.level(identifier) + "/state" }
+    public func regionState(_ identifier: String) -> String { regionStateTopic(level: Self.level(identifier)) }
+    /// The state topic of the region whose topic level is `level`.
+    public func regionStateTopic(level: String) -> String { base + "/regions/" + level + "/state" }
     public func beaconRoom(_ identity: BeaconIdentity) -> String { base + "/beacons/" + Self.beaconKey(identity) + "/room" }
     public func beaconDistance(_ identity: BeaconIdentity) -> String { base + "/beacons/" + Self.beaconKey(identity) + "/distance" }
     /// JSON attributes of a beacon (rssi, proximity, distance, room, last seen).
@@ -42,10 +44,50 @@ public struct PresenceTopics: Hashable, Sendable {
         }
     }
 
+    /// A region's identifier (or a room's name) as one topic level and Home Assistant object id,
+    /// one-to-one: an identifier of letters, digits, `_` and `-` only is used as it is; any other
+    /// becomes its ``sanitized(_:)`` form, `_` and 8 hex digits of the identifier's hash (FNV-1a,
+    /// 32 bits, of its UTF-8), so `Room 1` and `Room_1`, or `кухня` and `спаль` (both `_____`
+    /// once sanitized), no longer share topics and entities.
+    ///
+    /// ```swift
+    /// PresenceTopics.level("lobby")     // "lobby"
+    /// PresenceTopics.level("Room 1")    // "Room_1_" + 8 hex digits
+    /// ```
+    public static func level(_ text: String) -> String {
+        let sanitized = sanitized(text)
+        guard sanitized != text else { return text }
+        var hash: UInt32 = 0x811C_9DC5
+        for byte in text.utf8 { hash = (hash ^ UInt32(byte)) &* 0x0100_0193 }
+        let hex = String(hash, radix: 16)
+        return sanitized + "_" + String(repeating: "0", count: 8 - hex.count) + hex
+    }
+
+    /// A room (scanner) name as the last level of Home Assistant's `mqtt_room` topics, which HA
+    /// shows as the room's name: kept as it is (`Küche`, `キッチン`) unless it holds what a topic
+    /// level cannot (`/`, `+`, `#`, control characters) or is empty; then, as for ``level(_:)``,
+    /// those become `_` and a hash of the name follows, so two rooms never share a topic.
+    public static func roomLevel(_ name: String) -> String {
+        var kept = ""
+        for scalar in name.unicodeScalars {
+            switch scalar {
+            case "/", "+", "#": kept.append("_")
+            default: if scalar.properties.generalCategory == .control { kept.append("_") } else { kept.unicodeScalars.append(scalar) }
+            }
+        }
+        guard kept != name || name.isEmpty else { return name }
+        var hash: UInt32 = 0x811C_9DC5
+        for byte in name.utf8 { hash = (hash ^ UInt32(byte)) &* 0x0100_0193 }
+        let hex = String(hash, radix: 16)
+        return kept + "_" + String(repeating: "0", count: 8 - hex.count) + hex
+    }
+
     /// A user string made safe as one topic level and as a Home Assistant object id: letters,
     /// digits, `_` and `-` are kept, anything else becomes `_` (`+`, `#`, `/` would change the
-    /// topic's meaning); an empty result becomes `_`.
-    public static func level(_ text: String) -> String {
+    /// topic's meaning); an empty result becomes `_`. Not one-to-one: used for the site's name
+    /// (one per daemon) and scanners' names; regions and rooms use ``level(_:)``. (Regions used it
+    /// too before session 45: ``PresenceOutputs`` clears the topics and entities that left behind.)
+    public static func sanitized(_ text: String) -> String {
         var result = ""
         for scalar in text.unicodeScalars {
             switch scalar {

@@ -51,7 +51,7 @@ public final class ScannerPublisher: Sendable {
         configuration.password = credentials.password
         configuration.caFile = caFile
         self.scanner = scanner
-        topic = ScannerBatch.topic(scanner: PresenceTopics.level(scanner))
+        topic = ScannerBatch.topic(scanner: PresenceTopics.sanitized(scanner))
         self.batchInterval = batchInterval
         self.maximumBatch = max(1, maximumBatch)
         self.logger = logger
