@@ -64,22 +64,19 @@ public struct PresenceTopics: Hashable, Sendable {
     }
 
     /// A room (scanner) name as the last level of Home Assistant's `mqtt_room` topics, which HA
-    /// shows as the room's name: kept as it is (`Küche`, `キッチン`) unless it holds what a topic
-    /// level cannot (`/`, `+`, `#`, control characters) or is empty; then, as for ``level(_:)``,
-    /// those become `_` and a hash of the name follows, so two rooms never share a topic.
+    /// shows as the room's name: kept as it is (`Küche`, `キッチン`), except what a topic level
+    /// cannot hold (`/`, `+`, `#`, control characters) and what NATS's MQTT listener refuses in a
+    /// topic (space, `.`), each replaced by `_` (`Living room` → `Living_room`, as before); an
+    /// empty name becomes `_`.
     public static func roomLevel(_ name: String) -> String {
         var kept = ""
         for scalar in name.unicodeScalars {
             switch scalar {
-            case "/", "+", "#": kept.append("_")
+            case "/", "+", "#", " ", ".": kept.append("_")
             default: if scalar.properties.generalCategory == .control { kept.append("_") } else { kept.unicodeScalars.append(scalar) }
             }
         }
-        guard kept != name || name.isEmpty else { return name }
-        var hash: UInt32 = 0x811C_9DC5
-        for byte in name.utf8 { hash = (hash ^ UInt32(byte)) &* 0x0100_0193 }
-        let hex = String(hash, radix: 16)
-        return kept + "_" + String(repeating: "0", count: 8 - hex.count) + hex
+        return kept.isEmpty ? "_" : kept
     }
 
     /// A user string made safe as one topic level and as a Home Assistant object id: letters,
