@@ -458,18 +458,28 @@ public final class PostgresRegionStore: RegionStoring, CustomStringConvertible {
         return (counts, Int(failed))
     }
 
-    private static let deliveryColumns = "id, event_id, hook, status, attempts, next_attempt_at, last_error, delivered_at"
+    private static let deliveryColumns = deliveryColumns(prefix: "")
+
+    private static func deliveryColumns(prefix: String) -> String {
+        ["id", "event_id", "hook", "status", "attempts", "next_attempt_at", "last_error", "delivered_at"].map { prefix + $0 }.joined(separator: ", ")
+    }
     private typealias DeliveryRow = (Int64, Int64, String, String, Int64, Double, String?, Double?)
 
+    /// A region's deliveries in log order, as the SQLite store (``RegionStore/regionHeads``).
     public func dueDeliveries(now: Double, limit: Int) async throws -> [HookDelivery] {
         try await rows("read due deliveries", """
-            SELECT \(unescaped: Self.deliveryColumns) FROM hook_delivery WHERE status = 'pending' AND next_attempt_at <= \(now)
-            ORDER BY next_attempt_at, id LIMIT \(Int64(max(0, limit)))
+            \(unescaped: RegionStore.regionHeads) SELECT \(unescaped: Self.deliveryColumns(prefix: "d."))
+            FROM hook_delivery d JOIN event_log e ON e.id = d.event_id LEFT JOIN heads h ON h.region = e.region
+            WHERE d.status = 'pending' AND d.next_attempt_at <= \(now) AND (h.first IS NULL OR d.event_id = h.first)
+            ORDER BY d.next_attempt_at, d.id LIMIT \(Int64(max(0, limit)))
             """) { try $0.decode(DeliveryRow.self) }.map(delivery)
     }
 
     public func nextDeliveryTime() async throws -> Double? {
-        try await rows("read the next delivery time", "SELECT MIN(next_attempt_at) FROM hook_delivery WHERE status = 'pending'") { try $0.decode(Double?.self) }.first ?? nil
+        try await rows("read the next delivery time", """
+            \(unescaped: RegionStore.regionHeads) SELECT MIN(d.next_attempt_at) FROM hook_delivery d JOIN event_log e ON e.id = d.event_id
+            LEFT JOIN heads h ON h.region = e.region WHERE d.status = 'pending' AND (h.first IS NULL OR d.event_id = h.first)
+            """) { try $0.decode(Double?.self) }.first ?? nil
     }
 
     public func deliveries(status: HookDelivery.Status? = nil) async throws -> [HookDelivery] {

@@ -65,11 +65,24 @@ public final class HookRunner: Sendable {
     }
 
     /// One pass: delivers every due delivery (up to `limit`); returns how many were attempted.
+    /// A region's deliveries go in log order (the store gives only those of its earliest event
+    /// with pending ones): once they are done, the next event's become due and are delivered in
+    /// the same pass; a delivery is attempted at most once a pass.
     @discardableResult
     public func deliverDue(limit: Int = 32) async throws -> Int {
         let dropped = try await store.trimPendingDeliveries(toAtMost: maxPending)
         if dropped > 0 { logger.warning("hook queue full: dropped the oldest deliveries", metadata: ["dropped": "\(dropped)"]) }
-        let due = try await store.dueDeliveries(now: now(), limit: limit)
+        var attempted = Set<Int64>()
+        while attempted.count < limit, !Task.isCancelled {
+            let due = try await store.dueDeliveries(now: now(), limit: limit - attempted.count).filter { !attempted.contains($0.id) }
+            if due.isEmpty { break }
+            for delivery in due { attempted.insert(delivery.id) }
+            try await deliver(due)
+        }
+        return attempted.count
+    }
+
+    private func deliver(_ due: [HookDelivery]) async throws {
         for delivery in due {
             // Stopping: what is left is delivered at the next start (no attempt is spent on it).
             if Task.isCancelled { break }
@@ -95,7 +108,6 @@ public final class HookRunner: Sendable {
                                                                 "attempt": "\(attempts)", "error": "\(message)", "giving-up": "\(retryAt == nil)"])
             }
         }
-        return due.count
     }
 
     enum Outcome {

@@ -394,14 +394,33 @@ public final class RegionStore: Sendable {
     public func dueDeliveries(now: Double, limit: Int) throws -> [HookDelivery] {
         try read { db in
             try Row.fetchAll(db, sql: """
-                SELECT * FROM hook_delivery WHERE status = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at, id LIMIT ?
+                \(Self.regionHeads) SELECT d.* FROM hook_delivery d JOIN event_log e ON e.id = d.event_id LEFT JOIN heads h ON h.region = e.region
+                WHERE d.status = 'pending' AND d.next_attempt_at <= ? AND (h.first IS NULL OR d.event_id = h.first)
+                ORDER BY d.next_attempt_at, d.id LIMIT ?
                 """, arguments: [now, limit]).map(delivery)
         }
     }
 
-    /// The earliest time a pending delivery is due, if any.
+    /// A region's hook deliveries go in log order: of its pending deliveries only those of its
+    /// earliest event are due (the others wait while one of them is retried), so a hook that
+    /// failed once cannot run after the hooks of a later event of the same region — an exit's
+    /// command after the next entry's. Events without a region are not ordered. `heads`: the
+    /// earliest event with a pending delivery, by region (one pass over the pending deliveries).
+    /// The same SQL on PostgreSQL.
+    public static let regionHeads = """
+        WITH heads AS (SELECT e.region AS region, MIN(d.event_id) AS first FROM hook_delivery d JOIN event_log e ON e.id = d.event_id
+                       WHERE d.status = 'pending' AND e.region IS NOT NULL GROUP BY e.region)
+        """
+
+    /// The earliest time a pending delivery is due, if any (one waiting behind an earlier event's
+    /// delivery of its region is not due before that one: see ``dueDeliveries(now:limit:)``).
     public func nextDeliveryTime() throws -> Double? {
-        try read { db in try Double.fetchOne(db, sql: "SELECT MIN(next_attempt_at) FROM hook_delivery WHERE status = 'pending'") }
+        try read { db in
+            try Double.fetchOne(db, sql: """
+                \(Self.regionHeads) SELECT MIN(d.next_attempt_at) FROM hook_delivery d JOIN event_log e ON e.id = d.event_id
+                LEFT JOIN heads h ON h.region = e.region WHERE d.status = 'pending' AND (h.first IS NULL OR d.event_id = h.first)
+                """)
+        }
     }
 
     public func deliveries(status: HookDelivery.Status? = nil) throws -> [HookDelivery] {

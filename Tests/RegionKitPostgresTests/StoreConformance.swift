@@ -12,6 +12,7 @@ enum StoreConformance: String, CaseIterable, Sendable, CustomTestStringConvertib
     case states
     case eventLog
     case hookDeliveries
+    case hookOrderPerRegion
     case boundedQueue
     case outputCursors
     case concurrentAppends
@@ -28,6 +29,7 @@ enum StoreConformance: String, CaseIterable, Sendable, CustomTestStringConvertib
         case .states: try await Self.states(store)
         case .eventLog: try await Self.eventLog(store)
         case .hookDeliveries: try await Self.hookDeliveries(store)
+        case .hookOrderPerRegion: try await Self.hookOrderPerRegion(store)
         case .boundedQueue: try await Self.boundedQueue(store)
         case .outputCursors: try await Self.outputCursors(store)
         case .concurrentAppends: try await Self.concurrentAppends(store)
@@ -153,6 +155,35 @@ enum StoreConformance: String, CaseIterable, Sendable, CustomTestStringConvertib
         #expect(counts.byStatus == ["delivered": 2, "failed": 1])
         // delivered: 1 − 1 and 3 − 1; failed: 2.
         #expect(counts.failedAttempts == 4)
+    }
+
+    /// A region's hooks run in log order: while a delivery of an earlier event of the region
+    /// waits for its retry, the later events' deliveries of that region are not due (an exit's
+    /// command used to run after the next entry's); other regions and events without one are not held.
+    static func hookOrderPerRegion(_ store: some RegionStoring) async throws {
+        let exit = try await store.append(time: 10, type: "didExitRegion", region: "museum", state: "outside", reason: nil, json: "{}",
+                                          hooks: ["command:exit", "webhook:b"])
+        let enter = try await store.append(time: 20, type: "didEnterRegion", region: "museum", state: "inside", reason: nil, json: "{}",
+                                           hooks: ["command:enter"])
+        let park = try await store.append(time: 20, type: "didEnterRegion", region: "park", state: "inside", reason: nil, json: "{}", hooks: ["command:enter"])
+        let started = try await store.append(time: 20, type: "processStarted", region: nil, state: nil, reason: nil, json: "{}", hooks: ["command:log"])
+        let due = try await store.dueDeliveries(now: 30, limit: 10)
+        #expect(due.map(\.eventID) == [exit, exit, park, started], "the museum's entry waits for its exit: \(due.map(\.eventID))")
+        // The exit's command fails and waits for its retry at 60; its webhook is delivered.
+        let command = try #require(due.first { $0.hook == "command:exit" })
+        try await store.markAttemptFailed(command.id, error: "exit status 1", retryAt: 60)
+        for delivery in due where delivery.id != command.id { try await store.markDelivered(delivery.id, at: 31) }
+        #expect(try await store.dueDeliveries(now: 40, limit: 10).isEmpty, "the entry ran before the exit it follows")
+        #expect(try await store.nextDeliveryTime() == 60, "not the waiting entry's time (20)")
+        #expect(try await store.dueDeliveries(now: 60, limit: 10).map(\.id) == [command.id])
+        try await store.markDelivered(command.id, at: 61)
+        #expect(try await store.dueDeliveries(now: 61, limit: 10).map(\.eventID) == [enter])
+        #expect(try await store.nextDeliveryTime() == 20)
+        // Given up on (failed for good), an earlier delivery holds nothing back.
+        let again = try await store.append(time: 70, type: "didExitRegion", region: "museum", state: "outside", reason: nil, json: "{}", hooks: ["command:exit"])
+        let entry = try #require(try await store.dueDeliveries(now: 71, limit: 10).first)
+        try await store.markAttemptFailed(entry.id, error: "exit status 1", retryAt: nil)
+        #expect(try await store.dueDeliveries(now: 71, limit: 10).map(\.eventID) == [again])
     }
 
     /// Trimming keeps the newest pending deliveries and marks the others dropped.

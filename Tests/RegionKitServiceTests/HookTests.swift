@@ -109,7 +109,11 @@ struct HookTests {
         try await Self.deliver(runner, for: 1.5) // the listener is down: every attempt is refused
         let waiting = try service.sqlite.deliveries(status: .pending)
         #expect(waiting.count == 2, "enter and exit are queued")
-        #expect(waiting.allSatisfy { $0.attempts >= 1 && $0.lastError != nil }, "refused attempts are recorded")
+        // The entry's attempts are refused and recorded; the exit, a later event of the same
+        // region, waits for it (a region's hooks run in log order).
+        #expect(waiting.first { $0.eventID < waiting.map(\.eventID).max()! }.map { $0.attempts >= 1 && $0.lastError != nil } == true,
+                "refused attempts are recorded: \(waiting)")
+        #expect(waiting.first { $0.eventID == waiting.map(\.eventID).max()! }?.attempts == 0, "the exit ran before the entry it follows: \(waiting)")
 
         try listener.start()
         defer { listener.stop() }
