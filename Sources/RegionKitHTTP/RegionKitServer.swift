@@ -71,7 +71,8 @@ public final class RegionKitServer: Sendable {
         let app = Application(
             router: router(),
             server: try Self.serverBuilder(configuration),
-            configuration: ApplicationConfiguration(address: .hostname(configuration.host, port: configuration.port), serverName: "regionkit"),
+            configuration: ApplicationConfiguration(address: .hostname(configuration.host, port: configuration.port), serverName: "regionkit",
+                                                    availableConnectionsDelegate: .maximum(max(1, configuration.maxConnections), logger: serverLogger)),
             onServerRunning: { channel in await onListening(channel.localAddress?.port ?? configuration.port) },
             logger: serverLogger)
         var groupConfiguration = ServiceGroupConfiguration(services: [app], gracefulShutdownSignals: [], logger: serverLogger)
@@ -103,7 +104,12 @@ public final class RegionKitServer: Sendable {
         // Hummingbird closes a connection idle for this long only between requests (a response
         // in progress, an event stream included, keeps it).
         let seconds = configuration.idleTimeout.isFinite ? min(max(configuration.idleTimeout, 0.001), 86_400) : 86_400
-        let http1 = HTTPServerBuilder.http1(configuration: .init(idleTimeout: .nanoseconds(Int64(seconds * 1e9))))
+        // A request's head and body must arrive within the request timeout (a slow body kept the
+        // connection otherwise: the idle timeout runs only between requests).
+        let requestSeconds = configuration.requestTimeout.isFinite ? min(max(configuration.requestTimeout, 0.001), 86_400) : 86_400
+        let http1 = HTTPServerBuilder.http1(configuration: .init(
+            additionalChannelHandlers: [RequestReadTimeout(limit: .nanoseconds(Int64(requestSeconds * 1e9)))],
+            idleTimeout: .nanoseconds(Int64(seconds * 1e9))))
         guard let certificateFile = configuration.tlsCertificateFile, let keyFile = configuration.tlsKeyFile else { return http1 }
         let chain: [NIOSSLCertificate]
         let key: NIOSSLPrivateKey

@@ -10,6 +10,8 @@ import RegionKit
 ///   tokenFile: /etc/regionkit/api-token   # else REGIONKIT_API_TOKEN from the environment
 ///   public: false               # true: reads without the token (writes always need it)
 ///   maxBodyBytes: 16384         # largest request body accepted
+///   maxConnections: 512         # connections served at once; more wait to be accepted
+///   requestTimeout: 30          # seconds to receive a whole request once its head began
 ///   tlsCertificate: /etc/regionkit/cert.pem   # HTTPS with both (PEM chain and key)
 ///   tlsKey: /etc/regionkit/key.pem
 /// ```
@@ -18,12 +20,20 @@ public struct HTTPSettings: Codable, Sendable, Hashable {
     public var tokenFile: String?
     public var `public`: Bool?
     public var maxBodyBytes: Int?
+    /// Connections served at once (default 512): more wait in the listen backlog until one
+    /// closes, so no client can use up the daemon's file descriptors (its store, hooks, broker).
+    public var maxConnections: Int?
+    /// Seconds a request may take to arrive in full once its head began (default 30): a client
+    /// sending its body a byte at a time is disconnected.
+    public var requestTimeout: Double?
     /// PEM certificate chain and private key files: the server speaks HTTPS when both are given.
     public var tlsCertificate: String?
     public var tlsKey: String?
 
     public init(listen: String? = nil, tokenFile: String? = nil, public isPublic: Bool? = nil, maxBodyBytes: Int? = nil,
-                tlsCertificate: String? = nil, tlsKey: String? = nil) {
+                maxConnections: Int? = nil, requestTimeout: Double? = nil, tlsCertificate: String? = nil, tlsKey: String? = nil) {
+        self.maxConnections = maxConnections
+        self.requestTimeout = requestTimeout
         self.tlsCertificate = tlsCertificate
         self.tlsKey = tlsKey
         self.listen = listen
@@ -71,6 +81,12 @@ public struct HTTPSettings: Codable, Sendable, Hashable {
         _ = try Self.parseListen(listen ?? "127.0.0.1:8080")
         if let maxBodyBytes, !(256...1_048_576).contains(maxBodyBytes) {
             throw RegionKitError(.invalidArgument, "http.maxBodyBytes must be from 256 to 1048576")
+        }
+        if let maxConnections, !(1...100_000).contains(maxConnections) {
+            throw RegionKitError(.invalidArgument, "http.maxConnections must be from 1 to 100000")
+        }
+        if let requestTimeout, !(requestTimeout.isFinite && requestTimeout >= 1 && requestTimeout <= 3600) {
+            throw RegionKitError(.invalidArgument, "http.requestTimeout must be from 1 to 3600 seconds")
         }
         if (tlsCertificate == nil) != (tlsKey == nil) {
             throw RegionKitError(.invalidArgument, "http: give both tlsCertificate and tlsKey, or neither")

@@ -34,6 +34,9 @@ final class LoopbackConnection {
 
     deinit { close(fd) }
 
+    /// Ends the connection from this side (the descriptor is closed when the object goes).
+    func hangUp() { shutdown(fd, Int32(SHUT_RDWR)) }
+
     func send(_ text: String, body: Data = Data()) {
         let bytes = Array(text.utf8) + Array(body)
         var offset = 0

@@ -33,7 +33,7 @@ final class TestDaemon: Sendable {
     init(path: String = TestDaemon.temporaryPath(), token: String? = "test-token", isPublic: Bool = false,
          configured: [Region] = [TestDaemon.lobby],
          sources: [RegionKind: AuthorizationStatus] = [.beacon: .authorized, .circular: .authorized], clock: VirtualClock = VirtualClock(start: Timestamp(seconds: 1_700_000_000)),
-         idleTimeout: Double = 60) async throws {
+         idleTimeout: Double = 60, requestTimeout: Double = 30, maxConnections: Int = 512) async throws {
         self.path = path
         self.clock = clock
         let events = EventBroadcaster()
@@ -41,9 +41,11 @@ final class TestDaemon: Sendable {
                                     sources: sources, onLogged: events.publish)
         try await service.start(regions: configured)
         let box = self.sources
-        server = RegionKitServer(service: service, configuration: HTTPConfiguration(host: "127.0.0.1", port: 0, token: token, isPublic: isPublic,
-                                                                                    maxBodyBytes: 1_024, keepAliveInterval: 0.2, idleTimeout: idleTimeout),
-                                 events: events, sources: { box.current })
+        var configuration = HTTPConfiguration(host: "127.0.0.1", port: 0, token: token, isPublic: isPublic,
+                                              maxBodyBytes: 1_024, keepAliveInterval: 0.2, idleTimeout: idleTimeout)
+        configuration.requestTimeout = requestTimeout
+        configuration.maxConnections = maxConnections
+        server = RegionKitServer(service: service, configuration: configuration, events: events, sources: { box.current })
         let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
         let server = self.server
         task = Task { try await server.run { port in continuation.yield(port) } }

@@ -28,6 +28,12 @@ public struct HTTPConfiguration: Sendable {
     /// handshake) before the server closes it: an idle or stalled client does not hold a
     /// connection and its file descriptor for ever. An event stream in progress is not idle.
     public var idleTimeout: Double
+    /// Connections served at once; more wait in the listen backlog until one closes (no client
+    /// can use up the daemon's file descriptors, which its store, hooks and broker need too).
+    public var maxConnections: Int = 512
+    /// Seconds a request may take to arrive in full once its head began: a client sending its
+    /// body (or the rest of it) a byte at a time is disconnected (``RequestReadTimeout``).
+    public var requestTimeout: Double = 30
     /// PEM certificate chain and private key files: HTTPS when both are set.
     public var tlsCertificateFile: String?
     public var tlsKeyFile: String?
