@@ -47,6 +47,37 @@ public enum Region: Hashable, Sendable, Codable {
         return nil
     }
 
+    /// The longest identifier a new region may have, in UTF-8 bytes.
+    public static let maximumIdentifierBytes = 256
+
+    /// What the identifier of a region *added* through the configuration or the HTTP API must
+    /// also be, beyond ``validate(identifier:)``: at most ``maximumIdentifierBytes`` bytes, with no
+    /// control character (a newline in an identifier forged lines in the daemon's log, and went
+    /// into hooks' environment) and no bidirectional override or isolate (U+202A–U+202E,
+    /// U+2066–U+2069: text that reads differently from what it is). Regions stored before are not
+    /// checked again: they stay readable, removable and monitored.
+    ///
+    /// ```swift
+    /// try Region.validateNew(identifier: "lobby")        // fine
+    /// try Region.validateNew(identifier: "a\nb")         // throws invalidRegion, naming the character
+    /// ```
+    public static func validateNew(identifier: String) throws {
+        try validate(identifier: identifier)
+        guard identifier.utf8.count <= maximumIdentifierBytes else {
+            throw RegionKitError(.invalidRegion, "a region identifier must be at most \(maximumIdentifierBytes) bytes of UTF-8 (this one has \(identifier.utf8.count))")
+        }
+        for (offset, scalar) in identifier.unicodeScalars.enumerated() {
+            let bidi = (0x202A...0x202E).contains(scalar.value) || (0x2066...0x2069).contains(scalar.value)
+            guard scalar.properties.generalCategory != .control, !bidi else {
+                let code = String(scalar.value, radix: 16, uppercase: true)
+                throw RegionKitError(.invalidRegion, """
+                    a region identifier must not contain \(bidi ? "a bidirectional control" : "a control character") \
+                    (U+\(String(repeating: "0", count: max(0, 4 - code.count)))\(code) at character \(offset))
+                    """)
+            }
+        }
+    }
+
     /// A region identifier is not empty and holds no U+0000: the stores keep text as C strings
     /// (SQLite through GRDB ends it at the first NUL — `a\0b` would be stored as, and overwrite,
     /// region `a` — and PostgreSQL refuses it).

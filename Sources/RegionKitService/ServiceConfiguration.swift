@@ -156,7 +156,10 @@ public struct ServiceConfiguration: Codable, Sendable {
         }
         var identifiers: [String: Int] = [:]
         for (index, spec) in (regions ?? []).enumerated() {
-            do { _ = try spec.region() } catch let error as RegionKitError { throw bad("regions[\(index)]: \(error.message)") }
+            do {
+                _ = try spec.region()
+                try Region.validateNew(identifier: spec.identifier)
+            } catch let error as RegionKitError { throw bad("regions[\(index)]: \(error.message)") }
             if let first = identifiers[spec.identifier] {
                 throw bad("regions[\(index)].identifier '\(spec.identifier)' is already used by regions[\(first)]: region identifiers must be unique")
             }

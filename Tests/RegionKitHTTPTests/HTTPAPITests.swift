@@ -115,6 +115,14 @@ struct HTTPAPITests {
         // A NUL (the stores end text there: "lobby%00x" would have overwritten "lobby"): 400 naming the id.
         let nul = try await client.request("PUT", "/v1/regions/lobby%00x", body: Self.lobbyBody)
         #expect(nul.status == 400 && nul.json["field"] as? String == "id", "\(nul.text)")
+        // A newline (it forged a line in the daemon's log), a tab, a right-to-left override, 257 bytes: 400 naming the id and why.
+        for (path, why) in [("a%0Ab", "control character (U+000A at character 1)"), ("a%09b", "U+0009"), ("%E2%80%AEevil", "bidirectional control (U+202E"),
+                            (String(repeating: "x", count: 257), "at most 256 bytes")] {
+            let refused = try await client.request("PUT", "/v1/regions/\(path)", body: Self.lobbyBody)
+            #expect(refused.status == 400 && refused.json["field"] as? String == "id" && (refused.json["detail"] as? String)?.contains(why) == true, "\(refused.text)")
+        }
+        #expect(try await client.request("PUT", "/v1/regions/\(String(repeating: "x", count: 256))", body: Self.lobbyBody).status == 201)
+        #expect(try await client.request("DELETE", "/v1/regions/\(String(repeating: "x", count: 256))").status == 204)
         #expect(try daemon.service.sqlite.regions().map(\.identifier) == ["lobby"])
     }
 

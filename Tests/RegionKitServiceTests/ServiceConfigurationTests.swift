@@ -187,6 +187,9 @@ struct ServiceConfigurationTests {
         // Duplicate region identifiers.
         ("sources:\n  - gpsd: {}\nregions:\n  - {identifier: a, uuid: E2C56DB5-DFFB-48D2-B060-D0F5A71096E0}\n  - {identifier: a, latitude: 1, longitude: 2, radius: 100}\n",
          "regions[1].identifier 'a' is already used by regions[0]"),
+        // Identifiers a new region may not have: a control character (a newline forged log lines).
+        ("sources:\n  - gpsd: {}\nregions:\n  - {identifier: \"a\\nb\", uuid: E2C56DB5-DFFB-48D2-B060-D0F5A71096E0}\n",
+         "regions[0]: a region identifier must not contain a control character (U+000A at character 1)"),
         // Out-of-range numbers name the field and where it is.
         ("sources:\n  - gpsd: {port: 70000}\n", ":2:12: sources[0].gpsd.port"),
         ("sources:\n  - gpsd: {}\nhooks: {timeout: 1e300}\n", "hooks.timeout 1e+300 must be within 0.1...3600 seconds"),

@@ -21,7 +21,9 @@ public enum RegionBody {
 
     /// Parses and validates; throws ``Problem`` (400) naming the field.
     public static func region(identifier: String, json: Data, maximumRadius: Double? = nil) throws -> Region {
-        guard !identifier.isEmpty else { throw Problem(.badRequest, "a region identifier must not be empty", field: "id") }
+        do { try Region.validateNew(identifier: identifier) } catch let error as RegionKitError {
+            throw Problem(.badRequest, error.message, field: "id")
+        }
         let parsed: JSONValue
         do {
             parsed = try JSONDecoder().decode(JSONValue.self, from: json)
