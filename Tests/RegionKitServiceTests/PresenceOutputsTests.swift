@@ -108,6 +108,9 @@ struct PresenceOutputsTests {
         #expect(sensor["device_class"] as? String == "presence")
         #expect(sensor["state_topic"] as? String == "regionkit/home/regions/lobby_main_1_80e22b6d/state")
         #expect(sensor["unique_id"] as? String == "regionkit_home_region_lobby_main_1_80e22b6d")
+        // default_entity_id, not object_id (deprecated in Home Assistant 2025.10, ignored since 2026.4).
+        #expect(sensor["default_entity_id"] as? String == "binary_sensor.regionkit_home_region_lobby_main_1_80e22b6d" && sensor["object_id"] == nil)
+        #expect(sensor["name"] as? String == "lobby/main+1")
         #expect(sensor["availability_topic"] as? String == "regionkit/home/status")
         #expect((sensor["device"] as? [String: Any])?["identifiers"] as? [String] == ["regionkit_home"])
 
@@ -117,6 +120,12 @@ struct PresenceOutputsTests {
         #expect(tracker["source_type"] as? String == "bluetooth_le")
         #expect(tracker["state_topic"] as? String == Self.topics.beaconRoom(Self.beacon))
         #expect(tracker["payload_not_home"] as? String == "not_home")
+        // The tracker is its device's main feature: name null (the device's name; an equal entity
+        // name is a repair issue in Home Assistant); no via_device to a hub device that may not exist.
+        #expect(tracker.keys.contains("name") && tracker["name"] is NSNull, "\(tracker)")
+        #expect(tracker["default_entity_id"] as? String == "device_tracker.regionkit_home_ibeacon_e2c56db5_dffb_48d2_b060_d0f5a71096e0_1_2")
+        #expect(HomeAssistantDiscovery.entitySlug("__Room  1--Ü_") == "room_1" && HomeAssistantDiscovery.entitySlug("кухня") == "regionkit")
+        #expect((tracker["device"] as? [String: Any]).map { $0["via_device"] == nil && $0["name"] as? String == "iBeacon 1/2" } == true, "\(tracker)")
         #expect(first.contains { $0.topic == "homeassistant/sensor/regionkit_home/ibeacon_e2c56db5-dffb-48d2-b060-d0f5a71096e0-1-2_distance/config" })
         // Announced once acknowledged; a later room change publishes only the room.
         outputs.published(Self.event(2, "didChangeNearestScanner", json: json))

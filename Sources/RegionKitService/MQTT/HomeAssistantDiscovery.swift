@@ -44,10 +44,31 @@ public struct HomeAssistantDiscovery: Hashable, Sendable {
         return device
     }
 
-    func common(_ line: inout JSONLine, uniqueID: String, name: String) {
+    /// A valid Home Assistant object id for `text`: lowercase letters, digits and single `_`, no
+    /// `_` at either end (what Home Assistant's entity id check accepts, and what its slugify
+    /// leaves unchanged); `regionkit` if nothing is left.
+    static func entitySlug(_ text: String) -> String {
+        var slug = ""
+        for scalar in text.lowercased().unicodeScalars {
+            if ("a"..."z").contains(scalar) || ("0"..."9").contains(scalar) {
+                slug.unicodeScalars.append(scalar)
+            } else if !slug.isEmpty && !slug.hasSuffix("_") {
+                slug.append("_")
+            }
+        }
+        while slug.hasSuffix("_") { slug.removeLast() }
+        return slug.isEmpty ? "regionkit" : slug
+    }
+
+    /// The keys every entity has. `default_entity_id` (`<component>.<slug of the unique id>`) is what Home
+    /// Assistant 2025.10 and later take for the entity id: `object_id`, sent before, is
+    /// deprecated there and ignored since 2026.4. `name` nil: the entity is its device's main
+    /// feature and takes the device's name (JSON null; an entity name equal to its device's is
+    /// reported as a repair issue).
+    func common(_ line: inout JSONLine, component: String, uniqueID: String, name: String?) {
         line.add("unique_id", uniqueID)
-        line.add("object_id", uniqueID)
-        line.add("name", name)
+        line.add("default_entity_id", "\(component).\(Self.entitySlug(uniqueID))")
+        if let name { line.add("name", name) } else { line.addRaw("name", json: "null") }
         line.add("availability_topic", topics.status)
         line.add("payload_available", "online")
         line.add("payload_not_available", "offline")
@@ -63,7 +84,7 @@ public struct HomeAssistantDiscovery: Hashable, Sendable {
     /// The presence `binary_sensor` of a beacon region (state `ON` inside, `OFF` outside).
     public func regionConfig(_ region: Region) -> PresenceMessage {
         var line = JSONLine()
-        common(&line, uniqueID: "\(nodeID)_region_\(PresenceTopics.level(region.identifier))", name: region.identifier)
+        common(&line, component: "binary_sensor", uniqueID: "\(nodeID)_region_\(PresenceTopics.level(region.identifier))", name: region.identifier)
         line.add("device_class", "presence")
         line.add("state_topic", topics.regionState(region.identifier))
         // The state topic carries inside / outside / unknown; unknown shows as unknown, not off.
@@ -98,7 +119,8 @@ public struct HomeAssistantDiscovery: Hashable, Sendable {
         device.add("name", Self.beaconName(identity))
         device.add("manufacturer", identity.format == .iBeacon ? "iBeacon" : identity.format == .altBeacon ? "AltBeacon" : "Eddystone")
         device.add("model", identity.format == .eddystoneUID ? BeaconIdentity.hex(identity.namespace) : identity.uuid.uuidString)
-        device.add("via_device", nodeID)
+        // No `via_device`: the hub device exists only while a beacon region's entity names it, and
+        // Home Assistant warns about (and will refuse) a reference to a device it does not know.
         return device
     }
 
@@ -106,7 +128,7 @@ public struct HomeAssistantDiscovery: Hashable, Sendable {
     public func beaconConfigs(_ identity: BeaconIdentity) -> [PresenceMessage] {
         let object = beaconObject(identity)
         var tracker = JSONLine()
-        common(&tracker, uniqueID: "\(nodeID)_\(object)", name: Self.beaconName(identity))
+        common(&tracker, component: "device_tracker", uniqueID: "\(nodeID)_\(object)", name: nil)
         tracker.add("state_topic", topics.beaconRoom(identity))
         tracker.add("payload_home", "home")
         tracker.add("payload_not_home", "not_home")
@@ -114,7 +136,7 @@ public struct HomeAssistantDiscovery: Hashable, Sendable {
         tracker.add("json_attributes_topic", topics.beaconAttributes(identity))
         tracker.add("device", object: beaconDevice(identity))
         var distance = JSONLine()
-        common(&distance, uniqueID: "\(nodeID)_\(object)_distance", name: "Distance")
+        common(&distance, component: "sensor", uniqueID: "\(nodeID)_\(object)_distance", name: "Distance")
         distance.add("state_topic", topics.beaconDistance(identity))
         distance.add("device_class", "distance")
         distance.add("unit_of_measurement", "m")
