@@ -73,6 +73,21 @@ struct DashboardBrowserTests {
         #expect(gallery?["major"] as? Int == 2)
         try browser.wait(for: #"document.querySelector('[data-region="gallery"]')"#, timeout: 10)
 
+        // Editing keeps every field: notifyEntryStateOnDisplay (set through the API) used to be
+        // reset to false by the form's full-replacement PUT, which did not carry it.
+        let onDisplay = try await api.request("PUT", "/v1/regions/gallery", body: #"{"uuid":"5A4BCFCE-174E-4BAC-A814-092E77F6B7E5","major":2,"notifyEntryStateOnDisplay":true}"#)
+        #expect(onDisplay.status == 200, "\(onDisplay.text)")
+        try browser.wait(for: #"document.querySelector('[data-region="gallery"] [data-action="edit"]')"#, timeout: 10)
+        // Found and clicked in one step: the list re-renders when the change arrives.
+        _ = try browser.script(#"document.querySelector('[data-region="gallery"] [data-action="edit"]').click(); return true;"#)
+        try browser.wait(for: "document.querySelector('#region-dialog').open && document.querySelector('#f-major').value === '2'", timeout: 10)
+        #expect(try browser.script("return document.querySelector('[name=notifyEntryStateOnDisplay]').checked;") as? Bool == true)
+        try browser.type("#f-major", "3")
+        try browser.click("#region-save")
+        try browser.wait(for: "!document.querySelector('#region-dialog').open", timeout: 10)
+        let edited = (api.get("/v1/regions")["regions"] as? [[String: Any]] ?? []).first { $0["identifier"] as? String == "gallery" }
+        #expect(edited?["major"] as? Int == 3 && edited?["notifyEntryStateOnDisplay"] as? Bool == true, "\(edited ?? [:])")
+
         // An Eddystone-UID region through the form: the format switches the fields; the card
         // describes it by namespace and instance.
         try browser.click("#new-region")

@@ -100,6 +100,7 @@ enum DashboardPage {
     <fieldset class="checks">
       <label><input type="checkbox" name="notifyOnEntry" checked> notify on entry</label>
       <label><input type="checkbox" name="notifyOnExit" checked> notify on exit</label>
+      <label class="beacon-only"><input type="checkbox" name="notifyEntryStateOnDisplay"> state when the display turns on</label>
     </fieldset>
     <small class="error" data-for="body"></small>
     <div class="actions">

@@ -124,7 +124,7 @@ function renderRegions() {
       pill,
       el("span", { class: "name" }, region.identifier, el("span", { class: "tag" }, region.origin)),
       state.changesRefused ? el("span", {}) :
-        el("span", {}, el("button", { class: "link", type: "button", "data-action": "edit", onclick: () => openRegionForm(region) }, "Edit"), remove),
+        el("span", {}, el("button", { class: "link", type: "button", "data-action": "edit", onclick: () => editRegion(region) }, "Edit"), remove),
       el("span", { class: "detail" },
         (region.since ? "since " + formatTime(region.since) : "state not determined yet") + reason,
         el("br"), describe(region)));
@@ -146,6 +146,7 @@ function setKind(kind) {
   form.querySelector(`input[name=kind][value=${kind}]`).checked = true;
   form.querySelector(".beacon-fields").hidden = kind !== "beacon";
   form.querySelector(".circular-fields").hidden = kind !== "circular";
+  form.querySelector(".beacon-only").hidden = kind !== "beacon";
 }
 function setFormat(format) {
   form.format.value = format;
@@ -170,9 +171,21 @@ function openRegionForm(region) {
     for (const name of ["uuid", "major", "minor", "namespace", "instance", "scanner", "latitude", "longitude", "radius"]) form[name].value = region[name] ?? "";
     form.notifyOnEntry.checked = region.notifyOnEntry;
     form.notifyOnExit.checked = region.notifyOnExit;
+    // Every field the API has is in the form: a PUT replaces the whole region.
+    form.notifyEntryStateOnDisplay.checked = !!region.notifyEntryStateOnDisplay;
   }
   $("#region-dialog").showModal();
   (region ? (region.kind === "beacon" && region.format === "eddystone-uid" ? form.namespace : form.uuid) : form.elements.identifier).focus();
+}
+// The form is filled from the region as stored now (the list on the page may be older: another
+// client's change), since saving replaces the whole region.
+async function editRegion(region) {
+  let current = region;
+  try {
+    const result = await api("GET", "/v1/regions/" + encodeURIComponent(region.identifier));
+    if (result.status === 200 && result.json) current = result.json;
+  } catch {}
+  openRegionForm(current);
 }
 $("#new-region").addEventListener("click", () => openRegionForm(null));
 $("#region-cancel").addEventListener("click", () => $("#region-dialog").close());
@@ -195,6 +208,7 @@ form.addEventListener("submit", async (event) => {
   const body = { notifyOnEntry: form.notifyOnEntry.checked, notifyOnExit: form.notifyOnExit.checked };
   const format = form.format.value;
   if (kind === "beacon" && format !== "ibeacon") body.format = format;
+  if (kind === "beacon") body.notifyEntryStateOnDisplay = form.notifyEntryStateOnDisplay.checked;
   const fields = kind !== "beacon" ? ["latitude", "longitude", "radius"]
     : format === "eddystone-uid" ? ["namespace", "instance", "scanner"] : ["uuid", "major", "minor", "scanner"];
   for (const name of fields) {
