@@ -21,6 +21,15 @@ public struct Automation: Hashable, Sendable, Codable {
             self.delay = delay
             self.maximumAttempts = maximumAttempts
         }
+
+        private enum CodingKeys: String, CodingKey { case delay, maximumAttempts }
+
+        /// Keys left out take the defaults (1 s, 5 attempts).
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            delay = try container.decodeIfPresent(Double.self, forKey: .delay) ?? 1
+            maximumAttempts = try container.decodeIfPresent(Int.self, forKey: .maximumAttempts) ?? 5
+        }
     }
 
     /// On `didStartMonitoring`, request the region's state.
@@ -37,6 +46,21 @@ public struct Automation: Hashable, Sendable, Codable {
         self.rangeWhileInside = rangeWhileInside
         self.wakeRequestDelay = wakeRequestDelay
         self.retry = retry
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case requestStateOnStart, rangeWhileInside, wakeRequestDelay, retry
+    }
+
+    /// Keys left out take the type's defaults (off), so a configuration may name only the helpers
+    /// it turns on (`automation: {requestStateOnStart: true}` was refused for the missing
+    /// `rangeWhileInside`).
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        requestStateOnStart = try container.decodeIfPresent(Bool.self, forKey: .requestStateOnStart) ?? false
+        rangeWhileInside = try container.decodeIfPresent(Bool.self, forKey: .rangeWhileInside) ?? false
+        wakeRequestDelay = try container.decodeIfPresent(Double.self, forKey: .wakeRequestDelay)
+        retry = try container.decodeIfPresent(Retry.self, forKey: .retry)
     }
 
     /// Every helper on, with the field reports' timings (1 s waits, 5 attempts).

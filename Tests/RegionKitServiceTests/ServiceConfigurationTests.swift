@@ -51,6 +51,19 @@ struct ServiceConfigurationTests {
         #expect(configuration.hooks?.webhooks.map(\.url) == ["http://127.0.0.1:8080/events"])
     }
 
+    @Test("automation: a block may name only the helpers it turns on (the others off), and retry only what it changes; unknown keys are still refused")
+    func partialAutomation() throws {
+        let one = try ServiceConfiguration.decode("sources:\n  - gpsd: {}\nautomation: {requestStateOnStart: true}\n", path: Self.path)
+        #expect(one.automation == Automation(requestStateOnStart: true))
+        let retry = try ServiceConfiguration.decode("sources:\n  - gpsd: {}\nautomation: {retry: {delay: 2}}\n", path: Self.path)
+        #expect(retry.automation?.retry == Automation.Retry(delay: 2, maximumAttempts: 5))
+        #expect(try ServiceConfiguration.decode("sources:\n  - gpsd: {}\nautomation: {}\n", path: Self.path).automation == Automation())
+        #expect(try ServiceConfiguration.decode("sources:\n  - gpsd: {}\n", path: Self.path).automation == nil, "absent: the daemon's default, every helper")
+        #expect { try ServiceConfiguration.decode("sources:\n  - gpsd: {}\nautomation: {requestStateOnStrat: true}\n", path: Self.path) } throws: {
+            "\($0)".contains("requestStateOnStrat")
+        }
+    }
+
     @Test("mqtt.urls: the nodes of a clustered broker, tried in order by the hub's client")
     func clusteredBroker() throws {
         let configuration = try ServiceConfiguration.decode("""
