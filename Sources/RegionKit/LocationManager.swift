@@ -178,6 +178,9 @@ public final class LocationManager: Sendable {
     /// The scanner (room) `identity` is nearest to now, when the profile tracks nearest scanners.
     public func nearestScanner(for identity: BeaconIdentity) -> String? { state.withLock { $0.engine.nearestScanner(for: identity) } }
 
+    /// Every tracked beacon's nearest scanner (room) now.
+    public var nearestScanners: [BeaconIdentity: String] { state.withLock { $0.engine.nearestScanners } }
+
     /// A snapshot of the engine (for inspection and persistence).
     public var engineSnapshot: MonitoringEngine { state.withLock { $0.engine } }
 

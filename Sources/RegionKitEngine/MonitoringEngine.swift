@@ -203,6 +203,9 @@ public struct MonitoringEngine: Sendable {
     /// The scanner `identity` is nearest to now, when the profile tracks it (``NearestScannerPolicy``).
     public func nearestScanner(for identity: BeaconIdentity) -> String? { nearest[identity]?.current }
 
+    /// Every tracked beacon's nearest scanner now (beacons heard by no scanner any more are left out).
+    public var nearestScanners: [BeaconIdentity: String] { nearest.compactMapValues(\.current) }
+
     /// When the engine next needs ``advance(to:)`` to be called, if ever.
     public var nextDeadline: Timestamp? { nextDue()?.time }
 

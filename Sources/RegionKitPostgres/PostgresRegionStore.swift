@@ -465,11 +465,11 @@ public final class PostgresRegionStore: RegionStoring, CustomStringConvertible {
     }
     private typealias DeliveryRow = (Int64, Int64, String, String, Int64, Double, String?, Double?)
 
-    /// A region's deliveries in log order, as the SQLite store (``RegionStore/regionHeads``).
+    /// A region's deliveries in log order per channel, as the SQLite store (``RegionStore/regionHeads``).
     public func dueDeliveries(now: Double, limit: Int) async throws -> [HookDelivery] {
         try await rows("read due deliveries", """
             \(unescaped: RegionStore.regionHeads) SELECT \(unescaped: Self.deliveryColumns(prefix: "d."))
-            FROM hook_delivery d JOIN event_log e ON e.id = d.event_id LEFT JOIN heads h ON h.region = e.region
+            FROM hook_delivery d \(unescaped: RegionStore.headsJoin)
             WHERE d.status = 'pending' AND d.next_attempt_at <= \(now) AND (h.first IS NULL OR d.event_id = h.first)
             ORDER BY d.next_attempt_at, d.id LIMIT \(Int64(max(0, limit)))
             """) { try $0.decode(DeliveryRow.self) }.map(delivery)
@@ -477,8 +477,8 @@ public final class PostgresRegionStore: RegionStoring, CustomStringConvertible {
 
     public func nextDeliveryTime() async throws -> Double? {
         try await rows("read the next delivery time", """
-            \(unescaped: RegionStore.regionHeads) SELECT MIN(d.next_attempt_at) FROM hook_delivery d JOIN event_log e ON e.id = d.event_id
-            LEFT JOIN heads h ON h.region = e.region WHERE d.status = 'pending' AND (h.first IS NULL OR d.event_id = h.first)
+            \(unescaped: RegionStore.regionHeads) SELECT MIN(d.next_attempt_at) FROM hook_delivery d \(unescaped: RegionStore.headsJoin)
+            WHERE d.status = 'pending' AND (h.first IS NULL OR d.event_id = h.first)
             """) { try $0.decode(Double?.self) }.first ?? nil
     }
 

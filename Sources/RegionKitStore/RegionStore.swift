@@ -394,31 +394,46 @@ public final class RegionStore: Sendable {
     public func dueDeliveries(now: Double, limit: Int) throws -> [HookDelivery] {
         try read { db in
             try Row.fetchAll(db, sql: """
-                \(Self.regionHeads) SELECT d.* FROM hook_delivery d JOIN event_log e ON e.id = d.event_id LEFT JOIN heads h ON h.region = e.region
+                \(Self.regionHeads) SELECT d.* FROM hook_delivery d \(Self.headsJoin)
                 WHERE d.status = 'pending' AND d.next_attempt_at <= ? AND (h.first IS NULL OR d.event_id = h.first)
                 ORDER BY d.next_attempt_at, d.id LIMIT ?
                 """, arguments: [now, limit]).map(delivery)
         }
     }
 
-    /// A region's hook deliveries go in log order: of its pending deliveries only those of its
-    /// earliest event are due (the others wait while one of them is retried), so a hook that
-    /// failed once cannot run after the hooks of a later event of the same region — an exit's
-    /// command after the next entry's. Events without a region are not ordered. `heads`: the
-    /// earliest event with a pending delivery, by region (one pass over the pending deliveries).
-    /// The same SQL on PostgreSQL.
+    /// A region's hook deliveries go in log order, per channel: of its pending deliveries on one
+    /// channel only those of its earliest event are due (the others wait while it is retried), so
+    /// a command that failed once cannot run after the commands of a later event of the same
+    /// region — an exit's after the next entry's. The channels: every command hook together (they
+    /// act on the same things, and an entry's and an exit's command are usually different
+    /// commands), and each webhook on its own (one that is down holds back only its own later
+    /// deliveries, not the commands). Events without a region are not ordered. `heads`: the
+    /// earliest event with a pending delivery, by region and channel (one pass over the pending
+    /// deliveries). The same SQL on PostgreSQL.
     public static let regionHeads = """
-        WITH heads AS (SELECT e.region AS region, MIN(d.event_id) AS first FROM hook_delivery d JOIN event_log e ON e.id = d.event_id
-                       WHERE d.status = 'pending' AND e.region IS NOT NULL GROUP BY e.region)
+        WITH heads AS (SELECT e.region AS region, \(channel("d")) AS channel, MIN(d.event_id) AS first
+                       FROM hook_delivery d JOIN event_log e ON e.id = d.event_id
+                       WHERE d.status = 'pending' AND e.region IS NOT NULL GROUP BY e.region, \(channel("d")))
         """
 
+    /// Joins a delivery `d` to its event `e` and its region and channel's head `h` (a delivery whose
+    /// event is missing has no head, so it is due: the runner then marks it failed).
+    public static let headsJoin = """
+        LEFT JOIN event_log e ON e.id = d.event_id LEFT JOIN heads h ON h.region = e.region AND h.channel = \(channel("d"))
+        """
+
+    /// A delivery's ordering channel: `command` for every command hook, the hook itself for a webhook.
+    static func channel(_ table: String) -> String {
+        "CASE WHEN \(table).hook LIKE 'command:%' THEN 'command' ELSE \(table).hook END"
+    }
+
     /// The earliest time a pending delivery is due, if any (one waiting behind an earlier event's
-    /// delivery of its region is not due before that one: see ``dueDeliveries(now:limit:)``).
+    /// delivery of its region and channel is not due before that one: see ``dueDeliveries(now:limit:)``).
     public func nextDeliveryTime() throws -> Double? {
         try read { db in
             try Double.fetchOne(db, sql: """
-                \(Self.regionHeads) SELECT MIN(d.next_attempt_at) FROM hook_delivery d JOIN event_log e ON e.id = d.event_id
-                LEFT JOIN heads h ON h.region = e.region WHERE d.status = 'pending' AND (h.first IS NULL OR d.event_id = h.first)
+                \(Self.regionHeads) SELECT MIN(d.next_attempt_at) FROM hook_delivery d \(Self.headsJoin)
+                WHERE d.status = 'pending' AND (h.first IS NULL OR d.event_id = h.first)
                 """)
         }
     }

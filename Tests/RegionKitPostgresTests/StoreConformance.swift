@@ -179,11 +179,24 @@ enum StoreConformance: String, CaseIterable, Sendable, CustomTestStringConvertib
         try await store.markDelivered(command.id, at: 61)
         #expect(try await store.dueDeliveries(now: 61, limit: 10).map(\.eventID) == [enter])
         #expect(try await store.nextDeliveryTime() == 20)
+        // A webhook that is down holds back only its own later deliveries of the region, not the commands.
+        let first = try await store.append(time: 62, type: "didExitRegion", region: "park", state: "outside", reason: nil, json: "{}",
+                                           hooks: ["webhook:down", "command:exit"])
+        let second = try await store.append(time: 63, type: "didEnterRegion", region: "park", state: "inside", reason: nil, json: "{}",
+                                            hooks: ["webhook:down", "command:enter"])
+        let parkDue = try await store.dueDeliveries(now: 64, limit: 10).filter { [first, second].contains($0.eventID) }
+        #expect(parkDue.map(\.hook).sorted() == ["command:exit", "webhook:down"], "\(parkDue.map(\.hook))")
+        for delivery in parkDue {
+            if delivery.hook == "webhook:down" { try await store.markAttemptFailed(delivery.id, error: "refused", retryAt: 600) }
+            else { try await store.markDelivered(delivery.id, at: 64) }
+        }
+        let next = try await store.dueDeliveries(now: 65, limit: 10).filter { [first, second].contains($0.eventID) }
+        #expect(next.map { "\($0.eventID) \($0.hook)" } == ["\(second) command:enter"], "the entry's command runs; its webhook waits for the exit's")
         // Given up on (failed for good), an earlier delivery holds nothing back.
         let again = try await store.append(time: 70, type: "didExitRegion", region: "museum", state: "outside", reason: nil, json: "{}", hooks: ["command:exit"])
-        let entry = try #require(try await store.dueDeliveries(now: 71, limit: 10).first)
+        let entry = try #require(try await store.dueDeliveries(now: 71, limit: 10).first { $0.eventID == enter })
         try await store.markAttemptFailed(entry.id, error: "exit status 1", retryAt: nil)
-        #expect(try await store.dueDeliveries(now: 71, limit: 10).map(\.eventID) == [again])
+        #expect(try await store.dueDeliveries(now: 71, limit: 10).filter { $0.hook.hasPrefix("command:") }.map(\.eventID).contains(again))
     }
 
     /// Trimming keeps the newest pending deliveries and marks the others dropped.

@@ -85,7 +85,8 @@ struct MQTTDaemonTests {
         }
         let messages = all.messages
         let states = messages.filter { $0.topic == "regionkit/test/regions/lobby/state" }.map(\.payload)
-        #expect(states.first == "inside" && states.last == "outside", "\(states)")
+        // The state at the connection first (unknown: nothing heard yet), then the changes.
+        #expect(states.drop { $0 == "unknown" }.first == "inside" && states.last == "outside", "\(states)")
         #expect(messages.contains { $0.topic == "regionkit/test/beacons/\(Self.beaconKey)/room" && $0.payload == "kitchen" })
         // Heard by no scanner any more, the beacon leaves the kitchen: its room (and so its Home
         // Assistant device tracker) goes to not_home, retained, instead of staying in the kitchen.
@@ -200,6 +201,42 @@ struct MQTTDaemonTests {
     /// a broker restart and while it is away; ids of the events it received, in order.
     static func observedIDs(_ subscribers: [MosquittoBroker.Subscriber]) -> [Int64] {
         subscribers.flatMap { events($0.messages) }.compactMap { ($0["id"] as? NSNumber)?.int64Value }
+    }
+
+    @Test("A broker restarted without its retained messages (no persistence) gets the beacon's room and distance again once the daemon reconnects")
+    func roomsAfterBrokerRestart() async throws {
+        let broker = try MosquittoBroker()
+        try broker.start()
+        defer { broker.stop() }
+        let config = Self.config(broker: broker, regions: Self.lobbyBeacon, sources: "  - mqtt: {format: espresense}", extra: "homeAssistant: {discovery: true}")
+        let daemon = try Daemon(config: try DaemonTests.writeConfig(config), store: DaemonTests.temporaryStore())
+        let room = "regionkit/test/beacons/\(Self.beaconKey)/room", distance = "regionkit/test/beacons/\(Self.beaconKey)/distance"
+        let hall = Self.sighting(room: "hall")
+        // Heard in the hall at 5 Hz throughout (the restart included).
+        let heard = Task {
+            while !Task.isCancelled {
+                try? broker.publish(topic: hall.topic, message: hall.payload)
+                try? await Task.sleep(for: .milliseconds(200))
+            }
+        }
+        defer { heard.cancel() }
+        let first = try await broker.subscribe(topic: "regionkit/test/beacons/#", count: 100_000, timeout: 60)
+        try await eventually(timeout: .seconds(30), "the room and distance are published") {
+            first.messages.contains { $0.topic == room && $0.payload == "hall" } && first.messages.contains { $0.topic == distance }
+        }
+        first.terminate()
+        broker.kill()
+        try broker.restart()    // no persistence: every retained message is gone
+        let status = try await broker.subscribe(topic: "regionkit/test/status", count: 10, timeout: 60)
+        defer { status.terminate() }
+        try await eventually(timeout: .seconds(30), "the daemon is back online") { status.messages.contains { $0.payload == "online" } }
+        // A new subscriber gets the retained room (and distance) without the beacon changing rooms.
+        let after = try await broker.subscribe(topic: "regionkit/test/beacons/#", count: 100_000, timeout: 60)
+        defer { after.terminate() }
+        try await eventually(timeout: .seconds(20), "the room and distance retained again: \(after.messages.map(\.topic))") {
+            after.messages.contains { $0.topic == room && $0.payload == "hall" } && after.messages.contains { $0.topic == distance }
+        }
+        #expect(await daemon.signal(SIGTERM) == 0, "stderr: \(daemon.stderr)")
     }
 
     @Test("Broker killed (SIGKILL) and restarted mid-run: the daemon reconnects and every event of the outage arrives once, in order")

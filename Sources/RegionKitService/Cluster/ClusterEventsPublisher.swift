@@ -154,7 +154,11 @@ final class ClusterEventsPublisher: Sendable {
             }
             do {
                 if announce.withLock({ state in defer { state = false }; return state }) {
-                    try await publishAnnouncement(outputs)
+                    // Asked for again when it fails (the store unreachable for the states, or the broker gone).
+                    do { try await publishAnnouncement(outputs) } catch {
+                        announce.withLock { $0 = true }
+                        throw error
+                    }
                     lastStatus = .now
                 } else if ContinuousClock.now - lastStatus >= statusInterval {
                     try await client.publish(PresenceHub.status("online", topics))
@@ -196,14 +200,23 @@ final class ClusterEventsPublisher: Sendable {
     }
 
     /// `online` and, with discovery, every region's configuration (retained).
-    func publishAnnouncement(_ outputs: PresenceOutputs) async throws(MQTTError) {
+    /// And every region's merged state, retained (a broker restarted without its retained
+    /// messages, or a topic moved to its one-to-one level, would show nothing until the region's
+    /// next change); published in the loop, before the events after the cursor, which end with
+    /// these states or newer ones.
+    func publishAnnouncement(_ outputs: PresenceOutputs) async throws {
         var messages = [PresenceHub.status("online", topics)]
         let configured = regions.values.sorted { $0.identifier < $1.identifier }
+        let stored = try await store.states()
         // Topics regions left behind under their earlier topic levels: cleared first.
         messages += PresenceHub.publishable(outputs.legacyTopicRemovals(regions: configured).map(PresenceHub.mqtt), logger: logger,
                                             context: ["output": "earlier topics' removal"])
         messages += PresenceHub.publishable(outputs.discoveryMessages(regions: configured).map(PresenceHub.mqtt), logger: logger,
                                             context: ["output": "Home Assistant discovery"])
+        let states = configured.compactMap { region in
+            stored[region.identifier].map { PresenceMessage(topic: topics.regionState(region.identifier), text: $0.state.rawValue, qos: 1, retain: true) }
+        }
+        messages += PresenceHub.publishable(states.map(PresenceHub.mqtt), logger: logger, context: ["output": "region states"])
         try await client.publish(messages)
         if discovery != nil { discoveryRounds.withLock { $0 += 1 } }
     }

@@ -441,10 +441,20 @@ public final class PresenceHub: Sendable {
     /// Publishes logged events after the cursor whenever connected; waits for a connection or a
     /// new event when there is nothing to do.
     func publishEvents() async {
+        var connection = 0
         while !Task.isCancelled {
             guard client.isConnected else {
                 do { try await client.waitUntilConnected() } catch { return }
                 continue
+            }
+            // At each new connection, the regions' states and beacons' rooms again — here, in the
+            // events' own order: a state read now and published after a newer event's would
+            // overwrite it (the events published next end with the states read here, or newer).
+            let current = counters.withLock { $0.connections }
+            if current != connection {
+                connection = current
+                await republishStates()
+                await republishRooms()
             }
             switch await publishPending() {
             case .done: await wake.wait(timeout: .seconds(1))   // the timeout covers events logged by another process
@@ -537,13 +547,61 @@ public final class PresenceHub: Sendable {
         }
     }
 
+    /// Every monitored region's state again, retained, at every connection: a broker restarted
+    /// without its retained messages, or a region whose topic moved (its topic level became
+    /// one-to-one in session 45), would otherwise show nothing until the region's next change —
+    /// a restored region logs none while it stays inside. Events published after this (an
+    /// outage's) end with the same states.
+    func republishStates() async {
+        let manager = service.manager
+        var messages: [PresenceMessage] = []
+        for region in manager.monitoredRegions {
+            guard let state = manager.state(for: region) else { continue }
+            messages.append(PresenceMessage(topic: topics.regionState(region.identifier), text: state.rawValue, qos: 1, retain: true))
+        }
+        for message in Self.publishable(messages.map(Self.mqtt), logger: logger, context: ["output": "region states"]) {
+            do { try await client.publish(message) } catch {
+                logger.warning("region states not re-sent (will be at the next connection)", metadata: ["error": "\(error)"])
+                return
+            }
+        }
+    }
+
+    /// The beacons' rooms again, retained, at every connection: a broker restarted without its
+    /// retained messages (no persistence) would otherwise leave every device tracker unknown
+    /// until its beacon changed rooms. Each beacon placed in a room now, and each beacon with a
+    /// Home Assistant entity that is in none (`not_home`). Events of an outage published after
+    /// this end with the same rooms (they lead to the engine's state now).
+    func republishRooms() async {
+        let rooms = service.manager.nearestScanners
+        let announced = outputs.withLock { $0.announcedBeacons }
+        let beacons = Set(rooms.keys).union(announced).sorted()
+        guard !beacons.isEmpty else { return }
+        for beacon in beacons {
+            let message = PresenceMessage(topic: topics.beaconRoom(beacon), text: rooms[beacon] ?? "not_home", qos: 1, retain: true)
+            do { try await client.publish(Self.mqtt(message)) } catch {
+                logger.warning("beacons' rooms not re-sent (will be at the next connection)", metadata: ["error": "\(error)"])
+                return
+            }
+        }
+        logger.notice("beacons' rooms re-sent", metadata: ["beacons": "\(beacons.count)"])
+    }
+
     // MARK: Ranging → distances
 
     /// Beacon distances and attributes from the ranging updates (QoS 0, retained; skipped while disconnected).
     func publishRanging() async {
         var tracker = PresenceRangingTracker(topics: topics, mqttRoom: homeAssistant?.mqttRoom == true)
+        var connection = 0
         for await event in service.manager.events(bufferingPolicy: .bufferingNewest(4096)) {
             guard case .didRangeBeacons(let beacons, _, _) = event.kind, client.isConnected else { continue }
+            // A new connection (the broker may have lost its retained messages): every distance
+            // and attribute goes out again at the next update, not only those that changed.
+            let current = counters.withLock { $0.connections }
+            if current != connection {
+                connection = current
+                tracker.published.removeAll()
+            }
             let engine = service.manager
             let messages = tracker.messages(for: beacons, at: event.timestamp) { identity in
                 engine.nearestScanner(for: identity)
