@@ -104,8 +104,8 @@ public final class RegionKitServer: Sendable {
         // Hummingbird closes a connection idle for this long only between requests (a response
         // in progress, an event stream included, keeps it).
         let seconds = configuration.idleTimeout.isFinite ? min(max(configuration.idleTimeout, 0.001), 86_400) : 86_400
-        // A request's head and body must arrive within the request timeout (a slow body kept the
-        // connection otherwise: the idle timeout runs only between requests).
+        // A request's body must arrive within the request timeout once its head has (a slow body
+        // kept the connection otherwise; a slow head is bounded by the idle timeout).
         let requestSeconds = configuration.requestTimeout.isFinite ? min(max(configuration.requestTimeout, 0.001), 86_400) : 86_400
         let http1 = HTTPServerBuilder.http1(configuration: .init(
             additionalChannelHandlers: [RequestReadTimeout(limit: .nanoseconds(Int64(requestSeconds * 1e9)))],

@@ -441,6 +441,8 @@ public final class MQTTClient: Sendable {
         }
         let maximum = configuration.maximumIncomingPacketSize
         let onSkipped: @Sendable (MQTTPacket.OversizedPublish) -> Void = { [weak self, logger, onConnectionEvent] skipped in
+            // As for a delivered message: a `$` topic only when a subscribed filter names it (NATS's internal traffic).
+            if skipped.topic.utf8.first == UInt8(ascii: "$"), let self, !self.isSubscribed(to: skipped.topic) { return }
             let count = self?.skipped.withLock { count in count += 1; return count } ?? 1
             // The first ten, then every thousandth: a flood of them must not flood the log.
             if count <= 10 || count % 1_000 == 0 {

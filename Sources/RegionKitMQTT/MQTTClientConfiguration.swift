@@ -105,8 +105,8 @@ public struct MQTTClientConfiguration: Sendable {
         return UInt16(clamping: max(1, seconds))
     }
 
-    /// `url` with what stands before an `@` in its authority (user and password) replaced by
-    /// `***`: the form an error message or a log line may show.
+    /// `url` with everything between its scheme and its last `@` (user and password, whatever
+    /// they hold) replaced by `***`: the form an error message or a log line may show.
     ///
     /// ```swift
     /// MQTTClientConfiguration.redactingCredentials("mqtt://user:secret@broker:1883")   // "mqtt://***@broker:1883"

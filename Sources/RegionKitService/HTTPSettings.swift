@@ -11,7 +11,7 @@ import RegionKit
 ///   public: false               # true: reads without the token (writes always need it)
 ///   maxBodyBytes: 16384         # largest request body accepted
 ///   maxConnections: 512         # connections served at once; more wait to be accepted
-///   requestTimeout: 30          # seconds to receive a whole request once its head began
+///   requestTimeout: 30          # seconds to receive a request's body once its head has arrived
 ///   tlsCertificate: /etc/regionkit/cert.pem   # HTTPS with both (PEM chain and key)
 ///   tlsKey: /etc/regionkit/key.pem
 /// ```
@@ -23,7 +23,7 @@ public struct HTTPSettings: Codable, Sendable, Hashable {
     /// Connections served at once (default 512): more wait in the listen backlog until one
     /// closes, so no client can use up the daemon's file descriptors (its store, hooks, broker).
     public var maxConnections: Int?
-    /// Seconds a request may take to arrive in full once its head began (default 30): a client
+    /// Seconds a request's body may take to arrive once its head has (default 30): a client
     /// sending its body a byte at a time is disconnected.
     public var requestTimeout: Double?
     /// PEM certificate chain and private key files: the server speaks HTTPS when both are given.

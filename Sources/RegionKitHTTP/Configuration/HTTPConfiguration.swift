@@ -31,8 +31,9 @@ public struct HTTPConfiguration: Sendable {
     /// Connections served at once; more wait in the listen backlog until one closes (no client
     /// can use up the daemon's file descriptors, which its store, hooks and broker need too).
     public var maxConnections: Int = 512
-    /// Seconds a request may take to arrive in full once its head began: a client sending its
-    /// body (or the rest of it) a byte at a time is disconnected (``RequestReadTimeout``).
+    /// Seconds a request's body may take to arrive once its head has: a client sending its body a
+    /// byte at a time is disconnected (``RequestReadTimeout``). Event streams count toward
+    /// ``maxConnections`` for as long as they are open.
     public var requestTimeout: Double = 30
     /// PEM certificate chain and private key files: HTTPS when both are set.
     public var tlsCertificateFile: String?

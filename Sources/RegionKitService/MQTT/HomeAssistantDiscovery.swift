@@ -65,9 +65,10 @@ public struct HomeAssistantDiscovery: Hashable, Sendable {
     /// deprecated there and ignored since 2026.4. `name` nil: the entity is its device's main
     /// feature and takes the device's name (JSON null; an entity name equal to its device's is
     /// reported as a repair issue).
-    func common(_ line: inout JSONLine, component: String, uniqueID: String, name: String?) {
+    /// `entityID`: the object id to ask for, when not the unique id's slug.
+    func common(_ line: inout JSONLine, component: String, uniqueID: String, name: String?, entityID: String? = nil) {
         line.add("unique_id", uniqueID)
-        line.add("default_entity_id", "\(component).\(Self.entitySlug(uniqueID))")
+        line.add("default_entity_id", "\(component).\(Self.entitySlug(entityID ?? uniqueID))")
         if let name { line.add("name", name) } else { line.addRaw("name", json: "null") }
         line.add("availability_topic", topics.status)
         line.add("payload_available", "online")
@@ -84,7 +85,12 @@ public struct HomeAssistantDiscovery: Hashable, Sendable {
     /// The presence `binary_sensor` of a beacon region (state `ON` inside, `OFF` outside).
     public func regionConfig(_ region: Region) -> PresenceMessage {
         var line = JSONLine()
-        common(&line, component: "binary_sensor", uniqueID: "\(nodeID)_region_\(PresenceTopics.level(region.identifier))", name: region.identifier)
+        // The entity id from the sanitized identifier, as before topic levels became one-to-one: a
+        // region whose unique id moved (its identifier is not letters, digits, _ and -) gets its
+        // entity id back once the old entity is removed, so automations naming it keep working.
+        // (Two regions asking for one id: Home Assistant numbers the second.)
+        common(&line, component: "binary_sensor", uniqueID: "\(nodeID)_region_\(PresenceTopics.level(region.identifier))", name: region.identifier,
+               entityID: "\(nodeID)_region_\(PresenceTopics.sanitized(region.identifier))")
         line.add("device_class", "presence")
         line.add("state_topic", topics.regionState(region.identifier))
         // The state topic carries inside / outside / unknown; unknown shows as unknown, not off.

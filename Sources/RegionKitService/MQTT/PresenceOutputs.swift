@@ -63,8 +63,9 @@ public struct PresenceOutputs: Sendable {
                 messages.append(discovery.regionConfig(monitored))
             }
         case "monitoringStopped":
-            // Topic levels keep [A-Za-z0-9_-] only, so identifiers can share one ("a b", "a/b",
-            // "a_b"): the topics of a region still monitored are not cleared with another's.
+            // Topic levels are one-to-one; should two identifiers still share one (a clean identifier
+            // spelled like another's sanitized form and hash), a monitored region's topics are not
+            // cleared with the other's.
             if let identifier = event.region, !Self.sharesTopics(identifier, with: regions()) {
                 messages.append(PresenceMessage(topic: topics.regionState(identifier), payload: [], qos: 1, retain: true))
                 if let discovery { messages.append(discovery.regionRemoval(identifier)) }

@@ -44,7 +44,7 @@ public struct PresenceTopics: Hashable, Sendable {
         }
     }
 
-    /// A region's identifier (or a room's name) as one topic level and Home Assistant object id,
+    /// A region's identifier as one topic level and Home Assistant unique id part,
     /// one-to-one: an identifier of letters, digits, `_` and `-` only is used as it is; any other
     /// becomes its ``sanitized(_:)`` form, `_` and 8 hex digits of the identifier's hash (FNV-1a,
     /// 32 bits, of its UTF-8), so `Room 1` and `Room_1`, or `кухня` and `спаль` (both `_____`
@@ -82,7 +82,7 @@ public struct PresenceTopics: Hashable, Sendable {
     /// A user string made safe as one topic level and as a Home Assistant object id: letters,
     /// digits, `_` and `-` are kept, anything else becomes `_` (`+`, `#`, `/` would change the
     /// topic's meaning); an empty result becomes `_`. Not one-to-one: used for the site's name
-    /// (one per daemon) and scanners' names; regions and rooms use ``level(_:)``. (Regions used it
+    /// (one per daemon) and scanners' names; regions use ``level(_:)``, rooms ``roomLevel(_:)``. (Regions used it
     /// too before session 45: ``PresenceOutputs`` clears the topics and entities that left behind.)
     public static func sanitized(_ text: String) -> String {
         var result = ""
