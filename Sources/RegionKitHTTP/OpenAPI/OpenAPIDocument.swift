@@ -55,6 +55,7 @@ paths:
       summary: One region, its state since when and the last evidence
       responses:
         "200": {description: The region, content: {application/json: {schema: {$ref: "#/components/schemas/Region"}}}}
+        "400": {$ref: "#/components/responses/Problem"}
         "401": {$ref: "#/components/responses/Problem"}
         "403": {$ref: "#/components/responses/Problem"}
         "404": {$ref: "#/components/responses/Problem"}
@@ -81,6 +82,7 @@ paths:
       summary: Stop monitoring and forget the region (its events stay in the log)
       responses:
         "204": {description: Deleted}
+        "400": {$ref: "#/components/responses/Problem"}
         "401": {$ref: "#/components/responses/Problem"}
         "403": {$ref: "#/components/responses/Problem"}
         "404": {$ref: "#/components/responses/Problem"}
@@ -94,6 +96,7 @@ paths:
       responses:
         "200": {description: "Cluster mode: the stored merged state; nothing is determined or logged", content: {application/json: {schema: {$ref: "#/components/schemas/Region"}}}}
         "202": {description: Requested, content: {application/json: {schema: {$ref: "#/components/schemas/Region"}}}}
+        "400": {$ref: "#/components/responses/Problem"}
         "401": {$ref: "#/components/responses/Problem"}
         "403": {$ref: "#/components/responses/Problem"}
         "404": {$ref: "#/components/responses/Problem"}
