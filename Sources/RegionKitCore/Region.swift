@@ -47,11 +47,12 @@ public enum Region: Hashable, Sendable, Codable {
         return nil
     }
 
-    /// The longest identifier a new region may have, in UTF-8 bytes.
-    public static let maximumIdentifierBytes = 256
+    /// The longest identifier a new region may have, in Unicode scalars (characters as JSON
+    /// Schema's `maxLength` counts them, so the API's document can say it).
+    public static let maximumIdentifierLength = 256
 
     /// What the identifier of a region *added* through the configuration or the HTTP API must
-    /// also be, beyond ``validate(identifier:)``: at most ``maximumIdentifierBytes`` bytes, with no
+    /// also be, beyond ``validate(identifier:)``: at most ``maximumIdentifierLength`` characters, with no
     /// control character (a newline in an identifier forged lines in the daemon's log, and went
     /// into hooks' environment) and no bidirectional override or isolate (U+202A–U+202E,
     /// U+2066–U+2069: text that reads differently from what it is). Regions stored before are not
@@ -63,8 +64,8 @@ public enum Region: Hashable, Sendable, Codable {
     /// ```
     public static func validateNew(identifier: String) throws {
         try validate(identifier: identifier)
-        guard identifier.utf8.count <= maximumIdentifierBytes else {
-            throw RegionKitError(.invalidRegion, "a region identifier must be at most \(maximumIdentifierBytes) bytes of UTF-8 (this one has \(identifier.utf8.count))")
+        guard identifier.unicodeScalars.count <= maximumIdentifierLength else {
+            throw RegionKitError(.invalidRegion, "a region identifier must be at most \(maximumIdentifierLength) characters (this one has \(identifier.unicodeScalars.count))")
         }
         for (offset, scalar) in identifier.unicodeScalars.enumerated() {
             let bidi = (0x202A...0x202E).contains(scalar.value) || (0x2066...0x2069).contains(scalar.value)

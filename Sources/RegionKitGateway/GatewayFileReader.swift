@@ -34,8 +34,8 @@ public struct GatewayFileReader: Sendable {
     /// of the intact data; returns what was delivered and what was skipped or cut off.
     /// - Throws: a ``RegionKitError`` when the file cannot be opened, or what `body` throws.
     public func read(_ body: (GatewaySighting) throws -> Void) throws -> GatewayReadReport {
-        guard let handle = FileHandle(forReadingAtPath: path) else {
-            throw RegionKitError(.malformedInput, "\(path): cannot open the gateway recording")
+        guard UnreadableFile.reason(path) == nil, let handle = FileHandle(forReadingAtPath: path) else {
+            throw RegionKitError(.malformedInput, UnreadableFile.message(path, "cannot open the gateway recording"))
         }
         defer { try? handle.close() }
         let gzip = isGzip

@@ -110,7 +110,15 @@ public final class RegionKitServer: Sendable {
         let http1 = HTTPServerBuilder.http1(configuration: .init(
             additionalChannelHandlers: [RequestReadTimeout(limit: .nanoseconds(Int64(requestSeconds * 1e9)))],
             idleTimeout: .nanoseconds(Int64(seconds * 1e9))))
-        guard let certificateFile = configuration.tlsCertificateFile, let keyFile = configuration.tlsKeyFile else { return http1 }
+        guard let tls = try tlsConfiguration(configuration) else { return http1 }
+        return try .tls(http1, tlsConfiguration: tls)
+    }
+
+    /// The server's TLS configuration from the certificate chain and key files (nil: plain HTTP),
+    /// with errors naming the file. Also read when the configuration is (before the daemon starts
+    /// anything: a bad file used to stop it only after its store and sources were up).
+    static func tlsConfiguration(_ configuration: HTTPConfiguration) throws -> TLSConfiguration? {
+        guard let certificateFile = configuration.tlsCertificateFile, let keyFile = configuration.tlsKeyFile else { return nil }
         let chain: [NIOSSLCertificate]
         let key: NIOSSLPrivateKey
         do {
@@ -125,8 +133,7 @@ public final class RegionKitServer: Sendable {
             throw RegionKitError(.invalidArgument, "http.tlsKey: cannot read a PEM private key from '\(keyFile)'")
         }
         guard !chain.isEmpty else { throw RegionKitError(.invalidArgument, "http.tlsCertificate: '\(certificateFile)' holds no certificate") }
-        let tls = TLSConfiguration.makeServerConfiguration(certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key))
-        return try .tls(http1, tlsConfiguration: tls)
+        return TLSConfiguration.makeServerConfiguration(certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key))
     }
 
     // MARK: - Helpers shared by the routes

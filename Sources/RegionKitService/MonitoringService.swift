@@ -213,8 +213,14 @@ public final class MonitoringService: Sendable {
         try await recorder.flush()
     }
 
-    /// Brings the regions back (the second half of ``start(regions:)``; see there).
+    /// Brings the regions back (the second half of ``start(regions:)``; see there). Region writes
+    /// (``putRegion(_:)``, ``removeRegion(_:reason:)``: the HTTP API, which serves while devices
+    /// connect) wait for it: one made in the middle was overwritten by the definition read before it.
     public func restoreRegions(_ configured: [Region]?) async throws {
+        try await regionWrites.withLock { try await self.restoreRegionsNow(configured) }
+    }
+
+    private func restoreRegionsNow(_ configured: [Region]?) async throws {
         let stored = try await store.storedRegions()
         let states = try await store.states()
         let storedByID = Dictionary(stored.map { ($0.region.identifier, $0) }, uniquingKeysWith: { $1 })

@@ -1,6 +1,7 @@
 import Foundation
 import RegionKit
 import RegionKitSimulation
+import RegionKitGateway
 import Yams
 
 /// The `regionkit run` configuration file (YAML or JSON): the store, the monitoring profile, the
@@ -69,8 +70,8 @@ public struct ServiceConfiguration: Codable, Sendable {
 
     /// Reads, decodes and validates the file at `path`.
     public static func load(_ path: String) throws -> ServiceConfiguration {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw RegionKitError(.invalidArgument, "\(path): cannot read the configuration file")
+        guard UnreadableFile.reason(path) == nil, let data = FileManager.default.contents(atPath: path) else {
+            throw RegionKitError(.invalidArgument, UnreadableFile.message(path, "cannot read the configuration file"))
         }
         return try decode(String(decoding: data, as: UTF8.self), path: path)
     }

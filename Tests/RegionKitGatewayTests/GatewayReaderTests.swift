@@ -80,6 +80,14 @@ struct GatewayReaderTests {
         }
     }
 
+    @Test("A recording that cannot be opened is named with why: a directory, a missing file")
+    func unreadableRecordingsSayWhy() {
+        for (path, why) in [(TestScratch.directory.path, "it is a directory"), ("/nonexistent/run.json.gz", "no such file")] {
+            let error = #expect(throws: RegionKitError.self) { _ = try GatewayFileReader(path: path).read { _ in } }
+            #expect(error?.message == "\(path): cannot open the gateway recording: \(why)")
+        }
+    }
+
     @Test func readsPlainAndGzipFilesIncludingConcatenatedMembers() throws {
         let first = (0..<500).map { Self.sighting($0 % 4, time: 1000 + Int64($0) * 100, pretty: $0 % 2 == 0) }.joined()
         let second = (500..<800).map { Self.sighting($0 % 4, time: 1000 + Int64($0) * 100) }.joined()

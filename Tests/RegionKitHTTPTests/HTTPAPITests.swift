@@ -117,12 +117,13 @@ struct HTTPAPITests {
         #expect(nul.status == 400 && nul.json["field"] as? String == "id", "\(nul.text)")
         // A newline (it forged a line in the daemon's log), a tab, a right-to-left override, 257 bytes: 400 naming the id and why.
         for (path, why) in [("a%0Ab", "control character (U+000A at character 1)"), ("a%09b", "U+0009"), ("%E2%80%AEevil", "bidirectional control (U+202E"),
-                            (String(repeating: "x", count: 257), "at most 256 bytes")] {
+                            (String(repeating: "%C3%A9", count: 257), "at most 256 characters")] {
             let refused = try await client.request("PUT", "/v1/regions/\(path)", body: Self.lobbyBody)
             #expect(refused.status == 400 && refused.json["field"] as? String == "id" && (refused.json["detail"] as? String)?.contains(why) == true, "\(refused.text)")
         }
-        #expect(try await client.request("PUT", "/v1/regions/\(String(repeating: "x", count: 256))", body: Self.lobbyBody).status == 201)
-        #expect(try await client.request("DELETE", "/v1/regions/\(String(repeating: "x", count: 256))").status == 204)
+        let longest = String(repeating: "%C3%A9", count: 256)   // 256 characters, 512 bytes
+        #expect(try await client.request("PUT", "/v1/regions/\(longest)", body: Self.lobbyBody).status == 201)
+        #expect(try await client.request("DELETE", "/v1/regions/\(longest)").status == 204)
         #expect(try daemon.service.sqlite.regions().map(\.identifier) == ["lobby"])
     }
 

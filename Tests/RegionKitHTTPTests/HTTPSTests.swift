@@ -61,6 +61,11 @@ struct HTTPSTests {
         #expect(closed != nil, "a connection without a handshake still open after 5 s")
 
         #expect(throws: RegionKitError.self) { try HTTPSettings(tlsCertificate: cert).validate() }
+        // A key file that cannot be read is refused with the configuration, before the daemon starts anything.
+        let missingKey = HTTPSettings(listen: "127.0.0.1:0", public: true, tlsCertificate: cert, tlsKey: directory.appendingPathComponent("nope.pem").path)
+        #expect { try HTTPConfiguration(settings: missingKey, environment: [:]) } throws: {
+            ($0 as? RegionKitError)?.message.contains("http.tlsKey: cannot read a PEM private key") == true
+        }
         let missing = HTTPConfiguration(host: "127.0.0.1", port: 0)
         var broken = missing
         broken.tlsCertificateFile = cert

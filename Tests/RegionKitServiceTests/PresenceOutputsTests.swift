@@ -77,7 +77,13 @@ struct PresenceOutputsTests {
         let room = outputs.messages(for: Self.event(2, "didChangeNearestScanner", json: json)) { _ in nil }
         #expect(room.dropFirst().map { [$0.topic, $0.text, "\($0.retain)"] } == [[Self.topics.beaconRoom(Self.beacon), "kitchen", "true"]])
         let gone = outputs.messages(for: Self.event(3, "didChangeNearestScanner", json: #"{"beacon":"E2C56DB5-DFFB-48D2-B060-D0F5A71096E0:1:2","previous":"kitchen"}"#)) { _ in nil }
-        #expect(gone.last?.text == "not_home")
+        // Heard by no scanner: the room goes to not_home, and the retained distance and attributes
+        // stop placing it (Home Assistant reads "None" as unknown).
+        #expect(gone.dropFirst().map { [$0.topic, $0.text, "\($0.retain)"] } == [
+            [Self.topics.beaconRoom(Self.beacon), "not_home", "true"],
+            [Self.topics.beaconDistance(Self.beacon), "None", "true"],
+            [Self.topics.beaconAttributes(Self.beacon), #"{"room":"not_home"}"#, "true"],
+        ])
         let stopped = outputs.messages(for: Self.event(4, "monitoringStopped", region: "lobby", json: "{}")) { _ in nil }
         #expect(stopped.dropFirst().map { [$0.topic, $0.text, "\($0.retain)"] } == [["regionkit/home/regions/lobby/state", "", "true"]])
     }
@@ -265,9 +271,31 @@ struct PresenceOutputsTests {
         // Scope `all` (the default) announces the neighbour too.
         var everyone = PresenceOutputs(topics: Self.topics, discovery: HomeAssistantDiscovery(topics: Self.topics))
         let neighbour = placed(20, major: 9, minor: 9, uuid: "B9407F30-F5F8-466E-AFF9-25556B57FE6D")
-        #expect(everyone.messages(for: neighbour, region: { _ in nil }).contains(where: isAnnouncement))
+        let announced = everyone.messages(for: neighbour, region: { _ in nil })
+        #expect(announced.contains(where: isAnnouncement))
+        // No region matches it, so it is never ranged: no distance sensor (an empty retained
+        // configuration removes one announced before), only its device tracker.
+        let distanceConfig = announced.first { $0.topic.hasPrefix("homeassistant/sensor/") && $0.topic.hasSuffix("_distance/config") }
+        #expect(distanceConfig?.payload.isEmpty == true && distanceConfig?.retain == true, "\(announced.map(\.topic))")
+        #expect(announced.contains { $0.topic.hasPrefix("homeassistant/device_tracker/") && !$0.payload.isEmpty })
         everyone.published(neighbour)
         #expect(everyone.announcedBeacons.count == 1)
+        // Scope `all` with a limit of 2: the neighbours fill their two places; the region's own
+        // beacons still get theirs (the limit holds apart for each), and a third of each is beyond it.
+        var crowded = PresenceOutputs(topics: Self.topics, discovery: HomeAssistantDiscovery(topics: Self.topics, beacons: BeaconAnnouncement(scope: .all, maximum: 2)))
+        for minor in 1...3 {
+            let event = placed(Int64(30 + minor), major: 9, minor: UInt16(minor), uuid: "B9407F30-F5F8-466E-AFF9-25556B57FE6D")
+            #expect(crowded.messages(for: event, region: { _ in nil }, regions: regions).contains(where: isAnnouncement) == (minor <= 2))
+            #expect(crowded.isBeyondLimit(event, regions: regions) == (minor == 3))
+            crowded.published(event, regions: regions)
+        }
+        for minor in 1...3 {
+            let event = placed(Int64(40 + minor), major: 1, minor: UInt16(minor))
+            #expect(crowded.messages(for: event, region: { _ in nil }, regions: regions).contains(where: isAnnouncement) == (minor <= 2), "own beacon \(minor)")
+            #expect(crowded.isBeyondLimit(event, regions: regions) == (minor == 3))
+            crowded.published(event, regions: regions)
+        }
+        #expect(crowded.announcedBeacons.count == 4)
     }
 
     @Test("homeAssistant: beacons and maximumBeacons read from the configuration; out of range or unknown values are errors naming the field")

@@ -4,6 +4,7 @@ import Testing
 import RegionKit
 import RegionKitStore
 import RegionKitSimulation
+import RegionKitTestSupport
 @testable import RegionKitService
 
 /// The `regionkit run` configuration file: its shape, its errors (file and field named), and what
@@ -237,10 +238,12 @@ struct ServiceConfigurationTests {
         #expect(error?.message.contains(expected) == true, "\(String(describing: error))")
     }
 
-    @Test("An unreadable file is named")
+    @Test("An unreadable file is named, with why: missing, a directory")
     func unreadable() {
         let error = #expect(throws: RegionKitError.self) { try ServiceConfiguration.load("/nonexistent/regionkit.yaml") }
-        #expect(error?.message == "/nonexistent/regionkit.yaml: cannot read the configuration file")
+        #expect(error?.message == "/nonexistent/regionkit.yaml: cannot read the configuration file: no such file")
+        let directory = #expect(throws: RegionKitError.self) { try ServiceConfiguration.load(TestScratch.directory.path) }
+        #expect(directory?.message == "\(TestScratch.directory.path): cannot read the configuration file: it is a directory")
     }
 
     @Test("Initial availability: simulations and files start authorized (and keep their kinds available), devices alone start undetermined", arguments: [

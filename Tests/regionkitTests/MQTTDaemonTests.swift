@@ -85,8 +85,9 @@ struct MQTTDaemonTests {
         }
         let messages = all.messages
         let states = messages.filter { $0.topic == "regionkit/test/regions/lobby/state" }.map(\.payload)
-        // The state at the connection first (unknown: nothing heard yet), then the changes.
-        #expect(states.drop { $0 == "unknown" }.first == "inside" && states.last == "outside", "\(states)")
+        // The state at the connection first (unknown: nothing heard yet), then the changes (an
+        // `outside` before the first sighting when the machine is slow to start publishing them).
+        #expect(states.contains("inside") && states.last == "outside" && Set(states).isSubset(of: ["unknown", "outside", "inside"]), "\(states)")
         #expect(messages.contains { $0.topic == "regionkit/test/beacons/\(Self.beaconKey)/room" && $0.payload == "kitchen" })
         // Heard by no scanner any more, the beacon leaves the kitchen: its room (and so its Home
         // Assistant device tracker) goes to not_home, retained, instead of staying in the kitchen.

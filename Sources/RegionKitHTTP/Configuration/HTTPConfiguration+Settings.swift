@@ -3,7 +3,8 @@ import RegionKitService
 
 extension HTTPConfiguration {
     /// The server configuration for the service configuration's `http:` block, with the token
-    /// from `tokenFile` or `REGIONKIT_API_TOKEN`.
+    /// from `tokenFile` or `REGIONKIT_API_TOKEN`; the TLS certificate and key files, when given,
+    /// are read and checked here.
     ///
     /// ```swift
     /// if let settings = configuration.http { let http = try HTTPConfiguration(settings: settings) }
@@ -17,5 +18,7 @@ extension HTTPConfiguration {
         if let requestTimeout = settings.requestTimeout { self.requestTimeout = requestTimeout }
         tlsCertificateFile = settings.tlsCertificate
         tlsKeyFile = settings.tlsKey
+        // The certificate and key are read now: a bad file stops the start before anything runs.
+        _ = try RegionKitServer.tlsConfiguration(self)
     }
 }

@@ -73,7 +73,11 @@ struct EventStream: Sendable {
     func catchUp(after start: Int64, through end: Int64?, writer: inout any ResponseBodyWriter) async throws -> Int64 {
         var last = start
         while true {
-            let events = try await store.events(since: nil, region: nil, type: nil, afterID: last, limit: Self.page)
+            // One page at a time across every stream (StoreReadLimiter): the others' requests get through.
+            let (after, store) = (last, store)
+            let events = try await StoreReadLimiter.eventStreams.withPermit {
+                try await store.events(since: nil, region: nil, type: nil, afterID: after, limit: Self.page)
+            }
             var done = events.count < Self.page
             for event in events {
                 if let end, event.id > end { done = true; break }

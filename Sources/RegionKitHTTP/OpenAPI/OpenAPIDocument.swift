@@ -62,6 +62,12 @@ paths:
     put:
       operationId: putRegion
       summary: Create or replace a region (replacing restarts monitoring); durable across restarts
+      parameters:
+        - name: id
+          in: path
+          required: true
+          description: "A new region's identifier: no control character, no bidirectional override or isolate, at most 256 characters"
+          schema: {type: string, minLength: 1, maxLength: 256, pattern: "^[^\\x00-\\x1f\\x7f-\\x9f\\u202a-\\u202e\\u2066-\\u2069]+$"}
       requestBody:
         required: true
         content:

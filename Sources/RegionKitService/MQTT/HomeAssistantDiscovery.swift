@@ -131,7 +131,10 @@ public struct HomeAssistantDiscovery: Hashable, Sendable {
     }
 
     /// The `device_tracker` (state: the room, or `not_home`) and the distance `sensor` of a beacon.
-    public func beaconConfigs(_ identity: BeaconIdentity) -> [PresenceMessage] {
+    /// `ranged`: whether the beacon's distance is measured (a monitored beacon region matches it,
+    /// and ranging follows the regions); a beacon that is not gets no distance sensor — it would
+    /// stay unknown for ever — and an empty retained configuration removes one announced before.
+    public func beaconConfigs(_ identity: BeaconIdentity, ranged: Bool = true) -> [PresenceMessage] {
         let object = beaconObject(identity)
         var tracker = JSONLine()
         common(&tracker, component: "device_tracker", uniqueID: "\(nodeID)_\(object)", name: nil)
@@ -149,9 +152,11 @@ public struct HomeAssistantDiscovery: Hashable, Sendable {
         distance.add("state_class", "measurement")
         distance.add("suggested_display_precision", 1)
         distance.add("device", object: beaconDevice(identity))
+        let distanceTopic = "\(prefix)/sensor/\(nodeID)/\(object)_distance/config"
         return [
             PresenceMessage(topic: "\(prefix)/device_tracker/\(nodeID)/\(object)/config", text: tracker.text, qos: 1, retain: true),
-            PresenceMessage(topic: "\(prefix)/sensor/\(nodeID)/\(object)_distance/config", text: distance.text, qos: 1, retain: true),
+            ranged ? PresenceMessage(topic: distanceTopic, text: distance.text, qos: 1, retain: true)
+                : PresenceMessage(topic: distanceTopic, payload: [], qos: 1, retain: true),
         ]
     }
 }

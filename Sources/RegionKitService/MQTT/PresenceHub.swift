@@ -37,6 +37,10 @@ public final class PresenceHub: Sendable {
     let outputs: LockedBox<PresenceOutputs>
     let wake = WakeSignal()
     let counters = LockedBox(Counters())
+    /// Beacons whose distance went to "None" (heard by no scanner, published with the event): the
+    /// ranging task forgets what it published for them, so their distance goes out as soon as they
+    /// are heard again, not at the next refresh.
+    let unplaced = LockedBox<Set<BeaconIdentity>>([])
     let publisherTask = LockedBox<Task<Void, Never>?>(nil)
     let stopping = LockedBox(false)
     /// The stop under way (``shutdown(drainTimeout:)``), which a second call waits for.
@@ -536,6 +540,9 @@ public final class PresenceHub: Sendable {
                 if group.count < all.count { counters.withLock { $0.eventsUnpublishable += 1 } }
                 do { try await client.publish(group) } catch { return .disconnected }
                 outputs.withLock { $0.published(event, regions: regions) }
+                if event.type == "didChangeNearestScanner", let change = PresenceOutputs.nearestScannerChange(event.json), change.scanner == nil {
+                    unplaced.withLock { _ = $0.insert(change.beacon) }
+                }
                 cursor.withLock { $0 = event.id }
                 counters.withLock { $0.eventsPublished += 1 }
                 // Saved even when the stop came meanwhile (the broker has the event).
@@ -602,6 +609,7 @@ public final class PresenceHub: Sendable {
                 connection = current
                 tracker.published.removeAll()
             }
+            for beacon in unplaced.withLock({ set in defer { set.removeAll() }; return set }) { tracker.published[beacon] = nil }
             let engine = service.manager
             let messages = tracker.messages(for: beacons, at: event.timestamp) { identity in
                 engine.nearestScanner(for: identity)

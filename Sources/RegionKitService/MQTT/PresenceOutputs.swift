@@ -24,6 +24,10 @@ public struct PresenceOutputs: Sendable {
     /// Beacons whose Home Assistant entities were announced and acknowledged (re-sent when HA
     /// restarts or the connection is made again).
     public private(set) var announcedBeacons: Set<BeaconIdentity> = []
+    /// The announced beacons that no monitored beacon region matched when they were announced
+    /// (the neighbours' beacons, with scope `all`): the limit counts them apart, so they cannot
+    /// crowd out the beacons the regions are about.
+    private var neighbours: Set<BeaconIdentity> = []
 
     public init(topics: PresenceTopics, discovery: HomeAssistantDiscovery?) {
         self.topics = topics
@@ -32,18 +36,29 @@ public struct PresenceOutputs: Sendable {
 
     /// Whether a `didChangeNearestScanner` of `beacon` announces it now: discovery is on, it is
     /// not announced yet, it is in the policy's scope (``BeaconAnnouncement``; `regions` gives
-    /// the monitored regions, read only for scope `regions`) and the limit is not reached.
+    /// the monitored regions) and its limit is not reached. The limit
+    /// (``BeaconAnnouncement/maximum``) holds apart for beacons a monitored beacon region matches
+    /// and for the others: a flood of neighbours' beacons used to take every place, and the
+    /// user's own beacon then got no entity.
     public func announces(_ beacon: BeaconIdentity, regions: () -> [Region]) -> Bool {
-        guard let discovery, !announcedBeacons.contains(beacon), announcedBeacons.count < discovery.beacons.maximum else { return false }
-        return discovery.beacons.covers(beacon, regions: regions)
+        guard let discovery, !announcedBeacons.contains(beacon), discovery.beacons.covers(beacon, regions: regions) else { return false }
+        return hasRoom(for: beacon, limit: discovery.beacons.maximum, regions: regions)
     }
 
-    /// Whether `event` places a beacon that is in scope but not announced because the limit
-    /// (``BeaconAnnouncement/maximum``) is reached: the hub counts these and warns once.
+    private func hasRoom(for beacon: BeaconIdentity, limit: Int, regions: () -> [Region]) -> Bool {
+        Self.matched(beacon, regions: regions) ? announcedBeacons.count - neighbours.count < limit : neighbours.count < limit
+    }
+
+    static func matched(_ beacon: BeaconIdentity, regions: () -> [Region]) -> Bool {
+        regions().contains { $0.beaconRegion?.matches(beacon) == true }
+    }
+
+    /// Whether `event` places a beacon that is in scope but not announced because its limit is
+    /// reached: the hub counts these and warns once.
     public func isBeyondLimit(_ event: StoredEvent, regions: () -> [Region]) -> Bool {
         guard let discovery, event.type == "didChangeNearestScanner", let change = Self.nearestScannerChange(event.json),
-              !announcedBeacons.contains(change.beacon), announcedBeacons.count >= discovery.beacons.maximum else { return false }
-        return discovery.beacons.covers(change.beacon, regions: regions)
+              !announcedBeacons.contains(change.beacon), discovery.beacons.covers(change.beacon, regions: regions) else { return false }
+        return !hasRoom(for: change.beacon, limit: discovery.beacons.maximum, regions: regions)
     }
 
     /// The messages for one logged event: the same ones each time until ``published(_:regions:)``
@@ -73,9 +88,15 @@ public struct PresenceOutputs: Sendable {
         case "didChangeNearestScanner":
             if let change = Self.nearestScannerChange(event.json) {
                 if let discovery, announces(change.beacon, regions: regions) {
-                    messages += discovery.beaconConfigs(change.beacon)
+                    messages += discovery.beaconConfigs(change.beacon, ranged: Self.matched(change.beacon, regions: regions))
                 }
                 messages.append(PresenceMessage(topic: topics.beaconRoom(change.beacon), text: change.scanner ?? "not_home", qos: 1, retain: true))
+                if change.scanner == nil {
+                    // Heard by no scanner: its retained distance and attributes would keep placing
+                    // it (Home Assistant's distance sensor reads "None" as unknown).
+                    messages.append(PresenceMessage(topic: topics.beaconDistance(change.beacon), text: "None", qos: 1, retain: true))
+                    messages.append(PresenceMessage(topic: topics.beaconAttributes(change.beacon), text: #"{"room":"not_home"}"#, qos: 1, retain: true))
+                }
             }
         default:
             break
@@ -90,13 +111,14 @@ public struct PresenceOutputs: Sendable {
         guard discovery != nil, event.type == "didChangeNearestScanner", let change = Self.nearestScannerChange(event.json),
               announces(change.beacon, regions: regions) else { return }
         announcedBeacons.insert(change.beacon)
+        if !Self.matched(change.beacon, regions: regions) { neighbours.insert(change.beacon) }
     }
 
     /// Everything Home Assistant needs to (re)discover: every beacon region and announced beacon.
     public func discoveryMessages(regions: [Region]) -> [PresenceMessage] {
         guard let discovery else { return [] }
         return regions.filter { $0.kind == .beacon }.map(discovery.regionConfig)
-            + announcedBeacons.sorted().flatMap(discovery.beaconConfigs)
+            + announcedBeacons.sorted().flatMap { discovery.beaconConfigs($0, ranged: Self.matched($0, regions: { regions })) }
     }
 
     /// Empty retained messages on the topics that regions with identifiers other than letters,

@@ -1,4 +1,5 @@
 import Logging
+import RegionKit
 import RegionKitHTTP
 
 extension Run {
@@ -17,7 +18,9 @@ extension Run {
             }
         } catch is CancellationError {
         } catch {
-            stopRequest.request("the HTTP server failed: \(error)", failed: true)
+            // Named with the address (a port in use said only "bind(descriptor:ptr:bytes:): Address already in use").
+            let detail = (error as? RegionKitError)?.message ?? "\(error)"
+            stopRequest.request("the HTTP server on \(http.host):\(http.port) failed: \(detail)", failed: true)
         }
     }
 }
