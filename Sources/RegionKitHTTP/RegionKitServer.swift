@@ -116,7 +116,7 @@ public final class RegionKitServer: Sendable {
 
     /// The server's TLS configuration from the certificate chain and key files (nil: plain HTTP),
     /// with errors naming the file. Also read when the configuration is (before the daemon starts
-    /// anything: a bad file used to stop it only after its store and sources were up).
+    /// its sources and hub: a bad file used to stop it only after they were up).
     static func tlsConfiguration(_ configuration: HTTPConfiguration) throws -> TLSConfiguration? {
         guard let certificateFile = configuration.tlsCertificateFile, let keyFile = configuration.tlsKeyFile else { return nil }
         let chain: [NIOSSLCertificate]

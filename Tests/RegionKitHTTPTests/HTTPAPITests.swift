@@ -115,7 +115,7 @@ struct HTTPAPITests {
         // A NUL (the stores end text there: "lobby%00x" would have overwritten "lobby"): 400 naming the id.
         let nul = try await client.request("PUT", "/v1/regions/lobby%00x", body: Self.lobbyBody)
         #expect(nul.status == 400 && nul.json["field"] as? String == "id", "\(nul.text)")
-        // A newline (it forged a line in the daemon's log), a tab, a right-to-left override, 257 bytes: 400 naming the id and why.
+        // A newline (it forged a line in the daemon's log), a tab, a right-to-left override, 257 characters: 400 naming the id and why.
         for (path, why) in [("a%0Ab", "control character (U+000A at character 1)"), ("a%09b", "U+0009"), ("%E2%80%AEevil", "bidirectional control (U+202E"),
                             (String(repeating: "%C3%A9", count: 257), "at most 256 characters")] {
             let refused = try await client.request("PUT", "/v1/regions/\(path)", body: Self.lobbyBody)

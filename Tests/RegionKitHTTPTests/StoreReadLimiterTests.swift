@@ -6,7 +6,8 @@ import RegionKitConcurrency
 /// they asked, so other requests are not queued behind a hundred of them.
 @Suite("Store read limiter")
 struct StoreReadLimiterTests {
-    @Test("Forty readers at once: never more than the permits hold the store, every reader gets its turn, a failing body gives its permit back")
+    @Test("Forty readers at once: never more than the permits hold the store, every reader gets its turn, a failing body gives its permit back",
+          .timeLimit(.minutes(1)))
     func permits() async throws {
         for permits in [1, 3] {
             let limiter = StoreReadLimiter(permits: permits)

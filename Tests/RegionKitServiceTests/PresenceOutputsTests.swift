@@ -77,13 +77,7 @@ struct PresenceOutputsTests {
         let room = outputs.messages(for: Self.event(2, "didChangeNearestScanner", json: json)) { _ in nil }
         #expect(room.dropFirst().map { [$0.topic, $0.text, "\($0.retain)"] } == [[Self.topics.beaconRoom(Self.beacon), "kitchen", "true"]])
         let gone = outputs.messages(for: Self.event(3, "didChangeNearestScanner", json: #"{"beacon":"E2C56DB5-DFFB-48D2-B060-D0F5A71096E0:1:2","previous":"kitchen"}"#)) { _ in nil }
-        // Heard by no scanner: the room goes to not_home, and the retained distance and attributes
-        // stop placing it (Home Assistant reads "None" as unknown).
-        #expect(gone.dropFirst().map { [$0.topic, $0.text, "\($0.retain)"] } == [
-            [Self.topics.beaconRoom(Self.beacon), "not_home", "true"],
-            [Self.topics.beaconDistance(Self.beacon), "None", "true"],
-            [Self.topics.beaconAttributes(Self.beacon), #"{"room":"not_home"}"#, "true"],
-        ])
+        #expect(gone.dropFirst().map { [$0.topic, $0.text, "\($0.retain)"] } == [[Self.topics.beaconRoom(Self.beacon), "not_home", "true"]])
         let stopped = outputs.messages(for: Self.event(4, "monitoringStopped", region: "lobby", json: "{}")) { _ in nil }
         #expect(stopped.dropFirst().map { [$0.topic, $0.text, "\($0.retain)"] } == [["regionkit/home/regions/lobby/state", "", "true"]])
     }
@@ -122,7 +116,8 @@ struct PresenceOutputsTests {
         #expect((sensor["device"] as? [String: Any])?["identifiers"] as? [String] == ["regionkit_home"])
 
         let json = #"{"type":"didChangeNearestScanner","beacon":"E2C56DB5-DFFB-48D2-B060-D0F5A71096E0:1:2","scanner":"kitchen"}"#
-        let first = outputs.messages(for: Self.event(2, "didChangeNearestScanner", json: json)) { _ in nil }
+        // The lobby region (its whole UUID) matches the beacon: it is ranged, so it gets a distance sensor too.
+        let first = outputs.messages(for: Self.event(2, "didChangeNearestScanner", json: json), region: { _ in nil }, regions: { [Self.lobby] })
         let tracker = try Self.object(try #require(first.first { $0.topic.hasPrefix("homeassistant/device_tracker/") }))
         #expect(tracker["source_type"] as? String == "bluetooth_le")
         #expect(tracker["state_topic"] as? String == Self.topics.beaconRoom(Self.beacon))
@@ -135,7 +130,7 @@ struct PresenceOutputsTests {
         #expect((tracker["device"] as? [String: Any]).map { $0["via_device"] == nil && $0["name"] as? String == "iBeacon 1/2" } == true, "\(tracker)")
         #expect(first.contains { $0.topic == "homeassistant/sensor/regionkit_home/ibeacon_e2c56db5-dffb-48d2-b060-d0f5a71096e0-1-2_distance/config" })
         // Announced once acknowledged; a later room change publishes only the room.
-        outputs.published(Self.event(2, "didChangeNearestScanner", json: json))
+        outputs.published(Self.event(2, "didChangeNearestScanner", json: json), regions: { [Self.lobby] })
         let second = outputs.messages(for: Self.event(3, "didChangeNearestScanner", json: json)) { _ in nil }
         #expect(second.count == 2)
         #expect(outputs.discoveryMessages(regions: [Self.lobby]).count == 3, "region + tracker + distance, re-sent when HA restarts")
@@ -156,10 +151,11 @@ struct PresenceOutputsTests {
         let json = #"{"type":"didChangeNearestScanner","beacon":"E2C56DB5-DFFB-48D2-B060-D0F5A71096E0:1:2","scanner":"kitchen"}"#
         let event = Self.event(5, "didChangeNearestScanner", json: json)
         let configs = { (messages: [PresenceMessage]) in messages.filter { $0.topic.hasPrefix("homeassistant/") }.count }
-        // The group was lost with the connection: published again, it still carries the tracker
-        // and distance configurations, and a reconnection's discovery does not know the beacon yet.
+        // The group was lost with the connection: published again, it still carries the tracker's
+        // configuration (no region ranges the beacon: no distance sensor), and a reconnection's
+        // discovery does not know the beacon yet.
         let lost = outputs.messages(for: event) { _ in nil }
-        #expect(configs(lost) == 2)
+        #expect(configs(lost) == 1)
         #expect(outputs.discoveryMessages(regions: []).isEmpty)
         let again = outputs.messages(for: event) { _ in nil }
         #expect(again.map(\.topic) == lost.map(\.topic))
@@ -167,7 +163,7 @@ struct PresenceOutputsTests {
         outputs.published(event)
         #expect(outputs.announcedBeacons == [Self.beacon])
         #expect(configs(outputs.messages(for: Self.event(6, "didChangeNearestScanner", json: json)) { _ in nil }) == 0)
-        #expect(outputs.discoveryMessages(regions: []).count == 2)
+        #expect(outputs.discoveryMessages(regions: []).count == 1)
         // Other events, or no discovery, announce nothing.
         var plain = PresenceOutputs(topics: Self.topics, discovery: nil)
         plain.published(event)
@@ -186,7 +182,7 @@ struct PresenceOutputsTests {
             let json = LocationEvent(timestamp: Timestamp(seconds: 3), kind: .didChangeNearestScanner(identity, scannerID: "kitchen", previous: nil)).jsonLine(origin: .zero)
             let event = Self.event(2, "didChangeNearestScanner", json: json)
             let messages = outputs.messages(for: event) { _ in nil }
-            #expect(messages.filter { $0.topic.hasPrefix("homeassistant/") }.count == 2, "\(identity): \(messages.map(\.topic))")
+            #expect(messages.filter { $0.topic.hasPrefix("homeassistant/device_tracker/") }.count == 1, "\(identity): \(messages.map(\.topic))")
             #expect(messages.last.map { [$0.topic, $0.text] } == [Self.topics.beaconRoom(identity), "kitchen"])
             outputs.published(event)
             #expect(outputs.announcedBeacons == [identity])
@@ -240,6 +236,22 @@ struct PresenceOutputsTests {
         #expect(largest < 8_192, "the table reached \(largest) entries")
     }
 
+    @Test("A beacon heard by no scanner: its published distance becomes None and its attributes not_home, once, and its next distance goes out at once; a beacon never ranged publishes nothing")
+    func unplacedBeacon() {
+        var tracker = PresenceRangingTracker(topics: Self.topics, mqttRoom: false)
+        let heard = Beacon(identity: Self.beacon, proximity: .near, accuracy: 1.5, rssi: -70, timestamp: Timestamp(seconds: 1))
+        #expect(tracker.messages(for: [heard], at: Timestamp(seconds: 1)) { _ in "hall" }.count == 2)
+        #expect(tracker.messages(for: [heard], at: Timestamp(seconds: 2)) { _ in "hall" }.isEmpty, "unchanged: held back")
+        let cleared = tracker.unplaced(Self.beacon)
+        #expect(cleared.map { [$0.topic, $0.text, "\($0.retain)"] } == [
+            [Self.topics.beaconDistance(Self.beacon), "None", "true"],
+            [Self.topics.beaconAttributes(Self.beacon), #"{"room":"not_home"}"#, "true"],
+        ])
+        #expect(tracker.unplaced(Self.beacon).isEmpty, "once")
+        #expect(tracker.messages(for: [heard], at: Timestamp(seconds: 3)) { _ in "hall" }.count == 2, "back in the same room: published at once")
+        #expect(tracker.unplaced(BeaconIdentity(uuid: Self.uuid, major: 7, minor: 7)).isEmpty, "never ranged")
+    }
+
     @Test("Beacons announced to Home Assistant: in scope `regions` only those a monitored region matches, and never more than maximumBeacons; a beacon left out still gets its room")
     func announcementScopeAndLimit() throws {
         func placed(_ id: Int64, major: UInt16, minor: UInt16, uuid: String = "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0") -> StoredEvent {
@@ -273,12 +285,15 @@ struct PresenceOutputsTests {
         let neighbour = placed(20, major: 9, minor: 9, uuid: "B9407F30-F5F8-466E-AFF9-25556B57FE6D")
         let announced = everyone.messages(for: neighbour, region: { _ in nil })
         #expect(announced.contains(where: isAnnouncement))
-        // No region matches it, so it is never ranged: no distance sensor (an empty retained
-        // configuration removes one announced before), only its device tracker.
-        let distanceConfig = announced.first { $0.topic.hasPrefix("homeassistant/sensor/") && $0.topic.hasSuffix("_distance/config") }
-        #expect(distanceConfig?.payload.isEmpty == true && distanceConfig?.retain == true, "\(announced.map(\.topic))")
+        // No region matches it, so it is never ranged: its device tracker, no distance sensor.
+        #expect(!announced.contains { $0.topic.hasSuffix("_distance/config") }, "\(announced.map(\.topic))")
         #expect(announced.contains { $0.topic.hasPrefix("homeassistant/device_tracker/") && !$0.payload.isEmpty })
         everyone.published(neighbour)
+        // A region that matches it starts: its distance sensor is announced with the region.
+        let matching = Region.beacon(try BeaconRegion(identifier: "neighbours", uuid: UUID(uuidString: "B9407F30-F5F8-466E-AFF9-25556B57FE6D")!))
+        let started = everyone.messages(for: Self.event(21, "didStartMonitoring", region: "neighbours", json: "{}"), region: { $0 == "neighbours" ? matching : nil })
+        #expect(started.contains { $0.topic == "homeassistant/sensor/regionkit_home/ibeacon_b9407f30-f5f8-466e-aff9-25556b57fe6d-9-9_distance/config" && !$0.payload.isEmpty },
+                "\(started.map(\.topic))")
         #expect(everyone.announcedBeacons.count == 1)
         // Scope `all` with a limit of 2: the neighbours fill their two places; the region's own
         // beacons still get theirs (the limit holds apart for each), and a third of each is beyond it.

@@ -18,7 +18,7 @@ extension HTTPConfiguration {
         if let requestTimeout = settings.requestTimeout { self.requestTimeout = requestTimeout }
         tlsCertificateFile = settings.tlsCertificate
         tlsKeyFile = settings.tlsKey
-        // The certificate and key are read now: a bad file stops the start before anything runs.
+        // The certificate and key are read now: a bad file stops the start before the sources and the hub run.
         _ = try RegionKitServer.tlsConfiguration(self)
     }
 }

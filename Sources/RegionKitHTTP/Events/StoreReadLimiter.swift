@@ -39,9 +39,14 @@ actor StoreReadLimiter {
         }
     }
 
-    /// Runs `body` holding a permit.
+    /// Runs `body` holding a permit; a task cancelled while it waited (its client gone, the
+    /// server stopping) gives the permit back at once instead of reading a page for nobody.
     nonisolated func withPermit<T: Sendable>(_ body: @Sendable () async throws -> T) async throws -> T {
         await acquire()
+        if Task.isCancelled {
+            await release()
+            throw CancellationError()
+        }
         do {
             let result = try await body()
             await release()

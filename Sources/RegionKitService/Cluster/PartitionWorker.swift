@@ -345,7 +345,17 @@ final class PartitionWorker: LocationManagerDelegate {
                 // must not hold the next update back as "unchanged".
                 if messages.isEmpty || client.publishDetached(messages.map(PresenceHub.mqtt)) { tracker = current }
             }
-        case .didChangeNearestScanner:
+        case .didChangeNearestScanner(let identity, let scanner, _):
+            // Heard by no scanner any more: the distance and attributes this partition published
+            // for it stop placing it, on the connection its distances go out on, in order with them.
+            if scanner == nil, client.isConnected {
+                let client = client
+                ranging.withLock { tracker in
+                    guard var current = tracker else { return }
+                    let messages = current.unplaced(identity)
+                    if messages.isEmpty || client.publishDetached(messages.map(PresenceHub.mqtt)) { tracker = current }
+                }
+            }
             // Every sighting of a beacon reaches this partition, so its nearest scanner is decided
             // here, as one engine decides it; logged like one daemon logs it (the outputs publish
             // the beacon's room and its Home Assistant tracker from the shared log).

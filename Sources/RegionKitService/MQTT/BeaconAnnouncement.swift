@@ -18,7 +18,8 @@ public struct BeaconAnnouncement: Hashable, Sendable {
     }
 
     public var scope: Scope
-    /// The most beacons announced; a beacon beyond it keeps its room topic but gets no entities.
+    /// The most beacons announced that a monitored region matches, and apart from them the most
+    /// others; a beacon beyond its limit keeps its room topic but gets no entities.
     public var maximum: Int
 
     /// The default limit.

@@ -132,8 +132,9 @@ public struct HomeAssistantDiscovery: Hashable, Sendable {
 
     /// The `device_tracker` (state: the room, or `not_home`) and the distance `sensor` of a beacon.
     /// `ranged`: whether the beacon's distance is measured (a monitored beacon region matches it,
-    /// and ranging follows the regions); a beacon that is not gets no distance sensor — it would
-    /// stay unknown for ever — and an empty retained configuration removes one announced before.
+    /// and ranging follows the regions); a beacon that is not gets no distance sensor, which would
+    /// stay unknown for ever. (One announced before is not removed: at a start, before the regions
+    /// are restored, every beacon looks unmatched, and a removal would delete the user's own.)
     public func beaconConfigs(_ identity: BeaconIdentity, ranged: Bool = true) -> [PresenceMessage] {
         let object = beaconObject(identity)
         var tracker = JSONLine()
@@ -152,11 +153,8 @@ public struct HomeAssistantDiscovery: Hashable, Sendable {
         distance.add("state_class", "measurement")
         distance.add("suggested_display_precision", 1)
         distance.add("device", object: beaconDevice(identity))
-        let distanceTopic = "\(prefix)/sensor/\(nodeID)/\(object)_distance/config"
-        return [
-            PresenceMessage(topic: "\(prefix)/device_tracker/\(nodeID)/\(object)/config", text: tracker.text, qos: 1, retain: true),
-            ranged ? PresenceMessage(topic: distanceTopic, text: distance.text, qos: 1, retain: true)
-                : PresenceMessage(topic: distanceTopic, payload: [], qos: 1, retain: true),
-        ]
+        let trackerConfig = PresenceMessage(topic: "\(prefix)/device_tracker/\(nodeID)/\(object)/config", text: tracker.text, qos: 1, retain: true)
+        guard ranged else { return [trackerConfig] }
+        return [trackerConfig, PresenceMessage(topic: "\(prefix)/sensor/\(nodeID)/\(object)_distance/config", text: distance.text, qos: 1, retain: true)]
     }
 }

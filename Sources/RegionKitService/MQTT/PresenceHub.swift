@@ -37,10 +37,7 @@ public final class PresenceHub: Sendable {
     let outputs: LockedBox<PresenceOutputs>
     let wake = WakeSignal()
     let counters = LockedBox(Counters())
-    /// Beacons whose distance went to "None" (heard by no scanner, published with the event): the
-    /// ranging task forgets what it published for them, so their distance goes out as soon as they
-    /// are heard again, not at the next refresh.
-    let unplaced = LockedBox<Set<BeaconIdentity>>([])
+
     let publisherTask = LockedBox<Task<Void, Never>?>(nil)
     let stopping = LockedBox(false)
     /// The stop under way (``shutdown(drainTimeout:)``), which a second call waits for.
@@ -540,9 +537,6 @@ public final class PresenceHub: Sendable {
                 if group.count < all.count { counters.withLock { $0.eventsUnpublishable += 1 } }
                 do { try await client.publish(group) } catch { return .disconnected }
                 outputs.withLock { $0.published(event, regions: regions) }
-                if event.type == "didChangeNearestScanner", let change = PresenceOutputs.nearestScannerChange(event.json), change.scanner == nil {
-                    unplaced.withLock { _ = $0.insert(change.beacon) }
-                }
                 cursor.withLock { $0 = event.id }
                 counters.withLock { $0.eventsPublished += 1 }
                 // Saved even when the stop came meanwhile (the broker has the event).
@@ -601,6 +595,12 @@ public final class PresenceHub: Sendable {
         var tracker = PresenceRangingTracker(topics: topics, mqttRoom: homeAssistant?.mqttRoom == true)
         var connection = 0
         for await event in service.manager.events(bufferingPolicy: .bufferingNewest(4096)) {
+            // Heard by no scanner any more: its published distance and attributes stop placing it
+            // (here, in order with the distances; nothing for a beacon never ranged).
+            if case .didChangeNearestScanner(let identity, nil, _) = event.kind, client.isConnected {
+                for message in tracker.unplaced(identity) { try? await client.publish(Self.mqtt(message)) }
+                continue
+            }
             guard case .didRangeBeacons(let beacons, _, _) = event.kind, client.isConnected else { continue }
             // A new connection (the broker may have lost its retained messages): every distance
             // and attribute goes out again at the next update, not only those that changed.
@@ -609,7 +609,6 @@ public final class PresenceHub: Sendable {
                 connection = current
                 tracker.published.removeAll()
             }
-            for beacon in unplaced.withLock({ set in defer { set.removeAll() }; return set }) { tracker.published[beacon] = nil }
             let engine = service.manager
             let messages = tracker.messages(for: beacons, at: event.timestamp) { identity in
                 engine.nearestScanner(for: identity)

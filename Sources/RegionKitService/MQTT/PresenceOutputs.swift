@@ -24,10 +24,6 @@ public struct PresenceOutputs: Sendable {
     /// Beacons whose Home Assistant entities were announced and acknowledged (re-sent when HA
     /// restarts or the connection is made again).
     public private(set) var announcedBeacons: Set<BeaconIdentity> = []
-    /// The announced beacons that no monitored beacon region matched when they were announced
-    /// (the neighbours' beacons, with scope `all`): the limit counts them apart, so they cannot
-    /// crowd out the beacons the regions are about.
-    private var neighbours: Set<BeaconIdentity> = []
 
     public init(topics: PresenceTopics, discovery: HomeAssistantDiscovery?) {
         self.topics = topics
@@ -45,8 +41,13 @@ public struct PresenceOutputs: Sendable {
         return hasRoom(for: beacon, limit: discovery.beacons.maximum, regions: regions)
     }
 
+    /// Whether `beacon` fits its limit: the announced beacons the monitored regions match now, or
+    /// the others, fewer than `limit` (classified only once the announced beacons reach `limit`).
     private func hasRoom(for beacon: BeaconIdentity, limit: Int, regions: () -> [Region]) -> Bool {
-        Self.matched(beacon, regions: regions) ? announcedBeacons.count - neighbours.count < limit : neighbours.count < limit
+        guard announcedBeacons.count >= limit else { return true }
+        let current = regions()
+        let matched = announcedBeacons.reduce(0) { count, announced in count + (Self.matched(announced, regions: { current }) ? 1 : 0) }
+        return Self.matched(beacon, regions: { current }) ? matched < limit : announcedBeacons.count - matched < limit
     }
 
     static func matched(_ beacon: BeaconIdentity, regions: () -> [Region]) -> Bool {
@@ -76,6 +77,10 @@ public struct PresenceOutputs: Sendable {
         case "didStartMonitoring":
             if let identifier = event.region, let discovery, let monitored = region(identifier), monitored.kind == .beacon {
                 messages.append(discovery.regionConfig(monitored))
+                // Announced beacons it matches are ranged from now on: their distance sensors.
+                for beacon in announcedBeacons.sorted() where monitored.beaconRegion?.matches(beacon) == true {
+                    messages += discovery.beaconConfigs(beacon).dropFirst()
+                }
             }
         case "monitoringStopped":
             // Topic levels are one-to-one; should two identifiers still share one (a clean identifier
@@ -88,15 +93,10 @@ public struct PresenceOutputs: Sendable {
         case "didChangeNearestScanner":
             if let change = Self.nearestScannerChange(event.json) {
                 if let discovery, announces(change.beacon, regions: regions) {
+                    // A beacon no region matches is never ranged: no distance sensor.
                     messages += discovery.beaconConfigs(change.beacon, ranged: Self.matched(change.beacon, regions: regions))
                 }
                 messages.append(PresenceMessage(topic: topics.beaconRoom(change.beacon), text: change.scanner ?? "not_home", qos: 1, retain: true))
-                if change.scanner == nil {
-                    // Heard by no scanner: its retained distance and attributes would keep placing
-                    // it (Home Assistant's distance sensor reads "None" as unknown).
-                    messages.append(PresenceMessage(topic: topics.beaconDistance(change.beacon), text: "None", qos: 1, retain: true))
-                    messages.append(PresenceMessage(topic: topics.beaconAttributes(change.beacon), text: #"{"room":"not_home"}"#, qos: 1, retain: true))
-                }
             }
         default:
             break
@@ -111,7 +111,6 @@ public struct PresenceOutputs: Sendable {
         guard discovery != nil, event.type == "didChangeNearestScanner", let change = Self.nearestScannerChange(event.json),
               announces(change.beacon, regions: regions) else { return }
         announcedBeacons.insert(change.beacon)
-        if !Self.matched(change.beacon, regions: regions) { neighbours.insert(change.beacon) }
     }
 
     /// Everything Home Assistant needs to (re)discover: every beacon region and announced beacon.

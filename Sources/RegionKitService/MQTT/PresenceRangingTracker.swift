@@ -37,6 +37,17 @@ public struct PresenceRangingTracker: Sendable {
         self.mqttRoom = mqttRoom
     }
 
+    /// `identity` is heard by no scanner any more (`didChangeNearestScanner` to none): when a
+    /// distance of it was published, its retained distance becomes `None` (Home Assistant's MQTT
+    /// sensor reads it as unknown) and its attributes `{"room":"not_home"}`, and what was published
+    /// is forgotten, so its distance goes out as soon as it is heard again. Nothing for a beacon
+    /// whose distance was never published (a neighbour never ranged).
+    public mutating func unplaced(_ identity: BeaconIdentity) -> [PresenceMessage] {
+        guard published.removeValue(forKey: identity) != nil else { return [] }
+        return [PresenceMessage(topic: topics.beaconDistance(identity), text: "None", qos: 1, retain: true),
+                PresenceMessage(topic: topics.beaconAttributes(identity), text: #"{"room":"not_home"}"#, qos: 1, retain: true)]
+    }
+
     public mutating func messages(for beacons: [Beacon], at time: Timestamp, room: (BeaconIdentity) -> String?) -> [PresenceMessage] {
         var messages: [PresenceMessage] = []
         for beacon in beacons where beacon.isHeard && beacon.accuracy >= 0 && beacon.accuracy.isFinite {
