@@ -57,9 +57,7 @@ public struct PresenceTopics: Hashable, Sendable {
     public static func level(_ text: String) -> String {
         let sanitized = sanitized(text)
         guard sanitized != text else { return text }
-        var hash: UInt32 = 0x811C_9DC5
-        for byte in text.utf8 { hash = (hash ^ UInt32(byte)) &* 0x0100_0193 }
-        let hex = String(hash, radix: 16)
+        let hex = String(FNV1a.hash32(text.utf8), radix: 16)
         return sanitized + "_" + String(repeating: "0", count: 8 - hex.count) + hex
     }
 

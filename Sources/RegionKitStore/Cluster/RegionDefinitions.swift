@@ -17,11 +17,11 @@ public enum RegionDefinitions {
     /// The digest of `regions` (independent of their order).
     public static func digest(of regions: [Region]) throws -> String {
         let definitions = try regions.map { try StoreWrite.json($0) }.sorted()
-        var hash: UInt64 = 0xCBF2_9CE4_8422_2325   // FNV-1a offset basis
+        var hash = FNV1a.hash64([UInt8]())
         for definition in definitions {
-            for byte in definition.utf8 { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3 }
-            // A separator no JSON text contains, so ["ab", "c"] and ["a", "bc"] differ.
-            hash = (hash ^ 0xFF) &* 0x0000_0100_0000_01B3
+            // Each followed by a byte no UTF-8 text contains, so ["ab", "c"] and ["a", "bc"] differ.
+            hash = FNV1a.hash64(definition.utf8, from: hash)
+            hash = FNV1a.hash64(CollectionOfOne(0xFF), from: hash)
         }
         let hex = String(hash, radix: 16)
         return "\(definitions.count) region\(definitions.count == 1 ? "" : "s") \(String(repeating: "0", count: 16 - hex.count))\(hex)"
