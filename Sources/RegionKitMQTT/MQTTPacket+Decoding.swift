@@ -18,25 +18,7 @@ extension MQTTPacket {
         maximumPacketSize: Int = MQTTClientConfiguration.defaultMaximumIncomingPacketSize
     ) throws(MQTTError) -> MQTTPacket? {
         let start = buffer.readerIndex
-        guard let first = buffer.getInteger(at: start, as: UInt8.self) else { return nil }
-        let type = first >> 4
-        let flags = first & 0x0F
-        try checkFixedHeader(type: type, flags: flags)
-
-        var remainingLength = 0
-        var shift = 0
-        var index = 1
-        while true {
-            guard let byte = buffer.getInteger(at: start + index, as: UInt8.self) else { return nil }
-            remainingLength |= Int(byte & 0x7F) << shift
-            if byte & 0x80 == 0 { break }
-            guard index < 4 else {
-                throw fail(.malformedRemainingLength, "remaining length continues past its fourth byte", at: index)
-            }
-            shift += 7
-            index += 1
-        }
-        let headerLength = index + 1
+        guard let (type, flags, headerLength, remainingLength) = try fixedHeader(in: buffer) else { return nil }
         let total = headerLength + remainingLength
         guard total <= maximumPacketSize else {
             throw fail(.packetTooLarge,
@@ -72,19 +54,7 @@ extension MQTTPacket {
     /// ```
     public static func oversizedPublish(in buffer: ByteBuffer, maximumPacketSize: Int) throws(MQTTError) -> OversizedPublish? {
         let start = buffer.readerIndex
-        guard let first = buffer.getInteger(at: start, as: UInt8.self) else { return nil }
-        let type = first >> 4, flags = first & 0x0F
-        try checkFixedHeader(type: type, flags: flags)
-        var remainingLength = 0, shift = 0, index = 1
-        while true {
-            guard let byte = buffer.getInteger(at: start + index, as: UInt8.self) else { return nil }
-            remainingLength |= Int(byte & 0x7F) << shift
-            if byte & 0x80 == 0 { break }
-            guard index < 4 else { throw fail(.malformedRemainingLength, "remaining length continues past its fourth byte", at: index) }
-            shift += 7
-            index += 1
-        }
-        let headerLength = index + 1
+        guard let (type, flags, headerLength, remainingLength) = try fixedHeader(in: buffer) else { return nil }
         let total = headerLength + remainingLength
         guard type == 3, total > maximumPacketSize else {
             throw fail(.unexpectedPacket, "\(typeName(type)) of \(total) bytes is not an oversized PUBLISH", at: 0)
@@ -103,6 +73,32 @@ extension MQTTPacket {
         let topic = try reader.readString("PUBLISH topic name", topicName: true)
         let packetID = qos1 ? try reader.readPacketID("PUBLISH packet id") : nil
         return OversizedPublish(topic: topic, packetID: packetID, retain: flags & 0x01 != 0, size: total)
+    }
+
+    /// The fixed header at the front of `buffer` (type, flags, its own length, the remaining length),
+    /// checked as soon as its bytes are there; nil until it is complete. Consumes nothing.
+    private static func fixedHeader(
+        in buffer: ByteBuffer
+    ) throws(MQTTError) -> (type: UInt8, flags: UInt8, headerLength: Int, remainingLength: Int)? {
+        let start = buffer.readerIndex
+        guard let first = buffer.getInteger(at: start, as: UInt8.self) else { return nil }
+        let type = first >> 4
+        let flags = first & 0x0F
+        try checkFixedHeader(type: type, flags: flags)
+        var remainingLength = 0
+        var shift = 0
+        var index = 1
+        while true {
+            guard let byte = buffer.getInteger(at: start + index, as: UInt8.self) else { return nil }
+            remainingLength |= Int(byte & 0x7F) << shift
+            if byte & 0x80 == 0 { break }
+            guard index < 4 else {
+                throw fail(.malformedRemainingLength, "remaining length continues past its fourth byte", at: index)
+            }
+            shift += 7
+            index += 1
+        }
+        return (type, flags, index + 1, remainingLength)
     }
 
     private static func checkFixedHeader(type: UInt8, flags: UInt8) throws(MQTTError) {

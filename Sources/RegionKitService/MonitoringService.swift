@@ -30,7 +30,9 @@ public final class MonitoringService: Sendable {
     /// Region changes on request (``putRegion(_:)``, ``removeRegion(_:reason:)``), one at a time:
     /// each is several steps over the store and the engine with suspension points between them,
     /// and two interleaved (a PUT and a DELETE of one id) left the store and the engine disagreeing.
-    private let regionWrites = AsyncLock()
+    private let regionWrites = AsyncSemaphore()
+    /// Whether ``holdRegionWritesUntilRestore()`` holds `regionWrites`' permit for the restore.
+    private let restoreHold = LockedBox(false)
 
     /// Persists every event the manager delivers: on the SQLite store synchronously on the
     /// engine's thread (durable before the engine goes on), on a networked store through a
@@ -217,7 +219,46 @@ public final class MonitoringService: Sendable {
     /// (``putRegion(_:)``, ``removeRegion(_:reason:)``: the HTTP API, which serves while devices
     /// connect) wait for it: one made in the middle was overwritten by the definition read before it.
     public func restoreRegions(_ configured: [Region]?) async throws {
-        try await regionWrites.withLock { try await self.restoreRegionsNow(configured) }
+        guard restoreHold.withLock({ held in defer { held = false }; return held }) else {
+            return try await regionWrites.withPermit { try await self.restoreRegionsNow(configured) }
+        }
+        // The permit taken by holdRegionWritesUntilRestore(): given back however the restore ends.
+        do {
+            try await restoreRegionsNow(configured)
+            await regionWrites.release()
+        } catch {
+            await regionWrites.release()
+            throw error
+        }
+    }
+
+    /// Makes region writes (``putRegion(_:)``, ``removeRegion(_:reason:)``) wait from now until
+    /// ``restoreRegions(_:)`` has run. The daemon calls it before its HTTP API serves: the API
+    /// serves while devices connect (up to 5 s) before the regions come back, and a DELETE there
+    /// answered 404 for a region the restore then brought back, a PUT was restored over.
+    /// Without a restore to come (a stop first), ``releaseRegionWriteHold()`` lets them go.
+    /// Call it once, before the restore.
+    ///
+    /// ```swift
+    /// await service.holdRegionWritesUntilRestore()
+    /// startHTTPAPI()                                    // a PUT now waits
+    /// try await service.restoreRegions(configured)      // ... and is applied after this
+    /// ```
+    public func holdRegionWritesUntilRestore() async {
+        await regionWrites.acquire()
+        restoreHold.withLock { $0 = true }
+    }
+
+    /// Lets the writes held by ``holdRegionWritesUntilRestore()`` go without restoring (the daemon
+    /// stopping before its regions came back). Does nothing when no hold is in place.
+    public func releaseRegionWriteHold() async {
+        guard restoreHold.withLock({ held in defer { held = false }; return held }) else { return }
+        await regionWrites.release()
+    }
+
+    /// How many region writes wait for their turn (tests).
+    var regionWritesWaiting: Int {
+        get async { await regionWrites.waiting }
     }
 
     private func restoreRegionsNow(_ configured: [Region]?) async throws {
@@ -266,7 +307,7 @@ public final class MonitoringService: Sendable {
     /// - Returns: whether a region with this identifier was already monitored.
     @discardableResult
     public func putRegion(_ region: Region) async throws -> Bool {
-        try await regionWrites.withLock { try await self.putRegionNow(region) }
+        try await regionWrites.withPermit { try await self.putRegionNow(region) }
     }
 
     private func putRegionNow(_ region: Region) async throws -> Bool {
@@ -335,7 +376,7 @@ public final class MonitoringService: Sendable {
     /// try await service.removeRegion("lobby", reason: "deleted through the HTTP API")   // true
     /// ```
     public func removeRegion(_ identifier: String, reason: String) async throws -> Bool {
-        try await regionWrites.withLock {
+        try await regionWrites.withPermit {
             guard let region = self.manager.monitoredRegion(identifier)?.region else { return false }
             try await self.stopMonitoring(region, reason: reason)
             return true

@@ -60,17 +60,17 @@ struct PresenceHubStatusTests {
         try await eventually(timeout: .seconds(20), "online: \(heard.withLock { $0 })") { heard.withLock { $0 }.last == "online" }
         let onlineBefore = heard.withLock { $0 }.filter { $0 == "online" }.count
 
-        await hub.statusLock.lock()
+        await hub.statusLock.acquire()
         hub.connectionChanged(.connected(sessionPresent: false))   // its `online` waits for the lock
         let stopping = Task { await hub.shutdown(drainTimeout: .seconds(30)) }
         // Both wait for the lock: the `online` first (it asked first), then the stop's `offline`
         // (after its drain). Released, the `online` must see the stop.
         var queued = 0
         for _ in 0..<2_000 where queued < 2 {
-            queued = await hub.statusLock.queued
+            queued = await hub.statusLock.waiting
             if queued < 2 { try? await Task.sleep(for: .milliseconds(10)) }
         }
-        await hub.statusLock.unlock()
+        await hub.statusLock.release()
         #expect(queued == 2, "waiting for the status lock: \(queued)")
         #expect(hub.stopping.withLock { $0 })
         await stopping.value
@@ -97,20 +97,20 @@ struct PresenceHubStatusTests {
         let running = Task { await hub.run() }
         try await eventually(timeout: .seconds(20), "online: \(heard.withLock { $0 })") { heard.withLock { $0 }.last == "online" }
 
-        await hub.statusLock.lock()
+        await hub.statusLock.acquire()
         let first = Task { await hub.shutdown(drainTimeout: .seconds(30)) }
         let second = Task { await hub.shutdown(drainTimeout: .seconds(30)) }
         // The first stop's offline waits for the lock; then a second stop has time to queue one too.
         var queued = 0
         for _ in 0..<6_000 where queued < 1 {
-            queued = await hub.statusLock.queued
+            queued = await hub.statusLock.waiting
             if queued < 1 { try? await Task.sleep(for: .milliseconds(10)) }
         }
         for _ in 0..<100 where queued < 2 {
             try? await Task.sleep(for: .milliseconds(10))
-            queued = await hub.statusLock.queued
+            queued = await hub.statusLock.waiting
         }
-        await hub.statusLock.unlock()
+        await hub.statusLock.release()
         await first.value
         await second.value
         running.cancel()

@@ -28,6 +28,41 @@ struct RegionOriginTests {
         #expect(try second.sqlite.storedRegions().first { $0.region.identifier == "shop" }?.origin == .api)
     }
 
+    @Test("A DELETE made while the daemon starts (before the restore) waits for it and removes the restored region; let go without a restore, it finds none",
+          .timeLimit(.minutes(1)))
+    func writesWaitForTheRestore() async throws {
+        let path = temporaryStorePath()
+        let first = try Self.service(path)
+        try await first.start(regions: [Self.beacon("lobby", major: 1)])
+        try await first.putRegion(Self.beacon("shop", major: 2))
+        try await first.stop()
+
+        // As the daemon does: the hold before the API serves, the restore a few seconds later.
+        let second = try Self.service(path)
+        try await second.logProcessStarted()
+        await second.holdRegionWritesUntilRestore()
+        let delete = Task { try await second.removeRegion("shop", reason: "deleted through the HTTP API") }
+        for _ in 0..<10_000 where await second.regionWritesWaiting < 1 { await Task.yield() }   // queued (or, without the hold, done)
+        try await second.restoreRegions([Self.beacon("lobby", major: 1)])
+        // Without the hold the DELETE ran first, found nothing monitored (404), and the restore
+        // brought "shop" back.
+        #expect(try await delete.value == true)
+        #expect(second.manager.monitoredRegions.map(\.identifier) == ["lobby"])
+        #expect(try second.sqlite.storedRegions().map(\.region.identifier) == ["lobby"])
+        try await second.stop()
+
+        // A daemon stopping before its restore lets the waiting writes go.
+        let third = try Self.service(path)
+        try await third.logProcessStarted()
+        await third.holdRegionWritesUntilRestore()
+        let late = Task { try await third.removeRegion("lobby", reason: "deleted through the HTTP API") }
+        for _ in 0..<10_000 where await third.regionWritesWaiting < 1 { await Task.yield() }
+        await third.releaseRegionWriteHold()
+        #expect(try await late.value == false)
+        #expect(try await third.putRegion(Self.beacon("hall", major: 3)) == false, "writes go on after the hold was let go")
+        try await third.stop()
+    }
+
     @Test("A configured region replaced through the API keeps the API's definition; a configured one dropped from the configuration is stopped")
     func replacedConfiguredRegion() async throws {
         let path = temporaryStorePath()

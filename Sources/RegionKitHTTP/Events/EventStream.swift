@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import RegionKitConcurrency
 import RegionKitStore
 
 /// One Server-Sent Events stream: the events logged after `lastID` (read from the store), then
@@ -16,6 +17,13 @@ struct EventStream: Sendable {
     var lastID: Int64
 
     static let page = 500
+
+    /// One page read at a time across every stream's catch-up, the others waiting their turn in
+    /// order. The SQLite store reads synchronously on the task's thread, and the cooperative pool
+    /// has one thread per core: a hundred streams opened with a backlog (dashboards reconnecting
+    /// together after a restart) kept every thread reading pages, and `GET /v1/regions` waited 19 s
+    /// behind them. Held for one page at a time, so streams take turns and other requests get through.
+    static let storeReads = AsyncSemaphore(permits: 1)
 
     func body() -> ResponseBody {
         let live = broadcaster.subscribe()   // before reading the backlog: nothing falls in between
@@ -73,9 +81,9 @@ struct EventStream: Sendable {
     func catchUp(after start: Int64, through end: Int64?, writer: inout any ResponseBodyWriter) async throws -> Int64 {
         var last = start
         while true {
-            // One page at a time across every stream (StoreReadLimiter): the others' requests get through.
+            // One page at a time across every stream (storeReads): the others' requests get through.
             let (after, store) = (last, store)
-            let events = try await StoreReadLimiter.eventStreams.withPermit {
+            let events = try await Self.storeReads.withPermitUnlessCancelled {
                 try await store.events(since: nil, region: nil, type: nil, afterID: after, limit: Self.page)
             }
             var done = events.count < Self.page

@@ -86,10 +86,10 @@ public final class ClusterEngine: Sendable {
         var events: Task<Void, Never>
     }
     /// Serialises lease rounds with the stop (a round never starts a worker after the hand-over).
-    private let rounds = AsyncLock()
+    private let rounds = AsyncSemaphore()
     /// Held by a lease expiry (``watchLeases()``) while it stops the partitions and the outputs;
     /// ``stop(reason:)`` waits for one under way before its own steps, and none starts after.
-    private let expiring = AsyncLock()
+    private let expiring = AsyncSemaphore()
     /// When the last round whose renewal succeeded started: every lease this member holds runs
     /// out `leaseDuration` after it at the latest (the store counts from when it ran the round).
     private let renewedAt = LockedBox<ContinuousClock.Instant?>(nil)
@@ -259,7 +259,7 @@ public final class ClusterEngine: Sendable {
         }
         // Not cancelled in the middle of an expiry (its partitions' writes would be cut short):
         // the watch ends by itself once it sees the stop.
-        await expiring.withLock {}
+        await expiring.withPermit {}
         watch.cancel()
     }
 
@@ -269,7 +269,7 @@ public final class ClusterEngine: Sendable {
     /// holds now (``stop(reason:)`` hands back only while the name is this process's).
     func conflict(_ message: String) async {
         logger.critical("the store refused this member: stopping", metadata: ["error": "\(message)"])
-        await expiring.withLock {
+        await expiring.withPermit {
             let all = self.workers.withLock { workers in defer { workers.removeAll() }; return workers }
             await withTaskGroup(of: Int.self) { group in
                 for worker in all.values { group.addTask { await self.retire(worker, handOver: false) } }
@@ -319,7 +319,7 @@ public final class ClusterEngine: Sendable {
             // The store lets another member take them `leaseDuration` after the renewal at the
             // earliest: until then this member's writes still land (later ones are fenced).
             let remaining = Duration.seconds(configuration.leaseDuration) - since
-            await expiring.withLock {
+            await expiring.withPermit {
                 // A stop that began meanwhile hands the partitions over itself.
                 guard !self.stopping.withLock({ $0 }) else { return }
                 await self.expireLeases(reason: "leases not renewed for \(String(format: "%.1f", since.inSeconds)) s",
@@ -381,7 +381,7 @@ public final class ClusterEngine: Sendable {
     /// One lease round; true when it only reclaimed this member's own partitions.
     @discardableResult
     func round(reclaimOnly: Bool = false) async throws -> Bool {
-        try await rounds.withLock {
+        try await rounds.withPermit {
             guard !self.stopping.withLock({ $0 }) else { return false }
             let started = ContinuousClock.now
             let round = try await self.store.balanceLeases(member: self.member, instance: self.instance, regions: self.regionDefinitions,
@@ -512,8 +512,8 @@ public final class ClusterEngine: Sendable {
         stopping.withLock { $0 = true }
         // An expiry under way finishes first (its partitions' writes, the outputs' `offline`),
         // so "process stopped" is the member's last word.
-        await expiring.withLock {}
-        await rounds.withLock {
+        await expiring.withPermit {}
+        await rounds.withPermit {
             if let pending = self.outputsStopping.withLock({ $0.take() }) { await pending.value }
             let all = self.workers.withLock { workers in defer { workers.removeAll() }; return workers }
             // Every partition at once, as an expiry does: each stops consuming at once and has the

@@ -47,13 +47,13 @@ public final class PresenceHub: Sendable {
     /// round re-publishes every configuration).
     let discoveryRequested = LockedBox(false)
     /// One discovery round at a time.
-    let discoveryLock = AsyncLock()
+    let discoveryLock = AsyncSemaphore()
     /// Status publications one at a time: an `online` for a connection made while the hub stops
     /// has either finished (acknowledged or failed) before the `offline` is sent, or is not sent
     /// at all (it sees `stopping`), so no `online` lands after the stop's `offline`. (A stop while
     /// not connected sends no `offline`: the broker keeps what it had, the will's after an
     /// unclean loss of the connection.)
-    let statusLock = AsyncLock()
+    let statusLock = AsyncSemaphore()
     let connected = LockedBox(false)
     /// The sighting filters the broker refuses on this connection (the client asks again): the
     /// MQTT sources are unavailable while any is refused.
@@ -249,7 +249,7 @@ public final class PresenceHub: Sendable {
     /// acknowledgement (a broker that stopped acknowledging would hold it forever); `lock`, when
     /// given, is held around the publication (status publications one at a time). Failures and a
     /// missing acknowledgement are logged. The hub's stop and the cluster's outputs both end so.
-    static func sayOffline(_ client: MQTTClient, _ topics: PresenceTopics, within timeout: Duration, lock: AsyncLock? = nil, logger: Logger) async {
+    static func sayOffline(_ client: MQTTClient, _ topics: PresenceTopics, within timeout: Duration, lock: AsyncSemaphore? = nil, logger: Logger) async {
         let publish: @Sendable () async -> Void = {
             do {
                 try await client.publish(status("offline", topics))
@@ -258,7 +258,7 @@ public final class PresenceHub: Sendable {
             }
         }
         let acknowledged = await waiting(at: timeout) {
-            if let lock { await lock.withLock { await publish() } } else { await publish() }
+            if let lock { await lock.withPermit { await publish() } } else { await publish() }
         }
         if !acknowledged { logger.warning("offline status unacknowledged within the timeout", metadata: ["timeout": "\(timeout)"]) }
     }
@@ -312,7 +312,7 @@ public final class PresenceHub: Sendable {
             logger.info("MQTT connected", metadata: ["broker": "\(client.currentServer.map(\.url) ?? configuration.url)"])
             if ingest != nil { reportStatus(.authorized) }
             Task {
-                let online = await self.statusLock.withLock {
+                let online = await self.statusLock.withPermit {
                     // A stop under way says `offline` (after this lock): no `online` after it, and
                     // no discovery round competing with its drain.
                     guard !self.stopping.withLock({ $0 }) else { return false }
@@ -398,7 +398,7 @@ public final class PresenceHub: Sendable {
     }
 
     func sendDiscovery() async {
-        await discoveryLock.withLock { await self.sendDiscoveryRound() }
+        await discoveryLock.withPermit { await self.sendDiscoveryRound() }
     }
 
     private func sendDiscoveryRound() async {

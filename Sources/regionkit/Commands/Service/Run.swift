@@ -137,6 +137,9 @@ struct Run: AsyncParsableCommand {
                 let isDevice = runners.map { $0.source.initialStatuses.values.contains(.notDetermined) }
                 for index in runners.indices where isDevice[index] { start(index) }
                 if let http {
+                    // Region writes through the API wait for the restore below (a PUT made before
+                    // it would be restored over; a DELETE would miss a region about to come back).
+                    await service.holdRegionWritesUntilRestore()
                     let server = RegionKitServer(service: service, configuration: http, events: broadcaster,
                                                  sources: { activities.map(\.status) }, logger: logger)
                     group.addTask {
@@ -165,6 +168,8 @@ struct Run: AsyncParsableCommand {
                         stopRequest.request("cannot restore the monitored regions: \(detail)", failed: true)
                     }
                 }
+                // Stopped before the restore: writes waiting for it are let go (and find no region).
+                await service.releaseRegionWriteHold()
                 if stopRequest.reason == nil {
                     for index in runners.indices where !isDevice[index] { start(index) }
                 }
