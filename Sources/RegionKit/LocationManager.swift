@@ -13,8 +13,9 @@ import RegionKitConcurrency
 /// ```swift
 /// let manager = LocationManager(profile: .coreLocation, sources: [.beacon: .authorized])
 /// manager.delegate = myDelegate
+/// let events = manager.events()        // before starting: a stream delivers what follows its creation
 /// manager.startMonitoring(for: try BeaconRegion(identifier: "lobby", uuidString: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0"))
-/// for await event in manager.events() { print(event.typeName) }
+/// for await event in events { print(event.typeName) }   // didStartMonitoring, ...
 /// ```
 public final class LocationManager: Sendable {
     private struct State: Sendable {
@@ -132,13 +133,24 @@ public final class LocationManager: Sendable {
         run { $0.startRanging(constraint, at: $1) }
     }
 
-    /// Ranges the beacons of `region`, reporting deliveries under the region's identifier.
+    /// Ranges the beacons of `region`, reporting deliveries under the region's identifier; a
+    /// region bound to a scanner (``BeaconRegion/scannerID``) ranges that scanner's sightings only.
+    ///
+    /// ```swift
+    /// manager.startRangingBeacons(in: kitchen)      // didRange every second, from "kitchen-node"
+    /// manager.stopRangingBeacons(in: kitchen)
+    /// ```
     public func startRangingBeacons(in region: BeaconRegion) {
-        run { $0.startRanging(region.constraint, label: region.identifier, at: $1) }
+        run { $0.startRanging(region.constraint, label: region.identifier, scannerID: region.scannerID, at: $1) }
     }
 
     public func stopRangingBeacons(satisfying constraint: BeaconIdentityConstraint) {
         run { $0.stopRanging(constraint, at: $1) }
+    }
+
+    /// Stops what ``startRangingBeacons(in:)`` started for `region`.
+    public func stopRangingBeacons(in region: BeaconRegion) {
+        run { $0.stopRanging(region.constraint, scannerID: region.scannerID, at: $1) }
     }
 
     /// The device "woke" (display on, app activated, operator signal): see ``MonitoringEngine/wake(at:)``.

@@ -3,10 +3,23 @@ import RegionKitEngine
 /// Receives a ``LocationManager``'s callbacks, with Core Location's names. Every method has an
 /// empty default, so implement only what you need.
 ///
+/// Callbacks are synchronous, one at a time and in order, on the thread that produced the event:
+/// the caller of ``LocationManager/ingest(_:)-(BeaconObservation)`` or of a start/stop call, or the
+/// clock's timer (``SystemClock``: a dispatch queue). The delegate is therefore `Sendable`: keep
+/// mutable state behind a lock (`Mutex`), or hand each event to an actor. An `@MainActor` type
+/// cannot conform; read ``LocationManager/events()`` from a main-actor task instead.
+///
 /// ```swift
 /// final class Doorbell: LocationManagerDelegate {
 ///     func locationManager(_ manager: LocationManager, didEnterRegion region: Region) {
 ///         print("welcome to \(region.identifier)")
+///     }
+/// }
+///
+/// final class Occupancy: LocationManagerDelegate {
+///     let inside = Mutex<Set<String>>([])          // import Synchronization
+///     func locationManager(_ manager: LocationManager, didDetermineState state: RegionState, for region: Region) {
+///         inside.withLock { if state == .inside { $0.insert(region.identifier) } else { $0.remove(region.identifier) } }
 ///     }
 /// }
 /// ```

@@ -5,7 +5,8 @@
 /// ```
 public struct BeaconObservation: Hashable, Sendable, Codable {
     public var identity: BeaconIdentity
-    /// Received signal strength in dBm.
+    /// Received signal strength in dBm; a radio reports ``rssiRange`` (the engine ignores a
+    /// sighting outside it).
     public var rssi: Int
     /// Expected RSSI at 1 m as transmitted in the frame, in dBm; `nil` when the frame carries none
     /// (or 0, "not set"): `IBeaconFrame.defaultMeasuredPower` is used then.
@@ -25,6 +26,10 @@ public struct BeaconObservation: Hashable, Sendable, Codable {
         self.scannerID = scannerID
         self.telemetry = telemetry
     }
+
+    /// The RSSI a radio can report, dBm: −127…+20, as the Bluetooth controller's advertising
+    /// report (HCI) defines it. Gateways' messages and recordings are checked against it.
+    public static let rssiRange = -127...20
 
     /// The measured power to use for distance estimates.
     public var effectiveMeasuredPower: Int {

@@ -58,6 +58,26 @@ public struct BeaconRegion: Hashable, Sendable, Codable {
         }
     }
 
+    private enum CodingKeys: String, CodingKey {
+        case identifier, constraint, notifyOnEntry, notifyOnExit, notifyEntryStateOnDisplay, scannerID
+    }
+
+    /// Decodes through the checking initializer: a stored or received definition with an empty
+    /// identifier (or a NUL in it) is refused as the initializer refuses it.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        do {
+            try self.init(identifier: container.decode(String.self, forKey: .identifier),
+                          constraint: container.decode(BeaconIdentityConstraint.self, forKey: .constraint),
+                          notifyOnEntry: container.decode(Bool.self, forKey: .notifyOnEntry),
+                          notifyOnExit: container.decode(Bool.self, forKey: .notifyOnExit),
+                          notifyEntryStateOnDisplay: container.decode(Bool.self, forKey: .notifyEntryStateOnDisplay),
+                          scannerID: container.decodeIfPresent(String.self, forKey: .scannerID))
+        } catch let error as RegionKitError {
+            throw DecodingError.dataCorrupted(DecodingError.Context(codingPath: decoder.codingPath, debugDescription: error.message))
+        }
+    }
+
     /// Whether a sighting of `identity` (optionally by scanner `scanner`) belongs to this region.
     public func matches(_ identity: BeaconIdentity, scanner: String? = nil) -> Bool {
         guard constraint.matches(identity) else { return false }

@@ -41,6 +41,27 @@ public struct CircularRegion: Hashable, Sendable, Codable {
         self.notifyOnExit = notifyOnExit
     }
 
+    private enum CodingKeys: String, CodingKey {
+        case identifier, latitude, longitude, radius, notifyOnEntry, notifyOnExit
+    }
+
+    /// Decodes through the checking initializer: a stored or received definition with an empty
+    /// identifier, a latitude of 500 or a negative radius is refused as ``init(identifier:latitude:longitude:radius:notifyOnEntry:notifyOnExit:)``
+    /// refuses it, instead of reaching the engine.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        do {
+            try self.init(identifier: container.decode(String.self, forKey: .identifier),
+                          latitude: container.decode(Double.self, forKey: .latitude),
+                          longitude: container.decode(Double.self, forKey: .longitude),
+                          radius: container.decode(Double.self, forKey: .radius),
+                          notifyOnEntry: container.decode(Bool.self, forKey: .notifyOnEntry),
+                          notifyOnExit: container.decode(Bool.self, forKey: .notifyOnExit))
+        } catch let error as RegionKitError {
+            throw DecodingError.dataCorrupted(DecodingError.Context(codingPath: decoder.codingPath, debugDescription: error.message))
+        }
+    }
+
     /// Great-circle distance from the centre to a point, in metres.
     public func distance(latitude: Double, longitude: Double) -> Double {
         Geodesy.distance(latitude1: self.latitude, longitude1: self.longitude, latitude2: latitude, longitude2: longitude)

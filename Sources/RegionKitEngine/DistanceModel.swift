@@ -7,7 +7,7 @@ import Foundation
 ///
 /// ```swift
 /// let model: any DistanceModel = CurveDistanceModel.coreLocation
-/// model.distance(rssi: -75, measuredPower: -59) // ≈ 5.6 m
+/// model.distance(rssi: -75, measuredPower: -59) // ≈ 5.8 m
 /// ```
 public protocol DistanceModel: Sendable {
     /// A short name for tables and JSON (`"ios-curve"`, `"log-distance(2.7)"`...).

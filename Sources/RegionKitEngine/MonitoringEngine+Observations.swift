@@ -6,8 +6,13 @@ extension MonitoringEngine {
     /// ```swift
     /// let events = engine.ingest(BeaconObservation(identity: id, rssi: -64, measuredPower: -59, timestamp: t))
     /// ```
+    ///
+    /// A sighting whose RSSI is outside ``BeaconObservation/rssiRange`` is no radio's reading (a
+    /// library caller's bug or a forged message): only the clock advances. `Int.max` used to trap in
+    /// the next ranging delivery.
     public mutating func ingest(_ observation: BeaconObservation) -> [LocationEvent] {
         var events = advance(to: observation.timestamp)
+        guard BeaconObservation.rssiRange.contains(observation.rssi) else { return events }
         // A non-finite time counts as the engine's time (as for `advance`), also where the sighting
         // itself is kept: a ranged beacon stamped NaN would compare unequal to itself. (Copied only
         // then: each copy of an observation retains its scanner's name.)

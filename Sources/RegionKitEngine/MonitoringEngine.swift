@@ -269,7 +269,7 @@ public struct MonitoringEngine: Sendable {
         trackGeo(region.identifier)
         reschedule(region.identifier)
         if state == .inside, automation.rangeWhileInside, case .beacon(let beacon) = region {
-            events += beginRanging(beacon.constraint, label: region.identifier, automatic: true)
+            events += beginRanging(beacon.constraint, scannerID: beacon.scannerID, label: region.identifier, automatic: true)
         }
         return events
     }
@@ -307,19 +307,27 @@ public struct MonitoringEngine: Sendable {
     }
 
     /// Starts `didRangeBeacons` deliveries every ranging interval for beacons satisfying `constraint`.
-    /// - Parameter label: the region identifier to report deliveries under (default: the constraint).
-    public mutating func startRanging(_ constraint: BeaconIdentityConstraint, label: String? = nil, at time: Timestamp) -> [LocationEvent] {
+    /// - Parameters:
+    ///   - label: the region identifier to report deliveries under (default: the constraint).
+    ///   - scannerID: only this scanner's sightings are ranged (a ``BeaconRegion/scannerID``
+    ///     room); `nil`: every scanner's. Each (constraint, scanner) is one session.
+    ///
+    /// ```swift
+    /// _ = engine.startRanging(kitchen.constraint, label: "kitchen", scannerID: "kitchen-node", at: now)
+    /// ```
+    public mutating func startRanging(_ constraint: BeaconIdentityConstraint, label: String? = nil, scannerID: String? = nil,
+                                      at time: Timestamp) -> [LocationEvent] {
         defer { settleTimers() }
         var events = advance(to: time)
-        events += beginRanging(constraint, label: label ?? constraint.description, automatic: false)
+        events += beginRanging(constraint, scannerID: scannerID, label: label ?? constraint.description, automatic: false)
         return events
     }
 
-    /// Stops ranging `constraint`.
-    public mutating func stopRanging(_ constraint: BeaconIdentityConstraint, at time: Timestamp) -> [LocationEvent] {
+    /// Stops ranging `constraint` from `scannerID` (as started).
+    public mutating func stopRanging(_ constraint: BeaconIdentityConstraint, scannerID: String? = nil, at time: Timestamp) -> [LocationEvent] {
         defer { settleTimers() }
         let events = advance(to: time)
-        if let slot = sessions.slot(of: constraint) { sessions.remove(slot: slot) }
+        if let slot = sessions.slot(of: constraint, scannerID: scannerID) { sessions.remove(slot: slot) }
         return events
     }
 
@@ -694,13 +702,13 @@ public struct MonitoringEngine: Sendable {
         // last event then takes the region and the evidence over instead of copying them (a
         // crossing's two events copied each twice, ≈ 1,500 instructions of `count.sh geofence`'s
         // 3,100 a dwell fired).
-        var ranging: (constraint: BeaconIdentityConstraint, label: String)?
+        var ranging: (constraint: BeaconIdentityConstraint, scannerID: String?, label: String)?
         switch region {
         case .circular:
             trackGeo(indexSlot: indexSlot ?? Self.geoIndexSlot(record: slot, in: geoIndexSlots), record: slot)
         case .beacon(let beacon):
             reschedule(slot: slot)
-            if automation.rangeWhileInside { ranging = (beacon.constraint, beacon.identifier) }
+            if automation.rangeWhileInside { ranging = (beacon.constraint, beacon.scannerID, beacon.identifier) }
         }
         let adding = (notified ? 1 : 0) + (determined ? 1 : 0)
         if adding > 0 { events.growCapacity(toAtLeast: events.count + adding) }
@@ -719,24 +727,31 @@ public struct MonitoringEngine: Sendable {
         }
         if let ranging {
             if state == .inside {
-                events += beginRanging(ranging.constraint, label: ranging.label, automatic: true)
+                events += beginRanging(ranging.constraint, scannerID: ranging.scannerID, label: ranging.label, automatic: true)
             } else {
                 sessions.removeAutomatic(label: ranging.label)
             }
         }
     }
 
-    mutating func beginRanging(_ constraint: BeaconIdentityConstraint, label: String, automatic: Bool) -> [LocationEvent] {
+    mutating func beginRanging(_ constraint: BeaconIdentityConstraint, scannerID: String?, label: String, automatic: Bool) -> [LocationEvent] {
         let status = sourceStatus(for: .beacon)
         guard status.isAuthorized else {
             return [LocationEvent(timestamp: now, kind: .didFailRanging(constraint, label: label,
                 RegionKitError(.rangingUnavailable, "cannot range \(label): no usable Bluetooth scanner: \(status)")))]
         }
-        if let slot = sessions.slot(of: constraint) {
-            if !automatic { sessions.update(slot: slot) { $0.automatic = false } }
+        if let slot = sessions.slot(of: constraint, scannerID: scannerID) {
+            // Another region inside ranges the same: it shares the helper's session (which stops
+            // when the last of them leaves); the app's start makes the session its own.
+            if automatic {
+                sessions.claim(slot: slot, label: label)
+            } else {
+                sessions.update(slot: slot) { $0.automatic = false }
+            }
             return []
         }
-        sessions.start(RangingSession(constraint: constraint, label: label, startedAt: now, interval: profile.rangingInterval, automatic: automatic))
+        sessions.start(RangingSession(constraint: constraint, label: label, scannerID: scannerID, startedAt: now,
+                                      interval: profile.rangingInterval, automatic: automatic))
         return []
     }
 

@@ -74,22 +74,35 @@ public struct RangingSession: Hashable, Sendable, Codable {
     public static let maximumReadings = 32
 
     public let constraint: BeaconIdentityConstraint
-    public let label: String
+    /// The region identifier deliveries are reported under. A session the helper shares between
+    /// regions (same constraint and scanner) takes another one's when its region leaves.
+    public var label: String
+    /// When set, only this scanner's sightings are ranged (a ``BeaconRegion/scannerID`` room);
+    /// `nil`: every scanner's.
+    public let scannerID: String?
     public let startedAt: Timestamp
     public var nextDelivery: Timestamp
     /// Started by the engine's `rangeWhileInside` helper rather than by the app.
     public var automatic: Bool
     public var tracks: [BeaconIdentity: Track] = [:]
 
-    public init(constraint: BeaconIdentityConstraint, label: String, startedAt: Timestamp, interval: Double, automatic: Bool = false) {
+    public init(constraint: BeaconIdentityConstraint, label: String, scannerID: String? = nil, startedAt: Timestamp, interval: Double,
+                automatic: Bool = false) {
         self.constraint = constraint
         self.label = label
+        self.scannerID = scannerID
         self.startedAt = startedAt
         self.nextDelivery = startedAt + interval
         self.automatic = automatic
     }
 
-    /// Adds a sighting that matches the constraint, to its scanner's readings.
+    /// Whether this session ranges a sighting of `identity` by `scanner`.
+    public func accepts(_ identity: BeaconIdentity, scanner: String?) -> Bool {
+        constraint.matches(identity) && (scannerID == nil || scannerID == scanner)
+    }
+
+    /// Adds a sighting that matches the constraint, to its scanner's readings (the caller checks
+    /// ``accepts(_:scanner:)``).
     public mutating func record(_ observation: BeaconObservation, filter: RSSIFilter) {
         var track = tracks[observation.identity] ?? Track(identity: observation.identity, lastHeard: observation.timestamp)
         let index: Int

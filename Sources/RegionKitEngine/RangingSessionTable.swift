@@ -14,7 +14,10 @@ import RegionKitCore
 /// one by one.
 ///
 /// Starting, stopping and the order of deliveries are those of the array: at most one session
-/// per constraint; deliveries due at the same time come in the order the sessions started.
+/// per constraint and scanner; deliveries due at the same time come in the order the sessions
+/// started. A session the helper started is shared by every region inside that ranges the same
+/// constraint and scanner (its *owners*): it stops when the last of them leaves, and is reported
+/// under an owner still inside.
 ///
 /// ```swift
 /// var table = RangingSessionTable()
@@ -35,8 +38,10 @@ struct RangingSessionTable: Sendable {
     private var byConstraint = BeaconMatchTable()
     /// Sessions whose constraint the three keys of a sighting cannot reach (tested one by one).
     private var irregular: [Int32] = []
-    /// Slots of the sessions started by the engine's helper, by label.
+    /// Slots of the sessions started by the engine's helper, by owner (region identifier).
     private var automaticByLabel: [String: [Int32]] = [:]
+    /// The owners of each helper session, in the order they claimed it.
+    private var owners: [Int32: [String]] = [:]
     /// Every live session's next delivery, and entries left behind by later deliveries and
     /// stops (skipped when they surface: the minimum is always live).
     private var due = MinHeap<Due>()
@@ -58,14 +63,17 @@ struct RangingSessionTable: Sendable {
         due.min.map { ($0.time, Int($0.key)) }
     }
 
-    /// The slot of the session ranging `constraint`, if any.
-    func slot(of constraint: BeaconIdentityConstraint) -> Int? {
+    /// The slot of the session ranging `constraint` from `scannerID` (nil: every scanner), if any.
+    func slot(of constraint: BeaconIdentityConstraint, scannerID: String? = nil) -> Int? {
         if Self.isRegular(constraint) {
             let matches = byConstraint.regions(for: BeaconMatchTable.Key(constraint), in: SessionKeys(sessions: sessions))
-            return matches.isEmpty ? nil : Int(matches.head.slot)
+            return matches.first { sessions[Int($0.slot)]?.scannerID == scannerID }.map { Int($0.slot) }
         }
-        return irregular.first { sessions[Int($0)]?.constraint == constraint }.map(Int.init)
+        return irregular.first { sessions[Int($0)]?.constraint == constraint && sessions[Int($0)]?.scannerID == scannerID }.map(Int.init)
     }
+
+    /// The owners of the helper session in `slot` (tests).
+    func owners(slot: Int) -> [String] { owners[Int32(truncatingIfNeeded: slot)] ?? [] }
 
     /// Whether a sighting's three keys (UUID only, UUID+major, exact; Eddystone-UID: namespace,
     /// namespace+instance) reach every identity `constraint` matches.
@@ -95,7 +103,7 @@ struct RangingSessionTable: Sendable {
         } else {
             irregular.append(slot)
         }
-        if session.automatic { automaticByLabel[session.label, default: []].append(slot) }
+        if session.automatic { addOwner(session.label, slot: slot) }
         due.push(Due(time: session.nextDelivery, sequence: registered.sequence, key: slot))
         return Int(slot)
     }
@@ -111,7 +119,7 @@ struct RangingSessionTable: Sendable {
             due.push(Due(time: session.nextDelivery, sequence: sequences[slot], key: Int32(truncatingIfNeeded: slot)))
             dropStaleDue()
         }
-        if wasAutomatic && !session.automatic { forgetAutomatic(label: session.label, slot: Int32(truncatingIfNeeded: slot)) }
+        if wasAutomatic && !session.automatic { forgetOwners(slot: Int32(truncatingIfNeeded: slot)) }
         return result
     }
 
@@ -124,7 +132,7 @@ struct RangingSessionTable: Sendable {
         } else {
             irregular.removeAll { $0 == s }
         }
-        if session.automatic { forgetAutomatic(label: session.label, slot: s) }
+        if session.automatic { forgetOwners(slot: s) }
         sessions[slot] = nil
         free.append(s)
         count -= 1
@@ -137,10 +145,27 @@ struct RangingSessionTable: Sendable {
         }
     }
 
-    /// Stops every session the helper started under `label`.
+    /// Adds `label` to the owners of the helper session in `slot` (a second region inside that
+    /// ranges the same constraint and scanner). Nothing for a session the app started.
+    mutating func claim(slot: Int, label: String) {
+        guard slot >= 0, slot < sessions.count, sessions[slot]?.automatic == true else { return }
+        addOwner(label, slot: Int32(truncatingIfNeeded: slot))
+    }
+
+    /// `label`'s region left (or stopped): it gives up the helper sessions it owns. A session with
+    /// no owner left stops; one still owned is reported under its first remaining owner.
     mutating func removeAutomatic(label: String) {
-        guard let slots = automaticByLabel[label] else { return }
-        for slot in slots { remove(slot: Int(slot)) }
+        guard let slots = automaticByLabel.removeValue(forKey: label) else { return }
+        for slot in slots {
+            var remaining = owners[slot] ?? []
+            remaining.removeAll { $0 == label }
+            if let next = remaining.first {
+                owners[slot] = remaining
+                if sessions[Int(slot)]?.label == label { sessions[Int(slot)]?.label = next }
+            } else {
+                remove(slot: Int(slot))
+            }
+        }
     }
 
     /// Stops every session.
@@ -151,20 +176,39 @@ struct RangingSessionTable: Sendable {
     /// Adds a sighting to every session whose constraint it matches.
     mutating func record(_ observation: BeaconObservation, filter: RSSIFilter) {
         if let (any, major, exact) = byConstraint.candidates(for: observation.identity, in: SessionKeys(sessions: sessions)) {
-            // At most one session per constraint, so no session is in two lists.
-            for registered in any { sessions[Int(registered.slot)]?.record(observation, filter: filter) }
-            for registered in major { sessions[Int(registered.slot)]?.record(observation, filter: filter) }
-            for registered in exact { sessions[Int(registered.slot)]?.record(observation, filter: filter) }
+            // Each session is in one list (its constraint's key), so none records a sighting twice;
+            // a session bound to a scanner records only that scanner's sightings.
+            for registered in any { record(observation, filter: filter, slot: Int(registered.slot)) }
+            for registered in major { record(observation, filter: filter, slot: Int(registered.slot)) }
+            for registered in exact { record(observation, filter: filter, slot: Int(registered.slot)) }
         }
-        for slot in irregular where sessions[Int(slot)]?.constraint.matches(observation.identity) == true {
+        for slot in irregular where sessions[Int(slot)]?.accepts(observation.identity, scanner: observation.scannerID) == true {
             sessions[Int(slot)]?.record(observation, filter: filter)
         }
     }
 
-    private mutating func forgetAutomatic(label: String, slot: Int32) {
-        guard var slots = automaticByLabel[label] else { return }
-        slots.removeAll { $0 == slot }
-        automaticByLabel[label] = slots.isEmpty ? nil : slots
+    /// Records a sighting the session in `slot` matches by constraint, unless the session is
+    /// bound to another scanner.
+    @inline(__always)
+    private mutating func record(_ observation: BeaconObservation, filter: RSSIFilter, slot: Int) {
+        if let bound = sessions[slot]?.scannerID, bound != observation.scannerID { return }
+        sessions[slot]?.record(observation, filter: filter)
+    }
+
+    private mutating func addOwner(_ label: String, slot: Int32) {
+        guard owners[slot]?.contains(label) != true else { return }
+        owners[slot, default: []].append(label)
+        automaticByLabel[label, default: []].append(slot)
+    }
+
+    /// The session in `slot` stops or the app claimed it: none of its owners holds it any more.
+    private mutating func forgetOwners(slot: Int32) {
+        guard let labels = owners.removeValue(forKey: slot) else { return }
+        for label in labels {
+            guard var slots = automaticByLabel[label] else { continue }
+            slots.removeAll { $0 == slot }
+            automaticByLabel[label] = slots.isEmpty ? nil : slots
+        }
     }
 
     private func isLive(_ entry: Due) -> Bool {

@@ -156,7 +156,7 @@ public struct GatewaySighting: Hashable, Sendable {
     /// Major and minor, as iBeacon carries them.
     static let identifierRange = 0...65535
     /// RSSI a sighting may report, dBm.
-    static let rssiRange = -127...20
+    static let rssiRange = BeaconObservation.rssiRange
 
     /// The times a recording may hold: Unix epoch milliseconds from 1970 to the end of the year
     /// 9999, so that the difference of any two fits an `Int64` many times over.

@@ -55,44 +55,72 @@ struct RangingSessionTableTests {
         for round in 0..<30 {
             var table = RangingSessionTable()
             var model: [RangingSession] = []
+            /// The regions sharing each helper session of `model`, by index.
+            var owners: [[String]] = []
+            let scanners: [String?] = [nil, "kitchen", "hall"]
             var now = Timestamp.zero
             for step in 0..<1_500 {
                 let context = "round \(round), step \(step)"
                 let roll = Double.random(in: 0..<1, using: &random)
                 if roll < 0.2 {
-                    // beginRanging: a new session, or a manual start claiming an automatic one.
+                    // beginRanging: a new session, a second region sharing a helper's session, or a
+                    // manual start claiming an automatic one.
                     let constraint = constraints.randomElement(using: &random)!
+                    let scanner = scanners.randomElement(using: &random)!
                     let automatic = Bool.random(using: &random)
                     let label = "r\(Int.random(in: 0..<6, using: &random))"
-                    if let index = model.firstIndex(where: { $0.constraint == constraint }) {
-                        if !automatic { model[index].automatic = false }
-                        let slot = try #require(table.slot(of: constraint), "\(context)")
-                        if !automatic { table.update(slot: slot) { $0.automatic = false } }
+                    if let index = model.firstIndex(where: { $0.constraint == constraint && $0.scannerID == scanner }) {
+                        if !automatic {
+                            model[index].automatic = false
+                            owners[index] = []
+                        } else if model[index].automatic, !owners[index].contains(label) {
+                            owners[index].append(label)
+                        }
+                        let slot = try #require(table.slot(of: constraint, scannerID: scanner), "\(context)")
+                        if automatic { table.claim(slot: slot, label: label) } else { table.update(slot: slot) { $0.automatic = false } }
+                        #expect(table.owners(slot: slot) == owners[index], "\(context)")
                     } else {
-                        #expect(table.slot(of: constraint) == nil, "\(context)")
-                        let session = RangingSession(constraint: constraint, label: label, startedAt: now, interval: 1, automatic: automatic)
+                        #expect(table.slot(of: constraint, scannerID: scanner) == nil, "\(context)")
+                        let session = RangingSession(constraint: constraint, label: label, scannerID: scanner, startedAt: now, interval: 1,
+                                                     automatic: automatic)
                         model.append(session)
+                        owners.append(automatic ? [label] : [])
                         table.start(session)
                     }
                 } else if roll < 0.27 {
                     // stopRanging
                     let constraint = constraints.randomElement(using: &random)!
-                    model.removeAll { $0.constraint == constraint }
-                    if let slot = table.slot(of: constraint) { table.remove(slot: slot) }
+                    let scanner = scanners.randomElement(using: &random)!
+                    if let index = model.firstIndex(where: { $0.constraint == constraint && $0.scannerID == scanner }) {
+                        model.remove(at: index)
+                        owners.remove(at: index)
+                    }
+                    if let slot = table.slot(of: constraint, scannerID: scanner) { table.remove(slot: slot) }
                 } else if roll < 0.32 {
-                    // A region left: the helper's sessions under its label stop.
+                    // A region left: it gives up the helper's sessions it shares; those it was the
+                    // last owner of stop, the others are reported under their next owner.
                     let label = "r\(Int.random(in: 0..<6, using: &random))"
-                    model.removeAll { $0.automatic && $0.label == label }
+                    for index in model.indices.reversed() where model[index].automatic && owners[index].contains(label) {
+                        owners[index].removeAll { $0 == label }
+                        if let next = owners[index].first {
+                            if model[index].label == label { model[index].label = next }
+                        } else {
+                            model.remove(at: index)
+                            owners.remove(at: index)
+                        }
+                    }
                     table.removeAutomatic(label: label)
                 } else if roll < 0.325 {
                     model.removeAll()
+                    owners.removeAll()
                     table.removeAll()
                 } else if roll < 0.8 {
                     // A sighting; the clock moves by whole and half seconds, so deliveries tie.
                     now = now + Double(Int.random(in: 0...2, using: &random)) * 0.5
                     let observation = BeaconObservation(identity: identities.randomElement(using: &random)!,
-                                                        rssi: Int.random(in: -90 ... -40, using: &random), timestamp: now)
-                    for index in model.indices where model[index].constraint.matches(observation.identity) {
+                                                        rssi: Int.random(in: -90 ... -40, using: &random), timestamp: now,
+                                                        scannerID: scanners.randomElement(using: &random)!)
+                    for index in model.indices where model[index].accepts(observation.identity, scanner: observation.scannerID) {
                         model[index].record(observation, filter: profile.rssiFilter)
                     }
                     table.record(observation, filter: profile.rssiFilter)

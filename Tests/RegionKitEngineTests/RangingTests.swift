@@ -53,6 +53,85 @@ struct RangingTests {
         #expect(one.first?.beacons.first?.rssi == -65 && one.first?.beacons.first?.accuracy == profile.distanceModel.distance(rssi: -65, measuredPower: -59))
     }
 
+    /// Labels of ranging deliveries, with their first beacon's RSSI.
+    static func labelled(_ events: [LocationEvent]) -> [(label: String, time: Double, count: Int)] {
+        events.compactMap { event in
+            if case .didRangeBeacons(let beacons, _, let label) = event.kind { return (label, event.timestamp.seconds, beacons.count) }
+            return nil
+        }
+    }
+
+    @Test("Two regions inside ranging one constraint share the helper's session: the first one stopped or leaving does not end the other's ranging, which is then reported under the other")
+    func sharedAutomaticSession() throws {
+        let beacon = BeaconIdentity(uuid: Fixture.uuid, major: 1, minor: 2)
+        var engine = Fixture.engine(.responsive, automation: Automation(rangeWhileInside: true))
+        let a = Region.beacon(try BeaconRegion(identifier: "A", uuid: Fixture.uuid))
+        let b = Region.beacon(try BeaconRegion(identifier: "B", uuid: Fixture.uuid))
+        _ = engine.startMonitoring(contentsOf: [a, b], at: .zero)
+        _ = Fixture.feed(&engine, Fixture.stream(beacon, from: 0.5, to: 5.1, every: 0.5))
+        #expect(engine.rangingSessions.map(\.label) == ["A"], "one session for the constraint")
+        _ = engine.stopMonitoring(identifier: "A", at: Timestamp(seconds: 5.2))
+        let after = Fixture.feed(&engine, Fixture.stream(beacon, from: 5.5, to: 10.1, every: 0.5))
+        // Before: the session stopped with A, and B (still inside) got no delivery until its next crossing.
+        #expect(engine.rangingSessions.map(\.label) == ["B"])
+        let deliveries = Self.labelled(after)
+        #expect(deliveries.count >= 4 && deliveries.allSatisfy { $0.label == "B" && $0.count == 1 }, "\(deliveries)")
+        // B leaves too: the session stops.
+        _ = engine.stopMonitoring(identifier: "B", at: Timestamp(seconds: 10.2))
+        #expect(engine.rangingSessions.isEmpty)
+    }
+
+    @Test("A region bound to a scanner ranges that scanner's sightings only, by the app or by the helper; two rooms of one UUID range apart, and one leaving leaves the other ranging")
+    func scannerBoundRanging() throws {
+        let beacon = BeaconIdentity(uuid: Fixture.uuid, major: 1, minor: 2)
+        // The app ranges the kitchen; only the garage hears the beacon.
+        var engine = Fixture.engine(.responsive)
+        let kitchen = try BeaconRegion(identifier: "kitchen", constraint: BeaconIdentityConstraint(uuid: Fixture.uuid), scannerID: "kitchen-node")
+        _ = engine.startRanging(kitchen.constraint, label: kitchen.identifier, scannerID: kitchen.scannerID, at: .zero)
+        var garage: [BeaconObservation] = []
+        for t in stride(from: 0.5, to: 5.1, by: 0.5) { garage.append(Fixture.seen(beacon, at: t, rssi: -55, scanner: "garage-node")) }
+        let heardElsewhere = Self.labelled(Fixture.feed(&engine, garage))
+        #expect(heardElsewhere.count >= 4 && heardElsewhere.allSatisfy { $0.count == 0 }, "the garage's beacon is not the kitchen's: \(heardElsewhere)")
+        _ = engine.stopRanging(kitchen.constraint, scannerID: "kitchen-node", at: Timestamp(seconds: 5.2))
+        #expect(engine.rangingSessions.isEmpty)
+
+        // The helper: kitchen and hall, same UUID, each bound to its node. The kitchen's node stops
+        // hearing the beacon at 4.5 s; the hall's goes on.
+        var rooms = Fixture.engine(.responsive, automation: Automation(rangeWhileInside: true))
+        let hall = try BeaconRegion(identifier: "hall", constraint: BeaconIdentityConstraint(uuid: Fixture.uuid), scannerID: "hall-node")
+        _ = rooms.startMonitoring(contentsOf: [.beacon(kitchen), .beacon(hall)], at: .zero)
+        var both: [BeaconObservation] = []
+        for t in stride(from: 0.5, to: 60.0, by: 0.5) {
+            if t < 4.6 { both.append(Fixture.seen(beacon, at: t, rssi: -60, scanner: "kitchen-node")) }
+            both.append(Fixture.seen(beacon, at: t + 0.1, rssi: -70, scanner: "hall-node"))
+        }
+        let events = Fixture.feed(&rooms, both)
+        #expect(events.summary.contains("didExitRegion:kitchen"), "\(events.summary)")
+        #expect(rooms.state(of: "hall") == .inside)
+        #expect(rooms.rangingSessions.map(\.label) == ["hall"], "the kitchen's session stopped with its exit, the hall's ranges on")
+        let lastHall = Self.labelled(events).last { $0.label == "hall" }
+        #expect(lastHall.map { $0.time > 59 && $0.count == 1 } == true, "\(String(describing: lastHall))")
+    }
+
+    @Test("A sighting with an RSSI no radio reports (outside −127…20 dBm) is ignored: Int.max used to trap in the next ranging delivery")
+    func impossibleRSSIIgnored() throws {
+        var engine = Fixture.engine(.responsive, automation: Automation(requestStateOnStart: true))
+        let region = Region.beacon(try BeaconRegion(identifier: "hall", uuid: Fixture.uuid))
+        _ = engine.startMonitoring(region, at: .zero)
+        _ = engine.startRanging(Self.constraint, label: "hall", at: .zero)
+        let beacon = BeaconIdentity(uuid: Fixture.uuid, major: 1, minor: 2)
+        let events = Fixture.feed(&engine, [Fixture.seen(beacon, at: 0.5, rssi: .max), Fixture.seen(beacon, at: 0.6, rssi: .min),
+                                            Fixture.seen(beacon, at: 0.7, rssi: 21), Fixture.seen(beacon, at: 0.8, rssi: -128)])
+            + engine.advance(to: Timestamp(seconds: 1.5))
+        #expect(events.rangings.count == 1 && events.rangings[0].beacons.isEmpty, "\(events.rangings)")
+        #expect(engine.state(of: "hall") != .inside)
+        // The range's ends are readings.
+        let edges = Fixture.feed(&engine, [Fixture.seen(beacon, at: 1.6, rssi: 20), Fixture.seen(beacon, at: 1.7, rssi: -127)])
+            + engine.advance(to: Timestamp(seconds: 2.5))
+        #expect(edges.rangings.last?.beacons.count == 1)
+        #expect(engine.state(of: "hall") == .inside)
+    }
+
     @Test("A clock jump longer than 60 intervals skips the missed deliveries, then resumes every second (found by the engine fuzz target: a 10^6 s jump made a million events)")
     func clockJumpDoesNotReplayEveryMissedDelivery() {
         var engine = Fixture.engine(.coreLocation)

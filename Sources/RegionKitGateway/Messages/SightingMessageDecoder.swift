@@ -173,7 +173,7 @@ extension SightingMessageDecoder {
     }
 
     /// The RSSI range accepted from any scanner, dBm.
-    static let rssiRange = -127...20
+    static let rssiRange = BeaconObservation.rssiRange
     /// Measured power at 1 m as scanners report it, dBm (0 = not set).
     static let measuredPowerRange = -127...20
 
