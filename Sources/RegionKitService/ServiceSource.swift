@@ -160,7 +160,12 @@ public enum ServiceSource: Hashable, Sendable {
             ?? gateway.reorderWindow.flatMap { $0.isFinite && (0...3600).contains($0) ? nil : "reorderWindow \($0) must be within 0...3600 seconds" }
             ?? gateway.maxGap.flatMap { $0.isFinite && (0...86_400).contains($0) ? nil : "maxGap \($0) must be within 0...86400 seconds" }
         case .hci(let hci): hci.device.isEmpty ? "device must not be empty" : Self.layoutProblem(hci)
-        case .gpsd: nil
+        case .gpsd(let gpsd):
+            // Settings that can never connect fail the start, as an HCI device without a port does
+            // (they used to be retried for ever as "source unavailable").
+            if gpsd.port == 0 { "port 0 is not a port (gpsd listens on 2947 by default)" }
+            else if let host = gpsd.host, host.allSatisfy(\.isWhitespace) { "host must not be empty (default 127.0.0.1)" }
+            else { nil }
         case .mqtt(let mqtt): mqtt.problem
         }
     }

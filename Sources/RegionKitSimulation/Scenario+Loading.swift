@@ -12,7 +12,7 @@ extension Scenario {
         do {
             scenario = try StrictKeys.decode(Scenario.self) { try JSONDecoder().decode($0, from: data) }
         } catch let error as DecodingError {
-            throw RegionKitError(.malformedInput, "\(source): \(describe(error))")
+            throw RegionKitError(.malformedInput, "\(source): \(describe(error, in: data))")
         } catch {
             throw RegionKitError(.malformedInput, "\(source): not valid JSON", cause: error)
         }
@@ -124,6 +124,50 @@ extension Scenario {
         guard items <= Double(Self.maximumTimelineItems) else {
             throw bad("the scenario would generate about \(Int(saturating: items)) advertisements and fixes (duration × beacons / advertisingInterval + duration / geo.fixInterval): more than the maximum \(Self.maximumTimelineItems); shorten duration or lengthen the intervals")
         }
+    }
+
+    /// ``describe(_:)``, and when Foundation's decoder calls valid JSON "not valid JSON" at the top
+    /// level (what it says, on Linux, of a number that does not fit its field: `"major": 70000`,
+    /// `"seed": -1`), the field and the value: the whole numbers of scenarios and region files
+    /// are checked in `data` for the range of their type.
+    ///
+    /// ```swift
+    /// Scenario.describe(error, in: data)   // "beacons[0].major: 70000 is not a whole number within 0...65535"
+    /// ```
+    public static func describe(_ error: DecodingError, in data: Data) -> String {
+        guard case .dataCorrupted(let context) = error, context.codingPath.isEmpty,
+              let tree = try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed]),
+              let problem = numberProblem(in: tree, path: "") else { return describe(error) }
+        return problem
+    }
+
+    /// The whole-number fields of scenarios and region files: the values their type holds, and how to say it.
+    private static let wholeNumberFields: [String: (range: ClosedRange<Double>, text: String)] = [
+        "major": (0...65535, "0...65535"), "minor": (0...65535, "0...65535"),
+        "seed": (0...18_446_744_073_709_549_568, "0...18446744073709551615"),
+        "measuredPower": (-9_223_372_036_854_775_808...9_223_372_036_854_774_784, "an Int's range"),
+    ]
+
+    /// The first whole-number field of `tree` whose value its type cannot hold (a boolean there
+    /// is a type mismatch, which the decoder reports with its path).
+    private static func numberProblem(in tree: Any, path: String) -> String? {
+        if let object = tree as? [String: Any] {
+            for key in object.keys.sorted() {
+                let here = path.isEmpty ? key : "\(path).\(key)"
+                if let field = wholeNumberFields[key], let number = object[key] as? NSNumber {
+                    let value = number.doubleValue
+                    if !(value.rounded() == value && field.range.contains(value)) {
+                        return "\(here): \(number) is not a whole number within \(field.text)"
+                    }
+                }
+                if let problem = numberProblem(in: object[key]!, path: here) { return problem }
+            }
+        } else if let array = tree as? [Any] {
+            for (index, element) in array.enumerated() {
+                if let problem = numberProblem(in: element, path: "\(path)[\(index)]") { return problem }
+            }
+        }
+        return nil
     }
 
     public static func describe(_ error: DecodingError) -> String {

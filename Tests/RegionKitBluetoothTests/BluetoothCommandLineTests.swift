@@ -22,9 +22,9 @@ struct BluetoothCommandLineTests {
             .appendingPathComponent(".build/debug/regionkit").path
     }
 
-    static func regionkit(_ arguments: [String], timeout: Duration = .seconds(30)) async throws -> Tool.Result {
+    static func regionkit(_ arguments: [String], timeout: Duration = .seconds(30), signal: (number: Int32, after: Duration)? = nil) async throws -> Tool.Result {
         guard FileManager.default.isExecutableFile(atPath: executable) else { throw TestFailure("regionkit is not built at \(executable)") }
-        return try await Tool.run(executable, arguments, timeout: timeout)
+        return try await Tool.run(executable, arguments, timeout: timeout, signal: signal)
     }
 
     static func objects(_ output: String) throws -> [[String: Any]] {
@@ -146,6 +146,36 @@ struct BluetoothCommandLineTests {
         let ours = bumble.lines.dropFirst(before).filter { $0.text.hasPrefix("ADV ") && $0.text.contains("\"F0:00:00:00:00:03\"") && $0.text.contains("\"scan_response\": false") }
         #expect(ours.count >= 10, "Bumble received \(ours.count) frames from `regionkit advertise` in 1.5 s")
         #expect(ours.allSatisfy { $0.text.contains("0201061aff4c000215fda50693a4e24fb1afcfc6eb0764782500030004ba") })
+    }
+
+    @Test("Ctrl-C or SIGTERM stops advertise, scan and monitor cleanly: the controller stops advertising (it went on beaconing after the tool died), scan prints its summary, exit 0",
+          .enabled(if: BumbleControllers.python != nil, BumbleControllers.skipMessage), .timeLimit(.minutes(2)))
+    func signalsStopCleanly() async throws {
+        let bumble = try BumbleControllers(controllers: 3, iBeacons: ["E2C56DB5-DFFB-48D2-B060-D0F5A71096E0:1:2:-59"], scanJSON: true)
+        defer { bumble.stop() }
+        try await bumble.waitUntilReady()
+        func ours() -> Int {
+            bumble.lines.filter { $0.text.hasPrefix("ADV ") && $0.text.contains("\"F0:00:00:00:00:03\"") }.count
+        }
+        let advertise = try await Self.regionkit(["advertise", "--hci", "tcp:127.0.0.1:\(bumble.ports[2])", "--uuid", "FDA50693-A4E2-4FB1-AFCF-C6EB07647825"],
+                                                 signal: (SIGINT, .seconds(3)))
+        #expect(advertise.status == 0, "\(advertise.stderr)")
+        #expect(advertise.stdout.contains("Stopped advertising."), "\(advertise.stdout)")
+        #expect(advertise.stderr.contains("SIGINT: stopping"), "\(advertise.stderr)")
+        let heard = ours()
+        #expect(heard >= 10, "the advertiser was on the air: \(heard) frames")
+        try await Task.sleep(for: .seconds(1.5))
+        #expect(ours() <= heard + 1, "frames after the advertiser stopped: \(ours() - heard)")
+
+        let scan = try await Self.regionkit(["scan", "--hci", "tcp:127.0.0.1:\(bumble.ports[0])", "--json"], signal: (SIGTERM, .seconds(3)))
+        #expect(scan.status == 0, "\(scan.stderr)")
+        #expect(scan.stderr.contains("SIGTERM: stopping") && scan.stderr.contains("iBeacon frame(s)"), "the summary: \(scan.stderr)")
+        #expect(try Self.objects(scan.stdout).contains { $0["ibeacon"] != nil })
+
+        let monitor = try await Self.regionkit(["monitor", "--hci", "tcp:127.0.0.1:\(bumble.ports[1])", "--region", "lobby:E2C56DB5-DFFB-48D2-B060-D0F5A71096E0", "--json"],
+                                               signal: (SIGINT, .seconds(3)))
+        #expect(monitor.status == 0, "\(monitor.stderr)")
+        #expect(try Self.objects(monitor.stdout).contains { $0["type"] as? String == "didDetermineState" && $0["state"] as? String == "inside" })
     }
 
     @Test("scan --publish: the sightings reach the broker as RegionKit scanner batches with the scanner's name",

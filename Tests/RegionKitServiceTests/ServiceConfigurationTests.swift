@@ -206,6 +206,9 @@ struct ServiceConfigurationTests {
          "regions[0]: a region identifier must not contain a control character (U+000A at character 1)"),
         // Out-of-range numbers name the field and where it is.
         ("sources:\n  - gpsd: {port: 70000}\n", ":2:12: sources[0].gpsd.port"),
+        // gpsd settings that can never connect (retried for ever before).
+        ("sources:\n  - gpsd: {port: 0}\n", "sources[0].gpsd.port 0 is not a port"),
+        ("sources:\n  - gpsd: {host: \"\", port: 2947}\n", "sources[0].gpsd.host must not be empty"),
         ("sources:\n  - gpsd: {}\nhooks: {timeout: 1e300}\n", "hooks.timeout 1e+300 must be within 0.1...3600 seconds"),
         // YAML syntax errors with line and column; duplicate keys.
         ("sources:\n  - gpsd: {}\nprofile: [responsive\n", ":4:1: not valid YAML"),

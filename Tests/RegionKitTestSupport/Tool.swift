@@ -27,7 +27,9 @@ public enum Tool {
 
     /// Async so that waiting never blocks a thread of Swift's cooperative pool (2 threads on a
     /// 2-core machine: a blocking wait there starves every other test's timers).
-    public static func run(_ executable: String, _ arguments: [String], timeout: Duration = .seconds(60)) async throws -> Result {
+    /// - Parameter signal: sent to the process after the delay (a user's Ctrl-C, systemd's SIGTERM).
+    public static func run(_ executable: String, _ arguments: [String], timeout: Duration = .seconds(60),
+                           signal: (number: Int32, after: Duration)? = nil) async throws -> Result {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
@@ -57,6 +59,13 @@ public enum Tool {
             try? await Task.sleep(for: timeout)
             if !Task.isCancelled { kill(pid, SIGKILL) }
         }
+        let signaller = signal.map { signal in
+            Task {
+                try? await Task.sleep(for: signal.after)
+                if !Task.isCancelled, !finished.withLock({ $0 }) { kill(pid, signal.number) }
+            }
+        }
+        defer { signaller?.cancel() }
         await withCheckedContinuation { continuation in
             let done = finished.withLock { done -> Bool in
                 if !done { exited.withLock { $0 = continuation } }

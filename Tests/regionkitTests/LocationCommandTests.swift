@@ -51,6 +51,26 @@ struct LocationCommandTests {
         #expect(!result.stderr.contains("error"), "\(result.stderr)")
     }
 
+    @Test("An NMEA log without a date (GGA/GLL only: RMC and ZDA taken out of a real recording) is replayed timed by its time of day, with a warning; it was 'no position fixes'",
+          .enabled(if: available, "fixtures not found (set REGIONKIT_FIXTURES): SKIPPED, not passed"))
+    func undatedNMEA() async throws {
+        let original = try String(contentsOf: Self.fixtures.appendingPathComponent("gpsd/bundg_zeus_9.log"), encoding: .utf8)
+        let undated = original.replacingOccurrences(of: "\r\n", with: "\n").split(separator: "\n", omittingEmptySubsequences: false)
+            .filter { !($0.dropFirst(3).hasPrefix("RMC") || $0.dropFirst(3).hasPrefix("ZDA")) }.joined(separator: "\n")
+        #expect(undated.contains("GGA") && !undated.contains("RMC,"))
+        let log = TestScratch.directory.appendingPathComponent("rk-\(UUID().uuidString).nmea")
+        defer { try? FileManager.default.removeItem(at: log) }
+        try Data(undated.utf8).write(to: log)
+        // A circle the boat (52°51'N 5°18.8'E, heading south-west) leaves: an exit shows the fixes
+        // were replayed with their times (the responsive profile's dwell is 5 s).
+        let result = try await CLI.run(["replay", log.path, "--instant", "--format", "nmea", "--json", "--geofence", "start:52.85016,5.31362,60"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr.contains("no date in the recording"), "\(result.stderr)")
+        #expect(!result.stderr.contains("no position fixes"), "\(result.stderr)")
+        let events = Self.summary(Self.objects(result.stdout))
+        #expect(events.contains("didExitRegion:start"), "\(events)")
+    }
+
     @Test("replay of a GPX hike (no usable timestamps: timed at walking speed) through a GeoJSON region file",
           .enabled(if: available, "fixtures not found (set REGIONKIT_FIXTURES): SKIPPED, not passed"))
     func replayGPXWithGeoJSON() async throws {
@@ -86,6 +106,17 @@ struct LocationCommandTests {
         #expect(noSource.status != 0 && noSource.stderr.contains("--gpsd"), "\(noSource.stderr)")
         let badPort = try await CLI.run(["monitor", "--gpsd", "127.0.0.1:99999", "--geofence", "park:46.4,13.7,100"])
         #expect(badPort.status == 1 && badPort.stderr.contains("port '99999'"), "\(badPort.stderr)")
+    }
+
+    @Test("monitor --gpsd registers its circles once gpsd answered: the first event is didStartMonitoring, not a monitoringDidFail 'notDetermined'")
+    func monitorWaitsForGPSD() async throws {
+        let version = #"{"class":"VERSION","release":"3.25","rev":"3.25","proto_major":3,"proto_minor":15}"#
+        let tpv = #"{"class":"TPV","mode":3,"time":"2026-12-01T10:00:00.000Z","lat":46.4,"lon":13.7,"eph":5}"#
+        let server = try FakeGPSDServer(scripts: [[version, tpv, tpv, tpv]])
+        let result = try await CLI.run(["monitor", "--gpsd", "127.0.0.1:\(server.port)", "--geofence", "park:46.4,13.7,100", "--json", "--duration", "1.5"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let events = Self.summary(Self.objects(result.stdout))
+        #expect(events.first == "didStartMonitoring:park", "\(events)")
     }
 
     @Test("regions convert: GeoJSON → scenario JSON → GeoJSON keeps every circle")

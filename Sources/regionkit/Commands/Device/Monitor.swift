@@ -83,6 +83,14 @@ struct Monitor: AsyncParsableCommand {
             let location = endpoint.map { endpoint in
                 Task { await GPSDFeed.run(host: endpoint.host, port: endpoint.port, into: manager) }
             }
+            if location != nil {
+                // gpsd gets a moment to answer (as the scanner's start above, and the daemon's
+                // devices): registered at once, every circle failed first with "notDetermined".
+                let deadline = ContinuousClock.now + .seconds(5)
+                while manager.authorizationStatus(for: .circular) == .notDetermined, ContinuousClock.now < deadline {
+                    try await Task.sleep(for: .milliseconds(20))
+                }
+            }
             for region in regionList {
                 manager.startMonitoring(for: region)
                 if range, case .beacon(let beacon) = region { manager.startRangingBeacons(in: beacon) }

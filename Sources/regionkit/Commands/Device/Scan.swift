@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import RegionKit
 import RegionKitBluetooth
+import RegionKitConcurrency
 import RegionKitService
 
 struct Scan: AsyncParsableCommand {
@@ -85,7 +86,9 @@ struct Scan: AsyncParsableCommand {
                     }
                 }
             }
+            let scanStart = ContinuousClock.now
             try await runFor.wait { !(scanner.lastErrorIsFinal) }
+            let scanned = (ContinuousClock.now - scanStart).inSeconds
             await scanner.stop()
             await printer.value
             if let publisher, let publishing {
@@ -96,7 +99,9 @@ struct Scan: AsyncParsableCommand {
                 Console.status("regionkit: published \(counts.published) sighting(s) in \(counts.batches) batch(es) to \(publisher.topic); \(counts.dropped) dropped while the broker was unreachable\n")
             }
             let statistics = scanner.statistics
-            let rate = statistics.framesPerSecond.map { String(format: "%.1f", $0) } ?? "n/a"
+            // Over the whole scan, not between the first and the last frame: a beacon or controller
+            // that went quiet two seconds into a ten-second scan showed its full rate.
+            let rate = scanned > 0 ? String(format: "%.1f", Double(statistics.frames) / scanned) : "n/a"
             Console.status("""
                 regionkit: \(statistics.frames) frame(s) from \(statistics.reports) report(s) \
                 (\(statistics.scanResponseRepeats) scan-response repeat(s) dropped), \(statistics.iBeaconFrames) iBeacon frame(s), \(statistics.otherBeaconFrames) other beacon frame(s), \(statistics.telemetryFrames) TLM frame(s), \(rate) frames/s\

@@ -19,8 +19,10 @@ struct Replay: AsyncParsableCommand {
         With --all-events the nearest-scanner (room) changes are printed as didChangeNearestScanner. \
         Paced replay (without --instant) waits at most --max-gap recorded seconds between two inputs \
         (default 60): a longer jump in the recording's time passes at once in real time, and in full in \
-        virtual time. A damaged recording is replayed up to and around the damage; what was skipped is \
-        reported (count and first offset) and the exit status is 1.
+        virtual time. A damaged gateway recording or btsnoop capture is replayed up to and around the \
+        damage; what was skipped is reported (count and first offset) and the exit status is 1. \
+        Malformed NMEA lines (serial noise: gpsd skips them too) are skipped with warnings and a \
+        count at the end; a GPX file must parse whole.
         """
     )
 
@@ -174,11 +176,23 @@ extension Replay {
             throw RegionKitError(.malformedInput, "\(file): cannot read the recording")
         }
         var fixes: [LocationFix]
+        var malformedLines = 0
         if format == .nmea {
-            let result = NMEAReader.read(bytes: Array(data))
+            var result = NMEAReader.read(bytes: Array(data))
+            if result.fixes.isEmpty, result.reports.contains(where: \.hasPosition) {
+                // No RMC or ZDA sentence gives a date (a GGA/GLL-only log): replay needs only the
+                // times between fixes, so they are timed by their time of day (midnight rolls over).
+                Console.warning("\(file): no date in the recording (no RMC or ZDA sentence): fixes timed by their time of day")
+                result = NMEAReader.read(bytes: Array(data), configuration: NMEAReader.Configuration(referenceDate: NMEADate(year: 2000, month: 1, day: 1)))
+            }
             for diagnostic in result.diagnostics.prefix(20) { Console.warning("\(file): \(diagnostic)") }
             if result.diagnostics.count > 20 { Console.warning("\(file): \(result.diagnostics.count - 20) more malformed lines") }
+            malformedLines = result.diagnostics.count
             fixes = result.fixes
+            let undated = result.reports.prefix { $0.time == nil }.filter(\.hasPosition).count
+            if undated > 0, !fixes.isEmpty {
+                Console.warning("\(file): \(undated) fix(es) before the first date (RMC or ZDA sentence) skipped: their time is not known")
+            }
         } else {
             let document: GPXReader.Document
             do { document = try GPXReader.read(data: data) } catch { throw RegionKitError(.malformedInput, "\(file): \(error)") }
@@ -195,5 +209,9 @@ extension Replay {
             if pace.instant { session.feed(fix) } else { await session.feed(fix, pace: pace.speed) }
         }
         session.finish(tail: tail)
+        if malformedLines > 0 {
+            // Warnings, not a failure: serial NMEA carries noise, and gpsd skips such lines too.
+            Console.warning("\(file): \(malformedLines) malformed line(s) skipped, \(fixes.count) fix(es) replayed")
+        }
     }
 }
