@@ -53,8 +53,7 @@ let package = Package(
         // recordings (ground truth as data) and in seeded simulation sweeps.
         .target(
             name: "RegionKitEvaluation",
-            dependencies: ["RegionKitConcurrency", "RegionKitCore", "RegionKitEngine", "RegionKit", "RegionKitSimulation"],
-            resources: [.copy("Resources/beacon-runs-ground-truth.json")]
+            dependencies: ["RegionKitConcurrency", "RegionKitCore", "RegionKitEngine", "RegionKit", "RegionKitSimulation"]
         ),
         .systemLibrary(name: "CZlib", providers: [.apt(["zlib1g-dev"])]),
         .target(name: "RegionKitGateway", dependencies: ["RegionKitCore", "CZlib"]),

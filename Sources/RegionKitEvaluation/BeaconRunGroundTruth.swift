@@ -3,7 +3,7 @@ import RegionKit
 
 /// What really happened during one gateway recording: which beacons never moved and where they
 /// sat, and the rooms the carried beacons were in, with times. The README of the shared recordings
-/// (shared/fixtures/beacon-runs) is transcribed as data in `beacon-runs-ground-truth.json`
+/// (shared/fixtures/beacon-runs) is transcribed as data in ``GroundTruthCatalog/beaconRuns()``
 /// (loaded by ``GroundTruthCatalog``); a recording of your own gets its own file or value.
 ///
 /// The README's times are rough wall-clock times (PST, UTC−8) when the author left and came back

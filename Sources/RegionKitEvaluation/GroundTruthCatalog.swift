@@ -64,27 +64,6 @@ public struct GroundTruthCatalog: Hashable, Sendable {
         }
     }
 
-    /// The README of shared/fixtures/beacon-runs as data (`beacon-runs-ground-truth.json`, a
-    /// resource of this module, in `RegionKit_RegionKitEvaluation.resources` beside the executable).
-    ///
-    /// Looked up by hand rather than through `Bundle.module`, whose generated accessor traps when
-    /// the bundle is missing (an executable copied away from its build folder): here that is a
-    /// `sourceUnavailable` error naming where it looked.
-    public static func beaconRuns() throws -> GroundTruthCatalog {
-        let folders = [Bundle.main.bundleURL, Bundle.main.executableURL?.resolvingSymlinksInPath().deletingLastPathComponent()]
-        var candidates: [URL] = []
-        for folder in folders.compactMap({ $0 }) {
-            let url = folder.appendingPathComponent("RegionKit_RegionKitEvaluation.resources/beacon-runs-ground-truth.json")
-            if !candidates.contains(url) { candidates.append(url) }
-        }
-        guard let url = candidates.first(where: { FileManager.default.isReadableFile(atPath: $0.path) }) else {
-            throw RegionKitError(.sourceUnavailable, "beacon-runs-ground-truth.json (RegionKitEvaluation's resource) not found at "
-                                 + candidates.map(\.path).joined(separator: " or ")
-                                 + ": keep RegionKit_RegionKitEvaluation.resources beside the executable")
-        }
-        return try GroundTruthCatalog(contentsOf: url)
-    }
-
     /// The ground truth for a recording, by file name (`.json` or `.json.gz`, any folder; `#` in
     /// names ignored), `nil` for a recording the catalogue does not describe.
     public func truth(forRecording fileName: String) -> BeaconRunGroundTruth? {

@@ -1,3 +1,20 @@
+import Foundation
+import RegionKitCore
+
+extension GroundTruthCatalog {
+    /// The README of shared/fixtures/beacon-runs as data: which beacon was in which room when,
+    /// per recording. Compiled into the module (it used to be a resource bundle that had to stay
+    /// beside the executable: a `regionkit` binary installed alone could not run `eval`).
+    ///
+    /// ```swift
+    /// let truth = try GroundTruthCatalog.beaconRuns().truth(forRecording: "2015-03-07-office.json.gz")
+    /// ```
+    public static func beaconRuns() throws -> GroundTruthCatalog {
+        try GroundTruthCatalog(data: Data(beaconRunsJSON.utf8), source: "the beacon-runs ground truth")
+    }
+
+    /// The catalogue's JSON (the format ``init(data:source:)`` reads; edit it here).
+    static let beaconRunsJSON = ##"""
 {
   "about": "What the README of the gateway recordings (shared/fixtures/beacon-runs/README.md, from the RaspberryPiBeaconParser project) says really happened: which beacons never moved and where they sat, and the rooms the carried beacons were in, with times. Times are the README's rough wall-clock times (PST, UTC-8); between leaving and coming back to the computer the beacon was being carried (room null: a transition, not scored). Each row quotes the README sentence it comes from; what the README tells without times is in notScored. Beacons are UUID:MAJOR:MINOR.",
   "recordings": [
@@ -277,4 +294,6 @@
       ]
     }
   ]
+}
+"""##
 }
