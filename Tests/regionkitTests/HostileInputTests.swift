@@ -64,6 +64,17 @@ struct HostileInputTests {
         #expect(result.stdout.contains(#""type":"didExitRegion""#))
     }
 
+    @Test("An empty gateway recording (or one of blank lines) is an error, exit 1: it replayed nothing and exited 0 silently")
+    func emptyRecording() async throws {
+        for (contents, suffix) in [("", ".json"), ("\n \n", ".jsonl")] {
+            let path = try Self.temporary(Data(contents.utf8), suffix: suffix)
+            defer { try? FileManager.default.removeItem(atPath: path) }
+            let result = try await CLI.run(["replay", path, "--instant", "--format", "gateway", "--region", Self.region])
+            #expect(result.status == 1, "\(contents.debugDescription): \(result.stderr)")
+            #expect(result.stderr.contains("\(path): no sightings in the recording"), "\(contents.debugDescription): \(result.stderr)")
+        }
+    }
+
     @Test("Far-apart and far-future gateway timestamps: rejected sightings counted, paced replay does not sleep for millennia",
           .timeLimit(.minutes(1)))
     func farApartTimes() async throws {

@@ -141,6 +141,8 @@ struct Replay: AsyncParsableCommand {
             for warning in report.warnings { Console.warning("\(file): \(warning)") }
             session.finish(tail: report.stoppedBy == nil ? tail : 0)
             if let error = report.error(path: file) { throw error }
+            // As an NMEA log without a fix: an empty recording (or the wrong file) is not a success.
+            if report.sightings == 0 { throw RegionKitError(.malformedInput, "\(file): no sightings in the recording") }
         }
     }
 }
