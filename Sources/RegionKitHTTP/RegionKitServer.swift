@@ -49,7 +49,8 @@ public final class RegionKitServer: Sendable {
 
     /// The router with every route and middleware (also used by in-process tests).
     public func router() -> Router<BasicRequestContext> {
-        let router = Router(context: BasicRequestContext.self)
+        // HEAD answered as GET without the body (monitors and `curl -I` use it; it was 405).
+        let router = Router(context: BasicRequestContext.self, options: .autoGenerateHeadEndpoints)
         router.middlewares.add(SecurityHeadersMiddleware())
         router.middlewares.add(MetricsMiddleware(metrics: metrics))
         router.middlewares.add(ProblemMiddleware(logger: logger))

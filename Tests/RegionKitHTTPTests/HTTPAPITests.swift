@@ -197,6 +197,9 @@ struct HTTPAPITests {
         (#"{"latitude": 1, "longitude": 1}"#, 400, "radius"),
         (#"{"latitude": 1, "longitude": 1, "radius": -1}"#, 400, "radius"),
         (#"{"latitude": 1, "longitude": 1, "radius": 1e9}"#, 400, "radius"),
+        // Beyond a Double: Foundation's decoder calls it "not valid JSON", the field is named all the same.
+        (#"{"latitude": 1, "longitude": 1, "radius" :  1e309}"#, 400, "radius"),
+        (#"[1e400]"#, 400, "body"),
         (#"{"latitude": 1, "longitude": 1, "radius": 5, "notifyOnEntry": "yes"}"#, 400, "notifyOnEntry"),
         (#"{"uuid": "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0", "notifyEntryStateOnDisplay": null}"#, 400, "notifyEntryStateOnDisplay"),
         (#"{}"#, 400, "uuid"),
@@ -278,9 +281,26 @@ struct HTTPAPITests {
         defer { Task { try? await daemon.stop() } }
         let response = try await daemon.client().request("POST", "/v1/regions")
         #expect(response.status == 405)
-        #expect(response.headers["allow"] == "GET")
-        #expect(try await daemon.client().request("TRACE", "/v1/regions/lobby").headers["allow"] == "GET, PUT, DELETE")
+        #expect(response.headers["allow"] == "GET, HEAD")
+        #expect(try await daemon.client().request("TRACE", "/v1/regions/lobby").headers["allow"] == "GET, HEAD, PUT, DELETE")
         #expect(try await daemon.client().request("GET", "/v1/regions/lobby/elsewhere").status == 404)
+    }
+
+    @Test("HEAD is answered as GET without a body (it was 405): a region, the health check, the dashboard, the event stream's headers", .timeLimit(.minutes(1)))
+    func head() async throws {
+        let daemon = try await TestDaemon()
+        defer { Task { try? await daemon.stop() } }
+        let client = daemon.client()
+        let region = try await client.request("HEAD", "/v1/regions/lobby")
+        #expect(region.status == 200 && region.body.isEmpty && region.headers["content-type"]?.hasPrefix("application/json") == true, "\(region.headers)")
+        #expect(try await client.request("HEAD", "/v1/regions/nowhere").status == 404)
+        #expect(try await client.request("HEAD", "/healthz").status == 200)
+        #expect(try await client.request("HEAD", "/").status == 200)
+        let stream = try await client.request("HEAD", "/v1/events/stream")
+        #expect(stream.status == 200 && stream.headers["content-type"] == "text/event-stream" && stream.body.isEmpty)
+        #expect(daemon.server.events.subscriberCount == 0, "a HEAD of the stream subscribed")
+        // Still protected: HEAD without the token is refused as GET is.
+        #expect(try await daemon.client(token: nil).request("HEAD", "/v1/regions/lobby").status == 401)
     }
 
     @Test("The OpenAPI document carries the daemon's radius limit")

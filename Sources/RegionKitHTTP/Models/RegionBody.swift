@@ -19,6 +19,45 @@ public enum RegionBody {
     static let fields: Set<String> = ["format", "uuid", "major", "minor", "namespace", "instance", "scanner", "latitude", "longitude", "radius",
                                       "notifyOnEntry", "notifyOnExit", "notifyEntryStateOnDisplay"]
 
+    /// Why `json` could not be read. Foundation's decoder says "not valid JSON" of a number beyond
+    /// a Double (`1e309`) too: that is named with its value, and its field when a key precedes it.
+    static func unreadable(_ json: Data) -> Problem {
+        let unreadable = Problem(.badRequest, "the body is not valid JSON", field: "body")
+        guard json.count <= 1 << 20 else { return unreadable }
+        do {
+            _ = try JSONSerialization.jsonObject(with: json, options: [.fragmentsAllowed])
+            return unreadable
+        } catch {
+            let detail = ((error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String) ?? ""
+            guard detail.hasPrefix("Number "), let end = detail.range(of: " is not representable") else { return unreadable }
+            let number = String(detail[detail.index(detail.startIndex, offsetBy: 7)..<end.lowerBound])
+            let field = key(before: number, in: String(decoding: json, as: UTF8.self))
+            return Problem(.badRequest, "\(field ?? "a number") \(number) is beyond what a number can hold", field: field ?? "body")
+        }
+    }
+
+    /// The key whose value is the first occurrence of the number `literal` in `text` (`"radius": 1e309`), if any.
+    private static func key(before literal: String, in text: String) -> String? {
+        guard let found = text.range(of: literal) else { return nil }
+        var index = found.lowerBound
+        func back() -> Character? {
+            guard index > text.startIndex else { return nil }
+            index = text.index(before: index)
+            return text[index]
+        }
+        var character = back()
+        while let c = character, c.isWhitespace { character = back() }
+        guard character == ":" else { return nil }
+        character = back()
+        while let c = character, c.isWhitespace { character = back() }
+        guard character == "\"" else { return nil }
+        let close = index
+        while let c = back() {
+            if c == "\"" { return String(text[text.index(after: index)..<close]) }
+        }
+        return nil
+    }
+
     /// Parses and validates; throws ``Problem`` (400) naming the field.
     public static func region(identifier: String, json: Data, maximumRadius: Double? = nil) throws -> Region {
         do { try Region.validateNew(identifier: identifier) } catch let error as RegionKitError {
@@ -28,7 +67,7 @@ public enum RegionBody {
         do {
             parsed = try JSONDecoder().decode(JSONValue.self, from: json)
         } catch {
-            throw Problem(.badRequest, "the body is not valid JSON", field: "body")
+            throw unreadable(json)
         }
         guard case .object(let object) = parsed else {
             throw Problem(.badRequest, "the body must be a JSON object", field: "body")

@@ -22,6 +22,11 @@ extension RegionKitServer {
             object["nextCursor"] = more ? page.last.map { "\($0.id)" } ?? NSNull() : NSNull()
             return try Self.jsonObject(object)
         }
+        // HEAD of the stream: its headers, without subscribing (the generated HEAD would run the
+        // GET handler, whose subscription nobody would ever read or end).
+        router.head("/v1/events/stream") { _, _ in
+            Response(status: .ok, headers: [.contentType: "text/event-stream", .cacheControl: "no-cache"])
+        }
         router.get("/v1/events/stream") { request, _ in
             let query = request.uri.queryParameters
             let header = request.headers[HTTPField.Name("Last-Event-ID")!]

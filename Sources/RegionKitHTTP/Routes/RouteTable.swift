@@ -1,5 +1,5 @@
 /// The API's route templates and their methods, to answer 405 (with `Allow`) for a known path
-/// asked with another method.
+/// asked with another method. Every GET route answers HEAD too (the router generates it).
 enum RouteTable {
     static let routes: [(segments: [String], methods: [String])] = [
         (["v1", "regions"], ["GET"]),
@@ -28,7 +28,9 @@ enum RouteTable {
         }
         guard !matching.isEmpty else { return nil }
         var methods: [String] = []
-        for route in matching { for method in route.methods where !methods.contains(method) { methods.append(method) } }
+        for route in matching {
+            for method in route.methods.flatMap({ $0 == "GET" ? ["GET", "HEAD"] : [$0] }) where !methods.contains(method) { methods.append(method) }
+        }
         return methods
     }
 }
