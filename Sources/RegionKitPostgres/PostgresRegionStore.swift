@@ -303,16 +303,27 @@ public final class PostgresRegionStore: RegionStoring, CustomStringConvertible {
 
     public func storedRegions() async throws -> [StoredRegion] {
         let found = try await rows("read regions", "SELECT identifier, definition, origin, registered_at FROM monitored_region ORDER BY sequence") { try $0.decode((String, String, String, Double).self) }
-        return try found.map { identifier, definition, originText, registeredAt in
-            guard let origin = RegionOrigin(rawValue: originText) else {
-                throw RegionKitError(.malformedInput, "store \(description): monitored region '\(identifier)' has unknown origin '\(originText)'")
-            }
-            do {
-                let region = try JSONDecoder().decode(Region.self, from: Data(definition.utf8))
-                return StoredRegion(region: region, origin: origin, registeredAt: registeredAt)
-            } catch {
-                throw RegionKitError(.malformedInput, "store \(description): monitored region '\(identifier)' cannot be decoded", cause: error)
-            }
+        return try found.map(storedRegion(row:))
+    }
+
+    public func storedRegion(_ identifier: String) async throws -> StoredRegion? {
+        let found = try await rows("read region \(identifier)",
+                                   "SELECT identifier, definition, origin, registered_at FROM monitored_region WHERE identifier = \(identifier)") {
+            try $0.decode((String, String, String, Double).self)
+        }
+        return try found.first.map(storedRegion(row:))
+    }
+
+    private func storedRegion(row: (String, String, String, Double)) throws -> StoredRegion {
+        let (identifier, definition, originText, registeredAt) = row
+        guard let origin = RegionOrigin(rawValue: originText) else {
+            throw RegionKitError(.malformedInput, "store \(description): monitored region '\(identifier)' has unknown origin '\(originText)'")
+        }
+        do {
+            let region = try JSONDecoder().decode(Region.self, from: Data(definition.utf8))
+            return StoredRegion(region: region, origin: origin, registeredAt: registeredAt)
+        } catch {
+            throw RegionKitError(.malformedInput, "store \(description): monitored region '\(identifier)' cannot be decoded", cause: error)
         }
     }
 
@@ -342,16 +353,26 @@ public final class PostgresRegionStore: RegionStoring, CustomStringConvertible {
     public func states() async throws -> [String: RegionStore.StoredState] {
         var states: [String: RegionStore.StoredState] = [:]
         let found = try await rows("read states", "SELECT identifier, state, since, evidence, updated_at FROM region_state") { try $0.decode((String, String, Double?, String?, Double).self) }
-        for (identifier, text, since, evidence, updatedAt) in found {
-            guard let state = RegionState(rawValue: text) else {
-                throw RegionKitError(.malformedInput, "store \(description): region '\(identifier)' has unknown state '\(text)'")
-            }
-            states[identifier] = RegionStore.StoredState(
-                state, since: since,
-                evidence: evidence.flatMap { try? JSONDecoder().decode(EventEvidence.self, from: Data($0.utf8)) },
-                updatedAt: updatedAt)
-        }
+        for row in found { states[row.0] = try storedState(row: row) }
         return states
+    }
+
+    public func state(of identifier: String) async throws -> RegionStore.StoredState? {
+        let found = try await rows("read the state of \(identifier)",
+                                   "SELECT identifier, state, since, evidence, updated_at FROM region_state WHERE identifier = \(identifier)") {
+            try $0.decode((String, String, Double?, String?, Double).self)
+        }
+        return try found.first.map(storedState(row:))
+    }
+
+    private func storedState(row: (String, String, Double?, String?, Double)) throws -> RegionStore.StoredState {
+        let (identifier, text, since, evidence, updatedAt) = row
+        guard let state = RegionState(rawValue: text) else {
+            throw RegionKitError(.malformedInput, "store \(description): region '\(identifier)' has unknown state '\(text)'")
+        }
+        return RegionStore.StoredState(state, since: since,
+                                       evidence: evidence.flatMap { try? JSONDecoder().decode(EventEvidence.self, from: Data($0.utf8)) },
+                                       updatedAt: updatedAt)
     }
 
     // MARK: - Event log

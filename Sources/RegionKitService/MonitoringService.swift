@@ -320,9 +320,9 @@ public final class MonitoringService: Sendable {
         }
         // Earlier writes first: a queued state of the region must not land after its replacement.
         try await recorder.flush()
-        let previous = try await store.storedRegions().first { $0.region.identifier == region.identifier }
+        let previous = try await store.storedRegion(region.identifier)
         // Saving the region forgets its stored state: kept here to be put back if the engine refuses.
-        let previousState = previous == nil ? nil : try await store.states()[region.identifier]
+        let previousState = previous == nil ? nil : try await store.state(of: region.identifier)
         let existed = manager.monitoredRegion(region.identifier) != nil
         let now = manager.clock.now.seconds
         let logEnd = try await store.lastEventID()
@@ -362,9 +362,9 @@ public final class MonitoringService: Sendable {
     private func restore(_ previous: StoredRegion?, state: RegionStore.StoredState?, of identifier: String) async throws {
         guard let previous else { return try await store.removeRegion(identifier) }
         try await recorder.flush()
-        let kept = try await store.states()[identifier] ?? state
+        let kept = try await store.state(of: identifier) ?? state
         try await store.saveRegion(previous.region, at: previous.registeredAt, origin: previous.origin)
-        if let kept, try await store.states()[identifier] == nil {
+        if let kept, try await store.state(of: identifier) == nil {
             try await store.saveState(identifier, state: kept.state, since: kept.since, evidence: kept.evidence, at: kept.updatedAt)
         }
     }

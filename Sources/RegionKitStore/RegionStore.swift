@@ -257,21 +257,32 @@ public final class RegionStore: Sendable {
         let rows = try read { db in
             try Row.fetchAll(db, sql: "SELECT rowid, identifier, definition, origin, registered_at FROM monitored_region ORDER BY sequence")
         }
-        return try rows.map { row in
-            let identifier: String = try column(row, "identifier", of: "monitored_region")
-            let definition: String = try column(row, "definition", of: "monitored_region")
-            let originText: String = try column(row, "origin", of: "monitored_region")
-            guard let origin = RegionOrigin(rawValue: originText) else {
-                throw RegionKitError(.malformedInput, "store \(path): monitored region '\(identifier)' has unknown origin '\(originText)'")
-            }
-            do {
-                let region = try JSONDecoder().decode(Region.self, from: Data(definition.utf8))
-                return StoredRegion(region: region, origin: origin, registeredAt: try column(row, "registered_at", of: "monitored_region"))
-            } catch let error as RegionKitError {
-                throw error
-            } catch {
-                throw RegionKitError(.malformedInput, "store \(path): monitored region '\(identifier)' cannot be decoded", cause: error)
-            }
+        return try rows.map(storedRegion(row:))
+    }
+
+    /// One monitored region by its identifier (the primary key), nil when none is stored.
+    public func storedRegion(_ identifier: String) throws -> StoredRegion? {
+        let row = try read { db in
+            try Row.fetchOne(db, sql: "SELECT rowid, identifier, definition, origin, registered_at FROM monitored_region WHERE identifier = ?",
+                             arguments: [identifier])
+        }
+        return try row.map(storedRegion(row:))
+    }
+
+    private func storedRegion(row: Row) throws -> StoredRegion {
+        let identifier: String = try column(row, "identifier", of: "monitored_region")
+        let definition: String = try column(row, "definition", of: "monitored_region")
+        let originText: String = try column(row, "origin", of: "monitored_region")
+        guard let origin = RegionOrigin(rawValue: originText) else {
+            throw RegionKitError(.malformedInput, "store \(path): monitored region '\(identifier)' has unknown origin '\(originText)'")
+        }
+        do {
+            let region = try JSONDecoder().decode(Region.self, from: Data(definition.utf8))
+            return StoredRegion(region: region, origin: origin, registeredAt: try column(row, "registered_at", of: "monitored_region"))
+        } catch let error as RegionKitError {
+            throw error
+        } catch {
+            throw RegionKitError(.malformedInput, "store \(path): monitored region '\(identifier)' cannot be decoded", cause: error)
         }
     }
 
@@ -300,17 +311,28 @@ public final class RegionStore: Sendable {
         let rows = try read { db in try Row.fetchAll(db, sql: "SELECT rowid, * FROM region_state") }
         var states: [String: StoredState] = [:]
         for row in rows {
-            let identifier: String = try column(row, "identifier", of: "region_state")
-            let text: String = try column(row, "state", of: "region_state")
-            guard let state = RegionState(rawValue: text) else {
-                throw RegionKitError(.malformedInput, "store \(path): region '\(identifier)' has unknown state '\(text)'")
-            }
-            let evidence: String? = try column(row, "evidence", of: "region_state")
-            states[identifier] = StoredState(state: state, since: try column(row, "since", of: "region_state"),
-                                             evidence: evidence.flatMap { try? JSONDecoder().decode(EventEvidence.self, from: Data($0.utf8)) },
-                                             updatedAt: try column(row, "updated_at", of: "region_state"))
+            let (identifier, state) = try storedState(row: row)
+            states[identifier] = state
         }
         return states
+    }
+
+    /// One region's last stored state by its identifier (the primary key), nil when it has none.
+    public func state(of identifier: String) throws -> StoredState? {
+        let row = try read { db in try Row.fetchOne(db, sql: "SELECT rowid, * FROM region_state WHERE identifier = ?", arguments: [identifier]) }
+        return try row.map { try storedState(row: $0).state }
+    }
+
+    private func storedState(row: Row) throws -> (identifier: String, state: StoredState) {
+        let identifier: String = try column(row, "identifier", of: "region_state")
+        let text: String = try column(row, "state", of: "region_state")
+        guard let state = RegionState(rawValue: text) else {
+            throw RegionKitError(.malformedInput, "store \(path): region '\(identifier)' has unknown state '\(text)'")
+        }
+        let evidence: String? = try column(row, "evidence", of: "region_state")
+        return (identifier, StoredState(state: state, since: try column(row, "since", of: "region_state"),
+                                        evidence: evidence.flatMap { try? JSONDecoder().decode(EventEvidence.self, from: Data($0.utf8)) },
+                                        updatedAt: try column(row, "updated_at", of: "region_state")))
     }
 
     // MARK: - Event log

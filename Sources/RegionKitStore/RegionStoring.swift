@@ -40,6 +40,11 @@ public protocol RegionStoring: Sendable {
     func saveState(_ identifier: String, state: RegionState, since: Double?, evidence: EventEvidence?, at time: Double) async throws
     /// The last stored state of every region that has one.
     func states() async throws -> [String: RegionStore.StoredState]
+    /// One monitored region, read by its identifier (a PUT or a GET of one region read every
+    /// row before); nil when none is stored.
+    func storedRegion(_ identifier: String) async throws -> StoredRegion?
+    /// One region's last stored state, read by its identifier; nil when it has none.
+    func state(of identifier: String) async throws -> RegionStore.StoredState?
 
     // MARK: Event log
 

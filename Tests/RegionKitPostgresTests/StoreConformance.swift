@@ -72,6 +72,13 @@ enum StoreConformance: String, CaseIterable, Sendable, CustomTestStringConvertib
         try await store.removeRegion("never-saved")
         try await store.saveRegion(.beacon(try BeaconRegion(identifier: "desk", uuid: uuid)), at: 30, origin: nil)
         #expect(try await store.storedRegions().map(\.region).map(\.identifier) == ["lobby", "park", "desk"], "a region saved again goes last")
+
+        // One region by its identifier: what the whole list holds for it, or nil.
+        for region in try await store.storedRegions() {
+            #expect(try await store.storedRegion(region.region.identifier) == region)
+        }
+        #expect(try await store.storedRegion("never-saved") == nil)
+        #expect(try await store.storedRegion("LOBBY") == nil, "identifiers are compared exactly")
     }
 
     /// Upserts, optional fields, evidence as it was given.
@@ -87,6 +94,10 @@ enum StoreConformance: String, CaseIterable, Sendable, CustomTestStringConvertib
         states = try await store.states()
         #expect(states.count == 2)
         #expect(states["lobby"] == RegionStore.StoredState(.outside, since: 40.25, evidence: nil, updatedAt: 41))
+        // One region's state by its identifier.
+        #expect(try await store.state(of: "lobby") == states["lobby"])
+        #expect(try await store.state(of: "park") == states["park"])
+        #expect(try await store.state(of: "hall") == nil)
     }
 
     /// Ids increase from 1; every filter alone and together; counts and the last id.

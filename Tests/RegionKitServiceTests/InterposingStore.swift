@@ -27,6 +27,11 @@ class InterposingStore: RegionStoring, @unchecked Sendable {
         try base.saveState(identifier, state: state, since: since, evidence: evidence, at: time)
     }
     func states() async throws -> [String: RegionStore.StoredState] { try base.states() }
+    /// Through ``storedRegions()``, so that the interposed closure runs for it too.
+    func storedRegion(_ identifier: String) async throws -> StoredRegion? {
+        try await storedRegions().first { $0.region.identifier == identifier }
+    }
+    func state(of identifier: String) async throws -> RegionStore.StoredState? { try base.state(of: identifier) }
     func append(time: Double, type: String, region: String?, state: String?, reason: String?, json: String, hooks: [String]) async throws -> Int64 {
         try base.append(time: time, type: type, region: region, state: state, reason: reason, json: json, hooks: hooks)
     }

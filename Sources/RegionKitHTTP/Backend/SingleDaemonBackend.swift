@@ -24,11 +24,17 @@ public struct SingleDaemonBackend: APIBackend {
     public var persistenceFailures: Int? { service.persistenceFailures }
 
     public func regionReports(only identifier: String?) async throws -> [RegionReport] {
+        if let identifier {
+            // One region: read by key (every row was read for it before).
+            guard let monitored = service.manager.monitoredRegion(identifier) else { return [] }
+            let (stored, state) = (try await service.store.storedRegion(identifier), try await service.store.state(of: identifier))
+            return [RegionReport(monitored: monitored, origin: stored?.origin, stored: state)]
+        }
         let engine = service.manager.engineSnapshot
         let (origins, states) = (try await service.store.regionOrigins(), try await service.store.states())
-        let identifiers = identifier.map { [$0] } ?? engine.monitoredRegions.map(\.identifier)
-        return identifiers.compactMap { id in
-            engine.monitoredRegion(id).map { RegionReport(monitored: $0, origin: origins[id], stored: states[id]) }
+        return engine.monitoredRegions.compactMap { region in
+            let id = region.identifier
+            return engine.monitoredRegion(id).map { RegionReport(monitored: $0, origin: origins[id], stored: states[id]) }
         }
     }
 
