@@ -108,6 +108,36 @@ struct LocationCommandTests {
         #expect(badPort.status == 1 && badPort.stderr.contains("port '99999'"), "\(badPort.stderr)")
     }
 
+    @Test("An undated NMEA log that crosses midnight keeps its times increasing: the exit after 00:00 is at its time, not lost")
+    func undatedNMEAPastMidnight() async throws {
+        // GGA only (no date), one fix a second from 23:59:50 to 00:00:30, moving east 10 m a second
+        // from the centre of a 50 m circle: out of it (and the boundary buffer) after midnight.
+        func sentence(_ body: String) -> String {
+            let sum = body.utf8.reduce(UInt8(0)) { $0 ^ $1 }
+            return "$" + body + "*" + String(format: "%02X", sum) + "\r\n"
+        }
+        var log = ""
+        for step in 0...40 {
+            let seconds = (23 * 3600 + 59 * 60 + 50 + step) % 86_400
+            let time = String(format: "%02d%02d%02d", seconds / 3600, seconds / 60 % 60, seconds % 60)
+            // 10 m east a second at 46.4°N: 10 / (111,320 · cos 46.4°) degrees of longitude.
+            let longitude = 13.7 + Double(step) * 10 / (111_320 * cos(46.4 * .pi / 180))
+            let minutes = (longitude - 13) * 60
+            log += sentence("GPGGA,\(time),4624.0000,N,013\(String(format: "%07.4f", minutes)),E,1,08,0.9,500.0,M,46.9,M,,")
+        }
+        let path = TestScratch.directory.appendingPathComponent("rk-\(UUID().uuidString).nmea")
+        defer { try? FileManager.default.removeItem(at: path) }
+        try Data(log.utf8).write(to: path)
+        let result = try await CLI.run(["replay", path.path, "--instant", "--format", "nmea", "--json", "--geofence", "home:46.4,13.7,50"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let exit = try #require(Self.objects(result.stdout).first { $0["type"] as? String == "didExitRegion" }, "\(result.stdout)")
+        // At its time: the boat is t × 10 m from the centre then. Without the rollover every fix
+        // after midnight was timed before the first and fed at the clock's time: the exit came
+        // from the last fix, 400 m out.
+        let t = try #require(exit["t"] as? Double), distance = try #require((exit["evidence"] as? [String: Any])?["distance"] as? Double)
+        #expect(t > 10 && abs(distance - t * 10) < 30, "the exit after midnight at its time and place: \(exit)")
+    }
+
     @Test("monitor --gpsd registers its circles once gpsd answered: the first event is didStartMonitoring, not a monitoringDidFail 'notDetermined'")
     func monitorWaitsForGPSD() async throws {
         let version = #"{"class":"VERSION","release":"3.25","rev":"3.25","proto_major":3,"proto_minor":15}"#

@@ -181,7 +181,8 @@ extension Replay {
         var malformedLines = 0
         if format == .nmea {
             var result = NMEAReader.read(bytes: Array(data))
-            if result.fixes.isEmpty, result.reports.contains(where: \.hasPosition) {
+            let timedByTimeOfDay = result.fixes.isEmpty && result.reports.contains(where: \.hasPosition)
+            if timedByTimeOfDay {
                 // No RMC or ZDA sentence gives a date (a GGA/GLL-only log): replay needs only the
                 // times between fixes, so they are timed by their time of day (midnight rolls over).
                 Console.warning("\(file): no date in the recording (no RMC or ZDA sentence): fixes timed by their time of day")
@@ -191,6 +192,20 @@ extension Replay {
             if result.diagnostics.count > 20 { Console.warning("\(file): \(result.diagnostics.count - 20) more malformed lines") }
             malformedLines = result.diagnostics.count
             fixes = result.fixes
+            if timedByTimeOfDay {
+                // One reference day for every cycle: a time of day that falls back by more than
+                // half a day went past midnight (as the reader does for dated cycles).
+                var offset = 0.0, previous: Double?
+                for index in fixes.indices {
+                    var seconds = fixes[index].timestamp.seconds + offset
+                    if let previous, seconds < previous - 43_200 {
+                        offset += 86_400
+                        seconds += 86_400
+                    }
+                    fixes[index].timestamp = Timestamp(seconds: seconds)
+                    previous = seconds
+                }
+            }
             let undated = result.reports.prefix { $0.time == nil }.filter(\.hasPosition).count
             if undated > 0, !fixes.isEmpty {
                 Console.warning("\(file): \(undated) fix(es) before the first date (RMC or ZDA sentence) skipped: their time is not known")
