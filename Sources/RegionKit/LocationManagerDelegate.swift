@@ -3,9 +3,11 @@ import RegionKitEngine
 /// Receives a ``LocationManager``'s callbacks, with Core Location's names. Every method has an
 /// empty default, so implement only what you need.
 ///
-/// Callbacks are synchronous, one at a time and in order, on the thread that produced the event:
-/// the caller of ``LocationManager/ingest(_:)-(BeaconObservation)`` or of a start/stop call, or the
-/// clock's timer (``SystemClock``: a dispatch queue). The delegate is therefore `Sendable`: keep
+/// Callbacks are synchronous, one at a time and in order, on whichever thread is delivering: the
+/// caller of ``LocationManager/ingest(_:)-(BeaconObservation)`` or of a start/stop call, or the
+/// clock's timer (``SystemClock``: a dispatch queue). An event produced while another thread
+/// delivers is delivered by that thread, possibly after the call that produced it has returned.
+/// The delegate is therefore `Sendable`: keep
 /// mutable state behind a lock (`Mutex`), or hand each event to an actor. An `@MainActor` type
 /// cannot conform; read ``LocationManager/events()`` from a main-actor task instead.
 ///

@@ -36,9 +36,11 @@ public actor AsyncSemaphore {
         mostHeld = max(mostHeld, permits - available)
     }
 
-    /// Gives a permit back; it passes straight to the first in line, if any.
+    /// Gives a permit back; it passes straight to the first in line, if any. Give back only what
+    /// was taken (a debug build stops at an extra release).
     public func release() {
         if waiters.isEmpty {
+            assert(available < permits, "AsyncSemaphore: released more permits than were taken")
             available = min(permits, available + 1)
         } else {
             waiters.removeFirst().resume()

@@ -29,7 +29,9 @@ public struct BeaconObservation: Hashable, Sendable, Codable {
 
     /// The RSSI a radio can report, dBm: −127…+20, as the Bluetooth controller's advertising
     /// report (HCI) defines it. Gateways' messages and recordings are checked against it.
-    public static let rssiRange = -127...20
+    /// (Inlinable, computed: the engine checks every sighting against it, and a `static let` of
+    /// another module costs a call and a lazy-initialisation check each time.)
+    @inlinable public static var rssiRange: ClosedRange<Int> { -127...20 }
 
     /// The measured power to use for distance estimates.
     public var effectiveMeasuredPower: Int {

@@ -35,6 +35,11 @@ public struct Automation: Hashable, Sendable, Codable {
     /// On `didStartMonitoring`, request the region's state.
     public var requestStateOnStart = false
     /// Start ranging a beacon region's constraint when it is inside; stop when outside/unknown.
+    /// The session ranges every scanner's sightings (the nearest scanner's reading is reported,
+    /// also for a region bound to one scanner: the distance consumers, Home Assistant's sensor and
+    /// `/v1/beacons`, want the beacon's nearest reading, once a second). Regions inside with the
+    /// same constraint share the session: it ends when the last of them leaves, and reports under
+    /// one of them (the first still inside).
     public var rangeWhileInside = false
     /// After `wake()`, wait this many seconds and request the state of every monitored region.
     public var wakeRequestDelay: Double?

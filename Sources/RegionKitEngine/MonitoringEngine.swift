@@ -187,7 +187,11 @@ public struct MonitoringEngine: Sendable {
     public func state(of identifier: String) -> RegionState? { regions[identifier]?.state }
 
     /// Constraints being ranged, in the order ranging started.
-    public var rangedConstraints: [BeaconIdentityConstraint] { sessions.inStartOrder.map(\.constraint) }
+    public var rangedConstraints: [BeaconIdentityConstraint] {
+        // Once each (a constraint ranged from several scanners is one constraint), in start order.
+        var seen = Set<BeaconIdentityConstraint>()
+        return sessions.inStartOrder.map(\.constraint).filter { seen.insert($0).inserted }
+    }
 
     /// The ranging sessions (constraint, label, tracked beacons).
     public var rangingSessions: [RangingSession] { sessions.inStartOrder }
@@ -269,7 +273,7 @@ public struct MonitoringEngine: Sendable {
         trackGeo(region.identifier)
         reschedule(region.identifier)
         if state == .inside, automation.rangeWhileInside, case .beacon(let beacon) = region {
-            events += beginRanging(beacon.constraint, scannerID: beacon.scannerID, label: region.identifier, automatic: true)
+            events += beginRanging(beacon.constraint, scannerID: nil, label: region.identifier, automatic: true)
         }
         return events
     }
@@ -323,8 +327,22 @@ public struct MonitoringEngine: Sendable {
         return events
     }
 
-    /// Stops ranging `constraint` from `scannerID` (as started).
-    public mutating func stopRanging(_ constraint: BeaconIdentityConstraint, scannerID: String? = nil, at time: Timestamp) -> [LocationEvent] {
+    /// Stops ranging `constraint`: every session of it, from any scanner (Core Location's stop by
+    /// constraint).
+    public mutating func stopRanging(_ constraint: BeaconIdentityConstraint, at time: Timestamp) -> [LocationEvent] {
+        defer { settleTimers() }
+        let events = advance(to: time)
+        while let slot = sessions.slot(ofAnyScanner: constraint) { sessions.remove(slot: slot) }
+        return events
+    }
+
+    /// Stops the ranging of `constraint` from `scannerID` only (nil: the session of every
+    /// scanner's sightings), as ``startRanging(_:label:scannerID:at:)`` started it.
+    ///
+    /// ```swift
+    /// _ = engine.stopRanging(kitchen.constraint, scannerID: "kitchen-node", at: now)
+    /// ```
+    public mutating func stopRanging(_ constraint: BeaconIdentityConstraint, scannerID: String?, at time: Timestamp) -> [LocationEvent] {
         defer { settleTimers() }
         let events = advance(to: time)
         if let slot = sessions.slot(of: constraint, scannerID: scannerID) { sessions.remove(slot: slot) }
@@ -708,7 +726,8 @@ public struct MonitoringEngine: Sendable {
             trackGeo(indexSlot: indexSlot ?? Self.geoIndexSlot(record: slot, in: geoIndexSlots), record: slot)
         case .beacon(let beacon):
             reschedule(slot: slot)
-            if automation.rangeWhileInside { ranging = (beacon.constraint, beacon.scannerID, beacon.identifier) }
+            // Every scanner's sightings, also for a region bound to one (see `Automation.rangeWhileInside`).
+            if automation.rangeWhileInside { ranging = (beacon.constraint, nil, beacon.identifier) }
         }
         let adding = (notified ? 1 : 0) + (determined ? 1 : 0)
         if adding > 0 { events.growCapacity(toAtLeast: events.count + adding) }

@@ -72,6 +72,15 @@ struct RangingSessionTable: Sendable {
         return irregular.first { sessions[Int($0)]?.constraint == constraint && sessions[Int($0)]?.scannerID == scannerID }.map(Int.init)
     }
 
+    /// The slot of a session ranging `constraint` from any scanner (or every scanner), if any.
+    func slot(ofAnyScanner constraint: BeaconIdentityConstraint) -> Int? {
+        if Self.isRegular(constraint) {
+            let matches = byConstraint.regions(for: BeaconMatchTable.Key(constraint), in: SessionKeys(sessions: sessions))
+            return matches.isEmpty ? nil : Int(matches.head.slot)
+        }
+        return irregular.first { sessions[Int($0)]?.constraint == constraint }.map(Int.init)
+    }
+
     /// The owners of the helper session in `slot` (tests).
     func owners(slot: Int) -> [String] { owners[Int32(truncatingIfNeeded: slot)] ?? [] }
 
@@ -82,7 +91,8 @@ struct RangingSessionTable: Sendable {
         return constraint.format != .eddystoneUID || constraint.minor != nil
     }
 
-    /// Files a new session (the caller has checked that none ranges its constraint) and returns its slot.
+    /// Files a new session (the caller has checked that none ranges its constraint from its
+    /// scanner) and returns its slot.
     @discardableResult
     mutating func start(_ session: RangingSession) -> Int {
         let slot: Int32
@@ -173,7 +183,8 @@ struct RangingSessionTable: Sendable {
         self = RangingSessionTable()
     }
 
-    /// Adds a sighting to every session whose constraint it matches.
+    /// Adds a sighting to every session whose constraint it matches, unless the session is bound
+    /// to another scanner.
     mutating func record(_ observation: BeaconObservation, filter: RSSIFilter) {
         if let (any, major, exact) = byConstraint.candidates(for: observation.identity, in: SessionKeys(sessions: sessions)) {
             // Each session is in one list (its constraint's key), so none records a sighting twice;

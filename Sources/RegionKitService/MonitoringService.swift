@@ -236,8 +236,8 @@ public final class MonitoringService: Sendable {
     /// ``restoreRegions(_:)`` has run. The daemon calls it before its HTTP API serves: the API
     /// serves while devices connect (up to 5 s) before the regions come back, and a DELETE there
     /// answered 404 for a region the restore then brought back, a PUT was restored over.
-    /// Without a restore to come (a stop first), ``releaseRegionWriteHold()`` lets them go.
-    /// Call it once, before the restore.
+    /// Without a restore to come (a stop first), ``releaseRegionWriteHold()`` lets them go. Call
+    /// it from the task that restores, before the restore (a second call changes nothing).
     ///
     /// ```swift
     /// await service.holdRegionWritesUntilRestore()
@@ -245,8 +245,9 @@ public final class MonitoringService: Sendable {
     /// try await service.restoreRegions(configured)      // ... and is applied after this
     /// ```
     public func holdRegionWritesUntilRestore() async {
+        // A second hold would wait for its own permit for ever: it changes nothing instead.
+        guard restoreHold.withLock({ held in defer { held = true }; return !held }) else { return }
         await regionWrites.acquire()
-        restoreHold.withLock { $0 = true }
     }
 
     /// Lets the writes held by ``holdRegionWritesUntilRestore()`` go without restoring (the daemon

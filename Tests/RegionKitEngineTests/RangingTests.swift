@@ -81,22 +81,29 @@ struct RangingTests {
         #expect(engine.rangingSessions.isEmpty)
     }
 
-    @Test("A region bound to a scanner ranges that scanner's sightings only, by the app or by the helper; two rooms of one UUID range apart, and one leaving leaves the other ranging")
+    @Test("The app ranging a region bound to a scanner gets that scanner's sightings only; stopping the constraint stops it; the helper ranges every scanner for bound rooms, shared, and one room leaving leaves the other ranging")
     func scannerBoundRanging() throws {
         let beacon = BeaconIdentity(uuid: Fixture.uuid, major: 1, minor: 2)
         // The app ranges the kitchen; only the garage hears the beacon.
         var engine = Fixture.engine(.responsive)
         let kitchen = try BeaconRegion(identifier: "kitchen", constraint: BeaconIdentityConstraint(uuid: Fixture.uuid), scannerID: "kitchen-node")
         _ = engine.startRanging(kitchen.constraint, label: kitchen.identifier, scannerID: kitchen.scannerID, at: .zero)
+        _ = engine.startRanging(kitchen.constraint, label: "anywhere", at: .zero)
+        #expect(engine.rangedConstraints == [kitchen.constraint], "one constraint, listed once")
         var garage: [BeaconObservation] = []
         for t in stride(from: 0.5, to: 5.1, by: 0.5) { garage.append(Fixture.seen(beacon, at: t, rssi: -55, scanner: "garage-node")) }
-        let heardElsewhere = Self.labelled(Fixture.feed(&engine, garage))
-        #expect(heardElsewhere.count >= 4 && heardElsewhere.allSatisfy { $0.count == 0 }, "the garage's beacon is not the kitchen's: \(heardElsewhere)")
+        let heard = Self.labelled(Fixture.feed(&engine, garage))
+        let inKitchen = heard.filter { $0.label == "kitchen" }, anywhere = heard.filter { $0.label == "anywhere" }
+        #expect(inKitchen.count >= 4 && inKitchen.allSatisfy { $0.count == 0 }, "the garage's beacon is not the kitchen's: \(inKitchen)")
+        #expect(anywhere.count >= 4 && anywhere.allSatisfy { $0.count == 1 }, "\(anywhere)")
         _ = engine.stopRanging(kitchen.constraint, scannerID: "kitchen-node", at: Timestamp(seconds: 5.2))
-        #expect(engine.rangingSessions.isEmpty)
+        #expect(engine.rangingSessions.map(\.label) == ["anywhere"])
+        _ = engine.startRanging(kitchen.constraint, label: kitchen.identifier, scannerID: kitchen.scannerID, at: Timestamp(seconds: 5.3))
+        _ = engine.stopRanging(kitchen.constraint, at: Timestamp(seconds: 5.4))
+        #expect(engine.rangingSessions.isEmpty, "stopping a constraint stops it from every scanner")
 
-        // The helper: kitchen and hall, same UUID, each bound to its node. The kitchen's node stops
-        // hearing the beacon at 4.5 s; the hall's goes on.
+        // The helper: kitchen and hall, same UUID, each bound to its node, share one session of
+        // every scanner's sightings. The kitchen's node stops hearing the beacon at 4.5 s; the hall's goes on.
         var rooms = Fixture.engine(.responsive, automation: Automation(rangeWhileInside: true))
         let hall = try BeaconRegion(identifier: "hall", constraint: BeaconIdentityConstraint(uuid: Fixture.uuid), scannerID: "hall-node")
         _ = rooms.startMonitoring(contentsOf: [.beacon(kitchen), .beacon(hall)], at: .zero)
@@ -108,7 +115,8 @@ struct RangingTests {
         let events = Fixture.feed(&rooms, both)
         #expect(events.summary.contains("didExitRegion:kitchen"), "\(events.summary)")
         #expect(rooms.state(of: "hall") == .inside)
-        #expect(rooms.rangingSessions.map(\.label) == ["hall"], "the kitchen's session stopped with its exit, the hall's ranges on")
+        #expect(rooms.rangingSessions.map(\.label) == ["hall"], "the shared session goes on under the hall")
+        #expect(rooms.rangingSessions.first?.scannerID == nil)
         let lastHall = Self.labelled(events).last { $0.label == "hall" }
         #expect(lastHall.map { $0.time > 59 && $0.count == 1 } == true, "\(String(describing: lastHall))")
     }

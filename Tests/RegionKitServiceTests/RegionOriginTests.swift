@@ -55,6 +55,7 @@ struct RegionOriginTests {
         let third = try Self.service(path)
         try await third.logProcessStarted()
         await third.holdRegionWritesUntilRestore()
+        await third.holdRegionWritesUntilRestore()   // a second hold changes nothing (it used to wait for itself)
         let late = Task { try await third.removeRegion("lobby", reason: "deleted through the HTTP API") }
         for _ in 0..<10_000 where await third.regionWritesWaiting < 1 { await Task.yield() }
         await third.releaseRegionWriteHold()

@@ -22,20 +22,34 @@ struct DurationOptions: ParsableArguments {
     /// beaconing), the scanner disables scanning, the summary is printed. A second signal while
     /// the command stops ends it at once.
     func wait(while healthy: () -> Bool) async throws {
-        let signals = Self.signals
+        watchSignals()
         // Clamped to ~31 years so that the milliseconds always fit an Int64.
         let end = duration.map { ContinuousClock.now + .milliseconds(Int64(min($0, 1e9) * 1000)) }
         while healthy() {
-            if let signal = signals.lastSignal {
-                Console.status("regionkit: \(SignalWatcher.name(signal)): stopping\n")
-                return
-            }
+            if Self.interrupted { return }
             if let end, ContinuousClock.now >= end { return }
             try await Task.sleep(for: .milliseconds(100))
         }
     }
 
-    /// Watches SIGINT and SIGTERM from the first wait until the process ends (a watcher let go
-    /// would leave them ignored during the cleanup).
-    private static let signals = SignalWatcher(signals: [SIGTERM, SIGINT])
+    /// Watches SIGINT and SIGTERM from now until the process ends: call it first in the command,
+    /// so that a signal while the controller opens or a source connects also ends in the cleanup
+    /// (the wait then returns at once). The first signal is said on stderr whenever it comes.
+    func watchSignals() {
+        _ = Self.signals
+    }
+
+    /// Whether SIGINT or SIGTERM came (the command should stop and clean up).
+    static var interrupted: Bool { signals.received }
+
+    /// The watcher, from the first ``watchSignals()`` until the process ends (a watcher let go
+    /// would leave the signals ignored during the cleanup).
+    private static let signals: SignalWatcher = {
+        let watcher = SignalWatcher(signals: [SIGTERM, SIGINT])
+        Task {
+            let signal = await watcher.next()
+            Console.status("regionkit: \(SignalWatcher.name(signal)): stopping (again to exit at once)\n")
+        }
+        return watcher
+    }()
 }

@@ -143,6 +143,7 @@ struct Advertise: AsyncParsableCommand {
 
     func run() async throws {
         try await Console.reportingErrors {
+            runFor.watchSignals()   // a Ctrl-C while the controller opens still ends in the cleanup
             let specification = try controller.specification()
             let frame: BeaconFrame
             do { frame = try beaconFrame() } catch let error as ValidationError {

@@ -56,6 +56,7 @@ struct Monitor: AsyncParsableCommand {
 
     func run() async throws {
         try await Console.reportingErrors {
+            runFor.watchSignals()   // a Ctrl-C while the controller opens still ends in the cleanup
             let specification = try hci.map { hci in
                 do { return try HCITransportSpecification(parsing: hci) } catch { throw RegionKitError(.invalidArgument, "--hci \((error as? HCIError)?.message ?? "\(error)")") }
             }
@@ -87,7 +88,7 @@ struct Monitor: AsyncParsableCommand {
                 // gpsd gets a moment to answer (as the scanner's start above, and the daemon's
                 // devices): registered at once, every circle failed first with "notDetermined".
                 let deadline = ContinuousClock.now + .seconds(5)
-                while manager.authorizationStatus(for: .circular) == .notDetermined, ContinuousClock.now < deadline {
+                while manager.authorizationStatus(for: .circular) == .notDetermined, ContinuousClock.now < deadline, !DurationOptions.interrupted {
                     try await Task.sleep(for: .milliseconds(20))
                 }
             }

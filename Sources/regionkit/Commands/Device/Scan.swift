@@ -55,6 +55,7 @@ struct Scan: AsyncParsableCommand {
 
     func run() async throws {
         try await Console.reportingErrors {
+            runFor.watchSignals()   // a Ctrl-C while the controller opens still ends in the cleanup
             let specification = try controller.specification()
             let captureFile = try capture.map { path in try BluetoothError.bridged { () throws(BluetoothError) in try BTSnoopCaptureFile(path: path) } }
             defer { captureFile?.close() }
