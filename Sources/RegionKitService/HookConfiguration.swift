@@ -22,6 +22,15 @@ public struct HookConfiguration: Hashable, Sendable, Codable {
         public var types: Set<String> { Set(events ?? ["didEnterRegion", "didExitRegion"]) }
     }
 
+    /// The event types the daemon logs (and so can deliver): a webhook's `events` must name some
+    /// of these. Ranging is logged as `rangedBeaconCountChanged` (count changes), never as
+    /// `didRangeBeacons`.
+    public static let loggedEventTypes: [String] = [
+        "didStartMonitoring", "monitoringDidFail", "didEnterRegion", "didExitRegion", "didDetermineState",
+        "rangedBeaconCountChanged", "didFailRanging", "didChangeAuthorization", "didChangeNearestScanner",
+        "monitoringStopped", "sourceStatusChanged", "processStarted", "processStopped",
+    ]
+
     /// Shell commands run (`/bin/sh -c`) for each didEnterRegion.
     public var onEnter: [String]
     /// Shell commands run for each didExitRegion.

@@ -197,6 +197,20 @@ public final class HookRunner: Sendable {
         }
     }
 
+    /// No cookies and no cache: one endpoint's cookies never ride along to another, and nothing of
+    /// a delivery is kept on disk. (FoundationNetworking still makes an empty directory under
+    /// `$XDG_DATA_HOME`, else `~/.local/share`, named after the executable's folder, as soon as any
+    /// session configuration exists; where it cannot, as under the unit's `ProtectHome=yes`,
+    /// delivery works all the same: checked with an unwritable `XDG_DATA_HOME`.)
+    static let webhookSession: URLSession = {
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.httpCookieStorage = nil
+        configuration.httpShouldSetCookies = false
+        configuration.urlCache = nil
+        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+        return URLSession(configuration: configuration)
+    }()
+
     func post(_ url: String, event: StoredEvent) async -> Outcome {
         guard let target = URL(string: url), target.scheme == "http" || target.scheme == "https" else {
             return .failure("'\(url)' is not an http(s) URL")
@@ -207,7 +221,7 @@ public final class HookRunner: Sendable {
         request.setValue(String(event.id), forHTTPHeaderField: "X-RegionKit-Event-ID")
         request.httpBody = Data(event.json.utf8)
         do {
-            let (_, response) = try await URLSession.shared.data(for: request)
+            let (_, response) = try await Self.webhookSession.data(for: request)
             let code = (response as? HTTPURLResponse)?.statusCode ?? 0
             return (200..<300).contains(code) ? .success : .failure("HTTP \(code)")
         } catch {

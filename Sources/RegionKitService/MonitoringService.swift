@@ -144,7 +144,7 @@ public final class MonitoringService: Sendable {
                 line.add("type", "rangedBeaconCountChanged")
                 line.add("region", label)
                 line.add("count", beacons.count)
-                try log(time: time, type: "rangedBeaconCountChanged", region: label, state: nil, reason: "\(beacons.count) beacons ranged", json: line.text)
+                try log(time: time, type: "rangedBeaconCountChanged", region: label, state: nil, reason: beacons.count == 1 ? "1 beacon ranged" : "\(beacons.count) beacons ranged", json: line.text)
                 return
             default:
                 break

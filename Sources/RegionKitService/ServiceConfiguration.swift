@@ -181,9 +181,18 @@ public struct ServiceConfiguration: Codable, Sendable {
             if let attempts = hooks.maxAttempts, !(1...1000).contains(attempts) { throw bad("hooks.maxAttempts \(attempts) must be within 1...1000") }
             if let pending = hooks.maxPending, !(1...10_000_000).contains(pending) { throw bad("hooks.maxPending \(pending) must be within 1...10000000") }
         }
-        for hook in hooks?.webhooks ?? [] {
+        for (index, hook) in (hooks?.webhooks ?? []).enumerated() {
             guard let url = URL(string: hook.url), url.scheme == "http" || url.scheme == "https" else {
                 throw bad("hooks.webhooks: '\(hook.url)' is not an http(s) URL")
+            }
+            // A misspelled or never-logged type delivered nothing, silently.
+            if hook.events?.isEmpty == true {
+                throw bad("hooks.webhooks[\(index)].events is empty: it would send nothing (leave it out for didEnterRegion and didExitRegion)")
+            }
+            for (position, type) in (hook.events ?? []).enumerated() where !HookConfiguration.loggedEventTypes.contains(type) {
+                let ranging = type == "didRangeBeacons" ? " (ranging is logged as rangedBeaconCountChanged, when the count changes)" : ""
+                throw bad("hooks.webhooks[\(index)].events[\(position)]: '\(type)' is not an event type the daemon logs\(ranging); "
+                          + "one of \(HookConfiguration.loggedEventTypes.joined(separator: ", "))")
             }
         }
         if let http {

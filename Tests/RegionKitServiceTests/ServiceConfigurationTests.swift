@@ -115,7 +115,17 @@ struct ServiceConfigurationTests {
         #expect(configuration.sources == [.simulator(.init(scenario: "museum", speed: 4, repeat: true))])
         #expect(try configuration.monitoredRegions().map(\.identifier) == ["museum", "exhibit-2"])
         #expect(configuration.initialSourceStatuses == [.beacon: .authorized])
-        #expect(configuration.hooks?.webhooks.first?.types == ["didEnterRegion", "didExitRegion"])
+        #expect(configuration.hooks?.webhooks.isEmpty == true, "no webhook to nothing in the file the README runs")
+        // Its commented examples work when uncommented: the webhook, a geofence and its gpsd source.
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+            .replacingOccurrences(of: "  # webhooks:", with: "  webhooks:")
+            .replacingOccurrences(of: "  #   - {url:", with: "    - {url:")
+            .replacingOccurrences(of: "  # - gpsd:", with: "  - gpsd:")
+            .replacingOccurrences(of: "  # - {identifier: station", with: "  - {identifier: station")
+        let uncommented = try ServiceConfiguration.decode(text, path: path)
+        #expect(uncommented.hooks?.webhooks.first?.types == ["didEnterRegion", "didExitRegion"])
+        #expect(uncommented.sources.contains(.gpsd(.init(host: "127.0.0.1", port: 2947))))
+        #expect(try uncommented.monitoredRegions().map(\.identifier) == ["museum", "station", "exhibit-2"])
     }
 
     @Test("JSON is YAML too, and a source round-trips through its encoding")
@@ -206,6 +216,13 @@ struct ServiceConfigurationTests {
          "regions[0]: a region identifier must not contain a control character (U+000A at character 1)"),
         // Out-of-range numbers name the field and where it is.
         ("sources:\n  - gpsd: {port: 70000}\n", ":2:12: sources[0].gpsd.port"),
+        // A webhook's event types: only those the daemon logs (a typo delivered nothing, silently).
+        ("sources:\n  - gpsd: {}\nhooks: {webhooks: [{url: \"http://127.0.0.1:9/x\", events: [didEnterRgion]}]}\n",
+         "hooks.webhooks[0].events[0]: 'didEnterRgion' is not an event type the daemon logs"),
+        ("sources:\n  - gpsd: {}\nhooks: {webhooks: [{url: \"http://127.0.0.1:9/x\", events: [didEnterRegion, didRangeBeacons]}]}\n",
+         "hooks.webhooks[0].events[1]: 'didRangeBeacons' is not an event type the daemon logs (ranging is logged as rangedBeaconCountChanged"),
+        ("sources:\n  - gpsd: {}\nhooks: {webhooks: [{url: \"http://127.0.0.1:9/x\", events: []}]}\n",
+         "hooks.webhooks[0].events is empty"),
         // gpsd settings that can never connect (retried for ever before).
         ("sources:\n  - gpsd: {port: 0}\n", "sources[0].gpsd.port 0 is not a port"),
         ("sources:\n  - gpsd: {host: \"\", port: 2947}\n", "sources[0].gpsd.host must not be empty"),

@@ -142,6 +142,10 @@ struct HostileInputTests {
         (["replay", "x.gpx", "--gpx-speed", "1e-300"], "--gpx-speed must be within 0.01...1000"),
         (["replay", "x.json", "--tail", "1e300"], "--tail must be within 0...86400"),
         (["replay", "x.json", "--max-gap=-1"], "--max-gap must be within 0...86400"),
+        // A negative value written with a space is the value, refused by its range (it was "Missing value").
+        (["replay", "x.json", "--max-gap", "-5"], "--max-gap must be within 0...86400"),
+        (["simulate", "museum", "--speed", "-1"], "--speed must be within 0.001...1000000"),
+        (["replay", "x.json", "--reorder-window", "-1"], "--reorder-window must be within 0...3600"),
         (["eval", "distance", "a.csv", "b.csv", "--filter", "median:1e4"], "--filter median:10000: window 10000.0 s must be within (0, 600] s"),
         (["eval", "detection", "--hours", "1e300"], "stationary hours 1e+300 must be within"),
         (["eval", "detection", "--departures", "9223372036854775807"], "departures 9223372036854775807 must be within"),

@@ -17,6 +17,19 @@ struct TerminalOutputTests {
         #expect(Console.visible("plain text, é and ✓") == "plain text, é and ✓")
     }
 
+    @Test("events: a beacon's room change and a source's authorization say what they are about (their rows were blank)")
+    func eventsOfNoRegion() {
+        let room = StoredEvent(id: 1, time: 0, type: "didChangeNearestScanner", region: nil, state: nil, reason: nil,
+                               json: #"{"t":0,"type":"didChangeNearestScanner","beacon":"DAF246CE-F203-11E4-B116-123B93F75CBA:203:20","scanner":"Room203"}"#)
+        #expect(Events.timelineLine(room).hasSuffix("ROOM   DAF246CE-F203-11E4-B116-123B93F75CBA:203:20 in Room203"), "\(Events.timelineLine(room))")
+        let gone = StoredEvent(id: 2, time: 0, type: "didChangeNearestScanner", region: nil, state: nil, reason: nil,
+                               json: #"{"t":0,"type":"didChangeNearestScanner","beacon":"DAF246CE-F203-11E4-B116-123B93F75CBA:203:20"}"#)
+        #expect(Events.timelineLine(gone).hasSuffix("in no room (not_home)"), "\(Events.timelineLine(gone))")
+        let authorization = StoredEvent(id: 3, time: 0, type: "didChangeAuthorization", region: nil, state: nil, reason: nil,
+                                        json: #"{"t":0,"type":"didChangeAuthorization","source":"beacon","status":"authorized"}"#)
+        #expect(Events.timelineLine(authorization).hasSuffix("AUTH   beacon source authorized"), "\(Events.timelineLine(authorization))")
+    }
+
     @Test("events: a region named with an escape sequence and a line break prints as one visible line; --json keeps it exactly")
     func eventsTimeline() async throws {
         let path = DaemonTests.temporaryStore()

@@ -12,7 +12,8 @@ struct PaceOptions: ParsableArguments {
     @Flag(help: "Run as fast as possible instead of at the scenario's or recording's own timing.")
     var instant = false
 
-    @Option(help: "Scenario or recording seconds per real second when not --instant.")
+    // .unconditional: `--speed -1` is refused by the range check, not as a missing value.
+    @Option(parsing: .unconditional, help: "Scenario or recording seconds per real second when not --instant.")
     var speed: Double = 1
 
     func validate() throws {

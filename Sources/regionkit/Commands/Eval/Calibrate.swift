@@ -42,7 +42,7 @@ struct Calibrate: AsyncParsableCommand {
     @Option(help: "Learn this model file's (or built-in model's: android-nexus5, ios-curve, log-distance) device offset from the recordings instead of fitting a model.")
     var model: String?
 
-    @Option(help: "With --model: the measured power (dBm at 1 m) to invert the model with. Default: the file's reference_power_dbm.")
+    @Option(parsing: .unconditional, help: "With --model: the measured power (dBm at 1 m) to invert the model with (negative values are fine: --measured-power -59). Default: the file's reference_power_dbm.")
     var measuredPower: Double?
 
     func validate() throws {

@@ -36,7 +36,7 @@ struct EvalDetection: AsyncParsableCommand {
     @Option(help: "Departures (exit-latency samples) per condition.")
     var departures: Int = 1_000
 
-    @Option(help: "Seed of every random draw.")
+    @Option(parsing: .unconditional, help: "Seed of every random draw.")
     var seed: UInt64 = 1
 
     @Option(name: .customLong("interval"), help: "Advertising interval in seconds (repeatable; with --loss/--shadowing the default is 0.1 and 1).")

@@ -88,9 +88,22 @@ struct Events: AsyncParsableCommand {
         case "processStarted": "LAUNCH"
         case "processStopped": "EXITED"
         case "sourceStatusChanged": "SOURCE"
+        case "didChangeNearestScanner": "ROOM  "
+        case "didChangeAuthorization": "AUTH  "
         default: event.type
         }
         var text = "\(iso(event.time))  \(label) \(event.region ?? "")"
+        // Events of no region say what they are about from their JSON: a beacon's room, a source's status.
+        if event.region == nil, let object = (try? JSONSerialization.jsonObject(with: Data(event.json.utf8))) as? [String: Any] {
+            switch event.type {
+            case "didChangeNearestScanner":
+                text += "\(object["beacon"] as? String ?? "?") in \(object["scanner"] as? String ?? "no room (not_home)")"
+            case "didChangeAuthorization":
+                text += "\(object["source"] as? String ?? "?") source \(object["status"] as? String ?? "?")"
+            default:
+                break
+            }
+        }
         if let state = event.state, event.type == "didDetermineState" { text += " is \(state)" }
         if let state = event.state, event.type == "sourceStatusChanged" { text += state }
         if let reason = event.reason { text += " — \(reason)" }

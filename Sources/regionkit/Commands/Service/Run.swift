@@ -158,8 +158,12 @@ struct Run: AsyncParsableCommand {
                 await availability.waitUntilDetermined(timeout: .seconds(5))
                 if stopRequest.reason == nil {
                     do {
-                        try await service.restoreRegions(try configuration.monitoredRegions())
-                        logger.info("started", metadata: ["store": "\(path)", "profile": "\(profile.name)", "regions": "\(service.manager.monitoredRegions.count)",
+                        let configured = try configuration.monitoredRegions()
+                        try await service.restoreRegions(configured)
+                        // "monitored" only counts regions whose source works now; the others are
+                        // retried and come back with it (a controller or broker still connecting).
+                        logger.info("started", metadata: ["store": "\(path)", "profile": "\(profile.name)", "configured": "\(configured.count)",
+                                                          "monitored": "\(service.manager.monitoredRegions.count)",
                                                           "sources": "\(activities.map(\.name).joined(separator: ", "))"])
                     } catch {
                         restoreFailure = error

@@ -7,7 +7,7 @@ struct Demo: AsyncParsableCommand {
         abstract: "Watch the museum scenario live: a visitor walks past four exhibits (simulated radio, no hardware)."
     )
 
-    @Option(help: "Virtual seconds per real second.")
+    @Option(parsing: .unconditional, help: "Virtual seconds per real second.")
     var speed: Double = 8
 
     @Option(help: "Monitoring profile: corelocation, altbeacon or responsive.")

@@ -50,7 +50,7 @@ struct Replay: AsyncParsableCommand {
     @Argument(help: "The recording to replay.")
     var file: String
 
-    @Option(help: "Input format (default: from the file name; .json and .json.gz are gateway recordings, .btsnoop, .log and .cfa btsnoop captures).")
+    @Option(help: "Input format (default: from the file name; .json and .json.gz are gateway recordings, .btsnoop and .cfa btsnoop captures, .nmea NMEA logs, .gpx GPX tracks; a .log is a btsnoop capture when it starts with btsnoop's magic, else an NMEA log).")
     var format: Format?
 
     @OptionGroup var regionOptions: RegionOptions
@@ -65,13 +65,13 @@ struct Replay: AsyncParsableCommand {
     @Option(help: "Monitoring profile: corelocation, altbeacon or responsive.")
     var profile: ProfileOption?
 
-    @Option(help: "Seconds to keep the clock running after the last sighting, so exits at the end fire.")
+    @Option(parsing: .unconditional, help: "Seconds to keep the clock running after the last sighting, so exits at the end fire.")
     var tail: Double = 60
 
-    @Option(help: "Seconds of out-of-order arrival to put back in time order (gateway scanners upload in batches).")
+    @Option(parsing: .unconditional, help: "Seconds of out-of-order arrival to put back in time order (gateway scanners upload in batches).")
     var reorderWindow: Double = 2
 
-    @Option(help: "Paced replay: the longest gap in recorded seconds waited through in real time; longer jumps are shortened to it (0...86400).")
+    @Option(parsing: .unconditional, help: "Paced replay: the longest gap in recorded seconds waited through in real time; longer jumps are shortened to it (0...86400).")
     var maxGap: Double = ReplaySession.defaultMaximumGap
 
     /// Upper bounds of the time options (one day): beyond them a replay only runs its clock.

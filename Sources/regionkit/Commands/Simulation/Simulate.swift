@@ -28,7 +28,7 @@ struct Simulate: AsyncParsableCommand {
     @Option(help: "A distance model file from `regionkit calibrate` (its model and RSSI filter replace the profile's).")
     var distanceModel: String?
 
-    @Option(help: "Random seed for the radio model (default: the scenario's, else 1).")
+    @Option(parsing: .unconditional, help: "Random seed for the radio model (default: the scenario's, else 1).")
     var seed: UInt64?
 
     func run() async throws {
