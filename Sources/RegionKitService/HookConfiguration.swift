@@ -31,6 +31,10 @@ public struct HookConfiguration: Hashable, Sendable, Codable {
         "monitoringStopped", "sourceStatusChanged", "processStarted", "processStopped",
     ]
 
+    /// The event types a cluster delivers to hooks: the merged regions' crossings and states
+    /// (``ClusterEvents``) and the beacons' rooms (decided by their partition).
+    public static let clusterDeliveredEventTypes: [String] = ["didEnterRegion", "didExitRegion", "didDetermineState", "didChangeNearestScanner"]
+
     /// Shell commands run (`/bin/sh -c`) for each didEnterRegion.
     public var onEnter: [String]
     /// Shell commands run for each didExitRegion.

@@ -221,5 +221,12 @@ public struct ServiceConfiguration: Codable, Sendable {
         for (index, spec) in (regions ?? []).enumerated() where (try? spec.region())?.kind != .beacon {
             throw bad("regions[\(index)]: cluster mode partitions beacon sightings; circular regions need a location source, which is not partitioned")
         }
+        // A cluster delivers hooks for the merged region events and the beacons' rooms only.
+        for (index, hook) in (hooks?.webhooks ?? []).enumerated() {
+            for (position, type) in (hook.events ?? []).enumerated() where !HookConfiguration.clusterDeliveredEventTypes.contains(type) {
+                throw bad("hooks.webhooks[\(index)].events[\(position)]: a cluster delivers \(HookConfiguration.clusterDeliveredEventTypes.joined(separator: ", ")) "
+                          + "to hooks, not '\(type)'")
+            }
+        }
     }
 }

@@ -9,7 +9,7 @@ import Foundation
 /// try await runFor.wait { !scanner.lastErrorIsFinal }
 /// ```
 struct DurationOptions: ParsableArguments {
-    @Option(help: "Stop after this many seconds (default: run until interrupted).")
+    @Option(parsing: .unconditional, help: "Stop after this many seconds (default: run until interrupted).")
     var duration: Double?
 
     func validate() throws {

@@ -129,5 +129,14 @@ struct ClusterModeTests {
         """
         let brokerError = #expect(throws: RegionKitError.self) { try ServiceConfiguration.decode(noBroker, path: "c.yaml") }
         #expect(brokerError?.message.hasPrefix("c.yaml: cluster needs the broker") == true)
+        // A webhook for a type a cluster never delivers to hooks (it fired nothing, silently).
+        _ = try ServiceConfiguration.decode(Self.clusterBase + "\ncluster: {}\nhooks: {webhooks: [{url: \"http://127.0.0.1:9/x\", events: [didDetermineState, didChangeNearestScanner]}]}\n",
+                                            path: "c.yaml")
+        let undelivered = #expect(throws: RegionKitError.self) {
+            try ServiceConfiguration.decode(Self.clusterBase + "\ncluster: {}\nhooks: {webhooks: [{url: \"http://127.0.0.1:9/x\", events: [didEnterRegion, processStarted]}]}\n",
+                                            path: "c.yaml")
+        }
+        #expect(undelivered?.message.hasPrefix("c.yaml: hooks.webhooks[0].events[1]: a cluster delivers didEnterRegion, didExitRegion, didDetermineState, didChangeNearestScanner to hooks, not 'processStarted'") == true,
+                "\(undelivered?.message ?? "")")
     }
 }

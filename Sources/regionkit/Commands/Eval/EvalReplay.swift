@@ -42,7 +42,7 @@ struct EvalReplay: AsyncParsableCommand {
     @Option(help: "Seconds without a sighting that count as a stream ending (shorter gaps are reception).")
     var silence: Double = 60
 
-    @Option(help: "Seconds the replay runs past the last sighting so exits at the end can fire.")
+    @Option(parsing: .unconditional, help: "Seconds the replay runs past the last sighting so exits at the end can fire.")
     var tail: Double = 300
 
     @Option(help: "An exit followed by a re-entry within this many seconds is a flap.")

@@ -26,7 +26,7 @@ struct Events: AsyncParsableCommand {
     @Flag(help: "Keep printing new events as they are logged (until interrupted).")
     var follow = false
 
-    @Option(help: "At most this many events (the oldest matching first).")
+    @Option(parsing: .unconditional, help: "At most this many events (the oldest matching first).")
     var limit: Int?
 
     func validate() throws {

@@ -160,8 +160,9 @@ struct Run: AsyncParsableCommand {
                     do {
                         let configured = try configuration.monitoredRegions()
                         try await service.restoreRegions(configured)
-                        // "monitored" only counts regions whose source works now; the others are
-                        // retried and come back with it (a controller or broker still connecting).
+                        // "monitored" counts the regions whose source works now (the configured
+                        // ones and those added through the API); the others are retried and come
+                        // back with their source (a controller or broker still connecting).
                         logger.info("started", metadata: ["store": "\(path)", "profile": "\(profile.name)", "configured": "\(configured.count)",
                                                           "monitored": "\(service.manager.monitoredRegions.count)",
                                                           "sources": "\(activities.map(\.name).joined(separator: ", "))"])

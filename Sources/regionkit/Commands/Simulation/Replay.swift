@@ -55,7 +55,7 @@ struct Replay: AsyncParsableCommand {
 
     @OptionGroup var regionOptions: RegionOptions
 
-    @Option(help: "Walking speed in m/s for GPX tracks without usable timestamps.")
+    @Option(parsing: .unconditional, help: "Walking speed in m/s for GPX tracks without usable timestamps.")
     var gpxSpeed: Double = 1.4
 
     @OptionGroup var output: EventOutputOptions
