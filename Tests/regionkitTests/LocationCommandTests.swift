@@ -138,6 +138,19 @@ struct LocationCommandTests {
         #expect(t > 10 && abs(distance - t * 10) < 30, "the exit after midnight at its time and place: \(exit)")
     }
 
+    @Test("replay --request-state: a region the recording starts inside is determined inside at once (without it, only its later exit shows)",
+          .enabled(if: available, "fixtures not found (set REGIONKIT_FIXTURES): SKIPPED, not passed"))
+    func replayRequestsState() async throws {
+        let recording = Self.fixtures.appendingPathComponent("beacon-runs/FourScannersBeacon5Run1-2015-03-13.json.gz").path
+        let region = "r5:DAF246CE-8363-11E4-B116-123B93F75CBA:0:5"
+        let plain = Self.objects(try await CLI.run(["replay", recording, "--region", region, "--instant", "--json"]).stdout)
+        #expect(!plain.contains { $0["type"] as? String == "didDetermineState" && $0["t"] as? Double == 0 })
+        let asked = try await CLI.run(["replay", recording, "--region", region, "--instant", "--json", "--request-state"])
+        #expect(asked.status == 0, "\(asked.stderr)")
+        let first = Self.objects(asked.stdout).first { $0["type"] as? String == "didDetermineState" }
+        #expect(first?["state"] as? String == "inside" && first?["t"] as? Double == 0, "\(String(describing: first))")
+    }
+
     @Test("monitor --gpsd registers its circles once gpsd answered: the first event is didStartMonitoring, not a monitoringDidFail 'notDetermined'")
     func monitorWaitsForGPSD() async throws {
         let version = #"{"class":"VERSION","release":"3.25","rev":"3.25","proto_major":3,"proto_minor":15}"#

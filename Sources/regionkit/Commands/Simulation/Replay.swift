@@ -65,6 +65,9 @@ struct Replay: AsyncParsableCommand {
     @Option(help: "Monitoring profile: corelocation, altbeacon or responsive.")
     var profile: ProfileOption?
 
+    @Flag(help: "Ask each region's state when it starts, as `monitor` does: a region the recording starts inside gets didDetermineState inside (Core Location gives it no didEnterRegion).")
+    var requestState = false
+
     @Option(parsing: .unconditional, help: "Seconds to keep the clock running after the last sighting, so exits at the end fire.")
     var tail: Double = 60
 
@@ -93,7 +96,8 @@ struct Replay: AsyncParsableCommand {
             var chosen = profile?.profile ?? .responsive
             chosen.nearestScanner = chosen.nearestScanner ?? NearestScannerPolicy()
             let printer = output.printer()
-            let session = ReplaySession(profile: chosen, regions: regionList, maximumGap: maxGap) { printer.print(.location($0)) }
+            let session = ReplaySession(profile: chosen, automation: Automation(requestStateOnStart: requestState), regions: regionList,
+                                        maximumGap: maxGap) { printer.print(.location($0)) }
             defer { noteShortenedGaps(session) }
             switch format ?? Format.inferred(from: file) {
             case .btsnoop:
