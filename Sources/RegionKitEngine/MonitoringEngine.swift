@@ -720,14 +720,13 @@ public struct MonitoringEngine: Sendable {
         // last event then takes the region and the evidence over instead of copying them (a
         // crossing's two events copied each twice, ≈ 1,500 instructions of `count.sh geofence`'s
         // 3,100 a dwell fired).
-        var ranging: (constraint: BeaconIdentityConstraint, scannerID: String?, label: String)?
+        var ranging: (constraint: BeaconIdentityConstraint, label: String)?
         switch region {
         case .circular:
             trackGeo(indexSlot: indexSlot ?? Self.geoIndexSlot(record: slot, in: geoIndexSlots), record: slot)
         case .beacon(let beacon):
             reschedule(slot: slot)
-            // Every scanner's sightings, also for a region bound to one (see `Automation.rangeWhileInside`).
-            if automation.rangeWhileInside { ranging = (beacon.constraint, nil, beacon.identifier) }
+            if automation.rangeWhileInside { ranging = (beacon.constraint, beacon.identifier) }
         }
         let adding = (notified ? 1 : 0) + (determined ? 1 : 0)
         if adding > 0 { events.growCapacity(toAtLeast: events.count + adding) }
@@ -746,7 +745,8 @@ public struct MonitoringEngine: Sendable {
         }
         if let ranging {
             if state == .inside {
-                events += beginRanging(ranging.constraint, scannerID: ranging.scannerID, label: ranging.label, automatic: true)
+                // Every scanner's sightings, also for a region bound to one (see `Automation.rangeWhileInside`).
+                events += beginRanging(ranging.constraint, scannerID: nil, label: ranging.label, automatic: true)
             } else {
                 sessions.removeAutomatic(label: ranging.label)
             }

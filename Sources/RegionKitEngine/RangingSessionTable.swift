@@ -65,20 +65,21 @@ struct RangingSessionTable: Sendable {
 
     /// The slot of the session ranging `constraint` from `scannerID` (nil: every scanner), if any.
     func slot(of constraint: BeaconIdentityConstraint, scannerID: String? = nil) -> Int? {
-        if Self.isRegular(constraint) {
-            let matches = byConstraint.regions(for: BeaconMatchTable.Key(constraint), in: SessionKeys(sessions: sessions))
-            return matches.first { sessions[Int($0.slot)]?.scannerID == scannerID }.map { Int($0.slot) }
-        }
-        return irregular.first { sessions[Int($0)]?.constraint == constraint && sessions[Int($0)]?.scannerID == scannerID }.map(Int.init)
+        firstSlot(of: constraint) { $0.scannerID == scannerID }
     }
 
     /// The slot of a session ranging `constraint` from any scanner (or every scanner), if any.
     func slot(ofAnyScanner constraint: BeaconIdentityConstraint) -> Int? {
+        firstSlot(of: constraint) { _ in true }
+    }
+
+    /// The first session (in start order) ranging `constraint` that `accepted` accepts.
+    private func firstSlot(of constraint: BeaconIdentityConstraint, where accepted: (RangingSession) -> Bool) -> Int? {
         if Self.isRegular(constraint) {
             let matches = byConstraint.regions(for: BeaconMatchTable.Key(constraint), in: SessionKeys(sessions: sessions))
-            return matches.isEmpty ? nil : Int(matches.head.slot)
+            return matches.first { sessions[Int($0.slot)].map(accepted) == true }.map { Int($0.slot) }
         }
-        return irregular.first { sessions[Int($0)]?.constraint == constraint }.map(Int.init)
+        return irregular.first { slot in sessions[Int(slot)].map { $0.constraint == constraint && accepted($0) } == true }.map(Int.init)
     }
 
     /// The owners of the helper session in `slot` (tests).
