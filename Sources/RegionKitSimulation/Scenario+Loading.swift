@@ -141,7 +141,8 @@ extension Scenario {
         return problem
     }
 
-    /// The whole-number fields of scenarios and region files: the values their type holds, and how to say it.
+    /// The whole-number fields of scenarios and region files: the values their type holds, and how
+    /// to say it (the bounds of the 64-bit types are the nearest Doubles inside them).
     private static let wholeNumberFields: [String: (range: ClosedRange<Double>, text: String)] = [
         "major": (0...65535, "0...65535"), "minor": (0...65535, "0...65535"),
         "seed": (0...18_446_744_073_709_549_568, "0...18446744073709551615"),
