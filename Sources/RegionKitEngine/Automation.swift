@@ -38,8 +38,8 @@ public struct Automation: Hashable, Sendable, Codable {
     /// The session ranges every scanner's sightings (the nearest scanner's reading is reported,
     /// also for a region bound to one scanner: the distance consumers, Home Assistant's sensor and
     /// `/v1/beacons`, want the beacon's nearest reading, once a second). Regions inside with the
-    /// same constraint share the session: it ends when the last of them leaves, and reports under
-    /// one of them (the first still inside).
+    /// same constraint share the session: each gets its `didRangeBeacons` under its own
+    /// identifier, and the session ends when the last of them leaves.
     public var rangeWhileInside = false
     /// After `wake()`, wait this many seconds and request the state of every monitored region.
     public var wakeRequestDelay: Double?

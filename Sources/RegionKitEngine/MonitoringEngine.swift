@@ -477,7 +477,16 @@ public struct MonitoringEngine: Sendable {
             guard let (beacons, constraint, label) = sessions.update(slot: slot, { session in
                 (session.deliver(at: now, profile: profile), session.constraint, session.label)
             }) else { return }
-            events.append(LocationEvent(timestamp: now, kind: .didRangeBeacons(beacons, constraint, label: label)))
+            // A helper session shared by several regions inside: each gets its delivery, under its
+            // own identifier, as each region ranged on its own would (the first owner is `label`).
+            let owners = sessions.owners(slot: slot)
+            if owners.count > 1 {
+                for owner in owners {
+                    events.append(LocationEvent(timestamp: now, kind: .didRangeBeacons(beacons, constraint, label: owner)))
+                }
+            } else {
+                events.append(LocationEvent(timestamp: now, kind: .didRangeBeacons(beacons, constraint, label: label)))
+            }
         case .retry(let id):
             guard let region = retries.take(id: id) else { return }
             events += register(region)

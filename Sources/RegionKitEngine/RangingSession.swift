@@ -75,7 +75,8 @@ public struct RangingSession: Hashable, Sendable, Codable {
 
     public let constraint: BeaconIdentityConstraint
     /// The region identifier deliveries are reported under. A session the helper shares between
-    /// regions (same constraint and scanner) takes another one's when its region leaves.
+    /// regions (same constraint and scanner) is delivered to each of them; its label is the first
+    /// still inside, and passes to the next when that region leaves.
     public var label: String
     /// When set, only this scanner's sightings are ranged (a ``BeaconRegion/scannerID`` room);
     /// `nil`: every scanner's.

@@ -16,8 +16,8 @@ import RegionKitCore
 /// Starting, stopping and the order of deliveries are those of the array: at most one session
 /// per constraint and scanner; deliveries due at the same time come in the order the sessions
 /// started. A session the helper started is shared by every region inside that ranges the same
-/// constraint and scanner (its *owners*): it stops when the last of them leaves, and is reported
-/// under an owner still inside.
+/// constraint and scanner (its *owners*): it stops when the last of them leaves; the engine
+/// delivers it to each owner under its identifier (`label` is the first owner still inside).
 ///
 /// ```swift
 /// var table = RangingSessionTable()
@@ -82,7 +82,8 @@ struct RangingSessionTable: Sendable {
         return irregular.first { slot in sessions[Int(slot)].map { $0.constraint == constraint && accepted($0) } == true }.map(Int.init)
     }
 
-    /// The owners of the helper session in `slot` (tests).
+    /// The owners of the helper session in `slot`, in the order they claimed it (the first is its
+    /// label); empty for a session the app started.
     func owners(slot: Int) -> [String] { owners[Int32(truncatingIfNeeded: slot)] ?? [] }
 
     /// Whether a sighting's three keys (UUID only, UUID+major, exact; Eddystone-UID: namespace,

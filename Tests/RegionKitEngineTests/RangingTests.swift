@@ -61,15 +61,18 @@ struct RangingTests {
         }
     }
 
-    @Test("Two regions inside ranging one constraint share the helper's session: the first one stopped or leaving does not end the other's ranging, which is then reported under the other")
+    @Test("Two regions inside ranging one constraint share the helper's session, each getting its deliveries under its own identifier: the first one stopped or leaving does not end the other's ranging")
     func sharedAutomaticSession() throws {
         let beacon = BeaconIdentity(uuid: Fixture.uuid, major: 1, minor: 2)
         var engine = Fixture.engine(.responsive, automation: Automation(rangeWhileInside: true))
         let a = Region.beacon(try BeaconRegion(identifier: "A", uuid: Fixture.uuid))
         let b = Region.beacon(try BeaconRegion(identifier: "B", uuid: Fixture.uuid))
         _ = engine.startMonitoring(contentsOf: [a, b], at: .zero)
-        _ = Fixture.feed(&engine, Fixture.stream(beacon, from: 0.5, to: 5.1, every: 0.5))
+        let both = Self.labelled(Fixture.feed(&engine, Fixture.stream(beacon, from: 0.5, to: 5.1, every: 0.5)))
         #expect(engine.rangingSessions.map(\.label) == ["A"], "one session for the constraint")
+        // Each region inside gets its delivery under its own identifier, at the same times.
+        #expect(both.filter { $0.label == "A" }.map(\.time) == both.filter { $0.label == "B" }.map(\.time), "\(both)")
+        #expect(both.count >= 8 && both.allSatisfy { $0.count == 1 }, "\(both)")
         _ = engine.stopMonitoring(identifier: "A", at: Timestamp(seconds: 5.2))
         let after = Fixture.feed(&engine, Fixture.stream(beacon, from: 5.5, to: 10.1, every: 0.5))
         // Before: the session stopped with A, and B (still inside) got no delivery until its next crossing.
