@@ -189,10 +189,17 @@ public struct ServiceConfiguration: Codable, Sendable {
             if hook.events?.isEmpty == true {
                 throw bad("hooks.webhooks[\(index)].events is empty: it would send nothing (leave it out for didEnterRegion and didExitRegion)")
             }
-            for (position, type) in (hook.events ?? []).enumerated() where !HookConfiguration.loggedEventTypes.contains(type) {
-                let ranging = type == "didRangeBeacons" ? " (ranging is logged as rangedBeaconCountChanged, when the count changes)" : ""
-                throw bad("hooks.webhooks[\(index)].events[\(position)]: '\(type)' is not an event type the daemon logs\(ranging); "
-                          + "one of \(HookConfiguration.loggedEventTypes.joined(separator: ", "))")
+            for (position, type) in (hook.events ?? []).enumerated() {
+                let place = "hooks.webhooks[\(index)].events[\(position)]"
+                guard HookConfiguration.loggedEventTypes.contains(type) else {
+                    let ranging = type == "didRangeBeacons" ? " (ranging is logged as rangedBeaconCountChanged, when the count changes)" : ""
+                    throw bad("\(place): '\(type)' is not an event type the daemon logs\(ranging); "
+                              + "one of \(HookConfiguration.loggedEventTypes.joined(separator: ", "))")
+                }
+                // A cluster delivers hooks for the merged region events and the beacons' rooms only.
+                if cluster != nil, !HookConfiguration.clusterDeliveredEventTypes.contains(type) {
+                    throw bad("\(place): a cluster delivers \(HookConfiguration.clusterDeliveredEventTypes.joined(separator: ", ")) to hooks, not '\(type)'")
+                }
             }
         }
         if let http {
@@ -220,13 +227,6 @@ public struct ServiceConfiguration: Codable, Sendable {
         }
         for (index, spec) in (regions ?? []).enumerated() where (try? spec.region())?.kind != .beacon {
             throw bad("regions[\(index)]: cluster mode partitions beacon sightings; circular regions need a location source, which is not partitioned")
-        }
-        // A cluster delivers hooks for the merged region events and the beacons' rooms only.
-        for (index, hook) in (hooks?.webhooks ?? []).enumerated() {
-            for (position, type) in (hook.events ?? []).enumerated() where !HookConfiguration.clusterDeliveredEventTypes.contains(type) {
-                throw bad("hooks.webhooks[\(index)].events[\(position)]: a cluster delivers \(HookConfiguration.clusterDeliveredEventTypes.joined(separator: ", ")) "
-                          + "to hooks, not '\(type)'")
-            }
         }
     }
 }
