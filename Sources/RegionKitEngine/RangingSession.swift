@@ -1,10 +1,16 @@
 import RegionKitCore
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 /// Aggregates the sightings of one ranging request into a delivery every interval.
 ///
 /// Each beacon heard during the interval is listed with its mean RSSI, a distance estimate from the
 /// filtered RSSI and a proximity class; a beacon not heard in the interval stays listed with rssi 0,
-/// accuracy −1, proximity unknown until `retention` seconds after it was last heard. The list is
-/// sorted nearest first, unknown last.
+/// accuracy −1, proximity unknown until the ranging retention has passed since it was last heard
+/// (``Reading/retention(under:)``: the profile's, or longer for a scanner that reports a beacon
+/// only every few seconds, such as an ESPresense node). The list is sorted nearest first, unknown last.
 ///
 /// A beacon heard by several scanners (ESPresense room nodes, gateways) is ranged from each
 /// scanner's own readings, never from a mix: the RSSI a node two rooms away measures says nothing
@@ -27,13 +33,51 @@ public struct RangingSession: Hashable, Sendable, Codable {
         public var lastHeard: Timestamp
         public var intervalRSSISum: Double = 0
         public var intervalSamples: Int = 0
+        /// The longest recent gap between this scanner's sightings of the beacon, seconds (0 until
+        /// its second sighting): a longer gap replaces it, and it halves with every minute of gaps
+        /// after it (``gapMemory``).
+        public var longestRecentGap: Double = 0
+
+        /// How long this scanner's readings are kept after it last heard the beacon: the
+        /// profile's ``MonitoringProfile/rangingRetention``, or twice ``longestRecentGap`` when
+        /// that is longer — a scanner that reports a beacon only every 5 s (ESPresense nodes, a
+        /// gateway's aggregates) would otherwise have it dropped and listed again at every report —
+        /// but never longer than the profile's exit detector waits
+        /// (``ExitDetector/maximumSilence``).
+        ///
+        /// ```swift
+        /// // an ESPresense node reporting every 5.2 s, under `.responsive` (5 s retention, 60 s cap)
+        /// reading.retention(under: .responsive)   // 10.4
+        /// ```
+        public func retention(under profile: MonitoringProfile) -> Double {
+            let base = profile.rangingRetention
+            let learned = min(2 * longestRecentGap, profile.exitDetector.maximumSilence)
+            return learned > base ? learned : base
+        }
+
+        /// Whether the reading is still kept at `now` (see ``retention(under:)``).
+        public func isCurrent(at now: Timestamp, profile: MonitoringProfile) -> Bool {
+            !(now - lastHeard > retention(under: profile))
+        }
+
+        /// Seconds of gaps over which ``longestRecentGap`` halves.
+        public static let gapMemory = 60.0
+
+        /// Takes the gap before a sighting at `time` into ``longestRecentGap``.
+        mutating func noteSighting(at time: Timestamp) {
+            let gap = time - lastHeard
+            guard gap > 0, gap.isFinite else { return }
+            let remembered = longestRecentGap * exp2(-gap / Self.gapMemory)
+            longestRecentGap = gap > remembered ? gap : remembered
+        }
     }
 
     /// The running state of one ranged beacon.
     public struct Track: Hashable, Sendable, Codable {
         public var identity: BeaconIdentity
         /// Each scanner's readings, in the order the scanners were first heard (at most
-        /// ``RangingSession/maximumReadings``; scanners silent for the ranging retention are dropped).
+        /// ``RangingSession/maximumReadings``; a scanner silent past its reading's
+        /// ``Reading/retention(under:)`` is dropped).
         public var readings: [Reading] = []
         public var lastHeard: Timestamp
         /// The latest telemetry that came with a sighting.
@@ -42,13 +86,13 @@ public struct RangingSession: Hashable, Sendable, Codable {
         /// Sightings recorded since the last delivery, from every scanner.
         public var intervalSamples: Int { readings.reduce(0) { $0 + $1.intervalSamples } }
 
-        /// The scanner whose readings put the beacon nearest at `now`: among those heard within
-        /// the profile's ranging retention and with a filtered RSSI, the smallest distance
+        /// The scanner whose readings put the beacon nearest at `now`: among those still current
+        /// (``Reading/isCurrent(at:profile:)``) and with a filtered RSSI, the smallest distance
         /// estimate, then the strongest filtered RSSI (no distance model answer), then the
         /// scanner's name. Its filtered RSSI and distance (nil when the model gives none) with it.
         public func nearest(at now: Timestamp, profile: MonitoringProfile) -> (reading: Reading, filtered: Double, distance: Double?)? {
             var best: (reading: Reading, filtered: Double, distance: Double?)?
-            for reading in readings where !(now - reading.lastHeard > profile.rangingRetention) {
+            for reading in readings where reading.isCurrent(at: now, profile: profile) {
                 guard let filtered = profile.rssiFilter.value(of: reading.filter, at: now) else { continue }
                 let distance = profile.distanceModel.distance(rssi: filtered, measuredPower: Double(reading.measuredPower))
                 if let current = best {
@@ -109,6 +153,7 @@ public struct RangingSession: Hashable, Sendable, Codable {
         let index: Int
         if let found = track.readings.firstIndex(where: { $0.scannerID == observation.scannerID }) {
             index = found
+            track.readings[index].noteSighting(at: observation.timestamp)
         } else {
             let reading = Reading(scannerID: observation.scannerID, measuredPower: observation.effectiveMeasuredPower, lastHeard: observation.timestamp)
             if track.readings.count < Self.maximumReadings {
@@ -163,9 +208,9 @@ public struct RangingSession: Hashable, Sendable, Codable {
                     track.readings[index].intervalRSSISum = 0
                     track.readings[index].intervalSamples = 0
                 }
-                track.readings.removeAll { now - $0.lastHeard > profile.rangingRetention }
+                track.readings.removeAll { !$0.isCurrent(at: now, profile: profile) }
                 tracks[identity] = track
-            } else if now - track.lastHeard > profile.rangingRetention {
+            } else if !track.readings.contains(where: { $0.isCurrent(at: now, profile: profile) }) {
                 tracks[identity] = nil
             } else {
                 beacons.append(Beacon(identity: identity, proximity: .unknown, accuracy: -1, rssi: 0, timestamp: track.lastHeard, telemetry: track.telemetry))

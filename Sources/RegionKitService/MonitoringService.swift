@@ -127,8 +127,12 @@ public final class MonitoringService: Sendable {
             switch event.kind {
             case .didStartMonitoring(let region):
                 try submit(.region(region, at: time, origin: nil))
-            case .didEnterRegion, .didExitRegion:
+            case .didEnterRegion:
                 break // the state row is written by the didDetermineState that accompanies every crossing
+            case .didExitRegion(let region):
+                // Its automatic ranging ends here: a re-entry's first count is logged even when it
+                // equals the last one before the exit.
+                rangedCounts.withLock { _ = $0.removeValue(forKey: region.identifier) }
             case .didDetermineState(let state, let region):
                 let since = manager.monitoredRegion(region.identifier)?.stateSince?.seconds
                 try submit(.state(region.identifier, state, since: since ?? time, evidence: event.evidence, at: time))

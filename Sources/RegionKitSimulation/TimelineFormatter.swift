@@ -41,6 +41,7 @@ public struct TimelineFormatter: Sendable {
         case .didEnterRegion(let region):
             return "ENTER  \(region.identifier)\(Self.why(event.evidence))"
         case .didExitRegion(let region):
+            rangedCounts[region.identifier] = nil   // its automatic ranging ends: a re-entry's first count is shown
             return "EXIT   \(region.identifier)\(Self.why(event.evidence))"
         case .didDetermineState(let state, let region):
             return "STATE  \(region.identifier) is \(state.rawValue)"

@@ -235,6 +235,47 @@ struct RangingTests {
         #expect(dropAfter > 9 && dropAfter < 11, "count drops \(dropAfter) s after leaving (spec §2: ~10 s)")
     }
 
+    @Test("A scanner reporting a beacon every ~5 s (an ESPresense node) keeps it listed between its reports, for twice its longest recent gap (it was dropped and listed again at every report under the 5 s retention); a 10 Hz scanner's beacon is still dropped after the profile's 5 s; the learned retention stops at the exit detector's longest silence")
+    func slowReporterStaysListed() throws {
+        let profile = MonitoringProfile.responsive   // retention 5 s, exit detector's cap 60 s
+        var engine = Fixture.engine(profile)
+        _ = engine.startRanging(Self.constraint, label: "hall", at: .zero)
+        // A node reporting the still beacon every 5.3 s for a minute (ESPresense: a report when it
+        // moved or 5 s after the last, plus the scan's jitter).
+        let reports = stride(from: 0.4, to: 60, by: 5.3).map { Fixture.seen(Fixture.a, at: $0, rssi: -70, scanner: "kitchen") }
+        let events = Fixture.feed(&engine, reports) + engine.advance(to: Timestamp(seconds: 60))
+        let counts = events.rangings.map(\.beacons.count)
+        // Before its second report the node's cadence is unknown: the 5 s retention drops it at
+        // 5.4 < 5.7 (the first report at 0.4 s, the second at 5.7 s); from then on it stays listed.
+        let afterSecond = events.rangings.filter { $0.time > 6 }.map(\.beacons.count)
+        #expect(afterSecond.allSatisfy { $0 == 1 }, "listed between reports: \(counts)")
+        #expect(afterSecond.count == 54)
+        let reading = try #require(engine.rangingSessions.first?.tracks[Fixture.a]?.readings.first)
+        #expect(abs(reading.longestRecentGap - 5.3) < 1e-9)
+        #expect(abs(reading.retention(under: profile) - 10.6) < 1e-9)
+        // The node stops reporting (last at 58.7 s): dropped after 10.6 s, not 5.
+        let silent = engine.advance(to: Timestamp(seconds: 80)).rangings
+        #expect(silent.last { $0.beacons.count == 1 }?.time == 69, "listed while 69 − 58.7 ≤ 10.6: \(silent.map { ($0.time, $0.beacons.count) })")
+
+        // A 10 Hz stream: the profile's 5 s, as before.
+        var fast = Fixture.engine(profile)
+        _ = fast.startRanging(Self.constraint, label: "hall", at: .zero)
+        let heard = Fixture.feed(&fast, Fixture.stream(Fixture.a, from: 0.05, to: 10, every: 0.1)) + fast.advance(to: Timestamp(seconds: 30))
+        #expect(heard.rangings.last { $0.beacons.count == 1 }?.time == 14, "last heard ≈ 9.95 s: listed while now − 9.95 ≤ 5")
+
+        // A scanner heard every 45 s keeps it for the detector's 60 s, not 90.
+        var rare = RangingSession.Reading(scannerID: "attic", measuredPower: -59, lastHeard: .zero)
+        rare.noteSighting(at: Timestamp(seconds: 45))
+        rare.lastHeard = Timestamp(seconds: 45)
+        #expect(rare.retention(under: profile) == 60)
+        // The remembered gap halves with every minute of gaps after it.
+        rare.noteSighting(at: Timestamp(seconds: 105))
+        #expect(abs(rare.longestRecentGap - 60) < 1e-9, "a longer gap replaces it")
+        rare.lastHeard = Timestamp(seconds: 105)
+        rare.noteSighting(at: Timestamp(seconds: 106))
+        #expect(abs(rare.longestRecentGap - 60 * exp2(-1.0 / 60)) < 1e-9)
+    }
+
     @Test("§3 the reported RSSI is the mean of the interval; accuracy uses the filtered RSSI")
     func intervalMeanRSSI() {
         var engine = Fixture.engine(.coreLocation)

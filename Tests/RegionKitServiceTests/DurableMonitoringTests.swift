@@ -114,6 +114,28 @@ struct DurableMonitoringTests {
         #expect(events.contains { $0.type == "didDetermineState" }, "events before the stop are kept")
     }
 
+    @Test("A re-entry's first ranged count is logged even when it equals the last count before the exit (the count was kept across the exit, and the re-entry's ranging went unlogged)")
+    func rangedCountAfterReentry() async throws {
+        let path = temporaryStorePath()
+        let clock = VirtualClock()
+        var profile = MonitoringProfile.coreLocation
+        profile.rangingRetention = 60   // still listed at the exit (30–40 s after the last sighting): the last count is 1
+        let service = try MonitoringService(store: RegionStore(path: path), profile: profile, automation: Automation(rangeWhileInside: true),
+                                            clock: clock, sources: [.beacon: .authorized])
+        try await service.start(regions: [Self.lobby])
+        clock.advance(by: 5)
+        Self.sight(service, clock, from: 5, to: 15)
+        clock.advance(by: 60)
+        Self.sight(service, clock, from: 80, to: 90)
+        try await service.stop()
+        let events = try service.sqlite.events().filter { ["didEnterRegion", "didExitRegion", "rangedBeaconCountChanged"].contains($0.type) }
+        #expect(events.map(\.type) == [
+            "didEnterRegion", "rangedBeaconCountChanged", "didExitRegion",
+            "didEnterRegion", "rangedBeaconCountChanged",
+        ], "\(events.map { ($0.time, $0.type, $0.reason ?? "") })")
+        #expect(events.filter { $0.type == "rangedBeaconCountChanged" }.map(\.reason) == ["1 beacon ranged", "1 beacon ranged"])
+    }
+
     @Test("Every event is logged with its reason; ranged counts only when they change")
     func eventLogWithReasons() async throws {
         let path = temporaryStorePath()
