@@ -196,7 +196,7 @@ extension PostgresRegionStore: ClusterStoring {
             var held: [PartitionLease] = []
             for try await (partition, epoch) in try await connection.query("""
                 UPDATE regionkit_partition_lease SET expires_at = \(expires)
-                WHERE owner = \(member) AND expires_at > \(now) AND partition < \(count)
+                WHERE owner = \(member) AND expires_at > \(now) AND partition >= 0 AND partition < \(count)
                 RETURNING partition, epoch
                 """, logger: logger).decode((Int64, Int64).self) {
                 held.append(PartitionLease(partition: Int(partition), epoch: epoch))
@@ -208,7 +208,7 @@ extension PostgresRegionStore: ClusterStoring {
                 for try await (partition, epoch) in try await connection.query("""
                     UPDATE regionkit_partition_lease SET epoch = epoch + 1, expires_at = \(expires)
                     WHERE partition IN (SELECT partition FROM regionkit_partition_lease
-                                        WHERE owner = \(member) AND expires_at <= \(now) AND partition < \(count) FOR UPDATE)
+                                        WHERE owner = \(member) AND expires_at <= \(now) AND partition >= 0 AND partition < \(count) FOR UPDATE)
                     RETURNING partition, epoch
                     """, logger: logger).decode((Int64, Int64).self) {
                     taken.append(PartitionLease(partition: Int(partition), epoch: epoch))
@@ -223,7 +223,7 @@ extension PostgresRegionStore: ClusterStoring {
                 for try await (partition, epoch) in try await connection.query("""
                     UPDATE regionkit_partition_lease SET owner = \(member), epoch = epoch + 1, expires_at = \(expires)
                     WHERE partition IN (SELECT partition FROM regionkit_partition_lease
-                                        WHERE expires_at <= \(now) AND partition < \(count) ORDER BY partition LIMIT \(wanted)
+                                        WHERE expires_at <= \(now) AND partition >= 0 AND partition < \(count) ORDER BY partition LIMIT \(wanted)
                                         FOR UPDATE)
                     RETURNING partition, epoch
                     """, logger: logger).decode((Int64, Int64).self) {
@@ -391,7 +391,7 @@ extension PostgresRegionStore: ClusterStoring {
                 JOIN region_state s ON s.identifier = p.region
                 """, logger: logger)
         }
-        try await connection.query("DELETE FROM regionkit_partition_lease WHERE partition >= \(Int64(count))", logger: logger)
+        try await connection.query("DELETE FROM regionkit_partition_lease WHERE partition < 0 OR partition >= \(Int64(count))", logger: logger)
         try await Self.recordPartitions(Int64(count), connection, logger)
         logger.notice("re-partitioned: every contribution forgotten, the regions inside seeded", metadata: [
             "from": "\(existing)", "to": "\(count)", "inside": "\(inside.count)", "seeded": "\(seededRegions.count)",

@@ -514,18 +514,19 @@ public final class PostgresRegionStore: RegionStoring, CustomStringConvertible {
 
     public func markDelivered(_ id: Int64, at time: Double) async throws {
         try await execute("mark delivery \(id) delivered", """
-            UPDATE hook_delivery SET status = 'delivered', attempts = attempts + 1, delivered_at = \(time), last_error = NULL WHERE id = \(id)
+            UPDATE hook_delivery SET status = 'delivered', attempts = LEAST(attempts, 9223372036854775806) + 1, delivered_at = \(time), last_error = NULL WHERE id = \(id)
             """)
     }
 
     public func markAttemptFailed(_ id: Int64, error: String, retryAt: Double?) async throws {
+        // Attempts saturate below Int64.max: a damaged row's count must not overflow (PostgreSQL would refuse the write, for ever).
         if let retryAt {
             try await execute("record a failed attempt of delivery \(id)", """
-                UPDATE hook_delivery SET attempts = attempts + 1, last_error = \(error), next_attempt_at = \(retryAt) WHERE id = \(id)
+                UPDATE hook_delivery SET attempts = LEAST(attempts, 9223372036854775806) + 1, last_error = \(error), next_attempt_at = \(retryAt) WHERE id = \(id)
                 """)
         } else {
             try await execute("mark delivery \(id) failed", """
-                UPDATE hook_delivery SET attempts = attempts + 1, last_error = \(error), status = 'failed' WHERE id = \(id)
+                UPDATE hook_delivery SET attempts = LEAST(attempts, 9223372036854775806) + 1, last_error = \(error), status = 'failed' WHERE id = \(id)
                 """)
         }
     }

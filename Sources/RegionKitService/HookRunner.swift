@@ -86,7 +86,10 @@ public final class HookRunner: Sendable {
         for delivery in due {
             // Stopping: what is left is delivered at the next start (no attempt is spent on it).
             if Task.isCancelled { break }
-            guard let event = try await store.events(since: nil, region: nil, type: nil, afterID: delivery.eventID - 1, limit: 1).first, event.id == delivery.eventID else {
+            // The row's numbers are read back from the store, which may hold anything: checked.
+            let (previousID, below) = delivery.eventID.subtractingReportingOverflow(1)
+            guard !below, let event = try await store.events(since: nil, region: nil, type: nil, afterID: previousID, limit: 1).first,
+                  event.id == delivery.eventID else {
                 try await store.markAttemptFailed(delivery.id, error: "event \(delivery.eventID) is missing", retryAt: nil)
                 continue
             }
@@ -101,7 +104,7 @@ public final class HookRunner: Sendable {
             case .failure(let message):
                 // A command stopped with the daemon counts too: a hook that stops the daemon
                 // itself (`systemctl restart regionkit`) would otherwise run at every start, forever.
-                let attempts = delivery.attempts + 1
+                let attempts = max(0, min(delivery.attempts, Int.max - 1)) + 1
                 let retryAt = attempts < maxAttempts ? now() + min(retryDelay * pow(2, Double(attempts - 1)), 60) : nil
                 try await uncancelled { try await store.markAttemptFailed(delivery.id, error: message, retryAt: retryAt) }
                 logger.warning("hook attempt failed", metadata: ["hook": "\(delivery.hook)", "event": "\(event.id)",

@@ -471,19 +471,20 @@ public final class RegionStore: Sendable {
 
     public func markDelivered(_ id: Int64, at time: Double) throws {
         try write { db in
-            try db.execute(sql: "UPDATE hook_delivery SET status = 'delivered', attempts = attempts + 1, delivered_at = ?, last_error = NULL WHERE id = ?",
+            try db.execute(sql: "UPDATE hook_delivery SET status = 'delivered', attempts = MIN(attempts, 9223372036854775806) + 1, delivered_at = ?, last_error = NULL WHERE id = ?",
                            arguments: [time, id])
         }
     }
 
     /// Records a failed attempt: retried at `retryAt`, or marked failed when `retryAt` is nil.
     public func markAttemptFailed(_ id: Int64, error: String, retryAt: Double?) throws {
+        // Attempts saturate below Int64.max: a damaged row's count must not overflow (SQLite would turn the sum into a REAL no row decoder reads).
         try write { db in
             if let retryAt {
-                try db.execute(sql: "UPDATE hook_delivery SET attempts = attempts + 1, last_error = ?, next_attempt_at = ? WHERE id = ?",
+                try db.execute(sql: "UPDATE hook_delivery SET attempts = MIN(attempts, 9223372036854775806) + 1, last_error = ?, next_attempt_at = ? WHERE id = ?",
                                arguments: [error, retryAt, id])
             } else {
-                try db.execute(sql: "UPDATE hook_delivery SET attempts = attempts + 1, last_error = ?, status = 'failed' WHERE id = ?",
+                try db.execute(sql: "UPDATE hook_delivery SET attempts = MIN(attempts, 9223372036854775806) + 1, last_error = ?, status = 'failed' WHERE id = ?",
                                arguments: [error, id])
             }
         }

@@ -133,6 +133,30 @@ struct PostgresClusterStoreTests {
         #expect(greedy.held.count == 16, "alone: fair share 16")
     }
 
+    @Test("A lease row with a partition below 0 (a hand edit, a damaged store) is never held or taken: a member with two brokers indexed its broker list with it and trapped (audit finding)",
+          .timeLimit(.minutes(2)))
+    func negativePartitionLeases() async throws {
+        let server = try PostgresServer()
+        try await server.start()
+        defer { server.stop() }
+        try await server.createDatabase("negative")
+        let store = try await Self.open(server, "negative")
+        defer { Task { await store.shutdown() } }
+        try await store.heartbeat(member: "a", ttl: 30)
+        let first = try await store.balanceLeases(member: "a", partitions: 2, ttl: 30)
+        #expect(first.held.map(\.partition) == [0, 1])
+        // One stray row free to take, one already "held" by the member.
+        _ = try await server.psql("""
+            INSERT INTO regionkit_partition_lease (partition, owner, epoch, expires_at) VALUES (-1, 'b', 0, 0), (-2, 'a', 0, 1e12)
+            """, database: "negative")
+        try await store.releaseLeases(member: "a", partitions: [0, 1])
+        for reclaimOnly in [false, true] {
+            let round = try await store.balanceLeases(member: "a", partitions: 2, ttl: 30, reclaimOnly: reclaimOnly)
+            #expect(round.held.allSatisfy { (0..<2).contains($0.partition) }, "reclaimOnly \(reclaimOnly): \(round.held)")
+            #expect(round.taken.allSatisfy { (0..<2).contains($0.partition) }, "reclaimOnly \(reclaimOnly): \(round.taken)")
+        }
+    }
+
     @Test("Contributions merge: one event per change of the union, none for a partition that agrees; a stale epoch is fenced and writes nothing; 8 partitions racing leave an alternating log",
           .timeLimit(.minutes(3)))
     func contributions() async throws {

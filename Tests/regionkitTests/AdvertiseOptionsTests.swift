@@ -135,6 +135,9 @@ struct AdvertiseOptionsTests {
         (["--format", "eddystone-uid", "--namespace", "8b0ca750095477cb3e77", "--instance", "000000000001", "--measured-power", "-20"],
          "--measured-power -20 gives 21 dBm at 0 m (sent as --measured-power + 41): Eddystone allows -100...+20 dBm at 0 m, so --measured-power must be within -141...-21"),
         (["--format", "eddystone-url", "--url", "https://a.b", "--measured-power", "-142"], "--measured-power -142 gives -101 dBm at 0 m"),
+        // Found by an audit: the message's own + 41 trapped on Int.max (the range check had already refused it).
+        (["--format", "eddystone-uid", "--namespace", "8b0ca750095477cb3e77", "--instance", "000000000001", "--measured-power", "9223372036854775807"],
+         "--measured-power 9223372036854775807 gives more than 9223372036854775807 dBm at 0 m"),
         (["--uuid", uuid, "--major", "65536"], "--major"),
         (["--uuid", uuid, "--interval-ms", "10"], "--interval-ms 10.0 is outside 20...10240"),
     ] as [([String], String)])

@@ -139,7 +139,7 @@ final class PartitionWorker: LocationManagerDelegate {
         configuration.will = nil
         // Spread the partitions' connections over the brokers (each still fails over to the others).
         let servers = configuration.servers
-        let first = lease.partition % servers.count
+        let first = Int(lease.partition.magnitude % UInt(servers.count))   // the store hands out 0..<partitions; never an index below 0
         configuration.host = servers[first].host
         configuration.port = servers[first].port
         configuration.useTLS = servers[first].useTLS

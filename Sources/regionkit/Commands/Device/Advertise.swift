@@ -119,7 +119,8 @@ struct Advertise: AsyncParsableCommand {
             }
         case "eddystone-uid", "eddystone", "eddystone-url":
             guard (-141 ... -21).contains(power) else {
-                throw ValidationError("--measured-power \(power) gives \(power + 41) dBm at 0 m (sent as --measured-power + 41): Eddystone allows -100...+20 dBm at 0 m, so --measured-power must be within -141...-21")
+                let (atZero, overflow) = power.addingReportingOverflow(41)   // the value is the user's: any Int
+                throw ValidationError("--measured-power \(power) gives \(overflow ? "more than \(Int.max)" : "\(atZero)") dBm at 0 m (sent as --measured-power + 41): Eddystone allows -100...+20 dBm at 0 m, so --measured-power must be within -141...-21")
             }
         default:
             guard (-128...127).contains(power) else {
