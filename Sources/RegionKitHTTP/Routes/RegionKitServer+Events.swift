@@ -41,11 +41,11 @@ extension RegionKitServer {
                 // kept the stream silent until this log caught up; it gets this log from the start
                 // instead, at most the newest `backlogLimit` events.
                 let newest = try await self.backend.store.lastEventID()
-                last = id > newest ? max(0, newest - Int64(Self.backlogLimit)) : id
+                last = id > newest ? Self.before(newest, by: Self.backlogLimit) : id
             } else {
                 // A new client starts with what is logged from now on (or `?backlog=N` recent events).
                 let backlog = try Self.integer(query.get("backlog"), "backlog", range: 0...Self.backlogLimit) ?? 0
-                last = max(0, try await self.backend.store.lastEventID() - Int64(backlog))
+                last = Self.before(try await self.backend.store.lastEventID(), by: backlog)
             }
             let stream = EventStream(store: self.backend.store, broadcaster: self.events,
                                      filter: EventFilter(region: query.get("region"), type: query.get("type")),
@@ -58,6 +58,13 @@ extension RegionKitServer {
 
     /// The most stored events a new or resuming live stream starts with.
     static let backlogLimit = 10_000
+
+    /// The id `count` events before `id`, at least 0 (the store's ids are read back, not trusted:
+    /// one near Int64.min must not overflow).
+    static func before(_ id: Int64, by count: Int) -> Int64 {
+        let count = Int64(count)
+        return id > count ? id - count : 0
+    }
 
     static func double(_ text: String?, _ name: String) throws -> Double? {
         guard let text else { return nil }
