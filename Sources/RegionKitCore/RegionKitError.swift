@@ -43,6 +43,9 @@ public struct RegionKitError: Error, Hashable, Sendable, CustomStringConvertible
         /// another live process uses its member name, or the cluster has another partition count.
         /// Retrying cannot help; the member stops.
         public static let clusterConflict = Code(rawValue: "clusterConflict")
+        /// The service is stopping and did not carry the operation out (a region write sent while
+        /// the daemon stopped before restoring its regions). Retry once it runs again.
+        public static let stopping = Code(rawValue: "stopping")
 
         public var description: String { rawValue }
     }

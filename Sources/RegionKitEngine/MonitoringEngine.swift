@@ -109,6 +109,10 @@ public struct MonitoringEngine: Sendable {
     /// registered again as soon as that source is usable, however long the outage lasted.
     var abandoned = KeyedList<Region>()
     var failureCounts: [String: Int] = [:]
+    /// The state each region had when its source went away (``setSourceStatus(_:for:at:)``),
+    /// carried over when it is registered again by a retry or the source's return: a broker
+    /// restart of a second no longer made every region inside "outside" and then enter again.
+    var suspendedStates: [String: (state: RegionState, since: Timestamp?)] = [:]
     var wakeRequestAt: Timestamp?
     var nearest: [BeaconIdentity: NearestScannerState] = [:]
     /// When tracked beacons may be heard by no scanner (``NearestAbsence``: lazy, never late).
@@ -220,6 +224,7 @@ public struct MonitoringEngine: Sendable {
     public mutating func startMonitoring(_ region: Region, at time: Timestamp) -> [LocationEvent] {
         defer { settleTimers() }
         let events = advance(to: time)
+        suspendedStates[region.identifier] = nil   // a new registration: nothing carried over
         // (Usually nothing was due: the registration's own array is returned, not copied.)
         return events.isEmpty ? register(region) : events + register(region)
     }
@@ -236,7 +241,10 @@ public struct MonitoringEngine: Sendable {
         var events = advance(to: time)
         reserveCapacity(for: regions)
         events.growCapacity(toAtLeast: events.count + regions.count * (automation.requestStateOnStart ? 2 : 1))
-        for region in regions { events += register(region) }
+        for region in regions {
+            suspendedStates[region.identifier] = nil
+            events += register(region)
+        }
         return events
     }
 
@@ -263,8 +271,15 @@ public struct MonitoringEngine: Sendable {
     public mutating func restore(_ region: Region, state: RegionState, since: Timestamp?, at time: Timestamp) -> [LocationEvent] {
         defer { settleTimers() }
         var events = advance(to: time)
+        suspendedStates[region.identifier] = nil
         if let failure = validate(region) { return events + fail(region, failure) }
         insert(region)   // replaces a region with this identifier
+        return events + carryOver(region, state: state, since: since)
+    }
+
+    /// Gives a region just inserted the state it had (stored before a restart, or kept while its
+    /// source was away), marked stale until fresh evidence reconciles it (``restore(_:state:since:at:)``).
+    mutating func carryOver(_ region: Region, state: RegionState, since: Timestamp?) -> [LocationEvent] {
         regions[region.identifier]?.state = state
         // An untrusted stored time: non-finite is unknown, a future one is now (engine fuzz finding:
         // a NaN `since` made records unequal to themselves and cannot be encoded as JSON).
@@ -273,9 +288,9 @@ public struct MonitoringEngine: Sendable {
         trackGeo(region.identifier)
         reschedule(region.identifier)
         if state == .inside, automation.rangeWhileInside, case .beacon(let beacon) = region {
-            events += beginRanging(beacon.constraint, scannerID: nil, label: region.identifier, automatic: true)
+            return beginRanging(beacon.constraint, scannerID: nil, label: region.identifier, automatic: true)
         }
-        return events
+        return []
     }
 
     /// Stops monitoring the region with `identifier` (no event, as in Core Location).
@@ -285,6 +300,7 @@ public struct MonitoringEngine: Sendable {
         retries.cancel(id: identifier)
         abandoned.removeValue(forKey: identifier)
         failureCounts[identifier] = nil
+        suspendedStates[identifier] = nil
         events += remove(identifier)
         return events
     }
@@ -367,6 +383,10 @@ public struct MonitoringEngine: Sendable {
 
     /// The source for `kind` changed status. When it stops being usable every region of that kind
     /// fails with `sourceUnavailable` (and is retried with `automation.retry`), and ranging fails.
+    /// A region registered again (a retry once the source works, or the source's return) gets
+    /// `didStartMonitoring` and the state it had, stale until a sighting or fix confirms it, as
+    /// after a restart (``restore(_:state:since:at:)``): a region inside stays inside without an
+    /// event, or exits once after the silence threshold.
     public mutating func setSourceStatus(_ status: AuthorizationStatus, for kind: RegionKind, at time: Timestamp) -> [LocationEvent] {
         defer { settleTimers() }
         var events = advance(to: time)
@@ -384,6 +404,9 @@ public struct MonitoringEngine: Sendable {
         let error = RegionKitError(.sourceUnavailable, "the \(kind == .beacon ? "Bluetooth scanner" : "location source") is unavailable: \(status)")
         for entry in order {
             guard let region = liveRegion(entry), region.kind == kind else { continue }
+            if let record = regions[region.identifier], record.state != .unknown {
+                suspendedStates[region.identifier] = (record.state, record.stateSince)
+            }
             events += remove(region.identifier)
             events += fail(region, error)
         }
@@ -452,7 +475,7 @@ public struct MonitoringEngine: Sendable {
                 regions.update(slot: slot) { $0.restoredAt = nil }
                 events += setState(id, .outside, crossing: true, evidence: EventEvidence(
                     lastSightingAge: now - restoredAt, exitThreshold: now - restoredAt,
-                    reason: "not seen since the restart \(Self.format(now - restoredAt)) s ago (stored state was inside)"))
+                    reason: "not seen since monitoring resumed \(Self.format(now - restoredAt)) s ago (at a restart or its source's return; it was inside)"))
                 return
             }
             // A silence the whole scanner shared is its blackout, not a departure: wait.
@@ -618,6 +641,10 @@ public struct MonitoringEngine: Sendable {
         if let failure = validate(region) { return fail(region, failure) }
         insert(region)   // replaces a region with this identifier
         var events = [LocationEvent(timestamp: now, kind: .didStartMonitoring(region))]
+        // Registered again after its source went away (a retry, the source back): the state it had.
+        if !suspendedStates.isEmpty, let kept = suspendedStates.removeValue(forKey: region.identifier) {
+            events += carryOver(region, state: kept.state, since: kept.since)
+        }
         if case .circular = region, let lastFix {
             events += evaluate(lastFix, regionID: region.identifier)
         }

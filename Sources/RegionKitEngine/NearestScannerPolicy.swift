@@ -31,7 +31,12 @@ public struct NearestScannerState: Hashable, Sendable, Codable {
         public var stream: ReceptionEstimator
     }
 
+    /// One track per scanner hearing the beacon, at most ``maximumTracks``.
     public var tracks: [String: Track] = [:]
+    /// The most scanners a beacon's tracks are kept for; a new one then replaces the one heard
+    /// longest ago (never the current room's). Unbounded, a beacon reported under thousands of
+    /// room names made every sighting walk and sort them all (audit: 67 % of the MQTT thread).
+    public static let maximumTracks = RangingSession.maximumReadings
     public var current: String?
     public var candidate: String?
     public var candidateSince: Timestamp?
@@ -91,6 +96,11 @@ public struct NearestScannerState: Hashable, Sendable, Codable {
                       Double(observation.rssi) >= value {
                 heardElsewhere += 1
             }
+        }
+        if tracks[scanner] == nil, tracks.count >= Self.maximumTracks {
+            let current = self.current
+            let oldest = tracks.lazy.filter { $0.key != current }.min { $0.value.stream.lastSighting < $1.value.stream.lastSighting }
+            if let oldest { tracks[oldest.key] = nil }
         }
         var track = tracks[scanner] ?? Track(stream: ReceptionEstimator(firstSighting: now, priorInterval: detector.priorInterval, tracksEvidence: detector.usesEvidence))
         if tracks[scanner] != nil { track.stream.record(at: now, rssi: observation.rssi) }

@@ -60,6 +60,21 @@ public struct RangingSession: Hashable, Sendable, Codable {
             !(now - lastHeard > retention(under: profile))
         }
 
+        /// The filtered RSSI at `now`. A scanner that reports further apart than the filter's
+        /// window (an ESPresense node every 5 s beside `.responsive`'s 3 s moving average) has an
+        /// empty window between its reports: its value as of its last report stands in while `now`
+        /// is within twice its longest recent gap — ranging jumped to whichever other scanner had
+        /// reported within the window, and the distance swung between rooms every few seconds.
+        ///
+        /// ```swift
+        /// reading.filteredRSSI(at: now, profile: .responsive)   // −62: the last report's, 4 s ago
+        /// ```
+        public func filteredRSSI(at now: Timestamp, profile: MonitoringProfile) -> Double? {
+            if let value = profile.rssiFilter.value(of: filter, at: now) { return value }
+            guard !(now - lastHeard > 2 * longestRecentGap) else { return nil }
+            return profile.rssiFilter.value(of: filter, at: lastHeard)
+        }
+
         /// Seconds of gaps over which ``longestRecentGap`` halves.
         public static let gapMemory = 60.0
 
@@ -87,13 +102,13 @@ public struct RangingSession: Hashable, Sendable, Codable {
         public var intervalSamples: Int { readings.reduce(0) { $0 + $1.intervalSamples } }
 
         /// The scanner whose readings put the beacon nearest at `now`: among those still current
-        /// (``Reading/isCurrent(at:profile:)``) and with a filtered RSSI, the smallest distance
+        /// (``Reading/isCurrent(at:profile:)``) and with a filtered RSSI (``Reading/filteredRSSI(at:profile:)``), the smallest distance
         /// estimate, then the strongest filtered RSSI (no distance model answer), then the
         /// scanner's name. Its filtered RSSI and distance (nil when the model gives none) with it.
         public func nearest(at now: Timestamp, profile: MonitoringProfile) -> (reading: Reading, filtered: Double, distance: Double?)? {
             var best: (reading: Reading, filtered: Double, distance: Double?)?
             for reading in readings where reading.isCurrent(at: now, profile: profile) {
-                guard let filtered = profile.rssiFilter.value(of: reading.filter, at: now) else { continue }
+                guard let filtered = reading.filteredRSSI(at: now, profile: profile) else { continue }
                 let distance = profile.distanceModel.distance(rssi: filtered, measuredPower: Double(reading.measuredPower))
                 if let current = best {
                     let closer: Bool

@@ -33,6 +33,9 @@ public final class MonitoringService: Sendable {
     private let regionWrites = AsyncSemaphore()
     /// Whether ``holdRegionWritesUntilRestore()`` holds `regionWrites`' permit for the restore.
     private let restoreHold = LockedBox(false)
+    /// Set when the hold was let go without a restore (the daemon stopping): region writes are
+    /// refused from then on, as the regions they would change were never brought back.
+    private let restoreAbandoned = LockedBox(false)
 
     /// Persists every event the manager delivers: on the SQLite store synchronously on the
     /// engine's thread (durable before the engine goes on), on a networked store through a
@@ -127,6 +130,11 @@ public final class MonitoringService: Sendable {
             switch event.kind {
             case .didStartMonitoring(let region):
                 try submit(.region(region, at: time, origin: nil))
+                // Registered again after its source came back, with the state it had (stale until
+                // a sighting or fix): kept in the store too, which saving the region cleared.
+                if let monitored = manager.monitoredRegion(region.identifier), monitored.isStale {
+                    try submit(.state(region.identifier, monitored.state, since: monitored.stateSince?.seconds ?? time, evidence: nil, at: time))
+                }
             case .didEnterRegion:
                 break // the state row is written by the didDetermineState that accompanies every crossing
             case .didExitRegion(let region):
@@ -255,10 +263,21 @@ public final class MonitoringService: Sendable {
     }
 
     /// Lets the writes held by ``holdRegionWritesUntilRestore()`` go without restoring (the daemon
-    /// stopping before its regions came back). Does nothing when no hold is in place.
+    /// stopping before its regions came back): they, and every later one, fail with
+    /// ``RegionKitError/Code-swift.struct/stopping`` (the API's 503) — against regions never
+    /// restored, a DELETE would find nothing and a PUT would replace what it cannot see. Does
+    /// nothing when no hold is in place.
     public func releaseRegionWriteHold() async {
         guard restoreHold.withLock({ held in defer { held = false }; return held }) else { return }
+        restoreAbandoned.withLock { $0 = true }
         await regionWrites.release()
+    }
+
+    /// Throws ``RegionKitError/Code-swift.struct/stopping`` once the restore was abandoned.
+    private func refuseWritesWithoutRestore(_ identifier: String) throws {
+        if restoreAbandoned.withLock({ $0 }) {
+            throw RegionKitError(.stopping, "the daemon is stopping before its regions were restored: region '\(identifier)' was not changed")
+        }
     }
 
     /// How many region writes wait for their turn (tests).
@@ -312,7 +331,10 @@ public final class MonitoringService: Sendable {
     /// - Returns: whether a region with this identifier was already monitored.
     @discardableResult
     public func putRegion(_ region: Region) async throws -> Bool {
-        try await regionWrites.withPermit { try await self.putRegionNow(region) }
+        try await regionWrites.withPermit {
+            try self.refuseWritesWithoutRestore(region.identifier)
+            return try await self.putRegionNow(region)
+        }
     }
 
     private func putRegionNow(_ region: Region) async throws -> Bool {
@@ -382,6 +404,7 @@ public final class MonitoringService: Sendable {
     /// ```
     public func removeRegion(_ identifier: String, reason: String) async throws -> Bool {
         try await regionWrites.withPermit {
+            try self.refuseWritesWithoutRestore(identifier)
             guard let region = self.manager.monitoredRegion(identifier)?.region else { return false }
             try await self.stopMonitoring(region, reason: reason)
             return true

@@ -69,4 +69,22 @@ struct NearestAbsenceTests {
         #expect(engine.nearest.isEmpty && engine.nearestAbsences.isEmpty)
         #expect(Self.changes(engine.advance(to: Timestamp(seconds: 1000))).isEmpty)
     }
+
+    @Test("A beacon reported under thousands of room names keeps at most 32 scanner tracks, the current room's always among them (every sighting walked and sorted them all: audit)")
+    func scannerTracksBounded() {
+        var state = NearestScannerState()
+        let policy = NearestScannerPolicy()
+        // The kitchen hears it loudly every second; a flood names a new room 50 times a second.
+        var t = 0.0
+        for i in 0..<3_000 {
+            if i % 50 == 0 { _ = state.record(Fixture.seen(Fixture.a, at: t, rssi: -50, scanner: "kitchen"), scanner: "kitchen", policy: policy) }
+            _ = state.record(Fixture.seen(Fixture.a, at: t, rssi: -95, scanner: "room-\(i)"), scanner: "room-\(i)", policy: policy)
+            #expect(state.tracks.count <= NearestScannerState.maximumTracks)
+            t += 0.02
+        }
+        #expect(state.tracks.count == 32)
+        #expect(state.current == "kitchen" && state.tracks["kitchen"] != nil)
+        #expect(state.tracks["room-2999"] != nil && state.tracks["room-0"] == nil, "the newest kept, the oldest let go")
+    }
+
 }

@@ -276,6 +276,31 @@ struct RangingTests {
         #expect(abs(rare.longestRecentGap - 60 * exp2(-1.0 / 60)) < 1e-9)
     }
 
+    @Test("A beacon heard by two nodes reporting every 5 s is ranged from the nearer one at every delivery, between its reports too (its 3 s filter window is empty then: the distance swung to the farther node's and back every 5 s)")
+    func slowReportersRangedFromTheNearerNode() throws {
+        let profile = MonitoringProfile.responsive   // 3 s moving average
+        var engine = Fixture.engine(profile)
+        _ = engine.startRanging(Self.constraint, label: "home", at: .zero)
+        // The office hears it at −62 dBm, the hallway at −72, each every 5 s, 2.5 s apart.
+        var reports: [BeaconObservation] = []
+        for t in stride(from: 0.4, to: 60, by: 5) {
+            reports.append(Fixture.seen(Fixture.a, at: t, rssi: -62, scanner: "office"))
+            reports.append(Fixture.seen(Fixture.a, at: t + 2.5, rssi: -72, scanner: "hallway"))
+        }
+        let events = Fixture.feed(&engine, reports) + engine.advance(to: Timestamp(seconds: 62))
+        let office = try #require(profile.distanceModel.distance(rssi: -62, measuredPower: -59))
+        // From the office's second report on (its cadence known), every delivery that lists a
+        // measured beacon gives the office's distance.
+        let settled = events.rangings.filter { $0.time > 6 }.compactMap(\.beacons.first)
+        #expect(settled.count == 56)
+        let heard = settled.filter(\.isHeard)
+        #expect(heard.count >= 20 && heard.allSatisfy { $0.accuracy == office }, "\(settled.map(\.accuracy))")
+        // /v1/beacons and the hub read the track's nearest scanner at any moment: the office's too.
+        // (At 62 s the office's last report, at 55.4 s, is out of its window; the hallway's, at 57.9 s, is in.)
+        let track = try #require(engine.rangingSessions.first?.tracks[Fixture.a])
+        #expect(track.nearest(at: Timestamp(seconds: 62), profile: profile)?.reading.scannerID == "office")
+    }
+
     @Test("§3 the reported RSSI is the mean of the interval; accuracy uses the filtered RSSI")
     func intervalMeanRSSI() {
         var engine = Fixture.engine(.coreLocation)

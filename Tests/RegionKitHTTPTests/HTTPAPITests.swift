@@ -254,6 +254,22 @@ struct HTTPAPITests {
         }
     }
 
+    @Test("A PUT or DELETE sent while the daemon stops before restoring its regions: 503, nothing changed (a DELETE answered 404 for a stored region the engine had not restored yet)")
+    func writesWhileStoppingBeforeTheRestore() async throws {
+        let daemon = try await TestDaemon()
+        defer { Task { try? await daemon.stop() } }
+        let client = daemon.client()
+        #expect(try await client.request("PUT", "/v1/regions/shop", body: #"{"latitude": 48.85, "longitude": 2.35, "radius": 100}"#).status == 201)
+        // As `run` does when a stop comes before the restore.
+        await daemon.service.holdRegionWritesUntilRestore()
+        await daemon.service.releaseRegionWriteHold()
+        let delete = try await client.request("DELETE", "/v1/regions/shop")
+        #expect(delete.status == 503 && delete.text.contains("stopping before its regions were restored"), "\(delete.status) \(delete.text)")
+        let put = try await client.request("PUT", "/v1/regions/hall", body: #"{"latitude": 48.86, "longitude": 2.36, "radius": 50}"#)
+        #expect(put.status == 503, "\(put.status) \(put.text)")
+        #expect(try daemon.service.sqlite.regions().map(\.identifier).sorted() == ["lobby", "shop"], "the configured lobby and the shop, as before")
+    }
+
     @Test("A refused PUT leaves nothing behind: not monitored later when the source comes back, and a replaced region keeps its stored state")
     func refusalLeavesNothingBehind() async throws {
         let daemon = try await TestDaemon(sources: [.beacon: .authorized])

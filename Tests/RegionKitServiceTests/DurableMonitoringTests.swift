@@ -94,7 +94,7 @@ struct DurableMonitoringTests {
         clock2.advance(by: 120)
         let exits = try second.sqlite.events(since: 500).filter { $0.type == "didExitRegion" }
         #expect(exits.count == 1, "profile \(profile.name)")
-        #expect(exits.first?.reason?.contains("not seen since the restart") == true, "\(exits.first?.reason ?? "")")
+        #expect(exits.first?.reason?.contains("not seen since monitoring resumed") == true, "\(exits.first?.reason ?? "")")
         #expect(try second.sqlite.states()["lobby"]?.state == .outside)
         #expect(try second.sqlite.events(since: 500).filter { $0.type == "didEnterRegion" }.isEmpty)
     }

@@ -311,6 +311,22 @@ struct PresenceOutputsTests {
             crowded.published(event, regions: regions)
         }
         #expect(crowded.announcedBeacons.count == 4)
+        // The count of announced beacons the regions match is kept between events (it was
+        // recounted three times an event) and counted again when the regions change. Limit 3:
+        // two neighbours and one of ours announced while only `family` is monitored (1 matched,
+        // 2 others). With a region matching the neighbours too, all three are matched, so a third
+        // neighbour is beyond the limit (a count kept from `family` alone said 1 < 3).
+        var kept = PresenceOutputs(topics: Self.topics, discovery: HomeAssistantDiscovery(topics: Self.topics, beacons: BeaconAnnouncement(scope: .all, maximum: 3)))
+        for event in [placed(60, major: 9, minor: 1, uuid: "B9407F30-F5F8-466E-AFF9-25556B57FE6D"),
+                      placed(61, major: 9, minor: 2, uuid: "B9407F30-F5F8-466E-AFF9-25556B57FE6D"), placed(62, major: 1, minor: 1)] {
+            #expect(!kept.isBeyondLimit(event, regions: regions))
+            kept.published(event, regions: regions)
+        }
+        #expect(kept.announcedBeacons.count == 3)
+        let third = placed(63, major: 9, minor: 3, uuid: "B9407F30-F5F8-466E-AFF9-25556B57FE6D")
+        #expect(!kept.isBeyondLimit(third, regions: regions), "under `family` alone: 2 others of 3")
+        #expect(kept.isBeyondLimit(third, regions: { [family, matching] }), "matched: 3 of 3")
+        #expect(kept.isBeyondLimit(placed(64, major: 1, minor: 2), regions: { [] }), "no region: every one is an other (3 of 3)")
     }
 
     @Test("homeAssistant: beacons and maximumBeacons read from the configuration; out of range or unknown values are errors naming the field")

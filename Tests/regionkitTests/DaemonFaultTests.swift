@@ -197,6 +197,18 @@ struct DaemonFaultTests {
         #expect(!FileManager.default.fileExists(atPath: path + "-wal"))
     }
 
+    @Test("events on an empty file says so and leaves it empty (a read-only command made it a store)")
+    func emptyFileNotMadeAStore() async throws {
+        let path = DaemonTests.temporaryStore()
+        try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        #expect(FileManager.default.createFile(atPath: path, contents: Data()))
+        let result = try await CLI.run(["events", "--store", path])
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("\(path) is empty, not a store yet"), "\(result.stderr)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)).isEmpty)
+        #expect(!FileManager.default.fileExists(atPath: path + "-wal"))
+    }
+
     /// Another application's SQLite database (a recipes table, rollback journal).
     static func makeForeignDatabase(at path: String) throws {
         let queue = try DatabaseQueue(path: path)

@@ -83,6 +83,7 @@ paths:
         "409": {$ref: "#/components/responses/Problem"}
         "413": {$ref: "#/components/responses/Problem"}
         "415": {$ref: "#/components/responses/Problem"}
+        "503": {$ref: "#/components/responses/Problem"}
     delete:
       operationId: deleteRegion
       summary: Stop monitoring and forget the region (its events stay in the log)
@@ -93,6 +94,7 @@ paths:
         "403": {$ref: "#/components/responses/Problem"}
         "404": {$ref: "#/components/responses/Problem"}
         "405": {$ref: "#/components/responses/RegionsAreConfiguration"}
+        "503": {$ref: "#/components/responses/Problem"}
   /v1/regions/{id}/request-state:
     parameters:
       - {name: id, in: path, required: true, schema: {type: string, minLength: 1}}

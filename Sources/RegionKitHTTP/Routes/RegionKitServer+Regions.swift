@@ -31,6 +31,8 @@ extension RegionKitServer {
             } catch let error as RegionKitError where error.code == .regionMonitoringFailure {
                 // The daemon cannot monitor it now (no source for its kind, the region limit).
                 throw Problem(.conflict, error.message, field: region.kind == .circular ? "latitude" : "uuid")
+            } catch let error as RegionKitError where error.code == .stopping {
+                throw Problem(.serviceUnavailable, error.message, field: "id")
             }
             guard let report = try await self.regionReports(only: id).first else {
                 throw Problem(.conflict, "region '\(id)' stopped being monitored while it was saved", field: "id")
@@ -40,7 +42,12 @@ extension RegionKitServer {
         router.delete("/v1/regions/:id") { _, context in
             let id = try Self.regionID(context)
             try self.refuseRegionChanges()
-            let removed = try await self.metrics.timedStore("delete_region") { try await self.backend.removeRegion(id) }
+            let removed: Bool
+            do {
+                removed = try await self.metrics.timedStore("delete_region") { try await self.backend.removeRegion(id) }
+            } catch let error as RegionKitError where error.code == .stopping {
+                throw Problem(.serviceUnavailable, error.message, field: "id")
+            }
             guard removed else { throw Problem(.notFound, "region '\(id)' is not monitored", field: "id") }
             return Response(status: .noContent)
         }

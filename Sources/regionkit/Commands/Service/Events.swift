@@ -49,6 +49,11 @@ struct Events: AsyncParsableCommand {
                 guard FileManager.default.fileExists(atPath: path) else {
                     throw RegionKitError(.invalidArgument, "no store at \(path) (use --store or REGIONKIT_STORE)")
                 }
+                // A read-only command: an empty file is not turned into a store (as `run` would).
+                let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.intValue
+                guard size != 0 else {
+                    throw RegionKitError(.invalidArgument, "\(path) is empty, not a store yet (the daemon makes it one at its first start)")
+                }
                 database = try RegionStore(path: path)
             }
             let start = try since.map { try Self.parseTime($0, now: Date()) }

@@ -1,0 +1,58 @@
+import Foundation
+import Testing
+@testable import RegionKitEngine
+
+/// A source that goes away and comes back (a broker restart, a controller unplugged for a moment):
+/// the regions fail and are registered again, and keep the state they had.
+@Suite("Regions across a source outage")
+struct SourceOutageTests {
+    static let lobby = Fixture.region("lobby")
+    static let hall = Fixture.region("hall", major: 9)
+
+    /// An engine with the lobby inside (its beacon heard every 5 s, as an ESPresense node reports
+    /// it) and the hall outside, the source lost at 30.2 s.
+    static func engineWithAnOutage(retry: Automation.Retry? = Automation.Retry()) -> (MonitoringEngine, [LocationEvent]) {
+        var engine = Fixture.engine(.responsive, automation: Automation(requestStateOnStart: true, rangeWhileInside: true, retry: retry))
+        var events = engine.startMonitoring(contentsOf: [lobby, hall], at: .zero)
+        events += Fixture.feed(&engine, stride(from: 0.5, to: 30, by: 5).map { Fixture.seen(Fixture.a, at: $0) })
+        #expect(engine.state(of: "lobby") == .inside && engine.state(of: "hall") == .outside)
+        events += engine.setSourceStatus(.restricted(reason: "broker unreachable"), for: .beacon, at: Timestamp(seconds: 30.2))
+        return (engine, events)
+    }
+
+    @Test("A source back within a second: the regions start again with their states — no \"outside\" from the 3 s first determination and no second entry for the region inside (a broker restart made Home Assistant's presence go off and on)")
+    func briefOutage() throws {
+        var (engine, before) = Self.engineWithAnOutage()
+        #expect(before.of("monitoringDidFail").count == 2)
+        var events = engine.setSourceStatus(.authorized, for: .beacon, at: Timestamp(seconds: 30.6))
+        events += engine.advance(to: Timestamp(seconds: 35))
+        // The reports go on, every 5 s.
+        events += Fixture.feed(&engine, stride(from: 35.5, to: 60, by: 5).map { Fixture.seen(Fixture.a, at: $0) })
+        events += engine.advance(to: Timestamp(seconds: 60))
+        #expect(events.of("didStartMonitoring").count == 2, "registered again (the retry at 31.2 s): \(events.summary)")
+        #expect(events.of("didEnterRegion").isEmpty && events.of("didExitRegion").isEmpty, "\(events.summary)")
+        let states = events.of("didDetermineState").compactMap { event -> String? in
+            if case .didDetermineState(let state, let region) = event.kind { return "\(region.identifier):\(state.rawValue)" } else { return nil }
+        }
+        #expect(states == ["lobby:inside", "hall:outside"], "the requested states are the ones they had: \(states)")
+        #expect(engine.state(of: "lobby") == .inside && engine.state(of: "hall") == .outside)
+        #expect(engine.monitoredRegion("lobby")?.isStale == false, "the sighting confirmed it")
+        #expect(events.contains { if case .didRangeBeacons(_, _, "lobby") = $0.kind { return true } else { return false } },
+                "ranging resumes with the region inside")
+    }
+
+    @Test("A region inside whose beacon is not heard after the outage exits once, with the reason, after the silence threshold; one registered anew during the outage carries nothing over")
+    func notHeardAgain() throws {
+        var (engine, _) = Self.engineWithAnOutage()
+        // A new definition of the hall during the outage (its registration fails: no source).
+        _ = engine.startMonitoring(Fixture.region("hall", major: 10), at: Timestamp(seconds: 31))
+        var events = engine.setSourceStatus(.authorized, for: .beacon, at: Timestamp(seconds: 40))
+        events += engine.advance(to: Timestamp(seconds: 200))
+        let exits = events.of("didExitRegion", "lobby")
+        #expect(exits.count == 1, "\(events.summary)")
+        #expect(exits.first?.evidence?.reason?.contains("not seen since monitoring resumed") == true, "\(exits.first?.evidence?.reason ?? "")")
+        #expect(events.of("didEnterRegion").isEmpty)
+        #expect(events.of("didDetermineState", "hall").first?.evidence?.reason?.contains("no sighting within") == true,
+                "the new hall is determined afresh: \(events.summary)")
+    }
+}
