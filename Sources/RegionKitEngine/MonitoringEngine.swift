@@ -272,7 +272,12 @@ public struct MonitoringEngine: Sendable {
         defer { settleTimers() }
         var events = advance(to: time)
         suspendedStates[region.identifier] = nil
-        if let failure = validate(region) { return events + fail(region, failure) }
+        if let failure = validate(region) {
+            // Its source is not back yet (a broker slower to start than the daemon): the stored
+            // state is carried over to the registration that a retry or the source's return makes.
+            if failure.code == .sourceUnavailable, state != .unknown { suspendedStates[region.identifier] = (state, since) }
+            return events + fail(region, failure)
+        }
         insert(region)   // replaces a region with this identifier
         return events + carryOver(region, state: state, since: since)
     }

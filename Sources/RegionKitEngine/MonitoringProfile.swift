@@ -23,7 +23,7 @@ public struct MonitoringProfile: Sendable {
     public var rangingInterval: Double
     /// A ranged beacon not heard for this long is dropped from the list (Core Location: ~10 s).
     /// A scanner that reports a beacon less often (an ESPresense node every ~5 s) keeps it for
-    /// twice its longest recent gap, up to the exit detector's longest silence
+    /// 2.5 times its mean gap, up to the exit detector's longest silence
     /// (``RangingSession/Reading/retention(under:)``).
     public var rangingRetention: Double
     /// Smoothing of RSSI before the distance estimate.

@@ -1,9 +1,4 @@
 import RegionKitCore
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 /// Aggregates the sightings of one ranging request into a delivery every interval.
 ///
 /// Each beacon heard during the interval is listed with its mean RSSI, a distance estimate from the
@@ -33,29 +28,32 @@ public struct RangingSession: Hashable, Sendable, Codable {
         public var lastHeard: Timestamp
         public var intervalRSSISum: Double = 0
         public var intervalSamples: Int = 0
-        /// The longest recent gap between this scanner's sightings of the beacon, seconds (0 until
-        /// its second sighting): a longer gap replaces it, and it halves with every minute of gaps
-        /// after it (``gapMemory``).
-        public var longestRecentGap: Double = 0
+        /// The scanner's cadence for this beacon: a running mean of the gaps between its sightings,
+        /// seconds (0 until its second sighting; each new gap weighs ``gapWeight``). An ESPresense
+        /// node that reports a still beacon every ~5 s learns ≈ 5; a radio hearing every
+        /// advertisement ≈ 0.1, where one long dropout is forgotten within a second or two.
+        public var meanGap: Double = 0
 
-        /// How long this scanner's readings are kept after it last heard the beacon: the
-        /// profile's ``MonitoringProfile/rangingRetention``, or twice ``longestRecentGap`` when
-        /// that is longer — a scanner that reports a beacon only every 5 s (ESPresense nodes, a
-        /// gateway's aggregates) would otherwise have it dropped and listed again at every report —
-        /// but never longer than the profile's exit detector waits
+        /// How long this scanner's readings count after it last heard the beacon: the profile's
+        /// ``MonitoringProfile/rangingRetention``, or two and a half times ``meanGap`` when that is
+        /// longer (one missed report of a steady cadence, and some jitter) — a scanner that reports
+        /// a beacon only every 5 s (ESPresense nodes, a gateway's aggregates) had it dropped and
+        /// listed again at every report — but never longer than the profile's exit detector waits
         /// (``ExitDetector/maximumSilence``).
         ///
         /// ```swift
         /// // an ESPresense node reporting every 5.2 s, under `.responsive` (5 s retention, 60 s cap)
-        /// reading.retention(under: .responsive)   // 10.4
+        /// reading.retention(under: .responsive)   // 13
         /// ```
         public func retention(under profile: MonitoringProfile) -> Double {
             let base = profile.rangingRetention
-            let learned = min(2 * longestRecentGap, profile.exitDetector.maximumSilence)
+            let learned = min(Self.retentionGaps * meanGap, profile.exitDetector.maximumSilence)
             return learned > base ? learned : base
         }
 
-        /// Whether the reading is still kept at `now` (see ``retention(under:)``).
+        /// Whether the reading counts at `now` (see ``retention(under:)``). A reading past it is
+        /// still kept, unused, until the exit detector's longest silence, so that a scanner whose
+        /// reports come further apart than the profile's retention learns its cadence.
         public func isCurrent(at now: Timestamp, profile: MonitoringProfile) -> Bool {
             !(now - lastHeard > retention(under: profile))
         }
@@ -63,27 +61,36 @@ public struct RangingSession: Hashable, Sendable, Codable {
         /// The filtered RSSI at `now`. A scanner that reports further apart than the filter's
         /// window (an ESPresense node every 5 s beside `.responsive`'s 3 s moving average) has an
         /// empty window between its reports: its value as of its last report stands in while `now`
-        /// is within twice its longest recent gap — ranging jumped to whichever other scanner had
-        /// reported within the window, and the distance swung between rooms every few seconds.
+        /// is within its learned retention (``retentionGaps`` mean gaps; a radio hearing every
+        /// advertisement is unchanged) — ranging jumped to whichever other scanner had reported
+        /// within the window, and the distance swung between rooms every few seconds.
         ///
         /// ```swift
         /// reading.filteredRSSI(at: now, profile: .responsive)   // −62: the last report's, 4 s ago
         /// ```
         public func filteredRSSI(at now: Timestamp, profile: MonitoringProfile) -> Double? {
             if let value = profile.rssiFilter.value(of: filter, at: now) { return value }
-            guard !(now - lastHeard > 2 * longestRecentGap) else { return nil }
+            guard !(now - lastHeard > Self.retentionGaps * meanGap) else { return nil }
             return profile.rssiFilter.value(of: filter, at: lastHeard)
         }
 
-        /// Seconds of gaps over which ``longestRecentGap`` halves.
-        public static let gapMemory = 60.0
+        /// The weight of a new gap in ``meanGap``.
+        public static let gapWeight = 0.25
+        /// How many mean gaps a reading counts for after its scanner last heard the beacon.
+        public static let retentionGaps = 2.5
 
-        /// Takes the gap before a sighting at `time` into ``longestRecentGap``.
+        /// Takes the gap before a sighting at `time` into ``meanGap``.
         mutating func noteSighting(at time: Timestamp) {
             let gap = time - lastHeard
             guard gap > 0, gap.isFinite else { return }
-            let remembered = longestRecentGap * exp2(-gap / Self.gapMemory)
-            longestRecentGap = gap > remembered ? gap : remembered
+            meanGap = meanGap == 0 ? gap : meanGap + Self.gapWeight * (gap - meanGap)
+        }
+
+        /// Whether the reading is kept at all at `now` (counting or not): until the exit
+        /// detector's longest silence, or the profile's retention if that is longer.
+        func isKept(at now: Timestamp, profile: MonitoringProfile) -> Bool {
+            let limit = profile.exitDetector.maximumSilence
+            return !(now - lastHeard > (limit > profile.rangingRetention ? limit : profile.rangingRetention))
         }
     }
 
@@ -92,7 +99,8 @@ public struct RangingSession: Hashable, Sendable, Codable {
         public var identity: BeaconIdentity
         /// Each scanner's readings, in the order the scanners were first heard (at most
         /// ``RangingSession/maximumReadings``; a scanner silent past its reading's
-        /// ``Reading/retention(under:)`` is dropped).
+        /// ``Reading/retention(under:)`` no longer counts, and past the exit detector's longest
+        /// silence is dropped).
         public var readings: [Reading] = []
         public var lastHeard: Timestamp
         /// The latest telemetry that came with a sighting.
@@ -223,10 +231,15 @@ public struct RangingSession: Hashable, Sendable, Codable {
                     track.readings[index].intervalRSSISum = 0
                     track.readings[index].intervalSamples = 0
                 }
-                track.readings.removeAll { !$0.isCurrent(at: now, profile: profile) }
+                track.readings.removeAll { !$0.isKept(at: now, profile: profile) }
                 tracks[identity] = track
             } else if !track.readings.contains(where: { $0.isCurrent(at: now, profile: profile) }) {
-                tracks[identity] = nil
+                // Not listed; kept (unused) while a reading may still learn its scanner's cadence.
+                // Its telemetry goes, as it went with a dropped track (a stale battery reading
+                // would come back with the next sighting).
+                track.readings.removeAll { !$0.isKept(at: now, profile: profile) }
+                track.telemetry = nil
+                tracks[identity] = track.readings.isEmpty ? nil : track
             } else {
                 beacons.append(Beacon(identity: identity, proximity: .unknown, accuracy: -1, rssi: 0, timestamp: track.lastHeard, telemetry: track.telemetry))
             }

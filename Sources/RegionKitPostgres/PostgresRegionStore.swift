@@ -474,7 +474,8 @@ public final class PostgresRegionStore: RegionStoring, CustomStringConvertible {
             counts[status] = Int(count)
         }
         let failed = try await rows("count failed attempts", """
-            SELECT COALESCE(SUM(CASE WHEN status = 'delivered' THEN attempts - 1 ELSE attempts END), 0)::bigint FROM hook_delivery
+            SELECT LEAST(COALESCE(SUM(CASE WHEN status = 'delivered' THEN GREATEST(attempts, 1) - 1 ELSE GREATEST(attempts, 0) END), 0),
+                         9223372036854775807)::bigint FROM hook_delivery
             """) { try $0.decode(Int64.self) }.first ?? 0
         return (counts, Int(failed))
     }

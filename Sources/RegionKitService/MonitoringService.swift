@@ -158,6 +158,11 @@ public final class MonitoringService: Sendable {
                 line.add("count", beacons.count)
                 try log(time: time, type: "rangedBeaconCountChanged", region: label, state: nil, reason: beacons.count == 1 ? "1 beacon ranged" : "\(beacons.count) beacons ranged", json: line.text)
                 return
+            case .monitoringDidFail(let region, _):
+                // Its automatic ranging ended with it (as the timelines count it).
+                rangedCounts.withLock { _ = $0.removeValue(forKey: region.identifier) }
+            case .didFailRanging(_, let label, _):
+                rangedCounts.withLock { _ = $0.removeValue(forKey: label) }
             default:
                 break
             }
@@ -248,7 +253,7 @@ public final class MonitoringService: Sendable {
     /// ``restoreRegions(_:)`` has run. The daemon calls it before its HTTP API serves: the API
     /// serves while devices connect (up to 5 s) before the regions come back, and a DELETE there
     /// answered 404 for a region the restore then brought back, a PUT was restored over.
-    /// Without a restore to come (a stop first), ``releaseRegionWriteHold()`` lets them go. Call
+    /// Without a restore to come (a stop first), ``releaseRegionWriteHold()`` refuses them. Call
     /// it from the task that restores, before the restore (a second call changes nothing).
     ///
     /// ```swift

@@ -405,10 +405,12 @@ public final class RegionStore: Sendable {
             for row in try Row.fetchAll(db, sql: "SELECT status, COUNT(*) AS n FROM hook_delivery GROUP BY status") {
                 counts[try column(row, "status", of: "hook_delivery")] = try column(row, "n", of: "hook_delivery")
             }
-            let failed = try Int.fetchOne(db, sql: """
-                SELECT COALESCE(SUM(CASE WHEN status = 'delivered' THEN attempts - 1 ELSE attempts END), 0) FROM hook_delivery
+            // TOTAL (a REAL) and each row's count taken within 0…: a damaged row's huge count
+            // made SUM fail with "integer overflow", and with it /metrics.
+            let failed = try Double.fetchOne(db, sql: """
+                SELECT TOTAL(CASE WHEN status = 'delivered' THEN MAX(attempts, 1) - 1 ELSE MAX(attempts, 0) END) FROM hook_delivery
                 """) ?? 0
-            return (counts, failed)
+            return (counts, failed < 9.2e18 ? Int(failed) : Int(Int64.max))
         }
     }
 

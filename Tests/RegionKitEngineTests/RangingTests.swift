@@ -235,45 +235,49 @@ struct RangingTests {
         #expect(dropAfter > 9 && dropAfter < 11, "count drops \(dropAfter) s after leaving (spec §2: ~10 s)")
     }
 
-    @Test("A scanner reporting a beacon every ~5 s (an ESPresense node) keeps it listed between its reports, for twice its longest recent gap (it was dropped and listed again at every report under the 5 s retention); a 10 Hz scanner's beacon is still dropped after the profile's 5 s; the learned retention stops at the exit detector's longest silence")
-    func slowReporterStaysListed() throws {
+    @Test("A scanner reporting a beacon every few seconds (an ESPresense node, a gateway's aggregates) keeps it listed between its reports, for 2.5 times its mean gap (it was dropped and listed again at every report under the 5 s retention); a 10 Hz scanner's beacon is still dropped after the profile's 5 s; the learned retention stops at the exit detector's longest silence",
+          arguments: [5.3, 8.0, 20.0])
+    func slowReporterStaysListed(cadence: Double) throws {
         let profile = MonitoringProfile.responsive   // retention 5 s, exit detector's cap 60 s
         var engine = Fixture.engine(profile)
         _ = engine.startRanging(Self.constraint, label: "hall", at: .zero)
-        // A node reporting the still beacon every 5.3 s for a minute (ESPresense: a report when it
-        // moved or 5 s after the last, plus the scan's jitter).
-        let reports = stride(from: 0.4, to: 60, by: 5.3).map { Fixture.seen(Fixture.a, at: $0, rssi: -70, scanner: "kitchen") }
-        let events = Fixture.feed(&engine, reports) + engine.advance(to: Timestamp(seconds: 60))
-        let counts = events.rangings.map(\.beacons.count)
-        // Before its second report the node's cadence is unknown: the 5 s retention drops it at
-        // 5.4 < 5.7 (the first report at 0.4 s, the second at 5.7 s); from then on it stays listed.
-        let afterSecond = events.rangings.filter { $0.time > 6 }.map(\.beacons.count)
-        #expect(afterSecond.allSatisfy { $0 == 1 }, "listed between reports: \(counts)")
-        #expect(afterSecond.count == 54)
+        // The node reports the still beacon every `cadence` seconds for three minutes.
+        let reports = stride(from: 0.4, to: 180, by: cadence).map { Fixture.seen(Fixture.a, at: $0, rssi: -70, scanner: "kitchen") }
+        let events = Fixture.feed(&engine, reports) + engine.advance(to: Timestamp(seconds: 180))
+        // Before its second report the node's cadence is unknown (the 5 s retention holds); from
+        // then on the beacon stays listed. (With a reading dropped at the retention, an 8 s or 20 s
+        // node could never learn its cadence: every report started afresh.)
+        let afterSecond = events.rangings.filter { $0.time > 0.4 + cadence + 1 }
+        #expect(afterSecond.allSatisfy { $0.beacons.count == 1 }, "listed between reports: \(afterSecond.filter { $0.beacons.isEmpty }.map(\.time))")
         let reading = try #require(engine.rangingSessions.first?.tracks[Fixture.a]?.readings.first)
-        #expect(abs(reading.longestRecentGap - 5.3) < 1e-9)
-        #expect(abs(reading.retention(under: profile) - 10.6) < 1e-9)
-        // The node stops reporting (last at 58.7 s): dropped after 10.6 s, not 5.
-        let silent = engine.advance(to: Timestamp(seconds: 80)).rangings
-        #expect(silent.last { $0.beacons.count == 1 }?.time == 69, "listed while 69 − 58.7 ≤ 10.6: \(silent.map { ($0.time, $0.beacons.count) })")
+        #expect(abs(reading.meanGap - cadence) < 1e-6)
+        #expect(abs(reading.retention(under: profile) - max(5, 2.5 * cadence)) < 1e-6)
+        // The node stops reporting: dropped after its learned retention, not 5 s.
+        let last = try #require(reports.last).timestamp.seconds
+        // (In steps: a jump of more than 60 intervals skips the deliveries in between.)
+        let silent = stride(from: 200.0, through: 300, by: 20).flatMap { engine.advance(to: Timestamp(seconds: $0)) }.rangings
+        let lastListed = try #require(silent.last { $0.beacons.count == 1 }).time
+        #expect(lastListed == (last + 2.5 * cadence).rounded(.down), "listed while now − \(last) ≤ \(2.5 * cadence)")
+        #expect(engine.rangingSessions.first?.tracks.isEmpty == true, "forgotten after the exit detector's 60 s")
+    }
 
-        // A 10 Hz stream: the profile's 5 s, as before.
+    @Test("A 10 Hz scanner's beacon is dropped after the profile's 5 s, as before; after one long dropout its learned retention is back to 5 s within a few sightings; a scanner heard every 45 s keeps it for the detector's 60 s, not 112.5")
+    func fastAndRareReporters() throws {
+        let profile = MonitoringProfile.responsive
         var fast = Fixture.engine(profile)
         _ = fast.startRanging(Self.constraint, label: "hall", at: .zero)
-        let heard = Fixture.feed(&fast, Fixture.stream(Fixture.a, from: 0.05, to: 10, every: 0.1)) + fast.advance(to: Timestamp(seconds: 30))
-        #expect(heard.rangings.last { $0.beacons.count == 1 }?.time == 14, "last heard ≈ 9.95 s: listed while now − 9.95 ≤ 5")
+        var heard = Fixture.feed(&fast, Fixture.stream(Fixture.a, from: 0.05, to: 10, every: 0.1))
+        // A 30 s dropout, then 2 s of sightings again.
+        heard += Fixture.feed(&fast, Fixture.stream(Fixture.a, from: 40, to: 42, every: 0.1)) + fast.advance(to: Timestamp(seconds: 60))
+        #expect(heard.rangings.last { $0.beacons.count == 1 }?.time == 46, "last heard ≈ 41.95 s: listed while now − 41.95 ≤ 5")
+        #expect(heard.rangings.filter { $0.time > 15 && $0.time < 40 }.allSatisfy { $0.beacons.isEmpty }, "dropped during the dropout")
 
-        // A scanner heard every 45 s keeps it for the detector's 60 s, not 90.
         var rare = RangingSession.Reading(scannerID: "attic", measuredPower: -59, lastHeard: .zero)
         rare.noteSighting(at: Timestamp(seconds: 45))
+        #expect(rare.meanGap == 45 && rare.retention(under: profile) == 60)
         rare.lastHeard = Timestamp(seconds: 45)
-        #expect(rare.retention(under: profile) == 60)
-        // The remembered gap halves with every minute of gaps after it.
-        rare.noteSighting(at: Timestamp(seconds: 105))
-        #expect(abs(rare.longestRecentGap - 60) < 1e-9, "a longer gap replaces it")
-        rare.lastHeard = Timestamp(seconds: 105)
-        rare.noteSighting(at: Timestamp(seconds: 106))
-        #expect(abs(rare.longestRecentGap - 60 * exp2(-1.0 / 60)) < 1e-9)
+        rare.noteSighting(at: Timestamp(seconds: 46))
+        #expect(rare.meanGap == 45 + 0.25 * (1 - 45), "a running mean of the gaps")
     }
 
     @Test("A beacon heard by two nodes reporting every 5 s is ranged from the nearer one at every delivery, between its reports too (its 3 s filter window is empty then: the distance swung to the farther node's and back every 5 s)")

@@ -55,4 +55,20 @@ struct SourceOutageTests {
         #expect(events.of("didDetermineState", "hall").first?.evidence?.reason?.contains("no sighting within") == true,
                 "the new hall is determined afresh: \(events.summary)")
     }
+
+    @Test("A region restored at a start while its source is still away (a broker slower to start than the daemon) gets its stored state when the source comes back, not a fresh determination (review finding)")
+    func restoredWhileTheSourceIsAway() {
+        var engine = MonitoringEngine(profile: .responsive, automation: Automation(requestStateOnStart: true, rangeWhileInside: true, retry: Automation.Retry()),
+                                      sources: [.beacon: .restricted(reason: "broker unreachable")])
+        var events = engine.restore(Self.lobby, state: .inside, since: Timestamp(seconds: -100), at: .zero)
+        #expect(events.summary == ["monitoringDidFail:lobby"])
+        events = engine.setSourceStatus(.authorized, for: .beacon, at: Timestamp(seconds: 0.5))
+        events += engine.advance(to: Timestamp(seconds: 1.5))   // the retry registers it
+        events += Fixture.feed(&engine, stride(from: 4.5, to: 30, by: 5).map { Fixture.seen(Fixture.a, at: $0) })
+        #expect(events.of("didEnterRegion").isEmpty && events.of("didExitRegion").isEmpty, "\(events.summary)")
+        #expect(events.of("didDetermineState").compactMap(\.evidence?.reason) == ["requested"], "\(events.summary)")
+        #expect(engine.state(of: "lobby") == .inside)
+        #expect(engine.monitoredRegion("lobby")?.stateSince == Timestamp(seconds: -100), "since as stored")
+    }
+
 }

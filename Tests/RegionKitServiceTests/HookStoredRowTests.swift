@@ -31,5 +31,8 @@ struct HookStoredRowTests {
         #expect(deliveries.allSatisfy { $0.status == .failed }, "\(deliveries)")
         #expect(deliveries.first { $0.eventID == .min }?.lastError == "event -9223372036854775808 is missing")
         #expect(deliveries.first { $0.eventID != .min }?.lastError == "unknown hook kind 'bogus:target'")
+        // /metrics reads the counts: SUM overflowed on the saturated row ("integer overflow").
+        let counts = try store.deliveryCounts()
+        #expect(counts.byStatus["failed"] == 2 && counts.failedAttempts == Int.max, "\(counts)")
     }
 }

@@ -173,7 +173,7 @@ struct Run: AsyncParsableCommand {
                         stopRequest.request("cannot restore the monitored regions: \(detail)", failed: true)
                     }
                 }
-                // Stopped before the restore: writes waiting for it are let go (and find no region).
+                // Stopped before the restore: writes waiting for it are refused (503), as every later one.
                 await service.releaseRegionWriteHold()
                 if stopRequest.reason == nil {
                     for index in runners.indices where !isDevice[index] { start(index) }
