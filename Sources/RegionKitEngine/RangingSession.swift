@@ -109,6 +109,13 @@ public struct RangingSession: Hashable, Sendable, Codable {
         /// Sightings recorded since the last delivery, from every scanner.
         public var intervalSamples: Int { readings.reduce(0) { $0 + $1.intervalSamples } }
 
+        /// Whether ranging lists the beacon at `now`: some reading still counts
+        /// (``Reading/isCurrent(at:profile:)``); otherwise the track is only kept while a reading
+        /// may still learn its scanner's cadence.
+        public func isListed(at now: Timestamp, profile: MonitoringProfile) -> Bool {
+            readings.contains { $0.isCurrent(at: now, profile: profile) }
+        }
+
         /// The scanner whose readings put the beacon nearest at `now`: among those still current
         /// (``Reading/isCurrent(at:profile:)``) and with a filtered RSSI (``Reading/filteredRSSI(at:profile:)``), the smallest distance
         /// estimate, then the strongest filtered RSSI (no distance model answer), then the
@@ -233,7 +240,7 @@ public struct RangingSession: Hashable, Sendable, Codable {
                 }
                 track.readings.removeAll { !$0.isKept(at: now, profile: profile) }
                 tracks[identity] = track
-            } else if !track.readings.contains(where: { $0.isCurrent(at: now, profile: profile) }) {
+            } else if !track.isListed(at: now, profile: profile) {
                 // Not listed; kept (unused) while a reading may still learn its scanner's cadence.
                 // Its telemetry goes, as it went with a dropped track (a stale battery reading
                 // would come back with the next sighting).

@@ -85,7 +85,7 @@ public struct BeaconReport: Codable, Hashable, Sendable {
         let profile = engine.profile
         for session in engine.rangingSessions {
             // A track ranging no longer lists (kept only to learn a slow scanner's cadence) is not reported from ranging.
-            for (identity, track) in session.tracks where track.readings.contains(where: { $0.isCurrent(at: engine.now, profile: profile) }) {
+            for (identity, track) in session.tracks where track.isListed(at: engine.now, profile: profile) {
                 var entry = report(identity)
                 if !entry.regions.contains(session.label), engine.monitoredRegion(session.label) != nil { entry.regions.append(session.label) }
                 // The scanner that puts it nearest (each scanner's readings apart: a far one's RSSI
