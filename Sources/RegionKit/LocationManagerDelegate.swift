@@ -36,6 +36,14 @@ public protocol LocationManagerDelegate: AnyObject, Sendable {
     func locationManagerDidChangeAuthorization(_ manager: LocationManager)
     /// Every event, with its timestamp and evidence, before the specific callback.
     func locationManager(_ manager: LocationManager, didReceive event: LocationEvent)
+    /// Called after a run of events delivered together (those produced by one call, or queued
+    /// while an earlier run was delivered: a backlog comes as one run), on the delivering thread:
+    /// the moment to commit work buffered per event, such as one database transaction for all.
+    ///
+    /// ```swift
+    /// func locationManagerDidFinishDelivering(_ manager: LocationManager) { try? log.commit() }
+    /// ```
+    func locationManagerDidFinishDelivering(_ manager: LocationManager)
 }
 
 extension LocationManagerDelegate {
@@ -48,4 +56,5 @@ extension LocationManagerDelegate {
     public func locationManager(_ manager: LocationManager, didFailRangingFor constraint: BeaconIdentityConstraint, error: RegionKitError) {}
     public func locationManagerDidChangeAuthorization(_ manager: LocationManager) {}
     public func locationManager(_ manager: LocationManager, didReceive event: LocationEvent) {}
+    public func locationManagerDidFinishDelivering(_ manager: LocationManager) {}
 }

@@ -53,20 +53,30 @@ public final class MonitoringService: Sendable {
         let rangedCounts = LockedBox<[String: Int]>([:])
         /// Events (and states) that could not be written.
         let failures: FailureCount
-        /// Whether "process stopped" was submitted: nothing is written after it. The lock also
-        /// orders a source's status change (from its own thread) against the stop, so that a
-        /// status reported while the daemon stops is either before "process stopped" or dropped.
-        let closed = LockedBox(false)
+        /// What the lock guards: whether "process stopped" was submitted (nothing is written after
+        /// it) and, on SQLite, the writes of the run of events being delivered, committed together.
+        /// The lock also orders a source's status change (from its own thread) against the stop and
+        /// against the delivered events: a write from outside the delivery commits the buffered ones
+        /// before it, so the log keeps the order in which writes were made.
+        struct Log {
+            var closed = false
+            var buffered: [StoreWrite] = []
+        }
+        let log = LockedBox(Log())
+        /// The most writes of delivered events committed in one SQLite transaction (1: one
+        /// transaction, one sync of the log, per write).
+        let groupCommitLimit: Int
         /// The first SQLite write that failed: every later write is refused.
         let inlineFailure = LockedBox<(any Error)?>(nil)
 
         init(store: any RegionStoring, hooks: HookConfiguration, logger: Logger, onLogged: (@Sendable (StoredEvent) -> Void)?,
-             onStoreFailure: (@Sendable (any Error) -> Void)?) {
+             onStoreFailure: (@Sendable (any Error) -> Void)?, groupCommitLimit: Int = 512) {
             self.store = store
             self.hooks = hooks
             self.logger = logger
             self.onLogged = onLogged
             self.onStoreFailure = onStoreFailure
+            self.groupCommitLimit = max(1, groupCommitLimit)
             let failures = FailureCount()
             self.failures = failures
             if let sqlite = store as? RegionStore {
@@ -85,43 +95,80 @@ public final class MonitoringService: Sendable {
             do {
                 try persist(event, from: manager)
             } catch {
-                failures.add()
                 logger.error("cannot persist event", metadata: ["type": "\(event.typeName)", "error": "\(error)"])
+                onStoreFailure?(error)
+            }
+        }
+
+        /// The end of a delivered run: its buffered writes are committed in one transaction.
+        func locationManagerDidFinishDelivering(_ manager: LocationManager) {
+            do {
+                try commitBuffered()
+            } catch {
+                logger.error("cannot persist events", metadata: ["error": "\(error)"])
                 onStoreFailure?(error)
             }
         }
 
         /// Writes (SQLite) or queues (a networked store) `write`; an event is acknowledged once written.
         /// `closing`: the last write ("process stopped"); later ones are dropped (debug log).
+        /// `delivered`: a write for an event being delivered, which on SQLite waits in a buffer for
+        /// the end of the delivered run (``locationManagerDidFinishDelivering(_:)``) or for
+        /// ``groupCommitLimit`` writes, and is committed with the others in one transaction (group
+        /// commit: a backlog of events was one synced transaction each, about 1,400 a second). Any
+        /// other write commits the buffered ones with it, in order.
         /// After a failed SQLite write every later one is refused, as ``StoreWriter`` refuses
         /// after its first failure: an enter whose event failed must not be followed by the state
         /// row that would keep it from being decided again after the restart.
-        func submit(_ write: StoreWrite, closing: Bool = false) throws {
-            let written = try closed.withLock { closed throws -> StoredEvent? in
-                guard !closed else {
+        func submit(_ write: StoreWrite, closing: Bool = false, delivered: Bool = false) throws {
+            let written = try log.withLock { log throws -> [StoredEvent] in
+                guard !log.closed else {
                     logger.debug("not written: the process has stopped", metadata: ["write": "\(write.typeName)"])
-                    return nil
+                    return []
                 }
-                if closing { closed = true }
-                if let inline {
-                    if let earlier = inlineFailure.withLock({ $0 }) {
-                        throw RegionKitError(.storeFailed, "not written (\(write.typeName)): an earlier write failed", cause: earlier)
-                    }
-                    do {
-                        return try inline.apply([write]).first
-                    } catch {
-                        inlineFailure.withLock { $0 = $0 ?? error }
-                        throw error
-                    }
+                if closing { log.closed = true }
+                guard inline != nil else {
+                    writer?.submit(write)
+                    return []
                 }
-                writer?.submit(write)
-                return nil
+                log.buffered.append(write)
+                if delivered && log.buffered.count < groupCommitLimit { return [] }
+                return try commit(&log)
             }
-            if let written { onLogged?(written) }
+            for event in written { onLogged?(event) }
+        }
+
+        /// Commits the buffered writes of delivered events (SQLite), and acknowledges their events.
+        func commitBuffered() throws {
+            let written = try log.withLock { log in try commit(&log) }
+            for event in written { onLogged?(event) }
+        }
+
+        /// Commits `log.buffered` in one transaction (under the lock); counts and throws a failure.
+        private func commit(_ log: inout Log) throws -> [StoredEvent] {
+            guard let inline, !log.buffered.isEmpty else { return [] }
+            let writes = log.buffered
+            log.buffered.removeAll(keepingCapacity: writes.count <= 4 * groupCommitLimit)
+            do {
+                if let earlier = inlineFailure.withLock({ $0 }) {
+                    let what = writes.count == 1 ? writes[0].typeName : "\(writes.count) writes, from \(writes[0].typeName)"
+                    throw RegionKitError(.storeFailed, "not written (\(what)): an earlier write failed", cause: earlier)
+                }
+                do {
+                    return try inline.apply(writes)
+                } catch {
+                    inlineFailure.withLock { $0 = $0 ?? error }
+                    throw error
+                }
+            } catch {
+                failures.add(writes.count)
+                throw error
+            }
         }
 
         /// Returns once everything submitted is written (at once on SQLite); throws a write's failure.
         func flush() async throws {
+            try commitBuffered()
             try await writer?.flush()
         }
 
@@ -129,11 +176,11 @@ public final class MonitoringService: Sendable {
             let time = event.timestamp.seconds
             switch event.kind {
             case .didStartMonitoring(let region):
-                try submit(.region(region, at: time, origin: nil))
+                try submit(.region(region, at: time, origin: nil), delivered: true)
                 // Registered again after its source came back, with the state it had (stale until
                 // a sighting or fix): kept in the store too, which saving the region cleared.
                 if let monitored = manager.monitoredRegion(region.identifier), monitored.isStale {
-                    try submit(.state(region.identifier, monitored.state, since: monitored.stateSince?.seconds ?? time, evidence: nil, at: time))
+                    try submit(.state(region.identifier, monitored.state, since: monitored.stateSince?.seconds ?? time, evidence: nil, at: time), delivered: true)
                 }
             case .didEnterRegion:
                 break // the state row is written by the didDetermineState that accompanies every crossing
@@ -143,7 +190,7 @@ public final class MonitoringService: Sendable {
                 rangedCounts.withLock { _ = $0.removeValue(forKey: region.identifier) }
             case .didDetermineState(let state, let region):
                 let since = manager.monitoredRegion(region.identifier)?.stateSince?.seconds
-                try submit(.state(region.identifier, state, since: since ?? time, evidence: event.evidence, at: time))
+                try submit(.state(region.identifier, state, since: since ?? time, evidence: event.evidence, at: time), delivered: true)
             case .didRangeBeacons(let beacons, _, let label):
                 // Log count changes only (the field app's "ranged beacon count changed").
                 let changed = rangedCounts.withLock { counts -> Bool in
@@ -156,7 +203,8 @@ public final class MonitoringService: Sendable {
                 line.add("type", "rangedBeaconCountChanged")
                 line.add("region", label)
                 line.add("count", beacons.count)
-                try log(time: time, type: "rangedBeaconCountChanged", region: label, state: nil, reason: beacons.count == 1 ? "1 beacon ranged" : "\(beacons.count) beacons ranged", json: line.text)
+                try log(time: time, type: "rangedBeaconCountChanged", region: label, state: nil, reason: beacons.count == 1 ? "1 beacon ranged" : "\(beacons.count) beacons ranged", json: line.text,
+                        delivered: true)
                 return
             case .monitoringDidFail(let region, _):
                 // Its automatic ranging ended with it (as the timelines count it).
@@ -167,12 +215,13 @@ public final class MonitoringService: Sendable {
                 break
             }
             try log(time: time, type: event.typeName, region: event.regionIdentifier, state: Self.state(of: event),
-                    reason: event.evidence?.reason ?? Self.errorMessage(of: event), json: event.jsonLine(origin: .zero))
+                    reason: event.evidence?.reason ?? Self.errorMessage(of: event), json: event.jsonLine(origin: .zero), delivered: true)
         }
 
-        func log(time: Double, type: String, region: String?, state: String?, reason: String?, json: String, closing: Bool = false) throws {
+        func log(time: Double, type: String, region: String?, state: String?, reason: String?, json: String, closing: Bool = false,
+                 delivered: Bool = false) throws {
             try submit(.event(time: time, type: type, region: region, state: state, reason: reason, json: json, hooks: hooks.hooks(for: type)),
-                       closing: closing)
+                       closing: closing, delivered: delivered)
         }
 
         static func state(of event: LocationEvent) -> String? {
@@ -196,16 +245,22 @@ public final class MonitoringService: Sendable {
     ///   - onLogged: called after each event is durably written (its acknowledgement).
     ///   - onStoreFailure: called when an event the engine delivered could not be written (a full
     ///     disk, the store deleted or replaced): that event is not acknowledged. The daemon stops on it.
+    ///   - groupCommitLimit: on SQLite, the most writes of delivered events committed in one
+    ///     transaction (one sync of the log): the events the engine delivers together (one call's,
+    ///     or a backlog) are written together, acknowledged when their transaction commits. 1
+    ///     commits every write alone (what `bench eventlog` compares against).
     public init(store: any RegionStoring, profile: MonitoringProfile = .responsive, automation: Automation = .all,
                 clock: any MonitoringClock = SystemClock(), sources: [RegionKind: AuthorizationStatus],
                 hooks: HookConfiguration = HookConfiguration(), logger: Logger = Logger(label: "regionkit.service"),
-                onLogged: (@Sendable (StoredEvent) -> Void)? = nil, onStoreFailure: (@Sendable (any Error) -> Void)? = nil) {
+                onLogged: (@Sendable (StoredEvent) -> Void)? = nil, onStoreFailure: (@Sendable (any Error) -> Void)? = nil,
+                groupCommitLimit: Int = 512) {
         self.store = store
         self.hooks = hooks
         self.logger = logger
         self.onLogged = onLogged
         manager = LocationManager(profile: profile, automation: automation, clock: clock, sources: sources)
-        recorder = Recorder(store: store, hooks: hooks, logger: logger, onLogged: onLogged, onStoreFailure: onStoreFailure)
+        recorder = Recorder(store: store, hooks: hooks, logger: logger, onLogged: onLogged, onStoreFailure: onStoreFailure,
+                            groupCommitLimit: groupCommitLimit)
         manager.delegate = recorder
     }
 
@@ -473,7 +528,22 @@ public final class MonitoringService: Sendable {
     /// the store is consistent after every event; a networked store: its queued writes are committed).
     /// It is the last event: anything delivered later (a source reporting its end from its own
     /// thread, a timer) is not written.
-    public func stop(reason: String = "stopped") async throws {
+    ///
+    /// Events the engine produced but has not delivered yet (a backlog behind a flood of new
+    /// beacons, delivered on a source's thread) are waited for first, up to `drainTimeout`: those
+    /// still queued then are not logged, and "process stopped" says how many.
+    ///
+    /// ```swift
+    /// try await service.stop(reason: "SIGTERM")   // after the sources have stopped
+    /// ```
+    public func stop(reason: String = "stopped", drainTimeout: Duration = .seconds(30)) async throws {
+        let left = await manager.waitUntilDelivered(timeout: drainTimeout)
+        var reason = reason
+        if left > 0 {
+            logger.warning("stopping with events not logged: the engine's queue was not delivered in time",
+                           metadata: ["events": "\(left)", "waited": "\(drainTimeout)"])
+            reason += left == 1 ? " (1 queued event not logged)" : " (\(left) queued events not logged)"
+        }
         let now = manager.clock.now.seconds
         try recorder.log(time: now, type: "processStopped", region: nil, state: nil, reason: reason, json: Self.line(now, "processStopped"),
                          closing: true)
@@ -490,7 +560,7 @@ public final class MonitoringService: Sendable {
     final class FailureCount: Sendable {
         private let count = Atomic<Int>(0)
         var value: Int { count.load(ordering: .relaxed) }
-        func add() { count.add(1, ordering: .relaxed) }
+        func add(_ n: Int = 1) { count.add(n, ordering: .relaxed) }
     }
 
     static func line(_ time: Double, _ type: String) -> String {

@@ -201,6 +201,11 @@ public final class RegionStore: Sendable {
                 t.add(column: "origin", .text).notNull().defaults(to: RegionOrigin.configuration.rawValue)
             }
         }
+        migrator.registerMigration("region-sequence-index") { db in
+            // Saving a region reads the largest sequence: without an index a scan of every region,
+            // so registering n regions cost n² (bench eventlog, session 48).
+            try db.create(index: "monitored_region_on_sequence", on: "monitored_region", columns: ["sequence"])
+        }
         return migrator
     }
 
@@ -215,14 +220,17 @@ public final class RegionStore: Sendable {
     }
 
     static func saveRegion(_ region: Region, definition: String, at time: Double, origin: RegionOrigin?, in db: Database) throws {
-        let sequence = try Int64.fetchOne(db, sql: "SELECT COALESCE(MAX(sequence), 0) + 1 FROM monitored_region") ?? 1
-        try db.execute(sql: """
+        // Statements cached per connection (parsed once: a delivered run of events is many writes),
+        // the maximum read through the sequence index (a scan of every region made registering n
+        // regions cost n²).
+        let sequence = try Int64.fetchOne(db.cachedStatement(sql: "SELECT COALESCE(MAX(sequence), 0) + 1 FROM monitored_region")) ?? 1
+        try db.cachedStatement(sql: """
             INSERT INTO monitored_region (identifier, kind, definition, registered_at, sequence, origin) VALUES (?, ?, ?, ?, ?, ?)
             ON CONFLICT(identifier) DO UPDATE SET kind = excluded.kind, definition = excluded.definition,
                 registered_at = excluded.registered_at, origin = COALESCE(?, origin)
-            """, arguments: [region.identifier, region.kind.rawValue, definition, time, sequence,
-                             (origin ?? .configuration).rawValue, origin?.rawValue])
-        try db.execute(sql: "DELETE FROM region_state WHERE identifier = ?", arguments: [region.identifier])
+            """).execute(arguments: [region.identifier, region.kind.rawValue, definition, time, sequence,
+                                    (origin ?? .configuration).rawValue, origin?.rawValue])
+        try db.cachedStatement(sql: "DELETE FROM region_state WHERE identifier = ?").execute(arguments: [region.identifier])
     }
 
     /// Forgets a monitored region and its state (its events stay in the log).
@@ -300,11 +308,11 @@ public final class RegionStore: Sendable {
     }
 
     static func saveState(_ identifier: String, state: RegionState, since: Double?, evidenceJSON: String?, at time: Double, in db: Database) throws {
-        try db.execute(sql: """
+        try db.cachedStatement(sql: """
             INSERT INTO region_state (identifier, state, since, evidence, updated_at) VALUES (?, ?, ?, ?, ?)
             ON CONFLICT(identifier) DO UPDATE SET state = excluded.state, since = excluded.since,
                 evidence = excluded.evidence, updated_at = excluded.updated_at
-            """, arguments: [identifier, state.rawValue, since, evidenceJSON, time])
+            """).execute(arguments: [identifier, state.rawValue, since, evidenceJSON, time])
     }
 
     public func states() throws -> [String: StoredState] {
@@ -346,12 +354,12 @@ public final class RegionStore: Sendable {
 
     static func append(time: Double, type: String, region: String?, state: String?, reason: String?, json: String, hooks: [String],
                        in db: Database) throws -> Int64 {
-        try db.execute(sql: "INSERT INTO event_log (time, type, region, state, reason, json) VALUES (?, ?, ?, ?, ?, ?)",
-                       arguments: [time, type, region, state, reason, json])
+        try db.cachedStatement(sql: "INSERT INTO event_log (time, type, region, state, reason, json) VALUES (?, ?, ?, ?, ?, ?)")
+            .execute(arguments: [time, type, region, state, reason, json])
         let id = db.lastInsertedRowID
         for hook in hooks {
-            try db.execute(sql: "INSERT OR IGNORE INTO hook_delivery (event_id, hook, status, next_attempt_at) VALUES (?, ?, 'pending', ?)",
-                           arguments: [id, hook, time])
+            try db.cachedStatement(sql: "INSERT OR IGNORE INTO hook_delivery (event_id, hook, status, next_attempt_at) VALUES (?, ?, 'pending', ?)")
+                .execute(arguments: [id, hook, time])
         }
         return id
     }
