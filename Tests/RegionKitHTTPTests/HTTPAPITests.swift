@@ -443,6 +443,31 @@ struct HTTPAPITests {
         #expect(bad.json["field"] as? String == "Last-Event-ID")
     }
 
+    @Test("GET /v1/beacons lists the `limit` most recently heard, with the total heard; a bad limit is named")
+    func beaconListLimit() async throws {
+        let daemon = try await TestDaemon()
+        defer { Task { try? await daemon.stop() } }
+        // Five beacons of the lobby (major 1), heard in turn: minor 1 first, minor 5 last.
+        for minor in UInt16(1)...5 {
+            let time = Timestamp(seconds: 1_700_000_000 + Double(minor))
+            daemon.clock.advance(to: time)
+            daemon.service.manager.ingest(BeaconObservation(identity: BeaconIdentity(uuid: TestDaemon.uuid, major: 1, minor: minor),
+                                                            rssi: -60, measuredPower: -59, timestamp: time, scannerID: "hall"))
+        }
+        let client = daemon.client()
+        let two = try await client.request("GET", "/v1/beacons?limit=2").json
+        #expect((two["beacons"] as? [[String: Any]])?.map { $0["minor"] as? Int } == [5, 4])
+        #expect(two["total"] as? Int == 5)
+        let all = try await client.request("GET", "/v1/beacons").json
+        #expect((all["beacons"] as? [[String: Any]])?.count == 5)
+        #expect(all["total"] as? Int == 5)
+        for bad in ["0", "-1", "100001", "two", "1.5"] {
+            let response = try await client.request("GET", "/v1/beacons?limit=\(bad)")
+            #expect(response.status == 400, "limit=\(bad)")
+            #expect(response.json["field"] as? String == "limit")
+        }
+    }
+
     @Test("Beacons from the engine snapshot; sources; readiness; Prometheus metrics")
     func statusRoutes() async throws {
         let daemon = try await TestDaemon()

@@ -8,7 +8,10 @@
 public struct BeaconSnapshot: Codable, Hashable, Sendable {
     /// The engine's clock (Unix seconds) when the snapshot was taken.
     public var time: Double
+    /// Most recently heard first; `GET /v1/beacons` lists the first `limit` of them.
     public var beacons: [BeaconReport]
+    /// How many beacons are heard now (`beacons` may list fewer: `GET /v1/beacons?limit=`).
+    public var total: Int?
     /// Cluster mode: the member that answered.
     public var member: String?
     /// Cluster mode: the partitions this member runs now (the beacons listed are theirs only).

@@ -33,6 +33,7 @@ enum DashboardPage {
     <div class="card-head"><h2>Beacons</h2><span class="muted small">filtered RSSI (dBm) and distance (m), up to the last 5 minutes</span></div>
     <p id="beacons-scope" class="muted small" hidden></p>
     <div id="beacons" class="beacons"></div>
+    <p id="beacons-more" class="muted small" hidden></p>
     <p id="beacons-empty" class="muted" hidden>No beacon heard yet.</p>
   </section>
 

@@ -94,7 +94,18 @@ function describe(region) {
   }
   return region.latitude.toFixed(5) + ", " + region.longitude.toFixed(5) + " · r " + region.radius + " m";
 }
-async function refreshRegions() {
+// One request at a time: a poll while one is in flight is skipped (a slow daemon must not stack
+// requests up); with `again`, it runs once more after it instead (a change announced by the
+// event stream meanwhile is still fetched).
+function oneAtATime(load, again) {
+  let running = false, pending = false;
+  return async function run() {
+    if (running) { pending = pending || again; return; }
+    running = true;
+    try { do { pending = false; await load(); } while (pending); } finally { running = false; }
+  };
+}
+async function loadRegions() {
   let result;
   try { result = await api("GET", "/v1/regions"); } catch { return; }
   if (result.status !== 200) return;
@@ -107,6 +118,7 @@ async function refreshRegions() {
   renderRegions();
   renderRegionFilter();
 }
+const refreshRegions = oneAtATime(loadRegions, true);
 function renderRegions() {
   const list = $("#regions");
   list.replaceChildren(...state.regions.map((region) => {
@@ -237,12 +249,19 @@ function beaconLabel(b) {
   return ["major " + b.major + " · minor " + b.minor, b.uuid];
 }
 const chipOf = (b) => b.format === "eddystone-uid" ? b.instance : b.major + "." + b.minor;
-async function refreshBeacons() {
+// The most recently heard this many are shown (a flood of new identities listed tens of
+// thousands, 25 MB a poll); the note under the list says how many are heard.
+const BEACON_LIMIT = 200;
+async function loadBeacons() {
   let result;
-  try { result = await api("GET", "/v1/beacons"); } catch { return; }
+  try { result = await api("GET", "/v1/beacons?limit=" + BEACON_LIMIT); } catch { return; }
   if (result.status !== 200) return;
   const now = result.json.time;
   state.beacons = result.json.beacons;
+  const more = $("#beacons-more");
+  const total = result.json.total ?? state.beacons.length;
+  more.hidden = total <= state.beacons.length;
+  more.textContent = "Showing the " + state.beacons.length + " most recently heard of " + total + " beacons heard now.";
   // A cluster member lists the beacons of its own partitions only.
   const scope = $("#beacons-scope");
   scope.hidden = !result.json.member;
@@ -263,6 +282,7 @@ async function refreshBeacons() {
   renderBeacons(now);
   renderRooms(now);
 }
+const refreshBeacons = oneAtATime(loadBeacons, false);
 // ---- cluster -----------------------------------------------------------------------------
 // Shown by a cluster member only: one daemon answers 404, and is not asked again.
 // One request at a time: a slow store must not stack them up.

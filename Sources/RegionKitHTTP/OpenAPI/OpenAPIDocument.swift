@@ -157,7 +157,9 @@ paths:
   /v1/beacons:
     get:
       operationId: listBeacons
-      summary: Beacons heard now, from the engine's snapshot
+      summary: Beacons heard now, from the engine's snapshot (the most recently heard `limit`)
+      parameters:
+        - {name: limit, in: query, description: "How many to list, most recently heard first (default 1000)", schema: {type: integer, minimum: 1, maximum: 100000}}
       responses:
         "200":
           description: Most recently heard first
@@ -165,14 +167,16 @@ paths:
             application/json:
               schema:
                 type: object
-                required: [time, beacons]
+                required: [time, beacons, total]
                 additionalProperties: false
                 properties:
                   time: {type: number}
                   beacons: {type: array, items: {$ref: "#/components/schemas/Beacon"}}
+                  total: {type: integer, minimum: 0, description: "How many beacons are heard now (beacons lists at most limit of them)"}
                   member: {type: string, description: "Cluster mode only: the member that answered"}
                   partitions: {type: array, items: {type: integer}, description: "Cluster mode only: the partitions this member runs; the beacons listed are theirs only"}
                   partitionCount: {type: integer, description: "Cluster mode only: the cluster's partition count"}
+        "400": {$ref: "#/components/responses/Problem"}
         "401": {$ref: "#/components/responses/Problem"}
         "403": {$ref: "#/components/responses/Problem"}
   /v1/cluster:

@@ -3,9 +3,21 @@ import Hummingbird
 
 extension RegionKitServer {
     /// `/v1/beacons`, `/v1/cluster`, `/v1/sources`, `/healthz`, `/readyz`, `/metrics`, `/openapi.yaml`.
+    /// `GET /v1/beacons` lists this many beacons unless `limit` says otherwise.
+    static let beaconListDefault = 1_000
+    /// The largest `limit` of `GET /v1/beacons`.
+    static let beaconListMaximum = 100_000
+
     func addStatusRoutes(to router: Router<BasicRequestContext>) {
-        router.get("/v1/beacons") { _, _ in
-            try Self.json(self.backend.beacons())
+        // The `limit` most recently heard (a flood of new identities listed 70,717 beacons, 25 MB,
+        // on every dashboard poll); `total` says how many are heard now.
+        router.get("/v1/beacons") { request, _ in
+            let limit = try Self.integer(request.uri.queryParameters.get("limit"), "limit", range: 1...Self.beaconListMaximum)
+                ?? Self.beaconListDefault
+            var snapshot = self.backend.beacons()
+            snapshot.total = snapshot.beacons.count
+            if snapshot.beacons.count > limit { snapshot.beacons.removeSubrange(limit...) }
+            return try Self.json(snapshot)
         }
         router.get("/v1/cluster") { _, _ in
             guard let report = try await self.backend.clusterReport() else {

@@ -104,9 +104,17 @@ public struct PresenceOutputs: Sendable {
             }
         case "didChangeNearestScanner":
             if let change = Self.nearestScannerChange(event.json) {
-                if let discovery, announces(change.beacon, regions: regions) {
+                // The monitored regions read once for this event (when needed at all).
+                var read: [Region]?
+                let current = { () -> [Region] in
+                    if let read { return read }
+                    let regions = regions()
+                    read = regions
+                    return regions
+                }
+                if let discovery, announces(change.beacon, regions: current) {
                     // A beacon no region matches is never ranged: no distance sensor.
-                    messages += discovery.beaconConfigs(change.beacon, ranged: Self.matched(change.beacon, regions: regions))
+                    messages += discovery.beaconConfigs(change.beacon, ranged: Self.matched(change.beacon, regions: current))
                 }
                 messages.append(PresenceMessage(topic: topics.beaconRoom(change.beacon), text: change.scanner ?? "not_home", qos: 1, retain: true))
             }
@@ -120,9 +128,10 @@ public struct PresenceOutputs: Sendable {
     /// `regions`): a beacon whose entities they announced counts as announced from now on (its
     /// later events publish only its room, and ``discoveryMessages(regions:)`` includes it).
     public mutating func published(_ event: StoredEvent, regions: () -> [Region] = { [] }) {
-        guard discovery != nil, event.type == "didChangeNearestScanner", let change = Self.nearestScannerChange(event.json),
-              announces(change.beacon, regions: regions) else { return }
+        guard discovery != nil, event.type == "didChangeNearestScanner", let change = Self.nearestScannerChange(event.json) else { return }
+        // Read once: every monitored region, compared and classified below (it was read twice).
         let current = regions()
+        guard announces(change.beacon, regions: { current }) else { return }
         let matchedBefore = matchedAnnouncedCount(current)
         announcedBeacons.insert(change.beacon)
         matchedAnnounced = matchedBefore + (Self.matched(change.beacon, regions: { current }) ? 1 : 0)
