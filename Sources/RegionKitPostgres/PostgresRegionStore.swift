@@ -465,6 +465,27 @@ public final class PostgresRegionStore: RegionStoring, CustomStringConvertible {
         try await rows("read the last event id", "SELECT COALESCE(MAX(id), 0)::bigint FROM event_log") { try $0.decode(Int64.self) }.first ?? 0
     }
 
+    /// See ``RegionStoring/pruneEvents(olderThan:keepingNewest:limit:)``.
+    @discardableResult
+    public func pruneEvents(olderThan time: Double?, keepingNewest count: Int?, limit: Int) async throws -> Int {
+        guard time != nil || count != nil, limit > 0 else { return 0 }
+        let keep = Int64(max(0, count ?? 0))
+        let byCount = count != nil
+        let pruned = try await rows("prune the event log", """
+            WITH newest AS (SELECT COALESCE(MAX(id), 0) AS id FROM event_log),
+                 cutoff AS (SELECT COALESCE((SELECT id FROM event_log ORDER BY id DESC OFFSET \(keep) LIMIT 1), 0) AS id),
+                 pruned AS (
+                    DELETE FROM event_log WHERE id IN (
+                        SELECT e.id FROM event_log AS e, newest, cutoff
+                        WHERE e.id < newest.id AND (e.time < \(time) OR (\(byCount) AND e.id <= cutoff.id))
+                          AND NOT EXISTS (SELECT 1 FROM hook_delivery AS h WHERE h.event_id = e.id AND h.status = 'pending')
+                        ORDER BY e.id LIMIT \(Int64(limit)))
+                    RETURNING 1)
+            SELECT COUNT(*) FROM pruned
+            """) { try $0.decode(Int64.self) }.first ?? 0
+        return Int(pruned)
+    }
+
     // MARK: - Hook deliveries
 
     public func deliveryCounts() async throws -> (byStatus: [String: Int], failedAttempts: Int) {

@@ -55,6 +55,8 @@ public struct ServiceConfiguration: Codable, Sendable {
     /// Cluster mode: this daemon is one engine of several sharing a PostgreSQL store, each taking
     /// partitions of the beacon sightings (see ``ClusterConfiguration`` and docs/cluster.md).
     public var cluster: ClusterConfiguration?
+    /// How long the event log keeps events (off: everything is kept); see ``EventRetention``.
+    public var retention: EventRetention?
 
     public init(store: String? = nil, profile: String? = nil, distanceModel: String? = nil, automation: Automation? = nil,
                 regions: [Scenario.RegionSpec]? = nil, sources: [ServiceSource], hooks: HookConfiguration? = nil, http: HTTPSettings? = nil) {
@@ -175,6 +177,7 @@ public struct ServiceConfiguration: Codable, Sendable {
             throw bad("homeAssistant needs the broker: add a top-level block like mqtt: {url: \"mqtt://127.0.0.1:1883\", site: home}")
         }
         if let problem = homeAssistant?.problem { throw bad("homeAssistant.\(problem)") }
+        if let problem = retention?.problem { throw bad("retention: \(problem)") }
         if let hooks {
             if let timeout = hooks.timeout, !(timeout.isFinite && (0.1...3600).contains(timeout)) { throw bad("hooks.timeout \(timeout) must be within 0.1...3600 seconds") }
             if let delay = hooks.retryDelay, !(delay.isFinite && (0...3600).contains(delay)) { throw bad("hooks.retryDelay \(delay) must be within 0...3600 seconds") }

@@ -403,6 +403,27 @@ public final class RegionStore: Sendable {
         try read { db in try Int64.fetchOne(db, sql: "SELECT COALESCE(MAX(id), 0) FROM event_log") ?? 0 }
     }
 
+    /// See ``RegionStoring/pruneEvents(olderThan:keepingNewest:limit:)``.
+    @discardableResult
+    public func pruneEvents(olderThan time: Double?, keepingNewest count: Int?, limit: Int) throws -> Int {
+        guard time != nil || count != nil, limit > 0 else { return 0 }
+        return try write { db in
+            let newest = try Int64.fetchOne(db, sql: "SELECT COALESCE(MAX(id), 0) FROM event_log") ?? 0
+            // The newest `count` events have ids above the (count+1)-th newest one's.
+            let countCutoff: Int64? = try count.map { count in
+                try Int64.fetchOne(db, sql: "SELECT id FROM event_log ORDER BY id DESC LIMIT 1 OFFSET ?", arguments: [max(0, count)]) ?? 0
+            }
+            try db.execute(sql: """
+                DELETE FROM event_log WHERE id IN (
+                    SELECT id FROM event_log AS e
+                    WHERE e.id < ? AND ((? IS NOT NULL AND e.time < ?) OR (? IS NOT NULL AND e.id <= ?))
+                      AND NOT EXISTS (SELECT 1 FROM hook_delivery AS h WHERE h.event_id = e.id AND h.status = 'pending')
+                    ORDER BY e.id LIMIT ?)
+                """, arguments: [newest, time, time, countCutoff, countCutoff, limit])
+            return db.changesCount
+        }
+    }
+
     // MARK: - Hook deliveries
 
     /// How many hook deliveries are in each status (`pending`, `delivered`, `failed`, `dropped`),

@@ -62,6 +62,18 @@ public protocol RegionStoring: Sendable {
     func eventCounts() async throws -> [String: Int]
     /// The id of the newest logged event (0 when the log is empty).
     func lastEventID() async throws -> Int64
+    /// Deletes up to `limit` of the oldest events that are older than `olderThan` (event time,
+    /// seconds) or not among the newest `keepingNewest`, in one transaction; returns how many.
+    /// Kept whatever the limits: the newest event (the log's id cursor never goes back: an empty
+    /// log would read as a new one) and every event with a pending hook delivery (its delivery
+    /// is still owed). Their finished deliveries go with them. Output cursors are not consulted:
+    /// an output further behind than the retention goes on from the next event it finds.
+    ///
+    /// ```swift
+    /// while try await store.pruneEvents(olderThan: now - 30 * 86_400, keepingNewest: nil, limit: 5_000) == 5_000 {}
+    /// ```
+    @discardableResult
+    func pruneEvents(olderThan time: Double?, keepingNewest count: Int?, limit: Int) async throws -> Int
 
     // MARK: Hook deliveries
 

@@ -17,6 +17,7 @@ enum StoreConformance: String, CaseIterable, Sendable, CustomTestStringConvertib
     case outputCursors
     case concurrentAppends
     case batches
+    case retention
     case health
 
     var testDescription: String { rawValue }
@@ -34,6 +35,7 @@ enum StoreConformance: String, CaseIterable, Sendable, CustomTestStringConvertib
         case .outputCursors: try await Self.outputCursors(store)
         case .concurrentAppends: try await Self.concurrentAppends(store)
         case .batches: try await Self.batches(store)
+        case .retention: try await Self.retention(store)
         case .health: try await store.checkWritable()
         }
     }
@@ -124,6 +126,45 @@ enum StoreConformance: String, CaseIterable, Sendable, CustomTestStringConvertib
         #expect(try await store.events(since: 150, region: "lobby", type: "didExitRegion", afterID: first, limit: 5).map(\.id) == [second])
         #expect(try await store.events(since: nil, region: nil, type: nil, afterID: fourth, limit: nil).isEmpty)
         #expect(try await store.eventCounts() == ["didEnterRegion": 2, "didExitRegion": 1, "processStarted": 1])
+    }
+
+    /// The log's retention: by age and by count, in chunks of `limit`, oldest first; the newest
+    /// event and events with a pending delivery are kept; finished deliveries go with their
+    /// event; ids are never reused.
+    static func retention(_ store: some RegionStoring) async throws {
+        #expect(try await store.pruneEvents(olderThan: 100, keepingNewest: nil, limit: 10) == 0, "an empty log")
+        var ids: [Int64] = []
+        for time in 1...10 {
+            // Event 3 has a pending delivery, event 5 a delivered one.
+            let hooks = time == 3 || time == 5 ? ["webhook:h\(time)"] : []
+            ids.append(try await store.append(time: Double(time), type: "didEnterRegion", region: "lobby", state: "inside", reason: nil, json: "{}", hooks: hooks))
+        }
+        let delivered = try #require(try await store.deliveries(status: .pending).first { $0.eventID == ids[4] })
+        try await store.markDelivered(delivered.id, at: 6)
+        func remaining() async throws -> [Int64] { try await store.events(since: nil, region: nil, type: nil, afterID: nil, limit: nil).map(\.id) }
+
+        #expect(try await store.pruneEvents(olderThan: nil, keepingNewest: nil, limit: 10) == 0, "no limit set: nothing pruned")
+        // By age: times 1, 2, 4 and 5 (3's delivery is pending).
+        #expect(try await store.pruneEvents(olderThan: 6, keepingNewest: nil, limit: 100) == 4)
+        #expect(try await remaining() == [ids[2]] + Array(ids[5...]))
+        #expect(try await store.deliveries(status: nil).map(\.eventID) == [ids[2]], "the delivered one went with its event")
+        // By count, two at a time: keep the newest 2 (9 and 10); 6, 7 then 8 go, 3 stays (pending).
+        #expect(try await store.pruneEvents(olderThan: nil, keepingNewest: 2, limit: 2) == 2)
+        #expect(try await remaining() == [ids[2], ids[7], ids[8], ids[9]])
+        #expect(try await store.pruneEvents(olderThan: nil, keepingNewest: 2, limit: 2) == 1)
+        #expect(try await store.pruneEvents(olderThan: nil, keepingNewest: 2, limit: 2) == 0)
+        // Everything older than the future: all but the newest and the pending one.
+        #expect(try await store.pruneEvents(olderThan: 1_000, keepingNewest: nil, limit: 100) == 1)
+        #expect(try await remaining() == [ids[2], ids[9]])
+        #expect(try await store.lastEventID() == ids[9])
+        // Its delivery done, event 3 goes too; the newest stays even with keepingNewest 0.
+        let pending = try #require(try await store.deliveries(status: .pending).first)
+        try await store.markDelivered(pending.id, at: 11)
+        #expect(try await store.pruneEvents(olderThan: 1_000, keepingNewest: 0, limit: 100) == 1)
+        #expect(try await remaining() == [ids[9]])
+        // Ids go on from the last one (a reader's cursor stays valid).
+        let next = try await store.append(time: 11, type: "didExitRegion", region: "lobby", state: "outside", reason: nil, json: "{}", hooks: [])
+        #expect(next > ids[9])
     }
 
     /// One pending delivery per distinct hook, created with its event; due order, retries,

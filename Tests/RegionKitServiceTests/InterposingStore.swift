@@ -41,6 +41,9 @@ class InterposingStore: RegionStoring, @unchecked Sendable {
     func apply(_ writes: [StoreWrite]) async throws -> [StoredEvent] { try base.apply(writes) }
     func eventCounts() async throws -> [String: Int] { try base.eventCounts() }
     func lastEventID() async throws -> Int64 { try base.lastEventID() }
+    func pruneEvents(olderThan time: Double?, keepingNewest count: Int?, limit: Int) async throws -> Int {
+        try base.pruneEvents(olderThan: time, keepingNewest: count, limit: limit)
+    }
     func deliveryCounts() async throws -> (byStatus: [String: Int], failedAttempts: Int) { try base.deliveryCounts() }
     func dueDeliveries(now: Double, limit: Int) async throws -> [HookDelivery] { try base.dueDeliveries(now: now, limit: limit) }
     func nextDeliveryTime() async throws -> Double? { try base.nextDeliveryTime() }

@@ -251,6 +251,12 @@ struct ServiceConfigurationTests {
          "regions[1]: region 'b': format ibeacon needs uuid;"),
         ("sources:\n  - gpsd: {}\nregions:\n  - {identifier: x, format: eddystone-uid, latitude: 52.5, longitude: 13.4, radius: 100}\n",
          "regions[0]: region 'x': an eddystone-uid region takes namespace (and instance) only"),
+        ("sources:\n  - gpsd: {}\nretention: {}\n", "retention: give maxAgeDays, maxEvents or both"),
+        ("sources:\n  - gpsd: {}\nretention: {maxAgeDays: 0}\n", "retention: maxAgeDays 0.0 must be more than 0"),
+        ("sources:\n  - gpsd: {}\nretention: {maxAgeDays: .nan}\n", "retention: maxAgeDays nan must be"),
+        ("sources:\n  - gpsd: {}\nretention: {maxAgeDays: 40000}\n", "at most 36500"),
+        ("sources:\n  - gpsd: {}\nretention: {maxEvents: 0}\n", "retention: maxEvents 0 must be within 1...2147483647"),
+        ("sources:\n  - gpsd: {}\nretention: {maxEvents: 10, maxAge: 3}\n", "maxAge"),
     ])
     func errors(text: String, expected: String) throws {
         let error = #expect(throws: RegionKitError.self) { try ServiceConfiguration.decode(text, path: Self.path) }

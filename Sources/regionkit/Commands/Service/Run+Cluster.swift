@@ -72,7 +72,13 @@ extension Run {
                                          events: EventBroadcaster(), sources: { engine.partitionStatuses }, logger: logger)
             return Task { await Self.serve(server, http, logger: logger, stopRequest: stopRequest) }
         }
+        // Every member prunes the shared log (a chunk another member deleted first is found empty).
+        let pruning = configuration.retention.map { retention in
+            Task { await Self.pruneEvents(retention, store: postgres, now: { Date().timeIntervalSince1970 }, logger: logger) }
+        }
         let reason = await stopRequest.wait() ?? ("stopped", false)
+        pruning?.cancel()
+        await pruning?.value
         await engine.stop(reason: reason.text)
         running.cancel()
         await running.value

@@ -151,6 +151,13 @@ struct Run: AsyncParsableCommand {
                     let runner = HookRunner(store: database, configuration: hooks, logger: logger)
                     group.addTask { await runner.run(); return .other }
                 }
+                if let retention = configuration.retention {
+                    let clock = service.manager.clock
+                    group.addTask {
+                        await Self.pruneEvents(retention, store: database, now: { clock.now.seconds }, logger: logger)
+                        return .other
+                    }
+                }
                 group.addTask { await stopRequest.wait().map { .stop($0.text, failed: $0.failed) } ?? .other }
 
                 // Devices still connecting get a moment to report before the regions come back, so
@@ -218,6 +225,24 @@ struct Run: AsyncParsableCommand {
                 throw RegionKitError(reason.text.hasPrefix("the store") ? .storeFailed : .sourceUnavailable, "stopped: \(reason.text)")
             }
             logger.info("stopped", metadata: ["store": "\(path)", "persistence-failures": "\(service.persistenceFailures)"])
+        }
+    }
+
+    /// Prunes the event log as `retention` says, at once and every ``EventRetention/interval``,
+    /// until cancelled. A failure is logged and tried again at the next round: the log only grows
+    /// meanwhile, nothing else depends on it.
+    static func pruneEvents(_ retention: EventRetention, store: any RegionStoring, now: @Sendable () -> Double, logger: Logger) async {
+        while !Task.isCancelled {
+            do {
+                let pruned = try await retention.prune(store, now: now())
+                if pruned > 0 {
+                    logger.info("event log pruned", metadata: ["events": "\(pruned)", "maxAgeDays": "\(retention.maxAgeDays.map { "\($0)" } ?? "-")",
+                                                              "maxEvents": "\(retention.maxEvents.map { "\($0)" } ?? "-")"])
+                }
+            } catch {
+                logger.warning("cannot prune the event log; tried again later", metadata: ["error": "\((error as? RegionKitError)?.message ?? "\(error)")"])
+            }
+            do { try await Task.sleep(for: EventRetention.interval) } catch { return }
         }
     }
 
