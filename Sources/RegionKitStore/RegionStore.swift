@@ -404,23 +404,42 @@ public final class RegionStore: Sendable {
     }
 
     /// See ``RegionStoring/pruneEvents(olderThan:keepingNewest:limit:)``.
+    ///
+    /// The bounds are read first, outside the write (finding the count's cutoff walks the newest
+    /// `count` ids); the write then takes the candidates through index ranges only — ids up to the
+    /// cutoff in id order, then times before `olderThan` through the time index — so a large log
+    /// with little to prune holds the write lock for the rows it deletes, not for a scan of the log.
     @discardableResult
     public func pruneEvents(olderThan time: Double?, keepingNewest count: Int?, limit: Int) throws -> Int {
         guard time != nil || count != nil, limit > 0 else { return 0 }
-        return try write { db in
+        let (newest, countCutoff) = try read { db -> (Int64, Int64?) in
             let newest = try Int64.fetchOne(db, sql: "SELECT COALESCE(MAX(id), 0) FROM event_log") ?? 0
             // The newest `count` events have ids above the (count+1)-th newest one's.
-            let countCutoff: Int64? = try count.map { count in
+            let cutoff = try count.map { count in
                 try Int64.fetchOne(db, sql: "SELECT id FROM event_log ORDER BY id DESC LIMIT 1 OFFSET ?", arguments: [max(0, count)]) ?? 0
             }
-            try db.execute(sql: """
-                DELETE FROM event_log WHERE id IN (
-                    SELECT id FROM event_log AS e
-                    WHERE e.id < ? AND ((? IS NOT NULL AND e.time < ?) OR (? IS NOT NULL AND e.id <= ?))
-                      AND NOT EXISTS (SELECT 1 FROM hook_delivery AS h WHERE h.event_id = e.id AND h.status = 'pending')
-                    ORDER BY e.id LIMIT ?)
-                """, arguments: [newest, time, time, countCutoff, countCutoff, limit])
-            return db.changesCount
+            return (newest, cutoff)
+        }
+        guard newest > 0 else { return 0 }
+        let owed = "NOT EXISTS (SELECT 1 FROM hook_delivery AS h WHERE h.event_id = e.id AND h.status = 'pending')"
+        return try write { db in
+            var deleted = 0
+            if let countCutoff, countCutoff > 0 {
+                try db.execute(sql: """
+                    DELETE FROM event_log WHERE id IN (
+                        SELECT e.id FROM event_log AS e WHERE e.id <= ? AND e.id < ? AND \(owed) ORDER BY e.id LIMIT ?)
+                    """, arguments: [countCutoff, newest, limit])
+                deleted = db.changesCount
+            }
+            if let time, deleted < limit {
+                // `+e.id`: the time index, not a scan of the id range (every id is below the newest).
+                try db.execute(sql: """
+                    DELETE FROM event_log WHERE id IN (
+                        SELECT e.id FROM event_log AS e WHERE e.time < ? AND +e.id < ? AND \(owed) LIMIT ?)
+                    """, arguments: [time, newest, limit - deleted])
+                deleted += db.changesCount
+            }
+            return deleted
         }
     }
 
