@@ -34,12 +34,16 @@ struct BenchMQTT: AsyncParsableCommand {
     @Option(help: "Sightings to time for the latency (each enters its own region).")
     var samples: Int = 300
 
+    @Option(help: "Logged events in the events-topic backlog run (published from the log one per round, then 64 per round; 0 skips it).")
+    var backlog: Int = 4_000
+
     @OptionGroup var output: OutputOptions
 
     func validate() throws {
         guard (1_000...10_000_000).contains(messages) else { throw ValidationError("--messages must be within 1000...10000000") }
         guard (1...65_535).contains(beacons) else { throw ValidationError("--beacons must be within 1...65535") }
         guard (10...10_000).contains(samples) else { throw ValidationError("--samples must be within 10...10000") }
+        guard (0...1_000_000).contains(backlog) else { throw ValidationError("--backlog must be within 0...1000000") }
     }
 
     static let uuid = UUID(uuidString: "B0A7E5E1-0000-4000-8000-00000000BE4C")!
@@ -57,7 +61,9 @@ struct BenchMQTT: AsyncParsableCommand {
             let clientOnly = try await timeClientOnly(publisher: pub, files: files, broker: broker)
             let ours = try await timeRegionKit(publisher: pub, files: files, broker: broker)
             let latency = try await timeLatency(broker: broker)
-            report(reference: reference, clientOnly: clientOnly, ours: ours, latency: latency)
+            var backlogs: [(eventsPerRound: Int, throughput: Throughput)] = []
+            for perRound in backlog == 0 ? [] : [1, 64] { backlogs.append(try await timeEventBacklog(broker: broker, eventsPerRound: perRound)) }
+            report(reference: reference, clientOnly: clientOnly, ours: ours, latency: latency, backlogs: backlogs)
         }
     }
 
@@ -237,9 +243,50 @@ struct BenchMQTT: AsyncParsableCommand {
         return Latency(microseconds: latencies.sorted())
     }
 
+    // MARK: Events topic backlog
+
+    /// A backlog of ``backlog`` logged `didDetermineState` events (two messages each: the event and
+    /// the region's retained state) published from the log by a hub that connects once they are
+    /// logged; a subscriber counts the events topic. Rate = events / time from the hub's start to
+    /// the last one received.
+    func timeEventBacklog(broker: PrivateBroker, eventsPerRound: Int) async throws -> (eventsPerRound: Int, throughput: Throughput) {
+        var logger = Logger(label: "regionkit.bench")
+        logger.logLevel = .error
+        let store = try RegionStore(path: broker.directory + "/backlog-\(eventsPerRound).sqlite")
+        let service = MonitoringService(store: store, automation: Automation(), clock: VirtualClock(), sources: [.beacon: .authorized], logger: logger)
+        let site = "backlog\(eventsPerRound)"
+        let hub = try PresenceHub(configuration: MQTTHubConfiguration(url: broker.url, site: site), homeAssistant: nil, sources: [],
+                                  service: service, logger: logger, eventsPerRound: eventsPerRound)
+        try await hub.prepare()     // the cursor at the log's end: the backlog below is new to it
+        for start in stride(from: 0, to: backlog, by: 1_000) {
+            _ = try store.apply((start..<min(start + 1_000, backlog)).map { index in
+                let state = index % 2 == 0 ? "inside" : "outside"
+                let line = #"{"t":\#(index),"type":"didDetermineState","region":"r\#(index % 100)","state":"\#(state)"}"#
+                return .event(time: Double(index), type: "didDetermineState", region: "r\(index % 100)", state: state, reason: nil, json: line, hooks: [])
+            })
+        }
+        let received = Atomic<Int>(0)
+        let counter = MQTTClient(configuration: try MQTTClientConfiguration(url: broker.url), logger: logger,
+                                 onMessage: { _ in received.add(1, ordering: .relaxed) })
+        let counting = Task { await counter.run() }
+        try await counter.waitUntilConnected()
+        try await counter.subscribe(PresenceTopics(site: site).events, qos: .atLeastOnce)
+        let start = ContinuousClock.now
+        let hubTask = Task { await hub.run() }
+        let deadline = ContinuousClock.now + .seconds(300)
+        while received.load(ordering: .relaxed) < backlog && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(1)) }
+        let seconds = start.duration(to: .now).inSeconds
+        await hub.shutdown()
+        hubTask.cancel()
+        await counter.shutdown()
+        _ = await (hubTask.value, counting.value)
+        return (eventsPerRound, Throughput(received: received.load(ordering: .relaxed), seconds: seconds))
+    }
+
     // MARK: Report
 
-    func report(reference: Throughput, clientOnly: Throughput, ours: Throughput, latency: Latency) {
+    func report(reference: Throughput, clientOnly: Throughput, ours: Throughput, latency: Latency,
+                backlogs: [(eventsPerRound: Int, throughput: Throughput)]) {
         let ratio = ours.perSecond / reference.perSecond
         if output.json {
             var line = JSONLine()
@@ -252,6 +299,7 @@ struct BenchMQTT: AsyncParsableCommand {
             line.add("latency_samples", latency.microseconds.count)
             for (name, p) in [("p50", 0.5), ("p90", 0.9), ("p99", 0.99)] { line.add("latency_\(name)_us", latency.percentile(p).rounded()) }
             line.add("latency_max_us", (latency.microseconds.last ?? 0).rounded())
+            for (perRound, throughput) in backlogs { line.add("backlog_\(perRound)_per_round_events_per_second", throughput.perSecond.rounded()) }
             Console.line(line.text)
             return
         }
@@ -264,5 +312,11 @@ struct BenchMQTT: AsyncParsableCommand {
         Console.line("sighting published → its didEnterRegion published on the events topic (broker, MQTT source, engine, SQLite event log, events output, broker), \(latency.microseconds.count) sightings one at a time")
         Console.line(String(format: "  p50 %.2f ms   p90 %.2f ms   p99 %.2f ms   max %.2f ms", latency.percentile(0.5) / 1000, latency.percentile(0.9) / 1000,
                             latency.percentile(0.99) / 1000, (latency.microseconds.last ?? 0) / 1000))
+        guard !backlogs.isEmpty else { return }
+        Console.line("events topic: a backlog of \(backlog) logged events (didDetermineState: the event + the region's retained state, QoS 1) published from the SQLite log")
+        Console.line("  events per round trip     received    seconds      events/s")
+        for (perRound, throughput) in backlogs {
+            Console.line(String(format: "  %20d   %10d   %8.2f   %11.0f", perRound, throughput.received, throughput.seconds, throughput.perSecond))
+        }
     }
 }

@@ -1,0 +1,79 @@
+import Foundation
+import Logging
+import RegionKit
+import RegionKitMQTT
+import RegionKitConcurrency
+import RegionKitStore
+import RegionKitTestSupport
+import Testing
+@testable import RegionKitService
+
+/// The events publisher sends a backlog in rounds (every event's messages pipelined, one
+/// acknowledgement wait and one cursor save a round): what each event publishes must still be
+/// decided as if the events before it were acknowledged.
+@Suite("Presence hub: a backlog published in rounds", .serialized, .tags(.endToEnd),
+       .enabled(if: MosquittoBroker.isAvailable, MosquittoBroker.skipReason))
+struct PresenceHubRoundTests {
+    static let uuid = UUID(uuidString: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0")!
+
+    @Test("Six new beacons placed in one round with maximumBeacons 2: two get Home Assistant entities, the others their room only, the cursor at the end",
+          .timeLimit(.minutes(2)))
+    func announcementLimitHoldsWithinARound() async throws {
+        let broker = try MosquittoBroker()
+        try broker.start()
+        defer { broker.stop() }
+        let store = try RegionStore(path: temporaryStorePath())
+        _ = try store.outputCursor("mqtt:round-test", createAtEnd: true)
+        let beacons = (1...6).map { BeaconIdentity(uuid: Self.uuid, major: 1, minor: UInt16($0)) }
+        var last: Int64 = 0
+        for (index, beacon) in beacons.enumerated() {
+            let line = #"{"t":\#(index),"type":"didChangeNearestScanner","beacon":"\#(beacon.description)","scanner":"kitchen"}"#
+            last = try store.append(time: Double(index), type: "didChangeNearestScanner", region: nil, state: nil, reason: nil, json: line)
+        }
+        // Every config topic the hub publishes, then a marker of our own: the hub's messages were
+        // acknowledged before its cursor moved, so the broker routes them to us before the marker.
+        let configs = LockedBox<Set<String>>([])
+        let marked = LockedBox(false)
+        let observer = MQTTClient(configuration: try MQTTClientConfiguration(url: broker.url), onMessage: { message in
+            if message.topic == "test/marker" { marked.withLock { $0 = true } }
+            if message.topic.hasPrefix("homeassistant/device_tracker/"), !message.payload.isEmpty { _ = configs.withLock { $0.insert(message.topic) } }
+        })
+        let observing = Task { await observer.run() }
+        try await observer.waitUntilConnected()
+        try await observer.subscribe("homeassistant/#", qos: .atLeastOnce)
+        try await observer.subscribe("test/marker", qos: .atLeastOnce)
+
+        let configuration = try ServiceConfiguration.decode("""
+        sources:
+          - mqtt: {format: espresense}
+        mqtt: {url: "\(broker.url)", site: round-test}
+        homeAssistant: {discovery: true, maximumBeacons: 2}
+        """, path: "/tmp/regionkit-test.yaml")
+        let service = MonitoringService(store: store, clock: VirtualClock(), sources: [.beacon: .authorized])
+        let hub = try PresenceHub(configuration: try #require(configuration.mqtt), homeAssistant: configuration.homeAssistant,
+                                  sources: configuration.mqttSources, service: service,
+                                  logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }, environment: [:], eventsPerRound: 64)
+        let running = Task { await hub.run() }
+        let reached = try? await eventually(timeout: .seconds(20), "the cursor reaches the last event") {
+            (try? store.outputCursor("mqtt:round-test")) == last
+        }
+        try await observer.publish(MQTTMessage(topic: "test/marker", payload: Array("x".utf8), qos: .atLeastOnce))
+        try await eventually(timeout: .seconds(20), "the marker") { marked.withLock { $0 } }
+        await hub.shutdown(drainTimeout: .seconds(2))
+        running.cancel()
+        await observer.shutdown()
+        _ = await (running.value, observing.value)
+
+        #expect(reached != nil)
+        #expect(hub.counts.eventsPublished == 6, "\(hub.counts)")
+        // The first two placed get entities; the limit held inside the round (an announcement
+        // decided from the outputs as they were before the round gave all six).
+        #expect(hub.outputs.withLock { $0.announcedBeacons } == Set(beacons.prefix(2)))
+        #expect(configs.withLock { $0 }.count == 2, "\(configs.withLock { $0 }.sorted())")
+        #expect(hub.counts.unannouncedBeacons == 4)
+        // A beacon beyond the limit still gets its room. (An announced one's room is re-sent from
+        // the engine's state at the connection, which this log of made-up events does not match.)
+        let room = try await PresenceHubStatusTests.retained(PresenceTopics(site: "round-test").beaconRoom(beacons[5]), on: broker)
+        #expect(room == ["kitchen"])
+    }
+}
