@@ -32,8 +32,10 @@ public final class LocationManager: Sendable {
 
     public let clock: any MonitoringClock
     private let state: LockedBox<State>
-    /// Events produced but not yet delivered (queued, or in the batch being delivered).
-    private let undelivered = Atomic<Int>(0)
+    /// Events produced, and events delivered, since the manager was made (monotonic: a stop
+    /// waits for the events produced before it, not for a queue that sources keep filling).
+    private let produced = Atomic<Int>(0)
+    private let delivered = Atomic<Int>(0)
 
     /// - Parameters:
     ///   - profile: timings and thresholds (``MonitoringProfile/responsive`` by default).
@@ -228,7 +230,7 @@ public final class LocationManager: Sendable {
         let now = clock.now
         let shouldDeliver = state.withLock { state -> Bool in
             let events = body(&state.engine, now)
-            if !events.isEmpty { undelivered.add(events.count, ordering: .relaxed) }
+            if !events.isEmpty { produced.add(events.count, ordering: .relaxed) }
             state.pending += events
             reschedule(&state)
             guard !state.delivering, !state.pending.isEmpty else { return false }
@@ -276,7 +278,8 @@ public final class LocationManager: Sendable {
             for event in batch {
                 for continuation in continuations { continuation.yield(event) }
                 if let delegate { Self.dispatch(event, to: delegate, from: self) }
-                undelivered.subtract(1, ordering: .relaxed)
+                // Releasing: a waiter that reads the count sees what the delegate did with the event.
+                delivered.add(1, ordering: .releasing)
             }
             delegate?.locationManagerDidFinishDelivering(self)
         }
@@ -285,31 +288,32 @@ public final class LocationManager: Sendable {
     /// The number of events the engine produced that are not delivered yet (queued behind the
     /// one being delivered, or not yet taken by a drain): 0 when the delegate and the streams
     /// have had every event so far.
-    public var undeliveredCount: Int { undelivered.load(ordering: .relaxed) }
+    public var undeliveredCount: Int {
+        let done = delivered.load(ordering: .acquiring)
+        return max(0, produced.load(ordering: .relaxed) - done)
+    }
 
-    /// Waits, up to `timeout` of real time, until every event produced so far is delivered (the
-    /// delegate returned from it and the streams have it), and returns how many are still
-    /// undelivered then: 0 when all were. Events are delivered on the thread that produced them
-    /// (a source's, a timer's); a stop waits here so that a backlog (a flood of new beacons) is
-    /// logged before "process stopped" instead of dropped.
+    /// Waits, up to `timeout` of real time, until every event produced before the call is
+    /// delivered (the delegate returned from it and the streams have it), and returns how many of
+    /// those are still undelivered then: 0 when all were. Events produced meanwhile (a source
+    /// still feeding, a timer) are not waited for. Events are delivered by whichever thread is
+    /// draining the queue (a source's, a timer's, a caller's); a stop waits here so that a
+    /// backlog (a flood of new beacons) is logged before "process stopped" instead of dropped.
     ///
     /// ```swift
-    /// let left = await manager.waitUntilDelivered(timeout: .seconds(30))
+    /// let left = await manager.waitUntilDelivered(timeout: .seconds(10))
     /// if left > 0 { print("\(left) events were not delivered in time") }
     /// ```
-    ///
-    /// A timer or a source may produce new events meanwhile: it returns at the first moment
-    /// nothing is undelivered.
     public func waitUntilDelivered(timeout: Duration) async -> Int {
+        let target = produced.load(ordering: .relaxed)
         let clock = ContinuousClock()
         let deadline = clock.now.advanced(by: timeout)
         while true {
-            let left = undeliveredCount
-            if left == 0 || clock.now >= deadline { return left }
+            let left = max(0, target - delivered.load(ordering: .acquiring))
+            if left == 0 || clock.now >= deadline || Task.isCancelled { return left }
             // Polled: a stop is rare and 5 ms is nothing beside it; a waiter list resumed by the
             // drain would put a lock and a branch on every delivery for it.
             try? await Task.sleep(for: .milliseconds(5))
-            if Task.isCancelled { return undeliveredCount }
         }
     }
 

@@ -465,25 +465,42 @@ public final class PostgresRegionStore: RegionStoring, CustomStringConvertible {
         try await rows("read the last event id", "SELECT COALESCE(MAX(id), 0)::bigint FROM event_log") { try $0.decode(Int64.self) }.first ?? 0
     }
 
-    /// See ``RegionStoring/pruneEvents(olderThan:keepingNewest:limit:)``.
+    /// See ``RegionStoring/pruneEvents(olderThan:keepingNewest:limit:)``. As on SQLite: the
+    /// count's cutoff is `newest − count` (at most `count` kept), and the candidates come through
+    /// an id range, then the time index, in two statements (one with `time < … OR id <= …` would
+    /// walk the primary key through the whole log). Rows another member is deleting at the same
+    /// moment are skipped (`SKIP LOCKED`), not waited for.
     @discardableResult
     public func pruneEvents(olderThan time: Double?, keepingNewest count: Int?, limit: Int) async throws -> Int {
         guard time != nil || count != nil, limit > 0 else { return 0 }
-        let keep = Int64(max(0, count ?? 0))
-        let byCount = count != nil
-        let pruned = try await rows("prune the event log", """
-            WITH newest AS (SELECT COALESCE(MAX(id), 0) AS id FROM event_log),
-                 cutoff AS (SELECT COALESCE((SELECT id FROM event_log ORDER BY id DESC OFFSET \(keep) LIMIT 1), 0) AS id),
-                 pruned AS (
+        let newest = try await lastEventID()
+        guard newest > 0 else { return 0 }
+        var deleted = 0
+        if let count, case let cutoff = RegionStore.countCutoff(newest: newest, keeping: count), cutoff > 0 {
+            deleted += Int(try await rows("prune the event log (by count)", """
+                WITH pruned AS (
                     DELETE FROM event_log WHERE id IN (
-                        SELECT e.id FROM event_log AS e, newest, cutoff
-                        WHERE e.id < newest.id AND (e.time < \(time) OR (\(byCount) AND e.id <= cutoff.id))
+                        SELECT e.id FROM event_log AS e
+                        WHERE e.id <= \(cutoff) AND e.id < \(newest)
                           AND NOT EXISTS (SELECT 1 FROM hook_delivery AS h WHERE h.event_id = e.id AND h.status = 'pending')
-                        ORDER BY e.id LIMIT \(Int64(limit)))
+                        ORDER BY e.id LIMIT \(Int64(limit)) FOR UPDATE SKIP LOCKED)
                     RETURNING 1)
-            SELECT COUNT(*) FROM pruned
-            """) { try $0.decode(Int64.self) }.first ?? 0
-        return Int(pruned)
+                SELECT COUNT(*) FROM pruned
+                """) { try $0.decode(Int64.self) }.first ?? 0)
+        }
+        if let time, deleted < limit {
+            deleted += Int(try await rows("prune the event log (by age)", """
+                WITH pruned AS (
+                    DELETE FROM event_log WHERE id IN (
+                        SELECT e.id FROM event_log AS e
+                        WHERE e.time < \(time) AND e.id < \(newest)
+                          AND NOT EXISTS (SELECT 1 FROM hook_delivery AS h WHERE h.event_id = e.id AND h.status = 'pending')
+                        LIMIT \(Int64(limit - deleted)) FOR UPDATE SKIP LOCKED)
+                    RETURNING 1)
+                SELECT COUNT(*) FROM pruned
+                """) { try $0.decode(Int64.self) }.first ?? 0)
+        }
+        return deleted
     }
 
     // MARK: - Hook deliveries

@@ -37,9 +37,10 @@ public final class MonitoringService: Sendable {
     /// refused from then on, as the regions they would change were never brought back.
     private let restoreAbandoned = LockedBox(false)
 
-    /// Persists every event the manager delivers: on the SQLite store synchronously on the
-    /// engine's thread (durable before the engine goes on), on a networked store through a
-    /// ``StoreWriter`` in the engine's order (acknowledged after its commit).
+    /// Persists every event the manager delivers: on the SQLite store on the delivering thread,
+    /// the writes of a delivered run committed together at its end (group commit), on a networked
+    /// store through a ``StoreWriter`` in the engine's order; an event is acknowledged
+    /// (`onLogged`) after its commit.
     final class Recorder: LocationManagerDelegate {
         let store: any RegionStoring
         /// The SQLite store, written inline.
@@ -95,8 +96,8 @@ public final class MonitoringService: Sendable {
             do {
                 try persist(event, from: manager)
             } catch {
+                // (onStoreFailure was called where the write failed.)
                 logger.error("cannot persist event", metadata: ["type": "\(event.typeName)", "error": "\(error)"])
-                onStoreFailure?(error)
             }
         }
 
@@ -106,7 +107,6 @@ public final class MonitoringService: Sendable {
                 try commitBuffered()
             } catch {
                 logger.error("cannot persist events", metadata: ["error": "\(error)"])
-                onStoreFailure?(error)
             }
         }
 
@@ -121,7 +121,7 @@ public final class MonitoringService: Sendable {
         /// after its first failure: an enter whose event failed must not be followed by the state
         /// row that would keep it from being decided again after the restart.
         func submit(_ write: StoreWrite, closing: Bool = false, delivered: Bool = false) throws {
-            let written = try log.withLock { log throws -> [StoredEvent] in
+            let written = try reportingFailure { try log.withLock { log throws -> [StoredEvent] in
                 guard !log.closed else {
                     logger.debug("not written: the process has stopped", metadata: ["write": "\(write.typeName)"])
                     return []
@@ -134,14 +134,27 @@ public final class MonitoringService: Sendable {
                 log.buffered.append(write)
                 if delivered && log.buffered.count < groupCommitLimit { return [] }
                 return try commit(&log)
-            }
+            } }
             for event in written { onLogged?(event) }
         }
 
         /// Commits the buffered writes of delivered events (SQLite), and acknowledges their events.
         func commitBuffered() throws {
-            let written = try log.withLock { log in try commit(&log) }
+            let written = try reportingFailure { try log.withLock { log in try commit(&log) } }
             for event in written { onLogged?(event) }
+        }
+
+        /// Runs `body` (a commit, outside the lock when this returns); a failure is handed to
+        /// `onStoreFailure` (the daemon stops on it) whoever committed: a group of delivered events
+        /// can be committed by another writer (a source's status, a region put through the API)
+        /// whose caller only logs or answers the error.
+        private func reportingFailure<T>(_ body: () throws -> T) throws -> T {
+            do {
+                return try body()
+            } catch {
+                onStoreFailure?(error)
+                throw error
+            }
         }
 
         /// Commits `log.buffered` in one transaction (under the lock); counts and throws a failure.
@@ -524,19 +537,21 @@ public final class MonitoringService: Sendable {
                          reason: status.detail.map { "\(status.name): \($0)" } ?? status.name, json: line.text)
     }
 
-    /// Logs "process stopped" and returns once every event before it is written (SQLite: at once,
-    /// the store is consistent after every event; a networked store: its queued writes are committed).
+    /// Logs "process stopped" and returns once every event before it is written (SQLite: with the
+    /// buffered writes of a delivered run; a networked store: its queued writes are committed).
     /// It is the last event: anything delivered later (a source reporting its end from its own
     /// thread, a timer) is not written.
     ///
-    /// Events the engine produced but has not delivered yet (a backlog behind a flood of new
-    /// beacons, delivered on a source's thread) are waited for first, up to `drainTimeout`: those
-    /// still queued then are not logged, and "process stopped" says how many.
+    /// Events the engine produced before the call but has not delivered yet (a backlog behind a
+    /// flood of new beacons, delivered on a source's thread) are waited for first, up to
+    /// `drainTimeout`: those still queued then are not logged, and "process stopped" says about
+    /// how many (engine events, some of which log nothing, such as an unchanged ranging count).
+    /// Stop the sources first: events they add meanwhile are not waited for.
     ///
     /// ```swift
     /// try await service.stop(reason: "SIGTERM")   // after the sources have stopped
     /// ```
-    public func stop(reason: String = "stopped", drainTimeout: Duration = .seconds(30)) async throws {
+    public func stop(reason: String = "stopped", drainTimeout: Duration = .seconds(10)) async throws {
         let left = await manager.waitUntilDelivered(timeout: drainTimeout)
         var reason = reason
         if left > 0 {
@@ -551,7 +566,7 @@ public final class MonitoringService: Sendable {
     }
 
     /// Returns once every event and state the engine delivered so far is written; throws the
-    /// store's failure if a write failed. (Immediate on SQLite, which writes as events happen.)
+    /// store's failure if a write failed. (On SQLite: commits a delivered run's buffered writes.)
     public func flush() async throws {
         try await recorder.flush()
     }

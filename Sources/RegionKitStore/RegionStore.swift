@@ -405,30 +405,22 @@ public final class RegionStore: Sendable {
 
     /// See ``RegionStoring/pruneEvents(olderThan:keepingNewest:limit:)``.
     ///
-    /// The bounds are read first, outside the write (finding the count's cutoff walks the newest
-    /// `count` ids); the write then takes the candidates through index ranges only — ids up to the
-    /// cutoff in id order, then times before `olderThan` through the time index — so a large log
-    /// with little to prune holds the write lock for the rows it deletes, not for a scan of the log.
+    /// The candidates come through index ranges only — ids up to the count's cutoff in id order,
+    /// then times before `olderThan` through the time index — so a large log with little to prune
+    /// holds the write lock for the rows it deletes, not for a scan of the log.
     @discardableResult
     public func pruneEvents(olderThan time: Double?, keepingNewest count: Int?, limit: Int) throws -> Int {
         guard time != nil || count != nil, limit > 0 else { return 0 }
-        let (newest, countCutoff) = try read { db -> (Int64, Int64?) in
-            let newest = try Int64.fetchOne(db, sql: "SELECT COALESCE(MAX(id), 0) FROM event_log") ?? 0
-            // The newest `count` events have ids above the (count+1)-th newest one's.
-            let cutoff = try count.map { count in
-                try Int64.fetchOne(db, sql: "SELECT id FROM event_log ORDER BY id DESC LIMIT 1 OFFSET ?", arguments: [max(0, count)]) ?? 0
-            }
-            return (newest, cutoff)
-        }
-        guard newest > 0 else { return 0 }
         let owed = "NOT EXISTS (SELECT 1 FROM hook_delivery AS h WHERE h.event_id = e.id AND h.status = 'pending')"
         return try write { db in
+            let newest = try Int64.fetchOne(db, sql: "SELECT COALESCE(MAX(id), 0) FROM event_log") ?? 0
+            guard newest > 0 else { return 0 }
             var deleted = 0
-            if let countCutoff, countCutoff > 0 {
+            if let count, case let cutoff = Self.countCutoff(newest: newest, keeping: count), cutoff > 0 {
                 try db.execute(sql: """
                     DELETE FROM event_log WHERE id IN (
                         SELECT e.id FROM event_log AS e WHERE e.id <= ? AND e.id < ? AND \(owed) ORDER BY e.id LIMIT ?)
-                    """, arguments: [countCutoff, newest, limit])
+                    """, arguments: [cutoff, newest, limit])
                 deleted = db.changesCount
             }
             if let time, deleted < limit {
@@ -441,6 +433,15 @@ public final class RegionStore: Sendable {
             }
             return deleted
         }
+    }
+
+    /// The highest id outside the newest `count` ids: `newest − count`. The newest `count` events
+    /// are those above it — or fewer, where ids are missing (pruned around events kept for their
+    /// pending delivery): at most `count` are kept, as the retention says. Finding the exact
+    /// (count+1)-th newest event walked `count` rows of the log each time (≈ 0.25 s a million).
+    public static func countCutoff(newest: Int64, keeping count: Int) -> Int64 {
+        let (cutoff, overflow) = newest.subtractingReportingOverflow(Int64(clamping: max(0, count)))
+        return overflow ? 0 : cutoff
     }
 
     // MARK: - Hook deliveries

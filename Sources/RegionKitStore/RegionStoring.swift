@@ -62,8 +62,9 @@ public protocol RegionStoring: Sendable {
     func eventCounts() async throws -> [String: Int]
     /// The id of the newest logged event (0 when the log is empty).
     func lastEventID() async throws -> Int64
-    /// Deletes up to `limit` of the oldest events that are older than `olderThan` (event time,
-    /// seconds) or not among the newest `keepingNewest`, in one transaction; returns how many.
+    /// Deletes up to `limit` events that are older than `olderThan` (event time, seconds) or more
+    /// than `keepingNewest` ids below the newest (the oldest first; at most `keepingNewest` are
+    /// kept, fewer where ids are missing), in one transaction; returns how many.
     /// Kept whatever the limits: the newest event (the log's id cursor never goes back: an empty
     /// log would read as a new one) and every event with a pending hook delivery (its delivery
     /// is still owed). Their finished deliveries go with them. Output cursors are not consulted:

@@ -279,6 +279,9 @@ async function loadBeacons() {
     while (series.length && series[0].t < now - HISTORY_SECONDS) series.shift();
     state.history.set(key, series);
   }
+  // The history of beacons no longer listed (not heard, or beyond the limit) is let go.
+  const listed = new Set(state.beacons.map(keyOf));
+  for (const key of [...state.history.keys()]) if (!listed.has(key)) state.history.delete(key);
   renderBeacons(now);
   renderRooms(now);
 }

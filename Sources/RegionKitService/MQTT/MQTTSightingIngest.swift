@@ -1,4 +1,5 @@
 import Logging
+import Synchronization
 import RegionKitConcurrency
 import RegionKit
 import RegionKitCore
@@ -65,6 +66,14 @@ public final class MQTTSightingIngest: Sendable {
 
     public var statistics: Statistics { state.withLock { $0.statistics } }
 
+    /// Whether ``stop()`` was called: sighting messages are dropped from then on.
+    private let stopped = Atomic<Bool>(false)
+
+    /// Stops feeding the manager: every later sighting message is dropped (not counted). The
+    /// daemon calls it before its stop waits for the engine's queue, so that the broker does not
+    /// keep adding to what the stop waits for.
+    public func stop() { stopped.store(true, ordering: .relaxed) }
+
     /// The transmitter a message is about: its topic's last level (Theengs: the address), as a
     /// key of its own (a `Substring` kept in the telemetry map would keep its whole topic, up to
     /// the packet limit, alive); `nil` when longer than ``maximumTransmitterKey`` bytes, which no
@@ -111,6 +120,7 @@ public final class MQTTSightingIngest: Sendable {
     /// arrival time it would bring its beacon back inside at every reconnection and restart, so it
     /// is counted as ignored (``retainedReason``) and not ingested.
     public func handle(topic: String, payload: [UInt8], retained: Bool = false) {
+        guard !stopped.load(ordering: .relaxed) else { return }
         guard let route = routes.first(where: { MQTTTopicFilter.matches(filter: $0.filter, topic: topic) }) else {
             state.withLock { $0.statistics.unrouted += 1 }
             return

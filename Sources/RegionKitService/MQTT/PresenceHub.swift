@@ -92,6 +92,8 @@ public final class PresenceHub: Sendable {
     /// Logged events published per round trip to the broker (their messages pipelined, the cursor
     /// saved once): 1 publishes each event alone, waiting for its acknowledgement.
     public let eventsPerRound: Int
+    /// A round takes no further event once it holds this many messages.
+    static let roundMessageBudget = 2_000
 
     /// - Parameter eventsPerRound: events whose messages go out together, acknowledged as one
     ///   round (``eventsPerRound``; `bench mqtt` compares 1 with the default).
@@ -200,6 +202,13 @@ public final class PresenceHub: Sendable {
     /// disconnects cleanly. Cancel ``run()``'s task afterwards.
     /// A second call waits for the first one's stop (one drain, one `offline`; its own
     /// `drainTimeout` is not used). Not cancellable: every wait in it is bounded.
+    /// Stops feeding sightings to the engine (``MQTTSightingIngest/stop()``); the outputs go on
+    /// until ``shutdown(drainTimeout:)``. The daemon calls it first when it stops, so that the
+    /// engine's queue it waits for is not refilled by the broker meanwhile.
+    public func stopIngest() {
+        ingest?.stop()
+    }
+
     public func shutdown(drainTimeout: Duration = .seconds(3)) async {
         let stop = shutdownTask.withLock { slot -> Task<Void, Never> in
             if let running = slot { return running }
@@ -529,8 +538,6 @@ public final class PresenceHub: Sendable {
                 // The publisher cancelled by a stop ends after its current round: the stop's
                 // drain goes on from the cursor.
                 if Task.isCancelled { return .done }
-                let round = batch[start..<min(start + eventsPerRound, batch.endIndex)]
-                start = round.endIndex
                 let manager = service.manager
                 // Each event's messages are decided as if the ones before it in the round were
                 // already acknowledged (a provisional copy of the outputs: a beacon announced by
@@ -539,7 +546,12 @@ public final class PresenceHub: Sendable {
                 var provisional = outputs.withLock { $0 }
                 var decided: [(event: StoredEvent, regions: () -> [Region])] = []
                 var messages: [MQTTMessage] = []
-                for event in round {
+                // Up to eventsPerRound events, and no event started once the round holds
+                // roundMessageBudget messages (a region's start announces every beacon it matches:
+                // 64 of them could exceed the 65,535 packet ids in flight).
+                while start < batch.endIndex && decided.count < eventsPerRound && messages.count < Self.roundMessageBudget {
+                    let event = batch[start]
+                    start += 1
                     // One snapshot per event, taken only if needed: `published` must decide as
                     // `messages` did, though a region may be put while the messages are in flight.
                     let snapshot = RegionsSnapshot(manager)
@@ -561,9 +573,9 @@ public final class PresenceHub: Sendable {
                 outputs.withLock { outputs in
                     for (event, regions) in decided { outputs.published(event, regions: regions) }
                 }
-                let last = round[round.index(before: round.endIndex)].id
+                guard let last = decided.last?.event.id else { continue }
                 cursor.withLock { $0 = last }
-                counters.withLock { $0.eventsPublished += round.count }
+                counters.withLock { $0.eventsPublished += decided.count }
                 // Saved once a round, even when the stop came meanwhile (the broker has the events).
                 let outputName = outputName
                 do { try await uncancelled { try await store.setOutputCursor(outputName, to: last) } } catch {

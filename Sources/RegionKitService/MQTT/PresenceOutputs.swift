@@ -128,8 +128,10 @@ public struct PresenceOutputs: Sendable {
     /// `regions`): a beacon whose entities they announced counts as announced from now on (its
     /// later events publish only its room, and ``discoveryMessages(regions:)`` includes it).
     public mutating func published(_ event: StoredEvent, regions: () -> [Region] = { [] }) {
-        guard discovery != nil, event.type == "didChangeNearestScanner", let change = Self.nearestScannerChange(event.json) else { return }
-        // Read once: every monitored region, compared and classified below (it was read twice).
+        guard discovery != nil, event.type == "didChangeNearestScanner", let change = Self.nearestScannerChange(event.json),
+              !announcedBeacons.contains(change.beacon) else { return }
+        // Read once: every monitored region, compared and classified below (it was read twice);
+        // not at all for a beacon announced already (most room changes).
         let current = regions()
         guard announces(change.beacon, regions: { current }) else { return }
         let matchedBefore = matchedAnnouncedCount(current)

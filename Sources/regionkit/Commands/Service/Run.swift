@@ -207,6 +207,9 @@ struct Run: AsyncParsableCommand {
                 group.cancelAll()
             }
             let reason = stopRequest.reason ?? ("stopped", false)
+            // The MQTT sightings stop before the engine's queue is waited for (the hub's outputs
+            // go on: they publish up to "process stopped" below).
+            hub?.stopIngest()
             do {
                 try await service.stop(reason: reason.text)
             } catch {
