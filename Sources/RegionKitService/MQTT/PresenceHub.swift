@@ -196,12 +196,6 @@ public final class PresenceHub: Sendable {
         }
     }
 
-    /// Publishes the events logged so far (stop the sources and the service first, so the last
-    /// one is "process stopped"; at most `drainTimeout` with the event publisher's last one), then
-    /// `offline` (retained; at most `drainTimeout` more, whether the drain finished or not), and
-    /// disconnects cleanly. Cancel ``run()``'s task afterwards.
-    /// A second call waits for the first one's stop (one drain, one `offline`; its own
-    /// `drainTimeout` is not used). Not cancellable: every wait in it is bounded.
     /// Stops feeding sightings to the engine (``MQTTSightingIngest/stop()``); the outputs go on
     /// until ``shutdown(drainTimeout:)``. The daemon calls it first when it stops, so that the
     /// engine's queue it waits for is not refilled by the broker meanwhile.
@@ -209,6 +203,12 @@ public final class PresenceHub: Sendable {
         ingest?.stop()
     }
 
+    /// Publishes the events logged so far (stop the sources and the service first, so the last
+    /// one is "process stopped"; at most `drainTimeout` with the event publisher's last one), then
+    /// `offline` (retained; at most `drainTimeout` more, whether the drain finished or not), and
+    /// disconnects cleanly. Cancel ``run()``'s task afterwards.
+    /// A second call waits for the first one's stop (one drain, one `offline`; its own
+    /// `drainTimeout` is not used). Not cancellable: every wait in it is bounded.
     public func shutdown(drainTimeout: Duration = .seconds(3)) async {
         let stop = shutdownTask.withLock { slot -> Task<Void, Never> in
             if let running = slot { return running }
