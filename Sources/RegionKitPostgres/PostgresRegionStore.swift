@@ -33,7 +33,7 @@ import RegionKitStore
 /// ```
 public final class PostgresRegionStore: RegionStoring, CustomStringConvertible {
     /// The current schema version (recorded in `regionkit_schema`).
-    public static let schemaVersion: Int64 = 5
+    public static let schemaVersion: Int64 = 6
     /// Advisory lock keys (one namespace, "RK" in ASCII, then the use).
     static let migrationLock: Int64 = 0x524B_0001
     static let appendLock: Int64 = 0x524B_0002
@@ -163,8 +163,16 @@ public final class PostgresRegionStore: RegionStoring, CustomStringConvertible {
                 try await connection.query(PostgresQuery(unsafeSQL: Self.schemaV5), logger: logger)
                 try await connection.query("INSERT INTO regionkit_schema (version) VALUES (\(Int64(5)))", logger: logger)
             }
+            if version < 6 {
+                // What the retention deleted, so /metrics' totals do not drop at a prune (``PrunedTally``).
+                try await connection.query(PostgresQuery(unsafeSQL: Self.schemaV6), logger: logger)
+                try await connection.query("INSERT INTO regionkit_schema (version) VALUES (\(Int64(6)))", logger: logger)
+            }
         }
     }
+
+    /// Version 6: ``PrunedTally``, the events and failed delivery attempts the retention deleted.
+    static let schemaV6 = "CREATE TABLE \(PrunedTally.table) (counter text PRIMARY KEY, count bigint NOT NULL)"
 
     /// Version 2: the holder of each daemon lock (key: the advisory lock key).
     static let schemaV2 = """
@@ -452,9 +460,19 @@ public final class PostgresRegionStore: RegionStoring, CustomStringConvertible {
         return found.map { StoredEvent(id: $0.0, time: $0.1, type: $0.2, region: $0.3, state: $0.4, reason: $0.5, json: $0.6) }
     }
 
+    /// See ``RegionStoring/eventCounts()``: the log's rows and ``PrunedTally`` in one statement
+    /// (one snapshot), so a prune between two reads cannot count its events twice or not at all.
     public func eventCounts() async throws -> [String: Int] {
         var counts: [String: Int] = [:]
-        let found = try await rows("count events", "SELECT type, COUNT(*) FROM event_log GROUP BY type") { try $0.decode((String, Int64).self) }
+        let prefix = PrunedTally.eventPrefix
+        let found = try await rows("count events", """
+            SELECT type, LEAST(SUM(n), 9223372036854775807)::bigint FROM (
+                SELECT type, COUNT(*)::numeric AS n FROM event_log GROUP BY type
+                UNION ALL
+                SELECT substr(counter, \(unescaped: String(prefix.utf8.count + 1))), GREATEST(count, 0)::numeric
+                FROM \(unescaped: PrunedTally.table) WHERE starts_with(counter, \(prefix))) AS t
+            GROUP BY type
+            """) { try $0.decode((String, Int64).self) }
         for (type, count) in found {
             counts[type] = Int(count)
         }
@@ -476,31 +494,49 @@ public final class PostgresRegionStore: RegionStoring, CustomStringConvertible {
         let newest = try await lastEventID()
         guard newest > 0 else { return 0 }
         var deleted = 0
+        let owed = "NOT EXISTS (SELECT 1 FROM hook_delivery AS h WHERE h.event_id = e.id AND h.status = 'pending')"
         if let count, case let cutoff = RegionStore.countCutoff(newest: newest, keeping: count), cutoff > 0 {
-            deleted += Int(try await rows("prune the event log (by count)", """
-                WITH pruned AS (
-                    DELETE FROM event_log WHERE id IN (
-                        SELECT e.id FROM event_log AS e
-                        WHERE e.id <= \(cutoff) AND e.id < \(newest)
-                          AND NOT EXISTS (SELECT 1 FROM hook_delivery AS h WHERE h.event_id = e.id AND h.status = 'pending')
-                        ORDER BY e.id LIMIT \(Int64(limit)) FOR UPDATE SKIP LOCKED)
-                    RETURNING 1)
-                SELECT COUNT(*) FROM pruned
-                """) { try $0.decode(Int64.self) }.first ?? 0)
+            deleted += try await prune("prune the event log (by count)", candidates: """
+                SELECT e.id FROM event_log AS e WHERE e.id <= $3 AND e.id < $4 AND \(owed)
+                ORDER BY e.id LIMIT $5 FOR UPDATE SKIP LOCKED
+                """) { $0.append(cutoff); $0.append(newest); $0.append(Int64(limit)) }
         }
         if let time, deleted < limit {
-            deleted += Int(try await rows("prune the event log (by age)", """
-                WITH pruned AS (
-                    DELETE FROM event_log WHERE id IN (
-                        SELECT e.id FROM event_log AS e
-                        WHERE e.time < \(time) AND e.id < \(newest)
-                          AND NOT EXISTS (SELECT 1 FROM hook_delivery AS h WHERE h.event_id = e.id AND h.status = 'pending')
-                        LIMIT \(Int64(limit - deleted)) FOR UPDATE SKIP LOCKED)
-                    RETURNING 1)
-                SELECT COUNT(*) FROM pruned
-                """) { try $0.decode(Int64.self) }.first ?? 0)
+            deleted += try await prune("prune the event log (by age)", candidates: """
+                SELECT e.id FROM event_log AS e WHERE e.time < $3 AND e.id < $4 AND \(owed)
+                LIMIT $5 FOR UPDATE SKIP LOCKED
+                """) { $0.append(time); $0.append(newest); $0.append(Int64(limit - deleted)) }
         }
         return deleted
+    }
+
+    /// Deletes the events `candidates` selects (one id column, locked; its parameters from `$3`,
+    /// bound by `bind`) with their deliveries and adds them, and their deliveries' failed attempts,
+    /// to ``PrunedTally`` — one statement, so one transaction and one snapshot: the tally counts
+    /// exactly the rows deleted.
+    private func prune(_ what: String, candidates: String, bind: (inout PostgresBindings) -> Void) async throws -> Int {
+        let table = PrunedTally.table
+        var binds = PostgresBindings()
+        binds.append(PrunedTally.eventPrefix)
+        binds.append(PrunedTally.failedAttempts)
+        bind(&binds)
+        let query = PostgresQuery(unsafeSQL: """
+            WITH doomed AS (\(candidates)),
+            failed AS (
+                SELECT COALESCE(SUM(CASE WHEN status = 'delivered' THEN GREATEST(attempts, 1) - 1 ELSE GREATEST(attempts, 0) END), 0) AS n
+                FROM hook_delivery WHERE event_id IN (SELECT id FROM doomed)),
+            pruned AS (DELETE FROM event_log WHERE id IN (SELECT id FROM doomed) RETURNING type),
+            tallied AS (
+                INSERT INTO \(table) (counter, count)
+                SELECT $1 || type, COUNT(*) FROM pruned GROUP BY type
+                UNION ALL
+                SELECT $2, LEAST(n, 4611686018427387903)::bigint FROM failed WHERE n > 0
+                ON CONFLICT (counter) DO UPDATE
+                SET count = LEAST(GREATEST(\(table).count, 0), 4611686018427387903) + EXCLUDED.count
+                RETURNING 1)
+            SELECT COUNT(*) FROM pruned
+            """, binds: binds)
+        return Int(try await rows(what, query) { try $0.decode(Int64.self) }.first ?? 0)
     }
 
     // MARK: - Hook deliveries
@@ -511,9 +547,13 @@ public final class PostgresRegionStore: RegionStoring, CustomStringConvertible {
         for (status, count) in byStatus {
             counts[status] = Int(count)
         }
+        // With the attempts of deliveries pruned with their events (``PrunedTally``): a total.
         let failed = try await rows("count failed attempts", """
-            SELECT LEAST(COALESCE(SUM(CASE WHEN status = 'delivered' THEN GREATEST(attempts, 1) - 1 ELSE GREATEST(attempts, 0) END), 0),
-                         9223372036854775807)::bigint FROM hook_delivery
+            SELECT LEAST(COALESCE((SELECT SUM(CASE WHEN status = 'delivered' THEN GREATEST(attempts, 1) - 1 ELSE GREATEST(attempts, 0) END)
+                                   FROM hook_delivery), 0)
+                         + COALESCE((SELECT SUM(GREATEST(count, 0)) FROM \(unescaped: PrunedTally.table)
+                                     WHERE counter = \(PrunedTally.failedAttempts)), 0),
+                         9223372036854775807)::bigint
             """) { try $0.decode(Int64.self) }.first ?? 0
         return (counts, Int(failed))
     }

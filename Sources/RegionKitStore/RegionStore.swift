@@ -206,6 +206,13 @@ public final class RegionStore: Sendable {
             // so registering n regions cost n² (bench eventlog, session 48).
             try db.create(index: "monitored_region_on_sequence", on: "monitored_region", columns: ["sequence"])
         }
+        migrator.registerMigration("pruned-tally") { db in
+            // What the retention deleted, so /metrics' totals do not drop at a prune (``PrunedTally``).
+            try db.create(table: PrunedTally.table) { t in
+                t.primaryKey("counter", .text)
+                t.column("count", .integer).notNull()
+            }
+        }
         return migrator
     }
 
@@ -387,12 +394,22 @@ public final class RegionStore: Sendable {
         }
     }
 
-    /// How many events of each type the log holds.
+    /// How many events of each type were ever logged: those the log holds and those the
+    /// retention pruned (``PrunedTally``), read together, so the totals never go back.
     public func eventCounts() throws -> [String: Int] {
         try read { db in
             var counts: [String: Int] = [:]
-            for row in try Row.fetchAll(db, sql: "SELECT type, COUNT(*) AS n FROM event_log GROUP BY type") {
-                counts[try column(row, "type", of: "event_log")] = try column(row, "n", of: "event_log")
+            // TOTAL (a REAL), taken within 0…: a damaged tally row must not fail /metrics.
+            for row in try Row.fetchAll(db, sql: """
+                SELECT type, TOTAL(n) AS n FROM (
+                    SELECT type, COUNT(*) AS n FROM event_log GROUP BY type
+                    UNION ALL
+                    SELECT substr(counter, \(PrunedTally.eventPrefix.utf8.count + 1)) AS type, MAX(count, 0) AS n
+                    FROM \(PrunedTally.table) WHERE substr(counter, 1, \(PrunedTally.eventPrefix.utf8.count)) = ?)
+                GROUP BY type
+                """, arguments: [PrunedTally.eventPrefix]) {
+                let total: Double = try column(row, "n", of: "event_log")
+                counts[try column(row, "type", of: "event_log")] = total < 9.2e18 ? Int(total) : Int(Int64.max)
             }
             return counts
         }
@@ -417,22 +434,44 @@ public final class RegionStore: Sendable {
             guard newest > 0 else { return 0 }
             var deleted = 0
             if let count, case let cutoff = Self.countCutoff(newest: newest, keeping: count), cutoff > 0 {
-                try db.execute(sql: """
-                    DELETE FROM event_log WHERE id IN (
-                        SELECT e.id FROM event_log AS e WHERE e.id <= ? AND e.id < ? AND \(owed) ORDER BY e.id LIMIT ?)
+                deleted = try Self.prune(db, candidates: """
+                    SELECT e.id FROM event_log AS e WHERE e.id <= ? AND e.id < ? AND \(owed) ORDER BY e.id LIMIT ?
                     """, arguments: [cutoff, newest, limit])
-                deleted = db.changesCount
             }
             if let time, deleted < limit {
                 // `+e.id`: the time index, not a scan of the id range (every id is below the newest).
-                try db.execute(sql: """
-                    DELETE FROM event_log WHERE id IN (
-                        SELECT e.id FROM event_log AS e WHERE e.time < ? AND +e.id < ? AND \(owed) LIMIT ?)
+                deleted += try Self.prune(db, candidates: """
+                    SELECT e.id FROM event_log AS e WHERE e.time < ? AND +e.id < ? AND \(owed) LIMIT ?
                     """, arguments: [time, newest, limit - deleted])
-                deleted += db.changesCount
             }
             return deleted
         }
+    }
+
+    /// Deletes the events `candidates` selects (one id column) with their deliveries, adding them
+    /// and their deliveries' failed attempts to ``PrunedTally`` in the same transaction. The ids
+    /// go through a temporary table so the tally counts exactly the rows deleted.
+    private static func prune(_ db: Database, candidates: String, arguments: StatementArguments) throws -> Int {
+        try db.execute(sql: "CREATE TEMP TABLE IF NOT EXISTS pruning (id INTEGER PRIMARY KEY)")
+        try db.execute(sql: "DELETE FROM temp.pruning")
+        try db.execute(sql: "INSERT INTO temp.pruning (id) " + candidates, arguments: arguments)
+        guard db.changesCount > 0 else { return 0 }
+        try db.execute(sql: """
+            INSERT INTO \(PrunedTally.table) (counter, count)
+            SELECT ? || type, COUNT(*) FROM event_log WHERE id IN (SELECT id FROM temp.pruning) GROUP BY type
+            ON CONFLICT (counter) DO UPDATE SET count = MIN(MAX(count, 0), 4611686018427387903) + excluded.count
+            """, arguments: [PrunedTally.eventPrefix])
+        try db.execute(sql: """
+            INSERT INTO \(PrunedTally.table) (counter, count)
+            SELECT ?, CAST(MIN(TOTAL(CASE WHEN status = 'delivered' THEN MAX(attempts, 1) - 1 ELSE MAX(attempts, 0) END),
+                               4611686018427387903) AS INTEGER)
+            FROM hook_delivery WHERE event_id IN (SELECT id FROM temp.pruning)
+            ON CONFLICT (counter) DO UPDATE SET count = MIN(MAX(count, 0), 4611686018427387903) + excluded.count
+            """, arguments: [PrunedTally.failedAttempts])
+        try db.execute(sql: "DELETE FROM event_log WHERE id IN (SELECT id FROM temp.pruning)")
+        let deleted = db.changesCount
+        try db.execute(sql: "DELETE FROM temp.pruning")
+        return deleted
     }
 
     /// The highest id outside the newest `count` ids: `newest − count`. The newest `count` events
@@ -447,7 +486,8 @@ public final class RegionStore: Sendable {
     // MARK: - Hook deliveries
 
     /// How many hook deliveries are in each status (`pending`, `delivered`, `failed`, `dropped`),
-    /// and the attempts that failed (`failedAttempts`: every attempt of a delivery but a successful last one).
+    /// and the attempts that ever failed (`failedAttempts`: every attempt of a delivery but a successful last
+    /// one, with those of deliveries pruned with their event).
     public func deliveryCounts() throws -> (byStatus: [String: Int], failedAttempts: Int) {
         try read { db in
             var counts: [String: Int] = [:]
@@ -456,10 +496,13 @@ public final class RegionStore: Sendable {
             }
             // TOTAL (a REAL) and each row's count taken within 0…: a damaged row's huge count
             // made SUM fail with "integer overflow", and with it /metrics.
+            // With the attempts of deliveries pruned with their events (``PrunedTally``): a total.
             let failed = try Double.fetchOne(db, sql: """
                 SELECT TOTAL(CASE WHEN status = 'delivered' THEN MAX(attempts, 1) - 1 ELSE MAX(attempts, 0) END) FROM hook_delivery
                 """) ?? 0
-            return (counts, failed < 9.2e18 ? Int(failed) : Int(Int64.max))
+            let pruned = try Double.fetchOne(db, sql: "SELECT TOTAL(MAX(count, 0)) FROM \(PrunedTally.table) WHERE counter = ?",
+                                             arguments: [PrunedTally.failedAttempts]) ?? 0
+            return (counts, failed + pruned < 9.2e18 ? Int(failed + pruned) : Int(Int64.max))
         }
     }
 

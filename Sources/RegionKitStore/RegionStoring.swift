@@ -58,7 +58,8 @@ public protocol RegionStoring: Sendable {
     /// the whole batch). Returns the stored event of every `.event` write, in order, with ids
     /// increasing as ``append(time:type:region:state:reason:json:hooks:)`` would give them.
     func apply(_ writes: [StoreWrite]) async throws -> [StoredEvent]
-    /// How many events of each type the log holds.
+    /// How many events of each type were ever logged: those the log holds plus those the
+    /// retention pruned (``PrunedTally``), so a total never goes back.
     func eventCounts() async throws -> [String: Int]
     /// The id of the newest logged event (0 when the log is empty).
     func lastEventID() async throws -> Int64
@@ -78,7 +79,8 @@ public protocol RegionStoring: Sendable {
 
     // MARK: Hook deliveries
 
-    /// Deliveries by status, and the failed attempts (every attempt but a successful last one).
+    /// Deliveries by status (those the log holds), and the failed attempts ever made (every
+    /// attempt but a successful last one; with those of deliveries pruned with their event).
     func deliveryCounts() async throws -> (byStatus: [String: Int], failedAttempts: Int)
     /// Pending deliveries due at `now`, earliest due first (then by id).
     func dueDeliveries(now: Double, limit: Int) async throws -> [HookDelivery]

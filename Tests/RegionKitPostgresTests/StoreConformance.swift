@@ -130,29 +130,41 @@ enum StoreConformance: String, CaseIterable, Sendable, CustomTestStringConvertib
 
     /// The log's retention: by age and by count, in chunks of `limit`, oldest first; the newest
     /// event and events with a pending delivery are kept; finished deliveries go with their
-    /// event; ids are never reused.
+    /// event; ids are never reused. The totals (events by type, failed delivery attempts) count
+    /// what was pruned too: they never go back.
     static func retention(_ store: some RegionStoring) async throws {
         #expect(try await store.pruneEvents(olderThan: 100, keepingNewest: nil, limit: 10) == 0, "an empty log")
         var ids: [Int64] = []
         for time in 1...10 {
-            // Event 3 has a pending delivery, event 5 a delivered one.
+            // Event 3 has a pending delivery, event 5 a delivered one; odd times enter, even ones exit.
             let hooks = time == 3 || time == 5 ? ["webhook:h\(time)"] : []
-            ids.append(try await store.append(time: Double(time), type: "didEnterRegion", region: "lobby", state: "inside", reason: nil, json: "{}", hooks: hooks))
+            let type = time % 2 == 1 ? "didEnterRegion" : "didExitRegion"
+            ids.append(try await store.append(time: Double(time), type: type, region: "lobby", state: "inside", reason: nil, json: "{}", hooks: hooks))
         }
+        // Event 5's delivery failed twice before it went through: two failed attempts.
         let delivered = try #require(try await store.deliveries(status: .pending).first { $0.eventID == ids[4] })
+        try await store.markAttemptFailed(delivered.id, error: "refused", retryAt: 5.5)
+        try await store.markAttemptFailed(delivered.id, error: "refused", retryAt: 5.8)
         try await store.markDelivered(delivered.id, at: 6)
         func remaining() async throws -> [Int64] { try await store.events(since: nil, region: nil, type: nil, afterID: nil, limit: nil).map(\.id) }
+        func expectTotals(_ enter: Int, _ exit: Int, _ comment: Comment, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+            #expect(try await store.eventCounts() == ["didEnterRegion": enter, "didExitRegion": exit], comment, sourceLocation: sourceLocation)
+            #expect(try await store.deliveryCounts().failedAttempts == 2, comment, sourceLocation: sourceLocation)
+        }
+        try await expectTotals(5, 5, "before any prune")
 
         #expect(try await store.pruneEvents(olderThan: nil, keepingNewest: nil, limit: 10) == 0, "no limit set: nothing pruned")
         // By age: times 1, 2, 4 and 5 (3's delivery is pending).
         #expect(try await store.pruneEvents(olderThan: 6, keepingNewest: nil, limit: 100) == 4)
         #expect(try await remaining() == [ids[2]] + Array(ids[5...]))
         #expect(try await store.deliveries(status: nil).map(\.eventID) == [ids[2]], "the delivered one went with its event")
+        try await expectTotals(5, 5, "after a prune by age, with a delivery's failed attempts")
         // By count, two at a time: keep the newest 2 (9 and 10); 6, 7 then 8 go, 3 stays (pending).
         #expect(try await store.pruneEvents(olderThan: nil, keepingNewest: 2, limit: 2) == 2)
         #expect(try await remaining() == [ids[2], ids[7], ids[8], ids[9]])
         #expect(try await store.pruneEvents(olderThan: nil, keepingNewest: 2, limit: 2) == 1)
         #expect(try await store.pruneEvents(olderThan: nil, keepingNewest: 2, limit: 2) == 0)
+        try await expectTotals(5, 5, "after prunes by count")
         // Everything older than the future: all but the newest and the pending one.
         #expect(try await store.pruneEvents(olderThan: 1_000, keepingNewest: nil, limit: 100) == 1)
         #expect(try await remaining() == [ids[2], ids[9]])
@@ -165,6 +177,7 @@ enum StoreConformance: String, CaseIterable, Sendable, CustomTestStringConvertib
         // Ids go on from the last one (a reader's cursor stays valid).
         let next = try await store.append(time: 11, type: "didExitRegion", region: "lobby", state: "outside", reason: nil, json: "{}", hooks: [])
         #expect(next > ids[9])
+        try await expectTotals(5, 6, "an event logged after the prunes adds to its type's total")
     }
 
     /// One pending delivery per distinct hook, created with its event; due order, retries,
