@@ -66,14 +66,20 @@ public final class MQTTClient: Sendable {
     private let logger: Logger
     private let onMessage: @Sendable (MQTTMessage) -> Void
     private let onConnectionEvent: @Sendable (MQTTConnectionEvent) -> Void
+    /// Backpressure from the consumer of the messages (nil: the client reads whenever it can).
+    public let readPause: MQTTReadPause?
     private let group: any EventLoopGroup
     private let state = LockedBox(State())
     /// PUBLISH packets over ``MQTTClientConfiguration/maximumIncomingPacketSize`` skipped so far.
     private let skipped = LockedBox(0)
 
+    /// - Parameter readPause: stops reading from the broker while `onMessage`'s consumer is behind
+    ///   (``MQTTReadPause``); nil reads whenever the socket has bytes.
     public init(configuration: MQTTClientConfiguration, logger: Logger = Logger(label: "regionkit.mqtt"),
+                readPause: MQTTReadPause? = nil,
                 onMessage: @escaping @Sendable (MQTTMessage) -> Void,
                 onConnectionEvent: @escaping @Sendable (MQTTConnectionEvent) -> Void = { _ in }) {
+        self.readPause = readPause
         self.configuration = configuration
         var logger = logger
         logger[metadataKey: "clientID"] = "\(configuration.clientID)"
@@ -432,6 +438,7 @@ public final class MQTTClient: Sendable {
         }
         let configuration = configuration
         let deliver = onMessage
+        let readPause = readPause
         // MQTT-4.7.2-1: a filter starting with a wildcard does not match a topic starting with `$`.
         // NATS 2.9 breaks the rule (`#` receives its internal `$JS/…` and `$MQTT/…` traffic), so the
         // client applies it: a `$` topic is handed on only when a subscribed filter matches it.
@@ -473,7 +480,8 @@ public final class MQTTClient: Sendable {
                     try pipeline.addHandler(MessageToByteHandler(MQTTEncoder()))
                     let handler = MQTTConnectionHandler(
                         connect: connect, keepAlive: keepAlive, connectTimeout: TimeAmount(configuration.connectTimeout),
-                        logger: logger, onMessage: onMessage, onSkipped: onSkipped, connAckPromise: connAck, closedPromise: closed)
+                        logger: logger, onMessage: onMessage, onSkipped: onSkipped, readPause: readPause,
+                        connAckPromise: connAck, closedPromise: closed)
                     try pipeline.addHandler(handler)
                     box.value = handler
                     return channel.eventLoop.makeSucceededVoidFuture()

@@ -4,9 +4,11 @@ import NIOCore
 /// One connection's protocol state, on its event loop: sends CONNECT, waits for CONNACK, delivers
 /// PUBLISHes (PUBACKing QoS 1 after `onMessage` returns), matches acknowledgements to the requests in
 /// flight by packet id, pings every keepalive and closes the connection when the answer is late or
-/// the broker sends something malformed. `MQTTClient` makes one per connection.
-final class MQTTConnectionHandler: ChannelInboundHandler, RemovableChannelHandler {
+/// the broker sends something malformed, and holds back reads while its consumer is behind
+/// (``MQTTReadPause``). `MQTTClient` makes one per connection.
+final class MQTTConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = MQTTPacket
+    typealias OutboundIn = MQTTPacket
     typealias OutboundOut = MQTTPacket
 
     /// A request waiting for its acknowledgement.
@@ -49,10 +51,20 @@ final class MQTTConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
     private var needsFlush = false
     private var flushScheduled = false
     private var finished = false
+    /// Backpressure from the consumer (nil: reads are never held).
+    private let readPause: MQTTReadPause?
+    /// A held read's next look at the backlog, and when the hold began (while reads are held).
+    private var readCheck: Scheduled<Void>?
+    private var readHeldSince: NIODeadline?
+    /// Whether reads were held at some moment since the last PINGREQ: its PINGRESP may be unread
+    /// in the socket, so a missing answer then says nothing about the broker.
+    private var readHeldSincePing = false
 
     init(connect: MQTTPacket.Connect, keepAlive: TimeAmount, connectTimeout: TimeAmount, logger: Logger,
          onMessage: @escaping @Sendable (MQTTMessage) -> Void, onSkipped: @escaping @Sendable (MQTTPacket.OversizedPublish) -> Void = { _ in },
+         readPause: MQTTReadPause? = nil,
          connAckPromise: EventLoopPromise<Bool>, closedPromise: EventLoopPromise<MQTTError?>) {
+        self.readPause = readPause
         self.connectPacket = connect
         self.keepAlive = keepAlive
         self.connectTimeout = connectTimeout
@@ -188,6 +200,38 @@ final class MQTTConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
         context.fireChannelReadComplete()
     }
 
+    // MARK: Backpressure
+
+    /// Passes the channel's request for more bytes on, unless the consumer is more than
+    /// ``MQTTReadPause/pauseAbove`` behind: then it is held, and let through once the backlog is
+    /// down to ``MQTTReadPause/resumeAtOrBelow``. Only reads before CONNACK are never held.
+    func read(context: ChannelHandlerContext) {
+        guard let readPause, isConnected, readHeldSince == nil, let behind = readPause.backlogToPauseFor() else {
+            if readHeldSince == nil { context.read() }
+            return
+        }
+        readHeldSince = .now()
+        readHeldSincePing = true
+        if readPause.paused() {
+            logger.warning("the consumer of this connection's messages is behind: reading from the broker paused until it catches up (the broker queues or drops meanwhile; further pauses are only counted)",
+                           metadata: ["backlog": "\(behind)", "pauseAbove": "\(readPause.pauseAbove)", "resumeAtOrBelow": "\(readPause.resumeAtOrBelow)"])
+        }
+        scheduleReadCheck(context, readPause)
+    }
+
+    private func scheduleReadCheck(_ context: ChannelHandlerContext, _ readPause: MQTTReadPause) {
+        let interval = readPause.checkInterval.components
+        let nanoseconds = interval.seconds * 1_000_000_000 + interval.attoseconds / 1_000_000_000
+        readCheck = context.eventLoop.assumeIsolated().scheduleTask(in: .nanoseconds(nanoseconds)) { [self] in
+            readCheck = nil
+            guard !finished, let context = self.context, let since = readHeldSince else { return }
+            guard readPause.mayResume() else { return scheduleReadCheck(context, readPause) }
+            readHeldSince = nil
+            readPause.resumed(after: (NIODeadline.now() - since).nanoseconds)
+            context.read()
+        }
+    }
+
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         let mqttError = MQTTClient.mqttError(from: error)
         if case .protocolError(let detail) = mqttError {
@@ -215,6 +259,11 @@ final class MQTTConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
         pingTimer?.cancel()
         pingDeadline?.cancel()
         connectDeadline?.cancel()
+        readCheck?.cancel()
+        if let since = readHeldSince {
+            readHeldSince = nil
+            readPause?.resumed(after: (NIODeadline.now() - since).nanoseconds)
+        }
         let inFlight = pending
         pending.removeAll()
         for request in inFlight.values { request.fail(.notConnected) }
@@ -234,10 +283,12 @@ final class MQTTConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
     private func sendPing() {
         guard isConnected, let context else { return }
         heardSincePing = false
+        readHeldSincePing = readHeldSince != nil
         context.writeAndFlush(wrapOutboundOut(.pingreq), promise: nil)
         pingDeadline?.cancel()
         pingDeadline = context.eventLoop.assumeIsolated().scheduleTask(in: .nanoseconds(keepAlive.nanoseconds / 2)) { [self] in
-            guard isConnected, !heardSincePing, let context = self.context else { return }
+            // Reads held meanwhile (backpressure): the answer may be waiting unread in the socket.
+            guard isConnected, !heardSincePing, !readHeldSincePing, let context = self.context else { return }
             logger.error("no PINGRESP from the broker within half a keepalive; closing the connection")
             closeReason = closeReason ?? .keepAliveTimeout
             context.close(promise: nil)

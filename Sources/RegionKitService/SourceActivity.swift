@@ -16,11 +16,14 @@ public final class SourceActivity: Sendable {
         public var inputs: Int
         public var reconnects: Int
         public var decodeErrors: [String: Int]
+        /// Backpressure: pauses of the reading and their total length (nil: the source has none).
+        public var readPauses: (count: Int, seconds: Double)?
 
-        public init(inputs: Int, reconnects: Int, decodeErrors: [String: Int]) {
+        public init(inputs: Int, reconnects: Int, decodeErrors: [String: Int], readPauses: (count: Int, seconds: Double)? = nil) {
             self.inputs = inputs
             self.reconnects = reconnects
             self.decodeErrors = decodeErrors
+            self.readPauses = readPauses
         }
     }
 
@@ -47,6 +50,10 @@ public final class SourceActivity: Sendable {
         merged.sightings += values.inputs
         merged.reconnects += values.reconnects
         merged.decodeErrors.merge(values.decodeErrors) { $0 + $1 }
+        if let pauses = values.readPauses {
+            merged.readPauses = pauses.count
+            merged.readPausedSeconds = pauses.seconds
+        }
         return merged
     }
 

@@ -29,6 +29,11 @@ public struct SourceStatus: Codable, Hashable, Sendable {
     public var decodeErrors: [String: Int]
     /// Unix seconds of the last sighting or fix.
     public var lastInput: Double?
+    /// How many times reading from the source paused because the engine was behind (MQTT
+    /// sources: ``PresenceHub/defaultMaximumBacklog``); nil for a source without backpressure.
+    public var readPauses: Int?
+    /// Seconds reading from the source has been paused in all (ended pauses); nil as ``readPauses``.
+    public var readPausedSeconds: Double?
 
     public init(name: String, kind: String, state: State, detail: String? = nil, sightings: Int = 0, reconnects: Int = 0,
                 decodeErrors: [String: Int] = [:], lastInput: Double? = nil) {

@@ -17,10 +17,12 @@ final class MQTTClientProbe: Sendable {
 
     /// - Parameter beforeRecording: runs in `onConnectionEvent` before the event is recorded (a
     ///   slow handler, say).
-    init(configuration: MQTTClientConfiguration, beforeRecording: (@Sendable (MQTTConnectionEvent) -> Void)? = nil) {
+    init(configuration: MQTTClientConfiguration, readPause: MQTTReadPause? = nil,
+         beforeRecording: (@Sendable (MQTTConnectionEvent) -> Void)? = nil) {
         let recorder = recorder
         let logs = logs
         client = MQTTClient(configuration: configuration, logger: Logger(label: "regionkit.mqtt.test") { _ in InMemoryLogHandler(store: logs) },
+                            readPause: readPause,
                             onMessage: { message in recorder.messages.withLock { $0.append(message) } },
                             onConnectionEvent: { event in
                                 beforeRecording?(event)

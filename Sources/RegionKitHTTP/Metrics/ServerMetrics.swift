@@ -82,6 +82,12 @@ public final class ServerMetrics: Sendable {
             counter("regionkit_source_sightings_total", labels, source.sightings, help: "Sightings and fixes ingested, by source")
             counter("regionkit_source_reconnects_total", labels, source.reconnects, help: "Reconnections of a source")
             gauge("regionkit_source_up", labels, source.state == .up ? 1 : 0, help: "1 when the source is up")
+            if let pauses = source.readPauses {
+                counter("regionkit_source_read_pauses_total", labels, pauses, help: "Times reading from a source paused because the engine was behind")
+            }
+            if let seconds = source.readPausedSeconds {
+                gauge("regionkit_source_read_paused_seconds", labels, seconds, help: "Seconds reading from a source has been paused because the engine was behind, in all (ended pauses)")
+            }
             for (kind, count) in source.decodeErrors {
                 counter("regionkit_source_decode_errors_total", labels + [("error", kind)], count, help: "Inputs that could not be decoded, by kind")
             }

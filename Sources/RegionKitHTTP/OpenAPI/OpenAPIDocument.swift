@@ -435,6 +435,8 @@ components:
         reconnects: {type: integer}
         decodeErrors: {type: object, additionalProperties: {type: integer}}
         lastInput: {type: number}
+        readPauses: {type: integer, description: "Times reading paused because the engine was behind (MQTT sources only)"}
+        readPausedSeconds: {type: number, description: "Seconds reading was paused in all (ended pauses; MQTT sources only)"}
     Readiness:
       type: object
       required: [status, checks]

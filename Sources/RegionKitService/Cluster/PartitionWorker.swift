@@ -116,12 +116,13 @@ final class PartitionWorker: LocationManagerDelegate {
         logger[metadataKey: "partition"] = "\(lease.partition)"
         self.logger = logger
         let manager = Self.makeManager(profile: profile)
-        current = LockedBox(Current(manager: manager, ingest: Self.makeIngest(topicFilter: topicFilter, manager: manager, logger: logger)))
+        let current = LockedBox(Current(manager: manager, ingest: Self.makeIngest(topicFilter: topicFilter, manager: manager, logger: logger)))
+        self.current = current
         let route = LockedBox(Routing())
         self.route = route
         let partition = lease.partition
         self.hooks = hooks
-        writer = ContributionWriter(partition: partition, logger: logger, apply: { write in
+        let writer = ContributionWriter(partition: partition, logger: logger, apply: { write in
             switch write {
             case .contribution(let region, let state, let since, let time, let evidence):
                 try await store.applyContribution(region: region.identifier, lease: lease, member: member, state: state,
@@ -132,6 +133,7 @@ final class PartitionWorker: LocationManagerDelegate {
                 try await store.appendEvents(rows, lease: lease, member: member)
             }
         }, onEvents: onEvents, onFenced: { onFenced(partition) })
+        self.writer = writer
         var configuration = mqtt
         // Every partition keeps its own session: whoever holds the partition gets its queue.
         configuration.clientID = "\(clientIDPrefix)\(lease.partition)"
@@ -145,7 +147,15 @@ final class PartitionWorker: LocationManagerDelegate {
         configuration.useTLS = servers[first].useTLS
         configuration.fallbackServers = Array(servers[(first + 1)...] + servers[..<first])
         let box = WorkerBox()
-        client = MQTTClient(configuration: configuration, logger: logger, onMessage: { message in
+        // Backpressure: the broker keeps the partition's sightings (its session is persistent)
+        // while the engine's undelivered events and the writes queued for the store are more than
+        // the hub's maximum. (Not the messages held while the engine is set aside: a message is
+        // what resumes it after a refused subscription, so a pause on them could never end.)
+        let readPause = MQTTReadPause(pauseAbove: PresenceHub.defaultMaximumBacklog,
+                                      resumeAtOrBelow: PresenceHub.defaultMaximumBacklog / 2) {
+            current.withLock { $0.stopping ? 0 : $0.manager.undeliveredCount } + writer.queued
+        }
+        client = MQTTClient(configuration: configuration, logger: logger, readPause: readPause, onMessage: { message in
             if Self.deliver(message, via: route) { box.worker?.deliveredWhileRefused() }
         }, onConnectionEvent: { event in box.worker?.connectionChanged(event) })
         box.worker = self

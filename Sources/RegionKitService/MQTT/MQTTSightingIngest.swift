@@ -74,6 +74,9 @@ public final class MQTTSightingIngest: Sendable {
     /// keep adding to what the stop waits for.
     public func stop() { stopped.store(true, ordering: .relaxed) }
 
+    /// Whether ``stop()`` was called.
+    public var isStopped: Bool { stopped.load(ordering: .relaxed) }
+
     /// The transmitter a message is about: its topic's last level (Theengs: the address), as a
     /// key of its own (a `Substring` kept in the telemetry map would keep its whole topic, up to
     /// the packet limit, alive); `nil` when longer than ``maximumTransmitterKey`` bytes, which no

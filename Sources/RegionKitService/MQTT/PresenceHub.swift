@@ -95,11 +95,19 @@ public final class PresenceHub: Sendable {
     /// A round takes no further event once it holds this many messages.
     static let roundMessageBudget = 2_000
 
-    /// - Parameter eventsPerRound: events whose messages go out together, acknowledged as one
-    ///   round (``eventsPerRound``; `bench mqtt` compares 1 with the default).
+    /// The engine's undelivered events above which the hub stops reading sightings from the
+    /// broker (``MQTTReadPause``), until they are down to half: a flood of new beacons faster than
+    /// the event log can take them waits at the broker instead of in this process's memory.
+    public static let defaultMaximumBacklog = 50_000
+
+    /// - Parameters:
+    ///   - eventsPerRound: events whose messages go out together, acknowledged as one round
+    ///     (``eventsPerRound``; `bench mqtt` compares 1 with the default).
+    ///   - maximumBacklog: the engine's undelivered events above which reading from the broker
+    ///     pauses, resuming at half (``defaultMaximumBacklog``); only with MQTT sources.
     public init(configuration: MQTTHubConfiguration, homeAssistant: HomeAssistantConfiguration?, sources: [MQTTSourceConfiguration],
                 service: MonitoringService, logger: Logger, environment: [String: String] = ProcessInfo.processInfo.environment,
-                eventsPerRound: Int = 64) throws {
+                eventsPerRound: Int = 64, maximumBacklog: Int = PresenceHub.defaultMaximumBacklog) throws {
         try configuration.validate()
         self.eventsPerRound = max(1, eventsPerRound)
         self.configuration = configuration
@@ -118,15 +126,25 @@ public final class PresenceHub: Sendable {
         clientConfiguration.will = Self.status("offline", topics)
 
         let box = HubBox()
-        client = MQTTClient(configuration: clientConfiguration, logger: logger,
+        // Backpressure on the sightings: none once the ingest is stopped (a stop waits for the
+        // engine's queue with the ingest off, and the hub still reads its acknowledgements).
+        let manager = service.manager
+        let readPause = ingest.map { ingest in
+            MQTTReadPause(pauseAbove: maximumBacklog, resumeAtOrBelow: maximumBacklog / 2) {
+                ingest.isStopped ? 0 : manager.undeliveredCount
+            }
+        }
+        client = MQTTClient(configuration: clientConfiguration, logger: logger, readPause: readPause,
                             onMessage: { message in box.hub?.received(message) },
                             onConnectionEvent: { event in box.hub?.connectionChanged(event) })
         box.hub = self
         activity.track {
             let statistics = ingest?.statistics ?? MQTTSightingIngest.Statistics()
             let connections = box.hub?.counts.connections ?? 0
+            let pauses = readPause.map { (count: $0.pauses, seconds: $0.pausedTime.inSeconds) }
             return SourceActivity.Counters(inputs: statistics.sightings, reconnects: max(0, connections - 1),
-                                           decodeErrors: Dictionary(uniqueKeysWithValues: statistics.rejected.map { ($0.key.rawValue, $0.value) }))
+                                           decodeErrors: Dictionary(uniqueKeysWithValues: statistics.rejected.map { ($0.key.rawValue, $0.value) }),
+                                           readPauses: pauses)
         }
     }
 
