@@ -28,12 +28,11 @@ struct PresenceHubBackpressureTests {
         let configuration = try ServiceConfiguration.decode("""
         sources:
           - mqtt: {format: espresense}
-        mqtt: {url: "\(broker.url)", site: backpressure-test}
+        mqtt: {url: "\(broker.url)", site: backpressure-test, maximumBacklog: 300}
         """, path: "/tmp/regionkit-test.yaml")
         let hub = try PresenceHub(configuration: try #require(configuration.mqtt), homeAssistant: nil,
                                   sources: configuration.mqttSources, service: service,
-                                  logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }, environment: [:],
-                                  maximumBacklog: 300)
+                                  logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }, environment: [:])
         let ingest = try #require(hub.ingest)
         let running = Task { await hub.run() }
         // Subscribed: a probe message reaches the ingest (200 queued < 300: reading is on).

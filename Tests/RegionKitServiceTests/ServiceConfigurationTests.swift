@@ -107,6 +107,22 @@ struct ServiceConfigurationTests {
         }
     }
 
+    @Test("mqtt.maximumBacklog: read, round-tripped, and refused out of range naming the field")
+    func mqttMaximumBacklog() throws {
+        let configuration = try ServiceConfiguration.decode("sources:\n  - mqtt: {format: espresense}\nmqtt: {url: \"mqtt://h\", maximumBacklog: 2000}\n", path: Self.path)
+        let mqtt = try #require(configuration.mqtt)
+        #expect(mqtt.maximumBacklog == 2_000)
+        #expect(try JSONDecoder().decode(MQTTHubConfiguration.self, from: JSONEncoder().encode(mqtt)) == mqtt)
+        for value in ["0", "-5", "99", "10000001"] {
+            do {
+                _ = try ServiceConfiguration.decode("sources:\n  - mqtt: {format: espresense}\nmqtt: {url: \"mqtt://h\", maximumBacklog: \(value)}\n", path: Self.path)
+                Issue.record("accepted maximumBacklog \(value)")
+            } catch {
+                #expect("\(error)".contains("mqtt.maximumBacklog \(value) must be within 100...10000000"), "\(error)")
+            }
+        }
+    }
+
     @Test("contrib/config.example.yaml (the file the README runs) loads")
     func contribExample() throws {
         let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()

@@ -31,6 +31,12 @@ public struct MQTTHubConfiguration: Codable, Sendable, Hashable {
     public var keepAlive: Double?
     /// Publish every logged event on `regionkit/<site>/events` (default true).
     public var publishEvents: Bool?
+    /// The engine's undelivered events above which the hub stops reading sightings from the
+    /// broker until they are down to half (default ``PresenceHub/defaultMaximumBacklog``;
+    /// ``maximumBacklogRange``).
+    public var maximumBacklog: Int?
+    /// What ``maximumBacklog`` may be.
+    public static let maximumBacklogRange = 100...10_000_000
     /// Rejected with a clear message: the password belongs in `passwordFile` or the environment.
     var password: String?
 
@@ -47,7 +53,7 @@ public struct MQTTHubConfiguration: Codable, Sendable, Hashable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case url, urls, site, clientID, username, passwordFile, caFile, keepAlive, publishEvents, password
+        case url, urls, site, clientID, username, passwordFile, caFile, keepAlive, publishEvents, maximumBacklog, password
     }
 
     public init(from decoder: any Decoder) throws {
@@ -76,6 +82,7 @@ public struct MQTTHubConfiguration: Codable, Sendable, Hashable {
         caFile = try container.decodeIfPresent(String.self, forKey: .caFile)
         keepAlive = try container.decodeIfPresent(Double.self, forKey: .keepAlive)
         publishEvents = try container.decodeIfPresent(Bool.self, forKey: .publishEvents)
+        maximumBacklog = try container.decodeIfPresent(Int.self, forKey: .maximumBacklog)
         password = try container.decodeIfPresent(String.self, forKey: .password)
     }
 
@@ -89,6 +96,7 @@ public struct MQTTHubConfiguration: Codable, Sendable, Hashable {
         try container.encodeIfPresent(caFile, forKey: .caFile)
         try container.encodeIfPresent(keepAlive, forKey: .keepAlive)
         try container.encodeIfPresent(publishEvents, forKey: .publishEvents)
+        try container.encodeIfPresent(maximumBacklog, forKey: .maximumBacklog)
     }
 
     /// Every broker to try, in order: ``urls``, or ``url`` alone.
@@ -150,6 +158,9 @@ public struct MQTTHubConfiguration: Codable, Sendable, Hashable {
         }
         if let site, site.isEmpty || site.utf8.count > 64 { throw bad("site must be 1–64 characters") }
         if let keepAlive, !(keepAlive.isFinite && keepAlive >= 1 && keepAlive <= 65535) { throw bad("keepAlive must be 1...65535 seconds") }
+        if let maximumBacklog, !Self.maximumBacklogRange.contains(maximumBacklog) {
+            throw bad("maximumBacklog \(maximumBacklog) must be within \(Self.maximumBacklogRange.lowerBound)...\(Self.maximumBacklogRange.upperBound) events")
+        }
         if caFile != nil && !url.hasPrefix("mqtts://") { throw bad("caFile is only used with an mqtts:// url") }
         if let caFile, !FileManager.default.isReadableFile(atPath: caFile) { throw bad("caFile: cannot read \(caFile)") }
         if let passwordFile, !FileManager.default.isReadableFile(atPath: passwordFile) { throw bad("passwordFile: cannot read \(passwordFile)") }

@@ -96,18 +96,16 @@ public final class PresenceHub: Sendable {
     static let roundMessageBudget = 2_000
 
     /// The engine's undelivered events above which the hub stops reading sightings from the
-    /// broker (``MQTTReadPause``), until they are down to half: a flood of new beacons faster than
-    /// the event log can take them waits at the broker instead of in this process's memory.
+    /// broker (``MQTTReadPause``), until they are down to half, unless `mqtt.maximumBacklog` says
+    /// otherwise: a flood of new beacons faster than the event log can take their events waits at
+    /// the broker instead of in this process's memory.
     public static let defaultMaximumBacklog = 50_000
 
-    /// - Parameters:
-    ///   - eventsPerRound: events whose messages go out together, acknowledged as one round
-    ///     (``eventsPerRound``; `bench mqtt` compares 1 with the default).
-    ///   - maximumBacklog: the engine's undelivered events above which reading from the broker
-    ///     pauses, resuming at half (``defaultMaximumBacklog``); only with MQTT sources.
+    /// - Parameter eventsPerRound: events whose messages go out together, acknowledged as one
+    ///   round (``eventsPerRound``; `bench mqtt` compares 1 with the default).
     public init(configuration: MQTTHubConfiguration, homeAssistant: HomeAssistantConfiguration?, sources: [MQTTSourceConfiguration],
                 service: MonitoringService, logger: Logger, environment: [String: String] = ProcessInfo.processInfo.environment,
-                eventsPerRound: Int = 64, maximumBacklog: Int = PresenceHub.defaultMaximumBacklog) throws {
+                eventsPerRound: Int = 64) throws {
         try configuration.validate()
         self.eventsPerRound = max(1, eventsPerRound)
         self.configuration = configuration
@@ -129,6 +127,7 @@ public final class PresenceHub: Sendable {
         // Backpressure on the sightings: none once the ingest is stopped (a stop waits for the
         // engine's queue with the ingest off, and the hub still reads its acknowledgements).
         let manager = service.manager
+        let maximumBacklog = configuration.maximumBacklog ?? Self.defaultMaximumBacklog
         let readPause = ingest.map { ingest in
             MQTTReadPause(pauseAbove: maximumBacklog, resumeAtOrBelow: maximumBacklog / 2) {
                 ingest.isStopped ? 0 : manager.undeliveredCount
