@@ -66,6 +66,7 @@ public final class MQTTClient: Sendable {
     private let logger: Logger
     private let onMessage: @Sendable (MQTTMessage) -> Void
     private let onConnectionEvent: @Sendable (MQTTConnectionEvent) -> Void
+    private let onReadComplete: @Sendable () -> Void
     /// Backpressure from the consumer of the messages (nil: the client reads whenever it can).
     public let readPause: MQTTReadPause?
     private let group: any EventLoopGroup
@@ -73,13 +74,18 @@ public final class MQTTClient: Sendable {
     /// PUBLISH packets over ``MQTTClientConfiguration/maximumIncomingPacketSize`` skipped so far.
     private let skipped = LockedBox(0)
 
-    /// - Parameter readPause: stops reading from the broker while `onMessage`'s consumer is behind
-    ///   (``MQTTReadPause``); nil reads whenever the socket has bytes.
+    /// - Parameters:
+    ///   - readPause: stops reading from the broker while `onMessage`'s consumer is behind
+    ///     (``MQTTReadPause``); nil reads whenever the socket has bytes.
+    ///   - onReadComplete: called on the event loop after the messages of one read from the socket
+    ///     went to `onMessage` (and before their QoS 1 acknowledgements are flushed): where a
+    ///     consumer that batches them hands the batch on.
     public init(configuration: MQTTClientConfiguration, logger: Logger = Logger(label: "regionkit.mqtt"),
-                readPause: MQTTReadPause? = nil,
+                readPause: MQTTReadPause? = nil, onReadComplete: @escaping @Sendable () -> Void = {},
                 onMessage: @escaping @Sendable (MQTTMessage) -> Void,
                 onConnectionEvent: @escaping @Sendable (MQTTConnectionEvent) -> Void = { _ in }) {
         self.readPause = readPause
+        self.onReadComplete = onReadComplete
         self.configuration = configuration
         var logger = logger
         logger[metadataKey: "clientID"] = "\(configuration.clientID)"
@@ -439,6 +445,7 @@ public final class MQTTClient: Sendable {
         let configuration = configuration
         let deliver = onMessage
         let readPause = readPause
+        let onReadComplete = onReadComplete
         // MQTT-4.7.2-1: a filter starting with a wildcard does not match a topic starting with `$`.
         // NATS 2.9 breaks the rule (`#` receives its internal `$JS/…` and `$MQTT/…` traffic), so the
         // client applies it: a `$` topic is handed on only when a subscribed filter matches it.
@@ -480,7 +487,7 @@ public final class MQTTClient: Sendable {
                     try pipeline.addHandler(MessageToByteHandler(MQTTEncoder()))
                     let handler = MQTTConnectionHandler(
                         connect: connect, keepAlive: keepAlive, connectTimeout: TimeAmount(configuration.connectTimeout),
-                        logger: logger, onMessage: onMessage, onSkipped: onSkipped, readPause: readPause,
+                        logger: logger, onMessage: onMessage, onSkipped: onSkipped, onReadComplete: onReadComplete, readPause: readPause,
                         connAckPromise: connAck, closedPromise: closed)
                     try pipeline.addHandler(handler)
                     box.value = handler

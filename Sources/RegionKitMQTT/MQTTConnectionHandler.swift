@@ -32,6 +32,8 @@ final class MQTTConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
     private let onMessage: @Sendable (MQTTMessage) -> Void
     /// A PUBLISH too large to accept was skipped by the decoder (acknowledged here first).
     private let onSkipped: @Sendable (MQTTPacket.OversizedPublish) -> Void
+    /// The end of one read from the socket: the messages of that read have all been handed to `onMessage`.
+    private let onReadComplete: @Sendable () -> Void
     private let logger: Logger
     /// Succeeds with "session present" on an accepting CONNACK; fails otherwise.
     let connAckPromise: EventLoopPromise<Bool>
@@ -62,9 +64,10 @@ final class MQTTConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
 
     init(connect: MQTTPacket.Connect, keepAlive: TimeAmount, connectTimeout: TimeAmount, logger: Logger,
          onMessage: @escaping @Sendable (MQTTMessage) -> Void, onSkipped: @escaping @Sendable (MQTTPacket.OversizedPublish) -> Void = { _ in },
-         readPause: MQTTReadPause? = nil,
+         onReadComplete: @escaping @Sendable () -> Void = {}, readPause: MQTTReadPause? = nil,
          connAckPromise: EventLoopPromise<Bool>, closedPromise: EventLoopPromise<MQTTError?>) {
         self.readPause = readPause
+        self.onReadComplete = onReadComplete
         self.connectPacket = connect
         self.keepAlive = keepAlive
         self.connectTimeout = connectTimeout
@@ -193,6 +196,8 @@ final class MQTTConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
+        // Before the PUBACKs go out: a consumer that batches a read's messages has them all.
+        onReadComplete()
         if needsFlush {
             needsFlush = false
             context.flush()

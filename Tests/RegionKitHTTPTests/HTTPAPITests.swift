@@ -388,6 +388,14 @@ struct HTTPAPITests {
         let since = try await client.request("GET", "/v1/events?since=1700000120").json["events"] as? [[String: Any]] ?? []
         #expect(since.allSatisfy { ($0["time"] as? Double ?? 0) >= 1_700_000_120 })
         #expect(!since.isEmpty)
+        // A damaged row whose time is infinite: its page is served, the time null (it was a 500).
+        let damaged = try daemon.service.sqlite.append(time: .infinity, type: "didEnterRegion", region: "damaged", state: "inside",
+                                                      reason: nil, json: "{}", hooks: [])
+        let damagedPage = try await client.request("GET", "/v1/events?region=damaged")
+        #expect(damagedPage.status == 200)
+        let damagedEvents = damagedPage.json["events"] as? [[String: Any]] ?? []
+        #expect(damagedEvents.map { ($0["id"] as? NSNumber)?.int64Value } == [damaged])
+        #expect(damagedEvents.first?["time"] is NSNull)
         for (query, field) in [("limit=0", "limit"), ("limit=abc", "limit"), ("cursor=-1", "cursor"), ("since=yesterday", "since")] {
             let bad = try await client.request("GET", "/v1/events?\(query)")
             #expect(bad.status == 400)

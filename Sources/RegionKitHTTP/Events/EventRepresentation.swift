@@ -2,10 +2,12 @@ import Foundation
 import RegionKitStore
 
 /// The JSON form of a logged event in the API and the SSE stream: the log row's columns, and the
-/// full event (evidence included) under `event`.
+/// full event (evidence included) under `event`. A row whose time is not a finite number (only a
+/// damaged store holds one: PostgreSQL keeps `NaN` and `Infinity`, SQLite infinities) has `time`
+/// null: JSON has no such number, and the encoder's refusal made its whole page a 500.
 enum EventRepresentation {
     static func object(_ event: StoredEvent) -> [String: Any] {
-        var object: [String: Any] = ["id": event.id, "time": event.time, "type": event.type]
+        var object: [String: Any] = ["id": event.id, "time": event.time.isFinite ? event.time : NSNull(), "type": event.type]
         object["region"] = event.region ?? NSNull()
         object["state"] = event.state ?? NSNull()
         object["reason"] = event.reason ?? NSNull()

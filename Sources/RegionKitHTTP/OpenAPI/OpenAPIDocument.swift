@@ -389,7 +389,7 @@ components:
       required: [id, time, type, region, state, reason, event]
       properties:
         id: {type: integer}
-        time: {type: number}
+        time: {type: [number, "null"], description: "Unix seconds; null only for a damaged row whose time is not a finite number"}
         type: {type: string}
         region: {type: [string, "null"]}
         state: {type: [string, "null"]}

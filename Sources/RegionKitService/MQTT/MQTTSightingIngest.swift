@@ -12,6 +12,11 @@ import RegionKitMQTT
 /// A damaged message never stops the stream: it is counted by kind and logged once per kind and
 /// source (with the topic and the reason); the good messages around it are processed.
 ///
+/// With `batching`, the sightings of the messages handled between two ``flush()`` calls go to
+/// the manager together (the hub flushes after each read from the broker's socket): the engine's
+/// events for them are delivered, and logged, as one batch — one store transaction instead of one
+/// per message.
+///
 /// ```swift
 /// let ingest = MQTTSightingIngest(sources: [.init(format: .espresense)], manager: manager, logger: logger)
 /// ingest.handle(topic: "espresense/devices/iBeacon:…-1-2/kitchen", payload: bytes)
@@ -50,8 +55,16 @@ public final class MQTTSightingIngest: Sendable {
     /// attached to its sightings, and dropped: as ``BeaconReportPipeline/telemetryMaximumAge``.
     public let telemetryMaximumAge: Double
 
+    /// Whether sightings wait for ``flush()`` (see the type's documentation).
+    public let batching: Bool
+    /// Sightings handled since the last ``flush()`` (with ``batching``).
+    private let batch = LockedBox<[BeaconObservation]>([])
+    /// A batch this large goes to the manager without waiting for ``flush()``.
+    public static let batchLimit = 4_096
+
     public init(sources: [MQTTSourceConfiguration], manager: LocationManager, logger: Logger,
-                telemetryMaximumAge: Double = BeaconReportPipeline.defaultTelemetryMaximumAge) {
+                telemetryMaximumAge: Double = BeaconReportPipeline.defaultTelemetryMaximumAge, batching: Bool = false) {
+        self.batching = batching
         self.telemetryMaximumAge = telemetryMaximumAge
         routes = sources.map { Route(filter: $0.topicFilter, decoder: SightingMessageDecoder(format: $0.format, scannerOverride: $0.scanner)) }
         self.manager = manager
@@ -76,6 +89,16 @@ public final class MQTTSightingIngest: Sendable {
 
     /// Whether ``stop()`` was called.
     public var isStopped: Bool { stopped.load(ordering: .relaxed) }
+
+    /// Hands the sightings handled since the last call to the manager, in one call (with
+    /// ``batching``; nothing otherwise). After ``stop()`` they are dropped, as a message would be.
+    public func flush() {
+        guard batching else { return }
+        var taken: [BeaconObservation] = []
+        batch.withLock { swap(&taken, &$0) }
+        guard !taken.isEmpty, !stopped.load(ordering: .relaxed) else { return }
+        manager.ingest(contentsOf: taken)
+    }
 
     /// The transmitter a message is about: its topic's last level (Theengs: the address), as a
     /// key of its own (a `Substring` kept in the telemetry map would keep its whole topic, up to
@@ -153,7 +176,15 @@ public final class MQTTSightingIngest: Sendable {
                 if let kept {
                     for index in observations.indices where observations[index].telemetry == nil { observations[index].telemetry = kept }
                 }
-                manager.ingest(contentsOf: observations)
+                if batching {
+                    let full = batch.withLock { batch in
+                        batch += observations
+                        return batch.count >= Self.batchLimit
+                    }
+                    if full { flush() }
+                } else {
+                    manager.ingest(contentsOf: observations)
+                }
             case .telemetry(let frame):
                 state.withLock {
                     $0.statistics.messages += 1

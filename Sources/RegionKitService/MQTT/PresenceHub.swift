@@ -116,7 +116,8 @@ public final class PresenceHub: Sendable {
         outputName = "mqtt:" + configuration.siteName
         let discovery = homeAssistant?.discovery(topics: topics)
         outputs = LockedBox(PresenceOutputs(topics: topics, discovery: discovery))
-        let ingest = sources.isEmpty ? nil : MQTTSightingIngest(sources: sources, manager: service.manager, logger: logger)
+        // Batching: one read's sightings to the engine together, so their events commit together.
+        let ingest = sources.isEmpty ? nil : MQTTSightingIngest(sources: sources, manager: service.manager, logger: logger, batching: true)
         self.ingest = ingest
         activity = SourceActivity(name: "mqtt:" + sources.map(\.format.rawValue).joined(separator: "+") + "@" + configuration.brokerDescription, kind: "mqtt")
 
@@ -134,6 +135,7 @@ public final class PresenceHub: Sendable {
             }
         }
         client = MQTTClient(configuration: clientConfiguration, logger: logger, readPause: readPause,
+                            onReadComplete: { ingest?.flush() },
                             onMessage: { message in box.hub?.received(message) },
                             onConnectionEvent: { event in box.hub?.connectionChanged(event) })
         box.hub = self
@@ -391,6 +393,9 @@ public final class PresenceHub: Sendable {
                 reportStatus(.authorized)
             }
         case .disconnected(let error):
+            // A batch the connection's last read left (its read-complete never came) goes now,
+            // before the sources are said to be unavailable.
+            ingest?.flush()
             // Failed attempts while already disconnected are the client's to log (at info).
             let wasConnected = connected.withLock { state in
                 defer { state = false }
