@@ -86,6 +86,15 @@ public final class PostgresRegionStore: RegionStoring, CustomStringConvertible {
         let target = configuration.host.map { "\($0):\(configuration.port ?? 5432)" } ?? configuration.unixSocketPath ?? "?"
         description = "postgres://\(configuration.username)@\(target)/\(configuration.database ?? configuration.username)"
         self.logger = logger
+        if let host = configuration.host {
+            let timeout = min(operationTimeout, .nanoseconds(configuration.options.connectTimeout.nanoseconds))
+            do {
+                try await Self.checkListening(host: host, port: configuration.port ?? 5432, timeout: timeout, description: description)
+            } catch {
+                try? await group?.shutdownGracefully()
+                throw error
+            }
+        }
         let client = group.map { PostgresClient(configuration: configuration, eventLoopGroup: $0, backgroundLogger: logger) }
             ?? PostgresClient(configuration: configuration, backgroundLogger: logger)
         self.client = client
@@ -98,6 +107,29 @@ public final class PostgresRegionStore: RegionStoring, CustomStringConvertible {
             try? await group?.shutdownGracefully()
             throw error
         }
+    }
+
+    /// Whether anything accepts a TCP connection at `host:port`, before the client's pool is made:
+    /// a refused port, an unknown host or no answer within `timeout` is a ``RegionKitError/Code/storeFailed``
+    /// error naming the store at once. (The pool retries a failed connection until the operation
+    /// times out: `regionkit events --store postgres://…` against a stopped server waited 10 s to
+    /// say so.) The probe's connection closes before it sends a byte.
+    static func checkListening(host: String, port: Int, timeout: Duration, description: String) async throws {
+        let milliseconds = Int64(min(max(timeout.inSeconds * 1000, 1), 86_400_000))
+        let bootstrap = ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton).connectTimeout(.milliseconds(milliseconds))
+        let channel: any Channel
+        do {
+            channel = try await bootstrap.connect(host: host, port: port).get()
+        } catch {
+            let reason: String = switch error {
+            case let error as NIOConnectionError:
+                error.connectionErrors.isEmpty ? "\(error)" : error.connectionErrors.map { "\($0.target): \($0.error)" }.joined(separator: "; ")
+            case ChannelError.connectTimeout: "no answer within \(Double(milliseconds) / 1000) s"
+            default: "\(error)"
+            }
+            throw RegionKitError(.storeFailed, "store \(description): cannot connect: \(reason)")
+        }
+        try? await channel.close()
     }
 
     /// A TCP connection to `host:port`; TLS off by default (a loopback or private network), else

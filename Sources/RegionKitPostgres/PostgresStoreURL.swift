@@ -4,7 +4,8 @@ import RegionKitCore
 /// Where a PostgreSQL store is: `postgres://user@host:port/database` (`postgresql://` too; port
 /// default 5432, database default the user's name). The password is never part of it — a URL
 /// with one is refused, since the URL is given on command lines and printed in logs; the daemon
-/// reads the password from the environment variable ``passwordVariable``.
+/// reads the password from the environment variable ``passwordVariable``, or from the file that
+/// ``passwordFileVariable`` names (a systemd credential, a Docker secret).
 ///
 /// ```swift
 /// if let url = try PostgresStoreURL(parsing: "postgres://regionkit@127.0.0.1:5433/site") {
@@ -16,6 +17,9 @@ public struct PostgresStoreURL: Sendable, Equatable, CustomStringConvertible {
     /// The environment variable holding the store's password (unset: no password, e.g. trust or
     /// peer authentication).
     public static let passwordVariable = "REGIONKIT_STORE_PASSWORD"
+    /// The environment variable naming a file that holds the store's password (its first line;
+    /// a trailing newline is not part of it), so that the password itself is in no environment.
+    public static let passwordFileVariable = "REGIONKIT_STORE_PASSWORD_FILE"
 
     public var user: String
     public var host: String
@@ -64,8 +68,29 @@ public struct PostgresStoreURL: Sendable, Equatable, CustomStringConvertible {
     /// `postgres://user@host:port/database`.
     public var description: String { "postgres://\(user)@\(host):\(port)/\(database)" }
 
-    /// The password from ``passwordVariable`` in `environment` (nil when unset or empty).
-    public func password(environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {
-        environment[Self.passwordVariable].flatMap { $0.isEmpty ? nil : $0 }
+    /// The password from ``passwordVariable`` or the file ``passwordFileVariable`` names in
+    /// `environment` (nil when neither is set, or set empty). Throws `invalidArgument`, naming the
+    /// variable and the file but never the password, when both are set, or when the file cannot be
+    /// read or holds no password.
+    ///
+    /// ```swift
+    /// try url.password(environment: ["REGIONKIT_STORE_PASSWORD_FILE": "/run/credentials/regionkit.service/store"])
+    /// ```
+    public func password(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> String? {
+        let direct = environment[Self.passwordVariable].flatMap { $0.isEmpty ? nil : $0 }
+        guard let file = environment[Self.passwordFileVariable].flatMap({ $0.isEmpty ? nil : $0 }) else { return direct }
+        guard direct == nil else {
+            throw RegionKitError(.invalidArgument, "both \(Self.passwordVariable) and \(Self.passwordFileVariable) are set: set one of them")
+        }
+        guard let data = FileManager.default.contents(atPath: file) else {
+            throw RegionKitError(.invalidArgument, "\(Self.passwordFileVariable): cannot read \(file)")
+        }
+        // The first line: `echo secret > file` adds a newline that is not part of the password.
+        let firstLine = String(decoding: data, as: UTF8.self).split(separator: "\n", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+        let password = firstLine.hasSuffix("\r") ? String(firstLine.dropLast()) : String(firstLine)
+        guard !password.isEmpty else {
+            throw RegionKitError(.invalidArgument, "\(Self.passwordFileVariable): \(file) holds no password (its first line is empty)")
+        }
+        return password
     }
 }

@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 import RegionKitCore
 import RegionKitPostgres
@@ -38,8 +39,39 @@ struct PostgresStoreURLTests {
     @Test("The password comes from REGIONKIT_STORE_PASSWORD; empty or unset is none")
     func password() throws {
         let url = try #require(try PostgresStoreURL(parsing: "postgres://rk@h/db"))
-        #expect(url.password(environment: ["REGIONKIT_STORE_PASSWORD": "pw"]) == "pw")
-        #expect(url.password(environment: ["REGIONKIT_STORE_PASSWORD": ""]) == nil)
-        #expect(url.password(environment: [:]) == nil)
+        #expect(try url.password(environment: ["REGIONKIT_STORE_PASSWORD": "pw"]) == "pw")
+        #expect(try url.password(environment: ["REGIONKIT_STORE_PASSWORD": ""]) == nil)
+        #expect(try url.password(environment: [:]) == nil)
+    }
+
+    @Test("Or from the file REGIONKIT_STORE_PASSWORD_FILE names: its first line; both set, an unreadable or empty file are errors naming the variable, never the password")
+    func passwordFile() throws {
+        let url = try #require(try PostgresStoreURL(parsing: "postgres://rk@h/db"))
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("rk-store-password-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        func file(_ name: String, _ text: String) throws -> String {
+            let path = directory.appendingPathComponent(name).path
+            try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+            return path
+        }
+        #expect(try url.password(environment: ["REGIONKIT_STORE_PASSWORD_FILE": try file("echo", "s3cret-pw\n")]) == "s3cret-pw")
+        #expect(try url.password(environment: ["REGIONKIT_STORE_PASSWORD_FILE": try file("crlf", "s3cret-pw\r\nsecond line\n")]) == "s3cret-pw")
+        #expect(try url.password(environment: ["REGIONKIT_STORE_PASSWORD_FILE": try file("bare", "s3cret pw")]) == "s3cret pw")
+        #expect(try url.password(environment: ["REGIONKIT_STORE_PASSWORD_FILE": "", "REGIONKIT_STORE_PASSWORD": "pw"]) == "pw", "empty is unset")
+        let cases: [([String: String], String)] = [
+            (["REGIONKIT_STORE_PASSWORD_FILE": try file("both", "s3cret-pw"), "REGIONKIT_STORE_PASSWORD": "s3cret-pw"], "both REGIONKIT_STORE_PASSWORD and REGIONKIT_STORE_PASSWORD_FILE are set"),
+            (["REGIONKIT_STORE_PASSWORD_FILE": directory.path + "/missing"], "REGIONKIT_STORE_PASSWORD_FILE: cannot read \(directory.path)/missing"),
+            (["REGIONKIT_STORE_PASSWORD_FILE": try file("empty", "\ns3cret-pw")], "holds no password (its first line is empty)"),
+        ]
+        for (environment, expected) in cases {
+            do {
+                _ = try url.password(environment: environment)
+                Issue.record("accepted \(environment.keys.sorted())")
+            } catch let error as RegionKitError {
+                #expect(error.code == .invalidArgument && error.message.contains(expected), "\(error.message)")
+                #expect(!error.message.contains("s3cret-pw"), "the password is never repeated")
+            }
+        }
     }
 }

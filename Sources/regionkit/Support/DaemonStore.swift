@@ -6,7 +6,7 @@ import RegionKitStore
 
 /// The daemon's store, opened with its one-writer claim: a SQLite path (refused when it is another
 /// application's database; an exclusive `flock` on `STORE.lock`), or `postgres://user@host:port/db`
-/// (password from `$REGIONKIT_STORE_PASSWORD`; the store's advisory daemon lock, naming the holder
+/// (password from `$REGIONKIT_STORE_PASSWORD` or `$REGIONKIT_STORE_PASSWORD_FILE`; the store's advisory daemon lock, naming the holder
 /// to a second daemon). Keep it until the daemon stops, then ``close()``.
 ///
 /// ```swift

@@ -35,7 +35,7 @@ struct Bench: AsyncParsableCommand {
         var store: String?
 
         @Option(help: """
-            Measure a PostgreSQL store instead: postgres://user@host:port/database (password in $REGIONKIT_STORE_PASSWORD). \
+            Measure a PostgreSQL store instead: postgres://user@host:port/database (password in $REGIONKIT_STORE_PASSWORD or the file $REGIONKIT_STORE_PASSWORD_FILE names). \
             The database must hold no events (a scratch database: the fake events stay; drop it afterwards).
             """)
         var postgres: String?

@@ -31,7 +31,7 @@ struct BenchCluster: AsyncParsableCommand {
     @Option(help: "The brokers' MQTT URLs, comma-separated (publishers are spread over them).")
     var brokers: String
 
-    @Option(help: "The cluster's store, postgres://user@host:port/database (password in $REGIONKIT_STORE_PASSWORD).")
+    @Option(help: "The cluster's store, postgres://user@host:port/database (password in $REGIONKIT_STORE_PASSWORD or the file $REGIONKIT_STORE_PASSWORD_FILE names).")
     var store: String
 
     @Option(help: "How many engines must be members before measuring.")

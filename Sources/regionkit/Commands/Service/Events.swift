@@ -11,7 +11,7 @@ struct Events: AsyncParsableCommand {
         discussion: "Every event is stored with the evidence behind it (RSSI, scanner, silence, threshold, distance)."
     )
 
-    @Option(help: "The store: a SQLite path or postgres://user@host:port/database (password in $REGIONKIT_STORE_PASSWORD). Default: $REGIONKIT_STORE, else $XDG_DATA_HOME/regionkit/regionkit.sqlite.")
+    @Option(help: "The store: a SQLite path or postgres://user@host:port/database (password in $REGIONKIT_STORE_PASSWORD, or the file $REGIONKIT_STORE_PASSWORD_FILE names). Default: $REGIONKIT_STORE, else $XDG_DATA_HOME/regionkit/regionkit.sqlite.")
     var store: String?
 
     @Option(help: "Only events at or after T: ISO 8601 (2026-11-22T05:00:00Z), Unix seconds, or an age like 30s, 10m, 2h, 1d.")
