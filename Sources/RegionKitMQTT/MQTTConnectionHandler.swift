@@ -209,30 +209,31 @@ final class MQTTConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
 
     /// Passes the channel's request for more bytes on, unless the consumer is more than
     /// ``MQTTReadPause/pauseAbove`` behind: then it is held, and let through once the backlog is
-    /// down to ``MQTTReadPause/resumeAtOrBelow``. Only reads before CONNACK are never held.
+    /// down to ``MQTTReadPause/resumeAtOrBelow`` or after ``MQTTReadPause/maximumHold``. Reads
+    /// before CONNACK are never held.
     func read(context: ChannelHandlerContext) {
         guard let readPause, isConnected, readHeldSince == nil, let behind = readPause.backlogToPauseFor() else {
             if readHeldSince == nil { context.read() }
             return
         }
-        readHeldSince = .now()
+        let now = NIODeadline.now()
+        readHeldSince = now
         readHeldSincePing = true
-        if readPause.paused() {
-            logger.warning("the consumer of this connection's messages is behind: reading from the broker paused until it catches up (the broker queues or drops meanwhile; further pauses are only counted)",
+        if readPause.held(at: now) {
+            logger.warning("the consumer of this connection's messages is behind: reads from the broker are held back until it catches up, one read at most every \(readPause.maximumHold) (the broker queues or drops meanwhile; further holds are only counted)",
                            metadata: ["backlog": "\(behind)", "pauseAbove": "\(readPause.pauseAbove)", "resumeAtOrBelow": "\(readPause.resumeAtOrBelow)"])
         }
         scheduleReadCheck(context, readPause)
     }
 
     private func scheduleReadCheck(_ context: ChannelHandlerContext, _ readPause: MQTTReadPause) {
-        let interval = readPause.checkInterval.components
-        let nanoseconds = interval.seconds * 1_000_000_000 + interval.attoseconds / 1_000_000_000
-        readCheck = context.eventLoop.assumeIsolated().scheduleTask(in: .nanoseconds(nanoseconds)) { [self] in
+        readCheck = context.eventLoop.assumeIsolated().scheduleTask(in: .nanoseconds(MQTTReadPause.nanoseconds(readPause.checkInterval))) { [self] in
             readCheck = nil
             guard !finished, let context = self.context, let since = readHeldSince else { return }
-            guard readPause.mayResume() else { return scheduleReadCheck(context, readPause) }
+            let now = NIODeadline.now()
+            guard readPause.mayResume(heldFor: now - since) else { return scheduleReadCheck(context, readPause) }
             readHeldSince = nil
-            readPause.resumed(after: (NIODeadline.now() - since).nanoseconds)
+            readPause.released(at: now)
             context.read()
         }
     }
@@ -265,9 +266,9 @@ final class MQTTConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
         pingDeadline?.cancel()
         connectDeadline?.cancel()
         readCheck?.cancel()
-        if let since = readHeldSince {
+        if readHeldSince != nil {
             readHeldSince = nil
-            readPause?.resumed(after: (NIODeadline.now() - since).nanoseconds)
+            readPause?.released(at: .now())
         }
         let inFlight = pending
         pending.removeAll()

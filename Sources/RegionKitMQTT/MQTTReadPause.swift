@@ -1,62 +1,95 @@
+import NIOCore
 import Synchronization
 
 /// Backpressure from the consumer of a client's messages to the broker: while the consumer is
-/// more than ``pauseAbove`` behind (its ``backlog``), the client stops reading from the socket, so
-/// that the broker holds (or, for QoS 0 beyond its queue, drops) what the consumer could not
-/// take, instead of this process queueing it without bound. Reading resumes once the backlog is
-/// down to ``resumeAtOrBelow`` (asked every ``checkInterval``).
+/// more than ``pauseAbove`` behind (its ``backlog``), the client holds back its reads from the
+/// socket, so that the broker keeps (or, for QoS 0 beyond its queue, drops) what the consumer
+/// could not take, instead of this process queueing it without bound.
 ///
-/// While reading is paused the client still pings the broker (so the broker keeps the session),
-/// and a PINGRESP that cannot be read is not taken for a dead broker.
+/// A hold ends when the backlog is down to ``resumeAtOrBelow`` (asked every ``checkInterval``),
+/// and after ``maximumHold`` at the latest: then one read goes through, and the next is held
+/// again if the consumer is still behind. So a consumer that stays behind gets one read every
+/// ``maximumHold`` (a rate limit, not a stop): a message waits at most that long, so the
+/// sightings of the beacons still there arrive before their silence looks like an exit, and the
+/// connection's keepalive and end-of-stream are still seen.
 ///
 /// ```swift
-/// let pause = MQTTReadPause(pauseAbove: 50_000, resumeAtOrBelow: 25_000) { manager.undeliveredCount }
+/// let pause = MQTTReadPause(pauseAbove: 50_000, resumeAtOrBelow: 25_000) { service.backlog }
 /// let client = MQTTClient(configuration: configuration, readPause: pause, onMessage: ingest)
 /// print(pause.pauses, pause.pausedTime)
 /// ```
 public final class MQTTReadPause: Sendable {
-    /// Reading pauses when the backlog is above this.
+    /// Reads are held when the backlog is above this.
     public let pauseAbove: Int
-    /// A paused reading resumes when the backlog is at or below this (below ``pauseAbove``: a
-    /// consumer near the mark does not pause and resume at every read).
+    /// A hold ends when the backlog is at or below this (below ``pauseAbove``: a consumer near
+    /// the mark does not hold and release at every read).
     public let resumeAtOrBelow: Int
-    /// How often a paused connection asks the backlog again.
+    /// How often a hold asks the backlog again.
     public let checkInterval: Duration
+    /// The longest a hold lasts, whatever the backlog.
+    public let maximumHold: Duration
     private let backlog: @Sendable () -> Int
-    private let pauseCount = Atomic<Int>(0)
-    private let pausedNanoseconds = Atomic<Int64>(0)
+    private let holdCount = Atomic<Int>(0)
+    private let heldNanoseconds = Atomic<Int64>(0)
+    /// When the current hold began (NIO uptime nanoseconds), 0 when reads are not held.
+    private let holdStart = Atomic<UInt64>(0)
 
     /// - Parameters:
-    ///   - pauseAbove: the backlog above which reading pauses (at least 1).
-    ///   - resumeAtOrBelow: the backlog at which it resumes (clamped to `0...pauseAbove`).
-    ///   - checkInterval: how often a pause asks `backlog` again (at least 1 ms).
+    ///   - pauseAbove: the backlog above which reads are held (at least 1).
+    ///   - resumeAtOrBelow: the backlog at which a hold ends (clamped to `0...pauseAbove`).
+    ///   - checkInterval: how often a hold asks `backlog` again (at least 1 ms).
+    ///   - maximumHold: the longest one hold lasts (at least `checkInterval`).
     ///   - backlog: how far behind the consumer is, in its own unit (for the presence hub: the
-    ///     engine's undelivered events); called on the connection's event loop, keep it cheap.
+    ///     events not yet logged); called on the connection's event loop, keep it cheap.
     public init(pauseAbove: Int, resumeAtOrBelow: Int, checkInterval: Duration = .milliseconds(5),
-                backlog: @escaping @Sendable () -> Int) {
+                maximumHold: Duration = .milliseconds(500), backlog: @escaping @Sendable () -> Int) {
         self.pauseAbove = max(1, pauseAbove)
         self.resumeAtOrBelow = min(max(0, resumeAtOrBelow), self.pauseAbove)
         self.checkInterval = max(checkInterval, .milliseconds(1))
+        self.maximumHold = max(maximumHold, self.checkInterval)
         self.backlog = backlog
     }
 
-    /// How many times reading has paused.
-    public var pauses: Int { pauseCount.load(ordering: .relaxed) }
-    /// How long reading has been paused in all (pauses that have ended).
-    public var pausedTime: Duration { .nanoseconds(pausedNanoseconds.load(ordering: .relaxed)) }
+    /// How many times reads have been held.
+    public var pauses: Int { holdCount.load(ordering: .relaxed) }
+    /// Whether reads are held now.
+    public var isPaused: Bool { holdStart.load(ordering: .relaxed) != 0 }
+    /// How long reads have been held in all, the current hold included.
+    public var pausedTime: Duration {
+        let ended = heldNanoseconds.load(ordering: .relaxed)
+        let start = holdStart.load(ordering: .relaxed)
+        let now = NIODeadline.now().uptimeNanoseconds
+        let current = start != 0 && now > start ? Int64(clamping: now - start) : 0
+        return .nanoseconds(ended.addingReportingOverflow(current).overflow ? .max : ended + current)
+    }
 
-    /// The backlog when reading should pause now, else nil.
+    /// The backlog when reads should be held now, else nil.
     func backlogToPauseFor() -> Int? {
         let behind = backlog()
         return behind > pauseAbove ? behind : nil
     }
 
-    /// Whether a paused reading may resume now.
-    func mayResume() -> Bool { backlog() <= resumeAtOrBelow }
+    /// Whether a hold may end now: the backlog is down, or the hold has lasted ``maximumHold``.
+    func mayResume(heldFor held: TimeAmount) -> Bool {
+        held.nanoseconds >= Self.nanoseconds(maximumHold) || backlog() <= resumeAtOrBelow
+    }
 
-    /// Counts a pause; returns whether it is the first.
-    func paused() -> Bool { pauseCount.wrappingAdd(1, ordering: .relaxed).oldValue == 0 }
+    /// Counts a hold beginning at `start`; returns whether it is the first.
+    func held(at start: NIODeadline) -> Bool {
+        holdStart.store(max(1, start.uptimeNanoseconds), ordering: .relaxed)
+        return holdCount.wrappingAdd(1, ordering: .relaxed).oldValue == 0
+    }
 
-    /// Adds an ended pause's length.
-    func resumed(after nanoseconds: Int64) { pausedNanoseconds.wrappingAdd(max(0, nanoseconds), ordering: .relaxed) }
+    /// Ends the current hold at `end`, adding its length.
+    func released(at end: NIODeadline) {
+        let start = holdStart.exchange(0, ordering: .relaxed)
+        guard start != 0, end.uptimeNanoseconds > start else { return }
+        heldNanoseconds.wrappingAdd(Int64(clamping: end.uptimeNanoseconds - start), ordering: .relaxed)
+    }
+
+    static func nanoseconds(_ duration: Duration) -> Int64 {
+        let (seconds, attoseconds) = duration.components
+        let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        return overflow ? .max : whole + attoseconds / 1_000_000_000
+    }
 }

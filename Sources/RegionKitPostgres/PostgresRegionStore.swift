@@ -87,7 +87,7 @@ public final class PostgresRegionStore: RegionStoring, CustomStringConvertible {
         description = "postgres://\(configuration.username)@\(target)/\(configuration.database ?? configuration.username)"
         self.logger = logger
         if let host = configuration.host {
-            let timeout = min(operationTimeout, .nanoseconds(configuration.options.connectTimeout.nanoseconds))
+            let timeout = min(operationTimeout, configuration.options.connectTimeout)
             do {
                 try await Self.checkListening(host: host, port: configuration.port ?? 5432, timeout: timeout, description: description)
             } catch {
@@ -563,6 +563,7 @@ public final class PostgresRegionStore: RegionStoring, CustomStringConvertible {
                 SELECT $1 || type, COUNT(*) FROM pruned GROUP BY type
                 UNION ALL
                 SELECT $2, LEAST(n, 4611686018427387903)::bigint FROM failed WHERE n > 0
+                ORDER BY 1
                 ON CONFLICT (counter) DO UPDATE
                 SET count = LEAST(GREATEST(\(table).count, 0), 4611686018427387903) + EXCLUDED.count
                 RETURNING 1)

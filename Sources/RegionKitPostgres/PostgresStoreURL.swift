@@ -86,8 +86,9 @@ public struct PostgresStoreURL: Sendable, Equatable, CustomStringConvertible {
             throw RegionKitError(.invalidArgument, "\(Self.passwordFileVariable): cannot read \(file)")
         }
         // The first line: `echo secret > file` adds a newline that is not part of the password.
-        let firstLine = String(decoding: data, as: UTF8.self).split(separator: "\n", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
-        let password = firstLine.hasSuffix("\r") ? String(firstLine.dropLast()) : String(firstLine)
+        // (`\r\n` is one Character, a newline like `\n`.)
+        let password = String(String(decoding: data, as: UTF8.self)
+            .split(maxSplits: 1, omittingEmptySubsequences: false, whereSeparator: \.isNewline).first ?? "")
         guard !password.isEmpty else {
             throw RegionKitError(.invalidArgument, "\(Self.passwordFileVariable): \(file) holds no password (its first line is empty)")
         }

@@ -280,6 +280,11 @@ public final class MonitoringService: Sendable {
     /// Events that could not be written (each was logged as an error).
     public var persistenceFailures: Int { recorder.failures.value }
 
+    /// How far the event log is behind the engine: the events the manager has not delivered yet,
+    /// plus, on a networked store, the writes submitted and not yet committed. The presence hub
+    /// stops reading sightings while it is over `mqtt.maximumBacklog`.
+    public var backlog: Int { manager.undeliveredCount + (recorder.writer?.pending ?? 0) }
+
     /// Logs "process started" and brings the regions back.
     /// - Parameter regions: the configured regions, the daemon's initial set; `nil` restores every
     ///   stored region. Stored configured regions that are no longer configured are stopped; changed

@@ -16,10 +16,10 @@ public final class SourceActivity: Sendable {
         public var inputs: Int
         public var reconnects: Int
         public var decodeErrors: [String: Int]
-        /// Backpressure: pauses of the reading and their total length (nil: the source has none).
-        public var readPauses: (count: Int, seconds: Double)?
+        /// Backpressure: holds of the reads, their total length, whether one is on now (nil: the source has none).
+        public var readPauses: (count: Int, seconds: Double, now: Bool)?
 
-        public init(inputs: Int, reconnects: Int, decodeErrors: [String: Int], readPauses: (count: Int, seconds: Double)? = nil) {
+        public init(inputs: Int, reconnects: Int, decodeErrors: [String: Int], readPauses: (count: Int, seconds: Double, now: Bool)? = nil) {
             self.inputs = inputs
             self.reconnects = reconnects
             self.decodeErrors = decodeErrors
@@ -53,6 +53,7 @@ public final class SourceActivity: Sendable {
         if let pauses = values.readPauses {
             merged.readPauses = pauses.count
             merged.readPausedSeconds = pauses.seconds
+            merged.readPaused = pauses.now
         }
         return merged
     }

@@ -29,11 +29,13 @@ public struct SourceStatus: Codable, Hashable, Sendable {
     public var decodeErrors: [String: Int]
     /// Unix seconds of the last sighting or fix.
     public var lastInput: Double?
-    /// How many times reading from the source paused because the engine was behind (MQTT
-    /// sources: ``PresenceHub/defaultMaximumBacklog``); nil for a source without backpressure.
+    /// How many times reads from the source were held back because the event log was behind
+    /// (MQTT sources: `mqtt.maximumBacklog`); nil for a source without backpressure.
     public var readPauses: Int?
-    /// Seconds reading from the source has been paused in all (ended pauses); nil as ``readPauses``.
+    /// Seconds reads from the source have been held back in all (the current hold included); nil as ``readPauses``.
     public var readPausedSeconds: Double?
+    /// Whether reads are held back now; nil as ``readPauses``.
+    public var readPaused: Bool?
 
     public init(name: String, kind: String, state: State, detail: String? = nil, sightings: Int = 0, reconnects: Int = 0,
                 decodeErrors: [String: Int] = [:], lastInput: Double? = nil) {

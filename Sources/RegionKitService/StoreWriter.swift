@@ -1,4 +1,5 @@
 import Logging
+import Synchronization
 import RegionKitCore
 import RegionKitEngine
 import RegionKitStore
@@ -22,7 +23,8 @@ import RegionKitConcurrency
 /// its batch. ``flush()`` waits until everything submitted before it is written, and throws the
 /// failure if one happened.
 ///
-/// The queue is unbounded: while the store is slower than the engine, writes wait in memory.
+/// The queue is unbounded: while the store is slower than the engine, writes wait in memory
+/// (``pending`` counts them: the presence hub stops reading sightings while it is large).
 final class StoreWriter: Sendable {
     /// The most writes one transaction takes.
     static let maximumBatch = 256
@@ -104,6 +106,15 @@ final class StoreWriter: Sendable {
     private let queue: Queue
     private let task: Task<Void, Never>
     private let failure: FirstFailure
+    /// Writes submitted and not yet committed (or reported failed), shared with the writing task.
+    private let uncommitted: Counter
+
+    /// An atomic count shared with the writing task (which must not keep the writer alive).
+    final class Counter: Sendable {
+        private let value = Atomic<Int>(0)
+        func add(_ delta: Int) { value.wrappingAdd(delta, ordering: .relaxed) }
+        var current: Int { max(0, value.load(ordering: .relaxed)) }
+    }
 
     /// - Parameters:
     ///   - acknowledge: called after each event is committed, in order.
@@ -116,11 +127,14 @@ final class StoreWriter: Sendable {
         self.failure = failure
         let queue = Queue()
         self.queue = queue
+        let uncommitted = Counter()
+        self.uncommitted = uncommitted
         task = Task {
             var limit = Self.maximumBatch
             /// Writes `batch` in one transaction (or reports it failed after an earlier failure).
             func commit(_ batch: [StoreWrite]) async {
                 guard !batch.isEmpty else { return }
+                defer { uncommitted.add(-batch.count) }
                 if let earlier = failure.value {
                     for write in batch { failed(write, earlier) }
                     return
@@ -166,8 +180,13 @@ final class StoreWriter: Sendable {
 
     /// Queues `write` after every write submitted before it.
     func submit(_ write: StoreWrite) {
+        uncommitted.add(1)
         queue.append(.write(write))
     }
+
+    /// Writes submitted and not yet committed (nor reported failed): queued, taken by the writing
+    /// task, or in the transaction in flight.
+    var pending: Int { uncommitted.current }
 
     /// Writes and flushes submitted that the writing task has not taken yet. Once taken (all that
     /// was queued at once) they are not counted, though they may wait for several transactions.

@@ -58,8 +58,11 @@ struct StoreWriterTests {
         try await eventually(timeout: .seconds(60), "the writer's transaction waits in the store") { store.started.withLock { $0 } == 2 }
         for index in 2...1000 { writer.submit(Self.event(index)) }
         #expect(acknowledged.withLock { $0.count } == 1, "nothing acknowledged before its commit")
+        // Pending: the one in the held transaction (taken: no longer `waiting`) and the 999 queued.
+        #expect(writer.pending == 1_000 && writer.waiting == 999)
         store.held.withLock { $0 = false }
         try await writer.flush()
+        #expect(writer.pending == 0)
         let batches = store.batches.withLock { $0 }
         #expect(batches == [1, 1, 256, 256, 256, 231], "the backlog in \(batches.count - 2) transactions of at most 256")
         let events = acknowledged.withLock { $0 }

@@ -47,6 +47,12 @@ public final class ServerMetrics: Sendable {
         counter.increment(by: Int64(value))
     }
 
+    private func counter(_ name: String, _ labels: [(String, String)], _ value: Double, help: String) {
+        let counter = registry.makeCounter(descriptor: Self.name(name, help), labels: labels)
+        counter.reset()
+        counter.increment(by: value)
+    }
+
     private func gauge(_ name: String, _ labels: [(String, String)], _ value: Double, help: String) {
         registry.makeGauge(descriptor: Self.name(name, help), labels: labels).set(value)
     }
@@ -83,10 +89,13 @@ public final class ServerMetrics: Sendable {
             counter("regionkit_source_reconnects_total", labels, source.reconnects, help: "Reconnections of a source")
             gauge("regionkit_source_up", labels, source.state == .up ? 1 : 0, help: "1 when the source is up")
             if let pauses = source.readPauses {
-                counter("regionkit_source_read_pauses_total", labels, pauses, help: "Times reading from a source paused because the engine was behind")
+                counter("regionkit_source_read_pauses_total", labels, pauses, help: "Times reads from a source were held back because the event log was behind")
             }
             if let seconds = source.readPausedSeconds {
-                gauge("regionkit_source_read_paused_seconds", labels, seconds, help: "Seconds reading from a source has been paused because the engine was behind, in all (ended pauses)")
+                counter("regionkit_source_read_paused_seconds_total", labels, seconds, help: "Seconds reads from a source have been held back because the event log was behind")
+            }
+            if let paused = source.readPaused {
+                gauge("regionkit_source_read_paused", labels, paused ? 1 : 0, help: "1 while reads from a source are held back because the event log is behind")
             }
             for (kind, count) in source.decodeErrors {
                 counter("regionkit_source_decode_errors_total", labels + [("error", kind)], count, help: "Inputs that could not be decoded, by kind")

@@ -435,8 +435,9 @@ components:
         reconnects: {type: integer}
         decodeErrors: {type: object, additionalProperties: {type: integer}}
         lastInput: {type: number}
-        readPauses: {type: integer, description: "Times reading paused because the engine was behind (MQTT sources only)"}
-        readPausedSeconds: {type: number, description: "Seconds reading was paused in all (ended pauses; MQTT sources only)"}
+        readPauses: {type: integer, description: "Times reads were held back because the event log was behind (MQTT sources only)"}
+        readPausedSeconds: {type: number, description: "Seconds reads have been held back in all, the current hold included (MQTT sources only)"}
+        readPaused: {type: boolean, description: "Whether reads are held back now (MQTT sources only)"}
     Readiness:
       type: object
       required: [status, checks]

@@ -75,6 +75,8 @@ public final class ClusterEngine: Sendable {
     /// The site (MQTT topics, client ids, the events cursor's name).
     let site: String
     let publishEvents: Bool
+    /// Where a partition's reads from the broker are held back (see `init`).
+    let maximumBacklog: Int
     /// Home Assistant discovery of the regions and beacons, published with the outputs; nil without.
     let discovery: HomeAssistantDiscovery?
     /// Whether the partitions also publish Home Assistant `mqtt_room` payloads of their beacons.
@@ -103,13 +105,16 @@ public final class ClusterEngine: Sendable {
     /// - Parameters:
     ///   - mqtt: the brokers, credentials and keepalive; each partition gets its own client id
     ///     (`regionkit-<site>-part-<partition>`) and a persistent session.
+    ///   - maximumBacklog: a partition's engine events and store writes not yet committed above
+    ///     which its reads from the broker are held back (`mqtt.maximumBacklog`; ``MQTTReadPause``).
     ///   - onEvents: events committed to the shared store by this member (their acknowledgement).
     ///   - onFatal: the member cannot go on: the store refused it (another live process uses its
     ///     member name, or the cluster has another partition count). It has stopped its partitions
     ///     and outputs and ``run()`` returns; the caller should call ``stop(reason:)`` and exit.
     public init(store: any ClusterStoring, configuration: ClusterConfiguration, mqtt: MQTTClientConfiguration, profile: MonitoringProfile,
                 regions: [Region], hooks: HookConfiguration = HookConfiguration(), site: String = "regionkit", publishEvents: Bool = true,
-                homeAssistant: HomeAssistantConfiguration? = nil, logger: Logger, onEvents: @escaping @Sendable ([StoredEvent]) -> Void = { _ in },
+                homeAssistant: HomeAssistantConfiguration? = nil, maximumBacklog: Int = PresenceHub.defaultMaximumBacklog,
+                logger: Logger, onEvents: @escaping @Sendable ([StoredEvent]) -> Void = { _ in },
                 onFatal: @escaping @Sendable (String) -> Void = { _ in }) {
         self.store = store
         self.configuration = configuration
@@ -122,6 +127,7 @@ public final class ClusterEngine: Sendable {
         self.hooks = hooks
         self.site = site
         self.publishEvents = publishEvents
+        self.maximumBacklog = maximumBacklog
         discovery = homeAssistant?.discovery(topics: PresenceTopics(site: site))
         mqttRoom = homeAssistant?.mqttRoom == true
         clientIDPrefix = "regionkit-\(site)-part-"
@@ -498,7 +504,7 @@ public final class ClusterEngine: Sendable {
         let worker = PartitionWorker(lease: lease, member: member, regions: partitionRegions, profile: profile, store: store, mqtt: mqtt,
                                      clientIDPrefix: clientIDPrefix, topicFilter: configuration.topicFilter(partition: lease.partition),
                                      hooks: hooks, ranging: PresenceRangingTracker(topics: PresenceTopics(site: site), mqttRoom: mqttRoom),
-                                     logger: logger, onEvents: onEvents,
+                                     maximumBacklog: maximumBacklog, logger: logger, onEvents: onEvents,
                                      onFenced: { partition in fenced.withLock { _ = $0.insert(partition) } })
         try await worker.start()
         workers.withLock { $0[lease.partition] = worker }

@@ -104,7 +104,7 @@ final class PartitionWorker: LocationManagerDelegate {
     ///   `mqtt_room`), as one daemon's hub does; nil publishes none.
     init(lease: PartitionLease, member: String, regions: [Region], profile: MonitoringProfile, store: any ClusterStoring,
          mqtt: MQTTClientConfiguration, clientIDPrefix: String, topicFilter: String, hooks: HookConfiguration,
-         ranging: PresenceRangingTracker? = nil, logger: Logger,
+         ranging: PresenceRangingTracker? = nil, maximumBacklog: Int = PresenceHub.defaultMaximumBacklog, logger: Logger,
          onEvents: @escaping @Sendable ([StoredEvent]) -> Void, onFenced: @escaping @Sendable (Int) -> Void) {
         self.lease = lease
         self.ranging = LockedBox(ranging)
@@ -149,10 +149,9 @@ final class PartitionWorker: LocationManagerDelegate {
         let box = WorkerBox()
         // Backpressure: the broker keeps the partition's sightings (its session is persistent)
         // while the engine's undelivered events and the writes queued for the store are more than
-        // the hub's maximum. (Not the messages held while the engine is set aside: a message is
-        // what resumes it after a refused subscription, so a pause on them could never end.)
-        let readPause = MQTTReadPause(pauseAbove: PresenceHub.defaultMaximumBacklog,
-                                      resumeAtOrBelow: PresenceHub.defaultMaximumBacklog / 2) {
+        // `maximumBacklog`. (Not the messages held while the engine is set aside: a message is
+        // what resumes it after a refused subscription.)
+        let readPause = MQTTReadPause(pauseAbove: maximumBacklog, resumeAtOrBelow: maximumBacklog / 2) {
             current.withLock { $0.stopping ? 0 : $0.manager.undeliveredCount } + writer.queued
         }
         client = MQTTClient(configuration: configuration, logger: logger, readPause: readPause, onMessage: { message in
@@ -205,8 +204,14 @@ final class PartitionWorker: LocationManagerDelegate {
             : refused ? "epoch \(lease.epoch): the broker refuses the subscription to \(topicFilter) (asked again)"
             : "epoch \(lease.epoch), \(topicFilter)"
         let state: SourceStatus.State = stopping ? .finished : !connected ? .connecting : refused ? .down : .up
-        return SourceStatus(name: "partition-\(lease.partition)", kind: "mqtt", state: state,
-                            detail: detail, sightings: sightings, reconnects: reconnects)
+        var status = SourceStatus(name: "partition-\(lease.partition)", kind: "mqtt", state: state,
+                                  detail: detail, sightings: sightings, reconnects: reconnects)
+        if let pause = client.readPause {
+            status.readPauses = pause.pauses
+            status.readPausedSeconds = pause.pausedTime.inSeconds
+            status.readPaused = pause.isPaused
+        }
+        return status
     }
 
     /// Registers the partition's regions on `manager`: restored from `states` (no

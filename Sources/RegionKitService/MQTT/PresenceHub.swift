@@ -127,11 +127,10 @@ public final class PresenceHub: Sendable {
         let box = HubBox()
         // Backpressure on the sightings: none once the ingest is stopped (a stop waits for the
         // engine's queue with the ingest off, and the hub still reads its acknowledgements).
-        let manager = service.manager
         let maximumBacklog = configuration.maximumBacklog ?? Self.defaultMaximumBacklog
         let readPause = ingest.map { ingest in
             MQTTReadPause(pauseAbove: maximumBacklog, resumeAtOrBelow: maximumBacklog / 2) {
-                ingest.isStopped ? 0 : manager.undeliveredCount
+                ingest.isStopped ? 0 : service.backlog
             }
         }
         client = MQTTClient(configuration: clientConfiguration, logger: logger, readPause: readPause,
@@ -142,7 +141,7 @@ public final class PresenceHub: Sendable {
         activity.track {
             let statistics = ingest?.statistics ?? MQTTSightingIngest.Statistics()
             let connections = box.hub?.counts.connections ?? 0
-            let pauses = readPause.map { (count: $0.pauses, seconds: $0.pausedTime.inSeconds) }
+            let pauses = readPause.map { (count: $0.pauses, seconds: $0.pausedTime.inSeconds, now: $0.isPaused) }
             return SourceActivity.Counters(inputs: statistics.sightings, reconnects: max(0, connections - 1),
                                            decodeErrors: Dictionary(uniqueKeysWithValues: statistics.rejected.map { ($0.key.rawValue, $0.value) }),
                                            readPauses: pauses)
@@ -242,6 +241,9 @@ public final class PresenceHub: Sendable {
     private func stop(drainTimeout: Duration) async {
         // The disconnection below is ours: it must not read as the beacon source failing.
         stopping.withLock { $0 = true }
+        // No more sightings (when the daemon has not stopped them already): also ends any hold on
+        // the reads, so the drain's acknowledgements are read.
+        ingest?.stop()
         if let statistics = ingest?.statistics {
             let rejected = statistics.rejected.sorted { $0.key < $1.key }.map { "\($0.key):\($0.value)" }.joined(separator: ",")
             let metadata: Logger.Metadata = [
