@@ -208,6 +208,15 @@ struct JSONLineTests {
 
     @Test func escapingAndNumbers() {
         #expect(JSONLine.quote("a\"b\\c\nd\u{1}") == #""a\"b\\c\nd\u0001""#)
+        // Nothing to escape: copied whole, non-ASCII as it is (the fast path).
+        #expect(JSONLine.quote("Küche キッチン 🐙 lobby-1") == "\"Küche キッチン 🐙 lobby-1\"")
+        #expect(JSONLine.quote("") == "\"\"")
+        // An escape after multi-byte characters: the slow path, the same text otherwise.
+        #expect(JSONLine.quote("キッチン\"🐙\u{7f}\t") == #""キッチン\"🐙\#u{7f}\t""#)
+        for text in ["Room 204/b", "кухня", "a\u{1f}b", "\u{2028}"] {
+            let data = Data(JSONLine.quote(text).utf8)
+            #expect((try? JSONSerialization.jsonObject(with: data, options: .fragmentsAllowed)) as? String == text, "\(text)")
+        }
         #expect(JSONLine.number(.nan) == "null")
         #expect(JSONLine.number(3) == "3")
         #expect(JSONLine.number(-0.5) == "-0.5")
