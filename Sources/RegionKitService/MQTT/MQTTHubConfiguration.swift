@@ -31,9 +31,9 @@ public struct MQTTHubConfiguration: Codable, Sendable, Hashable {
     public var keepAlive: Double?
     /// Publish every logged event on `regionkit/<site>/events` (default true).
     public var publishEvents: Bool?
-    /// The engine's undelivered events above which the hub stops reading sightings from the
-    /// broker until they are down to half (default ``PresenceHub/defaultMaximumBacklog``;
-    /// ``maximumBacklogRange``).
+    /// The events not yet logged above which the hub holds back its reads of sightings from the
+    /// broker, until they are down to half and at most 0.5 s at a time (default
+    /// ``PresenceHub/defaultMaximumBacklog``; ``maximumBacklogRange``); a cluster's partitions too.
     public var maximumBacklog: Int?
     /// What ``maximumBacklog`` may be.
     public static let maximumBacklogRange = 100...10_000_000

@@ -95,10 +95,10 @@ public final class PresenceHub: Sendable {
     /// A round takes no further event once it holds this many messages.
     static let roundMessageBudget = 2_000
 
-    /// The engine's undelivered events above which the hub stops reading sightings from the
-    /// broker (``MQTTReadPause``), until they are down to half, unless `mqtt.maximumBacklog` says
-    /// otherwise: a flood of new beacons faster than the event log can take their events waits at
-    /// the broker instead of in this process's memory.
+    /// The events not yet logged (``MonitoringService/backlog``) above which the hub holds back its
+    /// reads of sightings from the broker (``MQTTReadPause``: until they are down to half, at most
+    /// 0.5 s at a time), unless `mqtt.maximumBacklog` says otherwise: a flood of new beacons faster
+    /// than the event log can take their events waits at the broker instead of in this process's memory.
     public static let defaultMaximumBacklog = 50_000
 
     /// - Parameter eventsPerRound: events whose messages go out together, acknowledged as one
