@@ -61,6 +61,8 @@ echo "== $(swift --version 2>&1 | head -1)"
 # REGIONKIT_BUILD_FLAGS: extra `swift build` flags. Not --disable-index-store: on Linux the test
 # build discovers the tests from the index store ("index store path does not exist", CI of stop 27).
 swift build --build-tests ${REGIONKIT_BUILD_FLAGS:-} || exit 1
+# Where CI's time goes (seconds since this script started; the budget is "well under 30 minutes").
+echo "== built after ${SECONDS} s"
 
 # Suites run one at a time in phase 2: every suite tagged `.endToEnd` (it starts processes or real
 # components) or `.realTime` (it waits on real-time bounds that parallel CPU-heavy tests could
@@ -90,6 +92,7 @@ skip=$(phase2_skip_regex "${E2E_SUITES[@]}")
 status=0
 echo "== phase 1: in-process tests (parallel)"
 timeout 1800 swift test --skip-build --skip "$skip" || status=1
+echo "== phase 1 done after ${SECONDS} s"
 # Phase 3's sanitized build (about 100 s of compiling on 2 cores) runs beside phase 2, at the lowest
 # CPU priority: phase 2's suites mostly wait on real time and real components, and a nice-19
 # compiler yields a core to them whenever they want it (Linux weighs nice 19 at 15 against nice 0's
@@ -102,6 +105,7 @@ for suite in "${E2E_SUITES[@]}"; do
   echo "== phase 2: $suite"
   timeout 900 swift test --skip-build --filter "$suite/" || status=1
 done
+echo "== phase 2 done after ${SECONDS} s"
 
 # Phase 3: the libFuzzer targets of the parsers and the engine (Fuzz/, see FUZZING.md) replay their
 # committed corpora (the seeds, coverage-adding inputs and every fixed crash) once, without
@@ -121,4 +125,5 @@ case $fuzz_status in
   77) echo "== phase 3: SKIPPED (the reason is above); the fuzz targets did not run" ;;
   *) echo "== phase 3: FAILED (a fuzz target crashed, timed out or did not build)"; status=1 ;;
 esac
+echo "== all done after ${SECONDS} s"
 exit $status
