@@ -227,7 +227,7 @@ final class MQTTConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
     }
 
     private func scheduleReadCheck(_ context: ChannelHandlerContext, _ readPause: MQTTReadPause) {
-        readCheck = context.eventLoop.assumeIsolated().scheduleTask(in: .nanoseconds(MQTTReadPause.nanoseconds(readPause.checkInterval))) { [self] in
+        readCheck = context.eventLoop.assumeIsolated().scheduleTask(in: TimeAmount(readPause.checkInterval)) { [self] in
             readCheck = nil
             guard !finished, let context = self.context, let since = readHeldSince else { return }
             let now = NIODeadline.now()

@@ -71,7 +71,7 @@ public final class MQTTReadPause: Sendable {
 
     /// Whether a hold may end now: the backlog is down, or the hold has lasted ``maximumHold``.
     func mayResume(heldFor held: TimeAmount) -> Bool {
-        held.nanoseconds >= Self.nanoseconds(maximumHold) || backlog() <= resumeAtOrBelow
+        held >= TimeAmount(maximumHold) || backlog() <= resumeAtOrBelow
     }
 
     /// Counts a hold beginning at `start`; returns whether it is the first.
@@ -85,11 +85,5 @@ public final class MQTTReadPause: Sendable {
         let start = holdStart.exchange(0, ordering: .relaxed)
         guard start != 0, end.uptimeNanoseconds > start else { return }
         heldNanoseconds.wrappingAdd(Int64(clamping: end.uptimeNanoseconds - start), ordering: .relaxed)
-    }
-
-    static func nanoseconds(_ duration: Duration) -> Int64 {
-        let (seconds, attoseconds) = duration.components
-        let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
-        return overflow ? .max : whole + attoseconds / 1_000_000_000
     }
 }
