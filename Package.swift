@@ -134,8 +134,8 @@ let package = Package(
             "RegionKitConcurrency", "RegionKitCore", "RegionKit", "RegionKitStore", "RegionKitService", "RegionKitHTTP", "RegionKitTestSupport",
             // The API in cluster mode: a real PostgreSQL store and a broker feeding the partitions.
             "RegionKitPostgres", "RegionKitMQTT",
-            .product(name: "Hummingbird", package: "hummingbird"),
-            .product(name: "HummingbirdTesting", package: "hummingbird"),
+            // Not HummingbirdTesting: the tests speak HTTP over loopback themselves (LoopbackClient),
+            // and it would add AsyncHTTPClient with NIOHTTP2 and more to every build (≈ 250 units).
         ]),
         .testTarget(name: "RegionKitMQTTTests", dependencies: [
             "RegionKitConcurrency", "RegionKitMQTT", "RegionKitTestSupport",

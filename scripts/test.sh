@@ -5,12 +5,16 @@
 #     chromium + chromium-driver (the dashboard in a real headless browser),
 #     nats-server (a private 3-node NATS cluster with JetStream and its MQTT listener) and postgresql
 #     (a private PostgreSQL cluster for the shared store's conformance suite)
-#   - a Python venv with Bumble (virtual Bluetooth controllers for the HCI end-to-end tests)
+#   - a Python venv with Bumble (virtual Bluetooth controllers for the HCI end-to-end tests) and
+#     schemathesis (the HTTP API against its OpenAPI document), made beside the Swift build
 # Tests whose tool could not be installed are reported as skipped, with the reason.
-# Phase 1 runs the in-process tests in parallel; phase 2 runs, one suite at a time, the suites
-# tagged .endToEnd (they start processes: Bumble, gpsd, the daemon, the CLI, a webhook listener)
-# or .realTime (bounded real-time waits), so that on a 2-core machine they never starve each other.
-# Phase 3 runs each libFuzzer target briefly on its committed corpus (scripts/fuzz.sh --ci).
+# Phase 1 runs the in-process tests in parallel. Phase 2 runs the suites tagged .endToEnd (they
+# start processes: Bumble, gpsd, the daemon, the CLI, brokers, servers) or .realTime (bounded
+# real-time waits), each in a process of its own: first those also tagged .alone, one at a time
+# with nothing beside them (2a); then the others two at a time (2b), with phase 1 and phase 3's
+# build beside them at the lowest CPU priority. Phase 3 runs each libFuzzer target briefly on its
+# committed corpus (scripts/fuzz.sh --ci). Times since the start are printed after each step: the
+# budget is "well under 30 minutes" for the whole of CI.
 # Usage: ./scripts/test.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -39,19 +43,24 @@ if [ ${#missing[@]} -gt 0 ]; then
   fi
 fi
 
-echo "== Bumble virtual controllers (Python venv at .venv)"
-if REGIONKIT_BUMBLE_PYTHON="$(bash scripts/bumble/setup.sh)"; then
-  export REGIONKIT_BUMBLE_PYTHON
-else
-  echo "== WARNING: Bumble could not be installed; the HCI end-to-end tests will be skipped"
-fi
-
-echo "== schemathesis (OpenAPI conformance of the HTTP API) in .venv"
-if [ -x .venv/bin/pip ]; then
-  .venv/bin/python -c "import schemathesis" 2>/dev/null \
-    || .venv/bin/pip install --quiet --disable-pip-version-check "schemathesis==4.32.5" \
-    || echo "== WARNING: schemathesis could not be installed; the OpenAPI conformance test will be skipped"
-fi
+# The Python venv (Bumble, schemathesis) is made beside the Swift build, which leaves the network
+# and the disk mostly idle; its output is printed once the build is done.
+venv_log=$(mktemp)
+(
+  echo "== Bumble virtual controllers (Python venv at .venv)"
+  if python=$(bash scripts/bumble/setup.sh); then
+    echo "$python" > "$venv_log.python"
+  else
+    echo "== WARNING: Bumble could not be installed; the HCI end-to-end tests will be skipped"
+  fi
+  echo "== schemathesis (OpenAPI conformance of the HTTP API) in .venv"
+  if [ -x .venv/bin/pip ]; then
+    .venv/bin/python -c "import schemathesis" 2>/dev/null \
+      || .venv/bin/pip install --quiet --disable-pip-version-check "schemathesis==4.32.5" \
+      || echo "== WARNING: schemathesis could not be installed; the OpenAPI conformance test will be skipped"
+  fi
+) > "$venv_log" 2>&1 &
+venv_job=$!
 
 # The real recorded data the tests read in place (override with REGIONKIT_FIXTURES).
 export REGIONKIT_FIXTURES="${REGIONKIT_FIXTURES:-$(cd .. && pwd)/shared/fixtures}"
@@ -63,6 +72,14 @@ echo "== $(swift --version 2>&1 | head -1)"
 swift build --build-tests ${REGIONKIT_BUILD_FLAGS:-} || exit 1
 # Where CI's time goes (seconds since this script started; the budget is "well under 30 minutes").
 echo "== built after ${SECONDS} s"
+wait $venv_job
+cat "$venv_log"
+if [ -s "$venv_log.python" ]; then
+  REGIONKIT_BUMBLE_PYTHON=$(cat "$venv_log.python")
+  export REGIONKIT_BUMBLE_PYTHON
+fi
+rm -f "$venv_log" "$venv_log.python"
+echo "== venv ready after ${SECONDS} s"
 
 # Suites run one at a time in phase 2: every suite tagged `.endToEnd` (it starts processes or real
 # components) or `.realTime` (it waits on real-time bounds that parallel CPU-heavy tests could
@@ -90,32 +107,65 @@ fi
 echo "== phase-2 suites (tagged .endToEnd or .realTime): ${E2E_SUITES[*]}"
 skip=$(phase2_skip_regex "${E2E_SUITES[@]}")
 status=0
-echo "== phase 1: in-process tests (parallel)"
-timeout 1800 swift test --skip-build --skip "$skip" || status=1
-echo "== phase 1 done after ${SECONDS} s"
-# Phase 3's sanitized build (about 100 s of compiling on 2 cores) runs beside phase 2, at the lowest
-# CPU priority: phase 2's suites mostly wait on real time and real components, and a nice-19
-# compiler yields a core to them whenever they want it (Linux weighs nice 19 at 15 against nice 0's
-# 1024). Its output is printed where phase 3 starts.
+
+# The test bundle is run directly from here on (scripts/lib/lanes.sh says why).
+source scripts/lib/lanes.sh
+LANES_BUNDLE="$(swift build --show-bin-path)/RegionKitPackageTests.xctest"
+export LANES_BUNDLE
+ALONE=() OTHERS=()
+while IFS= read -r suite; do ALONE+=("$suite"); done < <(phase2_alone_suites)
+for suite in "${ALONE[@]}"; do
+  [[ " ${E2E_SUITES[*]} " == *" $suite "* ]] || { echo "== ERROR: $suite is tagged .alone but neither .endToEnd nor .realTime"; exit 1; }
+done
+for suite in $(lanes_order "${E2E_SUITES[@]}"); do
+  [[ " ${ALONE[*]} " == *" $suite "* ]] || OTHERS+=("$suite")
+done
+
+# Phase 2a: each suite tagged `.alone` (bounds of a fraction of a second under a CPU load of its
+# own), with nothing beside it.
+if [ ${#ALONE[@]} -gt 0 ]; then
+  echo "== phase 2a: ${ALONE[*]}, one at a time, nothing beside"
+  lanes_run 1 "${ALONE[@]}" || status=1
+  echo "== phase 2a done after ${SECONDS} s"
+fi
+
+# Then three things at once, CPU shared by priority. Phase 2b, at normal priority: the other
+# phase-2 suites, two at a time (two lanes, each taking the next suite, longest first by
+# scripts/lib/phase2-seconds.txt); most of them wait on real time and real components far more
+# than they compute (a sequential run: 1,127 s of suites, 530 s of CPU). Beside them at nice 19,
+# which yields a core to a nice-0 process whenever it wants it (Linux weighs nice 19 at 15 against
+# nice 0's 1024): phase 1, the in-process tests in parallel (≈ 700 s of CPU, no real-time bounds:
+# those are tagged), and phase 3's sanitized build (≈ 100 s on 2 cores). Phase 1's and the fuzz
+# build's output are printed when they end, after phase 2b's.
+phase1_log=$(mktemp)
+(
+  nice -n 19 timeout 1800 env NO_COLOR=1 "$LANES_BUNDLE" --testing-library swift-testing --skip "$skip" > "$phase1_log" 2>&1
+  echo $? > "$phase1_log.status"
+) &
+phase1=$!
 fuzz_build_log=$(mktemp)
 nice -n 19 timeout 1500 bash scripts/fuzz.sh --core --ci --build-only > "$fuzz_build_log" 2>&1 &
 fuzz_build=$!
-trap 'kill $fuzz_build 2>/dev/null; rm -f "$fuzz_build_log"' EXIT
-for suite in "${E2E_SUITES[@]}"; do
-  echo "== phase 2: $suite"
-  timeout 900 swift test --skip-build --filter "$suite/" || status=1
-done
-echo "== phase 2 done after ${SECONDS} s"
+trap 'kill $phase1 $fuzz_build 2>/dev/null; rm -f "$phase1_log" "$phase1_log.status" "$fuzz_build_log"' EXIT
+echo "== phase 2b: the other phase-2 suites, ${REGIONKIT_PHASE2_LANES:-2} at a time; beside them phase 1 and the fuzz build (nice 19)"
+lanes_run "${REGIONKIT_PHASE2_LANES:-2}" "${OTHERS[@]}" || status=1
+echo "== phase 2b done after ${SECONDS} s"
+wait $phase1
+echo "== phase 1: in-process tests (parallel, beside phase 2b)"
+cat "$phase1_log"
+phase1_status=$(cat "$phase1_log.status" 2>/dev/null)
+[ "$phase1_status" = 0 ] || { echo "== phase 1: FAILED (status ${phase1_status:-unknown})"; status=1; }
+echo "== phase 1 done after ${SECONDS} s"
 
 # Phase 3: the libFuzzer targets of the parsers and the engine (Fuzz/, see FUZZING.md) replay their
 # committed corpora (the seeds, coverage-adding inputs and every fixed crash) once, without
 # mutation, so a parser regression fails CI and a random new find does not fail an unrelated
 # change (three such finds of the first CI run with mutation were fixed and joined the corpora). Bounded: the
-# sanitized debug build (started beside phase 2, above) plus one pass over 20 corpora. The three service targets (config, mqtt-packet, http-region-body) are run
+# sanitized debug build (started beside phase 2b, above) plus one pass over 20 corpora. The three service targets (config, mqtt-packet, http-region-body) are run
 # by `scripts/fuzz.sh` by hand: their sanitized build (NIO, BoringSSL, GRDB, Yams) would add about
 # 20 minutes to CI. A tool chain without libFuzzer or the address sanitizer makes scripts/fuzz.sh
 # exit 77: reported as skipped, not passed.
-echo "== phase 3: fuzz targets on their corpora (scripts/fuzz.sh --core --ci; built beside phase 2)"
+echo "== phase 3: fuzz targets on their corpora (scripts/fuzz.sh --core --ci; built beside phase 2b)"
 wait $fuzz_build
 fuzz_status=$?
 cat "$fuzz_build_log"

@@ -12,7 +12,7 @@ import Testing
 /// refused sighting filter go unheard, which must read as the MQTT source failing, not as every
 /// beacon leaving — until the broker grants it when the client asks again, on this connection or
 /// the next) and the shutdown's time bound
-/// (real time: run one suite at a time, phase 2 of scripts/test.sh).
+/// (real time: phase 2 of scripts/test.sh, in a process of its own, beside at most one other suite).
 @Suite("Presence hub: refused subscriptions, the shutdown's bound", .tags(.realTime))
 struct PresenceHubTests {
     @Test("A refused sighting filter makes the MQTT source unavailable and its activity down; the next connection, or the filter granted when asked again, brings it back; other filters change nothing")

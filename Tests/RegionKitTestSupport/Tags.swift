@@ -3,8 +3,8 @@ import Testing
 extension Tag {
     /// A suite that starts processes or real components (Bumble controllers, gpsd, the daemon,
     /// the CLI, a webhook listener, loopback TCP peers). `scripts/test.sh` runs these after the
-    /// in-process tests, one suite at a time, so that on a 2-core machine they never starve each
-    /// other. Put it on the `@Suite` (not on single tests): the script selects whole suites.
+    /// in-process tests, two suites at a time (see `alone`), each suite's tests as the suite says
+    /// (most are `.serialized`). Put it on the `@Suite` (not on single tests): the script selects whole suites.
     ///
     /// ```swift
     /// @Suite("regionkit run: the daemon", .serialized, .tags(.endToEnd))
@@ -17,4 +17,13 @@ extension Tag {
     /// sleep). Alone it passes in milliseconds; beside the CPU-heavy in-process tests on a 2-core
     /// machine its bounds can run out, so `scripts/test.sh` runs it in phase 2 like `.endToEnd`.
     @Tag public static var realTime: Self
+
+    /// A phase-2 suite (also tagged `.endToEnd` or `.realTime`) whose bounds are a fraction of a
+    /// second of real time under a CPU-heavy load of its own: `scripts/test.sh` runs it with no
+    /// other suite beside it (the other phase-2 suites run two at a time).
+    ///
+    /// ```swift
+    /// @Suite("A real recording through the broker into 3 cluster engines", .serialized, .tags(.endToEnd, .alone))
+    /// ```
+    @Tag public static var alone: Self
 }

@@ -13,6 +13,7 @@
 # Functions (run from the package root):
 #   test_sources                prints the test targets' Swift files (sub-folders included), sorted
 #   phase2_suites               prints the phase-2 suites, one Module.Name a line, sorted, unique
+#   phase2_alone_suites         prints those of them also tagged `.alone` (run with no other beside)
 #   phase2_untagged_suite_tags  prints (grep -n) the tags that are not on a one-line @Suite
 #                               attribute; status 0 when there is such a line (an error: the scripts
 #                               select whole suites), 1 when there is none
@@ -25,13 +26,23 @@
 #                               status 1 when there is one, else 0
 
 phase2_suites() {
-  local file module
+  _suites_tagged 'endToEnd|realTime'
+}
+
+# The phase-2 suites that also carry `.alone` (test.sh runs each with no other suite beside it).
+phase2_alone_suites() {
+  _suites_tagged 'alone'
+}
+
+# The suites whose one-line @Suite attribute has a tag matching the ERE alternatives $1.
+_suites_tagged() {
+  local file module tags="$1"
   # Every Swift file of a test target, in sub-folders too (Tests/RegionKitServiceTests/Cluster/…).
   while IFS= read -r file; do
     module=${file#Tests/}
     module=${module%%/*}
-    awk -v module="$module" '
-      /@Suite\(.*\.tags\([^)]*\.(endToEnd|realTime)/ { pending = 1 }
+    awk -v module="$module" -v tags="$tags" '
+      $0 ~ ("@Suite\\(.*\\.tags\\([^)]*\\.(" tags ")[,)]") { pending = 1 }
       pending && match($0, /(struct|class|enum|actor)[ \t]+[A-Za-z_][A-Za-z0-9_]*/) {
         split(substr($0, RSTART, RLENGTH), words, /[ \t]+/)
         print module "." words[2]

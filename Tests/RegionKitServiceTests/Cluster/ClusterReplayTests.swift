@@ -20,7 +20,7 @@ import RegionKitTestSupport
 /// recorded (both sides see the same accelerated input, including the publisher's lag under
 /// load); the cluster's times are wall-clock, so a decision may come later by the delivery delay
 /// and the detector's scan-cycle phase.
-@Suite("A real recording through the broker into 3 cluster engines decides as one engine", .serialized, .tags(.endToEnd),
+@Suite("A real recording through the broker into 3 cluster engines decides as one engine", .serialized, .tags(.endToEnd, .alone),
        .enabled(if: NATSCluster.isAvailable && PostgresServer.isAvailable && SharedFixtures.available,
                 "needs nats-server and PostgreSQL (./scripts/test.sh installs them) and the shared fixtures: SKIPPED, not passed"))
 struct ClusterReplayTests {
