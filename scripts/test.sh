@@ -99,7 +99,7 @@ if [ ${#E2E_SUITES[@]} -eq 0 ]; then
   echo "== ERROR: no suite is tagged .endToEnd; the end-to-end tests would run in parallel with everything else"
   exit 1
 fi
-listed=$(swift test list --skip-build 2>/dev/null) || { echo "== ERROR: swift test list failed"; exit 1; }
+listed=$(swift test list --skip-build ${REGIONKIT_BUILD_FLAGS:-} 2>/dev/null) || { echo "== ERROR: swift test list failed"; exit 1; }
 if unknown=$(phase2_check_listed "$listed" "${E2E_SUITES[@]}"); [ -n "$unknown" ]; then
   echo "== ERROR: tagged suite(s) not in 'swift test list':" $unknown
   exit 1
@@ -110,10 +110,12 @@ status=0
 
 # The test bundle is run directly from here on (scripts/lib/lanes.sh says why).
 source scripts/lib/lanes.sh
-LANES_BUNDLE="$(swift build --show-bin-path)/RegionKitPackageTests.xctest"
+LANES_BUNDLE="$(swift build --show-bin-path ${REGIONKIT_BUILD_FLAGS:-})/RegionKitPackageTests.xctest"
 export LANES_BUNDLE
 ALONE=() OTHERS=()
 while IFS= read -r suite; do ALONE+=("$suite"); done < <(phase2_alone_suites)
+LANES_HEAVY="$(phase2_heavy_suites | tr '\n' ' ')"
+export LANES_HEAVY
 for suite in "${ALONE[@]}"; do
   [[ " ${E2E_SUITES[*]} " == *" $suite "* ]] || { echo "== ERROR: $suite is tagged .alone but neither .endToEnd nor .realTime"; exit 1; }
 done
@@ -131,12 +133,14 @@ fi
 
 # Then three things at once, CPU shared by priority. Phase 2b, at normal priority: the other
 # phase-2 suites, two at a time (two lanes, each taking the next suite, longest first by
-# scripts/lib/phase2-seconds.txt); most of them wait on real time and real components far more
-# than they compute (a sequential run: 1,127 s of suites, 530 s of CPU). Beside them at nice 19,
-# which yields a core to a nice-0 process whenever it wants it (Linux weighs nice 19 at 15 against
-# nice 0's 1024): phase 1, the in-process tests in parallel (≈ 700 s of CPU, no real-time bounds:
-# those are tagged), and phase 3's sanitized build (≈ 100 s on 2 cores). Phase 1's and the fuzz
-# build's output are printed when they end, after phase 2b's.
+# scripts/lib/phase2-seconds.txt, never two tagged `.heavy` at once); most of them wait on real
+# time and real components far more than they compute (a sequential run: 1,127 s of suites, 530 s
+# of CPU). Beside them at nice 19, which yields a core to a nice-0 process whenever it wants it
+# (Linux weighs nice 19 at 15 against nice 0's 1024): phase 1, the in-process tests in parallel
+# (≈ 700 s of CPU, no real-time bounds: those are tagged). And phase 3's sanitized build (≈ 100 s
+# on 2 cores) as SCHED_IDLE, not nice: SwiftPM starts its compilers at nice 0 whatever its own
+# nice value (they ran beside phase 2 at full priority until session 50), but keeps the policy.
+# Phase 1's and the fuzz build's output are printed when they end, after phase 2b's.
 phase1_log=$(mktemp)
 (
   nice -n 19 timeout 1800 env NO_COLOR=1 "$LANES_BUNDLE" --testing-library swift-testing --skip "$skip" > "$phase1_log" 2>&1
@@ -144,10 +148,12 @@ phase1_log=$(mktemp)
 ) &
 phase1=$!
 fuzz_build_log=$(mktemp)
-nice -n 19 timeout 1500 bash scripts/fuzz.sh --core --ci --build-only > "$fuzz_build_log" 2>&1 &
+idle=(nice -n 19)
+chrt --idle 0 true 2>/dev/null && idle=(chrt --idle 0)
+"${idle[@]}" timeout 1500 bash scripts/fuzz.sh --core --ci --build-only > "$fuzz_build_log" 2>&1 &
 fuzz_build=$!
 trap 'kill $phase1 $fuzz_build 2>/dev/null; rm -f "$phase1_log" "$phase1_log.status" "$fuzz_build_log"' EXIT
-echo "== phase 2b: the other phase-2 suites, ${REGIONKIT_PHASE2_LANES:-2} at a time; beside them phase 1 and the fuzz build (nice 19)"
+echo "== phase 2b: the other phase-2 suites, ${REGIONKIT_PHASE2_LANES:-2} at a time (never two .heavy ones); beside them phase 1 (nice 19) and the fuzz build (${idle[*]})"
 lanes_run "${REGIONKIT_PHASE2_LANES:-2}" "${OTHERS[@]}" || status=1
 echo "== phase 2b done after ${SECONDS} s"
 wait $phase1

@@ -270,7 +270,7 @@ public struct MonitoringEngine: Sendable {
     /// first fix is clearly on the other side crosses at once.
     public mutating func restore(_ region: Region, state: RegionState, since: Timestamp?, at time: Timestamp) -> [LocationEvent] {
         defer { settleTimers() }
-        var events = advance(to: time)
+        let events = advance(to: time)
         suspendedStates[region.identifier] = nil
         if let failure = validate(region) {
             // Its source is not back yet (a broker slower to start than the daemon): the stored

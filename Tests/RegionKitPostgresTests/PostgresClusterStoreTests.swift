@@ -9,7 +9,7 @@ import RegionKitTestSupport
 /// Cluster mode's store on a real PostgreSQL: leases shared fairly, taken over with a new epoch
 /// when a member stops renewing, fencing of a stale epoch, and contributions merged into one
 /// region state and one event per merged change however many partitions write at once.
-@Suite("PostgreSQL cluster store: leases, fencing, merged contributions", .serialized, .tags(.endToEnd),
+@Suite("PostgreSQL cluster store: leases, fencing, merged contributions", .serialized, .tags(.endToEnd, .heavy),
        .enabled(if: PostgresServer.isAvailable, PostgresServer.skipReason))
 struct PostgresClusterStoreTests {
     static let uuid = "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0"

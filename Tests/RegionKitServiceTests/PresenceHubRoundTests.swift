@@ -54,7 +54,7 @@ struct PresenceHubRoundTests {
                                   sources: configuration.mqttSources, service: service,
                                   logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }, environment: [:], eventsPerRound: 64)
         let running = Task { await hub.run() }
-        let reached = try? await eventually(timeout: .seconds(20), "the cursor reaches the last event") {
+        let reached: Void? = try? await eventually(timeout: .seconds(20), "the cursor reaches the last event") {
             (try? store.outputCursor("mqtt:round-test")) == last
         }
         try await observer.publish(MQTTMessage(topic: "test/marker", payload: Array("x".utf8), qos: .atLeastOnce))

@@ -29,7 +29,7 @@ struct PresenceHubUnpublishableTests {
         }
         let hub = try PresenceHubStatusTests.hub(site: "poison-test", broker: broker, store: store)
         let running = Task { await hub.run() }
-        let reached = try? await eventually(timeout: .seconds(20), "the cursor reaches the last event") {
+        let reached: Void? = try? await eventually(timeout: .seconds(20), "the cursor reaches the last event") {
             (try? store.outputCursor("mqtt:poison-test")) == last
         }
         await hub.shutdown(drainTimeout: .seconds(2))

@@ -26,4 +26,13 @@ extension Tag {
     /// @Suite("A real recording through the broker into 3 cluster engines", .serialized, .tags(.endToEnd, .alone))
     /// ```
     @Tag public static var alone: Self
+
+    /// A phase-2 suite that keeps more than half a core busy for most of its run (a cluster of
+    /// daemons, a recording replayed through a broker in a debug build): `scripts/test.sh` never
+    /// runs two of them at once (the other lane takes the light ones meanwhile).
+    ///
+    /// ```swift
+    /// @Suite("regionkit run in cluster mode", .serialized, .tags(.endToEnd, .heavy))
+    /// ```
+    @Tag public static var heavy: Self
 }

@@ -9,7 +9,7 @@ import RegionKitTestSupport
 /// `regionkit run` in cluster mode, end to end: three real engines (the binary), a 3-node NATS
 /// cluster partitioning ESPresense sightings by beacon id, and a private PostgreSQL, all on loopback
 /// and stopped by PID; scanners publish as ESPresense nodes do, each to its own broker node.
-@Suite("regionkit run in cluster mode: 3 engines, 3 NATS nodes, PostgreSQL", .serialized, .tags(.endToEnd),
+@Suite("regionkit run in cluster mode: 3 engines, 3 NATS nodes, PostgreSQL", .serialized, .tags(.endToEnd, .heavy),
        .enabled(if: NATSCluster.isAvailable && PostgresServer.isAvailable,
                 "nats-server or PostgreSQL not found: apt-get install -y nats-server postgresql (./scripts/test.sh does): SKIPPED, not passed"))
 struct ClusterDaemonTests {

@@ -14,10 +14,12 @@
 #   lanes_order SUITE...        prints the suites longest first, by scripts/lib/phase2-seconds.txt
 #                               (a suite not in it counts as 60 s: new suites start early)
 #   lanes_run LANES SUITE...    runs the suites in LANES parallel lanes, each lane taking the next
-#                               suite of the list when its last one ends; status 1 if any failed
-#                               (their names are printed at the end), else 0
+#                               suite of the list when its last one ends — but never two of
+#                               LANES_HEAVY's at once; status 1 if any failed (their names are
+#                               printed at the end), else 0
 #
-# Environment: LANES_BUNDLE (the test bundle, required), LANES_TIMEOUT (seconds per suite, 900).
+# Environment: LANES_BUNDLE (the test bundle, required), LANES_TIMEOUT (seconds per suite, 900),
+# LANES_HEAVY (space-separated suites that must not run beside one another: the `.heavy` tag).
 
 LANES_SECONDS_FILE="${LANES_SECONDS_FILE:-scripts/lib/phase2-seconds.txt}"
 
@@ -51,15 +53,51 @@ _lanes_one() {
   rm -f "$out" "$out.cpu"
 }
 
-# The next suite's index, from a counter shared by the lanes (under a lock).
+# Whether $1 is one of LANES_HEAVY's suites.
+_lanes_heavy() {
+  [[ " ${LANES_HEAVY:-} " == *" $1 "* ]]
+}
+
+# The index of the next suite for a lane: the first one no lane has taken, but not a heavy one
+# while another heavy one runs (then a later light one, or, when only heavy ones are left, a wait
+# for the running one to end). Prints nothing when every suite is taken. The lanes share the
+# state under a lock: $work/taken (one index a line) and $work/heavy (how many heavy ones run).
 _lanes_next() {
-  local work="$1" index
+  local work="$1" count="$2" index chosen
+  shift 2
+  local suites=("$@")
+  while :; do
+    chosen=""
+    {
+      flock 8
+      local heavy
+      heavy=$(cat "$work/heavy")
+      for ((index = 0; index < count; index++)); do
+        grep -qx "$index" "$work/taken" && continue
+        if _lanes_heavy "${suites[$index]}"; then
+          [ "$heavy" -gt 0 ] && { chosen=wait; continue; }
+          echo $((heavy + 1)) >"$work/heavy"
+        fi
+        echo "$index" >>"$work/taken"
+        chosen=$index
+        break
+      done
+    } 8>>"$work/next.lock"
+    case "$chosen" in
+      "") return 0 ;;                 # every suite taken
+      wait) sleep 1 ;;                # only heavy ones left, one of them running
+      *) echo "$chosen"; return 0 ;;
+    esac
+  done
+}
+
+# A heavy suite ended: another may start.
+_lanes_heavy_done() {
+  local work="$1"
   {
     flock 8
-    index=$(cat "$work/next")
-    echo $((index + 1)) >"$work/next"
+    echo $(($(cat "$work/heavy") - 1)) >"$work/heavy"
   } 8>>"$work/next.lock"
-  echo "$index"
 }
 
 lanes_run() {
@@ -68,13 +106,15 @@ lanes_run() {
   local suites=("$@")
   [ -n "${LANES_BUNDLE:-}" ] && [ -x "$LANES_BUNDLE" ] || { echo "== ERROR: no test bundle at '${LANES_BUNDLE:-}'"; return 1; }
   work=$(mktemp -d)
-  echo 0 >"$work/next"
+  echo 0 >"$work/heavy"
+  : >"$work/taken"
   : >"$work/failed"
   local pids=()
   for ((lane = 0; lane < lanes; lane++)); do
     (
-      while index=$(_lanes_next "$work"); [ "$index" -lt ${#suites[@]} ]; do
+      while index=$(_lanes_next "$work" ${#suites[@]} "${suites[@]}"); [ -n "$index" ]; do
         _lanes_one "${suites[$index]}" "$work"
+        if _lanes_heavy "${suites[$index]}"; then _lanes_heavy_done "$work"; fi
       done
     ) &
     pids+=($!)

@@ -14,6 +14,7 @@
 #   test_sources                prints the test targets' Swift files (sub-folders included), sorted
 #   phase2_suites               prints the phase-2 suites, one Module.Name a line, sorted, unique
 #   phase2_alone_suites         prints those of them also tagged `.alone` (run with no other beside)
+#   phase2_heavy_suites         prints those of them also tagged `.heavy` (never two at once)
 #   phase2_untagged_suite_tags  prints (grep -n) the tags that are not on a one-line @Suite
 #                               attribute; status 0 when there is such a line (an error: the scripts
 #                               select whole suites), 1 when there is none
@@ -32,6 +33,11 @@ phase2_suites() {
 # The phase-2 suites that also carry `.alone` (test.sh runs each with no other suite beside it).
 phase2_alone_suites() {
   _suites_tagged 'alone'
+}
+
+# The phase-2 suites that also carry `.heavy` (test.sh never runs two of them at once).
+phase2_heavy_suites() {
+  _suites_tagged 'heavy'
 }
 
 # The suites whose one-line @Suite attribute has a tag matching the ERE alternatives $1.
