@@ -6,6 +6,14 @@ import PackageDescription
 // (measuring detection and distance quality). At the edges: HCI/Bluetooth, Location, Gateway
 // (recordings and scanner message formats), Store (GRDB), MQTT (protocol client), Service (the
 // daemon: sources, outputs, hooks, the MQTT presence hub) and regionkit (CLI wiring).
+// CI's test build (scripts/test.sh with REGIONKIT_OPTIMIZED_CORE=1, which .ci/run sets): the pure
+// modules the in-process tests spend most of their CPU in (property and equivalence tests against
+// brute force, simulation sweeps, replays of the recordings) are compiled with -O, as a release
+// build compiles them, asserts kept; everything else stays a debug build. Unset (a developer's
+// build, a package depending on RegionKit) there is no flag.
+let optimizedCore: [SwiftSetting] = Context.environment["REGIONKIT_OPTIMIZED_CORE"] == "1"
+    ? [.unsafeFlags(["-O", "-assert-config", "Debug"])] : []
+
 let package = Package(
     name: "RegionKit",
     platforms: [.macOS(.v15)],
@@ -45,18 +53,19 @@ let package = Package(
     targets: [
         // One lock type that ThreadSanitizer can see (see LockedBox), for every module with shared state.
         .target(name: "RegionKitConcurrency"),
-        .target(name: "RegionKitCore", dependencies: ["RegionKitConcurrency"]),
-        .target(name: "RegionKitEngine", dependencies: ["RegionKitCore"]),
-        .target(name: "RegionKit", dependencies: ["RegionKitConcurrency", "RegionKitCore", "RegionKitEngine"]),
-        .target(name: "RegionKitSimulation", dependencies: ["RegionKitConcurrency", "RegionKitCore", "RegionKitEngine", "RegionKit"]),
+        .target(name: "RegionKitCore", dependencies: ["RegionKitConcurrency"], swiftSettings: optimizedCore),
+        .target(name: "RegionKitEngine", dependencies: ["RegionKitCore"], swiftSettings: optimizedCore),
+        .target(name: "RegionKit", dependencies: ["RegionKitConcurrency", "RegionKitCore", "RegionKitEngine"], swiftSettings: optimizedCore),
+        .target(name: "RegionKitSimulation", dependencies: ["RegionKitConcurrency", "RegionKitCore", "RegionKitEngine", "RegionKit"], swiftSettings: optimizedCore),
         // Offline measurement: distance models against labelled RSSI, detection quality on gateway
         // recordings (ground truth as data) and in seeded simulation sweeps.
         .target(
             name: "RegionKitEvaluation",
-            dependencies: ["RegionKitConcurrency", "RegionKitCore", "RegionKitEngine", "RegionKit", "RegionKitSimulation"]
+            dependencies: ["RegionKitConcurrency", "RegionKitCore", "RegionKitEngine", "RegionKit", "RegionKitSimulation"],
+            swiftSettings: optimizedCore
         ),
         .systemLibrary(name: "CZlib", providers: [.apt(["zlib1g-dev"])]),
-        .target(name: "RegionKitGateway", dependencies: ["RegionKitCore", "CZlib"]),
+        .target(name: "RegionKitGateway", dependencies: ["RegionKitCore", "CZlib"], swiftSettings: optimizedCore),
         .target(name: "RegionKitHCI", dependencies: ["RegionKitConcurrency"]),
         .target(name: "RegionKitHCITesting", dependencies: ["RegionKitConcurrency", "RegionKitHCI"]),
         // Helpers only the test targets use: loopback peers, the Bumble harness, a fake gpsd, a

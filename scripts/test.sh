@@ -67,6 +67,7 @@ export REGIONKIT_FIXTURES="${REGIONKIT_FIXTURES:-$(cd .. && pwd)/shared/fixtures
 [ -d "$REGIONKIT_FIXTURES" ] || echo "== WARNING: fixtures not found at $REGIONKIT_FIXTURES: tests that need them will be skipped"
 
 echo "== $(swift --version 2>&1 | head -1)"
+# REGIONKIT_OPTIMIZED_CORE=1 (.ci/run sets it): Package.swift compiles the pure modules with -O.
 # REGIONKIT_BUILD_FLAGS: extra `swift build` flags. Not --disable-index-store: on Linux the test
 # build discovers the tests from the index store ("index store path does not exist", CI of stop 27).
 swift build --build-tests ${REGIONKIT_BUILD_FLAGS:-} || exit 1
@@ -150,7 +151,8 @@ phase1=$!
 fuzz_build_log=$(mktemp)
 idle=(nice -n 19)
 chrt --idle 0 true 2>/dev/null && idle=(chrt --idle 0)
-"${idle[@]}" timeout 1500 bash scripts/fuzz.sh --core --ci --build-only > "$fuzz_build_log" 2>&1 &
+# (Not REGIONKIT_OPTIMIZED_CORE: the fuzz package builds the core modules as its own debug build.)
+"${idle[@]}" timeout 1500 env -u REGIONKIT_OPTIMIZED_CORE bash scripts/fuzz.sh --core --ci --build-only > "$fuzz_build_log" 2>&1 &
 fuzz_build=$!
 trap 'kill $phase1 $fuzz_build 2>/dev/null; rm -f "$phase1_log" "$phase1_log.status" "$fuzz_build_log"' EXIT
 echo "== phase 2b: the other phase-2 suites, ${REGIONKIT_PHASE2_LANES:-2} at a time (never two .heavy ones); beside them phase 1 (nice 19) and the fuzz build (${idle[*]})"
@@ -175,7 +177,7 @@ echo "== phase 3: fuzz targets on their corpora (scripts/fuzz.sh --core --ci; bu
 wait $fuzz_build
 fuzz_status=$?
 cat "$fuzz_build_log"
-[ $fuzz_status = 0 ] && { timeout 1500 bash scripts/fuzz.sh --core --ci --no-build; fuzz_status=$?; }
+[ $fuzz_status = 0 ] && { timeout 1500 env -u REGIONKIT_OPTIMIZED_CORE bash scripts/fuzz.sh --core --ci --no-build; fuzz_status=$?; }
 case $fuzz_status in
   0) ;;
   77) echo "== phase 3: SKIPPED (the reason is above); the fuzz targets did not run" ;;
