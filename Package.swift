@@ -10,7 +10,8 @@ import PackageDescription
 // modules the in-process tests spend most of their CPU in (property and equivalence tests against
 // brute force, simulation sweeps, replays of the recordings) are compiled with -O, as a release
 // build compiles them, asserts kept; everything else stays a debug build. Unset (a developer's
-// build, a package depending on RegionKit) there is no flag.
+// build, a package depending on RegionKit) there is no flag; set, a package depending on RegionKit
+// by version would refuse to build (SwiftPM allows unsafe flags only in root and local packages).
 let optimizedCore: [SwiftSetting] = Context.environment["REGIONKIT_OPTIMIZED_CORE"] == "1"
     ? [.unsafeFlags(["-O", "-assert-config", "Debug"])] : []
 

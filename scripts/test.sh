@@ -43,6 +43,20 @@ if [ ${#missing[@]} -gt 0 ]; then
   fi
 fi
 
+# Whatever this script started in the background is stopped when it ends, however it ends
+# (Ctrl-C and SIGTERM included: `timeout` puts what it runs in a process group of its own, which
+# a terminal's Ctrl-C does not reach), and its files are removed.
+venv_job="" phase1="" fuzz_build="" venv_log="" phase1_log="" fuzz_build_log=""
+cleanup() {
+  declare -F lanes_stop >/dev/null && lanes_stop
+  local pid
+  for pid in $venv_job $phase1 $fuzz_build; do kill "$pid" 2>/dev/null; done
+  rm -f ${venv_log:+"$venv_log" "$venv_log.python"} ${phase1_log:+"$phase1_log"} ${fuzz_build_log:+"$fuzz_build_log"}
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
 # The Python venv (Bumble, schemathesis) is made beside the Swift build, which leaves the network
 # and the disk mostly idle; its output is printed once the build is done.
 venv_log=$(mktemp)
@@ -80,16 +94,22 @@ if [ -s "$venv_log.python" ]; then
   export REGIONKIT_BUMBLE_PYTHON
 fi
 rm -f "$venv_log" "$venv_log.python"
+venv_job=""
 echo "== venv ready after ${SECONDS} s"
 
-# Suites run one at a time in phase 2: every suite tagged `.endToEnd` (it starts processes or real
-# components) or `.realTime` (it waits on real-time bounds that parallel CPU-heavy tests could
-# exhaust), read from the source by scripts/lib/suites.sh (shared with scripts/sanitize.sh, which
+# Phase 2 runs every suite tagged `.endToEnd` (it starts processes or real components) or
+# `.realTime` (it waits on real-time bounds that CPU-heavy tests beside it could exhaust), each in
+# a process of its own; read from the source by scripts/lib/suites.sh (shared with scripts/sanitize.sh, which
 # leaves the same suites out). Each name is then checked against `swift test list`: a tagged suite
 # the list does not know (renamed, nested, attribute split over lines) stops the run instead of
 # silently running in neither phase, and a tag on a single @Test (the script selects whole suites)
 # is refused too.
 source scripts/lib/suites.sh
+# The bundle is run with Swift Testing only (scripts/lib/lanes.sh): an XCTest test would never run.
+if xctest=$(grep -rlE '^[[:space:]]*(@testable[[:space:]]+)?import[[:space:]]+XCTest' Tests); then
+  echo "== ERROR: XCTest in $xctest; scripts/test.sh runs Swift Testing only: write it with Swift Testing"
+  exit 1
+fi
 E2E_SUITES=()
 while IFS= read -r suite; do E2E_SUITES+=("$suite"); done < <(phase2_suites)
 if phase2_untagged_suite_tags; then
@@ -123,6 +143,10 @@ done
 for suite in $(lanes_order "${E2E_SUITES[@]}"); do
   [[ " ${ALONE[*]} " == *" $suite "* ]] || OTHERS+=("$suite")
 done
+if [ $((${#ALONE[@]} + ${#OTHERS[@]})) -ne ${#E2E_SUITES[@]} ]; then
+  echo "== ERROR: ${#ALONE[@]} alone + ${#OTHERS[@]} other suites, but ${#E2E_SUITES[@]} phase-2 suites (a duplicate line in $LANES_SECONDS_FILE?)"
+  exit 1
+fi
 
 # Phase 2a: each suite tagged `.alone` (bounds of a fraction of a second under a CPU load of its
 # own), with nothing beside it.
@@ -138,15 +162,13 @@ fi
 # time and real components far more than they compute (a sequential run: 1,127 s of suites, 530 s
 # of CPU). Beside them at nice 19, which yields a core to a nice-0 process whenever it wants it
 # (Linux weighs nice 19 at 15 against nice 0's 1024): phase 1, the in-process tests in parallel
-# (≈ 700 s of CPU, no real-time bounds: those are tagged). And phase 3's sanitized build (≈ 100 s
-# on 2 cores) as SCHED_IDLE, not nice: SwiftPM starts its compilers at nice 0 whatever its own
-# nice value (they ran beside phase 2 at full priority until session 50), but keeps the policy.
-# Phase 1's and the fuzz build's output are printed when they end, after phase 2b's.
+# (≈ 160 s of CPU with REGIONKIT_OPTIMIZED_CORE=1, ≈ 700 s without; their real-time waits are
+# seconds or more — bounds tighter than that make a suite `.realTime`). And phase 3's sanitized
+# build (≈ 100 s on 2 cores) as SCHED_IDLE, not nice: SwiftPM starts its compilers at nice 0
+# whatever its own nice value (they ran beside phase 2 at full priority until session 50), but
+# keeps the policy. Phase 1's and the fuzz build's output are printed when they end, after 2b's.
 phase1_log=$(mktemp)
-(
-  nice -n 19 timeout 1800 env NO_COLOR=1 "$LANES_BUNDLE" --testing-library swift-testing --skip "$skip" > "$phase1_log" 2>&1
-  echo $? > "$phase1_log.status"
-) &
+nice -n 19 timeout -k 60 1800 env NO_COLOR=1 "$LANES_BUNDLE" --testing-library swift-testing --skip "$skip" > "$phase1_log" 2>&1 &
 phase1=$!
 fuzz_build_log=$(mktemp)
 idle=(nice -n 19)
@@ -154,15 +176,15 @@ chrt --idle 0 true 2>/dev/null && idle=(chrt --idle 0)
 # (Not REGIONKIT_OPTIMIZED_CORE: the fuzz package builds the core modules as its own debug build.)
 "${idle[@]}" timeout 1500 env -u REGIONKIT_OPTIMIZED_CORE bash scripts/fuzz.sh --core --ci --build-only > "$fuzz_build_log" 2>&1 &
 fuzz_build=$!
-trap 'kill $phase1 $fuzz_build 2>/dev/null; rm -f "$phase1_log" "$phase1_log.status" "$fuzz_build_log"' EXIT
 echo "== phase 2b: the other phase-2 suites, ${REGIONKIT_PHASE2_LANES:-2} at a time (never two .heavy ones); beside them phase 1 (nice 19) and the fuzz build (${idle[*]})"
 lanes_run "${REGIONKIT_PHASE2_LANES:-2}" "${OTHERS[@]}" || status=1
 echo "== phase 2b done after ${SECONDS} s"
 wait $phase1
+phase1_status=$?
+phase1=""
 echo "== phase 1: in-process tests (parallel, beside phase 2b)"
 cat "$phase1_log"
-phase1_status=$(cat "$phase1_log.status" 2>/dev/null)
-[ "$phase1_status" = 0 ] || { echo "== phase 1: FAILED (status ${phase1_status:-unknown})"; status=1; }
+[ $phase1_status = 0 ] || { echo "== phase 1: FAILED (status $phase1_status)"; status=1; }
 echo "== phase 1 done after ${SECONDS} s"
 
 # Phase 3: the libFuzzer targets of the parsers and the engine (Fuzz/, see FUZZING.md) replay their
@@ -176,6 +198,7 @@ echo "== phase 1 done after ${SECONDS} s"
 echo "== phase 3: fuzz targets on their corpora (scripts/fuzz.sh --core --ci; built beside phase 2b)"
 wait $fuzz_build
 fuzz_status=$?
+fuzz_build=""
 cat "$fuzz_build_log"
 [ $fuzz_status = 0 ] && { timeout 1500 env -u REGIONKIT_OPTIMIZED_CORE bash scripts/fuzz.sh --core --ci --no-build; fuzz_status=$?; }
 case $fuzz_status in

@@ -9,7 +9,7 @@ import RegionKitTestSupport
 /// timeout (0.5 s here); a response in progress, an event stream included, is not idle. A request
 /// whose body trickles in is closed after the request timeout; connections past the maximum wait
 /// to be accepted.
-@Suite("HTTP: idle and stalled connections are closed", .serialized)
+@Suite("HTTP: idle and stalled connections are closed", .serialized, .tags(.realTime))
 struct HTTPIdleConnectionTests {
     /// Waits up to `limit` seconds for the server to close the connection: its time, or nil.
     /// (Blocking, as the other loopback tests' reads.)

@@ -2,9 +2,11 @@ import Testing
 
 extension Tag {
     /// A suite that starts processes or real components (Bumble controllers, gpsd, the daemon,
-    /// the CLI, a webhook listener, loopback TCP peers). `scripts/test.sh` runs these after the
-    /// in-process tests, two suites at a time (see `alone`), each suite's tests as the suite says
-    /// (most are `.serialized`). Put it on the `@Suite` (not on single tests): the script selects whole suites.
+    /// the CLI, a webhook listener, loopback TCP peers). `scripts/test.sh` runs each such suite in
+    /// a test process of its own, two suites at a time (see `alone` and `heavy`), at normal CPU
+    /// priority while the in-process tests run beside them at the lowest; each suite's tests run
+    /// as the suite says (most are `.serialized`). Put it on the `@Suite` (not on single tests):
+    /// the script selects whole suites.
     ///
     /// ```swift
     /// @Suite("regionkit run: the daemon", .serialized, .tags(.endToEnd))
@@ -14,8 +16,9 @@ extension Tag {
 
     /// A suite that waits, with real-time bounds, for other threads or tasks to react (a scanner
     /// over the in-memory controller, a source pumping in real time, a runner reaching its next
-    /// sleep). Alone it passes in milliseconds; beside the CPU-heavy in-process tests on a 2-core
-    /// machine its bounds can run out, so `scripts/test.sh` runs it in phase 2 like `.endToEnd`.
+    /// sleep, a server's sub-second idle timeout). Alone it passes in milliseconds; among the
+    /// in-process tests, which run in parallel at the lowest CPU priority, its bounds could run
+    /// out on a 2-core machine, so `scripts/test.sh` runs it in phase 2 like `.endToEnd`.
     @Tag public static var realTime: Self
 
     /// A phase-2 suite (also tagged `.endToEnd` or `.realTime`) whose bounds are a fraction of a

@@ -3,42 +3,55 @@
 #
 # The bundle is run directly (`RegionKitPackageTests.xctest --testing-library swift-testing
 # --filter Suite/`), not through `swift test`: SwiftPM locks the build folder for the whole of a
-# `swift test`, so two of them never overlap.
+# `swift test`, so two of them never overlap. (Swift Testing only: test.sh refuses XCTest tests.)
 #
 # Each suite's output goes to a file of its own and is printed whole when the suite ends (one
 # suite's lines never interleave with another's), followed by a line with its wall-clock and CPU
 # seconds (its child processes included: the daemons, brokers and servers it started and waited
-# for) — what scripts/lib/phase2-seconds.txt, the order of the next runs, is made from.
+# for). At the end the seconds are printed in the format of scripts/lib/phase2-seconds.txt, which
+# is copied by hand from a CI run's log: it only sets the order of later runs.
 #
 # Functions:
 #   lanes_order SUITE...        prints the suites longest first, by scripts/lib/phase2-seconds.txt
 #                               (a suite not in it counts as 60 s: new suites start early)
 #   lanes_run LANES SUITE...    runs the suites in LANES parallel lanes, each lane taking the next
 #                               suite of the list when its last one ends — but never two of
-#                               LANES_HEAVY's at once; status 1 if any failed (their names are
-#                               printed at the end), else 0
+#                               LANES_HEAVY's at once; status 1 if any failed or did not run to
+#                               its end (their names are printed at the end), else 0
+#   lanes_stop                  (for an EXIT trap) stops the lanes of a lanes_run under way and the
+#                               bundles they run, and removes its files
 #
 # Environment: LANES_BUNDLE (the test bundle, required), LANES_TIMEOUT (seconds per suite, 900),
 # LANES_HEAVY (space-separated suites that must not run beside one another: the `.heavy` tag).
 
 LANES_SECONDS_FILE="${LANES_SECONDS_FILE:-scripts/lib/phase2-seconds.txt}"
+# The files of the lanes_run under way (for lanes_stop), and its lanes' PIDs.
+LANES_WORK=""
+LANES_PIDS=()
 
 lanes_order() {
   local suite
   for suite in "$@"; do
-    awk -v s="$suite" '$2 == s { print $1 " " s; found = 1 } END { if (!found) print 60 " " s }' "$LANES_SECONDS_FILE" 2>/dev/null \
+    awk -v s="$suite" '$2 == s && !found { print $1 " " s; found = 1 } END { if (!found) print 60 " " s }' "$LANES_SECONDS_FILE" 2>/dev/null \
       || echo "60 $suite"
   done | sort -rn -k1,1 | awk '{ print $2 }'
 }
 
-# One suite: its output to a file, then printed whole under the print lock.
+# One suite: its output to a file, then printed whole under the print lock. The bundle runs under
+# `timeout` (its own process group: a signal to `timeout` reaches the bundle and what it started);
+# its PID is in $work/pid.<lane> while it runs, for lanes_stop.
 _lanes_one() {
-  local suite="$1" work="$2" out rc start
+  local suite="$1" work="$2" lane="$3" out rc start
   out=$(mktemp "$work/out.XXXXXX")
   start=$(date +%s.%N)
   # `time` of bash: the CPU of the bundle and of every child it waited for.
-  { TIMEFORMAT='%U %S'; time NO_COLOR=1 timeout "${LANES_TIMEOUT:-900}" "$LANES_BUNDLE" --testing-library swift-testing --filter "$suite/" >"$out" 2>&1; } 2>"$out.cpu"
+  { TIMEFORMAT='%U %S'; time {
+      timeout -k 60 "${LANES_TIMEOUT:-900}" env NO_COLOR=1 "$LANES_BUNDLE" --testing-library swift-testing --filter "$suite/" >"$out" 2>&1 &
+      echo $! >"$work/pid.$lane"
+      wait $!
+    }; } 2>"$out.cpu"
   rc=$?
+  rm -f "$work/pid.$lane"
   local cpu wall
   cpu=$(awk '{ printf "%.0f", $1 + $2 }' "$out.cpu" 2>/dev/null)
   wall=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.0f", b - a }')
@@ -49,6 +62,7 @@ _lanes_one() {
     echo "== phase 2: $suite: status $rc after ${wall} s (${cpu:-?} s of CPU)"
     [ $rc = 0 ] || echo "$suite" >>"$work/failed"
     echo "$wall $suite" >>"$work/seconds"
+    echo "$suite" >>"$work/ended"
   } 9>>"$work/print.lock"
   rm -f "$out" "$out.cpu"
 }
@@ -58,25 +72,26 @@ _lanes_heavy() {
   [[ " ${LANES_HEAVY:-} " == *" $1 "* ]]
 }
 
-# The index of the next suite for a lane: the first one no lane has taken, but not a heavy one
-# while another heavy one runs (then a later light one, or, when only heavy ones are left, a wait
+# The index of the next suite for lane $2: the first one no lane has taken, but not a heavy one
+# while another lane runs one (then a later light one, or, when only heavy ones are left, a wait
 # for the running one to end). Prints nothing when every suite is taken. The lanes share the
-# state under a lock: $work/taken (one index a line) and $work/heavy (how many heavy ones run).
+# state under a lock: $work/taken (one index a line) and $work/heavy (the PID of the lane running
+# a heavy suite, empty when none does; a lane that died is taken as done with it).
 _lanes_next() {
-  local work="$1" count="$2" index chosen
-  shift 2
+  local work="$1" lane="$2" count="$3" index chosen holder
+  shift 3
   local suites=("$@")
   while :; do
     chosen=""
     {
       flock 8
-      local heavy
-      heavy=$(cat "$work/heavy")
+      holder=$(cat "$work/heavy")
+      if [ -n "$holder" ] && ! kill -0 "$holder" 2>/dev/null; then holder=""; : >"$work/heavy"; fi
       for ((index = 0; index < count; index++)); do
         grep -qx "$index" "$work/taken" && continue
         if _lanes_heavy "${suites[$index]}"; then
-          [ "$heavy" -gt 0 ] && { chosen=wait; continue; }
-          echo $((heavy + 1)) >"$work/heavy"
+          [ -n "$holder" ] && { chosen=wait; continue; }
+          echo "$lane" >"$work/heavy"
         fi
         echo "$index" >>"$work/taken"
         chosen=$index
@@ -91,41 +106,62 @@ _lanes_next() {
   done
 }
 
-# A heavy suite ended: another may start.
+# Lane $2 ended its heavy suite: another may start.
 _lanes_heavy_done() {
-  local work="$1"
+  local work="$1" lane="$2"
   {
     flock 8
-    echo $(($(cat "$work/heavy") - 1)) >"$work/heavy"
+    [ "$(cat "$work/heavy")" = "$lane" ] && : >"$work/heavy"
   } 8>>"$work/next.lock"
 }
 
 lanes_run() {
-  local lanes="$1" work lane index status=0
+  local lanes="$1" lane index status=0 suite
   shift
   local suites=("$@")
   [ -n "${LANES_BUNDLE:-}" ] && [ -x "$LANES_BUNDLE" ] || { echo "== ERROR: no test bundle at '${LANES_BUNDLE:-}'"; return 1; }
-  work=$(mktemp -d)
-  echo 0 >"$work/heavy"
+  [[ "$lanes" =~ ^[1-9][0-9]*$ ]] || { echo "== ERROR: '$lanes' lanes: a whole number from 1 up"; return 1; }
+  LANES_WORK=$(mktemp -d)
+  local work="$LANES_WORK"
+  : >"$work/heavy"
   : >"$work/taken"
   : >"$work/failed"
-  local pids=()
+  : >"$work/ended"
+  LANES_PIDS=()
   for ((lane = 0; lane < lanes; lane++)); do
     (
-      while index=$(_lanes_next "$work" ${#suites[@]} "${suites[@]}"); [ -n "$index" ]; do
-        _lanes_one "${suites[$index]}" "$work"
-        if _lanes_heavy "${suites[$index]}"; then _lanes_heavy_done "$work"; fi
+      me=$BASHPID
+      while index=$(_lanes_next "$work" "$me" ${#suites[@]} "${suites[@]}"); [ -n "$index" ]; do
+        _lanes_one "${suites[$index]}" "$work" "$me"
+        if _lanes_heavy "${suites[$index]}"; then _lanes_heavy_done "$work" "$me"; fi
       done
     ) &
-    pids+=($!)
+    LANES_PIDS+=($!)
   done
-  wait "${pids[@]}"   # the lanes only: the caller may have other jobs running
+  wait "${LANES_PIDS[@]}"   # the lanes only: the caller may have other jobs running
+  LANES_PIDS=()
   echo "== phase 2: seconds per suite (the format of $LANES_SECONDS_FILE):"
   sort -rn "$work/seconds" 2>/dev/null | sed 's/^/   /'
+  # A suite taken by a lane that died (killed, out of memory) has no result: a failure.
+  for suite in "${suites[@]}"; do
+    grep -qxF "$suite" "$work/ended" || { echo "== phase 2: $suite did not run to its end"; echo "$suite" >>"$work/failed"; }
+  done
   if [ -s "$work/failed" ]; then
     echo "== phase 2: FAILED:" $(cat "$work/failed")
     status=1
   fi
   rm -rf "$work"
+  LANES_WORK=""
   return $status
+}
+
+lanes_stop() {
+  [ ${#LANES_PIDS[@]} -gt 0 ] && kill "${LANES_PIDS[@]}" 2>/dev/null
+  if [ -n "$LANES_WORK" ] && [ -d "$LANES_WORK" ]; then
+    local pid
+    for pid in $(cat "$LANES_WORK"/pid.* 2>/dev/null); do kill "$pid" 2>/dev/null; done
+    rm -rf "$LANES_WORK"
+  fi
+  LANES_PIDS=()
+  LANES_WORK=""
 }

@@ -1,6 +1,6 @@
-# Shared by scripts/test.sh and scripts/sanitize.sh (sourced, not run): which test suites run one at
-# a time in test.sh's phase 2 and are left out of the in-process runs (test.sh's phase 1, the
-# sanitizer runs).
+# Shared by scripts/test.sh and scripts/sanitize.sh (sourced, not run): which test suites run in
+# test.sh's phase 2, each in a process of its own, and are left out of the in-process runs
+# (test.sh's phase 1, the sanitizer runs); and which of them run alone or never beside each other.
 #
 # A phase-2 suite is tagged `.endToEnd` (it starts processes or real components) or `.realTime` (it
 # waits on real-time bounds that parallel CPU-heavy tests, or a sanitizer's slowdown, could
@@ -48,7 +48,7 @@ _suites_tagged() {
     module=${file#Tests/}
     module=${module%%/*}
     awk -v module="$module" -v tags="$tags" '
-      $0 ~ ("@Suite\\(.*\\.tags\\([^)]*\\.(" tags ")[,)]") { pending = 1 }
+      $0 ~ ("@Suite\\(.*\\.tags\\([^)]*\\.(" tags ")([^A-Za-z0-9_]|$)") { pending = 1 }
       pending && match($0, /(struct|class|enum|actor)[ \t]+[A-Za-z_][A-Za-z0-9_]*/) {
         split(substr($0, RSTART, RLENGTH), words, /[ \t]+/)
         print module "." words[2]
