@@ -47,11 +47,15 @@ fi
 # (Ctrl-C and SIGTERM included: `timeout` puts what it runs in a process group of its own, which
 # a terminal's Ctrl-C does not reach), and its files are removed.
 venv_job="" phase1="" fuzz_build="" venv_log="" phase1_log="" fuzz_build_log=""
+# What failed, with the lines that say why, printed again at the very end: CI keeps only the tail
+# of a long log (the failure of stop 60 was not in it).
+summary=$(mktemp)
+export LANES_SUMMARY="$summary"
 cleanup() {
   declare -F lanes_stop >/dev/null && lanes_stop
   local pid
   for pid in $venv_job $phase1 $fuzz_build; do kill "$pid" 2>/dev/null; done
-  rm -f ${venv_log:+"$venv_log" "$venv_log.python"} ${phase1_log:+"$phase1_log"} ${fuzz_build_log:+"$fuzz_build_log"}
+  rm -f ${venv_log:+"$venv_log" "$venv_log.python"} ${phase1_log:+"$phase1_log"} ${fuzz_build_log:+"$fuzz_build_log"} "$summary"
 }
 trap cleanup EXIT
 trap 'exit 130' INT
@@ -137,8 +141,8 @@ ALONE=() OTHERS=()
 while IFS= read -r suite; do ALONE+=("$suite"); done < <(phase2_alone_suites)
 LANES_HEAVY="$(phase2_heavy_suites | tr '\n' ' ')"
 export LANES_HEAVY
-for suite in "${ALONE[@]}"; do
-  [[ " ${E2E_SUITES[*]} " == *" $suite "* ]] || { echo "== ERROR: $suite is tagged .alone but neither .endToEnd nor .realTime"; exit 1; }
+for suite in "${ALONE[@]}" $LANES_HEAVY; do
+  [[ " ${E2E_SUITES[*]} " == *" $suite "* ]] || { echo "== ERROR: $suite is tagged .alone or .heavy but neither .endToEnd nor .realTime (it would run in phase 1)"; exit 1; }
 done
 for suite in $(lanes_order "${E2E_SUITES[@]}"); do
   [[ " ${ALONE[*]} " == *" $suite "* ]] || OTHERS+=("$suite")
@@ -184,7 +188,12 @@ phase1_status=$?
 phase1=""
 echo "== phase 1: in-process tests (parallel, beside phase 2b)"
 cat "$phase1_log"
-[ $phase1_status = 0 ] || { echo "== phase 1: FAILED (status $phase1_status)"; status=1; }
+if [ $phase1_status != 0 ]; then
+  echo "== phase 1: FAILED (status $phase1_status)"
+  status=1
+  { echo "-- phase 1: status $phase1_status$( [ $phase1_status = 124 ] && echo " (timed out after 1,800 s)")"
+    lanes_issue_lines "$phase1_log" | sed 's/^/   /'; } >>"$summary"
+fi
 echo "== phase 1 done after ${SECONDS} s"
 
 # Phase 3: the libFuzzer targets of the parsers and the engine (Fuzz/, see FUZZING.md) replay their
@@ -204,7 +213,12 @@ cat "$fuzz_build_log"
 case $fuzz_status in
   0) ;;
   77) echo "== phase 3: SKIPPED (the reason is above); the fuzz targets did not run" ;;
-  *) echo "== phase 3: FAILED (a fuzz target crashed, timed out or did not build)"; status=1 ;;
+  *) echo "== phase 3: FAILED (a fuzz target crashed, timed out or did not build)"; status=1
+     echo "-- phase 3: status $fuzz_status (a fuzz target crashed, timed out or did not build)" >>"$summary" ;;
 esac
+if [ $status != 0 ]; then
+  echo "== FAILED (the full output of each is above):"
+  if [ -s "$summary" ]; then cat "$summary"; else echo "   (no test failed: a step before the tests, above)"; fi
+fi
 echo "== all done after ${SECONDS} s"
 exit $status

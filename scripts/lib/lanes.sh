@@ -21,8 +21,13 @@
 #   lanes_stop                  (for an EXIT trap) stops the lanes of a lanes_run under way and the
 #                               bundles they run, and removes its files
 #
+#   lanes_issue_lines FILE      prints the lines of a test run's output that say what failed
+#                               (Swift Testing's ✘ lines, fatal errors; at most 40)
+#
 # Environment: LANES_BUNDLE (the test bundle, required), LANES_TIMEOUT (seconds per suite, 900),
-# LANES_HEAVY (space-separated suites that must not run beside one another: the `.heavy` tag).
+# LANES_HEAVY (space-separated suites that must not run beside one another: the `.heavy` tag),
+# LANES_SUMMARY (optional: a file to which each failed suite's name, status and issue lines are
+# appended, for a summary at the end of a long log).
 
 LANES_SECONDS_FILE="${LANES_SECONDS_FILE:-scripts/lib/phase2-seconds.txt}"
 # The files of the lanes_run under way (for lanes_stop), and its lanes' PIDs.
@@ -60,7 +65,13 @@ _lanes_one() {
     echo "== phase 2: $suite"
     cat "$out"
     echo "== phase 2: $suite: status $rc after ${wall} s (${cpu:-?} s of CPU)"
-    [ $rc = 0 ] || echo "$suite" >>"$work/failed"
+    if [ $rc != 0 ]; then
+      echo "$suite" >>"$work/failed"
+      [ -n "${LANES_SUMMARY:-}" ] && {
+        echo "-- phase 2: $suite: status $rc after ${wall} s$( [ $rc = 124 ] && echo " (timed out: LANES_TIMEOUT=${LANES_TIMEOUT:-900} s)")"
+        lanes_issue_lines "$out" | sed 's/^/   /'
+      } >>"$LANES_SUMMARY"
+    fi
     echo "$wall $suite" >>"$work/seconds"
     echo "$suite" >>"$work/ended"
   } 9>>"$work/print.lock"
@@ -144,7 +155,11 @@ lanes_run() {
   sort -rn "$work/seconds" 2>/dev/null | sed 's/^/   /'
   # A suite taken by a lane that died (killed, out of memory) has no result: a failure.
   for suite in "${suites[@]}"; do
-    grep -qxF "$suite" "$work/ended" || { echo "== phase 2: $suite did not run to its end"; echo "$suite" >>"$work/failed"; }
+    grep -qxF "$suite" "$work/ended" || {
+      echo "== phase 2: $suite did not run to its end"
+      echo "$suite" >>"$work/failed"
+      [ -n "${LANES_SUMMARY:-}" ] && echo "-- phase 2: $suite did not run to its end (its lane died)" >>"$LANES_SUMMARY"
+    }
   done
   if [ -s "$work/failed" ]; then
     echo "== phase 2: FAILED:" $(cat "$work/failed")
@@ -153,6 +168,10 @@ lanes_run() {
   rm -rf "$work"
   LANES_WORK=""
   return $status
+}
+
+lanes_issue_lines() {
+  grep -aE '✘|Fatal error|fatal error|Crash|Segmentation|Illegal instruction|terminated by signal' "$1" 2>/dev/null | cut -c1-400 | head -40
 }
 
 lanes_stop() {
