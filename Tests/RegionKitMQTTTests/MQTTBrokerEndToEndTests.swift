@@ -310,30 +310,33 @@ struct MQTTBrokerEndToEndTests {
         #expect(infoLines.contains { $0.contains("disconnected from the broker") })
     }
 
-    @Test("keepalive 1 s: a broker that stops answering (SIGSTOP) is detected within ~1.5 × keepalive; reconnects after SIGCONT",
+    /// Keepalive 2 s, not 1 s as first written: a PINGRESP is due within half a keepalive, and
+    /// 0.5 s was a tight bound for a broker on a loaded 2-core machine (the lanes of CI's phase 2).
+    @Test("keepalive 2 s: a broker that stops answering (SIGSTOP) is detected within ~1.5 × keepalive; reconnects after SIGCONT",
           .enabled(if: MosquittoBroker.isAvailable, MosquittoBroker.skipReason), .timeLimit(.minutes(1)))
     func keepAlive() async throws {
         let broker = try MosquittoBroker()
         try broker.start()
         defer { broker.stop() }
         let probe = MQTTClientProbe(configuration: try Self.configuration(broker) {
-            $0.keepAlive = .seconds(1)
+            $0.keepAlive = .seconds(2)
             $0.connectTimeout = .seconds(2)
         })
         probe.start()
         try await probe.client.waitUntilConnected()
         try await probe.client.subscribe("rk/ka", qos: .atLeastOnce)
-        try await Task.sleep(for: .milliseconds(2500))                       // pings are answered: still connected
+        try await Task.sleep(for: .milliseconds(5000))                       // pings are answered: still connected
         #expect(probe.client.isConnected && probe.disconnectedCount == 0)
 
         let clock = ContinuousClock()
         let stopped = clock.now
         broker.suspend()
-        #expect(await probe.wait(timeout: .seconds(5)) { probe.disconnectedCount >= 1 })
+        #expect(await probe.wait(timeout: .seconds(10)) { probe.disconnectedCount >= 1 })
         let detected = clock.now - stopped
         broker.resume()
+        print("[MQTT keepalive 2 s] a stopped broker detected after \(detected)")
         #expect(probe.disconnections.first == .some(.keepAliveTimeout))
-        #expect(detected <= .milliseconds(2500), "detected after \(detected); the bound is 1.5 × keepalive plus scheduling slack")
+        #expect(detected <= .milliseconds(4500), "detected after \(detected); the bound is 1.5 × keepalive plus 1.5 s of scheduling slack")
 
         #expect(await probe.wait(timeout: .seconds(20)) { probe.client.isConnected && probe.connectedCount >= 2 })
         var delivered = false

@@ -11,6 +11,12 @@ import Glibc
 /// let result = try await Tool.run(tshark, ["-r", capture, "-T", "fields", "-e", "frame.number"])
 /// ```
 public enum Tool {
+    /// Whether the process has exited, and the waiter to resume when it does (under one lock).
+    private struct ExitState {
+        var finished = false
+        var waiter: CheckedContinuation<Void, Never>?
+    }
+
     public struct Result: Sendable {
         public var status: Int32
         public var stdout: String
@@ -43,15 +49,17 @@ public enum Tool {
         }
         process.standardOutput = FileHandle(forWritingAtPath: outPath)
         process.standardError = FileHandle(forWritingAtPath: errPath)
-        let exited = Locked<CheckedContinuation<Void, Never>?>(nil)
-        let finished = Locked(false)
+        // One lock for "has it exited" and "who waits": with two, the handler could read "no
+        // waiter" just before the waiter, still seeing "not exited", stored itself, and the
+        // waiter was never resumed (a hang until the lane's timeout).
+        let exit = Locked(ExitState())
         process.terminationHandler = { _ in
-            let continuation = exited.withLock { value -> CheckedContinuation<Void, Never>? in
-                defer { value = nil }
-                return value
+            let waiter = exit.withLock { state -> CheckedContinuation<Void, Never>? in
+                state.finished = true
+                defer { state.waiter = nil }
+                return state.waiter
             }
-            finished.withLock { $0 = true }
-            continuation?.resume()
+            waiter?.resume()
         }
         try process.run()
         let pid = process.processIdentifier
@@ -62,14 +70,14 @@ public enum Tool {
         let signaller = signal.map { signal in
             Task {
                 try? await Task.sleep(for: signal.after)
-                if !Task.isCancelled, !finished.withLock({ $0 }) { kill(pid, signal.number) }
+                if !Task.isCancelled, !exit.withLock({ $0.finished }) { kill(pid, signal.number) }
             }
         }
         defer { signaller?.cancel() }
         await withCheckedContinuation { continuation in
-            let done = finished.withLock { done -> Bool in
-                if !done { exited.withLock { $0 = continuation } }
-                return done
+            let done = exit.withLock { state -> Bool in
+                if !state.finished { state.waiter = continuation }
+                return state.finished
             }
             if done { continuation.resume() }
         }

@@ -22,32 +22,13 @@ struct CLI {
         return packageRoot.appendingPathComponent(".build/debug/regionkit")
     }
 
-    /// Runs the command on a Dispatch thread: blocking waits must never occupy Swift
-    /// concurrency's cooperative threads (one per core), or every other async test stalls.
+    /// Runs the command through `Tool.run`: an async wait that never holds a cooperative thread,
+    /// and a time limit that holds (the process is killed and the test fails with a clear error).
+    /// (It once read stdout and stderr to their end before starting its deadline, so a hung
+    /// command hung the test run.)
     static func run(_ arguments: [String], timeout: TimeInterval = 60) async throws -> Result {
-        try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async {
-                continuation.resume(with: Swift.Result { try runBlocking(arguments, timeout: timeout) })
-            }
-        }
-    }
-
-    static func runBlocking(_ arguments: [String], timeout: TimeInterval) throws -> Result {
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        // Read before waiting so a large output cannot fill the pipe and block the child.
-        let outData = out.fileHandleForReading.readDataToEndOfFile()
-        let errData = err.fileHandleForReading.readDataToEndOfFile()
-        let deadline = Date().addingTimeInterval(timeout)
-        while process.isRunning && Date() < deadline { usleep(10_000) }
-        if process.isRunning { process.terminate() }
-        process.waitUntilExit()
-        return Result(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self), stderr: String(decoding: errData, as: UTF8.self))
+        let result = try await Tool.run(executable.path, arguments, timeout: .milliseconds(Int64(timeout * 1000)))
+        return Result(status: result.status, stdout: result.stdout, stderr: result.stderr)
     }
 }
 

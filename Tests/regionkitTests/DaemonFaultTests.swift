@@ -49,6 +49,22 @@ struct DaemonFaultTests {
         return sources?.first { $0["name"] as? String == source }?["sightings"] as? Int
     }
 
+    /// The source's sightings once more than `count` past `before`, polled for up to `timeout`
+    /// (the last count read if they never got there). Not a fixed wait: the museum loop at 40×
+    /// has stretches of near-silence (the visitor far from every exhibit) of ≈ 1.75 s, so a
+    /// fixed 2 s window could hold fewer than 20 sightings on a loaded machine.
+    static func sightings(_ port: UInt16, _ source: String, moreThan count: Int, past before: Int,
+                          timeout: Duration = .seconds(20)) async throws -> Int? {
+        let deadline = ContinuousClock.now + timeout
+        var last: Int?
+        while ContinuousClock.now < deadline {
+            last = await sightings(port, source)
+            if let last, last > before + count { return last }
+            try await Task.sleep(for: .milliseconds(200))
+        }
+        return last
+    }
+
     /// Every acknowledged event is in the store, which passes integrity_check.
     static func expectNothingLost(_ daemon: Daemon, store: String, _ context: String) throws {
         let database = try RegionStore(path: store)
@@ -137,8 +153,7 @@ struct DaemonFaultTests {
         #expect(daemon.stderr.contains("source failed") && daemon.stderr.contains(gatewayName), "\(daemon.stderr)")
         // The simulator keeps the daemon working: its sightings keep flowing after the failure.
         let before = try #require(await Self.sightings(httpPort, "simulator:museum"))
-        try await Task.sleep(for: .seconds(2))
-        let after = try #require(await Self.sightings(httpPort, "simulator:museum"))
+        let after = try #require(try await Self.sightings(httpPort, "simulator:museum", moreThan: 20, past: before))
         #expect(after > before + 20, "the simulator's sightings after the gateway failed: \(before) → \(after)")
         let gateway = try await Self.get(httpPort, "/v1/sources").json["sources"] as? [[String: Any]]
         #expect(gateway?.first { $0["name"] as? String == gatewayName }?["state"] as? String == "down")
@@ -362,8 +377,7 @@ struct DaemonFaultTests {
             (try? Self.sourceEvents(store, source: "mqtt:"))?.last?.state == "connecting"
         }
         let before = try #require(await Self.sightings(httpPort, "simulator:museum"))
-        try await Task.sleep(for: .seconds(2))
-        let during = try #require(await Self.sightings(httpPort, "simulator:museum"))
+        let during = try #require(try await Self.sightings(httpPort, "simulator:museum", moreThan: 20, past: before))
         #expect(during > before + 20, "the simulator's sightings during the outage: \(before) → \(during)")
         let ready = try await Self.get(httpPort, "/readyz")
         #expect(ready.status == 200 && ready.json["status"] as? String == "degraded", "\(ready)")

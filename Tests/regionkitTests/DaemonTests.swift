@@ -175,11 +175,16 @@ struct DaemonTests {
           onEnter: ["touch \(marker); trap '' TERM; sleep 30"]
           timeout: 60
         """
-        let daemon = try Daemon(config: try Self.writeConfig(config), store: Self.temporaryStore())
+        // At level info: the daemon logs "stopping" (signal=15) once it has taken the first SIGTERM.
+        let daemon = try Daemon(config: try Self.writeConfig(config), store: Self.temporaryStore(), logLevel: "info")
         try await eventually(timeout: .seconds(60), "the hook runs") { FileManager.default.fileExists(atPath: marker) }
         kill(daemon.process.processIdentifier, SIGTERM)
-        // The stop waits at least a second for the hook; the second signal comes well inside it.
-        try await Task.sleep(for: .milliseconds(300))
+        // The stop waits at least a second for the hook; the second signal comes well inside it,
+        // once the first has been taken (two SIGTERMs pending together are one to the kernel, and
+        // the stop would then be an ordinary one: a fixed 300 ms wait raced with that).
+        try await eventually(timeout: .seconds(10), "the first SIGTERM taken (logged): \(daemon.stderrForFailure)") {
+            daemon.stderr.split(separator: "\n").contains { $0.contains("stopping") && $0.contains("signal=\(SIGTERM)") }
+        }
         #expect(await daemon.signal(SIGTERM, timeout: 5) == 143, "stderr: \(daemon.stderrForFailure)")
         #expect(daemon.stderr.contains("SIGTERM again while stopping"), "\(daemon.stderrForFailure)")
     }

