@@ -112,7 +112,9 @@ struct BumbleEndToEndTests {
         // the transport (its capture record, wall clock) to the delegate callback (wall clock).
         let firstReport = try #require(try BTSnoopAdvertisingLog(contentsOfFile: capturePath, timeOrigin: .unixEpoch).sightings.first { $0.iBeacon != nil })
         let enterLatency = enterDelivered - firstReport.timestamp.seconds
-        #expect(enterLatency >= 0 && enterLatency < 0.25, "first advertisement → didEnterRegion took \(enterLatency) s")
+        // ≈ 1 ms measured; the bound allows a scheduling stall of a loaded machine, and still
+        // fails a decision that waits for a scan cycle (1.1 s) or the next second's ranging.
+        #expect(enterLatency >= 0 && enterLatency < 0.5, "first advertisement → didEnterRegion took \(enterLatency) s")
         print("""
             [Bumble, \(label)] first iBeacon report read → didEnterRegion delivered: \(String(format: "%.2f", enterLatency * 1000)) ms \
             (beacon start signalled → didEnterRegion: \(String(format: "%.1f", (enterDelivered - signalled) * 1000)) ms); \
