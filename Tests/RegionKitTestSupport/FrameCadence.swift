@@ -2,8 +2,8 @@
 /// rather than by count ÷ span: a virtual controller (Bumble, a Python process) that is starved
 /// of CPU for a moment delivers a few late frames, which pull a mean rate down (8.0/s for a
 /// 100 ms beacon after a 25 ms average slip) but leave the median gap at the interval. A wrong
-/// interval, lost frames (every other one: a 200 ms median) or undropped duplicates (a ≈ 0 median)
-/// still move the median.
+/// interval, lost frames (every other one: a 200 ms median) or undropped duplicates (half the
+/// gaps ≈ 0: a median of ≈ 0 or ≈ half the interval) still move the median.
 ///
 /// ```swift
 /// let gap = try #require(FrameCadence.medianGap(frames.map(\.t)))

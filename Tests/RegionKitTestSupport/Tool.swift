@@ -86,8 +86,11 @@ public enum Tool {
             throw TestFailure("\(executable) \(arguments.joined(separator: " ")) did not finish within \(timeout)")
         }
         process.waitUntilExit()
-        return Result(status: process.terminationStatus,
-                      stdout: (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? "",
-                      stderr: (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? "")
+        // Decoded with repair: an invalid byte must not turn a whole stream into "" (a check that
+        // something is absent would then pass without looking).
+        func text(_ path: String) -> String {
+            (try? Data(contentsOf: URL(fileURLWithPath: path))).map { String(decoding: $0, as: UTF8.self) } ?? ""
+        }
+        return Result(status: process.terminationStatus, stdout: text(outPath), stderr: text(errPath))
     }
 }

@@ -95,7 +95,7 @@ struct DaemonPostgresTests {
         let apart = zip(fromSQLite, fromPostgres).filter { $0.key == $1.key }.map { abs($0.time - $1.time) }.max() ?? 0
         print("[daemon on SQLite and on PostgreSQL] \(fromSQLite.count) decisions, at most \(String(format: "%.2f", apart)) s apart")
         for (a, b) in zip(fromSQLite, fromPostgres) where a.key == b.key {
-            #expect(abs(a.time - b.time) <= 3, "\(a.key): \(a.time) s on SQLite, \(b.time) s on PostgreSQL")
+            #expect(abs(a.time - b.time) <= 2, "\(a.key): \(a.time) s on SQLite, \(b.time) s on PostgreSQL")
         }
     }
 

@@ -173,7 +173,7 @@ struct HostileInputTests {
         ] {
             let path = try Self.temporary(Data(base.replacingOccurrences(of: "DURATION", with: duration).replacingOccurrences(of: "EXTRA", with: extra).utf8), suffix: ".json")
             defer { try? FileManager.default.removeItem(atPath: path) }
-            let result = try await CLI.run(["simulate", path, "--instant", "--json"], timeout: 30)
+            let result = try await CLI.run(["simulate", path, "--instant", "--json"], timeout: 120)
             #expect(Self.noTrap(result))
             #expect(result.status == 1 && result.stderr.contains(path) && result.stderr.contains(expected), "\(result.stderr)")
         }
@@ -191,7 +191,7 @@ struct HostileInputTests {
         let path = try Self.temporary(Data("sources:\n  - simulator: {scenario: museum}\nregoins:\n  - {identifier: x, uuid: \(Self.uuid)}\n".utf8), suffix: ".yaml")
         let store = TestScratch.directory.appendingPathComponent("rk-hostile-\(UUID().uuidString).sqlite").path
         defer { try? FileManager.default.removeItem(atPath: path); try? FileManager.default.removeItem(atPath: store) }
-        let result = try await CLI.run(["run", "--config", path, "--store", store], timeout: 30)
+        let result = try await CLI.run(["run", "--config", path, "--store", store], timeout: 120)
         #expect(result.status == 1)
         #expect(result.stderr.contains("regionkit: error: \(path):3:1: regoins: unknown key 'regoins'"), "\(result.stderr)")
     }

@@ -171,7 +171,15 @@ lanes_run() {
 }
 
 lanes_issue_lines() {
-  grep -aE '✘|Fatal error|fatal error|Crash|Segmentation|Illegal instruction|terminated by signal' "$1" 2>/dev/null | cut -c1-400 | head -40
+  # ✘ lines with the ↳ lines under them (an #expect's message), and the first lines of a crash
+  # (Swift's backtracer: "*** Program crashed: …", "Thread 0 crashed:"); never a passing test's line.
+  awk '
+    /^(◇|✔)/ { after = 0; next }
+    /✘/ { print; after = ($0 ~ /recorded an issue/) ? 3 : 0; next }
+    after > 0 && /^[[:space:]]*↳/ { print; after--; next }
+    { after = 0 }
+    /Fatal error|fatal error|Program crashed|[Tt]hread [0-9]+ crashed|Segmentation fault|Illegal instruction|terminated by signal/ { print }
+  ' "$1" 2>/dev/null | cut -c1-400 | head -40
 }
 
 lanes_stop() {
