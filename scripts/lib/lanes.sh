@@ -22,7 +22,8 @@
 #                               bundles they run, and removes its files
 #
 #   lanes_issue_lines FILE      prints the lines of a test run's output that say what failed
-#                               (Swift Testing's ✘ lines, fatal errors; at most 40)
+#                               (Swift Testing's ✘ lines with an #expect's ↳ message lines,
+#                               fatal errors, a crash's banner; never a passing line; at most 40)
 #
 # Environment: LANES_BUNDLE (the test bundle, required), LANES_TIMEOUT (seconds per suite, 900),
 # LANES_HEAVY (space-separated suites that must not run beside one another: the `.heavy` tag),
