@@ -80,10 +80,10 @@ struct BumbleEndToEndTests {
             if case .leMeta(.extendedAdvertisingReport(let reports)) = entry.event, let report = reports.first { return (entry.at, report) }
             return nil
         }
-        let reports = timed.map(\.report)
-        let beacons = reports.filter { Self.isIBeacon($0.data) }
-        let frames = beacons.filter { !$0.eventType.contains(.scanResponse) }
-        let frameTimes = timed.filter { Self.isIBeacon($0.report.data) && !$0.report.eventType.contains(.scanResponse) }.map { ($0.at - start).inSeconds }
+        let timedBeacons = timed.filter { Self.isIBeacon($0.report.data) }
+        let timedFrames = timedBeacons.filter { !$0.report.eventType.contains(.scanResponse) }
+        let (beacons, frames) = (timedBeacons.map(\.report), timedFrames.map(\.report))
+        let frameTimes = timedFrames.map { ($0.at - start).inSeconds }
         #expect(!frames.isEmpty)
         if let first = frames.first {
             #expect(first.address.description == "C0:FF:EE:00:00:01")
@@ -126,10 +126,10 @@ struct BumbleEndToEndTests {
         #expect(try await execute(.leSetScanEnable(false), on: transport, inbox: inbox, capture: capture).commandStatusCode == .success)
 
         let timed = await inbox.events.flatMap { entry in entry.event.advertisements.map { (at: entry.at, advertisement: $0) } }
-        let advertisements = timed.map(\.advertisement)
-        let beacons = advertisements.filter { Self.isIBeacon($0.data) }
-        let frames = beacons.filter { !$0.kind.isScanResponse }
-        let frameTimes = timed.filter { Self.isIBeacon($0.advertisement.data) && !$0.advertisement.kind.isScanResponse }.map { ($0.at - start).inSeconds }
+        let timedBeacons = timed.filter { Self.isIBeacon($0.advertisement.data) }
+        let timedFrames = timedBeacons.filter { !$0.advertisement.kind.isScanResponse }
+        let (beacons, frames) = (timedBeacons.map(\.advertisement), timedFrames.map(\.advertisement))
+        let frameTimes = timedFrames.map { ($0.at - start).inSeconds }
         #expect(!frames.isEmpty)
         #expect(frames.allSatisfy { $0.kind == .legacy(.advInd) }) // Bumble's link reports every legacy PDU as ADV_IND
         #expect(frames.allSatisfy { $0.address.description == "C0:FF:EE:00:00:01" && $0.rssi == -50 && $0.txPower == nil })
