@@ -475,7 +475,9 @@ public final class MonitoringService: Sendable {
     }
 
     /// Stops monitoring the region `identifier` and forgets it, on request (the HTTP API's DELETE),
-    /// in turn with ``putRegion(_:)``. False when no such region is monitored.
+    /// in turn with ``putRegion(_:)``. A stored region that waits for its source (an outage: filed
+    /// for a retry, or parked until the source returns) is removed too, and is not registered again.
+    /// False when no such region is monitored or stored.
     ///
     /// ```swift
     /// try await service.removeRegion("lobby", reason: "deleted through the HTTP API")   // true
@@ -483,8 +485,14 @@ public final class MonitoringService: Sendable {
     public func removeRegion(_ identifier: String, reason: String) async throws -> Bool {
         try await regionWrites.withPermit {
             try self.refuseWritesWithoutRestore(identifier)
-            guard let region = self.manager.monitoredRegion(identifier)?.region else { return false }
-            try await self.stopMonitoring(region, reason: reason)
+            if let region = self.manager.monitoredRegion(identifier)?.region {
+                try await self.stopMonitoring(region, reason: reason)
+                return true
+            }
+            // In no engine table during an outage, but stored: this answered "not monitored" (the
+            // API's 404), and the retry or the source's return brought the region back.
+            guard let stored = try await self.store.storedRegion(identifier) else { return false }
+            try await self.stopMonitoring(stored.region, reason: reason)
             return true
         }
     }

@@ -69,6 +69,30 @@ struct RegionOriginTests {
         #expect(try third.sqlite.storedRegions().map(\.region.identifier) == ["lobby"], "the store unchanged")
     }
 
+    @Test("A DELETE during a source outage removes the stored region waiting for its source: not 'not monitored', and it does not come back with the retry or the source's return")
+    func deleteDuringOutage() async throws {
+        let sqlite = try RegionStore(path: temporaryStorePath())
+        let clock = VirtualClock()
+        let service = MonitoringService(store: sqlite, clock: clock, sources: [.beacon: .authorized])
+        try await service.start(regions: [Self.beacon("lobby", major: 1)])
+        try await service.putRegion(Self.beacon("shop", major: 2))
+        let manager = service.manager
+        manager.setSourceStatus(.restricted(reason: "adapter unplugged"), for: .beacon)
+        #expect(manager.monitoredRegion("shop") == nil, "the outage takes the region out of the engine's tables")
+        // Before: false (the API's 404), the row kept, and the region monitored again below.
+        #expect(try await service.removeRegion("shop", reason: "deleted through the HTTP API") == true)
+        #expect(try await service.removeRegion("shop", reason: "deleted through the HTTP API") == false, "gone: a second DELETE finds nothing")
+        #expect(try await service.removeRegion("nowhere", reason: "deleted through the HTTP API") == false)
+        #expect(try sqlite.storedRegions().map(\.region.identifier) == ["lobby"])
+        #expect(try sqlite.events(region: "shop", type: "monitoringStopped").first?.reason == "deleted through the HTTP API")
+        clock.advance(by: 5)   // past the retries' delay, while the source is still away
+        manager.setSourceStatus(.authorized, for: .beacon)
+        clock.advance(by: 5)
+        #expect(manager.monitoredRegions.map(\.identifier) == ["lobby"], "the deleted region came back")
+        #expect(try sqlite.storedRegions().map(\.region.identifier) == ["lobby"])
+        try await service.stop()
+    }
+
     @Test("A configured region replaced through the API keeps the API's definition; a configured one dropped from the configuration is stopped")
     func replacedConfiguredRegion() async throws {
         let path = temporaryStorePath()
