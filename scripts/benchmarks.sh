@@ -6,7 +6,7 @@
 #   scripts/benchmarks.sh --quick    smaller populations and sweeps (a few minutes)
 #   scripts/benchmarks.sh --no-peers skip the side-by-side comparison (no pip/apt/PostgreSQL)
 #
-# Sections: throughput (bench ingest / memory / latency), detection quality in simulation (eval
+# Sections: throughput (bench ingest / memory / beacons / latency), detection quality in simulation (eval
 # detection), on real gateway recordings (eval replay), distance (eval distance), and the
 # side-by-side run against beacontools, ibeacon-ble and PostGIS (scripts/bench-compare.sh).
 # Fixtures are read from $REGIONKIT_FIXTURES (default ../shared/fixtures).
@@ -38,11 +38,13 @@ echo "swift: $(swift --version 2>/dev/null | head -1)"
 if ((QUICK)); then
     section "Ingest throughput" "$RK" bench ingest --beacons 10,1000,100000 --reports 1000000 --repeats 2
     section "Memory per tracked beacon" "$RK" bench memory --beacons 100000
+    section "GET /v1/beacons listing" "$RK" bench beacons --beacons 10000 --repeats 3
     section "Report → delegate latency" "$RK" bench latency --reports 500
     section "Detection in simulation" "$RK" eval detection --hours 100
 else
     section "Ingest throughput" "$RK" bench ingest
     section "Memory per tracked beacon" "$RK" bench memory
+    section "GET /v1/beacons listing" "$RK" bench beacons
     section "Report → delegate latency" "$RK" bench latency
     section "Detection in simulation" "$RK" eval detection
 fi

@@ -89,6 +89,9 @@ public final class LocationManager: Sendable {
     /// The engine's record of a monitored region (state, since when, evidence streams).
     public func monitoredRegion(_ identifier: String) -> MonitoredRegion? { state.withLock { $0.engine.monitoredRegion(identifier) } }
 
+    /// The region of `identifier` waiting for its source (see ``MonitoringEngine/waitingRegion(_:)``).
+    public func waitingRegion(_ identifier: String) -> Region? { state.withLock { $0.engine.waitingRegion(identifier) } }
+
     /// The last known state of a monitored region (`nil` if not monitored).
     public func state(for region: Region) -> RegionState? { state.withLock { $0.engine.state(of: region.identifier) } }
 

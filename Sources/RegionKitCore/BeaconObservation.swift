@@ -9,7 +9,9 @@ public struct BeaconObservation: Hashable, Sendable, Codable {
     /// sighting outside it).
     public var rssi: Int
     /// Expected RSSI at 1 m as transmitted in the frame, in dBm; `nil` when the frame carries none
-    /// (or 0, "not set"): `IBeaconFrame.defaultMeasuredPower` is used then.
+    /// (or 0, "not set"): `IBeaconFrame.defaultMeasuredPower` is used then, as for a value no
+    /// radio could measure (outside ``rssiRange``: a beacon that puts its battery voltage in the
+    /// byte, an Eddystone ranging byte of −128 less 41).
     public var measuredPower: Int?
     public var timestamp: Timestamp
     /// Which scanner heard it (gateway deployments); `nil` for a single local radio.
@@ -33,9 +35,14 @@ public struct BeaconObservation: Hashable, Sendable, Codable {
     /// another module costs a call and a lazy-initialisation check each time.)
     @inlinable public static var rssiRange: ClosedRange<Int> { -127...20 }
 
-    /// The measured power to use for distance estimates.
+    /// The measured power to use for distance estimates: the frame's, when set (not 0) and an
+    /// RSSI a radio can report (``rssiRange``), else `IBeaconFrame.defaultMeasuredPower`.
+    ///
+    /// ```swift
+    /// BeaconObservation(identity: id, rssi: -67, measuredPower: 30, timestamp: now).effectiveMeasuredPower   // -59
+    /// ```
     public var effectiveMeasuredPower: Int {
-        guard let measuredPower, measuredPower != 0 else { return IBeaconFrame.defaultMeasuredPower }
+        guard let measuredPower, measuredPower != 0, Self.rssiRange.contains(measuredPower) else { return IBeaconFrame.defaultMeasuredPower }
         return measuredPower
     }
 }

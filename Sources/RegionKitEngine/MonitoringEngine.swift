@@ -224,6 +224,7 @@ public struct MonitoringEngine: Sendable {
     public mutating func startMonitoring(_ region: Region, at time: Timestamp) -> [LocationEvent] {
         defer { settleTimers() }
         let events = advance(to: time)
+        supersedeWaiting(region.identifier)
         suspendedStates[region.identifier] = nil   // a new registration: nothing carried over
         // (Usually nothing was due: the registration's own array is returned, not copied.)
         return events.isEmpty ? register(region) : events + register(region)
@@ -242,6 +243,7 @@ public struct MonitoringEngine: Sendable {
         reserveCapacity(for: regions)
         events.growCapacity(toAtLeast: events.count + regions.count * (automation.requestStateOnStart ? 2 : 1))
         for region in regions {
+            supersedeWaiting(region.identifier)
             suspendedStates[region.identifier] = nil
             events += register(region)
         }
@@ -271,6 +273,7 @@ public struct MonitoringEngine: Sendable {
     public mutating func restore(_ region: Region, state: RegionState, since: Timestamp?, at time: Timestamp) -> [LocationEvent] {
         defer { settleTimers() }
         let events = advance(to: time)
+        supersedeWaiting(region.identifier)
         suspendedStates[region.identifier] = nil
         if let failure = validate(region) {
             // Its source is not back yet (a broker slower to start than the daemon): the stored
@@ -308,6 +311,33 @@ public struct MonitoringEngine: Sendable {
         suspendedStates[identifier] = nil
         events += remove(identifier)
         return events
+    }
+
+    /// The region of `identifier` that waits for its source, not monitored now: refused with
+    /// `sourceUnavailable` and filed for a retry, or parked until the source is back (retry
+    /// helper on). A caller removing the region on request removes this one too.
+    ///
+    /// ```swift
+    /// engine.waitingRegion("lobby")   // the lobby while the scanner is unplugged, nil once it is back
+    /// ```
+    public func waitingRegion(_ identifier: String) -> Region? {
+        retries.region(id: identifier) ?? abandoned[identifier]
+    }
+
+    /// Every region waiting for its source (``waitingRegion(_:)``): those filed for a retry in
+    /// the order they were filed, then those parked in the order they were parked.
+    public var waitingRegions: [Region] {
+        guard !retries.isEmpty || !abandoned.isEmpty else { return [] }
+        return retries.regions + abandoned.values
+    }
+
+    /// A new registration of `identifier` (``startMonitoring(_:at:)``, ``restore(_:state:since:at:)``)
+    /// replaces what waits for its source under that identifier: the retry or the source's return
+    /// registered the earlier definition over it (a PUT during an outage was undone by the retry of
+    /// the region it replaced). A new registration refused in turn is filed for its own retry.
+    mutating func supersedeWaiting(_ identifier: String) {
+        if !retries.isEmpty { retries.cancel(id: identifier) }
+        if !abandoned.isEmpty { abandoned.removeValue(forKey: identifier) }
     }
 
     /// Forgets a retry filed for `identifier` and a region of it waiting for its source, without

@@ -45,6 +45,12 @@ struct PendingRetries: Sendable {
         dropStale()
     }
 
+    /// The region pending under `id`, if any.
+    func region(id: String) -> Region? { pending[id]?.region }
+
+    /// Every pending region, in the order they were filed.
+    var regions: [Region] { pending.values.sorted { $0.sequence < $1.sequence }.map(\.region) }
+
     /// Removes and returns the region pending under `id`.
     mutating func take(id: String) -> Region? {
         guard let entry = pending.removeValue(forKey: id) else { return nil }

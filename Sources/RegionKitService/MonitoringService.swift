@@ -406,7 +406,7 @@ public final class MonitoringService: Sendable {
     /// When the engine refuses the region (`monitoringDidFail`: no source for its kind, the
     /// region limit), the store is put back as it was (a replaced region keeps being monitored)
     /// and the error, with the logged reason, is thrown.
-    /// - Returns: whether a region with this identifier was already monitored.
+    /// - Returns: whether a region with this identifier existed (monitored, stored, or waiting for its source).
     @discardableResult
     public func putRegion(_ region: Region) async throws -> Bool {
         try await regionWrites.withPermit {
@@ -428,7 +428,9 @@ public final class MonitoringService: Sendable {
         let previous = try await store.storedRegion(region.identifier)
         // Saving the region forgets its stored state: kept here to be put back if the engine refuses.
         let previousState = previous == nil ? nil : try await store.state(of: region.identifier)
-        let existed = manager.monitoredRegion(region.identifier) != nil
+        // A stored region waiting for its source is replaced too (and not registered again later:
+        // the engine drops what waits under the identifier at the new registration).
+        let existed = previous != nil || manager.monitoredRegion(region.identifier) != nil || manager.waitingRegion(region.identifier) != nil
         let now = manager.clock.now.seconds
         let logEnd = try await store.lastEventID()
         try await store.saveRegion(region, at: now, origin: .api)
@@ -475,9 +477,9 @@ public final class MonitoringService: Sendable {
     }
 
     /// Stops monitoring the region `identifier` and forgets it, on request (the HTTP API's DELETE),
-    /// in turn with ``putRegion(_:)``. A stored region that waits for its source (an outage: filed
-    /// for a retry, or parked until the source returns) is removed too, and is not registered again.
-    /// False when no such region is monitored or stored.
+    /// in turn with ``putRegion(_:)``. A region that waits for its source (an outage: filed for a
+    /// retry, or parked until the source returns) is removed too, stored or not, and is not
+    /// registered again. False when no such region is monitored, waiting or stored.
     ///
     /// ```swift
     /// try await service.removeRegion("lobby", reason: "deleted through the HTTP API")   // true
@@ -489,8 +491,13 @@ public final class MonitoringService: Sendable {
                 try await self.stopMonitoring(region, reason: reason)
                 return true
             }
-            // In no engine table during an outage, but stored: this answered "not monitored" (the
-            // API's 404), and the retry or the source's return brought the region back.
+            // In no engine table during an outage (stored, or a configured one refused before it
+            // ever was): this answered "not monitored" (the API's 404), and the retry or the
+            // source's return brought the region back.
+            if let waiting = self.manager.waitingRegion(identifier) {
+                try await self.stopMonitoring(waiting, reason: reason)
+                return true
+            }
             guard let stored = try await self.store.storedRegion(identifier) else { return false }
             try await self.stopMonitoring(stored.region, reason: reason)
             return true

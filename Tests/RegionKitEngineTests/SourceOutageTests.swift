@@ -56,6 +56,33 @@ struct SourceOutageTests {
                 "the new hall is determined afresh: \(events.summary)")
     }
 
+    @Test("A new definition registered while the old one waits for a retry replaces it for good: the retry does not register the old one over it (a PUT undone a second later)")
+    func newDefinitionSupersedesTheRetry() throws {
+        var (engine, _) = Self.engineWithAnOutage()
+        #expect(engine.waitingRegion("hall") == Self.hall, "filed for a retry at 31.2 s")
+        // The source back at 30.5 s resumes only parked regions: the hall's retry is still due.
+        _ = engine.setSourceStatus(.authorized, for: .beacon, at: Timestamp(seconds: 30.5))
+        let events = engine.startMonitoring(Fixture.region("hall", major: 10), at: Timestamp(seconds: 30.8))
+        #expect(events.of("didStartMonitoring", "hall").count == 1)
+        #expect(engine.waitingRegion("hall") == nil)
+        let later = engine.advance(to: Timestamp(seconds: 40))
+        #expect(engine.monitoredRegion("hall")?.region.beaconRegion?.major == 10, "the retry registered major 9 over it: \(later.summary)")
+        #expect(later.of("didStartMonitoring", "hall").isEmpty)
+    }
+
+    @Test("A region parked until its source is back, redefined as another kind meanwhile, stays the new definition when the source returns")
+    func newKindSupersedesTheParkedRegion() throws {
+        var (engine, _) = Self.engineWithAnOutage(retry: Automation.Retry(delay: 1, maximumAttempts: 0))
+        #expect(engine.waitingRegion("hall") == Self.hall, "parked at once (no retries)")
+        let circle = Region.circular(try CircularRegion(identifier: "hall", latitude: 35.68, longitude: 139.76, radius: 100))
+        _ = engine.startMonitoring(circle, at: Timestamp(seconds: 35))
+        #expect(engine.monitoredRegion("hall")?.region == circle && engine.waitingRegion("hall") == nil)
+        let back = engine.setSourceStatus(.authorized, for: .beacon, at: Timestamp(seconds: 60))
+        #expect(engine.monitoredRegion("hall")?.region == circle, "the parked beacon region came back over the circle: \(back.summary)")
+        #expect(back.of("didStartMonitoring", "hall").isEmpty)
+        #expect(engine.monitoredRegion("lobby") != nil, "the other parked region is resumed")
+    }
+
     @Test("A region restored at a start while its source is still away (a broker slower to start than the daemon) gets its stored state when the source comes back, not a fresh determination (review finding)")
     func restoredWhileTheSourceIsAway() {
         var engine = MonitoringEngine(profile: .responsive, automation: Automation(requestStateOnStart: true, rangeWhileInside: true, retry: Automation.Retry()),

@@ -112,6 +112,34 @@ struct SightingMessageDecoderTests {
         #expect(error(.theengs, "somewhere/else", Array(#"{"rssi":-70,"uuid":"e2c56db5dffb48d2b060d0f5a71096e0","major":1,"minor":2}"#.utf8))?.kind == .badTopic)
     }
 
+    // MARK: Measured power
+
+    @Test("A measured power no radio could report (the beacon's byte used for something else) is not set, in every format: the sighting and its RSSI are kept, and a RegionKit scanner's batch is not refused for one such beacon (it lost every sighting of the batch)")
+    func implausibleMeasuredPowerIsNotSet() throws {
+        // ESPresense relays the beacon's power byte as `rssi@1m`: +30 (a battery voltage), −128.
+        for power in ["30", "-128", "21"] {
+            let json = #"{"id":"iBeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0-1-2","rssi@1m":\#(power),"rssi":-71}"#
+            let outcome = try decode(.espresense, "espresense/devices/iBeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0-1-2/kitchen", json)
+            #expect(outcome == .sightings([BeaconObservation(identity: Self.identity, rssi: -71, measuredPower: nil, timestamp: Self.now, scannerID: "kitchen")]), "rssi@1m \(power)")
+        }
+        // Theengs' raw manufacturer data without `volt`: power byte 1e = +30.
+        let raw = #"{"id":"60:87:57:4C:9B:C2","rssi":-78,"manufacturerdata":"4c000215e2c56db5dffb48d2b060d0f5a71096e0000100021e"}"#
+        #expect(try decode(.theengs, "home/TheengsGateway/BTtoMQTT/6087574C9BC2", raw)
+                == .sightings([BeaconObservation(identity: Self.identity, rssi: -78, measuredPower: nil, timestamp: Self.now, scannerID: "TheengsGateway")]))
+        // A RegionKit batch: the beacon with power +30 and the one with −59 both arrive.
+        let batch = #"{"v":1,"scanner":"hall","time":1000,"sightings":[{"uuid":"E2C56DB5-DFFB-48D2-B060-D0F5A71096E0","major":1,"minor":2,"rssi":-60,"power":30,"dt":0},{"uuid":"E2C56DB5-DFFB-48D2-B060-D0F5A71096E0","major":1,"minor":3,"rssi":-61,"power":-59,"dt":0}]}"#
+        #expect(try ScannerBatch(json: Array(batch.utf8)).sightings.map(\.measuredPower) == [nil, -59])
+        // Still errors: not an integer, or absurd.
+        for bad in [#""loud""#, "1e12", "-59.5e10"] {
+            let payload = #"{"v":1,"scanner":"hall","time":1000,"sightings":[{"uuid":"E2C56DB5-DFFB-48D2-B060-D0F5A71096E0","major":1,"minor":2,"rssi":-60,"power":\#(bad),"dt":0}]}"#
+            #expect(throws: SightingMessageError.self, "power \(bad)") { try ScannerBatch(json: Array(payload.utf8)) }
+        }
+        // The engine's distance ignores such a power wherever it came from (a local scanner).
+        #expect(BeaconObservation(identity: Self.identity, rssi: -60, measuredPower: 30, timestamp: Self.now).effectiveMeasuredPower == IBeaconFrame.defaultMeasuredPower)
+        #expect(BeaconObservation(identity: Self.identity, rssi: -60, measuredPower: -169, timestamp: Self.now).effectiveMeasuredPower == IBeaconFrame.defaultMeasuredPower)
+        #expect(BeaconObservation(identity: Self.identity, rssi: -60, measuredPower: -75, timestamp: Self.now).effectiveMeasuredPower == -75)
+    }
+
     // MARK: RegionKit batches
 
     @Test("Batch times are carried to the millisecond: finer digits are rounded on decoding, so a decoded batch encodes back to itself (fuzz find: 170000.00005 s came back as 170000.000 s)")

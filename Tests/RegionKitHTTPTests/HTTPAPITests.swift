@@ -291,6 +291,36 @@ struct HTTPAPITests {
         #expect(try daemon.service.sqlite.regions().map(\.identifier) == ["lobby"])
     }
 
+    @Test("During a scanner outage the regions waiting for it are listed and read with waitingForSource and their last stored state, stale; a DELETE removes one for good (it answered 404, and the region came back with the scanner)")
+    func regionsWaitingForTheirSource() async throws {
+        let daemon = try await TestDaemon()
+        defer { Task { try? await daemon.stop() } }
+        let client = daemon.client()
+        #expect(try await client.request("PUT", "/v1/regions/shop", body: #"{"uuid": "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0", "major": 2}"#).status == 201)
+        daemon.sight(from: 1, to: 3)   // lobby: inside, its state stored
+        daemon.service.manager.setSourceStatus(.restricted(reason: "adapter unplugged"), for: .beacon)
+        let listed = try await client.request("GET", "/v1/regions").json["regions"] as? [[String: Any]] ?? []
+        #expect(listed.map { $0["identifier"] as? String } == ["lobby", "shop"], "\(listed)")
+        for region in listed {
+            #expect((region["waitingForSource"] as? String)?.contains("adapter unplugged") == true, "\(region)")
+            #expect(region["stale"] as? Bool == true)
+        }
+        #expect(listed.first?["state"] as? String == "inside", "the lobby's last stored state")
+        #expect(listed.last?["origin"] as? String == "api")
+        let shop = try await client.request("GET", "/v1/regions/shop")
+        #expect(shop.status == 200 && shop.json["waitingForSource"] != nil, "\(shop.text)")
+        #expect(try await client.request("DELETE", "/v1/regions/shop").status == 204)
+        #expect(try await client.request("GET", "/v1/regions/shop").status == 404)
+        #expect(try await client.request("DELETE", "/v1/regions/shop").status == 404)
+        // The scanner is back, past the retries' delay: the lobby is monitored again, the shop is gone.
+        daemon.service.manager.setSourceStatus(.authorized, for: .beacon)
+        daemon.advance(to: 60)
+        let after = try await client.request("GET", "/v1/regions").json["regions"] as? [[String: Any]] ?? []
+        #expect(after.map { $0["identifier"] as? String } == ["lobby"], "\(after)")
+        #expect(after.first?["waitingForSource"] == nil)
+        #expect(try daemon.service.sqlite.regions().map(\.identifier) == ["lobby"])
+    }
+
     @Test("A known path asked with another method → 405 with Allow")
     func methodNotAllowed() async throws {
         let daemon = try await TestDaemon()

@@ -93,6 +93,40 @@ struct RegionOriginTests {
         try await service.stop()
     }
 
+    @Test("A DELETE of a configured region refused at the start for want of its source (never stored) removes it: it is not registered when the source is back")
+    func deleteNeverStored() async throws {
+        let sqlite = try RegionStore(path: temporaryStorePath())
+        let clock = VirtualClock()
+        let service = MonitoringService(store: sqlite, clock: clock, sources: [.beacon: .restricted(reason: "adapter unplugged")])
+        try await service.start(regions: [Self.beacon("lobby", major: 1), Self.beacon("hall", major: 3)])
+        let manager = service.manager
+        #expect(try sqlite.storedRegion("hall") == nil && manager.waitingRegion("hall") != nil, "the case: waiting, never stored")
+        #expect(try await service.removeRegion("hall", reason: "deleted through the HTTP API") == true)
+        #expect(manager.waitingRegion("hall") == nil)
+        manager.setSourceStatus(.authorized, for: .beacon)
+        clock.advance(by: 10)
+        #expect(manager.monitoredRegions.map(\.identifier) == ["lobby"], "the deleted region came back")
+        try await service.stop()
+    }
+
+    @Test("A PUT accepted while the region it replaces waits for a retry (the source back, the retry not yet due) stays: the retry does not bring the old definition back, in the engine or in the store; it answers 'replaced'")
+    func putWhileTheOldWaitsForARetry() async throws {
+        let sqlite = try RegionStore(path: temporaryStorePath())
+        let clock = VirtualClock()
+        let service = MonitoringService(store: sqlite, clock: clock, sources: [.beacon: .authorized])
+        try await service.start(regions: [Self.beacon("lobby", major: 1)])
+        let manager = service.manager
+        manager.setSourceStatus(.restricted(reason: "adapter unplugged"), for: .beacon)   // the lobby's retry is due in 1 s
+        clock.advance(by: 0.3)
+        manager.setSourceStatus(.authorized, for: .beacon)   // back: parked regions resume, the lobby's retry is still due
+        #expect(manager.waitingRegion("lobby") != nil, "the case: a retry pending while the source works")
+        #expect(try await service.putRegion(Self.beacon("lobby", major: 9)) == true, "it replaced the stored lobby (the API's 200, not 201)")
+        clock.advance(by: 5)
+        #expect(manager.monitoredRegion("lobby")?.region.beaconRegion?.major == 9, "the retry registered major 1 over it")
+        #expect(try sqlite.storedRegions().map { $0.region.beaconRegion?.major } == [9])
+        try await service.stop()
+    }
+
     @Test("A configured region replaced through the API keeps the API's definition; a configured one dropped from the configuration is stopped")
     func replacedConfiguredRegion() async throws {
         let path = temporaryStorePath()

@@ -96,4 +96,16 @@ struct BenchInputTests {
         #expect(object["first_fix_inside"] as? Int == 2)
         #expect(object["first_fix_index_inside"] as? Int == 2)
     }
+
+    @Test("bench beacons lists the same reports both ways (it exits 1 when they differ) and names a bad option")
+    func beaconListing() async throws {
+        let result = try await CLI.run(["bench", "beacons", "--beacons", "3000", "--limit", "25", "--repeats", "1", "--json"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        #expect(object["beacons"] as? Int == 3000 && object["limit"] as? Int == 25)
+        #expect((object["most_recent_ms_best"] as? Double ?? -1) > 0 && (object["all_then_cut_ms_best"] as? Double ?? -1) > 0)
+        let bad = try await CLI.run(["bench", "beacons", "--limit", "0"])
+        #expect(bad.status != 0)
+        #expect(bad.stderr.contains("--limit must be within 1...100000"), "\(bad.stderr)")
+    }
 }

@@ -175,12 +175,17 @@ extension SightingMessageDecoder {
     /// The RSSI range accepted from any scanner, dBm.
     static let rssiRange = BeaconObservation.rssiRange
     /// Measured power at 1 m as scanners report it, dBm (0 = not set).
-    static let measuredPowerRange = -127...20
+    static let measuredPowerRange = BeaconObservation.rssiRange
 
-    /// A measured power field, `nil` when absent or 0 ("not set").
+    /// A measured power field, `nil` when absent, 0 ("not set"), or an integer outside
+    /// ``measuredPowerRange``. That is the beacon's own byte relayed by the scanner (a beacon that
+    /// puts its battery voltage there, ESPresense's `rssi@1m` of such a beacon, a RegionKit
+    /// scanner's batch): the sighting and its RSSI are good, and one such beacon rejected every
+    /// sighting of a scanner's batch. Not an integer, or beyond ±2³¹: an error naming the field.
     static func measuredPower(_ value: JSONScalar?, _ field: String) throws(SightingMessageError) -> Int? {
-        let power = try optionalInteger(value, field, in: measuredPowerRange)
-        return power == 0 ? nil : power
+        guard let power = try optionalInteger(value, field, in: Int(Int32.min)...Int(Int32.max)),
+              power != 0, measuredPowerRange.contains(power) else { return nil }
+        return power
     }
 
     /// A scanner name from a topic level or payload: non-empty, at most 128 bytes.

@@ -65,8 +65,10 @@ public enum TheengsMessage {
         let name = try gatewayName(topic: topic, levels: levels, marker: marker, scanner: scanner)
         // Theengs' `volt`: the power byte was a battery voltage (tenths of a volt), not a measured power.
         let volts = try SightingMessageDecoder.optionalNumber(fields[8], "volt", in: 0...65.535)
+        // A power byte no radio could measure (a beacon's own use of it, without `volt`): not set.
         let power = volts == nil ? Int(frame.measuredPower) : 0
-        return .sightings([BeaconObservation(identity: frame.identity, rssi: rssi, measuredPower: power == 0 ? nil : power,
+        let measured = power != 0 && SightingMessageDecoder.measuredPowerRange.contains(power) ? power : nil
+        return .sightings([BeaconObservation(identity: frame.identity, rssi: rssi, measuredPower: measured,
                                              timestamp: now, scannerID: name,
                                              telemetry: SightingMessageDecoder.telemetry(millivolts: volts.map { Int(($0 * 1000).rounded()) }, temperature: nil))])
     }

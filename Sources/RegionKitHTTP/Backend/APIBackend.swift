@@ -28,8 +28,8 @@ public protocol APIBackend: Sendable {
     func removeRegion(_ identifier: String) async throws -> Bool
     /// `POST /v1/regions/{id}/request-state`.
     func requestState(_ identifier: String) async throws -> StateRequestOutcome
-    /// The beacons heard now (`GET /v1/beacons`).
-    func beacons() -> BeaconSnapshot
+    /// The `limit` beacons heard most recently (`GET /v1/beacons`), with ``BeaconSnapshot/total``.
+    func beacons(limit: Int) -> BeaconSnapshot
     /// Monitored regions by state (`inside`, `outside`, `unknown`) for `/metrics`.
     func regionCountsByState() async throws -> [String: Int]
     /// Events that could not be written to the store (nil: not counted by this daemon).

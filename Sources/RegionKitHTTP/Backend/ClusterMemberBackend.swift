@@ -75,12 +75,15 @@ public final class ClusterMemberBackend: APIBackend {
         regions.contains { $0.identifier == identifier } ? .stored : .notMonitored
     }
 
-    public func beacons() -> BeaconSnapshot {
+    public func beacons(limit: Int) -> BeaconSnapshot {
         let engines = engine.partitionEngines
-        let beacons = engines.flatMap { BeaconReport.all(from: $0.engine) }
-            .sorted { ($0.lastSeen, $1.id) > ($1.lastSeen, $0.id) }
-        return BeaconSnapshot(time: Date().timeIntervalSince1970, beacons: beacons, member: engine.member,
-                              partitions: engines.map(\.lease.partition), partitionCount: engine.configuration.partitionCount)
+        // Each partition's first `limit` (a beacon is in one partition only), merged, then cut.
+        let lists = engines.map { BeaconReport.mostRecent(limit, from: $0.engine) }
+        let beacons = lists.flatMap { $0.beacons }.sorted { ($0.lastSeen, $1.id) > ($1.lastSeen, $0.id) }.prefix(limit)
+        var snapshot = BeaconSnapshot(time: Date().timeIntervalSince1970, beacons: Array(beacons), member: engine.member,
+                                      partitions: engines.map(\.lease.partition), partitionCount: engine.configuration.partitionCount)
+        snapshot.total = lists.reduce(0) { $0 + $1.total }
+        return snapshot
     }
 
     public func regionCountsByState() async throws -> [String: Int] {

@@ -23,19 +23,33 @@ public struct SingleDaemonBackend: APIBackend {
     public var regionChangesRefusal: String? { nil }
     public var persistenceFailures: Int? { service.persistenceFailures }
 
+    /// The monitored regions, then those waiting for their source (an outage: they are not
+    /// monitored, and are registered again when the source works; a DELETE removes them too).
     public func regionReports(only identifier: String?) async throws -> [RegionReport] {
+        let engine = service.manager.engineSnapshot
         if let identifier {
             // One region: read by key (every row was read for it before).
-            guard let monitored = service.manager.monitoredRegion(identifier) else { return [] }
+            let monitored = engine.monitoredRegion(identifier)
+            let waiting = monitored == nil ? engine.waitingRegion(identifier) : nil
+            guard monitored != nil || waiting != nil else { return [] }
             let (stored, state) = (try await service.store.storedRegion(identifier), try await service.store.state(of: identifier))
-            return [RegionReport(monitored: monitored, origin: stored?.origin, stored: state)]
+            if let monitored { return [RegionReport(monitored: monitored, origin: stored?.origin, stored: state)] }
+            return waiting.map { [RegionReport(waiting: $0, origin: stored?.origin, stored: state, reason: Self.waitingReason($0, engine))] } ?? []
         }
-        let engine = service.manager.engineSnapshot
         let (origins, states) = (try await service.store.regionOrigins(), try await service.store.states())
-        return engine.monitoredRegions.compactMap { region in
+        let monitored = engine.monitoredRegions.compactMap { region in
             let id = region.identifier
             return engine.monitoredRegion(id).map { RegionReport(monitored: $0, origin: origins[id], stored: states[id]) }
         }
+        let waiting = engine.waitingRegions.filter { engine.monitoredRegion($0.identifier) == nil }.map { region in
+            RegionReport(waiting: region, origin: origins[region.identifier], stored: states[region.identifier], reason: Self.waitingReason(region, engine))
+        }
+        return monitored + waiting
+    }
+
+    /// Why `region` waits: the engine's refusal now, or its source is back and its retry due.
+    static func waitingReason(_ region: Region, _ engine: MonitoringEngine) -> String {
+        engine.refusal(for: region)?.message ?? "its source is back: registering it again (a retry is due)"
     }
 
     public func putRegion(_ region: Region) async throws -> Bool {
@@ -52,9 +66,12 @@ public struct SingleDaemonBackend: APIBackend {
         return .requested
     }
 
-    public func beacons() -> BeaconSnapshot {
+    public func beacons(limit: Int) -> BeaconSnapshot {
         let engine = service.manager.engineSnapshot
-        return BeaconSnapshot(time: engine.now.seconds, beacons: BeaconReport.all(from: engine))
+        let (beacons, total) = BeaconReport.mostRecent(limit, from: engine)
+        var snapshot = BeaconSnapshot(time: engine.now.seconds, beacons: beacons)
+        snapshot.total = total
+        return snapshot
     }
 
     public func regionCountsByState() async throws -> [String: Int] {

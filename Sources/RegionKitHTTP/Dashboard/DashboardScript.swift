@@ -132,13 +132,16 @@ function renderRegions() {
       refreshRegions();
     });
     const reason = region.lastReason ? " — " + region.lastReason : "";
+    // Not monitored now: its source is away (its state is the last one stored).
+    const waiting = region.waitingForSource ? el("span", { class: "tag waiting", title: region.waitingForSource }, "waiting for its source") : null;
     return el("li", { class: "region", "data-region": region.identifier },
       pill,
-      el("span", { class: "name" }, region.identifier, el("span", { class: "tag" }, region.origin)),
+      el("span", { class: "name" }, region.identifier, el("span", { class: "tag" }, region.origin), waiting),
       state.changesRefused ? el("span", {}) :
         el("span", {}, el("button", { class: "link", type: "button", "data-action": "edit", onclick: () => editRegion(region) }, "Edit"), remove),
       el("span", { class: "detail" },
-        (region.since ? "since " + formatTime(region.since) : "state not determined yet") + reason,
+        (region.waitingForSource ? "not monitored: " + region.waitingForSource + (region.since ? " · last stored state since " + formatTime(region.since) : "") :
+          (region.since ? "since " + formatTime(region.since) : "state not determined yet") + reason),
         el("br"), describe(region)));
   }));
   $("#regions-empty").hidden = state.regions.length > 0;

@@ -41,6 +41,7 @@ button.link.danger { color: var(--bad); }
 .pill.flash { animation: flash 1.2s ease-out; }
 @keyframes flash { from { box-shadow: 0 0 0 6px color-mix(in srgb, var(--accent) 40%, transparent); } to { box-shadow: none; } }
 .tag { font-size: .7rem; color: var(--muted); border: 1px solid var(--line); border-radius: 6px; padding: 0 .3rem; margin-left: .35rem; }
+.tag.waiting { color: var(--unknown); border-color: var(--unknown); }
 .rooms { display: grid; grid-template-columns: repeat(auto-fill, minmax(140px, 1fr)); gap: .6rem; }
 .room { border: 1px dashed var(--line); border-radius: 10px; padding: .6rem; min-height: 4.2rem; }
 .room h3 { font-size: .85rem; margin: 0 0 .4rem; }

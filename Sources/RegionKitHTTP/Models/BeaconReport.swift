@@ -50,6 +50,43 @@ public struct BeaconReport: Codable, Hashable, Sendable {
 
     /// Every beacon heard by a monitored region or a ranging session, most recently heard first.
     public static func all(from engine: MonitoringEngine) -> [BeaconReport] {
+        reports(from: engine, only: nil)
+    }
+
+    /// The first `limit` beacons of ``all(from:)``, in its order, and how many it lists in all.
+    /// Only those are built: the others cost one lookup a sighting stream (``all(from:)`` made
+    /// every beacon's strings and arrays, and `GET /v1/beacons` then kept the first 1,000).
+    ///
+    /// ```swift
+    /// let (beacons, total) = BeaconReport.mostRecent(1_000, from: service.manager.engineSnapshot)
+    /// ```
+    public static func mostRecent(_ limit: Int, from engine: MonitoringEngine) -> (beacons: [BeaconReport], total: Int) {
+        // When each beacon was heard last, as all(from:) finds it: its streams and listed tracks.
+        var lastSeen: [BeaconIdentity: Double] = [:]
+        func raise(_ time: inout Double, to seen: Double) { if seen > time { time = seen } }   // one lookup, in place
+        for region in engine.monitoredRegions {
+            guard let monitored = engine.monitoredRegion(region.identifier) else { continue }
+            for (key, stream) in monitored.streams {
+                raise(&lastSeen[key.identity, default: -.infinity], to: stream.lastSighting.seconds)
+            }
+        }
+        for session in engine.rangingSessions {
+            for (identity, track) in session.tracks where track.isListed(at: engine.now, profile: engine.profile) {
+                raise(&lastSeen[identity, default: -.infinity], to: track.lastHeard.seconds)
+            }
+        }
+        let total = lastSeen.count
+        guard limit < total else { return (reports(from: engine, only: nil), total) }
+        // The beacons at least as recent as the limit-th: the first `limit` of all(from:) are
+        // among them (ties at that time are ordered by id, which only the reports have).
+        let times = lastSeen.values.sorted(by: >)
+        let cutoff = times[max(limit, 1) - 1]
+        let chosen = Set(lastSeen.lazy.filter { $0.value >= cutoff }.map(\.key))
+        return (Array(reports(from: engine, only: chosen).prefix(limit)), total)
+    }
+
+    /// ``all(from:)``, or only the beacons in `only`.
+    private static func reports(from engine: MonitoringEngine, only: Set<BeaconIdentity>?) -> [BeaconReport] {
         var reports: [BeaconIdentity: BeaconReport] = [:]
         func report(_ identity: BeaconIdentity) -> BeaconReport {
             reports[identity] ?? BeaconReport(id: identity.description, format: identity.format.name,
@@ -64,6 +101,7 @@ public struct BeaconReport: Codable, Hashable, Sendable {
         for region in engine.monitoredRegions {
             guard let monitored = engine.monitoredRegion(region.identifier) else { continue }
             for (key, stream) in monitored.streams {
+                if let only, !only.contains(key.identity) { continue }
                 var entry = report(key.identity)
                 if !entry.regions.contains(region.identifier) { entry.regions.append(region.identifier) }
                 let seen = stream.lastSighting.seconds
@@ -86,6 +124,7 @@ public struct BeaconReport: Codable, Hashable, Sendable {
         for session in engine.rangingSessions {
             // A track ranging no longer lists (kept only to learn a slow scanner's cadence) is not reported from ranging.
             for (identity, track) in session.tracks where track.isListed(at: engine.now, profile: profile) {
+                if let only, !only.contains(identity) { continue }
                 var entry = report(identity)
                 if !entry.regions.contains(session.label), engine.monitoredRegion(session.label) != nil { entry.regions.append(session.label) }
                 // The scanner that puts it nearest (each scanner's readings apart: a far one's RSSI

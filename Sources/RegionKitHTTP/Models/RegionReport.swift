@@ -3,7 +3,9 @@ import RegionKitEngine
 import RegionKitStore
 
 /// One monitored region as `GET /v1/regions[/{id}]` reports it: its definition, where it came
-/// from, its live state since when, and the evidence behind the last change.
+/// from, its live state since when, and the evidence behind the last change. A region waiting
+/// for its source (an outage) is reported too, with ``waitingForSource`` and its last stored
+/// state, stale.
 public struct RegionReport: Codable, Hashable, Sendable {
     public var identifier: String
     /// `beacon` or `circular`.
@@ -39,6 +41,10 @@ public struct RegionReport: Codable, Hashable, Sendable {
     /// The reason of the last state change ("first sighting", "no sighting for 2.1 s", …).
     public var lastReason: String?
     public var lastEvidence: EventEvidence?
+    /// Why the region is not monitored now, when it waits for its source (the scanner or the
+    /// location source is unavailable; or it is back and the region's retry is due): it is
+    /// registered again when the source works. Absent for a monitored region.
+    public var waitingForSource: String?
 
     init(monitored: MonitoredRegion, origin: RegionOrigin?, stored: RegionStore.StoredState?) {
         self.init(region: monitored.region, origin: origin, state: monitored.state, since: monitored.stateSince?.seconds, stale: monitored.isStale)
@@ -47,6 +53,15 @@ public struct RegionReport: Codable, Hashable, Sendable {
             lastEvidence = stored.evidence
             lastReason = stored.evidence?.reason
         }
+    }
+
+    /// A region waiting for its source (``MonitoringEngine/waitingRegion(_:)``), with the state it
+    /// had when stored (stale: nothing confirms it while the source is away) and `reason`.
+    init(waiting region: Region, origin: RegionOrigin?, stored: RegionStore.StoredState?, reason: String) {
+        self.init(region: region, origin: origin, state: stored?.state ?? .unknown, since: stored?.since, stale: true)
+        lastEvidence = stored?.evidence
+        lastReason = stored?.evidence?.reason
+        waitingForSource = reason
     }
 
     /// The region's definition with a state; no evidence yet.

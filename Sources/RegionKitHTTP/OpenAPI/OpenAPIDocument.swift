@@ -369,9 +369,10 @@ components:
         notifyEntryStateOnDisplay: {type: boolean}
         state: {enum: [inside, outside, unknown]}
         since: {type: number, description: Unix seconds}
-        stale: {type: boolean, description: Restored after a restart and not yet confirmed}
+        stale: {type: boolean, description: Restored after a restart (or waiting for its source) and not yet confirmed}
         lastReason: {type: string}
         lastEvidence: {$ref: "#/components/schemas/Evidence"}
+        waitingForSource: {type: string, description: "Present when the region is not monitored now because its source (the Bluetooth scanner, the location source) is unavailable, or is back and the region's retry is due; the text says why. It is registered again when the source works; DELETE removes it. Its state is the last one stored, stale."}
     Evidence:
       type: object
       properties:

@@ -14,10 +14,7 @@ extension RegionKitServer {
         router.get("/v1/beacons") { request, _ in
             let limit = try Self.integer(request.uri.queryParameters.get("limit"), "limit", range: 1...Self.beaconListMaximum)
                 ?? Self.beaconListDefault
-            var snapshot = self.backend.beacons()
-            snapshot.total = snapshot.beacons.count
-            if snapshot.beacons.count > limit { snapshot.beacons.removeSubrange(limit...) }
-            return try Self.json(snapshot)
+            return try Self.json(self.backend.beacons(limit: limit))
         }
         router.get("/v1/cluster") { _, _ in
             guard let report = try await self.backend.clusterReport() else {

@@ -58,10 +58,16 @@ public final class ScannerPublisher: Sendable {
         client = MQTTClient(configuration: configuration, logger: logger, onMessage: { _ in })
     }
 
-    /// Queues one sighting (`time`: Unix seconds of the scanner's clock).
+    /// Queues one sighting (`time`: Unix seconds of the scanner's clock). A measured power no radio
+    /// could report (outside ``BeaconObservation/rssiRange``: the beacon's byte is something else)
+    /// is sent as not set, and a sighting whose RSSI is outside it (a controller's invalid value)
+    /// is not sent: the hub refuses a batch holding either (a hub before session 52 refused it
+    /// for such a power too), and the engine ignores such an RSSI.
     public func add(_ identity: BeaconIdentity, rssi: Int, measuredPower: Int?, at time: Double) {
+        guard BeaconObservation.rssiRange.contains(rssi) else { return }
+        let power = measuredPower.flatMap { BeaconObservation.rssiRange.contains($0) ? $0 : nil }
         let full = state.withLock { state -> Bool in
-            state.pending.append((identity, rssi, measuredPower, time))
+            state.pending.append((identity, rssi, power, time))
             return state.pending.count >= maximumBatch
         }
         if full { Task { await self.flush() } }

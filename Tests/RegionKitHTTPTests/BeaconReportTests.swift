@@ -1,0 +1,58 @@
+import Foundation
+import Testing
+import RegionKitCore
+import RegionKitEngine
+@testable import RegionKitHTTP
+
+/// `GET /v1/beacons` builds only the beacons it lists (``BeaconReport/mostRecent(_:from:)``):
+/// the same reports, in the same order, as every beacon's (``BeaconReport/all(from:)``) cut to
+/// the limit.
+@Suite("Beacon reports: the most recent without building every one")
+struct BeaconReportTests {
+    static let uuid = UUID(uuidString: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0")!
+
+    /// 300 beacons in a UUID region, 40 of them with a region of their own, ranged while major 2
+    /// is inside (a session of its own), heard by two scanners at whole seconds: many share
+    /// their last time, so the limit often falls inside a tie (ordered by id).
+    static func engine(seed: UInt64) throws -> MonitoringEngine {
+        var engine = MonitoringEngine(profile: .responsive, sources: [.beacon: .authorized])
+        var rng = SeededRandom(seed: seed)
+        _ = engine.startMonitoring(.beacon(try BeaconRegion(identifier: "fleet", uuid: uuid)), at: .zero)
+        for minor in UInt16(0)..<40 {
+            _ = engine.startMonitoring(.beacon(try BeaconRegion(identifier: "own-\(minor)", uuid: uuid, major: 1, minor: minor)), at: .zero)
+        }
+        _ = engine.startRanging(try BeaconIdentityConstraint(uuid: uuid, major: 2), label: "ranged", at: .zero)
+        for step in 0..<1_200 {
+            let identity = BeaconIdentity(uuid: uuid, major: UInt16.random(in: 1...3, using: &rng), minor: UInt16.random(in: 0..<100, using: &rng))
+            let time = Timestamp(seconds: 1 + Double(step / 60))   // 60 sightings a second, 20 s
+            _ = engine.ingest(BeaconObservation(identity: identity, rssi: Int.random(in: -90 ... -50, using: &rng), measuredPower: -59,
+                                                timestamp: time, scannerID: Bool.random(using: &rng) ? "hall" : "kitchen"))
+        }
+        return engine
+    }
+
+    @Test("mostRecent(limit) is all(from:) cut to the limit, with all's count as the total, at every kind of limit",
+          arguments: [1, 2, 3])
+    func sameAsAllCut(seed: UInt64) throws {
+        let engine = try Self.engine(seed: seed)
+        let all = BeaconReport.all(from: engine)
+        #expect(all.count > 250, "the input heard most of its 300 beacons: \(all.count)")
+        #expect(all.contains { $0.distance != nil } && all.contains { $0.regions.contains("own-3") }, "ranged and own-region beacons are among them")
+        let times = all.map(\.lastSeen)
+        var tied = 0
+        for limit in [1, 2, 7, 59, 60, 61, 150, all.count - 1, all.count, all.count + 5] {
+            let (beacons, total) = BeaconReport.mostRecent(limit, from: engine)
+            #expect(total == all.count, "limit \(limit)")
+            #expect(beacons == Array(all.prefix(limit)), "limit \(limit): \(beacons.count) reports")
+            if limit < all.count, times[limit - 1] == times[limit] { tied += 1 }
+        }
+        #expect(tied >= 3, "the limit fell inside a tie of last times (ordered by id) only \(tied) times")
+    }
+
+    @Test("No beacon heard: none listed, total 0")
+    func empty() {
+        let engine = MonitoringEngine(profile: .responsive, sources: [.beacon: .authorized])
+        let (beacons, total) = BeaconReport.mostRecent(1_000, from: engine)
+        #expect(beacons.isEmpty && total == 0)
+    }
+}
