@@ -152,6 +152,52 @@ struct PresenceHubStatusTests {
 
         #expect(try await Self.retained("regionkit/backlog-test/status", on: broker) == ["offline"])
     }
+
+    /// A beacon heard by no scanner any more while the hub was disconnected kept its retained
+    /// distance and attributes (its last room) for ever: they are cleared at the next connection,
+    /// unless the beacon was heard again meanwhile.
+    @Test("Departures noted while disconnected are cleared at the connection: distance None, attributes not_home; a beacon placed again is left alone",
+          .timeLimit(.minutes(2)))
+    func departuresAtTheConnection() async throws {
+        let broker = try MosquittoBroker()
+        try broker.start()
+        defer { broker.stop() }
+        let configuration = try ServiceConfiguration.decode("""
+        sources:
+          - mqtt: {format: espresense}
+        mqtt: {url: "\(broker.url)", site: departures}
+        """, path: "/tmp/regionkit-test.yaml")
+        var profile = MonitoringProfile.responsive
+        profile.nearestScanner = NearestScannerPolicy()
+        let clock = VirtualClock()
+        let service = MonitoringService(store: try RegionStore(path: temporaryStorePath()), profile: profile, clock: clock, sources: [.beacon: .authorized])
+        let hub = try PresenceHub(configuration: try #require(configuration.mqtt), homeAssistant: nil, sources: configuration.mqttSources,
+                                  service: service, logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }, environment: [:])
+        let uuid = try #require(UUID(uuidString: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0"))
+        let (gone, back) = (BeaconIdentity(uuid: uuid, major: 1, minor: 1), BeaconIdentity(uuid: uuid, major: 1, minor: 2))
+        let topics = PresenceTopics(site: "departures")
+        // Both had a distance published (retained, as before the connection was lost).
+        for identity in [gone, back] {
+            try broker.publish(topic: topics.beaconDistance(identity), message: "1.5", qos: 1, retain: true)
+            try broker.publish(topic: topics.beaconAttributes(identity), message: #"{"room":"kitchen"}"#, qos: 1, retain: true)
+        }
+        // Both left while disconnected; `back` is heard again (placed in the hall) before the connection.
+        hub.departedWhileDisconnected.withLock { $0 = [gone, back] }
+        service.manager.ingest(BeaconObservation(identity: back, rssi: -60, timestamp: clock.now, scannerID: "hall"))
+        #expect(service.manager.nearestScanner(for: back) == "hall")
+        let listener = try await StatusListener(topic: topics.beaconAttributes(gone), broker: broker)
+        let heard = listener.heard
+        let running = Task { await hub.run() }
+        // The attributes go out after the distance, in one pipelined publish.
+        try await eventually(timeout: .seconds(20), "not_home: \(heard.withLock { $0 })") { heard.withLock { $0 }.last == #"{"room":"not_home"}"# }
+        await listener.stop()
+        #expect(try await Self.retained(topics.beaconDistance(gone), on: broker) == ["None"])
+        #expect(try await Self.retained(topics.beaconAttributes(gone), on: broker) == [#"{"room":"not_home"}"#])
+        #expect(try await Self.retained(topics.beaconDistance(back), on: broker) == ["1.5"], "a beacon placed again keeps its distance until its next one")
+        await hub.shutdown(drainTimeout: .seconds(10))
+        running.cancel()
+        await running.value
+    }
 }
 
 /// An MQTT client subscribed (QoS 1) to one topic, keeping its payloads in order: what a site's

@@ -64,6 +64,9 @@ public final class PresenceHub: Sendable {
     let outputName: String
     /// Where the MQTT sources' availability goes (nil: straight to the manager's beacon source).
     let availability = LockedBox<SourceAvailability?>(nil)
+    /// Beacons whose published distance stopped placing them while the hub could not say so
+    /// (disconnected, or the publish failed): cleared at the next connection, unless heard again.
+    let departedWhileDisconnected = LockedBox<Set<BeaconIdentity>>([])
 
     /// What the hub has done since start.
     public struct Counters: Hashable, Sendable {
@@ -497,6 +500,7 @@ public final class PresenceHub: Sendable {
                 connection = current
                 await republishStates()
                 await republishRooms()
+                await republishDepartures()
             }
             switch await publishPending() {
             case .done: await wake.wait(timeout: .seconds(1))   // the timeout covers events logged by another process
@@ -649,6 +653,28 @@ public final class PresenceHub: Sendable {
         logger.notice("beacons' rooms re-sent", metadata: ["beacons": "\(beacons.count)"])
     }
 
+    /// The distance and attributes of each beacon that stopped being placed while the hub was
+    /// disconnected (``departedWhileDisconnected``), cleared as ``PresenceRangingTracker/unplaced(_:)``
+    /// clears them, at the next connection: they stayed on the broker, retained, and placed the
+    /// beacon in its last room for ever (the device tracker said `not_home`, its attributes the
+    /// kitchen). A beacon heard again meanwhile is left to its next distance.
+    func republishDepartures() async {
+        let departed = departedWhileDisconnected.withLock { set in defer { set.removeAll() }; return set }
+        let engine = service.manager
+        var left = departed.sorted()[...]
+        while let identity = left.first {
+            if engine.nearestScanner(for: identity) == nil {
+                do { try await client.publish(PresenceRangingTracker.departure(identity, topics: topics).map(Self.mqtt)) } catch {
+                    // Not connected any more: the rest at the next connection.
+                    departedWhileDisconnected.withLock { $0.formUnion(left) }
+                    return
+                }
+            }
+            left = left.dropFirst()
+        }
+        if !departed.isEmpty { logger.notice("beacons' departures re-sent", metadata: ["beacons": "\(departed.count)"]) }
+    }
+
     // MARK: Ranging → distances
 
     /// Beacon distances and attributes from the ranging updates (QoS 0, retained; skipped while disconnected).
@@ -658,8 +684,16 @@ public final class PresenceHub: Sendable {
         for await event in service.manager.events(bufferingPolicy: .bufferingNewest(4096)) {
             // Heard by no scanner any more: its published distance and attributes stop placing it
             // (here, in order with the distances; nothing for a beacon never ranged).
-            if case .didChangeNearestScanner(let identity, nil, _) = event.kind, client.isConnected {
-                for message in tracker.unplaced(identity) { try? await client.publish(Self.mqtt(message)) }
+            // Disconnected (or the publish fails): cleared at the next connection instead.
+            if case .didChangeNearestScanner(let identity, nil, _) = event.kind {
+                let messages = tracker.unplaced(identity)
+                guard !messages.isEmpty else { continue }
+                do {
+                    guard client.isConnected else { throw MQTTError.notConnected }
+                    try await client.publish(messages.map(Self.mqtt))
+                } catch {
+                    departedWhileDisconnected.withLock { _ = $0.insert(identity) }
+                }
                 continue
             }
             guard case .didRangeBeacons(let beacons, _, _) = event.kind, client.isConnected else { continue }

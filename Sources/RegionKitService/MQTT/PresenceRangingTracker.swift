@@ -44,8 +44,14 @@ public struct PresenceRangingTracker: Sendable {
     /// whose distance was never published (a neighbour never ranged).
     public mutating func unplaced(_ identity: BeaconIdentity) -> [PresenceMessage] {
         guard published.removeValue(forKey: identity) != nil else { return [] }
-        return [PresenceMessage(topic: topics.beaconDistance(identity), text: "None", qos: 1, retain: true),
-                PresenceMessage(topic: topics.beaconAttributes(identity), text: #"{"room":"not_home"}"#, qos: 1, retain: true)]
+        return Self.departure(identity, topics: topics)
+    }
+
+    /// What ``unplaced(_:)`` publishes for a beacon whose distance was published: its retained
+    /// distance `None`, its attributes `{"room":"not_home"}`.
+    public static func departure(_ identity: BeaconIdentity, topics: PresenceTopics) -> [PresenceMessage] {
+        [PresenceMessage(topic: topics.beaconDistance(identity), text: "None", qos: 1, retain: true),
+         PresenceMessage(topic: topics.beaconAttributes(identity), text: #"{"room":"not_home"}"#, qos: 1, retain: true)]
     }
 
     public mutating func messages(for beacons: [Beacon], at time: Timestamp, room: (BeaconIdentity) -> String?) -> [PresenceMessage] {
