@@ -219,6 +219,21 @@ struct HTTPAPITests {
         #expect(try daemon.service.sqlite.regions().map(\.identifier) == ["lobby"], "nothing was stored")
     }
 
+    @Test("A chunked body (no Content-Length to check first) over the limit is 413 too, found while it is read")
+    func chunkedBodyTooLarge() async throws {
+        let daemon = try await TestDaemon()
+        defer { Task { try? await daemon.stop() } }
+        let connection = try LoopbackConnection(port: daemon.port)
+        let chunk = String(repeating: " ", count: 2_000) + "{}"   // the test daemon accepts 1,024 bytes
+        connection.send("PUT /v1/regions/bad HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer test-token\r\n"
+                        + "Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+                        + String(chunk.utf8.count, radix: 16) + "\r\n" + chunk + "\r\n0\r\n\r\n")
+        let (status, headers) = try await offPool { try connection.head(deadline: Date().addingTimeInterval(10)) }
+        #expect(status == 413)
+        #expect(headers["content-type"] == "application/problem+json")
+        #expect(try daemon.service.sqlite.regions().map(\.identifier) == ["lobby"], "nothing was stored")
+    }
+
     @Test("A region the daemon cannot monitor (no source for its kind) is refused with 409 and not stored; a replaced one stays")
     func refusedByTheEngine() async throws {
         let daemon = try await TestDaemon(sources: [.beacon: .authorized])

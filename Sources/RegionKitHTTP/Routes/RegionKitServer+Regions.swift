@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import NIOCore
 import RegionKit
 import RegionKitStore
 
@@ -53,13 +54,16 @@ extension RegionKitServer {
         }
         router.post("/v1/regions/:id/request-state") { _, context in
             let id = try Self.regionID(context)
-            switch try await self.backend.requestState(id) {
+            let outcome = try await self.backend.requestState(id)
+            switch outcome {
             case .notMonitored:
                 throw Problem(.notFound, "region '\(id)' is not monitored", field: "id")
-            case .requested:
-                return try Self.json(try await self.regionReports(only: id).first, status: .accepted)
-            case .stored:
-                return try Self.json(try await self.regionReports(only: id).first, status: .ok)
+            case .requested, .stored:
+                // A DELETE between the request and its report: not `null` with 202 (review finding).
+                guard let report = try await self.regionReports(only: id).first else {
+                    throw Problem(.notFound, "region '\(id)' stopped being monitored", field: "id")
+                }
+                return try Self.json(report, status: outcome == .requested ? .accepted : .ok)
             }
         }
     }
@@ -113,10 +117,11 @@ extension RegionKitServer {
         if let length = request.headers[.contentLength].flatMap(Int.init), length > limit {
             throw Problem(.contentTooLarge, "the body is \(length) bytes; at most \(limit) are accepted", field: "body")
         }
+        // Only "too many bytes" is 413: anything else (the client gone mid-body) goes up as it is.
         do {
             var buffer = try await request.body.collect(upTo: limit)
             return Data(buffer.readBytes(length: buffer.readableBytes) ?? [])
-        } catch {
+        } catch is NIOTooManyBytesError {
             throw Problem(.contentTooLarge, "the body is larger than \(limit) bytes", field: "body")
         }
     }
