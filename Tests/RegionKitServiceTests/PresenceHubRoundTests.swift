@@ -76,4 +76,47 @@ struct PresenceHubRoundTests {
         let room = try await PresenceHubStatusTests.retained(PresenceTopics(site: "round-test").beaconRoom(beacons[5]), on: broker)
         #expect(room == ["kitchen"])
     }
+
+    @Test("A region stopped during a discovery round: its entity's removal goes out after the round, so the round's config of it (read before the stop) does not bring the entity back for good",
+          .timeLimit(.minutes(2)))
+    func removalWaitsForTheDiscoveryRound() async throws {
+        let broker = try MosquittoBroker()
+        try broker.start()
+        defer { broker.stop() }
+        let configuration = try ServiceConfiguration.decode("""
+        sources:
+          - mqtt: {format: espresense}
+        mqtt: {url: "\(broker.url)", site: removal-test}
+        homeAssistant: {discovery: true}
+        """, path: "/tmp/regionkit-test.yaml")
+        let service = MonitoringService(store: try RegionStore(path: temporaryStorePath()), clock: VirtualClock(), sources: [.beacon: .authorized])
+        let lobby = Region.beacon(try BeaconRegion(identifier: "lobby", uuid: Self.uuid, major: 1))
+        try await service.start(regions: [lobby])
+        let hub = try PresenceHub(configuration: try #require(configuration.mqtt), homeAssistant: configuration.homeAssistant,
+                                  sources: configuration.mqttSources, service: service,
+                                  logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }, environment: [:])
+        let discovery = try #require(hub.outputs.withLock { $0.discovery })
+        let configTopic = discovery.regionTopic("lobby")
+        let running = Task { await hub.run() }
+        let listener = try await StatusListener(topic: configTopic, broker: broker)
+        let heard = listener.heard
+        try await eventually(timeout: .seconds(20), "the lobby's entity announced") { heard.withLock { $0 }.last?.isEmpty == false }
+        // A discovery round under way, which read the lobby as monitored: held here.
+        await hub.discoveryLock.acquire()
+        try await service.stopMonitoring(lobby, reason: "deleted through the HTTP API")
+        var waiting = 0
+        for _ in 0..<300 where waiting < 1 {   // the removal waits for the round (before: published at once)
+            waiting = await hub.discoveryLock.waiting
+            if waiting < 1 { try? await Task.sleep(for: .milliseconds(10)) }
+        }
+        // The round publishes the config it built, then ends.
+        try broker.publish(topic: configTopic, message: discovery.regionConfig(lobby).text, qos: 1, retain: true)
+        await hub.discoveryLock.release()
+        try await eventually(timeout: .seconds(20), "the removal last: \(heard.withLock { $0 }.map(\.count))") { heard.withLock { $0 }.last == "" }
+        #expect(waiting == 1, "the removal did not wait for the round")
+        await listener.stop()
+        await hub.shutdown(drainTimeout: .seconds(5))
+        running.cancel()
+        await running.value
+    }
 }

@@ -46,7 +46,7 @@ public final class PresenceHub: Sendable {
     /// another `online` meanwhile is answered by that round (HA can send them in floods, and each
     /// round re-publishes every configuration).
     let discoveryRequested = LockedBox(false)
-    /// One discovery round at a time.
+    /// One discovery round at a time; a region's removal is not published during one.
     let discoveryLock = AsyncSemaphore()
     /// Status publications one at a time: an `online` for a connection made while the hub stops
     /// has either finished (acknowledged or failed) before the `offline` is sent, or is not sent
@@ -597,7 +597,17 @@ public final class PresenceHub: Sendable {
                 // event waited for its own acknowledgement, 66–430 events/s under a flood); on
                 // failure the whole round is published again after reconnecting (QoS 1: at least
                 // once; retained ones are idempotent).
-                do { try await client.publish(messages) } catch { return .disconnected }
+                // A region's removal waits for a discovery round under way: the round read the
+                // monitored regions before the stop and would publish the removed region's config
+                // after its removal, an entity left in Home Assistant for good (review finding).
+                let removesRegions = outputs.withLock { $0.discovery != nil } && decided.contains { $0.event.type == "monitoringStopped" }
+                do {
+                    if removesRegions {
+                        try await discoveryLock.withPermit { [client, messages] in try await client.publish(messages) }
+                    } else {
+                        try await client.publish(messages)
+                    }
+                } catch { return .disconnected }
                 outputs.withLock { outputs in
                     for (event, regions) in decided { outputs.published(event, regions: regions) }
                 }
