@@ -92,6 +92,12 @@ public final class LocationManager: Sendable {
     /// The region of `identifier` waiting for its source (see ``MonitoringEngine/waitingRegion(_:)``).
     public func waitingRegion(_ identifier: String) -> Region? { state.withLock { $0.engine.waitingRegion(identifier) } }
 
+    /// The monitored region of `identifier`, else the one waiting for its source: read together,
+    /// so a retry registering it between two reads cannot hide it from both.
+    public func monitoredOrWaitingRegion(_ identifier: String) -> Region? {
+        state.withLock { $0.engine.monitoredRegion(identifier)?.region ?? $0.engine.waitingRegion(identifier) }
+    }
+
     /// The last known state of a monitored region (`nil` if not monitored).
     public func state(for region: Region) -> RegionState? { state.withLock { $0.engine.state(of: region.identifier) } }
 

@@ -224,7 +224,7 @@ public struct MonitoringEngine: Sendable {
     public mutating func startMonitoring(_ region: Region, at time: Timestamp) -> [LocationEvent] {
         defer { settleTimers() }
         let events = advance(to: time)
-        supersedeWaiting(region.identifier)
+        supersedeWaiting(region)
         suspendedStates[region.identifier] = nil   // a new registration: nothing carried over
         // (Usually nothing was due: the registration's own array is returned, not copied.)
         return events.isEmpty ? register(region) : events + register(region)
@@ -243,7 +243,7 @@ public struct MonitoringEngine: Sendable {
         reserveCapacity(for: regions)
         events.growCapacity(toAtLeast: events.count + regions.count * (automation.requestStateOnStart ? 2 : 1))
         for region in regions {
-            supersedeWaiting(region.identifier)
+            supersedeWaiting(region)
             suspendedStates[region.identifier] = nil
             events += register(region)
         }
@@ -273,7 +273,7 @@ public struct MonitoringEngine: Sendable {
     public mutating func restore(_ region: Region, state: RegionState, since: Timestamp?, at time: Timestamp) -> [LocationEvent] {
         defer { settleTimers() }
         let events = advance(to: time)
-        supersedeWaiting(region.identifier)
+        supersedeWaiting(region)
         suspendedStates[region.identifier] = nil
         if let failure = validate(region) {
             // Its source is not back yet (a broker slower to start than the daemon): the stored
@@ -331,13 +331,29 @@ public struct MonitoringEngine: Sendable {
         return retries.regions + abandoned.values
     }
 
-    /// A new registration of `identifier` (``startMonitoring(_:at:)``, ``restore(_:state:since:at:)``)
-    /// replaces what waits for its source under that identifier: the retry or the source's return
-    /// registered the earlier definition over it (a PUT during an outage was undone by the retry of
-    /// the region it replaced). A new registration refused in turn is filed for its own retry.
-    mutating func supersedeWaiting(_ identifier: String) {
-        if !retries.isEmpty { retries.cancel(id: identifier) }
-        if !abandoned.isEmpty { abandoned.removeValue(forKey: identifier) }
+    /// A new registration of `region`'s identifier (``startMonitoring(_:at:)``,
+    /// ``restore(_:state:since:at:)``) replaces what waits for its source under that identifier:
+    /// the retry or the source's return registered the earlier definition over it (a PUT during an
+    /// outage was undone by the retry of the region it replaced). A new registration refused for
+    /// want of its source in turn is filed for its own retry (or parked); one refused for another
+    /// reason (its radius, the region limit) is never retried, so the waiting one stays, as a
+    /// monitored one stays.
+    mutating func supersedeWaiting(_ region: Region) {
+        guard !retries.isEmpty || !abandoned.isEmpty else { return }
+        if let refusal = validate(region), refusal.code != .sourceUnavailable { return }
+        retries.cancel(id: region.identifier)
+        abandoned.removeValue(forKey: region.identifier)
+    }
+
+    /// The state a region waiting for its source (``waitingRegion(_:)``) carries over to its
+    /// registration when the source is back: the state it had when the source went away, or the
+    /// stored one it was restored with; `nil` for a new definition (determined afresh).
+    ///
+    /// ```swift
+    /// engine.carriedState(of: "lobby")   // (.inside, since: 12:00) while the scanner is unplugged
+    /// ```
+    public func carriedState(of identifier: String) -> (state: RegionState, since: Timestamp?)? {
+        waitingRegion(identifier) == nil ? nil : suspendedStates[identifier]
     }
 
     /// Forgets a retry filed for `identifier` and a region of it waiting for its source, without

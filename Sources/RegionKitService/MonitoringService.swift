@@ -487,15 +487,11 @@ public final class MonitoringService: Sendable {
     public func removeRegion(_ identifier: String, reason: String) async throws -> Bool {
         try await regionWrites.withPermit {
             try self.refuseWritesWithoutRestore(identifier)
-            if let region = self.manager.monitoredRegion(identifier)?.region {
+            // Monitored, or in no engine table during an outage (stored, or a configured one
+            // refused before it ever was): the latter answered "not monitored" (the API's 404),
+            // and the retry or the source's return brought the region back.
+            if let region = self.manager.monitoredOrWaitingRegion(identifier) {
                 try await self.stopMonitoring(region, reason: reason)
-                return true
-            }
-            // In no engine table during an outage (stored, or a configured one refused before it
-            // ever was): this answered "not monitored" (the API's 404), and the retry or the
-            // source's return brought the region back.
-            if let waiting = self.manager.waitingRegion(identifier) {
-                try await self.stopMonitoring(waiting, reason: reason)
                 return true
             }
             guard let stored = try await self.store.storedRegion(identifier) else { return false }

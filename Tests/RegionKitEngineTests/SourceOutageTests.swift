@@ -70,6 +70,23 @@ struct SourceOutageTests {
         #expect(later.of("didStartMonitoring", "hall").isEmpty)
     }
 
+    @Test("A replacement refused for another reason than its source (a radius too large) leaves the waiting region as it was; a restore supersedes like a start; the carried state is the one the region had")
+    func supersedingOnlyWhatCanBeRetried() throws {
+        var (engine, _) = Self.engineWithAnOutage()
+        #expect(engine.carriedState(of: "lobby")?.state == .inside && engine.carriedState(of: "hall")?.state == .outside)
+        let huge = Region.circular(try CircularRegion(identifier: "hall", latitude: 35.68, longitude: 139.76, radius: engine.profile.maximumRegionMonitoringDistance * 2))
+        let refused = engine.startMonitoring(huge, at: Timestamp(seconds: 30.4))
+        #expect(refused.of("monitoringDidFail", "hall").count == 1)
+        #expect(engine.waitingRegion("hall") == Self.hall, "the refused circle dropped the waiting beacon region")
+        // A restore of a new definition while the source is away: it waits instead of the old one, carrying the restored state.
+        let renewed = Fixture.region("lobby", major: 11)
+        _ = engine.restore(renewed, state: .outside, since: Timestamp(seconds: 1), at: Timestamp(seconds: 30.5))
+        #expect(engine.waitingRegion("lobby") == renewed && engine.carriedState(of: "lobby")?.state == .outside)
+        let back = engine.setSourceStatus(.authorized, for: .beacon, at: Timestamp(seconds: 31)) + engine.advance(to: Timestamp(seconds: 40))
+        #expect(engine.monitoredRegion("lobby")?.region == renewed && engine.monitoredRegion("hall")?.region == Self.hall, "\(back.summary)")
+        #expect(engine.waitingRegions.isEmpty && engine.carriedState(of: "lobby") == nil)
+    }
+
     @Test("A region parked until its source is back, redefined as another kind meanwhile, stays the new definition when the source returns")
     func newKindSupersedesTheParkedRegion() throws {
         var (engine, _) = Self.engineWithAnOutage(retry: Automation.Retry(delay: 1, maximumAttempts: 0))

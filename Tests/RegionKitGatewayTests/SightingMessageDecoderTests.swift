@@ -129,6 +129,11 @@ struct SightingMessageDecoderTests {
         // A RegionKit batch: the beacon with power +30 and the one with −59 both arrive.
         let batch = #"{"v":1,"scanner":"hall","time":1000,"sightings":[{"uuid":"E2C56DB5-DFFB-48D2-B060-D0F5A71096E0","major":1,"minor":2,"rssi":-60,"power":30,"dt":0},{"uuid":"E2C56DB5-DFFB-48D2-B060-D0F5A71096E0","major":1,"minor":3,"rssi":-61,"power":-59,"dt":0}]}"#
         #expect(try ScannerBatch(json: Array(batch.utf8)).sightings.map(\.measuredPower) == [nil, -59])
+        // The range's ends are powers.
+        for power in [-127, 20] {
+            let edge = #"{"v":1,"scanner":"hall","time":1000,"sightings":[{"uuid":"E2C56DB5-DFFB-48D2-B060-D0F5A71096E0","major":1,"minor":2,"rssi":-60,"power":\#(power),"dt":0}]}"#
+            #expect(try ScannerBatch(json: Array(edge.utf8)).sightings.map(\.measuredPower) == [power])
+        }
         // Still errors: not an integer, or absurd.
         for bad in [#""loud""#, "1e12", "-59.5e10"] {
             let payload = #"{"v":1,"scanner":"hall","time":1000,"sightings":[{"uuid":"E2C56DB5-DFFB-48D2-B060-D0F5A71096E0","major":1,"minor":2,"rssi":-60,"power":\#(bad),"dt":0}]}"#

@@ -10,10 +10,12 @@ import RegionKitEngine
 @Suite("Beacon reports: the most recent without building every one")
 struct BeaconReportTests {
     static let uuid = UUID(uuidString: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0")!
+    static let rangedOnly = UUID(uuidString: "F7826DA6-4FA2-4E98-8024-BC5B71E0893E")!
 
-    /// 300 beacons in a UUID region, 40 of them with a region of their own, ranged while major 2
-    /// is inside (a session of its own), heard by two scanners at whole seconds: many share
-    /// their last time, so the limit often falls inside a tie (ordered by id).
+    /// 300 beacons in a UUID region, 40 of them with a region of their own, major 2 ranged (a
+    /// session of its own), heard by two scanners at whole seconds: many share their last time,
+    /// so the limit often falls inside a tie (ordered by id). And 20 beacons of another UUID that
+    /// only a ranging session hears (no region).
     static func engine(seed: UInt64) throws -> MonitoringEngine {
         var engine = MonitoringEngine(profile: .responsive, sources: [.beacon: .authorized])
         var rng = SeededRandom(seed: seed)
@@ -22,8 +24,11 @@ struct BeaconReportTests {
             _ = engine.startMonitoring(.beacon(try BeaconRegion(identifier: "own-\(minor)", uuid: uuid, major: 1, minor: minor)), at: .zero)
         }
         _ = engine.startRanging(try BeaconIdentityConstraint(uuid: uuid, major: 2), label: "ranged", at: .zero)
+        _ = engine.startRanging(try BeaconIdentityConstraint(uuid: rangedOnly), label: "ranged-only", at: .zero)
         for step in 0..<1_200 {
-            let identity = BeaconIdentity(uuid: uuid, major: UInt16.random(in: 1...3, using: &rng), minor: UInt16.random(in: 0..<100, using: &rng))
+            let identity = step % 10 == 9
+                ? BeaconIdentity(uuid: rangedOnly, major: 7, minor: UInt16.random(in: 0..<20, using: &rng))
+                : BeaconIdentity(uuid: uuid, major: UInt16.random(in: 1...3, using: &rng), minor: UInt16.random(in: 0..<100, using: &rng))
             let time = Timestamp(seconds: 1 + Double(step / 60))   // 60 sightings a second, 20 s
             _ = engine.ingest(BeaconObservation(identity: identity, rssi: Int.random(in: -90 ... -50, using: &rng), measuredPower: -59,
                                                 timestamp: time, scannerID: Bool.random(using: &rng) ? "hall" : "kitchen"))
@@ -38,6 +43,7 @@ struct BeaconReportTests {
         let all = BeaconReport.all(from: engine)
         #expect(all.count > 250, "the input heard most of its 300 beacons: \(all.count)")
         #expect(all.contains { $0.distance != nil } && all.contains { $0.regions.contains("own-3") }, "ranged and own-region beacons are among them")
+        #expect(all.contains { $0.uuid == Self.rangedOnly.uuidString && $0.regions.isEmpty && $0.distance != nil }, "beacons only a ranging session hears")
         let times = all.map(\.lastSeen)
         var tied = 0
         for limit in [1, 2, 7, 59, 60, 61, 150, all.count - 1, all.count, all.count + 5] {

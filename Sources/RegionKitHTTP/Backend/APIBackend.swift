@@ -20,11 +20,13 @@ public protocol APIBackend: Sendable {
     /// when the API may change the monitored regions.
     var regionChangesRefusal: String? { get }
 
-    /// The monitored regions (or only `identifier`, if monitored) with their states, in order.
+    /// The monitored regions in order, then those waiting for their source (or only `identifier`,
+    /// if monitored or waiting), with their states.
     func regionReports(only identifier: String?) async throws -> [RegionReport]
     /// Saves and monitors `region`; whether a region of that identifier existed before.
     func putRegion(_ region: Region) async throws -> Bool
-    /// Stops monitoring and forgets the region; false when it is not monitored.
+    /// Stops monitoring and forgets the region (one waiting for its source too); false when there
+    /// is no such region.
     func removeRegion(_ identifier: String) async throws -> Bool
     /// `POST /v1/regions/{id}/request-state`.
     func requestState(_ identifier: String) async throws -> StateRequestOutcome

@@ -3,12 +3,14 @@
 /// partitions' (a beacon's sightings all go to one partition, held by one member at a time).
 ///
 /// ```swift
-/// let snapshot = BeaconSnapshot(time: engine.now.seconds, beacons: BeaconReport.all(from: engine))
+/// let (beacons, total) = BeaconReport.mostRecent(1_000, from: engine)
+/// var snapshot = BeaconSnapshot(time: engine.now.seconds, beacons: beacons)
+/// snapshot.total = total
 /// ```
 public struct BeaconSnapshot: Codable, Hashable, Sendable {
     /// The engine's clock (Unix seconds) when the snapshot was taken.
     public var time: Double
-    /// Most recently heard first; `GET /v1/beacons` lists the first `limit` of them.
+    /// Most recently heard first: the first `limit` of `GET /v1/beacons` (the backends build no more).
     public var beacons: [BeaconReport]
     /// How many beacons are heard now (`beacons` may list fewer: `GET /v1/beacons?limit=`).
     public var total: Int?

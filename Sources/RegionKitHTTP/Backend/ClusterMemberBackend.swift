@@ -79,7 +79,7 @@ public final class ClusterMemberBackend: APIBackend {
         let engines = engine.partitionEngines
         // Each partition's first `limit` (a beacon is in one partition only), merged, then cut.
         let lists = engines.map { BeaconReport.mostRecent(limit, from: $0.engine) }
-        let beacons = lists.flatMap { $0.beacons }.sorted { ($0.lastSeen, $1.id) > ($1.lastSeen, $0.id) }.prefix(limit)
+        let beacons = lists.flatMap { $0.beacons }.sorted { ($0.lastSeen, $1.id) > ($1.lastSeen, $0.id) }.prefix(max(0, limit))
         var snapshot = BeaconSnapshot(time: Date().timeIntervalSince1970, beacons: Array(beacons), member: engine.member,
                                       partitions: engines.map(\.lease.partition), partitionCount: engine.configuration.partitionCount)
         snapshot.total = lists.reduce(0) { $0 + $1.total }

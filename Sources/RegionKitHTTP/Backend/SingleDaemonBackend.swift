@@ -34,7 +34,8 @@ public struct SingleDaemonBackend: APIBackend {
             guard monitored != nil || waiting != nil else { return [] }
             let (stored, state) = (try await service.store.storedRegion(identifier), try await service.store.state(of: identifier))
             if let monitored { return [RegionReport(monitored: monitored, origin: stored?.origin, stored: state)] }
-            return waiting.map { [RegionReport(waiting: $0, origin: stored?.origin, stored: state, reason: Self.waitingReason($0, engine))] } ?? []
+            return waiting.map { [RegionReport(waiting: $0, carried: engine.carriedState(of: identifier), origin: stored?.origin, stored: state,
+                                               reason: Self.waitingReason($0, engine))] } ?? []
         }
         let (origins, states) = (try await service.store.regionOrigins(), try await service.store.states())
         let monitored = engine.monitoredRegions.compactMap { region in
@@ -42,7 +43,8 @@ public struct SingleDaemonBackend: APIBackend {
             return engine.monitoredRegion(id).map { RegionReport(monitored: $0, origin: origins[id], stored: states[id]) }
         }
         let waiting = engine.waitingRegions.filter { engine.monitoredRegion($0.identifier) == nil }.map { region in
-            RegionReport(waiting: region, origin: origins[region.identifier], stored: states[region.identifier], reason: Self.waitingReason(region, engine))
+            RegionReport(waiting: region, carried: engine.carriedState(of: region.identifier), origin: origins[region.identifier],
+                         stored: states[region.identifier], reason: Self.waitingReason(region, engine))
         }
         return monitored + waiting
     }

@@ -140,7 +140,7 @@ function renderRegions() {
       state.changesRefused ? el("span", {}) :
         el("span", {}, el("button", { class: "link", type: "button", "data-action": "edit", onclick: () => editRegion(region) }, "Edit"), remove),
       el("span", { class: "detail" },
-        (region.waitingForSource ? "not monitored: " + region.waitingForSource + (region.since ? " · last stored state since " + formatTime(region.since) : "") :
+        (region.waitingForSource ? "not monitored: " + region.waitingForSource + (region.since ? " · state since " + formatTime(region.since) : "") :
           (region.since ? "since " + formatTime(region.since) : "state not determined yet") + reason),
         el("br"), describe(region)));
   }));

@@ -60,7 +60,8 @@ public struct BeaconReport: Codable, Hashable, Sendable {
     /// ```swift
     /// let (beacons, total) = BeaconReport.mostRecent(1_000, from: service.manager.engineSnapshot)
     /// ```
-    public static func mostRecent(_ limit: Int, from engine: MonitoringEngine) -> (beacons: [BeaconReport], total: Int) {
+    public static func mostRecent(_ requested: Int, from engine: MonitoringEngine) -> (beacons: [BeaconReport], total: Int) {
+        let limit = max(0, requested)
         // When each beacon was heard last, as all(from:) finds it: its streams and listed tracks.
         var lastSeen: [BeaconIdentity: Double] = [:]
         func raise(_ time: inout Double, to seen: Double) { if seen > time { time = seen } }   // one lookup, in place

@@ -4,8 +4,8 @@ import RegionKitStore
 
 /// One monitored region as `GET /v1/regions[/{id}]` reports it: its definition, where it came
 /// from, its live state since when, and the evidence behind the last change. A region waiting
-/// for its source (an outage) is reported too, with ``waitingForSource`` and its last stored
-/// state, stale.
+/// for its source (an outage) is reported too, with ``waitingForSource`` and the state it will
+/// carry over when the source is back, stale (or unknown).
 public struct RegionReport: Codable, Hashable, Sendable {
     public var identifier: String
     /// `beacon` or `circular`.
@@ -56,11 +56,17 @@ public struct RegionReport: Codable, Hashable, Sendable {
     }
 
     /// A region waiting for its source (``MonitoringEngine/waitingRegion(_:)``), with the state it
-    /// had when stored (stale: nothing confirms it while the source is away) and `reason`.
-    init(waiting region: Region, origin: RegionOrigin?, stored: RegionStore.StoredState?, reason: String) {
-        self.init(region: region, origin: origin, state: stored?.state ?? .unknown, since: stored?.since, stale: true)
-        lastEvidence = stored?.evidence
-        lastReason = stored?.evidence?.reason
+    /// will carry over when the source is back (``MonitoringEngine/carriedState(of:)``; unknown for
+    /// a new definition), stale (nothing confirms it while the source is away), and `reason`. The
+    /// stored row's evidence when it is of that state.
+    init(waiting region: Region, carried: (state: RegionState, since: Timestamp?)?, origin: RegionOrigin?,
+         stored: RegionStore.StoredState?, reason: String) {
+        let state = carried?.state ?? .unknown
+        self.init(region: region, origin: origin, state: state, since: carried?.since?.seconds, stale: state != .unknown)
+        if let stored, stored.state == state, state != .unknown {
+            lastEvidence = stored.evidence
+            lastReason = stored.evidence?.reason
+        }
         waitingForSource = reason
     }
 
