@@ -83,18 +83,10 @@ struct PresenceHubRoundTests {
         let broker = try MosquittoBroker()
         try broker.start()
         defer { broker.stop() }
-        let configuration = try ServiceConfiguration.decode("""
-        sources:
-          - mqtt: {format: espresense}
-        mqtt: {url: "\(broker.url)", site: removal-test}
-        homeAssistant: {discovery: true}
-        """, path: "/tmp/regionkit-test.yaml")
-        let service = MonitoringService(store: try RegionStore(path: temporaryStorePath()), clock: VirtualClock(), sources: [.beacon: .authorized])
+        let hub = try PresenceHubStatusTests.hub(site: "removal-test", broker: broker, store: try RegionStore(path: temporaryStorePath()), homeAssistant: true)
+        let service = hub.service
         let lobby = Region.beacon(try BeaconRegion(identifier: "lobby", uuid: Self.uuid, major: 1))
         try await service.start(regions: [lobby])
-        let hub = try PresenceHub(configuration: try #require(configuration.mqtt), homeAssistant: configuration.homeAssistant,
-                                  sources: configuration.mqttSources, service: service,
-                                  logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }, environment: [:])
         let discovery = try #require(hub.outputs.withLock { $0.discovery })
         let configTopic = discovery.regionTopic("lobby")
         let running = Task { await hub.run() }

@@ -13,15 +13,18 @@ import Testing
 @Suite("Presence hub: the site's status through a real broker", .serialized, .tags(.endToEnd),
        .enabled(if: MosquittoBroker.isAvailable, MosquittoBroker.skipReason))
 struct PresenceHubStatusTests {
-    /// A hub for `site` on `broker` (an MQTT source, no Home Assistant) over `store`.
-    static func hub(site: String, broker: MosquittoBroker, store: RegionStore) throws -> PresenceHub {
+    /// A hub for `site` on `broker` (an MQTT source; Home Assistant discovery when asked) over
+    /// `store`, its service on `clock` with `profile` (its regions are the caller's to start).
+    static func hub(site: String, broker: MosquittoBroker, store: RegionStore, profile: MonitoringProfile = .responsive,
+                    clock: VirtualClock = VirtualClock(), homeAssistant: Bool = false) throws -> PresenceHub {
         let configuration = try ServiceConfiguration.decode("""
         sources:
           - mqtt: {format: espresense}
         mqtt: {url: "\(broker.url)", site: \(site)}
+        \(homeAssistant ? "homeAssistant: {discovery: true}" : "")
         """, path: "/tmp/regionkit-test.yaml")
-        let service = MonitoringService(store: store, clock: VirtualClock(), sources: [.beacon: .authorized])
-        return try PresenceHub(configuration: try #require(configuration.mqtt), homeAssistant: nil, sources: configuration.mqttSources,
+        let service = MonitoringService(store: store, profile: profile, clock: clock, sources: [.beacon: .authorized])
+        return try PresenceHub(configuration: try #require(configuration.mqtt), homeAssistant: configuration.homeAssistant, sources: configuration.mqttSources,
                                service: service, logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }, environment: [:])
     }
 
@@ -162,17 +165,11 @@ struct PresenceHubStatusTests {
         let broker = try MosquittoBroker()
         try broker.start()
         defer { broker.stop() }
-        let configuration = try ServiceConfiguration.decode("""
-        sources:
-          - mqtt: {format: espresense}
-        mqtt: {url: "\(broker.url)", site: departures}
-        """, path: "/tmp/regionkit-test.yaml")
         var profile = MonitoringProfile.responsive
         profile.nearestScanner = NearestScannerPolicy()
         let clock = VirtualClock()
-        let service = MonitoringService(store: try RegionStore(path: temporaryStorePath()), profile: profile, clock: clock, sources: [.beacon: .authorized])
-        let hub = try PresenceHub(configuration: try #require(configuration.mqtt), homeAssistant: nil, sources: configuration.mqttSources,
-                                  service: service, logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }, environment: [:])
+        let hub = try Self.hub(site: "departures", broker: broker, store: try RegionStore(path: temporaryStorePath()), profile: profile, clock: clock)
+        let service = hub.service
         let uuid = try #require(UUID(uuidString: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0"))
         let (gone, back) = (BeaconIdentity(uuid: uuid, major: 1, minor: 1), BeaconIdentity(uuid: uuid, major: 1, minor: 2))
         let topics = PresenceTopics(site: "departures")
