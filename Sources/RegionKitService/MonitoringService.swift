@@ -430,7 +430,7 @@ public final class MonitoringService: Sendable {
         let previousState = previous == nil ? nil : try await store.state(of: region.identifier)
         // A stored region waiting for its source is replaced too (and not registered again later:
         // the engine drops what waits under the identifier at the new registration).
-        let existed = previous != nil || manager.monitoredRegion(region.identifier) != nil || manager.waitingRegion(region.identifier) != nil
+        let existed = previous != nil || manager.monitoredOrWaitingRegion(region.identifier) != nil
         let now = manager.clock.now.seconds
         let logEnd = try await store.lastEventID()
         try await store.saveRegion(region, at: now, origin: .api)

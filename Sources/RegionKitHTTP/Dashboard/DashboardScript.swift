@@ -132,7 +132,7 @@ function renderRegions() {
       refreshRegions();
     });
     const reason = region.lastReason ? " — " + region.lastReason : "";
-    // Not monitored now: its source is away (its state is the last one stored).
+    // Not monitored now: its source is away (its state is the one it carries over when the source is back).
     const waiting = region.waitingForSource ? el("span", { class: "tag waiting", title: region.waitingForSource }, "waiting for its source") : null;
     return el("li", { class: "region", "data-region": region.identifier },
       pill,
