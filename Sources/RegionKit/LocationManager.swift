@@ -125,6 +125,22 @@ public final class LocationManager: Sendable {
         run { $0.restore(region, state: state, since: since, at: $1) }
     }
 
+    /// Places beacons in the rooms they were known to be in (an engine set aside for a broker
+    /// outage, a restart), without events: see ``MonitoringEngine/restoreNearestScanner(_:scanner:at:)``.
+    /// Each stays while heard; one heard by no scanner leaves its room when a beacon heard once
+    /// now would be called gone.
+    ///
+    /// ```swift
+    /// manager.restoreNearestScanners(previous.nearestScanners)
+    /// ```
+    public func restoreNearestScanners(_ rooms: [BeaconIdentity: String]) {
+        guard !rooms.isEmpty else { return }
+        run { engine, now in
+            // In one order whatever the dictionary's (equal absence times fire by identity anyway).
+            rooms.sorted { $0.key < $1.key }.flatMap { engine.restoreNearestScanner($0.key, scanner: $0.value, at: now) }
+        }
+    }
+
     public func stopMonitoring(for region: Region) {
         run { $0.stopMonitoring(identifier: region.identifier, at: $1) }
     }

@@ -214,6 +214,34 @@ public struct MonitoringEngine: Sendable {
     /// Every tracked beacon's nearest scanner now (beacons heard by no scanner any more are left out).
     public var nearestScanners: [BeaconIdentity: String] { nearest.compactMapValues(\.current) }
 
+    /// Places `identity` in `scanner`'s room as known from before (an engine set aside for a
+    /// broker outage, a restart): no event. It stays there while a scanner hears it (another
+    /// scanner's first sighting moves it at once: the old room's track has no RSSI to compare);
+    /// heard by none, it leaves (`didChangeNearestScanner` to none) once the profile's exit
+    /// detector calls a beacon heard once at `time` gone. Without it a fresh engine never knew
+    /// the beacon was anywhere, and a beacon that left meanwhile stayed in its last room (its
+    /// retained room, distance and attributes) for good.
+    ///
+    /// Ignored when the profile tracks no nearest scanners, for a beacon the engine tracks
+    /// already (its sightings know better), and for an empty scanner name.
+    ///
+    /// ```swift
+    /// let rooms = oldEngine.nearestScanners
+    /// for (beacon, room) in rooms { _ = engine.restoreNearestScanner(beacon, scanner: room, at: now) }
+    /// ```
+    public mutating func restoreNearestScanner(_ identity: BeaconIdentity, scanner: String, at time: Timestamp) -> [LocationEvent] {
+        defer { settleTimers() }
+        let events = advance(to: time)
+        guard profile.nearestScanner != nil, !scanner.isEmpty, nearest[identity] == nil else { return events }
+        var state = NearestScannerState(restoring: scanner, at: now)
+        if let deadline = state.absentDeadline(detector: profile.exitDetector) {
+            state.absentAt = deadline
+            nearestAbsences.push(NearestAbsence(time: deadline, identity: identity))
+        }
+        nearest[identity] = state
+        return events
+    }
+
     /// When the engine next needs ``advance(to:)`` to be called, if ever.
     public var nextDeadline: Timestamp? { nextDue()?.time }
 

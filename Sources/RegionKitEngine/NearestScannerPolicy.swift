@@ -49,6 +49,15 @@ public struct NearestScannerState: Hashable, Sendable, Codable {
 
     public init() {}
 
+    /// A beacon known to be in `scanner`'s room (``MonitoringEngine/restoreNearestScanner(_:scanner:at:)``):
+    /// one track, as if the scanner had heard it once at `time`, with no RSSI yet (the first
+    /// sighting gives it one; another scanner heard first takes the beacon at once).
+    init(restoring scanner: String, at time: Timestamp) {
+        let detector = Self.presence
+        tracks[scanner] = Track(stream: ReceptionEstimator(firstSighting: time, priorInterval: detector.priorInterval, tracksEvidence: detector.usesEvidence))
+        current = scanner
+    }
+
     /// When no scanner hears the beacon any more: the latest time a track's stream is gone under
     /// `detector` — the profile's exit detector, as conservative as its region exits (not
     /// ``presence``, the quick rule that lets a room go while the beacon is heard elsewhere: a
@@ -102,8 +111,15 @@ public struct NearestScannerState: Hashable, Sendable, Codable {
             let oldest = tracks.lazy.filter { $0.key != current }.min { $0.value.stream.lastSighting < $1.value.stream.lastSighting }
             if let oldest { tracks[oldest.key] = nil }
         }
-        var track = tracks[scanner] ?? Track(stream: ReceptionEstimator(firstSighting: now, priorInterval: detector.priorInterval, tracksEvidence: detector.usesEvidence))
-        if tracks[scanner] != nil { track.stream.record(at: now, rssi: observation.rssi) }
+        var track: Track
+        if let known = tracks[scanner], known.smoothed.smoothedAt != nil {
+            track = known
+            track.stream.record(at: now, rssi: observation.rssi)
+        } else {
+            // New, or restored and not heard since (``init(restoring:at:)``): the time since the
+            // restore is no interval of the beacon's (an outage's length would read as its rhythm).
+            track = Track(stream: ReceptionEstimator(firstSighting: now, priorInterval: detector.priorInterval, tracksEvidence: detector.usesEvidence))
+        }
         filter.add(Double(observation.rssi), at: now, to: &track.smoothed)
         tracks[scanner] = track
         // Present scanners and their smoothed RSSI; drop tracks that are gone.

@@ -18,7 +18,8 @@ import RegionKitStore
 /// starts from the partition's last states exactly as when a partition is taken over (a region
 /// inside stays inside while its beacons are heard again; one not heard again exits once). The
 /// same while the broker refuses the partition's subscription: the client asks again, and the
-/// partition resumes when it is granted (or when messages arrive on its session anyway).
+/// partition resumes when it is granted (or when messages arrive on its session anyway). Its
+/// beacons' rooms are carried over the same way: one heard again stays, one not heard leaves.
 ///
 /// ```swift
 /// let worker = PartitionWorker(lease: lease, member: "engine-a", regions: regions, store: store, …)
@@ -42,6 +43,10 @@ final class PartitionWorker: LocationManagerDelegate {
     let current: LockedBox<Current>
     /// The last state written (or restored) per region: where a new engine starts from.
     private let lastStates = LockedBox<[String: RegionContribution]>([:])
+    /// The rooms the engine set aside had placed its beacons in: the next engine starts from
+    /// them (``LocationManager/restoreNearestScanners(_:)``), so a beacon that left during the
+    /// outage leaves its room (its room event, distance and attributes) instead of staying there.
+    private let lastRooms = LockedBox<[BeaconIdentity: String]>([:])
     /// Routes the client's messages to the current ingest (set after the client is made).
     let route: LockedBox<Routing>
 
@@ -279,6 +284,9 @@ final class PartitionWorker: LocationManagerDelegate {
         guard let suspended else { return }
         route.withLock { $0 = Routing(ingest: nil, holding: true, resumeOnMessage: resumeOnMessage) }
         suspended.delegate = nil
+        // Its rooms now (its delegate is gone: nothing it decides from here on is written).
+        let rooms = suspended.nearestScanners
+        lastRooms.withLock { $0 = rooms }
         if let warning { logger.warning("\(warning)") }
     }
 
@@ -309,6 +317,8 @@ final class PartitionWorker: LocationManagerDelegate {
         }
         guard let resumed else { return }
         register(on: resumed, from: states)
+        let rooms = lastRooms.withLock { $0 }
+        resumed.restoreNearestScanners(rooms)
         let ingest = current.withLock { $0.ingest }
         let redelivered = route.withLock { routing -> Int in
             // What arrived before this event first, then everything after it, in order.
@@ -316,7 +326,7 @@ final class PartitionWorker: LocationManagerDelegate {
             defer { routing = Routing(ingest: ingest) }
             return routing.held.count
         }
-        logger.notice("\(notice)", metadata: ["regions": "\(states.count)", "redelivered-before-resume": "\(redelivered)"])
+        logger.notice("\(notice)", metadata: ["regions": "\(states.count)", "beacons-placed": "\(rooms.count)", "redelivered-before-resume": "\(redelivered)"])
     }
 
     /// Restores the partition's regions from its stored contributions (no `didStartMonitoring`, no

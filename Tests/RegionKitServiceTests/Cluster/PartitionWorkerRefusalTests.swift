@@ -9,14 +9,14 @@ import RegionKitStore
 /// beacon leaving: its engine is set aside until the subscription is granted (the client asks
 /// again) or messages arrive on its session anyway. Driven through the worker's connection events,
 /// without a broker or PostgreSQL (``UnleasedClusterStore``).
-@Suite("Cluster partition: a refused subscription sets the engine aside")
+@Suite("Cluster partition: an engine set aside (a refused subscription, a broker outage)")
 struct PartitionWorkerRefusalTests {
     static let beacon = "iBeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0-1-1"
 
-    static func worker() throws -> PartitionWorker {
+    static func worker(profile: MonitoringProfile = .responsive) throws -> PartitionWorker {
         let store = UnleasedClusterStore(try RegionStore(path: temporaryStorePath()))
         return PartitionWorker(lease: PartitionLease(partition: 3, epoch: 1), member: "engine-a",
-                               regions: [try ClusterModeTests.region("hall", major: 1)], profile: .responsive, store: store,
+                               regions: [try ClusterModeTests.region("hall", major: 1)], profile: profile, store: store,
                                mqtt: try MQTTClientConfiguration(url: "mqtt://127.0.0.1:1"), clientIDPrefix: "rk-test-part-",
                                topicFilter: "espresense/devices/+/+", hooks: HookConfiguration(),
                                logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }, onEvents: { _ in }, onFenced: { _ in })
@@ -57,5 +57,31 @@ struct PartitionWorkerRefusalTests {
         #expect(suspended() && worker.status.state == .connecting, "no engine without a connection")
         worker.connectionChanged(.connected(sessionPresent: true))
         #expect(!suspended() && worker.status.state == .up)
+    }
+
+    @Test("A broker outage carries the beacons' rooms to the next engine: a beacon not heard after it leaves its room instead of staying there for good")
+    func roomsCarriedOver() throws {
+        var profile = MonitoringProfile.responsive
+        profile.nearestScanner = NearestScannerPolicy()
+        let worker = try Self.worker(profile: profile)
+        let identity = try #require(BeaconIdentity(description: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0:1:1"))
+        // (Without start(): the sighting reaches an engine through the refusal's path.)
+        worker.connectionChanged(.connected(sessionPresent: true))
+        worker.connectionChanged(.subscriptionRefused(filter: worker.topicFilter))
+        #expect(PartitionWorker.deliver(Self.sighting(), via: worker.route))
+        worker.deliveredWhileRefused()
+        let first = worker.current.withLock { $0.manager }
+        #expect(worker.sightings == 1 && first.nearestScanner(for: identity) == "hall")
+
+        worker.connectionChanged(.disconnected(.notConnected))
+        worker.connectionChanged(.connected(sessionPresent: true))
+        let second = worker.current.withLock { $0.manager }
+        #expect(second !== first, "a new engine after the outage")
+        #expect(second.nearestScanner(for: identity) == "hall", "placed where the engine set aside had it (a fresh engine knew nothing of it)")
+
+        // A second outage before it is heard again: carried on once more.
+        worker.connectionChanged(.disconnected(.notConnected))
+        worker.connectionChanged(.connected(sessionPresent: true))
+        #expect(worker.current.withLock { $0.manager }.nearestScanner(for: identity) == "hall")
     }
 }

@@ -1,0 +1,78 @@
+import Foundation
+import Testing
+@testable import RegionKitEngine
+
+/// A beacon's room carried over to a fresh engine (``MonitoringEngine/restoreNearestScanner(_:scanner:at:)``:
+/// a cluster partition's engine set aside for a broker outage, a restart): no event; it stays while
+/// heard, moves at once when another scanner hears it first, and leaves when heard by none.
+@Suite("Nearest scanner: a room carried over to a fresh engine")
+struct NearestScannerRestoreTests {
+    static func changes(_ events: [LocationEvent]) -> [[String?]] {
+        NearestAbsenceTests.changes(events).map { [$0.to, $0.from] }
+    }
+
+    @Test("Not heard again: no event at the restore, still in the kitchen, then leaves it once (the stale room a fresh engine never cleared)")
+    func leavesWhenNotHeard() throws {
+        var engine = NearestAbsenceTests.engine()
+        var events = engine.restoreNearestScanner(Fixture.a, scanner: "kitchen", at: Timestamp(seconds: 100))
+        #expect(events.isEmpty)
+        #expect(engine.nearestScanner(for: Fixture.a) == "kitchen" && engine.nearestScanners == [Fixture.a: "kitchen"])
+        let absent = try #require(engine.nearest[Fixture.a]?.absentAt)
+        #expect(absent.seconds > 100 && absent.seconds <= 160, "\(absent)")
+        #expect(engine.nextDeadline.map { $0 <= absent } == true, "the engine wakes for it")
+        events = engine.advance(to: Timestamp(seconds: 1_000))
+        #expect(Self.changes(events) == [[nil, "kitchen"]])
+        #expect(events.first?.timestamp == absent && events.first?.evidence?.reason == "heard by no scanner")
+        #expect(engine.nearest.isEmpty && engine.nearestAbsences.isEmpty)
+    }
+
+    @Test("Heard again by its room's scanner: no event, and its rhythm learned from the sightings only (the outage is no interval of its)")
+    func staysWhenHeardThere() throws {
+        // One engine carries the beacon over at 100 s; it is heard again halfway to the time it
+        // would leave, from then on at 2 Hz. A fresh engine hears the same sightings.
+        var restored = NearestAbsenceTests.engine()
+        var events = restored.restoreNearestScanner(Fixture.a, scanner: "kitchen", at: Timestamp(seconds: 100))
+        let carriedUntil = try #require(restored.nearest[Fixture.a]?.absentAt).seconds
+        let heard = (100 + carriedUntil) / 2
+        #expect(heard - 100 >= 1, "the gap is a real one: \(heard - 100) s")
+        var fresh = NearestAbsenceTests.engine()
+        _ = fresh.advance(to: Timestamp(seconds: 100))
+        var freshEvents: [LocationEvent] = []
+        for t in stride(from: heard, to: heard + 20, by: 0.5) {
+            freshEvents += fresh.ingest(Fixture.seen(Fixture.a, at: t, scanner: "kitchen"))
+            events += restored.ingest(Fixture.seen(Fixture.a, at: t, scanner: "kitchen"))
+        }
+        #expect(Self.changes(freshEvents) == [["kitchen", nil]])
+        #expect(Self.changes(events).isEmpty, "already in the kitchen")
+        // Both leave at the same time: the gap before the first sighting learned nothing.
+        let freshAbsent = try #require(fresh.nearest[Fixture.a]?.absentDeadline(detector: fresh.profile.exitDetector))
+        let restoredAbsent = try #require(restored.nearest[Fixture.a]?.absentDeadline(detector: restored.profile.exitDetector))
+        #expect(restoredAbsent == freshAbsent, "\(restoredAbsent) vs \(freshAbsent)")
+        events = restored.advance(to: Timestamp(seconds: 1_000))
+        #expect(Self.changes(events) == [[nil, "kitchen"]] && events.first?.timestamp == restoredAbsent)
+    }
+
+    @Test("Heard first by another scanner: moves there at once (the carried room has no RSSI to hold it)")
+    func movesWhenHeardElsewhere() {
+        var engine = NearestAbsenceTests.engine()
+        _ = engine.restoreNearestScanner(Fixture.a, scanner: "kitchen", at: Timestamp(seconds: 100))
+        let events = engine.ingest(Fixture.seen(Fixture.a, at: 100.5, rssi: -80, scanner: "hall"))
+        #expect(Self.changes(events) == [["hall", "kitchen"]])
+        #expect(engine.nearestScanner(for: Fixture.a) == "hall")
+    }
+
+    @Test("Ignored for a beacon the engine tracks already, for an empty scanner name, and without a nearest-scanner policy")
+    func ignored() {
+        var engine = NearestAbsenceTests.engine()
+        _ = engine.ingest(Fixture.seen(Fixture.a, at: 10, scanner: "hall"))
+        let before = engine.nearest
+        #expect(engine.restoreNearestScanner(Fixture.a, scanner: "kitchen", at: Timestamp(seconds: 11)).isEmpty)
+        #expect(engine.nearest == before && engine.nearestScanner(for: Fixture.a) == "hall")
+        _ = engine.restoreNearestScanner(Fixture.b, scanner: "", at: Timestamp(seconds: 11))
+        #expect(engine.nearest[Fixture.b] == nil)
+
+        var off = Fixture.engine(.responsive)
+        _ = off.restoreNearestScanner(Fixture.a, scanner: "kitchen", at: Timestamp(seconds: 1))
+        #expect(off.nearest.isEmpty && off.nearestAbsences.isEmpty)
+    }
+}
