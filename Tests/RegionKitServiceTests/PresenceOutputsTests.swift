@@ -77,7 +77,9 @@ struct PresenceOutputsTests {
         let room = outputs.messages(for: Self.event(2, "didChangeNearestScanner", json: json)) { _ in nil }
         #expect(room.dropFirst().map { [$0.topic, $0.text, "\($0.retain)"] } == [[Self.topics.beaconRoom(Self.beacon), "kitchen", "true"]])
         let gone = outputs.messages(for: Self.event(3, "didChangeNearestScanner", json: #"{"beacon":"E2C56DB5-DFFB-48D2-B060-D0F5A71096E0:1:2","previous":"kitchen"}"#)) { _ in nil }
-        #expect(gone.dropFirst().map { [$0.topic, $0.text, "\($0.retain)"] } == [[Self.topics.beaconRoom(Self.beacon), "not_home", "true"]])
+        // No Home Assistant entity reads it: not_home to the subscribers now, then the topic removed.
+        #expect(gone.dropFirst().map { [$0.topic, $0.text, "\($0.retain)"] } == [[Self.topics.beaconRoom(Self.beacon), "not_home", "false"],
+                                                                                [Self.topics.beaconRoom(Self.beacon), "", "true"]])
         let stopped = outputs.messages(for: Self.event(4, "monitoringStopped", region: "lobby", json: "{}")) { _ in nil }
         #expect(stopped.dropFirst().map { [$0.topic, $0.text, "\($0.retain)"] } == [["regionkit/home/regions/lobby/state", "", "true"]])
     }
@@ -93,6 +95,45 @@ struct PresenceOutputsTests {
         #expect(removed.map(\.topic).contains(Self.topics.regionState("a/b")) && !removed.map(\.topic).contains(Self.topics.regionState("a b")),
                 "\(removed.map(\.topic))")
         #expect(PresenceOutputs.topicCollisions([other, .beacon(try BeaconRegion(identifier: "a/b", uuid: Self.uuid)), Self.lobby]).isEmpty)
+    }
+
+    /// Every identity ever heard left a retained `not_home` room (and, ranged, a distance and
+    /// attributes) on the broker for good: a publisher inventing identities, or neighbours'
+    /// beacons walking past, grew it without bound (review finding). Only a beacon with a Home
+    /// Assistant entity keeps them retained: its device tracker must find `not_home` after HA's
+    /// own restart.
+    @Test("A departed beacon's room stays retained only when a Home Assistant entity reads it; otherwise not_home is sent and the topic removed; its distance and attributes alike")
+    func departuresRetainedOnlyForEntities() throws {
+        let discovery = HomeAssistantDiscovery(topics: Self.topics, beacons: BeaconAnnouncement(scope: .regions, maximum: 1_000))
+        var outputs = PresenceOutputs(topics: Self.topics, discovery: discovery)
+        let neighbour = BeaconIdentity(uuid: try #require(UUID(uuidString: "11111111-2222-3333-4444-555555555555")), major: 1, minor: 1)
+        func placed(_ id: Int64, _ beacon: BeaconIdentity, _ scanner: String?) -> StoredEvent {
+            let field = scanner.map { #","scanner":"\#($0)""# } ?? ""
+            return Self.event(id, "didChangeNearestScanner", json: #"{"type":"didChangeNearestScanner","beacon":"\#(beacon.description)"\#(field)}"#)
+        }
+        func rooms(_ messages: [PresenceMessage], _ beacon: BeaconIdentity) -> [[String]] {
+            messages.filter { $0.topic == Self.topics.beaconRoom(beacon) }.map { [$0.text, "\($0.retain)"] }
+        }
+        let regions = { [Self.lobby] }
+        // The user's beacon (the lobby region matches it) is announced when placed; the neighbour's is out of scope.
+        for (id, beacon) in [(Int64(1), Self.beacon), (2, neighbour)] {
+            let event = placed(id, beacon, "kitchen")
+            #expect(rooms(outputs.messages(for: event, region: { _ in nil }, regions: regions), beacon) == [["kitchen", "true"]])
+            outputs.published(event, regions: regions)
+        }
+        #expect(outputs.announcedBeacons == [Self.beacon])
+        #expect(rooms(outputs.messages(for: placed(3, Self.beacon, nil), region: { _ in nil }, regions: regions), Self.beacon) == [["not_home", "true"]])
+        #expect(rooms(outputs.messages(for: placed(4, neighbour, nil), region: { _ in nil }, regions: regions), neighbour) == [["not_home", "false"], ["", "true"]])
+
+        // The distance and attributes of a ranged beacon follow the same rule.
+        let kept = PresenceRangingTracker.departure(Self.beacon, topics: Self.topics, kept: true)
+        #expect(kept.map { [$0.text, "\($0.retain)"] } == [["None", "true"], [#"{"room":"not_home"}"#, "true"]])
+        let removed = PresenceRangingTracker.departure(neighbour, topics: Self.topics, kept: false)
+        #expect(removed.map { [$0.topic, $0.text, "\($0.retain)"] } == [
+            [Self.topics.beaconDistance(neighbour), "None", "false"], [Self.topics.beaconDistance(neighbour), "", "true"],
+            [Self.topics.beaconAttributes(neighbour), #"{"room":"not_home"}"#, "false"], [Self.topics.beaconAttributes(neighbour), "", "true"],
+        ])
+        #expect(removed.allSatisfy { $0.qos == 1 })
     }
 
     @Test func homeAssistantEntitiesAppearAndDisappear() throws {

@@ -635,11 +635,24 @@ public final class PresenceHub: Sendable {
             guard let state = manager.state(for: region) else { continue }
             messages.append(PresenceMessage(topic: topics.regionState(region.identifier), text: state.rawValue, qos: 1, retain: true))
         }
-        for message in Self.publishable(messages.map(Self.mqtt), logger: logger, context: ["output": "region states"]) {
-            do { try await client.publish(message) } catch {
-                logger.warning("region states not re-sent (will be at the next connection)", metadata: ["error": "\(error)"])
-                return
-            }
+        let publishable = Self.publishable(messages.map(Self.mqtt), logger: logger, context: ["output": "region states"])
+        do { try await republish(publishable) } catch {
+            logger.warning("region states not re-sent (will be at the next connection)", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// Messages re-sent at a connection, at most this many in flight at once.
+    static let republishChunk = 1_000
+
+    /// `messages` in order, pipelined ``republishChunk`` at a time (one round trip a chunk: one
+    /// acknowledgement awaited per message made a reconnection with 10,000 beacons take 10,000
+    /// round trips before the outage's events went out). Throws the first failure.
+    func republish(_ messages: [MQTTMessage]) async throws(MQTTError) {
+        var start = messages.startIndex
+        while start < messages.endIndex {
+            let end = min(start + Self.republishChunk, messages.endIndex)
+            try await client.publish(Array(messages[start..<end]))
+            start = end
         }
     }
 
@@ -653,12 +666,12 @@ public final class PresenceHub: Sendable {
         let announced = outputs.withLock { $0.announcedBeacons }
         let beacons = Set(rooms.keys).union(announced).sorted()
         guard !beacons.isEmpty else { return }
-        for beacon in beacons {
-            let message = PresenceMessage(topic: topics.beaconRoom(beacon), text: rooms[beacon] ?? "not_home", qos: 1, retain: true)
-            do { try await client.publish(Self.mqtt(message)) } catch {
-                logger.warning("beacons' rooms not re-sent (will be at the next connection)", metadata: ["error": "\(error)"])
-                return
-            }
+        let messages = beacons.map { beacon in
+            Self.mqtt(PresenceMessage(topic: topics.beaconRoom(beacon), text: rooms[beacon] ?? "not_home", qos: 1, retain: true))
+        }
+        do { try await republish(messages) } catch {
+            logger.warning("beacons' rooms not re-sent (will be at the next connection)", metadata: ["error": "\(error)"])
+            return
         }
         logger.notice("beacons' rooms re-sent", metadata: ["beacons": "\(beacons.count)"])
     }
@@ -671,16 +684,20 @@ public final class PresenceHub: Sendable {
     func republishDepartures() async {
         let departed = departedWhileDisconnected.withLock { set in defer { set.removeAll() }; return set }
         let engine = service.manager
+        let announced = outputs.withLock { $0.announcedBeacons }
         var left = departed.sorted()[...]
-        while let identity = left.first {
-            if engine.nearestScanner(for: identity) == nil {
-                do { try await client.publish(PresenceRangingTracker.departure(identity, topics: topics).map(Self.mqtt)) } catch {
-                    // Not connected any more: the rest at the next connection.
-                    departedWhileDisconnected.withLock { $0.formUnion(left) }
-                    return
-                }
+        while !left.isEmpty {
+            // A chunk of beacons at a time, pipelined (each beacon's messages in order).
+            let chunk = left.prefix(Self.republishChunk / 4)
+            let messages = chunk.filter { engine.nearestScanner(for: $0) == nil }.flatMap { identity in
+                PresenceRangingTracker.departure(identity, topics: topics, kept: announced.contains(identity)).map(Self.mqtt)
             }
-            left = left.dropFirst()
+            do { try await client.publish(messages) } catch {
+                // Not connected any more: this chunk and the rest at the next connection.
+                departedWhileDisconnected.withLock { $0.formUnion(left) }
+                return
+            }
+            left = left.dropFirst(chunk.count)
         }
         if !departed.isEmpty { logger.notice("beacons' departures re-sent", metadata: ["beacons": "\(departed.count)"]) }
     }
@@ -696,7 +713,8 @@ public final class PresenceHub: Sendable {
             // (here, in order with the distances; nothing for a beacon never ranged).
             // Disconnected (or the publish fails): cleared at the next connection instead.
             if case .didChangeNearestScanner(let identity, nil, _) = event.kind {
-                let messages = tracker.unplaced(identity)
+                // Retained only for a beacon with a Home Assistant entity (its distance sensor).
+                let messages = tracker.unplaced(identity, kept: outputs.withLock { $0.announcedBeacons.contains(identity) })
                 guard !messages.isEmpty else { continue }
                 do {
                     guard client.isConnected else { throw MQTTError.notConnected }

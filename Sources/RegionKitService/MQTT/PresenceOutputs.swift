@@ -5,7 +5,9 @@ import RegionKitStore
 
 /// What the hub publishes for each logged event, in log order: the event itself (QoS 1 on the
 /// events topic, the same JSON object `regionkit run --json` prints, with its log id), then what
-/// the event changes: a region's retained state, a beacon's retained room, Home Assistant
+/// the event changes: a region's retained state, a beacon's retained room (`not_home` when it
+/// left: retained for a beacon with a Home Assistant entity, otherwise sent, then its topic
+/// removed: ``PresenceMessage/departure(topic:text:kept:)``), Home Assistant
 /// entities (discovered when a region starts or a beacon is first placed, removed when a region
 /// is stopped). Pure: the hub feeds it events from the durable log, publishes the result and,
 /// once the broker has acknowledged it, tells the outputs with ``published(_:)`` — a beacon's
@@ -112,11 +114,19 @@ public struct PresenceOutputs: Sendable {
                     read = regions
                     return regions
                 }
+                var announcing = false
                 if let discovery, announces(change.beacon, regions: current) {
+                    announcing = true
                     // A beacon no region matches is never ranged: no distance sensor.
                     messages += discovery.beaconConfigs(change.beacon, ranged: Self.matched(change.beacon, regions: current))
                 }
-                messages.append(PresenceMessage(topic: topics.beaconRoom(change.beacon), text: change.scanner ?? "not_home", qos: 1, retain: true))
+                let topic = topics.beaconRoom(change.beacon)
+                if let scanner = change.scanner {
+                    messages.append(PresenceMessage(topic: topic, text: scanner, qos: 1, retain: true))
+                } else {
+                    // Kept on the broker only for a beacon whose device tracker reads it.
+                    messages += PresenceMessage.departure(topic: topic, text: "not_home", kept: announcing || announcedBeacons.contains(change.beacon))
+                }
             }
         default:
             break

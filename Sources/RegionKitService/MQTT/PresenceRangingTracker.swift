@@ -38,20 +38,23 @@ public struct PresenceRangingTracker: Sendable {
     }
 
     /// `identity` is heard by no scanner any more (`didChangeNearestScanner` to none): when a
-    /// distance of it was published, its retained distance becomes `None` (Home Assistant's MQTT
-    /// sensor reads it as unknown) and its attributes `{"room":"not_home"}`, and what was published
-    /// is forgotten, so its distance goes out as soon as it is heard again. Nothing for a beacon
-    /// whose distance was never published (a neighbour never ranged).
-    public mutating func unplaced(_ identity: BeaconIdentity) -> [PresenceMessage] {
+    /// distance of it was published, its distance becomes `None` (Home Assistant's MQTT sensor
+    /// reads it as unknown) and its attributes `{"room":"not_home"}`, and what was published is
+    /// forgotten, so its distance goes out as soon as it is heard again. Nothing for a beacon
+    /// whose distance was never published (a neighbour never ranged). `kept`: retained (a Home
+    /// Assistant entity reads them); otherwise sent, then the topics removed
+    /// (``PresenceMessage/departure(topic:text:kept:)``).
+    public mutating func unplaced(_ identity: BeaconIdentity, kept: Bool = true) -> [PresenceMessage] {
         guard published.removeValue(forKey: identity) != nil else { return [] }
-        return Self.departure(identity, topics: topics)
+        return Self.departure(identity, topics: topics, kept: kept)
     }
 
-    /// What ``unplaced(_:)`` publishes for a beacon whose distance was published: its retained
-    /// distance `None`, its attributes `{"room":"not_home"}`.
-    public static func departure(_ identity: BeaconIdentity, topics: PresenceTopics) -> [PresenceMessage] {
-        [PresenceMessage(topic: topics.beaconDistance(identity), text: "None", qos: 1, retain: true),
-         PresenceMessage(topic: topics.beaconAttributes(identity), text: #"{"room":"not_home"}"#, qos: 1, retain: true)]
+    /// What ``unplaced(_:kept:)`` publishes for a beacon whose distance was published: its
+    /// distance `None`, its attributes `{"room":"not_home"}`; retained when `kept`, otherwise
+    /// followed by empty retained messages that remove the topics.
+    public static func departure(_ identity: BeaconIdentity, topics: PresenceTopics, kept: Bool = true) -> [PresenceMessage] {
+        PresenceMessage.departure(topic: topics.beaconDistance(identity), text: "None", kept: kept)
+            + PresenceMessage.departure(topic: topics.beaconAttributes(identity), text: #"{"room":"not_home"}"#, kept: kept)
     }
 
     public mutating func messages(for beacons: [Beacon], at time: Timestamp, room: (BeaconIdentity) -> String?) -> [PresenceMessage] {
