@@ -37,6 +37,8 @@ final class PartitionWorker: LocationManagerDelegate {
     private let hooks: HookConfiguration
     /// What the partition's beacons' distances last published (nil: not published).
     private let ranging: LockedBox<PresenceRangingTracker?>
+    /// Whether a departed beacon's distance and attributes stay retained (see `init`).
+    private let retainsDepartures: Bool
     private let logger: Logger
     private let clientTask = LockedBox<Task<Void, Never>?>(nil)
     /// The running engine and what feeds it; `suspended` while the broker connection is down.
@@ -105,14 +107,20 @@ final class PartitionWorker: LocationManagerDelegate {
         }
     }
 
-    /// - Parameter ranging: publishes the partition's beacons' distances and attributes (and
-    ///   `mqtt_room`), as one daemon's hub does; nil publishes none.
+    /// - Parameters:
+    ///   - ranging: publishes the partition's beacons' distances and attributes (and
+    ///     `mqtt_room`), as one daemon's hub does; nil publishes none.
+    ///   - retainsDepartures: a departed beacon's distance and attributes stay retained (Home
+    ///     Assistant discovery is on: the outputs holder may have announced its distance sensor,
+    ///     which this partition cannot tell); otherwise sent, then the topics removed
+    ///     (``PresenceMessage/departure(topic:text:kept:)``).
     init(lease: PartitionLease, member: String, regions: [Region], profile: MonitoringProfile, store: any ClusterStoring,
          mqtt: MQTTClientConfiguration, clientIDPrefix: String, topicFilter: String, hooks: HookConfiguration,
-         ranging: PresenceRangingTracker? = nil, maximumBacklog: Int = PresenceHub.defaultMaximumBacklog, logger: Logger,
+         ranging: PresenceRangingTracker? = nil, retainsDepartures: Bool = true, maximumBacklog: Int = PresenceHub.defaultMaximumBacklog, logger: Logger,
          onEvents: @escaping @Sendable ([StoredEvent]) -> Void, onFenced: @escaping @Sendable (Int) -> Void) {
         self.lease = lease
         self.ranging = LockedBox(ranging)
+        self.retainsDepartures = retainsDepartures
         self.regions = regions
         self.store = store
         self.profile = profile
@@ -377,7 +385,7 @@ final class PartitionWorker: LocationManagerDelegate {
                 let client = client
                 ranging.withLock { tracker in
                     guard var current = tracker else { return }
-                    let messages = current.unplaced(identity)
+                    let messages = current.unplaced(identity, kept: retainsDepartures)
                     if messages.isEmpty || client.publishDetached(messages.map(PresenceHub.mqtt)) { tracker = current }
                 }
             }
