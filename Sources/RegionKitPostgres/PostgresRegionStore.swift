@@ -33,7 +33,7 @@ import RegionKitStore
 /// ```
 public final class PostgresRegionStore: RegionStoring, CustomStringConvertible {
     /// The current schema version (recorded in `regionkit_schema`).
-    public static let schemaVersion: Int64 = 6
+    public static let schemaVersion: Int64 = 7
     /// Advisory lock keys (one namespace, "RK" in ASCII, then the use).
     static let migrationLock: Int64 = 0x524B_0001
     static let appendLock: Int64 = 0x524B_0002
@@ -200,8 +200,16 @@ public final class PostgresRegionStore: RegionStoring, CustomStringConvertible {
                 try await connection.query(PostgresQuery(unsafeSQL: Self.schemaV6), logger: logger)
                 try await connection.query("INSERT INTO regionkit_schema (version) VALUES (\(Int64(6)))", logger: logger)
             }
+            if version < 7 {
+                // The room each beacon is placed in now, so rooms survive a restart (``beaconRooms()``).
+                try await connection.query(PostgresQuery(unsafeSQL: Self.schemaV7), logger: logger)
+                try await connection.query("INSERT INTO regionkit_schema (version) VALUES (\(Int64(7)))", logger: logger)
+            }
         }
     }
+
+    /// Version 7: the room each beacon is placed in now (key: its identity's `description`).
+    static let schemaV7 = "CREATE TABLE beacon_room (beacon text PRIMARY KEY, scanner text NOT NULL, updated_at double precision NOT NULL)"
 
     /// Version 6: ``PrunedTally``, the events and failed delivery attempts the retention deleted.
     static let schemaV6 = "CREATE TABLE \(PrunedTally.table) (counter text PRIMARY KEY, count bigint NOT NULL)"
@@ -390,6 +398,20 @@ public final class PostgresRegionStore: RegionStoring, CustomStringConvertible {
         """
     }
 
+    /// ``StoreWrite/room(_:scanner:at:)`` as a statement: the beacon's row set, or removed.
+    static func saveRoomQuery(_ beacon: String, scanner: String?, at time: Double) -> PostgresQuery {
+        guard let scanner else { return "DELETE FROM beacon_room WHERE beacon = \(beacon)" }
+        return """
+            INSERT INTO beacon_room (beacon, scanner, updated_at) VALUES (\(beacon), \(scanner), \(time))
+            ON CONFLICT (beacon) DO UPDATE SET scanner = excluded.scanner, updated_at = excluded.updated_at
+            """
+    }
+
+    public func beaconRooms() async throws -> [String: String] {
+        let found = try await rows("read beacon rooms", "SELECT beacon, scanner FROM beacon_room") { try $0.decode((String, String).self) }
+        return Dictionary(found, uniquingKeysWith: { $1 })
+    }
+
     public func states() async throws -> [String: RegionStore.StoredState] {
         var states: [String: RegionStore.StoredState] = [:]
         let found = try await rows("read states", "SELECT identifier, state, since, evidence, updated_at FROM region_state") { try $0.decode((String, String, Double?, String?, Double).self) }
@@ -466,6 +488,8 @@ public final class PostgresRegionStore: RegionStoring, CustomStringConvertible {
                     case .event(let time, let type, let region, let state, let reason, let line, let hooks):
                         let row = ClusterEventRow(time: time, type: type, region: region, state: state, reason: reason, json: line, hooks: hooks)
                         stored += try await Self.insertLocked([row], connection, logger, store: description)
+                    case .room(let beacon, let scanner, let time):
+                        try await connection.query(Self.saveRoomQuery(beacon, scanner: scanner, at: time), logger: logger)
                     }
                 } catch {
                     throw RegionKitError(.storeFailed, "store \(description): cannot write \(index + 1) of \(writes.count) (\(write.summary)): \(Self.explain(error)); the transaction was rolled back", cause: error)

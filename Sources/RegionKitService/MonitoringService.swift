@@ -224,6 +224,9 @@ public final class MonitoringService: Sendable {
                 rangedCounts.withLock { _ = $0.removeValue(forKey: region.identifier) }
             case .didFailRanging(_, let label, _):
                 rangedCounts.withLock { _ = $0.removeValue(forKey: label) }
+            case .didChangeNearestScanner(let beacon, let scanner, _):
+                // Where it is placed now, for the next start (the store keeps only placed beacons).
+                try submit(.room(beacon.description, scanner: scanner, at: time), delivered: true)
             default:
                 break
             }
@@ -363,6 +366,33 @@ public final class MonitoringService: Sendable {
         get async { await regionWrites.waiting }
     }
 
+    /// Places the beacons in the rooms the store says they were in before this start
+    /// (``RegionStoring/beaconRooms()``), when the profile tracks nearest scanners: one heard
+    /// again stays (no room event), one not heard leaves its room (`didChangeNearestScanner` to
+    /// none) when a beacon heard once now would be called gone. Before, a beacon that left while
+    /// the daemon was down kept its last room (its retained room topic, its Home Assistant device
+    /// tracker) until it was heard again, perhaps never. A store that cannot be read, or a row
+    /// that names no beacon, costs only those rooms: a warning, and the start goes on.
+    func restoreRooms() async {
+        guard manager.engineSnapshot.profile.nearestScanner != nil else { return }
+        let stored: [String: String]
+        do { stored = try await store.beaconRooms() } catch {
+            logger.warning("beacons' rooms not restored: they are decided afresh from the next sightings", metadata: ["error": "\(error)"])
+            return
+        }
+        var rooms: [BeaconIdentity: String] = [:]
+        var unreadable: [String] = []
+        for (beacon, scanner) in stored {
+            if let identity = BeaconIdentity(description: beacon) { rooms[identity] = scanner } else { unreadable.append(beacon) }
+        }
+        if !unreadable.isEmpty {
+            logger.warning("stored beacon rooms name no beacon: left out", metadata: ["count": "\(unreadable.count)", "first": "\(unreadable.sorted()[0].prefix(120))"])
+        }
+        guard !rooms.isEmpty else { return }
+        manager.restoreNearestScanners(rooms)
+        logger.info("beacons' rooms restored", metadata: ["beacons": "\(rooms.count)"])
+    }
+
     private func restoreRegionsNow(_ configured: [Region]?) async throws {
         let stored = try await store.storedRegions()
         let states = try await store.states()
@@ -391,6 +421,7 @@ public final class MonitoringService: Sendable {
             }
         }
         if !fresh.isEmpty { manager.startMonitoring(for: fresh) }
+        await restoreRooms()
         if let configured {
             let keep = Set(configured.map(\.identifier))
             for saved in stored where saved.origin == .configuration && !keep.contains(saved.region.identifier) {

@@ -36,6 +36,8 @@ extension RegionStore {
                 case .event(let time, let type, let region, let state, let reason, let line, let hooks):
                     let id = try Self.append(time: time, type: type, region: region, state: state, reason: reason, json: line, hooks: hooks, in: db)
                     stored.append(StoredEvent(id: id, time: time, type: type, region: region, state: state, reason: reason, json: line))
+                case .room(let beacon, let scanner, let time):
+                    try Self.saveRoom(beacon, scanner: scanner, at: time, in: db)
                 }
             }
         }

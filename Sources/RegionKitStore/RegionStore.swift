@@ -213,6 +213,14 @@ public final class RegionStore: Sendable {
                 t.column("count", .integer).notNull()
             }
         }
+        migrator.registerMigration("beacon-rooms") { db in
+            // The room each beacon is placed in now (``beaconRooms()``), so rooms survive a restart.
+            try db.create(table: "beacon_room") { t in
+                t.primaryKey("beacon", .text)
+                t.column("scanner", .text).notNull()
+                t.column("updated_at", .double).notNull()
+            }
+        }
         return migrator
     }
 

@@ -45,6 +45,11 @@ public protocol RegionStoring: Sendable {
     func storedRegion(_ identifier: String) async throws -> StoredRegion?
     /// One region's last stored state, read by its identifier; nil when it has none.
     func state(of identifier: String) async throws -> RegionStore.StoredState?
+    /// The room each beacon is placed in, as the last ``StoreWrite/room(_:scanner:at:)`` of it
+    /// left it: its identity's `description` → the scanner. A restarted daemon starts its engine
+    /// from them (``LocationManager/restoreNearestScanners(_:)``), so a beacon that left while it
+    /// was down leaves its room instead of keeping it for good.
+    func beaconRooms() async throws -> [String: String]
 
     // MARK: Event log
 

@@ -22,6 +22,10 @@ public enum StoreWrite: Sendable {
     case state(String, RegionState, since: Double?, evidence: EventEvidence?, at: Double)
     /// ``RegionStoring/append(time:type:region:state:reason:json:hooks:)``: an event and its hook deliveries.
     case event(time: Double, type: String, region: String?, state: String?, reason: String?, json: String, hooks: [String])
+    /// A beacon's room (``RegionStoring/beaconRooms()``): `beacon` is its ``BeaconIdentity``'s
+    /// `description`; `scanner` the room it is placed in from `at` on, or nil when it is placed
+    /// nowhere any more (its row is removed, so the table holds only the beacons placed now).
+    case room(String, scanner: String?, at: Double)
 
     /// The write in an error message: what it does and the region it is about,
     /// e.g. `didEnterRegion of region 'lobby'`, `saveState of region 'lobby'`, `processStopped`.
@@ -30,6 +34,7 @@ public enum StoreWrite: Sendable {
         case .region(let region, _, _): region.identifier
         case .removeRegion(let identifier), .state(let identifier, _, _, _, _): identifier
         case .event(_, _, let region, _, _, _, _): region
+        case .room: nil
         }
         return region.map { "\(typeName) of region '\($0)'" } ?? typeName
     }
@@ -41,6 +46,7 @@ public enum StoreWrite: Sendable {
         case .removeRegion: "removeRegion"
         case .state: "saveState"
         case .event(_, let type, _, _, _, _, _): type
+        case .room: "saveRoom"
         }
     }
 
@@ -51,7 +57,7 @@ public enum StoreWrite: Sendable {
         switch self {
         case .region(let region, _, _): try Self.json(region)
         case .state(_, _, _, let evidence, _): try evidence.map(Self.json)
-        case .removeRegion, .event: nil
+        case .removeRegion, .event, .room: nil
         }
     }
 

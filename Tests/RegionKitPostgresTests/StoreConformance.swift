@@ -15,6 +15,7 @@ enum StoreConformance: String, CaseIterable, Sendable, CustomTestStringConvertib
     case hookOrderPerRegion
     case boundedQueue
     case outputCursors
+    case beaconRooms
     case concurrentAppends
     case batches
     case retention
@@ -33,6 +34,7 @@ enum StoreConformance: String, CaseIterable, Sendable, CustomTestStringConvertib
         case .hookOrderPerRegion: try await Self.hookOrderPerRegion(store)
         case .boundedQueue: try await Self.boundedQueue(store)
         case .outputCursors: try await Self.outputCursors(store)
+        case .beaconRooms: try await Self.beaconRooms(store)
         case .concurrentAppends: try await Self.concurrentAppends(store)
         case .batches: try await Self.batches(store)
         case .retention: try await Self.retention(store)
@@ -301,6 +303,23 @@ enum StoreConformance: String, CaseIterable, Sendable, CustomTestStringConvertib
         #expect(try await store.outputCursor("sse", createAtEnd: true) == 1)
     }
 
+    /// Rooms written with the events of a batch: the last write of each beacon wins, a departure
+    /// (no scanner) removes its row, and a batch that fails writes no room either.
+    static func beaconRooms(_ store: some RegionStoring) async throws {
+        #expect(try await store.beaconRooms().isEmpty)
+        let (a, b) = ("E2C56DB5-DFFB-48D2-B060-D0F5A71096E0:1:1", "altbeacon:E2C56DB5-DFFB-48D2-B060-D0F5A71096E0:1:2")
+        _ = try await store.apply([
+            .room(a, scanner: "kitchen", at: 1),
+            .event(time: 1, type: "didChangeNearestScanner", region: nil, state: nil, reason: nil, json: "{}", hooks: []),
+            .room(b, scanner: "hall", at: 2),
+            .room(a, scanner: "office", at: 3),
+        ])
+        #expect(try await store.beaconRooms() == [a: "office", b: "hall"])
+        _ = try await store.apply([.room(a, scanner: nil, at: 4), .room("never placed", scanner: nil, at: 4)])
+        #expect(try await store.beaconRooms() == [b: "hall"], "a departure removes the row; one of a beacon never placed is no error")
+        // (A room in a batch that fails is rolled back with it: ``batchIsAllOrNothing``.)
+    }
+
     /// Four writers append at once while a reader follows the log with an id cursor: every id is
     /// distinct, every event is there, and the reader, which only ever asks for ids after the last
     /// one it saw, sees every event exactly once (ids become visible in increasing order).
@@ -395,14 +414,16 @@ enum StoreConformance: String, CaseIterable, Sendable, CustomTestStringConvertib
                 .region(lobby, at: 10, origin: .api),
                 .state("lobby", .inside, since: 11, evidence: nil, at: 11),
                 .event(time: 11, type: "didEnterRegion", region: "lobby", state: "inside", reason: nil, json: "{}", hooks: ["webhook:b"]),
+                .room("E2C56DB5-DFFB-48D2-B060-D0F5A71096E0:1:1", scanner: "kitchen", at: 11),
                 .event(time: 12, type: "refusedByTheTest", region: nil, state: nil, reason: nil, json: "{}", hooks: []),
             ])
         }
-        #expect(error?.message.contains("write 4 of 4 (refusedByTheTest)") == true, "the failed write named: \(String(describing: error))")
+        #expect(error?.message.contains("write 5 of 5 (refusedByTheTest)") == true, "the failed write named: \(String(describing: error))")
         #expect(try await store.events(since: nil, region: nil, type: nil, afterID: nil, limit: nil).map(\.id) == [first])
         #expect(try await store.storedRegions().isEmpty)
         #expect(try await store.states().isEmpty)
         #expect(try await store.deliveries(status: nil).isEmpty)
+        #expect(try await store.beaconRooms().isEmpty)
         // The store still works: the next batch is written.
         let next = try await store.apply([.event(time: 13, type: "didEnterRegion", region: "lobby", state: "inside", reason: nil, json: "{}", hooks: [])])
         #expect(next.count == 1 && next.first.map { $0.id > first } == true)

@@ -32,6 +32,7 @@ class InterposingStore: RegionStoring, @unchecked Sendable {
         try await storedRegions().first { $0.region.identifier == identifier }
     }
     func state(of identifier: String) async throws -> RegionStore.StoredState? { try base.state(of: identifier) }
+    func beaconRooms() async throws -> [String: String] { try base.beaconRooms() }
     func append(time: Double, type: String, region: String?, state: String?, reason: String?, json: String, hooks: [String]) async throws -> Int64 {
         try base.append(time: time, type: type, region: region, state: state, reason: reason, json: json, hooks: hooks)
     }
