@@ -452,7 +452,7 @@ public final class MonitoringService: Sendable {
         // be monitored later after all, unsaved; saving and then restoring a replaced region's row
         // would lose its stored state.
         if let refusal = manager.engineSnapshot.refusal(for: region) {
-            throw RegionKitError(.regionMonitoringFailure, "monitoring '\(region.identifier)' failed: \(refusal.message)")
+            throw RegionKitError(.regionMonitoringFailure, "monitoring '\(region.identifier)' failed: \(refusal.message)", cause: refusal)
         }
         // Earlier writes first: a queued state of the region must not land after its replacement.
         try await recorder.flush()

@@ -251,6 +251,20 @@ struct HTTPAPITests {
         #expect(try daemon.service.sqlite.storedRegions().first?.origin == .configuration)
     }
 
+    @Test("A region refused for the region limit: 409 naming no field of the body (it named `latitude`, as if the coordinates were at fault); a replacement of a monitored region is no new region")
+    func refusedByTheLimit() async throws {
+        var profile = MonitoringProfile.responsive
+        profile.regionLimit = 1
+        let daemon = try await TestDaemon(profile: profile)
+        defer { Task { try? await daemon.stop() } }
+        let client = daemon.client()
+        let refused = try await client.request("PUT", "/v1/regions/park", body: #"{"latitude": 1, "longitude": 2, "radius": 50}"#)
+        #expect(refused.status == 409)
+        #expect(refused.json["field"] == nil, "\(refused.text)")
+        #expect((refused.json["detail"] as? String)?.contains("limit of 1 monitored regions") == true, "\(refused.text)")
+        #expect(try await client.request("PUT", "/v1/regions/lobby", body: #"{"uuid": "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0", "major": 2}"#).status == 200)
+    }
+
     @Test("PUTs and DELETEs of one region at the same time leave the engine and the store agreeing")
     func concurrentRegionWrites() async throws {
         let daemon = try await TestDaemon()

@@ -33,11 +33,11 @@ final class TestDaemon: Sendable {
     init(path: String = TestDaemon.temporaryPath(), token: String? = "test-token", isPublic: Bool = false,
          configured: [Region] = [TestDaemon.lobby],
          sources: [RegionKind: AuthorizationStatus] = [.beacon: .authorized, .circular: .authorized], clock: VirtualClock = VirtualClock(start: Timestamp(seconds: 1_700_000_000)),
-         idleTimeout: Double = 60, requestTimeout: Double = 30, maxConnections: Int = 512) async throws {
+         idleTimeout: Double = 60, requestTimeout: Double = 30, maxConnections: Int = 512, profile: MonitoringProfile = .responsive) async throws {
         self.path = path
         self.clock = clock
         let events = EventBroadcaster()
-        service = MonitoringService(store: try RegionStore(path: path), profile: .responsive, automation: .all, clock: clock,
+        service = MonitoringService(store: try RegionStore(path: path), profile: profile, automation: .all, clock: clock,
                                     sources: sources, onLogged: events.publish)
         try await service.start(regions: configured)
         let box = self.sources

@@ -30,8 +30,10 @@ extension RegionKitServer {
             do {
                 existed = try await self.metrics.timedStore("put_region") { try await self.backend.putRegion(region) }
             } catch let error as RegionKitError where error.code == .regionMonitoringFailure {
-                // The daemon cannot monitor it now (no source for its kind, the region limit).
-                throw Problem(.conflict, error.message, field: region.kind == .circular ? "latitude" : "uuid")
+                // The daemon cannot monitor it now: no source for its kind (the field names the
+                // kind), or the region limit (no field of the body is at fault).
+                let limit = (error.cause as? RegionKitError)?.code == .regionMonitoringFailure
+                throw Problem(.conflict, error.message, field: limit ? nil : region.kind == .circular ? "latitude" : "uuid")
             } catch let error as RegionKitError where error.code == .stopping {
                 throw Problem(.serviceUnavailable, error.message, field: "id")
             }
