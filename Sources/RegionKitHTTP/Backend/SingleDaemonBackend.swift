@@ -63,7 +63,10 @@ public struct SingleDaemonBackend: APIBackend {
     }
 
     public func requestState(_ identifier: String) async throws -> StateRequestOutcome {
-        guard let region = service.manager.monitoredRegion(identifier)?.region else { return .notMonitored }
+        guard let region = service.manager.monitoredRegion(identifier)?.region else {
+            let engine = service.manager.engineSnapshot
+            return engine.waitingRegion(identifier).map { .waitingForSource(Self.waitingReason($0, engine)) } ?? .notMonitored
+        }
         service.manager.requestState(for: region)
         return .requested
     }

@@ -4,6 +4,7 @@
 /// switch try await backend.requestState("lobby") {
 /// case .requested: print("202: a didDetermineState event follows")
 /// case .stored: print("200: the stored (merged) state, no event")
+/// case .waitingForSource(let reason): print("409: \(reason)")
 /// case .notMonitored: print("404")
 /// }
 /// ```
@@ -12,6 +13,9 @@ public enum StateRequestOutcome: Hashable, Sendable {
     case requested
     /// Answered with the stored state; nothing is determined or logged (a cluster member: 200).
     case stored
-    /// No such monitored region (404).
+    /// The region waits for its source (an outage: `GET` lists it with `waitingForSource`): no
+    /// state can be determined until the source works (409, naming why).
+    case waitingForSource(String)
+    /// No such region (404).
     case notMonitored
 }

@@ -100,7 +100,7 @@ paths:
       - {name: id, in: path, required: true, schema: {type: string, minLength: 1}}
     post:
       operationId: requestState
-      summary: Ask for didDetermineState (logged as an event)
+      summary: Ask for didDetermineState (logged as an event); 409 for a region waiting for its source
       responses:
         "200": {description: "Cluster mode: the stored merged state; nothing is determined or logged", content: {application/json: {schema: {$ref: "#/components/schemas/Region"}}}}
         "202": {description: Requested, content: {application/json: {schema: {$ref: "#/components/schemas/Region"}}}}
@@ -108,6 +108,7 @@ paths:
         "401": {$ref: "#/components/responses/Problem"}
         "403": {$ref: "#/components/responses/Problem"}
         "404": {$ref: "#/components/responses/Problem"}
+        "409": {$ref: "#/components/responses/Problem"}
   /v1/events:
     get:
       operationId: listEvents

@@ -60,6 +60,9 @@ extension RegionKitServer {
             switch outcome {
             case .notMonitored:
                 throw Problem(.notFound, "region '\(id)' is not monitored", field: "id")
+            case .waitingForSource(let reason):
+                // Listed by GET (waitingForSource): not "no such region" (it answered 404).
+                throw Problem(.conflict, "region '\(id)' waits for its source, so its state cannot be determined now: \(reason)", field: "id")
             case .requested, .stored:
                 // A DELETE between the request and its report: not `null` with 202 (review finding).
                 guard let report = try await self.regionReports(only: id).first else {
