@@ -201,15 +201,22 @@ public final class PostgresRegionStore: RegionStoring, CustomStringConvertible {
                 try await connection.query("INSERT INTO regionkit_schema (version) VALUES (\(Int64(6)))", logger: logger)
             }
             if version < 7 {
-                // The room each beacon is placed in now, so rooms survive a restart (``beaconRooms()``).
-                try await connection.query(PostgresQuery(unsafeSQL: Self.schemaV7), logger: logger)
+                // The room each beacon is placed in now, so rooms survive a restart (``beaconRooms()``);
+                // the beacons announced to Home Assistant (``announcedBeacons(_:)``).
+                for statement in Self.schemaV7 {
+                    try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                }
                 try await connection.query("INSERT INTO regionkit_schema (version) VALUES (\(Int64(7)))", logger: logger)
             }
         }
     }
 
-    /// Version 7: the room each beacon is placed in now (key: its identity's `description`).
-    static let schemaV7 = "CREATE TABLE beacon_room (beacon text PRIMARY KEY, scanner text NOT NULL, updated_at double precision NOT NULL)"
+    /// Version 7: the room each beacon is placed in now (key: its identity's `description`), and
+    /// the beacons each output announced to Home Assistant.
+    static let schemaV7 = [
+        "CREATE TABLE beacon_room (beacon text PRIMARY KEY, scanner text NOT NULL, updated_at double precision NOT NULL)",
+        "CREATE TABLE announced_beacon (output text NOT NULL, beacon text NOT NULL, PRIMARY KEY (output, beacon))",
+    ]
 
     /// Version 6: ``PrunedTally``, the events and failed delivery attempts the retention deleted.
     static let schemaV6 = "CREATE TABLE \(PrunedTally.table) (counter text PRIMARY KEY, count bigint NOT NULL)"
@@ -405,6 +412,17 @@ public final class PostgresRegionStore: RegionStoring, CustomStringConvertible {
             INSERT INTO beacon_room (beacon, scanner, updated_at) VALUES (\(beacon), \(scanner), \(time))
             ON CONFLICT (beacon) DO UPDATE SET scanner = excluded.scanner, updated_at = excluded.updated_at
             """
+    }
+
+    public func announcedBeacons(_ output: String) async throws -> [String] {
+        try await rows("read announced beacons", "SELECT beacon FROM announced_beacon WHERE output = \(output) ORDER BY beacon") { try $0.decode(String.self) }
+    }
+
+    public func addAnnouncedBeacons(_ beacons: [String], output: String) async throws {
+        guard !beacons.isEmpty else { return }
+        try await execute("record \(beacons.count) announced beacons of \(output)", """
+            INSERT INTO announced_beacon (output, beacon) SELECT \(output), unnest(\(beacons)::text[]) ON CONFLICT DO NOTHING
+            """)
     }
 
     public func beaconRooms() async throws -> [String: String] {

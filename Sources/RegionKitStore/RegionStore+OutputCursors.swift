@@ -34,4 +34,23 @@ extension RegionStore {
                 """, arguments: [output, id])
         }
     }
+
+    /// The beacons whose Home Assistant entities `output` announced (see ``RegionStoring/announcedBeacons(_:)``).
+    ///
+    /// ```swift
+    /// try store.addAnnouncedBeacons(["E2C56DB5-DFFB-48D2-B060-D0F5A71096E0:1:2"], output: "mqtt:home")
+    /// try store.announcedBeacons("mqtt:home")   // ["E2C56DB5-DFFB-48D2-B060-D0F5A71096E0:1:2"]
+    /// ```
+    public func announcedBeacons(_ output: String) throws -> [String] {
+        try read { db in try String.fetchAll(db, sql: "SELECT beacon FROM announced_beacon WHERE output = ? ORDER BY beacon", arguments: [output]) }
+    }
+
+    /// Records that `output` announced `beacons`' entities.
+    public func addAnnouncedBeacons(_ beacons: [String], output: String) throws {
+        guard !beacons.isEmpty else { return }
+        try write { db in
+            let statement = try db.cachedStatement(sql: "INSERT INTO announced_beacon (output, beacon) VALUES (?, ?) ON CONFLICT DO NOTHING")
+            for beacon in beacons { try statement.execute(arguments: [output, beacon]) }
+        }
+    }
 }

@@ -221,6 +221,15 @@ public final class RegionStore: Sendable {
                 t.column("updated_at", .double).notNull()
             }
         }
+        migrator.registerMigration("announced-beacons") { db in
+            // The beacons each output announced to Home Assistant (``announcedBeacons(_:)``), so
+            // a restart neither forgets their entities nor grants a new quota of them.
+            try db.create(table: "announced_beacon") { t in
+                t.column("output", .text).notNull()
+                t.column("beacon", .text).notNull()
+                t.primaryKey(["output", "beacon"])
+            }
+        }
         return migrator
     }
 

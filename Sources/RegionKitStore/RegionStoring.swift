@@ -107,6 +107,11 @@ public protocol RegionStoring: Sendable {
     func outputCursor(_ output: String, createAtEnd: Bool) async throws -> Int64
     /// Moves `output`'s cursor forward to `id` (never back: a lower `id` changes nothing).
     func setOutputCursor(_ output: String, to id: Int64) async throws
+    /// The beacons (their identities' `description`) whose Home Assistant entities `output` (a
+    /// site's hub, `mqtt:<site>`) announced, as ``addAnnouncedBeacons(_:output:)`` recorded them.
+    func announcedBeacons(_ output: String) async throws -> [String]
+    /// Records that `output` announced `beacons`' entities (those recorded already stay once).
+    func addAnnouncedBeacons(_ beacons: [String], output: String) async throws
 
     // MARK: Health
 

@@ -304,7 +304,8 @@ enum StoreConformance: String, CaseIterable, Sendable, CustomTestStringConvertib
     }
 
     /// Rooms written with the events of a batch: the last write of each beacon wins, a departure
-    /// (no scanner) removes its row, and a batch that fails writes no room either.
+    /// (no scanner) removes its row, and a batch that fails writes no room either. The beacons
+    /// announced to Home Assistant, per output.
     static func beaconRooms(_ store: some RegionStoring) async throws {
         #expect(try await store.beaconRooms().isEmpty)
         let (a, b) = ("E2C56DB5-DFFB-48D2-B060-D0F5A71096E0:1:1", "altbeacon:E2C56DB5-DFFB-48D2-B060-D0F5A71096E0:1:2")
@@ -318,6 +319,15 @@ enum StoreConformance: String, CaseIterable, Sendable, CustomTestStringConvertib
         _ = try await store.apply([.room(a, scanner: nil, at: 4), .room("never placed", scanner: nil, at: 4)])
         #expect(try await store.beaconRooms() == [b: "hall"], "a departure removes the row; one of a beacon never placed is no error")
         // (A room in a batch that fails is rolled back with it: ``batchIsAllOrNothing``.)
+
+        // The beacons each output announced to Home Assistant: per output, each once, sorted.
+        #expect(try await store.announcedBeacons("mqtt:home").isEmpty)
+        try await store.addAnnouncedBeacons([b, a], output: "mqtt:home")
+        try await store.addAnnouncedBeacons([a], output: "mqtt:home")
+        try await store.addAnnouncedBeacons([], output: "mqtt:home")
+        try await store.addAnnouncedBeacons([b], output: "mqtt:office")
+        #expect(try await store.announcedBeacons("mqtt:home") == [a, b].sorted())
+        #expect(try await store.announcedBeacons("mqtt:office") == [b])
     }
 
     /// Four writers append at once while a reader follows the log with an id cursor: every id is

@@ -75,6 +75,22 @@ struct PresenceHubRoundTests {
         // the engine's state at the connection, which this log of made-up events does not match.)
         let room = try await PresenceHubStatusTests.retained(PresenceTopics(site: "round-test").beaconRoom(beacons[5]), on: broker)
         #expect(room == ["kitchen"])
+
+        // The announced beacons are recorded, and a restarted hub reads them back: the limit
+        // holds across the restart (it granted another two before), their departures stay retained.
+        #expect(try store.announcedBeacons("mqtt:round-test") == beacons.prefix(2).map(\.description).sorted())
+        let restarted = try PresenceHub(configuration: try #require(configuration.mqtt), homeAssistant: configuration.homeAssistant,
+                                        sources: configuration.mqttSources, service: MonitoringService(store: store, clock: VirtualClock(), sources: [.beacon: .authorized]),
+                                        logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }, environment: [:])
+        #expect(restarted.outputs.withLock { $0.announcedBeacons }.isEmpty)
+        try await restarted.prepare()
+        #expect(restarted.outputs.withLock { $0.announcedBeacons } == Set(beacons.prefix(2)))
+        let newcomer = BeaconIdentity(uuid: Self.uuid, major: 2, minor: 1)
+        #expect(restarted.outputs.withLock { $0.announces(newcomer, regions: { [] }) } == false, "the limit of 2 is reached already")
+        let departure = StoredEvent(id: last + 1, time: 9, type: "didChangeNearestScanner", region: nil, state: nil, reason: nil,
+                                    json: #"{"type":"didChangeNearestScanner","beacon":"\#(beacons[0].description)","previous":"kitchen"}"#)
+        let retainedRoom = restarted.outputs.withLock { $0.messages(for: departure) { _ in nil } }.filter { $0.topic.hasSuffix("/room") }
+        #expect(retainedRoom.map { [$0.text, "\($0.retain)"] } == [["not_home", "true"]], "its device tracker reads it: kept")
     }
 
     @Test("A region stopped during a discovery round: its entity's removal goes out after the round, so the round's config of it (read before the stop) does not bring the entity back for good",

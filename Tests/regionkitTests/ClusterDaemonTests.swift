@@ -536,6 +536,10 @@ struct ClusterDaemonTests {
             #expect(roomHeard, "b\(minor): room \(room ?? "none")\(diagnosis)")
             #expect(trackerHeard, "b\(minor) tracker: \(tracker ?? "none")\(diagnosis)")
         }
+        // The announced beacons are recorded in the shared store, for the next outputs holder.
+        let announced = Set(try await rig.store.announcedBeacons("mqtt:e2e"))
+        let expectedAnnounced = Set((9...Self.beacons).map { "\(Self.uuid.uppercased()):1:\($0)" })
+        #expect(announced.isSuperset(of: expectedAnnounced), "not recorded: \(expectedAnnounced.subtracting(announced).sorted())")
         // A subscriber arriving now (Home Assistant restarting) gets the rooms and the states from
         // the broker's retained copies, whichever member published them.
         var expectedRetained = ["regionkit/e2e/regions/b1/state": "outside", "regionkit/e2e/regions/b20/state": "inside"]

@@ -144,6 +144,8 @@ final class ClusterEventsPublisher: Sendable {
             }
         }
         var outputs = PresenceOutputs(topics: topics, discovery: discovery)
+        // The beacons announced by earlier holders (read before the first announcement).
+        var announcementsRead = discovery == nil
         var cursor: Int64?
         var lastStatus = ContinuousClock.now
         while !Task.isCancelled, !isStopping {
@@ -153,6 +155,10 @@ final class ClusterEventsPublisher: Sendable {
                 continue
             }
             do {
+                if !announcementsRead {
+                    outputs.restoreAnnounced(try await PresenceOutputs.storedAnnouncements(of: outputName, in: store, logger: logger))
+                    announcementsRead = true
+                }
                 if announce.withLock({ state in defer { state = false }; return state }) {
                     // Asked for again when it fails (the store unreachable for the states, or the broker gone).
                     do { try await publishAnnouncement(outputs) } catch {
@@ -180,7 +186,9 @@ final class ClusterEventsPublisher: Sendable {
                         .filter { publishEvents || $0.topic != topics.events }
                         .map(PresenceHub.mqtt)
                     try await client.publish(PresenceHub.publishable(messages, of: event, logger: logger))
+                    let before = outputs.announcedBeacons
                     outputs.published(event, regions: regions)
+                    await PresenceOutputs.recordAnnouncements(outputs.announcedBeacons, since: before, of: outputName, in: store, logger: logger)
                     cursor = event.id
                     published.withLock { $0 += 1 }
                     // Saved even when the stop came meanwhile (the broker has the event).

@@ -157,9 +157,13 @@ public final class PresenceHub: Sendable {
     }
 
     /// Creates the events cursor at the log's current end if this site has none yet (a new output
-    /// does not replay an old log). Call before the service logs its start.
+    /// does not replay an old log), and reads back the beacons announced to Home Assistant before
+    /// (``PresenceOutputs/restoreAnnounced(_:)``). Call before the service logs its start.
     public func prepare() async throws {
         _ = try await service.store.outputCursor(outputName, createAtEnd: true)
+        guard outputs.withLock({ $0.discovery != nil }) else { return }
+        let announced = try await PresenceOutputs.storedAnnouncements(of: outputName, in: service.store, logger: logger)
+        outputs.withLock { $0.restoreAnnounced(announced) }
     }
 
     /// Reports the MQTT sources' availability to `availability` (under ``activity``'s name) instead
@@ -608,9 +612,12 @@ public final class PresenceHub: Sendable {
                         try await client.publish(messages)
                     }
                 } catch { return .disconnected }
-                outputs.withLock { outputs in
+                let (before, after) = outputs.withLock { outputs in
+                    let before = outputs.announcedBeacons
                     for (event, regions) in decided { outputs.published(event, regions: regions) }
+                    return (before, outputs.announcedBeacons)
                 }
+                await PresenceOutputs.recordAnnouncements(after, since: before, of: outputName, in: store, logger: logger)
                 guard let last = decided.last?.event.id else { continue }
                 cursor.withLock { $0 = last }
                 counters.withLock { $0.eventsPublished += decided.count }

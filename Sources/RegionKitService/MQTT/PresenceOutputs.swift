@@ -38,6 +38,15 @@ public struct PresenceOutputs: Sendable {
         self.discovery = discovery
     }
 
+    /// Counts `beacons` as announced (their entities announced before a restart, read back from
+    /// the store: ``RegionStoring/announcedBeacons(_:)``): their entities are re-sent with every
+    /// discovery round, their departures kept retained, and they count against the limit, which
+    /// a restart granted afresh before (every restart let another `maximum` beacons in).
+    public mutating func restoreAnnounced(_ beacons: some Sequence<BeaconIdentity>) {
+        announcedBeacons.formUnion(beacons)
+        classifiedRegions = nil
+    }
+
     /// Whether a `didChangeNearestScanner` of `beacon` announces it now: discovery is on, it is
     /// not announced yet, it is in the policy's scope (``BeaconAnnouncement``; `regions` gives
     /// the monitored regions) and its limit is not reached. The limit
