@@ -545,6 +545,9 @@ extension PostgresRegionStore: ClusterStoring {
                 id = value
             }
             guard let id else { throw RegionKitError(.storeFailed, "store \(description): the event insert returned no id") }
+            if let room = row.room {
+                try await connection.query(saveRoomQuery(room.beacon, scanner: room.scanner, at: row.time), logger: logger)
+            }
             stored.append(StoredEvent(id: id, time: row.time, type: row.type, region: row.region, state: row.state, reason: row.reason, json: row.json))
         }
         return stored

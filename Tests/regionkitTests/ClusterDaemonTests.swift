@@ -540,6 +540,10 @@ struct ClusterDaemonTests {
         let announced = Set(try await rig.store.announcedBeacons("mqtt:e2e"))
         let expectedAnnounced = Set((9...Self.beacons).map { "\(Self.uuid.uppercased()):1:\($0)" })
         #expect(announced.isSuperset(of: expectedAnnounced), "not recorded: \(expectedAnnounced.subtracting(announced).sorted())")
+        // And each beacon's room, written by its partition with the room event, for the partition's next holder.
+        let storedRooms = try await rig.store.beaconRooms()
+        let wrongRooms = (9...Self.beacons).filter { storedRooms["\(Self.uuid.uppercased()):1:\($0)"] != Self.rooms[$0 % Self.rooms.count] }
+        #expect(wrongRooms.isEmpty, "stored rooms differ for minors \(wrongRooms): \(storedRooms)")
         // A subscriber arriving now (Home Assistant restarting) gets the rooms and the states from
         // the broker's retained copies, whichever member published them.
         var expectedRetained = ["regionkit/e2e/regions/b1/state": "outside", "regionkit/e2e/regions/b20/state": "inside"]

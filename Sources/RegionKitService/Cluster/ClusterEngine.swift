@@ -504,7 +504,7 @@ public final class ClusterEngine: Sendable {
         let worker = PartitionWorker(lease: lease, member: member, regions: partitionRegions, profile: profile, store: store, mqtt: mqtt,
                                      clientIDPrefix: clientIDPrefix, topicFilter: configuration.topicFilter(partition: lease.partition),
                                      hooks: hooks, ranging: PresenceRangingTracker(topics: PresenceTopics(site: site), mqttRoom: mqttRoom),
-                                     retainsDepartures: discovery != nil, maximumBacklog: maximumBacklog, logger: logger, onEvents: onEvents,
+                                     partitionCount: configuration.partitionCount, retainsDepartures: discovery != nil, maximumBacklog: maximumBacklog, logger: logger, onEvents: onEvents,
                                      onFenced: { partition in fenced.withLock { _ = $0.insert(partition) } })
         try await worker.start()
         workers.withLock { $0[lease.partition] = worker }

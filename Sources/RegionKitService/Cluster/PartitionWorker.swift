@@ -19,7 +19,8 @@ import RegionKitStore
 /// inside stays inside while its beacons are heard again; one not heard again exits once). The
 /// same while the broker refuses the partition's subscription: the client asks again, and the
 /// partition resumes when it is granted (or when messages arrive on its session anyway). Its
-/// beacons' rooms are carried over the same way: one heard again stays, one not heard leaves.
+/// beacons' rooms are carried over the same way (from the engine set aside, or at a takeover from
+/// the rooms the store keeps): one heard again stays, one not heard leaves.
 ///
 /// ```swift
 /// let worker = PartitionWorker(lease: lease, member: "engine-a", regions: regions, store: store, …)
@@ -39,6 +40,8 @@ final class PartitionWorker: LocationManagerDelegate {
     private let ranging: LockedBox<PresenceRangingTracker?>
     /// Whether a departed beacon's distance and attributes stay retained (see `init`).
     private let retainsDepartures: Bool
+    /// The cluster's partitions (see `init`).
+    private let partitionCount: Int?
     private let logger: Logger
     private let clientTask = LockedBox<Task<Void, Never>?>(nil)
     /// The running engine and what feeds it; `suspended` while the broker connection is down.
@@ -88,7 +91,7 @@ final class PartitionWorker: LocationManagerDelegate {
     static func partitionToken(of region: Region) -> String? {
         guard case .beacon(let beacon) = region, beacon.constraint.format == .iBeacon,
               let major = beacon.major, let minor = beacon.minor else { return nil }
-        return "iBeacon:\(beacon.uuid.uuidString.lowercased())-\(major)-\(minor)"
+        return partitionToken(of: BeaconIdentity(uuid: beacon.uuid, major: major, minor: minor))
     }
 
     /// The partitions of `count` that decide `region`: the one its beacon hashes to, or every
@@ -110,17 +113,20 @@ final class PartitionWorker: LocationManagerDelegate {
     /// - Parameters:
     ///   - ranging: publishes the partition's beacons' distances and attributes (and
     ///     `mqtt_room`), as one daemon's hub does; nil publishes none.
+    ///   - partitionCount: the cluster's partitions, to find the stored rooms of this partition's
+    ///     beacons (``storedRooms()``); nil restores none.
     ///   - retainsDepartures: a departed beacon's distance and attributes stay retained (Home
     ///     Assistant discovery is on: the outputs holder may have announced its distance sensor,
     ///     which this partition cannot tell); otherwise sent, then the topics removed
     ///     (``PresenceMessage/departure(topic:text:kept:)``).
     init(lease: PartitionLease, member: String, regions: [Region], profile: MonitoringProfile, store: any ClusterStoring,
          mqtt: MQTTClientConfiguration, clientIDPrefix: String, topicFilter: String, hooks: HookConfiguration,
-         ranging: PresenceRangingTracker? = nil, retainsDepartures: Bool = true, maximumBacklog: Int = PresenceHub.defaultMaximumBacklog, logger: Logger,
+         ranging: PresenceRangingTracker? = nil, partitionCount: Int? = nil, retainsDepartures: Bool = true, maximumBacklog: Int = PresenceHub.defaultMaximumBacklog, logger: Logger,
          onEvents: @escaping @Sendable ([StoredEvent]) -> Void, onFenced: @escaping @Sendable (Int) -> Void) {
         self.lease = lease
         self.ranging = LockedBox(ranging)
         self.retainsDepartures = retainsDepartures
+        self.partitionCount = partitionCount
         self.regions = regions
         self.store = store
         self.profile = profile
@@ -337,13 +343,41 @@ final class PartitionWorker: LocationManagerDelegate {
         logger.notice("\(notice)", metadata: ["regions": "\(states.count)", "beacons-placed": "\(rooms.count)", "redelivered-before-resume": "\(redelivered)"])
     }
 
+    /// The rooms the partition's previous holder placed its beacons in (``RegionStoring/beaconRooms()``,
+    /// the beacons that hash to this partition), when the profile tracks nearest scanners and the
+    /// partition count is known. A store that cannot be read costs only the rooms (a warning):
+    /// they are decided afresh from the next sightings.
+    func storedRooms() async -> [BeaconIdentity: String] {
+        guard profile.nearestScanner != nil, let partitionCount else { return [:] }
+        let stored: [String: String]
+        do { stored = try await store.beaconRooms() } catch {
+            logger.warning("the partition's beacon rooms not restored: decided afresh from the next sightings", metadata: ["error": "\(error)"])
+            return [:]
+        }
+        var rooms: [BeaconIdentity: String] = [:]
+        for (name, scanner) in stored {
+            guard let identity = BeaconIdentity(description: name), identity.format == .iBeacon,
+                  NATSPartition.partition(of: Self.partitionToken(of: identity), count: partitionCount) == lease.partition else { continue }
+            rooms[identity] = scanner
+        }
+        return rooms
+    }
+
+    /// The token the broker partitions `identity`'s sightings by (its ESPresense id).
+    static func partitionToken(of identity: BeaconIdentity) -> String {
+        "iBeacon:\(identity.uuid.uuidString.lowercased())-\(identity.major)-\(identity.minor)"
+    }
+
     /// Restores the partition's regions from its stored contributions (no `didStartMonitoring`, no
-    /// spurious enter: a beacon still heard keeps its region inside), then subscribes.
+    /// spurious enter: a beacon still heard keeps its region inside) and its beacons' rooms, then subscribes.
     func start() async throws {
         let stored = try await store.contributions(partition: lease.partition)
         lastStates.withLock { $0 = stored }
+        let rooms = await storedRooms()
+        lastRooms.withLock { $0 = rooms }
         let (manager, ingest) = current.withLock { ($0.manager, $0.ingest) }
         register(on: manager, from: stored)
+        manager.restoreNearestScanners(rooms)
         route.withLock { $0 = Routing(ingest: ingest) }
         let (client, logger, filter) = (client, logger, topicFilter)
         clientTask.withLock { $0 = Task { await client.run() } }
@@ -393,9 +427,11 @@ final class PartitionWorker: LocationManagerDelegate {
             // here, as one engine decides it; logged like one daemon logs it (the outputs publish
             // the beacon's room and its Home Assistant tracker from the shared log).
             let time = event.timestamp.seconds
-            writer.submit(.events(time: time, rows: [ClusterEventRow(time: time, type: event.typeName, region: nil, state: nil,
-                                                                     reason: event.evidence?.reason, json: event.jsonLine(origin: .zero),
-                                                                     hooks: hooks.hooks(for: event.typeName))]))
+            var row = ClusterEventRow(time: time, type: event.typeName, region: nil, state: nil, reason: event.evidence?.reason,
+                                      json: event.jsonLine(origin: .zero), hooks: hooks.hooks(for: event.typeName))
+            // Where it is placed now, for the partition's next holder (written with the row).
+            row.room = BeaconRoomChange(beacon: identity.description, scanner: scanner)
+            writer.submit(.events(time: time, rows: [row]))
         default:
             break
         }

@@ -9,6 +9,8 @@ public struct ClusterEventRow: Hashable, Sendable {
     public var json: String
     /// The hooks that get a pending delivery of this event.
     public var hooks: [String]
+    /// The beacon room this event changes, written in the same transaction (nil: none).
+    public var room: BeaconRoomChange?
 
     public init(time: Double, type: String, region: String?, state: String?, reason: String?, json: String, hooks: [String]) {
         self.time = time

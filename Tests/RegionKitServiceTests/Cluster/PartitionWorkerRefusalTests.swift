@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 import Testing
 import RegionKit
@@ -13,12 +14,12 @@ import RegionKitStore
 struct PartitionWorkerRefusalTests {
     static let beacon = "iBeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0-1-1"
 
-    static func worker(profile: MonitoringProfile = .responsive) throws -> PartitionWorker {
-        let store = UnleasedClusterStore(try RegionStore(path: temporaryStorePath()))
+    static func worker(profile: MonitoringProfile = .responsive, store base: RegionStore? = nil, partitionCount: Int? = nil) throws -> PartitionWorker {
+        let store = UnleasedClusterStore(try base ?? RegionStore(path: temporaryStorePath()))
         return PartitionWorker(lease: PartitionLease(partition: 3, epoch: 1), member: "engine-a",
                                regions: [try ClusterModeTests.region("hall", major: 1)], profile: profile, store: store,
                                mqtt: try MQTTClientConfiguration(url: "mqtt://127.0.0.1:1"), clientIDPrefix: "rk-test-part-",
-                               topicFilter: "espresense/devices/+/+", hooks: HookConfiguration(),
+                               topicFilter: "espresense/devices/+/+", hooks: HookConfiguration(), partitionCount: partitionCount,
                                logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }, onEvents: { _ in }, onFenced: { _ in })
     }
 
@@ -83,5 +84,30 @@ struct PartitionWorkerRefusalTests {
         worker.connectionChanged(.disconnected(.notConnected))
         worker.connectionChanged(.connected(sessionPresent: true))
         #expect(worker.current.withLock { $0.manager }.nearestScanner(for: identity) == "hall")
+    }
+
+    @Test("A takeover starts from the rooms the store keeps for the beacons of its partition (written with each room event): not the other partitions' beacons")
+    func roomsAtTakeover() async throws {
+        var profile = MonitoringProfile.responsive
+        profile.nearestScanner = NearestScannerPolicy()
+        let uuid = try #require(UUID(uuidString: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0"))
+        let count = 4
+        let beacons = (1...64).map { BeaconIdentity(uuid: uuid, major: 1, minor: UInt16($0)) }
+        func partition(_ beacon: BeaconIdentity) -> Int { NATSPartition.partition(of: PartitionWorker.partitionToken(of: beacon), count: count) }
+        let mine = try #require(beacons.first { partition($0) == 3 })
+        let other = try #require(beacons.first { partition($0) != 3 })
+        let base = try RegionStore(path: temporaryStorePath())
+        try base.saveRoom(mine.description, scanner: "kitchen", at: 1)
+        try base.saveRoom(other.description, scanner: "hall", at: 1)
+        try base.saveRoom("not a beacon", scanner: "hall", at: 1)
+
+        let worker = try Self.worker(profile: profile, store: base, partitionCount: count)
+        try await worker.start()
+        #expect(worker.current.withLock { $0.manager }.nearestScanners == [mine: "kitchen"])
+        await worker.stop(handOver: false)
+        let without = try Self.worker(profile: profile, store: base)
+        try await without.start()
+        #expect(without.current.withLock { $0.manager }.nearestScanners.isEmpty, "no partition count: no rooms")
+        await without.stop(handOver: false)
     }
 }

@@ -105,6 +105,9 @@ final class UnleasedClusterStore: InterposingStore, ClusterStoring, @unchecked S
     }
     func appendEvents(_ rows: [ClusterEventRow], lease: PartitionLease, member: String) async throws -> ContributionOutcome {
         writes.withLock { $0.append("events \(rows.count)") }
+        for row in rows {
+            if let room = row.room { try base.saveRoom(room.beacon, scanner: room.scanner, at: row.time) }
+        }
         return .unchanged
     }
 }
