@@ -216,8 +216,8 @@ public struct MonitoringEngine: Sendable {
 
     /// Places `identity` in `scanner`'s room as known from before (an engine set aside for a
     /// broker outage, a restart): no event. It stays there while a scanner hears it (another
-    /// scanner's first sighting moves it at once: the old room's track has no RSSI to compare);
-    /// heard by none, it leaves (`didChangeNearestScanner` to none) once the profile's exit
+    /// scanner takes it only after hearing it for the policy's `dwell` before the room's own
+    /// scanner does, or once the carried track is gone); heard by none, it leaves (`didChangeNearestScanner` to none) once the profile's exit
     /// detector calls a beacon heard once at `time` gone. Without it a fresh engine never knew
     /// the beacon was anywhere, and a beacon that left meanwhile stayed in its last room (its
     /// retained room, distance and attributes) for good.

@@ -51,7 +51,8 @@ public struct NearestScannerState: Hashable, Sendable, Codable {
 
     /// A beacon known to be in `scanner`'s room (``MonitoringEngine/restoreNearestScanner(_:scanner:at:)``):
     /// one track, as if the scanner had heard it once at `time`, with no RSSI yet (the first
-    /// sighting gives it one; another scanner heard first takes the beacon at once).
+    /// sighting gives it one; another scanner takes the beacon only after hearing it for `dwell`
+    /// while this one does not, or once this track is gone).
     init(restoring scanner: String, at time: Timestamp) {
         let detector = Self.presence
         tracks[scanner] = Track(stream: ReceptionEstimator(firstSighting: time, priorInterval: detector.priorInterval, tracksEvidence: detector.usesEvidence))
@@ -138,6 +139,22 @@ public struct NearestScannerState: Hashable, Sendable, Codable {
         present.sort { $0.rssi != $1.rssi ? $0.rssi > $1.rssi : $0.scanner < $1.scanner }
         guard let best = present.first else { return nil }
         let previous = current
+        // A room carried over (``init(restoring:at:)``) and not heard since has no RSSI to compare:
+        // another scanner takes the beacon only after `dwell` (or once the carried track is gone
+        // under ``presence``), so that a beacon heard weakly elsewhere first, as ESPresense nodes in
+        // neighbouring rooms do, does not leave its room and come back (two false room events).
+        if let current, best.scanner != current, let carried = tracks[current], carried.smoothed.smoothedAt == nil {
+            if candidate != best.scanner {
+                candidate = best.scanner
+                candidateSince = now
+            }
+            guard let since = candidateSince, now - since >= policy.dwell else { return nil }
+            self.current = best.scanner
+            heardElsewhere = 0
+            candidate = nil
+            candidateSince = nil
+            return (current, best.scanner)
+        }
         guard let current, let currentRSSI = present.first(where: { $0.scanner == current })?.rssi else {
             self.current = best.scanner
             if previous != best.scanner { heardElsewhere = 0 }

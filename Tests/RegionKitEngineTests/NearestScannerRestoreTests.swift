@@ -52,12 +52,31 @@ struct NearestScannerRestoreTests {
         #expect(Self.changes(events) == [[nil, "kitchen"]] && events.first?.timestamp == restoredAbsent)
     }
 
-    @Test("Heard first by another scanner: moves there at once (the carried room has no RSSI to hold it)")
-    func movesWhenHeardElsewhere() {
+    @Test("Heard weakly by a neighbouring room first, then by its own: stays, no event (it moved to the hall and back: two false room events)")
+    func staysWhenHeardElsewhereFirst() {
         var engine = NearestAbsenceTests.engine()
         _ = engine.restoreNearestScanner(Fixture.a, scanner: "kitchen", at: Timestamp(seconds: 100))
-        let events = engine.ingest(Fixture.seen(Fixture.a, at: 100.5, rssi: -80, scanner: "hall"))
-        #expect(Self.changes(events) == [["hall", "kitchen"]])
+        var events: [LocationEvent] = []
+        for t in stride(from: 100.3, to: 130, by: 1) {
+            events += engine.ingest(Fixture.seen(Fixture.a, at: t, rssi: -80, scanner: "hall"))
+            events += engine.ingest(Fixture.seen(Fixture.a, at: t + 0.4, rssi: -60, scanner: "kitchen"))
+        }
+        #expect(Self.changes(events).isEmpty, "\(Self.changes(events))")
+        #expect(engine.nearestScanner(for: Fixture.a) == "kitchen")
+    }
+
+    @Test("Heard only by another scanner: moves there after the policy's dwell, once")
+    func movesWhenHeardOnlyElsewhere() throws {
+        var engine = NearestAbsenceTests.engine()
+        _ = engine.restoreNearestScanner(Fixture.a, scanner: "kitchen", at: Timestamp(seconds: 100))
+        var moved: [(time: Double, to: String?, from: String?)] = []
+        for t in stride(from: 100.5, to: 120, by: 0.5) {
+            moved += NearestAbsenceTests.changes(engine.ingest(Fixture.seen(Fixture.a, at: t, rssi: -80, scanner: "hall"))).map { ($0.time, $0.to, $0.from) }
+        }
+        #expect(moved.map { [$0.to, $0.from] } == [["hall", "kitchen"]])
+        let dwell = try #require(engine.profile.nearestScanner?.dwell)
+        // At the dwell after the hall first heard it, or sooner once the carried kitchen track is gone.
+        #expect(moved.first.map { $0.time <= 100.5 + dwell + 0.5 } == true, "\(moved)")
         #expect(engine.nearestScanner(for: Fixture.a) == "hall")
     }
 
