@@ -121,17 +121,26 @@ public final class MonitoringService: Sendable {
         /// after its first failure: an enter whose event failed must not be followed by the state
         /// row that would keep it from being decided again after the restart.
         func submit(_ write: StoreWrite, closing: Bool = false, delivered: Bool = false) throws {
+            try submit([write], closing: closing, delivered: delivered)
+        }
+
+        /// ``submit(_:closing:delivered:)`` for writes that must be committed in one transaction
+        /// (an event and the state or room it changes: a crash between two commits left the store
+        /// saying one thing and the log another).
+        func submit(_ writes: [StoreWrite], closing: Bool = false, delivered: Bool = false) throws {
+            guard let first = writes.first else { return }
             let written = try reportingFailure { try log.withLock { log throws -> [StoredEvent] in
                 guard !log.closed else {
-                    logger.debug("not written: the process has stopped", metadata: ["write": "\(write.typeName)"])
+                    logger.debug("not written: the process has stopped", metadata: ["write": "\(first.typeName)"])
                     return []
                 }
                 if closing { log.closed = true }
                 guard inline != nil else {
-                    writer?.submit(write)
+                    writer?.submit(writes)
                     return []
                 }
-                log.buffered.append(write)
+                // The group whole, then the limit: a commit never splits it.
+                log.buffered += writes
                 if delivered && log.buffered.count < groupCommitLimit { return [] }
                 return try commit(&log)
             } }
@@ -187,13 +196,15 @@ public final class MonitoringService: Sendable {
 
         func persist(_ event: LocationEvent, from manager: LocationManager) throws {
             let time = event.timestamp.seconds
+            // What the event changes in the store, committed with the event itself.
+            var changes: [StoreWrite] = []
             switch event.kind {
             case .didStartMonitoring(let region):
-                try submit(.region(region, at: time, origin: nil), delivered: true)
+                changes.append(.region(region, at: time, origin: nil))
                 // Registered again after its source came back, with the state it had (stale until
                 // a sighting or fix): kept in the store too, which saving the region cleared.
                 if let monitored = manager.monitoredRegion(region.identifier), monitored.isStale {
-                    try submit(.state(region.identifier, monitored.state, since: monitored.stateSince?.seconds ?? time, evidence: nil, at: time), delivered: true)
+                    changes.append(.state(region.identifier, monitored.state, since: monitored.stateSince?.seconds ?? time, evidence: nil, at: time))
                 }
             case .didEnterRegion:
                 break // the state row is written by the didDetermineState that accompanies every crossing
@@ -203,7 +214,7 @@ public final class MonitoringService: Sendable {
                 rangedCounts.withLock { _ = $0.removeValue(forKey: region.identifier) }
             case .didDetermineState(let state, let region):
                 let since = manager.monitoredRegion(region.identifier)?.stateSince?.seconds
-                try submit(.state(region.identifier, state, since: since ?? time, evidence: event.evidence, at: time), delivered: true)
+                changes.append(.state(region.identifier, state, since: since ?? time, evidence: event.evidence, at: time))
             case .didRangeBeacons(let beacons, _, let label):
                 // Log count changes only (the field app's "ranged beacon count changed").
                 let changed = rangedCounts.withLock { counts -> Bool in
@@ -226,17 +237,19 @@ public final class MonitoringService: Sendable {
                 rangedCounts.withLock { _ = $0.removeValue(forKey: label) }
             case .didChangeNearestScanner(let beacon, let scanner, _):
                 // Where it is placed now, for the next start (the store keeps only placed beacons).
-                try submit(.room(beacon.description, scanner: scanner, at: time), delivered: true)
+                changes.append(.room(beacon.description, scanner: scanner, at: time))
             default:
                 break
             }
             try log(time: time, type: event.typeName, region: event.regionIdentifier, state: Self.state(of: event),
-                    reason: event.evidence?.reason ?? Self.errorMessage(of: event), json: event.jsonLine(origin: .zero), delivered: true)
+                    reason: event.evidence?.reason ?? Self.errorMessage(of: event), json: event.jsonLine(origin: .zero), delivered: true,
+                    after: changes)
         }
 
+        /// Logs an event; `after`: the writes it makes, committed first in the same transaction.
         func log(time: Double, type: String, region: String?, state: String?, reason: String?, json: String, closing: Bool = false,
-                 delivered: Bool = false) throws {
-            try submit(.event(time: time, type: type, region: region, state: state, reason: reason, json: json, hooks: hooks.hooks(for: type)),
+                 delivered: Bool = false, after changes: [StoreWrite] = []) throws {
+            try submit(changes + [.event(time: time, type: type, region: region, state: state, reason: reason, json: json, hooks: hooks.hooks(for: type))],
                        closing: closing, delivered: delivered)
         }
 

@@ -38,7 +38,8 @@ final class StoreWriter: Sendable {
     }
 
     private enum Item: Sendable {
-        case write(StoreWrite)
+        /// Writes committed in one transaction (never split between two).
+        case writes([StoreWrite])
         case barrier(CheckedContinuation<Void, any Error>)
     }
 
@@ -157,8 +158,13 @@ final class StoreWriter: Sendable {
                 batch.reserveCapacity(min(items.count, Self.maximumBatch))
                 for item in items {
                     switch item {
-                    case .write(let write):
-                        batch.append(write)
+                    case .writes(let group):
+                        // A group that would take the batch past the limit starts the next one.
+                        if !batch.isEmpty && batch.count + group.count > limit {
+                            await commit(batch)
+                            batch.removeAll(keepingCapacity: true)
+                        }
+                        batch += group
                         if batch.count >= limit {
                             await commit(batch)
                             batch.removeAll(keepingCapacity: true)
@@ -180,8 +186,15 @@ final class StoreWriter: Sendable {
 
     /// Queues `write` after every write submitted before it.
     func submit(_ write: StoreWrite) {
-        uncommitted.add(1)
-        queue.append(.write(write))
+        submit([write])
+    }
+
+    /// Queues `writes` after every write submitted before them, to be committed in one
+    /// transaction (an event and the state or room it changes).
+    func submit(_ writes: [StoreWrite]) {
+        guard !writes.isEmpty else { return }
+        uncommitted.add(writes.count)
+        queue.append(.writes(writes))
     }
 
     /// Writes submitted and not yet committed (nor reported failed): queued, taken by the writing

@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import Testing
 import RegionKit
 import RegionKitStore
@@ -56,6 +57,29 @@ struct BeaconRoomRestartTests {
         try await second.stop()
         #expect(try Self.roomEvents(store) == before + ["\(Self.leaves.description) hall→-"])
         #expect(try store.beaconRooms() == [Self.stays.description: "kitchen"])
+    }
+
+    /// An event and the room (or state) it changes were two writes, which the group commit could
+    /// put in two transactions: a crash between them left the store and the log disagreeing.
+    @Test("A room is committed with its event, whatever the group commit limit (here 1: a transaction per delivered write before): an event the database refuses takes its room with it")
+    func roomCommittedWithItsEvent() async throws {
+        let path = temporaryStorePath()
+        let clock = VirtualClock()
+        var profile = MonitoringProfile.responsive
+        profile.nearestScanner = NearestScannerPolicy()
+        let service = MonitoringService(store: try RegionStore(path: path), profile: profile, clock: clock, sources: [.beacon: .authorized],
+                                        groupCommitLimit: 1)
+        try await service.start(regions: [])
+        // A second connection makes the database refuse the room event (the store's own schema has no trigger).
+        let queue = try DatabaseQueue(path: path)
+        try await queue.write { db in
+            try db.execute(sql: "CREATE TRIGGER refuse_room_events BEFORE INSERT ON event_log WHEN NEW.type = 'didChangeNearestScanner' BEGIN SELECT RAISE(ABORT, 'refused by the test'); END")
+        }
+        try queue.close()
+        service.manager.ingest(BeaconObservation(identity: Self.stays, rssi: -60, timestamp: clock.now, scannerID: "kitchen"))
+        #expect(service.manager.nearestScanner(for: Self.stays) == "kitchen")
+        try? await service.stop()
+        #expect(try RegionStore(path: path).beaconRooms().isEmpty, "the room was committed alone, before its refused event")
     }
 
     @Test("A store row that names no beacon is left out with a warning; the others are restored and the start goes on")

@@ -72,6 +72,24 @@ struct StoreWriterTests {
         #expect(failed.withLock { $0 }.isEmpty)
     }
 
+    @Test("A group of writes (an event and the state it changes) is never split between two transactions: a group that would pass the limit starts the next one", .timeLimit(.minutes(3)))
+    func groupsAreNotSplit() async throws {
+        let store = HeldStore(try RegionStore(path: temporaryStorePath()))
+        let acknowledged = LockedBox<[StoredEvent]>([])
+        let writer = Self.writer(store, acknowledged: acknowledged, failed: LockedBox([]))
+        store.held.withLock { $0 = true }
+        writer.submit(Self.event(0))
+        try await eventually(timeout: .seconds(60), "the first transaction waits in the store") { store.started.withLock { $0 } == 1 }
+        // 255 single writes, then a group of 2 (state + event): 255 + 2 would pass 256.
+        for index in 1...255 { writer.submit(Self.event(index)) }
+        writer.submit([.state("lobby", .inside, since: 1, evidence: nil, at: 1), Self.event(256)])
+        store.held.withLock { $0 = false }
+        try await writer.flush()
+        #expect(store.batches.withLock { $0 } == [1, 255, 2], "the group went whole into the next transaction")
+        #expect(acknowledged.withLock { $0 }.count == 257)
+        #expect(try store.base.states()["lobby"]?.state == .inside)
+    }
+
     @Test("A barrier ends a batch: flush returns once what came before it is committed", .timeLimit(.minutes(3)))
     func flushEndsABatch() async throws {
         let store = HeldStore(try RegionStore(path: temporaryStorePath()))
