@@ -293,6 +293,32 @@ struct PresenceOutputsTests {
         #expect(tracker.unplaced(BeaconIdentity(uuid: Self.uuid, major: 7, minor: 7)).isEmpty, "never ranged")
     }
 
+    @Test("Beacons an earlier run ranged (rooms restored at a start): their departure clears the distance and attributes it may have left retained, and their first distance goes out at once; a new connection republishes every distance yet keeps the beacons for their departure")
+    func assumedAndRepublished() {
+        var tracker = PresenceRangingTracker(topics: Self.topics, mqttRoom: false)
+        let restored = BeaconIdentity(uuid: Self.uuid, major: 3, minor: 3)
+        tracker.assumePublished([restored])
+        // Its departure before any distance of this run: cleared (a fresh tracker sent nothing).
+        #expect(tracker.unplaced(restored).map(\.topic) == [Self.topics.beaconDistance(restored), Self.topics.beaconAttributes(restored)])
+        tracker.assumePublished([restored])
+        let heard = Beacon(identity: restored, proximity: .near, accuracy: 1.5, rssi: -70, timestamp: Timestamp(seconds: 1))
+        #expect(tracker.messages(for: [heard], at: Timestamp(seconds: 1)) { _ in "hall" }.count == 2, "its first distance at once")
+        #expect(tracker.messages(for: [heard], at: Timestamp(seconds: 2)) { _ in "hall" }.isEmpty)
+        // 2,000 new beacons a while later (the table swept as it grows): the assumed one is kept.
+        tracker.assumePublished([Self.beacon])
+        for minor in 0..<2_000 {
+            let other = Beacon(identity: BeaconIdentity(uuid: Self.uuid, major: 9, minor: UInt16(minor)), proximity: .near, accuracy: 2, rssi: -70,
+                               timestamp: Timestamp(seconds: 100))
+            _ = tracker.messages(for: [other], at: Timestamp(seconds: 100)) { _ in "hall" }
+        }
+        #expect(tracker.unplaced(Self.beacon).count == 2, "an assumed beacon is never swept before its departure")
+        // A new connection: the unchanged distance goes out again, and the beacon is still known.
+        tracker.republishAll()
+        #expect(tracker.messages(for: [heard], at: Timestamp(seconds: 3)) { _ in "hall" }.count == 2)
+        tracker.republishAll()
+        #expect(tracker.unplaced(restored).count == 2, "a departure right after a new connection still clears it")
+    }
+
     @Test("Beacons announced to Home Assistant: in scope `regions` only those a monitored region matches, and never more than maximumBeacons; a beacon left out still gets its room")
     func announcementScopeAndLimit() throws {
         func placed(_ id: Int64, major: UInt16, minor: UInt16, uuid: String = "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0") -> StoredEvent {

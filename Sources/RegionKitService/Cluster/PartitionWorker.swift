@@ -3,6 +3,7 @@ import Logging
 import RegionKit
 import RegionKitConcurrency
 import RegionKitCore
+import RegionKitGateway
 import RegionKitMQTT
 import RegionKitStore
 
@@ -48,9 +49,12 @@ final class PartitionWorker: LocationManagerDelegate {
     let current: LockedBox<Current>
     /// The last state written (or restored) per region: where a new engine starts from.
     private let lastStates = LockedBox<[String: RegionContribution]>([:])
-    /// The rooms the engine set aside had placed its beacons in: the next engine starts from
-    /// them (``LocationManager/restoreNearestScanners(_:)``), so a beacon that left during the
-    /// outage leaves its room (its room event, distance and attributes) instead of staying there.
+    /// The rooms the partition's beacons were last placed in, as written (or restored at the
+    /// start), like ``lastStates``: the next engine starts from them
+    /// (``LocationManager/restoreNearestScanners(_:)``), so a beacon that left during an outage
+    /// leaves its room (its room event, distance and attributes) instead of staying there. Kept
+    /// from the room events delivered, not read from the engine set aside: a move it decided but
+    /// never delivered (dropped at the set-aside) was never written or published.
     private let lastRooms = LockedBox<[BeaconIdentity: String]>([:])
     /// Routes the client's messages to the current ingest (set after the client is made).
     let route: LockedBox<Routing>
@@ -298,9 +302,6 @@ final class PartitionWorker: LocationManagerDelegate {
         guard let suspended else { return }
         route.withLock { $0 = Routing(ingest: nil, holding: true, resumeOnMessage: resumeOnMessage) }
         suspended.delegate = nil
-        // Its rooms now (its delegate is gone: nothing it decides from here on is written).
-        let rooms = suspended.nearestScanners
-        lastRooms.withLock { $0 = rooms }
         if let warning { logger.warning("\(warning)") }
     }
 
@@ -356,16 +357,17 @@ final class PartitionWorker: LocationManagerDelegate {
         }
         var rooms: [BeaconIdentity: String] = [:]
         for (name, scanner) in stored {
-            guard let identity = BeaconIdentity(description: name), identity.format == .iBeacon,
+            guard let identity = BeaconIdentity(description: name),
                   NATSPartition.partition(of: Self.partitionToken(of: identity), count: partitionCount) == lease.partition else { continue }
             rooms[identity] = scanner
         }
         return rooms
     }
 
-    /// The token the broker partitions `identity`'s sightings by (its ESPresense id).
+    /// The token the broker partitions `identity`'s sightings by: its ESPresense id, in every
+    /// format (`iBeacon:…`, `altBeacon:…`, the Eddystone-UID form).
     static func partitionToken(of identity: BeaconIdentity) -> String {
-        "iBeacon:\(identity.uuid.uuidString.lowercased())-\(identity.major)-\(identity.minor)"
+        ESPresenseMessage.id(for: identity)
     }
 
     /// Restores the partition's regions from its stored contributions (no `didStartMonitoring`, no
@@ -378,6 +380,11 @@ final class PartitionWorker: LocationManagerDelegate {
         let (manager, ingest) = current.withLock { ($0.manager, $0.ingest) }
         register(on: manager, from: stored)
         manager.restoreNearestScanners(rooms)
+        // The previous holder may have left the distances of the ranged ones retained.
+        let beaconRegions = regions.compactMap(\.beaconRegion)
+        ranging.withLock { tracker in
+            tracker?.assumePublished(rooms.keys.filter { beacon in beaconRegions.contains { $0.matches(beacon) } })
+        }
         route.withLock { $0 = Routing(ingest: ingest) }
         let (client, logger, filter) = (client, logger, topicFilter)
         clientTask.withLock { $0 = Task { await client.run() } }
@@ -423,6 +430,7 @@ final class PartitionWorker: LocationManagerDelegate {
                     if messages.isEmpty || client.publishDetached(messages.map(PresenceHub.mqtt)) { tracker = current }
                 }
             }
+            lastRooms.withLock { $0[identity] = scanner }
             // Every sighting of a beacon reaches this partition, so its nearest scanner is decided
             // here, as one engine decides it; logged like one daemon logs it (the outputs publish
             // the beacon's room and its Home Assistant tracker from the shared log).

@@ -714,6 +714,11 @@ public final class PresenceHub: Sendable {
     /// Beacon distances and attributes from the ranging updates (QoS 0, retained; skipped while disconnected).
     func publishRanging() async {
         var tracker = PresenceRangingTracker(topics: topics, mqttRoom: homeAssistant?.mqttRoom == true)
+        // Beacons placed in rooms restored at the start that a monitored region ranges: the
+        // previous run may have left their distance and attributes retained.
+        let manager = service.manager
+        let beaconRegions = manager.monitoredRegions.compactMap(\.beaconRegion)
+        tracker.assumePublished(manager.nearestScanners.keys.filter { beacon in beaconRegions.contains { $0.matches(beacon) } })
         var connection = 0
         for await event in service.manager.events(bufferingPolicy: .bufferingNewest(4096)) {
             // Heard by no scanner any more: its published distance and attributes stop placing it
@@ -733,11 +738,12 @@ public final class PresenceHub: Sendable {
             }
             guard case .didRangeBeacons(let beacons, _, _) = event.kind, client.isConnected else { continue }
             // A new connection (the broker may have lost its retained messages): every distance
-            // and attribute goes out again at the next update, not only those that changed.
+            // and attribute goes out again at the next update, not only those that changed (the
+            // beacons stay known, so a departure before that still clears them).
             let current = counters.withLock { $0.connections }
             if current != connection {
                 connection = current
-                tracker.published.removeAll()
+                tracker.republishAll()
             }
             let engine = service.manager
             let messages = tracker.messages(for: beacons, at: event.timestamp) { identity in

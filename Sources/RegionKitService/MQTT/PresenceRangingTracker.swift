@@ -37,6 +37,29 @@ public struct PresenceRangingTracker: Sendable {
         self.mqttRoom = mqttRoom
     }
 
+    /// Counts `beacons` as having a distance published, by an earlier run (a restart, a cluster
+    /// partition's previous holder): their retained distance and attributes may still be on the
+    /// broker, so their departure (``unplaced(_:kept:)``) clears them, and their first distance
+    /// goes out at once. Kept until then (never swept); a beacon already tracked is left as it is.
+    ///
+    /// ```swift
+    /// tracker.assumePublished(manager.nearestScanners.keys)   // rooms restored at the start
+    /// ```
+    public mutating func assumePublished(_ beacons: some Sequence<BeaconIdentity>) {
+        for beacon in beacons where published[beacon] == nil {
+            // No distance (any first one differs) and a time no sweep reaches.
+            published[beacon] = Published(distance: .nan, room: nil, time: Timestamp(seconds: .greatestFiniteMagnitude))
+        }
+    }
+
+    /// Every tracked beacon's distance and attributes go out again at its next update, changed
+    /// or not (a new connection: the broker may have lost its retained messages); the beacons
+    /// stay known, so a departure before that still clears them (forgetting them all, as before,
+    /// left the retained distance of a beacon that left before its next update).
+    public mutating func republishAll() {
+        for beacon in published.keys { published[beacon]?.distance = .nan }
+    }
+
     /// `identity` is heard by no scanner any more (`didChangeNearestScanner` to none): when a
     /// distance of it was published, its distance becomes `None` (Home Assistant's MQTT sensor
     /// reads it as unknown) and its attributes `{"room":"not_home"}`, and what was published is
