@@ -384,8 +384,8 @@ public final class MonitoringService: Sendable {
     /// again stays (no room event), one not heard leaves its room (`didChangeNearestScanner` to
     /// none) when a beacon heard once now would be called gone. Before, a beacon that left while
     /// the daemon was down kept its last room (its retained room topic, its Home Assistant device
-    /// tracker) until it was heard again, perhaps never. A store that cannot be read, or a row
-    /// that names no beacon, costs only those rooms: a warning, and the start goes on.
+    /// tracker) until it was heard again, perhaps never. A store that cannot be read costs the
+    /// rooms (a warning, and the start goes on); a row that names no beacon or no room is removed.
     func restoreRooms() async {
         guard manager.engineSnapshot.profile.nearestScanner != nil else { return }
         let stored: [String: String]
@@ -396,10 +396,16 @@ public final class MonitoringService: Sendable {
         var rooms: [BeaconIdentity: String] = [:]
         var unreadable: [String] = []
         for (beacon, scanner) in stored {
-            if let identity = BeaconIdentity(description: beacon) { rooms[identity] = scanner } else { unreadable.append(beacon) }
+            if let identity = BeaconIdentity(description: beacon), !scanner.isEmpty { rooms[identity] = scanner } else { unreadable.append(beacon) }
         }
         if !unreadable.isEmpty {
-            logger.warning("stored beacon rooms name no beacon: left out", metadata: ["count": "\(unreadable.count)", "first": "\(unreadable.sorted()[0].prefix(120))"])
+            // Removed: nothing would ever place or remove them again.
+            unreadable.sort()
+            logger.warning("stored beacon rooms name no beacon or no room: removed", metadata: ["count": "\(unreadable.count)", "first": "\(unreadable[0].prefix(120))"])
+            let now = manager.clock.now.seconds
+            do { _ = try await store.apply(unreadable.map { .room($0, scanner: nil, at: now) }) } catch {
+                logger.warning("cannot remove the unusable beacon rooms", metadata: ["error": "\(error)"])
+            }
         }
         guard !rooms.isEmpty else { return }
         manager.restoreNearestScanners(rooms)

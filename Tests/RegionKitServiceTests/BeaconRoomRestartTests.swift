@@ -82,16 +82,18 @@ struct BeaconRoomRestartTests {
         #expect(try RegionStore(path: path).beaconRooms().isEmpty, "the room was committed alone, before its refused event")
     }
 
-    @Test("A store row that names no beacon is left out with a warning; the others are restored and the start goes on")
+    @Test("A store row that names no beacon or no room is removed with a warning (nothing would remove it later); the others are restored and the start goes on")
     func unreadableRow() async throws {
         let path = temporaryStorePath()
         let store = try RegionStore(path: path)
         try store.saveRoom("not a beacon", scanner: "kitchen", at: 1)
+        try store.saveRoom(Self.leaves.description, scanner: "", at: 1)
         try store.saveRoom(Self.stays.description, scanner: "kitchen", at: 1)
         let service = try Self.service(path, clock: VirtualClock())
         try await service.start(regions: [])
         #expect(service.manager.nearestScanners == [Self.stays: "kitchen"])
         try await service.stop()
+        #expect(try store.beaconRooms() == [Self.stays.description: "kitchen"])
     }
 
     @Test("Without a nearest-scanner policy no room is written or restored")
