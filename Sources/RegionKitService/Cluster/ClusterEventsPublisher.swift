@@ -185,10 +185,12 @@ final class ClusterEventsPublisher: Sendable {
                     let messages = outputs.messages(for: event, region: { self.regions[$0] }, regions: regions)
                         .filter { publishEvents || $0.topic != topics.events }
                         .map(PresenceHub.mqtt)
+                    // The beacon this event announces, recorded before its entities go out.
+                    var next = outputs
+                    next.published(event, regions: regions)
+                    try await PresenceOutputs.recordAnnouncements(next.announcedBeacons, since: outputs.announcedBeacons, of: outputName, in: store)
                     try await client.publish(PresenceHub.publishable(messages, of: event, logger: logger))
-                    let before = outputs.announcedBeacons
-                    outputs.published(event, regions: regions)
-                    await PresenceOutputs.recordAnnouncements(outputs.announcedBeacons, since: before, of: outputName, in: store, logger: logger)
+                    outputs = next
                     cursor = event.id
                     published.withLock { $0 += 1 }
                     // Saved even when the stop came meanwhile (the broker has the event).

@@ -597,6 +597,14 @@ public final class PresenceHub: Sendable {
                     messages += group
                     decided.append((event, regions))
                 }
+                // The beacons this round announces, recorded before their entities go out.
+                do {
+                    try await PresenceOutputs.recordAnnouncements(provisional.announcedBeacons, since: outputs.withLock { $0.announcedBeacons },
+                                                                  of: outputName, in: store)
+                } catch {
+                    logger.error("cannot record the beacons announced to Home Assistant: the round waits", metadata: ["error": "\(error)"])
+                    return .storeFailed
+                }
                 // A round's messages go out together, in order, pipelined (one round trip: each
                 // event waited for its own acknowledgement, 66–430 events/s under a flood); on
                 // failure the whole round is published again after reconnecting (QoS 1: at least
@@ -612,12 +620,9 @@ public final class PresenceHub: Sendable {
                         try await client.publish(messages)
                     }
                 } catch { return .disconnected }
-                let (before, after) = outputs.withLock { outputs in
-                    let before = outputs.announcedBeacons
+                outputs.withLock { outputs in
                     for (event, regions) in decided { outputs.published(event, regions: regions) }
-                    return (before, outputs.announcedBeacons)
                 }
-                await PresenceOutputs.recordAnnouncements(after, since: before, of: outputName, in: store, logger: logger)
                 guard let last = decided.last?.event.id else { continue }
                 cursor.withLock { $0 = last }
                 counters.withLock { $0.eventsPublished += decided.count }

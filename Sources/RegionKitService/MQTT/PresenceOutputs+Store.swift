@@ -22,16 +22,14 @@ extension PresenceOutputs {
         return beacons
     }
 
-    /// Records the beacons of `after` not in `before` as announced by `output` (once the broker
-    /// acknowledged their entities). A failure is logged: those beacons are announced again
-    /// after a restart, with no harm but a repeated configuration.
+    /// Records the beacons of `after` not in `before` as announced by `output`, before their
+    /// entities are published: recorded after, a failure or a crash in between left an entity in
+    /// Home Assistant that a restart did not know (its departure then removed the topic it reads,
+    /// and the limit let another beacon in). A beacon recorded but never published is harmless:
+    /// every discovery round publishes the entities of all recorded beacons.
     static func recordAnnouncements(_ after: Set<BeaconIdentity>, since before: Set<BeaconIdentity>, of output: String,
-                                    in store: any RegionStoring, logger: Logger) async {
+                                    in store: any RegionStoring) async throws {
         guard after.count > before.count else { return }
-        let added = after.subtracting(before).map(\.description).sorted()
-        do { try await store.addAnnouncedBeacons(added, output: output) } catch {
-            logger.warning("cannot record the beacons announced to Home Assistant (announced again after a restart)",
-                           metadata: ["output": "\(output)", "beacons": "\(added.count)", "error": "\(error)"])
-        }
+        try await store.addAnnouncedBeacons(after.subtracting(before).map(\.description).sorted(), output: output)
     }
 }
