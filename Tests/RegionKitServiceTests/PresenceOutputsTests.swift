@@ -124,6 +124,11 @@ struct PresenceOutputsTests {
         #expect(outputs.announcedBeacons == [Self.beacon])
         #expect(rooms(outputs.messages(for: placed(3, Self.beacon, nil), region: { _ in nil }, regions: regions), Self.beacon) == [["not_home", "true"]])
         #expect(rooms(outputs.messages(for: placed(4, neighbour, nil), region: { _ in nil }, regions: regions), neighbour) == [["not_home", "false"], ["", "true"]])
+        // mqtt.retainDepartures: all (device trackers configured without discovery read every room topic).
+        var retainingAll = outputs
+        retainingAll.retainsAllDepartures = true
+        #expect(rooms(retainingAll.messages(for: placed(4, neighbour, nil), region: { _ in nil }, regions: regions), neighbour) == [["not_home", "true"]])
+        #expect(retainingAll.keepsDeparture(of: neighbour) && !outputs.keepsDeparture(of: neighbour) && outputs.keepsDeparture(of: Self.beacon))
 
         // The distance and attributes of a ranged beacon follow the same rule.
         let kept = PresenceRangingTracker.departure(Self.beacon, topics: Self.topics, kept: true)

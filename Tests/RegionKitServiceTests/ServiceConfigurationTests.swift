@@ -123,6 +123,25 @@ struct ServiceConfigurationTests {
         }
     }
 
+    @Test("mqtt.retainDepartures: announced (the default) or all, round-tripped; anything else refused naming the field and the choices")
+    func mqttRetainDepartures() throws {
+        func decode(_ value: String?) throws -> MQTTHubConfiguration {
+            let field = value.map { ", retainDepartures: \($0)" } ?? ""
+            return try #require(try ServiceConfiguration.decode("sources:\n  - mqtt: {format: espresense}\nmqtt: {url: \"mqtt://h\"\(field)}\n", path: Self.path).mqtt)
+        }
+        #expect(try decode(nil).retainDepartures == nil && !(try decode(nil).retainsAllDepartures))
+        #expect(try decode("announced").retainDepartures == .announced && !(try decode("announced").retainsAllDepartures))
+        let all = try decode("all")
+        #expect(all.retainsAllDepartures)
+        #expect(try JSONDecoder().decode(MQTTHubConfiguration.self, from: JSONEncoder().encode(all)) == all)
+        do {
+            _ = try decode("forever")
+            Issue.record("accepted retainDepartures forever")
+        } catch {
+            #expect("\(error)".contains("retainDepartures") && "\(error)".contains("announced, all"), "\(error)")
+        }
+    }
+
     @Test("contrib/config.example.yaml (the file the README runs) loads")
     func contribExample() throws {
         let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()

@@ -79,6 +79,8 @@ public final class ClusterEngine: Sendable {
     let maximumBacklog: Int
     /// Home Assistant discovery of the regions and beacons, published with the outputs; nil without.
     let discovery: HomeAssistantDiscovery?
+    /// Every beacon's departure stays retained (``MQTTHubConfiguration/retainDepartures`` `all`).
+    let retainAllDepartures: Bool
     /// Whether the partitions also publish Home Assistant `mqtt_room` payloads of their beacons.
     let mqttRoom: Bool
 
@@ -113,7 +115,7 @@ public final class ClusterEngine: Sendable {
     ///     and outputs and ``run()`` returns; the caller should call ``stop(reason:)`` and exit.
     public init(store: any ClusterStoring, configuration: ClusterConfiguration, mqtt: MQTTClientConfiguration, profile: MonitoringProfile,
                 regions: [Region], hooks: HookConfiguration = HookConfiguration(), site: String = "regionkit", publishEvents: Bool = true,
-                homeAssistant: HomeAssistantConfiguration? = nil, maximumBacklog: Int = PresenceHub.defaultMaximumBacklog,
+                homeAssistant: HomeAssistantConfiguration? = nil, retainAllDepartures: Bool = false, maximumBacklog: Int = PresenceHub.defaultMaximumBacklog,
                 logger: Logger, onEvents: @escaping @Sendable ([StoredEvent]) -> Void = { _ in },
                 onFatal: @escaping @Sendable (String) -> Void = { _ in }) {
         self.store = store
@@ -127,6 +129,7 @@ public final class ClusterEngine: Sendable {
         self.hooks = hooks
         self.site = site
         self.publishEvents = publishEvents
+        self.retainAllDepartures = retainAllDepartures
         self.maximumBacklog = maximumBacklog
         discovery = homeAssistant?.discovery(topics: PresenceTopics(site: site))
         mqttRoom = homeAssistant?.mqttRoom == true
@@ -476,7 +479,7 @@ public final class ClusterEngine: Sendable {
         if held, !runsOutputs {
             let runner = hooks.isEmpty ? nil : HookRunner(store: store, configuration: hooks, logger: logger)
             let publisher = ClusterEventsPublisher(store: store, mqtt: mqtt, site: site, regions: regions, publishEvents: publishEvents,
-                                                   discovery: discovery, statusInterval: .seconds(configuration.leaseDuration / 3), logger: logger)
+                                                   discovery: discovery, retainAllDepartures: retainAllDepartures, statusInterval: .seconds(configuration.leaseDuration / 3), logger: logger)
             outputs.withLock {
                 $0 = Outputs(hooks: runner.map { runner in Task { await runner.run() } }, publisher: publisher,
                              events: Task { await publisher.run() })
@@ -504,7 +507,7 @@ public final class ClusterEngine: Sendable {
         let worker = PartitionWorker(lease: lease, member: member, regions: partitionRegions, profile: profile, store: store, mqtt: mqtt,
                                      clientIDPrefix: clientIDPrefix, topicFilter: configuration.topicFilter(partition: lease.partition),
                                      hooks: hooks, ranging: PresenceRangingTracker(topics: PresenceTopics(site: site), mqttRoom: mqttRoom),
-                                     partitionCount: configuration.partitionCount, retainsDepartures: discovery != nil, maximumBacklog: maximumBacklog, logger: logger, onEvents: onEvents,
+                                     partitionCount: configuration.partitionCount, retainsDepartures: discovery != nil || retainAllDepartures, maximumBacklog: maximumBacklog, logger: logger, onEvents: onEvents,
                                      onFenced: { partition in fenced.withLock { _ = $0.insert(partition) } })
         try await worker.start()
         workers.withLock { $0[lease.partition] = worker }

@@ -39,6 +39,8 @@ final class ClusterEventsPublisher: Sendable {
     let regions: [String: Region]
     let publishEvents: Bool
     let discovery: HomeAssistantDiscovery?
+    /// Every beacon's departure stays retained (`mqtt.retainDepartures: all`).
+    let retainAllDepartures: Bool
     let statusInterval: Duration
     let logger: Logger
     let published = LockedBox(0)
@@ -59,12 +61,14 @@ final class ClusterEventsPublisher: Sendable {
     /// - Parameters:
     ///   - publishEvents: false keeps the events topic quiet (the retained states still go out), as `mqtt.publishEvents: false`.
     ///   - discovery: Home Assistant discovery of the regions, or nil.
+    ///   - retainAllDepartures: every beacon's departure stays retained (`mqtt.retainDepartures: all`).
     ///   - statusInterval: how often `online` is published again while connected.
     ///   - stopTimeout: how long ``shutdown()`` waits for the last publications and `offline`.
     init(store: any RegionStoring, mqtt: MQTTClientConfiguration, site: String, regions: [Region], publishEvents: Bool = true,
-         discovery: HomeAssistantDiscovery? = nil, statusInterval: Duration = .seconds(10), stopTimeout: Duration = .seconds(3),
-         logger: Logger) {
+         discovery: HomeAssistantDiscovery? = nil, retainAllDepartures: Bool = false, statusInterval: Duration = .seconds(10),
+         stopTimeout: Duration = .seconds(3), logger: Logger) {
         self.store = store
+        self.retainAllDepartures = retainAllDepartures
         self.stopTimeout = stopTimeout
         let topics = PresenceTopics(site: site)
         var configuration = mqtt
@@ -144,6 +148,7 @@ final class ClusterEventsPublisher: Sendable {
             }
         }
         var outputs = PresenceOutputs(topics: topics, discovery: discovery)
+        outputs.retainsAllDepartures = retainAllDepartures
         // The beacons announced by earlier holders (read before the first announcement).
         var announcementsRead = discovery == nil
         var cursor: Int64?

@@ -37,6 +37,22 @@ public struct MQTTHubConfiguration: Codable, Sendable, Hashable {
     public var maximumBacklog: Int?
     /// What ``maximumBacklog`` may be.
     public static let maximumBacklogRange = 100...10_000_000
+    /// Which beacons' departures (room `not_home`, distance `None`) stay retained on the broker:
+    /// `announced` (the default: those with Home Assistant entities; any other beacon's topics are
+    /// removed once it leaves, so identities that come and go leave nothing behind) or `all` (every
+    /// beacon ever placed keeps its topics: for consumers that read them without discovery, such as
+    /// device trackers configured in Home Assistant's YAML, at the cost of one retained topic per
+    /// identity ever heard).
+    public var retainDepartures: DepartureRetention?
+
+    /// The values of ``retainDepartures``.
+    public enum DepartureRetention: String, Codable, Sendable, Hashable, CaseIterable {
+        case announced
+        case all
+    }
+
+    /// Whether every beacon's departure stays retained (``retainDepartures`` `all`).
+    public var retainsAllDepartures: Bool { retainDepartures == .all }
     /// Rejected with a clear message: the password belongs in `passwordFile` or the environment.
     var password: String?
 
@@ -53,7 +69,7 @@ public struct MQTTHubConfiguration: Codable, Sendable, Hashable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case url, urls, site, clientID, username, passwordFile, caFile, keepAlive, publishEvents, maximumBacklog, password
+        case url, urls, site, clientID, username, passwordFile, caFile, keepAlive, publishEvents, maximumBacklog, retainDepartures, password
     }
 
     public init(from decoder: any Decoder) throws {
@@ -83,6 +99,13 @@ public struct MQTTHubConfiguration: Codable, Sendable, Hashable {
         keepAlive = try container.decodeIfPresent(Double.self, forKey: .keepAlive)
         publishEvents = try container.decodeIfPresent(Bool.self, forKey: .publishEvents)
         maximumBacklog = try container.decodeIfPresent(Int.self, forKey: .maximumBacklog)
+        if let text = try container.decodeIfPresent(String.self, forKey: .retainDepartures) {
+            guard let retention = DepartureRetention(rawValue: text) else {
+                throw DecodingError.dataCorruptedError(forKey: .retainDepartures, in: container,
+                                                       debugDescription: "'\(text.prefix(80))' is not one of announced, all")
+            }
+            retainDepartures = retention
+        }
         password = try container.decodeIfPresent(String.self, forKey: .password)
     }
 
@@ -97,6 +120,7 @@ public struct MQTTHubConfiguration: Codable, Sendable, Hashable {
         try container.encodeIfPresent(keepAlive, forKey: .keepAlive)
         try container.encodeIfPresent(publishEvents, forKey: .publishEvents)
         try container.encodeIfPresent(maximumBacklog, forKey: .maximumBacklog)
+        try container.encodeIfPresent(retainDepartures, forKey: .retainDepartures)
     }
 
     /// Every broker to try, in order: ``urls``, or ``url`` alone.

@@ -118,7 +118,9 @@ public final class PresenceHub: Sendable {
         topics = PresenceTopics(site: configuration.siteName)
         outputName = "mqtt:" + configuration.siteName
         let discovery = homeAssistant?.discovery(topics: topics)
-        outputs = LockedBox(PresenceOutputs(topics: topics, discovery: discovery))
+        var presenceOutputs = PresenceOutputs(topics: topics, discovery: discovery)
+        presenceOutputs.retainsAllDepartures = configuration.retainsAllDepartures
+        outputs = LockedBox(presenceOutputs)
         // Batching: one read's sightings to the engine together, so their events commit together.
         let ingest = sources.isEmpty ? nil : MQTTSightingIngest(sources: sources, manager: service.manager, logger: logger, batching: true)
         self.ingest = ingest
@@ -696,13 +698,13 @@ public final class PresenceHub: Sendable {
     func republishDepartures() async {
         let departed = departedWhileDisconnected.withLock { set in defer { set.removeAll() }; return set }
         let engine = service.manager
-        let announced = outputs.withLock { $0.announcedBeacons }
+        let outputs = outputs.withLock { $0 }
         var left = departed.sorted()[...]
         while !left.isEmpty {
             // A chunk of beacons at a time, pipelined (each beacon's messages in order).
             let chunk = left.prefix(Self.republishChunk / 4)
             let messages = chunk.filter { engine.nearestScanner(for: $0) == nil }.flatMap { identity in
-                PresenceRangingTracker.departure(identity, topics: topics, kept: announced.contains(identity)).map(Self.mqtt)
+                PresenceRangingTracker.departure(identity, topics: topics, kept: outputs.keepsDeparture(of: identity)).map(Self.mqtt)
             }
             do { try await client.publish(messages) } catch {
                 // Not connected any more: this chunk and the rest at the next connection.
@@ -731,7 +733,7 @@ public final class PresenceHub: Sendable {
             // Disconnected (or the publish fails): cleared at the next connection instead.
             if case .didChangeNearestScanner(let identity, nil, _) = event.kind {
                 // Retained only for a beacon with a Home Assistant entity (its distance sensor).
-                let messages = tracker.unplaced(identity, kept: outputs.withLock { $0.announcedBeacons.contains(identity) })
+                let messages = tracker.unplaced(identity, kept: outputs.withLock { $0.keepsDeparture(of: identity) })
                 guard !messages.isEmpty else { continue }
                 do {
                     guard client.isConnected else { throw MQTTError.notConnected }

@@ -23,6 +23,9 @@ import RegionKitStore
 public struct PresenceOutputs: Sendable {
     public var topics: PresenceTopics
     public var discovery: HomeAssistantDiscovery?
+    /// Every beacon's departure stays retained, not only those of beacons with Home Assistant
+    /// entities (``MQTTHubConfiguration/retainDepartures`` `all`).
+    public var retainsAllDepartures = false
     /// Beacons whose Home Assistant entities were announced and acknowledged (re-sent when HA
     /// restarts or the connection is made again).
     public private(set) var announcedBeacons: Set<BeaconIdentity> = []
@@ -36,6 +39,12 @@ public struct PresenceOutputs: Sendable {
     public init(topics: PresenceTopics, discovery: HomeAssistantDiscovery?) {
         self.topics = topics
         self.discovery = discovery
+    }
+
+    /// Whether `beacon`'s departure stays retained: it has Home Assistant entities, or every
+    /// departure does (``retainsAllDepartures``).
+    public func keepsDeparture(of beacon: BeaconIdentity) -> Bool {
+        retainsAllDepartures || announcedBeacons.contains(beacon)
     }
 
     /// Counts `beacons` as announced (their entities announced before a restart, read back from
@@ -134,7 +143,7 @@ public struct PresenceOutputs: Sendable {
                     messages.append(PresenceMessage(topic: topic, text: scanner, qos: 1, retain: true))
                 } else {
                     // Kept on the broker only for a beacon whose device tracker reads it.
-                    messages += PresenceMessage.departure(topic: topic, text: "not_home", kept: announcing || announcedBeacons.contains(change.beacon))
+                    messages += PresenceMessage.departure(topic: topic, text: "not_home", kept: keepsDeparture(of: change.beacon) || announcing)
                 }
             }
         default:

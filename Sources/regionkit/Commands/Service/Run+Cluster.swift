@@ -36,7 +36,7 @@ extension Run {
         let engine = ClusterEngine(store: postgres, configuration: cluster, mqtt: clientConfiguration, profile: profile, regions: regions,
                                    hooks: configuration.hooks ?? HookConfiguration(), site: mqtt.siteName,
                                    publishEvents: mqtt.publishEvents != false, homeAssistant: configuration.homeAssistant,
-                                   maximumBacklog: mqtt.maximumBacklog ?? PresenceHub.defaultMaximumBacklog, logger: logger,
+                                   retainAllDepartures: mqtt.retainsAllDepartures, maximumBacklog: mqtt.maximumBacklog ?? PresenceHub.defaultMaximumBacklog, logger: logger,
                                    onEvents: { events in
                                        if printJSON { for event in events { Console.line(event.jsonLine) } }
                                    },
