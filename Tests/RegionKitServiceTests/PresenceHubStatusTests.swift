@@ -28,16 +28,16 @@ struct PresenceHubStatusTests {
                                service: service, logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }, environment: [:])
     }
 
-    /// What the broker keeps on `topic`, as a subscriber arriving now (Home Assistant restarting) reads it.
-    /// The retained message the broker keeps on `topic`, read by a new subscriber: `[]` when it
-    /// keeps none. (A marker published on a topic of its own after the subscription arrives
-    /// after any retained message of the subscription: one connection keeps the broker's order.)
+    /// The retained message the broker keeps on `topic`, as a subscriber arriving now (Home
+    /// Assistant restarting) reads it: `[]` when it keeps none. (A marker published on a topic of
+    /// its own after the subscription arrives after any retained message of the subscription: one
+    /// connection keeps the broker's order. A live message published meanwhile is not counted.)
     static func retained(_ topic: String, on broker: MosquittoBroker) async throws -> [String] {
         let heard = LockedBox<[String]>([])
         let marker = "regionkit-test/marker/\(UUID().uuidString)"
         let marked = LockedBox(false)
         let client = MQTTClient(configuration: try MQTTClientConfiguration(url: broker.url), onMessage: { message in
-            if message.topic == topic { heard.withLock { $0.append(String(decoding: message.payload, as: UTF8.self)) } }
+            if message.topic == topic, message.retain { heard.withLock { $0.append(String(decoding: message.payload, as: UTF8.self)) } }
             if message.topic == marker { marked.withLock { $0 = true } }
         })
         let task = Task { await client.run() }
