@@ -144,16 +144,7 @@ public struct NearestScannerState: Hashable, Sendable, Codable {
         // under ``presence``), so that a beacon heard weakly elsewhere first, as ESPresense nodes in
         // neighbouring rooms do, does not leave its room and come back (two false room events).
         if let current, best.scanner != current, let carried = tracks[current], carried.smoothed.smoothedAt == nil {
-            if candidate != best.scanner {
-                candidate = best.scanner
-                candidateSince = now
-            }
-            guard let since = candidateSince, now - since >= policy.dwell else { return nil }
-            self.current = best.scanner
-            heardElsewhere = 0
-            candidate = nil
-            candidateSince = nil
-            return (current, best.scanner)
+            return takeOver(by: best.scanner, from: current, at: now, dwell: policy.dwell)
         }
         guard let current, let currentRSSI = present.first(where: { $0.scanner == current })?.rssi else {
             self.current = best.scanner
@@ -167,15 +158,21 @@ public struct NearestScannerState: Hashable, Sendable, Codable {
             candidateSince = nil
             return nil
         }
-        if candidate != best.scanner {
-            candidate = best.scanner
+        return takeOver(by: best.scanner, from: current, at: now, dwell: policy.dwell)
+    }
+
+    /// `scanner` beats the current one (`current`): it is the candidate from now on, and takes the
+    /// beacon once it has been the candidate for `dwell` seconds.
+    private mutating func takeOver(by scanner: String, from current: String, at now: Timestamp, dwell: Double) -> (from: String?, to: String?)? {
+        if candidate != scanner {
+            candidate = scanner
             candidateSince = now
         }
-        guard let since = candidateSince, now - since >= policy.dwell else { return nil }
-        self.current = best.scanner
+        guard let since = candidateSince, now - since >= dwell else { return nil }
+        self.current = scanner
         heardElsewhere = 0
         candidate = nil
         candidateSince = nil
-        return (current, best.scanner)
+        return (current, scanner)
     }
 }

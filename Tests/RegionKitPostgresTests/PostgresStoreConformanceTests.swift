@@ -27,6 +27,35 @@ struct PostgresStoreConformanceTests {
         }
     }
 
+    @Test("a store of schema 6 (before beacon rooms and announcements) with data migrates to 7 when opened: its data kept, the new tables usable", .timeLimit(.minutes(3)))
+    func migratesFromSchema6() async throws {
+        let server = try PostgresServer()
+        try await server.start()
+        defer { server.stop() }
+        try await server.createDatabase("upgrade")
+        let first = try await PostgresRegionStore(host: "127.0.0.1", port: server.port, username: server.user, database: "upgrade")
+        let lobby = Region.beacon(try BeaconRegion(identifier: "lobby", uuid: StoreConformance.uuid))
+        try await first.saveRegion(lobby, at: 1, origin: .api)
+        let id = try await first.append(time: 2, type: "processStarted", region: nil, state: nil, reason: nil, json: "{}", hooks: [])
+        await first.shutdown()
+        // Back to schema 6, as a store written before this version is.
+        _ = try await server.psql("DROP TABLE beacon_room; DROP TABLE announced_beacon; DELETE FROM regionkit_schema WHERE version = 7;", database: "upgrade")
+        let upgraded = try await PostgresRegionStore(host: "127.0.0.1", port: server.port, username: server.user, database: "upgrade")
+        do {
+            #expect(try await upgraded.storedRegions().map(\.region) == [lobby])
+            #expect(try await upgraded.lastEventID() == id)
+            _ = try await upgraded.apply([.room("E2C56DB5-DFFB-48D2-B060-D0F5A71096E0:1:1", scanner: "kitchen", at: 3)])
+            #expect(try await upgraded.beaconRooms() == ["E2C56DB5-DFFB-48D2-B060-D0F5A71096E0:1:1": "kitchen"])
+            try await upgraded.addAnnouncedBeacons(["E2C56DB5-DFFB-48D2-B060-D0F5A71096E0:1:1"], output: "mqtt:home")
+            #expect(try await upgraded.announcedBeacons("mqtt:home") == ["E2C56DB5-DFFB-48D2-B060-D0F5A71096E0:1:1"])
+            let versions = try await server.psql("SELECT MAX(version) FROM regionkit_schema", database: "upgrade")
+            #expect(versions.contains("7"), "\(versions)")
+        } catch {
+            Issue.record("threw: \(error)")
+        }
+        await upgraded.shutdown()
+    }
+
     @Test("a batch the database refuses part of writes none of it", .timeLimit(.minutes(3)))
     func batchIsAllOrNothing() async throws {
         let server = try PostgresServer()

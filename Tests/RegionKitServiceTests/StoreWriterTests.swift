@@ -42,6 +42,17 @@ struct StoreWriterTests {
                     failed: { write, _ in failed.withLock { $0.append(write.typeName) } }, batchDuration: .seconds(3600))
     }
 
+    /// A writer whose first transaction (event 0) waits in a held store: what is submitted next queues behind it.
+    static func writerHeldInItsFirstTransaction() async throws -> (HeldStore, LockedBox<[StoredEvent]>, StoreWriter) {
+        let store = HeldStore(try RegionStore(path: temporaryStorePath()))
+        let acknowledged = LockedBox<[StoredEvent]>([])
+        let writer = Self.writer(store, acknowledged: acknowledged, failed: LockedBox([]))
+        store.held.withLock { $0 = true }
+        writer.submit(Self.event(0))
+        try await eventually(timeout: .seconds(60), "the first transaction waits in the store") { store.started.withLock { $0 } == 1 }
+        return (store, acknowledged, writer)
+    }
+
     @Test("A backlog is committed a batch at a time, in order, each event acknowledged after its commit", .timeLimit(.minutes(3)))
     func backlogIsBatched() async throws {
         let store = HeldStore(try RegionStore(path: temporaryStorePath()))
@@ -74,12 +85,7 @@ struct StoreWriterTests {
 
     @Test("A group of writes (an event and the state it changes) is never split between two transactions: a group that would pass the limit starts the next one", .timeLimit(.minutes(3)))
     func groupsAreNotSplit() async throws {
-        let store = HeldStore(try RegionStore(path: temporaryStorePath()))
-        let acknowledged = LockedBox<[StoredEvent]>([])
-        let writer = Self.writer(store, acknowledged: acknowledged, failed: LockedBox([]))
-        store.held.withLock { $0 = true }
-        writer.submit(Self.event(0))
-        try await eventually(timeout: .seconds(60), "the first transaction waits in the store") { store.started.withLock { $0 } == 1 }
+        let (store, acknowledged, writer) = try await Self.writerHeldInItsFirstTransaction()
         // 255 single writes, then a group of 2 (state + event): 255 + 2 would pass 256.
         for index in 1...255 { writer.submit(Self.event(index)) }
         writer.submit([.state("lobby", .inside, since: 1, evidence: nil, at: 1), Self.event(256)])
@@ -92,12 +98,7 @@ struct StoreWriterTests {
 
     @Test("A barrier ends a batch: flush returns once what came before it is committed", .timeLimit(.minutes(3)))
     func flushEndsABatch() async throws {
-        let store = HeldStore(try RegionStore(path: temporaryStorePath()))
-        let acknowledged = LockedBox<[StoredEvent]>([])
-        let writer = Self.writer(store, acknowledged: acknowledged, failed: LockedBox([]))
-        store.held.withLock { $0 = true }
-        writer.submit(Self.event(0))
-        try await eventually(timeout: .seconds(60), "the first transaction waits in the store") { store.started.withLock { $0 } == 1 }
+        let (store, acknowledged, writer) = try await Self.writerHeldInItsFirstTransaction()
         for index in 1...10 { writer.submit(Self.event(index)) }
         let flushed = Task { try await writer.flush() }
         try await eventually(timeout: .seconds(60), "the flush is queued after the ten writes") { writer.waiting == 11 }
