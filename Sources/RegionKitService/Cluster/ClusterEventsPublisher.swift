@@ -215,10 +215,10 @@ final class ClusterEventsPublisher: Sendable {
     }
 
     /// `online` and, with discovery, every region's configuration (retained).
-    /// And every region's merged state, retained (a broker restarted without its retained
-    /// messages, or a topic moved to its one-to-one level, would show nothing until the region's
-    /// next change); published in the loop, before the events after the cursor, which end with
-    /// these states or newer ones.
+    /// And every region's merged state and every beacon's room, retained (a broker restarted
+    /// without its retained messages, or a topic moved to its one-to-one level, would show nothing
+    /// until the next change); published in the loop, before the events after the cursor, which
+    /// end with these states and rooms.
     func publishAnnouncement(_ outputs: PresenceOutputs) async throws {
         var messages = [PresenceHub.status("online", topics)]
         let configured = regions.values.sorted { $0.identifier < $1.identifier }
@@ -232,7 +232,16 @@ final class ClusterEventsPublisher: Sendable {
             stored[region.identifier].map { PresenceMessage(topic: topics.regionState(region.identifier), text: $0.state.rawValue, qos: 1, retain: true) }
         }
         messages += PresenceHub.publishable(states.map(PresenceHub.mqtt), logger: logger, context: ["output": "region states"])
-        try await client.publish(messages)
+        // And every beacon's room, as one daemon's hub re-sends them at a connection: the rooms
+        // the partitions stored (with their room events), and `not_home` for the beacons with
+        // entities that are in none (a broker restarted without its retained messages left their
+        // device trackers unknown until the beacon's next room change).
+        let rooms = try await store.beaconRooms().compactMap { name, room in BeaconIdentity(description: name).map { ($0, room) } }
+        let placed = Dictionary(rooms, uniquingKeysWith: { $1 })
+        let beacons = Set(placed.keys).union(outputs.announcedBeacons).sorted()
+        messages += beacons.map { PresenceHub.mqtt(PresenceMessage(topic: topics.beaconRoom($0), text: placed[$0] ?? "not_home", qos: 1, retain: true)) }
+        // In chunks: a site's beacons can outnumber the packet ids one connection has in flight.
+        try await PresenceHub.publish(messages, inChunksOn: client)
         if discovery != nil { discoveryRounds.withLock { $0 += 1 } }
     }
 

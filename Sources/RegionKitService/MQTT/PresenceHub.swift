@@ -662,9 +662,15 @@ public final class PresenceHub: Sendable {
     /// acknowledgement awaited per message made a reconnection with 10,000 beacons take 10,000
     /// round trips before the outage's events went out). Throws the first failure.
     func republish(_ messages: [MQTTMessage]) async throws(MQTTError) {
+        try await Self.publish(messages, inChunksOn: client)
+    }
+
+    /// `messages` in order on `client`, pipelined ``republishChunk`` at a time (never more QoS 1
+    /// messages in flight than that, however many there are). Throws the first failure.
+    static func publish(_ messages: [MQTTMessage], inChunksOn client: MQTTClient) async throws(MQTTError) {
         var start = messages.startIndex
         while start < messages.endIndex {
-            let end = min(start + Self.republishChunk, messages.endIndex)
+            let end = min(start + republishChunk, messages.endIndex)
             try await client.publish(Array(messages[start..<end]))
             start = end
         }

@@ -124,6 +124,39 @@ struct ClusterOutputsTests {
         }
     }
 
+    /// A new outputs holder (a takeover, or a broker restarted without its retained messages)
+    /// re-sends what the store knows of the beacons: each placed beacon's room, `not_home` for a
+    /// beacon with entities in no room, and the entities of the beacons announced before (read
+    /// back from the store: a holder used to start with none, and announced up to the limit anew).
+    @Test("On connection: the stored rooms retained, not_home for an announced beacon placed nowhere, and the announced beacons' entities",
+          .timeLimit(.minutes(2)))
+    func roomsAndAnnouncementsOnConnection() async throws {
+        try await Self.withBrokerAndStore { broker, store in
+            let topics = PresenceTopics(site: "site-c")
+            let uuid = try #require(UUID(uuidString: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0"))
+            let (placed, away) = (BeaconIdentity(uuid: uuid, major: 1, minor: 1), BeaconIdentity(uuid: uuid, major: 7, minor: 7))
+            try store.saveRoom(placed.description, scanner: "kitchen", at: 1)
+            try store.addAnnouncedBeacons([away.description], output: ClusterEventsPublisher.outputName(site: "site-c"))
+            let listener = try await Listener(url: broker.url, filters: ["regionkit/site-c/#", "homeassistant/#"])
+            defer { Task { await listener.stop() } }
+            var mqtt = try MQTTClientConfiguration(url: broker.url)
+            mqtt.reconnectMinimumDelay = .milliseconds(20)
+            let publisher = ClusterEventsPublisher(store: store, mqtt: mqtt, site: "site-c", regions: try Self.regions(),
+                                                   discovery: HomeAssistantDiscovery(topics: topics), statusInterval: .seconds(1), logger: Logger(label: "test"))
+            let running = Task { await publisher.run(interval: .milliseconds(50)) }
+            let tracker = "homeassistant/device_tracker/regionkit_site-c/ibeacon_\(PresenceTopics.beaconKey(away))/config"
+            try await eventually(timeout: .seconds(20), "rooms and the announced beacon's entity: \(listener.heard.withLock { $0.map(\.topic) })") {
+                listener.messages(topics.beaconRoom(placed)) == ["kitchen"] && listener.messages(topics.beaconRoom(away)) == ["not_home"]
+                    && listener.messages(tracker).count == 1
+            }
+            await publisher.shutdown()
+            running.cancel()
+            await running.value
+            #expect(try await PresenceHubStatusTests.retained(topics.beaconRoom(placed), on: broker) == ["kitchen"])
+            #expect(try await PresenceHubStatusTests.retained(topics.beaconRoom(away), on: broker) == ["not_home"])
+        }
+    }
+
     /// The member stopping (or losing the outputs lease) says `offline` as its last status: a
     /// periodic `online` still being published when the stop begins lands before it, never after
     /// (a late `online` would leave the site shown available with nobody serving it). Before the
