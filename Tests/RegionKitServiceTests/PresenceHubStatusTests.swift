@@ -169,16 +169,20 @@ struct PresenceHubStatusTests {
     /// unless the beacon was heard again meanwhile. No Home Assistant entity reads them here, so
     /// the broker keeps nothing of them (`None` and `not_home` go to the subscribers, then the
     /// topics are removed).
-    @Test("Departures noted while disconnected are cleared at the connection: distance None, attributes not_home, then the topics removed; a beacon placed again is left alone",
-          .timeLimit(.minutes(2)))
-    func departuresAtTheConnection() async throws {
+    /// With Home Assistant discovery on, the departed beacon's entities are still to be announced
+    /// (its placement event not published yet: the ranging path runs ahead of the log), so its
+    /// distance sensor will read these topics: kept retained.
+    @Test("Departures noted while disconnected are cleared at the connection: distance None, attributes not_home, then the topics removed (kept retained with Home Assistant discovery); a beacon placed again is left alone",
+          .timeLimit(.minutes(2)), arguments: [false, true])
+    func departuresAtTheConnection(homeAssistant: Bool) async throws {
         let broker = try MosquittoBroker()
         try broker.start()
         defer { broker.stop() }
         var profile = MonitoringProfile.responsive
         profile.nearestScanner = NearestScannerPolicy()
         let clock = VirtualClock()
-        let hub = try Self.hub(site: "departures", broker: broker, store: try RegionStore(path: temporaryStorePath()), profile: profile, clock: clock)
+        let hub = try Self.hub(site: "departures", broker: broker, store: try RegionStore(path: temporaryStorePath()), profile: profile, clock: clock,
+                               homeAssistant: homeAssistant)
         let service = hub.service
         let uuid = try #require(UUID(uuidString: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0"))
         let (gone, back) = (BeaconIdentity(uuid: uuid, major: 1, minor: 1), BeaconIdentity(uuid: uuid, major: 1, minor: 2))
@@ -196,10 +200,14 @@ struct PresenceHubStatusTests {
         let heard = listener.heard
         let running = Task { await hub.run() }
         // The attributes go out after the distance, in one pipelined publish: not_home, then the topic's removal.
-        try await eventually(timeout: .seconds(20), "not_home: \(heard.withLock { $0 })") { heard.withLock { $0 }.suffix(2) == [#"{"room":"not_home"}"#, ""] }
+        if homeAssistant {
+            try await eventually(timeout: .seconds(20), "not_home: \(heard.withLock { $0 })") { heard.withLock { $0 }.last == #"{"room":"not_home"}"# }
+        } else {
+            try await eventually(timeout: .seconds(20), "not_home: \(heard.withLock { $0 })") { heard.withLock { $0 }.suffix(2) == [#"{"room":"not_home"}"#, ""] }
+        }
         await listener.stop()
-        #expect(try await Self.retained(topics.beaconDistance(gone), on: broker) == [])
-        #expect(try await Self.retained(topics.beaconAttributes(gone), on: broker) == [])
+        #expect(try await Self.retained(topics.beaconDistance(gone), on: broker) == (homeAssistant ? ["None"] : []))
+        #expect(try await Self.retained(topics.beaconAttributes(gone), on: broker) == (homeAssistant ? [#"{"room":"not_home"}"#] : []))
         #expect(try await Self.retained(topics.beaconDistance(back), on: broker) == ["1.5"], "a beacon placed again keeps its distance until its next one")
         await hub.shutdown(drainTimeout: .seconds(10))
         running.cancel()

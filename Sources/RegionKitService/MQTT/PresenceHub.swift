@@ -710,7 +710,7 @@ public final class PresenceHub: Sendable {
             // A chunk of beacons at a time, pipelined (each beacon's messages in order).
             let chunk = left.prefix(Self.republishChunk / 4)
             let messages = chunk.filter { engine.nearestScanner(for: $0) == nil }.flatMap { identity in
-                PresenceRangingTracker.departure(identity, topics: topics, kept: outputs.keepsDeparture(of: identity)).map(Self.mqtt)
+                PresenceRangingTracker.departure(identity, topics: topics, kept: keepsDeparture(of: identity, outputs)).map(Self.mqtt)
             }
             do { try await client.publish(messages) } catch {
                 // Not connected any more: this chunk and the rest at the next connection.
@@ -720,6 +720,18 @@ public final class PresenceHub: Sendable {
             left = left.dropFirst(chunk.count)
         }
         if !departed.isEmpty { logger.notice("beacons' departures re-sent", metadata: ["beacons": "\(departed.count)"]) }
+    }
+
+    /// Whether `beacon`'s departed distance and attributes stay retained: ``PresenceOutputs/keepsDeparture(of:)``,
+    /// or its entities are still to be announced by a placement event not yet published (a
+    /// backlog, an outage: the ranging path runs ahead of the event log).
+    /// (Asked only while fewer beacons than the limit are announced: at the limit the answer
+    /// classifies every announced beacon, too much for each departure of a crowd.)
+    func keepsDeparture(of beacon: BeaconIdentity, _ outputs: PresenceOutputs) -> Bool {
+        if outputs.keepsDeparture(of: beacon) { return true }
+        guard let limit = outputs.discovery?.beacons.maximum, outputs.announcedBeacons.count < limit else { return false }
+        let manager = service.manager
+        return outputs.announces(beacon, regions: { manager.monitoredRegions })
     }
 
     // MARK: Ranging → distances
@@ -739,7 +751,7 @@ public final class PresenceHub: Sendable {
             // Disconnected (or the publish fails): cleared at the next connection instead.
             if case .didChangeNearestScanner(let identity, nil, _) = event.kind {
                 // Retained only for a beacon with a Home Assistant entity (its distance sensor).
-                let messages = tracker.unplaced(identity, kept: outputs.withLock { $0.keepsDeparture(of: identity) })
+                let messages = tracker.unplaced(identity, kept: keepsDeparture(of: identity, outputs.withLock { $0 }))
                 guard !messages.isEmpty else { continue }
                 do {
                     guard client.isConnected else { throw MQTTError.notConnected }
