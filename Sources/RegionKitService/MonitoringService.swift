@@ -31,6 +31,10 @@ public final class MonitoringService: Sendable {
     /// each is several steps over the store and the engine with suspension points between them,
     /// and two interleaved (a PUT and a DELETE of one id) left the store and the engine disagreeing.
     private let regionWrites = AsyncSemaphore()
+    /// Whether ``restoreRooms()`` ran (it runs once).
+    private let roomsRestored = LockedBox(false)
+    /// What ``restoreRooms()`` restored.
+    private let restored = LockedBox<[BeaconIdentity: String]>([:])
     /// Whether ``holdRegionWritesUntilRestore()`` holds `regionWrites`' permit for the restore.
     private let restoreHold = LockedBox(false)
     /// Set when the hold was let go without a restore (the daemon stopping): region writes are
@@ -386,7 +390,12 @@ public final class MonitoringService: Sendable {
     /// the daemon was down kept its last room (its retained room topic, its Home Assistant device
     /// tracker) until it was heard again, perhaps never. A store that cannot be read costs the
     /// rooms (a warning, and the start goes on); a row that names no beacon or no room is removed.
-    func restoreRooms() async {
+    ///
+    /// Once per service: the daemon calls it before its sources and the MQTT hub start (a beacon
+    /// heard before its room was restored was placed afresh, perhaps in the neighbouring room that
+    /// heard it first); ``restoreRegions(_:)`` calls it too, which then does nothing.
+    public func restoreRooms() async {
+        guard roomsRestored.withLock({ done in defer { done = true }; return !done }) else { return }
         guard manager.engineSnapshot.profile.nearestScanner != nil else { return }
         let stored: [String: String]
         do { stored = try await store.beaconRooms() } catch {
@@ -409,8 +418,13 @@ public final class MonitoringService: Sendable {
         }
         guard !rooms.isEmpty else { return }
         manager.restoreNearestScanners(rooms)
+        restored.withLock { $0 = rooms }
         logger.info("beacons' rooms restored", metadata: ["beacons": "\(rooms.count)"])
     }
+
+    /// The rooms ``restoreRooms()`` put the beacons back in: an earlier run may have left their
+    /// distances and attributes retained (the MQTT hub clears them at their departure).
+    public var restoredRooms: [BeaconIdentity: String] { restored.withLock { $0 } }
 
     private func restoreRegionsNow(_ configured: [Region]?) async throws {
         let stored = try await store.storedRegions()

@@ -201,7 +201,7 @@ final class StoreWriter: Sendable {
     /// task, or in the transaction in flight.
     var pending: Int { uncommitted.current }
 
-    /// Writes and flushes submitted that the writing task has not taken yet. Once taken (all that
+    /// Submissions (writes, groups of writes, flushes) that the writing task has not taken yet. Once taken (all that
     /// was queued at once) they are not counted, though they may wait for several transactions.
     var waiting: Int { queue.count }
 

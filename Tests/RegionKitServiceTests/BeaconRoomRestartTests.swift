@@ -82,6 +82,26 @@ struct BeaconRoomRestartTests {
         #expect(try RegionStore(path: path).beaconRooms().isEmpty, "the room was committed alone, before its refused event")
     }
 
+    /// The daemon restores the rooms before its sources start: a sighting that arrived first
+    /// placed the beacon afresh (restoring skips a beacon the engine tracks), perhaps in the
+    /// neighbouring room whose node heard it first, with a false room event.
+    @Test("Rooms restored before the sources start (restoreRooms, once): a first sighting by the next room's node moves nothing; restoredRooms names them for the hub")
+    func roomsBeforeTheSources() async throws {
+        let path = temporaryStorePath()
+        try RegionStore(path: path).saveRoom(Self.stays.description, scanner: "kitchen", at: 1)
+        let clock = VirtualClock()
+        let service = try Self.service(path, clock: clock)
+        await service.restoreRooms()
+        #expect(service.restoredRooms == [Self.stays: "kitchen"])
+        service.manager.ingest(BeaconObservation(identity: Self.stays, rssi: -80, timestamp: clock.now, scannerID: "hall"))
+        clock.advance(by: 0.5)
+        service.manager.ingest(BeaconObservation(identity: Self.stays, rssi: -60, timestamp: clock.now, scannerID: "kitchen"))
+        try await service.start(regions: [])
+        #expect(service.manager.nearestScanners == [Self.stays: "kitchen"])
+        try await service.stop()
+        #expect(try Self.roomEvents(RegionStore(path: path)).isEmpty, "no room event")
+    }
+
     @Test("A store row that names no beacon or no room is removed with a warning (nothing would remove it later); the others are restored and the start goes on")
     func unreadableRow() async throws {
         let path = temporaryStorePath()

@@ -208,7 +208,7 @@ final class ClusterEventsPublisher: Sendable {
                 await wake.wait(timeout: interval)
                 continue
             } catch {
-                logger.warning("events output: cannot read the log or save the cursor", metadata: ["error": "\((error as? RegionKitError)?.message ?? "\(error)")"])
+                logger.warning("events output: cannot use the store (the log, the cursor or the announced beacons)", metadata: ["error": "\((error as? RegionKitError)?.message ?? "\(error)")"])
                 await wake.wait(timeout: .seconds(1))
             }
         }
@@ -236,7 +236,8 @@ final class ClusterEventsPublisher: Sendable {
         // the partitions stored (with their room events), and `not_home` for the beacons with
         // entities that are in none (a broker restarted without its retained messages left their
         // device trackers unknown until the beacon's next room change).
-        let rooms = try await store.beaconRooms().compactMap { name, room in BeaconIdentity(description: name).map { ($0, room) } }
+        // (A row with no room is none: an empty retained message would remove the topic.)
+        let rooms = try await store.beaconRooms().compactMap { name, room in room.isEmpty ? nil : BeaconIdentity(description: name).map { ($0, room) } }
         let placed = Dictionary(rooms, uniquingKeysWith: { $1 })
         let beacons = Set(placed.keys).union(outputs.announcedBeacons).sorted()
         messages += beacons.map { PresenceHub.mqtt(PresenceMessage(topic: topics.beaconRoom($0), text: placed[$0] ?? "not_home", qos: 1, retain: true)) }

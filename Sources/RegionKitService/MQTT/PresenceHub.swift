@@ -160,7 +160,8 @@ public final class PresenceHub: Sendable {
 
     /// Creates the events cursor at the log's current end if this site has none yet (a new output
     /// does not replay an old log), and reads back the beacons announced to Home Assistant before
-    /// (``PresenceOutputs/restoreAnnounced(_:)``). Call before the service logs its start.
+    /// (``PresenceOutputs/restoreAnnounced(_:)``). Call before the service logs its start (and
+    /// ``MonitoringService/restoreRooms()`` before ``run()``).
     public func prepare() async throws {
         _ = try await service.store.outputCursor(outputName, createAtEnd: true)
         guard outputs.withLock({ $0.discovery != nil }) else { return }
@@ -725,11 +726,8 @@ public final class PresenceHub: Sendable {
     /// Whether `beacon`'s departed distance and attributes stay retained: ``PresenceOutputs/keepsDeparture(of:)``,
     /// or its entities are still to be announced by a placement event not yet published (a
     /// backlog, an outage: the ranging path runs ahead of the event log).
-    /// (Asked only while fewer beacons than the limit are announced: at the limit the answer
-    /// classifies every announced beacon, too much for each departure of a crowd.)
     func keepsDeparture(of beacon: BeaconIdentity, _ outputs: PresenceOutputs) -> Bool {
         if outputs.keepsDeparture(of: beacon) { return true }
-        guard let limit = outputs.discovery?.beacons.maximum, outputs.announcedBeacons.count < limit else { return false }
         let manager = service.manager
         return outputs.announces(beacon, regions: { manager.monitoredRegions })
     }
@@ -739,11 +737,11 @@ public final class PresenceHub: Sendable {
     /// Beacon distances and attributes from the ranging updates (QoS 0, retained; skipped while disconnected).
     func publishRanging() async {
         var tracker = PresenceRangingTracker(topics: topics, mqttRoom: homeAssistant?.mqttRoom == true)
-        // Beacons placed in rooms restored at the start that a monitored region ranges: the
-        // previous run may have left their distance and attributes retained.
-        let manager = service.manager
-        let beaconRegions = manager.monitoredRegions.compactMap(\.beaconRegion)
-        tracker.assumePublished(manager.nearestScanners.keys.filter { beacon in beaconRegions.contains { $0.matches(beacon) } })
+        // Beacons placed in rooms restored at the start (``MonitoringService/restoreRooms()``,
+        // before the hub runs): the previous run may have left their distance and attributes
+        // retained. (Every one: the regions that range them are not restored yet. For one never
+        // ranged its departure sends a little more than needed.)
+        tracker.assumePublished(service.restoredRooms.keys)
         var connection = 0
         for await event in service.manager.events(bufferingPolicy: .bufferingNewest(4096)) {
             // Heard by no scanner any more: its published distance and attributes stop placing it

@@ -86,24 +86,31 @@ struct PartitionWorkerRefusalTests {
         #expect(worker.current.withLock { $0.manager }.nearestScanner(for: identity) == "hall")
     }
 
-    @Test("A takeover starts from the rooms the store keeps for the beacons of its partition (written with each room event): not the other partitions' beacons")
+    @Test("A takeover starts from the rooms the store keeps for the beacons of its partition (written with each room event), in every format: not the other partitions' beacons")
     func roomsAtTakeover() async throws {
         var profile = MonitoringProfile.responsive
         profile.nearestScanner = NearestScannerPolicy()
         let uuid = try #require(UUID(uuidString: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0"))
         let count = 4
-        let beacons = (1...64).map { BeaconIdentity(uuid: uuid, major: 1, minor: UInt16($0)) }
-        func partition(_ beacon: BeaconIdentity) -> Int { NATSPartition.partition(of: PartitionWorker.partitionToken(of: beacon), count: count) }
-        let mine = try #require(beacons.first { partition($0) == 3 })
-        let other = try #require(beacons.first { partition($0) != 3 })
+        // The partition of each beacon from the ESPresense id its sightings are published under,
+        // written out here (not computed by the code under test).
+        func partition(_ espresenseID: String) -> Int { NATSPartition.partition(of: espresenseID, count: count) }
+        let ibeacons = (1...64).map { (BeaconIdentity(uuid: uuid, major: 1, minor: UInt16($0)), "iBeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0-1-\($0)") }
+        let altbeacons = (1...64).map { (BeaconIdentity(uuid: uuid, major: 2, minor: UInt16($0), format: .altBeacon), "altBeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0-2-\($0)") }
+        let mine = try #require(ibeacons.first { partition($0.1) == 3 }).0
+        let mineAlt = try #require(altbeacons.first { partition($0.1) == 3 }).0
+        let other = try #require(ibeacons.first { partition($0.1) != 3 }).0
+        let otherAlt = try #require(altbeacons.first { partition($0.1) != 3 }).0
         let base = try RegionStore(path: temporaryStorePath())
         try base.saveRoom(mine.description, scanner: "kitchen", at: 1)
+        try base.saveRoom(mineAlt.description, scanner: "office", at: 1)
         try base.saveRoom(other.description, scanner: "hall", at: 1)
+        try base.saveRoom(otherAlt.description, scanner: "hall", at: 1)
         try base.saveRoom("not a beacon", scanner: "hall", at: 1)
 
         let worker = try Self.worker(profile: profile, store: base, partitionCount: count)
         try await worker.start()
-        #expect(worker.current.withLock { $0.manager }.nearestScanners == [mine: "kitchen"])
+        #expect(worker.current.withLock { $0.manager }.nearestScanners == [mine: "kitchen", mineAlt: "office"])
         await worker.stop(handOver: false)
         let without = try Self.worker(profile: profile, store: base)
         try await without.start()

@@ -113,6 +113,8 @@ struct Run: AsyncParsableCommand {
             let (signals, signalTask) = stopRequest.stopOnSignals(logger: logger)
             defer { signalTask.cancel(); withExtendedLifetime(signals) {} }
             try await service.logProcessStarted()
+            // The beacons' rooms before any sighting (the regions wait for their sources below).
+            await service.restoreRooms()
             let hubTask = hub.map { hub in Task { await hub.run() } }
 
             // A failure to bring the regions back stops the daemon through the same path as any
