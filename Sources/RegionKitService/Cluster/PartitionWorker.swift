@@ -20,8 +20,8 @@ import RegionKitStore
 /// inside stays inside while its beacons are heard again; one not heard again exits once). The
 /// same while the broker refuses the partition's subscription: the client asks again, and the
 /// partition resumes when it is granted (or when messages arrive on its session anyway). Its
-/// beacons' rooms are carried over the same way (from the engine set aside, or at a takeover from
-/// the rooms the store keeps): one heard again stays, one not heard leaves.
+/// beacons' rooms are carried over the same way (the rooms it last wrote, or at a takeover the
+/// rooms the store keeps): one heard again stays, one not heard leaves.
 ///
 /// ```swift
 /// let worker = PartitionWorker(lease: lease, member: "engine-a", regions: regions, store: store, …)
