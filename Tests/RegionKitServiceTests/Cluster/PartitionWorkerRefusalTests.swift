@@ -60,7 +60,7 @@ struct PartitionWorkerRefusalTests {
         #expect(!suspended() && worker.status.state == .up)
     }
 
-    @Test("A broker outage carries the beacons' rooms to the next engine: a beacon not heard after it leaves its room instead of staying there for good")
+    @Test("A broker outage carries the beacons' rooms to the next engine, twice over (that a carried beacon not heard leaves its room once is NearestScannerRestoreTests')")
     func roomsCarriedOver() throws {
         var profile = MonitoringProfile.responsive
         profile.nearestScanner = NearestScannerPolicy()
