@@ -139,14 +139,16 @@ public struct NearestScannerState: Hashable, Sendable, Codable {
         present.sort { $0.rssi != $1.rssi ? $0.rssi > $1.rssi : $0.scanner < $1.scanner }
         guard let best = present.first else { return nil }
         let previous = current
+        let currentRSSI = current.flatMap { name in present.first { $0.scanner == name }?.rssi }
         // A room carried over (``init(restoring:at:)``) and not heard since has no RSSI to compare:
         // another scanner takes the beacon only after `dwell` (or once the carried track is gone
         // under ``presence``), so that a beacon heard weakly elsewhere first, as ESPresense nodes in
         // neighbouring rooms do, does not leave its room and come back (two false room events).
-        if let current, best.scanner != current, let carried = tracks[current], carried.smoothed.smoothedAt == nil {
+        // (Looked up only when the current room has no RSSI: never on the usual path.)
+        if currentRSSI == nil, let current, best.scanner != current, let carried = tracks[current], carried.smoothed.smoothedAt == nil {
             return takeOver(by: best.scanner, from: current, at: now, dwell: policy.dwell)
         }
-        guard let current, let currentRSSI = present.first(where: { $0.scanner == current })?.rssi else {
+        guard let current, let currentRSSI else {
             self.current = best.scanner
             if previous != best.scanner { heardElsewhere = 0 }
             candidate = nil
