@@ -238,9 +238,7 @@ final class ClusterEventsPublisher: Sendable {
         // device trackers unknown until the beacon's next room change).
         // (A row with no room is none: an empty retained message would remove the topic.)
         let rooms = try await store.beaconRooms().compactMap { name, room in room.isEmpty ? nil : BeaconIdentity(description: name).map { ($0, room) } }
-        let placed = Dictionary(rooms, uniquingKeysWith: { $1 })
-        let beacons = Set(placed.keys).union(outputs.announcedBeacons).sorted()
-        messages += beacons.map { PresenceHub.mqtt(PresenceMessage(topic: topics.beaconRoom($0), text: placed[$0] ?? "not_home", qos: 1, retain: true)) }
+        messages += outputs.roomMessages(placed: Dictionary(rooms, uniquingKeysWith: { $1 })).map(PresenceHub.mqtt)
         // In chunks: a site's beacons can outnumber the packet ids one connection has in flight.
         try await PresenceHub.publish(messages, inChunksOn: client)
         if discovery != nil { discoveryRounds.withLock { $0 += 1 } }

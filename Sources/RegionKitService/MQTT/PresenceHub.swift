@@ -684,17 +684,13 @@ public final class PresenceHub: Sendable {
     /// this end with the same rooms (they lead to the engine's state now).
     func republishRooms() async {
         let rooms = service.manager.nearestScanners
-        let announced = outputs.withLock { $0.announcedBeacons }
-        let beacons = Set(rooms.keys).union(announced).sorted()
-        guard !beacons.isEmpty else { return }
-        let messages = beacons.map { beacon in
-            Self.mqtt(PresenceMessage(topic: topics.beaconRoom(beacon), text: rooms[beacon] ?? "not_home", qos: 1, retain: true))
-        }
+        let messages = outputs.withLock { $0.roomMessages(placed: rooms) }.map(Self.mqtt)
+        guard !messages.isEmpty else { return }
         do { try await republish(messages) } catch {
             logger.warning("beacons' rooms not re-sent (will be at the next connection)", metadata: ["error": "\(error)"])
             return
         }
-        logger.notice("beacons' rooms re-sent", metadata: ["beacons": "\(beacons.count)"])
+        logger.notice("beacons' rooms re-sent", metadata: ["beacons": "\(messages.count)"])
     }
 
     /// The distance and attributes of each beacon that stopped being placed while the hub was

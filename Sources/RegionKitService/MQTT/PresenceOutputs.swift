@@ -175,6 +175,16 @@ public struct PresenceOutputs: Sendable {
             + announcedBeacons.sorted().flatMap { discovery.beaconConfigs($0, ranged: Self.matched($0, regions: { regions })) }
     }
 
+    /// Every beacon's room again, retained, as a connection re-sends them (a broker restarted
+    /// without its retained messages): each beacon of `placed` in its room, and each announced
+    /// beacon placed nowhere `not_home` (its device tracker reads the topic), in identity order.
+    /// The hub takes `placed` from its engine, the cluster's outputs holder from the store.
+    public func roomMessages(placed: [BeaconIdentity: String]) -> [PresenceMessage] {
+        Set(placed.keys).union(announcedBeacons).sorted().map { beacon in
+            PresenceMessage(topic: topics.beaconRoom(beacon), text: placed[beacon] ?? "not_home", qos: 1, retain: true)
+        }
+    }
+
     /// Empty retained messages on the topics that regions with identifiers other than letters,
     /// digits, `_` and `-` used before their topic level became one-to-one (session 45: the
     /// sanitized identifier alone, now followed by a hash): their retained state and, with
