@@ -425,6 +425,13 @@ public final class PostgresRegionStore: RegionStoring, CustomStringConvertible {
             """)
     }
 
+    public func removeAnnouncedBeacons(_ beacons: [String], output: String) async throws {
+        guard !beacons.isEmpty else { return }
+        try await execute("forget \(beacons.count) announced beacons of \(output)", """
+            DELETE FROM announced_beacon WHERE output = \(output) AND beacon = ANY(\(beacons)::text[])
+            """)
+    }
+
     public func beaconRooms() async throws -> [String: String] {
         let found = try await rows("read beacon rooms", "SELECT beacon, scanner FROM beacon_room") { try $0.decode((String, String).self) }
         return Dictionary(found, uniquingKeysWith: { $1 })

@@ -53,4 +53,13 @@ extension RegionStore {
             for beacon in beacons { try statement.execute(arguments: [output, beacon]) }
         }
     }
+
+    /// Forgets that `output` announced `beacons` (see ``RegionStoring/removeAnnouncedBeacons(_:output:)``).
+    public func removeAnnouncedBeacons(_ beacons: [String], output: String) throws {
+        guard !beacons.isEmpty else { return }
+        try write { db in
+            let statement = try db.cachedStatement(sql: "DELETE FROM announced_beacon WHERE output = ? AND beacon = ?")
+            for beacon in beacons { try statement.execute(arguments: [output, beacon]) }
+        }
+    }
 }

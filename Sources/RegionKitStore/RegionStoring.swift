@@ -112,6 +112,9 @@ public protocol RegionStoring: Sendable {
     func announcedBeacons(_ output: String) async throws -> [String]
     /// Records that `output` announced `beacons`' entities (those recorded already stay once).
     func addAnnouncedBeacons(_ beacons: [String], output: String) async throws
+    /// Forgets that `output` announced `beacons` (their devices were deleted in Home Assistant);
+    /// names not recorded are ignored.
+    func removeAnnouncedBeacons(_ beacons: [String], output: String) async throws
 
     // MARK: Health
 

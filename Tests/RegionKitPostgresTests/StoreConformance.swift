@@ -328,6 +328,11 @@ enum StoreConformance: String, CaseIterable, Sendable, CustomTestStringConvertib
         try await store.addAnnouncedBeacons([b], output: "mqtt:office")
         #expect(try await store.announcedBeacons("mqtt:home") == [a, b].sorted())
         #expect(try await store.announcedBeacons("mqtt:office") == [b])
+        // Forgotten (the device deleted in Home Assistant): per output; a name never recorded is no error.
+        try await store.removeAnnouncedBeacons([a, "never announced"], output: "mqtt:home")
+        try await store.removeAnnouncedBeacons([], output: "mqtt:home")
+        #expect(try await store.announcedBeacons("mqtt:home") == [b])
+        #expect(try await store.announcedBeacons("mqtt:office") == [b], "another output's record stays")
     }
 
     /// Four writers append at once while a reader follows the log with an id cursor: every id is

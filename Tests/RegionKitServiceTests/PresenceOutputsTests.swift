@@ -4,6 +4,8 @@ import Testing
 import RegionKit
 import RegionKitCore
 import RegionKitStore
+import RegionKitMQTT
+import Logging
 @testable import RegionKitService
 
 @Suite("Presence hub outputs: events, retained states and rooms, Home Assistant discovery")
@@ -482,5 +484,74 @@ struct PresenceOutputsTests {
         try store.setOutputCursor("mqtt:home", to: 2)
         #expect(try RegionStore(path: path).outputCursor("mqtt:home", createAtEnd: true) == 4, "never back")
         #expect(try store.outputCursor("mqtt:office", createAtEnd: true) == 4)
+    }
+
+    @Test("A beacon whose device Home Assistant deleted: found by its tracker's configuration topic (this site's only), forgotten out of the limit, its topics removed (its room only when placed nowhere)")
+    func forgettingADeletedDevice() throws {
+        let discovery = HomeAssistantDiscovery(topics: Self.topics, beacons: BeaconAnnouncement(maximum: 2))
+        var outputs = PresenceOutputs(topics: Self.topics, discovery: discovery)
+        let other = BeaconIdentity(uuid: Self.uuid, major: 9, minor: 9)
+        let third = BeaconIdentity(uuid: Self.uuid, major: 7, minor: 7)
+        outputs.restoreAnnounced([Self.beacon, other])
+        #expect(!outputs.announces(third, regions: { [] }), "the limit of 2 is reached")
+        // The topic of its tracker configuration, as Home Assistant empties it.
+        let tracker = "homeassistant/device_tracker/regionkit_home/ibeacon_e2c56db5-dffb-48d2-b060-d0f5a71096e0-1-2/config"
+        #expect(discovery.trackerConfigFilter == "homeassistant/device_tracker/regionkit_home/+/config")
+        #expect(outputs.announcedBeacon(trackerConfigTopic: tracker) == Self.beacon)
+        for unrelated in [tracker.replacingOccurrences(of: "regionkit_home", with: "regionkit_office"),          // another site
+                          tracker.replacingOccurrences(of: "device_tracker", with: "sensor"),                     // another component
+                          tracker.replacingOccurrences(of: "/config", with: "/x/config"),                         // one level more
+                          "homeassistant/device_tracker/regionkit_home//config",                                  // no object
+                          tracker.replacingOccurrences(of: "-1-2", with: "-3-4")] {                               // not announced
+            #expect(outputs.announcedBeacon(trackerConfigTopic: unrelated) == nil, "\(unrelated)")
+        }
+
+        // Placed nowhere: its configurations, room, distance and attributes removed (empty, retained).
+        let removals = outputs.forget([Self.beacon, third], placed: { _ in false })
+        #expect(removals.map(\.topic) == [tracker, "homeassistant/sensor/regionkit_home/ibeacon_e2c56db5-dffb-48d2-b060-d0f5a71096e0-1-2_distance/config",
+                                          Self.topics.beaconRoom(Self.beacon), Self.topics.beaconDistance(Self.beacon), Self.topics.beaconAttributes(Self.beacon)],
+                "only the announced one of the two")
+        #expect(removals.allSatisfy { $0.payload.isEmpty && $0.retain && $0.qos == 1 })
+        #expect(outputs.announcedBeacons == [other])
+        #expect(outputs.announces(third, regions: { [] }), "its place in the limit is free")
+        #expect(outputs.announces(Self.beacon, regions: { [] }), "announced again when next placed")
+        #expect(!outputs.keepsDeparture(of: Self.beacon))
+        #expect(outputs.forget([Self.beacon], placed: { _ in false }).isEmpty, "forgotten once")
+        // Placed in a room: its room, distance and attributes stay (other consumers read them).
+        #expect(outputs.forget([other], placed: { _ in true }).count == 2)
+        var without = PresenceOutputs(topics: Self.topics, discovery: nil)
+        #expect(without.forget([other], placed: { _ in false }).isEmpty, "no discovery, nothing announced")
+    }
+
+    @Test("Device removals: an emptied tracker configuration asks for its beacon to be forgotten; a configuration, another topic or the output's own removal coming back does not")
+    func deviceRemovalRequests() async throws {
+        let discovery = HomeAssistantDiscovery(topics: Self.topics)
+        let removals = DeviceRemovals(discovery: discovery)
+        let tracker = discovery.trackerConfigTopic(object: discovery.beaconObject(Self.beacon))
+        #expect(!removals.received(MQTTMessage(topic: "espresense/devices/x/kitchen", payload: [], qos: .atMostOnce)), "a sighting topic is not its")
+        #expect(removals.received(MQTTMessage(topic: tracker, payload: Array("{}".utf8), qos: .atMostOnce)), "a configuration is its, but asks nothing")
+        #expect(!removals.isPending)
+        #expect(removals.received(MQTTMessage(topic: tracker, payload: [], qos: .atMostOnce)))
+        #expect(removals.isPending)
+
+        // Applied: the store forgets first, then the outputs; the removal is published.
+        let path = TestScratch.directory.appendingPathComponent("rk-removals-\(UUID().uuidString).sqlite").path
+        defer { for suffix in ["", "-wal", "-shm", ".lock"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
+        let store = try RegionStore(path: path)
+        try store.addAnnouncedBeacons([Self.beacon.description], output: "mqtt:home")
+        var outputs = PresenceOutputs(topics: Self.topics, discovery: discovery)
+        outputs.restoreAnnounced([Self.beacon])
+        var published: [[MQTTMessage]] = []
+        await removals.apply(outputs: { outputs }, forget: { outputs.forget($0, placed: { _ in true }) }, output: "mqtt:home", store: store,
+                             publish: { published.append($0) }, logger: Logger(label: "test"))
+        #expect(try store.announcedBeacons("mqtt:home").isEmpty)
+        #expect(outputs.announcedBeacons.isEmpty && removals.forgotten == 1 && !removals.isPending)
+        #expect(published.map { $0.map(\.topic) } == [[tracker, discovery.distanceConfigTopic(object: discovery.beaconObject(Self.beacon))]])
+        // Its own removal of the tracker configuration comes back on the subscription: not a request.
+        #expect(removals.received(MQTTMessage(topic: tracker, payload: [], qos: .atMostOnce)))
+        #expect(!removals.isPending, "the copy of the output's own removal")
+        // Announced again, then deleted again in Home Assistant: that is one.
+        #expect(removals.received(MQTTMessage(topic: tracker, payload: [], qos: .atMostOnce)))
+        #expect(removals.isPending)
     }
 }

@@ -12,3 +12,16 @@ public func eventually(timeout: Duration = .seconds(5), _ what: @autoclosure () 
         try await Task.sleep(for: .milliseconds(10))
     }
 }
+
+/// ``eventually(timeout:_:_:)`` for a condition that must await (a broker asked what it retains).
+///
+/// ```swift
+/// try await eventually("the topic removed") { (try? await retained(topic, on: broker)) == [] }
+/// ```
+public func eventually(timeout: Duration = .seconds(5), _ what: @autoclosure () -> String, _ condition: () async -> Bool) async throws {
+    let deadline = ContinuousClock.now + timeout
+    while await !condition() {
+        guard ContinuousClock.now < deadline else { throw TestFailure("timed out after \(timeout) waiting for \(what())") }
+        try await Task.sleep(for: .milliseconds(10))
+    }
+}

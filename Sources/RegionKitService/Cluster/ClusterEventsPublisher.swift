@@ -48,6 +48,8 @@ final class ClusterEventsPublisher: Sendable {
     /// discovery are (re)published before the next events.
     let announce: LockedBox<Bool>
     let wake: WakeSignal
+    /// Beacon devices deleted in Home Assistant, to forget (with discovery only).
+    let deviceRemovals: DeviceRemovals?
     /// Discovery rounds sent since this publisher started.
     let discoveryRounds = LockedBox(0)
     /// How long ``shutdown()`` waits for the loop to finish what it is publishing and say
@@ -80,13 +82,18 @@ final class ClusterEventsPublisher: Sendable {
         self.announce = announce
         self.wake = wake
         let haStatus = discovery?.statusTopic
+        let deviceRemovals = discovery.map(DeviceRemovals.init)
+        self.deviceRemovals = deviceRemovals
         client = MQTTClient(configuration: configuration, logger: logger, onMessage: { message in
             if message.topic == haStatus, message.payload == Array("online".utf8) {
                 announce.withLock { $0 = true }
                 wake.signal()
+            } else if let deviceRemovals, deviceRemovals.received(message), deviceRemovals.isPending {
+                wake.signal()
             }
         }, onConnectionEvent: { event in
             if case .connected = event {
+                deviceRemovals?.connected()
                 announce.withLock { $0 = true }
                 wake.signal()
             }
@@ -141,9 +148,13 @@ final class ClusterEventsPublisher: Sendable {
     private func publish(interval: Duration) async {
         if let discovery {
             // Remembered by the client, so subscribed again after every reconnection.
-            Task { [client, logger] in
-                do { try await client.subscribe(discovery.statusTopic, qos: .atMostOnce) } catch {
-                    logger.warning("cannot subscribe to Home Assistant's status", metadata: ["error": "\(error)"])
+            // Home Assistant's status, and the beacons' tracker configurations (emptied when the
+            // user deletes a device: ``DeviceRemovals``).
+            for filter in [discovery.statusTopic, discovery.trackerConfigFilter] {
+                Task { [client, logger] in
+                    do { try await client.subscribe(filter, qos: .atMostOnce) } catch {
+                        logger.warning("cannot subscribe to Home Assistant's topics", metadata: ["filter": "\(filter)", "error": "\(error)"])
+                    }
                 }
             }
         }
@@ -163,6 +174,15 @@ final class ClusterEventsPublisher: Sendable {
                 if !announcementsRead {
                     outputs.restoreAnnounced(try await PresenceOutputs.storedAnnouncements(of: outputName, in: store, logger: logger))
                     announcementsRead = true
+                }
+                // Devices deleted in Home Assistant: forgotten here, where the announcements are made.
+                if let deviceRemovals, deviceRemovals.isPending {
+                    let (store, client) = (store, client)
+                    // A beacon the partitions placed keeps its room topic (other consumers read it).
+                    let placed = try await store.beaconRooms().filter { !$0.value.isEmpty }
+                    await deviceRemovals.apply(outputs: { outputs }, forget: { beacons in outputs.forget(beacons) { placed[$0.description] != nil } },
+                                               output: outputName, store: store,
+                                               publish: { try await PresenceHub.publish($0, inChunksOn: client) }, logger: logger)
                 }
                 if announce.withLock({ state in defer { state = false }; return state }) {
                     // Asked for again when it fails (the store unreachable for the states, or the broker gone).

@@ -153,8 +153,34 @@ public struct HomeAssistantDiscovery: Hashable, Sendable {
         distance.add("state_class", "measurement")
         distance.add("suggested_display_precision", 1)
         distance.add("device", object: beaconDevice(identity))
-        let trackerConfig = PresenceMessage(topic: "\(prefix)/device_tracker/\(nodeID)/\(object)/config", text: tracker.text, qos: 1, retain: true)
+        let trackerConfig = PresenceMessage(topic: trackerConfigTopic(object: object), text: tracker.text, qos: 1, retain: true)
         guard ranged else { return [trackerConfig] }
-        return [trackerConfig, PresenceMessage(topic: "\(prefix)/sensor/\(nodeID)/\(object)_distance/config", text: distance.text, qos: 1, retain: true)]
+        return [trackerConfig, PresenceMessage(topic: distanceConfigTopic(object: object), text: distance.text, qos: 1, retain: true)]
+    }
+
+    /// The configuration topic of the `device_tracker` of the beacon whose object id is `object`.
+    func trackerConfigTopic(object: String) -> String { "\(prefix)/device_tracker/\(nodeID)/\(object)/config" }
+
+    /// The configuration topic of the distance `sensor` of the beacon whose object id is `object`.
+    func distanceConfigTopic(object: String) -> String { "\(prefix)/sensor/\(nodeID)/\(object)_distance/config" }
+
+    /// The subscription filter of every beacon's `device_tracker` configuration topic of this
+    /// site. Home Assistant empties a device's configuration topics (an empty retained message)
+    /// when the user deletes the device: the hub reads that to forget the beacon.
+    public var trackerConfigFilter: String { trackerConfigTopic(object: "+") }
+
+    /// The beacon object id (``beaconObject(_:)``) whose tracker configuration topic is `topic`, or
+    /// nil for any other topic.
+    func trackerObject(configTopic topic: String) -> String? {
+        let start = "\(prefix)/device_tracker/\(nodeID)/", end = "/config"
+        guard topic.count > start.count + end.count, topic.hasPrefix(start), topic.hasSuffix(end) else { return nil }
+        let object = topic.dropFirst(start.count).dropLast(end.count)
+        return object.contains("/") ? nil : String(object)
+    }
+
+    /// Removes a beacon's entities (empty retained configurations of its tracker and its distance sensor).
+    public func beaconRemovals(_ identity: BeaconIdentity) -> [PresenceMessage] {
+        let object = beaconObject(identity)
+        return [trackerConfigTopic(object: object), distanceConfigTopic(object: object)].map { PresenceMessage(topic: $0, payload: [], qos: 1, retain: true) }
     }
 }

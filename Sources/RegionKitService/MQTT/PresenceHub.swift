@@ -67,6 +67,8 @@ public final class PresenceHub: Sendable {
     /// Beacons whose published distance stopped placing them while the hub could not say so
     /// (disconnected, or the publish failed): cleared at the next connection, unless heard again.
     let departedWhileDisconnected = LockedBox<Set<BeaconIdentity>>([])
+    /// Beacon devices deleted in Home Assistant, to forget (with discovery only).
+    let deviceRemovals: DeviceRemovals?
 
     /// What the hub has done since start.
     public struct Counters: Hashable, Sendable {
@@ -83,9 +85,15 @@ public final class PresenceHub: Sendable {
         /// allows, from a region identifier of over 65,000 bytes): that message is left out and
         /// logged as an error, the event's other messages go out.
         public var eventsUnpublishable = 0
+        /// Announced beacons forgotten because their devices were deleted in Home Assistant.
+        public var forgottenBeacons = 0
     }
 
-    public var counts: Counters { counters.withLock { $0 } }
+    public var counts: Counters {
+        var counts = counters.withLock { $0 }
+        counts.forgottenBeacons = deviceRemovals?.forgotten ?? 0
+        return counts
+    }
 
     /// The MQTT sources as one input of the daemon, for `GET /v1/sources`, `/readyz` and `/metrics`:
     /// up while connected, their sightings, reconnections and rejected messages by kind.
@@ -121,6 +129,7 @@ public final class PresenceHub: Sendable {
         var presenceOutputs = PresenceOutputs(topics: topics, discovery: discovery)
         presenceOutputs.retainsAllDepartures = configuration.retainsAllDepartures
         outputs = LockedBox(presenceOutputs)
+        deviceRemovals = discovery.map(DeviceRemovals.init)
         // Batching: one read's sightings to the engine together, so their events commit together.
         let ingest = sources.isEmpty ? nil : MQTTSightingIngest(sources: sources, manager: service.manager, logger: logger, batching: true)
         self.ingest = ingest
@@ -193,7 +202,7 @@ public final class PresenceHub: Sendable {
     /// ``shutdown()`` or cancellation.
     public func run() async {
         var filters = ingest?.topicFilters ?? []
-        if let discovery = outputs.withLock({ $0.discovery }) { filters.append(discovery.statusTopic) }
+        if let discovery = outputs.withLock({ $0.discovery }) { filters += [discovery.statusTopic, discovery.trackerConfigFilter] }
         for filter in filters {
             // Remembered by the client, so subscribed again after every reconnection.
             Task { [client, logger] in
@@ -347,6 +356,10 @@ public final class PresenceHub: Sendable {
             }
             return
         }
+        if let deviceRemovals, deviceRemovals.received(message) {
+            if deviceRemovals.isPending { wake.signal() }
+            return
+        }
         ingest?.handle(topic: message.topic, payload: message.payload, retained: message.retain)
     }
 
@@ -355,6 +368,7 @@ public final class PresenceHub: Sendable {
         case .connected:
             connected.withLock { $0 = true }
             refusedFilters.withLock { $0.removeAll() }   // asked for again with this connection
+            deviceRemovals?.connected()
             activity.set(.up)
             counters.withLock { $0.connections += 1 }
             logger.info("MQTT connected", metadata: ["broker": "\(client.currentServer.map(\.url) ?? configuration.url)"])
@@ -509,6 +523,7 @@ public final class PresenceHub: Sendable {
                 await republishRooms()
                 await republishDepartures()
             }
+            if let deviceRemovals, deviceRemovals.isPending { await forgetDeletedDevices(deviceRemovals) }
             switch await publishPending() {
             case .done: await wake.wait(timeout: .seconds(1))   // the timeout covers events logged by another process
             case .disconnected:
@@ -717,6 +732,18 @@ public final class PresenceHub: Sendable {
             left = left.dropFirst(chunk.count)
         }
         if !departed.isEmpty { logger.notice("beacons' departures re-sent", metadata: ["beacons": "\(departed.count)"]) }
+    }
+
+    /// Forgets the beacons whose devices were deleted in Home Assistant (``DeviceRemovals``): in the
+    /// publisher loop, between events rounds, and outside discovery rounds (either could otherwise
+    /// announce a beacon forgotten meanwhile, and its device would come back).
+    func forgetDeletedDevices(_ removals: DeviceRemovals) async {
+        let manager = service.manager
+        await discoveryLock.withPermit {
+            await removals.apply(outputs: { outputs.withLock { $0 } },
+                                 forget: { beacons in outputs.withLock { $0.forget(beacons) { manager.nearestScanner(for: $0) != nil } } },
+                                 output: outputName, store: service.store, publish: { try await republish($0) }, logger: logger)
+        }
     }
 
     /// Whether `beacon`'s departed distance and attributes stay retained: ``PresenceOutputs/keepsDeparture(of:)``,

@@ -32,4 +32,15 @@ extension PresenceOutputs {
         guard after.count > before.count else { return }
         try await store.addAnnouncedBeacons(after.subtracting(before).map(\.description).sorted(), output: output)
     }
+
+    /// The announced beacons of `outputs` whose tracker configuration topics are `topics`
+    /// (emptied: their devices deleted in Home Assistant), forgotten in `store` first; the caller
+    /// then forgets them in its outputs (``forget(_:placed:)``). A topic of no announced beacon
+    /// (an echo of the output's own removal, a beacon forgotten already) is ignored.
+    static func forgetRemoved(_ topics: Set<String>, of outputs: PresenceOutputs, output: String, in store: any RegionStoring) async throws -> Set<BeaconIdentity> {
+        let beacons = Set(topics.compactMap { outputs.announcedBeacon(trackerConfigTopic: $0) })
+        guard !beacons.isEmpty else { return [] }
+        try await store.removeAnnouncedBeacons(beacons.map(\.description).sorted(), output: output)
+        return beacons
+    }
 }

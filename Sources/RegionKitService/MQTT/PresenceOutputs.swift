@@ -56,6 +56,31 @@ public struct PresenceOutputs: Sendable {
         classifiedRegions = nil
     }
 
+    /// The announced beacon whose `device_tracker` configuration topic is `topic`
+    /// (``HomeAssistantDiscovery/trackerConfigFilter``), or nil: another topic, or a beacon not announced.
+    public func announcedBeacon(trackerConfigTopic topic: String) -> BeaconIdentity? {
+        guard let discovery, let object = discovery.trackerObject(configTopic: topic) else { return nil }
+        return announcedBeacons.first { discovery.beaconObject($0) == object }
+    }
+
+    /// Forgets announced `beacons` whose devices were deleted in Home Assistant: they no longer
+    /// count against the limit, their entities are not re-sent by discovery rounds, and a beacon
+    /// is announced again only when it is next placed in a room. Returns what removes their
+    /// topics: both entities' configurations (a discovery round may have re-sent them after Home
+    /// Assistant emptied them), and for a beacon placed nowhere (`placed` false) its retained
+    /// room, distance and attributes, kept for its device tracker until now. A beacon still placed
+    /// keeps them until it leaves (not retained then, as any beacon without entities).
+    public mutating func forget(_ beacons: Set<BeaconIdentity>, placed: (BeaconIdentity) -> Bool) -> [PresenceMessage] {
+        let forgotten = announcedBeacons.intersection(beacons)
+        guard let discovery, !forgotten.isEmpty else { return [] }
+        announcedBeacons.subtract(forgotten)
+        classifiedRegions = nil
+        return forgotten.sorted().flatMap { beacon in
+            discovery.beaconRemovals(beacon) + (placed(beacon) ? [] : [topics.beaconRoom(beacon), topics.beaconDistance(beacon), topics.beaconAttributes(beacon)]
+                .map { PresenceMessage(topic: $0, payload: [], qos: 1, retain: true) })
+        }
+    }
+
     /// Whether a `didChangeNearestScanner` of `beacon` announces it now: discovery is on, it is
     /// not announced yet, it is in the policy's scope (``BeaconAnnouncement``; `regions` gives
     /// the monitored regions) and its limit is not reached. The limit

@@ -1,0 +1,88 @@
+import Foundation
+import Logging
+import RegionKit
+import RegionKitConcurrency
+import RegionKitMQTT
+import RegionKitStore
+import RegionKitTestSupport
+import Testing
+@testable import RegionKitService
+
+/// A beacon device deleted in Home Assistant stays deleted: Home Assistant empties the device's
+/// configuration topics, and the hub forgets the beacon instead of announcing it again at the
+/// next discovery round (which every Home Assistant restart asks for).
+@Suite("Presence hub: beacon devices deleted in Home Assistant", .serialized, .tags(.endToEnd),
+       .enabled(if: MosquittoBroker.isAvailable, MosquittoBroker.skipReason))
+struct PresenceHubDeviceRemovalTests {
+    static let uuid = UUID(uuidString: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0")!
+
+    @Test("Deleted in Home Assistant: forgotten in the store and the limit, its topics removed, not re-sent when Home Assistant comes online, announced again when next placed; the other beacon untouched",
+          .timeLimit(.minutes(2)))
+    func deletedDeviceStaysDeleted() async throws {
+        let broker = try MosquittoBroker()
+        try broker.start()
+        defer { broker.stop() }
+        let store = try RegionStore(path: temporaryStorePath())
+        let site = "removal-test", output = "mqtt:removal-test"
+        let (deleted, kept) = (BeaconIdentity(uuid: Self.uuid, major: 1, minor: 1), BeaconIdentity(uuid: Self.uuid, major: 1, minor: 2))
+        // Both announced by an earlier run.
+        try store.addAnnouncedBeacons([deleted.description, kept.description], output: output)
+        let hub = try PresenceHubStatusTests.hub(site: site, broker: broker, store: store, homeAssistant: true)
+        try await hub.prepare()
+        let topics = PresenceTopics(site: site)
+        let discovery = try #require(hub.outputs.withLock { $0.discovery })
+        let object = { (beacon: BeaconIdentity) in discovery.beaconObject(beacon) }
+        let tracker = { (beacon: BeaconIdentity) in discovery.trackerConfigTopic(object: object(beacon)) }
+        let distance = { (beacon: BeaconIdentity) in discovery.distanceConfigTopic(object: object(beacon)) }
+
+        let running = Task { await hub.run() }
+        // The connection's discovery round and rooms: both trackers, both not_home.
+        try await eventually(timeout: .seconds(20), "the first discovery round") { hub.counts.discoveryRounds >= 1 }
+        try await eventually(timeout: .seconds(20), "the deleted beacon's tracker retained") {
+            (try? await PresenceHubStatusTests.retained(tracker(deleted), on: broker))?.count == 1
+        }
+        try await eventually(timeout: .seconds(20), "its room retained not_home") {
+            (try? await PresenceHubStatusTests.retained(topics.beaconRoom(deleted), on: broker)) == ["not_home"]
+        }
+
+        // Home Assistant deletes the device: an empty retained message on each of its configuration topics.
+        let homeAssistant = MQTTClient(configuration: try MQTTClientConfiguration(url: broker.url), onMessage: { _ in })
+        let haTask = Task { await homeAssistant.run() }
+        try await homeAssistant.waitUntilConnected()
+        for topic in [tracker(deleted), distance(deleted)] {
+            try await homeAssistant.publish(MQTTMessage(topic: topic, payload: [], qos: .atLeastOnce, retain: true))
+        }
+        try await eventually(timeout: .seconds(20), "the beacon forgotten") { hub.counts.forgottenBeacons == 1 }
+        #expect(try store.announcedBeacons(output) == [kept.description])
+        #expect(hub.outputs.withLock { $0.announcedBeacons } == [kept])
+        #expect(hub.outputs.withLock { $0.announces(deleted, regions: { [] }) }, "announced again when next placed")
+        // Its room topic (kept retained only for its device tracker) removed; the other's kept.
+        try await eventually(timeout: .seconds(20), "the deleted beacon's room topic removed") {
+            (try? await PresenceHubStatusTests.retained(topics.beaconRoom(deleted), on: broker)) == []
+        }
+        #expect(try await PresenceHubStatusTests.retained(topics.beaconRoom(kept), on: broker) == ["not_home"])
+
+        // Home Assistant restarts: the round re-sends the other beacon's entities, not the deleted one's.
+        let rounds = hub.counts.discoveryRounds
+        try await homeAssistant.publish(MQTTMessage(topic: discovery.statusTopic, payload: Array("online".utf8), qos: .atLeastOnce))
+        try await eventually(timeout: .seconds(20), "the round asked for by online") { hub.counts.discoveryRounds > rounds }
+        #expect(try await PresenceHubStatusTests.retained(tracker(deleted), on: broker) == [], "the deleted device came back")
+        #expect(try await PresenceHubStatusTests.retained(distance(deleted), on: broker) == [])
+        #expect(try await PresenceHubStatusTests.retained(tracker(kept), on: broker).count == 1)
+        #expect(hub.counts.forgottenBeacons == 1, "the hub's own removals (their copies on its subscription) forgot nothing more")
+
+        // Placed again: announced again (recorded, its entities published).
+        let line = #"{"t":5,"type":"didChangeNearestScanner","beacon":"\#(deleted.description)","scanner":"kitchen"}"#
+        _ = try store.append(time: 5, type: "didChangeNearestScanner", region: nil, state: nil, reason: nil, json: line)
+        hub.eventLogged()
+        try await eventually(timeout: .seconds(20), "announced again") { (try? store.announcedBeacons(output)) == [deleted, kept].map(\.description).sorted() }
+        try await eventually(timeout: .seconds(20), "its tracker retained again") {
+            (try? await PresenceHubStatusTests.retained(tracker(deleted), on: broker))?.count == 1
+        }
+
+        await hub.shutdown(drainTimeout: .seconds(2))
+        running.cancel()
+        await homeAssistant.shutdown()
+        _ = await (running.value, haTask.value)
+    }
+}
