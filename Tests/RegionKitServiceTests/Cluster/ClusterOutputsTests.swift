@@ -157,6 +157,61 @@ struct ClusterOutputsTests {
         }
     }
 
+    /// A beacon device deleted in Home Assistant (its configuration topics emptied) is forgotten by
+    /// the outputs holder as by one daemon's hub: out of the store's announced beacons, its topics
+    /// removed (its room only when the partitions placed it nowhere), and not announced again by
+    /// the next discovery round.
+    @Test("A beacon device deleted in Home Assistant: forgotten by the outputs holder, its entities not re-sent when Home Assistant comes online; a placed beacon keeps its room topic",
+          .timeLimit(.minutes(2)))
+    func deletedDeviceIsForgotten() async throws {
+        try await Self.withBrokerAndStore { broker, store in
+            let topics = PresenceTopics(site: "site-d")
+            let output = ClusterEventsPublisher.outputName(site: "site-d")
+            let uuid = try #require(UUID(uuidString: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0"))
+            let (placed, away, kept) = (BeaconIdentity(uuid: uuid, major: 1, minor: 1), BeaconIdentity(uuid: uuid, major: 7, minor: 7),
+                                        BeaconIdentity(uuid: uuid, major: 8, minor: 8))
+            try store.saveRoom(placed.description, scanner: "kitchen", at: 1)
+            try store.addAnnouncedBeacons([placed, away, kept].map(\.description), output: output)
+            let discovery = HomeAssistantDiscovery(topics: topics)
+            let tracker = { (beacon: BeaconIdentity) in discovery.trackerConfigTopic(object: discovery.beaconObject(beacon)) }
+            var mqtt = try MQTTClientConfiguration(url: broker.url)
+            mqtt.reconnectMinimumDelay = .milliseconds(20)
+            let publisher = ClusterEventsPublisher(store: store, mqtt: mqtt, site: "site-d", regions: try Self.regions(),
+                                                   discovery: discovery, statusInterval: .seconds(1), logger: Logger(label: "test"))
+            let running = Task { await publisher.run(interval: .milliseconds(50)) }
+            try await eventually(timeout: .seconds(20), "the first discovery round") { publisher.discoveryRounds.withLock { $0 } >= 1 }
+            try await eventually(timeout: .seconds(20), "the trackers retained") {
+                (try? await PresenceHubStatusTests.retained(tracker(away), on: broker))?.count == 1
+            }
+
+            // Home Assistant deletes two devices.
+            let homeAssistant = try await Listener(url: broker.url, filters: [])
+            for beacon in [placed, away] {
+                try await homeAssistant.client.publish(MQTTMessage(topic: tracker(beacon), payload: [], qos: .atLeastOnce, retain: true))
+            }
+            try await eventually(timeout: .seconds(20), "both forgotten") { publisher.deviceRemovals?.forgotten == 2 }
+            #expect(try store.announcedBeacons(output) == [kept.description])
+            try await eventually(timeout: .seconds(20), "the room of the one placed nowhere removed") {
+                (try? await PresenceHubStatusTests.retained(topics.beaconRoom(away), on: broker)) == []
+            }
+            #expect(try await PresenceHubStatusTests.retained(topics.beaconRoom(placed), on: broker) == ["kitchen"], "placed: its room stays")
+
+            // Home Assistant restarts: only the remaining beacon's entities come back.
+            let rounds = publisher.discoveryRounds.withLock { $0 }
+            try await homeAssistant.client.publish(MQTTMessage(topic: discovery.statusTopic, payload: Array("online".utf8), qos: .atLeastOnce))
+            try await eventually(timeout: .seconds(20), "the round asked for by online") { publisher.discoveryRounds.withLock { $0 } > rounds }
+            for beacon in [placed, away] {
+                #expect(try await PresenceHubStatusTests.retained(tracker(beacon), on: broker) == [], "\(beacon) came back")
+            }
+            #expect(try await PresenceHubStatusTests.retained(tracker(kept), on: broker).count == 1)
+            #expect(publisher.deviceRemovals?.forgotten == 2)
+            await homeAssistant.stop()
+            await publisher.shutdown()
+            running.cancel()
+            await running.value
+        }
+    }
+
     /// The member stopping (or losing the outputs lease) says `offline` as its last status: a
     /// periodic `online` still being published when the stop begins lands before it, never after
     /// (a late `online` would leave the site shown available with nobody serving it). Before the
