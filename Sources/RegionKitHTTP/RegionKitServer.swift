@@ -30,20 +30,27 @@ public final class RegionKitServer: Sendable {
     public let events: EventBroadcaster
     public let metrics = ServerMetrics()
     let sources: @Sendable () -> [SourceStatus]
+    let outputs: @Sendable () -> [OutputStatus]
     let logger: Logger
 
     /// One daemon: ``SingleDaemonBackend`` over `service`.
     public convenience init(service: MonitoringService, configuration: HTTPConfiguration, events: EventBroadcaster,
-                            sources: @escaping @Sendable () -> [SourceStatus] = { [] }, logger: Logger = Logger(label: "regionkit.http")) {
-        self.init(backend: SingleDaemonBackend(service: service), configuration: configuration, events: events, sources: sources, logger: logger)
+                            sources: @escaping @Sendable () -> [SourceStatus] = { [] }, outputs: @escaping @Sendable () -> [OutputStatus] = { [] },
+                            logger: Logger = Logger(label: "regionkit.http")) {
+        self.init(backend: SingleDaemonBackend(service: service), configuration: configuration, events: events, sources: sources, outputs: outputs, logger: logger)
     }
 
+    /// - Parameters:
+    ///   - sources: the inputs' status (`/v1/sources`, `/readyz`, `/metrics`).
+    ///   - outputs: the outputs' status (`/metrics`): the MQTT hub, a cluster member's outputs.
     public init(backend: any APIBackend, configuration: HTTPConfiguration, events: EventBroadcaster,
-                sources: @escaping @Sendable () -> [SourceStatus] = { [] }, logger: Logger = Logger(label: "regionkit.http")) {
+                sources: @escaping @Sendable () -> [SourceStatus] = { [] }, outputs: @escaping @Sendable () -> [OutputStatus] = { [] },
+                logger: Logger = Logger(label: "regionkit.http")) {
         self.backend = backend
         self.configuration = configuration
         self.events = events
         self.sources = sources
+        self.outputs = outputs
         self.logger = logger
     }
 

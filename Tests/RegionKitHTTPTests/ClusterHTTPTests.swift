@@ -86,7 +86,7 @@ struct ClusterHTTPTests {
         let server = RegionKitServer(backend: ClusterMemberBackend(engine: engine, pollInterval: .milliseconds(100), logger: logger),
                                      configuration: HTTPConfiguration(host: "127.0.0.1", port: 0, token: "test-token", isPublic: false,
                                                                       maxBodyBytes: 1_024, keepAliveInterval: 5),
-                                     events: EventBroadcaster(), sources: { engine.partitionStatuses }, logger: logger)
+                                     events: EventBroadcaster(), sources: { engine.partitionStatuses }, outputs: { engine.outputStatuses }, logger: logger)
         let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
         let serving = Task { try await server.run { port in portContinuation.yield(port) } }
         var portIterator = ports.makeAsyncIterator()
@@ -239,6 +239,11 @@ struct ClusterHTTPTests {
             #expect(!lines.isDisjoint(with: ["regionkit_cluster_region_definitions 1.0", "regionkit_cluster_region_definitions 1"]), "\(metrics)")
             #expect(metrics.contains(#"regionkit_events_total{type="didDetermineState"}"#))
             #expect(!metrics.contains("regionkit_persistence_failures_total"), "not counted in cluster mode")
+            // This member holds the outputs: its MQTT events output, connected, with its cursor.
+            let output = #"{output="mqtt:httptest",kind="mqtt"}"#
+            #expect(!lines.isDisjoint(with: ["regionkit_output_connected\(output) 1.0", "regionkit_output_connected\(output) 1"]), "\(metrics)")
+            #expect(metrics.contains("regionkit_output_events_published_total\(output) "), "\(metrics)")
+            #expect(metrics.contains("regionkit_output_events_behind\(output) "), "\(metrics)")
             let events = try await client.request("GET", "/v1/events?type=didDetermineState").json["events"] as? [[String: Any]] ?? []
             #expect(Set(events.compactMap { $0["region"] as? String }).isSuperset(of: ["site", "local", "remote"]))
             // The dashboard is served as for one daemon.

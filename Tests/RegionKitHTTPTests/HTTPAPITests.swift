@@ -576,6 +576,27 @@ struct HTTPAPITests {
         #expect(metrics.text.contains("regionkit_http_requests_total{route=\"/v1/beacons\",method=\"GET\",status=\"200\"} 1"))
         #expect(metrics.text.contains("regionkit_store_operation_duration_seconds_bucket"))
         #expect(metrics.text.contains("regionkit_hook_deliveries{status=\"pending\"} 0.0"))
+        #expect(!metrics.text.contains("regionkit_output_"), "no output, no series")
+
+        // The outputs (the MQTT hub): connected, published, behind the log by what is after its cursor.
+        let last = try await daemon.service.store.lastEventID()
+        daemon.outputs.withLock {
+            $0 = [OutputStatus(name: "mqtt:home", kind: "mqtt", connected: true, eventsPublished: 7, cursor: last - 2, connections: 3, eventsUnpublishable: 1,
+                               homeAssistant: .init(discoveryRounds: 4, announcedBeacons: 12, unannouncedBeacons: 5, forgottenBeacons: 2)),
+                  OutputStatus(name: "mqtt:office", kind: "mqtt", connected: false)]
+        }
+        let outputs = try await client.request("GET", "/metrics").text
+        let labels = #"{output="mqtt:home",kind="mqtt"}"#
+        for line in ["regionkit_output_connected\(labels) 1.0", "regionkit_output_events_published_total\(labels) 7",
+                     "regionkit_output_events_behind\(labels) 2.0", "regionkit_output_connections_total\(labels) 3",
+                     "regionkit_output_events_unpublishable_total\(labels) 1", "regionkit_homeassistant_discovery_rounds_total\(labels) 4",
+                     "regionkit_homeassistant_beacons_announced\(labels) 12.0", "regionkit_homeassistant_beacons_unannounced_total\(labels) 5",
+                     "regionkit_homeassistant_beacons_forgotten_total\(labels) 2",
+                     #"regionkit_output_connected{output="mqtt:office",kind="mqtt"} 0.0"#] {
+            #expect(outputs.split(separator: "\n").contains { $0 == line }, "\(line) in \(outputs)")
+        }
+        #expect(!outputs.contains(#"regionkit_output_events_behind{output="mqtt:office""#), "no cursor read yet: not reported")
+        #expect(!outputs.contains(#"regionkit_homeassistant_discovery_rounds_total{output="mqtt:office""#), "no discovery")
         let page = try await daemon.client(token: nil).request("GET", "/")
         #expect(page.status == 200)
         #expect(page.text.contains("<title>RegionKit</title>"))

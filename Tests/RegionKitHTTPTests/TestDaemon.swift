@@ -19,6 +19,8 @@ final class TestDaemon: Sendable {
     let port: Int
     let task: Task<Void, any Error>
     let sources = SourceBox()
+    /// The outputs `/metrics` reports (none until a test sets them).
+    let outputs = LockedBox<[OutputStatus]>([])
 
     final class SourceBox: Sendable {
         let states = LockedBox<[SourceStatus]>([SourceStatus(name: "test", kind: "simulator", state: .up, sightings: 0)])
@@ -41,11 +43,13 @@ final class TestDaemon: Sendable {
                                     sources: sources, onLogged: events.publish)
         try await service.start(regions: configured)
         let box = self.sources
+        let outputs = self.outputs
         var configuration = HTTPConfiguration(host: "127.0.0.1", port: 0, token: token, isPublic: isPublic,
                                               maxBodyBytes: 1_024, keepAliveInterval: 0.2, idleTimeout: idleTimeout)
         configuration.requestTimeout = requestTimeout
         configuration.maxConnections = maxConnections
-        server = RegionKitServer(service: service, configuration: configuration, events: events, sources: { box.current })
+        server = RegionKitServer(service: service, configuration: configuration, events: events, sources: { box.current },
+                                 outputs: { outputs.withLock { $0 } })
         let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
         let server = self.server
         task = Task { try await server.run { port in continuation.yield(port) } }

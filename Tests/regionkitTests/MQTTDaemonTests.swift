@@ -182,6 +182,17 @@ struct MQTTDaemonTests {
         #expect(mqtt["sightings"] as? Int == 101)
         let decodeErrors = try #require(mqtt["decodeErrors"] as? [String: Int])
         #expect(decodeErrors.values.reduce(0, +) == 8753 && decodeErrors["tooLarge"] == 3, "\(decodeErrors)")
+        // And the hub as an output on /metrics: connected, the events it published (the marker's
+        // entry among them, on the events topic above), how far behind the log it is.
+        let (metricsBody, _) = try await URLSession.shared.data(from: URL(string: "http://127.0.0.1:\(httpPort)/metrics")!)
+        let metrics = String(decoding: metricsBody, as: UTF8.self)
+        let series = { (name: String) -> Double? in
+            metrics.split(separator: "\n").first { $0.hasPrefix(name + #"{output="mqtt:test",kind="mqtt"} "#) }.flatMap { Double($0.split(separator: " ").last!) }
+        }
+        #expect(series("regionkit_output_connected") == 1, "\(metrics)")
+        #expect((series("regionkit_output_events_published_total") ?? 0) >= 3, "\(metrics)")
+        #expect(series("regionkit_output_events_behind").map { $0 >= 0 } == true, "\(metrics)")
+        #expect(series("regionkit_homeassistant_beacons_announced") == nil, "no discovery here")
         #expect(!daemon.stderr.contains("MQTT disconnected"), "\(daemon.stderr.suffix(3000))")
         #expect(daemon.stderr.contains("skipped a message larger than the maximum incoming packet size"))
         #expect(await daemon.signal(SIGTERM) == 0, "stderr: \(daemon.stderr)")

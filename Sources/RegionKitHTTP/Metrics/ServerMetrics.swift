@@ -62,7 +62,7 @@ public final class ServerMetrics: Sendable {
     }
 
     /// Reads the current values and renders the registry in the Prometheus text format.
-    func scrape(backend: any APIBackend, sources: [SourceStatus], sseClients: Int) async throws -> String {
+    func scrape(backend: any APIBackend, sources: [SourceStatus], outputs: [OutputStatus] = [], sseClients: Int) async throws -> String {
         let eventCounts = try await timedStore("event_counts") { try await backend.store.eventCounts() }
         for (type, count) in eventCounts {
             counter("regionkit_events_total", [("type", type)], count, help: "Events durably logged, by type")
@@ -101,6 +101,31 @@ public final class ServerMetrics: Sendable {
                 counter("regionkit_source_decode_errors_total", labels + [("error", kind)], count, help: "Inputs that could not be decoded, by kind")
             }
         }
+        if !outputs.isEmpty {
+            // How far behind the log each output is: read once for all of them.
+            let last = try await timedStore("last_event_id") { try await backend.store.lastEventID() }
+            for output in outputs { record(output, lastEventID: last) }
+        }
         return registry.emitToString()
+    }
+
+    /// One output's series (``OutputStatus``), labelled with its name and kind.
+    private func record(_ output: OutputStatus, lastEventID: Int64) {
+        let labels = [("output", output.name), ("kind", output.kind)]
+        gauge("regionkit_output_connected", labels, output.connected ? 1 : 0, help: "1 while the output is connected (its broker)")
+        counter("regionkit_output_events_published_total", labels, output.eventsPublished, help: "Logged events the output published (acknowledged)")
+        if let cursor = output.cursor {
+            // Events logged but not handed on yet: grows while the broker is unreachable.
+            gauge("regionkit_output_events_behind", labels, Double(max(0, lastEventID - cursor)), help: "Logged events the output has not published yet")
+        }
+        counter("regionkit_output_connections_total", labels, output.connections, help: "Connections the output made (its first included)")
+        counter("regionkit_output_events_unpublishable_total", labels, output.eventsUnpublishable, help: "Events with a message that can never be published (left out)")
+        guard let homeAssistant = output.homeAssistant else { return }
+        counter("regionkit_homeassistant_discovery_rounds_total", labels, homeAssistant.discoveryRounds, help: "Home Assistant discovery rounds sent")
+        gauge("regionkit_homeassistant_beacons_announced", labels, Double(homeAssistant.announcedBeacons), help: "Beacons with Home Assistant entities")
+        counter("regionkit_homeassistant_beacons_unannounced_total", labels, homeAssistant.unannouncedBeacons,
+                help: "Beacon placements left without Home Assistant entities: the limit (maximumBeacons) was reached")
+        counter("regionkit_homeassistant_beacons_forgotten_total", labels, homeAssistant.forgottenBeacons,
+                help: "Beacons forgotten because their devices were deleted in Home Assistant")
     }
 }

@@ -54,7 +54,8 @@ extension RegionKitServer {
             return try Self.jsonObject(["status": status, "checks": checks], status: status == "not ready" ? .serviceUnavailable : .ok)
         }
         router.get("/metrics") { _, _ in
-            let text = try await self.metrics.scrape(backend: self.backend, sources: self.sources(), sseClients: self.events.subscriberCount)
+            let text = try await self.metrics.scrape(backend: self.backend, sources: self.sources(), outputs: self.outputs(),
+                                                      sseClients: self.events.subscriberCount)
             return Self.text(text, contentType: "text/plain; version=0.0.4; charset=utf-8")
         }
         router.get("/openapi.yaml") { _, _ in

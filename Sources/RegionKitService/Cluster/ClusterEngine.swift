@@ -468,6 +468,8 @@ public final class ClusterEngine: Sendable {
 
     /// Events this member's outputs published since it took them (0 when it does not hold them).
     public var eventsPublished: Int { outputs.withLock { $0?.publisher.count ?? 0 } }
+    /// The MQTT outputs while this member holds them (``OutputStatus``), for `/metrics`.
+    public var outputStatuses: [OutputStatus] { outputs.withLock { $0.map { [$0.publisher.status] } ?? [] } }
 
     /// Takes or renews the outputs lease; starts the outputs when it is taken, stops them when lost.
     func roundOutputs() async throws {

@@ -50,6 +50,14 @@ final class ClusterEventsPublisher: Sendable {
     let wake: WakeSignal
     /// Beacon devices deleted in Home Assistant, to forget (with discovery only).
     let deviceRemovals: DeviceRemovals?
+    /// What ``status`` reports besides the counters above, kept by the loop.
+    let progress = LockedBox(Progress())
+    struct Progress {
+        var cursor: Int64?
+        var connections = 0
+        var announced = 0
+        var unannounced = 0
+    }
     /// Discovery rounds sent since this publisher started.
     let discoveryRounds = LockedBox(0)
     /// How long ``shutdown()`` waits for the loop to finish what it is publishing and say
@@ -84,6 +92,7 @@ final class ClusterEventsPublisher: Sendable {
         let haStatus = discovery?.statusTopic
         let deviceRemovals = discovery.map(DeviceRemovals.init)
         self.deviceRemovals = deviceRemovals
+        let progress = progress
         client = MQTTClient(configuration: configuration, logger: logger, onMessage: { message in
             if message.topic == haStatus, message.payload == Array("online".utf8) {
                 announce.withLock { $0 = true }
@@ -94,6 +103,7 @@ final class ClusterEventsPublisher: Sendable {
         }, onConnectionEvent: { event in
             if case .connected = event {
                 deviceRemovals?.connected()
+                progress.withLock { $0.connections += 1 }
                 announce.withLock { $0 = true }
                 wake.signal()
             }
@@ -174,6 +184,7 @@ final class ClusterEventsPublisher: Sendable {
                 if !announcementsRead {
                     outputs.restoreAnnounced(try await PresenceOutputs.storedAnnouncements(of: outputName, in: store, logger: logger))
                     announcementsRead = true
+                    progress.withLock { $0.announced = outputs.announcedBeacons.count }
                 }
                 // Devices deleted in Home Assistant: forgotten here, where the announcements are made.
                 if let deviceRemovals, deviceRemovals.isPending {
@@ -183,6 +194,7 @@ final class ClusterEventsPublisher: Sendable {
                     await deviceRemovals.apply(outputs: { outputs }, forget: { beacons in outputs.forget(beacons) { placed[$0.description] != nil } },
                                                output: outputName, store: store,
                                                publish: { try await PresenceHub.publish($0, inChunksOn: client) }, logger: logger)
+                    progress.withLock { $0.announced = outputs.announcedBeacons.count }
                 }
                 if announce.withLock({ state in defer { state = false }; return state }) {
                     // Asked for again when it fails (the store unreachable for the states, or the broker gone).
@@ -198,6 +210,7 @@ final class ClusterEventsPublisher: Sendable {
                 let position: Int64
                 if let cursor { position = cursor } else { position = try await store.outputCursor(outputName, createAtEnd: true) }
                 cursor = position
+                progress.withLock { $0.cursor = position }
                 let batch = try await store.events(since: nil, region: nil, type: nil, afterID: position, limit: 256)
                 if batch.isEmpty {
                     await wake.wait(timeout: interval)
@@ -212,11 +225,13 @@ final class ClusterEventsPublisher: Sendable {
                         .map(PresenceHub.mqtt)
                     // The beacon this event announces, recorded before its entities go out.
                     var next = outputs
+                    if next.isBeyondLimit(event, regions: regions) { countUnannounced(event) }
                     next.published(event, regions: regions)
                     try await PresenceOutputs.recordAnnouncements(next.announcedBeacons, since: outputs.announcedBeacons, of: outputName, in: store)
                     try await client.publish(PresenceHub.publishable(messages, of: event, logger: logger))
                     outputs = next
                     cursor = event.id
+                    progress.withLock { $0.cursor = event.id; $0.announced = outputs.announcedBeacons.count }
                     published.withLock { $0 += 1 }
                     // Saved even when the stop came meanwhile (the broker has the event).
                     let (store, outputName, id) = (store, outputName, event.id)
@@ -232,6 +247,29 @@ final class ClusterEventsPublisher: Sendable {
                 await wake.wait(timeout: .seconds(1))
             }
         }
+    }
+
+    /// A beacon placed but left without Home Assistant entities (its limit is reached): counted
+    /// each time, logged once, as the hub does. (Counted again if the event is published again.)
+    private func countUnannounced(_ event: StoredEvent) {
+        let first = progress.withLock { progress in
+            defer { progress.unannounced += 1 }
+            return progress.unannounced == 0
+        }
+        guard first, let limit = discovery?.beacons.maximum else { return }
+        logger.warning("Home Assistant: the limit of announced beacons is reached; further beacons keep their room topic but get no entities (homeAssistant.maximumBeacons, or beacons: regions)",
+                       metadata: ["limit": "\(limit)", "event": "\(event.id)"])
+    }
+
+    /// This holder as an output, for `/metrics` (``OutputStatus``).
+    var status: OutputStatus {
+        let progress = progress.withLock { $0 }
+        return OutputStatus(name: outputName, kind: "mqtt", connected: client.isConnected, eventsPublished: count, cursor: progress.cursor,
+                            connections: progress.connections,
+                            homeAssistant: discovery.map { _ in
+                                OutputStatus.HomeAssistantStatus(discoveryRounds: discoveryRounds.withLock { $0 }, announcedBeacons: progress.announced,
+                                                                 unannouncedBeacons: progress.unannounced, forgottenBeacons: deviceRemovals?.forgotten ?? 0)
+                            })
     }
 
     /// `online` and, with discovery, every region's configuration (retained).

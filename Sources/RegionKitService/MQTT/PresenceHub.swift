@@ -89,6 +89,18 @@ public final class PresenceHub: Sendable {
         public var forgottenBeacons = 0
     }
 
+    /// The hub as an output, for `/metrics` (``OutputStatus``).
+    public var status: OutputStatus {
+        let counts = counts
+        let (discovery, announced) = outputs.withLock { ($0.discovery, $0.announcedBeacons.count) }
+        return OutputStatus(name: outputName, kind: "mqtt", connected: client.isConnected, eventsPublished: counts.eventsPublished,
+                            cursor: cursor.withLock { $0 }, connections: counts.connections, eventsUnpublishable: counts.eventsUnpublishable,
+                            homeAssistant: discovery.map { _ in
+                                OutputStatus.HomeAssistantStatus(discoveryRounds: counts.discoveryRounds, announcedBeacons: announced,
+                                                                 unannouncedBeacons: counts.unannouncedBeacons, forgottenBeacons: counts.forgottenBeacons)
+                            })
+    }
+
     public var counts: Counters {
         var counts = counters.withLock { $0 }
         counts.forgottenBeacons = deviceRemovals?.forgotten ?? 0

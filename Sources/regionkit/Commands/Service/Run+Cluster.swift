@@ -70,7 +70,8 @@ extension Run {
         // The HTTP API answers for the whole cluster from the shared store (ClusterMemberBackend).
         let serving = http.map { http in
             let server = RegionKitServer(backend: ClusterMemberBackend(engine: engine, logger: logger), configuration: http,
-                                         events: EventBroadcaster(), sources: { engine.partitionStatuses }, logger: logger)
+                                         events: EventBroadcaster(), sources: { engine.partitionStatuses },
+                                         outputs: { engine.outputStatuses }, logger: logger)
             return Task { await Self.serve(server, http, logger: logger, stopRequest: stopRequest) }
         }
         // Every member prunes the shared log (a chunk another member deleted first is found empty).

@@ -143,7 +143,7 @@ struct Run: AsyncParsableCommand {
                     // it would be restored over; a DELETE would miss a region about to come back).
                     await service.holdRegionWritesUntilRestore()
                     let server = RegionKitServer(service: service, configuration: http, events: broadcaster,
-                                                 sources: { activities.map(\.status) }, logger: logger)
+                                                 sources: { activities.map(\.status) }, outputs: { hub.map { [$0.status] } ?? [] }, logger: logger)
                     group.addTask {
                         await Self.serve(server, http, logger: logger, stopRequest: stopRequest)
                         return .other
