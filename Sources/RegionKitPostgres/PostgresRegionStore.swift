@@ -33,7 +33,7 @@ import RegionKitStore
 /// ```
 public final class PostgresRegionStore: RegionStoring, CustomStringConvertible {
     /// The current schema version (recorded in `regionkit_schema`).
-    public static let schemaVersion: Int64 = 7
+    public static let schemaVersion: Int64 = 8
     /// Advisory lock keys (one namespace, "RK" in ASCII, then the use).
     static let migrationLock: Int64 = 0x524B_0001
     static let appendLock: Int64 = 0x524B_0002
@@ -208,8 +208,16 @@ public final class PostgresRegionStore: RegionStoring, CustomStringConvertible {
                 }
                 try await connection.query("INSERT INTO regionkit_schema (version) VALUES (\(Int64(7)))", logger: logger)
             }
+            if version < 8 {
+                // The beacons whose devices were deleted in Home Assistant (``dismissedBeacons(_:)``).
+                try await connection.query(PostgresQuery(unsafeSQL: Self.schemaV8), logger: logger)
+                try await connection.query("INSERT INTO regionkit_schema (version) VALUES (\(Int64(8)))", logger: logger)
+            }
         }
     }
+
+    /// Version 8: the beacons each output no longer announces because their devices were deleted in Home Assistant.
+    static let schemaV8 = "CREATE TABLE dismissed_beacon (output text NOT NULL, beacon text NOT NULL, PRIMARY KEY (output, beacon))"
 
     /// Version 7: the room each beacon is placed in now (key: its identity's `description`), and
     /// the beacons each output announced to Home Assistant.
@@ -420,16 +428,22 @@ public final class PostgresRegionStore: RegionStoring, CustomStringConvertible {
 
     public func addAnnouncedBeacons(_ beacons: [String], output: String) async throws {
         guard !beacons.isEmpty else { return }
-        try await execute("record \(beacons.count) announced beacons of \(output)", """
-            INSERT INTO announced_beacon (output, beacon) SELECT \(output), unnest(\(beacons)::text[]) ON CONFLICT DO NOTHING
-            """)
+        try await transaction("record \(beacons.count) announced beacons of \(output)") { connection, logger in
+            try await connection.query("INSERT INTO announced_beacon (output, beacon) SELECT \(output), unnest(\(beacons)::text[]) ON CONFLICT DO NOTHING", logger: logger)
+            try await connection.query("DELETE FROM dismissed_beacon WHERE output = \(output) AND beacon = ANY(\(beacons)::text[])", logger: logger)
+        }
     }
 
-    public func removeAnnouncedBeacons(_ beacons: [String], output: String) async throws {
+    public func dismissedBeacons(_ output: String) async throws -> [String] {
+        try await rows("read dismissed beacons", "SELECT beacon FROM dismissed_beacon WHERE output = \(output) ORDER BY beacon") { try $0.decode(String.self) }
+    }
+
+    public func dismissAnnouncedBeacons(_ beacons: [String], output: String) async throws {
         guard !beacons.isEmpty else { return }
-        try await execute("forget \(beacons.count) announced beacons of \(output)", """
-            DELETE FROM announced_beacon WHERE output = \(output) AND beacon = ANY(\(beacons)::text[])
-            """)
+        try await transaction("dismiss \(beacons.count) announced beacons of \(output)") { connection, logger in
+            try await connection.query("DELETE FROM announced_beacon WHERE output = \(output) AND beacon = ANY(\(beacons)::text[])", logger: logger)
+            try await connection.query("INSERT INTO dismissed_beacon (output, beacon) SELECT \(output), unnest(\(beacons)::text[]) ON CONFLICT DO NOTHING", logger: logger)
+        }
     }
 
     public func beaconRooms() async throws -> [String: String] {

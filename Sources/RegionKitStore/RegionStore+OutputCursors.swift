@@ -45,21 +45,40 @@ extension RegionStore {
         try read { db in try String.fetchAll(db, sql: "SELECT beacon FROM announced_beacon WHERE output = ? ORDER BY beacon", arguments: [output]) }
     }
 
-    /// Records that `output` announced `beacons`' entities.
+    /// Records that `output` announced `beacons`' entities (no longer dismissed).
     public func addAnnouncedBeacons(_ beacons: [String], output: String) throws {
         guard !beacons.isEmpty else { return }
         try write { db in
-            let statement = try db.cachedStatement(sql: "INSERT INTO announced_beacon (output, beacon) VALUES (?, ?) ON CONFLICT DO NOTHING")
-            for beacon in beacons { try statement.execute(arguments: [output, beacon]) }
+            let add = try db.cachedStatement(sql: "INSERT INTO announced_beacon (output, beacon) VALUES (?, ?) ON CONFLICT DO NOTHING")
+            let undismiss = try db.cachedStatement(sql: "DELETE FROM dismissed_beacon WHERE output = ? AND beacon = ?")
+            for beacon in beacons {
+                try add.execute(arguments: [output, beacon])
+                try undismiss.execute(arguments: [output, beacon])
+            }
         }
     }
 
-    /// Forgets that `output` announced `beacons` (see ``RegionStoring/removeAnnouncedBeacons(_:output:)``).
-    public func removeAnnouncedBeacons(_ beacons: [String], output: String) throws {
+    /// The beacons `output` no longer announces because their devices were deleted in Home
+    /// Assistant (see ``RegionStoring/dismissedBeacons(_:)``).
+    public func dismissedBeacons(_ output: String) throws -> [String] {
+        try read { db in try String.fetchAll(db, sql: "SELECT beacon FROM dismissed_beacon WHERE output = ? ORDER BY beacon", arguments: [output]) }
+    }
+
+    /// Records that `beacons`' devices were deleted in Home Assistant (see ``RegionStoring/dismissAnnouncedBeacons(_:output:)``).
+    ///
+    /// ```swift
+    /// try store.dismissAnnouncedBeacons(["E2C56DB5-DFFB-48D2-B060-D0F5A71096E0:1:2"], output: "mqtt:home")
+    /// try store.dismissedBeacons("mqtt:home")   // ["E2C56DB5-DFFB-48D2-B060-D0F5A71096E0:1:2"]
+    /// ```
+    public func dismissAnnouncedBeacons(_ beacons: [String], output: String) throws {
         guard !beacons.isEmpty else { return }
         try write { db in
-            let statement = try db.cachedStatement(sql: "DELETE FROM announced_beacon WHERE output = ? AND beacon = ?")
-            for beacon in beacons { try statement.execute(arguments: [output, beacon]) }
+            let remove = try db.cachedStatement(sql: "DELETE FROM announced_beacon WHERE output = ? AND beacon = ?")
+            let dismiss = try db.cachedStatement(sql: "INSERT INTO dismissed_beacon (output, beacon) VALUES (?, ?) ON CONFLICT DO NOTHING")
+            for beacon in beacons {
+                try remove.execute(arguments: [output, beacon])
+                try dismiss.execute(arguments: [output, beacon])
+            }
         }
     }
 }

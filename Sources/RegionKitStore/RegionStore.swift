@@ -230,6 +230,15 @@ public final class RegionStore: Sendable {
                 t.primaryKey(["output", "beacon"])
             }
         }
+        migrator.registerMigration("dismissed-beacons") { db in
+            // The beacons whose devices were deleted in Home Assistant (``dismissedBeacons(_:)``),
+            // so a restart does not announce them again while they stay placed.
+            try db.create(table: "dismissed_beacon") { t in
+                t.column("output", .text).notNull()
+                t.column("beacon", .text).notNull()
+                t.primaryKey(["output", "beacon"])
+            }
+        }
         return migrator
     }
 

@@ -110,11 +110,16 @@ public protocol RegionStoring: Sendable {
     /// The beacons (their identities' `description`) whose Home Assistant entities `output` (a
     /// site's hub, `mqtt:<site>`) announced, as ``addAnnouncedBeacons(_:output:)`` recorded them.
     func announcedBeacons(_ output: String) async throws -> [String]
-    /// Records that `output` announced `beacons`' entities (those recorded already stay once).
+    /// Records that `output` announced `beacons`' entities (those recorded already stay once); a
+    /// beacon dismissed before (``dismissAnnouncedBeacons(_:output:)``) is no longer.
     func addAnnouncedBeacons(_ beacons: [String], output: String) async throws
-    /// Forgets that `output` announced `beacons` (their devices were deleted in Home Assistant);
-    /// names not recorded are ignored.
-    func removeAnnouncedBeacons(_ beacons: [String], output: String) async throws
+    /// The beacons whose devices were deleted in Home Assistant (their entities no longer
+    /// announced by `output`), as ``dismissAnnouncedBeacons(_:output:)`` recorded them.
+    func dismissedBeacons(_ output: String) async throws -> [String]
+    /// Records, in one transaction, that `beacons`' devices were deleted in Home Assistant: no
+    /// longer announced by `output`, and dismissed (not announced again before they are placed
+    /// anew). Names never announced are dismissed too.
+    func dismissAnnouncedBeacons(_ beacons: [String], output: String) async throws
 
     // MARK: Health
 

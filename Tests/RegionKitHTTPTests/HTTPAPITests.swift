@@ -597,6 +597,13 @@ struct HTTPAPITests {
         }
         #expect(!outputs.contains(#"regionkit_output_events_behind{output="mqtt:office""#), "no cursor read yet: not reported")
         #expect(!outputs.contains(#"regionkit_homeassistant_discovery_rounds_total{output="mqtt:office""#), "no discovery")
+        // An output this process no longer runs (a cluster member that lost the outputs lease):
+        // disconnected, its backlog and announced count gone rather than frozen.
+        daemon.outputs.withLock { $0 = [] }
+        let gone = try await client.request("GET", "/metrics").text.split(separator: "\n")
+        #expect(gone.contains { $0 == "regionkit_output_connected\(labels) 0.0" }, "\(gone)")
+        #expect(!gone.contains { $0.hasPrefix("regionkit_output_events_behind\(labels)") || $0.hasPrefix("regionkit_homeassistant_beacons_announced\(labels)") })
+        #expect(gone.contains { $0 == "regionkit_output_events_published_total\(labels) 7" }, "a counter keeps its total")
         let page = try await daemon.client(token: nil).request("GET", "/")
         #expect(page.status == 200)
         #expect(page.text.contains("<title>RegionKit</title>"))

@@ -328,11 +328,19 @@ enum StoreConformance: String, CaseIterable, Sendable, CustomTestStringConvertib
         try await store.addAnnouncedBeacons([b], output: "mqtt:office")
         #expect(try await store.announcedBeacons("mqtt:home") == [a, b].sorted())
         #expect(try await store.announcedBeacons("mqtt:office") == [b])
-        // Forgotten (the device deleted in Home Assistant): per output; a name never recorded is no error.
-        try await store.removeAnnouncedBeacons([a, "never announced"], output: "mqtt:home")
-        try await store.removeAnnouncedBeacons([], output: "mqtt:home")
+        // Dismissed (the device deleted in Home Assistant): no longer announced, dismissed, per output.
+        #expect(try await store.dismissedBeacons("mqtt:home").isEmpty)
+        try await store.dismissAnnouncedBeacons([a, "never announced"], output: "mqtt:home")
+        try await store.dismissAnnouncedBeacons([a], output: "mqtt:home")
+        try await store.dismissAnnouncedBeacons([], output: "mqtt:home")
         #expect(try await store.announcedBeacons("mqtt:home") == [b])
+        #expect(try await store.dismissedBeacons("mqtt:home") == [a, "never announced"].sorted())
         #expect(try await store.announcedBeacons("mqtt:office") == [b], "another output's record stays")
+        #expect(try await store.dismissedBeacons("mqtt:office").isEmpty)
+        // Announced again (placed anew): no longer dismissed.
+        try await store.addAnnouncedBeacons([a], output: "mqtt:home")
+        #expect(try await store.announcedBeacons("mqtt:home") == [a, b].sorted())
+        #expect(try await store.dismissedBeacons("mqtt:home") == ["never announced"])
     }
 
     /// Four writers append at once while a reader follows the log with an id cursor: every id is

@@ -35,7 +35,8 @@ class InterposingStore: RegionStoring, @unchecked Sendable {
     func beaconRooms() async throws -> [String: String] { try base.beaconRooms() }
     func announcedBeacons(_ output: String) async throws -> [String] { try base.announcedBeacons(output) }
     func addAnnouncedBeacons(_ beacons: [String], output: String) async throws { try base.addAnnouncedBeacons(beacons, output: output) }
-    func removeAnnouncedBeacons(_ beacons: [String], output: String) async throws { try base.removeAnnouncedBeacons(beacons, output: output) }
+    func dismissedBeacons(_ output: String) async throws -> [String] { try base.dismissedBeacons(output) }
+    func dismissAnnouncedBeacons(_ beacons: [String], output: String) async throws { try base.dismissAnnouncedBeacons(beacons, output: output) }
     func append(time: Double, type: String, region: String?, state: String?, reason: String?, json: String, hooks: [String]) async throws -> Int64 {
         try base.append(time: time, type: type, region: region, state: state, reason: reason, json: json, hooks: hooks)
     }

@@ -16,7 +16,7 @@ import Testing
 struct PresenceHubDeviceRemovalTests {
     static let uuid = UUID(uuidString: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0")!
 
-    @Test("Deleted in Home Assistant: forgotten in the store and the limit, its topics removed, not re-sent when Home Assistant comes online, announced again when next placed; the other beacon untouched",
+    @Test("Deleted in Home Assistant: dismissed in the store and out of the limit, its topics removed, not re-sent when Home Assistant comes online nor at a room change, announced again when placed anew; the other beacon untouched",
           .timeLimit(.minutes(2)))
     func deletedDeviceStaysDeleted() async throws {
         let broker = try MosquittoBroker()
@@ -46,16 +46,24 @@ struct PresenceHubDeviceRemovalTests {
         }
 
         // Home Assistant deletes the device: an empty retained message on each of its configuration topics.
-        let homeAssistant = MQTTClient(configuration: try MQTTClientConfiguration(url: broker.url), onMessage: { _ in })
+        // Home Assistant's client; it counts the configurations it receives of the beacon kept.
+        let keptConfigs = LockedBox(0)
+        let keptTracker = tracker(kept)
+        let homeAssistant = MQTTClient(configuration: try MQTTClientConfiguration(url: broker.url), onMessage: { message in
+            if message.topic == keptTracker, !message.payload.isEmpty { keptConfigs.withLock { $0 += 1 } }
+        })
         let haTask = Task { await homeAssistant.run() }
         try await homeAssistant.waitUntilConnected()
+        try await homeAssistant.subscribe(keptTracker, qos: .atLeastOnce)
+        try await eventually(timeout: .seconds(20), "the kept beacon's retained configuration") { keptConfigs.withLock { $0 } == 1 }
         for topic in [tracker(deleted), distance(deleted)] {
             try await homeAssistant.publish(MQTTMessage(topic: topic, payload: [], qos: .atLeastOnce, retain: true))
         }
         try await eventually(timeout: .seconds(20), "the beacon forgotten") { hub.counts.forgottenBeacons == 1 }
         #expect(try store.announcedBeacons(output) == [kept.description])
+        #expect(try store.dismissedBeacons(output) == [deleted.description])
         #expect(hub.outputs.withLock { $0.announcedBeacons } == [kept])
-        #expect(hub.outputs.withLock { $0.announces(deleted, regions: { [] }) }, "announced again when next placed")
+        #expect(hub.outputs.withLock { $0.dismissedBeacons } == [deleted])
         // Its room topic (kept retained only for its device tracker) removed; the other's kept.
         try await eventually(timeout: .seconds(20), "the deleted beacon's room topic removed") {
             (try? await PresenceHubStatusTests.retained(topics.beaconRoom(deleted), on: broker)) == []
@@ -63,19 +71,29 @@ struct PresenceHubDeviceRemovalTests {
         #expect(try await PresenceHubStatusTests.retained(topics.beaconRoom(kept), on: broker) == ["not_home"])
 
         // Home Assistant restarts: the round re-sends the other beacon's entities, not the deleted one's.
-        let rounds = hub.counts.discoveryRounds
+        // (Waited for until the round's configuration of the kept beacon arrived: the round then
+        // has published everything before it, the deleted beacon's entities in identity order too.)
         try await homeAssistant.publish(MQTTMessage(topic: discovery.statusTopic, payload: Array("online".utf8), qos: .atLeastOnce))
-        try await eventually(timeout: .seconds(20), "the round asked for by online") { hub.counts.discoveryRounds > rounds }
+        try await eventually(timeout: .seconds(20), "the round asked for by online") { keptConfigs.withLock { $0 } >= 2 }
         #expect(try await PresenceHubStatusTests.retained(tracker(deleted), on: broker) == [], "the deleted device came back")
         #expect(try await PresenceHubStatusTests.retained(distance(deleted), on: broker) == [])
         #expect(try await PresenceHubStatusTests.retained(tracker(kept), on: broker).count == 1)
         #expect(hub.counts.forgottenBeacons == 1, "the hub's own removals (their copies on its subscription) forgot nothing more")
 
-        // Placed again: announced again (recorded, its entities published).
+        // A room change while it stays around: still dismissed.
+        let moved = #"{"t":4,"type":"didChangeNearestScanner","beacon":"\#(deleted.description)","scanner":"hall","previous":"kitchen"}"#
+        let movedID = try store.append(time: 4, type: "didChangeNearestScanner", region: nil, state: nil, reason: nil, json: moved)
+        hub.eventLogged()
+        try await eventually(timeout: .seconds(20), "the room change published") { (try? store.outputCursor(output)).map { $0 >= movedID } == true }
+        #expect(try store.dismissedBeacons(output) == [deleted.description])
+        #expect(try await PresenceHubStatusTests.retained(tracker(deleted), on: broker) == [], "a room change brought the deleted device back")
+
+        // Placed anew (from nowhere): announced again (recorded, its entities published).
         let line = #"{"t":5,"type":"didChangeNearestScanner","beacon":"\#(deleted.description)","scanner":"kitchen"}"#
         _ = try store.append(time: 5, type: "didChangeNearestScanner", region: nil, state: nil, reason: nil, json: line)
         hub.eventLogged()
         try await eventually(timeout: .seconds(20), "announced again") { (try? store.announcedBeacons(output)) == [deleted, kept].map(\.description).sorted() }
+        #expect(try store.dismissedBeacons(output).isEmpty)
         try await eventually(timeout: .seconds(20), "its tracker retained again") {
             (try? await PresenceHubStatusTests.retained(tracker(deleted), on: broker))?.count == 1
         }

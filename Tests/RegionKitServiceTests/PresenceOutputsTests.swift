@@ -486,7 +486,7 @@ struct PresenceOutputsTests {
         #expect(try store.outputCursor("mqtt:office", createAtEnd: true) == 4)
     }
 
-    @Test("A beacon whose device Home Assistant deleted: found by its tracker's configuration topic (this site's only), forgotten out of the limit, its topics removed (its room only when placed nowhere)")
+    @Test("A beacon whose device Home Assistant deleted: found by its tracker's configuration topic (this site's only), dismissed out of the limit, its topics removed (its room only when placed nowhere, and not with retainDepartures all)")
     func forgettingADeletedDevice() throws {
         let discovery = HomeAssistantDiscovery(topics: Self.topics, beacons: BeaconAnnouncement(maximum: 2))
         var outputs = PresenceOutputs(topics: Self.topics, discovery: discovery)
@@ -506,35 +506,78 @@ struct PresenceOutputsTests {
             #expect(outputs.announcedBeacon(trackerConfigTopic: unrelated) == nil, "\(unrelated)")
         }
 
-        // Placed nowhere: its configurations, room, distance and attributes removed (empty, retained).
-        let removals = outputs.forget([Self.beacon, third], placed: { _ in false })
-        #expect(removals.map(\.topic) == [tracker, "homeassistant/sensor/regionkit_home/ibeacon_e2c56db5-dffb-48d2-b060-d0f5a71096e0-1-2_distance/config",
-                                          Self.topics.beaconRoom(Self.beacon), Self.topics.beaconDistance(Self.beacon), Self.topics.beaconAttributes(Self.beacon)],
-                "only the announced one of the two")
-        #expect(removals.allSatisfy { $0.payload.isEmpty && $0.retain && $0.qos == 1 })
-        #expect(outputs.announcedBeacons == [other])
+        #expect(outputs.forget([Self.beacon, third]) == [Self.beacon], "only the announced one of the two")
+        #expect(outputs.announcedBeacons == [other] && outputs.dismissedBeacons == [Self.beacon])
         #expect(outputs.announces(third, regions: { [] }), "its place in the limit is free")
-        #expect(outputs.announces(Self.beacon, regions: { [] }), "announced again when next placed")
+        #expect(!outputs.announces(Self.beacon, regions: { [] }), "dismissed")
         #expect(!outputs.keepsDeparture(of: Self.beacon))
-        #expect(outputs.forget([Self.beacon], placed: { _ in false }).isEmpty, "forgotten once")
-        // Placed in a room: its room, distance and attributes stay (other consumers read them).
-        #expect(outputs.forget([other], placed: { _ in true }).count == 2)
+        #expect(outputs.forget([Self.beacon]).isEmpty, "dismissed once")
+        // Placed nowhere: its configurations, room, distance and attributes removed (empty, retained).
+        let removals = outputs.removalMessages([Self.beacon], placed: { _ in false })
+        #expect(removals.map(\.topic) == [tracker, "homeassistant/sensor/regionkit_home/ibeacon_e2c56db5-dffb-48d2-b060-d0f5a71096e0-1-2_distance/config",
+                                          Self.topics.beaconRoom(Self.beacon), Self.topics.beaconDistance(Self.beacon), Self.topics.beaconAttributes(Self.beacon)])
+        #expect(removals.allSatisfy { $0.payload.isEmpty && $0.retain && $0.qos == 1 })
+        // Placed in a room, or every departure kept retained for other consumers: its room, distance and attributes stay.
+        #expect(outputs.removalMessages([Self.beacon], placed: { _ in true }).count == 2)
+        var keepingAll = outputs
+        keepingAll.retainsAllDepartures = true
+        #expect(keepingAll.removalMessages([Self.beacon], placed: { _ in false }).count == 2)
+        // Every discovery round empties the dismissed beacon's configurations again, and announces the other.
+        let round = outputs.discoveryMessages(regions: []).map(\.topic)
+        #expect(round.contains(tracker) && outputs.discoveryMessages(regions: []).first { $0.topic == tracker }?.payload.isEmpty == true)
+        #expect(round.contains(discovery.trackerConfigTopic(object: discovery.beaconObject(other))))
         var without = PresenceOutputs(topics: Self.topics, discovery: nil)
-        #expect(without.forget([other], placed: { _ in false }).isEmpty, "no discovery, nothing announced")
+        #expect(without.forget([other]).isEmpty && without.removalMessages([other], placed: { _ in false }).isEmpty, "no discovery, nothing announced")
     }
 
-    @Test("Device removals: an emptied tracker configuration asks for its beacon to be forgotten; a configuration, another topic or the output's own removal coming back does not")
+    @Test("A dismissed beacon stays dismissed at its room changes and departure while it stays around; placed anew (from nowhere) it is announced again and no longer dismissed")
+    func dismissedBeaconIsAnnouncedOnlyWhenPlacedAnew() throws {
+        let discovery = HomeAssistantDiscovery(topics: Self.topics)
+        var outputs = PresenceOutputs(topics: Self.topics, discovery: discovery)
+        outputs.restoreAnnounced([Self.beacon])
+        outputs.restoreDismissed([Self.beacon])
+        #expect(outputs.dismissedBeacons.isEmpty, "announced wins over dismissed (an announcement recorded after the dismissal)")
+        outputs.forget([Self.beacon])
+        let key = Self.beacon.description
+        func change(_ id: Int64, _ scanner: String?, previous: String?) -> StoredEvent {
+            var json = #"{"type":"didChangeNearestScanner","beacon":"\#(key)""#
+            if let scanner { json += #","scanner":"\#(scanner)""# }
+            if let previous { json += #","previous":"\#(previous)""# }
+            return Self.event(id, "didChangeNearestScanner", json: json + "}")
+        }
+        let configs = { (messages: [PresenceMessage]) in messages.filter { $0.topic.hasPrefix("homeassistant/") } }
+        // Still around: a room change, then its departure, announce nothing.
+        for event in [change(1, "hall", previous: "kitchen"), change(2, nil, previous: "hall")] {
+            #expect(configs(outputs.messages(for: event) { _ in nil }).isEmpty, "\(event.json)")
+            #expect(!outputs.isBeyondLimit(event, regions: { [] }))
+            outputs.published(event)
+            #expect(outputs.dismissedBeacons == [Self.beacon] && outputs.announcedBeacons.isEmpty)
+        }
+        // Its departure is not kept retained (no entity reads it).
+        let departure = outputs.messages(for: change(2, nil, previous: "hall")) { _ in nil }.filter { $0.topic == Self.topics.beaconRoom(Self.beacon) }
+        #expect(departure.map(\.retain) == [false, true] && departure.last?.payload.isEmpty == true)
+        // Placed anew: announced again.
+        let placed = change(3, "kitchen", previous: nil)
+        #expect(configs(outputs.messages(for: placed) { _ in nil }).map(\.topic) == [discovery.trackerConfigTopic(object: discovery.beaconObject(Self.beacon))],
+                "its tracker (no region ranges it: no distance sensor)")
+        outputs.published(placed)
+        #expect(outputs.announcedBeacons == [Self.beacon] && outputs.dismissedBeacons.isEmpty)
+    }
+
+    @Test("Device removals: an emptied tracker configuration asks for its beacon to be dismissed; a configuration, another topic, or a copy of the output's own removal does not; a configuration after a lost copy clears the expectation")
     func deviceRemovalRequests() async throws {
         let discovery = HomeAssistantDiscovery(topics: Self.topics)
         let removals = DeviceRemovals(discovery: discovery)
         let tracker = discovery.trackerConfigTopic(object: discovery.beaconObject(Self.beacon))
+        let empty = MQTTMessage(topic: tracker, payload: [], qos: .atLeastOnce)
+        let config = MQTTMessage(topic: tracker, payload: Array("{}".utf8), qos: .atLeastOnce)
         #expect(!removals.received(MQTTMessage(topic: "espresense/devices/x/kitchen", payload: [], qos: .atMostOnce)), "a sighting topic is not its")
-        #expect(removals.received(MQTTMessage(topic: tracker, payload: Array("{}".utf8), qos: .atMostOnce)), "a configuration is its, but asks nothing")
+        #expect(removals.received(config), "a configuration is its, but asks nothing")
         #expect(!removals.isPending)
-        #expect(removals.received(MQTTMessage(topic: tracker, payload: [], qos: .atMostOnce)))
+        #expect(removals.received(empty))
         #expect(removals.isPending)
 
-        // Applied: the store forgets first, then the outputs; the removal is published.
+        // Applied: the store dismisses first, then the outputs; the removal is published.
         let path = TestScratch.directory.appendingPathComponent("rk-removals-\(UUID().uuidString).sqlite").path
         defer { for suffix in ["", "-wal", "-shm", ".lock"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
         let store = try RegionStore(path: path)
@@ -542,16 +585,41 @@ struct PresenceOutputsTests {
         var outputs = PresenceOutputs(topics: Self.topics, discovery: discovery)
         outputs.restoreAnnounced([Self.beacon])
         var published: [[MQTTMessage]] = []
-        await removals.apply(outputs: { outputs }, forget: { outputs.forget($0, placed: { _ in true }) }, output: "mqtt:home", store: store,
-                             publish: { published.append($0) }, logger: Logger(label: "test"))
-        #expect(try store.announcedBeacons("mqtt:home").isEmpty)
-        #expect(outputs.announcedBeacons.isEmpty && removals.forgotten == 1 && !removals.isPending)
+        var failNext = false
+        func apply() async {
+            await removals.apply(outputs: { outputs }, forget: { outputs.forget($0) }, messages: { outputs.removalMessages($0, placed: { _ in true }) },
+                                 output: "mqtt:home", store: store, publish: { messages in
+                                     if failNext { failNext = false; throw MQTTError.notConnected }
+                                     published.append(messages)
+                                 }, logger: Logger(label: "test"))
+        }
+        await apply()
+        #expect(try store.announcedBeacons("mqtt:home").isEmpty && store.dismissedBeacons("mqtt:home") == [Self.beacon.description])
+        #expect(outputs.announcedBeacons.isEmpty && outputs.dismissedBeacons == [Self.beacon] && removals.forgotten == 1 && !removals.isPending)
         #expect(published.map { $0.map(\.topic) } == [[tracker, discovery.distanceConfigTopic(object: discovery.beaconObject(Self.beacon))]])
-        // Its own removal of the tracker configuration comes back on the subscription: not a request.
-        #expect(removals.received(MQTTMessage(topic: tracker, payload: [], qos: .atMostOnce)))
+        // Its own removal comes back on the subscription: not a request.
+        #expect(removals.received(empty))
         #expect(!removals.isPending, "the copy of the output's own removal")
-        // Announced again, then deleted again in Home Assistant: that is one.
-        #expect(removals.received(MQTTMessage(topic: tracker, payload: [], qos: .atMostOnce)))
+        // Deleted again later (after being announced again): that is a request.
+        #expect(removals.received(empty))
         #expect(removals.isPending)
+        _ = removals.received(config)   // (the request stays until applied)
+
+        // A copy expected but lost: the configuration the output publishes next on the topic
+        // (the broker keeps one connection's order) clears the expectation, so a real deletion
+        // after it is not taken for the copy.
+        outputs.restoreAnnounced([Self.beacon])
+        await apply()
+        #expect(published.count == 2 && removals.forgotten == 2)
+        #expect(removals.received(config), "announced again; the copy of the removal never came")
+        #expect(removals.received(empty))
+        #expect(removals.isPending, "a deletion, not the lost copy")
+        // A failed publication keeps its beacons; the next call sends their removal.
+        outputs.restoreAnnounced([Self.beacon])
+        failNext = true
+        await apply()
+        #expect(published.count == 2 && removals.isPending)
+        await apply()
+        #expect(published.count == 3 && !removals.isPending)
     }
 }

@@ -191,7 +191,7 @@ struct MQTTDaemonTests {
         }
         #expect(series("regionkit_output_connected") == 1, "\(metrics)")
         #expect((series("regionkit_output_events_published_total") ?? 0) >= 3, "\(metrics)")
-        #expect(series("regionkit_output_events_behind").map { $0 >= 0 } == true, "\(metrics)")
+        #expect(series("regionkit_output_events_behind") != nil, "\(metrics)")
         #expect(series("regionkit_homeassistant_beacons_announced") == nil, "no discovery here")
         #expect(!daemon.stderr.contains("MQTT disconnected"), "\(daemon.stderr.suffix(3000))")
         #expect(daemon.stderr.contains("skipped a message larger than the maximum incoming packet size"))

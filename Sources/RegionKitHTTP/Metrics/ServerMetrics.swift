@@ -20,6 +20,11 @@ public final class ServerMetrics: Sendable {
     private let buckets: [Duration] = [.microseconds(100), .microseconds(500), .milliseconds(1), .milliseconds(5), .milliseconds(10),
                                        .milliseconds(50), .milliseconds(100), .milliseconds(500), .seconds(1)]
 
+    /// The labels of the outputs the last scrapes reported: one gone since (a cluster member that
+    /// lost the outputs lease) is reported disconnected, its gauges of the moment removed, instead
+    /// of frozen at their last values.
+    private let reportedOutputs = Mutex<Set<[String]>>([])
+
     public init() {}
 
     func recordRequest(route: String, method: String, status: Int, duration: Duration) {
@@ -106,23 +111,43 @@ public final class ServerMetrics: Sendable {
             let last = try await timedStore("last_event_id") { try await backend.store.lastEventID() }
             for output in outputs { record(output, lastEventID: last) }
         }
+        let current = Set(outputs.map { [$0.name, $0.kind] })
+        let gone = reportedOutputs.withLock { reported in
+            defer { reported = current }
+            return reported.subtracting(current)
+        }
+        for labels in gone { recordGone(output: labels[0], kind: labels[1]) }
         return registry.emitToString()
+    }
+
+    static let connectedHelp = "1 while the output is connected (its broker)"
+    static let behindHelp = "Logged events the output has not published yet"
+    static let announcedHelp = "Beacons with Home Assistant entities"
+
+    /// An output no longer run by this process: disconnected, no backlog or announcement count of its own.
+    private func recordGone(output: String, kind: String) {
+        let labels = [("output", output), ("kind", kind)]
+        gauge("regionkit_output_connected", labels, 0, help: Self.connectedHelp)
+        // (The help texts as they were registered: the registry refuses another for one name.)
+        for (name, help) in [("regionkit_output_events_behind", Self.behindHelp), ("regionkit_homeassistant_beacons_announced", Self.announcedHelp)] {
+            registry.unregisterGauge(registry.makeGauge(descriptor: Self.name(name, help), labels: labels))
+        }
     }
 
     /// One output's series (``OutputStatus``), labelled with its name and kind.
     private func record(_ output: OutputStatus, lastEventID: Int64) {
         let labels = [("output", output.name), ("kind", output.kind)]
-        gauge("regionkit_output_connected", labels, output.connected ? 1 : 0, help: "1 while the output is connected (its broker)")
+        gauge("regionkit_output_connected", labels, output.connected ? 1 : 0, help: Self.connectedHelp)
         counter("regionkit_output_events_published_total", labels, output.eventsPublished, help: "Logged events the output published (acknowledged)")
         if let cursor = output.cursor {
             // Events logged but not handed on yet: grows while the broker is unreachable.
-            gauge("regionkit_output_events_behind", labels, Double(max(0, lastEventID - cursor)), help: "Logged events the output has not published yet")
+            gauge("regionkit_output_events_behind", labels, Double(max(0, lastEventID - cursor)), help: Self.behindHelp)
         }
         counter("regionkit_output_connections_total", labels, output.connections, help: "Connections the output made (its first included)")
         counter("regionkit_output_events_unpublishable_total", labels, output.eventsUnpublishable, help: "Events with a message that can never be published (left out)")
         guard let homeAssistant = output.homeAssistant else { return }
         counter("regionkit_homeassistant_discovery_rounds_total", labels, homeAssistant.discoveryRounds, help: "Home Assistant discovery rounds sent")
-        gauge("regionkit_homeassistant_beacons_announced", labels, Double(homeAssistant.announcedBeacons), help: "Beacons with Home Assistant entities")
+        gauge("regionkit_homeassistant_beacons_announced", labels, Double(homeAssistant.announcedBeacons), help: Self.announcedHelp)
         counter("regionkit_homeassistant_beacons_unannounced_total", labels, homeAssistant.unannouncedBeacons,
                 help: "Beacon placements left without Home Assistant entities: the limit (maximumBeacons) was reached")
         counter("regionkit_homeassistant_beacons_forgotten_total", labels, homeAssistant.forgottenBeacons,

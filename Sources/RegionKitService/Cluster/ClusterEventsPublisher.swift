@@ -57,6 +57,7 @@ final class ClusterEventsPublisher: Sendable {
         var connections = 0
         var announced = 0
         var unannounced = 0
+        var unpublishable = 0
     }
     /// Discovery rounds sent since this publisher started.
     let discoveryRounds = LockedBox(0)
@@ -160,9 +161,11 @@ final class ClusterEventsPublisher: Sendable {
             // Remembered by the client, so subscribed again after every reconnection.
             // Home Assistant's status, and the beacons' tracker configurations (emptied when the
             // user deletes a device: ``DeviceRemovals``).
-            for filter in [discovery.statusTopic, discovery.trackerConfigFilter] {
+            // (The tracker configurations at QoS 1: neither a deletion nor the copy of the holder's
+            // own removal may be dropped on the way.)
+            for (filter, qos) in [(discovery.statusTopic, MQTTQoS.atMostOnce), (discovery.trackerConfigFilter, .atLeastOnce)] {
                 Task { [client, logger] in
-                    do { try await client.subscribe(filter, qos: .atMostOnce) } catch {
+                    do { try await client.subscribe(filter, qos: qos) } catch {
                         logger.warning("cannot subscribe to Home Assistant's topics", metadata: ["filter": "\(filter)", "error": "\(error)"])
                     }
                 }
@@ -175,6 +178,11 @@ final class ClusterEventsPublisher: Sendable {
         var cursor: Int64?
         var lastStatus = ContinuousClock.now
         while !Task.isCancelled, !isStopping {
+            // The cursor read even while the broker is unreachable: /metrics says how far behind the log the output is.
+            if cursor == nil, let position = try? await store.outputCursor(outputName, createAtEnd: true) {
+                cursor = position
+                progress.withLock { $0.cursor = position }
+            }
             // Not connected: wait for the connection (it signals `wake`), a stop or cancellation.
             guard client.isConnected else {
                 await wake.wait(timeout: interval)
@@ -182,7 +190,7 @@ final class ClusterEventsPublisher: Sendable {
             }
             do {
                 if !announcementsRead {
-                    outputs.restoreAnnounced(try await PresenceOutputs.storedAnnouncements(of: outputName, in: store, logger: logger))
+                    try await outputs.restoreStoredAnnouncements(of: outputName, in: store, logger: logger)
                     announcementsRead = true
                     progress.withLock { $0.announced = outputs.announcedBeacons.count }
                 }
@@ -191,7 +199,8 @@ final class ClusterEventsPublisher: Sendable {
                     let (store, client) = (store, client)
                     // A beacon the partitions placed keeps its room topic (other consumers read it).
                     let placed = try await store.beaconRooms().filter { !$0.value.isEmpty }
-                    await deviceRemovals.apply(outputs: { outputs }, forget: { beacons in outputs.forget(beacons) { placed[$0.description] != nil } },
+                    await deviceRemovals.apply(outputs: { outputs }, forget: { beacons in outputs.forget(beacons) },
+                                               messages: { beacons in outputs.removalMessages(beacons) { placed[$0.description] != nil } },
                                                output: outputName, store: store,
                                                publish: { try await PresenceHub.publish($0, inChunksOn: client) }, logger: logger)
                     progress.withLock { $0.announced = outputs.announcedBeacons.count }
@@ -225,10 +234,14 @@ final class ClusterEventsPublisher: Sendable {
                         .map(PresenceHub.mqtt)
                     // The beacon this event announces, recorded before its entities go out.
                     var next = outputs
-                    if next.isBeyondLimit(event, regions: regions) { countUnannounced(event) }
+                    let beyondLimit = next.isBeyondLimit(event, regions: regions)
                     next.published(event, regions: regions)
                     try await PresenceOutputs.recordAnnouncements(next.announcedBeacons, since: outputs.announcedBeacons, of: outputName, in: store)
-                    try await client.publish(PresenceHub.publishable(messages, of: event, logger: logger))
+                    let publishable = PresenceHub.publishable(messages, of: event, logger: logger)
+                    try await client.publish(publishable)
+                    // Counted once published (an event published again after a failure counts once).
+                    if beyondLimit { countUnannounced(event) }
+                    if publishable.count < messages.count { progress.withLock { $0.unpublishable += 1 } }
                     outputs = next
                     cursor = event.id
                     progress.withLock { $0.cursor = event.id; $0.announced = outputs.announcedBeacons.count }
@@ -265,7 +278,7 @@ final class ClusterEventsPublisher: Sendable {
     var status: OutputStatus {
         let progress = progress.withLock { $0 }
         return OutputStatus(name: outputName, kind: "mqtt", connected: client.isConnected, eventsPublished: count, cursor: progress.cursor,
-                            connections: progress.connections,
+                            connections: progress.connections, eventsUnpublishable: progress.unpublishable,
                             homeAssistant: discovery.map { _ in
                                 OutputStatus.HomeAssistantStatus(discoveryRounds: discoveryRounds.withLock { $0 }, announcedBeacons: progress.announced,
                                                                  unannouncedBeacons: progress.unannounced, forgottenBeacons: deviceRemovals?.forgotten ?? 0)

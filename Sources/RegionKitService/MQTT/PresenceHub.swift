@@ -184,10 +184,16 @@ public final class PresenceHub: Sendable {
     /// (``PresenceOutputs/restoreAnnounced(_:)``). Call before the service logs its start (and
     /// ``MonitoringService/restoreRooms()`` before ``run()``).
     public func prepare() async throws {
-        _ = try await service.store.outputCursor(outputName, createAtEnd: true)
+        // Known from the start, so /metrics says how far behind the log the hub is even when the
+        // broker is unreachable from the start.
+        let position = try await service.store.outputCursor(outputName, createAtEnd: true)
+        cursor.withLock { $0 = $0 ?? position }
         guard outputs.withLock({ $0.discovery != nil }) else { return }
-        let announced = try await PresenceOutputs.storedAnnouncements(of: outputName, in: service.store, logger: logger)
-        outputs.withLock { $0.restoreAnnounced(announced) }
+        let stored = try await PresenceOutputs.storedAnnouncements(of: outputName, in: service.store, logger: logger)
+        outputs.withLock { outputs in
+            outputs.restoreAnnounced(stored.announced)
+            outputs.restoreDismissed(stored.dismissed)
+        }
     }
 
     /// Reports the MQTT sources' availability to `availability` (under ``activity``'s name) instead
@@ -213,12 +219,14 @@ public final class PresenceHub: Sendable {
     /// Connects, subscribes (the sources' filters, Home Assistant's status), publishes until
     /// ``shutdown()`` or cancellation.
     public func run() async {
-        var filters = ingest?.topicFilters ?? []
-        if let discovery = outputs.withLock({ $0.discovery }) { filters += [discovery.statusTopic, discovery.trackerConfigFilter] }
-        for filter in filters {
+        var filters = (ingest?.topicFilters ?? []).map { ($0, MQTTQoS.atMostOnce) }
+        // The beacons' tracker configurations at QoS 1: a deletion in Home Assistant, or the copy
+        // of the hub's own removal (``DeviceRemovals``), must not be dropped on the way.
+        if let discovery = outputs.withLock({ $0.discovery }) { filters += [(discovery.statusTopic, .atMostOnce), (discovery.trackerConfigFilter, .atLeastOnce)] }
+        for (filter, qos) in filters {
             // Remembered by the client, so subscribed again after every reconnection.
             Task { [client, logger] in
-                do { try await client.subscribe(filter, qos: .atMostOnce) } catch {
+                do { try await client.subscribe(filter, qos: qos) } catch {
                     logger.error("cannot subscribe", metadata: ["filter": "\(filter)", "error": "\(error)"])
                 }
             }
@@ -607,6 +615,9 @@ public final class PresenceHub: Sendable {
                 // the same decisions are applied to the outputs once the broker acknowledged all.
                 var provisional = outputs.withLock { $0 }
                 var decided: [(event: StoredEvent, regions: () -> [Region])] = []
+                // Placements left without entities (the limit), counted once the round is acknowledged.
+                var beyondLimit: [StoredEvent] = []
+                var unpublishable = 0
                 var messages: [MQTTMessage] = []
                 // Up to eventsPerRound events, and no event started once the round holds
                 // roundMessageBudget messages (a region's start announces every beacon it matches:
@@ -619,11 +630,11 @@ public final class PresenceHub: Sendable {
                     let snapshot = RegionsSnapshot(manager)
                     let regions = { snapshot.regions }
                     let eventMessages = provisional.messages(for: event, region: { manager.monitoredRegion($0)?.region }, regions: regions)
-                    if provisional.isBeyondLimit(event, regions: regions) { countUnannounced(event) }
+                    if provisional.isBeyondLimit(event, regions: regions) { beyondLimit.append(event) }
                     provisional.published(event, regions: regions)
                     let all = eventMessages.filter { configuration.publishEvents != false || $0.topic != topics.events }.map(Self.mqtt)
                     let group = Self.publishable(all, of: event, logger: logger)
-                    if group.count < all.count { counters.withLock { $0.eventsUnpublishable += 1 } }
+                    if group.count < all.count { unpublishable += 1 }
                     messages += group
                     decided.append((event, regions))
                 }
@@ -653,6 +664,8 @@ public final class PresenceHub: Sendable {
                 outputs.withLock { outputs in
                     for (event, regions) in decided { outputs.published(event, regions: regions) }
                 }
+                for event in beyondLimit { countUnannounced(event) }
+                if unpublishable > 0 { counters.withLock { $0.eventsUnpublishable += unpublishable } }
                 guard let last = decided.last?.event.id else { continue }
                 cursor.withLock { $0 = last }
                 counters.withLock { $0.eventsPublished += decided.count }
@@ -752,8 +765,8 @@ public final class PresenceHub: Sendable {
     func forgetDeletedDevices(_ removals: DeviceRemovals) async {
         let manager = service.manager
         await discoveryLock.withPermit {
-            await removals.apply(outputs: { outputs.withLock { $0 } },
-                                 forget: { beacons in outputs.withLock { $0.forget(beacons) { manager.nearestScanner(for: $0) != nil } } },
+            await removals.apply(outputs: { outputs.withLock { $0 } }, forget: { beacons in outputs.withLock { _ = $0.forget(beacons) } },
+                                 messages: { beacons in outputs.withLock { $0.removalMessages(beacons) { manager.nearestScanner(for: $0) != nil } } },
                                  output: outputName, store: service.store, publish: { try await republish($0) }, logger: logger)
         }
     }

@@ -29,6 +29,10 @@ public struct PresenceOutputs: Sendable {
     /// Beacons whose Home Assistant entities were announced and acknowledged (re-sent when HA
     /// restarts or the connection is made again).
     public private(set) var announcedBeacons: Set<BeaconIdentity> = []
+    /// Beacons whose devices were deleted in Home Assistant (``forget(_:)``): not announced again
+    /// until they are placed anew (a room change from nowhere), and their entities' configurations
+    /// emptied again by every discovery round.
+    public private(set) var dismissedBeacons: Set<BeaconIdentity> = []
     /// How many of ``announcedBeacons`` the regions in `classifiedRegions` match, kept by
     /// ``published(_:regions:)``: the limit check reads it while the regions stay the same
     /// instead of classifying every announced beacon, three times an event (audit: 47 % of the
@@ -53,30 +57,57 @@ public struct PresenceOutputs: Sendable {
     /// a restart granted afresh before (every restart let another `maximum` beacons in).
     public mutating func restoreAnnounced(_ beacons: some Sequence<BeaconIdentity>) {
         announcedBeacons.formUnion(beacons)
+        dismissedBeacons.subtract(announcedBeacons)
         classifiedRegions = nil
+    }
+
+    /// Counts `beacons` as dismissed (``dismissedBeacons``, read back from the store:
+    /// ``RegionStoring/dismissedBeacons(_:)``), unless announced.
+    public mutating func restoreDismissed(_ beacons: some Sequence<BeaconIdentity>) {
+        dismissedBeacons.formUnion(beacons)
+        dismissedBeacons.subtract(announcedBeacons)
     }
 
     /// The announced beacon whose `device_tracker` configuration topic is `topic`
     /// (``HomeAssistantDiscovery/trackerConfigFilter``), or nil: another topic, or a beacon not announced.
     public func announcedBeacon(trackerConfigTopic topic: String) -> BeaconIdentity? {
-        guard let discovery, let object = discovery.trackerObject(configTopic: topic) else { return nil }
-        return announcedBeacons.first { discovery.beaconObject($0) == object }
+        announcedBeacons(trackerConfigTopics: [topic]).first
     }
 
-    /// Forgets announced `beacons` whose devices were deleted in Home Assistant: they no longer
-    /// count against the limit, their entities are not re-sent by discovery rounds, and a beacon
-    /// is announced again only when it is next placed in a room. Returns what removes their
-    /// topics: both entities' configurations (a discovery round may have re-sent them after Home
-    /// Assistant emptied them), and for a beacon placed nowhere (`placed` false) its retained
-    /// room, distance and attributes, kept for its device tracker until now. A beacon still placed
-    /// keeps them until it leaves (not retained then, as any beacon without entities).
-    public mutating func forget(_ beacons: Set<BeaconIdentity>, placed: (BeaconIdentity) -> Bool) -> [PresenceMessage] {
+    /// The announced beacons whose `device_tracker` configuration topics are among `topics`
+    /// (each announced beacon's object id computed once, however many topics).
+    public func announcedBeacons(trackerConfigTopics topics: some Collection<String>) -> Set<BeaconIdentity> {
+        guard let discovery else { return [] }
+        let objects = Set(topics.compactMap(discovery.trackerObject(configTopic:)))
+        guard !objects.isEmpty else { return [] }
+        return announcedBeacons.filter { objects.contains(discovery.beaconObject($0)) }
+    }
+
+    /// Forgets announced `beacons` whose devices were deleted in Home Assistant: they are
+    /// dismissed (``dismissedBeacons``), no longer count against the limit, their entities are not
+    /// re-sent by discovery rounds, and a beacon is announced again only when it is placed anew
+    /// (from nowhere into a room: not at a room change or a departure while it stays around).
+    /// ``removalMessages(_:placed:)`` says what removes their topics. Returns the beacons forgotten.
+    @discardableResult
+    public mutating func forget(_ beacons: Set<BeaconIdentity>) -> Set<BeaconIdentity> {
         let forgotten = announcedBeacons.intersection(beacons)
-        guard let discovery, !forgotten.isEmpty else { return [] }
+        guard discovery != nil, !forgotten.isEmpty else { return [] }
         announcedBeacons.subtract(forgotten)
+        dismissedBeacons.formUnion(forgotten)
         classifiedRegions = nil
-        return forgotten.sorted().flatMap { beacon in
-            discovery.beaconRemovals(beacon) + (placed(beacon) ? [] : [topics.beaconRoom(beacon), topics.beaconDistance(beacon), topics.beaconAttributes(beacon)]
+        return forgotten
+    }
+
+    /// What removes the topics of `beacons` whose devices were deleted: both entities'
+    /// configurations (a discovery round may have re-sent them after Home Assistant emptied them),
+    /// and for a beacon placed nowhere (`placed` false) its retained room, distance and attributes,
+    /// kept for its device tracker until now, unless every departure stays retained
+    /// (``retainsAllDepartures``: other consumers read them). A beacon still placed keeps them
+    /// until it leaves (not retained then, as any beacon without entities).
+    public func removalMessages(_ beacons: Set<BeaconIdentity>, placed: (BeaconIdentity) -> Bool) -> [PresenceMessage] {
+        guard let discovery else { return [] }
+        return beacons.sorted().flatMap { beacon in
+            discovery.beaconRemovals(beacon) + (placed(beacon) || retainsAllDepartures ? [] : [topics.beaconRoom(beacon), topics.beaconDistance(beacon), topics.beaconAttributes(beacon)]
                 .map { PresenceMessage(topic: $0, payload: [], qos: 1, retain: true) })
         }
     }
@@ -87,7 +118,20 @@ public struct PresenceOutputs: Sendable {
     /// (``BeaconAnnouncement/maximum``) holds apart for beacons a monitored beacon region matches
     /// and for the others: a flood of neighbours' beacons used to take every place, and the
     /// user's own beacon then got no entity.
+    /// A dismissed beacon (``dismissedBeacons``) is not.
     public func announces(_ beacon: BeaconIdentity, regions: () -> [Region]) -> Bool {
+        !dismissedBeacons.contains(beacon) && isEligible(beacon, regions: regions)
+    }
+
+    /// Whether the room change `change` announces its beacon now: ``announces(_:regions:)``, and
+    /// a dismissed beacon only when the change places it anew (from nowhere into a room).
+    func announces(_ change: NearestScannerChange, regions: () -> [Region]) -> Bool {
+        guard dismissedBeacons.contains(change.beacon) else { return isEligible(change.beacon, regions: regions) }
+        return change.placesAnew && isEligible(change.beacon, regions: regions)
+    }
+
+    /// Discovery on, not announced yet, in scope, and within its limit.
+    private func isEligible(_ beacon: BeaconIdentity, regions: () -> [Region]) -> Bool {
         guard let discovery, !announcedBeacons.contains(beacon), discovery.beacons.covers(beacon, regions: regions) else { return false }
         return hasRoom(for: beacon, limit: discovery.beacons.maximum, regions: regions)
     }
@@ -115,7 +159,8 @@ public struct PresenceOutputs: Sendable {
     /// reached: the hub counts these and warns once.
     public func isBeyondLimit(_ event: StoredEvent, regions: () -> [Region]) -> Bool {
         guard let discovery, event.type == "didChangeNearestScanner", let change = Self.nearestScannerChange(event.json),
-              !announcedBeacons.contains(change.beacon), discovery.beacons.covers(change.beacon, regions: regions) else { return false }
+              !announcedBeacons.contains(change.beacon), !dismissedBeacons.contains(change.beacon) || change.placesAnew,
+              discovery.beacons.covers(change.beacon, regions: regions) else { return false }
         return !hasRoom(for: change.beacon, limit: discovery.beacons.maximum, regions: regions)
     }
 
@@ -158,7 +203,7 @@ public struct PresenceOutputs: Sendable {
                     return regions
                 }
                 var announcing = false
-                if let discovery, announces(change.beacon, regions: current) {
+                if let discovery, announces(change, regions: current) {
                     announcing = true
                     // A beacon no region matches is never ranged: no distance sensor.
                     messages += discovery.beaconConfigs(change.beacon, ranged: Self.matched(change.beacon, regions: current))
@@ -186,18 +231,22 @@ public struct PresenceOutputs: Sendable {
         // Read once: every monitored region, compared and classified below (it was read twice);
         // not at all for a beacon announced already (most room changes).
         let current = regions()
-        guard announces(change.beacon, regions: { current }) else { return }
+        guard announces(change, regions: { current }) else { return }
         let matchedBefore = matchedAnnouncedCount(current)
         announcedBeacons.insert(change.beacon)
+        dismissedBeacons.remove(change.beacon)
         matchedAnnounced = matchedBefore + (Self.matched(change.beacon, regions: { current }) ? 1 : 0)
         classifiedRegions = current
     }
 
-    /// Everything Home Assistant needs to (re)discover: every beacon region and announced beacon.
+    /// Everything Home Assistant needs to (re)discover: every beacon region and announced beacon;
+    /// and the removal of the dismissed beacons' entities (idempotent: a removal lost with its
+    /// connection, or a round that re-sent a configuration just after Home Assistant emptied it).
     public func discoveryMessages(regions: [Region]) -> [PresenceMessage] {
         guard let discovery else { return [] }
         return regions.filter { $0.kind == .beacon }.map(discovery.regionConfig)
             + announcedBeacons.sorted().flatMap { discovery.beaconConfigs($0, ranged: Self.matched($0, regions: { regions })) }
+            + dismissedBeacons.sorted().flatMap(discovery.beaconRemovals)
     }
 
     /// Every beacon's room again, retained, as a connection re-sends them (a broker restarted
@@ -244,12 +293,22 @@ public struct PresenceOutputs: Sendable {
             .filter { $0.count > 1 }.map { $0.sorted() }.sorted { $0[0] < $1[0] }
     }
 
-    /// The beacon and new scanner of a logged `didChangeNearestScanner` event.
-    static func nearestScannerChange(_ json: String) -> (beacon: BeaconIdentity, scanner: String?)? {
+    /// A logged `didChangeNearestScanner` event: the beacon, its new scanner (nil: placed nowhere
+    /// now) and its previous one (nil: it was placed nowhere).
+    struct NearestScannerChange: Hashable, Sendable {
+        var beacon: BeaconIdentity
+        var scanner: String?
+        var previous: String?
+        /// From nowhere into a room.
+        var placesAnew: Bool { scanner != nil && previous == nil }
+    }
+
+    /// The change of a logged `didChangeNearestScanner` event.
+    static func nearestScannerChange(_ json: String) -> NearestScannerChange? {
         // Every format the engine tracks (iBeacon, AltBeacon, Eddystone-UID): reading the iBeacon
         // form only dropped the other formats' rooms and Home Assistant entities without a word.
         guard let object = try? JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any],
               let beacon = object["beacon"] as? String, let identity = BeaconIdentity(description: beacon) else { return nil }
-        return (identity, object["scanner"] as? String)
+        return NearestScannerChange(beacon: identity, scanner: object["scanner"] as? String, previous: object["previous"] as? String)
     }
 }

@@ -191,6 +191,7 @@ struct ClusterOutputsTests {
             }
             try await eventually(timeout: .seconds(20), "both forgotten") { publisher.deviceRemovals?.forgotten == 2 }
             #expect(try store.announcedBeacons(output) == [kept.description])
+            #expect(try store.dismissedBeacons(output) == [placed, away].map(\.description).sorted())
             try await eventually(timeout: .seconds(20), "the room of the one placed nowhere removed") {
                 (try? await PresenceHubStatusTests.retained(topics.beaconRoom(away), on: broker)) == []
             }
