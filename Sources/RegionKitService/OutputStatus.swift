@@ -27,14 +27,17 @@ public struct OutputStatus: Codable, Hashable, Sendable {
         public var announcedBeacons: Int
         /// Placements of beacons left without entities: their limit was reached.
         public var unannouncedBeacons: Int
-        /// Beacons forgotten because their devices were deleted in Home Assistant.
+        /// Beacons dismissed because their devices were deleted in Home Assistant.
         public var forgottenBeacons: Int
+        /// Beacons with entities on the broker that were not recorded as announced, counted as announced.
+        public var adoptedBeacons: Int
 
-        public init(discoveryRounds: Int = 0, announcedBeacons: Int = 0, unannouncedBeacons: Int = 0, forgottenBeacons: Int = 0) {
+        public init(discoveryRounds: Int = 0, announcedBeacons: Int = 0, unannouncedBeacons: Int = 0, forgottenBeacons: Int = 0, adoptedBeacons: Int = 0) {
             self.discoveryRounds = discoveryRounds
             self.announcedBeacons = announcedBeacons
             self.unannouncedBeacons = unannouncedBeacons
             self.forgottenBeacons = forgottenBeacons
+            self.adoptedBeacons = adoptedBeacons
         }
     }
 

@@ -16,7 +16,7 @@ import Testing
 struct PresenceHubDeviceRemovalTests {
     static let uuid = UUID(uuidString: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0")!
 
-    @Test("Deleted in Home Assistant: dismissed in the store and out of the limit, its topics removed, not re-sent when Home Assistant comes online nor at a room change, announced again when placed anew; the other beacon untouched",
+    @Test("An entity nobody recorded is adopted. Deleted in Home Assistant: dismissed in the store and out of the limit, its topics removed, not re-sent when Home Assistant comes online nor at a room change, announced again when placed anew; the other beacon untouched",
           .timeLimit(.minutes(2)))
     func deletedDeviceStaysDeleted() async throws {
         let broker = try MosquittoBroker()
@@ -28,6 +28,9 @@ struct PresenceHubDeviceRemovalTests {
         // Both announced by an earlier run.
         try store.addAnnouncedBeacons([deleted.description, kept.description], output: output)
         let hub = try PresenceHubStatusTests.hub(site: site, broker: broker, store: store, homeAssistant: true)
+        // And one announced by a version that did not record its announcements: its configuration
+        // is on the broker only.
+        let legacy = BeaconIdentity(uuid: Self.uuid, major: 1, minor: 3)
         try await hub.prepare()
         let topics = PresenceTopics(site: site)
         let discovery = try #require(hub.outputs.withLock { $0.discovery })
@@ -35,6 +38,7 @@ struct PresenceHubDeviceRemovalTests {
         let tracker = { (beacon: BeaconIdentity) in discovery.trackerConfigTopic(object: object(beacon)) }
         let distance = { (beacon: BeaconIdentity) in discovery.distanceConfigTopic(object: object(beacon)) }
 
+        try broker.publish(topic: tracker(legacy), message: "{}", qos: 1, retain: true)
         let running = Task { await hub.run() }
         // The connection's discovery round and rooms: both trackers, both not_home.
         try await eventually(timeout: .seconds(20), "the first discovery round") { hub.counts.discoveryRounds >= 1 }
@@ -44,6 +48,10 @@ struct PresenceHubDeviceRemovalTests {
         try await eventually(timeout: .seconds(20), "its room retained not_home") {
             (try? await PresenceHubStatusTests.retained(topics.beaconRoom(deleted), on: broker)) == ["not_home"]
         }
+        // The one nobody recorded is adopted: recorded, its departure kept retained for its tracker.
+        try await eventually(timeout: .seconds(20), "the unrecorded entity adopted") { hub.counts.adoptedBeacons == 1 }
+        #expect(try store.announcedBeacons(output) == [deleted, kept, legacy].map(\.description).sorted())
+        #expect(hub.outputs.withLock { $0.keepsDeparture(of: legacy) })
 
         // Home Assistant deletes the device: an empty retained message on each of its configuration topics.
         // Home Assistant's client; it counts the configurations it receives of the beacon kept.
@@ -60,9 +68,9 @@ struct PresenceHubDeviceRemovalTests {
             try await homeAssistant.publish(MQTTMessage(topic: topic, payload: [], qos: .atLeastOnce, retain: true))
         }
         try await eventually(timeout: .seconds(20), "the beacon forgotten") { hub.counts.forgottenBeacons == 1 }
-        #expect(try store.announcedBeacons(output) == [kept.description])
+        #expect(try store.announcedBeacons(output) == [kept, legacy].map(\.description).sorted())
         #expect(try store.dismissedBeacons(output) == [deleted.description])
-        #expect(hub.outputs.withLock { $0.announcedBeacons } == [kept])
+        #expect(hub.outputs.withLock { $0.announcedBeacons } == [kept, legacy])
         #expect(hub.outputs.withLock { $0.dismissedBeacons } == [deleted])
         // Its room topic (kept retained only for its device tracker) removed; the other's kept.
         try await eventually(timeout: .seconds(20), "the deleted beacon's room topic removed") {
@@ -79,6 +87,7 @@ struct PresenceHubDeviceRemovalTests {
         #expect(try await PresenceHubStatusTests.retained(distance(deleted), on: broker) == [])
         #expect(try await PresenceHubStatusTests.retained(tracker(kept), on: broker).count == 1)
         #expect(hub.counts.forgottenBeacons == 1, "the hub's own removals (their copies on its subscription) forgot nothing more")
+        #expect(hub.counts.adoptedBeacons == 1, "its own configurations coming back are not adopted again")
 
         // A room change while it stays around: still dismissed.
         let moved = #"{"t":4,"type":"didChangeNearestScanner","beacon":"\#(deleted.description)","scanner":"hall","previous":"kitchen"}"#
@@ -92,7 +101,7 @@ struct PresenceHubDeviceRemovalTests {
         let line = #"{"t":5,"type":"didChangeNearestScanner","beacon":"\#(deleted.description)","scanner":"kitchen"}"#
         _ = try store.append(time: 5, type: "didChangeNearestScanner", region: nil, state: nil, reason: nil, json: line)
         hub.eventLogged()
-        try await eventually(timeout: .seconds(20), "announced again") { (try? store.announcedBeacons(output)) == [deleted, kept].map(\.description).sorted() }
+        try await eventually(timeout: .seconds(20), "announced again") { (try? store.announcedBeacons(output)) == [deleted, kept, legacy].map(\.description).sorted() }
         #expect(try store.dismissedBeacons(output).isEmpty)
         try await eventually(timeout: .seconds(20), "its tracker retained again") {
             (try? await PresenceHubStatusTests.retained(tracker(deleted), on: broker))?.count == 1

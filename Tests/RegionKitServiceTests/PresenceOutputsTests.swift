@@ -564,10 +564,10 @@ struct PresenceOutputsTests {
         #expect(outputs.announcedBeacons == [Self.beacon] && outputs.dismissedBeacons.isEmpty)
     }
 
-    @Test("Device removals: an emptied tracker configuration asks for its beacon to be dismissed; a configuration, another topic, or a copy of the output's own removal does not; a configuration after a lost copy clears the expectation")
+    @Test("Tracker configurations: an emptied one asks for its beacon to be dismissed; a configuration, another topic, or a copy of the output's own removal does not; a configuration after a lost copy clears the expectation")
     func deviceRemovalRequests() async throws {
         let discovery = HomeAssistantDiscovery(topics: Self.topics)
-        let removals = DeviceRemovals(discovery: discovery)
+        let removals = TrackerConfigWatch(discovery: discovery)
         let tracker = discovery.trackerConfigTopic(object: discovery.beaconObject(Self.beacon))
         let empty = MQTTMessage(topic: tracker, payload: [], qos: .atLeastOnce)
         let config = MQTTMessage(topic: tracker, payload: Array("{}".utf8), qos: .atLeastOnce)
@@ -587,7 +587,7 @@ struct PresenceOutputsTests {
         var published: [[MQTTMessage]] = []
         var failNext = false
         func apply() async {
-            await removals.apply(outputs: { outputs }, forget: { outputs.forget($0) }, messages: { outputs.removalMessages($0, placed: { _ in true }) },
+            await removals.apply(outputs: { outputs }, update: { outputs = $0 }, messages: { outputs.removalMessages($0, placed: { _ in true }) },
                                  output: "mqtt:home", store: store, publish: { messages in
                                      if failNext { failNext = false; throw MQTTError.notConnected }
                                      published.append(messages)
@@ -621,5 +621,48 @@ struct PresenceOutputsTests {
         #expect(published.count == 2 && removals.isPending)
         await apply()
         #expect(published.count == 3 && !removals.isPending)
+    }
+
+    @Test("A beacon's key in topics and entity ids reads back as the beacon, in every format; any other text, or another spelling of a key, is none")
+    func beaconKeysReadBack() throws {
+        let eddystone = try #require(BeaconIdentity(eddystoneNamespace: Array(0..<10), instance: [0, 0, 0, 0, 0, 0xa1]))
+        for beacon in [Self.beacon, BeaconIdentity(uuid: Self.uuid, major: 65535, minor: 0, format: .altBeacon), eddystone] {
+            #expect(PresenceTopics.beacon(key: PresenceTopics.beaconKey(beacon)) == beacon, "\(PresenceTopics.beaconKey(beacon))")
+        }
+        for other in ["", "e2c56db5-dffb-48d2-b060-d0f5a71096e0", "e2c56db5-dffb-48d2-b060-d0f5a71096e0-1", "e2c56db5-dffb-48d2-b060-d0f5a71096e0-1-2-3",
+                      "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0-1-2",   // not the lowercase the key has
+                      "e2c56db5-dffb-48d2-b060-d0f5a71096e0-01-2",  // a leading zero
+                      "e2c56db5-dffb-48d2-b060-d0f5a71096e0-65536-2", "e2c56db5-dffb-48d2-b060-d0f5a71096e0--1-2",
+                      "altbeacon-", "eddystone-00", "eddystone-000102030405060708-0000000000a1", "x2c56db5-dffb-48d2-b060-d0f5a71096e0-1-2"] {
+            #expect(PresenceTopics.beacon(key: other) == nil, "\(other)")
+        }
+        let discovery = HomeAssistantDiscovery(topics: Self.topics)
+        #expect(discovery.beacon(trackerConfigTopic: discovery.trackerConfigTopic(object: discovery.beaconObject(eddystone))) == eddystone)
+        #expect(discovery.beacon(trackerConfigTopic: "homeassistant/device_tracker/regionkit_home/phone_1/config") == nil)
+    }
+
+    @Test("Tracker configurations the broker keeps for beacons not recorded as announced: adopted (recorded first), unless dismissed, within twice the limit; live copies of the output's own configurations are not")
+    func unrecordedEntitiesAreAdopted() async throws {
+        let discovery = HomeAssistantDiscovery(topics: Self.topics, beacons: BeaconAnnouncement(maximum: 2))
+        let watch = TrackerConfigWatch(discovery: discovery)
+        let beacons = (1...6).map { BeaconIdentity(uuid: Self.uuid, major: 3, minor: UInt16($0)) }
+        let config = { (beacon: BeaconIdentity, retained: Bool) in
+            MQTTMessage(topic: discovery.trackerConfigTopic(object: discovery.beaconObject(beacon)), payload: Array("{}".utf8), qos: .atLeastOnce, retain: retained)
+        }
+        var outputs = PresenceOutputs(topics: Self.topics, discovery: discovery)
+        outputs.restoreAnnounced([beacons[0]])
+        outputs.restoreDismissed([beacons[1]])
+        #expect(watch.received(config(beacons[5], false)) && !watch.isPending, "a live copy (the output's own announcement) is not a find")
+        for beacon in beacons { _ = watch.received(config(beacon, true)) }   // as the broker sends them at a subscription
+        #expect(watch.isPending)
+        let path = TestScratch.directory.appendingPathComponent("rk-adopt-\(UUID().uuidString).sqlite").path
+        defer { for suffix in ["", "-wal", "-shm", ".lock"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
+        let store = try RegionStore(path: path)
+        await watch.apply(outputs: { outputs }, update: { outputs = $0 }, messages: { outputs.removalMessages($0, placed: { _ in true }) },
+                          output: "mqtt:home", store: store, publish: { _ in Issue.record("nothing to publish") }, logger: Logger(label: "test"))
+        // Announced already: beacons[0]; dismissed: beacons[1]; room for 2 × 2 − 1 = 3 more, in identity order.
+        #expect(outputs.announcedBeacons == Set([beacons[0], beacons[2], beacons[3], beacons[4]]))
+        #expect(try store.announcedBeacons("mqtt:home") == [beacons[2], beacons[3], beacons[4]].map(\.description).sorted())
+        #expect(outputs.dismissedBeacons == [beacons[1]] && watch.adopted == 3 && !watch.isPending)
     }
 }

@@ -151,6 +151,8 @@ public final class ServerMetrics: Sendable {
         counter("regionkit_homeassistant_beacons_unannounced_total", labels, homeAssistant.unannouncedBeacons,
                 help: "Beacon placements left without Home Assistant entities: the limit (maximumBeacons) was reached")
         counter("regionkit_homeassistant_beacons_forgotten_total", labels, homeAssistant.forgottenBeacons,
-                help: "Beacons forgotten because their devices were deleted in Home Assistant")
+                help: "Beacons dismissed because their devices were deleted in Home Assistant")
+        counter("regionkit_homeassistant_beacons_adopted_total", labels, homeAssistant.adoptedBeacons,
+                help: "Beacons with entities on the broker that were not recorded as announced, counted as announced")
     }
 }

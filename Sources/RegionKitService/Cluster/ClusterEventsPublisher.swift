@@ -48,8 +48,8 @@ final class ClusterEventsPublisher: Sendable {
     /// discovery are (re)published before the next events.
     let announce: LockedBox<Bool>
     let wake: WakeSignal
-    /// Beacon devices deleted in Home Assistant, to forget (with discovery only).
-    let deviceRemovals: DeviceRemovals?
+    /// The beacons' tracker configurations on the broker (with discovery only).
+    let trackerWatch: TrackerConfigWatch?
     /// What ``status`` reports besides the counters above, kept by the loop.
     let progress = LockedBox(Progress())
     struct Progress {
@@ -91,19 +91,19 @@ final class ClusterEventsPublisher: Sendable {
         self.announce = announce
         self.wake = wake
         let haStatus = discovery?.statusTopic
-        let deviceRemovals = discovery.map(DeviceRemovals.init)
-        self.deviceRemovals = deviceRemovals
+        let trackerWatch = discovery.map(TrackerConfigWatch.init)
+        self.trackerWatch = trackerWatch
         let progress = progress
         client = MQTTClient(configuration: configuration, logger: logger, onMessage: { message in
             if message.topic == haStatus, message.payload == Array("online".utf8) {
                 announce.withLock { $0 = true }
                 wake.signal()
-            } else if let deviceRemovals, deviceRemovals.received(message), deviceRemovals.isPending {
+            } else if let trackerWatch, trackerWatch.received(message), trackerWatch.isPending {
                 wake.signal()
             }
         }, onConnectionEvent: { event in
             if case .connected = event {
-                deviceRemovals?.connected()
+                trackerWatch?.connected()
                 progress.withLock { $0.connections += 1 }
                 announce.withLock { $0 = true }
                 wake.signal()
@@ -160,7 +160,7 @@ final class ClusterEventsPublisher: Sendable {
         if let discovery {
             // Remembered by the client, so subscribed again after every reconnection.
             // Home Assistant's status, and the beacons' tracker configurations (emptied when the
-            // user deletes a device: ``DeviceRemovals``).
+            // user deletes a device: ``TrackerConfigWatch``).
             // (The tracker configurations at QoS 1: neither a deletion nor the copy of the holder's
             // own removal may be dropped on the way.)
             for (filter, qos) in [(discovery.statusTopic, MQTTQoS.atMostOnce), (discovery.trackerConfigFilter, .atLeastOnce)] {
@@ -194,12 +194,12 @@ final class ClusterEventsPublisher: Sendable {
                     announcementsRead = true
                     progress.withLock { $0.announced = outputs.announcedBeacons.count }
                 }
-                // Devices deleted in Home Assistant: forgotten here, where the announcements are made.
-                if let deviceRemovals, deviceRemovals.isPending {
+                // Entities nobody recorded, devices deleted in Home Assistant: here, where the announcements are made.
+                if let trackerWatch, trackerWatch.isPending {
                     let (store, client) = (store, client)
                     // A beacon the partitions placed keeps its room topic (other consumers read it).
                     let placed = try await store.beaconRooms().filter { !$0.value.isEmpty }
-                    await deviceRemovals.apply(outputs: { outputs }, forget: { beacons in outputs.forget(beacons) },
+                    await trackerWatch.apply(outputs: { outputs }, update: { outputs = $0 },
                                                messages: { beacons in outputs.removalMessages(beacons) { placed[$0.description] != nil } },
                                                output: outputName, store: store,
                                                publish: { try await PresenceHub.publish($0, inChunksOn: client) }, logger: logger)
@@ -281,7 +281,8 @@ final class ClusterEventsPublisher: Sendable {
                             connections: progress.connections, eventsUnpublishable: progress.unpublishable,
                             homeAssistant: discovery.map { _ in
                                 OutputStatus.HomeAssistantStatus(discoveryRounds: discoveryRounds.withLock { $0 }, announcedBeacons: progress.announced,
-                                                                 unannouncedBeacons: progress.unannounced, forgottenBeacons: deviceRemovals?.forgotten ?? 0)
+                                                                 unannouncedBeacons: progress.unannounced, forgottenBeacons: trackerWatch?.forgotten ?? 0,
+                                                                 adoptedBeacons: trackerWatch?.adopted ?? 0)
                             })
     }
 

@@ -178,6 +178,12 @@ public struct HomeAssistantDiscovery: Hashable, Sendable {
         return object.contains("/") ? nil : String(object)
     }
 
+    /// The beacon whose tracker configuration topic is `topic` (``trackerConfigTopic(object:)``), or nil.
+    func beacon(trackerConfigTopic topic: String) -> BeaconIdentity? {
+        guard let object = trackerObject(configTopic: topic), object.hasPrefix("ibeacon_") else { return nil }
+        return PresenceTopics.beacon(key: String(object.dropFirst("ibeacon_".count)))
+    }
+
     /// Removes a beacon's entities (empty retained configurations of its tracker and its distance sensor).
     public func beaconRemovals(_ identity: BeaconIdentity) -> [PresenceMessage] {
         let object = beaconObject(identity)

@@ -67,8 +67,8 @@ public final class PresenceHub: Sendable {
     /// Beacons whose published distance stopped placing them while the hub could not say so
     /// (disconnected, or the publish failed): cleared at the next connection, unless heard again.
     let departedWhileDisconnected = LockedBox<Set<BeaconIdentity>>([])
-    /// Beacon devices deleted in Home Assistant, to forget (with discovery only).
-    let deviceRemovals: DeviceRemovals?
+    /// The beacons' tracker configurations on the broker: devices deleted in Home Assistant, entities nobody recorded (with discovery only).
+    let trackerWatch: TrackerConfigWatch?
 
     /// What the hub has done since start.
     public struct Counters: Hashable, Sendable {
@@ -87,6 +87,8 @@ public final class PresenceHub: Sendable {
         public var eventsUnpublishable = 0
         /// Announced beacons forgotten because their devices were deleted in Home Assistant.
         public var forgottenBeacons = 0
+        /// Beacons with entities on the broker that were not recorded as announced, counted as announced.
+        public var adoptedBeacons = 0
     }
 
     /// The hub as an output, for `/metrics` (``OutputStatus``).
@@ -97,13 +99,15 @@ public final class PresenceHub: Sendable {
                             cursor: cursor.withLock { $0 }, connections: counts.connections, eventsUnpublishable: counts.eventsUnpublishable,
                             homeAssistant: discovery.map { _ in
                                 OutputStatus.HomeAssistantStatus(discoveryRounds: counts.discoveryRounds, announcedBeacons: announced,
-                                                                 unannouncedBeacons: counts.unannouncedBeacons, forgottenBeacons: counts.forgottenBeacons)
+                                                                 unannouncedBeacons: counts.unannouncedBeacons, forgottenBeacons: counts.forgottenBeacons,
+                                                                 adoptedBeacons: counts.adoptedBeacons)
                             })
     }
 
     public var counts: Counters {
         var counts = counters.withLock { $0 }
-        counts.forgottenBeacons = deviceRemovals?.forgotten ?? 0
+        counts.forgottenBeacons = trackerWatch?.forgotten ?? 0
+        counts.adoptedBeacons = trackerWatch?.adopted ?? 0
         return counts
     }
 
@@ -141,7 +145,7 @@ public final class PresenceHub: Sendable {
         var presenceOutputs = PresenceOutputs(topics: topics, discovery: discovery)
         presenceOutputs.retainsAllDepartures = configuration.retainsAllDepartures
         outputs = LockedBox(presenceOutputs)
-        deviceRemovals = discovery.map(DeviceRemovals.init)
+        trackerWatch = discovery.map(TrackerConfigWatch.init)
         // Batching: one read's sightings to the engine together, so their events commit together.
         let ingest = sources.isEmpty ? nil : MQTTSightingIngest(sources: sources, manager: service.manager, logger: logger, batching: true)
         self.ingest = ingest
@@ -221,7 +225,7 @@ public final class PresenceHub: Sendable {
     public func run() async {
         var filters = (ingest?.topicFilters ?? []).map { ($0, MQTTQoS.atMostOnce) }
         // The beacons' tracker configurations at QoS 1: a deletion in Home Assistant, or the copy
-        // of the hub's own removal (``DeviceRemovals``), must not be dropped on the way.
+        // of the hub's own removal (``TrackerConfigWatch``), must not be dropped on the way.
         if let discovery = outputs.withLock({ $0.discovery }) { filters += [(discovery.statusTopic, .atMostOnce), (discovery.trackerConfigFilter, .atLeastOnce)] }
         for (filter, qos) in filters {
             // Remembered by the client, so subscribed again after every reconnection.
@@ -376,8 +380,8 @@ public final class PresenceHub: Sendable {
             }
             return
         }
-        if let deviceRemovals, deviceRemovals.received(message) {
-            if deviceRemovals.isPending { wake.signal() }
+        if let trackerWatch, trackerWatch.received(message) {
+            if trackerWatch.isPending { wake.signal() }
             return
         }
         ingest?.handle(topic: message.topic, payload: message.payload, retained: message.retain)
@@ -388,7 +392,7 @@ public final class PresenceHub: Sendable {
         case .connected:
             connected.withLock { $0 = true }
             refusedFilters.withLock { $0.removeAll() }   // asked for again with this connection
-            deviceRemovals?.connected()
+            trackerWatch?.connected()
             activity.set(.up)
             counters.withLock { $0.connections += 1 }
             logger.info("MQTT connected", metadata: ["broker": "\(client.currentServer.map(\.url) ?? configuration.url)"])
@@ -543,7 +547,7 @@ public final class PresenceHub: Sendable {
                 await republishRooms()
                 await republishDepartures()
             }
-            if let deviceRemovals, deviceRemovals.isPending { await forgetDeletedDevices(deviceRemovals) }
+            if let trackerWatch, trackerWatch.isPending { await applyTrackerWatch(trackerWatch) }
             switch await publishPending() {
             case .done: await wake.wait(timeout: .seconds(1))   // the timeout covers events logged by another process
             case .disconnected:
@@ -759,15 +763,16 @@ public final class PresenceHub: Sendable {
         if !departed.isEmpty { logger.notice("beacons' departures re-sent", metadata: ["beacons": "\(departed.count)"]) }
     }
 
-    /// Forgets the beacons whose devices were deleted in Home Assistant (``DeviceRemovals``): in the
-    /// publisher loop, between events rounds, and outside discovery rounds (either could otherwise
-    /// announce a beacon forgotten meanwhile, and its device would come back).
-    func forgetDeletedDevices(_ removals: DeviceRemovals) async {
+    /// Adopts the beacons with unrecorded entities and dismisses those whose devices were deleted
+    /// in Home Assistant (``TrackerConfigWatch``): in the publisher loop, between events rounds, and
+    /// outside discovery rounds (either could otherwise announce a beacon dismissed meanwhile, and
+    /// its device would come back).
+    func applyTrackerWatch(_ watch: TrackerConfigWatch) async {
         let manager = service.manager
         await discoveryLock.withPermit {
-            await removals.apply(outputs: { outputs.withLock { $0 } }, forget: { beacons in outputs.withLock { _ = $0.forget(beacons) } },
-                                 messages: { beacons in outputs.withLock { $0.removalMessages(beacons) { manager.nearestScanner(for: $0) != nil } } },
-                                 output: outputName, store: service.store, publish: { try await republish($0) }, logger: logger)
+            await watch.apply(outputs: { outputs.withLock { $0 } }, update: { changed in outputs.withLock { $0 = changed } },
+                              messages: { beacons in outputs.withLock { $0.removalMessages(beacons) { manager.nearestScanner(for: $0) != nil } } },
+                              output: outputName, store: service.store, publish: { try await republish($0) }, logger: logger)
         }
     }
 

@@ -83,6 +83,18 @@ public struct PresenceOutputs: Sendable {
         return announcedBeacons.filter { objects.contains(discovery.beaconObject($0)) }
     }
 
+    /// Which of `beacons`, whose tracker configurations the broker keeps for this site, to count
+    /// as announced though they are not recorded so: announced by a version before the
+    /// announcements were recorded, or recorded in a store since lost. Neither announced nor
+    /// dismissed, and no more than the limits allow in all (twice ``BeaconAnnouncement/maximum``:
+    /// configurations anyone can publish must not grow the set without bound). Their scope is not
+    /// checked: the regions may not be restored yet when the broker sends them.
+    public func adoptable(_ beacons: Set<BeaconIdentity>) -> Set<BeaconIdentity> {
+        guard let discovery else { return [] }
+        let room = max(0, 2 * discovery.beacons.maximum - announcedBeacons.count)
+        return Set(beacons.subtracting(announcedBeacons).subtracting(dismissedBeacons).sorted().prefix(room))
+    }
+
     /// Forgets announced `beacons` whose devices were deleted in Home Assistant: they are
     /// dismissed (``dismissedBeacons``), no longer count against the limit, their entities are not
     /// re-sent by discovery rounds, and a beacon is announced again only when it is placed anew

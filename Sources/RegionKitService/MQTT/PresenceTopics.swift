@@ -1,3 +1,4 @@
+import Foundation
 import RegionKitCore
 
 /// The topics RegionKit publishes on for one site, and the names it derives from region
@@ -42,6 +43,35 @@ public struct PresenceTopics: Hashable, Sendable {
         case .altBeacon: "altbeacon-\(identity.uuid.uuidString.lowercased())-\(identity.major)-\(identity.minor)"
         case .eddystoneUID: "eddystone-\(BeaconIdentity.hex(identity.namespace))-\(BeaconIdentity.hex(identity.instance))"
         }
+    }
+
+    /// The beacon whose ``beaconKey(_:)`` is `key`, or nil when `key` is no beacon's key (only the
+    /// exact form ``beaconKey(_:)`` writes: lowercase, no leading zeros).
+    ///
+    /// ```swift
+    /// PresenceTopics.beacon(key: "e2c56db5-dffb-48d2-b060-d0f5a71096e0-1-2")   // the iBeacon 1/2
+    /// ```
+    public static func beacon(key: String) -> BeaconIdentity? {
+        var parsed: BeaconIdentity?
+        if key.hasPrefix("eddystone-") {
+            let parts = key.dropFirst("eddystone-".count).split(separator: "-", omittingEmptySubsequences: false)
+            if parts.count == 2, let namespace = BeaconIdentityConstraint.bytes(hex: String(parts[0])),
+               let instance = BeaconIdentityConstraint.bytes(hex: String(parts[1])) {
+                parsed = BeaconIdentity(eddystoneNamespace: namespace, instance: instance)
+            }
+        } else {
+            let format: BeaconFormat = key.hasPrefix("altbeacon-") ? .altBeacon : .iBeacon
+            let rest = format == .altBeacon ? key.dropFirst("altbeacon-".count) : Substring(key)
+            // 36 characters of dashed UUID, then -major-minor.
+            let numbers = rest.dropFirst(36).split(separator: "-", omittingEmptySubsequences: false)
+            if rest.count > 37, numbers.count == 3, numbers[0].isEmpty, let uuid = UUID(uuidString: String(rest.prefix(36))),
+               let major = UInt16(numbers[1]), let minor = UInt16(numbers[2]) {
+                parsed = BeaconIdentity(uuid: uuid, major: major, minor: minor, format: format)
+            }
+        }
+        // The exact form only, so one beacon has one key.
+        guard let parsed, beaconKey(parsed) == key else { return nil }
+        return parsed
     }
 
     /// A region's identifier as one topic level and Home Assistant unique id part,

@@ -189,7 +189,7 @@ struct ClusterOutputsTests {
             for beacon in [placed, away] {
                 try await homeAssistant.client.publish(MQTTMessage(topic: tracker(beacon), payload: [], qos: .atLeastOnce, retain: true))
             }
-            try await eventually(timeout: .seconds(20), "both forgotten") { publisher.deviceRemovals?.forgotten == 2 }
+            try await eventually(timeout: .seconds(20), "both forgotten") { publisher.trackerWatch?.forgotten == 2 }
             #expect(try store.announcedBeacons(output) == [kept.description])
             #expect(try store.dismissedBeacons(output) == [placed, away].map(\.description).sorted())
             try await eventually(timeout: .seconds(20), "the room of the one placed nowhere removed") {
@@ -205,7 +205,7 @@ struct ClusterOutputsTests {
                 #expect(try await PresenceHubStatusTests.retained(tracker(beacon), on: broker) == [], "\(beacon) came back")
             }
             #expect(try await PresenceHubStatusTests.retained(tracker(kept), on: broker).count == 1)
-            #expect(publisher.deviceRemovals?.forgotten == 2)
+            #expect(publisher.trackerWatch?.forgotten == 2)
             await homeAssistant.stop()
             await publisher.shutdown()
             running.cancel()
