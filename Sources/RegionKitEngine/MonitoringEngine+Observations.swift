@@ -61,7 +61,10 @@ extension MonitoringEngine {
         if let prior, let channel { learnChannelPrior(number: channel.number, prior: prior, at: time) }
         if schedule.isDirty { settleTimers() }
         if let policy = profile.nearestScanner, let scanner = observation.scannerID {
-            var state = nearest[observation.identity] ?? NearestScannerState()
+            // (A beacon heard while its room is set aside for a source outage: from that room.)
+            var state = nearest[observation.identity]
+                ?? (suspendedRooms.isEmpty ? nil : suspendedRooms.removeValue(forKey: observation.identity).map { NearestScannerState(restoring: $0, at: time) })
+                ?? NearestScannerState()
             var stamped = observation
             stamped.timestamp = time
             if let change = state.record(stamped, scanner: scanner, policy: policy, otherScanners: profile.exitDetector.usesEvidence) {

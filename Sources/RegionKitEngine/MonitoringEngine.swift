@@ -115,6 +115,12 @@ public struct MonitoringEngine: Sendable {
     var suspendedStates: [String: (state: RegionState, since: Timestamp?)] = [:]
     var wakeRequestAt: Timestamp?
     var nearest: [BeaconIdentity: NearestScannerState] = [:]
+    /// The rooms beacons were placed in when the beacon source went away (``setSourceStatus(_:for:at:)``),
+    /// carried over to the source's return (``restoreNearestScanner(_:scanner:at:)`` then): an
+    /// outage is not every beacon leaving its room. Before, a broker outage longer than the exit
+    /// silence logged "heard by no scanner" for every beacon, and the return placed each anew:
+    /// every Home Assistant device tracker went `not_home` and back.
+    var suspendedRooms: [BeaconIdentity: String] = [:]
     /// When tracked beacons may be heard by no scanner (``NearestAbsence``: lazy, never late).
     var nearestAbsences = MinHeap<NearestAbsence>()
     /// Per scanner: what its channel has shown (``ScannerChannel``), for detectors that use it,
@@ -209,10 +215,15 @@ public struct MonitoringEngine: Sendable {
     }
 
     /// The scanner `identity` is nearest to now, when the profile tracks it (``NearestScannerPolicy``).
-    public func nearestScanner(for identity: BeaconIdentity) -> String? { nearest[identity]?.current }
+    /// (While the beacon source is away, the room it was in then.)
+    public func nearestScanner(for identity: BeaconIdentity) -> String? { nearest[identity]?.current ?? suspendedRooms[identity] }
 
-    /// Every tracked beacon's nearest scanner now (beacons heard by no scanner any more are left out).
-    public var nearestScanners: [BeaconIdentity: String] { nearest.compactMapValues(\.current) }
+    /// Every tracked beacon's nearest scanner now (beacons heard by no scanner any more are left
+    /// out; while the beacon source is away, the rooms they were in then).
+    public var nearestScanners: [BeaconIdentity: String] {
+        let tracked = nearest.compactMapValues(\.current)
+        return suspendedRooms.isEmpty ? tracked : suspendedRooms.merging(tracked) { $1 }
+    }
 
     /// Places `identity` in `scanner`'s room as known from before (an engine set aside for a
     /// broker outage, a restart): no event. It stays there while a scanner hears it (another
@@ -232,14 +243,19 @@ public struct MonitoringEngine: Sendable {
     public mutating func restoreNearestScanner(_ identity: BeaconIdentity, scanner: String, at time: Timestamp) -> [LocationEvent] {
         defer { settleTimers() }
         let events = advance(to: time)
-        guard profile.nearestScanner != nil, !scanner.isEmpty, nearest[identity] == nil else { return events }
+        carryRoom(identity, scanner: scanner)
+        return events
+    }
+
+    /// ``restoreNearestScanner(_:scanner:at:)`` at ``now``.
+    mutating func carryRoom(_ identity: BeaconIdentity, scanner: String) {
+        guard profile.nearestScanner != nil, !scanner.isEmpty, nearest[identity] == nil else { return }
         var state = NearestScannerState(restoring: scanner, at: now)
         if let deadline = state.absentDeadline(detector: profile.exitDetector) {
             state.absentAt = deadline
             nearestAbsences.push(NearestAbsence(time: deadline, identity: identity))
         }
         nearest[identity] = state
-        return events
     }
 
     /// When the engine next needs ``advance(to:)`` to be called, if ever.
@@ -478,6 +494,7 @@ public struct MonitoringEngine: Sendable {
                 failureCounts[region.identifier] = nil
                 events += register(region)
             }
+            if kind == .beacon { resumeSuspendedRooms() }
             return events
         }
         let error = RegionKitError(.sourceUnavailable, "the \(kind == .beacon ? "Bluetooth scanner" : "location source") is unavailable: \(status)")
@@ -495,8 +512,29 @@ public struct MonitoringEngine: Sendable {
                 events.append(LocationEvent(timestamp: now, kind: .didFailRanging(session.constraint, label: session.label, rangingError)))
             }
             sessions.removeAll()
+            suspendRooms()
         }
         return events
+    }
+
+    /// The beacon source went away: each placed beacon's room is set aside (``suspendedRooms``), no
+    /// event; its absence no longer runs.
+    mutating func suspendRooms() {
+        for (identity, state) in nearest {
+            if let room = state.current { suspendedRooms[identity] = room }
+        }
+        nearest.removeAll()
+        nearestAbsences.rebuild([])
+    }
+
+    /// The beacon source is back: the rooms set aside are carried over as at a restart
+    /// (``restoreNearestScanner(_:scanner:at:)``: no event; heard by none, a beacon leaves once a
+    /// beacon heard once now would be called gone). A beacon heard meanwhile keeps its track.
+    mutating func resumeSuspendedRooms() {
+        guard !suspendedRooms.isEmpty else { return }
+        let rooms = suspendedRooms
+        suspendedRooms.removeAll()
+        for (identity, room) in rooms.sorted(by: { $0.key < $1.key }) { carryRoom(identity, scanner: room) }
     }
 
     // MARK: - Time

@@ -95,4 +95,48 @@ struct NearestScannerRestoreTests {
         _ = off.restoreNearestScanner(Fixture.a, scanner: "kitchen", at: Timestamp(seconds: 1))
         #expect(off.nearest.isEmpty && off.nearestAbsences.isEmpty)
     }
+
+    @Test("The beacon source away (a broker outage) longer than a room's absence: no room event during it or at its return; heard again there after it, it stays; not heard, it leaves once, counted from the return")
+    func roomsSurviveASourceOutage() throws {
+        var engine = NearestAbsenceTests.engine()
+        var events: [LocationEvent] = []
+        for t in stride(from: 0.0, to: 20, by: 0.5) {
+            events += engine.ingest(Fixture.seen(Fixture.a, at: t, scanner: "kitchen"))
+            events += engine.ingest(Fixture.seen(Fixture.b, at: t + 0.2, scanner: "hall"))
+        }
+        #expect(Self.changes(events) == [["kitchen", nil], ["hall", nil]])
+        let usualAbsence = try #require(engine.nearest[Fixture.a]?.absentAt).seconds
+        // The source goes away at 20 s and comes back at 600 s: far past the absence.
+        events = engine.setSourceStatus(.restricted(reason: "broker unreachable"), for: .beacon, at: Timestamp(seconds: 20))
+        events += engine.advance(to: Timestamp(seconds: 600))
+        #expect(Self.changes(events).isEmpty, "an outage is not every beacon leaving: \(Self.changes(events))")
+        #expect(engine.nearestScanners == [Fixture.a: "kitchen", Fixture.b: "hall"], "their rooms while the source is away")
+        #expect(engine.nearestScanner(for: Fixture.a) == "kitchen" && engine.nearestAbsences.isEmpty)
+        events = engine.setSourceStatus(.authorized, for: .beacon, at: Timestamp(seconds: 600))
+        #expect(Self.changes(events).isEmpty)
+        // The kitchen's beacon is heard again there; the hall's is not.
+        for t in stride(from: 601.0, through: 700, by: 0.5) { events += engine.ingest(Fixture.seen(Fixture.a, at: t, scanner: "kitchen")) }
+        events += engine.advance(to: Timestamp(seconds: 700))
+        let changes = NearestAbsenceTests.changes(events)
+        #expect(changes.map { [$0.to, $0.from] } == [[nil, "hall"]], "\(changes)")
+        #expect(changes.first?.beacon == Fixture.b)
+        // It leaves as a beacon heard once at the return would: as long after 600 s as a fresh
+        // room restored then (no earlier: the outage counted for nothing).
+        var carried = NearestAbsenceTests.engine()
+        _ = carried.restoreNearestScanner(Fixture.b, scanner: "hall", at: Timestamp(seconds: 600))
+        #expect(changes.first?.time == carried.nearest[Fixture.b]?.absentAt?.seconds, "\(changes) vs \(String(describing: carried.nearest[Fixture.b]?.absentAt))")
+        #expect(usualAbsence < 60 && (changes.first?.time ?? 0) > 600)
+        #expect(engine.nearestScanner(for: Fixture.a) == "kitchen")
+    }
+
+    @Test("A beacon heard while the source is away (another scanner's path) starts from its carried room, not afresh")
+    func heardDuringTheOutage() {
+        var engine = NearestAbsenceTests.engine()
+        for t in stride(from: 0.0, to: 10, by: 0.5) { _ = engine.ingest(Fixture.seen(Fixture.a, at: t, scanner: "kitchen")) }
+        _ = engine.setSourceStatus(.restricted(reason: "controller gone"), for: .beacon, at: Timestamp(seconds: 10))
+        var events = engine.ingest(Fixture.seen(Fixture.a, at: 30, scanner: "kitchen"))
+        events += engine.setSourceStatus(.authorized, for: .beacon, at: Timestamp(seconds: 31))
+        #expect(Self.changes(events).isEmpty, "placed anew in the room it never left: \(Self.changes(events))")
+        #expect(engine.nearestScanner(for: Fixture.a) == "kitchen" && engine.suspendedRooms.isEmpty)
+    }
 }
