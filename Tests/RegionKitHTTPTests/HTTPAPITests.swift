@@ -582,7 +582,7 @@ struct HTTPAPITests {
         let last = try await daemon.service.store.lastEventID()
         daemon.outputs.withLock {
             $0 = [OutputStatus(name: "mqtt:home", kind: "mqtt", connected: true, eventsPublished: 7, cursor: last - 2, connections: 3, eventsUnpublishable: 1,
-                               homeAssistant: .init(discoveryRounds: 4, announcedBeacons: 12, unannouncedBeacons: 5, forgottenBeacons: 2)),
+                               homeAssistant: .init(discoveryRounds: 4, announcedBeacons: 12, unannouncedBeacons: 5, forgottenBeacons: 2, adoptedBeacons: 6)),
                   OutputStatus(name: "mqtt:office", kind: "mqtt", connected: false)]
         }
         let outputs = try await client.request("GET", "/metrics").text
@@ -591,7 +591,7 @@ struct HTTPAPITests {
                      "regionkit_output_events_behind\(labels) 2.0", "regionkit_output_connections_total\(labels) 3",
                      "regionkit_output_events_unpublishable_total\(labels) 1", "regionkit_homeassistant_discovery_rounds_total\(labels) 4",
                      "regionkit_homeassistant_beacons_announced\(labels) 12.0", "regionkit_homeassistant_beacons_unannounced_total\(labels) 5",
-                     "regionkit_homeassistant_beacons_forgotten_total\(labels) 2",
+                     "regionkit_homeassistant_beacons_forgotten_total\(labels) 2", "regionkit_homeassistant_beacons_adopted_total\(labels) 6",
                      #"regionkit_output_connected{output="mqtt:office",kind="mqtt"} 0.0"#] {
             #expect(outputs.split(separator: "\n").contains { $0 == line }, "\(line) in \(outputs)")
         }

@@ -522,9 +522,10 @@ struct PresenceOutputsTests {
         var keepingAll = outputs
         keepingAll.retainsAllDepartures = true
         #expect(keepingAll.removalMessages([Self.beacon], placed: { _ in false }).count == 2)
-        // Every discovery round empties the dismissed beacon's configurations again, and announces the other.
+        // A discovery round announces the other and sends nothing for the dismissed one (an empty
+        // configuration sent by the round came back on the output's own subscription as a deletion).
         let round = outputs.discoveryMessages(regions: []).map(\.topic)
-        #expect(round.contains(tracker) && outputs.discoveryMessages(regions: []).first { $0.topic == tracker }?.payload.isEmpty == true)
+        #expect(!round.contains(tracker))
         #expect(round.contains(discovery.trackerConfigTopic(object: discovery.beaconObject(other))))
         var without = PresenceOutputs(topics: Self.topics, discovery: nil)
         #expect(without.forget([other]).isEmpty && without.removalMessages([other], placed: { _ in false }).isEmpty, "no discovery, nothing announced")
@@ -653,16 +654,24 @@ struct PresenceOutputsTests {
         outputs.restoreAnnounced([beacons[0]])
         outputs.restoreDismissed([beacons[1]])
         #expect(watch.received(config(beacons[5], false)) && !watch.isPending, "a live copy (the output's own announcement) is not a find")
+        // The announced and the dismissed alone: nothing to do (no wait for the round's lock).
+        for beacon in beacons.prefix(2) { _ = watch.received(config(beacon, true)) }
+        #expect(watch.isPending)
+        watch.discardKnown(outputs)
+        #expect(!watch.isPending)
         for beacon in beacons { _ = watch.received(config(beacon, true)) }   // as the broker sends them at a subscription
         #expect(watch.isPending)
         let path = TestScratch.directory.appendingPathComponent("rk-adopt-\(UUID().uuidString).sqlite").path
         defer { for suffix in ["", "-wal", "-shm", ".lock"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
         let store = try RegionStore(path: path)
+        // beacons[2] is recorded already (a round the broker took, its acknowledgement lost with
+        // the connection): counted as announced, not as adopted.
+        try store.addAnnouncedBeacons([beacons[2].description], output: "mqtt:home")
         await watch.apply(outputs: { outputs }, update: { outputs = $0 }, messages: { outputs.removalMessages($0, placed: { _ in true }) },
                           output: "mqtt:home", store: store, publish: { _ in Issue.record("nothing to publish") }, logger: Logger(label: "test"))
         // Announced already: beacons[0]; dismissed: beacons[1]; room for 2 × 2 − 1 = 3 more, in identity order.
         #expect(outputs.announcedBeacons == Set([beacons[0], beacons[2], beacons[3], beacons[4]]))
         #expect(try store.announcedBeacons("mqtt:home") == [beacons[2], beacons[3], beacons[4]].map(\.description).sorted())
-        #expect(outputs.dismissedBeacons == [beacons[1]] && watch.adopted == 3 && !watch.isPending)
+        #expect(outputs.dismissedBeacons == [beacons[1]] && watch.adopted == 2 && !watch.isPending)
     }
 }

@@ -195,6 +195,7 @@ final class ClusterEventsPublisher: Sendable {
                     progress.withLock { $0.announced = outputs.announcedBeacons.count }
                 }
                 // Entities nobody recorded, devices deleted in Home Assistant: here, where the announcements are made.
+                trackerWatch?.discardKnown(outputs)
                 if let trackerWatch, trackerWatch.isPending {
                     let (store, client) = (store, client)
                     // A beacon the partitions placed keeps its room topic (other consumers read it).

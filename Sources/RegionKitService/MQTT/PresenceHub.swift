@@ -547,7 +547,12 @@ public final class PresenceHub: Sendable {
                 await republishRooms()
                 await republishDepartures()
             }
-            if let trackerWatch, trackerWatch.isPending { await applyTrackerWatch(trackerWatch) }
+            if let trackerWatch, trackerWatch.isPending {
+                // (The configurations of the beacons announced already, sent at every subscription,
+                // need nothing: no wait for the connection's discovery round.)
+                trackerWatch.discardKnown(outputs.withLock { $0 })
+                if trackerWatch.isPending { await applyTrackerWatch(trackerWatch) }
+            }
             switch await publishPending() {
             case .done: await wake.wait(timeout: .seconds(1))   // the timeout covers events logged by another process
             case .disconnected:

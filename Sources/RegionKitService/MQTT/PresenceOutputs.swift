@@ -30,8 +30,7 @@ public struct PresenceOutputs: Sendable {
     /// restarts or the connection is made again).
     public private(set) var announcedBeacons: Set<BeaconIdentity> = []
     /// Beacons whose devices were deleted in Home Assistant (``forget(_:)``): not announced again
-    /// until they are placed anew (a room change from nowhere), and their entities' configurations
-    /// emptied again by every discovery round.
+    /// until they are placed anew (a room change from nowhere).
     public private(set) var dismissedBeacons: Set<BeaconIdentity> = []
     /// How many of ``announcedBeacons`` the regions in `classifiedRegions` match, kept by
     /// ``published(_:regions:)``: the limit check reads it while the regions stay the same
@@ -251,14 +250,13 @@ public struct PresenceOutputs: Sendable {
         classifiedRegions = current
     }
 
-    /// Everything Home Assistant needs to (re)discover: every beacon region and announced beacon;
-    /// and the removal of the dismissed beacons' entities (idempotent: a removal lost with its
-    /// connection, or a round that re-sent a configuration just after Home Assistant emptied it).
+    /// Everything Home Assistant needs to (re)discover: every beacon region and announced beacon.
+    /// (Not the removal of the dismissed beacons' entities: sent by the round, it came back on the
+    /// output's own subscription and, with the beacon placed anew meanwhile, dismissed it again.)
     public func discoveryMessages(regions: [Region]) -> [PresenceMessage] {
         guard let discovery else { return [] }
         return regions.filter { $0.kind == .beacon }.map(discovery.regionConfig)
             + announcedBeacons.sorted().flatMap { discovery.beaconConfigs($0, ranged: Self.matched($0, regions: { regions })) }
-            + dismissedBeacons.sorted().flatMap(discovery.beaconRemovals)
     }
 
     /// Every beacon's room again, retained, as a connection re-sends them (a broker restarted

@@ -65,6 +65,16 @@ final class TrackerConfigWatch: Sendable {
     /// Whether there is something for ``apply`` to do.
     var isPending: Bool { state.withLock { !$0.requested.isEmpty || !$0.unsent.isEmpty || !$0.found.isEmpty } }
 
+    /// Drops from what was found the beacons `outputs` announces or dismissed already (at every
+    /// subscription the broker sends every announced beacon's configuration): then ``isPending``
+    /// says whether ``apply`` has anything to do, without waiting for a discovery round's lock.
+    func discardKnown(_ outputs: PresenceOutputs) {
+        state.withLock { state in
+            guard !state.found.isEmpty else { return }
+            state.found = state.found.filter { !outputs.announcedBeacons.contains($0) && !outputs.dismissedBeacons.contains($0) }
+        }
+    }
+
     /// Reads `message`: true when it is on a tracker configuration topic (then it is this type's,
     /// not a sighting). An empty one asks for its beacon to be dismissed, unless it is the copy of
     /// this output's own removal. A configuration (the output's own announcement coming back, or
@@ -108,15 +118,21 @@ final class TrackerConfigWatch: Sendable {
         func keep() { state.withLock { $0.requested.formUnion(requested); $0.found.formUnion(found); $0.unsent.formUnion(unsent) } }
         var beacons = unsent
         do {
-            let adopted = outputs().adoptable(found)
-            if let first = adopted.min() {
-                try await store.addAnnouncedBeacons(adopted.map(\.description).sorted(), output: output)
+            let candidates = outputs().adoptable(found)
+            if !candidates.isEmpty {
+                // Recorded already (announced by a round whose acknowledgement a lost connection
+                // kept from this output): counted as announced, not adopted.
+                let recorded = Set(try await store.announcedBeacons(output).compactMap(BeaconIdentity.init(description:)))
+                let adopted = candidates.subtracting(recorded)
+                if !adopted.isEmpty { try await store.addAnnouncedBeacons(adopted.map(\.description).sorted(), output: output) }
                 var changed = outputs()
-                changed.restoreAnnounced(adopted)
+                changed.restoreAnnounced(candidates)
                 update(changed)
-                logger.notice("Home Assistant entities found on the broker, not recorded as announced: adopted",
-                              metadata: ["beacons": "\(adopted.count)", "first": "\(first)", "output": "\(output)"])
-                state.withLock { $0.adopted += adopted.count }
+                if let first = adopted.min() {
+                    logger.notice("Home Assistant entities found on the broker, not recorded as announced: adopted",
+                                  metadata: ["beacons": "\(adopted.count)", "first": "\(first)", "output": "\(output)"])
+                    state.withLock { $0.adopted += adopted.count }
+                }
             }
             if !requested.isEmpty {
                 let dismissed = try await PresenceOutputs.forgetRemoved(requested, of: outputs(), output: output, in: store)
