@@ -33,6 +33,8 @@ public struct MonitoringEngine: Sendable {
                 let distance = evaluatedDistance(circle, indexSlot: indexSlot, to: fix)
                 regions.update(slot: slot) { $0.lastDistance = distance }
             }
+            // Rooms set aside for an outage are not tracked any more once the policy is off.
+            if profile.nearestScanner == nil { suspendedRooms.removeAll() }
             rebuildTimers()
         }
     }
@@ -247,9 +249,16 @@ public struct MonitoringEngine: Sendable {
         return events
     }
 
-    /// ``restoreNearestScanner(_:scanner:at:)`` at ``now``.
+    /// ``restoreNearestScanner(_:scanner:at:)`` at ``now``. While the beacon source is away (set
+    /// and not authorized: a restart during a broker outage) the room is set aside with the others
+    /// (``suspendedRooms``) instead: its absence would run during the outage.
     mutating func carryRoom(_ identity: BeaconIdentity, scanner: String) {
         guard profile.nearestScanner != nil, !scanner.isEmpty, nearest[identity] == nil else { return }
+        if let status = sources[.beacon], !status.isAuthorized {
+            if suspendedRooms[identity] == nil { suspendedRooms[identity] = scanner }
+            return
+        }
+        suspendedRooms[identity] = nil
         var state = NearestScannerState(restoring: scanner, at: now)
         if let deadline = state.absentDeadline(detector: profile.exitDetector) {
             state.absentAt = deadline
@@ -518,7 +527,10 @@ public struct MonitoringEngine: Sendable {
     }
 
     /// The beacon source went away: each placed beacon's room is set aside (``suspendedRooms``), no
-    /// event; its absence no longer runs.
+    /// event; its absence no longer runs. The rest of the tracking state goes (RSSI tracks, a
+    /// move under way, beacons not placed yet): after the outage a move waits a full `dwell` again.
+    /// One source among several going away does not pass here (the combined status stays
+    /// authorized): beacons heard only through it leave their rooms as before.
     mutating func suspendRooms() {
         for (identity, state) in nearest {
             if let room = state.current { suspendedRooms[identity] = room }
@@ -678,6 +690,12 @@ public struct MonitoringEngine: Sendable {
         }
         nearest[identity] = nil
         guard profile.nearestScanner != nil, let previous = state.current else { return [] }
+        // Heard during an outage of the beacon source (another path, a filter the broker still
+        // serves), then not: the outage's silence is no departure. Set aside with the others.
+        if let status = sources[.beacon], !status.isAuthorized {
+            suspendedRooms[identity] = previous
+            return []
+        }
         return [LocationEvent(timestamp: now, kind: .didChangeNearestScanner(identity, scannerID: nil, previous: previous),
                               evidence: EventEvidence(beacon: identity, reason: "heard by no scanner"))]
     }

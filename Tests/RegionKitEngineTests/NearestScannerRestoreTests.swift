@@ -139,4 +139,31 @@ struct NearestScannerRestoreTests {
         #expect(Self.changes(events).isEmpty, "placed anew in the room it never left: \(Self.changes(events))")
         #expect(engine.nearestScanner(for: Fixture.a) == "kitchen" && engine.suspendedRooms.isEmpty)
     }
+
+    @Test("During a source outage: a room restored (a restart) is set aside with the others; a beacon heard through what still works and then not leaves no room; the policy switched off forgets them")
+    func outageEdges() throws {
+        var engine = NearestAbsenceTests.engine()
+        _ = engine.setSourceStatus(.restricted(reason: "broker unreachable"), for: .beacon, at: Timestamp(seconds: 10))
+        // A restart during the outage restores a room: set aside, its absence not running.
+        var events = engine.restoreNearestScanner(Fixture.a, scanner: "kitchen", at: Timestamp(seconds: 10))
+        #expect(engine.nearest[Fixture.a] == nil && engine.suspendedRooms == [Fixture.a: "kitchen"] && engine.nearestScanner(for: Fixture.a) == "kitchen")
+        // One sighting through a filter the broker still serves, then silence past its absence.
+        events += engine.ingest(Fixture.seen(Fixture.a, at: 20, scanner: "kitchen"))
+        events += engine.advance(to: Timestamp(seconds: 500))
+        #expect(Self.changes(events).isEmpty, "the outage's silence is no departure: \(Self.changes(events))")
+        #expect(engine.suspendedRooms == [Fixture.a: "kitchen"] && engine.nearest.isEmpty)
+        // Back: carried over from the return, and leaves once not heard.
+        events = engine.setSourceStatus(.authorized, for: .beacon, at: Timestamp(seconds: 500))
+        events += engine.advance(to: Timestamp(seconds: 1_000))
+        #expect(Self.changes(events) == [[nil, "kitchen"]])
+        #expect((events.first { if case .didChangeNearestScanner = $0.kind { true } else { false } }?.timestamp.seconds ?? 0) > 500)
+
+        // The policy switched off during an outage: the rooms set aside are forgotten.
+        var other = NearestAbsenceTests.engine()
+        for t in stride(from: 0.0, to: 10, by: 0.5) { _ = other.ingest(Fixture.seen(Fixture.b, at: t, scanner: "hall")) }
+        _ = other.setSourceStatus(.restricted(reason: "controller gone"), for: .beacon, at: Timestamp(seconds: 10))
+        #expect(other.suspendedRooms == [Fixture.b: "hall"])
+        other.profile.nearestScanner = nil
+        #expect(other.suspendedRooms.isEmpty && other.nearestScanners.isEmpty)
+    }
 }
