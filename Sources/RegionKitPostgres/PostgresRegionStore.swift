@@ -33,7 +33,7 @@ import RegionKitStore
 /// ```
 public final class PostgresRegionStore: RegionStoring, CustomStringConvertible {
     /// The current schema version (recorded in `regionkit_schema`).
-    public static let schemaVersion: Int64 = 8
+    public static let schemaVersion: Int64 = migrations.last?.version ?? 0
     /// Advisory lock keys (one namespace, "RK" in ASCII, then the use).
     static let migrationLock: Int64 = 0x524B_0001
     static let appendLock: Int64 = 0x524B_0002
@@ -165,56 +165,35 @@ public final class PostgresRegionStore: RegionStoring, CustomStringConvertible {
             guard version <= Self.schemaVersion else {
                 throw RegionKitError(.storeFailed, "store \(self.description): schema version \(version) is newer than this RegionKit's (\(Self.schemaVersion))")
             }
-            if version < 1 {
-                for statement in Self.schemaV1 {
+            // Each version's statements in order, each version recorded once applied.
+            for (target, statements) in Self.migrations where version < target {
+                for statement in statements {
                     try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
                 }
-                try await connection.query("INSERT INTO regionkit_schema (version) VALUES (\(Int64(1)))", logger: logger)
-            }
-            if version < 2 {
-                // Who holds a daemon lock (the advisory lock itself names only a server process).
-                try await connection.query(PostgresQuery(unsafeSQL: Self.schemaV2), logger: logger)
-                try await connection.query("INSERT INTO regionkit_schema (version) VALUES (\(Int64(2)))", logger: logger)
-            }
-            if version < 3 {
-                // Cluster mode: members, partition leases, per-partition contributions to region states.
-                for statement in Self.schemaV3 {
-                    try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
-                }
-                try await connection.query("INSERT INTO regionkit_schema (version) VALUES (\(Int64(3)))", logger: logger)
-            }
-            if version < 4 {
-                // Cluster mode: which process holds a member name, and the cluster's partition count.
-                for statement in Self.schemaV4 {
-                    try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
-                }
-                try await connection.query("INSERT INTO regionkit_schema (version) VALUES (\(Int64(4)))", logger: logger)
-            }
-            if version < 5 {
-                // Cluster mode: each member's region definitions (their digest).
-                try await connection.query(PostgresQuery(unsafeSQL: Self.schemaV5), logger: logger)
-                try await connection.query("INSERT INTO regionkit_schema (version) VALUES (\(Int64(5)))", logger: logger)
-            }
-            if version < 6 {
-                // What the retention deleted, so /metrics' totals do not drop at a prune (``PrunedTally``).
-                try await connection.query(PostgresQuery(unsafeSQL: Self.schemaV6), logger: logger)
-                try await connection.query("INSERT INTO regionkit_schema (version) VALUES (\(Int64(6)))", logger: logger)
-            }
-            if version < 7 {
-                // The room each beacon is placed in now, so rooms survive a restart (``beaconRooms()``);
-                // the beacons announced to Home Assistant (``announcedBeacons(_:)``).
-                for statement in Self.schemaV7 {
-                    try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
-                }
-                try await connection.query("INSERT INTO regionkit_schema (version) VALUES (\(Int64(7)))", logger: logger)
-            }
-            if version < 8 {
-                // The beacons whose devices were deleted in Home Assistant (``dismissedBeacons(_:)``).
-                try await connection.query(PostgresQuery(unsafeSQL: Self.schemaV8), logger: logger)
-                try await connection.query("INSERT INTO regionkit_schema (version) VALUES (\(Int64(8)))", logger: logger)
+                try await connection.query("INSERT INTO regionkit_schema (version) VALUES (\(target))", logger: logger)
             }
         }
     }
+
+    /// The schema's versions and their statements, in order (``schemaVersion`` is the last).
+    static let migrations: [(version: Int64, statements: [String])] = [
+        (1, schemaV1),
+        // Who holds a daemon lock (the advisory lock itself names only a server process).
+        (2, [schemaV2]),
+        // Cluster mode: members, partition leases, per-partition contributions to region states.
+        (3, schemaV3),
+        // Cluster mode: which process holds a member name, and the cluster's partition count.
+        (4, schemaV4),
+        // Cluster mode: each member's region definitions (their digest).
+        (5, [schemaV5]),
+        // What the retention deleted, so /metrics' totals do not drop at a prune (``PrunedTally``).
+        (6, [schemaV6]),
+        // The room each beacon is placed in now, so rooms survive a restart (``beaconRooms()``);
+        // the beacons announced to Home Assistant (``announcedBeacons(_:)``).
+        (7, schemaV7),
+        // The beacons whose devices were deleted in Home Assistant (``dismissedBeacons(_:)``).
+        (8, [schemaV8]),
+    ]
 
     /// Version 8: the beacons each output no longer announces because their devices were deleted in Home Assistant.
     static let schemaV8 = "CREATE TABLE dismissed_beacon (output text NOT NULL, beacon text NOT NULL, PRIMARY KEY (output, beacon))"

@@ -85,7 +85,7 @@ public final class PresenceHub: Sendable {
         /// allows, from a region identifier of over 65,000 bytes): that message is left out and
         /// logged as an error, the event's other messages go out.
         public var eventsUnpublishable = 0
-        /// Announced beacons forgotten because their devices were deleted in Home Assistant.
+        /// Announced beacons dismissed because their devices were deleted in Home Assistant.
         public var forgottenBeacons = 0
         /// Beacons with entities on the broker that were not recorded as announced, counted as announced.
         public var adoptedBeacons = 0
