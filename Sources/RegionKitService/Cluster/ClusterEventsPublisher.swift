@@ -264,7 +264,7 @@ final class ClusterEventsPublisher: Sendable {
     }
 
     /// A beacon placed but left without Home Assistant entities (its limit is reached): counted
-    /// each time, logged once, as the hub does. (Counted again if the event is published again.)
+    /// each time its event is published, logged once, as the hub does.
     private func countUnannounced(_ event: StoredEvent) {
         let first = progress.withLock { progress in
             defer { progress.unannounced += 1 }
