@@ -254,7 +254,7 @@ public struct MonitoringEngine: Sendable {
     /// (``suspendedRooms``) instead: its absence would run during the outage.
     mutating func carryRoom(_ identity: BeaconIdentity, scanner: String) {
         guard profile.nearestScanner != nil, !scanner.isEmpty, nearest[identity] == nil else { return }
-        if let status = sources[.beacon], !status.isAuthorized {
+        if isBeaconSourceAway {
             if suspendedRooms[identity] == nil { suspendedRooms[identity] = scanner }
             return
         }
@@ -526,6 +526,9 @@ public struct MonitoringEngine: Sendable {
         return events
     }
 
+    /// Whether the beacon source is set and not usable now (rooms are set aside meanwhile: ``suspendedRooms``).
+    var isBeaconSourceAway: Bool { sources[.beacon].map { !$0.isAuthorized } ?? false }
+
     /// The beacon source went away: each placed beacon's room is set aside (``suspendedRooms``), no
     /// event; its absence no longer runs. The rest of the tracking state goes (RSSI tracks, a
     /// move under way, beacons not placed yet): after the outage a move waits a full `dwell` again.
@@ -692,7 +695,7 @@ public struct MonitoringEngine: Sendable {
         guard profile.nearestScanner != nil, let previous = state.current else { return [] }
         // Heard during an outage of the beacon source (another path, a filter the broker still
         // serves), then not: the outage's silence is no departure. Set aside with the others.
-        if let status = sources[.beacon], !status.isAuthorized {
+        if isBeaconSourceAway {
             suspendedRooms[identity] = previous
             return []
         }

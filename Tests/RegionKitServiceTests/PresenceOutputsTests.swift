@@ -497,13 +497,13 @@ struct PresenceOutputsTests {
         // The topic of its tracker configuration, as Home Assistant empties it.
         let tracker = "homeassistant/device_tracker/regionkit_home/ibeacon_e2c56db5-dffb-48d2-b060-d0f5a71096e0-1-2/config"
         #expect(discovery.trackerConfigFilter == "homeassistant/device_tracker/regionkit_home/+/config")
-        #expect(outputs.announcedBeacon(trackerConfigTopic: tracker) == Self.beacon)
+        #expect(outputs.announcedBeacons(trackerConfigTopics: [tracker]) == [Self.beacon])
         for unrelated in [tracker.replacingOccurrences(of: "regionkit_home", with: "regionkit_office"),          // another site
                           tracker.replacingOccurrences(of: "device_tracker", with: "sensor"),                     // another component
                           tracker.replacingOccurrences(of: "/config", with: "/x/config"),                         // one level more
                           "homeassistant/device_tracker/regionkit_home//config",                                  // no object
                           tracker.replacingOccurrences(of: "-1-2", with: "-3-4")] {                               // not announced
-            #expect(outputs.announcedBeacon(trackerConfigTopic: unrelated) == nil, "\(unrelated)")
+            #expect(outputs.announcedBeacons(trackerConfigTopics: [unrelated]).isEmpty, "\(unrelated)")
         }
 
         #expect(outputs.forget([Self.beacon, third]) == [Self.beacon], "only the announced one of the two")

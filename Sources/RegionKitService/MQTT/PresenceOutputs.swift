@@ -67,14 +67,9 @@ public struct PresenceOutputs: Sendable {
         dismissedBeacons.subtract(announcedBeacons)
     }
 
-    /// The announced beacon whose `device_tracker` configuration topic is `topic`
-    /// (``HomeAssistantDiscovery/trackerConfigFilter``), or nil: another topic, or a beacon not announced.
-    public func announcedBeacon(trackerConfigTopic topic: String) -> BeaconIdentity? {
-        announcedBeacons(trackerConfigTopics: [topic]).first
-    }
-
-    /// The announced beacons whose `device_tracker` configuration topics are among `topics`
-    /// (each announced beacon's object id computed once, however many topics).
+    /// The announced beacons whose `device_tracker` configuration topics
+    /// (``HomeAssistantDiscovery/trackerConfigFilter``) are among `topics` (each announced
+    /// beacon's object id computed once, however many topics); other topics name none.
     public func announcedBeacons(trackerConfigTopics topics: some Collection<String>) -> Set<BeaconIdentity> {
         guard let discovery else { return [] }
         let objects = Set(topics.compactMap(discovery.trackerObject(configTopic:)))
@@ -137,8 +132,13 @@ public struct PresenceOutputs: Sendable {
     /// Whether the room change `change` announces its beacon now: ``announces(_:regions:)``, and
     /// a dismissed beacon only when the change places it anew (from nowhere into a room).
     func announces(_ change: NearestScannerChange, regions: () -> [Region]) -> Bool {
-        guard dismissedBeacons.contains(change.beacon) else { return isEligible(change.beacon, regions: regions) }
-        return change.placesAnew && isEligible(change.beacon, regions: regions)
+        dismissalAllows(change) && isEligible(change.beacon, regions: regions)
+    }
+
+    /// Whether `change` may announce its beacon as far as its dismissal goes: not dismissed, or
+    /// placed anew (from nowhere into a room).
+    private func dismissalAllows(_ change: NearestScannerChange) -> Bool {
+        !dismissedBeacons.contains(change.beacon) || change.placesAnew
     }
 
     /// Discovery on, not announced yet, in scope, and within its limit.
@@ -170,7 +170,7 @@ public struct PresenceOutputs: Sendable {
     /// reached: the hub counts these and warns once.
     public func isBeyondLimit(_ event: StoredEvent, regions: () -> [Region]) -> Bool {
         guard let discovery, event.type == "didChangeNearestScanner", let change = Self.nearestScannerChange(event.json),
-              !announcedBeacons.contains(change.beacon), !dismissedBeacons.contains(change.beacon) || change.placesAnew,
+              !announcedBeacons.contains(change.beacon), dismissalAllows(change),
               discovery.beacons.covers(change.beacon, regions: regions) else { return false }
         return !hasRoom(for: change.beacon, limit: discovery.beacons.maximum, regions: regions)
     }
