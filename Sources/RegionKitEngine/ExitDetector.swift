@@ -361,12 +361,13 @@ public enum ExitDetector: Hashable, Sendable, Codable {
 
     /// When `stream` will count as gone if nothing more is heard.
     /// - Parameter gridOrigin: origin of the evaluation grid (the region's registration time).
-    /// With ``periodicGaps(falseExitsPerHour:minimumSilence:maximumSilence:priorInterval:)`` the
-    /// stream's ``ReceptionEstimator/excusedSilence`` (a blackout of its whole scanner) is added,
-    /// up to the maximum silence.
+    /// The stream's ``ReceptionEstimator/excusedSilence`` is added: with detectors that
+    /// ``usesChannels``, a blackout of its whole scanner, up to the maximum silence; with every
+    /// detector, the time its scanner said it was offline, up to
+    /// ``ScannerChannel/offlineExcuseLimit`` more.
     public func goneDeadline(for stream: ReceptionEstimator, gridOrigin: Timestamp) -> Timestamp {
         let threshold = silenceThreshold(for: stream)
-        let excused = usesChannels ? min(max(stream.excusedSilence, 0), max(maximumSilence - threshold, 0)) : 0
+        let excused = min(max(stream.excusedSilence, 0), (usesChannels ? max(maximumSilence - threshold, 0) : 0) + ScannerChannel.offlineExcuseLimit)
         let raw = stream.lastSighting + threshold + excused
         guard case .fixedSilence(_, let interval?) = self, interval > 0 else { return raw }
         let steps = ((raw - gridOrigin) / interval).rounded(.up)

@@ -98,17 +98,31 @@ extension MonitoringEngine {
         /// The scanner name's ``StreamTable/hash(_:)-(String)`` (`nil`: the local adapter's), so
         /// the streams of a many-stream region are looked up without hashing the name again.
         var nameHash: UInt64?
+        /// The last time the scanner said it was offline (``ScannerChannel/lastOffline``), for
+        /// what is not given its gaps (detectors that do not excuse dark gaps, the nearest
+        /// scanner's tracks): a stream heard again after it does not learn that time as an
+        /// interval of its own.
+        var lastOffline: ScannerChannel.Gap?
+
+        /// The seconds of a silence from `lastSighting` to `now` the scanner said it was offline
+        /// (the last such time only), at most ``ScannerChannel/offlineExcuseLimit``: left out of
+        /// the interval learned.
+        func offlineSilence(from lastSighting: Timestamp, to now: Timestamp) -> Double {
+            guard let lastOffline, lastOffline.to > lastSighting else { return 0 }
+            return min(lastOffline.seconds(from: lastSighting, to: now), ScannerChannel.offlineExcuseLimit)
+        }
 
         /// ``ScannerChannel/excusedSilence(from:to:streamRate:)`` of the channel this view was
         /// taken from, given its dark `gaps` (``ScannerChannel/gaps``, as
         /// ``MonitoringEngine/recordChannel(scannerID:at:sharing:)`` returned them), for a silence
         /// that ends at `now`, when the channel has just been heard (at `now`): its current
-        /// silence is then over, and only its dark gaps count.
+        /// silence is then over, and only its dark gaps count (the times it said it was offline
+        /// among them, up to ``ScannerChannel/offlineExcuseLimit`` of their own).
         func excusedSilence(from lastSighting: Timestamp, to now: Timestamp, streamRate: Double, gaps: [ScannerChannel.Gap]) -> Double {
             guard sharing, now > lastSighting else { return 0 }
-            var excused = 0.0
-            ScannerChannel.creditGaps(gaps, silence: lastSighting..<now, streamRate: streamRate, to: &excused)
-            return min(excused, excuseLimit)
+            var (excused, declared) = (0.0, 0.0)
+            ScannerChannel.creditGaps(gaps, silence: lastSighting..<now, streamRate: streamRate, to: &excused, declared: &declared)
+            return min(excused, excuseLimit) + min(declared, ScannerChannel.offlineExcuseLimit)
         }
     }
 
@@ -121,7 +135,8 @@ extension MonitoringEngine {
             let lossPrior = sharing ? channel.lossPrior : nil
             let view = ChannelView(priorScale: channel.priorScale, priorLoss: lossPrior?.loss,
                                    priorLossWeight: lossPrior?.weight ?? PeriodicTail.scannerPriorFrames,
-                                   sharing: sharing, excuseLimit: channel.excuseLimit, number: number, nameHash: nameHash)
+                                   sharing: sharing, excuseLimit: channel.excuseLimit, number: number, nameHash: nameHash,
+                                   lastOffline: channel.lastOffline)
             return (view, sharing ? channel.gaps : [])
         }
         if let scannerID {
@@ -146,12 +161,15 @@ extension MonitoringEngine {
     }
 
     /// When region `id` is due to exit at ``now``: excuses the part of each stream's silence its
-    /// scanner shared (``ScannerChannel/excusedSilence(from:to:streamRate:)``). Returns true when
-    /// that moved a stream's deadline past now (the exit waits; the timer is moved), false when
-    /// the region exits now.
+    /// scanner shared (``ScannerChannel/excusedSilence(from:to:streamRate:)``; only detectors
+    /// that ``ExitDetector/usesChannels``) or said it was offline
+    /// (``ScannerChannel/offlineSilence(from:to:)``; every detector). Returns true when that
+    /// moved a stream's deadline past now (the exit waits; the timer is moved), false when the
+    /// region exits now.
     mutating func excuseSharedSilence(ofRegion id: String) -> Bool {
         let detector = profile.exitDetector
-        guard detector.usesChannels, let slot = regions.slot(of: id) else { return false }
+        // Without channels to share and no scanner that ever said it was offline, nothing to excuse.
+        guard detector.usesChannels || offlineScannersSeen, let slot = regions.slot(of: id) else { return false }
         var updates: [(MonitoredRegion.StreamKey, Double)] = []
         // Read in place (a table copied out and kept until the update below made the update copy
         // it), with nothing of the engine but these in the closure (calling its methods there
@@ -162,15 +180,21 @@ extension MonitoringEngine {
                 guard let channel = Self.channel(of: key.scannerID, in: channels, numbers: numbers, local: local) else { return }
                 let rate = 1 / max(stream.meanInterval, 1e-3)
                 let threshold = detector.silenceThreshold(for: stream)
-                var excused = channel.excusedSilence(from: stream.lastSighting, to: now, streamRate: rate)
-                // The scanner is silent now but not yet long enough to tell a blackout from chance
-                // (few other streams, heard slowly): having shown blackouts, it is given until it can,
-                // looked at again every step (a sighting of any stream there may settle it sooner).
-                if let undecided = channel.undecidedSilence(at: now, due: stream.lastSighting + threshold, streamRate: rate) {
-                    excused = max(excused, min(undecided, now + Self.excuseStep) - stream.lastSighting - threshold)
+                let offline = channel.offlineSilence(from: stream.lastSighting, to: now)
+                var excused = offline
+                if detector.usesChannels {
+                    excused = channel.excusedSilence(from: stream.lastSighting, to: now, streamRate: rate)
+                    // The scanner is silent now but not yet long enough to tell a blackout from chance
+                    // (few other streams, heard slowly): having shown blackouts, it is given until it can,
+                    // looked at again every step (a sighting of any stream there may settle it sooner).
+                    if let undecided = channel.undecidedSilence(at: now, due: stream.lastSighting + threshold, streamRate: rate) {
+                        excused = max(excused, min(undecided, now + Self.excuseStep) - stream.lastSighting - threshold)
+                    }
                 }
                 guard excused > stream.excusedSilence else { return }
-                let cap = max(detector.maximumSilence - threshold, 0)
+                // A dark gap's excuse stops at the detector's longest silence; the scanner's own
+                // word that it was offline adds up to its limit beyond that.
+                let cap = (detector.usesChannels ? max(detector.maximumSilence - threshold, 0) : 0) + offline
                 guard stream.lastSighting + threshold + min(excused, cap) > now else { return }
                 // While the scanner stays dark the deadline moves with it: check again no sooner than
                 // a short step later (never in a loop of tiny steps).
@@ -187,6 +211,59 @@ extension MonitoringEngine {
         schedule.setExitLeader(nil, slot: slot)
         reschedule(id)
         return true
+    }
+
+    /// Scanner `scannerID` said at `time` that it went offline (`online: false`) or is back: the
+    /// status it publishes (ESPresense's retained `espresense/rooms/<room>/status`, a Theengs
+    /// gateway's will). While it is offline, the beacons only it hears neither leave their regions
+    /// nor their room: their silence from then on is the scanner's, up to
+    /// ``ScannerChannel/offlineExcuseLimit``; back online, their silence counts from its return.
+    /// Nothing is rescheduled: an exit or absence looks at the scanner when it comes due.
+    ///
+    /// ```swift
+    /// engine.setScannerStatus("kitchen", online: false, at: now)   // the node reboots
+    /// engine.advance(to: now + 30)                                  // no exit for its beacons
+    /// engine.setScannerStatus("kitchen", online: true, at: now + 30)
+    /// ```
+    public mutating func setScannerStatus(_ scannerID: String, online: Bool, at time: Timestamp) -> [LocationEvent] {
+        let events = advance(to: time)
+        let time = max(time, now)
+        if let number = channelNumbers[scannerID] {
+            channels[number].setOnline(online, at: time)
+        } else if !online {
+            // Not heard yet (a retained status read before its first sighting): a channel to say so.
+            let (number, _) = channelNumber(of: scannerID, at: time)
+            channels[number].setOnline(false, at: time)
+        }
+        if !online { offlineScannersSeen = true }
+        return events
+    }
+
+    /// `scannerID` is heard at `time`: back online if it said it was offline (for detectors that
+    /// keep no channel on the sighting path; ``ScannerChannel/record(at:)`` does it for the others).
+    mutating func setScannerOnline(_ scannerID: String, at time: Timestamp) {
+        if let number = channelNumbers[scannerID], channels[number].isOffline { channels[number].setOnline(true, at: time) }
+    }
+
+    /// Whether `scannerID` said it is offline and has not come back (``setScannerStatus(_:online:at:)``).
+    public func isScannerOffline(_ scannerID: String) -> Bool {
+        channel(of: scannerID)?.isOffline ?? false
+    }
+
+    /// The scanners that said they are offline and have not come back, sorted.
+    public var offlineScanners: [String] {
+        channelNumbers.compactMap { name, number in channels[number].isOffline ? name : nil }.sorted()
+    }
+
+    /// ``NearestScannerState/absentDeadline(detector:offlineSilence:)`` under the profile's
+    /// exit detector, each track's deadline put off by the time its scanner said it was offline.
+    func nearestAbsentDeadline(_ state: NearestScannerState) -> Timestamp? {
+        let detector = profile.exitDetector
+        guard offlineScannersSeen else { return state.absentDeadline(detector: detector) }
+        let (channels, numbers, local, now) = (self.channels, channelNumbers, localChannel, self.now)
+        return state.absentDeadline(detector: detector) { scanner, lastSighting in
+            Self.channel(of: scanner, in: channels, numbers: numbers, local: local)?.offlineSilence(from: lastSighting, to: now) ?? 0
+        }
     }
 
     /// The shortest wait, seconds, when an exit is put off because the scanner is silent.

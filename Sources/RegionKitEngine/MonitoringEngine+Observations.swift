@@ -35,6 +35,9 @@ extension MonitoringEngine {
         var gaps: [ScannerChannel.Gap] = []
         if profile.exitDetector.usesScannerPrior {
             (channel, gaps) = recordChannel(scannerID: observation.scannerID, at: time, sharing: profile.exitDetector.usesChannels)
+        } else if offlineScannersSeen, let scanner = observation.scannerID {
+            // No channel kept for this detector but the scanner's status: heard, it is back.
+            setScannerOnline(scanner, at: time)
         }
         var prior: StreamPrior?
         // No gaps as nil, not an empty array: passed to every matching region, an array is
@@ -67,7 +70,8 @@ extension MonitoringEngine {
                 ?? NearestScannerState()
             var stamped = observation
             stamped.timestamp = time
-            if let change = state.record(stamped, scanner: scanner, policy: policy, otherScanners: profile.exitDetector.usesEvidence) {
+            if let change = state.record(stamped, scanner: scanner, policy: policy, otherScanners: profile.exitDetector.usesEvidence,
+                                         offline: channel?.lastOffline) {
                 events.append(LocationEvent(timestamp: time, kind: .didChangeNearestScanner(observation.identity, scannerID: change.to, previous: change.from),
                                             evidence: EventEvidence(rssi: observation.rssi, scannerID: scanner, beacon: observation.identity)))
             }
@@ -221,6 +225,9 @@ extension MonitoringEngine {
             if let channel {
                 if detector.usesChannels {
                     excused = channel.excusedSilence(from: stream.lastSighting, to: time, streamRate: 1 / max(stream.meanInterval, 1e-3), gaps: gaps ?? [])
+                } else if channel.lastOffline != nil {
+                    // Its scanner said it was offline during this silence: not the stream's own.
+                    excused = channel.offlineSilence(from: stream.lastSighting, to: time)
                 }
                 stream.priorScale = channel.priorScale
                 stream.setPriorLoss(channel.priorLoss, weight: channel.priorLossWeight)

@@ -138,6 +138,9 @@ public struct MonitoringEngine: Sendable {
     var lastChannel: (name: String, number: Int, nameHash: UInt64)?
     /// The channel of sightings without a scanner (the local adapter).
     var localChannel = ScannerChannel()
+    /// Whether a scanner ever said it was offline (``setScannerStatus(_:online:at:)``): until
+    /// then, exits of detectors that do not excuse dark gaps are not looked at again when due.
+    var offlineScannersSeen = false
 
     /// A registered region as the beacon match table keeps it: its registration sequence number
     /// and its slot in ``regions`` (no identifier: 16 bytes, and nothing to retain when copied).
@@ -685,7 +688,7 @@ public struct MonitoringEngine: Sendable {
     mutating func fireNearestAbsence(_ identity: BeaconIdentity) -> [LocationEvent] {
         nearestAbsences.popMin()
         guard var state = nearest[identity] else { return [] }
-        if profile.nearestScanner != nil, let deadline = state.absentDeadline(detector: profile.exitDetector), deadline > now {
+        if profile.nearestScanner != nil, let deadline = nearestAbsentDeadline(state), deadline > now {
             state.absentAt = deadline
             nearest[identity] = state
             nearestAbsences.push(NearestAbsence(time: deadline, identity: identity))

@@ -63,10 +63,15 @@ public struct NearestScannerState: Hashable, Sendable, Codable {
     /// `detector` — the profile's exit detector, as conservative as its region exits (not
     /// ``presence``, the quick rule that lets a room go while the beacon is heard elsewhere: a
     /// few seconds' gap would read as the beacon gone); `nil` without a track.
-    public func absentDeadline(detector: ExitDetector) -> Timestamp? {
+    ///
+    /// `offlineSilence`, given a track's scanner and its last sighting, is the part of the
+    /// silence since then that the scanner said it was offline, added to that track's deadline
+    /// (``ScannerChannel/offlineSilence(from:to:)``).
+    public func absentDeadline(detector: ExitDetector, offlineSilence: ((_ scanner: String, _ lastSighting: Timestamp) -> Double)? = nil) -> Timestamp? {
         var latest: Timestamp?
-        for track in tracks.values {
-            let deadline = detector.goneDeadline(for: track.stream, gridOrigin: track.stream.firstSighting)
+        for (scanner, track) in tracks {
+            var deadline = detector.goneDeadline(for: track.stream, gridOrigin: track.stream.firstSighting)
+            if let offlineSilence { deadline = deadline + offlineSilence(scanner, track.stream.lastSighting) }
             if latest == nil || deadline > latest! { latest = deadline }
         }
         return latest
@@ -93,8 +98,10 @@ public struct NearestScannerState: Hashable, Sendable, Codable {
     /// scanner (``ExitDetector/usesEvidence``): a current scanner silent for ``quietIntervals`` of its
     /// mean intervals while others heard the beacon at least as strongly ``elsewhereEvidence`` times
     /// no longer counts, and the strongest other scanner takes over at once.
+    /// `offline`: the last time `scanner` said it was offline (``ScannerChannel/lastOffline``),
+    /// left out of the interval its track learns.
     mutating func record(_ observation: BeaconObservation, scanner: String, policy: NearestScannerPolicy,
-                         otherScanners: Bool = false) -> (from: String?, to: String?)? {
+                         otherScanners: Bool = false, offline: ScannerChannel.Gap? = nil) -> (from: String?, to: String?)? {
         let detector = Self.presence
         let now = observation.timestamp
         let filter = RSSIFilter.exponential(halfLife: policy.halfLife)
@@ -115,7 +122,8 @@ public struct NearestScannerState: Hashable, Sendable, Codable {
         var track: Track
         if let known = tracks[scanner], known.smoothed.smoothedAt != nil {
             track = known
-            track.stream.record(at: now, rssi: observation.rssi)
+            let excused = offline.map { min($0.seconds(from: known.stream.lastSighting, to: now), ScannerChannel.offlineExcuseLimit) } ?? 0
+            track.stream.record(at: now, rssi: observation.rssi, excused: excused)
         } else {
             // New, or restored and not heard since (``init(restoring:at:)``): the time since the
             // restore is no interval of the beacon's (an outage's length would read as its rhythm).

@@ -28,8 +28,18 @@ public struct ScannerChannel: Hashable, Sendable {
     public struct Gap: Hashable, Sendable {
         public var from: Timestamp
         public var to: Timestamp
-        /// The scanner's sighting rate just before the gap, per second.
+        /// The scanner's sighting rate just before the gap, per second; infinite for a time the
+        /// scanner said it was offline (``isDeclared``).
         public var rate: Double
+
+        /// Whether the scanner said it was offline through this gap (``setOnline(_:at:)``): it
+        /// counts whole, whatever the other streams' rate, up to ``offlineExcuseLimit``.
+        public var isDeclared: Bool { rate == .infinity }
+
+        /// Seconds of this gap from `start` to `end` (0 when they do not meet).
+        public func seconds(from start: Timestamp, to end: Timestamp) -> Double {
+            max(0, min(to, end) - max(from, start))
+        }
     }
 
     /// The last sighting heard by this scanner.
@@ -64,6 +74,20 @@ public struct ScannerChannel: Hashable, Sendable {
     public private(set) var lossStreamRate: Double = 0
     /// Updates behind ``lossStreamRate`` (counted up to ``priorMemory``).
     public private(set) var lossRatedUpdates: Double = 0
+
+    /// Since when the scanner has said it is offline (its status topic: ESPresense's retained
+    /// `offline`, a Theengs gateway's will), `nil` while it is online or has said nothing.
+    public private(set) var offlineSince: Timestamp?
+    /// The last time the scanner said it was offline, from then to its return (among ``gaps``
+    /// too, while they keep it).
+    public private(set) var lastOffline: Gap?
+
+    /// Seconds of a stream's silence excused at most because its scanner said it was offline
+    /// (``offlineSilence(from:to:)``), beside what its dark gaps excuse: a node's reboot or
+    /// firmware update (tens of seconds) holds no exit, a node unplugged for good lets its
+    /// beacons go two minutes later than they would have gone — ESPresense-companion's own away
+    /// timeout (120 s), the longest wait the presence tools we connect to use.
+    public static let offlineExcuseLimit = 120.0
 
     /// Seconds over which the scanner's rate is averaged (e-fold decay).
     public static let rateMemory = 10.0
@@ -100,8 +124,10 @@ public struct ScannerChannel: Hashable, Sendable {
     /// is off, or every beacon left at once), exits come that much later.
     public var excuseLimit: Double { max(Self.minimumExcuseLimit, 2 * longestGap) }
 
-    /// Records a sighting of any stream at `time` (earlier times count as simultaneous).
+    /// Records a sighting of any stream at `time` (earlier times count as simultaneous). A
+    /// scanner that said it was offline is heard again: it is online (``setOnline(_:at:)``).
     public mutating func record(at time: Timestamp) {
+        if offlineSince != nil { setOnline(true, at: time) }
         if let last = lastHeard {
             guard time > last else {
                 weight += 1
@@ -110,10 +136,15 @@ public struct ScannerChannel: Hashable, Sendable {
             // (The weight is kept as of the last sighting, so its rate then needs no decay: the
             // same number `rate(at:)` gives, e^0 being 1, without the `exp`.)
             let rate = weightTime == last ? weight / Self.rateMemory : rate(at: last)
-            let gap = time - last
-            if rate * gap > Self.chanceGaps {
-                gaps.append(Gap(from: last, to: time, rate: rate))
-                if gaps.count > Self.gapCapacity { gaps.removeFirst(gaps.count - Self.gapCapacity) }
+            var gap = time - last
+            if let declared = gaps.last, declared.isDeclared, declared.to > last {
+                // The scanner said it was offline for part of this silence: that part is a gap
+                // already (whole); what is dark around it counts as usual, on each side.
+                recordDarkGap(from: last, to: max(last, declared.from), rate: rate)
+                recordDarkGap(from: declared.to, to: time, rate: rate)
+                gap -= declared.seconds(from: last, to: time)
+            } else {
+                recordDarkGap(from: last, to: time, rate: rate)
             }
             if rate > 0 {
                 let dark = gap - Self.chanceGaps / rate
@@ -125,6 +156,61 @@ public struct ScannerChannel: Hashable, Sendable {
         weight = weight * exp(-max(0, time - weightTime) / Self.rateMemory) + 1
         weightTime = time
         lastHeard = time
+    }
+
+    /// Keeps the silence from `from` to `to` as a dark gap when the scanner, hearing `rate`
+    /// sightings a second, would show it by chance with probability about e^−``chanceGaps``.
+    private mutating func recordDarkGap(from: Timestamp, to: Timestamp, rate: Double) {
+        guard rate * (to - from) > Self.chanceGaps else { return }
+        appendGap(Gap(from: from, to: to, rate: rate))
+    }
+
+    private mutating func appendGap(_ gap: Gap) {
+        gaps.append(gap)
+        if gaps.count > Self.gapCapacity { gaps.removeFirst(gaps.count - Self.gapCapacity) }
+    }
+
+    /// The scanner said at `time` that it is offline (`false`) or online again (`true`): its
+    /// status topic (ESPresense's retained `rooms/<room>/status`, a Theengs gateway's will). While
+    /// it is offline, the silence of the streams it hears is excused as the scanner's from then on
+    /// (``offlineSilence(from:to:)``, at most ``offlineExcuseLimit``); back online, that time
+    /// stays a dark gap, counted whole. A sighting heard from it is its return as well. Saying
+    /// the same twice changes nothing (a retained status comes again at every subscription).
+    ///
+    /// ```swift
+    /// var channel = ScannerChannel()
+    /// channel.record(at: Timestamp(seconds: 10))
+    /// channel.setOnline(false, at: Timestamp(seconds: 12))   // its will: `offline`
+    /// channel.offlineSilence(from: Timestamp(seconds: 10), to: Timestamp(seconds: 30))   // 18 s
+    /// ```
+    public mutating func setOnline(_ online: Bool, at time: Timestamp) {
+        if online {
+            guard let since = offlineSince else { return }
+            offlineSince = nil
+            guard time > since else { return }
+            let gap = Gap(from: since, to: time, rate: .infinity)
+            appendGap(gap)
+            lastOffline = gap
+        } else if offlineSince == nil {
+            offlineSince = time
+        }
+    }
+
+    /// Whether the scanner has said it is offline and has not come back.
+    public var isOffline: Bool { offlineSince != nil }
+
+    /// Seconds of a silence from `lastSighting` to `now` during which the scanner said it was
+    /// offline (its current absence and those it came back from), at most ``offlineExcuseLimit``.
+    /// Every detector waits them out, not only those that excuse dark gaps.
+    public func offlineSilence(from lastSighting: Timestamp, to now: Timestamp) -> Double {
+        guard now > lastSighting else { return 0 }
+        var declared = 0.0
+        if let since = offlineSince, since < now { declared += now - max(since, lastSighting) }
+        for gap in gaps.reversed() {
+            guard gap.to > lastSighting else { break }
+            if gap.isDeclared { declared += gap.seconds(from: lastSighting, to: now) }
+        }
+        return min(declared, Self.offlineExcuseLimit)
     }
 
     /// The loss a new periodic stream of this scanner starts from (``ReceptionEstimator/priorLoss``):
@@ -281,23 +367,42 @@ public struct ScannerChannel: Hashable, Sendable {
     /// ``undecidedSilence(at:due:streamRate:)`` holds the exit. (Until issue 15's seventh pass
     /// only the part after that delay counted: a stream at a scanner with few other streams
     /// learned every blackout's first ~1.5 s as a burst of its own.)
+    ///
+    /// The times the scanner said it was offline (``offlineSilence(from:to:)``) are added, up
+    /// to ``offlineExcuseLimit`` of their own.
     public func excusedSilence(from lastSighting: Timestamp, to now: Timestamp, streamRate: Double) -> Double {
         guard now > lastSighting else { return 0 }
         var excused = 0.0
         if let last = lastHeard, last < now {
-            Self.credit(Gap(from: last, to: now, rate: rate(at: last)), silence: lastSighting..<now, streamRate: streamRate, to: &excused)
+            // Offline now: its silence is dark up to when it said so, declared from then on.
+            let end = min(now, max(offlineSince ?? now, last))
+            if end > last {
+                Self.credit(Gap(from: last, to: end, rate: rate(at: last)), silence: lastSighting..<now, streamRate: streamRate, to: &excused)
+            }
         }
         Self.creditGaps(gaps, silence: lastSighting..<now, streamRate: streamRate, to: &excused)
-        return min(excused, excuseLimit)
+        return min(excused, excuseLimit) + offlineSilence(from: lastSighting, to: now)
     }
 
     /// Adds to `excused` the part of `silence` within each of `gaps` (most recent last) that
-    /// counts as the scanner's (``excusedSilence(from:to:streamRate:)``), latest gap first.
-    static func creditGaps(_ gaps: [Gap], silence: Range<Timestamp>, streamRate: Double, to excused: inout Double) {
+    /// counts as the scanner's (``excusedSilence(from:to:streamRate:)``), latest gap first; the
+    /// times the scanner said it was offline (``Gap/isDeclared``) go to `declared`.
+    static func creditGaps(_ gaps: [Gap], silence: Range<Timestamp>, streamRate: Double, to excused: inout Double, declared: inout Double) {
         for gap in gaps.reversed() {
             guard gap.to > silence.lowerBound else { break }
-            credit(gap, silence: silence, streamRate: streamRate, to: &excused)
+            if gap.isDeclared {
+                declared += gap.seconds(from: silence.lowerBound, to: silence.upperBound)
+            } else {
+                credit(gap, silence: silence, streamRate: streamRate, to: &excused)
+            }
         }
+    }
+
+    /// ``creditGaps(_:silence:streamRate:to:declared:)`` without the declared gaps (counted
+    /// apart by ``offlineSilence(from:to:)``).
+    static func creditGaps(_ gaps: [Gap], silence: Range<Timestamp>, streamRate: Double, to excused: inout Double) {
+        var declared = 0.0
+        creditGaps(gaps, silence: silence, streamRate: streamRate, to: &excused, declared: &declared)
     }
 
     /// Adds to `excused` the part of `silence` (a stream's, from its last sighting to now) within

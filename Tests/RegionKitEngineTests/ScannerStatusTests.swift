@@ -1,0 +1,174 @@
+import Foundation
+import Testing
+@testable import RegionKitEngine
+
+/// A scanner's own word that it is offline (``MonitoringEngine/setScannerStatus(_:online:at:)``:
+/// ESPresense's retained `rooms/<room>/status`, a Theengs gateway's will): the beacons only it hears
+/// neither leave their regions nor their room while it is away, up to
+/// ``ScannerChannel/offlineExcuseLimit``; back, their silence counts from its return.
+@Suite("Scanner status: a scanner that says it is offline holds its beacons' exits")
+struct ScannerStatusTests {
+    /// Beacon `a` heard by the kitchen and `b` by the hall, every 0.5 s for 20 s, each in a
+    /// region of its own (`a`, `b`).
+    static func engine(_ profile: MonitoringProfile) -> MonitoringEngine {
+        var engine = Fixture.engine(profile)
+        _ = engine.startMonitoring(Fixture.region("a", major: 0, minor: 1), at: .zero)
+        _ = engine.startMonitoring(Fixture.region("b", major: 0, minor: 2), at: .zero)
+        for t in stride(from: 0.0, to: 20, by: 0.5) {
+            _ = engine.ingest(Fixture.seen(Fixture.a, at: t, scanner: "kitchen"))
+            _ = engine.ingest(Fixture.seen(Fixture.b, at: t + 0.2, scanner: "hall"))
+        }
+        return engine
+    }
+
+    static func exitTime(_ events: [LocationEvent], _ region: String) -> Double? {
+        events.of("didExitRegion", region).first?.timestamp.seconds
+    }
+
+    /// When region `region` exits with no more sightings and no scanner status.
+    static func usualExit(_ profile: MonitoringProfile, _ region: String) throws -> Double {
+        var engine = engine(profile)
+        return try #require(exitTime(engine.advance(to: Timestamp(seconds: 1_000)), region))
+    }
+
+    @Test("Offline from 20.2 s to 100 s: the kitchen's beacon stays inside through it and exits as long after as its silence before it allowed; the hall's exits as usual",
+          arguments: [MonitoringProfile.responsive, .coreLocation])
+    func heldWhileOffline(profile: MonitoringProfile) throws {
+        let usual = try Self.usualExit(profile, "a")
+        #expect(usual < 100, "the usual exit comes during the outage: \(usual)")
+        var engine = Self.engine(profile)
+        var events = engine.setScannerStatus("kitchen", online: false, at: Timestamp(seconds: 20.2))
+        #expect(engine.isScannerOffline("kitchen") && !engine.isScannerOffline("hall") && engine.offlineScanners == ["kitchen"])
+        events += engine.advance(to: Timestamp(seconds: 100))
+        #expect(Self.exitTime(events, "a") == nil, "\(events.summary)")
+        #expect(Self.exitTime(events, "b") == (try Self.usualExit(profile, "b")), "the hall said nothing")
+        events = engine.setScannerStatus("kitchen", online: true, at: Timestamp(seconds: 100))
+        #expect(!engine.isScannerOffline("kitchen") && engine.offlineScanners.isEmpty)
+        events += engine.advance(to: Timestamp(seconds: 1_000))
+        let exit = try #require(Self.exitTime(events, "a"))
+        // The 79.8 s it was away are not the beacon's silence (the evaluation grid of the
+        // Core Location profile rounds up to its next 10 s).
+        let grid = profile.exitDetector.maximumSilence == 30 ? 10.0 : 0.5
+        #expect(exit >= usual + 79.8 - 1e-9 && exit <= usual + 79.8 + grid, "\(exit) vs \(usual)")
+    }
+
+    @Test("Offline for good: its beacons go once the limit of the excuse is spent, not never")
+    func limit() throws {
+        let profile = MonitoringProfile.responsive
+        let usual = try Self.usualExit(profile, "a")
+        var engine = Self.engine(profile)
+        var events = engine.setScannerStatus("kitchen", online: false, at: Timestamp(seconds: 20.2))
+        events += engine.advance(to: Timestamp(seconds: 10_000))
+        let exit = try #require(Self.exitTime(events, "a"))
+        let limit = ScannerChannel.offlineExcuseLimit
+        #expect(exit >= usual + limit - 0.5 && exit <= usual + limit + 0.5, "\(exit) vs \(usual) + \(limit)")
+        #expect(engine.isScannerOffline("kitchen"), "it still says so")
+    }
+
+    @Test("A scanner heard again is back, whatever it said; a status repeated (retained, at every subscription) changes nothing; one never heard before is remembered")
+    func statusEdges() throws {
+        var engine = Self.engine(.responsive)
+        _ = engine.setScannerStatus("kitchen", online: false, at: Timestamp(seconds: 20.2))
+        _ = engine.setScannerStatus("kitchen", online: false, at: Timestamp(seconds: 30))
+        #expect(engine.channel(of: "kitchen")?.offlineSince == Timestamp(seconds: 20.2), "the first word counts")
+        _ = engine.ingest(Fixture.seen(Fixture.a, at: 40, scanner: "kitchen"))
+        #expect(!engine.isScannerOffline("kitchen"))
+        let declared = try #require(engine.channel(of: "kitchen")?.gaps.last)
+        #expect(declared.isDeclared && declared.from == Timestamp(seconds: 20.2) && declared.to == Timestamp(seconds: 40))
+        _ = engine.setScannerStatus("kitchen", online: true, at: Timestamp(seconds: 41))
+        #expect(engine.channel(of: "kitchen")?.gaps.filter(\.isDeclared).count == 1, "online again changes nothing")
+        _ = engine.setScannerStatus("porch", online: true, at: Timestamp(seconds: 42))
+        #expect(engine.channel(of: "porch") == nil, "online from a scanner never heard: nothing to keep")
+        _ = engine.setScannerStatus("porch", online: false, at: Timestamp(seconds: 43))
+        #expect(engine.offlineScanners == ["porch"])
+    }
+
+    @Test("Heard again after it came back: the time it was away is no interval of the beacon's stream nor of its room's track (their exits stay quick)")
+    func notLearned() throws {
+        var profile = MonitoringProfile.responsive
+        profile.nearestScanner = NearestScannerPolicy()
+        var engine = Self.engine(profile)
+        _ = engine.setScannerStatus("kitchen", online: false, at: Timestamp(seconds: 20.2))
+        _ = engine.advance(to: Timestamp(seconds: 60))
+        _ = engine.setScannerStatus("kitchen", online: true, at: Timestamp(seconds: 60))
+        for t in stride(from: 60.1, to: 70, by: 0.5) { _ = engine.ingest(Fixture.seen(Fixture.a, at: t, scanner: "kitchen")) }
+        let slot = try #require(engine.regions.slot(of: "a"))
+        var longest: [Double] = []
+        engine.regions.readStreams(slot: slot) { _, streams in
+            streams.forEachStream { _, stream, _ in longest.append(stream.longestInterval) }
+        }
+        #expect(longest.count == 1 && longest.allSatisfy { $0 < 1 }, "\(longest)")
+        let track = try #require(engine.nearest[Fixture.a]?.tracks["kitchen"])
+        #expect(track.stream.longestInterval < 1, "\(track.stream.longestInterval)")
+    }
+
+    @Test("A detector that keeps no channel on the sighting path (Core Location's): a sighting from the scanner is its return too")
+    func heardWithoutChannels() {
+        var engine = Self.engine(.coreLocation)
+        _ = engine.setScannerStatus("kitchen", online: false, at: Timestamp(seconds: 20.2))
+        _ = engine.ingest(Fixture.seen(Fixture.b, at: 21, scanner: "hall"))
+        #expect(engine.isScannerOffline("kitchen"))
+        _ = engine.ingest(Fixture.seen(Fixture.a, at: 22, scanner: "kitchen"))
+        #expect(!engine.isScannerOffline("kitchen") && engine.channel(of: "kitchen")?.lastOffline?.to == Timestamp(seconds: 22))
+    }
+
+    @Test("The room: a beacon whose only scanner is offline is not 'heard by no scanner' while it is away; back, it leaves as long after as its silence before allowed")
+    func roomHeld() throws {
+        func placed() -> MonitoringEngine {
+            var engine = NearestAbsenceTests.engine()
+            for t in stride(from: 0.0, to: 20, by: 0.5) {
+                _ = engine.ingest(Fixture.seen(Fixture.a, at: t, scanner: "kitchen"))
+                _ = engine.ingest(Fixture.seen(Fixture.b, at: t + 0.2, scanner: "hall"))
+            }
+            return engine
+        }
+        var plain = placed()
+        let usual = try #require(NearestAbsenceTests.changes(plain.advance(to: Timestamp(seconds: 1_000))).first { $0.beacon == Fixture.a }?.time)
+        #expect(usual < 100)
+        var engine = placed()
+        var events = engine.setScannerStatus("kitchen", online: false, at: Timestamp(seconds: 20.2))
+        events += engine.advance(to: Timestamp(seconds: 100))
+        var changes = NearestAbsenceTests.changes(events)
+        #expect(changes.map(\.beacon) == [Fixture.b], "only the hall's beacon left: \(changes)")
+        #expect(engine.nearestScanner(for: Fixture.a) == "kitchen")
+        events = engine.setScannerStatus("kitchen", online: true, at: Timestamp(seconds: 100))
+        events += engine.advance(to: Timestamp(seconds: 1_000))
+        changes = NearestAbsenceTests.changes(events)
+        let left = try #require(changes.first { $0.beacon == Fixture.a })
+        #expect(left.to == nil && left.from == "kitchen")
+        #expect(abs(left.time - (usual + 79.8)) < 1e-6, "\(left.time) vs \(usual) + 79.8")
+    }
+}
+
+/// ``ScannerChannel``'s declared gaps, byte for byte of their arithmetic.
+@Suite("Scanner channel: the times a scanner said it was offline")
+struct ScannerChannelOfflineTests {
+    @Test("Counted whole, once: the dark time around them as usual, not twice where they meet")
+    func countedOnce() {
+        var channel = ScannerChannel()
+        // 100 sightings/s for 10 s, then silent from 10 s; offline said at 12 s; back at 30 s;
+        // heard again at 31 s.
+        for step in 0..<1_000 { channel.record(at: Timestamp(seconds: Double(step) * 0.01)) }
+        channel.setOnline(false, at: Timestamp(seconds: 12))
+        // While offline: its dark silence before (9.99–12) is excused as before, 12–20 declared.
+        let during = channel.excusedSilence(from: Timestamp(seconds: 9.5), to: Timestamp(seconds: 20), streamRate: 1)
+        #expect(abs(during - (12 - 9.99 + 8)) < 1e-9, "\(during)")
+        #expect(channel.offlineSilence(from: Timestamp(seconds: 9.5), to: Timestamp(seconds: 20)) == 8)
+        channel.setOnline(true, at: Timestamp(seconds: 30))
+        channel.record(at: Timestamp(seconds: 31))
+        #expect(channel.gaps.count == 3, "dark 9.99–12, declared 12–30, dark 30–31: \(channel.gaps)")
+        let after = channel.excusedSilence(from: Timestamp(seconds: 9.5), to: Timestamp(seconds: 31), streamRate: 1)
+        #expect(abs(after - (31 - 9.99)) < 1e-9, "every second of it, once: \(after)")
+        #expect(channel.offlineSilence(from: Timestamp(seconds: 9.5), to: Timestamp(seconds: 31)) == 18)
+        #expect(channel.longestGap < 3, "the declared time is no dark gap of the radio's: \(channel.longestGap)")
+    }
+
+    @Test("At most the limit, however long it was away")
+    func limited() {
+        var channel = ScannerChannel()
+        channel.record(at: Timestamp(seconds: 0))
+        channel.setOnline(false, at: Timestamp(seconds: 1))
+        #expect(channel.offlineSilence(from: .zero, to: Timestamp(seconds: 10_000)) == ScannerChannel.offlineExcuseLimit)
+        #expect(channel.offlineSilence(from: Timestamp(seconds: 5), to: Timestamp(seconds: 5)) == 0)
+    }
+}
