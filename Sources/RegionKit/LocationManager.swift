@@ -217,6 +217,21 @@ public final class LocationManager: Sendable {
         run { $0.setSourceStatus(status, for: kind, at: $1) }
     }
 
+    /// Scanner `scannerID` said it is offline (`online: false`) or back: the status it publishes
+    /// (ESPresense's retained `espresense/rooms/<room>/status`, a Theengs gateway's will). While it
+    /// is away, the beacons only it hears do not leave their regions or rooms, for up to
+    /// ``ScannerChannel/offlineExcuseLimit`` (``MonitoringEngine/setScannerStatus(_:online:at:)``).
+    ///
+    /// ```swift
+    /// manager.setScannerStatus("kitchen", online: false)
+    /// ```
+    public func setScannerStatus(_ scannerID: String, online: Bool) {
+        run { $0.setScannerStatus(scannerID, online: online, at: $1) }
+    }
+
+    /// The scanners that said they are offline and have not come back, sorted.
+    public var offlineScanners: [String] { state.withLock { $0.engine.offlineScanners } }
+
     /// The scanner (room) `identity` is nearest to now, when the profile tracks nearest scanners.
     public func nearestScanner(for identity: BeaconIdentity) -> String? { state.withLock { $0.engine.nearestScanner(for: identity) } }
 

@@ -27,6 +27,8 @@ public struct SightingMessageError: Error, Hashable, Sendable, CustomStringConve
         public static let malformedField = Kind(rawValue: "malformedField")
         /// The topic does not have the format's shape.
         public static let badTopic = Kind(rawValue: "badTopic")
+        /// A scanner's status that is neither `online` nor `offline` (``ScannerStatusMessage``).
+        public static let badStatus = Kind(rawValue: "badStatus")
 
         public var description: String { rawValue }
         public static func < (lhs: Kind, rhs: Kind) -> Bool { lhs.rawValue < rhs.rawValue }

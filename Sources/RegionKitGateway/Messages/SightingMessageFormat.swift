@@ -19,4 +19,17 @@ public enum SightingMessageFormat: String, Sendable, Hashable, Codable, CaseIter
         case .regionkit: "regionkit/scanners/+"
         }
     }
+
+    /// Where the format's scanners say whether they are online (``ScannerStatusMessage``), the
+    /// `+` level naming the scanner as the sightings do: ESPresense's retained room status,
+    /// Theengs Gateway's and OpenMQTTGateway's will; `nil` for RegionKit's own scanners, which
+    /// publish no status (their batches name the scanner in the payload, the topic only a
+    /// sanitised form of it).
+    public var defaultStatusFilter: String? {
+        switch self {
+        case .espresense: "espresense/rooms/+/status"
+        case .theengs: "home/+/LWT"
+        case .regionkit: nil
+        }
+    }
 }

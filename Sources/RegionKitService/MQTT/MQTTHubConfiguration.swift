@@ -239,12 +239,14 @@ public struct HomeAssistantConfiguration: Codable, Sendable, Hashable {
     }
 }
 
-/// One MQTT source: sightings in a scanner format on a topic filter of the `mqtt:` broker.
+/// One MQTT source: sightings in a scanner format on a topic filter of the `mqtt:` broker, and
+/// its scanners' status (online, offline) on another.
 ///
 /// ```yaml
 /// sources:
-///   - mqtt: {format: espresense}                                  # espresense/devices/+/+
-///   - mqtt: {format: theengs, topic: "home/+/BTtoMQTT/+", scanner: garage}
+///   - mqtt: {format: espresense}                                  # espresense/devices/+/+, status espresense/rooms/+/status
+///   - mqtt: {format: theengs, topic: "home/+/BTtoMQTT/+", scanner: garage, status: "home/garage-gw/LWT"}
+///   - mqtt: {format: espresense, status: none}                    # statuses not read
 /// ```
 public struct MQTTSourceConfiguration: Codable, Sendable, Hashable {
     public var format: SightingMessageFormat
@@ -252,14 +254,30 @@ public struct MQTTSourceConfiguration: Codable, Sendable, Hashable {
     public var topic: String?
     /// Report every sighting of this source as heard by this scanner (instead of the topic's room/gateway).
     public var scanner: String?
+    /// Where the source's scanners say whether they are online (``ScannerStatusMessage``): a
+    /// topic filter whose `+` level names the scanner (with ``scanner`` set, any topic: it is
+    /// that scanner's); `none`: not read. Default: the format's
+    /// (``SightingMessageFormat/defaultStatusFilter``) when the source reads the format's usual
+    /// topics and names no scanner; otherwise none.
+    public var status: String?
 
-    public init(format: SightingMessageFormat, topic: String? = nil, scanner: String? = nil) {
+    public init(format: SightingMessageFormat, topic: String? = nil, scanner: String? = nil, status: String? = nil) {
         self.format = format
         self.topic = topic
         self.scanner = scanner
+        self.status = status
     }
 
     public var topicFilter: String { topic ?? format.defaultTopicFilter }
+
+    /// The scanners' status filter read (``status``), or nil when none is.
+    public var statusFilter: String? {
+        if let status { return status == Self.noStatus ? nil : status }
+        return topic == nil && scanner == nil ? format.defaultStatusFilter : nil
+    }
+
+    /// The ``status`` value that reads no status.
+    public static let noStatus = "none"
 
     /// What is wrong with the settings, or nil.
     public var problem: String? {
@@ -269,6 +287,18 @@ public struct MQTTSourceConfiguration: Codable, Sendable, Hashable {
             return "topic: \(error)"
         }
         if let scanner, scanner.isEmpty || scanner.utf8.count > 128 { return "scanner must be 1–128 bytes" }
+        if let statusFilter {
+            do {
+                try MQTTTopicFilter.validateFilter(statusFilter)
+            } catch {
+                return "status: \(error)"
+            }
+            let levels = statusFilter.split(separator: "/", omittingEmptySubsequences: false)
+            if levels.contains("#") { return "status '\(statusFilter)': no '#': one '+' level names the scanner" }
+            if scanner == nil && !levels.contains("+") {
+                return "status '\(statusFilter)': a '+' level must name the scanner (or give the source a scanner)"
+            }
+        }
         return nil
     }
 }

@@ -35,6 +35,8 @@ public final class MQTTSightingIngest: Sendable {
         public var unrouted = 0
         /// Telemetry messages (Eddystone-TLM through Theengs) kept for their transmitter.
         public var telemetry = 0
+        /// Scanner status messages (``ScannerStatusMessage``) applied, retained ones included.
+        public var statuses = 0
 
         public var rejectedTotal: Int { rejected.values.reduce(0, +) }
     }
@@ -44,7 +46,18 @@ public final class MQTTSightingIngest: Sendable {
         var decoder: SightingMessageDecoder
     }
 
+    /// A source's scanners' status filter (``MQTTSourceConfiguration/statusFilter``).
+    struct StatusRoute: Sendable {
+        var filter: String
+        /// The source's configured scanner, which every status on the filter is about.
+        var scanner: String?
+    }
+
     let routes: [Route]
+    let statusRoutes: [StatusRoute]
+    /// The status last said by each scanner, to log changes only (a retained status comes again
+    /// at every subscription); emptied when a new scanner would exceed ``telemetryCapacity``.
+    private let lastStatus = LockedBox<[String: Bool]>([:])
     let manager: LocationManager
     let logger: Logger
     private let state = LockedBox<(statistics: Statistics, logged: Set<String>, telemetry: [String: (frame: EddystoneTelemetry, heardAt: Timestamp)])>((Statistics(), [], [:]))
@@ -67,14 +80,70 @@ public final class MQTTSightingIngest: Sendable {
         self.batching = batching
         self.telemetryMaximumAge = telemetryMaximumAge
         routes = sources.map { Route(filter: $0.topicFilter, decoder: SightingMessageDecoder(format: $0.format, scannerOverride: $0.scanner)) }
+        statusRoutes = sources.compactMap { source in source.statusFilter.map { StatusRoute(filter: $0, scanner: source.scanner) } }
         self.manager = manager
         self.logger = logger
     }
 
-    /// The topic filters to subscribe to (one per source, duplicates removed).
+    /// The sighting topic filters to subscribe to (one per source, duplicates removed).
     public var topicFilters: [String] {
         var seen = Set<String>()
         return routes.map(\.filter).filter { seen.insert($0).inserted }
+    }
+
+    /// The scanners' status filters to subscribe to (``MQTTSourceConfiguration/statusFilter``,
+    /// duplicates removed): apart from ``topicFilters``, because a refused one is no outage of
+    /// the sightings.
+    public var statusFilters: [String] {
+        var seen = Set<String>()
+        return statusRoutes.map(\.filter).filter { seen.insert($0).inserted }
+    }
+
+    /// The status route `topic` belongs to: checked before the sighting routes, whose filter may
+    /// cover it (`espresense/#`).
+    func statusRoute(for topic: String) -> StatusRoute? {
+        statusRoutes.isEmpty ? nil : statusRoutes.first { MQTTTopicFilter.matches(filter: $0.filter, topic: topic) }
+    }
+
+    /// Applies one scanner status message (retained ones too: a retained status is the scanner's
+    /// state now). The sightings batched before it go to the manager first, so that they are
+    /// heard before the status.
+    func handleStatus(topic: String, payload: [UInt8], route: StatusRoute) {
+        do {
+            let status = try ScannerStatusMessage.decode(topic: topic, payload: payload, filter: route.filter, scanner: route.scanner)
+            flush()
+            state.withLock {
+                $0.statistics.messages += 1
+                $0.statistics.statuses += 1
+            }
+            manager.setScannerStatus(status.scanner, online: status.online)
+            let changed = lastStatus.withLock { last -> Bool in
+                guard last[status.scanner] != status.online else { return false }
+                if last[status.scanner] == nil && last.count >= Self.telemetryCapacity { last.removeAll(keepingCapacity: true) }
+                last[status.scanner] = status.online
+                return true
+            }
+            if changed {
+                logger.info(status.online ? "scanner online" : "scanner offline: its beacons are held for it",
+                            metadata: ["scanner": "\(status.scanner.prefix(128))", "topic": "\(topic.prefix(200))"])
+            }
+        } catch {
+            reject(error, topic: topic, filter: route.filter, what: "scanner status")
+        }
+    }
+
+    /// Counts a rejected message by kind; logs the first of its kind on its filter.
+    private func reject(_ error: SightingMessageError, topic: String, filter: String, what: String, format: SightingMessageFormat? = nil) {
+        let first = state.withLock { state -> Bool in
+            state.statistics.messages += 1
+            state.statistics.rejected[error.kind, default: 0] += 1
+            return state.logged.insert("\(error.kind)|\(filter)").inserted
+        }
+        if first {
+            var metadata: Logger.Metadata = ["topic": "\(topic.prefix(200))", "kind": "\(error.kind)", "error": "\(error.message)"]
+            if let format { metadata["format"] = "\(format.rawValue)" } else { metadata["filter"] = "\(filter)" }
+            logger.warning("rejected an MQTT \(what) message (further ones of this kind on this source are only counted)", metadata: metadata)
+        }
     }
 
     public var statistics: Statistics { state.withLock { $0.statistics } }
@@ -120,6 +189,11 @@ public final class MQTTSightingIngest: Sendable {
     /// subscribes to as rejected, `tooLarge` (the first of a source is logged, as for any rejection);
     /// a retained one as ignored (``retainedReason``), as it would have been.
     public func skipped(topic: String, size: Int, retained: Bool) {
+        if let status = statusRoute(for: topic) {
+            reject(SightingMessageError(.tooLarge, "status of \(size) bytes exceeds the maximum incoming packet size: skipped"),
+                   topic: topic, filter: status.filter, what: "scanner status")
+            return
+        }
         guard let route = routes.first(where: { MQTTTopicFilter.matches(filter: $0.filter, topic: topic) }) else {
             state.withLock { $0.statistics.unrouted += 1 }
             return
@@ -145,8 +219,15 @@ public final class MQTTSightingIngest: Sendable {
     /// broker's stored copy of an earlier one, delivered at every subscription: stamped with its
     /// arrival time it would bring its beacon back inside at every reconnection and restart, so it
     /// is counted as ignored (``retainedReason``) and not ingested.
+    ///
+    /// A scanner's status (``statusFilters``) is applied, retained or not: it is the scanner's
+    /// state now (``LocationManager/setScannerStatus(_:online:)``).
     public func handle(topic: String, payload: [UInt8], retained: Bool = false) {
         guard !stopped.load(ordering: .relaxed) else { return }
+        if let status = statusRoute(for: topic) {
+            handleStatus(topic: topic, payload: payload, route: status)
+            return
+        }
         guard let route = routes.first(where: { MQTTTopicFilter.matches(filter: $0.filter, topic: topic) }) else {
             state.withLock { $0.statistics.unrouted += 1 }
             return
@@ -200,16 +281,7 @@ public final class MQTTSightingIngest: Sendable {
                 }
             }
         } catch {
-            let first = state.withLock { state -> Bool in
-                state.statistics.messages += 1
-                state.statistics.rejected[error.kind, default: 0] += 1
-                return state.logged.insert("\(error.kind)|\(route.filter)").inserted
-            }
-            if first {
-                logger.warning("rejected an MQTT sighting message (further ones of this kind on this source are only counted)",
-                               metadata: ["topic": "\(topic.prefix(200))", "format": "\(route.decoder.format.rawValue)",
-                                          "kind": "\(error.kind)", "error": "\(error.message)"])
-            }
+            reject(error, topic: topic, filter: route.filter, what: "sighting", format: route.decoder.format)
         }
     }
 }

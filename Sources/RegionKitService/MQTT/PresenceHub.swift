@@ -224,6 +224,9 @@ public final class PresenceHub: Sendable {
     /// ``shutdown()`` or cancellation.
     public func run() async {
         var filters = (ingest?.topicFilters ?? []).map { ($0, MQTTQoS.atMostOnce) }
+        // The scanners' status at QoS 1: rare, and an `offline` lost is a node's beacons leaving
+        // while it reboots.
+        filters += (ingest?.statusFilters ?? []).map { ($0, MQTTQoS.atLeastOnce) }
         // The beacons' tracker configurations at QoS 1: a deletion in Home Assistant, or the copy
         // of the hub's own removal (``TrackerConfigWatch``), must not be dropped on the way.
         if let discovery = outputs.withLock({ $0.discovery }) { filters += [(discovery.statusTopic, .atMostOnce), (discovery.trackerConfigFilter, .atLeastOnce)] }
@@ -293,6 +296,7 @@ public final class PresenceHub: Sendable {
                 "messages": "\(statistics.messages)", "sightings": "\(statistics.sightings)",
                 "ignored": "\(statistics.ignored.values.reduce(0, +))", "rejected": "\(statistics.rejectedTotal)",
                 "rejected-by-kind": "\(rejected)", "unrouted": "\(statistics.unrouted)",
+                "scanner-statuses": "\(statistics.statuses)",
             ]
             // A warning when messages were rejected, so it shows at the daemon's usual log levels.
             logger.log(level: statistics.rejectedTotal > 0 ? .warning : .info, "MQTT sources: totals since start", metadata: metadata)
@@ -418,6 +422,11 @@ public final class PresenceHub: Sendable {
             // source failing (regions fail visibly), not as every beacon leaving. The client asks
             // again, on this connection (`.subscriptionRestored` once granted) and at the next one
             // (whose `.connected` reports the source up again).
+            if let ingest, ingest.statusFilters.contains(filter) {
+                logger.warning("the MQTT broker refused the subscription to the scanners' status: a scanner that goes offline is not known as such (its beacons leave as if it were silent)",
+                               metadata: ["filter": "\(filter)"])
+                return
+            }
             guard let ingest, ingest.topicFilters.contains(filter) else { return }
             counters.withLock { $0.refusedSubscriptions += 1 }
             refusedFilters.withLock { _ = $0.insert(filter) }

@@ -1,0 +1,62 @@
+/// A scanner's word on whether it is online: ESPresense's retained `espresense/rooms/<room>/status`,
+/// Theengs Gateway's and OpenMQTTGateway's will `home/<gateway>/LWT`, RegionKit's scanners'
+/// `regionkit/scanners/<scanner>/status` — `online`, or `offline` (the will the broker publishes
+/// when the scanner's connection is lost, or what it says before it stops).
+///
+/// The scanner is the topic level at the filter's `+` (the name its sightings carry: the room, the
+/// gateway), or the source's configured scanner.
+///
+/// ```swift
+/// let status = try ScannerStatusMessage.decode(topic: "espresense/rooms/kitchen/status", payload: Array("offline".utf8),
+///                                              filter: "espresense/rooms/+/status", scanner: nil)
+/// status.scanner   // "kitchen"
+/// status.online    // false
+/// ```
+public struct ScannerStatusMessage: Hashable, Sendable {
+    public var scanner: String
+    public var online: Bool
+
+    public init(scanner: String, online: Bool) {
+        self.scanner = scanner
+        self.online = online
+    }
+
+    /// The longest payload read: `offline` with room for whitespace; anything longer is no status.
+    public static let maximumPayloadSize = 64
+
+    /// Reads one status message on `topic`, which matched `filter`; `scanner`: the source's
+    /// configured scanner, named instead of the topic's level. `online` and `offline` are read
+    /// without regard to case or surrounding whitespace; anything else is an error naming it.
+    public static func decode(topic: String, payload: [UInt8], filter: String, scanner: String?) throws(SightingMessageError) -> ScannerStatusMessage {
+        guard payload.count <= maximumPayloadSize else {
+            throw SightingMessageError(.tooLarge, "status of \(payload.count) bytes on '\(topic.prefix(200))': at most \(maximumPayloadSize)")
+        }
+        guard let text = String(validating: payload, as: UTF8.self) else {
+            throw SightingMessageError(.invalidUTF8, "status on '\(topic.prefix(200))' is not UTF-8")
+        }
+        let online: Bool
+        switch text.trimmingWhitespace.lowercased() {
+        case "online": online = true
+        case "offline": online = false
+        default:
+            throw SightingMessageError(.badStatus, "status '\(text.prefix(40))' on '\(topic.prefix(200))' is neither 'online' nor 'offline'")
+        }
+        if let scanner { return ScannerStatusMessage(scanner: scanner, online: online) }
+        let filterLevels = filter.split(separator: "/", omittingEmptySubsequences: false)
+        let topicLevels = topic.split(separator: "/", omittingEmptySubsequences: false)
+        guard let index = filterLevels.firstIndex(of: "+"), index < topicLevels.count else {
+            throw SightingMessageError(.badTopic, "status topic '\(topic.prefix(200))' has no level naming its scanner (filter '\(filter)')")
+        }
+        let name = try SightingMessageDecoder.scannerName(String(topicLevels[index]), from: "status topic level")
+        return ScannerStatusMessage(scanner: name, online: online)
+    }
+}
+
+extension String {
+    /// Without leading and trailing spaces, tabs, carriage returns and line feeds.
+    fileprivate var trimmingWhitespace: Substring {
+        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\r" || $0 == "\n" || $0 == "\r\n" }
+        guard let first = firstIndex(where: { !isSpace($0) }), let last = lastIndex(where: { !isSpace($0) }) else { return "" }
+        return self[first...last]
+    }
+}

@@ -1,0 +1,46 @@
+import Testing
+@testable import RegionKitGateway
+
+/// ``ScannerStatusMessage``: the scanner from the filter's `+` level, `online`/`offline` only.
+@Suite("Scanner status messages: ESPresense's room status, a Theengs gateway's will")
+struct ScannerStatusMessageTests {
+    static func decode(_ topic: String, _ payload: String, filter: String = "espresense/rooms/+/status",
+                       scanner: String? = nil) throws(SightingMessageError) -> ScannerStatusMessage {
+        try ScannerStatusMessage.decode(topic: topic, payload: Array(payload.utf8), filter: filter, scanner: scanner)
+    }
+
+    @Test("The scanner is the level at the '+'; case and surrounding whitespace do not matter")
+    func read() throws {
+        #expect(try Self.decode("espresense/rooms/kitchen/status", "offline") == ScannerStatusMessage(scanner: "kitchen", online: false))
+        #expect(try Self.decode("espresense/rooms/kitchen/status", " Online\r\n") == ScannerStatusMessage(scanner: "kitchen", online: true))
+        #expect(try Self.decode("home/OpenMQTTGateway/LWT", "offline", filter: "home/+/LWT") == ScannerStatusMessage(scanner: "OpenMQTTGateway", online: false))
+        #expect(try Self.decode("home/gw/LWT", "online", filter: "home/gw/LWT", scanner: "garage") == ScannerStatusMessage(scanner: "garage", online: true),
+                "the source's scanner, whatever the topic")
+    }
+
+    @Test("Anything else is an error naming it and the topic", arguments: [
+        ("espresense/rooms/kitchen/status", "", SightingMessageError.Kind.badStatus),
+        ("espresense/rooms/kitchen/status", "{\"status\":\"offline\"}", .badStatus),
+        ("espresense/rooms/kitchen/status", "offline!", .badStatus),
+        ("espresense/rooms/kitchen/status", String(repeating: " ", count: 65), .tooLarge),
+        ("espresense/rooms//status", "offline", .badTopic),   // an empty room level names no scanner
+    ])
+    func rejected(topic: String, payload: String, kind: SightingMessageError.Kind) {
+        #expect(throws: SightingMessageError.self) { try Self.decode(topic, payload) }
+        do { _ = try Self.decode(topic, payload) } catch {
+            #expect(error.kind == kind, "\(error)")
+            #expect(error.message.contains(topic) || error.message.contains("status"), "\(error.message)")
+        }
+    }
+
+    @Test("Not UTF-8: rejected as such")
+    func invalidUTF8() {
+        do {
+            _ = try ScannerStatusMessage.decode(topic: "espresense/rooms/kitchen/status", payload: [0x6F, 0xFF, 0x66],
+                                                filter: "espresense/rooms/+/status", scanner: nil)
+            Issue.record("accepted")
+        } catch {
+            #expect(error.kind == .invalidUTF8)
+        }
+    }
+}
