@@ -32,6 +32,11 @@ struct PresenceHubTests {
         // A filter that is not a sighting filter (Home Assistant's status, say) changes nothing.
         hub.connectionChanged(.subscriptionRefused(filter: "homeassistant/status"))
         #expect(service.manager.authorizationStatus(for: .beacon) == .authorized && hub.activity.status.state == .up)
+        // Nor the scanners' status refused: a warning, the sightings still come.
+        #expect(hub.ingest?.statusFilters == ["espresense/rooms/+/status"])
+        hub.connectionChanged(.subscriptionRefused(filter: "espresense/rooms/+/status"))
+        #expect(service.manager.authorizationStatus(for: .beacon) == .authorized && hub.activity.status.state == .up)
+        #expect(hub.counts.refusedSubscriptions == 0)
         hub.connectionChanged(.subscriptionRefused(filter: filter))
         #expect(service.manager.authorizationStatus(for: .beacon) == .restricted(reason: "the MQTT broker refused the subscription to '\(filter)'"))
         #expect(hub.activity.status.state == .down && hub.activity.status.detail?.contains(filter) == true)
