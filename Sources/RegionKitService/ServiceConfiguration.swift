@@ -227,6 +227,9 @@ public struct ServiceConfiguration: Codable, Sendable {
             if mqttSource.topic != nil {
                 throw bad("sources[\(index)].mqtt.topic: in cluster mode each partition's topic comes from cluster.topic")
             }
+            if mqttSource.status != nil {
+                throw bad("sources[\(index)].mqtt.status: in cluster mode the nodes' status topic comes from cluster.status")
+            }
         }
         for (index, spec) in (regions ?? []).enumerated() where (try? spec.region())?.kind != .beacon {
             throw bad("regions[\(index)]: cluster mode partitions beacon sightings; circular regions need a location source, which is not partitioned")

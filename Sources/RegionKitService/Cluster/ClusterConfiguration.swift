@@ -1,5 +1,6 @@
 import Foundation
 import RegionKitCore
+import RegionKitGateway
 import RegionKitMQTT
 
 /// The `cluster:` block of a `regionkit run` configuration: this engine is one member of a cluster
@@ -23,12 +24,24 @@ public struct ClusterConfiguration: Codable, Sendable, Hashable {
     /// A partition's MQTT topic filter, with `{partition}` for its number (default
     /// `regionkit/part/{partition}/espresense/devices/+/+`).
     public var topic: String?
+    /// Where the ESPresense nodes say whether they are online, read by every partition (their
+    /// beacons hash to any partition): a topic filter whose `+` level names the room (default
+    /// `espresense/rooms/+/status`, which the broker does not partition); `none`: not read. See
+    /// ``MQTTSourceConfiguration/status``.
+    public var status: String?
 
-    public init(partitions: Int? = nil, member: String? = nil, leaseSeconds: Double? = nil, topic: String? = nil) {
+    public init(partitions: Int? = nil, member: String? = nil, leaseSeconds: Double? = nil, topic: String? = nil, status: String? = nil) {
         self.partitions = partitions
         self.member = member
         self.leaseSeconds = leaseSeconds
         self.topic = topic
+        self.status = status
+    }
+
+    /// The nodes' status filter every partition reads (``status``), or nil when none is.
+    public var statusFilter: String? {
+        guard let status else { return SightingMessageFormat.espresense.defaultStatusFilter }
+        return status == MQTTSourceConfiguration.noStatus ? nil : status
     }
 
     public static let defaultTopic = "regionkit/part/{partition}/espresense/devices/+/+"
@@ -62,6 +75,7 @@ public struct ClusterConfiguration: Codable, Sendable, Hashable {
             return "topic '\(template)' must contain {partition} exactly once"
         }
         do { try MQTTTopicFilter.validateFilter(topicFilter(partition: 0)) } catch { return "topic '\(template)': \(error)" }
+        if let problem = MQTTSourceConfiguration.statusProblem(statusFilter, scanner: nil) { return problem }
         return nil
     }
 }

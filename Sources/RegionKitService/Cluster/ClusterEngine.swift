@@ -508,6 +508,7 @@ public final class ClusterEngine: Sendable {
         let fenced = fenced
         let worker = PartitionWorker(lease: lease, member: member, regions: partitionRegions, profile: profile, store: store, mqtt: mqtt,
                                      clientIDPrefix: clientIDPrefix, topicFilter: configuration.topicFilter(partition: lease.partition),
+                                     statusFilter: configuration.statusFilter,
                                      hooks: hooks, ranging: PresenceRangingTracker(topics: PresenceTopics(site: site), mqttRoom: mqttRoom),
                                      partitionCount: configuration.partitionCount, retainsDepartures: discovery != nil || retainAllDepartures, maximumBacklog: maximumBacklog, logger: logger, onEvents: onEvents,
                                      onFenced: { partition in fenced.withLock { _ = $0.insert(partition) } })

@@ -32,6 +32,8 @@ final class PartitionWorker: LocationManagerDelegate {
     let lease: PartitionLease
     let regions: [Region]
     let topicFilter: String
+    /// The nodes' status filter (``ClusterConfiguration/statusFilter``), read by every partition.
+    let statusFilter: String?
     private let store: any ClusterStoring
     private let profile: MonitoringProfile
     private let client: MQTTClient
@@ -124,7 +126,7 @@ final class PartitionWorker: LocationManagerDelegate {
     ///     which this partition cannot tell); otherwise sent, then the topics removed
     ///     (``PresenceMessage/departure(topic:text:kept:)``).
     init(lease: PartitionLease, member: String, regions: [Region], profile: MonitoringProfile, store: any ClusterStoring,
-         mqtt: MQTTClientConfiguration, clientIDPrefix: String, topicFilter: String, hooks: HookConfiguration,
+         mqtt: MQTTClientConfiguration, clientIDPrefix: String, topicFilter: String, statusFilter: String? = nil, hooks: HookConfiguration,
          ranging: PresenceRangingTracker? = nil, partitionCount: Int? = nil, retainsDepartures: Bool = true, maximumBacklog: Int = PresenceHub.defaultMaximumBacklog, logger: Logger,
          onEvents: @escaping @Sendable ([StoredEvent]) -> Void, onFenced: @escaping @Sendable (Int) -> Void) {
         self.lease = lease
@@ -135,11 +137,12 @@ final class PartitionWorker: LocationManagerDelegate {
         self.store = store
         self.profile = profile
         self.topicFilter = topicFilter
+        self.statusFilter = statusFilter
         var logger = logger
         logger[metadataKey: "partition"] = "\(lease.partition)"
         self.logger = logger
         let manager = Self.makeManager(profile: profile)
-        let current = LockedBox(Current(manager: manager, ingest: Self.makeIngest(topicFilter: topicFilter, manager: manager, logger: logger)))
+        let current = LockedBox(Current(manager: manager, ingest: Self.makeIngest(topicFilter: topicFilter, statusFilter: statusFilter, manager: manager, logger: logger)))
         self.current = current
         let route = LockedBox(Routing())
         self.route = route
@@ -178,21 +181,23 @@ final class PartitionWorker: LocationManagerDelegate {
             current.withLock { $0.stopping ? 0 : $0.manager.undeliveredCount } + writer.queued
         }
         client = MQTTClient(configuration: configuration, logger: logger, readPause: readPause, onMessage: { message in
-            if Self.deliver(message, via: route) { box.worker?.deliveredWhileRefused() }
+            if Self.deliver(message, via: route, statusFilter: statusFilter) { box.worker?.deliveredWhileRefused() }
         }, onConnectionEvent: { event in box.worker?.connectionChanged(event) })
         box.worker = self
     }
 
     /// One of the client's messages: to the running engine's ingest, or held while it is set
-    /// aside. True when it arrived while the subscription was refused (``Routing/resumeOnMessage``):
-    /// then ``deliveredWhileRefused()`` is due.
-    static func deliver(_ message: MQTTMessage, via route: LockedBox<Routing>) -> Bool {
+    /// aside. True when a sighting arrived while the subscription was refused
+    /// (``Routing/resumeOnMessage``): then ``deliveredWhileRefused()`` is due. (A node's status,
+    /// on `statusFilter`'s subscription of its own, says nothing about the refused one.)
+    static func deliver(_ message: MQTTMessage, via route: LockedBox<Routing>, statusFilter: String? = nil) -> Bool {
         route.withLock { routing -> Bool in
             if let ingest = routing.ingest {
                 ingest.handle(topic: message.topic, payload: message.payload, retained: message.retain)
             } else if routing.holding {
                 routing.held.append(message)
-                return routing.resumeOnMessage
+                guard routing.resumeOnMessage else { return false }
+                return !(statusFilter.map { MQTTTopicFilter.matches(filter: $0, topic: message.topic) } ?? false)
             }
             return false
         }
@@ -207,9 +212,10 @@ final class PartitionWorker: LocationManagerDelegate {
         LocationManager(profile: profile, automation: .all, clock: SystemClock(), sources: [.beacon: .authorized])
     }
 
-    /// The partition's ESPresense messages into `manager`.
-    static func makeIngest(topicFilter: String, manager: LocationManager, logger: Logger) -> MQTTSightingIngest {
-        MQTTSightingIngest(sources: [MQTTSourceConfiguration(format: .espresense, topic: topicFilter)], manager: manager, logger: logger)
+    /// The partition's ESPresense messages, and the nodes' status on `statusFilter`, into `manager`.
+    static func makeIngest(topicFilter: String, statusFilter: String?, manager: LocationManager, logger: Logger) -> MQTTSightingIngest {
+        let source = MQTTSourceConfiguration(format: .espresense, topic: topicFilter, status: statusFilter ?? MQTTSourceConfiguration.noStatus)
+        return MQTTSightingIngest(sources: [source], manager: manager, logger: logger)
     }
 
     /// Sightings the partition's MQTT session delivered to its engines.
@@ -269,6 +275,11 @@ final class PartitionWorker: LocationManagerDelegate {
             }
             resume("broker connection back: the partition resumes from its last states")
         case .subscriptionRefused(let filter):
+            if filter == statusFilter {
+                logger.warning("the broker refused the subscription to the nodes' status: a node that goes offline is not known as such (its beacons leave as if it were silent)",
+                               metadata: ["filter": "\(filter)"])
+                return
+            }
             // The partition hears nothing until the broker grants the subscription (the client
             // asks again): as when the connection is lost, that is not every beacon leaving.
             guard filter == topicFilter else { return }
@@ -321,19 +332,24 @@ final class PartitionWorker: LocationManagerDelegate {
     /// connection is up and its subscription is not refused; feeds it what was held first.
     private func resume(_ notice: String) {
         let states = lastStates.withLock { $0 }
-        let resumed = current.withLock { current -> LocationManager? in
+        let resumed = current.withLock { current -> (manager: LocationManager, offline: [String])? in
             guard current.suspended, current.connected, !current.refused, !current.stopping else { return nil }
+            let offline = current.manager.offlineScanners
             let manager = Self.makeManager(profile: profile)
             current.earlierSightings += current.ingest.statistics.sightings
             current.manager = manager
-            current.ingest = Self.makeIngest(topicFilter: topicFilter, manager: manager, logger: logger)
+            current.ingest = Self.makeIngest(topicFilter: topicFilter, statusFilter: statusFilter, manager: manager, logger: logger)
             current.suspended = false
-            return manager
+            return (manager, offline)
         }
-        guard let resumed else { return }
+        guard let (resumed, offline) = resumed else { return }
         register(on: resumed, from: states)
         let rooms = lastRooms.withLock { $0 }
         resumed.restoreNearestScanners(rooms)
+        // The nodes still offline stay so: a subscription granted again on the same connection
+        // brings no retained status back (a reconnection's subscription does, and what arrived
+        // meanwhile follows with the held messages).
+        for scanner in offline { resumed.setScannerStatus(scanner, online: false) }
         let ingest = current.withLock { $0.ingest }
         let redelivered = route.withLock { routing -> Int in
             // What arrived before this event first, then everything after it, in order.
@@ -386,12 +402,14 @@ final class PartitionWorker: LocationManagerDelegate {
             tracker?.assumePublished(rooms.keys.filter { beacon in beaconRegions.contains { $0.matches(beacon) } })
         }
         route.withLock { $0 = Routing(ingest: ingest) }
-        let (client, logger, filter) = (client, logger, topicFilter)
+        let (client, logger) = (client, logger)
         clientTask.withLock { $0 = Task { await client.run() } }
-        Task {
-            // Remembered by the client: subscribed again after every reconnection.
-            do { try await client.subscribe(filter, qos: .atLeastOnce) } catch {
-                logger.error("cannot subscribe", metadata: ["filter": "\(filter)", "error": "\(error)"])
+        for filter in [topicFilter] + (statusFilter.map { [$0] } ?? []) {
+            Task {
+                // Remembered by the client: subscribed again after every reconnection.
+                do { try await client.subscribe(filter, qos: .atLeastOnce) } catch {
+                    logger.error("cannot subscribe", metadata: ["filter": "\(filter)", "error": "\(error)"])
+                }
             }
         }
     }

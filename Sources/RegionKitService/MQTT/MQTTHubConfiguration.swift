@@ -287,17 +287,23 @@ public struct MQTTSourceConfiguration: Codable, Sendable, Hashable {
             return "topic: \(error)"
         }
         if let scanner, scanner.isEmpty || scanner.utf8.count > 128 { return "scanner must be 1–128 bytes" }
-        if let statusFilter {
-            do {
-                try MQTTTopicFilter.validateFilter(statusFilter)
-            } catch {
-                return "status: \(error)"
-            }
-            let levels = statusFilter.split(separator: "/", omittingEmptySubsequences: false)
-            if levels.contains("#") { return "status '\(statusFilter)': no '#': one '+' level names the scanner" }
-            if scanner == nil && !levels.contains("+") {
-                return "status '\(statusFilter)': a '+' level must name the scanner (or give the source a scanner)"
-            }
+        return Self.statusProblem(statusFilter, scanner: scanner)
+    }
+
+    /// What is wrong with a status filter (``statusFilter``) read for a source whose configured
+    /// scanner is `scanner`, or nil: a valid filter without `#`, whose `+` level names the
+    /// scanner unless the source names one.
+    static func statusProblem(_ filter: String?, scanner: String?) -> String? {
+        guard let filter else { return nil }
+        do {
+            try MQTTTopicFilter.validateFilter(filter)
+        } catch {
+            return "status: \(error)"
+        }
+        let levels = filter.split(separator: "/", omittingEmptySubsequences: false)
+        if levels.contains("#") { return "status '\(filter)': no '#': one '+' level names the scanner" }
+        if scanner == nil && !levels.contains("+") {
+            return "status '\(filter)': a '+' level must name the scanner (or give the source a scanner)"
         }
         return nil
     }

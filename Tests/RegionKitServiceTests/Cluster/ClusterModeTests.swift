@@ -104,17 +104,26 @@ struct ClusterModeTests {
         #expect(served.http?.listen == "127.0.0.1:0")
         #expect(cluster.partitionCount == 16 && cluster.leaseDuration == 5 && cluster.memberName == "engine-a")
         #expect(cluster.topicFilter(partition: 7) == "regionkit/part/7/espresense/devices/+/+")
+        #expect(cluster.statusFilter == "espresense/rooms/+/status", "the nodes' status, unpartitioned, by default")
+        #expect(try ServiceConfiguration.decode(Self.clusterBase + "\ncluster: {status: none}\n", path: "c.yaml").cluster?.statusFilter == nil)
+        #expect(try ServiceConfiguration.decode(Self.clusterBase + "\ncluster: {status: \"lab/+/status\"}\n", path: "c.yaml").cluster?.statusFilter == "lab/+/status")
         let cases: [(String, String)] = [
             ("cluster: {partitions: 0}", "c.yaml: cluster.partitions 0 must be within 1...65536"),
             ("cluster: {leaseSeconds: 0.5}", "c.yaml: cluster.leaseSeconds 0.5 must be within 1...600 seconds"),
             ("cluster: {member: \"\"}", "c.yaml: cluster.member must be 1 to 200 characters"),
             ("cluster: {topic: \"regionkit/part/+/x\"}", "c.yaml: cluster.topic 'regionkit/part/+/x' must contain {partition} exactly once"),
             ("cluster: {topic: \"a/{partition}/#/b\"}", "c.yaml: cluster.topic 'a/{partition}/#/b': "),
+            ("cluster: {status: \"espresense/rooms/#\"}", "c.yaml: cluster.status 'espresense/rooms/#': no '#'"),
+            ("cluster: {status: \"espresense/rooms/kitchen/status\"}", "c.yaml: cluster.status 'espresense/rooms/kitchen/status': a '+' level must name the scanner"),
         ]
         for (block, message) in cases {
             let error = #expect(throws: RegionKitError.self) { try ServiceConfiguration.decode(Self.clusterBase + "\n" + block + "\n", path: "c.yaml") }
             #expect(error?.message.hasPrefix(message) == true, "\(block): \(error?.message ?? "no error")")
         }
+        let sourceStatus = Self.clusterBase.replacingOccurrences(of: "format: espresense", with: "format: espresense, status: none") + "\ncluster: {}\n"
+        let sourceStatusError = #expect(throws: RegionKitError.self) { try ServiceConfiguration.decode(sourceStatus, path: "c.yaml") }
+        #expect(sourceStatusError?.message.hasPrefix("c.yaml: sources[0].mqtt.status: in cluster mode the nodes' status topic comes from cluster.status") == true,
+                "\(sourceStatusError?.message ?? "no error")")
         let theengs = Self.clusterBase.replacingOccurrences(of: "format: espresense", with: "format: theengs") + "\ncluster: {}\n"
         let wrongSource = #expect(throws: RegionKitError.self) { try ServiceConfiguration.decode(theengs, path: "c.yaml") }
         #expect(wrongSource?.message.hasPrefix("c.yaml: sources[0]: cluster mode reads partitioned ESPresense sightings only") == true)

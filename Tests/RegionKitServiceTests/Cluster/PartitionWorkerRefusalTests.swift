@@ -14,12 +14,13 @@ import RegionKitStore
 struct PartitionWorkerRefusalTests {
     static let beacon = "iBeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0-1-1"
 
-    static func worker(profile: MonitoringProfile = .responsive, store base: RegionStore? = nil, partitionCount: Int? = nil) throws -> PartitionWorker {
+    static func worker(profile: MonitoringProfile = .responsive, store base: RegionStore? = nil, partitionCount: Int? = nil,
+                       statusFilter: String? = nil) throws -> PartitionWorker {
         let store = UnleasedClusterStore(try base ?? RegionStore(path: temporaryStorePath()))
         return PartitionWorker(lease: PartitionLease(partition: 3, epoch: 1), member: "engine-a",
                                regions: [try ClusterModeTests.region("hall", major: 1)], profile: profile, store: store,
                                mqtt: try MQTTClientConfiguration(url: "mqtt://127.0.0.1:1"), clientIDPrefix: "rk-test-part-",
-                               topicFilter: "espresense/devices/+/+", hooks: HookConfiguration(), partitionCount: partitionCount,
+                               topicFilter: "espresense/devices/+/+", statusFilter: statusFilter, hooks: HookConfiguration(), partitionCount: partitionCount,
                                logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }, onEvents: { _ in }, onFenced: { _ in })
     }
 
@@ -58,6 +59,34 @@ struct PartitionWorkerRefusalTests {
         #expect(suspended() && worker.status.state == .connecting, "no engine without a connection")
         worker.connectionChanged(.connected(sessionPresent: true))
         #expect(!suspended() && worker.status.state == .up)
+    }
+
+    @Test("The nodes' status reaches the partition's engine; a node still offline stays so in the next engine; a status held while the sighting filter is refused does not resume it, a sighting does")
+    func nodeStatus() throws {
+        let worker = try Self.worker(statusFilter: "espresense/rooms/+/status")
+        func engine() -> LocationManager { worker.current.withLock { $0.manager } }
+        func status(_ room: String, _ text: String) -> MQTTMessage {
+            MQTTMessage(topic: "espresense/rooms/\(room)/status", payload: Array(text.utf8), qos: .atLeastOnce, retain: true)
+        }
+        worker.route.withLock { $0 = PartitionWorker.Routing(ingest: worker.current.withLock { $0.ingest }) }
+        worker.connectionChanged(.connected(sessionPresent: true))
+        #expect(!PartitionWorker.deliver(status("hall", "offline"), via: worker.route, statusFilter: worker.statusFilter))
+        #expect(engine().offlineScanners == ["hall"])
+        worker.connectionChanged(.disconnected(.notConnected))
+        worker.connectionChanged(.connected(sessionPresent: true))
+        #expect(engine().offlineScanners == ["hall"], "carried to the new engine")
+
+        worker.connectionChanged(.subscriptionRefused(filter: worker.statusFilter ?? ""))
+        #expect(!worker.current.withLock { $0.suspended }, "the status refused: no outage")
+        worker.connectionChanged(.subscriptionRefused(filter: worker.topicFilter))
+        #expect(worker.current.withLock { $0.suspended })
+        #expect(!PartitionWorker.deliver(status("hall", "online"), via: worker.route, statusFilter: worker.statusFilter),
+                "a status says nothing of the refused sighting subscription")
+        #expect(PartitionWorker.deliver(Self.sighting(), via: worker.route, statusFilter: worker.statusFilter))
+        worker.deliveredWhileRefused()
+        #expect(!worker.current.withLock { $0.suspended })
+        #expect(engine().offlineScanners.isEmpty, "the held online, then the sighting, reached the new engine")
+        #expect(worker.sightings == 1)
     }
 
     @Test("A broker outage carries the beacons' rooms to the next engine, twice over (that a carried beacon not heard leaves its room once is NearestScannerRestoreTests')")
