@@ -534,6 +534,15 @@ struct HTTPAPITests {
         let all = try await client.request("GET", "/v1/beacons").json
         #expect((all["beacons"] as? [[String: Any]])?.count == 5)
         #expect(all["total"] as? Int == 5)
+        #expect(all["offlineScanners"] as? [String] == [])
+        // The hall's node says it is offline (and a porch node never heard): listed, and counted on /metrics.
+        daemon.service.manager.setScannerStatus("porch", online: false)
+        daemon.service.manager.setScannerStatus("hall", online: false)
+        #expect(try await client.request("GET", "/v1/beacons").json["offlineScanners"] as? [String] == ["hall", "porch"])
+        #expect(try await client.request("GET", "/metrics").text.contains("regionkit_scanners_offline 2.0"))
+        daemon.service.manager.setScannerStatus("hall", online: true)
+        #expect(try await client.request("GET", "/v1/beacons").json["offlineScanners"] as? [String] == ["porch"])
+        #expect(try await client.request("GET", "/metrics").text.contains("regionkit_scanners_offline 1.0"))
         for bad in ["0", "-1", "100001", "two", "1.5"] {
             let response = try await client.request("GET", "/v1/beacons?limit=\(bad)")
             #expect(response.status == 400, "limit=\(bad)")

@@ -32,6 +32,9 @@ public protocol APIBackend: Sendable {
     func requestState(_ identifier: String) async throws -> StateRequestOutcome
     /// The `limit` beacons heard most recently (`GET /v1/beacons`), with ``BeaconSnapshot/total``.
     func beacons(limit: Int) -> BeaconSnapshot
+    /// The scanners that said they are offline and have not come back, sorted
+    /// (``BeaconSnapshot/offlineScanners``, `regionkit_scanners_offline`).
+    var offlineScanners: [String] { get }
     /// Monitored regions by state (`inside`, `outside`, `unknown`) for `/metrics`.
     func regionCountsByState() async throws -> [String: Int]
     /// Events that could not be written to the store (nil: not counted by this daemon).

@@ -83,7 +83,15 @@ public final class ClusterMemberBackend: APIBackend {
         var snapshot = BeaconSnapshot(time: Date().timeIntervalSince1970, beacons: Array(beacons), member: engine.member,
                                       partitions: engines.map(\.lease.partition), partitionCount: engine.configuration.partitionCount)
         snapshot.total = lists.reduce(0) { $0 + $1.total }
+        snapshot.offlineScanners = Self.offlineScanners(of: engines.map(\.engine))
         return snapshot
+    }
+
+    public var offlineScanners: [String] { Self.offlineScanners(of: engine.partitionEngines.map(\.engine)) }
+
+    /// The scanners any of `engines` (this member's partitions) knows offline, sorted.
+    static func offlineScanners(of engines: [MonitoringEngine]) -> [String] {
+        Array(Set(engines.flatMap(\.offlineScanners))).sorted()
     }
 
     public func regionCountsByState() async throws -> [String: Int] {

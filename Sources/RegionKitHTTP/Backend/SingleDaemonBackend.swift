@@ -76,8 +76,11 @@ public struct SingleDaemonBackend: APIBackend {
         let (beacons, total) = BeaconReport.mostRecent(limit, from: engine)
         var snapshot = BeaconSnapshot(time: engine.now.seconds, beacons: beacons)
         snapshot.total = total
+        snapshot.offlineScanners = engine.offlineScanners
         return snapshot
     }
+
+    public var offlineScanners: [String] { service.manager.offlineScanners }
 
     public func regionCountsByState() async throws -> [String: Int] {
         let engine = service.manager.engineSnapshot

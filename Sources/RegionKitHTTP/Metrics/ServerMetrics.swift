@@ -85,6 +85,8 @@ public final class ServerMetrics: Sendable {
             gauge("regionkit_regions", [("state", state)], Double(count), help: "Monitored regions by state")
         }
         gauge("regionkit_sse_clients", [], Double(sseClients), help: "Connected event-stream clients")
+        gauge("regionkit_scanners_offline", [], Double(backend.offlineScanners.count),
+              help: "Scanners that said they are offline (their beacons are held in their regions and rooms, up to 120 s)")
         for member in try await backend.memberGauges() {
             gauge(member.name, [], member.value, help: member.help)
         }

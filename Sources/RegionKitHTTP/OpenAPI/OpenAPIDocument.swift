@@ -177,6 +177,7 @@ paths:
                   member: {type: string, description: "Cluster mode only: the member that answered"}
                   partitions: {type: array, items: {type: integer}, description: "Cluster mode only: the partitions this member runs; the beacons listed are theirs only"}
                   partitionCount: {type: integer, description: "Cluster mode only: the cluster's partition count"}
+                  offlineScanners: {type: array, items: {type: string}, description: "The scanners that said they are offline (an ESPresense node's status, a Theengs gateway's will), sorted: the beacons only they hear are held in their regions and rooms (up to 120 s). Cluster mode: as this member's partitions know them"}
         "400": {$ref: "#/components/responses/Problem"}
         "401": {$ref: "#/components/responses/Problem"}
         "403": {$ref: "#/components/responses/Problem"}
