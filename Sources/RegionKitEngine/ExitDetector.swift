@@ -367,7 +367,9 @@ public enum ExitDetector: Hashable, Sendable, Codable {
     /// ``ScannerChannel/offlineExcuseLimit`` more.
     public func goneDeadline(for stream: ReceptionEstimator, gridOrigin: Timestamp) -> Timestamp {
         let threshold = silenceThreshold(for: stream)
-        let excused = min(max(stream.excusedSilence, 0), (usesChannels ? max(maximumSilence - threshold, 0) : 0) + ScannerChannel.offlineExcuseLimit)
+        // (Almost always 0: no `min` of a cap computed for nothing on every sighting.)
+        let excused = stream.excusedSilence > 0
+            ? min(stream.excusedSilence, (usesChannels ? max(maximumSilence - threshold, 0) : 0) + ScannerChannel.offlineExcuseLimit) : 0
         let raw = stream.lastSighting + threshold + excused
         guard case .fixedSilence(_, let interval?) = self, interval > 0 else { return raw }
         let steps = ((raw - gridOrigin) / interval).rounded(.up)

@@ -55,7 +55,10 @@ extension MonitoringEngine {
     mutating func sweepChannels(at time: Timestamp) {
         let horizon = time.seconds - Self.channelRetention
         var kept = channelNumbers.compactMap { name, number -> (name: String, number: Int, heard: Double)? in
-            guard let heard = channels[number].lastHeard?.seconds, heard >= horizon else { return nil }
+            // A scanner offline now is kept (it holds its beacons), as heard when it said so.
+            let channel = channels[number]
+            guard let heard = channel.lastHeard.map({ max($0, channel.offlineSince ?? $0) })?.seconds ?? channel.offlineSince?.seconds,
+                  heard >= horizon || channel.isOffline else { return nil }
             return (name, number, heard)
         }
         if kept.count > Self.maximumChannels / 2 {
@@ -98,19 +101,6 @@ extension MonitoringEngine {
         /// The scanner name's ``StreamTable/hash(_:)-(String)`` (`nil`: the local adapter's), so
         /// the streams of a many-stream region are looked up without hashing the name again.
         var nameHash: UInt64?
-        /// The last time the scanner said it was offline (``ScannerChannel/lastOffline``), for
-        /// what is not given its gaps (detectors that do not excuse dark gaps, the nearest
-        /// scanner's tracks): a stream heard again after it does not learn that time as an
-        /// interval of its own.
-        var lastOffline: ScannerChannel.Gap?
-
-        /// The seconds of a silence from `lastSighting` to `now` the scanner said it was offline
-        /// (the last such time only), at most ``ScannerChannel/offlineExcuseLimit``: left out of
-        /// the interval learned.
-        func offlineSilence(from lastSighting: Timestamp, to now: Timestamp) -> Double {
-            guard let lastOffline, lastOffline.to > lastSighting else { return 0 }
-            return min(lastOffline.seconds(from: lastSighting, to: now), ScannerChannel.offlineExcuseLimit)
-        }
 
         /// ``ScannerChannel/excusedSilence(from:to:streamRate:)`` of the channel this view was
         /// taken from, given its dark `gaps` (``ScannerChannel/gaps``, as
@@ -128,20 +118,24 @@ extension MonitoringEngine {
 
     /// Records a sighting at `time` in its scanner's channel; returns what the sighting's streams
     /// take from it and, with `sharing` (for ``ExitDetector/usesChannels``), the channel's gaps
-    /// (otherwise none).
+    /// (otherwise the last time it said it was offline, ``ScannerChannel/lastOffline``, if any).
     mutating func recordChannel(scannerID: String?, at time: Timestamp, sharing: Bool) -> (view: ChannelView, gaps: [ScannerChannel.Gap]) {
+        var cameBack = false
         func recorded(_ channel: inout ScannerChannel, number: Int?, nameHash: UInt64? = nil) -> (view: ChannelView, gaps: [ScannerChannel.Gap]) {
-            channel.record(at: time)
+            cameBack = channel.record(at: time)
             let lossPrior = sharing ? channel.lossPrior : nil
             let view = ChannelView(priorScale: channel.priorScale, priorLoss: lossPrior?.loss,
                                    priorLossWeight: lossPrior?.weight ?? PeriodicTail.scannerPriorFrames,
-                                   sharing: sharing, excuseLimit: channel.excuseLimit, number: number, nameHash: nameHash,
-                                   lastOffline: channel.lastOffline)
-            return (view, sharing ? channel.gaps : [])
+                                   sharing: sharing, excuseLimit: channel.excuseLimit, number: number, nameHash: nameHash)
+            // Without sharing, the last time the scanner said it was offline, if ever: a stream
+            // heard again after it does not learn that time as an interval of its own.
+            return (view, sharing ? channel.gaps : channel.lastOffline.map { [$0] } ?? [])
         }
         if let scannerID {
             let (number, nameHash) = channelNumber(of: scannerID, at: time)
-            return recorded(&channels[number], number: number, nameHash: nameHash)
+            let result = recorded(&channels[number], number: number, nameHash: nameHash)
+            if cameBack { releaseOfflineHolds(of: scannerID) }
+            return result
         }
         return recorded(&localChannel, number: nil)
     }
@@ -171,6 +165,11 @@ extension MonitoringEngine {
         // Without channels to share and no scanner that ever said it was offline, nothing to excuse.
         guard detector.usesChannels || offlineScannersSeen, let slot = regions.slot(of: id) else { return false }
         var updates: [(MonitoredRegion.StreamKey, Double)] = []
+        // The scanners offline now that hold the region: held to the end of their excuse, and
+        // looked at again when one comes back (``releaseOfflineHolds(of:)``), not every few
+        // seconds while they are away (a step as short as the time between the status and the
+        // due exit: a status just before it made thousands of steps).
+        var heldBy: [String] = []
         // Read in place (a table copied out and kept until the update below made the update copy
         // it), with nothing of the engine but these in the closure (calling its methods there
         // made the compiler copy the whole engine, its 50 references retained and released).
@@ -180,10 +179,12 @@ extension MonitoringEngine {
                 guard let channel = Self.channel(of: key.scannerID, in: channels, numbers: numbers, local: local) else { return }
                 let rate = 1 / max(stream.meanInterval, 1e-3)
                 let threshold = detector.silenceThreshold(for: stream)
-                let offline = channel.offlineSilence(from: stream.lastSighting, to: now)
+                // Offline now: held as if it stays away to the end of its excuse.
+                let offline = channel.isOffline && channel.offlineSilence(from: stream.lastSighting, to: now) > 0
+                    ? ScannerChannel.offlineExcuseLimit : channel.offlineSilence(from: stream.lastSighting, to: now)
                 var excused = offline
                 if detector.usesChannels {
-                    excused = channel.excusedSilence(from: stream.lastSighting, to: now, streamRate: rate)
+                    excused = channel.excusedSilence(from: stream.lastSighting, to: now, streamRate: rate, offline: offline)
                     // The scanner is silent now but not yet long enough to tell a blackout from chance
                     // (few other streams, heard slowly): having shown blackouts, it is given until it can,
                     // looked at again every step (a sighting of any stream there may settle it sooner).
@@ -200,8 +201,10 @@ extension MonitoringEngine {
                 // a short step later (never in a loop of tiny steps).
                 excused = min(max(excused, now + Self.excuseStep - stream.lastSighting - threshold), cap)
                 updates.append((key, excused))
+                if channel.isOffline, let scanner = key.scannerID { heldBy.append(scanner) }
             }
         }
+        for scanner in heldBy { offlineHolds[scanner, default: OfflineHolds()].regions.insert(id) }
         guard !updates.isEmpty else { return false }
         regions.updateStreams(slot: slot) { _, streams in
             for (key, excused) in updates {
@@ -227,9 +230,12 @@ extension MonitoringEngine {
     /// ```
     public mutating func setScannerStatus(_ scannerID: String, online: Bool, at time: Timestamp) -> [LocationEvent] {
         let events = advance(to: time)
-        let time = max(time, now)
+        // (A time beyond the clock's, or none, is now: an infinite one would stay offline for good.)
+        let time = time.seconds.isFinite ? max(time, now) : now
         if let number = channelNumbers[scannerID] {
+            let wasOffline = channels[number].isOffline
             channels[number].setOnline(online, at: time)
+            if wasOffline && online { releaseOfflineHolds(of: scannerID) }
         } else if !online {
             // Not heard yet (a retained status read before its first sighting): a channel to say so.
             let (number, _) = channelNumber(of: scannerID, at: time)
@@ -239,10 +245,51 @@ extension MonitoringEngine {
         return events
     }
 
+    /// What a scanner offline now holds (``excuseSharedSilence(ofRegion:)``, ``nearestAbsentDeadline(_:)``):
+    /// regions and beacons whose exit or absence waits to the end of its excuse.
+    struct OfflineHolds {
+        var regions: Set<String> = []
+        var beacons: Set<BeaconIdentity> = []
+    }
+
+    /// `scannerID` is back (its status, or a sighting from it): the regions and beacons it held
+    /// are looked at again now, their excuse the exact time it was away — each exits (or leaves
+    /// its room) as soon as its silence outside that time is over, or waits for it.
+    mutating func releaseOfflineHolds(of scannerID: String) {
+        guard let holds = offlineHolds.removeValue(forKey: scannerID) else { return }
+        for id in holds.regions {
+            guard let slot = regions.slot(of: id) else { continue }
+            regions.updateStreams(slot: slot) { _, streams in
+                var held: [MonitoredRegion.StreamKey] = []
+                streams.forEachStream { key, stream, _ in
+                    if key.scannerID == scannerID, stream.excusedSilence > 0 { held.append(key) }
+                }
+                for key in held {
+                    if let position = streams.index(forKey: key) { streams[position: position].excusedSilence = 0 }
+                }
+            }
+            schedule.setExitLeader(nil, slot: slot)
+            reschedule(slot: slot)
+        }
+        for identity in holds.beacons {
+            guard var state = nearest[identity], let deadline = nearestAbsentDeadline(state).deadline else { continue }
+            state.absentAt = deadline
+            nearest[identity] = state
+            nearestAbsences.push(NearestAbsence(time: deadline, identity: identity))
+        }
+    }
+
     /// `scannerID` is heard at `time`: back online if it said it was offline (for detectors that
     /// keep no channel on the sighting path; ``ScannerChannel/record(at:)`` does it for the others).
-    mutating func setScannerOnline(_ scannerID: String, at time: Timestamp) {
-        if let number = channelNumbers[scannerID], channels[number].isOffline { channels[number].setOnline(true, at: time) }
+    /// Returns the last time it said it was offline (``ScannerChannel/lastOffline``), which the
+    /// sighting's streams leave out of the intervals they learn (given to them as their `gaps`).
+    mutating func setScannerOnline(_ scannerID: String, at time: Timestamp) -> ScannerChannel.Gap? {
+        guard let number = channelNumbers[scannerID] else { return nil }
+        if channels[number].isOffline {
+            channels[number].setOnline(true, at: time)
+            releaseOfflineHolds(of: scannerID)
+        }
+        return channels[number].lastOffline
     }
 
     /// Whether `scannerID` said it is offline and has not come back (``setScannerStatus(_:online:at:)``).
@@ -257,13 +304,22 @@ extension MonitoringEngine {
 
     /// ``NearestScannerState/absentDeadline(detector:offlineSilence:)`` under the profile's
     /// exit detector, each track's deadline put off by the time its scanner said it was offline.
-    func nearestAbsentDeadline(_ state: NearestScannerState) -> Timestamp? {
+    /// A track whose scanner is offline now counts as held to the end of its excuse
+    /// (``ScannerChannel/offlineExcuseLimit``); `heldBy` names those scanners, which look at the
+    /// beacon again when they come back (``releaseOfflineHolds(of:)``).
+    func nearestAbsentDeadline(_ state: NearestScannerState) -> (deadline: Timestamp?, heldBy: [String]) {
         let detector = profile.exitDetector
-        guard offlineScannersSeen else { return state.absentDeadline(detector: detector) }
+        guard offlineScannersSeen else { return (state.absentDeadline(detector: detector), []) }
         let (channels, numbers, local, now) = (self.channels, channelNumbers, localChannel, self.now)
-        return state.absentDeadline(detector: detector) { scanner, lastSighting in
-            Self.channel(of: scanner, in: channels, numbers: numbers, local: local)?.offlineSilence(from: lastSighting, to: now) ?? 0
+        var heldBy: [String] = []
+        let deadline = state.absentDeadline(detector: detector) { scanner, lastSighting in
+            guard let channel = Self.channel(of: scanner, in: channels, numbers: numbers, local: local) else { return 0 }
+            let offline = channel.offlineSilence(from: lastSighting, to: now)
+            guard channel.isOffline, offline > 0 else { return offline }
+            heldBy.append(scanner)
+            return ScannerChannel.offlineExcuseLimit
         }
+        return (deadline, heldBy)
     }
 
     /// The shortest wait, seconds, when an exit is put off because the scanner is silent.

@@ -36,8 +36,9 @@ extension MonitoringEngine {
         if profile.exitDetector.usesScannerPrior {
             (channel, gaps) = recordChannel(scannerID: observation.scannerID, at: time, sharing: profile.exitDetector.usesChannels)
         } else if offlineScannersSeen, let scanner = observation.scannerID {
-            // No channel kept for this detector but the scanner's status: heard, it is back.
-            setScannerOnline(scanner, at: time)
+            // No channel kept for this detector but the scanner's status: heard, it is back; the
+            // last time it said it was offline is not the streams' to learn.
+            if let offline = setScannerOnline(scanner, at: time) { gaps = [offline] }
         }
         var prior: StreamPrior?
         // No gaps as nil, not an empty array: passed to every matching region, an array is
@@ -71,7 +72,7 @@ extension MonitoringEngine {
             var stamped = observation
             stamped.timestamp = time
             if let change = state.record(stamped, scanner: scanner, policy: policy, otherScanners: profile.exitDetector.usesEvidence,
-                                         offline: channel?.lastOffline) {
+                                         offline: sharedGaps?.last { $0.isDeclared }) {
                 events.append(LocationEvent(timestamp: time, kind: .didChangeNearestScanner(observation.identity, scannerID: change.to, previous: change.from),
                                             evidence: EventEvidence(rssi: observation.rssi, scannerID: scanner, beacon: observation.identity)))
             }
@@ -200,8 +201,9 @@ extension MonitoringEngine {
     /// A new stream resumes the one `departed` holds for it since the region's last exit, if any.
     /// `channel`: the sighting's scanner channel, when the detector uses one: the stream takes the
     /// channel's prior, and with ``ExitDetector/usesChannels`` the part of the silence the scanner
-    /// shared (its `gaps`) is excused. `wantsPrior`: whether to compute what the stream lends its scanner's
-    /// prior (``RecordedSighting/prior``).
+    /// shared (its `gaps`) is excused; with other detectors, `gaps` holds only the last time the
+    /// scanner said it was offline (if it ever did), excused. `wantsPrior`: whether to compute
+    /// what the stream lends its scanner's prior (``RecordedSighting/prior``).
     static func recordSighting(_ identity: BeaconIdentity, scannerID: String?, rssi: Int, in monitored: inout RegionRecord,
                                streams: inout RegionStreams, departed: inout DepartedStreams, at time: Timestamp,
                                detector: ExitDetector, channel: ChannelView? = nil, gaps: [ScannerChannel.Gap]? = nil,
@@ -222,13 +224,13 @@ extension MonitoringEngine {
         // estimator back out copied it).
         let updated = streams.update(key, scannerHash: channel?.nameHash) { (stream: inout ReceptionEstimator) -> ((Timestamp, StreamPrior?), deadline: Timestamp?) in
             var excused = 0.0
+            if let channel, detector.usesChannels {
+                excused = channel.excusedSilence(from: stream.lastSighting, to: time, streamRate: 1 / max(stream.meanInterval, 1e-3), gaps: gaps ?? [])
+            } else if let gaps {
+                // Its scanner said it was offline during this silence: not the stream's own.
+                excused = ScannerChannel.declaredSilence(in: gaps, from: stream.lastSighting, to: time)
+            }
             if let channel {
-                if detector.usesChannels {
-                    excused = channel.excusedSilence(from: stream.lastSighting, to: time, streamRate: 1 / max(stream.meanInterval, 1e-3), gaps: gaps ?? [])
-                } else if channel.lastOffline != nil {
-                    // Its scanner said it was offline during this silence: not the stream's own.
-                    excused = channel.offlineSilence(from: stream.lastSighting, to: time)
-                }
                 stream.priorScale = channel.priorScale
                 stream.setPriorLoss(channel.priorLoss, weight: channel.priorLossWeight)
             }

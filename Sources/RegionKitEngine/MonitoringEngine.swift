@@ -141,6 +141,8 @@ public struct MonitoringEngine: Sendable {
     /// Whether a scanner ever said it was offline (``setScannerStatus(_:online:at:)``): until
     /// then, exits of detectors that do not excuse dark gaps are not looked at again when due.
     var offlineScannersSeen = false
+    /// Per scanner offline now: the regions and beacons it holds (``releaseOfflineHolds(of:)``).
+    var offlineHolds: [String: OfflineHolds] = [:]
 
     /// A registered region as the beacon match table keeps it: its registration sequence number
     /// and its slot in ``regions`` (no identifier: 16 bytes, and nothing to retain when copied).
@@ -688,11 +690,15 @@ public struct MonitoringEngine: Sendable {
     mutating func fireNearestAbsence(_ identity: BeaconIdentity) -> [LocationEvent] {
         nearestAbsences.popMin()
         guard var state = nearest[identity] else { return [] }
-        if profile.nearestScanner != nil, let deadline = nearestAbsentDeadline(state), deadline > now {
-            state.absentAt = deadline
-            nearest[identity] = state
-            nearestAbsences.push(NearestAbsence(time: deadline, identity: identity))
-            return []
+        if profile.nearestScanner != nil {
+            let (deadline, heldBy) = nearestAbsentDeadline(state)
+            for scanner in heldBy { offlineHolds[scanner, default: OfflineHolds()].beacons.insert(identity) }
+            if let deadline, deadline > now {
+                state.absentAt = deadline
+                nearest[identity] = state
+                nearestAbsences.push(NearestAbsence(time: deadline, identity: identity))
+                return []
+            }
         }
         nearest[identity] = nil
         guard profile.nearestScanner != nil, let previous = state.current else { return [] }

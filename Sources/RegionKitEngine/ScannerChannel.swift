@@ -125,24 +125,35 @@ public struct ScannerChannel: Hashable, Sendable {
     public var excuseLimit: Double { max(Self.minimumExcuseLimit, 2 * longestGap) }
 
     /// Records a sighting of any stream at `time` (earlier times count as simultaneous). A
-    /// scanner that said it was offline is heard again: it is online (``setOnline(_:at:)``).
-    public mutating func record(at time: Timestamp) {
-        if offlineSince != nil { setOnline(true, at: time) }
+    /// scanner that said it was offline is heard again: it is online (``setOnline(_:at:)``), and
+    /// the result is true (the engine then looks again at what it held).
+    @discardableResult
+    public mutating func record(at time: Timestamp) -> Bool {
+        let cameBack = offlineSince != nil
+        if cameBack { setOnline(true, at: time) }
         if let last = lastHeard {
             guard time > last else {
                 weight += 1
-                return
+                return cameBack
             }
             // (The weight is kept as of the last sighting, so its rate then needs no decay: the
             // same number `rate(at:)` gives, e^0 being 1, without the `exp`.)
             let rate = weightTime == last ? weight / Self.rateMemory : rate(at: last)
             var gap = time - last
-            if let declared = gaps.last, declared.isDeclared, declared.to > last {
-                // The scanner said it was offline for part of this silence: that part is a gap
-                // already (whole); what is dark around it counts as usual, on each side.
-                recordDarkGap(from: last, to: max(last, declared.from), rate: rate)
-                recordDarkGap(from: declared.to, to: time, rate: rate)
-                gap -= declared.seconds(from: last, to: time)
+            if let declared = lastOffline, declared.to > last {
+                // The scanner said it was offline during this silence (once or more: the last
+                // gaps, nothing else is kept while nothing is heard): those times are gaps already
+                // (whole); what is dark between them counts as usual. Kept in time order.
+                var said: [Gap] = []
+                while let gap = gaps.last, gap.isDeclared, gap.to > last { said.append(gaps.removeLast()) }
+                var start = last
+                for declared in said.reversed() {
+                    recordDarkGap(from: start, to: max(start, declared.from), rate: rate)
+                    appendGap(declared)
+                    gap -= declared.seconds(from: last, to: time)
+                    start = max(start, declared.to)
+                }
+                recordDarkGap(from: start, to: time, rate: rate)
             } else {
                 recordDarkGap(from: last, to: time, rate: rate)
             }
@@ -156,6 +167,7 @@ public struct ScannerChannel: Hashable, Sendable {
         weight = weight * exp(-max(0, time - weightTime) / Self.rateMemory) + 1
         weightTime = time
         lastHeard = time
+        return cameBack
     }
 
     /// Keeps the silence from `from` to `to` as a dark gap when the scanner, hearing `rate`
@@ -204,13 +216,19 @@ public struct ScannerChannel: Hashable, Sendable {
     /// Every detector waits them out, not only those that excuse dark gaps.
     public func offlineSilence(from lastSighting: Timestamp, to now: Timestamp) -> Double {
         guard now > lastSighting else { return 0 }
+        let current = offlineSince.map { $0 < now ? now - max($0, lastSighting) : 0 } ?? 0
+        return min(current + Self.declaredSilence(in: gaps, from: lastSighting, to: now), Self.offlineExcuseLimit)
+    }
+
+    /// Seconds of a silence from `lastSighting` to `now` within the declared ones of `gaps`
+    /// (most recent last), at most ``offlineExcuseLimit``.
+    static func declaredSilence(in gaps: [Gap], from lastSighting: Timestamp, to now: Timestamp) -> Double {
         var declared = 0.0
-        if let since = offlineSince, since < now { declared += now - max(since, lastSighting) }
         for gap in gaps.reversed() {
             guard gap.to > lastSighting else { break }
             if gap.isDeclared { declared += gap.seconds(from: lastSighting, to: now) }
         }
-        return min(declared, Self.offlineExcuseLimit)
+        return min(declared, offlineExcuseLimit)
     }
 
     /// The loss a new periodic stream of this scanner starts from (``ReceptionEstimator/priorLoss``):
@@ -370,30 +388,53 @@ public struct ScannerChannel: Hashable, Sendable {
     ///
     /// The times the scanner said it was offline (``offlineSilence(from:to:)``) are added, up
     /// to ``offlineExcuseLimit`` of their own.
-    public func excusedSilence(from lastSighting: Timestamp, to now: Timestamp, streamRate: Double) -> Double {
+    ///
+    /// `offline`: the declared part to add instead (the engine's hold while the scanner is still
+    /// away: the whole of ``offlineExcuseLimit``).
+    public func excusedSilence(from lastSighting: Timestamp, to now: Timestamp, streamRate: Double, offline: Double? = nil) -> Double {
         guard now > lastSighting else { return 0 }
         var excused = 0.0
         if let last = lastHeard, last < now {
-            // Offline now: its silence is dark up to when it said so, declared from then on.
-            let end = min(now, max(offlineSince ?? now, last))
-            if end > last {
-                Self.credit(Gap(from: last, to: end, rate: rate(at: last)), silence: lastSighting..<now, streamRate: streamRate, to: &excused)
+            // The current silence: dark except where the scanner said it was offline (the gaps
+            // after its last sighting, and from when it said so if it still is).
+            let rate = rate(at: last)
+            var (start, paused) = (last, 0.0)
+            for gap in gaps where gap.isDeclared && gap.to > last {
+                if gap.from > start {
+                    Self.credit(Gap(from: start, to: min(gap.from, now), rate: rate), silence: lastSighting..<now, streamRate: streamRate,
+                                paused: paused, to: &excused)
+                }
+                paused += gap.seconds(from: lastSighting, to: now)
+                start = max(start, gap.to)
+            }
+            let end = min(now, max(offlineSince ?? now, start))
+            if end > start {
+                Self.credit(Gap(from: start, to: end, rate: rate), silence: lastSighting..<now, streamRate: streamRate, paused: paused, to: &excused)
             }
         }
         Self.creditGaps(gaps, silence: lastSighting..<now, streamRate: streamRate, to: &excused)
-        return min(excused, excuseLimit) + offlineSilence(from: lastSighting, to: now)
+        return min(excused, excuseLimit) + (offline ?? offlineSilence(from: lastSighting, to: now))
     }
 
     /// Adds to `excused` the part of `silence` within each of `gaps` (most recent last) that
     /// counts as the scanner's (``excusedSilence(from:to:streamRate:)``), latest gap first; the
     /// times the scanner said it was offline (``Gap/isDeclared``) go to `declared`.
     static func creditGaps(_ gaps: [Gap], silence: Range<Timestamp>, streamRate: Double, to excused: inout Double, declared: inout Double) {
+        // The declared time within the silence before each gap (walking back, the declared gaps
+        // after it are taken off as they are passed).
+        var before = 0.0
+        for gap in gaps.reversed() {
+            guard gap.to > silence.lowerBound else { break }
+            if gap.isDeclared { before += gap.seconds(from: silence.lowerBound, to: silence.upperBound) }
+        }
         for gap in gaps.reversed() {
             guard gap.to > silence.lowerBound else { break }
             if gap.isDeclared {
-                declared += gap.seconds(from: silence.lowerBound, to: silence.upperBound)
+                let seconds = gap.seconds(from: silence.lowerBound, to: silence.upperBound)
+                declared += seconds
+                before -= seconds
             } else {
-                credit(gap, silence: silence, streamRate: streamRate, to: &excused)
+                credit(gap, silence: silence, streamRate: streamRate, paused: before, to: &excused)
             }
         }
     }
@@ -409,8 +450,11 @@ public struct ScannerChannel: Hashable, Sendable {
     /// `gap` when the other streams, heard at `gap.rate` less the stream's own `streamRate`
     /// (decaying from the silence's start), were silent through it for more than ``chanceGaps``
     /// of their intervals.
-    private static func credit(_ gap: Gap, silence: Range<Timestamp>, streamRate: Double, to excused: inout Double) {
-        let own = max(streamRate, 0) * exp(-max(0, gap.from - silence.lowerBound) / rateMemory)
+    /// `paused`: seconds of the silence before `gap` that the scanner said it was offline, which
+    /// do not count for that decay (it heard nothing then: after a long absence, a lone stream's
+    /// own rate would otherwise read as other streams', and its own silence as the scanner's).
+    private static func credit(_ gap: Gap, silence: Range<Timestamp>, streamRate: Double, paused: Double = 0, to excused: inout Double) {
+        let own = max(streamRate, 0) * exp(-max(0, gap.from - silence.lowerBound - paused) / rateMemory)
         let others = gap.rate - own
         guard others > 0 else { return }
         guard min(gap.to, silence.upperBound) - gap.from > chanceGaps / others else { return }

@@ -157,6 +157,23 @@ public struct ServiceConfiguration: Codable, Sendable {
         for (index, source) in sources.enumerated() {
             if let problem = source.problem { throw bad("sources[\(index)].\(source.kind.rawValue).\(problem)") }
         }
+        // A status filter is matched before every source's sighting filter: one that would take
+        // another source's sightings (or its own) would turn them into rejected statuses.
+        let mqttSources = sources.enumerated().compactMap { index, source -> (Int, MQTTSourceConfiguration)? in
+            guard case .mqtt(let configuration) = source else { return nil }
+            return (index, configuration)
+        }
+        for (index, source) in mqttSources {
+            guard let status = source.statusFilter else { continue }
+            // (A sighting filter with `#` is a broad subscription, status topics included on
+            // purpose: the shape of its format's sightings is what must stay apart.)
+            func shape(_ source: MQTTSourceConfiguration) -> String {
+                source.topicFilter.contains("#") ? source.format.defaultTopicFilter : source.topicFilter
+            }
+            if let (other, taken) = mqttSources.first(where: { MQTTSourceConfiguration.statusOverlaps(status, sightings: shape($0.1)) }) {
+                throw bad("sources[\(index)].mqtt.status '\(status)' would also take the sightings of sources[\(other)] ('\(shape(taken))'): give a status topic of its own")
+            }
+        }
         var identifiers: [String: Int] = [:]
         for (index, spec) in (regions ?? []).enumerated() {
             do {

@@ -31,8 +31,16 @@ struct ScannerStatusTests {
         return try #require(exitTime(engine.advance(to: Timestamp(seconds: 1_000)), region))
     }
 
-    @Test("Offline from 20.2 s to 100 s: the kitchen's beacon stays inside through it and exits as long after as its silence before it allowed; the hall's exits as usual",
-          arguments: [MonitoringProfile.responsive, .coreLocation])
+    /// Every exit detector: the responsive profile with each one, and Core Location's.
+    static let profiles: [MonitoringProfile] = [
+        .responsive, .coreLocation, .periodic,
+        { var profile = MonitoringProfile.responsive; profile.exitDetector = .adaptive(falseExitProbability: 1e-4, minimumSilence: 1, maximumSilence: 60, priorInterval: 1); return profile }(),
+        { var profile = MonitoringProfile.responsive; profile.exitDetector = .cautiousGaps(falseExitsPerHour: 1e-4, minimumSilence: 1, maximumSilence: 60, priorInterval: 1); return profile }(),
+        { var profile = MonitoringProfile.responsive; profile.exitDetector = .evidenceGaps(falseExitsPerHour: 1e-4, minimumSilence: 1, maximumSilence: 60, priorInterval: 1); return profile }(),
+    ]
+
+    @Test("Offline from 20.2 s to 100 s: the kitchen's beacon stays inside through it and exits as long after as its silence before it allowed; the hall's exits as usual (every exit detector)",
+          arguments: ScannerStatusTests.profiles)
     func heldWhileOffline(profile: MonitoringProfile) throws {
         let usual = try Self.usualExit(profile, "a")
         #expect(usual < 100, "the usual exit comes during the outage: \(usual)")
@@ -48,8 +56,26 @@ struct ScannerStatusTests {
         let exit = try #require(Self.exitTime(events, "a"))
         // The 79.8 s it was away are not the beacon's silence (the evaluation grid of the
         // Core Location profile rounds up to its next 10 s).
-        let grid = profile.exitDetector.maximumSilence == 30 ? 10.0 : 0.5
-        #expect(exit >= usual + 79.8 - 1e-9 && exit <= usual + 79.8 + grid, "\(exit) vs \(usual)")
+        let grid = profile.exitDetector.maximumSilence == 30 ? 10.0 : 1e-6
+        #expect(exit >= usual + 79.8 - 1e-6 && exit <= usual + 79.8 + grid, "\(exit) vs \(usual)")
+    }
+
+    @Test("Said offline a moment before the beacon's exit was due: held to the end of its excuse in one step (not a step the length of that moment, thousands of them), and exact at its return")
+    func statusJustBeforeTheExit() throws {
+        let profile = MonitoringProfile.responsive
+        let usual = try Self.usualExit(profile, "a")
+        var engine = Self.engine(profile)
+        var events = engine.setScannerStatus("kitchen", online: false, at: Timestamp(seconds: usual - 0.001))
+        events += engine.advance(to: Timestamp(seconds: usual + 0.5))
+        #expect(Self.exitTime(events, "a") == nil)
+        // The region's next look is at the end of the excuse (the hall's exit is due sooner).
+        let slot = try #require(engine.regions.slot(of: "a"))
+        let next = try #require(engine.schedule.scheduledTime(slot: slot))
+        #expect(next.seconds >= usual + ScannerChannel.offlineExcuseLimit - 0.01, "\(next.seconds) vs \(usual)")
+        events = engine.setScannerStatus("kitchen", online: true, at: Timestamp(seconds: 60))
+        events += engine.advance(to: Timestamp(seconds: 1_000))
+        let exit = try #require(Self.exitTime(events, "a"))
+        #expect(abs(exit - 60.001) < 1e-6, "the moment before the exit was due, counted after the return: \(exit)")
     }
 
     @Test("Offline for good: its beacons go once the limit of the excuse is spent, not never")
@@ -83,9 +109,10 @@ struct ScannerStatusTests {
         #expect(engine.offlineScanners == ["porch"])
     }
 
-    @Test("Heard again after it came back: the time it was away is no interval of the beacon's stream nor of its room's track (their exits stay quick)")
-    func notLearned() throws {
-        var profile = MonitoringProfile.responsive
+    @Test("Heard again after it came back: the time it was away is no interval of the beacon's stream nor of its room's track (their exits stay quick; every exit detector)",
+          arguments: ScannerStatusTests.profiles)
+    func notLearned(profile: MonitoringProfile) throws {
+        var profile = profile
         profile.nearestScanner = NearestScannerPolicy()
         var engine = Self.engine(profile)
         _ = engine.setScannerStatus("kitchen", online: false, at: Timestamp(seconds: 20.2))
@@ -100,6 +127,26 @@ struct ScannerStatusTests {
         #expect(longest.count == 1 && longest.allSatisfy { $0 < 1 }, "\(longest)")
         let track = try #require(engine.nearest[Fixture.a]?.tracks["kitchen"])
         #expect(track.stream.longestInterval < 1, "\(track.stream.longestInterval)")
+    }
+
+    @Test("A time that is no time: a status at +∞ or NaN is now (an infinite one stayed offline for good)")
+    func infiniteTime() {
+        var engine = Self.engine(.responsive)
+        _ = engine.setScannerStatus("kitchen", online: false, at: Timestamp(seconds: .infinity))
+        #expect(engine.channel(of: "kitchen")?.offlineSince == engine.now)
+        _ = engine.setScannerStatus("kitchen", online: true, at: Timestamp(seconds: .nan))
+        #expect(!engine.isScannerOffline("kitchen"))
+    }
+
+    @Test("A sweep of the scanners' channels (ever new names) keeps the one offline now, though never heard")
+    func sweepKeepsOffline() {
+        var engine = Self.engine(.responsive)
+        _ = engine.setScannerStatus("porch", online: false, at: Timestamp(seconds: 21))
+        // Names heard once, long ago; then new ones, more than a sweep waits for.
+        for index in 0..<1_000 { _ = engine.ingest(Fixture.seen(Fixture.b, at: 22 + Double(index) * 0.001, scanner: "old-\(index)")) }
+        for index in 0..<30 { _ = engine.ingest(Fixture.seen(Fixture.b, at: 5_000 + Double(index) * 0.001, scanner: "new-\(index)")) }
+        #expect(engine.channels.count < 100, "a sweep ran: \(engine.channels.count)")
+        #expect(engine.isScannerOffline("porch"))
     }
 
     @Test("A detector that keeps no channel on the sighting path (Core Location's): a sighting from the scanner is its return too")
@@ -161,6 +208,37 @@ struct ScannerChannelOfflineTests {
         #expect(abs(after - (31 - 9.99)) < 1e-9, "every second of it, once: \(after)")
         #expect(channel.offlineSilence(from: Timestamp(seconds: 9.5), to: Timestamp(seconds: 31)) == 18)
         #expect(channel.longestGap < 3, "the declared time is no dark gap of the radio's: \(channel.longestGap)")
+    }
+
+    @Test("Between its return and its first sighting (ESPresense says online, then reports): the time away counted once")
+    func backNotYetHeard() {
+        var channel = ScannerChannel()
+        for step in 0..<1_000 { channel.record(at: Timestamp(seconds: Double(step) * 0.01)) }
+        channel.setOnline(false, at: Timestamp(seconds: 12))
+        channel.setOnline(true, at: Timestamp(seconds: 30))
+        // Dark 9.99–12 and 30–31, declared 12–30: 21.01 s, not the dark silence from 9.99 (capped) plus the declared.
+        let excused = channel.excusedSilence(from: Timestamp(seconds: 9.5), to: Timestamp(seconds: 31), streamRate: 1)
+        #expect(abs(excused - (31 - 9.99)) < 1e-9, "\(excused)")
+    }
+
+    @Test("Offline twice within one silence (a node that flaps): each time counted once, the dark time between them as usual, in time order")
+    func flapping() {
+        var channel = ScannerChannel()
+        for step in 0..<1_000 { channel.record(at: Timestamp(seconds: Double(step) * 0.01)) }
+        channel.setOnline(false, at: Timestamp(seconds: 12))
+        channel.setOnline(true, at: Timestamp(seconds: 15))
+        channel.setOnline(false, at: Timestamp(seconds: 18))
+        channel.setOnline(true, at: Timestamp(seconds: 25))
+        let before = channel.excusedSilence(from: Timestamp(seconds: 9.5), to: Timestamp(seconds: 28), streamRate: 1)
+        #expect(abs(before - (28 - 9.99)) < 1e-9, "before its first sighting: \(before)")
+        channel.record(at: Timestamp(seconds: 31))
+        #expect(channel.gaps.map { [$0.from.seconds, $0.to.seconds] } == [[9.99, 12], [12, 15], [15, 18], [18, 25], [25, 31]], "\(channel.gaps)")
+        let after = channel.excusedSilence(from: Timestamp(seconds: 9.5), to: Timestamp(seconds: 31), streamRate: 1)
+        #expect(abs(after - (31 - 9.99)) < 1e-9, "\(after)")
+        #expect(channel.offlineSilence(from: Timestamp(seconds: 9.5), to: Timestamp(seconds: 31)) == 10)
+        // A silence that began within the first declared time: counted from its start.
+        let inside = channel.excusedSilence(from: Timestamp(seconds: 13), to: Timestamp(seconds: 31), streamRate: 1)
+        #expect(abs(inside - 18) < 1e-9, "\(inside)")
     }
 
     @Test("At most the limit, however long it was away")

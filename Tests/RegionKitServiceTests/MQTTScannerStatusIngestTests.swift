@@ -6,6 +6,7 @@ import RegionKit
 import RegionKitCore
 import RegionKitGateway
 import RegionKitEngine
+import RegionKitTestSupport
 @testable import RegionKitService
 
 /// The MQTT sources' scanner status (``MQTTSourceConfiguration/statusFilter``): which filter is
@@ -30,6 +31,26 @@ struct MQTTScannerStatusIngestTests {
         #expect(MQTTSourceConfiguration(format: .espresense, scanner: "kitchen", status: "espresense/rooms/kitchen/status").problem == nil)
         #expect(MQTTSourceConfiguration(format: .espresense, status: "espresense/#").problem?.contains("no '#'") == true)
         #expect(MQTTSourceConfiguration(format: .espresense, status: "espresense/+x/status").problem?.hasPrefix("status: ") == true)
+        #expect(MQTTSourceConfiguration(format: .theengs, topic: "+/+/BTtoMQTT/+", status: "+/+/LWT").problem?.contains("one '+' level must name the scanner") == true,
+                "two '+' levels: which names the gateway is left unsaid")
+    }
+
+    @Test("A status filter that would take a source's sightings is refused, naming both; one that does not is accepted")
+    func overlap() throws {
+        func decode(_ sources: String) throws -> ServiceConfiguration {
+            try ServiceConfiguration.decode("sources:\n\(sources)\nmqtt: {url: \"mqtt://127.0.0.1:1883\", site: home}\n", path: "c.yaml")
+        }
+        _ = try decode("  - mqtt: {format: espresense}\n  - mqtt: {format: theengs}")
+        _ = try decode("  - mqtt: {format: espresense, topic: \"espresense/#\", status: \"espresense/rooms/+/status\"}")
+        let error = #expect(throws: RegionKitError.self) {
+            try decode("  - mqtt: {format: theengs}\n  - mqtt: {format: espresense, status: \"espresense/devices/+/kitchen\"}")
+        }
+        #expect(error?.message == "c.yaml: sources[1].mqtt.status 'espresense/devices/+/kitchen' would also take the sightings of sources[1] ('espresense/devices/+/+'): give a status topic of its own",
+                "\(error?.message ?? "no error")")
+        let other = #expect(throws: RegionKitError.self) {
+            try decode("  - mqtt: {format: espresense, topic: \"lab/+/status\"}\n  - mqtt: {format: theengs, status: \"lab/+/status\"}")
+        }
+        #expect(other?.message.hasPrefix("c.yaml: sources[1].mqtt.status 'lab/+/status' would also take the sightings of sources[0]") == true, "\(other?.message ?? "no error")")
     }
 
     @Test("A status reaches the engine, retained or not, after the sightings batched before it; a bad one is counted and rejected, the good ones around it applied")
@@ -58,5 +79,27 @@ struct MQTTScannerStatusIngestTests {
         #expect(statistics.ignored.isEmpty, "a retained status is applied, not ignored")
         reading.skipped(topic: "espresense/rooms/hall/status", size: 300_000, retained: true)
         #expect(reading.statistics.rejected[.tooLarge] == 1)
+    }
+
+    @Test("A status change is logged once per change, at most 20 a minute: a flood of invented room names is counted, and said so once the minute is over")
+    func logBounded() throws {
+        let clock = VirtualClock()
+        let manager = LocationManager(profile: .responsive, clock: clock, sources: [.beacon: .authorized])
+        let lines = InMemoryLogHandler.Store()
+        let ingest = MQTTSightingIngest(sources: [MQTTSourceConfiguration(format: .espresense)], manager: manager,
+                                        logger: Logger(label: "test") { _ in InMemoryLogHandler(store: lines) })
+        ingest.handle(topic: "espresense/rooms/kitchen/status", payload: Array("offline".utf8), retained: true)
+        ingest.handle(topic: "espresense/rooms/kitchen/status", payload: Array("offline".utf8), retained: true)
+        #expect(lines.all.filter { $0.contains("scanner offline") }.count == 1, "the same status again (a resubscription): not logged again")
+        for index in 0..<30 {
+            ingest.handle(topic: "espresense/rooms/invented-\(index)/status", payload: Array("offline".utf8))
+        }
+        #expect(lines.all.filter { $0.contains("scanner offline") }.count == MQTTSightingIngest.statusLogsPerMinute, "\(lines.text)")
+        #expect(manager.offlineScanners.count == 31, "every one applied")
+        clock.advance(by: 61)
+        ingest.handle(topic: "espresense/rooms/kitchen/status", payload: Array("online".utf8))
+        let summary = try #require(lines.all.first { $0.contains("not logged in the last minute") }, "\(lines.text)")
+        #expect(summary.contains("unlogged=11"), "\(summary)")
+        #expect(lines.all.last?.contains("scanner online") == true && lines.all.last?.contains("scanner=kitchen") == true)
     }
 }

@@ -31,7 +31,9 @@ struct PresenceHubScannerStatusTests {
         hub.service.startMonitoring(.beacon(try BeaconRegion(identifier: "keys", uuid: uuid, major: 1, minor: 1)))
         hub.service.startMonitoring(.beacon(try BeaconRegion(identifier: "wallet", uuid: uuid, major: 1, minor: 2)))
         let status = "espresense/rooms/kitchen/status"
-        // The node connected before the hub: its `online`, retained.
+        // The node's connection, with its will (as ESPresense's: retained `offline`), connected
+        // before the hub; then its `online`, retained.
+        let nodeConnection = try await broker.subscribe(topic: "regionkit-test/kitchen-node", count: 1, timeout: 120, will: (status, "offline"))
         try broker.publish(topic: status, message: "online", qos: 1, retain: true)
         try await hub.prepare()
         let ingest = try #require(hub.ingest)
@@ -60,10 +62,11 @@ struct PresenceHubScannerStatusTests {
         }
         let keysRegion = Region.beacon(try BeaconRegion(identifier: "keys", uuid: uuid, major: 1, minor: 1))
         #expect(hub.service.manager.state(for: keysRegion) == .inside)
-        // The kitchen node goes away: the broker publishes its will.
+        // The kitchen node goes away (its power cut): the broker publishes its will.
         let offlineAt = clock.now.seconds
-        try await node.publish(MQTTMessage(topic: status, payload: Array("offline".utf8), qos: .atLeastOnce, retain: true))
+        nodeConnection.kill()
         try await eventually(timeout: .seconds(20), "the will read") { hub.service.manager.offlineScanners == ["kitchen"] }
+        #expect(try await PresenceHubStatusTests.retained(status, on: broker) == ["offline"])
         for _ in 0..<10 { clock.advance(by: 10) }
         try await eventually(timeout: .seconds(20), "the wallet's exit logged") { (try? exits("wallet").count) == 1 }
         let walletExit = try #require(try exits("wallet").first)

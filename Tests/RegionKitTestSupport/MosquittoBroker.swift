@@ -283,13 +283,17 @@ public final class MosquittoBroker: @unchecked Sendable {
     /// With `clientID` and `persistentSession`, the broker keeps the subscription and queues QoS 1
     /// messages while this subscriber is away (and, with ``Configuration/persistence``, across a
     /// broker restart): a later `subscribe` with the same id receives them.
+    /// With `will`, the connection has that retained QoS 1 will: ``Subscriber/kill()`` loses it
+    /// without a DISCONNECT, and the broker publishes it (an ESPresense node's `offline`).
     public func subscribe(topic: String, count: Int, qos: Int = 1, timeout: Int = 30,
                           username: String? = nil, password: String? = nil,
-                          clientID: String? = nil, persistentSession: Bool = false) async throws -> Subscriber {
+                          clientID: String? = nil, persistentSession: Bool = false,
+                          will: (topic: String, payload: String)? = nil) async throws -> Subscriber {
         guard let sub = Self.mosquittoSub else { throw Failure.missingTool("mosquitto_sub") }
         var session: [String] = []
         if let clientID { session += ["-i", clientID] }
         if persistentSession { session.append("-c") }
+        if let will { session += ["--will-topic", will.topic, "--will-payload", will.payload, "--will-retain", "--will-qos", "1"] }
         // mosquitto_sub does not flush its debug lines into a pipe: stdbuf makes stdout line-buffered.
         let arguments = clientArguments(username: username, password: password) + session
             + ["-t", topic, "-q", "\(qos)", "-C", "\(count)", "-W", "\(timeout)", "-d", "-F", "MSG %t|%q|%r|%p"]
@@ -451,6 +455,12 @@ public final class MosquittoBroker: @unchecked Sendable {
 
         private func hasLine(prefix: String) -> Bool {
             received.withLock { $0.lines.contains { $0.hasPrefix(prefix) } }
+        }
+
+        /// Kills the client at once (SIGKILL): its connection ends without a DISCONNECT, so the
+        /// broker publishes its will.
+        public func kill() {
+            if process.isRunning { Glibc.kill(process.processIdentifier, SIGKILL) }
         }
 
         public func terminate() {

@@ -1,7 +1,8 @@
 /// A scanner's word on whether it is online: ESPresense's retained `espresense/rooms/<room>/status`,
-/// Theengs Gateway's and OpenMQTTGateway's will `home/<gateway>/LWT`, RegionKit's scanners'
-/// `regionkit/scanners/<scanner>/status` — `online`, or `offline` (the will the broker publishes
-/// when the scanner's connection is lost, or what it says before it stops).
+/// Theengs Gateway's and OpenMQTTGateway's will `home/<gateway>/LWT` — `online`, or `offline` (the
+/// will the broker publishes when the scanner's connection is lost, or what it says before it
+/// stops). An empty message (the retained status removed: `mosquitto_pub -r -n`, a node retired)
+/// says nothing is known of it any more, which is read as online: nothing holds its beacons.
 ///
 /// The scanner is the topic level at the filter's `+` (the name its sightings carry: the room, the
 /// gateway), or the source's configured scanner.
@@ -36,7 +37,7 @@ public struct ScannerStatusMessage: Hashable, Sendable {
         }
         let online: Bool
         switch text.trimmingWhitespace.lowercased() {
-        case "online": online = true
+        case "online", "": online = true
         case "offline": online = false
         default:
             throw SightingMessageError(.badStatus, "status '\(text.prefix(40))' on '\(topic.prefix(200))' is neither 'online' nor 'offline'")
@@ -47,7 +48,10 @@ public struct ScannerStatusMessage: Hashable, Sendable {
         guard let index = filterLevels.firstIndex(of: "+"), index < topicLevels.count else {
             throw SightingMessageError(.badTopic, "status topic '\(topic.prefix(200))' has no level naming its scanner (filter '\(filter)')")
         }
-        let name = try SightingMessageDecoder.scannerName(String(topicLevels[index]), from: "status topic level")
+        let name = String(topicLevels[index])
+        guard !name.isEmpty, name.utf8.count <= 128 else {
+            throw SightingMessageError(.badTopic, "status topic '\(topic.prefix(200))': level \(index + 1) '\(name.prefix(40))' is not a scanner name (1–128 bytes)")
+        }
         return ScannerStatusMessage(scanner: name, online: online)
     }
 }

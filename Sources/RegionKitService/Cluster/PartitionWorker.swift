@@ -74,7 +74,12 @@ final class PartitionWorker: LocationManagerDelegate {
         /// message that arrives anyway shows that the session still delivers (a persistent
         /// session keeps its earlier subscription), and resumes the engine with it.
         var resumeOnMessage = false
+        /// The held statuses' topics, each with its last message's index in ``held``.
+        var heldStatuses: [String: Int] = [:]
     }
+
+    /// Node status topics held at most while the engine is set aside.
+    static let heldStatusCapacity = 4_096
 
     struct Current {
         var manager: LocationManager
@@ -195,9 +200,20 @@ final class PartitionWorker: LocationManagerDelegate {
             if let ingest = routing.ingest {
                 ingest.handle(topic: message.topic, payload: message.payload, retained: message.retain)
             } else if routing.holding {
+                guard let statusFilter, MQTTTopicFilter.matches(filter: statusFilter, topic: message.topic) else {
+                    routing.held.append(message)
+                    return routing.resumeOnMessage
+                }
+                // A node's status: only its last one is kept per topic, for at most
+                // ``heldStatusCapacity`` topics (the status subscription is granted while the
+                // sightings' is refused, and anyone may publish on it).
+                if let earlier = routing.heldStatuses[message.topic] {
+                    routing.held[earlier].topic = ""   // replaced: skipped at the replay
+                } else if routing.heldStatuses.count >= Self.heldStatusCapacity {
+                    return false
+                }
+                routing.heldStatuses[message.topic] = routing.held.count
                 routing.held.append(message)
-                guard routing.resumeOnMessage else { return false }
-                return !(statusFilter.map { MQTTTopicFilter.matches(filter: $0, topic: message.topic) } ?? false)
             }
             return false
         }
@@ -353,9 +369,11 @@ final class PartitionWorker: LocationManagerDelegate {
         let ingest = current.withLock { $0.ingest }
         let redelivered = route.withLock { routing -> Int in
             // What arrived before this event first, then everything after it, in order.
-            for message in routing.held { ingest.handle(topic: message.topic, payload: message.payload, retained: message.retain) }
+            for message in routing.held where !message.topic.isEmpty {
+                ingest.handle(topic: message.topic, payload: message.payload, retained: message.retain)
+            }
             defer { routing = Routing(ingest: ingest) }
-            return routing.held.count
+            return routing.held.filter { !$0.topic.isEmpty }.count
         }
         logger.notice("\(notice)", metadata: ["regions": "\(states.count)", "beacons-placed": "\(rooms.count)", "redelivered-before-resume": "\(redelivered)"])
     }

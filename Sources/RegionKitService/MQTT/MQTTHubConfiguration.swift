@@ -291,8 +291,8 @@ public struct MQTTSourceConfiguration: Codable, Sendable, Hashable {
     }
 
     /// What is wrong with a status filter (``statusFilter``) read for a source whose configured
-    /// scanner is `scanner`, or nil: a valid filter without `#`, whose `+` level names the
-    /// scanner unless the source names one.
+    /// scanner is `scanner`, or nil: a valid filter without `#`, whose one `+` level names the
+    /// scanner unless the source names one (two would leave which one unsaid).
     static func statusProblem(_ filter: String?, scanner: String?) -> String? {
         guard let filter else { return nil }
         do {
@@ -302,9 +302,23 @@ public struct MQTTSourceConfiguration: Codable, Sendable, Hashable {
         }
         let levels = filter.split(separator: "/", omittingEmptySubsequences: false)
         if levels.contains("#") { return "status '\(filter)': no '#': one '+' level names the scanner" }
-        if scanner == nil && !levels.contains("+") {
-            return "status '\(filter)': a '+' level must name the scanner (or give the source a scanner)"
+        if scanner == nil && levels.filter({ $0 == "+" }).count != 1 {
+            return "status '\(filter)': one '+' level must name the scanner (or give the source a scanner)"
         }
         return nil
+    }
+
+    /// Whether status filter `status` would also take messages of sighting filter `sightings`
+    /// (statuses are routed first): some topic matches both. `espresense/devices/+/kitchen`
+    /// would take the kitchen's ESPresense sightings.
+    public static func statusOverlaps(_ status: String, sightings: String) -> Bool {
+        let (a, b) = (status.split(separator: "/", omittingEmptySubsequences: false), sightings.split(separator: "/", omittingEmptySubsequences: false))
+        for index in 0..<max(a.count, b.count) {
+            let (x, y) = (index < a.count ? a[index] : nil, index < b.count ? b[index] : nil)
+            if x == "#" || y == "#" { return true }          // the rest of any topic
+            guard let x, let y else { return false }          // one ends before the other
+            if x != "+" && y != "+" && x != y { return false }
+        }
+        return true
     }
 }

@@ -37,6 +37,8 @@ public final class MQTTSightingIngest: Sendable {
         public var telemetry = 0
         /// Scanner status messages (``ScannerStatusMessage``) applied, retained ones included.
         public var statuses = 0
+        /// Status changes not logged (beyond ``MQTTSightingIngest/statusLogsPerMinute``).
+        public var unloggedStatusChanges = 0
 
         public var rejectedTotal: Int { rejected.values.reduce(0, +) }
     }
@@ -57,7 +59,11 @@ public final class MQTTSightingIngest: Sendable {
     let statusRoutes: [StatusRoute]
     /// The status last said by each scanner, to log changes only (a retained status comes again
     /// at every subscription); emptied when a new scanner would exceed ``telemetryCapacity``.
-    private let lastStatus = LockedBox<[String: Bool]>([:])
+    /// With the changes logged in the current minute and those left unlogged in it.
+    private let statusLog = LockedBox<(last: [String: Bool], minute: Double, logged: Int, unlogged: Int)>(([:], -.infinity, 0, 0))
+    /// Status changes logged a minute at most: anyone may publish on the status topics, and a
+    /// flood of invented room names must not flood the log (the rest are counted, and said so).
+    public static let statusLogsPerMinute = 20
     let manager: LocationManager
     let logger: Logger
     private let state = LockedBox<(statistics: Statistics, logged: Set<String>, telemetry: [String: (frame: EddystoneTelemetry, heardAt: Timestamp)])>((Statistics(), [], [:]))
@@ -117,13 +123,29 @@ public final class MQTTSightingIngest: Sendable {
                 $0.statistics.statuses += 1
             }
             manager.setScannerStatus(status.scanner, online: status.online)
-            let changed = lastStatus.withLock { last -> Bool in
-                guard last[status.scanner] != status.online else { return false }
-                if last[status.scanner] == nil && last.count >= Self.telemetryCapacity { last.removeAll(keepingCapacity: true) }
-                last[status.scanner] = status.online
-                return true
+            let now = manager.clock.now.seconds
+            let (log, unloggedBefore) = statusLog.withLock { state -> (Bool, Int) in
+                guard state.last[status.scanner] != status.online else { return (false, 0) }
+                if state.last[status.scanner] == nil && state.last.count >= Self.telemetryCapacity { state.last.removeAll(keepingCapacity: true) }
+                state.last[status.scanner] = status.online
+                var unlogged = 0
+                if !(now - state.minute < 60) {
+                    unlogged = state.unlogged
+                    state = (state.last, now, 0, 0)
+                }
+                guard state.logged < Self.statusLogsPerMinute else {
+                    state.unlogged += 1
+                    self.state.withLock { $0.statistics.unloggedStatusChanges += 1 }
+                    return (false, unlogged)
+                }
+                state.logged += 1
+                return (true, unlogged)
             }
-            if changed {
+            if unloggedBefore > 0 {
+                logger.warning("scanner status changes not logged in the last minute (more than \(Self.statusLogsPerMinute) a minute)",
+                               metadata: ["unlogged": "\(unloggedBefore)"])
+            }
+            if log {
                 logger.info(status.online ? "scanner online" : "scanner offline: its beacons are held for it",
                             metadata: ["scanner": "\(status.scanner.prefix(128))", "topic": "\(topic.prefix(200))"])
             }

@@ -296,7 +296,7 @@ public final class PresenceHub: Sendable {
                 "messages": "\(statistics.messages)", "sightings": "\(statistics.sightings)",
                 "ignored": "\(statistics.ignored.values.reduce(0, +))", "rejected": "\(statistics.rejectedTotal)",
                 "rejected-by-kind": "\(rejected)", "unrouted": "\(statistics.unrouted)",
-                "scanner-statuses": "\(statistics.statuses)",
+                "scanner-statuses": "\(statistics.statuses)", "scanner-status-changes-unlogged": "\(statistics.unloggedStatusChanges)",
             ]
             // A warning when messages were rejected, so it shows at the daemon's usual log levels.
             logger.log(level: statistics.rejectedTotal > 0 ? .warning : .info, "MQTT sources: totals since start", metadata: metadata)

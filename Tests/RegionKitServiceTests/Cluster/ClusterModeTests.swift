@@ -114,7 +114,7 @@ struct ClusterModeTests {
             ("cluster: {topic: \"regionkit/part/+/x\"}", "c.yaml: cluster.topic 'regionkit/part/+/x' must contain {partition} exactly once"),
             ("cluster: {topic: \"a/{partition}/#/b\"}", "c.yaml: cluster.topic 'a/{partition}/#/b': "),
             ("cluster: {status: \"espresense/rooms/#\"}", "c.yaml: cluster.status 'espresense/rooms/#': no '#'"),
-            ("cluster: {status: \"espresense/rooms/kitchen/status\"}", "c.yaml: cluster.status 'espresense/rooms/kitchen/status': a '+' level must name the scanner"),
+            ("cluster: {status: \"espresense/rooms/kitchen/status\"}", "c.yaml: cluster.status 'espresense/rooms/kitchen/status': one '+' level must name the scanner"),
         ]
         for (block, message) in cases {
             let error = #expect(throws: RegionKitError.self) { try ServiceConfiguration.decode(Self.clusterBase + "\n" + block + "\n", path: "c.yaml") }

@@ -80,13 +80,25 @@ struct PartitionWorkerRefusalTests {
         #expect(!worker.current.withLock { $0.suspended }, "the status refused: no outage")
         worker.connectionChanged(.subscriptionRefused(filter: worker.topicFilter))
         #expect(worker.current.withLock { $0.suspended })
-        #expect(!PartitionWorker.deliver(status("hall", "online"), via: worker.route, statusFilter: worker.statusFilter),
+        #expect(!PartitionWorker.deliver(status("porch", "offline"), via: worker.route, statusFilter: worker.statusFilter),
                 "a status says nothing of the refused sighting subscription")
-        #expect(PartitionWorker.deliver(Self.sighting(), via: worker.route, statusFilter: worker.statusFilter))
+        #expect(!PartitionWorker.deliver(status("hall", "online"), via: worker.route, statusFilter: worker.statusFilter))
+        #expect(!PartitionWorker.deliver(status("porch", "online"), via: worker.route, statusFilter: worker.statusFilter))
+        #expect(!PartitionWorker.deliver(status("porch", "offline"), via: worker.route, statusFilter: worker.statusFilter))
+        #expect(worker.route.withLock { routing in routing.held.filter { !$0.topic.isEmpty }.count } == 2, "one status kept per topic, the last")
+        // (A sighting from another room: one from the hall would bring the hall back by itself.)
+        let kitchen = MQTTMessage(topic: "espresense/devices/\(Self.beacon)/kitchen", payload: Array(#"{"id":"\#(Self.beacon)","rssi":-60}"#.utf8))
+        #expect(PartitionWorker.deliver(kitchen, via: worker.route, statusFilter: worker.statusFilter))
         worker.deliveredWhileRefused()
         #expect(!worker.current.withLock { $0.suspended })
-        #expect(engine().offlineScanners.isEmpty, "the held online, then the sighting, reached the new engine")
+        #expect(engine().offlineScanners == ["porch"], "the held statuses reached the new engine, the last of each: \(engine().offlineScanners)")
         #expect(worker.sightings == 1)
+        // Held statuses are bounded: beyond the capacity, new topics are dropped.
+        worker.connectionChanged(.subscriptionRefused(filter: worker.topicFilter))
+        for index in 0..<(PartitionWorker.heldStatusCapacity + 10) {
+            _ = PartitionWorker.deliver(status("invented-\(index)", "offline"), via: worker.route, statusFilter: worker.statusFilter)
+        }
+        #expect(worker.route.withLock { $0.held.count } == PartitionWorker.heldStatusCapacity)
     }
 
     @Test("A broker outage carries the beacons' rooms to the next engine, twice over (that a carried beacon not heard leaves its room once is NearestScannerRestoreTests')")
