@@ -65,6 +65,10 @@ extension MonitoringEngine {
             kept.sort { ($0.heard, $0.number) > ($1.heard, $1.number) }
             kept.removeLast(kept.count - Self.maximumChannels / 2)
         }
+        // An offline scanner dropped (beyond the most channels kept) lets go of what it holds.
+        let keptNames = Set(kept.map(\.name))
+        let released = channelNumbers.compactMap { name, number in channels[number].isOffline && !keptNames.contains(name) ? name : nil }
+        defer { for name in released { releaseOfflineHolds(of: name) } }
         kept.sort { $0.number < $1.number }   // the survivors keep their order
         var survivors: [ScannerChannel] = []
         survivors.reserveCapacity(kept.count)
@@ -120,19 +124,21 @@ extension MonitoringEngine {
     /// take from it and, with `sharing` (for ``ExitDetector/usesChannels``), the channel's gaps
     /// (otherwise the last time it said it was offline, ``ScannerChannel/lastOffline``, if any).
     mutating func recordChannel(scannerID: String?, at time: Timestamp, sharing: Bool) -> (view: ChannelView, gaps: [ScannerChannel.Gap]) {
-        var cameBack = false
         func recorded(_ channel: inout ScannerChannel, number: Int?, nameHash: UInt64? = nil) -> (view: ChannelView, gaps: [ScannerChannel.Gap]) {
-            cameBack = channel.record(at: time)
+            channel.record(at: time)
             let lossPrior = sharing ? channel.lossPrior : nil
             let view = ChannelView(priorScale: channel.priorScale, priorLoss: lossPrior?.loss,
                                    priorLossWeight: lossPrior?.weight ?? PeriodicTail.scannerPriorFrames,
                                    sharing: sharing, excuseLimit: channel.excuseLimit, number: number, nameHash: nameHash)
-            // Without sharing, the last time the scanner said it was offline, if ever: a stream
+            // Without sharing, the last time the scanner said it was offline, if lately: a stream
             // heard again after it does not learn that time as an interval of its own.
-            return (view, sharing ? channel.gaps : channel.lastOffline.map { [$0] } ?? [])
+            return (view, sharing ? channel.gaps : channel.recentOffline(at: time).map { [$0] } ?? [])
         }
         if let scannerID {
             let (number, nameHash) = channelNumber(of: scannerID, at: time)
+            // A scanner that said it was offline, heard: back (``ScannerChannel/record(at:)``),
+            // and what it held is looked at again (checked only once one ever said so).
+            let cameBack = offlineScannersSeen && channels[number].isOffline
             let result = recorded(&channels[number], number: number, nameHash: nameHash)
             if cameBack { releaseOfflineHolds(of: scannerID) }
             return result
@@ -179,29 +185,35 @@ extension MonitoringEngine {
                 guard let channel = Self.channel(of: key.scannerID, in: channels, numbers: numbers, local: local) else { return }
                 let rate = 1 / max(stream.meanInterval, 1e-3)
                 let threshold = detector.silenceThreshold(for: stream)
-                // Offline now: held as if it stays away to the end of its excuse.
-                let offline = channel.isOffline && channel.offlineSilence(from: stream.lastSighting, to: now) > 0
-                    ? ScannerChannel.offlineExcuseLimit : channel.offlineSilence(from: stream.lastSighting, to: now)
-                var excused = offline
-                if detector.usesChannels {
-                    excused = channel.excusedSilence(from: stream.lastSighting, to: now, streamRate: rate, offline: offline)
-                    // The scanner is silent now but not yet long enough to tell a blackout from chance
-                    // (few other streams, heard slowly): having shown blackouts, it is given until it can,
-                    // looked at again every step (a sighting of any stream there may settle it sooner).
-                    if let undecided = channel.undecidedSilence(at: now, due: stream.lastSighting + threshold, streamRate: rate) {
-                        excused = max(excused, min(undecided, now + Self.excuseStep) - stream.lastSighting - threshold)
+                // What excuses the silence, given `offline` seconds the scanner said it was away: its
+                // dark gaps' part stops at the detector's longest silence (the cap), its own word
+                // adds up to its limit beyond that.
+                func excuse(offline: Double) -> (excused: Double, cap: Double) {
+                    var excused = offline
+                    if detector.usesChannels {
+                        excused = channel.excusedSilence(from: stream.lastSighting, to: now, streamRate: rate, offline: offline)
+                        // The scanner is silent now but not yet long enough to tell a blackout from chance
+                        // (few other streams, heard slowly): having shown blackouts, it is given until it can,
+                        // looked at again every step (a sighting of any stream there may settle it sooner).
+                        if let undecided = channel.undecidedSilence(at: now, due: stream.lastSighting + threshold, streamRate: rate) {
+                            excused = max(excused, min(undecided, now + Self.excuseStep) - stream.lastSighting - threshold)
+                        }
                     }
+                    return (excused, (detector.usesChannels ? max(detector.maximumSilence - threshold, 0) : 0) + offline)
                 }
+                let away = channel.offlineSilence(from: stream.lastSighting, to: now)
+                var (excused, cap) = excuse(offline: away)
+                // Alive by its scanner's word, which is offline now: held as if it stays away to
+                // the end of its excuse (a stream already gone before the word is not).
+                let held = channel.isOffline && away > 0 && stream.lastSighting + threshold + min(excused, cap) > now
+                if held { (excused, cap) = excuse(offline: ScannerChannel.offlineExcuseLimit) }
                 guard excused > stream.excusedSilence else { return }
-                // A dark gap's excuse stops at the detector's longest silence; the scanner's own
-                // word that it was offline adds up to its limit beyond that.
-                let cap = (detector.usesChannels ? max(detector.maximumSilence - threshold, 0) : 0) + offline
                 guard stream.lastSighting + threshold + min(excused, cap) > now else { return }
                 // While the scanner stays dark the deadline moves with it: check again no sooner than
                 // a short step later (never in a loop of tiny steps).
                 excused = min(max(excused, now + Self.excuseStep - stream.lastSighting - threshold), cap)
                 updates.append((key, excused))
-                if channel.isOffline, let scanner = key.scannerID { heldBy.append(scanner) }
+                if held, let scanner = key.scannerID { heldBy.append(scanner) }
             }
         }
         for scanner in heldBy { offlineHolds[scanner, default: OfflineHolds()].regions.insert(id) }
@@ -272,11 +284,32 @@ extension MonitoringEngine {
             reschedule(slot: slot)
         }
         for identity in holds.beacons {
-            guard var state = nearest[identity], let deadline = nearestAbsentDeadline(state).deadline else { continue }
-            state.absentAt = deadline
+            guard var state = nearest[identity] else { continue }
+            // Filed even when due already (it leaves at the next advance), and held again by
+            // another scanner offline now if one still holds it.
+            _ = fileNearestAbsence(identity, &state)
             nearest[identity] = state
-            nearestAbsences.push(NearestAbsence(time: deadline, identity: identity))
         }
+    }
+
+    /// Files `identity`'s absence at ``nearestAbsentDeadline(_:)`` of `state` (its `absentAt`),
+    /// noting the scanners offline now that hold it; returns that deadline (`nil` without a track).
+    mutating func fileNearestAbsence(_ identity: BeaconIdentity, _ state: inout NearestScannerState) -> Timestamp? {
+        let (deadline, heldBy) = nearestAbsentDeadline(state)
+        guard let deadline else { return nil }
+        for scanner in heldBy { offlineHolds[scanner, default: OfflineHolds()].beacons.insert(identity) }
+        state.absentAt = deadline
+        nearestAbsences.push(NearestAbsence(time: deadline, identity: identity))
+        return deadline
+    }
+
+    /// The last time a sighting's scanner said it was offline, lately (``ScannerChannel/recentOffline(at:)``),
+    /// for its room track: from the sighting's `channel` and `gaps` (``recordChannel(scannerID:at:sharing:)``,
+    /// or the one gap ``setScannerOnline(_:at:)`` gave). `nil` without gaps: none then.
+    func lastOffline(_ channel: ChannelView?, gaps: [ScannerChannel.Gap]?) -> ScannerChannel.Gap? {
+        guard let gaps else { return nil }
+        guard let channel, profile.exitDetector.usesChannels else { return gaps.first }   // the only one given
+        return (channel.number.map { channels[$0] } ?? localChannel).recentOffline(at: now)
     }
 
     /// `scannerID` is heard at `time`: back online if it said it was offline (for detectors that
@@ -289,7 +322,7 @@ extension MonitoringEngine {
             channels[number].setOnline(true, at: time)
             releaseOfflineHolds(of: scannerID)
         }
-        return channels[number].lastOffline
+        return channels[number].recentOffline(at: time)
     }
 
     /// Whether `scannerID` said it is offline and has not come back (``setScannerStatus(_:online:at:)``).
@@ -312,10 +345,11 @@ extension MonitoringEngine {
         guard offlineScannersSeen else { return (state.absentDeadline(detector: detector), []) }
         let (channels, numbers, local, now) = (self.channels, channelNumbers, localChannel, self.now)
         var heldBy: [String] = []
-        let deadline = state.absentDeadline(detector: detector) { scanner, lastSighting in
+        let deadline = state.absentDeadline(detector: detector) { scanner, lastSighting, due in
             guard let channel = Self.channel(of: scanner, in: channels, numbers: numbers, local: local) else { return 0 }
             let offline = channel.offlineSilence(from: lastSighting, to: now)
-            guard channel.isOffline, offline > 0 else { return offline }
+            // (A track gone before its scanner's word is not held by it.)
+            guard channel.isOffline, offline > 0, due + offline > now else { return offline }
             heldBy.append(scanner)
             return ScannerChannel.offlineExcuseLimit
         }

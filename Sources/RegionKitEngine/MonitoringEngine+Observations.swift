@@ -72,7 +72,7 @@ extension MonitoringEngine {
             var stamped = observation
             stamped.timestamp = time
             if let change = state.record(stamped, scanner: scanner, policy: policy, otherScanners: profile.exitDetector.usesEvidence,
-                                         offline: sharedGaps?.last { $0.isDeclared }) {
+                                         offline: lastOffline(channel, gaps: sharedGaps)) {
                 events.append(LocationEvent(timestamp: time, kind: .didChangeNearestScanner(observation.identity, scannerID: change.to, previous: change.from),
                                             evidence: EventEvidence(rssi: observation.rssi, scannerID: scanner, beacon: observation.identity)))
             }

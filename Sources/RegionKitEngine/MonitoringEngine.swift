@@ -690,15 +690,10 @@ public struct MonitoringEngine: Sendable {
     mutating func fireNearestAbsence(_ identity: BeaconIdentity) -> [LocationEvent] {
         nearestAbsences.popMin()
         guard var state = nearest[identity] else { return [] }
-        if profile.nearestScanner != nil {
-            let (deadline, heldBy) = nearestAbsentDeadline(state)
-            for scanner in heldBy { offlineHolds[scanner, default: OfflineHolds()].beacons.insert(identity) }
-            if let deadline, deadline > now {
-                state.absentAt = deadline
-                nearest[identity] = state
-                nearestAbsences.push(NearestAbsence(time: deadline, identity: identity))
-                return []
-            }
+        if profile.nearestScanner != nil, let deadline = nearestAbsentDeadline(state).deadline, deadline > now {
+            _ = fileNearestAbsence(identity, &state)
+            nearest[identity] = state
+            return []
         }
         nearest[identity] = nil
         guard profile.nearestScanner != nil, let previous = state.current else { return [] }

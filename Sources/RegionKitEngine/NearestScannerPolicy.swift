@@ -64,14 +64,15 @@ public struct NearestScannerState: Hashable, Sendable, Codable {
     /// ``presence``, the quick rule that lets a room go while the beacon is heard elsewhere: a
     /// few seconds' gap would read as the beacon gone); `nil` without a track.
     ///
-    /// `offlineSilence`, given a track's scanner and its last sighting, is the part of the
-    /// silence since then that the scanner said it was offline, added to that track's deadline
-    /// (``ScannerChannel/offlineSilence(from:to:)``).
-    public func absentDeadline(detector: ExitDetector, offlineSilence: ((_ scanner: String, _ lastSighting: Timestamp) -> Double)? = nil) -> Timestamp? {
+    /// `offlineSilence`, given a track's scanner, its last sighting and its deadline without it,
+    /// is the part of the silence since then that the scanner said it was offline, added to that
+    /// track's deadline (``ScannerChannel/offlineSilence(from:to:)``).
+    public func absentDeadline(detector: ExitDetector,
+                               offlineSilence: ((_ scanner: String, _ lastSighting: Timestamp, _ deadline: Timestamp) -> Double)? = nil) -> Timestamp? {
         var latest: Timestamp?
         for (scanner, track) in tracks {
             var deadline = detector.goneDeadline(for: track.stream, gridOrigin: track.stream.firstSighting)
-            if let offlineSilence { deadline = deadline + offlineSilence(scanner, track.stream.lastSighting) }
+            if let offlineSilence { deadline = deadline + offlineSilence(scanner, track.stream.lastSighting, deadline) }
             if latest == nil || deadline > latest! { latest = deadline }
         }
         return latest

@@ -125,35 +125,20 @@ public struct ScannerChannel: Hashable, Sendable {
     public var excuseLimit: Double { max(Self.minimumExcuseLimit, 2 * longestGap) }
 
     /// Records a sighting of any stream at `time` (earlier times count as simultaneous). A
-    /// scanner that said it was offline is heard again: it is online (``setOnline(_:at:)``), and
-    /// the result is true (the engine then looks again at what it held).
-    @discardableResult
-    public mutating func record(at time: Timestamp) -> Bool {
-        let cameBack = offlineSince != nil
-        if cameBack { setOnline(true, at: time) }
+    /// scanner that said it was offline is heard again: it is online (``setOnline(_:at:)``).
+    public mutating func record(at time: Timestamp) {
+        if offlineSince != nil { setOnline(true, at: time) }
         if let last = lastHeard {
             guard time > last else {
                 weight += 1
-                return cameBack
+                return
             }
             // (The weight is kept as of the last sighting, so its rate then needs no decay: the
             // same number `rate(at:)` gives, e^0 being 1, without the `exp`.)
             let rate = weightTime == last ? weight / Self.rateMemory : rate(at: last)
             var gap = time - last
             if let declared = lastOffline, declared.to > last {
-                // The scanner said it was offline during this silence (once or more: the last
-                // gaps, nothing else is kept while nothing is heard): those times are gaps already
-                // (whole); what is dark between them counts as usual. Kept in time order.
-                var said: [Gap] = []
-                while let gap = gaps.last, gap.isDeclared, gap.to > last { said.append(gaps.removeLast()) }
-                var start = last
-                for declared in said.reversed() {
-                    recordDarkGap(from: start, to: max(start, declared.from), rate: rate)
-                    appendGap(declared)
-                    gap -= declared.seconds(from: last, to: time)
-                    start = max(start, declared.to)
-                }
-                recordDarkGap(from: start, to: time, rate: rate)
+                gap -= recordDarkGaps(aroundDeclaredFrom: last, to: time, rate: rate)
             } else {
                 recordDarkGap(from: last, to: time, rate: rate)
             }
@@ -167,7 +152,26 @@ public struct ScannerChannel: Hashable, Sendable {
         weight = weight * exp(-max(0, time - weightTime) / Self.rateMemory) + 1
         weightTime = time
         lastHeard = time
-        return cameBack
+    }
+
+    /// The scanner said it was offline during the silence from `last` to `time` (once or more:
+    /// the last gaps, nothing else is kept while nothing is heard): those times are gaps already
+    /// (whole); what is dark between them counts as usual, all kept in time order. Returns the
+    /// declared seconds. Out of line: rare, and inlined it made every sighting's ``record(at:)``
+    /// larger (`count.sh ingest`: 17 instructions a sighting).
+    @inline(never)
+    private mutating func recordDarkGaps(aroundDeclaredFrom last: Timestamp, to time: Timestamp, rate: Double) -> Double {
+        var said: [Gap] = []
+        while let gap = gaps.last, gap.isDeclared, gap.to > last { said.append(gaps.removeLast()) }
+        var (start, declaredSeconds) = (last, 0.0)
+        for declared in said.reversed() {
+            recordDarkGap(from: start, to: max(start, declared.from), rate: rate)
+            appendGap(declared)
+            declaredSeconds += declared.seconds(from: last, to: time)
+            start = max(start, declared.to)
+        }
+        recordDarkGap(from: start, to: time, rate: rate)
+        return declaredSeconds
     }
 
     /// Keeps the silence from `from` to `to` as a dark gap when the scanner, hearing `rate`
@@ -207,6 +211,20 @@ public struct ScannerChannel: Hashable, Sendable {
             offlineSince = time
         }
     }
+
+    /// ``lastOffline`` when it ended less than ``offlineRelevance`` before `time`: what the
+    /// sighting path carries to the streams of detectors not given the channel's gaps.
+    public func recentOffline(at time: Timestamp) -> Gap? {
+        guard let lastOffline, time - lastOffline.to < Self.offlineRelevance else { return nil }
+        return lastOffline
+    }
+
+    /// Seconds after a scanner's return that the time it was away is still left out of what its
+    /// streams learn when heard again (``recentOffline(at:)``). A stream first heard later has a
+    /// silence at least this long to learn anyway, beside which the ≤ ``offlineExcuseLimit``
+    /// declared in it hardly matters; before this bound, every sighting of a scanner that had
+    /// once been offline carried an array to every region it matched, for good.
+    public static let offlineRelevance = 600.0
 
     /// Whether the scanner has said it is offline and has not come back.
     public var isOffline: Bool { offlineSince != nil }

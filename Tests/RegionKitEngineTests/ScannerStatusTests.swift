@@ -76,6 +76,7 @@ struct ScannerStatusTests {
         events += engine.advance(to: Timestamp(seconds: 1_000))
         let exit = try #require(Self.exitTime(events, "a"))
         #expect(abs(exit - 60.001) < 1e-6, "the moment before the exit was due, counted after the return: \(exit)")
+        #expect(engine.offlineHolds.isEmpty, "released at the return")
     }
 
     @Test("Offline for good: its beacons go once the limit of the excuse is spent, not never")
@@ -127,6 +128,72 @@ struct ScannerStatusTests {
         #expect(longest.count == 1 && longest.allSatisfy { $0 < 1 }, "\(longest)")
         let track = try #require(engine.nearest[Fixture.a]?.tracks["kitchen"])
         #expect(track.stream.longestInterval < 1, "\(track.stream.longestInterval)")
+    }
+
+    @Test("A region heard by two scanners: the kitchen's stream already gone when the kitchen says offline holds nothing; the region exits when the hall's is gone, as without the status")
+    func goneBeforeTheStatus() throws {
+        func engine() -> MonitoringEngine {
+            var engine = Fixture.engine(.responsive)
+            _ = engine.startMonitoring(Fixture.region("house", major: 0, minor: 1), at: .zero)
+            for t in stride(from: 0.0, to: 10, by: 0.5) { _ = engine.ingest(Fixture.seen(Fixture.a, at: t, scanner: "kitchen")) }
+            for t in stride(from: 0.0, to: 20, by: 0.5) { _ = engine.ingest(Fixture.seen(Fixture.a, at: t + 0.1, scanner: "hall")) }
+            return engine
+        }
+        var plain = engine()
+        let usual = try #require(Self.exitTime(plain.advance(to: Timestamp(seconds: 1_000)), "house"))
+        var held = engine()
+        let slot = try #require(held.regions.slot(of: "house"))
+        let kitchenDue = try #require(held.regions.readStreams(slot: slot) { _, streams -> Double? in
+            var due: Double?
+            streams.forEachStream { key, stream, _ in
+                if key.scannerID == "kitchen" { due = ExitDetector.learnedGaps(falseExitsPerHour: 1e-4, minimumSilence: 1, maximumSilence: 60, priorInterval: 1).goneDeadline(for: stream, gridOrigin: .zero).seconds }
+            }
+            return due
+        } ?? nil)
+        #expect(kitchenDue < 20.5 && usual > 20.5, "the kitchen's stream is gone before the status: \(kitchenDue), \(usual)")
+        var events = held.setScannerStatus("kitchen", online: false, at: Timestamp(seconds: 20.5))
+        events += held.advance(to: Timestamp(seconds: 1_000))
+        #expect(Self.exitTime(events, "house") == usual, "\(events.summary)")
+        #expect(held.offlineHolds.isEmpty)
+    }
+
+    @Test("Back by a sighting of another beacon (no status): the regions it held are looked at again at once, their exits exact")
+    func releasedBySighting() throws {
+        let profile = MonitoringProfile.responsive
+        let usual = try Self.usualExit(profile, "a")
+        var engine = Self.engine(profile)
+        _ = engine.startMonitoring(Fixture.region("other", major: 0, minor: 3), at: Timestamp(seconds: 20))
+        var events = engine.setScannerStatus("kitchen", online: false, at: Timestamp(seconds: 20.2))
+        events += engine.advance(to: Timestamp(seconds: 60))
+        #expect(engine.offlineHolds["kitchen"]?.regions == ["a"])
+        events += engine.ingest(Fixture.seen(BeaconIdentity(uuid: Fixture.uuid, major: 0, minor: 3), at: 60, scanner: "kitchen"))
+        #expect(!engine.isScannerOffline("kitchen") && engine.offlineHolds.isEmpty)
+        events += engine.advance(to: Timestamp(seconds: 1_000))
+        let exit = try #require(Self.exitTime(events, "a"))
+        #expect(abs(exit - (usual + 60 - 20.2)) < 1e-6, "\(exit) vs \(usual) + 39.8")
+    }
+
+    @Test("A room held by two offline scanners: each return looks at it again, and it leaves once both are back and its silence is over")
+    func roomHeldByTwo() throws {
+        var engine = NearestAbsenceTests.engine()
+        for t in stride(from: 0.0, to: 20, by: 0.5) {
+            _ = engine.ingest(Fixture.seen(Fixture.a, at: t, rssi: -60, scanner: "kitchen"))
+            _ = engine.ingest(Fixture.seen(Fixture.a, at: t + 0.1, rssi: -80, scanner: "hall"))
+        }
+        var plain = engine
+        let usual = try #require(NearestAbsenceTests.changes(plain.advance(to: Timestamp(seconds: 1_000))).first?.time)
+        var events = engine.setScannerStatus("kitchen", online: false, at: Timestamp(seconds: 20.2))
+        events += engine.advance(to: Timestamp(seconds: 40))
+        events += engine.setScannerStatus("hall", online: false, at: Timestamp(seconds: 41))
+        events += engine.setScannerStatus("kitchen", online: true, at: Timestamp(seconds: 42))
+        events += engine.advance(to: Timestamp(seconds: 43))
+        events += engine.setScannerStatus("hall", online: true, at: Timestamp(seconds: 44))
+        events += engine.advance(to: Timestamp(seconds: 1_000))
+        let left = try #require(NearestAbsenceTests.changes(events).first)
+        #expect(left.to == nil && left.time < 200, "let go after both returned, not at the end of a projection: \(left.time) (usual \(usual))")
+        // The kitchen's track (heard last at 19.5, 0.1 s before the hall's) with its 21.8 s away.
+        #expect(abs(left.time - (usual - 0.1 + 21.8)) < 1e-6, "\(left.time) vs \(usual)")
+        #expect(engine.offlineHolds.isEmpty)
     }
 
     @Test("A time that is no time: a status at +∞ or NaN is now (an infinite one stayed offline for good)")
