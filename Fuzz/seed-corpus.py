@@ -135,6 +135,11 @@ put("sighting-message", b"\x01home/TheengsGateway/BTtoMQTT/6087574C9BC2\n"
 put("sighting-message", b"\x02regionkit/scanners/hall\n"
     b'{"v":1,"scanner":"hall","time":1700000000.5,"sightings":[{"uuid":"E2C56DB5-DFFB-48D2-B060-D0F5A71096E0","major":1,"minor":2,"rssi":-60,"power":-59,"dt":-0.25}]}')
 
+# --- the scanners' status on the format's status filter (same target) ---
+put("sighting-message", b"\x00espresense/rooms/kitchen/status\noffline")
+put("sighting-message", b"\x01home/OpenMQTTGateway/LWT\nonline")
+put("sighting-message", b"\x80espresense/rooms/kitchen/status\n Online\r\n")
+
 # --- HTTP region bodies: path id, newline, JSON body ---
 put("http-region-body", 'lobby\n{"uuid": "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0", "major": 1, "minor": 2, "notifyOnExit": false}')
 put("http-region-body", 'home\n{"latitude": 48.8566, "longitude": 2.3522, "radius": 150, "notifyOnEntry": true}')

@@ -233,7 +233,9 @@ extension MonitoringEngine {
     /// gateway's will). While it is offline, the beacons only it hears neither leave their regions
     /// nor their room: their silence from then on is the scanner's, up to
     /// ``ScannerChannel/offlineExcuseLimit``; back online, their silence counts from its return.
-    /// Nothing is rescheduled: an exit or absence looks at the scanner when it comes due.
+    /// Going offline reschedules nothing (an exit or absence looks at the scanner when it comes
+    /// due, and is then held in one step); coming back looks again at once at what it held
+    /// (``releaseOfflineHolds(of:)``).
     ///
     /// ```swift
     /// engine.setScannerStatus("kitchen", online: false, at: now)   // the node reboots
@@ -293,10 +295,11 @@ extension MonitoringEngine {
     }
 
     /// Files `identity`'s absence at ``nearestAbsentDeadline(_:)`` of `state` (its `absentAt`),
-    /// noting the scanners offline now that hold it; returns that deadline (`nil` without a track).
-    mutating func fileNearestAbsence(_ identity: BeaconIdentity, _ state: inout NearestScannerState) -> Timestamp? {
+    /// noting the scanners offline now that hold it; returns that deadline. Nothing is filed and
+    /// `nil` returned without a track, or when the deadline is not after `onlyAfter`.
+    mutating func fileNearestAbsence(_ identity: BeaconIdentity, _ state: inout NearestScannerState, onlyAfter: Timestamp? = nil) -> Timestamp? {
         let (deadline, heldBy) = nearestAbsentDeadline(state)
-        guard let deadline else { return nil }
+        guard let deadline, onlyAfter.map({ deadline > $0 }) ?? true else { return nil }
         for scanner in heldBy { offlineHolds[scanner, default: OfflineHolds()].beacons.insert(identity) }
         state.absentAt = deadline
         nearestAbsences.push(NearestAbsence(time: deadline, identity: identity))

@@ -690,8 +690,7 @@ public struct MonitoringEngine: Sendable {
     mutating func fireNearestAbsence(_ identity: BeaconIdentity) -> [LocationEvent] {
         nearestAbsences.popMin()
         guard var state = nearest[identity] else { return [] }
-        if profile.nearestScanner != nil, let deadline = nearestAbsentDeadline(state).deadline, deadline > now {
-            _ = fileNearestAbsence(identity, &state)
+        if profile.nearestScanner != nil, fileNearestAbsence(identity, &state, onlyAfter: now) != nil {
             nearest[identity] = state
             return []
         }

@@ -1,11 +1,14 @@
+import Foundation
 import FuzzSupport
 import RegionKitCore
 import RegionKitGateway
 
 /// Scanner sighting payloads from a broker: ESPresense, Theengs (OpenMQTTGateway) and RegionKit
-/// scanner batches (FlatJSONReader and the batch decoder behind them). Input: a format byte, the
+/// scanner batches (FlatJSONReader and the batch decoder behind them), and the scanners' status
+/// messages (``ScannerStatusMessage``) on the format's status filter. Input: a format byte, the
 /// topic, a newline, the payload. Invariants: a scanner override names every sighting's scanner;
-/// a decoded batch survives json()/decode.
+/// a decoded batch survives json()/decode; a status read is `online` exactly when its trimmed
+/// payload is `online` or empty, and names the override or the topic's level at the filter's `+`.
 enum SightingMessageFuzz {
     static func run(_ data: [UInt8]) {
         guard let selector = data.first else { return }
@@ -28,5 +31,17 @@ enum SightingMessageFuzz {
         }
         if format == .theengs { _ = try? TheengsMessage.iBeacon(manufacturerData: String(decoding: payload, as: UTF8.self)) }
         if format == .espresense { _ = ESPresenseMessage.identity(fromID: String(decoding: payload, as: UTF8.self)) }
+        let filter = format.defaultStatusFilter ?? "regionkit/scanners/+/status"
+        if let status = try? ScannerStatusMessage.decode(topic: topic, payload: payload, filter: filter, scanner: override) {
+            let word = String(decoding: payload, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines).lowercased()
+            guard status.online == (word == "online" || word.isEmpty), status.online || word == "offline" else {
+                FuzzTarget.fail("status \(status) from '\(word)'")
+            }
+            let levels = topic.split(separator: "/", omittingEmptySubsequences: false)
+            let index = filter.split(separator: "/", omittingEmptySubsequences: false).firstIndex(of: "+") ?? 0
+            guard status.scanner == override ?? (index < levels.count ? String(levels[index]) : "") else {
+                FuzzTarget.fail("status names \(status.scanner) for \(topic)")
+            }
+        }
     }
 }
