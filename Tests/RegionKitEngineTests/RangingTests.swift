@@ -277,7 +277,8 @@ struct RangingTests {
         #expect(rare.meanGap == 45 && rare.retention(under: profile) == 60)
         rare.lastHeard = Timestamp(seconds: 45)
         rare.noteSighting(at: Timestamp(seconds: 46))
-        #expect(rare.meanGap == 45 + 0.25 * (1 - 45), "a running mean of the gaps")
+        let runningMean: Double = 45 + 0.25 * (1 - 45)
+        #expect(rare.meanGap == runningMean, "a running mean of the gaps")
     }
 
     @Test("A beacon heard by two nodes reporting every 5 s is ranged from the nearer one at every delivery, between its reports too (its 3 s filter window is empty then: the distance swung to the farther node's and back every 5 s)")

@@ -37,13 +37,13 @@ struct DistanceCalibrationTests {
 
     @Test("Least absolute deviations: exact on a line, ignores a minority of wild points, respects the slope bounds")
     func leastAbsoluteDeviations() {
-        var points = (0..<10).map { (x: Double($0), y: 2 + 0.5 * Double($0), weight: 1.0) }
+        var points: [(x: Double, y: Double, weight: Double)] = (0..<10).map { (index: Int) in (x: Double(index), y: 2 + 0.5 * Double(index), weight: 1.0) }
         let exact = DistanceCalibration.leastAbsoluteDeviations(points, slopes: 0...5)
         #expect(abs(exact.intercept - 2) < 1e-6 && abs(exact.slope - 0.5) < 1e-6)
         points += [(x: 1, y: 40, weight: 1), (x: 8, y: -30, weight: 1)]
         let robust = DistanceCalibration.leastAbsoluteDeviations(points, slopes: 0...5)
         #expect(abs(robust.intercept - 2) < 1e-6 && abs(robust.slope - 0.5) < 1e-6)
-        let falling = (0..<10).map { (x: Double($0), y: 5 - 0.5 * Double($0), weight: 1.0) }
+        let falling: [(x: Double, y: Double, weight: Double)] = (0..<10).map { (index: Int) in (x: Double(index), y: 5 - 0.5 * Double(index), weight: 1.0) }
         #expect(DistanceCalibration.leastAbsoluteDeviations(falling, slopes: 0...5).slope == 0)
     }
 

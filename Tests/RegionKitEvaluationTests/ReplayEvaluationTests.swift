@@ -76,7 +76,7 @@ struct ReplayEvaluationTests {
         #expect(StreamRateClass(rate: 0.4) == .fifthHertz)
         #expect(StreamRateClass(rate: 0) == .fifthHertz)
         // 11 sightings 0.1 s apart, a 100 s absence, 11 more: 10 Hz while heard.
-        let times = (0...10).map { Double($0) / 10 } + (0...10).map { 101 + Double($0) / 10 }
+        let times: [Double] = (0...10).map { (index: Int) -> Double in Double(index) / 10 } + (0...10).map { (index: Int) -> Double in 101 + Double(index) / 10 }
         let stream = SightingStream(key: .init(identity: Self.stationary, scannerID: "A"), times: times)
         #expect(abs(stream.receptionRate(below: 60) - 10) < 1e-6)
         #expect(stream.rateClass(silence: 60) == .tenHertz)
@@ -202,7 +202,8 @@ struct ReplayEvaluationTests {
 
         // False exit: the stationary stream's last sighting before the hole is 100.0 s, exit at 103.0 s.
         let falseExits = try #require(result.falseExits)
-        #expect(falseExits.events.map(\.time).map { ($0 * 1000).rounded() / 1000 } == [103])
+        let exitTimes: [Double] = falseExits.events.map { (event) -> Double in (event.time * 1000).rounded() / 1000 }
+        #expect(exitTimes == [103])
         #expect(falseExits.streams == 1)
         #expect(abs(falseExits.beaconHours - 299.9 / 3600) < 1e-9)
         #expect(abs((falseExits.perThousandBeaconHours ?? 0) - 1000 / (299.9 / 3600)) < 1e-6)

@@ -100,7 +100,8 @@ struct GatewayReaderTests {
             var times: [Int64] = []
             let count = try reader.forEach { times.append($0.timeMilliseconds) }
             #expect(count == 800)
-            #expect(times == (0..<800).map { 1000 + Int64($0) * 100 })
+            let expected: [Int64] = (0..<800).map { (index: Int) -> Int64 in 1000 + Int64(index) * 100 }
+            #expect(times == expected)
         }
     }
 
@@ -155,7 +156,8 @@ struct GatewayReaderTests {
         let report = try reader.read { times.append($0.timeMilliseconds) }
         #expect(times.count > 1000, "kept \(times.count) sightings decompressed before the damage")
         // The first 1000 are exactly the file's (the damaged stretch may still inflate to something).
-        #expect(Array(times.prefix(1000)) == (0..<1000).map { Int64($0) * 100 }, "in order, from the start")
+        let fromTheFile: [Int64] = (0..<1000).map { (index: Int) -> Int64 in Int64(index) * 100 }
+        #expect(Array(times.prefix(1000)) == fromTheFile, "in order, from the start")
         #expect(report.sightings == times.count)
         #expect(report.lostData)
         let stop = try #require(report.stoppedBy)

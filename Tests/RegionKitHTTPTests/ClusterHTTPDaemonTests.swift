@@ -112,8 +112,9 @@ struct ClusterHTTPDaemonTests {
         let (fromA, fromB) = (try await Self.regions(a), try await Self.regions(b))
         #expect(agreed, "member A: \(fromA)\nmember B: \(fromB)")
         let states = try await store.states()
-        #expect(fromA.mapValues { $0.split(separator: " ").first.map(String.init) ?? "" }
-                == Dictionary(uniqueKeysWithValues: fromA.keys.map { ($0, states[$0]?.state.rawValue ?? "unknown") }), "the API says what the store says")
+        let said: [String: String] = fromA.mapValues { (text: String) -> String in text.split(separator: " ").first.map(String.init) ?? "" }
+        let inTheStore: [String: String] = Dictionary(uniqueKeysWithValues: fromA.keys.map { (key: String) -> (String, String) in (key, states[key]?.state.rawValue ?? "unknown") })
+        #expect(said == inTheStore, "the API says what the store says")
         #expect(fromA.count == Self.beacons + 1)
 
         // Beacons: member A heard it (its partitions); member B lists its own partitions and not this beacon.

@@ -74,7 +74,8 @@ struct NMEAReaderTests {
         #expect(f.horizontalAccuracy == 1.5 * 19)
         #expect(f.speed == 0 && f.course == 360)
         let g = result.fixes[1]                 // RMC only, GGA-less cycle, previous mode 3D
-        #expect(g.speed == 10 * 1852.0 / 3600)
+        let tenKnots: Double = 10 * 1852.0 / 3600
+        #expect(g.speed == tenKnots)
         #expect(g.timestamp - f.timestamp == 1)
     }
 

@@ -77,8 +77,10 @@ struct StoreWriterTests {
         let batches = store.batches.withLock { $0 }
         #expect(batches == [1, 1, 256, 256, 256, 231], "the backlog in \(batches.count - 2) transactions of at most 256")
         let events = acknowledged.withLock { $0 }
-        #expect(events.map(\.type) == (0...1000).map { "e\($0)" }, "every event acknowledged once, in order")
-        #expect(events.map(\.id) == (1...1001).map(Int64.init))
+        let types: [String] = (0...1000).map { "e\($0)" }
+        #expect(events.map(\.type) == types, "every event acknowledged once, in order")
+        let ids: [Int64] = (1...1001).map { Int64($0) }
+        #expect(events.map(\.id) == ids)
         #expect(try store.base.events(since: nil, region: nil, type: nil, afterID: nil, limit: nil) == events, "what was acknowledged is what the log holds")
         #expect(failed.withLock { $0 }.isEmpty)
     }

@@ -574,8 +574,9 @@ struct ClusterDaemonTests {
         let released = try await store.leases()
         #expect(released.allSatisfy { $0.expiresIn <= 0 }, "released: \(released.map { "\($0.partition):\($0.owner ?? "-") \($0.expiresIn)" })")
         events = try await store.events(since: nil, region: nil, type: nil, afterID: nil, limit: nil)
-        #expect(Set(events.filter { $0.type == "processStopped" }.compactMap(\.reason).map { String($0.prefix(15)) })
-                == Set(survivors.map { "member \($0)".prefix(15).description }))
+        let stopReasons: Set<String> = Set(events.filter { $0.type == "processStopped" }.compactMap(\.reason).map { (reason: String) -> String in String(reason.prefix(15)) })
+        let survivorNames: Set<String> = Set(survivors.map { (survivor) -> String in String("member \(survivor)".prefix(15)) })
+        #expect(stopReasons == survivorNames)
         #expect(events.map(\.id) == events.map(\.id).sorted() && Set(events.map(\.id)).count == events.count)
         // Every member's acknowledged events (printed with --json) are in the log, the killed one's included.
         let stored = Set(events.map(\.id))

@@ -146,10 +146,13 @@ struct DaemonFaultTests {
             (try? Self.sourceEvents(store, source: gatewayName))?.contains { $0.state == "down" } == true
         }
         let down = try #require(try Self.sourceEvents(store, source: gatewayName).first { $0.state == "down" })
-        #expect(down.detail?.contains("is damaged") == true && down.detail?.contains("offset") == true
-                && down.detail?.contains("the 41 sightings that could be read were replayed") == true, "\(String(describing: down.detail))")
-        #expect(try Self.events(store).contains { $0.type == "didDetermineState" && $0.region == "lobby" && $0.state == "inside" },
-                "the sightings before the damage entered the lobby")
+        let detail: String = down.detail ?? ""
+        #expect(detail.contains("is damaged") && detail.contains("offset") && detail.contains("the 41 sightings that could be read were replayed"),
+                "\(String(describing: down.detail))")
+        let entered = try Self.events(store).contains { (event: StoredEvent) -> Bool in
+            event.type == "didDetermineState" && event.region == "lobby" && event.state == "inside"
+        }
+        #expect(entered, "the sightings before the damage entered the lobby")
         #expect(daemon.stderr.contains("source failed") && daemon.stderr.contains(gatewayName), "\(daemon.stderr)")
         // The simulator keeps the daemon working: its sightings keep flowing after the failure.
         let before = try #require(await Self.sightings(httpPort, "simulator:museum"))

@@ -92,7 +92,7 @@ struct DaemonPostgresTests {
         #expect(fromSQLite.contains { $0.key == "didDetermineState museum inside" } && fromSQLite.contains { $0.key == "didExitRegion museum outside" },
                 "\(fromSQLite.map(\.key))")
         // Both daemons run on the wall clock: the same decision may come a scheduling jitter apart.
-        let apart = zip(fromSQLite, fromPostgres).filter { $0.key == $1.key }.map { abs($0.time - $1.time) }.max() ?? 0
+        let apart: Double = zip(fromSQLite, fromPostgres).filter { pair in pair.0.key == pair.1.key }.map { pair -> Double in abs(pair.0.time - pair.1.time) }.max() ?? 0
         print("[daemon on SQLite and on PostgreSQL] \(fromSQLite.count) decisions, at most \(String(format: "%.2f", apart)) s apart")
         for (a, b) in zip(fromSQLite, fromPostgres) where a.key == b.key {
             #expect(abs(a.time - b.time) <= 2, "\(a.key): \(a.time) s on SQLite, \(b.time) s on PostgreSQL")

@@ -121,7 +121,8 @@ struct LocationCommandTests {
             let seconds = (23 * 3600 + 59 * 60 + 50 + step) % 86_400
             let time = String(format: "%02d%02d%02d", seconds / 3600, seconds / 60 % 60, seconds % 60)
             // 10 m east a second at 46.4°N: 10 / (111,320 · cos 46.4°) degrees of longitude.
-            let longitude = 13.7 + Double(step) * 10 / (111_320 * cos(46.4 * .pi / 180))
+            let metresPerDegree: Double = 111_320 * cos(46.4 * Double.pi / 180)
+            let longitude: Double = 13.7 + Double(step) * 10 / metresPerDegree
             let minutes = (longitude - 13) * 60
             log += sentence("GPGGA,\(time),4624.0000,N,013\(String(format: "%07.4f", minutes)),E,1,08,0.9,500.0,M,46.9,M,,")
         }

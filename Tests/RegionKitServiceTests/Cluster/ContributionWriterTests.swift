@@ -57,8 +57,10 @@ struct ContributionWriterTests {
         let writer = Self.writer(store, acknowledged: acknowledged)
         for time in 1...50 { writer.submit(Self.write(Double(time), time % 2 == 0 ? .inside : .outside)) }
         #expect(await writer.flush(timeout: .seconds(900)))  // returns as soon as done (see the suite's note)
-        #expect(store.applied.withLock { $0 } == (1...50).map(Double.init))
-        #expect(acknowledged.withLock { $0 } == stride(from: 2, through: 50, by: 2).map(Int64.init))
+        let applied: [Double] = (1...50).map { Double($0) }
+        #expect(store.applied.withLock { $0 } == applied)
+        let everySecond: [Int64] = stride(from: 2, through: 50, by: 2).map { Int64($0) }
+        #expect(acknowledged.withLock { $0 } == everySecond)
         #expect(writer.queued == 0)
         await writer.close()
     }
@@ -70,7 +72,8 @@ struct ContributionWriterTests {
         let writer = Self.writer(store)
         for time in 1...10 { writer.submit(Self.write(Double(time), .outside)) }
         #expect(await writer.flush(timeout: .seconds(900)))  // returns as soon as done (see the suite's note)
-        #expect(store.applied.withLock { $0 } == (1...10).map(Double.init))
+        let applied: [Double] = (1...10).map { Double($0) }
+        #expect(store.applied.withLock { $0 } == applied)
         #expect(store.attempts.withLock { $0 } == 13, "3 failed attempts, then one each")
         await writer.close()
     }
