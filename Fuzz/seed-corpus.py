@@ -139,6 +139,9 @@ put("sighting-message", b"\x02regionkit/scanners/hall\n"
 put("sighting-message", b"\x00espresense/rooms/kitchen/status\noffline")
 put("sighting-message", b"\x01home/OpenMQTTGateway/LWT\nonline")
 put("sighting-message", b"\x80espresense/rooms/kitchen/status\n Online\r\n")
+put("sighting-message", b"\x02regionkit/scanners/Living%20Room/status\noffline")
+put("sighting-message", b"\x02regionkit/scanners/K%c3%bcche/status\nonline")
+put("sighting-message", b"\x02regionkit/scanners/100%/status\nonline")
 
 # --- HTTP region bodies: path id, newline, JSON body ---
 put("http-region-body", 'lobby\n{"uuid": "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0", "major": 1, "minor": 2, "notifyOnExit": false}')

@@ -191,6 +191,8 @@ struct BluetoothCommandLineTests {
         try await bumble.waitUntilReady()
         let subscriber = try await broker.subscribe(topic: "regionkit/scanners/+", count: 1000, timeout: 30)
         defer { subscriber.terminate() }
+        let statuses = try await broker.subscribe(topic: "regionkit/scanners/+/status", count: 2, timeout: 30)
+        defer { statuses.terminate() }
         let scan = try await Self.regionkit(["scan", "--hci", "tcp:127.0.0.1:\(bumble.ports[0])", "--duration", "2",
                                              "--publish", broker.url, "--scanner", "kitchen"])
         #expect(scan.status == 0, "\(scan.stderr)")
@@ -204,8 +206,14 @@ struct BluetoothCommandLineTests {
         #expect(sightings.allSatisfy { $0.identity.major == 1 && $0.identity.minor == 2 && $0.rssi == -50 && $0.measuredPower == -59 && $0.offset <= 0 })
         // Published counts on stderr match what arrived.
         #expect(scan.stderr.contains("published \(sightings.count) sighting(s)"), "\(scan.stderr) vs \(sightings.count)")
+        // Its status, retained: online while it scanned, offline once it stopped.
+        let said = await statuses.waitForMessages(2, timeout: 5)
+        #expect(said.map(\.topic) == ["regionkit/scanners/kitchen/status", "regionkit/scanners/kitchen/status"] && said.map(\.payload) == ["online", "offline"],
+                "\(said)")
 
         let refused = try await Self.regionkit(["scan", "--hci", "tcp:127.0.0.1:9", "--publish", broker.url])
         #expect(refused.status != 0 && refused.stderr.contains("--publish needs --scanner"), "\(refused.stderr)")
+        let alone = try await Self.regionkit(["scan", "--hci", "tcp:127.0.0.1:9", "--no-status"])
+        #expect(alone.status != 0 && alone.stderr.contains("--no-status go with --publish"), "\(alone.stderr)")
     }
 }

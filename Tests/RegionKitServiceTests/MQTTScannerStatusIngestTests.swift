@@ -17,7 +17,7 @@ struct MQTTScannerStatusIngestTests {
     func filters() {
         #expect(MQTTSourceConfiguration(format: .espresense).statusFilter == "espresense/rooms/+/status")
         #expect(MQTTSourceConfiguration(format: .theengs).statusFilter == "home/+/LWT")
-        #expect(MQTTSourceConfiguration(format: .regionkit).statusFilter == nil, "RegionKit's scanners publish none")
+        #expect(MQTTSourceConfiguration(format: .regionkit).statusFilter == "regionkit/scanners/+/status")
         #expect(MQTTSourceConfiguration(format: .espresense, topic: "lab/espresense/devices/+/+").statusFilter == nil)
         #expect(MQTTSourceConfiguration(format: .theengs, scanner: "garage").statusFilter == nil)
         #expect(MQTTSourceConfiguration(format: .espresense, status: "none").statusFilter == nil)
@@ -79,6 +79,32 @@ struct MQTTScannerStatusIngestTests {
         #expect(statistics.ignored.isEmpty, "a retained status is applied, not ignored")
         reading.skipped(topic: "espresense/rooms/hall/status", size: 300_000, retained: true)
         #expect(reading.statistics.rejected[.tooLarge] == 1)
+    }
+
+    @Test("RegionKit's own scanners: the status level is read back to the name their batches carry ('Living Room', not 'Living%20Room'), beside the batches' filter")
+    func regionkitScanners() throws {
+        let (manager, _) = MQTTSightingBatchTests.manager()
+        let ingest = MQTTSightingIngest(sources: [MQTTSourceConfiguration(format: .regionkit), MQTTSourceConfiguration(format: .espresense)],
+                                        manager: manager, logger: Logger(label: "test"), batching: true)
+        #expect(ingest.topicFilters == ["regionkit/scanners/+", "espresense/devices/+/+"])
+        #expect(ingest.statusFilters == ["regionkit/scanners/+/status", "espresense/rooms/+/status"])
+        let uuid = try #require(UUID(uuidString: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0"))
+        var batch = ScannerBatch(scanner: "Living Room", time: 1_763_884_800)
+        batch.sightings = [.init(identity: BeaconIdentity(uuid: uuid, major: 1, minor: 2), rssi: -60, measuredPower: nil, offset: 0)]
+        ingest.handle(topic: ScannerBatch.topic(scanner: "Living Room"), payload: batch.json())
+        ingest.handle(topic: ScannerBatch.statusTopic(scanner: "Living Room"), payload: Array("offline".utf8), retained: true)
+        #expect(manager.engineSnapshot.channel(of: "Living Room")?.lastHeard != nil, "the batch heard first, by the name it carries")
+        #expect(manager.offlineScanners == ["Living Room"])
+        // An ESPresense room's level is its name as it stands.
+        ingest.handle(topic: "espresense/rooms/Living%20Room/status", payload: Array("offline".utf8))
+        #expect(manager.offlineScanners == ["Living Room", "Living%20Room"])
+        ingest.handle(topic: "regionkit/scanners/Living%2/status", payload: Array("online".utf8))
+        #expect(ingest.statistics.rejected == [.badTopic: 1], "\(ingest.statistics)")
+        ingest.handle(topic: ScannerBatch.statusTopic(scanner: "Living Room"), payload: Array("online".utf8))
+        #expect(manager.offlineScanners == ["Living%20Room"])
+        // Both formats' default filters in one configuration: no overlap.
+        _ = try ServiceConfiguration.decode("sources:\n  - mqtt: {format: regionkit}\n  - mqtt: {format: espresense}\nmqtt: {url: \"mqtt://127.0.0.1:1883\", site: home}\n",
+                                            path: "c.yaml")
     }
 
     @Test("A status change is logged once per change, at most 20 a minute: a flood of invented room names is counted, and said so once the minute is over")

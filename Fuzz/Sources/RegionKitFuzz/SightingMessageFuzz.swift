@@ -8,7 +8,9 @@ import RegionKitGateway
 /// messages (``ScannerStatusMessage``) on the format's status filter. Input: a format byte, the
 /// topic, a newline, the payload. Invariants: a scanner override names every sighting's scanner;
 /// a decoded batch survives json()/decode; a status read is `online` exactly when its trimmed
-/// payload is `online` or empty, and names the override or the topic's level at the filter's `+`.
+/// payload is `online` or empty, and names the override or the topic's level at the filter's `+`
+/// (for RegionKit's scanners that level read back, ``ScannerBatch/scanner(topicLevel:)``); a name
+/// read back from a level survives ``ScannerBatch/topicLevel(scanner:)`` and back.
 enum SightingMessageFuzz {
     static func run(_ data: [UInt8]) {
         guard let selector = data.first else { return }
@@ -31,15 +33,24 @@ enum SightingMessageFuzz {
         }
         if format == .theengs { _ = try? TheengsMessage.iBeacon(manufacturerData: String(decoding: payload, as: UTF8.self)) }
         if format == .espresense { _ = ESPresenseMessage.identity(fromID: String(decoding: payload, as: UTF8.self)) }
-        let filter = format.defaultStatusFilter ?? "regionkit/scanners/+/status"
-        if let status = try? ScannerStatusMessage.decode(topic: topic, payload: payload, filter: filter, scanner: override) {
+        if let name = ScannerBatch.scanner(topicLevel: topic) {
+            let level = ScannerBatch.topicLevel(scanner: name)
+            let kept = level.unicodeScalars.allSatisfy { $0.properties.isASCIIHexDigit || ("a"..."z").contains($0) || ("A"..."Z").contains($0) || "_-%".unicodeScalars.contains($0) }
+            guard ScannerBatch.scanner(topicLevel: level) == name, kept else {
+                FuzzTarget.fail("\(name.debugDescription) → \(level) does not read back")
+            }
+        }
+        let filter = format.defaultStatusFilter
+        let encoded = format.encodesScannerNames
+        if let status = try? ScannerStatusMessage.decode(topic: topic, payload: payload, filter: filter, scanner: override, encodedNames: encoded) {
             let word = String(decoding: payload, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines).lowercased()
             guard status.online == (word == "online" || word.isEmpty), status.online || word == "offline" else {
                 FuzzTarget.fail("status \(status) from '\(word)'")
             }
             let levels = topic.split(separator: "/", omittingEmptySubsequences: false)
             let index = filter.split(separator: "/", omittingEmptySubsequences: false).firstIndex(of: "+") ?? 0
-            guard status.scanner == override ?? (index < levels.count ? String(levels[index]) : "") else {
+            let level = index < levels.count ? levels[index] : ""
+            guard status.scanner == override ?? (encoded ? ScannerBatch.scanner(topicLevel: level) : String(level)) else {
                 FuzzTarget.fail("status names \(status.scanner) for \(topic)")
             }
         }

@@ -2,7 +2,8 @@ import Foundation
 import RegionKitCore
 
 /// RegionKit's own scanner-to-hub message: what `regionkit scan --publish` sends, a batch of the
-/// sightings one scanner made in the last moments, on `regionkit/scanners/<scanner>`.
+/// sightings one scanner made in the last moments, on `regionkit/scanners/<scanner>` (the name as
+/// one topic level: ``topicLevel(scanner:)``).
 ///
 /// ```json
 /// {"v":1,"scanner":"lobby","time":1763884800.250,
@@ -53,9 +54,6 @@ public struct ScannerBatch: Hashable, Sendable {
         self.time = time
         self.sightings = sightings
     }
-
-    /// The topic a scanner publishes its batches on.
-    public static func topic(scanner: String, prefix: String = "regionkit/scanners") -> String { "\(prefix)/\(scanner)" }
 
     /// The JSON payload.
     public func json() -> [UInt8] {

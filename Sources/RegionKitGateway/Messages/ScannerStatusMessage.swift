@@ -5,7 +5,9 @@
 /// says nothing is known of it any more, which is read as online: nothing holds its beacons.
 ///
 /// The scanner is the topic level at the filter's `+` (the name its sightings carry: the room, the
-/// gateway), or the source's configured scanner.
+/// gateway), or the source's configured scanner. RegionKit's own scanners (`regionkit scan
+/// --publish`) keep theirs on `regionkit/scanners/<level>/status`, the level their name in
+/// ``ScannerBatch/topicLevel(scanner:)``'s one-to-one form, read with `encodedNames`.
 ///
 /// ```swift
 /// let status = try ScannerStatusMessage.decode(topic: "espresense/rooms/kitchen/status", payload: Array("offline".utf8),
@@ -26,9 +28,12 @@ public struct ScannerStatusMessage: Hashable, Sendable {
     public static let maximumPayloadSize = 64
 
     /// Reads one status message on `topic`, which matched `filter`; `scanner`: the source's
-    /// configured scanner, named instead of the topic's level. `online` and `offline` are read
-    /// without regard to case or surrounding whitespace; anything else is an error naming it.
-    public static func decode(topic: String, payload: [UInt8], filter: String, scanner: String?) throws(SightingMessageError) -> ScannerStatusMessage {
+    /// configured scanner, named instead of the topic's level; `encodedNames`: the level is a
+    /// name in ``ScannerBatch/topicLevel(scanner:)``'s form (format `regionkit`), read back with
+    /// ``ScannerBatch/scanner(topicLevel:)``. `online` and `offline` are read without regard to
+    /// case or surrounding whitespace; anything else is an error naming it.
+    public static func decode(topic: String, payload: [UInt8], filter: String, scanner: String?,
+                              encodedNames: Bool = false) throws(SightingMessageError) -> ScannerStatusMessage {
         guard payload.count <= maximumPayloadSize else {
             throw SightingMessageError(.tooLarge, "status of \(payload.count) bytes on '\(topic.prefix(200))': at most \(maximumPayloadSize)")
         }
@@ -48,7 +53,10 @@ public struct ScannerStatusMessage: Hashable, Sendable {
         guard let index = filterLevels.firstIndex(of: "+"), index < topicLevels.count else {
             throw SightingMessageError(.badTopic, "status topic '\(topic.prefix(200))' has no level naming its scanner (filter '\(filter)')")
         }
-        let name = String(topicLevels[index])
+        let level = topicLevels[index]
+        guard let name = encodedNames ? ScannerBatch.scanner(topicLevel: level) : String(level) else {
+            throw SightingMessageError(.badTopic, "status topic '\(topic.prefix(200))': level \(index + 1) '\(level.prefix(40))' is not a scanner name's topic level (a % not followed by two hex digits, or not UTF-8)")
+        }
         guard !name.isEmpty, name.utf8.count <= 128 else {
             throw SightingMessageError(.badTopic, "status topic '\(topic.prefix(200))': level \(index + 1) '\(name.prefix(40))' is not a scanner name (1–128 bytes)")
         }

@@ -22,14 +22,18 @@ public enum SightingMessageFormat: String, Sendable, Hashable, Codable, CaseIter
 
     /// Where the format's scanners say whether they are online (``ScannerStatusMessage``), the
     /// `+` level naming the scanner as the sightings do: ESPresense's retained room status,
-    /// Theengs Gateway's and OpenMQTTGateway's will; `nil` for RegionKit's own scanners, which
-    /// publish no status (their batches name the scanner in the payload, the topic only a
-    /// sanitised form of it).
-    public var defaultStatusFilter: String? {
+    /// Theengs Gateway's and OpenMQTTGateway's will, RegionKit's own scanners' retained status and
+    /// will (``ScannerBatch/statusTopic(scanner:prefix:)``).
+    public var defaultStatusFilter: String {
         switch self {
         case .espresense: "espresense/rooms/+/status"
         case .theengs: "home/+/LWT"
-        case .regionkit: nil
+        case .regionkit: "regionkit/scanners/+/status"
         }
     }
+
+    /// Whether the status topic's scanner level is a name in ``ScannerBatch/topicLevel(scanner:)``'s
+    /// form (RegionKit's own scanners: their names may hold what a topic level cannot), read back
+    /// with ``ScannerBatch/scanner(topicLevel:)``. The other formats' levels are the names.
+    public var encodesScannerNames: Bool { self == .regionkit }
 }

@@ -150,7 +150,7 @@ final class ClusterEventsPublisher: Sendable {
     /// broker's acknowledgement (a broker that stopped acknowledging would hold it forever).
     private func sayOffline() async {
         guard client.isConnected else { return }
-        await PresenceHub.sayOffline(client, topics, within: stopTimeout, logger: logger)
+        await PresenceHub.sayOffline(client, PresenceHub.status("offline", topics), within: stopTimeout, logger: logger)
     }
 
     private var isStopping: Bool { lifecycle.withLock { $0.stopping } }

@@ -53,6 +53,8 @@ public final class MQTTSightingIngest: Sendable {
         var filter: String
         /// The source's configured scanner, which every status on the filter is about.
         var scanner: String?
+        /// The scanner level is an encoded name (``SightingMessageFormat/encodesScannerNames``).
+        var encodedNames = false
     }
 
     let routes: [Route]
@@ -86,7 +88,7 @@ public final class MQTTSightingIngest: Sendable {
         self.batching = batching
         self.telemetryMaximumAge = telemetryMaximumAge
         routes = sources.map { Route(filter: $0.topicFilter, decoder: SightingMessageDecoder(format: $0.format, scannerOverride: $0.scanner)) }
-        statusRoutes = sources.compactMap { source in source.statusFilter.map { StatusRoute(filter: $0, scanner: source.scanner) } }
+        statusRoutes = sources.compactMap { source in source.statusFilter.map { StatusRoute(filter: $0, scanner: source.scanner, encodedNames: source.format.encodesScannerNames) } }
         self.manager = manager
         self.logger = logger
     }
@@ -116,7 +118,7 @@ public final class MQTTSightingIngest: Sendable {
     /// heard before the status.
     func handleStatus(topic: String, payload: [UInt8], route: StatusRoute) {
         do {
-            let status = try ScannerStatusMessage.decode(topic: topic, payload: payload, filter: route.filter, scanner: route.scanner)
+            let status = try ScannerStatusMessage.decode(topic: topic, payload: payload, filter: route.filter, scanner: route.scanner, encodedNames: route.encodedNames)
             flush()
             state.withLock {
                 $0.statistics.messages += 1

@@ -325,19 +325,20 @@ public final class PresenceHub: Sendable {
                 logger.warning("MQTT shutdown: events still unacknowledged after the drain timeout are published after the next start",
                                metadata: ["timeout": "\(drainTimeout)"])
             }
-            await Self.sayOffline(client, topics, within: drainTimeout, lock: statusLock, logger: logger)
+            await Self.sayOffline(client, Self.status("offline", topics), within: drainTimeout, lock: statusLock, logger: logger)
         }
         await client.shutdown()
     }
 
-    /// Publishes `offline` (retained) on `client`, waiting at most `timeout` for the broker's
-    /// acknowledgement (a broker that stopped acknowledging would hold it forever); `lock`, when
-    /// given, is held around the publication (status publications one at a time). Failures and a
-    /// missing acknowledgement are logged. The hub's stop and the cluster's outputs both end so.
-    static func sayOffline(_ client: MQTTClient, _ topics: PresenceTopics, within timeout: Duration, lock: AsyncSemaphore? = nil, logger: Logger) async {
+    /// Publishes `offline`, the retained status message given, on `client`, waiting at most
+    /// `timeout` for the broker's acknowledgement (a broker that stopped acknowledging would hold
+    /// it forever); `lock`, when given, is held around the publication (status publications one
+    /// at a time). Failures and a missing acknowledgement are logged. The hub's stop, the
+    /// cluster's outputs and a scanner publisher's stop all end so.
+    static func sayOffline(_ client: MQTTClient, _ offline: MQTTMessage, within timeout: Duration, lock: AsyncSemaphore? = nil, logger: Logger) async {
         let publish: @Sendable () async -> Void = {
             do {
-                try await client.publish(status("offline", topics))
+                try await client.publish(offline)
             } catch {
                 logger.warning("cannot publish offline status (the broker's will does on an unclean end only)", metadata: ["error": "\(error)"])
             }

@@ -11,6 +11,14 @@ import RegionKitMQTT
 /// Sightings are live data: while the broker is unreachable they are counted as dropped, not
 /// queued (a hub would time them at their late arrival).
 ///
+/// Like an ESPresense node, it says whether it is online on a retained topic,
+/// ``ScannerBatch/statusTopic(scanner:prefix:)`` (`regionkit/scanners/<scanner>/status`): `online`
+/// after each connection, `offline` at ``shutdown()`` and as its will (the broker publishes it when
+/// the connection is lost), so a hub holds the beacons only it hears while it restarts or is
+/// unplugged instead of sending them away. It watches that topic too: an `offline` read while it
+/// is connected (the will of an earlier connection the broker noticed dead only after this one
+/// began) is answered with `online` again, so the retained status ends up true.
+///
 /// ```swift
 /// let publisher = try ScannerPublisher(url: "mqtt://hub.lan", scanner: "kitchen", logger: logger)
 /// Task { await publisher.run() }
@@ -19,24 +27,44 @@ import RegionKitMQTT
 public final class ScannerPublisher: Sendable {
     public let scanner: String
     public let topic: String
+    /// Where it says `online` / `offline` (retained), or nil when it says nothing (`status: false`).
+    public let statusTopic: String?
     public let batchInterval: Duration
     public let maximumBatch: Int
+    /// How long ``shutdown()`` waits for the broker to acknowledge the `offline` status.
+    public let stopTimeout: Duration
     let client: MQTTClient
     let logger: Logger
     let state = LockedBox(State())
+    /// Status publications one at a time: none after the stop's `offline`.
+    let statusLock = AsyncSemaphore()
 
     struct State {
         var pending: [(identity: BeaconIdentity, rssi: Int, power: Int?, time: Double)] = []
         var published = 0
         var dropped = 0
         var batches = 0
+        /// Connections made (reconnections included).
+        var connections = 0
+        /// ``shutdown()`` has begun: no `online` any more.
+        var stopping = false
+    }
+
+    final class Box: @unchecked Sendable {
+        weak var publisher: ScannerPublisher?
     }
 
     /// Sightings published and dropped (broker unreachable) so far, and batches sent.
     public var counts: (published: Int, dropped: Int, batches: Int) { state.withLock { ($0.published, $0.dropped, $0.batches) } }
 
-    /// - Parameters: credentials as for the daemon: `REGIONKIT_MQTT_USERNAME`, `REGIONKIT_MQTT_PASSWORD` (never on the command line).
-    public init(url: String, scanner: String, caFile: String? = nil, batchInterval: Duration = .milliseconds(100), maximumBatch: Int = 256,
+    /// - Parameters:
+    ///   - status: say `online` / `offline` on ``statusTopic`` (with a will); false for a broker
+    ///     whose access rules allow the batches' topic only (Mosquitto refuses a connection whose
+    ///     will topic it would not let the client publish on).
+    ///   - environment: credentials as for the daemon: `REGIONKIT_MQTT_USERNAME`,
+    ///     `REGIONKIT_MQTT_PASSWORD` (never on the command line).
+    public init(url: String, scanner: String, caFile: String? = nil, status: Bool = true, batchInterval: Duration = .milliseconds(100),
+                maximumBatch: Int = 256, stopTimeout: Duration = .seconds(5),
                 logger: Logger, environment: [String: String] = ProcessInfo.processInfo.environment) throws {
         guard !scanner.isEmpty, scanner.utf8.count <= 128 else {
             throw RegionKitError(.invalidArgument, "--scanner must be 1–128 bytes")
@@ -51,11 +79,54 @@ public final class ScannerPublisher: Sendable {
         configuration.password = credentials.password
         configuration.caFile = caFile
         self.scanner = scanner
-        topic = ScannerBatch.topic(scanner: PresenceTopics.sanitized(scanner))
+        topic = ScannerBatch.topic(scanner: scanner)
+        let statusTopic = status ? ScannerBatch.statusTopic(scanner: scanner) : nil
+        self.statusTopic = statusTopic
+        configuration.will = statusTopic.map { Self.status("offline", on: $0) }
         self.batchInterval = batchInterval
         self.maximumBatch = max(1, maximumBatch)
+        self.stopTimeout = stopTimeout
         self.logger = logger
-        client = MQTTClient(configuration: configuration, logger: logger, onMessage: { _ in })
+        let box = Box()
+        client = MQTTClient(configuration: configuration, logger: logger, onMessage: { message in
+            box.publisher?.received(message)
+        }, onConnectionEvent: { event in
+            if case .connected = event, let publisher = box.publisher {
+                publisher.state.withLock { $0.connections += 1 }
+                publisher.sayOnline()
+            }
+        })
+        box.publisher = self
+    }
+
+    /// A retained status message: `online` or `offline` on `topic`, QoS 1.
+    static func status(_ text: String, on topic: String) -> MQTTMessage {
+        MQTTMessage(topic: topic, payload: Array(text.utf8), qos: .atLeastOnce, retain: true)
+    }
+
+    /// Publishes `online` (retained) unless the stop has begun.
+    func sayOnline() {
+        guard let statusTopic else { return }
+        Task {
+            await statusLock.withPermit {
+                guard !state.withLock({ $0.stopping }) else { return }
+                do {
+                    try await client.publish(Self.status("online", on: statusTopic))
+                } catch {
+                    logger.warning("cannot publish online status", metadata: ["topic": "\(statusTopic)", "error": "\(error)"])
+                }
+            }
+        }
+    }
+
+    /// Its own status topic read back: an `offline` while connected and not stopping is not true
+    /// (a late will), and is answered with `online`.
+    func received(_ message: MQTTMessage) {
+        guard message.topic == statusTopic, message.payload == Array("offline".utf8), client.isConnected,
+              !state.withLock({ $0.stopping }) else { return }
+        logger.info("an offline status of this scanner read while connected (an earlier connection's will): saying online again",
+                    metadata: ["topic": "\(message.topic)"])
+        sayOnline()
     }
 
     /// Queues one sighting (`time`: Unix seconds of the scanner's clock). A measured power no radio
@@ -73,8 +144,15 @@ public final class ScannerPublisher: Sendable {
         if full { Task { await self.flush() } }
     }
 
-    /// Connects and publishes until cancelled, then flushes what is pending and disconnects.
+    /// Connects and publishes until cancelled; ``shutdown()`` flushes what is pending, says
+    /// `offline` and disconnects.
     public func run() async {
+        if let statusTopic {
+            // Remembered by the client and subscribed at every connection.
+            do { try await client.subscribe(statusTopic, qos: .atLeastOnce) } catch {
+                logger.warning("cannot watch the status topic", metadata: ["topic": "\(statusTopic)", "error": "\(error)"])
+            }
+        }
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await self.client.run() }
             group.addTask {
@@ -88,8 +166,15 @@ public final class ScannerPublisher: Sendable {
         }
     }
 
+    /// Publishes what is pending, says `offline` (retained: the clean disconnection that follows
+    /// discards the will, so nothing else would say it; at most ``stopTimeout`` waited for) and
+    /// disconnects.
     public func shutdown() async {
         await flush()
+        state.withLock { $0.stopping = true }
+        if let statusTopic, client.isConnected {
+            await PresenceHub.sayOffline(client, Self.status("offline", on: statusTopic), within: stopTimeout, lock: statusLock, logger: logger)
+        }
         await client.shutdown()
     }
 

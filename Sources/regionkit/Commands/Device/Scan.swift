@@ -17,8 +17,12 @@ struct Scan: AsyncParsableCommand {
         "telemetry"?: the transmitter's latest TLM}; a scan response that only \
         repeats the advertisement is not printed (it is not a second frame). A summary goes to stderr at the end. \
         With --publish mqtt://HOST[:PORT] (or mqtts://) the iBeacon sightings also go to that broker, batched every \
-        100 ms on regionkit/scanners/SCANNER, for a central `regionkit run` with `- mqtt: {format: regionkit}`; \
-        credentials come from REGIONKIT_MQTT_USERNAME and REGIONKIT_MQTT_PASSWORD, never from the command line.
+        100 ms on regionkit/scanners/SCANNER, for a central `regionkit run` with `- mqtt: {format: regionkit}` \
+        (SCANNER: the name, letters, digits, _ and - kept, any other byte as %XX). The scanner also keeps a retained \
+        status on regionkit/scanners/SCANNER/status: online while connected, offline after it stops and as its \
+        will, so the hub holds the beacons only it hears while it restarts (--no-status: none, for a broker whose \
+        access rules allow only the batches' topic). \
+        Credentials come from REGIONKIT_MQTT_USERNAME and REGIONKIT_MQTT_PASSWORD, never from the command line.
         """
     )
 
@@ -48,8 +52,11 @@ struct Scan: AsyncParsableCommand {
     @Option(help: "A PEM CA certificate for an mqtts:// broker.")
     var caFile: String?
 
+    @Flag(help: "With --publish: keep no online/offline status (and no will) on regionkit/scanners/SCANNER/status.")
+    var noStatus = false
+
     func validate() throws {
-        if publish == nil && (scanner != nil || caFile != nil) { throw ValidationError("--scanner and --ca-file go with --publish") }
+        if publish == nil && (scanner != nil || caFile != nil || noStatus) { throw ValidationError("--scanner, --ca-file and --no-status go with --publish") }
         if publish != nil && scanner == nil { throw ValidationError("--publish needs --scanner NAME (the room this scanner is in)") }
     }
 
@@ -67,7 +74,7 @@ struct Scan: AsyncParsableCommand {
             let scanner = BeaconScanner(specification: specification, manager: nil, clock: clock, configuration: configuration, capture: captureFile)
             let events = scanner.events()
             let publisher = try publish.map { url in
-                try ScannerPublisher(url: url, scanner: self.scanner ?? "", caFile: caFile, logger: Console.logger(label: "regionkit.scan"))
+                try ScannerPublisher(url: url, scanner: self.scanner ?? "", caFile: caFile, status: !noStatus, logger: Console.logger(label: "regionkit.scan"))
             }
             let publishing = publisher.map { publisher in Task { await publisher.run() } }
             try await BluetoothError.bridged { () async throws(BluetoothError) in try await scanner.start() }

@@ -1,0 +1,140 @@
+import Foundation
+import Logging
+import RegionKit
+import RegionKitConcurrency
+import RegionKitCore
+import RegionKitGateway
+@testable import RegionKitMQTT
+import RegionKitStore
+import RegionKitTestSupport
+import Testing
+@testable import RegionKitService
+
+/// `regionkit scan --publish`'s status (``ScannerPublisher/statusTopic``) through a real broker to
+/// a hub reading `format: regionkit`: retained `online` while connected, the will `offline` when
+/// the connection is lost, `offline` at the stop; the hub knows the scanner by the name its batches
+/// carry, whatever the topic level.
+@Suite("Scanner publisher: its status through a real broker", .serialized, .tags(.endToEnd),
+       .enabled(if: MosquittoBroker.isAvailable, MosquittoBroker.skipReason))
+struct ScannerPublisherStatusTests {
+    static let identity = BeaconIdentity(uuid: UUID(uuidString: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0")!, major: 1, minor: 2)
+    static let silent = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
+
+    /// Every message on `topic` from now on, in order (the retained one first).
+    final class Watcher: Sendable {
+        let heard = LockedBox<[String]>([])
+        let client: MQTTClient
+        let task: Task<Void, Never>
+
+        init(_ topic: String, on broker: MosquittoBroker) async throws {
+            let heard = heard
+            client = MQTTClient(configuration: try MQTTClientConfiguration(url: broker.url), onMessage: { message in
+                if message.topic == topic { heard.withLock { $0.append(String(decoding: message.payload, as: UTF8.self)) } }
+            })
+            let client = client
+            task = Task { await client.run() }
+            try await client.waitUntilConnected()
+            try await client.subscribe(topic, qos: .atLeastOnce)
+        }
+
+        /// What was heard, a status said twice in a row counted once (a reconnection may say
+        /// `online` twice: once connected, once answering the retained `offline` it reads).
+        var changes: [String] {
+            heard.withLock { heard in heard.enumerated().filter { $0.offset == 0 || heard[$0.offset - 1] != $0.element }.map(\.element) }
+        }
+
+        func stop() async {
+            await client.shutdown()
+            await task.value
+        }
+    }
+
+    @Test("'Living Room' says online; its lost connection's will holds its beacon at the hub under that name; a late will is answered with online; the stop says offline",
+          .timeLimit(.minutes(2)))
+    func lifecycle() async throws {
+        let broker = try MosquittoBroker()
+        try broker.start()
+        defer { broker.stop() }
+        let name = "Living Room"
+        let statusTopic = ScannerBatch.statusTopic(scanner: name)
+        #expect(statusTopic == "regionkit/scanners/Living%20Room/status")
+        let configuration = try ServiceConfiguration.decode("""
+        sources:
+          - mqtt: {format: regionkit}
+        mqtt: {url: "\(broker.url)", site: scanner-publisher-test}
+        """, path: "/tmp/regionkit-test.yaml")
+        let store = try RegionStore(path: temporaryStorePath())
+        let service = MonitoringService(store: store, profile: .responsive, clock: VirtualClock(), sources: [.beacon: .authorized])
+        let hub = try PresenceHub(configuration: try #require(configuration.mqtt), homeAssistant: nil, sources: configuration.mqttSources,
+                                  service: service, logger: Self.silent, environment: [:])
+        try await hub.prepare()
+        let ingest = try #require(hub.ingest)
+        #expect(ingest.statusFilters == ["regionkit/scanners/+/status"])
+        let running = Task { await hub.run() }
+        let watcher = try await Watcher(statusTopic, on: broker)
+
+        let publisher = try ScannerPublisher(url: broker.url, scanner: name, logger: Self.silent, environment: [:])
+        #expect(publisher.statusTopic == statusTopic && publisher.topic == "regionkit/scanners/Living%20Room")
+        let publishing = Task { await publisher.run() }
+        try await eventually(timeout: .seconds(20), "online said") { watcher.changes == ["online"] }
+        try await eventually(timeout: .seconds(20), "online read by the hub") { ingest.statistics.statuses >= 1 }
+        #expect(service.manager.offlineScanners.isEmpty)
+        publisher.add(Self.identity, rssi: -60, measuredPower: -59, at: Date().timeIntervalSince1970)
+        await publisher.flush()
+        try await eventually(timeout: .seconds(20), "the batch read") { ingest.statistics.sightings == 1 }
+        #expect(service.manager.engineSnapshot.channel(of: name) != nil, "heard under the name the batch carries")
+
+        // The connection lost without DISCONNECT (a crash, a network failure): the broker publishes
+        // the will; the publisher reconnects and says online again.
+        publisher.client.dropConnectionWithoutDisconnect()
+        try await eventually(timeout: .seconds(20), "the will, then online again") { watcher.changes == ["online", "offline", "online"] }
+        try await eventually(timeout: .seconds(20), "both read by the hub") { ingest.statistics.statuses >= 3 && service.manager.offlineScanners.isEmpty }
+
+        // An earlier connection's will published late (the broker noticed it dead only now): the
+        // publisher, connected, answers with online, so the retained status is true again.
+        try broker.publish(topic: statusTopic, message: "offline", qos: 1, retain: true)
+        try await eventually(timeout: .seconds(20), "the late will answered") { watcher.changes == ["online", "offline", "online", "offline", "online"] }
+        #expect(try await PresenceHubStatusTests.retained(statusTopic, on: broker) == ["online"])
+        try await eventually(timeout: .seconds(20), "the hub online again") { ingest.statistics.statuses >= 5 && service.manager.offlineScanners.isEmpty }
+
+        // The stop: offline, retained (the clean disconnection discards the will), read by the hub
+        // under the batches' name.
+        await publisher.shutdown()
+        publishing.cancel()
+        await publishing.value
+        #expect(try await PresenceHubStatusTests.retained(statusTopic, on: broker) == ["offline"])
+        try await eventually(timeout: .seconds(20), "offline read by the hub") { service.manager.offlineScanners == [name] }
+        #expect(ingest.statistics.rejectedTotal == 0, "\(ingest.statistics)")
+
+        await watcher.stop()
+        await hub.shutdown(drainTimeout: .seconds(5))
+        running.cancel()
+        _ = await running.value
+        try await service.stop(reason: "test")
+    }
+
+    @Test("With status: false (--no-status) it keeps no status: no online, no will on a lost connection, nothing at the stop",
+          .timeLimit(.minutes(1)))
+    func noStatus() async throws {
+        let broker = try MosquittoBroker()
+        try broker.start()
+        defer { broker.stop() }
+        let statusTopic = ScannerBatch.statusTopic(scanner: "garage")
+        let watcher = try await Watcher(statusTopic, on: broker)
+        let publisher = try ScannerPublisher(url: broker.url, scanner: "garage", status: false, logger: Self.silent, environment: [:])
+        #expect(publisher.statusTopic == nil && publisher.client.configuration.will == nil)
+        let publishing = Task { await publisher.run() }
+        try await publisher.client.waitUntilConnected()
+        publisher.add(Self.identity, rssi: -60, measuredPower: nil, at: Date().timeIntervalSince1970)
+        await publisher.flush()
+        #expect(publisher.counts.published == 1)
+        publisher.client.dropConnectionWithoutDisconnect()
+        try await eventually(timeout: .seconds(20), "reconnected") { publisher.state.withLock { $0.connections } == 2 }
+        await publisher.shutdown()
+        publishing.cancel()
+        await publishing.value
+        #expect(try await PresenceHubStatusTests.retained(statusTopic, on: broker) == [])
+        #expect(watcher.heard.withLock { $0 } == [])
+        await watcher.stop()
+    }
+}
