@@ -206,10 +206,15 @@ struct BluetoothCommandLineTests {
         #expect(sightings.allSatisfy { $0.identity.major == 1 && $0.identity.minor == 2 && $0.rssi == -50 && $0.measuredPower == -59 && $0.offset <= 0 })
         // Published counts on stderr match what arrived.
         #expect(scan.stderr.contains("published \(sightings.count) sighting(s)"), "\(scan.stderr) vs \(sightings.count)")
-        // Its status, retained: online while it scanned, offline once it stopped.
+        // Its status: online while it scanned, offline once it stopped, and that kept (retained)
+        // for whoever subscribes next (a hub starting).
         let said = await statuses.waitForMessages(2, timeout: 5)
         #expect(said.map(\.topic) == ["regionkit/scanners/kitchen/status", "regionkit/scanners/kitchen/status"] && said.map(\.payload) == ["online", "offline"],
                 "\(said)")
+        let next = try await broker.subscribe(topic: "regionkit/scanners/kitchen/status", count: 1, timeout: 10)
+        defer { next.terminate() }
+        let kept = await next.waitForMessages(1, timeout: 10)
+        #expect(kept.map(\.payload) == ["offline"] && kept.allSatisfy(\.retained), "\(kept)")
 
         let refused = try await Self.regionkit(["scan", "--hci", "tcp:127.0.0.1:9", "--publish", broker.url])
         #expect(refused.status != 0 && refused.stderr.contains("--publish needs --scanner"), "\(refused.stderr)")

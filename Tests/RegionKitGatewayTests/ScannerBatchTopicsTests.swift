@@ -32,13 +32,15 @@ struct ScannerBatchTopicsTests {
     @Test("Read back: every name round-trips, and the level holds only letters, digits, '_', '-' and '%'")
     func roundTrip() {
         var generator = SeededRandom(seed: 0x5CA7_7E12)
-        let alphabet: [Unicode.Scalar] = ["a", "Z", "0", "_", "-", " ", ".", "/", "+", "#", "%", "\u{0}", "\u{7F}", "ü", "キ", "😀", "\u{FFFD}"]
+        // "u" + U+0308 (combining diaeresis) and "ü" are one String for ==, not one name's bytes.
+        let alphabet: [Unicode.Scalar] = ["a", "Z", "0", "_", "-", " ", ".", "/", "+", "#", "%", "\u{0}", "\u{7F}", "ü", "u", "\u{308}", "キ", "😀", "\u{FFFD}"]
         for _ in 0..<2_000 {
             let length = Int(generator.next() % 12)
             var name = ""
             for _ in 0..<length { name.unicodeScalars.append(alphabet[Int(generator.next() % UInt64(alphabet.count))]) }
             let level = ScannerBatch.topicLevel(scanner: name)
-            #expect(ScannerBatch.scanner(topicLevel: level) == name, "\(name.debugDescription) → \(level)")
+            // Byte for byte (String's == would take a normalised form for the same).
+            #expect(ScannerBatch.scanner(topicLevel: level).map { Array($0.utf8) } == Array(name.utf8), "\(name.debugDescription) → \(level)")
             #expect(level.utf8.allSatisfy { byte in
                 (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
                     || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "%")

@@ -102,6 +102,18 @@ struct MQTTScannerStatusIngestTests {
         #expect(ingest.statistics.rejected == [.badTopic: 1], "\(ingest.statistics)")
         ingest.handle(topic: ScannerBatch.statusTopic(scanner: "Living Room"), payload: Array("online".utf8))
         #expect(manager.offlineScanners == ["Living%20Room"])
+        // A source of its own '#' reads no status, and takes the status topics for no batch
+        // (ignored, not rejected as a damaged one).
+        let broad = MQTTSightingIngest(sources: [MQTTSourceConfiguration(format: .regionkit, topic: "regionkit/scanners/#")],
+                                       manager: manager, logger: Logger(label: "test"), batching: true)
+        #expect(broad.statusFilters.isEmpty)
+        // (Live, as the broker forwards a status published while the hub is subscribed: a
+        // retained message on a sighting filter is ignored before any decoding.)
+        broad.handle(topic: ScannerBatch.statusTopic(scanner: "Living Room"), payload: Array("offline".utf8))
+        broad.flush()
+        #expect(broad.statistics.rejectedTotal == 0 && broad.statistics.ignored.values.reduce(0, +) == 1
+                && broad.statistics.ignored.keys.first?.hasPrefix("a scanner's status") == true, "\(broad.statistics)")
+        #expect(manager.offlineScanners == ["Living%20Room"], "not read as a status either")
         // Both formats' default filters in one configuration: no overlap.
         _ = try ServiceConfiguration.decode("sources:\n  - mqtt: {format: regionkit}\n  - mqtt: {format: espresense}\nmqtt: {url: \"mqtt://127.0.0.1:1883\", site: home}\n",
                                             path: "c.yaml")

@@ -20,7 +20,7 @@ extension ScannerBatch {
     public static func statusTopic(scanner: String, prefix: String = topicPrefix) -> String { "\(topic(scanner: scanner, prefix: prefix))/status" }
 
     /// A scanner's name as one topic level, one-to-one and readable back (``scanner(topicLevel:)``):
-    /// letters, digits, `_` and `-` kept; every other UTF-8 byte as `%` and two upper-case hex
+    /// ASCII letters, digits, `_` and `-` kept; every other UTF-8 byte as `%` and two upper-case hex
     /// digits (`Living Room` → `Living%20Room`, `Küche` → `K%C3%BCche`). Nothing a topic level
     /// cannot hold (`/`, `+`, `#`, NUL) or NATS's MQTT listener refuses (space, `.`) is left.
     /// An empty name is the empty level.
@@ -63,19 +63,11 @@ extension ScannerBatch {
                 index += 1
                 continue
             }
-            guard index + 2 < utf8.count, let high = hexValue(utf8[index + 1]), let low = hexValue(utf8[index + 2]) else { return nil }
+            guard index + 2 < utf8.count, let high = TheengsMessage.hexValue(utf8[index + 1]),
+                  let low = TheengsMessage.hexValue(utf8[index + 2]) else { return nil }
             bytes.append(high << 4 | low)
             index += 3
         }
         return String(validating: bytes, as: UTF8.self)
-    }
-
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-        default: nil
-        }
     }
 }

@@ -157,6 +157,9 @@ public struct ScannerBatch: Hashable, Sendable {
     }
 
     static func decodeObservations(topic: String, payload: [UInt8], receivedAt now: Timestamp, scanner: String?) throws(SightingMessageError) -> SightingMessageDecoder.Outcome {
+        // A scanner's status beside its batches (statusTopic(scanner:)), taken by a source whose
+        // own filter reaches it (`regionkit/scanners/#`): no batch, and no damaged one either.
+        if topic.hasSuffix("/status") { return .ignored("a scanner's status (read with status: regionkit/scanners/+/status)") }
         let batch = try ScannerBatch(json: payload)
         let name = scanner ?? batch.scanner
         return .sightings(batch.sightings.map {

@@ -529,7 +529,13 @@ public final class PresenceHub: Sendable {
 
     /// The daemon's availability, retained: `online` after connecting, `offline` at a clean stop and as the will.
     static func status(_ text: String, _ topics: PresenceTopics) -> MQTTMessage {
-        MQTTMessage(topic: topics.status, payload: Array(text.utf8), qos: .atLeastOnce, retain: true)
+        status(text, on: topics.status)
+    }
+
+    /// A retained status message, `online` or `offline`, on `topic` (QoS 1): the hub's, a
+    /// scanner publisher's.
+    static func status(_ text: String, on topic: String) -> MQTTMessage {
+        MQTTMessage(topic: topic, payload: Array(text.utf8), qos: .atLeastOnce, retain: true)
     }
 
     static func mqtt(_ message: PresenceMessage) -> MQTTMessage {

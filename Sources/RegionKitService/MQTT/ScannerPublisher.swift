@@ -23,6 +23,7 @@ import RegionKitMQTT
 /// let publisher = try ScannerPublisher(url: "mqtt://hub.lan", scanner: "kitchen", logger: logger)
 /// Task { await publisher.run() }
 /// publisher.add(identity, rssi: -67, measuredPower: -59, at: Date().timeIntervalSince1970)
+/// await publisher.shutdown()   // says offline: not a cancellation of run()
 /// ```
 public final class ScannerPublisher: Sendable {
     public let scanner: String
@@ -82,7 +83,7 @@ public final class ScannerPublisher: Sendable {
         topic = ScannerBatch.topic(scanner: scanner)
         let statusTopic = status ? ScannerBatch.statusTopic(scanner: scanner) : nil
         self.statusTopic = statusTopic
-        configuration.will = statusTopic.map { Self.status("offline", on: $0) }
+        configuration.will = statusTopic.map { PresenceHub.status("offline", on: $0) }
         self.batchInterval = batchInterval
         self.maximumBatch = max(1, maximumBatch)
         self.stopTimeout = stopTimeout
@@ -99,11 +100,6 @@ public final class ScannerPublisher: Sendable {
         box.publisher = self
     }
 
-    /// A retained status message: `online` or `offline` on `topic`, QoS 1.
-    static func status(_ text: String, on topic: String) -> MQTTMessage {
-        MQTTMessage(topic: topic, payload: Array(text.utf8), qos: .atLeastOnce, retain: true)
-    }
-
     /// Publishes `online` (retained) unless the stop has begun.
     func sayOnline() {
         guard let statusTopic else { return }
@@ -111,7 +107,7 @@ public final class ScannerPublisher: Sendable {
             await statusLock.withPermit {
                 guard !state.withLock({ $0.stopping }) else { return }
                 do {
-                    try await client.publish(Self.status("online", on: statusTopic))
+                    try await client.publish(PresenceHub.status("online", on: statusTopic))
                 } catch {
                     logger.warning("cannot publish online status", metadata: ["topic": "\(statusTopic)", "error": "\(error)"])
                 }
@@ -120,10 +116,13 @@ public final class ScannerPublisher: Sendable {
     }
 
     /// Its own status topic read back: an `offline` while connected and not stopping is not true
-    /// (a late will), and is answered with `online`.
+    /// (a late will), and is answered with `online`. Read as the hub reads it (case and
+    /// surrounding whitespace aside). Not a retained one: that comes with the subscription each
+    /// connection makes, before the connection's own `online`, which replaces it anyway.
     func received(_ message: MQTTMessage) {
-        guard message.topic == statusTopic, message.payload == Array("offline".utf8), client.isConnected,
-              !state.withLock({ $0.stopping }) else { return }
+        guard let statusTopic, message.topic == statusTopic, !message.retain,
+              let status = try? ScannerStatusMessage.decode(topic: message.topic, payload: message.payload, filter: statusTopic, scanner: scanner),
+              !status.online, client.isConnected, !state.withLock({ $0.stopping }) else { return }
         logger.info("an offline status of this scanner read while connected (an earlier connection's will): saying online again",
                     metadata: ["topic": "\(message.topic)"])
         sayOnline()
@@ -144,8 +143,9 @@ public final class ScannerPublisher: Sendable {
         if full { Task { await self.flush() } }
     }
 
-    /// Connects and publishes until cancelled; ``shutdown()`` flushes what is pending, says
-    /// `offline` and disconnects.
+    /// Connects and publishes until ``shutdown()``, which flushes what is pending, says `offline`
+    /// and disconnects. Stop it so: cancelling this task alone disconnects cleanly, which makes
+    /// the broker discard the will, and leaves the retained `online` behind.
     public func run() async {
         if let statusTopic {
             // Remembered by the client and subscribed at every connection.
@@ -173,7 +173,7 @@ public final class ScannerPublisher: Sendable {
         await flush()
         state.withLock { $0.stopping = true }
         if let statusTopic, client.isConnected {
-            await PresenceHub.sayOffline(client, Self.status("offline", on: statusTopic), within: stopTimeout, lock: statusLock, logger: logger)
+            await PresenceHub.sayOffline(client, PresenceHub.status("offline", on: statusTopic), within: stopTimeout, lock: statusLock, logger: logger)
         }
         await client.shutdown()
     }

@@ -18,7 +18,7 @@ struct Scan: AsyncParsableCommand {
         repeats the advertisement is not printed (it is not a second frame). A summary goes to stderr at the end. \
         With --publish mqtt://HOST[:PORT] (or mqtts://) the iBeacon sightings also go to that broker, batched every \
         100 ms on regionkit/scanners/SCANNER, for a central `regionkit run` with `- mqtt: {format: regionkit}` \
-        (SCANNER: the name, letters, digits, _ and - kept, any other byte as %XX). The scanner also keeps a retained \
+        (SCANNER: the name, ASCII letters, digits, _ and - kept, any other byte as %XX). The scanner also keeps a retained \
         status on regionkit/scanners/SCANNER/status: online while connected, offline after it stops and as its \
         will, so the hub holds the beacons only it hears while it restarts (--no-status: none, for a broker whose \
         access rules allow only the batches' topic). \
