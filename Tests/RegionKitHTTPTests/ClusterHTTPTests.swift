@@ -190,6 +190,11 @@ struct ClusterHTTPTests {
             #expect(beacons.json["partitionCount"] as? Int == Self.partitions)
             let heard = (beacons.json["beacons"] as? [[String: Any]] ?? []).compactMap { $0["minor"] as? Int }
             #expect(heard == [local], "engine-a heard \(heard); the remote beacon belongs to 'other'")
+            // Scanners: the hall, as engine-a's partitions know it (merged across them), and who answered.
+            let scanners = try await client.request("GET", "/v1/scanners")
+            #expect(scanners.status == 200 && scanners.json["member"] as? String == "engine-a" && scanners.json["total"] as? Int == 1, "\(scanners.text)")
+            let hall = (scanners.json["scanners"] as? [[String: Any]])?.first
+            #expect(hall?["name"] as? String == "hall" && hall?["status"] as? String == "online" && hall?["lastHeard"] is Double, "\(scanners.text)")
 
             // The cluster from the shared store: both members, who holds which partition, the outputs.
             let cluster = try await client.request("GET", "/v1/cluster")

@@ -109,6 +109,34 @@ struct DashboardBrowserTests {
         try browser.screenshot(to: Self.screenshots + "/dashboard-phone.png")
         #expect(daemon.process.isRunning, "\(daemon.stderr)")
     }
+
+    @Test("The rooms show each scanner of a replayed two-scanner recording with its sightings a second (GET /v1/scanners), also while no beacon is placed in its room",
+          .enabled(if: SharedFixtures.available, SharedFixtures.skipMessage))
+    func scannersInTheRooms() async throws {
+        let daemon = try DaemonProcess(configuration: """
+            regions:
+              - {identifier: lab, uuid: DAF246CE-8363-11E4-B116-123B93F75CBA}
+            sources:
+              - gateway: {file: "\(SharedFixtures.beaconRun("TwoScannersRun1-2015-03-03.json.gz"))", speed: 4}
+            """, token: Self.token)
+        defer { daemon.stop() }
+        let browser = try WebDriver(width: 1280, height: 1000)
+        defer { browser.quit() }
+        try browser.open("http://127.0.0.1:\(daemon.port)/")
+        try browser.wait(for: "document.querySelector('#token-dialog').open", timeout: 20)
+        try browser.type("#f-token", Self.token)
+        try browser.click("#token-save")
+        // Both scanners of the recording, each in a room of its own with its rate.
+        let badge = #"document.querySelector('[data-room="ROOM"] [data-scanner-status="online"]')?.textContent ?? ''"#
+        for room in ["Room201", "Room202"] {
+            try browser.wait(for: "/^\\d+\\.\\d\\/s$/.test(\(badge.replacingOccurrences(of: "ROOM", with: room)))", timeout: 30)
+        }
+        let api = LoopbackClient(port: daemon.port, token: Self.token)
+        let scanners = (api.get("/v1/scanners")["scanners"] as? [[String: Any]] ?? []).compactMap { $0["name"] as? String }
+        #expect(Set(scanners) == ["Room201", "Room202"], "\(scanners)")
+        try browser.screenshot(to: Self.screenshots + "/dashboard-scanners.png")
+        #expect(daemon.process.isRunning, "\(daemon.stderr)")
+    }
 }
 
 extension LoopbackClient {

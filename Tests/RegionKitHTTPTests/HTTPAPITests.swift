@@ -550,6 +550,57 @@ struct HTTPAPITests {
         }
     }
 
+    @Test("GET /v1/scanners: each scanner's word on being online, last sighting, rate and beacons in its room, most recently heard first; limit and total; a bad limit is named")
+    func scannerList() async throws {
+        var profile = MonitoringProfile.responsive
+        profile.nearestScanner = NearestScannerPolicy()   // rooms: each beacon placed at its first sighting
+        let daemon = try await TestDaemon(profile: profile)
+        defer { Task { try? await daemon.stop() } }
+        let start = 1_700_000_000.0
+        // The hall hears minors 1–3 ten times, 0.1 s apart, then the kitchen minor 4 once, 1 s later.
+        for step in 0..<10 {
+            let time = Timestamp(seconds: start + Double(step) / 10)
+            daemon.clock.advance(to: time)
+            for minor in UInt16(1)...3 {
+                daemon.service.manager.ingest(BeaconObservation(identity: BeaconIdentity(uuid: TestDaemon.uuid, major: 1, minor: minor),
+                                                                rssi: -60, measuredPower: -59, timestamp: time, scannerID: "hall"))
+            }
+        }
+        let kitchenTime = Timestamp(seconds: start + 2)
+        daemon.clock.advance(to: kitchenTime)
+        daemon.service.manager.ingest(BeaconObservation(identity: BeaconIdentity(uuid: TestDaemon.uuid, major: 1, minor: 4),
+                                                        rssi: -60, measuredPower: -59, timestamp: kitchenTime, scannerID: "kitchen"))
+        // The kitchen's node says it is offline; a porch node that was never heard says so too.
+        daemon.service.manager.setScannerStatus("kitchen", online: false)
+        daemon.service.manager.setScannerStatus("porch", online: false)
+        let client = daemon.client()
+        let body = try await client.request("GET", "/v1/scanners").json
+        #expect(body["time"] as? Double == start + 2)
+        #expect(body["total"] as? Int == 3)
+        let scanners = try #require(body["scanners"] as? [[String: Any]])
+        #expect(scanners.map { $0["name"] as? String } == ["kitchen", "hall", "porch"], "most recently heard first, the never heard last")
+        let (kitchen, hall, porch) = (scanners[0], scanners[1], scanners[2])
+        #expect(kitchen["status"] as? String == "offline" && kitchen["offlineSince"] as? Double == start + 2)
+        #expect(kitchen["lastHeard"] as? Double == start + 2 && kitchen["beaconsInRoom"] as? Int == 1)
+        #expect(hall["status"] as? String == "online" && hall["offlineSince"] == nil)
+        #expect(hall["lastHeard"] as? Double == start + 0.9 && hall["beaconsInRoom"] as? Int == 3)
+        // 30 sightings in 0.9 s, each decayed e-fold per 10 s, read 1.1 s after the last.
+        let rate = try #require(hall["sightingsPerSecond"] as? Double)
+        #expect(rate > 2 && rate < 3, "\(rate)")
+        #expect(porch["status"] as? String == "offline" && porch["lastHeard"] == nil && porch["beaconsInRoom"] as? Int == 0)
+        #expect(porch["sightingsPerSecond"] as? Double == 0 && porch["longestDarkGap"] as? Double == 0)
+        // Back online: said so.
+        daemon.service.manager.setScannerStatus("kitchen", online: true)
+        let again = try await client.request("GET", "/v1/scanners?limit=1").json
+        #expect((again["scanners"] as? [[String: Any]])?.map { "\($0["name"] ?? "") \($0["status"] ?? "")" } == ["kitchen online"])
+        #expect(again["total"] as? Int == 3)
+        for bad in ["0", "-1", "100001", "two", "1.5"] {
+            let response = try await client.request("GET", "/v1/scanners?limit=\(bad)")
+            #expect(response.status == 400 && response.json["field"] as? String == "limit", "limit=\(bad)")
+        }
+        #expect(try await client.request("POST", "/v1/scanners").status == 405)
+    }
+
     @Test("Beacons from the engine snapshot; sources; readiness; Prometheus metrics")
     func statusRoutes() async throws {
         let daemon = try await TestDaemon()

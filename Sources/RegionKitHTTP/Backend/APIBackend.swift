@@ -32,6 +32,8 @@ public protocol APIBackend: Sendable {
     func requestState(_ identifier: String) async throws -> StateRequestOutcome
     /// The `limit` beacons heard most recently (`GET /v1/beacons`), with ``BeaconSnapshot/total``.
     func beacons(limit: Int) -> BeaconSnapshot
+    /// The `limit` scanners heard most recently (`GET /v1/scanners`), with ``ScannerSnapshot/total``.
+    func scanners(limit: Int) -> ScannerSnapshot
     /// The scanners that said they are offline and have not come back, sorted
     /// (``BeaconSnapshot/offlineScanners``, `regionkit_scanners_offline`).
     var offlineScanners: [String] { get }

@@ -87,6 +87,12 @@ public final class ClusterMemberBackend: APIBackend {
         return snapshot
     }
 
+    public func scanners(limit: Int) -> ScannerSnapshot {
+        let scanners = ScannerReport.merged(engine.partitionEngines.map { ScannerReport.all(from: $0.engine) })
+        return ScannerSnapshot(time: Date().timeIntervalSince1970, scanners: Array(scanners.prefix(max(0, limit))), total: scanners.count,
+                               member: engine.member)
+    }
+
     public var offlineScanners: [String] { Self.offlineScanners(of: engine.partitionEngines.map(\.engine)) }
 
     /// The scanners any of `engines` (this member's partitions) knows offline, sorted.

@@ -80,6 +80,12 @@ public struct SingleDaemonBackend: APIBackend {
         return snapshot
     }
 
+    public func scanners(limit: Int) -> ScannerSnapshot {
+        let engine = service.manager.engineSnapshot
+        let scanners = ScannerReport.all(from: engine)
+        return ScannerSnapshot(time: engine.now.seconds, scanners: Array(scanners.prefix(max(0, limit))), total: scanners.count)
+    }
+
     public var offlineScanners: [String] { service.manager.offlineScanners }
 
     public func regionCountsByState() async throws -> [String: Int] {

@@ -25,7 +25,7 @@ enum DashboardPage {
   </section>
 
   <section class="card" id="rooms-card">
-    <div class="card-head"><h2>Rooms</h2><span class="muted small">which beacon is nearest to which scanner</span></div>
+    <div class="card-head"><h2>Rooms</h2><span class="muted small">which beacon is nearest to which scanner, and how each scanner is</span></div>
     <div id="rooms" class="rooms"></div>
   </section>
 

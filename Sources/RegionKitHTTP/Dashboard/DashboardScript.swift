@@ -9,6 +9,7 @@ const state = {
   token: sessionStorage.getItem(TOKEN_KEY) || "",
   regions: [],
   beacons: [],
+  scanners: [],            // GET /v1/scanners: each room's scanner, online or offline by its own word
   history: new Map(),      // beacon key -> [{t, rssi, distance}]
   events: [],
   lastEventId: null,
@@ -285,6 +286,11 @@ async function loadBeacons() {
   // The history of beacons no longer listed (not heard, or beyond the limit) is let go.
   const listed = new Set(state.beacons.map(keyOf));
   for (const key of [...state.history.keys()]) if (!listed.has(key)) state.history.delete(key);
+  // The scanners (ESPresense rooms, gateways): whether each said it is offline, and how lively.
+  try {
+    const scanners = await api("GET", "/v1/scanners?limit=" + BEACON_LIMIT);
+    if (scanners.status === 200) state.scanners = scanners.json.scanners;
+  } catch {}
   renderBeacons(now);
   renderRooms(now);
 }
@@ -401,11 +407,29 @@ function renderRooms(now) {
     rooms.get(room).push(beacon);
   }
   for (const beacon of state.beacons) for (const scanner of beacon.scanners) if (scanner.scanner && !rooms.has(scanner.scanner)) rooms.set(scanner.scanner, []);
+  // Every scanner has its room, also one that hears nothing now or said it is offline.
+  const scanners = new Map(state.scanners.map((s) => [s.name, s]));
+  for (const name of scanners.keys()) if (!rooms.has(name)) rooms.set(name, []);
   const container = $("#rooms");
   if (!rooms.size) { container.replaceChildren(el("p", { class: "muted" }, "No beacon heard in the last 30 s.")); return; }
   container.replaceChildren(...[...rooms.entries()].sort().map(([room, beacons]) =>
-    el("div", { class: "room", "data-room": room }, el("h3", {}, room),
+    el("div", { class: "room", "data-room": room }, el("h3", {}, room, scannerBadge(scanners.get(room), now)),
       ...beacons.map((b) => el("span", { class: "chip" }, chipOf(b))))));
+}
+// A room's scanner: offline by its own word (its beacons are held for it, up to 120 s), silent
+// (nothing reported for 30 s), or its sightings a second.
+function scannerBadge(scanner, now) {
+  if (!scanner) return null;
+  if (scanner.status === "offline") {
+    return el("span", { class: "scanner offline", "data-scanner-status": "offline", title: "It said it is offline: its beacons are held for it" },
+      "offline" + (scanner.offlineSince ? " " + ago(scanner.offlineSince) : ""));
+  }
+  if (scanner.lastHeard === undefined || now - scanner.lastHeard > 30) {
+    return el("span", { class: "scanner silent", "data-scanner-status": "silent", title: "Nothing reported for 30 s or more" },
+      "silent" + (scanner.lastHeard !== undefined ? " " + ago(scanner.lastHeard) : ""));
+  }
+  return el("span", { class: "scanner", "data-scanner-status": "online", title: "Sightings a second, every beacon together" },
+    scanner.sightingsPerSecond.toFixed(1) + "/s");
 }
 
 // ---- timeline ----------------------------------------------------------------------------

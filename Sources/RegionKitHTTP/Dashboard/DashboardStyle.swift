@@ -44,7 +44,10 @@ button.link.danger { color: var(--bad); }
 .tag.waiting { color: var(--unknown); border-color: var(--unknown); }
 .rooms { display: grid; grid-template-columns: repeat(auto-fill, minmax(140px, 1fr)); gap: .6rem; }
 .room { border: 1px dashed var(--line); border-radius: 10px; padding: .6rem; min-height: 4.2rem; }
-.room h3 { font-size: .85rem; margin: 0 0 .4rem; }
+.room h3 { font-size: .85rem; margin: 0 0 .4rem; display: flex; justify-content: space-between; gap: .4rem; }
+.scanner { font-size: .7rem; font-weight: 400; color: var(--muted); }
+.scanner.offline { color: var(--bad); }
+.scanner.silent { color: var(--unknown); }
 .chip { display: inline-block; font-size: .75rem; background: color-mix(in srgb, var(--accent) 14%, transparent); color: var(--ink); border-radius: 6px; padding: .1rem .4rem; margin: 0 .25rem .25rem 0; }
 .beacons { display: grid; grid-template-columns: repeat(auto-fill, minmax(300px, 1fr)); gap: .8rem; }
 .beacon { border: 1px solid var(--line); border-radius: 10px; padding: .6rem .7rem; }

@@ -23,7 +23,8 @@ info:
     caused by any member). Regions are configuration there: `PUT` and `DELETE /v1/regions/{id}`
     are refused with 405 (`Allow: GET`), `GET /v1/regions` says why in `changesRefused`, and
     `request-state` answers the stored merged state (200, no event). `/v1/beacons` lists the
-    beacons of the partitions the answering member runs (named in `member` and `partitions`).
+    beacons of the partitions the answering member runs (named in `member` and `partitions`), and
+    `/v1/scanners` the scanners as those partitions know them.
 servers:
   - url: http://127.0.0.1:8080
 security:
@@ -178,6 +179,42 @@ paths:
                   partitions: {type: array, items: {type: integer}, description: "Cluster mode only: the partitions this member runs; the beacons listed are theirs only"}
                   partitionCount: {type: integer, description: "Cluster mode only: the cluster's partition count"}
                   offlineScanners: {type: array, items: {type: string}, description: "The scanners that said they are offline (an ESPresense node's status, a Theengs gateway's will), sorted: the beacons only they hear are held in their regions and rooms (up to 120 s). Cluster mode: as this member's partitions know them"}
+        "400": {$ref: "#/components/responses/Problem"}
+        "401": {$ref: "#/components/responses/Problem"}
+        "403": {$ref: "#/components/responses/Problem"}
+  /v1/scanners:
+    get:
+      operationId: listScanners
+      summary: "The scanners the engine knows (ESPresense rooms, Theengs gateways, RegionKit scanners): online or offline by their own word, last heard, sightings a second, beacons in their room"
+      parameters:
+        - {name: limit, in: query, description: "How many to list, most recently heard first (default 1000)", schema: {type: integer, minimum: 1, maximum: 100000}}
+      responses:
+        "200":
+          description: "Most recently heard first; those never heard (only their status said) after them, by name"
+          content:
+            application/json:
+              schema:
+                type: object
+                required: [time, scanners, total]
+                additionalProperties: false
+                properties:
+                  time: {type: number, description: "The engine's clock, Unix seconds (cluster mode: the member's wall clock)"}
+                  scanners:
+                    type: array
+                    items:
+                      type: object
+                      required: [name, status, sightingsPerSecond, beaconsInRoom, longestDarkGap]
+                      additionalProperties: false
+                      properties:
+                        name: {type: string, description: "The name its sightings carry: the ESPresense room, the gateway, --scanner"}
+                        status: {type: string, enum: [online, offline], description: "offline while it says so (its status topic or will) and has not come back; online otherwise, also when it said nothing"}
+                        offlineSince: {type: number, description: "Since when it has said it is offline (Unix seconds)"}
+                        lastHeard: {type: number, description: "Its last sighting (Unix seconds); absent when it only said whether it is online"}
+                        sightingsPerSecond: {type: number, minimum: 0, description: "Every beacon together, over about the last 10 s"}
+                        beaconsInRoom: {type: integer, minimum: 0, description: "Beacons placed in its room now (nearest scanner)"}
+                        longestDarkGap: {type: number, minimum: 0, description: "Its longest silence of everything it hears that its rate did not explain, seconds, fading e-fold an hour"}
+                  total: {type: integer, minimum: 0, description: "How many scanners the engine knows (scanners lists at most limit of them)"}
+                  member: {type: string, description: "Cluster mode only: the member that answered; the scanners as its partitions know them"}
         "400": {$ref: "#/components/responses/Problem"}
         "401": {$ref: "#/components/responses/Problem"}
         "403": {$ref: "#/components/responses/Problem"}

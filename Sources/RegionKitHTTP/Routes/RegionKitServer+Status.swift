@@ -2,10 +2,11 @@ import Foundation
 import Hummingbird
 
 extension RegionKitServer {
-    /// `/v1/beacons`, `/v1/cluster`, `/v1/sources`, `/healthz`, `/readyz`, `/metrics`, `/openapi.yaml`.
-    /// `GET /v1/beacons` lists this many beacons unless `limit` says otherwise.
+    /// `/v1/beacons`, `/v1/scanners`, `/v1/cluster`, `/v1/sources`, `/healthz`, `/readyz`, `/metrics`, `/openapi.yaml`.
+    /// `GET /v1/beacons` and `GET /v1/scanners` list this many unless `limit` says otherwise.
     static let beaconListDefault = 1_000
-    /// The largest `limit` of `GET /v1/beacons`.
+    /// The largest `limit` of `GET /v1/beacons` and `GET /v1/scanners` (the engine keeps at most
+    /// `MonitoringEngine.maximumChannels` scanners: invented names from an MQTT publisher).
     static let beaconListMaximum = 100_000
 
     func addStatusRoutes(to router: Router<BasicRequestContext>) {
@@ -15,6 +16,11 @@ extension RegionKitServer {
             let limit = try Self.integer(request.uri.queryParameters.get("limit"), "limit", range: 1...Self.beaconListMaximum)
                 ?? Self.beaconListDefault
             return try Self.json(self.backend.beacons(limit: limit))
+        }
+        router.get("/v1/scanners") { request, _ in
+            let limit = try Self.integer(request.uri.queryParameters.get("limit"), "limit", range: 1...Self.beaconListMaximum)
+                ?? Self.beaconListDefault
+            return try Self.json(self.backend.scanners(limit: limit))
         }
         router.get("/v1/cluster") { _, _ in
             guard let report = try await self.backend.clusterReport() else {

@@ -8,6 +8,7 @@ enum RouteTable {
         (["v1", "events"], ["GET"]),
         (["v1", "events", "stream"], ["GET"]),
         (["v1", "beacons"], ["GET"]),
+        (["v1", "scanners"], ["GET"]),
         (["v1", "cluster"], ["GET"]),
         (["v1", "sources"], ["GET"]),
         (["healthz"], ["GET"]),

@@ -1,0 +1,24 @@
+/// The body of `GET /v1/scanners`: the scanners the engine knows now, at its clock. In cluster
+/// mode, as this member's partitions know them (merged: ``ScannerReport/merged(_:)``).
+///
+/// ```swift
+/// let scanners = ScannerReport.all(from: engine)
+/// let snapshot = ScannerSnapshot(time: engine.now.seconds, scanners: Array(scanners.prefix(1_000)), total: scanners.count)
+/// ```
+public struct ScannerSnapshot: Codable, Hashable, Sendable {
+    /// The engine's clock (Unix seconds) when the snapshot was taken.
+    public var time: Double
+    /// Most recently heard first: the first `limit` of `GET /v1/scanners`.
+    public var scanners: [ScannerReport]
+    /// How many scanners the engine knows (`scanners` may list fewer).
+    public var total: Int
+    /// Cluster mode: the member that answered.
+    public var member: String?
+
+    public init(time: Double, scanners: [ScannerReport], total: Int, member: String? = nil) {
+        self.time = time
+        self.scanners = scanners
+        self.total = total
+        self.member = member
+    }
+}
