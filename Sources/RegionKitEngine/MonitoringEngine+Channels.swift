@@ -333,15 +333,17 @@ extension MonitoringEngine {
         channel(of: scannerID)?.isOffline ?? false
     }
 
-    /// Every named scanner the engine keeps a channel for (each that reported a sighting or said
-    /// whether it is online, until swept: ``channelRetention``), with its channel, by name. The
-    /// local adapter's channel (sightings without a scanner) is not among them.
+    /// Every named scanner the engine keeps a channel for, with its channel, in no particular
+    /// order: under an exit detector that ``ExitDetector/usesScannerPrior``, each that reported a
+    /// sighting; under any, each that said whether it is online. Kept until a sweep
+    /// (``channelRetention``, once the table has grown past 1,024 channels). The local
+    /// adapter's channel (sightings without a scanner) is not among them.
     ///
     /// ```swift
     /// for (name, channel) in engine.scannerChannels { print(name, channel.lastHeard as Any, channel.isOffline) }
     /// ```
     public var scannerChannels: [(name: String, channel: ScannerChannel)] {
-        channelNumbers.map { (name: $0.key, channel: channels[$0.value]) }.sorted { $0.name < $1.name }
+        channelNumbers.map { (name: $0.key, channel: channels[$0.value]) }
     }
 
     /// The scanners that said they are offline and have not come back, sorted.

@@ -174,10 +174,7 @@ struct ClusterHTTPDaemonTests {
 
         let browser = try WebDriver(width: 1280, height: 1000)
         defer { browser.quit() }
-        try browser.open("http://127.0.0.1:\(daemon.port)/")
-        try browser.wait(for: "document.querySelector('#token-dialog').open", timeout: 20)
-        try browser.type("#f-token", Self.token)
-        try browser.click("#token-save")
+        try browser.openDashboard(port: daemon.port, token: Self.token)
         // Regions are configuration: no add, edit or delete, and the page says why.
         try browser.wait(for: "!document.querySelector('#regions-readonly').hidden && document.querySelector('[data-region=\"b3\"]')", timeout: 20)
         let note = try browser.script("return document.querySelector('#regions-readonly').textContent;") as? String ?? ""

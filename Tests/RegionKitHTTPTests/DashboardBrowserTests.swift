@@ -25,11 +25,8 @@ struct DashboardBrowserTests {
         defer { browser.quit() }
         let api = LoopbackClient(port: daemon.port, token: Self.token)
 
-        try browser.open("http://127.0.0.1:\(daemon.port)/")
         // The page asks for the token once (the API answered 401) and keeps it in sessionStorage.
-        try browser.wait(for: "document.querySelector('#token-dialog').open", timeout: 20)
-        try browser.type("#f-token", Self.token)
-        try browser.click("#token-save")
+        try browser.openDashboard(port: daemon.port, token: Self.token)
         #expect(try browser.script("return sessionStorage.getItem('regionkit.token');") as? String == Self.token)
 
         // The engine decides "inside" from the first sightings; the page must show it promptly.
@@ -110,7 +107,7 @@ struct DashboardBrowserTests {
         #expect(daemon.process.isRunning, "\(daemon.stderr)")
     }
 
-    @Test("The rooms show each scanner of a replayed two-scanner recording with its sightings a second (GET /v1/scanners), also while no beacon is placed in its room",
+    @Test("The rooms show each scanner of a replayed two-scanner recording with its sightings a second (GET /v1/scanners)",
           .enabled(if: SharedFixtures.available, SharedFixtures.skipMessage))
     func scannersInTheRooms() async throws {
         let daemon = try DaemonProcess(configuration: """
@@ -122,10 +119,7 @@ struct DashboardBrowserTests {
         defer { daemon.stop() }
         let browser = try WebDriver(width: 1280, height: 1000)
         defer { browser.quit() }
-        try browser.open("http://127.0.0.1:\(daemon.port)/")
-        try browser.wait(for: "document.querySelector('#token-dialog').open", timeout: 20)
-        try browser.type("#f-token", Self.token)
-        try browser.click("#token-save")
+        try browser.openDashboard(port: daemon.port, token: Self.token)
         // Both scanners of the recording, each in a room of its own with its rate.
         let badge = #"document.querySelector('[data-room="ROOM"] [data-scanner-status="online"]')?.textContent ?? ''"#
         for room in ["Room201", "Room202"] {

@@ -78,6 +78,15 @@ final class WebDriver {
 
     func click(_ css: String) throws { try command("POST", "/element/\(try element(css))/click") }
 
+    /// Opens the dashboard of the daemon on `port` and types `token` into the dialog the page
+    /// shows when the API first answers 401 (the page then keeps it in sessionStorage).
+    func openDashboard(port: Int, token: String) throws {
+        try open("http://127.0.0.1:\(port)/")
+        try wait(for: "document.querySelector('#token-dialog').open", timeout: 20)
+        try type("#f-token", token)
+        try click("#token-save")
+    }
+
     func resize(width: Int, height: Int) throws { try command("POST", "/window/rect", ["width": width, "height": height]) }
 
     /// Writes a PNG screenshot of the viewport.

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import RegionKit
+import RegionKitCore
 import RegionKitService
 import RegionKitStore
 
@@ -88,9 +89,12 @@ public final class ClusterMemberBackend: APIBackend {
     }
 
     public func scanners(limit: Int) -> ScannerSnapshot {
-        let scanners = ScannerReport.merged(engine.partitionEngines.map { ScannerReport.all(from: $0.engine) })
-        return ScannerSnapshot(time: Date().timeIntervalSince1970, scanners: Array(scanners.prefix(max(0, limit))), total: scanners.count,
-                               member: engine.member)
+        // Every partition at one time, the latest of the wall clock and their engines' (each
+        // stands still while its partition hears nothing).
+        let engines = engine.partitionEngines.map(\.engine)
+        let now = engines.map(\.now).reduce(Timestamp(seconds: Date().timeIntervalSince1970), max)
+        let scanners = ScannerReport.merged(engines.map { ScannerReport.all(from: $0, at: now) })
+        return ScannerSnapshot(time: now.seconds, scanners: Array(scanners.prefix(max(0, limit))), total: scanners.count, member: engine.member)
     }
 
     public var offlineScanners: [String] { Self.offlineScanners(of: engine.partitionEngines.map(\.engine)) }

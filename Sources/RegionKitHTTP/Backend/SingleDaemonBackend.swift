@@ -1,4 +1,5 @@
 import RegionKit
+import RegionKitCore
 import RegionKitService
 import RegionKitStore
 
@@ -82,8 +83,10 @@ public struct SingleDaemonBackend: APIBackend {
 
     public func scanners(limit: Int) -> ScannerSnapshot {
         let engine = service.manager.engineSnapshot
-        let scanners = ScannerReport.all(from: engine)
-        return ScannerSnapshot(time: engine.now.seconds, scanners: Array(scanners.prefix(max(0, limit))), total: scanners.count)
+        // At the daemon's clock: the engine's stands still while nothing comes in.
+        let now = max(engine.now, service.manager.clock.now)
+        let scanners = ScannerReport.all(from: engine, at: now)
+        return ScannerSnapshot(time: now.seconds, scanners: Array(scanners.prefix(max(0, limit))), total: scanners.count)
     }
 
     public var offlineScanners: [String] { service.manager.offlineScanners }

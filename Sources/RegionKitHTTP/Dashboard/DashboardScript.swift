@@ -10,6 +10,7 @@ const state = {
   regions: [],
   beacons: [],
   scanners: [],            // GET /v1/scanners: each room's scanner, online or offline by its own word
+  scannersTime: 0,         // its time: the daemon's clock
   history: new Map(),      // beacon key -> [{t, rssi, distance}]
   events: [],
   lastEventId: null,
@@ -286,10 +287,13 @@ async function loadBeacons() {
   // The history of beacons no longer listed (not heard, or beyond the limit) is let go.
   const listed = new Set(state.beacons.map(keyOf));
   for (const key of [...state.history.keys()]) if (!listed.has(key)) state.history.delete(key);
-  // The scanners (ESPresense rooms, gateways): whether each said it is offline, and how lively.
+  // The scanners (ESPresense rooms, gateways): whether each said it is offline, and how lively,
+  // at the daemon's clock (the beacons' time is the engine's, which stands still while nothing
+  // comes in). None shown when they cannot be read.
+  state.scanners = [];
   try {
     const scanners = await api("GET", "/v1/scanners?limit=" + BEACON_LIMIT);
-    if (scanners.status === 200) state.scanners = scanners.json.scanners;
+    if (scanners.status === 200) { state.scanners = scanners.json.scanners; state.scannersTime = scanners.json.time; }
   } catch {}
   renderBeacons(now);
   renderRooms(now);
@@ -413,20 +417,21 @@ function renderRooms(now) {
   const container = $("#rooms");
   if (!rooms.size) { container.replaceChildren(el("p", { class: "muted" }, "No beacon heard in the last 30 s.")); return; }
   container.replaceChildren(...[...rooms.entries()].sort().map(([room, beacons]) =>
-    el("div", { class: "room", "data-room": room }, el("h3", {}, room, scannerBadge(scanners.get(room), now)),
+    el("div", { class: "room", "data-room": room }, el("h3", {}, room, scannerBadge(scanners.get(room), state.scannersTime)),
       ...beacons.map((b) => el("span", { class: "chip" }, chipOf(b))))));
 }
 // A room's scanner: offline by its own word (its beacons are held for it, up to 120 s), silent
-// (nothing reported for 30 s), or its sightings a second.
+// (nothing reported for 30 s), or its sightings a second; nothing for one that only said it is
+// online (a profile that keeps no scanner channels does not see its sightings).
 function scannerBadge(scanner, now) {
-  if (!scanner) return null;
+  if (!scanner || (scanner.status !== "offline" && scanner.lastHeard === undefined)) return null;
   if (scanner.status === "offline") {
     return el("span", { class: "scanner offline", "data-scanner-status": "offline", title: "It said it is offline: its beacons are held for it" },
       "offline" + (scanner.offlineSince ? " " + ago(scanner.offlineSince) : ""));
   }
-  if (scanner.lastHeard === undefined || now - scanner.lastHeard > 30) {
+  if (now - scanner.lastHeard > 30) {
     return el("span", { class: "scanner silent", "data-scanner-status": "silent", title: "Nothing reported for 30 s or more" },
-      "silent" + (scanner.lastHeard !== undefined ? " " + ago(scanner.lastHeard) : ""));
+      "silent " + ago(scanner.lastHeard));
   }
   return el("span", { class: "scanner", "data-scanner-status": "online", title: "Sightings a second, every beacon together" },
     scanner.sightingsPerSecond.toFixed(1) + "/s");

@@ -3,11 +3,13 @@ import RegionKitEngine
 
 /// One scanner as the daemon sees it now (`GET /v1/scanners`): an ESPresense room node, a Theengs
 /// gateway, a `regionkit scan --publish` scanner — whether it said it is offline, when it last
-/// reported a sighting, how fast it reports, the beacons placed in its room, its longest silence
-/// of everything it hears. Built from the engine's scanner channels (``MonitoringEngine/scannerChannels``).
+/// reported a sighting, how fast it reports, the beacons placed in its room. Built from the
+/// engine's scanner channels (``MonitoringEngine/scannerChannels``): every scanner under a
+/// profile whose exit detector keeps them (`responsive`, the default); under the fixed-silence
+/// profiles (`corelocation`) only those that said whether they are online.
 ///
 /// ```swift
-/// let scanners = ScannerReport.all(from: service.manager.engineSnapshot)
+/// let scanners = ScannerReport.all(from: service.manager.engineSnapshot, at: service.manager.clock.now)
 /// scanners.first?.status   // "online" or "offline"
 /// ```
 public struct ScannerReport: Codable, Hashable, Sendable {
@@ -21,33 +23,37 @@ public struct ScannerReport: Codable, Hashable, Sendable {
     /// Its last sighting (Unix seconds); none when it only said whether it is online.
     public var lastHeard: Double?
     /// Sightings a second, every beacon together, over about the last 10 s
-    /// (``ScannerChannel/rate(at:)``), at the engine's clock.
+    /// (``ScannerChannel/rate(at:)``) at the report's time: 0 soon after it falls silent.
     public var sightingsPerSecond: Double
     /// Beacons placed in its room now (``MonitoringEngine/nearestScanners``).
     public var beaconsInRoom: Int
-    /// The longest silence of everything it hears that its rate did not explain (a dark gap:
-    /// its radio or Wi-Fi busy, a person by it), seconds, fading e-fold an hour; 0 for none.
-    public var longestDarkGap: Double
 
     public static let online = "online", offline = "offline"
 
-    /// Every scanner of `engine`, most recently heard first (one never heard after those, by name).
-    public static func all(from engine: MonitoringEngine) -> [ScannerReport] {
+    /// Every scanner of `engine` at `time` (the daemon's clock: the engine's own stands still
+    /// while nothing comes in), most recently heard first (one never heard after those, by
+    /// name): those heard within ``MonitoringEngine/channelRetention`` of `time` and those
+    /// offline now, as the engine's sweeps keep them (a renamed or retired node is not listed
+    /// for good).
+    public static func all(from engine: MonitoringEngine, at time: Timestamp) -> [ScannerReport] {
+        let now = max(time, engine.now)
+        let horizon = now.seconds - MonitoringEngine.channelRetention
         var inRoom: [String: Int] = [:]
         for scanner in engine.nearestScanners.values { inRoom[scanner, default: 0] += 1 }
-        let now = engine.now
-        return sorted(engine.scannerChannels.map { name, channel in
-            ScannerReport(name: name, status: channel.isOffline ? offline : online, offlineSince: channel.offlineSince?.seconds,
-                          lastHeard: channel.lastHeard?.seconds, sightingsPerSecond: channel.rate(at: now),
-                          beaconsInRoom: inRoom[name] ?? 0, longestDarkGap: channel.longestGap)
+        return sorted(engine.scannerChannels.compactMap { name, channel in
+            guard channel.isOffline || (channel.lastHeard?.seconds ?? -.infinity) >= horizon else { return nil }
+            return ScannerReport(name: name, status: channel.isOffline ? offline : online, offlineSince: channel.offlineSince?.seconds,
+                                 lastHeard: channel.lastHeard?.seconds, sightingsPerSecond: channel.rate(at: now),
+                                 beaconsInRoom: inRoom[name] ?? 0)
         })
     }
 
-    /// One list from several engines' (a cluster member's partitions: a scanner's beacons hash
-    /// to any partition, so each engine knows part of what it hears): per name, the latest
-    /// ``lastHeard``, the sums of ``sightingsPerSecond`` and ``beaconsInRoom``, the longest
-    /// ``longestDarkGap``; offline when any engine knows it offline (every partition reads the
-    /// status), since the earliest ``offlineSince``.
+    /// One list from several engines' (a cluster member's partitions, each reported at one
+    /// time: a scanner's beacons hash to any partition, so each engine knows part of what it
+    /// hears): per name, the latest ``lastHeard``, the sums of ``sightingsPerSecond`` and
+    /// ``beaconsInRoom``; offline when an engine knows it offline (every partition reads the
+    /// status), since the earliest ``offlineSince`` — unless a sighting came after that (its
+    /// return, seen by the partition that heard it).
     public static func merged(_ lists: [[ScannerReport]]) -> [ScannerReport] {
         var byName: [String: ScannerReport] = [:]
         for report in lists.joined() {
@@ -62,8 +68,13 @@ public struct ScannerReport: Codable, Hashable, Sendable {
             merged.lastHeard = [merged.lastHeard, report.lastHeard].compactMap { $0 }.max()
             merged.sightingsPerSecond += report.sightingsPerSecond
             merged.beaconsInRoom += report.beaconsInRoom
-            merged.longestDarkGap = max(merged.longestDarkGap, report.longestDarkGap)
             byName[report.name] = merged
+        }
+        for (name, report) in byName where report.status == offline {
+            if let heard = report.lastHeard, let since = report.offlineSince, heard > since {
+                byName[name]?.status = online
+                byName[name]?.offlineSince = nil
+            }
         }
         return sorted(Array(byName.values))
     }

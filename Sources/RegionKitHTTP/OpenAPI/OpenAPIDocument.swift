@@ -185,7 +185,7 @@ paths:
   /v1/scanners:
     get:
       operationId: listScanners
-      summary: "The scanners the engine knows (ESPresense rooms, Theengs gateways, RegionKit scanners): online or offline by their own word, last heard, sightings a second, beacons in their room"
+      summary: "The scanners the engine knows (ESPresense rooms, Theengs gateways, RegionKit scanners) heard within the hour or offline now: online or offline by their own word, last heard, sightings a second, beacons in their room. Every scanner under the responsive profile (the default); under the fixed-silence profiles (corelocation) only those that said whether they are online"
       parameters:
         - {name: limit, in: query, description: "How many to list, most recently heard first (default 1000)", schema: {type: integer, minimum: 1, maximum: 100000}}
       responses:
@@ -198,21 +198,20 @@ paths:
                 required: [time, scanners, total]
                 additionalProperties: false
                 properties:
-                  time: {type: number, description: "The engine's clock, Unix seconds (cluster mode: the member's wall clock)"}
+                  time: {type: number, description: "The daemon's clock, Unix seconds"}
                   scanners:
                     type: array
                     items:
                       type: object
-                      required: [name, status, sightingsPerSecond, beaconsInRoom, longestDarkGap]
+                      required: [name, status, sightingsPerSecond, beaconsInRoom]
                       additionalProperties: false
                       properties:
                         name: {type: string, description: "The name its sightings carry: the ESPresense room, the gateway, --scanner"}
                         status: {type: string, enum: [online, offline], description: "offline while it says so (its status topic or will) and has not come back; online otherwise, also when it said nothing"}
                         offlineSince: {type: number, description: "Since when it has said it is offline (Unix seconds)"}
                         lastHeard: {type: number, description: "Its last sighting (Unix seconds); absent when it only said whether it is online"}
-                        sightingsPerSecond: {type: number, minimum: 0, description: "Every beacon together, over about the last 10 s"}
+                        sightingsPerSecond: {type: number, minimum: 0, description: "Every beacon together, over about the last 10 s at time: 0 soon after it falls silent"}
                         beaconsInRoom: {type: integer, minimum: 0, description: "Beacons placed in its room now (nearest scanner)"}
-                        longestDarkGap: {type: number, minimum: 0, description: "Its longest silence of everything it hears that its rate did not explain, seconds, fading e-fold an hour"}
                   total: {type: integer, minimum: 0, description: "How many scanners the engine knows (scanners lists at most limit of them)"}
                   member: {type: string, description: "Cluster mode only: the member that answered; the scanners as its partitions know them"}
         "400": {$ref: "#/components/responses/Problem"}

@@ -9,18 +9,20 @@ extension RegionKitServer {
     /// `MonitoringEngine.maximumChannels` scanners: invented names from an MQTT publisher).
     static let beaconListMaximum = 100_000
 
+    /// The `limit` query parameter of `GET /v1/beacons` and `GET /v1/scanners`: 1…``beaconListMaximum``,
+    /// ``beaconListDefault`` when absent; anything else a 400 naming it.
+    static func listLimit(_ request: Request) throws -> Int {
+        try integer(request.uri.queryParameters.get("limit"), "limit", range: 1...beaconListMaximum) ?? beaconListDefault
+    }
+
     func addStatusRoutes(to router: Router<BasicRequestContext>) {
         // The `limit` most recently heard (a flood of new identities listed 70,717 beacons, 25 MB,
         // on every dashboard poll); `total` says how many are heard now.
         router.get("/v1/beacons") { request, _ in
-            let limit = try Self.integer(request.uri.queryParameters.get("limit"), "limit", range: 1...Self.beaconListMaximum)
-                ?? Self.beaconListDefault
-            return try Self.json(self.backend.beacons(limit: limit))
+            try Self.json(self.backend.beacons(limit: try Self.listLimit(request)))
         }
         router.get("/v1/scanners") { request, _ in
-            let limit = try Self.integer(request.uri.queryParameters.get("limit"), "limit", range: 1...Self.beaconListMaximum)
-                ?? Self.beaconListDefault
-            return try Self.json(self.backend.scanners(limit: limit))
+            try Self.json(self.backend.scanners(limit: try Self.listLimit(request)))
         }
         router.get("/v1/cluster") { _, _ in
             guard let report = try await self.backend.clusterReport() else {
