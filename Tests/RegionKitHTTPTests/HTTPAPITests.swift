@@ -535,6 +535,7 @@ struct HTTPAPITests {
         #expect((all["beacons"] as? [[String: Any]])?.count == 5)
         #expect(all["total"] as? Int == 5)
         #expect(all["offlineScanners"] as? [String] == [])
+        #expect(all["time"] as? Double == 1_700_000_005)
         // The hall's node says it is offline (and a porch node never heard): listed, and counted on /metrics.
         daemon.service.manager.setScannerStatus("porch", online: false)
         daemon.service.manager.setScannerStatus("hall", online: false)
@@ -543,6 +544,10 @@ struct HTTPAPITests {
         daemon.service.manager.setScannerStatus("hall", online: true)
         #expect(try await client.request("GET", "/v1/beacons").json["offlineScanners"] as? [String] == ["porch"])
         #expect(try await client.request("GET", "/metrics").text.contains("regionkit_scanners_offline 1.0"))
+        // A minute with nothing coming in: the engine's clock stands still, the answer's time does
+        // not (the dashboard drops a beacon from its room 30 s after its last sighting by it).
+        daemon.clock.advance(to: Timestamp(seconds: 1_700_000_065))
+        #expect(try await client.request("GET", "/v1/beacons").json["time"] as? Double == 1_700_000_065)
         for bad in ["0", "-1", "100001", "two", "1.5"] {
             let response = try await client.request("GET", "/v1/beacons?limit=\(bad)")
             #expect(response.status == 400, "limit=\(bad)")

@@ -1,4 +1,4 @@
-/// The body of `GET /v1/beacons`: the beacons heard now, at the engine's clock. In cluster mode it
+/// The body of `GET /v1/beacons`: the beacons heard now, at the daemon's clock. In cluster mode it
 /// also says which member answered and which partitions it runs: the beacons listed are those
 /// partitions' (a beacon's sightings all go to one partition, held by one member at a time).
 ///
@@ -8,7 +8,8 @@
 /// snapshot.total = total
 /// ```
 public struct BeaconSnapshot: Codable, Hashable, Sendable {
-    /// The engine's clock (Unix seconds) when the snapshot was taken.
+    /// When the snapshot was taken (Unix seconds): the daemon's clock, or the engine's when ahead
+    /// (a replay's); the engine's alone stands still while nothing comes in.
     public var time: Double
     /// Most recently heard first: the first `limit` of `GET /v1/beacons` (the backends build no more).
     public var beacons: [BeaconReport]

@@ -75,7 +75,9 @@ public struct SingleDaemonBackend: APIBackend {
     public func beacons(limit: Int) -> BeaconSnapshot {
         let engine = service.manager.engineSnapshot
         let (beacons, total) = BeaconReport.mostRecent(limit, from: engine)
-        var snapshot = BeaconSnapshot(time: engine.now.seconds, beacons: beacons)
+        // At the daemon's clock: the engine's stands still while nothing comes in (the dashboard
+        // kept every beacon of the last moment in its room once everyone had left).
+        var snapshot = BeaconSnapshot(time: max(engine.now, service.manager.clock.now).seconds, beacons: beacons)
         snapshot.total = total
         snapshot.offlineScanners = engine.offlineScanners
         return snapshot
