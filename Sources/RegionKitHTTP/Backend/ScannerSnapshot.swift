@@ -1,12 +1,12 @@
-/// The body of `GET /v1/scanners`: the scanners the engine knows now, at its clock. In cluster
+/// The body of `GET /v1/scanners`: the scanners the engine knows now, at the daemon's clock. In cluster
 /// mode, as this member's partitions know them (merged: ``ScannerReport/merged(_:)``).
 ///
 /// ```swift
-/// let scanners = ScannerReport.all(from: engine)
-/// let snapshot = ScannerSnapshot(time: engine.now.seconds, scanners: Array(scanners.prefix(1_000)), total: scanners.count)
+/// let scanners = ScannerReport.all(from: engine, at: now)
+/// let snapshot = ScannerSnapshot(time: now.seconds, scanners: Array(scanners.prefix(1_000)), total: scanners.count)
 /// ```
 public struct ScannerSnapshot: Codable, Hashable, Sendable {
-    /// The engine's clock (Unix seconds) when the snapshot was taken.
+    /// When the snapshot was taken (Unix seconds): the daemon's clock, or the engine's when ahead.
     public var time: Double
     /// Most recently heard first: the first `limit` of `GET /v1/scanners`.
     public var scanners: [ScannerReport]
