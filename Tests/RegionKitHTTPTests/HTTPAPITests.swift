@@ -617,6 +617,61 @@ struct HTTPAPITests {
         #expect(try await client.request("POST", "/v1/scanners").status == 405)
     }
 
+    @Test("/metrics: a series per scanner (online, last sighting, rate, room), escaped names, removed once no longer listed, at most 1,000 scanners")
+    func scannerMetrics() async throws {
+        var profile = MonitoringProfile.responsive
+        profile.nearestScanner = NearestScannerPolicy()   // rooms: each beacon placed at its first sighting
+        let daemon = try await TestDaemon(profile: profile)
+        defer { Task { try? await daemon.stop() } }
+        let start = 1_700_000_000.0
+        // A name with a quote and a backslash: escaped in the label, not breaking the exposition.
+        let hall = #"hall "north"\1"#
+        func sight(_ minor: UInt16, by scanner: String, at seconds: Double) {
+            let time = Timestamp(seconds: seconds)
+            daemon.clock.advance(to: time)
+            daemon.service.manager.ingest(BeaconObservation(identity: BeaconIdentity(uuid: TestDaemon.uuid, major: 1, minor: minor),
+                                                            rssi: -60, measuredPower: -59, timestamp: time, scannerID: scanner))
+        }
+        sight(1, by: hall, at: start)
+        sight(2, by: "kitchen", at: start + 1)
+        daemon.service.manager.setScannerStatus("porch", online: false)   // never heard, says it is offline
+        let client = daemon.client()
+        let first = try await client.request("GET", "/metrics").text
+        let lines = Set(first.split(separator: "\n").map(String.init))
+        #expect(lines.contains("regionkit_scanners 3.0"), "\(first)")
+        for line in [#"regionkit_scanner_online{scanner="hall \"north\"\\1"} 1.0"#,
+                     #"regionkit_scanner_online{scanner="kitchen"} 1.0"#,
+                     #"regionkit_scanner_online{scanner="porch"} 0.0"#,
+                     #"regionkit_scanner_last_sighting_timestamp_seconds{scanner="hall \"north\"\\1"} 1700000000.0"#,
+                     #"regionkit_scanner_last_sighting_timestamp_seconds{scanner="kitchen"} 1700000001.0"#,
+                     #"regionkit_scanner_beacons_in_room{scanner="kitchen"} 1.0"#,
+                     #"regionkit_scanner_beacons_in_room{scanner="porch"} 0.0"#,
+                     #"regionkit_scanner_sightings_per_second{scanner="porch"} 0.0"#] {
+            #expect(lines.contains(line), "\(line)")
+        }
+        #expect(!first.contains(#"regionkit_scanner_last_sighting_timestamp_seconds{scanner="porch"}"#), "never heard: no last sighting")
+        let kitchenRate = lines.first { $0.hasPrefix(#"regionkit_scanner_sightings_per_second{scanner="kitchen"} "#) }
+        #expect(kitchenRate.flatMap { Double($0.split(separator: " ").last ?? "") }.map { $0 > 0 } == true, "\(kitchenRate ?? "none")")
+        // An hour later the hall and the kitchen, silent, are no longer listed: their series are
+        // gone, not frozen; the porch, offline, stays.
+        daemon.clock.advance(to: Timestamp(seconds: start + 1 + 3_601))
+        let later = try await client.request("GET", "/metrics").text
+        #expect(later.contains("regionkit_scanners 1.0"))
+        #expect(!later.contains("hall") && !later.contains(#"scanner="kitchen""#), "\(later)")
+        #expect(later.contains(#"regionkit_scanner_online{scanner="porch"} 0.0"#))
+        // The porch back online without a sighting: listed no more.
+        daemon.service.manager.setScannerStatus("porch", online: true)
+        let none = try await client.request("GET", "/metrics").text
+        #expect(none.contains("regionkit_scanners 0.0") && !none.contains("regionkit_scanner_"), "\(none)")
+        // A flood of invented names: every one counted, series for the 1,000 most recently heard only.
+        for index in 0..<1_200 { sight(3, by: "node-\(index)", at: start + 4_000 + Double(index) / 100) }
+        let flood = try await client.request("GET", "/metrics").text
+        #expect(flood.contains("regionkit_scanners 1200.0"))
+        let online = flood.split(separator: "\n").filter { $0.hasPrefix("regionkit_scanner_online{") }
+        #expect(online.count == ServerMetrics.scannerSeriesLimit)
+        #expect(online.contains { $0.contains(#""node-1199""#) } && !online.contains { $0.contains(#""node-199""#) })
+    }
+
     @Test("Beacons from the engine snapshot; sources; readiness; Prometheus metrics")
     func statusRoutes() async throws {
         let daemon = try await TestDaemon()

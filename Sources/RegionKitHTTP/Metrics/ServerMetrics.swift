@@ -25,6 +25,16 @@ public final class ServerMetrics: Sendable {
     /// of frozen at their last values.
     private let reportedOutputs = Mutex<Set<[String]>>([])
 
+    /// The scanners the last scrapes reported, and whether with a last sighting: one no longer
+    /// listed (silent for the hour, renamed, past the series limit) has its series removed instead
+    /// of frozen at their last values.
+    private let reportedScanners = Mutex<[String: Bool]>([:])
+
+    /// Per-scanner series are kept for at most this many scanners, the most recently heard
+    /// (``APIBackend/scanners(limit:)``): a flood of invented scanner names costs a scrape no more
+    /// than this. `regionkit_scanners` counts them all.
+    public static let scannerSeriesLimit = 1_000
+
     public init() {}
 
     func recordRequest(route: String, method: String, status: Int, duration: Duration) {
@@ -87,6 +97,7 @@ public final class ServerMetrics: Sendable {
         gauge("regionkit_sse_clients", [], Double(sseClients), help: "Connected event-stream clients")
         gauge("regionkit_scanners_offline", [], Double(backend.offlineScanners.count),
               help: "Scanners that said they are offline (their beacons are held in their regions and rooms, up to 120 s)")
+        record(scanners: backend.scanners(limit: Self.scannerSeriesLimit))
         for member in try await backend.memberGauges() {
             gauge(member.name, [], member.value, help: member.help)
         }
@@ -125,6 +136,43 @@ public final class ServerMetrics: Sendable {
     static let connectedHelp = "1 while the output is connected (its broker)"
     static let behindHelp = "Logged events the output has not published yet"
     static let announcedHelp = "Beacons with Home Assistant entities"
+
+    static let scannerOnlineHelp = "1 unless the scanner said it is offline (its status topic: a room node's status, a gateway's will)"
+    static let scannerLastSightingHelp = "Unix time of the scanner's last sighting (alert on time() minus it)"
+    static let scannerRateHelp = "Sightings a second the scanner reports, every beacon together, over about 10 s"
+    static let scannerRoomHelp = "Beacons placed in the scanner's room now"
+
+    /// The scanners of `snapshot` (``ScannerReport``), a series each labelled with its name, and
+    /// how many are listed in all; the series of those no longer listed removed.
+    private func record(scanners snapshot: ScannerSnapshot) {
+        gauge("regionkit_scanners", [], Double(snapshot.total),
+              help: "Scanners heard within the hour or offline now (series of their own for the \(Self.scannerSeriesLimit) most recently heard)")
+        var current: [String: Bool] = [:]
+        for scanner in snapshot.scanners {
+            let labels = [("scanner", scanner.name)]
+            gauge("regionkit_scanner_online", labels, scanner.status == ScannerReport.offline ? 0 : 1, help: Self.scannerOnlineHelp)
+            gauge("regionkit_scanner_sightings_per_second", labels, scanner.sightingsPerSecond, help: Self.scannerRateHelp)
+            gauge("regionkit_scanner_beacons_in_room", labels, Double(scanner.beaconsInRoom), help: Self.scannerRoomHelp)
+            if let heard = scanner.lastHeard {
+                gauge("regionkit_scanner_last_sighting_timestamp_seconds", labels, heard, help: Self.scannerLastSightingHelp)
+            }
+            current[scanner.name] = scanner.lastHeard != nil
+        }
+        let previous = reportedScanners.withLock { reported in
+            defer { reported = current }
+            return reported
+        }
+        for (name, heard) in previous {
+            let labels = [("scanner", name)]
+            var gone: [(String, String)] = []
+            if current[name] == nil {
+                gone = [("regionkit_scanner_online", Self.scannerOnlineHelp), ("regionkit_scanner_sightings_per_second", Self.scannerRateHelp),
+                        ("regionkit_scanner_beacons_in_room", Self.scannerRoomHelp)]
+            }
+            if heard, current[name] != true { gone.append(("regionkit_scanner_last_sighting_timestamp_seconds", Self.scannerLastSightingHelp)) }
+            for (metric, help) in gone { registry.unregisterGauge(registry.makeGauge(descriptor: Self.name(metric, help), labels: labels)) }
+        }
+    }
 
     /// An output no longer run by this process: disconnected, no backlog or announcement count of its own.
     private func recordGone(output: String, kind: String) {
