@@ -146,6 +146,19 @@ extension MonitoringEngine {
         return recorded(&localChannel, number: nil)
     }
 
+    /// A sighting from `scannerID` at `time`, for an exit detector that keeps no channel view on
+    /// the sighting path (``ExitDetector/usesScannerPrior`` false): recorded for what the engine
+    /// tells of its scanners (``ScannerChannel/noteHeard(at:)``), back online if it said it was
+    /// offline. Returns the last time it said so, lately (``ScannerChannel/recentOffline(at:)``),
+    /// which the sighting's streams leave out of the intervals they learn.
+    mutating func noteScannerHeard(_ scannerID: String, at time: Timestamp) -> [ScannerChannel.Gap] {
+        let number = channelNumber(of: scannerID, at: time).number
+        let cameBack = offlineScannersSeen && channels[number].isOffline
+        channels[number].noteHeard(at: time)
+        if cameBack { releaseOfflineHolds(of: scannerID) }
+        return channels[number].recentOffline(at: time).map { [$0] } ?? []
+    }
+
     /// Folds what a settled stream lends (its tail scale, and its loss when periodic) into the
     /// prior of the channel `number` (``ChannelView/number``; `nil`: the local adapter's).
     mutating func learnChannelPrior(number: Int?, prior: StreamPrior, at time: Timestamp) {
@@ -308,24 +321,11 @@ extension MonitoringEngine {
 
     /// The last time a sighting's scanner said it was offline, lately (``ScannerChannel/recentOffline(at:)``),
     /// for its room track: from the sighting's `channel` and `gaps` (``recordChannel(scannerID:at:sharing:)``,
-    /// or the one gap ``setScannerOnline(_:at:)`` gave). `nil` without gaps: none then.
+    /// or the one gap ``noteScannerHeard(_:at:)`` gave). `nil` without gaps: none then.
     func lastOffline(_ channel: ChannelView?, gaps: [ScannerChannel.Gap]?) -> ScannerChannel.Gap? {
         guard let gaps else { return nil }
         guard let channel, profile.exitDetector.usesChannels else { return gaps.first }   // the only one given
         return (channel.number.map { channels[$0] } ?? localChannel).recentOffline(at: now)
-    }
-
-    /// `scannerID` is heard at `time`: back online if it said it was offline (for detectors that
-    /// keep no channel on the sighting path; ``ScannerChannel/record(at:)`` does it for the others).
-    /// Returns the last time it said it was offline (``ScannerChannel/lastOffline``), which the
-    /// sighting's streams leave out of the intervals they learn (given to them as their `gaps`).
-    mutating func setScannerOnline(_ scannerID: String, at time: Timestamp) -> ScannerChannel.Gap? {
-        guard let number = channelNumbers[scannerID] else { return nil }
-        if channels[number].isOffline {
-            channels[number].setOnline(true, at: time)
-            releaseOfflineHolds(of: scannerID)
-        }
-        return channels[number].recentOffline(at: time)
     }
 
     /// Whether `scannerID` said it is offline and has not come back (``setScannerStatus(_:online:at:)``).
@@ -334,8 +334,9 @@ extension MonitoringEngine {
     }
 
     /// Every named scanner the engine keeps a channel for, with its channel, in no particular
-    /// order: under an exit detector that ``ExitDetector/usesScannerPrior``, each that reported a
-    /// sighting; under any, each that said whether it is online. Kept until a sweep
+    /// order: each that reported a sighting or said whether it is online (under every exit
+    /// detector: those that do not ``ExitDetector/usesScannerPrior`` keep it only to tell of the
+    /// scanner, their streams take nothing from it). Kept until a sweep
     /// (``channelRetention``, once the table has grown past 1,024 channels). The local
     /// adapter's channel (sightings without a scanner) is not among them.
     ///

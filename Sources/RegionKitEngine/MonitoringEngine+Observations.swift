@@ -35,10 +35,12 @@ extension MonitoringEngine {
         var gaps: [ScannerChannel.Gap] = []
         if profile.exitDetector.usesScannerPrior {
             (channel, gaps) = recordChannel(scannerID: observation.scannerID, at: time, sharing: profile.exitDetector.usesChannels)
-        } else if offlineScannersSeen, let scanner = observation.scannerID {
-            // No channel kept for this detector but the scanner's status: heard, it is back; the
-            // last time it said it was offline is not the streams' to learn.
-            if let offline = setScannerOnline(scanner, at: time) { gaps = [offline] }
+        } else if let scanner = observation.scannerID {
+            // This detector learns nothing from the channel: it is kept for what the engine tells
+            // of its scanners (``scannerChannels``: `GET /v1/scanners`, the per-scanner metrics),
+            // no view given to the streams. Heard, a scanner that said it was offline is back; the
+            // last time it said so is not the streams' to learn.
+            gaps = noteScannerHeard(scanner, at: time)
         }
         var prior: StreamPrior?
         // No gaps as nil, not an empty array: passed to every matching region, an array is

@@ -154,6 +154,21 @@ public struct ScannerChannel: Hashable, Sendable {
         lastHeard = time
     }
 
+    /// ``record(at:)`` for an exit detector that takes nothing from the channel (one that does not
+    /// ``ExitDetector/usesScannerPrior``): its last sighting, its rate and its return when it said
+    /// it was offline, what the engine tells of its scanners; not its dark gaps, which cost a
+    /// sighting more and would serve no stream.
+    public mutating func noteHeard(at time: Timestamp) {
+        if offlineSince != nil { setOnline(true, at: time) }
+        if let last = lastHeard, time <= last {
+            weight += 1
+            return
+        }
+        weight = weight * exp(-max(0, time - weightTime) / Self.rateMemory) + 1
+        weightTime = time
+        lastHeard = time
+    }
+
     /// The scanner said it was offline during the silence from `last` to `time` (once or more:
     /// the last gaps, nothing else is kept while nothing is heard): those times are gaps already
     /// (whole); what is dark between them counts as usual, all kept in time order. Returns the

@@ -216,7 +216,7 @@ struct ScannerStatusTests {
         #expect(engine.isScannerOffline("porch"))
     }
 
-    @Test("A detector that keeps no channel on the sighting path (Core Location's): a sighting from the scanner is its return too")
+    @Test("A detector that takes nothing from the channels (Core Location's): a sighting from the scanner is its return too, and every scanner heard is known with its last sighting and rate")
     func heardWithoutChannels() {
         var engine = Self.engine(.coreLocation)
         _ = engine.setScannerStatus("kitchen", online: false, at: Timestamp(seconds: 20.2))
@@ -224,6 +224,11 @@ struct ScannerStatusTests {
         #expect(engine.isScannerOffline("kitchen"))
         _ = engine.ingest(Fixture.seen(Fixture.a, at: 22, scanner: "kitchen"))
         #expect(!engine.isScannerOffline("kitchen") && engine.channel(of: "kitchen")?.lastOffline?.to == Timestamp(seconds: 22))
+        // The hall never said anything: known by its sightings all the same (`GET /v1/scanners`).
+        _ = engine.ingest(Fixture.seen(Fixture.b, at: 22.5, scanner: "hall"))
+        let hall = engine.channel(of: "hall")
+        #expect(hall?.lastHeard == Timestamp(seconds: 22.5) && (hall?.rate(at: Timestamp(seconds: 22.5)) ?? 0) > 0)
+        #expect(Set(engine.scannerChannels.map(\.name)) == ["hall", "kitchen"])
     }
 
     @Test("The room: a beacon whose only scanner is offline is not 'heard by no scanner' while it is away; back, it leaves as long after as its silence before allowed")

@@ -8,6 +8,7 @@
 #   scripts/engine-bench/count.sh SRCROOT ingest 10,1000,100000 [SIGHTINGS]   # default 20000
 #   scripts/engine-bench/count.sh SRCROOT miss 1000 [SIGHTINGS]
 #   scripts/engine-bench/count.sh SRCROOT scanned 10,1000 [SIGHTINGS]           # with scanner names
+#   COUNT_PROFILE=corelocation scripts/engine-bench/count.sh SRCROOT scanned 1000   # under the Core Location profile
 #   scripts/engine-bench/count.sh SRCROOT geofence REGIONS.csv FIXES.csv      # scripts/bench/generate.py geofence
 #
 # Each case runs twice under callgrind, the input prepared both times and fed only the second

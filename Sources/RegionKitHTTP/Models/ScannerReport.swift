@@ -4,9 +4,8 @@ import RegionKitEngine
 /// One scanner as the daemon sees it now (`GET /v1/scanners`): an ESPresense room node, a Theengs
 /// gateway, a `regionkit scan --publish` scanner — whether it said it is offline, when it last
 /// reported a sighting, how fast it reports, the beacons placed in its room. Built from the
-/// engine's scanner channels (``MonitoringEngine/scannerChannels``): every scanner under a
-/// profile whose exit detector keeps them (`responsive`, the default); under the fixed-silence
-/// profiles (`corelocation`) only those that said whether they are online.
+/// engine's scanner channels (``MonitoringEngine/scannerChannels``): every scanner that
+/// reported a sighting or said whether it is online, under every profile.
 ///
 /// ```swift
 /// let scanners = ScannerReport.all(from: service.manager.engineSnapshot, at: service.manager.clock.now)

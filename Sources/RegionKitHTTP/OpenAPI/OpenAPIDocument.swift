@@ -185,7 +185,7 @@ paths:
   /v1/scanners:
     get:
       operationId: listScanners
-      summary: "The scanners the engine knows (ESPresense rooms, Theengs gateways, RegionKit scanners) heard within the hour or offline now: online or offline by their own word, last heard, sightings a second, beacons in their room. Every scanner under the responsive profile (the default); under the fixed-silence profiles (corelocation) only those that said whether they are online"
+      summary: "The scanners the engine knows (ESPresense rooms, Theengs gateways, RegionKit scanners) heard within the hour or offline now: online or offline by their own word, last heard, sightings a second, beacons in their room."
       parameters:
         - {name: limit, in: query, description: "How many to list, most recently heard first (default 1000)", schema: {type: integer, minimum: 1, maximum: 100000}}
       responses:
