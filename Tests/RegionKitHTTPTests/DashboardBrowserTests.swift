@@ -125,6 +125,9 @@ struct DashboardBrowserTests {
         for room in ["Room201", "Room202"] {
             try browser.wait(for: "/^\\d+\\.\\d\\/s$/.test(\(badge.replacingOccurrences(of: "ROOM", with: room)))", timeout: 30)
         }
+        // The timeline says which beacon went to which room (the event's beacon, scanner, previous).
+        let room = #"[...document.querySelectorAll('#timeline li[data-type="didChangeNearestScanner"]')].map((li) => li.textContent).join('\n')"#
+        try browser.wait(for: #"/^\d\d:\d\d:\d\d.{0,4}⌂major \d+ · minor \d+ in Room20[12]( \(was Room20[12]\))?$/m.test("# + room + ")", timeout: 30)
         let api = LoopbackClient(port: daemon.port, token: Self.token)
         let scanners = (api.get("/v1/scanners")["scanners"] as? [[String: Any]] ?? []).compactMap { $0["name"] as? String }
         #expect(Set(scanners) == ["Room201", "Room202"], "\(scanners)")

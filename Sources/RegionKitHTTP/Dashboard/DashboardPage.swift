@@ -58,6 +58,7 @@ enum DashboardPage {
           <option value="monitoring">monitoring started / stopped / failed</option>
           <option value="process">launched / stopped</option>
           <option value="rangedBeaconCountChanged">ranged count changed</option>
+          <option value="didChangeNearestScanner">room changes</option>
         </select>
         <select id="filter-region" aria-label="Region"><option value="">all regions</option></select>
       </div>

@@ -254,6 +254,21 @@ function beaconLabel(b) {
   return ["major " + b.major + " · minor " + b.minor, b.uuid];
 }
 const chipOf = (b) => b.format === "eddystone-uid" ? b.instance : b.major + "." + b.minor;
+// A beacon as logged events name it (its description: UUID:MAJOR:MINOR, altbeacon:UUID:MAJOR:MINOR,
+// eddystone-uid:NAMESPACE:INSTANCE), titled as its card is; anything else as it came.
+function beaconName(description) {
+  const text = String(description ?? "?"), parts = text.split(":"), prefix = parts[0].toLowerCase();
+  if (prefix === "eddystone-uid" && parts.length === 3) return beaconLabel({ format: "eddystone-uid", instance: parts[2] })[0];
+  if (prefix === "altbeacon" && parts.length === 4) return beaconLabel({ format: "altbeacon", major: parts[2], minor: parts[3] })[0];
+  if (parts.length === 3) return beaconLabel({ major: parts[1], minor: parts[2] })[0];
+  return text;
+}
+// A didChangeNearestScanner event's line: the beacon, its room now (none: it left, Home
+// Assistant's not_home) and the one before.
+function roomChange(change) {
+  const now = change.scanner ? "in " + change.scanner : "in no room";
+  return beaconName(change.beacon) + " " + now + (change.previous ? " (was " + change.previous + ")" : "");
+}
 // The most recently heard this many are shown (a flood of new identities listed tens of
 // thousands, 25 MB a poll); the note under the list says how many are heard.
 const BEACON_LIMIT = 200;
@@ -444,7 +459,7 @@ const LABELS = {
   monitoringDidFail: ["✕", "Monitoring failed"], didEnterRegion: ["→", "Entered"], didExitRegion: ["←", "Exited"],
   didDetermineState: ["●", "State determined"], rangedBeaconCountChanged: ["≋", "Ranged beacon count changed"],
   didChangeAuthorization: ["⚑", "Region kind availability changed"], didFailRanging: ["✕", "Ranging failed"],
-  sourceStatusChanged: ["⚑", "Source status changed"],
+  sourceStatusChanged: ["⚑", "Source status changed"], didChangeNearestScanner: ["⌂", "Room"],
 };
 const GROUPS = {
   crossings: ["didEnterRegion", "didExitRegion"],
@@ -464,6 +479,7 @@ function renderTimeline() {
     const kind = event.type === "didEnterRegion" ? "enter" : event.type === "didExitRegion" ? "exit" : "";
     let text = label + (event.region ? " " + event.region : "");
     if (event.type === "didDetermineState" && event.state) text = (event.region || "") + " is " + event.state;
+    if (event.type === "didChangeNearestScanner") text = roomChange(event.event || {});
     return el("li", { class: "event " + kind, "data-type": event.type, "data-id": event.id },
       el("time", { datetime: new Date(event.time * 1000).toISOString() }, formatTime(event.time)),
       el("span", { class: "icon" }, icon),
