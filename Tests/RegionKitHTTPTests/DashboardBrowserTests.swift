@@ -125,6 +125,8 @@ struct DashboardBrowserTests {
         for room in ["Room201", "Room202"] {
             try browser.wait(for: "/^\\d+\\.\\d\\/s$/.test(\(badge.replacingOccurrences(of: "ROOM", with: room)))", timeout: 30)
         }
+        // A beacon both scanners hear names the scanner of its raw RSSI (the filtered one is the nearest's).
+        try browser.wait(for: #"[...document.querySelectorAll('#beacons .numbers')].some((n) => / dBm at Room20[12]/.test(n.textContent))"#, timeout: 30)
         // The timeline says which beacon went to which room (the event's beacon, scanner, previous).
         let room = #"[...document.querySelectorAll('#timeline li[data-type="didChangeNearestScanner"]')].map((li) => li.textContent).join('\n')"#
         try browser.wait(for: #"/^\d\d:\d\d:\d\d.{0,4}⌂major \d+ · minor \d+ in Room20[12]( \(was Room20[12]\))?$/m.test("# + room + ")", timeout: 30)

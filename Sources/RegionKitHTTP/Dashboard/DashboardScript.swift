@@ -395,13 +395,23 @@ function plot(series, now) {
   if (distance) svg.append(distance);
   return { svg, maxDistance, span };
 }
+// Heard by several scanners, the raw RSSI is the latest sample of any of them: it is named (" at
+// Room202"), so it is not read as the nearest one's, whose readings the filtered RSSI and the
+// distance are (a beacon on one node's desk reads −17 there and −92 at the next room's).
+function rssiSource(beacon) {
+  const scanners = beacon.scanners || [];
+  if (scanners.length < 2 || beacon.rssi === undefined) return "";
+  const newest = Math.max(...scanners.map((s) => s.lastSeen));
+  const source = scanners.filter((s) => s.lastSeen === newest && s.rssi === beacon.rssi);
+  return source.length === 1 ? " at " + source[0].scanner : "";
+}
 function renderBeacons(now) {
   const container = $("#beacons");
   container.replaceChildren(...state.beacons.map((beacon) => {
     const series = state.history.get(keyOf(beacon)) || [];
     const { svg, maxDistance, span } = plot(series, now);
     const numbers = el("div", { class: "numbers" },
-      el("span", {}, "RSSI ", el("b", {}, beacon.rssi ?? "–"), " dBm"),
+      el("span", {}, "RSSI ", el("b", {}, beacon.rssi ?? "–"), " dBm" + rssiSource(beacon)),
       el("span", {}, "filtered ", el("b", {}, beacon.filteredRSSI !== undefined ? beacon.filteredRSSI.toFixed(1) : "–")),
       el("span", {}, "distance ", el("b", {}, beacon.distance !== undefined ? beacon.distance.toFixed(2) + " m" : "–")),
       el("span", {}, el("b", {}, beacon.proximity)),
