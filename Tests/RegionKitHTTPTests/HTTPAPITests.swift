@@ -555,11 +555,16 @@ struct HTTPAPITests {
         }
     }
 
+    /// The responsive profile with rooms: each beacon placed at its first sighting.
+    static let rooms: MonitoringProfile = {
+        var profile = MonitoringProfile.responsive
+        profile.nearestScanner = NearestScannerPolicy()
+        return profile
+    }()
+
     @Test("GET /v1/scanners: each scanner's word on being online, last sighting, rate and beacons in its room, most recently heard first; limit and total; a bad limit is named")
     func scannerList() async throws {
-        var profile = MonitoringProfile.responsive
-        profile.nearestScanner = NearestScannerPolicy()   // rooms: each beacon placed at its first sighting
-        let daemon = try await TestDaemon(profile: profile)
+        let daemon = try await TestDaemon(profile: Self.rooms)
         defer { Task { try? await daemon.stop() } }
         let start = 1_700_000_000.0
         // The hall hears minors 1–3 ten times, 0.1 s apart, then the kitchen minor 4 once, 1 s later.
@@ -619,9 +624,7 @@ struct HTTPAPITests {
 
     @Test("/metrics: a series per scanner (online, last sighting, rate, room), escaped names, removed once no longer listed, at most 1,000 scanners")
     func scannerMetrics() async throws {
-        var profile = MonitoringProfile.responsive
-        profile.nearestScanner = NearestScannerPolicy()   // rooms: each beacon placed at its first sighting
-        let daemon = try await TestDaemon(profile: profile)
+        let daemon = try await TestDaemon(profile: Self.rooms)
         defer { Task { try? await daemon.stop() } }
         let start = 1_700_000_000.0
         // A name with a quote and a backslash: escaped in the label, not breaking the exposition.
