@@ -178,6 +178,22 @@ public struct MonitoringEngine: Sendable {
     /// Monitored regions in registration order.
     public var monitoredRegions: [Region] { order.compactMap { entry in regions.read(slot: entry.slot) { $0.region } } }
 
+    /// Calls `body` with each monitored region, in registration order, and each of its present
+    /// sighting streams (``MonitoredRegion/streams``): what ``monitoredRegion(_:)`` gives for
+    /// every region, without looking each identifier up or building its record and stream table
+    /// (`GET /v1/beacons` walks every stream of every region on each call).
+    ///
+    /// ```swift
+    /// engine.forEachStream { region, key, stream in print(region.identifier, key.identity, stream.lastSighting) }
+    /// ```
+    public func forEachStream(_ body: (_ region: Region, _ key: MonitoredRegion.StreamKey, _ stream: ReceptionEstimator) -> Void) {
+        for entry in order {
+            _ = regions.readStreams(slot: entry.slot) { record, streams in
+                streams.forEachStream { key, stream, _ in body(record.region, key, stream) }
+            }
+        }
+    }
+
     /// The engine's state record of a monitored region.
     public func monitoredRegion(_ identifier: String) -> MonitoredRegion? {
         guard let slot = regions.slot(of: identifier), var monitored = regions.monitoredRegion(slot: slot) else { return nil }

@@ -65,11 +65,8 @@ public struct BeaconReport: Codable, Hashable, Sendable {
         // When each beacon was heard last, as all(from:) finds it: its streams and listed tracks.
         var lastSeen: [BeaconIdentity: Double] = [:]
         func raise(_ time: inout Double, to seen: Double) { if seen > time { time = seen } }   // one lookup, in place
-        for region in engine.monitoredRegions {
-            guard let monitored = engine.monitoredRegion(region.identifier) else { continue }
-            for (key, stream) in monitored.streams {
-                raise(&lastSeen[key.identity, default: -.infinity], to: stream.lastSighting.seconds)
-            }
+        engine.forEachStream { _, key, stream in
+            raise(&lastSeen[key.identity, default: -.infinity], to: stream.lastSighting.seconds)
         }
         for session in engine.rangingSessions {
             for (identity, track) in session.tracks where track.isListed(at: engine.now, profile: engine.profile) {
@@ -99,35 +96,33 @@ public struct BeaconReport: Codable, Hashable, Sendable {
                                               regions: [], scanners: [])
         }
         var newestRSSITime: [BeaconIdentity: Double] = [:]
-        for region in engine.monitoredRegions {
-            guard let monitored = engine.monitoredRegion(region.identifier) else { continue }
-            for (key, stream) in monitored.streams {
-                if let only, !only.contains(key.identity) { continue }
-                var entry = report(key.identity)
-                if !entry.regions.contains(region.identifier) { entry.regions.append(region.identifier) }
-                let seen = stream.lastSighting.seconds
-                if let index = entry.scanners.firstIndex(where: { $0.scanner == key.scannerID }) {
-                    if seen > entry.scanners[index].lastSeen {
-                        entry.scanners[index] = ScannerReading(scanner: key.scannerID, rssi: stream.lastRSSI, lastSeen: seen, sightings: stream.sightings)
-                    }
-                } else {
-                    entry.scanners.append(ScannerReading(scanner: key.scannerID, rssi: stream.lastRSSI, lastSeen: seen, sightings: stream.sightings))
+        engine.forEachStream { region, key, stream in
+            if let only, !only.contains(key.identity) { return }
+            var entry = report(key.identity)
+            if !entry.regions.contains(region.identifier) { entry.regions.append(region.identifier) }
+            let seen = stream.lastSighting.seconds
+            if let index = entry.scanners.firstIndex(where: { $0.scanner == key.scannerID }) {
+                if seen > entry.scanners[index].lastSeen {
+                    entry.scanners[index] = ScannerReading(scanner: key.scannerID, rssi: stream.lastRSSI, lastSeen: seen, sightings: stream.sightings)
                 }
-                if seen > entry.lastSeen { entry.lastSeen = seen }
-                if let rssi = stream.lastRSSI, seen >= newestRSSITime[key.identity, default: -.infinity] {
-                    entry.rssi = rssi
-                    newestRSSITime[key.identity] = seen
-                }
-                reports[key.identity] = entry
+            } else {
+                entry.scanners.append(ScannerReading(scanner: key.scannerID, rssi: stream.lastRSSI, lastSeen: seen, sightings: stream.sightings))
             }
+            if seen > entry.lastSeen { entry.lastSeen = seen }
+            if let rssi = stream.lastRSSI, seen >= newestRSSITime[key.identity, default: -.infinity] {
+                entry.rssi = rssi
+                newestRSSITime[key.identity] = seen
+            }
+            reports[key.identity] = entry
         }
         let profile = engine.profile
         for session in engine.rangingSessions {
             // A track ranging no longer lists (kept only to learn a slow scanner's cadence) is not reported from ranging.
+            let monitoredLabel = engine.state(of: session.label) != nil   // once a session, not a track
             for (identity, track) in session.tracks where track.isListed(at: engine.now, profile: profile) {
                 if let only, !only.contains(identity) { continue }
                 var entry = report(identity)
-                if !entry.regions.contains(session.label), engine.monitoredRegion(session.label) != nil { entry.regions.append(session.label) }
+                if monitoredLabel, !entry.regions.contains(session.label) { entry.regions.append(session.label) }
                 // The scanner that puts it nearest (each scanner's readings apart: a far one's RSSI
                 // is not the near one's distance).
                 if let nearest = track.nearest(at: engine.now, profile: profile) {
