@@ -16,7 +16,9 @@ struct BeaconReportTests {
     /// session of its own), heard by two scanners at whole seconds: many share their last time,
     /// so the limit often falls inside a tie (ordered by id). And 20 beacons of another UUID that
     /// only a ranging session hears (no region).
-    static func engine(seed: UInt64) throws -> MonitoringEngine {
+    /// `heard` picks the sightings this engine is fed (a cluster partition's share); the input
+    /// is the same whatever it picks.
+    static func engine(seed: UInt64, hearing heard: (BeaconIdentity) -> Bool = { _ in true }) throws -> MonitoringEngine {
         var engine = MonitoringEngine(profile: .responsive, sources: [.beacon: .authorized])
         var rng = SeededRandom(seed: seed)
         _ = engine.startMonitoring(.beacon(try BeaconRegion(identifier: "fleet", uuid: uuid)), at: .zero)
@@ -30,8 +32,9 @@ struct BeaconReportTests {
                 ? BeaconIdentity(uuid: rangedOnly, major: 7, minor: UInt16.random(in: 0..<20, using: &rng))
                 : BeaconIdentity(uuid: uuid, major: UInt16.random(in: 1...3, using: &rng), minor: UInt16.random(in: 0..<100, using: &rng))
             let time = Timestamp(seconds: 1 + Double(step / 60))   // 60 sightings a second, 20 s
-            _ = engine.ingest(BeaconObservation(identity: identity, rssi: Int.random(in: -90 ... -50, using: &rng), measuredPower: -59,
-                                                timestamp: time, scannerID: Bool.random(using: &rng) ? "hall" : "kitchen"))
+            let (rssi, scanner) = (Int.random(in: -90 ... -50, using: &rng), Bool.random(using: &rng) ? "hall" : "kitchen")
+            guard heard(identity) else { continue }
+            _ = engine.ingest(BeaconObservation(identity: identity, rssi: rssi, measuredPower: -59, timestamp: time, scannerID: scanner))
         }
         return engine
     }
@@ -53,6 +56,26 @@ struct BeaconReportTests {
             if limit < all.count, times[limit - 1] == times[limit] { tied += 1 }
         }
         #expect(tied >= 3, "the limit fell inside a tie of last times (ordered by id) only \(tied) times")
+    }
+
+    @Test("A cluster member's list: its partitions' mostRecent lists merged are the list of one engine that heard every beacon, at every kind of limit",
+          arguments: [1, 2, 3])
+    func partitionsMerged(seed: UInt64) throws {
+        // Three partitions by minor, as a member holding them would have them (a beacon in one only).
+        let partitions = try (0..<3).map { part in try Self.engine(seed: seed) { Int($0.minor) % 3 == part } }
+        let whole = try Self.engine(seed: seed)
+        let all = BeaconReport.all(from: whole)
+        #expect(partitions.allSatisfy { !BeaconReport.all(from: $0).isEmpty }, "every partition heard beacons")
+        var tied = 0
+        for limit in [1, 2, 7, 59, 60, 61, 150, all.count - 1, all.count, all.count + 5] {
+            let (beacons, total) = BeaconReport.merged(partitions.map { BeaconReport.mostRecent(limit, from: $0) }, limit: limit)
+            #expect(total == all.count, "limit \(limit)")
+            #expect(beacons == Array(all.prefix(limit)), "limit \(limit): \(beacons.count) reports")
+            if limit < all.count, all[limit - 1].lastSeen == all[limit].lastSeen { tied += 1 }
+        }
+        #expect(tied >= 3, "the limit fell inside a tie of last times (ordered by id) only \(tied) times")
+        let none = BeaconReport.merged([], limit: 10)
+        #expect(none.beacons.isEmpty && none.total == 0, "a member holding no partition lists none")
     }
 
     @Test("No beacon heard: none listed, total 0")

@@ -79,11 +79,10 @@ public final class ClusterMemberBackend: APIBackend {
     public func beacons(limit: Int) -> BeaconSnapshot {
         let engines = engine.partitionEngines
         // Each partition's first `limit` (a beacon is in one partition only), merged, then cut.
-        let lists = engines.map { BeaconReport.mostRecent(limit, from: $0.engine) }
-        let beacons = lists.flatMap { $0.beacons }.sorted { ($0.lastSeen, $1.id) > ($1.lastSeen, $0.id) }.prefix(max(0, limit))
-        var snapshot = BeaconSnapshot(time: Date().timeIntervalSince1970, beacons: Array(beacons), member: engine.member,
+        let (beacons, total) = BeaconReport.merged(engines.map { BeaconReport.mostRecent(limit, from: $0.engine) }, limit: limit)
+        var snapshot = BeaconSnapshot(time: Date().timeIntervalSince1970, beacons: beacons, member: engine.member,
                                       partitions: engines.map(\.lease.partition), partitionCount: engine.configuration.partitionCount)
-        snapshot.total = lists.reduce(0) { $0 + $1.total }
+        snapshot.total = total
         snapshot.offlineScanners = Self.offlineScanners(of: engines.map(\.engine))
         return snapshot
     }

@@ -153,6 +153,25 @@ public struct BeaconReport: Codable, Hashable, Sendable {
                 }?.scanner
             }
             return entry
-        }.sorted { ($0.lastSeen, $1.id) > ($1.lastSeen, $0.id) }
+        }.sorted(by: listedBefore)
+    }
+
+    /// The order of every list of beacons: most recently heard first, ties by ``id``.
+    static func listedBefore(_ a: BeaconReport, _ b: BeaconReport) -> Bool {
+        (a.lastSeen, b.id) > (b.lastSeen, a.id)
+    }
+
+    /// One list from several engines' ``mostRecent(_:from:)`` lists (a cluster member's
+    /// partitions: a beacon is heard in one partition only, so no beacon is in two lists), in
+    /// the same order, cut to `limit`; the total is the sum. Each list must hold its engine's
+    /// first `limit` beacons (or all of them): the merged first `limit` are among those.
+    ///
+    /// ```swift
+    /// let lists = partitions.map { BeaconReport.mostRecent(1_000, from: $0) }
+    /// let (beacons, total) = BeaconReport.merged(lists, limit: 1_000)
+    /// ```
+    public static func merged(_ lists: [(beacons: [BeaconReport], total: Int)], limit: Int) -> (beacons: [BeaconReport], total: Int) {
+        let beacons = lists.flatMap(\.beacons).sorted(by: listedBefore).prefix(max(0, limit))
+        return (Array(beacons), lists.reduce(0) { $0 + $1.total })
     }
 }
