@@ -39,12 +39,14 @@ if ((QUICK)); then
     section "Ingest throughput" "$RK" bench ingest --beacons 10,1000,100000 --reports 1000000 --repeats 2
     section "Memory per tracked beacon" "$RK" bench memory --beacons 100000
     section "GET /v1/beacons listing" "$RK" bench beacons --beacons 10000 --repeats 3
+    section "GET /v1/scanners listing" "$RK" bench scanners --beacons 10000 --repeats 3
     section "Report → delegate latency" "$RK" bench latency --reports 500
     section "Detection in simulation" "$RK" eval detection --hours 100
 else
     section "Ingest throughput" "$RK" bench ingest
     section "Memory per tracked beacon" "$RK" bench memory
     section "GET /v1/beacons listing" "$RK" bench beacons
+    section "GET /v1/scanners listing" "$RK" bench scanners
     section "Report → delegate latency" "$RK" bench latency
     section "Detection in simulation" "$RK" eval detection
 fi

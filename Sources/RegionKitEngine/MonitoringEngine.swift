@@ -248,6 +248,23 @@ public struct MonitoringEngine: Sendable {
         return suspendedRooms.isEmpty ? tracked : suspendedRooms.merging(tracked) { $1 }
     }
 
+    /// How many beacons ``nearestScanners`` places in each scanner's room, counted without
+    /// building it (a dictionary of every placed beacon: `GET /v1/scanners` and every `/metrics`
+    /// scrape ask for the counts only).
+    ///
+    /// ```swift
+    /// engine.beaconsPerRoom["kitchen"]   // 3
+    /// ```
+    public var beaconsPerRoom: [String: Int] {
+        var counts: [String: Int] = [:]
+        for state in nearest.values {
+            if let room = state.current { counts[room, default: 0] += 1 }
+        }
+        // A suspended room counts unless a scanner has placed the beacon since (as in nearestScanners).
+        for (identity, room) in suspendedRooms where nearest[identity]?.current == nil { counts[room, default: 0] += 1 }
+        return counts
+    }
+
     /// Places `identity` in `scanner`'s room as known from before (an engine set aside for a
     /// broker outage, a restart): no event. It stays there while a scanner hears it (another
     /// scanner takes it only after hearing it for the policy's `dwell` before the room's own

@@ -129,6 +129,34 @@ struct NearestScannerRestoreTests {
         #expect(engine.nearestScanner(for: Fixture.a) == "kitchen")
     }
 
+    /// ``MonitoringEngine/nearestScanners`` counted per room, as `GET /v1/scanners` counted them before ``MonitoringEngine/beaconsPerRoom``.
+    static func counted(_ engine: MonitoringEngine) -> [String: Int] {
+        engine.nearestScanners.values.reduce(into: [:]) { $0[$1, default: 0] += 1 }
+    }
+
+    @Test("beaconsPerRoom is nearestScanners counted per room: tracked rooms, rooms set aside during an outage, a beacon heard again meanwhile, a room restored during it, and after the return")
+    func beaconsPerRoom() {
+        var engine = NearestAbsenceTests.engine()
+        let c = BeaconIdentity(uuid: Fixture.uuid, major: 0, minor: 3)
+        #expect(engine.beaconsPerRoom.isEmpty)
+        for t in stride(from: 0.0, to: 10, by: 0.5) {
+            _ = engine.ingest(Fixture.seen(Fixture.a, at: t, scanner: "kitchen"))
+            _ = engine.ingest(Fixture.seen(Fixture.b, at: t + 0.2, scanner: "hall"))
+        }
+        #expect(engine.beaconsPerRoom == ["kitchen": 1, "hall": 1] && engine.beaconsPerRoom == Self.counted(engine))
+        _ = engine.setSourceStatus(.restricted(reason: "broker unreachable"), for: .beacon, at: Timestamp(seconds: 10))
+        _ = engine.restoreNearestScanner(c, scanner: "kitchen", at: Timestamp(seconds: 10))
+        #expect(!engine.suspendedRooms.isEmpty)
+        #expect(engine.beaconsPerRoom == ["kitchen": 2, "hall": 1] && engine.beaconsPerRoom == Self.counted(engine), "\(engine.beaconsPerRoom)")
+        _ = engine.ingest(Fixture.seen(Fixture.a, at: 20, scanner: "kitchen"))   // heard through what still works
+        #expect(engine.beaconsPerRoom == Self.counted(engine), "\(engine.beaconsPerRoom) against \(Self.counted(engine))")
+        _ = engine.setSourceStatus(.authorized, for: .beacon, at: Timestamp(seconds: 30))
+        for t in stride(from: 31.0, to: 40, by: 0.5) { _ = engine.ingest(Fixture.seen(Fixture.b, at: t, scanner: "kitchen")) }
+        #expect(engine.beaconsPerRoom == Self.counted(engine), "\(engine.beaconsPerRoom) against \(Self.counted(engine))")
+        _ = engine.advance(to: Timestamp(seconds: 1_000))
+        #expect(engine.beaconsPerRoom.isEmpty && Self.counted(engine).isEmpty, "every room left")
+    }
+
     @Test("A beacon heard while the source is away (another scanner's path) starts from its carried room, not afresh")
     func heardDuringTheOutage() {
         var engine = NearestAbsenceTests.engine()

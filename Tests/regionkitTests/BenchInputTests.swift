@@ -108,4 +108,18 @@ struct BenchInputTests {
         #expect(bad.status != 0)
         #expect(bad.stderr.contains("--limit must be within 1...100000"), "\(bad.stderr)")
     }
+
+    @Test("bench scanners places every beacon, counts the rooms the same both ways and lists every scanner (it exits 1 otherwise), and names a bad option")
+    func scannerListing() async throws {
+        let result = try await CLI.run(["bench", "scanners", "--beacons", "3000", "--scanners", "7", "--repeats", "1", "--json"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        #expect(object["beacons"] as? Int == 3000 && object["scanners"] as? Int == 7)
+        for key in ["counts_from_dictionary_ms_best", "counts_in_place_ms_best", "listing_ms_best"] {
+            #expect((object[key] as? Double ?? -1) > 0, "\(key): \(result.stdout)")
+        }
+        let bad = try await CLI.run(["bench", "scanners", "--scanners", "70000"])
+        #expect(bad.status != 0)
+        #expect(bad.stderr.contains("--scanners must be within 1...65536"), "\(bad.stderr)")
+    }
 }

@@ -24,7 +24,7 @@ public struct ScannerReport: Codable, Hashable, Sendable {
     /// Sightings a second, every beacon together, over about the last 10 s
     /// (``ScannerChannel/rate(at:)``) at the report's time: 0 soon after it falls silent.
     public var sightingsPerSecond: Double
-    /// Beacons placed in its room now (``MonitoringEngine/nearestScanners``).
+    /// Beacons placed in its room now (``MonitoringEngine/beaconsPerRoom``).
     public var beaconsInRoom: Int
 
     public static let online = "online", offline = "offline"
@@ -37,8 +37,7 @@ public struct ScannerReport: Codable, Hashable, Sendable {
     public static func all(from engine: MonitoringEngine, at time: Timestamp) -> [ScannerReport] {
         let now = max(time, engine.now)
         let horizon = now.seconds - MonitoringEngine.channelRetention
-        var inRoom: [String: Int] = [:]
-        for scanner in engine.nearestScanners.values { inRoom[scanner, default: 0] += 1 }
+        let inRoom = engine.beaconsPerRoom
         return sorted(engine.scannerChannels.compactMap { name, channel in
             guard channel.isOffline || (channel.lastHeard?.seconds ?? -.infinity) >= horizon else { return nil }
             return ScannerReport(name: name, status: channel.isOffline ? offline : online, offlineSince: channel.offlineSince?.seconds,

@@ -9,7 +9,7 @@ import RegionKitStore
 struct Bench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Benchmarks that print figures (run a release build: swift run -c release regionkit bench ...).",
-        subcommands: [Ingest.self, Memory.self, Beacons.self, Latency.self, BenchParse.self, BenchGeofence.self, StoreWrites.self, EventLog.self, BenchMQTT.self, BenchCluster.self]
+        subcommands: [Ingest.self, Memory.self, Beacons.self, Scanners.self, Latency.self, BenchParse.self, BenchGeofence.self, StoreWrites.self, EventLog.self, BenchMQTT.self, BenchCluster.self]
     )
 
     struct StoreWrites: AsyncParsableCommand {
