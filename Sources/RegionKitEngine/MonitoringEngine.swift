@@ -181,7 +181,8 @@ public struct MonitoringEngine: Sendable {
     /// Calls `body` with each monitored region, in registration order, and each of its present
     /// sighting streams (``MonitoredRegion/streams``): what ``monitoredRegion(_:)`` gives for
     /// every region, without looking each identifier up or building its record and stream table
-    /// (`GET /v1/beacons` walks every stream of every region on each call).
+    /// (`GET /v1/beacons` walks every stream of every region on each call). `body` only reads:
+    /// it is given the engine's storage in place, so it cannot change the engine.
     ///
     /// ```swift
     /// engine.forEachStream { region, key, stream in print(region.identifier, key.identity, stream.lastSighting) }

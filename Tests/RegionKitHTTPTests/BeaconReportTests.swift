@@ -78,6 +78,52 @@ struct BeaconReportTests {
         #expect(none.beacons.isEmpty && none.total == 0, "a member holding no partition lists none")
     }
 
+    @Test("The raw RSSI names its scanner: the last sample's, from the region streams and from the ranging readings alike; none for a sighting that names none",
+          arguments: [false, true])
+    func rssiScanner(ranged: Bool) throws {
+        var engine = MonitoringEngine(profile: .responsive, sources: [.beacon: .authorized])
+        _ = engine.startMonitoring(.beacon(try BeaconRegion(identifier: "fleet", uuid: Self.uuid)), at: .zero)
+        if ranged { _ = engine.startRanging(try BeaconIdentityConstraint(uuid: Self.uuid), label: "ranged", at: .zero) }
+        let beacon = BeaconIdentity(uuid: Self.uuid, major: 1, minor: 1)
+        func heard(_ rssi: Int, at time: Double, by scanner: String?) {
+            _ = engine.ingest(BeaconObservation(identity: beacon, rssi: rssi, measuredPower: -59, timestamp: Timestamp(seconds: time), scannerID: scanner))
+        }
+        heard(-17, at: 1, by: "Room201")
+        heard(-92, at: 2, by: "Room202")
+        var report = try #require(BeaconReport.all(from: engine).first)
+        #expect(report.rssi == -92 && report.rssiScanner == "Room202", "\(report)")
+        #expect(ranged == (report.filteredRSSI != nil), "ranged: \(ranged)")
+        heard(-18, at: 3, by: "Room201")
+        report = try #require(BeaconReport.all(from: engine).first)
+        #expect(report.rssi == -18 && report.rssiScanner == "Room201", "\(report)")
+        heard(-70, at: 4, by: nil)
+        report = try #require(BeaconReport.all(from: engine).first)
+        #expect(report.rssi == -70 && report.rssiScanner == nil, "\(report)")
+    }
+
+    @Test("A beacon heard under many scanner names (past the reading table's threshold), in two regions: one reading a scanner, its latest, found again through the table")
+    func manyScannerNames() throws {
+        var engine = MonitoringEngine(profile: .responsive, sources: [.beacon: .authorized])
+        _ = engine.startMonitoring(.beacon(try BeaconRegion(identifier: "fleet", uuid: Self.uuid)), at: .zero)
+        _ = engine.startMonitoring(.beacon(try BeaconRegion(identifier: "own", uuid: Self.uuid, major: 1, minor: 1)), at: .zero)
+        let beacon = BeaconIdentity(uuid: Self.uuid, major: 1, minor: 1)
+        let names = (0..<(BeaconReport.readingIndexThreshold * 3)).map { "node-\($0)" }
+        for round in 0..<2 {
+            for (index, name) in names.enumerated() {
+                _ = engine.ingest(BeaconObservation(identity: beacon, rssi: -40 - index - round, measuredPower: -59,
+                                                    timestamp: Timestamp(seconds: 1 + Double(round * names.count + index) * 0.01), scannerID: name))
+            }
+        }
+        let report = try #require(BeaconReport.all(from: engine).first)
+        #expect(report.regions == ["fleet", "own"])
+        #expect(report.scanners.map(\.scanner) == names.sorted(), "one reading a scanner, not one a stream")
+        for reading in report.scanners {
+            let index = try #require(names.firstIndex(of: reading.scanner ?? ""))
+            #expect(reading.rssi == -41 - index && reading.sightings == 2, "\(reading)")
+        }
+        #expect(report.rssi == -40 - names.count && report.rssiScanner == names.last)
+    }
+
     @Test("No beacon heard: none listed, total 0")
     func empty() {
         let engine = MonitoringEngine(profile: .responsive, sources: [.beacon: .authorized])

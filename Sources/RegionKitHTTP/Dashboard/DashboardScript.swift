@@ -395,15 +395,15 @@ function plot(series, now) {
   if (distance) svg.append(distance);
   return { svg, maxDistance, span };
 }
-// Heard by several scanners, the raw RSSI is the latest sample of any of them: it is named (" at
-// Room202"), so it is not read as the nearest one's, whose readings the filtered RSSI and the
-// distance are (a beacon on one node's desk reads −17 there and −92 at the next room's).
+// Heard by several scanners, the raw RSSI is the latest sample of any of them: its scanner is
+// named (" at Room202", the API's rssiScanner), so it is not read as the nearest one's, whose
+// readings the filtered RSSI and the distance are (a beacon on one node's desk reads −17 there
+// and −92 at the next room's). Heard by one scanner, the nearest, it goes without saying.
 function rssiSource(beacon) {
+  if (beacon.rssi === undefined || beacon.rssiScanner === undefined) return "";
   const scanners = beacon.scanners || [];
-  if (scanners.length < 2 || beacon.rssi === undefined) return "";
-  const newest = Math.max(...scanners.map((s) => s.lastSeen));
-  const source = scanners.filter((s) => s.lastSeen === newest && s.rssi === beacon.rssi);
-  return source.length === 1 ? " at " + source[0].scanner : "";
+  if (scanners.length < 2 && beacon.rssiScanner === beacon.nearestScanner) return "";
+  return " at " + beacon.rssiScanner;
 }
 function renderBeacons(now) {
   const container = $("#beacons");

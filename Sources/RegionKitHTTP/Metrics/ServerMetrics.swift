@@ -119,17 +119,15 @@ public final class ServerMetrics: Sendable {
                 counter("regionkit_source_decode_errors_total", labels + [("error", kind)], count, help: "Inputs that could not be decoded, by kind")
             }
         }
-        if !outputs.isEmpty {
-            // How far behind the log each output is: read once for all of them.
-            let last = try await timedStore("last_event_id") { try await backend.store.lastEventID() }
-            for output in outputs { record(output, lastEventID: last) }
+        // How far behind the log each output is: read once for all of them.
+        let last = outputs.isEmpty ? nil : try await timedStore("last_event_id") { try await backend.store.lastEventID() }
+        // Under one lock, as the scanners' series (record(scanners:)).
+        reportedOutputs.withLock { reported in
+            if let last { for output in outputs { record(output, lastEventID: last) } }
+            let current = Set(outputs.map { [$0.name, $0.kind] })
+            for labels in reported.subtracting(current) { recordGone(output: labels[0], kind: labels[1]) }
+            reported = current
         }
-        let current = Set(outputs.map { [$0.name, $0.kind] })
-        let gone = reportedOutputs.withLock { reported in
-            defer { reported = current }
-            return reported.subtracting(current)
-        }
-        for labels in gone { recordGone(output: labels[0], kind: labels[1]) }
         return registry.emitToString()
     }
 
@@ -147,30 +145,32 @@ public final class ServerMetrics: Sendable {
     private func record(scanners snapshot: ScannerSnapshot) {
         gauge("regionkit_scanners", [], Double(snapshot.total),
               help: "Scanners heard within the hour or offline now (series of their own for the \(Self.scannerSeriesLimit) most recently heard)")
-        var current: [String: Bool] = [:]
-        for scanner in snapshot.scanners {
-            let labels = [("scanner", scanner.name)]
-            gauge("regionkit_scanner_online", labels, scanner.status == ScannerReport.offline ? 0 : 1, help: Self.scannerOnlineHelp)
-            gauge("regionkit_scanner_sightings_per_second", labels, scanner.sightingsPerSecond, help: Self.scannerRateHelp)
-            gauge("regionkit_scanner_beacons_in_room", labels, Double(scanner.beaconsInRoom), help: Self.scannerRoomHelp)
-            if let heard = scanner.lastHeard {
-                gauge("regionkit_scanner_last_sighting_timestamp_seconds", labels, heard, help: Self.scannerLastSightingHelp)
+        // Under the lock from the first series set to the last one removed: two scrapes at once
+        // (two Prometheus servers) could otherwise interleave, one removing a scanner's series
+        // between the other's setting and its record of it, which then lists it no more.
+        reportedScanners.withLock { reported in
+            var current: [String: Bool] = [:]
+            for scanner in snapshot.scanners {
+                let labels = [("scanner", scanner.name)]
+                gauge("regionkit_scanner_online", labels, scanner.status == ScannerReport.offline ? 0 : 1, help: Self.scannerOnlineHelp)
+                gauge("regionkit_scanner_sightings_per_second", labels, scanner.sightingsPerSecond, help: Self.scannerRateHelp)
+                gauge("regionkit_scanner_beacons_in_room", labels, Double(scanner.beaconsInRoom), help: Self.scannerRoomHelp)
+                if let heard = scanner.lastHeard {
+                    gauge("regionkit_scanner_last_sighting_timestamp_seconds", labels, heard, help: Self.scannerLastSightingHelp)
+                }
+                current[scanner.name] = scanner.lastHeard != nil
             }
-            current[scanner.name] = scanner.lastHeard != nil
-        }
-        let previous = reportedScanners.withLock { reported in
-            defer { reported = current }
-            return reported
-        }
-        for (name, heard) in previous {
-            let labels = [("scanner", name)]
-            var gone: [(String, String)] = []
-            if current[name] == nil {
-                gone = [("regionkit_scanner_online", Self.scannerOnlineHelp), ("regionkit_scanner_sightings_per_second", Self.scannerRateHelp),
-                        ("regionkit_scanner_beacons_in_room", Self.scannerRoomHelp)]
+            for (name, heard) in reported {
+                let labels = [("scanner", name)]
+                var gone: [(String, String)] = []
+                if current[name] == nil {
+                    gone = [("regionkit_scanner_online", Self.scannerOnlineHelp), ("regionkit_scanner_sightings_per_second", Self.scannerRateHelp),
+                            ("regionkit_scanner_beacons_in_room", Self.scannerRoomHelp)]
+                }
+                if heard, current[name] != true { gone.append(("regionkit_scanner_last_sighting_timestamp_seconds", Self.scannerLastSightingHelp)) }
+                for (metric, help) in gone { registry.unregisterGauge(registry.makeGauge(descriptor: Self.name(metric, help), labels: labels)) }
             }
-            if heard, current[name] != true { gone.append(("regionkit_scanner_last_sighting_timestamp_seconds", Self.scannerLastSightingHelp)) }
-            for (metric, help) in gone { registry.unregisterGauge(registry.makeGauge(descriptor: Self.name(metric, help), labels: labels)) }
+            reported = current
         }
     }
 

@@ -33,8 +33,11 @@ public struct BeaconReport: Codable, Hashable, Sendable {
     public var namespace: String?
     /// Eddystone-UID instance (12 hex digits).
     public var instance: String?
-    /// The last RSSI heard (dBm).
+    /// The last RSSI heard (dBm), by any scanner.
     public var rssi: Int?
+    /// The scanner that heard ``rssi`` (nil for a sighting that names none): heard by several,
+    /// the raw RSSI may be a far one's while ``filteredRSSI`` and ``distance`` are the nearest's.
+    public var rssiScanner: String?
     /// The ranging filter's RSSI (only while the beacon is ranged).
     public var filteredRSSI: Double?
     /// Metres from the filtered RSSI (only while ranged).
@@ -85,35 +88,47 @@ public struct BeaconReport: Codable, Hashable, Sendable {
 
     /// ``all(from:)``, or only the beacons in `only`.
     private static func reports(from engine: MonitoringEngine, only: Set<BeaconIdentity>?) -> [BeaconReport] {
+        // Each report is changed in place in the table (a copy taken out and written back copied
+        // its arrays at every stream).
         var reports: [BeaconIdentity: BeaconReport] = [:]
-        func report(_ identity: BeaconIdentity) -> BeaconReport {
-            reports[identity] ?? BeaconReport(id: identity.description, format: identity.format.name,
-                                              uuid: identity.uuid.uuidString, major: identity.major, minor: identity.minor,
-                                              namespace: identity.format == .eddystoneUID ? BeaconIdentity.hex(identity.namespace) : nil,
-                                              instance: identity.format == .eddystoneUID ? BeaconIdentity.hex(identity.instance) : nil, rssi: nil,
-                                              filteredRSSI: nil, distance: nil, proximity: Proximity.unknown.rawValue,
-                                              nearestScanner: engine.nearestScanner(for: identity), lastSeen: -.infinity,
-                                              regions: [], scanners: [])
+        func newReport(_ identity: BeaconIdentity) -> BeaconReport {
+            BeaconReport(id: identity.description, format: identity.format.name,
+                         uuid: identity.uuid.uuidString, major: identity.major, minor: identity.minor,
+                         namespace: identity.format == .eddystoneUID ? BeaconIdentity.hex(identity.namespace) : nil,
+                         instance: identity.format == .eddystoneUID ? BeaconIdentity.hex(identity.instance) : nil, rssi: nil,
+                         rssiScanner: nil, filteredRSSI: nil, distance: nil, proximity: Proximity.unknown.rawValue,
+                         nearestScanner: engine.nearestScanner(for: identity), lastSeen: -.infinity,
+                         regions: [], scanners: [])
         }
+        // A beacon heard under many scanner names (a flood of invented ones) finds its reading
+        // in a table instead of a scan of its list: the walk stays linear in the streams.
+        var readingIndexes: [BeaconIdentity: [String?: Int]] = [:]
         var newestRSSITime: [BeaconIdentity: Double] = [:]
         engine.forEachStream { region, key, stream in
             if let only, !only.contains(key.identity) { return }
-            var entry = report(key.identity)
-            if !entry.regions.contains(region.identifier) { entry.regions.append(region.identifier) }
-            let seen = stream.lastSighting.seconds
-            if let index = entry.scanners.firstIndex(where: { $0.scanner == key.scannerID }) {
-                if seen > entry.scanners[index].lastSeen {
-                    entry.scanners[index] = ScannerReading(scanner: key.scannerID, rssi: stream.lastRSSI, lastSeen: seen, sightings: stream.sightings)
+            func update(_ entry: inout BeaconReport) {
+                if !entry.regions.contains(region.identifier) { entry.regions.append(region.identifier) }
+                let seen = stream.lastSighting.seconds
+                let reading = ScannerReading(scanner: key.scannerID, rssi: stream.lastRSSI, lastSeen: seen, sightings: stream.sightings)
+                let known = readingIndexes[key.identity].map { $0[key.scannerID] } ?? entry.scanners.firstIndex { $0.scanner == key.scannerID }
+                if let index = known {
+                    if seen > entry.scanners[index].lastSeen { entry.scanners[index] = reading }
+                } else {
+                    entry.scanners.append(reading)
+                    if readingIndexes[key.identity] != nil {
+                        readingIndexes[key.identity]?[key.scannerID] = entry.scanners.count - 1
+                    } else if entry.scanners.count >= Self.readingIndexThreshold {
+                        readingIndexes[key.identity] = Dictionary(uniqueKeysWithValues: entry.scanners.enumerated().map { ($1.scanner, $0) })
+                    }
                 }
-            } else {
-                entry.scanners.append(ScannerReading(scanner: key.scannerID, rssi: stream.lastRSSI, lastSeen: seen, sightings: stream.sightings))
+                if seen > entry.lastSeen { entry.lastSeen = seen }
+                if let rssi = stream.lastRSSI, seen >= newestRSSITime[key.identity, default: -.infinity] {
+                    entry.rssi = rssi
+                    entry.rssiScanner = key.scannerID
+                    newestRSSITime[key.identity] = seen
+                }
             }
-            if seen > entry.lastSeen { entry.lastSeen = seen }
-            if let rssi = stream.lastRSSI, seen >= newestRSSITime[key.identity, default: -.infinity] {
-                entry.rssi = rssi
-                newestRSSITime[key.identity] = seen
-            }
-            reports[key.identity] = entry
+            update(&reports[key.identity, default: newReport(key.identity)])
         }
         let profile = engine.profile
         for session in engine.rangingSessions {
@@ -121,25 +136,27 @@ public struct BeaconReport: Codable, Hashable, Sendable {
             let monitoredLabel = engine.state(of: session.label) != nil   // once a session, not a track
             for (identity, track) in session.tracks where track.isListed(at: engine.now, profile: profile) {
                 if let only, !only.contains(identity) { continue }
-                var entry = report(identity)
-                if monitoredLabel, !entry.regions.contains(session.label) { entry.regions.append(session.label) }
-                // The scanner that puts it nearest (each scanner's readings apart: a far one's RSSI
-                // is not the near one's distance).
-                if let nearest = track.nearest(at: engine.now, profile: profile) {
-                    entry.filteredRSSI = nearest.filtered
-                    if let distance = nearest.distance {
-                        entry.distance = distance
-                        entry.proximity = profile.proximityThresholds.proximity(forAccuracy: distance).rawValue
+                func update(_ entry: inout BeaconReport) {
+                    if monitoredLabel, !entry.regions.contains(session.label) { entry.regions.append(session.label) }
+                    // The scanner that puts it nearest (each scanner's readings apart: a far one's RSSI
+                    // is not the near one's distance).
+                    if let nearest = track.nearest(at: engine.now, profile: profile) {
+                        entry.filteredRSSI = nearest.filtered
+                        if let distance = nearest.distance {
+                            entry.distance = distance
+                            entry.proximity = profile.proximityThresholds.proximity(forAccuracy: distance).rawValue
+                        }
                     }
-                }
-                for reading in track.readings {
-                    if let latest = reading.filter.samples.last, latest.time.seconds >= newestRSSITime[identity, default: -.infinity] {
-                        entry.rssi = Int(latest.rssi.rounded())
-                        newestRSSITime[identity] = latest.time.seconds
+                    for reading in track.readings {
+                        if let latest = reading.filter.samples.last, latest.time.seconds >= newestRSSITime[identity, default: -.infinity] {
+                            entry.rssi = Int(latest.rssi.rounded())
+                            entry.rssiScanner = reading.scannerID
+                            newestRSSITime[identity] = latest.time.seconds
+                        }
                     }
+                    entry.lastSeen = max(entry.lastSeen, track.lastHeard.seconds)
                 }
-                entry.lastSeen = max(entry.lastSeen, track.lastHeard.seconds)
-                reports[identity] = entry
+                update(&reports[identity, default: newReport(identity)])
             }
         }
         return reports.values.map { entry in
@@ -155,6 +172,9 @@ public struct BeaconReport: Codable, Hashable, Sendable {
             return entry
         }.sorted(by: listedBefore)
     }
+
+    /// Readings a beacon's report holds before it finds one by a table instead of a scan.
+    static let readingIndexThreshold = 16
 
     /// The order of every list of beacons: most recently heard first, ties by ``id``.
     static func listedBefore(_ a: BeaconReport, _ b: BeaconReport) -> Bool {

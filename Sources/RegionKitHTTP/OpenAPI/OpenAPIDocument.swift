@@ -445,7 +445,8 @@ components:
         minor: {type: integer}
         namespace: {type: string}
         instance: {type: string}
-        rssi: {type: integer}
+        rssi: {type: integer, description: "The last RSSI heard (dBm), by any scanner"}
+        rssiScanner: {type: string, description: "The scanner that heard rssi (absent for a sighting that names none)"}
         filteredRSSI: {type: number}
         distance: {type: number}
         proximity: {enum: [unknown, immediate, near, far]}
