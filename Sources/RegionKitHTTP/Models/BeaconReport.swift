@@ -88,47 +88,52 @@ public struct BeaconReport: Codable, Hashable, Sendable {
 
     /// ``all(from:)``, or only the beacons in `only`.
     private static func reports(from engine: MonitoringEngine, only: Set<BeaconIdentity>?) -> [BeaconReport] {
-        // Each report is changed in place in the table (a copy taken out and written back copied
-        // its arrays at every stream).
-        var reports: [BeaconIdentity: BeaconReport] = [:]
-        func newReport(_ identity: BeaconIdentity) -> BeaconReport {
-            BeaconReport(id: identity.description, format: identity.format.name,
-                         uuid: identity.uuid.uuidString, major: identity.major, minor: identity.minor,
-                         namespace: identity.format == .eddystoneUID ? BeaconIdentity.hex(identity.namespace) : nil,
-                         instance: identity.format == .eddystoneUID ? BeaconIdentity.hex(identity.instance) : nil, rssi: nil,
-                         rssiScanner: nil, filteredRSSI: nil, distance: nil, proximity: Proximity.unknown.rawValue,
-                         nearestScanner: engine.nearestScanner(for: identity), lastSeen: -.infinity,
-                         regions: [], scanners: [])
+        // The reports in an array, changed in place, found by their beacon's slot (a copy taken
+        // out of a dictionary and written back copied its arrays at every stream).
+        var list: [BeaconReport] = []
+        var slots: [BeaconIdentity: Int] = [:]
+        var newestRSSITime: [Double] = []   // by slot
+        func slot(_ identity: BeaconIdentity) -> Int {
+            if let slot = slots[identity] { return slot }
+            slots[identity] = list.count
+            list.append(BeaconReport(id: identity.description, format: identity.format.name,
+                                     uuid: identity.uuid.uuidString, major: identity.major, minor: identity.minor,
+                                     namespace: identity.format == .eddystoneUID ? BeaconIdentity.hex(identity.namespace) : nil,
+                                     instance: identity.format == .eddystoneUID ? BeaconIdentity.hex(identity.instance) : nil, rssi: nil,
+                                     rssiScanner: nil, filteredRSSI: nil, distance: nil, proximity: Proximity.unknown.rawValue,
+                                     nearestScanner: engine.nearestScanner(for: identity), lastSeen: -.infinity,
+                                     regions: [], scanners: []))
+            newestRSSITime.append(-.infinity)
+            return list.count - 1
         }
         // A beacon heard under many scanner names (a flood of invented ones) finds its reading
         // in a table instead of a scan of its list: the walk stays linear in the streams.
-        var readingIndexes: [BeaconIdentity: [String?: Int]] = [:]
-        var newestRSSITime: [BeaconIdentity: Double] = [:]
+        var readingIndexes: [Int: [String?: Int]] = [:]   // by slot
         engine.forEachStream { region, key, stream in
             if let only, !only.contains(key.identity) { return }
-            func update(_ entry: inout BeaconReport) {
-                if !entry.regions.contains(region.identifier) { entry.regions.append(region.identifier) }
-                let seen = stream.lastSighting.seconds
-                let reading = ScannerReading(scanner: key.scannerID, rssi: stream.lastRSSI, lastSeen: seen, sightings: stream.sightings)
-                let known = readingIndexes[key.identity].map { $0[key.scannerID] } ?? entry.scanners.firstIndex { $0.scanner == key.scannerID }
-                if let index = known {
-                    if seen > entry.scanners[index].lastSeen { entry.scanners[index] = reading }
-                } else {
-                    entry.scanners.append(reading)
-                    if readingIndexes[key.identity] != nil {
-                        readingIndexes[key.identity]?[key.scannerID] = entry.scanners.count - 1
-                    } else if entry.scanners.count >= Self.readingIndexThreshold {
-                        readingIndexes[key.identity] = Dictionary(uniqueKeysWithValues: entry.scanners.enumerated().map { ($1.scanner, $0) })
-                    }
+            let i = slot(key.identity)
+            if !list[i].regions.contains(region.identifier) { list[i].regions.append(region.identifier) }
+            let seen = stream.lastSighting.seconds
+            let table = readingIndexes.isEmpty ? nil : readingIndexes[i]   // no lookup while no beacon has one
+            if let index = table.map({ $0[key.scannerID] }) ?? list[i].scanners.firstIndex(where: { $0.scanner == key.scannerID }) {
+                if seen > list[i].scanners[index].lastSeen {
+                    list[i].scanners[index] = ScannerReading(scanner: key.scannerID, rssi: stream.lastRSSI, lastSeen: seen, sightings: stream.sightings)
                 }
-                if seen > entry.lastSeen { entry.lastSeen = seen }
-                if let rssi = stream.lastRSSI, seen >= newestRSSITime[key.identity, default: -.infinity] {
-                    entry.rssi = rssi
-                    entry.rssiScanner = key.scannerID
-                    newestRSSITime[key.identity] = seen
+            } else {
+                list[i].scanners.append(ScannerReading(scanner: key.scannerID, rssi: stream.lastRSSI, lastSeen: seen, sightings: stream.sightings))
+                let count = list[i].scanners.count
+                if table != nil {
+                    readingIndexes[i]?[key.scannerID] = count - 1
+                } else if count >= Self.readingIndexThreshold {
+                    readingIndexes[i] = Dictionary(uniqueKeysWithValues: list[i].scanners.enumerated().map { ($1.scanner, $0) })
                 }
             }
-            update(&reports[key.identity, default: newReport(key.identity)])
+            if seen > list[i].lastSeen { list[i].lastSeen = seen }
+            if let rssi = stream.lastRSSI, seen >= newestRSSITime[i] {
+                list[i].rssi = rssi
+                list[i].rssiScanner = key.scannerID
+                newestRSSITime[i] = seen
+            }
         }
         let profile = engine.profile
         for session in engine.rangingSessions {
@@ -136,41 +141,39 @@ public struct BeaconReport: Codable, Hashable, Sendable {
             let monitoredLabel = engine.state(of: session.label) != nil   // once a session, not a track
             for (identity, track) in session.tracks where track.isListed(at: engine.now, profile: profile) {
                 if let only, !only.contains(identity) { continue }
-                func update(_ entry: inout BeaconReport) {
-                    if monitoredLabel, !entry.regions.contains(session.label) { entry.regions.append(session.label) }
-                    // The scanner that puts it nearest (each scanner's readings apart: a far one's RSSI
-                    // is not the near one's distance).
-                    if let nearest = track.nearest(at: engine.now, profile: profile) {
-                        entry.filteredRSSI = nearest.filtered
-                        if let distance = nearest.distance {
-                            entry.distance = distance
-                            entry.proximity = profile.proximityThresholds.proximity(forAccuracy: distance).rawValue
-                        }
+                let i = slot(identity)
+                if monitoredLabel, !list[i].regions.contains(session.label) { list[i].regions.append(session.label) }
+                // The scanner that puts it nearest (each scanner's readings apart: a far one's RSSI
+                // is not the near one's distance).
+                if let nearest = track.nearest(at: engine.now, profile: profile) {
+                    list[i].filteredRSSI = nearest.filtered
+                    if let distance = nearest.distance {
+                        list[i].distance = distance
+                        list[i].proximity = profile.proximityThresholds.proximity(forAccuracy: distance).rawValue
                     }
-                    for reading in track.readings {
-                        if let latest = reading.filter.samples.last, latest.time.seconds >= newestRSSITime[identity, default: -.infinity] {
-                            entry.rssi = Int(latest.rssi.rounded())
-                            entry.rssiScanner = reading.scannerID
-                            newestRSSITime[identity] = latest.time.seconds
-                        }
-                    }
-                    entry.lastSeen = max(entry.lastSeen, track.lastHeard.seconds)
                 }
-                update(&reports[identity, default: newReport(identity)])
+                for reading in track.readings {
+                    if let latest = reading.filter.samples.last, latest.time.seconds >= newestRSSITime[i] {
+                        list[i].rssi = Int(latest.rssi.rounded())
+                        list[i].rssiScanner = reading.scannerID
+                        newestRSSITime[i] = latest.time.seconds
+                    }
+                }
+                list[i].lastSeen = max(list[i].lastSeen, track.lastHeard.seconds)
             }
         }
-        return reports.values.map { entry in
-            var entry = entry
-            entry.regions.sort()
-            entry.scanners.sort { ($0.scanner ?? "") < ($1.scanner ?? "") }
-            if entry.nearestScanner == nil {
+        for i in list.indices {
+            list[i].regions.sort()
+            list[i].scanners.sort { ($0.scanner ?? "") < ($1.scanner ?? "") }
+            if list[i].nearestScanner == nil {
                 // Without the nearest-scanner policy, the scanner that heard it last and loudest.
-                entry.nearestScanner = entry.scanners.max { a, b in
+                list[i].nearestScanner = list[i].scanners.max { a, b in
                     (a.lastSeen, a.rssi ?? -200) < (b.lastSeen, b.rssi ?? -200)
                 }?.scanner
             }
-            return entry
-        }.sorted(by: listedBefore)
+        }
+        list.sort(by: listedBefore)
+        return list
     }
 
     /// Readings a beacon's report holds before it finds one by a table instead of a scan.
