@@ -627,8 +627,9 @@ struct HTTPAPITests {
         let daemon = try await TestDaemon(profile: Self.rooms)
         defer { Task { try? await daemon.stop() } }
         let start = 1_700_000_000.0
-        // A name with a quote and a backslash: escaped in the label, not breaking the exposition.
-        let hall = #"hall "north"\1"#
+        // A name with a quote, a backslash and a newline: escaped in the label, not breaking the
+        // exposition (a raw newline would end the line and start a forged series).
+        let hall = #"hall "north"\1"# + "\nwing"
         func sight(_ minor: UInt16, by scanner: String, at seconds: Double) {
             let time = Timestamp(seconds: seconds)
             daemon.clock.advance(to: time)
@@ -642,10 +643,10 @@ struct HTTPAPITests {
         let first = try await client.request("GET", "/metrics").text
         let lines = Set(first.split(separator: "\n").map(String.init))
         #expect(lines.contains("regionkit_scanners 3.0"), "\(first)")
-        for line in [#"regionkit_scanner_online{scanner="hall \"north\"\\1"} 1.0"#,
+        for line in [#"regionkit_scanner_online{scanner="hall \"north\"\\1\nwing"} 1.0"#,
                      #"regionkit_scanner_online{scanner="kitchen"} 1.0"#,
                      #"regionkit_scanner_online{scanner="porch"} 0.0"#,
-                     #"regionkit_scanner_last_sighting_timestamp_seconds{scanner="hall \"north\"\\1"} 1700000000.0"#,
+                     #"regionkit_scanner_last_sighting_timestamp_seconds{scanner="hall \"north\"\\1\nwing"} 1700000000.0"#,
                      #"regionkit_scanner_last_sighting_timestamp_seconds{scanner="kitchen"} 1700000001.0"#,
                      #"regionkit_scanner_beacons_in_room{scanner="kitchen"} 1.0"#,
                      #"regionkit_scanner_beacons_in_room{scanner="porch"} 0.0"#,
