@@ -556,15 +556,18 @@ struct HTTPAPITests {
     }
 
     /// The responsive profile with rooms: each beacon placed at its first sighting.
-    static let rooms: MonitoringProfile = {
-        var profile = MonitoringProfile.responsive
+    static let rooms = withRooms(.responsive)
+
+    static func withRooms(_ base: MonitoringProfile) -> MonitoringProfile {
+        var profile = base
         profile.nearestScanner = NearestScannerPolicy()
         return profile
-    }()
+    }
 
-    @Test("GET /v1/scanners: each scanner's word on being online, last sighting, rate and beacons in its room, most recently heard first; limit and total; a bad limit is named")
-    func scannerList() async throws {
-        let daemon = try await TestDaemon(profile: Self.rooms)
+    @Test("GET /v1/scanners: each scanner's word on being online, last sighting, rate and beacons in its room, most recently heard first; limit and total; a bad limit is named. Under a learned exit detector (responsive) and a fixed-silence one (corelocation) alike",
+          arguments: ["responsive", "corelocation"])
+    func scannerList(profile: String) async throws {
+        let daemon = try await TestDaemon(profile: Self.withRooms(try #require(MonitoringProfile.named(profile))))
         defer { Task { try? await daemon.stop() } }
         let start = 1_700_000_000.0
         // The hall hears minors 1–3 ten times, 0.1 s apart, then the kitchen minor 4 once, 1 s later.
