@@ -124,6 +124,20 @@ struct BeaconReportTests {
         #expect(report.rssi == -40 - names.count && report.rssiScanner == names.last)
     }
 
+    @Test("A ranging session labelled with a monitored region's identifier lists that region for its beacons; once the region is stopped, no longer")
+    func rangingLabelledWithARegion() throws {
+        var engine = MonitoringEngine(profile: .responsive, sources: [.beacon: .authorized])
+        _ = engine.startMonitoring(.beacon(try BeaconRegion(identifier: "desk", uuid: Self.rangedOnly, major: 9)), at: .zero)
+        _ = engine.startRanging(try BeaconIdentityConstraint(uuid: Self.uuid), label: "desk", at: .zero)
+        let beacon = BeaconIdentity(uuid: Self.uuid, major: 1, minor: 1)   // not the region's: only the session hears it
+        for step in 0..<5 {
+            _ = engine.ingest(BeaconObservation(identity: beacon, rssi: -60, measuredPower: -59, timestamp: Timestamp(seconds: 1 + Double(step) * 0.2), scannerID: "hall"))
+        }
+        #expect(BeaconReport.all(from: engine).map(\.regions) == [["desk"]])
+        _ = engine.stopMonitoring(identifier: "desk", at: Timestamp(seconds: 2))
+        #expect(BeaconReport.all(from: engine).map(\.regions) == [[]], "the session's label names no monitored region any more")
+    }
+
     @Test("No beacon heard: none listed, total 0")
     func empty() {
         let engine = MonitoringEngine(profile: .responsive, sources: [.beacon: .authorized])
