@@ -51,36 +51,29 @@ extension Bench {
                                                     timestamp: Timestamp(seconds: 1 + Double(index) * step),
                                                     scannerID: index % 2 == 0 ? "hall" : "kitchen"))
             }
-            let clock = ContinuousClock()
-            var cut: [Duration] = [], listed: [Duration] = []
+            var cut = RoundTimes(), listed = RoundTimes()
             var reports = (cut: [BeaconReport](), listed: [BeaconReport](), total: 0)
             for _ in 0..<repeats {
-                cut.append(clock.measure { reports.cut = Array(BeaconReport.all(from: engine).prefix(limit)) })
-                listed.append(clock.measure { (reports.listed, reports.total) = BeaconReport.mostRecent(limit, from: engine) })
+                cut.measure { reports.cut = Array(BeaconReport.all(from: engine).prefix(limit)) }
+                listed.measure { (reports.listed, reports.total) = BeaconReport.mostRecent(limit, from: engine) }
             }
             guard reports.cut == reports.listed, reports.total == beacons else {
                 Console.error("the two listings differ: \(reports.cut.count) and \(reports.listed.count) reports, total \(reports.total) of \(beacons) beacons")
                 throw ExitCode(1)
             }
-            func milliseconds(_ duration: Duration) -> Double { duration.inSeconds * 1_000 }
-            func median(_ times: [Duration]) -> Double { milliseconds(times.sorted()[times.count / 2]) }
-            let best = (cut: milliseconds(cut.min()!), listed: milliseconds(listed.min()!))
             if output.json {
                 var line = JSONLine()
                 line.add("bench", "beacons")
                 line.add("beacons", beacons)
                 line.add("limit", limit)
                 line.add("repeats", repeats)
-                line.add("all_then_cut_ms_best", best.cut)
-                line.add("all_then_cut_ms_median", median(cut))
-                line.add("most_recent_ms_best", best.listed)
-                line.add("most_recent_ms_median", median(listed))
+                line.add("all_then_cut", cut)
+                line.add("most_recent", listed)
                 Console.line(line.text)
             } else {
                 Console.line("GET /v1/beacons's listing, \(beacons) beacons heard (2 streams each), limit \(limit), \(repeats) alternating rounds")
-                Console.line(String(format: "  every report built, then cut   best %8.2f ms   median %8.2f ms", best.cut, median(cut)))
-                Console.line(String(format: "  only the listed reports built  best %8.2f ms   median %8.2f ms   (%.1f× faster, best against best)",
-                                    best.listed, median(listed), best.cut / best.listed))
+                Console.line("  every report built, then cut   \(cut.summary)")
+                Console.line("  only the listed reports built  \(listed.summary)" + String(format: "   (%.1f× faster, best against best)", cut.best / listed.best))
             }
         }
     }

@@ -68,45 +68,38 @@ extension Bench {
                 Console.error("\(placed) of \(beacons) beacons placed in a room: the input does not exercise the counts")
                 throw ExitCode(1)
             }
-            let clock = ContinuousClock()
-            var dictionary: [Duration] = [], inPlace: [Duration] = [], listing: [Duration] = []
+            var dictionary = RoundTimes(), inPlace = RoundTimes(), listing = RoundTimes()
             var counts = (dictionary: [String: Int](), inPlace: [String: Int]())
             var listed = 0
             for _ in 0..<repeats {
-                dictionary.append(clock.measure {
+                dictionary.measure {
                     var inRoom: [String: Int] = [:]
                     for scanner in engine.nearestScanners.values { inRoom[scanner, default: 0] += 1 }
                     counts.dictionary = inRoom
-                })
-                inPlace.append(clock.measure { counts.inPlace = engine.beaconsPerRoom })
-                listing.append(clock.measure { listed = ScannerReport.all(from: engine, at: engine.now).count })
+                }
+                inPlace.measure { counts.inPlace = engine.beaconsPerRoom }
+                listing.measure { listed = ScannerReport.all(from: engine, at: engine.now).count }
             }
             guard counts.dictionary == counts.inPlace, counts.inPlace.values.reduce(0, +) == beacons, listed == scanners else {
                 Console.error("the room counts differ (\(counts.dictionary.count) and \(counts.inPlace.count) rooms), or \(listed) of \(scanners) scanners listed")
                 throw ExitCode(1)
             }
-            func milliseconds(_ duration: Duration) -> Double { duration.inSeconds * 1_000 }
-            func median(_ times: [Duration]) -> Double { milliseconds(times.sorted()[times.count / 2]) }
-            let best = (dictionary: milliseconds(dictionary.min()!), inPlace: milliseconds(inPlace.min()!), listing: milliseconds(listing.min()!))
             if output.json {
                 var line = JSONLine()
                 line.add("bench", "scanners")
                 line.add("beacons", beacons)
                 line.add("scanners", scanners)
                 line.add("repeats", repeats)
-                line.add("counts_from_dictionary_ms_best", best.dictionary)
-                line.add("counts_from_dictionary_ms_median", median(dictionary))
-                line.add("counts_in_place_ms_best", best.inPlace)
-                line.add("counts_in_place_ms_median", median(inPlace))
-                line.add("listing_ms_best", best.listing)
-                line.add("listing_ms_median", median(listing))
+                line.add("counts_from_dictionary", dictionary)
+                line.add("counts_in_place", inPlace)
+                line.add("listing", listing)
                 Console.line(line.text)
             } else {
                 Console.line("GET /v1/scanners, \(beacons) beacons placed in the rooms of \(scanners) scanners, \(repeats) alternating rounds")
-                Console.line(String(format: "  room counts from every placed beacon's dictionary  best %8.2f ms   median %8.2f ms", best.dictionary, median(dictionary)))
-                Console.line(String(format: "  room counts in place (beaconsPerRoom)              best %8.2f ms   median %8.2f ms   (%.1f× faster, best against best)",
-                                    best.inPlace, median(inPlace), best.dictionary / best.inPlace))
-                Console.line(String(format: "  the whole listing (ScannerReport.all)              best %8.2f ms   median %8.2f ms", best.listing, median(listing)))
+                Console.line("  room counts from every placed beacon's dictionary  \(dictionary.summary)")
+                Console.line("  room counts in place (beaconsPerRoom)              \(inPlace.summary)"
+                             + String(format: "   (%.1f× faster, best against best)", dictionary.best / inPlace.best))
+                Console.line("  the whole listing (ScannerReport.all)              \(listing.summary)")
             }
         }
     }
