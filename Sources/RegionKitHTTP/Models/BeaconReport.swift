@@ -114,15 +114,17 @@ public struct BeaconReport: Codable, Hashable, Sendable {
             let i = slot(key.identity)
             if !list[i].regions.contains(region.identifier) { list[i].regions.append(region.identifier) }
             let seen = stream.lastSighting.seconds
-            let table = readingIndexes.isEmpty ? nil : readingIndexes[i]   // no lookup while no beacon has one
-            if let index = table.map({ $0[key.scannerID] }) ?? list[i].scanners.firstIndex(where: { $0.scanner == key.scannerID }) {
+            // (No copy of a table held here: the append below changes it in place.)
+            let indexed = !readingIndexes.isEmpty && readingIndexes[i] != nil   // no lookup while no beacon has one
+            let known = indexed ? readingIndexes[i]?[key.scannerID] : list[i].scanners.firstIndex(where: { $0.scanner == key.scannerID })
+            if let index = known {
                 if seen > list[i].scanners[index].lastSeen {
                     list[i].scanners[index] = ScannerReading(scanner: key.scannerID, rssi: stream.lastRSSI, lastSeen: seen, sightings: stream.sightings)
                 }
             } else {
                 list[i].scanners.append(ScannerReading(scanner: key.scannerID, rssi: stream.lastRSSI, lastSeen: seen, sightings: stream.sightings))
                 let count = list[i].scanners.count
-                if table != nil {
+                if indexed {
                     readingIndexes[i]?[key.scannerID] = count - 1
                 } else if count >= Self.readingIndexThreshold {
                     readingIndexes[i] = Dictionary(uniqueKeysWithValues: list[i].scanners.enumerated().map { ($1.scanner, $0) })
