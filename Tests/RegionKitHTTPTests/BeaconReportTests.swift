@@ -124,7 +124,7 @@ struct BeaconReportTests {
         #expect(report.rssi == -40 - names.count && report.rssiScanner == names.last)
     }
 
-    @Test("A ranging session labelled with a monitored region's identifier lists that region for its beacons; once the region is stopped, no longer")
+    @Test("A ranging session labelled with a monitored region's identifier lists that region for its beacons; once the region is stopped, no longer. Heard only by the session, the raw RSSI's scanner comes from its readings")
     func rangingLabelledWithARegion() throws {
         var engine = MonitoringEngine(profile: .responsive, sources: [.beacon: .authorized])
         _ = engine.startMonitoring(.beacon(try BeaconRegion(identifier: "desk", uuid: Self.rangedOnly, major: 9)), at: .zero)
@@ -134,6 +134,9 @@ struct BeaconReportTests {
             _ = engine.ingest(BeaconObservation(identity: beacon, rssi: -60, measuredPower: -59, timestamp: Timestamp(seconds: 1 + Double(step) * 0.2), scannerID: "hall"))
         }
         #expect(BeaconReport.all(from: engine).map(\.regions) == [["desk"]])
+        // Only the session hears it: its raw RSSI and scanner come from the ranging readings.
+        let ranged = try #require(BeaconReport.all(from: engine).first)
+        #expect(ranged.scanners.isEmpty && ranged.rssi == -60 && ranged.rssiScanner == "hall", "\(ranged)")
         _ = engine.stopMonitoring(identifier: "desk", at: Timestamp(seconds: 2))
         #expect(BeaconReport.all(from: engine).map(\.regions) == [[]], "the session's label names no monitored region any more")
     }

@@ -121,5 +121,8 @@ struct BenchInputTests {
         let bad = try await CLI.run(["bench", "scanners", "--scanners", "70000"])
         #expect(bad.status != 0)
         #expect(bad.stderr.contains("--scanners must be within 1...65536"), "\(bad.stderr)")
+        let unheard = try await CLI.run(["bench", "scanners", "--beacons", "50", "--scanners", "100"])
+        #expect(unheard.status != 0)
+        #expect(unheard.stderr.contains("--scanners (100) must not exceed --beacons (50)"), "\(unheard.stderr)")
     }
 }

@@ -398,11 +398,13 @@ function plot(series, now) {
 // Heard by several scanners, the raw RSSI is the latest sample of any of them: its scanner is
 // named (" at Room202", the API's rssiScanner), so it is not read as the nearest one's, whose
 // readings the filtered RSSI and the distance are (a beacon on one node's desk reads −17 there
-// and −92 at the next room's). Heard by one scanner, the nearest, it goes without saying.
+// and −92 at the next room's). Heard by one scanner (the nearest, or one only ranging hears),
+// it goes without saying.
 function rssiSource(beacon) {
   if (beacon.rssi === undefined || beacon.rssiScanner === undefined) return "";
   const scanners = beacon.scanners || [];
-  if (scanners.length < 2 && beacon.rssiScanner === beacon.nearestScanner) return "";
+  const nearest = beacon.nearestScanner;
+  if (scanners.length < 2 && (nearest === undefined || nearest === beacon.rssiScanner)) return "";
   return " at " + beacon.rssiScanner;
 }
 function renderBeacons(now) {

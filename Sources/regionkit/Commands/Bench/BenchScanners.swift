@@ -44,6 +44,9 @@ extension Bench {
                 throw ValidationError("--scanners must be within 1...\(MonitoringEngine.maximumChannels), not \(scanners)")
             }
             guard (1...100).contains(repeats) else { throw ValidationError("--repeats must be within 1...100, not \(repeats)") }
+            guard scanners <= beacons else {
+                throw ValidationError("--scanners (\(scanners)) must not exceed --beacons (\(beacons)): each scanner hears its own beacons, so one without any would never be heard")
+            }
         }
 
         func run() throws {
@@ -80,8 +83,12 @@ extension Bench {
                 inPlace.measure { counts.inPlace = engine.beaconsPerRoom }
                 listing.measure { listed = ScannerReport.all(from: engine, at: engine.now).count }
             }
-            guard counts.dictionary == counts.inPlace, counts.inPlace.values.reduce(0, +) == beacons, listed == scanners else {
-                Console.error("the room counts differ (\(counts.dictionary.count) and \(counts.inPlace.count) rooms), or \(listed) of \(scanners) scanners listed")
+            guard counts.dictionary == counts.inPlace, counts.inPlace.values.reduce(0, +) == beacons else {
+                Console.error("the room counts differ: \(counts.dictionary.values.reduce(0, +)) beacons in \(counts.dictionary.count) rooms from the dictionary, \(counts.inPlace.values.reduce(0, +)) in \(counts.inPlace.count) counted in place, of \(beacons)")
+                throw ExitCode(1)
+            }
+            guard listed == scanners else {
+                Console.error("\(listed) of \(scanners) scanners listed")
                 throw ExitCode(1)
             }
             if output.json {
