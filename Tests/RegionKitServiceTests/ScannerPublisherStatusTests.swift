@@ -110,6 +110,44 @@ struct ScannerPublisherStatusTests {
         try await service.stop(reason: "test")
     }
 
+    @Test("A flood of offline on its own status topic: answered by a few online (one queued answer covers the offlines read before it is published), a log line each, and the retained status ends online",
+          .timeLimit(.minutes(1)))
+    func offlineFlood() async throws {
+        let broker = try MosquittoBroker()
+        try broker.start()
+        defer { broker.stop() }
+        let statusTopic = ScannerBatch.statusTopic(scanner: "hall")
+        let watcher = try await Watcher(statusTopic, on: broker)
+        let lines = InMemoryLogHandler.Store()
+        let publisher = try ScannerPublisher(url: broker.url, scanner: "hall", logger: Logger(label: "test") { _ in InMemoryLogHandler(store: lines) },
+                                             environment: [:])
+        let publishing = Task { await publisher.run() }
+        try await eventually(timeout: .seconds(20), "online said") { watcher.messages == ["online"] }
+        // 300 offlines in one burst, as a flood would come (retained, like a will).
+        let flooder = MQTTClient(configuration: try MQTTClientConfiguration(url: broker.url), onMessage: { _ in })
+        let flooding = Task { await flooder.run() }
+        try await flooder.waitUntilConnected()
+        let flood = 300
+        try await flooder.publish(Array(repeating: PresenceHub.status("offline", on: statusTopic), count: flood))
+        try await eventually(timeout: .seconds(20), "every offline read and the last one answered") {
+            watcher.messages.filter { $0 == "offline" }.count == flood && watcher.messages.last == "online"
+        }
+        try await Task.sleep(for: .milliseconds(300))   // an answer still on its way would show here
+        #expect(watcher.messages.last == "online")
+        #expect(try await PresenceHubStatusTests.retained(statusTopic, on: broker) == ["online"])
+        let answers = watcher.messages.dropFirst().filter { $0 == "online" }.count
+        // One answer each before: 300. A few now (how many depends on how the burst arrives).
+        #expect(answers >= 1 && answers <= flood / 3, "\(answers) answers to \(flood) offlines")
+        let logged = lines.all.filter { $0.contains("saying online again") }
+        #expect(logged.count == answers, "a log line per answer: \(logged.count) for \(answers)")
+        await flooder.shutdown()
+        await flooding.value
+        await publisher.shutdown()
+        publishing.cancel()
+        await publishing.value
+        await watcher.stop()
+    }
+
     @Test("With status: false (--no-status) it keeps no status: no online, no will on a lost connection, nothing at the stop",
           .timeLimit(.minutes(1)))
     func noStatus() async throws {

@@ -49,6 +49,12 @@ public final class ScannerPublisher: Sendable {
         var connections = 0
         /// ``shutdown()`` has begun: no `online` any more.
         var stopping = false
+        /// An `online` answering an `offline` it read is queued and not yet being published: the
+        /// `offline`s read meanwhile are answered by it (a flood of them costs a few answers, not
+        /// one each).
+        var answerPending = false
+        /// `offline`s read while connected since the last answer was queued.
+        var offlinesRead = 0
     }
 
     final class Box: @unchecked Sendable {
@@ -105,7 +111,11 @@ public final class ScannerPublisher: Sendable {
         guard let statusTopic else { return }
         Task {
             await statusLock.withPermit {
-                guard !state.withLock({ $0.stopping }) else { return }
+                let stopping = state.withLock { state in
+                    state.answerPending = false   // an offline read from now on is answered again
+                    return state.stopping
+                }
+                guard !stopping else { return }
                 do {
                     try await client.publish(PresenceHub.status("online", on: statusTopic))
                 } catch {
@@ -119,12 +129,25 @@ public final class ScannerPublisher: Sendable {
     /// (a late will), and is answered with `online`. Read as the hub reads it (case and
     /// surrounding whitespace aside). Not a retained one: that comes with the subscription each
     /// connection makes, before the connection's own `online`, which replaces it anyway.
+    ///
+    /// One answer (and one log line) at a time: the `offline`s read while an answer waits for its
+    /// turn are answered by it, since it is published after them. A flood of them (anyone who
+    /// may publish on the topic, a loop of misconfigured nodes) costs a few answers, not one each.
     func received(_ message: MQTTMessage) {
         guard let statusTopic, message.topic == statusTopic, !message.retain,
               let status = try? ScannerStatusMessage.decode(topic: message.topic, payload: message.payload, filter: statusTopic, scanner: scanner),
-              !status.online, client.isConnected, !state.withLock({ $0.stopping }) else { return }
+              !status.online, client.isConnected else { return }
+        let read = state.withLock { state -> Int? in
+            guard !state.stopping else { return nil }
+            state.offlinesRead += 1
+            guard !state.answerPending else { return nil }
+            state.answerPending = true
+            defer { state.offlinesRead = 0 }
+            return state.offlinesRead
+        }
+        guard let read else { return }
         logger.info("an offline status of this scanner read while connected (an earlier connection's will): saying online again",
-                    metadata: ["topic": "\(message.topic)"])
+                    metadata: ["topic": "\(message.topic)", "offline_read": "\(read)"])
         sayOnline()
     }
 
