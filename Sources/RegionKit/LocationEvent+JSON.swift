@@ -46,11 +46,14 @@ extension LocationEvent {
 
     /// iBeacon: `{"uuid", "major", "minor", …}` as before; AltBeacon adds `"format":"altbeacon"`
     /// (uuid/major/minor = id1/id2/id3); Eddystone-UID: `{"format":"eddystone-uid", "namespace",
-    /// "instance", …}`; `"telemetry"` when the transmitter sent Eddystone-TLM.
+    /// "instance", …}`; a device: `{"format":"device", "device", …}`; `"telemetry"` when the
+    /// transmitter sent Eddystone-TLM.
     static func json(for beacon: Beacon) -> JSONLine {
         var object = JSONLine()
         if beacon.format != .iBeacon { object.add("format", beacon.format.name) }
-        if beacon.format == .eddystoneUID {
+        if let device = beacon.identity.deviceID {
+            object.add("device", device)
+        } else if beacon.format == .eddystoneUID {
             object.add("namespace", BeaconIdentity.hex(beacon.identity.namespace))
             object.add("instance", BeaconIdentity.hex(beacon.identity.instance))
         } else {

@@ -15,6 +15,9 @@ public enum BeaconFormat: UInt8, Hashable, Sendable, Codable, CaseIterable, Cust
     case iBeacon = 0
     case altBeacon = 1
     case eddystoneUID = 2
+    /// A device that is no beacon (a phone, a watch, a tracker), named by the id its scanner gives
+    /// it: ``BeaconIdentity/init(deviceID:)``.
+    case device = 3
 
     /// The lower-case name used on command lines, in JSON and in configuration files.
     public var name: String {
@@ -22,6 +25,7 @@ public enum BeaconFormat: UInt8, Hashable, Sendable, Codable, CaseIterable, Cust
         case .iBeacon: "ibeacon"
         case .altBeacon: "altbeacon"
         case .eddystoneUID: "eddystone-uid"
+        case .device: "device"
         }
     }
 
@@ -31,6 +35,7 @@ public enum BeaconFormat: UInt8, Hashable, Sendable, Codable, CaseIterable, Cust
         case "ibeacon": self = .iBeacon
         case "altbeacon": self = .altBeacon
         case "eddystone-uid", "eddystone", "eddystoneuid": self = .eddystoneUID
+        case "device": self = .device
         default: return nil
         }
     }
@@ -40,7 +45,7 @@ public enum BeaconFormat: UInt8, Hashable, Sendable, Codable, CaseIterable, Cust
     public init(from decoder: any Decoder) throws {
         let text = try decoder.singleValueContainer().decode(String.self)
         guard let format = BeaconFormat(name: text) else {
-            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "unknown beacon format '\(text)' (ibeacon, altbeacon, eddystone-uid)"))
+            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "unknown beacon format '\(text)' (ibeacon, altbeacon, eddystone-uid, device)"))
         }
         self = format
     }

@@ -3,7 +3,7 @@ import Foundation
 extension BeaconIdentity {
     /// Reads back ``description``: `UUID:MAJOR:MINOR` (iBeacon), `altbeacon:UUID:MAJOR:MINOR`,
     /// `eddystone-uid:NAMESPACE:INSTANCE` (20 and 12 hex digits); the prefixes and hex digits in
-    /// any case. `nil` for anything else — the form logged events carry a beacon in
+    /// any case; `device:ID` (``init(deviceID:)``). `nil` for anything else — the form logged events carry a beacon in
     /// (`didChangeNearestScanner`'s `beacon`), read by the outputs that act on them.
     ///
     /// ```swift
@@ -11,6 +11,10 @@ extension BeaconIdentity {
     /// BeaconIdentity(description: identity.description) == identity                               // for every identity
     /// ```
     public init?(description text: String) {
+        if text.hasPrefix("device:") {
+            self.init(deviceID: String(text.dropFirst("device:".count)))
+            return
+        }
         let lower = text.lowercased()
         if lower.hasPrefix("eddystone-uid:") {
             let parts = text.dropFirst("eddystone-uid:".count).split(separator: ":", omittingEmptySubsequences: false)

@@ -59,6 +59,7 @@ public struct BeaconIdentity: Hashable, Sendable, Codable, Comparable, CustomStr
         case .iBeacon: "\(uuid.uuidString):\(major):\(minor)"
         case .altBeacon: "altbeacon:\(uuid.uuidString):\(major):\(minor)"
         case .eddystoneUID: "eddystone-uid:\(Self.hex(namespace)):\(Self.hex(instance))"
+        case .device: "device:\(deviceID ?? "")"
         }
     }
 
@@ -81,11 +82,20 @@ public struct BeaconIdentity: Hashable, Sendable, Codable, Comparable, CustomStr
         hasher.combine(words.1 ^ (UInt64(format.rawValue) << 32 | UInt64(major) << 16 | UInt64(minor)) &* 0x9E37_79B9_7F4A_7C15)
     }
 
-    private enum CodingKeys: String, CodingKey { case uuid, major, minor, format }
+    private enum CodingKeys: String, CodingKey { case uuid, major, minor, format, device }
 
-    /// `format` is written only when it is not iBeacon, so iBeacon identities encode as before.
+    /// `format` is written only when it is not iBeacon, so iBeacon identities encode as before;
+    /// a device is `{"format": "device", "device": ID}`.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
+        if try container.decodeIfPresent(BeaconFormat.self, forKey: .format) == .device {
+            let id = try container.decode(String.self, forKey: .device)
+            guard let identity = BeaconIdentity(deviceID: id) else {
+                throw DecodingError.dataCorruptedError(forKey: .device, in: container, debugDescription: "'\(id.prefix(64))' is not a device id")
+            }
+            self = identity
+            return
+        }
         uuid = try container.decode(UUID.self, forKey: .uuid)
         major = try container.decode(UInt16.self, forKey: .major)
         minor = try container.decode(UInt16.self, forKey: .minor)
@@ -94,6 +104,11 @@ public struct BeaconIdentity: Hashable, Sendable, Codable, Comparable, CustomStr
 
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
+        if let deviceID {
+            try container.encode(format, forKey: .format)
+            try container.encode(deviceID, forKey: .device)
+            return
+        }
         try container.encode(uuid, forKey: .uuid)
         try container.encode(major, forKey: .major)
         try container.encode(minor, forKey: .minor)

@@ -26,6 +26,9 @@ public struct BeaconIdentityConstraint: Hashable, Sendable, Codable, CustomStrin
         if format == .eddystoneUID {
             throw RegionKitError(.invalidRegion, "an Eddystone-UID constraint is a namespace and an optional instance: use init(eddystoneNamespace:instance:)")
         }
+        if format == .device {
+            throw RegionKitError(.invalidRegion, "a device constraint is one device's id: use init(device:)")
+        }
         self.uuid = uuid
         self.major = major
         self.minor = minor
@@ -50,6 +53,27 @@ public struct BeaconIdentityConstraint: Hashable, Sendable, Codable, CustomStrin
         major = instance == nil ? nil : 0
         minor = instance == nil ? nil : 0
         format = .eddystoneUID
+    }
+
+    /// One device that is no beacon, by the id its scanner gives it (``BeaconIdentity/init(deviceID:)``):
+    /// matches that device only.
+    ///
+    /// ```swift
+    /// let phone = try BeaconIdentityConstraint(device: "irk:0123456789abcdef0123456789abcdef")
+    /// phone.description   // "device:irk:0123456789abcdef0123456789abcdef"
+    /// ```
+    public init(device id: String) throws {
+        guard let identity = BeaconIdentity(deviceID: id) else {
+            throw RegionKitError(.invalidRegion, "device id '\(id.prefix(64))' is not one: 1 to \(BeaconIdentity.deviceIDCapacity) printable ASCII characters "
+                                 + "without space, '/', '+' or '#' (or irk: and 32 hex digits); give a longer one an alias in ESPresense")
+        }
+        self.init(exactly: identity)
+    }
+
+    /// The device a device constraint names (``BeaconIdentity/deviceID``), nil for any other.
+    public var deviceID: String? {
+        guard format == .device, let major, let minor else { return nil }
+        return BeaconIdentity(uuid: uuid, major: major, minor: minor, format: .device).deviceID
     }
 
     /// Bytes of an even-length hex string (any case), `nil` otherwise.
@@ -112,6 +136,7 @@ public struct BeaconIdentityConstraint: Hashable, Sendable, Codable, CustomStrin
     /// iBeacon: `UUID`, `UUID:MAJOR` or `UUID:MAJOR:MINOR` (unchanged); AltBeacon: the same after
     /// `altbeacon:`; Eddystone-UID: `eddystone-uid:NAMESPACE[:INSTANCE]`.
     public var description: String {
+        if let deviceID { return "device:" + deviceID }
         if format == .eddystoneUID {
             let bytes = withUnsafeBytes(of: uuid.uuid) { Array($0) }
             var text = "eddystone-uid:" + BeaconIdentity.hex(bytes[0..<10])
@@ -124,11 +149,19 @@ public struct BeaconIdentityConstraint: Hashable, Sendable, Codable, CustomStrin
         return text
     }
 
-    private enum CodingKeys: String, CodingKey { case uuid, major, minor, format }
+    private enum CodingKeys: String, CodingKey { case uuid, major, minor, format, device }
 
     /// `format` is written only when it is not iBeacon, so iBeacon constraints encode as before.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
+        if try container.decodeIfPresent(BeaconFormat.self, forKey: .format) == .device {
+            let id = try container.decode(String.self, forKey: .device)
+            guard let identity = BeaconIdentity(deviceID: id) else {
+                throw DecodingError.dataCorruptedError(forKey: .device, in: container, debugDescription: "'\(id.prefix(64))' is not a device id")
+            }
+            self = BeaconIdentityConstraint(exactly: identity)
+            return
+        }
         uuid = try container.decode(UUID.self, forKey: .uuid)
         major = try container.decodeIfPresent(UInt16.self, forKey: .major)
         minor = try container.decodeIfPresent(UInt16.self, forKey: .minor)
@@ -140,6 +173,11 @@ public struct BeaconIdentityConstraint: Hashable, Sendable, Codable, CustomStrin
 
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
+        if let id = deviceID {
+            try container.encode(format, forKey: .format)
+            try container.encode(id, forKey: .device)
+            return
+        }
         try container.encode(uuid, forKey: .uuid)
         try container.encodeIfPresent(major, forKey: .major)
         try container.encodeIfPresent(minor, forKey: .minor)

@@ -89,6 +89,9 @@ public struct BeaconLayout: Hashable, Sendable, CustomStringConvertible {
 
     /// Parses an expression; throws `invalidArgument` naming the term, its position and the problem.
     public init(_ expression: String, format: BeaconFormat? = nil) throws(RegionKitError) {
+        if format == .device {
+            throw RegionKitError(.invalidArgument, "beacon layout '\(expression.prefix(200))': format device names no frame (a device is named by its scanner's id)")
+        }
         self.expression = expression
         var sawMatcher = false
         var position = 0
@@ -246,6 +249,8 @@ public struct BeaconLayout: Hashable, Sendable, CustomStringConvertible {
         case .eddystoneUID:
             guard ids.count == 2 else { return nil }
             return BeaconIdentity(eddystoneNamespace: ids[0], instance: ids[1])
+        case .device:
+            return nil   // a layout's format is never set so (a device is named by its scanner, not by a frame)
         }
     }
 }

@@ -3,12 +3,15 @@ import Foundation
 extension BeaconRegion {
     /// Parses a command-line region: `ID:UUID[:MAJOR[:MINOR]][@SCANNER]` (UUID with or without
     /// dashes), for other formats `ID:altbeacon:ID1[:ID2[:ID3]]` (`ibeacon:` may be written too) or
-    /// `ID:eddystone:NAMESPACE[:INSTANCE]` (20 and 12 hex digits; `eddystone-uid:` also accepted).
+    /// `ID:eddystone:NAMESPACE[:INSTANCE]` (20 and 12 hex digits; `eddystone-uid:` also accepted),
+    /// or `ID:device:DEVICE` for a device that is no beacon (``BeaconIdentity/init(deviceID:)``:
+    /// an ESPresense id such as `irk:…` or an alias, a Theengs gateway's address).
     ///
     /// ```swift
     /// let room = try BeaconRegion(specifier: "b3:DAF246CE836311E4B116123B93F75CBA:0:3@Room201")
     /// room.scannerID // "Room201"
     /// let shop = try BeaconRegion(specifier: "shop:eddystone:8b0ca750e7a74e14bd99")
+    /// let phone = try BeaconRegion(specifier: "alice:device:irk:0123456789abcdef0123456789abcdef")
     /// ```
     public init(specifier: String) throws {
         var text = Substring(specifier)
@@ -21,6 +24,19 @@ extension BeaconRegion {
             }
         }
         var parts = text.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
+        if parts.count >= 3, BeaconFormat(name: parts[1]) == .device {
+            // The id may have colons of its own (irk:…, C8:0F:…): all after ID:device: is the id.
+            let id = parts[2...].joined(separator: ":")
+            guard !parts[0].isEmpty else {
+                throw RegionKitError(.invalidArgument, "region '\(specifier)': expected ID:device:DEVICE[@SCANNER]")
+            }
+            do {
+                try self.init(identifier: parts[0], constraint: BeaconIdentityConstraint(device: id), scannerID: scanner)
+            } catch let error as RegionKitError {
+                throw RegionKitError(.invalidArgument, "region '\(specifier)': \(error.message)")
+            }
+            return
+        }
         var format = BeaconFormat.iBeacon
         if parts.count >= 3, let named = BeaconFormat(name: parts[1]) {
             format = named

@@ -66,7 +66,11 @@ extension MonitoringEngine {
         }
         if let prior, let channel { learnChannelPrior(number: channel.number, prior: prior, at: time) }
         if schedule.isDirty { settleTimers() }
-        if let policy = profile.nearestScanner, let scanner = observation.scannerID {
+        // A device that is no beacon gets a room only while a region names it: scanners report
+        // every phone, tag and fingerprint they hear (ESPresense's `apple:…`, Theengs' random
+        // addresses), and those are nobody's to place.
+        if let policy = profile.nearestScanner, let scanner = observation.scannerID,
+           identity.format != .device || !(any.isEmpty && major.isEmpty && exact.isEmpty) {
             // (A beacon heard while its room is set aside for a source outage: from that room.)
             var state = nearest[observation.identity]
                 ?? (suspendedRooms.isEmpty ? nil : suspendedRooms.removeValue(forKey: observation.identity).map { NearestScannerState(restoring: $0, at: time) })

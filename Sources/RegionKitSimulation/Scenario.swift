@@ -110,6 +110,8 @@ public struct Scenario: Hashable, Sendable, Codable {
         public var format: String?
         public var namespace: String?
         public var instance: String?
+        /// A device region's device (format `device`, which may be left out): ``BeaconIdentity/init(deviceID:)``.
+        public var device: String?
 
         public init(identifier: String, uuid: String? = nil, major: UInt16? = nil, minor: UInt16? = nil,
                     latitude: Double? = nil, longitude: Double? = nil, radius: Double? = nil,
@@ -130,10 +132,25 @@ public struct Scenario: Hashable, Sendable, Codable {
         public func region() throws -> Region {
             let kind = try format.map { text -> BeaconFormat in
                 guard let kind = BeaconFormat(name: text) else {
-                    throw RegionKitError(.invalidRegion, "region '\(identifier)': format '\(text)' is not ibeacon, altbeacon or eddystone-uid")
+                    throw RegionKitError(.invalidRegion, "region '\(identifier)': format '\(text)' is not ibeacon, altbeacon, eddystone-uid or device")
                 }
                 return kind
-            } ?? (namespace != nil ? .eddystoneUID : .iBeacon)
+            } ?? (namespace != nil ? .eddystoneUID : device != nil ? .device : .iBeacon)
+            if kind == .device {
+                guard let device, uuid == nil, major == nil, minor == nil, namespace == nil, instance == nil,
+                      latitude == nil, longitude == nil, radius == nil else {
+                    throw RegionKitError(.invalidRegion, "region '\(identifier)': a device region takes device only (the id its scanner gives it)")
+                }
+                let constraint: BeaconIdentityConstraint
+                do { constraint = try BeaconIdentityConstraint(device: device) } catch let error as RegionKitError {
+                    throw RegionKitError(.invalidRegion, "region '\(identifier)': \(error.message)")
+                }
+                return .beacon(try BeaconRegion(identifier: identifier, constraint: constraint, notifyOnEntry: notifyOnEntry ?? true,
+                                                notifyOnExit: notifyOnExit ?? true, notifyEntryStateOnDisplay: notifyEntryStateOnDisplay ?? false))
+            }
+            if device != nil {
+                throw RegionKitError(.invalidRegion, "region '\(identifier)': device goes with format device (or no format)")
+            }
             if kind == .eddystoneUID {
                 guard let namespace, uuid == nil, major == nil, minor == nil, latitude == nil, longitude == nil, radius == nil else {
                     throw RegionKitError(.invalidRegion, "region '\(identifier)': an eddystone-uid region takes namespace (and instance) only")

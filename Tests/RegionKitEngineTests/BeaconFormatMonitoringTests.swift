@@ -53,4 +53,38 @@ struct BeaconFormatMonitoringTests {
         #expect(delivery.beacons.first?.format == .eddystoneUID && delivery.beacons.first?.telemetry == telemetry)
         #expect(delivery.beacons.first?.telemetry?.temperature == 22)
     }
+
+    @Test("A device region is entered and left by its device only; a device no region names gets no room, one a region names does, and leaves its room when no scanner hears it")
+    func deviceRegions() throws {
+        var profile = MonitoringProfile.responsive
+        profile.nearestScanner = NearestScannerPolicy()
+        var engine = Fixture.engine(profile)
+        let phone = try #require(BeaconIdentity(deviceID: "irk:0123456789abcdef0123456789abcdef"))
+        let stranger = try #require(BeaconIdentity(deviceID: "apple:1005:9-26"))
+        let tag = try #require(BeaconIdentity(deviceID: "C8:0F:10:4D:C7:EB"))
+        let twin = BeaconIdentity(uuid: phone.uuid, major: phone.major, minor: phone.minor)   // an iBeacon with the same 20 bytes
+        _ = engine.startMonitoring(.beacon(try BeaconRegion(specifier: "alice:device:irk:0123456789ABCDEF0123456789ABCDEF")), at: .zero)
+        _ = engine.startMonitoring(.beacon(try BeaconRegion(specifier: "keys:device:c80f104dc7eb@hall")), at: .zero)
+        var events: [LocationEvent] = []
+        for t in stride(from: 0.5, to: 10, by: 0.5) {
+            events += engine.ingest(Fixture.seen(stranger, at: t, scanner: "kitchen"))
+            events += engine.ingest(Fixture.seen(twin, at: t + 0.1, scanner: "kitchen"))
+            events += engine.ingest(Fixture.seen(tag, at: t + 0.2, scanner: "kitchen"))   // keys is bound to the hall
+        }
+        #expect(engine.state(of: "alice") != .inside && engine.state(of: "keys") != .inside)
+        events += engine.ingest(Fixture.seen(phone, at: 10, scanner: "kitchen"))
+        events += engine.ingest(Fixture.seen(tag, at: 10.1, scanner: "hall"))
+        #expect(engine.state(of: "alice") == .inside && engine.state(of: "keys") == .inside)
+        let entered = events.compactMap { event -> String? in if case .didEnterRegion(let region) = event.kind { region.identifier } else { nil } }
+        #expect(entered == ["alice", "keys"])
+        // Rooms: the devices regions name, and the iBeacon twin (beacons are placed whoever names
+        // them); not the stranger, which only the scanner's channel counts.
+        #expect(engine.nearestScanner(for: phone) == "kitchen" && engine.nearestScanner(for: twin) == "kitchen")
+        #expect(engine.nearestScanner(for: stranger) == nil && engine.nearest[stranger] == nil)
+        #expect(engine.nearestScanner(for: tag) != nil)
+        // The phone goes quiet: alice exits (the responsive detector, seconds after a 1 Hz-ish stream).
+        events = engine.advance(to: Timestamp(seconds: 200))
+        #expect(engine.state(of: "alice") == .outside)
+        #expect(engine.nearestScanner(for: phone) == nil)
+    }
 }

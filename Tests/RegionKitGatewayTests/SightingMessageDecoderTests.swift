@@ -36,12 +36,26 @@ struct SightingMessageDecoderTests {
         #expect(outcome == .sightings([BeaconObservation(identity: Self.identity, rssi: -80, measuredPower: nil, timestamp: Self.now, scannerID: "hall")]))
     }
 
-    @Test(arguments: [
-        #"{"id":"apple:1005:9-26","rssi":-60}"#,          // a phone's fingerprint
-        #"{"id":"md:0059:26","rssi":-60}"#,                 // other manufacturer data (altBeacon: ids are read now)
-        #"{"id":"my-keys","rssi":-60}"#,                  // a user alias
+    @Test("Any other ESPresense id names a device (the engine keeps it only while a device region names it)", arguments: [
+        ("apple:1005:9-26", "apple:1005:9-26"),                                              // a phone's fingerprint
+        ("md:0059:26", "md:0059:26"),                                                        // other manufacturer data
+        ("my-keys", "my-keys"),                                                              // a user alias
+        ("irk:0123456789abcdef0123456789abcdef", "irk:0123456789abcdef0123456789abcdef"),    // a phone resolved by its IRK
+        ("known:c80f104dc7eb", "C8:0F:10:4D:C7:EB"),                                         // a known address
     ])
-    func espresenseOtherIdsAreIgnored(json: String) throws {
+    func espresenseOtherIdsAreDevices(id: String, device: String) throws {
+        let json = #"{"id":"\#(id)","rssi":-60.4,"rssi@1m":-65,"distance":1.2}"#
+        let outcome = try decode(.espresense, "espresense/devices/\(id)/hall", json)
+        let identity = try #require(BeaconIdentity(deviceID: device))
+        #expect(outcome == .sightings([BeaconObservation(identity: identity, rssi: -60, measuredPower: -65, timestamp: Self.now, scannerID: "hall")]))
+    }
+
+    @Test("An ESPresense id that cannot name a device is ignored, not an error", arguments: [
+        #"{"id":"msft:cdp:0109e5b1a2c3d4e5f6a7b8c9d0e1","rssi":-60}"#,   // longer than 20 bytes
+        #"{"id":"tractive:c80f104dc7eb","rssi":-60}"#,                    // 21 bytes: give it an alias
+        #"{"id":"alice phone","rssi":-60}"#,                              // a space
+    ])
+    func espresenseIdsNamingNoDeviceAreIgnored(json: String) throws {
         guard case .ignored = try decode(.espresense, "espresense/devices/x/hall", json) else {
             Issue.record("expected ignored")
             return
@@ -104,12 +118,25 @@ struct SightingMessageDecoderTests {
 
     @Test func theengsNonIBeaconIgnoredAndBadHexRejected() throws {
         guard case .ignored = try decode(.theengs, "home/gw/BTtoMQTT/AA", #"{"id":"AA","rssi":-70,"manufacturerdata":"06000109"}"#) else {
-            Issue.record("a Microsoft frame is not an iBeacon")
+            Issue.record("a Microsoft frame is not an iBeacon, and AA is no address")
             return
         }
         #expect(error(.theengs, "home/gw/BTtoMQTT/AA", Array(#"{"rssi":-70,"manufacturerdata":"4c0g"}"#.utf8))?.kind == .malformedField)
         #expect(error(.theengs, "home/gw/BTtoMQTT/AA", Array(#"{"rssi":-70,"manufacturerdata":"4c0"}"#.utf8))?.kind == .malformedField)
         #expect(error(.theengs, "somewhere/else", Array(#"{"rssi":-70,"uuid":"e2c56db5dffb48d2b060d0f5a71096e0","major":1,"minor":2}"#.utf8))?.kind == .badTopic)
+    }
+
+    @Test("Any other Theengs advertisement is a sighting of the device its id (an address) names, with txpower as its measured power")
+    func theengsDeviceByAddress() throws {
+        let json = #"{"id":"c8:0f:10:4d:c7:eb","mac_type":0,"rssi":-70,"name":"Mi Band","txpower":-62,"manufacturerdata":"5701001122"}"#
+        let outcome = try decode(.theengs, "home/gw/BTtoMQTT/C80F104DC7EB", json)
+        let identity = try #require(BeaconIdentity(deviceID: "C8:0F:10:4D:C7:EB"))
+        #expect(outcome == .sightings([BeaconObservation(identity: identity, rssi: -70, measuredPower: -62, timestamp: Self.now, scannerID: "gw")]))
+        // No rssi (a gateway's decoded sensor message): ignored, as before, not an error.
+        guard case .ignored = try decode(.theengs, "home/gw/BTtoMQTT/C80F104DC7EB", #"{"id":"C8:0F:10:4D:C7:EB","tempc":21.5}"#) else {
+            Issue.record("expected ignored")
+            return
+        }
     }
 
     // MARK: Measured power

@@ -137,6 +137,8 @@ struct HTTPAPITests {
             "eddy": #"{"format": "eddystone-uid", "namespace": "8b0ca750095477cb3e77", "scanner": "hall"}"#,
             "eddy1": #"{"format": "eddystone-uid", "namespace": "8B0CA750095477CB3E77", "instance": "0000000000a1"}"#,
             "bound": #"{"uuid": "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0", "major": 2, "scanner": "kitchen"}"#,
+            "phone": #"{"format": "device", "device": "irk:0123456789ABCDEF0123456789abcdef"}"#,
+            "tag": #"{"device": "known:c80f104dc7eb", "scanner": "hall"}"#,
         ]
         for (id, body) in bodies.sorted(by: { $0.key < $1.key }) {
             let created = try await client.request("PUT", "/v1/regions/\(id)", body: body)
@@ -151,8 +153,13 @@ struct HTTPAPITests {
         #expect(eddy1["instance"] as? String == "0000000000a1" && eddy1["namespace"] as? String == "8b0ca750095477cb3e77")
         #expect(try await client.request("GET", "/v1/regions/bound").json["scanner"] as? String == "kitchen")
         #expect(try await client.request("GET", "/v1/regions/lobby").json["format"] as? String == "ibeacon")
+        let phone = try await client.request("GET", "/v1/regions/phone").json
+        #expect(phone["format"] as? String == "device" && phone["device"] as? String == "irk:0123456789abcdef0123456789abcdef")
+        #expect(phone["uuid"] == nil && phone["major"] == nil && phone["namespace"] == nil)
+        let tag = try await client.request("GET", "/v1/regions/tag").json
+        #expect(tag["device"] as? String == "C8:0F:10:4D:C7:EB" && tag["scanner"] as? String == "hall", "one form of an address")
         // GET → PUT: the definition survives (the dashboard's edit does exactly this).
-        let definitionKeys = ["format", "uuid", "major", "minor", "namespace", "instance", "scanner", "notifyOnEntry", "notifyOnExit", "notifyEntryStateOnDisplay"]
+        let definitionKeys = ["format", "uuid", "major", "minor", "namespace", "instance", "device", "scanner", "notifyOnEntry", "notifyOnExit", "notifyEntryStateOnDisplay"]
         for id in bodies.keys.sorted() {
             let before = try await client.request("GET", "/v1/regions/\(id)").json
             let definition = before.filter { definitionKeys.contains($0.key) }
@@ -181,6 +188,13 @@ struct HTTPAPITests {
         (#"{"format": "eddystone-uid", "namespace": "8b0ca750095477cb3e77", "instance": "a1"}"#, 400, "instance"),
         (#"{"format": "eddystone-uid", "namespace": "8b0ca750095477cb3e77", "major": 1}"#, 400, "major"),
         (#"{"namespace": "8b0ca750095477cb3e77"}"#, 400, "format"),
+        (#"{"format": "device"}"#, 400, "device"),
+        (#"{"device": "alice phone"}"#, 400, "device"),
+        (#"{"device": "tractive:c80f104dc7eb"}"#, 400, "device"),
+        (#"{"format": "ibeacon", "device": "alice"}"#, 400, "format"),
+        (#"{"device": "alice", "uuid": "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0"}"#, 400, "uuid"),
+        (#"{"device": "alice", "latitude": 1}"#, 400, "latitude"),
+        (#"{"device": 7}"#, 400, "device"),
         (#"{"format": "altbeacon", "uuid": "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0", "instance": "0000000000a1"}"#, 400, "instance"),
         (#"{"uuid": "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0", "scanner": ""}"#, 400, "scanner"),
         (#"{"latitude": 1, "longitude": 1, "radius": 5, "scanner": "hall"}"#, 400, "scanner"),

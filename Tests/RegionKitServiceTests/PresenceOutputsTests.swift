@@ -627,18 +627,28 @@ struct PresenceOutputsTests {
     @Test("A beacon's key in topics and entity ids reads back as the beacon, in every format; any other text, or another spelling of a key, is none")
     func beaconKeysReadBack() throws {
         let eddystone = try #require(BeaconIdentity(eddystoneNamespace: Array(0..<10), instance: [0, 0, 0, 0, 0, 0xa1]))
-        for beacon in [Self.beacon, BeaconIdentity(uuid: Self.uuid, major: 65535, minor: 0, format: .altBeacon), eddystone] {
+        let devices = try ["irk:0123456789abcdef0123456789abcdef", "C8:0F:10:4D:C7:EB", "a", "0123456789abcdefWXYZ", "!\"$%&'()*,-.:;<=>?@["]
+            .map { try #require(BeaconIdentity(deviceID: $0)) }
+        for beacon in [Self.beacon, BeaconIdentity(uuid: Self.uuid, major: 65535, minor: 0, format: .altBeacon), eddystone] + devices {
             #expect(PresenceTopics.beacon(key: PresenceTopics.beaconKey(beacon)) == beacon, "\(PresenceTopics.beaconKey(beacon))")
         }
         for other in ["", "e2c56db5-dffb-48d2-b060-d0f5a71096e0", "e2c56db5-dffb-48d2-b060-d0f5a71096e0-1", "e2c56db5-dffb-48d2-b060-d0f5a71096e0-1-2-3",
                       "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0-1-2",   // not the lowercase the key has
                       "e2c56db5-dffb-48d2-b060-d0f5a71096e0-01-2",  // a leading zero
                       "e2c56db5-dffb-48d2-b060-d0f5a71096e0-65536-2", "e2c56db5-dffb-48d2-b060-d0f5a71096e0--1-2",
-                      "altbeacon-", "eddystone-00", "eddystone-000102030405060708-0000000000a1", "x2c56db5-dffb-48d2-b060-d0f5a71096e0-1-2"] {
+                      "altbeacon-", "eddystone-00", "eddystone-000102030405060708-0000000000a1", "x2c56db5-dffb-48d2-b060-d0f5a71096e0-1-2",
+                      "device-", "device-6100", "device-610062",   // (a trailing zero; a zero inside an id)
+                      "device-612f62", "device-61206200", "device-c3bc",        // a/b, "a b", non-ASCII: no device has them
+                      "device-4A4B", "device-414243444546474849505152535455565758595a5b"] {   // upper-case hex; longer than 20 bytes
             #expect(PresenceTopics.beacon(key: other) == nil, "\(other)")
         }
+        // The key of a device: hex of its id's bytes (an IRK's 16 and ffffffff), an entity id's characters only.
+        #expect(PresenceTopics.beaconKey(devices[2]) == "device-61")
+        #expect(PresenceTopics.beaconKey(devices[0]) == "device-0123456789abcdef0123456789abcdefffffffff")
+        for device in devices { #expect(PresenceTopics.beaconKey(device).allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") }) }
         let discovery = HomeAssistantDiscovery(topics: Self.topics)
         #expect(discovery.beacon(trackerConfigTopic: discovery.trackerConfigTopic(object: discovery.beaconObject(eddystone))) == eddystone)
+        #expect(discovery.beacon(trackerConfigTopic: discovery.trackerConfigTopic(object: discovery.beaconObject(devices[0]))) == devices[0])
         #expect(discovery.beacon(trackerConfigTopic: "homeassistant/device_tracker/regionkit_home/phone_1/config") == nil)
     }
 

@@ -119,6 +119,48 @@ struct MQTTDaemonTests {
         #expect(await late.waitForMessages(1, timeout: 5).first?.payload == "outside")
     }
 
+    @Test("A phone an ESPresense node resolved by its IRK: its device region enters and exits, it gets a room and a Home Assistant tracker named by its id; a phone no region names gets nothing")
+    func espresenseDeviceByIRK() async throws {
+        let broker = try MosquittoBroker()
+        try broker.start()
+        defer { broker.stop() }
+        let all = try await broker.subscribe(topic: "#", count: 100_000, timeout: 90)
+        defer { all.terminate() }
+        let irk = "irk:0123456789abcdef0123456789abcdef"
+        let key = "device-0123456789abcdef0123456789abcdefffffffff"   // its 16 key bytes and the IRK marker
+        let stranger = "device-" + "apple:1005:9-26".utf8.map { String(format: "%02x", $0) }.joined()
+        let config = Self.config(broker: broker, regions: "  - {identifier: alice, device: \"IRK:0123456789ABCDEF0123456789ABCDEF\"}",
+                                 sources: "  - mqtt: {format: espresense}", extra: "homeAssistant: {discovery: true}")
+        let daemon = try Daemon(config: try DaemonTests.writeConfig(config), store: DaemonTests.temporaryStore())
+        try await eventually(timeout: .seconds(20), "the daemon is online") {
+            all.messages.contains { $0.topic == "regionkit/test/status" && $0.payload == "online" }
+        }
+        // 5 Hz for 6 s from the kitchen node, the phone and a stranger's phone, then silence.
+        for _ in 0..<30 {
+            try broker.publish(topic: "espresense/devices/\(irk)/kitchen", message: #"{"id":"\#(irk)","name":"Alice's iPhone","rssi":-61.2,"rssi@1m":-65,"distance":1.1}"#)
+            try broker.publish(topic: "espresense/devices/apple:1005:9-26/kitchen", message: #"{"id":"apple:1005:9-26","rssi":-70,"rssi@1m":-65}"#)
+            try await Task.sleep(for: .milliseconds(200))
+        }
+        try await eventually(timeout: .seconds(40), "didExitRegion on the events topic") {
+            Self.events(all.messages).contains { $0["type"] as? String == "didExitRegion" }
+        }
+        let events = Self.events(all.messages)
+        let inside = try #require(events.first { $0["type"] as? String == "didDetermineState" && $0["state"] as? String == "inside" })
+        #expect(inside["region"] as? String == "alice")
+        #expect((inside["evidence"] as? [String: Any])?["scanner"] as? String == "kitchen")
+        try await eventually(timeout: .seconds(10), "the phone's room goes to not_home") {
+            all.messages.last { $0.topic == "regionkit/test/beacons/\(key)/room" }?.payload == "not_home"
+        }
+        let messages = all.messages
+        #expect(messages.contains { $0.topic == "regionkit/test/beacons/\(key)/room" && $0.payload == "kitchen" })
+        let tracker = try #require(messages.first { $0.topic == "homeassistant/device_tracker/regionkit_test/ibeacon_\(key)/config" && !$0.payload.isEmpty })
+        #expect(tracker.payload.contains(#""name":"\#(irk)""#), "\(tracker.payload)")
+        let attributes = try #require(messages.last { $0.topic == "regionkit/test/beacons/\(key)/attributes" && $0.payload.contains("rssi") })
+        #expect(attributes.payload.contains(#""device":"\#(irk)""#) && attributes.payload.contains(#""format":"device""#), "\(attributes.payload)")
+        #expect(!messages.contains { $0.topic.contains(stranger) }, "a device no region names: no room, no entity")
+        #expect(await daemon.signal(SIGTERM) == 0, "stderr: \(daemon.stderr)")
+    }
+
     @Test("10,000 malformed payloads among good sightings: no crash, each kind logged once with its topic, the good ones still enter")
     func hostilePayloads() async throws {
         let broker = try MosquittoBroker()

@@ -3,7 +3,8 @@ import RegionKitCore
 
 /// An ESPresense room node's sighting: topic `espresense/devices/<id>/<room>`, a JSON object with
 /// `id` (`iBeacon:<uuid>-<major>-<minor>` for iBeacons, `altBeacon:<id1>-<id2>-<id3>` for AltBeacons,
-/// `eddy:<namespace hex>-<instance hex>` for Eddystone-UID), `rssi` (filtered, may have decimals),
+/// `eddy:<namespace hex>-<instance hex>` for Eddystone-UID; any other id names a device that is no
+/// beacon, ``BeaconIdentity/init(deviceID:)``), `rssi` (filtered, may have decimals),
 /// `rssi@1m` (the frame's measured power, or the node's calibration), `distance`, `mV` and `temp`
 /// (battery in millivolts and temperature in °C, which the node decodes from the transmitter's
 /// Eddystone-TLM frames: ESPresense `src/BleFingerprint.cpp`, `fill()` and the `EDDYSTONE_TLM_FRAME_TYPE`
@@ -40,8 +41,12 @@ public enum ESPresenseMessage {
                 throw SightingMessageError(.malformedField, "field 'id' '\(id.prefix(80))' is not eddy:<namespace, 20 hex digits>-<instance, 12 hex digits>")
             }
             identity = parsed
+        } else if let device = BeaconIdentity(deviceID: id) {
+            // A phone (irk:…), an address, a tracker or an alias: the engine keeps it only while
+            // a device region names it.
+            identity = device
         } else {
-            return .ignored("not an iBeacon, AltBeacon or Eddystone id")
+            return .ignored("not a beacon's id, and too long or not printable to name a device")
         }
         let rssi = try SightingMessageDecoder.integer(fields[1], "rssi", in: SightingMessageDecoder.rssiRange)
         let power = try SightingMessageDecoder.measuredPower(fields[2], "rssi@1m")
@@ -148,12 +153,15 @@ public enum ESPresenseMessage {
         return BeaconIdentity(uuid: UUID(uuid: uuid), major: major, minor: minor, format: format)
     }
 
-    /// The id ESPresense gives an iBeacon: lowercase dashed UUID, decimal major and minor.
+    /// The id ESPresense gives an iBeacon (lowercase dashed UUID, decimal major and minor), an
+    /// AltBeacon, an Eddystone-UID beacon; for a device, an address as ESPresense prints one (12
+    /// lowercase hex digits), any other device id as it is.
     public static func id(for identity: BeaconIdentity) -> String {
         switch identity.format {
         case .iBeacon: "iBeacon:\(identity.uuid.uuidString.lowercased())-\(identity.major)-\(identity.minor)"
         case .altBeacon: "altBeacon:\(identity.uuid.uuidString.lowercased())-\(identity.major)-\(identity.minor)"
         case .eddystoneUID: eddystoneID(for: identity)
+        case .device: identity.deviceAddress.map { $0.replacingOccurrences(of: ":", with: "").lowercased() } ?? identity.deviceID ?? ""
         }
     }
 }

@@ -135,7 +135,7 @@ public struct ScannerBatch: Hashable, Sendable {
             }
             var format = BeaconFormat.iBeacon
             if let name = try SightingMessageDecoder.optionalString(item.format, field("format")) {
-                guard let named = BeaconFormat(name: name) else {
+                guard let named = BeaconFormat(name: name), named != .device else {
                     throw SightingMessageError(.malformedField, "field '\(field("format"))' '\(name.prefix(40))' is not ibeacon, altbeacon or eddystone-uid")
                 }
                 format = named

@@ -8,8 +8,11 @@ import RegionKitCore
 /// `uuid` (32 hex digits), `major`, `minor`, `txpower`; Eddystone arrives as `servicedatauuid`
 /// `0xfeaa` with `servicedata` (hex, the frame after the UUID), decoded with the Eddystone codec
 /// (UID frames are sightings; a TLM frame is ``SightingMessageDecoder/Outcome/telemetry(_:)`` for
-/// the transmitter of the topic; URL frames carry no identity and are ignored). The gateway
-/// (topic level before `BTtoMQTT`) is the scanner unless the configuration names one.
+/// the transmitter of the topic; URL frames carry no identity and are ignored). Any other
+/// advertisement is a sighting of the device its `id` names (``BeaconIdentity/init(deviceID:)``:
+/// its address, or the identity address a resolved IRK gives), with `txpower` as its measured
+/// power. The gateway (topic level before `BTtoMQTT`) is the scanner unless the configuration
+/// names one.
 ///
 /// Theengs Decoder's iBeacon model (`IBEACON`, theengs/decoder `src/devices/iBeacon_json.h`) reads
 /// the byte after the minor as `txpower` when its high bit is set (negative dBm) and otherwise as
@@ -23,7 +26,7 @@ import RegionKitCore
 /// ```
 public enum TheengsMessage {
     /// The members read; every other one is validated and skipped.
-    static let keys = FlatJSONReader.Keys(["rssi", "manufacturerdata", "uuid", "major", "minor", "txpower", "servicedata", "servicedatauuid", "volt"])
+    static let keys = FlatJSONReader.Keys(["rssi", "manufacturerdata", "uuid", "major", "minor", "txpower", "servicedata", "servicedatauuid", "volt", "id"])
 
     static func decode(topic: String, payload: [UInt8], receivedAt now: Timestamp, scanner: String?) throws(SightingMessageError) -> SightingMessageDecoder.Outcome {
         let levels = topic.split(separator: "/", omittingEmptySubsequences: false)
@@ -60,7 +63,17 @@ public enum TheengsMessage {
             frame = IBeaconFrame(identity: BeaconIdentity(uuid: uuid, major: UInt16(major), minor: UInt16(minor)),
                                  measuredPower: power.map { Int8($0) })
         }
-        guard let frame else { return .ignored("not an iBeacon advertisement") }
+        guard let frame else {
+            // Any other device by its address (`id`, the identity address when the gateway resolved
+            // a phone's IRK): the engine keeps it only while a device region names it.
+            guard let id = try SightingMessageDecoder.optionalString(fields[9], "id") else { return .ignored("not a beacon, and no id") }
+            guard let device = BeaconIdentity(deviceID: id), device.deviceAddress != nil else { return .ignored("not a beacon, and an id that is no address") }
+            guard rssiField != nil else { return .ignored("a device without rssi") }
+            let rssi = try SightingMessageDecoder.integer(rssiField, "rssi", in: SightingMessageDecoder.rssiRange)
+            let name = try gatewayName(topic: topic, levels: levels, marker: marker, scanner: scanner)
+            return .sightings([BeaconObservation(identity: device, rssi: rssi, measuredPower: try SightingMessageDecoder.measuredPower(txPower, "txpower"),
+                                                 timestamp: now, scannerID: name)])
+        }
         let rssi = try SightingMessageDecoder.integer(rssiField, "rssi", in: SightingMessageDecoder.rssiRange)
         let name = try gatewayName(topic: topic, levels: levels, marker: marker, scanner: scanner)
         // Theengs' `volt`: the power byte was a battery voltage (tenths of a volt), not a measured power.

@@ -77,7 +77,7 @@ enum DashboardPage {
     </fieldset>
     <div class="beacon-fields">
       <div class="field"><label for="f-format">Format</label><select id="f-format" name="format">
-        <option value="ibeacon">iBeacon</option><option value="altbeacon">AltBeacon (id1 / id2 / id3)</option><option value="eddystone-uid">Eddystone-UID</option>
+        <option value="ibeacon">iBeacon</option><option value="altbeacon">AltBeacon (id1 / id2 / id3)</option><option value="eddystone-uid">Eddystone-UID</option><option value="device">Device (phone, watch, tracker)</option>
       </select><small class="error" data-for="format"></small></div>
       <div class="id-fields">
         <div class="field"><label for="f-uuid">UUID</label><input id="f-uuid" name="uuid" placeholder="E2C56DB5-DFFB-48D2-B060-D0F5A71096E0" autocomplete="off"><small class="error" data-for="uuid"></small></div>
@@ -89,6 +89,9 @@ enum DashboardPage {
       <div class="eddystone-fields" hidden>
         <div class="field"><label for="f-namespace">Namespace</label><input id="f-namespace" name="namespace" placeholder="20 hex digits" autocomplete="off"><small class="error" data-for="namespace"></small></div>
         <div class="field"><label for="f-instance">Instance (optional)</label><input id="f-instance" name="instance" placeholder="12 hex digits" autocomplete="off"><small class="error" data-for="instance"></small></div>
+      </div>
+      <div class="device-fields" hidden>
+        <div class="field"><label for="f-device">Device</label><input id="f-device" name="device" placeholder="irk:… · an address · an ESPresense alias" autocomplete="off"><small class="error" data-for="device"></small></div>
       </div>
       <div class="field"><label for="f-scanner">Scanner (optional: hear only this one)</label><input id="f-scanner" name="scanner" autocomplete="off"><small class="error" data-for="scanner"></small></div>
     </div>

@@ -87,6 +87,7 @@ function ago(seconds) {
 function describe(region) {
   if (region.kind === "beacon") {
     const scanner = region.scanner ? " · at " + region.scanner : "";
+    if (region.format === "device") return "Device " + region.device + scanner;
     if (region.format === "eddystone-uid") {
       return "Eddystone " + region.namespace + (region.instance !== undefined ? " · instance " + region.instance : "") + scanner;
     }
@@ -167,8 +168,9 @@ function setKind(kind) {
 }
 function setFormat(format) {
   form.format.value = format;
-  form.querySelector(".id-fields").hidden = format === "eddystone-uid";
+  form.querySelector(".id-fields").hidden = format === "eddystone-uid" || format === "device";
   form.querySelector(".eddystone-fields").hidden = format !== "eddystone-uid";
+  form.querySelector(".device-fields").hidden = format !== "device";
 }
 form.format.addEventListener("change", () => setFormat(form.format.value));
 form.querySelectorAll("input[name=kind]").forEach((radio) => radio.addEventListener("change", () => setKind(radio.value)));
@@ -185,14 +187,15 @@ function openRegionForm(region) {
   setKind(region ? region.kind : "beacon");
   setFormat(region && region.format ? region.format : "ibeacon");
   if (region) {
-    for (const name of ["uuid", "major", "minor", "namespace", "instance", "scanner", "latitude", "longitude", "radius"]) form[name].value = region[name] ?? "";
+    for (const name of ["uuid", "major", "minor", "namespace", "instance", "device", "scanner", "latitude", "longitude", "radius"]) form[name].value = region[name] ?? "";
     form.notifyOnEntry.checked = region.notifyOnEntry;
     form.notifyOnExit.checked = region.notifyOnExit;
     // Every field the API has is in the form: a PUT replaces the whole region.
     form.notifyEntryStateOnDisplay.checked = !!region.notifyEntryStateOnDisplay;
   }
   $("#region-dialog").showModal();
-  (region ? (region.kind === "beacon" && region.format === "eddystone-uid" ? form.namespace : form.uuid) : form.elements.identifier).focus();
+  (region ? (region.kind !== "beacon" ? form.uuid : region.format === "eddystone-uid" ? form.namespace : region.format === "device" ? form.device : form.uuid)
+    : form.elements.identifier).focus();
 }
 // The form is filled from the region as stored now (the list on the page may be older: another
 // client's change), since saving replaces the whole region.
@@ -227,7 +230,7 @@ form.addEventListener("submit", async (event) => {
   if (kind === "beacon" && format !== "ibeacon") body.format = format;
   if (kind === "beacon") body.notifyEntryStateOnDisplay = form.notifyEntryStateOnDisplay.checked;
   const fields = kind !== "beacon" ? ["latitude", "longitude", "radius"]
-    : format === "eddystone-uid" ? ["namespace", "instance", "scanner"] : ["uuid", "major", "minor", "scanner"];
+    : format === "eddystone-uid" ? ["namespace", "instance", "scanner"] : format === "device" ? ["device", "scanner"] : ["uuid", "major", "minor", "scanner"];
   for (const name of fields) {
     const v = value(name);
     if (v !== undefined) body[name] = v;
@@ -249,15 +252,17 @@ form.addEventListener("submit", async (event) => {
 // ---- beacons and rooms -------------------------------------------------------------------
 const keyOf = (b) => b.id;
 function beaconLabel(b) {
+  if (b.format === "device") return [b.device, "device"];
   if (b.format === "eddystone-uid") return ["Eddystone " + b.instance, b.namespace];
   if (b.format === "altbeacon") return ["AltBeacon " + b.major + " · " + b.minor, b.uuid];
   return ["major " + b.major + " · minor " + b.minor, b.uuid];
 }
-const chipOf = (b) => b.format === "eddystone-uid" ? b.instance : b.major + "." + b.minor;
+const chipOf = (b) => b.format === "device" ? b.device : b.format === "eddystone-uid" ? b.instance : b.major + "." + b.minor;
 // A beacon as logged events name it (its description: UUID:MAJOR:MINOR, altbeacon:UUID:MAJOR:MINOR,
-// eddystone-uid:NAMESPACE:INSTANCE), titled as its card is; anything else as it came.
+// eddystone-uid:NAMESPACE:INSTANCE, device:ID), titled as its card is; anything else as it came.
 function beaconName(description) {
   const text = String(description ?? "?"), parts = text.split(":"), prefix = parts[0].toLowerCase();
+  if (prefix === "device" && parts.length > 1) return text.slice("device:".length);
   if (prefix === "eddystone-uid" && parts.length === 3) return beaconLabel({ format: "eddystone-uid", instance: parts[2] })[0];
   if (prefix === "altbeacon" && parts.length === 4) return beaconLabel({ format: "altbeacon", major: parts[2], minor: parts[3] })[0];
   if (parts.length === 3) return beaconLabel({ major: parts[1], minor: parts[2] })[0];

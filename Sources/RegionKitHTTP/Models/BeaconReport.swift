@@ -18,12 +18,12 @@ public struct BeaconReport: Codable, Hashable, Sendable {
     }
 
     /// The beacon's identity, unique across formats (``BeaconIdentity/description``: `UUID:MAJOR:MINOR`,
-    /// `altbeacon:ID1:ID2:ID3`, `eddystone-uid:NAMESPACE:INSTANCE`).
+    /// `altbeacon:ID1:ID2:ID3`, `eddystone-uid:NAMESPACE:INSTANCE`, `device:ID`).
     public var id: String
-    /// `ibeacon`, `altbeacon` or `eddystone-uid`.
+    /// `ibeacon`, `altbeacon`, `eddystone-uid` or `device`.
     public var format: String
     /// iBeacon UUID / AltBeacon id1; for Eddystone-UID the 16 id bytes (namespace ‖ instance): read
-    /// ``namespace`` and ``instance`` there.
+    /// ``namespace`` and ``instance`` there; for a device its first 16 identity bytes: read ``device``.
     public var uuid: String
     /// iBeacon major / AltBeacon id2; 0 for Eddystone-UID.
     public var major: UInt16
@@ -33,6 +33,8 @@ public struct BeaconReport: Codable, Hashable, Sendable {
     public var namespace: String?
     /// Eddystone-UID instance (12 hex digits).
     public var instance: String?
+    /// A device that is no beacon: the id its scanner gives it (``BeaconIdentity/deviceID``).
+    public var device: String? = nil
     /// The last RSSI heard (dBm), by any scanner.
     public var rssi: Int?
     /// The scanner that heard ``rssi`` (nil for a sighting that names none): heard by several,
@@ -99,7 +101,8 @@ public struct BeaconReport: Codable, Hashable, Sendable {
             list.append(BeaconReport(id: identity.description, format: identity.format.name,
                                      uuid: identity.uuid.uuidString, major: identity.major, minor: identity.minor,
                                      namespace: identity.format == .eddystoneUID ? BeaconIdentity.hex(identity.namespace) : nil,
-                                     instance: identity.format == .eddystoneUID ? BeaconIdentity.hex(identity.instance) : nil, rssi: nil,
+                                     instance: identity.format == .eddystoneUID ? BeaconIdentity.hex(identity.instance) : nil,
+                                     device: identity.deviceID, rssi: nil,
                                      rssiScanner: nil, filteredRSSI: nil, distance: nil, proximity: Proximity.unknown.rawValue,
                                      nearestScanner: engine.nearestScanner(for: identity), lastSeen: -.infinity,
                                      regions: [], scanners: []))

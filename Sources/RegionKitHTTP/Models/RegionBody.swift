@@ -6,7 +6,9 @@ import RegionKitCore
 ///
 /// Beacon region: `uuid` with optional `major`/`minor` (`format` `ibeacon`, the default, or
 /// `altbeacon` for id1/id2/id3), or `format: eddystone-uid` with `namespace` (20 hex digits) and an
-/// optional `instance` (12); optionally `scanner` (the region hears only that scanner). Circular
+/// optional `instance` (12), or `device` (format `device`, which may be left out: a phone, watch or
+/// tracker by the id its scanner gives it, ``BeaconIdentity/init(deviceID:)``); optionally
+/// `scanner` (the region hears only that scanner). Circular
 /// region: `latitude`, `longitude`, `radius` (metres). `notifyOnEntry`/`notifyOnExit` default to
 /// true, `notifyEntryStateOnDisplay` to false. Unknown fields are rejected; every error names its
 /// field. What `GET /v1/regions/{id}` reports can be sent back unchanged (its read-only fields
@@ -16,7 +18,7 @@ import RegionKitCore
 /// let region = try RegionBody.region(identifier: "lobby", json: Data(#"{"uuid": "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0", "major": 1}"#.utf8))
 /// ```
 public enum RegionBody {
-    static let fields: Set<String> = ["format", "uuid", "major", "minor", "namespace", "instance", "scanner", "latitude", "longitude", "radius",
+    static let fields: Set<String> = ["format", "uuid", "major", "minor", "namespace", "instance", "device", "scanner", "latitude", "longitude", "radius",
                                       "notifyOnEntry", "notifyOnExit", "notifyEntryStateOnDisplay"]
 
     /// Why `json` could not be read. Foundation's decoder says "not valid JSON" of a number beyond
@@ -114,12 +116,12 @@ public enum RegionBody {
         }
         let uuid = try string("uuid")
         let major = try uint16("major"), minor = try uint16("minor")
-        let namespace = try string("namespace"), instance = try string("instance"), scanner = try string("scanner")
+        let namespace = try string("namespace"), instance = try string("instance"), scanner = try string("scanner"), device = try string("device")
         let format: BeaconFormat?
         if let name = try string("format") {
             // The canonical names only (the configuration also takes `eddystone` and any case).
             guard let parsed = BeaconFormat.allCases.first(where: { $0.name == name }) else {
-                throw Problem(.badRequest, "format '\(name.prefix(40))' is not ibeacon, altbeacon or eddystone-uid", field: "format")
+                throw Problem(.badRequest, "format '\(name.prefix(40))' is not ibeacon, altbeacon, eddystone-uid or device", field: "format")
             }
             format = parsed
         } else {
@@ -134,6 +136,21 @@ public enum RegionBody {
         let notifyOnExit = try bool("notifyOnExit") ?? true
         let onDisplay = try bool("notifyEntryStateOnDisplay")
         do {
+            if format == .device || device != nil {
+                guard format == .device || format == nil else {
+                    throw Problem(.badRequest, "device belongs to format device (or no format)", field: "format")
+                }
+                if let key = ["uuid", "major", "minor", "namespace", "instance", "latitude", "longitude", "radius"].first(where: present) {
+                    throw Problem(.badRequest, "\(key) does not apply to a device region (give device, the id its scanner gives it)", field: key)
+                }
+                guard let device else { throw Problem(.badRequest, "a device region needs device (irk:…, an address or an ESPresense id)", field: "device") }
+                let constraint: BeaconIdentityConstraint
+                do { constraint = try BeaconIdentityConstraint(device: device) } catch let error as RegionKitError {
+                    throw Problem(.badRequest, error.message, field: "device")
+                }
+                return .beacon(try BeaconRegion(identifier: identifier, constraint: constraint, notifyOnEntry: notifyOnEntry, notifyOnExit: notifyOnExit,
+                                                notifyEntryStateOnDisplay: onDisplay ?? false, scannerID: scanner))
+            }
             if format == .eddystoneUID || namespace != nil || instance != nil {
                 if let key = ["latitude", "longitude", "radius"].first(where: present) {
                     throw Problem(.badRequest, "an Eddystone-UID region is a namespace and an optional instance, not a circle", field: key)

@@ -12,7 +12,7 @@ public struct RegionReport: Codable, Hashable, Sendable {
     public var kind: String
     /// `config` or `api` (see ``RegionOrigin``).
     public var origin: String
-    /// Beacon regions: `ibeacon`, `altbeacon` or `eddystone-uid` (``BeaconFormat/name``).
+    /// Beacon regions: `ibeacon`, `altbeacon`, `eddystone-uid` or `device` (``BeaconFormat/name``).
     public var format: String?
     /// iBeacon proximity UUID or AltBeacon id1 (not for Eddystone).
     public var uuid: String?
@@ -24,6 +24,8 @@ public struct RegionReport: Codable, Hashable, Sendable {
     public var namespace: String?
     /// Eddystone-UID instance (12 hex digits), when the region names one.
     public var instance: String?
+    /// A device region's device, by the id its scanner gives it (``BeaconIdentity/deviceID``).
+    public var device: String?
     /// The scanner a scanner-bound beacon region listens to.
     public var scanner: String?
     public var latitude: Double?
@@ -81,7 +83,9 @@ public struct RegionReport: Codable, Hashable, Sendable {
         case .beacon(let beacon):
             let constraint = beacon.constraint
             format = constraint.format.name
-            if constraint.format == .eddystoneUID {
+            if constraint.format == .device {
+                device = constraint.deviceID
+            } else if constraint.format == .eddystoneUID {
                 let bytes = withUnsafeBytes(of: constraint.uuid.uuid) { Array($0) }
                 namespace = BeaconIdentity.hex(bytes[0..<10])
                 // An instance is constrained when major is set (0), see BeaconIdentityConstraint.

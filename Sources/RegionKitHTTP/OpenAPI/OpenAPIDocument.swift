@@ -345,6 +345,7 @@ components:
       oneOf:
         - {$ref: "#/components/schemas/BeaconRegionBody"}
         - {$ref: "#/components/schemas/EddystoneRegionBody"}
+        - {$ref: "#/components/schemas/DeviceRegionBody"}
         - {$ref: "#/components/schemas/CircularRegionBody"}
     BeaconRegionBody:
       description: An iBeacon region (or AltBeacon with id1/id2/id3 as uuid/major/minor); minor needs major
@@ -374,6 +375,18 @@ components:
         notifyOnEntry: {type: boolean, default: true}
         notifyOnExit: {type: boolean, default: true}
         notifyEntryStateOnDisplay: {type: boolean, default: false}
+    DeviceRegionBody:
+      description: "A device that is no beacon (a phone, a watch, a tracker) by the id its scanner gives it: an ESPresense id (irk: and 32 hex digits, an address, an alias) or a Theengs gateway's address"
+      type: object
+      additionalProperties: false
+      required: [device]
+      properties:
+        format: {const: device}
+        device: {type: string, minLength: 1, maxLength: 36, pattern: "^([!\"$-*,-.0-~]{1,20}|[Ii][Rr][Kk]:[0-9A-Fa-f]{32})$"}
+        scanner: {type: string, minLength: 1, maxLength: 128, pattern: "^[^\\x00-\\x1f\\x7f-\\x9f]+$", description: "The only scanner the region hears (at most 128 bytes of UTF-8, as MQTT scanner names are counted)"}
+        notifyOnEntry: {type: boolean, default: true}
+        notifyOnExit: {type: boolean, default: true}
+        notifyEntryStateOnDisplay: {type: boolean, default: false}
     CircularRegionBody:
       description: A circular region (metres; at most the daemon profile's maximumRegionMonitoringDistance)
       type: object
@@ -392,12 +405,13 @@ components:
         identifier: {type: string}
         kind: {enum: [beacon, circular]}
         origin: {enum: [config, api]}
-        format: {enum: [ibeacon, altbeacon, eddystone-uid]}
+        format: {enum: [ibeacon, altbeacon, eddystone-uid, device]}
         uuid: {type: string}
         major: {type: integer}
         minor: {type: integer}
         namespace: {type: string}
         instance: {type: string}
+        device: {type: string, description: "A device region's device: the id its scanner gives it"}
         scanner: {type: string}
         latitude: {type: number}
         longitude: {type: number}
@@ -438,13 +452,14 @@ components:
       type: object
       required: [id, format, uuid, major, minor, proximity, lastSeen, regions, scanners]
       properties:
-        id: {type: string, description: "The identity, unique across formats: UUID:MAJOR:MINOR, altbeacon:ID1:ID2:ID3, eddystone-uid:NAMESPACE:INSTANCE"}
-        format: {enum: [ibeacon, altbeacon, eddystone-uid]}
-        uuid: {type: string, description: "iBeacon UUID, AltBeacon id1; for Eddystone-UID the 16 id bytes (read namespace and instance)"}
+        id: {type: string, description: "The identity, unique across formats: UUID:MAJOR:MINOR, altbeacon:ID1:ID2:ID3, eddystone-uid:NAMESPACE:INSTANCE, device:ID"}
+        format: {enum: [ibeacon, altbeacon, eddystone-uid, device]}
+        uuid: {type: string, description: "iBeacon UUID, AltBeacon id1; for Eddystone-UID the 16 id bytes (read namespace and instance); for a device its first 16 identity bytes (read device)"}
         major: {type: integer}
         minor: {type: integer}
         namespace: {type: string}
         instance: {type: string}
+        device: {type: string, description: "A device that is no beacon: the id its scanner gives it (irk:…, an address, an ESPresense alias)"}
         rssi: {type: integer, description: "The last RSSI heard (dBm), by any scanner"}
         rssiScanner: {type: string, description: "The scanner that heard rssi (absent for a sighting that names none)"}
         filteredRSSI: {type: number}

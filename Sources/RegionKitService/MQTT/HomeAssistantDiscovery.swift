@@ -110,12 +110,13 @@ public struct HomeAssistantDiscovery: Hashable, Sendable {
 
     func beaconObject(_ identity: BeaconIdentity) -> String { "ibeacon_" + PresenceTopics.beaconKey(identity) }
 
-    /// `iBeacon 1/2`, `AltBeacon 1/2`, `Eddystone 0000000000a1`.
+    /// `iBeacon 1/2`, `AltBeacon 1/2`, `Eddystone 0000000000a1`; a device's id (`alice-phone`).
     static func beaconName(_ identity: BeaconIdentity) -> String {
         switch identity.format {
         case .iBeacon: "iBeacon \(identity.major)/\(identity.minor)"
         case .altBeacon: "AltBeacon \(identity.major)/\(identity.minor)"
         case .eddystoneUID: "Eddystone \(BeaconIdentity.hex(identity.instance))"
+        case .device: identity.deviceID ?? ""
         }
     }
 
@@ -123,8 +124,16 @@ public struct HomeAssistantDiscovery: Hashable, Sendable {
         var device = JSONLine()
         device.addRaw("identifiers", json: "[\(JSONLine.quote("\(nodeID)_\(beaconObject(identity))"))]")
         device.add("name", Self.beaconName(identity))
-        device.add("manufacturer", identity.format == .iBeacon ? "iBeacon" : identity.format == .altBeacon ? "AltBeacon" : "Eddystone")
-        device.add("model", identity.format == .eddystoneUID ? BeaconIdentity.hex(identity.namespace) : identity.uuid.uuidString)
+        switch identity.format {
+        case .iBeacon, .altBeacon:
+            device.add("manufacturer", identity.format == .iBeacon ? "iBeacon" : "AltBeacon")
+            device.add("model", identity.uuid.uuidString)
+        case .eddystoneUID:
+            device.add("manufacturer", "Eddystone")
+            device.add("model", BeaconIdentity.hex(identity.namespace))
+        case .device:
+            device.add("model", identity.deviceAddress != nil ? "Bluetooth address" : identity.deviceID?.hasPrefix("irk:") == true ? "Bluetooth IRK" : "Bluetooth device")
+        }
         // No `via_device`: the hub device exists only while a beacon region's entity names it, and
         // Home Assistant warns about (and will refuse) a reference to a device it does not know.
         return device

@@ -97,7 +97,9 @@ public struct PresenceRangingTracker: Sendable {
             messages.append(PresenceMessage(topic: topics.beaconDistance(beacon.identity), text: distance, qos: 0, retain: true))
             var attributes = JSONLine()
             if beacon.format != .iBeacon { attributes.add("format", beacon.format.name) }
-            if beacon.format == .eddystoneUID {
+            if let device = beacon.identity.deviceID {
+                attributes.add("device", device)
+            } else if beacon.format == .eddystoneUID {
                 attributes.add("namespace", BeaconIdentity.hex(beacon.identity.namespace))
                 attributes.add("instance", BeaconIdentity.hex(beacon.identity.instance))
             } else {
@@ -119,8 +121,7 @@ public struct PresenceRangingTracker: Sendable {
             if mqttRoom, let nearest {
                 var payload = JSONLine()
                 payload.add("id", PresenceTopics.beaconKey(beacon.identity))
-                payload.add("name", beacon.format == .eddystoneUID ? "Eddystone \(BeaconIdentity.hex(beacon.identity.instance))"
-                            : "\(beacon.format == .iBeacon ? "iBeacon" : "AltBeacon") \(beacon.major)/\(beacon.minor)")
+                payload.add("name", HomeAssistantDiscovery.beaconName(beacon.identity))
                 payload.addRaw("distance", json: distance)
                 messages.append(PresenceMessage(topic: topics.mqttRoom + "/" + PresenceTopics.roomLevel(nearest), text: payload.text, qos: 0, retain: false))
             }

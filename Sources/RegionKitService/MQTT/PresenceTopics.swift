@@ -36,13 +36,22 @@ public struct PresenceTopics: Hashable, Sendable {
     public var mqttRoom: String { base + "/mqtt_room" }
 
     /// A beacon's key in topics and entity ids: lowercase dashed UUID, major, minor (an iBeacon);
-    /// `altbeacon-` before the same for an AltBeacon; `eddystone-<namespace>-<instance>` (hex).
+    /// `altbeacon-` before the same for an AltBeacon; `eddystone-<namespace>-<instance>` (hex);
+    /// `device-` and the hex of a device's identity bytes (its id's bytes; an `irk:` key's 16 and
+    /// `ffffffff`), so any id a device may have is a topic level and an entity id.
     public static func beaconKey(_ identity: BeaconIdentity) -> String {
         switch identity.format {
         case .iBeacon: "\(identity.uuid.uuidString.lowercased())-\(identity.major)-\(identity.minor)"
         case .altBeacon: "altbeacon-\(identity.uuid.uuidString.lowercased())-\(identity.major)-\(identity.minor)"
         case .eddystoneUID: "eddystone-\(BeaconIdentity.hex(identity.namespace))-\(BeaconIdentity.hex(identity.instance))"
+        case .device: "device-" + BeaconIdentity.hex(deviceBytes(identity))
         }
+    }
+
+    /// A device's 20 identity bytes without the zeros that pad a short id (its key stays short).
+    private static func deviceBytes(_ identity: BeaconIdentity) -> ArraySlice<UInt8> {
+        let bytes = identity.uuidBytes + [UInt8(identity.major >> 8), UInt8(identity.major & 0xFF), UInt8(identity.minor >> 8), UInt8(identity.minor & 0xFF)]
+        return bytes[..<((bytes.lastIndex { $0 != 0 } ?? -1) + 1)]
     }
 
     /// The beacon whose ``beaconKey(_:)`` is `key`, or nil when `key` is no beacon's key (only the
@@ -53,7 +62,16 @@ public struct PresenceTopics: Hashable, Sendable {
     /// ```
     public static func beacon(key: String) -> BeaconIdentity? {
         var parsed: BeaconIdentity?
-        if key.hasPrefix("eddystone-") {
+        if key.hasPrefix("device-") {
+            if var bytes = BeaconIdentityConstraint.bytes(hex: String(key.dropFirst("device-".count))), (1...20).contains(bytes.count) {
+                bytes += [UInt8](repeating: 0, count: 20 - bytes.count)
+                let identity = BeaconIdentity(uuid: UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7], bytes[8],
+                                                                bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15])),
+                                              major: UInt16(bytes[16]) << 8 | UInt16(bytes[17]), minor: UInt16(bytes[18]) << 8 | UInt16(bytes[19]), format: .device)
+                // Only bytes a device id gives (no zero inside an id, no byte it may not have).
+                parsed = identity.deviceID.flatMap(BeaconIdentity.init(deviceID:)) == identity ? identity : nil
+            }
+        } else if key.hasPrefix("eddystone-") {
             let parts = key.dropFirst("eddystone-".count).split(separator: "-", omittingEmptySubsequences: false)
             if parts.count == 2, let namespace = BeaconIdentityConstraint.bytes(hex: String(parts[0])),
                let instance = BeaconIdentityConstraint.bytes(hex: String(parts[1])) {

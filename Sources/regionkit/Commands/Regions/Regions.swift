@@ -54,12 +54,32 @@ struct Regions: ParsableCommand {
             }
         }
 
+        /// A beacon region in the region file's own form (its format's fields), so the file reads back as the same region.
+        static func beaconSpec(_ beacon: BeaconRegion) -> Scenario.RegionSpec {
+            let constraint = beacon.constraint
+            var spec = Scenario.RegionSpec(identifier: beacon.identifier, notifyOnEntry: beacon.notifyOnEntry, notifyOnExit: beacon.notifyOnExit,
+                                           notifyEntryStateOnDisplay: beacon.notifyEntryStateOnDisplay)
+            switch constraint.format {
+            case .iBeacon, .altBeacon:
+                spec.uuid = constraint.uuid.uuidString
+                spec.major = constraint.major
+                spec.minor = constraint.minor
+                if constraint.format == .altBeacon { spec.format = constraint.format.name }
+            case .eddystoneUID:
+                let bytes = withUnsafeBytes(of: constraint.uuid.uuid) { Array($0) }
+                spec.format = constraint.format.name
+                spec.namespace = BeaconIdentity.hex(bytes[0..<10])
+                spec.instance = constraint.major == nil ? nil : BeaconIdentity.hex(bytes[10..<16])
+            case .device:
+                spec.device = constraint.deviceID
+            }
+            return spec
+        }
+
         static func spec(_ region: Region) -> Scenario.RegionSpec {
             switch region {
             case .beacon(let beacon):
-                Scenario.RegionSpec(identifier: beacon.identifier, uuid: beacon.uuid.uuidString, major: beacon.major, minor: beacon.minor,
-                                    notifyOnEntry: beacon.notifyOnEntry, notifyOnExit: beacon.notifyOnExit,
-                                    notifyEntryStateOnDisplay: beacon.notifyEntryStateOnDisplay)
+                beaconSpec(beacon)
             case .circular(let circle):
                 Scenario.RegionSpec(identifier: circle.identifier, latitude: circle.latitude, longitude: circle.longitude, radius: circle.radius,
                                     notifyOnEntry: circle.notifyOnEntry, notifyOnExit: circle.notifyOnExit)
