@@ -182,11 +182,25 @@ struct ServiceConfigurationTests {
               - {identifier: hall, format: altbeacon, uuid: E2C56DB5-DFFB-48D2-B060-D0F5A71096E0, major: 1}
               - {identifier: shop, format: eddystone-uid, namespace: 8b0ca750e7a74e14bd99}
               - {identifier: shelf, namespace: 8b0ca750e7a74e14bd99, instance: 0000000000a1}
+              - {identifier: alice, device: "irk:0123456789abcdef0123456789abcdef"}
+              - {identifier: keys, device: "known:c80f104dc7eb"}
+              - {identifier: bob, format: device, device: bob-watch}
             """, path: Self.path)
         let regions = try configuration.monitoredRegions()
         let constraints = regions.compactMap { region -> String? in if case .beacon(let beacon) = region { return beacon.constraint.description } else { return nil } }
         #expect(constraints == ["altbeacon:E2C56DB5-DFFB-48D2-B060-D0F5A71096E0:1", "eddystone-uid:8b0ca750e7a74e14bd99",
-                                "eddystone-uid:8b0ca750e7a74e14bd99:0000000000a1"])
+                                "eddystone-uid:8b0ca750e7a74e14bd99:0000000000a1", "device:irk:0123456789abcdef0123456789abcdef",
+                                "device:C8:0F:10:4D:C7:EB", "device:bob-watch"])
+        // A device region takes its device only; an id that cannot be one is named.
+        for (line, problem) in [("{identifier: x, device: bob, uuid: E2C56DB5-DFFB-48D2-B060-D0F5A71096E0}", "takes device only"),
+                                ("{identifier: x, format: device}", "takes device only"),
+                                ("{identifier: x, format: altbeacon, device: bob}", "device goes with format device"),
+                                ("{identifier: x, device: \"bob watch\"}", "device id 'bob watch' is not one")] {
+            let error = #expect(throws: RegionKitError.self) {
+                try ServiceConfiguration.decode("sources: [{hci: {device: hci0}}]\nregions:\n  - \(line)", path: Self.path).monitoredRegions()
+            }
+            #expect(error?.message.contains(problem) == true && error?.message.contains("region 'x'") == true, "\(error?.message ?? "")")
+        }
         guard case .hci(let hci) = configuration.sources.first else { Issue.record("not hci"); return }
         #expect(try hci.beaconLayouts().first?.format == .altBeacon)
     }

@@ -187,4 +187,33 @@ struct LocationCommandTests {
         #expect(properties["radius"] as? Double == 2000)
         #expect((london["geometry"] as? [String: Any])?["coordinates"] as? [Double] == [-0.1276, 51.5072])
     }
+
+    @Test("regions convert: beacon regions of every format are written with their format's fields and read back as the same regions (AltBeacon and Eddystone were written as iBeacons)")
+    func convertBeaconFormats() async throws {
+        let source = TestScratch.directory.appendingPathComponent("rk-\(UUID().uuidString).json")
+        let middle = TestScratch.directory.appendingPathComponent("rk-\(UUID().uuidString).json")
+        defer { try? FileManager.default.removeItem(at: source); try? FileManager.default.removeItem(at: middle) }
+        try Data("""
+        {"regions": [
+          {"identifier": "lobby", "uuid": "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0", "major": 1},
+          {"identifier": "hall", "format": "altbeacon", "uuid": "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0", "major": 1, "minor": 2},
+          {"identifier": "shop", "format": "eddystone-uid", "namespace": "8b0ca750e7a74e14bd99"},
+          {"identifier": "shelf", "namespace": "8b0ca750e7a74e14bd99", "instance": "0000000000a1"},
+          {"identifier": "alice", "device": "irk:0123456789abcdef0123456789abcdef", "notifyOnEntry": false}
+        ]}
+        """.utf8).write(to: source)
+        let first = try await CLI.run(["regions", "convert", source.path, "--to", "json"])
+        #expect(first.status == 0, "\(first.stderr)")
+        try Data(first.stdout.utf8).write(to: middle)
+        let second = try await CLI.run(["regions", "convert", middle.path, "--to", "json"])
+        #expect(second.status == 0 && second.stdout == first.stdout, "\(second.stderr)")
+        let written = try #require(try JSONSerialization.jsonObject(with: Data(first.stdout.utf8)) as? [String: Any])
+        let regions = try #require(written["regions"] as? [[String: Any]])
+        let byID = Dictionary(uniqueKeysWithValues: regions.compactMap { region in (region["identifier"] as? String).map { ($0, region) } })
+        #expect(byID["hall"]?["format"] as? String == "altbeacon" && byID["hall"]?["minor"] as? Int == 2)
+        #expect(byID["shop"]?["namespace"] as? String == "8b0ca750e7a74e14bd99" && byID["shop"]?["instance"] == nil && byID["shop"]?["uuid"] == nil)
+        #expect(byID["shelf"]?["instance"] as? String == "0000000000a1")
+        #expect(byID["alice"]?["device"] as? String == "irk:0123456789abcdef0123456789abcdef" && byID["alice"]?["notifyOnEntry"] as? Bool == false)
+        #expect(byID["lobby"]?["format"] == nil && byID["lobby"]?["major"] as? Int == 1 && byID["lobby"]?["minor"] == nil)
+    }
 }
