@@ -100,6 +100,25 @@ struct DashboardBrowserTests {
                 && shop?["instance"] as? String == "0000000000a1", "\(shop ?? [:])")
         try browser.wait(for: #"(document.querySelector('[data-region="shop"]')?.textContent ?? '').includes('Eddystone 8b0ca750095477cb3e77 · instance 0000000000a1')"#, timeout: 10)
 
+        // A device region (a phone by its IRK) through the form, edited back with its device shown.
+        try browser.click("#new-region")
+        try browser.type("#f-id", "alice")
+        _ = try browser.script("const s = document.querySelector('#f-format'); s.value = 'device'; s.dispatchEvent(new Event('change'));")
+        try browser.wait(for: "document.querySelector('.id-fields').hidden && document.querySelector('.eddystone-fields').hidden && !document.querySelector('.device-fields').hidden", timeout: 5)
+        try browser.type("#f-device", "irk:0123456789ABCDEF0123456789abcdef")
+        try browser.click("#region-save")
+        try browser.wait(for: "!document.querySelector('#region-dialog').open", timeout: 10)
+        let alice = (api.get("/v1/regions")["regions"] as? [[String: Any]] ?? []).first { $0["identifier"] as? String == "alice" }
+        #expect(alice?["format"] as? String == "device" && alice?["device"] as? String == "irk:0123456789abcdef0123456789abcdef", "\(alice ?? [:])")
+        try browser.wait(for: #"(document.querySelector('[data-region="alice"]')?.textContent ?? '').includes('Device irk:0123456789abcdef0123456789abcdef')"#, timeout: 10)
+        try browser.click("#new-region")
+        try browser.type("#f-id", "bob")
+        _ = try browser.script("const s = document.querySelector('#f-format'); s.value = 'device'; s.dispatchEvent(new Event('change'));")
+        try browser.type("#f-device", "bob watch")
+        try browser.click("#region-save")
+        try browser.wait(for: #"(document.querySelector('.error[data-for="device"]')?.textContent ?? '').includes('is not one')"#, timeout: 10)
+        _ = try browser.script("document.querySelector('#region-dialog').close();")
+
         // A phone-sized window.
         try browser.resize(width: 390, height: 844)
         try browser.wait(for: "window.innerWidth < 500", timeout: 5)
