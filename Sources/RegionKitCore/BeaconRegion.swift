@@ -34,7 +34,7 @@ public struct BeaconRegion: Hashable, Sendable, Codable {
         scannerID: String? = nil
     ) throws {
         try Region.validate(identifier: identifier)
-        self.identifier = identifier
+        self.identifier = Region.canonical(identifier: identifier)
         self.constraint = constraint
         self.notifyOnEntry = notifyOnEntry
         self.notifyOnExit = notifyOnExit

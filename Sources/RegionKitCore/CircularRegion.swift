@@ -33,7 +33,7 @@ public struct CircularRegion: Hashable, Sendable, Codable {
         guard radius.isFinite, radius >= 0 else {
             throw RegionKitError(.invalidRegion, "region '\(identifier)': radius \(radius) m must be a finite number >= 0")
         }
-        self.identifier = identifier
+        self.identifier = Region.canonical(identifier: identifier)
         self.latitude = latitude
         self.longitude = longitude
         self.radius = radius

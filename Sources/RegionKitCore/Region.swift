@@ -1,3 +1,5 @@
+import Foundation
+
 /// A monitored region of either kind.
 ///
 /// ```swift
@@ -77,6 +79,20 @@ public enum Region: Hashable, Sendable, Codable {
                     """)
             }
         }
+    }
+
+    /// The form a region keeps its identifier in: Unicode Normalization Form C. Swift compares
+    /// canonically equivalent text as equal (`"café"` with U+00E9 and with `e` + U+0301), the stores
+    /// compare bytes: the same region put in both spellings was one region in the daemon and two
+    /// rows in the store (one of them came back after a deletion and a restart). The regions'
+    /// initializers keep it so, and the stores look identifiers up in this form.
+    ///
+    /// ```swift
+    /// Region.canonical(identifier: "cafe\u{301}") == "caf\u{E9}"   // one spelling, NFC
+    /// Region.canonical(identifier: "lobby")                          // ASCII: unchanged, not copied
+    /// ```
+    public static func canonical(identifier: String) -> String {
+        identifier.utf8.allSatisfy { $0 < 0x80 } ? identifier : identifier.precomposedStringWithCanonicalMapping
     }
 
     /// A region identifier is not empty and holds no U+0000: the stores keep text as C strings

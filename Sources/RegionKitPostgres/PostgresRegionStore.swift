@@ -338,6 +338,8 @@ public final class PostgresRegionStore: RegionStoring, CustomStringConvertible {
     }
 
     static func removeRegion(_ identifier: String, _ connection: PostgresConnection, _ logger: Logger) async throws {
+        // Looked up as regions keep it (``Region/canonical(identifier:)``): the API's path may spell it otherwise.
+        let identifier = Region.canonical(identifier: identifier)
         try await connection.query("DELETE FROM monitored_region WHERE identifier = \(identifier)", logger: logger)
         try await connection.query("DELETE FROM region_state WHERE identifier = \(identifier)", logger: logger)
         try await connection.query("DELETE FROM regionkit_region_contribution WHERE region = \(identifier)", logger: logger)
@@ -349,6 +351,7 @@ public final class PostgresRegionStore: RegionStoring, CustomStringConvertible {
     }
 
     public func storedRegion(_ identifier: String) async throws -> StoredRegion? {
+        let identifier = Region.canonical(identifier: identifier)
         let found = try await rows("read region \(identifier)",
                                    "SELECT identifier, definition, origin, registered_at FROM monitored_region WHERE identifier = \(identifier)") {
             try $0.decode((String, String, String, Double).self)
@@ -384,7 +387,8 @@ public final class PostgresRegionStore: RegionStoring, CustomStringConvertible {
     }
 
     static func saveStateQuery(_ identifier: String, state: RegionState, since: Double?, evidenceJSON: String?, at time: Double) -> PostgresQuery {
-        """
+        let identifier = Region.canonical(identifier: identifier)
+        return """
         INSERT INTO region_state (identifier, state, since, evidence, updated_at)
         VALUES (\(identifier), \(state.rawValue), \(since), \(evidenceJSON), \(time))
         ON CONFLICT (identifier) DO UPDATE SET state = excluded.state, since = excluded.since,
@@ -438,6 +442,7 @@ public final class PostgresRegionStore: RegionStoring, CustomStringConvertible {
     }
 
     public func state(of identifier: String) async throws -> RegionStore.StoredState? {
+        let identifier = Region.canonical(identifier: identifier)
         let found = try await rows("read the state of \(identifier)",
                                    "SELECT identifier, state, since, evidence, updated_at FROM region_state WHERE identifier = \(identifier)") {
             try $0.decode((String, String, Double?, String?, Double).self)
@@ -523,7 +528,7 @@ public final class PostgresRegionStore: RegionStoring, CustomStringConvertible {
         var clauses: [String] = []
         var binds = PostgresBindings()
         if let since { binds.append(since); clauses.append("time >= $\(binds.count)") }
-        if let region { binds.append(region); clauses.append("region = $\(binds.count)") }
+        if let region { binds.append(Region.canonical(identifier: region)); clauses.append("region = $\(binds.count)") }
         if let type { binds.append(type); clauses.append("type = $\(binds.count)") }
         if let afterID { binds.append(afterID); clauses.append("id > $\(binds.count)") }
         var sql = "SELECT id, time, type, region, state, reason, json FROM event_log"

@@ -272,6 +272,8 @@ public final class RegionStore: Sendable {
     }
 
     static func removeRegion(_ identifier: String, in db: Database) throws {
+        // Looked up as regions keep it (``Region/canonical(identifier:)``): the API's path may spell it otherwise.
+        let identifier = Region.canonical(identifier: identifier)
         try db.execute(sql: "DELETE FROM monitored_region WHERE identifier = ?", arguments: [identifier])
         try db.execute(sql: "DELETE FROM region_state WHERE identifier = ?", arguments: [identifier])
     }
@@ -305,7 +307,7 @@ public final class RegionStore: Sendable {
     public func storedRegion(_ identifier: String) throws -> StoredRegion? {
         let row = try read { db in
             try Row.fetchOne(db, sql: "SELECT rowid, identifier, definition, origin, registered_at FROM monitored_region WHERE identifier = ?",
-                             arguments: [identifier])
+                             arguments: [Region.canonical(identifier: identifier)])
         }
         return try row.map(storedRegion(row:))
     }
@@ -345,7 +347,7 @@ public final class RegionStore: Sendable {
             INSERT INTO region_state (identifier, state, since, evidence, updated_at) VALUES (?, ?, ?, ?, ?)
             ON CONFLICT(identifier) DO UPDATE SET state = excluded.state, since = excluded.since,
                 evidence = excluded.evidence, updated_at = excluded.updated_at
-            """).execute(arguments: [identifier, state.rawValue, since, evidenceJSON, time])
+            """).execute(arguments: [Region.canonical(identifier: identifier), state.rawValue, since, evidenceJSON, time])
     }
 
     public func states() throws -> [String: StoredState] {
@@ -360,7 +362,8 @@ public final class RegionStore: Sendable {
 
     /// One region's last stored state by its identifier (the primary key), nil when it has none.
     public func state(of identifier: String) throws -> StoredState? {
-        let row = try read { db in try Row.fetchOne(db, sql: "SELECT rowid, * FROM region_state WHERE identifier = ?", arguments: [identifier]) }
+        let row = try read { db in try Row.fetchOne(db, sql: "SELECT rowid, * FROM region_state WHERE identifier = ?",
+                                                       arguments: [Region.canonical(identifier: identifier)]) }
         return try row.map { try storedState(row: $0).state }
     }
 
@@ -402,7 +405,7 @@ public final class RegionStore: Sendable {
         var clauses: [String] = []
         var arguments: StatementArguments = []
         if let since { clauses.append("time >= ?"); _ = arguments.append(contentsOf: [since]) }
-        if let region { clauses.append("region = ?"); _ = arguments.append(contentsOf: [region]) }
+        if let region { clauses.append("region = ?"); _ = arguments.append(contentsOf: [Region.canonical(identifier: region)]) }
         if let type { clauses.append("type = ?"); _ = arguments.append(contentsOf: [type]) }
         if let afterID { clauses.append("id > ?"); _ = arguments.append(contentsOf: [afterID]) }
         var sql = "SELECT * FROM event_log"

@@ -127,6 +127,26 @@ struct HTTPAPITests {
         #expect(try daemon.service.sqlite.regions().map(\.identifier) == ["lobby"])
     }
 
+    @Test("One identifier in two Unicode spellings (é precomposed, e + U+0301) is one region: one row, replaced, filtered and deleted by either, not back after a restart (the store compared bytes: two rows, and the deleted one came back)")
+    func canonicallyEquivalentIDs() async throws {
+        let path = TestDaemon.temporaryPath()
+        let first = try await TestDaemon(path: path)
+        let client = first.client()
+        #expect(try await client.request("PUT", "/v1/regions/caf%C3%A9", body: Self.lobbyBody).status == 201)
+        let replaced = try await client.request("PUT", "/v1/regions/cafe%CC%81", body: Self.lobbyBody)
+        #expect(replaced.status == 200, "the same region: \(replaced.text)")
+        #expect(try first.service.sqlite.regions().map { Array($0.identifier.utf8) } == [Array("lobby".utf8), Array("caf\u{E9}".utf8)])
+        let events = try await client.request("GET", "/v1/events?region=cafe%CC%81&type=didStartMonitoring").json["events"] as? [[String: Any]] ?? []
+        #expect(events.count == 2, "started, then started again when replaced: \(events)")
+        #expect(try await client.request("DELETE", "/v1/regions/cafe%CC%81").status == 204)
+        #expect(try first.service.sqlite.regions().map(\.identifier) == ["lobby"])
+        try await first.stop()
+        let second = try await TestDaemon(path: path)
+        defer { Task { try? await second.stop() } }
+        let regions = try await second.client().request("GET", "/v1/regions").json["regions"] as? [[String: Any]] ?? []
+        #expect(regions.compactMap { $0["identifier"] as? String } == ["lobby"], "the deleted region stays deleted")
+    }
+
     @Test("Regions of every format (AltBeacon, Eddystone-UID, scanner-bound): created, reported with their format, and what GET reports PUT back unchanged")
     func regionFormats() async throws {
         let daemon = try await TestDaemon()
@@ -475,11 +495,18 @@ struct HTTPAPITests {
         let damagedEvents = damagedPage.json["events"] as? [[String: Any]] ?? []
         #expect(damagedEvents.map { ($0["id"] as? NSNumber)?.int64Value } == [damaged])
         #expect(damagedEvents.first?["time"] is NSNull)
-        for (query, field) in [("limit=0", "limit"), ("limit=abc", "limit"), ("cursor=-1", "cursor"), ("since=yesterday", "since")] {
+        for (query, field) in [("limit=0", "limit"), ("limit=abc", "limit"), ("cursor=-1", "cursor"), ("since=yesterday", "since"),
+                               ("type=bogus", "type"), ("type=didEnterregion", "type"), ("type=didRangeBeacons", "type")] {
             let bad = try await client.request("GET", "/v1/events?\(query)")
-            #expect(bad.status == 400)
+            #expect(bad.status == 400, "\(query): \(bad.text)")
             #expect(bad.json["field"] as? String == field)
         }
+        // A type the daemon never logs was an empty page, as if none had happened yet; the stream too.
+        let typo = try await client.request("GET", "/v1/events?type=didEnterregion")
+        #expect((typo.json["detail"] as? String)?.contains("one of didStartMonitoring") == true, "\(typo.text)")
+        #expect((try await client.request("GET", "/v1/events?type=didRangeBeacons").json["detail"] as? String)?.contains("rangedBeaconCountChanged") == true)
+        #expect(try await client.request("GET", "/v1/events/stream?type=bogus").status == 400)
+        #expect(try await client.request("GET", "/v1/events?type=partitionTaken").status == 200, "a cluster member's own type")
     }
 
     @Test("SSE: live events arrive; a client that reconnects with Last-Event-ID gets exactly the missed events")

@@ -20,6 +20,7 @@ enum StoreConformance: String, CaseIterable, Sendable, CustomTestStringConvertib
     case batches
     case retention
     case health
+    case canonicalIdentifiers
 
     var testDescription: String { rawValue }
 
@@ -39,6 +40,7 @@ enum StoreConformance: String, CaseIterable, Sendable, CustomTestStringConvertib
         case .batches: try await Self.batches(store)
         case .retention: try await Self.retention(store)
         case .health: try await store.checkWritable()
+        case .canonicalIdentifiers: try await Self.canonicalIdentifiers(store)
         }
     }
 
@@ -83,6 +85,29 @@ enum StoreConformance: String, CaseIterable, Sendable, CustomTestStringConvertib
         }
         #expect(try await store.storedRegion("never-saved") == nil)
         #expect(try await store.storedRegion("LOBBY") == nil, "identifiers are compared exactly")
+    }
+
+    /// One identifier in its two Unicode spellings — `é` precomposed (NFC) and `e` + U+0301
+    /// (NFD), equal as Swift compares text — is one region: one row, kept in NFC, found, given a
+    /// state, filtered in the log and removed by either spelling. (The stores compared bytes: the
+    /// same region put in both spellings was two rows, and a deleted one came back at a restart.)
+    static func canonicalIdentifiers(_ store: some RegionStoring) async throws {
+        let composed = "caf\u{E9}", decomposed = "cafe\u{301}"
+        try #require(Array(composed.utf8) != Array(decomposed.utf8) && composed == decomposed, "two spellings Swift equates")
+        try await store.saveRegion(.beacon(try BeaconRegion(identifier: decomposed, uuid: uuid, major: 1)), at: 10, origin: .api)
+        try await store.saveRegion(.beacon(try BeaconRegion(identifier: composed, uuid: uuid, major: 2)), at: 11, origin: .api)
+        let stored = try await store.storedRegions()
+        #expect(stored.map { Array($0.region.identifier.utf8) } == [Array(composed.utf8)], "one row, in NFC")
+        #expect(stored.first?.region.beaconRegion?.major == 2, "the second spelling replaced the first")
+        #expect(try await store.storedRegion(decomposed)?.region.beaconRegion?.major == 2)
+        try await store.saveState(decomposed, state: .inside, since: 12, evidence: nil, at: 12)
+        #expect(try await store.state(of: composed)?.state == .inside)
+        #expect(try await store.states().keys.map { Array($0.utf8) } == [Array(composed.utf8)])
+        _ = try await store.append(time: 13, type: "didEnterRegion", region: composed, state: "inside", reason: nil, json: "{}", hooks: [])
+        #expect(try await store.events(since: nil, region: decomposed, type: nil, afterID: nil, limit: nil).count == 1)
+        try await store.removeRegion(decomposed)
+        #expect(try await store.storedRegions().isEmpty)
+        #expect(try await store.states().isEmpty)
     }
 
     /// Upserts, optional fields, evidence as it was given.

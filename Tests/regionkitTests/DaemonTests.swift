@@ -276,4 +276,26 @@ struct DaemonTests {
         let bad = try await CLI.run(["events", "--store", store, "--since", "yesterday-ish"])
         #expect(bad.status == 1 && bad.stderr.contains("--since"))
     }
+
+    @Test("events --follow --limit N stops once N events are printed: those logged already, then new ones as they are logged (it followed for ever)")
+    func eventsFollowLimit() async throws {
+        let path = Self.temporaryStore()
+        let store = try RegionStore(path: path)
+        for (index, region) in ["a", "b", "c"].enumerated() {
+            try store.append(time: 1_700_000_000 + Double(index), type: "didStartMonitoring", region: region, state: nil, reason: nil,
+                             json: #"{"type":"didStartMonitoring","region":"\#(region)"}"#)
+        }
+        let two = try await CLI.run(["events", "--store", path, "--follow", "--limit", "2"], timeout: 60)
+        #expect(two.status == 0 && two.stdout.split(separator: "\n").count == 2, "\(two.stdout)\(two.stderr)")
+        // Three logged, a fourth logged while it follows: it prints the four and stops.
+        async let four = CLI.run(["events", "--store", path, "--follow", "--limit", "4", "--json"], timeout: 60)
+        try await Task.sleep(for: .seconds(1))
+        try store.append(time: 1_700_000_010, type: "didStartMonitoring", region: "d", state: nil, reason: nil,
+                         json: #"{"type":"didStartMonitoring","region":"d"}"#)
+        let followed = try await four
+        let regions = followed.stdout.split(separator: "\n").compactMap { line in
+            (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])?["region"] as? String
+        }
+        #expect(followed.status == 0 && regions == ["a", "b", "c", "d"], "\(followed.stdout)\(followed.stderr)")
+    }
 }

@@ -186,6 +186,16 @@ struct HostileInputTests {
         #expect(result.stderr.contains("region identifier 'a' is used twice: by --geofence 'a:1,2,100' and by --geofence 'a:3,4,100'"), "\(result.stderr)")
     }
 
+    @Test("A device region given to replay or monitor (nothing they read names a device) is an error naming it, not a region that waits for ever")
+    func deviceRegionsOutsideTheHub() async throws {
+        for arguments in [["replay", "x.nmea", "--instant", "--region", "alice:device:irk:0123456789abcdef0123456789abcdef"],
+                          ["monitor", "--hci", "tcp:127.0.0.1:9", "--region", "keys:device:c80f104dc7eb"]] {
+            let result = try await CLI.run(arguments)
+            #expect(result.status == 1, "\(arguments): \(result.stderr)")
+            #expect(result.stderr.contains("--region '\(arguments[arguments.count - 1])': a device region") && result.stderr.contains("MQTT sources"), "\(result.stderr)")
+        }
+    }
+
     @Test("run --config: a typo in a key is an error with the file, line and column")
     func configTypo() async throws {
         let path = try Self.temporary(Data("sources:\n  - simulator: {scenario: museum}\nregoins:\n  - {identifier: x, uuid: \(Self.uuid)}\n".utf8), suffix: ".yaml")

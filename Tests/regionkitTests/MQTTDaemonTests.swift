@@ -189,7 +189,7 @@ struct MQTTDaemonTests {
             #"{"id":"iBeacon:zz-1-2","rssi":-60}"#,                              // malformed id
             #"{"rssi":-60}"#,                                                    // no id
             #"[1,2,3]"#,                                                         // not an object
-            #"{"id":"phone:abc","rssi":-60}"#,                                   // unknown id: ignored, not an error
+            #"{"id":"an id of more than twenty bytes","rssi":-60}"#,             // no beacon, no device id: ignored, not an error
             "{\"id\":\"\u{FF}\"}",                                               // replaced below by invalid UTF-8
         ]
         var lines: [[UInt8]] = []
@@ -249,7 +249,7 @@ struct MQTTDaemonTests {
         let summary = try #require(daemon.stderr.split(separator: "\n").first { $0.contains("MQTT sources") }, "\(daemon.stderr)")
         #expect(summary.contains("rejected=8753"), "7 of every 8 malformed shapes + 2 oversized + 1 over the packet limit: \(summary)")
         #expect(summary.contains("sightings=101"), "100 good ESPresense sightings + the marker: \(summary)")
-        #expect(summary.contains("ignored=1251"), "unknown ids (1,250) and the retained message over the packet limit are ignored, not rejected: \(summary)")
+        #expect(summary.contains("ignored=1251"), "ids no beacon or device can have (1,250) and the retained message over the packet limit are ignored, not rejected: \(summary)")
     }
 
     /// A persistent observer: the broker keeps its session (and queues its QoS 1 messages) across

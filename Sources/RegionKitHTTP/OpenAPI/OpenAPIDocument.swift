@@ -5,6 +5,7 @@ enum OpenAPIDocument {
     /// The document with the running daemon's limits filled in.
     static func yaml(maximumRadius: Double) -> String {
         template.replacingOccurrences(of: "MAXIMUM_RADIUS", with: "\(maximumRadius)")
+            .replacingOccurrences(of: "EVENT_TYPES", with: EventFilter.types.joined(separator: ", "))
     }
 
     static let template = #"""
@@ -117,7 +118,7 @@ paths:
       parameters:
         - {name: since, in: query, schema: {type: number, minimum: -1.0e15, maximum: 1.0e15}, description: Unix seconds}
         - {name: region, in: query, schema: {type: string}}
-        - {name: type, in: query, schema: {type: string}, description: "didEnterRegion, didExitRegion, didDetermineState, ..."}
+        - {name: type, in: query, schema: {type: string, enum: [EVENT_TYPES]}, description: "Only events of this type (another is a 400)"}
         - {name: limit, in: query, schema: {type: integer, minimum: 1, maximum: 1000, default: 100}}
         - {name: cursor, in: query, schema: {type: integer, minimum: 0, maximum: 9223372036854775807}, description: The previous page's nextCursor}
       responses:
@@ -150,7 +151,7 @@ paths:
         - {name: lastEventId, in: query, schema: {type: integer, minimum: 0, maximum: 9223372036854775807}}
         - {name: backlog, in: query, schema: {type: integer, minimum: 0, maximum: 10000}}
         - {name: region, in: query, schema: {type: string}}
-        - {name: type, in: query, schema: {type: string}}
+        - {name: type, in: query, schema: {type: string, enum: [EVENT_TYPES]}}
       responses:
         "200": {description: An endless event stream, content: {text/event-stream: {schema: {type: string}}}}
         "400": {$ref: "#/components/responses/Problem"}

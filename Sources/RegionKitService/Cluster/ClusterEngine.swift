@@ -565,6 +565,10 @@ public final class ClusterEngine: Sendable {
 
     /// Appends a member event (`processStarted`, `partitionTaken`, …) to the shared log; the JSON
     /// line carries the member and, for partition events, the partition and its epoch.
+    /// The event types a cluster member logs of its own, beside the regions' and beacons' events
+    /// (``HookConfiguration/loggedEventTypes``): the API's `type` filter accepts them too.
+    public static let memberEventTypes = ["partitionTaken", "partitionLost", "partitionReleased", "outputsTaken"]
+
     func log(_ type: String, partition lease: PartitionLease? = nil, reason: String) async throws {
         let now = Date().timeIntervalSince1970
         var line = JSONLine()

@@ -36,6 +36,11 @@ struct RegionOptions: ParsableArguments {
         }
         var seen: [String: String] = [:]
         for (region, origin) in list {
+            // Nothing replay or monitor reads names a device (recordings, controllers and gpsd carry
+            // beacon frames and fixes): such a region would wait for ever without a word.
+            if case .beacon(let beacon) = region, let device = beacon.constraint.deviceID {
+                throw RegionKitError(.invalidArgument, "\(origin): a device region (\(device.prefix(40))) is heard only through the MQTT sources of `regionkit run`; recordings and Bluetooth controllers carry beacon frames")
+            }
             if let first = seen[region.identifier] {
                 throw RegionKitError(.invalidArgument, "region identifier '\(region.identifier)' is used twice: by \(first) and by \(origin)")
             }

@@ -26,7 +26,7 @@ struct Events: AsyncParsableCommand {
     @Flag(help: "Keep printing new events as they are logged (until interrupted).")
     var follow = false
 
-    @Option(parsing: .unconditional, help: "At most this many events (the oldest matching first).")
+    @Option(parsing: .unconditional, help: "At most this many events (the oldest matching first); with --follow, stop once this many are printed.")
     var limit: Int?
 
     func validate() throws {
@@ -58,17 +58,22 @@ struct Events: AsyncParsableCommand {
             }
             let start = try since.map { try Self.parseTime($0, now: Date()) }
             var last: Int64?
+            var printed = 0
             func show(_ events: [StoredEvent]) {
                 for event in events {
                     if json { Console.line(Self.jsonLine(event)) } else { Console.textLine(Self.timelineLine(event)) }
                     last = event.id
+                    printed += 1
                 }
             }
+            // What --limit leaves to print (nil: no limit). Following went on for ever with a
+            // limit, which then bounded only the first read.
+            var remaining: Int? { limit.map { max(0, $0 - printed) } }
             do {
                 show(try await database.events(since: start, region: region, type: nil, afterID: nil, limit: limit))
-                while follow && !Task.isCancelled {
+                while follow && remaining != 0 && !Task.isCancelled {
                     try await Task.sleep(for: .milliseconds(300))
-                    show(try await database.events(since: start, region: region, type: nil, afterID: last, limit: nil))
+                    show(try await database.events(since: start, region: region, type: nil, afterID: last, limit: remaining))
                 }
             } catch {
                 await postgres?.shutdown()

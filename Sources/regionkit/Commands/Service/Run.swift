@@ -175,6 +175,12 @@ struct Run: AsyncParsableCommand {
                         logger.info("started", metadata: ["store": "\(path)", "profile": "\(profile.name)", "configured": "\(configured.count)",
                                                           "monitored": "\(service.manager.monitoredRegions.count)",
                                                           "sources": "\(activities.map(\.name).joined(separator: ", "))"])
+                        // Only MQTT sources name devices (ESPresense, Theengs): said once, not waited on silently.
+                        let devices = configured.filter { if case .beacon(let beacon) = $0 { beacon.constraint.format == .device } else { false } }
+                        if let first = devices.first, !configuration.sources.contains(where: { if case .mqtt = $0 { true } else { false } }) {
+                            logger.warning("device regions need an MQTT source (ESPresense, Theengs): no other source names a device",
+                                           metadata: ["regions": "\(devices.count)", "first": "\(first.identifier)"])
+                        }
                     } catch {
                         restoreFailure = error
                         let detail = (error as? RegionKitError)?.message ?? "\(error)"
