@@ -235,7 +235,7 @@ public struct MonitoringEngine: Sendable {
 
     /// The status of the source feeding `kind` regions.
     public func sourceStatus(for kind: RegionKind) -> AuthorizationStatus {
-        sources[kind] ?? .restricted(reason: "no \(kind == .beacon ? "Bluetooth scanner" : "location source") is configured")
+        sources[kind] ?? .restricted(reason: "no \(kind == .beacon ? "beacon source" : "location source") is configured")
     }
 
     /// The scanner `identity` is nearest to now, when the profile tracks it (``NearestScannerPolicy``).
@@ -545,7 +545,7 @@ public struct MonitoringEngine: Sendable {
             if kind == .beacon { resumeSuspendedRooms() }
             return events
         }
-        let error = RegionKitError(.sourceUnavailable, "the \(kind == .beacon ? "Bluetooth scanner" : "location source") is unavailable: \(status)")
+        let error = RegionKitError(.sourceUnavailable, "the \(kind == .beacon ? "beacon source" : "location source") is unavailable: \(status)")
         for entry in order {
             guard let region = liveRegion(entry), region.kind == kind else { continue }
             if let record = regions[region.identifier], record.state != .unknown {
@@ -766,7 +766,7 @@ public struct MonitoringEngine: Sendable {
         let status = sourceStatus(for: region.kind)
         guard status.isAuthorized else {
             return RegionKitError(.sourceUnavailable,
-                "region '\(region.identifier)': no usable \(region.kind == .beacon ? "Bluetooth scanner" : "location source"): \(status)")
+                "region '\(region.identifier)': no usable \(region.kind == .beacon ? "beacon source" : "location source"): \(status)")
         }
         if case .circular(let circle) = region, circle.radius > profile.maximumRegionMonitoringDistance {
             return RegionKitError(.radiusTooLarge,
@@ -968,7 +968,7 @@ public struct MonitoringEngine: Sendable {
         let status = sourceStatus(for: .beacon)
         guard status.isAuthorized else {
             return [LocationEvent(timestamp: now, kind: .didFailRanging(constraint, label: label,
-                RegionKitError(.rangingUnavailable, "cannot range \(label): no usable Bluetooth scanner: \(status)")))]
+                RegionKitError(.rangingUnavailable, "cannot range \(label): no usable beacon source: \(status)")))]
         }
         if let slot = sessions.slot(of: constraint, scannerID: scannerID) {
             // Another region inside ranges the same: it shares the helper's session (which stops

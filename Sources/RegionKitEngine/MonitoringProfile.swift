@@ -168,6 +168,11 @@ public struct MonitoringProfile: Sendable {
         return profile
     }()
 
+    /// The names ``named(_:)`` knows, as messages and help list them: the three presets, then the
+    /// experimental and the reference profiles (a message listing three of six sent users who had
+    /// read of `periodic` in BENCHMARKS.md looking for a typo).
+    public static let namesDescription = "corelocation, altbeacon, responsive (or the experimental periodic and evidence, the reference cautiousprior)"
+
     /// The preset named `name` (`corelocation`/`core-location`/`ios`,
     /// `altbeacon`/`android-beacon-library`, `responsive`, the experimental `periodic` and `evidence`, and the
     /// reference `cautiousprior`), or `nil`.

@@ -119,6 +119,24 @@ public struct ScannerChannel: Hashable, Sendable {
         weight * exp(-max(0, time - weightTime) / Self.rateMemory) / Self.rateMemory
     }
 
+    /// Seconds of silence after which ``sightingsPerSecond(at:)`` says 0: three of
+    /// ``rateMemory``, when the decayed rate is under 5 % of what it was.
+    public static let silentRateAfter = 3 * rateMemory
+
+    /// The rate as reported to people (`/v1/scanners`, `/metrics`, the dashboard): ``rate(at:)``,
+    /// and 0 once the scanner has been silent for ``silentRateAfter``. The e-fold decay alone
+    /// never reaches 0 (a scanner that heard 50 sightings/s still showed 0.1/s a minute after it
+    /// fell silent), while a silent scanner is what a user looks for there. The detector reads
+    /// ``rate(at:)``, unchanged.
+    ///
+    /// ```swift
+    /// channel.sightingsPerSecond(at: lastHeard + 29)   // > 0, decaying
+    /// channel.sightingsPerSecond(at: lastHeard + 30)   // 0
+    /// ```
+    public func sightingsPerSecond(at time: Timestamp) -> Double {
+        time - weightTime >= Self.silentRateAfter ? 0 : rate(at: time)
+    }
+
     /// The longest silence this scanner excuses: twice its longest dark gap, at least
     /// ``minimumExcuseLimit``. When everything a scanner hears goes silent for good (the scanner
     /// is off, or every beacon left at once), exits come that much later.

@@ -70,6 +70,15 @@ public struct ServiceConfiguration: Codable, Sendable {
         self.http = http
     }
 
+    /// The names each of the configuration's named values takes, by type name: a misspelt one
+    /// is an error listing them (it said "Cannot initialize SightingMessageFormat from invalid
+    /// String value espresence").
+    static let choices: [String: [String]] = [
+        "\(SightingMessageFormat.self)": SightingMessageFormat.allCases.map(\.rawValue),
+        "\(BeaconAnnouncement.Scope.self)": BeaconAnnouncement.Scope.allCases.map(\.rawValue),
+        "\(MQTTHubConfiguration.DepartureRetention.self)": MQTTHubConfiguration.DepartureRetention.allCases.map(\.rawValue),
+    ]
+
     /// Reads, decodes and validates the file at `path`.
     public static func load(_ path: String) throws -> ServiceConfiguration {
         guard UnreadableFile.reason(path) == nil, let data = FileManager.default.contents(atPath: path) else {
@@ -89,7 +98,7 @@ public struct ServiceConfiguration: Codable, Sendable {
             throw RegionKitError(.malformedInput, (context.underlyingError as? YamlError).map { YAMLLocation.describe($0, path: path) } ?? "\(path): not valid YAML")
         } catch let error as DecodingError {
             let place = YAMLLocation.of(error, in: text).map { "\(path):\($0.line):\($0.column)" } ?? path
-            throw RegionKitError(.malformedInput, "\(place): \(Scenario.describe(error))")
+            throw RegionKitError(.malformedInput, "\(place): \(Scenario.describe(error, choices: Self.choices))")
         } catch let error as YamlError {
             throw RegionKitError(.malformedInput, YAMLLocation.describe(error, path: path))
         } catch {
@@ -149,7 +158,7 @@ public struct ServiceConfiguration: Codable, Sendable {
 
     public func validate(_ path: String) throws {
         func bad(_ message: String) -> RegionKitError { RegionKitError(.malformedInput, "\(path): \(message)") }
-        if let profile, MonitoringProfile.named(profile) == nil { throw bad("profile '\(profile)' is not one of corelocation, altbeacon, responsive") }
+        if let profile, MonitoringProfile.named(profile) == nil { throw bad("profile '\(profile)' is not one of \(MonitoringProfile.namesDescription)") }
         _ = try monitoringProfile(path)
         guard !sources.isEmpty else {
             throw bad("sources: give at least one source (\(ServiceSource.Kind.allCases.map(\.rawValue).joined(separator: ", ")))")

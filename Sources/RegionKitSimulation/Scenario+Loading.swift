@@ -61,7 +61,7 @@ extension Scenario {
         guard path.count <= Self.maximumWaypoints else { throw bad("path: \(path.count) waypoints exceed the maximum \(Self.maximumWaypoints)") }
         guard (actions ?? []).count <= Self.maximumActions else { throw bad("actions: \((actions ?? []).count) actions exceed the maximum \(Self.maximumActions)") }
         if let profile, MonitoringProfile.named(profile) == nil {
-            throw bad("profile '\(profile)' is not one of corelocation, altbeacon, responsive")
+            throw bad("profile '\(profile)' is not one of \(MonitoringProfile.namesDescription)")
         }
         try radio?.validate("\(source): radio")
         guard !path.isEmpty else { throw bad("path needs at least one waypoint") }
@@ -171,7 +171,15 @@ extension Scenario {
         return nil
     }
 
-    public static func describe(_ error: DecodingError) -> String {
+    /// A decoding error as a user reads it: the field's path, what it takes in words (not Swift's
+    /// type names), and for a name it does not know, the names it does when `choices` has them
+    /// (keyed by the type's name, as the decoder's message gives it).
+    ///
+    /// ```swift
+    /// Scenario.describe(error, choices: ["SightingMessageFormat": ["espresense", "theengs"]])
+    /// // "sources[0].mqtt.format: 'espresence' is not one of espresense, theengs"
+    /// ```
+    public static func describe(_ error: DecodingError, choices: [String: [String]] = [:]) -> String {
         func path(_ context: DecodingError.Context) -> String {
             let text = context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
             return text.isEmpty ? "top level" : String(text.drop(while: { $0 == "." }))
@@ -180,13 +188,62 @@ extension Scenario {
         case .keyNotFound(let key, let context):
             return "missing field '\(key.stringValue)' at \(path(context))"
         case .typeMismatch(let type, let context):
-            return "\(path(context)): expected \(type) — \(context.debugDescription)"
+            // YAMLDecoder's own words name its node kinds ("found Scalar"), and an empty file is a
+            // "Node" where the mapping should be.
+            let found = context.debugDescription.range(of: "but found ").map { context.debugDescription[$0.upperBound...] }
+            if context.codingPath.isEmpty, found?.hasPrefix("Node") == true { return "the file is empty" }
+            return "\(path(context)): expected \(words(for: type))\(found.flatMap(foundWords).map { ", found \($0)" } ?? "")"
         case .valueNotFound(let type, let context):
-            return "\(path(context)): expected \(type), found null"
+            return "\(path(context)): expected \(words(for: type)), found null"
         case .dataCorrupted(let context):
-            return "\(path(context)): \(context.debugDescription)"
+            // A RawRepresentable's refusal: "Cannot initialize T from invalid String value v".
+            let text = context.debugDescription
+            if text.hasPrefix("Cannot initialize "), let from = text.range(of: " from invalid "), let value = text.range(of: " value ", range: from.upperBound..<text.endIndex) {
+                let type = String(text[text.index(text.startIndex, offsetBy: 18)..<from.lowerBound])
+                let given = String(text[value.upperBound...].prefix(80))
+                return "\(path(context)): '\(given)' is not " + (choices[type].map { "one of \($0.joined(separator: ", "))" } ?? "a value this field takes")
+            }
+            return "\(path(context)): \(text)"
         @unknown default:
             return "\(error)"
+        }
+    }
+
+    /// What a field of `type` takes, in words.
+    static func words(for type: Any.Type) -> String {
+        switch type {
+        case is UInt8.Type: "a whole number within 0...255"
+        case is UInt16.Type: "a whole number within 0...65535"
+        case is Int8.Type: "a whole number within -128...127"
+        case is Int16.Type: "a whole number within -32768...32767"
+        case is UInt32.Type: "a whole number within 0...4294967295"
+        case is Int32.Type: "a whole number within -2147483648...2147483647"
+        case is Int.Type, is Int64.Type, is UInt.Type, is UInt64.Type: "a whole number"
+        case is Double.Type, is Float.Type: "a number"
+        case is Bool.Type: "true or false"
+        case is String.Type: "text"
+        default:
+            // YAMLDecoder names its node kinds when a node is not of the kind asked for.
+            switch String(describing: type) {
+            case "Sequence": "a list"
+            case "Scalar": "a single value"
+            case "Mapping": "a mapping (key: value)"
+            case let name where name.hasPrefix("Array<"): "a list"
+            case let name where name.hasPrefix("Dictionary<") || name.hasPrefix("KeyedDecodingContainer"): "a mapping (key: value)"
+            case let name: name
+            }
+        }
+    }
+
+    /// What the decoder found, in words: YAML's node kinds and JSON's words; nil when it says
+    /// nothing a user can read.
+    static func foundWords(_ found: Substring) -> String? {
+        let kind = found.prefix { $0.isLetter }
+        switch kind {
+        case "Mapping": return "a mapping (key: value)"
+        case "Sequence": return "a list"
+        case "a", "an": return found.hasSuffix(" instead.") ? String(found.dropLast(" instead.".count)) : String(found)
+        default: return nil
         }
     }
 }

@@ -228,6 +228,11 @@ struct ScannerStatusTests {
         _ = engine.ingest(Fixture.seen(Fixture.b, at: 22.5, scanner: "hall"))
         let hall = engine.channel(of: "hall")
         #expect(hall?.lastHeard == Timestamp(seconds: 22.5) && (hall?.rate(at: Timestamp(seconds: 22.5)) ?? 0) > 0)
+        // The rate people read reaches 0 once the scanner has been silent 30 s (the decay alone
+        // never does); the detector's rate is the decay, unchanged.
+        #expect((hall?.sightingsPerSecond(at: Timestamp(seconds: 22.5 + 29)) ?? 0) > 0)
+        #expect(hall?.sightingsPerSecond(at: Timestamp(seconds: 22.5 + 30)) == 0)
+        #expect((hall?.rate(at: Timestamp(seconds: 22.5 + 30)) ?? 0) > 0)
         #expect(Set(engine.scannerChannels.map(\.name)) == ["hall", "kitchen"])
     }
 

@@ -549,6 +549,14 @@ struct HTTPAPITests {
         var replayed: [Int64] = []
         for _ in all { replayed.append(try await offPool { try stranger.next() }.id) }
         #expect(replayed == all)
+        // `backlog=N` with a filter: the newest N events that pass it, however many others came
+        // after (it counted N events back, then filtered: the enter, long before, was never sent).
+        let entered = try daemon.service.sqlite.events(type: "didEnterRegion").map(\.id)
+        #expect(entered.count == 1 && (all.last ?? 0) - (entered.first ?? 0) >= 3)
+        let filtered = try await offPool {
+            try EventStreamReader(port: daemon.port, token: "test-token", path: "/v1/events/stream?type=didEnterRegion&backlog=5")
+        }
+        #expect(try await offPool { try filtered.next(timeout: 5) }.id == entered.first)
         // Unauthenticated streams are refused.
         let unauthorized = try await offPool { try EventStreamReader(port: daemon.port, token: nil) }
         #expect(unauthorized.status == 401)

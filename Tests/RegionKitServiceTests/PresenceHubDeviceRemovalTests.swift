@@ -27,7 +27,9 @@ struct PresenceHubDeviceRemovalTests {
         let (deleted, kept) = (BeaconIdentity(uuid: Self.uuid, major: 1, minor: 1), BeaconIdentity(uuid: Self.uuid, major: 1, minor: 2))
         // Both announced by an earlier run.
         try store.addAnnouncedBeacons([deleted.description, kept.description], output: output)
-        let hub = try PresenceHubStatusTests.hub(site: site, broker: broker, store: store, homeAssistant: true)
+        // A discovery prefix of its own (`ha2`), while Home Assistant's birth topic stays
+        // homeassistant/status (its default: two separate settings).
+        let hub = try PresenceHubStatusTests.hub(site: site, broker: broker, store: store, homeAssistant: true, prefix: "ha2")
         // And one announced by a version that did not record its announcements: its configuration
         // is on the broker only.
         let legacy = BeaconIdentity(uuid: Self.uuid, major: 1, minor: 3)
@@ -81,7 +83,8 @@ struct PresenceHubDeviceRemovalTests {
         // Home Assistant restarts: the round re-sends the other beacon's entities, not the deleted one's.
         // (Waited for until the round's configuration of the kept beacon arrived: the round then
         // has published everything before it, the deleted beacon's entities in identity order too.)
-        try await homeAssistant.publish(MQTTMessage(topic: discovery.statusTopic, payload: Array("online".utf8), qos: .atLeastOnce))
+        #expect(tracker(kept).hasPrefix("ha2/device_tracker/"))
+        try await homeAssistant.publish(MQTTMessage(topic: "homeassistant/status", payload: Array("online".utf8), qos: .atLeastOnce))
         try await eventually(timeout: .seconds(20), "the round asked for by online") { keptConfigs.withLock { $0 } >= 2 }
         #expect(try await PresenceHubStatusTests.retained(tracker(deleted), on: broker) == [], "the deleted device came back")
         #expect(try await PresenceHubStatusTests.retained(distance(deleted), on: broker) == [])

@@ -16,12 +16,12 @@ struct PresenceHubStatusTests {
     /// A hub for `site` on `broker` (an MQTT source; Home Assistant discovery when asked) over
     /// `store`, its service on `clock` with `profile` (its regions are the caller's to start).
     static func hub(site: String, broker: MosquittoBroker, store: RegionStore, profile: MonitoringProfile = .responsive,
-                    clock: VirtualClock = VirtualClock(), homeAssistant: Bool = false) throws -> PresenceHub {
+                    clock: VirtualClock = VirtualClock(), homeAssistant: Bool = false, prefix: String? = nil) throws -> PresenceHub {
         let configuration = try ServiceConfiguration.decode("""
         sources:
           - mqtt: {format: espresense}
         mqtt: {url: "\(broker.url)", site: \(site)}
-        \(homeAssistant ? "homeAssistant: {discovery: true}" : "")
+        \(homeAssistant ? "homeAssistant: {discovery: true\(prefix.map { ", prefix: \($0)" } ?? "")}" : "")
         """, path: "/tmp/regionkit-test.yaml")
         let service = MonitoringService(store: store, profile: profile, clock: clock, sources: [.beacon: .authorized])
         return try PresenceHub(configuration: try #require(configuration.mqtt), homeAssistant: configuration.homeAssistant, sources: configuration.mqttSources,

@@ -417,8 +417,14 @@ struct PresenceOutputsTests {
         #expect(configured.homeAssistant?.discovery(topics: Self.topics)?.beacons == BeaconAnnouncement(scope: .regions, maximum: 50))
         #expect(try decode("{discovery: true}").homeAssistant?.beaconAnnouncement == BeaconAnnouncement(scope: .all, maximum: 1_000))
         #expect(try decode("{discovery: false}").homeAssistant?.discovery(topics: Self.topics) == nil)
+        // Home Assistant's birth topic stays homeassistant/status when its discovery prefix
+        // changes (two settings): a prefix of its own listens there too; statusTopic replaces both.
+        #expect(try decode("{discovery: true}").homeAssistant?.discovery(topics: Self.topics)?.statusTopics == ["homeassistant/status"])
+        #expect(try decode("{discovery: true, prefix: ha2}").homeAssistant?.discovery(topics: Self.topics)?.statusTopics == ["homeassistant/status", "ha2/status"])
+        #expect(try decode("{discovery: true, prefix: ha2, statusTopic: ha2/birth}").homeAssistant?.discovery(topics: Self.topics)?.statusTopics == ["ha2/birth"])
         for (bad, field) in [("{discovery: true, maximumBeacons: -1}", "maximumBeacons"), ("{discovery: true, maximumBeacons: 100001}", "maximumBeacons"),
-                             ("{discovery: true, beacons: some}", "beacons"), ("{discovery: true, prefix: \"home/#\"}", "prefix")] {
+                             ("{discovery: true, beacons: some}", "beacons"), ("{discovery: true, prefix: \"home/#\"}", "prefix"),
+                             ("{discovery: true, statusTopic: \"ha/+\"}", "statusTopic: invalid topic name"), ("{discovery: true, statusTopic: \"\"}", "statusTopic")] {
             do {
                 _ = try decode(bad)
                 Issue.record("\(bad) was accepted")

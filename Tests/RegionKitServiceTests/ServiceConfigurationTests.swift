@@ -306,6 +306,17 @@ struct ServiceConfigurationTests {
         ("sources:\n  - gpsd: {}\nretention: {maxAgeDays: 40000}\n", "at most 36500"),
         ("sources:\n  - gpsd: {}\nretention: {maxEvents: 0}\n", "retention: maxEvents 0 must be within 1...2147483647"),
         ("sources:\n  - gpsd: {}\nretention: {maxEvents: 10, maxAge: 3}\n", "maxAge"),
+        // Named values and types in words, not Swift's ("Cannot initialize SightingMessageFormat
+        // from invalid String value espresence", "expected UInt16 — … found Scalar instead").
+        ("mqtt: {url: 'mqtt://127.0.0.1:1883'}\nsources:\n  - mqtt: {format: espresence}\n", ":3:12: sources[0].mqtt.format: 'espresence' is not one of espresense, theengs, regionkit"),
+        ("mqtt: {url: 'mqtt://127.0.0.1:1883'}\nhomeAssistant: {discovery: true, beacons: some}\nsources:\n  - mqtt: {format: espresense}\n",
+         "homeAssistant.beacons: 'some' is not one of all, regions"),
+        ("mqtt: {url: 'mqtt://127.0.0.1:1883', retainDepartures: some}\nsources:\n  - mqtt: {format: espresense}\n", "mqtt.retainDepartures: 'some' is not one of"),
+        ("sources:\n  - gpsd: {}\nregions:\n  - {identifier: x, uuid: E2C56DB5-DFFB-48D2-B060-D0F5A71096E0, major: 70000}\n", "regions[0].major: expected a whole number within 0...65535"),
+        ("sources:\n  - gpsd: {port: [1]}\n", "sources[0].gpsd.port: expected a single value, found a list"),
+        ("sources: {gpsd: {}}\n", "sources: expected a list"),
+        ("", "the file is empty"),
+        ("profile: fast\nsources:\n  - gpsd: {}\n", "or the experimental periodic and evidence, the reference cautiousprior"),
     ])
     func errors(text: String, expected: String) throws {
         let error = #expect(throws: RegionKitError.self) { try ServiceConfiguration.decode(text, path: Self.path) }

@@ -1,3 +1,4 @@
+import RegionKitCore
 import RegionKitService
 import RegionKitStore
 
@@ -17,7 +18,8 @@ struct EventFilter: Sendable {
             throw Problem(.badRequest, "type '\(type.prefix(80))' is not an event type the daemon logs\(ranging); one of \(Self.types.joined(separator: ", "))",
                           field: "type")
         }
-        self.region = region
+        // One Unicode form, as regions keep their identifiers: `café` typed either way is one region.
+        self.region = region.map(Region.canonical(identifier:))
         self.type = type
     }
 

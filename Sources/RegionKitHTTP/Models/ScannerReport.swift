@@ -22,7 +22,7 @@ public struct ScannerReport: Codable, Hashable, Sendable {
     /// Its last sighting (Unix seconds); none when it only said whether it is online.
     public var lastHeard: Double?
     /// Sightings a second, every beacon together, over about the last 10 s
-    /// (``ScannerChannel/rate(at:)``) at the report's time: 0 soon after it falls silent.
+    /// (``ScannerChannel/sightingsPerSecond(at:)``) at the report's time: 0 once it has been silent 30 s.
     public var sightingsPerSecond: Double
     /// Beacons placed in its room now (``MonitoringEngine/beaconsPerRoom``).
     public var beaconsInRoom: Int
@@ -41,7 +41,7 @@ public struct ScannerReport: Codable, Hashable, Sendable {
         return sorted(engine.scannerChannels.compactMap { name, channel in
             guard channel.isOffline || (channel.lastHeard?.seconds ?? -.infinity) >= horizon else { return nil }
             return ScannerReport(name: name, status: channel.isOffline ? offline : online, offlineSince: channel.offlineSince?.seconds,
-                                 lastHeard: channel.lastHeard?.seconds, sightingsPerSecond: channel.rate(at: now),
+                                 lastHeard: channel.lastHeard?.seconds, sightingsPerSecond: channel.sightingsPerSecond(at: now),
                                  beaconsInRoom: inRoom[name] ?? 0)
         })
     }

@@ -145,7 +145,8 @@ paths:
         with `Last-Event-ID: N` receives every event logged after N exactly once; an N past the
         end of the log is taken for an id of another log (the daemon restarted on a new store), and
         the stream starts at this log's beginning (at most its newest 10,000 events). Without it
-        the stream starts at the newest event (or `backlog` events before it).
+        the stream starts at the newest event (or with the newest `backlog` events that pass the
+        `region` and `type` filters, among the log's newest 10,000).
       parameters:
         - {name: Last-Event-ID, in: header, schema: {type: string, pattern: "^[0-9]+$"}}
         - {name: lastEventId, in: query, schema: {type: integer, minimum: 0, maximum: 9223372036854775807}}
@@ -211,7 +212,7 @@ paths:
                         status: {type: string, enum: [online, offline], description: "offline while it says so (its status topic or will) and has not come back; online otherwise, also when it said nothing"}
                         offlineSince: {type: number, description: "Since when it has said it is offline (Unix seconds)"}
                         lastHeard: {type: number, description: "Its last sighting (Unix seconds); absent when it only said whether it is online"}
-                        sightingsPerSecond: {type: number, minimum: 0, description: "Every beacon together, over about the last 10 s at time: 0 soon after it falls silent"}
+                        sightingsPerSecond: {type: number, minimum: 0, description: "Every beacon together, over about the last 10 s at time: 0 once the scanner has been silent 30 s"}
                         beaconsInRoom: {type: integer, minimum: 0, description: "Beacons placed in its room now (nearest scanner)"}
                   total: {type: integer, minimum: 0, description: "How many scanners the engine knows (scanners lists at most limit of them)"}
                   member: {type: string, description: "Cluster mode only: the member that answered; the scanners as its partitions know them"}

@@ -46,7 +46,17 @@ extension RegionKitServer {
             } else {
                 // A new client starts with what is logged from now on (or `?backlog=N` recent events).
                 let backlog = try Self.integer(query.get("backlog"), "backlog", range: 0...Self.backlogLimit) ?? 0
-                last = Self.before(try await self.backend.store.lastEventID(), by: backlog)
+                let newest = try await self.backend.store.lastEventID()
+                last = Self.before(newest, by: backlog)
+                if backlog > 0, filter.region != nil || filter.type != nil {
+                    // N events the filters let through, not N events of which the filters keep
+                    // some (`?region=hall&backlog=20` gave the hall's share of the last 20): the
+                    // newest N matching among the log's newest `backlogLimit`.
+                    let window = try await self.backend.store.events(since: nil, region: filter.region, type: filter.type,
+                                                                    afterID: Self.before(newest, by: Self.backlogLimit), limit: Self.backlogLimit)
+                    let kept = window.suffix(backlog)
+                    last = kept.first.map { $0.id - 1 } ?? newest
+                }
             }
             let stream = EventStream(store: self.backend.store, broadcaster: self.events,
                                      filter: filter,

@@ -90,12 +90,12 @@ final class ClusterEventsPublisher: Sendable {
         let wake = WakeSignal()
         self.announce = announce
         self.wake = wake
-        let haStatus = discovery?.statusTopic
+        let haStatus = discovery?.statusTopics ?? []
         let trackerWatch = discovery.map(TrackerConfigWatch.init)
         self.trackerWatch = trackerWatch
         let progress = progress
         client = MQTTClient(configuration: configuration, logger: logger, onMessage: { message in
-            if message.topic == haStatus, message.payload == Array("online".utf8) {
+            if haStatus.contains(message.topic), message.payload == Array("online".utf8) {
                 announce.withLock { $0 = true }
                 wake.signal()
             } else if let trackerWatch, trackerWatch.received(message), trackerWatch.isPending {
@@ -163,7 +163,7 @@ final class ClusterEventsPublisher: Sendable {
             // user deletes a device: ``TrackerConfigWatch``).
             // (The tracker configurations at QoS 1: neither a deletion nor the copy of the holder's
             // own removal may be dropped on the way.)
-            for (filter, qos) in [(discovery.statusTopic, MQTTQoS.atMostOnce), (discovery.trackerConfigFilter, .atLeastOnce)] {
+            for (filter, qos) in discovery.statusTopics.map({ ($0, MQTTQoS.atMostOnce) }) + [(discovery.trackerConfigFilter, .atLeastOnce)] {
                 Task { [client, logger] in
                     do { try await client.subscribe(filter, qos: qos) } catch {
                         logger.warning("cannot subscribe to Home Assistant's topics", metadata: ["filter": "\(filter)", "error": "\(error)"])

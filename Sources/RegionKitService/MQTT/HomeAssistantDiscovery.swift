@@ -20,17 +20,37 @@ public struct HomeAssistantDiscovery: Hashable, Sendable {
     public var softwareVersion: String
     /// Which beacons get entities, and how many at most.
     public var beacons: BeaconAnnouncement
+    /// Where Home Assistant says `online` when it (re)starts (its MQTT birth message); `nil`:
+    /// see ``statusTopics``.
+    public var birthTopic: String?
 
     public init(topics: PresenceTopics, prefix: String = "homeassistant", softwareVersion: String = "regionkit",
-                beacons: BeaconAnnouncement = BeaconAnnouncement()) {
+                beacons: BeaconAnnouncement = BeaconAnnouncement(), birthTopic: String? = nil) {
         self.topics = topics
         self.prefix = prefix
         self.softwareVersion = softwareVersion
         self.beacons = beacons
+        self.birthTopic = birthTopic
     }
 
-    /// Home Assistant's own availability topic: `online` when it (re)starts → re-send discovery.
-    public var statusTopic: String { prefix + "/status" }
+    /// Home Assistant's default birth topic, whatever its discovery prefix.
+    public static let defaultBirthTopic = "homeassistant/status"
+
+    /// The topics whose `online` re-sends discovery: ``birthTopic`` when set; otherwise Home
+    /// Assistant's default, `homeassistant/status`, and `<prefix>/status` beside it for a prefix
+    /// of its own. Home Assistant keeps its birth topic when its discovery prefix is changed (two
+    /// separate settings), so a hub with `prefix: ha2` that listened on `ha2/status` only never
+    /// heard Home Assistant restart, and its entities stayed gone until the hub restarted.
+    ///
+    /// ```swift
+    /// HomeAssistantDiscovery(topics: topics).statusTopics                  // ["homeassistant/status"]
+    /// HomeAssistantDiscovery(topics: topics, prefix: "ha2").statusTopics   // ["homeassistant/status", "ha2/status"]
+    /// ```
+    public var statusTopics: [String] {
+        if let birthTopic { return [birthTopic] }
+        let own = prefix + "/status"
+        return own == Self.defaultBirthTopic ? [own] : [Self.defaultBirthTopic, own]
+    }
     /// The node id grouping this site's entities.
     public var nodeID: String { "regionkit_" + PresenceTopics.sanitized(topics.site) }
 

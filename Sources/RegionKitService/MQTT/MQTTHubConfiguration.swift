@@ -195,6 +195,7 @@ public struct MQTTHubConfiguration: Codable, Sendable, Hashable {
 ///
 /// ```yaml
 /// homeAssistant: {discovery: true, prefix: homeassistant, mqttRoom: true, beacons: regions, maximumBeacons: 200}
+/// homeAssistant: {discovery: true, prefix: ha2, statusTopic: ha2/birth}   # Home Assistant's birth topic changed too
 /// ```
 public struct HomeAssistantConfiguration: Codable, Sendable, Hashable {
     public var discovery: Bool?
@@ -206,14 +207,18 @@ public struct HomeAssistantConfiguration: Codable, Sendable, Hashable {
     public var beacons: BeaconAnnouncement.Scope?
     /// At most this many beacons get entities (default ``BeaconAnnouncement/defaultMaximum``).
     public var maximumBeacons: Int?
+    /// Home Assistant's birth message topic, when it is not `homeassistant/status` (nor
+    /// `<prefix>/status`): see ``HomeAssistantDiscovery/statusTopics``.
+    public var statusTopic: String?
 
     public init(discovery: Bool? = true, prefix: String? = nil, mqttRoom: Bool? = nil,
-                beacons: BeaconAnnouncement.Scope? = nil, maximumBeacons: Int? = nil) {
+                beacons: BeaconAnnouncement.Scope? = nil, maximumBeacons: Int? = nil, statusTopic: String? = nil) {
         self.discovery = discovery
         self.prefix = prefix
         self.mqttRoom = mqttRoom
         self.beacons = beacons
         self.maximumBeacons = maximumBeacons
+        self.statusTopic = statusTopic
     }
 
     /// The announcement policy these settings give.
@@ -224,7 +229,7 @@ public struct HomeAssistantConfiguration: Codable, Sendable, Hashable {
     /// The discovery these settings give (`nil` without `discovery: true`).
     public func discovery(topics: PresenceTopics) -> HomeAssistantDiscovery? {
         guard discovery == true else { return nil }
-        return HomeAssistantDiscovery(topics: topics, prefix: prefix ?? "homeassistant", beacons: beaconAnnouncement)
+        return HomeAssistantDiscovery(topics: topics, prefix: prefix ?? "homeassistant", beacons: beaconAnnouncement, birthTopic: statusTopic)
     }
 
     /// What is wrong with the settings, or nil.
@@ -234,6 +239,9 @@ public struct HomeAssistantConfiguration: Codable, Sendable, Hashable {
         }
         if let prefix, prefix.isEmpty || prefix.contains("+") || prefix.contains("#") {
             return "prefix must be a non-empty topic without wildcards"
+        }
+        if let statusTopic {
+            do { try MQTTTopicFilter.validateTopicName(statusTopic) } catch { return "statusTopic: \(error)" }
         }
         return nil
     }

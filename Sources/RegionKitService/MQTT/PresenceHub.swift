@@ -229,7 +229,7 @@ public final class PresenceHub: Sendable {
         filters += (ingest?.statusFilters ?? []).map { ($0, MQTTQoS.atLeastOnce) }
         // The beacons' tracker configurations at QoS 1: a deletion in Home Assistant, or the copy
         // of the hub's own removal (``TrackerConfigWatch``), must not be dropped on the way.
-        if let discovery = outputs.withLock({ $0.discovery }) { filters += [(discovery.statusTopic, .atMostOnce), (discovery.trackerConfigFilter, .atLeastOnce)] }
+        if let discovery = outputs.withLock({ $0.discovery }) { filters += discovery.statusTopics.map { ($0, .atMostOnce) } + [(discovery.trackerConfigFilter, .atLeastOnce)] }
         for (filter, qos) in filters {
             // Remembered by the client, so subscribed again after every reconnection.
             Task { [client, logger] in
@@ -369,7 +369,7 @@ public final class PresenceHub: Sendable {
     // MARK: Incoming
 
     func received(_ message: MQTTMessage) {
-        if let discovery = outputs.withLock({ $0.discovery }), message.topic == discovery.statusTopic {
+        if let discovery = outputs.withLock({ $0.discovery }), discovery.statusTopics.contains(message.topic) {
             if message.payload == Array("online".utf8) {
                 let schedule = discoveryRequested.withLock { requested in
                     defer { requested = true }

@@ -88,7 +88,7 @@ struct ClusterOutputsTests {
             // Home Assistant restarts: its `online` asks for the configurations again.
             let homeAssistant = try await Listener(url: broker.url, filters: [])
             defer { Task { await homeAssistant.stop() } }
-            try await homeAssistant.client.publish(MQTTMessage(topic: discovery.statusTopic, payload: Array("online".utf8), qos: .atLeastOnce))
+            try await homeAssistant.client.publish(MQTTMessage(topic: discovery.statusTopics[0], payload: Array("online".utf8), qos: .atLeastOnce))
             try await eventually(timeout: .seconds(20), "configurations sent again") {
                 listener.messages(lobbyConfig).count == 2 && listener.messages(keysConfig).count == 2
             }
@@ -199,7 +199,7 @@ struct ClusterOutputsTests {
 
             // Home Assistant restarts: only the remaining beacon's entities come back.
             let rounds = publisher.discoveryRounds.withLock { $0 }
-            try await homeAssistant.client.publish(MQTTMessage(topic: discovery.statusTopic, payload: Array("online".utf8), qos: .atLeastOnce))
+            try await homeAssistant.client.publish(MQTTMessage(topic: discovery.statusTopics[0], payload: Array("online".utf8), qos: .atLeastOnce))
             try await eventually(timeout: .seconds(20), "the round asked for by online") { publisher.discoveryRounds.withLock { $0 } > rounds }
             for beacon in [placed, away] {
                 #expect(try await PresenceHubStatusTests.retained(tracker(beacon), on: broker) == [], "\(beacon) came back")

@@ -31,7 +31,7 @@ struct Monitor: AsyncParsableCommand {
 
     @OptionGroup var output: EventOutputOptions
 
-    @Option(help: "Monitoring profile: corelocation, altbeacon or responsive.")
+    @Option(help: "Monitoring profile: corelocation, altbeacon or responsive (also the experimental periodic and evidence, the reference cautiousprior).")
     var profile: ProfileOption?
 
     @Option(help: "A distance model file from `regionkit calibrate` (its model and RSSI filter replace the profile's).")

@@ -10,7 +10,7 @@ struct Demo: AsyncParsableCommand {
     @Option(parsing: .unconditional, help: "Virtual seconds per real second.")
     var speed: Double = 8
 
-    @Option(help: "Monitoring profile: corelocation, altbeacon or responsive.")
+    @Option(help: "Monitoring profile: corelocation, altbeacon or responsive (also the experimental periodic and evidence, the reference cautiousprior).")
     var profile: ProfileOption?
 
     func validate() throws {

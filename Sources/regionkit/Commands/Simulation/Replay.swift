@@ -62,7 +62,7 @@ struct Replay: AsyncParsableCommand {
 
     @OptionGroup var pace: PaceOptions
 
-    @Option(help: "Monitoring profile: corelocation, altbeacon or responsive.")
+    @Option(help: "Monitoring profile: corelocation, altbeacon or responsive (also the experimental periodic and evidence, the reference cautiousprior).")
     var profile: ProfileOption?
 
     @Flag(help: "Ask each region's state when it starts, as `monitor` does: a region the recording starts inside gets didDetermineState inside (Core Location gives it no didEnterRegion).")

@@ -22,7 +22,7 @@ struct Simulate: AsyncParsableCommand {
 
     @OptionGroup var pace: PaceOptions
 
-    @Option(help: "Monitoring profile: corelocation, altbeacon or responsive (default: the scenario's, else responsive).")
+    @Option(help: "Monitoring profile: corelocation, altbeacon or responsive (also the experimental periodic and evidence, the reference cautiousprior; default: the scenario's, else responsive).")
     var profile: ProfileOption?
 
     @Option(help: "A distance model file from `regionkit calibrate` (its model and RSSI filter replace the profile's).")
