@@ -235,6 +235,12 @@ public final class LocationManager: Sendable {
     /// The scanner (room) `identity` is nearest to now, when the profile tracks nearest scanners.
     public func nearestScanner(for identity: BeaconIdentity) -> String? { state.withLock { $0.engine.nearestScanner(for: identity) } }
 
+    /// How far `identity` is from `scanner` by that scanner's readings alone, in the ranging of
+    /// `constraint` under `label` (``MonitoringEngine/rangedDistance(of:from:ranging:label:)``).
+    public func rangedDistance(of identity: BeaconIdentity, from scanner: String, ranging constraint: BeaconIdentityConstraint, label: String) -> Double? {
+        state.withLock { $0.engine.rangedDistance(of: identity, from: scanner, ranging: constraint, label: label) }
+    }
+
     /// Every tracked beacon's nearest scanner (room) now.
     public var nearestScanners: [BeaconIdentity: String] { state.withLock { $0.engine.nearestScanners } }
 

@@ -230,6 +230,21 @@ public struct MonitoringEngine: Sendable {
     /// The ranging sessions (constraint, label, tracked beacons).
     public var rangingSessions: [RangingSession] { sessions.inStartOrder }
 
+    /// How far `identity` is from `scanner` by that scanner's readings alone, in the ranging of
+    /// `constraint` under `label` (a ``LocationEvent/Kind/didRangeBeacons(_:_:label:)``'s;
+    /// ``RangingSession/Track/distance(from:at:profile:)``), now; nil when no such session
+    /// tracks it or that scanner has no current reading of it. The hub's `mqtt_room` messages
+    /// on a room's topic carry this, not the distance from whichever scanner puts the beacon
+    /// nearest.
+    ///
+    /// ```swift
+    /// engine.rangedDistance(of: beacon, from: "kitchen", ranging: constraint, label: "lobby")   // 2.4
+    /// ```
+    public func rangedDistance(of identity: BeaconIdentity, from scanner: String, ranging constraint: BeaconIdentityConstraint, label: String) -> Double? {
+        guard let slot = sessions.slot(of: constraint, label: label), let track = sessions[slot: slot]?.tracks[identity] else { return nil }
+        return track.distance(from: scanner, at: now, profile: profile)
+    }
+
     /// Whether a source is configured for `kind` regions (usable or not).
     public func hasSource(for kind: RegionKind) -> Bool { sources[kind] != nil }
 

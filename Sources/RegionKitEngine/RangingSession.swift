@@ -116,6 +116,20 @@ public struct RangingSession: Hashable, Sendable, Codable {
             readings.contains { $0.isCurrent(at: now, profile: profile) }
         }
 
+        /// The distance `scanner`'s readings alone put the beacon at, at `now`: nil when that
+        /// scanner has no current reading of it (``Reading/isCurrent(at:profile:)``) or the
+        /// profile's distance model gives no answer. A room's distance is its own scanner's,
+        /// whichever scanner puts the beacon nearest this second (``nearest(at:profile:)``).
+        ///
+        /// ```swift
+        /// track.distance(from: "kitchen", at: now, profile: .responsive)   // 2.4, the kitchen node's estimate
+        /// ```
+        public func distance(from scanner: String, at now: Timestamp, profile: MonitoringProfile) -> Double? {
+            guard let reading = readings.first(where: { $0.scannerID == scanner }), reading.isCurrent(at: now, profile: profile),
+                  let filtered = reading.filteredRSSI(at: now, profile: profile) else { return nil }
+            return profile.distanceModel.distance(rssi: filtered, measuredPower: Double(reading.measuredPower))
+        }
+
         /// The scanner whose readings put the beacon nearest at `now`: among those still current
         /// (``Reading/isCurrent(at:profile:)``) and with a filtered RSSI (``Reading/filteredRSSI(at:profile:)``), the smallest distance
         /// estimate, then the strongest filtered RSSI (no distance model answer), then the

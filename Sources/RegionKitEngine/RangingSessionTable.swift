@@ -73,6 +73,13 @@ struct RangingSessionTable: Sendable {
         firstSlot(of: constraint) { _ in true }
     }
 
+    /// The slot of the session whose deliveries of `constraint` carry `label`, if any: its own
+    /// label, or one of a shared helper session's owners (each gets a delivery under its own).
+    func slot(of constraint: BeaconIdentityConstraint, label: String) -> Int? {
+        if let slot = firstSlot(of: constraint, where: { $0.label == label }) { return slot }
+        return owners.first { $0.value.contains(label) && sessions[Int($0.key)]?.constraint == constraint }.map { Int($0.key) }
+    }
+
     /// The first session (in start order) ranging `constraint` that `accepted` accepts.
     private func firstSlot(of constraint: BeaconIdentityConstraint, where accepted: (RangingSession) -> Bool) -> Int? {
         if Self.isRegular(constraint) {

@@ -258,6 +258,68 @@ struct PresenceOutputsTests {
         #expect(tracker.messages(for: ranged(-1, rssi: 0), at: Timestamp(seconds: 80)) { _ in "hall" }.isEmpty, "a silent beacon publishes nothing")
     }
 
+    @Test("mqtt_room: a room's topic carries that room's scanner's distance, not the nearer distance another scanner reads while the room holds on; the move then goes out with a smaller distance, as Home Assistant's mqtt_room needs to take it")
+    func mqttRoomDistanceIsTheRoomsScanners() throws {
+        var profile = MonitoringProfile.responsive
+        profile.nearestScanner = NearestScannerPolicy()
+        var engine = MonitoringEngine(profile: profile, sources: [.beacon: .authorized])
+        let constraint = try BeaconIdentityConstraint(uuid: Self.uuid)
+        _ = engine.startRanging(constraint, label: "lobby", at: .zero)
+        func sighting(_ t: Double, _ rssi: Int, _ scanner: String) -> BeaconObservation {
+            BeaconObservation(identity: Self.beacon, rssi: rssi, measuredPower: -59, timestamp: Timestamp(seconds: t), scannerID: scanner)
+        }
+        var deliveries: [(time: Timestamp, beacons: [Beacon])] = []
+        func feed(_ observations: [BeaconObservation]) {
+            for observation in observations {
+                for event in engine.ingest(observation) {
+                    if case .didRangeBeacons(let beacons, _, let label) = event.kind, label == "lobby" { deliveries.append((event.timestamp, beacons)) }
+                }
+            }
+        }
+        // The kitchen's node hears it for 10 s; then the hall's node hears it 14 dB louder.
+        feed(stride(from: 0.25, to: 10, by: 0.5).map { sighting($0, -60, "kitchen") })
+        #expect(engine.nearestScanner(for: Self.beacon) == "kitchen")
+        feed(stride(from: 10.25, to: 12.2, by: 0.5).flatMap { [sighting($0, -72, "kitchen"), sighting($0 + 0.1, -58, "hall")] })
+        // The room holds on (its dwell), while the delivery's distance is already the hall's.
+        #expect(engine.nearestScanner(for: Self.beacon) == "kitchen")
+        let held = try #require(deliveries.last?.beacons.first)
+        let kitchen = try #require(engine.rangedDistance(of: Self.beacon, from: "kitchen", ranging: constraint, label: "lobby"))
+        let hall = try #require(engine.rangedDistance(of: Self.beacon, from: "hall", ranging: constraint, label: "lobby"))
+        #expect(hall < kitchen && abs(held.accuracy - hall) < 0.01, "delivery \(held.accuracy), kitchen \(kitchen), hall \(hall)")
+        #expect(engine.rangedDistance(of: Self.beacon, from: "garage", ranging: constraint, label: "lobby") == nil, "a scanner that never heard it")
+        #expect(engine.rangedDistance(of: Self.beacon, from: "kitchen", ranging: constraint, label: "other") == nil, "a label no session delivers under")
+
+        func roomMessage(_ tracker: inout PresenceRangingTracker, _ beacons: [Beacon], at time: Timestamp) throws -> (room: String, distance: Double)? {
+            let snapshot = engine
+            let messages = tracker.messages(for: beacons, at: time, room: { snapshot.nearestScanner(for: $0) },
+                                            roomDistance: { snapshot.rangedDistance(of: $0, from: $1, ranging: constraint, label: "lobby") })
+            guard let message = messages.first(where: { $0.topic.hasPrefix("regionkit/home/mqtt_room/") }) else { return nil }
+            let object = try Self.object(message)
+            let distance = try #require(object["distance"] as? Double)
+            return (String(message.topic.dropFirst("regionkit/home/mqtt_room/".count)), distance)
+        }
+        var tracker = PresenceRangingTracker(topics: Self.topics, mqttRoom: true)
+        let inKitchen = try #require(try roomMessage(&tracker, [held], at: Timestamp(seconds: 12)))
+        #expect(inKitchen.room == "kitchen" && abs(inKitchen.distance - kitchen) < 0.01, "\(inKitchen): the kitchen's topic carried the hall's \(held.accuracy)")
+        // Before, the kitchen's topic carried the hall's distance (the closure left out).
+        var before = PresenceRangingTracker(topics: Self.topics, mqttRoom: true)
+        let old = try #require(before.messages(for: [held], at: Timestamp(seconds: 12)) { _ in "kitchen" }.last)
+        #expect(abs((try Self.object(old)["distance"] as? Double ?? 0) - held.accuracy) < 0.01)
+
+        // The hall takes the beacon: its topic's distance is below the kitchen's last one, so
+        // Home Assistant's mqtt_room moves it at once.
+        feed(stride(from: 12.25, to: 25, by: 0.5).flatMap { [sighting($0, -72, "kitchen"), sighting($0 + 0.1, -58, "hall")] })
+        #expect(engine.nearestScanner(for: Self.beacon) == "hall")
+        let latest = try #require(deliveries.last?.beacons)
+        let moved = try #require(try roomMessage(&tracker, latest, at: Timestamp(seconds: 25)))
+        #expect(moved.room == "hall" && moved.distance < inKitchen.distance, "\(moved) after \(inKitchen)")
+        // A room whose scanner has no current reading of it: no mqtt_room message (the distance
+        // and attributes still go out).
+        let elsewhere = tracker.messages(for: [held], at: Timestamp(seconds: 60), room: { _ in "garage" },
+                                         roomDistance: { engine.rangedDistance(of: $0, from: $1, ranging: constraint, label: "lobby") })
+        #expect(elsewhere.map(\.topic) == [Self.topics.beaconDistance(Self.beacon), Self.topics.beaconAttributes(Self.beacon)])
+    }
+
     @Test("A stream of ever new identities (random minors under a ranged UUID) keeps the tracker's table bounded, and a beacon heard again within the refresh interval is still not republished")
     func rangingTrackerStaysBounded() {
         var tracker = PresenceRangingTracker(topics: Self.topics, mqttRoom: false)

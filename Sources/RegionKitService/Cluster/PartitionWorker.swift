@@ -439,7 +439,7 @@ final class PartitionWorker: LocationManagerDelegate {
             let since = manager.monitoredRegion(region.identifier)?.stateSince?.seconds ?? event.timestamp.seconds
             lastStates.withLock { $0[region.identifier] = RegionContribution(partition: lease.partition, state: state, since: since) }
             writer.submit(.init(region: region, state: state, since: since, time: event.timestamp.seconds, evidence: event.evidence))
-        case .didRangeBeacons(let beacons, _, _):
+        case .didRangeBeacons(let beacons, let constraint, let label):
             // Every sighting of these beacons reaches this partition: their distances are this
             // engine's to publish (QoS 0, retained, throttled like the hub's), on the partition's
             // own connection.
@@ -450,7 +450,8 @@ final class PartitionWorker: LocationManagerDelegate {
             let client = client
             ranging.withLock { tracker in
                 guard var current = tracker else { return }
-                let messages = current.messages(for: beacons, at: event.timestamp) { manager.nearestScanner(for: $0) }
+                let messages = current.messages(for: beacons, at: event.timestamp, room: { manager.nearestScanner(for: $0) },
+                                                roomDistance: { manager.rangedDistance(of: $0, from: $1, ranging: constraint, label: label) })
                 // Remembered as published only once handed over: a connection lost just now
                 // must not hold the next update back as "unchanged".
                 if messages.isEmpty || client.publishDetached(messages.map(PresenceHub.mqtt)) { tracker = current }

@@ -833,7 +833,7 @@ public final class PresenceHub: Sendable {
                 }
                 continue
             }
-            guard case .didRangeBeacons(let beacons, _, _) = event.kind, client.isConnected else { continue }
+            guard case .didRangeBeacons(let beacons, let constraint, let label) = event.kind, client.isConnected else { continue }
             // A new connection (the broker may have lost its retained messages): every distance
             // and attribute goes out again at the next update, not only those that changed (the
             // beacons stay known, so a departure before that still clears them).
@@ -843,9 +843,8 @@ public final class PresenceHub: Sendable {
                 tracker.republishAll()
             }
             let engine = service.manager
-            let messages = tracker.messages(for: beacons, at: event.timestamp) { identity in
-                engine.nearestScanner(for: identity)
-            }
+            let messages = tracker.messages(for: beacons, at: event.timestamp, room: { engine.nearestScanner(for: $0) },
+                                            roomDistance: { engine.rangedDistance(of: $0, from: $1, ranging: constraint, label: label) })
             for message in messages {
                 try? await client.publish(Self.mqtt(message))
             }

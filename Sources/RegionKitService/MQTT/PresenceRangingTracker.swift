@@ -8,7 +8,7 @@ import RegionKitCore
 ///
 /// ```swift
 /// var tracker = PresenceRangingTracker(topics: PresenceTopics(site: "home"), mqttRoom: false)
-/// tracker.messages(for: rangedBeacons, at: now) { manager.nearestScanner(for: $0) }
+/// tracker.messages(for: rangedBeacons, at: now, room: { manager.nearestScanner(for: $0) })
 /// ```
 public struct PresenceRangingTracker: Sendable {
     public var topics: PresenceTopics
@@ -80,7 +80,22 @@ public struct PresenceRangingTracker: Sendable {
             + PresenceMessage.departure(topic: topics.beaconAttributes(identity), text: #"{"room":"not_home"}"#, kept: kept)
     }
 
-    public mutating func messages(for beacons: [Beacon], at time: Timestamp, room: (BeaconIdentity) -> String?) -> [PresenceMessage] {
+    /// The messages for a ranging update of `beacons` at `time`: each beacon's distance and
+    /// attributes (with its room, `room`), and with ``mqttRoom`` an `mqtt_room` message on its
+    /// room's topic whose distance is the one `roomDistance` gives for that room's scanner (nil:
+    /// none this time). That scanner's own estimate, not the beacon's distance from whichever
+    /// scanner puts it nearest now: while the room held on (its hysteresis) and another scanner
+    /// read it nearer, the room's topic carried the other scanner's smaller distance, and Home
+    /// Assistant's `mqtt_room`, which takes a new room only with a smaller distance than the
+    /// last one, then ignored the move to that scanner's room until its timeout. Without
+    /// `roomDistance`, the beacon's distance.
+    ///
+    /// ```swift
+    /// tracker.messages(for: beacons, at: now, room: { manager.nearestScanner(for: $0) },
+    ///                  roomDistance: { manager.rangedDistance(of: $0, from: $1, ranging: constraint, label: label) })
+    /// ```
+    public mutating func messages(for beacons: [Beacon], at time: Timestamp, room: (BeaconIdentity) -> String?,
+                                  roomDistance: ((BeaconIdentity, String) -> Double?)? = nil) -> [PresenceMessage] {
         var messages: [PresenceMessage] = []
         for beacon in beacons where beacon.isHeard && beacon.accuracy >= 0 && beacon.accuracy.isFinite {
             let nearest = room(beacon.identity)
@@ -119,10 +134,17 @@ public struct PresenceRangingTracker: Sendable {
             }
             messages.append(PresenceMessage(topic: topics.beaconAttributes(beacon.identity), text: attributes.text, qos: 0, retain: true))
             if mqttRoom, let nearest {
+                let distanceInRoom: String
+                if let roomDistance {
+                    guard let metres = roomDistance(beacon.identity, nearest), metres >= 0, metres.isFinite else { continue }
+                    distanceInRoom = JSONLine.number((metres * 100).rounded() / 100)
+                } else {
+                    distanceInRoom = distance
+                }
                 var payload = JSONLine()
                 payload.add("id", PresenceTopics.beaconKey(beacon.identity))
                 payload.add("name", HomeAssistantDiscovery.beaconName(beacon.identity))
-                payload.addRaw("distance", json: distance)
+                payload.addRaw("distance", json: distanceInRoom)
                 messages.append(PresenceMessage(topic: topics.mqttRoom + "/" + PresenceTopics.roomLevel(nearest), text: payload.text, qos: 0, retain: false))
             }
         }
