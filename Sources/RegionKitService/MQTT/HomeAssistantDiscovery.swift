@@ -51,6 +51,7 @@ public struct HomeAssistantDiscovery: Hashable, Sendable {
         let own = prefix + "/status"
         return own == Self.defaultBirthTopic ? [own] : [Self.defaultBirthTopic, own]
     }
+
     /// The node id grouping this site's entities.
     public var nodeID: String { "regionkit_" + PresenceTopics.sanitized(topics.site) }
 
