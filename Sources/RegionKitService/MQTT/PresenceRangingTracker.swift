@@ -108,7 +108,7 @@ public struct PresenceRangingTracker: Sendable {
                 published = published.filter { time - $0.value.time < refreshInterval }
                 sweepAt = max(Self.minimumSweep, published.count * 2)
             }
-            let distance = JSONLine.number((beacon.accuracy * 100).rounded() / 100)
+            let distance = JSONLine.number(beacon.accuracy, decimals: 2)
             messages.append(PresenceMessage(topic: topics.beaconDistance(beacon.identity), text: distance, qos: 0, retain: true))
             var attributes = JSONLine()
             if beacon.format != .iBeacon { attributes.add("format", beacon.format.name) }
@@ -137,7 +137,7 @@ public struct PresenceRangingTracker: Sendable {
                 let distanceInRoom: String
                 if let roomDistance {
                     guard let metres = roomDistance(beacon.identity, nearest), metres >= 0, metres.isFinite else { continue }
-                    distanceInRoom = JSONLine.number((metres * 100).rounded() / 100)
+                    distanceInRoom = JSONLine.number(metres, decimals: 2)
                 } else {
                     distanceInRoom = distance
                 }
