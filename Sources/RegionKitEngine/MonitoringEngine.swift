@@ -328,6 +328,8 @@ public struct MonitoringEngine: Sendable {
 
     /// Registers `region` (replacing one with the same identifier): `didStartMonitoring`, or
     /// `monitoringDidFail` when the limit is reached, the radius is too large or the source is off.
+    /// Refused because its source is off, with the retry helper on, it still replaces the region
+    /// of its identifier (it is registered when the source works); refused otherwise, it leaves it.
     public mutating func startMonitoring(_ region: Region, at time: Timestamp) -> [LocationEvent] {
         defer { settleTimers() }
         let events = advance(to: time)
@@ -386,6 +388,7 @@ public struct MonitoringEngine: Sendable {
             // Its source is not back yet (a broker slower to start than the daemon): the stored
             // state is carried over to the registration that a retry or the source's return makes.
             if failure.code == .sourceUnavailable, state != .unknown { suspendedStates[region.identifier] = (state, since) }
+            if failure.code == .sourceUnavailable, automation.retry != nil { _ = remove(region.identifier) }   // as ``register(_:)``
             return events + fail(region, failure)
         }
         insert(region)   // replaces a region with this identifier
@@ -828,7 +831,14 @@ public struct MonitoringEngine: Sendable {
     }
 
     mutating func register(_ region: Region) -> [LocationEvent] {
-        if let failure = validate(region) { return fail(region, failure) }
+        if let failure = validate(region) {
+            // Refused for want of its source with the retry helper on, it is filed to be
+            // registered later (``fail(_:_:)``): it replaces a region monitored under its
+            // identifier now (of the other kind, whose source works), which the retry would
+            // replace anyway. A refusal for good leaves that one monitored.
+            if failure.code == .sourceUnavailable, automation.retry != nil { _ = remove(region.identifier) }
+            return fail(region, failure)
+        }
         insert(region)   // replaces a region with this identifier
         var events = [LocationEvent(timestamp: now, kind: .didStartMonitoring(region))]
         // Registered again after its source went away (a retry, the source back): the state it had.

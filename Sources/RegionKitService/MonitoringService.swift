@@ -467,9 +467,18 @@ public final class MonitoringService: Sendable {
     /// Creates or replaces a region on request (the HTTP API): saved with origin
     /// ``RegionOrigin/api`` before monitoring (re)starts, so it is durable when this returns and
     /// survives restarts. Replacing restarts monitoring (a fresh `didStartMonitoring`).
-    /// When the engine refuses the region (`monitoringDidFail`: no source for its kind, the
-    /// region limit), the store is put back as it was (a replaced region keeps being monitored)
-    /// and the error, with the logged reason, is thrown.
+    ///
+    /// During an outage of its kind's source (the broker restarting, gpsd reconnecting, the
+    /// adapter unplugged) the region is saved and waits for the source, as a stored region does
+    /// over a restart during an outage: listed with `waitingForSource`, registered when the source
+    /// works (it was refused, and a geofence put while gpsd reconnected was lost). When the engine
+    /// refuses it for good (no source feeds its kind, its radius, the region limit; or the source
+    /// is down and the automation has no retry to wait with), the store is put back as it was (a
+    /// replaced region keeps being monitored) and the error, with the logged reason, is thrown.
+    ///
+    /// ```swift
+    /// try await service.putRegion(.beacon(shop))   // false: new; monitored, or waiting for the scanner
+    /// ```
     /// - Returns: whether a region with this identifier existed (monitored, stored, or waiting for its source).
     @discardableResult
     public func putRegion(_ region: Region) async throws -> Bool {
@@ -480,11 +489,12 @@ public final class MonitoringService: Sendable {
     }
 
     private func putRegionNow(_ region: Region) async throws -> Bool {
-        // What the engine would refuse is refused before anything is written: handed to the engine,
-        // a region refused for want of a source gets a retry (or waits for the source), and would
-        // be monitored later after all, unsaved; saving and then restoring a replaced region's row
-        // would lose its stored state.
-        if let refusal = manager.engineSnapshot.refusal(for: region) {
+        // What the engine would refuse for good is refused before anything is written (saving and
+        // then restoring a replaced region's row would lose its stored state). A source of the
+        // region's kind that is configured but down now is an outage: the region is saved, and
+        // the engine files it for a retry or parks it until the source is back.
+        let engine = manager.engineSnapshot
+        if let refusal = engine.refusal(for: region), !(refusal.code == .sourceUnavailable && engine.hasSource(for: region.kind)) {
             throw RegionKitError(.regionMonitoringFailure, "monitoring '\(region.identifier)' failed: \(refusal.message)", cause: refusal)
         }
         // Earlier writes first: a queued state of the region must not land after its replacement.
@@ -500,12 +510,11 @@ public final class MonitoringService: Sendable {
         try await store.saveRegion(region, at: now, origin: .api)
         manager.startMonitoring(for: region)
         try await recorder.flush()
-        guard manager.monitoredRegion(region.identifier)?.region == region else {
-            // Only when the engine's conditions changed since the check above (a source lost
-            // meanwhile). The engine filed the refused region for a retry, and the store is put
-            // back as it was. A replaced region still monitored (the lost source was not its
-            // kind's) stays as it is; one the engine dropped goes back to it, to be retried in
-            // turn as it would have been.
+        // Monitored, or waiting for its source (an outage now, or one that began since the check).
+        guard manager.monitoredRegion(region.identifier)?.region == region || manager.waitingRegion(region.identifier) == region else {
+            // The engine refused it and keeps nothing to retry (its source is down and the
+            // automation has no retry), and the store is put back as it was. A replaced region
+            // still monitored stays as it is; one the engine dropped goes back to it.
             if let previous, manager.monitoredRegion(region.identifier)?.region == previous.region {
                 manager.cancelRetry(for: region.identifier)
             } else {

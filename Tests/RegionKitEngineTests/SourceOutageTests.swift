@@ -100,6 +100,27 @@ struct SourceOutageTests {
         #expect(engine.monitoredRegion("lobby") != nil, "the other parked region is resumed")
     }
 
+    @Test("A circle redefined as a beacon region while the scanner is away is replaced at once: not monitored as the circle meanwhile, the beacon region monitored when the scanner is back; without the retry helper the refused beacon region leaves the circle")
+    func beaconDefinitionReplacesTheCircleDuringTheOutage() throws {
+        for retry in [Automation.Retry(), nil] {
+            var (engine, _) = Self.engineWithAnOutage(retry: retry)
+            let circle = Region.circular(try CircularRegion(identifier: "park", latitude: 35.68, longitude: 139.76, radius: 100))
+            _ = engine.startMonitoring(circle, at: Timestamp(seconds: 31))
+            #expect(engine.monitoredRegion("park")?.region == circle, "the location source works")
+            let park = Fixture.region("park", major: 12)
+            let refused = engine.startMonitoring(park, at: Timestamp(seconds: 32))
+            #expect(refused.of("monitoringDidFail", "park").count == 1)
+            if retry == nil {
+                #expect(engine.monitoredRegion("park")?.region == circle && engine.waitingRegion("park") == nil, "nothing to wait with: a refusal for good")
+                continue
+            }
+            #expect(engine.monitoredRegion("park") == nil, "the circle stayed monitored (and entered and exited) until the retry replaced it")
+            #expect(engine.waitingRegion("park") == park)
+            let back = engine.setSourceStatus(.authorized, for: .beacon, at: Timestamp(seconds: 40)) + engine.advance(to: Timestamp(seconds: 60))
+            #expect(engine.monitoredRegion("park")?.region == park, "\(back.summary)")
+        }
+    }
+
     @Test("A region restored at a start while its source is still away (a broker slower to start than the daemon) gets its stored state when the source comes back, not a fresh determination (review finding)")
     func restoredWhileTheSourceIsAway() {
         var engine = MonitoringEngine(profile: .responsive, automation: Automation(requestStateOnStart: true, rangeWhileInside: true, retry: Automation.Retry()),

@@ -285,6 +285,27 @@ struct HTTPAPITests {
         #expect(try daemon.service.sqlite.storedRegions().first?.origin == .configuration)
     }
 
+    @Test("A geofence PUT while the location source is down (gpsd reconnecting) is saved: 201 with waitingForSource naming why, listed, monitored when the source is back (it answered 409 and the region was lost)")
+    func putDuringSourceOutage() async throws {
+        let daemon = try await TestDaemon(sources: [.beacon: .authorized, .circular: .restricted(reason: "gpsd at 127.0.0.1:2947 unreachable")])
+        defer { Task { try? await daemon.stop() } }
+        let client = daemon.client()
+        let put = try await client.request("PUT", "/v1/regions/park", body: #"{"latitude": 48.86, "longitude": 2.36, "radius": 50}"#)
+        #expect(put.status == 201, "\(put.status) \(put.text)")
+        #expect((put.json["waitingForSource"] as? String)?.contains("gpsd at 127.0.0.1:2947 unreachable") == true, "\(put.text)")
+        #expect(put.json["state"] as? String == "unknown")
+        #expect(try daemon.service.sqlite.storedRegions().map { "\($0.region.identifier):\($0.origin.rawValue)" } == ["lobby:config", "park:api"])
+        // Put again while still waiting: replaced (200), still one region.
+        let again = try await client.request("PUT", "/v1/regions/park", body: #"{"latitude": 48.86, "longitude": 2.36, "radius": 80}"#)
+        #expect(again.status == 200 && again.json["radius"] as? Double == 80, "\(again.text)")
+        let listed = (try await client.request("GET", "/v1/regions").json["regions"] as? [[String: Any]] ?? []).compactMap { $0["identifier"] as? String }
+        #expect(listed == ["lobby", "park"])
+        daemon.service.manager.setSourceStatus(.authorized, for: .circular)
+        daemon.advance(to: 5)   // its retry's delay
+        let park = try await client.request("GET", "/v1/regions/park")
+        #expect(park.status == 200 && park.json["waitingForSource"] == nil && park.json["radius"] as? Double == 80, "\(park.text)")
+    }
+
     @Test("A region refused for the region limit: 409 naming no field of the body (it named `latitude`, as if the coordinates were at fault); a replacement of a monitored region is no new region")
     func refusedByTheLimit() async throws {
         var profile = MonitoringProfile.responsive

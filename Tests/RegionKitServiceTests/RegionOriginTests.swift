@@ -141,8 +141,35 @@ struct RegionOriginTests {
         #expect(try second.sqlite.events(region: "hall", type: "monitoringStopped").first?.reason == "no longer in the configuration")
     }
 
-    @Test("A PUT refused because the source went away during the write leaves the store as it was, and the engine retrying the region it replaced, not the refused one")
-    func refusedMidWrite() async throws {
+    @Test("A PUT during an outage of its kind's source is saved and waits for it (it was refused, and lost): listed as waiting, monitored when the source is back, still there after a restart during the outage")
+    func putDuringOutage() async throws {
+        let path = temporaryStorePath()
+        let sqlite = try RegionStore(path: path)
+        let clock = VirtualClock()
+        let service = MonitoringService(store: sqlite, clock: clock, sources: [.beacon: .authorized])
+        try await service.start(regions: [Self.beacon("lobby", major: 1)])
+        let manager = service.manager
+        manager.setSourceStatus(.restricted(reason: "broker unreachable"), for: .beacon)
+        #expect(try await service.putRegion(Self.beacon("shop", major: 2)) == false, "a new region")
+        #expect(manager.waitingRegion("shop") == Self.beacon("shop", major: 2) && manager.monitoredRegion("shop") == nil)
+        #expect(try sqlite.storedRegions().map { "\($0.region.identifier):\($0.origin.rawValue)" } == ["lobby:config", "shop:api"])
+        #expect(try sqlite.events(region: "shop", type: "monitoringDidFail").first?.reason?.contains("broker unreachable") == true,
+                "the engine said why it waits")
+        clock.advance(by: 600)   // past every retry: parked until the source is back
+        #expect(manager.waitingRegion("shop") != nil)
+        manager.setSourceStatus(.authorized, for: .beacon)
+        #expect(Set(manager.monitoredRegions.map(\.identifier)) == ["lobby", "shop"])
+        try await service.stop()
+
+        // A restart while the source is down again: the region is restored, waiting.
+        let second = MonitoringService(store: try RegionStore(path: path), clock: VirtualClock(), sources: [.beacon: .restricted(reason: "broker unreachable")])
+        try await second.start(regions: [Self.beacon("lobby", major: 1)])
+        #expect(second.manager.waitingRegion("shop") == Self.beacon("shop", major: 2))
+        try await second.stop()
+    }
+
+    @Test("A PUT whose source went away during the write is saved and waits for the source: its definition, not the one it replaced, is monitored when the source is back")
+    func sourceLostMidWrite() async throws {
         let sqlite = try RegionStore(path: temporaryStorePath())
         let store = InterposingStore(sqlite)
         let clock = VirtualClock()
@@ -152,35 +179,61 @@ struct RegionOriginTests {
         let manager = service.manager
         // Past the service's check of the engine, before its write: the only scanner goes away.
         store.beforeStoredRegions.withLock { $0 = { manager.setSourceStatus(.restricted(reason: "adapter unplugged"), for: .beacon) } }
-        let error = await #expect(throws: RegionKitError.self) { try await service.putRegion(Self.beacon("lobby", major: 9)) }
-        #expect(error?.message.contains("adapter unplugged") == true, "\(String(describing: error))")
-        #expect(try sqlite.storedRegions().map { "\($0.region.identifier):\($0.region.beaconRegion?.major ?? 0):\($0.origin.rawValue)" } == ["lobby:1:config"])
-        #expect(try sqlite.states()["lobby"]?.state == .inside, "saving the refused region had forgotten the stored state")
-        // The scanner comes back: the retry registers the region the store holds.
+        #expect(try await service.putRegion(Self.beacon("lobby", major: 9)) == true, "it replaced the lobby (the API's 200)")
+        #expect(manager.waitingRegion("lobby") == Self.beacon("lobby", major: 9))
+        #expect(try sqlite.storedRegions().map { "\($0.region.identifier):\($0.region.beaconRegion?.major ?? 0):\($0.origin.rawValue)" } == ["lobby:9:api"])
+        #expect(manager.engineSnapshot.carriedState(of: "lobby") == nil, "a new definition carries no state over")
         manager.setSourceStatus(.authorized, for: .beacon)
         clock.advance(by: 5)
-        #expect(manager.monitoredRegion("lobby")?.region.beaconRegion?.major == 1)
+        #expect(manager.monitoredRegion("lobby")?.region.beaconRegion?.major == 9, "the retry brought the replaced major 1 back")
+        try await service.stop()
     }
 
-    @Test("A PUT that would change a circle into a beacon region, refused because the scanner went away mid-write, leaves the circle monitored as it was (not removed and restored) and nothing to retry")
-    func refusedKindChangeMidWrite() async throws {
+    @Test("A PUT changing a circle into a beacon region while the scanner is away replaces it: the circle is no longer monitored, the beacon region waits and is monitored when the scanner is back")
+    func kindChangeDuringOutage() async throws {
         let sqlite = try RegionStore(path: temporaryStorePath())
-        let store = InterposingStore(sqlite)
         let clock = VirtualClock()
-        let service = MonitoringService(store: store, clock: clock, sources: [.beacon: .authorized, .circular: .authorized])
+        let service = MonitoringService(store: sqlite, clock: clock, sources: [.beacon: .authorized, .circular: .authorized])
         let circle = Region.circular(try CircularRegion(identifier: "lobby", latitude: 35.68, longitude: 139.76, radius: 50))
         try await service.start(regions: [circle])
-        try sqlite.saveState("lobby", state: .inside, since: 0, evidence: nil, at: 0)
         let manager = service.manager
-        store.beforeStoredRegions.withLock { $0 = { manager.setSourceStatus(.restricted(reason: "adapter unplugged"), for: .beacon) } }
-        await #expect(throws: RegionKitError.self) { try await service.putRegion(Self.beacon("lobby", major: 9)) }
-        let monitored = try #require(manager.monitoredRegion("lobby"))
-        #expect(monitored.region == circle && monitored.restoredAt == nil, "the circle was removed and restored")
-        #expect(try sqlite.storedRegions().map(\.region) == [circle])
-        #expect(try sqlite.states()["lobby"]?.state == .inside)
+        manager.setSourceStatus(.restricted(reason: "adapter unplugged"), for: .beacon)
+        #expect(try await service.putRegion(Self.beacon("lobby", major: 9)) == true)
+        #expect(manager.monitoredRegion("lobby") == nil && manager.waitingRegion("lobby") == Self.beacon("lobby", major: 9))
+        #expect(try sqlite.storedRegions().map(\.region) == [Self.beacon("lobby", major: 9)])
         manager.setSourceStatus(.authorized, for: .beacon)
         clock.advance(by: 5)
-        #expect(manager.monitoredRegion("lobby")?.region == circle, "the refused beacon region was retried")
+        #expect(manager.monitoredRegion("lobby")?.region == Self.beacon("lobby", major: 9))
+        try await service.stop()
+    }
+
+    @Test("Without a retry to wait with (automation without retry) a PUT during an outage is refused as before, naming the source, and the store is left as it was")
+    func putDuringOutageWithoutRetry() async throws {
+        let sqlite = try RegionStore(path: temporaryStorePath())
+        let clock = VirtualClock()
+        let service = MonitoringService(store: sqlite, automation: Automation(requestStateOnStart: true), clock: clock,
+                                        sources: [.beacon: .authorized])
+        try await service.start(regions: [Self.beacon("lobby", major: 1)])
+        let manager = service.manager
+        manager.setSourceStatus(.restricted(reason: "adapter unplugged"), for: .beacon)
+        let error = await #expect(throws: RegionKitError.self) { try await service.putRegion(Self.beacon("shop", major: 2)) }
+        #expect(error?.code == .regionMonitoringFailure && error?.message.contains("adapter unplugged") == true, "\(String(describing: error))")
+        #expect(try sqlite.storedRegions().map(\.region.identifier) == ["lobby"])
+        #expect(manager.waitingRegion("shop") == nil)
+        try await service.stop()
+    }
+
+    @Test("A region of a kind no source feeds is refused before anything is written (no outage to wait out)")
+    func putWithoutSourceOfItsKind() async throws {
+        let sqlite = try RegionStore(path: temporaryStorePath())
+        let service = MonitoringService(store: sqlite, clock: VirtualClock(), sources: [.beacon: .authorized])
+        try await service.start(regions: [Self.beacon("lobby", major: 1)])
+        let park = Region.circular(try CircularRegion(identifier: "park", latitude: 35.68, longitude: 139.76, radius: 50))
+        let error = await #expect(throws: RegionKitError.self) { try await service.putRegion(park) }
+        #expect(error?.message.contains("no location source is configured") == true, "\(String(describing: error))")
+        #expect(try sqlite.storedRegions().map(\.region.identifier) == ["lobby"])
+        #expect(service.manager.waitingRegion("park") == nil, "nothing filed for a retry")
+        try await service.stop()
     }
 
     @Test("An existing store (before origins) migrates: its regions count as configured")

@@ -64,6 +64,7 @@ paths:
     put:
       operationId: putRegion
       summary: Create or replace a region (replacing restarts monitoring); durable across restarts
+      description: During an outage of the source of its kind the region is saved and answered with waitingForSource; it is monitored when the source is back. 409 when the daemon cannot monitor it (no source of its kind is configured, the region limit).
       parameters:
         - name: id
           in: path
