@@ -107,6 +107,8 @@ let package = Package(
             .product(name: "HTTPTypes", package: "swift-http-types"),
             // HTTPRequestPart: what a handler after Hummingbird's HTTP/1 codec sees (RequestReadTimeout).
             .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
+            // HTTPParserError: a malformed chunked body is the client's fault (400), not the daemon's (500).
+            .product(name: "NIOHTTP1", package: "swift-nio"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "Prometheus", package: "swift-prometheus"),
             .product(name: "Logging", package: "swift-log"),

@@ -268,6 +268,28 @@ struct HTTPAPITests {
         #expect(try daemon.service.sqlite.regions().map(\.identifier) == ["lobby"], "nothing was stored")
     }
 
+    @Test("A chunked body that is not valid chunked encoding (a size that is no hex number) is 400 naming the body, not 500; nothing is stored and the daemon goes on")
+    func malformedChunkedBody() async throws {
+        let daemon = try await TestDaemon()
+        defer { Task { try? await daemon.stop() } }
+        for framing in ["zz\r\n{}\r\n0\r\n\r\n",          // the size line: no hex digits
+                        "2\r\n{}XX0\r\n\r\n"] {             // no CRLF after the chunk's data
+            let connection = try LoopbackConnection(port: daemon.port)
+            connection.send("PUT /v1/regions/bad HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer test-token\r\n"
+                            + "Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n" + framing)
+            let (status, headers) = try await offPool { try connection.head(deadline: Date().addingTimeInterval(10)) }
+            #expect(status == 400, "\(framing.debugDescription)")
+            #expect(headers["content-type"] == "application/problem+json")
+            #expect(headers["connection"]?.lowercased() == "close", "the rest of the stream cannot be framed")
+            let body = try await offPool { try connection.bytes(Int(headers["content-length"] ?? "") ?? 0, deadline: Date().addingTimeInterval(10)) }
+            let problem = (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any] ?? [:]
+            #expect(problem["field"] as? String == "body" && (problem["detail"] as? String)?.contains("chunked") == true, "\(problem)")
+            #expect(try await offPool { try connection.fill(deadline: Date().addingTimeInterval(10)) } == false, "closed after the answer")
+        }
+        #expect(try daemon.service.sqlite.regions().map(\.identifier) == ["lobby"], "nothing was stored")
+        #expect(try await daemon.client().request("GET", "/v1/regions/lobby").status == 200, "the daemon goes on")
+    }
+
     @Test("A region the daemon cannot monitor (no source for its kind) is refused with 409 and not stored; a replaced one stays")
     func refusedByTheEngine() async throws {
         let daemon = try await TestDaemon(sources: [.beacon: .authorized])

@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import NIOCore
+import NIOHTTP1
 import RegionKit
 import RegionKitStore
 
@@ -122,12 +123,17 @@ extension RegionKitServer {
         if let length = request.headers[.contentLength].flatMap(Int.init), length > limit {
             throw Problem(.contentTooLarge, "the body is \(length) bytes; at most \(limit) are accepted", field: "body")
         }
-        // Only "too many bytes" is 413: anything else (the client gone mid-body) goes up as it is.
+        // "Too many bytes" is 413 and a malformed chunked framing 400 (it was 500, as if the daemon
+        // were at fault); anything else (the client gone mid-body) goes up as it is.
         do {
             var buffer = try await request.body.collect(upTo: limit)
             return Data(buffer.readBytes(length: buffer.readableBytes) ?? [])
         } catch is NIOTooManyBytesError {
             throw Problem(.contentTooLarge, "the body is larger than \(limit) bytes", field: "body")
+        } catch let error as HTTPParserError {
+            // The rest of the connection cannot be framed: it is closed after the answer.
+            throw Problem(.badRequest, "the body is not valid HTTP/1.1 framing (\(error)): a chunked body is a hexadecimal size line, that many bytes, CRLF, …, and a 0 size line",
+                          field: "body", headers: [.connection: "close"])
         }
     }
 }
