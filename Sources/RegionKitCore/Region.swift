@@ -57,12 +57,16 @@ public enum Region: Hashable, Sendable, Codable {
     /// also be, beyond ``validate(identifier:)``: at most ``maximumIdentifierLength`` characters, with no
     /// control character (a newline in an identifier forged lines in the daemon's log, and went
     /// into hooks' environment) and no bidirectional override or isolate (U+202A–U+202E,
-    /// U+2066–U+2069: text that reads differently from what it is). Regions stored before are not
+    /// U+2066–U+2069: text that reads differently from what it is), and no white space (or
+    /// U+FEFF) at its start or end: `lobby ` and `lobby` look alike and were two regions, and an
+    /// identifier of spaces only named nothing one could read. Regions stored before are not
     /// checked again: they stay readable, removable and monitored.
     ///
     /// ```swift
     /// try Region.validateNew(identifier: "lobby")        // fine
+    /// try Region.validateNew(identifier: "Room 204")     // fine: space inside
     /// try Region.validateNew(identifier: "a\nb")         // throws invalidRegion, naming the character
+    /// try Region.validateNew(identifier: "lobby ")       // throws invalidRegion: white space at its end
     /// ```
     public static func validateNew(identifier: String) throws {
         try validate(identifier: identifier)
@@ -78,6 +82,18 @@ public enum Region: Hashable, Sendable, Codable {
                     (U+\(String(repeating: "0", count: max(0, 4 - code.count)))\(code) at character \(offset))
                     """)
             }
+        }
+        func blank(_ scalar: Unicode.Scalar?) -> Bool { scalar.map { $0.properties.isWhitespace || $0 == "\u{FEFF}" } ?? false }
+        if blank(identifier.unicodeScalars.first) || blank(identifier.unicodeScalars.last) {
+            let scalars = identifier.unicodeScalars
+            guard let first = scalars.firstIndex(where: { !blank($0) }), let last = scalars.lastIndex(where: { !blank($0) }) else {
+                throw RegionKitError(.invalidRegion, "a region identifier must not be white space only")
+            }
+            let trimmed = String(scalars[first...last])
+            throw RegionKitError(.invalidRegion, """
+                a region identifier must not \(blank(scalars.first) ? "begin" : "end") with white space: \
+                '\(identifier.prefix(80))' looks like '\(trimmed.prefix(80))' and would be another region
+                """)
         }
     }
 

@@ -117,10 +117,16 @@ struct HTTPAPITests {
         #expect(nul.status == 400 && nul.json["field"] as? String == "id", "\(nul.text)")
         // A newline (it forged a line in the daemon's log), a tab, a right-to-left override, 257 characters: 400 naming the id and why.
         for (path, why) in [("a%0Ab", "control character (U+000A at character 1)"), ("a%09b", "U+0009"), ("%E2%80%AEevil", "bidirectional control (U+202E"),
-                            (String(repeating: "%C3%A9", count: 257), "at most 256 characters")] {
+                            (String(repeating: "%C3%A9", count: 257), "at most 256 characters"),
+                            // White space at an end ("lobby " was a second region beside "lobby"), or only white space.
+                            ("lobby%20", "must not end with white space: 'lobby ' looks like 'lobby'"), ("%C2%A0lobby", "must not begin with white space"),
+                            ("%EF%BB%BFlobby", "must not begin with white space"), ("%20%20", "must not be white space only")] {
             let refused = try await client.request("PUT", "/v1/regions/\(path)", body: Self.lobbyBody)
             #expect(refused.status == 400 && refused.json["field"] as? String == "id" && (refused.json["detail"] as? String)?.contains(why) == true, "\(refused.text)")
         }
+        // Every decoded byte is kept: a leading U+FEFF was dropped, and this read (and a PUT replaced) the lobby.
+        #expect(try await client.request("GET", "/v1/regions/%EF%BB%BFlobby").status == 404)
+        #expect(try await client.request("GET", "/v1/regions/lobby%2").status == 400, "a truncated escape")
         let longest = String(repeating: "%C3%A9", count: 256)   // 256 characters, 512 bytes
         #expect(try await client.request("PUT", "/v1/regions/\(longest)", body: Self.lobbyBody).status == 201)
         #expect(try await client.request("DELETE", "/v1/regions/\(longest)").status == 204)

@@ -69,8 +69,8 @@ paths:
         - name: id
           in: path
           required: true
-          description: "A new region's identifier: no control character, no bidirectional override or isolate, at most 256 characters"
-          schema: {type: string, minLength: 1, maxLength: 256, pattern: "^[^\\x00-\\x1f\\x7f-\\x9f\\u202a-\\u202e\\u2066-\\u2069]+$"}
+          description: "A new region's identifier: no control character, no bidirectional override or isolate, no white space at its start or end, at most 256 characters"
+          schema: {type: string, minLength: 1, maxLength: 256, pattern: "^(?!\\s)[^\\x00-\\x1f\\x7f-\\x9f\\u202a-\\u202e\\u2066-\\u2069]+(?<!\\s)$"}
       requestBody:
         required: true
         content:

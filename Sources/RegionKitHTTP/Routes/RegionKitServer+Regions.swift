@@ -84,7 +84,7 @@ extension RegionKitServer {
     /// ```
     static func regionID(_ context: BasicRequestContext) throws -> String {
         let raw = try context.parameters.require("id")
-        guard let id = raw.removingPercentEncoding, !id.isEmpty else {
+        guard let id = Self.percentDecoded(raw), !id.isEmpty else {
             throw Problem(.badRequest, "the region id in the path, '\(raw)', is not valid percent-encoded UTF-8", field: "id")
         }
         // The stores end text at a NUL: "lobby%00x" would be stored as, and overwrite, "lobby".
@@ -92,6 +92,35 @@ extension RegionKitServer {
             throw Problem(.badRequest, "the region id in the path, '\(raw.prefix(200))', must not contain %00 (NUL)", field: "id")
         }
         return id
+    }
+
+    /// `text` with its `%XX` escapes decoded, if they are well formed and the result is UTF-8.
+    /// Every byte is kept: Foundation's `removingPercentEncoding` dropped a leading U+FEFF, so
+    /// `/v1/regions/%EF%BB%BFlobby` addressed, and replaced, the region `lobby`.
+    ///
+    /// ```swift
+    /// Self.percentDecoded("Room%20204")   // "Room 204"
+    /// Self.percentDecoded("%FF")          // nil: not UTF-8
+    /// ```
+    static func percentDecoded(_ text: String) -> String? {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(text.utf8.count)
+        var iterator = text.utf8.makeIterator()
+        while let byte = iterator.next() {
+            guard byte == UInt8(ascii: "%") else { bytes.append(byte); continue }
+            guard let high = iterator.next().flatMap(Self.hexValue), let low = iterator.next().flatMap(Self.hexValue) else { return nil }
+            bytes.append(high << 4 | low)
+        }
+        return String(validating: bytes, as: UTF8.self)
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
     }
 
     /// 405 with `Allow: GET` when the daemon takes its regions from configuration only (a cluster member).
