@@ -247,6 +247,9 @@ struct HTTPAPITests {
         (#"{"uuid": "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0", "scanner": ""# + String(repeating: "é", count: 100) + #""}"#, 400, "scanner"),
         (#"[1, 2]"#, 400, "body"),
         (#"{"uuid": "#, 400, "body"),
+        // A field given twice (Foundation kept the first value, most senders' tools the last): named.
+        (#"{"latitude": 1, "longitude": 1, "radius": 50, "radius": 5000}"#, 400, "radius"),
+        (#"{"uuid": "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0", "m\u0061jor": 1, "major": 2}"#, 400, "major"),
         (String(repeating: " ", count: 2_000) + "{}", 413, "body"),
     ])
     func badBodies(body: String, status: Int, field: String) async throws {

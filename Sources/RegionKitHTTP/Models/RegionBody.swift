@@ -74,6 +74,9 @@ public enum RegionBody {
         guard case .object(let object) = parsed else {
             throw Problem(.badRequest, "the body must be a JSON object", field: "body")
         }
+        if let duplicate = JSONValue.firstDuplicateKey(in: json) {
+            throw Problem(.badRequest, "the field '\(duplicate.prefix(80))' is given twice; give each field once", field: fields.contains(duplicate) ? duplicate : "body")
+        }
         if let unknown = object.keys.sorted().first(where: { !fields.contains($0) }) {
             if unknown == "identifier" {
                 throw Problem(.badRequest, "the identifier is the path's ({id}), not a body field", field: unknown)
