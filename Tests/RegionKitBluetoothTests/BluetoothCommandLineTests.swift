@@ -83,6 +83,8 @@ struct BluetoothCommandLineTests {
             (["monitor", "--hci", "tcp:127.0.0.1:9"], "give at least one --region"),
             (["monitor", "--hci", "tcp:127.0.0.1:9", "--region", "a:not-a-uuid"], "not-a-uuid"),
             (["replay", "capture.pcapng"], "cannot tell the format"),
+            // An unknown option before the file: named (its value was taken for the file, and the error was about that).
+            (["replay", "--store", "s.sqlite", "run.json.gz"], "Unknown option '--store'"),
             (["replay", "/nonexistent/capture.btsnoop"], "cannot read the capture '/nonexistent/capture.btsnoop'"),
             (["scan", "--hci", "tcp:127.0.0.1:9", "--mode", "sideways"], "sideways"),
         ]

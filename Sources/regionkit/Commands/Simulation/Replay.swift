@@ -85,12 +85,23 @@ struct Replay: AsyncParsableCommand {
         guard tail.isFinite, (0...Self.maximumSeconds).contains(tail) else { throw ValidationError("--tail must be within 0...\(Int(Self.maximumSeconds)) seconds, got \(tail)") }
         guard maxGap.isFinite, (0...Self.maximumSeconds).contains(maxGap) else { throw ValidationError("--max-gap must be within 0...\(Int(Self.maximumSeconds)) seconds, got \(maxGap)") }
         guard gpxSpeed.isFinite, (0.01...1000).contains(gpxSpeed) else { throw ValidationError("--gpx-speed must be within 0.01...1000 m/s, got \(gpxSpeed)") }
-        if format == nil && Format.inferred(from: file) == nil {
-            throw ValidationError("cannot tell the format of '\(file)' from its name: give --format (\(Format.allCases.map(\.rawValue).joined(separator: ", ")))")
-        }
     }
 
     func run() async throws {
+        // Checked here, not in validate(): ArgumentParser validates before it reports an unknown
+        // option, so `replay --store s.sqlite run.json.gz` took s.sqlite for the file and said
+        // "cannot tell the format of 's.sqlite'" instead of "Unknown option '--store'".
+        if format == nil && Format.inferred(from: file) == nil {
+            // As ArgumentParser words a validation error, with this command's usage (thrown from
+            // run(), it printed the root command's).
+            let message = "cannot tell the format of '\(file)' from its name: give --format (\(Format.allCases.map(\.rawValue).joined(separator: ", ")))"
+            FileHandle.standardError.write(Data("""
+                Error: \(message)
+                Usage: \(RegionKitCommand.usageString(for: Self.self))
+                  See 'regionkit replay --help' for more information.\n
+                """.utf8))
+            throw ExitCode.validationFailure
+        }
         try await Console.reportingErrors {
             let regionList = try regionOptions.regions()
             var chosen = profile?.profile ?? .responsive
