@@ -813,6 +813,12 @@ struct HTTPAPITests {
         #expect(metrics.text.contains(#"regionkit_source_decode_errors_total{source="hci0",kind="hci",error="truncated"} 2"#))
         #expect(metrics.text.contains(#"regionkit_source_reconnects_total{source="hci0",kind="hci"} 3"#))
         #expect(metrics.text.contains("regionkit_http_requests_total{route=\"/v1/beacons\",method=\"GET\",status=\"200\"} 1"))
+        // A 405 is counted under its route (it was "unmatched", with the paths no route has); a 404 for no route stays unmatched.
+        #expect(try await client.request("POST", "/v1/regions/lobby").status == 405)
+        #expect(try await client.request("GET", "/v1/nowhere").status == 404)
+        let counted = try await client.request("GET", "/metrics").text
+        #expect(counted.contains("regionkit_http_requests_total{route=\"/v1/regions/{id}\",method=\"POST\",status=\"405\"} 1"), "\(counted)")
+        #expect(counted.contains("regionkit_http_requests_total{route=\"unmatched\",method=\"GET\",status=\"404\"} 1"))
         #expect(metrics.text.contains("regionkit_store_operation_duration_seconds_bucket"))
         #expect(metrics.text.contains("regionkit_hook_deliveries{status=\"pending\"} 0.0"))
         #expect(!metrics.text.contains("regionkit_output_"), "no output, no series")

@@ -8,7 +8,11 @@ struct MetricsMiddleware<Context: RequestContext>: RouterMiddleware {
         let clock = ContinuousClock()
         let start = clock.now
         let response = try await next(request, context)
-        let route = context.endpointPath ?? "unmatched"
+        // The router names a request no route took "NotFound" (the 404 and the 405 alike): a known
+        // path asked with a method it does not have (405) is counted under its route, the rest
+        // as "unmatched" (one series for every path no route has).
+        let matched = context.endpointPath.flatMap { $0 == "NotFound" ? nil : $0 }
+        let route = matched ?? RouteTable.template(for: request.uri.path) ?? "unmatched"
         metrics.recordRequest(route: route, method: request.method.rawValue, status: response.status.code, duration: clock.now - start)
         return response
     }

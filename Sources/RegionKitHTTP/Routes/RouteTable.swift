@@ -21,6 +21,22 @@ enum RouteTable {
         (["assets", "app.css"], ["GET"]),
     ]
 
+    /// The template of the route `path` has the shape of, as the router names its endpoints
+    /// (`/v1/regions/{id}`), or nil when no route has this shape: a request answered 405 is
+    /// counted under its route in `/metrics`, not with the unmatched paths.
+    ///
+    /// ```swift
+    /// RouteTable.template(for: "/v1/regions/lobby")   // "/v1/regions/{id}"
+    /// RouteTable.template(for: "/nowhere")            // nil
+    /// ```
+    static func template(for path: String) -> String? {
+        let segments = path.split(separator: "/")
+        guard let route = routes.first(where: { route in
+            route.segments.count == segments.count && zip(route.segments, segments).allSatisfy { $0 == "*" || $0 == $1 }
+        }) else { return nil }
+        return "/" + route.segments.map { $0 == "*" ? "{id}" : $0 }.joined(separator: "/")
+    }
+
     /// The methods allowed on `path`, or nil when no route has this shape.
     static func allowedMethods(for path: String) -> [String]? {
         let segments = path.split(separator: "/").map(String.init)
