@@ -57,9 +57,10 @@ public enum Region: Hashable, Sendable, Codable {
     /// also be, beyond ``validate(identifier:)``: at most ``maximumIdentifierLength`` characters, with no
     /// control character (a newline in an identifier forged lines in the daemon's log, and went
     /// into hooks' environment) and no bidirectional override or isolate (U+202A–U+202E,
-    /// U+2066–U+2069: text that reads differently from what it is), and no white space (or
-    /// U+FEFF) at its start or end: `lobby ` and `lobby` look alike and were two regions, and an
-    /// identifier of spaces only named nothing one could read. Regions stored before are not
+    /// U+2066–U+2069: text that reads differently from what it is), and no white space or
+    /// invisible character (U+FEFF, U+200B, U+2060, a soft hyphen) at its start or end: `lobby `
+    /// and `lobby` look alike and were two regions, and an identifier of spaces only named
+    /// nothing one could read. Regions stored before are not
     /// checked again: they stay readable, removable and monitored.
     ///
     /// ```swift
@@ -83,15 +84,22 @@ public enum Region: Hashable, Sendable, Codable {
                     """)
             }
         }
-        func blank(_ scalar: Unicode.Scalar?) -> Bool { scalar.map { $0.properties.isWhitespace || $0 == "\u{FEFF}" } ?? false }
+        // White space, and what is drawn as nothing (U+FEFF, U+200B, U+2060, a soft hyphen...)
+        // but the variation selectors and tags that end an emoji ("coffee ☕️" ends with U+FE0F).
+        func blank(_ scalar: Unicode.Scalar?) -> Bool {
+            guard let scalar else { return false }
+            let properties = scalar.properties
+            if properties.isWhitespace { return true }
+            return properties.isDefaultIgnorableCodePoint && !properties.isVariationSelector && !(0xE0020...0xE007F).contains(scalar.value)
+        }
         if blank(identifier.unicodeScalars.first) || blank(identifier.unicodeScalars.last) {
             let scalars = identifier.unicodeScalars
             guard let first = scalars.firstIndex(where: { !blank($0) }), let last = scalars.lastIndex(where: { !blank($0) }) else {
-                throw RegionKitError(.invalidRegion, "a region identifier must not be white space only")
+                throw RegionKitError(.invalidRegion, "a region identifier must not be white space or invisible characters only")
             }
             let trimmed = String(scalars[first...last])
             throw RegionKitError(.invalidRegion, """
-                a region identifier must not \(blank(scalars.first) ? "begin" : "end") with white space: \
+                a region identifier must not \(blank(scalars.first) ? "begin" : "end") with white space or an invisible character: \
                 '\(identifier.prefix(80))' looks like '\(trimmed.prefix(80))' and would be another region
                 """)
         }

@@ -335,6 +335,7 @@ public struct MonitoringEngine: Sendable {
         let events = advance(to: time)
         supersedeWaiting(region)
         suspendedStates[region.identifier] = nil   // a new registration: nothing carried over
+        if !failureCounts.isEmpty { failureCounts[region.identifier] = nil }   // nor the failures of the one it replaces
         // (Usually nothing was due: the registration's own array is returned, not copied.)
         return events.isEmpty ? register(region) : events + register(region)
     }
@@ -354,6 +355,7 @@ public struct MonitoringEngine: Sendable {
         for region in regions {
             supersedeWaiting(region)
             suspendedStates[region.identifier] = nil
+            if !failureCounts.isEmpty { failureCounts[region.identifier] = nil }
             events += register(region)
         }
         return events
@@ -384,6 +386,7 @@ public struct MonitoringEngine: Sendable {
         let events = advance(to: time)
         supersedeWaiting(region)
         suspendedStates[region.identifier] = nil
+        if !failureCounts.isEmpty { failureCounts[region.identifier] = nil }
         if let failure = validate(region) {
             // Its source is not back yet (a broker slower to start than the daemon): the stored
             // state is carried over to the registration that a retry or the source's return makes.
@@ -779,16 +782,51 @@ public struct MonitoringEngine: Sendable {
         validate(region)
     }
 
-    /// Why `region` cannot be registered now, if it cannot.
+    /// Why `region` can never be registered as it is, whatever its source does: its radius, or
+    /// the region limit counted with the regions waiting for their source (an outage takes them
+    /// out of the engine's tables, not out of the count they come back to).
+    ///
+    /// ```swift
+    /// engine.permanentRefusal(for: hugeCircle)   // radiusTooLarge, also while gpsd is down
+    /// ```
+    public func permanentRefusal(for region: Region) -> RegionKitError? {
+        if let refusal = radiusRefusal(region) { return refusal }
+        guard let limit = profile.regionLimit, regions[region.identifier] == nil else { return nil }
+        var others = Set(waitingRegions.lazy.map(\.identifier).filter { self.regions[$0] == nil })
+        others.remove(region.identifier)
+        guard regions.count + others.count >= limit else { return nil }
+        return RegionKitError(.regionMonitoringFailure,
+            "region '\(region.identifier)': the limit of \(limit) monitored regions is reached (profile \(profile.name)), counting \(others.count) waiting for their source")
+    }
+
+    /// Whether `region`, refused now for want of its source, would wait for it and be registered
+    /// when it works: a source of its kind is configured and may come back (not denied its use),
+    /// the retry helper is on, and nothing else refuses it for good (``permanentRefusal(for:)``).
+    ///
+    /// ```swift
+    /// engine.waitsForSource(lobby)   // true while the broker restarts, false with no beacon source at all
+    /// ```
+    public func waitsForSource(_ region: Region) -> Bool {
+        guard automation.retry != nil, let status = sources[region.kind], !status.isAuthorized else { return false }
+        if case .denied = status { return false }
+        return permanentRefusal(for: region) == nil
+    }
+
+    func radiusRefusal(_ region: Region) -> RegionKitError? {
+        guard case .circular(let circle) = region, circle.radius > profile.maximumRegionMonitoringDistance else { return nil }
+        return RegionKitError(.radiusTooLarge,
+            "region '\(region.identifier)': radius \(circle.radius) m exceeds maximumRegionMonitoringDistance \(profile.maximumRegionMonitoringDistance) m")
+    }
+
+    /// Why `region` cannot be registered now, if it cannot. Its radius first: a refusal for good
+    /// is not filed for a retry while the source is away (it replaced the region of its identifier,
+    /// and was refused at the retry).
     func validate(_ region: Region) -> RegionKitError? {
+        if let refusal = radiusRefusal(region) { return refusal }
         let status = sourceStatus(for: region.kind)
         guard status.isAuthorized else {
             return RegionKitError(.sourceUnavailable,
                 "region '\(region.identifier)': no usable \(region.kind == .beacon ? "beacon source" : "location source"): \(status)")
-        }
-        if case .circular(let circle) = region, circle.radius > profile.maximumRegionMonitoringDistance {
-            return RegionKitError(.radiusTooLarge,
-                "region '\(region.identifier)': radius \(circle.radius) m exceeds maximumRegionMonitoringDistance \(profile.maximumRegionMonitoringDistance) m")
         }
         if let limit = profile.regionLimit, regions[region.identifier] == nil, regions.count >= limit {
             return RegionKitError(.regionMonitoringFailure,

@@ -472,9 +472,12 @@ public final class MonitoringService: Sendable {
     /// adapter unplugged) the region is saved and waits for the source, as a stored region does
     /// over a restart during an outage: listed with `waitingForSource`, registered when the source
     /// works (it was refused, and a geofence put while gpsd reconnected was lost). When the engine
-    /// refuses it for good (no source feeds its kind, its radius, the region limit; or the source
-    /// is down and the automation has no retry to wait with), the store is put back as it was (a
-    /// replaced region keeps being monitored) and the error, with the logged reason, is thrown.
+    /// refuses it (no source feeds its kind, or its use is denied; its radius; the region limit,
+    /// counted with the regions waiting for their source; an outage without the retry helper to
+    /// wait with), nothing is written, or the store is put back as it was (a replaced region
+    /// keeps being monitored), and the error, with the logged reason, is thrown. A source that
+    /// failed for good (a damaged file) counts as an outage: the region waits, and the answer's
+    /// `waitingForSource` says why.
     ///
     /// ```swift
     /// try await service.putRegion(.beacon(shop))   // false: new; monitored, or waiting for the scanner
@@ -489,12 +492,14 @@ public final class MonitoringService: Sendable {
     }
 
     private func putRegionNow(_ region: Region) async throws -> Bool {
-        // What the engine would refuse for good is refused before anything is written (saving and
-        // then restoring a replaced region's row would lose its stored state). A source of the
-        // region's kind that is configured but down now is an outage: the region is saved, and
-        // the engine files it for a retry or parks it until the source is back.
+        // What the engine would refuse is refused before anything is written (saving and then
+        // restoring a replaced region's row would lose its stored state), but for an outage: a
+        // source of the region's kind that is configured and may come back, with the retry helper
+        // to wait with and nothing else against the region (its radius, the limit counted with
+        // the regions waiting too). Then the region is saved, and the engine files it for a retry
+        // or parks it until the source is back.
         let engine = manager.engineSnapshot
-        if let refusal = engine.refusal(for: region), !(refusal.code == .sourceUnavailable && engine.hasSource(for: region.kind)) {
+        if let refusal = engine.permanentRefusal(for: region) ?? (engine.waitsForSource(region) ? nil : engine.refusal(for: region)) {
             throw RegionKitError(.regionMonitoringFailure, "monitoring '\(region.identifier)' failed: \(refusal.message)", cause: refusal)
         }
         // Earlier writes first: a queued state of the region must not land after its replacement.
@@ -510,11 +515,14 @@ public final class MonitoringService: Sendable {
         try await store.saveRegion(region, at: now, origin: .api)
         manager.startMonitoring(for: region)
         try await recorder.flush()
-        // Monitored, or waiting for its source (an outage now, or one that began since the check).
-        guard manager.monitoredRegion(region.identifier)?.region == region || manager.waitingRegion(region.identifier) == region else {
-            // The engine refused it and keeps nothing to retry (its source is down and the
-            // automation has no retry), and the store is put back as it was. A replaced region
-            // still monitored stays as it is; one the engine dropped goes back to it.
+        // Monitored, or waiting for its source (an outage now, or one that began since the check):
+        // both read in one snapshot (read one after the other, a retry registering it in between
+        // looked like a refusal, and undid a PUT that had succeeded).
+        let after = manager.engineSnapshot
+        guard after.monitoredRegion(region.identifier)?.region == region || after.waitingRegion(region.identifier) == region else {
+            // The engine refused it and keeps nothing to retry: its source went away since the
+            // check and the automation has no retry helper. The store is put back as it was; a
+            // replaced region still monitored stays as it is, one the engine dropped goes back.
             if let previous, manager.monitoredRegion(region.identifier)?.region == previous.region {
                 manager.cancelRetry(for: region.identifier)
             } else {

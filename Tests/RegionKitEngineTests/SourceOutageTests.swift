@@ -121,6 +121,47 @@ struct SourceOutageTests {
         }
     }
 
+    @Test("Refused for good while its source is away (a radius too large): not filed for a retry and the region of its identifier stays (it was removed, and the circle refused at the retry: both lost)")
+    func refusalForGoodDuringTheOutage() throws {
+        var (engine, _) = Self.engineWithAnOutage()
+        let huge = Region.circular(try CircularRegion(identifier: "park", latitude: 35.68, longitude: 139.76,
+                                                      radius: engine.profile.maximumRegionMonitoringDistance * 2))
+        _ = engine.setSourceStatus(.authorized, for: .circular, at: Timestamp(seconds: 30.3))
+        let park = Region.circular(try CircularRegion(identifier: "park", latitude: 35.68, longitude: 139.76, radius: 100))
+        _ = engine.startMonitoring(park, at: Timestamp(seconds: 30.4))
+        _ = engine.setSourceStatus(.restricted(reason: "gpsd unreachable"), for: .circular, at: Timestamp(seconds: 30.5))
+        let refused = engine.startMonitoring(huge, at: Timestamp(seconds: 31))
+        #expect(refused.of("monitoringDidFail", "park").first.map { event -> Bool in
+            if case .monitoringDidFail(_, let error) = event.kind { return error.code == .radiusTooLarge } else { return false }
+        } == true, "\(refused.summary)")
+        #expect(engine.waitingRegion("park") == park, "the circle waiting for gpsd stays, the refused one is not filed")
+        #expect(engine.permanentRefusal(for: huge)?.code == .radiusTooLarge && !engine.waitsForSource(huge))
+        #expect(engine.waitsForSource(park), "gpsd may come back; the retry helper is on")
+    }
+
+    @Test("A restore of a region of another kind while its source is away replaces the region monitored under its identifier, as a start does")
+    func restoreOfAnotherKindDuringTheOutage() throws {
+        var (engine, _) = Self.engineWithAnOutage()
+        let circle = Region.circular(try CircularRegion(identifier: "park", latitude: 35.68, longitude: 139.76, radius: 100))
+        _ = engine.startMonitoring(circle, at: Timestamp(seconds: 31))
+        #expect(engine.monitoredRegion("park")?.region == circle)
+        let park = Fixture.region("park", major: 12)
+        _ = engine.restore(park, state: .inside, since: Timestamp(seconds: 1), at: Timestamp(seconds: 32))
+        #expect(engine.monitoredRegion("park") == nil && engine.waitingRegion("park") == park)
+        #expect(engine.carriedState(of: "park")?.state == .inside, "the restored state is carried to the registration")
+    }
+
+    @Test("A new definition registered after its predecessor's retries ran out is retried in turn (it was parked at once: 'retries exhausted after 7 failures', never tried)")
+    func newDefinitionStartsItsOwnRetries() throws {
+        var (engine, _) = Self.engineWithAnOutage()
+        _ = engine.advance(to: Timestamp(seconds: 60))   // five retries a second apart, then parked
+        #expect(engine.waitingRegion("hall") == Self.hall)
+        let events = engine.startMonitoring(Fixture.region("hall", major: 10), at: Timestamp(seconds: 61))
+        let failure = try #require(events.of("monitoringDidFail", "hall").first)
+        #expect(failure.evidence?.reason == nil, "parked as exhausted: \(failure.evidence?.reason ?? "")")
+        #expect(engine.waitingRegion("hall")?.beaconRegion?.major == 10)
+    }
+
     @Test("A region restored at a start while its source is still away (a broker slower to start than the daemon) gets its stored state when the source comes back, not a fresh determination (review finding)")
     func restoredWhileTheSourceIsAway() {
         var engine = MonitoringEngine(profile: .responsive, automation: Automation(requestStateOnStart: true, rangeWhileInside: true, retry: Automation.Retry()),

@@ -119,14 +119,19 @@ struct HTTPAPITests {
         for (path, why) in [("a%0Ab", "control character (U+000A at character 1)"), ("a%09b", "U+0009"), ("%E2%80%AEevil", "bidirectional control (U+202E"),
                             (String(repeating: "%C3%A9", count: 257), "at most 256 characters"),
                             // White space at an end ("lobby " was a second region beside "lobby"), or only white space.
-                            ("lobby%20", "must not end with white space: 'lobby ' looks like 'lobby'"), ("%C2%A0lobby", "must not begin with white space"),
-                            ("%EF%BB%BFlobby", "must not begin with white space"), ("%20%20", "must not be white space only")] {
+                            ("lobby%20", "must not end with white space or an invisible character: 'lobby ' looks like 'lobby'"),
+                            ("%C2%A0lobby", "must not begin with white space"), ("%EF%BB%BFlobby", "must not begin with white space"),
+                            ("lobby%E2%80%8B", "must not end with white space or an invisible character"),   // a zero-width space
+                            ("%20%20", "must not be white space or invisible characters only")] {
             let refused = try await client.request("PUT", "/v1/regions/\(path)", body: Self.lobbyBody)
             #expect(refused.status == 400 && refused.json["field"] as? String == "id" && (refused.json["detail"] as? String)?.contains(why) == true, "\(refused.text)")
         }
         // Every decoded byte is kept: a leading U+FEFF was dropped, and this read (and a PUT replaced) the lobby.
         #expect(try await client.request("GET", "/v1/regions/%EF%BB%BFlobby").status == 404)
         #expect(try await client.request("GET", "/v1/regions/lobby%2").status == 400, "a truncated escape")
+        // An emoji's variation selector ends an identifier well ("coffee ☕️": U+2615 U+FE0F).
+        #expect(try await client.request("PUT", "/v1/regions/coffee%20%E2%98%95%EF%B8%8F", body: Self.lobbyBody).status == 201)
+        #expect(try await client.request("DELETE", "/v1/regions/coffee%20%E2%98%95%EF%B8%8F").status == 204)
         let longest = String(repeating: "%C3%A9", count: 256)   // 256 characters, 512 bytes
         #expect(try await client.request("PUT", "/v1/regions/\(longest)", body: Self.lobbyBody).status == 201)
         #expect(try await client.request("DELETE", "/v1/regions/\(longest)").status == 204)
@@ -250,6 +255,8 @@ struct HTTPAPITests {
         // A field given twice (Foundation kept the first value, most senders' tools the last): named.
         (#"{"latitude": 1, "longitude": 1, "radius": 50, "radius": 5000}"#, 400, "radius"),
         (#"{"uuid": "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0", "m\u0061jor": 1, "major": 2}"#, 400, "major"),
+        // UTF-16 (Foundation reads it; the duplicate check above does not): JSON is UTF-8.
+        (String(decoding: Array(#"{"latitude": 1, "longitude": 1, "radius": 50, "radius": 5000}"#.utf16).flatMap { [UInt8($0 & 0xFF), UInt8($0 >> 8)] }, as: UTF8.self), 400, "body"),
         (String(repeating: " ", count: 2_000) + "{}", 413, "body"),
     ])
     func badBodies(body: String, status: Int, field: String) async throws {

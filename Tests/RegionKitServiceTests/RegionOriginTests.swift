@@ -223,6 +223,62 @@ struct RegionOriginTests {
         try await service.stop()
     }
 
+    @Test("During an outage the region limit counts the regions waiting for their source: a PUT beyond it is refused (it was accepted, and one region refused for good when the source came back)")
+    func limitCountsTheWaiting() async throws {
+        let sqlite = try RegionStore(path: temporaryStorePath())
+        var profile = MonitoringProfile.responsive
+        profile.regionLimit = 2
+        let service = MonitoringService(store: sqlite, profile: profile, clock: VirtualClock(), sources: [.beacon: .authorized])
+        try await service.start(regions: [Self.beacon("lobby", major: 1), Self.beacon("hall", major: 3)])
+        service.manager.setSourceStatus(.restricted(reason: "broker unreachable"), for: .beacon)
+        let error = await #expect(throws: RegionKitError.self) { try await service.putRegion(Self.beacon("shop", major: 2)) }
+        #expect(error?.message.contains("the limit of 2 monitored regions is reached") == true, "\(String(describing: error))")
+        #expect((error?.cause as? RegionKitError)?.code == .regionMonitoringFailure, "the API names no field of the body")
+        #expect(try await service.putRegion(Self.beacon("hall", major: 4)) == true, "a replacement is no new region")
+        #expect(try sqlite.storedRegions().map(\.region.identifier).sorted() == ["hall", "lobby"])
+        try await service.stop()
+    }
+
+    @Test("A source whose use is denied (permissions), or an outage without the retry helper, refuses the PUT before anything is written: no region to wait, no monitoringDidFail logged")
+    func refusedOutages() async throws {
+        let sqlite = try RegionStore(path: temporaryStorePath())
+        let denied = MonitoringService(store: sqlite, clock: VirtualClock(), sources: [.beacon: .denied(reason: "no CAP_NET_RAW")])
+        try await denied.start(regions: [])
+        let error = await #expect(throws: RegionKitError.self) { try await denied.putRegion(Self.beacon("shop", major: 2)) }
+        #expect(error?.message.contains("no CAP_NET_RAW") == true, "\(String(describing: error))")
+        #expect(try sqlite.storedRegions().isEmpty && denied.manager.waitingRegion("shop") == nil)
+        try await denied.stop()
+
+        let other = try RegionStore(path: temporaryStorePath())
+        let noRetry = MonitoringService(store: other, automation: Automation(requestStateOnStart: true), clock: VirtualClock(),
+                                        sources: [.beacon: .restricted(reason: "broker unreachable")])
+        try await noRetry.start(regions: [])
+        await #expect(throws: RegionKitError.self) { try await noRetry.putRegion(Self.beacon("shop", major: 2)) }
+        #expect(try other.storedRegions().isEmpty)
+        #expect(try other.events(region: "shop", type: "monitoringDidFail").isEmpty, "refused before it reached the engine")
+        try await noRetry.stop()
+    }
+
+    @Test("Without the retry helper, a PUT whose source went away during the write is undone: the store as it was, with the state of the region it replaced")
+    func sourceLostMidWriteWithoutRetry() async throws {
+        let sqlite = try RegionStore(path: temporaryStorePath())
+        let store = InterposingStore(sqlite)
+        let service = MonitoringService(store: store, automation: Automation(requestStateOnStart: true), clock: VirtualClock(),
+                                        sources: [.beacon: .authorized, .circular: .authorized])
+        let circle = Region.circular(try CircularRegion(identifier: "lobby", latitude: 35.68, longitude: 139.76, radius: 50))
+        try await service.start(regions: [circle])
+        try sqlite.saveState("lobby", state: .inside, since: 0, evidence: nil, at: 0)
+        let manager = service.manager
+        // Past the service's check of the engine, before its write: the only scanner goes away.
+        store.beforeStoredRegions.withLock { $0 = { manager.setSourceStatus(.restricted(reason: "adapter unplugged"), for: .beacon) } }
+        let error = await #expect(throws: RegionKitError.self) { try await service.putRegion(Self.beacon("lobby", major: 9)) }
+        #expect(error?.message.contains("adapter unplugged") == true, "\(String(describing: error))")
+        #expect(try sqlite.storedRegions().map(\.region) == [circle])
+        #expect(try sqlite.states()["lobby"]?.state == .inside, "saving the refused region had forgotten the stored state")
+        #expect(manager.monitoredRegion("lobby")?.region == circle, "the circle (its source works) kept being monitored")
+        try await service.stop()
+    }
+
     @Test("A region of a kind no source feeds is refused before anything is written (no outage to wait out)")
     func putWithoutSourceOfItsKind() async throws {
         let sqlite = try RegionStore(path: temporaryStorePath())

@@ -264,7 +264,7 @@ struct ServiceConfigurationTests {
         ("sources:\n  - gpsd: {}\nregions:\n  - {identifier: \"a\\nb\", uuid: E2C56DB5-DFFB-48D2-B060-D0F5A71096E0}\n",
          "regions[0]: a region identifier must not contain a control character (U+000A at character 1)"),
         ("sources:\n  - gpsd: {}\nregions:\n  - {identifier: \"lobby \", uuid: E2C56DB5-DFFB-48D2-B060-D0F5A71096E0}\n",
-         "regions[0]: a region identifier must not end with white space: 'lobby ' looks like 'lobby'"),
+         "regions[0]: a region identifier must not end with white space or an invisible character: 'lobby ' looks like 'lobby'"),
         // Out-of-range numbers name the field and where it is.
         ("sources:\n  - gpsd: {port: 70000}\n", ":2:12: sources[0].gpsd.port"),
         // A webhook's event types: only those the daemon logs (a typo delivered nothing, silently).

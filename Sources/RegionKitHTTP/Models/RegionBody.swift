@@ -65,6 +65,11 @@ public enum RegionBody {
         do { try Region.validateNew(identifier: identifier) } catch let error as RegionKitError {
             throw Problem(.badRequest, error.message, field: "id")
         }
+        // JSON is UTF-8 (RFC 8259 §8.1). Foundation also reads UTF-16 and UTF-32, which the
+        // duplicate-field check below does not: refused with a word instead.
+        guard !json.contains(0), String(validating: json, as: UTF8.self) != nil else {
+            throw Problem(.badRequest, "the body must be JSON in UTF-8", field: "body")
+        }
         let parsed: JSONValue
         do {
             parsed = try JSONDecoder().decode(JSONValue.self, from: json)

@@ -64,12 +64,12 @@ paths:
     put:
       operationId: putRegion
       summary: Create or replace a region (replacing restarts monitoring); durable across restarts
-      description: During an outage of the source of its kind the region is saved and answered with waitingForSource; it is monitored when the source is back. 409 when the daemon cannot monitor it (no source of its kind is configured, the region limit).
+      description: During an outage of the source of its kind the region is saved and answered with waitingForSource; it is monitored when the source is back. 409 when the daemon cannot monitor it (no source of its kind is configured or its use is denied, the region limit counted with the regions waiting for their source, an outage when the daemon's automation has no retry).
       parameters:
         - name: id
           in: path
           required: true
-          description: "A new region's identifier: no control character, no bidirectional override or isolate, no white space at its start or end, at most 256 characters"
+          description: "A new region's identifier: no control character, no bidirectional override or isolate, no white space or invisible character (U+FEFF, U+200B…) at its start or end, at most 256 characters"
           schema: {type: string, minLength: 1, maxLength: 256, pattern: "^(?!\\s)[^\\x00-\\x1f\\x7f-\\x9f\\u202a-\\u202e\\u2066-\\u2069]+(?<!\\s)$"}
       requestBody:
         required: true
