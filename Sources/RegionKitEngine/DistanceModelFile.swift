@@ -102,6 +102,7 @@ public struct DistanceModelFile: Hashable, Sendable {
         } catch {
             throw RegionKitError(.malformedInput, "\(source): not valid JSON", cause: error)
         }
+        if let duplicate = JSONDuplicateKey.first(in: Data(json.utf8)) { throw RegionKitError(.malformedInput, "\(source):\(duplicate)") }
         let root = Fields(object, path: "", source: source)
         guard try root.string("format") == Self.format else {
             throw root.error("format", "must be \"\(Self.format)\"")

@@ -74,6 +74,9 @@ public enum GeoJSONRegions {
         } catch {
             throw GeoJSONRegionsError(problems: [.init(featureIndex: nil, code: .malformedJSON, message: "not JSON: \(describe(error))")])
         }
+        if let duplicate = JSONDuplicateKey.first(in: data) {
+            throw GeoJSONRegionsError(problems: [.init(featureIndex: nil, code: .malformedJSON, message: duplicate.description)])
+        }
         let features: [GeoJSONValue]
         switch root["type"]?.string {
         case "FeatureCollection":

@@ -16,6 +16,7 @@ extension Scenario {
         } catch {
             throw RegionKitError(.malformedInput, "\(source): not valid JSON", cause: error)
         }
+        if let duplicate = JSONDuplicateKey.first(in: data) { throw RegionKitError(.malformedInput, "\(source):\(duplicate)") }
         try scenario.validate(source: source)
         return scenario
     }

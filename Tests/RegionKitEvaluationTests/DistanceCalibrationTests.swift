@@ -160,6 +160,8 @@ struct DistanceCalibrationTests {
         (edit(#""window_s": 20"#, #""window": 20"#), "m.json: unknown field 'filter.window' (known here: type, window_s)"),
         // Unknown fields anywhere, huge but finite numbers with the field and its limit.
         (edit(#""version": 1"#, #""version": 1, "modle": {}"#), "m.json: unknown field 'modle'"),
+        // A key given twice (the decoder kept the first value silently): where, and which.
+        (edit(#""window_s": 20"#, #""window_s": 20, "window_s": 60"#), "m.json:1:198: 'window_s' is given twice in one object"),
         (edit(#""window_s": 20"#, #""window_s": 1e4"#), "m.json: field 'filter.window_s' must be within (0, 600] seconds, got 10000.0"),
         (edit(#""reference_power_dbm": -64"#, #""reference_power_dbm": -1e300"#), "m.json: field 'reference_power_dbm' must be within -200...0 dBm"),
         (edit("}}", #"}, "calibration": {"files": [], "samples": 1e300, "reference_distance_m": 1, "median_abs_error_m": 0, "p90_abs_error_m": 0}}"#),

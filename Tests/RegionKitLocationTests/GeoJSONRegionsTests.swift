@@ -115,6 +115,9 @@ struct GeoJSONRegionsTests {
         #expect(Self.problems("[1,2]").first?.message == "expected a FeatureCollection (or a Feature), got an array")
         #expect(Self.problems(#"{"type":"FeatureCollection"}"#).map(\.code) == [.notAFeatureCollection])
         #expect(Self.problems("").map(\.code) == [.malformedJSON])
+        // A key given twice: its line and column (the decoder kept the first value silently).
+        #expect(Self.problems(#"{"type":"FeatureCollection","features":[{"type":"Feature","properties":{"identifier":"a","radius":5,"radius":500},"geometry":{"type":"Point","coordinates":[0,0]}}]}"#)
+                    .map(\.message) == ["1:101: 'radius' is given twice in one object"])
         do {
             _ = try GeoJSONRegions.read(contentsOf: URL(fileURLWithPath: "/nonexistent/regions.geojson"))
             Issue.record("expected an error")

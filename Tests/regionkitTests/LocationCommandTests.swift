@@ -100,6 +100,13 @@ struct LocationCommandTests {
         let missingRadius = try await CLI.run(["replay", "x.nmea", "--instant", "--regions", bad.path])
         #expect(missingRadius.status == 1)
         #expect(missingRadius.stderr.contains(bad.path) && missingRadius.stderr.contains("radius"), "\(missingRadius.stderr)")
+        // A regions file (the scenario's format) with a key given twice: refused with where (the decoder kept the first value).
+        let twice = TestScratch.directory.appendingPathComponent("rk-\(UUID().uuidString).json")
+        defer { try? FileManager.default.removeItem(at: twice) }
+        try Data("{\"regions\": [\n  {\"identifier\": \"park\", \"latitude\": 46.4, \"longitude\": 13.7, \"radius\": 50, \"radius\": 5000}\n]}".utf8).write(to: twice)
+        let duplicate = try await CLI.run(["replay", "x.nmea", "--instant", "--regions", twice.path])
+        #expect(duplicate.status == 1 && duplicate.stderr.contains("\(twice.path):2:"), "\(duplicate.stderr)")
+        #expect(duplicate.stderr.contains("'radius' is given twice in one object"), "\(duplicate.stderr)")
         let geofence = try await CLI.run(["replay", "x.nmea", "--geofence", "park:46.4,abc,100"])
         #expect(geofence.status == 1 && geofence.stderr.contains("longitude 'abc'"), "\(geofence.stderr)")
         let noSource = try await CLI.run(["monitor", "--geofence", "park:46.4,13.7,100"])

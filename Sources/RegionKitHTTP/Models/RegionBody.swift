@@ -79,7 +79,7 @@ public enum RegionBody {
         guard case .object(let object) = parsed else {
             throw Problem(.badRequest, "the body must be a JSON object", field: "body")
         }
-        if let duplicate = JSONValue.firstDuplicateKey(in: json) {
+        if let duplicate = JSONDuplicateKey.first(in: json)?.key {
             throw Problem(.badRequest, "the field '\(duplicate.prefix(80))' is given twice; give each field once", field: fields.contains(duplicate) ? duplicate : "body")
         }
         if let unknown = object.keys.sorted().first(where: { !fields.contains($0) }) {

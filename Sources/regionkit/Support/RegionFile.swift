@@ -32,6 +32,7 @@ enum RegionFile {
         } catch {
             throw RegionKitError(.malformedInput, "\(path): not valid JSON", cause: error)
         }
+        if let duplicate = JSONDuplicateKey.first(in: data) { throw RegionKitError(.malformedInput, "\(path):\(duplicate)") }
         return try specs.enumerated().map { index, spec in
             do { return try spec.region() } catch let error as RegionKitError {
                 throw RegionKitError(.malformedInput, "\(path): regions[\(index)]: \(error.message)")
