@@ -102,14 +102,15 @@ public enum Region: Hashable, Sendable, Codable {
     }
 
     /// What a new region's identifier may not begin or end with: Unicode's White_Space, and the
-    /// default-ignorable characters of the Basic Multilingual Plane that are drawn as nothing
-    /// (U+00AD soft hyphen, U+200B–U+200F, U+2060–U+206F, U+FEFF, …), but not the variation
-    /// selectors that end an emoji ("coffee ☕️" ends with U+FE0F). An explicit list, so that the
-    /// OpenAPI document's pattern for the id says exactly the same.
+    /// default-ignorable code points of the Basic Multilingual Plane, which are drawn as nothing
+    /// (U+00AD soft hyphen, U+200B–U+200F, U+2060–U+206F, U+FEFF, U+FFF0–U+FFF8, …), but not the
+    /// variation selectors that end an emoji ("coffee ☕️" ends with U+FE0F). The few outside the
+    /// BMP (musical formatting U+1D173–U+1D17A, shorthand format controls, tags) are not listed.
+    /// An explicit list, so that the OpenAPI document's pattern for the id says exactly the same.
     static let invisibleAtAnEnd: [ClosedRange<UInt32>] = [
         0x09...0x0D, 0x20...0x20, 0x85...0x85, 0xA0...0xA0, 0xAD...0xAD, 0x34F...0x34F, 0x61C...0x61C,
         0x115F...0x1160, 0x1680...0x1680, 0x17B4...0x17B5, 0x180E...0x180E, 0x2000...0x200F, 0x2028...0x2029,
-        0x202F...0x202F, 0x205F...0x206F, 0x3000...0x3000, 0x3164...0x3164, 0xFEFF...0xFEFF, 0xFFA0...0xFFA0,
+        0x202F...0x202F, 0x205F...0x206F, 0x3000...0x3000, 0x3164...0x3164, 0xFEFF...0xFEFF, 0xFFA0...0xFFA0, 0xFFF0...0xFFF8,
     ]
 
     /// The form a region keeps its identifier in: Unicode Normalization Form C. Swift compares

@@ -13,7 +13,8 @@ public struct Automation: Hashable, Sendable, Codable {
     public struct Retry: Hashable, Sendable, Codable {
         /// Seconds to wait before each retry.
         public var delay: Double
-        /// Failures tolerated per region before retrying stops; reset by a successful start. A region
+        /// Failures tolerated per region before retrying stops; reset by a successful start and by a
+        /// new definition of the region replacing one that waits. A region
         /// whose retries ran out is registered again as soon as its source is usable.
         public var maximumAttempts: Int
 

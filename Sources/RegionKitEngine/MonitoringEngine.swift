@@ -335,7 +335,6 @@ public struct MonitoringEngine: Sendable {
         let events = advance(to: time)
         supersedeWaiting(region)
         suspendedStates[region.identifier] = nil   // a new registration: nothing carried over
-        if !failureCounts.isEmpty { failureCounts[region.identifier] = nil }   // nor the failures of the one it replaces
         // (Usually nothing was due: the registration's own array is returned, not copied.)
         return events.isEmpty ? register(region) : events + register(region)
     }
@@ -355,7 +354,6 @@ public struct MonitoringEngine: Sendable {
         for region in regions {
             supersedeWaiting(region)
             suspendedStates[region.identifier] = nil
-            if !failureCounts.isEmpty { failureCounts[region.identifier] = nil }
             events += register(region)
         }
         return events
@@ -386,7 +384,6 @@ public struct MonitoringEngine: Sendable {
         let events = advance(to: time)
         supersedeWaiting(region)
         suspendedStates[region.identifier] = nil
-        if !failureCounts.isEmpty { failureCounts[region.identifier] = nil }
         if let failure = validate(region) {
             // Its source is not back yet (a broker slower to start than the daemon): the stored
             // state is carried over to the registration that a retry or the source's return makes.
@@ -456,6 +453,8 @@ public struct MonitoringEngine: Sendable {
         if let refusal = validate(region), refusal.code != .sourceUnavailable { return }
         retries.cancel(id: region.identifier)
         abandoned.removeValue(forKey: region.identifier)
+        // The new definition's failures are its own (it was parked at once as "retries exhausted").
+        failureCounts[region.identifier] = nil
     }
 
     /// The state a region waiting for its source (``waitingRegion(_:)``) carries over to its

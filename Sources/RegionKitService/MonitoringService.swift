@@ -498,8 +498,13 @@ public final class MonitoringService: Sendable {
         // to wait with and nothing else against the region (its radius, the limit counted with
         // the regions waiting too). Then the region is saved, and the engine files it for a retry
         // or parks it until the source is back.
-        let engine = manager.engineSnapshot
-        if let refusal = engine.permanentRefusal(for: region) ?? (engine.waitsForSource(region) ? nil : engine.refusal(for: region)) {
+        // (The snapshot ends here: one kept across the awaits below made the engine copy every
+        // table ingest touched meanwhile.)
+        let refusal: RegionKitError? = {
+            let engine = manager.engineSnapshot
+            return engine.permanentRefusal(for: region) ?? (engine.waitsForSource(region) ? nil : engine.refusal(for: region))
+        }()
+        if let refusal {
             throw RegionKitError(.regionMonitoringFailure, "monitoring '\(region.identifier)' failed: \(refusal.message)", cause: refusal)
         }
         // Earlier writes first: a queued state of the region must not land after its replacement.
@@ -518,8 +523,11 @@ public final class MonitoringService: Sendable {
         // Monitored, or waiting for its source (an outage now, or one that began since the check):
         // both read in one snapshot (read one after the other, a retry registering it in between
         // looked like a refusal, and undid a PUT that had succeeded).
-        let after = manager.engineSnapshot
-        guard after.monitoredRegion(region.identifier)?.region == region || after.waitingRegion(region.identifier) == region else {
+        let accepted = { () -> Bool in
+            let engine = manager.engineSnapshot
+            return engine.monitoredRegion(region.identifier)?.region == region || engine.waitingRegion(region.identifier) == region
+        }()
+        guard accepted else {
             // The engine refused it and keeps nothing to retry: its source went away since the
             // check and the automation has no retry helper. The store is put back as it was; a
             // replaced region still monitored stays as it is, one the engine dropped goes back.

@@ -126,7 +126,6 @@ struct SourceOutageTests {
         var (engine, _) = Self.engineWithAnOutage()
         let huge = Region.circular(try CircularRegion(identifier: "park", latitude: 35.68, longitude: 139.76,
                                                       radius: engine.profile.maximumRegionMonitoringDistance * 2))
-        _ = engine.setSourceStatus(.authorized, for: .circular, at: Timestamp(seconds: 30.3))
         let park = Region.circular(try CircularRegion(identifier: "park", latitude: 35.68, longitude: 139.76, radius: 100))
         _ = engine.startMonitoring(park, at: Timestamp(seconds: 30.4))
         _ = engine.setSourceStatus(.restricted(reason: "gpsd unreachable"), for: .circular, at: Timestamp(seconds: 30.5))

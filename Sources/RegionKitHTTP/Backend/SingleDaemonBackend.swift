@@ -27,18 +27,21 @@ public struct SingleDaemonBackend: APIBackend {
     /// The monitored regions, then those waiting for their source (an outage: they are not
     /// monitored, and are registered again when the source works; a DELETE removes them too).
     public func regionReports(only identifier: String?) async throws -> [RegionReport] {
-        let engine = service.manager.engineSnapshot
+        // The store is read first and the engine's snapshot taken after, used without an await:
+        // kept across the store's reads, it made the engine copy every table ingest touched meanwhile.
         if let identifier {
             // One region: read by key (every row was read for it before).
-            let monitored = engine.monitoredRegion(identifier)
-            let waiting = monitored == nil ? engine.waitingRegion(identifier) : nil
-            guard monitored != nil || waiting != nil else { return [] }
+            guard service.manager.monitoredOrWaitingRegion(identifier) != nil else { return [] }
             let (stored, state) = (try await service.store.storedRegion(identifier), try await service.store.state(of: identifier))
-            if let monitored { return [RegionReport(monitored: monitored, origin: stored?.origin, stored: state)] }
-            return waiting.map { [RegionReport(waiting: $0, carried: engine.carriedState(of: identifier), origin: stored?.origin, stored: state,
-                                               reason: Self.waitingReason($0, engine))] } ?? []
+            let engine = service.manager.engineSnapshot
+            if let monitored = engine.monitoredRegion(identifier) { return [RegionReport(monitored: monitored, origin: stored?.origin, stored: state)] }
+            return engine.waitingRegion(identifier).map {
+                [RegionReport(waiting: $0, carried: engine.carriedState(of: identifier), origin: stored?.origin, stored: state,
+                              reason: Self.waitingReason($0, engine))]
+            } ?? []
         }
         let (origins, states) = (try await service.store.regionOrigins(), try await service.store.states())
+        let engine = service.manager.engineSnapshot
         let monitored = engine.monitoredRegions.compactMap { region in
             let id = region.identifier
             return engine.monitoredRegion(id).map { RegionReport(monitored: $0, origin: origins[id], stored: states[id]) }
