@@ -502,7 +502,8 @@ public final class MonitoringService: Sendable {
         // table ingest touched meanwhile.)
         let refusal: RegionKitError? = {
             let engine = manager.engineSnapshot
-            return engine.permanentRefusal(for: region) ?? (engine.waitsForSource(region) ? nil : engine.refusal(for: region))
+            // (waitsForSource is true only when permanentRefusal is nil: each is computed once.)
+            return engine.waitsForSource(region) ? nil : engine.permanentRefusal(for: region) ?? engine.refusal(for: region)
         }()
         if let refusal {
             throw RegionKitError(.regionMonitoringFailure, "monitoring '\(region.identifier)' failed: \(refusal.message)", cause: refusal)
