@@ -66,12 +66,13 @@ struct BluetoothCommandLineTests {
 
     @Test("Nothing listening on the TCP port: a clear error and exit 1, not a hang")
     func nothingListening() async throws {
-        let port = try Loopback.freePort()
-        let started = ContinuousClock.now
-        let result = try await Self.regionkit(["scan", "--hci", "tcp:127.0.0.1:\(port)", "--json"])
-        #expect(result.status == 1)
-        #expect(result.stderr.contains("cannot open tcp:127.0.0.1:\(port): cannot connect (nothing listens there)"), "\(result.stderr)")
-        #expect(ContinuousClock.now - started < .seconds(10))
+        try await Loopback.withRefusingPort { port in
+            let started = ContinuousClock.now
+            let result = try await Self.regionkit(["scan", "--hci", "tcp:127.0.0.1:\(port)", "--json"])
+            #expect(result.status == 1)
+            #expect(result.stderr.contains("cannot open tcp:127.0.0.1:\(port): cannot connect (nothing listens there)"), "\(result.stderr)")
+            #expect(ContinuousClock.now - started < .seconds(10))
+        }
     }
 
     @Test("Argument errors: bad uuid, power, interval, no region, unknown replay format, missing capture")

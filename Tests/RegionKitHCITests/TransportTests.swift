@@ -200,16 +200,15 @@ import RegionKitTestSupport
     }
 
     @Test func refusedConnection() async throws {
-        let peer = try LoopbackPeer()
-        let port = peer.port
-        peer.shutdown() // nothing listens there now
-        do {
-            _ = try await TCPTransport.connect(host: "127.0.0.1", port: port, timeout: .seconds(2))
-            Issue.record("expected refusal")
-        } catch {
-            #expect(error.code == .connectionFailed)
-            #expect((error.cause as? SystemCallError)?.errno == ECONNREFUSED)
-            #expect(error.message.contains("nothing listens there"))
+        try await Loopback.withRefusingPort { port in
+            do throws(HCIError) {
+                _ = try await TCPTransport.connect(host: "127.0.0.1", port: port, timeout: .seconds(2))
+                Issue.record("expected refusal")
+            } catch {
+                #expect(error.code == .connectionFailed)
+                #expect((error.cause as? SystemCallError)?.errno == ECONNREFUSED)
+                #expect(error.message.contains("nothing listens there"))
+            }
         }
     }
 

@@ -292,37 +292,39 @@ struct MQTTClientFakeBrokerTests {
 
     @Test("nothing listening: connectionFailed events with backoff; waitUntilConnected throws after shutdown; run() ends")
     func nothingListening() async throws {
-        let port = try #require(MosquittoBroker.freePort())
-        let probe = try Self.probe(port: port)
-        probe.start()
-        #expect(await probe.wait { probe.disconnectedCount >= 3 })
-        if case .connectionFailed?? = probe.disconnections.first {} else {
-            Issue.record("expected connectionFailed, got \(probe.disconnections)")
+        try await Loopback.withRefusingPort { dead in
+            let probe = try Self.probe(port: Int(dead))
+            probe.start()
+            #expect(await probe.wait { probe.disconnectedCount >= 3 })
+            if case .connectionFailed?? = probe.disconnections.first {} else {
+                Issue.record("expected connectionFailed, got \(probe.disconnections)")
+            }
+            await #expect(throws: MQTTError.notConnected) {
+                try await probe.client.publish(MQTTMessage(topic: "a", payload: [], qos: .atLeastOnce, retain: false))
+            }
+            let client = probe.client
+            let waiter = Task { try await client.waitUntilConnected() }
+            await probe.stop()
+            await #expect(throws: MQTTError.shutdown) { try await waiter.value }
+            await #expect(throws: MQTTError.shutdown) { try await client.waitUntilConnected() }
+            await #expect(throws: MQTTError.shutdown) { try await client.subscribe("a", qos: .atMostOnce) }
         }
-        await #expect(throws: MQTTError.notConnected) {
-            try await probe.client.publish(MQTTMessage(topic: "a", payload: [], qos: .atLeastOnce, retain: false))
-        }
-        let client = probe.client
-        let waiter = Task { try await client.waitUntilConnected() }
-        await probe.stop()
-        await #expect(throws: MQTTError.shutdown) { try await waiter.value }
-        await #expect(throws: MQTTError.shutdown) { try await client.waitUntilConnected() }
-        await #expect(throws: MQTTError.shutdown) { try await client.subscribe("a", qos: .atMostOnce) }
     }
 
     @Test("cancelling the task running run() shuts the client down")
     func cancellation() async throws {
-        let port = try #require(MosquittoBroker.freePort())
-        let probe = try Self.probe(port: port)
-        let client = probe.client
-        let running = Task { await client.run() }
-        #expect(await probe.wait { probe.disconnectedCount >= 1 })
-        running.cancel()
-        await running.value
-        await #expect(throws: MQTTError.shutdown) { try await client.waitUntilConnected() }
-        let waiting = Task { try await client.waitUntilConnected() }
-        waiting.cancel()
-        await #expect(throws: MQTTError.self) { try await waiting.value }
+        try await Loopback.withRefusingPort { dead in
+            let probe = try Self.probe(port: Int(dead))
+            let client = probe.client
+            let running = Task { await client.run() }
+            #expect(await probe.wait { probe.disconnectedCount >= 1 })
+            running.cancel()
+            await running.value
+            await #expect(throws: MQTTError.shutdown) { try await client.waitUntilConnected() }
+            let waiting = Task { try await client.waitUntilConnected() }
+            waiting.cancel()
+            await #expect(throws: MQTTError.self) { try await waiting.value }
+        }
     }
 
     @Test("invalid topic names and filters are refused before anything is sent")

@@ -52,18 +52,19 @@ struct MQTTServerListTests {
         let broker = try await Self.fakeBroker()
         defer { broker.close(promise: nil) }
         let port = try #require(broker.localAddress?.port)
-        let dead = Int(try Loopback.freePort())
-        var configuration = try MQTTClientConfiguration(urls: ["mqtt://127.0.0.1:\(dead)", "mqtt://127.0.0.1:\(port)"])
-        // A backoff this long would show: the fallback must be tried before any delay.
-        configuration.reconnectMinimumDelay = .seconds(30)
-        configuration.reconnectMaximumDelay = .seconds(30)
-        let probe = MQTTClientProbe(configuration: configuration)
-        probe.start()
-        #expect(await probe.wait(timeout: .seconds(10)) { probe.client.isConnected })
-        #expect(probe.client.currentServer == MQTTServer(host: "127.0.0.1", port: port))
-        #expect(probe.disconnectedCount == 1, "one failed attempt on the dead primary: \(probe.disconnections)")
-        await probe.stop()
-        #expect(probe.client.currentServer == nil)
+        try await Loopback.withRefusingPort { dead in
+            var configuration = try MQTTClientConfiguration(urls: ["mqtt://127.0.0.1:\(dead)", "mqtt://127.0.0.1:\(port)"])
+            // A backoff this long would show: the fallback must be tried before any delay.
+            configuration.reconnectMinimumDelay = .seconds(30)
+            configuration.reconnectMaximumDelay = .seconds(30)
+            let probe = MQTTClientProbe(configuration: configuration)
+            probe.start()
+            #expect(await probe.wait(timeout: .seconds(10)) { probe.client.isConnected })
+            #expect(probe.client.currentServer == MQTTServer(host: "127.0.0.1", port: port))
+            #expect(probe.disconnectedCount == 1, "one failed attempt on the dead primary: \(probe.disconnections)")
+            await probe.stop()
+            #expect(probe.client.currentServer == nil)
+        }
     }
 
     @Test("a lost connection moves to the next server; with every server down the backoff applies once per round")

@@ -63,14 +63,8 @@ public final class NATSCluster: @unchecked Sendable {
         var bytes = Array(template.utf8CString)
         guard let made = mkdtemp(&bytes) else { throw TestFailure("mkdtemp \(template) failed: errno \(errno)") }
         directory = String(cString: made)
-        // Hold every listening socket until all ports are chosen, so no two nodes get the same port.
-        var held: [Int32] = []
-        defer { for descriptor in held { close(descriptor) } }
-        func port() throws -> Int {
-            let (descriptor, port) = try Loopback.listen(backlog: 1)
-            held.append(descriptor)
-            return Int(port)
-        }
+        // Loopback.freePort never hands out a port twice in a process: no two nodes get the same port.
+        func port() throws -> Int { Int(try Loopback.freePort()) }
         var nodes: [Node] = []
         for index in 0..<count {
             let name = "n\(index + 1)"

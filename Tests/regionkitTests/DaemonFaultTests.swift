@@ -85,35 +85,36 @@ struct DaemonFaultTests {
 
     @Test("A simulator beside an unreachable controller: its sightings enter, the controller is reported (log line without --json, event, /v1/sources, /readyz degraded)")
     func unreachableControllerBesideSimulator() async throws {
-        let deadPort = try Loopback.freePort()     // nothing listens there
-        let httpPort = try Loopback.freePort()
-        let config = Self.config(regions: [Self.museumRegion], sources: [Self.busySimulator, "  - hci: {device: \"tcp:127.0.0.1:\(deadPort)\"}"],
-                                 extra: "http: {listen: \"127.0.0.1:\(httpPort)\", public: true}")
-        let store = DaemonTests.temporaryStore()
-        let daemon = try Daemon(config: try DaemonTests.writeConfig(config), store: store, json: false, logLevel: "info")
-        try await eventually(timeout: .seconds(30), "the simulator's visitor found inside the museum; \(Self.diagnosis(daemon, store))") {
-            (try? Self.events(store))?.contains { $0.type == "didDetermineState" && $0.region == "museum" && $0.state == "inside" } == true
+        try await Loopback.withRefusingPort { deadPort in     // nothing listens there
+            let httpPort = try Loopback.freePort()
+            let config = Self.config(regions: [Self.museumRegion], sources: [Self.busySimulator, "  - hci: {device: \"tcp:127.0.0.1:\(deadPort)\"}"],
+                                     extra: "http: {listen: \"127.0.0.1:\(httpPort)\", public: true}")
+            let store = DaemonTests.temporaryStore()
+            let daemon = try Daemon(config: try DaemonTests.writeConfig(config), store: store, json: false, logLevel: "info")
+            try await eventually(timeout: .seconds(30), "the simulator's visitor found inside the museum; \(Self.diagnosis(daemon, store))") {
+                (try? Self.events(store))?.contains { $0.type == "didDetermineState" && $0.region == "museum" && $0.state == "inside" } == true
+            }
+            let hciName = "hci:tcp:127.0.0.1:\(deadPort)"
+            try await eventually(timeout: .seconds(15), "a sourceStatusChanged event for the controller; \(Self.diagnosis(daemon, store))") {
+                (try? Self.sourceEvents(store, source: hciName))?.contains { $0.state == "connecting" } == true
+            }
+            let events = try Self.events(store)
+            #expect(!events.contains { $0.type == "monitoringDidFail" }, "the beacon regions stay monitorable: \(events.filter { $0.type == "monitoringDidFail" }.map(\.reason))")
+            #expect(events.first?.type == "processStarted")
+            // The log an operator reads (no --json): the start and the failing source, named.
+            let stderr = daemon.stderr
+            #expect(stderr.contains("source unavailable, retrying") && stderr.contains(hciName), "\(stderr)")
+            #expect(stderr.contains("source up") && stderr.contains("simulator:museum"), "\(stderr)")
+            let sources = try #require(try await Self.get(httpPort, "/v1/sources").json["sources"] as? [[String: Any]])
+            #expect(sources.first { $0["name"] as? String == hciName }?["state"] as? String == "connecting", "\(sources)")
+            #expect(sources.first { $0["name"] as? String == "simulator:museum" }?["state"] as? String == "up", "\(sources)")
+            let ready = try await Self.get(httpPort, "/readyz")
+            #expect(ready.status == 200 && ready.json["status"] as? String == "degraded", "\(ready)")
+            let checks = ready.json["checks"] as? [[String: Any]] ?? []
+            #expect(checks.first { $0["name"] as? String == "source:\(hciName)" }?["ok"] as? Bool == false, "\(checks)")
+            #expect(await daemon.signal(SIGTERM) == 0, "stderr: \(daemon.stderr)")
+            #expect(try Self.events(store).last?.type == "processStopped")
         }
-        let hciName = "hci:tcp:127.0.0.1:\(deadPort)"
-        try await eventually(timeout: .seconds(15), "a sourceStatusChanged event for the controller; \(Self.diagnosis(daemon, store))") {
-            (try? Self.sourceEvents(store, source: hciName))?.contains { $0.state == "connecting" } == true
-        }
-        let events = try Self.events(store)
-        #expect(!events.contains { $0.type == "monitoringDidFail" }, "the beacon regions stay monitorable: \(events.filter { $0.type == "monitoringDidFail" }.map(\.reason))")
-        #expect(events.first?.type == "processStarted")
-        // The log an operator reads (no --json): the start and the failing source, named.
-        let stderr = daemon.stderr
-        #expect(stderr.contains("source unavailable, retrying") && stderr.contains(hciName), "\(stderr)")
-        #expect(stderr.contains("source up") && stderr.contains("simulator:museum"), "\(stderr)")
-        let sources = try #require(try await Self.get(httpPort, "/v1/sources").json["sources"] as? [[String: Any]])
-        #expect(sources.first { $0["name"] as? String == hciName }?["state"] as? String == "connecting", "\(sources)")
-        #expect(sources.first { $0["name"] as? String == "simulator:museum" }?["state"] as? String == "up", "\(sources)")
-        let ready = try await Self.get(httpPort, "/readyz")
-        #expect(ready.status == 200 && ready.json["status"] as? String == "degraded", "\(ready)")
-        let checks = ready.json["checks"] as? [[String: Any]] ?? []
-        #expect(checks.first { $0["name"] as? String == "source:\(hciName)" }?["ok"] as? Bool == false, "\(checks)")
-        #expect(await daemon.signal(SIGTERM) == 0, "stderr: \(daemon.stderr)")
-        #expect(try Self.events(store).last?.type == "processStopped")
     }
 
     /// A gateway recording: `good` sightings of the lobby beacon (hall scanner, 100 ms apart), then
