@@ -50,6 +50,15 @@ struct SightingMessageDecoderTests {
         #expect(outcome == .sightings([BeaconObservation(identity: identity, rssi: -60, measuredPower: -65, timestamp: Self.now, scannerID: "hall")]))
     }
 
+    @Test("ESPresense's own distance estimate is not used, so no value of it costs the sighting", arguments: [
+        "-1", "0", "1e999", "-1e999", "\"far\"", "null",
+    ])
+    func espresenseDistanceNeverCostsTheSighting(distance: String) throws {
+        let json = #"{"id":"iBeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0-1-2","rssi":-71,"rssi@1m":-59,"distance":\#(distance)}"#
+        let outcome = try decode(.espresense, "espresense/devices/x/kitchen", json)
+        #expect(outcome == .sightings([BeaconObservation(identity: Self.identity, rssi: -71, measuredPower: -59, timestamp: Self.now, scannerID: "kitchen")]))
+    }
+
     @Test("An ESPresense id that cannot name a device is ignored, not an error", arguments: [
         #"{"id":"msft:cdp:0109e5b1a2c3d4e5f6a7b8c9d0e1","rssi":-60}"#,   // longer than 20 bytes
         #"{"id":"tractive:c80f104dc7eb","rssi":-60}"#,                    // 21 bytes: give it an alias

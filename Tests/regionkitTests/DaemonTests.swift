@@ -273,6 +273,12 @@ struct DaemonTests {
         #expect(!objects.isEmpty && objects.allSatisfy { $0["region"] as? String == "museum" && $0["id"] is NSNumber && $0["time"] is String })
         let future = try await CLI.run(["events", "--store", store, "--since", "2100-01-01T00:00:00Z"])
         #expect(future.status == 0 && future.stdout.isEmpty)
+        #expect(future.stderr.contains("--since 2100-01-01T00:00:00") && future.stderr.contains("is in the future"), "\(future.stderr)")
+        // Unix milliseconds (what JavaScript and many gateways write) are not taken for seconds of the year 57,000.
+        let milliseconds = try await CLI.run(["events", "--store", store, "--since", "1764800000000"])
+        #expect(milliseconds.status == 1 && milliseconds.stderr.contains("milliseconds? Divide by 1000: 1764800000.000"), "\(milliseconds.stderr)")
+        let seconds = try await CLI.run(["events", "--store", store, "--since", "1764800000"])
+        #expect(seconds.status == 0 && seconds.stderr.isEmpty, "\(seconds.stderr)")
         let bad = try await CLI.run(["events", "--store", store, "--since", "yesterday-ish"])
         #expect(bad.status == 1 && bad.stderr.contains("--since"))
     }

@@ -5,11 +5,13 @@ import RegionKitCore
 /// `id` (`iBeacon:<uuid>-<major>-<minor>` for iBeacons, `altBeacon:<id1>-<id2>-<id3>` for AltBeacons,
 /// `eddy:<namespace hex>-<instance hex>` for Eddystone-UID; any other id names a device that is no
 /// beacon, ``BeaconIdentity/init(deviceID:)``), `rssi` (filtered, may have decimals),
-/// `rssi@1m` (the frame's measured power, or the node's calibration), `distance`, `mV` and `temp`
-/// (battery in millivolts and temperature in °C, which the node decodes from the transmitter's
-/// Eddystone-TLM frames: ESPresense `src/BleFingerprint.cpp`, `fill()` and the `EDDYSTONE_TLM_FRAME_TYPE`
+/// `rssi@1m` (the frame's measured power, or the node's calibration), `mV` and `temp` (battery in
+/// millivolts and temperature in °C, which the node decodes from the transmitter's Eddystone-TLM
+/// frames: ESPresense `src/BleFingerprint.cpp`, `fill()` and the `EDDYSTONE_TLM_FRAME_TYPE`
 /// branch; they become the sighting's ``BeaconObservation/telemetry``), and more that RegionKit does
-/// not need. The room (last topic level) is the scanner.
+/// not need: `distance` among them (the node's own estimate; RegionKit estimates from the RSSI),
+/// whose value, whatever it is (−1 from a node without one), never costs the sighting. The room
+/// (last topic level) is the scanner.
 ///
 /// Field meanings follow ESPresense's `BleFingerprint::fill()`; older firmware (< v4) sent an
 /// integer `rssi` and fewer fields, so every field but `id` and `rssi` is optional.
@@ -19,7 +21,7 @@ import RegionKitCore
 /// ```
 public enum ESPresenseMessage {
     /// The members read; every other one is validated and skipped.
-    static let keys = FlatJSONReader.Keys(["id", "rssi", "rssi@1m", "distance", "mV", "temp"])
+    static let keys = FlatJSONReader.Keys(["id", "rssi", "rssi@1m", "mV", "temp"])
 
     static func decode(topic: String, payload: [UInt8], receivedAt now: Timestamp, scanner: String?) throws(SightingMessageError) -> SightingMessageDecoder.Outcome {
         guard let slash = topic.utf8.lastIndex(of: UInt8(ascii: "/")) else {
@@ -50,12 +52,9 @@ public enum ESPresenseMessage {
         }
         let rssi = try SightingMessageDecoder.integer(fields[1], "rssi", in: SightingMessageDecoder.rssiRange)
         let power = try SightingMessageDecoder.measuredPower(fields[2], "rssi@1m")
-        if case let .number(distance)? = fields[3], !(distance.isFinite && distance >= 0) {
-            throw SightingMessageError(.outOfRange, "field 'distance' = \(distance) is not a distance in metres")
-        }
         // Telemetry never costs the sighting: a value out of range is dropped (that field only).
-        let millivolts = try SightingMessageDecoder.telemetryNumber(fields[4], "mV").flatMap { $0 >= 0 && $0 <= 65535.5 ? Int($0.rounded()) : nil }
-        let temperature = try SightingMessageDecoder.telemetryNumber(fields[5], "temp").flatMap(Self.temperature(fromTemp:))
+        let millivolts = try SightingMessageDecoder.telemetryNumber(fields[3], "mV").flatMap { $0 >= 0 && $0 <= 65535.5 ? Int($0.rounded()) : nil }
+        let temperature = try SightingMessageDecoder.telemetryNumber(fields[4], "temp").flatMap(Self.temperature(fromTemp:))
         let name: String
         if let scanner { name = scanner } else { name = try SightingMessageDecoder.scannerName(String(room), from: "room") }
         return .sightings([BeaconObservation(identity: identity, rssi: rssi, measuredPower: power, timestamp: now, scannerID: name,

@@ -56,7 +56,8 @@ struct Events: AsyncParsableCommand {
                 }
                 database = try RegionStore(path: path)
             }
-            let start = try since.map { try Self.parseTime($0, now: Date()) }
+            let now = Date()
+            let start = try since.map { try Self.parseTime($0, now: now) }
             var last: Int64?
             var printed = 0
             func show(_ events: [StoredEvent]) {
@@ -80,6 +81,10 @@ struct Events: AsyncParsableCommand {
                 throw error
             }
             await postgres?.shutdown()
+            // Nothing printed for a time to come: say so, rather than look like an empty log.
+            if let start, start > now.timeIntervalSince1970, printed == 0, !follow {
+                Console.note("--since \(Self.iso(start)) is in the future (it is \(Self.iso(now.timeIntervalSince1970)) now): no events yet; add --follow to wait for them")
+            }
         }
     }
 
@@ -122,9 +127,17 @@ struct Events: AsyncParsableCommand {
 
     static func iso(_ seconds: Double) -> String { StoredEvent.iso(seconds) }
 
+    /// 5000-01-01T00:00:00Z in Unix seconds: a larger `--since` number is taken for milliseconds.
+    static let largestUnixSeconds: Double = 95_617_584_000
+
     static func parseTime(_ text: String, now: Date) throws -> Double {
         if let seconds = Double(text) {
             guard seconds.isFinite else { throw RegionKitError(.invalidArgument, "--since '\(text)' must be a finite number of Unix seconds") }
+            // Beyond the year 5000 in seconds: Unix milliseconds (what JavaScript and many
+            // gateways write), which would silently select nothing.
+            guard abs(seconds) < Self.largestUnixSeconds else {
+                throw RegionKitError(.invalidArgument, "--since '\(text)' is too large for Unix seconds (after the year 5000): milliseconds? Divide by 1000: \(String(format: "%.3f", seconds / 1000))")
+            }
             return seconds
         }
         let units: [Character: Double] = ["s": 1, "m": 60, "h": 3600, "d": 86400]
