@@ -333,10 +333,12 @@ public struct MonitoringEngine: Sendable {
     public mutating func startMonitoring(_ region: Region, at time: Timestamp) -> [LocationEvent] {
         defer { settleTimers() }
         let events = advance(to: time)
+        let device = placedDevice(of: region.identifier)
         supersedeWaiting(region)
         suspendedStates[region.identifier] = nil   // a new registration: nothing carried over
         // (Usually nothing was due: the registration's own array is returned, not copied.)
-        return events.isEmpty ? register(region) : events + register(region)
+        let registered = events.isEmpty ? register(region) : events + register(region)
+        return device == nil ? registered : registered + release(device)
     }
 
     /// Registers `regions` in order, as many ``startMonitoring(_:at:)`` calls would (the same
@@ -352,9 +354,11 @@ public struct MonitoringEngine: Sendable {
         reserveCapacity(for: regions)
         events.growCapacity(toAtLeast: events.count + regions.count * (automation.requestStateOnStart ? 2 : 1))
         for region in regions {
+            let device = placedDevice(of: region.identifier)
             supersedeWaiting(region)
             suspendedStates[region.identifier] = nil
             events += register(region)
+            if device != nil { events += release(device) }
         }
         return events
     }
@@ -382,6 +386,7 @@ public struct MonitoringEngine: Sendable {
     public mutating func restore(_ region: Region, state: RegionState, since: Timestamp?, at time: Timestamp) -> [LocationEvent] {
         defer { settleTimers() }
         let events = advance(to: time)
+        let device = placedDevice(of: region.identifier)
         supersedeWaiting(region)
         suspendedStates[region.identifier] = nil
         if let failure = validate(region) {
@@ -389,10 +394,12 @@ public struct MonitoringEngine: Sendable {
             // state is carried over to the registration that a retry or the source's return makes.
             if failure.code == .sourceUnavailable, state != .unknown { suspendedStates[region.identifier] = (state, since) }
             if failure.code == .sourceUnavailable, automation.retry != nil { _ = remove(region.identifier) }   // as ``register(_:)``
-            return events + fail(region, failure)
+            let failed = events + fail(region, failure)
+            return device == nil ? failed : failed + release(device)
         }
         insert(region)   // replaces a region with this identifier
-        return events + carryOver(region, state: state, since: since)
+        let restored = events + carryOver(region, state: state, since: since)
+        return device == nil ? restored : restored + release(device)
     }
 
     /// Gives a region just inserted the state it had (stored before a restart, or kept while its
@@ -411,16 +418,48 @@ public struct MonitoringEngine: Sendable {
         return []
     }
 
-    /// Stops monitoring the region with `identifier` (no event, as in Core Location).
+    /// Stops monitoring the region with `identifier` (no event for the region, as in Core
+    /// Location). A device it named that no other region names leaves its room at once
+    /// (`didChangeNearestScanner` to none, "no region names it any more"): the engine stops
+    /// placing it, and its room must not stay the last one it was heard in.
     public mutating func stopMonitoring(identifier: String, at time: Timestamp) -> [LocationEvent] {
         defer { settleTimers() }
         var events = advance(to: time)
+        let device = placedDevice(of: identifier)
         retries.cancel(id: identifier)
         abandoned.removeValue(forKey: identifier)
         failureCounts[identifier] = nil
         suspendedStates[identifier] = nil
         events += remove(identifier)
+        if device != nil { events += release(device) }
         return events
+    }
+
+    /// The device the region of `identifier` names (monitored, or waiting for its source), when
+    /// the region is a device region and some beacon or device has a room: what ``release(_:)``
+    /// may have to take out of its room once the region is removed or redefined. No lookup while
+    /// nothing has a room (a daemon registering its regions at start).
+    func placedDevice(of identifier: String) -> BeaconIdentity? {
+        guard !nearest.isEmpty || !suspendedRooms.isEmpty,
+              let constraint = (regions[identifier]?.region ?? waitingRegion(identifier))?.beaconRegion?.constraint,
+              constraint.format == .device, let major = constraint.major, let minor = constraint.minor else { return nil }
+        return BeaconIdentity(uuid: constraint.uuid, major: major, minor: minor, format: .device)
+    }
+
+    /// A device that no region names any more, monitored or waiting for its source, leaves its
+    /// room (placed, or set aside for a source outage) at once. A device is placed only while a
+    /// region names it (scanners report every phone they hear): unnamed, its room was frozen at
+    /// the last one until the absence timer, up to a minute later, said "heard by no scanner" of
+    /// a phone still heard. Nothing when another region still names it.
+    mutating func release(_ device: BeaconIdentity?) -> [LocationEvent] {
+        guard let device, profile.nearestScanner != nil else { return [] }
+        if let (any, major, exact) = beaconIndex.candidates(for: device, in: regions), !(any.isEmpty && major.isEmpty && exact.isEmpty) { return [] }
+        if waitingRegions.contains(where: { $0.beaconRegion?.matches(device) == true }) { return [] }
+        let placed = nearest.removeValue(forKey: device)?.current   // its absence entry is dropped lazily
+        let setAside = suspendedRooms.removeValue(forKey: device)
+        guard let previous = placed ?? setAside else { return [] }
+        return [LocationEvent(timestamp: now, kind: .didChangeNearestScanner(device, scannerID: nil, previous: previous),
+                              evidence: EventEvidence(beacon: device, reason: "no region names it any more"))]
     }
 
     /// The region of `identifier` that waits for its source, not monitored now: refused with

@@ -87,4 +87,75 @@ struct BeaconFormatMonitoringTests {
         #expect(engine.state(of: "alice") == .outside)
         #expect(engine.nearestScanner(for: phone) == nil)
     }
+
+    /// An engine placing rooms (responsive profile) with alice (the phone's region) and keys,
+    /// the phone placed in the kitchen; `extra` regions registered too.
+    static func placedPhone(_ extra: [String] = [], automation: Automation = Automation()) throws -> (engine: MonitoringEngine, phone: BeaconIdentity) {
+        var profile = MonitoringProfile.responsive
+        profile.nearestScanner = NearestScannerPolicy()
+        var engine = Fixture.engine(profile, automation: automation)
+        let phone = try #require(BeaconIdentity(deviceID: "irk:0123456789abcdef0123456789abcdef"))
+        for specifier in ["alice:device:irk:0123456789abcdef0123456789abcdef", "keys:device:c80f104dc7eb"] + extra {
+            _ = engine.startMonitoring(.beacon(try BeaconRegion(specifier: specifier)), at: .zero)
+        }
+        for t in stride(from: 0.5, through: 5, by: 0.5) { _ = engine.ingest(Fixture.seen(phone, at: t, scanner: "kitchen")) }
+        #expect(engine.nearestScanner(for: phone) == "kitchen")
+        return (engine, phone)
+    }
+
+    static func rooms(_ events: [LocationEvent]) -> [String] {
+        events.compactMap { event in
+            guard case .didChangeNearestScanner(let identity, let scanner, let previous) = event.kind else { return nil }
+            return "\(identity.deviceID ?? "?") \(previous ?? "-")→\(scanner ?? "none") at \(event.timestamp.seconds): \(event.evidence?.reason ?? "")"
+        }
+    }
+
+    @Test("Removing the only region naming a device takes the device out of its room at once, with the reason; it is not placed again while no region names it")
+    func removedDeviceRegionLeavesTheRoom() throws {
+        var (engine, phone) = try Self.placedPhone()
+        let removed = engine.stopMonitoring(identifier: "alice", at: Timestamp(seconds: 5.2))
+        // Was: nothing here, the kitchen kept until the absence timer (up to 60 s later) said
+        // "heard by no scanner" of a phone still heard.
+        #expect(Self.rooms(removed) == ["irk:0123456789abcdef0123456789abcdef kitchen→none at 5.2: no region names it any more"])
+        #expect(engine.nearestScanner(for: phone) == nil && engine.nearest[phone] == nil)
+        var later: [LocationEvent] = []
+        for t in stride(from: 5.5, through: 30, by: 0.5) { later += engine.ingest(Fixture.seen(phone, at: t, scanner: "hall")) }
+        later += engine.advance(to: Timestamp(seconds: 200))
+        #expect(Self.rooms(later).isEmpty, "\(Self.rooms(later))")
+        #expect(engine.nearestScanner(for: phone) == nil)
+        // Named again, it is placed again.
+        _ = engine.startMonitoring(.beacon(try BeaconRegion(specifier: "alice:device:irk:0123456789abcdef0123456789abcdef")), at: Timestamp(seconds: 201))
+        for t in stride(from: 201.5, through: 206, by: 0.5) { _ = engine.ingest(Fixture.seen(phone, at: t, scanner: "hall")) }
+        #expect(engine.nearestScanner(for: phone) == "hall")
+    }
+
+    @Test("A device another region still names keeps its room when one of its regions is removed; redefined to name another device, the region releases the first")
+    func deviceStillNamedKeepsItsRoom() throws {
+        var (engine, phone) = try Self.placedPhone(["alice-home:device:irk:0123456789abcdef0123456789abcdef"])
+        #expect(Self.rooms(engine.stopMonitoring(identifier: "alice", at: Timestamp(seconds: 5.2))).isEmpty)
+        #expect(engine.nearestScanner(for: phone) == "kitchen")
+        // alice-home now names the keys: the phone is named by no region.
+        let redefined = engine.startMonitoring(.beacon(try BeaconRegion(specifier: "alice-home:device:c80f104dc7eb")), at: Timestamp(seconds: 5.4))
+        #expect(Self.rooms(redefined) == ["irk:0123456789abcdef0123456789abcdef kitchen→none at 5.4: no region names it any more"])
+        #expect(engine.nearestScanner(for: phone) == nil)
+        // Removing a region that names a beacon, or a device with no room, says nothing of rooms.
+        #expect(Self.rooms(engine.stopMonitoring(identifier: "keys", at: Timestamp(seconds: 5.6))).isEmpty)
+    }
+
+    @Test("A device whose room is set aside for a source outage is released too when its region, waiting for the source, is removed; an outage alone releases nothing")
+    func deviceRoomSetAsideIsReleased() throws {
+        var automation = Automation()
+        automation.retry = .init(delay: 1, maximumAttempts: 5)   // the daemon's: alice waits for the source
+        var (engine, phone) = try Self.placedPhone(automation: automation)
+        let outage = engine.setSourceStatus(.restricted(reason: "the adapter is unplugged"), for: .beacon, at: Timestamp(seconds: 5.2))
+        #expect(Self.rooms(outage).isEmpty, "an outage is not a departure: \(Self.rooms(outage))")
+        #expect(engine.waitingRegion("alice") != nil && engine.suspendedRooms[phone] == "kitchen")
+        let removed = engine.stopMonitoring(identifier: "alice", at: Timestamp(seconds: 5.4))
+        #expect(Self.rooms(removed) == ["irk:0123456789abcdef0123456789abcdef kitchen→none at 5.4: no region names it any more"], "\(Self.rooms(removed))")
+        #expect(engine.suspendedRooms[phone] == nil)
+        _ = engine.setSourceStatus(.authorized, for: .beacon, at: Timestamp(seconds: 6))
+        var later: [LocationEvent] = []
+        for t in stride(from: 6.5, through: 10, by: 0.5) { later += engine.ingest(Fixture.seen(phone, at: t, scanner: "kitchen")) }
+        #expect(Self.rooms(later).isEmpty && engine.nearestScanner(for: phone) == nil)
+    }
 }

@@ -161,6 +161,58 @@ struct MQTTDaemonTests {
         #expect(await daemon.signal(SIGTERM) == 0, "stderr: \(daemon.stderr)")
     }
 
+    @Test("A phone's device region deleted through the API while the phone is still heard: its room goes to not_home at once, with the reason, and stays so (it stayed in the kitchen until an absence timer said it was heard by no scanner)")
+    func deletedDeviceRegionLeavesTheRoom() async throws {
+        let broker = try MosquittoBroker()
+        try broker.start()
+        defer { broker.stop() }
+        let all = try await broker.subscribe(topic: "regionkit/test/#", count: 100_000, timeout: 120)
+        defer { all.terminate() }
+        let irk = "irk:0123456789abcdef0123456789abcdef"
+        let roomTopic = "regionkit/test/beacons/device-0123456789abcdef0123456789abcdefffffffff/room"
+        let httpPort = try Loopback.freePort()
+        let token = UUID().uuidString
+        let tokenFile = TestScratch.directory.appendingPathComponent("rk-token-\(token)")
+        try Data(token.utf8).write(to: tokenFile)
+        defer { try? FileManager.default.removeItem(at: tokenFile) }
+        let config = Self.config(broker: broker, regions: "  - {identifier: alice, device: \"\(irk)\"}", sources: "  - mqtt: {format: espresense}",
+                                 extra: "homeAssistant: {discovery: true}\nhttp: {listen: \"127.0.0.1:\(httpPort)\", tokenFile: \"\(tokenFile.path)\"}")
+        let daemon = try Daemon(config: try DaemonTests.writeConfig(config), store: DaemonTests.temporaryStore())
+        try await eventually(timeout: .seconds(20), "the daemon is online") {
+            all.messages.contains { $0.topic == "regionkit/test/status" && $0.payload == "online" }
+        }
+        // The kitchen node hears the phone at 5 Hz for the whole test.
+        let publishing = Task {
+            while !Task.isCancelled {
+                try? broker.publish(topic: "espresense/devices/\(irk)/kitchen", message: #"{"id":"\#(irk)","rssi":-61.2,"rssi@1m":-65}"#)
+                try? await Task.sleep(for: .milliseconds(200))
+            }
+        }
+        defer { publishing.cancel() }
+        try await eventually(timeout: .seconds(20), "the phone placed in the kitchen") {
+            all.messages.last { $0.topic == roomTopic }?.payload == "kitchen"
+        }
+        var request = URLRequest(url: URL(string: "http://127.0.0.1:\(httpPort)/v1/regions/alice")!)
+        request.httpMethod = "DELETE"
+        request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
+        let (_, response) = try await URLSession.shared.data(for: request)
+        #expect((response as? HTTPURLResponse)?.statusCode == 204, "\(response)")
+        let deleted = ContinuousClock.now
+        try await eventually(timeout: .seconds(10), "the room goes to not_home") {
+            all.messages.last { $0.topic == roomTopic }?.payload == "not_home"
+        }
+        #expect(ContinuousClock.now - deleted < .seconds(5), "at once, not after an absence timer")
+        let departure = try #require(Self.events(all.messages).last { $0["type"] as? String == "didChangeNearestScanner" })
+        #expect((departure["evidence"] as? [String: Any])?["reason"] as? String == "no region names it any more", "\(departure)")
+        // Still heard, named by no region: it stays out of every room.
+        let count = all.messages.count
+        try await Task.sleep(for: .seconds(3))
+        let after = all.messages.dropFirst(count).filter { $0.topic == roomTopic }.map(\.payload)
+        #expect(after.allSatisfy { $0 == "not_home" }, "\(after)")
+        publishing.cancel()
+        #expect(await daemon.signal(SIGTERM) == 0, "stderr: \(daemon.stderr)")
+    }
+
     @Test("10,000 malformed payloads among good sightings: no crash, each kind logged once with its topic, the good ones still enter")
     func hostilePayloads() async throws {
         let broker = try MosquittoBroker()
