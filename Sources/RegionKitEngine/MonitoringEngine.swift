@@ -290,7 +290,10 @@ public struct MonitoringEngine: Sendable {
     /// retained room, distance and attributes) for good.
     ///
     /// Ignored when the profile tracks no nearest scanners, for a beacon the engine tracks
-    /// already (its sightings know better), and for an empty scanner name.
+    /// already (its sightings know better), and for an empty scanner name. A device that no
+    /// region names now (its region removed from the configuration while the daemon was down)
+    /// is not placed: it leaves that room at once (`didChangeNearestScanner` to none, "no region
+    /// names it any more"), so its retained room does not stay the last one.
     ///
     /// ```swift
     /// let rooms = oldEngine.nearestScanners
@@ -298,19 +301,23 @@ public struct MonitoringEngine: Sendable {
     /// ```
     public mutating func restoreNearestScanner(_ identity: BeaconIdentity, scanner: String, at time: Timestamp) -> [LocationEvent] {
         defer { settleTimers() }
-        let events = advance(to: time)
-        carryRoom(identity, scanner: scanner)
+        var events = advance(to: time)
+        events += carryRoom(identity, scanner: scanner)
         return events
     }
 
     /// ``restoreNearestScanner(_:scanner:at:)`` at ``now``. While the beacon source is away (set
     /// and not authorized: a restart during a broker outage) the room is set aside with the others
     /// (``suspendedRooms``) instead: its absence would run during the outage.
-    mutating func carryRoom(_ identity: BeaconIdentity, scanner: String) {
-        guard profile.nearestScanner != nil, !scanner.isEmpty, nearest[identity] == nil else { return }
+    mutating func carryRoom(_ identity: BeaconIdentity, scanner: String) -> [LocationEvent] {
+        guard profile.nearestScanner != nil, !scanner.isEmpty, nearest[identity] == nil else { return [] }
+        if identity.format == .device, !isNamed(identity) {
+            suspendedRooms[identity] = nil
+            return [unnamedDeparture(identity, previous: scanner)]
+        }
         if isBeaconSourceAway {
             if suspendedRooms[identity] == nil { suspendedRooms[identity] = scanner }
-            return
+            return []
         }
         suspendedRooms[identity] = nil
         var state = NearestScannerState(restoring: scanner, at: now)
@@ -319,6 +326,7 @@ public struct MonitoringEngine: Sendable {
             nearestAbsences.push(NearestAbsence(time: deadline, identity: identity))
         }
         nearest[identity] = state
+        return []
     }
 
     /// When the engine next needs ``advance(to:)`` to be called, if ever.
@@ -330,6 +338,8 @@ public struct MonitoringEngine: Sendable {
     /// `monitoringDidFail` when the limit is reached, the radius is too large or the source is off.
     /// Refused because its source is off, with the retry helper on, it still replaces the region
     /// of its identifier (it is registered when the source works); refused otherwise, it leaves it.
+    /// A device the replaced region named and no region names now leaves its room
+    /// (`didChangeNearestScanner` to none, as ``stopMonitoring(identifier:at:)`` says).
     public mutating func startMonitoring(_ region: Region, at time: Timestamp) -> [LocationEvent] {
         defer { settleTimers() }
         let events = advance(to: time)
@@ -343,7 +353,9 @@ public struct MonitoringEngine: Sendable {
 
     /// Registers `regions` in order, as many ``startMonitoring(_:at:)`` calls would (the same
     /// events, the same state afterwards), with the engine's tables grown once for all of them:
-    /// a daemon's configured regions, a fleet of beacons.
+    /// a daemon's configured regions, a fleet of beacons. A device the replaced regions named
+    /// and none names after the batch leaves its room, at the end (one moved from an earlier
+    /// region of the batch to a later one keeps it).
     ///
     /// ```swift
     /// let events = engine.startMonitoring(contentsOf: regions, at: now)   // [didStartMonitoring, …]
@@ -353,13 +365,16 @@ public struct MonitoringEngine: Sendable {
         var events = advance(to: time)
         reserveCapacity(for: regions)
         events.growCapacity(toAtLeast: events.count + regions.count * (automation.requestStateOnStart ? 2 : 1))
+        // Devices released after the whole batch: one moved from an earlier region of the batch
+        // to a later one keeps its room (released in between, it left and came back).
+        var devices: [BeaconIdentity] = []
         for region in regions {
-            let device = placedDevice(of: region.identifier)
+            if let device = placedDevice(of: region.identifier) { devices.append(device) }
             supersedeWaiting(region)
             suspendedStates[region.identifier] = nil
             events += register(region)
-            if device != nil { events += release(device) }
         }
+        for device in devices { events += release(device) }
         return events
     }
 
@@ -382,7 +397,8 @@ public struct MonitoringEngine: Sendable {
     /// marked stale until fresh evidence reconciles it: a sighting (or fix) confirming it gives no
     /// event, so there is no spurious enter; a beacon region stored inside and not heard again
     /// exits once, with the reason, after the profile's silence threshold; a circular region whose
-    /// first fix is clearly on the other side crosses at once.
+    /// first fix is clearly on the other side crosses at once. A device the replaced region named
+    /// and no region names now leaves its room, as with ``startMonitoring(_:at:)``.
     public mutating func restore(_ region: Region, state: RegionState, since: Timestamp?, at time: Timestamp) -> [LocationEvent] {
         defer { settleTimers() }
         let events = advance(to: time)
@@ -452,14 +468,24 @@ public struct MonitoringEngine: Sendable {
     /// the last one until the absence timer, up to a minute later, said "heard by no scanner" of
     /// a phone still heard. Nothing when another region still names it.
     mutating func release(_ device: BeaconIdentity?) -> [LocationEvent] {
-        guard let device, profile.nearestScanner != nil else { return [] }
-        if let (any, major, exact) = beaconIndex.candidates(for: device, in: regions), !(any.isEmpty && major.isEmpty && exact.isEmpty) { return [] }
-        if waitingRegions.contains(where: { $0.beaconRegion?.matches(device) == true }) { return [] }
+        guard let device, profile.nearestScanner != nil, !isNamed(device) else { return [] }
         let placed = nearest.removeValue(forKey: device)?.current   // its absence entry is dropped lazily
         let setAside = suspendedRooms.removeValue(forKey: device)
         guard let previous = placed ?? setAside else { return [] }
-        return [LocationEvent(timestamp: now, kind: .didChangeNearestScanner(device, scannerID: nil, previous: previous),
-                              evidence: EventEvidence(beacon: device, reason: "no region names it any more"))]
+        return [unnamedDeparture(device, previous: previous)]
+    }
+
+    /// Whether a region names `device`: a monitored one (bound to a scanner or not, as its
+    /// sightings are matched) or one waiting for its source.
+    mutating func isNamed(_ device: BeaconIdentity) -> Bool {
+        if let (any, major, exact) = beaconIndex.candidates(for: device, in: regions), !(any.isEmpty && major.isEmpty && exact.isEmpty) { return true }
+        return waitingRegions.contains { $0.beaconRegion?.constraint.matches(device) == true }
+    }
+
+    /// `device` leaves `previous`, its room, because no region names it.
+    func unnamedDeparture(_ device: BeaconIdentity, previous: String) -> LocationEvent {
+        LocationEvent(timestamp: now, kind: .didChangeNearestScanner(device, scannerID: nil, previous: previous),
+                      evidence: EventEvidence(beacon: device, reason: "no region names it any more"))
     }
 
     /// The region of `identifier` that waits for its source, not monitored now: refused with
@@ -601,7 +627,7 @@ public struct MonitoringEngine: Sendable {
                 failureCounts[region.identifier] = nil
                 events += register(region)
             }
-            if kind == .beacon { resumeSuspendedRooms() }
+            if kind == .beacon { events += resumeSuspendedRooms() }
             return events
         }
         let error = RegionKitError(.sourceUnavailable, "the \(kind == .beacon ? "beacon source" : "location source") is unavailable: \(status)")
@@ -643,11 +669,13 @@ public struct MonitoringEngine: Sendable {
     /// The beacon source is back: the rooms set aside are carried over as at a restart
     /// (``restoreNearestScanner(_:scanner:at:)``: no event; heard by none, a beacon leaves once a
     /// beacon heard once now would be called gone). A beacon heard meanwhile keeps its track.
-    mutating func resumeSuspendedRooms() {
-        guard !suspendedRooms.isEmpty else { return }
+    mutating func resumeSuspendedRooms() -> [LocationEvent] {
+        guard !suspendedRooms.isEmpty else { return [] }
         let rooms = suspendedRooms
         suspendedRooms.removeAll()
-        for (identity, room) in rooms.sorted(by: { $0.key < $1.key }) { carryRoom(identity, scanner: room) }
+        var events: [LocationEvent] = []
+        for (identity, room) in rooms.sorted(by: { $0.key < $1.key }) { events += carryRoom(identity, scanner: room) }
+        return events
     }
 
     // MARK: - Time

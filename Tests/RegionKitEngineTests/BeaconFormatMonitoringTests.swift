@@ -158,4 +158,50 @@ struct BeaconFormatMonitoringTests {
         for t in stride(from: 6.5, through: 10, by: 0.5) { later += engine.ingest(Fixture.seen(phone, at: t, scanner: "kitchen")) }
         #expect(Self.rooms(later).isEmpty && engine.nearestScanner(for: phone) == nil)
     }
+
+    @Test("A region bound to a scanner names its device too: waiting for the source, it keeps the device's room set aside when the other region naming it is removed")
+    func boundWaitingRegionKeepsTheRoom() throws {
+        var automation = Automation()
+        automation.retry = .init(delay: 1, maximumAttempts: 5)
+        var (engine, phone) = try Self.placedPhone(["alice-kitchen:device:irk:0123456789abcdef0123456789abcdef@kitchen"], automation: automation)
+        _ = engine.setSourceStatus(.restricted(reason: "the broker restarts"), for: .beacon, at: Timestamp(seconds: 5.2))
+        #expect(engine.waitingRegion("alice-kitchen") != nil)
+        #expect(Self.rooms(engine.stopMonitoring(identifier: "alice", at: Timestamp(seconds: 5.4))).isEmpty)
+        #expect(engine.suspendedRooms[phone] == "kitchen")
+        // Monitored, the bound region names it as well.
+        var (monitored, _) = try Self.placedPhone(["alice-kitchen:device:irk:0123456789abcdef0123456789abcdef@kitchen"])
+        #expect(Self.rooms(monitored.stopMonitoring(identifier: "alice", at: Timestamp(seconds: 5.4))).isEmpty)
+        #expect(monitored.nearestScanner(for: phone) == "kitchen")
+    }
+
+    @Test("A device's stored room restored after a restart: placed while a region names it; named by none (its region removed meanwhile), it leaves that room at once instead")
+    func restoredRoomOfAnUnnamedDevice() throws {
+        var profile = MonitoringProfile.responsive
+        profile.nearestScanner = NearestScannerPolicy()
+        var engine = Fixture.engine(profile)
+        let phone = try #require(BeaconIdentity(deviceID: "irk:0123456789abcdef0123456789abcdef"))
+        let keys = try #require(BeaconIdentity(deviceID: "C8:0F:10:4D:C7:EB"))
+        let beacon = BeaconIdentity(uuid: Self.id1, major: 1, minor: 2)
+        _ = engine.startMonitoring(.beacon(try BeaconRegion(specifier: "keys:device:c80f104dc7eb")), at: .zero)
+        var events = engine.restoreNearestScanner(keys, scanner: "hall", at: Timestamp(seconds: 0.1))
+        events += engine.restoreNearestScanner(beacon, scanner: "hall", at: Timestamp(seconds: 0.1))   // beacons are placed whoever names them
+        #expect(Self.rooms(events).isEmpty)
+        #expect(engine.nearestScanner(for: keys) == "hall" && engine.nearestScanner(for: beacon) == "hall")
+        let phoneRoom = engine.restoreNearestScanner(phone, scanner: "kitchen", at: Timestamp(seconds: 0.1))
+        #expect(Self.rooms(phoneRoom) == ["irk:0123456789abcdef0123456789abcdef kitchen→none at 0.1: no region names it any more"])
+        #expect(engine.nearestScanner(for: phone) == nil)
+    }
+
+    @Test("One batch moving a device from an earlier region to a later one keeps its room; a batch leaving it unnamed releases it once, at the end")
+    func batchMovesADevice() throws {
+        var (engine, phone) = try Self.placedPhone(["other:device:c80f104dc7ec"])
+        let moved = engine.startMonitoring(contentsOf: [
+            .beacon(try BeaconRegion(specifier: "alice:device:c80f104dc7ed")),
+            .beacon(try BeaconRegion(specifier: "other:device:irk:0123456789abcdef0123456789abcdef")),
+        ], at: Timestamp(seconds: 5.2))
+        #expect(Self.rooms(moved).isEmpty, "\(Self.rooms(moved))")
+        #expect(engine.nearestScanner(for: phone) == "kitchen")
+        let unnamed = engine.startMonitoring(contentsOf: [.beacon(try BeaconRegion(specifier: "other:device:c80f104dc7ee"))], at: Timestamp(seconds: 5.4))
+        #expect(Self.rooms(unnamed) == ["irk:0123456789abcdef0123456789abcdef kitchen→none at 5.4: no region names it any more"])
+    }
 }

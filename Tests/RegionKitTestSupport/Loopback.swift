@@ -7,22 +7,27 @@ import Glibc
 public enum Loopback {
     /// A TCP port on 127.0.0.1 that was free a moment ago, for a component the test starts on it.
     ///
-    /// The port is taken from below the kernel's ephemeral range (`ip_local_port_range`), where the
+    /// The port is taken outside the kernel's ephemeral range (`ip_local_port_range`), where the
     /// kernel hands out none. A port it picked and was released could be handed to the next
     /// `bind` to port 0 (an in-process fake server) or be the source port of a connection before
     /// the component bound it: in one CI run a fake broker bound to port 0 got the very port
-    /// another test had released as "nothing listens here", and both tests failed. Within a
-    /// process no port is handed out twice (a counter walks the window from a random start), so a
-    /// port stays the test's across restarts of its component.
+    /// another test had released as "nothing listens here", and both tests failed. No port is
+    /// handed out twice while the process lives, in this process (a counter walks the window from
+    /// a random start) or in another test process at the same time (each port handed out is
+    /// locked, `flock`, for the life of the process): a port stays the test's across restarts
+    /// of its component.
     ///
     /// ```swift
     /// let port = try Loopback.freePort()
     /// process.arguments = ["-P", String(port)]
     /// ```
     public static func freePort() throws -> UInt16 {
-        let window = handOutWindow
+        guard let window = handOutWindow else {
+            throw TestFailure("no room for test ports outside the ephemeral range \(ephemeralRange.map { "\($0.lowerBound)...\($0.upperBound)" } ?? "?") (/proc/sys/net/ipv4/ip_local_port_range)")
+        }
         for _ in 0..<window.count {
-            let candidate = nextCandidate(in: window)
+            let candidate = UInt16(nextCandidate(in: window))
+            guard reserve(candidate) else { continue }
             if let descriptor = try? bound(port: candidate) {
                 close(descriptor)
                 return candidate
@@ -70,26 +75,53 @@ public enum Loopback {
         return (descriptor, UInt16(bigEndian: address.sin_port))
     }
 
-    /// The ports ``freePort()`` hands out: up to 12,000 just below the ephemeral range, never below
-    /// 10,000 (where well-known services listen); the range the kernel uses if there is no room.
-    static let handOutWindow: Range<UInt16> = {
-        let fallback: Range<UInt16> = 20_000..<32_768
-        guard let text = try? String(contentsOfFile: "/proc/sys/net/ipv4/ip_local_port_range", encoding: .utf8) else { return fallback }
-        let fields = text.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" }).compactMap { UInt16($0) }
-        guard let low = fields.first, low >= 11_000 else { return fallback }
-        return (low >= 22_000 ? low - 12_000 : 10_000)..<low
+    /// The kernel's ephemeral port range, as `ip_local_port_range` gives it.
+    static let ephemeralRange: ClosedRange<Int>? = {
+        guard let text = try? String(contentsOfFile: "/proc/sys/net/ipv4/ip_local_port_range", encoding: .utf8) else { return nil }
+        let fields = text.split(whereSeparator: \.isWhitespace).compactMap { Int($0) }
+        guard fields.count == 2, fields[0] <= fields[1] else { return nil }
+        return fields[0]...fields[1]
     }()
 
-    private static let counter = Locked<UInt32?>(nil)
+    /// The ports ``freePort()`` hands out: up to 12,000 just below the ephemeral range, never below
+    /// 10,000 (where well-known services listen), or, when the range starts lower, those above
+    /// it; nil when neither leaves 1,000 ports (the range covers nearly everything).
+    static let handOutWindow: Range<Int>? = {
+        let ephemeral = ephemeralRange ?? 32_768...60_999   // Linux's default
+        if ephemeral.lowerBound >= 11_000 { return max(10_000, ephemeral.lowerBound - 12_000)..<ephemeral.lowerBound }
+        if 65_535 - ephemeral.upperBound >= 1_000 { return (ephemeral.upperBound + 1)..<65_536 }
+        return nil
+    }()
 
-    private static func nextCandidate(in window: Range<UInt16>) -> UInt16 {
-        let size = UInt32(window.count)
-        let offset = counter.withLock { value -> UInt32 in
-            let next = value.map { ($0 + 1) % size } ?? UInt32.random(in: 0..<size)
+    private static let counter = Locked<Int?>(nil)
+
+    private static func nextCandidate(in window: Range<Int>) -> Int {
+        let offset = counter.withLock { value -> Int in
+            let next = value.map { ($0 + 1) % window.count } ?? Int.random(in: 0..<window.count)
             value = next
             return next
         }
-        return window.lowerBound + UInt16(offset)
+        return window.lowerBound + offset
+    }
+
+    /// Where the test processes lock the ports they hand out (one file per port).
+    static let lockDirectory = "/tmp/regionkit-test-ports"
+    /// The locks held, one open file per port handed out: released when the process ends.
+    private static let locks = Locked<[Int32]>([])
+
+    /// Locks `port` for this process, so that no other test process hands it out meanwhile; false
+    /// when another holds it. Without a lock directory (not writable) every port counts as free
+    /// to lock, as before there were locks.
+    private static func reserve(_ port: UInt16) -> Bool {
+        mkdir(lockDirectory, 0o1777)
+        let descriptor = open("\(lockDirectory)/\(port)", O_RDWR | O_CREAT | O_CLOEXEC, 0o666)
+        guard descriptor >= 0 else { return true }
+        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
+            close(descriptor)
+            return false
+        }
+        locks.withLock { $0.append(descriptor) }
+        return true
     }
 
     /// A TCP socket bound to 127.0.0.1:`port` (0: the kernel picks), not listening, without

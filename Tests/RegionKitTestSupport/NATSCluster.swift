@@ -63,7 +63,8 @@ public final class NATSCluster: @unchecked Sendable {
         var bytes = Array(template.utf8CString)
         guard let made = mkdtemp(&bytes) else { throw TestFailure("mkdtemp \(template) failed: errno \(errno)") }
         directory = String(cString: made)
-        // Loopback.freePort never hands out a port twice in a process: no two nodes get the same port.
+        // Loopback.freePort never hands out a port twice while the process lives (nor does another
+        // test process meanwhile): no two nodes get the same port, and no one else gets theirs.
         func port() throws -> Int { Int(try Loopback.freePort()) }
         var nodes: [Node] = []
         for index in 0..<count {

@@ -277,8 +277,10 @@ struct DaemonTests {
         // Unix milliseconds (what JavaScript and many gateways write) are not taken for seconds of the year 57,000.
         let milliseconds = try await CLI.run(["events", "--store", store, "--since", "1764800000000"])
         #expect(milliseconds.status == 1 && milliseconds.stderr.contains("milliseconds? Divide by 1000: 1764800000.000"), "\(milliseconds.stderr)")
-        let seconds = try await CLI.run(["events", "--store", store, "--since", "1764800000"])
-        #expect(seconds.status == 0 && seconds.stderr.isEmpty, "\(seconds.stderr)")
+        let seconds = try await CLI.run(["events", "--store", store, "--since", "1000000000"])
+        #expect(seconds.status == 0 && seconds.stderr.isEmpty && seconds.stdout.contains("LAUNCH"), "\(seconds.stderr)")
+        let huge = try await CLI.run(["events", "--store", store, "--since", "1e300"])
+        #expect(huge.status == 1 && huge.stderr.contains("is not a time"), "\(huge.stderr)")
         let bad = try await CLI.run(["events", "--store", store, "--since", "yesterday-ish"])
         #expect(bad.status == 1 && bad.stderr.contains("--since"))
     }

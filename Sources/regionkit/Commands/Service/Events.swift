@@ -136,7 +136,10 @@ struct Events: AsyncParsableCommand {
             // Beyond the year 5000 in seconds: Unix milliseconds (what JavaScript and many
             // gateways write), which would silently select nothing.
             guard abs(seconds) < Self.largestUnixSeconds else {
-                throw RegionKitError(.invalidArgument, "--since '\(text)' is too large for Unix seconds (after the year 5000): milliseconds? Divide by 1000: \(String(format: "%.3f", seconds / 1000))")
+                if seconds > 0, seconds / 1000 < Self.largestUnixSeconds {
+                    throw RegionKitError(.invalidArgument, "--since '\(text)' is too large for Unix seconds (after the year 5000): milliseconds? Divide by 1000: \(String(format: "%.3f", seconds / 1000))")
+                }
+                throw RegionKitError(.invalidArgument, "--since '\(text)' is not a time: Unix seconds must be within ±95617584000 (the year 5000)")
             }
             return seconds
         }
