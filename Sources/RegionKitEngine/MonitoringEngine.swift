@@ -290,10 +290,10 @@ public struct MonitoringEngine: Sendable {
     /// retained room, distance and attributes) for good.
     ///
     /// Ignored when the profile tracks no nearest scanners, for a beacon the engine tracks
-    /// already (its sightings know better), and for an empty scanner name. A device that no
-    /// region names now (its region removed from the configuration while the daemon was down)
-    /// is not placed: it leaves that room at once (`didChangeNearestScanner` to none, "no region
-    /// names it any more"), so its retained room does not stay the last one.
+    /// already (its sightings know better), and for an empty scanner name. A device is placed
+    /// whether a region names it yet or not: the daemon restores the rooms before its regions
+    /// (they wait for their sources), so naming could not be judged here. One that no region
+    /// names once they are registered leaves when its absence runs out, as a silent beacon does.
     ///
     /// ```swift
     /// let rooms = oldEngine.nearestScanners
@@ -301,23 +301,19 @@ public struct MonitoringEngine: Sendable {
     /// ```
     public mutating func restoreNearestScanner(_ identity: BeaconIdentity, scanner: String, at time: Timestamp) -> [LocationEvent] {
         defer { settleTimers() }
-        var events = advance(to: time)
-        events += carryRoom(identity, scanner: scanner)
+        let events = advance(to: time)
+        carryRoom(identity, scanner: scanner)
         return events
     }
 
     /// ``restoreNearestScanner(_:scanner:at:)`` at ``now``. While the beacon source is away (set
     /// and not authorized: a restart during a broker outage) the room is set aside with the others
     /// (``suspendedRooms``) instead: its absence would run during the outage.
-    mutating func carryRoom(_ identity: BeaconIdentity, scanner: String) -> [LocationEvent] {
-        guard profile.nearestScanner != nil, !scanner.isEmpty, nearest[identity] == nil else { return [] }
-        if identity.format == .device, !isNamed(identity) {
-            suspendedRooms[identity] = nil
-            return [unnamedDeparture(identity, previous: scanner)]
-        }
+    mutating func carryRoom(_ identity: BeaconIdentity, scanner: String) {
+        guard profile.nearestScanner != nil, !scanner.isEmpty, nearest[identity] == nil else { return }
         if isBeaconSourceAway {
             if suspendedRooms[identity] == nil { suspendedRooms[identity] = scanner }
-            return []
+            return
         }
         suspendedRooms[identity] = nil
         var state = NearestScannerState(restoring: scanner, at: now)
@@ -326,7 +322,6 @@ public struct MonitoringEngine: Sendable {
             nearestAbsences.push(NearestAbsence(time: deadline, identity: identity))
         }
         nearest[identity] = state
-        return []
     }
 
     /// When the engine next needs ``advance(to:)`` to be called, if ever.
@@ -627,7 +622,7 @@ public struct MonitoringEngine: Sendable {
                 failureCounts[region.identifier] = nil
                 events += register(region)
             }
-            if kind == .beacon { events += resumeSuspendedRooms() }
+            if kind == .beacon { resumeSuspendedRooms() }
             return events
         }
         let error = RegionKitError(.sourceUnavailable, "the \(kind == .beacon ? "beacon source" : "location source") is unavailable: \(status)")
@@ -669,13 +664,11 @@ public struct MonitoringEngine: Sendable {
     /// The beacon source is back: the rooms set aside are carried over as at a restart
     /// (``restoreNearestScanner(_:scanner:at:)``: no event; heard by none, a beacon leaves once a
     /// beacon heard once now would be called gone). A beacon heard meanwhile keeps its track.
-    mutating func resumeSuspendedRooms() -> [LocationEvent] {
-        guard !suspendedRooms.isEmpty else { return [] }
+    mutating func resumeSuspendedRooms() {
+        guard !suspendedRooms.isEmpty else { return }
         let rooms = suspendedRooms
         suspendedRooms.removeAll()
-        var events: [LocationEvent] = []
-        for (identity, room) in rooms.sorted(by: { $0.key < $1.key }) { events += carryRoom(identity, scanner: room) }
-        return events
+        for (identity, room) in rooms.sorted(by: { $0.key < $1.key }) { carryRoom(identity, scanner: room) }
     }
 
     // MARK: - Time
