@@ -56,9 +56,7 @@ struct BeaconFormatMonitoringTests {
 
     @Test("A device region is entered and left by its device only; a device no region names gets no room, one a region names does, and leaves its room when no scanner hears it")
     func deviceRegions() throws {
-        var profile = MonitoringProfile.responsive
-        profile.nearestScanner = NearestScannerPolicy()
-        var engine = Fixture.engine(profile)
+        var engine = Self.roomEngine()
         let phone = try #require(BeaconIdentity(deviceID: "irk:0123456789abcdef0123456789abcdef"))
         let stranger = try #require(BeaconIdentity(deviceID: "apple:1005:9-26"))
         let tag = try #require(BeaconIdentity(deviceID: "C8:0F:10:4D:C7:EB"))
@@ -88,12 +86,17 @@ struct BeaconFormatMonitoringTests {
         #expect(engine.nearestScanner(for: phone) == nil)
     }
 
+    /// The responsive profile placing beacons in rooms.
+    static func roomEngine(automation: Automation = Automation()) -> MonitoringEngine {
+        var profile = MonitoringProfile.responsive
+        profile.nearestScanner = NearestScannerPolicy()
+        return Fixture.engine(profile, automation: automation)
+    }
+
     /// An engine placing rooms (responsive profile) with alice (the phone's region) and keys,
     /// the phone placed in the kitchen; `extra` regions registered too.
     static func placedPhone(_ extra: [String] = [], automation: Automation = Automation()) throws -> (engine: MonitoringEngine, phone: BeaconIdentity) {
-        var profile = MonitoringProfile.responsive
-        profile.nearestScanner = NearestScannerPolicy()
-        var engine = Fixture.engine(profile, automation: automation)
+        var engine = Self.roomEngine(automation: automation)
         let phone = try #require(BeaconIdentity(deviceID: "irk:0123456789abcdef0123456789abcdef"))
         for specifier in ["alice:device:irk:0123456789abcdef0123456789abcdef", "keys:device:c80f104dc7eb"] + extra {
             _ = engine.startMonitoring(.beacon(try BeaconRegion(specifier: specifier)), at: .zero)
@@ -176,9 +179,7 @@ struct BeaconFormatMonitoringTests {
 
     @Test("A device's stored room is restored before its region is registered (the daemon's order at a start), and kept once the region is: no departure at every restart")
     func restoredRoomBeforeTheRegions() throws {
-        var profile = MonitoringProfile.responsive
-        profile.nearestScanner = NearestScannerPolicy()
-        var engine = Fixture.engine(profile)
+        var engine = Self.roomEngine()
         let phone = try #require(BeaconIdentity(deviceID: "irk:0123456789abcdef0123456789abcdef"))
         var events = engine.restoreNearestScanner(phone, scanner: "kitchen", at: Timestamp(seconds: 0.1))
         events += engine.startMonitoring(contentsOf: [.beacon(try BeaconRegion(specifier: "alice:device:irk:0123456789abcdef0123456789abcdef"))],

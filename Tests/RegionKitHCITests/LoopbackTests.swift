@@ -18,14 +18,7 @@ struct LoopbackTests {
         defer { close(descriptor) }
         var one: Int32 = 1
         setsockopt(descriptor, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = in_port_t(port.bigEndian)
-        let done = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
-        }
-        guard done, listen(descriptor, 1) == 0 else { return errno }
+        guard Loopback.withAddress(port: port, { bind(descriptor, $0, $1) == 0 }), listen(descriptor, 1) == 0 else { return errno }
         return 0
     }
 
@@ -34,14 +27,7 @@ struct LoopbackTests {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard descriptor >= 0 else { return errno }
         defer { close(descriptor) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = in_port_t(port.bigEndian)
-        let done = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
-        }
-        return done ? 0 : errno
+        return Loopback.withAddress(port: port) { connect(descriptor, $0, $1) == 0 } ? 0 : errno
     }
 
     @Test("a refusing port refuses connections, and no server can bind it while it is held")

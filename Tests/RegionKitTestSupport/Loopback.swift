@@ -53,6 +53,21 @@ public enum Loopback {
         return try await body(try boundPort(descriptor))
     }
 
+    /// Calls `body` with 127.0.0.1:`port` as a `sockaddr` and its length, for `bind` or `connect`.
+    ///
+    /// ```swift
+    /// let connected = Loopback.withAddress(port: 1883) { connect(descriptor, $0, $1) == 0 }
+    /// ```
+    public static func withAddress<R>(port: UInt16, _ body: (UnsafePointer<sockaddr>, socklen_t) -> R) -> R {
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = in_port_t(port.bigEndian)
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+    }
+
     /// A listening TCP socket on 127.0.0.1 at an ephemeral port; the caller owns (and closes) it.
     public static func listen(backlog: Int32) throws -> (descriptor: Int32, port: UInt16) {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
@@ -129,14 +144,7 @@ public enum Loopback {
     private static func bound(port: UInt16) throws -> Int32 {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard descriptor >= 0 else { throw TestFailure("socket() failed: errno \(errno)") }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = in_port_t(port.bigEndian)
-        let done = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
-        }
-        guard done else {
+        guard withAddress(port: port, { bind(descriptor, $0, $1) == 0 }) else {
             let code = errno
             close(descriptor)
             throw TestFailure("bind to 127.0.0.1:\(port) failed: errno \(code)")

@@ -86,13 +86,8 @@ public final class MosquittoBroker: @unchecked Sendable {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { return false }
         defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        return withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
-        }
+        guard let port = UInt16(exactly: port) else { return false }
+        return Loopback.withAddress(port: port) { connect(fd, $0, $1) == 0 }
     }
 
     /// Runs a command to completion; throws unless it exits 0. Returns its output (stdout + stderr).
