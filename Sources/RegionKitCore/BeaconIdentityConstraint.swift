@@ -71,9 +71,16 @@ public struct BeaconIdentityConstraint: Hashable, Sendable, Codable, CustomStrin
     }
 
     /// The device a device constraint names (``BeaconIdentity/deviceID``), nil for any other.
-    public var deviceID: String? {
+    public var deviceID: String? { device?.deviceID }
+
+    /// The identity of the device a device constraint names, nil for any other.
+    ///
+    /// ```swift
+    /// try BeaconIdentityConstraint(device: "my-keys").device?.deviceID   // "my-keys"
+    /// ```
+    public var device: BeaconIdentity? {
         guard format == .device, let major, let minor else { return nil }
-        return BeaconIdentity(uuid: uuid, major: major, minor: minor, format: .device).deviceID
+        return BeaconIdentity(uuid: uuid, major: major, minor: minor, format: .device)
     }
 
     /// Bytes of an even-length hex string (any case), `nil` otherwise.

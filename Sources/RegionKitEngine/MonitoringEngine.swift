@@ -451,10 +451,8 @@ public struct MonitoringEngine: Sendable {
     /// may have to take out of its room once the region is removed or redefined. No lookup while
     /// nothing has a room (a daemon registering its regions at start).
     func placedDevice(of identifier: String) -> BeaconIdentity? {
-        guard !nearest.isEmpty || !suspendedRooms.isEmpty,
-              let constraint = (regions[identifier]?.region ?? waitingRegion(identifier))?.beaconRegion?.constraint,
-              constraint.format == .device, let major = constraint.major, let minor = constraint.minor else { return nil }
-        return BeaconIdentity(uuid: constraint.uuid, major: major, minor: minor, format: .device)
+        guard !nearest.isEmpty || !suspendedRooms.isEmpty else { return nil }
+        return (regions[identifier]?.region ?? waitingRegion(identifier))?.beaconRegion?.constraint.device
     }
 
     /// A device that no region names any more, monitored or waiting for its source, leaves its

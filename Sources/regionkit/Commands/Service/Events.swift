@@ -127,7 +127,8 @@ struct Events: AsyncParsableCommand {
 
     static func iso(_ seconds: Double) -> String { StoredEvent.iso(seconds) }
 
-    /// 5000-01-01T00:00:00Z in Unix seconds: a larger `--since` number is taken for milliseconds.
+    /// 5000-01-01T00:00:00Z in Unix seconds: a `--since` number beyond it (either way) is refused,
+    /// as milliseconds when it divides by 1000 into a time.
     static let largestUnixSeconds: Double = 95_617_584_000
 
     static func parseTime(_ text: String, now: Date) throws -> Double {
