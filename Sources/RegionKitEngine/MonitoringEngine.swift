@@ -465,7 +465,7 @@ public struct MonitoringEngine: Sendable {
         let placed = nearest.removeValue(forKey: device)?.current   // its absence entry is dropped lazily
         let setAside = suspendedRooms.removeValue(forKey: device)
         guard let previous = placed ?? setAside else { return [] }
-        return [unnamedDeparture(device, previous: previous)]
+        return [departure(device, from: previous, reason: "no region names it any more")]
     }
 
     /// Whether a region names `device`: a monitored one (bound to a scanner or not, as its
@@ -475,10 +475,10 @@ public struct MonitoringEngine: Sendable {
         return waitingRegions.contains { $0.beaconRegion?.constraint.matches(device) == true }
     }
 
-    /// `device` leaves `previous`, its room, because no region names it.
-    func unnamedDeparture(_ device: BeaconIdentity, previous: String) -> LocationEvent {
-        LocationEvent(timestamp: now, kind: .didChangeNearestScanner(device, scannerID: nil, previous: previous),
-                      evidence: EventEvidence(beacon: device, reason: "no region names it any more"))
+    /// `identity` leaves `room` for none (`didChangeNearestScanner` to none), for `reason`.
+    func departure(_ identity: BeaconIdentity, from room: String, reason: String) -> LocationEvent {
+        LocationEvent(timestamp: now, kind: .didChangeNearestScanner(identity, scannerID: nil, previous: room),
+                      evidence: EventEvidence(beacon: identity, reason: reason))
     }
 
     /// The region of `identifier` that waits for its source, not monitored now: refused with
@@ -814,8 +814,7 @@ public struct MonitoringEngine: Sendable {
             suspendedRooms[identity] = previous
             return []
         }
-        return [LocationEvent(timestamp: now, kind: .didChangeNearestScanner(identity, scannerID: nil, previous: previous),
-                              evidence: EventEvidence(beacon: identity, reason: "heard by no scanner"))]
+        return [departure(identity, from: previous, reason: "heard by no scanner")]
     }
 
     /// Drops absence entries at the queue's front that their beacon's state no longer names
