@@ -235,6 +235,11 @@ public final class LocationManager: Sendable {
     /// The scanner (room) `identity` is nearest to now, when the profile tracks nearest scanners.
     public func nearestScanner(for identity: BeaconIdentity) -> String? { state.withLock { $0.engine.nearestScanner(for: identity) } }
 
+    /// Whether `constraint` is still ranged under `label` (``MonitoringEngine/isRanging(_:label:)``).
+    public func isRanging(_ constraint: BeaconIdentityConstraint, label: String) -> Bool {
+        state.withLock { $0.engine.isRanging(constraint, label: label) }
+    }
+
     /// How far `identity` is from `scanner` by that scanner's readings alone, in the ranging of
     /// `constraint` under `label` (``MonitoringEngine/rangedDistance(of:from:ranging:label:)``).
     public func rangedDistance(of identity: BeaconIdentity, from scanner: String, ranging constraint: BeaconIdentityConstraint, label: String) -> Double? {

@@ -230,6 +230,18 @@ public struct MonitoringEngine: Sendable {
     /// The ranging sessions (constraint, label, tracked beacons).
     public var rangingSessions: [RangingSession] { sessions.inStartOrder }
 
+    /// Whether `constraint` is still ranged under `label`: a ``LocationEvent/Kind/didRangeBeacons(_:_:label:)``
+    /// of them comes every ranging interval. False once the app stopped it or the region whose
+    /// helper ranged it left, stopped or failed: no delivery will say that its beacons are gone
+    /// (the hub then clears the distances it published from those deliveries).
+    ///
+    /// ```swift
+    /// engine.isRanging(region.constraint, label: region.identifier)   // false after its exit
+    /// ```
+    public func isRanging(_ constraint: BeaconIdentityConstraint, label: String) -> Bool {
+        sessions.slot(of: constraint, label: label) != nil
+    }
+
     /// How far `identity` is from `scanner` by that scanner's readings alone, in the ranging of
     /// `constraint` under `label` (a ``LocationEvent/Kind/didRangeBeacons(_:_:label:)``'s;
     /// ``RangingSession/Track/distance(from:at:profile:)``), now; nil when no such session

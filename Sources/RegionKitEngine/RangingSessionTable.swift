@@ -77,7 +77,10 @@ struct RangingSessionTable: Sendable {
     /// label, or one of a shared helper session's owners (each gets a delivery under its own).
     func slot(of constraint: BeaconIdentityConstraint, label: String) -> Int? {
         if let slot = firstSlot(of: constraint, where: { $0.label == label }) { return slot }
-        return owners.first { $0.value.contains(label) && sessions[Int($0.key)]?.constraint == constraint }.map { Int($0.key) }
+        // The helper sessions `label` owns (a handful), not every owner list: the hub asks this
+        // every second for each label it published distances under, mostly for labels whose
+        // ranging ended.
+        return automaticByLabel[label]?.first { sessions[Int($0)]?.constraint == constraint }.map(Int.init)
     }
 
     /// The first session (in start order) ranging `constraint` that `accepted` accepts.

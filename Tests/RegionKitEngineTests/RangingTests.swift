@@ -70,6 +70,11 @@ struct RangingTests {
         _ = engine.startMonitoring(contentsOf: [a, b], at: .zero)
         let both = Self.labelled(Fixture.feed(&engine, Fixture.stream(beacon, from: 0.5, to: 5.1, every: 0.5)))
         #expect(engine.rangingSessions.map(\.label) == ["A"], "one session for the constraint")
+        // Both are ranged: B's deliveries come from A's session (isRanging through its owners).
+        let constraint = try BeaconIdentityConstraint(uuid: Fixture.uuid)
+        #expect(engine.isRanging(constraint, label: "A") && engine.isRanging(constraint, label: "B"))
+        let majorOne = try BeaconIdentityConstraint(uuid: Fixture.uuid, major: 1)
+        #expect(!engine.isRanging(constraint, label: "C") && !engine.isRanging(majorOne, label: "A"))
         // Each region inside gets its delivery under its own identifier, at the same times.
         #expect(both.filter { $0.label == "A" }.map(\.time) == both.filter { $0.label == "B" }.map(\.time), "\(both)")
         #expect(both.count >= 8 && both.allSatisfy { $0.count == 1 }, "\(both)")
@@ -77,11 +82,13 @@ struct RangingTests {
         let after = Fixture.feed(&engine, Fixture.stream(beacon, from: 5.5, to: 10.1, every: 0.5))
         // Before: the session stopped with A, and B (still inside) got no delivery until its next crossing.
         #expect(engine.rangingSessions.map(\.label) == ["B"])
+        #expect(!engine.isRanging(constraint, label: "A") && engine.isRanging(constraint, label: "B"))
         let deliveries = Self.labelled(after)
         #expect(deliveries.count >= 4 && deliveries.allSatisfy { $0.label == "B" && $0.count == 1 }, "\(deliveries)")
         // B leaves too: the session stops.
         _ = engine.stopMonitoring(identifier: "B", at: Timestamp(seconds: 10.2))
         #expect(engine.rangingSessions.isEmpty)
+        #expect(!engine.isRanging(constraint, label: "B"))
     }
 
     @Test("The app ranging a region bound to a scanner gets that scanner's sightings only; stopping the constraint stops it; the helper ranges every scanner for bound rooms, shared, and one room leaving leaves the other ranging")
@@ -334,6 +341,7 @@ struct RangingTests {
         let events = engine.advance(to: Timestamp(seconds: 100))
         let exit = events.of("didExitRegion").first!.timestamp
         #expect(engine.rangedConstraints.isEmpty)
+        #expect(!engine.isRanging(Fixture.region("lobby").beaconRegion!.constraint, label: "lobby"), "its ranging ended with the exit")
         #expect(events.rangings.first?.time == 1.5)
         #expect(events.rangings.last!.time < exit.seconds + 0.001, "no delivery after the exit")
     }

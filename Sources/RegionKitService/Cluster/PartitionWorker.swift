@@ -450,10 +450,24 @@ final class PartitionWorker: LocationManagerDelegate {
             let client = client
             ranging.withLock { tracker in
                 guard var current = tracker else { return }
-                let messages = current.messages(for: beacons, at: event.timestamp, room: { manager.nearestScanner(for: $0) },
-                                                roomDistance: { manager.rangedDistance(of: $0, from: $1, ranging: constraint, label: label) })
+                // A beacon this ranging listed and no longer does (and no other lists) is cleared.
+                let messages = current.messages(for: beacons, ranging: constraint, label: label, at: event.timestamp,
+                                                room: { manager.nearestScanner(for: $0) },
+                                                roomDistance: { manager.rangedDistance(of: $0, from: $1, ranging: constraint, label: label) },
+                                                kept: { _ in retainsDepartures })
                 // Remembered as published only once handed over: a connection lost just now
                 // must not hold the next update back as "unchanged".
+                if messages.isEmpty || client.publishDetached(messages.map(PresenceHub.mqtt)) { tracker = current }
+            }
+        case .didExitRegion, .monitoringDidFail, .didFailRanging:
+            // The region's ranging ended with it: the beacons only it listed are cleared (no
+            // delivery will drop them), in order with the distances.
+            guard client.isConnected else { return }
+            let client = client
+            ranging.withLock { tracker in
+                guard var current = tracker else { return }
+                let messages = current.rangingEnded(where: { !manager.isRanging($0, label: $1) }, room: { manager.nearestScanner(for: $0) },
+                                                    kept: { _ in retainsDepartures })
                 if messages.isEmpty || client.publishDetached(messages.map(PresenceHub.mqtt)) { tracker = current }
             }
         case .didChangeNearestScanner(let identity, let scanner, _):

@@ -808,7 +808,18 @@ public final class PresenceHub: Sendable {
 
     // MARK: Ranging → distances
 
-    /// Beacon distances and attributes from the ranging updates (QoS 0, retained; skipped while disconnected).
+    /// What the ranging loop handles, in order: the engine's events, and a check every second.
+    enum RangingInput: Sendable {
+        case event(LocationEvent)
+        /// Whether rangings ended that no event announced (a region removed, ranging stopped).
+        case check
+    }
+
+    /// Beacon distances and attributes from the ranging updates (QoS 0, retained; skipped while
+    /// disconnected), and their clearing: a beacon heard by no scanner (`didChangeNearestScanner`
+    /// to none), dropped from the deliveries that listed it, or listed only by rangings that
+    /// ended (a region's exit or failure at once, its removal within a second). One loop, so a
+    /// clearing never overtakes the distance published before it.
     func publishRanging() async {
         var tracker = PresenceRangingTracker(topics: topics, mqttRoom: homeAssistant?.mqttRoom == true)
         // Beacons placed in rooms restored at the start (``MonitoringService/restoreRooms()``,
@@ -816,24 +827,63 @@ public final class PresenceHub: Sendable {
         // retained. (Every one: the regions that range them are not restored yet. For one never
         // ranged its departure sends a little more than needed.)
         tracker.assumePublished(service.restoredRooms.keys)
-        var connection = 0
-        for await event in service.manager.events(bufferingPolicy: .bufferingNewest(4096)) {
+        let manager = service.manager
+        let (inputs, feed) = AsyncStream.makeStream(of: RangingInput.self, bufferingPolicy: .bufferingNewest(4096))
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                for await event in manager.events(bufferingPolicy: .bufferingNewest(4096)) { feed.yield(.event(event)) }
+                feed.finish()
+            }
+            group.addTask {
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: .seconds(1))
+                    feed.yield(.check)
+                }
+            }
+            var connection = 0
+            for await input in inputs {
+                await publishRanging(input, tracker: &tracker, connection: &connection)
+            }
+            group.cancelAll()
+        }
+    }
+
+    /// One input of ``publishRanging()``.
+    private func publishRanging(_ input: RangingInput, tracker: inout PresenceRangingTracker, connection: inout Int) async {
+        let manager = service.manager
+        let keeps = { (beacon: BeaconIdentity) in self.keepsDeparture(of: beacon, self.outputs.withLock { $0 }) }
+        let room = { (beacon: BeaconIdentity) in manager.nearestScanner(for: beacon) }
+        let event: LocationEvent
+        switch input {
+        case .check:
+            // Disconnected: asked again at the next check (what the deliveries listed is kept).
+            guard client.isConnected else { return }
+            await publish(tracker.rangingEnded(where: { !manager.isRanging($0, label: $1) }, room: room, kept: keeps))
+            return
+        case .event(let next):
+            event = next
+        }
+        switch event.kind {
+        case .didChangeNearestScanner(let identity, nil, _):
             // Heard by no scanner any more: its published distance and attributes stop placing it
             // (here, in order with the distances; nothing for a beacon never ranged).
             // Disconnected (or the publish fails): cleared at the next connection instead.
-            if case .didChangeNearestScanner(let identity, nil, _) = event.kind {
-                // Retained only for a beacon with a Home Assistant entity (its distance sensor).
-                let messages = tracker.unplaced(identity, kept: keepsDeparture(of: identity, outputs.withLock { $0 }))
-                guard !messages.isEmpty else { continue }
-                do {
-                    guard client.isConnected else { throw MQTTError.notConnected }
-                    try await client.publish(messages.map(Self.mqtt))
-                } catch {
-                    departedWhileDisconnected.withLock { _ = $0.insert(identity) }
-                }
-                continue
+            // Retained only for a beacon with a Home Assistant entity (its distance sensor).
+            let messages = tracker.unplaced(identity, kept: keeps(identity))
+            guard !messages.isEmpty else { return }
+            do {
+                guard client.isConnected else { throw MQTTError.notConnected }
+                try await client.publish(messages.map(Self.mqtt))
+            } catch {
+                departedWhileDisconnected.withLock { _ = $0.insert(identity) }
             }
-            guard case .didRangeBeacons(let beacons, let constraint, let label) = event.kind, client.isConnected else { continue }
+        case .didExitRegion, .monitoringDidFail, .didFailRanging:
+            // The region's ranging ended with it: its beacons listed by no other ranging are
+            // cleared now, not at the next check.
+            guard client.isConnected else { return }
+            await publish(tracker.rangingEnded(where: { !manager.isRanging($0, label: $1) }, room: room, kept: keeps))
+        case .didRangeBeacons(let beacons, let constraint, let label):
+            guard client.isConnected else { return }
             // A new connection (the broker may have lost its retained messages): every distance
             // and attribute goes out again at the next update, not only those that changed (the
             // beacons stay known, so a departure before that still clears them).
@@ -842,12 +892,18 @@ public final class PresenceHub: Sendable {
                 connection = current
                 tracker.republishAll()
             }
-            let engine = service.manager
-            let messages = tracker.messages(for: beacons, at: event.timestamp, room: { engine.nearestScanner(for: $0) },
-                                            roomDistance: { engine.rangedDistance(of: $0, from: $1, ranging: constraint, label: label) })
-            for message in messages {
-                try? await client.publish(Self.mqtt(message))
-            }
+            await publish(tracker.messages(for: beacons, ranging: constraint, label: label, at: event.timestamp, room: room,
+                                           roomDistance: { manager.rangedDistance(of: $0, from: $1, ranging: constraint, label: label) },
+                                           kept: keeps))
+        default:
+            break
+        }
+    }
+
+    /// Ranging messages, one by one (QoS 0: one lost is replaced by the next update).
+    private func publish(_ messages: [PresenceMessage]) async {
+        for message in messages {
+            try? await client.publish(Self.mqtt(message))
         }
     }
 }

@@ -6,9 +6,17 @@ import RegionKitCore
 /// by at least ``minimumChange`` metres, its room changed, or ``refreshInterval`` seconds passed.
 /// Silent beacons (rssi 0, accuracy −1) publish nothing.
 ///
+/// Fed whole deliveries (``messages(for:ranging:label:at:room:roomDistance:kept:)``), it also
+/// clears the distance of a beacon no ranging lists any more: dropped from the deliveries that
+/// listed it, or their ranging ended (``rangingEnded(where:room:kept:)``). Without that, a beacon
+/// that left kept its last distance on the broker for good wherever no room placed it (a single
+/// scanner: no `didChangeNearestScanner` ever says it left).
+///
 /// ```swift
 /// var tracker = PresenceRangingTracker(topics: PresenceTopics(site: "home"), mqttRoom: false)
-/// tracker.messages(for: rangedBeacons, at: now, room: { manager.nearestScanner(for: $0) })
+/// tracker.messages(for: rangedBeacons, ranging: constraint, label: label, at: now,
+///                  room: { manager.nearestScanner(for: $0) })
+/// tracker.rangingEnded(where: { !manager.isRanging($0, label: $1) }, room: { manager.nearestScanner(for: $0) })
 /// ```
 public struct PresenceRangingTracker: Sendable {
     public var topics: PresenceTopics
@@ -31,6 +39,16 @@ public struct PresenceRangingTracker: Sendable {
     /// The size at which ``published`` is swept next.
     var sweepAt = Self.minimumSweep
     static let minimumSweep = 1024
+
+    /// A ranging whose deliveries the tracker was fed: its constraint, and the label they carry.
+    struct Ranging: Hashable, Sendable {
+        var constraint: BeaconIdentityConstraint
+        var label: String
+    }
+
+    /// The beacons each ranging's last delivery listed (heard or not), for the rangings fed
+    /// whole deliveries; a ranging whose last delivery listed none is not kept.
+    var listed: [Ranging: Set<BeaconIdentity>] = [:]
 
     public init(topics: PresenceTopics, mqttRoom: Bool) {
         self.topics = topics
@@ -80,6 +98,82 @@ public struct PresenceRangingTracker: Sendable {
             + PresenceMessage.departure(topic: topics.beaconAttributes(identity), text: #"{"room":"not_home"}"#, kept: kept)
     }
 
+    /// The departure of a beacon whose distance was published and that no ranging lists any
+    /// more, while a room may still hold it: its distance `None`, its attributes `{"room":…}`
+    /// with `room` (``departure(_:topics:kept:)``'s `not_home` without one).
+    static func unranged(_ identity: BeaconIdentity, room: String?, topics: PresenceTopics, kept: Bool) -> [PresenceMessage] {
+        guard let room else { return departure(identity, topics: topics, kept: kept) }
+        var attributes = JSONLine()
+        attributes.add("room", room)
+        return PresenceMessage.departure(topic: topics.beaconDistance(identity), text: "None", kept: kept)
+            + PresenceMessage.departure(topic: topics.beaconAttributes(identity), text: attributes.text, kept: kept)
+    }
+
+    /// A whole delivery of `constraint`'s ranging under `label` (a `didRangeBeacons`): first the
+    /// departure of each beacon its last delivery listed and this one does not, when no other
+    /// ranging lists it and its distance was published (distance `None`, attributes with its
+    /// room, `room`, or `not_home`; retained when `kept`, as ``unplaced(_:kept:)``), then
+    /// ``messages(for:at:room:roomDistance:)`` for `beacons`.
+    ///
+    /// ```swift
+    /// case .didRangeBeacons(let beacons, let constraint, let label):
+    ///     publish(tracker.messages(for: beacons, ranging: constraint, label: label, at: event.timestamp,
+    ///                              room: { manager.nearestScanner(for: $0) }))
+    /// ```
+    public mutating func messages(for beacons: [Beacon], ranging constraint: BeaconIdentityConstraint, label: String, at time: Timestamp,
+                                  room: (BeaconIdentity) -> String?, roomDistance: ((BeaconIdentity, String) -> Double?)? = nil,
+                                  kept: (BeaconIdentity) -> Bool = { _ in true }) -> [PresenceMessage] {
+        let ranging = Ranging(constraint: constraint, label: label)
+        let now = Set(beacons.lazy.map(\.identity))
+        let before = now.isEmpty ? listed.removeValue(forKey: ranging) : listed.updateValue(now, forKey: ranging)
+        var messages: [PresenceMessage] = []
+        if let before {
+            messages = departures(of: before.subtracting(now), room: room, kept: kept)
+        }
+        return messages + self.messages(for: beacons, at: time, room: room, roomDistance: roomDistance)
+    }
+
+    /// The rangings fed whole deliveries whose ranging ended (`ended`: their constraint and label
+    /// get no delivery any more: the region left, was removed or failed, the app stopped it) are
+    /// forgotten, with the departure of each beacon they listed that no other ranging lists
+    /// (as ``messages(for:ranging:label:at:room:roomDistance:kept:)`` clears one dropped from a
+    /// delivery). Asked after each exit and failure, and every second for what no event says (a
+    /// region removed).
+    ///
+    /// ```swift
+    /// publish(tracker.rangingEnded(where: { !manager.isRanging($0, label: $1) },
+    ///                              room: { manager.nearestScanner(for: $0) }))
+    /// ```
+    public mutating func rangingEnded(where ended: (BeaconIdentityConstraint, String) -> Bool, room: (BeaconIdentity) -> String?,
+                                      kept: (BeaconIdentity) -> Bool = { _ in true }) -> [PresenceMessage] {
+        let gone = listed.keys.filter { ended($0.constraint, $0.label) }
+        guard !gone.isEmpty else { return [] }
+        var candidates = Set<BeaconIdentity>()
+        for ranging in gone {
+            if let beacons = listed.removeValue(forKey: ranging) { candidates.formUnion(beacons) }
+        }
+        return departures(of: candidates, room: room, kept: kept)
+    }
+
+    /// The departures of `beacons` that no ranging lists any more and whose distance was
+    /// published, in a stable order (by their description); forgotten, so a beacon ranged again
+    /// publishes its distance at once.
+    mutating func departures(of beacons: Set<BeaconIdentity>, room: (BeaconIdentity) -> String?, kept: (BeaconIdentity) -> Bool) -> [PresenceMessage] {
+        guard !beacons.isEmpty else { return [] }
+        let gone = beacons.filter { beacon in published[beacon] != nil && !isListed(beacon) }
+        var messages: [PresenceMessage] = []
+        for beacon in gone.sorted(by: { $0.description < $1.description }) {
+            published[beacon] = nil
+            messages += Self.unranged(beacon, room: room(beacon), topics: topics, kept: kept(beacon))
+        }
+        return messages
+    }
+
+    /// Whether a ranging's last delivery listed `beacon`.
+    func isListed(_ beacon: BeaconIdentity) -> Bool {
+        listed.values.contains { $0.contains(beacon) }
+    }
+
     /// The messages for a ranging update of `beacons` at `time`: each beacon's distance and
     /// attributes (with its room, `room`), and with ``mqttRoom`` an `mqtt_room` message on its
     /// room's topic whose distance is the one `roomDistance` gives for that room's scanner (nil:
@@ -105,7 +199,8 @@ public struct PresenceRangingTracker: Sendable {
             }
             published[beacon.identity] = Published(distance: beacon.accuracy, room: nearest, time: time)
             if published.count >= sweepAt {
-                published = published.filter { time - $0.value.time < refreshInterval }
+                // (A beacon a delivery still lists stays: its departure needs the entry.)
+                published = published.filter { time - $0.value.time < refreshInterval || isListed($0.key) }
                 sweepAt = max(Self.minimumSweep, published.count * 2)
             }
             let distance = JSONLine.number(beacon.accuracy, decimals: 2)

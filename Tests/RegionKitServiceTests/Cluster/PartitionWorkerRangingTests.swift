@@ -47,4 +47,35 @@ struct PartitionWorkerRangingTests {
         #expect(outOfOrder == 0, "\(outOfOrder) distances arrived before an earlier one: \(received.prefix(40))…")
         #expect(received.last == Double(count) * 0.25, "the last distance published is the newest")
     }
+
+    /// The partition clears a distance it published once no ranging lists the beacon: here its
+    /// ranging (label `all`, which no session of the partition's engine carries) counts as ended
+    /// at the next exit, as the region's own ranging ends with its exit.
+    @Test("A region's exit clears the distances its ranging published (retained None), in order after them", .timeLimit(.minutes(2)))
+    func exitClearsDistances() async throws {
+        let broker = try MosquittoBroker()
+        try broker.start()
+        defer { broker.stop() }
+        let topics = PresenceTopics(site: "exit-test")
+        let store = UnleasedClusterStore(try RegionStore(path: temporaryStorePath()))
+        let hall = try ClusterModeTests.region("hall", major: 1)
+        let worker = PartitionWorker(lease: PartitionLease(partition: 0, epoch: 1), member: "engine-a",
+                                     regions: [hall], profile: .responsive, store: store,
+                                     mqtt: try MQTTClientConfiguration(url: "mqtt://127.0.0.1:\(broker.port)"), clientIDPrefix: "rk-exit-part-",
+                                     topicFilter: "espresense/devices/+/+", hooks: HookConfiguration(),
+                                     ranging: PresenceRangingTracker(topics: topics, mqttRoom: false),
+                                     logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }, onEvents: { _ in }, onFenced: { _ in })
+        try await worker.start()
+        try await eventually(timeout: .seconds(20), "the partition connects") { worker.status.state == .up }
+        let subscriber = try await broker.subscribe(topic: topics.beaconDistance(Self.identity), count: 2, qos: 0, timeout: 60)
+        let manager = worker.current.withLock { $0.manager }
+        let constraint = try BeaconIdentityConstraint(uuid: Self.identity.uuid)
+        let beacon = Beacon(identity: Self.identity, proximity: .near, accuracy: 1.5, rssi: -70, timestamp: Timestamp(seconds: 1))
+        worker.locationManager(manager, didReceive: LocationEvent(timestamp: Timestamp(seconds: 1), kind: .didRangeBeacons([beacon], constraint, label: "all")))
+        worker.locationManager(manager, didReceive: LocationEvent(timestamp: Timestamp(seconds: 2), kind: .didExitRegion(hall)))
+        let received = await subscriber.waitForMessages(2, timeout: 60).map(\.payload)
+        #expect(received == ["1.5", "None"])
+        #expect(try await PresenceHubStatusTests.retained(topics.beaconDistance(Self.identity), on: broker) == ["None"])
+        await worker.stop(handOver: false)
+    }
 }

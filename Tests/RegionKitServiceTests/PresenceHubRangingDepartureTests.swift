@@ -1,0 +1,88 @@
+import Foundation
+import RegionKit
+import RegionKitMQTT
+import RegionKitStore
+import RegionKitTestSupport
+import Testing
+@testable import RegionKitService
+
+/// With one scanner and no rooms (a Pi's own radio publishing to Home Assistant), no
+/// `didChangeNearestScanner` ever says a beacon left: its last distance and attributes stayed
+/// retained on the broker for good. The hub clears them once no ranging lists the beacon: dropped
+/// from its region's deliveries, its region's ranging ended by an exit, or by the region's removal.
+@Suite("Presence hub: distances of beacons no ranging lists any more", .serialized, .tags(.endToEnd),
+       .enabled(if: MosquittoBroker.isAvailable, MosquittoBroker.skipReason))
+struct PresenceHubRangingDepartureTests {
+    static let lobbyUUID = UUID(uuidString: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0")!
+    static let hallUUID = UUID(uuidString: "5A4BCFCE-174E-4BAC-A814-092E77F6B7E5")!
+
+    @Test("No rooms: a beacon dropped from its region's deliveries, one whose region exited, and one whose region was removed each get distance None and attributes not_home, then their topics removed; a beacon still ranged keeps its distance",
+          .timeLimit(.minutes(2)))
+    func unrangedBeaconsAreCleared() async throws {
+        let broker = try MosquittoBroker()
+        try broker.start()
+        defer { broker.stop() }
+        let clock = VirtualClock()
+        // `.responsive` as it is: no nearest-scanner tracking, so nothing places or unplaces a beacon.
+        let hub = try PresenceHubStatusTests.hub(site: "unranged", broker: broker, store: try RegionStore(path: temporaryStorePath()), clock: clock)
+        let service = hub.service
+        #expect(service.manager.engineSnapshot.profile.nearestScanner == nil)
+        let topics = PresenceTopics(site: "unranged")
+        let lobby = try BeaconRegion(identifier: "lobby", uuid: Self.lobbyUUID)
+        let hall = try BeaconRegion(identifier: "hall", uuid: Self.hallUUID)
+        service.startMonitoring(.beacon(lobby))
+        service.startMonitoring(.beacon(hall))
+        // `leaves` falls silent in the lobby while `stays` is heard on; `exits` is the hall's only beacon.
+        let (stays, leaves) = (BeaconIdentity(uuid: Self.lobbyUUID, major: 1, minor: 1), BeaconIdentity(uuid: Self.lobbyUUID, major: 1, minor: 2))
+        let exits = BeaconIdentity(uuid: Self.hallUUID, major: 7, minor: 7)
+
+        let running = Task { await hub.run() }
+        try await eventually(timeout: .seconds(20), "the hub connected") { hub.client.isConnected }
+        let leaving = try await StatusListener(topic: topics.beaconDistance(leaves), broker: broker)
+        let exiting = try await StatusListener(topic: topics.beaconDistance(exits), broker: broker)
+        let staying = try await StatusListener(topic: topics.beaconAttributes(stays), broker: broker)
+        func hear(_ beacons: [BeaconIdentity], seconds: Double) {
+            for _ in 0..<Int(seconds * 2) {
+                for beacon in beacons {
+                    service.manager.ingest(BeaconObservation(identity: beacon, rssi: -62, timestamp: clock.now))
+                }
+                clock.advance(by: 0.5)
+            }
+        }
+        hear([stays, leaves, exits], seconds: 10)
+        for (beacon, listener) in [(leaves, leaving), (exits, exiting)] {
+            try await eventually(timeout: .seconds(20), "\(beacon)'s distance published") {
+                listener.heard.withLock { $0 }.contains { Double($0) != nil }
+            }
+        }
+        // `leaves` and `exits` fall silent: the hall exits (its ranging ends with it), the lobby
+        // stays inside and its deliveries drop `leaves` once its retention has passed.
+        hear([stays], seconds: 60)
+        #expect(service.manager.state(for: .beacon(hall)) == .outside)
+        #expect(service.manager.state(for: .beacon(lobby)) == .inside)
+        for (beacon, listener) in [(leaves, leaving), (exits, exiting)] {
+            // No Home Assistant entity reads them: None goes to the subscribers, then the topic is removed.
+            try await eventually(timeout: .seconds(20), "\(beacon) cleared: \(listener.heard.withLock { $0 })") {
+                listener.heard.withLock { $0 }.suffix(2) == ["None", ""]
+            }
+            #expect(try await PresenceHubStatusTests.retained(topics.beaconDistance(beacon), on: broker) == [])
+            #expect(try await PresenceHubStatusTests.retained(topics.beaconAttributes(beacon), on: broker) == [])
+        }
+        #expect(try await PresenceHubStatusTests.retained(topics.beaconDistance(stays), on: broker).first.flatMap(Double.init) != nil,
+                "the beacon still ranged keeps its distance")
+
+        // The lobby removed while `stays` is still heard: no event says its ranging ended; the
+        // hub's check notices within a second.
+        try await service.stopMonitoring(.beacon(lobby))
+        #expect(!service.manager.isRanging(lobby.constraint, label: "lobby"))
+        hear([stays], seconds: 2)
+        try await eventually(timeout: .seconds(20), "stays cleared: \(staying.heard.withLock { $0 })") {
+            staying.heard.withLock { $0 }.suffix(2) == [#"{"room":"not_home"}"#, ""]
+        }
+        #expect(try await PresenceHubStatusTests.retained(topics.beaconDistance(stays), on: broker) == [])
+        for listener in [leaving, exiting, staying] { await listener.stop() }
+        await hub.shutdown(drainTimeout: .seconds(10))
+        running.cancel()
+        await running.value
+    }
+}

@@ -1,0 +1,99 @@
+import Foundation
+import RegionKit
+import RegionKitCore
+import Testing
+@testable import RegionKitService
+
+/// The tracker fed whole deliveries: a beacon no ranging lists any more has its distance cleared.
+@Suite("Presence ranging tracker: beacons no ranging lists any more")
+struct PresenceRangingTrackerTests {
+    static let uuid = UUID(uuidString: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0")!
+    static let (a, b, c) = (BeaconIdentity(uuid: uuid, major: 1, minor: 1), BeaconIdentity(uuid: uuid, major: 1, minor: 2),
+                            BeaconIdentity(uuid: uuid, major: 2, minor: 1))
+    static let topics = PresenceTopics(site: "home")
+    static let any = try! BeaconIdentityConstraint(uuid: uuid)
+    static let majorOne = try! BeaconIdentityConstraint(uuid: uuid, major: 1)
+
+    static func heard(_ identity: BeaconIdentity, _ accuracy: Double = 2) -> Beacon {
+        Beacon(identity: identity, proximity: .near, accuracy: accuracy, rssi: -70, timestamp: .zero)
+    }
+
+    /// Listed after its retention has not passed yet: unknown, no distance.
+    static func unheard(_ identity: BeaconIdentity) -> Beacon {
+        Beacon(identity: identity, proximity: .unknown, accuracy: -1, rssi: 0, timestamp: .zero)
+    }
+
+    /// (topic, text, retained) of each message, for comparing whole sequences.
+    static func sent(_ messages: [PresenceMessage]) -> [String] {
+        messages.map { "\($0.topic) \($0.text.isEmpty ? "<empty>" : $0.text)\($0.retain ? " retained" : "")" }
+    }
+
+    static func cleared(_ identity: BeaconIdentity, attributes: String = #"{"room":"not_home"}"#) -> [String] {
+        ["\(topics.beaconDistance(identity)) None retained", "\(topics.beaconAttributes(identity)) \(attributes) retained"]
+    }
+
+    @Test("Dropped from the only delivery that listed it: distance None and attributes not_home, once; still listed unheard: kept; a beacon whose distance never went out: nothing; heard again: its distance at once")
+    func droppedFromTheDelivery() {
+        var tracker = PresenceRangingTracker(topics: Self.topics, mqttRoom: false)
+        let noRoom: (BeaconIdentity) -> String? = { _ in nil }
+        func deliver(_ beacons: [Beacon], at seconds: Double) -> [PresenceMessage] {
+            tracker.messages(for: beacons, ranging: Self.any, label: "lobby", at: Timestamp(seconds: seconds), room: noRoom)
+        }
+        #expect(deliver([Self.heard(Self.a), Self.heard(Self.b), Self.unheard(Self.c)], at: 1).count == 4, "a's and b's distance and attributes")
+        // a falls silent: listed as unknown for the ranging retention, its distance kept meanwhile.
+        #expect(deliver([Self.heard(Self.b), Self.unheard(Self.a), Self.unheard(Self.c)], at: 2).isEmpty)
+        // a and c dropped: a's distance cleared; c's never went out, so nothing of it.
+        #expect(Self.sent(deliver([Self.heard(Self.b)], at: 3)) == Self.cleared(Self.a))
+        #expect(deliver([Self.heard(Self.b)], at: 4).isEmpty, "once")
+        #expect(deliver([Self.heard(Self.a), Self.heard(Self.b)], at: 5).count == 2, "heard again: published at once")
+        // An empty delivery drops every beacon (in a stable order).
+        #expect(Self.sent(deliver([], at: 6)) == Self.cleared(Self.a) + Self.cleared(Self.b))
+        #expect(tracker.listed.isEmpty && tracker.published.isEmpty)
+    }
+
+    @Test("A beacon another ranging still lists is not cleared when one drops it; cleared when the last one does, with its room when a room still holds it; kept false removes the topics")
+    func listedElsewhere() {
+        var tracker = PresenceRangingTracker(topics: Self.topics, mqttRoom: false)
+        let room: (BeaconIdentity) -> String? = { $0 == Self.a ? "hall" : nil }
+        _ = tracker.messages(for: [Self.heard(Self.a), Self.heard(Self.b)], ranging: Self.any, label: "lobby", at: Timestamp(seconds: 1), room: room)
+        _ = tracker.messages(for: [Self.heard(Self.a)], ranging: Self.majorOne, label: "wing", at: Timestamp(seconds: 1), room: room)
+        // The lobby drops both: b goes; a is still the wing's.
+        #expect(Self.sent(tracker.messages(for: [], ranging: Self.any, label: "lobby", at: Timestamp(seconds: 2), room: room,
+                                           kept: { _ in false }))
+                == ["\(Self.topics.beaconDistance(Self.b)) None", "\(Self.topics.beaconDistance(Self.b)) <empty> retained",
+                    "\(Self.topics.beaconAttributes(Self.b)) {\"room\":\"not_home\"}", "\(Self.topics.beaconAttributes(Self.b)) <empty> retained"])
+        // The wing drops it: its distance goes, its room (still placed) stays in the attributes.
+        #expect(Self.sent(tracker.messages(for: [], ranging: Self.majorOne, label: "wing", at: Timestamp(seconds: 3), room: room))
+                == Self.cleared(Self.a, attributes: #"{"room":"hall"}"#))
+    }
+
+    @Test("Rangings that ended: their beacons listed by no other ranging are cleared, once; the same label of another constraint is another ranging")
+    func rangingEnded() {
+        var tracker = PresenceRangingTracker(topics: Self.topics, mqttRoom: false)
+        let noRoom: (BeaconIdentity) -> String? = { _ in nil }
+        _ = tracker.messages(for: [Self.heard(Self.a), Self.heard(Self.c)], ranging: Self.any, label: "lobby", at: Timestamp(seconds: 1), room: noRoom)
+        _ = tracker.messages(for: [Self.heard(Self.a)], ranging: Self.majorOne, label: "lobby", at: Timestamp(seconds: 1), room: noRoom)
+        #expect(tracker.rangingEnded(where: { _, _ in false }, room: noRoom).isEmpty, "nothing ended")
+        let ended = tracker.rangingEnded(where: { constraint, label in constraint == Self.any && label == "lobby" }, room: noRoom)
+        #expect(Self.sent(ended) == Self.cleared(Self.c), "a is still listed by the major's ranging")
+        #expect(tracker.rangingEnded(where: { constraint, _ in constraint == Self.any }, room: noRoom).isEmpty, "once")
+        #expect(Self.sent(tracker.rangingEnded(where: { _, _ in true }, room: noRoom)) == Self.cleared(Self.a))
+        #expect(tracker.listed.isEmpty)
+    }
+
+    @Test("A beacon a delivery still lists (unheard for longer than the refresh interval) survives the table's sweep, so its drop still clears it")
+    func sweepKeepsListedBeacons() {
+        var tracker = PresenceRangingTracker(topics: Self.topics, mqttRoom: false)
+        let noRoom: (BeaconIdentity) -> String? = { _ in nil }
+        _ = tracker.messages(for: [Self.heard(Self.a)], ranging: Self.any, label: "lobby", at: Timestamp(seconds: 1), room: noRoom)
+        _ = tracker.messages(for: [Self.unheard(Self.a)], ranging: Self.any, label: "lobby", at: Timestamp(seconds: 2), room: noRoom)
+        // Strangers through another path until the table is swept, long after a's last distance.
+        var minor: UInt16 = 0
+        while tracker.sweepAt == PresenceRangingTracker.minimumSweep {
+            minor += 1
+            _ = tracker.messages(for: [Self.heard(BeaconIdentity(uuid: Self.uuid, major: 9, minor: minor))], at: Timestamp(seconds: 100), room: noRoom)
+        }
+        #expect(tracker.published[Self.a] != nil, "swept while listed")
+        #expect(Self.sent(tracker.messages(for: [], ranging: Self.any, label: "lobby", at: Timestamp(seconds: 101), room: noRoom)) == Self.cleared(Self.a))
+    }
+}
