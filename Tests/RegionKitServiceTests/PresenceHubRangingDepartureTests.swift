@@ -85,4 +85,53 @@ struct PresenceHubRangingDepartureTests {
         running.cancel()
         await running.value
     }
+
+    /// A beacon that left while the daemon was stopped: the earlier run's distance stays
+    /// retained, and nothing of this run knows the beacon (no room restored: none are tracked).
+    /// The hub reads the site's retained distances at its first connection and clears those of
+    /// beacons not ranged again within the grace period.
+    @Test("An earlier run's retained distance: cleared after the grace period when the beacon is not ranged again; a beacon ranged again keeps its new distance; a departure already made (None) and another site's distance are left alone",
+          .timeLimit(.minutes(2)))
+    func earlierRunsDistancesAreCleared() async throws {
+        let broker = try MosquittoBroker()
+        try broker.start()
+        defer { broker.stop() }
+        let clock = VirtualClock()
+        let topics = PresenceTopics(site: "leftover"), elsewhere = PresenceTopics(site: "other")
+        let (gone, back, cleared) = (BeaconIdentity(uuid: Self.lobbyUUID, major: 3, minor: 1), BeaconIdentity(uuid: Self.lobbyUUID, major: 3, minor: 2),
+                                     BeaconIdentity(uuid: Self.lobbyUUID, major: 3, minor: 3))
+        // What the earlier run left: two distances, one departure made, and another site's distance.
+        try broker.publish(topic: topics.beaconDistance(gone), message: "2.5", qos: 1, retain: true)
+        try broker.publish(topic: topics.beaconAttributes(gone), message: #"{"rssi":-70}"#, qos: 1, retain: true)
+        try broker.publish(topic: topics.beaconDistance(back), message: "7.5", qos: 1, retain: true)
+        try broker.publish(topic: topics.beaconDistance(cleared), message: "None", qos: 1, retain: true)
+        try broker.publish(topic: elsewhere.beaconDistance(gone), message: "4", qos: 1, retain: true)
+
+        let hub = try PresenceHubStatusTests.hub(site: "leftover", broker: broker, store: try RegionStore(path: temporaryStorePath()), clock: clock,
+                                                 leftoverGrace: .seconds(3))
+        let service = hub.service
+        service.startMonitoring(.beacon(try BeaconRegion(identifier: "lobby", uuid: Self.lobbyUUID)))
+        let goneDistance = try await StatusListener(topic: topics.beaconDistance(gone), broker: broker)
+        let running = Task { await hub.run() }
+        try await eventually(timeout: .seconds(20), "the hub connected") { hub.client.isConnected }
+        try await eventually(timeout: .seconds(20), "the scan done") { hub.scanPhase.withLock { $0 } == .done }
+        // `back` is heard again: ranged, its new distance replaces the old one.
+        for _ in 0..<20 {
+            service.manager.ingest(BeaconObservation(identity: back, rssi: -59, timestamp: clock.now))
+            clock.advance(by: 0.5)
+        }
+        try await eventually(timeout: .seconds(20), "gone cleared: \(goneDistance.heard.withLock { $0 })") {
+            goneDistance.heard.withLock { $0 }.suffix(2) == ["None", ""]
+        }
+        await goneDistance.stop()
+        #expect(try await PresenceHubStatusTests.retained(topics.beaconDistance(gone), on: broker) == [])
+        #expect(try await PresenceHubStatusTests.retained(topics.beaconAttributes(gone), on: broker) == [])
+        let backDistance = try await PresenceHubStatusTests.retained(topics.beaconDistance(back), on: broker)
+        #expect(backDistance.count == 1 && backDistance != ["7.5"] && backDistance.first.flatMap(Double.init) != nil, "\(backDistance)")
+        #expect(try await PresenceHubStatusTests.retained(topics.beaconDistance(cleared), on: broker) == ["None"])
+        #expect(try await PresenceHubStatusTests.retained(elsewhere.beaconDistance(gone), on: broker) == ["4"])
+        await hub.shutdown(drainTimeout: .seconds(10))
+        running.cancel()
+        await running.value
+    }
 }

@@ -16,7 +16,8 @@ struct PresenceHubStatusTests {
     /// A hub for `site` on `broker` (an MQTT source; Home Assistant discovery when asked) over
     /// `store`, its service on `clock` with `profile` (its regions are the caller's to start).
     static func hub(site: String, broker: MosquittoBroker, store: RegionStore, profile: MonitoringProfile = .responsive,
-                    clock: VirtualClock = VirtualClock(), homeAssistant: Bool = false, prefix: String? = nil) throws -> PresenceHub {
+                    clock: VirtualClock = VirtualClock(), homeAssistant: Bool = false, prefix: String? = nil,
+                    leftoverGrace: Duration = .seconds(30)) throws -> PresenceHub {
         let configuration = try ServiceConfiguration.decode("""
         sources:
           - mqtt: {format: espresense}
@@ -25,7 +26,8 @@ struct PresenceHubStatusTests {
         """, path: "/tmp/regionkit-test.yaml")
         let service = MonitoringService(store: store, profile: profile, clock: clock, sources: [.beacon: .authorized])
         return try PresenceHub(configuration: try #require(configuration.mqtt), homeAssistant: configuration.homeAssistant, sources: configuration.mqttSources,
-                               service: service, logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }, environment: [:])
+                               service: service, logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }, environment: [:],
+                               leftoverGrace: leftoverGrace)
     }
 
     /// The retained message the broker keeps on `topic`, as a subscriber arriving now (Home

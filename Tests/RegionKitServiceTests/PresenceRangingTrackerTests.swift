@@ -97,3 +97,35 @@ struct PresenceRangingTrackerTests {
         #expect(Self.sent(tracker.messages(for: [], ranging: Self.any, label: "lobby", at: Timestamp(seconds: 101), room: noRoom)) == Self.cleared(Self.a))
     }
 }
+
+extension PresenceRangingTrackerTests {
+    @Test("An earlier run's beacons: cleared when still only assumed and listed by no ranging; one this run published or a ranging lists is left to its ranging")
+    func leftoverDepartures() {
+        var tracker = PresenceRangingTracker(topics: Self.topics, mqttRoom: false)
+        let room: (BeaconIdentity) -> String? = { $0 == Self.b ? "hall" : nil }
+        tracker.assumePublished([Self.a, Self.b, Self.c])
+        // c ranged again by this run; b listed (unheard) by a delivery; a nowhere.
+        _ = tracker.messages(for: [Self.heard(Self.c), Self.unheard(Self.b)], ranging: Self.any, label: "lobby", at: Timestamp(seconds: 1), room: room)
+        #expect(Self.sent(tracker.leftoverDepartures(of: [Self.a, Self.b, Self.c], room: room)) == Self.cleared(Self.a))
+        #expect(tracker.leftoverDepartures(of: [Self.a], room: room).isEmpty, "once")
+        // b dropped later: cleared then, with its room.
+        #expect(Self.sent(tracker.messages(for: [Self.heard(Self.c)], ranging: Self.any, label: "lobby", at: Timestamp(seconds: 2), room: room))
+                == Self.cleared(Self.b, attributes: #"{"room":"hall"}"#))
+    }
+
+    @Test("The scan reads a beacon from the site's own distance topics only, and numbers only")
+    func scanTopics() {
+        let base = Self.topics.base
+        #expect(RetainedDistanceScan.beacon(distanceTopic: Self.topics.beaconDistance(Self.a), base: base) == Self.a)
+        #expect(RetainedDistanceScan.beacon(distanceTopic: Self.topics.beaconAttributes(Self.a), base: base) == nil)
+        #expect(RetainedDistanceScan.beacon(distanceTopic: PresenceTopics(site: "other").beaconDistance(Self.a), base: base) == nil)
+        #expect(RetainedDistanceScan.beacon(distanceTopic: base + "/beacons//distance", base: base) == nil)
+        #expect(RetainedDistanceScan.beacon(distanceTopic: base + "/beacons/x/y/distance", base: base) == nil)
+        #expect(RetainedDistanceScan.beacon(distanceTopic: base + "/beacons/E2C56DB5-DFFB-48D2-B060-D0F5A71096E0-1-1/distance", base: base) == nil,
+                "not the exact key form")
+        #expect(RetainedDistanceScan.isDistance(Array("2.35".utf8)) && RetainedDistanceScan.isDistance(Array("0".utf8)))
+        for payload in ["None", "", "nan", "inf", "1e999", "2.5 m", String(repeating: "1", count: 40)] {
+            #expect(!RetainedDistanceScan.isDistance(Array(payload.utf8)), "\(payload)")
+        }
+    }
+}

@@ -69,6 +69,19 @@ public final class PresenceHub: Sendable {
     let departedWhileDisconnected = LockedBox<Set<BeaconIdentity>>([])
     /// The beacons' tracker configurations on the broker: devices deleted in Home Assistant, entities nobody recorded (with discovery only).
     let trackerWatch: TrackerConfigWatch?
+    /// The distances an earlier run left retained on the broker, read once, at the first
+    /// connection whose scan completes; the ranging loop clears those no ranging lists after
+    /// ``leftoverGrace``.
+    let distanceScan: RetainedDistanceScan
+    /// Whether the scan is still to run (`pending`), running, or done.
+    let scanPhase = LockedBox(ScanPhase.pending)
+    enum ScanPhase { case pending, running, done }
+    /// What the scan found, until the ranging loop takes it.
+    let leftovers = LockedBox<Set<BeaconIdentity>?>(nil)
+    /// How long a beacon whose distance an earlier run left retained may go unranged before its
+    /// distance is cleared: long enough for the sources to come up and a beacon still around to be
+    /// ranged again (a region restored inside ranges at once; a node reports every few seconds).
+    let leftoverGrace: Duration
 
     /// What the hub has done since start.
     public struct Counters: Hashable, Sendable {
@@ -132,8 +145,9 @@ public final class PresenceHub: Sendable {
     ///   round (``eventsPerRound``; `bench mqtt` compares 1 with the default).
     public init(configuration: MQTTHubConfiguration, homeAssistant: HomeAssistantConfiguration?, sources: [MQTTSourceConfiguration],
                 service: MonitoringService, logger: Logger, environment: [String: String] = ProcessInfo.processInfo.environment,
-                eventsPerRound: Int = 64) throws {
+                eventsPerRound: Int = 64, leftoverGrace: Duration = .seconds(30)) throws {
         try configuration.validate()
+        self.leftoverGrace = leftoverGrace
         self.eventsPerRound = max(1, eventsPerRound)
         self.configuration = configuration
         self.homeAssistant = homeAssistant
@@ -146,6 +160,7 @@ public final class PresenceHub: Sendable {
         presenceOutputs.retainsAllDepartures = configuration.retainsAllDepartures
         outputs = LockedBox(presenceOutputs)
         trackerWatch = discovery.map(TrackerConfigWatch.init)
+        distanceScan = RetainedDistanceScan(topics: topics)
         // Batching: one read's sightings to the engine together, so their events commit together.
         let ingest = sources.isEmpty ? nil : MQTTSightingIngest(sources: sources, manager: service.manager, logger: logger, batching: true)
         self.ingest = ingest
@@ -385,6 +400,8 @@ public final class PresenceHub: Sendable {
             }
             return
         }
+        // The site's own distances: an earlier run's retained ones while the scan runs.
+        if distanceScan.received(message) { return }
         if let trackerWatch, trackerWatch.received(message) {
             if trackerWatch.isPending { wake.signal() }
             return
@@ -417,6 +434,7 @@ public final class PresenceHub: Sendable {
                 guard online else { return }
                 await self.sendDiscovery()
                 self.wake.signal()
+                await self.scanLeftovers()
             }
         case .subscriptionRefused(let filter):
             // A sighting filter refused: the beacons on it go unheard, which must read as the
@@ -818,8 +836,10 @@ public final class PresenceHub: Sendable {
     /// Beacon distances and attributes from the ranging updates (QoS 0, retained; skipped while
     /// disconnected), and their clearing: a beacon heard by no scanner (`didChangeNearestScanner`
     /// to none), dropped from the deliveries that listed it, or listed only by rangings that
-    /// ended (a region's exit or failure at once, its removal within a second). One loop, so a
-    /// clearing never overtakes the distance published before it.
+    /// ended (a region's exit or failure at once, its removal within a second), or whose distance
+    /// an earlier run left retained and that is not ranged again within ``leftoverGrace``
+    /// (``scanLeftovers()``). One loop, so a clearing never overtakes the distance published
+    /// before it.
     func publishRanging() async {
         var tracker = PresenceRangingTracker(topics: topics, mqttRoom: homeAssistant?.mqttRoom == true)
         // Beacons placed in rooms restored at the start (``MonitoringService/restoreRooms()``,
@@ -841,10 +861,40 @@ public final class PresenceHub: Sendable {
                 }
             }
             var connection = 0
+            // The earlier run's retained distances, assumed published, and when to clear those not ranged.
+            var leftovers: (beacons: Set<BeaconIdentity>, due: ContinuousClock.Instant)?
             for await input in inputs {
                 await publishRanging(input, tracker: &tracker, connection: &connection)
+                guard case .check = input else { continue }
+                if let found = self.leftovers.withLock({ found in defer { found = nil }; return found }) {
+                    tracker.assumePublished(found)
+                    leftovers = (found, .now + leftoverGrace)
+                } else if let pending = leftovers, pending.due <= .now, client.isConnected {
+                    leftovers = nil
+                    await publish(tracker.leftoverDepartures(of: pending.beacons, room: { manager.nearestScanner(for: $0) },
+                                                             kept: { self.keepsDeparture(of: $0, self.outputs.withLock { $0 }) }))
+                }
             }
             group.cancelAll()
+        }
+    }
+
+    /// Runs the scan of the distances an earlier run left retained (``RetainedDistanceScan``),
+    /// unless one completed or runs: found, they go to the ranging loop; not completed (the
+    /// connection dropped), it runs again at the next connection.
+    func scanLeftovers() async {
+        let start = scanPhase.withLock { phase -> Bool in
+            guard phase == .pending else { return false }
+            phase = .running
+            return true
+        }
+        guard start else { return }
+        let found = await distanceScan.run(on: client, timeout: .seconds(10))
+        if let found { leftovers.withLock { $0 = found } }
+        scanPhase.withLock { $0 = found == nil ? .pending : .done }
+        if let found, !found.isEmpty {
+            logger.info("distances an earlier run left retained: cleared for the beacons not ranged again soon",
+                        metadata: ["beacons": "\(found.count)", "grace": "\(leftoverGrace)"])
         }
     }
 

@@ -29,6 +29,14 @@ public struct PresenceRangingTracker: Sendable {
         var distance: Double
         var room: String?
         var time: Timestamp
+
+        /// Counted as published by an earlier run (``assumePublished(_:)``), nothing published by this one.
+        static func assumed() -> Published {
+            // No distance (any first one differs) and a time no sweep reaches.
+            Published(distance: .nan, room: nil, time: Timestamp(seconds: .greatestFiniteMagnitude))
+        }
+
+        var isAssumed: Bool { time.seconds == .greatestFiniteMagnitude }
     }
 
     /// What was last published per beacon. An entry older than ``refreshInterval`` decides
@@ -65,9 +73,25 @@ public struct PresenceRangingTracker: Sendable {
     /// ```
     public mutating func assumePublished(_ beacons: some Sequence<BeaconIdentity>) {
         for beacon in beacons where published[beacon] == nil {
-            // No distance (any first one differs) and a time no sweep reaches.
-            published[beacon] = Published(distance: .nan, room: nil, time: Timestamp(seconds: .greatestFiniteMagnitude))
+            published[beacon] = .assumed()
         }
+    }
+
+    /// The departures of those of `beacons` still only assumed published (``assumePublished(_:)``:
+    /// this run published no distance of them) that no ranging lists: distance `None`, attributes
+    /// with their room, `room`, or `not_home` (retained when `kept`). The hub asks this a grace
+    /// period after it found an earlier run's distances retained on the broker
+    /// (``RetainedDistanceScan``): a beacon still around is ranged by then.
+    ///
+    /// ```swift
+    /// tracker.assumePublished(leftovers)
+    /// // 30 s later:
+    /// publish(tracker.leftoverDepartures(of: leftovers, room: { manager.nearestScanner(for: $0) }))
+    /// ```
+    public mutating func leftoverDepartures(of beacons: some Sequence<BeaconIdentity>, room: (BeaconIdentity) -> String?,
+                                            kept: (BeaconIdentity) -> Bool = { _ in true }) -> [PresenceMessage] {
+        let assumed = beacons.filter { published[$0]?.isAssumed == true }
+        return departures(of: Set(assumed), room: room, kept: kept)
     }
 
     /// Every tracked beacon's distance and attributes go out again at its next update, changed
