@@ -240,6 +240,13 @@ public final class LocationManager: Sendable {
         state.withLock { $0.engine.isRanging(constraint, label: label) }
     }
 
+    /// For each of `rangings`, whether it is still ranged (``MonitoringEngine/isRanging(_:label:)``),
+    /// asked under one lock: the presence hub asks every second about each ranging it published
+    /// distances from.
+    public func isRanging(_ rangings: [(constraint: BeaconIdentityConstraint, label: String)]) -> [Bool] {
+        state.withLock { state in rangings.map { state.engine.isRanging($0.constraint, label: $0.label) } }
+    }
+
     /// How far `identity` is from `scanner` by that scanner's readings alone, in the ranging of
     /// `constraint` under `label` (``MonitoringEngine/rangedDistance(of:from:ranging:label:)``).
     public func rangedDistance(of identity: BeaconIdentity, from scanner: String, ranging constraint: BeaconIdentityConstraint, label: String) -> Double? {

@@ -78,8 +78,8 @@ struct RangingSessionTable: Sendable {
     func slot(of constraint: BeaconIdentityConstraint, label: String) -> Int? {
         if let slot = firstSlot(of: constraint, where: { $0.label == label }) { return slot }
         // The helper sessions `label` owns (a handful), not every owner list: the hub asks this
-        // every second for each label it published distances under, mostly for labels whose
-        // ranging ended.
+        // every second for each ranging it published distances from, and a session shared by
+        // several regions inside is found here under every owner but its first.
         return automaticByLabel[label]?.first { sessions[Int($0)]?.constraint == constraint }.map(Int.init)
     }
 

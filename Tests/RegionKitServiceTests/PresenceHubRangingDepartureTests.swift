@@ -112,6 +112,7 @@ struct PresenceHubRangingDepartureTests {
         let service = hub.service
         service.startMonitoring(.beacon(try BeaconRegion(identifier: "lobby", uuid: Self.lobbyUUID)))
         let goneDistance = try await StatusListener(topic: topics.beaconDistance(gone), broker: broker)
+        let backDistanceHeard = try await StatusListener(topic: topics.beaconDistance(back), broker: broker)
         let running = Task { await hub.run() }
         try await eventually(timeout: .seconds(20), "the hub connected") { hub.client.isConnected }
         try await eventually(timeout: .seconds(20), "the scan done") { hub.scanPhase.withLock { $0 } == .done }
@@ -124,12 +125,70 @@ struct PresenceHubRangingDepartureTests {
             goneDistance.heard.withLock { $0 }.suffix(2) == ["None", ""]
         }
         await goneDistance.stop()
+        await backDistanceHeard.stop()
+        // Never cleared, not even for a moment: the retained 7.5 (heard at the subscription), then its new distances.
+        let heardBack = backDistanceHeard.heard.withLock { $0 }
+        #expect(heardBack.count >= 2 && heardBack.allSatisfy { Double($0) != nil } && heardBack.last != "7.5", "\(heardBack)")
         #expect(try await PresenceHubStatusTests.retained(topics.beaconDistance(gone), on: broker) == [])
         #expect(try await PresenceHubStatusTests.retained(topics.beaconAttributes(gone), on: broker) == [])
         let backDistance = try await PresenceHubStatusTests.retained(topics.beaconDistance(back), on: broker)
         #expect(backDistance.count == 1 && backDistance != ["7.5"] && backDistance.first.flatMap(Double.init) != nil, "\(backDistance)")
         #expect(try await PresenceHubStatusTests.retained(topics.beaconDistance(cleared), on: broker) == ["None"])
         #expect(try await PresenceHubStatusTests.retained(elsewhere.beaconDistance(gone), on: broker) == ["4"])
+        await hub.shutdown(drainTimeout: .seconds(10))
+        running.cancel()
+        await running.value
+    }
+
+    /// A source outage stops every ranging (`didFailRanging`, `monitoringDidFail`): that is not
+    /// every beacon leaving. Nothing is cleared while the source is away; once it is back, the
+    /// beacons ranged again keep their distance, and one not ranged again within the grace period
+    /// is cleared.
+    @Test("A beacon source outage clears no distance; after it, a beacon ranged again keeps its distance and one that left meanwhile is cleared after the grace period",
+          .timeLimit(.minutes(2)))
+    func outageClearsNothing() async throws {
+        let broker = try MosquittoBroker()
+        try broker.start()
+        defer { broker.stop() }
+        let clock = VirtualClock()
+        let hub = try PresenceHubStatusTests.hub(site: "outage", broker: broker, store: try RegionStore(path: temporaryStorePath()), clock: clock,
+                                                 leftoverGrace: .seconds(3))
+        let service = hub.service
+        let topics = PresenceTopics(site: "outage")
+        service.startMonitoring(.beacon(try BeaconRegion(identifier: "lobby", uuid: Self.lobbyUUID)))
+        let (stays, leaves) = (BeaconIdentity(uuid: Self.lobbyUUID, major: 4, minor: 1), BeaconIdentity(uuid: Self.lobbyUUID, major: 4, minor: 2))
+        let running = Task { await hub.run() }
+        try await eventually(timeout: .seconds(20), "the hub connected") { hub.client.isConnected }
+        let staying = try await StatusListener(topic: topics.beaconDistance(stays), broker: broker)
+        let leaving = try await StatusListener(topic: topics.beaconDistance(leaves), broker: broker)
+        func hear(_ beacons: [BeaconIdentity], seconds: Double) {
+            for _ in 0..<Int(seconds * 2) {
+                for beacon in beacons { service.manager.ingest(BeaconObservation(identity: beacon, rssi: -62, timestamp: clock.now)) }
+                clock.advance(by: 0.5)
+            }
+        }
+        hear([stays, leaves], seconds: 10)
+        for listener in [staying, leaving] {
+            try await eventually(timeout: .seconds(20), "distance published") { listener.heard.withLock { $0 }.contains { Double($0) != nil } }
+        }
+        // The source goes away for longer than the grace period (real seconds: the hub's checks).
+        service.manager.setSourceStatus(.restricted(reason: "the scanner is unplugged"), for: .beacon)
+        #expect(!service.manager.isRanging(try BeaconIdentityConstraint(uuid: Self.lobbyUUID), label: "lobby"))
+        try await Task.sleep(for: .seconds(5))
+        for listener in [staying, leaving] {
+            #expect(listener.heard.withLock { $0 }.allSatisfy { Double($0) != nil }, "cleared during the outage: \(listener.heard.withLock { $0 })")
+        }
+        // Back: the lobby registers again, `stays` is ranged again; `leaves` left meanwhile.
+        service.manager.setSourceStatus(.authorized, for: .beacon)
+        hear([stays], seconds: 10)
+        try await eventually(timeout: .seconds(20), "leaves cleared: \(leaving.heard.withLock { $0 })") {
+            leaving.heard.withLock { $0 }.suffix(2) == ["None", ""]
+        }
+        await staying.stop()
+        await leaving.stop()
+        let heardStays = staying.heard.withLock { $0 }
+        #expect(heardStays.allSatisfy { Double($0) != nil } && heardStays.count >= 2, "stays: \(heardStays)")
+        #expect(try await PresenceHubStatusTests.retained(topics.beaconDistance(stays), on: broker).first.flatMap(Double.init) != nil)
         await hub.shutdown(drainTimeout: .seconds(10))
         running.cancel()
         await running.value

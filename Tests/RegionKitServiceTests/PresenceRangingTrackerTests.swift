@@ -128,4 +128,23 @@ extension PresenceRangingTrackerTests {
             #expect(!RetainedDistanceScan.isDistance(Array(payload.utf8)), "\(payload)")
         }
     }
+
+    @Test("Rangings stopped for want of a source clear nothing: their beacons listed nowhere else become assumed, published again at once when ranged, cleared as leftovers otherwise")
+    func rangingSuspended() {
+        var tracker = PresenceRangingTracker(topics: Self.topics, mqttRoom: false)
+        let noRoom: (BeaconIdentity) -> String? = { _ in nil }
+        _ = tracker.messages(for: [Self.heard(Self.a), Self.heard(Self.b), Self.unheard(Self.c)], ranging: Self.any, label: "lobby", at: Timestamp(seconds: 1), room: noRoom)
+        _ = tracker.messages(for: [Self.heard(Self.b)], ranging: Self.majorOne, label: "wing", at: Timestamp(seconds: 1), room: noRoom)
+        // The lobby's ranging stops with its source: a (and c, never published) listed nowhere else; b still the wing's.
+        #expect(tracker.rangingSuspended(where: { _, label in label == "lobby" }) == [Self.a])
+        #expect(tracker.listings == [Self.b: 1] && tracker.listed.count == 1)
+        #expect(tracker.published[Self.a]?.isAssumed == true && tracker.published[Self.b]?.isAssumed == false)
+        // a ranged again: its distance at once (even unchanged), and no longer a leftover.
+        #expect(tracker.messages(for: [Self.heard(Self.a)], ranging: Self.any, label: "lobby", at: Timestamp(seconds: 5), room: noRoom).count == 2)
+        #expect(tracker.leftoverDepartures(of: [Self.a], room: noRoom).isEmpty)
+        // Suspended again and not ranged: cleared as a leftover.
+        #expect(tracker.rangingSuspended(where: { _, _ in true }) == [Self.a, Self.b])
+        #expect(tracker.listed.isEmpty && tracker.listings.isEmpty)
+        #expect(Self.sent(tracker.leftoverDepartures(of: [Self.a, Self.b], room: noRoom)) == Self.cleared(Self.a) + Self.cleared(Self.b))
+    }
 }

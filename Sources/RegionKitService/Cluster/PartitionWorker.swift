@@ -359,6 +359,10 @@ final class PartitionWorker: LocationManagerDelegate {
             return (manager, offline)
         }
         guard let (resumed, offline) = resumed else { return }
+        // The old engine's rangings are gone with it, not their beacons: forgotten without a
+        // clearing; a beacon still around is listed by the new engine's first deliveries that
+        // hear it, one that left meanwhile is cleared when it leaves its room.
+        ranging.withLock { tracker in _ = tracker?.rangingSuspended(where: { _, _ in true }) }
         register(on: resumed, from: states)
         let rooms = lastRooms.withLock { $0 }
         resumed.restoreNearestScanners(rooms)
@@ -436,6 +440,8 @@ final class PartitionWorker: LocationManagerDelegate {
         guard current.withLock({ $0.manager === manager && !$0.suspended }) else { return }
         switch event.kind {
         case .didDetermineState(let state, let region) where state != .unknown:
+            // Outside (also without an exit notification): the region's ranging ended with it.
+            if state == .outside { rangingEnded(of: region.identifier, on: manager) }
             let since = manager.monitoredRegion(region.identifier)?.stateSince?.seconds ?? event.timestamp.seconds
             lastStates.withLock { $0[region.identifier] = RegionContribution(partition: lease.partition, state: state, since: since) }
             writer.submit(.init(region: region, state: state, since: since, time: event.timestamp.seconds, evidence: event.evidence))
@@ -459,17 +465,13 @@ final class PartitionWorker: LocationManagerDelegate {
                 // must not hold the next update back as "unchanged".
                 if messages.isEmpty || client.publishDetached(messages.map(PresenceHub.mqtt)) { tracker = current }
             }
-        case .didExitRegion, .monitoringDidFail, .didFailRanging:
-            // The region's ranging ended with it: the beacons only it listed are cleared (no
-            // delivery will drop them), in order with the distances.
-            guard client.isConnected else { return }
-            let client = client
-            ranging.withLock { tracker in
-                guard var current = tracker else { return }
-                let messages = current.rangingEnded(where: { !manager.isRanging($0, label: $1) }, room: { manager.nearestScanner(for: $0) },
-                                                    kept: { _ in retainsDepartures })
-                if messages.isEmpty || client.publishDetached(messages.map(PresenceHub.mqtt)) { tracker = current }
-            }
+        case .didExitRegion(let region):
+            rangingEnded(of: region.identifier, on: manager)
+        case .monitoringDidFail(let region, _):
+            // Failed for want of a source: its ranging stopped, its beacons did not leave.
+            suspendRanging(of: region.identifier, on: manager)
+        case .didFailRanging(_, let label, _):
+            suspendRanging(of: label, on: manager)
         case .didChangeNearestScanner(let identity, let scanner, _):
             // Heard by no scanner any more: the distance and attributes this partition published
             // for it stop placing it, on the connection its distances go out on, in order with them.
@@ -493,6 +495,35 @@ final class PartitionWorker: LocationManagerDelegate {
             writer.submit(.events(time: time, rows: [row]))
         default:
             break
+        }
+    }
+
+    /// The rangings under `label` that `manager` no longer ranges (its region left): the beacons
+    /// only they listed are cleared (no delivery will drop them), on the connection the
+    /// distances go out on, in order with them. Disconnected: nothing now; the next delivery
+    /// that drops them, or their room's departure, clears them.
+    private func rangingEnded(of label: String, on manager: LocationManager) {
+        guard client.isConnected else { return }
+        let client = client
+        ranging.withLock { tracker in
+            guard var current = tracker else { return }
+            let ended = current.endedRangings(on: manager) { $0 == label }
+            guard !ended.isEmpty else { return }
+            let messages = current.rangingEnded(where: { ended.contains(.init(constraint: $0, label: $1)) }, room: { manager.nearestScanner(for: $0) },
+                                                kept: { _ in retainsDepartures })
+            if messages.isEmpty || client.publishDetached(messages.map(PresenceHub.mqtt)) { tracker = current }
+        }
+    }
+
+    /// The rangings under `label` that stopped for want of a source: forgotten without a
+    /// clearing (``PresenceRangingTracker/rangingSuspended(where:)``).
+    private func suspendRanging(of label: String, on manager: LocationManager) {
+        ranging.withLock { tracker in
+            guard var current = tracker else { return }
+            let ended = current.endedRangings(on: manager) { $0 == label }
+            guard !ended.isEmpty else { return }
+            _ = current.rangingSuspended(where: { ended.contains(.init(constraint: $0, label: $1)) })
+            tracker = current
         }
     }
 

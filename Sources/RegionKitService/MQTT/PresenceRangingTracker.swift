@@ -49,14 +49,36 @@ public struct PresenceRangingTracker: Sendable {
     static let minimumSweep = 1024
 
     /// A ranging whose deliveries the tracker was fed: its constraint, and the label they carry.
-    struct Ranging: Hashable, Sendable {
-        var constraint: BeaconIdentityConstraint
-        var label: String
+    public struct Ranging: Hashable, Sendable {
+        public var constraint: BeaconIdentityConstraint
+        public var label: String
+
+        public init(constraint: BeaconIdentityConstraint, label: String) {
+            self.constraint = constraint
+            self.label = label
+        }
     }
 
     /// The beacons each ranging's last delivery listed (heard or not), for the rangings fed
     /// whole deliveries; a ranging whose last delivery listed none is not kept.
     var listed: [Ranging: Set<BeaconIdentity>] = [:]
+    /// How many of ``listed``'s rangings list each beacon (a beacon none lists is not kept).
+    var listings: [BeaconIdentity: Int] = [:]
+
+    /// The rangings whose deliveries the tracker was fed and that listed beacons last time, with
+    /// a label `label` accepts, that `manager` no longer ranges (asked under one lock): those for
+    /// ``rangingEnded(where:room:kept:)`` or ``rangingSuspended(where:)``.
+    ///
+    /// ```swift
+    /// let ended = tracker.endedRangings(on: manager) { $0 == region.identifier }
+    /// publish(tracker.rangingEnded(where: { ended.contains(.init(constraint: $0, label: $1)) }, room: room))
+    /// ```
+    public func endedRangings(on manager: LocationManager, label: (String) -> Bool = { _ in true }) -> Set<Ranging> {
+        let rangings = listed.keys.filter { label($0.label) }
+        guard !rangings.isEmpty else { return [] }
+        let live = manager.isRanging(rangings.map { ($0.constraint, $0.label) })
+        return Set(zip(rangings, live).compactMap { ranging, live in live ? nil : ranging })
+    }
 
     public init(topics: PresenceTopics, mqttRoom: Bool) {
         self.topics = topics
@@ -149,20 +171,42 @@ public struct PresenceRangingTracker: Sendable {
                                   kept: (BeaconIdentity) -> Bool = { _ in true }) -> [PresenceMessage] {
         let ranging = Ranging(constraint: constraint, label: label)
         let now = Set(beacons.lazy.map(\.identity))
-        let before = now.isEmpty ? listed.removeValue(forKey: ranging) : listed.updateValue(now, forKey: ranging)
-        var messages: [PresenceMessage] = []
-        if let before {
-            messages = departures(of: before.subtracting(now), room: room, kept: kept)
-        }
+        let before = (now.isEmpty ? listed.removeValue(forKey: ranging) : listed.updateValue(now, forKey: ranging)) ?? []
+        for beacon in now where !before.contains(beacon) { listings[beacon, default: 0] += 1 }
+        let dropped = before.subtracting(now)
+        unlist(dropped)
+        let messages = departures(of: dropped, room: room, kept: kept)
         return messages + self.messages(for: beacons, at: time, room: room, roomDistance: roomDistance)
     }
 
+    /// One ranging fewer lists each of `beacons`.
+    private mutating func unlist(_ beacons: Set<BeaconIdentity>) {
+        for beacon in beacons {
+            guard let count = listings[beacon] else { continue }
+            listings[beacon] = count > 1 ? count - 1 : nil
+        }
+    }
+
+    /// Forgets the rangings `ended` names and returns the beacons they listed that no other
+    /// ranging lists now.
+    private mutating func forgetRangings(where ended: (BeaconIdentityConstraint, String) -> Bool) -> Set<BeaconIdentity> {
+        let gone = listed.keys.filter { ended($0.constraint, $0.label) }
+        var candidates = Set<BeaconIdentity>()
+        for ranging in gone {
+            guard let beacons = listed.removeValue(forKey: ranging) else { continue }
+            unlist(beacons)
+            candidates.formUnion(beacons)
+        }
+        return candidates.filter { !isListed($0) }
+    }
+
     /// The rangings fed whole deliveries whose ranging ended (`ended`: their constraint and label
-    /// get no delivery any more: the region left, was removed or failed, the app stopped it) are
+    /// get no delivery any more: the region left or was removed, the app stopped it) are
     /// forgotten, with the departure of each beacon they listed that no other ranging lists
     /// (as ``messages(for:ranging:label:at:room:roomDistance:kept:)`` clears one dropped from a
-    /// delivery). Asked after each exit and failure, and every second for what no event says (a
-    /// region removed).
+    /// delivery). A ranging that ended because its source went away is
+    /// ``rangingSuspended(where:)`` instead. The hub asks this after each exit and every second
+    /// for what no event says (a region removed); a cluster partition after each exit.
     ///
     /// ```swift
     /// publish(tracker.rangingEnded(where: { !manager.isRanging($0, label: $1) },
@@ -170,13 +214,24 @@ public struct PresenceRangingTracker: Sendable {
     /// ```
     public mutating func rangingEnded(where ended: (BeaconIdentityConstraint, String) -> Bool, room: (BeaconIdentity) -> String?,
                                       kept: (BeaconIdentity) -> Bool = { _ in true }) -> [PresenceMessage] {
-        let gone = listed.keys.filter { ended($0.constraint, $0.label) }
-        guard !gone.isEmpty else { return [] }
-        var candidates = Set<BeaconIdentity>()
-        for ranging in gone {
-            if let beacons = listed.removeValue(forKey: ranging) { candidates.formUnion(beacons) }
-        }
-        return departures(of: candidates, room: room, kept: kept)
+        departures(of: forgetRangings(where: ended), room: room, kept: kept)
+    }
+
+    /// The rangings `ended` names stopped for want of a source (a scanner, the broker): not
+    /// their beacons leaving, so nothing is cleared. They are forgotten, and the beacons they
+    /// listed that no other ranging lists count as published by an earlier run
+    /// (``assumePublished(_:)``): their distance goes out at once when they are ranged again,
+    /// and the caller clears those that are not within a grace period after the source is back
+    /// (``leftoverDepartures(of:room:kept:)``). Returns those beacons (with a distance published).
+    ///
+    /// ```swift
+    /// case .didFailRanging:   // the beacon source went away
+    ///     suspended.formUnion(tracker.rangingSuspended(where: { !manager.isRanging($0, label: $1) }))
+    /// ```
+    public mutating func rangingSuspended(where ended: (BeaconIdentityConstraint, String) -> Bool) -> Set<BeaconIdentity> {
+        let beacons = forgetRangings(where: ended).filter { published[$0] != nil }
+        for beacon in beacons { published[beacon] = .assumed() }
+        return beacons
     }
 
     /// The departures of `beacons` that no ranging lists any more and whose distance was
@@ -185,6 +240,7 @@ public struct PresenceRangingTracker: Sendable {
     mutating func departures(of beacons: Set<BeaconIdentity>, room: (BeaconIdentity) -> String?, kept: (BeaconIdentity) -> Bool) -> [PresenceMessage] {
         guard !beacons.isEmpty else { return [] }
         let gone = beacons.filter { beacon in published[beacon] != nil && !isListed(beacon) }
+        guard !gone.isEmpty else { return [] }
         var messages: [PresenceMessage] = []
         for beacon in gone.sorted(by: { $0.description < $1.description }) {
             published[beacon] = nil
@@ -195,7 +251,7 @@ public struct PresenceRangingTracker: Sendable {
 
     /// Whether a ranging's last delivery listed `beacon`.
     func isListed(_ beacon: BeaconIdentity) -> Bool {
-        listed.values.contains { $0.contains(beacon) }
+        listings[beacon] != nil
     }
 
     /// The messages for a ranging update of `beacons` at `time`: each beacon's distance and

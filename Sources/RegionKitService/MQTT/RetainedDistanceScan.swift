@@ -10,11 +10,13 @@ import RegionKitMQTT
 /// ranging lists after a grace period (``PresenceRangingTracker/leftoverDepartures(of:room:kept:)``).
 ///
 /// Subscribes to `regionkit/<site>/beacons/+/distance` and to a marker topic of its own, then
-/// publishes the marker: the broker sends a subscription's retained messages before anything
+/// publishes the marker. Mosquitto sends a subscription's retained messages before anything
 /// published after it on the same connection, so when the marker comes back every retained
-/// distance has arrived. Then both are unsubscribed (the hub's own distances would otherwise come
-/// back to it). Only retained messages count (a broker forwards live ones with the retain flag
-/// clear), and only numbers: `None` and an empty payload are departures already made.
+/// distance has arrived; MQTT does not promise that order (brokers that deliver retained messages
+/// on their own schedule exist), so the scan also waits until ``quietPeriod`` has passed without a
+/// new one. Then both are unsubscribed (the hub's own distances would otherwise come back to it).
+/// Only retained messages count (a broker forwards live ones with the retain flag clear), and
+/// only numbers: `None` and an empty payload are departures already made.
 ///
 /// ```swift
 /// let scan = RetainedDistanceScan(topics: topics)
@@ -27,11 +29,16 @@ final class RetainedDistanceScan: Sendable {
     let filter: String
     /// A topic of this scan alone (under the site's base: a client allowed to publish there may use it).
     let marker: String
+    /// `regionkit/<site>/beacons/`: a distance topic starts with it.
+    private let beaconsPrefix: String
+    /// After the marker, how long without a new retained distance ends the scan.
+    static let quietPeriod = Duration.milliseconds(500)
 
     private struct State {
         var scanning = false
         var found: Set<BeaconIdentity> = []
         var markerSeen: FirstResult<Void>?
+        var lastFound = ContinuousClock.now
     }
 
     private let state = LockedBox(State())
@@ -43,6 +50,7 @@ final class RetainedDistanceScan: Sendable {
         self.topics = topics
         filter = topics.base + "/beacons/+/distance"
         marker = topics.base + "/scan/" + UUID().uuidString.lowercased()
+        beaconsPrefix = topics.base + "/beacons/"
     }
 
     /// Whether `message` is the scan's (a distance under the site, or the marker), noting a
@@ -52,10 +60,13 @@ final class RetainedDistanceScan: Sendable {
             state.withLock { $0.markerSeen }?.finish(.success(()))
             return true
         }
-        guard let beacon = Self.beacon(distanceTopic: message.topic, base: topics.base) else { return false }
+        // Every sighting message passes here: one prefix test for those.
+        guard message.topic.hasPrefix(beaconsPrefix), let beacon = Self.beacon(distanceTopic: message.topic, base: topics.base) else { return false }
         guard message.retain, Self.isDistance(message.payload) else { return true }
         state.withLock { state in
-            if state.scanning { state.found.insert(beacon) }
+            guard state.scanning else { return }
+            state.found.insert(beacon)
+            state.lastFound = .now
         }
         return true
     }
@@ -67,7 +78,7 @@ final class RetainedDistanceScan: Sendable {
     func run(on client: MQTTClient, timeout: Duration) async -> Set<BeaconIdentity>? {
         let seen = FirstResult<Void>()
         state.withLock { state in
-            state = State(scanning: true, found: [], markerSeen: seen)
+            state = State(scanning: true, found: [], markerSeen: seen, lastFound: .now)
         }
         let timer = Task {
             try? await Task.sleep(for: timeout)
@@ -79,6 +90,14 @@ final class RetainedDistanceScan: Sendable {
             try await client.subscribe(marker, qos: .atMostOnce)
             try await client.publish(MQTTMessage(topic: marker, payload: Array("scan".utf8), qos: .atMostOnce))
             try await seen.value
+            // Until a quiet period passes without a new retained distance (bounded by the timeout).
+            let deadline = ContinuousClock.now + timeout
+            while ContinuousClock.now < deadline {
+                let quietSince = state.withLock { $0.lastFound }
+                let wait = quietSince + Self.quietPeriod - .now
+                guard wait > .zero else { break }
+                try await Task.sleep(for: wait)
+            }
             complete = true
         } catch {
             complete = false

@@ -48,10 +48,11 @@ struct PartitionWorkerRangingTests {
         #expect(received.last == Double(count) * 0.25, "the last distance published is the newest")
     }
 
-    /// The partition clears a distance it published once no ranging lists the beacon: here its
-    /// ranging (label `all`, which no session of the partition's engine carries) counts as ended
-    /// at the next exit, as the region's own ranging ends with its exit.
-    @Test("A region's exit clears the distances its ranging published (retained None), in order after them", .timeLimit(.minutes(2)))
+    /// The partition clears a distance it published once no ranging lists the beacon: at the
+    /// region's exit, the rangings under its identifier that its engine no longer ranges end. A
+    /// beacon the region's live ranging (the app's, here) still lists keeps its distance.
+    @Test("A region's exit clears the distances its ended ranging published (retained None), in order after them; a live ranging's beacon keeps its distance",
+          .timeLimit(.minutes(2)))
     func exitClearsDistances() async throws {
         let broker = try MosquittoBroker()
         try broker.start()
@@ -67,15 +68,34 @@ struct PartitionWorkerRangingTests {
                                      logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }, onEvents: { _ in }, onFenced: { _ in })
         try await worker.start()
         try await eventually(timeout: .seconds(20), "the partition connects") { worker.status.state == .up }
+        let kept = BeaconIdentity(uuid: Self.identity.uuid, major: 1, minor: 9)
         let subscriber = try await broker.subscribe(topic: topics.beaconDistance(Self.identity), count: 2, qos: 0, timeout: 60)
+        let keptSubscriber = try await broker.subscribe(topic: topics.beaconDistance(kept), count: 2, qos: 0, timeout: 8)
         let manager = worker.current.withLock { $0.manager }
-        let constraint = try BeaconIdentityConstraint(uuid: Self.identity.uuid)
-        let beacon = Beacon(identity: Self.identity, proximity: .near, accuracy: 1.5, rssi: -70, timestamp: Timestamp(seconds: 1))
-        worker.locationManager(manager, didReceive: LocationEvent(timestamp: Timestamp(seconds: 1), kind: .didRangeBeacons([beacon], constraint, label: "all")))
-        worker.locationManager(manager, didReceive: LocationEvent(timestamp: Timestamp(seconds: 2), kind: .didExitRegion(hall)))
+        // The app ranges the hall's own constraint under its identifier: a live ranging, whose
+        // real deliveries (every second) list `kept`, heard now. The UUID's ranging under the same
+        // identifier has no session (it ended).
+        let hallRegion = try #require(hall.beaconRegion)
+        manager.startRangingBeacons(in: hallRegion)
+        #expect(manager.isRanging(hallRegion.constraint, label: "hall"))
+        // Heard throughout (a beacon unheard for the ranging retention is dropped, and cleared).
+        let hearing = Task {
+            while !Task.isCancelled {
+                manager.ingest(BeaconObservation(identity: kept, rssi: -70, timestamp: manager.clock.now))
+                try? await Task.sleep(for: .milliseconds(250))
+            }
+        }
+        defer { hearing.cancel() }
+        let any = try BeaconIdentityConstraint(uuid: Self.identity.uuid)
+        let beacon = Beacon(identity: Self.identity, proximity: .near, accuracy: 1.5, rssi: -70, timestamp: manager.clock.now)
+        worker.locationManager(manager, didReceive: LocationEvent(timestamp: manager.clock.now, kind: .didRangeBeacons([beacon], any, label: "hall")))
+        worker.locationManager(manager, didReceive: LocationEvent(timestamp: manager.clock.now, kind: .didExitRegion(hall)))
         let received = await subscriber.waitForMessages(2, timeout: 60).map(\.payload)
         #expect(received == ["1.5", "None"])
         #expect(try await PresenceHubStatusTests.retained(topics.beaconDistance(Self.identity), on: broker) == ["None"])
+        // The live ranging's beacon: its distance only (the same distance each second: once).
+        let keptReceived = await keptSubscriber.waitForMessages(2, timeout: 8).map(\.payload)
+        #expect(keptReceived.count == 1 && keptReceived.allSatisfy { Double($0) != nil }, "\(keptReceived)")
         await worker.stop(handOver: false)
     }
 }

@@ -1,0 +1,225 @@
+import Foundation
+import RegionKit
+import RegionKitCore
+import RegionKitMQTT
+
+extension PresenceHub {
+    /// What the ranging loop handles, in order: the engine's events, and a check every second.
+    enum RangingInput: Sendable {
+        case event(LocationEvent)
+        /// Rangings ended that no event announced (a region removed, ranging stopped), the
+        /// earlier run's distances found, leftovers due.
+        case check
+    }
+
+    /// The ranging loop's own state, beside its tracker.
+    struct RangingLoopState {
+        var tracker: PresenceRangingTracker
+        /// The connection number the tracker last saw (a new one republishes every distance).
+        var connection = 0
+        /// Beacons whose distance this run did not publish but that the broker may still hold: an
+        /// earlier run's (``scanLeftovers()``), and those whose ranging stopped for want of a
+        /// source. Cleared at ``leftoversDue`` unless ranged again by then.
+        var leftovers: Set<BeaconIdentity> = []
+        var leftoversDue: ContinuousClock.Instant?
+
+        /// Clears the leftovers `grace` from now at the earliest (again while the source is away).
+        mutating func deferLeftovers(by grace: Duration) {
+            guard !leftovers.isEmpty else { return }
+            leftoversDue = max(leftoversDue ?? .now, .now + grace)
+        }
+    }
+
+    /// Beacon distances and attributes from the ranging updates (QoS 0, retained; skipped while
+    /// disconnected), and their clearing (distance `None`): a beacon heard by no scanner
+    /// (`didChangeNearestScanner` to none), dropped from the deliveries that listed it, or listed
+    /// only by rangings that ended (a region's exit at once, its removal within a second), or
+    /// whose distance an earlier run left retained and that is not ranged again within
+    /// ``leftoverGrace`` (``scanLeftovers()``). A ranging that stops because its source went away
+    /// (`didFailRanging`, `monitoringDidFail`, or found ended while the beacon source is
+    /// unusable) clears nothing: its beacons are left to the grace period, counted from the
+    /// source's return. One loop, so a clearing never overtakes the distance published before
+    /// it; a publish that fails leaves the tracker as it was, so the clearing is made again.
+    func publishRanging() async {
+        var state = RangingLoopState(tracker: PresenceRangingTracker(topics: topics, mqttRoom: homeAssistant?.mqttRoom == true))
+        // Beacons placed in rooms restored at the start (``MonitoringService/restoreRooms()``,
+        // before the hub runs): the previous run may have left their distance and attributes
+        // retained. (Every one: the regions that range them are not restored yet. For one never
+        // ranged its departure sends a little more than needed.)
+        state.tracker.assumePublished(service.restoredRooms.keys)
+        // Subscribed before the tasks start: no event falls between.
+        let events = service.manager.events(bufferingPolicy: .bufferingNewest(4096))
+        let (inputs, feed) = AsyncStream.makeStream(of: RangingInput.self, bufferingPolicy: .bufferingNewest(4096))
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                for await event in events { feed.yield(.event(event)) }
+                feed.finish()
+            }
+            group.addTask {
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: .seconds(1))
+                    feed.yield(.check)
+                }
+            }
+            for await input in inputs {
+                switch input {
+                case .event(let event): await handleRanging(event, &state)
+                case .check: await checkRanging(&state)
+                }
+            }
+            group.cancelAll()
+        }
+    }
+
+    /// One engine event of ``publishRanging()``.
+    private func handleRanging(_ event: LocationEvent, _ state: inout RangingLoopState) async {
+        let manager = service.manager
+        let room = { (beacon: BeaconIdentity) in manager.nearestScanner(for: beacon) }
+        switch event.kind {
+        case .didChangeNearestScanner(let identity, nil, _):
+            // Heard by no scanner any more: its published distance and attributes stop placing it
+            // (here, in order with the distances; nothing for a beacon never ranged).
+            // Disconnected (or the publish fails): cleared at the next connection instead.
+            // Retained only for a beacon with a Home Assistant entity (its distance sensor).
+            let messages = state.tracker.unplaced(identity, kept: keepsDeparture(of: identity, outputs.withLock { $0 }))
+            guard !messages.isEmpty else { return }
+            do {
+                guard client.isConnected else { throw MQTTError.notConnected }
+                try await client.publish(messages.map(Self.mqtt))
+            } catch {
+                departedWhileDisconnected.withLock { _ = $0.insert(identity) }
+            }
+        case .didExitRegion(let region), .didDetermineState(.outside, let region):
+            // The region's ranging ended with it (also without an exit notification): its beacons
+            // listed by no other ranging are cleared now, not at the next check. Only its own
+            // rangings are asked about.
+            guard client.isConnected else { return }
+            let label = region.identifier
+            let ended = state.tracker.endedRangings(on: manager) { $0 == label }
+            guard !ended.isEmpty else { return }
+            var next = state.tracker
+            let messages = next.rangingEnded(where: { ended.contains(.init(constraint: $0, label: $1)) }, room: room, kept: departureKeeper())
+            if await publish(messages) { state.tracker = next }
+        case .monitoringDidFail(let region, _):
+            // The region failed (its source went away): its ranging with it, not its beacons.
+            suspendRangings(&state) { $0 == region.identifier }
+        case .didFailRanging(_, let label, _):
+            suspendRangings(&state) { $0 == label }
+        case .didRangeBeacons(let beacons, let constraint, let label):
+            guard client.isConnected else { return }
+            // A new connection (the broker may have lost its retained messages): every distance
+            // and attribute goes out again at the next update, not only those that changed (the
+            // beacons stay known, so a departure before that still clears them).
+            let current = counters.withLock { $0.connections }
+            if current != state.connection {
+                state.connection = current
+                state.tracker.republishAll()
+            }
+            var next = state.tracker
+            let messages = next.messages(for: beacons, ranging: constraint, label: label, at: event.timestamp, room: room,
+                                         roomDistance: { manager.rangedDistance(of: $0, from: $1, ranging: constraint, label: label) },
+                                         kept: departureKeeper())
+            if await publish(messages) { state.tracker = next }
+        default:
+            break
+        }
+    }
+
+    /// The rangings (with a label `label` accepts) that ended for want of a source: their beacons
+    /// become leftovers, cleared if not ranged again within the grace period.
+    private func suspendRangings(_ state: inout RangingLoopState, label: (String) -> Bool) {
+        let ended = state.tracker.endedRangings(on: service.manager, label: label)
+        guard !ended.isEmpty else { return }
+        state.leftovers.formUnion(state.tracker.rangingSuspended(where: { ended.contains(.init(constraint: $0, label: $1)) }))
+        state.deferLeftovers(by: leftoverGrace)
+    }
+
+    /// The check every second of ``publishRanging()``.
+    private func checkRanging(_ state: inout RangingLoopState) async {
+        let manager = service.manager
+        // The distances an earlier run left retained, once found.
+        if let found = leftovers.withLock({ found in defer { found = nil }; return found }) {
+            state.tracker.assumePublished(found)
+            // (Those this run published already are not leftovers.)
+            state.leftovers.formUnion(found.filter { state.tracker.published[$0]?.isAssumed == true })
+            state.deferLeftovers(by: leftoverGrace)
+        }
+        guard manager.authorizationStatus(for: .beacon).isAuthorized else {
+            // The source is away: rangings stopped with it are no departures, and the grace
+            // period of the leftovers counts from its return.
+            suspendRangings(&state) { _ in true }
+            state.deferLeftovers(by: leftoverGrace)
+            return
+        }
+        guard client.isConnected else { return }
+        let room = { (beacon: BeaconIdentity) in manager.nearestScanner(for: beacon) }
+        let ended = state.tracker.endedRangings(on: manager)
+        if !ended.isEmpty {
+            var next = state.tracker
+            let messages = next.rangingEnded(where: { ended.contains(.init(constraint: $0, label: $1)) }, room: room, kept: departureKeeper())
+            if await publish(messages) { state.tracker = next }
+        }
+        if let due = state.leftoversDue, due <= .now {
+            var next = state.tracker
+            let messages = next.leftoverDepartures(of: state.leftovers, room: room, kept: departureKeeper())
+            if await publish(messages) {
+                state.tracker = next
+                state.leftovers = []
+                state.leftoversDue = nil
+            }
+        }
+    }
+
+    /// ``keepsDeparture(of:_:)`` for a batch of departures: the outputs and the monitored
+    /// regions read once, not per beacon.
+    func departureKeeper() -> (BeaconIdentity) -> Bool {
+        let outputs = outputs.withLock { $0 }
+        let regions = RegionsSnapshot(service.manager)
+        return { beacon in outputs.keepsDeparture(of: beacon) || outputs.announces(beacon, regions: { regions.regions }) }
+    }
+
+    /// Ranging messages in order, pipelined (distances QoS 0, departures QoS 1): whether all went
+    /// out. On failure (the connection lost) the caller keeps its tracker as it was.
+    private func publish(_ messages: [PresenceMessage]) async -> Bool {
+        guard !messages.isEmpty else { return true }
+        do {
+            try await Self.publish(messages.map(Self.mqtt), inChunksOn: client)
+            return true
+        } catch {
+            return false
+        }
+    }
+
+    /// Runs the scan of the distances an earlier run left retained (``RetainedDistanceScan``)
+    /// unless one completed or runs: found, they go to the ranging loop. A scan that does not
+    /// complete (the connection dropped, the broker refused the subscription or dropped the
+    /// marker, reads paused) is tried again, while connected, after 10 s, then twice as long
+    /// each time up to 10 minutes; the stop ends it.
+    func scanLeftovers() async {
+        let start = scanPhase.withLock { phase -> Bool in
+            guard phase == .pending else { return false }
+            phase = .running
+            return true
+        }
+        guard start else { return }
+        var delay = Duration.seconds(10)
+        while !stopping.withLock({ $0 }) {
+            if client.isConnected, let found = await distanceScan.run(on: client, timeout: .seconds(10)) {
+                leftovers.withLock { $0 = found }
+                scanPhase.withLock { $0 = .done }
+                if !found.isEmpty {
+                    logger.info("distances an earlier run left retained: cleared for the beacons not ranged again soon",
+                                metadata: ["beacons": "\(found.count)", "grace": "\(leftoverGrace)"])
+                }
+                return
+            }
+            // Waited out a second at a time, so a stop ends it promptly.
+            let until = ContinuousClock.now + delay
+            while ContinuousClock.now < until, !stopping.withLock({ $0 }) {
+                try? await Task.sleep(for: .seconds(1))
+            }
+            delay = min(delay * 2, .seconds(600))
+        }
+        scanPhase.withLock { $0 = .pending }
+    }
+}
