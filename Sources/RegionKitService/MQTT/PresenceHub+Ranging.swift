@@ -106,7 +106,10 @@ extension PresenceHub {
         case .didFailRanging(_, let label, _):
             suspendRangings(&state) { $0 == label }
         case .didRangeBeacons(let beacons, let constraint, let label):
-            guard client.isConnected else { return }
+            // A delivery queued before its ranging ended (the engine runs ahead of this loop): the
+            // check may have cleared its beacons already; listing them again would publish their
+            // distance until the next check cleared it once more.
+            guard client.isConnected, manager.isRanging(constraint, label: label) else { return }
             // A new connection (the broker may have lost its retained messages): every distance
             // and attribute goes out again at the next update, not only those that changed (the
             // beacons stay known, so a departure before that still clears them).
