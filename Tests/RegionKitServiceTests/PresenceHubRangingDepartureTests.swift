@@ -16,6 +16,14 @@ struct PresenceHubRangingDepartureTests {
     static let lobbyUUID = UUID(uuidString: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0")!
     static let hallUUID = UUID(uuidString: "5A4BCFCE-174E-4BAC-A814-092E77F6B7E5")!
 
+    /// `beacons` heard every half second for `seconds` of the virtual clock.
+    static func hear(_ beacons: [BeaconIdentity], seconds: Double, by service: MonitoringService, clock: VirtualClock) {
+        for _ in 0..<Int(seconds * 2) {
+            for beacon in beacons { service.manager.ingest(BeaconObservation(identity: beacon, rssi: -62, timestamp: clock.now)) }
+            clock.advance(by: 0.5)
+        }
+    }
+
     @Test("No rooms: a beacon dropped from its region's deliveries, one whose region exited, and one whose region was removed each get distance None and attributes not_home, then their topics removed; a beacon still ranged keeps its distance",
           .timeLimit(.minutes(2)))
     func unrangedBeaconsAreCleared() async throws {
@@ -41,14 +49,7 @@ struct PresenceHubRangingDepartureTests {
         let leaving = try await StatusListener(topic: topics.beaconDistance(leaves), broker: broker)
         let exiting = try await StatusListener(topic: topics.beaconDistance(exits), broker: broker)
         let staying = try await StatusListener(topic: topics.beaconAttributes(stays), broker: broker)
-        func hear(_ beacons: [BeaconIdentity], seconds: Double) {
-            for _ in 0..<Int(seconds * 2) {
-                for beacon in beacons {
-                    service.manager.ingest(BeaconObservation(identity: beacon, rssi: -62, timestamp: clock.now))
-                }
-                clock.advance(by: 0.5)
-            }
-        }
+        func hear(_ beacons: [BeaconIdentity], seconds: Double) { Self.hear(beacons, seconds: seconds, by: service, clock: clock) }
         hear([stays, leaves, exits], seconds: 10)
         for (beacon, listener) in [(leaves, leaving), (exits, exiting)] {
             try await eventually(timeout: .seconds(20), "\(beacon)'s distance published") {
@@ -117,10 +118,7 @@ struct PresenceHubRangingDepartureTests {
         try await eventually(timeout: .seconds(20), "the hub connected") { hub.client.isConnected }
         try await eventually(timeout: .seconds(20), "the scan done") { hub.scanPhase.withLock { $0 } == .done }
         // `back` is heard again: ranged, its new distance replaces the old one.
-        for _ in 0..<20 {
-            service.manager.ingest(BeaconObservation(identity: back, rssi: -59, timestamp: clock.now))
-            clock.advance(by: 0.5)
-        }
+        Self.hear([back], seconds: 10, by: service, clock: clock)
         try await eventually(timeout: .seconds(20), "gone cleared: \(goneDistance.heard.withLock { $0 })") {
             goneDistance.heard.withLock { $0 }.suffix(2) == ["None", ""]
         }
@@ -161,12 +159,7 @@ struct PresenceHubRangingDepartureTests {
         try await eventually(timeout: .seconds(20), "the hub connected") { hub.client.isConnected }
         let staying = try await StatusListener(topic: topics.beaconDistance(stays), broker: broker)
         let leaving = try await StatusListener(topic: topics.beaconDistance(leaves), broker: broker)
-        func hear(_ beacons: [BeaconIdentity], seconds: Double) {
-            for _ in 0..<Int(seconds * 2) {
-                for beacon in beacons { service.manager.ingest(BeaconObservation(identity: beacon, rssi: -62, timestamp: clock.now)) }
-                clock.advance(by: 0.5)
-            }
-        }
+        func hear(_ beacons: [BeaconIdentity], seconds: Double) { Self.hear(beacons, seconds: seconds, by: service, clock: clock) }
         hear([stays, leaves], seconds: 10)
         for listener in [staying, leaving] {
             try await eventually(timeout: .seconds(20), "distance published") { listener.heard.withLock { $0 }.contains { Double($0) != nil } }
