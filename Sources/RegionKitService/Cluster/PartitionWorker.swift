@@ -361,7 +361,8 @@ final class PartitionWorker: LocationManagerDelegate {
         guard let (resumed, offline) = resumed else { return }
         // The old engine's rangings are gone with it, not their beacons: forgotten without a
         // clearing; a beacon still around is listed by the new engine's first deliveries that
-        // hear it, one that left meanwhile is cleared when it leaves its room.
+        // hear it, one that left meanwhile is cleared when it leaves its room (the restored one;
+        // rooms are tracked with MQTT sources). Partitions keep no grace deadline of their own.
         ranging.withLock { tracker in _ = tracker?.rangingSuspended(where: { _, _ in true }) }
         register(on: resumed, from: states)
         let rooms = lastRooms.withLock { $0 }
@@ -467,11 +468,11 @@ final class PartitionWorker: LocationManagerDelegate {
             }
         case .didExitRegion(let region):
             rangingEnded(of: region.identifier, on: manager)
-        case .monitoringDidFail(let region, _):
-            // Failed for want of a source: its ranging stopped, its beacons did not leave.
-            suspendRanging(of: region.identifier, on: manager)
-        case .didFailRanging(_, let label, _):
-            suspendRanging(of: label, on: manager)
+        case .monitoringDidFail(let region, let error) where error.code == .sourceUnavailable:
+            // Failed for want of a source: its rangings stopped, its beacons did not leave.
+            suspendRanging { _, label in label == region.identifier }
+        case .didFailRanging(let constraint, let label, _):
+            suspendRanging { $0 == constraint && $1 == label }
         case .didChangeNearestScanner(let identity, let scanner, _):
             // Heard by no scanner any more: the distance and attributes this partition published
             // for it stop placing it, on the connection its distances go out on, in order with them.
@@ -500,8 +501,8 @@ final class PartitionWorker: LocationManagerDelegate {
 
     /// The rangings under `label` that `manager` no longer ranges (its region left): the beacons
     /// only they listed are cleared (no delivery will drop them), on the connection the
-    /// distances go out on, in order with them. Disconnected: nothing now; the next delivery
-    /// that drops them, or their room's departure, clears them.
+    /// distances go out on, in order with them. Disconnected: nothing now; the reconnection's
+    /// ``resume(_:)`` sets them aside, and their room's departure clears them.
     private func rangingEnded(of label: String, on manager: LocationManager) {
         guard client.isConnected else { return }
         let client = client
@@ -515,14 +516,12 @@ final class PartitionWorker: LocationManagerDelegate {
         }
     }
 
-    /// The rangings under `label` that stopped for want of a source: forgotten without a
-    /// clearing (``PresenceRangingTracker/rangingSuspended(where:)``).
-    private func suspendRanging(of label: String, on manager: LocationManager) {
+    /// The rangings `ended` names stopped for want of a source (the event says so): forgotten
+    /// without a clearing (``PresenceRangingTracker/rangingSuspended(where:)``).
+    private func suspendRanging(where ended: (BeaconIdentityConstraint, String) -> Bool) {
         ranging.withLock { tracker in
             guard var current = tracker else { return }
-            let ended = current.endedRangings(on: manager) { $0 == label }
-            guard !ended.isEmpty else { return }
-            _ = current.rangingSuspended(where: { ended.contains(.init(constraint: $0, label: $1)) })
+            _ = current.rangingSuspended(where: ended)
             tracker = current
         }
     }

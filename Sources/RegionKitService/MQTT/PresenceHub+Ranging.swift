@@ -100,11 +100,13 @@ extension PresenceHub {
             var next = state.tracker
             let messages = next.rangingEnded(where: { ended.contains(.init(constraint: $0, label: $1)) }, room: room, kept: departureKeeper())
             if await publish(messages) { state.tracker = next }
-        case .monitoringDidFail(let region, _):
-            // The region failed (its source went away): its ranging with it, not its beacons.
-            suspendRangings(&state) { $0 == region.identifier }
-        case .didFailRanging(_, let label, _):
-            suspendRangings(&state) { $0 == label }
+        case .monitoringDidFail(let region, let error) where error.code == .sourceUnavailable:
+            // The region failed because its source went away: its rangings ended with it (said by
+            // the event itself, whatever the engine does since), not its beacons. (Other failures,
+            // such as a state asked of a region just removed, are left to the check.)
+            suspendRangings(&state) { _, label in label == region.identifier }
+        case .didFailRanging(let constraint, let label, _):
+            suspendRangings(&state) { $0 == constraint && $1 == label }
         case .didRangeBeacons(let beacons, let constraint, let label):
             // A delivery queued before its ranging ended (the engine runs ahead of this loop): the
             // check may have cleared its beacons already; listing them again would publish their
@@ -128,12 +130,10 @@ extension PresenceHub {
         }
     }
 
-    /// The rangings (with a label `label` accepts) that ended for want of a source: their beacons
-    /// become leftovers, cleared if not ranged again within the grace period.
-    private func suspendRangings(_ state: inout RangingLoopState, label: (String) -> Bool) {
-        let ended = state.tracker.endedRangings(on: service.manager, label: label)
-        guard !ended.isEmpty else { return }
-        state.leftovers.formUnion(state.tracker.rangingSuspended(where: { ended.contains(.init(constraint: $0, label: $1)) }))
+    /// The rangings `ended` names stopped for want of a source: their beacons become leftovers,
+    /// cleared if not ranged again within the grace period.
+    private func suspendRangings(_ state: inout RangingLoopState, where ended: (BeaconIdentityConstraint, String) -> Bool) {
+        state.leftovers.formUnion(state.tracker.rangingSuspended(where: ended))
         state.deferLeftovers(by: leftoverGrace)
     }
 
@@ -150,11 +150,17 @@ extension PresenceHub {
         guard manager.authorizationStatus(for: .beacon).isAuthorized else {
             // The source is away: rangings stopped with it are no departures, and the grace
             // period of the leftovers counts from its return.
-            suspendRangings(&state) { _ in true }
+            let ended = state.tracker.endedRangings(on: manager)
+            suspendRangings(&state) { ended.contains(.init(constraint: $0, label: $1)) }
             state.deferLeftovers(by: leftoverGrace)
             return
         }
-        guard client.isConnected else { return }
+        // Disconnected, deliveries are not taken: a beacon ranged again meanwhile is listed only
+        // by the first delivery after the connection, so the grace counts from the connection.
+        guard client.isConnected else {
+            state.deferLeftovers(by: leftoverGrace)
+            return
+        }
         let room = { (beacon: BeaconIdentity) in manager.nearestScanner(for: beacon) }
         let ended = state.tracker.endedRangings(on: manager)
         if !ended.isEmpty {
@@ -207,7 +213,8 @@ extension PresenceHub {
         guard start else { return }
         var delay = Duration.seconds(10)
         while !stopping.withLock({ $0 }) {
-            if client.isConnected, let found = await distanceScan.run(on: client, timeout: .seconds(10)) {
+            let attempted = client.isConnected
+            if attempted, let found = await distanceScan.run(on: client, timeout: .seconds(10)) {
                 leftovers.withLock { $0 = found }
                 scanPhase.withLock { $0 = .done }
                 if !found.isEmpty {
@@ -216,12 +223,17 @@ extension PresenceHub {
                 }
                 return
             }
+            if attempted {
+                logger.warning("the scan of the distances an earlier run left retained did not complete (subscription or marker refused, or no answer in 10 s): tried again later",
+                               metadata: ["topic": "\(distanceScan.filter)", "retry-in": "\(delay)"])
+            }
             // Waited out a second at a time, so a stop ends it promptly.
             let until = ContinuousClock.now + delay
             while ContinuousClock.now < until, !stopping.withLock({ $0 }) {
                 try? await Task.sleep(for: .seconds(1))
             }
-            delay = min(delay * 2, .seconds(600))
+            // Longer only after a real attempt (not while disconnected).
+            if attempted { delay = min(delay * 2, .seconds(600)) }
         }
         scanPhase.withLock { $0 = .pending }
     }
