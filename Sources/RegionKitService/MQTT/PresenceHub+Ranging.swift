@@ -81,7 +81,7 @@ extension PresenceHub {
             // (here, in order with the distances; nothing for a beacon never ranged).
             // Disconnected (or the publish fails): cleared at the next connection instead.
             // Retained only for a beacon with a Home Assistant entity (its distance sensor).
-            let messages = state.tracker.unplaced(identity, kept: keepsDeparture(of: identity, outputs.withLock { $0 }))
+            let messages = state.tracker.unplaced(identity, kept: departureKeeper()(identity))
             guard !messages.isEmpty else { return }
             do {
                 guard client.isConnected else { throw MQTTError.notConnected }
@@ -177,14 +177,6 @@ extension PresenceHub {
                 state.leftoversDue = nil
             }
         }
-    }
-
-    /// ``keepsDeparture(of:_:)`` for a batch of departures: the outputs and the monitored
-    /// regions read once, not per beacon.
-    func departureKeeper() -> (BeaconIdentity) -> Bool {
-        let outputs = outputs.withLock { $0 }
-        let regions = RegionsSnapshot(service.manager)
-        return { beacon in outputs.keepsDeparture(of: beacon) || outputs.announces(beacon, regions: { regions.regions }) }
     }
 
     /// Ranging messages in order, pipelined (distances QoS 0, departures QoS 1): whether all went

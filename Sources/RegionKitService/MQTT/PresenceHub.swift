@@ -784,13 +784,13 @@ public final class PresenceHub: Sendable {
     func republishDepartures() async {
         let departed = departedWhileDisconnected.withLock { set in defer { set.removeAll() }; return set }
         let engine = service.manager
-        let outputs = outputs.withLock { $0 }
+        let kept = departureKeeper()
         var left = departed.sorted()[...]
         while !left.isEmpty {
             // A chunk of beacons at a time, pipelined (each beacon's messages in order).
             let chunk = left.prefix(Self.republishChunk / 4)
             let messages = chunk.filter { engine.nearestScanner(for: $0) == nil }.flatMap { identity in
-                PresenceRangingTracker.departure(identity, topics: topics, kept: keepsDeparture(of: identity, outputs)).map(Self.mqtt)
+                PresenceRangingTracker.departure(identity, topics: topics, kept: kept(identity)).map(Self.mqtt)
             }
             do { try await client.publish(messages) } catch {
                 // Not connected any more: this chunk and the rest at the next connection.
@@ -815,12 +815,14 @@ public final class PresenceHub: Sendable {
         }
     }
 
-    /// Whether `beacon`'s departed distance and attributes stay retained: ``PresenceOutputs/keepsDeparture(of:)``,
+    /// Whether a departed beacon's distance and attributes stay retained: ``PresenceOutputs/keepsDeparture(of:)``,
     /// or its entities are still to be announced by a placement event not yet published (a
-    /// backlog, an outage: the ranging path runs ahead of the event log).
-    func keepsDeparture(of beacon: BeaconIdentity, _ outputs: PresenceOutputs) -> Bool {
-        if outputs.keepsDeparture(of: beacon) { return true }
-        let manager = service.manager
-        return outputs.announces(beacon, regions: { manager.monitoredRegions })
+    /// backlog, an outage: the ranging path runs ahead of the event log). The outputs are read
+    /// now and the monitored regions at most once (on the first beacon that needs them), so a
+    /// batch of departures asks the same keeper.
+    func departureKeeper() -> (BeaconIdentity) -> Bool {
+        let outputs = outputs.withLock { $0 }
+        let regions = RegionsSnapshot(service.manager)
+        return { beacon in outputs.keepsDeparture(of: beacon) || outputs.announces(beacon, regions: { regions.regions }) }
     }
 }
