@@ -107,6 +107,11 @@ public final class ClusterEngine: Sendable {
     /// - Parameters:
     ///   - mqtt: the brokers, credentials and keepalive; each partition gets its own client id
     ///     (`regionkit-<site>-part-<partition>`) and a persistent session.
+    ///   - profile: each partition's engine. The partitions read many scanners' sightings, so
+    ///     their beacons' rooms (nearest scanners) are tracked: a profile without a
+    ///     ``MonitoringProfile/nearestScanner`` policy gets the default one, as the daemon gives it
+    ///     with MQTT sources (a beacon's room is what clears its distance when it leaves, and
+    ///     what the partition's next holder starts from).
     ///   - maximumBacklog: a partition's engine events and store writes not yet committed above
     ///     which its reads from the broker are held back (`mqtt.maximumBacklog`; ``MQTTReadPause``).
     ///   - onEvents: events committed to the shared store by this member (their acknowledgement).
@@ -123,6 +128,8 @@ public final class ClusterEngine: Sendable {
         member = configuration.memberName
         instance = "\(ProcessInfo.processInfo.hostName) pid \(ProcessInfo.processInfo.processIdentifier) \(UUID().uuidString.prefix(8))"
         self.mqtt = mqtt
+        var profile = profile
+        profile.nearestScanner = profile.nearestScanner ?? NearestScannerPolicy()
         self.profile = profile
         self.regions = regions
         regionDefinitions = try? RegionDefinitions.digest(of: regions)

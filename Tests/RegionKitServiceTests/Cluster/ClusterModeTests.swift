@@ -1,10 +1,12 @@
 import Foundation
+import Logging
 import Testing
 import RegionKit
 import RegionKitCore
 import RegionKitGateway
 import RegionKitMQTT
 import RegionKitStore
+import RegionKitTestSupport
 @testable import RegionKitService
 
 /// Cluster mode's pure parts: how contributions merge, the events a merged change logs, which
@@ -91,6 +93,28 @@ struct ClusterModeTests {
     sources: [{mqtt: {format: espresense}}]
     mqtt: {urls: ["mqtt://127.0.0.1:1883", "mqtt://127.0.0.1:1884"], site: airport}
     """
+
+    /// A partition reads many scanners' sightings: its beacons' rooms are what clears a beacon's
+    /// distance when it leaves and what the next holder starts from. The documented example
+    /// passes `.responsive`, which tracks no rooms: the engine adds the default policy (and keeps
+    /// one given).
+    @Test("Every partition tracks its beacons' rooms: a profile without a nearest-scanner policy gets the default one")
+    func partitionsTrackRooms() throws {
+        #expect(MonitoringProfile.responsive.nearestScanner == nil)
+        let store = UnleasedClusterStore(try RegionStore(path: temporaryStorePath()))
+        let mqtt = try MQTTClientConfiguration(url: "mqtt://127.0.0.1:1")
+        let configuration = ClusterConfiguration(partitions: 2, member: "engine-a")
+        let logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
+        let engine = ClusterEngine(store: store, configuration: configuration, mqtt: mqtt, profile: .responsive, regions: [], logger: logger)
+        let given = try #require(engine.profile.nearestScanner)
+        let standard = NearestScannerPolicy()
+        #expect(given.margin == standard.margin && given.dwell == standard.dwell && given.halfLife == standard.halfLife)
+        var custom = MonitoringProfile.responsive
+        custom.nearestScanner = NearestScannerPolicy(margin: 9, dwell: 2, halfLife: 1)
+        let kept = ClusterEngine(store: store, configuration: configuration, mqtt: mqtt, profile: custom, regions: [], logger: logger)
+        let policy = try #require(kept.profile.nearestScanner)
+        #expect(policy.margin == 9 && policy.dwell == 2 && policy.halfLife == 1)
+    }
 
     @Test("The cluster block: defaults, and every rule an error naming the field")
     func configuration() throws {
