@@ -43,6 +43,16 @@ final class PartitionWorker: LocationManagerDelegate {
     private let ranging: LockedBox<PresenceRangingTracker?>
     /// Whether a departed beacon's distance and attributes stay retained (see `init`).
     private let retainsDepartures: Bool
+    /// Reads the distances an earlier holder left retained, once, when the partition is taken
+    /// (with ranging and a known partition count: only this partition's beacons are its own).
+    private let distanceScan: RetainedDistanceScan?
+    /// Beacons whose distance an earlier holder or engine published, cleared unless ranged
+    /// again within ``leftoverGrace`` (taken with ``ranging``'s lock held).
+    private let leftovers = LockedBox(RangingLeftovers())
+    /// See `init`.
+    private let leftoverGrace: Duration
+    /// The scan and the check of the leftovers every second (with ranging).
+    private let leftoverTask = LockedBox<Task<Void, Never>?>(nil)
     /// The cluster's partitions (see `init`).
     private let partitionCount: Int?
     private let logger: Logger
@@ -130,14 +140,21 @@ final class PartitionWorker: LocationManagerDelegate {
     ///     Assistant discovery is on: the outputs holder may have announced its distance sensor,
     ///     which this partition cannot tell); otherwise sent, then the topics removed
     ///     (``PresenceMessage/departure(topic:text:kept:)``).
+    ///   - leftoverGrace: how long a beacon whose distance an earlier holder left retained (found
+    ///     by the scan at the start), or whose ranging a broker outage ended, has to be ranged
+    ///     again before its distance is cleared; counted from the broker's return.
     init(lease: PartitionLease, member: String, regions: [Region], profile: MonitoringProfile, store: any ClusterStoring,
          mqtt: MQTTClientConfiguration, clientIDPrefix: String, topicFilter: String, statusFilter: String? = nil, hooks: HookConfiguration,
-         ranging: PresenceRangingTracker? = nil, partitionCount: Int? = nil, retainsDepartures: Bool = true, maximumBacklog: Int = PresenceHub.defaultMaximumBacklog, logger: Logger,
+         ranging: PresenceRangingTracker? = nil, partitionCount: Int? = nil, retainsDepartures: Bool = true, leftoverGrace: Duration = .seconds(30),
+         maximumBacklog: Int = PresenceHub.defaultMaximumBacklog, logger: Logger,
          onEvents: @escaping @Sendable ([StoredEvent]) -> Void, onFenced: @escaping @Sendable (Int) -> Void) {
         self.lease = lease
         self.ranging = LockedBox(ranging)
         self.retainsDepartures = retainsDepartures
+        self.leftoverGrace = leftoverGrace
         self.partitionCount = partitionCount
+        let distanceScan = partitionCount == nil ? nil : ranging.map { RetainedDistanceScan(topics: $0.topics) }
+        self.distanceScan = distanceScan
         self.regions = regions
         self.store = store
         self.profile = profile
@@ -186,6 +203,8 @@ final class PartitionWorker: LocationManagerDelegate {
             current.withLock { $0.stopping ? 0 : $0.manager.undeliveredCount } + writer.queued
         }
         client = MQTTClient(configuration: configuration, logger: logger, readPause: readPause, onMessage: { message in
+            // The scan's distances and marker are not sightings.
+            if distanceScan?.received(message) == true { return }
             if Self.deliver(message, via: route, statusFilter: statusFilter) { box.worker?.deliveredWhileRefused() }
         }, onConnectionEvent: { event in box.worker?.connectionChanged(event) })
         box.worker = self
@@ -361,9 +380,9 @@ final class PartitionWorker: LocationManagerDelegate {
         guard let (resumed, offline) = resumed else { return }
         // The old engine's rangings are gone with it, not their beacons: forgotten without a
         // clearing; a beacon still around is listed by the new engine's first deliveries that
-        // hear it, one that left meanwhile is cleared when it leaves its room (the restored one;
-        // rooms are tracked with MQTT sources). Partitions keep no grace deadline of their own.
-        ranging.withLock { tracker in _ = tracker?.rangingSuspended(where: { _, _ in true }) }
+        // hear it, one that left meanwhile leaves its room (the restored one), and one not ranged
+        // again within the grace period is cleared (``checkLeftovers()``).
+        suspendRanging { _, _ in true }
         register(on: resumed, from: states)
         let rooms = lastRooms.withLock { $0 }
         resumed.restoreNearestScanners(rooms)
@@ -427,6 +446,9 @@ final class PartitionWorker: LocationManagerDelegate {
         route.withLock { $0 = Routing(ingest: ingest) }
         let (client, logger) = (client, logger)
         clientTask.withLock { $0 = Task { await client.run() } }
+        if ranging.withLock({ $0 != nil }) {
+            leftoverTask.withLock { $0 = Task { await self.watchLeftovers() } }
+        }
         for filter in [topicFilter] + (statusFilter.map { [$0] } ?? []) {
             Task {
                 // Remembered by the client: subscribed again after every reconnection.
@@ -516,13 +538,80 @@ final class PartitionWorker: LocationManagerDelegate {
         }
     }
 
-    /// The rangings `ended` names stopped for want of a source (the event says so): forgotten
-    /// without a clearing (``PresenceRangingTracker/rangingSuspended(where:)``).
+    /// The rangings `ended` names stopped for want of a source (the event says so, or the
+    /// engine was set aside): forgotten without a clearing
+    /// (``PresenceRangingTracker/rangingSuspended(where:)``); their beacons are cleared if not
+    /// ranged again within ``leftoverGrace``.
     private func suspendRanging(where ended: (BeaconIdentityConstraint, String) -> Bool) {
         ranging.withLock { tracker in
             guard var current = tracker else { return }
-            _ = current.rangingSuspended(where: ended)
+            let suspended = current.rangingSuspended(where: ended)
+            leftovers.withLock { $0.add(suspended, grace: leftoverGrace) }
             tracker = current
+        }
+    }
+
+    /// The scan of the distances an earlier holder left retained (once, from the first
+    /// connection) beside the check of the leftovers every second, until the stop.
+    private func watchLeftovers() async {
+        await withTaskGroup(of: Void.self) { group in
+            if let distanceScan {
+                group.addTask {
+                    let current = self.current
+                    guard let found = await distanceScan.runUntilComplete(on: self.client, stopping: { current.withLock { $0.stopping } },
+                                                                         logger: self.logger) else { return }
+                    self.adoptLeftovers(found)
+                }
+            }
+            group.addTask {
+                while !Task.isCancelled, !self.current.withLock({ $0.stopping }) {
+                    try? await Task.sleep(for: .seconds(1))
+                    self.checkLeftovers()
+                }
+            }
+        }
+    }
+
+    /// The scan's distances: those of this partition's beacons (every sighting of a beacon
+    /// reaches one partition, which alone publishes its distance) count as published by an
+    /// earlier holder, and those this holder has not published are cleared unless ranged again
+    /// within ``leftoverGrace``. (Other partitions' beacons are theirs to clear.)
+    private func adoptLeftovers(_ found: Set<BeaconIdentity>) {
+        guard let partitionCount else { return }
+        let partition = lease.partition
+        let mine = found.filter { NATSPartition.partition(of: Self.partitionToken(of: $0), count: partitionCount) == partition }
+        let adopted = ranging.withLock { tracker -> Int in
+            guard var current = tracker else { return 0 }
+            current.assumePublished(mine)
+            let left = mine.filter { current.published[$0]?.isAssumed == true }
+            leftovers.withLock { $0.add(left, grace: leftoverGrace) }
+            tracker = current
+            return left.count
+        }
+        if adopted > 0 {
+            logger.info("distances an earlier holder left retained: cleared for the beacons not ranged again soon",
+                        metadata: ["beacons": "\(adopted)", "grace": "\(leftoverGrace)"])
+        }
+    }
+
+    /// Every second: the leftovers whose grace period has passed are cleared (distance `None`,
+    /// attributes with their room or `not_home`), on the connection the distances go out on, in
+    /// order with them. While the broker is away or the engine set aside (deliveries are not
+    /// taken, so a beacon ranged again is not listed yet) the deadline moves with the time.
+    private func checkLeftovers() {
+        let (usable, manager) = current.withLock { ($0.connected && !$0.refused && !$0.suspended && !$0.stopping, $0.manager) }
+        guard usable, client.isConnected else {
+            leftovers.withLock { $0.postpone(by: leftoverGrace) }
+            return
+        }
+        let (client, retainsDepartures) = (client, retainsDepartures)
+        ranging.withLock { tracker in
+            guard var current = tracker, let due = leftovers.withLock({ $0.isDue() ? $0.beacons : nil }) else { return }
+            let messages = current.leftoverDepartures(of: due, room: { manager.nearestScanner(for: $0) }, kept: { _ in retainsDepartures })
+            // Handed over: forgotten; otherwise (the connection lost just now) tried again.
+            guard messages.isEmpty || client.publishDetached(messages.map(PresenceHub.mqtt)) else { return }
+            tracker = current
+            leftovers.withLock { $0.clear() }
         }
     }
 
@@ -536,6 +625,13 @@ final class PartitionWorker: LocationManagerDelegate {
         let manager = current.withLock { current in
             current.stopping = true
             return current.manager
+        }
+        // The scan ends at once (its subscriptions removed from the persistent session while
+        // the connection is up), the check with it.
+        distanceScan?.cancel()
+        if let task = leftoverTask.withLock({ $0.take() }) {
+            task.cancel()
+            await task.value
         }
         await client.shutdown()
         if let task = clientTask.withLock({ $0.take() }) { await task.value }

@@ -17,17 +17,8 @@ extension PresenceHub {
         var tracker: PresenceRangingTracker
         /// The connection number the tracker last saw (a new one republishes every distance).
         var connection = 0
-        /// Beacons whose distance this run did not publish but that the broker may still hold: an
-        /// earlier run's (``scanLeftovers()``), and those whose ranging stopped for want of a
-        /// source. Cleared at ``leftoversDue`` unless ranged again by then.
-        var leftovers: Set<BeaconIdentity> = []
-        var leftoversDue: ContinuousClock.Instant?
-
-        /// Clears the leftovers `grace` from now at the earliest (again while the source is away).
-        mutating func deferLeftovers(by grace: Duration) {
-            guard !leftovers.isEmpty else { return }
-            leftoversDue = max(leftoversDue ?? .now, .now + grace)
-        }
+        /// An earlier run's distances (``scanLeftovers()``) and those of rangings stopped for want of a source.
+        var leftovers = RangingLeftovers()
     }
 
     /// Beacon distances and attributes from the ranging updates (QoS 0, retained; skipped while
@@ -133,8 +124,7 @@ extension PresenceHub {
     /// The rangings `ended` names stopped for want of a source: their beacons become leftovers,
     /// cleared if not ranged again within the grace period.
     private func suspendRangings(_ state: inout RangingLoopState, where ended: (BeaconIdentityConstraint, String) -> Bool) {
-        state.leftovers.formUnion(state.tracker.rangingSuspended(where: ended))
-        state.deferLeftovers(by: leftoverGrace)
+        state.leftovers.add(state.tracker.rangingSuspended(where: ended), grace: leftoverGrace)
     }
 
     /// The check every second of ``publishRanging()``.
@@ -144,21 +134,20 @@ extension PresenceHub {
         if let found = leftovers.withLock({ found in defer { found = nil }; return found }) {
             state.tracker.assumePublished(found)
             // (Those this run published already are not leftovers.)
-            state.leftovers.formUnion(found.filter { state.tracker.published[$0]?.isAssumed == true })
-            state.deferLeftovers(by: leftoverGrace)
+            state.leftovers.add(found.filter { state.tracker.published[$0]?.isAssumed == true }, grace: leftoverGrace)
         }
         guard manager.authorizationStatus(for: .beacon).isAuthorized else {
             // The source is away: rangings stopped with it are no departures, and the grace
             // period of the leftovers counts from its return.
             let ended = state.tracker.endedRangings(on: manager)
             suspendRangings(&state) { ended.contains(.init(constraint: $0, label: $1)) }
-            state.deferLeftovers(by: leftoverGrace)
+            state.leftovers.postpone(by: leftoverGrace)
             return
         }
         // Disconnected, deliveries are not taken: a beacon ranged again meanwhile is listed only
         // by the first delivery after the connection, so the grace counts from the connection.
         guard client.isConnected else {
-            state.deferLeftovers(by: leftoverGrace)
+            state.leftovers.postpone(by: leftoverGrace)
             return
         }
         let room = { (beacon: BeaconIdentity) in manager.nearestScanner(for: beacon) }
@@ -168,13 +157,12 @@ extension PresenceHub {
             let messages = next.rangingEnded(where: { ended.contains(.init(constraint: $0, label: $1)) }, room: room, kept: departureKeeper())
             if await publish(messages) { state.tracker = next }
         }
-        if let due = state.leftoversDue, due <= .now {
+        if state.leftovers.isDue() {
             var next = state.tracker
-            let messages = next.leftoverDepartures(of: state.leftovers, room: room, kept: departureKeeper())
+            let messages = next.leftoverDepartures(of: state.leftovers.beacons, room: room, kept: departureKeeper())
             if await publish(messages) {
                 state.tracker = next
-                state.leftovers = []
-                state.leftoversDue = nil
+                state.leftovers.clear()
             }
         }
     }
@@ -192,10 +180,9 @@ extension PresenceHub {
     }
 
     /// Runs the scan of the distances an earlier run left retained (``RetainedDistanceScan``)
-    /// unless one completed or runs: found, they go to the ranging loop. A scan that does not
-    /// complete (the connection dropped, the broker refused the subscription or dropped the
-    /// marker, reads paused) is tried again, while connected, after 10 s, then twice as long
-    /// each time up to 10 minutes; the stop ends it.
+    /// unless one completed or runs: found, they go to the ranging loop. An incomplete scan is
+    /// tried again with a growing delay (``RetainedDistanceScan/runUntilComplete(on:stopping:logger:)``);
+    /// the stop ends it.
     func scanLeftovers() async {
         let start = scanPhase.withLock { phase -> Bool in
             guard phase == .pending else { return false }
@@ -203,29 +190,14 @@ extension PresenceHub {
             return true
         }
         guard start else { return }
-        var delay = Duration.seconds(10)
-        while !stopping.withLock({ $0 }) {
-            let attempted = client.isConnected
-            if attempted, let found = await distanceScan.run(on: client, timeout: .seconds(10)) {
-                leftovers.withLock { $0 = found }
-                scanPhase.withLock { $0 = .done }
-                if !found.isEmpty {
-                    logger.info("distances an earlier run left retained: cleared for the beacons not ranged again soon",
-                                metadata: ["beacons": "\(found.count)", "grace": "\(leftoverGrace)"])
-                }
-                return
+        if let found = await distanceScan.runUntilComplete(on: client, stopping: { stopping.withLock { $0 } }, logger: logger) {
+            leftovers.withLock { $0 = found }
+            scanPhase.withLock { $0 = .done }
+            if !found.isEmpty {
+                logger.info("distances an earlier run left retained: cleared for the beacons not ranged again soon",
+                            metadata: ["beacons": "\(found.count)", "grace": "\(leftoverGrace)"])
             }
-            if attempted {
-                logger.warning("the scan of the distances an earlier run left retained did not complete (subscription or marker refused, or no answer in 10 s): tried again later",
-                               metadata: ["topic": "\(distanceScan.filter)", "retry-in": "\(delay)"])
-            }
-            // Waited out a second at a time, so a stop ends it promptly.
-            let until = ContinuousClock.now + delay
-            while ContinuousClock.now < until, !stopping.withLock({ $0 }) {
-                try? await Task.sleep(for: .seconds(1))
-            }
-            // Longer only after a real attempt (not while disconnected).
-            if attempted { delay = min(delay * 2, .seconds(600)) }
+            return
         }
         scanPhase.withLock { $0 = .pending }
     }

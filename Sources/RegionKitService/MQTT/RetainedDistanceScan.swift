@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import RegionKitConcurrency
 import RegionKitCore
 import RegionKitMQTT
@@ -39,12 +40,16 @@ final class RetainedDistanceScan: Sendable {
         var found: Set<BeaconIdentity> = []
         var markerSeen: FirstResult<Void>?
         var lastFound = ContinuousClock.now
+        /// ``cancel()`` was called: no scan runs any more.
+        var cancelled = false
     }
 
     private let state = LockedBox(State())
 
     /// The marker did not come back in time.
     private struct TimedOut: Error {}
+    /// ``cancel()`` ended the scan.
+    private struct Cancelled: Error {}
 
     init(topics: PresenceTopics) {
         self.topics = topics
@@ -77,9 +82,12 @@ final class RetainedDistanceScan: Sendable {
     /// again at the next connection. The subscriptions are gone afterwards either way.
     func run(on client: MQTTClient, timeout: Duration) async -> Set<BeaconIdentity>? {
         let seen = FirstResult<Void>()
-        state.withLock { state in
+        let cancelled = state.withLock { state -> Bool in
+            guard !state.cancelled else { return true }
             state = State(scanning: true, found: [], markerSeen: seen, lastFound: .now)
+            return false
         }
+        guard !cancelled else { return nil }
         let timer = Task {
             try? await Task.sleep(for: timeout)
             seen.finish(.failure(TimedOut()))
@@ -93,7 +101,8 @@ final class RetainedDistanceScan: Sendable {
             // Until a quiet period passes without a new retained distance (bounded by the timeout).
             let deadline = ContinuousClock.now + timeout
             while ContinuousClock.now < deadline {
-                let quietSince = state.withLock { $0.lastFound }
+                let (quietSince, cancelled) = state.withLock { ($0.lastFound, $0.cancelled) }
+                if cancelled { throw Cancelled() }
                 let wait = quietSince + Self.quietPeriod - .now
                 guard wait > .zero else { break }
                 try await Task.sleep(for: wait)
@@ -107,10 +116,50 @@ final class RetainedDistanceScan: Sendable {
         try? await client.unsubscribe(filter)
         try? await client.unsubscribe(marker)
         let found = state.withLock { state in
-            defer { state = State() }
+            defer { state = State(cancelled: state.cancelled) }
             return state.found
         }
         return complete ? found : nil
+    }
+
+    /// Runs scans on `client` until one completes: the beacons found, or nil once `stopping`
+    /// says so (or ``cancel()`` was called). The first scan starts once the client is connected.
+    /// One that does not complete (the connection dropped, the broker refused the subscription or
+    /// dropped the marker, reads paused) is tried again, while connected, after 10 s, then twice
+    /// as long after each real attempt up to 10 minutes, each failure logged as a warning.
+    ///
+    /// ```swift
+    /// if let found = await scan.runUntilComplete(on: client, stopping: { stopping.withLock { $0 } }, logger: logger) { … }
+    /// ```
+    func runUntilComplete(on client: MQTTClient, stopping: () -> Bool, logger: Logger) async -> Set<BeaconIdentity>? {
+        var delay = Duration.seconds(10)
+        while !stopping(), !state.withLock({ $0.cancelled }) {
+            let attempted = client.isConnected
+            if attempted, let found = await run(on: client, timeout: .seconds(10)) { return found }
+            if attempted, !state.withLock({ $0.cancelled }) {
+                logger.warning("the scan of the distances left retained on the broker did not complete (subscription or marker refused, or no answer in 10 s): tried again later",
+                               metadata: ["topic": "\(filter)", "retry-in": "\(delay)"])
+            }
+            // Waited out a second at a time, so a stop ends it promptly; while disconnected, only
+            // until the connection is back.
+            let until = ContinuousClock.now + delay
+            while ContinuousClock.now < until, !stopping(), !state.withLock({ $0.cancelled }), attempted || !client.isConnected {
+                try? await Task.sleep(for: attempted ? .seconds(1) : .milliseconds(200))
+            }
+            // Longer only after a real attempt (not while disconnected).
+            if attempted { delay = min(delay * 2, .seconds(600)) }
+        }
+        return nil
+    }
+
+    /// Ends a scan under way at once (without its result) and every later one: for a stop, which
+    /// need not wait for the marker's timeout.
+    func cancel() {
+        let seen = state.withLock { state -> FirstResult<Void>? in
+            state.cancelled = true
+            return state.markerSeen
+        }
+        seen?.finish(.failure(Cancelled()))
     }
 
     /// The beacon of `topic` when it is `<base>/beacons/<key>/distance` with a beacon's key.

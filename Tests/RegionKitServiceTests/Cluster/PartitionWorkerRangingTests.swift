@@ -98,4 +98,123 @@ struct PartitionWorkerRangingTests {
         #expect(keptReceived.count == 1 && keptReceived.allSatisfy { Double($0) != nil }, "\(keptReceived)")
         await worker.stop(handOver: false)
     }
+
+    /// A worker for partition 0 of `partitions` (no rooms: `.responsive`), ranging published on
+    /// `topics`, with a short grace period.
+    static func worker(_ broker: MosquittoBroker, topics: PresenceTopics, partitions: Int, prefix: String) throws -> PartitionWorker {
+        PartitionWorker(lease: PartitionLease(partition: 0, epoch: 1), member: "engine-a",
+                        regions: [try ClusterModeTests.region("hall", major: 1)], profile: .responsive,
+                        store: UnleasedClusterStore(try RegionStore(path: temporaryStorePath())),
+                        mqtt: try MQTTClientConfiguration(url: "mqtt://127.0.0.1:\(broker.port)"), clientIDPrefix: prefix,
+                        topicFilter: "espresense/devices/+/+", hooks: HookConfiguration(),
+                        ranging: PresenceRangingTracker(topics: topics, mqttRoom: false), partitionCount: partitions,
+                        leftoverGrace: .seconds(2), logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() },
+                        onEvents: { _ in }, onFenced: { _ in })
+    }
+
+    /// Beacons of the hall (major 1) whose sightings go to partition `partition` of `count`.
+    static func beacons(in partition: Int, of count: Int, _ wanted: Int) -> [BeaconIdentity] {
+        (2...UInt16(200)).lazy.map { BeaconIdentity(uuid: identity.uuid, major: 1, minor: $0) }
+            .filter { NATSPartition.partition(of: PartitionWorker.partitionToken(of: $0), count: count) == partition }
+            .prefix(wanted).map { $0 }
+    }
+
+    /// Has the worker's current engine hear `beacons` every 250 ms until cancelled: the hall
+    /// goes inside and is ranged (the partition's automation), so its deliveries list them.
+    static func hearing(_ beacons: [BeaconIdentity], on worker: PartitionWorker) -> Task<Void, Never> {
+        Task {
+            while !Task.isCancelled {
+                let manager = worker.current.withLock { $0.manager }
+                for beacon in beacons { manager.ingest(BeaconObservation(identity: beacon, rssi: -70, timestamp: manager.clock.now)) }
+                try? await Task.sleep(for: .milliseconds(250))
+            }
+        }
+    }
+
+    /// The hub's scan at the partition's start: the distances an earlier holder left retained for
+    /// this partition's beacons are cleared when not ranged again within the grace period; a
+    /// beacon ranged again keeps its distance; another partition's beacon is that partition's.
+    @Test("An earlier holder's retained distance of the partition's beacon is cleared after the grace period; a beacon ranged again and another partition's beacon are left alone",
+          .timeLimit(.minutes(2)))
+    func earlierHoldersDistancesAreCleared() async throws {
+        let broker = try MosquittoBroker()
+        try broker.start()
+        defer { broker.stop() }
+        let topics = PresenceTopics(site: "holder-test")
+        let mine = Self.beacons(in: 0, of: 2, 2), theirs = try #require(Self.beacons(in: 1, of: 2, 1).first)
+        let (gone, back) = (mine[0], mine[1])
+        // What the earlier holders left: two of this partition's distances, one of the other's.
+        try broker.publish(topic: topics.beaconDistance(gone), message: "2.5", qos: 1, retain: true)
+        try broker.publish(topic: topics.beaconDistance(back), message: "7.5", qos: 1, retain: true)
+        try broker.publish(topic: topics.beaconDistance(theirs), message: "3", qos: 1, retain: true)
+        let goneDistance = try await StatusListener(topic: topics.beaconDistance(gone), broker: broker)
+        let backDistance = try await StatusListener(topic: topics.beaconDistance(back), broker: broker)
+        let worker = try Self.worker(broker, topics: topics, partitions: 2, prefix: "rk-holder-part-")
+        try await worker.start()
+        try await eventually(timeout: .seconds(20), "the partition connects") { worker.status.state == .up }
+        let hearing = Self.hearing([back], on: worker)
+        defer { hearing.cancel() }
+        try await eventually(timeout: .seconds(30), "gone cleared: \(goneDistance.heard.withLock { $0 })") {
+            goneDistance.heard.withLock { $0 }.last == "None"
+        }
+        hearing.cancel()
+        await worker.stop(handOver: false)
+        await goneDistance.stop()
+        await backDistance.stop()
+        // Never cleared, not even for a moment: the retained 7.5, then its new distances.
+        let heardBack = backDistance.heard.withLock { $0 }
+        #expect(heardBack.first == "7.5" && heardBack.count >= 2 && heardBack.allSatisfy { Double($0) != nil }, "\(heardBack)")
+        #expect(try await PresenceHubStatusTests.retained(topics.beaconDistance(gone), on: broker) == ["None"])
+        #expect(try await PresenceHubStatusTests.retained(topics.beaconDistance(theirs), on: broker) == ["3"])
+    }
+
+    /// A broker outage sets the partition's engine aside: no beacon left. Nothing is cleared
+    /// while it lasts (longer than the grace period); after it, a beacon ranged again keeps its
+    /// distance, and one not ranged again is cleared once the grace period has passed.
+    @Test("A broker outage clears no distance; after it, a beacon ranged again keeps its distance and one that left meanwhile is cleared after the grace period",
+          .timeLimit(.minutes(2)))
+    func outageClearsAfterGrace() async throws {
+        let broker = try MosquittoBroker()
+        try broker.start()
+        defer { broker.stop() }
+        let topics = PresenceTopics(site: "partition-outage")
+        let worker = try Self.worker(broker, topics: topics, partitions: 1, prefix: "rk-outage-part-")
+        try await worker.start()
+        try await eventually(timeout: .seconds(20), "the partition connects") { worker.status.state == .up }
+        let (stays, leaves) = (BeaconIdentity(uuid: Self.identity.uuid, major: 1, minor: 2), BeaconIdentity(uuid: Self.identity.uuid, major: 1, minor: 3))
+        let staying = try await StatusListener(topic: topics.beaconDistance(stays), broker: broker)
+        let leaving = try await StatusListener(topic: topics.beaconDistance(leaves), broker: broker)
+        let before = Self.hearing([stays, leaves], on: worker)
+        for listener in [staying, leaving] {
+            try await eventually(timeout: .seconds(20), "distance published") { !listener.heard.withLock { $0 }.isEmpty }
+        }
+        // Unheard from now on: a delivery would drop `leaves` after the ranging retention (5 s);
+        // the outage comes first.
+        before.cancel()
+        await before.value
+        // The connection's loss as the client reports it (the client itself stays connected:
+        // nothing else changes), for longer than the grace period.
+        worker.connectionChanged(.disconnected(nil))
+        try await Task.sleep(for: .seconds(4))
+        let (stayingBefore, leavingBefore) = (staying.heard.withLock { $0 }, leaving.heard.withLock { $0 })
+        for heard in [stayingBefore, leavingBefore] {
+            #expect(!heard.isEmpty && heard.allSatisfy { Double($0) != nil }, "cleared during the outage: \(heard)")
+        }
+        // Back: a new engine; `stays` is ranged again, `leaves` left meanwhile.
+        worker.connectionChanged(.connected(sessionPresent: true))
+        let after = Self.hearing([stays], on: worker)
+        defer { after.cancel() }
+        try await eventually(timeout: .seconds(20), "leaves cleared: \(leaving.heard.withLock { $0 })") {
+            leaving.heard.withLock { $0 }.last == "None"
+        }
+        after.cancel()
+        await worker.stop(handOver: false)
+        await staying.stop()
+        await leaving.stop()
+        // Published again by the new engine's first delivery (an earlier engine's), never cleared.
+        let heardStays = staying.heard.withLock { $0 }
+        #expect(heardStays.count > stayingBefore.count && heardStays.allSatisfy { Double($0) != nil }, "stays: \(heardStays)")
+        #expect(try await PresenceHubStatusTests.retained(topics.beaconDistance(stays), on: broker).first.flatMap(Double.init) != nil)
+        #expect(leaving.heard.withLock { $0 }.filter { Double($0) == nil } == ["None"])
+    }
 }
