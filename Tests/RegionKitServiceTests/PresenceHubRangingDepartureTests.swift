@@ -138,6 +138,33 @@ struct PresenceHubRangingDepartureTests {
         await running.value
     }
 
+    /// A daemon with no beacon source (GPS only) ranges nothing: a distance an earlier
+    /// configuration left retained is cleared after the grace period, not kept waiting for a
+    /// source that is not coming back.
+    @Test("No beacon source configured: an earlier configuration's retained distance is cleared after the grace period", .timeLimit(.minutes(2)))
+    func noBeaconSourceClearsLeftovers() async throws {
+        let broker = try MosquittoBroker()
+        try broker.start()
+        defer { broker.stop() }
+        let topics = PresenceTopics(site: "gps-only")
+        let gone = BeaconIdentity(uuid: Self.lobbyUUID, major: 5, minor: 1)
+        try broker.publish(topic: topics.beaconDistance(gone), message: "2.5", qos: 1, retain: true)
+        let hub = try PresenceHubStatusTests.hub(site: "gps-only", broker: broker, store: try RegionStore(path: temporaryStorePath()),
+                                                 leftoverGrace: .seconds(3), beaconSource: false)
+        #expect(!hub.service.manager.isMonitoringAvailable(for: .beacon))
+        let goneDistance = try await StatusListener(topic: topics.beaconDistance(gone), broker: broker)
+        let running = Task { await hub.run() }
+        try await eventually(timeout: .seconds(20), "the scan done") { hub.scanPhase.withLock { $0 } == .done }
+        try await eventually(timeout: .seconds(20), "gone cleared: \(goneDistance.heard.withLock { $0 })") {
+            goneDistance.heard.withLock { $0 }.suffix(2) == ["None", ""]
+        }
+        await goneDistance.stop()
+        #expect(try await PresenceHubStatusTests.retained(topics.beaconDistance(gone), on: broker) == [])
+        await hub.shutdown(drainTimeout: .seconds(10))
+        running.cancel()
+        await running.value
+    }
+
     /// A source outage stops every ranging (`didFailRanging`, `monitoringDidFail`): that is not
     /// every beacon leaving. Nothing is cleared while the source is away; once it is back, the
     /// beacons ranged again keep their distance, and one not ranged again within the grace period

@@ -17,15 +17,17 @@ struct PresenceHubStatusTests {
     /// `store`, its service on `clock` with `profile` (its regions are the caller's to start).
     static func hub(site: String, broker: MosquittoBroker, store: RegionStore, profile: MonitoringProfile = .responsive,
                     clock: VirtualClock = VirtualClock(), homeAssistant: Bool = false, prefix: String? = nil,
-                    leftoverGrace: Duration = .seconds(30)) throws -> PresenceHub {
+                    leftoverGrace: Duration = .seconds(30), beaconSource: Bool = true) throws -> PresenceHub {
         let configuration = try ServiceConfiguration.decode("""
         sources:
           - mqtt: {format: espresense}
         mqtt: {url: "\(broker.url)", site: \(site)}
         \(homeAssistant ? "homeAssistant: {discovery: true\(prefix.map { ", prefix: \($0)" } ?? "")}" : "")
         """, path: "/tmp/regionkit-test.yaml")
-        let service = MonitoringService(store: store, profile: profile, clock: clock, sources: [.beacon: .authorized])
-        return try PresenceHub(configuration: try #require(configuration.mqtt), homeAssistant: configuration.homeAssistant, sources: configuration.mqttSources,
+        // Without a beacon source: a GPS-only daemon's hub (its events and regions only).
+        let service = MonitoringService(store: store, profile: profile, clock: clock, sources: beaconSource ? [.beacon: .authorized] : [.circular: .authorized])
+        return try PresenceHub(configuration: try #require(configuration.mqtt), homeAssistant: configuration.homeAssistant,
+                               sources: beaconSource ? configuration.mqttSources : [],
                                service: service, logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }, environment: [:],
                                leftoverGrace: leftoverGrace)
     }

@@ -47,8 +47,9 @@ final class PartitionWorker: LocationManagerDelegate {
     /// (with ranging and a known partition count: only this partition's beacons are its own).
     private let distanceScan: RetainedDistanceScan?
     /// Beacons whose distance an earlier holder or engine published, cleared unless ranged
-    /// again within ``leftoverGrace`` (taken with ``ranging``'s lock held).
-    private let leftovers = LockedBox(RangingLeftovers())
+    /// again within ``leftoverGrace``. Changed with ``ranging``'s lock held (lock order:
+    /// `ranging`, then `leftovers`); only the postponement takes it alone.
+    let leftovers = LockedBox(RangingLeftovers())
     /// See `init`.
     private let leftoverGrace: Duration
     /// The scan and the check of the leftovers every second (with ranging).
@@ -135,7 +136,8 @@ final class PartitionWorker: LocationManagerDelegate {
     ///   - ranging: publishes the partition's beacons' distances and attributes (and
     ///     `mqtt_room`), as one daemon's hub does; nil publishes none.
     ///   - partitionCount: the cluster's partitions, to find the stored rooms of this partition's
-    ///     beacons (``storedRooms()``); nil restores none.
+    ///     beacons (``storedRooms()``) and its beacons among the distances an earlier holder left
+    ///     retained (the scan); nil restores none and scans nothing.
     ///   - retainsDepartures: a departed beacon's distance and attributes stay retained (Home
     ///     Assistant discovery is on: the outputs holder may have announced its distance sensor,
     ///     which this partition cannot tell); otherwise sent, then the topics removed
@@ -153,7 +155,9 @@ final class PartitionWorker: LocationManagerDelegate {
         self.retainsDepartures = retainsDepartures
         self.leftoverGrace = leftoverGrace
         self.partitionCount = partitionCount
-        let distanceScan = partitionCount == nil ? nil : ranging.map { RetainedDistanceScan(topics: $0.topics) }
+        // The marker is the partition's: one a stop left subscribed in the persistent session is
+        // the next holder's, which its scan unsubscribes.
+        let distanceScan = partitionCount == nil ? nil : ranging.map { RetainedDistanceScan(topics: $0.topics, marker: "part-\(lease.partition)") }
         self.distanceScan = distanceScan
         self.regions = regions
         self.store = store
@@ -524,7 +528,8 @@ final class PartitionWorker: LocationManagerDelegate {
     /// The rangings under `label` that `manager` no longer ranges (its region left): the beacons
     /// only they listed are cleared (no delivery will drop them), on the connection the
     /// distances go out on, in order with them. Disconnected: nothing now; the reconnection's
-    /// ``resume(_:)`` sets them aside, and their room's departure clears them.
+    /// ``resume(_:)`` sets them aside, and they are cleared when they leave their room or are
+    /// not ranged again within ``leftoverGrace``.
     private func rangingEnded(of label: String, on manager: LocationManager) {
         guard client.isConnected else { return }
         let client = client
@@ -596,11 +601,14 @@ final class PartitionWorker: LocationManagerDelegate {
 
     /// Every second: the leftovers whose grace period has passed are cleared (distance `None`,
     /// attributes with their room or `not_home`), on the connection the distances go out on, in
-    /// order with them. While the broker is away or the engine set aside (deliveries are not
-    /// taken, so a beacon ranged again is not listed yet) the deadline moves with the time.
+    /// order with them. While the broker is away, the engine set aside or the reads held back
+    /// (deliveries are not taken, so a beacon ranged again is not listed yet) the deadline moves
+    /// with the time. A departure handed to a connection lost just then is not made again (as
+    /// for every partition publish, ``MQTTClient/publishDetached(_:)``).
     private func checkLeftovers() {
         let (usable, manager) = current.withLock { ($0.connected && !$0.refused && !$0.suspended && !$0.stopping, $0.manager) }
-        guard usable, client.isConnected else {
+        // (Reads held back, the engine behind the broker: a beacon still around may not be ranged yet.)
+        guard usable, client.isConnected, client.readPause?.isPaused != true else {
             leftovers.withLock { $0.postpone(by: leftoverGrace) }
             return
         }
@@ -627,11 +635,12 @@ final class PartitionWorker: LocationManagerDelegate {
             return current.manager
         }
         // The scan ends at once (its subscriptions removed from the persistent session while
-        // the connection is up), the check with it.
+        // the connection is up; a broker that does not answer is waited for 2 s at most), the
+        // check with it.
         distanceScan?.cancel()
         if let task = leftoverTask.withLock({ $0.take() }) {
             task.cancel()
-            await task.value
+            _ = await PresenceHub.waiting(at: .seconds(2)) { await task.value }
         }
         await client.shutdown()
         if let task = clientTask.withLock({ $0.take() }) { await task.value }

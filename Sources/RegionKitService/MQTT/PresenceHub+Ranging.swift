@@ -136,7 +136,9 @@ extension PresenceHub {
             // (Those this run published already are not leftovers.)
             state.leftovers.add(found.filter { state.tracker.published[$0]?.isAssumed == true }, grace: leftoverGrace)
         }
-        guard manager.authorizationStatus(for: .beacon).isAuthorized else {
+        // (With no beacon source configured at all, as for a GPS-only daemon, nothing is away:
+        // no beacon is ranged again, and an earlier configuration's distances are cleared.)
+        guard !manager.isMonitoringAvailable(for: .beacon) || manager.authorizationStatus(for: .beacon).isAuthorized else {
             // The source is away: rangings stopped with it are no departures, and the grace
             // period of the leftovers counts from its return.
             let ended = state.tracker.endedRangings(on: manager)
@@ -150,6 +152,9 @@ extension PresenceHub {
             state.leftovers.postpone(by: leftoverGrace)
             return
         }
+        // Reads held back (the engine is behind the broker, ``MQTTReadPause``): a beacon still
+        // around may not be ranged yet, so the grace waits too.
+        if client.readPause?.isPaused == true { state.leftovers.postpone(by: leftoverGrace) }
         let room = { (beacon: BeaconIdentity) in manager.nearestScanner(for: beacon) }
         let ended = state.tracker.endedRangings(on: manager)
         if !ended.isEmpty {

@@ -7,8 +7,9 @@ import RegionKitMQTT
 /// Reads which beacon distances the broker keeps retained under the site (an earlier run's, or
 /// another version's): the hub's ranging knows only the beacons it ranged itself, so one that left
 /// while the daemon was stopped kept its last distance retained for good wherever no restored
-/// room named it (one scanner, no rooms). The hub assumes these published and clears those no
-/// ranging lists after a grace period (``PresenceRangingTracker/leftoverDepartures(of:room:kept:)``).
+/// room named it (one scanner, no rooms). The hub (and each cluster partition, for its own
+/// beacons, at each takeover) assumes these published and clears those no ranging lists after a
+/// grace period (``PresenceRangingTracker/leftoverDepartures(of:room:kept:)``).
 ///
 /// Subscribes to `regionkit/<site>/beacons/+/distance` and to a marker topic of its own, then
 /// publishes the marker. Mosquitto sends a subscription's retained messages before anything
@@ -51,10 +52,13 @@ final class RetainedDistanceScan: Sendable {
     /// ``cancel()`` ended the scan.
     private struct Cancelled: Error {}
 
-    init(topics: PresenceTopics) {
+    /// - Parameter marker: the marker topic's last level (`<base>/scan/<marker>`); a random one by
+    ///   default. A cluster partition names its own, so that one a stopped holder left subscribed
+    ///   in the partition's persistent session is the next holder's, which unsubscribes it.
+    init(topics: PresenceTopics, marker: String = UUID().uuidString.lowercased()) {
         self.topics = topics
         filter = topics.base + "/beacons/+/distance"
-        marker = topics.base + "/scan/" + UUID().uuidString.lowercased()
+        self.marker = topics.base + "/scan/" + marker
         beaconsPrefix = topics.base + "/beacons/"
     }
 
@@ -78,8 +82,9 @@ final class RetainedDistanceScan: Sendable {
 
     /// Runs one scan on `client` (connected): the beacons whose distance the broker keeps
     /// retained as a number, or nil when the marker did not come back within `timeout` (the
-    /// connection dropped, the broker refused the subscription or the marker): the caller asks
-    /// again at the next connection. The subscriptions are gone afterwards either way.
+    /// connection dropped, the broker refused the subscription or the marker) or ``cancel()``
+    /// ended it. The subscriptions are gone afterwards either way (asked of the broker while
+    /// connected; otherwise forgotten by the client).
     func run(on client: MQTTClient, timeout: Duration) async -> Set<BeaconIdentity>? {
         let seen = FirstResult<Void>()
         let cancelled = state.withLock { state -> Bool in
@@ -133,7 +138,7 @@ final class RetainedDistanceScan: Sendable {
     /// ```
     func runUntilComplete(on client: MQTTClient, stopping: () -> Bool, logger: Logger) async -> Set<BeaconIdentity>? {
         var delay = Duration.seconds(10)
-        while !stopping(), !state.withLock({ $0.cancelled }) {
+        while !stopping(), !Task.isCancelled, !state.withLock({ $0.cancelled }) {
             let attempted = client.isConnected
             if attempted, let found = await run(on: client, timeout: .seconds(10)) { return found }
             if attempted, !state.withLock({ $0.cancelled }) {
@@ -143,7 +148,7 @@ final class RetainedDistanceScan: Sendable {
             // Waited out a second at a time, so a stop ends it promptly; while disconnected, only
             // until the connection is back.
             let until = ContinuousClock.now + delay
-            while ContinuousClock.now < until, !stopping(), !state.withLock({ $0.cancelled }), attempted || !client.isConnected {
+            while ContinuousClock.now < until, !stopping(), !Task.isCancelled, !state.withLock({ $0.cancelled }), attempted || !client.isConnected {
                 try? await Task.sleep(for: attempted ? .seconds(1) : .milliseconds(200))
             }
             // Longer only after a real attempt (not while disconnected).

@@ -100,16 +100,18 @@ struct PartitionWorkerRangingTests {
     }
 
     /// A worker for partition 0 of `partitions` (no rooms: `.responsive`), ranging published on
-    /// `topics`, with a short grace period.
+    /// `topics`, with a grace period of 6 s.
     static func worker(_ broker: MosquittoBroker, topics: PresenceTopics, partitions: Int, prefix: String) throws -> PartitionWorker {
-        PartitionWorker(lease: PartitionLease(partition: 0, epoch: 1), member: "engine-a",
-                        regions: [try ClusterModeTests.region("hall", major: 1)], profile: .responsive,
-                        store: UnleasedClusterStore(try RegionStore(path: temporaryStorePath())),
-                        mqtt: try MQTTClientConfiguration(url: "mqtt://127.0.0.1:\(broker.port)"), clientIDPrefix: prefix,
-                        topicFilter: "espresense/devices/+/+", hooks: HookConfiguration(),
-                        ranging: PresenceRangingTracker(topics: topics, mqttRoom: false), partitionCount: partitions,
-                        leftoverGrace: .seconds(2), logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() },
-                        onEvents: { _ in }, onFenced: { _ in })
+        // Long enough for the hall to go inside and be ranged on a loaded machine.
+        let grace = Duration.seconds(6)
+        return PartitionWorker(lease: PartitionLease(partition: 0, epoch: 1), member: "engine-a",
+                               regions: [try ClusterModeTests.region("hall", major: 1)], profile: .responsive,
+                               store: UnleasedClusterStore(try RegionStore(path: temporaryStorePath())),
+                               mqtt: try MQTTClientConfiguration(url: "mqtt://127.0.0.1:\(broker.port)"), clientIDPrefix: prefix,
+                               topicFilter: "espresense/devices/+/+", hooks: HookConfiguration(),
+                               ranging: PresenceRangingTracker(topics: topics, mqttRoom: false), partitionCount: partitions,
+                               leftoverGrace: grace, logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() },
+                               onEvents: { _ in }, onFenced: { _ in })
     }
 
     /// Beacons of the hall (major 1) whose sightings go to partition `partition` of `count`.
@@ -195,7 +197,7 @@ struct PartitionWorkerRangingTests {
         // The connection's loss as the client reports it (the client itself stays connected:
         // nothing else changes), for longer than the grace period.
         worker.connectionChanged(.disconnected(nil))
-        try await Task.sleep(for: .seconds(4))
+        try await Task.sleep(for: .seconds(8))
         let (stayingBefore, leavingBefore) = (staying.heard.withLock { $0 }, leaving.heard.withLock { $0 })
         for heard in [stayingBefore, leavingBefore] {
             #expect(!heard.isEmpty && heard.allSatisfy { Double($0) != nil }, "cleared during the outage: \(heard)")
@@ -216,5 +218,40 @@ struct PartitionWorkerRangingTests {
         #expect(heardStays.count > stayingBefore.count && heardStays.allSatisfy { Double($0) != nil }, "stays: \(heardStays)")
         #expect(try await PresenceHubStatusTests.retained(topics.beaconDistance(stays), on: broker).first.flatMap(Double.init) != nil)
         #expect(leaving.heard.withLock { $0 }.filter { Double($0) == nil } == ["None"])
+    }
+
+    /// The grace period of an earlier holder's distances counts from the broker's return: one
+    /// that runs out during an outage leaves a beacon heard again after it to be ranged first.
+    @Test("The grace period passes during a broker outage: nothing is cleared then; after it, an earlier holder's beacon heard again keeps its distance, one not heard is cleared",
+          .timeLimit(.minutes(2)))
+    func graceCountsFromTheReturn() async throws {
+        let broker = try MosquittoBroker()
+        try broker.start()
+        defer { broker.stop() }
+        let topics = PresenceTopics(site: "partition-return")
+        let (back, gone) = (BeaconIdentity(uuid: Self.identity.uuid, major: 1, minor: 4), BeaconIdentity(uuid: Self.identity.uuid, major: 1, minor: 5))
+        try broker.publish(topic: topics.beaconDistance(back), message: "7.5", qos: 1, retain: true)
+        try broker.publish(topic: topics.beaconDistance(gone), message: "2.5", qos: 1, retain: true)
+        let backDistance = try await StatusListener(topic: topics.beaconDistance(back), broker: broker)
+        let goneDistance = try await StatusListener(topic: topics.beaconDistance(gone), broker: broker)
+        let worker = try Self.worker(broker, topics: topics, partitions: 1, prefix: "rk-return-part-")
+        try await worker.start()
+        try await eventually(timeout: .seconds(20), "the scan found both") { worker.leftovers.withLock { $0.beacons } == [back, gone] }
+        // The connection is lost before the grace period ends, and stays lost past it.
+        worker.connectionChanged(.disconnected(nil))
+        try await Task.sleep(for: .seconds(8))
+        #expect(backDistance.heard.withLock { $0 } == ["7.5"] && goneDistance.heard.withLock { $0 } == ["2.5"], "cleared during the outage")
+        worker.connectionChanged(.connected(sessionPresent: true))
+        let hearing = Self.hearing([back], on: worker)
+        defer { hearing.cancel() }
+        try await eventually(timeout: .seconds(30), "gone cleared: \(goneDistance.heard.withLock { $0 })") {
+            goneDistance.heard.withLock { $0 }.last == "None"
+        }
+        hearing.cancel()
+        await worker.stop(handOver: false)
+        await backDistance.stop()
+        await goneDistance.stop()
+        let heardBack = backDistance.heard.withLock { $0 }
+        #expect(heardBack.first == "7.5" && heardBack.count >= 2 && heardBack.allSatisfy { Double($0) != nil }, "back: \(heardBack)")
     }
 }
