@@ -19,6 +19,9 @@ struct ClusterDaemonTests {
     static let rooms = ["kitchen", "hall", "office"]
 
     static func token(_ minor: Int) -> String { "iBeacon:\(uuid)-1-\(minor)" }
+    /// An earlier run's distance of a beacon no scanner hears in this run (and no region
+    /// matches), retained before the engines start: the partition it hashes to clears it.
+    static let leftoverDistanceTopic = "regionkit/e2e/beacons/\(uuid)-1-999/distance"
 
     /// One engine's configuration: every engine gets the same regions; its broker list starts at
     /// its own node.
@@ -255,6 +258,15 @@ struct ClusterDaemonTests {
                 "espresense.devices.*.*": "regionkit.part.{{partition(\(ClusterDaemonTests.partitions),1)}}.espresense.devices.{{wildcard(1)}}.{{wildcard(2)}}",
             ])
             try await nats.start()
+            // What an earlier run left on the broker (replicated to every node before the engines
+            // connect: a NATS cluster copies retained messages between its nodes asynchronously).
+            let seeder = MQTTClient(configuration: try MQTTClientConfiguration(url: nats.mqttURL(0)), onMessage: { _ in })
+            let seeding = Task { await seeder.run() }
+            try await seeder.waitUntilConnected()
+            try await seeder.publish(MQTTMessage(topic: ClusterDaemonTests.leftoverDistanceTopic, payload: Array("4.2".utf8), qos: .atLeastOnce, retain: true))
+            await seeder.shutdown()
+            await seeding.value
+            try await Task.sleep(for: .seconds(2))
             let url = "postgres://\(server.user)@127.0.0.1:\(server.port)/cluster"
             let store = try await PostgresRegionStore(host: "127.0.0.1", port: server.port, username: server.user, database: "cluster",
                                                       operationTimeout: .seconds(3))
@@ -563,10 +575,19 @@ struct ClusterDaemonTests {
         let storedRooms = try await rig.store.beaconRooms()
         let wrongRooms = (9...Self.beacons).filter { storedRooms["\(Self.uuid.uppercased()):1:\($0)"] != Self.rooms[$0 % Self.rooms.count] }
         #expect(wrongRooms.isEmpty, "stored rooms differ for minors \(wrongRooms): \(storedRooms)")
+        // The earlier run's distance: cleared by its partition's holder 30 s after it took the
+        // partition (by the scan at the takeover; again by the new holder when the partition
+        // moved with the kill before that).
+        let leftoverCleared = await waitUntil(timeout: 45) {
+            heard.withLock { $0 }.contains { $0.topic == Self.leftoverDistanceTopic && $0.text == "None" }
+        }
+        #expect(leftoverCleared, "the earlier run's distance: \(heard.withLock { $0 }.filter { $0.topic == Self.leftoverDistanceTopic }.map(\.text))")
         // A subscriber arriving now (Home Assistant restarting) gets the rooms and the states from
         // the broker's retained copies, whichever member published them.
         var expectedRetained = ["regionkit/e2e/regions/b1/state": "outside", "regionkit/e2e/regions/b20/state": "inside"]
         for minor in 9...Self.beacons { expectedRetained["regionkit/e2e/beacons/\(Self.uuid)-1-\(minor)/room"] = Self.rooms[minor % Self.rooms.count] }
+        // (Kept retained as None: discovery is on.)
+        expectedRetained[Self.leftoverDistanceTopic] = "None"
         let retained = try await Self.retained(rig, node: 0, filter: "regionkit/e2e/#", expected: Set(expectedRetained.keys))
         let wrong = expectedRetained.filter { retained[$0.key] != $0.value }.map { "\($0.key): \(retained[$0.key] ?? "nothing") (expected \($0.value))" }
         #expect(wrong.isEmpty, "retained for a late subscriber on node 0: \(wrong.sorted())")
@@ -574,6 +595,10 @@ struct ClusterDaemonTests {
             let key = "\(Self.uuid)-1-\(minor)"
             let distance = heard.withLock { $0 }.last { $0.topic == "regionkit/e2e/beacons/\(key)/distance" }.flatMap { Double($0.text) }
             #expect(distance.map { $0 > 0 && $0 < 10 } == true, "b\(minor): distance \(distance.map { "\($0)" } ?? "none")")
+            // Heard throughout, through the kill and the takeover (the new holder's scan finds its
+            // distance retained): never cleared, not even for a moment.
+            let cleared = heard.withLock { $0 }.filter { $0.topic == "regionkit/e2e/beacons/\(key)/distance" && Double($0.text) == nil }
+            #expect(cleared.isEmpty, "b\(minor): distance cleared while heard: \(cleared.map(\.text))")
             #expect(heard.withLock { $0 }.contains { $0.topic == "homeassistant/sensor/regionkit_e2e/ibeacon_\(key)_distance/config" }, "b\(minor): distance sensor")
         }
         let statuses = heard.withLock { $0 }.filter { $0.topic == "regionkit/e2e/status" }.map(\.text)
