@@ -133,6 +133,20 @@ struct PartitionWorkerRangingTests {
         }
     }
 
+    /// Has the worker hear `back` until `gone`'s distance is cleared (`None`), then stops the
+    /// worker and both listeners: what `back`'s listener heard.
+    static func hearing(_ back: BeaconIdentity, on worker: PartitionWorker, until gone: StatusListener,
+                        besides backListener: StatusListener) async throws -> [String] {
+        let hearing = Self.hearing([back], on: worker)
+        defer { hearing.cancel() }
+        try await eventually(timeout: .seconds(30), "gone cleared: \(gone.heard.withLock { $0 })") { gone.heard.withLock { $0 }.last == "None" }
+        hearing.cancel()
+        await worker.stop(handOver: false)
+        await gone.stop()
+        await backListener.stop()
+        return backListener.heard.withLock { $0 }
+    }
+
     /// The hub's scan at the partition's start: the distances an earlier holder left retained for
     /// this partition's beacons are cleared when not ranged again within the grace period; a
     /// beacon ranged again keeps its distance; another partition's beacon is that partition's.
@@ -154,17 +168,8 @@ struct PartitionWorkerRangingTests {
         let worker = try Self.worker(broker, topics: topics, partitions: 2, prefix: "rk-holder-part-")
         try await worker.start()
         try await eventually(timeout: .seconds(20), "the partition connects") { worker.status.state == .up }
-        let hearing = Self.hearing([back], on: worker)
-        defer { hearing.cancel() }
-        try await eventually(timeout: .seconds(30), "gone cleared: \(goneDistance.heard.withLock { $0 })") {
-            goneDistance.heard.withLock { $0 }.last == "None"
-        }
-        hearing.cancel()
-        await worker.stop(handOver: false)
-        await goneDistance.stop()
-        await backDistance.stop()
         // Never cleared, not even for a moment: the retained 7.5, then its new distances.
-        let heardBack = backDistance.heard.withLock { $0 }
+        let heardBack = try await Self.hearing(back, on: worker, until: goneDistance, besides: backDistance)
         #expect(heardBack.first == "7.5" && heardBack.count >= 2 && heardBack.allSatisfy { Double($0) != nil }, "\(heardBack)")
         #expect(try await PresenceHubStatusTests.retained(topics.beaconDistance(gone), on: broker) == ["None"])
         #expect(try await PresenceHubStatusTests.retained(topics.beaconDistance(theirs), on: broker) == ["3"])
@@ -242,16 +247,7 @@ struct PartitionWorkerRangingTests {
         try await Task.sleep(for: .seconds(8))
         #expect(backDistance.heard.withLock { $0 } == ["7.5"] && goneDistance.heard.withLock { $0 } == ["2.5"], "cleared during the outage")
         worker.connectionChanged(.connected(sessionPresent: true))
-        let hearing = Self.hearing([back], on: worker)
-        defer { hearing.cancel() }
-        try await eventually(timeout: .seconds(30), "gone cleared: \(goneDistance.heard.withLock { $0 })") {
-            goneDistance.heard.withLock { $0 }.last == "None"
-        }
-        hearing.cancel()
-        await worker.stop(handOver: false)
-        await backDistance.stop()
-        await goneDistance.stop()
-        let heardBack = backDistance.heard.withLock { $0 }
+        let heardBack = try await Self.hearing(back, on: worker, until: goneDistance, besides: backDistance)
         #expect(heardBack.first == "7.5" && heardBack.count >= 2 && heardBack.allSatisfy { Double($0) != nil }, "back: \(heardBack)")
     }
 }
