@@ -43,9 +43,17 @@ final class PartitionWorker: LocationManagerDelegate {
     private let ranging: LockedBox<PresenceRangingTracker?>
     /// Whether a departed beacon's distance and attributes stay retained (see `init`).
     private let retainsDepartures: Bool
-    /// Reads the distances an earlier holder left retained, once, when the partition is taken
-    /// (with ranging and a known partition count: only this partition's beacons are its own).
+    /// Reads the distances the broker keeps retained for the partition's beacons when the
+    /// partition is taken (an earlier holder's) and again at each resumption after a lost
+    /// connection (a departure handed to the connection as it dropped was lost with it: the
+    /// partition's publishes are QoS 0 semantics, ``MQTTClient/publishDetached(_:)``). With
+    /// ranging and a known partition count only (only this partition's beacons are its own).
     private let distanceScan: RetainedDistanceScan?
+    /// One request per scan due (the start, each resumption); a scan under way serves those
+    /// that arrive meanwhile but one.
+    private let scanRequests = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+    /// Scans completed since the start (diagnostics; tests wait for one).
+    let scansCompleted = LockedBox(0)
     /// Beacons whose distance an earlier holder or engine published, cleared unless ranged
     /// again within ``leftoverGrace``. Changed with ``ranging``'s lock held (lock order:
     /// `ranging`, then `leftovers`); only the postponement takes it alone.
@@ -387,6 +395,8 @@ final class PartitionWorker: LocationManagerDelegate {
         // hear it, one that left meanwhile leaves its room (the restored one), and one not ranged
         // again within the grace period is cleared (``checkLeftovers()``).
         suspendRanging { _, _ in true }
+        // What the broker keeps now (a departure may have been lost with the connection).
+        if distanceScan != nil { scanRequests.continuation.yield() }
         register(on: resumed, from: states)
         let rooms = lastRooms.withLock { $0 }
         resumed.restoreNearestScanners(rooms)
@@ -556,16 +566,21 @@ final class PartitionWorker: LocationManagerDelegate {
         }
     }
 
-    /// The scan of the distances an earlier holder left retained (once, from the first
-    /// connection) beside the check of the leftovers every second, until the stop.
+    /// The scans of the distances the broker keeps retained (at the start, from the first
+    /// connection, and after each resumption) beside the check of the leftovers every second,
+    /// until the stop.
     private func watchLeftovers() async {
         await withTaskGroup(of: Void.self) { group in
             if let distanceScan {
+                scanRequests.continuation.yield()
                 group.addTask {
                     let current = self.current
-                    guard let found = await distanceScan.runUntilComplete(on: self.client, stopping: { current.withLock { $0.stopping } },
-                                                                         logger: self.logger) else { return }
-                    self.adoptLeftovers(found)
+                    for await _ in self.scanRequests.stream {
+                        guard let found = await distanceScan.runUntilComplete(on: self.client, stopping: { current.withLock { $0.stopping } },
+                                                                             logger: self.logger) else { return }
+                        self.adoptLeftovers(found)
+                        self.scansCompleted.withLock { $0 += 1 }
+                    }
                 }
             }
             group.addTask {
@@ -578,9 +593,10 @@ final class PartitionWorker: LocationManagerDelegate {
     }
 
     /// The scan's distances: those of this partition's beacons (every sighting of a beacon
-    /// reaches one partition, which alone publishes its distance) count as published by an
-    /// earlier holder, and those this holder has not published are cleared unless ranged again
-    /// within ``leftoverGrace``. (Other partitions' beacons are theirs to clear.)
+    /// reaches one partition, which alone publishes its distance) count as published (by an
+    /// earlier holder, or by this one before a departure was lost), and those this holder has
+    /// not published are cleared unless ranged again within ``leftoverGrace``. (Other
+    /// partitions' beacons are theirs to clear.)
     private func adoptLeftovers(_ found: Set<BeaconIdentity>) {
         guard let partitionCount else { return }
         let partition = lease.partition
@@ -594,7 +610,7 @@ final class PartitionWorker: LocationManagerDelegate {
             return left.count
         }
         if adopted > 0 {
-            logger.info("distances an earlier holder left retained: cleared for the beacons not ranged again soon",
+            logger.info("distances the broker keeps retained that this holder did not publish: cleared for the beacons not ranged again soon",
                         metadata: ["beacons": "\(adopted)", "grace": "\(leftoverGrace)"])
         }
     }
@@ -638,6 +654,7 @@ final class PartitionWorker: LocationManagerDelegate {
         // the connection is up; a broker that does not answer is waited for 2 s at most), the
         // check with it.
         distanceScan?.cancel()
+        scanRequests.continuation.finish()
         if let task = leftoverTask.withLock({ $0.take() }) {
             task.cancel()
             _ = await PresenceHub.waiting(at: .seconds(2)) { await task.value }

@@ -250,4 +250,32 @@ struct PartitionWorkerRangingTests {
         let heardBack = try await Self.hearing(back, on: worker, until: goneDistance, besides: backDistance)
         #expect(heardBack.first == "7.5" && heardBack.count >= 2 && heardBack.allSatisfy { Double($0) != nil }, "back: \(heardBack)")
     }
+
+    /// A partition's departures are handed to the connection without waiting (QoS 0
+    /// semantics): one handed as the connection drops is lost, and the tracker has forgotten the
+    /// beacon. The scan at each resumption finds the distance the broker still keeps (here
+    /// retained behind the partition's back, as such a loss leaves it) and clears it.
+    @Test("After a lost connection the partition scans again: a distance the broker keeps for a beacon it does not range is cleared after the grace period",
+          .timeLimit(.minutes(2)))
+    func resumptionScansAgain() async throws {
+        let broker = try MosquittoBroker()
+        try broker.start()
+        defer { broker.stop() }
+        let topics = PresenceTopics(site: "partition-rescan")
+        let lost = BeaconIdentity(uuid: Self.identity.uuid, major: 1, minor: 6)
+        let worker = try Self.worker(broker, topics: topics, partitions: 1, prefix: "rk-rescan-part-")
+        try await worker.start()
+        try await eventually(timeout: .seconds(20), "the first scan done") { worker.scansCompleted.withLock { $0 } == 1 }
+        try broker.publish(topic: topics.beaconDistance(lost), message: "2.5", qos: 1, retain: true)
+        let lostDistance = try await StatusListener(topic: topics.beaconDistance(lost), broker: broker)
+        worker.connectionChanged(.disconnected(nil))
+        worker.connectionChanged(.connected(sessionPresent: true))
+        try await eventually(timeout: .seconds(30), "lost cleared: \(lostDistance.heard.withLock { $0 })") {
+            lostDistance.heard.withLock { $0 }.last == "None"
+        }
+        #expect(worker.scansCompleted.withLock { $0 } == 2)
+        await worker.stop(handOver: false)
+        await lostDistance.stop()
+        #expect(lostDistance.heard.withLock { $0 } == ["2.5", "None"])
+    }
 }
