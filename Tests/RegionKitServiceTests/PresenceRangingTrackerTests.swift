@@ -113,6 +113,19 @@ extension PresenceRangingTrackerTests {
                 == Self.cleared(Self.b, attributes: #"{"room":"hall"}"#))
     }
 
+    @Test("Distances found retained: those this run published are no leftovers; the rest count as published and are leftovers, once ranged again no longer")
+    func adoptRetained() {
+        var tracker = PresenceRangingTracker(topics: Self.topics, mqttRoom: false)
+        let noRoom: (BeaconIdentity) -> String? = { _ in nil }
+        // a's distance went out in this run before the scan found it retained.
+        #expect(tracker.messages(for: [Self.heard(Self.a)], ranging: Self.any, label: "lobby", at: Timestamp(seconds: 1), room: noRoom).count == 2)
+        #expect(tracker.adoptRetained([Self.a, Self.b, Self.c]) == [Self.b, Self.c])
+        // b counts as published: its first distance goes out at once, and it is no leftover any more.
+        #expect(tracker.messages(for: [Self.heard(Self.a), Self.heard(Self.b)], ranging: Self.any, label: "lobby", at: Timestamp(seconds: 2), room: noRoom).count == 2)
+        #expect(tracker.adoptRetained([Self.b, Self.c]) == [Self.c], "found again: c still only assumed")
+        #expect(Self.sent(tracker.leftoverDepartures(of: [Self.b, Self.c], room: noRoom)) == Self.cleared(Self.c))
+    }
+
     @Test("The scan reads a beacon from the site's own distance topics only, and numbers only")
     func scanTopics() {
         let base = Self.topics.base

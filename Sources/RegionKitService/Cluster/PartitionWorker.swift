@@ -603,8 +603,7 @@ final class PartitionWorker: LocationManagerDelegate {
         let mine = found.filter { NATSPartition.partition(of: Self.partitionToken(of: $0), count: partitionCount) == partition }
         let adopted = ranging.withLock { tracker -> Int in
             guard var current = tracker else { return 0 }
-            current.assumePublished(mine)
-            let left = mine.filter { current.published[$0]?.isAssumed == true }
+            let left = current.adoptRetained(mine)
             leftovers.withLock { $0.add(left, grace: leftoverGrace) }
             tracker = current
             return left.count

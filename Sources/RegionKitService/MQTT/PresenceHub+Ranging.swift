@@ -132,9 +132,7 @@ extension PresenceHub {
         let manager = service.manager
         // The distances an earlier run left retained, once found.
         if let found = leftovers.withLock({ found in defer { found = nil }; return found }) {
-            state.tracker.assumePublished(found)
-            // (Those this run published already are not leftovers.)
-            state.leftovers.add(found.filter { state.tracker.published[$0]?.isAssumed == true }, grace: leftoverGrace)
+            state.leftovers.add(state.tracker.adoptRetained(found), grace: leftoverGrace)
         }
         // (With no beacon source configured at all, as for a GPS-only daemon, nothing is away:
         // no beacon is ranged again, and an earlier configuration's distances are cleared.)

@@ -99,6 +99,25 @@ public struct PresenceRangingTracker: Sendable {
         }
     }
 
+    /// Takes distances an earlier run left retained on the broker (``RetainedDistanceScan``) as
+    /// published (``assumePublished(_:)``) and returns those of `found` this run has published
+    /// nothing of: the leftovers to clear unless ranged again within a grace period
+    /// (``RangingLeftovers``, ``leftoverDepartures(of:room:kept:)``). A beacon this run already
+    /// published is no leftover: its distance on the broker is this run's.
+    ///
+    /// ```swift
+    /// leftovers.add(tracker.adoptRetained(scan.found), grace: .seconds(30))
+    /// ```
+    public mutating func adoptRetained(_ found: some Collection<BeaconIdentity>) -> Set<BeaconIdentity> {
+        assumePublished(found)
+        return Set(found.filter(isOnlyAssumed))
+    }
+
+    /// Whether `beacon` counts as published only by an earlier run (``assumePublished(_:)``).
+    private func isOnlyAssumed(_ beacon: BeaconIdentity) -> Bool {
+        published[beacon]?.isAssumed == true
+    }
+
     /// The departures of those of `beacons` still only assumed published (``assumePublished(_:)``:
     /// this run published no distance of them) that no ranging lists: distance `None`, attributes
     /// with their room, `room`, or `not_home` (retained when `kept`). The hub asks this a grace
@@ -112,8 +131,7 @@ public struct PresenceRangingTracker: Sendable {
     /// ```
     public mutating func leftoverDepartures(of beacons: some Sequence<BeaconIdentity>, room: (BeaconIdentity) -> String?,
                                             kept: (BeaconIdentity) -> Bool = { _ in true }) -> [PresenceMessage] {
-        let assumed = beacons.filter { published[$0]?.isAssumed == true }
-        return departures(of: Set(assumed), room: room, kept: kept)
+        departures(of: Set(beacons.filter(isOnlyAssumed)), room: room, kept: kept)
     }
 
     /// Every tracked beacon's distance and attributes go out again at its next update, changed
