@@ -23,7 +23,7 @@ struct Run: AsyncParsableCommand {
     var config: String
 
     @Option(help: """
-        The store (overrides the configuration): a SQLite path, or postgres://user@host:port/database with the password         in $REGIONKIT_STORE_PASSWORD or in the file $REGIONKIT_STORE_PASSWORD_FILE names (never in the URL). Default $REGIONKIT_STORE, else $XDG_DATA_HOME/regionkit/regionkit.sqlite.
+        The store (overrides the configuration): a SQLite path, or postgres://user@host:port/database with the password in $REGIONKIT_STORE_PASSWORD or in the file $REGIONKIT_STORE_PASSWORD_FILE names (never in the URL). Default $REGIONKIT_STORE, else $XDG_DATA_HOME/regionkit/regionkit.sqlite.
         """)
     var store: String?
 
