@@ -74,6 +74,18 @@ public struct RangingSession: Hashable, Sendable, Codable {
             return profile.rssiFilter.value(of: filter, at: lastHeard)
         }
 
+        /// The reading's filtered RSSI and the distance the profile's model puts it at (nil when
+        /// the model gives no answer), at `now`: nil when the reading no longer counts
+        /// (``isCurrent(at:profile:)``) or has no filtered RSSI (``filteredRSSI(at:profile:)``).
+        ///
+        /// ```swift
+        /// reading.estimate(at: now, profile: .responsive)   // (filtered: -62, distance: 2.4)
+        /// ```
+        public func estimate(at now: Timestamp, profile: MonitoringProfile) -> (filtered: Double, distance: Double?)? {
+            guard isCurrent(at: now, profile: profile), let filtered = filteredRSSI(at: now, profile: profile) else { return nil }
+            return (filtered, profile.distanceModel.distance(rssi: filtered, measuredPower: Double(measuredPower)))
+        }
+
         /// The weight of a new gap in ``meanGap``.
         public static let gapWeight = 0.25
         /// How many mean gaps a reading counts for after its scanner last heard the beacon.
@@ -125,9 +137,7 @@ public struct RangingSession: Hashable, Sendable, Codable {
         /// track.distance(from: "kitchen", at: now, profile: .responsive)   // 2.4, the kitchen node's estimate
         /// ```
         public func distance(from scanner: String, at now: Timestamp, profile: MonitoringProfile) -> Double? {
-            guard let reading = readings.first(where: { $0.scannerID == scanner }), reading.isCurrent(at: now, profile: profile),
-                  let filtered = reading.filteredRSSI(at: now, profile: profile) else { return nil }
-            return profile.distanceModel.distance(rssi: filtered, measuredPower: Double(reading.measuredPower))
+            readings.first { $0.scannerID == scanner }?.estimate(at: now, profile: profile)?.distance
         }
 
         /// The scanner whose readings put the beacon nearest at `now`: among those still current
@@ -136,9 +146,8 @@ public struct RangingSession: Hashable, Sendable, Codable {
         /// scanner's name. Its filtered RSSI and distance (nil when the model gives none) with it.
         public func nearest(at now: Timestamp, profile: MonitoringProfile) -> (reading: Reading, filtered: Double, distance: Double?)? {
             var best: (reading: Reading, filtered: Double, distance: Double?)?
-            for reading in readings where reading.isCurrent(at: now, profile: profile) {
-                guard let filtered = reading.filteredRSSI(at: now, profile: profile) else { continue }
-                let distance = profile.distanceModel.distance(rssi: filtered, measuredPower: Double(reading.measuredPower))
+            for reading in readings {
+                guard let (filtered, distance) = reading.estimate(at: now, profile: profile) else { continue }
                 if let current = best {
                     let closer: Bool
                     switch (distance, current.distance) {
