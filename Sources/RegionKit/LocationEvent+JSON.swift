@@ -44,23 +44,12 @@ extension LocationEvent {
         return line.text
     }
 
-    /// iBeacon: `{"uuid", "major", "minor", …}` as before; AltBeacon adds `"format":"altbeacon"`
-    /// (uuid/major/minor = id1/id2/id3); Eddystone-UID: `{"format":"eddystone-uid", "namespace",
-    /// "instance", …}`; a device: `{"format":"device", "device", …}`; `"telemetry"` when the
-    /// transmitter sent Eddystone-TLM.
+    /// The beacon's identity fields (``JSONLine/addIdentity(_:)``: iBeacon `{"uuid", "major",
+    /// "minor", …}` as before, other formats after `"format"`), `"telemetry"` when the
+    /// transmitter sent Eddystone-TLM, `"proximity"`, `"accuracy"`, `"rssi"`.
     static func json(for beacon: Beacon) -> JSONLine {
         var object = JSONLine()
-        if beacon.format != .iBeacon { object.add("format", beacon.format.name) }
-        if let device = beacon.identity.deviceID {
-            object.add("device", device)
-        } else if beacon.format == .eddystoneUID {
-            object.add("namespace", BeaconIdentity.hex(beacon.identity.namespace))
-            object.add("instance", BeaconIdentity.hex(beacon.identity.instance))
-        } else {
-            object.add("uuid", beacon.uuid.uuidString)
-            object.add("major", Int(beacon.major))
-            object.add("minor", Int(beacon.minor))
-        }
+        object.addIdentity(beacon.identity)
         if let telemetry = beacon.telemetry { object.add("telemetry", object: telemetry.jsonObject()) }
         object.add("proximity", beacon.proximity.rawValue)
         object.add("accuracy", beacon.accuracy, decimals: 3, fallback: -1)

@@ -304,17 +304,7 @@ public struct PresenceRangingTracker: Sendable {
             let distance = JSONLine.number(beacon.accuracy, decimals: 2)
             messages.append(PresenceMessage(topic: topics.beaconDistance(beacon.identity), text: distance, qos: 0, retain: true))
             var attributes = JSONLine()
-            if beacon.format != .iBeacon { attributes.add("format", beacon.format.name) }
-            if let device = beacon.identity.deviceID {
-                attributes.add("device", device)
-            } else if beacon.format == .eddystoneUID {
-                attributes.add("namespace", BeaconIdentity.hex(beacon.identity.namespace))
-                attributes.add("instance", BeaconIdentity.hex(beacon.identity.instance))
-            } else {
-                attributes.add("uuid", beacon.uuid.uuidString)
-                attributes.add("major", Int(beacon.major))
-                attributes.add("minor", Int(beacon.minor))
-            }
+            attributes.addIdentity(beacon.identity)
             attributes.add("rssi", beacon.rssi)
             attributes.add("proximity", beacon.proximity.rawValue)
             attributes.addRaw("distance", json: distance)
