@@ -22,8 +22,6 @@ public final class LocationManager: Sendable {
     private struct State: Sendable {
         var engine: MonitoringEngine
         weak var delegate: (any LocationManagerDelegate)?
-        var continuations: [Int: AsyncStream<LocationEvent>.Continuation] = [:]
-        var nextContinuationID = 0
         var timer: ScheduledTimer?
         var timerDeadline: Timestamp?
         var pending: [LocationEvent] = []
@@ -32,6 +30,8 @@ public final class LocationManager: Sendable {
 
     public let clock: any MonitoringClock
     private let state: LockedBox<State>
+    /// The streams of ``events(bufferingPolicy:)``.
+    private let streams = Broadcast<LocationEvent>()
     /// Events produced, and events delivered, since the manager was made (monotonic: a stop
     /// waits for the events produced before it, not for a queue that sources keep filling).
     private let produced = Atomic<Int>(0)
@@ -263,23 +263,12 @@ public final class LocationManager: Sendable {
 
     /// A new stream of every event from now on; it ends when the manager is deallocated.
     public func events(bufferingPolicy: AsyncStream<LocationEvent>.Continuation.BufferingPolicy = .unbounded) -> AsyncStream<LocationEvent> {
-        let (stream, continuation) = AsyncStream.makeStream(of: LocationEvent.self, bufferingPolicy: bufferingPolicy)
-        let id = state.withLock { state in
-            state.nextContinuationID += 1
-            state.continuations[state.nextContinuationID] = continuation
-            return state.nextContinuationID
-        }
-        continuation.onTermination = { [weak self] _ in
-            _ = self?.state.withLock { $0.continuations.removeValue(forKey: id) }
-        }
-        return stream
+        streams.subscribe(bufferingPolicy: bufferingPolicy)
     }
 
     deinit {
-        state.withLock { state in
-            state.timer?.cancel()
-            for continuation in state.continuations.values { continuation.finish() }
-        }
+        state.withLock { $0.timer?.cancel() }
+        streams.finish()
     }
 
     // MARK: - Driving the engine
@@ -323,18 +312,19 @@ public final class LocationManager: Sendable {
     /// of its time moving memory and fell minutes behind (audit).
     private func drain() {
         while true {
-            let next = state.withLock { state -> ([LocationEvent], (any LocationManagerDelegate)?, [AsyncStream<LocationEvent>.Continuation])? in
+            let next = state.withLock { state -> ([LocationEvent], (any LocationManagerDelegate)?, Broadcast<LocationEvent>.Subscribers)? in
                 guard !state.pending.isEmpty else {
                     state.delivering = false
                     return nil
                 }
                 var batch: [LocationEvent] = []
                 swap(&batch, &state.pending)
-                return (batch, state.delegate, Array(state.continuations.values))
+                // (The streams as of the batch: one that starts meanwhile gets the next batch.)
+                return (batch, state.delegate, streams.snapshot())
             }
-            guard let (batch, delegate, continuations) = next else { return }
+            guard let (batch, delegate, subscribers) = next else { return }
             for event in batch {
-                for continuation in continuations { continuation.yield(event) }
+                subscribers.yield(event)
                 if let delegate { Self.dispatch(event, to: delegate, from: self) }
                 // Releasing: a waiter that reads the count sees what the delegate did with the event.
                 delivered.add(1, ordering: .releasing)

@@ -107,8 +107,6 @@ public final class BeaconScanner: Sendable {
         var lastError: BluetoothError?
         var recovery: Task<Void, Never>?
         var stopping = false
-        var continuations: [Int: AsyncStream<Event>.Continuation] = [:]
-        var nextContinuationID = 0
     }
 
     public let configuration: Configuration
@@ -124,6 +122,8 @@ public final class BeaconScanner: Sendable {
     private let capture: BTSnoopCaptureFile?
     private let makeTransport: @Sendable () async throws -> any HCITransport
     private let inner: LockedBox<Inner>
+    /// The streams of ``events(bufferingPolicy:)``; finished at ``stop()``.
+    private let streams = Broadcast<Event>()
 
     /// - Parameters:
     ///   - manager: receives the observations and the source status (nil: only ``events()``).
@@ -183,21 +183,7 @@ public final class BeaconScanner: Sendable {
 
     /// A new stream of sightings and state changes from now on; it ends after ``stop()``.
     public func events(bufferingPolicy: AsyncStream<Event>.Continuation.BufferingPolicy = .unbounded) -> AsyncStream<Event> {
-        let (stream, continuation) = AsyncStream.makeStream(of: Event.self, bufferingPolicy: bufferingPolicy)
-        let id = inner.withLock { inner -> Int? in
-            if case .stopped = inner.state { return nil }
-            inner.nextContinuationID += 1
-            inner.continuations[inner.nextContinuationID] = continuation
-            return inner.nextContinuationID
-        }
-        guard let id else {
-            continuation.finish()
-            return stream
-        }
-        continuation.onTermination = { [weak self] _ in
-            _ = self?.inner.withLock { $0.continuations.removeValue(forKey: id) }
-        }
-        return stream
+        streams.subscribe(bufferingPolicy: bufferingPolicy)
     }
 
     // MARK: - Running
@@ -249,17 +235,13 @@ public final class BeaconScanner: Sendable {
             await channel.close()
         }
         await recovery?.value
-        let (continuations, alreadyStopped) = inner.withLock { inner -> ([AsyncStream<Event>.Continuation], Bool) in
-            if case .stopped = inner.state { return ([], true) }
+        let alreadyStopped = inner.withLock { inner -> Bool in
+            if case .stopped = inner.state { return true }
             inner.state = .stopped
-            defer { inner.continuations.removeAll() }
-            return (Array(inner.continuations.values), false)
+            return false
         }
         guard !alreadyStopped else { return }
-        for continuation in continuations {
-            continuation.yield(.stateChanged(.stopped))
-            continuation.finish()
-        }
+        streams.finish(last: .stateChanged(.stopped))
         reportStatus(.restricted(reason: "the Bluetooth scanner on \(transportName) was stopped"))
     }
 
@@ -405,8 +387,8 @@ public final class BeaconScanner: Sendable {
     private func handleReport(_ packet: [UInt8], generation: Int) -> Bool {
         let now = clock.now
         var observations: [BeaconObservation] = []
+        guard streams.subscriberCount == 0 else { return false }
         let handled = inner.withLock { inner -> Bool in
-            guard inner.continuations.isEmpty else { return false }
             guard inner.generation == generation, !inner.stopping else { return true }
             packet.withUnsafeBytes { bytes in
                 inner.pipeline.process(event: bytes, at: now) { observations.append($0) }
@@ -420,24 +402,22 @@ public final class BeaconScanner: Sendable {
     private func handle(_ event: HCIEvent, generation: Int) {
         guard !event.advertisements.isEmpty else { return }
         let now = clock.now
-        let (sightings, observations, continuations) = inner.withLock { inner -> ([AdvertisementSighting], [BeaconObservation], [AsyncStream<Event>.Continuation]) in
-            guard inner.generation == generation, !inner.stopping else { return ([], [], []) }
+        let (sightings, observations) = inner.withLock { inner -> ([AdvertisementSighting], [BeaconObservation]) in
+            guard inner.generation == generation, !inner.stopping else { return ([], []) }
             var sightings: [AdvertisementSighting] = []
             var observations: [BeaconObservation] = []
             inner.pipeline.process(event, at: now, sighting: { sightings.append($0) }) { observations.append($0) }
-            return (sightings, observations, Array(inner.continuations.values))
+            return (sightings, observations)
         }
-        for sighting in sightings {
-            for continuation in continuations { continuation.yield(.sighting(sighting)) }
+        if !sightings.isEmpty {
+            let subscribers = streams.snapshot()
+            for sighting in sightings { subscribers.yield(.sighting(sighting)) }
         }
         manager?.ingest(contentsOf: observations)
     }
 
     private func transition(to state: State) {
-        let continuations = inner.withLock { inner -> [AsyncStream<Event>.Continuation] in
-            inner.state = state
-            return Array(inner.continuations.values)
-        }
-        for continuation in continuations { continuation.yield(.stateChanged(state)) }
+        inner.withLock { $0.state = state }
+        streams.yield(.stateChanged(state))
     }
 }

@@ -12,13 +12,7 @@ import RegionKitStore
 /// let service = MonitoringService(store: store, sources: sources, onLogged: events.publish)
 /// ```
 public final class EventBroadcaster: Sendable {
-    private struct State {
-        var subscribers: [Int: AsyncStream<StoredEvent>.Continuation] = [:]
-        var next = 0
-        /// Set by ``finishAll()``: later subscriptions end at once.
-        var finished = false
-    }
-    private let state = LockedBox(State())
+    private let broadcast = Broadcast<StoredEvent>()
     /// Notifications buffered per subscriber before the oldest are dropped.
     public let bufferSize: Int
 
@@ -27,41 +21,21 @@ public final class EventBroadcaster: Sendable {
     }
 
     /// The number of live subscribers.
-    public var subscriberCount: Int { state.withLock { $0.subscribers.count } }
+    public var subscriberCount: Int { broadcast.subscriberCount }
 
     public func publish(_ event: StoredEvent) {
-        let subscribers = state.withLock { Array($0.subscribers.values) }
-        for subscriber in subscribers { subscriber.yield(event) }
+        broadcast.yield(event)
     }
 
     /// A stream of the events logged from now on; it ends when the caller stops iterating, at
     /// ``finishAll()``, or at once when that was called before (a request that subscribes while
     /// the server stops must not hold the graceful shutdown open).
     public func subscribe() -> AsyncStream<StoredEvent> {
-        let (stream, continuation) = AsyncStream.makeStream(of: StoredEvent.self, bufferingPolicy: .bufferingNewest(bufferSize))
-        let id = state.withLock { state -> Int? in
-            guard !state.finished else { return nil }
-            state.next += 1
-            state.subscribers[state.next] = continuation
-            return state.next
-        }
-        guard let id else {
-            continuation.finish()
-            return stream
-        }
-        continuation.onTermination = { [weak self] _ in
-            _ = self?.state.withLock { $0.subscribers.removeValue(forKey: id) }
-        }
-        return stream
+        broadcast.subscribe(bufferingPolicy: .bufferingNewest(bufferSize))
     }
 
     /// Ends every subscription, and every later one at once (server shutdown).
     public func finishAll() {
-        let subscribers = state.withLock { state in
-            state.finished = true
-            defer { state.subscribers.removeAll() }
-            return Array(state.subscribers.values)
-        }
-        for subscriber in subscribers { subscriber.finish() }
+        broadcast.finish()
     }
 }
