@@ -119,7 +119,7 @@ public enum GeoJSONRegions {
     public static func encode(_ regions: [CircularRegion]) -> Data {
         var lines: [String] = []
         for region in regions {
-            let id = quote(region.identifier)
+            let id = JSONLine.quote(region.identifier)
             lines.append(#"{"type":"Feature","id":\#(id),"geometry":{"type":"Point","coordinates":[\#(number(region.longitude)),\#(number(region.latitude))]},"#
                 + #""properties":{"identifier":\#(id),"radius":\#(number(region.radius)),"notifyOnEntry":\#(region.notifyOnEntry),"notifyOnExit":\#(region.notifyOnExit)}}"#)
         }
@@ -258,7 +258,7 @@ public enum GeoJSONRegions {
         case .null: return "null"
         case .bool(let b): return String(b)
         case .number(let n): return number(n)
-        case .string(let s): return quote(s.count > 40 ? String(s.prefix(40)) + "…" : s)
+        case .string(let s): return JSONLine.quote(s.count > 40 ? String(s.prefix(40)) + "…" : s)
         case .array(let items): return items.count > 4 ? "[\(items.prefix(4).map(describe).joined(separator: ",")),…]" : "[\(items.map(describe).joined(separator: ","))]"
         case .object: return "an object"
         }
@@ -278,22 +278,5 @@ public enum GeoJSONRegions {
     static func number(_ value: Double) -> String {
         if value == value.rounded(), abs(value) < 1e15 { return String(Int64(value)) }
         return "\(value)"
-    }
-
-    /// A JSON string literal.
-    static func quote(_ text: String) -> String {
-        var out = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where scalar.value < 0x20: out += String(format: "\\u%04x", scalar.value)
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out + "\""
     }
 }

@@ -1,5 +1,3 @@
-import RegionKitCore
-
 extension JSONLine {
     /// Adds the fields that name a beacon, as events and the presence hub's attributes give them:
     /// iBeacon `"uuid", "major", "minor"`; AltBeacon the same after `"format":"altbeacon"` (id1,

@@ -1,5 +1,3 @@
-import RegionKitCore
-import RegionKitEngine
 /// A minimal ordered JSON object writer for one-object-per-line output, so that keys appear in a
 /// fixed, readable order (`t`, `type`, `region`, ...) that `JSONEncoder` does not promise.
 ///
@@ -41,6 +39,12 @@ public struct JSONLine: Sendable {
         return "\(rounded)"
     }
 
+    /// `text` as a JSON string literal: `"`, `\\` and control characters escaped, everything else
+    /// as it is (UTF-8).
+    ///
+    /// ```swift
+    /// JSONLine.quote("a \"b\"\n")   // "a \"b\"\n" with its quotes
+    /// ```
     public static func quote(_ text: String) -> String {
         // Most strings need no escape (identifiers, types, room names): copied whole. The bytes
         // looked for are ASCII, which no multi-byte UTF-8 sequence contains. (Appending scalar
