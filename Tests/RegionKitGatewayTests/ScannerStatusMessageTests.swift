@@ -35,6 +35,21 @@ struct ScannerStatusMessageTests {
         }
     }
 
+    @Test("A level that decodes to a control character or a noncharacter names no scanner (a newline forged log lines; Mosquitto refuses a noncharacter in the hub's topics)")
+    func hostileNames() {
+        for level in ["x%0A2026-12-04T15:00:00%2B0000 critical regionkit: FORGED", "ev%00il", "bad%EF%B7%90room"] {
+            let topic = "regionkit/scanners/\(level)/status"
+            do {
+                let decoded = try ScannerStatusMessage.decode(topic: topic, payload: Array("offline".utf8), filter: "regionkit/scanners/+/status",
+                                                              scanner: nil, encodedNames: true)
+                Issue.record("accepted \(decoded)")
+            } catch {
+                #expect(error.kind == .badTopic && error.message.contains("is not a scanner name: it contains the"), "\(error)")
+                #expect(!error.message.contains("\n") && !error.message.contains("\u{0}"), "the name quoted, escaped: \(error.message)")
+            }
+        }
+    }
+
     @Test("Not UTF-8: rejected as such")
     func invalidUTF8() {
         do {

@@ -217,11 +217,20 @@ struct SightingMessageDecoderTests {
         (#"{"v":1,"scanner":"a","time":1,"sightings":[{"uuid":"x","major":1,"minor":2,"rssi":-60,"dt":0}]}"#, .malformedField, "sightings[0].uuid"),
         (#"{"v":1,"scanner":"a","time":1,"sightings":[{"uuid":"E2C56DB5-DFFB-48D2-B060-D0F5A71096E0","major":-1,"minor":2,"rssi":-60,"dt":0}]}"#, .outOfRange, "sightings[0].major"),
         (#"{"v":1,"scanner":"","time":1,"sightings":[]}"#, .badTopic, "scanner"),
+        // A name the hub would publish as a topic level Mosquitto refuses (it disconnected the hub), or forge log lines with.
+        (#"{"v":1,"scanner":"bad\ufdd0room","time":1,"sightings":[]}"#, .badTopic, "noncharacter U+FDD0"),
+        (#"{"v":1,"scanner":"ev\u0000il\nline","time":1,"sightings":[]}"#, .badTopic, "control character U+0000"),
     ])
     func batchDamageNamesTheSighting(json: String, kind: SightingMessageError.Kind, mention: String) {
         let error = error(.regionkit, "regionkit/scanners/a", Array(json.utf8))
         #expect(error?.kind == kind, "\(json)")
         #expect(error?.message.contains(mention) == true, "\(error?.message ?? "no error")")
+    }
+
+    @Test("A room or gateway level holding a control character names no scanner, in every format")
+    func controlCharactersInTopicLevels() {
+        let espresense = error(.espresense, "espresense/devices/x/kit\nchen", Array(#"{"id":"iBeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0-1-2","rssi":-80}"#.utf8))
+        #expect(espresense?.kind == .badTopic && espresense?.message.contains(#"room "kit\nchen" is not a scanner name"#) == true, "\(String(describing: espresense))")
     }
 
     @Test func seededGarbageNeverCrashes() {

@@ -61,4 +61,25 @@ struct MQTTTopicFilterTests {
         #expect(throws: MQTTError.self) { try MQTTTopicFilter.validateTopicName("a\u{0}") }
         #expect(throws: MQTTError.self) { try MQTTTopicFilter.validateTopicName(String(repeating: "a", count: 65_536)) }
     }
+
+    @Test("What Mosquitto refuses in a topic (it disconnects the client): control characters and noncharacters, named with their byte offset; other Unicode is fine")
+    func characters() throws {
+        try MQTTTopicFilter.validateTopicName("regionkit/home/mqtt_room/Küche")
+        try MQTTTopicFilter.validateTopicName("espresense/rooms/キッチン/status")
+        try MQTTTopicFilter.validateTopicName("emoji/☕️/\u{1F600}")
+        // (Swift's literals refuse noncharacters: made from their code points.)
+        func with(_ code: UInt32) -> String { "a" + String(Unicode.Scalar(code)!) }
+        let bad = "a/bad" + String(Unicode.Scalar(0xFDD0)!) + "room"
+        #expect(throws: MQTTError.invalidTopic(bad, reason: "contains the noncharacter U+FDD0 at byte 5")) {
+            try MQTTTopicFilter.validateTopicName(bad)
+        }
+        #expect(throws: MQTTError.invalidTopic("ü\nx", reason: "contains the control character U+000A at byte 2")) {
+            try MQTTTopicFilter.validateTopicName("ü\nx")
+        }
+        for bad in [0x7F, 0x85, 0x9F, 0x1, 0xFFFE, 0xFFFF, 0x1FFFF, 0x10FFFE, 0xFDEF].map(with) {
+            #expect(throws: MQTTError.self, "\(bad.unicodeScalars.map { $0.value })") { try MQTTTopicFilter.validateTopicName(bad) }
+            #expect(throws: MQTTError.self, "\(bad.unicodeScalars.map { $0.value })") { try MQTTTopicFilter.validateFilter(bad + "/#") }
+        }
+        #expect(MQTTTopicFilter.characterProblem("a\u{A0}b") == nil, "no-break space: a character like others")
+    }
 }

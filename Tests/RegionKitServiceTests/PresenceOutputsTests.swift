@@ -44,6 +44,8 @@ struct PresenceOutputsTests {
         #expect(PresenceTopics.roomLevel("Küche") == "Küche" && PresenceTopics.roomLevel("キッチン") == "キッチン" && PresenceTopics.roomLevel("hall") == "hall")
         #expect(PresenceTopics.roomLevel("a/b+c#d") == "a_b_c_d" && PresenceTopics.roomLevel("Living room.2") == "Living_room_2")
         #expect(PresenceTopics.roomLevel("a\u{0}b\nc") == "a_b_c" && PresenceTopics.roomLevel("") == "_")
+        // Mosquitto disconnects a client whose topic holds a noncharacter (Swift's literals refuse them).
+        #expect(PresenceTopics.roomLevel("bad" + String(Unicode.Scalar(0xFDD0)!) + "room" + String(Unicode.Scalar(0x10FFFF)!)) == "bad_room_")
     }
 
     @Test("The topics regions used under the earlier, sanitized topic level are cleared (state, and the Home Assistant entity), unless another region uses that level now")

@@ -57,10 +57,8 @@ public struct ScannerStatusMessage: Hashable, Sendable {
         guard let name = encodedNames ? ScannerBatch.scanner(topicLevel: level) : String(level) else {
             throw SightingMessageError(.badTopic, "status topic '\(topic.prefix(200))': level \(index + 1) '\(level.prefix(40))' is not a scanner name's topic level (a % not followed by two hex digits, or not UTF-8)")
         }
-        guard !name.isEmpty, name.utf8.count <= 128 else {
-            throw SightingMessageError(.badTopic, "status topic '\(topic.prefix(200))': level \(index + 1) '\(name.prefix(40))' is not a scanner name (1–128 bytes)")
-        }
-        return ScannerStatusMessage(scanner: name, online: online)
+        return ScannerStatusMessage(scanner: try SightingMessageDecoder.scannerName(name, from: "status topic '\(topic.prefix(200))': level \(index + 1)"),
+                                    online: online)
     }
 }
 

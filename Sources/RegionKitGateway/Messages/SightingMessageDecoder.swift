@@ -188,10 +188,10 @@ extension SightingMessageDecoder {
         return power
     }
 
-    /// A scanner name from a topic level or payload: non-empty, at most 128 bytes.
+    /// A scanner name from a topic level or payload, as ``ScannerName`` allows.
     static func scannerName(_ text: String, from origin: String) throws(SightingMessageError) -> String {
-        guard !text.isEmpty, text.utf8.count <= 128 else {
-            throw SightingMessageError(.badTopic, "\(origin) '\(text.prefix(40))' is not a scanner name (1–128 bytes)")
+        if let problem = ScannerName.problem(text) {
+            throw SightingMessageError(.badTopic, "\(origin) \(JSONLine.quote(String(text.prefix(40)))) is not a scanner name: it \(problem)")
         }
         return text
     }

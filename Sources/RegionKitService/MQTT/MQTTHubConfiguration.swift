@@ -294,7 +294,7 @@ public struct MQTTSourceConfiguration: Codable, Sendable, Hashable {
         } catch {
             return "topic: \(error)"
         }
-        if let scanner, scanner.isEmpty || scanner.utf8.count > 128 { return "scanner must be 1–128 bytes" }
+        if let scanner, let problem = ScannerName.problem(scanner) { return "scanner \(problem)" }
         return Self.statusProblem(statusFilter, scanner: scanner)
     }
 

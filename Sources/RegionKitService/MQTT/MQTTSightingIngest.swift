@@ -39,8 +39,19 @@ public final class MQTTSightingIngest: Sendable {
         public var statuses = 0
         /// Status changes not logged (beyond ``MQTTSightingIngest/statusLogsPerMinute``).
         public var unloggedStatusChanges = 0
+        /// Sightings dropped as late: timed more than ``MQTTSightingIngest/lateSightingLimit``
+        /// before their message arrived (a RegionKit batch's `dt`).
+        public var late = 0
 
         public var rejectedTotal: Int { rejected.values.reduce(0, +) }
+
+        /// What `GET /v1/sources` and `/metrics` count as a source's decode errors: the rejected
+        /// messages by kind, and the late sightings as `late`.
+        public var decodeErrors: [String: Int] {
+            var errors = Dictionary(uniqueKeysWithValues: rejected.map { ($0.key.rawValue, $0.value) })
+            if late > 0 { errors["late", default: 0] += late }
+            return errors
+        }
     }
 
     struct Route: Sendable {
@@ -82,6 +93,12 @@ public final class MQTTSightingIngest: Sendable {
     private let batch = LockedBox<[BeaconObservation]>([])
     /// A batch this large goes to the manager without waiting for ``flush()``.
     public static let batchLimit = 4_096
+    /// Seconds before its message's arrival that a sighting may be timed (a RegionKit batch's
+    /// `dt`; RegionKit's scanners send every 100 ms) and still be taken. An older one says where
+    /// a beacon was, not where it is, and the engine takes every sighting as current: a batch
+    /// sighting 20 s old re-entered a region the beacon had left since, with a second exit later.
+    /// Dropped and counted (``Statistics/late``); the first of a source is logged.
+    public static let lateSightingLimit = 2.0
 
     public init(sources: [MQTTSourceConfiguration], manager: LocationManager, logger: Logger,
                 telemetryMaximumAge: Double = BeaconReportPipeline.defaultTelemetryMaximumAge, batching: Bool = false) {
@@ -267,16 +284,31 @@ public final class MQTTSightingIngest: Sendable {
         do {
             switch try route.decoder.decode(topic: topic, payload: payload, receivedAt: now) {
             case .sightings(var observations):
-                let kept = state.withLock { state -> EddystoneTelemetry? in
+                let heard = observations.count
+                observations.removeAll { now - $0.timestamp > Self.lateSightingLimit }
+                let late = heard - observations.count
+                let (kept, firstLate) = state.withLock { state -> (EddystoneTelemetry?, Bool) in
                     state.statistics.messages += 1
                     state.statistics.sightings += observations.count
-                    guard !state.telemetry.isEmpty, route.decoder.format == .theengs else { return nil }
-                    guard let key = Self.transmitter(topic), let kept = state.telemetry[key] else { return nil }
-                    guard now - kept.heardAt <= telemetryMaximumAge else {
-                        state.telemetry[key] = nil
-                        return nil
+                    var firstLate = false
+                    if late > 0 {
+                        state.statistics.late += late
+                        firstLate = state.logged.insert("late|\(route.filter)").inserted
                     }
-                    return kept.frame
+                    let kept = { () -> EddystoneTelemetry? in
+                        guard !state.telemetry.isEmpty, route.decoder.format == .theengs else { return nil }
+                        guard let key = Self.transmitter(topic), let kept = state.telemetry[key] else { return nil }
+                        guard now - kept.heardAt <= telemetryMaximumAge else {
+                            state.telemetry[key] = nil
+                            return nil
+                        }
+                        return kept.frame
+                    }()
+                    return (kept, firstLate)
+                }
+                if firstLate {
+                    logger.warning("dropped sightings timed more than \(Self.lateSightingLimit) s before their message arrived: they tell where a beacon was, not where it is (further ones on this source are only counted)",
+                                   metadata: ["topic": "\(topic.prefix(200))", "filter": "\(route.filter)", "late": "\(late)"])
                 }
                 if let kept {
                     for index in observations.indices where observations[index].telemetry == nil { observations[index].telemetry = kept }

@@ -188,7 +188,7 @@ public final class PresenceHub: Sendable {
             let connections = box.hub?.counts.connections ?? 0
             let pauses = readPause.map { (count: $0.pauses, seconds: $0.pausedTime.inSeconds, now: $0.isPaused) }
             return SourceActivity.Counters(inputs: statistics.sightings, reconnects: max(0, connections - 1),
-                                           decodeErrors: Dictionary(uniqueKeysWithValues: statistics.rejected.map { ($0.key.rawValue, $0.value) }),
+                                           decodeErrors: statistics.decodeErrors,
                                            readPauses: pauses)
         }
     }
@@ -312,6 +312,7 @@ public final class PresenceHub: Sendable {
                 "ignored": "\(statistics.ignored.values.reduce(0, +))", "rejected": "\(statistics.rejectedTotal)",
                 "rejected-by-kind": "\(rejected)", "unrouted": "\(statistics.unrouted)",
                 "scanner-statuses": "\(statistics.statuses)", "scanner-status-changes-unlogged": "\(statistics.unloggedStatusChanges)",
+                "late-sightings": "\(statistics.late)",
             ]
             // A warning when messages were rejected, so it shows at the daemon's usual log levels.
             logger.log(level: statistics.rejectedTotal > 0 ? .warning : .info, "MQTT sources: totals since start", metadata: metadata)

@@ -111,15 +111,22 @@ public struct PresenceTopics: Hashable, Sendable {
 
     /// A room (scanner) name as the last level of Home Assistant's `mqtt_room` topics, which HA
     /// shows as the room's name: kept as it is (`Küche`, `キッチン`), except what a topic level
-    /// cannot hold (`/`, `+`, `#`, control characters) and what NATS's MQTT listener refuses in a
-    /// topic (space, `.`), each replaced by `_` (`Living room` → `Living_room`, as before); an
-    /// empty name becomes `_`.
+    /// cannot hold (`/`, `+`, `#`, control characters, Unicode noncharacters: Mosquitto
+    /// disconnects a client that publishes one) and what NATS's MQTT listener refuses in a topic
+    /// (space, `.`), each replaced by `_` (`Living room` → `Living_room`, as before); an empty
+    /// name becomes `_`. (``ScannerName`` keeps control characters and noncharacters out of the
+    /// names that come in; this is the topic's own guard.)
     public static func roomLevel(_ name: String) -> String {
         var kept = ""
         for scalar in name.unicodeScalars {
             switch scalar {
             case "/", "+", "#", " ", ".": kept.append("_")
-            default: if scalar.properties.generalCategory == .control { kept.append("_") } else { kept.unicodeScalars.append(scalar) }
+            default:
+                if scalar.properties.generalCategory == .control || scalar.properties.isNoncharacterCodePoint {
+                    kept.append("_")
+                } else {
+                    kept.unicodeScalars.append(scalar)
+                }
             }
         }
         return kept.isEmpty ? "_" : kept

@@ -73,8 +73,8 @@ public final class ScannerPublisher: Sendable {
     public init(url: String, scanner: String, caFile: String? = nil, status: Bool = true, batchInterval: Duration = .milliseconds(100),
                 maximumBatch: Int = 256, stopTimeout: Duration = .seconds(5),
                 logger: Logger, environment: [String: String] = ProcessInfo.processInfo.environment) throws {
-        guard !scanner.isEmpty, scanner.utf8.count <= 128 else {
-            throw RegionKitError(.invalidArgument, "--scanner must be 1–128 bytes")
+        if let problem = ScannerName.problem(scanner) {
+            throw RegionKitError(.invalidArgument, "--scanner \(problem)")
         }
         var configuration: MQTTClientConfiguration
         do { configuration = try MQTTClientConfiguration(url: url) } catch {
