@@ -60,9 +60,11 @@ enum Console {
         write(text, to: STDERR_FILENO)
     }
 
-    /// A logger writing to stderr at `level` (for library components a command runs: an MQTT client, say).
+    /// A logger writing to stderr at `level` (for library components a command runs: an MQTT client,
+    /// say, and the daemon), control characters escaped (``EscapingLogHandler``): log lines quote
+    /// text from the network.
     static func logger(label: String, level: Logger.Level = .warning) -> Logger {
-        var logger = Logger(label: label) { StreamLogHandler.standardError(label: $0) }
+        var logger = Logger(label: label) { EscapingLogHandler(StreamLogHandler.standardError(label: $0)) }
         logger.logLevel = level
         return logger
     }

@@ -92,8 +92,7 @@ struct Bench: AsyncParsableCommand {
             guard let url = try PostgresStoreURL(parsing: location) else {
                 throw ValidationError("--postgres \(location) is not a postgres://user@host:port/database URL")
             }
-            var logger = Logger(label: "regionkit.postgres") { StreamLogHandler.standardError(label: $0) }
-            logger.logLevel = .warning
+            let logger = Console.logger(label: "regionkit.postgres")
             let database = try await PostgresRegionStore(host: url.host, port: url.port, username: url.user, password: url.password(),
                                                          database: url.database, logger: logger)
             do {

@@ -39,8 +39,7 @@ struct Events: AsyncParsableCommand {
             let database: any RegionStoring
             var postgres: PostgresRegionStore?
             if let url = try PostgresStoreURL(parsing: path) {
-                var logger = Logger(label: "regionkit.postgres") { StreamLogHandler.standardError(label: $0) }
-                logger.logLevel = .warning
+                let logger = Console.logger(label: "regionkit.postgres")
                 let opened = try await PostgresRegionStore(host: url.host, port: url.port, username: url.user, password: url.password(),
                                                            database: url.database, logger: logger)
                 postgres = opened

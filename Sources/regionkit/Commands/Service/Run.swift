@@ -39,11 +39,7 @@ struct Run: AsyncParsableCommand {
                 throw RegionKitError(.invalidArgument, "--log-level '\(logLevel)' is not one of trace, debug, info, notice, warning, error, critical")
             }
             let configuration = try ServiceConfiguration.load(config)
-            let logger = {
-                var logger = Logger(label: "regionkit") { StreamLogHandler.standardError(label: $0) }
-                logger.logLevel = level
-                return logger
-            }()
+            let logger = Console.logger(label: "regionkit", level: level)
             if let cluster = configuration.cluster {
                 try await runCluster(configuration, cluster, logger: logger)
                 return
