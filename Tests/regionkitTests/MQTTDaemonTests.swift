@@ -110,6 +110,15 @@ struct MQTTDaemonTests {
         try await Task.sleep(for: .seconds(2))
         let flood = all.messages.filter { $0.topic.hasSuffix("/config") }.count - settled
         #expect(flood >= 3 && flood <= 9, "\(flood) configurations for 200 onlines")
+        // A steady flood (an online every 250 ms for 6 s): rounds at least 5 s apart, not one per second.
+        let steadyStart = all.messages.filter { $0.topic.hasSuffix("/config") }.count
+        for _ in 0..<24 {
+            try broker.publish(topic: "homeassistant/status", message: "online")
+            try await Task.sleep(for: .milliseconds(250))
+        }
+        try await Task.sleep(for: .seconds(1.5))
+        let steady = all.messages.filter { $0.topic.hasSuffix("/config") }.count - steadyStart
+        #expect(steady >= 3 && steady <= 6, "\(steady) configurations for an online every 250 ms during 6 s")
 
         #expect(await daemon.signal(SIGTERM) == 0, "stderr: \(daemon.stderr)")
         try await eventually(timeout: .seconds(5), "offline") { all.messages.last { $0.topic == "regionkit/test/status" }?.payload == "offline" }

@@ -42,10 +42,14 @@ public final class PresenceHub: Sendable {
     let stopping = LockedBox(false)
     /// The stop under way (``shutdown(drainTimeout:)``), which a second call waits for.
     private let shutdownTask = LockedBox<Task<Void, Never>?>(nil)
-    /// Whether a discovery round asked for by Home Assistant's `online` is waiting to start:
-    /// another `online` meanwhile is answered by that round (HA can send them in floods, and each
-    /// round re-publishes every configuration).
-    let discoveryRequested = LockedBox(false)
+    /// Whether a discovery round asked for by Home Assistant's `online` is waiting to start
+    /// (another `online` meanwhile is answered by that round: HA can send them in floods, and each
+    /// round re-publishes every configuration), and when the last such round started.
+    let discoveryRequested = LockedBox<(pending: Bool, last: ContinuousClock.Instant?)>((false, nil))
+    /// The least time between two discovery rounds asked for by Home Assistant's `online`: anyone
+    /// on the broker may publish it, and a steady flood made round after round, each re-sending
+    /// every announced beacon's configurations. Home Assistant says it once as it starts.
+    static let discoveryRoundSpacing: Duration = .seconds(5)
     /// One discovery round at a time; a region's removal is not published during one.
     let discoveryLock = AsyncSemaphore()
     /// Status publications one at a time: an `online` for a connection made while the hub stops
@@ -387,15 +391,21 @@ public final class PresenceHub: Sendable {
     func received(_ message: MQTTMessage) {
         if let discovery = outputs.withLock({ $0.discovery }), discovery.statusTopics.contains(message.topic) {
             if message.payload == Array("online".utf8) {
-                let schedule = discoveryRequested.withLock { requested in
-                    defer { requested = true }
-                    return !requested
+                // One round for the `online`s that come while one waits; the wait spreads the
+                // announcements of many hubs over a second, and keeps rounds apart.
+                let now = ContinuousClock.now
+                let delay = discoveryRequested.withLock { requested -> Duration? in
+                    guard !requested.pending else { return nil }
+                    requested.pending = true
+                    let jitter = Duration.milliseconds(Int.random(in: 100...1000))
+                    guard let last = requested.last else { return jitter }
+                    return max(jitter, last.advanced(by: Self.discoveryRoundSpacing) - now)
                 }
-                guard schedule else { return }
-                logger.info("Home Assistant is online: re-sending discovery")
+                guard let delay else { return }
+                logger.info("Home Assistant is online: re-sending discovery", metadata: ["in": "\(delay)"])
                 Task {
-                    try? await Task.sleep(for: .milliseconds(Int.random(in: 100...1000)))
-                    self.discoveryRequested.withLock { $0 = false }
+                    try? await Task.sleep(for: delay)
+                    self.discoveryRequested.withLock { $0 = (false, ContinuousClock.now) }
                     await self.sendDiscovery()
                 }
             }
