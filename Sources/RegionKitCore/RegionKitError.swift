@@ -1,3 +1,5 @@
+import Foundation
+
 /// The error every RegionKit layer reports: a stable code, a message naming what and where, and
 /// an optional underlying cause.
 ///
@@ -73,7 +75,35 @@ public struct RegionKitError: Error, Hashable, Sendable, CustomStringConvertible
     }
 
     public var description: String {
-        if let cause { return "\(code): \(message) (\(cause))" }
-        return "\(code): \(message)"
+        "\(code): \(detailedMessage)"
+    }
+
+    /// The message, then the cause in parentheses when there is one: what a command prints and
+    /// the daemon logs.
+    ///
+    /// ```swift
+    /// error.detailedMessage   // "/tmp: cannot read the scenario file (Is a directory)"
+    /// ```
+    public var detailedMessage: String {
+        guard let cause else { return message }
+        return "\(message) (\(Self.describe(cause)))"
+    }
+
+    /// A cause as a person reads it: a file-system error from Foundation as the system's reason
+    /// (`Is a directory`, `Permission denied`) instead of its whole `Error Domain=NSCocoaErrorDomain
+    /// Code=256 "(null)" UserInfo={…}`; any other error as it describes itself.
+    public static func describe(_ cause: any Error) -> String {
+        if let error = cause as? RegionKitError { return error.detailedMessage }
+        var current: NSError? = cause as NSError
+        var depth = 0
+        while let error = current, depth < 8 {
+            if error.domain == NSPOSIXErrorDomain, let reason = strerror(Int32(truncatingIfNeeded: error.code)) {
+                return String(cString: reason)
+            }
+            // (On Linux the underlying error is kept as a Swift `Error`: `as? NSError` finds none.)
+            current = (error.userInfo[NSUnderlyingErrorKey] as? any Error).map { $0 as NSError }
+            depth += 1
+        }
+        return "\(cause)"
     }
 }

@@ -61,7 +61,7 @@ public struct DetectionSweep: Sendable {
         }
 
         static func format(_ value: Double) -> String {
-            value == value.rounded() ? String(Int(value)) : String(value)
+            value.compactDescription
         }
     }
 

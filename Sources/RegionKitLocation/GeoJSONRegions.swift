@@ -276,7 +276,6 @@ public enum GeoJSONRegions {
 
     /// Shortest round-tripping text of a number (`100` rather than `100.0`).
     static func number(_ value: Double) -> String {
-        if value == value.rounded(), abs(value) < 1e15 { return String(Int64(value)) }
-        return "\(value)"
+        value.compactDescription
     }
 }

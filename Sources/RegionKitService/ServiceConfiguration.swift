@@ -159,7 +159,7 @@ public struct ServiceConfiguration: Codable, Sendable {
     public func validate(_ path: String) throws {
         func bad(_ message: String) -> RegionKitError { RegionKitError(.malformedInput, "\(path): \(message)") }
         if let profile, MonitoringProfile.named(profile) == nil { throw bad("profile '\(profile)' is not one of \(MonitoringProfile.namesDescription)") }
-        _ = try monitoringProfile(path)
+        let chosenProfile = try monitoringProfile(path)
         guard !sources.isEmpty else {
             throw bad("sources: give at least one source (\(ServiceSource.Kind.allCases.map(\.rawValue).joined(separator: ", ")))")
         }
@@ -186,8 +186,16 @@ public struct ServiceConfiguration: Codable, Sendable {
         var identifiers: [String: Int] = [:]
         for (index, spec) in (regions ?? []).enumerated() {
             do {
-                _ = try spec.region()
+                let region = try spec.region()
                 try Region.validateNew(identifier: spec.identifier)
+                // Refused here as the API refuses it (400): the daemon started, and the region
+                // only failed (monitoringDidFail) in its log.
+                if case .circular(let circle) = region, circle.radius > chosenProfile.maximumRegionMonitoringDistance {
+                    throw RegionKitError(.invalidRegion, """
+                        region '\(spec.identifier)': radius \(circle.radius.compactDescription) m exceeds the profile's \
+                        maximumRegionMonitoringDistance, \(chosenProfile.maximumRegionMonitoringDistance.compactDescription) m
+                        """)
+                }
             } catch let error as RegionKitError { throw bad("regions[\(index)]: \(error.message)") }
             if let first = identifiers[spec.identifier] {
                 throw bad("regions[\(index)].identifier '\(spec.identifier)' is already used by regions[\(first)]: region identifiers must be unique")
@@ -212,7 +220,11 @@ public struct ServiceConfiguration: Codable, Sendable {
         }
         for (index, hook) in (hooks?.webhooks ?? []).enumerated() {
             guard let url = URL(string: hook.url), url.scheme == "http" || url.scheme == "https" else {
-                throw bad("hooks.webhooks: '\(hook.url)' is not an http(s) URL")
+                throw bad("hooks.webhooks[\(index)].url: '\(hook.url.prefix(200))' is not an http(s) URL")
+            }
+            // (`http://` alone parses: it failed only at the first delivery.)
+            guard let host = url.host, !host.isEmpty else {
+                throw bad("hooks.webhooks[\(index)].url: '\(hook.url.prefix(200))' names no host")
             }
             // A misspelled or never-logged type delivered nothing, silently.
             if hook.events?.isEmpty == true {

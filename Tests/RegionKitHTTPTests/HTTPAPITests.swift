@@ -168,6 +168,8 @@ struct HTTPAPITests {
             "eddy": #"{"format": "eddystone-uid", "namespace": "8b0ca750095477cb3e77", "scanner": "hall"}"#,
             "eddy1": #"{"format": "eddystone-uid", "namespace": "8B0CA750095477CB3E77", "instance": "0000000000a1"}"#,
             "bound": #"{"uuid": "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0", "major": 2, "scanner": "kitchen"}"#,
+            // Dashes optional, as in the configuration (the API refused it with 400).
+            "plain": #"{"uuid": "e2c56db5dffb48d2b060d0f5a71096e0", "major": 3}"#,
             "phone": #"{"format": "device", "device": "irk:0123456789ABCDEF0123456789abcdef"}"#,
             "tag": #"{"device": "known:c80f104dc7eb", "scanner": "hall"}"#,
         ]
@@ -175,6 +177,7 @@ struct HTTPAPITests {
             let created = try await client.request("PUT", "/v1/regions/\(id)", body: body)
             #expect(created.status == 201, "\(id): \(created.text)")
         }
+        #expect(try await client.request("GET", "/v1/regions/plain").json["uuid"] as? String == "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0")
         let alt = try await client.request("GET", "/v1/regions/alt").json
         #expect(alt["format"] as? String == "altbeacon" && alt["uuid"] as? String == "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0" && alt["minor"] as? Int == 2)
         let eddy = try await client.request("GET", "/v1/regions/eddy").json
@@ -228,6 +231,7 @@ struct HTTPAPITests {
         (#"{"device": 7}"#, 400, "device"),
         (#"{"format": "altbeacon", "uuid": "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0", "instance": "0000000000a1"}"#, 400, "instance"),
         (#"{"uuid": "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0", "scanner": ""}"#, 400, "scanner"),
+        (#"{"uuid": "E2C56DB5DFFB48D2B060D0F5A71096E"}"#, 400, "uuid"),
         (#"{"latitude": 1, "longitude": 1, "radius": 5, "scanner": "hall"}"#, 400, "scanner"),
         (#"{"uuid": "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0", "colour": "red"}"#, 400, "colour"),
         (#"{"identifier": "x", "uuid": "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0"}"#, 400, "identifier"),

@@ -284,7 +284,11 @@ struct ServiceConfigurationTests {
         ("sources:\n  - gpsd: {port: 70000}\n", "sources[0].gpsd.port"),
         ("profile: fast\nsources:\n  - gpsd: {}\n", "profile 'fast' is not one of corelocation, altbeacon, responsive"),
         ("sources:\n  - gpsd: {}\nregions:\n  - {identifier: x}\n", "regions[0]:"),
-        ("sources:\n  - gpsd: {}\nhooks: {onEnter: [], onExit: [], webhooks: [{url: 'ftp://x'}]}\n", "hooks.webhooks: 'ftp://x' is not an http(s) URL"),
+        ("sources:\n  - gpsd: {}\nhooks: {onEnter: [], onExit: [], webhooks: [{url: 'ftp://x'}]}\n", "hooks.webhooks[0].url: 'ftp://x' is not an http(s) URL"),
+        ("sources:\n  - gpsd: {}\nhooks: {webhooks: [{url: 'http://'}]}\n", "hooks.webhooks[0].url: 'http://' names no host"),
+        // A circle larger than the profile monitors: refused at start, as the API refuses it (it only failed in the log).
+        ("sources:\n  - gpsd: {}\nregions:\n  - {identifier: big, latitude: 1, longitude: 2, radius: 5e7}\n",
+         "regions[0]: region 'big': radius 50000000 m exceeds the profile's maximumRegionMonitoringDistance"),
         ("sources: [\n", "not valid YAML"),
         ("sources:\n  - hci: {device: hci0, layouts: ['m:2-3=beac']}\n", "sources[0].hci"),
         ("sources:\n  - hci: {device: hci0, layouts: ['m:2-3=beac,i:4-7', 'zigbee:m:2-3=beac,i:4-7']}\n", "layouts[1]: beacon layout 'zigbee:m:2-3=beac,i:4-7': 'zigbee' is not a format"),

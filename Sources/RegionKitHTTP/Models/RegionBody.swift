@@ -183,8 +183,9 @@ public enum RegionBody {
                 if let key = ["latitude", "longitude", "radius"].first(where: present) {
                     throw Problem(.badRequest, "give either uuid (beacon region) or latitude/longitude/radius (circular region), not both", field: key)
                 }
-                guard let parsed = UUID(uuidString: uuid) else {
-                    throw Problem(.badRequest, "uuid '\(uuid)' is not a UUID (8-4-4-4-12 hex digits)", field: "uuid")
+                // As the configuration and --region take it: dashes optional.
+                guard let parsed = UUID(flexibleString: uuid) else {
+                    throw Problem(.badRequest, "uuid '\(uuid.prefix(40))' is not a UUID (32 hex digits, dashes optional: 8-4-4-4-12)", field: "uuid")
                 }
                 if minor != nil && major == nil {
                     throw Problem(.badRequest, "minor needs major", field: "minor")

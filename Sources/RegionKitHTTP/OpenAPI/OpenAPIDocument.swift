@@ -358,7 +358,7 @@ components:
       dependentRequired: {minor: [major]}
       properties:
         format: {enum: [ibeacon, altbeacon], default: ibeacon}
-        uuid: {type: string, format: uuid}
+        uuid: {type: string, pattern: "^([0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}|[0-9A-Fa-f]{32})$", description: "32 hex digits, dashes optional (8-4-4-4-12), as in the configuration"}
         major: {type: integer, minimum: 0, maximum: 65535}
         minor: {type: integer, minimum: 0, maximum: 65535}
         scanner: {type: string, minLength: 1, maxLength: 128, pattern: "^[^\\x00-\\x1f\\x7f-\\x9f]+$", description: "The only scanner the region hears (at most 128 bytes of UTF-8, as MQTT scanner names are counted)"}

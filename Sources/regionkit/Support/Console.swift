@@ -85,7 +85,7 @@ enum Console {
         do {
             return try await body()
         } catch let error as RegionKitError {
-            Console.error(error.message + (error.cause.map { " (\($0))" } ?? ""))
+            Console.error(error.detailedMessage)
             throw ExitCode(1)
         }
     }

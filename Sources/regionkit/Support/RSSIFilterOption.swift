@@ -31,7 +31,7 @@ struct RSSIFilterOption: ExpressibleByArgument {
 
     /// The filter in this option's own syntax (`median:5`).
     var defaultValueDescription: String {
-        func number(_ value: Double) -> String { value == value.rounded() && abs(value) < 1e9 ? "\(Int(value))" : "\(value)" }
+        func number(_ value: Double) -> String { value.compactDescription }
         switch filter {
         case .latest: return "raw"
         case .median(let window): return "median:\(number(window))"

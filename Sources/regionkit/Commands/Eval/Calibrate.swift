@@ -51,7 +51,7 @@ struct Calibrate: AsyncParsableCommand {
         if let measuredPower {
             guard model != nil else { throw ValidationError("--measured-power applies to a device calibration (--model FILE)") }
             guard measuredPower.isFinite, measuredPower < 0, measuredPower >= -200 else {
-                throw ValidationError("--measured-power must be within -200...0 dBm (negative), got \(measuredPower)")
+                throw ValidationError("--measured-power must be negative, at least -200 dBm (-200..<0), got \(measuredPower)")
             }
         }
     }

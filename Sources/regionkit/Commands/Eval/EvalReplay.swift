@@ -54,15 +54,23 @@ struct EvalReplay: AsyncParsableCommand {
     @Option(help: "Seconds before each stream end over which its longest gap is reported (a rough floor of the latency of a detector that does not flap).")
     var recentWindow: Double = 120
 
+    /// The longest window any of the options may give, seconds (a day).
+    static let maximumSeconds: Double = 86_400
+
     /// Profiles tried when none is named; those the build does not define are skipped.
     static let defaultProfileNames = ["corelocation", "responsive", "altbeacon"]
 
     func validate() throws {
-        guard silence.isFinite, silence > 0 else { throw ValidationError("--silence must be a positive number of seconds, got \(silence)") }
-        guard tail.isFinite, tail >= 0 else { throw ValidationError("--tail must be >= 0 seconds, got \(tail)") }
-        guard flapWindow.isFinite, flapWindow >= 0 else { throw ValidationError("--flap-window must be >= 0 seconds, got \(flapWindow)") }
-        guard tolerance.isFinite, tolerance >= 0 else { throw ValidationError("--tolerance must be >= 0 seconds, got \(tolerance)") }
-        guard recentWindow.isFinite, recentWindow >= 0 else { throw ValidationError("--recent-window must be >= 0 seconds, got \(recentWindow)") }
+        // Seconds of a recording's time: a day at most (the recordings are minutes long).
+        let day = Self.maximumSeconds
+        guard silence.isFinite, silence > 0, silence <= day else {
+            throw ValidationError("--silence must be a positive number of seconds up to \(day.compactDescription), got \(silence)")
+        }
+        for (option, value) in [("--tail", tail), ("--flap-window", flapWindow), ("--tolerance", tolerance), ("--recent-window", recentWindow)] {
+            guard value.isFinite, (0...day).contains(value) else {
+                throw ValidationError("\(option) must be within 0...\(day.compactDescription) seconds, got \(value)")
+            }
+        }
         for name in profiles where MonitoringProfile.named(name) == nil {
             let known = Self.defaultProfileNames.filter { MonitoringProfile.named($0) != nil }
             throw ValidationError("unknown profile '\(name)' (known: \(known.joined(separator: ", ")))")
@@ -295,6 +303,6 @@ struct EvalReplay: AsyncParsableCommand {
     }
 
     static func number(_ value: Double) -> String {
-        value == value.rounded() ? String(Int(value)) : String(value)
+        value.compactDescription
     }
 }

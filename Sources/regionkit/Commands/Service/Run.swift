@@ -71,7 +71,7 @@ struct Run: AsyncParsableCommand {
                 },
                 // An event that cannot be written is not acknowledged; going on would lose more.
                 onStoreFailure: { error in
-                    let detail = (error as? RegionKitError).map { $0.message + ($0.cause.map { " (\($0))" } ?? "") } ?? "\(error)"
+                    let detail = (error as? RegionKitError)?.detailedMessage ?? "\(error)"
                     stopRequest.request("the store can no longer be written: \(detail)", failed: true)
                 })
             let hub = try configuration.mqtt.map { mqtt in

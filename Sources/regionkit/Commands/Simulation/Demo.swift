@@ -25,7 +25,7 @@ struct Demo: AsyncParsableCommand {
             let scenario = Scenario.museum
             let runner = try SimulationRunner(scenario: scenario, profile: profile?.profile)
             Console.line("""
-            RegionKit demo — museum (spec §3), profile \(runner.profile.name), \(speed == speed.rounded() ? String(Int(speed)) : String(speed))× speed
+            RegionKit demo — museum (spec §3), profile \(runner.profile.name), \(speed.compactDescription)× speed
             Four exhibit beacons share one UUID (major = exhibit number), 12 m apart. A visitor walks in,
             stops 20 s beside each exhibit and walks out. The app monitors the museum region, ranges
             while inside, and shows an exhibit when the nearest beacon is "near".
