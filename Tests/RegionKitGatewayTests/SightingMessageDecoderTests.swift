@@ -216,6 +216,8 @@ struct SightingMessageDecoderTests {
         (#"{"v":1,"scanner":"a","time":1,"sightings":[{"uuid":"E2C56DB5-DFFB-48D2-B060-D0F5A71096E0","major":1,"minor":2,"rssi":-60,"dt":5}]}"#, .outOfRange, "sightings[0].dt"),
         (#"{"v":1,"scanner":"a","time":1,"sightings":[{"uuid":"x","major":1,"minor":2,"rssi":-60,"dt":0}]}"#, .malformedField, "sightings[0].uuid"),
         (#"{"v":1,"scanner":"a","time":1,"sightings":[{"uuid":"E2C56DB5-DFFB-48D2-B060-D0F5A71096E0","major":-1,"minor":2,"rssi":-60,"dt":0}]}"#, .outOfRange, "sightings[0].major"),
+        // A number beyond a Double is a number out of range (it read as "an object or array, not a number").
+        (#"{"v":1,"scanner":"a","time":1,"sightings":[{"uuid":"E2C56DB5-DFFB-48D2-B060-D0F5A71096E0","major":1e400,"minor":2,"rssi":-60,"dt":0}]}"#, .outOfRange, "sightings[0].major"),
         (#"{"v":1,"scanner":"","time":1,"sightings":[]}"#, .badTopic, "scanner"),
         // A name the hub would publish as a topic level Mosquitto refuses (it disconnected the hub), or forge log lines with.
         (#"{"v":1,"scanner":"bad\ufdd0room","time":1,"sightings":[]}"#, .badTopic, "noncharacter U+FDD0"),

@@ -33,5 +33,35 @@ struct EscapingLogHandlerTests {
         #expect(EscapingLogHandler.escaped("regionkit/home/beacons") == "regionkit/home/beacons")
         #expect(EscapingLogHandler.escaped("") == "")
         #expect(EscapingLogHandler.escaped("\u{7F}") == #"\u{7F}"#)
+        // A backslash is escaped too: the two characters `\n` from the network read apart from a newline.
+        #expect(EscapingLogHandler.escaped(#"a\nb"#) == #"a\\nb"# && EscapingLogHandler.escaped("a\nb") == #"a\nb"#)
+    }
+
+    @Test("A metadata provider's values are escaped as well")
+    func provider() {
+        let store = InMemoryLogHandler.Store()
+        var handler = EscapingLogHandler(ProviderHandler(store: store))
+        handler.metadataProvider = Logger.MetadataProvider { ["request": "a\nforged"] }
+        let logger = Logger(label: "test") { _ in handler }
+        logger.info("hello")
+        #expect(store.all.count == 1 && !store.text.contains("\n") && store.text.contains(#"request=a\nforged"#), "\(store.all)")
+    }
+
+    /// Writes the provider's metadata with the record's, as the stream handler does.
+    struct ProviderHandler: LogHandler {
+        let store: InMemoryLogHandler.Store
+        var metadata: Logger.Metadata = [:]
+        var logLevel: Logger.Level = .trace
+        var metadataProvider: Logger.MetadataProvider?
+
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+
+        func log(event: LogEvent) {
+            let merged = metadata.merging(metadataProvider?.get() ?? [:]) { $1 }.merging(event.metadata ?? [:]) { $1 }
+            store.append("\(event.message) " + merged.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " "))
+        }
     }
 }

@@ -23,7 +23,20 @@ enum JSONScalar: Decodable, Hashable, Sendable {
             if let value = try? container.decode(Double.self) { self = .number(value); return }
             if let value = try? container.decode(String.self) { self = .string(value); return }
         }
-        self = .composite
+        if (try? decoder.unkeyedContainer()) != nil || (try? decoder.container(keyedBy: AnyKey.self)) != nil {
+            self = .composite
+            return
+        }
+        // Neither a scalar Foundation represents nor an object or array: a number beyond a Double
+        // (`1e400`), out of every range. (It read as "an object or array, not a number".)
+        self = .number(.infinity)
+    }
+
+    private struct AnyKey: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init?(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
     }
 
     var typeName: String {

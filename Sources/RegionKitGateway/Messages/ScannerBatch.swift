@@ -43,6 +43,11 @@ public struct ScannerBatch: Hashable, Sendable {
     public static let version = 1
     /// How far back a sighting may lie before its batch, seconds (older ones are rejected).
     public static let maximumAge = 60.0
+    /// How far back before its batch's arrival a hub still takes a sighting as current, seconds
+    /// (`MQTTSightingIngest` drops older ones, counted as late): a sighting older than that tells
+    /// where a beacon was, not where it is. A publisher batches more often than this
+    /// (`regionkit scan --publish`: every 100 ms; `ScannerPublisher` at most every second).
+    public static let maximumLateness = 2.0
 
     public var scanner: String
     /// The scanner's clock when the batch was sent, Unix seconds.

@@ -98,7 +98,7 @@ public final class MQTTSightingIngest: Sendable {
     /// a beacon was, not where it is, and the engine takes every sighting as current: a batch
     /// sighting 20 s old re-entered a region the beacon had left since, with a second exit later.
     /// Dropped and counted (``Statistics/late``); the first of a source is logged.
-    public static let lateSightingLimit = 2.0
+    public static let lateSightingLimit = ScannerBatch.maximumLateness
 
     public init(sources: [MQTTSourceConfiguration], manager: LocationManager, logger: Logger,
                 telemetryMaximumAge: Double = BeaconReportPipeline.defaultTelemetryMaximumAge, batching: Bool = false) {

@@ -31,6 +31,9 @@ public final class ScannerPublisher: Sendable {
     /// Where it says `online` / `offline` (retained), or nil when it says nothing (`status: false`).
     public let statusTopic: String?
     public let batchInterval: Duration
+    /// The longest ``batchInterval``: half of ``ScannerBatch/maximumLateness``, so that a batch's
+    /// oldest sighting reaches a hub in time.
+    public static let maximumBatchInterval: Duration = .seconds(1)
     public let maximumBatch: Int
     /// How long ``shutdown()`` waits for the broker to acknowledge the `offline` status.
     public let stopTimeout: Duration
@@ -75,6 +78,10 @@ public final class ScannerPublisher: Sendable {
                 logger: Logger, environment: [String: String] = ProcessInfo.processInfo.environment) throws {
         if let problem = ScannerName.problem(scanner) {
             throw RegionKitError(.invalidArgument, "--scanner \(problem)")
+        }
+        // A hub takes a batch's sightings as current up to ScannerBatch.maximumLateness old.
+        guard batchInterval > .zero, batchInterval <= Self.maximumBatchInterval else {
+            throw RegionKitError(.invalidArgument, "the batch interval must be within 0...\(Self.maximumBatchInterval) (a hub drops sightings more than \(ScannerBatch.maximumLateness) s old), got \(batchInterval)")
         }
         var configuration: MQTTClientConfiguration
         do { configuration = try MQTTClientConfiguration(url: url) } catch {

@@ -4,10 +4,11 @@ import Logging
 /// control characters of its message and metadata escaped: text that comes from the network — a
 /// topic, a scanner's name, a field of a payload quoted in an error — cannot start a line of its
 /// own. A status topic with `%0A` in its scanner level, and an ESPresense id with a `\n`, each
-/// printed a whole forged line (`… critical regionkit: FORGED`). Newline, carriage return and tab
-/// become `\n`, `\r`, `\t`; any other control character (C0, DEL, C1), the line and paragraph
-/// separators (U+2028, U+2029) and the bidirectional overrides and isolates (U+202A–U+202E,
-/// U+2066–U+2069: text that reads differently from what it is) become `\u{…}`.
+/// printed a whole forged line (`… critical regionkit: FORGED`). Newline, carriage return, tab
+/// and backslash become `\n`, `\r`, `\t`, `\\` (so a `\n` sent as two characters reads
+/// `\\n`, unlike a newline); any other control character (C0, DEL, C1), the line and
+/// paragraph separators (U+2028, U+2029) and the bidirectional overrides and isolates
+/// (U+202A–U+202E, U+2066–U+2069: text that reads differently from what it is) become `\u{…}`.
 ///
 /// ```swift
 /// var logger = Logger(label: "regionkit") { EscapingLogHandler(StreamLogHandler.standardError(label: $0)) }
@@ -32,7 +33,7 @@ struct EscapingLogHandler: LogHandler {
 
     var metadataProvider: Logger.MetadataProvider? {
         get { inner.metadataProvider }
-        set { inner.metadataProvider = newValue }
+        set { inner.metadataProvider = newValue.map { provider in Logger.MetadataProvider { Self.escaped(provider.get()) } } }
     }
 
     subscript(metadataKey key: String) -> Logger.Metadata.Value? {
@@ -58,13 +59,14 @@ struct EscapingLogHandler: LogHandler {
     }
 
     /// `text` with the characters the type's documentation names escaped (unchanged, not copied,
-    /// when it holds none: printable ASCII only).
+    /// when it holds none: printable ASCII without a backslash).
     static func escaped(_ text: String) -> String {
-        if text.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) { return text }
+        if text.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "\\") }) { return text }
         var out = ""
         out.reserveCapacity(text.utf8.count)
         for scalar in text.unicodeScalars {
             switch scalar {
+            case "\\": out += "\\\\"
             case "\n": out += "\\n"
             case "\r": out += "\\r"
             case "\t": out += "\\t"
