@@ -88,7 +88,7 @@ public enum GPXReader {
                 switch event {
                 case .start(let name, let attributes, let at):
                     offset = at
-                    try builder.start(name, attributes: attributes, line: scanner.position(of: at).line)
+                    try builder.start(name, attributes: attributes, line: scanner.line(of: at))
                 case .text(let text):
                     builder.text += text
                     continue

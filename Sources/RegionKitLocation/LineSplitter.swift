@@ -17,6 +17,11 @@ public struct LineSplitter: Sendable {
 
     public let maximumLineLength: Int
     private var buffer: [UInt8] = []
+    /// The first byte not taken as a line yet: lines are read in place, and what they used is
+    /// dropped once per ``append(_:)``. (Dropped line by line, the rest of the buffer moved for
+    /// every line: a flood of empty lines from a peer was read at 0.55 MB/s.)
+    private var start = 0
+    /// Where the search for the next newline goes on (the bytes before it hold none).
     private var scanFrom = 0
     private var discarding = false
     private var discardedLength = 0
@@ -28,49 +33,54 @@ public struct LineSplitter: Sendable {
 
     /// Adds received bytes.
     public mutating func append(_ bytes: some Sequence<UInt8>) {
+        if start > 0 {
+            buffer.removeSubrange(0..<start)
+            scanFrom -= start
+            start = 0
+        }
         buffer.append(contentsOf: bytes)
     }
 
     /// Bytes held that do not form a complete line yet.
-    public var pendingByteCount: Int { buffer.count }
+    public var pendingByteCount: Int { buffer.count - start }
 
     /// The next complete line, or `nil` when more bytes are needed.
     public mutating func nextLine() -> Item? {
-        while true {
-            if let nl = buffer[scanFrom...].firstIndex(of: 10) {
-                var end = nl
-                if end > 0, buffer[end - 1] == 13 { end -= 1 }
-                let lineBytes = buffer[0..<end]
-                buffer.removeSubrange(0...nl)
-                scanFrom = 0
-                if discarding {
-                    discarding = false
-                    let item = Item.overlong(prefix: discardedPrefix, length: discardedLength + lineBytes.count)
-                    discardedLength = 0
-                    return item
-                }
-                if lineBytes.count > maximumLineLength {
-                    return .overlong(prefix: String(decoding: lineBytes.prefix(80), as: UTF8.self), length: lineBytes.count)
-                }
-                return .line(String(decoding: lineBytes, as: UTF8.self))
+        if let nl = buffer[scanFrom...].firstIndex(of: 10) {
+            var end = nl
+            if end > start, buffer[end - 1] == 13 { end -= 1 }
+            let lineBytes = buffer[start..<end]
+            start = nl + 1
+            scanFrom = start
+            if discarding {
+                discarding = false
+                let item = Item.overlong(prefix: discardedPrefix, length: discardedLength + lineBytes.count)
+                discardedLength = 0
+                return item
             }
-            scanFrom = buffer.count
-            if buffer.count > maximumLineLength {
-                if !discarding {
-                    discarding = true
-                    discardedPrefix = String(decoding: buffer.prefix(80), as: UTF8.self)
-                }
-                discardedLength += buffer.count
-                buffer.removeAll(keepingCapacity: true)
-                scanFrom = 0
+            if lineBytes.count > maximumLineLength {
+                return .overlong(prefix: String(decoding: lineBytes.prefix(80), as: UTF8.self), length: lineBytes.count)
             }
-            return nil
+            return .line(String(decoding: lineBytes, as: UTF8.self))
         }
+        scanFrom = buffer.count
+        if buffer.count - start > maximumLineLength {
+            if !discarding {
+                discarding = true
+                discardedPrefix = String(decoding: buffer[start...].prefix(80), as: UTF8.self)
+            }
+            discardedLength += buffer.count - start
+            buffer.removeAll(keepingCapacity: true)
+            start = 0
+            scanFrom = 0
+        }
+        return nil
     }
 
     /// Forgets everything buffered (after a reconnect).
     public mutating func reset() {
         buffer.removeAll()
+        start = 0
         scanFrom = 0
         discarding = false
         discardedLength = 0

@@ -1,3 +1,4 @@
+import Logging
 import RegionKit
 import RegionKitLocation
 
@@ -15,10 +16,14 @@ public enum GPSDFeed {
     ///   - activity: records connections, reconnects and fixes (the daemon's source status).
     ///   - report: receives gpsd's availability for the circular regions (default: the manager's
     ///     `setSourceStatus(_:for: .circular)`; the daemon's ``SourceAvailability`` instead).
+    ///   - logger: where a line gpsd sent that does not decode is said, the first of each kind
+    ///     with its line number and an excerpt (the others are counted among the source's decode
+    ///     errors). They were dropped without a word.
     public static func run(host: String, port: UInt16, into manager: LocationManager, activity: SourceActivity? = nil,
-                           report: (@Sendable (AuthorizationStatus) -> Void)? = nil) async {
+                           logger: Logger? = nil, report: (@Sendable (AuthorizationStatus) -> Void)? = nil) async {
         let report = report ?? { status in manager.setSourceStatus(status, for: .circular) }
         var connections = 0
+        var logged: Set<String> = []
         for await event in GPSDClient(host: host, port: port).events() {
             switch event {
             case .connected:
@@ -33,6 +38,12 @@ public enum GPSDFeed {
                 fix.timestamp = manager.clock.now
                 activity?.recordInput(at: fix.timestamp.seconds)
                 manager.ingest(fix)
+            case .diagnostic(let problem):
+                activity?.recordDecodeError(problem.code.rawValue)
+                if logged.insert(problem.code.rawValue).inserted {
+                    logger?.warning("gpsd sent a line that does not decode; skipped (further ones of this kind are only counted)",
+                                    metadata: ["gpsd": "\(host):\(port)", "problem": "\(problem)"])
+                }
             default:
                 break
             }

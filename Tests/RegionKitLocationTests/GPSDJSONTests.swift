@@ -101,4 +101,22 @@ struct GPSDJSONTests {
         #expect(s.nextLine() == .overlong(prefix: String(repeating: "x", count: 40), length: 42))
         #expect(s.nextLine() == .line("ok"))
     }
+
+    @Test("Lines read in place across appends: empty lines, a CR at the start of the next read, a line split over three reads; the pending count is what is not a line yet")
+    func splitterInPlace() {
+        var s = LineSplitter(maximumLineLength: 16)
+        s.append(Array("\n\n\na\r".utf8))
+        #expect(s.nextLine() == .line("") && s.nextLine() == .line("") && s.nextLine() == .line(""))
+        #expect(s.nextLine() == nil && s.pendingByteCount == 2)
+        s.append(Array("\nbc".utf8))
+        #expect(s.nextLine() == .line("a") && s.nextLine() == nil && s.pendingByteCount == 2)
+        s.append(Array("d".utf8))
+        s.append(Array("e\r\n\n".utf8))
+        #expect(s.nextLine() == .line("bcde") && s.nextLine() == .line("") && s.nextLine() == nil && s.pendingByteCount == 0)
+        // 100,000 empty lines in one read: each taken in place.
+        s.append(Array(repeating: UInt8(ascii: "\n"), count: 100_000) + Array("last\n".utf8))
+        var lines = 0
+        while case .line(let text)? = s.nextLine() { lines += 1; if text == "last" { break } }
+        #expect(lines == 100_001 && s.pendingByteCount == 0)
+    }
 }

@@ -161,7 +161,8 @@ struct GeoJSONRegionsTests {
         #expect(tri.description.hasPrefix("features[1] ('tri'): Polygon of 3 vertices approximated by its minimum enclosing circle: centre "))
         #expect(tri.description.contains("10.005000, radius 556.0 m (circle area "))
         // Degenerate rings and bad vertices are errors, not traps.
-        let line = #"{"type":"Feature","id":"d","geometry":{"type":"Polygon","coordinates":[[[0,0],[1,1],[0,0]]]}}"#
+        // (0 and -0 are one position: three listed, two distinct.)
+        let line = #"{"type":"Feature","id":"d","geometry":{"type":"Polygon","coordinates":[[[0,0],[1,1],[-0.0,0],[0,-0.0]]]}}"#
         let bad = #"{"type":"Feature","id":"e","geometry":{"type":"Polygon","coordinates":[[[0,0],[1,"x"],[1,0],[0,0]]]}}"#
         let empty = #"{"type":"Feature","id":"f","geometry":{"type":"Polygon","coordinates":[]}}"#
         let problems = Self.problems(Self.collection(line, bad, empty), polygons: true)

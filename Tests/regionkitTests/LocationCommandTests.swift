@@ -170,6 +170,18 @@ struct LocationCommandTests {
         #expect(events.first == "didStartMonitoring:park", "\(events)")
     }
 
+    @Test("monitor --gpsd says a line gpsd sent that does not decode, once per kind, with its line number (they were dropped without a word); the fixes around it still count")
+    func monitorSaysUndecodableGPSDLines() async throws {
+        let version = #"{"class":"VERSION","release":"3.25","rev":"3.25","proto_major":3,"proto_minor":15}"#
+        let tpv = #"{"class":"TPV","mode":3,"time":"2026-12-01T10:00:00.000Z","lat":46.4,"lon":13.7,"eph":5}"#
+        let server = try FakeGPSDServer(scripts: [[version, "{not json", tpv, "{still not", tpv, tpv]])
+        let result = try await CLI.run(["monitor", "--gpsd", "127.0.0.1:\(server.port)", "--geofence", "park:46.4,13.7,100", "--json", "--duration", "1.5"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let warnings = result.stderr.split(separator: "\n").filter { $0.contains("gpsd sent a line that does not decode") }
+        #expect(warnings.count == 1 && warnings[0].contains("line 2: malformedJSON"), "\(result.stderr)")
+        #expect(Self.objects(result.stdout).contains { $0["type"] as? String == "didDetermineState" && $0["state"] as? String == "inside" }, "\(result.stdout)")
+    }
+
     @Test("regions convert: GeoJSON → scenario JSON → GeoJSON keeps every circle")
     func convertRoundTrip() async throws {
         let source = TestScratch.directory.appendingPathComponent("rk-\(UUID().uuidString).geojson")

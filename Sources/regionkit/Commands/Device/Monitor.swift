@@ -82,7 +82,7 @@ struct Monitor: AsyncParsableCommand {
                 try await BluetoothError.bridged { () async throws(BluetoothError) in try await scanner.start() }
             }
             let location = endpoint.map { endpoint in
-                Task { await GPSDFeed.run(host: endpoint.host, port: endpoint.port, into: manager) }
+                Task { await GPSDFeed.run(host: endpoint.host, port: endpoint.port, into: manager, logger: Console.logger(label: "regionkit.gpsd")) }
             }
             if location != nil {
                 // gpsd gets a moment to answer (as the scanner's start above, and the daemon's
