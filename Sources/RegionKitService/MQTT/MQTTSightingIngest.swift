@@ -287,24 +287,21 @@ public final class MQTTSightingIngest: Sendable {
                 let heard = observations.count
                 observations.removeAll { now - $0.timestamp > Self.lateSightingLimit }
                 let late = heard - observations.count
-                let (kept, firstLate) = state.withLock { state -> (EddystoneTelemetry?, Bool) in
+                let kept = state.withLock { state -> EddystoneTelemetry? in
                     state.statistics.messages += 1
                     state.statistics.sightings += observations.count
-                    var firstLate = false
-                    if late > 0 {
-                        state.statistics.late += late
-                        firstLate = state.logged.insert("late|\(route.filter)").inserted
+                    guard !state.telemetry.isEmpty, route.decoder.format == .theengs else { return nil }
+                    guard let key = Self.transmitter(topic), let kept = state.telemetry[key] else { return nil }
+                    guard now - kept.heardAt <= telemetryMaximumAge else {
+                        state.telemetry[key] = nil
+                        return nil
                     }
-                    let kept = { () -> EddystoneTelemetry? in
-                        guard !state.telemetry.isEmpty, route.decoder.format == .theengs else { return nil }
-                        guard let key = Self.transmitter(topic), let kept = state.telemetry[key] else { return nil }
-                        guard now - kept.heardAt <= telemetryMaximumAge else {
-                            state.telemetry[key] = nil
-                            return nil
-                        }
-                        return kept.frame
-                    }()
-                    return (kept, firstLate)
+                    return kept.frame
+                }
+                // (Only batches can be late: the count takes the lock again then only.)
+                let firstLate = late > 0 && state.withLock { state in
+                    state.statistics.late += late
+                    return state.logged.insert("late|\(route.filter)").inserted
                 }
                 if firstLate {
                     logger.warning("dropped sightings timed more than \(Self.lateSightingLimit) s before their message arrived: they tell where a beacon was, not where it is (further ones on this source are only counted)",
