@@ -881,9 +881,7 @@ public struct MonitoringEngine: Sendable {
     }
 
     func radiusRefusal(_ region: Region) -> RegionKitError? {
-        guard case .circular(let circle) = region, circle.radius > profile.maximumRegionMonitoringDistance else { return nil }
-        return RegionKitError(.radiusTooLarge,
-            "region '\(region.identifier)': radius \(circle.radius) m exceeds maximumRegionMonitoringDistance \(profile.maximumRegionMonitoringDistance) m")
+        profile.radiusRefusal(for: region)
     }
 
     /// Why `region` cannot be registered now, if it cannot. Its radius first: a refusal for good

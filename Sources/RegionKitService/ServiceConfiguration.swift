@@ -190,12 +190,7 @@ public struct ServiceConfiguration: Codable, Sendable {
                 try Region.validateNew(identifier: spec.identifier)
                 // Refused here as the API refuses it (400): the daemon started, and the region
                 // only failed (monitoringDidFail) in its log.
-                if case .circular(let circle) = region, circle.radius > chosenProfile.maximumRegionMonitoringDistance {
-                    throw RegionKitError(.invalidRegion, """
-                        region '\(spec.identifier)': radius \(circle.radius.compactDescription) m exceeds the profile's \
-                        maximumRegionMonitoringDistance, \(chosenProfile.maximumRegionMonitoringDistance.compactDescription) m
-                        """)
-                }
+                if let refusal = chosenProfile.radiusRefusal(for: region) { throw refusal }
             } catch let error as RegionKitError { throw bad("regions[\(index)]: \(error.message)") }
             if let first = identifiers[spec.identifier] {
                 throw bad("regions[\(index)].identifier '\(spec.identifier)' is already used by regions[\(first)]: region identifiers must be unique")
