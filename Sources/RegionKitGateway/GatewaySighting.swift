@@ -123,7 +123,7 @@ public struct GatewaySighting: Hashable, Sendable {
         } catch let DecodingError.typeMismatch(type, context) {
             throw bad("field '\(context.codingPath.map(\.stringValue).joined(separator: "."))' is not \(type == Int.self || type == Int64.self ? "an integer" : "\(type)")")
         } catch let DecodingError.dataCorrupted(context) {
-            throw bad("invalid JSON: \(context.debugDescription)")
+            throw bad(Self.explainCorrupted(bytes) ?? "invalid JSON: \(context.debugDescription)")
         } catch {
             throw bad("invalid JSON (\(error))")
         }
@@ -144,6 +144,31 @@ public struct GatewaySighting: Hashable, Sendable {
                   measuredPower: Self.measuredPower(calibrated: wire.calibratedPower, power: wire.power), rssi: rssi,
                   messageType: wire.messageType, timeMilliseconds: time)
     }
+
+    /// What Foundation's "The given data was not valid JSON." meant (on Linux it names neither a
+    /// place nor a field, and says it for a number that does not fit the field too): our reader's
+    /// message with the byte offset, or the integer field whose number is fractional or too large.
+    /// Nil when neither applies.
+    static func explainCorrupted(_ bytes: [UInt8]) -> String? {
+        guard String(validating: bytes, as: UTF8.self) != nil else { return "not valid UTF-8" }
+        let fields: [JSONScalar?]
+        do {
+            fields = try FlatJSONReader.fields(of: bytes, keys: wireKeys, firstWins: true)
+        } catch {
+            return error.message
+        }
+        for (index, name) in integerFieldNames.enumerated() {
+            guard case .number(let value)? = fields[index + 2] else { continue }
+            if !value.isFinite || abs(value) >= 9_223_372_036_854_775_808.0 {   // 2⁶³
+                return "field '\(name)' is a number beyond any 64-bit integer"
+            }
+            if value.rounded(.towardZero) != value { return "field '\(name)' is \(value.compactDescription), not an integer" }
+        }
+        return nil
+    }
+
+    /// ``wireKeys`` from the third on: the fields read as integers.
+    private static let integerFieldNames = ["major", "minor", "calibratedPower", "power", "rssi", "messageType", "time"]
 
     /// The measured power a sighting reports: `calibratedPower` when set, else `power`; 0 means
     /// not set. (Both decoding paths take it from here.)

@@ -68,6 +68,10 @@ struct GatewayReaderTests {
         (#"{"uuid": "DAF246CE836311E4B116123B93F75CBA", "major": 0, "minor": 1, "rssi": -70, "time": 1}"#, "missing string field 'scannerID'"),
         (#"{"scannerID": "R", "uuid": "XYZ", "major": 0, "minor": 1, "rssi": -70, "time": 1}"#, "uuid 'XYZ'"),
         (#"{"scannerID": "R", "uuid": "DAF246CE836311E4B116123B93F75CBA", "major": "zero", "minor": 1, "rssi": -70, "time": 1}"#, "field 'major' is not an integer"),
+        // Foundation says only "The given data was not valid JSON." for these three:
+        (#"{"scannerID": "R", "uuid": "DAF246CE836311E4B116123B93F75CBA", "major": 1.5, "minor": 1, "rssi": -70, "time": 1}"#, "field 'major' is 1.5, not an integer"),
+        (#"{"scannerID": "R", "uuid": "DAF246CE836311E4B116123B93F75CBA", "major": 0, "minor": 1, "rssi": -70, "time": 1e30}"#, "field 'time' is a number beyond any 64-bit integer"),
+        (#"{"scannerID": "R", "uuid": "DAF246CE836311E4B116123B93F75CBA", "major": 0, "minor": 1, "rssi": -70 "time": 1}"#, "invalid JSON: expected ',' or '}' at byte 99"),
         (#"{"scannerID": "R", "uuid": "DAF246CE836311E4B116123B93F75CBA", "major": 70000, "minor": 1, "rssi": -70, "time": 1}"#, "outside 0...65535"),
         (#"{"scannerID": "R", "uuid": "DAF246CE836311E4B116123B93F75CBA", "major": 0, "minor": 1, "rssi": -70}"#, "missing integer field 'time'"),
     ])
