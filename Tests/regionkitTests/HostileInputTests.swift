@@ -90,8 +90,9 @@ struct HostileInputTests {
         #expect(result.stderr.contains("regionkit: note: \(path): 1 gap(s)"), "\(result.stderr)")
     }
 
-    /// A btsnoop capture (datalink 1002) of `count` iBeacon advertising reports, one per second.
-    static func capture(count: Int) -> (bytes: [UInt8], recordSize: Int) {
+    /// A btsnoop capture (datalink 1002) of `count` iBeacon advertising reports, one per second
+    /// (record `index` at `second(index)` seconds).
+    static func capture(count: Int, second: (Int) -> Int = { $0 }) -> (bytes: [UInt8], recordSize: Int) {
         var bytes: [UInt8] = Array("btsnoop\0".utf8) + [0, 0, 0, 1] + [0, 0, 0x03, 0xEA]   // magic, version 1, datalink 1002
         let uuid: [UInt8] = [0xE2, 0xC5, 0x6D, 0xB5, 0xDF, 0xFB, 0x48, 0xD2, 0xB0, 0x60, 0xD0, 0xF5, 0xA7, 0x10, 0x96, 0xE0]
         let ad: [UInt8] = [0x02, 0x01, 0x06,                           // flags
@@ -103,7 +104,7 @@ struct HostileInputTests {
         let epoch: Int64 = 0x00DC_DDB3_0F2F_8000 + 1_600_000_000_000_000
         for index in 0..<count {
             func be32(_ value: Int) -> [UInt8] { (0..<4).map { UInt8(truncatingIfNeeded: value >> (24 - 8 * $0)) } }
-            let time = UInt64(epoch + Int64(index) * 1_000_000)
+            let time = UInt64(epoch + Int64(second(index)) * 1_000_000)
             bytes += be32(event.count) + be32(event.count) + be32(3) + be32(0)    // lengths, flags: received event, no drops
             bytes += (0..<8).map { UInt8(truncatingIfNeeded: time >> (56 - 8 * UInt64($0))) } + event
         }
@@ -120,6 +121,23 @@ struct HostileInputTests {
         #expect(result.status == 1, "\(result.stderr)")
         #expect(result.stderr.contains("replayed 39 record(s)") && result.stderr.contains("first at byte \(16 + 2 * size + 8) (record 2)"), "\(result.stderr)")
         #expect(result.stdout.contains(#""type":"didExitRegion""#))
+    }
+
+    @Test("A btsnoop capture whose clock steps back: put back in order within --reorder-window, a longer step counted and said")
+    func captureClockSteppingBack() async throws {
+        // Records 20 and 21 swapped (one second back), and record 30 recorded at second 3.
+        let swapped = Self.capture(count: 40) { $0 == 20 ? 21 : $0 == 21 ? 20 : $0 == 30 ? 3 : $0 }.bytes
+        let path = try Self.temporary(Data(swapped), suffix: ".btsnoop")
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let result = try await CLI.run(["replay", path, "--instant", "--json", "--region", Self.region])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr.contains("\(path): 1 advertising report(s) recorded more than 2.0 s before one already replayed"), "\(result.stderr)")
+        // The same events as the capture in order without record 30: an entry at 0 s, an exit after 39 s.
+        let ordered = try Self.temporary(Data(Self.capture(count: 40) { $0 == 30 ? 29 : $0 }.bytes), suffix: ".btsnoop")
+        defer { try? FileManager.default.removeItem(atPath: ordered) }
+        let reference = try await CLI.run(["replay", ordered, "--instant", "--json", "--region", Self.region])
+        #expect(reference.status == 0 && !reference.stderr.contains("stepped back"), "\(reference.stderr)")
+        #expect(result.stdout == reference.stdout && result.stdout.contains(#""type":"didExitRegion""#), "\(result.stdout)\n\(reference.stdout)")
     }
 
     @Test("Invalid UTF-8 in a GPX element name is an error with line and column, not a trap")

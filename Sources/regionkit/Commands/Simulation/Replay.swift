@@ -71,7 +71,7 @@ struct Replay: AsyncParsableCommand {
     @Option(parsing: .unconditional, help: "Seconds to keep the clock running after the last sighting, so exits at the end fire.")
     var tail: Double = 60
 
-    @Option(parsing: .unconditional, help: "Seconds of out-of-order arrival to put back in time order (gateway scanners upload in batches).")
+    @Option(parsing: .unconditional, help: "Seconds of out-of-order arrival to put back in time order (gateway scanners upload in batches; a btsnoop capture's clock may step back).")
     var reorderWindow: Double = 2
 
     @Option(parsing: .unconditional, help: "Paced replay: the longest gap in recorded seconds waited through in real time; longer jumps are shortened to it (0...86400).")
@@ -166,8 +166,20 @@ extension Replay {
     /// Replays the advertising reports of a btsnoop capture (timestamps: seconds since its first record).
     func replayCapture(_ session: ReplaySession) async throws {
         let log = try BluetoothError.bridged { () throws(BluetoothError) in try BTSnoopAdvertisingLog(contentsOfFile: file) }
+        // A capture's times can step back (the host's clock set back while it recorded, captures
+        // joined end to end): put back in order within --reorder-window, as gateway sightings are,
+        // and say how many stepped back further (the engine takes those at its current time).
+        var buffer = ReorderBuffer<BeaconObservation>(window: reorderWindow)
+        var ordered: [BeaconObservation] = []
         for observation in log.observations(scannerID: nil) {
+            buffer.insert(observation, at: observation.timestamp) { ordered.append($0) }
+        }
+        buffer.drain { ordered.append($0) }
+        for observation in ordered {
             if pace.instant { session.feed(observation) } else { await session.feed(observation, pace: pace.speed) }
+        }
+        if buffer.tooLate > 0 {
+            Console.warning("\(file): \(buffer.tooLate) advertising report(s) recorded more than \(reorderWindow) s before one already replayed (the capture's clock stepped back; --reorder-window): replayed at the time reached")
         }
         session.finish(tail: log.damage.endsEarly ? 0 : tail)
         if log.damage.lostData {
