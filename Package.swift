@@ -162,7 +162,7 @@ let package = Package(
             // GRDB directly: a second connection puts a refusing trigger in the SQLite store under test.
             .product(name: "GRDB", package: "GRDB.swift"),
         ]),
-        .testTarget(name: "regionkitTests", dependencies: ["RegionKitConcurrency", "regionkit", "RegionKitStore", "RegionKitPostgres", "RegionKitMQTT", "RegionKitTestSupport", .product(name: "GRDB", package: "GRDB.swift")]),
+        .testTarget(name: "regionkitTests", dependencies: ["RegionKitConcurrency", "RegionKitCore", "regionkit", "RegionKitStore", "RegionKitPostgres", "RegionKitMQTT", "RegionKitTestSupport", .product(name: "GRDB", package: "GRDB.swift")]),
     ],
     swiftLanguageModes: [.v6]
 )

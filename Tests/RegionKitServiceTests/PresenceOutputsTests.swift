@@ -164,6 +164,8 @@ struct PresenceOutputsTests {
         #expect(sensor["name"] as? String == "lobby/main+1")
         #expect(sensor["availability_topic"] as? String == "regionkit/home/status")
         #expect((sensor["device"] as? [String: Any])?["identifiers"] as? [String] == ["regionkit_home"])
+        // A version, not the program's name (Home Assistant shows it as the device's firmware).
+        #expect((sensor["device"] as? [String: Any])?["sw_version"] as? String == RegionKitVersion.current)
 
         let json = #"{"type":"didChangeNearestScanner","beacon":"E2C56DB5-DFFB-48D2-B060-D0F5A71096E0:1:2","scanner":"kitchen"}"#
         // The lobby region (its whole UUID) matches the beacon: it is ranged, so it gets a distance sensor too.

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import RegionKitCore
 import RegionKitTestSupport
 
 /// Runs the built `regionkit` executable as a user would.
@@ -87,6 +88,13 @@ struct CommandLineTests {
         let result = try await CLI.run(["simulate", "store-coupon", "--json", "--instant", "--all-events"])
         let types = Set(try Self.objects(result.stdout).compactMap { $0["type"] as? String })
         #expect(types.contains("appAction"))
+    }
+
+    @Test("--version prints the version alone")
+    func version() async throws {
+        let result = try await CLI.run(["--version"])
+        #expect(result.status == 0 && result.stdout == RegionKitVersion.current + "\n", "\(result.stdout)\(result.stderr)")
+        #expect(RegionKitVersion.current.split(separator: ".").count == 3)
     }
 
     @Test("The human timeline shows what the field report's app showed")

@@ -16,7 +16,7 @@ public struct HomeAssistantDiscovery: Hashable, Sendable {
     public var topics: PresenceTopics
     /// The discovery prefix (`homeassistant` by default).
     public var prefix: String
-    /// The version reported in the device block.
+    /// The version reported in the device block (`sw_version`; RegionKit's own by default).
     public var softwareVersion: String
     /// Which beacons get entities, and how many at most.
     public var beacons: BeaconAnnouncement
@@ -24,7 +24,7 @@ public struct HomeAssistantDiscovery: Hashable, Sendable {
     /// see ``statusTopics``.
     public var birthTopic: String?
 
-    public init(topics: PresenceTopics, prefix: String = "homeassistant", softwareVersion: String = "regionkit",
+    public init(topics: PresenceTopics, prefix: String = "homeassistant", softwareVersion: String = RegionKitVersion.current,
                 beacons: BeaconAnnouncement = BeaconAnnouncement(), birthTopic: String? = nil) {
         self.topics = topics
         self.prefix = prefix
