@@ -43,8 +43,18 @@ struct DaemonStore: Sendable {
         // One daemon per store: a second one would write every event twice. (Someone else's
         // database is refused before anything, even the lock file, is created beside it.)
         try RegionStore.refuseForeignDatabase(at: location)
+        // A new store starts with no regions and no history: say so, so that a mistyped path (or
+        // a service started with another $HOME) is not taken for state lost on restart.
+        let directory = URL(fileURLWithPath: location).deletingLastPathComponent().path
+        let hadDirectory = FileManager.default.fileExists(atPath: directory)
+        let hadFile = FileManager.default.fileExists(atPath: location)
         let lock = try RegionStoreLock(storePath: location)
         let database = try RegionStore(path: location)
+        if !hadFile {
+            logger.notice(hadDirectory ? "new store: no database was there, one was created (no regions, no event history)"
+                                       : "new store: neither the database nor its directory existed; both were created (no regions, no event history)",
+                          metadata: ["store": "\(location)"])
+        }
         return DaemonStore(store: database, name: location, release: { withExtendedLifetime(lock) {} })
     }
 
