@@ -135,12 +135,18 @@ struct SightingMessageDecoderTests {
         #expect(error(.theengs, "somewhere/else", Array(#"{"rssi":-70,"uuid":"e2c56db5dffb48d2b060d0f5a71096e0","major":1,"minor":2}"#.utf8))?.kind == .badTopic)
     }
 
-    @Test("Any other Theengs advertisement is a sighting of the device its id (an address) names, with txpower as its measured power")
+    @Test("Any other Theengs advertisement is a sighting of the device its id (an address) names; its txpower (TX Power Level, dBm at the antenna) is not a measured power at 1 m")
     func theengsDeviceByAddress() throws {
-        let json = #"{"id":"c8:0f:10:4d:c7:eb","mac_type":0,"rssi":-70,"name":"Mi Band","txpower":-62,"manufacturerdata":"5701001122"}"#
-        let outcome = try decode(.theengs, "home/gw/BTtoMQTT/C80F104DC7EB", json)
-        let identity = try #require(BeaconIdentity(deviceID: "C8:0F:10:4D:C7:EB"))
-        #expect(outcome == .sightings([BeaconObservation(identity: identity, rssi: -70, measuredPower: -62, timestamp: Self.now, scannerID: "gw")]))
+        // OpenMQTTGateway's `txpower` for a device is NimBLE's getTXPower(): the advertisement's TX Power Level.
+        for txpower in ["12", "-8", "-62"] {
+            let json = #"{"id":"c8:0f:10:4d:c7:eb","mac_type":0,"rssi":-70,"name":"Mi Band","txpower":\#(txpower),"manufacturerdata":"5701001122"}"#
+            let outcome = try decode(.theengs, "home/gw/BTtoMQTT/C80F104DC7EB", json)
+            let identity = try #require(BeaconIdentity(deviceID: "C8:0F:10:4D:C7:EB"))
+            #expect(outcome == .sightings([BeaconObservation(identity: identity, rssi: -70, measuredPower: nil, timestamp: Self.now, scannerID: "gw")]), "txpower \(txpower)")
+        }
+        // Not read, so not refused either: a gateway's odd txpower does not lose the sighting.
+        let odd = try decode(.theengs, "home/gw/BTtoMQTT/C80F104DC7EB", #"{"id":"c8:0f:10:4d:c7:eb","rssi":-70,"txpower":"high"}"#)
+        #expect(odd == .sightings([BeaconObservation(identity: try #require(BeaconIdentity(deviceID: "C8:0F:10:4D:C7:EB")), rssi: -70, measuredPower: nil, timestamp: Self.now, scannerID: "gw")]))
         // No rssi (a gateway's decoded sensor message): ignored, as before, not an error.
         guard case .ignored = try decode(.theengs, "home/gw/BTtoMQTT/C80F104DC7EB", #"{"id":"C8:0F:10:4D:C7:EB","tempc":21.5}"#) else {
             Issue.record("expected ignored")

@@ -255,6 +255,8 @@ struct PresenceOutputsTests {
         let first = tracker.messages(for: ranged(2.0), at: Timestamp(seconds: 1)) { _ in "kitchen" }
         #expect(first.map(\.topic) == [Self.topics.beaconDistance(Self.beacon), Self.topics.beaconAttributes(Self.beacon), "regionkit/home/mqtt_room/kitchen"])
         #expect(first[0].text == "2" && first[0].retain)
+        // The id is ESPresense's, as Home Assistant's mqtt_room sensors are set up for (their device_id).
+        #expect(first[2].text == #"{"id":"iBeacon:\#(Self.beacon.uuid.uuidString.lowercased())-\#(Self.beacon.major)-\#(Self.beacon.minor)","name":"\#(HomeAssistantDiscovery.beaconName(Self.beacon))","distance":2}"#, "\(first[2].text)")
         #expect(tracker.messages(for: ranged(2.05), at: Timestamp(seconds: 2)) { _ in "kitchen" }.isEmpty)
         #expect(tracker.messages(for: ranged(2.2), at: Timestamp(seconds: 3)) { _ in "kitchen" }.count == 3)
         #expect(tracker.messages(for: ranged(2.2), at: Timestamp(seconds: 4)) { _ in "hall" }.count == 3, "a room change publishes at once")

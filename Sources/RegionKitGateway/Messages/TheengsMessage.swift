@@ -71,8 +71,11 @@ public enum TheengsMessage {
             guard rssiField != nil else { return .ignored("a device without rssi") }
             let rssi = try SightingMessageDecoder.integer(rssiField, "rssi", in: SightingMessageDecoder.rssiRange)
             let name = try gatewayName(topic: topic, levels: levels, marker: marker, scanner: scanner)
-            return .sightings([BeaconObservation(identity: device, rssi: rssi, measuredPower: try SightingMessageDecoder.measuredPower(txPower, "txpower"),
-                                                 timestamp: now, scannerID: name)])
+            // No measured power: a device's `txpower` is its TX Power Level (AD type 0x0A, what the
+            // gateway's BLE stack reports as the advertisement's TX power: dBm at the antenna,
+            // +12 on many phones), not the RSSI at 1 m a beacon announces. Taken as that, it put
+            // a phone at −60 dBm 5,000 km away; the distance model's own reference is closer.
+            return .sightings([BeaconObservation(identity: device, rssi: rssi, measuredPower: nil, timestamp: now, scannerID: name)])
         }
         let rssi = try SightingMessageDecoder.integer(rssiField, "rssi", in: SightingMessageDecoder.rssiRange)
         let name = try gatewayName(topic: topic, levels: levels, marker: marker, scanner: scanner)

@@ -1,5 +1,6 @@
 import RegionKit
 import RegionKitCore
+import RegionKitGateway
 
 /// Turns ranging updates into beacon distance messages for the hub, without flooding the broker:
 /// a beacon's distance (retained, QoS 0) and JSON attributes are published when the distance moved
@@ -325,7 +326,10 @@ public struct PresenceRangingTracker: Sendable {
                     distanceInRoom = distance
                 }
                 var payload = JSONLine()
-                payload.add("id", PresenceTopics.beaconKey(beacon.identity))
+                // ESPresense's id for the beacon (`iBeacon:<uuid>-<major>-<minor>`…): Home
+                // Assistant's mqtt_room matches it against a sensor's `device_id`, so a sensor set
+                // up for an ESPresense node follows RegionKit's topic unchanged.
+                payload.add("id", ESPresenseMessage.id(for: beacon.identity))
                 payload.add("name", HomeAssistantDiscovery.beaconName(beacon.identity))
                 payload.addRaw("distance", json: distanceInRoom)
                 messages.append(PresenceMessage(topic: topics.mqttRoom + "/" + PresenceTopics.roomLevel(nearest), text: payload.text, qos: 0, retain: false))
