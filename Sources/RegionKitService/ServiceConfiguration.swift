@@ -42,6 +42,11 @@ public struct ServiceConfiguration: Codable, Sendable {
     public var profile: String?
     /// A distance model file from `regionkit calibrate`: its model and RSSI filter replace the profile's.
     public var distanceModel: String?
+    /// Seconds of silence before any exit, whatever the profile would allow (for scanners that
+    /// report in slow cycles: an OpenMQTTGateway node on its default settings reports a beacon
+    /// about once a minute; give about twice its cycle). Off by default.
+    /// See ``ExitDetector/withMinimumSilence(_:)``.
+    public var minimumExitSilence: Double?
     public var automation: Automation?
     public var regions: [Scenario.RegionSpec]?
     public var sources: [ServiceSource]
@@ -113,6 +118,12 @@ public struct ServiceConfiguration: Codable, Sendable {
     /// `regionkit replay`.
     public func monitoringProfile(_ path: String) throws -> MonitoringProfile {
         var chosen = profile.flatMap(MonitoringProfile.named) ?? .responsive
+        if let minimumExitSilence {
+            guard minimumExitSilence.isFinite, Self.minimumExitSilenceRange.contains(minimumExitSilence) else {
+                throw RegionKitError(.malformedInput, "\(path): minimumExitSilence must be within \(Self.minimumExitSilenceRange.lowerBound.compactDescription)...\(Self.minimumExitSilenceRange.upperBound.compactDescription) seconds, got \(minimumExitSilence.compactDescription)")
+            }
+            chosen.exitDetector = chosen.exitDetector.withMinimumSilence(minimumExitSilence)
+        }
         if sources.contains(where: { $0.kind == .mqtt || $0.kind == .gateway }) {
             chosen.nearestScanner = chosen.nearestScanner ?? NearestScannerPolicy()
         }
@@ -125,6 +136,9 @@ public struct ServiceConfiguration: Codable, Sendable {
         }
         return chosen
     }
+
+    /// What ``minimumExitSilence`` may be: a second to an hour.
+    public static let minimumExitSilenceRange = 1.0...3_600.0
 
     /// The configured regions, validated.
     public func monitoredRegions() throws -> [Region] {

@@ -273,4 +273,46 @@ struct ExitDetectorTests {
         #expect(filter.value(of: few, at: Timestamp(seconds: 20.5)) == -80, "only the last two remain")
         #expect(filter.value(of: few, at: Timestamp(seconds: 30)) == nil)
     }
+
+    @Test("A scanner that reports a beacon once every 66 s (OpenMQTTGateway's default cycle): every profile lets it leave and come back each cycle; with a minimum silence of 150 s it stays, and leaves 150 s after its last report")
+    func minimumSilenceHoldsASlowCycle() throws {
+        let uuid = UUID(uuidString: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0")!
+        func events(_ profile: MonitoringProfile) throws -> [String] {
+            var engine = MonitoringEngine(profile: profile, sources: [.beacon: .authorized])
+            _ = engine.startMonitoring(.beacon(try BeaconRegion(identifier: "keys", uuid: uuid)), at: .zero)
+            var kinds: [String] = []
+            func note(_ events: [LocationEvent]) {
+                for event in events {
+                    switch event.kind {
+                    case .didEnterRegion: kinds.append("enter@\(Int(event.timestamp.seconds))")
+                    case .didExitRegion: kinds.append("exit@\(Int(event.timestamp.seconds))")
+                    default: break
+                    }
+                }
+            }
+            for cycle in 0..<6 {
+                let time = Timestamp(seconds: 1 + Double(cycle) * 66)
+                note(engine.advance(to: time))
+                note(engine.ingest(BeaconObservation(identity: BeaconIdentity(uuid: uuid, major: 1, minor: 2), rssi: -70, timestamp: time, scannerID: "omg")))
+            }
+            note(engine.advance(to: Timestamp(seconds: 1_000)))
+            return kinds
+        }
+        for name in ["responsive", "corelocation"] {
+            let profile = try #require(MonitoringProfile.named(name))
+            let flapping = try events(profile)
+            // (The first sighting determines the state, inside, without an entry: Core Location's rule.)
+            #expect(flapping.filter { $0.hasPrefix("exit") }.count == 6 && flapping.filter { $0.hasPrefix("enter") }.count == 5, "\(name): \(flapping)")
+            var floored = profile
+            floored.exitDetector = profile.exitDetector.withMinimumSilence(150)
+            let held = try events(floored)
+            #expect(held.count == 1, "\(name): \(held)")
+            // The last report at 331 s: gone at 481 s at the earliest (Core Location's 10 s grid may add to it).
+            let exit = try #require(held.last.flatMap { Int($0.dropFirst("exit@".count)) })
+            #expect((481...491).contains(exit), "\(name): \(held)")
+        }
+        // Below the detector's own minimum, or not a number: unchanged.
+        #expect(Self.detector.withMinimumSilence(0.5) == Self.detector && Self.detector.withMinimumSilence(.nan) == Self.detector)
+        #expect(ExitDetector.fixedSilence(seconds: 30, evaluationInterval: 10).withMinimumSilence(150) == .fixedSilence(seconds: 150, evaluationInterval: 10))
+    }
 }

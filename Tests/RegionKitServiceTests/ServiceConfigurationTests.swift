@@ -52,6 +52,18 @@ struct ServiceConfigurationTests {
         #expect(configuration.hooks?.webhooks.map(\.url) == ["http://127.0.0.1:8080/events"])
     }
 
+    @Test("minimumExitSilence raises the profile's exit detector; out of range it is refused with the file, the field and the range")
+    func minimumExitSilence() throws {
+        let sources = "sources:\n  - simulator: {scenario: museum}\n"
+        let configuration = try ServiceConfiguration.decode("minimumExitSilence: 150\n" + sources, path: "c.yaml")
+        #expect(try configuration.monitoringProfile("c.yaml").exitDetector == MonitoringProfile.responsive.exitDetector.withMinimumSilence(150))
+        #expect(try ServiceConfiguration.decode(sources, path: "c.yaml").monitoringProfile("c.yaml").exitDetector == MonitoringProfile.responsive.exitDetector)
+        for bad in ["0", "-5", "1e9", ".nan"] {
+            let error = #expect(throws: RegionKitError.self) { try ServiceConfiguration.decode("minimumExitSilence: \(bad)\n" + sources, path: "c.yaml") }
+            #expect(error?.message.hasPrefix("c.yaml: minimumExitSilence must be within 1...3600 seconds, got ") == true, "\(bad): \(error?.message ?? "")")
+        }
+    }
+
     @Test("automation: a block may name only the helpers it turns on (the others off), and retry only what it changes; unknown keys are still refused")
     func partialAutomation() throws {
         let one = try ServiceConfiguration.decode("sources:\n  - gpsd: {}\nautomation: {requestStateOnStart: true}\n", path: Self.path)
