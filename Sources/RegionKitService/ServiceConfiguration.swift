@@ -82,6 +82,7 @@ public struct ServiceConfiguration: Codable, Sendable {
         "\(SightingMessageFormat.self)": SightingMessageFormat.allCases.map(\.rawValue),
         "\(BeaconAnnouncement.Scope.self)": BeaconAnnouncement.Scope.allCases.map(\.rawValue),
         "\(MQTTHubConfiguration.DepartureRetention.self)": MQTTHubConfiguration.DepartureRetention.allCases.map(\.rawValue),
+        "\(HomeAssistantDiscovery.TrackerState.self)": HomeAssistantDiscovery.TrackerState.allCases.map(\.rawValue),
     ]
 
     /// Reads, decodes and validates the file at `path`.

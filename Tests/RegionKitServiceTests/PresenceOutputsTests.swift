@@ -197,6 +197,26 @@ struct PresenceOutputsTests {
         }
     }
 
+    @Test("trackerState: home maps the room topic to home / not_home for Home Assistant's person (a template on the same topic); room, the default, shows the room")
+    func trackerStateHome() throws {
+        func tracker(_ discovery: HomeAssistantDiscovery) throws -> [String: Any] {
+            try Self.object(try #require(discovery.beaconConfigs(Self.beacon).first { $0.topic.hasPrefix("homeassistant/device_tracker/") }))
+        }
+        let room = try tracker(HomeAssistantDiscovery(topics: Self.topics))
+        #expect(room["value_template"] == nil)
+        let home = try tracker(HomeAssistantDiscovery(topics: Self.topics, trackerState: .home))
+        #expect(home["value_template"] as? String == "{{ value if value in ('', 'None', 'not_home') else 'home' }}")
+        #expect(home["state_topic"] as? String == room["state_topic"] as? String && home["payload_home"] as? String == "home")
+        #expect(home["json_attributes_topic"] as? String == Self.topics.beaconAttributes(Self.beacon), "the room stays an attribute")
+        // From the configuration file, with a misspelt value refused naming the choices.
+        let sources = "sources:\n  - mqtt: {format: espresense}\nmqtt: {url: \"mqtt://127.0.0.1:1883\", site: home}\n"
+        let configuration = try ServiceConfiguration.decode(sources + "homeAssistant: {discovery: true, trackerState: home}\n", path: "c.yaml")
+        #expect(configuration.homeAssistant?.discovery(topics: Self.topics)?.trackerState == .home)
+        #expect(try ServiceConfiguration.decode(sources + "homeAssistant: {discovery: true}\n", path: "c.yaml").homeAssistant?.discovery(topics: Self.topics)?.trackerState == .room)
+        let error = #expect(throws: RegionKitError.self) { try ServiceConfiguration.decode(sources + "homeAssistant: {discovery: true, trackerState: homes}\n", path: "c.yaml") }
+        #expect(error?.message.contains("room") == true && error?.message.contains("home") == true, "\(error?.message ?? "")")
+    }
+
     @Test("A beacon's entities count as announced only once the broker acknowledged them")
     func announcementWaitsForTheAcknowledgment() {
         var outputs = PresenceOutputs(topics: Self.topics, discovery: HomeAssistantDiscovery(topics: Self.topics))

@@ -23,14 +23,29 @@ public struct HomeAssistantDiscovery: Hashable, Sendable {
     /// Where Home Assistant says `online` when it (re)starts (its MQTT birth message); `nil`:
     /// see ``statusTopics``.
     public var birthTopic: String?
+    /// What each beacon's `device_tracker` shows.
+    public var trackerState: TrackerState
+
+    /// What a beacon's `device_tracker` shows as its state. Either way its attributes carry the
+    /// room (`room`) and the distance, and the room topic carries the room's name.
+    public enum TrackerState: String, Codable, Sendable, Hashable, CaseIterable {
+        /// The room the beacon is in, or `not_home`: the room at a glance, but Home Assistant's
+        /// `person` takes a tracker that is not GPS into account only when its state is `home` or
+        /// `not_home` (a room name is neither), so such a tracker never makes a person home.
+        case room
+        /// `home` while the beacon is in any room, else `not_home` (a `value_template` on the same
+        /// room topic): what a `person` needs, as other Bluetooth trackers of Home Assistant do.
+        case home
+    }
 
     public init(topics: PresenceTopics, prefix: String = "homeassistant", softwareVersion: String = RegionKitVersion.current,
-                beacons: BeaconAnnouncement = BeaconAnnouncement(), birthTopic: String? = nil) {
+                beacons: BeaconAnnouncement = BeaconAnnouncement(), birthTopic: String? = nil, trackerState: TrackerState = .room) {
         self.topics = topics
         self.prefix = prefix
         self.softwareVersion = softwareVersion
         self.beacons = beacons
         self.birthTopic = birthTopic
+        self.trackerState = trackerState
     }
 
     /// Home Assistant's default birth topic, whatever its discovery prefix.
@@ -160,7 +175,8 @@ public struct HomeAssistantDiscovery: Hashable, Sendable {
         return device
     }
 
-    /// The `device_tracker` (state: the room, or `not_home`) and the distance `sensor` of a beacon.
+    /// The `device_tracker` (state: the room, or `not_home`; `home` or `not_home` with
+    /// ``TrackerState/home``) and the distance `sensor` of a beacon.
     /// `ranged`: whether the beacon's distance is measured (a monitored beacon region matches it,
     /// and ranging follows the regions); a beacon that is not gets no distance sensor, which would
     /// stay unknown for ever. (One announced before is not removed: at a start, before the regions
@@ -170,6 +186,10 @@ public struct HomeAssistantDiscovery: Hashable, Sendable {
         var tracker = JSONLine()
         common(&tracker, component: "device_tracker", uniqueID: "\(nodeID)_\(object)", name: nil)
         tracker.add("state_topic", topics.beaconRoom(identity))
+        if trackerState == .home {
+            // An empty payload (the topic cleared) and `None` (Home Assistant's reset) pass as they are, as without the template.
+            tracker.add("value_template", "{{ value if value in ('', 'None', 'not_home') else 'home' }}")
+        }
         tracker.add("payload_home", "home")
         tracker.add("payload_not_home", "not_home")
         tracker.add("source_type", "bluetooth_le")

@@ -210,15 +210,20 @@ public struct HomeAssistantConfiguration: Codable, Sendable, Hashable {
     /// Home Assistant's birth message topic, when it is not `homeassistant/status` (nor
     /// `<prefix>/status`): see ``HomeAssistantDiscovery/statusTopics``.
     public var statusTopic: String?
+    /// What each beacon's `device_tracker` shows (``HomeAssistantDiscovery/TrackerState``;
+    /// default `room`).
+    public var trackerState: HomeAssistantDiscovery.TrackerState?
 
     public init(discovery: Bool? = true, prefix: String? = nil, mqttRoom: Bool? = nil,
-                beacons: BeaconAnnouncement.Scope? = nil, maximumBeacons: Int? = nil, statusTopic: String? = nil) {
+                beacons: BeaconAnnouncement.Scope? = nil, maximumBeacons: Int? = nil, statusTopic: String? = nil,
+                trackerState: HomeAssistantDiscovery.TrackerState? = nil) {
         self.discovery = discovery
         self.prefix = prefix
         self.mqttRoom = mqttRoom
         self.beacons = beacons
         self.maximumBeacons = maximumBeacons
         self.statusTopic = statusTopic
+        self.trackerState = trackerState
     }
 
     /// The announcement policy these settings give.
@@ -229,7 +234,8 @@ public struct HomeAssistantConfiguration: Codable, Sendable, Hashable {
     /// The discovery these settings give (`nil` without `discovery: true`).
     public func discovery(topics: PresenceTopics) -> HomeAssistantDiscovery? {
         guard discovery == true else { return nil }
-        return HomeAssistantDiscovery(topics: topics, prefix: prefix ?? "homeassistant", beacons: beaconAnnouncement, birthTopic: statusTopic)
+        return HomeAssistantDiscovery(topics: topics, prefix: prefix ?? "homeassistant", beacons: beaconAnnouncement, birthTopic: statusTopic,
+                                      trackerState: trackerState ?? .room)
     }
 
     /// What is wrong with the settings, or nil.
