@@ -68,6 +68,9 @@ public final class LocationManager: Sendable {
     /// The largest radius accepted for a circular region, metres.
     public var maximumRegionMonitoringDistance: Double { state.withLock { $0.engine.profile.maximumRegionMonitoringDistance } }
 
+    /// The timings and thresholds the manager monitors with.
+    public var profile: MonitoringProfile { state.withLock { $0.engine.profile } }
+
     /// Whether this process may use the source for `kind` now, with the reason when not.
     public func authorizationStatus(for kind: RegionKind) -> AuthorizationStatus {
         state.withLock { $0.engine.sourceStatus(for: kind) }

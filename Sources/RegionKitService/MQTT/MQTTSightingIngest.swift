@@ -108,7 +108,11 @@ public final class MQTTSightingIngest: Sendable {
         statusRoutes = sources.compactMap { source in source.statusFilter.map { StatusRoute(filter: $0, scanner: source.scanner, encodedNames: source.format.encodesScannerNames) } }
         self.manager = manager
         self.logger = logger
+        cycles = LockedBox(ScannerCycleWatch(ceiling: manager.profile.exitDetector.maximumSilence))
     }
+
+    /// Scanners that report in cycles longer than the exit detector's longest silence (logged once each).
+    private let cycles: LockedBox<ScannerCycleWatch>
 
     /// The sighting topic filters to subscribe to (one per source, duplicates removed).
     public var topicFilters: [String] {
@@ -285,6 +289,7 @@ public final class MQTTSightingIngest: Sendable {
             switch try route.decoder.decode(topic: topic, payload: payload, receivedAt: now) {
             case .sightings(var observations):
                 let heard = observations.count
+                if let scanner = observations.first?.scannerID { noteCycle(of: scanner, at: now, filter: route.filter) }
                 observations.removeAll { now - $0.timestamp > Self.lateSightingLimit }
                 let late = heard - observations.count
                 let kept = state.withLock { state -> EddystoneTelemetry? in
@@ -336,5 +341,17 @@ public final class MQTTSightingIngest: Sendable {
         } catch {
             reject(error, topic: topic, filter: route.filter, what: "sighting", format: route.decoder.format)
         }
+    }
+
+    /// Logs, once per scanner, that it reports in cycles too slow for the exit detector.
+    private func noteCycle(of scanner: String, at now: Timestamp, filter: String) {
+        guard let silence = cycles.withLock({ $0.heard(scanner, at: now.seconds) }) else { return }
+        let ceiling = cycles.withLock { $0.ceiling }
+        logger.warning("""
+            scanner reports in slow cycles: silent up to \(Int(silence.rounded())) s between reports, \(ScannerCycleWatch.burstsBeforeWarning) times in a row, \
+            longer than the longest silence the exit detector allows (\(ceiling.compactDescription) s): beacons only it hears leave and come back every cycle. \
+            Shorten its scan cycle (OpenMQTTGateway: {"interval":6000} on home/<gateway>/commands/MQTTtoBT/config), \
+            or set minimumExitSilence to about twice the cycle in the run configuration
+            """, metadata: ["scanner": "\(scanner)", "filter": "\(filter)"])
     }
 }
