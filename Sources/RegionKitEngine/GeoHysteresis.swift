@@ -6,8 +6,8 @@ import RegionKitCore
 /// capped at half the radius so small regions can still be entered.
 ///
 /// ```swift
-/// let ios = GeoHysteresis.coreLocation // 100 m each side of the boundary (200 m band), held 20 s
-/// ios.buffer(forAccuracy: 150)          // 150 m
+/// let ios = GeoHysteresis.coreLocation // 200 m past the boundary (half the radius inside), held 20 s
+/// ios.buffer(forAccuracy: 300)          // 300 m
 /// ```
 public struct GeoHysteresis: Hashable, Sendable, Codable {
     /// Smallest distance past the boundary, in metres.
@@ -23,8 +23,10 @@ public struct GeoHysteresis: Hashable, Sendable, Codable {
         self.dwell = dwell
     }
 
-    /// Core Location: a ~200 m band (100 m each side) and a 20 s dwell (spec §2).
-    public static let coreLocation = GeoHysteresis(minimumBuffer: 100, accuracyFactor: 1, dwell: 20)
+    /// Core Location: 200 m past the boundary and a 20 s dwell (spec §2: the position must cross
+    /// the boundary and be a minimum distance *from it* — "about 200 m" for testing, seed 000 —
+    /// for 20 s). It was 100 m each side (a 200 m band) before.
+    public static let coreLocation = GeoHysteresis(minimumBuffer: 200, accuracyFactor: 1, dwell: 20)
     /// Faster default: 10 m past the boundary (or the fix's accuracy), held 5 s.
     public static let responsive = GeoHysteresis(minimumBuffer: 10, accuracyFactor: 1, dwell: 5)
 

@@ -64,7 +64,8 @@ public struct MonitoringProfile: Sendable {
 
     /// The iOS behaviour measured in the spec (§2, §3): 20 regions; exit 30–40 s after the last
     /// sighting (30 s of silence on a 10 s grid); ranging every 1 s, a silent beacon listed with
-    /// rssi 0 for 10 s; geofences need a ~200 m band and 20 s dwell. The 400 km radius ceiling is
+    /// rssi 0 for 10 s; geofences need the position 200 m past the boundary (half the radius
+    /// inside a smaller circle) for 20 s. The 400 km radius ceiling is
     /// RegionKit's choice (iOS reports a device-specific value).
     public static let coreLocation = MonitoringProfile(
         name: "corelocation",

@@ -113,7 +113,7 @@ extension Scenario {
     )
 
     /// Spec §2 geofence hysteresis: a walk into a 150 m circle and out again with 8 m GPS noise;
-    /// events need the buffer crossed and held (Core Location: ~200 m band, 20 s).
+    /// events need the buffer crossed and held (Core Location: 200 m past the boundary, 20 s).
     public static let geofenceWalk = Scenario(
         name: "geofence-walk",
         description: "Spec §2: circular region with boundary buffer and dwell; noisy fixes at the boundary give no flapping.",

@@ -44,16 +44,16 @@ struct GeoMonitoringTests {
         _ = engine.startMonitoring(Self.park, at: .zero)
         _ = engine.ingest(Self.fix(20, at: 0))
         var events: [LocationEvent] = []
-        // 200 m out is past 150 + 100 m? No: the buffer is 100 m, so 200 m is still in the band.
-        for t in 1...30 { events += engine.ingest(Self.fix(200, at: Double(t))) }
-        #expect(events.isEmpty, "200 m is inside the 100 m buffer band")
-        for t in 31...80 { events += engine.ingest(Self.fix(300, at: Double(t))) }
+        // 300 m from the centre is 150 m past the 150 m boundary: not yet the 200 m the buffer asks.
+        for t in 1...30 { events += engine.ingest(Self.fix(300, at: Double(t))) }
+        #expect(events.isEmpty, "300 m is within 200 m of the boundary")
+        for t in 31...80 { events += engine.ingest(Self.fix(400, at: Double(t))) }
         #expect(events.summary == ["didExitRegion:park", "didDetermineState:park:outside"])
         #expect(events[0].timestamp == Timestamp(seconds: 51), "crossed at 31 s, held 20 s")
         #expect(events[0].evidence?.dwell == 20)
         // Both events carry the same evidence: a constant reason, the seconds held in `dwell`.
         #expect(events.map { $0.evidence?.reason } == ["held outside the boundary buffer", "held outside the boundary buffer"])
-        #expect(events[1].evidence == events[0].evidence && abs((events[0].evidence?.distance ?? 0) - 300) < 0.01)
+        #expect(events[1].evidence == events[0].evidence && abs((events[0].evidence?.distance ?? 0) - 400) < 0.01)
         // And back in: the inside reason.
         for t in 81...120 { events += engine.ingest(Self.fix(20, at: Double(t))) }
         #expect(events.dropFirst(2).map { $0.evidence?.reason } == ["held inside the boundary buffer", "held inside the boundary buffer"])
@@ -66,9 +66,9 @@ struct GeoMonitoringTests {
         _ = engine.startMonitoring(Self.park, at: .zero)
         _ = engine.ingest(Self.fix(20, at: 0))
         var events: [LocationEvent] = []
-        for t in 1...15 { events += engine.ingest(Self.fix(300, at: Double(t))) }
+        for t in 1...15 { events += engine.ingest(Self.fix(400, at: Double(t))) }
         events += engine.ingest(Self.fix(100, at: 16))
-        for t in 17...30 { events += engine.ingest(Self.fix(300, at: Double(t))) }
+        for t in 17...30 { events += engine.ingest(Self.fix(400, at: Double(t))) }
         events += engine.advance(to: Timestamp(seconds: 36))
         #expect(events.isEmpty)
         events += engine.advance(to: Timestamp(seconds: 37))
