@@ -127,9 +127,14 @@ struct ChildProcess: Sendable {
     /// zombie is left. A child that had already exited is only reaped: its background processes
     /// are not this stop's. The wait after cancellation runs in a task of its own (a cancelled
     /// task cannot sleep) and is bounded by `grace` plus the reaping.
-    func termination(grace: Duration = .seconds(1)) async -> (termination: Termination, stopped: Bool) {
+    ///
+    /// `killingGroupAtExitIf`: asked once the child has exited, before it is reaped (its id still
+    /// reserved); when it says so, the child's group gets `SIGKILL` first — what the child left
+    /// running there (coreutils `timeout` exits once its command's shell died of the `SIGTERM`,
+    /// leaving whatever ignored it).
+    func termination(grace: Duration = .seconds(1), killingGroupAtExitIf condition: (@Sendable () -> Bool)? = nil) async -> (termination: Termination, stopped: Bool) {
         // `reap` returns nil only when the task is cancelled while the child runs.
-        if let ended = await reap(until: nil) { return (ended, false) }
+        if let ended = await reap(until: nil, killingGroupIf: condition) { return (ended, false) }
         if hasExited() { return (await reap(until: nil) ?? .exited(-1), false) }
         signalGroup(SIGTERM)
         let deadline = ContinuousClock.now + grace
@@ -169,10 +174,17 @@ struct ChildProcess: Sendable {
     /// Polls `waitpid` every 10 ms until the child ended (its termination), or the task is
     /// cancelled or `deadline` passed (`nil`). A child that already ended is reaped even when
     /// the task is cancelled.
-    private func reap(until deadline: ContinuousClock.Instant?) async -> Termination? {
+    private func reap(until deadline: ContinuousClock.Instant?, killingGroupIf condition: (@Sendable () -> Bool)? = nil) async -> Termination? {
         var status: Int32 = 0
         while true {
             let result = reaped.withLock { reaped in
+                if let condition, !reaped {
+                    // Exited but not reaped (`WNOWAIT`): its group may still be signalled safely.
+                    var info = siginfo_t()
+                    if waitid(P_PID, id_t(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0, info._sifields._kill.si_pid == pid, condition() {
+                        kill(-pid, SIGKILL)
+                    }
+                }
                 let result = waitpid(pid, &status, WNOHANG)
                 if result == pid || (result == -1 && errno == ECHILD) { markReaped(&reaped) }
                 return (result, errno)

@@ -100,14 +100,14 @@ public final class HookRunner: Sendable {
             switch outcome {
             case .success:
                 try await uncancelled { try await store.markDelivered(delivery.id, at: now()) }
-                logger.info("hook delivered", metadata: ["hook": "\(delivery.hook)", "event": "\(event.id)"])
+                logger.info("hook delivered", metadata: ["hook": "\(HookConfiguration.redacted(delivery.hook))", "event": "\(event.id)"])
             case .failure(let message):
                 // A command stopped with the daemon counts too: a hook that stops the daemon
                 // itself (`systemctl restart regionkit`) would otherwise run at every start, forever.
                 let attempts = max(0, min(delivery.attempts, Int.max - 1)) + 1
                 let retryAt = attempts < maxAttempts ? now() + min(retryDelay * pow(2, Double(attempts - 1)), 60) : nil
                 try await uncancelled { try await store.markAttemptFailed(delivery.id, error: message, retryAt: retryAt) }
-                logger.warning("hook attempt failed", metadata: ["hook": "\(delivery.hook)", "event": "\(event.id)",
+                logger.warning("hook attempt failed", metadata: ["hook": "\(HookConfiguration.redacted(delivery.hook))", "event": "\(event.id)",
                                                                 "attempt": "\(attempts)", "error": "\(message)", "giving-up": "\(retryAt == nil)"])
             }
         }
@@ -121,7 +121,7 @@ public final class HookRunner: Sendable {
     func attempt(_ hook: String, event: StoredEvent) async -> Outcome {
         if hook.hasPrefix("command:") { return await runCommand(String(hook.dropFirst("command:".count)), event: event) }
         if hook.hasPrefix("webhook:") { return await post(String(hook.dropFirst("webhook:".count)), event: event) }
-        return .failure("unknown hook kind '\(hook)'")
+        return .failure("unknown hook kind '\(HookConfiguration.redacted(hook))'")
     }
 
     /// The daemon's secrets, given to it in its environment, that a hook command does not inherit:
@@ -159,6 +159,8 @@ public final class HookRunner: Sendable {
             return .failure("cannot create a pipe: errno \(errno)")
         }
         let devNull = open("/dev/null", O_WRONLY | O_CLOEXEC)
+        let started = ContinuousClock.now
+        let limit = Duration.seconds(saturating: timeout)
         let child: ChildProcess
         do {
             child = try ChildProcess.spawn(path, arguments: arguments, environment: environment,
@@ -185,16 +187,19 @@ public final class HookRunner: Sendable {
         }
         // Cancelled (the daemon stopping): the command's group gets SIGTERM, SIGKILL a second
         // later (or once the command exited); the attempt is recorded as a failed one.
-        let (termination, stopped) = await child.termination()
+        // Timed out: what the command left in its group (a child that ignored `timeout`'s
+        // SIGTERM outlived it, one more copy at each retry) is killed before the group goes.
+        let (termination, stopped) = await child.termination(killingGroupAtExitIf: { ContinuousClock.now - started >= limit })
         killer.cancel()
+        let timedOut = ContinuousClock.now - started >= limit
         let stderr = String(decoding: await drain.finish(waitingAtMost: .seconds(1)), as: UTF8.self)
         // A command that ended by itself counts by its status, even when the stop came meanwhile.
         if stopped { return .failure("command stopped with the daemon (\(termination)); retried") }
         switch termination {
         case .signalled(let signal):
             return .failure("command killed by signal \(signal)\(signal == SIGKILL ? " (timeout \(timeout) s)" : "")")
-        case .exited(let status) where supervisor != nil && (status == 124 || status == 137):
-            return .failure("command timed out after \(timeout) s (timeout) and was killed")
+        case .exited(let status) where supervisor != nil && timedOut && (status == 124 || status == 137):
+            return .failure("command timed out after \(timeout.compactDescription) s (timeout) and was killed, with what it started")
         case .exited(let status):
             return status == 0 ? .success : .failure("command exited with status \(status): \(stderr)")
         }
@@ -211,22 +216,56 @@ public final class HookRunner: Sendable {
         configuration.httpShouldSetCookies = false
         configuration.urlCache = nil
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
-        return URLSession(configuration: configuration)
+        return URLSession(configuration: configuration, delegate: RedirectRefusal(), delegateQueue: nil)
     }()
+
+    /// Redirects are not followed: FoundationNetworking re-sent a 307's or 308's POST with an
+    /// empty body, the new place answered 200 and the event counted as delivered, unseen. The
+    /// 3xx itself comes back, a failure naming where it pointed.
+    final class RedirectRefusal: NSObject, URLSessionTaskDelegate, Sendable {
+        func urlSession(_ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+                        newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void) {
+            completionHandler(nil)
+        }
+    }
+
+    /// A webhook that did not answer within the hook timeout (headers and body together).
+    struct WebhookTimedOut: Error {}
 
     func post(_ url: String, event: StoredEvent) async -> Outcome {
         guard let target = URL(string: url), target.scheme == "http" || target.scheme == "https" else {
-            return .failure("'\(url)' is not an http(s) URL")
+            return .failure("\(HookConfiguration.redacted(url)) is not an http(s) URL")
         }
         var request = URLRequest(url: target, timeoutInterval: timeout)
         request.httpMethod = "POST"
         request.setValue("application/json", forHTTPHeaderField: "Content-Type")
         request.setValue(String(event.id), forHTTPHeaderField: "X-RegionKit-Event-ID")
         request.httpBody = Data(event.json.utf8)
+        // The timeout bounds the whole exchange: the request's own is an idle timeout, which an
+        // endpoint that never answers held for 60 s and one that sends a byte a second for ever.
+        let race = FirstResult<URLResponse>()
+        let work = Task {
+            do { race.finish(.success(try await Self.webhookSession.data(for: request).1)) } catch { race.finish(.failure(error)) }
+        }
+        let timer = Task {
+            try await Task.sleep(for: .seconds(saturating: timeout))
+            race.finish(.failure(WebhookTimedOut()))
+        }
+        defer {
+            timer.cancel()
+            work.cancel()
+        }
         do {
-            let (_, response) = try await Self.webhookSession.data(for: request)
-            let code = (response as? HTTPURLResponse)?.statusCode ?? 0
+            let response = try await race.value
+            let http = response as? HTTPURLResponse
+            let code = http?.statusCode ?? 0
+            if (300..<400).contains(code) {
+                let location = http?.value(forHTTPHeaderField: "Location").map { " to \(HookConfiguration.redacted(String($0.prefix(200))))" } ?? ""
+                return .failure("HTTP \(code): a redirect\(location), not followed (a POST's body would not go with it): give the final URL")
+            }
             return (200..<300).contains(code) ? .success : .failure("HTTP \(code)")
+        } catch is WebhookTimedOut {
+            return .failure("no complete answer within \(timeout.compactDescription) s (timeout)")
         } catch {
             return .failure(error.localizedDescription)
         }

@@ -42,6 +42,7 @@ final class SignalWatcher: Sendable {
         switch number {
         case SIGTERM: "SIGTERM"
         case SIGINT: "SIGINT"
+        case SIGHUP: "SIGHUP"
         default: "signal \(number)"
         }
     }

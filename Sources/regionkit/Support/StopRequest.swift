@@ -56,8 +56,10 @@ final class StopRequest: Sendable {
         }
     }
 
-    /// Requests a stop at the first SIGTERM or SIGINT (logged as "stopping"); from the call on,
-    /// those signals no longer end the process by themselves. Keep the watcher as long as the
+    /// Requests a stop at the first SIGTERM, SIGINT or SIGHUP (logged as "stopping"); from the
+    /// call on, those signals no longer end the process by themselves. (SIGHUP — a closed
+    /// terminal, or an operator's `kill -HUP` — ended the daemon at once, without its
+    /// `processStopped` or stopping its hooks; the configuration is not reloaded: a restart reads it.) Keep the watcher as long as the
     /// process runs (a second signal while it stops ends it at once); cancel the task when done.
     ///
     /// ```swift
@@ -65,10 +67,11 @@ final class StopRequest: Sendable {
     /// defer { watching.cancel(); withExtendedLifetime(signals) {} }
     /// ```
     func stopOnSignals(logger: Logger) -> (watcher: SignalWatcher, task: Task<Void, Never>) {
-        let signals = SignalWatcher(signals: [SIGTERM, SIGINT])
+        let signals = SignalWatcher(signals: [SIGTERM, SIGINT, SIGHUP])
         let task = Task {
             let signal = await signals.next()
-            logger.info("stopping", metadata: ["signal": "\(signal)"])
+            logger.info(signal == SIGHUP ? "stopping (SIGHUP does not reload the configuration: a restart reads it)" : "stopping",
+                        metadata: ["signal": "\(signal)"])
             self.request("signal \(signal)", failed: false)
         }
         return (signals, task)

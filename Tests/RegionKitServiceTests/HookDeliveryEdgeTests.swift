@@ -1,0 +1,130 @@
+import Foundation
+import Testing
+import RegionKitTestSupport
+import RegionKit
+import RegionKitStore
+@testable import RegionKitService
+
+/// Hooks against what a real endpoint or command does wrong: a redirect, an endpoint that never
+/// answers, a command whose children ignore SIGTERM, a command that exits 124 by itself; and the
+/// credentials a webhook URL carries, kept out of logs and messages.
+@Suite("Hooks: redirects, endpoints that never answer, timed-out groups, secrets in URLs", .serialized, .tags(.endToEnd))
+struct HookDeliveryEdgeTests {
+    /// A loopback endpoint: `/redirect` answers 307 to `/final` (which answers 200 and notes the
+    /// body it got), `/silent` reads the request and never answers.
+    final class Endpoint {
+        let port: Int
+        let output: URL
+        private let process: Process
+
+        static let script = """
+        import http.server, socketserver, sys, time
+        port, out = int(sys.argv[1]), sys.argv[2]
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):
+                body = self.rfile.read(int(self.headers.get('Content-Length', 0)))
+                if self.path == '/redirect':
+                    self.send_response(307)
+                    self.send_header('Location', 'http://127.0.0.1:%d/final' % port)
+                    self.send_header('Content-Length', '0')
+                    self.end_headers()
+                elif self.path == '/silent':
+                    time.sleep(60)
+                else:
+                    with open(out, 'a') as f:
+                        f.write(self.path + ' ' + repr(body.decode()) + '\\n')
+                    self.send_response(200)
+                    self.send_header('Content-Length', '0')
+                    self.end_headers()
+            def log_message(self, *args):
+                pass
+        class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
+            daemon_threads = True
+        Server(('127.0.0.1', port), Handler).serve_forever()
+        """
+
+        init() throws {
+            port = Int(try Loopback.freePort())
+            output = TestScratch.directory.appendingPathComponent("rk-endpoint-\(UUID().uuidString).log")
+            process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            process.arguments = ["python3", "-c", Self.script, String(port), output.path]
+            try process.run()
+            // Until it listens.
+            for _ in 0..<100 {
+                if MosquittoBroker.isListening(port: port) { break }
+                Thread.sleep(forTimeInterval: 0.05)
+            }
+        }
+
+        func url(_ path: String) -> String { "http://127.0.0.1:\(port)\(path)" }
+
+        var lines: [String] {
+            ((try? String(contentsOf: output, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
+        }
+
+        deinit {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            try? FileManager.default.removeItem(at: output)
+        }
+    }
+
+    @Test("A webhook answering 307 fails, naming the redirect, and is not counted as delivered (FoundationNetworking re-sent the POST without its body and the event was lost)")
+    func redirectIsAFailure() async throws {
+        let endpoint = try Endpoint()
+        let hooks = HookConfiguration(webhooks: [.init(url: endpoint.url("/redirect"))], timeout: 5, maxAttempts: 1)
+        let service = try await HookTests.enteredAndExited(hooks: hooks)
+        try await HookRunner(store: service.store, configuration: hooks).deliverDue()
+        #expect(try service.sqlite.deliveries(status: .delivered).isEmpty)
+        let failed = try service.sqlite.deliveries(status: .failed)
+        #expect(failed.count == 2 && failed.allSatisfy { $0.lastError?.hasPrefix("HTTP 307: a redirect to http://127.0.0.1:\(endpoint.port)/final, not followed") == true }, "\(failed.map(\.lastError))")
+        #expect(endpoint.lines.isEmpty, "nothing reached the redirect's target: \(endpoint.lines)")
+    }
+
+    @Test("A webhook that never answers fails after the hook timeout (the request's own timeout is an idle one: it waited 60 s)")
+    func silentEndpointTimesOut() async throws {
+        let endpoint = try Endpoint()
+        let hooks = HookConfiguration(webhooks: [.init(url: endpoint.url("/silent"))], timeout: 1, maxAttempts: 1)
+        let service = try await HookTests.enteredAndExited(hooks: hooks)
+        let started = ContinuousClock.now
+        try await HookRunner(store: service.store, configuration: hooks).deliverDue()
+        let elapsed = ContinuousClock.now - started
+        #expect(elapsed < .seconds(8), "two deliveries of at most 1 s each: \(elapsed)")
+        let failed = try service.sqlite.deliveries(status: .failed)
+        #expect(failed.count == 2 && failed.allSatisfy { $0.lastError == "no complete answer within 1 s (timeout)" }, "\(failed.map(\.lastError))")
+    }
+
+    @Test("A timed-out command's group is killed with it: a child ignoring SIGTERM does not outlive it (one more copy stayed at each retry); a command exiting 124 by itself is not called timed out")
+    func timedOutGroupIsKilled() async throws {
+        let pidFile = TestScratch.directory.appendingPathComponent("rk-hook-timeout-pid-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: pidFile) }
+        let command = "(trap '' TERM; exec sleep 30) & echo $! > \(pidFile.path).tmp; mv \(pidFile.path).tmp \(pidFile.path); wait"
+        let hooks = HookConfiguration(onEnter: [command], onExit: ["echo some-error >&2; exit 124"], timeout: 1, maxAttempts: 1)
+        let service = try await HookTests.enteredAndExited(hooks: hooks)
+        try await HookRunner(store: service.store, configuration: hooks).deliverDue()
+        let sleeper = try #require((try? String(contentsOf: pidFile, encoding: .utf8)).flatMap { pid_t($0.trimmingCharacters(in: .whitespacesAndNewlines)) })
+        var gone = false
+        for _ in 0..<40 where !gone {
+            gone = !HookTests.isRunning(sleeper)
+            if !gone { try await Task.sleep(for: .milliseconds(50)) }
+        }
+        if !gone { kill(sleeper, SIGKILL) }
+        #expect(gone, "the child ignoring SIGTERM (pid \(sleeper)) outlived its timed-out hook")
+        let errors = try service.sqlite.deliveries(status: .failed).compactMap(\.lastError)
+        #expect(errors.contains("command timed out after 1 s (timeout) and was killed, with what it started"), "\(errors)")
+        #expect(errors.contains { $0.hasPrefix("command exited with status 124: some-error") }, "\(errors)")
+    }
+
+    @Test("A webhook URL's credentials (user information, query) are not shown in logs or configuration errors")
+    func credentialsRedacted() throws {
+        #expect(HookConfiguration.redacted("webhook:https://user:pw@hooks.example:8443/in/x?token=abc#f") == "webhook:https://***@hooks.example:8443/in/x?***")
+        #expect(HookConfiguration.redacted("http://127.0.0.1:8080/events") == "http://127.0.0.1:8080/events")
+        #expect(HookConfiguration.redacted("http://h/p#frag") == "http://h/p?***")
+        #expect(HookConfiguration.redacted("command:curl -s http://a?b") == "command:curl -s http://a?b", "a command is the user's own line")
+        let error = #expect(throws: RegionKitError.self) {
+            try ServiceConfiguration.decode("sources:\n  - simulator: {scenario: museum}\nhooks: {webhooks: [{url: \"http://:TOKENX@/hook?token=SECRET\"}]}\n", path: "c.yaml")
+        }
+        #expect(error.map { !$0.message.contains("TOKENX") && !$0.message.contains("SECRET") && $0.message.contains("names no host") } == true, "\(error?.message ?? "")")
+    }
+}
