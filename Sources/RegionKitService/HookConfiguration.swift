@@ -74,6 +74,11 @@ public struct HookConfiguration: Hashable, Sendable, Codable {
 
     public var isEmpty: Bool { onEnter.isEmpty && onExit.isEmpty && webhooks.isEmpty }
 
+    /// Every hook name this configuration delivers to (``hooks(for:)``'s, of every type).
+    public var allHookNames: Set<String> {
+        Set(onEnter.map { "command:\($0)" } + onExit.map { "command:\($0)" } + webhooks.map { "webhook:\($0.url)" })
+    }
+
     /// The hook names an event of `type` is delivered to. Names are stable across restarts.
     public func hooks(for type: String) -> [String] {
         var names: [String] = []

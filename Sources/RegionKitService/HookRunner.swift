@@ -56,8 +56,37 @@ public final class HookRunner: Sendable {
     var retryDelay: Double { configuration.retryDelay ?? 1 }
     var maxPending: Int { configuration.maxPending ?? 10_000 }
 
-    /// Delivers until the task is cancelled, polling the queue every `pollInterval` seconds.
+    /// Gives up the pending deliveries to hooks the configuration no longer has (a command
+    /// replaced, a webhook removed or given a new token): they ran the old command from the
+    /// store and, failing, held the region's new hooks behind them for up to `maxAttempts`
+    /// backoffs (about 24 minutes with the defaults); with no hooks left they pinned their events
+    /// against retention for good. Returns how many were given up (logged once, names redacted).
+    ///
+    /// ```swift
+    /// _ = try await HookRunner(store: store, configuration: hooks).abandonUnconfigured()
+    /// ```
+    @discardableResult
+    public func abandonUnconfigured() async throws -> Int {
+        let configured = configuration.allHookNames
+        let stale = try await store.deliveries(status: .pending).filter { !configured.contains($0.hook) }
+        for delivery in stale {
+            try await store.markAttemptFailed(delivery.id, error: "the hook is no longer in the configuration: given up", retryAt: nil)
+        }
+        if !stale.isEmpty {
+            let hooks = Set(stale.map(\.hook)).sorted().prefix(5).map(HookConfiguration.redacted)
+            logger.notice("pending deliveries to hooks no longer configured: given up", metadata: ["deliveries": "\(stale.count)", "hooks": "\(hooks)"])
+        }
+        return stale.count
+    }
+
+    /// Delivers until the task is cancelled, polling the queue every `pollInterval` seconds,
+    /// after giving up what is pending for hooks no longer configured (``abandonUnconfigured()``).
     public func run(pollInterval: Double = 0.2) async {
+        do {
+            try await abandonUnconfigured()
+        } catch {
+            logger.warning("could not give up the deliveries to hooks no longer configured", metadata: ["error": "\(error)"])
+        }
         while !Task.isCancelled {
             let worked = (try? await deliverDue()) ?? 0
             if worked == 0 { try? await clock.sleep(for: .seconds(saturating: pollInterval)) }
@@ -234,7 +263,7 @@ public final class HookRunner: Sendable {
 
     func post(_ url: String, event: StoredEvent) async -> Outcome {
         guard let target = URL(string: url), target.scheme == "http" || target.scheme == "https" else {
-            return .failure("\(HookConfiguration.redacted(url)) is not an http(s) URL")
+            return .failure("'\(HookConfiguration.redacted(url))' is not an http(s) URL")
         }
         var request = URLRequest(url: target, timeoutInterval: timeout)
         request.httpMethod = "POST"

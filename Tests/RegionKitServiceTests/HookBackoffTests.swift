@@ -20,10 +20,11 @@ struct HookBackoffTests {
         let store = try RegionStore(path: temporaryStorePath())
         let clock = TestClock()
         let origin = 1_700_000_000.0
-        // An event with one delivery to a hook kind the runner does not know: every attempt fails
-        // at once, without a process or a socket.
-        _ = try store.append(time: origin, type: "didEnterRegion", region: "lobby", state: "inside", reason: nil, json: "{}", hooks: ["bogus:target"])
-        let runner = HookRunner(store: store, configuration: HookConfiguration(maxAttempts: maxAttempts, retryDelay: retryDelay),
+        // An event with one delivery to a configured webhook that is no http(s) URL: every
+        // attempt fails at once, without a process or a socket.
+        _ = try store.append(time: origin, type: "didEnterRegion", region: "lobby", state: "inside", reason: nil, json: "{}", hooks: ["webhook:ftp://nowhere/"])
+        let configuration = HookConfiguration(webhooks: [.init(url: "ftp://nowhere/")], maxAttempts: maxAttempts, retryDelay: retryDelay)
+        let runner = HookRunner(store: store, configuration: configuration,
                                 now: { origin + clock.now.offset / .seconds(1) }, clock: clock)
         let running = Task { await runner.run(pollInterval: 1) }
         var attemptTimes: [Int] = []
@@ -40,7 +41,7 @@ struct HookBackoffTests {
         #expect(attemptTimes == expected)
         let delivery = try #require(try store.deliveries().first)
         #expect(delivery.status == .failed)
-        #expect(delivery.lastError == "unknown hook kind 'bogus:target'")
+        #expect(delivery.lastError == "'ftp://nowhere/' is not an http(s) URL")
     }
 
     @Test("Cancelling the runner ends its wait at once (no poll interval to sit out)")

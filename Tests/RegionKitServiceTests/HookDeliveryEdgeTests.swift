@@ -116,6 +116,24 @@ struct HookDeliveryEdgeTests {
         #expect(errors.contains { $0.hasPrefix("command exited with status 124: some-error") }, "\(errors)")
     }
 
+    @Test("Deliveries pending for hooks the configuration no longer has are given up at the runner's start (they ran the old command and held the new hooks up to ~24 min); those still configured stay")
+    func unconfiguredHooksGivenUp() async throws {
+        let old = HookConfiguration(onEnter: ["exit 1"], onExit: ["true"], timeout: 5, maxAttempts: 30)
+        let service = try await HookTests.enteredAndExited(hooks: old)
+        #expect(try service.sqlite.deliveries(status: .pending).count == 2)
+        // The exit's command kept, the entry's replaced.
+        let new = HookConfiguration(onEnter: ["echo new"], onExit: ["true"], timeout: 5, maxAttempts: 30)
+        let runner = HookRunner(store: service.store, configuration: new)
+        #expect(try await runner.abandonUnconfigured() == 1)
+        let failed = try service.sqlite.deliveries(status: .failed)
+        #expect(failed.map(\.hook) == ["command:exit 1"] && failed.first?.lastError == "the hook is no longer in the configuration: given up", "\(failed)")
+        #expect(try service.sqlite.deliveries(status: .pending).map(\.hook) == ["command:true"])
+        // Delivered now without waiting behind the old entry's retries.
+        try await runner.deliverDue()
+        #expect(try service.sqlite.deliveries(status: .delivered).map(\.hook) == ["command:true"])
+        #expect(try await runner.abandonUnconfigured() == 0)
+    }
+
     @Test("A webhook URL's credentials (user information, query) are not shown in logs or configuration errors")
     func credentialsRedacted() throws {
         #expect(HookConfiguration.redacted("webhook:https://user:pw@hooks.example:8443/in/x?token=abc#f") == "webhook:https://***@hooks.example:8443/in/x?***")

@@ -145,9 +145,17 @@ struct Run: AsyncParsableCommand {
                         return .other
                     }
                 }
+                let runner = HookRunner(store: database, configuration: hooks, logger: logger)
                 if !hooks.isEmpty {
-                    let runner = HookRunner(store: database, configuration: hooks, logger: logger)
                     group.addTask { await runner.run(); return .other }
+                } else {
+                    // No hooks now: what an earlier configuration left pending is given up, not kept for ever.
+                    group.addTask {
+                        do { try await runner.abandonUnconfigured() } catch {
+                            logger.warning("could not give up the deliveries to hooks no longer configured", metadata: ["error": "\(error)"])
+                        }
+                        return .other
+                    }
                 }
                 if let retention = configuration.retention {
                     let clock = service.manager.clock
