@@ -44,7 +44,7 @@ public struct HookConfiguration: Hashable, Sendable, Codable {
     public var timeout: Double?
     /// Attempts per delivery before giving up (default 30).
     public var maxAttempts: Int?
-    /// First retry delay in seconds, doubled per attempt up to 60 s (default 1).
+    /// First retry delay in seconds, doubled per attempt up to 60 s, or up to itself when longer (default 1).
     public var retryDelay: Double?
     /// Most pending deliveries kept; older ones are dropped (default 10,000).
     public var maxPending: Int?

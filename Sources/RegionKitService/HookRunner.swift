@@ -134,7 +134,8 @@ public final class HookRunner: Sendable {
                 // A command stopped with the daemon counts too: a hook that stops the daemon
                 // itself (`systemctl restart regionkit`) would otherwise run at every start, forever.
                 let attempts = max(0, min(delivery.attempts, Int.max - 1)) + 1
-                let retryAt = attempts < maxAttempts ? now() + min(retryDelay * pow(2, Double(attempts - 1)), 60) : nil
+                // Doubled up to a minute, or the configured delay when that is longer (it was silently 60 s).
+                let retryAt = attempts < maxAttempts ? now() + min(retryDelay * pow(2, Double(attempts - 1)), max(60, retryDelay)) : nil
                 try await uncancelled { try await store.markAttemptFailed(delivery.id, error: message, retryAt: retryAt) }
                 logger.warning("hook attempt failed", metadata: ["hook": "\(HookConfiguration.redacted(delivery.hook))", "event": "\(event.id)",
                                                                 "attempt": "\(attempts)", "error": "\(message)", "giving-up": "\(retryAt == nil)"])

@@ -14,6 +14,8 @@ struct HookBackoffTests {
         (4, 10.0, [0, 10, 30, 70]),
         // The delay is capped at 60 s: 45, then 60 (not 90).
         (3, 45.0, [0, 45, 105]),
+        // A delay above the cap is the delay (it was silently 60 s).
+        (3, 90.0, [0, 90, 180]),
         (1, 10.0, [0]),
     ])
     func backoff(maxAttempts: Int, retryDelay: Double, expected: [Int]) async throws {

@@ -15,6 +15,8 @@ struct TerminalOutputTests {
         #expect(Console.visible(forged, keepingLineBreaks: true) == "region 'a\n    regionkit: error: forged\\u{1B}[2K' refused")
         #expect(Console.visible(forged) == "region 'a\\u{A}regionkit: error: forged\\u{1B}[2K' refused")
         #expect(Console.visible("plain text, é and ✓") == "plain text, é and ✓")
+        // A scanner named to read backwards (U+202E), or broken with U+2028: visible, as in the log.
+        #expect(Console.visible("room\u{202E}moor\u{2028}x\u{2066}") == "room\\u{202E}moor\\u{2028}x\\u{2066}")
     }
 
     @Test("events: a beacon's room change and a source's authorization say what they are about (their rows were blank)")

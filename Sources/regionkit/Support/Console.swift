@@ -18,7 +18,10 @@ enum Console {
         line(visible(text))
     }
 
-    /// `text` with C0 and C1 control characters and DEL written as `\u{XX}`. With
+    /// `text` with C0 and C1 control characters and DEL written as `\u{XX}`, and the line and
+    /// paragraph separators and bidirectional overrides and isolates (U+2028–U+202E,
+    /// U+2066–U+2069: a name that reads differently from what it is) as `\u{XXXX}`, as the
+    /// daemon's log does. With
     /// `keepingLineBreaks` (a message listing problems on lines of their own) a line feed stays,
     /// and the line after it is indented, so no part of a message can pass for a line of its own.
     static func visible(_ text: String, keepingLineBreaks: Bool = false) -> String {
@@ -37,7 +40,7 @@ enum Console {
     }
 
     private static func isControl(_ scalar: Unicode.Scalar) -> Bool {
-        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
+        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) || (0x2028...0x202E).contains(scalar.value) || (0x2066...0x2069).contains(scalar.value)
     }
 
     static func error(_ text: String) {
