@@ -16,11 +16,25 @@ public struct NearestScannerPolicy: Hashable, Sendable, Codable {
     public var margin: Double
     public var dwell: Double
     public var halfLife: Double
+    /// Seconds of silence a scanner keeps its say in the beacon's room: set, a scanner's track
+    /// goes only after this long (another scanner still takes the room by `margin` and `dwell`);
+    /// `nil`: ``NearestScannerState``'s quick rule, 1–60 s by the track's own interval. Set to the
+    /// daemon's `minimumExitSilence`, for scanners that report once a minute: their tracks went
+    /// within 60 s (a new one's within 10), and the room jumped to another such scanner and back.
+    public var longestQuiet: Double?
 
-    public init(margin: Double = 6, dwell: Double = 5, halfLife: Double = 3) {
+    public init(margin: Double = 6, dwell: Double = 5, halfLife: Double = 3, longestQuiet: Double? = nil) {
         self.margin = margin
         self.dwell = dwell
         self.halfLife = halfLife
+        self.longestQuiet = longestQuiet
+    }
+
+    /// The rule by which a scanner stops counting for the room: ``NearestScannerState``'s quick
+    /// one, or ``longestQuiet``'s fixed silence.
+    var presence: ExitDetector {
+        guard let longestQuiet, longestQuiet.isFinite, longestQuiet > 0 else { return NearestScannerState.presence }
+        return .adaptive(falseExitProbability: 1e-4, minimumSilence: longestQuiet, maximumSilence: longestQuiet, priorInterval: 1)
     }
 }
 
@@ -103,7 +117,7 @@ public struct NearestScannerState: Hashable, Sendable, Codable {
     /// left out of the interval its track learns.
     mutating func record(_ observation: BeaconObservation, scanner: String, policy: NearestScannerPolicy,
                          otherScanners: Bool = false, offline: ScannerChannel.Gap? = nil) -> (from: String?, to: String?)? {
-        let detector = Self.presence
+        let detector = policy.presence
         let now = observation.timestamp
         let filter = RSSIFilter.exponential(halfLife: policy.halfLife)
         if otherScanners, let current {

@@ -129,10 +129,11 @@ struct ChildProcess: Sendable {
     /// task cannot sleep) and is bounded by `grace` plus the reaping.
     ///
     /// `killingGroupAtExitIf`: asked once the child has exited, before it is reaped (its id still
-    /// reserved); when it says so, the child's group gets `SIGKILL` first — what the child left
+    /// reserved), with its exit status (`nil` when a signal ended it); when it says so, the
+    /// child's group gets `SIGKILL` first — what the child left
     /// running there (coreutils `timeout` exits once its command's shell died of the `SIGTERM`,
     /// leaving whatever ignored it).
-    func termination(grace: Duration = .seconds(1), killingGroupAtExitIf condition: (@Sendable () -> Bool)? = nil) async -> (termination: Termination, stopped: Bool) {
+    func termination(grace: Duration = .seconds(1), killingGroupAtExitIf condition: (@Sendable (Int32?) -> Bool)? = nil) async -> (termination: Termination, stopped: Bool) {
         // `reap` returns nil only when the task is cancelled while the child runs.
         if let ended = await reap(until: nil, killingGroupIf: condition) { return (ended, false) }
         if hasExited() { return (await reap(until: nil) ?? .exited(-1), false) }
@@ -174,14 +175,15 @@ struct ChildProcess: Sendable {
     /// Polls `waitpid` every 10 ms until the child ended (its termination), or the task is
     /// cancelled or `deadline` passed (`nil`). A child that already ended is reaped even when
     /// the task is cancelled.
-    private func reap(until deadline: ContinuousClock.Instant?, killingGroupIf condition: (@Sendable () -> Bool)? = nil) async -> Termination? {
+    private func reap(until deadline: ContinuousClock.Instant?, killingGroupIf condition: (@Sendable (Int32?) -> Bool)? = nil) async -> Termination? {
         var status: Int32 = 0
         while true {
             let result = reaped.withLock { reaped in
                 if let condition, !reaped {
                     // Exited but not reaped (`WNOWAIT`): its group may still be signalled safely.
                     var info = siginfo_t()
-                    if waitid(P_PID, id_t(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0, info._sifields._kill.si_pid == pid, condition() {
+                    if waitid(P_PID, id_t(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0, info._sifields._kill.si_pid == pid,
+                       condition(info.si_code == Int32(CLD_EXITED) ? info._sifields._sigchld.si_status : nil) {
                         kill(-pid, SIGKILL)
                     }
                 }

@@ -61,6 +61,7 @@ public final class HookRunner: Sendable {
     /// store and, failing, held the region's new hooks behind them for up to `maxAttempts`
     /// backoffs (about 24 minutes with the defaults); with no hooks left they pinned their events
     /// against retention for good. Returns how many were given up (logged once, names redacted).
+    /// Each is recorded as a last failed attempt (its count in the failed-attempts metric too).
     ///
     /// ```swift
     /// _ = try await HookRunner(store: store, configuration: hooks).abandonUnconfigured()
@@ -79,14 +80,10 @@ public final class HookRunner: Sendable {
         return stale.count
     }
 
-    /// Delivers until the task is cancelled, polling the queue every `pollInterval` seconds,
-    /// after giving up what is pending for hooks no longer configured (``abandonUnconfigured()``).
+    /// Delivers until the task is cancelled, polling the queue every `pollInterval` seconds.
+    /// (A daemon alone on its store calls ``abandonUnconfigured()`` first; a cluster member does
+    /// not: during a rolling change of the configuration another member's hooks are not stale.)
     public func run(pollInterval: Double = 0.2) async {
-        do {
-            try await abandonUnconfigured()
-        } catch {
-            logger.warning("could not give up the deliveries to hooks no longer configured", metadata: ["error": "\(error)"])
-        }
         while !Task.isCancelled {
             let worked = (try? await deliverDue()) ?? 0
             if worked == 0 { try? await clock.sleep(for: .seconds(saturating: pollInterval)) }
@@ -219,7 +216,12 @@ public final class HookRunner: Sendable {
         // later (or once the command exited); the attempt is recorded as a failed one.
         // Timed out: what the command left in its group (a child that ignored `timeout`'s
         // SIGTERM outlived it, one more copy at each retry) is killed before the group goes.
-        let (termination, stopped) = await child.termination(killingGroupAtExitIf: { ContinuousClock.now - started >= limit })
+        // (`timeout` exits 124 when its signal ended the command, 137 when the KILL was needed;
+        // a command ending by itself before the limit keeps what it started in the background.)
+        let supervised = supervisor != nil
+        let (termination, stopped) = await child.termination(killingGroupAtExitIf: { status in
+            supervised && (status == 124 || status == 137) && ContinuousClock.now - started >= limit
+        })
         killer.cancel()
         let timedOut = ContinuousClock.now - started >= limit
         let stderr = String(decoding: await drain.finish(waitingAtMost: .seconds(1)), as: UTF8.self)
@@ -286,7 +288,13 @@ public final class HookRunner: Sendable {
             work.cancel()
         }
         do {
-            let response = try await race.value
+            // Cancelled (the daemon stopping, a cluster member giving up the outputs): the race
+            // ends at once, as the request did when it ran in this task.
+            let response = try await withTaskCancellationHandler {
+                try await race.value
+            } onCancel: {
+                race.finish(.failure(CancellationError()))
+            }
             let http = response as? HTTPURLResponse
             let code = http?.statusCode ?? 0
             if (300..<400).contains(code) {
@@ -296,6 +304,8 @@ public final class HookRunner: Sendable {
             return (200..<300).contains(code) ? .success : .failure("HTTP \(code)")
         } catch is WebhookTimedOut {
             return .failure("no complete answer within \(timeout.compactDescription) s (timeout)")
+        } catch is CancellationError {
+            return .failure("stopped with the daemon before the endpoint answered; retried")
         } catch {
             return .failure(error.localizedDescription)
         }

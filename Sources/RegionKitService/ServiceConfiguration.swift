@@ -119,14 +119,16 @@ public struct ServiceConfiguration: Codable, Sendable {
     /// `regionkit replay`.
     public func monitoringProfile(_ path: String) throws -> MonitoringProfile {
         var chosen = profile.flatMap(MonitoringProfile.named) ?? .responsive
+        if sources.contains(where: { $0.kind == .mqtt || $0.kind == .gateway }) {
+            chosen.nearestScanner = chosen.nearestScanner ?? NearestScannerPolicy()
+        }
         if let minimumExitSilence {
             guard minimumExitSilence.isFinite, Self.minimumExitSilenceRange.contains(minimumExitSilence) else {
                 throw RegionKitError(.malformedInput, "\(path): minimumExitSilence must be within \(Self.minimumExitSilenceRange.lowerBound.compactDescription)...\(Self.minimumExitSilenceRange.upperBound.compactDescription) seconds, got \(minimumExitSilence.compactDescription)")
             }
             chosen.exitDetector = chosen.exitDetector.withMinimumSilence(minimumExitSilence)
-        }
-        if sources.contains(where: { $0.kind == .mqtt || $0.kind == .gateway }) {
-            chosen.nearestScanner = chosen.nearestScanner ?? NearestScannerPolicy()
+            // A room holds as long: a scanner's track for the beacon is not let go sooner either.
+            chosen.nearestScanner?.longestQuiet = minimumExitSilence
         }
         if let distanceModel {
             do {

@@ -315,4 +315,37 @@ struct ExitDetectorTests {
         #expect(Self.detector.withMinimumSilence(0.5) == Self.detector && Self.detector.withMinimumSilence(.nan) == Self.detector)
         #expect(ExitDetector.fixedSilence(seconds: 30, evaluationInterval: 10).withMinimumSilence(150) == .fixedSilence(seconds: 150, evaluationInterval: 10))
     }
+
+    @Test("Two scanners reporting a beacon once every 65 s: the room jumps to the weaker one and back every cycle under the quick 60 s rule; with longestQuiet 150 (the daemon's minimumExitSilence) it stays in the stronger one's")
+    func slowScannersKeepTheRoom() throws {
+        let uuid = UUID(uuidString: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0")!
+        let beacon = BeaconIdentity(uuid: uuid, major: 1, minor: 2)
+        func roomChanges(longestQuiet: Double?) throws -> [String] {
+            var profile = MonitoringProfile.responsive
+            profile.exitDetector = profile.exitDetector.withMinimumSilence(longestQuiet ?? 0)
+            profile.nearestScanner = NearestScannerPolicy(longestQuiet: longestQuiet)
+            var engine = MonitoringEngine(profile: profile, sources: [.beacon: .authorized])
+            _ = engine.startMonitoring(.beacon(try BeaconRegion(identifier: "keys", uuid: uuid)), at: .zero)
+            var rooms: [String] = []
+            func note(_ events: [LocationEvent]) {
+                for event in events {
+                    if case .didChangeNearestScanner(_, let scanner, _) = event.kind { rooms.append(scanner ?? "none") }
+                }
+            }
+            for cycle in 0..<8 {
+                let base = 1 + Double(cycle) * 65
+                // The kitchen node hears it strongly; the hall node, scanning on its own cycle 62 s later, weakly.
+                for (offset, scanner, rssi) in [(0.0, "kitchen", -60), (62.0, "hall", -80)] {
+                    let time = Timestamp(seconds: base + offset)
+                    note(engine.advance(to: time))
+                    note(engine.ingest(BeaconObservation(identity: beacon, rssi: rssi, timestamp: time, scannerID: scanner)))
+                }
+            }
+            return rooms
+        }
+        let quick = try roomChanges(longestQuiet: nil)
+        #expect(quick.filter { $0 == "hall" }.count >= 3, "\(quick)")
+        let held = try roomChanges(longestQuiet: 150)
+        #expect(held == ["kitchen"], "\(held)")
+    }
 }

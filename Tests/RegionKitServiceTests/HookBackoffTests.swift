@@ -43,7 +43,7 @@ struct HookBackoffTests {
         #expect(attemptTimes == expected)
         let delivery = try #require(try store.deliveries().first)
         #expect(delivery.status == .failed)
-        #expect(delivery.lastError == "'ftp://nowhere/' is not an http(s) URL")
+        #expect(delivery.lastError == "'\(HookConfiguration.redacted("ftp://nowhere/"))' is not an http(s) URL")
     }
 
     @Test("Cancelling the runner ends its wait at once (no poll interval to sit out)")

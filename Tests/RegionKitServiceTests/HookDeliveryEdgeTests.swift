@@ -78,7 +78,8 @@ struct HookDeliveryEdgeTests {
         try await HookRunner(store: service.store, configuration: hooks).deliverDue()
         #expect(try service.sqlite.deliveries(status: .delivered).isEmpty)
         let failed = try service.sqlite.deliveries(status: .failed)
-        #expect(failed.count == 2 && failed.allSatisfy { $0.lastError?.hasPrefix("HTTP 307: a redirect to http://127.0.0.1:\(endpoint.port)/final, not followed") == true }, "\(failed.map(\.lastError))")
+        #expect(failed.count == 2 && failed.allSatisfy { $0.lastError?.hasPrefix("HTTP 307: a redirect to http://127.0.0.1:\(endpoint.port)/… (#") == true
+                                                          && $0.lastError?.contains("not followed") == true }, "\(failed.map(\.lastError))")
         #expect(endpoint.lines.isEmpty, "nothing reached the redirect's target: \(endpoint.lines)")
     }
 
@@ -93,6 +94,22 @@ struct HookDeliveryEdgeTests {
         #expect(elapsed < .seconds(8), "two deliveries of at most 1 s each: \(elapsed)")
         let failed = try service.sqlite.deliveries(status: .failed)
         #expect(failed.count == 2 && failed.allSatisfy { $0.lastError == "no complete answer within 1 s (timeout)" }, "\(failed.map(\.lastError))")
+    }
+
+    @Test("Cancelling the runner while a webhook waits for an endpoint that never answers ends the attempt at once (a stop waited for the hook timeout), recorded and retried")
+    func cancelledWebhookEndsAtOnce() async throws {
+        let endpoint = try Endpoint()
+        let hooks = HookConfiguration(webhooks: [.init(url: endpoint.url("/silent"))], timeout: 60, maxAttempts: 5)
+        let service = try await HookTests.enteredAndExited(hooks: hooks)
+        let runner = HookRunner(store: service.store, configuration: hooks)
+        let task = Task { await runner.run(pollInterval: 0.05) }
+        try await Task.sleep(for: .milliseconds(700))   // the first POST is waiting on /silent
+        let started = ContinuousClock.now
+        task.cancel()
+        await task.value
+        #expect(ContinuousClock.now - started < .seconds(3), "the stop waited for the webhook")
+        let pending = try service.sqlite.deliveries(status: .pending)
+        #expect(pending.contains { $0.attempts == 1 && $0.lastError == "stopped with the daemon before the endpoint answered; retried" }, "\(pending)")
     }
 
     @Test("A timed-out command's group is killed with it: a child ignoring SIGTERM does not outlive it (one more copy stayed at each retry); a command exiting 124 by itself is not called timed out")
@@ -136,9 +153,15 @@ struct HookDeliveryEdgeTests {
 
     @Test("A webhook URL's credentials (user information, query) are not shown in logs or configuration errors")
     func credentialsRedacted() throws {
-        #expect(HookConfiguration.redacted("webhook:https://user:pw@hooks.example:8443/in/x?token=abc#f") == "webhook:https://***@hooks.example:8443/in/x?***")
-        #expect(HookConfiguration.redacted("http://127.0.0.1:8080/events") == "http://127.0.0.1:8080/events")
-        #expect(HookConfiguration.redacted("http://h/p#frag") == "http://h/p?***")
+        let full = "webhook:https://user:pw@hooks.example:8443/api/webhook/SECRETID?token=abc#f"
+        let shown = HookConfiguration.redacted(full)
+        #expect(shown == "webhook:https://hooks.example:8443/… (#\(HookConfiguration.fingerprint(full)))", "\(shown)")
+        #expect(!shown.contains("pw") && !shown.contains("SECRETID") && !shown.contains("abc"))
+        // Two webhooks of one host are told apart; the same URL always reads the same.
+        #expect(HookConfiguration.redacted("http://h/a") != HookConfiguration.redacted("http://h/b"))
+        #expect(HookConfiguration.redacted("http://h/a") == HookConfiguration.redacted("http://h/a"))
+        #expect(HookConfiguration.redacted("http://127.0.0.1:8080") == "http://127.0.0.1:8080")
+        #expect(HookConfiguration.fingerprint("").count == 8)
         #expect(HookConfiguration.redacted("command:curl -s http://a?b") == "command:curl -s http://a?b", "a command is the user's own line")
         let error = #expect(throws: RegionKitError.self) {
             try ServiceConfiguration.decode("sources:\n  - simulator: {scenario: museum}\nhooks: {webhooks: [{url: \"http://:TOKENX@/hook?token=SECRET\"}]}\n", path: "c.yaml")

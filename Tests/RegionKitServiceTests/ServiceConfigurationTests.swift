@@ -58,6 +58,9 @@ struct ServiceConfigurationTests {
         let configuration = try ServiceConfiguration.decode("minimumExitSilence: 150\n" + sources, path: "c.yaml")
         #expect(try configuration.monitoringProfile("c.yaml").exitDetector == MonitoringProfile.responsive.exitDetector.withMinimumSilence(150))
         #expect(try ServiceConfiguration.decode(sources, path: "c.yaml").monitoringProfile("c.yaml").exitDetector == MonitoringProfile.responsive.exitDetector)
+        // With MQTT scanners (rooms), a scanner keeps its say in a beacon's room as long.
+        let hub = "minimumExitSilence: 150\nsources:\n  - mqtt: {format: theengs}\nmqtt: {url: \"mqtt://127.0.0.1:1883\", site: home}\n"
+        #expect(try ServiceConfiguration.decode(hub, path: "c.yaml").monitoringProfile("c.yaml").nearestScanner?.longestQuiet == 150)
         for bad in ["0", "-5", "1e9", ".nan"] {
             let error = #expect(throws: RegionKitError.self) { try ServiceConfiguration.decode("minimumExitSilence: \(bad)\n" + sources, path: "c.yaml") }
             #expect(error?.message.hasPrefix("c.yaml: minimumExitSilence must be within 1...3600 seconds, got ") == true, "\(bad): \(error?.message ?? "")")

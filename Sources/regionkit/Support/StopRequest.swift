@@ -67,7 +67,8 @@ final class StopRequest: Sendable {
     /// defer { watching.cancel(); withExtendedLifetime(signals) {} }
     /// ```
     func stopOnSignals(logger: Logger) -> (watcher: SignalWatcher, task: Task<Void, Never>) {
-        let signals = SignalWatcher(signals: [SIGTERM, SIGINT, SIGHUP])
+        // SIGHUP only when it is not ignored already: under `nohup` the daemon must outlive the terminal.
+        let signals = SignalWatcher(signals: [SIGTERM, SIGINT] + (Self.isIgnored(SIGHUP) ? [] : [SIGHUP]))
         let task = Task {
             let signal = await signals.next()
             logger.info(signal == SIGHUP ? "stopping (SIGHUP does not reload the configuration: a restart reads it)" : "stopping",
@@ -75,5 +76,15 @@ final class StopRequest: Sendable {
             self.request("signal \(signal)", failed: false)
         }
         return (signals, task)
+    }
+
+    /// Whether `signal` is ignored in this process now (`SigIgn` of `/proc/self/status`: `nohup`
+    /// ignores SIGHUP before it starts the command); false where that cannot be read.
+    static func isIgnored(_ signal: Int32) -> Bool {
+        guard signal >= 1, signal <= 64,
+              let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("SigIgn:") }),
+              let mask = UInt64(line.dropFirst("SigIgn:".count).trimmingCharacters(in: .whitespaces), radix: 16) else { return false }
+        return mask & (1 << UInt64(signal - 1)) != 0
     }
 }

@@ -146,16 +146,14 @@ struct Run: AsyncParsableCommand {
                     }
                 }
                 let runner = HookRunner(store: database, configuration: hooks, logger: logger)
-                if !hooks.isEmpty {
-                    group.addTask { await runner.run(); return .other }
-                } else {
-                    // No hooks now: what an earlier configuration left pending is given up, not kept for ever.
-                    group.addTask {
-                        do { try await runner.abandonUnconfigured() } catch {
-                            logger.warning("could not give up the deliveries to hooks no longer configured", metadata: ["error": "\(error)"])
-                        }
-                        return .other
+                group.addTask {
+                    // What an earlier configuration left pending for hooks this one has not is
+                    // given up first (with no hooks now, not kept for ever).
+                    do { try await runner.abandonUnconfigured() } catch {
+                        logger.warning("could not give up the deliveries to hooks no longer configured", metadata: ["error": "\(error)"])
                     }
+                    if !hooks.isEmpty { await runner.run() }
+                    return .other
                 }
                 if let retention = configuration.retention {
                     let clock = service.manager.clock
