@@ -121,13 +121,7 @@ struct HookDeliveryEdgeTests {
         let service = try await HookTests.enteredAndExited(hooks: hooks)
         try await HookRunner(store: service.store, configuration: hooks).deliverDue()
         let sleeper = try #require((try? String(contentsOf: pidFile, encoding: .utf8)).flatMap { pid_t($0.trimmingCharacters(in: .whitespacesAndNewlines)) })
-        var gone = false
-        for _ in 0..<40 where !gone {
-            gone = !HookTests.isRunning(sleeper)
-            if !gone { try await Task.sleep(for: .milliseconds(50)) }
-        }
-        if !gone { kill(sleeper, SIGKILL) }
-        #expect(gone, "the child ignoring SIGTERM (pid \(sleeper)) outlived its timed-out hook")
+        #expect(try await HookTests.ended(sleeper), "the child ignoring SIGTERM (pid \(sleeper)) outlived its timed-out hook")
         let errors = try service.sqlite.deliveries(status: .failed).compactMap(\.lastError)
         #expect(errors.contains("command timed out after 1 s (timeout) and was killed, with what it started"), "\(errors)")
         #expect(errors.contains { $0.hasPrefix("command exited with status 124: some-error") }, "\(errors)")

@@ -220,17 +220,21 @@ struct HookTests {
         task.cancel()
         await task.value
         #expect(Date().timeIntervalSince(started) < 5, "the runner stops within the group's grace")
-        var stopped = false
-        for _ in 0..<40 where !stopped {
-            stopped = !Self.isRunning(sleeper)
-            if !stopped { try await Task.sleep(for: .milliseconds(50)) }
-        }
-        if !stopped { kill(sleeper, SIGKILL) }
-        #expect(stopped, "the command's background child (pid \(sleeper)) outlived the cancelled runner")
+        #expect(try await Self.ended(sleeper), "the command's background child (pid \(sleeper)) outlived the cancelled runner")
         #expect(try service.sqlite.deliveries(status: .delivered).isEmpty)
         let pending = try service.sqlite.deliveries(status: .pending)
         #expect(pending.count == 1 && pending.first?.attempts == 1 && pending.first?.lastError?.contains("stopped with the daemon") == true,
                 "the interrupted delivery is retried, its attempt counted (a hook restarting the daemon must not loop forever): \(pending)")
+    }
+
+    /// Whether `pid` ends within about 2 s; one that does not is SIGKILLed (no test leaves it behind).
+    static func ended(_ pid: pid_t) async throws -> Bool {
+        for _ in 0..<40 {
+            if !isRunning(pid) { return true }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        kill(pid, SIGKILL)
+        return false
     }
 
     /// Whether `pid` names a live process (a zombie nobody reaped counts as ended).
