@@ -183,7 +183,7 @@ public final class LocationManager: Sendable {
 
     /// Stops what ``startRangingBeacons(in:)`` started for `region`.
     public func stopRangingBeacons(in region: BeaconRegion) {
-        run { $0.stopRanging(region.constraint, scannerID: region.scannerID, at: $1) }
+        run { $0.stopRanging(region.constraint, scannerID: region.scannerID, label: region.identifier, at: $1) }
     }
 
     /// The device "woke" (display on, app activated, operator signal): see ``MonitoringEngine/wake(at:)``.

@@ -586,15 +586,22 @@ public struct MonitoringEngine: Sendable {
     }
 
     /// Stops the ranging of `constraint` from `scannerID` only (nil: the session of every
-    /// scanner's sightings), as ``startRanging(_:label:scannerID:at:)`` started it.
+    /// scanner's sightings), as ``startRanging(_:label:scannerID:at:)`` started it: under `label`
+    /// only, when given (another region of the same constraint the app or the helper ranges goes
+    /// on getting its deliveries); for every label when `label` is nil.
     ///
     /// ```swift
-    /// _ = engine.stopRanging(kitchen.constraint, scannerID: "kitchen-node", at: now)
+    /// _ = engine.stopRanging(kitchen.constraint, scannerID: "kitchen-node", label: "kitchen", at: now)
     /// ```
-    public mutating func stopRanging(_ constraint: BeaconIdentityConstraint, scannerID: String?, at time: Timestamp) -> [LocationEvent] {
+    public mutating func stopRanging(_ constraint: BeaconIdentityConstraint, scannerID: String?, label: String? = nil,
+                                     at time: Timestamp) -> [LocationEvent] {
         defer { settleTimers() }
         let events = advance(to: time)
-        if let slot = sessions.slot(of: constraint, scannerID: scannerID) { sessions.remove(slot: slot) }
+        if let label {
+            if let slot = sessions.slot(of: constraint, scannerID: scannerID, label: label) { sessions.removeOwner(label: label, slot: slot) }
+        } else if let slot = sessions.slot(of: constraint, scannerID: scannerID) {
+            sessions.remove(slot: slot)
+        }
         return events
     }
 
@@ -1100,13 +1107,9 @@ public struct MonitoringEngine: Sendable {
                 RegionKitError(.rangingUnavailable, "cannot range \(label): no usable beacon source: \(status)")))]
         }
         if let slot = sessions.slot(of: constraint, scannerID: scannerID) {
-            // Another region inside ranges the same: it shares the helper's session (which stops
-            // when the last of them leaves); the app's start makes the session its own.
-            if automatic {
-                sessions.claim(slot: slot, label: label)
-            } else {
-                sessions.update(slot: slot) { $0.automatic = false }
-            }
+            // Another label ranges the same constraint and scanner: this one shares its session
+            // (delivered under each owner's label; it stops when the last of them gives it up).
+            sessions.claim(slot: slot, label: label, byApp: !automatic)
             return []
         }
         sessions.start(RangingSession(constraint: constraint, label: label, scannerID: scannerID, startedAt: now,

@@ -171,16 +171,17 @@ public struct RangingSession: Hashable, Sendable, Codable {
     public static let maximumReadings = 32
 
     public let constraint: BeaconIdentityConstraint
-    /// The region identifier deliveries are reported under. A session the helper shares between
-    /// regions (same constraint and scanner) is delivered to each of them; its label is the first
-    /// still inside, and passes to the next when that region leaves.
+    /// The region identifier deliveries are reported under. A session shared by several labels
+    /// (same constraint and scanner: regions inside that the helper ranges, regions the app
+    /// ranges) is delivered to each of them; its label is the first still holding it, and passes
+    /// to the next when that one leaves or is stopped.
     public var label: String
     /// When set, only this scanner's sightings are ranged (a ``BeaconRegion/scannerID`` room);
     /// `nil`: every scanner's.
     public let scannerID: String?
     public let startedAt: Timestamp
     public var nextDelivery: Timestamp
-    /// Started by the engine's `rangeWhileInside` helper rather than by the app.
+    /// Held only by the engine's `rangeWhileInside` helper (regions inside), not by the app.
     public var automatic: Bool
     public var tracks: [BeaconIdentity: Track] = [:]
 

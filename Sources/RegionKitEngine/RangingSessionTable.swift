@@ -15,9 +15,12 @@ import RegionKitCore
 ///
 /// Starting, stopping and the order of deliveries are those of the array: at most one session
 /// per constraint and scanner; deliveries due at the same time come in the order the sessions
-/// started. A session the helper started is shared by every region inside that ranges the same
-/// constraint and scanner (its *owners*): it stops when the last of them leaves; the engine
-/// delivers it to each owner under its identifier (`label` is the first owner still inside).
+/// started. A session is shared by every label that ranges the same constraint and scanner (its
+/// *owners*): regions inside that the helper ranges, and labels the app started (two beacon
+/// regions of one UUID ranged by the app each get their deliveries). The engine delivers it to
+/// each owner under that owner's label (`label` is the first owner left); a helper's claim ends
+/// when its region leaves, the app's when the app stops that label; the session stops with its
+/// last owner.
 ///
 /// ```swift
 /// var table = RangingSessionTable()
@@ -38,10 +41,10 @@ struct RangingSessionTable: Sendable {
     private var byConstraint = BeaconMatchTable()
     /// Sessions whose constraint the three keys of a sighting cannot reach (tested one by one).
     private var irregular: [Int32] = []
-    /// Slots of the sessions started by the engine's helper, by owner (region identifier).
-    private var automaticByLabel: [String: [Int32]] = [:]
-    /// The owners of each helper session, in the order they claimed it.
-    private var owners: [Int32: [String]] = [:]
+    /// Slots of the sessions each owner (a region identifier or the app's label) holds.
+    private var slotsByOwner: [String: [Int32]] = [:]
+    /// The owners of each session, in the order they claimed it.
+    private var owners: [Int32: [Owner]] = [:]
     /// Every live session's next delivery, and entries left behind by later deliveries and
     /// stops (skipped when they surface: the minimum is always live).
     private var due = MinHeap<Due>()
@@ -73,14 +76,17 @@ struct RangingSessionTable: Sendable {
         firstSlot(of: constraint) { _ in true }
     }
 
-    /// The slot of the session whose deliveries of `constraint` carry `label`, if any: its own
-    /// label, or one of a shared helper session's owners (each gets a delivery under its own).
+    /// The slot of the session whose deliveries of `constraint` carry `label`, if any: one of its
+    /// owners (each gets a delivery under its own label).
     func slot(of constraint: BeaconIdentityConstraint, label: String) -> Int? {
-        if let slot = firstSlot(of: constraint, where: { $0.label == label }) { return slot }
-        // The helper sessions `label` owns (a handful), not every owner list: the hub asks this
-        // every second for each ranging it published distances from, and a session shared by
-        // several regions inside is found here under every owner but its first.
-        return automaticByLabel[label]?.first { sessions[Int($0)]?.constraint == constraint }.map(Int.init)
+        // The sessions `label` owns (a handful), not every owner list: the hub asks this every
+        // second for each ranging it published distances from.
+        slotsByOwner[label]?.first { sessions[Int($0)]?.constraint == constraint }.map(Int.init)
+    }
+
+    /// The slot of the session ranging `constraint` from `scannerID` that `label` owns, if any.
+    func slot(of constraint: BeaconIdentityConstraint, scannerID: String?, label: String) -> Int? {
+        slotsByOwner[label]?.first { sessions[Int($0)].map { $0.constraint == constraint && $0.scannerID == scannerID } == true }.map(Int.init)
     }
 
     /// The first session (in start order) ranging `constraint` that `accepted` accepts.
@@ -92,9 +98,8 @@ struct RangingSessionTable: Sendable {
         return irregular.first { slot in sessions[Int(slot)].map { $0.constraint == constraint && accepted($0) } == true }.map(Int.init)
     }
 
-    /// The owners of the helper session in `slot`, in the order they claimed it (the first is its
-    /// label); empty for a session the app started.
-    func owners(slot: Int) -> [String] { owners[Int32(truncatingIfNeeded: slot)] ?? [] }
+    /// The owners of the session in `slot`, in the order they claimed it (the first is its label).
+    func owners(slot: Int) -> [String] { owners[Int32(truncatingIfNeeded: slot)]?.map(\.label) ?? [] }
 
     /// Whether a sighting's three keys (UUID only, UUID+major, exact; Eddystone-UID: namespace,
     /// namespace+instance) reach every identity `constraint` matches.
@@ -125,7 +130,7 @@ struct RangingSessionTable: Sendable {
         } else {
             irregular.append(slot)
         }
-        if session.automatic { addOwner(session.label, slot: slot) }
+        addOwner(session.label, byApp: !session.automatic, slot: slot)
         due.push(Due(time: session.nextDelivery, sequence: registered.sequence, key: slot))
         return Int(slot)
     }
@@ -134,14 +139,13 @@ struct RangingSessionTable: Sendable {
     mutating func update<Result>(slot: Int, _ body: (inout RangingSession) -> Result) -> Result? {
         guard slot >= 0, slot < sessions.count, var session = sessions[slot] else { return nil }
         sessions[slot] = nil   // the session is changed in place, not copied
-        let before = session.nextDelivery, wasAutomatic = session.automatic
+        let before = session.nextDelivery
         let result = body(&session)
         sessions[slot] = session
         if session.nextDelivery != before {
             due.push(Due(time: session.nextDelivery, sequence: sequences[slot], key: Int32(truncatingIfNeeded: slot)))
             dropStaleDue()
         }
-        if wasAutomatic && !session.automatic { forgetOwners(slot: Int32(truncatingIfNeeded: slot)) }
         return result
     }
 
@@ -154,7 +158,7 @@ struct RangingSessionTable: Sendable {
         } else {
             irregular.removeAll { $0 == s }
         }
-        if session.automatic { forgetOwners(slot: s) }
+        forgetOwners(slot: s)
         sessions[slot] = nil
         free.append(s)
         count -= 1
@@ -167,27 +171,52 @@ struct RangingSessionTable: Sendable {
         }
     }
 
-    /// Adds `label` to the owners of the helper session in `slot` (a second region inside that
-    /// ranges the same constraint and scanner). Nothing for a session the app started.
-    mutating func claim(slot: Int, label: String) {
-        guard slot >= 0, slot < sessions.count, sessions[slot]?.automatic == true else { return }
-        addOwner(label, slot: Int32(truncatingIfNeeded: slot))
+    /// Adds `label` to the owners of the session in `slot`: a second region inside that the
+    /// helper ranges (`byApp` false), or a label the app starts ranging (`byApp` true: the session
+    /// is no longer only the helper's, and the claim lasts until the app stops it).
+    mutating func claim(slot: Int, label: String, byApp: Bool) {
+        guard slot >= 0, slot < sessions.count, sessions[slot] != nil else { return }
+        addOwner(label, byApp: byApp, slot: Int32(truncatingIfNeeded: slot))
     }
 
-    /// `label`'s region left (or stopped): it gives up the helper sessions it owns. A session with
-    /// no owner left stops; one still owned is reported under its first remaining owner.
+    /// `label`'s region left (or stopped): it gives up the helper's claims it holds. An owner the
+    /// app also started keeps its claim; a session with no owner left stops; one still owned is
+    /// reported under its first remaining owner.
     mutating func removeAutomatic(label: String) {
-        guard let slots = automaticByLabel.removeValue(forKey: label) else { return }
+        guard let slots = slotsByOwner[label] else { return }
         for slot in slots {
-            var remaining = owners[slot] ?? []
-            remaining.removeAll { $0 == label }
-            if let next = remaining.first {
-                owners[slot] = remaining
-                if sessions[Int(slot)]?.label == label { sessions[Int(slot)]?.label = next }
+            guard let index = owners[slot]?.firstIndex(where: { $0.label == label }) else { continue }
+            if owners[slot]![index].byApp {
+                owners[slot]![index].byHelper = false
             } else {
-                remove(slot: Int(slot))
+                release(label: label, slot: slot)
             }
         }
+    }
+
+    /// The app stopped ranging under `label` the session in `slot`: the label gives it up (the
+    /// helper's claim too, as the app's own code stopping its ranging would); the session stops
+    /// with its last owner.
+    mutating func removeOwner(label: String, slot: Int) {
+        guard slot >= 0, slot < sessions.count, sessions[slot] != nil else { return }
+        release(label: label, slot: Int32(truncatingIfNeeded: slot))
+    }
+
+    /// Takes `label` out of the owners of the session in `slot`; the session stops when none is left.
+    private mutating func release(label: String, slot: Int32) {
+        guard var remaining = owners[slot] else { return }
+        remaining.removeAll { $0.label == label }
+        if var slots = slotsByOwner[label] {
+            slots.removeAll { $0 == slot }
+            slotsByOwner[label] = slots.isEmpty ? nil : slots
+        }
+        guard let next = remaining.first else {
+            remove(slot: Int(slot))
+            return
+        }
+        owners[slot] = remaining
+        sessions[Int(slot)]?.label = next.label
+        sessions[Int(slot)]?.automatic = !remaining.contains { $0.byApp }
     }
 
     /// Stops every session.
@@ -218,19 +247,23 @@ struct RangingSessionTable: Sendable {
         sessions[slot]?.record(observation, filter: filter)
     }
 
-    private mutating func addOwner(_ label: String, slot: Int32) {
-        guard owners[slot]?.contains(label) != true else { return }
-        owners[slot, default: []].append(label)
-        automaticByLabel[label, default: []].append(slot)
+    private mutating func addOwner(_ label: String, byApp: Bool, slot: Int32) {
+        if let index = owners[slot]?.firstIndex(where: { $0.label == label }) {
+            if byApp { owners[slot]![index].byApp = true } else { owners[slot]![index].byHelper = true }
+        } else {
+            owners[slot, default: []].append(Owner(label: label, byApp: byApp, byHelper: !byApp))
+            slotsByOwner[label, default: []].append(slot)
+        }
+        if byApp { sessions[Int(slot)]?.automatic = false }
     }
 
-    /// The session in `slot` stops or the app claimed it: none of its owners holds it any more.
+    /// The session in `slot` stops: none of its owners holds it any more.
     private mutating func forgetOwners(slot: Int32) {
-        guard let labels = owners.removeValue(forKey: slot) else { return }
-        for label in labels {
-            guard var slots = automaticByLabel[label] else { continue }
+        guard let claims = owners.removeValue(forKey: slot) else { return }
+        for claim in claims {
+            guard var slots = slotsByOwner[claim.label] else { continue }
             slots.removeAll { $0 == slot }
-            automaticByLabel[label] = slots.isEmpty ? nil : slots
+            slotsByOwner[claim.label] = slots.isEmpty ? nil : slots
         }
     }
 
@@ -257,6 +290,14 @@ struct RangingSessionTable: Sendable {
 }
 
 extension RangingSessionTable {
+    /// A label holding a session: the app's claim lasts until the app stops it, the helper's
+    /// until its region leaves; the owner goes when it has neither.
+    struct Owner: Sendable {
+        let label: String
+        var byApp: Bool
+        var byHelper: Bool
+    }
+
     /// The sessions' constraint keys by slot, for ``BeaconMatchTable`` (which keeps no keys).
     struct SessionKeys: BeaconMatchTable.KeySource {
         let sessions: [RangingSession?]

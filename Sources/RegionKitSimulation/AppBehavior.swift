@@ -26,6 +26,8 @@ public final class AppBehavior: Sendable {
         var candidateCount = 0
         var missCount = 0
         var notified: Set<String> = []
+        /// The regions the coupon app ranges, by identifier: it stops the one that notified.
+        var ranged: [String: BeaconRegion] = [:]
     }
 
     public let kind: Kind
@@ -97,18 +99,22 @@ public final class AppBehavior: Sendable {
         switch event.kind {
         case .didEnterRegion(let region):
             guard case .beacon(let beacon) = region else { return }
-            state.withLock { _ = $0.notified.remove(region.identifier) }
+            state.withLock {
+                _ = $0.notified.remove(region.identifier)
+                $0.ranged[region.identifier] = beacon
+            }
             manager.startRangingBeacons(in: beacon)
             report(AppAction(timestamp: now, name: "rangingStarted", region: region.identifier, message: "entered \(region.identifier): ranging once for a coupon"))
         case .didExitRegion(let region):
             state.withLock { _ = $0.notified.remove(region.identifier) }
         case .didRangeBeacons(let beacons, let constraint, let label):
             guard let beacon = beacons.first(where: { $0.proximity != .unknown }) else { return }
-            let first = state.withLock { $0.notified.insert(label).inserted }
+            let (first, ranged) = state.withLock { ($0.notified.insert(label).inserted, $0.ranged.removeValue(forKey: label)) }
             guard first else { return }
             report(AppAction(timestamp: now, name: "notification", region: label,
                              message: "coupon notification for major \(beacon.major) minor \(beacon.minor) (\(beacon.proximity.rawValue))"))
-            manager.stopRangingBeacons(satisfying: constraint)
+            // That region's ranging only: another region of the same UUID goes on (its own coupon).
+            if let ranged { manager.stopRangingBeacons(in: ranged) } else { manager.stopRangingBeacons(satisfying: constraint) }
             report(AppAction(timestamp: now, name: "rangingStopped", region: label, message: "ranging stopped after one notification"))
         default:
             return

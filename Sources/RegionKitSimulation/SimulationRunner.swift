@@ -130,7 +130,7 @@ public final class SimulationRunner: Sendable {
             case .stopMonitoring: if let region { manager.stopMonitoring(for: region) }
             case .requestState: if let region { manager.requestState(for: region) }
             case .startRanging: if let beacon = region?.beaconRegion { manager.startRangingBeacons(in: beacon) }
-            case .stopRanging: if let beacon = region?.beaconRegion { manager.stopRangingBeacons(satisfying: beacon.constraint) }
+            case .stopRanging: if let beacon = region?.beaconRegion { manager.stopRangingBeacons(in: beacon) }
             }
         }
     }

@@ -55,36 +55,46 @@ struct RangingSessionTableTests {
         for round in 0..<30 {
             var table = RangingSessionTable()
             var model: [RangingSession] = []
-            /// The regions sharing each helper session of `model`, by index.
-            var owners: [[String]] = []
+            /// The labels sharing each session of `model`, by index: (label, the app's claim, the helper's).
+            var owners: [[(label: String, app: Bool, helper: Bool)]] = []
+            /// `model[index]` after an owner left: stopped with its last, else under its first.
+            func settle(_ index: Int) {
+                if let next = owners[index].first {
+                    model[index].label = next.label
+                    model[index].automatic = !owners[index].contains { $0.app }
+                } else {
+                    model.remove(at: index)
+                    owners.remove(at: index)
+                }
+            }
             let scanners: [String?] = [nil, "kitchen", "hall"]
             var now = Timestamp.zero
             for step in 0..<1_500 {
                 let context = "round \(round), step \(step)"
                 let roll = Double.random(in: 0..<1, using: &random)
                 if roll < 0.2 {
-                    // beginRanging: a new session, a second region sharing a helper's session, or a
-                    // manual start claiming an automatic one.
+                    // beginRanging: a new session, or a second label sharing one (the helper's or the
+                    // app's claim, on a session either started).
                     let constraint = constraints.randomElement(using: &random)!
                     let scanner = scanners.randomElement(using: &random)!
                     let automatic = Bool.random(using: &random)
                     let label = "r\(Int.random(in: 0..<6, using: &random))"
                     if let index = model.firstIndex(where: { $0.constraint == constraint && $0.scannerID == scanner }) {
-                        if !automatic {
-                            model[index].automatic = false
-                            owners[index] = []
-                        } else if model[index].automatic, !owners[index].contains(label) {
-                            owners[index].append(label)
+                        if let owner = owners[index].firstIndex(where: { $0.label == label }) {
+                            if automatic { owners[index][owner].helper = true } else { owners[index][owner].app = true }
+                        } else {
+                            owners[index].append((label, !automatic, automatic))
                         }
+                        if !automatic { model[index].automatic = false }
                         let slot = try #require(table.slot(of: constraint, scannerID: scanner), "\(context)")
-                        if automatic { table.claim(slot: slot, label: label) } else { table.update(slot: slot) { $0.automatic = false } }
-                        #expect(table.owners(slot: slot) == owners[index], "\(context)")
+                        table.claim(slot: slot, label: label, byApp: !automatic)
+                        #expect(table.owners(slot: slot) == owners[index].map(\.label), "\(context)")
                     } else {
                         #expect(table.slot(of: constraint, scannerID: scanner) == nil, "\(context)")
                         let session = RangingSession(constraint: constraint, label: label, scannerID: scanner, startedAt: now, interval: 1,
                                                      automatic: automatic)
                         model.append(session)
-                        owners.append(automatic ? [label] : [])
+                        owners.append([(label, !automatic, automatic)])
                         table.start(session)
                     }
                 } else if roll < 0.27 {
@@ -96,21 +106,34 @@ struct RangingSessionTableTests {
                         owners.remove(at: index)
                     }
                     if let slot = table.slot(of: constraint, scannerID: scanner) { table.remove(slot: slot) }
-                } else if roll < 0.32 {
-                    // A region left: it gives up the helper's sessions it shares; those it was the
-                    // last owner of stop, the others are reported under their next owner.
+                } else if roll < 0.3 {
+                    // The app stops one label's ranging of a constraint from a scanner: the label
+                    // gives the session up (both claims); the others go on getting deliveries.
+                    let constraint = constraints.randomElement(using: &random)!
+                    let scanner = scanners.randomElement(using: &random)!
                     let label = "r\(Int.random(in: 0..<6, using: &random))"
-                    for index in model.indices.reversed() where model[index].automatic && owners[index].contains(label) {
-                        owners[index].removeAll { $0 == label }
-                        if let next = owners[index].first {
-                            if model[index].label == label { model[index].label = next }
+                    if let index = model.firstIndex(where: { $0.constraint == constraint && $0.scannerID == scanner }),
+                       owners[index].contains(where: { $0.label == label }) {
+                        owners[index].removeAll { $0.label == label }
+                        settle(index)
+                    }
+                    if let slot = table.slot(of: constraint, scannerID: scanner, label: label) { table.removeOwner(label: label, slot: slot) }
+                } else if roll < 0.34 {
+                    // A region left: it gives up the helper's claims it holds; a claim the app also
+                    // made stays; sessions left without an owner stop, the others are reported under
+                    // their first owner.
+                    let label = "r\(Int.random(in: 0..<6, using: &random))"
+                    for index in model.indices.reversed() {
+                        guard let owner = owners[index].firstIndex(where: { $0.label == label && $0.helper }) else { continue }
+                        if owners[index][owner].app {
+                            owners[index][owner].helper = false
                         } else {
-                            model.remove(at: index)
-                            owners.remove(at: index)
+                            owners[index].remove(at: owner)
+                            settle(index)
                         }
                     }
                     table.removeAutomatic(label: label)
-                } else if roll < 0.325 {
+                } else if roll < 0.345 {
                     model.removeAll()
                     owners.removeAll()
                     table.removeAll()
@@ -140,6 +163,10 @@ struct RangingSessionTableTests {
                     }
                 }
                 #expect(table.count == model.count, "\(context)")
+                for (index, session) in model.enumerated() {
+                    let slot = table.slot(of: session.constraint, scannerID: session.scannerID)
+                    #expect(slot.map { table.owners(slot: $0) } == owners[index].map(\.label), "\(context)")
+                }
                 if step % 50 == 0 || step == 1_499 {
                     #expect(table.inStartOrder == model, "\(context)")
                 }

@@ -91,6 +91,72 @@ struct RangingTests {
         #expect(!engine.isRanging(constraint, label: "B"))
     }
 
+    @Test("The app ranging two regions of one constraint gets each its deliveries under its own identifier; stopping one leaves the other ranging (before: the second start was swallowed by the first's session and its stop ended both)")
+    func appRangesTwoRegionsOfOneConstraint() throws {
+        let beacon = BeaconIdentity(uuid: Fixture.uuid, major: 1, minor: 2)
+        var engine = Fixture.engine(.responsive)
+        let hall = try BeaconRegion(identifier: "hall", uuid: Fixture.uuid)
+        let lobby = try BeaconRegion(identifier: "lobby", uuid: Fixture.uuid)
+        _ = engine.startRanging(hall.constraint, label: hall.identifier, at: .zero)
+        _ = engine.startRanging(lobby.constraint, label: lobby.identifier, at: .zero)
+        #expect(engine.isRanging(hall.constraint, label: "hall") && engine.isRanging(lobby.constraint, label: "lobby"))
+        let both = Self.labelled(Fixture.feed(&engine, Fixture.stream(beacon, from: 0.5, to: 5.1, every: 0.5)))
+        let inHall = both.filter { $0.label == "hall" }, inLobby = both.filter { $0.label == "lobby" }
+        #expect(inHall.count == 5 && inHall.allSatisfy { $0.count == 1 }, "\(both)")
+        #expect(inLobby.map(\.time) == inHall.map(\.time) && inLobby.allSatisfy { $0.count == 1 }, "\(both)")
+        // The app stops the hall's ranging: the lobby's goes on, under the lobby's identifier.
+        _ = engine.stopRanging(hall.constraint, scannerID: nil, label: "hall", at: Timestamp(seconds: 5.2))
+        #expect(!engine.isRanging(hall.constraint, label: "hall") && engine.isRanging(lobby.constraint, label: "lobby"))
+        let after = Self.labelled(Fixture.feed(&engine, Fixture.stream(beacon, from: 5.5, to: 10.1, every: 0.5)))
+        #expect(after.count == 5 && after.allSatisfy { $0.label == "lobby" && $0.count == 1 }, "\(after)")
+        // Stopping a label that does not range it changes nothing; stopping the lobby ends the session.
+        _ = engine.stopRanging(hall.constraint, scannerID: nil, label: "hall", at: Timestamp(seconds: 10.2))
+        _ = engine.stopRanging(hall.constraint, scannerID: "other-node", label: "lobby", at: Timestamp(seconds: 10.2))
+        #expect(engine.rangingSessions.map(\.label) == ["lobby"])
+        _ = engine.stopRanging(lobby.constraint, scannerID: nil, label: "lobby", at: Timestamp(seconds: 10.3))
+        #expect(engine.rangingSessions.isEmpty && engine.advance(to: Timestamp(seconds: 20)).isEmpty)
+    }
+
+    @Test("The app and the helper share a session: the app's label gets its deliveries beside the region inside (before: only the helper's region's identifier was delivered); the app's claim outlives the region's exit, the helper's outlives the app's stop")
+    func appAndHelperShareASession() throws {
+        let beacon = BeaconIdentity(uuid: Fixture.uuid, major: 1, minor: 2)
+        let hall = Region.beacon(try BeaconRegion(identifier: "hall", uuid: Fixture.uuid))
+        let constraint = try BeaconIdentityConstraint(uuid: Fixture.uuid)
+
+        // The helper ranges the hall (inside); the app starts ranging "kiosk", same constraint.
+        var engine = Fixture.engine(.responsive, automation: Automation(rangeWhileInside: true))
+        _ = engine.startMonitoring(hall, at: .zero)
+        _ = Fixture.feed(&engine, Fixture.stream(beacon, from: 0.5, to: 2.1, every: 0.5))
+        #expect(engine.rangingSessions.map(\.label) == ["hall"] && engine.rangingSessions.first?.automatic == true)
+        _ = engine.startRanging(constraint, label: "kiosk", at: Timestamp(seconds: 2.2))
+        #expect(engine.rangingSessions.count == 1 && engine.rangingSessions.first?.automatic == false)
+        let shared = Self.labelled(Fixture.feed(&engine, Fixture.stream(beacon, from: 2.5, to: 6.1, every: 0.5)))
+        #expect(shared.filter { $0.label == "kiosk" }.count >= 3, "\(shared)")
+        #expect(shared.filter { $0.label == "kiosk" }.map(\.time) == shared.filter { $0.label == "hall" }.map(\.time), "\(shared)")
+        // The hall leaves (silence): the app's kiosk ranging goes on, now under its own label alone.
+        let events = engine.advance(to: Timestamp(seconds: 80))
+        #expect(events.summary.contains("didExitRegion:hall"), "\(events.summary)")
+        #expect(engine.rangingSessions.map(\.label) == ["kiosk"] && !engine.isRanging(constraint, label: "hall"))
+        #expect(Self.labelled(events).last?.label == "kiosk")
+
+        // The other way round: the app's stop leaves the helper's region inside ranging.
+        var other = Fixture.engine(.responsive, automation: Automation(rangeWhileInside: true))
+        _ = other.startMonitoring(hall, at: .zero)
+        _ = other.startRanging(constraint, label: "kiosk", at: .zero)
+        _ = Fixture.feed(&other, Fixture.stream(beacon, from: 0.5, to: 2.1, every: 0.5))
+        #expect(other.rangingSessions.count == 1 && other.rangingSessions.first?.label == "kiosk", "the app started it first")
+        _ = other.stopRanging(constraint, scannerID: nil, label: "kiosk", at: Timestamp(seconds: 2.2))
+        #expect(other.rangingSessions.map(\.label) == ["hall"] && other.rangingSessions.first?.automatic == true)
+        let later = Self.labelled(Fixture.feed(&other, Fixture.stream(beacon, from: 2.5, to: 5.1, every: 0.5)))
+        #expect(later.count >= 2 && later.allSatisfy { $0.label == "hall" && $0.count == 1 }, "\(later)")
+        // The app ranging the region the helper ranges, under the same identifier: the region's
+        // exit ends the helper's claim, not the app's.
+        _ = other.startRanging(constraint, label: "hall", at: Timestamp(seconds: 5.2))
+        _ = other.advance(to: Timestamp(seconds: 80))
+        #expect(other.state(of: "hall") == .outside && other.rangingSessions.map(\.label) == ["hall"])
+        #expect(other.rangingSessions.first?.automatic == false)
+    }
+
     @Test("The app ranging a region bound to a scanner gets that scanner's sightings only; stopping the constraint stops it; the helper ranges every scanner for bound rooms, shared, and one room leaving leaves the other ranging")
     func scannerBoundRanging() throws {
         let beacon = BeaconIdentity(uuid: Fixture.uuid, major: 1, minor: 2)

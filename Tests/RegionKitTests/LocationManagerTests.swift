@@ -76,6 +76,29 @@ struct LocationManagerTests {
         #expect(manager.rangedBeaconConstraints == [Self.lobby.constraint])
     }
 
+    @Test("stopRangingBeacons(in:) stops that region's ranging only: another region of the same UUID goes on")
+    func stopRangingOneRegion() async throws {
+        let clock = VirtualClock()
+        let manager = LocationManager(profile: .coreLocation, clock: clock, sources: [.beacon: .authorized])
+        let hall = try BeaconRegion(identifier: "hall", uuid: Self.uuid)
+        manager.startRangingBeacons(in: Self.lobby)
+        manager.startRangingBeacons(in: hall)
+        let stream = manager.events()
+        clock.advance(by: 2)
+        manager.stopRangingBeacons(in: Self.lobby)
+        clock.advance(by: 2)
+        manager.stopRangingBeacons(in: hall)
+        clock.advance(by: 2)
+        manager.startMonitoring(for: Self.lobby)   // ends the stream's reading below
+        var labels: [String] = []
+        for await event in stream {
+            if case .didRangeBeacons(_, _, let label) = event.kind { labels.append(label) }
+            if event.typeName == "didStartMonitoring" { break }
+        }
+        #expect(labels == ["lobby", "hall", "lobby", "hall", "hall", "hall"], "\(labels)")
+        #expect(manager.rangedBeaconConstraints.isEmpty)
+    }
+
     @Test("Events are also an AsyncStream")
     func asyncEvents() async {
         let clock = VirtualClock()
