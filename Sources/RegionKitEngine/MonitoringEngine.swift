@@ -551,11 +551,19 @@ public struct MonitoringEngine: Sendable {
         if regions[identifier] == nil { failureCounts[identifier] = nil }
     }
 
-    /// Asks for `didDetermineState`: at once when the state is known, else when it is determined.
+    /// Asks for `didDetermineState`: at once when the state is known, else when it is determined
+    /// (a beacon region within its initial determination window). A circular region before the
+    /// first location fix is answered `unknown` at once, as Core Location answers a state it
+    /// cannot determine (a receiver's first fix can take minutes); the first fix answers again
+    /// with the state it determines.
+    ///
+    /// ```swift
+    /// _ = engine.requestState(for: office, at: now)   // didDetermineState(.unknown, office) before any fix
+    /// ```
     public mutating func requestState(for region: Region, at time: Timestamp) -> [LocationEvent] {
         defer { settleTimers() }
         var events = advance(to: time)
-        events += requestState(region)
+        events += requestState(region, answeringUnknown: true)
         return events
     }
 
@@ -1015,14 +1023,20 @@ public struct MonitoringEngine: Sendable {
         return events
     }
 
-    mutating func requestState(_ region: Region) -> [LocationEvent] {
+    /// `answeringUnknown`: a circular region not yet determined (no fix since it was registered)
+    /// is answered `unknown` now, its request kept for the first fix. Not for the automatic
+    /// requests (at registration, on waking): every circle registered before the receiver's
+    /// first fix would log an `unknown` at each start.
+    mutating func requestState(_ region: Region, answeringUnknown: Bool = false) -> [LocationEvent] {
         guard let monitored = regions[region.identifier] else {
             return [LocationEvent(timestamp: now, kind: .monitoringDidFail(region,
                 RegionKitError(.regionNotMonitored, "requestState: region '\(region.identifier)' is not monitored")))]
         }
         if monitored.state == .unknown {
             regions[region.identifier]?.stateRequested = true
-            return []
+            guard answeringUnknown, case .circular = monitored.region else { return [] }
+            return [LocationEvent(timestamp: now, kind: .didDetermineState(.unknown, monitored.region),
+                                  evidence: EventEvidence(reason: "no location fix yet: the state follows with the first fix"))]
         }
         return [LocationEvent(timestamp: now, kind: .didDetermineState(monitored.state, monitored.region),
                               evidence: EventEvidence(reason: "requested"))]

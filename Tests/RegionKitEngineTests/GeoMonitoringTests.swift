@@ -22,6 +22,23 @@ struct GeoMonitoringTests {
         #expect(events.summary == ["didDetermineState:park:inside"])
     }
 
+    @Test("requestState on a circle before any fix answers unknown at once (it waited for a fix, for ever without a receiver), and again with the state the first fix determines; the automatic request at registration does not answer unknown")
+    func requestBeforeAnyFix() throws {
+        var engine = Fixture.engine(.coreLocation)
+        _ = engine.startMonitoring(Self.park, at: .zero)
+        let answer = engine.requestState(for: Self.park, at: Timestamp(seconds: 2))
+        #expect(answer.summary == ["didDetermineState:park:unknown"])
+        #expect(answer.first?.timestamp.seconds == 2 && answer.first?.evidence?.reason?.contains("no location fix yet") == true)
+        #expect(engine.ingest(Self.fix(300, at: 90)).summary == ["didDetermineState:park:outside"])
+        // Determined: answered from the state, as before.
+        #expect(engine.requestState(for: Self.park, at: Timestamp(seconds: 91)).summary == ["didDetermineState:park:outside"])
+
+        // requestStateOnStart (the daemon's helper) waits for the first fix without an `unknown`.
+        var helped = Fixture.engine(.coreLocation, automation: Automation(requestStateOnStart: true))
+        #expect(helped.startMonitoring(Self.park, at: .zero).summary == ["didStartMonitoring:park"])
+        #expect(helped.ingest(Self.fix(20, at: 5)).summary == ["didDetermineState:park:inside"])
+    }
+
     @Test("§2 jitter around the boundary produces no event")
     func jitterAtTheBoundary() {
         for profile in [MonitoringProfile.coreLocation, .responsive] {
