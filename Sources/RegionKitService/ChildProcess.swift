@@ -154,15 +154,33 @@ struct ChildProcess: Sendable {
     private func hasExited() -> Bool {
         reaped.withLock { reaped in
             if reaped { return true }
-            var info = siginfo_t()
-            // With WNOHANG and no child ready, waitid returns 0 and leaves si_pid 0.
-            guard waitid(P_PID, id_t(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 else {
-                // Not our child any more (reaped elsewhere): its id may be another's now.
-                if errno == ECHILD { markReaped(&reaped) }
-                return errno == ECHILD
-            }
-            return info._sifields._kill.si_pid == pid
+            if case .running = probe(&reaped) { return false }
+            return true
         }
+    }
+
+    /// What `waitid` with `WNOWAIT` says of the child (nothing reaped).
+    private enum Probe {
+        /// Running, or `waitid` failed for another reason than the child being gone.
+        case running
+        /// Exited, not reaped: its id is still ours. `status`: its exit status, nil when a
+        /// signal ended it.
+        case exited(status: Int32?)
+        /// Not our child any more (reaped elsewhere): its id may be another's now.
+        case gone
+    }
+
+    /// Under the `reaped` lock: the child's state without reaping it; `gone` marks it reaped.
+    private func probe(_ reaped: inout Bool) -> Probe {
+        var info = siginfo_t()
+        // With WNOHANG and no child ready, waitid returns 0 and leaves si_pid 0.
+        guard waitid(P_PID, id_t(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 else {
+            guard errno == ECHILD else { return .running }
+            markReaped(&reaped)
+            return .gone
+        }
+        guard info._sifields._kill.si_pid == pid else { return .running }
+        return .exited(status: info.si_code == Int32(CLD_EXITED) ? info._sifields._sigchld.si_status : nil)
     }
 
     /// Under the `reaped` lock: the child's id is no longer ours to signal.
@@ -179,13 +197,9 @@ struct ChildProcess: Sendable {
         var status: Int32 = 0
         while true {
             let result = reaped.withLock { reaped in
-                if let condition, !reaped {
-                    // Exited but not reaped (`WNOWAIT`): its group may still be signalled safely.
-                    var info = siginfo_t()
-                    if waitid(P_PID, id_t(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0, info._sifields._kill.si_pid == pid,
-                       condition(info.si_code == Int32(CLD_EXITED) ? info._sifields._sigchld.si_status : nil) {
-                        kill(-pid, SIGKILL)
-                    }
+                // Exited but not reaped (`WNOWAIT`): its group may still be signalled safely.
+                if let condition, !reaped, case .exited(let status) = probe(&reaped), condition(status) {
+                    kill(-pid, SIGKILL)
                 }
                 let result = waitpid(pid, &status, WNOHANG)
                 if result == pid || (result == -1 && errno == ECHILD) { markReaped(&reaped) }

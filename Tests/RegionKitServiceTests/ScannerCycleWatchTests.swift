@@ -57,5 +57,8 @@ struct ScannerCycleWatchTests {
         let warnings = lines.all.filter { $0.contains("slow cycles") }
         #expect(warnings.count == 1, "\(lines.all)")
         #expect(warnings.first.map { $0.contains("scanner=omg") && $0.contains("silent up to 65 s") && $0.contains("(60 s)") && $0.contains("minimumExitSilence") } == true, "\(warnings)")
+        #expect(warnings.first?.contains("MQTTtoBT/config") == true, "a Theengs-format scanner: OpenMQTTGateway's command")
+        // Other formats' scanners get no OpenMQTTGateway command.
+        #expect(!MQTTSightingIngest.cycleRemedy(.espresense).contains("OpenMQTTGateway") && !MQTTSightingIngest.cycleRemedy(.regionkit).contains("MQTTtoBT"))
     }
 }

@@ -289,7 +289,7 @@ public final class MQTTSightingIngest: Sendable {
             switch try route.decoder.decode(topic: topic, payload: payload, receivedAt: now) {
             case .sightings(var observations):
                 let heard = observations.count
-                if let scanner = observations.first?.scannerID { noteCycle(of: scanner, at: now, filter: route.filter) }
+                if let scanner = observations.first?.scannerID { noteCycle(of: scanner, at: now, filter: route.filter, format: route.decoder.format) }
                 observations.removeAll { now - $0.timestamp > Self.lateSightingLimit }
                 let late = heard - observations.count
                 let kept = state.withLock { state -> EddystoneTelemetry? in
@@ -344,14 +344,22 @@ public final class MQTTSightingIngest: Sendable {
     }
 
     /// Logs, once per scanner, that it reports in cycles too slow for the exit detector.
-    private func noteCycle(of scanner: String, at now: Timestamp, filter: String) {
-        guard let silence = cycles.withLock({ $0.heard(scanner, at: now.seconds) }) else { return }
-        let ceiling = cycles.withLock { $0.ceiling }
+    private func noteCycle(of scanner: String, at now: Timestamp, filter: String, format: SightingMessageFormat) {
+        guard let (silence, ceiling) = cycles.withLock({ watch in watch.heard(scanner, at: now.seconds).map { ($0, watch.ceiling) } }) else { return }
         logger.warning("""
             scanner reports in slow cycles: silent up to \(Int(silence.rounded())) s between reports, \(ScannerCycleWatch.burstsBeforeWarning) times in a row, \
             longer than the longest silence the exit detector allows (\(ceiling.compactDescription) s): beacons only it hears leave and come back every cycle. \
-            Shorten its scan cycle (OpenMQTTGateway: {"interval":6000} on home/<gateway>/commands/MQTTtoBT/config), \
-            or set minimumExitSilence to about twice the cycle in the run configuration
+            \(Self.cycleRemedy(format)), or set minimumExitSilence to about twice the cycle in the run configuration
             """, metadata: ["scanner": "\(scanner)", "filter": "\(filter)"])
+    }
+
+    /// How to shorten a scanner's cycle, for the tools that publish `format`.
+    static func cycleRemedy(_ format: SightingMessageFormat) -> String {
+        switch format {
+        case .theengs:
+            #"Shorten its scan cycle (OpenMQTTGateway: {"interval":6000} on home/<gateway>/commands/MQTTtoBT/config; Theengs Gateway: its time between scans)"#
+        case .espresense, .regionkit:
+            "Shorten its scan or publish cycle"
+        }
     }
 }
