@@ -5,9 +5,9 @@
 /// API, the configuration file or the wire formats (each such change is in the commit log).
 ///
 /// ```swift
-/// print("RegionKit \(RegionKitVersion.current)")   // RegionKit 0.1.0
+/// print("RegionKit \(RegionKitVersion.current)")   // RegionKit 0.2.0
 /// ```
 public enum RegionKitVersion {
     /// This build's version.
-    public static let current = "0.1.0"
+    public static let current = "0.2.0"
 }

@@ -172,8 +172,7 @@ struct PresenceOutputsTests {
         let first = outputs.messages(for: Self.event(2, "didChangeNearestScanner", json: json), region: { _ in nil }, regions: { [Self.lobby] })
         let tracker = try Self.object(try #require(first.first { $0.topic.hasPrefix("homeassistant/device_tracker/") }))
         #expect(tracker["source_type"] as? String == "bluetooth_le")
-        #expect(tracker["state_topic"] as? String == Self.topics.beaconRoom(Self.beacon))
-        #expect(tracker["payload_not_home"] as? String == "not_home")
+        #expect(tracker["json_attributes_topic"] as? String == Self.topics.beaconTracker(Self.beacon) && tracker["state_topic"] == nil)
         // The tracker is its device's main feature: name null (the device's name; an equal entity
         // name is a repair issue in Home Assistant); no via_device to a hub device that may not exist.
         #expect(tracker.keys.contains("name") && tracker["name"] is NSNull, "\(tracker)")
@@ -181,10 +180,10 @@ struct PresenceOutputsTests {
         #expect(HomeAssistantDiscovery.entitySlug("__Room  1--Ü_") == "room_1" && HomeAssistantDiscovery.entitySlug("кухня") == "regionkit")
         #expect((tracker["device"] as? [String: Any]).map { $0["via_device"] == nil && $0["name"] as? String == "iBeacon 1/2" } == true, "\(tracker)")
         #expect(first.contains { $0.topic == "homeassistant/sensor/regionkit_home/ibeacon_e2c56db5-dffb-48d2-b060-d0f5a71096e0-1-2_distance/config" })
-        // Announced once acknowledged; a later room change publishes only the room.
+        // Announced once acknowledged; a later room change publishes only the room and the tracker's zones.
         outputs.published(Self.event(2, "didChangeNearestScanner", json: json), regions: { [Self.lobby] })
         let second = outputs.messages(for: Self.event(3, "didChangeNearestScanner", json: json)) { _ in nil }
-        #expect(second.count == 2)
+        #expect(second.map(\.topic) == [Self.topics.events, Self.topics.beaconRoom(Self.beacon), Self.topics.beaconTracker(Self.beacon)])
         #expect(outputs.discoveryMessages(regions: [Self.lobby]).count == 3, "region + tracker + distance, re-sent when HA restarts")
 
         let removed = outputs.messages(for: Self.event(4, "monitoringStopped", region: Self.lobby.identifier, json: "{}")) { _ in nil }
@@ -197,24 +196,58 @@ struct PresenceOutputsTests {
         }
     }
 
-    @Test("trackerState: home maps the room topic to home / not_home for Home Assistant's person (a template on the same topic); room, the default, shows the room")
-    func trackerStateHome() throws {
-        func tracker(_ discovery: HomeAssistantDiscovery) throws -> [String: Any] {
-            try Self.object(try #require(discovery.beaconConfigs(Self.beacon).first { $0.topic.hasPrefix("homeassistant/device_tracker/") }))
+    @Test("The device tracker takes home / not_home from in_zones on its own topic (Home Assistant deprecated a tracker's state_topic and ends it in 2027.1); trackerState: room, no longer the default, keeps the room topic as its state beside in_zones; the distance sensor carries the rich attributes")
+    func trackerInZones() throws {
+        func configs(_ discovery: HomeAssistantDiscovery) throws -> (tracker: [String: Any], distance: [String: Any]) {
+            let messages = discovery.beaconConfigs(Self.beacon)
+            return (try Self.object(try #require(messages.first { $0.topic.hasPrefix("homeassistant/device_tracker/") })),
+                    try Self.object(try #require(messages.first { $0.topic.hasPrefix("homeassistant/sensor/") })))
         }
-        let room = try tracker(HomeAssistantDiscovery(topics: Self.topics))
-        #expect(room["value_template"] == nil)
-        let home = try tracker(HomeAssistantDiscovery(topics: Self.topics, trackerState: .home))
-        #expect(home["value_template"] as? String == "{{ value if value in ('', 'None', 'not_home') else 'home' }}")
-        #expect(home["state_topic"] as? String == room["state_topic"] as? String && home["payload_home"] as? String == "home")
-        #expect(home["json_attributes_topic"] as? String == Self.topics.beaconAttributes(Self.beacon), "the room stays an attribute")
-        // From the configuration file, with a misspelt value refused naming the choices.
+        let home = try configs(HomeAssistantDiscovery(topics: Self.topics))
+        #expect(home.tracker["state_topic"] == nil && home.tracker["value_template"] == nil && home.tracker["payload_home"] == nil,
+                "none of the deprecated keys: \(home.tracker)")
+        #expect(home.tracker["json_attributes_topic"] as? String == "regionkit/home/beacons/e2c56db5-dffb-48d2-b060-d0f5a71096e0-1-2/tracker")
+        #expect(home.tracker["source_type"] as? String == "bluetooth_le")
+        #expect(home.distance["json_attributes_topic"] as? String == Self.topics.beaconAttributes(Self.beacon), "RSSI, proximity, telemetry")
+        let room = try configs(HomeAssistantDiscovery(topics: Self.topics, trackerState: .room))
+        #expect(room.tracker["state_topic"] as? String == Self.topics.beaconRoom(Self.beacon) && room.tracker["payload_home"] as? String == "home")
+        #expect(room.tracker["json_attributes_topic"] as? String == Self.topics.beaconTracker(Self.beacon))
+        // What the tracker topic carries: exactly Home Assistant's in_zones form.
+        #expect(HomeAssistantDiscovery.trackerAttributes(room: "Küche") == #"{"in_zones":["zone.home"],"room":"Küche"}"#)
+        #expect(HomeAssistantDiscovery.trackerAttributes(room: nil) == #"{"in_zones":[],"room":"not_home"}"#)
+        // From the configuration file (home by default), with a misspelt value refused naming the choices.
         let sources = "sources:\n  - mqtt: {format: espresense}\nmqtt: {url: \"mqtt://127.0.0.1:1883\", site: home}\n"
-        let configuration = try ServiceConfiguration.decode(sources + "homeAssistant: {discovery: true, trackerState: home}\n", path: "c.yaml")
-        #expect(configuration.homeAssistant?.discovery(topics: Self.topics)?.trackerState == .home)
-        #expect(try ServiceConfiguration.decode(sources + "homeAssistant: {discovery: true}\n", path: "c.yaml").homeAssistant?.discovery(topics: Self.topics)?.trackerState == .room)
+        let configuration = try ServiceConfiguration.decode(sources + "homeAssistant: {discovery: true, trackerState: room}\n", path: "c.yaml")
+        #expect(configuration.homeAssistant?.discovery(topics: Self.topics)?.trackerState == .room)
+        #expect(try ServiceConfiguration.decode(sources + "homeAssistant: {discovery: true}\n", path: "c.yaml").homeAssistant?.discovery(topics: Self.topics)?.trackerState == .home)
         let error = #expect(throws: RegionKitError.self) { try ServiceConfiguration.decode(sources + "homeAssistant: {discovery: true, trackerState: homes}\n", path: "c.yaml") }
         #expect(error?.message.contains("room") == true && error?.message.contains("home") == true, "\(error?.message ?? "")")
+    }
+
+    @Test("A room change of a beacon with a tracker publishes its zones (retained) after its room; to nowhere, in_zones empty; a beacon without a tracker (no discovery, or not announced) gets none; a connection re-sends them with the rooms; removing the beacon clears the topic")
+    func trackerZonesFollowTheRoom() throws {
+        var outputs = PresenceOutputs(topics: Self.topics, discovery: HomeAssistantDiscovery(topics: Self.topics))
+        let trackerTopic = Self.topics.beaconTracker(Self.beacon)
+        let into = Self.event(5, "didChangeNearestScanner", json: #"{"type":"didChangeNearestScanner","beacon":"E2C56DB5-DFFB-48D2-B060-D0F5A71096E0:1:2","scanner":"kitchen"}"#)
+        let first = outputs.messages(for: into, region: { _ in nil })
+        // Announced with this event: its configuration, its room, then its zones.
+        let zones = try #require(first.first { $0.topic == trackerTopic })
+        #expect(zones.text == #"{"in_zones":["zone.home"],"room":"kitchen"}"# && zones.retain && zones.qos == 1)
+        #expect(first.firstIndex { $0.topic == Self.topics.beaconRoom(Self.beacon) }! < first.firstIndex { $0.topic == trackerTopic }!)
+        outputs.published(into)
+        let out = Self.event(6, "didChangeNearestScanner", json: #"{"type":"didChangeNearestScanner","beacon":"E2C56DB5-DFFB-48D2-B060-D0F5A71096E0:1:2"}"#)
+        let left = outputs.messages(for: out, region: { _ in nil }).filter { $0.topic == trackerTopic }
+        #expect(left.map(\.text) == [#"{"in_zones":[],"room":"not_home"}"#] && left.allSatisfy(\.retain))
+        // Re-sent at a connection, for the announced beacon, placed or not.
+        #expect(outputs.roomMessages(placed: [:]).filter { $0.topic == trackerTopic }.map(\.text) == [#"{"in_zones":[],"room":"not_home"}"#])
+        #expect(outputs.roomMessages(placed: [Self.beacon: "hall"]).filter { $0.topic == trackerTopic }.map(\.text)
+                == [#"{"in_zones":["zone.home"],"room":"hall"}"#])
+        // Its device deleted while placed nowhere: the tracker topic is emptied with the others.
+        #expect(outputs.removalMessages([Self.beacon], placed: { _ in false }).contains { $0.topic == trackerTopic && $0.payload.isEmpty && $0.retain })
+        // Without discovery: rooms only.
+        var plain = PresenceOutputs(topics: Self.topics, discovery: nil)
+        #expect(!plain.messages(for: into, region: { _ in nil }).contains { $0.topic == trackerTopic })
+        #expect(!plain.roomMessages(placed: [Self.beacon: "hall"]).contains { $0.topic == trackerTopic })
     }
 
     @Test("A beacon's entities count as announced only once the broker acknowledged them")
@@ -255,7 +288,8 @@ struct PresenceOutputsTests {
             let event = Self.event(2, "didChangeNearestScanner", json: json)
             let messages = outputs.messages(for: event) { _ in nil }
             #expect(messages.filter { $0.topic.hasPrefix("homeassistant/device_tracker/") }.count == 1, "\(identity): \(messages.map(\.topic))")
-            #expect(messages.last.map { [$0.topic, $0.text] } == [Self.topics.beaconRoom(identity), "kitchen"])
+            #expect(messages.dropLast().last.map { [$0.topic, $0.text] } == [Self.topics.beaconRoom(identity), "kitchen"])
+            #expect(messages.last.map { [$0.topic, $0.text] } == [Self.topics.beaconTracker(identity), #"{"in_zones":["zone.home"],"room":"kitchen"}"#])
             outputs.published(event)
             #expect(outputs.announcedBeacons == [identity])
         }
@@ -437,7 +471,9 @@ struct PresenceOutputsTests {
             let messages = outputs.messages(for: event, region: { _ in nil }, regions: regions)
             #expect(messages.contains(where: isAnnouncement) == (minor <= 2), "minor \(minor)")
             #expect(outputs.isBeyondLimit(event, regions: regions) == (minor == 3))
-            #expect(messages.last?.topic.hasSuffix("-1-\(minor)/room") == true)
+            // Its room; the announced ones their tracker's zones after it.
+            #expect(messages.last?.topic.hasSuffix(minor <= 2 ? "-1-\(minor)/tracker" : "-1-\(minor)/room") == true, "\(messages.map(\.topic))")
+            #expect(messages.contains { $0.topic.hasSuffix("-1-\(minor)/room") })
             outputs.published(event, regions: regions)
         }
         #expect(outputs.announcedBeacons.map(\.minor).sorted() == [1, 2])
@@ -609,7 +645,8 @@ struct PresenceOutputsTests {
         // Placed nowhere: its configurations, room, distance and attributes removed (empty, retained).
         let removals = outputs.removalMessages([Self.beacon], placed: { _ in false })
         #expect(removals.map(\.topic) == [tracker, "homeassistant/sensor/regionkit_home/ibeacon_e2c56db5-dffb-48d2-b060-d0f5a71096e0-1-2_distance/config",
-                                          Self.topics.beaconRoom(Self.beacon), Self.topics.beaconDistance(Self.beacon), Self.topics.beaconAttributes(Self.beacon)])
+                                          Self.topics.beaconRoom(Self.beacon), Self.topics.beaconDistance(Self.beacon), Self.topics.beaconAttributes(Self.beacon),
+                                          Self.topics.beaconTracker(Self.beacon)])
         #expect(removals.allSatisfy { $0.payload.isEmpty && $0.retain && $0.qos == 1 })
         // Placed in a room, or every departure kept retained for other consumers: its room, distance and attributes stay.
         #expect(outputs.removalMessages([Self.beacon], placed: { _ in true }).count == 2)

@@ -558,14 +558,19 @@ struct ClusterDaemonTests {
             let trackerTopic = "homeassistant/device_tracker/regionkit_e2e/ibeacon_\(key)/config"
             let tracker = heard.withLock { $0 }.last { $0.topic == trackerTopic }?.text
             let roomHeard = room == Self.rooms[minor % Self.rooms.count]
-            let trackerHeard = tracker?.contains(#""state_topic":"regionkit/e2e/beacons/\#(key)/room""#) == true
+            // The tracker reads its zones (in_zones) from its own topic, published after the room.
+            let trackerHeard = tracker?.contains(#""json_attributes_topic":"regionkit/e2e/beacons/\#(key)/tracker""#) == true
+            let zonesTopic = "regionkit/e2e/beacons/\(key)/tracker"
+            let zones = heard.withLock { $0 }.last { $0.topic == zonesTopic }?.text
+            let zonesHeard = zones == #"{"in_zones":["zone.home"],"room":"\#(Self.rooms[minor % Self.rooms.count])"}"#
             // When the listener missed one, say whether the broker holds it (a fresh subscription to
             // the exact topic on each node) and what the log says: a lost publish, or one logged
             // before the listener subscribed.
-            let diagnosis = roomHeard && trackerHeard ? "" : await Self.retainedDiagnosis(rig, minor: minor, topics: [roomTopic, trackerTopic],
+            let diagnosis = roomHeard && trackerHeard && zonesHeard ? "" : await Self.retainedDiagnosis(rig, minor: minor, topics: [roomTopic, trackerTopic, zonesTopic],
                                                                                              listeningFrom: listeningFrom, subscribedAt: subscribedAt)
             #expect(roomHeard, "b\(minor): room \(room ?? "none")\(diagnosis)")
             #expect(trackerHeard, "b\(minor) tracker: \(tracker ?? "none")\(diagnosis)")
+            #expect(zonesHeard, "b\(minor) tracker zones: \(zones ?? "none")\(diagnosis)")
         }
         // The announced beacons are recorded in the shared store, for the next outputs holder.
         let announced = Set(try await rig.store.announcedBeacons("mqtt:e2e"))

@@ -2,8 +2,8 @@ import RegionKit
 import RegionKitCore
 
 /// Home Assistant MQTT discovery for one site: a `binary_sensor` (device class `presence`) per
-/// beacon region, a `device_tracker` (source type `bluetooth_le`, state = room or `not_home`) and
-/// a distance `sensor` per tracked beacon, all with unique ids, a device block and availability on
+/// beacon region, a `device_tracker` (source type `bluetooth_le`, state `home` in any room, else
+/// `not_home`, by its `in_zones` attribute) and a distance `sensor` per tracked beacon, all with unique ids, a device block and availability on
 /// the daemon's status topic. Config topics are retained; an empty retained payload removes an
 /// entity. Keys follow Home Assistant's MQTT integration documentation.
 ///
@@ -27,19 +27,23 @@ public struct HomeAssistantDiscovery: Hashable, Sendable {
     public var trackerState: TrackerState
 
     /// What a beacon's `device_tracker` shows as its state. Either way its attributes carry the
-    /// room (`room`) and the distance, and the room topic carries the room's name.
+    /// room (`room`) and its zones (`in_zones`), the room topic carries the room's name, and the
+    /// distance sensor's attributes the distance, RSSI and proximity.
     public enum TrackerState: String, Codable, Sendable, Hashable, CaseIterable {
-        /// The room the beacon is in, or `not_home`: the room at a glance, but Home Assistant's
-        /// `person` takes a tracker that is not GPS into account only when its state is `home` or
-        /// `not_home` (a room name is neither), so such a tracker never makes a person home.
+        /// The room the beacon is in, or `not_home`, read from the room topic (`state_topic`):
+        /// the room at a glance, but Home Assistant's `person` takes a tracker that is not GPS
+        /// into account only when its state is `home` or `not_home`. Home Assistant deprecated a
+        /// tracker's `state_topic` (it logs a warning for each such tracker, and announced the end
+        /// of its support for 2027.1); its `in_zones` attribute still says home / not home.
         case room
-        /// `home` while the beacon is in any room, else `not_home` (a `value_template` on the same
-        /// room topic): what a `person` needs, as other Bluetooth trackers of Home Assistant do.
+        /// `home` while the beacon is in any room, else `not_home`, from the `in_zones` attribute
+        /// on ``PresenceTopics/beaconTracker(_:)`` (no `state_topic`): what a `person` needs, and
+        /// the form Home Assistant asks MQTT trackers to use.
         case home
     }
 
     public init(topics: PresenceTopics, prefix: String = "homeassistant", softwareVersion: String = RegionKitVersion.current,
-                beacons: BeaconAnnouncement = BeaconAnnouncement(), birthTopic: String? = nil, trackerState: TrackerState = .room) {
+                beacons: BeaconAnnouncement = BeaconAnnouncement(), birthTopic: String? = nil, trackerState: TrackerState = .home) {
         self.topics = topics
         self.prefix = prefix
         self.softwareVersion = softwareVersion
@@ -175,8 +179,9 @@ public struct HomeAssistantDiscovery: Hashable, Sendable {
         return device
     }
 
-    /// The `device_tracker` (state: the room, or `not_home`; `home` or `not_home` with
-    /// ``TrackerState/home``) and the distance `sensor` of a beacon.
+    /// The `device_tracker` (state `home` or `not_home` from its `in_zones` attribute; the room,
+    /// or `not_home`, with ``TrackerState/room``) and the distance `sensor` of a beacon (its
+    /// attributes: RSSI, proximity, distance, room, telemetry).
     /// `ranged`: whether the beacon's distance is measured (a monitored beacon region matches it,
     /// and ranging follows the regions); a beacon that is not gets no distance sensor, which would
     /// stay unknown for ever. (One announced before is not removed: at a start, before the regions
@@ -185,15 +190,14 @@ public struct HomeAssistantDiscovery: Hashable, Sendable {
         let object = beaconObject(identity)
         var tracker = JSONLine()
         common(&tracker, component: "device_tracker", uniqueID: "\(nodeID)_\(object)", name: nil)
-        tracker.add("state_topic", topics.beaconRoom(identity))
-        if trackerState == .home {
-            // An empty payload (the topic cleared) and `None` (Home Assistant's reset) pass as they are, as without the template.
-            tracker.add("value_template", "{{ value if value in ('', 'None', 'not_home') else 'home' }}")
+        if trackerState == .room {
+            // Home Assistant's deprecated form: the room topic's text is the state.
+            tracker.add("state_topic", topics.beaconRoom(identity))
+            tracker.add("payload_home", "home")
+            tracker.add("payload_not_home", "not_home")
         }
-        tracker.add("payload_home", "home")
-        tracker.add("payload_not_home", "not_home")
         tracker.add("source_type", "bluetooth_le")
-        tracker.add("json_attributes_topic", topics.beaconAttributes(identity))
+        tracker.add("json_attributes_topic", topics.beaconTracker(identity))
         tracker.add("device", object: beaconDevice(identity))
         var distance = JSONLine()
         common(&distance, component: "sensor", uniqueID: "\(nodeID)_\(object)_distance", name: "Distance")
@@ -202,10 +206,26 @@ public struct HomeAssistantDiscovery: Hashable, Sendable {
         distance.add("unit_of_measurement", "m")
         distance.add("state_class", "measurement")
         distance.add("suggested_display_precision", 1)
+        distance.add("json_attributes_topic", topics.beaconAttributes(identity))
         distance.add("device", object: beaconDevice(identity))
         let trackerConfig = PresenceMessage(topic: trackerConfigTopic(object: object), text: tracker.text, qos: 1, retain: true)
         guard ranged else { return [trackerConfig] }
         return [trackerConfig, PresenceMessage(topic: distanceConfigTopic(object: object), text: distance.text, qos: 1, retain: true)]
+    }
+
+    /// What ``PresenceTopics/beaconTracker(_:)`` carries for a beacon in `room` (nil: in none):
+    /// Home Assistant's tracker takes its state from `in_zones` (`zone.home`: `home`; none:
+    /// `not_home`), and keeps `room` as an attribute.
+    ///
+    /// ```swift
+    /// HomeAssistantDiscovery.trackerAttributes(room: "kitchen")   // {"in_zones":["zone.home"],"room":"kitchen"}
+    /// HomeAssistantDiscovery.trackerAttributes(room: nil)         // {"in_zones":[],"room":"not_home"}
+    /// ```
+    public static func trackerAttributes(room: String?) -> String {
+        var line = JSONLine()
+        line.addRaw("in_zones", json: room == nil ? "[]" : #"["zone.home"]"#)
+        line.add("room", room ?? "not_home")
+        return line.text
     }
 
     /// The configuration topic of the `device_tracker` of the beacon whose object id is `object`.

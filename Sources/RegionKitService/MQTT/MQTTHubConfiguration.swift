@@ -211,7 +211,7 @@ public struct HomeAssistantConfiguration: Codable, Sendable, Hashable {
     /// `<prefix>/status`): see ``HomeAssistantDiscovery/statusTopics``.
     public var statusTopic: String?
     /// What each beacon's `device_tracker` shows (``HomeAssistantDiscovery/TrackerState``;
-    /// default `room`).
+    /// default `home`: `room` before version 0.2, through the `state_topic` Home Assistant deprecated).
     public var trackerState: HomeAssistantDiscovery.TrackerState?
 
     public init(discovery: Bool? = true, prefix: String? = nil, mqttRoom: Bool? = nil,
@@ -235,7 +235,7 @@ public struct HomeAssistantConfiguration: Codable, Sendable, Hashable {
     public func discovery(topics: PresenceTopics) -> HomeAssistantDiscovery? {
         guard discovery == true else { return nil }
         return HomeAssistantDiscovery(topics: topics, prefix: prefix ?? "homeassistant", beacons: beaconAnnouncement, birthTopic: statusTopic,
-                                      trackerState: trackerState ?? .room)
+                                      trackerState: trackerState ?? .home)
     }
 
     /// What is wrong with the settings, or nil.

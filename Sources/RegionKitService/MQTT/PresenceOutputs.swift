@@ -106,14 +106,15 @@ public struct PresenceOutputs: Sendable {
 
     /// What removes the topics of `beacons` whose devices were deleted: both entities'
     /// configurations (a discovery round may have re-sent them after Home Assistant emptied them),
-    /// and for a beacon placed nowhere (`placed` false) its retained room, distance and attributes,
+    /// and for a beacon placed nowhere (`placed` false) its retained room, distance, attributes and tracker zones,
     /// kept for its device tracker until now, unless every departure stays retained
     /// (``retainsAllDepartures``: other consumers read them). A beacon still placed keeps them
     /// until it leaves (not retained then, as any beacon without entities).
     public func removalMessages(_ beacons: Set<BeaconIdentity>, placed: (BeaconIdentity) -> Bool) -> [PresenceMessage] {
         guard let discovery else { return [] }
         return beacons.sorted().flatMap { beacon in
-            discovery.beaconRemovals(beacon) + (placed(beacon) || retainsAllDepartures ? [] : [topics.beaconRoom(beacon), topics.beaconDistance(beacon), topics.beaconAttributes(beacon)]
+            discovery.beaconRemovals(beacon) + (placed(beacon) || retainsAllDepartures ? [] : [topics.beaconRoom(beacon), topics.beaconDistance(beacon), topics.beaconAttributes(beacon),
+                                                                                   topics.beaconTracker(beacon)]
                 .map { PresenceMessage(topic: $0, payload: [], qos: 1, retain: true) })
         }
     }
@@ -220,11 +221,21 @@ public struct PresenceOutputs: Sendable {
                     messages += discovery.beaconConfigs(change.beacon, ranged: Self.matched(change.beacon, regions: current))
                 }
                 let topic = topics.beaconRoom(change.beacon)
+                // Its device tracker's zones, beside the room, for a beacon that has one.
+                let tracker = discovery != nil && (announcing || announcedBeacons.contains(change.beacon))
                 if let scanner = change.scanner {
                     messages.append(PresenceMessage(topic: topic, text: scanner, qos: 1, retain: true))
+                    if tracker {
+                        messages.append(PresenceMessage(topic: topics.beaconTracker(change.beacon),
+                                                        text: HomeAssistantDiscovery.trackerAttributes(room: scanner), qos: 1, retain: true))
+                    }
                 } else {
                     // Kept on the broker only for a beacon whose device tracker reads it.
                     messages += PresenceMessage.departure(topic: topic, text: "not_home", kept: keepsDeparture(of: change.beacon) || announcing)
+                    if tracker {
+                        messages.append(PresenceMessage(topic: topics.beaconTracker(change.beacon),
+                                                        text: HomeAssistantDiscovery.trackerAttributes(room: nil), qos: 1, retain: true))
+                    }
                 }
             }
         default:
@@ -261,11 +272,15 @@ public struct PresenceOutputs: Sendable {
 
     /// Every beacon's room again, retained, as a connection re-sends them (a broker restarted
     /// without its retained messages): each beacon of `placed` in its room, and each announced
-    /// beacon placed nowhere `not_home` (its device tracker reads the topic), in identity order.
+    /// beacon placed nowhere `not_home` (its device tracker reads the topic), in identity order;
+    /// with discovery, each announced beacon's tracker zones after its room.
     /// The hub takes `placed` from its engine, the cluster's outputs holder from the store.
     public func roomMessages(placed: [BeaconIdentity: String]) -> [PresenceMessage] {
-        Set(placed.keys).union(announcedBeacons).sorted().map { beacon in
-            PresenceMessage(topic: topics.beaconRoom(beacon), text: placed[beacon] ?? "not_home", qos: 1, retain: true)
+        Set(placed.keys).union(announcedBeacons).sorted().flatMap { beacon -> [PresenceMessage] in
+            let room = PresenceMessage(topic: topics.beaconRoom(beacon), text: placed[beacon] ?? "not_home", qos: 1, retain: true)
+            guard discovery != nil, announcedBeacons.contains(beacon) else { return [room] }
+            return [room, PresenceMessage(topic: topics.beaconTracker(beacon), text: HomeAssistantDiscovery.trackerAttributes(room: placed[beacon]),
+                                          qos: 1, retain: true)]
         }
     }
 

@@ -30,6 +30,10 @@ public struct PresenceTopics: Hashable, Sendable {
     public func regionStateTopic(level: String) -> String { base + "/regions/" + level + "/state" }
     public func beaconRoom(_ identity: BeaconIdentity) -> String { base + "/beacons/" + Self.beaconKey(identity) + "/room" }
     public func beaconDistance(_ identity: BeaconIdentity) -> String { base + "/beacons/" + Self.beaconKey(identity) + "/distance" }
+    /// What a beacon's Home Assistant `device_tracker` reads (its `json_attributes_topic`):
+    /// `{"in_zones":["zone.home"],"room":"<room>"}` while the beacon is in a room, else
+    /// `{"in_zones":[],"room":"not_home"}` (``HomeAssistantDiscovery/trackerAttributes(room:)``).
+    public func beaconTracker(_ identity: BeaconIdentity) -> String { base + "/beacons/" + Self.beaconKey(identity) + "/tracker" }
     /// JSON attributes of a beacon (rssi, proximity, distance, room, last seen).
     public func beaconAttributes(_ identity: BeaconIdentity) -> String { base + "/beacons/" + Self.beaconKey(identity) + "/attributes" }
     /// Home Assistant's `mqtt_room` sensors read `<this>/<room>`.
