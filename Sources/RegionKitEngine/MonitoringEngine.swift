@@ -778,9 +778,8 @@ public struct MonitoringEngine: Sendable {
             }) else { return }
             // A helper session shared by several regions inside: each gets its delivery, under its
             // own identifier, as each region ranged on its own would (the first owner is `label`).
-            let owners = sessions.owners(slot: slot)
-            if owners.count > 1 {
-                for owner in owners {
+            if sessions.ownerCount(slot: slot) > 1 {
+                for owner in sessions.owners(slot: slot) {
                     events.append(LocationEvent(timestamp: now, kind: .didRangeBeacons(beacons, constraint, label: owner)))
                 }
             } else {

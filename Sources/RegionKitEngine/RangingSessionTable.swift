@@ -101,6 +101,9 @@ struct RangingSessionTable: Sendable {
     /// The owners of the session in `slot`, in the order they claimed it (the first is its label).
     func owners(slot: Int) -> [String] { owners[Int32(truncatingIfNeeded: slot)]?.map(\.label) ?? [] }
 
+    /// How many owners the session in `slot` has (no array of their labels built: asked at every delivery).
+    func ownerCount(slot: Int) -> Int { owners[Int32(truncatingIfNeeded: slot)]?.count ?? 0 }
+
     /// Whether a sighting's three keys (UUID only, UUID+major, exact; Eddystone-UID: namespace,
     /// namespace+instance) reach every identity `constraint` matches.
     static func isRegular(_ constraint: BeaconIdentityConstraint) -> Bool {
