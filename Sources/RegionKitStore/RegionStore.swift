@@ -45,6 +45,11 @@ public final class RegionStore: Sendable {
         } catch {
             throw RegionKitError(.storeFailed, "store \(path): cannot create the directory \(directory.path)", cause: error)
         }
+        // A new store is its owner's alone (mode 0600, whatever the umask): it holds every event
+        // and the hooks' deliveries with their webhook URLs, whose paths often carry a token.
+        // SQLite gives the -wal and -shm files the database file's mode. An existing file keeps its own.
+        let created = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        if created >= 0 { close(created) }
         try Self.refuseForeignDatabase(at: path)
         do {
             var configuration = Configuration()

@@ -22,6 +22,20 @@ struct RegionStoreTests {
         #expect(try store.write { db in try String.fetchOne(db, sql: "PRAGMA journal_mode") } == "wal")
     }
 
+    @Test("A new store and its WAL are readable by their owner only (they hold webhook URLs and every event; they were 0644); an existing file keeps its mode")
+    func newStoreIsPrivate() throws {
+        let path = temporaryStorePath()
+        let store = try RegionStore(path: path)
+        try store.saveRegion(.circular(try CircularRegion(identifier: "park", latitude: 1, longitude: 2, radius: 30)), at: 1)
+        func mode(_ path: String) throws -> Int { try #require(FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int) }
+        #expect(try mode(path) == 0o600)
+        #expect(try mode(path + "-wal") == 0o600)
+        // A store the operator made group-readable on purpose stays so.
+        try FileManager.default.setAttributes([.posixPermissions: 0o640], ofItemAtPath: path)
+        _ = try RegionStore(path: path)
+        #expect(try mode(path) == 0o640)
+    }
+
     @Test func createsTheSchemaInWALModeAndReopens() throws {
         let path = temporaryStorePath()
         let store = try RegionStore(path: path)
