@@ -230,6 +230,16 @@ public struct MonitoringEngine: Sendable {
     /// The ranging sessions (constraint, label, tracked beacons).
     public var rangingSessions: [RangingSession] { sessions.inStartOrder }
 
+    /// The ranging sessions in the order they started, each with the labels its deliveries go
+    /// to: the regions and app labels sharing it (same constraint and scanner), its own label first.
+    ///
+    /// ```swift
+    /// for (session, labels) in engine.rangingSessionsWithLabels { print(session.constraint, labels) }   // … ["hall", "lobby"]
+    /// ```
+    public var rangingSessionsWithLabels: [(session: RangingSession, labels: [String])] {
+        sessions.inStartOrderWithOwners.map { ($0.session, $0.owners.isEmpty ? [$0.session.label] : $0.owners) }
+    }
+
     /// Whether `constraint` is still ranged under `label`: a ``LocationEvent/Kind/didRangeBeacons(_:_:label:)``
     /// of them comes every ranging interval. False once the app stopped it or the region whose
     /// helper ranged it left, stopped or failed: no delivery will say that its beacons are gone
@@ -660,9 +670,12 @@ public struct MonitoringEngine: Sendable {
             events += fail(region, error)
         }
         if kind == .beacon {
-            for session in sessions.inStartOrder {
-                let rangingError = RegionKitError(.rangingUnavailable, "ranging \(session.label) stopped: \(error.message)")
-                events.append(LocationEvent(timestamp: now, kind: .didFailRanging(session.constraint, label: session.label, rangingError)))
+            // One failure under each owner's label: each got its own deliveries.
+            for (session, owners) in sessions.inStartOrderWithOwners {
+                for label in owners.isEmpty ? [session.label] : owners {
+                    let rangingError = RegionKitError(.rangingUnavailable, "ranging \(label) stopped: \(error.message)")
+                    events.append(LocationEvent(timestamp: now, kind: .didFailRanging(session.constraint, label: label, rangingError)))
+                }
             }
             sessions.removeAll()
             suspendRooms()

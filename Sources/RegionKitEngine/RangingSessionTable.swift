@@ -61,6 +61,11 @@ struct RangingSessionTable: Sendable {
         sessions.indices.filter { sessions[$0] != nil }.sorted { sequences[$0] < sequences[$1] }.map { sessions[$0]! }
     }
 
+    /// The live sessions in the order they started, each with its owners' labels (the first is its label).
+    var inStartOrderWithOwners: [(session: RangingSession, owners: [String])] {
+        sessions.indices.filter { sessions[$0] != nil }.sorted { sequences[$0] < sequences[$1] }.map { (sessions[$0]!, owners(slot: $0)) }
+    }
+
     /// The earliest delivery due, ties to the session started first.
     var next: (time: Timestamp, slot: Int)? {
         due.min.map { ($0.time, Int($0.key)) }
@@ -197,12 +202,20 @@ struct RangingSessionTable: Sendable {
         }
     }
 
-    /// The app stopped ranging under `label` the session in `slot`: the label gives it up (the
-    /// helper's claim too, as the app's own code stopping its ranging would); the session stops
-    /// with its last owner.
+    /// The app stopped ranging under `label` the session in `slot`: the app's claim ends. A
+    /// region the helper ranges under the same label (inside) keeps its claim, as the helper
+    /// ranges every region inside (the app's start and stop of its region's ranging, the usual
+    /// pattern, left a region still inside unranged); the session stops with its last owner.
     mutating func removeOwner(label: String, slot: Int) {
         guard slot >= 0, slot < sessions.count, sessions[slot] != nil else { return }
-        release(label: label, slot: Int32(truncatingIfNeeded: slot))
+        let s = Int32(truncatingIfNeeded: slot)
+        guard let index = owners[s]?.firstIndex(where: { $0.label == label }) else { return }
+        if owners[s]![index].byHelper {
+            owners[s]![index].byApp = false
+            sessions[slot]?.automatic = !owners[s]!.contains { $0.byApp }
+        } else {
+            release(label: label, slot: s)
+        }
     }
 
     /// Takes `label` out of the owners of the session in `slot`; the session stops when none is left.

@@ -107,14 +107,16 @@ public final class AppBehavior: Sendable {
             report(AppAction(timestamp: now, name: "rangingStarted", region: region.identifier, message: "entered \(region.identifier): ranging once for a coupon"))
         case .didExitRegion(let region):
             state.withLock { _ = $0.notified.remove(region.identifier) }
-        case .didRangeBeacons(let beacons, let constraint, let label):
+        case .didRangeBeacons(let beacons, _, let label):
             guard let beacon = beacons.first(where: { $0.proximity != .unknown }) else { return }
             let (first, ranged) = state.withLock { ($0.notified.insert(label).inserted, $0.ranged.removeValue(forKey: label)) }
             guard first else { return }
             report(AppAction(timestamp: now, name: "notification", region: label,
                              message: "coupon notification for major \(beacon.major) minor \(beacon.minor) (\(beacon.proximity.rawValue))"))
             // That region's ranging only: another region of the same UUID goes on (its own coupon).
-            if let ranged { manager.stopRangingBeacons(in: ranged) } else { manager.stopRangingBeacons(satisfying: constraint) }
+            // A delivery of a ranging the app did not start (the engine's helper) is not the app's to stop.
+            guard let ranged else { return }
+            manager.stopRangingBeacons(in: ranged)
             report(AppAction(timestamp: now, name: "rangingStopped", region: label, message: "ranging stopped after one notification"))
         default:
             return

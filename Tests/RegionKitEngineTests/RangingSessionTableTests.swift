@@ -107,14 +107,18 @@ struct RangingSessionTableTests {
                     }
                     if let slot = table.slot(of: constraint, scannerID: scanner) { table.remove(slot: slot) }
                 } else if roll < 0.3 {
-                    // The app stops one label's ranging of a constraint from a scanner: the label
-                    // gives the session up (both claims); the others go on getting deliveries.
+                    // The app stops one label's ranging of a constraint from a scanner: the app's
+                    // claim ends (a helper's claim under the label stays); the others go on.
                     let constraint = constraints.randomElement(using: &random)!
                     let scanner = scanners.randomElement(using: &random)!
                     let label = "r\(Int.random(in: 0..<6, using: &random))"
                     if let index = model.firstIndex(where: { $0.constraint == constraint && $0.scannerID == scanner }),
-                       owners[index].contains(where: { $0.label == label }) {
-                        owners[index].removeAll { $0.label == label }
+                       let owner = owners[index].firstIndex(where: { $0.label == label }) {
+                        if owners[index][owner].helper {
+                            owners[index][owner].app = false
+                        } else {
+                            owners[index].remove(at: owner)
+                        }
                         settle(index)
                     }
                     if let slot = table.slot(of: constraint, scannerID: scanner, label: label) { table.removeOwner(label: label, slot: slot) }

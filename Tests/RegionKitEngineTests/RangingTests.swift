@@ -157,6 +157,36 @@ struct RangingTests {
         #expect(other.rangingSessions.first?.automatic == false)
     }
 
+    @Test("The beacon source lost: each label sharing a session gets its didFailRanging (only the first did); the app's start and stop of a region's ranging leave the helper ranging the region still inside (it stopped it)")
+    func sharedSessionFailuresAndStops() throws {
+        let beacon = BeaconIdentity(uuid: Fixture.uuid, major: 1, minor: 2)
+        let constraint = try BeaconIdentityConstraint(uuid: Fixture.uuid)
+        var engine = Fixture.engine(.responsive)
+        _ = engine.startRanging(constraint, label: "hall", at: .zero)
+        _ = engine.startRanging(constraint, label: "lobby", at: .zero)
+        let failed = engine.setSourceStatus(.denied(reason: "adapter off"), for: .beacon, at: Timestamp(seconds: 1.5)).compactMap { event -> String? in
+            if case .didFailRanging(_, let label, _) = event.kind { return label }
+            return nil
+        }
+        #expect(failed == ["hall", "lobby"])
+
+        // The usual app pattern on a region the helper ranges while inside.
+        let hall = Region.beacon(try BeaconRegion(identifier: "hall", uuid: Fixture.uuid))
+        var helped = Fixture.engine(.responsive, automation: Automation(rangeWhileInside: true))
+        _ = helped.startMonitoring(hall, at: .zero)
+        _ = Fixture.feed(&helped, Fixture.stream(beacon, from: 0.5, to: 2.1, every: 0.5))
+        _ = helped.startRanging(constraint, label: "hall", at: Timestamp(seconds: 2.2))
+        _ = helped.stopRanging(constraint, scannerID: nil, label: "hall", at: Timestamp(seconds: 2.3))
+        #expect(helped.state(of: "hall") == .inside && helped.isRanging(constraint, label: "hall"))
+        #expect(helped.rangingSessions.first?.automatic == true, "the helper's again")
+        let deliveries = Self.labelled(Fixture.feed(&helped, Fixture.stream(beacon, from: 2.5, to: 5.1, every: 0.5)))
+        #expect(deliveries.count >= 2 && deliveries.allSatisfy { $0.label == "hall" && $0.count == 1 }, "\(deliveries)")
+        #expect(helped.rangingSessionsWithLabels.map(\.labels) == [["hall"]])
+        // Stopping the constraint still ends every ranging of it, the helper's included (Core Location's stop).
+        _ = helped.stopRanging(constraint, at: Timestamp(seconds: 5.2))
+        #expect(helped.rangingSessions.isEmpty)
+    }
+
     @Test("The app ranging a region bound to a scanner gets that scanner's sightings only; stopping the constraint stops it; the helper ranges every scanner for bound rooms, shared, and one room leaving leaves the other ranging")
     func scannerBoundRanging() throws {
         let beacon = BeaconIdentity(uuid: Fixture.uuid, major: 1, minor: 2)

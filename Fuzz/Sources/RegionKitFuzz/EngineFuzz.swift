@@ -75,9 +75,16 @@ enum EngineFuzz {
                 brute.profile = next
                 events = both { $0.advance(to: Timestamp(seconds: t)) }
             case 9:
+                // The app's ranging under its own label or a region's (sharing the helper's
+                // session), from every scanner or one; stopped by constraint, or one label's.
                 guard let constraint = constraint(&input) else { continue }
-                events = input.bool() ? both { $0.startRanging(constraint, label: "fuzz", at: Timestamp(seconds: t)) }
-                                      : both { $0.stopRanging(constraint, at: Timestamp(seconds: t)) }
+                let label = input.bool() ? "fuzz" : "r\(input.byte() % 8)"
+                let scanner = scanners[Int(input.byte() % 3)]
+                switch input.byte() % 3 {
+                case 0: events = both { $0.startRanging(constraint, label: label, scannerID: scanner, at: Timestamp(seconds: t)) }
+                case 1: events = both { $0.stopRanging(constraint, scannerID: scanner, label: label, at: Timestamp(seconds: t)) }
+                default: events = both { $0.stopRanging(constraint, at: Timestamp(seconds: t)) }
+                }
             case 10, 11, 12:
                 t += input.double(in: 0...10)
                 if !t.isFinite { t = 0 }

@@ -141,13 +141,14 @@ public struct BeaconReport: Codable, Hashable, Sendable {
             }
         }
         let profile = engine.profile
-        for session in engine.rangingSessions {
+        for (session, labels) in engine.rangingSessionsWithLabels {
             // A track ranging no longer lists (kept only to learn a slow scanner's cadence) is not reported from ranging.
-            let monitoredLabel = engine.state(of: session.label) != nil   // once a session, not a track
+            // Every monitored region sharing the session (once a session, not a track).
+            let monitoredLabels = labels.filter { engine.state(of: $0) != nil }
             for (identity, track) in session.tracks where track.isListed(at: engine.now, profile: profile) {
                 if let only, !only.contains(identity) { continue }
                 let i = slot(identity)
-                if monitoredLabel, !list[i].regions.contains(session.label) { list[i].regions.append(session.label) }
+                for label in monitoredLabels where !list[i].regions.contains(label) { list[i].regions.append(label) }
                 // The scanner that puts it nearest (each scanner's readings apart: a far one's RSSI
                 // is not the near one's distance).
                 if let nearest = track.nearest(at: engine.now, profile: profile) {
