@@ -82,11 +82,20 @@ struct RangingSessionTable: Sendable {
     }
 
     /// The slot of the session whose deliveries of `constraint` carry `label`, if any: one of its
-    /// owners (each gets a delivery under its own label).
+    /// owners (each gets a delivery under its own label). When `label` holds two such sessions
+    /// (a scanner's and every scanner's: a room the app ranges on its scanner, which the helper
+    /// ranges from all while inside), every scanner's, whose tracks have every scanner's readings.
     func slot(of constraint: BeaconIdentityConstraint, label: String) -> Int? {
         // The sessions `label` owns (a handful), not every owner list: the hub asks this every
         // second for each ranging it published distances from.
-        slotsByOwner[label]?.first { sessions[Int($0)]?.constraint == constraint }.map(Int.init)
+        guard let slots = slotsByOwner[label] else { return nil }
+        var found: Int32?
+        for slot in slots {
+            guard let session = sessions[Int(slot)], session.constraint == constraint else { continue }
+            if session.scannerID == nil { return Int(slot) }
+            if found == nil { found = slot }
+        }
+        return found.map(Int.init)
     }
 
     /// The slot of the session ranging `constraint` from `scannerID` that `label` owns, if any.

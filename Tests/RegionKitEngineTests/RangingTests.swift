@@ -187,6 +187,24 @@ struct RangingTests {
         #expect(helped.rangingSessions.isEmpty)
     }
 
+    @Test("A room the app ranges on its scanner and the helper ranges from every scanner: the distance from another scanner is the every-scanner session's (it was the scanner-bound one's: none)")
+    func labelWithTwoSessionsReadsEveryScanners() throws {
+        let beacon = BeaconIdentity(uuid: Fixture.uuid, major: 1, minor: 2)
+        let kitchen = try BeaconRegion(identifier: "kitchen", constraint: BeaconIdentityConstraint(uuid: Fixture.uuid), scannerID: "k-node")
+        var engine = Fixture.engine(.responsive, automation: Automation(rangeWhileInside: true))
+        _ = engine.startMonitoring(.beacon(kitchen), at: .zero)
+        _ = engine.startRanging(kitchen.constraint, label: "kitchen", scannerID: "k-node", at: .zero)
+        var sightings: [BeaconObservation] = []
+        for t in stride(from: 0.5, to: 4.1, by: 0.5) {
+            sightings.append(Fixture.seen(beacon, at: t, rssi: -60, scanner: "k-node"))
+            sightings.append(Fixture.seen(beacon, at: t + 0.1, rssi: -50, scanner: "hall-node"))
+        }
+        _ = Fixture.feed(&engine, sightings)
+        #expect(engine.rangingSessions.map { $0.scannerID ?? "*" } == ["k-node", "*"])
+        #expect(engine.rangedDistance(of: beacon, from: "hall-node", ranging: kitchen.constraint, label: "kitchen") != nil)
+        #expect(engine.rangedDistance(of: beacon, from: "k-node", ranging: kitchen.constraint, label: "kitchen") != nil)
+    }
+
     @Test("The app ranging a region bound to a scanner gets that scanner's sightings only; stopping the constraint stops it; the helper ranges every scanner for bound rooms, shared, and one room leaving leaves the other ranging")
     func scannerBoundRanging() throws {
         let beacon = BeaconIdentity(uuid: Fixture.uuid, major: 1, minor: 2)
