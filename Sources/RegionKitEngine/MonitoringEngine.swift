@@ -237,7 +237,7 @@ public struct MonitoringEngine: Sendable {
     /// for (session, labels) in engine.rangingSessionsWithLabels { print(session.constraint, labels) }   // … ["hall", "lobby"]
     /// ```
     public var rangingSessionsWithLabels: [(session: RangingSession, labels: [String])] {
-        sessions.inStartOrderWithOwners.map { ($0.session, $0.owners.isEmpty ? [$0.session.label] : $0.owners) }
+        sessions.inStartOrderWithOwners.map { ($0.session, $0.owners) }
     }
 
     /// Whether `constraint` is still ranged under `label`: a ``LocationEvent/Kind/didRangeBeacons(_:_:label:)``
@@ -672,7 +672,7 @@ public struct MonitoringEngine: Sendable {
         if kind == .beacon {
             // One failure under each owner's label: each got its own deliveries.
             for (session, owners) in sessions.inStartOrderWithOwners {
-                for label in owners.isEmpty ? [session.label] : owners {
+                for label in owners {
                     let rangingError = RegionKitError(.rangingUnavailable, "ranging \(label) stopped: \(error.message)")
                     events.append(LocationEvent(timestamp: now, kind: .didFailRanging(session.constraint, label: label, rangingError)))
                 }

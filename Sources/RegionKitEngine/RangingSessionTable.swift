@@ -57,13 +57,17 @@ struct RangingSessionTable: Sendable {
     }
 
     /// The live sessions in the order they started.
-    var inStartOrder: [RangingSession] {
-        sessions.indices.filter { sessions[$0] != nil }.sorted { sequences[$0] < sequences[$1] }.map { sessions[$0]! }
+    var inStartOrder: [RangingSession] { slotsInStartOrder.map { sessions[$0]! } }
+
+    /// The live sessions in the order they started, each with its owners' labels (never empty;
+    /// the first is its label).
+    var inStartOrderWithOwners: [(session: RangingSession, owners: [String])] {
+        slotsInStartOrder.map { (sessions[$0]!, owners(slot: $0)) }
     }
 
-    /// The live sessions in the order they started, each with its owners' labels (the first is its label).
-    var inStartOrderWithOwners: [(session: RangingSession, owners: [String])] {
-        sessions.indices.filter { sessions[$0] != nil }.sorted { sequences[$0] < sequences[$1] }.map { (sessions[$0]!, owners(slot: $0)) }
+    /// The slots of the live sessions in the order they started.
+    private var slotsInStartOrder: [Int] {
+        sessions.indices.filter { sessions[$0] != nil }.sorted { sequences[$0] < sequences[$1] }
     }
 
     /// The earliest delivery due, ties to the session started first.
@@ -201,14 +205,7 @@ struct RangingSessionTable: Sendable {
     /// reported under its first remaining owner.
     mutating func removeAutomatic(label: String) {
         guard let slots = slotsByOwner[label] else { return }
-        for slot in slots {
-            guard let index = owners[slot]?.firstIndex(where: { $0.label == label }) else { continue }
-            if owners[slot]![index].byApp {
-                owners[slot]![index].byHelper = false
-            } else {
-                release(label: label, slot: slot)
-            }
-        }
+        for slot in slots { endClaim(byApp: false, label: label, slot: slot) }
     }
 
     /// The app stopped ranging under `label` the session in `slot`: the app's claim ends. A
@@ -217,14 +214,21 @@ struct RangingSessionTable: Sendable {
     /// pattern, left a region still inside unranged); the session stops with its last owner.
     mutating func removeOwner(label: String, slot: Int) {
         guard slot >= 0, slot < sessions.count, sessions[slot] != nil else { return }
-        let s = Int32(truncatingIfNeeded: slot)
-        guard let index = owners[s]?.firstIndex(where: { $0.label == label }) else { return }
-        if owners[s]![index].byHelper {
-            owners[s]![index].byApp = false
-            sessions[slot]?.automatic = !owners[s]!.contains { $0.byApp }
-        } else {
-            release(label: label, slot: s)
+        endClaim(byApp: true, label: label, slot: Int32(truncatingIfNeeded: slot))
+    }
+
+    /// Ends the app's claim (`byApp`) or the helper's of `label` on the session in `slot`: an
+    /// owner with the other claim stays; one with neither is released.
+    private mutating func endClaim(byApp: Bool, label: String, slot: Int32) {
+        guard let index = owners[slot]?.firstIndex(where: { $0.label == label }) else { return }
+        var owner = owners[slot]![index]
+        if byApp { owner.byApp = false } else { owner.byHelper = false }
+        guard owner.byApp || owner.byHelper else {
+            release(label: label, slot: slot)
+            return
         }
+        owners[slot]![index] = owner
+        sessions[Int(slot)]?.automatic = !owners[slot]!.contains { $0.byApp }
     }
 
     /// Takes `label` out of the owners of the session in `slot`; the session stops when none is left.
