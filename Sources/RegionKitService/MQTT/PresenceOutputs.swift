@@ -225,17 +225,13 @@ public struct PresenceOutputs: Sendable {
                 let tracker = discovery != nil && (announcing || announcedBeacons.contains(change.beacon))
                 if let scanner = change.scanner {
                     messages.append(PresenceMessage(topic: topic, text: scanner, qos: 1, retain: true))
-                    if tracker {
-                        messages.append(PresenceMessage(topic: topics.beaconTracker(change.beacon),
-                                                        text: HomeAssistantDiscovery.trackerAttributes(room: scanner), qos: 1, retain: true))
-                    }
                 } else {
                     // Kept on the broker only for a beacon whose device tracker reads it.
                     messages += PresenceMessage.departure(topic: topic, text: "not_home", kept: keepsDeparture(of: change.beacon) || announcing)
-                    if tracker {
-                        messages.append(PresenceMessage(topic: topics.beaconTracker(change.beacon),
-                                                        text: HomeAssistantDiscovery.trackerAttributes(room: nil), qos: 1, retain: true))
-                    }
+                }
+                if tracker {
+                    messages.append(PresenceMessage(topic: topics.beaconTracker(change.beacon),
+                                                    text: HomeAssistantDiscovery.trackerAttributes(room: change.scanner), qos: 1, retain: true))
                 }
             }
         default:
