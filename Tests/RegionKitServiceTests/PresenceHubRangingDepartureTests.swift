@@ -213,4 +213,76 @@ struct PresenceHubRangingDepartureTests {
         running.cancel()
         await running.value
     }
+
+    /// With rooms and Home Assistant entities (departures retained), a beacon's ranging ended
+    /// while its room still held it: its attributes said `{"room":"kitchen"}`, and when the room
+    /// let it go nothing rewrote them (no distance of it was published any more), so its distance
+    /// sensor's attributes placed it in the kitchen for good.
+    @Test("Rooms and Home Assistant: a beacon whose ranging ended while its room held it gets attributes not_home when the room lets it go; one whose region was removed while it stays has its attributes follow its room",
+          .timeLimit(.minutes(2)))
+    func attributesFollowTheRoomAfterRanging() async throws {
+        let broker = try MosquittoBroker()
+        try broker.start()
+        defer { broker.stop() }
+        let clock = VirtualClock()
+        var profile = MonitoringProfile.responsive
+        profile.nearestScanner = NearestScannerPolicy()
+        let hub = try PresenceHubStatusTests.hub(site: "rooms", broker: broker, store: try RegionStore(path: temporaryStorePath()), profile: profile,
+                                                 clock: clock, homeAssistant: true)
+        let service = hub.service
+        let topics = PresenceTopics(site: "rooms")
+        let lobby = try BeaconRegion(identifier: "lobby", uuid: Self.lobbyUUID)
+        let hall = try BeaconRegion(identifier: "hall", uuid: Self.hallUUID)
+        service.startMonitoring(.beacon(lobby))
+        service.startMonitoring(.beacon(hall))
+        // `leaves` (the lobby's) falls silent in the kitchen; `moves` (the hall region's) stays
+        // around after its region is removed and goes from the kitchen to the hall.
+        let leaves = BeaconIdentity(uuid: Self.lobbyUUID, major: 5, minor: 1)
+        let moves = BeaconIdentity(uuid: Self.hallUUID, major: 5, minor: 2)
+        let running = Task { await hub.run() }
+        try await eventually(timeout: .seconds(20), "the hub connected") { hub.client.isConnected }
+        let leaving = try await StatusListener(topic: topics.beaconAttributes(leaves), broker: broker)
+        let moving = try await StatusListener(topic: topics.beaconAttributes(moves), broker: broker)
+        func hear(_ heard: [(BeaconIdentity, String)], seconds: Double) {
+            for _ in 0..<Int(seconds * 2) {
+                for (beacon, scanner) in heard {
+                    service.manager.ingest(BeaconObservation(identity: beacon, rssi: -60, timestamp: clock.now, scannerID: scanner))
+                }
+                clock.advance(by: 0.5)
+            }
+        }
+        hear([(leaves, "kitchen"), (moves, "kitchen")], seconds: 10)
+        for listener in [leaving, moving] {
+            try await eventually(timeout: .seconds(20), "attributes with the kitchen: \(listener.heard.withLock { $0 })") {
+                listener.heard.withLock { $0 }.last?.contains(#""room":"kitchen""#) == true
+            }
+        }
+        try await eventually(timeout: .seconds(20), "both announced") { hub.outputs.withLock { $0.announcedBeacons } == [leaves, moves] }
+
+        // The hall region removed while `moves` is heard on: its ranging ends, the kitchen holds it.
+        try await service.stopMonitoring(.beacon(hall))
+        hear([(leaves, "kitchen"), (moves, "kitchen")], seconds: 2)
+        try await eventually(timeout: .seconds(20), "moves unranged in the kitchen: \(moving.heard.withLock { $0 })") {
+            moving.heard.withLock { $0 }.last == #"{"room":"kitchen"}"#
+        }
+        // `leaves` falls silent; `moves` is heard by the hall alone from now on.
+        hear([(moves, "hall")], seconds: 60)
+        #expect(service.manager.nearestScanner(for: leaves) == nil)
+        #expect(service.manager.nearestScanner(for: moves) == "hall")
+        try await eventually(timeout: .seconds(20), "moves' attributes in the hall: \(moving.heard.withLock { $0 })") {
+            moving.heard.withLock { $0 }.last == #"{"room":"hall"}"#
+        }
+        try await eventually(timeout: .seconds(20), "leaves' attributes not_home: \(leaving.heard.withLock { $0 })") {
+            leaving.heard.withLock { $0 }.last == #"{"room":"not_home"}"#
+        }
+        let heardLeaving = leaving.heard.withLock { $0 }
+        #expect(heardLeaving.contains(#"{"room":"kitchen"}"#), "its ranging ended before its room let it go (the case fixed): \(heardLeaving)")
+        #expect(try await PresenceHubStatusTests.retained(topics.beaconAttributes(leaves), on: broker) == [#"{"room":"not_home"}"#])
+        #expect(try await PresenceHubStatusTests.retained(topics.beaconDistance(leaves), on: broker) == ["None"])
+        #expect(try await PresenceHubStatusTests.retained(topics.beaconAttributes(moves), on: broker) == [#"{"room":"hall"}"#])
+        for listener in [leaving, moving] { await listener.stop() }
+        await hub.shutdown(drainTimeout: .seconds(10))
+        running.cancel()
+        await running.value
+    }
 }

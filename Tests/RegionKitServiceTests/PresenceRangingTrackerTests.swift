@@ -67,6 +67,32 @@ struct PresenceRangingTrackerTests {
                 == Self.cleared(Self.a, attributes: #"{"room":"hall"}"#))
     }
 
+    @Test("Cleared while a room held it: its attributes follow the room (moved) and say not_home when the room lets it go, once; ranged again meanwhile, or cleared not retained: the room's changes add nothing")
+    func clearedInARoom() {
+        var tracker = PresenceRangingTracker(topics: Self.topics, mqttRoom: false)
+        var rooms: [BeaconIdentity: String] = [Self.a: "kitchen", Self.b: "hall", Self.c: "hall"]
+        let room = { (beacon: BeaconIdentity) in rooms[beacon] }
+        _ = tracker.messages(for: [Self.heard(Self.a), Self.heard(Self.b), Self.heard(Self.c)], ranging: Self.any, label: "lobby",
+                             at: Timestamp(seconds: 1), room: room)
+        // The ranging drops all three while their rooms still hold them (c's departure not retained).
+        #expect(Self.sent(tracker.messages(for: [], ranging: Self.any, label: "lobby", at: Timestamp(seconds: 2), room: room,
+                                           kept: { $0 != Self.c })).count == 2 + 2 + 4, "c: sent, then its topics removed")
+        // a moves to the hall unranged (a region removed while it stays around): its attributes follow.
+        #expect(Self.sent(tracker.moved(Self.a, to: "hall")) == ["\(Self.topics.beaconAttributes(Self.a)) {\"room\":\"hall\"} retained"])
+        // The rooms let a and c go: a's attributes say not_home (its distance is None already), once.
+        rooms = [Self.b: "hall"]
+        #expect(Self.sent(tracker.unplaced(Self.a)) == ["\(Self.topics.beaconAttributes(Self.a)) {\"room\":\"not_home\"} retained"])
+        #expect(tracker.unplaced(Self.a).isEmpty, "once")
+        #expect(tracker.moved(Self.a, to: "hall").isEmpty, "placed nowhere since: its next distance says where")
+        #expect(tracker.unplaced(Self.c).isEmpty, "its topics were removed at its departure: nothing names the hall")
+        // b ranged again: its attributes name its room once more; its departure clears it whole.
+        rooms[Self.b] = "kitchen"
+        #expect(tracker.messages(for: [Self.heard(Self.b)], ranging: Self.any, label: "lobby", at: Timestamp(seconds: 3), room: room).count == 2)
+        #expect(tracker.moved(Self.b, to: "kitchen").isEmpty)
+        #expect(Self.sent(tracker.unplaced(Self.b)) == Self.cleared(Self.b))
+        #expect(tracker.clearedInRoom.isEmpty)
+    }
+
     @Test("Rangings that ended: their beacons listed by no other ranging are cleared, once; the same label of another constraint is another ranging")
     func rangingEnded() {
         var tracker = PresenceRangingTracker(topics: Self.topics, mqttRoom: false)

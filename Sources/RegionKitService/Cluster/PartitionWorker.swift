@@ -512,11 +512,13 @@ final class PartitionWorker: LocationManagerDelegate {
         case .didChangeNearestScanner(let identity, let scanner, _):
             // Heard by no scanner any more: the distance and attributes this partition published
             // for it stop placing it, on the connection its distances go out on, in order with them.
-            if scanner == nil, client.isConnected {
+            // Placed elsewhere: attributes a ranging left naming the old room name the new one.
+            if client.isConnected {
                 let client = client
                 ranging.withLock { tracker in
                     guard var current = tracker else { return }
-                    let messages = current.unplaced(identity, kept: retainsDepartures)
+                    let messages = scanner.map { current.moved(identity, to: $0, kept: retainsDepartures) }
+                        ?? current.unplaced(identity, kept: retainsDepartures)
                     if messages.isEmpty || client.publishDetached(messages.map(PresenceHub.mqtt)) { tracker = current }
                 }
             }

@@ -80,6 +80,13 @@ extension PresenceHub {
             } catch {
                 departedWhileDisconnected.withLock { _ = $0.insert(identity) }
             }
+        case .didChangeNearestScanner(let identity, let scanner?, _):
+            // Its attributes name its new room when they named the old one, left there by a
+            // ranging that stopped listing it (nothing for a beacon ranged now: its next distance
+            // carries the room). Not connected: its next departure or distance sets them right.
+            let messages = state.tracker.moved(identity, to: scanner, kept: departureKeeper()(identity))
+            guard !messages.isEmpty, client.isConnected else { return }
+            _ = await publish(messages)
         case .didExitRegion(let region), .didDetermineState(.outside, let region):
             // The region's ranging ended with it (also without an exit notification): its beacons
             // listed by no other ranging are cleared now, not at the next check. Only its own

@@ -45,6 +45,14 @@ public struct PresenceRangingTracker: Sendable {
     /// the table has doubled since the last sweep: a stream of ever new identities (random
     /// majors and minors under a ranged UUID) cannot grow it without bound.
     var published: [BeaconIdentity: Published] = [:]
+    /// Beacons cleared (no ranging lists them) while a room still held them, their departure
+    /// retained: their attributes on the broker say that room (``unranged(_:room:topics:kept:)``)
+    /// until ``unplaced(_:kept:)`` says `not_home` when the room lets them go
+    /// (``moved(_:to:kept:)``: another room), or they are ranged again. Without it their
+    /// attributes kept the last room for good (the room's departure found no distance published
+    /// and sent nothing), and Home Assistant's distance sensor showed the beacon in the kitchen.
+    /// Bounded by the beacons a room holds: the engine lets every one go in the end.
+    var clearedInRoom: Set<BeaconIdentity> = []
     /// The size at which ``published`` is swept next.
     var sweepAt = Self.minimumSweep
     static let minimumSweep = 1024
@@ -150,17 +158,49 @@ public struct PresenceRangingTracker: Sendable {
     /// whose distance was never published (a neighbour never ranged). `kept`: retained (a Home
     /// Assistant entity reads them); otherwise sent, then the topics removed
     /// (``PresenceMessage/departure(topic:text:kept:)``).
+    ///
+    /// A beacon cleared earlier while its room held it (no ranging listed it any more: distance
+    /// `None`, attributes with that room) gets its attributes `{"room":"not_home"}` now.
     public mutating func unplaced(_ identity: BeaconIdentity, kept: Bool = true) -> [PresenceMessage] {
-        guard published.removeValue(forKey: identity) != nil else { return [] }
-        return Self.departure(identity, topics: topics, kept: kept)
+        if published.removeValue(forKey: identity) != nil {
+            clearedInRoom.remove(identity)
+            return Self.departure(identity, topics: topics, kept: kept)
+        }
+        guard clearedInRoom.remove(identity) != nil else { return [] }
+        return PresenceMessage.departure(topic: topics.beaconAttributes(identity), text: Self.notHomeAttributes, kept: kept)
     }
+
+    /// `identity` is placed in `room` now (`didChangeNearestScanner` to a scanner): a beacon
+    /// cleared earlier while a room held it (no ranging lists it) gets its attributes
+    /// `{"room":…}` with the new room, so they do not name the room it left (a region removed
+    /// while its beacon stays around, then the beacon moves). Nothing for any other beacon: a
+    /// ranged one's next distance carries its room.
+    ///
+    /// ```swift
+    /// case .didChangeNearestScanner(let identity, let scanner?, _):
+    ///     publish(tracker.moved(identity, to: scanner))
+    /// ```
+    public func moved(_ identity: BeaconIdentity, to room: String, kept: Bool = true) -> [PresenceMessage] {
+        guard clearedInRoom.contains(identity) else { return [] }
+        return PresenceMessage.departure(topic: topics.beaconAttributes(identity), text: Self.roomAttributes(room), kept: kept)
+    }
+
+    /// `{"room":…}`: the attributes of a beacon no ranging lists.
+    static func roomAttributes(_ room: String) -> String {
+        var attributes = JSONLine()
+        attributes.add("room", room)
+        return attributes.text
+    }
+
+    /// The attributes of a beacon no room holds.
+    static let notHomeAttributes = #"{"room":"not_home"}"#
 
     /// What ``unplaced(_:kept:)`` publishes for a beacon whose distance was published: its
     /// distance `None`, its attributes `{"room":"not_home"}`; retained when `kept`, otherwise
     /// followed by empty retained messages that remove the topics.
     public static func departure(_ identity: BeaconIdentity, topics: PresenceTopics, kept: Bool = true) -> [PresenceMessage] {
         PresenceMessage.departure(topic: topics.beaconDistance(identity), text: "None", kept: kept)
-            + PresenceMessage.departure(topic: topics.beaconAttributes(identity), text: #"{"room":"not_home"}"#, kept: kept)
+            + PresenceMessage.departure(topic: topics.beaconAttributes(identity), text: notHomeAttributes, kept: kept)
     }
 
     /// The departure of a beacon whose distance was published and that no ranging lists any
@@ -168,10 +208,8 @@ public struct PresenceRangingTracker: Sendable {
     /// with `room` (``departure(_:topics:kept:)``'s `not_home` without one).
     static func unranged(_ identity: BeaconIdentity, room: String?, topics: PresenceTopics, kept: Bool) -> [PresenceMessage] {
         guard let room else { return departure(identity, topics: topics, kept: kept) }
-        var attributes = JSONLine()
-        attributes.add("room", room)
         return PresenceMessage.departure(topic: topics.beaconDistance(identity), text: "None", kept: kept)
-            + PresenceMessage.departure(topic: topics.beaconAttributes(identity), text: attributes.text, kept: kept)
+            + PresenceMessage.departure(topic: topics.beaconAttributes(identity), text: roomAttributes(room), kept: kept)
     }
 
     /// A whole delivery of `constraint`'s ranging under `label` (a `didRangeBeacons`): first the
@@ -263,7 +301,10 @@ public struct PresenceRangingTracker: Sendable {
         var messages: [PresenceMessage] = []
         for beacon in gone.sorted(by: { $0.description < $1.description }) {
             published[beacon] = nil
-            messages += Self.unranged(beacon, room: room(beacon), topics: topics, kept: kept(beacon))
+            let (held, keeps) = (room(beacon), kept(beacon))
+            // Retained with a room in them: rewritten when the room lets it go (or it moves).
+            if held != nil, keeps { clearedInRoom.insert(beacon) } else { clearedInRoom.remove(beacon) }
+            messages += Self.unranged(beacon, room: held, topics: topics, kept: keeps)
         }
         return messages
     }
@@ -297,6 +338,8 @@ public struct PresenceRangingTracker: Sendable {
                 continue
             }
             published[beacon.identity] = Published(distance: beacon.accuracy, room: nearest, time: time)
+            // Its attributes say where it is again (and a departure now clears it whole).
+            clearedInRoom.remove(beacon.identity)
             if published.count >= sweepAt {
                 // (A beacon a delivery still lists stays: its departure needs the entry.)
                 published = published.filter { time - $0.value.time < refreshInterval || isListed($0.key) }

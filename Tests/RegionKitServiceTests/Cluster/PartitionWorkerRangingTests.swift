@@ -99,6 +99,47 @@ struct PartitionWorkerRangingTests {
         await worker.stop(handOver: false)
     }
 
+    /// A partition's beacon whose ranging ended while its room held it: attributes with the room,
+    /// which follow the room's later changes and say `not_home` when the room lets it go (they
+    /// named the kitchen for good before).
+    @Test("A region's exit while a room holds its beacon: attributes with that room, then the new room when it moves, then not_home when the room lets it go",
+          .timeLimit(.minutes(2)))
+    func attributesFollowTheRoomAfterRanging() async throws {
+        let broker = try MosquittoBroker()
+        try broker.start()
+        defer { broker.stop() }
+        let topics = PresenceTopics(site: "room-test")
+        var profile = MonitoringProfile.responsive
+        profile.nearestScanner = NearestScannerPolicy()
+        let hall = try ClusterModeTests.region("hall", major: 1)
+        let worker = PartitionWorker(lease: PartitionLease(partition: 0, epoch: 1), member: "engine-a",
+                                     regions: [hall], profile: profile, store: UnleasedClusterStore(try RegionStore(path: temporaryStorePath())),
+                                     mqtt: try MQTTClientConfiguration(url: "mqtt://127.0.0.1:\(broker.port)"), clientIDPrefix: "rk-room-part-",
+                                     topicFilter: "espresense/devices/+/+", hooks: HookConfiguration(),
+                                     ranging: PresenceRangingTracker(topics: topics, mqttRoom: false),
+                                     logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }, onEvents: { _ in }, onFenced: { _ in })
+        try await worker.start()
+        try await eventually(timeout: .seconds(20), "the partition connects") { worker.status.state == .up }
+        let subscriber = try await broker.subscribe(topic: topics.beaconAttributes(Self.identity), count: 4, qos: 0, timeout: 60)
+        let manager = worker.current.withLock { $0.manager }
+        // The kitchen hears it: its room.
+        manager.ingest(BeaconObservation(identity: Self.identity, rssi: -60, timestamp: manager.clock.now, scannerID: "kitchen"))
+        try await eventually(timeout: .seconds(20), "placed in the kitchen") { manager.nearestScanner(for: Self.identity) == "kitchen" }
+        let any = try BeaconIdentityConstraint(uuid: Self.identity.uuid)
+        let beacon = Beacon(identity: Self.identity, proximity: .near, accuracy: 1.5, rssi: -60, timestamp: manager.clock.now)
+        worker.locationManager(manager, didReceive: LocationEvent(timestamp: manager.clock.now, kind: .didRangeBeacons([beacon], any, label: "hall")))
+        worker.locationManager(manager, didReceive: LocationEvent(timestamp: manager.clock.now, kind: .didExitRegion(hall)))
+        worker.locationManager(manager, didReceive: LocationEvent(timestamp: manager.clock.now,
+                                                                  kind: .didChangeNearestScanner(Self.identity, scannerID: "hall", previous: "kitchen")))
+        worker.locationManager(manager, didReceive: LocationEvent(timestamp: manager.clock.now,
+                                                                  kind: .didChangeNearestScanner(Self.identity, scannerID: nil, previous: "hall")))
+        let received = await subscriber.waitForMessages(4, timeout: 60).map(\.payload)
+        #expect(received.count == 4 && received.first?.contains(#""room":"kitchen""#) == true, "\(received)")
+        #expect(Array(received.dropFirst()) == [#"{"room":"kitchen"}"#, #"{"room":"hall"}"#, #"{"room":"not_home"}"#], "\(received)")
+        #expect(try await PresenceHubStatusTests.retained(topics.beaconAttributes(Self.identity), on: broker) == [#"{"room":"not_home"}"#])
+        await worker.stop(handOver: false)
+    }
+
     /// A worker for partition 0 of `partitions` (no rooms: `.responsive`), ranging published on
     /// `topics`, with a grace period of 6 s.
     static func worker(_ broker: MosquittoBroker, topics: PresenceTopics, partitions: Int, prefix: String) throws -> PartitionWorker {
