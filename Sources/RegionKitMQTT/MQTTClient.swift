@@ -47,6 +47,9 @@ public final class MQTTClient: Sendable {
         var running = false
         var runFinished = false
         var shutdownRequested = false
+        /// Whether a failure of the attempt under way is followed at once by an attempt to another
+        /// server (``triesAnotherServerAfterFailure``).
+        var anotherServerAfterFailure = false
         var nextWaiterID: UInt64 = 0
         var connectedWaiters: [UInt64: CheckedContinuation<Result<Void, MQTTError>, Never>] = [:]
         var runEndWaiters: [CheckedContinuation<Void, Never>] = []
@@ -105,6 +108,19 @@ public final class MQTTClient: Sendable {
 
     /// The server a CONNACK accepted the current connection from (`nil` while not connected).
     public var currentServer: MQTTServer? { state.withLock { $0.connection == nil ? nil : $0.server } }
+
+    /// Whether the connection attempt under way, should it fail before its CONNACK, is followed
+    /// at once by an attempt to another server of ``MQTTClientConfiguration/servers`` (not the
+    /// last of a round of attempts failed in a row). Read it when the attempt's `.disconnected`
+    /// is reported: a caller that takes a failed attempt for the broker being unreachable waits
+    /// for the round's last one, so a standby broker answering next is no outage. Always false
+    /// with one server.
+    ///
+    /// ```swift
+    /// case .disconnected where !client.triesAnotherServerAfterFailure:
+    ///     report(.restricted(reason: "every broker unreachable"))
+    /// ```
+    public var triesAnotherServerAfterFailure: Bool { state.withLock { $0.anotherServerAfterFailure } }
 
     // MARK: Running
 
@@ -353,6 +369,10 @@ public final class MQTTClient: Sendable {
         var failedInRound = 0
         var index = 0
         while !shutdownRequested {
+            // Failing before its CONNACK, this attempt is followed by the next server's at once
+            // unless it is the round's last (every server failed in a row).
+            let anotherAfter = failedInRound + 1 < servers.count
+            state.withLock { $0.anotherServerAfterFailure = anotherAfter }
             let lasted = await connectOnce(to: servers[index])
             if shutdownRequested { break }
             // The next attempt goes to the next server: after a lost connection the node that was

@@ -1,5 +1,6 @@
 import NIOCore
 import NIOPosix
+import RegionKitConcurrency
 import Testing
 import RegionKitTestSupport
 @testable import RegionKitMQTT
@@ -86,5 +87,32 @@ struct MQTTServerListTests {
         #expect(await probe.wait { probe.client.currentServer?.port == firstPort }, "the list wraps around")
         await probe.stop()
         try await first.close()
+    }
+
+    @Test("Each failed attempt says whether another server is tried at once: every one but the round's last; with one server none")
+    func saysWhenTheRoundEnds() async throws {
+        try await Loopback.withRefusingPort { first in
+            try await Loopback.withRefusingPort { second in
+                for urls in [["mqtt://127.0.0.1:\(first)", "mqtt://127.0.0.1:\(second)"], ["mqtt://127.0.0.1:\(first)"]] {
+                    var configuration = try MQTTClientConfiguration(urls: urls)
+                    configuration.reconnectMinimumDelay = .milliseconds(10)
+                    configuration.reconnectMaximumDelay = .milliseconds(20)
+                    // The flag as each `.disconnected` is reported (read from the handler: how a caller reads it).
+                    let client = LockedBox<MQTTClient?>(nil)
+                    let flags = LockedBox<[Bool]>([])
+                    let probe = MQTTClientProbe(configuration: configuration) { event in
+                        guard case .disconnected(.some) = event, let client = client.withLock({ $0 }) else { return }
+                        flags.withLock { $0.append(client.triesAnotherServerAfterFailure) }
+                    }
+                    client.withLock { $0 = probe.client }
+                    probe.start()
+                    #expect(await probe.wait(timeout: .seconds(10)) { flags.withLock { $0.count } >= 6 })
+                    await probe.stop()
+                    let heard = Array(flags.withLock { $0 }.prefix(6))
+                    let expected = urls.count == 2 ? [true, false, true, false, true, false] : Array(repeating: false, count: 6)
+                    #expect(heard == expected, "\(urls.count) server(s): \(heard)")
+                }
+            }
+        }
     }
 }

@@ -17,11 +17,13 @@ struct PresenceHubStatusTests {
     /// `store`, its service on `clock` with `profile` (its regions are the caller's to start).
     static func hub(site: String, broker: MosquittoBroker, store: RegionStore, profile: MonitoringProfile = .responsive,
                     clock: VirtualClock = VirtualClock(), homeAssistant: Bool = false, prefix: String? = nil,
-                    leftoverGrace: Duration = .seconds(30), beaconSource: Bool = true) throws -> PresenceHub {
+                    leftoverGrace: Duration = .seconds(30), beaconSource: Bool = true, deadPrimary: UInt16? = nil) throws -> PresenceHub {
+        // With `deadPrimary`: `urls`, a broker refusing connections first, the test's broker as its standby.
+        let servers = deadPrimary.map { #"urls: ["mqtt://127.0.0.1:\#($0)", "\#(broker.url)"]"# } ?? #"url: "\#(broker.url)""#
         let configuration = try ServiceConfiguration.decode("""
         sources:
           - mqtt: {format: espresense}
-        mqtt: {url: "\(broker.url)", site: \(site)}
+        mqtt: {\(servers), site: \(site)}
         \(homeAssistant ? "homeAssistant: {discovery: true\(prefix.map { ", prefix: \($0)" } ?? "")}" : "")
         """, path: "/tmp/regionkit-test.yaml")
         // Without a beacon source: a GPS-only daemon's hub (its events and regions only).
@@ -96,6 +98,40 @@ struct PresenceHubStatusTests {
         #expect(try await Self.retained(topic, on: broker) == ["offline"])
         #expect(heard.withLock { $0 }.filter { $0 == "online" }.count == onlineBefore, "an online after the stop began: \(heard.withLock { $0 })")
         await listener.stop()
+    }
+
+    /// `mqtt: {urls: [down, up]}`: the first broker's refusal reported the beacon source
+    /// unavailable before the standby answered, so every start with the primary down logged a
+    /// `monitoringDidFail` for each beacon region (and registered them again a second later).
+    @Test("A primary broker refusing at the start, the standby answering: no source outage, no region fails; a lost connection still reports one at once",
+          .timeLimit(.minutes(2)))
+    func standbyBrokerAtTheStart() async throws {
+        let broker = try MosquittoBroker()
+        try broker.start()
+        defer { broker.stop() }
+        try await Loopback.withRefusingPort { dead in
+            let store = try RegionStore(path: temporaryStorePath())
+            let hub = try Self.hub(site: "standby-test", broker: broker, store: store, deadPrimary: dead)
+            let service = hub.service
+            let lobby = try BeaconRegion(identifier: "lobby", uuid: UUID(uuidString: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0")!)
+            service.startMonitoring(.beacon(lobby))
+            let running = Task { await hub.run() }
+            try await eventually(timeout: .seconds(20), "connected to the standby") { hub.client.currentServer?.url == broker.url }
+            let monitored = { service.manager.monitoredRegions.contains { $0.identifier == "lobby" } }
+            #expect(monitored(), "the region failed at the primary's refusal")
+            // Connected (the standby), then the hub's online; the event log has whatever the refusal caused by then.
+            try await eventually(timeout: .seconds(20), "online") { (try? await Self.retained("regionkit/standby-test/status", on: broker)) == ["online"] }
+            #expect(try store.events(since: nil, region: nil, type: "monitoringDidFail", afterID: nil, limit: nil).isEmpty)
+            #expect(try store.events(since: nil, region: nil, type: "didChangeAuthorization", afterID: nil, limit: nil)
+                .allSatisfy { !$0.json.contains("restricted") })
+
+            // The standby's connection lost: its sightings stopped, unavailable at once (before any other attempt).
+            hub.connectionChanged(.disconnected(.notConnected))
+            #expect(!monitored(), "a lost connection is an outage")
+            await hub.shutdown(drainTimeout: .seconds(10))
+            running.cancel()
+            await running.value
+        }
     }
 
     /// `shutdown` called twice (a second stop path racing the first): one drain, one `offline`.

@@ -492,8 +492,11 @@ public final class PresenceHub: Sendable {
             }
             let isStopping = stopping.withLock { $0 }
             activity.set(isStopping ? .finished : .connecting, detail: error.map { "\($0)" })
-            // Also when the first attempts fail: the sources are then known to be unavailable, not undetermined.
-            if ingest != nil && !isStopping {
+            // Also when the first attempts fail: the sources are then known to be unavailable, not
+            // undetermined. An attempt that failed with another broker of `urls` tried next says
+            // nothing yet (a standby answering; reported unavailable, every region failed at each
+            // start whose first broker was down); a lost connection does at once (its sightings stopped).
+            if ingest != nil && !isStopping && (wasConnected || !client.triesAnotherServerAfterFailure) {
                 reportStatus(.restricted(reason: "MQTT broker \(configuration.brokerDescription) unreachable"))
             }
             guard wasConnected else { return }
