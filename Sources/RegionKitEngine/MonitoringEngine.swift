@@ -1028,7 +1028,7 @@ public struct MonitoringEngine: Sendable {
             if count <= retry.maximumAttempts {
                 retries.file(region, due: now + retry.delay)
             } else {
-                events[0].evidence = EventEvidence(reason: "retries exhausted after \(count) failures (limit \(retry.maximumAttempts)); registering again when the source is back")
+                events[0].evidence = EventEvidence(reason: "retries exhausted: the registration and \(count - 1) \(count == 2 ? "retry" : "retries") failed (maximumAttempts \(retry.maximumAttempts)); registering again when the source is back")
                 abandoned.append(region, for: region.identifier)
             }
         }

@@ -56,7 +56,9 @@ struct RobustnessTests {
         events += engine.advance(to: Timestamp(seconds: 60))
         let failures = events.of("monitoringDidFail")
         #expect(failures.count == 4, "the failure plus 3 retries")
-        #expect(failures.last?.evidence?.reason?.contains("retries exhausted") == true)
+        // The count says what failed: the registration, then each retry (it said "4 failures (limit 3)").
+        #expect(failures.last?.evidence?.reason?.hasPrefix("retries exhausted: the registration and 3 retries failed (maximumAttempts 3)") == true,
+                "\(failures.last?.evidence?.reason ?? "-")")
         #expect(engine.nextDeadline == nil)
         // However long the outage, the region comes back with its source.
         let back = engine.setSourceStatus(.authorized, for: .beacon, at: Timestamp(seconds: 600))
