@@ -140,6 +140,13 @@ struct CommandLineTests {
         let speed = try await CLI.run(["simulate", "museum", "--speed", "0"])
         #expect(speed.status != 0)
         #expect(speed.stderr.contains("--speed"))
+
+        // A mistyped required option is named as such (the missing --config was reported instead).
+        let typo = try await CLI.run(["run", "--confg", "regionkit.yaml"])
+        #expect(typo.status == 64 && typo.stderr.contains("Unknown option '--confg'. Did you mean '--config'?"), "\(typo.stderr)")
+        let missing = try await CLI.run(["run"])
+        #expect(missing.status == 64 && missing.stderr.contains("Missing expected argument '--config <config>'")
+                && missing.stderr.contains("Usage: regionkit run --config <config>"), "\(missing.stderr)")
     }
 
     @Test("demo runs the museum live and finishes")

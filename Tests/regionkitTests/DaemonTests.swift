@@ -283,6 +283,12 @@ struct DaemonTests {
         #expect(huge.status == 1 && huge.stderr.contains("is not a time"), "\(huge.stderr)")
         let bad = try await CLI.run(["events", "--store", store, "--since", "yesterday-ish"])
         #expect(bad.status == 1 && bad.stderr.contains("--since"))
+        // ISO 8601 without its zone: said so, with the UTC form (it said "is not ISO 8601").
+        for (text, completed) in [("2026-12-05T08:00:00", "2026-12-05T08:00:00Z"), ("2026-12-05", "2026-12-05T00:00:00Z")] {
+            let zoneless = try await CLI.run(["events", "--store", store, "--since", text])
+            #expect(zoneless.status == 1 && zoneless.stderr.contains("--since '\(text)' has no time zone: give one, '\(completed)' for UTC"),
+                    "\(zoneless.stderr)")
+        }
     }
 
     @Test("events --follow --limit N stops once N events are printed: those logged already, then new ones as they are logged (it followed for ever)")

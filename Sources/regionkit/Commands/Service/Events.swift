@@ -148,10 +148,18 @@ struct Events: AsyncParsableCommand {
             return now.timeIntervalSince1970 - amount * scale
         }
         let formatter = ISO8601DateFormatter()
-        for options in [ISO8601DateFormatter.Options.withInternetDateTime, [.withInternetDateTime, .withFractionalSeconds]] {
-            formatter.formatOptions = options
-            if let date = formatter.date(from: text) { return date.timeIntervalSince1970 }
+        func date(_ text: String) -> Date? {
+            for options in [ISO8601DateFormatter.Options.withInternetDateTime, [.withInternetDateTime, .withFractionalSeconds]] {
+                formatter.formatOptions = options
+                if let date = formatter.date(from: text) { return date }
+            }
+            return nil
         }
-        throw RegionKitError(.invalidArgument, "--since '\(text)' is not ISO 8601, Unix seconds, or an age like 10m")
+        if let date = date(text) { return date.timeIntervalSince1970 }
+        // A time or a day without its zone: which one is meant is not guessed (UTC, the host's?).
+        for completed in [text + "Z", text + "T00:00:00Z"] where date(completed) != nil {
+            throw RegionKitError(.invalidArgument, "--since '\(text)' has no time zone: give one, '\(completed)' for UTC or an offset such as +01:00")
+        }
+        throw RegionKitError(.invalidArgument, "--since '\(text)' is not ISO 8601 with a time zone (2026-12-05T08:00:00Z), Unix seconds, or an age like 10m")
     }
 }

@@ -10,7 +10,7 @@ extension Run {
     /// Cluster mode (`cluster:` in the configuration): one engine of several sharing a PostgreSQL
     /// store, taking partitions through leases (``ClusterEngine``), until SIGTERM/SIGINT, which hands
     /// its partitions back.
-    func runCluster(_ configuration: ServiceConfiguration, _ cluster: ClusterConfiguration, logger: Logger) async throws {
+    func runCluster(_ configuration: ServiceConfiguration, _ cluster: ClusterConfiguration, config: String, logger: Logger) async throws {
         let location = store ?? configuration.store ?? RegionStore.defaultPath()
         guard let url = try PostgresStoreURL(parsing: location) else {
             throw RegionKitError(.invalidArgument, """

@@ -11,6 +11,10 @@ import RegionKitConcurrency
 struct Run: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Run RegionKit as a service until SIGTERM/SIGINT: sources → monitoring → store, event log and hooks.",
+        // `--config` is required, but declared optional (checked in `run()`): a required one
+        // is reported missing before an unknown option, so `--confg` said only "Missing expected
+        // argument '--config <config>'" instead of "Unknown option '--confg'. Did you mean '--config'?".
+        usage: "regionkit run --config <config> [--store <store>] [--json] [--log-level <log-level>]",
         discussion: """
             See contrib/regionkit.service for a systemd unit. Structured logs go to stderr. With an `http:` block the \
             daemon also serves its HTTP API, live dashboard and Prometheus metrics (see README). Sources are judged one by one: \
@@ -19,8 +23,8 @@ struct Run: AsyncParsableCommand {
             """
     )
 
-    @Option(help: "Configuration file (YAML or JSON).")
-    var config: String
+    @Option(help: "Configuration file (YAML or JSON); required.")
+    var config: String?
 
     @Option(help: """
         The store (overrides the configuration): a SQLite path, or postgres://user@host:port/database with the password in $REGIONKIT_STORE_PASSWORD or in the file $REGIONKIT_STORE_PASSWORD_FILE names (never in the URL). Default $REGIONKIT_STORE, else $XDG_DATA_HOME/regionkit/regionkit.sqlite.
@@ -34,6 +38,13 @@ struct Run: AsyncParsableCommand {
     var logLevel: String = "info"
 
     func run() async throws {
+        // (Checked here, not in `validate()`, which runs before unknown options are reported.
+        // Said as a parse error says it, with the command's usage; exit status 64 as one.)
+        guard let config else {
+            Console.status("Error: Missing expected argument '--config <config>'\nUsage: \(Self.configuration.usage ?? "")\n"
+                           + "  See 'regionkit run --help' for more information.\n")
+            throw ExitCode.validationFailure
+        }
         try await Console.reportingErrors {
             guard let level = Logger.Level(rawValue: logLevel) else {
                 throw RegionKitError(.invalidArgument, "--log-level '\(logLevel)' is not one of trace, debug, info, notice, warning, error, critical")
@@ -41,7 +52,7 @@ struct Run: AsyncParsableCommand {
             let configuration = try ServiceConfiguration.load(config)
             let logger = Console.logger(label: "regionkit", level: level)
             if let cluster = configuration.cluster {
-                try await runCluster(configuration, cluster, logger: logger)
+                try await runCluster(configuration, cluster, config: config, logger: logger)
                 return
             }
             let stopRequest = StopRequest()
