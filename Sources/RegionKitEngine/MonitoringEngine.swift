@@ -845,6 +845,14 @@ public struct MonitoringEngine: Sendable {
             nearest[identity] = state
             return []
         }
+        // No track alive, but a region's stream of it still is (a scanner heard only now and then):
+        // the room goes when that region would let the beacon go, not before.
+        if profile.nearestScanner != nil, let held = regionStreamsDeadline(of: identity), held > now {
+            state.absentAt = held
+            nearestAbsences.push(NearestAbsence(time: held, identity: identity))
+            nearest[identity] = state
+            return []
+        }
         nearest[identity] = nil
         guard profile.nearestScanner != nil, let previous = state.current else { return [] }
         // Heard during an outage of the beacon source (another path, a filter the broker still

@@ -87,4 +87,63 @@ struct NearestAbsenceTests {
         #expect(state.tracks["room-2999"] != nil && state.tracks["room-0"] == nil, "the newest kept, the oldest let go")
     }
 
+    /// Sightings of `Fixture.a`: the kitchen every 2 s (loud) for 10 minutes, the hall every 14 s
+    /// (faint, 0.3 s later); returns the events and the last sighting's time.
+    static func kitchenAndSparseHall(_ engine: inout MonitoringEngine, others: [BeaconIdentity] = []) -> (events: [LocationEvent], last: Double) {
+        var events: [LocationEvent] = []
+        var last = 0.0
+        for step in 0..<300 {
+            let t = Double(step) * 2
+            events += engine.ingest(Fixture.seen(Fixture.a, at: t, rssi: -55, scanner: "kitchen"))
+            last = t
+            if step % 7 == 0 {
+                events += engine.ingest(Fixture.seen(Fixture.a, at: t + 0.3, rssi: -80, scanner: "hall"))
+                last = t + 0.3
+            }
+            for (n, other) in others.enumerated() { events += engine.ingest(Fixture.seen(other, at: t + 0.5, rssi: -60, scanner: n % 2 == 0 ? "kitchen" : "hall")) }
+        }
+        return (events, last)
+    }
+
+    @Test("A beacon a scanner hears only every 14 s leaves its room when its region exits, not when the loud room's track is gone (the room went at 28 s, the region at 50 s: a Home Assistant tracker away while its presence sensor stayed on)")
+    func roomWaitsForTheRegion() throws {
+        var engine = Self.engine()
+        _ = engine.startMonitoring(Fixture.region("desk", major: 0, minor: 1), at: Timestamp(seconds: 0))
+        var (events, last) = Self.kitchenAndSparseHall(&engine)
+        // The kitchen's track alone would say gone here (the hall's is gone under the quick rule between its sightings).
+        let state = try #require(engine.nearest[Fixture.a])
+        let trackGone = try #require(state.absentDeadline(detector: engine.profile.exitDetector))
+        events = engine.advance(to: Timestamp(seconds: last + 300))
+        let exit = try #require(events.of("didExitRegion", "desk").first?.timestamp)
+        let gone = Self.changes(events)
+        #expect(gone.count == 1 && gone.first?.to == nil && gone.first?.from == "kitchen")
+        #expect(trackGone.seconds < exit.seconds - 10, "the case this test is about: track \(trackGone), exit \(exit)")
+        #expect(gone.first?.time == exit.seconds, "room gone at \(gone.first?.time ?? -1), region exit at \(exit.seconds)")
+        #expect(engine.nearest.isEmpty && engine.nearestAbsences.isEmpty)
+    }
+
+    @Test("In a UUID region of many beacons the room waits for this beacon's own streams (looked up by scanner), not for the region, which stays inside")
+    func roomWaitsForItsOwnStreams() throws {
+        var engine = Self.engine()
+        _ = engine.startMonitoring(Fixture.region("shop"), at: Timestamp(seconds: 0))
+        let others = (10..<16).map { BeaconIdentity(uuid: Fixture.uuid, major: 0, minor: UInt16($0)) }
+        var (events, _) = Self.kitchenAndSparseHall(&engine, others: others)
+        // The others go on being heard; this beacon's streams in the region say when it is gone.
+        var ownDeadline: Timestamp?
+        engine.forEachStream { _, key, stream in
+            guard key.identity == Fixture.a else { return }
+            let deadline = engine.profile.exitDetector.goneDeadline(for: stream, gridOrigin: Timestamp(seconds: 0))
+            if ownDeadline.map({ deadline > $0 }) ?? true { ownDeadline = deadline }
+        }
+        let expected = try #require(ownDeadline)
+        let trackGone = try #require(engine.nearest[Fixture.a]?.absentDeadline(detector: engine.profile.exitDetector))
+        #expect(trackGone < expected)
+        for t in stride(from: 600.0, to: expected.seconds + 30, by: 2) {
+            for other in others { events += engine.ingest(Fixture.seen(other, at: t, rssi: -60, scanner: "kitchen")) }
+        }
+        let gone = Self.changes(events).filter { $0.beacon == Fixture.a && $0.to == nil }
+        #expect(gone.count == 1 && gone.first?.from == "kitchen")
+        #expect(gone.first.map { $0.time >= expected.seconds && $0.time < expected.seconds + 2 } == true, "gone at \(gone.first?.time ?? -1), its streams at \(expected.seconds)")
+        #expect(events.of("didExitRegion").isEmpty)
+    }
 }
