@@ -60,7 +60,9 @@ struct PresenceHubTests {
         let stuck = await PresenceHub.waiting(at: .milliseconds(200)) { try? await Task.sleep(for: .seconds(3600)) }
         let waited = clock.now - start
         #expect(!stuck)
-        #expect(waited >= .milliseconds(200) && waited < .seconds(5), "\(waited)")
+        // Bounded, not the stuck work's hour: the 200 ms timer can run seconds late on 2 cores
+        // busy with the other suites (it did, at 5 s, beside a compile).
+        #expect(waited >= .milliseconds(200) && waited < .seconds(60), "\(waited)")
         let done = LockedBox(false)
         #expect(await PresenceHub.waiting(at: .seconds(10)) { done.withLock { $0 = true } })
         #expect(done.withLock { $0 })
