@@ -45,14 +45,20 @@ public struct GPSDClient: Sendable {
         public var dropRepeats: Bool
         /// Clock for TPVs without `time` and for disconnect notices.
         public var clock: @Sendable () -> Timestamp
+        /// Events ``GPSDClient/events()`` holds for a consumer that falls behind (at least 1);
+        /// beyond it the oldest are dropped, and a ``GPSDClient/Event/diagnostic(_:)`` with code
+        /// ``LocationInputError/Code/droppedEvents`` says how many once there is room again.
+        public var eventBuffer: Int
 
         public init(
             host: String = "127.0.0.1", port: UInt16 = 2947,
             watchCommand: String = #"?WATCH={"enable":true,"json":true}"#,
             connectTimeout: Double = 5, initialBackoff: Double = 0.25, maximumBackoff: Double = 8,
             maximumReconnectAttempts: Int? = nil, silenceTimeout: Double? = nil, dropRepeats: Bool = true,
-            clock: @escaping @Sendable () -> Timestamp = { Timestamp(seconds: Date().timeIntervalSince1970) }
+            clock: @escaping @Sendable () -> Timestamp = { Timestamp(seconds: Date().timeIntervalSince1970) },
+            eventBuffer: Int = 4096
         ) {
+            self.eventBuffer = max(1, eventBuffer)
             self.host = host
             self.port = port
             self.watchCommand = watchCommand
@@ -96,14 +102,19 @@ public struct GPSDClient: Sendable {
 
     /// The full event stream. Stops when the consumer stops iterating (or its task is cancelled),
     /// or after ``Configuration/maximumReconnectAttempts`` consecutive failures.
+    ///
+    /// A consumer that falls more than ``Configuration/eventBuffer`` events behind loses the
+    /// oldest, and is told: a `.diagnostic` with code ``LocationInputError/Code/droppedEvents``
+    /// and the count follows as soon as the buffer has room again (or last, before the stream ends).
     public func events() -> AsyncStream<Event> {
-        let (stream, continuation) = AsyncStream.makeStream(of: Event.self, bufferingPolicy: .bufferingNewest(4096))
+        let config = configuration
+        let (stream, continuation) = AsyncStream.makeStream(of: Event.self, bufferingPolicy: .bufferingNewest(config.eventBuffer))
         let stop = StopFlag()
         continuation.onTermination = { _ in stop.set() }
-        let config = configuration
         let thread = Thread {
-            GPSDClient.run(config: config, stop: stop) { continuation.yield($0) }
-            continuation.finish()
+            var delivery = DropCountingDelivery(buffer: config.eventBuffer)
+            GPSDClient.run(config: config, stop: stop) { delivery.yield($0, to: continuation) }
+            delivery.finish(continuation)
         }
         thread.name = "GPSDClient \(config.host):\(config.port)"
         thread.start()

@@ -43,6 +43,8 @@ public struct LocationInputError: Error, Hashable, Sendable, CustomStringConvert
         public static let timedOut = Code(rawValue: "timedOut")
         /// A caller-supplied argument is invalid (negative speed, port out of range, ...).
         public static let invalidArgument = Code(rawValue: "invalidArgument")
+        /// Events a consumer fell too far behind to receive were dropped (the message counts them).
+        public static let droppedEvents = Code(rawValue: "droppedEvents")
 
         public var description: String { rawValue }
     }

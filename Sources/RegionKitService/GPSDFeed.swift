@@ -38,6 +38,9 @@ public enum GPSDFeed {
                 fix.timestamp = manager.clock.now
                 activity?.recordInput(at: fix.timestamp.seconds)
                 manager.ingest(fix)
+            case .diagnostic(let problem) where problem.code == .droppedEvents:
+                // Not gpsd's fault: this feed fell behind (each notice sums a run of drops).
+                logger?.warning("fell behind gpsd; its oldest events were dropped", metadata: ["gpsd": "\(host):\(port)", "problem": "\(problem)"])
             case .diagnostic(let problem):
                 activity?.recordDecodeError(problem.code.rawValue)
                 if logged.insert(problem.code.rawValue).inserted {

@@ -71,3 +71,43 @@ struct GPSDClientTests {
         #expect(fixes.last?.mode == .noFix && fixes.last?.timestamp.seconds == 7)
     }
 }
+
+@Suite("gpsd client: a consumer that falls behind is told what it lost")
+struct GPSDClientDropTests {
+    /// 30 distinct fixes (latitudes 10.00 … 10.29), so none is a repeat.
+    static let fixes = (0..<30).map { #"{"class":"TPV","mode":3,"time":"2020-01-01T00:00:00.000Z","lat":10.\#(String(format: "%02d", $0)),"lon":2.0}"# }
+
+    @Test("A buffer of 4 and a consumer that starts late: the oldest go, and a droppedEvents diagnostic counts them so that what arrived plus the count is everything sent (before, they went without a word)")
+    func countsDrops() async throws {
+        let server = try FakeGPSDServer(scripts: [[GPSDClientTests.version] + Self.fixes])
+        let client = GPSDClient(configuration: .init(port: server.port, initialBackoff: 0.01, maximumReconnectAttempts: 0, eventBuffer: 4))
+        let stream = client.events()
+        // The worker connects, reads 31 lines (5 ms apart), sees gpsd close and gives up (no reconnect
+        // allowed), all before anything is read.
+        try await Task.sleep(for: .seconds(1.5))
+        let events = await collect(stream, count: 100, timeout: 10)
+        // connected, version, 30 fixes, the final disconnect.
+        let sent = 1 + 1 + Self.fixes.count + 1
+        let notices = events.compactMap { event -> LocationInputError? in
+            if case .diagnostic(let problem) = event, problem.code == .droppedEvents { return problem }
+            return nil
+        }
+        let notice = try #require(notices.first)
+        #expect(notices.count == 1 && events.count == 4, "\(events)")
+        let count = try #require(Int(notice.message.prefix { $0.isNumber }))
+        #expect(events.count - 1 + count == sent, "\(notice.message)")
+        #expect(notice.message.contains("fell more than 4 behind"))
+        // The newest survived: the final disconnect, without a retry.
+        #expect(events.contains { if case .disconnected(_, nil) = $0 { return true } else { return false } })
+    }
+
+    @Test("A consumer that keeps up gets every event and no notice")
+    func noDropsNoNotice() async throws {
+        let server = try FakeGPSDServer(scripts: [[GPSDClientTests.version] + Self.fixes])
+        // (64: a consumer would have to fall 320 ms behind, on a busy machine too.)
+        let client = GPSDClient(configuration: .init(port: server.port, initialBackoff: 0.01, maximumReconnectAttempts: 0, eventBuffer: 64))
+        let events = await collect(client.events(), count: 100, timeout: 10)
+        #expect(events.count == 1 + 1 + Self.fixes.count + 1)
+        #expect(!events.contains { if case .diagnostic = $0 { return true } else { return false } })
+    }
+}
