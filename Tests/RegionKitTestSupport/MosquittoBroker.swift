@@ -299,9 +299,11 @@ public final class MosquittoBroker: @unchecked Sendable {
         }
         try subscriber.start()
         lock.withLock { subscribers.append(subscriber) }
-        guard await subscriber.waitFor(prefix: "Subscribed (mid", timeout: 10) else {
+        // 30 s: on 2 cores busy with the other suites (and a compile) 10 s once passed between
+        // mosquitto_sub's CONNECT and its SUBACK.
+        guard await subscriber.waitFor(prefix: "Subscribed (mid", timeout: 30) else {
             subscriber.terminate()
-            throw Failure.command("mosquitto_sub \(topic)", status: -1, output: subscriber.output)
+            throw Failure.command("mosquitto_sub \(topic) (no SUBACK within 30 s)", status: -1, output: subscriber.output)
         }
         return subscriber
     }
