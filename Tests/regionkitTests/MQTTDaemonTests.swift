@@ -161,6 +161,11 @@ struct MQTTDaemonTests {
             all.messages.last { $0.topic == "regionkit/test/beacons/\(key)/room" }?.payload == "not_home"
         }
         let messages = all.messages
+        let exitEvent = Self.events(messages).first { $0["type"] as? String == "didExitRegion" }
+        let roomEvent = Self.events(messages).last { $0["type"] as? String == "didChangeNearestScanner" }
+        // Home Assistant sees the tracker leave with the presence sensor, not before it.
+        #expect(exitEvent?["t"] as? Double != nil && exitEvent?["t"] as? Double == roomEvent?["t"] as? Double,
+                "exit \(exitEvent ?? [:]), room \(roomEvent ?? [:])")
         #expect(messages.contains { $0.topic == "regionkit/test/beacons/\(key)/room" && $0.payload == "kitchen" })
         let tracker = try #require(messages.first { $0.topic == "homeassistant/device_tracker/regionkit_test/ibeacon_\(key)/config" && !$0.payload.isEmpty })
         #expect(tracker.payload.contains(#""name":"\#(irk)""#), "\(tracker.payload)")
