@@ -103,6 +103,8 @@ public final class LocationManager: Sendable {
 
     /// The last known state of a monitored region (`nil` if not monitored).
     public func state(for region: Region) -> RegionState? { state.withLock { $0.engine.state(of: region.identifier) } }
+    public func state(for region: BeaconRegion) -> RegionState? { state(for: .beacon(region)) }
+    public func state(for region: CircularRegion) -> RegionState? { state(for: .circular(region)) }
 
     public func startMonitoring(for region: Region) {
         run { $0.startMonitoring(region, at: $1) }
@@ -147,6 +149,8 @@ public final class LocationManager: Sendable {
     public func stopMonitoring(for region: Region) {
         run { $0.stopMonitoring(identifier: region.identifier, at: $1) }
     }
+    public func stopMonitoring(for region: BeaconRegion) { stopMonitoring(for: .beacon(region)) }
+    public func stopMonitoring(for region: CircularRegion) { stopMonitoring(for: .circular(region)) }
 
     /// Forgets a retry filed for `identifier` (see ``MonitoringEngine/cancelRetry(identifier:)``);
     /// a monitored region of that identifier stays.
@@ -161,6 +165,8 @@ public final class LocationManager: Sendable {
     public func requestState(for region: Region) {
         run { $0.requestState(for: region, at: $1) }
     }
+    public func requestState(for region: BeaconRegion) { requestState(for: .beacon(region)) }
+    public func requestState(for region: CircularRegion) { requestState(for: .circular(region)) }
 
     public func startRangingBeacons(satisfying constraint: BeaconIdentityConstraint) {
         run { $0.startRanging(constraint, at: $1) }

@@ -9,7 +9,7 @@ import RegionKitEngine
 /// delivers is delivered by that thread, possibly after the call that produced it has returned.
 /// The delegate is therefore `Sendable`: keep
 /// mutable state behind a lock (`Mutex`), or hand each event to an actor. An `@MainActor` type
-/// cannot conform; read ``LocationManager/events()`` from a main-actor task instead.
+/// cannot conform; read ``LocationManager/events(bufferingPolicy:)`` from a main-actor task instead.
 ///
 /// ```swift
 /// final class Doorbell: LocationManagerDelegate {

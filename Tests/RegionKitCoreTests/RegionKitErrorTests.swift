@@ -28,4 +28,10 @@ struct RegionKitErrorTests {
         let nested = RegionKitError(.invalidRegion, "inner", cause: Plain())
         #expect(RegionKitError(.malformedInput, "outer", cause: nested).detailedMessage == "outer (inner (plain cause))")
     }
+
+    @Test("localizedDescription is the error's own description (it was Foundation's 'The operation could not be completed. (… error 1.)')")
+    func localizedDescription() {
+        let error: any Error = RegionKitError(.invalidRegion, "region 'door': proximity UUID 'nope' is not a UUID")
+        #expect(error.localizedDescription == "invalidRegion: region 'door': proximity UUID 'nope' is not a UUID")
+    }
 }
