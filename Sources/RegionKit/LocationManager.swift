@@ -36,6 +36,8 @@ public final class LocationManager: Sendable {
     /// waits for the events produced before it, not for a queue that sources keep filling).
     private let produced = Atomic<Int>(0)
     private let delivered = Atomic<Int>(0)
+    /// ``sightingsAheadOfClock``.
+    private let aheadOfClock = Atomic<Int>(0)
 
     /// - Parameters:
     ///   - profile: timings and thresholds (``MonitoringProfile/responsive`` by default).
@@ -199,10 +201,29 @@ public final class LocationManager: Sendable {
 
     // MARK: - Inputs
 
-    /// A sighting from a scanner (its timestamp is used, not the clock's).
+    /// A sighting from a scanner, at its timestamp — but never later than the manager's clock: a
+    /// sighting stamped ahead of ``clock`` (a gateway whose clock runs fast, a forged message) is
+    /// taken at the clock's time and counted in ``sightingsAheadOfClock``. Taken at its own time,
+    /// it moved the engine's time forward for good: one sighting stamped 10 minutes ahead put
+    /// every later exit 10 minutes late. One stamped in the past counts as now (time never runs
+    /// back). Stamp live sightings with `manager.clock.now`.
+    ///
+    /// ```swift
+    /// manager.ingest(BeaconObservation(identity: beacon, rssi: -64, measuredPower: -59, timestamp: manager.clock.now))
+    /// ```
     public func ingest(_ observation: BeaconObservation) {
-        run { engine, _ in engine.ingest(observation) }
+        run { engine, now in
+            guard observation.timestamp > now else { return engine.ingest(observation) }
+            aheadOfClock.add(1, ordering: .relaxed)
+            var stamped = observation
+            stamped.timestamp = now
+            return engine.ingest(stamped)
+        }
     }
+
+    /// Sightings and fixes stamped ahead of the manager's clock, taken at the clock's time
+    /// (``ingest(_:)-(BeaconObservation)``): a source whose clock runs ahead of this one.
+    public var sightingsAheadOfClock: Int { aheadOfClock.load(ordering: .relaxed) }
 
     /// Sightings in order, in one call: one lock, one timer update and one engine call for the
     /// whole batch (a scanner's buffer of reports, an MQTT message, a gateway batch), with the
@@ -211,14 +232,42 @@ public final class LocationManager: Sendable {
     /// ```swift
     /// manager.ingest(contentsOf: observations)
     /// ```
+    /// Each sighting is taken at its timestamp but never later than the clock, as in
+    /// ``ingest(_:)-(BeaconObservation)``.
     public func ingest(contentsOf observations: [BeaconObservation]) {
+        guard !observations.isEmpty else { return }
+        run { engine, now in
+            guard observations.contains(where: { $0.timestamp > now }) else { return engine.ingest(contentsOf: observations) }
+            var ahead = 0
+            let stamped = observations.map { observation in
+                guard observation.timestamp > now else { return observation }
+                ahead += 1
+                var copy = observation
+                copy.timestamp = now
+                return copy
+            }
+            aheadOfClock.add(ahead, ordering: .relaxed)
+            return engine.ingest(contentsOf: stamped)
+        }
+    }
+
+    /// Sightings in order at their own timestamps, also those ahead of the clock: a replay that
+    /// feeds a batch and then moves its ``VirtualClock`` to the batch's last time.
+    package func ingestAheadOfClock(contentsOf observations: [BeaconObservation]) {
         guard !observations.isEmpty else { return }
         run { engine, _ in engine.ingest(contentsOf: observations) }
     }
 
-    /// A fix from a location source (its timestamp is used, not the clock's).
+    /// A fix from a location source, at its timestamp but never later than the manager's clock
+    /// (as ``ingest(_:)-(BeaconObservation)``; counted in ``sightingsAheadOfClock``).
     public func ingest(_ fix: LocationFix) {
-        run { engine, _ in engine.ingest(fix) }
+        run { engine, now in
+            guard fix.timestamp > now else { return engine.ingest(fix) }
+            aheadOfClock.add(1, ordering: .relaxed)
+            var stamped = fix
+            stamped.timestamp = now
+            return engine.ingest(stamped)
+        }
     }
 
     /// A source became usable or unusable.

@@ -80,7 +80,7 @@ public final class ReplaySession: Sendable {
     /// time then moves to the last observation.
     public func feed(contentsOf observations: [BeaconObservation]) {
         guard let last = observations.last else { return }
-        manager.ingest(contentsOf: observations)
+        manager.ingestAheadOfClock(contentsOf: observations)
         clock.advance(to: last.timestamp)
     }
 
