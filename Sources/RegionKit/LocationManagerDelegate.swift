@@ -1,7 +1,11 @@
 import RegionKitCore
 import RegionKitEngine
 /// Receives a ``LocationManager``'s callbacks, with Core Location's names. Every method has an
-/// empty default, so implement only what you need.
+/// empty default, so implement only what you need — and spell it exactly: a method whose
+/// signature differs (`didEnter region:`, `didRangeBeacons beacons:`) is a new method the
+/// compiler accepts without a word and the manager never calls. To have the compiler check
+/// that every event is handled, read ``LocationManager/events(bufferingPolicy:)`` with an
+/// exhaustive `switch event.kind`.
 ///
 /// Callbacks are synchronous, one at a time and in order, on whichever thread is delivering: the
 /// caller of ``LocationManager/ingest(_:)-(BeaconObservation)`` or of a start/stop call, or the
