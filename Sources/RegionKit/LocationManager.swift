@@ -212,13 +212,7 @@ public final class LocationManager: Sendable {
     /// manager.ingest(BeaconObservation(identity: beacon, rssi: -64, measuredPower: -59, timestamp: manager.clock.now))
     /// ```
     public func ingest(_ observation: BeaconObservation) {
-        run { engine, now in
-            guard observation.timestamp > now else { return engine.ingest(observation) }
-            aheadOfClock.add(1, ordering: .relaxed)
-            var stamped = observation
-            stamped.timestamp = now
-            return engine.ingest(stamped)
-        }
+        run { engine, now in engine.ingest(notAhead(observation, of: now, \.timestamp)) }
     }
 
     /// Sightings and fixes stamped ahead of the manager's clock, taken at the clock's time
@@ -238,16 +232,7 @@ public final class LocationManager: Sendable {
         guard !observations.isEmpty else { return }
         run { engine, now in
             guard observations.contains(where: { $0.timestamp > now }) else { return engine.ingest(contentsOf: observations) }
-            var ahead = 0
-            let stamped = observations.map { observation in
-                guard observation.timestamp > now else { return observation }
-                ahead += 1
-                var copy = observation
-                copy.timestamp = now
-                return copy
-            }
-            aheadOfClock.add(ahead, ordering: .relaxed)
-            return engine.ingest(contentsOf: stamped)
+            return engine.ingest(contentsOf: observations.map { notAhead($0, of: now, \.timestamp) })
         }
     }
 
@@ -261,13 +246,16 @@ public final class LocationManager: Sendable {
     /// A fix from a location source, at its timestamp but never later than the manager's clock
     /// (as ``ingest(_:)-(BeaconObservation)``; counted in ``sightingsAheadOfClock``).
     public func ingest(_ fix: LocationFix) {
-        run { engine, now in
-            guard fix.timestamp > now else { return engine.ingest(fix) }
-            aheadOfClock.add(1, ordering: .relaxed)
-            var stamped = fix
-            stamped.timestamp = now
-            return engine.ingest(stamped)
-        }
+        run { engine, now in engine.ingest(notAhead(fix, of: now, \.timestamp)) }
+    }
+
+    /// `input` at its time, or at `now` (counted) when it is stamped later.
+    private func notAhead<Input>(_ input: Input, of now: Timestamp, _ time: WritableKeyPath<Input, Timestamp>) -> Input {
+        guard input[keyPath: time] > now else { return input }
+        aheadOfClock.add(1, ordering: .relaxed)
+        var stamped = input
+        stamped[keyPath: time] = now
+        return stamped
     }
 
     /// A source became usable or unusable.
