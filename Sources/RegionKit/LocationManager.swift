@@ -419,7 +419,7 @@ public final class LocationManager: Sendable {
         case .didEnterRegion(let region): delegate.locationManager(manager, didEnterRegion: region)
         case .didExitRegion(let region): delegate.locationManager(manager, didExitRegion: region)
         case .didDetermineState(let state, let region): delegate.locationManager(manager, didDetermineState: state, for: region)
-        case .didRangeBeacons(let beacons, let constraint, _): delegate.locationManager(manager, didRange: beacons, satisfying: constraint)
+        case .didRangeBeacons(let beacons, let constraint, let label): delegate.locationManager(manager, didRange: beacons, satisfying: constraint, label: label)
         case .didFailRanging(let constraint, _, let error): delegate.locationManager(manager, didFailRangingFor: constraint, error: error)
         case .didChangeAuthorization: delegate.locationManagerDidChangeAuthorization(manager)
         case .didChangeNearestScanner: break

@@ -36,6 +36,18 @@ public protocol LocationManagerDelegate: AnyObject, Sendable {
     func locationManager(_ manager: LocationManager, didExitRegion region: Region)
     func locationManager(_ manager: LocationManager, didDetermineState state: RegionState, for region: Region)
     func locationManager(_ manager: LocationManager, didRange beacons: [Beacon], satisfying constraint: BeaconIdentityConstraint)
+    /// A ranging delivery with the ranging's label: the region's identifier for
+    /// ``LocationManager/startRangingBeacons(in:)`` (as Core Location's `didRangeBeacons:inRegion:`
+    /// named the region), the constraint's text for ``LocationManager/startRangingBeacons(satisfying:)``.
+    /// Two regions ranging one UUID give two deliveries a second, told apart here. By default it
+    /// calls ``locationManager(_:didRange:satisfying:)``; implement one of the two.
+    ///
+    /// ```swift
+    /// func locationManager(_ manager: LocationManager, didRange beacons: [Beacon], satisfying constraint: BeaconIdentityConstraint, label: String) {
+    ///     print(label, beacons.first?.proximity as Any)   // "front-door near", "back-door far"
+    /// }
+    /// ```
+    func locationManager(_ manager: LocationManager, didRange beacons: [Beacon], satisfying constraint: BeaconIdentityConstraint, label: String)
     func locationManager(_ manager: LocationManager, didFailRangingFor constraint: BeaconIdentityConstraint, error: RegionKitError)
     func locationManagerDidChangeAuthorization(_ manager: LocationManager)
     /// Every event, with its timestamp and evidence, before the specific callback.
@@ -57,6 +69,9 @@ extension LocationManagerDelegate {
     public func locationManager(_ manager: LocationManager, didExitRegion region: Region) {}
     public func locationManager(_ manager: LocationManager, didDetermineState state: RegionState, for region: Region) {}
     public func locationManager(_ manager: LocationManager, didRange beacons: [Beacon], satisfying constraint: BeaconIdentityConstraint) {}
+    public func locationManager(_ manager: LocationManager, didRange beacons: [Beacon], satisfying constraint: BeaconIdentityConstraint, label: String) {
+        locationManager(manager, didRange: beacons, satisfying: constraint)
+    }
     public func locationManager(_ manager: LocationManager, didFailRangingFor constraint: BeaconIdentityConstraint, error: RegionKitError) {}
     public func locationManagerDidChangeAuthorization(_ manager: LocationManager) {}
     public func locationManager(_ manager: LocationManager, didReceive event: LocationEvent) {}
