@@ -108,6 +108,17 @@ public final class LocationManager: Sendable {
     public func state(for region: BeaconRegion) -> RegionState? { state(for: .beacon(region)) }
     public func state(for region: CircularRegion) -> RegionState? { state(for: .circular(region)) }
 
+    /// Starts monitoring `region` (replacing one with its identifier): `didStartMonitoring`, or
+    /// `monitoringDidFail` with the reason. Registered before its source reported (the manager
+    /// made with `sources: [.beacon: .notDetermined]`, a scanner not started yet), it waits
+    /// without an event and starts when the source reports `authorized`, as Core Location keeps
+    /// regions registered before the authorization prompt is answered.
+    ///
+    /// ```swift
+    /// let manager = LocationManager(sources: [.beacon: .notDetermined])
+    /// manager.startMonitoring(for: lobby)            // no event yet: manager.waitingRegion("lobby") is the lobby
+    /// manager.setSourceStatus(.authorized, for: .beacon)   // didStartMonitoring(lobby)
+    /// ```
     public func startMonitoring(for region: Region) {
         run { $0.startMonitoring(region, at: $1) }
     }

@@ -107,9 +107,15 @@ public struct MonitoringEngine: Sendable {
     var sessions = RangingSessionTable()
     var sources: [RegionKind: AuthorizationStatus]
     var retries = PendingRetries()
-    /// Regions whose retries ran out while their source was unavailable (retry helper on): they are
-    /// registered again as soon as that source is usable, however long the outage lasted.
+    /// Regions whose retries ran out while their source was unavailable (retry helper on), and
+    /// regions registered before their source reported (``undetermined``): they are registered
+    /// again as soon as that source is usable, however long the outage lasted.
     var abandoned = KeyedList<Region>()
+    /// The identifiers in ``abandoned`` parked because their source had not reported yet
+    /// (`notDetermined`, whatever the automation): they fail when the source reports that it
+    /// cannot be used (``setSourceStatus(_:for:at:)``), where those whose retries ran out keep
+    /// waiting. An identifier leaving ``abandoned`` may stay here: only the two together count.
+    var undetermined: Set<String> = []
     var failureCounts: [String: Int] = [:]
     /// The state each region had when its source went away (``setSourceStatus(_:for:at:)``),
     /// carried over when it is registered again by a retry or the source's return: a broker
@@ -353,6 +359,10 @@ public struct MonitoringEngine: Sendable {
 
     /// Registers `region` (replacing one with the same identifier): `didStartMonitoring`, or
     /// `monitoringDidFail` when the limit is reached, the radius is too large or the source is off.
+    /// Registered before its source reported (`notDetermined`), it waits without an event
+    /// (``waitingRegion(_:)``) and starts when the source reports `authorized`, or fails then if
+    /// the source reports it cannot be used, as Core Location keeps regions registered before
+    /// the authorization prompt is answered.
     /// Refused because its source is off, with the retry helper on, it still replaces the region
     /// of its identifier (it is registered when the source works); refused otherwise, it leaves it.
     /// A device the replaced region named and no region names now leaves its room
@@ -426,6 +436,9 @@ public struct MonitoringEngine: Sendable {
             // Its source is not back yet (a broker slower to start than the daemon): the stored
             // state is carried over to the registration that a retry or the source's return makes.
             if failure.code == .sourceUnavailable, state != .unknown { suspendedStates[region.identifier] = (state, since) }
+            if failure.code == .sourceUnavailable, let parked = parkUndetermined(region) {
+                return device == nil ? events + parked : events + parked + release(device)
+            }
             if failure.code == .sourceUnavailable, automation.retry != nil { _ = remove(region.identifier) }   // as ``register(_:)``
             let failed = events + fail(region, failure)
             return device == nil ? failed : failed + release(device)
@@ -461,6 +474,7 @@ public struct MonitoringEngine: Sendable {
         let device = placedDevice(of: identifier)
         retries.cancel(id: identifier)
         abandoned.removeValue(forKey: identifier)
+        undetermined.remove(identifier)
         failureCounts[identifier] = nil
         suspendedStates[identifier] = nil
         events += remove(identifier)
@@ -533,6 +547,7 @@ public struct MonitoringEngine: Sendable {
         if let refusal = validate(region), refusal.code != .sourceUnavailable { return }
         retries.cancel(id: region.identifier)
         abandoned.removeValue(forKey: region.identifier)
+        undetermined.remove(region.identifier)
         // The new definition's failures are its own (it was parked at once as "retries exhausted").
         failureCounts[region.identifier] = nil
     }
@@ -558,6 +573,7 @@ public struct MonitoringEngine: Sendable {
     public mutating func cancelRetry(identifier: String) {
         retries.cancel(id: identifier)
         abandoned.removeValue(forKey: identifier)
+        undetermined.remove(identifier)
         if regions[identifier] == nil { failureCounts[identifier] = nil }
     }
 
@@ -640,7 +656,9 @@ public struct MonitoringEngine: Sendable {
     }
 
     /// The source for `kind` changed status. When it stops being usable every region of that kind
-    /// fails with `sourceUnavailable` (and is retried with `automation.retry`), and ranging fails.
+    /// fails with `sourceUnavailable` (and is retried with `automation.retry`), and ranging fails;
+    /// the regions registered before it first reported (``startMonitoring(_:at:)``) start when it
+    /// reports `authorized`, and fail as these do when it reports anything else.
     /// A region registered again (a retry once the source works, or the source's return) gets
     /// `didStartMonitoring` and the state it had, stale until a sighting or fix confirms it, as
     /// after a restart (``restore(_:state:since:at:)``): a region inside stays inside without an
@@ -649,18 +667,21 @@ public struct MonitoringEngine: Sendable {
         defer { settleTimers() }
         var events = advance(to: time)
         guard sources[kind] != status else { return events }
+        let previous = sources[kind]
         sources[kind] = status
         events.append(LocationEvent(timestamp: now, kind: .didChangeAuthorization(kind, status)))
         if status.isAuthorized {
             let resuming = abandoned.removeAll { $0.kind == kind }
             for region in resuming {
                 failureCounts[region.identifier] = nil
+                undetermined.remove(region.identifier)
                 events += register(region)
             }
             if kind == .beacon { resumeSuspendedRooms() }
             return events
         }
         let error = RegionKitError(.sourceUnavailable, "the \(kind == .beacon ? "beacon source" : "location source") is unavailable: \(status)")
+        if previous == .notDetermined, !undetermined.isEmpty { events += failUndetermined(kind, status) }
         for entry in order {
             guard let region = liveRegion(entry), region.kind == kind else { continue }
             if let record = regions[region.identifier], record.state != .unknown {
@@ -903,15 +924,17 @@ public struct MonitoringEngine: Sendable {
     }
 
     /// Whether `region`, refused now for want of its source, would wait for it and be registered
-    /// when it works: a source of its kind is configured and may come back (not denied its use),
-    /// the retry helper is on, and nothing else refuses it for good (``permanentRefusal(for:)``).
+    /// when it works: a source of its kind is configured and has not reported yet (whatever the
+    /// automation), or may come back (not denied its use) with the retry helper on, and nothing
+    /// else refuses it for good (``permanentRefusal(for:)``).
     ///
     /// ```swift
     /// engine.waitsForSource(lobby)   // true while the broker restarts, false with no beacon source at all
     /// ```
     public func waitsForSource(_ region: Region) -> Bool {
-        guard automation.retry != nil, let status = sources[region.kind], !status.isAuthorized else { return false }
+        guard let status = sources[region.kind], !status.isAuthorized else { return false }
         if case .denied = status { return false }
+        guard automation.retry != nil || status == .notDetermined else { return false }
         return permanentRefusal(for: region) == nil
     }
 
@@ -926,8 +949,11 @@ public struct MonitoringEngine: Sendable {
         if let refusal = radiusRefusal(region) { return refusal }
         let status = sourceStatus(for: region.kind)
         guard status.isAuthorized else {
-            return RegionKitError(.sourceUnavailable,
-                "region '\(region.identifier)': no usable \(region.kind == .beacon ? "beacon source" : "location source"): \(status)")
+            let source = region.kind == .beacon ? "beacon source" : "location source"
+            if status == .notDetermined {   // (the region waits for it: ``parkUndetermined(_:)``)
+                return RegionKitError(.sourceUnavailable, "region '\(region.identifier)': waiting for the \(source), which has not reported yet (notDetermined)")
+            }
+            return RegionKitError(.sourceUnavailable, "region '\(region.identifier)': no usable \(source): \(status)")
         }
         if let limit = profile.regionLimit, regions[region.identifier] == nil, regions.count >= limit {
             return RegionKitError(.regionMonitoringFailure,
@@ -971,6 +997,7 @@ public struct MonitoringEngine: Sendable {
 
     mutating func register(_ region: Region) -> [LocationEvent] {
         if let failure = validate(region) {
+            if failure.code == .sourceUnavailable, let parked = parkUndetermined(region) { return parked }
             // Refused for want of its source with the retry helper on, it is filed to be
             // registered later (``fail(_:_:)``): it replaces a region monitored under its
             // identifier now (of the other kind, whose source works), which the retry would
@@ -1038,7 +1065,42 @@ public struct MonitoringEngine: Sendable {
             } else {
                 events[0].evidence = EventEvidence(reason: "retries exhausted: the registration and \(count - 1) \(count == 2 ? "retry" : "retries") failed (maximumAttempts \(retry.maximumAttempts)); registering again when the source is back")
                 abandoned.append(region, for: region.identifier)
+                undetermined.remove(region.identifier)
             }
+        }
+        return events
+    }
+
+    /// Parks `region`, refused for want of its source, when that source has not reported yet
+    /// (`notDetermined`): no event, whatever the automation (`[]`); it is registered when the
+    /// source reports `authorized`, and fails (retried with the helper) when it reports it cannot
+    /// be used. Core Location keeps the regions an app registers before the user answers the
+    /// authorization prompt in the same way. It replaces a region monitored under its identifier
+    /// now, as a region filed for a retry does. Refused for good (``permanentRefusal(for:)``: the
+    /// limit counted with the waiting regions) it fails at once with that reason. `nil`: the
+    /// source has reported, and the registration fails as before.
+    mutating func parkUndetermined(_ region: Region) -> [LocationEvent]? {
+        guard sources[region.kind] == .notDetermined else { return nil }
+        if let refusal = permanentRefusal(for: region) { return fail(region, refusal) }
+        _ = remove(region.identifier)
+        retries.cancel(id: region.identifier)
+        abandoned.append(region, for: region.identifier)
+        undetermined.insert(region.identifier)
+        return []
+    }
+
+    /// The `kind` source reported `status` (not usable) after not having reported: the regions
+    /// parked meanwhile (``parkUndetermined(_:)``) fail in the order they were parked, as a
+    /// registration would have failed now (filed for a retry with the helper on, dropped
+    /// without). Regions whose retries ran out keep waiting for the source.
+    mutating func failUndetermined(_ kind: RegionKind, _ status: AuthorizationStatus) -> [LocationEvent] {
+        let marked = undetermined
+        let parked = abandoned.removeAll { $0.kind == kind && marked.contains($0.identifier) }
+        var events: [LocationEvent] = []
+        for region in parked {
+            undetermined.remove(region.identifier)
+            events += fail(region, RegionKitError(.sourceUnavailable,
+                "region '\(region.identifier)': no usable \(kind == .beacon ? "beacon source" : "location source"): \(status)"))
         }
         return events
     }

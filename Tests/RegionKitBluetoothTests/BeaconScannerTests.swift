@@ -163,6 +163,23 @@ struct BeaconScannerTests {
         #expect(unavailable.lastError?.authorizationStatus == .restricted(reason: "cannot open fake: no Bluetooth support in this kernel"))
     }
 
+    @Test("A region registered before the scanner starts (the guide's order, default automation) waits for it: didStartMonitoring once scanning, no monitoringDidFail 'notDetermined'")
+    func regionBeforeStart() async throws {
+        let controller = InMemoryHCIController()
+        let clock = VirtualClock()
+        let manager = LocationManager(clock: clock, sources: [.beacon: .notDetermined])
+        let log = EventLog()
+        manager.delegate = log
+        let region = try BeaconRegion(identifier: "lobby", uuidString: Sample.uuid.uuidString)
+        manager.startMonitoring(for: region)
+        #expect(log.types("lobby").isEmpty && manager.waitingRegion("lobby") == .beacon(region))
+        let scanner = Self.scanner(Factory([.success(controller)]), manager: manager, clock: clock)
+        try await scanner.start()
+        #expect(log.types("lobby") == ["didStartMonitoring"], "\(log.types())")
+        #expect(manager.monitoredRegion("lobby") != nil)
+        await scanner.stop()
+    }
+
     @Test("Dropped transport mid-scan (reconnect backoff in virtual time): recovering + restricted + monitoringDidFail; reconnect → authorized, region registered again (retry)")
     func dropAndRecover() async throws {
         let first = InMemoryHCIController(), second = InMemoryHCIController()

@@ -109,6 +109,22 @@ struct RegionOriginTests {
         try await service.stop()
     }
 
+    @Test("A PUT while the source has not reported yet (a broker still connecting), with no retry helper configured, is accepted and stored: the region waits and starts when the source reports (it was refused with 'notDetermined')")
+    func putBeforeTheSourceReported() async throws {
+        let sqlite = try RegionStore(path: temporaryStorePath())
+        let clock = VirtualClock()
+        let service = MonitoringService(store: sqlite, automation: Automation(requestStateOnStart: true), clock: clock, sources: [.beacon: .notDetermined])
+        try await service.start(regions: [Self.beacon("lobby", major: 1)])
+        #expect(try await service.putRegion(Self.beacon("shop", major: 2)) == false, "created (the API's 201)")
+        let manager = service.manager
+        #expect(manager.waitingRegion("lobby") != nil && manager.waitingRegion("shop") != nil)
+        #expect(try sqlite.storedRegion("shop")?.origin == .api, "stored before the PUT answers")
+        manager.setSourceStatus(.authorized, for: .beacon)
+        #expect(manager.monitoredRegions.map(\.identifier) == ["lobby", "shop"])
+        #expect(try sqlite.events(region: "shop", type: "monitoringDidFail").isEmpty)
+        try await service.stop()
+    }
+
     @Test("A PUT accepted while the region it replaces waits for a retry (the source back, the retry not yet due) stays: the retry does not bring the old definition back, in the engine or in the store; it answers 'replaced'")
     func putWhileTheOldWaitsForARetry() async throws {
         let sqlite = try RegionStore(path: temporaryStorePath())

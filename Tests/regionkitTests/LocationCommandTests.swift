@@ -159,7 +159,7 @@ struct LocationCommandTests {
         #expect(first?["state"] as? String == "inside" && first?["t"] as? Double == 0, "\(String(describing: first))")
     }
 
-    @Test("monitor --gpsd registers its circles once gpsd answered: the first event is didStartMonitoring, not a monitoringDidFail 'notDetermined'")
+    @Test("monitor --gpsd: its circles, registered before gpsd answered, wait for it in the engine: the first event is didStartMonitoring, not a monitoringDidFail 'notDetermined'")
     func monitorWaitsForGPSD() async throws {
         let version = #"{"class":"VERSION","release":"3.25","rev":"3.25","proto_major":3,"proto_minor":15}"#
         let tpv = #"{"class":"TPV","mode":3,"time":"2026-12-01T10:00:00.000Z","lat":46.4,"lon":13.7,"eph":5}"#

@@ -84,14 +84,8 @@ struct Monitor: AsyncParsableCommand {
             let location = endpoint.map { endpoint in
                 Task { await GPSDFeed.run(host: endpoint.host, port: endpoint.port, into: manager, logger: Console.logger(label: "regionkit.gpsd")) }
             }
-            if location != nil {
-                // gpsd gets a moment to answer (as the scanner's start above, and the daemon's
-                // devices): registered at once, every circle failed first with "notDetermined".
-                let deadline = ContinuousClock.now + .seconds(5)
-                while manager.authorizationStatus(for: .circular) == .notDetermined, ContinuousClock.now < deadline, !DurationOptions.interrupted {
-                    try await Task.sleep(for: .milliseconds(20))
-                }
-            }
+            // Circles registered before gpsd answered wait for it in the engine (no failure
+            // "notDetermined"), and start when it does.
             for region in regionList {
                 manager.startMonitoring(for: region)
                 if range, case .beacon(let beacon) = region { manager.startRangingBeacons(in: beacon) }

@@ -1,0 +1,126 @@
+import Foundation
+import Testing
+@testable import RegionKitEngine
+
+/// Regions registered before their source has reported (`notDetermined`: a scanner not started
+/// yet, a broker still connecting) wait for it, whatever the automation, as Core Location keeps
+/// the regions an app registers before the user answers the authorization prompt. Before, the
+/// default `Automation()` refused them for good with a `monitoringDidFail`, and the retry helper
+/// logged one before every normal start-up.
+@Suite("Regions registered before their source reported")
+struct UndeterminedSourceTests {
+    static let lobby = Fixture.region("lobby")
+    static let hall = Fixture.region("hall", major: 9)
+    static let undetermined: [RegionKind: AuthorizationStatus] = [.beacon: .notDetermined, .circular: .authorized]
+
+    @Test("Default automation: no event while the source has not reported; authorized starts the regions in the order registered, and the beacon's sightings determine the lobby inside")
+    func startsWhenAuthorized() throws {
+        var engine = Fixture.engine(.responsive, sources: Self.undetermined)
+        let before = engine.startMonitoring(contentsOf: [Self.lobby, Self.hall], at: .zero)
+        #expect(before.isEmpty, "\(before.summary)")
+        #expect(engine.monitoredRegion("lobby") == nil && engine.waitingRegion("lobby") == Self.lobby)
+        #expect(engine.waitingRegions == [Self.lobby, Self.hall])
+        #expect(engine.waitsForSource(Fixture.region("shop")), "a PUT now is accepted as waiting, without the retry helper")
+        var events = engine.setSourceStatus(.authorized, for: .beacon, at: Timestamp(seconds: 2))
+        #expect(events.summary == ["didChangeAuthorization:-", "didStartMonitoring:lobby", "didStartMonitoring:hall"])
+        #expect(engine.waitingRegions.isEmpty && engine.monitoredRegions.count == 2)
+        events = Fixture.feed(&engine, Fixture.stream(Fixture.a, from: 2.5, to: 6, every: 1))
+        #expect(engine.state(of: "lobby") == .inside, "\(events.summary)")
+        #expect(events.of("monitoringDidFail").isEmpty)
+    }
+
+    @Test("The source reports it cannot be used: the waiting regions fail then, in order, with the status; without the retry helper nothing is left waiting", arguments: [
+        AuthorizationStatus.restricted(reason: "no adapter"), .denied(reason: "no CAP_NET_RAW"),
+    ])
+    func failsWhenUnusable(status: AuthorizationStatus) throws {
+        var engine = Fixture.engine(.responsive, sources: Self.undetermined)
+        _ = engine.startMonitoring(contentsOf: [Self.lobby, Self.hall], at: .zero)
+        let events = engine.setSourceStatus(status, for: .beacon, at: Timestamp(seconds: 1))
+        #expect(events.summary == ["didChangeAuthorization:-", "monitoringDidFail:lobby", "monitoringDidFail:hall"])
+        for event in events.of("monitoringDidFail") {
+            guard case .monitoringDidFail(_, let error) = event.kind else { continue }
+            #expect(error.code == .sourceUnavailable && error.message.contains("\(status)"), "\(error.message)")
+        }
+        #expect(engine.waitingRegions.isEmpty)
+        let later = engine.setSourceStatus(.authorized, for: .beacon, at: Timestamp(seconds: 5))
+        #expect(later.summary == ["didChangeAuthorization:-"], "refused for good without the helper: \(later.summary)")
+    }
+
+    @Test("With the retry helper the failure is filed for a retry, which registers the region once the source works")
+    func retriedAfterFailure() throws {
+        var engine = Fixture.engine(.responsive, automation: Automation(retry: Automation.Retry(delay: 1, maximumAttempts: 5)), sources: Self.undetermined)
+        #expect(engine.startMonitoring(Self.lobby, at: .zero).isEmpty)
+        var events = engine.setSourceStatus(.restricted(reason: "connecting failed"), for: .beacon, at: Timestamp(seconds: 1))
+        #expect(events.summary == ["didChangeAuthorization:-", "monitoringDidFail:lobby"])
+        #expect(engine.waitingRegion("lobby") == Self.lobby, "filed for a retry")
+        events = engine.setSourceStatus(.authorized, for: .beacon, at: Timestamp(seconds: 1.5))
+        events += engine.advance(to: Timestamp(seconds: 2.5))
+        #expect(events.of("didStartMonitoring", "lobby").count == 1, "\(events.summary)")
+    }
+
+    @Test("A region stopped, or replaced by a new definition, while it waits: the source's report starts only what is registered then")
+    func stoppedOrReplacedWhileWaiting() throws {
+        var engine = Fixture.engine(.responsive, sources: Self.undetermined)
+        _ = engine.startMonitoring(contentsOf: [Self.lobby, Self.hall], at: .zero)
+        #expect(engine.stopMonitoring(identifier: "lobby", at: Timestamp(seconds: 1)).isEmpty)
+        let hall10 = Fixture.region("hall", major: 10)
+        #expect(engine.startMonitoring(hall10, at: Timestamp(seconds: 1)).isEmpty)
+        #expect(engine.waitingRegions == [hall10])
+        let events = engine.setSourceStatus(.authorized, for: .beacon, at: Timestamp(seconds: 2))
+        #expect(events.summary == ["didChangeAuthorization:-", "didStartMonitoring:hall"])
+        #expect(engine.monitoredRegion("hall")?.region == hall10 && engine.monitoredRegion("lobby") == nil)
+    }
+
+    @Test("A region restored (stored inside before a restart) while the source has not reported keeps its state for the registration: inside, stale, no enter when its beacon is heard")
+    func restoredKeepsState() throws {
+        var engine = Fixture.engine(.responsive, sources: Self.undetermined)
+        #expect(engine.restore(Self.lobby, state: .inside, since: Timestamp(seconds: -100), at: .zero).isEmpty)
+        #expect(engine.carriedState(of: "lobby")?.state == .inside)
+        var events = engine.setSourceStatus(.authorized, for: .beacon, at: Timestamp(seconds: 1))
+        #expect(engine.state(of: "lobby") == .inside && engine.monitoredRegion("lobby")?.isStale == true)
+        events += Fixture.feed(&engine, Fixture.stream(Fixture.a, from: 1.5, to: 5, every: 1))
+        #expect(events.of("didEnterRegion").isEmpty && events.of("didExitRegion").isEmpty, "\(events.summary)")
+        #expect(engine.monitoredRegion("lobby")?.isStale == false, "the sighting confirmed it")
+    }
+
+    @Test("Regions whose retries ran out in an earlier outage keep waiting when the source, back to notDetermined, then reports it cannot be used; only the regions parked undetermined fail")
+    func exhaustedRetriesKeepWaiting() throws {
+        var engine = Fixture.engine(.responsive, automation: Automation(retry: Automation.Retry(delay: 1, maximumAttempts: 1)))
+        _ = engine.startMonitoring(Self.lobby, at: .zero)
+        _ = engine.setSourceStatus(.restricted(reason: "unplugged"), for: .beacon, at: Timestamp(seconds: 1))
+        var events = engine.advance(to: Timestamp(seconds: 5))
+        #expect(events.of("monitoringDidFail", "lobby").first?.evidence?.reason?.contains("retries exhausted") == true, "\(events.summary)")
+        _ = engine.setSourceStatus(.notDetermined, for: .beacon, at: Timestamp(seconds: 6))
+        #expect(engine.startMonitoring(Self.hall, at: Timestamp(seconds: 6)).isEmpty)
+        events = engine.setSourceStatus(.restricted(reason: "still unplugged"), for: .beacon, at: Timestamp(seconds: 7))
+        #expect(events.summary == ["didChangeAuthorization:-", "monitoringDidFail:hall"])
+        #expect(engine.waitingRegion("lobby") == Self.lobby, "the exhausted one still waits")
+        events = engine.setSourceStatus(.authorized, for: .beacon, at: Timestamp(seconds: 8))
+        #expect(events.of("didStartMonitoring", "lobby").count == 1, "\(events.summary)")
+    }
+
+    @Test("The region limit counts the waiting regions: one more than the limit is refused at once, not parked to fail later")
+    func limitCountsWaiting() throws {
+        var profile = MonitoringProfile.responsive
+        profile.regionLimit = 2
+        var engine = Fixture.engine(profile, sources: Self.undetermined)
+        _ = engine.startMonitoring(contentsOf: [Self.lobby, Self.hall], at: .zero)
+        let refused = engine.startMonitoring(Fixture.region("shop", major: 3), at: Timestamp(seconds: 1))
+        #expect(refused.summary == ["monitoringDidFail:shop"])
+        if case .monitoringDidFail(_, let error) = refused.first?.kind {
+            #expect(error.message.contains("limit of 2"), "\(error.message)")
+        }
+        #expect(engine.waitingRegion("shop") == nil)
+    }
+
+    @Test("A region already monitored under the identifier, of the kind whose source works, is replaced by the waiting definition (as a region filed for a retry replaces it)")
+    func replacesMonitoredOfOtherKind() throws {
+        var engine = Fixture.engine(.responsive, sources: Self.undetermined)
+        let circle = Region.circular(try CircularRegion(identifier: "lobby", latitude: 35.68, longitude: 139.76, radius: 100))
+        #expect(engine.startMonitoring(circle, at: .zero).summary == ["didStartMonitoring:lobby"])
+        #expect(engine.startMonitoring(Self.lobby, at: Timestamp(seconds: 1)).isEmpty)
+        #expect(engine.monitoredRegion("lobby") == nil && engine.waitingRegion("lobby") == Self.lobby)
+        let events = engine.setSourceStatus(.authorized, for: .beacon, at: Timestamp(seconds: 2))
+        #expect(engine.monitoredRegion("lobby")?.region == Self.lobby, "\(events.summary)")
+    }
+}
