@@ -36,17 +36,12 @@ extension GPSDClient {
             let count = room ? dropped : dropped + 1
             let notice = LocationInputError(code: .droppedEvents, message:
                 "\(count) event\(count == 1 ? "" : "s") dropped, oldest first: the consumer fell more than \(buffer) behind (Configuration.eventBuffer)")
+            dropped = 0   // told (a drop to make room for the notice is counted in it)
             switch continuation.yield(.diagnostic(notice)) {
-            case .enqueued(let remaining):
-                dropped = 0
-                room = remaining > 0
-            case .dropped:
-                dropped = 0   // the oldest went to make room, counted in the notice (only a full buffer drops)
-                room = false
-            case .terminated:
-                dropped = 0
-            @unknown default:
-                dropped = 0
+            case .enqueued(let remaining): room = remaining > 0
+            case .dropped: room = false   // only a full buffer drops
+            case .terminated: break
+            @unknown default: break
             }
         }
 
