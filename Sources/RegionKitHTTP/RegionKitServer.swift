@@ -157,6 +157,11 @@ public final class RegionKitServer: Sendable {
         return Response(status: status, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
     }
 
+    /// A JSON text written by hand (``RegionReport/listingJSON(_:changesRefused:)``).
+    static func json(bytes: [UInt8], status: HTTPResponse.Status = .ok) -> Response {
+        Response(status: status, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
+    }
+
     static func jsonObject(_ object: Any, status: HTTPResponse.Status = .ok) throws -> Response {
         let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
         return Response(status: status, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))

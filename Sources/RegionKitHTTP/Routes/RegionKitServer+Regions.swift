@@ -10,16 +10,15 @@ extension RegionKitServer {
     func addRegionRoutes(to router: Router<BasicRequestContext>) {
         router.get("/v1/regions") { _, _ in
             let regions = try await self.regionReports()
-            guard let refusal = self.backend.regionChangesRefusal else { return try Self.json(["regions": regions]) }
             // A cluster member says why the regions cannot be changed here (the dashboard hides its editing).
-            return try Self.json(RegionList(regions: regions, changesRefused: refusal))
+            return Self.json(bytes: RegionReport.listingJSON(regions, changesRefused: self.backend.regionChangesRefusal))
         }
         router.get("/v1/regions/:id") { _, context in
             let id = try Self.regionID(context)
             guard let report = try await self.regionReports(only: id).first else {
                 throw Problem(.notFound, "region '\(id)' is not monitored", field: "id")
             }
-            return try Self.json(report)
+            return Self.json(bytes: report.json)
         }
         router.put("/v1/regions/:id") { request, context in
             let id = try Self.regionID(context)
@@ -41,7 +40,7 @@ extension RegionKitServer {
             guard let report = try await self.regionReports(only: id).first else {
                 throw Problem(.conflict, "region '\(id)' stopped being monitored while it was saved", field: "id")
             }
-            return try Self.json(report, status: existed ? .ok : .created)
+            return Self.json(bytes: report.json, status: existed ? .ok : .created)
         }
         router.delete("/v1/regions/:id") { _, context in
             let id = try Self.regionID(context)
@@ -132,12 +131,6 @@ extension RegionKitServer {
 
     func regionReports(only identifier: String? = nil) async throws -> [RegionReport] {
         try await metrics.timedStore("region_rows") { try await backend.regionReports(only: identifier) }
-    }
-
-    /// `GET /v1/regions` of a daemon that refuses region changes.
-    struct RegionList: Encodable {
-        var regions: [RegionReport]
-        var changesRefused: String
     }
 
     static func requireJSON(_ request: Request) throws {
