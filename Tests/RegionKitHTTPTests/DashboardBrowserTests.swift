@@ -126,6 +126,39 @@ struct DashboardBrowserTests {
         #expect(daemon.process.isRunning, "\(daemon.stderr)")
     }
 
+    @Test("A state the event stream reports is shown in its row without listing the regions again: 20 requested states a third of a second apart (each listed every region before: 3 MB apiece at 10,000 regions)")
+    func statesShownInPlace() async throws {
+        let daemon = try DaemonProcess(configuration: """
+            regions:
+              - {identifier: museum, uuid: 5A4BCFCE-174E-4BAC-A814-092E77F6B7E5}
+              - {identifier: exhibit-2, uuid: 5A4BCFCE-174E-4BAC-A814-092E77F6B7E5, major: 2}
+            sources:
+              - simulator: {scenario: museum, speed: 4, repeat: true}
+            """, token: Self.token)
+        defer { daemon.stop() }
+        let browser = try WebDriver(width: 1280, height: 1000)
+        defer { browser.quit() }
+        let api = LoopbackClient(port: daemon.port, token: Self.token)
+        try browser.openDashboard(port: daemon.port, token: Self.token)
+        try browser.wait(for: #"document.querySelector('[data-region="museum"] .pill:not([data-state="unknown"])') && document.querySelector('#live-dot.live')"#, timeout: 60)
+        let listings = "return performance.getEntriesByType('resource').filter((e) => e.name.endsWith('/v1/regions')).length;"
+        let before = try #require(try browser.script(listings) as? Int)
+        for _ in 0..<20 {
+            #expect(try await api.request("POST", "/v1/regions/museum/request-state").status == 202)
+            try await Task.sleep(for: .milliseconds(330))
+        }
+        // The page got all twenty (its stream), and shows the last one's reason in the museum's row.
+        try browser.wait(for: "state.events.filter((e) => e.type === 'didDetermineState' && e.region === 'museum' && e.reason === 'requested').length >= 20", timeout: 20)
+        try browser.wait(for: #"document.querySelector('[data-region="museum"] .detail').textContent.includes('— requested')"#, timeout: 5)
+        let after = try #require(try browser.script(listings) as? Int)
+        // About 9 s went by: the 5 s poll lists them once or twice (three with a slow start).
+        #expect(after - before <= 3, "listed \(after - before) times for 20 states")
+        let shown = try browser.script(#"return document.querySelector('[data-region="museum"] .pill').dataset.state;"#) as? String
+        let listed = (api.get("/v1/regions/museum")["state"] as? String)
+        #expect(shown == listed, "the row shows \(shown ?? "-"), the API says \(listed ?? "-")")
+        #expect(daemon.process.isRunning, "\(daemon.stderr)")
+    }
+
     @Test("The rooms show each scanner of a replayed two-scanner recording with its sightings a second (GET /v1/scanners)",
           .enabled(if: SharedFixtures.available, SharedFixtures.skipMessage))
     func scannersInTheRooms() async throws {

@@ -15,6 +15,7 @@ const state = {
   events: [],
   lastEventId: null,
   previousStates: new Map(),
+  sinceListing: null,      // while a listing is on its way: the states shown in place meanwhile
   tokenWaiters: [],
 };
 
@@ -109,10 +110,15 @@ function oneAtATime(load, again) {
   };
 }
 async function loadRegions() {
+  state.sinceListing = [];   // the states shown in place from now on (applyRegionEvent)
   let result;
-  try { result = await api("GET", "/v1/regions"); } catch { return; }
+  try { result = await api("GET", "/v1/regions"); } catch { state.sinceListing = null; return; }
+  const shownMeanwhile = state.sinceListing;
+  state.sinceListing = null;
   if (result.status !== 200) return;
   state.regions = result.json.regions;
+  // A state the stream showed while this listing was on its way may be newer than the listing.
+  for (const event of shownMeanwhile) applyState(state.regions, event);
   // A cluster member: regions are configuration, so the editing controls go away, saying why.
   state.changesRefused = result.json.changesRefused || null;
   $("#new-region").hidden = !!state.changesRefused;
@@ -123,31 +129,63 @@ async function loadRegions() {
 }
 const refreshRegions = oneAtATime(loadRegions, true);
 function renderRegions() {
-  const list = $("#regions");
-  list.replaceChildren(...state.regions.map((region) => {
-    const previous = state.previousStates.get(region.identifier);
-    state.previousStates.set(region.identifier, region.state);
-    const pill = el("span", { class: "pill " + region.state + (previous && previous !== region.state ? " flash" : ""), "data-state": region.state }, region.state);
-    const remove = el("button", { class: "link danger", type: "button", "data-action": "delete" }, "Delete");
-    remove.addEventListener("click", async () => {
-      if (remove.dataset.armed !== "1") { remove.dataset.armed = "1"; remove.textContent = "Confirm delete"; return; }
-      await api("DELETE", "/v1/regions/" + encodeURIComponent(region.identifier));
-      refreshRegions();
-    });
-    const reason = region.lastReason ? " — " + region.lastReason : "";
-    // Not monitored now: its source is away (its state is the one it carries over when the source is back).
-    const waiting = region.waitingForSource ? el("span", { class: "tag waiting", title: region.waitingForSource }, "waiting for its source") : null;
-    return el("li", { class: "region", "data-region": region.identifier },
-      pill,
-      el("span", { class: "name" }, region.identifier, el("span", { class: "tag" }, region.origin), waiting),
-      state.changesRefused ? el("span", {}) :
-        el("span", {}, el("button", { class: "link", type: "button", "data-action": "edit", onclick: () => editRegion(region) }, "Edit"), remove),
-      el("span", { class: "detail" },
-        (region.waitingForSource ? "not monitored: " + region.waitingForSource + (region.since ? " · state since " + formatTime(region.since) : "") :
-          (region.since ? "since " + formatTime(region.since) : "state not determined yet") + reason),
-        el("br"), describe(region)));
-  }));
+  $("#regions").replaceChildren(...state.regions.map(regionRow));
   $("#regions-empty").hidden = state.regions.length > 0;
+}
+// A state the event stream reports for a listed region is shown in place, in its row alone: no
+// listing (a daemon of 10,000 regions sent 3 MB for every state, and the page rebuilt every row).
+// A crossing's didEnter/didExit and the ranged counts change nothing the list shows (the
+// didDetermineState that follows every crossing does). Anything else about a region (started,
+// failed, stopped, redefined, or one not listed yet) lists them again: false.
+function applyRegionEvent(event) {
+  if (["didEnterRegion", "didExitRegion", "rangedBeaconCountChanged", "didFailRanging"].includes(event.type)) return true;
+  if (event.type !== "didDetermineState" || !event.state) return false;
+  const index = applyState(state.regions, event);
+  if (index === OLDER) return true;
+  const row = index < 0 ? null : $("#regions").children[index];
+  if (!row || row.dataset.region !== event.region) return false;
+  if (state.sinceListing) state.sinceListing.push(event);
+  row.replaceWith(regionRow(state.regions[index]));
+  return true;
+}
+// The region of `event` in `regions` takes its state (its `since` when the state changed: a
+// requested state repeats it), its reason, and is no longer stale. Its index; -1 when the region
+// is not listed or waits for its source (no state events then); OLDER when the event is older than
+// the state listed (the stream's backlog at start, a listing read after the event), or as old
+// with another state (which came last is not known: the next listing says).
+const OLDER = -2;
+function applyState(regions, event) {
+  const index = regions.findIndex((region) => region.identifier === event.region);
+  const current = regions[index];
+  if (!current || current.waitingForSource) return -1;
+  if (typeof current.since === "number" && (event.time < current.since || (event.time === current.since && event.state !== current.state))) return OLDER;
+  const updated = Object.assign({}, current, { state: event.state, stale: false, lastReason: event.reason || undefined });
+  if (current.state !== event.state) updated.since = event.time;
+  regions[index] = updated;
+  return index;
+}
+function regionRow(region) {
+  const previous = state.previousStates.get(region.identifier);
+  state.previousStates.set(region.identifier, region.state);
+  const pill = el("span", { class: "pill " + region.state + (previous && previous !== region.state ? " flash" : ""), "data-state": region.state }, region.state);
+  const remove = el("button", { class: "link danger", type: "button", "data-action": "delete" }, "Delete");
+  remove.addEventListener("click", async () => {
+    if (remove.dataset.armed !== "1") { remove.dataset.armed = "1"; remove.textContent = "Confirm delete"; return; }
+    await api("DELETE", "/v1/regions/" + encodeURIComponent(region.identifier));
+    refreshRegions();
+  });
+  const reason = region.lastReason ? " — " + region.lastReason : "";
+  // Not monitored now: its source is away (its state is the one it carries over when the source is back).
+  const waiting = region.waitingForSource ? el("span", { class: "tag waiting", title: region.waitingForSource }, "waiting for its source") : null;
+  return el("li", { class: "region", "data-region": region.identifier },
+    pill,
+    el("span", { class: "name" }, region.identifier, el("span", { class: "tag" }, region.origin), waiting),
+    state.changesRefused ? el("span", {}) :
+      el("span", {}, el("button", { class: "link", type: "button", "data-action": "edit", onclick: () => editRegion(region) }, "Edit"), remove),
+    el("span", { class: "detail" },
+      (region.waitingForSource ? "not monitored: " + region.waitingForSource + (region.since ? " · state since " + formatTime(region.since) : "") :
+        (region.since ? "since " + formatTime(region.since) : "state not determined yet") + reason),
+      el("br"), describe(region)));
 }
 function renderRegionFilter() {
   const select = $("#filter-region");
@@ -523,7 +561,7 @@ function handleFrame(frame) {
   state.events.push(event);
   if (state.events.length > 2000) state.events.splice(0, state.events.length - 2000);
   renderTimeline();
-  if (event.region && !regionRefresh) regionRefresh = setTimeout(() => { regionRefresh = null; refreshRegions(); }, 150);
+  if (event.region && !applyRegionEvent(event) && !regionRefresh) regionRefresh = setTimeout(() => { regionRefresh = null; refreshRegions(); }, 150);
 }
 async function follow() {
   for (;;) {

@@ -68,7 +68,7 @@ extension RegionKitServer {
                 guard let report = try await self.regionReports(only: id).first else {
                     throw Problem(.notFound, "region '\(id)' stopped being monitored", field: "id")
                 }
-                return try Self.json(report, status: outcome == .requested ? .accepted : .ok)
+                return Self.json(bytes: report.json, status: outcome == .requested ? .accepted : .ok)
             }
         }
     }
