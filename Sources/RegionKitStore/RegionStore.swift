@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import Synchronization
 import RegionKitCore
 import RegionKitEngine
 
@@ -17,6 +18,11 @@ public final class RegionStore: Sendable {
     private let pool: DatabasePool
     /// The database file's identity when it was opened (see ``checkIdentity()``).
     let identity: StoreFileIdentity?
+    /// Each region's stored evidence as ``states()`` last read it, text and decoded: a row whose
+    /// text is unchanged is not decoded again (decoding every row's was a quarter of a
+    /// `GET /v1/regions` at 10,000 regions, and the states change far more slowly than a
+    /// dashboard lists them). Replaced whole at each call, so removed regions go with it.
+    private let decodedEvidence = Mutex<[String: (text: String, evidence: EventEvidence?)]>([:])
 
     /// The `PRAGMA application_id` RegionKit stores carry ("RKst"): how a RegionKit store is told
     /// from someone else's SQLite file before anything is written to it.
@@ -360,10 +366,22 @@ public final class RegionStore: Sendable {
         var states: [String: StoredState] = [:]
         states.reserveCapacity(rows.count)
         let decoder = JSONDecoder()   // one for every row (one a row was 13 % of a listing at 10,000 regions)
+        let known = decodedEvidence.withLock { $0 }
+        var decoded: [String: (text: String, evidence: EventEvidence?)] = [:]
+        decoded.reserveCapacity(known.count)
         for row in rows {
-            let (identifier, state) = try storedState(row: row, decoder: decoder)
+            let (identifier, state) = try storedState(row: row) { identifier, text in
+                if let hit = known[identifier], hit.text == text {
+                    decoded[identifier] = hit
+                    return hit.evidence
+                }
+                let evidence = try? decoder.decode(EventEvidence.self, from: Data(text.utf8))
+                decoded[identifier] = (text, evidence)
+                return evidence
+            }
             states[identifier] = state
         }
+        decodedEvidence.withLock { $0 = decoded }
         return states
     }
 
@@ -371,14 +389,19 @@ public final class RegionStore: Sendable {
     public func state(of identifier: String) throws -> StoredState? {
         let row = try read { db in try Row.fetchOne(db, sql: "SELECT \(Self.stateColumns) FROM region_state WHERE identifier = ?",
                                                        arguments: [Region.canonical(identifier: identifier)]) }
-        return try row.map { try storedState(row: $0, decoder: JSONDecoder()).state }
+        return try row.map { row in
+            try storedState(row: row) { _, text in try? JSONDecoder().decode(EventEvidence.self, from: Data(text.utf8)) }.state
+        }
     }
 
-    /// The columns ``storedState(row:decoder:)`` reads, by their index in this list (read by
+    /// The columns ``storedState(row:evidence:)`` reads, by their index in this list (read by
     /// name, GRDB lowered the case of every column of every row to find it).
     private static let stateColumns = "identifier, state, since, evidence, updated_at"
 
-    private func storedState(row: Row, decoder: JSONDecoder) throws -> (identifier: String, state: StoredState) {
+    /// A `region_state` row; `evidence` turns the region's stored evidence text into the evidence
+    /// (`nil` for a text that does not decode: the state is still reported, without it).
+    private func storedState(row: Row, evidence decode: (_ identifier: String, _ text: String) -> EventEvidence?) throws
+        -> (identifier: String, state: StoredState) {
         let identifier: String = try column(row, 0, "identifier", of: "region_state")
         let text: String = try column(row, 1, "state", of: "region_state")
         guard let state = RegionState(rawValue: text) else {
@@ -386,7 +409,7 @@ public final class RegionStore: Sendable {
         }
         let evidence: String? = try column(row, 3, "evidence", of: "region_state")
         return (identifier, StoredState(state: state, since: try column(row, 2, "since", of: "region_state"),
-                                        evidence: evidence.flatMap { try? decoder.decode(EventEvidence.self, from: Data($0.utf8)) },
+                                        evidence: evidence.flatMap { decode(identifier, $0) },
                                         updatedAt: try column(row, 4, "updated_at", of: "region_state")))
     }
 

@@ -36,6 +36,30 @@ struct RegionStoreTests {
         #expect(try mode(path) == 0o640)
     }
 
+    @Test("states() decodes a stored evidence again only when its text changed, and never answers a stale one: a new evidence, one that does not decode (left out), one mended, a region removed")
+    func statesKeepDecodedEvidence() throws {
+        let path = temporaryStorePath()
+        let store = try RegionStore(path: path)
+        let beacon = BeaconIdentity(uuid: Self.uuid, major: 1, minor: 2)
+        try store.saveState("lobby", state: .inside, since: 1, evidence: EventEvidence(rssi: -60, beacon: beacon, reason: "sighting"), at: 1)
+        try store.saveState("hall", state: .outside, since: 1, evidence: EventEvidence(reason: "no sighting for 3.0 s"), at: 1)
+        #expect(try store.states()["lobby"]?.evidence == EventEvidence(rssi: -60, beacon: beacon, reason: "sighting"))
+        #expect(try store.states()["lobby"]?.evidence?.rssi == -60, "read again, from what the first read kept")
+        try store.saveState("lobby", state: .outside, since: 9, evidence: EventEvidence(lastSightingAge: 8.5, reason: "no sighting for 8.5 s"), at: 9)
+        var states = try store.states()
+        #expect(states["lobby"]?.state == .outside && states["lobby"]?.evidence?.reason == "no sighting for 8.5 s")
+        #expect(states["hall"]?.evidence?.reason == "no sighting for 3.0 s")
+        // A text that does not decode (a damaged row) is left out; mended, it is read again.
+        try DatabaseQueue(path: path).write { db in try db.execute(sql: "UPDATE region_state SET evidence = '{\"rssi\": \"loud\"}' WHERE identifier = 'hall'") }
+        states = try store.states()
+        #expect(states["hall"]?.state == .outside && states["hall"]?.evidence == nil)
+        try DatabaseQueue(path: path).write { db in try db.execute(sql: "UPDATE region_state SET evidence = '{\"rssi\": -70}' WHERE identifier = 'hall'") }
+        #expect(try store.states()["hall"]?.evidence == EventEvidence(rssi: -70))
+        #expect(try store.state(of: "hall")?.evidence == EventEvidence(rssi: -70), "one region's read agrees")
+        try store.removeRegion("lobby")
+        #expect(try store.states().keys.sorted() == ["hall"])
+    }
+
     @Test func createsTheSchemaInWALModeAndReopens() throws {
         let path = temporaryStorePath()
         let store = try RegionStore(path: path)
