@@ -51,7 +51,8 @@ struct JSONBytes {
         separate()
         bytes.append(UInt8(ascii: "\""))
         name.withUTF8Buffer { bytes.append(contentsOf: $0) }
-        bytes.append(contentsOf: [UInt8(ascii: "\""), UInt8(ascii: ":")])
+        bytes.append(UInt8(ascii: "\""))   // (an array literal of the two was allocated per key: `perf`)
+        bytes.append(UInt8(ascii: ":"))
         first = true   // the value follows without a comma
     }
 
@@ -62,7 +63,9 @@ struct JSONBytes {
         text.withUTF8 { utf8 in
             var start = 0
             for (index, byte) in utf8.enumerated() {
-                guard let escape = Self.escape(byte) else { continue }
+                // Most bytes need nothing: tested inline before the table is asked.
+                guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte == UInt8(ascii: "/"),
+                      let escape = Self.escape(byte) else { continue }
                 bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[start..<index]))
                 bytes.append(contentsOf: escape)
                 start = index + 1
