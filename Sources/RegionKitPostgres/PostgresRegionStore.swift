@@ -53,6 +53,8 @@ public final class PostgresRegionStore: RegionStoring, CustomStringConvertible {
     let logger: Logger
     /// The longest any one operation may take, waiting for a connection included.
     public let operationTimeout: Duration
+    /// Each region's stored evidence as ``states()`` last read it (decoded again only when its text changed).
+    private let decodedEvidence = StoredEvidenceCache()
 
     /// Connects with `configuration`, then creates or migrates the schema.
     /// - Parameter threads: event-loop threads of the store's own (nil: NIO's shared ones). A cluster
@@ -437,7 +439,10 @@ public final class PostgresRegionStore: RegionStoring, CustomStringConvertible {
     public func states() async throws -> [String: RegionStore.StoredState] {
         var states: [String: RegionStore.StoredState] = [:]
         let found = try await rows("read states", "SELECT identifier, state, since, evidence, updated_at FROM region_state") { try $0.decode((String, String, Double?, String?, Double).self) }
-        for row in found { states[row.0] = try storedState(row: row) }
+        states.reserveCapacity(found.count)
+        var pass = decodedEvidence.beginPass()
+        for row in found { states[row.0] = try storedState(row: row) { pass.evidence(of: $0, text: $1) } }
+        decodedEvidence.finish(pass)
         return states
     }
 
@@ -447,16 +452,20 @@ public final class PostgresRegionStore: RegionStoring, CustomStringConvertible {
                                    "SELECT identifier, state, since, evidence, updated_at FROM region_state WHERE identifier = \(identifier)") {
             try $0.decode((String, String, Double?, String?, Double).self)
         }
-        return try found.first.map(storedState(row:))
+        return try found.first.map { row in
+            try storedState(row: row) { _, text in try? JSONDecoder().decode(EventEvidence.self, from: Data(text.utf8)) }
+        }
     }
 
-    private func storedState(row: (String, String, Double?, String?, Double)) throws -> RegionStore.StoredState {
+    /// A `region_state` row; `evidence` turns the region's stored evidence text into the evidence.
+    private func storedState(row: (String, String, Double?, String?, Double),
+                             evidence decode: (_ identifier: String, _ text: String) -> EventEvidence?) throws -> RegionStore.StoredState {
         let (identifier, text, since, evidence, updatedAt) = row
         guard let state = RegionState(rawValue: text) else {
             throw RegionKitError(.malformedInput, "store \(description): region '\(identifier)' has unknown state '\(text)'")
         }
         return RegionStore.StoredState(state, since: since,
-                                       evidence: evidence.flatMap { try? JSONDecoder().decode(EventEvidence.self, from: Data($0.utf8)) },
+                                       evidence: evidence.flatMap { decode(identifier, $0) },
                                        updatedAt: updatedAt)
     }
 

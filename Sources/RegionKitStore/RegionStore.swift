@@ -1,6 +1,5 @@
 import Foundation
 import GRDB
-import Synchronization
 import RegionKitCore
 import RegionKitEngine
 
@@ -18,11 +17,8 @@ public final class RegionStore: Sendable {
     private let pool: DatabasePool
     /// The database file's identity when it was opened (see ``checkIdentity()``).
     let identity: StoreFileIdentity?
-    /// Each region's stored evidence as ``states()`` last read it, text and decoded: a row whose
-    /// text is unchanged is not decoded again (decoding every row's was a quarter of a
-    /// `GET /v1/regions` at 10,000 regions, and the states change far more slowly than a
-    /// dashboard lists them). Replaced whole at each call, so removed regions go with it.
-    private let decodedEvidence = Mutex<[String: (text: String, evidence: EventEvidence?)]>([:])
+    /// Each region's stored evidence as ``states()`` last read it (decoded again only when its text changed).
+    private let decodedEvidence = StoredEvidenceCache()
 
     /// The `PRAGMA application_id` RegionKit stores carry ("RKst"): how a RegionKit store is told
     /// from someone else's SQLite file before anything is written to it.
@@ -365,23 +361,12 @@ public final class RegionStore: Sendable {
         let rows = try read { db in try Row.fetchAll(db, sql: "SELECT \(Self.stateColumns) FROM region_state") }
         var states: [String: StoredState] = [:]
         states.reserveCapacity(rows.count)
-        let decoder = JSONDecoder()   // one for every row (one a row was 13 % of a listing at 10,000 regions)
-        let known = decodedEvidence.withLock { $0 }
-        var decoded: [String: (text: String, evidence: EventEvidence?)] = [:]
-        decoded.reserveCapacity(known.count)
+        var pass = decodedEvidence.beginPass()
         for row in rows {
-            let (identifier, state) = try storedState(row: row) { identifier, text in
-                if let hit = known[identifier], hit.text == text {
-                    decoded[identifier] = hit
-                    return hit.evidence
-                }
-                let evidence = try? decoder.decode(EventEvidence.self, from: Data(text.utf8))
-                decoded[identifier] = (text, evidence)
-                return evidence
-            }
+            let (identifier, state) = try storedState(row: row) { pass.evidence(of: $0, text: $1) }
             states[identifier] = state
         }
-        decodedEvidence.withLock { $0 = decoded }
+        decodedEvidence.finish(pass)
         return states
     }
 

@@ -127,6 +127,13 @@ enum StoreConformance: String, CaseIterable, Sendable, CustomTestStringConvertib
         #expect(try await store.state(of: "lobby") == states["lobby"])
         #expect(try await store.state(of: "park") == states["park"])
         #expect(try await store.state(of: "hall") == nil)
+        // A store keeps what it decoded last (StoredEvidenceCache): a changed evidence is the new one.
+        let later = EventEvidence(lastSightingAge: 8.5, reason: "no sighting for 8.5 s")
+        try await store.saveState("lobby", state: .inside, since: 50, evidence: evidence, at: 50)
+        #expect(try await store.states()["lobby"]?.evidence == evidence)
+        try await store.saveState("lobby", state: .outside, since: 60, evidence: later, at: 60)
+        #expect(try await store.states()["lobby"]?.evidence == later)
+        #expect(try await store.states()["park"]?.evidence == nil)
     }
 
     /// Ids increase from 1; every filter alone and together; counts and the last id.
