@@ -10,14 +10,19 @@ struct DashboardBrowserTests {
     static let screenshots = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent(".build/dashboard").path
 
-    @Test("The museum region turns inside on the page, the timeline shows the enter with its reason, the form adds a region (and shows the API's validation message next to the field)")
-    func museum() async throws {
-        let daemon = try DaemonProcess(configuration: """
+    /// `regionkit run` with the museum region, fed by the museum simulation at 4× (repeated).
+    static func museumDaemon() throws -> DaemonProcess {
+        try DaemonProcess(configuration: """
             regions:
               - {identifier: museum, uuid: 5A4BCFCE-174E-4BAC-A814-092E77F6B7E5}
             sources:
               - simulator: {scenario: museum, speed: 4, repeat: true}
-            """, token: Self.token)
+            """, token: token)
+    }
+
+    @Test("The museum region turns inside on the page, the timeline shows the enter with its reason, the form adds a region (and shows the API's validation message next to the field)")
+    func museum() async throws {
+        let daemon = try Self.museumDaemon()
         // At 4x the visitor is first heard ~6 s after the start, well after the 3 s initial window
         // has determined "outside": the page then sees a real crossing (didEnterRegion).
         defer { daemon.stop() }
@@ -128,13 +133,7 @@ struct DashboardBrowserTests {
 
     @Test("A state the event stream reports is shown in its row without listing the regions again: 20 requested states a third of a second apart (each listed every region before: 3 MB apiece at 10,000 regions)")
     func statesShownInPlace() async throws {
-        let daemon = try DaemonProcess(configuration: """
-            regions:
-              - {identifier: museum, uuid: 5A4BCFCE-174E-4BAC-A814-092E77F6B7E5}
-              - {identifier: exhibit-2, uuid: 5A4BCFCE-174E-4BAC-A814-092E77F6B7E5, major: 2}
-            sources:
-              - simulator: {scenario: museum, speed: 4, repeat: true}
-            """, token: Self.token)
+        let daemon = try Self.museumDaemon()
         defer { daemon.stop() }
         let browser = try WebDriver(width: 1280, height: 1000)
         defer { browser.quit() }

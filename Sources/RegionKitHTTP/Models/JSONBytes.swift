@@ -24,27 +24,10 @@ struct JSONBytes {
         bytes.reserveCapacity(capacity)
     }
 
-    mutating func beginObject() {
-        separate()
-        bytes.append(UInt8(ascii: "{"))
-        first = true
-    }
-
-    mutating func endObject() {
-        bytes.append(UInt8(ascii: "}"))
-        first = false
-    }
-
-    mutating func beginArray() {
-        separate()
-        bytes.append(UInt8(ascii: "["))
-        first = true
-    }
-
-    mutating func endArray() {
-        bytes.append(UInt8(ascii: "]"))
-        first = false
-    }
+    mutating func beginObject() { open(UInt8(ascii: "{")) }
+    mutating func endObject() { close(UInt8(ascii: "}")) }
+    mutating func beginArray() { open(UInt8(ascii: "[")) }
+    mutating func endArray() { close(UInt8(ascii: "]")) }
 
     /// A member's key: plain ASCII needing no escape (the callers' are literals).
     mutating func key(_ name: StaticString) {
@@ -119,6 +102,19 @@ struct JSONBytes {
 
     private mutating func literal(_ text: StaticString) {
         text.withUTF8Buffer { bytes.append(contentsOf: $0) }
+        first = false
+    }
+
+    /// A container begins: nothing in it yet.
+    private mutating func open(_ bracket: UInt8) {
+        separate()
+        bytes.append(bracket)
+        first = true
+    }
+
+    /// A container ends: the one around it has a member now.
+    private mutating func close(_ bracket: UInt8) {
+        bytes.append(bracket)
         first = false
     }
 
