@@ -19,6 +19,7 @@ public struct MonitoringEngine: Sendable {
     /// The timings and thresholds in force. Changing it re-plans every region timer.
     public var profile: MonitoringProfile {
         didSet {
+            if !heldAbsences.isEmpty { heldAbsencesStale = true }
             // The resting regions' budgets assumed the old hysteresis: each is active again, with
             // the distance to the last fix its evaluation would have stored.
             var resting = RestingRegions()
@@ -131,6 +132,12 @@ public struct MonitoringEngine: Sendable {
     var suspendedRooms: [BeaconIdentity: String] = [:]
     /// When tracked beacons may be heard by no scanner (``NearestAbsence``: lazy, never late).
     var nearestAbsences = MinHeap<NearestAbsence>()
+    /// The beacons whose absence waits for their regions' streams (``absenceDue(_:)``), looked at
+    /// again when what holds them may go (``reconsiderHeldAbsences()``).
+    var heldAbsences: Set<BeaconIdentity> = []
+    /// The profile changed since the held absences were last looked at (its detector sets the
+    /// streams' deadlines): ``advance(to:)`` looks at them.
+    var heldAbsencesStale = false
     /// Per scanner: what its channel has shown (``ScannerChannel``), for detectors that use it,
     /// by the scanner's number in ``channelNumbers``.
     var channels: [ScannerChannel] = []
@@ -374,8 +381,10 @@ public struct MonitoringEngine: Sendable {
         supersedeWaiting(region)
         suspendedStates[region.identifier] = nil   // a new registration: nothing carried over
         // (Usually nothing was due: the registration's own array is returned, not copied.)
-        let registered = events.isEmpty ? register(region) : events + register(region)
-        return device == nil ? registered : registered + release(device)
+        var registered = events.isEmpty ? register(region) : events + register(region)
+        if device != nil { registered += release(device) }
+        if !heldAbsences.isEmpty { registered += reconsiderHeldAbsences() }   // a replaced region held one
+        return registered
     }
 
     /// Registers `regions` in order, as many ``startMonitoring(_:at:)`` calls would (the same
@@ -402,6 +411,7 @@ public struct MonitoringEngine: Sendable {
             events += register(region)
         }
         for device in devices { events += release(device) }
+        events += reconsiderHeldAbsences()   // a replaced region held one (nothing while none is held)
         return events
     }
 
@@ -428,6 +438,13 @@ public struct MonitoringEngine: Sendable {
     /// and no region names now leaves its room, as with ``startMonitoring(_:at:)``.
     public mutating func restore(_ region: Region, state: RegionState, since: Timestamp?, at time: Timestamp) -> [LocationEvent] {
         defer { settleTimers() }
+        var events = restoring(region, state: state, since: since, at: time)
+        events += reconsiderHeldAbsences()   // a replaced region held one (nothing while none is held)
+        return events
+    }
+
+    /// ``restore(_:state:since:at:)`` but for the held absences.
+    private mutating func restoring(_ region: Region, state: RegionState, since: Timestamp?, at time: Timestamp) -> [LocationEvent] {
         let events = advance(to: time)
         let device = placedDevice(of: region.identifier)
         supersedeWaiting(region)
@@ -479,6 +496,7 @@ public struct MonitoringEngine: Sendable {
         suspendedStates[identifier] = nil
         events += remove(identifier)
         if device != nil { events += release(device) }
+        events += reconsiderHeldAbsences()   // (nothing while no absence is held)
         return events
     }
 
@@ -757,6 +775,10 @@ public struct MonitoringEngine: Sendable {
         // A NaN target compared false both ways and fired timers for ever (engine fuzz finding).
         let time = time.seconds.isFinite ? time : now
         var events: [LocationEvent] = []
+        if heldAbsencesStale {   // the profile changed: its detector sets the holds' deadlines
+            heldAbsencesStale = false
+            events += reconsiderHeldAbsences()
+        }
         settleTimers()
         while let dueTime = nextDueTime(), dueTime <= time, let due = nextDue() {
             now = max(now, due.time)
@@ -869,6 +891,14 @@ public struct MonitoringEngine: Sendable {
     /// lately, however many identities it ever heard. One still heard files its new time.
     mutating func fireNearestAbsence(_ identity: BeaconIdentity) -> [LocationEvent] {
         nearestAbsences.popMin()
+        return absenceDue(identity)
+    }
+
+    /// ``fireNearestAbsence(_:)`` once its entry is off the queue (or stale, from
+    /// ``reconsiderHeldAbsences()``): filed again while a track or a region's stream holds the
+    /// beacon, else its departure.
+    mutating func absenceDue(_ identity: BeaconIdentity) -> [LocationEvent] {
+        heldAbsences.remove(identity)
         guard var state = nearest[identity] else { return [] }
         if profile.nearestScanner != nil, fileNearestAbsence(identity, &state, onlyAfter: now) != nil {
             nearest[identity] = state
@@ -880,6 +910,7 @@ public struct MonitoringEngine: Sendable {
             state.absentAt = held
             nearestAbsences.push(NearestAbsence(time: held, identity: identity))
             nearest[identity] = state
+            heldAbsences.insert(identity)
             return []
         }
         nearest[identity] = nil
@@ -891,6 +922,30 @@ public struct MonitoringEngine: Sendable {
             return []
         }
         return [departure(identity, from: previous, reason: "heard by no scanner")]
+    }
+
+    /// The beacons whose absence is held for their regions' streams (``absenceDue(_:)``) whose
+    /// hold may have gone — a region of theirs removed, no longer inside, the profile changed —
+    /// are looked at again: one no region holds as long any more leaves its room now, or at the
+    /// earlier time its streams now say (the absence queue is lazy but never late). Nothing while
+    /// no absence is held.
+    mutating func reconsiderHeldAbsences() -> [LocationEvent] {
+        guard !heldAbsences.isEmpty else { return [] }
+        var events: [LocationEvent] = []
+        // In the identities' order: a set's own order differs between two equal engines.
+        for identity in heldAbsences.sorted() {
+            guard let state = nearest[identity], let at = state.absentAt, at > now else {
+                heldAbsences.remove(identity)   // gone, or due now: the queue takes it
+                continue
+            }
+            if let deadline = state.absentDeadline(detector: profile.exitDetector), !(at > deadline) {
+                heldAbsences.remove(identity)   // filed for a track again
+                continue
+            }
+            if let held = regionStreamsDeadline(of: identity), held >= at { continue }
+            events += absenceDue(identity)   // its entry in the queue is dropped lazily
+        }
+        return events
     }
 
     /// Drops absence entries at the queue's front that their beacon's state no longer names
@@ -1172,10 +1227,12 @@ public struct MonitoringEngine: Sendable {
         // crossing's two events copied each twice, ≈ 1,500 instructions of `count.sh geofence`'s
         // 3,100 a dwell fired).
         var ranging: (constraint: BeaconIdentityConstraint, label: String)?
+        var beaconRegion = false
         switch region {
         case .circular:
             trackGeo(indexSlot: indexSlot ?? Self.geoIndexSlot(record: slot, in: geoIndexSlots), record: slot)
         case .beacon(let beacon):
+            beaconRegion = true
             reschedule(slot: slot)
             if automation.rangeWhileInside { ranging = (beacon.constraint, beacon.identifier) }
         }
@@ -1202,6 +1259,8 @@ public struct MonitoringEngine: Sendable {
                 sessions.removeAutomatic(label: ranging.label)
             }
         }
+        // A beacon region no longer inside holds no room's absence any more.
+        if beaconRegion, state != .inside, !heldAbsences.isEmpty { events += reconsiderHeldAbsences() }
     }
 
     mutating func beginRanging(_ constraint: BeaconIdentityConstraint, scannerID: String?, label: String, automatic: Bool) -> [LocationEvent] {

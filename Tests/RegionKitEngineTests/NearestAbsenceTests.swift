@@ -122,6 +122,26 @@ struct NearestAbsenceTests {
         #expect(engine.nearest.isEmpty && engine.nearestAbsences.isEmpty)
     }
 
+    @Test("A room held for its region's streams goes when that region is removed, at once, not at the time the removed region would have exited (engine fuzz finding: the absence was late)")
+    func heldRoomGoesWithItsRegion() throws {
+        var engine = Self.engine()
+        _ = engine.startMonitoring(Fixture.region("desk", major: 0, minor: 1), at: Timestamp(seconds: 0))
+        let (_, last) = Self.kitchenAndSparseHall(&engine)
+        let trackGone = try #require(engine.nearest[Fixture.a]?.absentDeadline(detector: engine.profile.exitDetector))
+        // Past the tracks' deadline: the room is held for the desk's streams.
+        var events = engine.advance(to: trackGone + 1)
+        #expect(Self.changes(events).isEmpty && engine.heldAbsences == [Fixture.a], "the case: held, \(events.summary)")
+        let held = try #require(engine.nearest[Fixture.a]?.absentAt)
+        #expect(held.seconds > trackGone.seconds + 5 && held.seconds > last)
+        let removedAt = trackGone + 2
+        events = engine.stopMonitoring(identifier: "desk", at: removedAt)
+        let gone = Self.changes(events)
+        #expect(gone.count == 1 && gone.first?.to == nil && gone.first?.from == "kitchen", "\(events.summary)")
+        #expect(gone.first?.time == removedAt.seconds, "gone at \(gone.first?.time ?? -1), the region removed at \(removedAt.seconds), held till \(held.seconds)")
+        #expect(engine.nearest.isEmpty && engine.heldAbsences.isEmpty)
+        #expect(Self.changes(engine.advance(to: held + 10)).isEmpty, "no second departure")
+    }
+
     @Test("In a UUID region of many beacons the room waits for this beacon's own streams (looked up by scanner), not for the region, which stays inside")
     func roomWaitsForItsOwnStreams() throws {
         var engine = Self.engine()

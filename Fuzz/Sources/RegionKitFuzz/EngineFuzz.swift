@@ -164,12 +164,20 @@ enum EngineFuzz {
             FuzzTarget.fail("step \(step): event \(event) has a non-finite time")
         }
         // The absence queue is lazy but never late: each tracked beacon's entry is filed at or
-        // before the time its last track is gone (with the policy on).
+        // before the time its last track is gone (with the policy on), or, its tracks gone, at or
+        // before the time its own streams in the regions it is inside of are (the room departure
+        // waits for the regions' exit: `regionStreamsDeadline(of:)`).
         if indexed.profile.nearestScanner != nil {
+            var probe = indexed
             for (identity, state) in indexed.nearest {
                 guard let deadline = state.absentDeadline(detector: indexed.profile.exitDetector) else { continue }
-                guard let at = state.absentAt, !(at > deadline) else {
-                    FuzzTarget.fail("step \(step): \(identity)'s absence is filed at \(String(describing: state.absentAt)), after \(deadline) or not at all")
+                guard let at = state.absentAt else {
+                    FuzzTarget.fail("step \(step): \(identity)'s absence is not filed (its tracks are gone at \(deadline))")
+                }
+                guard at > deadline else { continue }
+                let held = probe.regionStreamsDeadline(of: identity)
+                guard let held, !(at > held) else {
+                    FuzzTarget.fail("step \(step): \(identity)'s absence is filed at \(at), after its tracks' \(deadline) and its regions' streams' \(String(describing: held))")
                 }
             }
         }
