@@ -14,8 +14,8 @@ public struct Automation: Hashable, Sendable, Codable {
         /// Seconds to wait before each retry.
         public var delay: Double
         /// Failures tolerated per region before retrying stops; reset by a successful start and by a
-        /// new definition of the region replacing one that waits. Whether its retry is pending or
-        /// its retries ran out, a region is registered as soon as its source reports it is usable.
+        /// new definition of the region replacing one that waits. A region
+        /// whose retries ran out is registered again as soon as its source is usable.
         public var maximumAttempts: Int
 
         public init(delay: Double = 1, maximumAttempts: Int = 5) {

@@ -677,8 +677,7 @@ public struct MonitoringEngine: Sendable {
     /// fails with `sourceUnavailable` (and is retried with `automation.retry`), and ranging fails;
     /// the regions registered before it first reported (``startMonitoring(_:at:)``) start when it
     /// reports `authorized`, and fail as these do when it reports anything else.
-    /// A region registered again (at the source's return, every one of its kind waiting: those
-    /// filed for a retry too, not at their retry's time) gets
+    /// A region registered again (a retry once the source works, or the source's return) gets
     /// `didStartMonitoring` and the state it had, stale until a sighting or fix confirms it, as
     /// after a restart (``restore(_:state:since:at:)``): a region inside stays inside without an
     /// event, or exits once after the silence threshold.
@@ -690,14 +689,7 @@ public struct MonitoringEngine: Sendable {
         sources[kind] = status
         events.append(LocationEvent(timestamp: now, kind: .didChangeAuthorization(kind, status)))
         if status.isAuthorized {
-            // Every region of the kind waiting for the source starts now: those filed for a
-            // retry (they waited for the retry's time, up to `automation.retry.delay`, with the
-            // source back), then those parked, each in the order it was filed.
-            var resuming: [Region] = []
-            if !retries.isEmpty {
-                for region in retries.regions where region.kind == kind { resuming.append(retries.take(id: region.identifier) ?? region) }
-            }
-            resuming += abandoned.removeAll { $0.kind == kind }
+            let resuming = abandoned.removeAll { $0.kind == kind }
             for region in resuming {
                 failureCounts[region.identifier] = nil
                 undetermined.remove(region.identifier)

@@ -53,10 +53,9 @@ public struct SingleDaemonBackend: APIBackend {
         return monitored + waiting
     }
 
-    /// Why `region` waits: the engine's refusal now. (A waiting region always has one: the
-    /// source's return registers every region of its kind waiting for it, retries included.)
+    /// Why `region` waits: the engine's refusal now, or its source is back and its retry due.
     static func waitingReason(_ region: Region, _ engine: MonitoringEngine) -> String {
-        engine.refusal(for: region)?.message ?? "its source is back: registering it again"
+        engine.refusal(for: region)?.message ?? "its source is back: registering it again (a retry is due)"
     }
 
     public func putRegion(_ region: Region) async throws -> Bool {
