@@ -563,6 +563,9 @@ public struct MonitoringEngine: Sendable {
     mutating func supersedeWaiting(_ region: Region) {
         guard !retries.isEmpty || !abandoned.isEmpty else { return }
         if let refusal = validate(region), refusal.code != .sourceUnavailable { return }
+        // Parked while its source has not reported, it would be refused for the limit
+        // (``parkUndetermined(_:)``): the waiting one stays (review finding: both were lost).
+        if sources[region.kind] == .notDetermined, permanentRefusal(for: region) != nil { return }
         retries.cancel(id: region.identifier)
         abandoned.removeValue(forKey: region.identifier)
         undetermined.remove(region.identifier)
@@ -971,6 +974,8 @@ public struct MonitoringEngine: Sendable {
     public func permanentRefusal(for region: Region) -> RegionKitError? {
         if let refusal = radiusRefusal(region) { return refusal }
         guard let limit = profile.regionLimit, regions[region.identifier] == nil else { return nil }
+        // Below the limit even counting every waiting region: no set to build (review finding: one a registration).
+        guard regions.count + retries.count + abandoned.count >= limit else { return nil }
         var others = Set(waitingRegions.lazy.map(\.identifier).filter { self.regions[$0] == nil })
         others.remove(region.identifier)
         guard regions.count + others.count >= limit else { return nil }

@@ -113,6 +113,19 @@ struct UndeterminedSourceTests {
         #expect(engine.waitingRegion("shop") == nil)
     }
 
+    @Test("At the limit, a new definition of a waiting region that the limit refuses leaves the waiting one (review finding: both were lost)")
+    func newDefinitionRefusedKeepsTheWaiting() throws {
+        var profile = MonitoringProfile.responsive
+        profile.regionLimit = 2
+        var engine = Fixture.engine(profile, sources: Self.undetermined)
+        _ = engine.startMonitoring(contentsOf: [Self.lobby, Self.hall], at: .zero)
+        let circle = Region.circular(try CircularRegion(identifier: "park", latitude: 35.68, longitude: 139.76, radius: 100))
+        #expect(engine.startMonitoring(circle, at: .zero).summary == ["didStartMonitoring:park"], "the case: the limit reached")
+        let lobby2 = Fixture.region("lobby", major: 5)
+        #expect(engine.startMonitoring(lobby2, at: Timestamp(seconds: 1)).summary == ["monitoringDidFail:lobby"])
+        #expect(engine.waitingRegion("lobby") == Self.lobby, "the waiting definition stays")
+    }
+
     @Test("A region already monitored under the identifier, of the kind whose source works, is replaced by the waiting definition (as a region filed for a retry replaces it)")
     func replacesMonitoredOfOtherKind() throws {
         var engine = Fixture.engine(.responsive, sources: Self.undetermined)
