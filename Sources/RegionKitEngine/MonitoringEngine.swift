@@ -739,6 +739,7 @@ public struct MonitoringEngine: Sendable {
         }
         nearest.removeAll()
         nearestAbsences.rebuild([])
+        heldAbsences.removeAll()   // their beacons' tracking state went with `nearest`
     }
 
     /// The beacon source is back: the rooms set aside are carried over as at a restart
@@ -973,6 +974,12 @@ public struct MonitoringEngine: Sendable {
     /// ```
     public func permanentRefusal(for region: Region) -> RegionKitError? {
         if let refusal = radiusRefusal(region) { return refusal }
+        return limitRefusalCountingWaiting(region)
+    }
+
+    /// The region limit refusing `region`, the regions waiting for their source counted with the
+    /// monitored ones (not `region`'s own identifier: it takes that place).
+    func limitRefusalCountingWaiting(_ region: Region) -> RegionKitError? {
         guard let limit = profile.regionLimit, regions[region.identifier] == nil else { return nil }
         // Below the limit even counting every waiting region: no set to build (review finding: one a registration).
         guard regions.count + retries.count + abandoned.count >= limit else { return nil }
@@ -1019,6 +1026,11 @@ public struct MonitoringEngine: Sendable {
             return RegionKitError(.regionMonitoringFailure,
                 "region '\(region.identifier)': the limit of \(limit) monitored regions is reached (profile \(profile.name))")
         }
+        // A new region counts the regions waiting for their source, of any kind (review finding: a
+        // circle started while beacons waited at the limit, and one of them failed when the scanner
+        // came). A waiting region coming back competes with the monitored ones alone: it holds its
+        // place in the count already.
+        if !retries.isEmpty || !abandoned.isEmpty, waitingRegion(region.identifier) == nil, let refusal = limitRefusalCountingWaiting(region) { return refusal }
         return nil
     }
 

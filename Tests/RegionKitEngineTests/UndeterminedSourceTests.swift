@@ -116,14 +116,51 @@ struct UndeterminedSourceTests {
     @Test("At the limit, a new definition of a waiting region that the limit refuses leaves the waiting one (review finding: both were lost)")
     func newDefinitionRefusedKeepsTheWaiting() throws {
         var profile = MonitoringProfile.responsive
-        profile.regionLimit = 2
+        profile.regionLimit = 3
         var engine = Fixture.engine(profile, sources: Self.undetermined)
         _ = engine.startMonitoring(contentsOf: [Self.lobby, Self.hall], at: .zero)
         let circle = Region.circular(try CircularRegion(identifier: "park", latitude: 35.68, longitude: 139.76, radius: 100))
-        #expect(engine.startMonitoring(circle, at: .zero).summary == ["didStartMonitoring:park"], "the case: the limit reached")
+        #expect(engine.startMonitoring(circle, at: .zero).summary == ["didStartMonitoring:park"])
+        engine.profile.regionLimit = 2   // the case: more regions than the limit (a lowered limit)
         let lobby2 = Fixture.region("lobby", major: 5)
         #expect(engine.startMonitoring(lobby2, at: Timestamp(seconds: 1)).summary == ["monitoringDidFail:lobby"])
         #expect(engine.waitingRegion("lobby") == Self.lobby, "the waiting definition stays")
+    }
+
+    @Test("The limit counts the waiting regions of the other kind too: a circle started while beacons wait at the limit is refused at once; the beacons start when the scanner reports (review finding: the circle started and a beacon failed then)")
+    func limitCountsWaitingOfOtherKind() throws {
+        var profile = MonitoringProfile.responsive
+        profile.regionLimit = 2
+        var engine = Fixture.engine(profile, sources: Self.undetermined)
+        #expect(engine.startMonitoring(contentsOf: [Self.lobby, Self.hall], at: .zero).isEmpty)
+        let circle = Region.circular(try CircularRegion(identifier: "park", latitude: 35.68, longitude: 139.76, radius: 100))
+        #expect(engine.refusal(for: circle)?.message.contains("counting 2 waiting") == true, "\(String(describing: engine.refusal(for: circle)))")
+        let refused = engine.startMonitoring(circle, at: Timestamp(seconds: 1))
+        #expect(refused.summary == ["monitoringDidFail:park"])
+        #expect(engine.monitoredRegion("park") == nil && engine.waitingRegion("park") == nil)
+        let events = engine.setSourceStatus(.authorized, for: .beacon, at: Timestamp(seconds: 2))
+        #expect(events.summary == ["didChangeAuthorization:-", "didStartMonitoring:lobby", "didStartMonitoring:hall"])
+        // Once one stops, the circle has its place.
+        _ = engine.stopMonitoring(identifier: "hall", at: Timestamp(seconds: 3))
+        #expect(engine.startMonitoring(circle, at: Timestamp(seconds: 4)).summary == ["didStartMonitoring:park"])
+    }
+
+    @Test("The same for beacon regions filed for a retry during an outage: a new circle at the limit is refused, the beacons come back with the scanner")
+    func limitCountsRetriesOfOtherKind() throws {
+        var profile = MonitoringProfile.responsive
+        profile.regionLimit = 2
+        var engine = Fixture.engine(profile, automation: Automation(retry: Automation.Retry(delay: 1, maximumAttempts: 5)))
+        _ = engine.startMonitoring(contentsOf: [Self.lobby, Self.hall], at: .zero)
+        _ = engine.setSourceStatus(.restricted(reason: "adapter unplugged"), for: .beacon, at: Timestamp(seconds: 1))
+        #expect(engine.advance(to: Timestamp(seconds: 2.5)).of("monitoringDidFail").count == 2, "the case: both retried and failed")
+        #expect(engine.monitoredRegions.isEmpty && engine.waitingRegions.count == 2)
+        let circle = Region.circular(try CircularRegion(identifier: "park", latitude: 35.68, longitude: 139.76, radius: 100))
+        _ = engine.advance(to: Timestamp(seconds: 3))   // their retries fail again, filed for 4 s
+        #expect(engine.startMonitoring(circle, at: Timestamp(seconds: 3)).summary == ["monitoringDidFail:park"])
+        _ = engine.setSourceStatus(.authorized, for: .beacon, at: Timestamp(seconds: 3.2))
+        let events = engine.advance(to: Timestamp(seconds: 5))
+        #expect(events.of("monitoringDidFail").isEmpty, "\(events.summary)")
+        #expect(engine.monitoredRegions.count == 2 && engine.waitingRegions.isEmpty)
     }
 
     @Test("A region already monitored under the identifier, of the kind whose source works, is replaced by the waiting definition (as a region filed for a retry replaces it)")
