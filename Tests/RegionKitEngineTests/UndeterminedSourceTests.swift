@@ -12,6 +12,17 @@ struct UndeterminedSourceTests {
     static let lobby = Fixture.region("lobby")
     static let hall = Fixture.region("hall", major: 9)
     static let undetermined: [RegionKind: AuthorizationStatus] = [.beacon: .notDetermined, .circular: .authorized]
+    static let park = Region.circular(try! CircularRegion(identifier: "park", latitude: 35.68, longitude: 139.76, radius: 100))
+
+    /// An engine under the responsive profile with `limit`, the lobby and the hall parked for the
+    /// beacon source that has not reported (no event).
+    static func lobbyAndHallWaiting(limit: Int) -> MonitoringEngine {
+        var profile = MonitoringProfile.responsive
+        profile.regionLimit = limit
+        var engine = Fixture.engine(profile, sources: undetermined)
+        _ = engine.startMonitoring(contentsOf: [lobby, hall], at: .zero)   // checked by startsWhenAuthorized
+        return engine
+    }
 
     @Test("Default automation: no event while the source has not reported; authorized starts the regions in the order registered, and the beacon's sightings determine the lobby inside")
     func startsWhenAuthorized() throws {
@@ -101,10 +112,7 @@ struct UndeterminedSourceTests {
 
     @Test("The region limit counts the waiting regions: one more than the limit is refused at once, not parked to fail later")
     func limitCountsWaiting() throws {
-        var profile = MonitoringProfile.responsive
-        profile.regionLimit = 2
-        var engine = Fixture.engine(profile, sources: Self.undetermined)
-        _ = engine.startMonitoring(contentsOf: [Self.lobby, Self.hall], at: .zero)
+        var engine = Self.lobbyAndHallWaiting(limit: 2)
         let refused = engine.startMonitoring(Fixture.region("shop", major: 3), at: Timestamp(seconds: 1))
         #expect(refused.summary == ["monitoringDidFail:shop"])
         if case .monitoringDidFail(_, let error) = refused.first?.kind {
@@ -115,11 +123,8 @@ struct UndeterminedSourceTests {
 
     @Test("At the limit, a new definition of a waiting region that the limit refuses leaves the waiting one (review finding: both were lost)")
     func newDefinitionRefusedKeepsTheWaiting() throws {
-        var profile = MonitoringProfile.responsive
-        profile.regionLimit = 3
-        var engine = Fixture.engine(profile, sources: Self.undetermined)
-        _ = engine.startMonitoring(contentsOf: [Self.lobby, Self.hall], at: .zero)
-        let circle = Region.circular(try CircularRegion(identifier: "park", latitude: 35.68, longitude: 139.76, radius: 100))
+        var engine = Self.lobbyAndHallWaiting(limit: 3)
+        let circle = Self.park
         #expect(engine.startMonitoring(circle, at: .zero).summary == ["didStartMonitoring:park"])
         engine.profile.regionLimit = 2   // the case: more regions than the limit (a lowered limit)
         let lobby2 = Fixture.region("lobby", major: 5)
@@ -129,11 +134,9 @@ struct UndeterminedSourceTests {
 
     @Test("The limit counts the waiting regions of the other kind too: a circle started while beacons wait at the limit is refused at once; the beacons start when the scanner reports (review finding: the circle started and a beacon failed then)")
     func limitCountsWaitingOfOtherKind() throws {
-        var profile = MonitoringProfile.responsive
-        profile.regionLimit = 2
-        var engine = Fixture.engine(profile, sources: Self.undetermined)
-        #expect(engine.startMonitoring(contentsOf: [Self.lobby, Self.hall], at: .zero).isEmpty)
-        let circle = Region.circular(try CircularRegion(identifier: "park", latitude: 35.68, longitude: 139.76, radius: 100))
+        var engine = Self.lobbyAndHallWaiting(limit: 2)
+        #expect(engine.waitingRegions == [Self.lobby, Self.hall] && engine.monitoredRegions.isEmpty)
+        let circle = Self.park
         #expect(engine.refusal(for: circle)?.message.contains("counting 2 waiting") == true, "\(String(describing: engine.refusal(for: circle)))")
         let refused = engine.startMonitoring(circle, at: Timestamp(seconds: 1))
         #expect(refused.summary == ["monitoringDidFail:park"])
@@ -154,7 +157,7 @@ struct UndeterminedSourceTests {
         _ = engine.setSourceStatus(.restricted(reason: "adapter unplugged"), for: .beacon, at: Timestamp(seconds: 1))
         #expect(engine.advance(to: Timestamp(seconds: 2.5)).of("monitoringDidFail").count == 2, "the case: both retried and failed")
         #expect(engine.monitoredRegions.isEmpty && engine.waitingRegions.count == 2)
-        let circle = Region.circular(try CircularRegion(identifier: "park", latitude: 35.68, longitude: 139.76, radius: 100))
+        let circle = Self.park
         _ = engine.advance(to: Timestamp(seconds: 3))   // their retries fail again, filed for 4 s
         #expect(engine.startMonitoring(circle, at: Timestamp(seconds: 3)).summary == ["monitoringDidFail:park"])
         _ = engine.setSourceStatus(.authorized, for: .beacon, at: Timestamp(seconds: 3.2))
