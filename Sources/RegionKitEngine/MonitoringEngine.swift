@@ -981,7 +981,7 @@ public struct MonitoringEngine: Sendable {
     /// monitored ones (not `region`'s own identifier: it takes that place).
     func limitRefusalCountingWaiting(_ region: Region) -> RegionKitError? {
         guard let limit = profile.regionLimit, regions[region.identifier] == nil else { return nil }
-        // Below the limit even counting every waiting region: no set to build (review finding: one a registration).
+        // Below the limit even counting every waiting region: no set to build (review finding: one was built at each registration).
         guard regions.count + retries.count + abandoned.count >= limit else { return nil }
         var others = Set(waitingRegions.lazy.map(\.identifier).filter { self.regions[$0] == nil })
         others.remove(region.identifier)
