@@ -44,8 +44,8 @@ public struct RegionReport: Codable, Hashable, Sendable {
     public var lastReason: String?
     public var lastEvidence: EventEvidence?
     /// Why the region is not monitored now, when it waits for its source (the scanner or the
-    /// location source is unavailable; or it is back and the region's retry is due): it is
-    /// registered again when the source works. Absent for a monitored region.
+    /// location source is unavailable or has not reported yet; or it is back and the region's
+    /// retry is due): it is registered when the source works. Absent for a monitored region.
     public var waitingForSource: String?
 
     init(monitored: MonitoredRegion, origin: RegionOrigin?, stored: RegionStore.StoredState?) {

@@ -427,7 +427,7 @@ components:
         stale: {type: boolean, description: Restored after a restart (or waiting for its source) and not yet confirmed}
         lastReason: {type: string}
         lastEvidence: {$ref: "#/components/schemas/Evidence"}
-        waitingForSource: {type: string, description: "Present when the region is not monitored now because its source (the Bluetooth scanner, the location source) is unavailable, or is back and the region's retry is due; the text says why. It is registered again when the source works; DELETE removes it. Its state is the one it carries over then (stale), or unknown for a definition never monitored."}
+        waitingForSource: {type: string, description: "Present when the region is not monitored now because its source (the Bluetooth scanner, the location source) is unavailable or has not reported yet, or is back and the region's retry is due; the text says why. It is registered when the source works; DELETE removes it. Its state is the one it carries over then (stale), or unknown for a definition never monitored."}
     Evidence:
       type: object
       properties:
