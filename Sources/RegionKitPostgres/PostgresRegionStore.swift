@@ -457,6 +457,40 @@ public final class PostgresRegionStore: RegionStoring, CustomStringConvertible {
         }
     }
 
+    public func regionOrigins(of identifiers: [String]) async throws -> [String: RegionOrigin] {
+        let keys = Self.canonicalKeys(identifiers)
+        guard !keys.isEmpty else { return [:] }
+        let found = try await rows("read the origins of \(keys.count) regions",
+                                   "SELECT identifier, origin FROM monitored_region WHERE identifier = ANY(\(keys)::text[])") {
+            try $0.decode((String, String).self)
+        }
+        var origins: [String: RegionOrigin] = [:]
+        for (identifier, text) in found { origins[identifier] = RegionOrigin(rawValue: text) }
+        return origins
+    }
+
+    public func states(of identifiers: [String]) async throws -> [String: RegionStore.StoredState] {
+        let keys = Self.canonicalKeys(identifiers)
+        guard !keys.isEmpty else { return [:] }
+        let found = try await rows("read the states of \(keys.count) regions",
+                                   "SELECT identifier, state, since, evidence, updated_at FROM region_state WHERE identifier = ANY(\(keys)::text[])") {
+            try $0.decode((String, String, Double?, String?, Double).self)
+        }
+        let decoder = JSONDecoder()
+        var states: [String: RegionStore.StoredState] = [:]
+        for row in found {
+            states[row.0] = try storedState(row: row) { _, text in try? decoder.decode(EventEvidence.self, from: Data(text.utf8)) }
+        }
+        return states
+    }
+
+    /// `identifiers` as the tables keep them (``Region/canonical(identifier:)``), each once: one
+    /// array bound to one `ANY(…)`, whatever its length.
+    static func canonicalKeys(_ identifiers: [String]) -> [String] {
+        var seen = Set<String>()
+        return identifiers.map(Region.canonical(identifier:)).filter { seen.insert($0).inserted }
+    }
+
     /// A `region_state` row; `evidence` turns the region's stored evidence text into the evidence.
     private func storedState(row: (String, String, Double?, String?, Double),
                              evidence decode: (_ identifier: String, _ text: String) -> EventEvidence?) throws -> RegionStore.StoredState {

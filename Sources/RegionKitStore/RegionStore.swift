@@ -381,11 +381,11 @@ public final class RegionStore: Sendable {
 
     /// The columns ``storedState(row:evidence:)`` reads, by their index in this list (read by
     /// name, GRDB lowered the case of every column of every row to find it).
-    private static let stateColumns = "identifier, state, since, evidence, updated_at"
+    static let stateColumns = "identifier, state, since, evidence, updated_at"
 
     /// A `region_state` row; `evidence` turns the region's stored evidence text into the evidence
     /// (`nil` for a text that does not decode: the state is still reported, without it).
-    private func storedState(row: Row, evidence decode: (_ identifier: String, _ text: String) -> EventEvidence?) throws
+    func storedState(row: Row, evidence decode: (_ identifier: String, _ text: String) -> EventEvidence?) throws
         -> (identifier: String, state: StoredState) {
         let identifier: String = try column(row, 0, "identifier", of: "region_state")
         let text: String = try column(row, 1, "state", of: "region_state")

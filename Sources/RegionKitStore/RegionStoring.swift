@@ -45,6 +45,11 @@ public protocol RegionStoring: Sendable {
     func storedRegion(_ identifier: String) async throws -> StoredRegion?
     /// One region's last stored state, read by its identifier; nil when it has none.
     func state(of identifier: String) async throws -> RegionStore.StoredState?
+    /// Where each of `identifiers` came from, read by key (a page of `GET /v1/regions?limit=`
+    /// reads its own rows, not every row); an identifier with no stored region is left out.
+    func regionOrigins(of identifiers: [String]) async throws -> [String: RegionOrigin]
+    /// The last stored state of each of `identifiers` that has one, read by key.
+    func states(of identifiers: [String]) async throws -> [String: RegionStore.StoredState]
     /// The room each beacon is placed in, as the last ``StoreWrite/room(_:scanner:at:)`` of it
     /// left it: its identity's `description` → the scanner. A restarted daemon starts its engine
     /// from them (``LocationManager/restoreNearestScanners(_:)``), so a beacon that left while it

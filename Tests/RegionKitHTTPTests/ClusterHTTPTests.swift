@@ -162,6 +162,18 @@ struct ClusterHTTPTests {
             #expect(states == Dictionary(uniqueKeysWithValues: regions.map { ($0.identifier, stored[$0.identifier]?.state.rawValue ?? "unknown") }),
                     "the API says \(states), the store \(stored.mapValues(\.state))")
             #expect(states["site"] == "inside" && states["local"] == "inside" && states["remote"] == "inside" && states["quiet"] != "inside")
+            // In pages (identifier order), the same reports, and the refusal on every page.
+            var paged: [[String: Any]] = []
+            var cursor: String?
+            repeat {
+                let page = try await client.request("GET", "/v1/regions?limit=3" + (cursor.map { "&cursor=\($0)" } ?? "")).json
+                #expect(page["total"] as? Int == 4 && page["changesRefused"] is String, "\(page)")
+                paged += page["regions"] as? [[String: Any]] ?? []
+                cursor = page["nextCursor"] as? String
+            } while cursor != nil && paged.count < 8
+            #expect(paged.compactMap { $0["identifier"] as? String } == ["local", "quiet", "remote", "site"])
+            #expect(paged.compactMap { region in (region["identifier"] as? String).map { ($0, region["state"] as? String ?? "-") } }
+                        .allSatisfy { states[$0.0] == $0.1 }, "\(paged)")
             let remoteReport = try await client.request("GET", "/v1/regions/remote")
             #expect(remoteReport.status == 200 && remoteReport.json["state"] as? String == "inside")
             // (JSON numbers parsed back may differ in the last bits.)

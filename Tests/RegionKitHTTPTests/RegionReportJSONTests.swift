@@ -21,6 +21,23 @@ struct RegionReportJSONTests {
         var changesRefused: String
     }
 
+    /// A page of the listing (`?limit=`), with or without a refusal; `nextCursor` null on the last page.
+    struct PagedListing: Encodable {
+        var regions: [RegionReport]
+        var changesRefused: String?
+        var nextCursor: String?
+        var total: Int
+
+        func encode(to encoder: any Encoder) throws {
+            enum Key: String, CodingKey { case regions, changesRefused, nextCursor, total }
+            var container = encoder.container(keyedBy: Key.self)
+            try container.encode(regions, forKey: .regions)
+            try container.encodeIfPresent(changesRefused, forKey: .changesRefused)
+            try container.encode(nextCursor, forKey: .nextCursor)   // null written, not left out
+            try container.encode(total, forKey: .total)
+        }
+    }
+
     /// Every byte JSONEncoder escapes (controls, `"`, `\`, `/`), the ones it leaves (DEL, U+2028),
     /// and multi-byte text.
     static let pieces = ["lobby", "\"", "\\", "/", "\n", "\r", "\t", "\u{08}", "\u{0C}", "\u{00}", "\u{1F}", "\u{7F}",
@@ -108,6 +125,16 @@ struct RegionReportJSONTests {
             }
         }
         #expect(try JSONDecoder().decode([String: [RegionReport]].self, from: Data(listing.utf8))["regions"] == reports, "and it decodes back")
+        // A page: its cursor (any text, escaped as the identifiers are) or null, and the total.
+        let cursors: [String?] = [nil, "room-9"] + Self.pieces.enumerated().map { "\($0.element)\($0.offset)" }
+        for (index, cursor) in cursors.enumerated() {
+            let refusal: String? = index.isMultiple(of: 2) ? nil : refusal
+            let page = Array(reports.prefix(index * 3))
+            let mine = String(decoding: RegionReport.listingJSON(page, changesRefused: refusal, page: (reports.count, cursor)), as: UTF8.self)
+            let theirs = String(decoding: try Self.encoder.encode(PagedListing(regions: page, changesRefused: refusal, nextCursor: cursor,
+                                                                                total: reports.count)), as: UTF8.self)
+            #expect(mine == theirs, "cursor \(cursor ?? "null")")
+        }
     }
 
     @Test("An empty listing, and the reports the daemon builds from an engine's regions (beacon, circle, Eddystone, device)")

@@ -21,6 +21,7 @@ enum StoreConformance: String, CaseIterable, Sendable, CustomTestStringConvertib
     case retention
     case health
     case canonicalIdentifiers
+    case keyedReads
 
     var testDescription: String { rawValue }
 
@@ -41,6 +42,7 @@ enum StoreConformance: String, CaseIterable, Sendable, CustomTestStringConvertib
         case .retention: try await Self.retention(store)
         case .health: try await store.checkWritable()
         case .canonicalIdentifiers: try await Self.canonicalIdentifiers(store)
+        case .keyedReads: try await Self.keyedReads(store)
         }
     }
 
@@ -108,6 +110,33 @@ enum StoreConformance: String, CaseIterable, Sendable, CustomTestStringConvertib
         try await store.removeRegion(decomposed)
         #expect(try await store.storedRegions().isEmpty)
         #expect(try await store.states().isEmpty)
+    }
+
+    /// The origins and states of some regions read by key (a page of `GET /v1/regions`), as the
+    /// whole reads give them: those asked for only, absent ones left out, either Unicode spelling,
+    /// an identifier asked twice, none asked, and more than one statement's worth of keys.
+    static func keyedReads(_ store: some RegionStoring) async throws {
+        #expect(try await store.regionOrigins(of: ["lobby"]).isEmpty)
+        #expect(try await store.states(of: ["lobby"]).isEmpty)
+        let evidence = EventEvidence(rssi: -61, scannerID: "hall", lastSightingAge: 2.5, reason: "first sighting")
+        let names = (0..<1_200).map { "room-\($0)" } + ["caf\u{E9}"]
+        for (index, name) in names.enumerated() {
+            try await store.saveRegion(.beacon(try BeaconRegion(identifier: name, uuid: uuid, major: UInt16(index % 60_000))), at: Double(index),
+                                       origin: index.isMultiple(of: 3) ? .api : .configuration)
+            if index.isMultiple(of: 2) {
+                try await store.saveState(name, state: .inside, since: Double(index), evidence: index.isMultiple(of: 4) ? evidence : nil, at: Double(index))
+            }
+        }
+        let (allOrigins, allStates) = (try await store.regionOrigins(), try await store.states())
+        let asked = ["room-4", "room-5", "room-4", "nowhere", "cafe\u{301}"]
+        #expect(try await store.regionOrigins(of: asked) == allOrigins.filter { ["room-4", "room-5", "caf\u{E9}"].contains($0.key) })
+        #expect(try await store.states(of: asked) == allStates.filter { ["room-4", "caf\u{E9}"].contains($0.key) })
+        #expect(try await store.states(of: asked)["room-4"]?.evidence == evidence)
+        #expect(try await store.regionOrigins(of: []).isEmpty)
+        #expect(try await store.states(of: []).isEmpty)
+        // Every region at once: more keys than one statement binds.
+        #expect(try await store.regionOrigins(of: names) == allOrigins)
+        #expect(try await store.states(of: names) == allStates && allStates.count == 601)
     }
 
     /// Upserts, optional fields, evidence as it was given.

@@ -32,6 +32,8 @@ class InterposingStore: RegionStoring, @unchecked Sendable {
         try await storedRegions().first { $0.region.identifier == identifier }
     }
     func state(of identifier: String) async throws -> RegionStore.StoredState? { try base.state(of: identifier) }
+    func regionOrigins(of identifiers: [String]) async throws -> [String: RegionOrigin] { try base.regionOrigins(of: identifiers) }
+    func states(of identifiers: [String]) async throws -> [String: RegionStore.StoredState] { try base.states(of: identifiers) }
     func beaconRooms() async throws -> [String: String] { try base.beaconRooms() }
     func announcedBeacons(_ output: String) async throws -> [String] { try base.announcedBeacons(output) }
     func addAnnouncedBeacons(_ beacons: [String], output: String) async throws { try base.addAnnouncedBeacons(beacons, output: output) }

@@ -23,6 +23,9 @@ public protocol APIBackend: Sendable {
     /// The monitored regions in order, then those waiting for their source (or only `identifier`,
     /// if monitored or waiting), with their states.
     func regionReports(only identifier: String?) async throws -> [RegionReport]
+    /// One page of the regions (monitored or waiting for their source) in identifier order,
+    /// with their states (`GET /v1/regions?limit=`): only the page's rows are read from the store.
+    func regionPage(_ query: RegionPage.Query) async throws -> RegionPage
     /// Saves and monitors `region`; whether a region of that identifier existed before.
     func putRegion(_ region: Region) async throws -> Bool
     /// Stops monitoring and forgets the region (one waiting for its source too); false when there

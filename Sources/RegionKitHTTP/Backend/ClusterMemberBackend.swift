@@ -30,6 +30,8 @@ public final class ClusterMemberBackend: APIBackend {
     public let engine: ClusterEngine
     public let store: any RegionStoring
     let regions: [Region]
+    /// `regions` by identifier (a page's reports are built from its identifiers).
+    let regionsByIdentifier: [String: Region]
     let pollInterval: Duration
     let logger: Logger
 
@@ -39,6 +41,7 @@ public final class ClusterMemberBackend: APIBackend {
         self.engine = engine
         store = engine.sharedStore
         regions = engine.configuredRegions
+        regionsByIdentifier = Dictionary(regions.map { ($0.identifier, $0) }, uniquingKeysWith: { first, _ in first })
         self.pollInterval = pollInterval
         self.logger = logger
     }
@@ -62,6 +65,17 @@ public final class ClusterMemberBackend: APIBackend {
         guard !chosen.isEmpty else { return [] }
         let (origins, states) = (try await store.regionOrigins(), try await store.states())
         return chosen.map { RegionReport(region: $0, origin: origins[$0.identifier], merged: states[$0.identifier]) }
+    }
+
+    public func regionPage(_ query: RegionPage.Query) async throws -> RegionPage {
+        var selection = RegionPage.Selection(query)
+        for region in regions { selection.offer(region.identifier) }
+        let (identifiers, more) = selection.page
+        let (origins, states) = (try await store.regionOrigins(of: identifiers), try await store.states(of: identifiers))
+        let reports = identifiers.compactMap { id in
+            regionsByIdentifier[id].map { RegionReport(region: $0, origin: origins[id], merged: states[id]) }
+        }
+        return RegionPage(reports: reports, total: selection.total, nextCursor: more ? identifiers.last : nil)
     }
 
     public func putRegion(_ region: Region) async throws -> Bool {

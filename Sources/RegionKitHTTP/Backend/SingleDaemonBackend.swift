@@ -53,6 +53,32 @@ public struct SingleDaemonBackend: APIBackend {
         return monitored + waiting
     }
 
+    /// The page's identifiers are chosen in one snapshot of the engine, their rows read by key,
+    /// and the reports built in a second snapshot (none kept across the store's reads): a region
+    /// removed meanwhile is left out of its page, and the cursor still follows it.
+    public func regionPage(_ query: RegionPage.Query) async throws -> RegionPage {
+        let (identifiers, more, total) = { () -> ([String], Bool, Int) in
+            let engine = service.manager.engineSnapshot
+            var selection = RegionPage.Selection(query)
+            for region in engine.monitoredRegions { selection.offer(region.identifier) }
+            for region in engine.waitingRegions where engine.monitoredRegion(region.identifier) == nil {
+                selection.offer(region.identifier)
+            }
+            let page = selection.page
+            return (page.identifiers, page.more, selection.total)
+        }()
+        let (origins, states) = (try await service.store.regionOrigins(of: identifiers), try await service.store.states(of: identifiers))
+        let engine = service.manager.engineSnapshot
+        let reports = identifiers.compactMap { id -> RegionReport? in
+            if let monitored = engine.monitoredRegion(id) { return RegionReport(monitored: monitored, origin: origins[id], stored: states[id]) }
+            return engine.waitingRegion(id).map {
+                RegionReport(waiting: $0, carried: engine.carriedState(of: id), origin: origins[id], stored: states[id],
+                             reason: Self.waitingReason($0, engine))
+            }
+        }
+        return RegionPage(reports: reports, total: total, nextCursor: more ? identifiers.last : nil)
+    }
+
     /// Why `region` waits: the engine's refusal now, or its source is back and its retry due.
     static func waitingReason(_ region: Region, _ engine: MonitoringEngine) -> String {
         engine.refusal(for: region)?.message ?? "its source is back: registering it again (a retry is due)"

@@ -81,6 +81,11 @@ struct JSONBytes {
         literal(value ? "true" : "false")
     }
 
+    mutating func null() {
+        separate()
+        literal("null")
+    }
+
     /// The escape `JSONEncoder` writes for `byte`, if any: `"`, `\`, `/` and the controls
     /// (`\b \t \n \f \r`, else `\u00XX` in lower-case hex). Multi-byte UTF-8 is never escaped.
     static func escape(_ byte: UInt8) -> [UInt8]? {

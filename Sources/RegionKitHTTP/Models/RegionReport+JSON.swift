@@ -2,23 +2,32 @@ import RegionKitCore
 import RegionKitEngine
 
 extension RegionReport {
-    /// The reports as `GET /v1/regions` answers them, `{"changesRefused"?, "regions": [...]}`:
-    /// the bytes `JSONEncoder` with `.sortedKeys` writes for them, without its keyed containers
-    /// (46 % of a listing's time at 10,000 regions). `RegionReportJSONTests` holds the two equal.
+    /// The reports as `GET /v1/regions` answers them, `{"changesRefused"?, "regions": [...]}`,
+    /// and for a page (``RegionPage``) its `nextCursor` (null on the last) and `total`: the bytes
+    /// `JSONEncoder` with `.sortedKeys` writes for them, without its keyed containers (46 % of a
+    /// listing's time at 10,000 regions). `RegionReportJSONTests` holds the two equal.
     ///
     /// ```swift
     /// let body = RegionReport.listingJSON(reports, changesRefused: nil)   // {"regions":[{"identifier":"lobby",…}]}
+    /// let first = RegionReport.listingJSON(page.reports, changesRefused: nil, page: (page.total, page.nextCursor))
     /// ```
-    static func listingJSON(_ reports: [RegionReport], changesRefused: String?) -> [UInt8] {
+    static func listingJSON(_ reports: [RegionReport], changesRefused: String?, page: (total: Int, nextCursor: String?)? = nil) -> [UInt8] {
         var json = JSONBytes(capacity: 64 + reports.count * 400)
         json.beginObject()
         if let changesRefused {
             json.key("changesRefused"); json.string(changesRefused)
         }
+        if let page {
+            json.key("nextCursor")
+            if let next = page.nextCursor { json.string(next) } else { json.null() }
+        }
         json.key("regions")
         json.beginArray()
         for report in reports { report.write(into: &json) }
         json.endArray()
+        if let page {
+            json.key("total"); json.number(page.total)
+        }
         json.endObject()
         return json.bytes
     }

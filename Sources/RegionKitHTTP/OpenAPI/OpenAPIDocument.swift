@@ -34,10 +34,19 @@ paths:
   /v1/regions:
     get:
       operationId: listRegions
-      summary: Monitored regions with their live state, then those waiting for their source (waitingForSource)
+      summary: Regions with their live state, and those waiting for their source (waitingForSource); paged on request
+      description: |
+        Without `limit`, `cursor` or `prefix`: every region, the monitored ones in registration
+        order, then those waiting for their source. With any of them: one page, in identifier
+        order (the UTF-8 bytes of the NFC form: Unicode scalar order, byte order for ASCII), with
+        `nextCursor` (pass it as `cursor` for the next page; null on the last) and `total`.
+      parameters:
+        - {name: limit, in: query, schema: {type: integer, minimum: 1, maximum: 10000, default: 100}, description: "Regions a page (the default when only cursor or prefix is given)"}
+        - {name: cursor, in: query, schema: {type: string, minLength: 1}, description: "The previous page's nextCursor: regions whose identifier sorts after it"}
+        - {name: prefix, in: query, schema: {type: string, minLength: 1}, description: "Only regions whose identifier begins with it (NFC, bytewise; total counts them)"}
       responses:
         "200":
-          description: The monitored regions in registration order, then those waiting for their source
+          description: The regions, or one page of them
           content:
             application/json:
               schema:
@@ -47,6 +56,9 @@ paths:
                 properties:
                   regions: {type: array, items: {$ref: "#/components/schemas/Region"}}
                   changesRefused: {type: string, description: "Cluster mode only: why PUT and DELETE are refused (regions are configuration)"}
+                  nextCursor: {type: [string, "null"], description: "A page only: the cursor of the next page, null on the last"}
+                  total: {type: integer, minimum: 0, description: "A page only: the regions listed on all pages (with the prefix, if any)"}
+        "400": {$ref: "#/components/responses/Problem"}
         "401": {$ref: "#/components/responses/Problem"}
         "403": {$ref: "#/components/responses/Problem"}
   /v1/regions/{id}:

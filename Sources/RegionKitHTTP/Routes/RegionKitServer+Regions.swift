@@ -8,10 +8,15 @@ import RegionKitStore
 extension RegionKitServer {
     /// `GET /v1/regions`, `GET|PUT|DELETE /v1/regions/{id}`, `POST /v1/regions/{id}/request-state`.
     func addRegionRoutes(to router: Router<BasicRequestContext>) {
-        router.get("/v1/regions") { _, _ in
-            let regions = try await self.regionReports()
+        router.get("/v1/regions") { request, _ in
             // A cluster member says why the regions cannot be changed here (the dashboard hides its editing).
-            return Self.json(bytes: RegionReport.listingJSON(regions, changesRefused: self.backend.regionChangesRefusal))
+            let refusal = self.backend.regionChangesRefusal
+            guard let query = try Self.regionPageQuery(request) else {
+                let regions = try await self.regionReports()
+                return Self.json(bytes: RegionReport.listingJSON(regions, changesRefused: refusal))
+            }
+            let page = try await self.metrics.timedStore("region_rows") { try await self.backend.regionPage(query) }
+            return Self.json(bytes: RegionReport.listingJSON(page.reports, changesRefused: refusal, page: (page.total, page.nextCursor)))
         }
         router.get("/v1/regions/:id") { _, context in
             let id = try Self.regionID(context)
@@ -71,6 +76,32 @@ extension RegionKitServer {
                 return Self.json(bytes: report.json, status: outcome == .requested ? .accepted : .ok)
             }
         }
+    }
+
+    /// `GET /v1/regions` lists this many regions a page when `cursor` or `prefix` asks for a page without a `limit`.
+    static let regionPageDefault = 100
+    /// The largest `limit` of `GET /v1/regions`.
+    static let regionPageMaximum = 10_000
+
+    /// The page `GET /v1/regions` asks for: `limit` (1…``regionPageMaximum``), `cursor` (the
+    /// `nextCursor` of the page before) and `prefix`; nil when none is given (every region, in
+    /// registration order, as before pages). A cursor or prefix must be a valid region id (not
+    /// empty, no NUL), so that a mistyped parameter is an error rather than an empty page.
+    static func regionPageQuery(_ request: Request) throws -> RegionPage.Query? {
+        let query = request.uri.queryParameters
+        let limit = try integer(query.get("limit"), "limit", range: 1...regionPageMaximum)
+        let cursor = try pageIdentifier(query.get("cursor"), "cursor")
+        let prefix = try pageIdentifier(query.get("prefix"), "prefix")
+        guard limit != nil || cursor != nil || prefix != nil else { return nil }
+        return RegionPage.Query(cursor: cursor, limit: limit ?? regionPageDefault, prefix: prefix)
+    }
+
+    private static func pageIdentifier(_ text: String?, _ name: String) throws -> String? {
+        guard let text else { return nil }
+        guard !text.isEmpty, !text.utf8.contains(0) else {
+            throw Problem(.badRequest, "\(name) must be a region identifier: not empty, without NUL", field: name)
+        }
+        return text
     }
 
     /// The `{id}` of a region path, percent-decoded (Hummingbird hands path parameters over as
