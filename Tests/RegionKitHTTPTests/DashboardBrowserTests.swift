@@ -140,7 +140,7 @@ struct DashboardBrowserTests {
         let api = LoopbackClient(port: daemon.port, token: Self.token)
         try browser.openDashboard(port: daemon.port, token: Self.token)
         try browser.wait(for: #"document.querySelector('[data-region="museum"] .pill:not([data-state="unknown"])') && document.querySelector('#live-dot.live')"#, timeout: 60)
-        let listings = "return performance.getEntriesByType('resource').filter((e) => e.name.endsWith('/v1/regions')).length;"
+        let listings = Self.listings
         let before = try #require(try browser.script(listings) as? Int)
         for _ in 0..<20 {
             #expect(try await api.request("POST", "/v1/regions/museum/request-state").status == 202)
@@ -155,6 +155,67 @@ struct DashboardBrowserTests {
         let shown = try browser.script(#"return document.querySelector('[data-region="museum"] .pill').dataset.state;"#) as? String
         let listed = (api.get("/v1/regions/museum")["state"] as? String)
         #expect(shown == listed, "the row shows \(shown ?? "-"), the API says \(listed ?? "-")")
+        #expect(daemon.process.isRunning, "\(daemon.stderr)")
+    }
+
+    /// How many times the page has listed the regions (`GET /v1/regions?…`, not one region's GET).
+    static let listings = #"return performance.getEntriesByType('resource').filter((e) => /\/v1\/regions\?/.test(e.name)).length;"#
+
+    @Test("451 regions: the page shows 200 at a time in the daemon's order and pages through them; the find box lists those beginning with its text; states of regions on other pages list nothing")
+    func regionsInPages() async throws {
+        let rooms = (1...450).map { "room-\($0)" }
+        let lines = rooms.enumerated().map { "  - {identifier: \($0.element), uuid: 5A4BCFCE-174E-4BAC-A814-092E77F6B7E5, major: \($0.offset + 1)}" }
+        let daemon = try DaemonProcess(configuration: """
+            regions:
+              - {identifier: museum, uuid: 5A4BCFCE-174E-4BAC-A814-092E77F6B7E5}
+            \(lines.joined(separator: "\n"))
+            sources:
+              - simulator: {scenario: museum, speed: 4, repeat: true}
+            """, token: Self.token)
+        defer { daemon.stop() }
+        let browser = try WebDriver(width: 1280, height: 1000)
+        defer { browser.quit() }
+        let api = LoopbackClient(port: daemon.port, token: Self.token)
+        try browser.openDashboard(port: daemon.port, token: Self.token)
+        let shown = "return [...document.querySelectorAll('#regions li')].map((li) => li.dataset.region);"
+        let range = "document.querySelector('#regions-range').textContent"
+        // The daemon's order (ASCII: byte order): museum, room-1, room-10, room-100, room-101, …
+        let ordered = (["museum"] + rooms).sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        try browser.wait(for: "\(range) === '1–200 of 451' && document.querySelectorAll('#regions li').length === 200", timeout: 30)
+        #expect(try browser.script(shown) as? [String] == Array(ordered[0..<200]))
+        #expect(try browser.script("return document.querySelector('#regions-previous').disabled;") as? Bool == true)
+        _ = try browser.script("document.querySelector('#regions-next').click();")
+        try browser.wait(for: "\(range) === '201–400 of 451'", timeout: 10)
+        #expect(try browser.script(shown) as? [String] == Array(ordered[200..<400]))
+        _ = try browser.script("document.querySelector('#regions-next').click();")
+        try browser.wait(for: "\(range) === '401–451 of 451'", timeout: 10)
+        #expect(try browser.script(shown) as? [String] == Array(ordered[400...]))
+        #expect(try browser.script("return document.querySelector('#regions-next').disabled;") as? Bool == true)
+        _ = try browser.script("document.querySelector('#regions-previous').click();")
+        try browser.wait(for: "\(range) === '201–400 of 451'", timeout: 10)
+
+        // Find: the regions whose identifier begins with room-44, from their first.
+        _ = try browser.script("const find = document.querySelector('#region-find'); find.value = 'room-44'; find.dispatchEvent(new Event('input'));")
+        try browser.wait(for: "\(range) === '1–11 of 11'", timeout: 10)
+        let found = ["room-44"] + (440...449).map { "room-\($0)" }
+        #expect(try browser.script(shown) as? [String] == found)
+        #expect(try browser.script("return document.querySelector('#regions-next').hidden;") as? Bool == true, "one page: no paging buttons")
+        try browser.screenshot(to: Self.screenshots + "/dashboard-region-pages.png")
+
+        // States of a region on no page shown (the museum, requested 10 times): listed by the
+        // 5 s poll alone; one of a region shown: in its row.
+        try browser.wait(for: "document.querySelector('#live-dot.live')", timeout: 30)
+        let before = try #require(try browser.script(Self.listings) as? Int)
+        for _ in 0..<10 {
+            #expect(try await api.request("POST", "/v1/regions/museum/request-state").status == 202)
+            try await Task.sleep(for: .milliseconds(300))
+        }
+        #expect(try await api.request("POST", "/v1/regions/room-445/request-state").status == 202)
+        try browser.wait(for: "state.events.filter((e) => e.type === 'didDetermineState' && e.region === 'museum' && e.reason === 'requested').length >= 10", timeout: 20)
+        try browser.wait(for: #"document.querySelector('[data-region="room-445"] .detail').textContent.includes('— requested')"#, timeout: 10)
+        let after = try #require(try browser.script(Self.listings) as? Int)
+        #expect(after - before <= 2, "listed \(after - before) times in ≈ 3.5 s for 10 states of a region on no page shown")
+        #expect(try browser.script(shown) as? [String] == found)
         #expect(daemon.process.isRunning, "\(daemon.stderr)")
     }
 

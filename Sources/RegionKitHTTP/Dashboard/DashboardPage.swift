@@ -20,6 +20,12 @@ enum DashboardPage {
   <section class="card" id="regions-card">
     <div class="card-head"><h2>Regions</h2><button id="new-region" type="button">Add region</button></div>
     <p id="regions-readonly" class="muted small" hidden></p>
+    <div class="pager">
+      <input id="region-find" type="search" placeholder="Find: identifier begins with…" aria-label="Find regions by the beginning of their identifier" autocomplete="off">
+      <span id="regions-range" class="muted small"></span>
+      <button id="regions-previous" class="ghost" type="button" disabled>‹ Previous</button>
+      <button id="regions-next" class="ghost" type="button" disabled>Next ›</button>
+    </div>
     <ul id="regions" class="regions" aria-live="polite"></ul>
     <p id="regions-empty" class="muted" hidden>No monitored region yet.</p>
   </section>

@@ -31,6 +31,9 @@ button.ghost { background: transparent; color: var(--ink); border: 1px solid var
 button.link { background: none; color: var(--accent); padding: .1rem .3rem; }
 button.link.danger { color: var(--bad); }
 .regions { list-style: none; margin: 0; padding: 0; }
+.pager { display: flex; align-items: center; gap: .5rem; flex-wrap: wrap; margin-bottom: .5rem; }
+.pager input { flex: 1 1 12rem; min-width: 0; }
+.pager #regions-range { margin-left: auto; font-variant-numeric: tabular-nums; }
 .region { display: grid; grid-template-columns: auto 1fr auto; gap: .2rem .75rem; align-items: center; padding: .6rem 0; border-top: 1px solid var(--line); }
 .region:first-child { border-top: 0; }
 .region .name { font-weight: 600; }
