@@ -191,6 +191,19 @@ public struct MonitoringEngine: Sendable {
     /// Monitored regions in registration order.
     public var monitoredRegions: [Region] { order.compactMap { entry in regions.read(slot: entry.slot) { $0.region } } }
 
+    /// Calls `body` with the identifier of each monitored region, in registration order, without
+    /// building ``monitoredRegions`` (a page of `GET /v1/regions` picks its identifiers out of
+    /// every region's).
+    ///
+    /// ```swift
+    /// engine.forEachMonitoredIdentifier { print($0) }   // lobby, park, …
+    /// ```
+    public func forEachMonitoredIdentifier(_ body: (String) -> Void) {
+        for entry in order {
+            _ = regions.read(slot: entry.slot) { body($0.region.identifier) }
+        }
+    }
+
     /// Calls `body` with each monitored region, in registration order, and each of its present
     /// sighting streams (``MonitoredRegion/streams``): what ``monitoredRegion(_:)`` gives for
     /// every region, without looking each identifier up or building its record and stream table

@@ -37,6 +37,10 @@ struct ForEachStreamTests {
             }
         }
         #expect(walked == expected)
+        // The identifiers alone, in the same order, the stopped one left out.
+        var identifiers: [String] = []
+        engine.forEachMonitoredIdentifier { identifiers.append($0) }
+        #expect(identifiers == engine.monitoredRegions.map(\.identifier) && identifiers.count == 41 && !identifiers.contains("b7"))
         #expect(walked.count > 40, "\(walked.count) streams")
         #expect(!walked.contains { $0.hasPrefix("b7 ") } && !walked.contains { $0.hasPrefix("b35 ") }, "stopped, exited: no stream")
     }

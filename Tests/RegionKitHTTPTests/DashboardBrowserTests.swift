@@ -216,6 +216,16 @@ struct DashboardBrowserTests {
         let after = try #require(try browser.script(Self.listings) as? Int)
         #expect(after - before <= 2, "listed \(after - before) times in ≈ 3.5 s for 10 states of a region on no page shown")
         #expect(try browser.script(shown) as? [String] == found)
+
+        // A region added through the form that sorts on no page shown is found for the user.
+        try browser.click("#new-region")
+        try browser.type("#f-id", "aardvark")
+        try browser.type("#f-uuid", "5A4BCFCE-174E-4BAC-A814-092E77F6B7E5")
+        try browser.type("#f-major", "999")
+        try browser.click("#region-save")
+        try browser.wait(for: "!document.querySelector('#region-dialog').open && \(range) === '1–1 of 1'", timeout: 10)
+        #expect(try browser.script(shown) as? [String] == ["aardvark"])
+        #expect(try browser.script("return document.querySelector('#region-find').value;") as? String == "aardvark")
         #expect(daemon.process.isRunning, "\(daemon.stderr)")
     }
 

@@ -3,12 +3,16 @@
 # simulation at 8x, one UUID region plus N-1 per-major regions, as scripts/http/bench.sh):
 # the body's size, then the best and median of 10 sequential requests after a 3 s warm-up.
 # Give two binaries to compare them side by side (run alternately; the machine is noisy).
-# Usage: scripts/http/regions-listing.sh REGIONS BINARY [BINARY...]
+# QUERIES (space-separated) are the listings timed, "-" the whole one: by default the whole
+# listing, the dashboard's first page, a page from the middle and a prefix (a daemon before pages
+# answers each with the whole listing).
+# Usage: [QUERIES="- ?limit=200"] scripts/http/regions-listing.sh REGIONS BINARY [BINARY...]
 #   e.g. scripts/http/regions-listing.sh 10000 /tmp/regionkit-before .build/release/regionkit
 set -euo pipefail
 [ $# -ge 2 ] || { echo "usage: $0 REGIONS BINARY [BINARY...]" >&2; exit 2; }
 n=$1; shift
 [[ "$n" =~ ^[1-9][0-9]*$ ]] || { echo "REGIONS must be a positive integer, not '$n'" >&2; exit 2; }
+queries=${QUERIES:-"- ?limit=200 ?limit=200&cursor=r$((n / 2)) ?prefix=r$((n / 3))"}
 command -v curl >/dev/null || { echo "curl is missing (apt-get install curl)" >&2; exit 1; }
 work=$(mktemp -d)
 pid=
@@ -21,18 +25,26 @@ for bin in "$@"; do
     echo "store: $work/store.sqlite"
     echo "regions:"
     echo "  - {identifier: museum, uuid: 5A4BCFCE-174E-4BAC-A814-092E77F6B7E5}"
-    for i in $(seq 1 $((n - 1))); do echo "  - {identifier: r$i, uuid: 0F1E2D3C-4B5A-6978-8796-A5B4C3D2E1F0, major: $i}"; done
+    # Past 65,535 (the largest major) the minor counts on.
+    for i in $(seq 1 $((n - 1))); do
+      if [ "$i" -lt 65536 ]; then echo "  - {identifier: r$i, uuid: 0F1E2D3C-4B5A-6978-8796-A5B4C3D2E1F0, major: $i}"
+      else echo "  - {identifier: r$i, uuid: 0F1E2D3C-4B5A-6978-8796-A5B4C3D2E1F0, major: $((i % 65536)), minor: $((i / 65536))}"; fi
+    done
     echo "sources:"
     echo "  - simulator: {scenario: museum, speed: 8, repeat: true}"
     echo "http: {listen: \"127.0.0.1:$port\", public: true}"
   } > "$work/config.yaml"
   "$bin" run --config "$work/config.yaml" --log-level error > "$work/out.log" 2>&1 & pid=$!
-  for _ in $(seq 1 300); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.1; done
+  for _ in $(seq 1 1200); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break; kill -0 $pid 2>/dev/null || break; sleep 0.1; done
   curl -sf "http://127.0.0.1:$port/healthz" >/dev/null || { echo "$bin did not start:" >&2; cat "$work/out.log" >&2; exit 1; }
   sleep 3
-  bytes=$(curl -s "http://127.0.0.1:$port/v1/regions" | wc -c)
-  for _ in $(seq 1 10); do curl -s -o /dev/null -w "%{time_total}\n" "http://127.0.0.1:$port/v1/regions"; done \
-    | sort -n | awk -v bin="$bin" -v n="$n" -v bytes="$bytes" \
-        '{a[NR]=$1} END {printf "%s  %d regions  %d bytes  best %.1f ms  median %.1f ms\n", bin, n, bytes, a[1]*1000, a[int((NR+1)/2)]*1000}'
+  for query in $queries; do
+    [ "$query" = - ] && query=
+    url="http://127.0.0.1:$port/v1/regions$query"
+    bytes=$(curl -s "$url" | wc -c)
+    for _ in $(seq 1 10); do curl -s -o /dev/null -w "%{time_total}\n" "$url"; done \
+      | sort -n | awk -v bin="$bin" -v n="$n" -v bytes="$bytes" -v q="${query:-(whole)}" \
+          '{a[NR]=$1} END {printf "%s  %d regions  %-24s %9d bytes  best %7.1f ms  median %7.1f ms\n", bin, n, q, bytes, a[1]*1000, a[int((NR+1)/2)]*1000}'
+  done
   kill $pid; wait $pid 2>/dev/null || true; pid=
 done

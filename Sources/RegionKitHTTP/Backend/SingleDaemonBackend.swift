@@ -60,7 +60,7 @@ public struct SingleDaemonBackend: APIBackend {
         let (identifiers, more, total) = { () -> ([String], Bool, Int) in
             let engine = service.manager.engineSnapshot
             var selection = RegionPage.Selection(query)
-            for region in engine.monitoredRegions { selection.offer(region.identifier) }
+            engine.forEachMonitoredIdentifier { selection.offer($0) }
             for region in engine.waitingRegions where engine.monitoredRegion(region.identifier) == nil {
                 selection.offer(region.identifier)
             }

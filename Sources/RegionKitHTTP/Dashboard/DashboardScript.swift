@@ -353,6 +353,11 @@ form.addEventListener("submit", async (event) => {
   const result = await api("PUT", "/v1/regions/" + encodeURIComponent(id), body);
   if (result.status === 200 || result.status === 201) {
     $("#region-dialog").close();
+    // A region of another page is found for the user: the find box shows those beginning with it.
+    if (!onShownPage(id)) {
+      $("#region-find").value = id;
+      state.regionPage = { cursors: [null], prefix: id, next: null, total: 0 };
+    }
     refreshRegions();
     return;
   }
