@@ -123,10 +123,14 @@ public struct GPSDClient: Sendable {
 
     /// Fixes only: one per TPV (repeats dropped), plus a `.noFix` fix stamped with the clock
     /// whenever the connection is lost, so consumers see "location unavailable" during outages.
+    ///
+    /// A consumer that falls more than ``Configuration/eventBuffer`` fixes behind gets the newest
+    /// (where it is now matters, not where it was); the stream held every fix it had not read
+    /// before, without bound. ``events()`` says how many were dropped.
     public func fixes() -> AsyncStream<LocationFix> {
         let events = self.events()
         let clock = configuration.clock
-        return AsyncStream { continuation in
+        return AsyncStream(bufferingPolicy: .bufferingNewest(configuration.eventBuffer)) { continuation in
             let task = Task {
                 var lostReported = false
                 for await event in events {

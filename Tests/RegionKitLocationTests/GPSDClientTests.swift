@@ -101,6 +101,20 @@ struct GPSDClientDropTests {
         #expect(events.contains { if case .disconnected(_, nil) = $0 { return true } else { return false } })
     }
 
+    @Test("fixes() with a buffer of 4 and a consumer that starts late: the newest fixes and the lost connection, in order (it held all 31)")
+    func fixesKeepTheNewest() async throws {
+        let server = try FakeGPSDServer(scripts: [[GPSDClientTests.version] + Self.fixes])
+        let client = GPSDClient(configuration: .init(port: server.port, initialBackoff: 0.01, maximumReconnectAttempts: 0,
+                                                      clock: { Timestamp(seconds: 7) }, eventBuffer: 4))
+        let stream = client.fixes()
+        try await Task.sleep(for: .seconds(1.5))
+        let fixes = await collect(stream, count: 100, timeout: 10)
+        #expect((2...4).contains(fixes.count), "\(fixes.map(\.latitude))")
+        #expect(fixes.last?.mode == .noFix && fixes.last?.timestamp.seconds == 7, "the lost connection last")
+        let latitudes = fixes.dropLast().map(\.latitude)
+        #expect(latitudes.last == 10.29 && latitudes == latitudes.sorted() && latitudes.allSatisfy { $0 >= 10.26 }, "the newest: \(latitudes)")
+    }
+
     @Test("A consumer that keeps up gets every event and no notice")
     func noDropsNoNotice() async throws {
         let server = try FakeGPSDServer(scripts: [[GPSDClientTests.version] + Self.fixes])
