@@ -125,8 +125,8 @@ public struct GPSDClient: Sendable {
     /// whenever the connection is lost, so consumers see "location unavailable" during outages.
     ///
     /// A consumer that falls more than ``Configuration/eventBuffer`` fixes behind gets the newest
-    /// (where it is now matters, not where it was); the stream held every fix it had not read
-    /// before, without bound. ``events()`` says how many were dropped.
+    /// (where it is now matters, not where it was), and is not told how many it missed (use
+    /// ``events()`` for that); the stream held every fix it had not read before, without bound.
     public func fixes() -> AsyncStream<LocationFix> {
         let events = self.events()
         let clock = configuration.clock

@@ -32,7 +32,8 @@ struct RegionPageTests {
             var identifiers = Set<String>()
             let count = Int.random(in: 0...60, using: &rng)
             while identifiers.count < count { identifiers.insert(Self.identifier(&rng)) }
-            let listed = Array(identifiers).shuffled(using: &rng)
+            // In NFC, as regions keep their identifiers; the cursor and prefix in either spelling.
+            let listed = Array(Set(identifiers.map { $0.precomposedStringWithCanonicalMapping })).shuffled(using: &rng)
             let cursor: String? = switch Int.random(in: 0..<3, using: &rng) {
             case 0: nil
             case 1: listed.randomElement(using: &rng)   // the last of a page before
@@ -50,10 +51,12 @@ struct RegionPageTests {
             #expect(page.identifiers == Array(following.prefix(query.limit)), "round \(round): \(query)")
             #expect(page.more == (following.count > query.limit), "round \(round): \(query)")
             #expect(selection.total == matching.count, "round \(round): \(query)")
+            #expect(selection.preceding == matching.count - following.count, "round \(round): \(query)")
         }
     }
 
-    static let names = (1...30).map { "room-\($0)" } + ["room", "Zebra", "apple", "cafe\u{301}", "😀 lounge", "a/b"]
+    static let names = (1...30).map { "room-\($0)" } + ["room", "Zebra", "apple", "cafe\u{301}", "😀 lounge", "a/b",
+                                                        "Room 204", "Room 205", "Room!", "Room+1"]
 
     /// The test daemon's lobby, a beacon region for each of ``names``, and the park, a circle
     /// waiting for gpsd (its source is restricted).
@@ -70,21 +73,29 @@ struct RegionPageTests {
         text.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
     }
 
-    /// Every page from the first, `limit` at a time: the identifiers listed, each page's total, how many pages.
-    static func walk(_ client: LoopbackClient, limit: Int, prefix: String? = nil) async throws -> (reports: [[String: Any]], totals: Set<Int>, pages: Int) {
+    /// `text` as an HTML form, Python's `requests` or `curl -G --data-urlencode` send it: a space as `+`.
+    static func formEncoded(_ text: String) -> String {
+        text.split(separator: " ", omittingEmptySubsequences: false).map { escaped(String($0)) }.joined(separator: "+")
+    }
+
+    /// Every page from the first, `limit` at a time: the identifiers listed, each page's total, how
+    /// many pages; each page's `preceding` is checked against the regions listed before it.
+    static func walk(_ client: LoopbackClient, limit: Int, prefix: String? = nil,
+                     encode: (String) -> String = escaped) async throws -> (reports: [[String: Any]], totals: Set<Int>, pages: Int) {
         var reports: [[String: Any]] = []
         var totals = Set<Int>()
         var cursor: String?
         var pages = 0
         repeat {
             var path = "/v1/regions?limit=\(limit)"
-            if let prefix { path += "&prefix=" + escaped(prefix) }
-            if let cursor { path += "&cursor=" + escaped(cursor) }
+            if let prefix { path += "&prefix=" + encode(prefix) }
+            if let cursor { path += "&cursor=" + encode(cursor) }
             let page = try await client.request("GET", path)
             #expect(page.status == 200, "\(path): \(page.text)")
             let listed = page.json["regions"] as? [[String: Any]] ?? []
             #expect(listed.count <= limit)
             #expect(page.json.keys.contains("nextCursor"), "present, null on the last page: \(page.text)")
+            #expect(page.json["preceding"] as? Int == reports.count, "\(path): \(page.json["preceding"] ?? "-") before, \(reports.count) listed")
             reports += listed
             totals.insert(page.json["total"] as? Int ?? -1)
             cursor = page.json["nextCursor"] as? String
@@ -101,7 +112,7 @@ struct RegionPageTests {
         let expected = Self.ordered(["lobby", "park"] + Self.names)
         let (reports, totals, pages) = try await Self.walk(client, limit: 7)
         #expect(reports.compactMap { $0["identifier"] as? String } == expected)
-        #expect(totals == [expected.count] && pages == 6, "38 regions, 7 a page: \(totals), \(pages) pages")
+        #expect(totals == [expected.count] && pages == 6, "42 regions, 7 a page: \(totals), \(pages) pages")
         // Each as the region's own GET reports it: its state, origin, evidence, waiting.
         for report in reports {
             let identifier = try #require(report["identifier"] as? String)
@@ -133,16 +144,26 @@ struct RegionPageTests {
         #expect(try await Self.walk(client, limit: 100, prefix: "room").totals == [31], "room itself begins with room")
         let emoji = try await Self.walk(client, limit: 5, prefix: "😀")
         #expect(emoji.reports.compactMap { $0["identifier"] as? String } == ["😀 lounge"])
-        // `é` asked in its other spelling finds the region registered in the first.
-        let cafe = try await Self.walk(client, limit: 5, prefix: "caf\u{E9}")
-        #expect(cafe.reports.compactMap { $0["identifier"] as? String } == ["cafe\u{301}"])
+        // `é` asked in either spelling finds the region (registered as e + U+0301, kept in NFC).
+        for spelling in ["caf\u{E9}", "cafe\u{301}"] {
+            let cafe = try await Self.walk(client, limit: 5, prefix: spelling)
+            #expect(cafe.reports.compactMap { $0["identifier"] as? String } == ["cafe\u{301}"], "\(Array(spelling.unicodeScalars))")
+        }
+        // Form-encoded (a space as `+`), one a page: every `Room…` in order. Read as a literal
+        // plus, the cursor `Room+204` sorted after `Room 205` and `Room!`, and they were on no page.
+        let form = try await Self.walk(client, limit: 1, prefix: "Room", encode: Self.formEncoded)
+        #expect(form.reports.compactMap { $0["identifier"] as? String } == ["Room 204", "Room 205", "Room!", "Room+1"])
+        #expect(try await Self.walk(client, limit: 5, prefix: "Room 2", encode: Self.formEncoded).reports.count == 2)
+        let plus = try await client.request("GET", "/v1/regions?prefix=Room%2B").json["regions"] as? [[String: Any]]
+        #expect(plus?.compactMap { $0["identifier"] as? String } == ["Room+1"], "a literal plus is %2B")
         #expect(try await Self.walk(client, limit: 5, prefix: "nowhere").reports.isEmpty)
 
         // room-2 removed: a page that begins after it still begins with room-20.
         #expect(try await client.request("DELETE", "/v1/regions/room-2").status == 204)
         let after = try await client.request("GET", "/v1/regions?cursor=room-2&limit=2").json
         #expect((after["regions"] as? [[String: Any]])?.compactMap { $0["identifier"] as? String } == ["room-20", "room-21"], "\(after)")
-        #expect(after["total"] as? Int == 37 && after["nextCursor"] as? String == "room-21")
+        #expect(after["total"] as? Int == 41 && after["nextCursor"] as? String == "room-21")
+        #expect(after["preceding"] as? Int == Self.ordered(["lobby", "park"] + Self.names).prefix { $0 != "room-20" }.count - 1, "room-2 is gone")
         // A cursor (or prefix) alone: a page of at most 100.
         let fromApple = try await client.request("GET", "/v1/regions?cursor=apple").json
         let expected = Self.ordered((["lobby", "park"] + Self.names).filter { $0 != "room-2" && Self.nfc("apple").lexicographicallyPrecedes(Self.nfc($0)) })
@@ -153,6 +174,7 @@ struct RegionPageTests {
     @Test("Bad page parameters are a 400 naming the parameter", arguments: [
         ("limit=0", "limit"), ("limit=10001", "limit"), ("limit=seven", "limit"), ("limit=-1", "limit"),
         ("cursor=", "cursor"), ("cursor=a%00b", "cursor"), ("prefix=", "prefix"), ("prefix=%00", "prefix"),
+        ("cursor=%FF", "cursor"), ("prefix=%zz", "prefix"), ("prefix=a%2", "prefix"),
     ])
     func badParameters(query: String, field: String) async throws {
         let daemon = try await TestDaemon()

@@ -26,14 +26,16 @@ struct RegionReportJSONTests {
         var regions: [RegionReport]
         var changesRefused: String?
         var nextCursor: String?
+        var preceding: Int
         var total: Int
 
         func encode(to encoder: any Encoder) throws {
-            enum Key: String, CodingKey { case regions, changesRefused, nextCursor, total }
+            enum Key: String, CodingKey { case regions, changesRefused, nextCursor, preceding, total }
             var container = encoder.container(keyedBy: Key.self)
             try container.encode(regions, forKey: .regions)
             try container.encodeIfPresent(changesRefused, forKey: .changesRefused)
             try container.encode(nextCursor, forKey: .nextCursor)   // null written, not left out
+            try container.encode(preceding, forKey: .preceding)
             try container.encode(total, forKey: .total)
         }
     }
@@ -130,9 +132,9 @@ struct RegionReportJSONTests {
         for (index, cursor) in cursors.enumerated() {
             let refusal: String? = index.isMultiple(of: 2) ? nil : refusal
             let page = Array(reports.prefix(index * 3))
-            let mine = String(decoding: RegionReport.listingJSON(page, changesRefused: refusal, page: (reports.count, cursor)), as: UTF8.self)
+            let mine = String(decoding: RegionReport.listingJSON(page, changesRefused: refusal, page: (reports.count, index * 7, cursor)), as: UTF8.self)
             let theirs = String(decoding: try Self.encoder.encode(PagedListing(regions: page, changesRefused: refusal, nextCursor: cursor,
-                                                                                total: reports.count)), as: UTF8.self)
+                                                                                preceding: index * 7, total: reports.count)), as: UTF8.self)
             #expect(mine == theirs, "cursor \(cursor ?? "null")")
         }
     }

@@ -75,7 +75,7 @@ public final class ClusterMemberBackend: APIBackend {
         let reports = identifiers.compactMap { id in
             regionsByIdentifier[id].map { RegionReport(region: $0, origin: origins[id], merged: states[id]) }
         }
-        return RegionPage(reports: reports, total: selection.total, nextCursor: more ? identifiers.last : nil)
+        return RegionPage(reports: reports, total: selection.total, preceding: selection.preceding, nextCursor: more ? identifiers.last : nil)
     }
 
     public func putRegion(_ region: Region) async throws -> Bool {

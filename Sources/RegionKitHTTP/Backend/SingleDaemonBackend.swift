@@ -57,7 +57,7 @@ public struct SingleDaemonBackend: APIBackend {
     /// and the reports built in a second snapshot (none kept across the store's reads): a region
     /// removed meanwhile is left out of its page, and the cursor still follows it.
     public func regionPage(_ query: RegionPage.Query) async throws -> RegionPage {
-        let (identifiers, more, total) = { () -> ([String], Bool, Int) in
+        let (identifiers, more, total, preceding) = { () -> ([String], Bool, Int, Int) in
             let engine = service.manager.engineSnapshot
             var selection = RegionPage.Selection(query)
             engine.forEachMonitoredIdentifier { selection.offer($0) }
@@ -65,7 +65,7 @@ public struct SingleDaemonBackend: APIBackend {
                 selection.offer(region.identifier)
             }
             let page = selection.page
-            return (page.identifiers, page.more, selection.total)
+            return (page.identifiers, page.more, selection.total, selection.preceding)
         }()
         let (origins, states) = (try await service.store.regionOrigins(of: identifiers), try await service.store.states(of: identifiers))
         let engine = service.manager.engineSnapshot
@@ -76,7 +76,7 @@ public struct SingleDaemonBackend: APIBackend {
                              reason: Self.waitingReason($0, engine))
             }
         }
-        return RegionPage(reports: reports, total: total, nextCursor: more ? identifiers.last : nil)
+        return RegionPage(reports: reports, total: total, preceding: preceding, nextCursor: more ? identifiers.last : nil)
     }
 
     /// Why `region` waits: the engine's refusal now, or its source is back and its retry due.

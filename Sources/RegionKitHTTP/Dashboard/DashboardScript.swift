@@ -18,7 +18,7 @@ const state = {
   sinceListing: null,      // while a listing is on its way: the states shown in place meanwhile
   // The page of regions shown (GET /v1/regions?limit=): the cursors of the pages before it and
   // its own (null: the first), the find box's prefix, the next page's cursor, the total.
-  regionPage: { cursors: [null], prefix: "", next: null, total: 0 },
+  regionPage: { cursors: [null], prefix: "", next: null, total: 0, preceding: 0 },
   tokenWaiters: [],
 };
 
@@ -138,6 +138,7 @@ async function loadRegions() {
   if (result.json.regions.length === 0 && page.cursors.length > 1) { page.cursors.pop(); return loadRegions(); }
   page.next = result.json.nextCursor ?? null;
   page.total = result.json.total ?? result.json.regions.length;
+  page.preceding = result.json.preceding ?? 0;
   state.regions = result.json.regions;
   // A state the stream showed while this listing was on its way may be newer than the listing.
   for (const event of shownMeanwhile) applyState(state.regions, event);
@@ -155,7 +156,8 @@ function renderRegions() {
   const page = state.regionPage;
   $("#regions-empty").hidden = state.regions.length > 0;
   $("#regions-empty").textContent = page.prefix ? "No region's identifier begins with “" + page.prefix + "”." : "No monitored region yet.";
-  const first = (page.cursors.length - 1) * REGION_PAGE + 1;
+  // Numbered by the daemon (the pages before may hold fewer than REGION_PAGE once regions went).
+  const first = page.preceding + 1;
   $("#regions-range").textContent = state.regions.length === 0 ? "" :
     first.toLocaleString() + "–" + (first + state.regions.length - 1).toLocaleString() + " of " + page.total.toLocaleString();
   $("#regions-previous").disabled = page.cursors.length <= 1;
@@ -182,7 +184,7 @@ $("#region-find").addEventListener("input", () => {
   findTimer = setTimeout(() => {
     const prefix = $("#region-find").value;
     if (prefix === state.regionPage.prefix) return;
-    state.regionPage = { cursors: [null], prefix, next: null, total: 0 };
+    state.regionPage = { cursors: [null], prefix, next: null, total: 0, preceding: 0 };
     refreshRegions();
   }, 250);
 });
@@ -356,7 +358,7 @@ form.addEventListener("submit", async (event) => {
     // A region of another page is found for the user: the find box shows those beginning with it.
     if (!onShownPage(id)) {
       $("#region-find").value = id;
-      state.regionPage = { cursors: [null], prefix: id, next: null, total: 0 };
+      state.regionPage = { cursors: [null], prefix: id, next: null, total: 0, preceding: 0 };
     }
     refreshRegions();
     return;

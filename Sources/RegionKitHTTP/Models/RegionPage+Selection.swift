@@ -6,16 +6,18 @@ extension RegionPage {
     /// neither copied nor sorted (an identifier past the page costs one comparison once the page
     /// is full). `O(n log limit)` for n regions.
     ///
-    /// The order is the bytes of each identifier's UTF-8 in NFC (``Region/canonical(identifier:)``),
-    /// which is Unicode scalar order, and a prefix is a prefix of those bytes, so the regions of
-    /// a prefix are one run of that order. (Swift's `<` on text is not an order here: on this
-    /// toolchain `"e\u{301}" < "\u{E9}0"` and its converse are both false, and sorting the same
+    /// The order is the bytes of each identifier's UTF-8 in NFC, which is Unicode scalar order,
+    /// and a prefix is a prefix of those bytes, so the regions of a prefix are one run of that
+    /// order. The identifiers offered are regions', which are in NFC already (``BeaconRegion``
+    /// and ``CircularRegion`` keep them so: ``Region/canonical(identifier:)``); the query's cursor
+    /// and prefix are normalized here. (Swift's `<` on text is not an order: on this toolchain
+    /// `"e\u{301}" < "\u{E9}0"` and its converse are both false, and sorting the same
     /// identifiers twice gave two orders.)
     ///
     /// ```swift
     /// var selection = RegionPage.Selection(RegionPage.Query(cursor: "b", limit: 2))
     /// for id in ["d", "a", "c", "e"] { selection.offer(id) }
-    /// selection.page   // (["c", "d"], more: true); selection.total == 4
+    /// selection.page   // (["c", "d"], more: true); selection.total == 4, selection.preceding == 1
     /// ```
     struct Selection {
         let limit: Int
@@ -26,9 +28,8 @@ extension RegionPage {
         private(set) var total = 0
         /// Of those, how many sort after the cursor.
         private var following = 0
-        /// The first identifiers after the cursor so far (in NFC, and as offered), at most
-        /// `limit`; `heap[0]` is the last of them.
-        private var heap: [(key: String, identifier: String)] = []
+        /// The first identifiers after the cursor so far, at most `limit`; `heap[0]` is the last of them.
+        private var heap: [String] = []
 
         init(_ query: Query) {
             limit = max(query.limit, 0)
@@ -42,32 +43,36 @@ extension RegionPage {
             a.utf8.lexicographicallyPrecedes(b.utf8)
         }
 
+        /// Offers a region's identifier (in NFC, as regions keep them).
         mutating func offer(_ identifier: String) {
-            let key = Region.canonical(identifier: identifier)
-            if let prefix, !key.utf8.starts(with: prefix.utf8) { return }
+            if let prefix, !identifier.utf8.starts(with: prefix.utf8) { return }
             total += 1
-            if let cursor, !Self.precedes(cursor, key) { return }
+            if let cursor, !Self.precedes(cursor, identifier) { return }
             following += 1
             guard limit > 0 else { return }
             if heap.count < limit {
-                heap.append((key, identifier))
+                heap.append(identifier)
                 siftUp(heap.count - 1)
-            } else if Self.precedes(key, heap[0].key) {
-                heap[0] = (key, identifier)
+            } else if Self.precedes(identifier, heap[0]) {
+                heap[0] = identifier
                 siftDown(0)
             }
         }
 
-        /// The page's identifiers (as offered) in order, and whether more follow it.
+        /// How many of those beginning with the prefix sort at or before the cursor: the regions
+        /// of the pages before this one, however many those pages held.
+        var preceding: Int { total - following }
+
+        /// The page's identifiers in order, and whether more follow it.
         var page: (identifiers: [String], more: Bool) {
-            (heap.sorted { Self.precedes($0.key, $1.key) }.map(\.identifier), following > heap.count)
+            (heap.sorted(by: Self.precedes), following > heap.count)
         }
 
         private mutating func siftUp(_ start: Int) {
             var child = start
             while child > 0 {
                 let parent = (child - 1) / 2
-                guard Self.precedes(heap[parent].key, heap[child].key) else { return }
+                guard Self.precedes(heap[parent], heap[child]) else { return }
                 heap.swapAt(parent, child)
                 child = parent
             }
@@ -78,8 +83,8 @@ extension RegionPage {
             while true {
                 let left = 2 * parent + 1, right = left + 1
                 var last = parent
-                if left < heap.count, Self.precedes(heap[last].key, heap[left].key) { last = left }
-                if right < heap.count, Self.precedes(heap[last].key, heap[right].key) { last = right }
+                if left < heap.count, Self.precedes(heap[last], heap[left]) { last = left }
+                if right < heap.count, Self.precedes(heap[last], heap[right]) { last = right }
                 guard last != parent else { return }
                 heap.swapAt(parent, last)
                 parent = last

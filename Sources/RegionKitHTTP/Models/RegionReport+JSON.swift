@@ -3,15 +3,16 @@ import RegionKitEngine
 
 extension RegionReport {
     /// The reports as `GET /v1/regions` answers them, `{"changesRefused"?, "regions": [...]}`,
-    /// and for a page (``RegionPage``) its `nextCursor` (null on the last) and `total`: the bytes
+    /// and for a page (``RegionPage``) its `nextCursor` (null on the last), `preceding` and `total`: the bytes
     /// `JSONEncoder` with `.sortedKeys` writes for them, without its keyed containers (46 % of a
     /// listing's time at 10,000 regions). `RegionReportJSONTests` holds the two equal.
     ///
     /// ```swift
     /// let body = RegionReport.listingJSON(reports, changesRefused: nil)   // {"regions":[{"identifier":"lobby",…}]}
-    /// let first = RegionReport.listingJSON(page.reports, changesRefused: nil, page: (page.total, page.nextCursor))
+    /// let first = RegionReport.listingJSON(page.reports, changesRefused: nil, page: (page.total, page.preceding, page.nextCursor))
     /// ```
-    static func listingJSON(_ reports: [RegionReport], changesRefused: String?, page: (total: Int, nextCursor: String?)? = nil) -> [UInt8] {
+    static func listingJSON(_ reports: [RegionReport], changesRefused: String?,
+                            page: (total: Int, preceding: Int, nextCursor: String?)? = nil) -> [UInt8] {
         var json = JSONBytes(capacity: 64 + reports.count * 400)
         json.beginObject()
         if let changesRefused {
@@ -20,6 +21,7 @@ extension RegionReport {
         if let page {
             json.key("nextCursor")
             if let next = page.nextCursor { json.string(next) } else { json.null() }
+            json.key("preceding"); json.number(page.preceding)
         }
         json.key("regions")
         json.beginArray()

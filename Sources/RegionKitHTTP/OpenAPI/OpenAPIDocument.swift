@@ -39,7 +39,9 @@ paths:
         Without `limit`, `cursor` or `prefix`: every region, the monitored ones in registration
         order, then those waiting for their source. With any of them: one page, in identifier
         order (the UTF-8 bytes of the NFC form: Unicode scalar order, byte order for ASCII), with
-        `nextCursor` (pass it as `cursor` for the next page; null on the last) and `total`.
+        `nextCursor` (pass it as `cursor` for the next page; null on the last), `total` and
+        `preceding` (the regions of the pages before: the first listed is number `preceding + 1`).
+        `cursor` and `prefix` are form-encoded: `+` is a space, a literal plus is `%2B`.
       parameters:
         - {name: limit, in: query, schema: {type: integer, minimum: 1, maximum: 10000, default: 100}, description: "Regions a page (the default when only cursor or prefix is given)"}
         - {name: cursor, in: query, schema: {type: string, minLength: 1}, description: "The previous page's nextCursor: regions whose identifier sorts after it"}
@@ -58,6 +60,7 @@ paths:
                   changesRefused: {type: string, description: "Cluster mode only: why PUT and DELETE are refused (regions are configuration)"}
                   nextCursor: {type: [string, "null"], description: "A page only: the cursor of the next page, null on the last"}
                   total: {type: integer, minimum: 0, description: "A page only: the regions listed on all pages (with the prefix, if any)"}
+                  preceding: {type: integer, minimum: 0, description: "A page only: the regions (with the prefix) that sort at or before the cursor"}
         "400": {$ref: "#/components/responses/Problem"}
         "401": {$ref: "#/components/responses/Problem"}
         "403": {$ref: "#/components/responses/Problem"}

@@ -16,7 +16,7 @@ extension RegionKitServer {
                 return Self.json(bytes: RegionReport.listingJSON(regions, changesRefused: refusal))
             }
             let page = try await self.metrics.timedStore("region_rows") { try await self.backend.regionPage(query) }
-            return Self.json(bytes: RegionReport.listingJSON(page.reports, changesRefused: refusal, page: (page.total, page.nextCursor)))
+            return Self.json(bytes: RegionReport.listingJSON(page.reports, changesRefused: refusal, page: (page.total, page.preceding, page.nextCursor)))
         }
         router.get("/v1/regions/:id") { _, context in
             let id = try Self.regionID(context)
@@ -88,20 +88,33 @@ extension RegionKitServer {
     /// registration order, as before pages). A cursor or prefix must be a valid region id (not
     /// empty, no NUL), so that a mistyped parameter is an error rather than an empty page.
     static func regionPageQuery(_ request: Request) throws -> RegionPage.Query? {
-        let query = request.uri.queryParameters
-        let limit = try integer(query.get("limit"), "limit", range: 1...regionPageMaximum)
-        let cursor = try pageIdentifier(query.get("cursor"), "cursor")
-        let prefix = try pageIdentifier(query.get("prefix"), "prefix")
+        let limit = try integer(request.uri.queryParameters.get("limit"), "limit", range: 1...regionPageMaximum)
+        let cursor = try formValue(request, "cursor")
+        let prefix = try formValue(request, "prefix")
         guard limit != nil || cursor != nil || prefix != nil else { return nil }
         return RegionPage.Query(cursor: cursor, limit: limit ?? regionPageDefault, prefix: prefix)
     }
 
-    private static func pageIdentifier(_ text: String?, _ name: String) throws -> String? {
-        guard let text else { return nil }
-        guard !text.isEmpty, !text.utf8.contains(0) else {
-            throw Problem(.badRequest, "\(name) must be a region identifier: not empty, without NUL", field: name)
+    /// The first query parameter `name`, decoded as a form does: `+` is a space (a literal plus
+    /// is `%2B`), then `%XX` escapes, which must make UTF-8. Hummingbird's `queryParameters`
+    /// leave `+` as it is: the cursor `Room 204` sent by Python's `requests` or `curl -G
+    /// --data-urlencode` as `Room+204` sorted after `Room 205`, and a page skipped every region
+    /// between them. A region identifier (not empty, no NUL) or a 400 naming the parameter.
+    static func formValue(_ request: Request, _ name: String) throws -> String? {
+        guard let query = request.uri.query else { return nil }
+        for pair in query.split(separator: "&", omittingEmptySubsequences: true) {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            guard parts[0] == name else { continue }
+            let raw = parts.count > 1 ? String(parts[1]) : ""
+            guard let value = percentDecoded(raw.replacingOccurrences(of: "+", with: " ")) else {
+                throw Problem(.badRequest, "\(name) '\(raw.prefix(200))' is not valid percent-encoded UTF-8", field: name)
+            }
+            guard !value.isEmpty, !value.utf8.contains(0) else {
+                throw Problem(.badRequest, "\(name) must be a region identifier: not empty, without NUL", field: name)
+            }
+            return value
         }
-        return text
+        return nil
     }
 
     /// The `{id}` of a region path, percent-decoded (Hummingbird hands path parameters over as
