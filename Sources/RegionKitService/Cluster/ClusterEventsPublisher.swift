@@ -95,7 +95,9 @@ final class ClusterEventsPublisher: Sendable {
         self.trackerWatch = trackerWatch
         let progress = progress
         client = MQTTClient(configuration: configuration, logger: logger, onMessage: { message in
-            if haStatus.contains(message.topic), message.payload == Array("online".utf8) {
+            // (A retained `online` is the broker's copy at the subscription, which the
+            // connection's own announcement covers: ``PresenceHub``'s rule.)
+            if haStatus.contains(message.topic), message.payload == Array("online".utf8), !message.retain {
                 announce.withLock { $0 = true }
                 wake.signal()
             } else if let trackerWatch, trackerWatch.received(message), trackerWatch.isPending {

@@ -390,7 +390,10 @@ public final class PresenceHub: Sendable {
 
     func received(_ message: MQTTMessage) {
         if let discovery = outputs.withLock({ $0.discovery }), discovery.statusTopics.contains(message.topic) {
-            if message.payload == Array("online".utf8) {
+            // A retained `online` (a birth message set to retain) is the broker's copy, handed over
+            // at the subscription: not Home Assistant restarting now. The connection's own round
+            // covers it (a second round followed every connection).
+            if message.payload == Array("online".utf8), !message.retain {
                 // One round for the `online`s that come while one waits; the wait spreads the
                 // announcements of many hubs over a second, and keeps rounds apart.
                 let now = ContinuousClock.now

@@ -157,6 +157,28 @@ struct ClusterOutputsTests {
         }
     }
 
+    @Test("A retained online on Home Assistant's status topic (a birth message set to retain) is not a restart: the connection's announcement is the only round; a live online asks for another",
+          .timeLimit(.minutes(2)))
+    func retainedOnlineIsNotARestart() async throws {
+        try await Self.withBrokerAndStore { broker, store in
+            try broker.publish(topic: "homeassistant/status", message: "online", qos: 1, retain: true)
+            let discovery = HomeAssistantDiscovery(topics: PresenceTopics(site: "site-r"))
+            var mqtt = try MQTTClientConfiguration(url: broker.url)
+            mqtt.reconnectMinimumDelay = .milliseconds(20)
+            let publisher = ClusterEventsPublisher(store: store, mqtt: mqtt, site: "site-r", regions: try Self.regions(),
+                                                   discovery: discovery, statusInterval: .seconds(1), logger: Logger(label: "test"))
+            let running = Task { await publisher.run(interval: .milliseconds(50)) }
+            try await eventually(timeout: .seconds(20), "the connection's round") { publisher.discoveryRounds.withLock { $0 } >= 1 }
+            try await Task.sleep(for: .seconds(2))
+            #expect(publisher.discoveryRounds.withLock { $0 } == 1, "rounds for one connection")
+            try broker.publish(topic: "homeassistant/status", message: "online")
+            try await eventually(timeout: .seconds(20), "the round a live online asks for") { publisher.discoveryRounds.withLock { $0 } == 2 }
+            await publisher.shutdown()
+            running.cancel()
+            await running.value
+        }
+    }
+
     /// A beacon device deleted in Home Assistant (its configuration topics emptied) is forgotten by
     /// the outputs holder as by one daemon's hub: out of the store's announced beacons, its topics
     /// removed (its room only when the partitions placed it nowhere), and not announced again by
