@@ -200,7 +200,7 @@ public struct MonitoringEngine: Sendable {
     /// ```
     public func forEachMonitoredIdentifier(_ body: (String) -> Void) {
         for entry in order {
-            _ = regions.read(slot: entry.slot) { body($0.region.identifier) }
+            if let identifier = regions.identifier(slot: entry.slot) { body(identifier) }
         }
     }
 

@@ -116,6 +116,14 @@ struct RegionTable: Sendable {
         return body(records[slot])
     }
 
+    /// The identifier of the region in `slot`, reached in place (``read(slot:_:)`` copied the
+    /// whole record for it: 15 % of a `GET /v1/regions` page at 100,000 regions); `nil` when the
+    /// slot is free.
+    @inline(__always)
+    func identifier(slot: Int) -> String? {
+        records[slot].isStored ? records[slot].region.identifier : nil
+    }
+
     /// Applies `body` to the record in `slot` in place; `nil` when the slot is free.
     @inline(__always)
     mutating func update<Result>(slot: Int, _ body: (inout RegionRecord) -> Result) -> Result? {

@@ -55,6 +55,22 @@ struct RegionPageTests {
         }
     }
 
+    @Test("The byte comparisons (memcmp) agree with comparing the UTF-8 arrays: 20,000 random pairs, empty text, one a prefix of the other")
+    func byteOrder() {
+        var rng = SeededRandom(seed: 5)
+        let texts = ["", "a", "ab", "abc", "b", "é", "😀", "café-salle-1", "café-salle-10"]
+        var pairs = texts.flatMap { a in texts.map { (a, $0) } }
+        for _ in 0..<20_000 {
+            let a = Bool.random(using: &rng) ? Self.identifier(&rng) : ""
+            pairs.append((a, Bool.random(using: &rng) ? a + Self.identifier(&rng) : Self.identifier(&rng)))
+        }
+        for (a, b) in pairs {
+            #expect(RegionPage.Selection.precedes(a, b) == Array(a.utf8).lexicographicallyPrecedes(Array(b.utf8)), "\(a) < \(b)")
+            #expect(RegionPage.Selection.begins(a, with: b) == Array(a.utf8).starts(with: Array(b.utf8)), "\(a) begins with \(b)")
+            #expect(RegionPage.Selection.begins(b, with: a) == Array(b.utf8).starts(with: Array(a.utf8)), "\(b) begins with \(a)")
+        }
+    }
+
     static let names = (1...30).map { "room-\($0)" } + ["room", "Zebra", "apple", "cafe\u{301}", "😀 lounge", "a/b",
                                                         "Room 204", "Room 205", "Room!", "Room+1"]
 

@@ -6,13 +6,17 @@
 # QUERIES (space-separated) are the listings timed, "-" the whole one: by default the whole
 # listing, the dashboard's first page, a page from the middle and a prefix (a daemon before pages
 # answers each with the whole listing).
-# Usage: [QUERIES="- ?limit=200"] scripts/http/regions-listing.sh REGIONS BINARY [BINARY...]
+# NAME (default r) begins every identifier but the museum's: NAME=café-salle- for non-ASCII ones.
+# WARMUP (default 3) seconds between the daemon's start and the first request: at 100,000 regions
+# the start's states are still being written after 3 s (give 20).
+# Usage: [QUERIES="- ?limit=200"] [NAME=r] scripts/http/regions-listing.sh REGIONS BINARY [BINARY...]
 #   e.g. scripts/http/regions-listing.sh 10000 /tmp/regionkit-before .build/release/regionkit
 set -euo pipefail
 [ $# -ge 2 ] || { echo "usage: $0 REGIONS BINARY [BINARY...]" >&2; exit 2; }
 n=$1; shift
 [[ "$n" =~ ^[1-9][0-9]*$ ]] || { echo "REGIONS must be a positive integer, not '$n'" >&2; exit 2; }
-queries=${QUERIES:-"- ?limit=200 ?limit=200&cursor=r$((n / 2)) ?prefix=r$((n / 3))"}
+name=${NAME:-r}
+queries=${QUERIES:-"- ?limit=200 ?limit=200&cursor=$name$((n / 2)) ?prefix=$name$((n / 3))"}
 command -v curl >/dev/null || { echo "curl is missing (apt-get install curl)" >&2; exit 1; }
 work=$(mktemp -d)
 pid=
@@ -27,8 +31,8 @@ for bin in "$@"; do
     echo "  - {identifier: museum, uuid: 5A4BCFCE-174E-4BAC-A814-092E77F6B7E5}"
     # Past 65,535 (the largest major) the minor counts on.
     for i in $(seq 1 $((n - 1))); do
-      if [ "$i" -lt 65536 ]; then echo "  - {identifier: r$i, uuid: 0F1E2D3C-4B5A-6978-8796-A5B4C3D2E1F0, major: $i}"
-      else echo "  - {identifier: r$i, uuid: 0F1E2D3C-4B5A-6978-8796-A5B4C3D2E1F0, major: $((i % 65536)), minor: $((i / 65536))}"; fi
+      if [ "$i" -lt 65536 ]; then echo "  - {identifier: \"$name$i\", uuid: 0F1E2D3C-4B5A-6978-8796-A5B4C3D2E1F0, major: $i}"
+      else echo "  - {identifier: \"$name$i\", uuid: 0F1E2D3C-4B5A-6978-8796-A5B4C3D2E1F0, major: $((i % 65536)), minor: $((i / 65536))}"; fi
     done
     echo "sources:"
     echo "  - simulator: {scenario: museum, speed: 8, repeat: true}"
@@ -37,10 +41,11 @@ for bin in "$@"; do
   "$bin" run --config "$work/config.yaml" --log-level error > "$work/out.log" 2>&1 & pid=$!
   for _ in $(seq 1 1200); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break; kill -0 $pid 2>/dev/null || break; sleep 0.1; done
   curl -sf "http://127.0.0.1:$port/healthz" >/dev/null || { echo "$bin did not start:" >&2; cat "$work/out.log" >&2; exit 1; }
-  sleep 3
+  sleep "${WARMUP:-3}"
   for query in $queries; do
     [ "$query" = - ] && query=
-    url="http://127.0.0.1:$port/v1/regions$query"
+    # Non-ASCII percent-encoded (curl sends a URL as given).
+    url="http://127.0.0.1:$port/v1/regions$(python3 -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.argv[1], safe="?&=-_.~"))' "$query")"
     bytes=$(curl -s "$url" | wc -c)
     for _ in $(seq 1 10); do curl -s -o /dev/null -w "%{time_total}\n" "$url"; done \
       | sort -n | awk -v bin="$bin" -v n="$n" -v bytes="$bytes" -v q="${query:-(whole)}" \

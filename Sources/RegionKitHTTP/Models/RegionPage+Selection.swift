@@ -1,3 +1,4 @@
+import Foundation
 import RegionKitCore
 
 extension RegionPage {
@@ -38,14 +39,36 @@ extension RegionPage {
             heap.reserveCapacity(min(limit, 1_024))
         }
 
-        /// Whether `a` comes before `b` (both in NFC): their UTF-8 bytes compared.
+        /// Whether `a` comes before `b` (both in NFC): their UTF-8 bytes compared, with `memcmp`
+        /// where both are stored contiguously (native strings are). The generic comparison goes
+        /// byte by byte through an iterator: `perf` put 26 % of a prefix page at 100,000
+        /// identifiers sharing a 12-byte beginning (`café-salle-N`) in `starts(with:)`.
         static func precedes(_ a: String, _ b: String) -> Bool {
-            a.utf8.lexicographicallyPrecedes(b.utf8)
+            let compared = a.utf8.withContiguousStorageIfAvailable { x in
+                b.utf8.withContiguousStorageIfAvailable { y -> Bool in
+                    let common = min(x.count, y.count)
+                    let order = common == 0 ? 0 : memcmp(x.baseAddress!, y.baseAddress!, common)
+                    return order != 0 ? order < 0 : x.count < y.count
+                }
+            }
+            if let compared, let compared { return compared }
+            return a.utf8.lexicographicallyPrecedes(b.utf8)
+        }
+
+        /// Whether `text`'s UTF-8 begins with `prefix`'s (`memcmp` as in ``precedes(_:_:)``).
+        static func begins(_ text: String, with prefix: String) -> Bool {
+            let compared = text.utf8.withContiguousStorageIfAvailable { x in
+                prefix.utf8.withContiguousStorageIfAvailable { y -> Bool in
+                    x.count >= y.count && (y.isEmpty || memcmp(x.baseAddress!, y.baseAddress!, y.count) == 0)
+                }
+            }
+            if let compared, let compared { return compared }
+            return text.utf8.starts(with: prefix.utf8)
         }
 
         /// Offers a region's identifier (in NFC, as regions keep them).
         mutating func offer(_ identifier: String) {
-            if let prefix, !identifier.utf8.starts(with: prefix.utf8) { return }
+            if let prefix, !Self.begins(identifier, with: prefix) { return }
             total += 1
             if let cursor, !Self.precedes(cursor, identifier) { return }
             following += 1
