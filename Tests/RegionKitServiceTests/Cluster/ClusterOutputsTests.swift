@@ -53,6 +53,16 @@ struct ClusterOutputsTests {
         try await body(broker, try RegionStore(path: path))
     }
 
+    /// The outputs holder of `site` with Home Assistant discovery, on `broker` (reconnecting
+    /// after 20 ms), the status every second.
+    static func discoveryPublisher(site: String, broker: MosquittoBroker, store: RegionStore,
+                                   discovery: HomeAssistantDiscovery) throws -> ClusterEventsPublisher {
+        var mqtt = try MQTTClientConfiguration(url: broker.url)
+        mqtt.reconnectMinimumDelay = .milliseconds(20)
+        return ClusterEventsPublisher(store: store, mqtt: mqtt, site: site, regions: try regions(),
+                                      discovery: discovery, statusInterval: .seconds(1), logger: Logger(label: "test"))
+    }
+
     static func regions() throws -> [Region] {
         try ["lobby", "keys"].enumerated().map { index, identifier in
             .beacon(try BeaconRegion(identifier: identifier, uuidString: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0", major: 1, minor: UInt16(index + 1)))
@@ -163,10 +173,7 @@ struct ClusterOutputsTests {
         try await Self.withBrokerAndStore { broker, store in
             try broker.publish(topic: "homeassistant/status", message: "online", qos: 1, retain: true)
             let discovery = HomeAssistantDiscovery(topics: PresenceTopics(site: "site-r"))
-            var mqtt = try MQTTClientConfiguration(url: broker.url)
-            mqtt.reconnectMinimumDelay = .milliseconds(20)
-            let publisher = ClusterEventsPublisher(store: store, mqtt: mqtt, site: "site-r", regions: try Self.regions(),
-                                                   discovery: discovery, statusInterval: .seconds(1), logger: Logger(label: "test"))
+            let publisher = try Self.discoveryPublisher(site: "site-r", broker: broker, store: store, discovery: discovery)
             let running = Task { await publisher.run(interval: .milliseconds(50)) }
             try await eventually(timeout: .seconds(20), "the connection's round") { publisher.discoveryRounds.withLock { $0 } >= 1 }
             try await Task.sleep(for: .seconds(2))
@@ -196,10 +203,7 @@ struct ClusterOutputsTests {
             try store.addAnnouncedBeacons([placed, away, kept].map(\.description), output: output)
             let discovery = HomeAssistantDiscovery(topics: topics)
             let tracker = { (beacon: BeaconIdentity) in discovery.trackerConfigTopic(object: discovery.beaconObject(beacon)) }
-            var mqtt = try MQTTClientConfiguration(url: broker.url)
-            mqtt.reconnectMinimumDelay = .milliseconds(20)
-            let publisher = ClusterEventsPublisher(store: store, mqtt: mqtt, site: "site-d", regions: try Self.regions(),
-                                                   discovery: discovery, statusInterval: .seconds(1), logger: Logger(label: "test"))
+            let publisher = try Self.discoveryPublisher(site: "site-d", broker: broker, store: store, discovery: discovery)
             let running = Task { await publisher.run(interval: .milliseconds(50)) }
             try await eventually(timeout: .seconds(20), "the first discovery round") { publisher.discoveryRounds.withLock { $0 } >= 1 }
             try await eventually(timeout: .seconds(20), "the trackers retained") {
