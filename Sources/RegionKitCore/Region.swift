@@ -127,6 +127,17 @@ public enum Region: Hashable, Sendable, Codable {
         identifier.utf8.allSatisfy { $0 < 0x80 } ? identifier : identifier.precomposedStringWithCanonicalMapping
     }
 
+    /// `identifiers` as the stores keep them (``canonical(identifier:)``), each once, in their
+    /// order: the keys of a read by key.
+    ///
+    /// ```swift
+    /// Region.canonical(identifiers: ["cafe\u{301}", "caf\u{E9}", "lobby"])   // ["caf\u{E9}", "lobby"]
+    /// ```
+    public static func canonical(identifiers: [String]) -> [String] {
+        var seen = Set<String>()
+        return identifiers.map(canonical(identifier:)).filter { seen.insert($0).inserted }
+    }
+
     /// A region identifier is not empty and holds no U+0000: the stores keep text as C strings
     /// (SQLite through GRDB ends it at the first NUL — `a\0b` would be stored as, and overwrite,
     /// region `a` — and PostgreSQL refuses it).

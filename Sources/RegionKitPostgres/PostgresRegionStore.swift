@@ -458,7 +458,7 @@ public final class PostgresRegionStore: RegionStoring, CustomStringConvertible {
     }
 
     public func regionOrigins(of identifiers: [String]) async throws -> [String: RegionOrigin] {
-        let keys = Self.canonicalKeys(identifiers)
+        let keys = Region.canonical(identifiers: identifiers)
         guard !keys.isEmpty else { return [:] }
         let found = try await rows("read the origins of \(keys.count) regions",
                                    "SELECT identifier, origin FROM monitored_region WHERE identifier = ANY(\(keys)::text[])") {
@@ -470,7 +470,7 @@ public final class PostgresRegionStore: RegionStoring, CustomStringConvertible {
     }
 
     public func states(of identifiers: [String]) async throws -> [String: RegionStore.StoredState] {
-        let keys = Self.canonicalKeys(identifiers)
+        let keys = Region.canonical(identifiers: identifiers)
         guard !keys.isEmpty else { return [:] }
         let found = try await rows("read the states of \(keys.count) regions",
                                    "SELECT identifier, state, since, evidence, updated_at FROM region_state WHERE identifier = ANY(\(keys)::text[])") {
@@ -482,13 +482,6 @@ public final class PostgresRegionStore: RegionStoring, CustomStringConvertible {
             states[row.0] = try storedState(row: row) { _, text in try? decoder.decode(EventEvidence.self, from: Data(text.utf8)) }
         }
         return states
-    }
-
-    /// `identifiers` as the tables keep them (``Region/canonical(identifier:)``), each once: one
-    /// array bound to one `ANY(…)`, whatever its length.
-    static func canonicalKeys(_ identifiers: [String]) -> [String] {
-        var seen = Set<String>()
-        return identifiers.map(Region.canonical(identifier:)).filter { seen.insert($0).inserted }
     }
 
     /// A `region_state` row; `evidence` turns the region's stored evidence text into the evidence.

@@ -42,8 +42,7 @@ extension RegionStore {
     /// `identifiers` (canonical, each once), ``keysPerStatement`` at a time, and folds them with `add`.
     private func keyedRows<Value>(_ select: String, _ identifiers: [String],
                                   add: (Row, inout [String: Value]) throws -> Void) throws -> [String: Value] {
-        var keys = Set<String>()
-        let unique = identifiers.map(Region.canonical(identifier:)).filter { keys.insert($0).inserted }
+        let unique = Region.canonical(identifiers: identifiers)
         guard !unique.isEmpty else { return [:] }
         return try read { db in
             var found: [String: Value] = [:]

@@ -115,4 +115,11 @@ struct RegionTests {
         #expect(BeaconObservation(identity: id, rssi: -70, measuredPower: 0, timestamp: .zero).effectiveMeasuredPower == -59)
         #expect(BeaconObservation(identity: id, rssi: -70, measuredPower: -65, timestamp: .zero).effectiveMeasuredPower == -65)
     }
+
+    @Test("Identifiers as the stores key them: NFC, each once, in their order")
+    func canonicalIdentifiers() {
+        let keys = Region.canonical(identifiers: ["cafe\u{301}", "lobby", "caf\u{E9}", "lobby", "Zebra"])
+        #expect(keys.map { Array($0.utf8) } == ["caf\u{E9}", "lobby", "Zebra"].map { Array($0.utf8) })
+        #expect(Region.canonical(identifiers: []).isEmpty)
+    }
 }

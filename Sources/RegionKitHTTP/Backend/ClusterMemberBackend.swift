@@ -61,7 +61,7 @@ public final class ClusterMemberBackend: APIBackend {
     public var persistenceFailures: Int? { nil }
 
     public func regionReports(only identifier: String?) async throws -> [RegionReport] {
-        let chosen = identifier.map { id in regions.filter { $0.identifier == id } } ?? regions
+        let chosen = identifier.map { id in regionsByIdentifier[id].map { [$0] } ?? [] } ?? regions
         guard !chosen.isEmpty else { return [] }
         let (origins, states) = (try await store.regionOrigins(), try await store.states())
         return chosen.map { RegionReport(region: $0, origin: origins[$0.identifier], merged: states[$0.identifier]) }

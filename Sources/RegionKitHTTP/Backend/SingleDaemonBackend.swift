@@ -34,11 +34,7 @@ public struct SingleDaemonBackend: APIBackend {
             guard service.manager.monitoredOrWaitingRegion(identifier) != nil else { return [] }
             let (stored, state) = (try await service.store.storedRegion(identifier), try await service.store.state(of: identifier))
             let engine = service.manager.engineSnapshot
-            if let monitored = engine.monitoredRegion(identifier) { return [RegionReport(monitored: monitored, origin: stored?.origin, stored: state)] }
-            return engine.waitingRegion(identifier).map {
-                [RegionReport(waiting: $0, carried: engine.carriedState(of: identifier), origin: stored?.origin, stored: state,
-                              reason: Self.waitingReason($0, engine))]
-            } ?? []
+            return Self.report(identifier, in: engine, origin: stored?.origin, stored: state).map { [$0] } ?? []
         }
         let (origins, states) = (try await service.store.regionOrigins(), try await service.store.states())
         let engine = service.manager.engineSnapshot
@@ -69,14 +65,19 @@ public struct SingleDaemonBackend: APIBackend {
         }()
         let (origins, states) = (try await service.store.regionOrigins(of: identifiers), try await service.store.states(of: identifiers))
         let engine = service.manager.engineSnapshot
-        let reports = identifiers.compactMap { id -> RegionReport? in
-            if let monitored = engine.monitoredRegion(id) { return RegionReport(monitored: monitored, origin: origins[id], stored: states[id]) }
-            return engine.waitingRegion(id).map {
-                RegionReport(waiting: $0, carried: engine.carriedState(of: id), origin: origins[id], stored: states[id],
-                             reason: Self.waitingReason($0, engine))
-            }
-        }
+        let reports = identifiers.compactMap { Self.report($0, in: engine, origin: origins[$0], stored: states[$0]) }
         return RegionPage(reports: reports, total: total, preceding: preceding, nextCursor: more ? identifiers.last : nil)
+    }
+
+    /// The report of region `identifier` as `engine` has it, monitored or waiting for its source,
+    /// with its stored origin and state; nil when it is neither.
+    static func report(_ identifier: String, in engine: MonitoringEngine, origin: RegionOrigin?,
+                       stored: RegionStore.StoredState?) -> RegionReport? {
+        if let monitored = engine.monitoredRegion(identifier) { return RegionReport(monitored: monitored, origin: origin, stored: stored) }
+        return engine.waitingRegion(identifier).map {
+            RegionReport(waiting: $0, carried: engine.carriedState(of: identifier), origin: origin, stored: stored,
+                         reason: waitingReason($0, engine))
+        }
     }
 
     /// Why `region` waits: the engine's refusal now, or its source is back and its retry due.
