@@ -107,6 +107,20 @@ struct HTTPAPITests {
         // The events filter (a query value, decoded by the server) finds the same region.
         let events = try await client.request("GET", "/v1/events?region=Room%20204%2Fb").json["events"] as? [[String: Any]] ?? []
         #expect(!events.isEmpty && events.allSatisfy { $0["region"] as? String == "Room 204/b" }, "\(events)")
+        // Form-encoded, as Python's requests and `curl -G --data-urlencode` send it: `+` is a space
+        // (it was read as a plus, and the filter matched no region at all); a plus is `%2B`.
+        let formEncoded = try await client.request("GET", "/v1/events?region=Room+204%2Fb").json["events"] as? [[String: Any]] ?? []
+        #expect(formEncoded.count == events.count, "\(formEncoded)")
+        #expect(try await client.request("PUT", "/v1/regions/Room%2B1", body: Self.lobbyBody).status == 201)
+        let plus = try await client.request("GET", "/v1/events?region=Room%2B1").json["events"] as? [[String: Any]] ?? []
+        #expect(!plus.isEmpty && plus.allSatisfy { $0["region"] as? String == "Room+1" }, "\(plus)")
+        #expect((try await client.request("GET", "/v1/events?region=Room+1").json["events"] as? [Any])?.isEmpty == true)
+        // No identifier at all, or one no region can have: 400 naming the filter, on the stream too.
+        for path in ["/v1/events?region=", "/v1/events?region=a%00b", "/v1/events?region=%FF", "/v1/events/stream?region="] {
+            let refused = try await client.request("GET", path)
+            #expect(refused.status == 400 && refused.json["field"] as? String == "region", "\(path): \(refused.text)")
+        }
+        #expect(try await client.request("DELETE", "/v1/regions/Room%2B1").status == 204)
         #expect(try await client.request("DELETE", "/v1/regions/Room%20204%2Fb").status == 204)
         #expect(try daemon.service.sqlite.regions().map(\.identifier) == ["lobby"])
         // Not UTF-8 once decoded: 400 naming the id.

@@ -11,7 +11,7 @@ extension RegionKitServer {
             let since = try Self.double(query.get("since"), "since")
             let limit = try Self.integer(query.get("limit"), "limit", range: 1...1_000) ?? 100
             let cursor = try Self.integer(query.get("cursor"), "cursor", range: 0...Int.max).map(Int64.init)
-            let filter = try EventFilter(region: query.get("region"), type: query.get("type"))
+            let filter = try EventFilter(region: Self.formValue(request, "region"), type: query.get("type"))
             // One more than asked tells whether there is a next page.
             var page = try await self.metrics.timedStore("events") {
                 try await self.backend.store.events(since: since, region: filter.region, type: filter.type, afterID: cursor, limit: limit + 1)
@@ -29,7 +29,7 @@ extension RegionKitServer {
         }
         router.get("/v1/events/stream") { request, _ in
             let query = request.uri.queryParameters
-            let filter = try EventFilter(region: query.get("region"), type: query.get("type"))
+            let filter = try EventFilter(region: Self.formValue(request, "region"), type: query.get("type"))
             let header = request.headers[HTTPField.Name("Last-Event-ID")!]
             let fromQuery = query.get("lastEventId")
             var last: Int64
