@@ -204,6 +204,10 @@ public final class MonitoringService: Sendable {
             var changes: [StoreWrite] = []
             switch event.kind {
             case .didStartMonitoring(let region):
+                // A new registration ranges afresh: its first count is logged even when it equals
+                // the last one of the region it replaced (a PUT while inside, a parked region of the
+                // other kind), which ended without an exit and left its count here.
+                rangedCounts.withLock { _ = $0.removeValue(forKey: region.identifier) }
                 changes.append(.region(region, at: time, origin: nil))
                 // Registered again after its source came back, with the state it had (stale until
                 // a sighting or fix): kept in the store too, which saving the region cleared.

@@ -136,6 +136,27 @@ struct DurableMonitoringTests {
         #expect(events.filter { $0.type == "rangedBeaconCountChanged" }.map(\.reason) == ["1 beacon ranged", "1 beacon ranged"])
     }
 
+    @Test("A region replaced while inside: its replacement's first ranged count is logged, even when it equals the replaced region's last (the count was kept across the PUT, and the new region's ranging went unlogged)")
+    func rangedCountAfterReplacement() async throws {
+        let clock = VirtualClock()
+        let service = try MonitoringService(store: RegionStore(path: temporaryStorePath()), profile: .coreLocation, automation: Automation(rangeWhileInside: true),
+                                            clock: clock, sources: [.beacon: .authorized])
+        try await service.start(regions: [Self.lobby])
+        clock.advance(by: 5)
+        Self.sight(service, clock, from: 5, to: 15)
+        let narrower = Region.beacon(try BeaconRegion(identifier: "lobby", uuid: Self.uuid, major: 1))
+        #expect(try await service.putRegion(narrower))
+        Self.sight(service, clock, from: 15, to: 25)
+        try await service.stop()
+        let events = try service.sqlite.events().filter { ["didStartMonitoring", "didEnterRegion", "rangedBeaconCountChanged"].contains($0.type) }
+        // (The replacement starts inside: no didEnterRegion, as Core Location gives none then.)
+        #expect(events.map(\.type) == [
+            "didStartMonitoring", "didEnterRegion", "rangedBeaconCountChanged",
+            "didStartMonitoring", "rangedBeaconCountChanged",
+        ], "\(events.map { ($0.time, $0.type, $0.reason ?? "") })")
+        #expect(events.last?.reason == "1 beacon ranged" && events.last.map { $0.time >= 15 } == true)
+    }
+
     @Test("Every event is logged with its reason; ranged counts only when they change")
     func eventLogWithReasons() async throws {
         let path = temporaryStorePath()

@@ -44,8 +44,8 @@ paths:
         `cursor` and `prefix` are form-encoded: `+` is a space, a literal plus is `%2B`.
       parameters:
         - {name: limit, in: query, schema: {type: integer, minimum: 1, maximum: 10000, default: 100}, description: "Regions a page (the default when only cursor or prefix is given)"}
-        - {name: cursor, in: query, schema: {type: string, minLength: 1}, description: "The previous page's nextCursor: regions whose identifier sorts after it"}
-        - {name: prefix, in: query, schema: {type: string, minLength: 1}, description: "Only regions whose identifier begins with it (NFC, bytewise; total counts them)"}
+        - {name: cursor, in: query, schema: {type: string, minLength: 1, pattern: "^[^\\x00]+$"}, description: "The previous page's nextCursor: regions whose identifier sorts after it"}
+        - {name: prefix, in: query, schema: {type: string, minLength: 1, pattern: "^[^\\x00]+$"}, description: "Only regions whose identifier begins with it (NFC, bytewise; total counts them)"}
       responses:
         "200":
           description: The regions, or one page of them
@@ -133,7 +133,7 @@ paths:
       summary: The event log, oldest first, paged by cursor
       parameters:
         - {name: since, in: query, schema: {type: number, minimum: -1.0e15, maximum: 1.0e15}, description: Unix seconds}
-        - {name: region, in: query, schema: {type: string, minLength: 1}, description: "Only events of this region (form-decoded: + is a space, a literal plus %2B)"}
+        - {name: region, in: query, schema: {type: string, minLength: 1, pattern: "^[^\\x00]+$"}, description: "Only events of this region (form-decoded: + is a space, a literal plus %2B)"}
         - {name: type, in: query, schema: {type: string, enum: [EVENT_TYPES]}, description: "Only events of this type (another is a 400)"}
         - {name: limit, in: query, schema: {type: integer, minimum: 1, maximum: 1000, default: 100}}
         - {name: cursor, in: query, schema: {type: integer, minimum: 0, maximum: 9223372036854775807}, description: The previous page's nextCursor}
@@ -167,7 +167,7 @@ paths:
         - {name: Last-Event-ID, in: header, schema: {type: string, pattern: "^[0-9]+$"}}
         - {name: lastEventId, in: query, schema: {type: integer, minimum: 0, maximum: 9223372036854775807}}
         - {name: backlog, in: query, schema: {type: integer, minimum: 0, maximum: 10000}}
-        - {name: region, in: query, schema: {type: string, minLength: 1}, description: "Only events of this region (form-decoded, as in listEvents)"}
+        - {name: region, in: query, schema: {type: string, minLength: 1, pattern: "^[^\\x00]+$"}, description: "Only events of this region (form-decoded, as in listEvents)"}
         - {name: type, in: query, schema: {type: string, enum: [EVENT_TYPES]}}
       responses:
         "200": {description: An endless event stream, content: {text/event-stream: {schema: {type: string}}}}
