@@ -608,6 +608,7 @@ public struct MonitoringEngine: Sendable {
         retries.cancel(id: identifier)
         abandoned.removeValue(forKey: identifier)
         undetermined.remove(identifier)
+        suspendedStates[identifier] = nil   // only a waiting region carries one
         if regions[identifier] == nil { failureCounts[identifier] = nil }
     }
 
@@ -1153,6 +1154,9 @@ public struct MonitoringEngine: Sendable {
                 undetermined.remove(region.identifier)
             }
         }
+        // A state carried for it (``suspendedStates``) goes unless some definition of it still
+        // waits (filed above, or an earlier one a refusal for good left waiting).
+        if !suspendedStates.isEmpty, waitingRegion(region.identifier) == nil { suspendedStates[region.identifier] = nil }
         return events
     }
 

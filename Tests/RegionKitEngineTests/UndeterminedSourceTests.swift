@@ -57,6 +57,27 @@ struct UndeterminedSourceTests {
         #expect(later.summary == ["didChangeAuthorization:-"], "refused for good without the helper: \(later.summary)")
     }
 
+    @Test("A state carried for a waiting region goes with it: kept while it waits (a retry, the source's return), dropped when it fails for good or its retry is cancelled (it was kept for ever: one entry per region restored while its source was unusable, at every start)")
+    func carriedStatesGoWithTheirRegion() throws {
+        // Restored inside while the source has not reported, which then says it cannot be used.
+        var engine = Fixture.engine(.responsive, sources: Self.undetermined)
+        _ = engine.restore(Self.lobby, state: .inside, since: .zero, at: .zero)
+        #expect(engine.carriedState(of: "lobby")?.state == .inside, "waiting: the state is carried")
+        _ = engine.setSourceStatus(.denied(reason: "no CAP_NET_RAW"), for: .beacon, at: Timestamp(seconds: 1))
+        #expect(engine.waitingRegions.isEmpty && engine.suspendedStates.isEmpty, "\(engine.suspendedStates)")
+        // Restored while the source is unusable, without the retry helper: refused for good.
+        var refused = Fixture.engine(.responsive, sources: [.beacon: .denied(reason: "off"), .circular: .authorized])
+        let failed = refused.restore(Self.lobby, state: .inside, since: .zero, at: .zero)
+        #expect(failed.summary == ["monitoringDidFail:lobby"] && refused.suspendedStates.isEmpty, "\(refused.suspendedStates)")
+        // With the helper: filed for a retry with its state, until the retry is cancelled.
+        var retried = Fixture.engine(.responsive, automation: Automation(retry: Automation.Retry(delay: 1, maximumAttempts: 5)),
+                                     sources: [.beacon: .denied(reason: "off"), .circular: .authorized])
+        _ = retried.restore(Self.lobby, state: .inside, since: .zero, at: .zero)
+        #expect(retried.carriedState(of: "lobby")?.state == .inside)
+        retried.cancelRetry(identifier: "lobby")
+        #expect(retried.waitingRegions.isEmpty && retried.suspendedStates.isEmpty, "\(retried.suspendedStates)")
+    }
+
     @Test("With the retry helper the failure is filed for a retry, which registers the region once the source works")
     func retriedAfterFailure() throws {
         var engine = Fixture.engine(.responsive, automation: Automation(retry: Automation.Retry(delay: 1, maximumAttempts: 5)), sources: Self.undetermined)
