@@ -438,7 +438,7 @@ public final class PostgresRegionStore: RegionStoring, CustomStringConvertible {
 
     public func states() async throws -> [String: RegionStore.StoredState] {
         var states: [String: RegionStore.StoredState] = [:]
-        let found = try await rows("read states", "SELECT identifier, state, since, evidence, updated_at FROM region_state") { try $0.decode((String, String, Double?, String?, Double).self) }
+        let found = try await stateRows("read states", "SELECT \(unescaped: Self.stateColumns) FROM region_state")
         states.reserveCapacity(found.count)
         var pass = decodedEvidence.beginPass()
         for row in found { states[row.0] = try storedState(row: row) { pass.evidence(of: $0, text: $1) } }
@@ -448,10 +448,8 @@ public final class PostgresRegionStore: RegionStoring, CustomStringConvertible {
 
     public func state(of identifier: String) async throws -> RegionStore.StoredState? {
         let identifier = Region.canonical(identifier: identifier)
-        let found = try await rows("read the state of \(identifier)",
-                                   "SELECT identifier, state, since, evidence, updated_at FROM region_state WHERE identifier = \(identifier)") {
-            try $0.decode((String, String, Double?, String?, Double).self)
-        }
+        let found = try await stateRows("read the state of \(identifier)",
+                                        "SELECT \(unescaped: Self.stateColumns) FROM region_state WHERE identifier = \(identifier)")
         return try found.first.map { row in
             try storedState(row: row) { _, text in try? JSONDecoder().decode(EventEvidence.self, from: Data(text.utf8)) }
         }
@@ -472,16 +470,23 @@ public final class PostgresRegionStore: RegionStoring, CustomStringConvertible {
     public func states(of identifiers: [String]) async throws -> [String: RegionStore.StoredState] {
         let keys = Region.canonical(identifiers: identifiers)
         guard !keys.isEmpty else { return [:] }
-        let found = try await rows("read the states of \(keys.count) regions",
-                                   "SELECT identifier, state, since, evidence, updated_at FROM region_state WHERE identifier = ANY(\(keys)::text[])") {
-            try $0.decode((String, String, Double?, String?, Double).self)
-        }
+        let found = try await stateRows("read the states of \(keys.count) regions",
+                                        "SELECT \(unescaped: Self.stateColumns) FROM region_state WHERE identifier = ANY(\(keys)::text[])")
         let decoder = JSONDecoder()
         var states: [String: RegionStore.StoredState] = [:]
         for row in found {
             states[row.0] = try storedState(row: row) { _, text in try? decoder.decode(EventEvidence.self, from: Data(text.utf8)) }
         }
         return states
+    }
+
+    /// The columns of a `region_state` row as ``storedState(row:evidence:)`` reads them, in the
+    /// order ``stateRows(_:_:)`` decodes them (a constant: interpolated unescaped).
+    static let stateColumns = "identifier, state, since, evidence, updated_at"
+
+    /// The `region_state` rows of `query`, which selects ``stateColumns``.
+    private func stateRows(_ what: String, _ query: PostgresQuery) async throws -> [(String, String, Double?, String?, Double)] {
+        try await rows(what, query) { try $0.decode((String, String, Double?, String?, Double).self) }
     }
 
     /// A `region_state` row; `evidence` turns the region's stored evidence text into the evidence.
