@@ -166,7 +166,7 @@ extension MonitoringEngine {
             schedule.pruned(slot: slot, remaining: remaining ?? 0)
         }
         if sighting.wasRestored { schedule.invalidate() }
-        guard sighting.previous != .inside, let id = regions.read(slot: slot, { $0.region.identifier }) else { return [] }
+        guard sighting.previous != .inside, let id = regions.identifier(slot: slot) else { return [] }
         return setState(id, .inside, crossing: sighting.previous == .outside, evidence: EventEvidence(
             rssi: rssi, scannerID: scannerID, beacon: identity,
             reason: sighting.previous == .unknown ? "first sighting after registration" : "sighting"))
@@ -391,7 +391,7 @@ extension MonitoringEngine {
         guard usesSpatialIndex, margin.isFinite else {
             for entry in order {
                 let slot = entry.slot
-                if regions.read(slot: slot, { $0.region.kind == .circular }) == true {
+                if regions.region(slot: slot)?.kind == .circular {
                     // (The index slot too: `geoActive` stays filed as with the index.)
                     let indexSlot = geoIndexSlot(record: slot).map { Int32(truncatingIfNeeded: $0) } ?? -1
                     candidates.append(GeoCandidate(rank: 0, slot: Int32(truncatingIfNeeded: slot), indexSlot: indexSlot, distance: .nan))

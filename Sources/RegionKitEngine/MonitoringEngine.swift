@@ -30,7 +30,7 @@ public struct MonitoringEngine: Sendable {
                 geoActive.insert(indexSlot)
                 guard indexSlot < geoRegionSlots.count, geoRegionSlots[indexSlot] >= 0, let fix = lastFix else { continue }
                 let slot = Int(geoRegionSlots[indexSlot])
-                guard case .circular(let circle)? = regions.read(slot: slot, { $0.region }) else { continue }
+                guard case .circular(let circle)? = regions.region(slot: slot) else { continue }
                 let distance = evaluatedDistance(circle, indexSlot: indexSlot, to: fix)
                 regions.update(slot: slot) { $0.lastDistance = distance }
             }
@@ -189,7 +189,7 @@ public struct MonitoringEngine: Sendable {
     // MARK: - Queries
 
     /// Monitored regions in registration order.
-    public var monitoredRegions: [Region] { order.compactMap { entry in regions.read(slot: entry.slot) { $0.region } } }
+    public var monitoredRegions: [Region] { order.compactMap { entry in regions.region(slot: entry.slot) } }
 
     /// Calls `body` with the identifier of each monitored region, in registration order, without
     /// building ``monitoredRegions`` (a page of `GET /v1/regions` picks its identifiers out of
@@ -1116,7 +1116,7 @@ public struct MonitoringEngine: Sendable {
     /// registered in that slot (a walk that stops or fails regions changes the order it walks).
     func liveRegion(_ entry: RegistrationOrder.Entry) -> Region? {
         guard schedule.number(slot: entry.slot) == entry.sequence else { return nil }
-        return regions.read(slot: entry.slot) { $0.region }
+        return regions.region(slot: entry.slot)
     }
 
     /// Undoes what registering `monitored` in `slot` filed besides its record: its place in the

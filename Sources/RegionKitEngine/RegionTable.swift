@@ -51,7 +51,7 @@ struct RegionTable: Sendable {
     func slot(of id: String) -> Int? { find(id).slot }
 
     /// The record in `slot` (`nil`: a free slot). A copy: the engine's own paths use
-    /// ``read(slot:_:)`` and ``update(slot:_:)``.
+    /// ``region(slot:)``, ``identifier(slot:)`` and ``update(slot:_:)``.
     subscript(slot slot: Int) -> RegionRecord? {
         records[slot].isStored ? records[slot] : nil
     }
@@ -107,18 +107,17 @@ struct RegionTable: Sendable {
         }
     }
 
-    /// Reads the record in `slot`; `nil` when the slot is free. The array's getter may still hand
-    /// `body` a copy (callgrind shows one per call from a closure): a hot path reaches the record
-    /// through ``update(slot:_:)`` instead, as timer settling does.
+    /// The region in `slot`, reached in place as ``identifier(slot:)`` (a closure handed the
+    /// record got a copy of the whole record: ``MonitoringEngine/monitoredRegions`` made one per
+    /// region); `nil` when the slot is free.
     @inline(__always)
-    func read<Result>(slot: Int, _ body: (RegionRecord) -> Result) -> Result? {
-        guard records[slot].isStored else { return nil }
-        return body(records[slot])
+    func region(slot: Int) -> Region? {
+        records[slot].isStored ? records[slot].region : nil
     }
 
-    /// The identifier of the region in `slot`, reached in place (``read(slot:_:)`` copied the
-    /// whole record for it: 15 % of a `GET /v1/regions` page at 100,000 regions); `nil` when the
-    /// slot is free.
+    /// The identifier of the region in `slot`, reached in place (a closure handed the record got
+    /// a copy of the whole record: 15 % of a `GET /v1/regions` page at 100,000 regions); `nil`
+    /// when the slot is free.
     @inline(__always)
     func identifier(slot: Int) -> String? {
         records[slot].isStored ? records[slot].region.identifier : nil
