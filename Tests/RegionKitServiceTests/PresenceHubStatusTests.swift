@@ -100,6 +100,41 @@ struct PresenceHubStatusTests {
         await listener.stop()
     }
 
+    /// The daemon restarted before the broker noticed its old connection dead: the old will
+    /// (`offline`, retained) is published up to 1.5 keepalives after the new connection's
+    /// `online`, and every Home Assistant entity of the site (all share this availability topic)
+    /// stayed unavailable until the next reconnection. The hub answers it with `online`.
+    @Test("A late will (offline while connected) is answered with online, so the broker keeps online; a retained offline found at the connection and the stop's own offline are not answered",
+          .timeLimit(.minutes(2)))
+    func lateWillAnswered() async throws {
+        let broker = try MosquittoBroker()
+        try broker.start()
+        defer { broker.stop() }
+        let topic = "regionkit/late-will-test/status"
+        try broker.publish(topic: topic, message: "offline", qos: 1, retain: true)   // the last run's will
+        let hub = try Self.hub(site: "late-will-test", broker: broker, store: try RegionStore(path: temporaryStorePath()))
+        let listener = try await StatusListener(topic: topic, broker: broker)
+        let heard = listener.heard
+        let running = Task { await hub.run() }
+        try await eventually(timeout: .seconds(20), "online: \(heard.withLock { $0 })") { heard.withLock { $0 }.last == "online" }
+        try await Task.sleep(for: .milliseconds(500))
+        #expect(heard.withLock { $0 } == ["offline", "online"] && hub.counts.lateWillsAnswered == 0, "\(heard.withLock { $0 })")
+
+        // The old connection's will, late (retained, as a will is; its copy to us is live).
+        try broker.publish(topic: topic, message: "offline", qos: 1, retain: true)
+        try await eventually(timeout: .seconds(20), "answered: \(heard.withLock { $0 })") { heard.withLock { $0 } == ["offline", "online", "offline", "online"] }
+        #expect(try await Self.retained(topic, on: broker) == ["online"])
+        #expect(hub.counts.lateWillsAnswered == 1)
+
+        await hub.shutdown(drainTimeout: .seconds(5))
+        running.cancel()
+        await running.value
+        try await Task.sleep(for: .milliseconds(500))
+        #expect(heard.withLock { $0 }.last == "offline" && hub.counts.lateWillsAnswered == 1, "\(heard.withLock { $0 })")
+        #expect(try await Self.retained(topic, on: broker) == ["offline"])
+        await listener.stop()
+    }
+
     /// `mqtt: {urls: [down, up]}`: the first broker's refusal reported the beacon source
     /// unavailable before the standby answered, so every start with the primary down logged a
     /// `monitoringDidFail` for each beacon region (and registered them again a second later).

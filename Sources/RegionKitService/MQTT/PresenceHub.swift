@@ -58,6 +58,9 @@ public final class PresenceHub: Sendable {
     /// not connected sends no `offline`: the broker keeps what it had, the will's after an
     /// unclean loss of the connection.)
     let statusLock = AsyncSemaphore()
+    /// Whether an `online` answering a late will (``answerLateWill(_:)``) waits for its turn, and
+    /// how many `offline`s it answers.
+    let lateWillAnswer = LockedBox<(pending: Bool, read: Int)>((false, 0))
     let connected = LockedBox(false)
     /// The sighting filters the broker refuses on this connection (the client asks again): the
     /// MQTT sources are unavailable while any is refused.
@@ -106,6 +109,8 @@ public final class PresenceHub: Sendable {
         public var forgottenBeacons = 0
         /// Beacons with entities on the broker that were not recorded as announced, counted as announced.
         public var adoptedBeacons = 0
+        /// `online`s published to answer an earlier connection's will read late (``PresenceHub/answerLateWill(_:)``).
+        public var lateWillsAnswered = 0
     }
 
     /// The hub as an output, for `/metrics` (``OutputStatus``).
@@ -249,6 +254,9 @@ public final class PresenceHub: Sendable {
         // The beacons' tracker configurations at QoS 1: a deletion in Home Assistant, or the copy
         // of the hub's own removal (``TrackerConfigWatch``), must not be dropped on the way.
         if let discovery = outputs.withLock({ $0.discovery }) { filters += discovery.statusTopics.map { ($0, .atMostOnce) } + [(discovery.trackerConfigFilter, .atLeastOnce)] }
+        // Its own status at QoS 1: an earlier connection's will published late is answered
+        // (``answerLateWill(_:)``).
+        filters.append((topics.status, .atLeastOnce))
         for (filter, qos) in filters {
             // Remembered by the client, so subscribed again after every reconnection.
             Task { [client, logger] in
@@ -389,6 +397,7 @@ public final class PresenceHub: Sendable {
     // MARK: Incoming
 
     func received(_ message: MQTTMessage) {
+        if message.topic == topics.status { return answerLateWill(message) }
         if let discovery = outputs.withLock({ $0.discovery }), discovery.statusTopics.contains(message.topic) {
             // A retained `online` (a birth message set to retain) is the broker's copy, handed over
             // at the subscription: not Home Assistant restarting now. The connection's own round
@@ -421,6 +430,42 @@ public final class PresenceHub: Sendable {
             return
         }
         ingest?.handle(topic: message.topic, payload: message.payload, retained: message.retain)
+    }
+
+    /// Its own status read back: an `offline` while connected and not stopping is not true. It is
+    /// an earlier connection's will that the broker published late (the daemon restarted before
+    /// the broker noticed the old connection dead, up to 1.5 keepalives), and it made every Home
+    /// Assistant entity of the site unavailable until the next reconnection. Answered with
+    /// `online`. Not a retained one: that comes with the subscription each connection makes,
+    /// before the connection's own `online`, which replaces it anyway; not the stop's own.
+    ///
+    /// One answer at a time (and one log line): the `offline`s read while an answer waits for the
+    /// status lock are answered by it, published after them.
+    func answerLateWill(_ message: MQTTMessage) {
+        guard !message.retain,
+              String(decoding: message.payload, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines).lowercased() == "offline",
+              connected.withLock({ $0 }), !stopping.withLock({ $0 }) else { return }
+        let read = lateWillAnswer.withLock { answer -> Int? in
+            answer.read += 1
+            guard !answer.pending else { return nil }
+            answer.pending = true
+            return answer.read
+        }
+        guard let read else { return }
+        logger.info("the site's offline status read while connected (an earlier connection's will): saying online again",
+                    metadata: ["topic": "\(message.topic)", "offline_read": "\(read)"])
+        Task {
+            await statusLock.withPermit {
+                lateWillAnswer.withLock { $0 = (false, 0) }   // an offline read from now on is answered again
+                guard !stopping.withLock({ $0 }) else { return }
+                do {
+                    try await client.publish(Self.status("online", topics))
+                    counters.withLock { $0.lateWillsAnswered += 1 }
+                } catch {
+                    logger.warning("cannot publish online status", metadata: ["error": "\(error)"])
+                }
+            }
+        }
     }
 
     func connectionChanged(_ event: MQTTConnectionEvent) {
