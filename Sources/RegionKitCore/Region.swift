@@ -60,7 +60,8 @@ public enum Region: Hashable, Sendable, Codable {
     /// U+2066–U+2069: text that reads differently from what it is), and no white space or
     /// invisible character (U+FEFF, U+200B, U+2060, a soft hyphen) at its start or end: `lobby `
     /// and `lobby` look alike and were two regions, and an identifier of spaces only named
-    /// nothing one could read. Regions stored before are not
+    /// nothing one could read; not `.` or `..` (path segments a URL resolves away). The length
+    /// is that of the NFC form, as regions keep it. Regions stored before are not
     /// checked again: they stay readable, removable and monitored.
     ///
     /// ```swift
@@ -71,8 +72,19 @@ public enum Region: Hashable, Sendable, Codable {
     /// ```
     public static func validateNew(identifier: String) throws {
         try validate(identifier: identifier)
-        guard identifier.unicodeScalars.count <= maximumIdentifierLength else {
-            throw RegionKitError(.invalidRegion, "a region identifier must be at most \(maximumIdentifierLength) characters (this one has \(identifier.unicodeScalars.count))")
+        // Counted as kept (NFC, ``canonical(identifier:)``), which can be longer (U+0958 is two
+        // scalars in NFC, U+1D160 three): 200 U+0958 made a region whose reported identifier of
+        // 400 could not be sent back.
+        let count = identifier.unicodeScalars.count, kept = canonical(identifier: identifier).unicodeScalars.count
+        guard kept <= maximumIdentifierLength else {
+            // (Not `==` on the strings: Swift compares them up to canonical equivalence.)
+            let form = kept == count ? "" : " in its NFC form, as regions keep it"
+            throw RegionKitError(.invalidRegion, "a region identifier must be at most \(maximumIdentifierLength) characters (this one has \(kept)\(form))")
+        }
+        // A URL path takes them for directories: /v1/regions/. is /v1/regions/ in browsers, curl
+        // and most HTTP clients, so such a region could not be read, edited or deleted by its path.
+        guard identifier != ".", identifier != ".." else {
+            throw RegionKitError(.invalidRegion, "a region identifier must not be '\(identifier)': a URL path reads it as a directory")
         }
         for (offset, scalar) in identifier.unicodeScalars.enumerated() {
             let bidi = (0x202A...0x202E).contains(scalar.value) || (0x2066...0x2069).contains(scalar.value)

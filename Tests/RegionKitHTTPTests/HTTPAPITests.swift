@@ -132,6 +132,11 @@ struct HTTPAPITests {
         // A newline (it forged a line in the daemon's log), a tab, a right-to-left override, 257 characters: 400 naming the id and why.
         for (path, why) in [("a%0Ab", "control character (U+000A at character 1)"), ("a%09b", "U+0009"), ("%E2%80%AEevil", "bidirectional control (U+202E"),
                             (String(repeating: "%C3%A9", count: 257), "at most 256 characters"),
+                            // 200 sent, 400 kept: U+0958 is two scalars in NFC, and the identifier
+                            // GET reported could not be sent back.
+                            (String(repeating: "%E0%A5%98", count: 200), "(this one has 400 in its NFC form"),
+                            // Directories to a URL: /v1/regions/. is /v1/regions/ to browsers and curl.
+                            ("%2E", "must not be '.'"), ("%2E%2E", "must not be '..'"),
                             // White space at an end ("lobby " was a second region beside "lobby"), or only white space.
                             ("lobby%20", "must not end with white space or an invisible character: 'lobby ' looks like 'lobby'"),
                             ("%C2%A0lobby", "must not begin with white space"), ("%EF%BB%BFlobby", "must not begin with white space"),
@@ -360,6 +365,21 @@ struct HTTPAPITests {
         daemon.advance(to: 5)   // its retry's delay
         let park = try await client.request("GET", "/v1/regions/park")
         #expect(park.status == 200 && park.json["waitingForSource"] == nil && park.json["radius"] as? Double == 80, "\(park.text)")
+    }
+
+    @Test("No beacon source: the 409 names the field the region's format has (an Eddystone or device region's named uuid, hidden for them in the dashboard's form, which then showed no message)")
+    func refusedNamesTheFormatsField() async throws {
+        let daemon = try await TestDaemon(configured: [], sources: [.circular: .authorized])
+        defer { Task { try? await daemon.stop() } }
+        let client = daemon.client()
+        for (body, field) in [(#"{"uuid": "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0"}"#, "uuid"),
+                              (#"{"format": "altbeacon", "uuid": "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0"}"#, "uuid"),
+                              (#"{"format": "eddystone-uid", "namespace": "8b0ca750095477cb3e77"}"#, "namespace"),
+                              (#"{"format": "device", "device": "my-keys"}"#, "device")] {
+            let refused = try await client.request("PUT", "/v1/regions/keys", body: body)
+            #expect(refused.status == 409 && refused.json["field"] as? String == field, "\(body): \(refused.text)")
+        }
+        #expect(try daemon.service.sqlite.regions().isEmpty)
     }
 
     @Test("A region refused for the region limit: 409 naming no field of the body (it named `latitude`, as if the coordinates were at fault); a replacement of a monitored region is no new region")

@@ -31,6 +31,14 @@ struct OpenAPIIdentifierPatternTests {
             }
             if disagreements.count > 20 { break }
         }
+        // The path segments a URL resolves away are refused; longer runs of dots are identifiers.
+        for id in [".", "..", "...", ".a", "a.", "..a", "a..", ". .", "./"] {
+            let matches = regex.firstMatch(in: id, range: NSRange(id.startIndex..., in: id)) != nil
+            let accepted = (try? Region.validateNew(identifier: id)) != nil
+            if matches != accepted || accepted == [".", ".."].contains(id) {
+                disagreements.append("\(id.debugDescription): pattern \(matches), daemon \(accepted)")
+            }
+        }
         #expect(disagreements.isEmpty, "\(disagreements)")
     }
 }

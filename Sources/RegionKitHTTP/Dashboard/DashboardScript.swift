@@ -335,7 +335,9 @@ function value(name) {
 form.addEventListener("submit", async (event) => {
   event.preventDefault();
   clearErrors();
-  const id = form.elements.identifier.value.trim();
+  // An edit saves the region under its identifier as it is (one stored before white space at
+  // an end was refused, "lobby ", was saved as "lobby": another region, or over it).
+  const id = form.elements.identifier.readOnly ? form.elements.identifier.value : form.elements.identifier.value.trim();
   if (!id) {
     form.querySelector('.error[data-for="id"]').textContent = "give the region an identifier";
     form.elements.identifier.classList.add("invalid");
@@ -365,7 +367,9 @@ form.addEventListener("submit", async (event) => {
   }
   const problem = result.json || { detail: "HTTP " + result.status };
   const field = problem.field || "body";
-  const slot = form.querySelector(`.error[data-for="${field}"]`) || form.querySelector('.error[data-for="body"]');
+  // A field of a section hidden for this kind or format: the message goes under the form.
+  const named = form.querySelector(`.error[data-for="${field}"]`);
+  const slot = named && !named.closest("[hidden]") ? named : form.querySelector('.error[data-for="body"]');
   slot.textContent = problem.detail;
   const input = form.elements[field === "id" ? "identifier" : field];
   if (input && input.classList) { input.classList.add("invalid"); input.focus(); }

@@ -84,8 +84,8 @@ paths:
         - name: id
           in: path
           required: true
-          description: "A new region's identifier: no control character, no bidirectional override or isolate, no white space or invisible character (U+FEFF, U+200B…) at its start or end, at most 256 characters"
-          schema: {type: string, minLength: 1, maxLength: 256, pattern: "^[^\\x00-\\x1f\\x7f-\\x9f\\u202a-\\u202e\\u2066-\\u2069\\x20\\xa0\\xad\\u034f\\u061c\\u115f\\u1160\\u1680\\u17b4\\u17b5\\u180e\\u2000-\\u200f\\u2028\\u2029\\u202f\\u205f-\\u206f\\u3000\\u3164\\ufeff\\uffa0\\ufff0-\\ufff8]([^\\x00-\\x1f\\x7f-\\x9f\\u202a-\\u202e\\u2066-\\u2069]*[^\\x00-\\x1f\\x7f-\\x9f\\u202a-\\u202e\\u2066-\\u2069\\x20\\xa0\\xad\\u034f\\u061c\\u115f\\u1160\\u1680\\u17b4\\u17b5\\u180e\\u2000-\\u200f\\u2028\\u2029\\u202f\\u205f-\\u206f\\u3000\\u3164\\ufeff\\uffa0\\ufff0-\\ufff8])?(?![\\s\\S])"}
+          description: "A new region's identifier: no control character, no bidirectional override or isolate, no white space or invisible character (U+FEFF, U+200B…) at its start or end, not . or .., at most 256 characters (counted in NFC)"
+          schema: {type: string, minLength: 1, maxLength: 256, pattern: "^(?!\\.\\.?(?![\\s\\S]))[^\\x00-\\x1f\\x7f-\\x9f\\u202a-\\u202e\\u2066-\\u2069\\x20\\xa0\\xad\\u034f\\u061c\\u115f\\u1160\\u1680\\u17b4\\u17b5\\u180e\\u2000-\\u200f\\u2028\\u2029\\u202f\\u205f-\\u206f\\u3000\\u3164\\ufeff\\uffa0\\ufff0-\\ufff8]([^\\x00-\\x1f\\x7f-\\x9f\\u202a-\\u202e\\u2066-\\u2069]*[^\\x00-\\x1f\\x7f-\\x9f\\u202a-\\u202e\\u2066-\\u2069\\x20\\xa0\\xad\\u034f\\u061c\\u115f\\u1160\\u1680\\u17b4\\u17b5\\u180e\\u2000-\\u200f\\u2028\\u2029\\u202f\\u205f-\\u206f\\u3000\\u3164\\ufeff\\uffa0\\ufff0-\\ufff8])?(?![\\s\\S])"}
       requestBody:
         required: true
         content:

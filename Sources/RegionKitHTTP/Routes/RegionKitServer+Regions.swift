@@ -38,7 +38,7 @@ extension RegionKitServer {
                 // The daemon cannot monitor it now: no source for its kind (the field names the
                 // kind), or the region limit (no field of the body is at fault).
                 let limit = (error.cause as? RegionKitError)?.code == .regionMonitoringFailure
-                throw Problem(.conflict, error.message, field: limit ? nil : region.kind == .circular ? "latitude" : "uuid")
+                throw Problem(.conflict, error.message, field: limit ? nil : Self.sourceField(of: region))
             } catch let error as RegionKitError where error.code == .stopping {
                 throw Problem(.serviceUnavailable, error.message, field: "id")
             }
@@ -87,6 +87,18 @@ extension RegionKitServer {
     /// `nextCursor` of the page before) and `prefix`; nil when none is given (every region, in
     /// registration order, as before pages). A cursor or prefix must be a valid region id (not
     /// empty, no NUL), so that a mistyped parameter is an error rather than an empty page.
+    /// The body field a 409 for want of a source names: the first the region's kind and format
+    /// have (the dashboard shows the message beside it; `uuid` for an Eddystone or device region
+    /// named a field hidden for those, and the dialog showed nothing).
+    static func sourceField(of region: Region) -> String {
+        switch region.beaconRegion?.constraint.format {
+        case nil: "latitude"
+        case .eddystoneUID: "namespace"
+        case .device: "device"
+        case .iBeacon, .altBeacon: "uuid"
+        }
+    }
+
     static func regionPageQuery(_ request: Request) throws -> RegionPage.Query? {
         let limit = try integer(request.uri.queryParameters.get("limit"), "limit", range: 1...regionPageMaximum)
         let cursor = try formValue(request, "cursor")
