@@ -646,6 +646,11 @@ struct HTTPAPITests {
         var replayed: [Int64] = []
         for _ in all { replayed.append(try await offPool { try stranger.next() }.id) }
         #expect(replayed == all)
+        // Digits past Int64 (the document's pattern allows them): past the end too, not a 400.
+        let huge = try await offPool {
+            try EventStreamReader(port: daemon.port, token: "test-token", path: "/v1/events/stream?lastEventId=99999999999999999999")
+        }
+        #expect(try await offPool { try huge.next(timeout: 5) }.id == all.first)
         // `backlog=N` with a filter: the newest N events that pass it, however many others came
         // after (it counted N events back, then filtered: the enter, long before, was never sent).
         let entered = try daemon.service.sqlite.events(type: "didEnterRegion").map(\.id)

@@ -34,8 +34,12 @@ extension RegionKitServer {
             let fromQuery = query.get("lastEventId")
             var last: Int64
             if let text = header ?? fromQuery {
-                guard let id = Int64(text.trimmingCharacters(in: .whitespaces)), id >= 0 else {
-                    throw Problem(.badRequest, "Last-Event-ID '\(text)' is not an event id", field: header != nil ? "Last-Event-ID" : "lastEventId")
+                let digits = text.trimmingCharacters(in: .whitespaces)
+                // Digits past Int64 are an id past the end of any log (the document's pattern
+                // allows them; they were a 400), handled below as one.
+                let overflowing = !digits.isEmpty && digits.utf8.allSatisfy { (0x30...0x39).contains($0) }
+                guard let id = Int64(digits) ?? (overflowing ? Int64.max : nil), id >= 0 else {
+                    throw Problem(.badRequest, "Last-Event-ID '\(text.prefix(80))' is not an event id", field: header != nil ? "Last-Event-ID" : "lastEventId")
                 }
                 // Past the end of this log, the id is from another one (the daemon restarted on a
                 // new store): every event here is new to the client. Skipping ids up to its old one
