@@ -262,22 +262,37 @@ public final class MQTTClient: Sendable {
         }
     }
 
-    /// Publishes `messages` in this order, pipelined: all are written in one event-loop turn, then
-    /// every acknowledgement is awaited (QoS 1) — one round trip for the lot instead of one each.
-    /// Throws the first failure (the others may or may not have been delivered; QoS 1 callers
-    /// re-publish the whole group).
+    /// Publishes `messages` in this order, pipelined: up to ``publishWindow`` are written in one
+    /// event-loop turn, then their acknowledgements are awaited (QoS 1) — one round trip for the
+    /// lot instead of one each; a longer group goes out in windows of that many, each after the
+    /// one before it was acknowledged (a group of over 65,535 QoS 1 messages, every packet id in
+    /// flight, failed with ``MQTTError/tooManyInFlight`` at every attempt). Throws the first
+    /// failure (the others may or may not have been delivered; QoS 1 callers re-publish the
+    /// whole group); none is handed when one of them could never be published.
     ///
     /// ```swift
     /// try await client.publish([event, retainedState, retainedRoom])
     /// ```
     public func publish(_ messages: [MQTTMessage]) async throws(MQTTError) {
-        let sent = try hand(messages, queued: false)
-        var failure: MQTTError?
-        for future in sent {
-            do { try await future.get() } catch { failure = failure ?? Self.mqttError(from: error) }
+        if messages.count > Self.publishWindow {
+            for message in messages { try Self.checkPublishable(message) }
         }
-        if let failure { throw failure }
+        var start = messages.startIndex
+        repeat {
+            let end = messages.index(start, offsetBy: Self.publishWindow, limitedBy: messages.endIndex) ?? messages.endIndex
+            let sent = try hand(start == messages.startIndex && end == messages.endIndex ? messages : Array(messages[start..<end]), queued: false)
+            var failure: MQTTError?
+            for future in sent {
+                do { try await future.get() } catch { failure = failure ?? Self.mqttError(from: error) }
+            }
+            if let failure { throw failure }
+            start = end
+        } while start < messages.endIndex
     }
+
+    /// The most messages `publish(_:)` of a group hands to the connection at once: well
+    /// under the 65,535 packet ids, leaving room for the other publishers of one connection.
+    public static let publishWindow = 8_192
 
     /// Hands `messages` to the connection in this order and returns at once, without waiting for
     /// them to be written or acknowledged: messages handed by calls made one after another go out

@@ -84,6 +84,34 @@ struct MQTTBrokerEndToEndTests {
     /// `QuickAckHandler`); with them ≈ 0.4 ms. The bound on the median (10 ms) sits far from both.
     /// Over TLS too (the handler sits below it, on the socket's reads).
     #if os(Linux)
+    /// A hub's region start announcing every beacon it matches can make one group of more QoS 1
+    /// messages than there are packet ids (65,535): the group failed with tooManyInFlight at every
+    /// attempt, and the hub's event output stalled on it for good.
+    @Test("one group of 70,000 QoS 1 messages is published in windows (it failed: more than 65,535 packet ids in flight); every message reaches a subscriber, in order",
+          .enabled(if: MosquittoBroker.isAvailable, MosquittoBroker.skipReason), .timeLimit(.minutes(3)))
+    func groupLargerThanThePacketIDs() async throws {
+        let broker = try MosquittoBroker()
+        try broker.start()
+        defer { broker.stop() }
+        let probe = MQTTClientProbe(configuration: try Self.configuration(broker))
+        probe.start()
+        try await probe.client.waitUntilConnected()
+        let count = 70_000
+        #expect(count > Int(UInt16.max) && count > MQTTClient.publishWindow * 8)
+        let subscriber = try await broker.subscribe(topic: "rk/window", count: count, qos: 1, timeout: 120)
+        let group = (0..<count).map { MQTTMessage(topic: "rk/window", payload: Array("\($0)".utf8), qos: .atLeastOnce, retain: false) }
+        try await probe.client.publish(group)
+        let got = await subscriber.waitForMessages(count, timeout: 120)
+        #expect(got.count == count && got.map(\.payload).elementsEqual((0..<count).lazy.map { "\($0)" }), "\(got.count) received")
+        // A group holding a message that can never be published hands none of it.
+        let subscriberAfter = try await broker.subscribe(topic: "rk/refused", count: 1, qos: 1, timeout: 5)
+        var refused = (0..<(MQTTClient.publishWindow + 1)).map { _ in MQTTMessage(topic: "rk/refused", payload: [], qos: .atLeastOnce, retain: false) }
+        refused.append(MQTTMessage(topic: "rk/+/wildcard", payload: [], qos: .atLeastOnce, retain: false))
+        await #expect(throws: MQTTError.self) { try await probe.client.publish(refused) }
+        #expect(await subscriberAfter.waitForMessages(1, timeout: 2).isEmpty)
+        await probe.stop()
+    }
+
     @Test("groups of 3 pipelined QoS 1 publishes to a default-configured Mosquitto (Nagle on) are acknowledged without the delayed-ACK stall, plain and TLS",
           .enabled(if: MosquittoBroker.isAvailable, MosquittoBroker.skipReason), .timeLimit(.minutes(1)))
     func noDelayedAckStall() async throws {
