@@ -44,7 +44,7 @@ extension LocationEvent {
         return line.text
     }
 
-    /// The beacon's identity fields (``JSONLine/addIdentity(_:)``: iBeacon `{"uuid", "major",
+    /// The beacon's identity fields (`JSONLine.addIdentity(_:)`: iBeacon `{"uuid", "major",
     /// "minor", …}` as before, other formats after `"format"`), `"telemetry"` when the
     /// transmitter sent Eddystone-TLM, `"proximity"`, `"accuracy"`, `"rssi"`.
     static func json(for beacon: Beacon) -> JSONLine {

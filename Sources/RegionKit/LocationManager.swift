@@ -40,7 +40,7 @@ public final class LocationManager: Sendable {
     private let aheadOfClock = Atomic<Int>(0)
 
     /// - Parameters:
-    ///   - profile: timings and thresholds (``MonitoringProfile/responsive`` by default).
+    ///   - profile: timings and thresholds (`MonitoringProfile.responsive` by default).
     ///   - automation: opt-in helpers (request state on start, range while inside, wake, retry).
     ///   - clock: ``SystemClock`` for real time, ``VirtualClock`` for tests and simulation.
     ///   - sources: the current status of the source for each region kind; missing = none configured.
@@ -94,7 +94,7 @@ public final class LocationManager: Sendable {
     /// The engine's record of a monitored region (state, since when, evidence streams).
     public func monitoredRegion(_ identifier: String) -> MonitoredRegion? { state.withLock { $0.engine.monitoredRegion(identifier) } }
 
-    /// The region of `identifier` waiting for its source (see ``MonitoringEngine/waitingRegion(_:)``).
+    /// The region of `identifier` waiting for its source (see `MonitoringEngine.waitingRegion(_:)`).
     public func waitingRegion(_ identifier: String) -> Region? { state.withLock { $0.engine.waitingRegion(identifier) } }
 
     /// The monitored region of `identifier`, else the one waiting for its source: read together,
@@ -124,7 +124,7 @@ public final class LocationManager: Sendable {
     }
 
     /// Starts monitoring every region of `regions`, in order, in one step (see
-    /// ``MonitoringEngine/startMonitoring(contentsOf:at:)``): the same events as one call per
+    /// `MonitoringEngine.startMonitoring(contentsOf:at:)`): the same events as one call per
     /// region, with the engine's tables grown once.
     ///
     /// ```swift
@@ -138,13 +138,13 @@ public final class LocationManager: Sendable {
     public func startMonitoring(for region: CircularRegion) { startMonitoring(for: .circular(region)) }
 
     /// Re-registers a region with the state stored before a restart (see
-    /// ``MonitoringEngine/restore(_:state:since:at:)``): no `didStartMonitoring`, no spurious enter.
+    /// `MonitoringEngine.restore(_:state:since:at:)`): no `didStartMonitoring`, no spurious enter.
     public func restoreMonitoring(for region: Region, state: RegionState, since: Timestamp?) {
         run { $0.restore(region, state: state, since: since, at: $1) }
     }
 
     /// Places beacons in the rooms they were known to be in (an engine set aside for a broker
-    /// outage, a restart), without events: see ``MonitoringEngine/restoreNearestScanner(_:scanner:at:)``.
+    /// outage, a restart), without events: see `MonitoringEngine.restoreNearestScanner(_:scanner:at:)`.
     /// Each stays while heard; one heard by no scanner leaves its room when a beacon heard once
     /// now would be called gone.
     ///
@@ -165,7 +165,7 @@ public final class LocationManager: Sendable {
     public func stopMonitoring(for region: BeaconRegion) { stopMonitoring(for: .beacon(region)) }
     public func stopMonitoring(for region: CircularRegion) { stopMonitoring(for: .circular(region)) }
 
-    /// Forgets a retry filed for `identifier` (see ``MonitoringEngine/cancelRetry(identifier:)``);
+    /// Forgets a retry filed for `identifier` (see `MonitoringEngine.cancelRetry(identifier:)`);
     /// a monitored region of that identifier stays.
     public func cancelRetry(for identifier: String) {
         run { engine, _ in
@@ -186,7 +186,7 @@ public final class LocationManager: Sendable {
     }
 
     /// Ranges the beacons of `region`, reporting deliveries under the region's identifier; a
-    /// region bound to a scanner (``BeaconRegion/scannerID``) ranges that scanner's sightings only.
+    /// region bound to a scanner (`BeaconRegion.scannerID`) ranges that scanner's sightings only.
     ///
     /// ```swift
     /// manager.startRangingBeacons(in: kitchen)      // didRange every second, from "kitchen-node"
@@ -205,7 +205,7 @@ public final class LocationManager: Sendable {
         run { $0.stopRanging(region.constraint, scannerID: region.scannerID, label: region.identifier, at: $1) }
     }
 
-    /// The device "woke" (display on, app activated, operator signal): see ``MonitoringEngine/wake(at:)``.
+    /// The device "woke" (display on, app activated, operator signal): see `MonitoringEngine.wake(at:)`.
     public func wake() {
         run { $0.wake(at: $1) }
     }
@@ -277,7 +277,7 @@ public final class LocationManager: Sendable {
     /// Scanner `scannerID` said it is offline (`online: false`) or back: the status it publishes
     /// (ESPresense's retained `espresense/rooms/<room>/status`, a Theengs gateway's will). While it
     /// is away, the beacons only it hears do not leave their regions or rooms, for up to
-    /// ``ScannerChannel/offlineExcuseLimit`` (``MonitoringEngine/setScannerStatus(_:online:at:)``).
+    /// `ScannerChannel.offlineExcuseLimit` (`MonitoringEngine.setScannerStatus(_:online:at:)`).
     ///
     /// ```swift
     /// manager.setScannerStatus("kitchen", online: false)
@@ -292,12 +292,12 @@ public final class LocationManager: Sendable {
     /// The scanner (room) `identity` is nearest to now, when the profile tracks nearest scanners.
     public func nearestScanner(for identity: BeaconIdentity) -> String? { state.withLock { $0.engine.nearestScanner(for: identity) } }
 
-    /// Whether `constraint` is still ranged under `label` (``MonitoringEngine/isRanging(_:label:)``).
+    /// Whether `constraint` is still ranged under `label` (`MonitoringEngine.isRanging(_:label:)`).
     public func isRanging(_ constraint: BeaconIdentityConstraint, label: String) -> Bool {
         state.withLock { $0.engine.isRanging(constraint, label: label) }
     }
 
-    /// For each of `rangings`, whether it is still ranged (``MonitoringEngine/isRanging(_:label:)``),
+    /// For each of `rangings`, whether it is still ranged (`MonitoringEngine.isRanging(_:label:)`),
     /// asked under one lock: the presence hub asks every second about each ranging it published
     /// distances from.
     public func isRanging(_ rangings: [(constraint: BeaconIdentityConstraint, label: String)]) -> [Bool] {
@@ -305,7 +305,7 @@ public final class LocationManager: Sendable {
     }
 
     /// How far `identity` is from `scanner` by that scanner's readings alone, in the ranging of
-    /// `constraint` under `label` (``MonitoringEngine/rangedDistance(of:from:ranging:label:)``).
+    /// `constraint` under `label` (`MonitoringEngine.rangedDistance(of:from:ranging:label:)`).
     public func rangedDistance(of identity: BeaconIdentity, from scanner: String, ranging constraint: BeaconIdentityConstraint, label: String) -> Double? {
         state.withLock { $0.engine.rangedDistance(of: identity, from: scanner, ranging: constraint, label: label) }
     }

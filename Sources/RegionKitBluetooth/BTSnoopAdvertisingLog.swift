@@ -42,12 +42,12 @@ public struct BTSnoopAdvertisingLog: Sendable {
     public var skippedRecords = 0
     /// Byte offset of the first of ``skippedRecords`` in the file.
     public var firstSkippedRecordOffset: Int?
-    /// Garbled stretches skipped and a damaged end (see ``BTSnoopDamage``).
+    /// Garbled stretches skipped and a damaged end (see `BTSnoopDamage`).
     public var damage = BTSnoopDamage()
     /// The capture's first record, microseconds since the Unix epoch (nil for an empty capture).
     public var firstRecordUnixMicroseconds: Int64?
     /// Set when the file ends in a truncated or garbled record: the records before it were used
-    /// (``damage``'s ``BTSnoopDamage/end``).
+    /// (``damage``'s `BTSnoopDamage.end`).
     public var truncation: HCIError? { damage.end }
 
     /// Decodes a capture's bytes.

@@ -8,7 +8,7 @@ import RegionKitConcurrency
 /// ``start()`` resets the controller, sets legacy advertising parameters (non-connectable
 /// ADV_NONCONN_IND at ``Configuration/intervalMilliseconds``, or scannable ADV_SCAN_IND when a
 /// local name is to be sent in the scan response), sets the advertising data (Flags + Apple
-/// iBeacon manufacturer data, ``IBeaconFrame/advertisingData(flags:)``) and the scan response
+/// iBeacon manufacturer data, `IBeaconFrame.advertisingData(flags:)`) and the scan response
 /// *before* enabling, then enables advertising. Every step waits for the controller's answer.
 ///
 /// ``isAdvertising`` is the controller's real state as far as the host can know it: true only
@@ -28,8 +28,8 @@ import RegionKitConcurrency
 public final class BeaconAdvertiser: Sendable {
     /// What to advertise.
     public struct Configuration: Sendable {
-        /// The frame sent: its ``BeaconFrame/advertisingData()`` and, for an iBeacon with a
-        /// `localName`, ``BeaconFrame/scanResponseData()``.
+        /// The frame sent: its `BeaconFrame.advertisingData()` and, for an iBeacon with a
+        /// `localName`, `BeaconFrame.scanResponseData()`.
         public var beacon: BeaconFrame
         /// The iBeacon sent, when it is one (setting it sends that iBeacon).
         public var frame: IBeaconFrame? {

@@ -19,10 +19,10 @@ public struct BeaconReportPipeline: Sendable {
     public var scannerID: String?
     public var deduplicator: ScanResponseDeduplicator
     public var statistics = ScanStatistics()
-    /// How legacy reports with several reports per event are laid out (see ``LEAdvertisingReportLayout``).
+    /// How legacy reports with several reports per event are laid out (see `LEAdvertisingReportLayout`).
     public var layout: LEAdvertisingReportLayout
     /// Custom beacon layouts (Android Beacon Library syntax) tried after the built-in formats;
-    /// only those with a ``BeaconLayout/format`` produce observations.
+    /// only those with a `BeaconLayout.format` produce observations.
     public var layouts: [BeaconLayout] = []
     /// A TLM frame and when it was heard.
     public struct KeptTelemetry: Hashable, Sendable {
@@ -93,7 +93,7 @@ public struct BeaconReportPipeline: Sendable {
     ///
     /// The common shape — an LE Advertising Report or LE Extended Advertising Report event
     /// carrying one report — is read in place without allocating; anything else goes through
-    /// the full ``HCIEvent`` decoder. Both give the same observations and statistics.
+    /// the full `HCIEvent` decoder. Both give the same observations and statistics.
     public mutating func process(event: UnsafeRawBufferPointer, at time: Timestamp, _ observation: (BeaconObservation) -> Void) {
         if processSingleReport(event, at: time, observation) { return }
         guard let decoded = try? HCIEvent(decoding: Array(event), advertisingReportLayout: layout) else {

@@ -2,21 +2,22 @@ import RegionKit
 import RegionKitHCI
 import RegionKitConcurrency
 
-/// Scans for BLE advertisements through any ``HCITransport`` and feeds the iBeacons it hears into
-/// a ``LocationManager``: the live input of region monitoring and ranging on Linux.
+/// Scans for BLE advertisements through any `HCITransport` and feeds the iBeacons it hears into
+/// a `LocationManager`: the live input of region monitoring and ranging on Linux.
 ///
 /// ``start()`` resets the controller, sets the event masks, reads its LE features, picks legacy or
 /// extended scanning (``ScanningMode``), sets the scan parameters and enables scanning, waiting
 /// for the controller to confirm each step (bounded by ``Configuration/commandTimeout``). Each
 /// report is timestamped on the injected clock, scan-response repeats are dropped
-/// (``ScanResponseDeduplicator``), and every remaining frame is published on ``events()``; an
-/// iBeacon frame with an RSSI also becomes a ``BeaconObservation`` for the manager.
+/// (``ScanResponseDeduplicator``), and every remaining frame is published on
+/// ``events(bufferingPolicy:)``; an iBeacon frame with an RSSI also becomes a `BeaconObservation`
+/// for the manager.
 ///
 /// When the controller fails (a command times out or returns an error status, a Hardware Error,
 /// the transport drops) the scanner stops claiming to scan, reports the failure to the manager with
 /// `setSourceStatus(.restricted(reason:), for: .beacon)` (so every beacon region gets
 /// `monitoringDidFail`), and reopens the transport with ``ReconnectPolicy`` backoff. Once scanning
-/// again it reports `.authorized`; with the manager's ``Automation/retry`` the regions come back
+/// again it reports `.authorized`; with the manager's `Automation.retry` the regions come back
 /// (spec §5).
 ///
 /// ```swift
@@ -92,7 +93,7 @@ public final class BeaconScanner: Sendable {
         }
     }
 
-    /// What ``events()`` delivers.
+    /// What ``events(bufferingPolicy:)`` delivers.
     public enum Event: Sendable {
         case sighting(AdvertisementSighting)
         case stateChanged(State)
@@ -126,8 +127,9 @@ public final class BeaconScanner: Sendable {
     private let streams = Broadcast<Event>()
 
     /// - Parameters:
-    ///   - manager: receives the observations and the source status (nil: only ``events()``).
-    ///   - clock: timestamps the reports; defaults to the manager's clock, else ``SystemClock``.
+    ///   - manager: receives the observations and the source status (nil: only
+    ///     ``events(bufferingPolicy:)``).
+    ///   - clock: timestamps the reports; defaults to the manager's clock, else `SystemClock`.
     ///   - delayClock: measures command timeouts and reconnect delays; `ContinuousClock` unless a
     ///     test brings a clock it advances by hand.
     ///   - capture: if given, every packet crossing the transport is recorded there.

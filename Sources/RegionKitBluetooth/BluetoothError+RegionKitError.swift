@@ -11,7 +11,7 @@ extension BluetoothError {
         do { return try await body() } catch { throw error.regionKitError }
     }
 
-    /// The synchronous form of ``bridged(_:)-async``.
+    /// The synchronous form of ``bridged(_:)-4t1mn``.
     public static func bridged<T>(_ body: () throws(BluetoothError) -> T) throws -> T {
         do { return try body() } catch { throw error.regionKitError }
     }

@@ -6,8 +6,8 @@ import RegionKitHCI
 /// written, a configuration the controller cannot honour.
 ///
 /// Every error names the command (opcode) or the transport it concerns, and keeps the underlying
-/// ``HCIError`` as its ``cause``. ``authorizationStatus`` is what a scanner reports to the
-/// ``LocationManager`` for it (spec §2: `monitoringDidFail` when the adapter is unusable).
+/// `HCIError` as its ``cause``. ``authorizationStatus`` is what a scanner reports to the
+/// `LocationManager` for it (spec §2: `monitoringDidFail` when the adapter is unusable).
 ///
 /// ```swift
 /// do {
@@ -58,7 +58,7 @@ public struct BluetoothError: Error, Sendable, CustomStringConvertible {
     public var opcode: HCIOpcode?
     /// The controller's status for ``Code/controllerError``.
     public var status: HCIStatus?
-    /// The lower-level error (usually an ``HCIError``).
+    /// The lower-level error (usually an `HCIError`).
     public var cause: (any Error)?
 
     public init(_ code: Code, _ message: String, opcode: HCIOpcode? = nil, status: HCIStatus? = nil, cause: (any Error)? = nil) {
@@ -88,13 +88,13 @@ public struct BluetoothError: Error, Sendable, CustomStringConvertible {
         self.init(code, "\(context): \(detail)", cause: hci)
     }
 
-    /// The status a scanner reports to the ``LocationManager`` for this error: `.denied` for a
+    /// The status a scanner reports to the `LocationManager` for this error: `.denied` for a
     /// missing permission, `.restricted` (source missing or switched off) for everything else.
     public var authorizationStatus: AuthorizationStatus {
         code == .permissionDenied ? .denied(reason: message) : .restricted(reason: message)
     }
 
-    /// The same error as a ``RegionKitError`` (`sourceUnavailable`), for layers that report those.
+    /// The same error as a `RegionKitError` (`sourceUnavailable`), for layers that report those.
     public var regionKitError: RegionKitError {
         // An HCIError's message is already part of ours; its own cause (the failing system call) is not.
         let underlying: (any Error)? = if let hci = cause as? HCIError { hci.cause } else { cause }

@@ -1,7 +1,7 @@
 import RegionKitHCI
 import Synchronization
 
-/// An ``HCITransport`` that records every packet crossing another one into a
+/// An `HCITransport` that records every packet crossing another one into a
 /// ``BTSnoopCaptureFile``: commands (and outgoing data) as *sent* when they are written,
 /// events (and incoming data) as *received* when they are read. Nothing else changes.
 ///

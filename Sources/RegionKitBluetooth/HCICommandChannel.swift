@@ -1,7 +1,7 @@
 import RegionKitHCI
 import RegionKitConcurrency
 
-/// One host's conversation with a controller over an ``HCITransport``: sends commands one at a
+/// One host's conversation with a controller over an `HCITransport`: sends commands one at a
 /// time and waits for their Command Complete / Command Status with a bounded time limit, and hands
 /// every other event (advertising reports, Hardware Error...) to `onEvent`, in order.
 ///

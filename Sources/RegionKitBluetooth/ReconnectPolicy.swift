@@ -17,7 +17,7 @@ public struct ReconnectPolicy: Hashable, Sendable {
 
     /// Defaults: 0.25 s first, doubling, at most 4 s. The first retry comes quickly because a
     /// restarted controller process or re-plugged dongle is usually back within a second, and the
-    /// manager's ``Automation/Retry`` (1 s × 5 by default, spec §5) must see the source come back
+    /// manager's `Automation.Retry` (1 s × 5 by default, spec §5) must see the source come back
     /// while it is still retrying; the 4 s ceiling keeps later attempts inside that budget.
     public init(initialDelay: Double = 0.25, maximumDelay: Double = 4, maximumAttempts: Int? = nil) {
         self.initialDelay = initialDelay.isFinite && initialDelay >= 0 ? initialDelay : 0.25

@@ -21,7 +21,7 @@ public struct ScanStatistics: Hashable, Sendable {
     public var otherBeaconFrames = 0
     /// Unencrypted Eddystone-TLM frames (kept per transmitter address and attached to its beacon).
     public var telemetryFrames = 0
-    /// Beacon frames handed to the ``LocationManager`` (those with an RSSI).
+    /// Beacon frames handed to the `LocationManager` (those with an RSSI).
     public var observations = 0
     /// Advertising report events that could not be decoded (damaged packets).
     public var malformedEvents = 0

@@ -54,7 +54,7 @@ public enum Region: Hashable, Sendable, Codable {
     public static let maximumIdentifierLength = 256
 
     /// What the identifier of a region *added* through the configuration or the HTTP API must
-    /// also be, beyond ``validate(identifier:)``: at most ``maximumIdentifierLength`` characters, with no
+    /// also be, beyond `validate(identifier:)`: at most ``maximumIdentifierLength`` characters, with no
     /// control character (a newline in an identifier forged lines in the daemon's log, and went
     /// into hooks' environment) and no bidirectional override or isolate (U+202A–U+202E,
     /// U+2066–U+2069: text that reads differently from what it is), and no white space or

@@ -94,7 +94,7 @@ public enum ExitDetector: Hashable, Sendable, Codable {
     ///   evidence: then the stream's own history decides;
     ///
     /// and, at such a scanner, the mean interval m is used with its uncertainty
-    /// (``meanUncertainty(logRatio:intervals:)``): the scale is m · g with g = (e^y − 1)/y,
+    /// (`meanUncertainty(logRatio:intervals:)`): the scale is m · g with g = (e^y − 1)/y,
     /// y = ln(λ/r)/ν, for a rate known from ν = n + 1 intervals — the Poisson tail's predictive
     /// exceedance, so the decision "less than once per 10,000 stream-hours" holds for the rate as
     /// known, and tightens as the history grows: a 10 Hz stream heard 2.5 s ≈ 3.3 s (the fixed

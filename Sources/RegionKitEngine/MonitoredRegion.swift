@@ -2,8 +2,8 @@ import RegionKitCore
 /// The engine's plain-value state for one monitored region (storable, shardable), as
 /// ``MonitoringEngine/monitoredRegion(_:)`` shows it.
 ///
-/// The engine stores a ``RegionRecord`` per region (112 bytes) and keeps the region's streams
-/// beside it (``StreamStore``, ``DepartedStreams``); this value is built from them on demand. Equality,
+/// The engine stores a `RegionRecord` per region (112 bytes) and keeps the region's streams
+/// beside it (`StreamStore`, `DepartedStreams`); this value is built from them on demand. Equality,
 /// hashing and coding are those of the public properties, with the same coding keys as when
 /// the engine stored this type.
 ///

@@ -106,8 +106,8 @@ extension MonitoringEngine {
         /// the streams of a many-stream region are looked up without hashing the name again.
         var nameHash: UInt64?
 
-        /// ``ScannerChannel/excusedSilence(from:to:streamRate:)`` of the channel this view was
-        /// taken from, given its dark `gaps` (``ScannerChannel/gaps``, as
+        /// ``ScannerChannel/excusedSilence(from:to:streamRate:offline:)`` of the channel this view
+        /// was taken from, given its dark `gaps` (``ScannerChannel/gaps``, as
         /// ``MonitoringEngine/recordChannel(scannerID:at:sharing:)`` returned them), for a silence
         /// that ends at `now`, when the channel has just been heard (at `now`): its current
         /// silence is then over, and only its dark gaps count (the times it said it was offline
@@ -174,8 +174,8 @@ extension MonitoringEngine {
     }
 
     /// When region `id` is due to exit at ``now``: excuses the part of each stream's silence its
-    /// scanner shared (``ScannerChannel/excusedSilence(from:to:streamRate:)``; only detectors
-    /// that ``ExitDetector/usesChannels``) or said it was offline
+    /// scanner shared (``ScannerChannel/excusedSilence(from:to:streamRate:offline:)``; only
+    /// detectors that ``ExitDetector/usesChannels``) or said it was offline
     /// (``ScannerChannel/offlineSilence(from:to:)``; every detector). Returns true when that
     /// moved a stream's deadline past now (the exit waits; the timer is moved), false when the
     /// region exits now.
@@ -248,7 +248,7 @@ extension MonitoringEngine {
     /// ``ScannerChannel/offlineExcuseLimit``; back online, their silence counts from its return.
     /// Going offline reschedules nothing (an exit or absence looks at the scanner when it comes
     /// due, and is then held in one step); coming back looks again at once at what it held
-    /// (``releaseOfflineHolds(of:)``).
+    /// (`releaseOfflineHolds(of:)`).
     ///
     /// ```swift
     /// engine.setScannerStatus("kitchen", online: false, at: now)   // the node reboots

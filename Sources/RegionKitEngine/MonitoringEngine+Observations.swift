@@ -7,7 +7,7 @@ extension MonitoringEngine {
     /// let events = engine.ingest(BeaconObservation(identity: id, rssi: -64, measuredPower: -59, timestamp: t))
     /// ```
     ///
-    /// A sighting whose RSSI is outside ``BeaconObservation/rssiRange`` is no radio's reading (a
+    /// A sighting whose RSSI is outside `BeaconObservation.rssiRange` is no radio's reading (a
     /// library caller's bug or a forged message): only the clock advances. `Int.max` used to trap in
     /// the next ranging delivery.
     public mutating func ingest(_ observation: BeaconObservation) -> [LocationEvent] {
@@ -296,7 +296,7 @@ extension MonitoringEngine {
     /// exit can come from any distance). An outside region with nothing pending can only change
     /// when the fix is inside its circle (the inside threshold is `radius − min(buffer, radius/2)`),
     /// and an inside one only when the device may have moved beyond `radius + minimumBuffer`
-    /// (those deep inside rest meanwhile: ``RestingRegions``), so skipping the others gives the
+    /// (those deep inside rest meanwhile: `RestingRegions`), so skipping the others gives the
     /// same events, in the same order (registration order), as evaluating every region. The one
     /// visible difference: ``MonitoredRegion/lastDistance`` is not updated for the skipped outside
     /// regions (a resting region's is computed from the last fix when its record is read).

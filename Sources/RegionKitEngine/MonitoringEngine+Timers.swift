@@ -65,8 +65,9 @@ extension MonitoringEngine {
         }
     }
 
-    /// What ``dueTime(of:context:)`` needs from the engine besides the record: gathered first, so
-    /// the record can then be reached in place (``RegionTable/update(slot:_:)``) without a copy.
+    /// What ``dueTime(of:streams:context:)`` needs from the engine besides the record: gathered
+    /// first, so the record can then be reached in place (``RegionTable/update(slot:_:)``) without
+    /// a copy.
     struct DueContext {
         var initialWindow: Double
         var dwell: Double
@@ -80,7 +81,8 @@ extension MonitoringEngine {
                    detector: profile.exitDetector, leader: usesSpatialIndex ? schedule.exitLeader(slot: slot) : nil)
     }
 
-    /// The time of ``dueItem(of:id:slot:)`` without building the item (no identifier is copied).
+    /// The time of ``dueItem(of:streams:id:slot:)`` without building the item (no identifier is
+    /// copied).
     static func dueTime(of monitored: RegionRecord, streams: RegionStreams, context: DueContext) -> Timestamp? {
         switch monitored.region {
         case .beacon:
@@ -102,7 +104,8 @@ extension MonitoringEngine {
         return nil
     }
 
-    /// ``scanExitDeadline(of:detector:)``'s time: the latest gone-deadline of the region's streams.
+    /// ``scanExitDeadline(of:streams:detector:)``'s time: the latest gone-deadline of the region's
+    /// streams.
     static func scanExitDeadlineTime(of monitored: RegionRecord, streams: RegionStreams, detector: ExitDetector) -> Timestamp? {
         var latest: Timestamp?
         let origin = monitored.registeredAt

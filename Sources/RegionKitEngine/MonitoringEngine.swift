@@ -62,7 +62,8 @@ public struct MonitoringEngine: Sendable {
     var beaconIndex = BeaconMatchTable()
     /// Region timers (exit, initial determination window, geofence dwell), registration sequence
     /// numbers and the many-stream exit cache. Each region's live timer is never later than its
-    /// real deadline (``dueItem(of:id:)``); after ``settleTimers()`` the minimum is exact.
+    /// real deadline (``dueItem(of:streams:id:slot:)``); after ``settleTimers()`` the minimum is
+    /// exact.
     var schedule = RegionSchedule()
     /// Every circular region by centre and radius, so a fix is tested only against regions near
     /// it. Derived from `regions` (rebuilt by `insert`), never persisted. Filed by slot alone
@@ -94,7 +95,8 @@ public struct MonitoringEngine: Sendable {
     }
 
     /// ``geoIndexSlot(record:)`` in `slots` (``geoIndexSlots``): for mutating paths, where the
-    /// instance method made the compiler copy the whole engine to call it (see ``fireGeoDwell(slot:)``).
+    /// instance method made the compiler copy the whole engine to call it (see
+    /// ``fireGeoDwell(slot:into:)``).
     @inline(__always)
     static func geoIndexSlot(record: Int?, in slots: [Int32]) -> Int? {
         guard let record, record >= 0, record < slots.count, slots[record] >= 0 else { return nil }
@@ -143,7 +145,7 @@ public struct MonitoringEngine: Sendable {
     var channels: [ScannerChannel] = []
     /// Scanner name → its channel's index in ``channels``.
     var channelNumbers = ScannerNumbers()
-    /// The channel count at which ``sweepChannels()`` runs next.
+    /// The channel count at which ``sweepChannels(at:)`` runs next.
     var channelSweepAt = MonitoringEngine.minimumChannelSweep
     /// The scanner looked up last, with its number and its name's hash: consecutive sightings
     /// usually come from one scanner (a gateway's batch, an MQTT message), so most sightings
@@ -631,7 +633,7 @@ public struct MonitoringEngine: Sendable {
     /// Starts `didRangeBeacons` deliveries every ranging interval for beacons satisfying `constraint`.
     /// - Parameters:
     ///   - label: the region identifier to report deliveries under (default: the constraint).
-    ///   - scannerID: only this scanner's sightings are ranged (a ``BeaconRegion/scannerID``
+    ///   - scannerID: only this scanner's sightings are ranged (a `BeaconRegion.scannerID`
     ///     room); `nil`: every scanner's. Each (constraint, scanner) is one session.
     ///
     /// ```swift

@@ -57,8 +57,8 @@ public struct NearestScannerState: Hashable, Sendable, Codable {
     /// Sightings by other scanners at least as strong as the current scanner's smoothed RSSI since
     /// the current scanner last heard the beacon (counted with other-scanner evidence only).
     public var heardElsewhere: Int = 0
-    /// The time of the engine's absence entry for this beacon (``NearestAbsence``): never later
-    /// than ``absentDeadline(detector:)``; `nil` while none is filed.
+    /// The time of the engine's absence entry for this beacon (`NearestAbsence`): never later
+    /// than ``absentDeadline(detector:offlineSilence:)``; `nil` while none is filed.
     public var absentAt: Timestamp?
 
     public init() {}
@@ -75,7 +75,7 @@ public struct NearestScannerState: Hashable, Sendable, Codable {
 
     /// When no scanner hears the beacon any more: the latest time a track's stream is gone under
     /// `detector` — the profile's exit detector, as conservative as its region exits (not
-    /// ``presence``, the quick rule that lets a room go while the beacon is heard elsewhere: a
+    /// `presence`, the quick rule that lets a room go while the beacon is heard elsewhere: a
     /// few seconds' gap would read as the beacon gone); `nil` without a track.
     ///
     /// `offlineSilence`, given a track's scanner, its last sighting and its deadline without it,

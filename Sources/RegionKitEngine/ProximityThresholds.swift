@@ -1,5 +1,5 @@
 import RegionKitCore
-/// Maps an estimated distance to a ``Proximity`` class.
+/// Maps an estimated distance to a `Proximity` class.
 ///
 /// ```swift
 /// let thresholds = ProximityThresholds(immediate: 0.5, near: 3.0)

@@ -176,7 +176,7 @@ public struct RangingSession: Hashable, Sendable, Codable {
     /// ranges) is delivered to each of them; its label is the first still holding it, and passes
     /// to the next when that one leaves or is stopped.
     public var label: String
-    /// When set, only this scanner's sightings are ranged (a ``BeaconRegion/scannerID`` room);
+    /// When set, only this scanner's sightings are ranged (a `BeaconRegion.scannerID` room);
     /// `nil`: every scanner's.
     public let scannerID: String?
     public let startedAt: Timestamp

@@ -226,7 +226,7 @@ public struct ReceptionEstimator: Hashable, Sendable, Codable {
     /// Records a sighting at `time` (times earlier than the last one are treated as simultaneous).
     /// `excused` seconds of the silence it ends were the scanner's (shared blackout): the interval
     /// is recorded without them; it does not count for the period's grid, but its periods outside
-    /// the blackout count for the loss (``recordExcusedPeriods(_:)``).
+    /// the blackout count for the loss (`recordExcusedPeriods(_:)`).
     public mutating func record(at time: Timestamp, rssi: Int? = nil, excused: Double = 0) {
         let raw = max(0, time - lastSighting)
         let interval = max(0, raw - max(excused, 0))

@@ -19,7 +19,7 @@ import RegionKitCore
 /// record.stateSince?.seconds   // 4
 /// ```
 struct RegionRecord: Sendable {
-    /// The region. Its kind decides what ``kindBits`` holds: a record's region is not changed to
+    /// The region. Its kind decides what `kindBits` holds: a record's region is not changed to
     /// another kind (``RegionTable`` undoes such a change; ``MonitoredRegion`` keeps the distance itself).
     var region: Region
     var registeredAt: Timestamp

@@ -57,8 +57,8 @@ struct RegionTable: Sendable {
     }
 
     /// The record of region `id`. Setting a record for a new identifier is not allowed (use
-    /// ``insert(_:)``): it is ignored; setting `nil` removes the region. A record keeps its
-    /// region's identifier (the index finds a slot by comparing it) and kind (its stream
+    /// ``insert(_:replaced:)``): it is ignored; setting `nil` removes the region. A record keeps
+    /// its region's identifier (the index finds a slot by comparing it) and kind (its stream
     /// positions share their bytes with a circular region's distance): a record set under `id`
     /// with another identifier or kind is ignored too, and a change of either in place is undone. A record keeps its streams, present and departed,
     /// whatever is set (``updateStreams(slot:_:)`` and ``depart(slot:)`` change them).

@@ -15,7 +15,7 @@ import RegionKitCore
 /// has moved ``rebaseDistance`` from the anchor, the anchor moves to it and every budget loses
 /// that distance (safe by the same inequality; exact for a device moving in a straight line):
 /// not by a pass over the budgets (every other fix for a device moving 15 m a fix), but by
-/// adding it to a common ``debt`` that every stored budget is read less of.
+/// adding it to a common `debt` that every stored budget is read less of.
 ///
 /// A budget used up is not the end of the rest when the caller gave the region's circle (its
 /// centre and `reach = radius + minimumBuffer`): the region is measured again from the fix, and
@@ -67,9 +67,9 @@ struct RestingRegions: Sendable {
     /// well under a millimetre for the circles that may rest, see ``maximumReach``).
     static let safety = 1.0
     /// Only circles whose outside threshold (`radius + minimumBuffer`) is within this many metres
-    /// rest: arcs up to it are computed to nanometres (``Geodesy/arc(chordSquared:)``'s series).
+    /// rest: arcs up to it are computed to nanometres (`Geodesy.arc(chordSquared:)`'s series).
     static let maximumReach = 100_000.0
-    /// The ``debt`` at which it is paid into the stored budgets (a pass), so its rounding never
+    /// The `debt` at which it is paid into the stored budgets (a pass), so its rounding never
     /// matters: a Double's step at 10⁶ m is ≈ 10⁻¹⁰ m, against the metre of ``safety``.
     static let debtLimit = 1_000_000.0
 

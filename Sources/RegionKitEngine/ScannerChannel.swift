@@ -8,9 +8,9 @@ import Foundation
 ///
 /// A blackout (a person by the scanner, a Wi-Fi burst, the scanner's radio busy) silences every
 /// stream of the scanner at once; a departure silences one stream while the others go on. So a
-/// stream's silence is excused (``excusedSilence(from:to:streamRate:)``) for the part of it during
-/// which the *other* streams of the scanner, heard at rate R − r (R the scanner's rate just before,
-/// r the stream's own share of it), were silent, once that silence has lasted more than
+/// stream's silence is excused (``excusedSilence(from:to:streamRate:offline:)``) for the part of it
+/// during which the *other* streams of the scanner, heard at rate R − r (R the scanner's rate just
+/// before, r the stream's own share of it), were silent, once that silence has lasted more than
 /// ``chanceGaps`` / (R − r) seconds — a silence they would show by chance with probability about
 /// e^−5. A scanner that hears one stream only excuses nothing.
 ///
@@ -389,7 +389,7 @@ public struct ScannerChannel: Hashable, Sendable {
     /// has heard nothing since ``lastHeard``, before `due` — so a blackout from then on could
     /// have made part of the stream's silence —, and its other streams (the scanner's rate less
     /// `streamRate`, the stream's own) would be silent that long by chance, so such a blackout
-    /// could not be told yet (``excusedSilence(from:to:streamRate:)`` counts one only after
+    /// could not be told yet (``excusedSilence(from:to:streamRate:offline:)`` counts one only after
     /// ``chanceGaps`` of the others' intervals). `nil` when nothing waits: the scanner was heard
     /// at `now` or at `due` or later (the stream was silent its whole threshold while others were
     /// heard), it has never shown a dark gap (nothing says its silences are blackouts), or the
@@ -468,8 +468,8 @@ public struct ScannerChannel: Hashable, Sendable {
     }
 
     /// Adds to `excused` the part of `silence` within each of `gaps` (most recent last) that
-    /// counts as the scanner's (``excusedSilence(from:to:streamRate:)``), latest gap first; the
-    /// times the scanner said it was offline (``Gap/isDeclared``) go to `declared`.
+    /// counts as the scanner's (``excusedSilence(from:to:streamRate:offline:)``), latest gap first;
+    /// the times the scanner said it was offline (``Gap/isDeclared``) go to `declared`.
     static func creditGaps(_ gaps: [Gap], silence: Range<Timestamp>, streamRate: Double, to excused: inout Double, declared: inout Double) {
         // The declared time within the silence before each gap (walking back, the declared gaps
         // after it are taken off as they are passed).

@@ -48,7 +48,7 @@ public struct SlotSet: Sendable, Equatable {
     }
 
     /// Removes `slot`: the last of ``members`` takes its place there (so an array kept parallel
-    /// to the members follows with the same move, as ``RestingRegions``' budgets do).
+    /// to the members follows with the same move, as `RestingRegions`' budgets do).
     public mutating func remove(_ slot: Int) {
         guard contains(slot) else { return }
         let position = Int(positions[slot])

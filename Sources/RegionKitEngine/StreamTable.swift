@@ -4,15 +4,15 @@ import RegionKitCore
 /// A region's sighting streams by key (beacon identity + scanner): the engine's replacement for a
 /// `[StreamKey: ReceptionEstimator]` dictionary (issue 13, memory per tracked beacon).
 ///
-/// The streams are kept densely, as key and estimator, in chunks of ``chunkSize`` (the first grows
+/// The streams are kept densely, as key and estimator, in chunks of `chunkSize` (the first grows
 /// as an array does, the others are allocated whole): growing a table never copies it, so no
 /// freed copy is left behind in the heap, and nothing is reserved beyond the last chunk. Tables of more than
-/// ``linearLimit`` streams add an open-addressing index of 4-byte positions (linear probing, load
+/// `linearLimit` streams add an open-addressing index of 4-byte positions (linear probing, load
 /// ≤ ½) hashed on the identity's 16 id bytes (random already) and its packed format, major and
 /// minor — no SipHash. A dictionary's buckets are at most ¾ full and every one is touched, so
 /// each of a million streams cost ~2.1 records of memory; here a stream costs its record plus
 /// 8–16 bytes of index. (The engine keeps a region's only stream without a table of its own, in
-/// its ``StreamStore``: a table is an allocation of its own, 48 bytes more than its one stream.)
+/// its `StreamStore`: a table is an allocation of its own, 48 bytes more than its one stream.)
 ///
 /// Order is insertion order, except that ``removeValue(forKey:)`` moves the last stream into the
 /// removed one's place. Equality and hashing do not depend on order, as for a dictionary.
@@ -103,7 +103,7 @@ public struct StreamTable: Sendable, Sequence, ExpressibleByDictionaryLiteral {
 
     public func makeIterator() -> Iterator { Iterator(table: self) }
 
-    /// Walks ``head`` then each chunk by position: no array is built per iteration (joining
+    /// Walks `head` then each chunk by position: no array is built per iteration (joining
     /// `[head] + chunks` allocated one for every walk of a region's streams).
     public struct Iterator: IteratorProtocol {
         let table: StreamTable
@@ -294,7 +294,7 @@ public struct StreamTable: Sendable, Sequence, ExpressibleByDictionaryLiteral {
         hash(key.identity, scannerHash: key.scannerID.map(hash))
     }
 
-    /// ``hash(_:)-(Key)`` of a key with `identity` and a scanner whose name hashes to
+    /// ``hash(_:)-(StreamTable.Key)`` of a key with `identity` and a scanner whose name hashes to
     /// `scannerHash` (``hash(_:)-(String)``; `nil`: no scanner).
     @inline(__always)
     static func hash(_ identity: BeaconIdentity, scannerHash: UInt64?) -> UInt64 {

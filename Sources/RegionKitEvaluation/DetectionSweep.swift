@@ -6,7 +6,7 @@ import RegionKitSimulation
 /// often it says a beacon left that never did, across advertising intervals, loss rates and
 /// loss patterns.
 ///
-/// Every condition is simulated with the real ``MonitoringEngine``, one engine per profile, all fed
+/// Every condition is simulated with the real `MonitoringEngine`, one engine per profile, all fed
 /// the same sightings in time order (paired comparison: every profile sees exactly the same
 /// radio). Each engine monitors many beacons at once, one beacon region per beacon:
 /// - **stationary** beacons arrive at the start and never leave: every exit they get is false.
@@ -19,7 +19,7 @@ import RegionKitSimulation
 ///   exits while it was present are counted as false exits after arrival.
 ///
 /// Frames are sent every advertising interval plus 0–10 ms of random advertising delay (as BLE
-/// does), from a random phase; ``LossChannel`` decides which are lost; a received frame's RSSI
+/// does), from a random phase; `LossChannel` decides which are lost; a received frame's RSSI
 /// is the log-distance mean at 3 m plus 4 dB of Gaussian noise (it does not affect exits).
 /// Everything is seeded: the same sweep gives the same figures, whatever the concurrency.
 ///
@@ -31,9 +31,9 @@ import RegionKitSimulation
 public struct DetectionSweep: Sendable {
     /// How losses are distributed in time.
     public enum Shadowing: String, Sendable, Codable, CaseIterable {
-        /// Independent losses (``LossChannel/independent(lossRate:)``).
+        /// Independent losses (`LossChannel.independent(lossRate:)`).
         case none
-        /// Losses in bursts (``LossChannel/bursty(lossRate:meanBurst:burstShare:)``), each
+        /// Losses in bursts (`LossChannel.bursty(lossRate:meanBurst:burstShare:)`), each
         /// beacon's link with blackouts of its own.
         case bursty
         /// The same average loss and blackouts as ``bursty``, but the blackouts are the scanner's:

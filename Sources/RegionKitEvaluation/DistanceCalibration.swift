@@ -1,5 +1,5 @@
 import RegionKitEngine
-/// Fits RegionKit's ``LinearDistanceModel`` to RSSI samples taken at known distances.
+/// Fits RegionKit's `LinearDistanceModel` to RSSI samples taken at known distances.
 ///
 /// The rule, the same for every model RegionKit evaluates:
 /// 1. **Reference power** (the RSSI at 1 m, which the recordings do not carry): the median raw RSSI

@@ -31,7 +31,7 @@ extension ReplayEvaluation {
         /// The latencies of the ends that are not the recording's end (``StreamEnd/endOfRecording``):
         /// the stream stopped while its scanner went on. At the recording's end every stream of a
         /// scanner stops at once, which a detector that excuses a scanner's shared silences
-        /// (``ExitDetector/periodicGaps(falseExitsPerHour:minimumSilence:maximumSilence:priorInterval:)``)
+        /// (`ExitDetector.periodicGaps(falseExitsPerHour:minimumSilence:maximumSilence:priorInterval:)`)
         /// rightly takes for a blackout first.
         public var departureLatencies: [Double] = []
         /// For the same ends (with or without an exit), the longest gap each stream was heard again

@@ -3,13 +3,13 @@ import RegionKit
 import RegionKitSimulation
 
 /// Measures a monitoring profile's detection quality on a recording of gateway sightings, by
-/// replaying it through a real ``LocationManager`` / `MonitoringEngine` in virtual time
-/// (``ReplaySession``) with one beacon region per stream — each beacon identity bound to each
+/// replaying it through a real `LocationManager` / `MonitoringEngine` in virtual time
+/// (`ReplaySession`) with one beacon region per stream — each beacon identity bound to each
 /// scanner that heard it (`UUID:MAJOR:MINOR@SCANNER`) — and the nearest-scanner policy on.
 ///
 /// The profile is used as given except that its region limit is lifted (a four-scanner run has
 /// 22 streams, Core Location's limit is 20: the limit is not what is measured) and, when it has
-/// none, the default ``NearestScannerPolicy`` is used. From the events it computes (see
+/// none, the default `NearestScannerPolicy` is used. From the events it computes (see
 /// ``ReplayEvaluation``):
 /// - false exits of the stationary beacons at their own scanner (``ReplayMetrics/falseExits(exits:lastSighting:)``),
 ///   and exits of carried beacons at the scanner of the room the timeline has them sitting in;

@@ -32,7 +32,7 @@ public struct GatewayFileReader: Sendable {
 
     /// Calls `body` for each sighting in file order, reading past damaged sightings and to the end
     /// of the intact data; returns what was delivered and what was skipped or cut off.
-    /// - Throws: a ``RegionKitError`` when the file cannot be opened, or what `body` throws.
+    /// - Throws: a `RegionKitError` when the file cannot be opened, or what `body` throws.
     public func read(_ body: (GatewaySighting) throws -> Void) throws -> GatewayReadReport {
         guard UnreadableFile.reason(path) == nil, let handle = FileHandle(forReadingAtPath: path) else {
             throw RegionKitError(.malformedInput, UnreadableFile.message(path, "cannot open the gateway recording"))

@@ -55,7 +55,7 @@ public final class GzipInflater {
     }
 
     /// Decompresses one chunk, appending to `output`. On corrupt data it throws a
-    /// ``RegionKitError`` with the compressed offset, and `output` holds every byte decompressed
+    /// `RegionKitError` with the compressed offset, and `output` holds every byte decompressed
     /// before the damage. Once it has thrown, later calls throw the same error.
     public func inflate(_ chunk: [UInt8], into output: inout [UInt8]) throws {
         if let failure { throw failure }

@@ -1,5 +1,5 @@
 /// The one ``HCITransport`` implementation: H4 packets over a file descriptor (a TCP socket, a
-/// serial device, a Linux HCI socket), read by a ``FileDescriptorChannel``'s reader thread.
+/// serial device, a Linux HCI socket), read by a `FileDescriptorChannel`'s reader thread.
 ///
 /// Its three openers make the descriptor and hand it over: ``TCPTransport/connect(host:port:timeout:)``,
 /// ``SerialTransport/open(path:baudRate:flowControl:)`` and ``HCISocketTransport/open(adapter:channel:)``

@@ -1,7 +1,7 @@
 import RegionKitHCI
 import RegionKitConcurrency
 
-/// A controller that lives in memory behind the ``HCITransport`` protocol, for tests and
+/// A controller that lives in memory behind the `HCITransport` protocol, for tests and
 /// benchmarks that need the whole host stack without a radio, a socket or a Bumble process (the
 /// role `EmbeddedChannel` plays for SwiftNIO).
 ///

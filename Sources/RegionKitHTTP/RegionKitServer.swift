@@ -11,7 +11,7 @@ import ServiceLifecycle
 /// The daemon's HTTP server: the versioned JSON API (`/v1/…`), live events over Server-Sent
 /// Events, health and readiness probes, Prometheus metrics, the OpenAPI document and the dashboard.
 ///
-/// It reads and changes the daemon through an ``APIBackend``: one daemon's ``MonitoringService``
+/// It reads and changes the daemon through an ``APIBackend``: one daemon's `MonitoringService`
 /// (``SingleDaemonBackend``, with the ``EventBroadcaster`` its `onLogged` feeds) or a cluster
 /// member's view of the shared store (``ClusterMemberBackend``, which feeds the broadcaster from
 /// the shared log); and a closure reporting the sources' status.
@@ -71,7 +71,7 @@ public final class RegionKitServer: Sendable {
 
     /// Serves until the task is cancelled; then stops accepting connections, ends the event
     /// streams and lets requests in flight finish (a graceful shutdown, at most
-    /// ``maximumGracefulShutdown``).
+    /// `maximumGracefulShutdown`).
     /// - Parameter onListening: called with the bound port once the server accepts connections.
     public func run(onListening: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
         let configuration = self.configuration
@@ -157,7 +157,7 @@ public final class RegionKitServer: Sendable {
         return Response(status: status, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
     }
 
-    /// A JSON text written by hand (``RegionReport/listingJSON(_:changesRefused:)``).
+    /// A JSON text written by hand (``RegionReport/listingJSON(_:changesRefused:page:)``).
     static func json(bytes: [UInt8], status: HTTPResponse.Status = .ok) -> Response {
         Response(status: status, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
     }

@@ -68,7 +68,7 @@ public enum GPXReader {
     /// `.missingAttribute` for a point without valid `lat`/`lon`, `.badField` for an
     /// unparseable `ele`/`time`/... value. The document is UTF-8 (the default), UTF-16 with a
     /// byte-order mark, or declares ISO-8859-1, US-ASCII or windows-1252; an invalid UTF-8
-    /// sequence is `.malformedXML` at its line and column. The XML is read by ``XMLScanner``
+    /// sequence is `.malformedXML` at its line and column. The XML is read by `XMLScanner`
     /// (not FoundationXML, which trapped on hostile input).
     public static func read(data: Data) throws(LocationInputError) -> Document {
         let bytes = try utf8(data)

@@ -2,7 +2,7 @@ import NIOCore
 import Synchronization
 
 /// Backpressure from the consumer of a client's messages to the broker: while the consumer is
-/// more than ``pauseAbove`` behind (its ``backlog``), the client holds back its reads from the
+/// more than ``pauseAbove`` behind (its `backlog`), the client holds back its reads from the
 /// socket, so that the broker keeps (or, for QoS 0 beyond its queue, drops) what the consumer
 /// could not take, instead of this process queueing it without bound.
 ///

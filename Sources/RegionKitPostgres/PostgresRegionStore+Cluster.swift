@@ -103,7 +103,7 @@ extension PostgresRegionStore: ClusterStoring {
     }
 
     /// Checks (under the cluster lock) that `instance` may hold the member name: refused with
-    /// ``RegionKitError/Code/clusterConflict`` while another instance holds it with a live
+    /// `RegionKitError.Code.clusterConflict` while another instance holds it with a live
     /// heartbeat. Returns when the member's heartbeat expires (nil: no such member). The caller's
     /// upsert of the member row then records `instance`.
     static func checkMember(_ member: String, instance: String, now: Double, store: String,

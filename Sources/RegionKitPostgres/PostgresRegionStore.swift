@@ -7,7 +7,7 @@ import RegionKitCore
 import RegionKitEngine
 import RegionKitStore
 
-/// The shared store of a RegionKit cluster: ``RegionStoring`` on PostgreSQL through postgres-nio,
+/// The shared store of a RegionKit cluster: `RegionStoring` on PostgreSQL through postgres-nio,
 /// with the SQLite store's schema (monitored regions, region states, the event log, hook
 /// deliveries, output cursors), so that every engine and every output of a cluster reads and
 /// writes one place.
@@ -15,7 +15,7 @@ import RegionKitStore
 /// Event ids come from one identity sequence, so they are unique across every engine writing to
 /// the database. Appends take a transaction-level advisory lock before they draw their id, so ids
 /// become visible in increasing order: a reader asking for `afterID: n` never misses an event that
-/// commits later with a smaller id (the cursor guarantee of ``RegionStoring``), at the price of
+/// commits later with a smaller id (the cursor guarantee of `RegionStoring`), at the price of
 /// serialising appends (events, not sightings: a few per second per region change).
 ///
 /// Every operation is bounded by `operationTimeout` (default 10 s): an unreachable or stuck server
@@ -37,7 +37,8 @@ public final class PostgresRegionStore: RegionStoring, CustomStringConvertible {
     /// Advisory lock keys (one namespace, "RK" in ASCII, then the use).
     static let migrationLock: Int64 = 0x524B_0001
     static let appendLock: Int64 = 0x524B_0002
-    /// The session lock one daemon holds on the whole store (``acquireDaemonLock(holder:onLost:)``).
+    /// The session lock one daemon holds on the whole store
+    /// (``acquireDaemonLock(holder:probeInterval:onLost:)``).
     static let daemonLock: Int64 = 0x524B_0003
     /// Serialises cluster lease rounds and region registration (``balanceLeases(member:instance:regions:partitions:ttl:reclaimOnly:)``).
     static let clusterLock: Int64 = 0x524B_0004
@@ -112,7 +113,7 @@ public final class PostgresRegionStore: RegionStoring, CustomStringConvertible {
     }
 
     /// Whether anything accepts a TCP connection at `host:port`, before the client's pool is made:
-    /// a refused port, an unknown host or no answer within `timeout` is a ``RegionKitError/Code/storeFailed``
+    /// a refused port, an unknown host or no answer within `timeout` is a `RegionKitError.Code.storeFailed`
     /// error naming the store at once. (The pool retries a failed connection until the operation
     /// times out: `regionkit events --store postgres://…` against a stopped server waited 10 s to
     /// say so.) The probe's connection closes before it sends a byte.
@@ -207,7 +208,7 @@ public final class PostgresRegionStore: RegionStoring, CustomStringConvertible {
         "CREATE TABLE announced_beacon (output text NOT NULL, beacon text NOT NULL, PRIMARY KEY (output, beacon))",
     ]
 
-    /// Version 6: ``PrunedTally``, the events and failed delivery attempts the retention deleted.
+    /// Version 6: `PrunedTally`, the events and failed delivery attempts the retention deleted.
     static let schemaV6 = "CREATE TABLE \(PrunedTally.table) (counter text PRIMARY KEY, count bigint NOT NULL)"
 
     /// Version 2: the holder of each daemon lock (key: the advisory lock key).
@@ -218,7 +219,7 @@ public final class PostgresRegionStore: RegionStoring, CustomStringConvertible {
             since double precision NOT NULL)
         """
 
-    /// Version 3: cluster mode (``ClusterStoring``). Times are the server's clock (seconds since 1970),
+    /// Version 3: cluster mode (`ClusterStoring`). Times are the server's clock (seconds since 1970),
     /// so members on machines with skewed clocks agree on when a lease expires.
     static let schemaV3 = [
         "CREATE TABLE regionkit_cluster_member (member text PRIMARY KEY, expires_at double precision NOT NULL, sightings bigint NOT NULL DEFAULT 0)",
@@ -248,7 +249,7 @@ public final class PostgresRegionStore: RegionStoring, CustomStringConvertible {
         """,
     ]
 
-    /// Version 4: the process that holds each member name (``ClusterStoring/join(member:instance:ttl:)``;
+    /// Version 4: the process that holds each member name (`ClusterStoring.join(member:instance:ttl:)`;
     /// null: not claimed yet), and the partition count the cluster was prepared for (one row).
     static let schemaV4 = [
         "ALTER TABLE regionkit_cluster_member ADD COLUMN instance text",
@@ -260,7 +261,7 @@ public final class PostgresRegionStore: RegionStoring, CustomStringConvertible {
     ]
 
     /// Version 5: the digest of each member's configured region definitions
-    /// (``RegionDefinitions/digest(of:)``; null: not recorded), so members running different ones are seen.
+    /// (`RegionDefinitions.digest(of:)`; null: not recorded), so members running different ones are seen.
     static let schemaV5 = "ALTER TABLE regionkit_cluster_member ADD COLUMN regions text"
 
     /// The SQLite store's tables (same names and columns), in PostgreSQL's types.
@@ -398,7 +399,7 @@ public final class PostgresRegionStore: RegionStoring, CustomStringConvertible {
         """
     }
 
-    /// ``StoreWrite/room(_:scanner:at:)`` as a statement: the beacon's row set, or removed.
+    /// `StoreWrite.room(_:scanner:at:)` as a statement: the beacon's row set, or removed.
     static func saveRoomQuery(_ beacon: String, scanner: String?, at time: Double) -> PostgresQuery {
         guard let scanner else { return "DELETE FROM beacon_room WHERE beacon = \(beacon)" }
         return """
@@ -480,8 +481,8 @@ public final class PostgresRegionStore: RegionStoring, CustomStringConvertible {
         return states
     }
 
-    /// The columns of a `region_state` row as ``storedState(row:evidence:)`` reads them, in the
-    /// order ``stateRows(_:_:)`` decodes them (a constant: interpolated unescaped).
+    /// The columns of a `region_state` row as `storedState(row:evidence:)` reads them, in the
+    /// order `stateRows(_:_:)` decodes them (a constant: interpolated unescaped).
     static let stateColumns = "identifier, state, since, evidence, updated_at"
 
     /// The `region_state` rows of `query`, which selects ``stateColumns``.
@@ -580,7 +581,7 @@ public final class PostgresRegionStore: RegionStoring, CustomStringConvertible {
         return found.map { StoredEvent(id: $0.0, time: $0.1, type: $0.2, region: $0.3, state: $0.4, reason: $0.5, json: $0.6) }
     }
 
-    /// See ``RegionStoring/eventCounts()``: the log's rows and ``PrunedTally`` in one statement
+    /// See `RegionStoring.eventCounts()`: the log's rows and `PrunedTally` in one statement
     /// (one snapshot), so a prune between two reads cannot count its events twice or not at all.
     public func eventCounts() async throws -> [String: Int] {
         var counts: [String: Int] = [:]
@@ -603,7 +604,7 @@ public final class PostgresRegionStore: RegionStoring, CustomStringConvertible {
         try await rows("read the last event id", "SELECT COALESCE(MAX(id), 0)::bigint FROM event_log") { try $0.decode(Int64.self) }.first ?? 0
     }
 
-    /// See ``RegionStoring/pruneEvents(olderThan:keepingNewest:limit:)``. As on SQLite: the
+    /// See `RegionStoring.pruneEvents(olderThan:keepingNewest:limit:)`. As on SQLite: the
     /// count's cutoff is `newest − count` (at most `count` kept), and the candidates come through
     /// an id range, then the time index, in two statements (one with `time < … OR id <= …` would
     /// walk the primary key through the whole log). Rows another member is deleting at the same
@@ -686,7 +687,7 @@ public final class PostgresRegionStore: RegionStoring, CustomStringConvertible {
     }
     private typealias DeliveryRow = (Int64, Int64, String, String, Int64, Double, String?, Double?)
 
-    /// A region's deliveries in log order per channel, as the SQLite store (``RegionStore/regionHeads``).
+    /// A region's deliveries in log order per channel, as the SQLite store (`RegionStore.regionHeads`).
     public func dueDeliveries(now: Double, limit: Int) async throws -> [HookDelivery] {
         try await rows("read due deliveries", """
             \(unescaped: RegionStore.regionHeads) SELECT \(unescaped: Self.deliveryColumns(prefix: "d."))

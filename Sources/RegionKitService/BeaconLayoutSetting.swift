@@ -11,7 +11,7 @@ import RegionKitCore
 ///   - {layout: "m:2-3=0215,i:4-19,i:20-21,i:22-23,p:24-24", format: altbeacon}
 /// ```
 ///
-/// Without a format one is inferred (``BeaconLayout/format``: 16+2+2 identifiers after `02 15` are
+/// Without a format one is inferred (`BeaconLayout.format`: 16+2+2 identifiers after `02 15` are
 /// iBeacon, other 16+2+2 AltBeacon, 10+6 Eddystone-UID). A format given in the map and in a prefix
 /// must agree.
 public struct BeaconLayoutSetting: Hashable, Sendable, Codable, ExpressibleByStringLiteral {

@@ -20,7 +20,8 @@ import RegionKitConcurrency
 /// The child gets the given descriptors as its standard input, output and error, every other
 /// descriptor of this process closed, an empty signal mask and default signal dispositions
 /// (this process blocks `SIGPIPE` while writing to pipes). It leads a process group of its own,
-/// so what it starts can be stopped with it (``termination()``'s cancellation).
+/// so what it starts can be stopped with it (``termination(grace:killingGroupAtExitIf:)``'s
+/// cancellation).
 ///
 /// ```swift
 /// let child = try ChildProcess.spawn("/bin/sh", arguments: ["-c", "exit 3"], environment: [:],

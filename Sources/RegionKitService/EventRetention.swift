@@ -9,7 +9,7 @@ import RegionKitStore
 /// ```
 ///
 /// Whatever the limits, the newest event and every event with a pending hook delivery are kept
-/// (``RegionStoring/pruneEvents(olderThan:keepingNewest:limit:)``); an output further behind than
+/// (`RegionStoring.pruneEvents(olderThan:keepingNewest:limit:)`); an output further behind than
 /// the retention (the MQTT events topic after a long outage) goes on from the next event left.
 /// Regions and their states are not events: they are never pruned.
 public struct EventRetention: Codable, Hashable, Sendable {

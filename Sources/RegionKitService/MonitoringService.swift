@@ -5,7 +5,7 @@ import Synchronization
 import RegionKit
 import RegionKitStore
 
-/// RegionKit as a long-running service: a ``LocationManager`` whose monitored regions and states
+/// RegionKit as a long-running service: a `LocationManager` whose monitored regions and states
 /// survive restarts, every event logged with its reasons, and hooks fired once per event.
 ///
 /// On ``start(regions:)`` the stored regions come back with their stored states marked stale;
@@ -20,7 +20,7 @@ import RegionKitStore
 /// ```
 public final class MonitoringService: Sendable {
     public let manager: LocationManager
-    /// Where regions, states and the event log are kept: the SQLite ``RegionStore`` (one machine)
+    /// Where regions, states and the event log are kept: the SQLite `RegionStore` (one machine)
     /// or a networked store such as `PostgresRegionStore`.
     public let store: any RegionStoring
     public let hooks: HookConfiguration
@@ -366,7 +366,7 @@ public final class MonitoringService: Sendable {
 
     /// Lets the writes held by ``holdRegionWritesUntilRestore()`` go without restoring (the daemon
     /// stopping before its regions came back): they, and every later one, fail with
-    /// ``RegionKitError/Code-swift.struct/stopping`` (the API's 503) — against regions never
+    /// `RegionKitError.Code.stopping` (the API's 503) — against regions never
     /// restored, a DELETE would find nothing and a PUT would replace what it cannot see. Does
     /// nothing when no hold is in place.
     public func releaseRegionWriteHold() async {
@@ -388,7 +388,7 @@ public final class MonitoringService: Sendable {
     }
 
     /// Places the beacons in the rooms the store says they were in before this start
-    /// (``RegionStoring/beaconRooms()``), when the profile tracks nearest scanners: one heard
+    /// (`RegionStoring.beaconRooms()`), when the profile tracks nearest scanners: one heard
     /// again stays (no room event), one not heard leaves its room (`didChangeNearestScanner` to
     /// none) when a beacon heard once now would be called gone. Before, a beacon that left while
     /// the daemon was down kept its last room (its retained room topic, its Home Assistant device
@@ -469,7 +469,7 @@ public final class MonitoringService: Sendable {
     }
 
     /// Creates or replaces a region on request (the HTTP API): saved with origin
-    /// ``RegionOrigin/api`` before monitoring (re)starts, so it is durable when this returns and
+    /// `RegionOrigin.api` before monitoring (re)starts, so it is durable when this returns and
     /// survives restarts. Replacing restarts monitoring (a fresh `didStartMonitoring`).
     ///
     /// During an outage of its kind's source (the broker restarting, gpsd reconnecting, the

@@ -45,7 +45,7 @@ public struct ServiceConfiguration: Codable, Sendable {
     /// Seconds of silence before any exit, whatever the profile would allow (for scanners that
     /// report in slow cycles: an OpenMQTTGateway node on its default settings reports a beacon
     /// about once a minute; give about twice its cycle). Off by default.
-    /// See ``ExitDetector/withMinimumSilence(_:)``.
+    /// See `ExitDetector.withMinimumSilence(_:)`.
     public var minimumExitSilence: Double?
     public var automation: Automation?
     public var regions: [Scenario.RegionSpec]?

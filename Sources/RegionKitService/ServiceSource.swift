@@ -64,7 +64,7 @@ public enum ServiceSource: Hashable, Sendable {
         /// The longest recorded gap between two sightings that is waited out (default 60 s, like
         /// `regionkit replay --max-gap`); a longer one (a night without traffic, a far-future
         /// timestamp in a damaged file) is shortened to it, so the replay never sleeps for years
-        /// (default: ``ReplaySession/defaultMaximumGap``, the same as `regionkit replay`).
+        /// (default: `ReplaySession.defaultMaximumGap`, the same as `regionkit replay`).
         public var maxGap: Double?
 
         public init(file: String, speed: Double? = nil, reorderWindow: Double? = nil, maxGap: Double? = nil) {

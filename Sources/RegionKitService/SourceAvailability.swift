@@ -31,7 +31,7 @@ public final class SourceAvailability: Sendable {
     /// - Parameters:
     ///   - sources: each source's name and its initial status per kind it feeds (see
     ///     ``ServiceSource/initialStatuses``); the manager must have been created with
-    ///     ``combine(_:)`` of these.
+    ///     ``combine(_:names:)`` of these.
     ///   - apply: how a changed combined status reaches the engine (the manager's `setSourceStatus`).
     public init(sources: [(name: String, statuses: [RegionKind: AuthorizationStatus])],
                 apply: @escaping @Sendable (AuthorizationStatus, RegionKind) -> Void) {

@@ -9,7 +9,7 @@ import RegionKitConcurrency
 /// (the engine delivers events synchronously; a PostgreSQL round trip must not block it).
 ///
 /// Group commit: while a transaction is in flight, the writes submitted meanwhile wait, and the
-/// next transaction takes all of them at once through ``RegionStoring/apply(_:)``. A store that
+/// next transaction takes all of them at once through `RegionStoring.apply(_:)`. A store that
 /// keeps up sees one write per transaction, as before; a backlog (a burst of events, a slow
 /// database) is written up to ``maximumBatch`` at a time instead of paying a commit, a flush and
 /// the append lock for each. A batch is also kept to about `batchDuration` (1 s) by the time the

@@ -2,8 +2,8 @@ import Foundation
 import RegionKitConcurrency
 import RegionKit
 
-/// Replays recorded observations (gateway files, captures) through a real ``LocationManager`` on a
-/// ``VirtualClock``: time is the recording's own, so timers (exits, ranging) fire exactly as they
+/// Replays recorded observations (gateway files, captures) through a real `LocationManager` on a
+/// `VirtualClock`: time is the recording's own, so timers (exits, ranging) fire exactly as they
 /// would have live. Paced or as fast as possible.
 ///
 /// Paced replay waits at most ``maximumGap`` recorded seconds between two inputs: a recording that

@@ -127,10 +127,10 @@ extension Scenario {
         }
     }
 
-    /// ``describe(_:)``, and when Foundation's decoder calls valid JSON "not valid JSON" at the top
-    /// level (what it says, on Linux, of a number that does not fit its field: `"major": 70000`,
-    /// `"seed": -1`), the field and the value: the whole numbers of scenarios and region files
-    /// are checked in `data` for the range of their type.
+    /// ``describe(_:choices:)``, and when Foundation's decoder calls valid JSON "not valid JSON" at
+    /// the top level (what it says, on Linux, of a number that does not fit its field: `"major":
+    /// 70000`, `"seed": -1`), the field and the value: the whole numbers of scenarios and region
+    /// files are checked in `data` for the range of their type.
     ///
     /// ```swift
     /// Scenario.describe(error, in: data)   // "beacons[0].major: 70000 is not a whole number within 0...65535"

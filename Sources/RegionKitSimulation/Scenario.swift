@@ -110,7 +110,7 @@ public struct Scenario: Hashable, Sendable, Codable {
         public var format: String?
         public var namespace: String?
         public var instance: String?
-        /// A device region's device (format `device`, which may be left out): ``BeaconIdentity/init(deviceID:)``.
+        /// A device region's device (format `device`, which may be left out): `BeaconIdentity.init(deviceID:)`.
         public var device: String?
 
         public init(identifier: String, uuid: String? = nil, major: UInt16? = nil, minor: UInt16? = nil,

@@ -2,9 +2,9 @@ import Foundation
 import RegionKitConcurrency
 import RegionKit
 
-/// Runs a ``Scenario`` on a ``VirtualClock``: the world produces the same observations a radio
+/// Runs a ``Scenario`` on a `VirtualClock`: the world produces the same observations a radio
 /// would (sightings with RSSI, source on/off, location fixes), they drive a real
-/// ``LocationManager``, and the app behaviour reacts. Everything is seeded: the same scenario,
+/// `LocationManager`, and the app behaviour reacts. Everything is seeded: the same scenario,
 /// profile and seed always give the same events.
 ///
 /// ```swift

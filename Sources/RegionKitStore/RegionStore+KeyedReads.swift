@@ -11,7 +11,7 @@ extension RegionStore {
     /// Where each of `identifiers` came from, read by key: the regions of one page of
     /// `GET /v1/regions?limit=` read their own rows, not the whole table. An identifier with no
     /// stored region is left out; either Unicode spelling of one finds it
-    /// (``Region/canonical(identifier:)``).
+    /// (`Region.canonical(identifier:)`).
     ///
     /// ```swift
     /// let origins = try store.regionOrigins(of: ["lobby", "park"])   // ["lobby": .api]: park is not stored

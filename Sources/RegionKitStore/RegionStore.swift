@@ -37,7 +37,7 @@ public final class RegionStore: Sendable {
     ///
     /// A database that is not RegionKit's (another application's `application_id`, or tables but no
     /// RegionKit schema) is refused before anything is written to it, with a
-    /// ``RegionKitError/Code/storeFailed`` error naming the file and what it holds; a missing or
+    /// `RegionKitError.Code.storeFailed` error naming the file and what it holds; a missing or
     /// empty file becomes a new store.
     public init(path: String) throws {
         self.path = path
@@ -679,7 +679,7 @@ public final class RegionStore: Sendable {
         return result
     }
 
-    /// Throws ``RegionKitError/Code/storeFailed`` when the store's path no longer names the
+    /// Throws `RegionKitError.Code.storeFailed` when the store's path no longer names the
     /// database file this instance opened: deleted, or replaced by another file.
     public func checkIdentity() throws {
         guard let identity else { return }
@@ -710,7 +710,7 @@ public final class RegionStore: Sendable {
                             lastError: try column(row, "last_error", of: table), deliveredAt: try column(row, "delivered_at", of: table))
     }
 
-    /// The value of `name` in `row` of `table`, or a ``RegionKitError/Code/malformedInput`` error
+    /// The value of `name` in `row` of `table`, or a `RegionKitError.Code.malformedInput` error
     /// naming the table, the row (its id, identifier or rowid) and the column when the stored value
     /// does not have the expected type (GRDB's subscript would stop the process instead).
     func column<Value: DatabaseValueConvertible>(_ row: Row, _ name: String, of table: String) throws -> Value {

@@ -8,7 +8,7 @@ import Darwin
 
 /// An exclusive claim on a store for one writer process (the daemon, `bench store`): an
 /// advisory `flock` on `<store>.lock`, next to the database, holding the owner's PID. A second
-/// process asking for the same store gets a ``RegionKitError/Code/storeFailed`` error naming the
+/// process asking for the same store gets a `RegionKitError.Code.storeFailed` error naming the
 /// store and the PID that holds it. The kernel releases the lock when the process ends, however it
 /// ends (`kill -9` included), so a stale lock file never blocks a restart. Readers (`regionkit
 /// events`) do not take it.

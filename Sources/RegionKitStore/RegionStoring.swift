@@ -52,7 +52,7 @@ public protocol RegionStoring: Sendable {
     func states(of identifiers: [String]) async throws -> [String: RegionStore.StoredState]
     /// The room each beacon is placed in, as the last ``StoreWrite/room(_:scanner:at:)`` of it
     /// left it: its identity's `description` → the scanner. A restarted daemon starts its engine
-    /// from them (``LocationManager/restoreNearestScanners(_:)``), so a beacon that left while it
+    /// from them (`LocationManager.restoreNearestScanners(_:)`), so a beacon that left while it
     /// was down leaves its room instead of keeping it for good.
     func beaconRooms() async throws -> [String: String]
 

@@ -22,7 +22,7 @@ public enum StoreWrite: Sendable {
     case state(String, RegionState, since: Double?, evidence: EventEvidence?, at: Double)
     /// ``RegionStoring/append(time:type:region:state:reason:json:hooks:)``: an event and its hook deliveries.
     case event(time: Double, type: String, region: String?, state: String?, reason: String?, json: String, hooks: [String])
-    /// A beacon's room (``RegionStoring/beaconRooms()``): `beacon` is its ``BeaconIdentity``'s
+    /// A beacon's room (``RegionStoring/beaconRooms()``): `beacon` is its `BeaconIdentity`'s
     /// `description`; `scanner` the room it is placed in from `at` on, or nil when it is placed
     /// nowhere any more (its row is removed, so the table holds only the beacons placed now).
     case room(String, scanner: String?, at: Double)

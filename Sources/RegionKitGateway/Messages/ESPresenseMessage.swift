@@ -4,11 +4,11 @@ import RegionKitCore
 /// An ESPresense room node's sighting: topic `espresense/devices/<id>/<room>`, a JSON object with
 /// `id` (`iBeacon:<uuid>-<major>-<minor>` for iBeacons, `altBeacon:<id1>-<id2>-<id3>` for AltBeacons,
 /// `eddy:<namespace hex>-<instance hex>` for Eddystone-UID; any other id names a device that is no
-/// beacon, ``BeaconIdentity/init(deviceID:)``), `rssi` (filtered, may have decimals),
+/// beacon, `BeaconIdentity.init(deviceID:)`), `rssi` (filtered, may have decimals),
 /// `rssi@1m` (the frame's measured power, or the node's calibration), `mV` and `temp` (battery in
 /// millivolts and temperature in °C, which the node decodes from the transmitter's Eddystone-TLM
 /// frames: ESPresense `src/BleFingerprint.cpp`, `fill()` and the `EDDYSTONE_TLM_FRAME_TYPE`
-/// branch; they become the sighting's ``BeaconObservation/telemetry``), and more that RegionKit does
+/// branch; they become the sighting's `BeaconObservation.telemetry`), and more that RegionKit does
 /// not need: `distance` among them (the node's own estimate; RegionKit estimates from the RSSI),
 /// whose value, whatever it is (−1 from a node without one), never costs the sighting. The room
 /// (last topic level) is the scanner.

@@ -148,7 +148,7 @@ extension SightingMessageDecoder {
 
     /// Battery and temperature a scanner decoded from the transmitter's telemetry, nil when it
     /// reported neither (a battery of 0 mV means "not supported", as in Eddystone-TLM; so does a
-    /// temperature TEMP cannot carry, see ``EddystoneTelemetry/init(batteryMillivolts:temperature:)``).
+    /// temperature TEMP cannot carry, see `EddystoneTelemetry.init(batteryMillivolts:temperature:)`).
     static func telemetry(millivolts: Int?, temperature: Double?) -> EddystoneTelemetry? {
         let battery = millivolts.map { UInt16(clamping: $0) }   // callers check 0...65535
         let telemetry = EddystoneTelemetry(batteryMillivolts: battery, temperature: temperature)
@@ -188,7 +188,7 @@ extension SightingMessageDecoder {
         return power
     }
 
-    /// A scanner name from a topic level or payload, as ``ScannerName`` allows.
+    /// A scanner name from a topic level or payload, as `ScannerName` allows.
     static func scannerName(_ text: String, from origin: String) throws(SightingMessageError) -> String {
         if let problem = ScannerName.problem(text) {
             throw SightingMessageError(.badTopic, "\(origin) \(JSONLine.quote(String(text.prefix(40)))) is not a scanner name: it \(problem)")

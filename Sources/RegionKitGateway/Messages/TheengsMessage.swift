@@ -9,7 +9,7 @@ import RegionKitCore
 /// `0xfeaa` with `servicedata` (hex, the frame after the UUID), decoded with the Eddystone codec
 /// (UID frames are sightings; a TLM frame is ``SightingMessageDecoder/Outcome/telemetry(_:)`` for
 /// the transmitter of the topic; URL frames carry no identity and are ignored). Any other
-/// advertisement is a sighting of the device its `id` names (``BeaconIdentity/init(deviceID:)``:
+/// advertisement is a sighting of the device its `id` names (`BeaconIdentity.init(deviceID:)`:
 /// its address, or the identity address a resolved IRK gives), with `txpower` as its measured
 /// power. The gateway (topic level before `BTtoMQTT`) is the scanner unless the configuration
 /// names one.

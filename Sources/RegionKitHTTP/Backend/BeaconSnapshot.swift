@@ -22,7 +22,7 @@ public struct BeaconSnapshot: Codable, Hashable, Sendable {
     /// Cluster mode: how many partitions the cluster has.
     public var partitionCount: Int?
     /// The scanners that said they are offline and have not come back, sorted
-    /// (``MonitoringEngine/offlineScanners``): the beacons only they hear are held.
+    /// (`MonitoringEngine.offlineScanners`): the beacons only they hear are held.
     public var offlineScanners: [String] = []
 
     public init(time: Double, beacons: [BeaconReport], member: String? = nil, partitions: [Int]? = nil, partitionCount: Int? = nil) {

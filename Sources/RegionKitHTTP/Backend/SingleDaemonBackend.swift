@@ -3,7 +3,7 @@ import RegionKitCore
 import RegionKitService
 import RegionKitStore
 
-/// One daemon behind the HTTP API: its ``MonitoringService`` (the engine's regions and beacons,
+/// One daemon behind the HTTP API: its `MonitoringService` (the engine's regions and beacons,
 /// its store, region changes through the service). Its events reach the SSE streams through the
 /// service's `onLogged` (which feeds the server's ``EventBroadcaster``).
 ///

@@ -32,7 +32,7 @@ public struct HTTPConfiguration: Sendable {
     /// can use up the daemon's file descriptors, which its store, hooks and broker need too).
     public var maxConnections: Int = 512
     /// Seconds a request's body may take to arrive once its head has: a client sending its body a
-    /// byte at a time is disconnected (``RequestReadTimeout``). Event streams count toward
+    /// byte at a time is disconnected (`RequestReadTimeout`). Event streams count toward
     /// ``maxConnections`` for as long as they are open.
     public var requestTimeout: Double = 30
     /// PEM certificate chain and private key files: HTTPS when both are set.

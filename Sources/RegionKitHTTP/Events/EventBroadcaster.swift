@@ -3,7 +3,7 @@ import RegionKitStore
 
 /// Fans each durably logged event out to the live subscribers (the SSE streams).
 ///
-/// Pass ``publish(_:)`` as (part of) ``MonitoringService``'s `onLogged`. A subscriber that falls
+/// Pass ``publish(_:)`` as (part of) `MonitoringService`'s `onLogged`. A subscriber that falls
 /// behind loses the oldest notifications, never events: a stream that sees a gap in the ids reads
 /// the missing ones back from the store.
 ///

@@ -17,7 +17,7 @@ public struct BeaconReport: Codable, Hashable, Sendable {
         public var sightings: Int
     }
 
-    /// The beacon's identity, unique across formats (``BeaconIdentity/description``: `UUID:MAJOR:MINOR`,
+    /// The beacon's identity, unique across formats (`BeaconIdentity.description`: `UUID:MAJOR:MINOR`,
     /// `altbeacon:ID1:ID2:ID3`, `eddystone-uid:NAMESPACE:INSTANCE`, `device:ID`).
     public var id: String
     /// `ibeacon`, `altbeacon`, `eddystone-uid` or `device`.
@@ -33,7 +33,7 @@ public struct BeaconReport: Codable, Hashable, Sendable {
     public var namespace: String?
     /// Eddystone-UID instance (12 hex digits).
     public var instance: String?
-    /// A device that is no beacon: the id its scanner gives it (``BeaconIdentity/deviceID``).
+    /// A device that is no beacon: the id its scanner gives it (`BeaconIdentity.deviceID`).
     public var device: String? = nil
     /// The last RSSI heard (dBm), by any scanner.
     public var rssi: Int?

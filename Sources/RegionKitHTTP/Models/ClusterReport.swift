@@ -19,7 +19,7 @@ public struct ClusterReport: Codable, Hashable, Sendable {
         public var sightings: Int64
         /// The partitions it holds now.
         public var partitions: [Int]
-        /// The digest of its configured region definitions (``RegionDefinitions/digest(of:)``):
+        /// The digest of its configured region definitions (`RegionDefinitions.digest(of:)`):
         /// live members with different ones decide their regions by different definitions.
         public var regions: String?
     }

@@ -7,7 +7,7 @@ import RegionKitCore
 /// Beacon region: `uuid` with optional `major`/`minor` (`format` `ibeacon`, the default, or
 /// `altbeacon` for id1/id2/id3), or `format: eddystone-uid` with `namespace` (20 hex digits) and an
 /// optional `instance` (12), or `device` (format `device`, which may be left out: a phone, watch or
-/// tracker by the id its scanner gives it, ``BeaconIdentity/init(deviceID:)``); optionally
+/// tracker by the id its scanner gives it, `BeaconIdentity.init(deviceID:)`); optionally
 /// `scanner` (the region hears only that scanner). Circular
 /// region: `latitude`, `longitude`, `radius` (metres). `notifyOnEntry`/`notifyOnExit` default to
 /// true, `notifyEntryStateOnDisplay` to false. Unknown fields are rejected; every error names its

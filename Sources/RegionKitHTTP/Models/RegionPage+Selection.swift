@@ -9,8 +9,8 @@ extension RegionPage {
     ///
     /// The order is the bytes of each identifier's UTF-8 in NFC, which is Unicode scalar order,
     /// and a prefix is a prefix of those bytes, so the regions of a prefix are one run of that
-    /// order. The identifiers offered are regions', which are in NFC already (``BeaconRegion``
-    /// and ``CircularRegion`` keep them so: ``Region/canonical(identifier:)``); the query's cursor
+    /// order. The identifiers offered are regions', which are in NFC already (`BeaconRegion`
+    /// and `CircularRegion` keep them so: `Region.canonical(identifier:)`); the query's cursor
     /// and prefix are normalized here. (Swift's `<` on text is not an order: on this toolchain
     /// `"e\u{301}" < "\u{E9}0"` and its converse are both false, and sorting the same
     /// identifiers twice gave two orders.)

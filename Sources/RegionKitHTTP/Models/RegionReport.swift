@@ -10,9 +10,9 @@ public struct RegionReport: Codable, Hashable, Sendable {
     public var identifier: String
     /// `beacon` or `circular`.
     public var kind: String
-    /// `config` or `api` (see ``RegionOrigin``).
+    /// `config` or `api` (see `RegionOrigin`).
     public var origin: String
-    /// Beacon regions: `ibeacon`, `altbeacon`, `eddystone-uid` or `device` (``BeaconFormat/name``).
+    /// Beacon regions: `ibeacon`, `altbeacon`, `eddystone-uid` or `device` (`BeaconFormat.name`).
     public var format: String?
     /// iBeacon proximity UUID or AltBeacon id1 (not for Eddystone).
     public var uuid: String?
@@ -24,7 +24,7 @@ public struct RegionReport: Codable, Hashable, Sendable {
     public var namespace: String?
     /// Eddystone-UID instance (12 hex digits), when the region names one.
     public var instance: String?
-    /// A device region's device, by the id its scanner gives it (``BeaconIdentity/deviceID``).
+    /// A device region's device, by the id its scanner gives it (`BeaconIdentity.deviceID`).
     public var device: String?
     /// The scanner a scanner-bound beacon region listens to.
     public var scanner: String?
@@ -57,8 +57,8 @@ public struct RegionReport: Codable, Hashable, Sendable {
         }
     }
 
-    /// A region waiting for its source (``MonitoringEngine/waitingRegion(_:)``), with the state it
-    /// will carry over when the source is back (``MonitoringEngine/carriedState(of:)``; unknown for
+    /// A region waiting for its source (`MonitoringEngine.waitingRegion(_:)`), with the state it
+    /// will carry over when the source is back (`MonitoringEngine.carriedState(of:)`; unknown for
     /// a new definition), stale (nothing confirms it while the source is away), and `reason`. The
     /// stored row's evidence when it is of that state.
     init(waiting region: Region, carried: (state: RegionState, since: Timestamp?)?, origin: RegionOrigin?,

@@ -4,7 +4,7 @@ import RegionKitEngine
 /// One scanner as the daemon sees it now (`GET /v1/scanners`): an ESPresense room node, a Theengs
 /// gateway, a `regionkit scan --publish` scanner — whether it said it is offline, when it last
 /// reported a sighting, how fast it reports, the beacons placed in its room. Built from the
-/// engine's scanner channels (``MonitoringEngine/scannerChannels``): every scanner that
+/// engine's scanner channels (`MonitoringEngine.scannerChannels`): every scanner that
 /// reported a sighting or said whether it is online, under every profile.
 ///
 /// ```swift
@@ -22,16 +22,16 @@ public struct ScannerReport: Codable, Hashable, Sendable {
     /// Its last sighting (Unix seconds); none when it only said whether it is online.
     public var lastHeard: Double?
     /// Sightings a second, every beacon together, over about the last 10 s
-    /// (``ScannerChannel/sightingsPerSecond(at:)``) at the report's time: 0 once it has been silent 30 s.
+    /// (`ScannerChannel.sightingsPerSecond(at:)`) at the report's time: 0 once it has been silent 30 s.
     public var sightingsPerSecond: Double
-    /// Beacons placed in its room now (``MonitoringEngine/beaconsPerRoom``).
+    /// Beacons placed in its room now (`MonitoringEngine.beaconsPerRoom`).
     public var beaconsInRoom: Int
 
     public static let online = "online", offline = "offline"
 
     /// Every scanner of `engine` at `time` (the daemon's clock: the engine's own stands still
     /// while nothing comes in), most recently heard first (one never heard after those, by
-    /// name): those heard within ``MonitoringEngine/channelRetention`` of `time` and those
+    /// name): those heard within `MonitoringEngine.channelRetention` of `time` and those
     /// offline now, as the engine's sweeps keep them (a renamed or retired node is not listed
     /// for good).
     public static func all(from engine: MonitoringEngine, at time: Timestamp) -> [ScannerReport] {

@@ -9,7 +9,7 @@ import RegionKitStore
 /// `regionkit run` in cluster mode: one member of a set of engines sharing a PostgreSQL store.
 /// Beacon sightings are partitioned by the broker (NATS's `{{partition(N, …)}}` mapping, by the
 /// ESPresense beacon id); each member holds some partitions through leases in the store, and runs
-/// one ``PartitionWorker`` per partition: its own engine, its own persistent MQTT session, its
+/// one `PartitionWorker` per partition: its own engine, its own persistent MQTT session, its
 /// contributions to the regions' states. The store merges the contributions (a region is inside
 /// while any partition sees one of its beacons inside) and logs each change of a region's merged
 /// state once, whichever member caused it.
@@ -27,7 +27,7 @@ import RegionKitStore
 ///
 /// The outputs run on one member at a time, the holder of the "outputs" lease (taken in the same
 /// rounds): the hooks (the store's pending deliveries) and the MQTT events topic with the regions'
-/// retained states, the site's status and Home Assistant discovery (``ClusterEventsPublisher``,
+/// retained states, the site's status and Home Assistant discovery (`ClusterEventsPublisher`,
 /// from the shared log and its cursor), so a member's death moves them too.
 ///
 /// ```swift
@@ -44,7 +44,7 @@ public final class ClusterEngine: Sendable {
     /// This process among the members (host, pid and a random part): the store refuses a second
     /// process under the same member name while this one's heartbeat is live.
     public let instance: String
-    /// The digest of this member's configured region definitions (``RegionDefinitions/digest(of:)``),
+    /// The digest of this member's configured region definitions (`RegionDefinitions.digest(of:)`),
     /// recorded with its heartbeat: members running other definitions are named in the log.
     public let regionDefinitions: String?
     public let configuration: ClusterConfiguration
@@ -109,11 +109,11 @@ public final class ClusterEngine: Sendable {
     ///     (`regionkit-<site>-part-<partition>`) and a persistent session.
     ///   - profile: each partition's engine. The partitions read many scanners' sightings, so
     ///     their beacons' rooms (nearest scanners) are tracked: a profile without a
-    ///     ``MonitoringProfile/nearestScanner`` policy gets the default one, as the daemon gives it
+    ///     `MonitoringProfile.nearestScanner` policy gets the default one, as the daemon gives it
     ///     with MQTT sources (a beacon's room is what clears its distance when it leaves, and
     ///     what the partition's next holder starts from).
     ///   - maximumBacklog: a partition's engine events and store writes not yet committed above
-    ///     which its reads from the broker are held back (`mqtt.maximumBacklog`; ``MQTTReadPause``).
+    ///     which its reads from the broker are held back (`mqtt.maximumBacklog`; `MQTTReadPause`).
     ///   - onEvents: events committed to the shared store by this member (their acknowledgement).
     ///   - onFatal: the member cannot go on: the store refused it (another live process uses its
     ///     member name, or the cluster has another partition count). It has stopped its partitions
@@ -218,7 +218,7 @@ public final class ClusterEngine: Sendable {
     /// the count changed). A previous process under the name that died (a
     /// crash, then a restart by systemd) holds it until its heartbeat expires, at most a lease
     /// after its last round: the start waits that long (and a second), then gives up with the
-    /// store's ``RegionKitError/Code/clusterConflict``, as the name's holder is alive. Cancelling
+    /// store's `RegionKitError.Code.clusterConflict`, as the name's holder is alive. Cancelling
     /// the task ends the wait (a signal during the start).
     func join() async throws {
         let count = configuration.partitionCount
@@ -247,7 +247,7 @@ public final class ClusterEngine: Sendable {
 
     /// Lease rounds every `leaseSeconds / 3` until ``stop(reason:)``, and beside them the watch
     /// that stops the partitions once their leases have run out by this process's clock
-    /// (``watchLeases()``).
+    /// (`watchLeases()`).
     public func run() async {
         let interval = Duration.seconds(configuration.leaseDuration / 3)
         let watch = Task { await self.watchLeases() }

@@ -68,8 +68,8 @@ final class ContributionWriter: Sendable {
     private let progress: LockedBox<Progress>
 
     /// - Parameters:
-    ///   - apply: writes one contribution (``ClusterStoring/applyContribution(region:lease:member:state:since:time:events:)``)
-    ///     or appends events (``ClusterStoring/appendEvents(_:lease:member:)``); a thrown error is
+    ///   - apply: writes one contribution (`ClusterStoring.applyContribution(region:lease:member:state:since:time:events:)`)
+    ///     or appends events (`ClusterStoring.appendEvents(_:lease:member:)`); a thrown error is
     ///     retried, `fenced` ends the writer.
     ///   - onEvents: the events committed with a contribution (their acknowledgement).
     ///   - onFenced: called once when the store refuses a write because the lease moved on.

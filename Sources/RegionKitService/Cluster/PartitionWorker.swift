@@ -7,7 +7,7 @@ import RegionKitGateway
 import RegionKitMQTT
 import RegionKitStore
 
-/// One partition held by a cluster member: its own engine (a ``LocationManager``) over the regions
+/// One partition held by a cluster member: its own engine (a `LocationManager`) over the regions
 /// the partition's beacons can match, restored from the partition's stored contributions; its own
 /// persistent MQTT session (client id `regionkit-part-<p>`, QoS 1), so the sightings published
 /// while the partition had no holder are delivered to the next one; and a ``ContributionWriter``
@@ -55,7 +55,7 @@ final class PartitionWorker: LocationManagerDelegate {
     /// Scans completed since the start (diagnostics; tests wait for one).
     let scansCompleted = LockedBox(0)
     /// Beacons whose distance an earlier holder or engine published, cleared unless ranged
-    /// again within ``leftoverGrace``. Changed with ``ranging``'s lock held (lock order:
+    /// again within `leftoverGrace`. Changed with `ranging`'s lock held (lock order:
     /// `ranging`, then `leftovers`); only the postponement takes it alone.
     let leftovers = LockedBox(RangingLeftovers())
     /// See `init`.
@@ -416,7 +416,7 @@ final class PartitionWorker: LocationManagerDelegate {
         logger.notice("\(notice)", metadata: ["regions": "\(states.count)", "beacons-placed": "\(rooms.count)", "redelivered-before-resume": "\(redelivered)"])
     }
 
-    /// The rooms the partition's previous holder placed its beacons in (``RegionStoring/beaconRooms()``,
+    /// The rooms the partition's previous holder placed its beacons in (`RegionStoring.beaconRooms()`,
     /// the beacons that hash to this partition), when the profile tracks nearest scanners and the
     /// partition count is known. A store that cannot be read costs only the rooms (a warning):
     /// they are decided afresh from the next sightings.

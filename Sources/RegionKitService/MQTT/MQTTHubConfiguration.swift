@@ -268,10 +268,10 @@ public struct MQTTSourceConfiguration: Codable, Sendable, Hashable {
     public var topic: String?
     /// Report every sighting of this source as heard by this scanner (instead of the topic's room/gateway).
     public var scanner: String?
-    /// Where the source's scanners say whether they are online (``ScannerStatusMessage``): a
+    /// Where the source's scanners say whether they are online (`ScannerStatusMessage`): a
     /// topic filter whose `+` level names the scanner (with ``scanner`` set, any topic: it is
     /// that scanner's); `none`: not read. Default: the format's
-    /// (``SightingMessageFormat/defaultStatusFilter``) when the source reads the format's usual
+    /// (`SightingMessageFormat.defaultStatusFilter`) when the source reads the format's usual
     /// topics and names no scanner; otherwise none.
     public var status: String?
 

@@ -35,7 +35,7 @@ public final class MQTTSightingIngest: Sendable {
         public var unrouted = 0
         /// Telemetry messages (Eddystone-TLM through Theengs) kept for their transmitter.
         public var telemetry = 0
-        /// Scanner status messages (``ScannerStatusMessage``) applied, retained ones included.
+        /// Scanner status messages (`ScannerStatusMessage`) applied, retained ones included.
         public var statuses = 0
         /// Status changes not logged (beyond ``MQTTSightingIngest/statusLogsPerMinute``).
         public var unloggedStatusChanges = 0
@@ -64,7 +64,7 @@ public final class MQTTSightingIngest: Sendable {
         var filter: String
         /// The source's configured scanner, which every status on the filter is about.
         var scanner: String?
-        /// The scanner level is an encoded name (``SightingMessageFormat/encodesScannerNames``).
+        /// The scanner level is an encoded name (`SightingMessageFormat.encodesScannerNames`).
         var encodedNames = false
     }
 
@@ -81,10 +81,10 @@ public final class MQTTSightingIngest: Sendable {
     let logger: Logger
     private let state = LockedBox<(statistics: Statistics, logged: Set<String>, telemetry: [String: (frame: EddystoneTelemetry, heardAt: Timestamp)])>((Statistics(), [], [:]))
     /// Transmitters whose telemetry is kept; the map is emptied when a new one would exceed it
-    /// (as ``BeaconReportPipeline/telemetryCapacity``).
+    /// (as `BeaconReportPipeline.telemetryCapacity`).
     public static let telemetryCapacity = 4096
     /// Seconds (manager clock) after a transmitter's last telemetry message that it is no longer
-    /// attached to its sightings, and dropped: as ``BeaconReportPipeline/telemetryMaximumAge``.
+    /// attached to its sightings, and dropped: as `BeaconReportPipeline.telemetryMaximumAge`.
     public let telemetryMaximumAge: Double
 
     /// Whether sightings wait for ``flush()`` (see the type's documentation).
@@ -230,7 +230,7 @@ public final class MQTTSightingIngest: Sendable {
     public static let retainedReason = "retained (stored by the broker, not heard now)"
 
     /// Counts a message the MQTT client skipped for its size (over the maximum incoming packet
-    /// size: ``MQTTConnectionEvent/messageSkipped(topic:size:retained:)``) on a topic this ingest
+    /// size: `MQTTConnectionEvent.messageSkipped(topic:size:retained:)`) on a topic this ingest
     /// subscribes to as rejected, `tooLarge` (the first of a source is logged, as for any rejection);
     /// a retained one as ignored (``retainedReason``), as it would have been.
     public func skipped(topic: String, size: Int, retained: Bool) {
@@ -266,7 +266,7 @@ public final class MQTTSightingIngest: Sendable {
     /// is counted as ignored (``retainedReason``) and not ingested.
     ///
     /// A scanner's status (``statusFilters``) is applied, retained or not: it is the scanner's
-    /// state now (``LocationManager/setScannerStatus(_:online:)``).
+    /// state now (`LocationManager.setScannerStatus(_:online:)`).
     public func handle(topic: String, payload: [UInt8], retained: Bool = false) {
         guard !stopped.load(ordering: .relaxed) else { return }
         if let status = statusRoute(for: topic) {

@@ -145,7 +145,7 @@ public final class PresenceHub: Sendable {
     static let roundMessageBudget = 2_000
 
     /// The events not yet logged (``MonitoringService/backlog``) above which the hub holds back its
-    /// reads of sightings from the broker (``MQTTReadPause``: until they are down to half, at most
+    /// reads of sightings from the broker (`MQTTReadPause`: until they are down to half, at most
     /// 0.5 s at a time), unless `mqtt.maximumBacklog` says otherwise: a flood of new beacons faster
     /// than the event log can take their events waits at the broker instead of in this process's memory.
     public static let defaultMaximumBacklog = 50_000
@@ -245,7 +245,7 @@ public final class PresenceHub: Sendable {
     }
 
     /// Connects, subscribes (the sources' filters, Home Assistant's status), publishes until
-    /// ``shutdown()`` or cancellation.
+    /// ``shutdown(drainTimeout:)`` or cancellation.
     public func run() async {
         var filters = (ingest?.topicFilters ?? []).map { ($0, MQTTQoS.atMostOnce) }
         // The scanners' status at QoS 1: rare, and an `offline` lost is a node's beacons leaving
@@ -662,7 +662,7 @@ public final class PresenceHub: Sendable {
 
     enum PublishOutcome { case done, disconnected, storeFailed }
 
-    /// `messages` without those that can never be published (``MQTTClient/checkPublishable(_:)``:
+    /// `messages` without those that can never be published (`MQTTClient.checkPublishable(_:)`:
     /// a topic over MQTT's 65,535 bytes, from a region identifier that long), each left out logged
     /// as an error with `context`: retrying them cannot help, and an event publisher that did would
     /// hold back every later event forever (a discovery round, every later region's configuration).
@@ -686,9 +686,9 @@ public final class PresenceHub: Sendable {
     }
 
     /// Publishes every logged event after the cursor, in order, ``eventsPerRound`` at a time,
-    /// advancing the cursor per acknowledged round. One caller at a time (the publisher loop, or ``shutdown()``'s drain
-    /// once the loop has ended; skipped when it has not). A cancelled caller returns before its
-    /// next event (`.done`: its loop then ends).
+    /// advancing the cursor per acknowledged round. One caller at a time (the publisher loop, or
+    /// ``shutdown(drainTimeout:)``'s drain once the loop has ended; skipped when it has not). A
+    /// cancelled caller returns before its next event (`.done`: its loop then ends).
     func publishPending() async -> PublishOutcome {
         let store = service.store
         while true {
@@ -839,10 +839,11 @@ public final class PresenceHub: Sendable {
     }
 
     /// The distance and attributes of each beacon that stopped being placed while the hub was
-    /// disconnected (``departedWhileDisconnected``), cleared as ``PresenceRangingTracker/unplaced(_:)``
-    /// clears them, at the next connection: they stayed on the broker, retained, and placed the
-    /// beacon in its last room for ever (the device tracker said `not_home`, its attributes the
-    /// kitchen). A beacon heard again meanwhile is left to its next distance.
+    /// disconnected (``departedWhileDisconnected``), cleared as
+    /// ``PresenceRangingTracker/unplaced(_:kept:)`` clears them, at the next connection: they
+    /// stayed on the broker, retained, and placed the beacon in its last room for ever (the device
+    /// tracker said `not_home`, its attributes the kitchen). A beacon heard again meanwhile is left
+    /// to its next distance.
     func republishDepartures() async {
         let departed = departedWhileDisconnected.withLock { set in defer { set.removeAll() }; return set }
         let engine = service.manager

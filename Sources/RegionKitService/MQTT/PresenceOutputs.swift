@@ -10,9 +10,9 @@ import RegionKitStore
 /// removed: ``PresenceMessage/departure(topic:text:kept:)``), Home Assistant
 /// entities (discovered when a region starts or a beacon is first placed, removed when a region
 /// is stopped). Pure: the hub feeds it events from the durable log, publishes the result and,
-/// once the broker has acknowledged it, tells the outputs with ``published(_:)`` — a beacon's
-/// entities count as announced only then, so a group lost with its connection is produced again
-/// whole (with the beacon's discovery) when the event is published again.
+/// once the broker has acknowledged it, tells the outputs with ``published(_:regions:)`` — a
+/// beacon's entities count as announced only then, so a group lost with its connection is produced
+/// again whole (with the beacon's discovery) when the event is published again.
 ///
 /// ```swift
 /// var outputs = PresenceOutputs(topics: PresenceTopics(site: "home"), discovery: nil)
@@ -51,7 +51,7 @@ public struct PresenceOutputs: Sendable {
     }
 
     /// Counts `beacons` as announced (their entities announced before a restart, read back from
-    /// the store: ``RegionStoring/announcedBeacons(_:)``): their entities are re-sent with every
+    /// the store: `RegionStoring.announcedBeacons(_:)`): their entities are re-sent with every
     /// discovery round, their departures kept retained, and they count against the limit, which
     /// a restart granted afresh before (every restart let another `maximum` beacons in).
     public mutating func restoreAnnounced(_ beacons: some Sequence<BeaconIdentity>) {
@@ -61,7 +61,7 @@ public struct PresenceOutputs: Sendable {
     }
 
     /// Counts `beacons` as dismissed (``dismissedBeacons``, read back from the store:
-    /// ``RegionStoring/dismissedBeacons(_:)``), unless announced.
+    /// `RegionStoring.dismissedBeacons(_:)`), unless announced.
     public mutating func restoreDismissed(_ beacons: some Sequence<BeaconIdentity>) {
         dismissedBeacons.formUnion(beacons)
         dismissedBeacons.subtract(announcedBeacons)

@@ -108,10 +108,10 @@ public struct PresenceRangingTracker: Sendable {
         }
     }
 
-    /// Takes distances an earlier run left retained on the broker (``RetainedDistanceScan``) as
+    /// Takes distances an earlier run left retained on the broker (`RetainedDistanceScan`) as
     /// published (``assumePublished(_:)``) and returns those of `found` this run has published
     /// nothing of: the leftovers to clear unless ranged again within a grace period
-    /// (``RangingLeftovers``, ``leftoverDepartures(of:room:kept:)``). A beacon this run already
+    /// (`RangingLeftovers`, ``leftoverDepartures(of:room:kept:)``). A beacon this run already
     /// published is no leftover: its distance on the broker is this run's.
     ///
     /// ```swift
@@ -131,7 +131,7 @@ public struct PresenceRangingTracker: Sendable {
     /// this run published no distance of them) that no ranging lists: distance `None`, attributes
     /// with their room, `room`, or `not_home` (retained when `kept`). The hub asks this a grace
     /// period after it found an earlier run's distances retained on the broker
-    /// (``RetainedDistanceScan``): a beacon still around is ranged by then.
+    /// (`RetainedDistanceScan`): a beacon still around is ranged by then.
     ///
     /// ```swift
     /// tracker.assumePublished(leftovers)

@@ -118,7 +118,7 @@ public struct PresenceTopics: Hashable, Sendable {
     /// cannot hold (`/`, `+`, `#`, control characters, Unicode noncharacters: Mosquitto
     /// disconnects a client that publishes one) and what NATS's MQTT listener refuses in a topic
     /// (space, `.`), each replaced by `_` (`Living room` → `Living_room`, as before); an empty
-    /// name becomes `_`. (``ScannerName`` keeps control characters and noncharacters out of the
+    /// name becomes `_`. (`ScannerName` keeps control characters and noncharacters out of the
     /// names that come in; this is the topic's own guard.)
     public static func roomLevel(_ name: String) -> String {
         var kept = ""

@@ -7,12 +7,12 @@ import RegionKitMQTT
 
 /// A RegionKit scanner publishing its iBeacon sightings to a hub over MQTT (`regionkit scan
 /// --publish`): batched every ``batchInterval`` seconds (or at ``maximumBatch`` sightings) as a
-/// ``ScannerBatch`` on `regionkit/scanners/<scanner>`, QoS 0 like the other scanner firmwares.
+/// `ScannerBatch` on `regionkit/scanners/<scanner>`, QoS 0 like the other scanner firmwares.
 /// Sightings are live data: while the broker is unreachable they are counted as dropped, not
 /// queued (a hub would time them at their late arrival).
 ///
 /// Like an ESPresense node, it says whether it is online on a retained topic,
-/// ``ScannerBatch/statusTopic(scanner:prefix:)`` (`regionkit/scanners/<scanner>/status`): `online`
+/// `ScannerBatch.statusTopic(scanner:prefix:)` (`regionkit/scanners/<scanner>/status`): `online`
 /// after each connection, `offline` at ``shutdown()`` and as its will (the broker publishes it when
 /// the connection is lost), so a hub holds the beacons only it hears while it restarts or is
 /// unplugged instead of sending them away. It watches that topic too: an `offline` read while it
@@ -31,7 +31,7 @@ public final class ScannerPublisher: Sendable {
     /// Where it says `online` / `offline` (retained), or nil when it says nothing (`status: false`).
     public let statusTopic: String?
     public let batchInterval: Duration
-    /// The longest ``batchInterval``: half of ``ScannerBatch/maximumLateness``, so that a batch's
+    /// The longest ``batchInterval``: half of `ScannerBatch.maximumLateness`, so that a batch's
     /// oldest sighting reaches a hub in time.
     public static let maximumBatchInterval: Duration = .seconds(1)
     public let maximumBatch: Int
@@ -159,7 +159,7 @@ public final class ScannerPublisher: Sendable {
     }
 
     /// Queues one sighting (`time`: Unix seconds of the scanner's clock). A measured power no radio
-    /// could report (outside ``BeaconObservation/rssiRange``: the beacon's byte is something else)
+    /// could report (outside `BeaconObservation.rssiRange`: the beacon's byte is something else)
     /// is sent as not set, and a sighting whose RSSI is outside it (a controller's invalid value)
     /// is not sent: the hub refuses a batch holding either (a hub before session 52 refused it
     /// for such a power too), and the engine ignores such an RSSI.

@@ -62,12 +62,14 @@ final class TrackerConfigWatch: Sendable {
     /// Beacons adopted since start.
     var adopted: Int { state.withLock { $0.adopted } }
 
-    /// Whether there is something for ``apply`` to do.
+    /// Whether there is something for
+    /// ``apply(outputs:update:messages:output:store:publish:logger:)`` to do.
     var isPending: Bool { state.withLock { !$0.requested.isEmpty || !$0.unsent.isEmpty || !$0.found.isEmpty } }
 
     /// Drops from what was found the beacons `outputs` announces or dismissed already (at every
     /// subscription the broker sends every announced beacon's configuration): then ``isPending``
-    /// says whether ``apply`` has anything to do, without waiting for a discovery round's lock.
+    /// says whether ``apply(outputs:update:messages:output:store:publish:logger:)`` has anything to
+    /// do, without waiting for a discovery round's lock.
     func discardKnown(_ outputs: PresenceOutputs) {
         state.withLock { state in
             guard !state.found.isEmpty else { return }

@@ -28,7 +28,7 @@ public protocol ClusterStoring: RegionStoring {
     func leave(member: String, instance: String, partitions: [PartitionLease], singletons: [String]) async throws -> Bool
     /// Claims the member name `member` for the process `instance` (a value unique to the process,
     /// naming it for operators: host, pid) when a member starts. Throws
-    /// ``RegionKitError/Code/clusterConflict`` while another instance's heartbeat under that name
+    /// `RegionKitError.Code.clusterConflict` while another instance's heartbeat under that name
     /// is live: two processes sharing a name would renew each other's leases with one epoch, and
     /// fencing could not tell their writes apart. The heartbeat of a name nobody holds starts now;
     /// that of a name whose last holder's heartbeat expired passes to `instance`.
@@ -58,7 +58,7 @@ public protocol ClusterStoring: RegionStoring {
     /// count itself alone and take every partition, to hand most of them back a round later. The
     /// ordinary rounds after that balance what is left.
     ///
-    /// Throws ``RegionKitError/Code/clusterConflict`` when another `instance` holds the name with
+    /// Throws `RegionKitError.Code.clusterConflict` when another `instance` holds the name with
     /// a live heartbeat (see ``join(member:instance:regions:ttl:preparing:deciding:)``; a name whose heartbeat expired passes
     /// to `instance`), or when the cluster was prepared for another partition count
     /// (``preparePartitions(_:)``): members disagreeing on it hash beacons to different partitions.
