@@ -2,6 +2,7 @@ import Foundation
 import RegionKit
 import RegionKitSimulation
 import RegionKitGateway
+import RegionKitMQTT
 import Yams
 
 /// The `regionkit run` configuration file (YAML or JSON): the store, the monitoring profile, the
@@ -198,6 +199,24 @@ public struct ServiceConfiguration: Codable, Sendable {
             }
             if let (other, taken) = mqttSources.first(where: { MQTTSourceConfiguration.statusOverlaps(status, sightings: shape($0.1)) }) {
                 throw bad("sources[\(index)].mqtt.status '\(status)' would also take the sightings of sources[\(other)] ('\(shape(taken))'): give a status topic of its own")
+            }
+        }
+        // The hub's own topics must not come back as sightings: `site: scanners` made its events
+        // and status `regionkit/scanners/events|status`, which a regionkit source's
+        // `regionkit/scanners/+` took, each event read as a rejected batch.
+        if let hub = mqtt {
+            let topics = PresenceTopics(site: hub.siteName)
+            let sample = BeaconIdentity(uuid: UUID(), major: 1, minor: 1)
+            let own = [topics.events, topics.status, topics.regionState("region"), topics.beaconRoom(sample), topics.beaconDistance(sample),
+                       topics.beaconTracker(sample), topics.beaconAttributes(sample), topics.mqttRoom + "/room"]
+            for (index, source) in mqttSources {
+                // (`#` as above: a broad subscription on purpose; its format's shape is checked.)
+                let shaped = source.topicFilter.contains("#") ? source.format.defaultTopicFilter : source.topicFilter
+                for filter in [shaped] + (source.statusFilter.map { [$0] } ?? []) {
+                    if let topic = own.first(where: { MQTTTopicFilter.matches(filter: filter, topic: $0) }) {
+                        throw bad("sources[\(index)].mqtt: '\(filter)' would take the hub's own topic '\(topic)' (mqtt.site '\(hub.siteName)'): give the site another name")
+                    }
+                }
             }
         }
         var identifiers: [String: Int] = [:]

@@ -215,6 +215,22 @@ struct SightingMessageDecoderTests {
         #expect(observations.map(\.scannerID) == ["lobby \"A\"", "lobby \"A\""])
     }
 
+    @Test("A scanner named 'status' is heard (its batches were dropped as statuses: the topic ends in /status); a status beside a scanner's batches is still no batch")
+    func scannerNamedStatus() throws {
+        let batch = ScannerBatch(scanner: "status", time: 1_000, sightings: [.init(identity: Self.identity, rssi: -67, measuredPower: -59, offset: 0)])
+        let decoder = SightingMessageDecoder(format: .regionkit)
+        #expect(ScannerBatch.topic(scanner: "status") == "regionkit/scanners/status")
+        guard case .sightings(let observations) = try decoder.decode(topic: "regionkit/scanners/status", payload: batch.json(), receivedAt: Self.now) else {
+            Issue.record("the batch of the scanner 'status' was not read"); return
+        }
+        #expect(observations.map(\.scannerID) == ["status"])
+        for payload in ["online", "offline", "", " offline\n"] {
+            guard case .ignored = try decoder.decode(topic: "regionkit/scanners/kitchen/status", payload: Array(payload.utf8), receivedAt: Self.now) else {
+                Issue.record("the status \(payload.debugDescription) was read as a batch"); continue
+            }
+        }
+    }
+
     @Test(arguments: [
         (#"{"v":2,"scanner":"a","time":1,"sightings":[]}"#, SightingMessageError.Kind.outOfRange, "'v'"),
         (#"{"v":1,"time":1,"sightings":[]}"#, .missingField, "scanner"),

@@ -53,6 +53,23 @@ struct MQTTScannerStatusIngestTests {
         #expect(other?.message.hasPrefix("c.yaml: sources[1].mqtt.status 'lab/+/status' would also take the sightings of sources[0]") == true, "\(other?.message ?? "no error")")
     }
 
+    @Test("A site whose own topics a source would take as sightings is refused, naming both (site 'scanners': the hub read its own events as rejected batches of regionkit/scanners/+)")
+    func siteTakenBySources() throws {
+        func decode(_ sources: String, site: String) throws -> ServiceConfiguration {
+            try ServiceConfiguration.decode("sources:\n\(sources)\nmqtt: {url: \"mqtt://127.0.0.1:1883\", site: \(site)}\n", path: "c.yaml")
+        }
+        _ = try decode("  - mqtt: {format: regionkit}", site: "home")
+        _ = try decode("  - mqtt: {format: regionkit, topic: \"regionkit/#\"}", site: "home")
+        let error = #expect(throws: RegionKitError.self) { try decode("  - mqtt: {format: espresense}\n  - mqtt: {format: regionkit}", site: "scanners") }
+        #expect(error?.message == "c.yaml: sources[1].mqtt: 'regionkit/scanners/+' would take the hub's own topic 'regionkit/scanners/events' (mqtt.site 'scanners'): give the site another name",
+                "\(error?.message ?? "no error")")
+        // A status filter too: the hub's status topic is regionkit/<site>/status.
+        let status = #expect(throws: RegionKitError.self) {
+            try decode("  - mqtt: {format: espresense, topic: \"espresense/devices/+/+\", status: \"regionkit/+/status\"}", site: "home")
+        }
+        #expect(status?.message.contains("'regionkit/+/status' would take the hub's own topic 'regionkit/home/status'") == true, "\(status?.message ?? "no error")")
+    }
+
     @Test("A status reaches the engine, retained or not, after the sightings batched before it; a bad one is counted and rejected, the good ones around it applied")
     func applied() throws {
         let (manager, _) = MQTTSightingBatchTests.manager()

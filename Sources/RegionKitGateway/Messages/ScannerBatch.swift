@@ -161,10 +161,19 @@ public struct ScannerBatch: Hashable, Sendable {
         (seconds * 1000).rounded() / 1000
     }
 
+    /// JSON's white space (RFC 8259 §2): space, tab, line feed, carriage return.
+    static func isJSONWhitespace(_ byte: UInt8) -> Bool {
+        byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D
+    }
+
     static func decodeObservations(topic: String, payload: [UInt8], receivedAt now: Timestamp, scanner: String?) throws(SightingMessageError) -> SightingMessageDecoder.Outcome {
         // A scanner's status beside its batches (statusTopic(scanner:)), taken by a source whose
         // own filter reaches it (`regionkit/scanners/#`): no batch, and no damaged one either.
-        if topic.hasSuffix("/status") { return .ignored("a scanner's status (read with status: regionkit/scanners/+/status)") }
+        // Told by its payload (`online`, `offline`), not a JSON object: the batches of a scanner
+        // named `status` (`regionkit/scanners/status`) were all dropped as statuses.
+        if topic.hasSuffix("/status"), payload.first(where: { !Self.isJSONWhitespace($0) }) != UInt8(ascii: "{") {
+            return .ignored("a scanner's status (read with status: regionkit/scanners/+/status)")
+        }
         let batch = try ScannerBatch(json: payload)
         let name = scanner ?? batch.scanner
         return .sightings(batch.sightings.map {
