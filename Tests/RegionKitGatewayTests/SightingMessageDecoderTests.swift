@@ -123,6 +123,11 @@ struct SightingMessageDecoderTests {
         let json = #"{"id":"60:87:57:4C:9B:C2","rssi":-78,"distance":7.85,"model_id":"IBEACON","mfid":"4c00","uuid":"e2c56db5dffb48d2b060d0f5a71096e0","major":1,"minor":2,"txpower":-66}"#
         let outcome = try decode(.theengs, "home/OMG_ESP32/BTtoMQTT/6087574C9BC2", json, scanner: "garage")
         #expect(outcome == .sightings([BeaconObservation(identity: Self.identity, rssi: -78, measuredPower: -66, timestamp: Self.now, scannerID: "garage")]))
+        // Theengs Decoder before July 2022 named the measured power `power`.
+        let older = #"{"id":"60:87:57:4C:9B:C2","rssi":-78,"model_id":"IBEACON","mfid":"4c00","uuid":"e2c56db5dffb48d2b060d0f5a71096e0","major":1,"minor":2,"power":-61}"#
+        #expect(try decode(.theengs, "home/OMG_ESP32/BTtoMQTT/6087574C9BC2", older, scanner: "garage")
+            == .sightings([BeaconObservation(identity: Self.identity, rssi: -78, measuredPower: -61, timestamp: Self.now, scannerID: "garage")]))
+        #expect(error(.theengs, "home/gw/BTtoMQTT/AA", Array(older.replacingOccurrences(of: "-61", with: "\"x\"").utf8))?.message.contains("'power'") == true)
     }
 
     @Test func theengsNonIBeaconIgnoredAndBadHexRejected() throws {

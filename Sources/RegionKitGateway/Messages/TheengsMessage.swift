@@ -26,7 +26,7 @@ import RegionKitCore
 /// ```
 public enum TheengsMessage {
     /// The members read; every other one is validated and skipped.
-    static let keys = FlatJSONReader.Keys(["rssi", "manufacturerdata", "uuid", "major", "minor", "txpower", "servicedata", "servicedatauuid", "volt", "id"])
+    static let keys = FlatJSONReader.Keys(["rssi", "manufacturerdata", "uuid", "major", "minor", "txpower", "servicedata", "servicedatauuid", "volt", "id", "power"])
 
     static func decode(topic: String, payload: [UInt8], receivedAt now: Timestamp, scanner: String?) throws(SightingMessageError) -> SightingMessageDecoder.Outcome {
         let levels = topic.split(separator: "/", omittingEmptySubsequences: false)
@@ -59,7 +59,10 @@ public enum TheengsMessage {
             }
             let major = try SightingMessageDecoder.integer(majorField, "major", in: 0...65535)
             let minor = try SightingMessageDecoder.integer(minorField, "minor", in: 0...65535)
-            let power = try SightingMessageDecoder.measuredPower(txPower, "txpower")
+            // Theengs Decoder before July 2022 named it `power` (the beacon's measured power was
+            // dropped, and the distance model's own reference used).
+            let power = try txPower != nil || fields[10] == nil ? SightingMessageDecoder.measuredPower(txPower, "txpower")
+                                                                : SightingMessageDecoder.measuredPower(fields[10], "power")
             frame = IBeaconFrame(identity: BeaconIdentity(uuid: uuid, major: UInt16(major), minor: UInt16(minor)),
                                  measuredPower: power.map { Int8($0) })
         }
