@@ -310,7 +310,7 @@ public final class MonitoringService: Sendable {
     public var backlog: Int { manager.undeliveredCount + (recorder.writer?.pending ?? 0) }
 
     /// Logs "process started" and brings the regions back.
-    /// - Parameter regions: the configured regions, the daemon's initial set; `nil` restores every
+    /// - Parameter configured: the configured regions, the daemon's initial set; `nil` restores every
     ///   stored region. Stored configured regions that are no longer configured are stopped; changed
     ///   ones start afresh. Regions created or replaced through ``putRegion(_:)`` (origin
     ///   ``RegionOrigin/api``) are restored as stored, even when the configuration names the same

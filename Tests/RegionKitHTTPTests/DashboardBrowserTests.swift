@@ -89,6 +89,19 @@ struct DashboardBrowserTests {
         try browser.wait(for: "!document.querySelector('#region-dialog').open", timeout: 10)
         let edited = (api.get("/v1/regions")["regions"] as? [[String: Any]] ?? []).first { $0["identifier"] as? String == "gallery" }
         #expect(edited?["major"] as? Int == 3 && edited?["notifyEntryStateOnDisplay"] as? Bool == true, "\(edited ?? [:])")
+        // An edit is saved under the identifier as it is: a region stored before white space at an
+        // end was refused ("gallery " here, its read-only field set as the form would show it) was
+        // trimmed and saved over "gallery", another region. Now the API's answer for "gallery "
+        // is shown (such an identifier is refused for writes), and "gallery" is left alone.
+        _ = try browser.script(#"document.querySelector('[data-region="gallery"] [data-action="edit"]').click(); return true;"#)
+        try browser.wait(for: "document.querySelector('#region-dialog').open && document.querySelector('#f-major').value === '3'", timeout: 10)
+        _ = try browser.script("document.querySelector('#f-id').value = 'gallery '; return true;")
+        try browser.type("#f-major", "4")
+        try browser.click("#region-save")
+        try browser.wait(for: #"(document.querySelector('.error[data-for="id"]')?.textContent ?? '').includes('must not end with white space')"#, timeout: 10)
+        _ = try browser.script("document.querySelector('#region-dialog').close(); return true;")
+        let untouched = (api.get("/v1/regions")["regions"] as? [[String: Any]] ?? []).first { $0["identifier"] as? String == "gallery" }
+        #expect(untouched?["major"] as? Int == 3, "\(untouched ?? [:])")
 
         // An Eddystone-UID region through the form: the format switches the fields; the card
         // describes it by namespace and instance.

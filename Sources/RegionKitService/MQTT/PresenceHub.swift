@@ -442,7 +442,7 @@ public final class PresenceHub: Sendable {
     /// One answer at a time (and one log line): the `offline`s read while an answer waits for the
     /// status lock are answered by it, published after them.
     func answerLateWill(_ message: MQTTMessage) {
-        guard !message.retain,
+        guard !message.retain, message.payload.count <= 64,
               String(decoding: message.payload, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines).lowercased() == "offline",
               connected.withLock({ $0 }), !stopping.withLock({ $0 }) else { return }
         let read = lateWillAnswer.withLock { answer -> Int? in
