@@ -78,12 +78,6 @@ struct MQTTBrokerEndToEndTests {
         #expect(probe.disconnections.last == .some(nil), "a clean shutdown reports .disconnected(nil)")
     }
 
-    /// Mosquitto's default configuration leaves Nagle on (`set_tcp_nodelay false`): of a pipelined
-    /// group's PUBACKs it holds the second until the first is acknowledged, which without quick
-    /// ACKs took the client's delayed-ACK timer — ≈ 44 ms a group (measured before
-    /// `QuickAckHandler`); with them ≈ 0.4 ms. The bound on the median (10 ms) sits far from both.
-    /// Over TLS too (the handler sits below it, on the socket's reads).
-    #if os(Linux)
     /// A hub's region start announcing every beacon it matches can make one group of more QoS 1
     /// messages than there are packet ids (65,535): the group failed with tooManyInFlight at every
     /// attempt, and the hub's event output stalled on it for good.
@@ -112,6 +106,12 @@ struct MQTTBrokerEndToEndTests {
         await probe.stop()
     }
 
+    #if os(Linux)
+    /// Mosquitto's default configuration leaves Nagle on (`set_tcp_nodelay false`): of a pipelined
+    /// group's PUBACKs it holds the second until the first is acknowledged, which without quick
+    /// ACKs took the client's delayed-ACK timer — ≈ 44 ms a group (measured before
+    /// `QuickAckHandler`); with them ≈ 0.4 ms. The bound on the median (10 ms) sits far from both.
+    /// Over TLS too (the handler sits below it, on the socket's reads).
     @Test("groups of 3 pipelined QoS 1 publishes to a default-configured Mosquitto (Nagle on) are acknowledged without the delayed-ACK stall, plain and TLS",
           .enabled(if: MosquittoBroker.isAvailable, MosquittoBroker.skipReason), .timeLimit(.minutes(1)))
     func noDelayedAckStall() async throws {
