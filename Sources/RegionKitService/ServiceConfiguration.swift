@@ -206,7 +206,7 @@ public struct ServiceConfiguration: Codable, Sendable {
         // `regionkit/scanners/+` took, each event read as a rejected batch.
         if let hub = mqtt {
             let topics = PresenceTopics(site: hub.siteName)
-            let sample = BeaconIdentity(uuid: UUID(), major: 1, minor: 1)
+            let sample = BeaconIdentity(uuid: UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)), major: 1, minor: 1)
             let own = [topics.events, topics.status, topics.regionState("region"), topics.beaconRoom(sample), topics.beaconDistance(sample),
                        topics.beaconTracker(sample), topics.beaconAttributes(sample), topics.mqttRoom + "/room"]
             for (index, source) in mqttSources {
@@ -214,7 +214,7 @@ public struct ServiceConfiguration: Codable, Sendable {
                 let shaped = source.topicFilter.contains("#") ? source.format.defaultTopicFilter : source.topicFilter
                 for filter in [shaped] + (source.statusFilter.map { [$0] } ?? []) {
                     if let topic = own.first(where: { MQTTTopicFilter.matches(filter: filter, topic: $0) }) {
-                        throw bad("sources[\(index)].mqtt: '\(filter)' would take the hub's own topic '\(topic)' (mqtt.site '\(hub.siteName)'): give the site another name")
+                        throw bad("sources[\(index)].mqtt: '\(filter)' would take the hub's own topic '\(topic)' (mqtt.site '\(hub.siteName)'): give the site another name, or the source another topic")
                     }
                 }
             }

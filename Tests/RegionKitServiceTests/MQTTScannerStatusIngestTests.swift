@@ -61,7 +61,7 @@ struct MQTTScannerStatusIngestTests {
         _ = try decode("  - mqtt: {format: regionkit}", site: "home")
         _ = try decode("  - mqtt: {format: regionkit, topic: \"regionkit/#\"}", site: "home")
         let error = #expect(throws: RegionKitError.self) { try decode("  - mqtt: {format: espresense}\n  - mqtt: {format: regionkit}", site: "scanners") }
-        #expect(error?.message == "c.yaml: sources[1].mqtt: 'regionkit/scanners/+' would take the hub's own topic 'regionkit/scanners/events' (mqtt.site 'scanners'): give the site another name",
+        #expect(error?.message == "c.yaml: sources[1].mqtt: 'regionkit/scanners/+' would take the hub's own topic 'regionkit/scanners/events' (mqtt.site 'scanners'): give the site another name, or the source another topic",
                 "\(error?.message ?? "no error")")
         // A status filter too: the hub's status topic is regionkit/<site>/status.
         let status = #expect(throws: RegionKitError.self) {

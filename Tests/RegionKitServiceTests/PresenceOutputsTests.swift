@@ -40,6 +40,16 @@ struct PresenceOutputsTests {
         #expect(Self.topics.beaconRoom(Self.beacon) == "regionkit/home/beacons/e2c56db5-dffb-48d2-b060-d0f5a71096e0-1-2/room")
         // The site and scanners keep the sanitized form (one site per daemon; existing topics unchanged).
         #expect(PresenceTopics(site: "my home").base == "regionkit/my_home")
+        // The hub's own output, which a broad source filter brings back, and nothing else.
+        let own = [Self.topics.events, Self.topics.status, Self.topics.regionState("a/b"), Self.topics.beaconRoom(Self.beacon),
+                   Self.topics.beaconDistance(Self.beacon), Self.topics.beaconTracker(Self.beacon), Self.topics.beaconAttributes(Self.beacon),
+                   Self.topics.mqttRoom + "/" + PresenceTopics.roomLevel("Küche")]
+        #expect(own.allSatisfy(Self.topics.isOwnOutput), "\(own.filter { !Self.topics.isOwnOutput($0) })")
+        for other in ["regionkit/home", "regionkit/homes/events", "regionkit/other/events", "regionkit/home/events/x", "regionkit/home/scanners/kitchen",
+                      "regionkit/home/regions/a/b/state", "regionkit/home/beacons/x/battery", "regionkit/home/scan/marker", "regionkit/scanners/kitchen",
+                      "espresense/devices/x/hall", "regionkit/home/mqtt_room/a/b"] {
+            #expect(!Self.topics.isOwnOutput(other), "\(other)")
+        }
         // Rooms in mqtt_room topics keep their name (Home Assistant shows the level as the room).
         #expect(PresenceTopics.roomLevel("Küche") == "Küche" && PresenceTopics.roomLevel("キッチン") == "キッチン" && PresenceTopics.roomLevel("hall") == "hall")
         #expect(PresenceTopics.roomLevel("a/b+c#d") == "a_b_c_d" && PresenceTopics.roomLevel("Living room.2") == "Living_room_2")

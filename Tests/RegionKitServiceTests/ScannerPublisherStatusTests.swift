@@ -110,6 +110,48 @@ struct ScannerPublisherStatusTests {
         try await service.stop(reason: "test")
     }
 
+    @Test("A source subscribed with regionkit/# gets the hub's own output back (MQTT 3.1.1 has no \"no local\"): skipped, not counted as rejected batches; a scanner's batch on the same filter is still read",
+          .timeLimit(.minutes(2)))
+    func ownOutputSkipped() async throws {
+        let broker = try MosquittoBroker()
+        try broker.start()
+        defer { broker.stop() }
+        let configuration = try ServiceConfiguration.decode("""
+        sources:
+          - mqtt: {format: regionkit, topic: "regionkit/#"}
+        mqtt: {url: "\(broker.url)", site: own-output-test}
+        """, path: "/tmp/regionkit-test.yaml")
+        let store = try RegionStore(path: temporaryStorePath())
+        let clock = VirtualClock()
+        let service = MonitoringService(store: store, profile: .responsive, automation: Automation(rangeWhileInside: true), clock: clock,
+                                        sources: [.beacon: .authorized])
+        let hub = try PresenceHub(configuration: try #require(configuration.mqtt), homeAssistant: nil, sources: configuration.mqttSources,
+                                  service: service, logger: Self.silent, environment: [:])
+        try await hub.prepare()
+        let ingest = try #require(hub.ingest)
+        let running = Task { await hub.run() }
+        try await eventually(timeout: .seconds(20), "connected") { hub.isConnected }
+        try await service.start(regions: [.beacon(try BeaconRegion(identifier: "lobby", uuid: Self.identity.uuid))])
+        hub.eventLogged()
+        try await eventually(timeout: .seconds(20), "events published") { hub.counts.eventsPublished >= 2 }
+        // A scanner's batch on the same filter: read.
+        let publisher = try ScannerPublisher(url: broker.url, scanner: "hall", logger: Self.silent, environment: [:])
+        let publishing = Task { await publisher.run() }
+        try await eventually(timeout: .seconds(20), "the publisher connected") { publisher.client.isConnected }
+        publisher.add(Self.identity, rssi: -60, measuredPower: -59, at: Date().timeIntervalSince1970)
+        await publisher.flush()
+        try await eventually(timeout: .seconds(20), "the batch read: \(ingest.statistics)") { ingest.statistics.sightings >= 1 }
+        try await Task.sleep(for: .milliseconds(500))
+        #expect(ingest.statistics.rejectedTotal == 0, "\(ingest.statistics)")
+        await publisher.shutdown()
+        publishing.cancel()
+        await publishing.value
+        await hub.shutdown(drainTimeout: .seconds(5))
+        running.cancel()
+        _ = await running.value
+        try await service.stop(reason: "test")
+    }
+
     @Test("A flood of offline on its own status topic: answered by a few online (one queued answer covers the offlines read before it is published), a log line each, and the retained status ends online",
           .timeLimit(.minutes(1)))
     func offlineFlood() async throws {

@@ -165,7 +165,7 @@ paths:
         `region` and `type` filters, among the log's newest 10,000).
       parameters:
         - {name: Last-Event-ID, in: header, schema: {type: string, pattern: "^[0-9]+$"}}
-        - {name: lastEventId, in: query, schema: {type: integer, minimum: 0, maximum: 9223372036854775807}}
+        - {name: lastEventId, in: query, schema: {type: string, pattern: "^[0-9]+$"}, description: "As Last-Event-ID (for clients that cannot set headers); digits past Int64 are past the end"}
         - {name: backlog, in: query, schema: {type: integer, minimum: 0, maximum: 10000}}
         - {name: region, in: query, schema: {type: string, minLength: 1, pattern: "^[^\\x00]+$"}, description: "Only events of this region (form-decoded, as in listEvents)"}
         - {name: type, in: query, schema: {type: string, enum: [EVENT_TYPES]}}

@@ -429,6 +429,9 @@ public final class PresenceHub: Sendable {
             if trackerWatch.isPending { wake.signal() }
             return
         }
+        // Its own output, back through a broad source filter (`regionkit/#`): no sighting, and no
+        // rejected batch either (each event and ranging update counted as one).
+        if topics.isOwnOutput(message.topic) { return }
         ingest?.handle(topic: message.topic, payload: message.payload, retained: message.retain)
     }
 

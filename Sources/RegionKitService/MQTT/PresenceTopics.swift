@@ -39,6 +39,29 @@ public struct PresenceTopics: Hashable, Sendable {
     /// Home Assistant's `mqtt_room` sensors read `<this>/<room>`.
     public var mqttRoom: String { base + "/mqtt_room" }
 
+    /// Whether `topic` is one this site publishes (events, status, a region's state, a beacon's
+    /// room, distance, tracker or attributes, an `mqtt_room` sensor's): what a source subscribed
+    /// with `regionkit/#` or `#` gets back from the broker (MQTT 3.1.1 has no "no local"), which
+    /// the hub must not read as sightings. Other topics under the site's base are not.
+    ///
+    /// ```swift
+    /// PresenceTopics(site: "home").isOwnOutput("regionkit/home/events")            // true
+    /// PresenceTopics(site: "home").isOwnOutput("regionkit/home/scanners/kitchen")  // false
+    /// ```
+    public func isOwnOutput(_ topic: String) -> Bool {
+        guard topic.hasPrefix(base), topic.utf8.dropFirst(base.utf8.count).first == UInt8(ascii: "/") else { return false }
+        let levels = topic.utf8.dropFirst(base.utf8.count + 1).split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
+        func level(_ index: Int, is name: String) -> Bool { levels[index].elementsEqual(name.utf8) }
+        switch levels.count {
+        case 1: return level(0, is: "events") || level(0, is: "status")
+        case 2: return level(0, is: "mqtt_room")
+        case 3:
+            if level(0, is: "regions") { return level(2, is: "state") }
+            return level(0, is: "beacons") && ["room", "distance", "tracker", "attributes"].contains { level(2, is: $0) }
+        default: return false
+        }
+    }
+
     /// A beacon's key in topics and entity ids: lowercase dashed UUID, major, minor (an iBeacon);
     /// `altbeacon-` before the same for an AltBeacon; `eddystone-<namespace>-<instance>` (hex);
     /// `device-` and the hex of a device's identity bytes (its id's bytes; an `irk:` key's 16 and
