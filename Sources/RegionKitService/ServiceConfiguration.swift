@@ -192,13 +192,8 @@ public struct ServiceConfiguration: Codable, Sendable {
         }
         for (index, source) in mqttSources {
             guard let status = source.statusFilter else { continue }
-            // (A sighting filter with `#` is a broad subscription, status topics included on
-            // purpose: the shape of its format's sightings is what must stay apart.)
-            func shape(_ source: MQTTSourceConfiguration) -> String {
-                source.topicFilter.contains("#") ? source.format.defaultTopicFilter : source.topicFilter
-            }
-            if let (other, taken) = mqttSources.first(where: { MQTTSourceConfiguration.statusOverlaps(status, sightings: shape($0.1)) }) {
-                throw bad("sources[\(index)].mqtt.status '\(status)' would also take the sightings of sources[\(other)] ('\(shape(taken))'): give a status topic of its own")
+            if let (other, taken) = mqttSources.first(where: { MQTTSourceConfiguration.statusOverlaps(status, sightings: $0.1.sightingShape) }) {
+                throw bad("sources[\(index)].mqtt.status '\(status)' would also take the sightings of sources[\(other)] ('\(taken.sightingShape)'): give a status topic of its own")
             }
         }
         // The hub's own topics must not come back as sightings: `site: scanners` made its events
@@ -210,9 +205,7 @@ public struct ServiceConfiguration: Codable, Sendable {
             let own = [topics.events, topics.status, topics.regionState("region"), topics.beaconRoom(sample), topics.beaconDistance(sample),
                        topics.beaconTracker(sample), topics.beaconAttributes(sample), topics.mqttRoom + "/room"]
             for (index, source) in mqttSources {
-                // (`#` as above: a broad subscription on purpose; its format's shape is checked.)
-                let shaped = source.topicFilter.contains("#") ? source.format.defaultTopicFilter : source.topicFilter
-                for filter in [shaped] + (source.statusFilter.map { [$0] } ?? []) {
+                for filter in [source.sightingShape] + (source.statusFilter.map { [$0] } ?? []) {
                     if let topic = own.first(where: { MQTTTopicFilter.matches(filter: filter, topic: $0) }) {
                         throw bad("sources[\(index)].mqtt: '\(filter)' would take the hub's own topic '\(topic)' (mqtt.site '\(hub.siteName)'): give the site another name, or the source another topic")
                     }

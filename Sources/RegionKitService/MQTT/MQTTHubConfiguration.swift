@@ -284,6 +284,11 @@ public struct MQTTSourceConfiguration: Codable, Sendable, Hashable {
 
     public var topicFilter: String { topic ?? format.defaultTopicFilter }
 
+    /// The filter the configuration's overlap checks judge the source's sightings by: its own,
+    /// or its format's default for one with `#` (a broad subscription, other topics included on
+    /// purpose: the shape of its format's sightings is what must stay apart).
+    var sightingShape: String { topicFilter.contains("#") ? format.defaultTopicFilter : topicFilter }
+
     /// The scanners' status filter read (``status``), or nil when none is.
     public var statusFilter: String? {
         if let status { return status == Self.noStatus ? nil : status }
