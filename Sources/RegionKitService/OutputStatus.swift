@@ -17,6 +17,10 @@ public struct OutputStatus: Codable, Hashable, Sendable {
     public var connections: Int
     /// Events with a message that can never be published (left out, logged as an error).
     public var eventsUnpublishable: Int
+    /// `online`s published to answer a will of an earlier connection read late (the broker noticed
+    /// that connection dead after this one said `online`); nil for an output that does not answer
+    /// them (a cluster's outputs holder says `online` again every `statusInterval` instead).
+    public var lateWillsAnswered: Int?
     /// Home Assistant discovery, when it is on.
     public var homeAssistant: HomeAssistantStatus?
 
@@ -42,7 +46,7 @@ public struct OutputStatus: Codable, Hashable, Sendable {
     }
 
     public init(name: String, kind: String, connected: Bool, eventsPublished: Int = 0, cursor: Int64? = nil, connections: Int = 0,
-                eventsUnpublishable: Int = 0, homeAssistant: HomeAssistantStatus? = nil) {
+                eventsUnpublishable: Int = 0, lateWillsAnswered: Int? = nil, homeAssistant: HomeAssistantStatus? = nil) {
         self.name = name
         self.kind = kind
         self.connected = connected
@@ -50,6 +54,7 @@ public struct OutputStatus: Codable, Hashable, Sendable {
         self.cursor = cursor
         self.connections = connections
         self.eventsUnpublishable = eventsUnpublishable
+        self.lateWillsAnswered = lateWillsAnswered
         self.homeAssistant = homeAssistant
     }
 }

@@ -877,14 +877,15 @@ struct HTTPAPITests {
         let last = try await daemon.service.store.lastEventID()
         daemon.outputs.withLock {
             $0 = [OutputStatus(name: "mqtt:home", kind: "mqtt", connected: true, eventsPublished: 7, cursor: last - 2, connections: 3, eventsUnpublishable: 1,
-                               homeAssistant: .init(discoveryRounds: 4, announcedBeacons: 12, unannouncedBeacons: 5, forgottenBeacons: 2, adoptedBeacons: 6)),
+                               lateWillsAnswered: 8, homeAssistant: .init(discoveryRounds: 4, announcedBeacons: 12, unannouncedBeacons: 5, forgottenBeacons: 2, adoptedBeacons: 6)),
                   OutputStatus(name: "mqtt:office", kind: "mqtt", connected: false)]
         }
         let outputs = try await client.request("GET", "/metrics").text
         let labels = #"{output="mqtt:home",kind="mqtt"}"#
         for line in ["regionkit_output_connected\(labels) 1.0", "regionkit_output_events_published_total\(labels) 7",
                      "regionkit_output_events_behind\(labels) 2.0", "regionkit_output_connections_total\(labels) 3",
-                     "regionkit_output_events_unpublishable_total\(labels) 1", "regionkit_homeassistant_discovery_rounds_total\(labels) 4",
+                     "regionkit_output_events_unpublishable_total\(labels) 1", "regionkit_output_late_wills_answered_total\(labels) 8",
+                     "regionkit_homeassistant_discovery_rounds_total\(labels) 4",
                      "regionkit_homeassistant_beacons_announced\(labels) 12.0", "regionkit_homeassistant_beacons_unannounced_total\(labels) 5",
                      "regionkit_homeassistant_beacons_forgotten_total\(labels) 2", "regionkit_homeassistant_beacons_adopted_total\(labels) 6",
                      #"regionkit_output_connected{output="mqtt:office",kind="mqtt"} 0.0"#] {
@@ -892,6 +893,7 @@ struct HTTPAPITests {
         }
         #expect(!outputs.contains(#"regionkit_output_events_behind{output="mqtt:office""#), "no cursor read yet: not reported")
         #expect(!outputs.contains(#"regionkit_homeassistant_discovery_rounds_total{output="mqtt:office""#), "no discovery")
+        #expect(!outputs.contains(#"regionkit_output_late_wills_answered_total{output="mqtt:office""#), "an output that answers no late will")
         // An output this process no longer runs (a cluster member that lost the outputs lease):
         // disconnected, its backlog and announced count gone rather than frozen.
         daemon.outputs.withLock { $0 = [] }

@@ -195,6 +195,10 @@ public final class ServerMetrics: Sendable {
         }
         counter("regionkit_output_connections_total", labels, output.connections, help: "Connections the output made (its first included)")
         counter("regionkit_output_events_unpublishable_total", labels, output.eventsUnpublishable, help: "Events with a message that can never be published (left out)")
+        if let answered = output.lateWillsAnswered {
+            counter("regionkit_output_late_wills_answered_total", labels, answered,
+                    help: "Online statuses published to answer an earlier connection's will the broker delivered late")
+        }
         guard let homeAssistant = output.homeAssistant else { return }
         counter("regionkit_homeassistant_discovery_rounds_total", labels, homeAssistant.discoveryRounds, help: "Home Assistant discovery rounds sent")
         gauge("regionkit_homeassistant_beacons_announced", labels, Double(homeAssistant.announcedBeacons), help: Self.announcedHelp)

@@ -119,6 +119,7 @@ public final class PresenceHub: Sendable {
         let (discovery, announced) = outputs.withLock { ($0.discovery, $0.announcedBeacons.count) }
         return OutputStatus(name: outputName, kind: "mqtt", connected: client.isConnected, eventsPublished: counts.eventsPublished,
                             cursor: cursor.withLock { $0 }, connections: counts.connections, eventsUnpublishable: counts.eventsUnpublishable,
+                            lateWillsAnswered: counts.lateWillsAnswered,
                             homeAssistant: discovery.map { _ in
                                 OutputStatus.HomeAssistantStatus(discoveryRounds: counts.discoveryRounds, announcedBeacons: announced,
                                                                  unannouncedBeacons: counts.unannouncedBeacons, forgottenBeacons: counts.forgottenBeacons,
