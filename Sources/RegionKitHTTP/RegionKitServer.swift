@@ -61,7 +61,8 @@ public final class RegionKitServer: Sendable {
         router.middlewares.add(SecurityHeadersMiddleware())
         router.middlewares.add(MetricsMiddleware(metrics: metrics))
         router.middlewares.add(ProblemMiddleware(logger: logger))
-        router.middlewares.add(BearerTokenMiddleware(token: configuration.token.map { Array($0.utf8) }, isPublic: configuration.isPublic))
+        router.middlewares.add(BearerTokenMiddleware(token: configuration.token.map { Array($0.utf8) }, isPublic: configuration.isPublic,
+                                                          publicHosts: PublicReadHosts(allowed: configuration.allowedHosts)))
         addRegionRoutes(to: router)
         addEventRoutes(to: router)
         addStatusRoutes(to: router)

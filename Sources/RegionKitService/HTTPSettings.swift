@@ -9,6 +9,7 @@ import RegionKit
 ///   listen: 127.0.0.1:8080      # default; 0.0.0.0:8080 to serve the network
 ///   tokenFile: /etc/regionkit/api-token   # else REGIONKIT_API_TOKEN from the environment
 ///   public: false               # true: reads without the token (writes always need it)
+///   allowedHosts: [gateway.lan] # names public reads are served to besides IP addresses and localhost
 ///   maxBodyBytes: 16384         # largest request body accepted
 ///   maxConnections: 512         # connections served at once; more wait to be accepted
 ///   requestTimeout: 30          # seconds to receive a request's body once its head has arrived
@@ -19,6 +20,9 @@ public struct HTTPSettings: Codable, Sendable, Hashable {
     public var listen: String?
     public var tokenFile: String?
     public var `public`: Bool?
+    /// Host names (without port) that `public` reads are served to besides IP addresses and
+    /// `localhost`; `*` for any. Another `Host` needs the token (no DNS rebinding).
+    public var allowedHosts: [String]?
     public var maxBodyBytes: Int?
     /// Connections served at once (default 512): more wait in the listen backlog until one
     /// closes, so no client can use up the daemon's file descriptors (its store, hooks, broker).
@@ -31,7 +35,9 @@ public struct HTTPSettings: Codable, Sendable, Hashable {
     public var tlsKey: String?
 
     public init(listen: String? = nil, tokenFile: String? = nil, public isPublic: Bool? = nil, maxBodyBytes: Int? = nil,
-                maxConnections: Int? = nil, requestTimeout: Double? = nil, tlsCertificate: String? = nil, tlsKey: String? = nil) {
+                maxConnections: Int? = nil, requestTimeout: Double? = nil, tlsCertificate: String? = nil, tlsKey: String? = nil,
+                allowedHosts: [String]? = nil) {
+        self.allowedHosts = allowedHosts
         self.maxConnections = maxConnections
         self.requestTimeout = requestTimeout
         self.tlsCertificate = tlsCertificate
@@ -76,6 +82,16 @@ public struct HTTPSettings: Codable, Sendable, Hashable {
         return nil
     }
 
+    /// A DNS name as `Host` carries it: labels of letters, digits, `-` and `_`, dot-separated, at most 253 bytes.
+    static func isHostName(_ name: String) -> Bool {
+        let labels = name.split(separator: ".", omittingEmptySubsequences: false)
+        return (1...253).contains(name.utf8.count) && labels.allSatisfy { label in
+            (1...63).contains(label.utf8.count) && label.utf8.allSatisfy { byte in
+                (byte >= 0x30 && byte <= 0x39) || (byte | 0x20 >= 0x61 && byte | 0x20 <= 0x7A) || byte == 0x2D || byte == 0x5F
+            }
+        }
+    }
+
     /// Checks the block (the token file is read when the server starts).
     public func validate() throws {
         _ = try Self.parseListen(listen ?? "127.0.0.1:8080")
@@ -87,6 +103,11 @@ public struct HTTPSettings: Codable, Sendable, Hashable {
         }
         if let requestTimeout, !(requestTimeout.isFinite && requestTimeout >= 1 && requestTimeout <= 3600) {
             throw RegionKitError(.invalidArgument, "http.requestTimeout must be from 1 to 3600 seconds")
+        }
+        for (index, name) in (allowedHosts ?? []).enumerated() {
+            guard name == "*" || Self.isHostName(name) else {
+                throw RegionKitError(.invalidArgument, "http.allowedHosts[\(index)] '\(name.prefix(100))' must be a host name without port or scheme (gateway.lan), or *")
+            }
         }
         if (tlsCertificate == nil) != (tlsKey == nil) {
             throw RegionKitError(.invalidArgument, "http: give both tlsCertificate and tlsKey, or neither")

@@ -29,7 +29,8 @@ final class DaemonProcess: @unchecked Sendable {
     /// - Parameters:
     ///   - configuration: the YAML without its `store:` and `http:` keys (added here).
     ///   - store: `--store` (a cluster's PostgreSQL URL) instead of a SQLite file of its own.
-    init(configuration: String, token: String, store: String? = nil) throws {
+    ///   - http: more keys of the `http:` block (`public: true`).
+    init(configuration: String, token: String, store: String? = nil, http: String = "") throws {
         directory = TestScratch.directory.appendingPathComponent("rk-daemon-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let tokenFile = directory.appendingPathComponent("token")
@@ -38,7 +39,7 @@ final class DaemonProcess: @unchecked Sendable {
         try Data((configuration + """
 
             store: \(directory.appendingPathComponent("store.sqlite").path)
-            http: {listen: "127.0.0.1:0", tokenFile: \(tokenFile.path)}
+            http: {listen: "127.0.0.1:0", tokenFile: \(tokenFile.path)\(http.isEmpty ? "" : ", " + http)}
 
             """).utf8).write(to: config)
         process.executableURL = Self.executable

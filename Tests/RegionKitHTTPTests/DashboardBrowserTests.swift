@@ -144,6 +144,33 @@ struct DashboardBrowserTests {
         #expect(daemon.process.isRunning, "\(daemon.stderr)")
     }
 
+    @Test("public: true: the page at a listed name reads without the token; at an unlisted name (a DNS-rebinding page's) it is refused, the dialog says why, and the token opens it")
+    func publicReadsByHostName() async throws {
+        let daemon = try DaemonProcess(configuration: """
+            regions:
+              - {identifier: museum, uuid: 5A4BCFCE-174E-4BAC-A814-092E77F6B7E5}
+            sources:
+              - simulator: {scenario: museum, speed: 4, repeat: true}
+            """, token: Self.token, http: "public: true, allowedHosts: [kiosk.test]")
+        defer { daemon.stop() }
+        // Both names resolve to the daemon, as a rebinding attacker's name would.
+        let browser = try WebDriver(width: 1280, height: 900, arguments: ["--host-resolver-rules=MAP *.test 127.0.0.1"])
+        defer { browser.quit() }
+        try browser.open("http://kiosk.test:\(daemon.port)/")
+        try browser.wait(for: #"document.querySelector('[data-region="museum"]')"#, timeout: 30)
+        #expect(try browser.script("return document.querySelector('#token-dialog').open;") as? Bool == false, "a listed name asks for no token")
+
+        try browser.open("http://gateway.test:\(daemon.port)/")
+        try browser.wait(for: "document.querySelector('#token-dialog').open", timeout: 20)
+        let said = try browser.script(#"return document.querySelector('#token-dialog [data-for="Authorization"]').textContent;"#) as? String ?? ""
+        #expect(said.contains("'gateway.test:\(daemon.port)'") && said.contains("http.allowedHosts"), "\(said)")
+        #expect(try browser.script(#"return document.querySelector('[data-region="museum"]') === null;"#) as? Bool == true, "nothing read")
+        try browser.type("#f-token", Self.token)
+        try browser.click("#token-save")
+        try browser.wait(for: #"document.querySelector('[data-region="museum"]')"#, timeout: 30)
+        #expect(daemon.process.isRunning, "\(daemon.stderr)")
+    }
+
     @Test("A state the event stream reports is shown in its row without listing the regions again: 20 requested states a third of a second apart (each listed every region before: 3 MB apiece at 10,000 regions)")
     func statesShownInPlace() async throws {
         let daemon = try Self.museumDaemon()

@@ -48,6 +48,49 @@ struct HTTPAPITests {
         #expect(try await anonymous.request("POST", "/v1/regions/lobby/request-state").status == 401)
     }
 
+    @Test("public: true serves reads without the token only to IP addresses, localhost and http.allowedHosts (no DNS rebinding)")
+    func publicReadsByHost() async throws {
+        let daemon = try await TestDaemon(isPublic: true, allowedHosts: ["Gateway.LAN"])
+        defer { Task { try? await daemon.stop() } }
+        let anonymous = daemon.client(token: nil)
+        for host in ["127.0.0.1:\(daemon.port)", "192.168.1.20", "[::1]:\(daemon.port)", "localhost:\(daemon.port)", "LOCALHOST.",
+                     "dashboard.localhost", "gateway.lan:8080", "GATEWAY.lan.", "[fe80::1%25eth0]"] {
+            #expect(try await anonymous.request("GET", "/v1/regions", headers: ["Host": host]).status == 200, "\(host)")
+        }
+        // A page at a name of its own, re-pointed at the daemon: refused, saying what to do.
+        for host in ["attacker.example", "attacker.example:\(daemon.port)", "127.0.0.1.nip.io", "gateway.lan.attacker.example",
+                     "localhost.attacker.example", "gateway.lan:80:80", "[::1]x", "[::1", "1.2.3.4.5", "256.1.1.1", ":8080", ""] {
+            let refused = try await anonymous.request("GET", "/v1/events", headers: ["Host": host])
+            #expect(refused.status == 403, "\(host)")
+            #expect(refused.json["field"] as? String == "Host" && (refused.json["detail"] as? String)?.contains("http.allowedHosts") == true, "\(refused.json)")
+        }
+        let named = try await anonymous.request("GET", "/v1/regions", headers: ["Host": "attacker.example"]).json["detail"] as? String
+        #expect(named?.contains("'attacker.example'") == true, "\(named ?? "")")
+        // The token opens any name (a rebinding page cannot have it); a wrong one is still wrong.
+        #expect(try await daemon.client().request("GET", "/v1/regions", headers: ["Host": "attacker.example"]).status == 200)
+        #expect(try await daemon.client(token: "nope").request("GET", "/v1/regions", headers: ["Host": "attacker.example"]).status == 403)
+        // What carries no data stays open; writes need the token as before.
+        #expect(try await anonymous.request("GET", "/healthz", headers: ["Host": "attacker.example"]).status == 200)
+        #expect(try await anonymous.request("PUT", "/v1/regions/x", body: Self.lobbyBody, headers: ["Host": "gateway.lan"]).status == 401)
+        // `*` serves every name.
+        let open = try await TestDaemon(isPublic: true, allowedHosts: ["*"])
+        defer { Task { try? await open.stop() } }
+        #expect(try await open.client(token: nil).request("GET", "/v1/regions", headers: ["Host": "attacker.example"]).status == 200)
+    }
+
+    @Test("http.allowedHosts reaches the server; an entry that is not a host name (a port, a scheme, a path, a space) is refused, naming its index")
+    func allowedHostsSettings() throws {
+        let settings = try JSONDecoder().decode(HTTPSettings.self, from: Data(#"{"allowedHosts": ["gateway.lan", "Kiosk-2.local", "*"], "public": true}"#.utf8))
+        #expect(try HTTPConfiguration(settings: settings, environment: [:]).allowedHosts == ["gateway.lan", "Kiosk-2.local", "*"])
+        #expect(try HTTPConfiguration(settings: HTTPSettings(), environment: [:]).allowedHosts == [])
+        for (name, index) in [("gateway.lan:8080", 1), ("http://gateway.lan", 1), ("gateway.lan/x", 1), ("gate way", 1), ("", 1), ("a..b", 1),
+                              (String(repeating: "a", count: 64), 1), ("*.lan", 1)] {
+            #expect { try HTTPSettings(allowedHosts: ["ok.lan", name]).validate() } throws: {
+                ($0 as? RegionKitError)?.message.contains("http.allowedHosts[\(index)]") == true
+            }
+        }
+    }
+
     @Test("Without a configured token every protected route is refused")
     func noTokenConfigured() async throws {
         let daemon = try await TestDaemon(token: nil)

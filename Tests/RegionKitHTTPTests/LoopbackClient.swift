@@ -125,7 +125,8 @@ struct LoopbackClient {
     private func blockingRequest(_ method: String, _ path: String, body: String?, headers: [String: String], timeout: Double) throws -> LoopbackResponse {
         let connection = try LoopbackConnection(port: port)
         let payload = Data((body ?? "").utf8)
-        var text = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n"
+        // A `Host` among `headers` replaces the loopback address.
+        var text = "\(method) \(path) HTTP/1.1\r\n\(headers.keys.contains("Host") ? "" : "Host: 127.0.0.1:\(port)\r\n")Connection: close\r\n"
         if let token { text += "Authorization: Bearer \(token)\r\n" }
         if body != nil { text += "Content-Type: application/json\r\nContent-Length: \(payload.count)\r\n" }
         for (name, value) in headers { text += "\(name): \(value)\r\n" }

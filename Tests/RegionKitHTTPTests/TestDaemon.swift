@@ -32,7 +32,7 @@ final class TestDaemon: Sendable {
         TestScratch.directory.appendingPathComponent("rk-http-\(UUID().uuidString)/regionkit.sqlite").path
     }
 
-    init(path: String = TestDaemon.temporaryPath(), token: String? = "test-token", isPublic: Bool = false,
+    init(path: String = TestDaemon.temporaryPath(), token: String? = "test-token", isPublic: Bool = false, allowedHosts: [String] = [],
          configured: [Region] = [TestDaemon.lobby],
          sources: [RegionKind: AuthorizationStatus] = [.beacon: .authorized, .circular: .authorized], clock: VirtualClock = VirtualClock(start: Timestamp(seconds: 1_700_000_000)),
          idleTimeout: Double = 60, requestTimeout: Double = 30, maxConnections: Int = 512, profile: MonitoringProfile = .responsive) async throws {
@@ -47,6 +47,7 @@ final class TestDaemon: Sendable {
         var configuration = HTTPConfiguration(host: "127.0.0.1", port: 0, token: token, isPublic: isPublic,
                                               maxBodyBytes: 1_024, keepAliveInterval: 0.2, idleTimeout: idleTimeout)
         configuration.requestTimeout = requestTimeout
+        configuration.allowedHosts = allowedHosts
         configuration.maxConnections = maxConnections
         server = RegionKitServer(service: service, configuration: configuration, events: events, sources: { box.current },
                                  outputs: { outputs.withLock { $0 } })

@@ -20,7 +20,8 @@ final class WebDriver {
         return (chromium, driver)
     }
 
-    init(width: Int = 1280, height: Int = 900) throws {
+    /// - Parameter arguments: more chromium arguments (`--host-resolver-rules=…`).
+    init(width: Int = 1280, height: Int = 900, arguments: [String] = []) throws {
         guard let tools = Self.tools else { throw LoopbackError.malformed("chromium or chromedriver missing") }
         let port = try FreePort.pick()
         driver = Process()
@@ -39,7 +40,7 @@ final class WebDriver {
         let capabilities: [String: Any] = ["capabilities": ["alwaysMatch": ["goog:chromeOptions": [
             "binary": tools.chromium,
             "args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=\(width),\(height)",
-                     "--no-first-run", "--disable-extensions", "--user-data-dir=\(TestScratch.directory.path)/rk-chromium-\(UUID().uuidString)"],
+                     "--no-first-run", "--disable-extensions", "--user-data-dir=\(TestScratch.directory.path)/rk-chromium-\(UUID().uuidString)"] + arguments,
         ]]]]
         let response = try client.request("POST", "/session", body: Self.text(capabilities), timeout: 120)
         guard let value = response.json["value"] as? [String: Any], let id = value["sessionId"] as? String else {

@@ -14,6 +14,7 @@ extension HTTPConfiguration {
         let (host, port) = try HTTPSettings.parseListen(settings.listen ?? "127.0.0.1:8080")
         self.init(host: host, port: port, token: try settings.token(environment: environment), isPublic: settings.public ?? false)
         if let maxBodyBytes = settings.maxBodyBytes { self.maxBodyBytes = maxBodyBytes }
+        allowedHosts = settings.allowedHosts ?? []
         if let maxConnections = settings.maxConnections { self.maxConnections = maxConnections }
         if let requestTimeout = settings.requestTimeout { self.requestTimeout = requestTimeout }
         tlsCertificateFile = settings.tlsCertificate

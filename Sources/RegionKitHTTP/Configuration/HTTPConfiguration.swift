@@ -17,8 +17,13 @@ public struct HTTPConfiguration: Sendable {
     public var port: Int
     /// The bearer token; never logged.
     public var token: String?
-    /// Reads without a token (writes still need it).
+    /// Reads without a token (writes still need it), served to requests whose `Host` is an IP
+    /// address, `localhost` or one of ``allowedHosts``.
     public var isPublic: Bool
+    /// The host names (without port, any case) public reads are served to besides IP addresses
+    /// and `localhost`; `*` for every name. Any other `Host` needs the token, so a web page that
+    /// re-points its own name at the daemon (DNS rebinding) cannot read it.
+    public var allowedHosts: [String] = []
     /// The largest request body accepted, bytes.
     public var maxBodyBytes: Int
     /// Seconds between SSE keep-alive comments.

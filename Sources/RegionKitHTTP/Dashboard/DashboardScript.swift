@@ -52,15 +52,17 @@ async function api(method, path, body) {
   let json = null;
   const type = response.headers.get("Content-Type") || "";
   if (type.includes("json")) json = await response.json();
-  if (response.status === 401 || response.status === 403) askToken(json && json.detail);
+  if (response.status === 401 || response.status === 403) askToken(json && json.detail, response.status === 403);
   return { status: response.status, json };
 }
 
 // ---- token -------------------------------------------------------------------------------
-function askToken(message) {
+// A 403 always says why (a wrong token, or a public read refused to this page's host name); a 401
+// before any token was given is just the question.
+function askToken(message, refused = false) {
   const dialog = $("#token-dialog");
   const error = dialog.querySelector('[data-for="Authorization"]');
-  error.textContent = state.token && message ? message : "";
+  error.textContent = (state.token || refused) && message ? message : "";
   if (!dialog.open) dialog.showModal();
   $("#f-token").focus();
 }

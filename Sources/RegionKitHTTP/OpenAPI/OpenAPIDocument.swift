@@ -15,7 +15,9 @@ info:
   version: "1.0"
   description: |
     Regions, events, beacons and sources of a running `regionkit run`. Every write needs
-    `Authorization: Bearer TOKEN`; reads need it too unless the daemon's `http.public` is true.
+    `Authorization: Bearer TOKEN`; reads need it too unless the daemon's `http.public` is true,
+    and then a read without it is served only when `Host` is an IP address, `localhost` or a name
+    in `http.allowedHosts` (else 403 with `field: Host`).
     Errors are `application/problem+json` with the offending `field`.
 
     In cluster mode (`regionkit run` with a `cluster:` block) every member serves this API from
