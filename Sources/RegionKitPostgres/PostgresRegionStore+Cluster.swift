@@ -56,6 +56,7 @@ extension PostgresRegionStore: ClusterStoring {
         return try await transaction("join the cluster as \(member)") { connection, logger in
             // Under the lock of the lease rounds: two processes joining with one name are serialised.
             try await connection.query("SELECT pg_advisory_xact_lock(\(Self.clusterLock))", logger: logger)
+            try await Self.refuseDaemon(store: description, connection, logger)
             let now = try await Self.now(connection, logger)
             let heartbeat = try await Self.checkMember(member, instance: instance, now: now, store: description, connection, logger)
             // In the same transaction: a refusal leaves no heartbeat behind (a member that keeps
@@ -72,6 +73,27 @@ extension PostgresRegionStore: ClusterStoring {
                 """, logger: logger)
             return heartbeat.map { $0 <= now } ?? false
         }
+    }
+
+    /// Refuses (`storeFailed`, naming it: not the `clusterConflict` a start waits out) to join while a daemon holds the store
+    /// (``acquireDaemonLock(holder:probeInterval:onLost:)``); otherwise holds the daemon lock shared
+    /// until the transaction ends: a daemon starting meanwhile cannot take its lock, and one
+    /// starting after finds the member's row (the store is a cluster's).
+    static func refuseDaemon(store: String, _ connection: PostgresConnection, _ logger: Logger) async throws {
+        var free = false
+        for try await value in try await connection.query("SELECT pg_try_advisory_xact_lock_shared(\(daemonLock))", logger: logger).decode(Bool.self) {
+            free = value
+        }
+        guard !free else { return }
+        var holder = "a daemon that did not say who it is"
+        for try await (name, since) in try await connection.query(
+            "SELECT holder, since FROM regionkit_daemon_lock WHERE key = \(daemonLock)", logger: logger).decode((String, Double).self) {
+            holder = "\(name), since \(Date(timeIntervalSince1970: since).ISO8601Format())"
+        }
+        throw RegionKitError(.storeFailed, """
+            store \(store) is in use by a regionkit daemon (\(holder)): a cluster member beside it would merge states the daemon \
+            overwrites; stop the daemon or give the cluster another store
+            """)
     }
 
     @discardableResult

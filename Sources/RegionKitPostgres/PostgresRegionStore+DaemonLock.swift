@@ -67,7 +67,7 @@ extension PostgresRegionStore {
                         acquired = value
                     }
                     guard acquired else {
-                        var holderText = "a daemon that did not say who it is"
+                        var holderText = "a daemon starting, or a cluster member joining"
                         let rows = try await connection.query("SELECT holder, since FROM regionkit_daemon_lock WHERE key = \(key)", logger: logger)
                         for try await (name, since) in rows.decode((String, Double).self) {
                             holderText = "\(name), since \(Date(timeIntervalSince1970: since).ISO8601Format())"
@@ -75,6 +75,18 @@ extension PostgresRegionStore {
                         throw RegionKitError(.storeFailed, """
                             store \(description) is in use by another regionkit daemon (\(holderText)): two daemons on one store \
                             would both write every event; stop it or give another --store
+                            """)
+                    }
+                    // A store a cluster uses is the cluster's: a daemon beside its members would
+                    // overwrite the states they merge from their contributions (and forget the
+                    // regions it does not configure), and share their outputs' cursor and hook queue.
+                    // A member joining holds this lock shared while it joins (``join``), so the
+                    // check cannot miss one that joins meanwhile.
+                    if let cluster = try await Self.clusterUse(connection, logger) {
+                        try await connection.query("SELECT pg_advisory_unlock(\(key))", logger: logger)
+                        throw RegionKitError(.storeFailed, """
+                            store \(description) is a RegionKit cluster's (\(cluster)): a daemon on it would overwrite the states \
+                            the members merge and share their outputs; run the members (the configuration's cluster: block) or give another --store
                             """)
                     }
                     held = true
@@ -115,5 +127,28 @@ extension PostgresRegionStore {
             }
         }
         throw RegionKitError(.storeFailed, "store \(description): cannot take the daemon lock")
+    }
+
+    /// How a cluster uses the store ("4 partitions; live members engine-0, engine-1"), or nil when
+    /// none ever did: no partition count recorded, no member, no partition lease.
+    static func clusterUse(_ connection: PostgresConnection, _ logger: Logger) async throws -> String? {
+        var partitions: Int64?
+        for try await count in try await connection.query("SELECT partitions FROM regionkit_cluster", logger: logger).decode(Int64.self) {
+            partitions = count
+        }
+        var leases: Int64 = 0
+        for try await count in try await connection.query("SELECT count(*) FROM regionkit_partition_lease", logger: logger).decode(Int64.self) {
+            leases = count
+        }
+        let now = try await Self.now(connection, logger)
+        var members: [String] = []
+        for try await member in try await connection.query(
+            "SELECT member FROM regionkit_cluster_member WHERE expires_at > \(now) ORDER BY member LIMIT 6", logger: logger).decode(String.self) {
+            members.append(member)
+        }
+        guard partitions != nil || leases > 0 || !members.isEmpty else { return nil }
+        let count = partitions.map { "\($0) partitions" } ?? "\(leases) partition leases"
+        let live = members.isEmpty ? "no member live now" : "live members " + members.prefix(5).joined(separator: ", ") + (members.count > 5 ? ", …" : "")
+        return "\(count); \(live)"
     }
 }

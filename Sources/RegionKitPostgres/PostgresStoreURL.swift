@@ -41,23 +41,26 @@ public struct PostgresStoreURL: Sendable, Equatable, CustomStringConvertible {
                 command lines and in logs; remove it and set \(Self.passwordVariable) instead
                 """)
         }
+        // Messages show the URL without its query and fragment (`?password=…`, `#…`) and without
+        // its text as given, which could hold a password anywhere.
+        let shown = "postgres://\(components.user ?? "")@\(components.host ?? "")\(components.port.map { ":\($0)" } ?? "")\(components.path)"
+        guard components.query == nil, components.fragment == nil else {
+            throw RegionKitError(.invalidArgument, "store URL \(shown)?…: query parameters and fragments are not supported (the password goes in \(Self.passwordVariable))")
+        }
         guard let user = components.user, !user.isEmpty else {
-            throw RegionKitError(.invalidArgument, "store URL \(text) names no user (expected postgres://user@host:port/database)")
+            throw RegionKitError(.invalidArgument, "store URL \(shown) names no user (expected postgres://user@host:port/database)")
         }
         guard let host = components.host, !host.isEmpty else {
-            throw RegionKitError(.invalidArgument, "store URL \(text) names no host (expected postgres://user@host:port/database)")
+            throw RegionKitError(.invalidArgument, "store URL \(shown) names no host (expected postgres://user@host:port/database)")
         }
         let port = components.port ?? 5432
         guard (1...65_535).contains(port) else {
-            throw RegionKitError(.invalidArgument, "store URL \(text): port \(port) is not in 1…65535")
+            throw RegionKitError(.invalidArgument, "store URL \(shown): port \(port) is not in 1…65535")
         }
         var path = components.path
         if path.hasPrefix("/") { path.removeFirst() }
         guard !path.contains("/") else {
-            throw RegionKitError(.invalidArgument, "store URL \(text): the database '\(path)' contains '/'")
-        }
-        guard components.query == nil, components.fragment == nil else {
-            throw RegionKitError(.invalidArgument, "store URL \(text): query parameters and fragments are not supported")
+            throw RegionKitError(.invalidArgument, "store URL \(shown): the database '\(path)' contains '/'")
         }
         self.user = user
         self.host = host

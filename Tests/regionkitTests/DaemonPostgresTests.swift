@@ -168,6 +168,47 @@ struct DaemonPostgresTests {
         #expect(await third.signal(SIGTERM) == 0, "\(third.stderr)")
     }
 
+    @Test("A daemon and a cluster never share a PostgreSQL store: a daemon on a cluster's store exits 1 naming the members, and a member cannot join while a daemon holds it (the daemon turned a region the members held inside outside, for good)",
+          .timeLimit(.minutes(3)))
+    func daemonAndClusterApart() async throws {
+        let server = try PostgresServer()
+        try await server.start()
+        defer { server.stop() }
+        let config = try DaemonTests.writeConfig(DaemonTests.busyConfig)
+        // A member has joined (its partition count recorded, its heartbeat live).
+        try await server.createDatabase("clustered")
+        let clustered = try await PostgresRegionStore(host: "127.0.0.1", port: server.port, username: server.user, database: "clustered")
+        _ = try await clustered.join(member: "engine-0", instance: "gw-1 pid 1", regions: nil, ttl: 60, preparing: 4, deciding: { _ in [] })
+        let onCluster = try Daemon(config: config, store: Self.url(server, "clustered"))
+        #expect(await onCluster.waitForExit(timeout: 30) == 1, "\(onCluster.stderr)")
+        #expect(onCluster.stderr.contains("is a RegionKit cluster's (4 partitions; live members engine-0)"), "\(onCluster.stderr)")
+        #expect(onCluster.acknowledged.isEmpty)
+        // Gone, the member leaves its cluster's store a cluster's.
+        _ = try await clustered.leave(member: "engine-0", instance: "gw-1 pid 1", partitions: [], singletons: [])
+        let afterLeave = try Daemon(config: config, store: Self.url(server, "clustered"))
+        #expect(await afterLeave.waitForExit(timeout: 30) == 1, "\(afterLeave.stderr)")
+        #expect(afterLeave.stderr.contains("(4 partitions; no member live now)"), "\(afterLeave.stderr)")
+        await clustered.shutdown()
+
+        // A daemon holds a store: a member's join is refused, naming it; the daemon goes on.
+        try await server.createDatabase("daemon")
+        let daemon = try Daemon(config: config, store: Self.url(server, "daemon"))
+        #expect(await daemon.waitForAcknowledgements(3, timeout: 60), "\(daemon.stderr)")
+        let store = try await PostgresRegionStore(host: "127.0.0.1", port: server.port, username: server.user, database: "daemon")
+        do {
+            _ = try await store.join(member: "engine-0", instance: "gw-1 pid 1", regions: nil, ttl: 60, preparing: 4, deciding: { _ in [] })
+            Issue.record("a member joined a daemon's store")
+        } catch let error as RegionKitError {
+            #expect(error.code == .storeFailed && error.message.contains("in use by a regionkit daemon (regionkit pid \(daemon.process.processIdentifier)"),
+                    "\(error.message)")
+        }
+        #expect(try await store.clusterStatus().members.isEmpty, "a refused join leaves no member behind")
+        await store.shutdown()
+        let before = daemon.acknowledged.count
+        #expect(await daemon.waitForAcknowledgements(before + 2, timeout: 30), "the daemon goes on: \(daemon.stderr)")
+        #expect(await daemon.signal(SIGTERM) == 0, "\(daemon.stderr)")
+    }
+
     @Test("A PostgreSQL URL with a password, or malformed, is refused before anything starts, without repeating the password")
     func badURLs() async throws {
         let config = try DaemonTests.writeConfig(DaemonTests.busyConfig)

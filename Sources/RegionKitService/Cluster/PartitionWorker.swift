@@ -9,7 +9,7 @@ import RegionKitStore
 
 /// One partition held by a cluster member: its own engine (a `LocationManager`) over the regions
 /// the partition's beacons can match, restored from the partition's stored contributions; its own
-/// persistent MQTT session (client id `regionkit-part-<p>`, QoS 1), so the sightings published
+/// persistent MQTT session (client id `regionkit-<site>-part-<p>`, QoS 1), so the sightings published
 /// while the partition had no holder are delivered to the next one; and a ``ContributionWriter``
 /// that turns the engine's `didDetermineState` into the partition's contribution and logs its
 /// beacons' `didChangeNearestScanner` (every sighting of a beacon reaches its partition).
