@@ -454,12 +454,23 @@ extension PostgresRegionStore: ClusterStoring {
             """) { try $0.decode((String, String, Double?).self) }
         var result: [String: RegionContribution] = [:]
         for (region, text, since) in found {
+            // A row no state reads (a hand edit, a damaged store) is left out: the partition
+            // determines the region afresh and its next contribution replaces the row. Refusing
+            // it stopped the partition from being taken, and every round with it.
             guard let state = RegionState(rawValue: text) else {
-                throw RegionKitError(.malformedInput, "store \(description): the contribution of partition \(partition) to '\(region)' has unknown state '\(text)'")
+                Self.reportUnreadable(region: region, partition: Int64(partition), state: text, store: description, logger)
+                continue
             }
             result[region] = RegionContribution(partition: partition, state: state, since: since)
         }
         return result
+    }
+
+    /// Logs a contribution row whose state is none RegionKit writes, naming it.
+    static func reportUnreadable(region: String, partition: Int64, state: String, store: String, _ logger: Logger) {
+        logger.error("a contribution with an unknown state is left out until its partition writes it again", metadata: [
+            "store": "\(store)", "region": "\(region.prefix(200))", "partition": "\(partition)", "state": "\(state.prefix(40))",
+        ])
     }
 
     public func applyContribution(region: String, lease: PartitionLease, member: String, state: RegionState, since: Double?, time: Double,
@@ -484,8 +495,11 @@ extension PostgresRegionStore: ClusterStoring {
             for try await (number, text, since) in try await connection.query(
                 "SELECT partition, state, since FROM regionkit_region_contribution WHERE region = \(region)", logger: logger)
                 .decode((Int64, String, Double?).self) {
+                // Another partition's unreadable row has no say (as `unknown`) until that
+                // partition writes again; refusing it stopped every write to the region.
                 guard let state = RegionState(rawValue: text) else {
-                    throw RegionKitError(.malformedInput, "store \(description): the contribution of partition \(number) to '\(region)' has unknown state '\(text)'")
+                    Self.reportUnreadable(region: region, partition: number, state: text, store: description, logger)
+                    continue
                 }
                 contributions.append(RegionContribution(partition: Int(number), state: state, since: since))
             }

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import RegionKitCore
 import Synchronization
 import Testing
@@ -237,6 +238,40 @@ struct PostgresClusterStoreTests {
         for (first, second) in zip(crossings, crossings.dropFirst()) { #expect(first != second, "two \(first) in a row: \(crossings)") }
         #expect(crossings.first == "didEnterRegion" && crossings.last == "didExitRegion", "every partition ended outside")
         #expect(try await store.states()["site"]?.state == .outside)
+    }
+
+    @Test("A contribution row with a state RegionKit never writes (a hand edit, a damaged store) is left out with an error, not refused: the partition restores without it, the others' writes merge without it, and its partition's next write replaces it (one such row stopped every lease round and every write to its region)",
+          .timeLimit(.minutes(2)))
+    func unreadableContribution() async throws {
+        let server = try PostgresServer()
+        try await server.start()
+        defer { server.stop() }
+        try await server.createDatabase("bogus")
+        let logs = InMemoryLogHandler.Store()
+        let store = try await PostgresRegionStore(host: "127.0.0.1", port: server.port, username: server.user, database: "bogus",
+                                                  logger: Logger(label: "test") { _ in InMemoryLogHandler(store: logs) })
+        defer { Task { await store.shutdown() } }
+        let site = Region.beacon(try BeaconRegion(identifier: "site", uuidString: Self.uuid))
+        try await store.ensureRegions([site], at: 1)
+        let round = try await store.balanceLeases(member: "a", partitions: 2, ttl: 30)
+        let lease = Dictionary(uniqueKeysWithValues: round.held.map { ($0.partition, $0) })
+        func apply(_ partition: Int, _ state: RegionState, at time: Double) async throws -> ContributionOutcome {
+            try await store.applyContribution(region: "site", lease: lease[partition]!, member: "a", state: state, since: time, time: time,
+                                              events: Self.rows("p\(partition)", "site"))
+        }
+        _ = try await apply(0, .inside, at: 10)
+        #expect(try await store.states()["site"]?.state == .inside)
+        _ = try await server.psql("UPDATE regionkit_region_contribution SET state = 'bogus' WHERE partition = 0", database: "bogus")
+        // Partition 0's holder restores without the row (it determines the region afresh).
+        #expect(try await store.contributions(partition: 0).isEmpty)
+        #expect(logs.all.contains { $0.hasPrefix("error") && $0.contains("unknown state") && $0.contains("state=bogus") }, "\(logs.all)")
+        // Partition 1 says outside: the bogus row has no say, so the region exits.
+        guard case .changed(let events) = try await apply(1, .outside, at: 11) else { Issue.record("partition 1's write refused"); return }
+        #expect(events.map(\.type) == ["didExitRegion", "didDetermineState"])
+        // Partition 0 writes again: its row is readable once more.
+        _ = try await apply(0, .inside, at: 12)
+        #expect(try await store.contributions(partition: 0)["site"]?.state == .inside)
+        #expect(try await store.states()["site"]?.state == .inside)
     }
 
     @Test("A contribution write in flight does not delay the renewal of its lease (renewals never wait behind data writes), but a member taking the expired partition waits for it to commit, and the old epoch is fenced afterwards",

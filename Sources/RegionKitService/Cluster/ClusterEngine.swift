@@ -58,8 +58,9 @@ public final class ClusterEngine: Sendable {
     let onEvents: @Sendable ([StoredEvent]) -> Void
     let onFatal: @Sendable (String) -> Void
     private let workers = LockedBox<[Int: PartitionWorker]>([:])
-    /// Partitions whose writer was fenced: stopped at the next round.
-    private let fenced = LockedBox<Set<Int>>([])
+    /// Leases whose writer was fenced: their workers are stopped at the next round (a lease, not
+    /// a partition: a fence reported late by a worker being retired stops no newer worker of its partition).
+    private let fenced = LockedBox<Set<PartitionLease>>([])
     private let stopping = LockedBox(false)
     /// The name's previous heartbeat had expired when this process joined (a restart after a
     /// crash): the first lease round only reclaims, as after an outage.
@@ -426,7 +427,7 @@ public final class ClusterEngine: Sendable {
             let fencedNow = self.fenced.withLock { set in defer { set.removeAll() }; return set }
             // Lost (expired and taken, or fenced): stop without writing.
             let lost = self.workers.withLock { workers in
-                workers.filter { held[$0.key] != $0.value.lease.epoch || fencedNow.contains($0.key) }
+                workers.filter { held[$0.key] != $0.value.lease.epoch || fencedNow.contains($0.value.lease) }
             }
             for (partition, worker) in lost.sorted(by: { $0.key < $1.key }) {
                 // The lease watch may have stopped it meanwhile.
@@ -441,10 +442,17 @@ public final class ClusterEngine: Sendable {
                 let give = self.workers.withLock { workers in Array(workers.keys.sorted().suffix(round.surplus)) }
                 for partition in give {
                     guard let worker = self.workers.withLock({ $0.removeValue(forKey: partition) }) else { continue }
-                    await self.retire(worker, handOver: true)
+                    let left = await self.retire(worker, handOver: true)
                     try await self.store.releaseLeases(member: self.member, partitions: [partition])
                     given.insert(partition)
-                    self.logger.info("partition handed back", metadata: ["partition": "\(partition)", "members": "\(round.liveMembers)"])
+                    // Contributions its flush could not write in time are lost (the next holder
+                    // decides those regions afresh from the sightings it is delivered): said, as a stop says it.
+                    if left > 0 {
+                        self.logger.warning("partition handed back with contributions unwritten", metadata: [
+                            "partition": "\(partition)", "members": "\(round.liveMembers)", "unwritten": "\(left)"])
+                    } else {
+                        self.logger.info("partition handed back", metadata: ["partition": "\(partition)", "members": "\(round.liveMembers)"])
+                    }
                     try? await self.log("partitionReleased", partition: worker.lease, reason: "partition \(partition) released by \(self.member) (rebalance)")
                 }
             }
@@ -518,7 +526,7 @@ public final class ClusterEngine: Sendable {
                                      statusFilter: configuration.statusFilter,
                                      hooks: hooks, ranging: PresenceRangingTracker(topics: PresenceTopics(site: site), mqttRoom: mqttRoom),
                                      partitionCount: configuration.partitionCount, retainsDepartures: discovery != nil || retainAllDepartures, maximumBacklog: maximumBacklog, logger: logger, onEvents: onEvents,
-                                     onFenced: { partition in fenced.withLock { _ = $0.insert(partition) } })
+                                     onFenced: { _ in fenced.withLock { _ = $0.insert(lease) } })
         try await worker.start()
         workers.withLock { $0[lease.partition] = worker }
         logger.info("partition taken", metadata: ["partition": "\(lease.partition)", "epoch": "\(lease.epoch)", "regions": "\(partitionRegions.count)"])

@@ -78,6 +78,12 @@ struct ContributionWriterTests {
         await writer.close()
     }
 
+    @Test("A failing write is logged at its 1st, 10th, 100th, … attempt (once only before: a write stuck for good went unseen)")
+    func failuresLoggedByPowersOfTen() {
+        #expect((1...1_000).filter(ContributionWriter.isPowerOfTen) == [1, 10, 100, 1_000])
+        #expect(!ContributionWriter.isPowerOfTen(0) && !ContributionWriter.isPowerOfTen(20) && ContributionWriter.isPowerOfTen(1_000_000))
+    }
+
     @Test("Fenced: reported once, and nothing after it is written")
     func fencing() async {
         let store = Store()
