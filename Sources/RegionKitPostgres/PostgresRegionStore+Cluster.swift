@@ -563,7 +563,10 @@ extension PostgresRegionStore: ClusterStoring {
             var id: Int64?
             // One statement (one round trip) for the event and its deliveries: the deliveries'
             // data-modifying CTE runs whether or not the final SELECT reads it; a hook named twice
-            // gets one delivery (DO NOTHING skips a conflict within the statement too).
+            // gets one delivery (DO NOTHING skips a conflict within the statement too). Due at
+            // once (0), not at the event's time: that is the writing member's clock, and the
+            // outputs holder asks with its own, so a writer 10 minutes ahead delayed its hooks
+            // (and every later one of their regions) by 10 minutes. Due ones go in log order.
             let query: PostgresQuery = row.hooks.isEmpty ? """
                 INSERT INTO event_log (time, type, region, state, reason, json)
                 VALUES (\(row.time), \(row.type), \(row.region), \(row.state), \(row.reason), \(row.json)) RETURNING id
@@ -573,7 +576,7 @@ extension PostgresRegionStore: ClusterStoring {
                     VALUES (\(row.time), \(row.type), \(row.region), \(row.state), \(row.reason), \(row.json)) RETURNING id),
                 deliveries AS (
                     INSERT INTO hook_delivery (event_id, hook, status, next_attempt_at)
-                    SELECT event.id, hook, 'pending', \(row.time) FROM event, unnest(\(row.hooks)::text[]) AS hook
+                    SELECT event.id, hook, 'pending', 0 FROM event, unnest(\(row.hooks)::text[]) AS hook
                     ON CONFLICT (event_id, hook) DO NOTHING)
                 SELECT id FROM event
                 """

@@ -192,6 +192,15 @@ struct PostgresClusterStoreTests {
         #expect(try await store.contributions(partition: 1)["site"]?.state == .outside)
         // The merged change's events carry their hooks, in the same transaction.
         #expect(try await store.deliveries(status: .pending).count == 3, "one per didDetermineState (the rows give it a hook)")
+        // Due at once, whatever the writing member's clock said (the rows' time is its clock).
+        let ahead = try await store.appendEvents([ClusterEventRow(time: 4_000_000_000, type: "didChangeNearestScanner", region: nil, state: nil, reason: nil,
+                                                                  json: "{}", hooks: ["webhook:x"])], lease: lease[0]!, member: "a")
+        guard case .changed(let aheadEvents) = ahead else { Issue.record("not appended: \(ahead)"); return }
+        #expect(try await store.dueDeliveries(now: 20, limit: 10).contains { $0.eventID == aheadEvents.first?.id }, "an event written by a clock 60 years ahead is due now")
+        #expect(try await store.nextDeliveryTime() == 0)
+        for delivery in try await store.deliveries(status: .pending) where delivery.eventID == aheadEvents.first?.id {
+            try await store.markDelivered(delivery.id, at: 20)
+        }
         // Fencing: a write under an old epoch changes nothing.
         let before = try await store.lastEventID()
         #expect(try await apply(3, .inside, at: 16, epoch: 0) == .fenced)
