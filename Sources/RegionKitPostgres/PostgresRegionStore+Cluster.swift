@@ -429,13 +429,19 @@ extension PostgresRegionStore: ClusterStoring {
                 var stored: Region?
                 for try await text in try await connection.query(
                     "SELECT definition FROM monitored_region WHERE identifier = \(region.identifier)", logger: logger).decode(String.self) {
+                    // A stored definition no region reads (a hand edit, a damaged store) is replaced by
+                    // the configured one, as a changed definition is: refusing it stopped every start.
                     do {
                         stored = try JSONDecoder().decode(Region.self, from: Data(text.utf8))
                     } catch {
-                        throw RegionKitError(.malformedInput, "store \(description): monitored region '\(region.identifier)' cannot be decoded", cause: error)
+                        logger.error("a stored region definition cannot be read: replaced by the configured one, its state determined afresh",
+                                     metadata: ["store": "\(description)", "region": "\(region.identifier.prefix(200))", "error": "\(error)"])
                     }
                 }
                 guard stored != region else { continue }
+                // Under the region's lock, as a contribution's write takes it before its rows: a
+                // write racing this one waits instead of deadlocking with it (40P01 ended the start).
+                try await connection.query("SELECT pg_advisory_xact_lock(\(Self.regionLockClass), hashtext(\(region.identifier)))", logger: logger)
                 try await connection.query("""
                     INSERT INTO monitored_region (identifier, kind, definition, registered_at, origin)
                     VALUES (\(region.identifier), \(region.kind.rawValue), \(definition), \(time), \(RegionOrigin.configuration.rawValue))

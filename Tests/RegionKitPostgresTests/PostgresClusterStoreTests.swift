@@ -249,7 +249,7 @@ struct PostgresClusterStoreTests {
         #expect(try await store.states()["site"]?.state == .outside)
     }
 
-    @Test("A contribution row with a state RegionKit never writes (a hand edit, a damaged store) is left out with an error, not refused: the partition restores without it, the others' writes merge without it, and its partition's next write replaces it (one such row stopped every lease round and every write to its region)",
+    @Test("A contribution row with a state RegionKit never writes (a hand edit, a damaged store) is left out with an error, not refused: the partition restores without it, the others' writes merge without it, and its partition's next write replaces it (one such row stopped every lease round and every write to its region); an unreadable stored definition is replaced by the configured one",
           .timeLimit(.minutes(2)))
     func unreadableContribution() async throws {
         let server = try PostgresServer()
@@ -281,6 +281,17 @@ struct PostgresClusterStoreTests {
         _ = try await apply(0, .inside, at: 12)
         #expect(try await store.contributions(partition: 0)["site"]?.state == .inside)
         #expect(try await store.states()["site"]?.state == .inside)
+
+        // A stored definition no region reads is replaced by the configured one at the next
+        // start, its state determined afresh (it stopped every member's start).
+        _ = try await server.psql("UPDATE monitored_region SET definition = '{\"kind\": 7' WHERE identifier = 'site'", database: "bogus")
+        try await store.ensureRegions([site], at: 20)
+        #expect(logs.all.contains { $0.hasPrefix("error") && $0.contains("a stored region definition cannot be read") && $0.contains("region=site") })
+        let stateAfter = try await store.states()["site"]
+        let contributionsAfter = try await store.contributions(partition: 0)
+        #expect(stateAfter == nil && contributionsAfter.isEmpty)
+        try await store.ensureRegions([site], at: 21)
+        #expect(try await store.storedRegions().map(\.region.identifier) == ["site"])
     }
 
     @Test("A contribution write in flight does not delay the renewal of its lease (renewals never wait behind data writes), but a member taking the expired partition waits for it to commit, and the old epoch is fenced afterwards",

@@ -580,6 +580,10 @@ struct ClusterDaemonTests {
         let storedRooms = try await rig.store.beaconRooms()
         let wrongRooms = (9...Self.beacons).filter { storedRooms["\(Self.uuid.uppercased()):1:\($0)"] != Self.rooms[$0 % Self.rooms.count] }
         #expect(wrongRooms.isEmpty, "stored rooms differ for minors \(wrongRooms): \(storedRooms)")
+        // Every sighting reached the partition its id hashes to, by the worker's own hash
+        // (PartitionRouteCheck against the real nats-server mapping: none said otherwise).
+        let misrouted = rig.engines.filter { $0.stderr.contains("a sighting of another partition") }
+        #expect(misrouted.isEmpty, "\(rig.logs)")
         // The earlier run's distance: cleared by its partition's holder 30 s after it took the
         // partition (by the scan at the takeover; again by the new holder when the partition
         // moved with the kill before that).

@@ -113,7 +113,7 @@ final class ContributionWriter: Sendable {
                         failures += 1
                         // The first failure, then the 10th, 100th, …: a write stuck for good is
                         // seen in the log (it logged once only), without a line a retry.
-                        if Self.isPowerOfTen(failures) {
+                        if failures.isPowerOfTen {
                             logger.warning("cannot write a contribution: kept in memory and retried",
                                            metadata: ["partition": "\(partition)", "write": "\(write.label)", "attempts": "\(failures)",
                                                       "error": "\((error as? RegionKitError)?.message ?? "\(error)")"])
@@ -124,13 +124,6 @@ final class ContributionWriter: Sendable {
                 progress.withLock { $0.queued -= 1 }
             }
         }
-    }
-
-    /// 1, 10, 100, …
-    static func isPowerOfTen(_ value: Int) -> Bool {
-        var value = value
-        while value >= 10, value % 10 == 0 { value /= 10 }
-        return value == 1
     }
 
     /// Queues a contribution (written in submission order).

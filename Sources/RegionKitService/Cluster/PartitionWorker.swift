@@ -64,6 +64,10 @@ final class PartitionWorker: LocationManagerDelegate {
     private let leftoverTask = LockedBox<Task<Void, Never>?>(nil)
     /// The cluster's partitions (see `init`).
     private let partitionCount: Int?
+    /// Which partition a sighting's topic hashes to (nil: one partition, or no `+` level).
+    private let routeCheck: PartitionRouteCheck?
+    /// Sightings delivered here that hash to another partition (``PartitionRouteCheck``).
+    let misroutedSightings = LockedBox(0)
     private let logger: Logger
     private let clientTask = LockedBox<Task<Void, Never>?>(nil)
     /// The running engine and what feeds it; `suspended` while the broker connection is down.
@@ -163,6 +167,7 @@ final class PartitionWorker: LocationManagerDelegate {
         self.retainsDepartures = retainsDepartures
         self.leftoverGrace = leftoverGrace
         self.partitionCount = partitionCount
+        routeCheck = partitionCount.flatMap { PartitionRouteCheck(filter: topicFilter, count: $0) }
         // The marker is the partition's: one a stop left subscribed in the persistent session is
         // the next holder's, which its scan unsubscribes.
         let distanceScan = partitionCount == nil ? nil : ranging.map { RetainedDistanceScan(topics: $0.topics, marker: "part-\(lease.partition)") }
@@ -217,6 +222,7 @@ final class PartitionWorker: LocationManagerDelegate {
         client = MQTTClient(configuration: configuration, logger: logger, readPause: readPause, onMessage: { message in
             // The scan's distances and marker are not sightings.
             if distanceScan?.received(message) == true { return }
+            box.worker?.checkRoute(of: message.topic)
             if Self.deliver(message, via: route, statusFilter: statusFilter) { box.worker?.deliveredWhileRefused() }
         }, onConnectionEvent: { event in box.worker?.connectionChanged(event) })
         box.worker = self
@@ -250,6 +256,22 @@ final class PartitionWorker: LocationManagerDelegate {
         }
     }
 
+    /// Counts a sighting whose topic hashes to another partition, and logs it at the 1st, 10th,
+    /// 100th, …: it is still decided here (dropping it would leave its beacon unheard), but the
+    /// broker's mapping must be fixed. Nothing for a node's status or a one-partition cluster.
+    func checkRoute(of topic: String) {
+        guard let routeCheck, let expected = routeCheck.partition(of: topic), expected != lease.partition else { return }
+        let count = misroutedSightings.withLock { count -> Int in
+            count += 1
+            return count
+        }
+        guard count.isPowerOfTen else { return }
+        logger.warning("""
+            a sighting of another partition was delivered here: the broker's partition mapping must count \
+            \(routeCheck.count) partitions (cluster.partitions), as every node's
+            """, metadata: ["topic": "\(topic.prefix(200))", "hashes-to": "\(expected)", "misrouted": "\(count)"])
+    }
+
     /// Breaks the cycle between the client's callbacks and the worker.
     final class WorkerBox: @unchecked Sendable {
         weak var worker: PartitionWorker?
@@ -276,9 +298,11 @@ final class PartitionWorker: LocationManagerDelegate {
         let (connected, refused, reconnects, sightings, stopping) = current.withLock {
             ($0.connected, $0.refused, $0.reconnects, $0.earlierSightings + $0.ingest.statistics.sightings, $0.stopping)
         }
-        let detail = !connected ? "epoch \(lease.epoch): connecting to the broker for \(topicFilter)"
+        let misrouted = misroutedSightings.withLock { $0 }
+        let detail = (!connected ? "epoch \(lease.epoch): connecting to the broker for \(topicFilter)"
             : refused ? "epoch \(lease.epoch): the broker refuses the subscription to \(topicFilter) (asked again)"
-            : "epoch \(lease.epoch), \(topicFilter)"
+            : "epoch \(lease.epoch), \(topicFilter)")
+            + (misrouted == 0 ? "" : "; \(misrouted) sightings of other partitions (the broker's mapping counts another number of partitions)")
         let state: SourceStatus.State = stopping ? .finished : !connected ? .connecting : refused ? .down : .up
         var status = SourceStatus(name: "partition-\(lease.partition)", kind: "mqtt", state: state,
                                   detail: detail, sightings: sightings, reconnects: reconnects)

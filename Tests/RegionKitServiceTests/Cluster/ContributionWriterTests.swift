@@ -80,8 +80,8 @@ struct ContributionWriterTests {
 
     @Test("A failing write is logged at its 1st, 10th, 100th, … attempt (once only before: a write stuck for good went unseen)")
     func failuresLoggedByPowersOfTen() {
-        #expect((1...1_000).filter(ContributionWriter.isPowerOfTen) == [1, 10, 100, 1_000])
-        #expect(!ContributionWriter.isPowerOfTen(0) && !ContributionWriter.isPowerOfTen(20) && ContributionWriter.isPowerOfTen(1_000_000))
+        #expect((1...1_000).filter(\.isPowerOfTen) == [1, 10, 100, 1_000])
+        #expect(!0.isPowerOfTen && !20.isPowerOfTen && !(-10).isPowerOfTen && 1_000_000.isPowerOfTen)
     }
 
     @Test("Fenced: reported once, and nothing after it is written")
