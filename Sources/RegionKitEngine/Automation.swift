@@ -11,7 +11,8 @@ import RegionKitCore
 public struct Automation: Hashable, Sendable, Codable {
     /// Retry registration after `monitoringDidFail` caused by an unavailable source.
     public struct Retry: Hashable, Sendable, Codable {
-        /// Seconds to wait before each retry.
+        /// Seconds to wait before each retry (used within ``delayRange``: a retry due at once
+        /// would fail again at the same instant, for ever).
         public var delay: Double
         /// Failures tolerated per region before retrying stops; reset by a successful start and by a
         /// new definition of the region replacing one that waits. A region
@@ -23,13 +24,31 @@ public struct Automation: Hashable, Sendable, Codable {
             self.maximumAttempts = maximumAttempts
         }
 
+        /// The delays accepted from a configuration, seconds; the engine holds any other to them.
+        public static let delayRange = 0.1...86_400.0
+        /// The attempts accepted from a configuration.
+        public static let attemptsRange = 0...10_000
+
+        /// ``delay`` within ``delayRange`` (a value that is not a number: the default, 1 s).
+        public var boundedDelay: Double {
+            delay.isNaN ? 1 : min(max(delay, Self.delayRange.lowerBound), Self.delayRange.upperBound)
+        }
+
         private enum CodingKeys: String, CodingKey { case delay, maximumAttempts }
 
-        /// Keys left out take the defaults (1 s, 5 attempts).
+        /// Keys left out take the defaults (1 s, 5 attempts); a value out of ``delayRange`` or
+        /// ``attemptsRange`` is refused, naming the range (`delay: 0` with unbounded attempts made
+        /// a daemon retry at one instant for ever, growing until the kernel killed it).
         public init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             delay = try container.decodeIfPresent(Double.self, forKey: .delay) ?? 1
             maximumAttempts = try container.decodeIfPresent(Int.self, forKey: .maximumAttempts) ?? 5
+            guard delay.isFinite, Self.delayRange.contains(delay) else {
+                throw DecodingError.dataCorruptedError(forKey: .delay, in: container, debugDescription: "must be from 0.1 to 86400 seconds")
+            }
+            guard Self.attemptsRange.contains(maximumAttempts) else {
+                throw DecodingError.dataCorruptedError(forKey: .maximumAttempts, in: container, debugDescription: "must be from 0 to 10000")
+            }
         }
     }
 
@@ -42,7 +61,8 @@ public struct Automation: Hashable, Sendable, Codable {
     /// same constraint share the session: each gets its `didRangeBeacons` under its own
     /// identifier, and the session ends when the last of them leaves.
     public var rangeWhileInside = false
-    /// After `wake()`, wait this many seconds and request the state of every monitored region.
+    /// After `wake()`, wait this many seconds and request the state of every monitored region
+    /// (from 0 to 3600; the engine holds another value to that range).
     public var wakeRequestDelay: Double?
     /// Retry policy after failures; `nil` = no retries (Core Location's own behaviour).
     public var retry: Retry?
@@ -66,6 +86,9 @@ public struct Automation: Hashable, Sendable, Codable {
         requestStateOnStart = try container.decodeIfPresent(Bool.self, forKey: .requestStateOnStart) ?? false
         rangeWhileInside = try container.decodeIfPresent(Bool.self, forKey: .rangeWhileInside) ?? false
         wakeRequestDelay = try container.decodeIfPresent(Double.self, forKey: .wakeRequestDelay)
+        if let wakeRequestDelay, !(wakeRequestDelay.isFinite && (0...3_600).contains(wakeRequestDelay)) {
+            throw DecodingError.dataCorruptedError(forKey: .wakeRequestDelay, in: container, debugDescription: "must be from 0 to 3600 seconds")
+        }
         retry = try container.decodeIfPresent(Retry.self, forKey: .retry)
     }
 

@@ -687,7 +687,7 @@ public struct MonitoringEngine: Sendable {
             events += requestState(region)
         }
         if let delay = automation.wakeRequestDelay {
-            wakeRequestAt = now + delay
+            wakeRequestAt = now + (delay.isNaN ? 0 : min(max(delay, 0), 3_600))
         }
         return events
     }
@@ -1149,7 +1149,7 @@ public struct MonitoringEngine: Sendable {
             let count = failureCounts[region.identifier, default: 0] + 1
             failureCounts[region.identifier] = count
             if count <= retry.maximumAttempts {
-                retries.file(region, due: now + retry.delay)
+                retries.file(region, due: now + retry.boundedDelay)
             } else {
                 events[0].evidence = EventEvidence(reason: "retries exhausted: the registration and \(count - 1) \(count == 2 ? "retry" : "retries") failed (maximumAttempts \(retry.maximumAttempts)); registering again when the source is back")
                 abandoned.append(region, for: region.identifier)

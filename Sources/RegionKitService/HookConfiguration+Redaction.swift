@@ -1,6 +1,6 @@
 extension HookConfiguration {
     /// `text` (a webhook URL, or a hook name `webhook:URL`) as logs and messages may show it: its
-    /// scheme, host and port, then `/…` and a short hash of the whole URL in place of everything
+    /// scheme, host and port, then `/…` and a short hash of the URL without its user information in place of everything
     /// that may carry a secret — the user information, and the path and query, where webhook
     /// services put their tokens (Home Assistant's `/api/webhook/<id>`, Slack's
     /// `/services/…/<token>`, `?token=`). The hash tells two webhooks of one host apart. A
@@ -15,10 +15,22 @@ extension HookConfiguration {
         let rest = text[scheme.upperBound...]
         let authorityEnd = rest.firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? rest.endIndex
         let authority = rest[..<authorityEnd]
-        let host = authority.lastIndex(of: "@").map { authority[authority.index(after: $0)...] } ?? authority
-        // Nothing but a host and port: nothing to hide.
-        if host.endIndex == authority.endIndex, host.startIndex == authority.startIndex, authorityEnd == rest.endIndex { return text }
-        return String(text[..<scheme.upperBound]) + host + "/… (#\(fingerprint(text)))"
+        guard let at = authority.lastIndex(of: "@") else {
+            // No user information before the path, but an "@" after it: a password holding "/",
+            // "?" or "#" (the authority ended inside it: `bob:s3cr/et@host` showed `bob:s3cr`),
+            // or an "@" in the path. Which one cannot be told: nothing of it is shown.
+            if let later = rest.lastIndex(of: "@") {
+                return String(text[..<scheme.upperBound]) + "… (#\(fingerprint(String(rest[rest.index(after: later)...]))))"
+            }
+            // Nothing but a host and port: nothing to hide.
+            if authorityEnd == rest.endIndex { return text }
+            return String(text[..<scheme.upperBound]) + authority + "/… (#\(fingerprint(text)))"
+        }
+        // The fingerprint leaves the user information out: a weak password could otherwise be
+        // confirmed by hashing guesses against a log line.
+        let host = authority[authority.index(after: at)...]
+        let withoutCredentials = String(text[..<scheme.upperBound]) + String(rest[authority.index(after: at)...])
+        return String(text[..<scheme.upperBound]) + host + "/… (#\(fingerprint(withoutCredentials)))"
     }
 
     /// Eight hex digits of FNV-1a over `text`'s bytes: stable across runs, for telling URLs apart.

@@ -87,6 +87,15 @@ struct SourceOutageTests {
         #expect(engine.waitingRegions.isEmpty && engine.carriedState(of: "lobby") == nil)
     }
 
+    @Test("A retry delay of 0 (or below) is held to 0.1 s: the retries of an outage advance in time (at 0 they failed at one instant for ever, and the daemon grew until killed)",
+          .timeLimit(.minutes(1)))
+    func zeroRetryDelayBounded() throws {
+        var (engine, _) = Self.engineWithAnOutage(retry: Automation.Retry(delay: 0, maximumAttempts: 10_000))
+        let events = engine.advance(to: Timestamp(seconds: 31.2))
+        // Two regions, one retry each per 0.1 s over 1 s (±1 for the edges).
+        #expect((18...22).contains(events.of("monitoringDidFail").count), "\(events.of("monitoringDidFail").count) retries in 1 s")
+    }
+
     @Test("A region parked until its source is back, redefined as another kind meanwhile, stays the new definition when the source returns")
     func newKindSupersedesTheParkedRegion() throws {
         var (engine, _) = Self.engineWithAnOutage(retry: Automation.Retry(delay: 1, maximumAttempts: 0))

@@ -149,8 +149,16 @@ struct HookDeliveryEdgeTests {
     func credentialsRedacted() throws {
         let full = "webhook:https://user:pw@hooks.example:8443/api/webhook/SECRETID?token=abc#f"
         let shown = HookConfiguration.redacted(full)
-        #expect(shown == "webhook:https://hooks.example:8443/… (#\(HookConfiguration.fingerprint(full)))", "\(shown)")
+        #expect(shown == "webhook:https://hooks.example:8443/… (#\(HookConfiguration.fingerprint("webhook:https://hooks.example:8443/api/webhook/SECRETID?token=abc#f")))",
+                "\(shown)")
         #expect(!shown.contains("pw") && !shown.contains("SECRETID") && !shown.contains("abc"))
+        // The fingerprint leaves the password out (a weak one could be confirmed by guessing).
+        #expect(HookConfiguration.redacted("https://bob:one@h/x") == HookConfiguration.redacted("https://bob:two@h/x"))
+        // A password holding "/", "?" or "#" ended the authority inside it: "bob:s3cr" was shown.
+        for url in ["https://bob:s3cr/et@hooks.example.com/x", "https://bob:s3cr?et@hooks.example.com/x", "https://bob:s3cr#et@hooks.example.com"] {
+            let hidden = HookConfiguration.redacted(url)
+            #expect(hidden.hasPrefix("https://… (#") && !hidden.contains("s3cr") && !hidden.contains("bob"), "\(hidden)")
+        }
         // Two webhooks of one host are told apart; the same URL always reads the same.
         #expect(HookConfiguration.redacted("http://h/a") != HookConfiguration.redacted("http://h/b"))
         #expect(HookConfiguration.redacted("http://h/a") == HookConfiguration.redacted("http://h/a"))

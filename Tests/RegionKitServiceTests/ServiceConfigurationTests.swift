@@ -67,6 +67,29 @@ struct ServiceConfigurationTests {
         }
     }
 
+    @Test("automation: a retry delay, attempt count or wake delay out of range is refused, naming the file, line and key (delay 0 with unbounded attempts made the daemon retry at one instant for ever, growing to 24 GB)")
+    func automationRanges() throws {
+        for (block, key, range) in [("{retry: {delay: 0, maximumAttempts: 9223372036854775807}}", "automation.retry.delay", "from 0.1 to 86400 seconds"),
+                                    ("{retry: {delay: -1}}", "automation.retry.delay", "from 0.1 to 86400 seconds"),
+                                    ("{retry: {delay: 1e308}}", "automation.retry.delay", "from 0.1 to 86400 seconds"),
+                                    ("{retry: {delay: .nan}}", "automation.retry.delay", "from 0.1 to 86400 seconds"),
+                                    ("{retry: {maximumAttempts: 9223372036854775807}}", "automation.retry.maximumAttempts", "from 0 to 10000"),
+                                    ("{retry: {maximumAttempts: -1}}", "automation.retry.maximumAttempts", "from 0 to 10000"),
+                                    ("{wakeRequestDelay: -1}", "automation.wakeRequestDelay", "from 0 to 3600 seconds"),
+                                    ("{wakeRequestDelay: .inf}", "automation.wakeRequestDelay", "from 0 to 3600 seconds")] {
+            let error = #expect(throws: RegionKitError.self) {
+                try ServiceConfiguration.decode("sources:\n  - gpsd: {}\nautomation: \(block)\n", path: Self.path)
+            }
+            #expect(error?.message.contains("\(Self.path):3:") == true && error?.message.contains(key) == true && error?.message.contains(range) == true,
+                    "\(block): \(error?.message ?? "")")
+        }
+        let edges = try ServiceConfiguration.decode("sources:\n  - gpsd: {}\nautomation: {wakeRequestDelay: 0, retry: {delay: 0.1, maximumAttempts: 10000}}\n", path: Self.path)
+        #expect(edges.automation?.retry == Automation.Retry(delay: 0.1, maximumAttempts: 10_000))
+        // A library caller's value out of range is held to it by the engine.
+        #expect(Automation.Retry(delay: 0).boundedDelay == 0.1 && Automation.Retry(delay: 1e308).boundedDelay == 86_400)
+        #expect(Automation.Retry(delay: .nan).boundedDelay == 1 && Automation.Retry(delay: -.infinity).boundedDelay == 0.1)
+    }
+
     @Test("automation: a block may name only the helpers it turns on (the others off), and retry only what it changes; unknown keys are still refused")
     func partialAutomation() throws {
         let one = try ServiceConfiguration.decode("sources:\n  - gpsd: {}\nautomation: {requestStateOnStart: true}\n", path: Self.path)
