@@ -4,9 +4,12 @@ import RegionKitCore
 /// line) into one byte slice per top-level object, with the offset where each begins. Braces inside
 /// strings and escaped quotes are handled. Fed in arbitrary chunks.
 ///
-/// Strict by default: a byte between objects that is not whitespace or a comma throws. With
-/// ``skipsDamage`` it is skipped instead (up to the next `{`), and so is an object larger than
-/// ``maximumObjectSize``; ``skippedBytes`` and ``firstSkip`` say what was left out.
+/// Strict by default: a byte between objects that is not whitespace or a comma throws, and so does
+/// a raw control byte (a line break) inside a string, which no JSON string holds: its closing
+/// quote is missing. With ``skipsDamage`` they are skipped instead (garbage up to the next `{`;
+/// the object with the broken string, the scan going on between objects from that byte), and so
+/// is an object larger than ``maximumObjectSize``; ``skippedBytes`` and ``firstSkip`` say what
+/// was left out.
 ///
 /// ```swift
 /// var splitter = ConcatenatedJSONSplitter()
@@ -88,7 +91,7 @@ public struct ConcatenatedJSONSplitter: Sendable {
                 let end = discarding ? count : Swift.min(count, run + (Self.maximumObjectSize - carried))
                 let start = index
                 if inString {
-                    while index < end, chunk[index] != UInt8(ascii: "\""), chunk[index] != UInt8(ascii: "\\") { index += 1 }
+                    while index < end, chunk[index] != UInt8(ascii: "\""), chunk[index] != UInt8(ascii: "\\"), chunk[index] >= 0x20 { index += 1 }
                 } else {
                     while index < end, !Self.isStructural(chunk[index]) { index += 1 }
                 }
@@ -119,6 +122,27 @@ public struct ConcatenatedJSONSplitter: Sendable {
                 continue
             }
             if discarding { skippedBytes += 1 }
+            if inString && byte < 0x20 {
+                // No JSON string holds a raw control byte (a line break): the string's closing
+                // quote is missing, and every brace after it would count as inside a string to the
+                // end of the stream (one deleted quote lost the rest of a recording as one
+                // oversized object). The object is damage; the scan starts again between objects,
+                // where the byte is white space.
+                let reason = "a control byte 0x\(String(byte, radix: 16)) inside a string at offset \(base + index - 1): the JSON object starting at offset \(objectStart) is damaged (a closing quote missing?)"
+                guard skipsDamage else {
+                    damage = reason
+                    break scan
+                }
+                noteSkip(at: objectStart, reason: reason)
+                if !discarding { skippedBytes += carried + (index - run) }
+                current = []
+                carried = 0
+                discarding = false
+                depth = 0
+                inString = false
+                escaped = false
+                continue
+            }
             if inString {
                 if escaped { escaped = false } else if byte == UInt8(ascii: "\\") { escaped = true } else if byte == UInt8(ascii: "\"") { inString = false }
             } else {

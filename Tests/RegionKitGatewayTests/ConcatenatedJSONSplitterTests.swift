@@ -50,6 +50,18 @@ struct ConcatenatedJSONSplitterTests {
                     continue
                 }
                 if discarding { skippedBytes += 1 } else { current.append(byte) }
+                if inString && byte < 0x20 {
+                    let reason = "a control byte 0x\(String(byte, radix: 16)) inside a string at offset \(offset): the JSON object starting at offset \(objectStart) is damaged (a closing quote missing?)"
+                    guard skipsDamage else { return stop(reason) }
+                    skip(at: objectStart, reason)
+                    if !discarding { skippedBytes += current.count }
+                    current = []
+                    discarding = false
+                    depth = 0
+                    inString = false
+                    escaped = false
+                    continue
+                }
                 if inString {
                     if escaped { escaped = false } else if byte == UInt8(ascii: "\\") { escaped = true } else if byte == UInt8(ascii: "\"") { inString = false }
                 } else {
@@ -101,6 +113,7 @@ struct ConcatenatedJSONSplitterTests {
             case 0: text += "x!"          // garbage
             case 1: text += "\n , \t"
             case 2: text += "]"           // a stray close between objects
+            case 3: text += "{\"lost\": \"quote\n, \"x\": {}}"   // a string's closing quote missing: the line break ends the object
             default: text += Bool.random(using: &random) ? "\n" : ""
             }
         }

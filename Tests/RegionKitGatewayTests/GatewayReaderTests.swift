@@ -225,6 +225,30 @@ struct GatewayReaderTests {
         #expect(recording.duration == 253_402_300_799.999)
     }
 
+    /// Found by the hostile-input review: every `}` after the broken string counted as inside a
+    /// string, and the rest of the file was one oversized object, skipped (0 of 39,802 read).
+    @Test("A real recording with one closing quote deleted (its first and one 500 KB in) loses that sighting alone, reported as damage at its offset",
+          .enabled(if: SharedFixtures.available, SharedFixtures.skipMessage))
+    func missingQuoteLosesOneSighting() throws {
+        let compressed = try [UInt8](Data(contentsOf: URL(fileURLWithPath: SharedFixtures.beaconRun("TwoScannersRun1-2015-03-03.json.gz"))))
+        let inflater = try GzipInflater(source: "fixture")
+        var text = try inflater.inflate(compressed)
+        try inflater.finish()
+        let room = Array(#""Room202""#.utf8)
+        for start in [0, 500_000] {
+            var damaged = text
+            let found = try #require((start..<(damaged.count - room.count)).first { Array(damaged[$0..<($0 + room.count)]) == room })
+            damaged.remove(at: found + room.count - 1)   // the closing quote
+            let path = try Fixtures.temporaryFile(Data(damaged), suffix: ".json")
+            var read = 0
+            let report = try GatewayFileReader(path: path).read { _ in read += 1 }
+            #expect(read == 39_801, "quote deleted at \(found + room.count - 1): \(read) read")
+            #expect(report.firstSkip?.message.contains("inside a string at offset") == true, "\(report.firstSkip?.message ?? "no skip")")
+            #expect(report.firstSkipOffset.map { $0 < found && found - $0 < 400 } == true, "the damaged sighting's start: \(report.firstSkipOffset ?? -1)")
+        }
+        text.removeAll()
+    }
+
     @Test(.enabled(if: SharedFixtures.available, SharedFixtures.skipMessage))
     func readsTheRealRecordings() throws {
         // Counts from the recordings' README.
