@@ -154,8 +154,9 @@ public struct MQTTClientConfiguration: Sendable {
         if rest.contains("@") {
             throw .invalidURL(url, reason: "credentials do not go in the URL: set username and password (or a password file)")
         }
-        if rest.contains("/") || rest.contains("?") || rest.contains("#") {
-            throw .invalidURL(url, reason: "only mqtt[s]://host[:port] is accepted (no path, query or fragment)")
+        if let cut = rest.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) {
+            // Shown up to the path: a query may carry a token (`?password=…`).
+            throw .invalidURL(String(url[..<cut]) + "…", reason: "only mqtt[s]://host[:port] is accepted (no path, query or fragment)")
         }
         var host: Substring
         var portText: Substring?
