@@ -1,4 +1,5 @@
 import RegionKit
+import RegionKitHCI
 import RegionKitSimulation
 
 /// One entry of the service configuration's `sources:` list: where sightings and fixes come from.
@@ -135,6 +136,19 @@ public enum ServiceSource: Hashable, Sendable {
         }
     }
 
+    /// A scenario that cannot be loaded (not built in, a file that is missing or malformed): said
+    /// at the configuration's load, not when the source starts after the store was created.
+    static func scenarioProblem(_ scenario: String) -> String? {
+        do { _ = try Scenario.builtInOrFile(scenario) } catch { return "scenario: \((error as? RegionKitError)?.message ?? "\(error)")" }
+        return nil
+    }
+
+    /// An HCI device the transport cannot parse (`hci0`, `tcp:HOST:PORT`, …), said at the load.
+    static func deviceProblem(_ device: String) -> String? {
+        do { _ = try HCITransportSpecification(parsing: device) } catch { return "device: \(error)" }
+        return nil
+    }
+
     /// The availability this source gives its region kinds before it has run: `.notDetermined`
     /// for a device that reports its own (a controller, gpsd), `.authorized` for one available
     /// from the start (a simulation, a file). A simulated scenario with a path on the map also
@@ -155,11 +169,11 @@ public enum ServiceSource: Hashable, Sendable {
     /// What is wrong with the settings (the field and the rule), or nil.
     public var problem: String? {
         switch self {
-        case .simulator(let simulator): Self.speedProblem(simulator.speed)
+        case .simulator(let simulator): Self.speedProblem(simulator.speed) ?? Self.scenarioProblem(simulator.scenario)
         case .gateway(let gateway): Self.speedProblem(gateway.speed)
             ?? gateway.reorderWindow.flatMap { $0.isFinite && (0...3600).contains($0) ? nil : "reorderWindow \($0) must be within 0...3600 seconds" }
             ?? gateway.maxGap.flatMap { $0.isFinite && (0...86_400).contains($0) ? nil : "maxGap \($0) must be within 0...86400 seconds" }
-        case .hci(let hci): hci.device.isEmpty ? "device must not be empty" : Self.layoutProblem(hci)
+        case .hci(let hci): hci.device.isEmpty ? "device must not be empty" : Self.deviceProblem(hci.device) ?? Self.layoutProblem(hci)
         case .gpsd(let gpsd):
             // Settings that can never connect fail the start, as an HCI device without a port does
             // (they used to be retried for ever as "source unavailable").

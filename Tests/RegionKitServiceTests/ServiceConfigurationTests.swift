@@ -67,6 +67,21 @@ struct ServiceConfigurationTests {
         }
     }
 
+    @Test("A broker URL the client cannot use (a port out of range, a path or query: not echoed), an HCI device no transport reads, a scenario neither built in nor a file: refused at the load, naming the field (they failed once the daemon had created its store)")
+    func sourcesCheckedAtLoad() throws {
+        for (text, expected) in [
+            ("sources:\n  - mqtt: {format: espresense}\nmqtt: {url: \"mqtt://127.0.0.1:99999\"}\n", "mqtt.url 'mqtt://127.0.0.1:99999': the port '99999' is not a number"),
+            ("sources:\n  - mqtt: {format: espresense}\nmqtt: {url: \"mqtt://127.0.0.1:1/?password=hunter2\"}\n", "mqtt.url 'mqtt://127.0.0.1:1…': only mqtt[s]://host[:port]"),
+            ("sources:\n  - mqtt: {format: espresense}\nmqtt: {urls: [\"mqtt://a:1883\", \"mqtt://b:0\"]}\n", "mqtt.urls[1] 'mqtt://b:0'"),
+            ("sources:\n  - hci: {device: bogus}\n", "sources[0].hci.device: "),
+            ("sources:\n  - simulator: {scenario: musuem}\n", "sources[0].simulator.scenario: 'musuem' is neither a built-in scenario"),
+        ] {
+            let error = #expect(throws: RegionKitError.self) { try ServiceConfiguration.decode(text, path: Self.path).validate(Self.path) }
+            #expect(error?.message.contains(expected) == true && error?.message.contains("hunter2") == false, "\(error?.message ?? "")")
+        }
+        #expect(throws: Never.self) { try ServiceConfiguration.decode("sources:\n  - hci: {device: \"tcp:127.0.0.1:1\"}\n  - simulator: {scenario: museum}\n", path: Self.path).validate(Self.path) }
+    }
+
     @Test("automation: a retry delay, attempt count or wake delay out of range is refused, naming the file, line and key (delay 0 with unbounded attempts made the daemon retry at one instant for ever, growing to 24 GB)")
     func automationRanges() throws {
         for (block, key, range) in [("{retry: {delay: 0, maximumAttempts: 9223372036854775807}}", "automation.retry.delay", "from 0.1 to 86400 seconds"),

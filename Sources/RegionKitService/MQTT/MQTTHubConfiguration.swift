@@ -180,6 +180,14 @@ public struct MQTTHubConfiguration: Codable, Sendable, Hashable {
         guard url.hasPrefix("mqtt://") || url.hasPrefix("mqtts://") else {
             throw bad("url '\(shown(url))' must start with mqtt:// or mqtts://")
         }
+        // The client's own parse (host, port, no path), so a bad port stops the configuration's
+        // load with its line, not the daemon after it created its store.
+        for (field, candidate) in [("url", url)] + (urls ?? []).enumerated().map({ ("urls[\($0.offset)]", $0.element) }) {
+            do { _ = try MQTTClientConfiguration(url: candidate) } catch {
+                if case .invalidURL(let text, let reason) = error { throw bad("\(field) '\(text)': \(reason)") }
+                throw bad("\(field): \(error)")
+            }
+        }
         if let site, site.isEmpty || site.utf8.count > 64 { throw bad("site must be 1–64 characters") }
         if let keepAlive, !(keepAlive.isFinite && keepAlive >= 1 && keepAlive <= 65535) { throw bad("keepAlive must be 1...65535 seconds") }
         if let maximumBacklog, !Self.maximumBacklogRange.contains(maximumBacklog) {
