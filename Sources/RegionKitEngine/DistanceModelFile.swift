@@ -120,7 +120,11 @@ public struct DistanceModelFile: Hashable, Sendable {
             try model.rejectUnknown(["type", "intercept_m", "slope_m_per_db"])
             let slope = try model.number("slope_m_per_db")
             guard slope >= 0, slope <= 1000 else { throw model.error("slope_m_per_db", "must be within 0...1000, got \(slope)") }
-            self.model = .linear(LinearDistanceModel(intercept: try model.number("intercept_m"), slope: slope))
+            // A distance is not negative (below 0 it is held at 0: an intercept of -1e300 ranged
+            // every beacon as immediate at 0 m).
+            let intercept = try model.number("intercept_m")
+            guard (-1000...1000).contains(intercept) else { throw model.error("intercept_m", "must be within -1000...1000 m, got \(intercept)") }
+            self.model = .linear(LinearDistanceModel(intercept: intercept, slope: slope))
         case "log-distance":
             try model.rejectUnknown(["type", "exponent"])
             let exponent = try model.number("exponent")
@@ -128,8 +132,16 @@ public struct DistanceModelFile: Hashable, Sendable {
             self.model = .logDistance(LogDistanceModel(exponent: exponent))
         case "curve":
             try model.rejectUnknown(["type", "coefficient", "exponent", "offset"])
-            self.model = .curve(CurveDistanceModel(coefficient: try model.number("coefficient"), exponent: try model.number("exponent"),
-                                                   offset: try model.number("offset"), name: "curve"))
+            // a · r^b + c from r = 1 up: positive a and b make it grow with the distance, and
+            // a + c ≥ 0 keeps it from going below 0 (a curve (-5, -3, 0) gave accuracies of -1.5 m,
+            // which Core Location only ever uses as -1, unknown).
+            let coefficient = try model.number("coefficient"), exponent = try model.number("exponent"), offset = try model.number("offset")
+            guard coefficient > 0, coefficient <= 1000 else { throw model.error("coefficient", "must be within (0, 1000], got \(coefficient)") }
+            guard exponent > 0, exponent <= 100 else { throw model.error("exponent", "must be within (0, 100], got \(exponent)") }
+            guard offset >= -coefficient, offset <= 1000 else {
+                throw model.error("offset", "must be within -coefficient...1000 (\(-coefficient)...1000: no distance below 0), got \(offset)")
+            }
+            self.model = .curve(CurveDistanceModel(coefficient: coefficient, exponent: exponent, offset: offset, name: "curve"))
         case let other:
             throw model.error("type", "'\(other)' is not one of linear, log-distance, curve")
         }
