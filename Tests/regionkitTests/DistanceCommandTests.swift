@@ -15,6 +15,22 @@ struct DistanceCommandTests {
         return url.path
     }
 
+    @Test("calibrate refuses an --output that is one of its recordings (the same path spelt otherwise, or a hard link): the recording was overwritten by the model file",
+          .enabled(if: available, "fixtures not found (set REGIONKIT_FIXTURES): SKIPPED, not passed"))
+    func outputIsNotARecording() async throws {
+        let copy = try Self.temporary(".csv", try String(contentsOfFile: Self.recording("20210107-1123-A.csv"), encoding: .utf8))
+        let link = copy + ".link.csv"
+        try FileManager.default.linkItem(atPath: copy, toPath: link)
+        defer { for path in [copy, link] { try? FileManager.default.removeItem(atPath: path) } }
+        let before = try Data(contentsOf: URL(fileURLWithPath: copy))
+        let spelt = (copy as NSString).deletingLastPathComponent + "/./" + (copy as NSString).lastPathComponent
+        for output in [spelt, link] {
+            let refused = try await CLI.run(["calibrate", copy, "--output", output], timeout: 60)
+            #expect(refused.status != 0 && refused.stderr.contains("is the recording"), "\(refused.stderr)")
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: copy)) == before, "the recording is intact")
+    }
+
     @Test("calibrate writes a model file that eval distance --model reads; --json lines start with the four contract keys",
           .enabled(if: available, "fixtures not found (set REGIONKIT_FIXTURES): SKIPPED, not passed"))
     func calibrateThenEvaluate() async throws {

@@ -47,6 +47,10 @@ struct Calibrate: AsyncParsableCommand {
 
     func validate() throws {
         guard !files.isEmpty else { throw ValidationError("give at least one recording FILE") }
+        // The model file is written over `--output`: never over a recording it is fitted from.
+        if let recording = files.first(where: { Self.sameFile($0, output) }) {
+            throw ValidationError("--output \(output) is the recording \(recording): it would be overwritten by the model file")
+        }
         try filter.validate()
         if let measuredPower {
             guard model != nil else { throw ValidationError("--measured-power applies to a device calibration (--model FILE)") }
@@ -54,6 +58,16 @@ struct Calibrate: AsyncParsableCommand {
                 throw ValidationError("--measured-power must be negative, at least -200 dBm (-200..<0), got \(measuredPower)")
             }
         }
+    }
+
+    /// Whether two paths name one file: the same path once symbolic links and `.`/`..` are
+    /// resolved, or the same device and inode (a hard link).
+    static func sameFile(_ a: String, _ b: String) -> Bool {
+        let resolved = { (path: String) in URL(fileURLWithPath: path).resolvingSymlinksInPath().standardizedFileURL.path }
+        if resolved(a) == resolved(b) { return true }
+        var first = stat(), second = stat()
+        guard stat(a, &first) == 0, stat(b, &second) == 0 else { return false }
+        return first.st_dev == second.st_dev && first.st_ino == second.st_ino
     }
 
     func run() async throws {
@@ -75,7 +89,7 @@ struct Calibrate: AsyncParsableCommand {
                                                            referenceDistance: calibration.referenceDistance,
                                                            medianAbsoluteError: fit.medianAbsoluteError, p90AbsoluteError: fit.p90AbsoluteError))
             do {
-                try Data(file.json.utf8).write(to: URL(fileURLWithPath: output))
+                try Data(file.json.utf8).write(to: URL(fileURLWithPath: output), options: .atomic)
             } catch {
                 throw RegionKitError(.invalidArgument, "\(output): cannot write the model file", cause: error)
             }
@@ -114,7 +128,7 @@ struct Calibrate: AsyncParsableCommand {
         let previous = file.deviceOffset
         file.deviceOffset = learned.offset
         do {
-            try Data(file.json.utf8).write(to: URL(fileURLWithPath: output))
+            try Data(file.json.utf8).write(to: URL(fileURLWithPath: output), options: .atomic)
         } catch {
             throw RegionKitError(.invalidArgument, "\(output): cannot write the model file", cause: error)
         }
