@@ -21,6 +21,8 @@ import RegionKitConcurrency
 public final class BTSnoopCaptureFile: Sendable {
     private struct State {
         var handle: FileHandle?
+        /// The file was created (at the first record), or closed before it.
+        var opened = false
         var records = 0
         var writeError: BluetoothError?
     }
@@ -34,21 +36,39 @@ public final class BTSnoopCaptureFile: Sendable {
         Int64((Date().timeIntervalSince1970 * 1_000_000).rounded())
     }
 
-    /// Creates (or truncates) `path` and writes the 16-byte btsnoop header.
+    /// Checks that `path` can be written; the file is created (or truncated) with its 16-byte
+    /// btsnoop header at the first record, so a controller that never opens leaves an earlier
+    /// capture at `path` as it was (it was truncated to its header before).
     /// - Parameter clock: the record timestamps, microseconds since the Unix epoch.
     public init(path: String, clock: @escaping @Sendable () -> Int64 = BTSnoopCaptureFile.wallClockMicroseconds) throws(BluetoothError) {
-        guard FileManager.default.createFile(atPath: path, contents: Data(BTSnoopWriter.header(datalink: .h4))),
-              let handle = FileHandle(forWritingAtPath: path) else {
+        let directory = (path as NSString).deletingLastPathComponent
+        var isDirectory: ObjCBool = false
+        let writable = FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory)
+            ? !isDirectory.boolValue && FileManager.default.isWritableFile(atPath: path)
+            : FileManager.default.isWritableFile(atPath: directory.isEmpty ? "." : directory)
+        guard writable else {
             throw BluetoothError(.captureFailed, "cannot create the capture file '\(path)' (does its directory exist, is it writable?)")
-        }
-        do {
-            try handle.seekToEnd()
-        } catch {
-            throw BluetoothError(.captureFailed, "cannot write the capture file '\(path)'", cause: error)
         }
         self.path = path
         self.now = clock
-        state = LockedBox(State(handle: handle))
+        state = LockedBox(State())
+    }
+
+    /// Creates the file with its header (at the first record).
+    private func open(_ state: inout State) {
+        state.opened = true
+        guard FileManager.default.createFile(atPath: path, contents: Data(BTSnoopWriter.header(datalink: .h4))),
+              let handle = FileHandle(forWritingAtPath: path) else {
+            state.writeError = BluetoothError(.captureFailed, "cannot create the capture file '\(path)'; nothing is captured")
+            return
+        }
+        do {
+            try handle.seekToEnd()
+            state.handle = handle
+        } catch {
+            try? handle.close()
+            state.writeError = BluetoothError(.captureFailed, "cannot write the capture file '\(path)'; nothing is captured", cause: error)
+        }
     }
 
     /// Records written so far.
@@ -61,6 +81,7 @@ public final class BTSnoopCaptureFile: Sendable {
     public func record(_ packet: H4Packet, direction: BTSnoopRecord.Direction) {
         let bytes = BTSnoopWriter.encode(BTSnoopRecord(packet: packet, direction: direction, unixMicroseconds: now()))
         state.withLock { state in
+            if !state.opened { open(&state) }
             guard let handle = state.handle, state.writeError == nil else { return }
             do {
                 try handle.write(contentsOf: bytes)
@@ -74,6 +95,7 @@ public final class BTSnoopCaptureFile: Sendable {
     /// Syncs and closes the file; later records are ignored. Idempotent.
     public func close() {
         state.withLock { state in
+            state.opened = true   // no file after a close
             guard let handle = state.handle else { return }
             try? handle.synchronize()
             try? handle.close()

@@ -44,6 +44,22 @@ struct CaptureTests {
         #expect(capture.writeError == nil)
     }
 
+    @Test("The file is created at the first record: a capture whose controller never opened leaves an earlier capture at its path as it was (it was truncated to its header)")
+    func createdAtTheFirstRecord() async throws {
+        let path = Self.temporaryPath("kept.btsnoop")
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let earlier = Data(BTSnoopWriter.header(datalink: .h4)) + Data(repeating: 7, count: 100)
+        try earlier.write(to: URL(fileURLWithPath: path))
+        let unused = try BTSnoopCaptureFile(path: path)
+        unused.close()
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == earlier)
+        let used = try BTSnoopCaptureFile(path: path)
+        used.record(H4Packet(command: .reset), direction: .sent)
+        used.close()
+        #expect(try BTSnoopFile(decoding: Array(try Data(contentsOf: URL(fileURLWithPath: path)))).records.count == 1, "replaced at the first record")
+        #expect(throws: BluetoothError.self, "a directory is not a capture file") { try BTSnoopCaptureFile(path: TestScratch.directory.path) }
+    }
+
     @Test("An unwritable capture path is a typed error naming the path")
     func unwritable() {
         #expect(throws: BluetoothError.self) { try BTSnoopCaptureFile(path: "/nonexistent-dir/x.btsnoop") }
