@@ -44,7 +44,14 @@ public struct BTSnoopAdvertisingLog: Sendable {
     public var firstSkippedRecordOffset: Int?
     /// Garbled stretches skipped and a damaged end (see `BTSnoopDamage`).
     public var damage = BTSnoopDamage()
-    /// The capture's first record, microseconds since the Unix epoch (nil for an empty capture).
+    /// Records left out for a time over a day from the records around them (a damaged timestamp,
+    /// see `TimestampOutlierFilter`); counted in ``records`` too.
+    public var timeOutliers = 0
+    /// Byte offset of the first of ``timeOutliers``.
+    public var firstTimeOutlierOffset: Int?
+    /// How far (µs) a record's time may be from both records around it: a day.
+    static let outlierMicroseconds = 86_400_000_000.0
+    /// The capture's first record kept, microseconds since the Unix epoch (nil for an empty capture).
     public var firstRecordUnixMicroseconds: Int64?
     /// Set when the file ends in a truncated or garbled record: the records before it were used
     /// (``damage``'s `BTSnoopDamage.end`).
@@ -65,6 +72,31 @@ public struct BTSnoopAdvertisingLog: Sendable {
         }
         var found: [AdvertisementSighting] = []
         var pipeline = BeaconReportPipeline(scannerID: nil, deduplicator: ScanResponseDeduplicator(window: repeatWindow), layout: layout)
+        // A record whose time is over a day from the records around it is a damaged timestamp (a
+        // flipped bit): left out, so that it is neither the replay's origin (the first record's
+        // collapsed a 120 s capture into one exit) nor a jump of the engine's clock.
+        var outliers = TimestampOutlierFilter<(record: BTSnoopRecord, start: Int)>(threshold: Self.outlierMicroseconds)
+        func process(_ kept: (record: BTSnoopRecord, start: Int), _: Double) {
+            let (record, start) = kept
+            if firstRecordUnixMicroseconds == nil { firstRecordUnixMicroseconds = record.unixMicroseconds }
+            func skip() {
+                skippedRecords += 1
+                if firstSkippedRecordOffset == nil { firstSkippedRecordOffset = start }
+            }
+            guard let packet = try? record.packet(datalink: datalink) else {
+                skip()
+                return
+            }
+            guard packet.type == .event else { return }
+            guard let event = try? packet.event(advertisingReportLayout: layout) else {
+                skip()
+                return
+            }
+            let zero = timeOrigin == .firstRecord ? (firstRecordUnixMicroseconds ?? 0) : 0
+            // In Double: two records' times can be any Int64s, whose difference may not fit one.
+            let time = Timestamp(seconds: (Double(record.unixMicroseconds) - Double(zero)) / 1_000_000)
+            pipeline.process(event, at: time, sighting: { found.append($0) }) { _ in }
+        }
         while true {
             let start = reader.offset
             let record: BTSnoopRecord
@@ -81,25 +113,11 @@ public struct BTSnoopAdvertisingLog: Sendable {
                 break
             }
             records += 1
-            if firstRecordUnixMicroseconds == nil { firstRecordUnixMicroseconds = record.unixMicroseconds }
-            func skip() {
-                skippedRecords += 1
-                if firstSkippedRecordOffset == nil { firstSkippedRecordOffset = start }
-            }
-            guard let packet = try? record.packet(datalink: datalink) else {
-                skip()
-                continue
-            }
-            guard packet.type == .event else { continue }
-            guard let event = try? packet.event(advertisingReportLayout: layout) else {
-                skip()
-                continue
-            }
-            let zero = timeOrigin == .firstRecord ? (firstRecordUnixMicroseconds ?? 0) : 0
-            // In Double: two records' times can be any Int64s, whose difference may not fit one.
-            let time = Timestamp(seconds: (Double(record.unixMicroseconds) - Double(zero)) / 1_000_000)
-            pipeline.process(event, at: time, sighting: { found.append($0) }) { _ in }
+            outliers.insert((record, start), time: Double(record.unixMicroseconds), offset: start, release: process)
         }
+        outliers.finish(release: process)
+        timeOutliers = outliers.dropped
+        firstTimeOutlierOffset = outliers.firstDropped?.offset
         sightings = found
         reports = pipeline.statistics.reports
         scanResponseRepeats = pipeline.statistics.scanResponseRepeats

@@ -30,6 +30,10 @@ public struct GatewayFileReader: Sendable {
         return magic == Data([0x1F, 0x8B])
     }
 
+    /// How far (ms) a sighting's time may be from both sightings around it before it is taken
+    /// for a damaged timestamp: a day.
+    static let outlierMilliseconds = 86_400_000.0
+
     /// Calls `body` for each sighting in file order, reading past damaged sightings and to the end
     /// of the intact data; returns what was delivered and what was skipped or cut off.
     /// - Throws: a `RegionKitError` when the file cannot be opened, or what `body` throws.
@@ -42,6 +46,24 @@ public struct GatewayFileReader: Sendable {
         let inflater = gzip ? try GzipInflater(source: path) : nil
         var splitter = ConcatenatedJSONSplitter(source: gzip ? "\(path) (decompressed)" : path, skipsDamage: true)
         var report = GatewayReadReport()
+        // A sighting whose time is over a day from the sightings around it is a damaged timestamp
+        // (a flipped bit moves it by years): left out as damage, as a sighting that does not
+        // parse is. Made the replay's origin, the first sighting's collapsed the whole recording.
+        var outliers = TimestampOutlierFilter<GatewaySighting>(threshold: Self.outlierMilliseconds)
+        var outlierSkips: [(offset: Int, time: Double)] = []
+        outliers.onDrop = { outlierSkips.append(($0, $1)) }
+        func noteOutliers() {
+            for (offset, time) in outlierSkips {
+                report.skippedSightings += 1
+                if report.firstSkipOffset.map({ offset < $0 }) ?? true {
+                    report.note(skip: RegionKitError(.malformedInput, """
+                        \(splitter.source): the sighting at offset \(offset) has time \(Int64(exactly: time.rounded()).map(String.init) ?? "\(time)") ms, \
+                        over a day from the sightings around it (a damaged timestamp?)
+                        """), at: offset)
+                }
+            }
+            outlierSkips.removeAll()
+        }
         func deliver(_ plain: [UInt8]) throws {
             // Cannot throw with skipsDamage: damage is counted by the splitter.
             for object in try splitter.feed(plain) {
@@ -53,8 +75,11 @@ public struct GatewayFileReader: Sendable {
                     if report.firstSkipOffset == nil { report.note(skip: error, at: object.offset) }
                     continue
                 }
-                try body(sighting)
-                report.sightings += 1
+                try outliers.insert(sighting, time: Double(sighting.timeMilliseconds), offset: object.offset) { kept, _ in
+                    try body(kept)
+                    report.sightings += 1
+                }
+                noteOutliers()
             }
         }
         reading: while true {
@@ -81,6 +106,11 @@ public struct GatewayFileReader: Sendable {
             }
             try deliver(plain)
         }
+        try outliers.finish { kept, _ in
+            try body(kept)
+            report.sightings += 1
+        }
+        noteOutliers()
         if report.stoppedBy == nil, let inflater {
             do { try inflater.finish() } catch let error as RegionKitError { report.stoppedBy = error }
         }

@@ -72,6 +72,27 @@ struct CaptureTests {
         BTSnoopRecord(packet: H4Packet(event: event, advertisingReportLayout: .reportByReport), direction: direction, unixMicroseconds: micros)
     }
 
+    @Test("A record whose time is years from the records around it (a flipped bit, the first one's or a later one's) is left out and counted: the others keep their times from the first record kept")
+    func damagedTimestamps() throws {
+        let start: Int64 = 1_700_000_000_000_000
+        func capture(firstAt first: Int64, thirdAt third: Int64? = nil) -> [UInt8] {
+            var writer = BTSnoopWriter()
+            writer.append(Self.record(Sample.legacyReport(.advNonconnInd), at: first))
+            for index in 1...4 { writer.append(Self.record(Sample.legacyReport(.advNonconnInd), at: index == 2 ? (third ?? start + 2_000_000) : start + Int64(index) * 1_000_000)) }
+            return writer.bytes
+        }
+        let intact = try BTSnoopAdvertisingLog(bytes: capture(firstAt: start))
+        #expect(intact.timeOutliers == 0 && intact.sightings.map(\.timestamp.seconds) == [0, 1, 2, 3, 4])
+        for first in [start ^ (1 << 60), -start] {
+            let flipped = try BTSnoopAdvertisingLog(bytes: capture(firstAt: first))
+            #expect(flipped.timeOutliers == 1 && flipped.firstTimeOutlierOffset == 16, "\(first)")
+            #expect(flipped.sightings.map(\.timestamp.seconds) == [0, 1, 2, 3], "timed from the first record kept: \(flipped.sightings.map(\.timestamp.seconds))")
+            #expect(flipped.firstRecordUnixMicroseconds == start + 1_000_000)
+        }
+        let later = try BTSnoopAdvertisingLog(bytes: capture(firstAt: start, thirdAt: start ^ (1 << 50)))
+        #expect(later.timeOutliers == 1 && later.sightings.map(\.timestamp.seconds) == [0, 1, 3, 4])
+    }
+
     @Test("Replay log: recorded times from the first record, repeats dropped, commands and other events skipped")
     func advertisingLog() throws {
         let start: Int64 = 1_700_000_000_000_000
@@ -120,10 +141,13 @@ extension CaptureTests {
     func garbledRecordInTheMiddle() throws {
         let start: Int64 = 1_700_000_000_000_000
         var writer = BTSnoopWriter()
-        // Record 0 is stamped at the earliest time btsnoop can hold (Int64.min µs since the Unix
-        // epoch): the later records' times since it do not fit an Int64.
+        // Records 0 and 1 are stamped at the earliest time btsnoop can hold (Int64.min µs since the
+        // Unix epoch; two, so that neither is a damaged timestamp far from both neighbours): the
+        // later records' times since them do not fit an Int64.
         var first = Self.record(Sample.legacyReport(.advNonconnInd), at: 0)
         first.timestamp = .min &+ BTSnoopRecord.unixEpochOffset
+        writer.append(first)
+        first.timestamp = .min &+ BTSnoopRecord.unixEpochOffset &+ 1
         writer.append(first)
         for index in 1..<5 { writer.append(Self.record(Sample.legacyReport(.advNonconnInd), at: start + Int64(index) * 1_000_000)) }
         // An event whose length byte lies (decodes to nothing): counted, with its offset.
@@ -131,11 +155,11 @@ extension CaptureTests {
         writer.append(BTSnoopRecord(packet: H4Packet(type: .event, payload: [0x3E, 0x09, 0x02, 0x01]), direction: .received, unixMicroseconds: start + 5_500_000))
         var bytes = writer.bytes
         let recordSize = BTSnoopReader.recordHeaderSize + first.data.count
-        bytes[16 + recordSize + 8] = 0x40   // record 1's flags word gets an undefined bit
+        bytes[16 + 2 * recordSize + 8] = 0x40   // record 2's flags word gets an undefined bit
         let log = try BTSnoopAdvertisingLog(bytes: bytes)
-        #expect(log.records == 5, "records 0, 2, 3, 4 and the lying event")
-        #expect(log.sightings.count == 4)
-        #expect(log.damage.garbledStretches == 1 && log.damage.firstError?.index == 1 && log.truncation == nil)
+        #expect(log.records == 6, "records 0, 1, 3, 4, 5 and the lying event")
+        #expect(log.sightings.count == 5 && log.timeOutliers == 0)
+        #expect(log.damage.garbledStretches == 1 && log.damage.firstError?.index == 2 && log.truncation == nil)
         #expect(log.damage.skippedBytes == recordSize)
         #expect(log.skippedRecords == 1 && log.firstSkippedRecordOffset == lyingOffset)
         #expect(log.sightings.last!.timestamp.seconds > 9e12, "seconds since record 0, computed without an overflow trap")

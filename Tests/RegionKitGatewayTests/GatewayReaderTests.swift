@@ -249,6 +249,29 @@ struct GatewayReaderTests {
         text.removeAll()
     }
 
+    @Test("A real recording whose first sighting's time has a flipped bit (years off): that sighting is left out as damage, and the others keep their times from the next one (the whole recording collapsed into seconds)",
+          .enabled(if: SharedFixtures.available, SharedFixtures.skipMessage))
+    func damagedFirstTimestamp() throws {
+        let compressed = try [UInt8](Data(contentsOf: URL(fileURLWithPath: SharedFixtures.beaconRun("TwoScannersRun1-2015-03-03.json.gz"))))
+        let inflater = try GzipInflater(source: "fixture")
+        var text = try inflater.inflate(compressed)
+        try inflater.finish()
+        let key = Array(#""time":"#.utf8)
+        var intact: [GatewaySighting] = []
+        _ = try GatewayFileReader(path: SharedFixtures.beaconRun("TwoScannersRun1-2015-03-03.json.gz")).read { intact.append($0) }
+        let found = try #require((0..<(text.count - key.count)).first { Array(text[$0..<($0 + key.count)]) == key })
+        var digit = found + key.count
+        while text[digit] == UInt8(ascii: " ") { digit += 1 }
+        text[digit] = text[digit] == UInt8(ascii: "4") ? UInt8(ascii: "9") : UInt8(ascii: "4")   // the leading digit: years off
+        let path = try Fixtures.temporaryFile(Data(text), suffix: ".json")
+        var read: [GatewaySighting] = []
+        let report = try GatewayFileReader(path: path).read { read.append($0) }
+        #expect(read.count == intact.count - 1 && report.skippedSightings == 1)
+        #expect(read.map(\.timeMilliseconds) == intact.dropFirst().map(\.timeMilliseconds))
+        #expect(report.firstSkip?.message.contains("over a day from the sightings around it") == true, "\(report.firstSkip?.message ?? "")")
+        #expect(report.error(path: path) != nil, "damage: the replay says so with exit status 1")
+    }
+
     @Test(.enabled(if: SharedFixtures.available, SharedFixtures.skipMessage))
     func readsTheRealRecordings() throws {
         // Counts from the recordings' README.

@@ -188,6 +188,13 @@ extension Replay {
         if log.skippedRecords > 0 {
             Console.warning("\(file): \(log.skippedRecords) event record(s) that do not decode skipped (the first at byte \(log.firstSkippedRecordOffset ?? 0))")
         }
+        if log.timeOutliers > 0 {
+            // Damage, as a garbled record is: replayed without them, then said with exit status 1.
+            throw RegionKitError(.malformedInput, """
+                \(file): damaged btsnoop capture: \(log.timeOutliers) record(s) with a time over a day from the records around them \
+                (damaged timestamps) left out, the first at byte \(log.firstTimeOutlierOffset ?? 0); the other \(log.records - log.timeOutliers) replayed
+                """)
+        }
     }
 
     /// Says how many jumps in the recording's time paced replay shortened (--max-gap).
