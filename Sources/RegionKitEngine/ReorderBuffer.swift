@@ -52,8 +52,16 @@ public struct ReorderBuffer<Element: Sendable>: Sendable {
     @usableFromInline var lateInputs = 0
     @usableFromInline var lastReleased: Timestamp?
 
-    public init(window: Double) {
+    /// The most inputs held at once: past it the earliest is released before its window has
+    /// passed (inputs all at one time, 3 M identical sightings in 1 MB of gzip, were all held).
+    public let capacity: Int
+    /// Inputs released early because ``capacity`` was reached.
+    public var releasedEarly: Int { earlyReleases }
+    @usableFromInline var earlyReleases = 0
+
+    public init(window: Double, capacity: Int = 1 << 18) {
         self.window = max(0, window)
+        self.capacity = max(1, capacity)
     }
 
     @inlinable
@@ -78,6 +86,12 @@ public struct ReorderBuffer<Element: Sendable>: Sendable {
         let newest = Swift.max(self.newest ?? time, time)
         self.newest = newest
         try self.release(upTo: newest - window, release)
+        while heap.count > capacity, let top = heap.min {
+            heap.popMin()
+            lastReleased = top.time
+            earlyReleases += 1
+            try release(top.element)
+        }
     }
 
     /// Releases everything, in time order (end of input).

@@ -30,6 +30,9 @@ public struct GatewayFileReader: Sendable {
         return magic == Data([0x1F, 0x8B])
     }
 
+    /// The most compressed bytes inflated at once (their output is bounded by ~1,032 times this).
+    static let compressedChunkLimit = 16 * 1024
+
     /// How far (ms) a sighting's time may be from both sightings around it before it is taken
     /// for a damaged timestamp: a day.
     static let outlierMilliseconds = 86_400_000.0
@@ -85,7 +88,9 @@ public struct GatewayFileReader: Sendable {
         reading: while true {
             let chunk: Data
             do {
-                chunk = try handle.read(upToCount: chunkSize) ?? Data()
+                // Compressed, a chunk is read 16 KiB at most: its bytes inflate to up to ~1,000
+                // times as many, and 256 KiB of compressed white space made one 256 MB buffer.
+                chunk = try handle.read(upToCount: gzip ? Swift.min(chunkSize, Self.compressedChunkLimit) : chunkSize) ?? Data()
             } catch {
                 report.stoppedBy = RegionKitError(.malformedInput, "\(path): read error after \(report.sightings) sightings", cause: error)
                 break

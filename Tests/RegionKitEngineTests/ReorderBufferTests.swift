@@ -15,6 +15,20 @@ struct ReorderBufferTests {
         #expect(buffer.tooLate == 0)
     }
 
+    /// Found by the hostile-input review: 3 M sightings at one time (1 MB of gzip) were all held.
+    @Test("Past its capacity the earliest input is released before its window passed, counted; order is kept")
+    func capacityBoundsWhatIsHeld() {
+        var buffer = ReorderBuffer<Int>(window: 60, capacity: 4)
+        var released: [Int] = []
+        for value in 0..<10 { buffer.insert(value, at: Timestamp(seconds: 1)) { released.append($0) } }
+        #expect(buffer.count == 4 && released == [0, 1, 2, 3, 4, 5] && buffer.releasedEarly == 6)
+        buffer.insert(99, at: Timestamp(seconds: 0.5)) { released.append($0) }
+        #expect(buffer.tooLate == 1, "earlier than one released early: late, as any input past the window")
+        buffer.drain { released.append($0) }
+        #expect(released == [0, 1, 2, 3, 4, 5, 99, 6, 7, 8, 9], "the earliest held goes first: the late one, then the rest in order")
+        #expect(ReorderBuffer<Int>(window: 1).capacity == 262_144)
+    }
+
     @Test func inputsLaterThanTheWindowAreCountedAndReleasedAtOnce() {
         var buffer = ReorderBuffer<String>(window: 1)
         _ = buffer.insert("a", at: Timestamp(seconds: 5))

@@ -153,6 +153,9 @@ struct Replay: AsyncParsableCommand {
             if buffer.tooLate > 0 {
                 Console.warning("\(buffer.tooLate) sightings arrived more than \(reorderWindow) s out of order (--reorder-window)")
             }
+            if buffer.releasedEarly > 0 {
+                Console.warning("\(buffer.releasedEarly) sightings replayed before --reorder-window had passed: over \(buffer.capacity) were waiting at once")
+            }
             for warning in report.warnings { Console.warning("\(file): \(warning)") }
             session.finish(tail: report.stoppedBy == nil ? tail : 0)
             if let error = report.error(path: file) { throw error }
