@@ -13,6 +13,6 @@ extension DistanceModelFile {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw RegionKitError(.invalidArgument, "\(path): cannot read the distance model file")
         }
-        return try DistanceModelFile(json: String(decoding: data, as: UTF8.self), source: path)
+        return try DistanceModelFile(json: String(validatingUTF8: data, source: path), source: path)
     }
 }

@@ -91,7 +91,7 @@ public struct ServiceConfiguration: Codable, Sendable {
         guard UnreadableFile.reason(path) == nil, let data = FileManager.default.contents(atPath: path) else {
             throw RegionKitError(.invalidArgument, UnreadableFile.message(path, "cannot read the configuration file"))
         }
-        return try decode(String(decoding: data, as: UTF8.self), path: path)
+        return try decode(String(validatingUTF8: data, source: path), path: path)
     }
 
     /// Decodes and validates `text` (YAML or JSON); errors name `path`, the line and column
