@@ -129,7 +129,7 @@ public struct GatewaySighting: Hashable, Sendable {
         }
         guard let scanner = wire.scannerID else { throw bad("missing string field 'scannerID'") }
         guard let uuidText = wire.uuid else { throw bad("missing string field 'uuid'") }
-        guard let uuid = UUID(flexibleString: uuidText) else { throw bad("uuid '\(uuidText)' is not 32 hex digits") }
+        guard let uuid = UUID(flexibleString: uuidText) else { throw bad("uuid '\(uuidText.prefix(80))\(uuidText.count > 80 ? "…" : "")' is not 32 hex digits") }
         guard let major = wire.major, let minor = wire.minor else { throw bad("missing field 'major' or 'minor'") }
         guard Self.identifierRange.contains(major), Self.identifierRange.contains(minor) else {
             throw bad("major \(major) / minor \(minor) outside \(Self.identifierRange.lowerBound)...\(Self.identifierRange.upperBound)")

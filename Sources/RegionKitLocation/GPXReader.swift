@@ -314,7 +314,7 @@ public enum GPXReader {
             case "course" where point != nil: point?.course = try number()
             case "time" where point != nil:
                 guard let t = UTCCalendar.parseISO8601(value) else {
-                    throw Failure(code: .badField, message: "<time> value '\(value)' is not an ISO 8601 UTC time")
+                    throw Failure(code: .badField, message: "<time> value '\(value.prefix(80))\(value.count > 80 ? "…" : "")' is not an ISO 8601 UTC time")
                 }
                 point?.time = t
             case "name":

@@ -59,7 +59,7 @@ public struct GeoJSONRegionsError: Error, Hashable, Sendable, CustomStringConver
 
         public var description: String {
             var where_ = featureIndex.map { "features[\($0)]" } ?? "document"
-            if let identifier { where_ += " ('\(identifier)')" }
+            if let identifier { where_ += " ('\(identifier.prefix(80))\(identifier.count > 80 ? "…" : "")')" }
             return "\(where_): \(code): \(message)"
         }
     }

@@ -74,6 +74,9 @@ struct GatewayReaderTests {
         (#"{"scannerID": "R", "uuid": "DAF246CE836311E4B116123B93F75CBA", "major": 0, "minor": 1, "rssi": -70 "time": 1}"#, "invalid JSON: expected ',' or '}' at byte 99"),
         (#"{"scannerID": "R", "uuid": "DAF246CE836311E4B116123B93F75CBA", "major": 70000, "minor": 1, "rssi": -70, "time": 1}"#, "outside 0...65535"),
         (#"{"scannerID": "R", "uuid": "DAF246CE836311E4B116123B93F75CBA", "major": 0, "minor": 1, "rssi": -70}"#, "missing integer field 'time'"),
+        // An untrusted value is repeated cut to 80 characters (a 50 KB uuid made a 50 KB error line).
+        (#"{"scannerID": "R", "uuid": ""# + String(repeating: "x", count: 50_000) + #"", "major": 0, "minor": 1, "rssi": -70, "time": 1}"#,
+         "uuid '" + String(repeating: "x", count: 80) + "…' is not 32 hex digits"),
     ])
     func badSightings(json: String, expected: String) {
         #expect {
