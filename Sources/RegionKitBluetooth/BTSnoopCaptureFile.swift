@@ -43,9 +43,15 @@ public final class BTSnoopCaptureFile: Sendable {
     public init(path: String, clock: @escaping @Sendable () -> Int64 = BTSnoopCaptureFile.wallClockMicroseconds) throws(BluetoothError) {
         let directory = (path as NSString).deletingLastPathComponent
         var isDirectory: ObjCBool = false
-        let writable = FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory)
-            ? !isDirectory.boolValue && FileManager.default.isWritableFile(atPath: path)
-            : FileManager.default.isWritableFile(atPath: directory.isEmpty ? "." : directory)
+        let writable: Bool
+        if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) {
+            writable = !isDirectory.boolValue && FileManager.default.isWritableFile(atPath: path)
+        } else {
+            // The parent must be a directory (a regular file passes isWritableFile).
+            let parent = directory.isEmpty ? "." : directory
+            writable = FileManager.default.fileExists(atPath: parent, isDirectory: &isDirectory) && isDirectory.boolValue
+                && FileManager.default.isWritableFile(atPath: parent)
+        }
         guard writable else {
             throw BluetoothError(.captureFailed, "cannot create the capture file '\(path)' (does its directory exist, is it writable?)")
         }

@@ -50,19 +50,17 @@ public struct GatewayFileReader: Sendable {
         var splitter = ConcatenatedJSONSplitter(source: gzip ? "\(path) (decompressed)" : path, skipsDamage: true)
         var report = GatewayReadReport()
         // A sighting whose time is over a day from the sightings around it is a damaged timestamp
-        // (a flipped bit moves it by years): left out as damage, as a sighting that does not
-        // parse is. Made the replay's origin, the first sighting's collapsed the whole recording.
+        // (a flipped bit moves it by years), or a lone sighting beyond a long gap: left out with a
+        // warning (``GatewayReadReport/timeOutliers``). Made the replay's origin, the first
+        // sighting's collapsed the whole recording.
         var outliers = TimestampOutlierFilter<GatewaySighting>(threshold: Self.outlierMilliseconds)
         var outlierSkips: [(offset: Int, time: Double)] = []
         outliers.onDrop = { outlierSkips.append(($0, $1)) }
         func noteOutliers() {
             for (offset, time) in outlierSkips {
-                report.skippedSightings += 1
-                if report.firstSkipOffset.map({ offset < $0 }) ?? true {
-                    report.note(skip: RegionKitError(.malformedInput, """
-                        \(splitter.source): the sighting at offset \(offset) has time \(Int64(exactly: time.rounded()).map(String.init) ?? "\(time)") ms, \
-                        over a day from the sightings around it (a damaged timestamp?)
-                        """), at: offset)
+                report.timeOutliers += 1
+                if report.firstTimeOutlier == nil {
+                    report.firstTimeOutlier = "\(splitter.source): the sighting at offset \(offset), time \(Int64(exactly: time.rounded()).map(String.init) ?? "\(time)") ms"
                 }
             }
             outlierSkips.removeAll()

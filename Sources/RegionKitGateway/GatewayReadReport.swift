@@ -28,6 +28,12 @@ public struct GatewayReadReport: Hashable, Sendable {
     public var trailingOffset: Int?
     /// Whether the trailing bytes are not only zero padding (which `gzip -d` ignores silently).
     public var trailingIsGarbage = false
+    /// Sightings left out because their time is over a day from the sightings around them (a
+    /// damaged timestamp, or a lone sighting beyond a long gap: which one cannot be told, so it is
+    /// a warning, not damage).
+    public var timeOutliers = 0
+    /// The first of ``timeOutliers``: its offset and time.
+    public var firstTimeOutlier: String?
 
     public init() {}
 
@@ -55,10 +61,16 @@ public struct GatewayReadReport: Hashable, Sendable {
         return lines
     }
 
-    /// Notes that lose no data: trailing garbage after the last gzip member.
+    /// Notes beside the damage: sightings left out for their time, trailing garbage after the last gzip member.
     public var warnings: [String] {
-        guard trailingIsGarbage, let trailingOffset else { return [] }
-        return ["\(trailingBytes) byte(s) of trailing garbage after the last gzip member at compressed byte \(trailingOffset) ignored (as gzip -d does)"]
+        var lines: [String] = []
+        if timeOutliers > 0, let firstTimeOutlier {
+            lines.append("\(timeOutliers) sighting(s) left out: their time is over a day from the sightings around them (damaged timestamps?); the first: \(firstTimeOutlier)")
+        }
+        if trailingIsGarbage, let trailingOffset {
+            lines.append("\(trailingBytes) byte(s) of trailing garbage after the last gzip member at compressed byte \(trailingOffset) ignored (as gzip -d does)")
+        }
+        return lines
     }
 
     /// A one-line summary: counts, the first problem, where reading stopped.

@@ -523,7 +523,7 @@ extension PostgresRegionStore: ClusterStoring {
                 """, logger: logger)
             let rows = events(previous, merged.state, merged.since)
             guard !rows.isEmpty else { return .changed([]) }
-            return .changed(try await Self.insert(rows, connection, logger, store: description))
+            return .changed(try await Self.insert(rows, connection, logger, store: description, dueAtOnce: true))
         }
     }
 
@@ -532,7 +532,7 @@ extension PostgresRegionStore: ClusterStoring {
         guard !rows.isEmpty else { return .unchanged }
         return try await transaction("append \(rows.count) event(s) of partition \(lease.partition)") { connection, logger in
             guard try await Self.holds(lease, member: member, connection, logger) else { return .fenced }
-            return .changed(try await Self.insert(rows, connection, logger, store: description))
+            return .changed(try await Self.insert(rows, connection, logger, store: description, dueAtOnce: true))
         }
     }
 
@@ -551,9 +551,12 @@ extension PostgresRegionStore: ClusterStoring {
     }
 
     /// Appends `rows` (in order, under the log's append lock) with their pending hook deliveries.
-    static func insert(_ rows: [ClusterEventRow], _ connection: PostgresConnection, _ logger: Logger, store description: String) async throws -> [StoredEvent] {
+    /// - Parameter dueAtOnce: the hook deliveries are due at once (a cluster's: the rows' times are
+    ///   the writing member's clock), not at the event's time (one daemon's, as on SQLite).
+    static func insert(_ rows: [ClusterEventRow], _ connection: PostgresConnection, _ logger: Logger, store description: String,
+                       dueAtOnce: Bool = false) async throws -> [StoredEvent] {
         try await lockAppends(connection, logger)
-        return try await insertLocked(rows, connection, logger, store: description)
+        return try await insertLocked(rows, connection, logger, store: description, dueAtOnce: dueAtOnce)
     }
 
     /// Takes the log's append lock until the transaction ends: ids drawn after it become visible
@@ -562,16 +565,17 @@ extension PostgresRegionStore: ClusterStoring {
         try await connection.query("SELECT pg_advisory_xact_lock(\(Self.appendLock))", logger: logger)
     }
 
-    /// ``insert(_:_:_:store:)`` in a transaction that already holds the append lock (``lockAppends(_:_:)``).
-    static func insertLocked(_ rows: [ClusterEventRow], _ connection: PostgresConnection, _ logger: Logger, store description: String) async throws -> [StoredEvent] {
+    /// ``insert(_:_:_:store:dueAtOnce:)`` in a transaction that already holds the append lock (``lockAppends(_:_:)``).
+    static func insertLocked(_ rows: [ClusterEventRow], _ connection: PostgresConnection, _ logger: Logger, store description: String,
+                             dueAtOnce: Bool = false) async throws -> [StoredEvent] {
         var stored: [StoredEvent] = []
         for row in rows {
             var id: Int64?
             // One statement (one round trip) for the event and its deliveries: the deliveries'
             // data-modifying CTE runs whether or not the final SELECT reads it; a hook named twice
-            // gets one delivery (DO NOTHING skips a conflict within the statement too). Due at
-            // once (0), not at the event's time: that is the writing member's clock, and the
-            // outputs holder asks with its own, so a writer 10 minutes ahead delayed its hooks
+            // gets one delivery (DO NOTHING skips a conflict within the statement too). A cluster's
+            // are due at once (0), not at the event's time: that is the writing member's clock, and
+            // the outputs holder asks with its own, so a writer 10 minutes ahead delayed its hooks
             // (and every later one of their regions) by 10 minutes. Due ones go in log order.
             let query: PostgresQuery = row.hooks.isEmpty ? """
                 INSERT INTO event_log (time, type, region, state, reason, json)
@@ -582,7 +586,7 @@ extension PostgresRegionStore: ClusterStoring {
                     VALUES (\(row.time), \(row.type), \(row.region), \(row.state), \(row.reason), \(row.json)) RETURNING id),
                 deliveries AS (
                     INSERT INTO hook_delivery (event_id, hook, status, next_attempt_at)
-                    SELECT event.id, hook, 'pending', 0 FROM event, unnest(\(row.hooks)::text[]) AS hook
+                    SELECT event.id, hook, 'pending', \(dueAtOnce ? 0 : row.time) FROM event, unnest(\(row.hooks)::text[]) AS hook
                     ON CONFLICT (event_id, hook) DO NOTHING)
                 SELECT id FROM event
                 """

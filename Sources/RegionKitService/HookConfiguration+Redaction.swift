@@ -22,6 +22,11 @@ extension HookConfiguration {
             if let later = rest.lastIndex(of: "@") {
                 return String(text[..<scheme.upperBound]) + "… (#\(fingerprint(String(rest[rest.index(after: later)...]))))"
             }
+            // `name:text` that is no port (`alice:S3CRET/…` with its "@" lost): nothing of it shown.
+            if let colon = authority.lastIndex(of: ":"), !authority.hasSuffix("]"),
+               !authority[authority.index(after: colon)...].allSatisfy(\.isNumber) {
+                return String(text[..<scheme.upperBound]) + "… (#\(fingerprint(String(rest[authorityEnd...]))))"
+            }
             // Nothing but a host and port: nothing to hide.
             if authorityEnd == rest.endIndex { return text }
             return String(text[..<scheme.upperBound]) + authority + "/… (#\(fingerprint(text)))"

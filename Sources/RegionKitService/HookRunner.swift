@@ -298,7 +298,7 @@ public final class HookRunner: Sendable {
             let http = response as? HTTPURLResponse
             let code = http?.statusCode ?? 0
             if (300..<400).contains(code) {
-                let location = http?.value(forHTTPHeaderField: "Location").map { " to \(HookConfiguration.redacted(String($0.prefix(200))))" } ?? ""
+                let location = http?.value(forHTTPHeaderField: "Location").map { " to \(String(HookConfiguration.redacted($0).prefix(200)))" } ?? ""
                 return .failure("HTTP \(code): a redirect\(location), not followed (a POST's body would not go with it): give the final URL")
             }
             return (200..<300).contains(code) ? .success : .failure("HTTP \(code)")

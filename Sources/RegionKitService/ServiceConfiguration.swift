@@ -244,11 +244,11 @@ public struct ServiceConfiguration: Codable, Sendable {
         }
         for (index, hook) in (hooks?.webhooks ?? []).enumerated() {
             guard let url = URL(string: hook.url), url.scheme == "http" || url.scheme == "https" else {
-                throw bad("hooks.webhooks[\(index)].url: '\(HookConfiguration.redacted(String(hook.url.prefix(200))))' is not an http(s) URL")
+                throw bad("hooks.webhooks[\(index)].url: '\(String(HookConfiguration.redacted(hook.url).prefix(200)))' is not an http(s) URL")
             }
             // (`http://` alone parses: it failed only at the first delivery.)
             guard let host = url.host, !host.isEmpty else {
-                throw bad("hooks.webhooks[\(index)].url: '\(HookConfiguration.redacted(String(hook.url.prefix(200))))' names no host")
+                throw bad("hooks.webhooks[\(index)].url: '\(String(HookConfiguration.redacted(hook.url).prefix(200)))' names no host")
             }
             // A misspelled or never-logged type delivered nothing, silently.
             if hook.events?.isEmpty == true {

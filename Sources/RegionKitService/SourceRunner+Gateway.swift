@@ -16,9 +16,12 @@ extension SourceRunner {
         var batch: [GatewaySighting] = []
         var damage: (any Error)?
         do {
-            _ = try GatewayFileReader(path: settings.file).forEach { sighting in
+            let reader = GatewayFileReader(path: settings.file)
+            let report = try reader.read { sighting in
                 buffer.insert(sighting, at: Timestamp(seconds: Double(sighting.timeMilliseconds) / 1000)) { batch.append($0) }
             }
+            for warning in report.warnings { logger.warning("gateway file: \(warning)", metadata: ["file": "\(settings.file)"]) }
+            if let error = report.error(path: settings.file) { throw error }
         } catch {
             damage = error
         }

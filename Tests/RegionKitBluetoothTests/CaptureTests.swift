@@ -58,6 +58,8 @@ struct CaptureTests {
         used.close()
         #expect(try BTSnoopFile(decoding: Array(try Data(contentsOf: URL(fileURLWithPath: path)))).records.count == 1, "replaced at the first record")
         #expect(throws: BluetoothError.self, "a directory is not a capture file") { try BTSnoopCaptureFile(path: TestScratch.directory.path) }
+        // A regular file where the directory should be: refused at once (the lazy creation hid it, exit 0).
+        #expect(throws: BluetoothError.self, "a file is not a directory") { try BTSnoopCaptureFile(path: path + "/cap.btsnoop") }
     }
 
     @Test("An unwritable capture path is a typed error naming the path")

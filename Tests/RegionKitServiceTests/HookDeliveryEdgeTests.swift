@@ -155,7 +155,8 @@ struct HookDeliveryEdgeTests {
         // The fingerprint leaves the password out (a weak one could be confirmed by guessing).
         #expect(HookConfiguration.redacted("https://bob:one@h/x") == HookConfiguration.redacted("https://bob:two@h/x"))
         // A password holding "/", "?" or "#" ended the authority inside it: "bob:s3cr" was shown.
-        for url in ["https://bob:s3cr/et@hooks.example.com/x", "https://bob:s3cr?et@hooks.example.com/x", "https://bob:s3cr#et@hooks.example.com"] {
+        for url in ["https://bob:s3cr/et@hooks.example.com/x", "https://bob:s3cr?et@hooks.example.com/x", "https://bob:s3cr#et@hooks.example.com",
+                    "https://bob:s3cr/et", "https://bob:s3cr"] {
             let hidden = HookConfiguration.redacted(url)
             #expect(hidden.hasPrefix("https://… (#") && !hidden.contains("s3cr") && !hidden.contains("bob"), "\(hidden)")
         }
@@ -165,6 +166,12 @@ struct HookDeliveryEdgeTests {
         #expect(HookConfiguration.redacted("http://127.0.0.1:8080") == "http://127.0.0.1:8080")
         #expect(HookConfiguration.fingerprint("").count == 8)
         #expect(HookConfiguration.redacted("command:curl -s http://a?b") == "command:curl -s http://a?b", "a command is the user's own line")
+        // Redacted whole, then cut: a password with "/" whose "@" is past the first 200 characters was shown.
+        let long = "htps://alice:S3CRETtokenAAAA/" + String(repeating: "x", count: 220) + "@hooks.example.com/api/x"
+        let refused = #expect(throws: RegionKitError.self) {
+            try ServiceConfiguration.decode("sources:\n  - simulator: {scenario: museum}\nhooks: {webhooks: [{url: \"\(long)\"}]}\n", path: "c.yaml")
+        }
+        #expect(refused?.message.contains("S3CRET") == false && refused?.message.contains("alice") == false, "\(refused?.message ?? "")")
         let error = #expect(throws: RegionKitError.self) {
             try ServiceConfiguration.decode("sources:\n  - simulator: {scenario: museum}\nhooks: {webhooks: [{url: \"http://:TOKENX@/hook?token=SECRET\"}]}\n", path: "c.yaml")
         }

@@ -31,6 +31,21 @@ struct DistanceCommandTests {
         #expect(try Data(contentsOf: URL(fileURLWithPath: copy)) == before, "the recording is intact")
     }
 
+    @Test("calibrate writes no model file the loader would refuse (distances of kilometres fit an intercept past ±1000 m): an error, nothing written")
+    func fitTheLoaderRefusesIsNotWritten() async throws {
+        // 100 samples each at 1 m, 2 km, 4 km, 6 km (review finding: written, exit 0, then refused by --model).
+        var text = "time,rssi,distance\n"
+        for (index, (rssi, centimetres)) in [(-57, 100), (-67, 200_000), (-77, 400_000), (-89, 600_000)].enumerated() {
+            for sample in 0..<100 { text += "\(Double(index * 100 + sample) / 10),\(rssi - sample % 2),\(centimetres)\n" }
+        }
+        let recording = try Self.temporary(".csv", text)
+        let model = try Self.temporary(".json")
+        defer { for path in [recording, model] { try? FileManager.default.removeItem(atPath: path) } }
+        let result = try await CLI.run(["calibrate", recording, "--output", model], timeout: 60)
+        #expect(result.status == 1 && result.stderr.contains("the model fitted cannot be used, nothing written") && result.stderr.contains("intercept_m"), "\(result.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: model))
+    }
+
     @Test("calibrate writes a model file that eval distance --model reads; --json lines start with the four contract keys",
           .enabled(if: available, "fixtures not found (set REGIONKIT_FIXTURES): SKIPPED, not passed"))
     func calibrateThenEvaluate() async throws {

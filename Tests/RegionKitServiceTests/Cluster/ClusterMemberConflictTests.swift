@@ -153,7 +153,7 @@ struct ClusterMemberConflictTests {
         #expect(lines.all.contains { $0.contains("another process holds this member's name now") }, "\(lines.text)")
     }
 
-    @Test("A member whose start fails after it joined (a stored region that no longer decodes) leaves at once: no live heartbeat shrinks the others' fair share",
+    @Test("A member whose start fails after it joined (the store refuses to register its regions) leaves at once: no live heartbeat shrinks the others' fair share",
           .timeLimit(.minutes(2)))
     func failedStartLeaves() async throws {
         let (server, store) = try await Self.privateStore("failed")
@@ -161,7 +161,11 @@ struct ClusterMemberConflictTests {
         defer { Task { await store.shutdown() } }
         let site = Region.beacon(try BeaconRegion(identifier: "site", uuidString: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0"))
         try await store.ensureRegions([site], at: 1)
+        // A stored definition that no longer decodes is replaced by the configured one: the store
+        // refuses that write (a trigger), so the start fails after the join.
         try await store.execute("break the stored region", "UPDATE monitored_region SET definition = '{\"nope\": 1}' WHERE identifier = 'site'")
+        try await store.execute("a refusing function", "CREATE FUNCTION refuse_region() RETURNS trigger AS $$ BEGIN RAISE EXCEPTION 'refused by the test'; END $$ LANGUAGE plpgsql")
+        try await store.execute("a refusing trigger", "CREATE TRIGGER refuse_region BEFORE INSERT OR UPDATE ON monitored_region FOR EACH ROW EXECUTE FUNCTION refuse_region()")
         let engine = try Self.member(store, partitions: 2, lease: 30, regions: [site])
         await #expect(throws: RegionKitError.self) { try await engine.start() }
         #expect(try await store.members().isEmpty, "the member that did not start is still live")

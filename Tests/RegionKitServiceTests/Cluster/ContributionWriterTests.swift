@@ -78,7 +78,7 @@ struct ContributionWriterTests {
         await writer.close()
     }
 
-    @Test("A failing write is logged at its 1st, 10th, 100th, … attempt (once only before: a write stuck for good went unseen)")
+    @Test("Int.isPowerOfTen: the attempts at which the writer logs a failing write again (1st, 10th, 100th, …; it logged the first only)")
     func failuresLoggedByPowersOfTen() {
         #expect((1...1_000).filter(\.isPowerOfTen) == [1, 10, 100, 1_000])
         #expect(!0.isPowerOfTen && !20.isPowerOfTen && !(-10).isPowerOfTen && 1_000_000.isPowerOfTen)

@@ -97,6 +97,7 @@ struct Monitor: AsyncParsableCommand {
             await scanner?.stop()
             withExtendedLifetime(forwarder) {}
             if case .failed(let error)? = finalState { throw error.regionKitError }
+            if let error = captureFile?.writeError { throw error.regionKitError }
         }
     }
 

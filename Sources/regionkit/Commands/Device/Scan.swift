@@ -116,6 +116,8 @@ struct Scan: AsyncParsableCommand {
                 \(captureFile.map { ", \($0.recordCount) packet(s) captured to \($0.path)" } ?? "")\n
                 """)
             if case .failed(let error) = scanner.state { throw error.regionKitError }
+            // The capture is made at the first packet: a file that could not be written then is an error.
+            if let error = captureFile?.writeError { throw error.regionKitError }
         }
     }
 

@@ -60,6 +60,22 @@ struct Calibrate: AsyncParsableCommand {
         }
     }
 
+    /// Writes `file` at `path` (through a symbolic link to its target, replaced atomically), once
+    /// the loader has read it back: a fit the loader refuses (an intercept past ±1000 m from
+    /// distances of kilometres) is an error here, not at the next `--distance-model`.
+    static func write(_ file: DistanceModelFile, to path: String) throws {
+        do {
+            _ = try DistanceModelFile(json: file.json, source: path)
+        } catch let error as RegionKitError {
+            throw RegionKitError(.invalidArgument, "the model fitted cannot be used, nothing written: \(error.message)")
+        }
+        do {
+            try Data(file.json.utf8).write(to: URL(fileURLWithPath: path).resolvingSymlinksInPath(), options: .atomic)
+        } catch {
+            throw RegionKitError(.invalidArgument, "\(path): cannot write the model file", cause: error)
+        }
+    }
+
     /// Whether two paths name one file: the same path once symbolic links and `.`/`..` are
     /// resolved, or the same device and inode (a hard link).
     static func sameFile(_ a: String, _ b: String) -> Bool {
@@ -88,11 +104,7 @@ struct Calibrate: AsyncParsableCommand {
                 calibration: DistanceModelFile.Calibration(files: recordings.map(\.name), samples: calibration.sampleCount,
                                                            referenceDistance: calibration.referenceDistance,
                                                            medianAbsoluteError: fit.medianAbsoluteError, p90AbsoluteError: fit.p90AbsoluteError))
-            do {
-                try Data(file.json.utf8).write(to: URL(fileURLWithPath: output), options: .atomic)
-            } catch {
-                throw RegionKitError(.invalidArgument, "\(output): cannot write the model file", cause: error)
-            }
+            try Self.write(file, to: output)
             Console.line("\(output): \(calibration.model.name), distance = \(EvalDistance.format(calibration.model.intercept, 3)) m + "
                 + "\(EvalDistance.format(calibration.model.slope, 4)) m/dB · (power − rssi), filter \(calibration.filter.label)")
             Console.line("  measured power \(EvalDistance.format(calibration.referencePower, 1)) dBm (median RSSI at \(EvalDistance.format(calibration.referenceDistance, 2)) m); "
@@ -127,11 +139,7 @@ struct Calibrate: AsyncParsableCommand {
         let learned = try DeviceOffsetCalibration.learn(model: file.model.distanceModel, measuredPower: power, samples: samples, filtered: filtered)
         let previous = file.deviceOffset
         file.deviceOffset = learned.offset
-        do {
-            try Data(file.json.utf8).write(to: URL(fileURLWithPath: output), options: .atomic)
-        } catch {
-            throw RegionKitError(.invalidArgument, "\(output): cannot write the model file", cause: error)
-        }
+        try Self.write(file, to: output)
         let distances = learned.distances.map { EvalDistance.format($0, 2) }.joined(separator: ", ")
         Console.line("\(output): \(file.distanceModel.name) (\(path)'s model, filter \(file.filter.label)); device offset \(EvalDistance.format(learned.offset, 2)) dB "
             + "(this device reads \(learned.offset >= 0 ? "stronger" : "weaker") than the calibration receiver)"

@@ -15,6 +15,14 @@ extension Run {
             try await server.run { port in
                 logger.info("http listening", metadata: ["address": "\(http.host):\(port)", "public": "\(http.isPublic)",
                                                          "token": "\(http.token == nil ? "none (API refused)" : "set")"])
+                // Public on the network with no names listed: clients that reach it by a host name
+                // (a Prometheus target, a kiosk) get 403 without the token; said once, at the start.
+                if http.isPublic, http.allowedHosts.isEmpty, !["127.0.0.1", "::1", "localhost"].contains(http.host) {
+                    logger.notice("""
+                        public reads are served without the token to IP addresses and localhost only: list the host names \
+                        clients use (http.allowedHosts, * for any)
+                        """, metadata: ["address": "\(http.host):\(port)"])
+                }
             }
         } catch is CancellationError {
         } catch {

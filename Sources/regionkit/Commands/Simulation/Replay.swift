@@ -185,19 +185,20 @@ extension Replay {
             Console.warning("\(file): \(buffer.tooLate) advertising report(s) recorded more than \(reorderWindow) s before one already replayed (the capture's clock stepped back; --reorder-window): replayed at the time reached")
         }
         session.finish(tail: log.damage.endsEarly ? 0 : tail)
+        if log.timeOutliers > 0 {
+            // A damaged timestamp, or a lone record beyond a long gap (which one cannot be told).
+            Console.warning("""
+                \(file): \(log.timeOutliers) record(s) left out: their time is over a day from the records around them \
+                (damaged timestamps?), the first at byte \(log.firstTimeOutlierOffset ?? 0)
+                """)
+        }
         if log.damage.lostData {
-            throw RegionKitError(.malformedInput, "\(file): damaged btsnoop capture: replayed \(log.records) record(s); \(log.damage.summary)")
+            throw RegionKitError(.malformedInput, "\(file): damaged btsnoop capture: replayed \(log.records - log.timeOutliers) record(s); \(log.damage.summary)")
         }
         if log.skippedRecords > 0 {
             Console.warning("\(file): \(log.skippedRecords) event record(s) that do not decode skipped (the first at byte \(log.firstSkippedRecordOffset ?? 0))")
         }
-        if log.timeOutliers > 0 {
-            // Damage, as a garbled record is: replayed without them, then said with exit status 1.
-            throw RegionKitError(.malformedInput, """
-                \(file): damaged btsnoop capture: \(log.timeOutliers) record(s) with a time over a day from the records around them \
-                (damaged timestamps) left out, the first at byte \(log.firstTimeOutlierOffset ?? 0); the other \(log.records - log.timeOutliers) replayed
-                """)
-        }
+
     }
 
     /// Says how many jumps in the recording's time paced replay shortened (--max-gap).
