@@ -51,6 +51,21 @@ struct LocationCommandTests {
         #expect(!result.stderr.contains("error"), "\(result.stderr)")
     }
 
+    @Test("NMEA fixes earlier than one already replayed (a day back) are said in a warning with their count; they were replayed silently")
+    func nmeaFixesGoingBack() async throws {
+        func rmc(_ time: String, _ date: String) -> String {
+            let body = "GPRMC,\(time),A,4807.038,N,01131.000,E,022.4,084.4,\(date),003.1,W"
+            let checksum = body.utf8.reduce(UInt8(0), ^)
+            return "$\(body)*\(String(format: "%02X", checksum))\r\n"
+        }
+        let log = TestScratch.directory.appendingPathComponent("rk-\(UUID().uuidString).nmea")
+        defer { try? FileManager.default.removeItem(at: log) }
+        try Data((rmc("123519", "230394") + rmc("123520", "230394") + rmc("123521", "220394") + rmc("123522", "230394")).utf8).write(to: log)
+        let result = try await CLI.run(["replay", log.path, "--instant", "--format", "nmea", "--geofence", "x:48.1173,11.5167,100"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr.contains("1 fix(es) earlier than one already replayed"), "\(result.stderr)")
+    }
+
     @Test("An NMEA log without a date (GGA/GLL only: RMC and ZDA taken out of a real recording) is replayed timed by its time of day, with a warning; it was 'no position fixes'",
           .enabled(if: available, "fixtures not found (set REGIONKIT_FIXTURES): SKIPPED, not passed"))
     func undatedNMEA() async throws {

@@ -259,11 +259,19 @@ extension Replay {
             throw RegionKitError(.malformedInput, "\(file): no position fixes in the recording")
         }
         let origin = first.timestamp
+        // Fixes earlier than one already fed (the receiver's clock stepped back, logs joined out of
+        // order) are taken at the time reached: said, as the gateway and btsnoop replays say it.
+        var latest = -Double.infinity
+        var back = 0
         for var fix in fixes where fix.timestamp.seconds.isFinite {
             fix.timestamp = Timestamp(seconds: fix.timestamp - origin)
+            if fix.timestamp.seconds < latest { back += 1 } else { latest = fix.timestamp.seconds }
             if pace.instant { session.feed(fix) } else { await session.feed(fix, pace: pace.speed) }
         }
         session.finish(tail: tail)
+        if back > 0 {
+            Console.warning("\(file): \(back) fix(es) earlier than one already replayed (the receiver's clock stepped back?): replayed at the time reached")
+        }
         if malformedLines > 0 {
             // Warnings, not a failure: serial NMEA carries noise, and gpsd skips such lines too.
             Console.warning("\(file): \(malformedLines) malformed line(s) skipped, \(fixes.count) fix(es) replayed")
