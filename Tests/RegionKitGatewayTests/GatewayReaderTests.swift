@@ -233,14 +233,11 @@ struct GatewayReaderTests {
     @Test("A real recording with one closing quote deleted (its first and one 500 KB in) loses that sighting alone, reported as damage at its offset",
           .enabled(if: SharedFixtures.available, SharedFixtures.skipMessage))
     func missingQuoteLosesOneSighting() throws {
-        let compressed = try [UInt8](Data(contentsOf: URL(fileURLWithPath: SharedFixtures.beaconRun("TwoScannersRun1-2015-03-03.json.gz"))))
-        let inflater = try GzipInflater(source: "fixture")
-        var text = try inflater.inflate(compressed)
-        try inflater.finish()
-        let room = Array(#""Room202""#.utf8)
+        let text = try Self.decompressedFixture()
         for start in [0, 500_000] {
             var damaged = text
-            let found = try #require((start..<(damaged.count - room.count)).first { Array(damaged[$0..<($0 + room.count)]) == room })
+            let room = Array(#""Room202""#.utf8)
+            let found = try #require(Self.firstIndex(of: room, in: damaged, from: start))
             damaged.remove(at: found + room.count - 1)   // the closing quote
             let path = try Fixtures.temporaryFile(Data(damaged), suffix: ".json")
             var read = 0
@@ -249,20 +246,30 @@ struct GatewayReaderTests {
             #expect(report.firstSkip?.message.contains("inside a string at offset") == true, "\(report.firstSkip?.message ?? "no skip")")
             #expect(report.firstSkipOffset.map { $0 < found && found - $0 < 400 } == true, "the damaged sighting's start: \(report.firstSkipOffset ?? -1)")
         }
-        text.removeAll()
+    }
+
+    /// The two-scanner recording, decompressed.
+    static func decompressedFixture() throws -> [UInt8] {
+        let compressed = try [UInt8](Data(contentsOf: URL(fileURLWithPath: SharedFixtures.beaconRun("TwoScannersRun1-2015-03-03.json.gz"))))
+        let inflater = try GzipInflater(source: "fixture")
+        let text = try inflater.inflate(compressed)
+        try inflater.finish()
+        return text
+    }
+
+    /// Where `pattern` first occurs in `bytes` at or after `start`.
+    static func firstIndex(of pattern: [UInt8], in bytes: [UInt8], from start: Int = 0) -> Int? {
+        (start..<(bytes.count - pattern.count)).first { bytes[$0..<($0 + pattern.count)].elementsEqual(pattern) }
     }
 
     @Test("A real recording whose first sighting's time has a flipped bit (years off): that sighting is left out with a warning, and the others keep their times from the next one (the whole recording collapsed into seconds)",
           .enabled(if: SharedFixtures.available, SharedFixtures.skipMessage))
     func damagedFirstTimestamp() throws {
-        let compressed = try [UInt8](Data(contentsOf: URL(fileURLWithPath: SharedFixtures.beaconRun("TwoScannersRun1-2015-03-03.json.gz"))))
-        let inflater = try GzipInflater(source: "fixture")
-        var text = try inflater.inflate(compressed)
-        try inflater.finish()
+        var text = try Self.decompressedFixture()
         let key = Array(#""time":"#.utf8)
         var intact: [GatewaySighting] = []
         _ = try GatewayFileReader(path: SharedFixtures.beaconRun("TwoScannersRun1-2015-03-03.json.gz")).read { intact.append($0) }
-        let found = try #require((0..<(text.count - key.count)).first { Array(text[$0..<($0 + key.count)]) == key })
+        let found = try #require(Self.firstIndex(of: key, in: text))
         var digit = found + key.count
         while text[digit] == UInt8(ascii: " ") { digit += 1 }
         text[digit] = text[digit] == UInt8(ascii: "4") ? UInt8(ascii: "9") : UInt8(ascii: "4")   // the leading digit: years off
