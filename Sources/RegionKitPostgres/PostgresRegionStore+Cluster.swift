@@ -75,7 +75,8 @@ extension PostgresRegionStore: ClusterStoring {
         }
     }
 
-    /// Refuses (`storeFailed`, naming it: not the `clusterConflict` a start waits out) to join while a daemon holds the store
+    /// Refuses (`clusterConflict`, naming it: a start waits it out for a lease, as a daemon refused
+    /// on the cluster's store holds the lock for a moment) to join while a daemon holds the store
     /// (``acquireDaemonLock(holder:probeInterval:onLost:)``); otherwise holds the daemon lock shared
     /// until the transaction ends: a daemon starting meanwhile cannot take its lock, and one
     /// starting after finds the member's row (the store is a cluster's).
@@ -90,7 +91,7 @@ extension PostgresRegionStore: ClusterStoring {
             "SELECT holder, since FROM regionkit_daemon_lock WHERE key = \(daemonLock)", logger: logger).decode((String, Double).self) {
             holder = "\(name), since \(Date(timeIntervalSince1970: since).ISO8601Format())"
         }
-        throw RegionKitError(.storeFailed, """
+        throw RegionKitError(.clusterConflict, """
             store \(store) is in use by a regionkit daemon (\(holder)): a cluster member beside it would merge states the daemon \
             overwrites; stop the daemon or give the cluster another store
             """)

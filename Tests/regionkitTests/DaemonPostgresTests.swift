@@ -199,7 +199,7 @@ struct DaemonPostgresTests {
             _ = try await store.join(member: "engine-0", instance: "gw-1 pid 1", regions: nil, ttl: 60, preparing: 4, deciding: { _ in [] })
             Issue.record("a member joined a daemon's store")
         } catch let error as RegionKitError {
-            #expect(error.code == .storeFailed && error.message.contains("in use by a regionkit daemon (regionkit pid \(daemon.process.processIdentifier)"),
+            #expect(error.code == .clusterConflict && error.message.contains("in use by a regionkit daemon (regionkit pid \(daemon.process.processIdentifier)"),
                     "\(error.message)")
         }
         #expect(try await store.clusterStatus().members.isEmpty, "a refused join leaves no member behind")

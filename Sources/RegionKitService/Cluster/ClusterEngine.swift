@@ -239,7 +239,9 @@ public final class ClusterEngine: Sendable {
             } catch let error as RegionKitError where error.code == .clusterConflict && ContinuousClock.now < deadline {
                 if !waiting {
                     waiting = true
-                    logger.notice("member name in use: waiting up to a lease for its holder's heartbeat to expire", metadata: ["error": "\(error.message)"])
+                    // The name's holder alive (its heartbeat expires within a lease), or a daemon
+                    // holding the store (one refused on it holds the lock for a moment).
+                    logger.notice("the store refuses this member for now: waiting up to a lease", metadata: ["error": "\(error.message)"])
                 }
                 try await Task.sleep(for: .seconds(configuration.leaseDuration) / 6)
             }
