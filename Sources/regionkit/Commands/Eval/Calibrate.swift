@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import RegionKit
 import RegionKitEvaluation
+import RegionKitStore
 
 struct Calibrate: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -81,9 +82,8 @@ struct Calibrate: AsyncParsableCommand {
     static func sameFile(_ a: String, _ b: String) -> Bool {
         let resolved = { (path: String) in URL(fileURLWithPath: path).resolvingSymlinksInPath().standardizedFileURL.path }
         if resolved(a) == resolved(b) { return true }
-        var first = stat(), second = stat()
-        guard stat(a, &first) == 0, stat(b, &second) == 0 else { return false }
-        return first.st_dev == second.st_dev && first.st_ino == second.st_ino
+        guard let first = StoreFileIdentity(path: a) else { return false }
+        return first == StoreFileIdentity(path: b)
     }
 
     func run() async throws {
