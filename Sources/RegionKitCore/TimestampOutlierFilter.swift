@@ -24,16 +24,13 @@ public struct TimestampOutlierFilter<Element> {
     /// The first record left out: where it was (the caller's offset) and its time.
     public private(set) var firstDropped: (offset: Int, time: Double)?
 
-    /// Told of each record left out: its offset and time.
-    public var onDrop: ((Int, Double) -> Void)?
-
     public init(threshold: Double) {
         self.threshold = threshold
     }
 
     /// Takes a record; `release` is called with the records decided kept, in order (a record is
     /// decided when one or two after it have arrived). Records left out are counted in
-    /// ``dropped``, and ``onDrop`` is told of each.
+    /// ``dropped``.
     public mutating func insert(_ element: Element, time: Double, offset: Int, release: (Element, Double) throws -> Void) rethrows {
         pending.append((element, time, offset))
         try decide(finishing: false, release: release)
@@ -64,7 +61,6 @@ public struct TimestampOutlierFilter<Element> {
             if outlier {
                 dropped += 1
                 if firstDropped == nil { firstDropped = (head.offset, head.time) }
-                onDrop?(head.offset, head.time)
             } else {
                 lastKept = head.time
                 try release(head.element, head.time)

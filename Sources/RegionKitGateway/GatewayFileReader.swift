@@ -54,17 +54,6 @@ public struct GatewayFileReader: Sendable {
         // warning (``GatewayReadReport/timeOutliers``). Made the replay's origin, the first
         // sighting's collapsed the whole recording.
         var outliers = TimestampOutlierFilter<GatewaySighting>(threshold: Self.outlierMilliseconds)
-        var outlierSkips: [(offset: Int, time: Double)] = []
-        outliers.onDrop = { outlierSkips.append(($0, $1)) }
-        func noteOutliers() {
-            for (offset, time) in outlierSkips {
-                report.timeOutliers += 1
-                if report.firstTimeOutlier == nil {
-                    report.firstTimeOutlier = "\(splitter.source): the sighting at offset \(offset), time \(Int64(exactly: time.rounded()).map(String.init) ?? "\(time)") ms"
-                }
-            }
-            outlierSkips.removeAll()
-        }
         func deliver(_ plain: [UInt8]) throws {
             // Cannot throw with skipsDamage: damage is counted by the splitter.
             for object in try splitter.feed(plain) {
@@ -80,7 +69,6 @@ public struct GatewayFileReader: Sendable {
                     try body(kept)
                     report.sightings += 1
                 }
-                noteOutliers()
             }
         }
         reading: while true {
@@ -113,7 +101,10 @@ public struct GatewayFileReader: Sendable {
             try body(kept)
             report.sightings += 1
         }
-        noteOutliers()
+        report.timeOutliers = outliers.dropped
+        report.firstTimeOutlier = outliers.firstDropped.map { offset, time in
+            "\(splitter.source): the sighting at offset \(offset), time \(Int64(exactly: time.rounded()).map(String.init) ?? "\(time)") ms"
+        }
         if report.stoppedBy == nil, let inflater {
             do { try inflater.finish() } catch let error as RegionKitError { report.stoppedBy = error }
         }
