@@ -100,6 +100,7 @@ public struct DistanceModelFile: Hashable, Sendable {
         do {
             object = try JSONDecoder().decode(Value.self, from: Data(json.utf8))
         } catch {
+            if let syntax = JSONSyntaxError.first(in: json.utf8) { throw RegionKitError(.malformedInput, "\(source):\(syntax)") }
             throw RegionKitError(.malformedInput, "\(source): not valid JSON", cause: error)
         }
         if let duplicate = JSONDuplicateKey.first(in: Data(json.utf8)) { throw RegionKitError(.malformedInput, "\(source):\(duplicate)") }

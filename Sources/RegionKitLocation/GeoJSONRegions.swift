@@ -72,7 +72,8 @@ public enum GeoJSONRegions {
         do {
             root = try JSONDecoder().decode(GeoJSONValue.self, from: data)
         } catch {
-            throw GeoJSONRegionsError(problems: [.init(featureIndex: nil, code: .malformedJSON, message: "not JSON: \(describe(error))")])
+            let why = JSONSyntaxError.first(in: data).map(\.description) ?? describe(error)
+            throw GeoJSONRegionsError(problems: [.init(featureIndex: nil, code: .malformedJSON, message: "not JSON: \(why)")])
         }
         if let duplicate = JSONDuplicateKey.first(in: data) {
             throw GeoJSONRegionsError(problems: [.init(featureIndex: nil, code: .malformedJSON, message: duplicate.description)])

@@ -12,7 +12,7 @@ extension Scenario {
         do {
             scenario = try StrictKeys.decode(Scenario.self) { try JSONDecoder().decode($0, from: data) }
         } catch let error as DecodingError {
-            throw RegionKitError(.malformedInput, "\(source): \(describe(error, in: data))")
+            throw RegionKitError(.malformedInput, describe(error, in: data, source: source))
         } catch {
             throw RegionKitError(.malformedInput, "\(source): not valid JSON", cause: error)
         }
@@ -127,19 +127,23 @@ extension Scenario {
         }
     }
 
-    /// ``describe(_:choices:)``, and when Foundation's decoder calls valid JSON "not valid JSON" at
-    /// the top level (what it says, on Linux, of a number that does not fit its field: `"major":
-    /// 70000`, `"seed": -1`), the field and the value: the whole numbers of scenarios and region
-    /// files are checked in `data` for the range of their type.
+    /// The message for `error`, decoding the file `source`: ``describe(_:choices:)`` after the
+    /// file's name; when Foundation's decoder calls the text "not valid JSON" (it names no place),
+    /// the line and column where the syntax breaks (``JSONSyntaxError``); and when it calls valid
+    /// JSON "not valid JSON" at the top level (what it says, on Linux, of a number that does not
+    /// fit its field: `"major": 70000`, `"seed": -1`), the field and the value: the whole numbers of
+    /// scenarios and region files are checked in `data` for the range of their type.
     ///
     /// ```swift
-    /// Scenario.describe(error, in: data)   // "beacons[0].major: 70000 is not a whole number within 0...65535"
+    /// Scenario.describe(error, in: data, source: "s.json")   // "s.json: beacons[0].major: 70000 is not a whole number within 0...65535"
+    /// Scenario.describe(error, in: data, source: "s.json")   // "s.json:3:16: expected ',' or '}', found ']'"
     /// ```
-    public static func describe(_ error: DecodingError, in data: Data) -> String {
-        guard case .dataCorrupted(let context) = error, context.codingPath.isEmpty,
-              let tree = try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed]),
-              let problem = numberProblem(in: tree, path: "") else { return describe(error) }
-        return problem
+    public static func describe(_ error: DecodingError, in data: Data, source: String) -> String {
+        guard case .dataCorrupted(let context) = error, context.codingPath.isEmpty else { return "\(source): \(describe(error))" }
+        if let syntax = JSONSyntaxError.first(in: data) { return "\(source):\(syntax)" }
+        guard let tree = try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed]),
+              let problem = numberProblem(in: tree, path: "") else { return "\(source): \(describe(error))" }
+        return "\(source): \(problem)"
     }
 
     /// The whole-number fields of scenarios and region files: the values their type holds, and how

@@ -145,7 +145,8 @@ struct DistanceCalibrationTests {
     static func edit(_ old: String, _ new: String) -> String { valid.replacingOccurrences(of: old, with: new) }
 
     static let malformed: [(text: String, message: String)] = [
-        ("not json", "m.json: not valid JSON"),
+        ("not json", "m.json:1:1: expected a JSON value, found 'not'"),
+        (edit(#", "version": 1"#, ",\n \"version\" 1"), "m.json:2:12: expected ':' after the key, found '1'"),
         ("[1]", "m.json: the file must be a JSON object"),
         (edit(#""format": "regionkit-distance-model""#, #""format": "other""#), "m.json: field 'format' must be"),
         (edit(#""version": 1"#, #""version": 2"#), "m.json: field 'version' must be 1"),

@@ -335,6 +335,16 @@ struct HTTPAPITests {
         #expect(try daemon.service.sqlite.regions().map(\.identifier) == ["lobby"], "nothing was stored")
     }
 
+    @Test("A body that breaks JSON's syntax: 400 naming the line and column and what was expected there")
+    func bodySyntaxErrorLocated() async throws {
+        let daemon = try await TestDaemon()
+        defer { Task { try? await daemon.stop() } }
+        let response = try await daemon.client().request("PUT", "/v1/regions/bad", body: "{\"latitude\": 1,\n \"longitude\" 1, \"radius\": 5}")
+        #expect(response.status == 400)
+        #expect(response.json["detail"] as? String == "the body is not valid JSON: 2:14: expected ':' after the key, found '1'", "\(response.text)")
+        #expect(response.json["field"] as? String == "body")
+    }
+
     @Test("A chunked body (no Content-Length to check first) over the limit is 413 too, found while it is read")
     func chunkedBodyTooLarge() async throws {
         let daemon = try await TestDaemon()

@@ -111,6 +111,9 @@ struct GeoJSONRegionsTests {
     @Test("document-level errors: not JSON, not a FeatureCollection, no features array, unreadable file")
     func documentErrors() {
         #expect(Self.problems("{not json").map(\.code) == [.malformedJSON])
+        // Where the syntax breaks (Foundation names no place).
+        #expect(Self.problems("{\"type\": \"FeatureCollection\",\n \"features\": [}").map(\.message)
+                    == ["not JSON: 2:15: expected a value or ']', found '}'"])
         #expect(Self.problems(#"{"type":"Point","coordinates":[0,0]}"#).first?.message == #"expected a FeatureCollection (or a Feature), got type "Point""#)
         #expect(Self.problems("[1,2]").first?.message == "expected a FeatureCollection (or a Feature), got an array")
         #expect(Self.problems(#"{"type":"FeatureCollection"}"#).map(\.code) == [.notAFeatureCollection])

@@ -24,8 +24,11 @@ public enum RegionBody {
     /// Why `json` could not be read. Foundation's decoder says "not valid JSON" of a number beyond
     /// a Double (`1e309`) too: that is named with its value, and its field when a key precedes it.
     static func unreadable(_ json: Data) -> Problem {
+        guard json.count <= 1 << 20 else { return Problem(.badRequest, "the body is not valid JSON", field: "body") }
+        if let syntax = JSONSyntaxError.first(in: json) {
+            return Problem(.badRequest, "the body is not valid JSON: \(syntax)", field: "body")
+        }
         let unreadable = Problem(.badRequest, "the body is not valid JSON", field: "body")
-        guard json.count <= 1 << 20 else { return unreadable }
         do {
             _ = try JSONSerialization.jsonObject(with: json, options: [.fragmentsAllowed])
             return unreadable

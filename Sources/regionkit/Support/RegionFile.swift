@@ -28,7 +28,7 @@ enum RegionFile {
                 specs = try StrictKeys.decode(Wrapper.self) { try JSONDecoder().decode($0, from: data) }.regions
             }
         } catch let error as DecodingError {
-            throw RegionKitError(.malformedInput, "\(path): \(Scenario.describe(error, in: data))")
+            throw RegionKitError(.malformedInput, Scenario.describe(error, in: data, source: path))
         } catch {
             throw RegionKitError(.malformedInput, "\(path): not valid JSON", cause: error)
         }
