@@ -480,13 +480,14 @@ extension PostgresRegionStore: ClusterStoring {
         ])
     }
 
-    public func applyContribution(region: String, lease: PartitionLease, member: String, state: RegionState, since: Double?, time: Double,
+    public func applyContribution(region: String, lease: PartitionLease, member: String, write: ClusterWriteID?, state: RegionState, since: Double?, time: Double,
                                   events: @escaping @Sendable (RegionState?, RegionState, Double?) -> [ClusterEventRow]) async throws -> ContributionOutcome {
         let description = description
         let partition = Int64(lease.partition)
         return try await transaction("write the contribution of partition \(lease.partition) to \(region)") { connection, logger in
             try await connection.query("SELECT pg_advisory_xact_lock(\(Self.regionLockClass), hashtext(\(region)))", logger: logger)
             guard try await Self.holds(lease, member: member, connection, logger) else { return .fenced }
+            if let write, let committed = try await Self.claim(write, partition: partition, connection, logger) { return committed }
             var monitored = false
             for try await _ in try await connection.query("SELECT 1::bigint FROM monitored_region WHERE identifier = \(region)", logger: logger).decode(Int64.self) {
                 monitored = true
@@ -524,17 +525,66 @@ extension PostgresRegionStore: ClusterStoring {
                 """, logger: logger)
             let rows = events(previous, merged.state, merged.since)
             guard !rows.isEmpty else { return .changed([]) }
-            return .changed(try await Self.insert(rows, connection, logger, store: description, dueAtOnce: true))
+            let stored = try await Self.insert(rows, connection, logger, store: description, dueAtOnce: true)
+            if write != nil { try await Self.recordCommitted(stored, partition: partition, connection, logger) }
+            return .changed(stored)
         }
     }
 
-    public func appendEvents(_ rows: [ClusterEventRow], lease: PartitionLease, member: String) async throws -> ContributionOutcome {
+    public func appendEvents(_ rows: [ClusterEventRow], lease: PartitionLease, member: String, write: ClusterWriteID?) async throws -> ContributionOutcome {
         let description = description
         guard !rows.isEmpty else { return .unchanged }
+        let partition = Int64(lease.partition)
         return try await transaction("append \(rows.count) event(s) of partition \(lease.partition)") { connection, logger in
             guard try await Self.holds(lease, member: member, connection, logger) else { return .fenced }
-            return .changed(try await Self.insert(rows, connection, logger, store: description, dueAtOnce: true))
+            if let write, let committed = try await Self.claim(write, partition: partition, connection, logger) { return committed }
+            let stored = try await Self.insert(rows, connection, logger, store: description, dueAtOnce: true)
+            if write != nil { try await Self.recordCommitted(stored, partition: partition, connection, logger) }
+            return .changed(stored)
         }
+    }
+
+    /// Records `write` as its partition's last write, unless that writer has already committed it
+    /// (or a later one): then the outcome to answer with (the events it committed, read back by
+    /// id; ``ContributionOutcome/unchanged`` when it committed none), and nothing may be written.
+    /// Nil: the write is new, the caller goes on (and ``recordCommitted(_:partition:_:_:)`` its events).
+    ///
+    /// The row stays locked until the transaction ends, so a retry racing the attempt whose reply
+    /// was lost (that attempt's transaction may still be running) waits for it, then finds it
+    /// committed, or rolled back and claims the write itself.
+    static func claim(_ write: ClusterWriteID, partition: Int64, _ connection: PostgresConnection, _ logger: Logger) async throws -> ContributionOutcome? {
+        var claimed = false
+        for try await _ in try await connection.query("""
+            INSERT INTO regionkit_partition_write (partition, writer, sequence, events) VALUES (\(partition), \(write.writer), \(write.sequence), '{}')
+            ON CONFLICT (partition) DO UPDATE SET writer = excluded.writer, sequence = excluded.sequence, events = excluded.events
+            WHERE regionkit_partition_write.writer <> excluded.writer OR regionkit_partition_write.sequence < excluded.sequence
+            RETURNING 1::bigint
+            """, logger: logger).decode(Int64.self) {
+            claimed = true
+        }
+        guard !claimed else { return nil }
+        var ids: [Int64] = []
+        for try await (sequence, events) in try await connection.query(
+            "SELECT sequence, events FROM regionkit_partition_write WHERE partition = \(partition)", logger: logger).decode((Int64, [Int64]).self) {
+            // A later write of this writer committed (writes are sequential: a stale retry): nothing to answer with.
+            if sequence == write.sequence { ids = events }
+        }
+        guard !ids.isEmpty else { return .unchanged }
+        var stored: [StoredEvent] = []
+        for try await (id, time, type, region, state, reason, json) in try await connection.query("""
+            SELECT id, time, type, region, state, reason, json FROM event_log WHERE id = ANY(\(ids)) ORDER BY id
+            """, logger: logger).decode((Int64, Double, String, String?, String?, String?, String).self) {
+            stored.append(StoredEvent(id: id, time: time, type: type, region: region, state: state, reason: reason, json: json))
+        }
+        logger.notice("a write retried after its reply was lost was already committed: not written again",
+                      metadata: ["partition": "\(partition)", "write": "\(write)", "events": "\(stored.count)"])
+        return .changed(stored)
+    }
+
+    /// Notes the ids of the events the partition's claimed write committed (``claim(_:partition:_:_:)``).
+    static func recordCommitted(_ stored: [StoredEvent], partition: Int64, _ connection: PostgresConnection, _ logger: Logger) async throws {
+        guard !stored.isEmpty else { return }
+        try await connection.query("UPDATE regionkit_partition_write SET events = \(stored.map(\.id)) WHERE partition = \(partition)", logger: logger)
     }
 
     /// Whether `member` still holds `lease` (same epoch, unexpired); the row stays locked

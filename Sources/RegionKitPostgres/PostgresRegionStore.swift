@@ -196,7 +196,17 @@ public final class PostgresRegionStore: RegionStoring, CustomStringConvertible {
         (7, schemaV7),
         // The beacons whose devices were deleted in Home Assistant (``dismissedBeacons(_:)``).
         (8, [schemaV8]),
+        // Cluster mode: each partition's last committed write, so a retry after a lost reply is
+        // not committed twice (``ClusterWriteID``).
+        (9, [schemaV9]),
     ]
+
+    /// Version 9: per partition, the last write committed (its writer and sequence) and the ids
+    /// of the events it committed.
+    static let schemaV9 = """
+        CREATE TABLE regionkit_partition_write (
+            partition bigint PRIMARY KEY, writer text NOT NULL, sequence bigint NOT NULL, events bigint[] NOT NULL)
+        """
 
     /// Version 8: the beacons each output no longer announces because their devices were deleted in Home Assistant.
     static let schemaV8 = "CREATE TABLE dismissed_beacon (output text NOT NULL, beacon text NOT NULL, PRIMARY KEY (output, beacon))"

@@ -351,6 +351,102 @@ struct PostgresClusterStoreTests {
         #expect(try await store.contributions(partition: 0).isEmpty)
     }
 
+    @Test("A write given again with the same identity (a retry after a lost reply) is not committed again: the retry answers with the events the first committed; the next sequence, or another writer, is a new write; a stale retry writes nothing",
+          .timeLimit(.minutes(2)))
+    func writeIdentity() async throws {
+        let server = try PostgresServer()
+        try await server.start()
+        defer { server.stop() }
+        try await server.createDatabase("identity")
+        let store = try await Self.open(server, "identity")
+        defer { Task { await store.shutdown() } }
+        let site = Region.beacon(try BeaconRegion(identifier: "site", uuidString: Self.uuid))
+        try await store.ensureRegions([site], at: 1)
+        let lease = try #require(try await store.balanceLeases(member: "a", partitions: 1, ttl: 60).held.first)
+        var row = ClusterEventRow(time: 2, type: "didChangeNearestScanner", region: nil, state: nil, reason: nil, json: "{}", hooks: ["webhook:x"])
+        row.room = BeaconRoomChange(beacon: "b1", scanner: "hall")
+        func count(_ sql: String) async throws -> String {
+            try await server.psql(sql, database: "identity").trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        let first = ClusterWriteID(writer: "w1", sequence: 1)
+        let appended = try await store.appendEvents([row], lease: lease, member: "a", write: first)
+        guard case .changed(let events) = appended, events.count == 1 else { Issue.record("not appended: \(appended)"); return }
+        #expect(try await store.appendEvents([row], lease: lease, member: "a", write: first) == appended, "the same events, by id")
+        #expect(try await count("SELECT count(*) FROM event_log") == "1")
+        #expect(try await count("SELECT count(*) FROM hook_delivery") == "1")
+        // A contribution: its events once, and its answer again on the retry.
+        let second = ClusterWriteID(writer: "w1", sequence: 2)
+        let entered = try await store.applyContribution(region: "site", lease: lease, member: "a", write: second, state: .inside, since: 3, time: 3,
+                                                        events: Self.rows("p0", "site"))
+        guard case .changed(let enteredEvents) = entered else { Issue.record("not changed: \(entered)"); return }
+        #expect(enteredEvents.map(\.type) == ["didDetermineState"])
+        #expect(try await store.applyContribution(region: "site", lease: lease, member: "a", write: second, state: .inside, since: 3, time: 3,
+                                                  events: Self.rows("p0", "site")) == entered)
+        #expect(try await count("SELECT count(*) FROM event_log") == "2")
+        // The next sequence is a new write; so is another writer's first (the partition's next writer).
+        #expect(try await store.appendEvents([row], lease: lease, member: "a", write: ClusterWriteID(writer: "w1", sequence: 3)) != appended)
+        let other = ClusterWriteID(writer: "w2", sequence: 1)
+        guard case .changed = try await store.appendEvents([row], lease: lease, member: "a", write: other) else { Issue.record("w2's first not appended"); return }
+        #expect(try await count("SELECT count(*) FROM event_log") == "4")
+        // A retry of an older write of the writer (a later one committed since): nothing written, nothing to answer with.
+        _ = try await store.appendEvents([row], lease: lease, member: "a", write: ClusterWriteID(writer: "w2", sequence: 2))
+        #expect(try await store.appendEvents([row], lease: lease, member: "a", write: other) == .unchanged)
+        #expect(try await count("SELECT count(*) FROM event_log") == "5")
+        // Without an identity (tools), each call is a new write, as before.
+        _ = try await store.appendEvents([row], lease: lease, member: "a")
+        _ = try await store.appendEvents([row], lease: lease, member: "a")
+        #expect(try await count("SELECT count(*) FROM event_log") == "7")
+    }
+
+    @Test("A write whose reply was lost (the client gave up waiting; its transaction went on and committed) is committed once when the writer retries it: one event and one hook delivery, not two",
+          .timeLimit(.minutes(2)))
+    func lostReplyRetriedOnce() async throws {
+        let server = try PostgresServer()
+        try await server.start()
+        defer { server.stop() }
+        try await server.createDatabase("lost_reply")
+        let store = try await PostgresRegionStore(host: "127.0.0.1", port: server.port, username: server.user, database: "lost_reply",
+                                                  operationTimeout: .seconds(1))
+        defer { Task { await store.shutdown() } }
+        let blocker = try await PostgresRegionStore(host: "127.0.0.1", port: server.port, username: server.user, database: "lost_reply",
+                                                    operationTimeout: .seconds(60))
+        defer { Task { await blocker.shutdown() } }
+        let lease = try #require(try await store.balanceLeases(member: "a", partitions: 1, ttl: 60).held.first)
+        var row = ClusterEventRow(time: 2, type: "didChangeNearestScanner", region: nil, state: nil, reason: nil, json: "{}", hooks: ["webhook:x"])
+        row.room = BeaconRoomChange(beacon: "b1", scanner: "hall")
+        _ = try await store.appendEvents([row], lease: lease, member: "a", write: ClusterWriteID(writer: "w", sequence: 1))
+        // Another session locks the beacon's room row: the next write inserts its event, then waits
+        // at the room (after the event, before the commit) until the blocker commits.
+        let (locked, lockedSignal) = AsyncStream<Void>.makeStream()
+        let (release, releaseSignal) = AsyncStream<Void>.makeStream()
+        let holding = Task {
+            try await blocker.transaction("lock the room row") { connection, logger in
+                try await connection.query("SELECT 1 FROM beacon_room WHERE beacon = 'b1' FOR UPDATE", logger: logger)
+                lockedSignal.yield()
+                for await _ in release { break }
+            }
+        }
+        var lockedIterator = locked.makeAsyncIterator()
+        await lockedIterator.next()
+        let write = ClusterWriteID(writer: "w", sequence: 2)
+        await #expect(throws: RegionKitError.self, "the client gives up after its operation timeout") {
+            try await store.appendEvents([row], lease: lease, member: "a", write: write)
+        }
+        releaseSignal.yield()
+        releaseSignal.finish()
+        try await holding.value
+        // The writer retries (as ContributionWriter does) until the store answers.
+        var outcome: ContributionOutcome?
+        for _ in 0..<50 where outcome == nil {
+            do { outcome = try await store.appendEvents([row], lease: lease, member: "a", write: write) } catch { try await Task.sleep(for: .milliseconds(200)) }
+        }
+        guard case .changed(let answered)? = outcome, answered.count == 1 else { Issue.record("the retry: \(String(describing: outcome))"); return }
+        let events = try await server.psql("SELECT count(*) FROM event_log", database: "lost_reply")
+        let deliveries = try await server.psql("SELECT count(*) FROM hook_delivery", database: "lost_reply")
+        #expect(events.trimmingCharacters(in: .whitespacesAndNewlines) == "2" && deliveries.trimmingCharacters(in: .whitespacesAndNewlines) == "2",
+                "events \(events), deliveries \(deliveries): the first write's, and the second's once")
+    }
+
     @Test("Registering the configured regions is idempotent across members (states kept); a changed definition starts afresh", .timeLimit(.minutes(2)))
     func ensureRegions() async throws {
         let server = try PostgresServer()

@@ -17,9 +17,9 @@ import RegionKitStore
 /// own silence; a visit that began and ended inside the outage is not logged.
 ///
 /// ```swift
-/// let writer = ContributionWriter(partition: 5, logger: logger, apply: { write in
-///     try await store.applyContribution(region: write.region.identifier, lease: lease, member: "engine-a", state: write.state,
-///                                       since: write.since, time: write.time) { previous, merged, since in … }
+/// let writer = ContributionWriter(partition: 5, logger: logger, apply: { write, id in
+///     try await store.applyContribution(region: write.region.identifier, lease: lease, member: "engine-a", write: id,
+///                                       state: write.state, since: write.since, time: write.time) { previous, merged, since in … }
 /// }, onEvents: { print($0) }, onFenced: { stopPartition() })
 /// writer.submit(.init(region: lobby, state: .inside, since: now, time: now, evidence: nil))
 /// _ = await writer.flush(timeout: .seconds(5))
@@ -68,27 +68,33 @@ final class ContributionWriter: Sendable {
     private let progress: LockedBox<Progress>
 
     /// - Parameters:
-    ///   - apply: writes one contribution (`ClusterStoring.applyContribution(region:lease:member:state:since:time:events:)`)
-    ///     or appends events (`ClusterStoring.appendEvents(_:lease:member:)`); a thrown error is
+    ///   - apply: writes one contribution (`ClusterStoring.applyContribution(region:lease:member:write:state:since:time:events:)`)
+    ///     or appends events (`ClusterStoring.appendEvents(_:lease:member:write:)`) with the write's
+    ///     identity (this writer's own, sequence from 1; a retry passes the same one, so a write
+    ///     whose reply was lost after it committed is not committed again); a thrown error is
     ///     retried, `fenced` ends the writer.
     ///   - onEvents: the events committed with a contribution (their acknowledgement).
     ///   - onFenced: called once when the store refuses a write because the lease moved on.
     ///   - retryDelay: the delay after the n-th consecutive failure (default 100 ms doubling to 2 s).
-    init(partition: Int, logger: Logger, apply: @escaping @Sendable (Write) async throws -> ContributionOutcome,
+    init(partition: Int, logger: Logger, apply: @escaping @Sendable (Write, ClusterWriteID) async throws -> ContributionOutcome,
          onEvents: @escaping @Sendable ([StoredEvent]) -> Void, onFenced: @escaping @Sendable () -> Void,
          retryDelay: @escaping @Sendable (Int) -> Duration = { .milliseconds(min(2_000, 100 << min($0 - 1, 5))) }) {
         let (stream, continuation) = AsyncStream.makeStream(of: Write.self)
         self.continuation = continuation
         let progress = LockedBox(Progress())
         self.progress = progress
+        let writer = "\(UUID())"
         task = Task {
             var failures = 0
+            var sequence: Int64 = 0
             for await write in stream {
                 // Fenced (the lease moved on) or closed (dropped on purpose): not written.
                 let skip = progress.withLock { $0.fenced || $0.closed }
+                sequence += 1
+                let id = ClusterWriteID(writer: writer, sequence: sequence)
                 while !skip {
                     do {
-                        let outcome = try await apply(write)
+                        let outcome = try await apply(write, id)
                         if failures > 0 {
                             logger.notice("store reachable again: contributions resume", metadata: ["partition": "\(partition)", "failed-attempts": "\(failures)"])
                             failures = 0

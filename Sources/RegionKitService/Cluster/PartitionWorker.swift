@@ -187,15 +187,15 @@ final class PartitionWorker: LocationManagerDelegate {
         self.route = route
         let partition = lease.partition
         self.hooks = hooks
-        let writer = ContributionWriter(partition: partition, logger: logger, apply: { write in
+        let writer = ContributionWriter(partition: partition, logger: logger, apply: { write, id in
             switch write {
             case .contribution(let region, let state, let since, let time, let evidence):
-                try await store.applyContribution(region: region.identifier, lease: lease, member: member, state: state,
+                try await store.applyContribution(region: region.identifier, lease: lease, member: member, write: id, state: state,
                                                   since: since, time: time) { previous, merged, _ in
                     ClusterEvents.rows(previous: previous, merged: merged, region: region, time: time, evidence: evidence, hooks: hooks)
                 }
             case .events(_, let rows):
-                try await store.appendEvents(rows, lease: lease, member: member)
+                try await store.appendEvents(rows, lease: lease, member: member, write: id)
             }
         }, onEvents: onEvents, onFenced: { onFenced(partition) })
         self.writer = writer

@@ -103,16 +103,34 @@ public protocol ClusterStoring: RegionStoring {
     /// Writes a partition's contribution to `region` if `lease` is still this member's, and, when
     /// the region's merged state changes, its state row and the events `events(previous, merged,
     /// since)` returns, in the same transaction.
-    func applyContribution(region: String, lease: PartitionLease, member: String, state: RegionState, since: Double?, time: Double,
+    /// - Parameter write: the write's identity: when the store has already committed it (a retry
+    ///   after a lost reply), nothing is written again and the outcome names the events it
+    ///   committed then. Nil: no identity (tools and tests), each call is a new write.
+    func applyContribution(region: String, lease: PartitionLease, member: String, write: ClusterWriteID?, state: RegionState, since: Double?, time: Double,
                            events: @escaping @Sendable (_ previous: RegionState?, _ merged: RegionState, _ since: Double?) -> [ClusterEventRow])
         async throws -> ContributionOutcome
     /// Appends events a partition decided that are not region states (a beacon's nearest scanner),
     /// with their pending hook deliveries, if `lease` is still this member's: `fenced` and nothing
     /// written otherwise, `changed` with the stored events (their ids) when committed.
-    func appendEvents(_ rows: [ClusterEventRow], lease: PartitionLease, member: String) async throws -> ContributionOutcome
+    /// - Parameter write: as for ``applyContribution(region:lease:member:write:state:since:time:events:)``:
+    ///   a batch already committed is not appended again (its events are the answer).
+    func appendEvents(_ rows: [ClusterEventRow], lease: PartitionLease, member: String, write: ClusterWriteID?) async throws -> ContributionOutcome
 }
 
 extension ClusterStoring {
+    /// ``applyContribution(region:lease:member:write:state:since:time:events:)`` without a write
+    /// identity (tools and tests: a retry would be a new write).
+    public func applyContribution(region: String, lease: PartitionLease, member: String, state: RegionState, since: Double?, time: Double,
+                                  events: @escaping @Sendable (_ previous: RegionState?, _ merged: RegionState, _ since: Double?) -> [ClusterEventRow])
+        async throws -> ContributionOutcome {
+        try await applyContribution(region: region, lease: lease, member: member, write: nil, state: state, since: since, time: time, events: events)
+    }
+
+    /// ``appendEvents(_:lease:member:write:)`` without a write identity (tools and tests).
+    public func appendEvents(_ rows: [ClusterEventRow], lease: PartitionLease, member: String) async throws -> ContributionOutcome {
+        try await appendEvents(rows, lease: lease, member: member, write: nil)
+    }
+
     /// Claims the member name for `instance` without preparing the partitions (see
     /// ``join(member:instance:regions:ttl:preparing:deciding:)``).
     @discardableResult

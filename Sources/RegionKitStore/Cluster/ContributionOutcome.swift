@@ -1,4 +1,4 @@
-/// What ``ClusterStoring/applyContribution(region:lease:member:state:since:time:events:)`` did.
+/// What ``ClusterStoring/applyContribution(region:lease:member:write:state:since:time:events:)`` did.
 public enum ContributionOutcome: Hashable, Sendable {
     /// The lease has moved on (another member holds the partition, or it expired): nothing was written.
     case fenced

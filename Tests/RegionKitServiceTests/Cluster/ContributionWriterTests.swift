@@ -29,10 +29,13 @@ struct ContributionWriterTests {
         let failing = LockedBox(0)
         let fenceAt = LockedBox<Double?>(nil)
         let gate = LockedBox(true)
+        /// The identity of every attempt, in order.
+        let ids = LockedBox<[ClusterWriteID]>([])
 
-        func apply(_ write: ContributionWriter.Write) async throws -> ContributionOutcome {
+        func apply(_ write: ContributionWriter.Write, _ id: ClusterWriteID) async throws -> ContributionOutcome {
             while !gate.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(1)) }
             attempts.withLock { $0 += 1 }
+            ids.withLock { $0.append(id) }
             if failing.withLock({ count in defer { count = max(0, count - 1) }; return count > 0 }) {
                 throw RegionKitError(.storeFailed, "store down")
             }
@@ -45,7 +48,7 @@ struct ContributionWriterTests {
     }
 
     static func writer(_ store: Store, acknowledged: LockedBox<[Int64]> = LockedBox([]), fenced: LockedBox<Int> = LockedBox(0)) -> ContributionWriter {
-        ContributionWriter(partition: 3, logger: Logger(label: "test"), apply: { try await store.apply($0) },
+        ContributionWriter(partition: 3, logger: Logger(label: "test"), apply: { try await store.apply($0, $1) },
                            onEvents: { events in acknowledged.withLock { $0 += events.map(\.id) } },
                            onFenced: { fenced.withLock { $0 += 1 } }, retryDelay: { _ in .milliseconds(1) })
     }
@@ -75,7 +78,18 @@ struct ContributionWriterTests {
         let applied: [Double] = (1...10).map { Double($0) }
         #expect(store.applied.withLock { $0 } == applied)
         #expect(store.attempts.withLock { $0 } == 13, "3 failed attempts, then one each")
+        // Each retry is the same write to the store (a reply lost after the commit is not written
+        // twice): the first write's four attempts carry one identity, the next writes the next numbers.
+        let ids = store.ids.withLock { $0 }
+        #expect(ids.map(\.sequence) == [1, 1, 1, 1] + Array(2...10))
+        #expect(Set(ids.map(\.writer)).count == 1)
         await writer.close()
+        // Another writer (the partition's next holder, or this one's again): another identity.
+        let next = Self.writer(store)
+        next.submit(Self.write(11, .outside))
+        #expect(await next.flush(timeout: .seconds(900)))
+        #expect(store.ids.withLock { $0.last?.sequence } == 1 && store.ids.withLock { $0.last?.writer } != ids[0].writer)
+        await next.close()
     }
 
     @Test("Int.isPowerOfTen: the attempts at which the writer logs a failing write again (1st, 10th, 100th, …; it logged the first only)")

@@ -27,7 +27,7 @@ final class UnleasedClusterStore: InterposingStore, ClusterStoring, @unchecked S
     private let granted = LockedBox(false)
     /// Outputs lease requests that still succeed (nil: every one); after them ``holdSingleton(_:member:ttl:)`` throws.
     let singletonRenewals = LockedBox<Int?>(nil)
-    /// While true, ``applyContribution(region:lease:member:state:since:time:events:)`` fails (the store unreachable).
+    /// While true, ``applyContribution(region:lease:member:write:state:since:time:events:)`` fails (the store unreachable).
     let contributionsRefused = LockedBox(false)
     /// The partitions whose contributions were refused at least once.
     let refusedPartitions = LockedBox<Set<Int>>([])
@@ -93,7 +93,7 @@ final class UnleasedClusterStore: InterposingStore, ClusterStoring, @unchecked S
     func preparePartitions(_ count: Int, member: String?, deciding: @escaping @Sendable (String) -> [Int]) async throws {}
     func ensureRegions(_ regions: [Region], at time: Double) async throws {}
     func contributions(partition: Int) async throws -> [String: RegionContribution] { [:] }
-    func applyContribution(region: String, lease: PartitionLease, member: String, state: RegionState, since: Double?, time: Double,
+    func applyContribution(region: String, lease: PartitionLease, member: String, write: ClusterWriteID?, state: RegionState, since: Double?, time: Double,
                            events: @escaping @Sendable (_ previous: RegionState?, _ merged: RegionState, _ since: Double?) -> [ClusterEventRow])
         async throws -> ContributionOutcome {
         if contributionsRefused.withLock({ $0 }) {
@@ -103,7 +103,7 @@ final class UnleasedClusterStore: InterposingStore, ClusterStoring, @unchecked S
         writes.withLock { $0.append("\(region) \(state.rawValue)") }
         return .unchanged
     }
-    func appendEvents(_ rows: [ClusterEventRow], lease: PartitionLease, member: String) async throws -> ContributionOutcome {
+    func appendEvents(_ rows: [ClusterEventRow], lease: PartitionLease, member: String, write: ClusterWriteID?) async throws -> ContributionOutcome {
         writes.withLock { $0.append("events \(rows.count)") }
         for row in rows {
             if let room = row.room { try base.saveRoom(room.beacon, scanner: room.scanner, at: row.time) }
