@@ -71,8 +71,11 @@ public final class PostgresRegionStore: RegionStoring, CustomStringConvertible {
     ///   (`lock_timeout`), as long as the client waits for it. Parameters the configuration
     ///   already sets are kept. (Startup parameters: PgBouncer refuses them unless listed in its
     ///   `ignore_startup_parameters`.)
+    /// - Parameter connectionCheck: a connection made once before the pool (then closed), so that
+    ///   what refuses it is said at once (the pool retries a refused connection until the operation
+    ///   times out, saying only that); nil: only whether the server's port accepts TCP is checked.
     public init(configuration: PostgresClient.Configuration, operationTimeout: Duration = .seconds(10), idleInTransactionTimeout: Duration? = nil,
-                threads: Int? = nil, logger: Logger = Logger(label: "regionkit.postgres")) async throws {
+                threads: Int? = nil, connectionCheck: PostgresConnection.Configuration? = nil, logger: Logger = Logger(label: "regionkit.postgres")) async throws {
         var configuration = configuration
         func milliseconds(_ duration: Duration) -> String {
             // 1 ms … PostgreSQL's largest (INT_MAX ms); never 0, which would mean "no limit".
@@ -93,6 +96,9 @@ public final class PostgresRegionStore: RegionStoring, CustomStringConvertible {
             let timeout = min(operationTimeout, configuration.options.connectTimeout)
             do {
                 try await Self.checkListening(host: host, port: configuration.port ?? 5432, timeout: timeout, description: description)
+                if let connectionCheck {
+                    try await Self.checkConnecting(connectionCheck, timeout: operationTimeout, description: description, logger: logger)
+                }
             } catch {
                 try? await group?.shutdownGracefully()
                 throw error
@@ -135,17 +141,75 @@ public final class PostgresRegionStore: RegionStoring, CustomStringConvertible {
         try? await channel.close()
     }
 
+    /// One connection made with `configuration` and closed: its refusal is a `storeFailed` error
+    /// naming the store and why (the server does not offer TLS, its certificate is not trusted or
+    /// names another host, authentication failed, no such database), or that no answer came within `timeout`.
+    static func checkConnecting(_ configuration: PostgresConnection.Configuration, timeout: Duration, description: String, logger: Logger) async throws {
+        var configuration = configuration
+        configuration.options.connectTimeout = .milliseconds(Int64(min(max(timeout.inSeconds * 1000, 1), 86_400_000)))
+        let race = FirstResult<Bool>()
+        let work = Task {
+            do {
+                let connection = try await PostgresConnection.connect(configuration: configuration, id: 0, logger: logger)
+                try? await connection.close()
+                _ = race.finish(.success(true))
+            } catch {
+                _ = race.finish(.failure(error))
+            }
+        }
+        let timer = Task {
+            guard (try? await Task.sleep(for: timeout)) != nil else { return }
+            _ = race.finish(.failure(RegionKitError(.storeFailed, "no answer within \(timeout)")))
+        }
+        defer {
+            timer.cancel()
+            work.cancel()
+        }
+        do {
+            _ = try await race.value
+        } catch let error as RegionKitError {
+            throw RegionKitError(.storeFailed, "store \(description): cannot connect: \(error.message)")
+        } catch {
+            throw RegionKitError(.storeFailed, "store \(description): cannot connect: \(explainConnecting(error))", cause: error)
+        }
+    }
+
+    /// Why a connection was refused, in words (PSQLError's description hides everything on purpose).
+    static func explainConnecting(_ error: any Error) -> String {
+        guard let error = error as? PSQLError else { return "\(error)" }
+        if error.code == .sslUnsupported {
+            return "the server does not offer TLS (sslmode asks for it; set ssl = on on the server, or sslmode=prefer or disable)"
+        }
+        if let underlying = error.underlying {
+            let text = "\(underlying)"
+            if text.contains("CERTIFICATE_VERIFY_FAILED") || text.contains("certificate") || underlying is NIOSSLExtraError {
+                return "the server's TLS certificate is not accepted (\(text.prefix(200)); sslrootcert names the CA to trust, verify-full also checks the host name)"
+            }
+            return "\(error.code): \(text.prefix(200))"
+        }
+        return explain(error)
+    }
+
     /// A TCP connection to `host:port`; TLS off by default (a loopback or private network), else
-    /// pass `tls: .require(...)`.
+    /// pass `tls: .require(...)` (``PostgresStoreURL/tls()`` makes it from a URL's `sslmode`). One
+    /// connection is made first, so that what refuses it (TLS not offered, a certificate not
+    /// trusted, authentication) is said at once, not after the operation timeout.
     public convenience init(host: String, port: Int = 5432, username: String, password: String? = nil, database: String?,
-                            tls: PostgresClient.Configuration.TLS = .disable, operationTimeout: Duration = .seconds(10),
+                            tls: PostgresStoreTLS = .disable, operationTimeout: Duration = .seconds(10),
                             idleInTransactionTimeout: Duration? = nil, threads: Int? = nil,
                             logger: Logger = Logger(label: "regionkit.postgres")) async throws {
         var configuration = PostgresClient.Configuration(host: host, port: port, username: username, password: password,
-                                                         database: database, tls: tls)
+                                                         database: database, tls: tls.client)
         configuration.options.connectTimeout = min(configuration.options.connectTimeout, operationTimeout)
+        let check: PostgresConnection.Configuration
+        do {
+            check = PostgresConnection.Configuration(host: host, port: port, username: username, password: password, database: database,
+                                                     tls: try tls.connection())
+        } catch {
+            throw RegionKitError(.storeFailed, "store postgres://\(username)@\(host):\(port)/\(database ?? username): cannot set up TLS: \(error)")
+        }
         try await self.init(configuration: configuration, operationTimeout: operationTimeout, idleInTransactionTimeout: idleInTransactionTimeout,
-                            threads: threads, logger: logger)
+                            threads: threads, connectionCheck: check, logger: logger)
     }
 
     /// Closes every connection. The store cannot be used afterwards.

@@ -20,10 +20,10 @@ struct PostgresStoreURLTests {
         #expect(try PostgresStoreURL(parsing: "postgres.sqlite") == nil)
     }
 
-    @Test("Refused with the reason: a password (not repeated, also in a query or fragment), no user, no host, a bad port, a nested path, query parameters",
+    @Test("Refused with the reason: a password (not repeated, also in a query or fragment), no user, no host, a bad port, a nested path, query parameters other than sslmode and sslrootcert",
           arguments: [("postgres://rk:s3cret-pw@h/db", "REGIONKIT_STORE_PASSWORD"), ("postgres://h:5432/db", "names no user"),
                       ("postgres://rk@:5432/db", "no host"), ("postgres://rk@h:0/db", "port 0"), ("postgres://rk@h/a/b", "contains '/'"),
-                      ("postgres://rk@h/db?sslmode=require", "query parameters"), ("postgres://rk@h/db?password=s3cret-pw", "query parameters"),
+                      ("postgres://rk@h/db?password=s3cret-pw", "query parameters"),
                       ("postgres://rk@h:5432/db#s3cret-pw", "fragments"), ("postgres://h/db?password=s3cret-pw", "query parameters"),
                       ("postgres://rk@h:0/db?password=s3cret-pw", "query parameters"), ("postgres://rk@h/a/b?password=s3cret-pw", "query parameters")])
     func refused(url: String, reason: String) {

@@ -55,6 +55,13 @@ public final class PostgresServer: @unchecked Sendable {
     private var process: Process?
     /// Where the log stood when the server was last launched (a restart appends to it).
     private var logOffset = 0
+    private var extraSettings: [String] = []
+
+    /// More `-c name=value` settings for the next launch (``start(timeout:)``, ``restart(timeout:)``).
+    public var settings: [String] {
+        get { lock.withLock { extraSettings } }
+        set { lock.withLock { extraSettings = newValue } }
+    }
 
     /// Reserves a directory and a free port (kept across restarts).
     public init() throws {
@@ -112,7 +119,7 @@ public final class PostgresServer: @unchecked Sendable {
             "-D", dataDirectory, "-p", "\(port)", "-c", "listen_addresses=127.0.0.1",
             "-c", "unix_socket_directories=\(directory)", "-c", "fsync=off", "-c", "synchronous_commit=on",
             "-c", "max_connections=100", "-c", "jit=off",
-        ])
+        ] + settings.flatMap { ["-c", $0] })
         if !FileManager.default.fileExists(atPath: logFile) { _ = FileManager.default.createFile(atPath: logFile, contents: nil) }
         let offset = (try? FileManager.default.attributesOfItem(atPath: logFile)[.size] as? Int) ?? 0
         lock.withLock { logOffset = offset }

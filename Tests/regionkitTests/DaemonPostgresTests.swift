@@ -220,4 +220,20 @@ struct DaemonPostgresTests {
         let badPort = try await CLI.run(["run", "--config", config, "--store", "postgres://rk@127.0.0.1:99999/db"])
         #expect(badPort.status == 1 && badPort.stderr.contains("store URL"), "\(badPort.stderr)")
     }
+
+    @Test("sslmode in the store URL: TLS asked of a server without it is refused at once, saying so (the pool retried until the 10 s timeout and said only that); an unknown database is named; the log shows the URL's TLS",
+          .timeLimit(.minutes(2)))
+    func storeTLS() async throws {
+        let server = try PostgresServer()
+        try await server.start()
+        defer { server.stop() }
+        let started = ContinuousClock.now
+        let refused = try await CLI.run(["events", "--store", Self.url(server, "postgres") + "?sslmode=require"])
+        #expect(refused.status == 1 && refused.stderr.contains("cannot connect: the server does not offer TLS"), "\(refused.stderr)")
+        #expect(ContinuousClock.now - started < .seconds(8), "said at once, not after the operation timeout")
+        let missing = try await CLI.run(["events", "--store", Self.url(server, "nosuchdb")])
+        #expect(missing.status == 1 && missing.stderr.contains("\"nosuchdb\" does not exist"), "\(missing.stderr)")
+        let plain = try await CLI.run(["events", "--store", Self.url(server, "postgres") + "?sslmode=prefer"])
+        #expect(plain.status == 0, "prefer falls back to an unencrypted session: \(plain.stderr)")
+    }
 }

@@ -26,7 +26,7 @@ struct DaemonStore: Sendable {
                      onLost: @escaping @Sendable (String) -> Void) async throws -> DaemonStore {
         if let url = try PostgresStoreURL(parsing: location) {
             let postgres = try await PostgresRegionStore(host: url.host, port: url.port, username: url.user, password: url.password(),
-                                                         database: url.database, logger: logger)
+                                                         database: url.database, tls: url.tls(), logger: logger)
             let holder = "regionkit pid \(ProcessInfo.processInfo.processIdentifier) on \(ProcessInfo.processInfo.hostName)"
             let lease: PostgresDaemonLease
             do {

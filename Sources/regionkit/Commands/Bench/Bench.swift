@@ -94,7 +94,7 @@ struct Bench: AsyncParsableCommand {
             }
             let logger = Console.logger(label: "regionkit.postgres")
             let database = try await PostgresRegionStore(host: url.host, port: url.port, username: url.user, password: url.password(),
-                                                         database: url.database, logger: logger)
+                                                         database: url.database, tls: url.tls(), logger: logger)
             do {
                 guard try await database.lastEventID() == 0 else {
                     throw ValidationError("--postgres \(url) already holds events: the benchmark appends \(events) fake events, so it only runs on an empty scratch database")

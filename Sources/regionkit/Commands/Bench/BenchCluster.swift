@@ -91,7 +91,7 @@ struct BenchCluster: AsyncParsableCommand {
             var logger = Logger(label: "regionkit.bench.cluster")
             logger.logLevel = .warning
             let database = try await PostgresRegionStore(host: url.host, port: url.port, username: url.user, password: url.password(),
-                                                         database: url.database, logger: logger)
+                                                         database: url.database, tls: url.tls(), logger: logger)
             do {
                 let result = try await measure(database, urls: urls, logger: logger)
                 await database.shutdown()

@@ -41,7 +41,7 @@ struct Events: AsyncParsableCommand {
             if let url = try PostgresStoreURL(parsing: path) {
                 let logger = Console.logger(label: "regionkit.postgres")
                 let opened = try await PostgresRegionStore(host: url.host, port: url.port, username: url.user, password: url.password(),
-                                                           database: url.database, logger: logger)
+                                                           database: url.database, tls: url.tls(), logger: logger)
                 postgres = opened
                 database = opened
             } else {

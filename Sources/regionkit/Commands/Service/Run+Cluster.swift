@@ -29,7 +29,7 @@ extension Run {
         // A member frozen mid-transaction must not hold the lease rows (and every member's lease
         // round behind them) past half a lease: its session is ended by the server then.
         let postgres = try await PostgresRegionStore(host: url.host, port: url.port, username: url.user, password: url.password(),
-                                                     database: url.database, idleInTransactionTimeout: .seconds(cluster.leaseDuration / 2),
+                                                     database: url.database, tls: url.tls(), idleInTransactionTimeout: .seconds(cluster.leaseDuration / 2),
                                                      threads: 1, logger: logger)
         let stopRequest = StopRequest()
         let printJSON = json
