@@ -18,6 +18,10 @@ public struct GatewayFileReader: Sendable {
     public let path: String
     /// Read chunk size in bytes.
     public var chunkSize = 256 * 1024
+    /// The most bytes (decompressed) a stream that is not a regular file (a device, a pipe, a
+    /// socket) may give without a JSON object before the reading stops: `/dev/zero` or a pipe of
+    /// noise has no end, and was read for ever. A regular file is read to its end whatever it holds.
+    public var maximumBytesWithoutObject = 16 << 20
 
     public init(path: String) {
         self.path = path
@@ -54,9 +58,14 @@ public struct GatewayFileReader: Sendable {
         // warning (``GatewayReadReport/timeOutliers``). Made the replay's origin, the first
         // sighting's collapsed the whole recording.
         var outliers = TimestampOutlierFilter<GatewaySighting>(threshold: Self.outlierMilliseconds)
+        var status = stat()
+        let endless = stat(path, &status) == 0 && (status.st_mode & S_IFMT) != S_IFREG
+        var sinceObject = 0
         func deliver(_ plain: [UInt8]) throws {
             // Cannot throw with skipsDamage: damage is counted by the splitter.
-            for object in try splitter.feed(plain) {
+            let objects = try splitter.feed(plain)
+            sinceObject = objects.isEmpty ? sinceObject + plain.count : 0
+            for object in objects {
                 let sighting: GatewaySighting
                 do {
                     sighting = try GatewaySighting(json: object.bytes, offset: object.offset, source: splitter.source)
@@ -82,6 +91,15 @@ public struct GatewayFileReader: Sendable {
                 break
             }
             if chunk.isEmpty { break }
+            defer {
+                if endless, sinceObject > maximumBytesWithoutObject, report.stoppedBy == nil {
+                    report.stoppedBy = RegionKitError(.malformedInput, """
+                        \(splitter.source): \(maximumBytesWithoutObject >> 20) MiB read without a JSON object (up to offset \(splitter.offset)): \
+                        not a gateway recording, and a \(Self.kind(status.st_mode)) may not end: stopped
+                        """)
+                }
+            }
+            if report.stoppedBy != nil { break }
             guard let inflater else {
                 try deliver(Array(chunk))
                 continue
@@ -122,6 +140,16 @@ public struct GatewayFileReader: Sendable {
             report.note(skip: RegionKitError(.malformedInput, "\(splitter.source): \(skip.reason)"), at: skip.offset)
         }
         return report
+    }
+
+    /// What a file that is not a regular one is, for messages.
+    static func kind(_ mode: mode_t) -> String {
+        switch mode & S_IFMT {
+        case S_IFCHR, S_IFBLK: "device"
+        case S_IFIFO: "pipe"
+        case S_IFSOCK: "socket"
+        default: "stream"
+        }
     }
 
     /// Like ``read(_:)``, then throws the report's error if anything was lost (after delivering

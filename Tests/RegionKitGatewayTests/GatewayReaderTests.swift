@@ -12,6 +12,26 @@ struct GatewayReaderTests {
         return pretty ? "{\n  " + fields.joined(separator: ",\n  ") + "\n}" : "{" + fields.joined(separator: ",") + "}"
     }
 
+    @Test("A stream that is not a regular file and gives no JSON object (/dev/zero, which has no end) is stopped after maximumBytesWithoutObject, naming why; a regular file of the same noise is read to its end (it was read for ever)",
+          .timeLimit(.minutes(1)))
+    func endlessNoiseStops() throws {
+        var reader = GatewayFileReader(path: "/dev/zero")
+        reader.maximumBytesWithoutObject = 1 << 20
+        var delivered = 0
+        let report = try reader.read { _ in delivered += 1 }
+        #expect(delivered == 0)
+        let message = report.stoppedBy?.message ?? ""
+        #expect(message.hasPrefix("/dev/zero: 1 MiB read without a JSON object") && message.contains("a device may not end: stopped"), "\(message)")
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("regionkit-zeros-\(UUID()).json").path
+        let sighting = #"{"uuid":"E2C56DB5-DFFB-48D2-B060-D0F5A71096E0","major":1,"minor":2,"rssi":-60,"time":1700000000000,"scannerID":"hall"}"#
+        try (Data(count: 2 << 20) + Data(sighting.utf8)).write(to: URL(fileURLWithPath: file))
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        var regular = GatewayFileReader(path: file)
+        regular.maximumBytesWithoutObject = 1 << 20
+        let read = try regular.read { _ in delivered += 1 }
+        #expect(read.stoppedBy == nil && delivered == 1 && read.skippedBytes == 2 << 20, "the sighting after 2 MiB of noise: \(String(describing: read.stoppedBy))")
+    }
+
     @Test func splitsConcatenatedObjectsAtAnyChunking() throws {
         let text = #"{"a":"}{\"x"}{"b":{"c":[1,{"d":2}]}} "# + "\n" + #"{"e":"\\"}"#
         let bytes = Array(text.utf8)
