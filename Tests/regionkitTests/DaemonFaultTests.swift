@@ -251,6 +251,12 @@ struct DaemonFaultTests {
         let ran = try await CLI.run(["bench", "store", "--store", scratch, "--events", "10"])
         #expect(ran.status == 0, "\(ran.stderr)")
         #expect(!FileManager.default.fileExists(atPath: scratch))
+        // An option checked when the benchmark runs: its error comes with the subcommand's usage
+        // (it came with the root's, "Usage: regionkit <subcommand>"), exit 64 as any usage error.
+        let zero = try await CLI.run(["bench", "store", "--events", "0"])
+        #expect(zero.status == 64 && zero.stderr.hasPrefix("Error: --events must be > 0"), "\(zero.stderr)")
+        #expect(zero.stderr.contains("Usage: regionkit bench store [--events <events>]") && zero.stderr.contains("See 'regionkit bench store --help'"),
+                "\(zero.stderr)")
     }
 
     // MARK: The store under the daemon

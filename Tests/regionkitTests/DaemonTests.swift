@@ -281,6 +281,11 @@ struct DaemonTests {
         #expect(seconds.status == 0 && seconds.stderr.isEmpty && seconds.stdout.contains("LAUNCH"), "\(seconds.stderr)")
         let huge = try await CLI.run(["events", "--store", store, "--since", "1e300"])
         #expect(huge.status == 1 && huge.stderr.contains("is not a time"), "\(huge.stderr)")
+        // An age beyond 1970 (it listed every event); one within it is fine.
+        let ancient = try await CLI.run(["events", "--store", store, "--since", "99999999999999999999d"])
+        #expect(ancient.status == 1 && ancient.stderr.contains("reaches back before 1970"), "\(ancient.stderr)")
+        let week = try await CLI.run(["events", "--store", store, "--since", "7d"])
+        #expect(week.status == 0 && week.stdout.contains("LAUNCH"), "\(week.stderr)")
         let bad = try await CLI.run(["events", "--store", store, "--since", "yesterday-ish"])
         #expect(bad.status == 1 && bad.stderr.contains("--since"))
         // ISO 8601 without its zone: said so, with the UTC form (it said "is not ISO 8601").

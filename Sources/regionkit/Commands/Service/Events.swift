@@ -145,6 +145,10 @@ struct Events: AsyncParsableCommand {
         }
         let units: [Character: Double] = ["s": 1, "m": 60, "h": 3600, "d": 86400]
         if let unit = text.last, let scale = units[unit], let amount = Double(text.dropLast()), amount.isFinite, amount >= 0 {
+            // An age reaching before 1970 (a typo of a few digits more) selected every event silently.
+            guard amount * scale <= now.timeIntervalSince1970 else {
+                throw RegionKitError(.invalidArgument, "--since '\(text.prefix(40))' reaches back before 1970: give a shorter age, or no --since for every event")
+            }
             return now.timeIntervalSince1970 - amount * scale
         }
         let formatter = ISO8601DateFormatter()
