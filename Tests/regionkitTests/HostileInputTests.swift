@@ -123,6 +123,16 @@ struct HostileInputTests {
         #expect(result.stdout.contains(#""type":"didExitRegion""#))
     }
 
+    @Test("A btsnoop capture with nothing to replay (its header only) is an error, as a gateway recording without sightings is (it exited 0)")
+    func headerOnlyCapture() async throws {
+        let header = Array(Self.capture(count: 0).bytes)
+        #expect(header.count == 16, "magic, version 1, datalink 1002 (H4)")
+        let path = try Self.temporary(Data(header), suffix: ".btsnoop")
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let result = try await CLI.run(["replay", path, "--instant", "--json", "--region", Self.region])
+        #expect(result.status == 1 && result.stderr.contains("\(path): no records in the btsnoop capture (its header only)"), "\(result.stderr)")
+    }
+
     @Test("A btsnoop capture whose clock steps back: put back in order within --reorder-window, a longer step counted and said")
     func captureClockSteppingBack() async throws {
         // Records 20 and 21 swapped (one second back), and record 30 recorded at second 3.

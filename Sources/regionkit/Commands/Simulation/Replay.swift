@@ -174,7 +174,15 @@ extension Replay {
         // and say how many stepped back further (the engine takes those at its current time).
         var buffer = ReorderBuffer<BeaconObservation>(window: reorderWindow)
         var ordered: [BeaconObservation] = []
-        for observation in log.observations(scannerID: nil) {
+        let observations = log.observations(scannerID: nil)
+        // Nothing to replay is an error, as a gateway recording without sightings is (a capture of
+        // its header only exited 0 having done nothing); damage says more, below.
+        if observations.isEmpty, !log.damage.lostData {
+            throw RegionKitError(.malformedInput, log.records == 0
+                ? "\(file): no records in the btsnoop capture (its header only): nothing to replay"
+                : "\(file): no advertising reports among the btsnoop capture's \(log.records) record(s): nothing to replay")
+        }
+        for observation in observations {
             buffer.insert(observation, at: observation.timestamp) { ordered.append($0) }
         }
         buffer.drain { ordered.append($0) }
