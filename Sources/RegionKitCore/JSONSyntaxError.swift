@@ -25,11 +25,18 @@ public struct JSONSyntaxError: Error, Hashable, Sendable, CustomStringConvertibl
     /// The first syntax error in `json`, or nil when it is one JSON value (of any kind, with
     /// whitespace around it). It reads what Foundation reads: a leading UTF-8 byte order mark and
     /// one trailing comma in an object or a list (`[1, 2,]`) are allowed, a lone surrogate escape
-    /// (`"\uD800"`) is not.
+    /// (`"\uD800"`) and nesting deeper than ``maximumDepth`` are not. A text in UTF-16 or UTF-32
+    /// (a byte order mark, or a zero byte among the first two), which Foundation reads and this
+    /// reader does not, is not checked: nil.
     public static func first(in json: some Collection<UInt8>) -> JSONSyntaxError? {
-        var reader = Reader(bytes: Array(json))
+        let bytes = Array(json)
+        if bytes.count >= 2, bytes[0] == 0 || bytes[1] == 0 || bytes.starts(with: [0xFE, 0xFF]) || bytes.starts(with: [0xFF, 0xFE]) { return nil }
+        var reader = Reader(bytes: bytes)
         return reader.firstError()
     }
+
+    /// The deepest nesting of objects and lists Foundation's decoders read.
+    public static let maximumDepth = 512
 
     /// The grammar, read byte by byte.
     private struct Reader {
@@ -84,6 +91,9 @@ public struct JSONSyntaxError: Error, Hashable, Sendable, CustomStringConvertibl
                         index += 1
                         expect = stack.isEmpty ? .end : .commaOrClose
                         continue
+                    }
+                    if byte == UInt8(ascii: "{") || byte == UInt8(ascii: "["), stack.count == JSONSyntaxError.maximumDepth {
+                        return error(at: index, "objects and lists nested more than \(JSONSyntaxError.maximumDepth) deep")
                     }
                     switch byte {
                     case UInt8(ascii: "{"): stack.append(.object); index += 1; expect = .keyOrClose

@@ -19,8 +19,9 @@ public struct GatewayFileReader: Sendable {
     /// Read chunk size in bytes.
     public var chunkSize = 256 * 1024
     /// The most bytes (decompressed) a stream that is not a regular file (a device, a pipe, a
-    /// socket) may give without a JSON object before the reading stops: `/dev/zero` or a pipe of
-    /// noise has no end, and was read for ever. A regular file is read to its end whatever it holds.
+    /// socket) may give without a sighting that decodes before the reading stops: `/dev/zero` or
+    /// a pipe of noise has no end, and was read for ever. A regular file is read to its end
+    /// whatever it holds.
     public var maximumBytesWithoutObject = 16 << 20
 
     public init(path: String) {
@@ -63,12 +64,13 @@ public struct GatewayFileReader: Sendable {
         var sinceObject = 0
         func deliver(_ plain: [UInt8]) throws {
             // Cannot throw with skipsDamage: damage is counted by the splitter.
-            let objects = try splitter.feed(plain)
-            sinceObject = objects.isEmpty ? sinceObject + plain.count : 0
-            for object in objects {
+            // Counted from the last sighting that decodes: random bytes balance braces now and then.
+            sinceObject += plain.count
+            for object in try splitter.feed(plain) {
                 let sighting: GatewaySighting
                 do {
                     sighting = try GatewaySighting(json: object.bytes, offset: object.offset, source: splitter.source)
+                    sinceObject = 0
                 } catch let error as RegionKitError {
                     report.skippedSightings += 1
                     if report.firstSkipOffset == nil { report.note(skip: error, at: object.offset) }
@@ -91,17 +93,18 @@ public struct GatewayFileReader: Sendable {
                 break
             }
             if chunk.isEmpty { break }
+            // Checked before the next read, which may block for good on a pipe gone quiet.
             defer {
                 if endless, sinceObject > maximumBytesWithoutObject, report.stoppedBy == nil {
                     report.stoppedBy = RegionKitError(.malformedInput, """
-                        \(splitter.source): \(maximumBytesWithoutObject >> 20) MiB read without a JSON object (up to offset \(splitter.offset)): \
+                        \(splitter.source): \(maximumBytesWithoutObject >> 20) MiB read without a sighting (up to offset \(splitter.offset)): \
                         not a gateway recording, and a \(Self.kind(status.st_mode)) may not end: stopped
                         """)
                 }
             }
-            if report.stoppedBy != nil { break }
             guard let inflater else {
                 try deliver(Array(chunk))
+                if endless, sinceObject > maximumBytesWithoutObject { break reading }
                 continue
             }
             var plain: [UInt8] = []
@@ -114,6 +117,7 @@ public struct GatewayFileReader: Sendable {
                 break reading
             }
             try deliver(plain)
+            if endless, sinceObject > maximumBytesWithoutObject { break reading }
         }
         try outliers.finish { kept, _ in
             try body(kept)

@@ -19,7 +19,7 @@ struct RegionKitCommand: AsyncParsableCommand {
     static func main() async {
         var parsed: (any ParsableCommand)?
         do {
-            var command = try parseAsRoot()
+            var command = try await asyncParseAsRoot()
             parsed = command
             if var asyncCommand = command as? any AsyncParsableCommand {
                 try await asyncCommand.run()

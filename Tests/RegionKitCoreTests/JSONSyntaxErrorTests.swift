@@ -38,20 +38,44 @@ struct JSONSyntaxErrorTests {
         ("[12px]", "1:2: '12px' is not a number: unexpected 'p' in it"),
         ("[+1]", "1:2: expected a value or ']', found '+'"),
         ("{\"é\": x}", "1:8: expected a value after ':', found 'x'"),          // the column counts bytes: é is two
+        (String(repeating: "[", count: 513) + String(repeating: "]", count: 513), "1:513: objects and lists nested more than 512 deep"),
     ])
     func named(json: String, expected: String) {
         #expect(JSONSyntaxError.first(in: Array(json.utf8))?.description == expected, "\(json)")
     }
 
-    @Test("Bytes that are not UTF-8 are named at the first of them")
+    @Test("Bytes that are not UTF-8 are named at the first of them; UTF-16 and UTF-32, which Foundation reads, are not checked")
     func notUTF8() {
         let found = JSONSyntaxError.first(in: Array("{\"a\":\n \"".utf8) + [0xC3, 0x28] + Array("\"}".utf8))
         #expect(found?.description == "2:3: not valid UTF-8" && found?.offset == 8)
+        let utf16 = Array("{\"major\": 70000}".utf16).flatMap { [UInt8($0 & 0xFF), UInt8($0 >> 8)] }
+        #expect(JSONSyntaxError.first(in: utf16) == nil && JSONSyntaxError.first(in: [0xFF, 0xFE] + utf16) == nil)
+    }
+
+    /// Any JSON value, decoded through `JSONDecoder` (the decoder RegionKit's files go through).
+    struct AnyJSON: Decodable {
+        struct Key: CodingKey {
+            var stringValue: String
+            var intValue: Int? { nil }
+            init(stringValue: String) { self.stringValue = stringValue }
+            init?(intValue: Int) { nil }
+        }
+        init(from decoder: any Decoder) throws {
+            if var list = try? decoder.unkeyedContainer() {
+                while !list.isAtEnd { _ = try list.decode(AnyJSON.self) }
+            } else if let object = try? decoder.container(keyedBy: Key.self) {
+                for key in object.allKeys { _ = try object.decode(AnyJSON.self, forKey: key) }
+            } else {
+                let single = try decoder.singleValueContainer()
+                if single.decodeNil() || (try? single.decode(Bool.self)) != nil || (try? single.decode(Double.self)) != nil { return }
+                _ = try single.decode(String.self)
+            }
+        }
     }
 
     @Test("Valid texts of every kind have no error", arguments: [
         "{}", "[]", "0", "-0.5e-3", "1E+2", "\"text\"", "true", "false", "null", " \n\t\r{ \"a\" : [ 1 , { } , [ ] , \"\\u00e9\\n\\\"\" ] } \n",
-        "\u{FEFF}{\"bom\": 1}", "[1, 2,]", "{\"a\": [1,], \"b\": {\"c\": 1 ,} ,}", "[\"\\uD83D\\uDE00\"]", "[" + String(repeating: "[", count: 100_000) + String(repeating: "]", count: 100_001),
+        "\u{FEFF}{\"bom\": 1}", "[1, 2,]", "{\"a\": [1,], \"b\": {\"c\": 1 ,} ,}", "[\"\\uD83D\\uDE00\"]", String(repeating: "[", count: 512) + String(repeating: "]", count: 512),
     ])
     func valid(json: String) {
         #expect(JSONSyntaxError.first(in: Array(json.utf8)) == nil, "\(json.prefix(60))")
@@ -61,7 +85,7 @@ struct JSONSyntaxErrorTests {
     /// alphabet): the reader finds an error exactly when Foundation refuses the text, and its
     /// offset is inside the text. (Digits stay few, so no number is beyond a Double: Foundation
     /// refuses `1e309`, which is JSON.)
-    @Test("Agrees with Foundation's parser on 20,000 mutated documents")
+    @Test("Agrees with Foundation's parsers (JSONSerialization and JSONDecoder) on 20,000 mutated documents")
     func agreesWithFoundation() throws {
         let seed = Array(#"""
         {"duration": 120, "beacons": [{"uuid": "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0", "major": 1, "minor": 2,
@@ -82,9 +106,10 @@ struct JSONSyntaxErrorTests {
                 }
             }
             let found = JSONSyntaxError.first(in: text)
-            let foundation = (try? JSONSerialization.jsonObject(with: Data(text), options: [.fragmentsAllowed])) != nil
-            if (found == nil) != foundation, disagreements.count < 5 {
-                disagreements.append("\(String(decoding: text, as: UTF8.self)) → \(found?.description ?? "valid"), Foundation: \(foundation ? "valid" : "refused")")
+            let serialization = (try? JSONSerialization.jsonObject(with: Data(text), options: [.fragmentsAllowed])) != nil
+            let decoder = (try? JSONDecoder().decode(AnyJSON.self, from: Data(text))) != nil
+            if (found == nil) != serialization || (found == nil) != decoder, disagreements.count < 5 {
+                disagreements.append("\(String(decoding: text, as: UTF8.self)) → \(found?.description ?? "valid"), JSONSerialization: \(serialization), JSONDecoder: \(decoder)")
             }
             if let found { #expect((0...text.count).contains(found.offset)) }
         }
