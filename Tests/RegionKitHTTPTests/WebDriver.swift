@@ -63,7 +63,14 @@ final class WebDriver {
 
     func open(_ url: String) throws { try command("POST", "/url", ["url": url]) }
 
-    func script(_ source: String) throws -> Any? { try command("POST", "/execute/sync", ["script": source, "args": []]) }
+    /// Runs `source` in the page; a refusal names the script (a timeout said only "script timeout").
+    func script(_ source: String) throws -> Any? {
+        do {
+            return try command("POST", "/execute/sync", ["script": source, "args": []])
+        } catch LoopbackError.malformed(let message) {
+            throw LoopbackError.malformed("\(message.prefix(200)) — script: \(source.prefix(160))")
+        }
+    }
 
     func element(_ css: String) throws -> String {
         guard let value = try command("POST", "/element", ["using": "css selector", "value": css]) as? [String: Any],
