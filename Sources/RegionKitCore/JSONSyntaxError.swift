@@ -71,7 +71,7 @@ public struct JSONSyntaxError: Error, Hashable, Sendable, CustomStringConvertibl
         }
 
         mutating func firstError() -> JSONSyntaxError? {
-            if let invalid = firstInvalidUTF8() { return error(at: invalid, "not valid UTF-8") }
+            if let invalid = String.firstInvalidUTF8(in: bytes) { return error(at: invalid, "not valid UTF-8") }
             if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { index = 3 }
             var stack: [Container] = []
             var expect = Expect.value(after: nil)
@@ -240,16 +240,6 @@ public struct JSONSyntaxError: Error, Hashable, Sendable, CustomStringConvertibl
 
         mutating func skipWhitespace() {
             while index < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[index]) { index += 1 }
-        }
-
-        /// The offset of the first byte that is not part of well-formed UTF-8, if any.
-        func firstInvalidUTF8() -> Int? {
-            if String(validating: bytes, as: UTF8.self) != nil { return nil }
-            var parser = Unicode.UTF8.ForwardParser()
-            var iterator = bytes.makeIterator()
-            var offset = 0
-            while case .valid(let scalar) = parser.parseScalar(from: &iterator) { offset += scalar.count }
-            return offset
         }
 
         func error(at offset: Int, _ message: String) -> JSONSyntaxError {

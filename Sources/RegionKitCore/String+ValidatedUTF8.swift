@@ -12,10 +12,17 @@ extension String {
             self = text
             return
         }
+        throw RegionKitError(.malformedInput, "\(source): not valid UTF-8 at byte \(String.firstInvalidUTF8(in: bytes) ?? 0)")
+    }
+
+    /// The offset of the first byte of `bytes` that is not part of well-formed UTF-8; nil when
+    /// they all are.
+    static func firstInvalidUTF8(in bytes: some Collection<UInt8>) -> Int? {
+        if String(validating: bytes, as: UTF8.self) != nil { return nil }
         var parser = Unicode.UTF8.ForwardParser()
         var iterator = bytes.makeIterator()
         var offset = 0
         while case .valid(let scalar) = parser.parseScalar(from: &iterator) { offset += scalar.count }
-        throw RegionKitError(.malformedInput, "\(source): not valid UTF-8 at byte \(offset)")
+        return offset
     }
 }
