@@ -398,6 +398,13 @@ public final class LocationManager: Sendable {
         return max(0, produced.load(ordering: .relaxed) - done)
     }
 
+    /// Events produced since the manager was made (counted before the call that produced them
+    /// returns), and events delivered (the delegate returned from each): a consumer that must know
+    /// when what one call decided has been handled notes ``eventsProduced`` after the call and
+    /// waits for ``eventsDelivered`` to reach it.
+    package var eventsProduced: Int { produced.load(ordering: .relaxed) }
+    package var eventsDelivered: Int { delivered.load(ordering: .acquiring) }
+
     /// Waits, up to `timeout` of real time, until every event produced before the call is
     /// delivered (the delegate returned from it and the streams have it), and returns how many of
     /// those are still undelivered then: 0 when all were. Events produced meanwhile (a source

@@ -26,7 +26,8 @@ import RegionKitConcurrency
 /// failed. ``currentServer`` says which one the live connection goes to.
 ///
 /// `onMessage` is called on the connection's event loop for each incoming PUBLISH, in order (keep it
-/// cheap; QoS 1 messages are acknowledged after it returns). `onConnectionEvent` is called from the
+/// cheap; QoS 1 messages are acknowledged after it returns; a client made with `onDelivery` leaves
+/// that to its consumer, ``acknowledge(_:)``). `onConnectionEvent` is called from the
 /// task running `run()` (`.connected`, `.disconnected`), from the connection's event loop or the
 /// task of a `subscribe` call (`.subscriptionRefused`, `.subscriptionRestored`); a connection's
 /// refusals and restorations are reported after its `.connected`. Neither may wait for `shutdown()`.
@@ -67,7 +68,10 @@ public final class MQTTClient: Sendable {
 
     public let configuration: MQTTClientConfiguration
     private let logger: Logger
-    private let onMessage: @Sendable (MQTTMessage) -> Void
+    /// Each message, with the acknowledgement it owes when ``acknowledgesLater`` (QoS 1).
+    private let onDelivery: @Sendable (MQTTMessage, MQTTAcknowledgement?) -> Void
+    /// Made with `onDelivery`: QoS 1 messages are acknowledged by ``acknowledge(_:)``, not on delivery.
+    public let acknowledgesLater: Bool
     private let onConnectionEvent: @Sendable (MQTTConnectionEvent) -> Void
     private let onReadComplete: @Sendable () -> Void
     /// Backpressure from the consumer of the messages (nil: the client reads whenever it can).
@@ -83,19 +87,69 @@ public final class MQTTClient: Sendable {
     ///   - onReadComplete: called on the event loop after the messages of one read from the socket
     ///     went to `onMessage` (and before their QoS 1 acknowledgements are flushed): where a
     ///     consumer that batches them hands the batch on.
-    public init(configuration: MQTTClientConfiguration, logger: Logger = Logger(label: "regionkit.mqtt"),
-                readPause: MQTTReadPause? = nil, onReadComplete: @escaping @Sendable () -> Void = {},
-                onMessage: @escaping @Sendable (MQTTMessage) -> Void,
-                onConnectionEvent: @escaping @Sendable (MQTTConnectionEvent) -> Void = { _ in }) {
+    public convenience init(configuration: MQTTClientConfiguration, logger: Logger = Logger(label: "regionkit.mqtt"),
+                            readPause: MQTTReadPause? = nil, onReadComplete: @escaping @Sendable () -> Void = {},
+                            onMessage: @escaping @Sendable (MQTTMessage) -> Void,
+                            onConnectionEvent: @escaping @Sendable (MQTTConnectionEvent) -> Void = { _ in }) {
+        self.init(configuration: configuration, logger: logger, readPause: readPause, onReadComplete: onReadComplete,
+                  acknowledgesLater: false, onDelivery: { message, _ in onMessage(message) }, onConnectionEvent: onConnectionEvent)
+    }
+
+    /// A client whose consumer acknowledges each QoS 1 message itself, once it has made it
+    /// durable (``acknowledge(_:)``, in the order the messages arrived): `onDelivery` gets the
+    /// message and, at QoS 1, the ``MQTTAcknowledgement`` it owes. A message never acknowledged
+    /// stays the broker's: with a persistent session (`cleanSession` false) it is delivered again
+    /// after the connection closes, to whoever connects with the client id next. The broker sends
+    /// at most its in-flight window of unacknowledged QoS 1 messages (Mosquitto's
+    /// `max_inflight_messages`, 20 by default) before it waits for acknowledgements.
+    ///
+    /// ```swift
+    /// let client = MQTTClient(configuration: configuration, onDelivery: { message, acknowledgement in
+    ///     queue.append((message, acknowledgement))   // acknowledged once written
+    /// })
+    /// ```
+    public convenience init(configuration: MQTTClientConfiguration, logger: Logger = Logger(label: "regionkit.mqtt"),
+                            readPause: MQTTReadPause? = nil, onReadComplete: @escaping @Sendable () -> Void = {},
+                            onDelivery: @escaping @Sendable (MQTTMessage, MQTTAcknowledgement?) -> Void,
+                            onConnectionEvent: @escaping @Sendable (MQTTConnectionEvent) -> Void = { _ in }) {
+        self.init(configuration: configuration, logger: logger, readPause: readPause, onReadComplete: onReadComplete,
+                  acknowledgesLater: true, onDelivery: onDelivery, onConnectionEvent: onConnectionEvent)
+    }
+
+    private init(configuration: MQTTClientConfiguration, logger: Logger, readPause: MQTTReadPause?, onReadComplete: @escaping @Sendable () -> Void,
+                 acknowledgesLater: Bool, onDelivery: @escaping @Sendable (MQTTMessage, MQTTAcknowledgement?) -> Void,
+                 onConnectionEvent: @escaping @Sendable (MQTTConnectionEvent) -> Void) {
         self.readPause = readPause
         self.onReadComplete = onReadComplete
         self.configuration = configuration
         var logger = logger
         logger[metadataKey: "clientID"] = "\(configuration.clientID)"
         self.logger = logger
-        self.onMessage = onMessage
+        self.acknowledgesLater = acknowledgesLater
+        self.onDelivery = onDelivery
         self.onConnectionEvent = onConnectionEvent
         self.group = MultiThreadedEventLoopGroup.singleton
+    }
+
+    /// Sends the PUBACKs a client made with `onDelivery` owes, in the order given (MQTT 3.1.1
+    /// §4.6 asks for the order the messages arrived in). Those of a connection that has closed
+    /// are dropped: the broker delivers their messages again. Returns at once (written on the
+    /// connection's event loop, behind what is already queued there).
+    ///
+    /// ```swift
+    /// client.acknowledge(written.compactMap(\.acknowledgement))
+    /// ```
+    public func acknowledge(_ acknowledgements: [MQTTAcknowledgement]) {
+        var start = acknowledgements.startIndex
+        // One hand-over per run of one connection's (normally all of them).
+        while start < acknowledgements.endIndex {
+            let connection = acknowledgements[start].connection
+            var end = start + 1
+            while end < acknowledgements.endIndex, acknowledgements[end].connection === connection { end += 1 }
+            let packetIDs = acknowledgements[start..<end].map(\.packetID)
+            acknowledgements[start].loop.execute { connection.value?.acknowledge(packetIDs) }
+            start = end
+        }
     }
 
     /// Messages skipped since the client was made because they were larger than
@@ -478,15 +532,22 @@ public final class MQTTClient: Sendable {
             }
         }
         let configuration = configuration
-        let deliver = onMessage
+        let deliver = onDelivery
+        let acknowledgesLater = acknowledgesLater
         let readPause = readPause
         let onReadComplete = onReadComplete
         // MQTT-4.7.2-1: a filter starting with a wildcard does not match a topic starting with `$`.
         // NATS 2.9 breaks the rule (`#` receives its internal `$JS/…` and `$MQTT/…` traffic), so the
-        // client applies it: a `$` topic is handed on only when a subscribed filter matches it.
-        let onMessage: @Sendable (MQTTMessage) -> Void = { [weak self] message in
-            if message.topic.utf8.first == UInt8(ascii: "$"), let self, !self.isSubscribed(to: message.topic) { return }
-            deliver(message)
+        // client applies it: a `$` topic is handed on only when a subscribed filter matches it
+        // (one that is not is acknowledged at once).
+        let onMessage: @Sendable (MQTTMessage, UInt16?) -> Bool = { [weak self] message, packetID in
+            if message.topic.utf8.first == UInt8(ascii: "$"), let self, !self.isSubscribed(to: message.topic) { return false }
+            guard acknowledgesLater, let packetID else {
+                deliver(message, nil)
+                return false
+            }
+            deliver(message, MQTTAcknowledgement(packetID: packetID, connection: box, loop: loop))
+            return true
         }
         let maximum = configuration.maximumIncomingPacketSize
         let onSkipped: @Sendable (MQTTPacket.OversizedPublish) -> Void = { [weak self, logger, onConnectionEvent] skipped in

@@ -2,7 +2,8 @@ import Logging
 import NIOCore
 
 /// One connection's protocol state, on its event loop: sends CONNECT, waits for CONNACK, delivers
-/// PUBLISHes (PUBACKing QoS 1 after `onMessage` returns), matches acknowledgements to the requests in
+/// PUBLISHes (PUBACKing QoS 1 after `onMessage` returns, unless it takes the acknowledgement:
+/// then ``acknowledge(_:)`` sends it), matches acknowledgements to the requests in
 /// flight by packet id, pings every keepalive and closes the connection when the answer is late or
 /// the broker sends something malformed, and holds back reads while its consumer is behind
 /// (``MQTTReadPause``). `MQTTClient` makes one per connection.
@@ -29,7 +30,9 @@ final class MQTTConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
     private let connectPacket: MQTTPacket.Connect
     private let keepAlive: TimeAmount
     private let connectTimeout: TimeAmount
-    private let onMessage: @Sendable (MQTTMessage) -> Void
+    /// A PUBLISH, with its packet id at QoS 1; true when the consumer acknowledges it later
+    /// (``acknowledge(_:)``), false when it is acknowledged here as `onMessage` returns.
+    private let onMessage: @Sendable (MQTTMessage, UInt16?) -> Bool
     /// A PUBLISH too large to accept was skipped by the decoder (acknowledged here first).
     private let onSkipped: @Sendable (MQTTPacket.OversizedPublish) -> Void
     /// The end of one read from the socket: the messages of that read have all been handed to `onMessage`.
@@ -63,7 +66,7 @@ final class MQTTConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
     private var readHeldSincePing = false
 
     init(connect: MQTTPacket.Connect, keepAlive: TimeAmount, connectTimeout: TimeAmount, logger: Logger,
-         onMessage: @escaping @Sendable (MQTTMessage) -> Void, onSkipped: @escaping @Sendable (MQTTPacket.OversizedPublish) -> Void = { _ in },
+         onMessage: @escaping @Sendable (MQTTMessage, UInt16?) -> Bool, onSkipped: @escaping @Sendable (MQTTPacket.OversizedPublish) -> Void = { _ in },
          onReadComplete: @escaping @Sendable () -> Void = {}, readPause: MQTTReadPause? = nil,
          connAckPromise: EventLoopPromise<Bool>, closedPromise: EventLoopPromise<MQTTError?>) {
         self.readPause = readPause
@@ -116,8 +119,8 @@ final class MQTTConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
         switch unwrapInboundIn(data) {
         case .publish(let publish):
             guard isConnected else { return protocolFailure(context, "PUBLISH before CONNACK") }
-            onMessage(publish.message)
-            if let packetID = publish.packetID {
+            let deferred = onMessage(publish.message, publish.packetID)
+            if let packetID = publish.packetID, !deferred {
                 context.write(wrapOutboundOut(.puback(packetID: packetID)), promise: nil)
                 needsFlush = true
             }
@@ -303,6 +306,15 @@ final class MQTTConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
     }
 
     // MARK: Requests (call on the event loop)
+
+    /// Sends the PUBACKs of QoS 1 messages whose acknowledgement `onMessage` took, in the order
+    /// given (MQTT 3.1.1 §4.6: the order they arrived in). Nothing once the connection is gone:
+    /// the broker delivers them again on the next one.
+    func acknowledge(_ packetIDs: [UInt16]) {
+        guard isConnected, let context, !packetIDs.isEmpty else { return }
+        for packetID in packetIDs { context.write(wrapOutboundOut(.puback(packetID: packetID)), promise: nil) }
+        scheduleFlush(context)
+    }
 
     /// QoS 0: `promise` succeeds once written to the socket. QoS 1: once the PUBACK arrives.
     func publish(_ message: MQTTMessage, promise: EventLoopPromise<Void>) {

@@ -19,7 +19,8 @@ struct MQTTConnectionHandlerTests {
         let received: Received
         var loop: EmbeddedEventLoop { channel.embeddedEventLoop }
 
-        init(keepAlive: TimeAmount = .seconds(30), connectTimeout: TimeAmount = .seconds(5)) throws {
+        /// - Parameter acknowledgesLater: the consumer takes QoS 1 acknowledgements (``MQTTConnectionHandler/acknowledge(_:)``).
+        init(keepAlive: TimeAmount = .seconds(30), connectTimeout: TimeAmount = .seconds(5), acknowledgesLater: Bool = false) throws {
             channel = EmbeddedChannel()
             let received = Received()
             self.received = received
@@ -27,7 +28,10 @@ struct MQTTConnectionHandlerTests {
                 connect: .init(clientID: "test", keepAliveSeconds: UInt16(keepAlive.nanoseconds / 1_000_000_000)),
                 keepAlive: keepAlive, connectTimeout: connectTimeout,
                 logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() },
-                onMessage: { message in received.messages.withLock { $0.append(message) } },
+                onMessage: { message, packetID in
+                    received.messages.withLock { $0.append(message) }
+                    return acknowledgesLater && packetID != nil
+                },
                 connAckPromise: channel.eventLoop.makePromise(), closedPromise: channel.eventLoop.makePromise())
             try channel.pipeline.syncOperations.addHandler(handler)
             try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1883)).wait()
@@ -107,6 +111,29 @@ struct MQTTConnectionHandlerTests {
         try h.channel.writeInbound(MQTTPacket.publish(.init(message: m0)))
         #expect(h.received.messages.withLock { $0 } == [m1, m0])
         #expect(try h.outbound() == [.puback(packetID: 99)])
+    }
+
+    @Test("A consumer that takes the acknowledgements: no PUBACK on delivery; acknowledge() sends them in the order given; nothing after the connection closed")
+    func deferredAcknowledgement() throws {
+        let h = try Harness(acknowledgesLater: true)
+        try h.accept()
+        let m1 = MQTTMessage(topic: "in/a", payload: [1], qos: .atLeastOnce)
+        let m0 = MQTTMessage(topic: "in/b", payload: [2], qos: .atMostOnce)
+        try h.channel.writeInbound(MQTTPacket.publish(.init(message: m1, packetID: 7)))
+        try h.channel.writeInbound(MQTTPacket.publish(.init(message: m0)))
+        try h.channel.writeInbound(MQTTPacket.publish(.init(message: m1, packetID: 9)))
+        #expect(h.received.messages.withLock { $0 } == [m1, m0, m1])
+        #expect(try h.outbound() == [], "delivered, not acknowledged")
+        h.handler.acknowledge([7])
+        #expect(try h.outbound() == [.puback(packetID: 7)])
+        h.handler.acknowledge([9])
+        #expect(try h.outbound() == [.puback(packetID: 9)])
+        // A broker that sends again what the session keeps: delivered again, acknowledged again.
+        try h.channel.writeInbound(MQTTPacket.publish(.init(message: m1, packetID: 7)))
+        #expect(try h.outbound() == [])
+        try h.channel.close().wait()
+        h.handler.acknowledge([7])
+        #expect(try h.outbound() == [], "the connection is gone: the broker delivers it again on the next one")
     }
 
     @Test("keepalive (virtual time): PINGREQ every keepalive; no answer within half of it closes with keepAliveTimeout")

@@ -59,6 +59,10 @@ final class ContributionWriter: Sendable {
 
     private struct Progress {
         var queued = 0
+        /// Writes accepted by ``submit(_:)`` since the start, and of those the first `committed`
+        /// (in order) that the store committed: one fenced or dropped stops the count for good.
+        var submitted = 0
+        var committed = 0
         var fenced = false
         var closed = false
     }
@@ -75,9 +79,11 @@ final class ContributionWriter: Sendable {
     ///     retried, `fenced` ends the writer.
     ///   - onEvents: the events committed with a contribution (their acknowledgement).
     ///   - onFenced: called once when the store refuses a write because the lease moved on.
+    ///   - onCommitted: called after each write the store committed (``committed`` counts it).
     ///   - retryDelay: the delay after the n-th consecutive failure (default 100 ms doubling to 2 s).
     init(partition: Int, logger: Logger, apply: @escaping @Sendable (Write, ClusterWriteID) async throws -> ContributionOutcome,
          onEvents: @escaping @Sendable ([StoredEvent]) -> Void, onFenced: @escaping @Sendable () -> Void,
+         onCommitted: @escaping @Sendable () -> Void = {},
          retryDelay: @escaping @Sendable (Int) -> Duration = { .milliseconds(min(2_000, 100 << min($0 - 1, 5))) }) {
         let (stream, continuation) = AsyncStream.makeStream(of: Write.self)
         self.continuation = continuation
@@ -110,8 +116,13 @@ final class ContributionWriter: Sendable {
                                                metadata: ["partition": "\(partition)"])
                                 onFenced()
                             }
-                        case .unchanged: break
-                        case .changed(let events): if !events.isEmpty { onEvents(events) }
+                        case .unchanged:
+                            Self.countCommitted(sequence, in: progress)
+                            onCommitted()
+                        case .changed(let events):
+                            Self.countCommitted(sequence, in: progress)
+                            if !events.isEmpty { onEvents(events) }
+                            onCommitted()
                         }
                         break
                     } catch {
@@ -137,10 +148,27 @@ final class ContributionWriter: Sendable {
         let accepted = progress.withLock { state -> Bool in
             guard !state.closed else { return false }
             state.queued += 1
+            state.submitted += 1
             return true
         }
         if accepted { continuation.yield(write) }
     }
+
+    /// Counts write `sequence` as committed when every write before it was (the count stays where
+    /// the first write that was not committed left it).
+    private static func countCommitted(_ sequence: Int64, in progress: LockedBox<Progress>) {
+        progress.withLock { state in
+            if Int64(state.committed) + 1 == sequence { state.committed += 1 }
+        }
+    }
+
+    /// Writes accepted since the start (``submit(_:)``).
+    var submitted: Int { progress.withLock { $0.submitted } }
+
+    /// How many of the writes accepted since the start, from the first on, the store committed:
+    /// everything submitted before a moment when ``submitted`` was n is durable once this is n.
+    /// It never reaches a write that was fenced or dropped, nor any after it.
+    var committed: Int { progress.withLock { $0.committed } }
 
     /// Whether the store refused a write because the lease moved on.
     var isFenced: Bool { progress.withLock { $0.fenced } }

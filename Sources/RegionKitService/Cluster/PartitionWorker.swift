@@ -23,6 +23,10 @@ import RegionKitStore
 /// beacons' rooms are carried over the same way (the rooms it last wrote, or at a takeover the
 /// rooms the store keeps): one heard again stays, one not heard leaves.
 ///
+/// A QoS 1 sighting is acknowledged to the broker only once what it decided is committed
+/// (``AcknowledgementQueue``): a decision dropped because the lease lapsed or moved leaves its
+/// message in the partition's session, and the next holder gets it again.
+///
 /// ```swift
 /// let worker = PartitionWorker(lease: lease, member: "engine-a", regions: regions, store: store, …)
 /// try await worker.start()
@@ -38,6 +42,11 @@ final class PartitionWorker: LocationManagerDelegate {
     private let profile: MonitoringProfile
     private let client: MQTTClient
     private let writer: ContributionWriter
+    /// The QoS 1 acknowledgements owed, released once their decisions are committed.
+    let acknowledgements: AcknowledgementQueue<MQTTAcknowledgement>
+    /// Releases the acknowledgements that waited their longest (``AcknowledgementQueue/maximumWait``)
+    /// when nothing else does (no message, delivery or commit to release them).
+    private let acknowledgementTask = LockedBox<Task<Void, Never>?>(nil)
     private let hooks: HookConfiguration
     /// What the partition's beacons' distances last published (nil: not published).
     private let ranging: LockedBox<PresenceRangingTracker?>
@@ -87,8 +96,8 @@ final class PartitionWorker: LocationManagerDelegate {
     /// Where the client's messages go. While the engine is set aside for a lost connection nothing
     /// arrives, except in the instant between the broker's CONNACK and the client's `.connected` event, when the
     /// persistent session's queued QoS 1 messages are redelivered at once: those are held here
-    /// (the client acknowledges a message when `onMessage` returns, so a dropped one would be
-    /// lost for good) and fed to the new engine first, in order.
+    /// and fed to the new engine first, in order (acknowledged once what they decided is committed,
+    /// like every message).
     struct Routing {
         var ingest: MQTTSightingIngest?
         var holding = false
@@ -157,10 +166,12 @@ final class PartitionWorker: LocationManagerDelegate {
     ///   - leftoverGrace: how long a beacon whose distance an earlier holder left retained (found
     ///     by the scan at the start), or whose ranging a broker outage ended, has to be ranged
     ///     again before its distance is cleared; counted from the broker's return.
+    ///   - acknowledgementWait: how long a QoS 1 message's acknowledgement waits for its
+    ///     decisions to be committed before it is sent anyway (``AcknowledgementQueue``).
     init(lease: PartitionLease, member: String, regions: [Region], profile: MonitoringProfile, store: any ClusterStoring,
          mqtt: MQTTClientConfiguration, clientIDPrefix: String, topicFilter: String, statusFilter: String? = nil, hooks: HookConfiguration,
          ranging: PresenceRangingTracker? = nil, partitionCount: Int? = nil, retainsDepartures: Bool = true, leftoverGrace: Duration = .seconds(30),
-         maximumBacklog: Int = PresenceHub.defaultMaximumBacklog, logger: Logger,
+         maximumBacklog: Int = PresenceHub.defaultMaximumBacklog, acknowledgementWait: Duration = .seconds(10), logger: Logger,
          onEvents: @escaping @Sendable ([StoredEvent]) -> Void, onFenced: @escaping @Sendable (Int) -> Void) {
         self.lease = lease
         self.ranging = LockedBox(ranging)
@@ -187,6 +198,9 @@ final class PartitionWorker: LocationManagerDelegate {
         self.route = route
         let partition = lease.partition
         self.hooks = hooks
+        let box = WorkerBox()
+        let acknowledgements = AcknowledgementQueue<MQTTAcknowledgement>(maximumWait: acknowledgementWait)
+        self.acknowledgements = acknowledgements
         let writer = ContributionWriter(partition: partition, logger: logger, apply: { write, id in
             switch write {
             case .contribution(let region, let state, let since, let time, let evidence):
@@ -197,7 +211,7 @@ final class PartitionWorker: LocationManagerDelegate {
             case .events(_, let rows):
                 try await store.appendEvents(rows, lease: lease, member: member, write: id)
             }
-        }, onEvents: onEvents, onFenced: { onFenced(partition) })
+        }, onEvents: onEvents, onFenced: { onFenced(partition) }, onCommitted: { box.worker?.releaseAcknowledgements() })
         self.writer = writer
         var configuration = mqtt
         // Every partition keeps its own session: whoever holds the partition gets its queue.
@@ -211,7 +225,6 @@ final class PartitionWorker: LocationManagerDelegate {
         configuration.port = servers[first].port
         configuration.useTLS = servers[first].useTLS
         configuration.fallbackServers = Array(servers[(first + 1)...] + servers[..<first])
-        let box = WorkerBox()
         // Backpressure: the broker keeps the partition's sightings (its session is persistent)
         // while the engine's undelivered events and the writes queued for the store are more than
         // `maximumBacklog`. (Not the messages held while the engine is set aside: a message is
@@ -219,11 +232,16 @@ final class PartitionWorker: LocationManagerDelegate {
         let readPause = MQTTReadPause(pauseAbove: maximumBacklog, resumeAtOrBelow: maximumBacklog / 2) {
             current.withLock { $0.stopping ? 0 : $0.manager.undeliveredCount } + writer.queued
         }
-        client = MQTTClient(configuration: configuration, logger: logger, readPause: readPause, onMessage: { message in
-            // The scan's distances and marker are not sightings.
-            if distanceScan?.received(message) == true { return }
+        client = MQTTClient(configuration: configuration, logger: logger, readPause: readPause, onDelivery: { message, acknowledgement in
+            // The scan's distances and marker are not sightings (acknowledged at once).
+            if distanceScan?.received(message) == true {
+                if let acknowledgement { box.worker?.client.acknowledge([acknowledgement]) }
+                return
+            }
             box.worker?.checkRoute(of: message.topic)
-            if Self.deliver(message, via: route, statusFilter: statusFilter) { box.worker?.deliveredWhileRefused() }
+            let owed = acknowledgement.map { ($0, acknowledgements) }
+            if Self.deliver(message, via: route, statusFilter: statusFilter, acknowledgement: owed) { box.worker?.deliveredWhileRefused() }
+            box.worker?.releaseAcknowledgements()
         }, onConnectionEvent: { event in box.worker?.connectionChanged(event) })
         box.worker = self
     }
@@ -232,11 +250,21 @@ final class PartitionWorker: LocationManagerDelegate {
     /// aside. True when a sighting arrived while the subscription was refused
     /// (``Routing/resumeOnMessage``): then ``deliveredWhileRefused()`` is due. (A node's status,
     /// on `statusFilter`'s subscription of its own, says nothing about the refused one.)
-    static func deliver(_ message: MQTTMessage, via route: LockedBox<Routing>, statusFilter: String? = nil) -> Bool {
+    ///
+    /// `acknowledgement`: the QoS 1 acknowledgement the message owes, queued (under the route's
+    /// lock, so in the order the messages were fed) with the engine it was fed to, or as held; a
+    /// message neither fed nor held (the partition stopping) is never acknowledged: the broker
+    /// delivers it again to the next holder.
+    static func deliver(_ message: MQTTMessage, via route: LockedBox<Routing>, statusFilter: String? = nil,
+                        acknowledgement: (token: MQTTAcknowledgement, queue: AcknowledgementQueue<MQTTAcknowledgement>)? = nil) -> Bool {
         route.withLock { routing -> Bool in
             if let ingest = routing.ingest {
                 ingest.handle(topic: message.topic, payload: message.payload, retained: message.retain)
+                acknowledgement.map { $0.queue.received($0.token, fedTo: ingest.manager) }
             } else if routing.holding {
+                // Held (or, for a status, replaced or over capacity: nothing to decide): its
+                // acknowledgement waits for the resumption.
+                acknowledgement.map { $0.queue.received($0.token, fedTo: nil) }
                 guard let statusFilter, MQTTTopicFilter.matches(filter: statusFilter, topic: message.topic) else {
                     routing.held.append(message)
                     return routing.resumeOnMessage
@@ -270,6 +298,17 @@ final class PartitionWorker: LocationManagerDelegate {
             a sighting of another partition was delivered here: the broker's partition mapping must count \
             \(routeCheck.count) partitions (cluster.partitions), as every node's
             """, metadata: ["topic": "\(topic.prefix(200))", "hashes-to": "\(expected)", "misrouted": "\(count)"])
+    }
+
+    /// Sends the QoS 1 acknowledgements whose messages' decisions are committed (or that waited
+    /// their longest), in order. Called after each message, delivery run and commit, and twice a second.
+    func releaseAcknowledgements() {
+        let (writer, client) = (writer, client)
+        acknowledgements.release(submitted: { writer.submitted }, committed: { writer.committed }) { client.acknowledge($0) }
+    }
+
+    func locationManagerDidFinishDelivering(_ manager: LocationManager) {
+        releaseAcknowledgements()
     }
 
     /// Breaks the cycle between the client's callbacks and the worker.
@@ -337,6 +376,8 @@ final class PartitionWorker: LocationManagerDelegate {
                 if current.connected { current.reconnects += 1 }
                 current.connected = false
             }
+            // Owed on the connection that closed: the broker delivers those messages again.
+            acknowledgements.removeAll()
             // A broker outage is not a departure.
             setAside("broker connection lost: the partition's engine is set aside until it is back")
         case .connected:
@@ -434,6 +475,7 @@ final class PartitionWorker: LocationManagerDelegate {
             for message in routing.held where !message.topic.isEmpty {
                 ingest.handle(topic: message.topic, payload: message.payload, retained: message.retain)
             }
+            acknowledgements.fedHeld(to: resumed)
             defer { routing = Routing(ingest: ingest) }
             return routing.held.filter { !$0.topic.isEmpty }.count
         }
@@ -486,6 +528,14 @@ final class PartitionWorker: LocationManagerDelegate {
         clientTask.withLock { $0 = Task { await client.run() } }
         if ranging.withLock({ $0 != nil }) {
             leftoverTask.withLock { $0 = Task { await self.watchLeftovers() } }
+        }
+        acknowledgementTask.withLock {
+            $0 = Task { [weak self] in
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: .milliseconds(500))
+                    self?.releaseAcknowledgements()
+                }
+            }
         }
         for filter in [topicFilter] + (statusFilter.map { [$0] } ?? []) {
             Task {
@@ -666,8 +716,10 @@ final class PartitionWorker: LocationManagerDelegate {
 
     /// Stops consuming (the MQTT session stays on the broker, so nothing published meanwhile is
     /// lost), then with `handOver` waits up to `timeout` for the queued contributions, which makes
-    /// the partition's state current for its next holder. Without it (the lease is already lost)
-    /// what is queued is dropped: the store would refuse it.
+    /// the partition's state current for its next holder, and acknowledges the QoS 1 messages
+    /// whose decisions they were before it disconnects. Without it (the lease is already lost)
+    /// what is queued is dropped (the store would refuse it) and the messages that decided it
+    /// stay unacknowledged: the broker delivers them to the next holder.
     /// - Returns: the contributions left unwritten.
     @discardableResult
     func stop(handOver: Bool, timeout: Duration = .seconds(5)) async -> Int {
@@ -675,6 +727,9 @@ final class PartitionWorker: LocationManagerDelegate {
             current.stopping = true
             return current.manager
         }
+        // Nothing more reaches the engine: what arrives from now on is not acknowledged.
+        route.withLock { $0 = Routing() }
+        acknowledgementTask.withLock { $0.take() }?.cancel()
         // The scan ends at once (its subscriptions removed from the persistent session while
         // the connection is up; a broker that does not answer is waited for 2 s at most), the
         // check with it.
@@ -684,11 +739,22 @@ final class PartitionWorker: LocationManagerDelegate {
             task.cancel()
             _ = await PresenceHub.waiting(at: .seconds(2)) { await task.value }
         }
+        let clock = ContinuousClock()
+        let deadline = clock.now.advanced(by: timeout)
+        if handOver {
+            // The decisions of the messages fed so far reach the writer; what the engine decides
+            // after that (its timers) is not written.
+            _ = await manager.waitUntilDelivered(timeout: min(timeout, .seconds(1)))
+        }
+        manager.delegate = nil
+        if handOver {
+            _ = await writer.flush(timeout: max(.zero, deadline - clock.now))
+            // Those the flush made durable; the others stay the broker's (sent before the DISCONNECT:
+            // both go through the connection's event loop in order).
+            releaseAcknowledgements()
+        }
         await client.shutdown()
         if let task = clientTask.withLock({ $0.take() }) { await task.value }
-        route.withLock { $0 = Routing() }
-        manager.delegate = nil
-        if handOver { _ = await writer.flush(timeout: timeout) }
         let left = writer.queued
         await writer.close()
         return left
