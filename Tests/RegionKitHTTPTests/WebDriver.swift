@@ -63,12 +63,15 @@ final class WebDriver {
 
     func open(_ url: String) throws { try command("POST", "/url", ["url": url]) }
 
-    /// Runs `source` in the page; a refusal names the script (a timeout said only "script timeout").
+    /// Runs `source` in the page; a refusal names the script first (a timeout said only "script
+    /// timeout", and the test log cuts long lines: session 76's CI lost the name at the end).
     func script(_ source: String) throws -> Any? {
+        let started = Date()
         do {
             return try command("POST", "/execute/sync", ["script": source, "args": []])
         } catch LoopbackError.malformed(let message) {
-            throw LoopbackError.malformed("\(message.prefix(200)) — script: \(source.prefix(160))")
+            let seconds = String(format: "%.1f", Date().timeIntervalSince(started))
+            throw LoopbackError.malformed("script `\(source.prefix(160))` refused after \(seconds) s: \(message.prefix(200))")
         }
     }
 
