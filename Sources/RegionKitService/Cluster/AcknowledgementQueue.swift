@@ -80,6 +80,7 @@ final class AcknowledgementQueue<Token: Sendable>: Sendable {
     /// a write committed between the two readings is not counted twice).
     func release(submitted: () -> Int, committed: () -> Int, now: ContinuousClock.Instant = .now, send: ([Token]) -> Void) {
         queue.withLock { queue in
+            guard queue.head < queue.entries.count else { return }
             let committed = committed()
             var due: [Token] = []
             while queue.head < queue.entries.count {

@@ -233,9 +233,13 @@ final class PartitionWorker: LocationManagerDelegate {
             current.withLock { $0.stopping ? 0 : $0.manager.undeliveredCount } + writer.queued
         }
         client = MQTTClient(configuration: configuration, logger: logger, readPause: readPause, onDelivery: { message, acknowledgement in
-            // The scan's distances and marker are not sightings (acknowledged at once).
+            // The scan's distances and marker are not sightings: nothing to decide, acknowledged
+            // in their turn (after the sightings before them).
             if distanceScan?.received(message) == true {
-                if let acknowledgement { box.worker?.client.acknowledge([acknowledgement]) }
+                if let acknowledgement, let worker = box.worker {
+                    acknowledgements.received(acknowledgement, fedTo: worker.current.withLock { $0.manager })
+                    worker.releaseAcknowledgements()
+                }
                 return
             }
             box.worker?.checkRoute(of: message.topic)
@@ -533,7 +537,8 @@ final class PartitionWorker: LocationManagerDelegate {
             $0 = Task { [weak self] in
                 while !Task.isCancelled {
                     try? await Task.sleep(for: .milliseconds(500))
-                    self?.releaseAcknowledgements()
+                    guard let self else { return }
+                    self.releaseAcknowledgements()
                 }
             }
         }
