@@ -311,7 +311,8 @@ final class MQTTConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
     /// given (MQTT 3.1.1 §4.6: the order they arrived in). Nothing once the connection is gone:
     /// the broker delivers them again on the next one.
     func acknowledge(_ packetIDs: [UInt16]) {
-        guard isConnected, let context, !packetIDs.isEmpty else { return }
+        // (Not after a DISCONNECT: the broker would take the connection's end for an error.)
+        guard isConnected, !closingCleanly, let context, !packetIDs.isEmpty else { return }
         for packetID in packetIDs { context.write(wrapOutboundOut(.puback(packetID: packetID)), promise: nil) }
         scheduleFlush(context)
     }

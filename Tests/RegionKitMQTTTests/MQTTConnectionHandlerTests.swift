@@ -113,7 +113,7 @@ struct MQTTConnectionHandlerTests {
         #expect(try h.outbound() == [.puback(packetID: 99)])
     }
 
-    @Test("A consumer that takes the acknowledgements: no PUBACK on delivery; acknowledge() sends them in the order given; nothing after the connection closed")
+    @Test("A consumer that takes the acknowledgements: no PUBACK on delivery; acknowledge() sends them in the order given")
     func deferredAcknowledgement() throws {
         let h = try Harness(acknowledgesLater: true)
         try h.accept()
@@ -131,9 +131,8 @@ struct MQTTConnectionHandlerTests {
         // A broker that sends again what the session keeps: delivered again, acknowledged again.
         try h.channel.writeInbound(MQTTPacket.publish(.init(message: m1, packetID: 7)))
         #expect(try h.outbound() == [])
-        try h.channel.close().wait()
         h.handler.acknowledge([7])
-        #expect(try h.outbound() == [], "the connection is gone: the broker delivers it again on the next one")
+        #expect(try h.outbound() == [.puback(packetID: 7)])
     }
 
     @Test("keepalive (virtual time): PINGREQ every keepalive; no answer within half of it closes with keepAliveTimeout")

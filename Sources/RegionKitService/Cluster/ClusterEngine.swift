@@ -347,11 +347,21 @@ public final class ClusterEngine: Sendable {
         }
     }
 
+    /// How long a partition's QoS 1 acknowledgement waits for its decisions to be committed
+    /// before it is sent anyway (``AcknowledgementQueue``): two lease times, at least 10 s. While
+    /// the store is out the leases are not renewed either, and the partition stops (its messages
+    /// withheld for the next holder) before a late acknowledgement; only a store that renews
+    /// leases but writes more slowly than that sees one.
+    static func acknowledgementWait(leaseSeconds: Double) -> Duration {
+        .milliseconds(Int64(max(10, 2 * leaseSeconds) * 1_000))
+    }
+
     /// Stops every partition (their leases run out: another member may take them soon), all at
     /// once so that every MQTT session ends within moments, then the outputs. Each partition
     /// writes its queued contributions for at most `writeWithin` (what is left of its lease by
-    /// this process's clock): they carry the decisions of sightings its MQTT session already
-    /// acknowledged, which the broker will not deliver again. A write after another member took
+    /// this process's clock): a QoS 1 sighting is acknowledged only once its decisions are
+    /// committed, so what is not written here is delivered again to the next holder, but a write
+    /// now spares it deciding again (and the regions a flap). A write after another member took
     /// the partition is refused by the store (fencing), so trying is safe.
     func expireLeases(reason: String, writeWithin: Duration = .zero) async {
         let all = workers.withLock { workers in defer { workers.removeAll() }; return workers }
@@ -527,7 +537,8 @@ public final class ClusterEngine: Sendable {
                                      clientIDPrefix: clientIDPrefix, topicFilter: configuration.topicFilter(partition: lease.partition),
                                      statusFilter: configuration.statusFilter,
                                      hooks: hooks, ranging: PresenceRangingTracker(topics: PresenceTopics(site: site), mqttRoom: mqttRoom),
-                                     partitionCount: configuration.partitionCount, retainsDepartures: discovery != nil || retainAllDepartures, maximumBacklog: maximumBacklog, logger: logger, onEvents: onEvents,
+                                     partitionCount: configuration.partitionCount, retainsDepartures: discovery != nil || retainAllDepartures, maximumBacklog: maximumBacklog,
+                                     acknowledgementWait: Self.acknowledgementWait(leaseSeconds: configuration.leaseDuration), logger: logger, onEvents: onEvents,
                                      onFenced: { _ in fenced.withLock { _ = $0.insert(lease) } })
         try await worker.start()
         workers.withLock { $0[lease.partition] = worker }

@@ -100,6 +100,8 @@ final class PartitionWorker: LocationManagerDelegate {
     /// like every message).
     struct Routing {
         var ingest: MQTTSightingIngest?
+        /// The engine generation of `ingest` (``Current/generation``).
+        var generation = 0
         var holding = false
         var held: [MQTTMessage] = []
         /// Set aside because the broker refused the subscription, not for a lost connection: a
@@ -127,6 +129,9 @@ final class PartitionWorker: LocationManagerDelegate {
         var reconnects = 0
         /// Sightings delivered to engines set aside before this one.
         var earlierSightings = 0
+        /// The engine's number: 0 for the first, one more at each resumption
+        /// (``AcknowledgementQueue/retire(through:)``).
+        var generation = 0
     }
 
     /// The ESPresense id of a beacon region that names one iBeacon (UUID, major and minor): the token
@@ -199,8 +204,6 @@ final class PartitionWorker: LocationManagerDelegate {
         let partition = lease.partition
         self.hooks = hooks
         let box = WorkerBox()
-        let acknowledgements = AcknowledgementQueue<MQTTAcknowledgement>(maximumWait: acknowledgementWait)
-        self.acknowledgements = acknowledgements
         let writer = ContributionWriter(partition: partition, logger: logger, apply: { write, id in
             switch write {
             case .contribution(let region, let state, let since, let time, let evidence):
@@ -213,6 +216,9 @@ final class PartitionWorker: LocationManagerDelegate {
             }
         }, onEvents: onEvents, onFenced: { onFenced(partition) }, onCommitted: { box.worker?.releaseAcknowledgements() })
         self.writer = writer
+        let acknowledgements = AcknowledgementQueue<MQTTAcknowledgement>(maximumWait: acknowledgementWait,
+                                                                         submitted: { writer.submitted }, committed: { writer.committed })
+        self.acknowledgements = acknowledgements
         var configuration = mqtt
         // Every partition keeps its own session: whoever holds the partition gets its queue.
         configuration.clientID = "\(clientIDPrefix)\(lease.partition)"
@@ -237,7 +243,8 @@ final class PartitionWorker: LocationManagerDelegate {
             // in their turn (after the sightings before them).
             if distanceScan?.received(message) == true {
                 if let acknowledgement, let worker = box.worker {
-                    acknowledgements.received(acknowledgement, fedTo: worker.current.withLock { $0.manager })
+                    let (engine, generation) = worker.current.withLock { ($0.manager, $0.generation) }
+                    acknowledgements.received(acknowledgement, fedTo: engine, generation: generation)
                     worker.releaseAcknowledgements()
                 }
                 return
@@ -264,11 +271,11 @@ final class PartitionWorker: LocationManagerDelegate {
         route.withLock { routing -> Bool in
             if let ingest = routing.ingest {
                 ingest.handle(topic: message.topic, payload: message.payload, retained: message.retain)
-                acknowledgement.map { $0.queue.received($0.token, fedTo: ingest.manager) }
+                acknowledgement.map { $0.queue.received($0.token, fedTo: ingest.manager, generation: routing.generation) }
             } else if routing.holding {
                 // Held (or, for a status, replaced or over capacity: nothing to decide): its
                 // acknowledgement waits for the resumption.
-                acknowledgement.map { $0.queue.received($0.token, fedTo: nil) }
+                acknowledgement.map { $0.queue.received($0.token, fedTo: nil, generation: routing.generation) }
                 guard let statusFilter, MQTTTopicFilter.matches(filter: statusFilter, topic: message.topic) else {
                     routing.held.append(message)
                     return routing.resumeOnMessage
@@ -307,8 +314,10 @@ final class PartitionWorker: LocationManagerDelegate {
     /// Sends the QoS 1 acknowledgements whose messages' decisions are committed (or that waited
     /// their longest), in order. Called after each message, delivery run and commit, and twice a second.
     func releaseAcknowledgements() {
-        let (writer, client) = (writer, client)
-        acknowledgements.release(submitted: { writer.submitted }, committed: { writer.committed }) { client.acknowledge($0) }
+        // Not late once the decisions can no longer be written: withheld, the broker delivers them again.
+        let lateAllowed = !writer.isFenced && !current.withLock { $0.stopping }
+        let client = client
+        acknowledgements.release(lateAllowed: lateAllowed) { client.acknowledge($0) }
     }
 
     func locationManagerDidFinishDelivering(_ manager: LocationManager) {
@@ -423,6 +432,8 @@ final class PartitionWorker: LocationManagerDelegate {
     private func setAside(_ warning: String?, resumeOnMessage: Bool = false) {
         let suspended = current.withLock { current -> LocationManager? in
             guard !current.suspended, !current.stopping else { return nil }
+            // While its events still reach the writer: what it has not delivered yet is withheld.
+            acknowledgements.retire(through: current.generation)
             current.suspended = true
             return current.manager
         }
@@ -453,6 +464,7 @@ final class PartitionWorker: LocationManagerDelegate {
             let offline = current.manager.offlineScanners
             let manager = Self.makeManager(profile: profile)
             current.earlierSightings += current.ingest.statistics.sightings
+            current.generation += 1
             current.manager = manager
             current.ingest = Self.makeIngest(topicFilter: topicFilter, statusFilter: statusFilter, manager: manager, logger: logger)
             current.suspended = false
@@ -473,14 +485,14 @@ final class PartitionWorker: LocationManagerDelegate {
         // brings no retained status back (a reconnection's subscription does, and what arrived
         // meanwhile follows with the held messages).
         for scanner in offline { resumed.setScannerStatus(scanner, online: false) }
-        let ingest = current.withLock { $0.ingest }
+        let (ingest, generation) = current.withLock { ($0.ingest, $0.generation) }
         let redelivered = route.withLock { routing -> Int in
             // What arrived before this event first, then everything after it, in order.
             for message in routing.held where !message.topic.isEmpty {
                 ingest.handle(topic: message.topic, payload: message.payload, retained: message.retain)
             }
-            acknowledgements.fedHeld(to: resumed)
-            defer { routing = Routing(ingest: ingest) }
+            acknowledgements.fedHeld(to: resumed, generation: generation)
+            defer { routing = Routing(ingest: ingest, generation: generation) }
             return routing.held.filter { !$0.topic.isEmpty }.count
         }
         logger.notice("\(notice)", metadata: ["regions": "\(states.count)", "beacons-placed": "\(rooms.count)", "redelivered-before-resume": "\(redelivered)"])
@@ -721,18 +733,19 @@ final class PartitionWorker: LocationManagerDelegate {
 
     /// Stops consuming (the MQTT session stays on the broker, so nothing published meanwhile is
     /// lost), then with `handOver` waits up to `timeout` for the queued contributions, which makes
-    /// the partition's state current for its next holder, and acknowledges the QoS 1 messages
-    /// whose decisions they were before it disconnects. Without it (the lease is already lost)
-    /// what is queued is dropped (the store would refuse it) and the messages that decided it
-    /// stay unacknowledged: the broker delivers them to the next holder.
+    /// the partition's state current for its next holder. Without it (the lease is already lost)
+    /// what is queued is dropped: the store would refuse it. Either way the QoS 1 messages not
+    /// acknowledged yet stay the broker's (the session ends at once; a hand-over's writes would
+    /// keep it open until the lease can be taken, and a connection kicked by the next holder's
+    /// reconnects): the next holder gets them again, and a sighting decided twice changes nothing.
     /// - Returns: the contributions left unwritten.
     @discardableResult
     func stop(handOver: Bool, timeout: Duration = .seconds(5)) async -> Int {
         let manager = current.withLock { current in
             current.stopping = true
+            acknowledgements.retire(through: current.generation)
             return current.manager
         }
-        // Nothing more reaches the engine: what arrives from now on is not acknowledged.
         route.withLock { $0 = Routing() }
         acknowledgementTask.withLock { $0.take() }?.cancel()
         // The scan ends at once (its subscriptions removed from the persistent session while
@@ -744,22 +757,10 @@ final class PartitionWorker: LocationManagerDelegate {
             task.cancel()
             _ = await PresenceHub.waiting(at: .seconds(2)) { await task.value }
         }
-        let clock = ContinuousClock()
-        let deadline = clock.now.advanced(by: timeout)
-        if handOver {
-            // The decisions of the messages fed so far reach the writer; what the engine decides
-            // after that (its timers) is not written.
-            _ = await manager.waitUntilDelivered(timeout: min(timeout, .seconds(1)))
-        }
-        manager.delegate = nil
-        if handOver {
-            _ = await writer.flush(timeout: max(.zero, deadline - clock.now))
-            // Those the flush made durable; the others stay the broker's (sent before the DISCONNECT:
-            // both go through the connection's event loop in order).
-            releaseAcknowledgements()
-        }
         await client.shutdown()
         if let task = clientTask.withLock({ $0.take() }) { await task.value }
+        manager.delegate = nil
+        if handOver { _ = await writer.flush(timeout: timeout) }
         let left = writer.queued
         await writer.close()
         return left
