@@ -355,6 +355,7 @@ final class PartitionWorker: LocationManagerDelegate {
             : refused ? "epoch \(lease.epoch): the broker refuses the subscription to \(topicFilter) (asked again)"
             : "epoch \(lease.epoch), \(topicFilter)")
             + (misrouted == 0 ? "" : "; \(misrouted) sightings of other partitions (the broker's mapping counts another number of partitions)")
+            + Self.acknowledgementDetail(late: acknowledgements.late, withheld: acknowledgements.withheld)
         let state: SourceStatus.State = stopping ? .finished : !connected ? .connecting : refused ? .down : .up
         var status = SourceStatus(name: "partition-\(lease.partition)", kind: "mqtt", state: state,
                                   detail: detail, sightings: sightings, reconnects: reconnects)
@@ -364,6 +365,13 @@ final class PartitionWorker: LocationManagerDelegate {
             status.readPaused = pause.isPaused
         }
         return status
+    }
+
+    /// What the status says of the QoS 1 acknowledgements that did not go the usual way (nothing
+    /// when all did).
+    static func acknowledgementDetail(late: Int, withheld: Int) -> String {
+        (late == 0 ? "" : "; \(late) QoS 1 sightings acknowledged late (before their decisions were committed)")
+            + (withheld == 0 ? "" : "; \(withheld) QoS 1 sightings withheld from an engine set aside (delivered again by the broker)")
     }
 
     /// Registers the partition's regions on `manager`: restored from `states` (no

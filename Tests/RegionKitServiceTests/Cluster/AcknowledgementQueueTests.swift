@@ -151,6 +151,10 @@ struct AcknowledgementQueueTests {
         #expect(sent == [])
         queue.release(now: start + .seconds(10)) { sent += $0 }
         #expect(sent == [2] && queue.late == 1)
+        // The partition's status says so (`GET /v1/sources`).
+        #expect(PartitionWorker.acknowledgementDetail(late: queue.late, withheld: queue.withheld)
+                == "; 1 QoS 1 sightings acknowledged late (before their decisions were committed); 1 QoS 1 sightings withheld from an engine set aside (delivered again by the broker)")
+        #expect(PartitionWorker.acknowledgementDetail(late: 0, withheld: 0) == "")
     }
 
     @Test("A message held while the engine is set aside waits for the resumption; a connection closed forgets them all")

@@ -60,6 +60,7 @@ struct PartitionAcknowledgementTests {
         try await eventually(timeout: .seconds(30), "the first holder's engine enters the hall") { Self.isInside(first) }
         try await eventually(timeout: .seconds(10), "its contribution refused") { !refusing.refusedPartitions.withLock { $0.isEmpty } }
         #expect(first.acknowledgements.released == 0 && first.acknowledgements.waiting == 1, "the sighting is not acknowledged")
+        #expect(first.status.detail?.contains("acknowledged late") == false)
         await first.stop(handOver: false)
 
         let store = UnleasedClusterStore(try RegionStore(path: temporaryStorePath()))
