@@ -631,6 +631,15 @@ function renderTimeline() {
       el("span", {}, text, event.reason ? el("span", { class: "reason" }, " — " + event.reason) : null));
   }));
 }
+// The timeline is drawn once for the frames of one read from the stream, not once per frame: a
+// backlog of 300 events drew up to 300 rows 300 times in one task (90,000 rows), and a busy
+// daemon's stream redrew it for every event.
+let timelineQueued = false;
+function queueTimeline() {
+  if (timelineQueued) return;
+  timelineQueued = true;
+  setTimeout(() => { timelineQueued = false; renderTimeline(); }, 0);
+}
 $("#filter-type").addEventListener("change", renderTimeline);
 $("#filter-region").addEventListener("change", renderTimeline);
 
@@ -650,7 +659,7 @@ function handleFrame(frame) {
   const event = JSON.parse(data);
   state.events.push(event);
   if (state.events.length > 2000) state.events.splice(0, state.events.length - 2000);
-  renderTimeline();
+  queueTimeline();
   if (event.region && !applyRegionEvent(event) && !regionRefresh) regionRefresh = setTimeout(() => { regionRefresh = null; refreshRegions(); }, 150);
 }
 async function follow() {
