@@ -72,21 +72,27 @@ struct AcknowledgementQueueTests {
         }
     }
 
-    @Test("A message whose events the engine has not delivered yet (another thread is delivering) waits for them, though nothing is written")
-    func waitsForDelivery() async throws {
-        let (manager, beacon) = try Self.engine()
+    /// An engine whose delivery is under way on another thread, held in its delegate at its first
+    /// event (a region started), with a sighting and another region fed meanwhile: their events
+    /// are produced and not delivered until `delegate.proceed` is signalled.
+    static func engineBehind() throws -> (manager: LocationManager, delegate: HeldDelegate) {
+        let (manager, beacon) = try engine()
         let delegate = HeldDelegate()
         manager.delegate = delegate
-        let writer = Writer()
-        let queue = writer.queue()
-        let sent = LockedBox<[Int]>([])
-        // A thread delivers an event (a region started) and is held in the delegate.
         let first = Thread { manager.startMonitoring(for: try! ClusterModeTests.region("a", major: 2)) }
         first.start()
         #expect(delegate.entered.wait(timeout: .now() + 10) == .success)
-        // Fed meanwhile: its events wait behind the delivery under way.
         manager.ingest(BeaconObservation(identity: beacon, rssi: -61, timestamp: manager.clock.now))
         manager.startMonitoring(for: try ClusterModeTests.region("b", major: 3))
+        return (manager, delegate)
+    }
+
+    @Test("A message whose events the engine has not delivered yet (another thread is delivering) waits for them, though nothing is written")
+    func waitsForDelivery() async throws {
+        let (manager, delegate) = try Self.engineBehind()
+        let writer = Writer()
+        let queue = writer.queue()
+        let sent = LockedBox<[Int]>([])
         queue.received(1, fedTo: manager, generation: 0)
         #expect(manager.eventsDelivered < manager.eventsProduced)
         queue.release { tokens in sent.withLock { $0 += tokens } }
@@ -123,18 +129,11 @@ struct AcknowledgementQueueTests {
 
     @Test("A message not fed to an engine that is still delivering when it is retired is withheld, not released late; late ones only when allowed")
     func retiredUndeliveredAndLate() async throws {
-        let (manager, beacon) = try Self.engine()
-        let delegate = HeldDelegate()
-        manager.delegate = delegate
+        let (manager, delegate) = try Self.engineBehind()
         let writer = Writer()
         let queue = writer.queue()
         let start = ContinuousClock.now
         var sent: [Int] = []
-        let first = Thread { manager.startMonitoring(for: try! ClusterModeTests.region("a", major: 2)) }
-        first.start()
-        #expect(delegate.entered.wait(timeout: .now() + 10) == .success)
-        manager.ingest(BeaconObservation(identity: beacon, rssi: -61, timestamp: manager.clock.now))
-        manager.startMonitoring(for: try ClusterModeTests.region("b", major: 3))
         queue.received(1, fedTo: manager, generation: 0, now: start)
         queue.retire(through: 0)
         delegate.proceed.signal()

@@ -40,18 +40,24 @@ struct PartitionAcknowledgementTests {
         await running.value
     }
 
+    /// A broker with the partition's session prepared and one QoS 1 sighting of the hall's beacon queued in it.
+    static func brokerWithSighting(prefix: String) async throws -> MosquittoBroker {
+        let broker = try MosquittoBroker()
+        try broker.start()
+        try await prepareSession(broker, prefix: prefix)
+        try broker.publish(topic: "espresense/devices/\(beacon)/hall", message: #"{"id":"\#(beacon)","rssi":-60,"distance":1.2}"#, qos: 1)
+        return broker
+    }
+
     static func isInside(_ worker: PartitionWorker) -> Bool {
         worker.current.withLock { $0.manager }.monitoredRegion("hall")?.state == .inside
     }
 
     @Test("Lease lost with the enter unwritten (the store refuses it): the next holder gets the sighting again and writes the enter", .timeLimit(.minutes(2)))
     func redeliveredWhenNotDurable() async throws {
-        let broker = try MosquittoBroker()
-        try broker.start()
-        defer { broker.stop() }
         let prefix = "rk-ack-lost-"
-        try await Self.prepareSession(broker, prefix: prefix)
-        try broker.publish(topic: "espresense/devices/\(Self.beacon)/hall", message: #"{"id":"\#(Self.beacon)","rssi":-60,"distance":1.2}"#, qos: 1)
+        let broker = try await Self.brokerWithSighting(prefix: prefix)
+        defer { broker.stop() }
 
         let refusing = UnleasedClusterStore(try RegionStore(path: temporaryStorePath()))
         refusing.contributionsRefused.withLock { $0 = true }
@@ -77,12 +83,9 @@ struct PartitionAcknowledgementTests {
 
     @Test("Enter committed: the sighting is acknowledged, and the next holder after a hand-over gets nothing again", .timeLimit(.minutes(2)))
     func acknowledgedWhenDurable() async throws {
-        let broker = try MosquittoBroker()
-        try broker.start()
-        defer { broker.stop() }
         let prefix = "rk-ack-kept-"
-        try await Self.prepareSession(broker, prefix: prefix)
-        try broker.publish(topic: "espresense/devices/\(Self.beacon)/hall", message: #"{"id":"\#(Self.beacon)","rssi":-60,"distance":1.2}"#, qos: 1)
+        let broker = try await Self.brokerWithSighting(prefix: prefix)
+        defer { broker.stop() }
 
         let store = UnleasedClusterStore(try RegionStore(path: temporaryStorePath()))
         let first = try Self.worker(broker, store: store, prefix: prefix)
