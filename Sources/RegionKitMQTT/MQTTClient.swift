@@ -131,6 +131,19 @@ public final class MQTTClient: Sendable {
         self.group = MultiThreadedEventLoopGroup.singleton
     }
 
+    /// Closes the live connection without ending the client: `run()` connects again after its
+    /// backoff delay (reporting `.disconnected`, then `.connected`). For a consumer that withheld
+    /// acknowledgements: a persistent session delivers those messages again on the next
+    /// connection. Nothing when there is no connection.
+    ///
+    /// ```swift
+    /// if withheld > 0 { client.reconnect() }
+    /// ```
+    public func reconnect() {
+        guard let connection = state.withLock({ $0.connection }) else { return }
+        connection.channel.close(promise: nil)
+    }
+
     /// Sends the PUBACKs a client made with `onDelivery` owes, in the order given (MQTT 3.1.1
     /// §4.6 asks for the order the messages arrived in). Those of a connection that has closed
     /// are dropped: the broker delivers their messages again. Returns at once (written on the

@@ -91,10 +91,17 @@ final class AcknowledgementQueue<Token: Sendable>: Sendable {
         }
     }
 
-    /// The held messages were just fed to `engine` (a resumption): they wait for what it decided.
+    /// The held messages were just fed to `engine` (a resumption): they wait for what it decided
+    /// (withheld if it was retired meanwhile).
     func fedHeld(to engine: LocationManager, generation: Int) {
         let produced = engine.eventsProduced
         queue.withLock { queue in
+            guard generation > queue.retiredThrough else {
+                let before = queue.entries.count
+                queue.entries.removeAll { $0.engine == nil && $0.writes == nil }
+                queue.withheld += before - queue.entries.count
+                return
+            }
             for index in queue.marked..<queue.entries.count where queue.entries[index].engine == nil {
                 queue.entries[index].engine = engine
                 queue.entries[index].generation = generation
@@ -106,13 +113,14 @@ final class AcknowledgementQueue<Token: Sendable>: Sendable {
     /// Engines up to `generation` are about to stop handing their events to the writer (set
     /// aside, stopped): call while they still do. The messages whose events they delivered by
     /// now keep their place (their decisions were submitted); the others are withheld, and so is
-    /// any message fed to them from now on.
+    /// any message fed to them from now on, and any held one (a routing that holds is replaced
+    /// when the engine is set aside: what it held is not fed).
     func retire(through generation: Int) {
         queue.withLock { queue in
             markDelivered(&queue)
             queue.retiredThrough = max(queue.retiredThrough, generation)
             let keep = queue.entries[queue.head...].filter { entry in
-                entry.writes != nil || entry.engine == nil || entry.generation > generation
+                entry.writes != nil || (entry.engine != nil && entry.generation > generation)
             }
             queue.withheld += (queue.entries.count - queue.head) - keep.count
             queue.entries = Array(keep)
@@ -149,7 +157,8 @@ final class AcknowledgementQueue<Token: Sendable>: Sendable {
             while queue.head < queue.entries.count {
                 let entry = queue.entries[queue.head]
                 let durable = entry.writes.map { committed >= $0 } ?? false
-                guard durable || (lateAllowed && now - entry.received >= maximumWait) else { break }
+                // (A held one never goes late: it is fed at the resumption, or withheld.)
+                guard durable || (lateAllowed && entry.engine != nil && now - entry.received >= maximumWait) else { break }
                 if !durable { queue.late += 1 }
                 due.append(entry.token)
                 queue.head += 1

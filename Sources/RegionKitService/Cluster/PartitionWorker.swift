@@ -438,17 +438,27 @@ final class PartitionWorker: LocationManagerDelegate {
     /// until ``resume(_:)``), logging `warning` when it was running. `resumeOnMessage`: for a
     /// refused subscription (``Routing/resumeOnMessage``).
     private func setAside(_ warning: String?, resumeOnMessage: Bool = false) {
-        let suspended = current.withLock { current -> LocationManager? in
+        let setAside = current.withLock { current -> (manager: LocationManager, withheld: Int)? in
             guard !current.suspended, !current.stopping else { return nil }
+            let withheld = acknowledgements.withheld
             // While its events still reach the writer: what it has not delivered yet is withheld.
             acknowledgements.retire(through: current.generation)
             current.suspended = true
-            return current.manager
+            return (current.manager, withheld)
         }
-        guard let suspended else { return }
+        guard let (suspended, withheldBefore) = setAside else { return }
         route.withLock { $0 = Routing(ingest: nil, holding: true, resumeOnMessage: resumeOnMessage) }
         suspended.delegate = nil
         if let warning { logger.warning("\(warning)") }
+        // On a connection that stays up (a refused subscription) a withheld message keeps one of
+        // the broker's in-flight slots (Mosquitto has 20) until the connection ends: it ends now,
+        // and the broker delivers the message again on the next one.
+        let withheld = acknowledgements.withheld - withheldBefore
+        if resumeOnMessage, withheld > 0 {
+            logger.notice("QoS 1 sightings withheld from the engine set aside: reconnecting so that the broker delivers them again",
+                          metadata: ["withheld": "\(withheld)"])
+            client.reconnect()
+        }
     }
 
     /// A message arrived while the engine was set aside for a refused subscription: the session
@@ -467,7 +477,7 @@ final class PartitionWorker: LocationManagerDelegate {
     /// connection is up and its subscription is not refused; feeds it what was held first.
     private func resume(_ notice: String) {
         let states = lastStates.withLock { $0 }
-        let resumed = current.withLock { current -> (manager: LocationManager, offline: [String])? in
+        let resumed = current.withLock { current -> (manager: LocationManager, offline: [String], generation: Int)? in
             guard current.suspended, current.connected, !current.refused, !current.stopping else { return nil }
             let offline = current.manager.offlineScanners
             let manager = Self.makeManager(profile: profile)
@@ -476,9 +486,9 @@ final class PartitionWorker: LocationManagerDelegate {
             current.manager = manager
             current.ingest = Self.makeIngest(topicFilter: topicFilter, statusFilter: statusFilter, manager: manager, logger: logger)
             current.suspended = false
-            return (manager, offline)
+            return (manager, offline, current.generation)
         }
-        guard let (resumed, offline) = resumed else { return }
+        guard let (resumed, offline, generation) = resumed else { return }
         // The old engine's rangings are gone with it, not their beacons: forgotten without a
         // clearing; a beacon still around is listed by the new engine's first deliveries that
         // hear it, one that left meanwhile leaves its room (the restored one), and one not ranged
@@ -493,8 +503,11 @@ final class PartitionWorker: LocationManagerDelegate {
         // brings no retained status back (a reconnection's subscription does, and what arrived
         // meanwhile follows with the held messages).
         for scanner in offline { resumed.setScannerStatus(scanner, online: false) }
-        let (ingest, generation) = current.withLock { ($0.ingest, $0.generation) }
-        let redelivered = route.withLock { routing -> Int in
+        let ingest = current.withLock { $0.ingest }
+        let redelivered = route.withLock { routing -> Int? in
+            // Set aside again meanwhile (the connection lost, the subscription refused): the
+            // routing stays as that left it (it holds what arrives for the next engine).
+            guard current.withLock({ $0.manager === resumed && !$0.suspended }) else { return nil }
             // What arrived before this event first, then everything after it, in order.
             for message in routing.held where !message.topic.isEmpty {
                 ingest.handle(topic: message.topic, payload: message.payload, retained: message.retain)
@@ -503,6 +516,7 @@ final class PartitionWorker: LocationManagerDelegate {
             defer { routing = Routing(ingest: ingest, generation: generation) }
             return routing.held.filter { !$0.topic.isEmpty }.count
         }
+        guard let redelivered else { return }
         logger.notice("\(notice)", metadata: ["regions": "\(states.count)", "beacons-placed": "\(rooms.count)", "redelivered-before-resume": "\(redelivered)"])
     }
 

@@ -8,7 +8,7 @@ import Testing
 /// The order and the conditions in which a partition's QoS 1 acknowledgements are released,
 /// without a broker: tokens are numbers, the engine a `LocationManager` on a virtual clock, the
 /// writer two counts.
-@Suite("Cluster partition: QoS 1 acknowledgements released once durable")
+@Suite("Cluster partition: QoS 1 acknowledgements released once durable", .timeLimit(.minutes(1)))
 struct AcknowledgementQueueTests {
     /// An engine with one beacon region whose first sighting enters it (an event to write).
     static func engine() throws -> (LocationManager, BeaconIdentity) {
@@ -68,7 +68,7 @@ struct AcknowledgementQueueTests {
         func locationManager(_ manager: LocationManager, didReceive event: LocationEvent) {
             guard held.withLock({ held in defer { held = false }; return held }) else { return }
             entered.signal()
-            proceed.wait()
+            _ = proceed.wait(timeout: .now() + 30)   // (bounded: a test that failed before its signal must not hang)
         }
     }
 
@@ -175,6 +175,28 @@ struct AcknowledgementQueueTests {
         writer.set(committed: 1)
         queue.release { sent += $0 }
         #expect(sent == [1, 2] && queue.waiting == 0, "its connection closed: the broker delivers it again")
+    }
+
+    @Test("A held message never goes late; the engine set aside (retired) withholds it, and so does a resumption whose engine was set aside again before it fed them")
+    func heldWithheld() throws {
+        let (manager, _) = try Self.engine()
+        let queue = Writer().queue()
+        let start = ContinuousClock.now
+        var sent: [Int] = []
+        queue.received(1, fedTo: nil, generation: 0, now: start)
+        queue.release(now: start + .seconds(60)) { sent += $0 }
+        #expect(sent == [] && queue.late == 0, "held: fed at the resumption, not acknowledged before")
+        // Set aside while it was held (a resumption raced by a refusal): its routing is replaced, it is never fed.
+        queue.retire(through: 0)
+        #expect(queue.withheld == 1 && queue.waiting == 0)
+        // Held again, then the resuming engine (generation 1) is set aside before it fed them.
+        queue.received(2, fedTo: nil, generation: 0, now: start)
+        queue.retire(through: 1)
+        queue.received(3, fedTo: nil, generation: 1, now: start)
+        queue.fedHeld(to: manager, generation: 1)
+        #expect(queue.withheld == 3 && queue.waiting == 0)
+        queue.release(now: start + .seconds(60)) { sent += $0 }
+        #expect(sent == [])
     }
 
     @Test("Thousands released as they come stay in order (the queue's storage compacted on the way)")
