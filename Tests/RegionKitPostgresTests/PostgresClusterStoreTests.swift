@@ -32,10 +32,8 @@ struct PostgresClusterStoreTests {
     @Test("Three members share 16 partitions fairly and disjointly; a member that stops renewing loses its partitions to the others with a new epoch; a released partition is free at once; the outputs lease has one holder",
           .timeLimit(.minutes(3)))
     func leases() async throws {
-        let server = try PostgresServer()
-        try await server.start()
+        let server = try await PostgresServer.started(database: "leases")
         defer { server.stop() }
-        try await server.createDatabase("leases")
         let store = try await Self.open(server, "leases")
         defer { Task { await store.shutdown() } }
         // Everyone says hello first, so the fair share counts three. c's lease time is short.
@@ -105,10 +103,8 @@ struct PostgresClusterStoreTests {
     @Test("After an outage (every heartbeat and lease expired), a reclaiming round takes back only the member's own partitions; an ordinary one would take all",
           .timeLimit(.minutes(2)))
     func reclaimAfterOutage() async throws {
-        let server = try PostgresServer()
-        try await server.start()
+        let server = try await PostgresServer.started(database: "reclaim")
         defer { server.stop() }
-        try await server.createDatabase("reclaim")
         let store = try await Self.open(server, "reclaim")
         defer { Task { await store.shutdown() } }
         for member in ["a", "b"] { try await store.heartbeat(member: member, ttl: 1) }
@@ -137,10 +133,8 @@ struct PostgresClusterStoreTests {
     @Test("A lease row with a partition below 0 (a hand edit, a damaged store) is never held or taken: a member with two brokers indexed its broker list with it and trapped (audit finding)",
           .timeLimit(.minutes(2)))
     func negativePartitionLeases() async throws {
-        let server = try PostgresServer()
-        try await server.start()
+        let server = try await PostgresServer.started(database: "negative")
         defer { server.stop() }
-        try await server.createDatabase("negative")
         let store = try await Self.open(server, "negative")
         defer { Task { await store.shutdown() } }
         try await store.heartbeat(member: "a", ttl: 30)
@@ -161,10 +155,8 @@ struct PostgresClusterStoreTests {
     @Test("Contributions merge: one event per change of the union, none for a partition that agrees; a stale epoch is fenced and writes nothing; 8 partitions racing leave an alternating log",
           .timeLimit(.minutes(3)))
     func contributions() async throws {
-        let server = try PostgresServer()
-        try await server.start()
+        let server = try await PostgresServer.started(database: "merge")
         defer { server.stop() }
-        try await server.createDatabase("merge")
         let store = try await Self.open(server, "merge")
         defer { Task { await store.shutdown() } }
         let site = Region.beacon(try BeaconRegion(identifier: "site", uuidString: Self.uuid))
@@ -252,10 +244,8 @@ struct PostgresClusterStoreTests {
     @Test("A contribution row with a state RegionKit never writes (a hand edit, a damaged store) is left out with an error, not refused: the partition restores without it, the others' writes merge without it, and its partition's next write replaces it (one such row stopped every lease round and every write to its region); an unreadable stored definition is replaced by the configured one",
           .timeLimit(.minutes(2)))
     func unreadableContribution() async throws {
-        let server = try PostgresServer()
-        try await server.start()
+        let server = try await PostgresServer.started(database: "bogus")
         defer { server.stop() }
-        try await server.createDatabase("bogus")
         let logs = InMemoryLogHandler.Store()
         let store = try await PostgresRegionStore(host: "127.0.0.1", port: server.port, username: server.user, database: "bogus",
                                                   logger: Logger(label: "test") { _ in InMemoryLogHandler(store: logs) })
@@ -297,10 +287,8 @@ struct PostgresClusterStoreTests {
     @Test("A contribution write in flight does not delay the renewal of its lease (renewals never wait behind data writes), but a member taking the expired partition waits for it to commit, and the old epoch is fenced afterwards",
           .timeLimit(.minutes(2)))
     func renewalDoesNotWaitForWriters() async throws {
-        let server = try PostgresServer()
-        try await server.start()
+        let server = try await PostgresServer.started(database: "fencing")
         defer { server.stop() }
-        try await server.createDatabase("fencing")
         // An operation that waited for the writer would fail after 8 s instead of hanging.
         let store = try await PostgresRegionStore(host: "127.0.0.1", port: server.port, username: server.user, database: "fencing",
                                                   operationTimeout: .seconds(8))
@@ -354,10 +342,8 @@ struct PostgresClusterStoreTests {
     @Test("A write given again with the same identity (a retry after a lost reply) is not committed again: the retry answers with the events the first committed; the next sequence, or another writer, is a new write; a stale retry writes nothing",
           .timeLimit(.minutes(2)))
     func writeIdentity() async throws {
-        let server = try PostgresServer()
-        try await server.start()
+        let server = try await PostgresServer.started(database: "identity")
         defer { server.stop() }
-        try await server.createDatabase("identity")
         let store = try await Self.open(server, "identity")
         defer { Task { await store.shutdown() } }
         let site = Region.beacon(try BeaconRegion(identifier: "site", uuidString: Self.uuid))
@@ -401,10 +387,8 @@ struct PostgresClusterStoreTests {
     @Test("A write whose reply was lost (the client gave up waiting; its transaction went on and committed) is committed once when the writer retries it: one event and one hook delivery, not two",
           .timeLimit(.minutes(2)))
     func lostReplyRetriedOnce() async throws {
-        let server = try PostgresServer()
-        try await server.start()
+        let server = try await PostgresServer.started(database: "lost_reply")
         defer { server.stop() }
-        try await server.createDatabase("lost_reply")
         let store = try await PostgresRegionStore(host: "127.0.0.1", port: server.port, username: server.user, database: "lost_reply",
                                                   operationTimeout: .seconds(1))
         defer { Task { await store.shutdown() } }
@@ -453,10 +437,8 @@ struct PostgresClusterStoreTests {
 
     @Test("Registering the configured regions is idempotent across members (states kept); a changed definition starts afresh", .timeLimit(.minutes(2)))
     func ensureRegions() async throws {
-        let server = try PostgresServer()
-        try await server.start()
+        let server = try await PostgresServer.started(database: "regions")
         defer { server.stop() }
-        try await server.createDatabase("regions")
         let store = try await Self.open(server, "regions")
         defer { Task { await store.shutdown() } }
         let lobby = Region.beacon(try BeaconRegion(identifier: "lobby", uuidString: Self.uuid, major: 1))
@@ -479,10 +461,8 @@ struct PostgresClusterStoreTests {
     @Test("A session idle in a transaction holding the append lock is ended after idleInTransactionTimeout: another writer's append goes through",
           .timeLimit(.minutes(2)))
     func frozenTransactionReleasesItsLocks() async throws {
-        let server = try PostgresServer()
-        try await server.start()
+        let server = try await PostgresServer.started(database: "frozen_client")
         defer { server.stop() }
-        try await server.createDatabase("frozen_client")
         let frozen = try await PostgresRegionStore(host: "127.0.0.1", port: server.port, username: server.user, database: "frozen_client",
                                                    operationTimeout: .seconds(60), idleInTransactionTimeout: .seconds(1))
         let other = try await PostgresRegionStore(host: "127.0.0.1", port: server.port, username: server.user, database: "frozen_client",
@@ -518,10 +498,8 @@ struct PostgresClusterStoreTests {
     @Test("Changing the partition count forgets every contribution (refused while a member holds a lease); the region then exits once",
           .timeLimit(.minutes(2)))
     func repartitionForgetsContributions() async throws {
-        let server = try PostgresServer()
-        try await server.start()
+        let server = try await PostgresServer.started(database: "repartition")
         defer { server.stop() }
-        try await server.createDatabase("repartition")
         let store = try await Self.open(server, "repartition")
         defer { Task { await store.shutdown() } }
         let site = Region.beacon(try BeaconRegion(identifier: "site", uuidString: Self.uuid))
@@ -567,10 +545,8 @@ struct PostgresClusterStoreTests {
     @Test("A re-partition seeds each region inside in the partitions now deciding it: one of them saying outside first does not exit it (it used to, and another hearing its beacons entered it again); the last one does, once",
           .timeLimit(.minutes(2)))
     func repartitionSeedsRegionsInside() async throws {
-        let server = try PostgresServer()
-        try await server.start()
+        let server = try await PostgresServer.started(database: "seed")
         defer { server.stop() }
-        try await server.createDatabase("seed")
         let store = try await Self.open(server, "seed")
         defer { Task { await store.shutdown() } }
         let site = Region.beacon(try BeaconRegion(identifier: "site", uuidString: Self.uuid))
@@ -627,10 +603,8 @@ struct PostgresClusterStoreTests {
     @Test("A member name is one process's: a second instance is refused while the first one's heartbeat is live, and takes the name over once it expired; a lease round with another partition count than the cluster's is refused",
           .timeLimit(.minutes(2)))
     func memberNameAndPartitionCount() async throws {
-        let server = try PostgresServer()
-        try await server.start()
+        let server = try await PostgresServer.started(database: "identity")
         defer { server.stop() }
-        try await server.createDatabase("identity")
         let store = try await Self.open(server, "identity")
         defer { Task { await store.shutdown() } }
         func conflict(_ what: String, _ body: () async throws -> Void) async -> String? {
@@ -693,10 +667,8 @@ struct PostgresClusterStoreTests {
     @Test("Two members started at one moment with different partition counts: the count is recorded, so the one whose count lost is refused at its first lease round (both used to take part, hashing beacons differently)",
           .timeLimit(.minutes(2)))
     func partitionCountRace() async throws {
-        let server = try PostgresServer()
-        try await server.start()
+        let server = try await PostgresServer.started(database: "race")
         defer { server.stop() }
-        try await server.createDatabase("race")
         let store = try await Self.open(server, "race")
         defer { Task { await store.shutdown() } }
         // Both prepare before either joins or takes a lease (an empty store: each finds no holder).
@@ -753,10 +725,8 @@ struct PostgresClusterStoreTests {
     @Test("Each member's region definitions are recorded with its heartbeat: a lease round reports every live member's, the cluster status shows them, and a member that left or whose heartbeat expired is not reported",
           .timeLimit(.minutes(2)))
     func regionDefinitions() async throws {
-        let server = try PostgresServer()
-        try await server.start()
+        let server = try await PostgresServer.started(database: "definitions")
         defer { server.stop() }
-        try await server.createDatabase("definitions")
         let store = try await Self.open(server, "definitions")
         defer { Task { await store.shutdown() } }
         try await store.join(member: "a", instance: "a", regions: "1 region 00000000000000aa", ttl: 30, preparing: 4, deciding: { _ in [] })

@@ -29,10 +29,8 @@ struct PostgresStoreConformanceTests {
 
     @Test("a store of schema 6 (before beacon rooms, announcements, dismissals and write identities) with data migrates to 9 when opened: its data kept, the new tables usable", .timeLimit(.minutes(3)))
     func migratesFromSchema6() async throws {
-        let server = try PostgresServer()
-        try await server.start()
+        let server = try await PostgresServer.started(database: "upgrade")
         defer { server.stop() }
-        try await server.createDatabase("upgrade")
         let first = try await PostgresRegionStore(host: "127.0.0.1", port: server.port, username: server.user, database: "upgrade")
         let lobby = Region.beacon(try BeaconRegion(identifier: "lobby", uuid: StoreConformance.uuid))
         try await first.saveRegion(lobby, at: 1, origin: .api)
@@ -65,10 +63,8 @@ struct PostgresStoreConformanceTests {
 
     @Test("a batch the database refuses part of writes none of it", .timeLimit(.minutes(3)))
     func batchIsAllOrNothing() async throws {
-        let server = try PostgresServer()
-        try await server.start()
+        let server = try await PostgresServer.started(database: "atomic")
         defer { server.stop() }
-        try await server.createDatabase("atomic")
         let store = try await PostgresRegionStore(host: "127.0.0.1", port: server.port, username: server.user, database: "atomic")
         do {
             try await StoreConformance.batchIsAllOrNothing(store) { type in
@@ -88,10 +84,8 @@ struct PostgresStoreConformanceTests {
     @Test("a batch longer than the operation timeout whose writes each answer in time is written; a write that does not answer still times out",
           .timeLimit(.minutes(3)))
     func batchTimeoutIsPerWrite() async throws {
-        let server = try PostgresServer()
-        try await server.start()
+        let server = try await PostgresServer.started(database: "slow")
         defer { server.stop() }
-        try await server.createDatabase("slow")
         let store = try await PostgresRegionStore(host: "127.0.0.1", port: server.port, username: server.user, database: "slow",
                                                   operationTimeout: .seconds(1))
         // Every event insert takes 0.25 s: a batch of 8 takes ≈ 2 s, twice the timeout.
@@ -124,10 +118,8 @@ struct PostgresStoreConformanceTests {
 
     @Test("the schema is created once: a second store on the same database and concurrent opens agree", .timeLimit(.minutes(3)))
     func schemaIsSharedAndMigratedOnce() async throws {
-        let server = try PostgresServer()
-        try await server.start()
+        let server = try await PostgresServer.started(database: "shared")
         defer { server.stop() }
-        try await server.createDatabase("shared")
         let stores = try await withThrowingTaskGroup(of: PostgresRegionStore.self) { group in
             for _ in 0..<3 {
                 group.addTask { try await PostgresRegionStore(host: "127.0.0.1", port: server.port, username: server.user, database: "shared") }

@@ -50,10 +50,8 @@ struct PostgresStoreFaultTests {
     @Test("a frozen server (SIGSTOP): appends, reads and lease rounds fail within the operation timeout with a clear error, and succeed again once it runs (nothing accepted before is lost)",
           .timeLimit(.minutes(3)))
     func frozenServer() async throws {
-        let server = try PostgresServer()
-        try await server.start()
+        let server = try await PostgresServer.started(database: "frozen")
         defer { server.stop() }
-        try await server.createDatabase("frozen")
         let store = try await PostgresRegionStore(host: "127.0.0.1", port: server.port, username: server.user, database: "frozen",
                                                   operationTimeout: .seconds(1))
         let accepted = try await store.append(time: 1, type: "didEnterRegion", region: "door", state: "inside", reason: nil, json: "{}", hooks: [])

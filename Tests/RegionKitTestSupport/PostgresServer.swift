@@ -85,6 +85,20 @@ public final class PostgresServer: @unchecked Sendable {
     /// The server's PID while it runs.
     public var pid: Int32? { lock.withLock { process.flatMap { $0.isRunning ? $0.processIdentifier : nil } } }
 
+    /// A new server, started, with database `name` created: the four lines every store test
+    /// began with. Stop it with `defer { server.stop() }` (a failure here stops it at `deinit`).
+    ///
+    /// ```swift
+    /// let server = try await PostgresServer.started(database: "leases")
+    /// defer { server.stop() }
+    /// ```
+    public static func started(database name: String) async throws -> PostgresServer {
+        let server = try PostgresServer()
+        try await server.start()
+        try await server.createDatabase(name)
+        return server
+    }
+
     /// `initdb` (once), then starts the server and waits until it accepts TCP connections.
     public func start(timeout: Duration = .seconds(60)) async throws {
         guard let bin = Self.binDirectory else { throw TestFailure("PostgreSQL binaries not found") }

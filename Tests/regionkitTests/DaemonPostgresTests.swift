@@ -53,10 +53,8 @@ struct DaemonPostgresTests {
     @Test("The same input on SQLite and on PostgreSQL, side by side: the same decisions (region, kind, time within 2 s); every acknowledged id stored; the password never shown",
           .timeLimit(.minutes(4)))
     func sameDecisionsAsSQLite() async throws {
-        let server = try PostgresServer()
-        try await server.start()
+        let server = try await PostgresServer.started(database: "same_run")
         defer { server.stop() }
-        try await server.createDatabase("same_run")
         let config = try DaemonTests.writeConfig(Self.museumOnce)
         let sqlitePath = DaemonTests.temporaryStore()
         let secret = "pw-\(UUID().uuidString)"
@@ -102,10 +100,8 @@ struct DaemonPostgresTests {
     @Test("SIGTERM mid-run, three times on one database: exit 0, every acknowledged event stored, the stop logged last; a restart restores the stored states",
           .timeLimit(.minutes(4)))
     func sigtermAndRestart() async throws {
-        let server = try PostgresServer()
-        try await server.start()
+        let server = try await PostgresServer.started(database: "sigterm")
         defer { server.stop() }
-        try await server.createDatabase("sigterm")
         let url = Self.url(server, "sigterm")
         let config = try DaemonTests.writeConfig(DaemonTests.busyConfig)
         var acknowledged: Set<Int64> = []
@@ -146,10 +142,8 @@ struct DaemonPostgresTests {
     @Test("A second daemon on the same PostgreSQL database exits 1 naming the first (its pid); the first goes on; after it stops the lock is free",
           .timeLimit(.minutes(3)))
     func secondDaemonRefused() async throws {
-        let server = try PostgresServer()
-        try await server.start()
+        let server = try await PostgresServer.started(database: "one_daemon")
         defer { server.stop() }
-        try await server.createDatabase("one_daemon")
         let url = Self.url(server, "one_daemon")
         let config = try DaemonTests.writeConfig(DaemonTests.busyConfig)
         let first = try Daemon(config: config, store: url)

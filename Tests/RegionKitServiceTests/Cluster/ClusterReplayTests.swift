@@ -60,10 +60,8 @@ struct ClusterReplayTests {
         let profile = try Self.profile
 
         // The cluster.
-        let server = try PostgresServer()
-        try await server.start()
+        let server = try await PostgresServer.started(database: "replay")
         defer { server.stop() }
-        try await server.createDatabase("replay")
         let nats = try NATSCluster(nodes: 3, mappings: [
             "espresense.devices.*.*": "regionkit.part.{{partition(\(Self.partitions),1)}}.espresense.devices.{{wildcard(1)}}.{{wildcard(2)}}",
         ])
