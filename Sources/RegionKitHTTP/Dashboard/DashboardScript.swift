@@ -58,11 +58,14 @@ async function api(method, path, body) {
 
 // ---- token -------------------------------------------------------------------------------
 // A 403 always says why (a wrong token, or a public read refused to this page's host name); a 401
-// before any token was given is just the question.
+// before any token was given is just the question. The page's requests fail together (regions,
+// beacons, the event stream): while the dialog is open, one that brings no reason leaves the
+// reason another gave.
 function askToken(message, refused = false) {
   const dialog = $("#token-dialog");
   const error = dialog.querySelector('[data-for="Authorization"]');
-  error.textContent = (state.token || refused) && message ? message : "";
+  const reason = (state.token || refused) && message ? message : "";
+  if (reason || !dialog.open) error.textContent = reason;
   if (!dialog.open) dialog.showModal();
   $("#f-token").focus();
 }
@@ -669,7 +672,13 @@ async function follow() {
       if (state.lastEventId !== null) extra["Last-Event-ID"] = state.lastEventId;
       const path = state.lastEventId === null ? "/v1/events/stream?backlog=300" : "/v1/events/stream";
       const response = await fetch(path, { headers: headers(extra) });
-      if (response.status === 401 || response.status === 403) { askToken(); await waitForToken(); continue; }
+      if (response.status === 401 || response.status === 403) {
+        let detail = null;
+        try { detail = (await response.json()).detail; } catch { /* no problem document: no reason */ }
+        askToken(detail, response.status === 403);
+        await waitForToken();
+        continue;
+      }
       if (response.status !== 200) throw new Error("HTTP " + response.status);
       setLive(true);
       const reader = response.body.getReader();
