@@ -4,12 +4,14 @@ import RegionKitCore
 /// line) into one byte slice per top-level object, with the offset where each begins. Braces inside
 /// strings and escaped quotes are handled. Fed in arbitrary chunks.
 ///
-/// Strict by default: a byte between objects that is not whitespace or a comma throws, and so does
-/// a raw control byte (a line break) inside a string, which no JSON string holds: its closing
-/// quote is missing. With ``skipsDamage`` they are skipped instead (garbage up to the next `{`;
-/// the object with the broken string, the scan going on between objects from that byte), and so
-/// is an object larger than ``maximumObjectSize``; ``skippedBytes`` and ``firstSkip`` say what
-/// was left out.
+/// Strict by default: a byte between objects that is not whitespace or a comma throws, and so do
+/// the two marks of a missing quote: a raw control byte (a line break) inside a string, which no
+/// JSON string holds, and a string followed by anything but white space, `:`, `,`, `}` or `]`
+/// (in compact JSON, `{"a":"x,"b":1}` closes the string early and the rest of the stream would
+/// count the other way round). With ``skipsDamage`` they are skipped instead (garbage up to the
+/// next `{`; the object with the broken string, the scan going on between objects: after the
+/// control byte, or from the byte that followed the string), and so is an object larger than
+/// ``maximumObjectSize``; ``skippedBytes`` and ``firstSkip`` say what was left out.
 ///
 /// ```swift
 /// var splitter = ConcatenatedJSONSplitter()
@@ -36,6 +38,8 @@ public struct ConcatenatedJSONSplitter: Sendable {
     private var depth = 0
     private var inString = false
     private var escaped = false
+    /// The last byte closed a string: the next one must be white space, `:`, `,`, `}` or `]`.
+    private var closedString = false
     private var objectStart = 0
     /// The current object outgrew ``maximumObjectSize``: it is being skipped to its end.
     private var discarding = false
@@ -72,7 +76,7 @@ public struct ConcatenatedJSONSplitter: Sendable {
     public mutating func feed(_ chunk: [UInt8]) throws -> [Object] {
         if let failure { throw failure }
         var objects: [Object] = []
-        var depth = depth, inString = inString, escaped = escaped
+        var depth = depth, inString = inString, escaped = escaped, closedString = closedString
         var discarding = discarding, inGarbage = inGarbage, skippedBytes = skippedBytes
         let base = offset
         // The current object's bytes from earlier chunks are in `current` (`carried` of them);
@@ -84,7 +88,7 @@ public struct ConcatenatedJSONSplitter: Sendable {
         var index = 0
         let count = chunk.count
         scan: while index < count {
-            if depth > 0 && !escaped {
+            if depth > 0 && !escaped && !closedString {
                 // Skip a stretch that changes nothing but the size: inside a string, up to a quote
                 // or a backslash; outside, up to a quote, brace or bracket. Not past the byte that
                 // would make the object too large (checked below, byte by byte).
@@ -121,19 +125,34 @@ public struct ConcatenatedJSONSplitter: Sendable {
                 }
                 continue
             }
-            if discarding { skippedBytes += 1 }
+            // A quote missing turns the strings inside out from there on, and every brace after it
+            // would count the wrong way to the end of the stream (one deleted quote lost the rest
+            // of a recording as one oversized object). Two marks of it: no JSON string holds a raw
+            // control byte (a line break), and none is followed by anything but white space, `:`,
+            // `,`, `}` or `]` (compact JSON has no line breaks to catch it). The object is damage;
+            // the scan starts again between objects: after the control byte (white space there),
+            // from the byte that followed the string (garbage up to the next `{`).
+            var broken: String?
+            var resumeAtByte = false
+            if closedString {
+                closedString = false
+                if !Self.canFollowString(byte) {
+                    broken = "a string is followed by byte 0x\(String(byte, radix: 16)) ('\(Self.printable(byte))') at offset \(base + index - 1): the JSON object starting at offset \(objectStart) is damaged (a quote missing?)"
+                    resumeAtByte = true
+                }
+            }
+            if discarding && !resumeAtByte { skippedBytes += 1 }
             if inString && byte < 0x20 {
-                // No JSON string holds a raw control byte (a line break): the string's closing
-                // quote is missing, and every brace after it would count as inside a string to the
-                // end of the stream (one deleted quote lost the rest of a recording as one
-                // oversized object). The object is damage; the scan starts again between objects,
-                // where the byte is white space.
-                let reason = "a control byte 0x\(String(byte, radix: 16)) inside a string at offset \(base + index - 1): the JSON object starting at offset \(objectStart) is damaged (a closing quote missing?)"
+                broken = "a control byte 0x\(String(byte, radix: 16)) inside a string at offset \(base + index - 1): the JSON object starting at offset \(objectStart) is damaged (a closing quote missing?)"
+            }
+            if let broken {
+                // The byte that followed a string is read again, between objects.
+                if resumeAtByte { index -= 1 }
                 guard skipsDamage else {
-                    damage = reason
+                    damage = broken
                     break scan
                 }
-                noteSkip(at: objectStart, reason: reason)
+                noteSkip(at: objectStart, reason: broken)
                 if !discarding { skippedBytes += carried + (index - run) }
                 current = []
                 carried = 0
@@ -141,10 +160,12 @@ public struct ConcatenatedJSONSplitter: Sendable {
                 depth = 0
                 inString = false
                 escaped = false
+                // The bytes from the one that followed the string to the next `{` are this damage's.
+                inGarbage = resumeAtByte
                 continue
             }
             if inString {
-                if escaped { escaped = false } else if byte == UInt8(ascii: "\\") { escaped = true } else if byte == UInt8(ascii: "\"") { inString = false }
+                if escaped { escaped = false } else if byte == UInt8(ascii: "\\") { escaped = true } else if byte == UInt8(ascii: "\"") { inString = false; closedString = true }
             } else {
                 switch byte {
                 case UInt8(ascii: "\""): inString = true
@@ -185,6 +206,7 @@ public struct ConcatenatedJSONSplitter: Sendable {
         self.depth = depth
         self.inString = inString
         self.escaped = escaped
+        self.closedString = closedString
         self.discarding = discarding
         self.inGarbage = inGarbage
         self.skippedBytes = skippedBytes
@@ -207,6 +229,16 @@ public struct ConcatenatedJSONSplitter: Sendable {
         if let failure { throw failure }
         if depth > 0 {
             throw RegionKitError(.malformedInput, "\(source): truncated: the JSON object starting at offset \(objectStart) is not closed at the end of the data (offset \(offset))")
+        }
+    }
+
+    /// What JSON allows after a string: white space, `:`, `,`, `}` or `]`.
+    @inline(__always)
+    static func canFollowString(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: ":"), UInt8(ascii: ","), UInt8(ascii: "}"), UInt8(ascii: "]"),
+             UInt8(ascii: " "), UInt8(ascii: "\n"), UInt8(ascii: "\r"), UInt8(ascii: "\t"): true
+        default: false
         }
     }
 

@@ -12,7 +12,7 @@ struct ConcatenatedJSONSplitterTests {
     /// through the state machine and is appended to the current object one by one.
     struct ByteWiseSplitter {
         var current: [UInt8] = []
-        var depth = 0, inString = false, escaped = false, objectStart = 0
+        var depth = 0, inString = false, escaped = false, closedString = false, objectStart = 0
         var discarding = false, inGarbage = false
         var offset = 0, skippedBytes = 0, skippedRuns = 0
         var firstSkip: ConcatenatedJSONSplitter.Skip?
@@ -32,7 +32,27 @@ struct ConcatenatedJSONSplitterTests {
                 skippedRuns += 1
                 if firstSkip == nil { firstSkip = .init(offset: offset, reason: reason) }
             }
-            for byte in chunk {
+            var index = 0
+            while index < chunk.count {
+                let byte = chunk[index]
+                if depth > 0 && closedString {
+                    // The byte after a string: white space, `:`, `,`, `}` or `]`, or a quote is missing.
+                    closedString = false
+                    if !" \n\r\t:,}]".utf8.contains(byte) {
+                        let reason = "a string is followed by byte 0x\(String(byte, radix: 16)) ('\(ConcatenatedJSONSplitter.printable(byte))') at offset \(offset): the JSON object starting at offset \(objectStart) is damaged (a quote missing?)"
+                        guard skipsDamage else { return stop(reason) }
+                        skip(at: objectStart, reason)
+                        if !discarding { skippedBytes += current.count }
+                        current = []
+                        discarding = false
+                        depth = 0
+                        inString = false
+                        escaped = false
+                        inGarbage = true
+                        continue   // the same byte again, between objects
+                    }
+                }
+                index += 1
                 defer { offset += 1 }
                 if depth == 0 {
                     switch byte {
@@ -63,7 +83,7 @@ struct ConcatenatedJSONSplitterTests {
                     continue
                 }
                 if inString {
-                    if escaped { escaped = false } else if byte == UInt8(ascii: "\\") { escaped = true } else if byte == UInt8(ascii: "\"") { inString = false }
+                    if escaped { escaped = false } else if byte == UInt8(ascii: "\\") { escaped = true } else if byte == UInt8(ascii: "\"") { inString = false; closedString = true }
                 } else {
                     switch byte {
                     case UInt8(ascii: "\""): inString = true
@@ -114,6 +134,8 @@ struct ConcatenatedJSONSplitterTests {
             case 1: text += "\n , \t"
             case 2: text += "]"           // a stray close between objects
             case 3: text += "{\"lost\": \"quote\n, \"x\": {}}"   // a string's closing quote missing: the line break ends the object
+            case 4: text += #"{"lost":"quote,"x":{"y":"}"}}"#     // compact: the quote after `quote` closes it, `x` follows
+            case 5: text += #"{"lost":"a" "b"}"#                 // white space, then a byte no string is followed by: found later, by the decoder
             default: text += Bool.random(using: &random) ? "\n" : ""
             }
         }
