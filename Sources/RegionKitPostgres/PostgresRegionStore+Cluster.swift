@@ -486,7 +486,9 @@ extension PostgresRegionStore: ClusterStoring {
         let partition = Int64(lease.partition)
         return try await transaction("write the contribution of partition \(lease.partition) to \(region)") { connection, logger in
             try await connection.query("SELECT pg_advisory_xact_lock(\(Self.regionLockClass), hashtext(\(region)))", logger: logger)
-            guard try await Self.holds(lease, member: member, connection, logger) else { return .fenced }
+            guard try await Self.holds(lease, member: member, connection, logger) else {
+                return try await Self.committedBefore(write, partition: partition, connection, logger) ?? .fenced
+            }
             if let write, let committed = try await Self.claim(write, partition: partition, connection, logger) { return committed }
             var monitored = false
             for try await _ in try await connection.query("SELECT 1::bigint FROM monitored_region WHERE identifier = \(region)", logger: logger).decode(Int64.self) {
@@ -536,7 +538,9 @@ extension PostgresRegionStore: ClusterStoring {
         guard !rows.isEmpty else { return .unchanged }
         let partition = Int64(lease.partition)
         return try await transaction("append \(rows.count) event(s) of partition \(lease.partition)") { connection, logger in
-            guard try await Self.holds(lease, member: member, connection, logger) else { return .fenced }
+            guard try await Self.holds(lease, member: member, connection, logger) else {
+                return try await Self.committedBefore(write, partition: partition, connection, logger) ?? .fenced
+            }
             if let write, let committed = try await Self.claim(write, partition: partition, connection, logger) { return committed }
             let stored = try await Self.insert(rows, connection, logger, store: description, dueAtOnce: true)
             if write != nil { try await Self.recordCommitted(stored, partition: partition, connection, logger) }
@@ -563,6 +567,27 @@ extension PostgresRegionStore: ClusterStoring {
             claimed = true
         }
         guard !claimed else { return nil }
+        return try await answer(write, partition: partition, connection, logger)
+    }
+
+    /// With the lease no longer held: the answer for `write` when its writer committed it before
+    /// (its reply lost, the lease gone by the retry) and no later holder has written the partition
+    /// since; nil (fenced) otherwise. Read `FOR SHARE`, so an attempt still in flight (its
+    /// transaction holds the row) is waited for. A retry of a committed write answered `fenced`
+    /// left its events unreported and its acknowledgements withheld.
+    static func committedBefore(_ write: ClusterWriteID?, partition: Int64, _ connection: PostgresConnection, _ logger: Logger) async throws -> ContributionOutcome? {
+        guard let write else { return nil }
+        var committed = false
+        for try await (writer, sequence) in try await connection.query(
+            "SELECT writer, sequence FROM regionkit_partition_write WHERE partition = \(partition) FOR SHARE", logger: logger).decode((String, Int64).self) {
+            committed = writer == write.writer && sequence >= write.sequence
+        }
+        return committed ? try await answer(write, partition: partition, connection, logger) : nil
+    }
+
+    /// The answer to a write its writer has already committed: the events it committed, read back
+    /// by id; ``ContributionOutcome/unchanged`` when it committed none or a later write replaced the record.
+    private static func answer(_ write: ClusterWriteID, partition: Int64, _ connection: PostgresConnection, _ logger: Logger) async throws -> ContributionOutcome {
         var ids: [Int64] = []
         for try await (sequence, events) in try await connection.query(
             "SELECT sequence, events FROM regionkit_partition_write WHERE partition = \(partition)", logger: logger).decode((Int64, [Int64]).self) {

@@ -384,6 +384,45 @@ struct PostgresClusterStoreTests {
         #expect(try await count("SELECT count(*) FROM event_log") == "7")
     }
 
+    @Test("A write committed whose reply was lost is answered with its events when retried after the lease moved on (it was answered fenced: its events went unreported); a new write is fenced, and so is the retry once the next holder has written",
+          .timeLimit(.minutes(2)))
+    func committedWriteRetriedAfterTheLeaseMoved() async throws {
+        let server = try await PostgresServer.started(database: "retried_fenced")
+        defer { server.stop() }
+        let store = try await Self.open(server, "retried_fenced")
+        defer { Task { await store.shutdown() } }
+        let site = Region.beacon(try BeaconRegion(identifier: "site", uuidString: Self.uuid))
+        try await store.ensureRegions([site], at: 1)
+        let lease = try #require(try await store.balanceLeases(member: "a", partitions: 1, ttl: 60).held.first)
+        let write = ClusterWriteID(writer: "w1", sequence: 1)
+        let entered = try await store.applyContribution(region: "site", lease: lease, member: "a", write: write, state: .inside, since: 3, time: 3,
+                                                        events: Self.rows("p0", "site"))
+        guard case .changed(let events) = entered, events.map(\.type) == ["didDetermineState"] else { Issue.record("not entered: \(entered)"); return }
+        var row = ClusterEventRow(time: 4, type: "didChangeNearestScanner", region: nil, state: nil, reason: nil, json: "{}", hooks: [])
+        row.room = BeaconRoomChange(beacon: "b1", scanner: "hall")
+        let appendWrite = ClusterWriteID(writer: "w1", sequence: 2)
+        let appended = try await store.appendEvents([row], lease: lease, member: "a", write: appendWrite)
+        guard case .changed = appended else { Issue.record("not appended: \(appended)"); return }
+        // The lease moves on (released; b takes it) before the writer's retries of its last write.
+        try await store.releaseLeases(member: "a", partitions: [0])
+        let taken = try #require(try await store.balanceLeases(member: "b", partitions: 1, ttl: 60).held.first)
+        #expect(try await store.appendEvents([row], lease: lease, member: "a", write: appendWrite) == appended, "the events it committed, by id")
+        // An older write of the writer: committed (writes are sequential), nothing to answer with.
+        #expect(try await store.applyContribution(region: "site", lease: lease, member: "a", write: write, state: .inside, since: 3, time: 3,
+                                                  events: Self.rows("p0", "site")) == .unchanged)
+        // The writer's next write, and one without an identity, are fenced: nothing written.
+        #expect(try await store.appendEvents([row], lease: lease, member: "a", write: ClusterWriteID(writer: "w1", sequence: 3)) == .fenced)
+        #expect(try await store.appendEvents([row], lease: lease, member: "a") == .fenced)
+        let count = { try await server.psql("SELECT count(*) FROM event_log", database: "retried_fenced").trimmingCharacters(in: .whitespacesAndNewlines) }
+        #expect(try await count() == "2")
+        // Once b has written the partition, a's retry no longer finds its record: fenced.
+        guard case .changed = try await store.appendEvents([row], lease: taken, member: "b", write: ClusterWriteID(writer: "w2", sequence: 1)) else {
+            Issue.record("b's write not appended"); return
+        }
+        #expect(try await store.appendEvents([row], lease: lease, member: "a", write: appendWrite) == .fenced)
+        #expect(try await count() == "3")
+    }
+
     @Test("A write whose reply was lost (the client gave up waiting; its transaction went on and committed) is committed once when the writer retries it: one event and one hook delivery, not two",
           .timeLimit(.minutes(2)))
     func lostReplyRetriedOnce() async throws {

@@ -105,7 +105,8 @@ public protocol ClusterStoring: RegionStoring {
     /// since)` returns, in the same transaction.
     /// - Parameter write: the write's identity: when the store has already committed it (a retry
     ///   after a lost reply), nothing is written again and the outcome names the events it
-    ///   committed then. Nil: no identity (tools and tests), each call is a new write.
+    ///   committed then, even once the lease has moved on, until the next holder writes the
+    ///   partition. Nil: no identity (tools and tests), each call is a new write.
     func applyContribution(region: String, lease: PartitionLease, member: String, write: ClusterWriteID?, state: RegionState, since: Double?, time: Double,
                            events: @escaping @Sendable (_ previous: RegionState?, _ merged: RegionState, _ since: Double?) -> [ClusterEventRow])
         async throws -> ContributionOutcome
