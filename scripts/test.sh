@@ -11,7 +11,7 @@
 # Phase 1 runs the in-process tests in parallel. Phase 2 runs the suites tagged .endToEnd (they
 # start processes: Bumble, gpsd, the daemon, the CLI, brokers, servers) or .realTime (bounded
 # real-time waits), each in a process of its own: first those also tagged .alone, one at a time
-# with nothing beside them (2a); then the others two at a time (2b), with phase 1 and phase 3's
+# with nothing beside them (2a); then the others three at a time (2b), with phase 1 and phase 3's
 # build beside them at the lowest CPU priority. Phase 3 runs each libFuzzer target briefly on its
 # committed corpus (scripts/fuzz.sh --ci). Times since the start are printed after each step: the
 # budget is "well under 30 minutes" for the whole of CI.
@@ -161,10 +161,11 @@ if [ ${#ALONE[@]} -gt 0 ]; then
 fi
 
 # Then three things at once, CPU shared by priority. Phase 2b, at normal priority: the other
-# phase-2 suites, two at a time (two lanes, each taking the next suite, longest first by
+# phase-2 suites, three at a time (three lanes, each taking the next suite, longest first by
 # scripts/lib/phase2-seconds.txt, never two tagged `.heavy` at once); most of them wait on real
-# time and real components far more than they compute (a sequential run: 1,127 s of suites, 530 s
-# of CPU). Beside them at nice 19, which yields a core to a nice-0 process whenever it wants it
+# time and real components far more than they compute (the CI of session 77: 1,337 s of suites,
+# 434 s of CPU, in 700 s on two lanes: 31 minutes in all, over the budget; REGIONKIT_PHASE2_LANES
+# sets the count). Beside them at nice 19, which yields a core to a nice-0 process whenever it wants it
 # (Linux weighs nice 19 at 15 against nice 0's 1024): phase 1, the in-process tests in parallel
 # (≈ 160 s of CPU with REGIONKIT_OPTIMIZED_CORE=1, ≈ 700 s without; their real-time waits are
 # seconds or more — bounds tighter than that make a suite `.realTime`). And phase 3's sanitized
@@ -180,8 +181,8 @@ chrt --idle 0 true 2>/dev/null && idle=(chrt --idle 0)
 # (Not REGIONKIT_OPTIMIZED_CORE: the fuzz package builds the core modules as its own debug build.)
 "${idle[@]}" timeout 1500 env -u REGIONKIT_OPTIMIZED_CORE bash scripts/fuzz.sh --core --ci --build-only > "$fuzz_build_log" 2>&1 &
 fuzz_build=$!
-echo "== phase 2b: the other phase-2 suites, ${REGIONKIT_PHASE2_LANES:-2} at a time (never two .heavy ones); beside them phase 1 (nice 19) and the fuzz build (${idle[*]})"
-lanes_run "${REGIONKIT_PHASE2_LANES:-2}" "${OTHERS[@]}" || status=1
+echo "== phase 2b: the other phase-2 suites, ${REGIONKIT_PHASE2_LANES:-3} at a time (never two .heavy ones); beside them phase 1 (nice 19) and the fuzz build (${idle[*]})"
+lanes_run "${REGIONKIT_PHASE2_LANES:-3}" "${OTHERS[@]}" || status=1
 echo "== phase 2b done after ${SECONDS} s"
 wait $phase1
 phase1_status=$?
