@@ -32,6 +32,16 @@ struct ConcatenatedJSONSplitterTests {
                 skippedRuns += 1
                 if firstSkip == nil { firstSkip = .init(offset: offset, reason: reason) }
             }
+            /// The current object is damage (a quote missing): skipped, the scan between objects.
+            func abandon(_ reason: String) {
+                skip(at: objectStart, reason)
+                if !discarding { skippedBytes += current.count }
+                current = []
+                discarding = false
+                depth = 0
+                inString = false
+                escaped = false
+            }
             var index = 0
             while index < chunk.count {
                 let byte = chunk[index]
@@ -41,13 +51,7 @@ struct ConcatenatedJSONSplitterTests {
                     if !" \n\r\t:,}]".utf8.contains(byte) {
                         let reason = "a string is followed by byte 0x\(String(byte, radix: 16)) ('\(ConcatenatedJSONSplitter.printable(byte))') at offset \(offset): the JSON object starting at offset \(objectStart) is damaged (a quote missing?)"
                         guard skipsDamage else { return stop(reason) }
-                        skip(at: objectStart, reason)
-                        if !discarding { skippedBytes += current.count }
-                        current = []
-                        discarding = false
-                        depth = 0
-                        inString = false
-                        escaped = false
+                        abandon(reason)
                         inGarbage = true
                         continue   // the same byte again, between objects
                     }
@@ -73,13 +77,7 @@ struct ConcatenatedJSONSplitterTests {
                 if inString && byte < 0x20 {
                     let reason = "a control byte 0x\(String(byte, radix: 16)) inside a string at offset \(offset): the JSON object starting at offset \(objectStart) is damaged (a closing quote missing?)"
                     guard skipsDamage else { return stop(reason) }
-                    skip(at: objectStart, reason)
-                    if !discarding { skippedBytes += current.count }
-                    current = []
-                    discarding = false
-                    depth = 0
-                    inString = false
-                    escaped = false
+                    abandon(reason)
                     continue
                 }
                 if inString {
