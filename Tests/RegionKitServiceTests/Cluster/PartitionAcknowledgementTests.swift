@@ -65,7 +65,11 @@ struct PartitionAcknowledgementTests {
         try await first.start()
         try await eventually(timeout: .seconds(30), "the first holder's engine enters the hall") { Self.isInside(first) }
         try await eventually(timeout: .seconds(10), "its contribution refused") { !refusing.refusedPartitions.withLock { $0.isEmpty } }
-        #expect(first.acknowledgements.released == 0 && first.acknowledgements.waiting == 1, "the sighting is not acknowledged")
+        // Not acknowledged: waiting in the queue, or withheld (a reconnection meanwhile — a CI run
+        // under load saw `waiting` 0 here — withholds it, and the broker gives it again).
+        let queue = first.acknowledgements
+        #expect(queue.released == 0 && queue.waiting + queue.withheld >= 1,
+                "the sighting is not acknowledged: released \(queue.released), waiting \(queue.waiting), withheld \(queue.withheld), late \(queue.late)")
         #expect(first.status.detail?.contains("acknowledged late") == false)
         await first.stop(handOver: false)
 
