@@ -46,104 +46,18 @@ public struct GatewayFileReader: Sendable {
     /// of the intact data; returns what was delivered and what was skipped or cut off.
     /// - Throws: a `RegionKitError` when the file cannot be opened, or what `body` throws.
     public func read(_ body: (GatewaySighting) throws -> Void) throws -> GatewayReadReport {
-        guard UnreadableFile.reason(path) == nil, let handle = FileHandle(forReadingAtPath: path) else {
-            throw RegionKitError(.malformedInput, UnreadableFile.message(path, "cannot open the gateway recording"))
+        let reading = try open()
+        while let sightings = reading.next() {
+            for sighting in sightings { try body(sighting) }
         }
-        defer { try? handle.close() }
-        let gzip = isGzip
-        let inflater = gzip ? try GzipInflater(source: path) : nil
-        var splitter = ConcatenatedJSONSplitter(source: gzip ? "\(path) (decompressed)" : path, skipsDamage: true)
-        var report = GatewayReadReport()
-        // A sighting whose time is over a day from the sightings around it is a damaged timestamp
-        // (a flipped bit moves it by years), or a lone sighting beyond a long gap: left out with a
-        // warning (``GatewayReadReport/timeOutliers``). Made the replay's origin, the first
-        // sighting's collapsed the whole recording.
-        var outliers = TimestampOutlierFilter<GatewaySighting>(threshold: Self.outlierMilliseconds)
-        var status = stat()
-        let endless = stat(path, &status) == 0 && (status.st_mode & S_IFMT) != S_IFREG
-        var sinceObject = 0
-        func deliver(_ plain: [UInt8]) throws {
-            // Cannot throw with skipsDamage: damage is counted by the splitter.
-            // Counted from the last sighting that decodes: random bytes balance braces now and then.
-            sinceObject += plain.count
-            for object in try splitter.feed(plain) {
-                let sighting: GatewaySighting
-                do {
-                    sighting = try GatewaySighting(json: object.bytes, offset: object.offset, source: splitter.source)
-                    sinceObject = 0
-                } catch let error as RegionKitError {
-                    report.skippedSightings += 1
-                    if report.firstSkipOffset == nil { report.note(skip: error, at: object.offset) }
-                    continue
-                }
-                try outliers.insert(sighting, time: Double(sighting.timeMilliseconds), offset: object.offset) { kept, _ in
-                    try body(kept)
-                    report.sightings += 1
-                }
-            }
-        }
-        reading: while true {
-            let chunk: Data
-            do {
-                // Compressed, a chunk is read 16 KiB at most: its bytes inflate to up to ~1,000
-                // times as many, and 256 KiB of compressed white space made one 256 MB buffer.
-                chunk = try handle.read(upToCount: gzip ? Swift.min(chunkSize, Self.compressedChunkLimit) : chunkSize) ?? Data()
-            } catch {
-                report.stoppedBy = RegionKitError(.malformedInput, "\(path): read error after \(report.sightings) sightings", cause: error)
-                break
-            }
-            if chunk.isEmpty { break }
-            // Checked before the next read, which may block for good on a pipe gone quiet.
-            defer {
-                if endless, sinceObject > maximumBytesWithoutObject, report.stoppedBy == nil {
-                    report.stoppedBy = RegionKitError(.malformedInput, """
-                        \(splitter.source): \(maximumBytesWithoutObject >> 20) MiB read without a sighting (up to offset \(splitter.offset)): \
-                        not a gateway recording, and a \(Self.kind(status.st_mode)) may not end: stopped
-                        """)
-                }
-            }
-            guard let inflater else {
-                try deliver(Array(chunk))
-                if endless, sinceObject > maximumBytesWithoutObject { break reading }
-                continue
-            }
-            var plain: [UInt8] = []
-            do {
-                try inflater.inflate(Array(chunk), into: &plain)
-            } catch let error as RegionKitError {
-                // What was decompressed before the damage is still delivered.
-                try deliver(plain)
-                report.stoppedBy = error
-                break reading
-            }
-            try deliver(plain)
-            if endless, sinceObject > maximumBytesWithoutObject { break reading }
-        }
-        try outliers.finish { kept, _ in
-            try body(kept)
-            report.sightings += 1
-        }
-        report.timeOutliers = outliers.dropped
-        report.firstTimeOutlier = outliers.firstDropped.map { offset, time in
-            "\(splitter.source): the sighting at offset \(offset), time \(Int64(exactly: time.rounded()).map(String.init) ?? "\(time)") ms"
-        }
-        if report.stoppedBy == nil, let inflater {
-            do { try inflater.finish() } catch let error as RegionKitError { report.stoppedBy = error }
-        }
-        if let inflater {
-            report.trailingBytes = inflater.trailingBytes
-            report.trailingOffset = inflater.trailingOffset
-            report.trailingIsGarbage = inflater.trailingIsGarbage
-        }
-        if report.stoppedBy == nil {
-            do { try splitter.finish() } catch let error as RegionKitError { report.stoppedBy = error }
-        }
-        report.skippedBytes = splitter.skippedBytes
-        if let skip = splitter.firstSkip, skip.offset < report.firstSkipOffset ?? .max {
-            // The skipped bytes came before the first damaged sighting.
-            report.note(skip: RegionKitError(.malformedInput, "\(splitter.source): \(skip.reason)"), at: skip.offset)
-        }
-        return report
+        return reading.report
+    }
+
+    /// Opens the recording to read it a chunk at a time (``GatewayFileReading``): what a paced
+    /// replay uses, so the file is never held whole.
+    /// - Throws: a `RegionKitError` when the file cannot be opened.
+    public func open() throws -> GatewayFileReading {
+        try GatewayFileReading(self)
     }
 
     /// What a file that is not a regular one is, for messages.

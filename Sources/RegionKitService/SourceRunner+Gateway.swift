@@ -3,86 +3,82 @@ import RegionKitGateway
 import RegionKitSimulation
 
 extension SourceRunner {
-    /// Reads the whole recording (putting out-of-order sightings back in order within the reorder
-    /// window), then replays it in real time scaled by `speed`; returns at the end of the file.
+    /// Replays a gateway recording in real time scaled by `speed` as it reads it, a chunk at a
+    /// time (out-of-order sightings put back in order within the reorder window); returns at the
+    /// end of the file. Only the chunk being replayed and the reorder window are held: the whole
+    /// recording was read into memory first (a recording of millions of sightings, gigabytes),
+    /// and a pipe replayed nothing until it closed.
     ///
     /// A file damaged part-way (a corrupt gzip member, a broken record) still has every sighting the
     /// reader could recover replayed (those before the damage, and after a skipped record those
     /// after it too); then the source fails with an error naming the file, how many
-    /// sightings were read and what is wrong, so the daemon reports it (the other sources go on).
+    /// sightings were replayed and what is wrong, so the daemon reports it (the other sources go on).
     func runGateway(_ settings: ServiceSource.Gateway) async throws {
         let speed = settings.speed ?? 1
-        var buffer = ReorderBuffer<GatewaySighting>(window: settings.reorderWindow ?? 2)
-        var batch: [GatewaySighting] = []
-        var damage: (any Error)?
+        let reading: GatewayFileReading
         do {
-            let reader = GatewayFileReader(path: settings.file)
-            let report = try reader.read { sighting in
-                buffer.insert(sighting, at: Timestamp(seconds: Double(sighting.timeMilliseconds) / 1000)) { batch.append($0) }
-            }
-            for warning in report.warnings { logger.warning("gateway file: \(warning)", metadata: ["file": "\(settings.file)"]) }
-            if let error = report.error(path: settings.file) { throw error }
+            reading = try GatewayFileReader(path: settings.file).open()
         } catch {
-            damage = error
+            throw RegionKitError(.malformedInput, "gateway file \(settings.file): \(Self.reason(error))", cause: error)
         }
-        buffer.drain { batch.append($0) }
-        if let damage, batch.isEmpty {
-            throw RegionKitError(.malformedInput, "gateway file \(settings.file): \(Self.reason(damage))", cause: damage)
-        }
-        if let damage {
-            logger.error("gateway file damaged: replaying the sightings that could be read", metadata: [
-                "file": "\(settings.file)", "sightings": "\(batch.count)", "error": "\(Self.reason(damage))",
-            ])
-            activity.recordDecodeError("damagedFile")
-        }
+        var buffer = ReorderBuffer<GatewaySighting>(window: settings.reorderWindow ?? 2)
         let maximumGap = settings.maxGap ?? ReplaySession.defaultMaximumGap
-        let pacing = Self.replayOffsets(batch.map(\.timeMilliseconds), maximumGap: maximumGap)
-        if pacing.shortened > 0 {
+        var pacer = GatewayReplayPacer(maximumGap: maximumGap)
+        var ready: [GatewaySighting] = []
+        var replayed = 0
+        let start = manager.clock.now
+        func replay(_ sightings: [GatewaySighting]) async throws {
+            for sighting in sightings {
+                try Task.checkCancellation()
+                try await sleep(until: start + pacer.offset(of: sighting.timeMilliseconds) / speed)
+                var observation = sighting.observation(originMilliseconds: sighting.timeMilliseconds)
+                observation.timestamp = manager.clock.now
+                ingest(observation)
+                replayed += 1
+            }
+        }
+        while let sightings = reading.next() {
+            for sighting in sightings {
+                buffer.insert(sighting, at: Timestamp(seconds: Double(sighting.timeMilliseconds) / 1000)) { ready.append($0) }
+            }
+            try await replay(ready)
+            ready.removeAll(keepingCapacity: true)
+        }
+        buffer.drain { ready.append($0) }
+        try await replay(ready)
+        let report = reading.report
+        for warning in report.warnings { logger.warning("gateway file: \(warning)", metadata: ["file": "\(settings.file)"]) }
+        if pacer.shortened > 0 {
             logger.notice("gateway file: long gaps shortened", metadata: [
-                "file": "\(settings.file)", "gaps": "\(pacing.shortened)", "longest-seconds": "\(pacing.longest)",
+                "file": "\(settings.file)", "gaps": "\(pacer.shortened)", "longest-seconds": "\(pacer.longest)",
                 "max-gap-seconds": "\(maximumGap)",
             ])
         }
-        let start = manager.clock.now
-        for (sighting, offset) in zip(batch, pacing.offsets) {
-            try Task.checkCancellation()
-            try await sleep(until: start + offset / speed)
-            var observation = sighting.observation(originMilliseconds: sighting.timeMilliseconds)
-            observation.timestamp = manager.clock.now
-            ingest(observation)
-        }
-        if let damage {
+        if let damage = report.error(path: settings.file) {
+            guard replayed > 0 else {
+                throw RegionKitError(.malformedInput, "gateway file \(settings.file): \(Self.reason(damage))", cause: damage)
+            }
+            logger.error("gateway file damaged: the sightings that could be read were replayed", metadata: [
+                "file": "\(settings.file)", "sightings": "\(replayed)", "error": "\(Self.reason(damage))",
+            ])
+            activity.recordDecodeError("damagedFile")
             throw RegionKitError(.malformedInput, """
-                gateway file \(settings.file) is damaged: \(Self.reason(damage)); the \(batch.count) sightings that could be read were replayed
+                gateway file \(settings.file) is damaged: \(Self.reason(damage)); the \(replayed) sightings that could be read were replayed
                 """, cause: damage)
         }
-        logger.info("gateway file replayed", metadata: ["file": "\(settings.file)", "sightings": "\(batch.count)"])
+        logger.info("gateway file replayed", metadata: ["file": "\(settings.file)", "sightings": "\(replayed)"])
     }
 
     /// The replay offset (recorded seconds after the first sighting) of each of `times`
     /// (milliseconds, in order), with every gap longer than `maximumGap` seconds shortened to it;
-    /// also how many gaps were shortened and the longest (seconds). Differences are taken in
-    /// `Double`, so timestamps of an untrusted file far apart cannot overflow.
+    /// also how many gaps were shortened and the longest (seconds) (``GatewayReplayPacer``).
     ///
     /// ```swift
     /// SourceRunner.replayOffsets([0, 500, 9_000_000_000_000], maximumGap: 60).offsets  // [0, 0.5, 60.5]
     /// ```
     public static func replayOffsets(_ times: [Int64], maximumGap: Double) -> (offsets: [Double], shortened: Int, longest: Double) {
-        var offsets: [Double] = []
-        offsets.reserveCapacity(times.count)
-        var elapsed = 0.0, shortened = 0, longest = 0.0
-        for (index, time) in times.enumerated() {
-            if index > 0 {
-                // Out of order beyond the reorder window: no wait (never a negative one).
-                let gap = max(0, (Double(time) - Double(times[index - 1])) / 1000)
-                if gap > maximumGap {
-                    shortened += 1
-                    longest = max(longest, gap)
-                }
-                elapsed += min(gap, maximumGap)
-            }
-            offsets.append(elapsed)
-        }
-        return (offsets, shortened, longest)
+        var pacer = GatewayReplayPacer(maximumGap: maximumGap)
+        let offsets = times.map { pacer.offset(of: $0) }
+        return (offsets, pacer.shortened, pacer.longest)
     }
 }

@@ -53,6 +53,68 @@ struct SourceRunnerTests {
         #expect(events.contains(where: Self.foundInside), "\(events.map { "\($0.type) \($0.region ?? "")" })")
     }
 
+    /// A gateway source replays the recording as it reads it. It used to read the whole file
+    /// first (a recording of millions of sightings held in memory), and to open the file twice (a
+    /// look at its first two bytes for gzip, then the read): a pipe replayed nothing until its
+    /// writer closed it, and lost the bytes of the first look.
+    @Test("A gateway source replays a pipe's sightings while the pipe is still open, the first one included", .timeLimit(.minutes(2)))
+    func gatewayReadsAsItReplays() async throws {
+        let path = TestScratch.directory.appendingPathComponent("rk-gateway-pipe-\(UUID().uuidString).json").path
+        try #require(mkfifo(path, 0o600) == 0, "mkfifo \(path): errno \(errno)")
+        defer { unlink(path) }
+        let configuration = try ServiceConfiguration.decode("""
+        regions:
+          - {identifier: lobby, uuid: E2C56DB5-DFFB-48D2-B060-D0F5A71096E0, major: 1, minor: 2}
+        sources:
+          - gateway: {file: \(path), speed: 1000}
+        """, path: "test.yaml")
+        let store = try RegionStore(path: temporaryStorePath())
+        let service = MonitoringService(store: store, sources: configuration.initialSourceStatuses)
+        try await service.start(regions: try configuration.monitoredRegions())
+        let runner = SourceRunner(source: configuration.sources[0], configuration: configuration, service: service)
+        // 3,000 sightings a tenth of a second apart (≈ 420 KB, more than one read of 256 KiB), then
+        // the pipe stays open until the test lets the writer close it.
+        var text = ""
+        for index in 0..<3_000 {
+            text += #"{"scannerID":"hall","uuid":"E2C56DB5DFFB48D2B060D0F5A71096E0","major":1,"minor":2,"rssi":-60,"time":\#(1_425_417_360_000 + index * 100)}"# + "\n"
+        }
+        let bytes = Array(text.utf8)
+        let release = DispatchSemaphore(value: 0)
+        let writer = Thread {
+            let descriptor = open(path, O_WRONLY)   // waits for the source to open the pipe
+            guard descriptor >= 0 else { return }
+            var written = 0
+            while written < bytes.count {
+                let count = bytes[written...].withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+                guard count > 0 else { break }
+                written += count
+            }
+            release.wait()
+            close(descriptor)
+        }
+        writer.start()
+        let task = Task { try await runner.run() }
+        var released = false
+        defer { if !released { release.signal() } }
+        let deadline = ContinuousClock.now + .seconds(30)
+        while ContinuousClock.now < deadline, try !store.events().contains(where: Self.lobbyInside) {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        #expect(try store.events().contains(where: Self.lobbyInside), "nothing replayed while the pipe is open")
+        let replayedBeforeTheEnd = runner.activity.status.sightings
+        #expect(replayedBeforeTheEnd > 0 && replayedBeforeTheEnd < 3_000, "\(replayedBeforeTheEnd) sightings replayed before the pipe closed")
+        release.signal()
+        released = true
+        try await task.value
+        // Every sighting, the first one included (the gzip check's own open took its first bytes).
+        #expect(runner.activity.status.sightings == 3_000, "\(runner.activity.status)")
+        #expect(runner.activity.status.decodeErrors.isEmpty, "\(runner.activity.status)")
+    }
+
+    static func lobbyInside(_ event: StoredEvent) -> Bool {
+        event.type == "didDetermineState" && event.region == "lobby" && event.state == "inside"
+    }
+
     static func foundInside(_ event: StoredEvent) -> Bool {
         event.type == "didDetermineState" && event.region == "museum" && event.state == "inside"
     }

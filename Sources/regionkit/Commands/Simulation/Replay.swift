@@ -120,10 +120,11 @@ struct Replay: AsyncParsableCommand {
             default:
                 break
             }
-            let reader = GatewayFileReader(path: file)
+            let reading = try GatewayFileReader(path: file).open()
             var origin: Int64?
             var pending: [BeaconObservation] = []
-            // The reader is synchronous; pacing needs `await`, so sightings are fed in small batches.
+            // Read a chunk at a time (the recording is never held whole); pacing needs `await`, so
+            // each chunk's sightings are fed before the next chunk is read.
             func drain() async {
                 if pace.instant {
                     session.feed(contentsOf: pending)
@@ -142,14 +143,18 @@ struct Replay: AsyncParsableCommand {
                 }
             }
             // Damage does not stop the reader: what it could read is replayed, the rest reported.
-            let report = try reader.read { sighting in
-                let start = origin ?? sighting.timeMilliseconds
-                origin = start
-                let observation = sighting.observation(originMilliseconds: start)
-                buffer.insert(observation, at: observation.timestamp, release: accept)
+            while let sightings = reading.next() {
+                for sighting in sightings {
+                    let start = origin ?? sighting.timeMilliseconds
+                    origin = start
+                    let observation = sighting.observation(originMilliseconds: start)
+                    buffer.insert(observation, at: observation.timestamp, release: accept)
+                }
+                await drain()
             }
             buffer.drain(release: accept)
             await drain()
+            let report = reading.report
             if buffer.tooLate > 0 {
                 Console.warning("\(buffer.tooLate) sightings arrived more than \(reorderWindow) s out of order (--reorder-window)")
             }
