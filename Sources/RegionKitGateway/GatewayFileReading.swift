@@ -1,5 +1,8 @@
 import Foundation
 import RegionKitCore
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A gateway recording being read a chunk at a time (``GatewayFileReader/open()``): each
 /// ``next()`` reads one chunk of the file and returns the sightings it completed, so a replay
@@ -35,16 +38,22 @@ public final class GatewayFileReading {
     private var sinceObject = 0
     private var ended = false
     /// The bytes read to tell gzip from plain JSON, read again with the first chunk (a pipe cannot
-    /// be opened twice: `isGzip`'s own open took them from the stream).
+    /// be opened twice: `isGzip`'s own open took them from the stream), or why they could not be.
     private var head: Data
+    private var headError: (any Error)?
 
     init(_ reader: GatewayFileReader) throws {
         let path = reader.path
         guard UnreadableFile.reason(path) == nil, let handle = FileHandle(forReadingAtPath: path) else {
             throw RegionKitError(.malformedInput, UnreadableFile.message(path, "cannot open the gateway recording"))
         }
-        // A read error here comes back at the first chunk's read, which reports it.
-        head = (try? handle.read(upToCount: 2)) ?? Data()
+        // A read error here is reported by the first ``next()``, which reads no further.
+        do {
+            head = try handle.read(upToCount: 2) ?? Data()
+        } catch {
+            head = Data()
+            headError = error
+        }
         let gzip = head == Data([0x1F, 0x8B])
         do {
             inflater = gzip ? try GzipInflater(source: path) : nil
@@ -73,9 +82,10 @@ public final class GatewayFileReading {
         var chunk = head
         head = Data()
         do {
+            if let headError { throw headError }
             // Compressed, a chunk is read 16 KiB at most: its bytes inflate to up to ~1,000
             // times as many, and 256 KiB of compressed white space made one 256 MB buffer.
-            chunk += try handle.read(upToCount: inflater != nil ? Swift.min(reader.chunkSize, GatewayFileReader.compressedChunkLimit) : reader.chunkSize) ?? Data()
+            chunk += try readChunk(inflater != nil ? Swift.min(reader.chunkSize, GatewayFileReader.compressedChunkLimit) : reader.chunkSize)
         } catch {
             report.stoppedBy = RegionKitError(.malformedInput, "\(reader.path): read error after \(report.sightings) sightings", cause: error)
             return finish(into: &sightings)
@@ -96,6 +106,19 @@ public final class GatewayFileReading {
         }
         deliver(plain, into: &sightings)
         return stopsWithoutSightings() ? finish(into: &sightings) : sightings
+    }
+
+    /// Up to `count` bytes: from a regular file as many as it has; from a pipe, a device or a
+    /// socket what one read(2) gives (`FileHandle.read(upToCount:)` waits for all `count` or the
+    /// end, so a pipe's writer that wrote less was replayed only once it closed). Empty at the end.
+    private func readChunk(_ count: Int) throws -> Data {
+        guard endless else { return try handle.read(upToCount: count) ?? Data() }
+        var buffer = [UInt8](repeating: 0, count: count)
+        while true {
+            let got = buffer.withUnsafeMutableBytes { Glibc.read(handle.fileDescriptor, $0.baseAddress, count) }
+            if got >= 0 { return Data(buffer[0..<got]) }
+            guard errno == EINTR else { throw RegionKitError(.malformedInput, "read(2) failed: errno \(errno)") }
+        }
     }
 
     /// Splits and decodes `plain`, appending the sightings it completed that are not time outliers.

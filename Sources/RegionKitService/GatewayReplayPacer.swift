@@ -4,6 +4,10 @@
 /// taken in `Double`, so timestamps of an untrusted file far apart cannot overflow; one before the
 /// previous (out of order beyond the reorder window) waits nothing, never a negative time.
 ///
+/// A replay fed as it is read (``wait(for:elapsed:speed:)``) is re-anchored at a sighting that
+/// arrives more than ``slack`` seconds after it was due (a pipe whose writer paused): those after
+/// it keep their recorded spacing from it instead of all being due at once.
+///
 /// ```swift
 /// var pacer = GatewayReplayPacer(maximumGap: 60)
 /// [0, 500, 9_000_000_000_000].map { pacer.offset(of: $0) }   // [0, 0.5, 60.5]; pacer.shortened == 1
@@ -16,6 +20,10 @@ struct GatewayReplayPacer {
     private(set) var longest = 0.0
     private var previous: Int64?
     private var elapsed = 0.0
+    /// Real seconds the replay was pushed back by late input (``wait(for:elapsed:speed:)``).
+    private var delay = 0.0
+    /// How late (real seconds) a sighting may arrive before the replay is re-anchored at it.
+    static let slack = 1.0
 
     init(maximumGap: Double) {
         self.maximumGap = maximumGap
@@ -33,5 +41,15 @@ struct GatewayReplayPacer {
         }
         previous = time
         return elapsed
+    }
+
+    /// The real seconds to wait before replaying the sighting recorded at `time` (ms), `elapsed`
+    /// real seconds after the replay began, at `speed` recorded seconds per real second: 0 when it
+    /// is due. One due more than ``slack`` seconds ago re-anchors the replay at it (it is
+    /// replayed now, and the next ones keep their recorded spacing after it).
+    mutating func wait(for time: Int64, elapsed now: Double, speed: Double) -> Double {
+        let due = delay + offset(of: time) / speed
+        if now - due > Self.slack { delay += now - due }
+        return max(0, due - now)
     }
 }

@@ -30,7 +30,8 @@ extension SourceRunner {
         func replay(_ sightings: [GatewaySighting]) async throws {
             for sighting in sightings {
                 try Task.checkCancellation()
-                try await sleep(until: start + pacer.offset(of: sighting.timeMilliseconds) / speed)
+                let wait = pacer.wait(for: sighting.timeMilliseconds, elapsed: manager.clock.now - start, speed: speed)
+                if wait > 0 { try await Task.sleep(for: .seconds(saturating: wait)) }
                 var observation = sighting.observation(originMilliseconds: sighting.timeMilliseconds)
                 observation.timestamp = manager.clock.now
                 ingest(observation)

@@ -57,7 +57,7 @@ struct SourceRunnerTests {
     /// first (a recording of millions of sightings held in memory), and to open the file twice (a
     /// look at its first two bytes for gzip, then the read): a pipe replayed nothing until its
     /// writer closed it, and lost the bytes of the first look.
-    @Test("A gateway source replays a pipe's sightings while the pipe is still open, the first one included", .timeLimit(.minutes(2)))
+    @Test("A gateway source replays a pipe's sightings while the pipe is still open (fewer than one read's worth), the first one included", .timeLimit(.minutes(2)))
     func gatewayReadsAsItReplays() async throws {
         let path = TestScratch.directory.appendingPathComponent("rk-gateway-pipe-\(UUID().uuidString).json").path
         try #require(mkfifo(path, 0o600) == 0, "mkfifo \(path): errno \(errno)")
@@ -72,24 +72,30 @@ struct SourceRunnerTests {
         let service = MonitoringService(store: store, sources: configuration.initialSourceStatuses)
         try await service.start(regions: try configuration.monitoredRegions())
         let runner = SourceRunner(source: configuration.sources[0], configuration: configuration, service: service)
-        // 3,000 sightings a tenth of a second apart (≈ 420 KB, more than one read of 256 KiB), then
-        // the pipe stays open until the test lets the writer close it.
+        // 3,000 sightings a tenth of a second apart (≈ 420 KB): the first 300 (≈ 42 KB, less than
+        // one read of 256 KiB), then the others once the test has seen the lobby entered, then
+        // the pipe is closed.
         var text = ""
         for index in 0..<3_000 {
             text += #"{"scannerID":"hall","uuid":"E2C56DB5DFFB48D2B060D0F5A71096E0","major":1,"minor":2,"rssi":-60,"time":\#(1_425_417_360_000 + index * 100)}"# + "\n"
         }
         let bytes = Array(text.utf8)
+        let firstPart = bytes.indices.filter { bytes[$0] == UInt8(ascii: "\n") }[299] + 1
         let release = DispatchSemaphore(value: 0)
         let writer = Thread {
             let descriptor = open(path, O_WRONLY)   // waits for the source to open the pipe
             guard descriptor >= 0 else { return }
-            var written = 0
-            while written < bytes.count {
-                let count = bytes[written...].withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
-                guard count > 0 else { break }
-                written += count
+            func send(_ part: ArraySlice<UInt8>) {
+                var written = part.startIndex
+                while written < part.endIndex {
+                    let count = part[written...].withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+                    guard count > 0 else { return }
+                    written += count
+                }
             }
+            send(bytes[..<firstPart])
             release.wait()
+            send(bytes[firstPart...])
             close(descriptor)
         }
         writer.start()
@@ -102,7 +108,7 @@ struct SourceRunnerTests {
         }
         #expect(try store.events().contains(where: Self.lobbyInside), "nothing replayed while the pipe is open")
         let replayedBeforeTheEnd = runner.activity.status.sightings
-        #expect(replayedBeforeTheEnd > 0 && replayedBeforeTheEnd < 3_000, "\(replayedBeforeTheEnd) sightings replayed before the pipe closed")
+        #expect(replayedBeforeTheEnd > 0 && replayedBeforeTheEnd <= 300, "\(replayedBeforeTheEnd) sightings replayed of the first 300")
         release.signal()
         released = true
         try await task.value
@@ -153,6 +159,23 @@ struct GatewayReplayPacingTests {
         #expect(regular.offsets == [0, 0.1, 0.2, 59.2])
         #expect(regular.shortened == 0)
         #expect(SourceRunner.replayOffsets([], maximumGap: 60).offsets.isEmpty)
+    }
+
+    @Test("Fed as it is read: a sighting that arrives over a second after it was due re-anchors the replay, and the next ones keep their recorded spacing from it")
+    func lateInputReanchors() {
+        var pacer = GatewayReplayPacer(maximumGap: 60)
+        #expect(pacer.wait(for: 0, elapsed: 0, speed: 1) == 0)
+        #expect(pacer.wait(for: 1_000, elapsed: 0.25, speed: 1) == 0.75)
+        // Half a second late: within the slack, replayed now, nothing moves.
+        #expect(pacer.wait(for: 2_000, elapsed: 2.5, speed: 1) == 0)
+        #expect(pacer.wait(for: 3_000, elapsed: 2.5, speed: 1) == 0.5)
+        // The writer paused: due at 4 s, it arrives at 9 s; replayed now, the next one a second later.
+        #expect(pacer.wait(for: 4_000, elapsed: 9, speed: 1) == 0)
+        #expect(pacer.wait(for: 5_000, elapsed: 9, speed: 1) == 1)
+        // At 10×, a second of recording is a tenth of a real second.
+        var fast = GatewayReplayPacer(maximumGap: 60)
+        #expect(fast.wait(for: 0, elapsed: 0, speed: 10) == 0)
+        #expect(abs(fast.wait(for: 1_000, elapsed: 0, speed: 10) - 0.1) < 1e-9)
     }
 }
 
