@@ -28,13 +28,6 @@ public struct GatewayFileReader: Sendable {
         self.path = path
     }
 
-    public var isGzip: Bool {
-        guard let handle = FileHandle(forReadingAtPath: path) else { return path.hasSuffix(".gz") }
-        defer { try? handle.close() }
-        let magic = (try? handle.read(upToCount: 2)) ?? Data()
-        return magic == Data([0x1F, 0x8B])
-    }
-
     /// The most compressed bytes inflated at once (their output is bounded by ~1,032 times this).
     static let compressedChunkLimit = 16 * 1024
 

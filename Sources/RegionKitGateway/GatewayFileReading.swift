@@ -37,8 +37,8 @@ public final class GatewayFileReading {
     /// Bytes read since the last sighting that decoded.
     private var sinceObject = 0
     private var ended = false
-    /// The bytes read to tell gzip from plain JSON, read again with the first chunk (a pipe cannot
-    /// be opened twice: `isGzip`'s own open took them from the stream), or why they could not be.
+    /// The bytes read to tell gzip from plain JSON, read again with the first chunk (through this
+    /// handle: a second open of a pipe took them from the stream), or why they could not be.
     private var head: Data
     private var headError: (any Error)?
 
@@ -91,18 +91,18 @@ public final class GatewayFileReading {
             return finish(into: &sightings)
         }
         if chunk.isEmpty { return finish(into: &sightings) }
-        guard let inflater else {
-            deliver(Array(chunk), into: &sightings)
-            return stopsWithoutSightings() ? finish(into: &sightings) : sightings
-        }
         var plain: [UInt8] = []
-        do {
-            try inflater.inflate(Array(chunk), into: &plain)
-        } catch {
-            // What was decompressed before the damage is still delivered.
-            deliver(plain, into: &sightings)
-            report.stoppedBy = error as? RegionKitError ?? RegionKitError(.malformedInput, "\(reader.path): \(error)", cause: error)
-            return finish(into: &sightings)
+        if let inflater {
+            do {
+                try inflater.inflate(Array(chunk), into: &plain)
+            } catch {
+                // What was decompressed before the damage is still delivered.
+                deliver(plain, into: &sightings)
+                report.stoppedBy = error as? RegionKitError ?? RegionKitError(.malformedInput, "\(reader.path): \(error)", cause: error)
+                return finish(into: &sightings)
+            }
+        } else {
+            plain = Array(chunk)
         }
         deliver(plain, into: &sightings)
         return stopsWithoutSightings() ? finish(into: &sightings) : sightings
