@@ -126,9 +126,9 @@ let package = Package(
             ]
         ),
         .testTarget(name: "RegionKitCoreTests", dependencies: ["RegionKitCore"]),
-        .testTarget(name: "RegionKitEngineTests", dependencies: ["RegionKitCore", "RegionKitEngine"]),
-        .testTarget(name: "RegionKitTests", dependencies: ["RegionKitConcurrency", "RegionKitCore", "RegionKitEngine", "RegionKit"]),
-        .testTarget(name: "RegionKitSimulationTests", dependencies: ["RegionKitCore", "RegionKitEngine", "RegionKit", "RegionKitSimulation"]),
+        .testTarget(name: "RegionKitEngineTests", dependencies: ["RegionKitCore", "RegionKitEngine", "RegionKitTestSupport"]),
+        .testTarget(name: "RegionKitTests", dependencies: ["RegionKitConcurrency", "RegionKitCore", "RegionKitEngine", "RegionKit", "RegionKitTestSupport"]),
+        .testTarget(name: "RegionKitSimulationTests", dependencies: ["RegionKitCore", "RegionKitEngine", "RegionKit", "RegionKitSimulation", "RegionKitTestSupport"]),
         .testTarget(name: "RegionKitEvaluationTests", dependencies: ["RegionKitCore", "RegionKitEngine", "RegionKit", "RegionKitSimulation", "RegionKitGateway", "RegionKitEvaluation", "RegionKitTestSupport"]),
         .testTarget(name: "RegionKitGatewayTests", dependencies: ["RegionKitConcurrency", "RegionKitCore", "RegionKit", "RegionKitGateway", "RegionKitSimulation", "RegionKitTestSupport"]),
         .testTarget(name: "RegionKitHCITests", dependencies: ["RegionKitConcurrency", "RegionKitHCI", "RegionKitTestSupport"]),

@@ -129,6 +129,11 @@ if unknown=$(phase2_check_listed "$listed" "${E2E_SUITES[@]}"); [ -n "$unknown" 
   echo "== ERROR: tagged suite(s) not in 'swift test list':" $unknown
   exit 1
 fi
+if limits=$(phase1_minute_limits "${E2E_SUITES[@]}"); then
+  echo "== ERROR: a time limit in minutes in a phase-1 test (it runs in parallel at nice 19, where a minute measures the queue, not the test); use .timeLimit(.inProcess):"
+  echo "$limits"
+  exit 1
+fi
 echo "== phase-2 suites (tagged .endToEnd or .realTime): ${E2E_SUITES[*]}"
 skip=$(phase2_skip_regex "${E2E_SUITES[@]}")
 status=0

@@ -1,5 +1,6 @@
 import RegionKitHTTP
 import RegionKitStore
+import RegionKitTestSupport
 import Testing
 
 /// The fan-out behind the SSE streams: live subscribers get each logged event, `finishAll()` ends
@@ -13,7 +14,7 @@ struct EventBroadcasterTests {
     }
 
     @Test("Subscribers get every event published while they listen; finishAll ends them; a later subscription ends at once",
-          .timeLimit(.minutes(1)))
+          .timeLimit(.inProcess))
     func finishAllEndsEveryStream() async {
         let events = EventBroadcaster()
         let first = events.subscribe()

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import RegionKit
 import RegionKitStore
+import RegionKitTestSupport
 @testable import RegionKitService
 
 /// Configured regions are the initial set; regions put on request (the HTTP API) survive restarts.
@@ -29,7 +30,7 @@ struct RegionOriginTests {
     }
 
     @Test("A DELETE made while the daemon starts (before the restore) waits for it and removes the restored region; let go without a restore, it finds none",
-          .timeLimit(.minutes(1)))
+          .timeLimit(.inProcess))
     func writesWaitForTheRestore() async throws {
         let path = temporaryStorePath()
         let first = try Self.service(path)

@@ -53,7 +53,7 @@ struct StoreWriterTests {
         return (store, acknowledged, writer)
     }
 
-    @Test("A backlog is committed a batch at a time, in order, each event acknowledged after its commit", .timeLimit(.minutes(3)))
+    @Test("A backlog is committed a batch at a time, in order, each event acknowledged after its commit", .timeLimit(.inProcess))
     func backlogIsBatched() async throws {
         let store = HeldStore(try RegionStore(path: temporaryStorePath()))
         let acknowledged = LockedBox<[StoredEvent]>([])
@@ -85,7 +85,7 @@ struct StoreWriterTests {
         #expect(failed.withLock { $0 }.isEmpty)
     }
 
-    @Test("A group of writes (an event and the state it changes) is never split between two transactions: a group that would pass the limit starts the next one", .timeLimit(.minutes(3)))
+    @Test("A group of writes (an event and the state it changes) is never split between two transactions: a group that would pass the limit starts the next one", .timeLimit(.inProcess))
     func groupsAreNotSplit() async throws {
         let (store, acknowledged, writer) = try await Self.writerHeldInItsFirstTransaction()
         // 255 single writes, then a group of 2 (state + event): 255 + 2 would pass 256.
@@ -98,7 +98,7 @@ struct StoreWriterTests {
         #expect(try store.base.states()["lobby"]?.state == .inside)
     }
 
-    @Test("A barrier ends a batch: flush returns once what came before it is committed", .timeLimit(.minutes(3)))
+    @Test("A barrier ends a batch: flush returns once what came before it is committed", .timeLimit(.inProcess))
     func flushEndsABatch() async throws {
         let (store, acknowledged, writer) = try await Self.writerHeldInItsFirstTransaction()
         for index in 1...10 { writer.submit(Self.event(index)) }
@@ -113,7 +113,7 @@ struct StoreWriterTests {
         #expect(acknowledged.withLock { $0.map(\.type) } == (0...20).map { "e\($0)" })
     }
 
-    @Test("A failed transaction writes none of its batch; it and every later write are reported, nothing more is acknowledged", .timeLimit(.minutes(3)))
+    @Test("A failed transaction writes none of its batch; it and every later write are reported, nothing more is acknowledged", .timeLimit(.inProcess))
     func failureStopsWriting() async throws {
         let path = temporaryStorePath()
         let store = HeldStore(try RegionStore(path: path))
@@ -150,7 +150,7 @@ struct StoreWriterTests {
         #expect(writer.firstFailure != nil)
     }
 
-    @Test("A writer let go commits what was queued, then its task ends", .timeLimit(.minutes(3)))
+    @Test("A writer let go commits what was queued, then its task ends", .timeLimit(.inProcess))
     func releasedWriterDrains() async throws {
         let store = HeldStore(try RegionStore(path: temporaryStorePath()))
         let acknowledged = LockedBox<[StoredEvent]>([])
@@ -174,7 +174,7 @@ struct StoreWriterTests {
         #expect(StoreWriter.batchLimit(after: .zero, count: 0, duration: second) == 256)
     }
 
-    @Test("A slow store gets smaller batches: a held transaction makes the next ones shorter", .timeLimit(.minutes(3)))
+    @Test("A slow store gets smaller batches: a held transaction makes the next ones shorter", .timeLimit(.inProcess))
     func slowStoreGetsSmallerBatches() async throws {
         let store = HeldStore(try RegionStore(path: temporaryStorePath()))
         let acknowledged = LockedBox<[StoredEvent]>([])

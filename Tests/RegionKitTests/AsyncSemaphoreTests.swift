@@ -1,12 +1,13 @@
 import Testing
 import RegionKitConcurrency
+import RegionKitTestSupport
 
 /// The semaphore behind the lease rounds, the region writes and the event streams' store reads:
 /// at most its permits held, granted in request order, given back however the body ends.
 @Suite("Async semaphore")
 struct AsyncSemaphoreTests {
     @Test("Forty holders at once: never more than the permits, every one gets its turn, a failing body gives its permit back",
-          .timeLimit(.minutes(1)))
+          .timeLimit(.inProcess))
     func permits() async throws {
         for permits in [1, 3] {
             let semaphore = AsyncSemaphore(permits: permits)
@@ -33,7 +34,7 @@ struct AsyncSemaphoreTests {
         }
     }
 
-    @Test("Waiters get the permit in the order they asked", .timeLimit(.minutes(1)))
+    @Test("Waiters get the permit in the order they asked", .timeLimit(.inProcess))
     func order() async throws {
         let semaphore = AsyncSemaphore()
         await semaphore.acquire()
@@ -49,7 +50,7 @@ struct AsyncSemaphoreTests {
         #expect(await semaphore.waiting == 0)
     }
 
-    @Test("A task cancelled while it waits does not run its body and gives the permit back", .timeLimit(.minutes(1)))
+    @Test("A task cancelled while it waits does not run its body and gives the permit back", .timeLimit(.inProcess))
     func cancelledWaiter() async throws {
         let semaphore = AsyncSemaphore()
         await semaphore.acquire()

@@ -1,5 +1,6 @@
 import Testing
 import RegionKitConcurrency
+import RegionKitTestSupport
 
 /// The fan-out behind the location manager's, the scanner's and the HTTP server's event streams.
 @Suite("Broadcast: every subscriber's stream")
@@ -12,7 +13,7 @@ struct BroadcastTests {
     }
 
     @Test("Each subscriber gets what is yielded after it subscribed, then the last element and its end; a later subscription ends at once; finish twice: once",
-          .timeLimit(.minutes(1)))
+          .timeLimit(.inProcess))
     func fanOut() async {
         let broadcast = Broadcast<Int>()
         let first = broadcast.subscribe()
@@ -29,7 +30,7 @@ struct BroadcastTests {
     }
 
     @Test("A consumer that stops iterating is no subscriber any more; the buffering policy is the subscriber's",
-          .timeLimit(.minutes(1)))
+          .timeLimit(.inProcess))
     func unsubscribe() async {
         let broadcast = Broadcast<Int>()
         let kept = broadcast.subscribe(bufferingPolicy: .bufferingNewest(2))
@@ -47,7 +48,7 @@ struct BroadcastTests {
         #expect(await Self.drain(kept) == [4, 5], "the newest two")
     }
 
-    @Test("Deallocated: every stream ends", .timeLimit(.minutes(1)))
+    @Test("Deallocated: every stream ends", .timeLimit(.inProcess))
     func endsWhenDeallocated() async {
         var broadcast: Broadcast<Int>? = Broadcast<Int>()
         let stream = broadcast!.subscribe()

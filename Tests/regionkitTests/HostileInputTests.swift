@@ -76,7 +76,7 @@ struct HostileInputTests {
     }
 
     @Test("Far-apart and far-future gateway timestamps: rejected sightings counted, paced replay does not sleep for millennia",
-          .timeLimit(.minutes(1)))
+          .timeLimit(.inProcess))
     func farApartTimes() async throws {
         let text = [Self.sighting(1, time: 1_600_000_000_000), Self.sighting(1, time: 9_223_372_036_854_775_807),
                     Self.sighting(1, time: 1_600_000_000_100), Self.sighting(1, time: 253_402_300_000_000)].joined()

@@ -18,6 +18,12 @@
 #   phase2_untagged_suite_tags  prints (grep -n) the tags that are not on a one-line @Suite
 #                               attribute; status 0 when there is such a line (an error: the scripts
 #                               select whole suites), 1 when there is none
+#   phase1_minute_limits SUITE...
+#                               prints (grep -n) each `.timeLimit(.minutes(N))` in a file that
+#                               declares or extends none of the given phase-2 suites (a phase-1
+#                               file: its tests take `.timeLimit(.inProcess)`, see
+#                               Tests/RegionKitTestSupport/TimeLimitTrait+InProcess.swift);
+#                               status 0 when there is one (an error), 1 when there is none
 #   phase2_skip_regex SUITE...  prints the `swift test --skip` regex of the given suites, each
 #                               anchored with its `/` so that a suite name never matches a longer one
 #                               (DaemonTests vs DaemonTestsExtra)
@@ -64,6 +70,22 @@ test_sources() {
 
 phase2_untagged_suite_tags() {
   test_sources | xargs grep -nE '\.tags\(.*\.(endToEnd|realTime)' | grep -v '@Suite('
+}
+
+phase1_minute_limits() {
+  local file module name found=1 phase2
+  while IFS= read -r file; do
+    module=${file#Tests/}
+    module=${module%%/*}
+    phase2=0
+    # The file's top-level types (declared or extended): one of them a phase-2 suite makes it phase 2.
+    for name in $(sed -nE 's/^(public |final |@[A-Za-z]+ )*(struct|class|enum|actor|extension)[[:space:]]+([A-Za-z_][A-Za-z0-9_]*).*/\3/p' "$file"); do
+      [[ " $* " == *" $module.$name "* ]] && { phase2=1; break; }
+    done
+    [ $phase2 = 1 ] && continue
+    grep -nH '\.timeLimit(\.minutes(' "$file" && found=0
+  done < <(test_sources)
+  return $found
 }
 
 phase2_skip_regex() {

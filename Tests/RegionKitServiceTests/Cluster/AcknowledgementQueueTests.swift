@@ -2,13 +2,14 @@ import Foundation
 import RegionKit
 import RegionKitConcurrency
 import RegionKitEngine
+import RegionKitTestSupport
 import Testing
 @testable import RegionKitService
 
 /// The order and the conditions in which a partition's QoS 1 acknowledgements are released,
 /// without a broker: tokens are numbers, the engine a `LocationManager` on a virtual clock, the
 /// writer two counts.
-@Suite("Cluster partition: QoS 1 acknowledgements released once durable", .timeLimit(.minutes(1)))
+@Suite("Cluster partition: QoS 1 acknowledgements released once durable", .timeLimit(.inProcess))
 struct AcknowledgementQueueTests {
     /// An engine with one beacon region whose first sighting enters it (an event to write).
     static func engine() throws -> (LocationManager, BeaconIdentity) {
