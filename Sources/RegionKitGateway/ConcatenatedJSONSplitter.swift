@@ -152,8 +152,11 @@ public struct ConcatenatedJSONSplitter: Sendable {
                     damage = broken
                     break scan
                 }
-                noteSkip(at: objectStart, reason: broken)
-                if !discarding { skippedBytes += carried + (index - run) }
+                // An object already skipped as oversized is one stretch of damage with this.
+                if !discarding {
+                    noteSkip(at: objectStart, reason: broken)
+                    skippedBytes += carried + (index - run)
+                }
                 current = []
                 carried = 0
                 discarding = false

@@ -34,8 +34,10 @@ struct ConcatenatedJSONSplitterTests {
             }
             /// The current object is damage (a quote missing): skipped, the scan between objects.
             func abandon(_ reason: String) {
-                skip(at: objectStart, reason)
-                if !discarding { skippedBytes += current.count }
+                if !discarding {
+                    skip(at: objectStart, reason)
+                    skippedBytes += current.count
+                }
                 current = []
                 discarding = false
                 depth = 0
@@ -205,5 +207,18 @@ struct ConcatenatedJSONSplitterTests {
         #expect(skipped.map(\.offset) == [2 * limit + 3])
         #expect(splitter.skippedBytes == limit + 2 && splitter.skippedRuns == 1)
         #expect(splitter.firstSkip?.reason == "the JSON object starting at offset \(limit + 1) is larger than \(limit) bytes")
+
+        // An oversized object whose string then breaks (its line ends in it, the next line an object;
+        // a string followed by a letter) is one stretch of damage, not two: one run, its bytes up to
+        // the next object (each counted a second run before).
+        for broken in [Array("\"a\n".utf8), Array("\"a\"b}".utf8)] {
+            let oversized = Array(#"{"s":""#.utf8) + Array(repeating: UInt8(ascii: "a"), count: limit) + Array(#"","t":"#.utf8) + broken
+            let bytes = oversized + Array(#"{"k":1}"#.utf8)
+            Self.compare(bytes, skipsDamage: true, random: &random, maximumChunk: bytes.count)
+            var splitter = ConcatenatedJSONSplitter(skipsDamage: true)
+            let read = try splitter.feed(bytes)
+            #expect(read.map(\.offset) == [oversized.count])
+            #expect(splitter.skippedRuns == 1 && splitter.skippedBytes == oversized.count)
+        }
     }
 }
