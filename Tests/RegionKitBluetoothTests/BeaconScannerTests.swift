@@ -101,7 +101,7 @@ struct BeaconScannerTests {
         #expect(sightings[1].iBeacon == nil)
     }
 
-    @Test("Command timeout (virtual time): typed error naming the command at exactly 200 ms, source restricted, monitoringDidFail, never 'scanning'", .timeLimit(.inProcess))
+    @Test("Command timeout (virtual time): typed error naming the command at exactly 200 ms, source restricted, monitoringDidFail, never 'scanning'", .timeLimit(.minutes(1)))
     func commandTimeout() async throws {
         let controller = InMemoryHCIController()
         controller.silentOpcodes = [.leSetScanParameters, .leSetExtendedScanParameters]
