@@ -33,6 +33,20 @@ struct DashboardBrowserTests {
         // The page asks for the token once (the API answered 401) and keeps it in sessionStorage.
         try browser.openDashboard(port: daemon.port, token: Self.token)
         #expect(try browser.script("return sessionStorage.getItem('regionkit.token');") as? String == Self.token)
+        // A refusal of a request sent with another token than the page's when it is answered (the
+        // user gave the token while it was on its way: the page's first requests go out together)
+        // asks nothing: here one sent with a wrong token, the right one put back before the 403.
+        _ = try browser.script("""
+            window.staleAnswer = null;
+            state.token = 'a-wrong-token';
+            const pending = api('GET', '/v1/regions');
+            state.token = sessionStorage.getItem('regionkit.token');
+            pending.then((answer) => { window.staleAnswer = answer.status; });
+            return null;
+            """)
+        try browser.wait(for: "window.staleAnswer === 403", timeout: 10)
+        #expect(try browser.script("return document.querySelector('#token-dialog').open;") as? Bool == false,
+                "the token dialog was opened again by an earlier token's refusal")
 
         // The engine decides "inside" from the first sightings; the page must show it promptly.
         try browser.wait(for: #"document.querySelector('[data-region="museum"] .pill[data-state="inside"]')"#, timeout: 60)

@@ -46,13 +46,14 @@ function headers(extra = {}) {
 }
 
 async function api(method, path, body) {
+  const sent = state.token;
   const options = { method, headers: headers(body === undefined ? {} : { "Content-Type": "application/json" }) };
   if (body !== undefined) options.body = JSON.stringify(body);
   const response = await fetch(path, options);
   let json = null;
   const type = response.headers.get("Content-Type") || "";
   if (type.includes("json")) json = await response.json();
-  if (response.status === 401 || response.status === 403) askToken(json && json.detail, response.status === 403);
+  if ((response.status === 401 || response.status === 403) && sent === state.token) askToken(json && json.detail, response.status === 403);
   return { status: response.status, json };
 }
 
@@ -60,7 +61,8 @@ async function api(method, path, body) {
 // A 403 always says why (a wrong token, or a public read refused to this page's host name); a 401
 // before any token was given is just the question. The page's requests fail together (regions,
 // beacons, the event stream): while the dialog is open, one that brings no reason leaves the
-// reason another gave.
+// reason another gave. A refusal of a request that carried another token than the page's now (sent
+// before the user gave one, answered after) asks nothing: it is the old token's answer.
 function askToken(message, refused = false) {
   const dialog = $("#token-dialog");
   const error = dialog.querySelector('[data-for="Authorization"]');
@@ -671,10 +673,12 @@ async function follow() {
       const extra = { Accept: "text/event-stream" };
       if (state.lastEventId !== null) extra["Last-Event-ID"] = state.lastEventId;
       const path = state.lastEventId === null ? "/v1/events/stream?backlog=300" : "/v1/events/stream";
+      const sent = state.token;
       const response = await fetch(path, { headers: headers(extra) });
       if (response.status === 401 || response.status === 403) {
         let detail = null;
         try { detail = (await response.json()).detail; } catch { /* no problem document: no reason */ }
+        if (sent !== state.token) continue;   // a token was given meanwhile: try it
         askToken(detail, response.status === 403);
         await waitForToken();
         continue;
