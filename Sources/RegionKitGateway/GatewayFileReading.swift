@@ -117,7 +117,8 @@ public final class GatewayFileReading {
         while true {
             let got = buffer.withUnsafeMutableBytes { Glibc.read(handle.fileDescriptor, $0.baseAddress, count) }
             if got >= 0 { return Data(buffer[0..<got]) }
-            guard errno == EINTR else { throw RegionKitError(.malformedInput, "read(2) failed: errno \(errno)") }
+            // A POSIX error as FileHandle's read throws one: its report says the system's reason.
+            guard errno == EINTR else { throw NSError(domain: NSPOSIXErrorDomain, code: Int(errno)) }
         }
     }
 

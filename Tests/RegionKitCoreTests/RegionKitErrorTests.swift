@@ -27,6 +27,9 @@ struct RegionKitErrorTests {
         #expect(RegionKitError(.invalidArgument, "x").detailedMessage == "x")
         let nested = RegionKitError(.invalidRegion, "inner", cause: Plain())
         #expect(RegionKitError(.malformedInput, "outer", cause: nested).detailedMessage == "outer (inner (plain cause))")
+        // A failed read(2) (a gateway recording read from a pipe) thrown as a POSIX-domain NSError.
+        #expect(RegionKitError(.malformedInput, "read error", cause: NSError(domain: NSPOSIXErrorDomain, code: Int(EIO))).detailedMessage
+                == "read error (Input/output error)")
     }
 
     @Test("localizedDescription is the error's own description (it was Foundation's 'The operation could not be completed. (… error 1.)')")
