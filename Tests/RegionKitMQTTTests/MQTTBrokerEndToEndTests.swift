@@ -110,7 +110,9 @@ struct MQTTBrokerEndToEndTests {
     /// Mosquitto's default configuration leaves Nagle on (`set_tcp_nodelay false`): of a pipelined
     /// group's PUBACKs it holds the second until the first is acknowledged, which without quick
     /// ACKs took the client's delayed-ACK timer — ≈ 44 ms a group (measured before
-    /// `QuickAckHandler`); with them ≈ 0.4 ms. The bound on the median (10 ms) sits far from both.
+    /// `QuickAckHandler`); with them ≈ 0.4 ms alone. The bound on the median (25 ms) sits below the
+    /// stall (Linux's delayed ACK waits 40 ms at least) and above what a loaded CI gives without it:
+    /// TLS medians of 1.1–10.9 ms in four CIs with three phase-2 lanes (10.9 ms failed a 10 ms bound).
     /// Over TLS too (the handler sits below it, on the socket's reads).
     @Test("groups of 3 pipelined QoS 1 publishes to a default-configured Mosquitto (Nagle on) are acknowledged without the delayed-ACK stall, plain and TLS",
           .enabled(if: MosquittoBroker.isAvailable, MosquittoBroker.skipReason), .timeLimit(.minutes(1)))
@@ -131,7 +133,7 @@ struct MQTTBrokerEndToEndTests {
             for _ in 0..<100 { times.append(try await clock.measure { try await probe.client.publish(group) }) }
             let median = times.sorted()[times.count / 2]
             print("quick-ack: tls \(tls): 100 groups of 3, median \(median), total \(times.reduce(.zero, +))")
-            #expect(median < .milliseconds(10), "tls \(tls): median group \(median)")
+            #expect(median < .milliseconds(25), "tls \(tls): median group \(median)")
             await probe.stop()
         }
     }
